@@ -1,0 +1,7 @@
+// Schema migrations in the order they apply. Add new ones at the end; never edit a released one.
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_foundation.js';
+
+export const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+};

@@ -1,0 +1,99 @@
+import type { Ctx } from '../context.js';
+import type { ApiKeysTable } from '../db/schema.js';
+import { isScope, keyAccess, SCOPES, type Access, type Scope } from '../auth/access.js';
+import { iso, MINUTE } from '../platform/clock.js';
+import { sha256Hex } from '../platform/crypto.js';
+import { invalid, notFound } from '../platform/errors.js';
+import { newId, randomText } from '../platform/ids.js';
+
+export type ApiKeyRow = ApiKeysTable;
+type C = Pick<Ctx, 'db' | 'clock'>;
+
+export const KEY_PREFIX = 'svc_sk_';
+const VISIBLE_CHARS = 8;
+
+export async function createApiKey(
+  ctx: C,
+  input: { workspaceId: string; name: string; scopes?: string[]; inboxIds?: string[]; expiresAt?: string | null },
+): Promise<{ key: ApiKeyRow; secret: string }> {
+  const name = input.name.trim();
+  if (!name || name.length > 200) throw invalid('key name must be 1 to 200 characters');
+  const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : [...SCOPES];
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length) throw invalid(`unknown scope ${unknown.join(', ')}; scopes are ${SCOPES.join(', ')}`);
+  let inboxIds: string[] | null = null;
+  if (input.inboxIds && input.inboxIds.length > 0) {
+    inboxIds = [...new Set(input.inboxIds)];
+    const found = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', input.workspaceId).where('id', 'in', inboxIds).execute();
+    const missing = inboxIds.filter((id) => !found.some((f) => f.id === id));
+    if (missing.length) throw invalid(`no inbox ${missing.join(', ')} in this workspace`);
+  }
+  const now = ctx.clock.now();
+  if (input.expiresAt && Date.parse(input.expiresAt) <= now.getTime()) throw invalid('expiry must be in the future');
+  const secret = KEY_PREFIX + randomText(32);
+  const key: ApiKeyRow = {
+    id: newId('key'),
+    workspace_id: input.workspaceId,
+    name,
+    prefix: secret.slice(0, KEY_PREFIX.length + VISIBLE_CHARS),
+    secret_hash: sha256Hex(secret),
+    scopes: JSON.stringify(scopes),
+    inbox_ids: inboxIds ? JSON.stringify(inboxIds) : null,
+    created_at: iso(now),
+    last_used_at: null,
+    expires_at: input.expiresAt ? iso(Date.parse(input.expiresAt)) : null,
+    revoked_at: null,
+  };
+  await ctx.db.insertInto('api_keys').values(key).execute();
+  return { key, secret };
+}
+
+export async function listApiKeys(ctx: C, workspaceId: string): Promise<ApiKeyRow[]> {
+  return ctx.db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).orderBy('id', 'desc').execute();
+}
+
+/** Revokes a key by id (optionally only within one workspace). Idempotent. */
+export async function revokeApiKey(ctx: C, id: string, workspaceId?: string): Promise<ApiKeyRow> {
+  let q = ctx.db.selectFrom('api_keys').selectAll().where('id', '=', id);
+  if (workspaceId) q = q.where('workspace_id', '=', workspaceId);
+  const key = await q.executeTakeFirst();
+  if (!key) throw notFound('API key');
+  if (!key.revoked_at) {
+    key.revoked_at = iso(ctx.clock.now());
+    await ctx.db.updateTable('api_keys').set({ revoked_at: key.revoked_at }).where('id', '=', id).execute();
+  }
+  return key;
+}
+
+/** The access a secret grants, or undefined for unknown, revoked, expired keys and deleted workspaces. */
+export async function authenticateApiKey(ctx: C, secret: string): Promise<Access | undefined> {
+  if (!secret.startsWith(KEY_PREFIX)) return undefined;
+  const now = ctx.clock.now();
+  const key = await ctx.db
+    .selectFrom('api_keys')
+    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+    .select(['api_keys.id', 'api_keys.workspace_id', 'api_keys.scopes', 'api_keys.inbox_ids', 'api_keys.expires_at', 'api_keys.revoked_at', 'api_keys.last_used_at'])
+    .where('api_keys.secret_hash', '=', sha256Hex(secret))
+    .where('workspaces.deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!key || key.revoked_at || (key.expires_at && Date.parse(key.expires_at) <= now.getTime())) return undefined;
+  // last_used_at is kept to the minute so that a busy key does not turn every request into a write.
+  if (!key.last_used_at || now.getTime() - Date.parse(key.last_used_at) >= MINUTE) {
+    await ctx.db.updateTable('api_keys').set({ last_used_at: iso(now) }).where('id', '=', key.id).execute();
+  }
+  return keyAccess(key.workspace_id, key.id, JSON.parse(key.scopes) as Scope[], key.inbox_ids ? (JSON.parse(key.inbox_ids) as string[]) : null);
+}
+
+export function formatApiKey(k: ApiKeyRow) {
+  return {
+    id: k.id,
+    prefix: k.prefix,
+    name: k.name,
+    created_at: k.created_at,
+    last_used_at: k.last_used_at,
+    revoked_at: k.revoked_at,
+    expires_at: k.expires_at,
+    inbox_ids: k.inbox_ids ? (JSON.parse(k.inbox_ids) as string[]) : null,
+    scopes: JSON.parse(k.scopes) as string[],
+  };
+}

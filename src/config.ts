@@ -1,0 +1,262 @@
+// Every SVC_* setting is read here, once. Nothing else in the program reads process.env.
+import path from 'node:path';
+import { z } from 'zod';
+
+export class ConfigError extends Error {}
+
+const flag = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off', ''])
+  .optional()
+  .transform((v) => v === '1' || v === 'true' || v === 'yes' || v === 'on');
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const positiveInt = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return fallback;
+      if (!/^\d+$/.test(v.trim())) {
+        ctx.addIssue({ code: 'custom', message: `expected a whole number, got "${v}"` });
+        return z.NEVER;
+      }
+      return Number(v.trim());
+    });
+
+/** host:port; ":0" style random ports are allowed so tests can bind anywhere. */
+const listenAddress = (fallback: string) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const raw = v === undefined || v.trim() === '' ? fallback : v.trim();
+      if (raw === 'off') return null;
+      const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:]*)):(\d{1,5})$/.exec(raw);
+      const port = m ? Number(m[3]) : NaN;
+      if (!m || port > 65535) {
+        ctx.addIssue({ code: 'custom', message: `expected host:port, got "${raw}"` });
+        return z.NEVER;
+      }
+      return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+    });
+
+const masterKey = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined;
+    const key = decodeKey(v.trim());
+    if (!key) {
+      ctx.addIssue({ code: 'custom', message: 'must be 32 bytes written as 64 hex digits or base64' });
+      return z.NEVER;
+    }
+    return key;
+  });
+
+export function decodeKey(text: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (/^[A-Za-z0-9+/_-]{42,44}={0,2}$/.test(text)) {
+    const buf = Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    if (buf.length === 32) return buf;
+  }
+  return undefined;
+}
+
+const emailAddress = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined;
+    if (!/^[^\s@<>]+@[^\s@<>]+$/.test(v.trim())) {
+      ctx.addIssue({ code: 'custom', message: `expected an e-mail address, got "${v}"` });
+      return z.NEVER;
+    }
+    return v.trim();
+  });
+
+const schema = z.object({
+  SVC_DATA_DIR: z.string().optional().transform((v) => path.resolve(v && v.trim() ? v.trim() : 'data')),
+  SVC_HTTP_ADDR: listenAddress('0.0.0.0:8080'),
+  SVC_METRICS_ADDR: listenAddress('127.0.0.1:9090'),
+  SVC_SMTP_ADDR: listenAddress('0.0.0.0:2525'),
+  SVC_PUBLIC_URL: optionalText,
+  SVC_DATABASE_URL: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return undefined;
+      if (!/^postgres(ql)?:\/\//.test(v.trim())) {
+        ctx.addIssue({ code: 'custom', message: 'must start with postgres:// (leave unset for the embedded SQLite database)' });
+        return z.NEVER;
+      }
+      return v.trim();
+    }),
+  SVC_MASTER_KEY: masterKey,
+  SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).optional().default('info'),
+  SVC_SHUTDOWN_TIMEOUT_SECONDS: positiveInt(10),
+
+  SVC_STORAGE: z.enum(['local', 's3']).optional().default('local'),
+  SVC_S3_BUCKET: optionalText,
+  SVC_S3_ENDPOINT: optionalText,
+  SVC_S3_REGION: optionalText,
+  SVC_S3_ACCESS_KEY_ID: optionalText,
+  SVC_S3_SECRET_ACCESS_KEY: optionalText,
+  SVC_S3_FORCE_PATH_STYLE: flag,
+  SVC_S3_PREFIX: optionalText,
+
+  SVC_SIGNUP: z.enum(['open', 'closed']).optional().default('closed'),
+  SVC_BROADCASTS: z.enum(['on', 'approval']).optional(),
+  SVC_BROADCAST_DAILY_RECIPIENTS: positiveInt(0),
+  SVC_OPERATOR_EMAIL: emailAddress,
+
+  SVC_MAILER_REGION: optionalText,
+  SVC_MAILER_ACCESS_KEY_ID: optionalText,
+  SVC_MAILER_SECRET_ACCESS_KEY: optionalText,
+  SVC_MAILER_CONFIGURATION_SET: optionalText,
+  SVC_MAILER_TENANT_PREFIX: z.string().optional().default('svc-'),
+  SVC_MAILER_TOPIC_ARNS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(/[\s,]+/).filter(Boolean)),
+  SVC_MAILER_ENDPOINT: optionalText,
+
+  SVC_SMTP_HOST: optionalText,
+  SVC_SMTP_PORT: positiveInt(587),
+  SVC_SMTP_TLS: z.enum(['starttls', 'tls', 'none']).optional().default('starttls'),
+  SVC_SMTP_USERNAME: optionalText,
+  SVC_SMTP_PASSWORD: optionalText,
+  SVC_SMTP_FROM: emailAddress,
+
+  SVC_INGRESS_SECRET: optionalText,
+  SVC_INGRESS_MAX_BYTES: positiveInt(30 * 1024 * 1024),
+
+  SVC_VAPID_PUBLIC_KEY: optionalText,
+  SVC_VAPID_PRIVATE_KEY: optionalText,
+
+  SVC_WEBHOOK_ALLOW_PRIVATE: flag,
+  SVC_FORWARDING_DOMAIN: optionalText,
+  SVC_EVENTS_RETENTION_DAYS: positiveInt(7),
+
+  SVC_MIGRATION_MAX_MESSAGE_BYTES: positiveInt(50 * 1024 * 1024),
+  SVC_MIGRATION_SYNC_MAX_DAYS: positiveInt(30),
+  SVC_MIGRATION_AUDIT_DAYS: positiveInt(365),
+  SVC_MIGRATION_QUIET_HOURS: positiveInt(24),
+});
+
+type Parsed = z.output<typeof schema>;
+export type ListenAddress = { host: string; port: number };
+
+export type Config = ReturnType<typeof shapeConfig>;
+
+function shapeConfig(p: Parsed) {
+  const mailerKeys = [
+    p.SVC_MAILER_REGION,
+    p.SVC_MAILER_ACCESS_KEY_ID,
+    p.SVC_MAILER_SECRET_ACCESS_KEY,
+    p.SVC_MAILER_CONFIGURATION_SET,
+  ];
+  const mailerSet = mailerKeys.filter((v) => v !== undefined).length;
+  if (mailerSet !== 0 && mailerSet !== 4) {
+    throw new ConfigError(
+      'SVC_MAILER_REGION, SVC_MAILER_ACCESS_KEY_ID, SVC_MAILER_SECRET_ACCESS_KEY and SVC_MAILER_CONFIGURATION_SET must be set all four or none',
+    );
+  }
+  if (p.SVC_STORAGE === 's3' && !p.SVC_S3_BUCKET) {
+    throw new ConfigError('SVC_S3_BUCKET must be set when SVC_STORAGE is s3');
+  }
+  if (p.SVC_VAPID_PUBLIC_KEY && !p.SVC_VAPID_PRIVATE_KEY) {
+    throw new ConfigError('SVC_VAPID_PRIVATE_KEY must be set together with SVC_VAPID_PUBLIC_KEY');
+  }
+  const http = p.SVC_HTTP_ADDR ?? { host: '0.0.0.0', port: 8080 };
+  const publicHost = http.host === '0.0.0.0' || http.host === '::' ? '127.0.0.1' : http.host;
+  return {
+    dataDir: p.SVC_DATA_DIR,
+    httpAddr: http,
+    metricsAddr: p.SVC_METRICS_ADDR,
+    smtpAddr: p.SVC_SMTP_ADDR,
+    publicUrl: (p.SVC_PUBLIC_URL ?? `http://${publicHost}:${http.port}`).replace(/\/+$/, ''),
+    databaseUrl: p.SVC_DATABASE_URL,
+    masterKey: p.SVC_MASTER_KEY,
+    logLevel: p.SVC_LOG_LEVEL,
+    shutdownTimeoutMs: p.SVC_SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    storage: {
+      kind: p.SVC_STORAGE,
+      localDir: path.join(p.SVC_DATA_DIR, 'files'),
+      s3: {
+        bucket: p.SVC_S3_BUCKET,
+        endpoint: p.SVC_S3_ENDPOINT,
+        region: p.SVC_S3_REGION ?? 'us-east-1',
+        accessKeyId: p.SVC_S3_ACCESS_KEY_ID,
+        secretAccessKey: p.SVC_S3_SECRET_ACCESS_KEY,
+        forcePathStyle: p.SVC_S3_FORCE_PATH_STYLE,
+        prefix: p.SVC_S3_PREFIX ?? '',
+      },
+    },
+    signup: p.SVC_SIGNUP,
+    broadcasts: {
+      mode: p.SVC_BROADCASTS ?? (p.SVC_SIGNUP === 'open' ? 'approval' : 'on'),
+      dailyRecipients: p.SVC_BROADCAST_DAILY_RECIPIENTS, // 0 = no server-wide limit
+      operatorEmail: p.SVC_OPERATOR_EMAIL,
+    },
+    mailer:
+      mailerSet === 4
+        ? {
+            region: p.SVC_MAILER_REGION!,
+            accessKeyId: p.SVC_MAILER_ACCESS_KEY_ID!,
+            secretAccessKey: p.SVC_MAILER_SECRET_ACCESS_KEY!,
+            configurationSet: p.SVC_MAILER_CONFIGURATION_SET!,
+            tenantPrefix: p.SVC_MAILER_TENANT_PREFIX,
+            endpoint: p.SVC_MAILER_ENDPOINT,
+          }
+        : undefined,
+    mailerTopicArns: p.SVC_MAILER_TOPIC_ARNS,
+    smtp: p.SVC_SMTP_HOST
+      ? {
+          host: p.SVC_SMTP_HOST,
+          port: p.SVC_SMTP_PORT,
+          tls: p.SVC_SMTP_TLS,
+          username: p.SVC_SMTP_USERNAME,
+          password: p.SVC_SMTP_PASSWORD,
+          from: p.SVC_SMTP_FROM ?? `svc@${p.SVC_SMTP_HOST}`,
+        }
+      : undefined,
+    ingress: p.SVC_INGRESS_SECRET ? { secret: p.SVC_INGRESS_SECRET, maxBytes: p.SVC_INGRESS_MAX_BYTES } : undefined,
+    vapid: p.SVC_VAPID_PUBLIC_KEY ? { publicKey: p.SVC_VAPID_PUBLIC_KEY, privateKey: p.SVC_VAPID_PRIVATE_KEY! } : undefined,
+    webhookAllowPrivate: p.SVC_WEBHOOK_ALLOW_PRIVATE,
+    forwardingDomain: p.SVC_FORWARDING_DOMAIN?.toLowerCase(),
+    eventsRetentionDays: p.SVC_EVENTS_RETENTION_DAYS,
+    migration: {
+      maxMessageBytes: p.SVC_MIGRATION_MAX_MESSAGE_BYTES,
+      syncMaxDays: p.SVC_MIGRATION_SYNC_MAX_DAYS,
+      auditDays: p.SVC_MIGRATION_AUDIT_DAYS,
+      quietHours: p.SVC_MIGRATION_QUIET_HOURS,
+    },
+  };
+}
+
+/** Parses the environment. Throws ConfigError with one line naming the first bad setting. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const svcEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (k.startsWith('SVC_') && v !== undefined) svcEnv[k] = v;
+  const result = schema.safeParse(svcEnv);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const key = String(issue.path[0] ?? '');
+    const shown = issue.code === 'invalid_value' ? `must be one of ${issue.values.join(', ')}` : issue.message;
+    throw new ConfigError(`invalid setting ${key}: ${shown}`);
+  }
+  return shapeConfig(result.data);
+}
+
+/** Warnings the spec lists for features that are off by configuration. */
+export function featureWarnings(config: Config): string[] {
+  const out: string[] = [];
+  if (!config.smtp) out.push('SVC_SMTP_HOST is not set');
+  if (!config.ingress) out.push('SVC_INGRESS_SECRET is not set');
+  if (!config.vapid) out.push('SVC_VAPID_PUBLIC_KEY is not set');
+  return out;
+}

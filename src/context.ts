@@ -1,0 +1,103 @@
+// buildServices: the one place that builds everything the program shares. No module-level singletons.
+import { EventEmitter } from 'node:events';
+import type { Config } from './config.js';
+import { openDatabase, type DbHandle, type DialectName } from './db/connection.js';
+import type { Db } from './db/schema.js';
+import { type Clock, systemClock } from './platform/clock.js';
+import { MasterKeyError, resolveMasterKey, Sealer } from './platform/crypto.js';
+import { JobRunner } from './platform/jobs.js';
+import { createLogger, type Logger } from './platform/log.js';
+import { createMetrics, type Metrics } from './platform/metrics.js';
+import { createStorage, type Storage } from './platform/storage.js';
+import { createSystemMailer, type SystemMailer } from './platform/system-mail.js';
+
+/** Everything a service function may need; routes, commands and jobs all pass this (or a copy with db = a transaction). */
+export interface Ctx {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  db: Db;
+  dialect: DialectName;
+  sealer: Sealer;
+  storage: Storage;
+  metrics: Metrics;
+  jobs: JobRunner;
+  systemMail: SystemMailer;
+  /** In-process wake-up signals ('events' when events were written, and feature-specific ones). */
+  hub: EventEmitter;
+}
+
+export interface App extends Ctx {
+  handle: DbHandle;
+  close(): Promise<void>;
+}
+
+export interface BuildOptions {
+  clock?: Clock;
+  log?: Logger;
+  /** Create $SVC_DATA_DIR/master.key when no key is configured (serve does; most commands do not). */
+  createMasterKey?: boolean;
+  jobPollMs?: number;
+}
+
+export function buildServices(config: Config, opts: BuildOptions = {}): App {
+  const log = opts.log ?? createLogger({ level: config.logLevel });
+  const clock = opts.clock ?? systemClock;
+  const sealer = new Sealer(resolveMasterKey(config, log, { create: opts.createMasterKey ?? false }));
+  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const hub = new EventEmitter();
+  hub.setMaxListeners(0);
+  const jobs = new JobRunner({ db: handle.db, clock, log }, { pollMs: opts.jobPollMs });
+  const systemMail = createSystemMailer(config, log);
+  const app: App = {
+    config,
+    log,
+    clock,
+    db: handle.db,
+    dialect: handle.dialect,
+    sealer,
+    storage: createStorage(config),
+    metrics: createMetrics(),
+    jobs,
+    systemMail,
+    hub,
+    handle,
+    async close() {
+      await jobs.stop();
+      systemMail.close();
+      await handle.close();
+    },
+  };
+  hub.on('events', () => jobs.wake());
+  return app;
+}
+
+const KEY_CHECK = 'master_key_check';
+const KEY_CHECK_TEXT = 'svc master key check';
+
+/**
+ * Detects a wrong master key before anything tries to open a sealed secret: the first start seals a
+ * known text; every later start must be able to open it.
+ */
+export async function verifyMasterKey(ctx: Pick<Ctx, 'db' | 'sealer'>): Promise<void> {
+  const row = await ctx.db.selectFrom('server_meta').select('value').where('key', '=', KEY_CHECK).executeTakeFirst();
+  if (!row) {
+    await ctx.db
+      .insertInto('server_meta')
+      .values({ key: KEY_CHECK, value: ctx.sealer.seal(KEY_CHECK_TEXT) })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    return;
+  }
+  let opened: string | undefined;
+  try {
+    opened = ctx.sealer.open(row.value);
+  } catch {
+    opened = undefined;
+  }
+  if (opened !== KEY_CHECK_TEXT) {
+    throw new MasterKeyError(
+      'the master key does not match the one this data was written with; start with the same SVC_MASTER_KEY (or master.key) that was used before',
+    );
+  }
+}

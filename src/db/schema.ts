@@ -1,0 +1,10 @@
+// The one place that says which tables exist. Each feature's table types live in ./tables/.
+import type { Kysely, Transaction } from 'kysely';
+import type { CoreTables } from './tables/core.js';
+
+export interface Database extends CoreTables {}
+
+/** A connection or an open transaction: store functions accept either. */
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export type * from './tables/core.js';

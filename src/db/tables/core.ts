@@ -1,0 +1,147 @@
+// Table types of the foundation. Times are ISO 8601 text; flags are 0/1; JSON columns are text.
+import type { Generated } from 'kysely';
+
+export type Role = 'owner' | 'admin' | 'agent';
+
+export interface ServerMetaTable {
+  key: string;
+  value: string;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  origin: 'bootstrap' | 'signup';
+  retention_days: number | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface PeopleTable {
+  id: string;
+  email: string;
+  name: string | null;
+  locale: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MembershipsTable {
+  id: string;
+  workspace_id: string;
+  person_id: string;
+  role: Role;
+  created_at: string;
+}
+
+export interface SessionsTable {
+  id: string;
+  person_id: string;
+  token_hash: string;
+  created_at: string;
+  last_used_at: string;
+  expires_at: string;
+}
+
+export interface SignInCodesTable {
+  id: string;
+  email: string;
+  code_hash: string;
+  attempts: Generated<number>;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  prefix: string;
+  secret_hash: string;
+  scopes: string;
+  inbox_ids: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface InboxesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  slug: string;
+  locale: string;
+  timezone: string;
+  mode: 'live' | 'async';
+  expected_reply_minutes: number | null;
+  identity_secret_sealed: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ChannelsTable {
+  id: string;
+  workspace_id: string;
+  inbox_id: string;
+  kind: 'email' | 'chat';
+  name: string;
+  address: string | null;
+  display_name: string | null;
+  from_address: string | null;
+  smtp_host: string | null;
+  smtp_port: number | null;
+  smtp_tls: 'starttls' | 'tls' | 'none' | null;
+  smtp_username: string | null;
+  smtp_password_sealed: string | null;
+  forwarding_address: string | null;
+  public_key: string | null;
+  origins: string | null;
+  allow_anonymous: number | null;
+  ask_email_offline: number | null;
+  greeting: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface JobsTable {
+  id: string;
+  kind: string;
+  unique_key: string | null;
+  payload: string;
+  run_at: string;
+  attempts: Generated<number>;
+  lease_until: string | null;
+  last_error: string | null;
+  created_at: string;
+}
+
+export interface EventsTable {
+  seq: Generated<number>;
+  id: string;
+  workspace_id: string;
+  inbox_id: string | null;
+  contact_id: string | null;
+  type: string;
+  occurred_at: string;
+  data: string;
+  audience: 'all' | 'admins';
+  webhook: number;
+  is_note: number;
+}
+
+export interface CoreTables {
+  server_meta: ServerMetaTable;
+  workspaces: WorkspacesTable;
+  people: PeopleTable;
+  memberships: MembershipsTable;
+  sessions: SessionsTable;
+  sign_in_codes: SignInCodesTable;
+  api_keys: ApiKeysTable;
+  inboxes: InboxesTable;
+  channels: ChannelsTable;
+  jobs: JobsTable;
+  events: EventsTable;
+}

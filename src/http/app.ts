@@ -1,0 +1,82 @@
+// The HTTP application: middleware, error mapping, and the route table of every feature.
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context, Next } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Access } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import { randomText } from '../platform/ids.js';
+import type { Identity } from './auth.js';
+import { errorBody, toErrorResponse, zodIssues } from './errors.js';
+import { routeTable } from './routes.js';
+import { readVersion } from '../version.js';
+
+export type AppEnv = { Variables: { requestId: string; identity?: Identity; access?: Access } };
+export type ApiApp = OpenAPIHono<AppEnv>;
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** Routes whose bodies may be larger than DEFAULT_BODY_LIMIT register their own limit here. */
+export interface BodyLimitRule {
+  method: string;
+  path: RegExp;
+  maxBytes: (ctx: Ctx) => number;
+}
+
+export function createApp(ctx: Ctx): ApiApp {
+  const app: ApiApp = new OpenAPIHono<AppEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success) {
+        return c.json(errorBody('invalid_request', 'the request does not match the expected shape', { issues: zodIssues(result.error) }), 400);
+      }
+    },
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'an API key (svc_sk_…) or a session token (svc_ses_…)' });
+
+  app.use('*', observe(ctx));
+  const rules: BodyLimitRule[] = routeTable.flatMap((r) => r.bodyLimits ?? []);
+  app.use('*', (c, next) => {
+    const rule = rules.find((r) => r.method === c.req.method && r.path.test(c.req.path));
+    const maxSize = rule ? rule.maxBytes(ctx) : DEFAULT_BODY_LIMIT;
+    return bodyLimit({
+      maxSize,
+      onError: (c) => c.json(errorBody('too_large', `request body is larger than ${maxSize} bytes`), 413),
+    })(c, next);
+  });
+  app.onError((err, c) => toErrorResponse(err, c, ctx.log));
+  app.notFound((c) => c.json(errorBody('not_found', 'no such route'), 404));
+
+  for (const feature of routeTable) feature.register(app, ctx);
+
+  app.doc31('/v1/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'svc API', version: readVersion() },
+    servers: [{ url: ctx.config.publicUrl }],
+  });
+  return app;
+}
+
+
+/** Request id, one log line per request, and the HTTP metrics (labelled by route pattern, never the raw path). */
+function observe(ctx: Ctx) {
+  return async (c: Context<AppEnv>, next: Next) => {
+    const started = process.hrtime.bigint();
+    const incoming = c.req.header('x-request-id');
+    const requestId = incoming && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : randomText(16);
+    c.set('requestId', requestId);
+    await next();
+    c.header('x-request-id', requestId);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const route = c.req.routePath && c.res.status !== 404 ? c.req.routePath : 'unmatched';
+    const labels = { method: c.req.method, route, status: String(c.res.status) };
+    ctx.metrics.httpRequests.inc(labels);
+    ctx.metrics.httpSeconds.observe(labels, seconds);
+    ctx.log.info('request', {
+      method: c.req.method,
+      route,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round(seconds * 1e5) / 100,
+      request_id: requestId,
+    });
+  };
+}

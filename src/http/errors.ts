@@ -1,0 +1,50 @@
+// The one place where errors become HTTP answers: {"error":{"code","message",...extra}}.
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ZodError } from 'zod';
+import { AppError } from '../platform/errors.js';
+import { MasterKeyError } from '../platform/crypto.js';
+import type { Logger } from '../platform/log.js';
+
+export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}) {
+  return { error: { code, message, ...extra } };
+}
+
+export function zodIssues(error: ZodError) {
+  return error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+}
+
+const HTTP_CODES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  413: 'too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+export function toErrorResponse(err: unknown, c: Context, log: Logger): Response {
+  if (err instanceof AppError) {
+    const headers: Record<string, string> = {};
+    if (err.status === 429 && typeof err.extra.retry_after === 'number') headers['Retry-After'] = String(err.extra.retry_after);
+    return c.json(errorBody(err.code, err.message, err.extra), err.status as 400, headers);
+  }
+  if (err instanceof HTTPException) {
+    const status = err.status;
+    const message = status === 400 && /JSON/i.test(err.message) ? 'request body is not valid JSON' : err.message || 'request refused';
+    return c.json(errorBody(HTTP_CODES[status] ?? 'invalid_request', message), status);
+  }
+  if (err instanceof SyntaxError) return c.json(errorBody('invalid_request', 'request body is not valid JSON'), 400);
+  const requestId = c.get('requestId' as never) as string | undefined;
+  log.error(err instanceof MasterKeyError ? 'master key error' : 'request failed', {
+    request_id: requestId,
+    method: c.req.method,
+    path: c.req.path,
+    error: err,
+    stack: err instanceof Error ? err.stack?.split('\n').slice(0, 6).join(' | ') : undefined,
+  });
+  return c.json(errorBody('internal', 'internal error; see the server log', { request_id: requestId }), 500);
+}

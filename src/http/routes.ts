@@ -1,0 +1,23 @@
+// The route table: every feature that answers HTTP registers here, in one list.
+import type { Ctx } from '../context.js';
+import type { ApiApp, BodyLimitRule } from './app.js';
+import { registerHealthRoutes } from '../health/routes.js';
+import { registerPeopleRoutes } from '../people/routes.js';
+import { registerWorkspaceRoutes } from '../workspaces/routes.js';
+import { registerApiKeyRoutes } from '../api-keys/routes.js';
+import { registerInboxRoutes } from '../inboxes/routes.js';
+import { registerChannelRoutes } from '../channels/routes.js';
+
+export interface FeatureRoutes {
+  register(app: ApiApp, ctx: Ctx): void;
+  bodyLimits?: BodyLimitRule[];
+}
+
+export const routeTable: FeatureRoutes[] = [
+  { register: registerHealthRoutes },
+  { register: registerPeopleRoutes },
+  { register: registerWorkspaceRoutes },
+  { register: registerApiKeyRoutes },
+  { register: registerInboxRoutes },
+  { register: registerChannelRoutes },
+];

@@ -1,0 +1,96 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { requireInbox, requireScope } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import type { ApiApp } from '../http/app.js';
+import { requireAccess } from '../http/auth.js';
+import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { createInbox, formatInbox, listInboxes, resolveInbox } from './service.js';
+
+export const InboxSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    locale: z.string(),
+    timezone: z.string(),
+    mode: z.enum(['live', 'async']),
+    expected_reply_minutes: z.number().int().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('Inbox');
+
+export function registerInboxRoutes(app: ApiApp, ctx: Ctx) {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/inboxes',
+      tags: ['inboxes'],
+      summary: 'Inboxes the caller reaches',
+      security: bearer,
+      responses: { 200: jsonAnswer(z.object({ data: z.array(InboxSchema) }), 'inboxes') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      return c.json({ data: (await listInboxes(ctx, access.workspaceId, access.inboxIds)).map(formatInbox) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/inboxes/{inboxId}',
+      tags: ['inboxes'],
+      summary: 'One inbox, by id or slug',
+      security: bearer,
+      request: { params: z.object({ inboxId: idParam('inboxId', 'inb_01hxyz') }) },
+      responses: { 200: jsonAnswer(InboxSchema, 'the inbox') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      const inbox = await resolveInbox(ctx, access.workspaceId, c.req.valid('param').inboxId);
+      requireInbox(access, inbox.id);
+      return c.json(formatInbox(inbox), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/inboxes',
+      tags: ['inboxes'],
+      summary: 'Create an inbox (owners, or keys with workspace:manage)',
+      security: bearer,
+      request: {
+        body: jsonBody(
+          z
+            .object({
+              name: z.string().min(1).max(200),
+              slug: z.string().optional(),
+              locale: z.string().optional(),
+              timezone: z.string().optional(),
+              mode: z.enum(['live', 'async']).optional(),
+              expected_reply_minutes: z.number().int().min(1).nullable().optional(),
+            })
+            .strict(),
+        ),
+      },
+      responses: { 201: jsonAnswer(InboxSchema, 'the new inbox') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'workspace:manage');
+      const b = c.req.valid('json');
+      const inbox = await createInbox(ctx, {
+        workspaceId: access.workspaceId,
+        name: b.name,
+        slug: b.slug,
+        locale: b.locale,
+        timezone: b.timezone,
+        mode: b.mode,
+        expectedReplyMinutes: b.expected_reply_minutes,
+      });
+      return c.json(formatInbox(inbox), 201);
+    },
+  );
+}

@@ -1,0 +1,83 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { setCookie, deleteCookie } from 'hono/cookie';
+import type { Ctx } from '../context.js';
+import type { ApiApp } from '../http/app.js';
+import { requirePerson, SESSION_COOKIE } from '../http/auth.js';
+import { bearer, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
+import { endSession, findPersonByEmail, formatPerson, membershipsOf, requestSignInCode, verifySignInCode } from './service.js';
+
+const Email = z.string().min(3).max(254).openapi({ example: 'ada@example.com' });
+const Person = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), locale: z.string(), created_at: z.string() });
+const Membership = z.object({ workspace_id: z.string(), workspace_name: z.string(), role: z.enum(['owner', 'admin', 'agent']) });
+
+export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/auth/code',
+      tags: ['sign-in'],
+      summary: 'Mail a one-time sign-in code',
+      description: 'The answer is the same whether or not the address has an account.',
+      request: { body: jsonBody(z.object({ email: Email })) },
+      responses: { 202: jsonAnswer(z.object({ status: z.literal('sent') }), 'a code was mailed if the address may sign in') },
+    }),
+    async (c) => {
+      await requestSignInCode(ctx, c.req.valid('json').email);
+      return c.json({ status: 'sent' as const }, 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/auth/verify',
+      tags: ['sign-in'],
+      summary: 'Exchange a sign-in code for a session',
+      request: { body: jsonBody(z.object({ email: Email, code: z.string().min(1).max(20) })) },
+      responses: {
+        200: jsonAnswer(
+          z.object({ token: z.string(), expires_at: z.string(), person: Person, memberships: z.array(Membership) }),
+          'a session: the token works as a Bearer credential and is also set as a cookie',
+        ),
+      },
+    }),
+    async (c) => {
+      const { email, code } = c.req.valid('json');
+      const { token, person, expiresAt } = await verifySignInCode(ctx, email, code);
+      setCookie(c, SESSION_COOKIE, token, {
+        httpOnly: true,
+        sameSite: 'Lax',
+        secure: ctx.config.publicUrl.startsWith('https:'),
+        path: '/',
+        expires: new Date(expiresAt),
+      });
+      return c.json({ token, expires_at: expiresAt, person: formatPerson(person), memberships: await membershipsOf(ctx, person.id) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({ method: 'post', path: '/v1/auth/signout', tags: ['sign-in'], summary: 'End this session', security: bearer, responses: { 204: noContent('signed out') } }),
+    async (c) => {
+      const person = await requirePerson(c, ctx);
+      await endSession(ctx, person.sessionId);
+      deleteCookie(c, SESSION_COOKIE, { path: '/' });
+      return c.body(null, 204);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/me',
+      tags: ['sign-in'],
+      summary: 'The signed-in person and their workspaces',
+      security: bearer,
+      responses: { 200: jsonAnswer(z.object({ person: Person, memberships: z.array(Membership) }), 'the person') },
+    }),
+    async (c) => {
+      const identity = await requirePerson(c, ctx);
+      const person = (await findPersonByEmail(ctx, identity.email))!;
+      return c.json({ person: formatPerson(person), memberships: await membershipsOf(ctx, person.id) }, 200);
+    },
+  );
+}

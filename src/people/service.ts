@@ -1,0 +1,152 @@
+import type { Ctx } from '../context.js';
+import type { PeopleTable, Role } from '../db/schema.js';
+import { DAY, iso, MINUTE } from '../platform/clock.js';
+import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
+import { invalid, rateLimited, unauthorized } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { randomInt } from 'node:crypto';
+
+export type PersonRow = PeopleTable;
+
+export const CODE_TTL_MS = 10 * MINUTE;
+export const CODE_MAX_ATTEMPTS = 5;
+export const CODES_PER_HOUR = 5;
+export const SESSION_IDLE_MS = 30 * DAY;
+export const SESSION_TOKEN_PREFIX = 'svc_ses_';
+
+const EMAIL = /^[^\s@<>(),;:"\[\]\\]+@[A-Za-z0-9.-]+\.[A-Za-z0-9-]{2,}$/;
+
+export function normalizeEmail(raw: string): string {
+  const email = raw.trim().toLowerCase();
+  if (email.length > 254 || !EMAIL.test(email)) throw invalid(`not an e-mail address: ${JSON.stringify(raw.slice(0, 100))}`);
+  return email;
+}
+
+export async function findPersonByEmail(ctx: Pick<Ctx, 'db'>, email: string): Promise<PersonRow | undefined> {
+  return ctx.db.selectFrom('people').selectAll().where('email', '=', normalizeEmail(email)).executeTakeFirst();
+}
+
+export async function findOrCreatePerson(
+  ctx: Pick<Ctx, 'db' | 'clock'>,
+  input: { email: string; name?: string; locale?: string },
+): Promise<PersonRow> {
+  const email = normalizeEmail(input.email);
+  const existing = await ctx.db.selectFrom('people').selectAll().where('email', '=', email).executeTakeFirst();
+  if (existing) return existing;
+  const now = iso(ctx.clock.now());
+  const person: PersonRow = { id: newId('per'), email, name: input.name ?? null, locale: input.locale ?? 'en', created_at: now, updated_at: now };
+  await ctx.db.insertInto('people').values(person).execute();
+  return person;
+}
+
+export async function membershipsOf(ctx: Pick<Ctx, 'db'>, personId: string) {
+  return ctx.db
+    .selectFrom('memberships')
+    .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
+    .select(['memberships.workspace_id', 'memberships.role', 'workspaces.name as workspace_name'])
+    .where('memberships.person_id', '=', personId)
+    .where('workspaces.deleted_at', 'is', null)
+    .orderBy('workspaces.id')
+    .execute() as Promise<{ workspace_id: string; role: Role; workspace_name: string }[]>;
+}
+
+function codeHash(email: string, code: string) {
+  return sha256Hex(`${email}\n${code}`);
+}
+
+/**
+ * Mails a one-time sign-in code. The answer is the same whether or not the address has an account
+ * (with open sign-up, a code lets a new person in). Limited to CODES_PER_HOUR per address.
+ */
+export async function requestSignInCode(ctx: Ctx, rawEmail: string): Promise<void> {
+  const email = normalizeEmail(rawEmail);
+  const now = ctx.clock.now();
+  const recent = await ctx.db
+    .selectFrom('sign_in_codes')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('email', '=', email)
+    .where('created_at', '>', iso(now.getTime() - 60 * MINUTE))
+    .executeTakeFirstOrThrow();
+  if (Number(recent.n) >= CODES_PER_HOUR) throw rateLimited(15 * 60, 'too many sign-in codes for this address; try again later');
+  const person = await findPersonByEmail(ctx, email);
+  if (!person && ctx.config.signup !== 'open') return;
+  const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+  await ctx.db
+    .insertInto('sign_in_codes')
+    .values({ id: newId('code'), email, code_hash: codeHash(email, code), created_at: iso(now), expires_at: iso(now.getTime() + CODE_TTL_MS), used_at: null })
+    .execute();
+  await ctx.systemMail.send(
+    {
+      to: email,
+      subject: `Your sign-in code: ${code}`,
+      text: `Your sign-in code is ${code}.\n\nIt works once, for 10 minutes. If you did not ask for it, ignore this mail.\n`,
+    },
+    'sign-in code',
+  );
+}
+
+/** Checks a code and opens a session. Returns the bearer/cookie token once. */
+export async function verifySignInCode(ctx: Ctx, rawEmail: string, code: string): Promise<{ token: string; person: PersonRow; expiresAt: string }> {
+  const email = normalizeEmail(rawEmail);
+  const now = ctx.clock.now();
+  const row = await ctx.db
+    .selectFrom('sign_in_codes')
+    .selectAll()
+    .where('email', '=', email)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', iso(now))
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  const refuse = unauthorized('the code is wrong or has expired');
+  if (!row || row.attempts >= CODE_MAX_ATTEMPTS) throw refuse;
+  if (!safeEqual(row.code_hash, codeHash(email, code.trim()))) {
+    await ctx.db.updateTable('sign_in_codes').set((eb) => ({ attempts: eb('attempts', '+', 1) })).where('id', '=', row.id).execute();
+    throw refuse;
+  }
+  const used = await ctx.db.updateTable('sign_in_codes').set({ used_at: iso(now) }).where('id', '=', row.id).where('used_at', 'is', null).executeTakeFirst();
+  if (Number(used.numUpdatedRows) !== 1) throw refuse;
+  const person = (await findPersonByEmail(ctx, email)) ?? (ctx.config.signup === 'open' ? await findOrCreatePerson(ctx, { email }) : undefined);
+  if (!person) throw refuse;
+  return { ...(await createSession(ctx, person.id)), person };
+}
+
+export async function createSession(ctx: Pick<Ctx, 'db' | 'clock'>, personId: string): Promise<{ token: string; expiresAt: string }> {
+  const now = ctx.clock.now();
+  const token = SESSION_TOKEN_PREFIX + randomToken(32);
+  const expiresAt = iso(now.getTime() + SESSION_IDLE_MS);
+  await ctx.db
+    .insertInto('sessions')
+    .values({ id: newId('ses'), person_id: personId, token_hash: sha256Hex(token), created_at: iso(now), last_used_at: iso(now), expires_at: expiresAt })
+    .execute();
+  return { token, expiresAt };
+}
+
+/** The live session of a token, sliding its expiry forward (written at most every 5 minutes). */
+export async function findSession(ctx: Pick<Ctx, 'db' | 'clock'>, token: string) {
+  const now = ctx.clock.now();
+  const row = await ctx.db
+    .selectFrom('sessions')
+    .innerJoin('people', 'people.id', 'sessions.person_id')
+    .select(['sessions.id as session_id', 'sessions.last_used_at', 'people.id as person_id', 'people.email'])
+    .where('sessions.token_hash', '=', sha256Hex(token))
+    .where('sessions.expires_at', '>', iso(now))
+    .executeTakeFirst();
+  if (!row) return undefined;
+  if (now.getTime() - Date.parse(row.last_used_at) > 5 * MINUTE) {
+    await ctx.db
+      .updateTable('sessions')
+      .set({ last_used_at: iso(now), expires_at: iso(now.getTime() + SESSION_IDLE_MS) })
+      .where('id', '=', row.session_id)
+      .execute();
+  }
+  return row;
+}
+
+export async function endSession(ctx: Pick<Ctx, 'db'>, sessionId: string): Promise<void> {
+  await ctx.db.deleteFrom('sessions').where('id', '=', sessionId).execute();
+}
+
+export function formatPerson(p: PersonRow) {
+  return { id: p.id, email: p.email, name: p.name, locale: p.locale, created_at: p.created_at };
+}

@@ -1,0 +1,73 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { decodeKey, type Config } from '../config.js';
+import type { Logger } from './log.js';
+
+const KEY_VERSION = 1;
+
+export class MasterKeyError extends Error {}
+
+/**
+ * Seals secrets (SMTP passwords, webhook secrets, identity secrets, migration passwords) under the
+ * master key with AES-256-GCM. Layout: [version byte][12-byte nonce][ciphertext][16-byte tag],
+ * base64. The version byte lets a later key rotation keep reading old rows.
+ */
+export class Sealer {
+  constructor(private readonly key: Buffer) {
+    if (key.length !== 32) throw new MasterKeyError('the master key must be 32 bytes');
+  }
+
+  seal(plaintext: string): string {
+    const nonce = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, nonce);
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return Buffer.concat([Buffer.from([KEY_VERSION]), nonce, body, cipher.getAuthTag()]).toString('base64');
+  }
+
+  open(sealed: string): string {
+    const raw = Buffer.from(sealed, 'base64');
+    if (raw.length < 1 + 12 + 16 || raw[0] !== KEY_VERSION) throw new MasterKeyError('sealed value has an unknown format');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(1, 13));
+    decipher.setAuthTag(raw.subarray(raw.length - 16));
+    try {
+      return Buffer.concat([decipher.update(raw.subarray(13, raw.length - 16)), decipher.final()]).toString('utf8');
+    } catch {
+      throw new MasterKeyError('a sealed secret cannot be opened with this master key');
+    }
+  }
+}
+
+/**
+ * The master key from SVC_MASTER_KEY, or else from $SVC_DATA_DIR/master.key, created once (0600)
+ * with a warning that it must be backed up apart from the data.
+ */
+export function resolveMasterKey(config: Config, log: Logger, { create }: { create: boolean }): Buffer {
+  if (config.masterKey) return config.masterKey;
+  const file = path.join(config.dataDir, 'master.key');
+  if (fs.existsSync(file)) {
+    const key = decodeKey(fs.readFileSync(file, 'utf8').trim());
+    if (!key) throw new MasterKeyError(`${file} does not hold a 32-byte key (hex or base64)`);
+    return key;
+  }
+  if (!create) throw new MasterKeyError('SVC_MASTER_KEY is not set and there is no master.key in the data directory');
+  const key = randomBytes(32);
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  fs.writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+  log.warn('SVC_MASTER_KEY is not set; generated a master key file, back it up apart from the data', { file });
+  return key;
+}
+
+export function sha256Hex(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function randomToken(bytes = 24): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a);
+  const bb = Buffer.from(b);
+  return ab.length === bb.length && timingSafeEqual(ab, bb);
+}

@@ -1,0 +1,199 @@
+// Durable background work. Anything that must happen later is a `jobs` row first and work second;
+// a worker claims a row with a lease, so after a crash the lease runs out and the job runs again.
+import { sql } from 'kysely';
+import type { Db } from '../db/schema.js';
+import type { Clock } from './clock.js';
+import { iso } from './clock.js';
+import { newId } from './ids.js';
+import type { Logger } from './log.js';
+
+export interface JobRow {
+  id: string;
+  kind: string;
+  payload: unknown;
+  attempts: number;
+}
+
+export type JobOutcome = void | { retryAt: Date };
+
+export interface JobKind<P = any> {
+  kind: string;
+  run(payload: P, job: JobRow): Promise<JobOutcome>;
+  /** How long a claim lasts before another worker may take the job over. */
+  leaseMs?: number;
+  /** Retry delay after attempt n (1-based) threw; undefined means give up. */
+  backoffMs?: (attempt: number) => number | undefined;
+  /** Called once when the job is given up after its last failed attempt. */
+  onGiveUp?(payload: P, error: unknown): Promise<void>;
+  /** For periodic work: the job is kept and run again this long after each run. */
+  everyMs?: number;
+}
+
+export async function enqueue(
+  db: Db,
+  clock: Clock,
+  job: { kind: string; payload?: unknown; runAt?: Date; uniqueKey?: string },
+): Promise<void> {
+  const now = clock.now();
+  await db
+    .insertInto('jobs')
+    .values({
+      id: newId('job', now.getTime()),
+      kind: job.kind,
+      unique_key: job.uniqueKey ?? null,
+      payload: JSON.stringify(job.payload ?? {}),
+      run_at: iso(job.runAt ?? now),
+      lease_until: null,
+      last_error: null,
+      created_at: iso(now),
+    })
+    .onConflict((oc) => oc.column('unique_key').doNothing())
+    .execute();
+}
+
+const defaultBackoff = (attempt: number) => (attempt >= 8 ? undefined : Math.min(2 ** attempt * 1000, 3_600_000));
+
+export class JobRunner {
+  private kinds = new Map<string, JobKind>();
+  private timer: NodeJS.Timeout | undefined;
+  private running = new Set<Promise<void>>();
+  private stopped = true;
+  private wakeRequested = false;
+
+  constructor(
+    private readonly deps: { db: Db; clock: Clock; log: Logger },
+    private readonly opts: { pollMs?: number; concurrency?: number } = {},
+  ) {}
+
+  register(kind: JobKind): void {
+    this.kinds.set(kind.kind, kind);
+  }
+
+  /** Makes sure every periodic kind has its row; the first run is due at once. */
+  async schedulePeriodic(): Promise<void> {
+    for (const k of this.kinds.values()) {
+      if (k.everyMs) await enqueue(this.deps.db, this.deps.clock, { kind: k.kind, uniqueKey: `periodic:${k.kind}` });
+    }
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Asks the loop to look for due work now instead of at the next poll. */
+  wake(): void {
+    if (this.stopped) return;
+    this.wakeRequested = true;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await Promise.allSettled([...this.running]);
+  }
+
+  /** Runs every job that is due by the clock, until none is left. Tests call this after moving the clock. */
+  async drain(maxRounds = 1000): Promise<number> {
+    let done = 0;
+    for (let i = 0; i < maxRounds; i++) {
+      const job = await this.claim();
+      if (!job) break;
+      await this.execute(job);
+      done++;
+    }
+    return done;
+  }
+
+  private schedule(ms: number) {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  private async tick() {
+    this.wakeRequested = false;
+    const limit = this.opts.concurrency ?? 4;
+    try {
+      while (!this.stopped && this.running.size < limit) {
+        const job = await this.claim();
+        if (!job) break;
+        const p = this.execute(job).finally(() => {
+          this.running.delete(p);
+          if (!this.stopped) this.schedule(0);
+        });
+        this.running.add(p);
+      }
+    } catch (error) {
+      this.deps.log.error('job queue unavailable', { error });
+    }
+    this.schedule(this.wakeRequested ? 0 : (this.opts.pollMs ?? 1000));
+  }
+
+  private async claim(): Promise<(JobRow & { leaseMs: number }) | undefined> {
+    const kinds = [...this.kinds.keys()];
+    if (kinds.length === 0) return undefined;
+    const now = this.deps.clock.now();
+    const nowText = iso(now);
+    const candidate = await this.deps.db
+      .selectFrom('jobs')
+      .select(['id', 'kind'])
+      .where('run_at', '<=', nowText)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', nowText)]))
+      .where('kind', 'in', kinds)
+      .orderBy('run_at')
+      .limit(1)
+      .executeTakeFirst();
+    if (!candidate) return undefined;
+    const leaseMs = this.kinds.get(candidate.kind)?.leaseMs ?? 5 * 60_000;
+    // The lease is taken only if nobody took it in between (compare-and-set on the same condition).
+    const claimed = await this.deps.db
+      .updateTable('jobs')
+      .set({ lease_until: iso(now.getTime() + leaseMs), attempts: sql`attempts + 1` })
+      .where('id', '=', candidate.id)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', nowText)]))
+      .returning(['id', 'kind', 'payload', 'attempts'])
+      .executeTakeFirst();
+    if (!claimed) return this.claim();
+    return { ...claimed, payload: JSON.parse(claimed.payload), leaseMs };
+  }
+
+  private async execute(job: JobRow & { leaseMs: number }): Promise<void> {
+    const kind = this.kinds.get(job.kind)!;
+    const { db, clock, log } = this.deps;
+    try {
+      const outcome = await kind.run(job.payload, job);
+      if (outcome && 'retryAt' in outcome) {
+        await db.updateTable('jobs').set({ run_at: iso(outcome.retryAt), lease_until: null }).where('id', '=', job.id).execute();
+      } else if (kind.everyMs) {
+        await db
+          .updateTable('jobs')
+          .set({ run_at: iso(clock.now().getTime() + kind.everyMs), lease_until: null, attempts: 0, last_error: null })
+          .where('id', '=', job.id)
+          .execute();
+      } else {
+        await db.deleteFrom('jobs').where('id', '=', job.id).execute();
+      }
+    } catch (error) {
+      const delay = kind.everyMs ?? (kind.backoffMs ?? defaultBackoff)(job.attempts);
+      const message = error instanceof Error ? error.message : String(error);
+      if (delay === undefined) {
+        log.error('job failed, giving up', { kind: job.kind, job_id: job.id, attempts: job.attempts, error });
+        try {
+          await kind.onGiveUp?.(job.payload, error);
+        } finally {
+          await db.deleteFrom('jobs').where('id', '=', job.id).execute();
+        }
+      } else {
+        log.warn('job failed, retrying', { kind: job.kind, job_id: job.id, attempts: job.attempts, error });
+        await db
+          .updateTable('jobs')
+          .set({ run_at: iso(clock.now().getTime() + delay), lease_until: null, last_error: message.slice(0, 500) })
+          .where('id', '=', job.id)
+          .execute();
+      }
+    }
+  }
+}

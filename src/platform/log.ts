@@ -1,0 +1,64 @@
+import { createConsola, LogLevels, type ConsolaInstance, type LogObject } from 'consola';
+
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+  child(fields: LogFields): Logger;
+}
+
+// Field names whose values never reach a log line, whatever the caller passes.
+const SECRET_FIELD = /pass(word)?|secret|token|authorization|cookie|api_?key|^code$|^body$|^html$|^text$|^raw$|recipients?$/i;
+
+function clean(value: unknown, depth = 0): unknown {
+  if (value instanceof Error) {
+    const out: LogFields = { message: value.message };
+    const code = (value as { code?: unknown }).code;
+    if (code !== undefined) out.code = code;
+    return out;
+  }
+  if (value === null || typeof value !== 'object' || depth > 3) return value;
+  if (Array.isArray(value)) return value.map((v) => clean(v, depth + 1));
+  const out: LogFields = {};
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_FIELD.test(k) ? '[redacted]' : clean(v, depth + 1);
+  return out;
+}
+
+const LEVEL_NAMES: Record<number, string> = { 0: 'error', 1: 'warn', 2: 'info', 3: 'info', 4: 'debug', 5: 'debug' };
+
+/** One JSON object per line: time, level, msg, then the fields. */
+function jsonReporter(write: (line: string) => void) {
+  return {
+    log(obj: LogObject) {
+      const [msg, fields] = obj.args as [string, LogFields | undefined];
+      const line: LogFields = { time: obj.date.toISOString(), level: LEVEL_NAMES[obj.level] ?? 'info', msg: String(msg) };
+      if (fields) Object.assign(line, clean(fields) as LogFields);
+      write(JSON.stringify(line) + '\n');
+    },
+  };
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export function createLogger(opts: { level?: LogLevel; write?: (line: string) => void } = {}): Logger {
+  const consola = createConsola({
+    level: LogLevels[opts.level ?? 'info'],
+    reporters: [jsonReporter(opts.write ?? ((line) => process.stderr.write(line)))],
+  });
+  return wrap(consola, {});
+}
+
+function wrap(consola: ConsolaInstance, base: LogFields): Logger {
+  const at = (fn: (...args: unknown[]) => void) => (msg: string, fields?: LogFields) =>
+    fn(msg, fields ? { ...base, ...fields } : base);
+  return {
+    debug: at(consola.debug),
+    info: at(consola.info),
+    warn: at(consola.warn),
+    error: at(consola.error),
+    child: (fields) => wrap(consola, { ...base, ...fields }),
+  };
+}

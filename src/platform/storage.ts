@@ -1,0 +1,162 @@
+// Attachment storage behind one interface: `local` files under $SVC_DATA_DIR/files, or `s3`.
+// Keys are made by the program (never from user input) and checked before use.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { Config } from '../config.js';
+import { randomText } from './ids.js';
+
+export interface StoredFile {
+  size: number;
+  sha256: string;
+}
+
+export interface Storage {
+  readonly kind: 'local' | 's3';
+  /** Stores the data under key; `maxBytes` aborts (and stores nothing) when the data is larger. */
+  put(key: string, data: Buffer | Readable, opts?: { maxBytes?: number; contentType?: string }): Promise<StoredFile>;
+  get(key: string): Promise<Readable>;
+  /** Idempotent: deleting a missing key is not an error. */
+  delete(key: string): Promise<void>;
+  exists(key: string): Promise<boolean>;
+}
+
+export class FileTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`file is larger than ${maxBytes} bytes`);
+  }
+}
+
+const KEY_PATTERN = /^[a-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
+
+function checkKey(key: string): string {
+  if (!KEY_PATTERN.test(key) || key.split('/').some((p) => p === '.' || p === '..')) {
+    throw new Error(`invalid storage key ${JSON.stringify(key)}`);
+  }
+  return key;
+}
+
+/** Streams data into a temporary file, measuring and hashing it on the way. */
+async function spool(data: Buffer | Readable, tmpDir: string, maxBytes?: number): Promise<StoredFile & { tmp: string }> {
+  fs.mkdirSync(tmpDir, { recursive: true });
+  const tmp = path.join(tmpDir, `${Date.now()}-${randomText(10)}.part`);
+  const hash = createHash('sha256');
+  let size = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (maxBytes !== undefined && size > maxBytes) return done(new FileTooLargeError(maxBytes));
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(Buffer.isBuffer(data) ? Readable.from([data]) : data, meter, fs.createWriteStream(tmp, { mode: 0o600 }));
+  } catch (error) {
+    fs.rmSync(tmp, { force: true });
+    throw error;
+  }
+  return { tmp, size, sha256: hash.digest('hex') };
+}
+
+export class LocalStorage implements Storage {
+  readonly kind = 'local' as const;
+  constructor(private readonly root: string) {}
+
+  private file(key: string) {
+    return path.join(this.root, checkKey(key));
+  }
+
+  async put(key: string, data: Buffer | Readable, opts: { maxBytes?: number } = {}): Promise<StoredFile> {
+    const target = this.file(key);
+    const { tmp, size, sha256 } = await spool(data, path.join(this.root, '.tmp'), opts.maxBytes);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.renameSync(tmp, target);
+    return { size, sha256 };
+  }
+
+  async get(key: string): Promise<Readable> {
+    const file = this.file(key);
+    await fs.promises.access(file);
+    return fs.createReadStream(file);
+  }
+
+  async delete(key: string): Promise<void> {
+    await fs.promises.rm(this.file(key), { force: true });
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return fs.existsSync(this.file(key));
+  }
+}
+
+export class S3Storage implements Storage {
+  readonly kind = 's3' as const;
+  private readonly client: S3Client;
+  constructor(
+    private readonly opts: Config['storage']['s3'] & { bucket: string },
+    private readonly tmpDir: string,
+  ) {
+    this.client = new S3Client({
+      region: opts.region,
+      endpoint: opts.endpoint,
+      forcePathStyle: opts.forcePathStyle,
+      credentials:
+        opts.accessKeyId && opts.secretAccessKey
+          ? { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey }
+          : undefined,
+    });
+  }
+
+  private objectKey(key: string) {
+    return this.opts.prefix + checkKey(key);
+  }
+
+  async put(key: string, data: Buffer | Readable, opts: { maxBytes?: number; contentType?: string } = {}): Promise<StoredFile> {
+    const { tmp, size, sha256 } = await spool(data, this.tmpDir, opts.maxBytes);
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.opts.bucket,
+          Key: this.objectKey(key),
+          Body: fs.createReadStream(tmp),
+          ContentLength: size,
+          ContentType: opts.contentType ?? 'application/octet-stream',
+        }),
+      );
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
+    return { size, sha256 };
+  }
+
+  async get(key: string): Promise<Readable> {
+    const res = await this.client.send(new GetObjectCommand({ Bucket: this.opts.bucket, Key: this.objectKey(key) }));
+    return res.Body as Readable;
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.opts.bucket, Key: this.objectKey(key) }));
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      const body = await this.get(key);
+      body.destroy();
+      return true;
+    } catch (error) {
+      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return false;
+      throw error;
+    }
+  }
+}
+
+export function createStorage(config: Config): Storage {
+  if (config.storage.kind === 's3') {
+    return new S3Storage({ ...config.storage.s3, bucket: config.storage.s3.bucket! }, path.join(config.dataDir, 'tmp'));
+  }
+  return new LocalStorage(config.storage.localDir);
+}

@@ -1,0 +1,18 @@
+// The background table: job kinds and long-running listeners that features add to the server.
+import type { Ctx } from '../context.js';
+import type { JobKind } from '../platform/jobs.js';
+
+export interface RunningPart {
+  stop(): Promise<void>;
+  /** Extra fields for the "listening" log line (for example the SMTP port). */
+  info?: Record<string, unknown>;
+}
+
+export interface BackgroundPart {
+  name: string;
+  jobs?(ctx: Ctx): JobKind[];
+  /** Started after migrations, before the HTTP listener opens. */
+  start?(ctx: Ctx): Promise<RunningPart | void>;
+}
+
+export const backgroundTable: BackgroundPart[] = [];

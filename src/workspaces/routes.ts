@@ -1,0 +1,72 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { requireScope } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import type { ApiApp } from '../http/app.js';
+import { requireAccess, requirePerson } from '../http/auth.js';
+import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { forbidden } from '../platform/errors.js';
+import { createWorkspace, formatWorkspace, getWorkspace, updateWorkspace, WORKSPACE_NAME_MAX } from './service.js';
+
+export const WorkspaceSchema = z
+  .object({ id: z.string(), name: z.string(), retention_days: z.number().int().nullable(), created_at: z.string(), updated_at: z.string() })
+  .openapi('Workspace');
+
+export function registerWorkspaceRoutes(app: ApiApp, ctx: Ctx) {
+  app.openapi(
+    createRoute({ method: 'get', path: '/v1/workspace', tags: ['workspace'], summary: 'The caller’s workspace', security: bearer, responses: { 200: jsonAnswer(WorkspaceSchema, 'the workspace') } }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      return c.json(formatWorkspace(await getWorkspace(ctx, access.workspaceId)), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'patch',
+      path: '/v1/workspace',
+      tags: ['workspace'],
+      summary: 'Change workspace settings (owners, or keys with workspace:manage)',
+      security: bearer,
+      request: {
+        body: jsonBody(
+          z
+            .object({
+              retention_days: z
+                .number()
+                .int()
+                .min(1)
+                .max(36_500)
+                .nullable()
+                .optional()
+                .openapi({ description: 'days a closed conversation is kept after its last change; null keeps everything' }),
+            })
+            .strict(),
+        ),
+      },
+      responses: { 200: jsonAnswer(WorkspaceSchema, 'the changed workspace') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'workspace:manage');
+      return c.json(formatWorkspace(await updateWorkspace(ctx, access.workspaceId, c.req.valid('json'))), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/workspaces',
+      tags: ['workspace'],
+      summary: 'Create a workspace with the signed-in person as owner (only with SVC_SIGNUP=open)',
+      security: bearer,
+      request: { body: jsonBody(z.object({ name: z.string().min(1).max(WORKSPACE_NAME_MAX) }).strict()) },
+      responses: { 201: jsonAnswer(WorkspaceSchema, 'the new workspace') },
+    }),
+    async (c) => {
+      const person = await requirePerson(c, ctx);
+      if (ctx.config.signup !== 'open') throw forbidden('sign-up is closed on this server; the operator creates workspaces with svc bootstrap');
+      const { workspace } = await createWorkspace(ctx, { name: c.req.valid('json').name, ownerEmail: person.email, origin: 'signup' });
+      return c.json(formatWorkspace(workspace), 201);
+    },
+  );
+}
