@@ -66,7 +66,9 @@ function observe(ctx: Ctx) {
     await next();
     c.header('x-request-id', requestId);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const route = c.req.routePath && c.res.status !== 404 ? c.req.routePath : 'unmatched';
+    // After next(), routePath is the pattern of the last handler that ran; only the catch-all
+    // middleware ran when no route matched.
+    const route = c.req.routePath && !c.req.routePath.endsWith('*') ? c.req.routePath : 'unmatched';
     const labels = { method: c.req.method, route, status: String(c.res.status) };
     ctx.metrics.httpRequests.inc(labels);
     ctx.metrics.httpSeconds.observe(labels, seconds);

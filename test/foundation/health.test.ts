@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { seedWorkspace } from '../helpers/fixtures.js';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+
+describe('health, version, metrics, logs', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer();
+  });
+  after(() => s.stop());
+
+  test('GET /healthz answers ok without the database', async () => {
+    const r = await s.request('GET', '/healthz');
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body, { status: 'ok' });
+  });
+
+  test('GET /readyz answers 200 while the database answers', async () => {
+    const r = await s.request('GET', '/readyz');
+    assert.equal(r.status, 200);
+  });
+
+  test('GET /v1/version gives the package version', async () => {
+    const pkg = JSON.parse(fs.readFileSync('package.json', 'utf8'));
+    const r = await s.request('GET', '/v1/version');
+    assert.deepEqual(r.body, { version: pkg.version });
+  });
+
+  test('GET /v1/openapi.json describes the routes', async () => {
+    const r = await s.request('GET', '/v1/openapi.json');
+    assert.equal(r.status, 200);
+    assert.equal(r.body.openapi, '3.1.0');
+    assert.ok(r.body.paths['/v1/workspace'].patch);
+    assert.ok(r.body.paths['/v1/api-keys'].post);
+  });
+
+  test('metrics are labelled by route pattern, never the raw path, and pass promtool', async () => {
+    const seed = await seedWorkspace(s.app);
+    await s.request('GET', `/v1/inboxes/${seed.inboxId}`, { token: seed.apiKey });
+    await s.request('GET', '/v1/inboxes/inb_doesnotexist', { token: seed.apiKey });
+    await s.request('GET', '/no/such/thing/12345');
+    const text = await (await fetch(s.metricsUrl)).text();
+    assert.match(text, /svc_http_requests_total\{method="GET",route="\/v1\/inboxes\/:inboxId",status="200"\} 1/);
+    assert.match(text, /svc_http_requests_total\{method="GET",route="\/v1\/inboxes\/:inboxId",status="404"\} 1/);
+    assert.match(text, /svc_http_requests_total\{method="GET",route="unmatched",status="404"\} 1/);
+    assert.doesNotMatch(text, /inb_/);
+    assert.match(text, /svc_http_request_seconds_bucket\{/);
+    assert.match(text, /process_resident_memory_bytes/);
+    assert.match(text, /nodejs_eventloop_lag_seconds/);
+    const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((p) => fs.existsSync(p));
+    if (!promtool) {
+      if (process.env.CI) assert.fail('promtool is missing in CI');
+      return;
+    }
+    const file = path.join(tempDir(), 'metrics.txt');
+    fs.writeFileSync(file, text);
+    execFileSync('sh', ['-c', `${promtool} check metrics < ${file}`], { stdio: 'pipe' });
+  });
+
+  test('one JSON log line per request with method, route, status, duration and request id', async () => {
+    const before = s.logs.length;
+    const r = await s.request('GET', '/healthz', { headers: { 'x-request-id': 'abc-123' } });
+    assert.equal(r.headers.get('x-request-id'), 'abc-123');
+    const lines = s.logs.slice(before).filter((l) => l.msg === 'request');
+    assert.equal(lines.length, 1);
+    const line = lines[0];
+    assert.equal(line.method, 'GET');
+    assert.equal(line.route, '/healthz');
+    assert.equal(line.status, 200);
+    assert.equal(typeof line.duration_ms, 'number');
+    assert.equal(line.request_id, 'abc-123');
+    assert.equal(typeof line.time, 'string');
+  });
+
+  test('startup warns about the features that are off', () => {
+    const warnings = s.logs.filter((l) => l.level === 'warn').map((l) => l.msg);
+    assert.ok(warnings.includes('SVC_SMTP_HOST is not set'));
+    assert.ok(warnings.includes('SVC_INGRESS_SECRET is not set'));
+    assert.ok(warnings.includes('SVC_VAPID_PUBLIC_KEY is not set'));
+  });
+
+  test('secrets never reach the logs', async () => {
+    const seed = await seedWorkspace(s.app);
+    await s.request('GET', '/v1/workspace', { token: seed.apiKey });
+    await s.request('GET', '/v1/workspace', { token: seed.ownerToken });
+    const all = s.rawLogs.join('');
+    assert.ok(!all.includes(seed.apiKey));
+    assert.ok(!all.includes(seed.ownerToken));
+  });
+
+  test('GET /readyz answers 503 and logs "not ready" when the database is gone', async () => {
+    const t = await startTestServer();
+    try {
+      await t.app.handle.close();
+      const r = await t.request('GET', '/readyz');
+      assert.equal(r.status, 503);
+      assert.ok(t.logs.some((l) => l.msg === 'not ready'));
+      const h = await t.request('GET', '/healthz');
+      assert.equal(h.status, 200);
+    } finally {
+      await t.stop().catch(() => {});
+    }
+  });
+});
