@@ -5,6 +5,7 @@ import { apiKeyCommand } from './api-keys/commands.js';
 import { channelCommand } from './channels/commands.js';
 import { ExitSignal } from './cli.js';
 import { inboxCommand } from './inboxes/commands.js';
+import { ingestEmailCommand } from './mail/commands.js';
 import { vapidKeysCommand } from './push/commands.js';
 import { migrateCommand, serveCommand } from './server/commands.js';
 import { readVersion } from './version.js';
@@ -20,6 +21,7 @@ const main = defineCommand({
     'api-key': apiKeyCommand,
     inbox: inboxCommand,
     channel: channelCommand,
+    'ingest-email': ingestEmailCommand,
     'vapid-keys': vapidKeysCommand,
   },
 });

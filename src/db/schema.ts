@@ -1,10 +1,12 @@
 // The one place that says which tables exist. Each feature's table types live in ./tables/.
 import type { Kysely, Transaction } from 'kysely';
+import type { ConversationTables } from './tables/conversations.js';
 import type { CoreTables } from './tables/core.js';
 
-export interface Database extends CoreTables {}
+export interface Database extends CoreTables, ConversationTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
 export type * from './tables/core.js';
+export type * from './tables/conversations.js';

@@ -7,6 +7,10 @@ import { registerWorkspaceRoutes } from '../workspaces/routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
 import { registerInboxRoutes } from '../inboxes/routes.js';
 import { registerChannelRoutes } from '../channels/routes.js';
+import { registerContactRoutes } from '../contacts/routes.js';
+import { registerConversationRoutes } from '../conversations/routes.js';
+import { registerFeedbackRoutes } from '../feedback/routes.js';
+import { ingressBodyLimits, registerMailRoutes } from '../mail/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -20,4 +24,8 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerApiKeyRoutes },
   { register: registerInboxRoutes },
   { register: registerChannelRoutes },
+  { register: registerConversationRoutes, bodyLimits: [{ method: 'POST', path: /^\/v1\/conversations\/[^/]+\/attachments$/, maxBytes: (ctx) => ctx.config.attachmentMaxBytes }] },
+  { register: registerContactRoutes },
+  { register: registerFeedbackRoutes },
+  { register: registerMailRoutes, bodyLimits: ingressBodyLimits },
 ];

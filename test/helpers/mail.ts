@@ -1,0 +1,213 @@
+// Mail parts for tests: an smtp-server sink that catches outbound mail on 127.0.0.1, a nodemailer
+// client for the ingress listener, ready-made e-mail channels, and an S3-compatible server (s3rver).
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer/index.js';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import S3rver from 's3rver';
+import { SMTPServer } from 'smtp-server';
+import { createEmailChannel } from '../../src/channels/service.js';
+import type { Ctx } from '../../src/context.js';
+import { randomText } from '../../src/platform/ids.js';
+import type { TestServer } from './server.js';
+import { tempDir } from './server.js';
+
+export interface CaughtMail {
+  from: string;
+  to: string[];
+  raw: Buffer;
+  parsed: ParsedMail;
+  /** The AUTH user name the sender logged in with, if any. */
+  user: string | null;
+  password: string | null;
+}
+
+export interface SmtpSink {
+  port: number;
+  mails: CaughtMail[];
+  /** The next n messages are refused at DATA with this SMTP answer. */
+  refuseNext(n: number, code?: number, message?: string): void;
+  /** Resolves once `count` mails were caught. */
+  waitFor(count: number, timeoutMs?: number): Promise<CaughtMail[]>;
+  close(): Promise<void>;
+}
+
+/** An SMTP server on 127.0.0.1 that keeps what it receives (plain text, AUTH accepted). */
+export async function startSmtpSink(): Promise<SmtpSink> {
+  const mails: CaughtMail[] = [];
+  let refuse = 0;
+  let refusal = { code: 451, message: '4.3.0 try again later' };
+  const waiters: { count: number; resolve: () => void }[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    allowInsecureAuth: true,
+    disabledCommands: ['STARTTLS'],
+    disableReverseLookup: true,
+    logger: false,
+    onAuth(auth, _session, cb) {
+      cb(null, { user: JSON.stringify({ u: auth.username, p: auth.password }) });
+    },
+    onData(stream, session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', async () => {
+        if (refuse > 0) {
+          refuse--;
+          return cb(Object.assign(new Error(refusal.message), { responseCode: refusal.code }));
+        }
+        const raw = Buffer.concat(chunks);
+        const creds = session.user ? (JSON.parse(String(session.user)) as { u: string; p: string }) : null;
+        mails.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+          parsed: await simpleParser(raw),
+          user: creds?.u ?? null,
+          password: creds?.p ?? null,
+        });
+        for (const w of waiters.filter((w) => mails.length >= w.count)) w.resolve();
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.server.address() as AddressInfo).port;
+  return {
+    port,
+    mails,
+    refuseNext(n, code = 451, message = '4.3.0 try again later') {
+      refuse = n;
+      refusal = { code, message };
+    },
+    waitFor(count, timeoutMs = 10_000) {
+      if (mails.length >= count) return Promise.resolve(mails);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`expected ${count} mails, caught ${mails.length}`)), timeoutMs);
+        waiters.push({ count, resolve: () => (clearTimeout(timer), resolve(mails)) });
+      });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The SMTP ingress port of a test server started with SVC_INGRESS_SECRET. */
+export function ingressPort(s: TestServer): number {
+  const info = s.server.parts.mail?.info?.smtp as string | undefined;
+  if (!info) throw new Error('the SMTP ingress is not running (set SVC_INGRESS_SECRET)');
+  return Number(info.slice(info.lastIndexOf(':') + 1));
+}
+
+/** Sends one message to the ingress over a real SMTP session; rejects with the server's answer. */
+export async function sendToIngress(port: number, message: Mail.Options & { envelope?: { from: string; to: string[] } }, opts: { auth?: { user: string; pass: string } } = {}) {
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, auth: opts.auth, connectionTimeout: 5000, socketTimeout: 10_000 });
+  try {
+    return await transport.sendMail({ from: 'Customer <customer@example.com>', ...message });
+  } finally {
+    transport.close();
+  }
+}
+
+/** An e-mail channel with an SMTP account pointing at the sink (or without SMTP when no port). */
+export async function seedEmailChannel(ctx: Ctx, seed: { workspaceId: string; inboxId: string }, opts: { smtpPort?: number; address?: string; password?: string } = {}) {
+  return createEmailChannel(ctx, {
+    workspaceId: seed.workspaceId,
+    inboxId: seed.inboxId,
+    name: 'Support mail',
+    address: opts.address ?? `support-${randomText(8)}@example.com`,
+    displayName: 'Acme Support',
+    ...(opts.smtpPort
+      ? { smtpHost: '127.0.0.1', smtpPort: opts.smtpPort, tls: 'none' as const, smtpUsername: 'mailer', smtpPassword: opts.password ?? 'smtp-secret-pw' }
+      : {}),
+  });
+}
+
+/** A raw RFC 822 message. */
+export function rawMail(headers: Record<string, string>, body = 'Hello there.\r\n'): Buffer {
+  const lines = Object.entries({ From: 'Customer <customer@example.com>', Subject: 'Help', 'Message-ID': `<${randomText(12)}@example.com>`, ...headers })
+    .filter(([, v]) => v !== '')
+    .map(([k, v]) => `${k}: ${v}`);
+  return Buffer.from(`${lines.join('\r\n')}\r\n\r\n${body}`);
+}
+
+export interface S3Server {
+  endpoint: string;
+  bucket: string;
+  dir: string;
+  close(): Promise<void>;
+}
+
+/** An S3-compatible server (s3rver) on 127.0.0.1 with one bucket, for SVC_STORAGE=s3. */
+export async function startS3(): Promise<S3Server> {
+  const dir = tempDir('svc-s3-');
+  const bucket = `svc-${randomText(6)}`;
+  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: dir, configureBuckets: [{ name: bucket }] });
+  const addr = await server.run();
+  return {
+    endpoint: `http://127.0.0.1:${addr.port}`,
+    bucket,
+    dir,
+    async close() {
+      await server.close();
+      fs.rmSync(path.resolve(dir), { recursive: true, force: true });
+    },
+  };
+}
+
+/** A bare SMTP client for protocol-level checks (answers at RCPT, SIZE, DATA). */
+export class SmtpDialog {
+  private buffer = '';
+  private waiting: ((line: string) => void) | undefined;
+  private constructor(private readonly socket: import('node:net').Socket) {
+    socket.on('data', (d) => {
+      this.buffer += d.toString('latin1');
+      this.flush();
+    });
+  }
+
+  static async open(port: number): Promise<{ dialog: SmtpDialog; greeting: string }> {
+    const net = await import('node:net');
+    const socket = net.connect(port, '127.0.0.1');
+    const dialog = new SmtpDialog(socket);
+    const greeting = await dialog.reply();
+    return { dialog, greeting };
+  }
+
+  private flush() {
+    // A complete reply ends with a line "NNN text" (a space after the code).
+    const m = /(^|\r\n)(\d{3}) [^\r\n]*\r\n/.exec(this.buffer);
+    if (!m || !this.waiting) return;
+    const end = m.index + m[0].length;
+    const reply = this.buffer.slice(0, end);
+    this.buffer = this.buffer.slice(end);
+    const w = this.waiting;
+    this.waiting = undefined;
+    w(reply.trim());
+  }
+
+  reply(): Promise<string> {
+    return new Promise((resolve) => {
+      this.waiting = resolve;
+      this.flush();
+    });
+  }
+
+  async send(line: string): Promise<string> {
+    this.socket.write(line + '\r\n');
+    return this.reply();
+  }
+
+  /** Writes raw bytes (message data) and waits for the answer after the final dot. */
+  async data(raw: Buffer): Promise<string> {
+    const text = raw.toString('latin1').replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..');
+    if (text) this.socket.write(text.endsWith('\r\n') ? text : text + '\r\n');
+    this.socket.write('.\r\n');
+    return this.reply();
+  }
+
+  close() {
+    this.socket.end('QUIT\r\n');
+    this.socket.destroy();
+  }
+}
