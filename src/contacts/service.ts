@@ -38,6 +38,7 @@ export const MAX_NAME_LENGTH = 200;
 /** An address as stored: lower case, international domains in their ASCII (punycode) form. */
 export function normalizeAddress(raw: string): string {
   const text = raw.trim();
+  if (/[\u0000-\u001f\u007f]/.test(text)) throw invalid('an e-mail address must not hold control characters');
   const at = text.lastIndexOf('@');
   if (at > 0) {
     const domain = domainToASCII(text.slice(at + 1));

@@ -50,12 +50,12 @@ export interface InboundMail {
 /** Message-IDs in a header value: `<a@b> <c@d>`, or bare ids when a sender left out the brackets. */
 export function messageIds(value: string | undefined | null): string[] {
   if (!value) return [];
-  const bracketed = [...value.matchAll(/<([^<>\s]{1,500})>/g)].map((m) => m[1]);
+  const bracketed = [...value.matchAll(/<([^<>\s\u0000-\u001f\u007f]{1,500})>/g)].map((m) => m[1]);
   if (bracketed.length) return bracketed;
   return value
     .split(/[\s,]+/)
     .map((v) => v.trim())
-    .filter((v) => v.includes('@') && v.length <= 500);
+    .filter((v) => v.includes('@') && v.length <= 500 && !/[\u0000-\u001f\u007f<>]/.test(v));
 }
 
 /** The unfolded values of every occurrence of a header (from the raw lines). */
@@ -109,7 +109,7 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null): InboundMail 
     filename: cleanFilename(a.filename, a.contentType, i),
     contentType: cleanContentType(a.contentType),
     content: a.content,
-    contentId: a.cid ?? (a.contentId ? a.contentId.replace(/^<|>$/g, '') : null),
+    contentId: (a.cid ?? a.contentId?.replace(/^<|>$/g, ''))?.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 500) || null,
     inline: a.related === true || (a.contentDisposition === 'inline' && !!a.contentId),
   }));
   const text = unreadable ?? (parsed.text ?? '').replace(/\u0000/g, '');
