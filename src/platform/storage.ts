@@ -104,6 +104,10 @@ export class S3Storage implements Storage {
       region: opts.region,
       endpoint: opts.endpoint,
       forcePathStyle: opts.forcePathStyle,
+      // Checksums only where S3 requires them: the SDK's default (aws-chunked uploads with trailing
+      // checksums) is not understood by many S3-compatible servers, which then store the chunk framing.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
       credentials:
         opts.accessKeyId && opts.secretAccessKey
           ? { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey }

@@ -211,3 +211,23 @@ export class SmtpDialog {
     this.socket.destroy();
   }
 }
+
+export const INGRESS_SECRET = 'test-ingress-secret';
+
+/** Delivers a raw message through POST /v1/ingress/email (the server needs SVC_INGRESS_SECRET=INGRESS_SECRET). */
+export async function deliverMail(s: TestServer, to: string, headers: Record<string, string> = {}, body?: string) {
+  const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(to)}`, { raw: rawMail({ To: to, ...headers }, body), token: INGRESS_SECRET });
+  if (r.status !== 201) throw new Error(`ingress answered ${r.status}: ${JSON.stringify(r.body)}`);
+  return r.body.data[0] as { inbox_id: string; conversation_id: string; message_id: string; duplicate: boolean; new_conversation: boolean };
+}
+
+/** Events recorded after sequence number `after`, oldest first, with parsed data. */
+export async function eventsAfter(s: TestServer, after: number) {
+  const rows = await s.app.db.selectFrom('events').selectAll().where('seq', '>', after).orderBy('seq').execute();
+  return rows.map((r) => ({ ...r, data: JSON.parse(r.data) as any }));
+}
+
+export async function lastEventSeq(s: TestServer): Promise<number> {
+  const row = await s.app.db.selectFrom('events').select('seq').orderBy('seq', 'desc').limit(1).executeTakeFirst();
+  return row ? Number(row.seq) : 0;
+}

@@ -96,6 +96,26 @@ describe('inbound mail: SMTP listener, HTTP ingress, svc ingest-email', () => {
     assert.ok(s.logs.some((l) => l.msg === 'mail received, duplicate'));
   });
 
+  test('concurrent mail from a new sender makes one contact (racing writers retry)', async () => {
+    const sends = Array.from({ length: 10 }, (_, i) => sendToIngress(port, { from: 'Racer <racer@example.org>', to: address, subject: `race ${i}`, text: 'go' }));
+    const results = await Promise.all(sends);
+    assert.ok(results.every((r) => /^250 /.test(r.response)));
+    const owners = await s.app.db.selectFrom('contact_emails').select('contact_id').where('email', '=', 'racer@example.org').execute();
+    assert.equal(owners.length, 1);
+    const convs = await s.app.db.selectFrom('conversations').select('id').where('contact_id', '=', owners[0].contact_id).execute();
+    assert.equal(convs.length, 10);
+    const strays = await s.app.db
+      .selectFrom('contacts')
+      .leftJoin('contact_emails', 'contact_emails.contact_id', 'contacts.id')
+      .leftJoin('conversations', 'conversations.contact_id', 'contacts.id')
+      .select('contacts.id')
+      .where('contacts.workspace_id', '=', seed.workspaceId)
+      .where('contact_emails.email', 'is', null)
+      .where('conversations.id', 'is', null)
+      .execute();
+    assert.deepEqual(strays, []);
+  });
+
   test('unknown recipients and addresses of deleted workspaces get 550 at RCPT', async () => {
     await assert.rejects(sendToIngress(port, { to: 'nobody@example.com', text: 'x' }), (e: { responseCode?: number; command?: string }) => e.responseCode === 550);
     const other = await seedWorkspace(s.app);
