@@ -58,8 +58,6 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('conversations_workspace').on('conversations').columns(['workspace_id', 'id']).execute();
   await db.schema.createIndex('conversations_inbox').on('conversations').columns(['inbox_id', 'id']).execute();
   await db.schema.createIndex('conversations_contact').on('conversations').column('contact_id').execute();
-  await db.schema.createIndex('conversations_assignee').on('conversations').column('assignee_id').execute();
-  await db.schema.createIndex('conversations_updated').on('conversations').columns(['workspace_id', 'status', 'updated_at']).execute();
 
   await db.schema
     .createTable('conversation_labels')
@@ -93,24 +91,28 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('mail_references', 'text') // JSON array
     .addColumn('mail_reply_to', 'text')
     .addColumn('attachments_omitted', 'integer', (c) => c.notNull().defaultTo(0))
+    // The original .eml of an inbound mail (retention clears these and deletes the file).
+    .addColumn('raw_storage_key', 'text')
+    .addColumn('raw_size', 'bigint')
+    .addColumn('raw_sha256', 'text')
     .addColumn('created_at', 'text', notNull)
     .execute();
   await db.schema.createIndex('messages_conversation').on('messages').columns(['conversation_id', 'id']).execute();
 
-  // Threading index and de-duplication key: one row per Message-ID per inbox.
+  // Threading index (looked up by workspace and Message-ID) and de-duplication key (one row per
+  // Message-ID per inbox; an inbox belongs to one workspace, so the key is unique per inbox).
+  // Rows go with their conversation; message_id is not a foreign key (kept light for ingest speed).
   await db.schema
     .createTable('mail_ids')
     .addColumn('workspace_id', 'text', notNull)
-    .addColumn('inbox_id', 'text', notNull)
     .addColumn('rfc_id', 'text', notNull)
+    .addColumn('inbox_id', 'text', notNull)
     .addColumn('conversation_id', 'text', (c) => c.notNull().references('conversations.id').onDelete('cascade'))
-    .addColumn('message_id', 'text', (c) => c.notNull().references('messages.id').onDelete('cascade'))
+    .addColumn('message_id', 'text', notNull)
     .addColumn('created_at', 'text', notNull)
-    .addPrimaryKeyConstraint('mail_ids_pk', ['inbox_id', 'rfc_id'])
+    .addPrimaryKeyConstraint('mail_ids_pk', ['workspace_id', 'rfc_id', 'inbox_id'])
     .execute();
-  await db.schema.createIndex('mail_ids_workspace_rfc').on('mail_ids').columns(['workspace_id', 'rfc_id']).execute();
   await db.schema.createIndex('mail_ids_conversation').on('mail_ids').column('conversation_id').execute();
-  await db.schema.createIndex('mail_ids_message').on('mail_ids').column('message_id').execute();
 
   await db.schema
     .createTable('attachments')
@@ -130,23 +132,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('attachments_conversation').on('attachments').column('conversation_id').execute();
   await db.schema.createIndex('attachments_message').on('attachments').column('message_id').execute();
 
-  await db.schema
-    .createTable('raw_emails')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
-    .addColumn('conversation_id', 'text', (c) => c.notNull().references('conversations.id').onDelete('cascade'))
-    .addColumn('message_id', 'text', (c) => c.notNull().unique().references('messages.id').onDelete('cascade'))
-    .addColumn('storage_key', 'text', notNull)
-    .addColumn('size', 'bigint', notNull)
-    .addColumn('sha256', 'text', notNull)
-    .addColumn('created_at', 'text', notNull)
-    .execute();
-  await db.schema.createIndex('raw_emails_conversation').on('raw_emails').column('conversation_id').execute();
-  await db.schema.createIndex('raw_emails_created').on('raw_emails').columns(['workspace_id', 'created_at']).execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['raw_emails', 'attachments', 'mail_ids', 'messages', 'conversation_labels', 'conversations', 'contact_external_ids', 'contact_emails', 'contacts']) {
+  for (const t of ['attachments', 'mail_ids', 'messages', 'conversation_labels', 'conversations', 'contact_external_ids', 'contact_emails', 'contacts']) {
     await db.schema.dropTable(t).execute();
   }
 }

@@ -1,6 +1,7 @@
 // buildServices: the one place that builds everything the program shares. No module-level singletons.
 import { EventEmitter } from 'node:events';
 import type { Config } from './config.js';
+import { TransactionBatcher } from './db/batch.js';
 import { openDatabase, type DbHandle, type DialectName } from './db/connection.js';
 import type { Db } from './db/schema.js';
 import { type Clock, systemClock } from './platform/clock.js';
@@ -25,6 +26,8 @@ export interface Ctx {
   systemMail: SystemMailer;
   /** In-process wake-up signals ('events' when events were written, and feature-specific ones). */
   hub: EventEmitter;
+  /** Group commit for frequent small write transactions (inbound mail). */
+  writes: TransactionBatcher;
 }
 
 export interface App extends Ctx {
@@ -61,6 +64,7 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
     jobs,
     systemMail,
     hub,
+    writes: new TransactionBatcher(handle.db),
     handle,
     async close() {
       await jobs.stop();

@@ -85,10 +85,9 @@ export async function openRawEmail(ctx: Ctx, access: Access, conversationId: str
   const conversation = await getConversationFor(ctx, access, conversationId);
   const message = await findMessage(ctx.db, conversation.id, messageId);
   if (!message) throw notFound('message');
-  const raw = await ctx.db.selectFrom('raw_emails').selectAll().where('message_id', '=', message.id).executeTakeFirst();
-  if (!raw) throw notFound('original e-mail');
+  if (!message.raw_storage_key) throw notFound('original e-mail');
   try {
-    return { stream: await ctx.storage.get(raw.storage_key), size: raw.size };
+    return { stream: await ctx.storage.get(message.raw_storage_key), size: message.raw_size ?? 0 };
   } catch {
     throw notFound('original e-mail file');
   }

@@ -24,9 +24,9 @@ export async function storageKeysOfConversations(db: Db, conversationIds: readon
     const chunk = conversationIds.slice(i, i + 500);
     const [att, raw] = await Promise.all([
       db.selectFrom('attachments').select('storage_key').where('conversation_id', 'in', chunk).execute(),
-      db.selectFrom('raw_emails').select('storage_key').where('conversation_id', 'in', chunk).execute(),
+      db.selectFrom('messages').select('raw_storage_key').where('conversation_id', 'in', chunk).where('raw_storage_key', 'is not', null).execute(),
     ]);
-    keys.push(...att.map((r) => r.storage_key), ...raw.map((r) => r.storage_key));
+    keys.push(...att.map((r) => r.storage_key), ...raw.map((r) => r.raw_storage_key!));
   }
   return keys;
 }
@@ -50,7 +50,6 @@ export async function deleteConversationsWithFiles(ctx: { db: Db; clock: Clock }
     const chunk = conversationIds.slice(i, i + 500);
     // Children first: explicit deletes do not depend on the dialect's cascade behaviour.
     await ctx.db.deleteFrom('mail_ids').where('conversation_id', 'in', chunk).execute();
-    await ctx.db.deleteFrom('raw_emails').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('attachments').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('messages').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('conversation_labels').where('conversation_id', 'in', chunk).execute();

@@ -145,6 +145,8 @@ export interface NewMessage {
   /** Uploads of this conversation waiting to be sent with a message. */
   attachmentIds?: string[];
   attachmentsOmitted?: number;
+  /** The original .eml of an inbound mail, already in storage. */
+  raw?: { storageKey: string; size: number; sha256: string };
   createdAt?: Date;
 }
 
@@ -175,6 +177,9 @@ export async function insertMessage(
     mail_references: input.mail?.references?.length ? JSON.stringify(input.mail.references) : null,
     mail_reply_to: input.mail?.replyTo ?? null,
     attachments_omitted: input.attachmentsOmitted ?? 0,
+    raw_storage_key: input.raw?.storageKey ?? null,
+    raw_size: input.raw?.size ?? null,
+    raw_sha256: input.raw?.sha256 ?? null,
     created_at: iso(at),
   };
   await tx.db.insertInto('messages').values(message).execute();
@@ -209,9 +214,9 @@ export async function insertMessage(
     attachments.push(...(await tx.db.selectFrom('attachments').selectAll().where('id', 'in', ids).orderBy('id').execute()));
   }
 
-  const times: Partial<ConversationRow> = { updated_at: message.created_at };
+  const times: Partial<ConversationRow> = {};
+  if (message.created_at > conversation.updated_at) times.updated_at = message.created_at;
   if (message.kind === 'message' && message.created_at > conversation.last_message_at) times.last_message_at = message.created_at;
-  if (message.created_at < conversation.updated_at) delete times.updated_at;
   let updated = conversation;
   if (Object.keys(times).length) {
     await tx.db.updateTable('conversations').set(times).where('id', '=', conversation.id).execute();
@@ -232,7 +237,7 @@ export async function registerMailId(tx: Tx, input: { workspaceId: string; inbox
       message_id: input.messageId,
       created_at: iso(tx.clock.now()),
     })
-    .onConflict((oc) => oc.columns(['inbox_id', 'rfc_id']).doNothing())
+    .onConflict((oc) => oc.columns(['workspace_id', 'rfc_id', 'inbox_id']).doNothing())
     .executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
 }

@@ -2,7 +2,9 @@
 // parse once, then per receiving inbox store the original .eml and the attachments, and in one
 // transaction find or create the contact, thread or start the conversation, add the message and
 // record the events. The caller answers (SMTP 250, HTTP 201) only after that commit.
+import type { Transaction } from 'kysely';
 import type { Ctx } from '../context.js';
+import type { Database } from '../db/schema.js';
 import { createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } from '../contacts/service.js';
 import type { ContactView } from '../contacts/store.js';
 import { attachmentKey, rawEmailKey } from '../conversations/files.js';
@@ -16,7 +18,7 @@ import { newId } from '../platform/ids.js';
 import { parseMail, type InboundMail } from './parse.js';
 import { resolveRecipients, type MailTarget } from './recipients.js';
 import { sanitizeMailHtml } from './sanitize.js';
-import { findThread, mailIdKnown } from './threading.js';
+import { findMailId, findThread } from './threading.js';
 
 export type IngestVia = 'smtp' | 'http' | 'cli';
 
@@ -39,19 +41,29 @@ export function checkRawSize(ctx: Pick<Ctx, 'config'>, size: number): void {
 /** Delivers one raw message to the channels among `recipients`; 404 when none is a channel address. */
 export async function ingestEmail(
   ctx: Ctx,
-  input: { raw: Buffer; recipients: readonly string[]; envelopeFrom?: string | null; via: IngestVia; targets?: MailTarget[] },
+  input: {
+    raw: Buffer;
+    recipients: readonly string[];
+    envelopeFrom?: string | null;
+    via: IngestVia;
+    targets?: MailTarget[];
+    /** Where MIME parsing runs (the SMTP listener's worker pool); default this thread. */
+    parse?: (raw: Buffer) => Promise<InboundMail>;
+  },
 ): Promise<IngestResult[]> {
   checkRawSize(ctx, input.raw.length);
   let targets = input.targets ?? (input.recipients.length ? await resolveRecipients(ctx, input.recipients) : []);
   if (targets.length === 0 && input.recipients.length) throw notFound('e-mail channel for the recipients');
-  const mail = await parseMail(input.raw);
+  const mail = await (input.parse ?? parseMail)(input.raw);
   // Without named recipients (a relay posting the message alone), the headers say where it goes.
   if (targets.length === 0) targets = await resolveRecipients(ctx, mail.headerRecipients);
   if (targets.length === 0) throw notFound('e-mail channel for the recipients');
   const results: IngestResult[] = [];
   for (const target of targets) {
     const result = await storeInboundMail(ctx, { target, mail, raw: input.raw, envelopeFrom: input.envelopeFrom ?? null });
-    ctx.log.info(result.duplicate ? 'mail received, duplicate' : 'mail received', {
+    ctx.metrics.mailReceived.inc({ via: input.via, result: result.duplicate ? 'duplicate' : 'stored' });
+    // Per-mail detail at debug level (svc_mail_received_total counts them); failures are errors.
+    ctx.log.debug(result.duplicate ? 'mail received, duplicate' : 'mail received', {
       via: input.via,
       channel_id: target.channel.id,
       inbox_id: result.inbox_id,
@@ -99,7 +111,6 @@ export async function storeInboundMail(
 ): Promise<IngestResult> {
   const { target, mail } = input;
   const { workspaceId, inboxId } = target;
-  if (mail.messageId && (await mailIdKnown(ctx.db, inboxId, mail.messageId))) return duplicateResult(ctx, inboxId, mail.messageId);
 
   // Files first: if the process dies before the commit they are unreferenced, never missing.
   const written: string[] = [];
@@ -107,20 +118,21 @@ export async function storeInboundMail(
   const messageId = newId('m', (input.receivedAt ?? ctx.clock.now()).getTime());
   let raw: { id: string; key: string; size: number; sha256: string } | undefined;
   try {
-    if (input.keepRaw !== false) {
-      const id = newId('eml');
-      const key = rawEmailKey(workspaceId, id);
-      const stored = await ctx.storage.put(key, input.raw, { contentType: 'message/rfc822' });
-      written.push(key);
-      raw = { id, key, ...stored };
-    }
-    for (const a of mail.attachments) {
-      const id = newId('att');
-      const key = attachmentKey(workspaceId, id);
-      const stored = await ctx.storage.put(key, a.content, { contentType: a.contentType });
-      written.push(key);
-      files.push({ id, filename: a.filename, contentType: a.contentType, size: stored.size, sha256: stored.sha256, storageKey: key, contentId: a.contentId, inline: a.inline });
-    }
+    // The original and the attachments are written side by side.
+    const rawId = input.keepRaw !== false ? newId('eml') : undefined;
+    const fileIds = mail.attachments.map(() => newId('att'));
+    const writes = await Promise.allSettled([
+      rawId ? ctx.storage.put(rawEmailKey(workspaceId, rawId), input.raw, { contentType: 'message/rfc822' }).then((r) => (written.push(rawEmailKey(workspaceId, rawId)), r)) : undefined,
+      ...mail.attachments.map((a, i) => ctx.storage.put(attachmentKey(workspaceId, fileIds[i]), a.content, { contentType: a.contentType }).then((r) => (written.push(attachmentKey(workspaceId, fileIds[i])), r))),
+    ]);
+    const failed = writes.find((w) => w.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    const stored = writes.map((w) => (w as PromiseFulfilledResult<{ size: number; sha256: string } | undefined>).value);
+    if (rawId) raw = { id: rawId, key: rawEmailKey(workspaceId, rawId), ...stored[0]! };
+    mail.attachments.forEach((a, i) => {
+      const s = stored[i + 1]!;
+      files.push({ id: fileIds[i], filename: a.filename, contentType: a.contentType, size: s.size, sha256: s.sha256, storageKey: attachmentKey(workspaceId, fileIds[i]), contentId: a.contentId, inline: a.inline });
+    });
     const cids = new Map(files.filter((f) => f.contentId).map((f) => [f.contentId!, f.id]));
     const sender = senderAddress(mail, input.envelopeFrom ?? null);
     const message: NewMessage = {
@@ -135,11 +147,14 @@ export async function storeInboundMail(
       mail: { messageId: mail.messageId, references: mail.references, replyTo: replyAddress(mail, sender) },
       files,
       attachmentsOmitted: mail.attachmentsOmitted,
+      raw: raw ? { storageKey: raw.key, size: raw.size, sha256: raw.sha256 } : undefined,
       createdAt: input.receivedAt,
     };
 
+    // Inside a caller's transaction (an import) the work joins it; otherwise it is group-committed.
+    const transact = <T>(work: (trx: Transaction<Database>) => Promise<T>) => (ctx.db.isTransaction ? inTransaction(ctx.db, work) : ctx.writes.run(work));
     const result = await retryOnUniqueViolation(() =>
-      inTransaction(ctx.db, async (trx) => {
+      transact(async (trx) => {
         const tx = { db: trx, clock: ctx.clock };
         const contact: ContactView = sender
           ? (await findOrCreateContactByEmail(tx, { workspaceId, email: sender, name: mail.from.name, quiet: input.quiet })).view
@@ -171,21 +186,6 @@ export async function storeInboundMail(
           const fresh = await registerMailId(tx, { workspaceId, inboxId, rfcId: mail.messageId, conversationId: conversation.id, messageId });
           if (!fresh) throw new DuplicateMail();
         }
-        if (raw) {
-          await trx
-            .insertInto('raw_emails')
-            .values({
-              id: raw.id,
-              workspace_id: workspaceId,
-              conversation_id: conversation.id,
-              message_id: messageId,
-              storage_key: raw.key,
-              size: raw.size,
-              sha256: raw.sha256,
-              created_at: iso(input.receivedAt ?? ctx.clock.now()),
-            })
-            .execute();
-        }
         return { inbox_id: inboxId, conversation_id: conversation.id, message_id: messageId, duplicate: false, new_conversation: created };
       }),
     );
@@ -193,12 +193,10 @@ export async function storeInboundMail(
     return result;
   } catch (error) {
     await Promise.allSettled(written.map((key) => ctx.storage.delete(key)));
-    if (error instanceof DuplicateMail && mail.messageId) return duplicateResult(ctx, inboxId, mail.messageId);
+    if (error instanceof DuplicateMail && mail.messageId) {
+      const known = (await findMailId(ctx.db, target, mail.messageId))!;
+      return { inbox_id: inboxId, ...known, duplicate: true, new_conversation: false };
+    }
     throw error;
   }
-}
-
-async function duplicateResult(ctx: Pick<Ctx, 'db'>, inboxId: string, rfcId: string): Promise<IngestResult> {
-  const row = await ctx.db.selectFrom('mail_ids').select(['conversation_id', 'message_id']).where('inbox_id', '=', inboxId).where('rfc_id', '=', rfcId).executeTakeFirstOrThrow();
-  return { inbox_id: inboxId, conversation_id: row.conversation_id, message_id: row.message_id, duplicate: true, new_conversation: false };
 }

@@ -174,27 +174,31 @@ export async function parseMail(raw: Buffer): Promise<InboundMail> {
   try {
     return fromParsed(await simpleParser(raw, PARSER_OPTIONS), null);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    const note = `This message could not be read (${reason.slice(0, 200)}). The original is kept.`;
-    try {
-      const headersOnly = await simpleParser(Buffer.concat([headerBlock(raw), Buffer.from('\r\n\r\n')]), { ...PARSER_OPTIONS, maxChildNodes: 10 });
-      return fromParsed(headersOnly, note);
-    } catch {
-      return {
-        messageId: null,
-        inReplyTo: [],
-        references: [],
-        subject: null,
-        from: { address: null, name: null },
-        replyTo: null,
-        text: note,
-        html: null,
-        attachments: [],
-        attachmentsOmitted: 0,
-        automatic: false,
-        unreadable: note,
-        headerRecipients: [],
-      };
-    }
+    return parseHeadersOnly(raw, error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** A message whose body cannot be read: its headers (when they can be read) and an explanation. */
+export async function parseHeadersOnly(raw: Buffer, reason: string): Promise<InboundMail> {
+  const note = `This message could not be read (${reason.slice(0, 200)}). The original is kept.`;
+  try {
+    const headersOnly = await simpleParser(Buffer.concat([headerBlock(raw), Buffer.from('\r\n\r\n')]), { ...PARSER_OPTIONS, maxChildNodes: 10 });
+    return fromParsed(headersOnly, note);
+  } catch {
+    return {
+      messageId: null,
+      inReplyTo: [],
+      references: [],
+      subject: null,
+      from: { address: null, name: null },
+      replyTo: null,
+      text: note,
+      html: null,
+      attachments: [],
+      attachmentsOmitted: 0,
+      automatic: false,
+      unreadable: note,
+      headerRecipients: [],
+    };
   }
 }

@@ -9,6 +9,7 @@ import type { Ctx } from '../context.js';
 import { AppError } from '../platform/errors.js';
 import { safeEqual } from '../platform/crypto.js';
 import { ingestEmail } from './ingest.js';
+import { ParsePool } from './parse-pool.js';
 import { resolveRecipient, type MailTarget } from './recipients.js';
 
 export const MAX_RECIPIENTS = 100;
@@ -24,6 +25,7 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
   const maxBytes = ctx.config.ingressMaxBytes;
   // Targets per SMTP transaction (the envelope object is new for every MAIL FROM).
   const targets = new WeakMap<object, MailTarget[]>();
+  const parser = new ParsePool(ctx.log);
 
   const server = new SMTPServer({
     name: new URL(ctx.config.publicUrl).hostname,
@@ -77,6 +79,7 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
           targets: list,
           envelopeFrom: mailFrom ? mailFrom.address || null : null,
           via: 'smtp',
+          parse: (raw) => parser.parse(raw),
         }).then(
           (results) => callback(null, `2.0.0 stored as ${results.map((r) => r.message_id).join(' ')}`),
           (error) => {
@@ -91,14 +94,22 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
   });
   server.on('error', (error) => ctx.log.warn('smtp ingress connection error', { error }));
 
-  await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.listen(addr.port, addr.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.server.once('error', reject);
+      server.listen(addr.port, addr.host, () => resolve());
+    });
+  } catch (error) {
+    await parser.close();
+    throw error;
+  }
   const port = (server.server.address() as AddressInfo).port;
   return {
     port,
     host: addr.host,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    async stop() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await parser.close();
+    },
   };
 }

@@ -23,7 +23,12 @@ export async function findThread(db: Db, input: { workspaceId: string; inboxId: 
   return db.selectFrom('conversations').selectAll().where('id', '=', best.conversation_id).executeTakeFirst();
 }
 
-export async function mailIdKnown(db: Db, inboxId: string, rfcId: string): Promise<boolean> {
-  const row = await db.selectFrom('mail_ids').select('message_id').where('inbox_id', '=', inboxId).where('rfc_id', '=', rfcId).executeTakeFirst();
-  return !!row;
+export async function findMailId(db: Db, target: { workspaceId: string; inboxId: string }, rfcId: string) {
+  return db
+    .selectFrom('mail_ids')
+    .select(['conversation_id', 'message_id'])
+    .where('workspace_id', '=', target.workspaceId)
+    .where('rfc_id', '=', rfcId)
+    .where('inbox_id', '=', target.inboxId)
+    .executeTakeFirst();
 }

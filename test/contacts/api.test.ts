@@ -122,8 +122,8 @@ describe('contacts API', () => {
     await s.request('PATCH', `/v1/contacts/${contactId}`, { token: seed.apiKey, body: { external_ids: [{ inbox_id: seed.inboxId, external_id: 'leaving-1' }] } });
     const keys = [
       ...(await s.app.db.selectFrom('attachments').select('storage_key').where('conversation_id', '=', mail.conversation_id).execute()),
-      ...(await s.app.db.selectFrom('raw_emails').select('storage_key').where('conversation_id', '=', mail.conversation_id).execute()),
-    ].map((r) => r.storage_key);
+      ...(await s.app.db.selectFrom('messages').select('raw_storage_key as storage_key').where('conversation_id', '=', mail.conversation_id).execute()),
+    ].map((r) => r.storage_key!);
     assert.equal(keys.length, 2);
     for (const k of keys) assert.ok(await s.app.storage.exists(k));
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { ingressPort, rawMail, seedEmailChannel, sendToIngress, SmtpDialog } from '../helpers/mail.js';
@@ -55,8 +56,13 @@ describe('inbound mail: SMTP listener, HTTP ingress, svc ingest-email', () => {
     assert.equal(att.size, 16);
     assert.match(att.sha256, /^[0-9a-f]{64}$/);
     assert.ok(await s.app.storage.exists(att.storage_key));
-    const raw = await db.selectFrom('raw_emails').selectAll().where('message_id', '=', msg.id).executeTakeFirstOrThrow();
-    assert.ok(await s.app.storage.exists(raw.storage_key));
+    assert.ok(msg.raw_storage_key);
+    assert.ok(await s.app.storage.exists(msg.raw_storage_key));
+    const rawChunks: Buffer[] = [];
+    for await (const c of await s.app.storage.get(msg.raw_storage_key)) rawChunks.push(c as Buffer);
+    const rawBytes = Buffer.concat(rawChunks);
+    assert.equal(msg.raw_size, rawBytes.length);
+    assert.equal(msg.raw_sha256, createHash('sha256').update(rawBytes).digest('hex'));
 
     // The API shows it; the .eml and the attachment download.
     const api = await s.request('GET', `/v1/conversations/${conv.id}/messages`, { token: seed.apiKey });

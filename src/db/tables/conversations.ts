@@ -97,10 +97,17 @@ export interface MessagesTable {
   mail_reply_to: string | null;
   /** Attachments past the per-message limit, kept only in the raw .eml. */
   attachments_omitted: number;
+  /** The original .eml of an inbound mail in storage (null once retention removed it). */
+  raw_storage_key: string | null;
+  raw_size: number | null;
+  raw_sha256: string | null;
   created_at: string;
 }
 
-/** Every Message-ID we stored or sent, per inbox: the threading index and the de-duplication key. */
+/**
+ * Every Message-ID we stored or sent, per inbox: the threading index (by workspace and id) and
+ * the de-duplication key (one row per inbox and id).
+ */
 export interface MailIdsTable {
   workspace_id: string;
   inbox_id: string;
@@ -126,18 +133,6 @@ export interface AttachmentsTable {
   created_at: string;
 }
 
-/** The original .eml of each inbound mail. */
-export interface RawEmailsTable {
-  id: string;
-  workspace_id: string;
-  conversation_id: string;
-  message_id: string;
-  storage_key: string;
-  size: number;
-  sha256: string;
-  created_at: string;
-}
-
 export interface ConversationTables {
   contacts: ContactsTable;
   contact_emails: ContactEmailsTable;
@@ -147,5 +142,4 @@ export interface ConversationTables {
   messages: MessagesTable;
   mail_ids: MailIdsTable;
   attachments: AttachmentsTable;
-  raw_emails: RawEmailsTable;
 }
