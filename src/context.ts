@@ -1,4 +1,5 @@
 // buildServices: the one place that builds everything the program shares. No module-level singletons.
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { EventEmitter } from 'node:events';
 import type { Config } from './config.js';
 import { openDatabase, type DbHandle, type DialectName } from './db/connection.js';
@@ -25,7 +26,14 @@ export interface Ctx {
   systemMail: SystemMailer;
   /** In-process wake-up signals ('events' when events were written, and feature-specific ones). */
   hub: EventEmitter;
+  /** Name resolution for outbound connections (webhooks); tests swap in their own answers. */
+  lookup: HostLookup;
 }
+
+export type HostLookup = (hostname: string) => Promise<{ address: string; family: number }[]>;
+
+/** Every address the system resolver gives for a name, in its order. */
+export const systemLookup: HostLookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 export interface App extends Ctx {
   handle: DbHandle;
@@ -38,6 +46,7 @@ export interface BuildOptions {
   /** Create $SVC_DATA_DIR/master.key when no key is configured (serve does; most commands do not). */
   createMasterKey?: boolean;
   jobPollMs?: number;
+  lookup?: HostLookup;
 }
 
 export function buildServices(config: Config, opts: BuildOptions = {}): App {
@@ -61,6 +70,7 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
     jobs,
     systemMail,
     hub,
+    lookup: opts.lookup ?? systemLookup,
     handle,
     async close() {
       await jobs.stop();

@@ -7,6 +7,9 @@ import { registerWorkspaceRoutes } from '../workspaces/routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
 import { registerInboxRoutes } from '../inboxes/routes.js';
 import { registerChannelRoutes } from '../channels/routes.js';
+import { registerWebhookRoutes } from '../webhooks/routes.js';
+import { registerEventRoutes } from '../events/routes.js';
+import { registerRealtimeRoutes } from '../realtime/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -20,4 +23,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerApiKeyRoutes },
   { register: registerInboxRoutes },
   { register: registerChannelRoutes },
+  { register: registerWebhookRoutes },
+  { register: registerEventRoutes },
+  { register: registerRealtimeRoutes },
 ];

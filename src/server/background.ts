@@ -1,6 +1,7 @@
 // The background table: job kinds and long-running listeners that features add to the server.
 import type { Ctx } from '../context.js';
 import type { JobKind } from '../platform/jobs.js';
+import { webhooksBackground } from '../webhooks/background.js';
 
 export interface RunningPart {
   stop(): Promise<void>;
@@ -15,4 +16,4 @@ export interface BackgroundPart {
   start?(ctx: Ctx): Promise<RunningPart | void>;
 }
 
-export const backgroundTable: BackgroundPart[] = [];
+export const backgroundTable: BackgroundPart[] = [webhooksBackground];

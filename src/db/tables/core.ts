@@ -130,6 +130,8 @@ export interface EventsTable {
   audience: 'all' | 'admins';
   webhook: number;
   is_note: number;
+  /** JSON array of the inboxes the event concerns (an inbox-limited reader or endpoint sees it); added by 0003. */
+  related_inbox_ids: string | null;
 }
 
 export interface CoreTables {

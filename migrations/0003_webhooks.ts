@@ -1,0 +1,98 @@
+import { type Kysely, sql } from 'kysely';
+import { notNull } from '../src/db/dialect.js';
+
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('events').addColumn('related_inbox_ids', 'text').execute();
+
+  await db.schema
+    .createTable('webhook_endpoints')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .addColumn('url', 'text', notNull)
+    .addColumn('events', 'text', notNull) // JSON array
+    .addColumn('inbox_id', 'text', (c) => c.references('inboxes.id').onDelete('cascade'))
+    .addColumn('include_notes', 'integer', notNull)
+    .addColumn('secret_sealed', 'text', notNull)
+    .addColumn('previous_secret_sealed', 'text')
+    .addColumn('previous_secret_expires_at', 'text')
+    .addColumn('disabled_at', 'text')
+    .addColumn('disabled_reason', 'text')
+    .addColumn('failing_since', 'text')
+    .addColumn('created_at', 'text', notNull)
+    .addColumn('updated_at', 'text', notNull)
+    .execute();
+  await db.schema.createIndex('webhook_endpoints_workspace').on('webhook_endpoints').column('workspace_id').execute();
+
+  // The outbox: one row per (event, endpoint), written in the transaction that records the event.
+  await db.schema
+    .createTable('webhook_deliveries')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
+    .addColumn('workspace_id', 'text', notNull)
+    .addColumn('event_seq', 'bigint', notNull)
+    .addColumn('event_id', 'text', notNull)
+    .addColumn('status', 'text', notNull) // pending | succeeded | failed
+    .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('next_attempt_at', 'text')
+    .addColumn('lease_until', 'text')
+    .addColumn('last_attempt_at', 'text')
+    .addColumn('finished_at', 'text')
+    .addColumn('manual_requested_at', 'text') // a redelivery was asked for and is not done yet
+    .addColumn('created_at', 'text', notNull)
+    .addUniqueConstraint('webhook_deliveries_event_endpoint', ['event_seq', 'endpoint_id'])
+    .execute();
+  await db.schema
+    .createIndex('webhook_deliveries_due')
+    .on('webhook_deliveries')
+    .column('next_attempt_at')
+    .where(sql<boolean>`status = 'pending'`)
+    .execute();
+  await db.schema
+    .createIndex('webhook_deliveries_manual')
+    .on('webhook_deliveries')
+    .column('manual_requested_at')
+    .where(sql<boolean>`manual_requested_at is not null`)
+    .execute();
+  await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'created_at']).execute();
+  await db.schema.createIndex('webhook_deliveries_finished').on('webhook_deliveries').column('finished_at').execute();
+
+  await db.schema
+    .createTable('webhook_attempts')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('delivery_id', 'text', (c) => c.notNull().references('webhook_deliveries.id').onDelete('cascade'))
+    .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
+    .addColumn('workspace_id', 'text', notNull)
+    .addColumn('attempt', 'integer')
+    .addColumn('manual', 'integer', notNull)
+    .addColumn('started_at', 'text', notNull)
+    .addColumn('duration_ms', 'integer', notNull)
+    .addColumn('outcome', 'text', notNull) // succeeded | failed
+    .addColumn('status_code', 'integer')
+    .addColumn('response', 'text')
+    .addColumn('error', 'text')
+    .execute();
+  await db.schema.createIndex('webhook_attempts_endpoint').on('webhook_attempts').columns(['endpoint_id', 'started_at']).execute();
+  await db.schema.createIndex('webhook_attempts_delivery').on('webhook_attempts').column('delivery_id').execute();
+
+  // Live connections (members, keys, contacts) with heartbeats; stale rows are kept one hour.
+  await db.schema
+    .createTable('realtime_connections')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'text', notNull)
+    .addColumn('kind', 'text', notNull) // member | api_key | contact
+    .addColumn('subject_id', 'text', notNull)
+    .addColumn('inbox_id', 'text')
+    .addColumn('connected_at', 'text', notNull)
+    .addColumn('last_seen_at', 'text', notNull)
+    .addColumn('closed_at', 'text')
+    .execute();
+  await db.schema.createIndex('realtime_connections_subject').on('realtime_connections').columns(['kind', 'subject_id', 'last_seen_at']).execute();
+  await db.schema.createIndex('realtime_connections_seen').on('realtime_connections').column('last_seen_at').execute();
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  for (const t of ['realtime_connections', 'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints']) {
+    await db.schema.dropTable(t).execute();
+  }
+  await db.schema.alterTable('events').dropColumn('related_inbox_ids').execute();
+}
