@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { notNull } from '../src/db/dialect.js';
+import { isPostgres, notNull } from '../src/db/dialect.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('events').addColumn('related_inbox_ids', 'text').execute();
@@ -24,12 +24,15 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('webhook_endpoints_workspace').on('webhook_endpoints').column('workspace_id').execute();
 
   // The outbox: one row per (event, endpoint), written in the transaction that records the event.
-  await db.schema
+  // Keyed by (event_seq, endpoint_id) and, on SQLite, stored in that order (WITHOUT ROWID): a
+  // recording transaction appends one event's deliveries side by side. No index leads with
+  // endpoint_id, which would touch a page per endpoint in every recording transaction; logs go
+  // through the attempts (written in batches) and the clean-up through finished_at.
+  const deliveries = db.schema
     .createTable('webhook_deliveries')
-    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('event_seq', 'bigint', notNull)
     .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
     .addColumn('workspace_id', 'text', notNull)
-    .addColumn('event_seq', 'bigint', notNull)
     .addColumn('event_id', 'text', notNull)
     .addColumn('status', 'text', notNull) // pending | succeeded | failed
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
@@ -39,8 +42,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('finished_at', 'text')
     .addColumn('manual_requested_at', 'text') // a redelivery was asked for and is not done yet
     .addColumn('created_at', 'text', notNull)
-    .addUniqueConstraint('webhook_deliveries_event_endpoint', ['event_seq', 'endpoint_id'])
-    .execute();
+    .addPrimaryKeyConstraint('webhook_deliveries_pk', ['event_seq', 'endpoint_id']);
+  await (isPostgres(db) ? deliveries : deliveries.modifyEnd(sql`without rowid`)).execute();
   await db.schema
     .createIndex('webhook_deliveries_due')
     .on('webhook_deliveries')
@@ -53,14 +56,19 @@ export async function up(db: Kysely<any>): Promise<void> {
     .column('manual_requested_at')
     .where(sql<boolean>`manual_requested_at is not null`)
     .execute();
-  await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'created_at']).execute();
-  await db.schema.createIndex('webhook_deliveries_finished').on('webhook_deliveries').column('finished_at').execute();
+  await db.schema
+    .createIndex('webhook_deliveries_finished')
+    .on('webhook_deliveries')
+    .column('finished_at')
+    .where(sql<boolean>`finished_at is not null`)
+    .execute();
 
   await db.schema
     .createTable('webhook_attempts')
     .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('delivery_id', 'text', (c) => c.notNull().references('webhook_deliveries.id').onDelete('cascade'))
+    .addColumn('event_seq', 'bigint', notNull)
     .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
+    .addColumn('event_id', 'text', notNull)
     .addColumn('workspace_id', 'text', notNull)
     .addColumn('attempt', 'integer')
     .addColumn('manual', 'integer', notNull)
@@ -70,9 +78,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('status_code', 'integer')
     .addColumn('response', 'text')
     .addColumn('error', 'text')
+    .addForeignKeyConstraint('webhook_attempts_delivery', ['event_seq', 'endpoint_id'], 'webhook_deliveries', ['event_seq', 'endpoint_id'], (c) => c.onDelete('cascade'))
     .execute();
   await db.schema.createIndex('webhook_attempts_endpoint').on('webhook_attempts').columns(['endpoint_id', 'started_at']).execute();
-  await db.schema.createIndex('webhook_attempts_delivery').on('webhook_attempts').column('delivery_id').execute();
+  await db.schema.createIndex('webhook_attempts_by_delivery').on('webhook_attempts').columns(['event_seq', 'endpoint_id']).execute();
 
   // Live connections (members, keys, contacts) with heartbeats; stale rows are kept one hour.
   await db.schema

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -44,8 +46,59 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, dialect: 'sqlite', sqliteFile: file, close: () => db.destroy() };
+  // Checkpoints (copying the WAL into the database file, with its fsync) run on a worker thread so
+  // that they do not stall the event loop; the connection's own checkpoint stays as a fallback for
+  // a WAL that grows past 10,000 pages.
+  sqlite.pragma('wal_autocheckpoint = 10000');
+  const checkpointer = startCheckpointer(file);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    sqliteFile: file,
+    close: async () => {
+      await checkpointer.terminate();
+      await db.destroy();
+    },
+  };
+}
+
+const CHECKPOINT_EVERY_MS = 200;
+
+/** A worker thread with its own connection that checkpoints the WAL (PASSIVE: never waits for readers or writers). */
+function startCheckpointer(file: string): Worker {
+  const worker = new Worker(
+    `const { workerData } = require('node:worker_threads');
+     const Database = require(workerData.module);
+     const db = new Database(workerData.file);
+     db.pragma('busy_timeout = 1000');
+     setInterval(() => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} }, workerData.everyMs);`,
+    { eval: true, workerData: { file, module: createRequire(import.meta.url).resolve('better-sqlite3'), everyMs: CHECKPOINT_EVERY_MS } },
+  );
+  worker.unref();
+  // A failing checkpointer leaves the work to the connection's own fallback checkpoints.
+  worker.on('error', () => {});
+  return worker;
+}
+
+/**
+ * kysely's SQLite driver prepares every query it runs; compiling the SQL again costs more than
+ * running a small statement. Repeated SQL text reuses its prepared statement (least recently used
+ * ones are dropped; a statement still being iterated is never handed out twice).
+ */
+function withStatementCache(sqlite: SQLite.Database, size = 500): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string) {
+      const cached = cache.get(text);
+      cache.delete(text);
+      const stmt = cached && !cached.busy ? cached : sqlite.prepare(text);
+      cache.set(text, stmt);
+      if (cache.size > size) cache.delete(cache.keys().next().value!);
+      return stmt;
+    },
+  };
 }
 
 /** True when the database answers within the time limit. Used by /readyz. */

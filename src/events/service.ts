@@ -249,7 +249,7 @@ export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>): Pr
           .selectFrom('events as e')
           .select('e.seq')
           .where('e.seq', '<=', horizon)
-          .where((w) => w.not(w.exists(w.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_seq', '=', 'e.seq'))))
+          .where((w) => w.not(w.exists(w.selectFrom('webhook_deliveries as d').select('d.event_seq').whereRef('d.event_seq', '=', 'e.seq'))))
           .limit(5000),
       )
       .executeTakeFirst();

@@ -6,16 +6,16 @@
 // takes over deliveries whose lease it finds (at-least-once, same webhook-id).
 import { Counter } from 'prom-client';
 import type { Agent } from 'undici';
-import { sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import type { Ctx } from '../context.js';
-import type { Db } from '../db/schema.js';
+import type { Database, Db } from '../db/schema.js';
 import { eventPayload } from '../events/service.js';
 import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import type { Drainable } from '../platform/jobs.js';
 import { createWebhookAgent } from './address.js';
 import { type AttemptResult, sendAttempt } from './attempt.js';
-import { webhookMessageId } from './outbox.js';
+import { deliveryIdOf, webhookMessageId } from './outbox.js';
 import { signedHeaders } from './signing.js';
 import { signingSecrets } from './service.js';
 
@@ -39,7 +39,6 @@ export function retryDelayMs(attempt: number, random: () => number = Math.random
 }
 
 interface Claimed {
-  id: string;
   endpoint_id: string;
   workspace_id: string;
   event_seq: number;
@@ -53,6 +52,13 @@ interface Finished {
   startedAt: Date;
   finishedAt: Date;
   result: AttemptResult;
+}
+
+const keyOf = (d: { event_seq: number; endpoint_id: string }) => `${d.event_seq}:${d.endpoint_id}`;
+
+/** WHERE (event_seq, endpoint_id) IN (…) for a list of deliveries. */
+function deliveryIn(eb: ExpressionBuilder<Database, 'webhook_deliveries'>, ds: { event_seq: number; endpoint_id: string }[]) {
+  return eb(eb.refTuple('event_seq', 'endpoint_id'), 'in', ds.map((d) => eb.tuple(d.event_seq, d.endpoint_id)));
 }
 
 export interface DispatcherOptions {
@@ -138,7 +144,8 @@ export class WebhookDispatcher implements Drainable {
       try {
         do {
           this.pumpAgain = false;
-          while (!this.stopped && (await this.fill()) > 0);
+          // Claims are made in batches: refill once half the room is free (or nothing is under way).
+          while (!this.stopped && this.inFlight.size <= this.maxInFlight / 2 && (await this.fill()) > 0);
         } while (this.pumpAgain && !this.stopped);
       } catch (error) {
         this.ctx.log.error('webhook outbox unavailable', { error });
@@ -190,22 +197,19 @@ export class WebhookDispatcher implements Drainable {
     const rows = await db
       .updateTable('webhook_deliveries')
       .set({ lease_until: iso(now.getTime() + LEASE_MS) })
-      .where('id', 'in', (eb) => {
-        let q = eb
+      .where((w) => {
+        let q = w
           .selectFrom('webhook_deliveries as d')
-          .select('d.id')
-          .where((w) => w.or([w('d.lease_until', 'is', null), w('d.lease_until', '<', nowText)]))
-          .where((w) =>
-            w.not(w.exists(w.selectFrom('workspaces as ws').select('ws.id').whereRef('ws.id', '=', 'd.workspace_id').where('ws.deleted_at', 'is not', null))),
-          );
+          .select(['d.event_seq', 'd.endpoint_id'])
+          .where((x) => x.or([x('d.lease_until', 'is', null), x('d.lease_until', '<', nowText)]));
         q = manual
           ? q.where(sql<boolean>`d.manual_requested_at is not null`).orderBy('d.manual_requested_at')
           : q.where(sql<boolean>`d.status = 'pending'`).where('d.next_attempt_at', '<=', nowText).orderBy('d.next_attempt_at');
         if (busyEndpoints.length) q = q.where('d.endpoint_id', 'not in', busyEndpoints);
-        return q.limit(limit);
+        return sql<boolean>`(event_seq, endpoint_id) in (${q.limit(limit)})`;
       })
       .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', nowText)]))
-      .returning(['id', 'endpoint_id', 'workspace_id', 'event_seq', 'event_id', 'attempts'])
+      .returning(['endpoint_id', 'workspace_id', 'event_seq', 'event_id', 'attempts'])
       .execute();
     return rows.map((r) => ({ ...r, event_seq: Number(r.event_seq), manual }));
   }
@@ -214,9 +218,20 @@ export class WebhookDispatcher implements Drainable {
     const { db, sealer, clock } = this.ctx;
     const endpointIds = [...new Set(claimed.map((c) => c.endpoint_id))];
     const seqs = [...new Set(claimed.map((c) => c.event_seq))];
+    // Endpoints of live workspaces only: nothing more is sent for a deleted workspace.
     const endpoints = new Map(
-      (await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', endpointIds).execute()).map((e) => [e.id, e]),
+      (
+        await db
+          .selectFrom('webhook_endpoints as e')
+          .innerJoin('workspaces as w', 'w.id', 'e.workspace_id')
+          .selectAll('e')
+          .where('e.id', 'in', endpointIds)
+          .where('w.deleted_at', 'is', null)
+          .execute()
+      ).map((e) => [e.id, e]),
     );
+    const orphans = claimed.filter((d) => !endpoints.has(d.endpoint_id));
+    if (orphans.length) await db.deleteFrom('webhook_deliveries').where((eb) => deliveryIn(eb, orphans)).execute();
     const events = new Map(
       (await db.selectFrom('events').select(['seq', 'id', 'type', 'occurred_at', 'workspace_id', 'inbox_id', 'data']).where('seq', 'in', seqs).execute()).map((e) => [
         Number(e.seq),
@@ -242,23 +257,24 @@ export class WebhookDispatcher implements Drainable {
           this.scheduleFlush();
         })
         .finally(() => {
-          this.inFlight.delete(d.id);
+          this.inFlight.delete(keyOf(d));
           const left = (this.endpointLoad.get(d.endpoint_id) ?? 1) - 1;
           if (left > 0) this.endpointLoad.set(d.endpoint_id, left);
           else this.endpointLoad.delete(d.endpoint_id);
           this.wake();
         });
-      this.inFlight.set(d.id, p);
+      this.inFlight.set(keyOf(d), p);
     }
   }
 
   private scheduleFlush(): void {
-    if (this.results.length >= 256) {
+    if (this.results.length >= 512) {
       void this.flush();
       return;
     }
     if (this.flushTimer) return;
-    this.flushTimer = setTimeout(() => void this.flush(), 5);
+    // Results are written in batches: one transaction per batch keeps the write cost per delivery low.
+    this.flushTimer = setTimeout(() => void this.flush(), 20);
   }
 
   /** Writes the results gathered so far (one transaction); resolves when everything gathered is written. */
@@ -269,7 +285,9 @@ export class WebhookDispatcher implements Drainable {
     this.results = [];
     if (batch.length === 0) return this.writing;
     this.writing = this.writing
-      .then(() => this.ctx.db.transaction().execute((trx) => writeResults({ ...this.ctx, db: trx }, batch)))
+      .then(() => this.ctx.db.transaction().execute((trx) => writeResults({ ...this.ctx, db: trx }, batch, { checkExisting: false })))
+      // A delivery removed meanwhile (its endpoint was deleted) fails the batch; write it again without those.
+      .catch(() => this.ctx.db.transaction().execute((trx) => writeResults({ ...this.ctx, db: trx }, batch, { checkExisting: true })))
       .catch((error) => {
         // The deliveries stay pending and leased; when the lease runs out they are sent again.
         this.ctx.log.error('webhook results not written', { error, count: batch.length });
@@ -279,23 +297,29 @@ export class WebhookDispatcher implements Drainable {
 }
 
 /** Applies a batch of attempt results: attempt log, delivery states, endpoint failure windows. */
-export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db }, batch: Finished[]): Promise<void> {
+export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db }, batch: Finished[], opts: { checkExisting: boolean }): Promise<void> {
   const { db, clock, log } = ctx;
   const now = clock.now();
   const nowText = iso(now);
-  const ids = [...new Set(batch.map((f) => f.delivery.id))];
-  const existing = new Set<string>();
-  for (let i = 0; i < ids.length; i += 500) {
-    for (const r of await db.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids.slice(i, i + 500)).execute()) existing.add(r.id);
+  let kept = [...batch].sort((a, b) => a.finishedAt.getTime() - b.finishedAt.getTime());
+  if (opts.checkExisting) {
+    const existing = new Set<string>();
+    for (let i = 0; i < kept.length; i += 200) {
+      const chunk = kept.slice(i, i + 200).map((f) => f.delivery);
+      for (const r of await db.selectFrom('webhook_deliveries').select(['event_seq', 'endpoint_id']).where((eb) => deliveryIn(eb, chunk)).execute()) {
+        existing.add(keyOf({ event_seq: Number(r.event_seq), endpoint_id: r.endpoint_id }));
+      }
+    }
+    kept = kept.filter((f) => existing.has(keyOf(f.delivery)));
   }
-  const kept = batch.filter((f) => existing.has(f.delivery.id)).sort((a, b) => a.finishedAt.getTime() - b.finishedAt.getTime());
   if (kept.length === 0) return;
 
   // Attempt log.
   const attemptRows = kept.map((f) => ({
     id: newId('wha', f.startedAt.getTime()),
-    delivery_id: f.delivery.id,
+    event_seq: f.delivery.event_seq,
     endpoint_id: f.delivery.endpoint_id,
+    event_id: f.delivery.event_id,
     workspace_id: f.delivery.workspace_id,
     attempt: f.delivery.manual ? null : f.delivery.attempts + 1,
     manual: f.delivery.manual ? 1 : 0,
@@ -351,8 +375,9 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
 
   // Delivery states.
   const succeeded = kept.filter((f) => f.result.succeeded);
-  const scheduledOk = succeeded.filter((f) => !f.delivery.manual).map((f) => f.delivery.id);
-  for (let i = 0; i < scheduledOk.length; i += 500) {
+  const scheduledOk = succeeded.filter((f) => !f.delivery.manual).map((f) => f.delivery);
+  for (let i = 0; i < scheduledOk.length; i += 200) {
+    const chunk = scheduledOk.slice(i, i + 200);
     await db
       .updateTable('webhook_deliveries')
       .set((eb) => ({
@@ -363,7 +388,7 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
         last_attempt_at: nowText,
         finished_at: nowText,
       }))
-      .where('id', 'in', scheduledOk.slice(i, i + 500))
+      .where((eb) => deliveryIn(eb, chunk))
       .execute();
   }
   for (const f of kept) {
@@ -378,7 +403,8 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
             ? { status: 'succeeded', next_attempt_at: null, finished_at: nowText, manual_requested_at: null, lease_until: null, last_attempt_at: nowText }
             : { manual_requested_at: null, lease_until: null, last_attempt_at: nowText },
         )
-        .where('id', '=', d.id)
+        .where('event_seq', '=', d.event_seq)
+        .where('endpoint_id', '=', d.endpoint_id)
         .execute();
       continue;
     }
@@ -389,18 +415,20 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
       await db
         .updateTable('webhook_deliveries')
         .set({ status: 'failed', attempts: attempt, next_attempt_at: null, lease_until: null, last_attempt_at: nowText, finished_at: nowText })
-        .where('id', '=', d.id)
+        .where('event_seq', '=', d.event_seq)
+        .where('endpoint_id', '=', d.endpoint_id)
         .execute();
-      if (!disabled) log.warn('webhook delivery given up', { endpoint_id: d.endpoint_id, delivery_id: d.id, attempts: attempt, error: f.result.error });
+      if (!disabled) log.warn('webhook delivery given up', { endpoint_id: d.endpoint_id, delivery_id: deliveryIdOf(d.event_id), attempts: attempt, error: f.result.error });
     } else {
       const next = iso(f.finishedAt.getTime() + delay);
       await db
         .updateTable('webhook_deliveries')
         .set({ attempts: attempt, next_attempt_at: next, lease_until: null, last_attempt_at: nowText })
-        .where('id', '=', d.id)
+        .where('event_seq', '=', d.event_seq)
+        .where('endpoint_id', '=', d.endpoint_id)
         .where(sql<boolean>`status = 'pending'`)
         .execute();
-      log.info('webhook attempt failed, retrying', { endpoint_id: d.endpoint_id, delivery_id: d.id, attempt, status_code: f.result.statusCode, error: f.result.error, next_attempt_at: next });
+      log.info('webhook attempt failed, retrying', { endpoint_id: d.endpoint_id, delivery_id: deliveryIdOf(d.event_id), attempt, status_code: f.result.statusCode, error: f.result.error, next_attempt_at: next });
     }
   }
 }

@@ -1,15 +1,9 @@
 // The durable outbox: when an event is recorded, one delivery row per interested endpoint is written
 // in the same transaction, so that a crash can neither lose an event's deliveries nor invent them.
+import { sql } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
-import { newId } from '../platform/ids.js';
 import type { Db } from '../db/schema.js';
-
-export interface EndpointFilter {
-  events: string;
-  inbox_id: string | null;
-  include_notes: number;
-}
 
 export interface OutboxEvent {
   seq: number;
@@ -23,55 +17,57 @@ export interface OutboxEvent {
   relatedInboxIds: readonly string[];
 }
 
-/**
- * Whether an endpoint receives an event: the type is listed, notes only with include_notes, and with
- * an inbox filter only that inbox's conversations plus contact events of contacts that have an
- * external id or a conversation in that inbox.
- */
-export function endpointWants(endpoint: EndpointFilter, event: OutboxEvent): boolean {
-  if (event.webhook !== 1) return false;
-  if (!(JSON.parse(endpoint.events) as string[]).includes(event.type)) return false;
-  if (event.is_note === 1 && endpoint.include_notes !== 1) return false;
-  if (endpoint.inbox_id === null) return true;
-  if (event.type.startsWith('contact.')) return event.relatedInboxIds.includes(endpoint.inbox_id);
-  return event.inbox_id === endpoint.inbox_id;
+/** `events` is a JSON array of type names: a quoted name matches exactly one entry. */
+function listedType(type: string): string {
+  return `%${JSON.stringify(type).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** Writes the deliveries of one event; call inside the transaction that recorded it. */
+/**
+ * Writes the deliveries of one event in one statement; call inside the transaction that recorded it.
+ * An enabled endpoint of the workspace receives the event when it lists the type, notes only with
+ * include_notes, and with an inbox filter only that inbox's conversations plus contact events of
+ * contacts that have an external id or a conversation in that inbox.
+ */
 export async function enqueueDeliveries(ctx: { db: Db; clock: Clock }, event: OutboxEvent): Promise<number> {
   if (event.webhook !== 1) return 0;
-  const endpoints = await ctx.db
-    .selectFrom('webhook_endpoints')
-    .select(['id', 'events', 'inbox_id', 'include_notes'])
-    .where('workspace_id', '=', event.workspace_id)
-    .where('disabled_at', 'is', null)
-    .execute();
-  const wanted = endpoints.filter((e) => endpointWants(e, event));
-  if (wanted.length === 0) return 0;
-  const now = ctx.clock.now();
-  await ctx.db
+  const now = iso(ctx.clock.now());
+  const inboxes = event.type.startsWith('contact.') ? [...event.relatedInboxIds] : event.inbox_id ? [event.inbox_id] : [];
+  const result = await ctx.db
     .insertInto('webhook_deliveries')
-    .values(
-      wanted.map((e) => ({
-        id: newId('dlv', now.getTime()),
-        endpoint_id: e.id,
-        workspace_id: event.workspace_id,
-        event_seq: event.seq,
-        event_id: event.id,
-        status: 'pending' as const,
-        next_attempt_at: iso(now),
-        lease_until: null,
-        last_attempt_at: null,
-        finished_at: null,
-        manual_requested_at: null,
-        created_at: iso(now),
-      })),
+    .columns(['event_seq', 'endpoint_id', 'workspace_id', 'event_id', 'status', 'next_attempt_at', 'created_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('webhook_endpoints as e')
+        .select([
+          eb.val(event.seq).as('event_seq'),
+          'e.id',
+          'e.workspace_id',
+          eb.val(event.id).as('event_id'),
+          sql.lit('pending').as('status'),
+          eb.val(now).as('next_attempt_at'),
+          eb.val(now).as('created_at'),
+        ])
+        .where('e.workspace_id', '=', event.workspace_id)
+        .where('e.disabled_at', 'is', null)
+        .where(sql<boolean>`e.events like ${listedType(event.type)} escape '\\'`)
+        .$if(event.is_note === 1, (q) => q.where('e.include_notes', '=', 1))
+        .where((w) => (inboxes.length ? w.or([w('e.inbox_id', 'is', null), w('e.inbox_id', 'in', inboxes)]) : w('e.inbox_id', 'is', null))),
     )
-    .execute();
-  return wanted.length;
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0);
 }
 
 /** The webhook-id of a delivery: derived from the event, so identical on every retry and redelivery. */
 export function webhookMessageId(eventId: string): string {
   return `msg_${eventId.replace(/^evt_/, '')}`;
+}
+
+/** The API's delivery id: one per event under an endpoint (routes always name the endpoint too). */
+export function deliveryIdOf(eventId: string): string {
+  return `dlv_${eventId.replace(/^evt_/, '')}`;
+}
+
+/** The event id a delivery id names, or undefined for a malformed one. */
+export function eventIdOfDelivery(deliveryId: string): string | undefined {
+  return /^dlv_[0-9a-z]{26}$/.test(deliveryId) ? `evt_${deliveryId.slice(4)}` : undefined;
 }

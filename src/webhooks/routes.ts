@@ -15,6 +15,7 @@ import {
   enableEndpoint,
   formatAttempt,
   formatDelivery,
+  formatLogEntry,
   formatEndpoint,
   getEndpoint,
   listEndpoints,
@@ -47,18 +48,13 @@ const DeliverySchema = z
     id: z.string(),
     webhook_id: z.string().openapi({ description: 'the webhook-id header (msg_…), the same on every attempt' }),
     event_id: z.string(),
-    event_type: z.string().nullable(),
     status: z.enum(['pending', 'succeeded', 'failed']),
-    attempts: z.number().int(),
+    attempts: z.number().int().openapi({ description: 'scheduled attempts made (manual redeliveries not counted)' }),
     next_attempt_at: z.string().nullable(),
     redelivery_requested: z.boolean(),
-    created_at: z.string(),
-    finished_at: z.string().nullable(),
-    status_code: z.number().int().nullable(),
-    latency_ms: z.number().int().nullable(),
-    response: z.string().nullable().openapi({ description: 'the start of the receiver’s answer' }),
-    error: z.string().nullable(),
     last_attempt_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+    created_at: z.string(),
   })
   .openapi('WebhookDelivery');
 
@@ -66,17 +62,25 @@ const AttemptSchema = z
   .object({
     id: z.string(),
     delivery_id: z.string(),
-    webhook_id: z.string(),
+    webhook_id: z.string().openapi({ description: 'the webhook-id header (msg_…), the same on every attempt of a delivery' }),
     attempt: z.number().int().nullable().openapi({ description: 'number of the scheduled attempt; null for a manual redelivery' }),
     manual: z.boolean(),
     started_at: z.string(),
     latency_ms: z.number().int(),
     status: z.enum(['succeeded', 'failed']),
     status_code: z.number().int().nullable(),
-    response: z.string().nullable(),
+    response: z.string().nullable().openapi({ description: 'the start of the receiver’s answer' }),
     error: z.string().nullable(),
   })
   .openapi('WebhookAttempt');
+
+const LogEntrySchema = AttemptSchema.extend({
+  event_id: z.string(),
+  event_type: z.string().nullable(),
+  delivery_status: z.enum(['pending', 'succeeded', 'failed']),
+  next_attempt_at: z.string().nullable(),
+  redelivery_requested: z.boolean(),
+}).openapi('WebhookDeliveryLogEntry');
 
 const EndpointBody = z
   .object({
@@ -223,15 +227,15 @@ export function registerWebhookRoutes(app: ApiApp, ctx: Ctx) {
       method: 'get',
       path: '/v1/webhooks/{webhookId}/deliveries',
       tags,
-      summary: 'Delivery log: the newest 100 deliveries with the result of their latest attempt',
+      summary: 'Delivery log: the newest 100 attempts with their result, latency, start of the answer, error, delivery id and webhook-id',
       security: bearer,
       request: { params: webhookId, query: z.object({ limit: z.coerce.number().int().min(1).max(DELIVERY_LOG_SIZE).optional() }) },
-      responses: { 200: jsonAnswer(z.object({ data: z.array(DeliverySchema) }), 'deliveries, newest first') },
+      responses: { 200: jsonAnswer(z.object({ data: z.array(LogEntrySchema) }), 'attempts, newest first') },
     }),
     async (c) => {
       const access = await manager(c);
-      const views = await deliveryLog(ctx, access, c.req.valid('param').webhookId, c.req.valid('query').limit ?? DELIVERY_LOG_SIZE);
-      return c.json({ data: views.map(formatDelivery) }, 200);
+      const rows = await deliveryLog(ctx, access, c.req.valid('param').webhookId, c.req.valid('query').limit ?? DELIVERY_LOG_SIZE);
+      return c.json({ data: rows.map(formatLogEntry) }, 200);
     },
   );
 
@@ -251,7 +255,7 @@ export function registerWebhookRoutes(app: ApiApp, ctx: Ctx) {
       const limit = q.limit ?? 50;
       const before = decodeCursor(q.cursor, z.object({ started_at: z.string(), id: z.string() }));
       const rows = await attemptLog(ctx, access, c.req.valid('param').webhookId, { limit, before, deliveryId: q.delivery_id });
-      return c.json(toPage(rows, limit, (r) => ({ started_at: r.started_at, id: r.id }), (r) => formatAttempt(r, r.event_id) as z.infer<typeof AttemptSchema>), 200);
+      return c.json(toPage(rows, limit, (r) => ({ started_at: r.started_at, id: r.id }), (r) => formatAttempt(r)), 200);
     },
   );
 

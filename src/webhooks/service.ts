@@ -11,7 +11,7 @@ import type { Sealer } from '../platform/crypto.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { checkWebhookUrl } from './address.js';
-import { webhookMessageId } from './outbox.js';
+import { deliveryIdOf, eventIdOfDelivery, webhookMessageId } from './outbox.js';
 import { newSigningSecret } from './signing.js';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
@@ -174,48 +174,29 @@ export function formatEndpoint(e: EndpointRow, now: Date) {
 
 // ---- logs and redelivery ----
 
-export interface DeliveryView {
-  delivery: DeliveryRow;
-  eventType: string | null;
-  lastAttempt: AttemptRow | null;
-  attemptCount: number;
-}
-
-/** The delivery log: the newest deliveries of an endpoint, each with its latest attempt. */
-export async function deliveryLog(ctx: Pick<Ctx, 'db'>, access: Access, endpointId: string, limit = DELIVERY_LOG_SIZE): Promise<DeliveryView[]> {
+/** The delivery log: the newest attempts of an endpoint, each with its delivery's state. */
+export async function deliveryLog(ctx: Pick<Ctx, 'db'>, access: Access, endpointId: string, limit = DELIVERY_LOG_SIZE) {
   const endpoint = await getEndpoint(ctx, access, endpointId);
-  const deliveries = await ctx.db
-    .selectFrom('webhook_deliveries as d')
-    .leftJoin('events as e', 'e.seq', 'd.event_seq')
-    .selectAll('d')
-    .select('e.type as event_type')
-    .where('d.endpoint_id', '=', endpoint.id)
-    .orderBy('d.created_at', 'desc')
-    .orderBy('d.id', 'desc')
+  return ctx.db
+    .selectFrom('webhook_attempts as a')
+    .innerJoin('webhook_deliveries as d', (j) => j.onRef('d.event_seq', '=', 'a.event_seq').onRef('d.endpoint_id', '=', 'a.endpoint_id'))
+    .leftJoin('events as e', 'e.seq', 'a.event_seq')
+    .selectAll('a')
+    .select(['d.status as delivery_status', 'd.next_attempt_at', 'd.manual_requested_at', 'e.type as event_type'])
+    .where('a.endpoint_id', '=', endpoint.id)
+    .orderBy('a.started_at', 'desc')
+    .orderBy('a.id', 'desc')
     .limit(Math.min(limit, DELIVERY_LOG_SIZE))
     .execute();
-  if (deliveries.length === 0) return [];
-  const attempts = await ctx.db
-    .selectFrom('webhook_attempts')
-    .selectAll()
-    .where('delivery_id', 'in', deliveries.map((d) => d.id))
-    .orderBy('started_at')
-    .orderBy('id')
-    .execute();
-  const latest = new Map<string, AttemptRow>();
-  const counts = new Map<string, number>();
-  for (const a of attempts) {
-    latest.set(a.delivery_id, a);
-    counts.set(a.delivery_id, (counts.get(a.delivery_id) ?? 0) + 1);
-  }
-  return deliveries.map(({ event_type, ...d }) => ({ delivery: d, eventType: event_type, lastAttempt: latest.get(d.id) ?? null, attemptCount: counts.get(d.id) ?? 0 }));
 }
 
-export function formatAttempt(a: AttemptRow, eventId?: string) {
+export type DeliveryLogRow = Awaited<ReturnType<typeof deliveryLog>>[number];
+
+export function formatAttempt(a: AttemptRow) {
   return {
     id: a.id,
-    delivery_id: a.delivery_id,
-    ...(eventId ? { webhook_id: webhookMessageId(eventId) } : {}),
+    delivery_id: deliveryIdOf(a.event_id),
+    webhook_id: webhookMessageId(a.event_id),
     attempt: a.attempt,
     manual: a.manual === 1,
     started_at: a.started_at,
@@ -227,26 +208,29 @@ export function formatAttempt(a: AttemptRow, eventId?: string) {
   };
 }
 
-export function formatDelivery(v: DeliveryView) {
-  const d = v.delivery;
-  const a = v.lastAttempt;
+export function formatLogEntry(r: DeliveryLogRow) {
   return {
-    id: d.id,
+    ...formatAttempt(r),
+    event_id: r.event_id,
+    event_type: r.event_type,
+    delivery_status: r.delivery_status,
+    next_attempt_at: r.next_attempt_at,
+    redelivery_requested: r.manual_requested_at !== null,
+  };
+}
+
+export function formatDelivery(d: DeliveryRow) {
+  return {
+    id: deliveryIdOf(d.event_id),
     webhook_id: webhookMessageId(d.event_id),
     event_id: d.event_id,
-    event_type: v.eventType,
     status: d.status,
-    attempts: v.attemptCount,
+    attempts: d.attempts,
     next_attempt_at: d.next_attempt_at,
     redelivery_requested: d.manual_requested_at !== null,
-    created_at: d.created_at,
+    last_attempt_at: d.last_attempt_at,
     finished_at: d.finished_at,
-    // The latest attempt: its result, latency, the start of the answer and the error.
-    status_code: a?.status_code ?? null,
-    latency_ms: a?.duration_ms ?? null,
-    response: a?.response ?? null,
-    error: a?.error ?? null,
-    last_attempt_at: a?.started_at ?? null,
+    created_at: d.created_at,
   };
 }
 
@@ -258,13 +242,8 @@ export async function attemptLog(
   page: { limit: number; before?: { started_at: string; id: string }; deliveryId?: string },
 ) {
   const endpoint = await getEndpoint(ctx, access, endpointId);
-  let q = ctx.db
-    .selectFrom('webhook_attempts as a')
-    .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
-    .selectAll('a')
-    .select('d.event_id')
-    .where('a.endpoint_id', '=', endpoint.id);
-  if (page.deliveryId) q = q.where('a.delivery_id', '=', page.deliveryId);
+  let q = ctx.db.selectFrom('webhook_attempts as a').selectAll('a').where('a.endpoint_id', '=', endpoint.id);
+  if (page.deliveryId) q = q.where('a.event_id', '=', eventIdOfDelivery(page.deliveryId) ?? '');
   if (page.before) {
     const b = page.before;
     q = q.where((eb) => eb.or([eb('a.started_at', '<', b.started_at), eb.and([eb('a.started_at', '=', b.started_at), eb('a.id', '<', b.id)])]));
@@ -272,59 +251,91 @@ export async function attemptLog(
   return q.orderBy('a.started_at', 'desc').orderBy('a.id', 'desc').limit(page.limit + 1).execute();
 }
 
+/** A delivery of an endpoint by its API id. */
+async function findDelivery(ctx: Pick<Ctx, 'db'>, endpointId: string, deliveryId: string): Promise<DeliveryRow> {
+  const eventId = eventIdOfDelivery(deliveryId);
+  const row = eventId
+    ? await ctx.db
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('events as e', 'e.seq', 'd.event_seq')
+        .selectAll('d')
+        .where('e.id', '=', eventId)
+        .where('d.endpoint_id', '=', endpointId)
+        .executeTakeFirst()
+    : undefined;
+  if (!row) throw notFound('delivery');
+  return row;
+}
+
 /** Asks for one manual attempt of a delivery (no new schedule); the dispatcher makes it at once. */
-export async function requestRedelivery(ctx: C, access: Access, endpointId: string, deliveryId: string): Promise<DeliveryView> {
+export async function requestRedelivery(ctx: C, access: Access, endpointId: string, deliveryId: string): Promise<DeliveryRow> {
   const endpoint = await getEndpoint(ctx, access, endpointId);
-  const now = iso(ctx.clock.now());
-  const result = await ctx.db
+  const delivery = await findDelivery(ctx, endpoint.id, deliveryId);
+  await ctx.db
     .updateTable('webhook_deliveries')
-    .set({ manual_requested_at: now })
-    .where('id', '=', deliveryId)
+    .set({ manual_requested_at: iso(ctx.clock.now()) })
+    .where('event_seq', '=', delivery.event_seq)
     .where('endpoint_id', '=', endpoint.id)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) throw notFound('delivery');
+    .execute();
   ctx.hub.emit('webhooks');
-  const view = (await deliveryLog(ctx, access, endpoint.id)).find((v) => v.delivery.id === deliveryId);
-  if (view) return view;
-  const delivery = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirstOrThrow();
-  return { delivery, eventType: null, lastAttempt: null, attemptCount: 0 };
+  return findDelivery(ctx, endpoint.id, deliveryId);
+}
+
+/** The event_seq of an endpoint's newest deliveries, by their latest attempt. */
+async function newestDeliveries(ctx: Pick<Ctx, 'db'>, endpointId: string, count: number): Promise<number[]> {
+  const seqs = new Set<number>();
+  let before: { started_at: string; id: string } | undefined;
+  while (seqs.size < count) {
+    let q = ctx.db.selectFrom('webhook_attempts').select(['event_seq', 'started_at', 'id']).where('endpoint_id', '=', endpointId);
+    if (before) {
+      const b = before;
+      q = q.where((eb) => eb.or([eb('started_at', '<', b.started_at), eb.and([eb('started_at', '=', b.started_at), eb('id', '<', b.id)])]));
+    }
+    const rows = await q.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(500).execute();
+    for (const r of rows) {
+      if (seqs.size === count) break;
+      seqs.add(Number(r.event_seq));
+    }
+    if (rows.length < 500) break;
+    before = rows[rows.length - 1];
+  }
+  return [...seqs];
 }
 
 /**
- * Removes finished deliveries (with their attempts) older than FINISHED_DELIVERIES_KEPT_MS, except
- * the newest DELIVERIES_ALWAYS_KEPT of each endpoint.
+ * Removes finished deliveries (with their attempts) that finished more than
+ * FINISHED_DELIVERIES_KEPT_MS ago, except the newest DELIVERIES_ALWAYS_KEPT of each endpoint.
  */
 export async function pruneDeliveries(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<number> {
   const cutoff = iso(ctx.clock.now().getTime() - FINISHED_DELIVERIES_KEPT_MS);
-  const endpoints = await ctx.db.selectFrom('webhook_deliveries').select('endpoint_id').distinct().where('finished_at', '<', cutoff).execute();
+  const endpoints = await ctx.db
+    .selectFrom('webhook_deliveries')
+    .select('endpoint_id')
+    .distinct()
+    .where(sql<boolean>`finished_at is not null`)
+    .where('finished_at', '<', cutoff)
+    .execute();
   let deleted = 0;
   for (const { endpoint_id } of endpoints) {
-    const keep = await ctx.db
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('endpoint_id', '=', endpoint_id)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(DELIVERIES_ALWAYS_KEPT)
-      .execute();
-    const keepIds = keep.map((k) => k.id);
+    const keep = await newestDeliveries(ctx, endpoint_id, DELIVERIES_ALWAYS_KEPT);
     for (;;) {
       const old = await ctx.db
         .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('endpoint_id', '=', endpoint_id)
+        .select('event_seq')
+        .where(sql<boolean>`finished_at is not null`)
         .where('finished_at', '<', cutoff)
+        .where('endpoint_id', '=', endpoint_id)
         .where(sql<boolean>`manual_requested_at is null`)
-        .$if(keepIds.length > 0, (q) => q.where('id', 'not in', keepIds))
+        .$if(keep.length > 0, (q) => q.where('event_seq', 'not in', keep))
         .limit(500)
         .execute();
       if (old.length === 0) break;
-      const ids = old.map((o) => o.id);
+      const seqs = old.map((o) => Number(o.event_seq));
       await ctx.db.transaction().execute(async (trx) => {
-        await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute();
-        await trx.deleteFrom('webhook_deliveries').where('id', 'in', ids).execute();
+        await trx.deleteFrom('webhook_attempts').where('endpoint_id', '=', endpoint_id).where('event_seq', 'in', seqs).execute();
+        await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', endpoint_id).where('event_seq', 'in', seqs).execute();
       });
-      deleted += ids.length;
+      deleted += seqs.length;
       if (old.length < 500) break;
     }
   }

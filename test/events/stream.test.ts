@@ -177,8 +177,8 @@ describe('event replay and realtime', () => {
       const r = await t.request('GET', '/v1/events?after=0', { token: ws.apiKey });
       assert.equal(r.status, 410);
       assert.deepEqual((await t.request('GET', '/v1/events', { token: ws.apiKey })).body.data, []);
-      const [delivery] = (await t.request('GET', `/v1/webhooks/${hook.body.id}/deliveries`, { token: ws.apiKey })).body.data;
-      await t.request('POST', `/v1/webhooks/${hook.body.id}/deliveries/${delivery.id}/redeliver`, { token: ws.apiKey });
+      const [entry] = (await t.request('GET', `/v1/webhooks/${hook.body.id}/deliveries`, { token: ws.apiKey })).body.data;
+      await t.request('POST', `/v1/webhooks/${hook.body.id}/deliveries/${entry.delivery_id}/redeliver`, { token: ws.apiKey });
       await t.app.jobs.drain();
       const got = rx.received.filter((x) => x.path === '/keep');
       assert.equal(got.length, 2);

@@ -39,7 +39,7 @@ describe('webhook delivery', () => {
   }
   const at = (path: string) => rx.received.filter((r) => r.path === path);
   const deliveries = (endpointId: string) =>
-    s.app.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).orderBy('created_at').orderBy('id').execute();
+    s.app.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).orderBy('event_seq').execute();
   const attempts = (endpointId: string) =>
     s.app.db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpointId).orderBy('started_at').orderBy('id').execute();
   const endpointRow = (id: string) => s.app.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -399,46 +399,55 @@ describe('webhook delivery', () => {
       await drain();
       const log = await s.request('GET', `/v1/webhooks/${ep.id}/deliveries`, { token: seed.apiKey });
       assert.equal(log.status, 200);
-      assert.equal(log.body.data.length, 1);
+      assert.equal(log.body.data.length, 2, 'one entry per attempt');
       const entry = log.body.data[0];
+      assert.equal(entry.attempt, 2);
       assert.equal(entry.webhook_id, `msg_${eventId.slice(4)}`);
+      assert.equal(entry.event_id, eventId);
       assert.equal(entry.event_type, 'message.created');
-      assert.equal(entry.status, 'pending');
-      assert.equal(entry.attempts, 2);
+      assert.equal(entry.status, 'failed');
       assert.equal(entry.status_code, 500);
       assert.equal(entry.response, 'answer 500');
       assert.equal(entry.error, 'the receiver answered 500');
       assert.equal(typeof entry.latency_ms, 'number');
-      const scheduled = entry.next_attempt_at;
+      assert.match(entry.delivery_id, /^dlv_/);
+      assert.equal(entry.delivery_status, 'pending');
+      assert.ok(entry.next_attempt_at);
+      assert.equal(log.body.data[1].attempt, 1);
 
       status = 200;
       clock.advance(1000);
-      const redo = await s.request('POST', `/v1/webhooks/${ep.id}/deliveries/${entry.id}/redeliver`, { token: seed.apiKey });
+      const redo = await s.request('POST', `/v1/webhooks/${ep.id}/deliveries/${entry.delivery_id}/redeliver`, { token: seed.apiKey });
       assert.equal(redo.status, 202);
+      assert.equal(redo.body.id, entry.delivery_id);
       assert.equal(redo.body.redelivery_requested, true);
+      assert.equal(redo.body.attempts, 2);
       await drain();
       const got = at(ep.path);
       assert.equal(got.length, 3);
       assert.equal(got[2].headers['webhook-id'], entry.webhook_id);
       verifyDelivery(got[2], ep.secret, clock);
       const after1 = (await s.request('GET', `/v1/webhooks/${ep.id}/deliveries`, { token: seed.apiKey })).body.data[0];
+      assert.equal(after1.manual, true);
+      assert.equal(after1.attempt, null);
       assert.equal(after1.status, 'succeeded');
+      assert.equal(after1.delivery_status, 'succeeded');
       assert.equal(after1.redelivery_requested, false);
       assert.equal(after1.next_attempt_at, null);
 
       // A failed manual attempt leaves the delivery as it was (no new schedule).
       status = 500;
       clock.advance(1000);
-      const again = await s.request('POST', `/v1/webhooks/${ep.id}/deliveries/${entry.id}/redeliver`, { token: seed.apiKey });
+      const again = await s.request('POST', `/v1/webhooks/${ep.id}/deliveries/${entry.delivery_id}/redeliver`, { token: seed.apiKey });
       assert.equal(again.status, 202);
       await drain();
       clock.advance(10 * HOUR);
       await drain();
       assert.equal(at(ep.path).length, 4, 'one manual attempt, no retries');
       const after2 = (await s.request('GET', `/v1/webhooks/${ep.id}/deliveries`, { token: seed.apiKey })).body.data[0];
-      assert.equal(after2.status, 'succeeded');
+      assert.equal(after2.status, 'failed');
+      assert.equal(after2.delivery_status, 'succeeded');
       assert.equal(after2.status_code, 500);
-      assert.notEqual(scheduled, null);
 
       const attemptsPage = await s.request('GET', `/v1/webhooks/${ep.id}/attempts?limit=2`, { token: seed.apiKey });
       assert.equal(attemptsPage.status, 200);
@@ -448,7 +457,7 @@ describe('webhook delivery', () => {
       const rest = await s.request('GET', `/v1/webhooks/${ep.id}/attempts?limit=2&cursor=${attemptsPage.body.next_cursor}`, { token: seed.apiKey });
       assert.deepEqual(rest.body.data.map((a: any) => [a.attempt, a.status_code]), [[2, 500], [1, 500]]);
       assert.equal(rest.body.next_cursor, null);
-      assert.ok(rest.body.data.every((a: any) => a.webhook_id === entry.webhook_id && a.delivery_id === entry.id));
+      assert.ok(rest.body.data.every((a: any) => a.webhook_id === entry.webhook_id && a.delivery_id === entry.delivery_id));
 
       const missing = await s.request('POST', `/v1/webhooks/${ep.id}/deliveries/dlv_nope/redeliver`, { token: seed.apiKey });
       assert.equal(missing.status, 404);

@@ -168,7 +168,7 @@ describe('webhook endpoints API', () => {
     const del = await s.request('DELETE', `/v1/webhooks/${created.body.id}`, { token: ws.apiKey });
     assert.equal(del.status, 204);
     assert.equal((await s.request('GET', `/v1/webhooks/${created.body.id}`, { token: ws.apiKey })).status, 404);
-    const left = await s.app.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', created.body.id).execute();
+    const left = await s.app.db.selectFrom('webhook_deliveries').select('event_seq').where('endpoint_id', '=', created.body.id).execute();
     assert.equal(left.length, 0);
     await emitMessage(s.app, ws.workspaceId, ws.inboxId);
     await s.app.jobs.drain();

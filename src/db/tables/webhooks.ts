@@ -23,11 +23,11 @@ export interface WebhookEndpointsTable {
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
+/** Keyed by (event_seq, endpoint_id); the API names a delivery by its event (deliveryIdOf). */
 export interface WebhookDeliveriesTable {
-  id: string;
+  event_seq: number;
   endpoint_id: string;
   workspace_id: string;
-  event_seq: number;
   event_id: string;
   status: DeliveryStatus;
   /** Scheduled attempts made so far (manual redeliveries are not counted). */
@@ -45,8 +45,10 @@ export interface WebhookDeliveriesTable {
 
 export interface WebhookAttemptsTable {
   id: string;
-  delivery_id: string;
+  /** The delivery: (event_seq, endpoint_id). */
+  event_seq: number;
   endpoint_id: string;
+  event_id: string;
   workspace_id: string;
   /** 1-based number of the scheduled attempt; null for a manual redelivery. */
   attempt: number | null;
