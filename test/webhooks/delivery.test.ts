@@ -488,6 +488,25 @@ describe('webhook delivery', () => {
     assert.equal(attemptRows.length, 100, 'attempts go with their deliveries');
   });
 
+  test('nothing more is sent for a deleted workspace', async () => {
+    const seed = await seedWorkspace(s.app);
+    const ep = await endpoint(seed);
+    rx.handler = (r) => (r.path === ep.path ? { status: 500 } : { status: 200 });
+    try {
+      await emitMessage(s.app, seed.workspaceId, seed.inboxId);
+      await drain();
+      assert.equal(at(ep.path).length, 1);
+      await s.app.db.updateTable('workspaces').set({ deleted_at: clock.now().toISOString() }).where('id', '=', seed.workspaceId).execute();
+      await emitMessage(s.app, seed.workspaceId, seed.inboxId);
+      clock.advance(HOUR);
+      await drain();
+      assert.equal(at(ep.path).length, 1, 'neither the retry nor the new event was sent');
+      assert.equal((await deliveries(ep.id)).length, 0);
+    } finally {
+      rx.handler = () => ({ status: 200, body: 'ok' });
+    }
+  });
+
   test('agents cannot manage webhooks', async () => {
     const seed = await seedWorkspace(s.app);
     const agent = await addPerson(s.app, seed.workspaceId, 'agent');
