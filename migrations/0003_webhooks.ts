@@ -3,6 +3,7 @@ import { isPostgres, notNull } from '../src/db/dialect.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('events').addColumn('related_inbox_ids', 'text').execute();
+  if (isPostgres(db)) await addStreamPosition(db);
 
   await db.schema
     .createTable('webhook_endpoints')
@@ -99,9 +100,46 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('realtime_connections_seen').on('realtime_connections').column('last_seen_at').execute();
 }
 
+// The advisory lock key that orders event commits on Postgres (any fixed number).
+const EVENT_STREAM_LOCK = 6_090_471;
+
+/**
+ * Postgres: transactions commit in any order, so the row number (seq, taken at insert) does not say
+ * what a reader may already have seen. Every event gets a `position` when its transaction commits:
+ * a deferred trigger takes a transaction lock (held only while committing, so it cannot deadlock
+ * with the transaction's other locks) and numbers the event's row. Readers resume by position.
+ */
+async function addStreamPosition(db: Kysely<any>): Promise<void> {
+  await sql`alter table events add column position bigint`.execute(db);
+  await sql`create sequence events_position_seq`.execute(db);
+  await sql`update events set position = seq`.execute(db);
+  await sql`select setval('events_position_seq', greatest((select max(seq) from events), 1), (select max(seq) from events) is not null)`.execute(db);
+  await sql`create unique index events_position on events (position)`.execute(db);
+  await sql`create index events_workspace_position on events (workspace_id, position)`.execute(db);
+  await sql
+    .raw(
+      `create function svc_events_assign_position() returns trigger language plpgsql as $$
+       begin
+         perform pg_advisory_xact_lock(${EVENT_STREAM_LOCK});
+         update events set position = nextval('events_position_seq') where seq = new.seq;
+         return null;
+       end $$`,
+    )
+    .execute(db);
+  await sql`create constraint trigger events_assign_position after insert on events deferrable initially deferred for each row execute function svc_events_assign_position()`.execute(
+    db,
+  );
+}
+
 export async function down(db: Kysely<any>): Promise<void> {
   for (const t of ['realtime_connections', 'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints']) {
     await db.schema.dropTable(t).execute();
   }
   await db.schema.alterTable('events').dropColumn('related_inbox_ids').execute();
+  if (isPostgres(db)) {
+    await sql`drop trigger events_assign_position on events`.execute(db);
+    await sql`drop function svc_events_assign_position()`.execute(db);
+    await sql`alter table events drop column position`.execute(db);
+    await sql`drop sequence events_position_seq`.execute(db);
+  }
 }

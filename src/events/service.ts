@@ -1,6 +1,6 @@
 // The stored event stream. Services call recordEvent inside the same transaction as the change
 // that causes the event; webhooks, GET /v1/events and the realtime socket all read this table.
-import { type Selectable, sql } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { isPostgres } from '../db/dialect.js';
@@ -42,22 +42,15 @@ export interface NewEvent {
 
 export type EventRow = Selectable<EventsTable>;
 
-// Any fixed number: the key of the Postgres advisory lock that orders event commits.
-const EVENT_STREAM_LOCK = 0x5c_e7e7;
-
 /**
  * Records one event in the caller's transaction (one is opened when the caller has none), together
  * with its webhook deliveries. Fills `online` of data.contact from the live connections now.
- *
- * Call it after the changes of the transaction (for a contact that is deleted or merged: before its
- * conversations are removed or moved, so that inbox-limited endpoints still find them). On Postgres
- * it takes a transaction-scoped lock so that events become visible in sequence order: readers that
- * resume after a sequence number then never skip an event that committed late.
+ * Call it in the transaction of the change, after the change. The returned seq is the row's number;
+ * the position readers resume from is assigned at commit on Postgres (see streamColumn).
  */
 export async function recordEvent(ctx: { db: Db; clock: Ctx['clock'] }, event: NewEvent): Promise<{ id: string; seq: number }> {
   if (!ctx.db.isTransaction) return ctx.db.transaction().execute((trx) => recordEvent({ db: trx, clock: ctx.clock }, event));
   const db = ctx.db;
-  if (isPostgres(db)) await sql`select pg_advisory_xact_lock(${EVENT_STREAM_LOCK})`.execute(db);
 
   const admin = event.type.startsWith('migration.');
   const data = await withOnlineFlag(ctx, event.data);
@@ -94,9 +87,24 @@ export function eventPayload(row: { type: string; occurred_at: string; workspace
   return payload;
 }
 
+/**
+ * The column that orders the stream. On SQLite the row number: one writer, so rows commit in that
+ * order. On Postgres concurrent transactions can commit out of row-number order, so migration 0003
+ * gives every event a `position` at commit time (a deferred trigger, under a lock held only while
+ * committing): a reader that has seen position N has seen everything below N.
+ */
+function streamColumn(db: Db): 'seq' | 'position' {
+  return isPostgres(db) ? 'position' : 'seq';
+}
+
+/** An event's place in the stream (what clients pass as after=). */
+export function streamPosition(row: Pick<EventRow, 'seq'> & { position?: number | null }): number {
+  return Number(row.position ?? row.seq);
+}
+
 /** An event as GET /v1/events and the realtime socket show it: the payload plus its sequence number and id. */
 export function formatStreamEvent(row: EventRow) {
-  return { seq: Number(row.seq), id: row.id, ...eventPayload(row) };
+  return { seq: streamPosition(row), id: row.id, ...eventPayload(row) };
 }
 
 async function withOnlineFlag(ctx: { db: Db; clock: Ctx['clock'] }, data: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -176,7 +184,7 @@ export async function prunedThrough(ctx: Pick<Ctx, 'db'>): Promise<number> {
 
 /** The newest sequence number in the whole stream (0 when empty). */
 export async function latestSeq(ctx: Pick<Ctx, 'db'>): Promise<number> {
-  const row = await ctx.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+  const row = await ctx.db.selectFrom('events').select((eb) => eb.fn.max(streamColumn(ctx.db)).as('seq')).executeTakeFirst();
   return Number(row?.seq ?? 0);
 }
 
@@ -197,21 +205,22 @@ export async function readEvents(ctx: Pick<Ctx, 'db'>, viewer: EventViewer, afte
   let cursor = Math.max(after ?? 0, horizon);
   const out: EventRow[] = [];
   const batch = Math.max(limit, 200);
+  const column = streamColumn(ctx.db);
   for (let round = 0; round < 20; round++) {
     const rows = await ctx.db
       .selectFrom('events')
       .selectAll()
       .where('workspace_id', '=', viewer.workspaceId)
-      .where('seq', '>', cursor)
-      .orderBy('seq')
+      .where(column, '>', cursor)
+      .orderBy(column)
       .limit(batch)
       .execute();
     for (const row of rows) {
       if (canSeeEvent(viewer, row)) {
         out.push(row);
-        if (out.length === limit) return { expired: false, events: out, cursor: Number(row.seq), more: true };
+        if (out.length === limit) return { expired: false, events: out, cursor: streamPosition(row), more: true };
       }
-      cursor = Number(row.seq);
+      cursor = streamPosition(row);
     }
     if (rows.length < batch) return { expired: false, events: out, cursor, more: false };
   }
@@ -225,9 +234,10 @@ export async function readEvents(ctx: Pick<Ctx, 'db'>, viewer: EventViewer, afte
  */
 export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>): Promise<{ prunedThrough: number; deleted: number }> {
   const cutoff = iso(ctx.clock.now().getTime() - ctx.config.eventsRetentionDays * DAY);
+  const column = streamColumn(ctx.db);
   const firstKept = await ctx.db
     .selectFrom('events')
-    .select((eb) => eb.fn.min('seq').as('seq'))
+    .select((eb) => eb.fn.min(column).as('seq'))
     .where('occurred_at', '>=', cutoff)
     .executeTakeFirst();
   const through = firstKept?.seq != null ? Number(firstKept.seq) - 1 : await latestSeq(ctx);
@@ -248,7 +258,7 @@ export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>): Pr
         eb
           .selectFrom('events as e')
           .select('e.seq')
-          .where('e.seq', '<=', horizon)
+          .where(`e.${column}`, '<=', horizon)
           .where((w) => w.not(w.exists(w.selectFrom('webhook_deliveries as d').select('d.event_seq').whereRef('d.event_seq', '=', 'e.seq'))))
           .limit(5000),
       )

@@ -9,6 +9,8 @@ import { createApiKey } from '../../src/api-keys/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { DAY, HOUR, ManualClock } from '../../src/platform/clock.js';
 import { RealtimeStream } from '../../src/realtime/stream.js';
+import { announceEvents, recordEvent, streamPosition } from '../../src/events/service.js';
+import type { App } from '../../src/context.js';
 import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { contactData, emit, emitMessage } from '../helpers/events.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -89,8 +91,8 @@ describe('event replay and realtime', () => {
     assert.deepEqual(Object.keys(e), ['seq', 'id', 'type', 'timestamp', 'workspace_id', 'inbox_id', 'data']);
     assert.equal(e.type, 'message.created');
     assert.equal(e.inbox_id, ws.inboxId);
-    assert.equal(e.seq, written[0].seq);
-    assert.equal(first.body.next_cursor, String(written[2].seq));
+    assert.equal(e.seq, await positionOf(s.app, written[0].id));
+    assert.equal(first.body.next_cursor, String(await positionOf(s.app, written[2].id)));
     const rest = await s.request('GET', `/v1/events?after=${first.body.next_cursor}&limit=3`, { token: ws.apiKey });
     assert.deepEqual(rest.body.data.map((x: any) => x.id), written.slice(3).map((w) => w.id));
     assert.equal(rest.body.next_cursor, null);
@@ -134,6 +136,7 @@ describe('event replay and realtime', () => {
       assert.equal(t.app.config.eventsRetentionDays, 7);
       const ws = await seedWorkspace(t.app);
       const old = await emitMessage(t.app, ws.workspaceId, ws.inboxId);
+      const oldPosition = await positionOf(t.app, old.id);
       (t.clock as ManualClock).advance(6 * DAY);
       const recent = await emitMessage(t.app, ws.workspaceId, ws.inboxId);
       await t.app.jobs.drain();
@@ -144,14 +147,14 @@ describe('event replay and realtime', () => {
       r = await t.request('GET', `/v1/events?after=0`, { token: ws.apiKey });
       assert.equal(r.status, 410);
       assert.equal(r.body.error.code, 'cursor_expired');
-      assert.equal(r.body.error.pruned_through, old.seq);
-      r = await t.request('GET', `/v1/events?after=${old.seq}`, { token: ws.apiKey });
+      assert.equal(r.body.error.pruned_through, oldPosition);
+      r = await t.request('GET', `/v1/events?after=${oldPosition}`, { token: ws.apiKey });
       assert.deepEqual(r.body.data.map((e: any) => e.id), [recent.id], 'a cursor at the cut is still good');
       r = await t.request('GET', '/v1/events', { token: ws.apiKey });
       assert.deepEqual(r.body.data.map((e: any) => e.id), [recent.id], 'without after: from the oldest kept event');
       const gone = await t.app.db.selectFrom('events').select('id').where('id', '=', old.id).executeTakeFirst();
       assert.equal(gone, undefined, 'the row is deleted');
-      r = await t.request('GET', `/v1/events?after=${recent.seq + 1000}`, { token: ws.apiKey });
+      r = await t.request('GET', `/v1/events?after=${(await positionOf(t.app, recent.id)) + 1000}`, { token: ws.apiKey });
       assert.equal(r.status, 410, 'a cursor this server never handed out');
       const c = await connect(t, { token: ws.apiKey, after: 0 });
       await c.until(() => c.closed !== undefined, 'close');
@@ -204,7 +207,7 @@ describe('event replay and realtime', () => {
     for (const c of [byKey, byCookie]) {
       await c.until(() => c.events().length === 1, 'the event');
       assert.equal(c.events()[0].id, event.id);
-      assert.equal(c.events()[0].seq, event.seq);
+      assert.equal(c.events()[0].seq, await positionOf(s.app, event.id));
     }
     const rows = await s.app.db.selectFrom('realtime_connections').selectAll().where('workspace_id', '=', ws.workspaceId).orderBy('connected_at').execute();
     assert.deepEqual(rows.map((r) => [r.kind, r.closed_at]).sort(), [['api_key', null], ['member', null]]);
@@ -245,7 +248,7 @@ describe('event replay and realtime', () => {
     const ws = await seedWorkspace(s.app);
     const before = [];
     for (let i = 0; i < 60; i++) before.push(await emitMessage(s.app, ws.workspaceId, ws.inboxId));
-    const resumeAfter = before[19].seq;
+    const resumeAfter = await positionOf(s.app, before[19].id);
     // Writers in parallel (on Postgres they are concurrent transactions), while the client catches up.
     const writers = Promise.all(
       [0, 1, 2, 3].map(async () => {
@@ -257,9 +260,10 @@ describe('event replay and realtime', () => {
     );
     const c = await connect(s, { token: ws.apiKey, after: resumeAfter });
     await writers;
-    const expected = (
-      await s.app.db.selectFrom('events').select('seq').where('workspace_id', '=', ws.workspaceId).where('seq', '>', resumeAfter).orderBy('seq').execute()
-    ).map((r) => Number(r.seq));
+    const expected = (await s.app.db.selectFrom('events').selectAll().where('workspace_id', '=', ws.workspaceId).execute())
+      .map(streamPosition)
+      .filter((p) => p > resumeAfter)
+      .sort((a, b) => a - b);
     assert.equal(expected.length, 40 + 200);
     await c.until(() => c.events().length >= expected.length, `${expected.length} events`);
     // A moment more: nothing extra may arrive.
@@ -269,6 +273,34 @@ describe('event replay and realtime', () => {
     assert.deepEqual(got.slice(0, expected.length), expected);
     assert.equal(new Set(got).size, got.length, 'no duplicates');
     assert.equal(c.frames.filter((f) => f.type === 'live').length, 1);
+    c.close();
+  });
+
+  test('realtime: an event whose transaction commits after a later one is not skipped', async () => {
+    const ws = await seedWorkspace(s.app);
+    const c = await connect(s, { token: ws.apiKey });
+    await c.until(() => c.frames.some((f) => f.type === 'live'), 'live');
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let slowId = '';
+    const slow = s.app.db.transaction().execute(async (trx) => {
+      slowId = (await recordEvent({ db: trx, clock: s.app.clock }, { workspaceId: ws.workspaceId, type: 'contact.updated', occurredAt: clock.now(), data: { contact: contactData() } })).id;
+      await gate;
+    });
+    // On Postgres the second transaction commits while the first is still open; on SQLite it waits.
+    const fast = emitMessage(s.app, ws.workspaceId, ws.inboxId);
+    if (s.app.dialect === 'postgres') {
+      const { id } = await fast;
+      await c.until(() => c.events().some((e) => e.id === id), 'the later event');
+    }
+    release();
+    await slow;
+    await fast;
+    announceEvents(s.app);
+    await c.until(() => c.events().length === 2, 'both events');
+    assert.ok(c.events().some((e) => e.id === slowId), 'the late commit arrives too');
+    const seqs = c.events().map((e) => e.seq);
+    assert.ok(seqs[0] < seqs[1]);
     c.close();
   });
 
@@ -316,6 +348,11 @@ describe('event replay and realtime', () => {
     }
   });
 });
+
+/** Where an event stands in the stream (assigned at commit on Postgres). */
+async function positionOf(app: App, eventId: string): Promise<number> {
+  return streamPosition(await app.db.selectFrom('events').selectAll().where('id', '=', eventId).executeTakeFirstOrThrow());
+}
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000) {
   const started = Date.now();
