@@ -85,12 +85,17 @@ function startCheckpointer(file: string): Worker {
  * kysely's SQLite driver prepares every query it runs; compiling the SQL again costs more than
  * running a small statement. Repeated SQL text reuses its prepared statement (least recently used
  * ones are dropped; a statement still being iterated is never handed out twice).
+ *
+ * Transactions begin IMMEDIATE: a deferred transaction that reads and then writes fails at once
+ * (SQLITE_BUSY_SNAPSHOT, which busy_timeout does not wait out) when another process — a command
+ * run next to the server — committed in between.
  */
 function withStatementCache(sqlite: SQLite.Database, size = 500): SqliteDatabase {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
-    prepare(text: string) {
+    prepare(original: string) {
+      const text = original === 'begin' ? 'begin immediate' : original;
       const cached = cache.get(text);
       cache.delete(text);
       const stmt = cached && !cached.busy ? cached : sqlite.prepare(text);

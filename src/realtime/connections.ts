@@ -1,6 +1,7 @@
 // Live connection records: every realtime socket (members and API keys on /v1/realtime, contacts
 // from the widget or an SDK) has a row that its heartbeats keep fresh. A contact is "online" while
 // it has an open row seen within CONNECTION_STALE_MS; rows of a process that died simply go stale.
+import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
 import type { ConnectionKind } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
@@ -51,15 +52,10 @@ export async function closeConnection(ctx: C, id: string): Promise<void> {
 export async function onlineContacts(ctx: C, contactIds: readonly string[]): Promise<Set<string>> {
   if (contactIds.length === 0) return new Set();
   const freshSince = iso(ctx.clock.now().getTime() - CONNECTION_STALE_MS);
-  const rows = await ctx.db
-    .selectFrom('realtime_connections')
-    .select('subject_id')
-    .distinct()
-    .where('kind', '=', 'contact')
-    .where('subject_id', 'in', [...new Set(contactIds)])
-    .where('last_seen_at', '>=', freshSince)
-    .where('closed_at', 'is', null)
-    .execute();
+  // Plain SQL: this runs for every recorded event.
+  const { rows } = await sql<{ subject_id: string }>`select distinct subject_id from realtime_connections
+    where kind = 'contact' and subject_id in (${sql.join([...new Set(contactIds)])})
+      and last_seen_at >= ${freshSince} and closed_at is null`.execute(ctx.db);
   return new Set(rows.map((r) => r.subject_id));
 }
 

@@ -25,6 +25,8 @@ export const RETRY_SCHEDULE_MS = [5_000, MINUTE, 5 * MINUTE, 30 * MINUTE, HOUR, 
 export const RETRY_JITTER = 0.1;
 /** Every attempt failing for this long disables the endpoint. */
 export const FAILURE_WINDOW_MS = 24 * HOUR;
+/** Wake-ups this close together are handled as one. */
+const WAKE_DELAY_MS = 5;
 /** How long a claimed delivery stays with its dispatcher before another may take it. */
 export const LEASE_MS = 2 * MINUTE;
 
@@ -81,6 +83,7 @@ export class WebhookDispatcher implements Drainable {
   private writing: Promise<void> = Promise.resolve();
   private flushTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
   private pumping = false;
   private pumpAgain = false;
   private stopped = true;
@@ -105,8 +108,15 @@ export class WebhookDispatcher implements Drainable {
   }
 
   async start(): Promise<void> {
-    // One server process runs the dispatcher: leases left by a previous process (killed mid-delivery)
-    // are taken over at once instead of waiting for them to run out.
+    // One server process runs the dispatcher: deliveries a previous process had under way (killed
+    // mid-delivery) are due at once instead of when their lease runs out.
+    const now = iso(this.ctx.clock.now());
+    await this.ctx.db
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: now, lease_until: null })
+      .where('lease_until', 'is not', null)
+      .where(sql<boolean>`status = 'pending'`)
+      .execute();
     await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('lease_until', 'is not', null).execute();
     this.stopped = false;
     this.ctx.hub.on('events', this.onEvents);
@@ -127,13 +137,25 @@ export class WebhookDispatcher implements Drainable {
     this.ctx.hub.off('events', this.onEvents);
     this.ctx.hub.off('webhooks', this.onEvents);
     clearTimeout(this.pollTimer);
+    clearTimeout(this.wakeTimer);
     await Promise.allSettled([...this.inFlight.values()]);
     await this.flush();
     await this.agent.close();
   }
 
-  /** Looks for due work now. */
+  /**
+   * Looks for due work soon. Wake-ups within WAKE_DELAY_MS are taken together, so that a steady
+   * flow of events is claimed in batches rather than one event's deliveries at a time.
+   */
   wake(): void {
+    if (this.stopped || this.wakeTimer) return;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      this.pump();
+    }, WAKE_DELAY_MS);
+  }
+
+  private pump(): void {
     if (this.stopped) return;
     if (this.pumping) {
       this.pumpAgain = true;
@@ -190,25 +212,30 @@ export class WebhookDispatcher implements Drainable {
     return claimed.length;
   }
 
+  /**
+   * Takes due deliveries with a lease. A scheduled claim also moves next_attempt_at to the end of the
+   * lease (a visibility timeout): the due index then never holds deliveries under way, and one whose
+   * dispatcher died is due again when the lease runs out.
+   */
   private async claim(limit: number, busyEndpoints: string[], manual: boolean): Promise<Claimed[]> {
     const now = this.ctx.clock.now();
     const nowText = iso(now);
-    const db = this.ctx.db;
-    const rows = await db
+    const lease = iso(now.getTime() + LEASE_MS);
+    const free = (w: ExpressionBuilder<Database, 'webhook_deliveries'>) => w.or([w('lease_until', 'is', null), w('lease_until', '<', nowText)]);
+    const rows = await this.ctx.db
       .updateTable('webhook_deliveries')
-      .set({ lease_until: iso(now.getTime() + LEASE_MS) })
+      .set(manual ? { lease_until: lease } : { lease_until: lease, next_attempt_at: lease })
       .where((w) => {
-        let q = w
-          .selectFrom('webhook_deliveries as d')
-          .select(['d.event_seq', 'd.endpoint_id'])
-          .where((x) => x.or([x('d.lease_until', 'is', null), x('d.lease_until', '<', nowText)]));
+        let q = w.selectFrom('webhook_deliveries as d').select(['d.event_seq', 'd.endpoint_id']);
         q = manual
           ? q.where(sql<boolean>`d.manual_requested_at is not null`).orderBy('d.manual_requested_at')
           : q.where(sql<boolean>`d.status = 'pending'`).where('d.next_attempt_at', '<=', nowText).orderBy('d.next_attempt_at');
         if (busyEndpoints.length) q = q.where('d.endpoint_id', 'not in', busyEndpoints);
         return sql<boolean>`(event_seq, endpoint_id) in (${q.limit(limit)})`;
       })
-      .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', nowText)]))
+      // Checked again on the row itself: a concurrent dispatcher's claim wins, never both.
+      .where(free)
+      .$if(!manual, (q) => q.where(sql<boolean>`status = 'pending'`).where('next_attempt_at', '<=', nowText))
       .returning(['endpoint_id', 'workspace_id', 'event_seq', 'event_id', 'attempts'])
       .execute();
     return rows.map((r) => ({ ...r, event_seq: Number(r.event_seq), manual }));
