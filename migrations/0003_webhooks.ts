@@ -64,11 +64,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .where(sql<boolean>`finished_at is not null`)
     .execute();
 
-  await db.schema
+  // The attempt log, stored in the order the logs read it (per endpoint, by time; WITHOUT ROWID on
+  // SQLite). The endpoint is reached through the delivery, whose deletion takes its attempts along.
+  const attempts = db.schema
     .createTable('webhook_attempts')
-    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('id', 'text', notNull)
     .addColumn('event_seq', 'bigint', notNull)
-    .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
+    .addColumn('endpoint_id', 'text', notNull)
     .addColumn('event_id', 'text', notNull)
     .addColumn('workspace_id', 'text', notNull)
     .addColumn('attempt', 'integer')
@@ -79,9 +81,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('status_code', 'integer')
     .addColumn('response', 'text')
     .addColumn('error', 'text')
-    .addForeignKeyConstraint('webhook_attempts_delivery', ['event_seq', 'endpoint_id'], 'webhook_deliveries', ['event_seq', 'endpoint_id'], (c) => c.onDelete('cascade'))
-    .execute();
-  await db.schema.createIndex('webhook_attempts_endpoint').on('webhook_attempts').columns(['endpoint_id', 'started_at']).execute();
+    .addPrimaryKeyConstraint('webhook_attempts_pk', ['endpoint_id', 'started_at', 'id'])
+    .addForeignKeyConstraint('webhook_attempts_delivery', ['event_seq', 'endpoint_id'], 'webhook_deliveries', ['event_seq', 'endpoint_id'], (c) => c.onDelete('cascade'));
+  await (isPostgres(db) ? attempts : attempts.modifyEnd(sql`without rowid`)).execute();
   await db.schema.createIndex('webhook_attempts_by_delivery').on('webhook_attempts').columns(['event_seq', 'endpoint_id']).execute();
 
   // Live connections (members, keys, contacts) with heartbeats; stale rows are kept one hour.
