@@ -17,6 +17,7 @@ import { announceEvents, recordEvent } from '../../src/events/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { createLogger } from '../../src/platform/log.js';
 import { startServer } from '../../src/server/serve.js';
+import { CONNECTIONS_PER_ORIGIN } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/service.js';
 import { createWorkspace } from '../../src/workspaces/service.js';
 import { keyAccess, SCOPES } from '../../src/auth/access.js';
@@ -25,7 +26,7 @@ const ENDPOINTS = 10;
 const RUN_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const FLOOR_SECONDS = 10;
 const CONCURRENCY = 256; // the dispatcher's in-flight limit
-const CONNECTIONS = 32; // the dispatcher's connections per origin
+const CONNECTIONS = CONNECTIONS_PER_ORIGIN; // the dispatcher's connections per origin
 const MAX_BACKLOG = 20_000; // deliveries waiting; the producer pauses above this
 const DRAIN_LIMIT_SECONDS = 120;
 

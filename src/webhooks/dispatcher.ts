@@ -25,6 +25,8 @@ export const RETRY_SCHEDULE_MS = [5_000, MINUTE, 5 * MINUTE, 30 * MINUTE, HOUR, 
 export const RETRY_JITTER = 0.1;
 /** Every attempt failing for this long disables the endpoint. */
 export const FAILURE_WINDOW_MS = 24 * HOUR;
+/** Open connections to one origin at most. */
+export const CONNECTIONS_PER_ORIGIN = 128;
 /** Wake-ups this close together are handled as one. */
 const WAKE_DELAY_MS = 5;
 /** How long a claimed delivery stays with its dispatcher before another may take it. */
@@ -98,7 +100,8 @@ export class WebhookDispatcher implements Drainable {
     this.perEndpoint = opts.perEndpoint ?? 32;
     this.claimBatch = opts.claimBatch ?? 200;
     this.pollMs = opts.pollMs ?? 1000;
-    this.agent = createWebhookAgent({ lookup: (host) => ctx.lookup(host), allowPrivate: ctx.config.webhookAllowPrivate, connections: this.perEndpoint });
+    // Several endpoints often share one receiver (origin); its pool holds up to a full dispatcher's worth.
+    this.agent = createWebhookAgent({ lookup: (host) => ctx.lookup(host), allowPrivate: ctx.config.webhookAllowPrivate, connections: CONNECTIONS_PER_ORIGIN });
     this.attemptsTotal = new Counter({
       name: 'svc_webhook_attempts_total',
       help: 'Webhook delivery attempts, by outcome.',
