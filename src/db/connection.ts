@@ -44,8 +44,31 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', sqliteFile: file, close: () => db.destroy() };
+}
+
+/**
+ * Kysely prepares every query afresh; preparing costs more than running a small query, so the
+ * statements of the most recent distinct SQL texts are kept (kysely runs one query at a time on
+ * this connection, so a cached statement is never in use twice).
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 1000) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string) {
+      let statement = cache.get(text);
+      if (statement) {
+        cache.delete(text);
+      } else {
+        statement = sqlite.prepare(text);
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(text, statement);
+      return statement;
+    },
+  };
 }
 
 /** True when the database answers within the time limit. Used by /readyz. */
