@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -82,26 +82,29 @@ function startCheckpointer(file: string): Worker {
 }
 
 /**
- * kysely's SQLite driver prepares every query it runs; compiling the SQL again costs more than
- * running a small statement. Repeated SQL text reuses its prepared statement (least recently used
- * ones are dropped; a statement still being iterated is never handed out twice).
+ * Kysely prepares every query afresh; preparing costs more than running a small query, so the
+ * statements of the most recent distinct SQL texts are kept (kysely runs one query at a time on
+ * this connection, so a cached statement is never in use twice).
  *
  * Transactions begin IMMEDIATE: a deferred transaction that reads and then writes fails at once
  * (SQLITE_BUSY_SNAPSHOT, which busy_timeout does not wait out) when another process — a command
  * run next to the server — committed in between.
  */
-function withStatementCache(sqlite: SQLite.Database, size = 500): SqliteDatabase {
+function withStatementCache(sqlite: SQLite.Database, max = 1000) {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
     prepare(original: string) {
       const text = original === 'begin' ? 'begin immediate' : original;
-      const cached = cache.get(text);
-      cache.delete(text);
-      const stmt = cached && !cached.busy ? cached : sqlite.prepare(text);
-      cache.set(text, stmt);
-      if (cache.size > size) cache.delete(cache.keys().next().value!);
-      return stmt;
+      let statement = cache.get(text);
+      if (statement) {
+        cache.delete(text);
+      } else {
+        statement = sqlite.prepare(text);
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(text, statement);
+      return statement;
     },
   };
 }
