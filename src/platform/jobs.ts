@@ -64,6 +64,7 @@ export class JobRunner {
   private drainables: Drainable[] = [];
   private timer: NodeJS.Timeout | undefined;
   private running = new Set<Promise<void>>();
+  private ticking: Promise<void> | undefined;
   private stopped = true;
   private wakeRequested = false;
 
@@ -102,6 +103,8 @@ export class JobRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    // A tick may be between claiming a job and starting it.
+    await this.ticking;
     await Promise.allSettled([...this.running]);
   }
 
@@ -126,7 +129,9 @@ export class JobRunner {
   private schedule(ms: number) {
     if (this.stopped) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer = setTimeout(() => {
+      this.ticking = this.tick();
+    }, ms);
     this.timer.unref();
   }
 
