@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildServices, type App, verifyMasterKey } from './context.js';
 import { pendingMigrations } from './db/migrator.js';
 import { MasterKeyError } from './platform/crypto.js';
-import { AppError } from './platform/errors.js';
+import { AppError, ExitSignal } from './platform/errors.js';
 import { createLogger } from './platform/log.js';
 
 export class UsageError extends Error {}
@@ -60,8 +60,6 @@ function fail(message: string, code: number): never {
   throw new ExitSignal();
 }
 
-/** Thrown after the error line is written; main.ts swallows it so that only one line is printed. */
-export class ExitSignal extends Error {}
 
 export function handleCommandError(error: unknown): never {
   if (error instanceof ExitSignal) throw error;

@@ -1,4 +1,5 @@
 // buildServices: the one place that builds everything the program shares. No module-level singletons.
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { EventEmitter } from 'node:events';
 import type { Config } from './config.js';
 import { TransactionBatcher } from './db/batch.js';
@@ -28,7 +29,14 @@ export interface Ctx {
   hub: EventEmitter;
   /** Group commit for frequent small write transactions (inbound mail). */
   writes: TransactionBatcher;
+  /** Name resolution for outbound connections (webhooks); tests swap in their own answers. */
+  lookup: HostLookup;
 }
+
+export type HostLookup = (hostname: string) => Promise<{ address: string; family: number }[]>;
+
+/** Every address the system resolver gives for a name, in its order. */
+export const systemLookup: HostLookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 export interface App extends Ctx {
   handle: DbHandle;
@@ -41,6 +49,7 @@ export interface BuildOptions {
   /** Create $SVC_DATA_DIR/master.key when no key is configured (serve does; most commands do not). */
   createMasterKey?: boolean;
   jobPollMs?: number;
+  lookup?: HostLookup;
 }
 
 export function buildServices(config: Config, opts: BuildOptions = {}): App {
@@ -65,6 +74,7 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
     systemMail,
     hub,
     writes: new TransactionBatcher(handle.db),
+    lookup: opts.lookup ?? systemLookup,
     handle,
     async close() {
       await jobs.stop();

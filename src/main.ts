@@ -1,47 +1,44 @@
 #!/usr/bin/env node
 // The `svc` binary: one program for the server and every operator command. This is the command table.
 import { defineCommand, runCommand, showUsage, type CommandDef } from 'citty';
-import { apiKeyCommand } from './api-keys/commands.js';
-import { channelCommand } from './channels/commands.js';
-import { ExitSignal } from './cli.js';
-import { inboxCommand } from './inboxes/commands.js';
-import { ingestEmailCommand } from './mail/commands.js';
-import { vapidKeysCommand } from './push/commands.js';
-import { migrateCommand, serveCommand } from './server/commands.js';
+import { ExitSignal } from './platform/errors.js';
 import { readVersion } from './version.js';
-import { bootstrapCommand } from './workspaces/commands.js';
 
 const main = defineCommand({
   meta: { name: 'svc', version: readVersion(), description: 'Self-hosted customer conversation server' },
   default: 'serve',
+  // Loaded on demand, so that a command pays only for the modules it uses.
   subCommands: {
-    serve: serveCommand,
-    migrate: migrateCommand,
-    bootstrap: bootstrapCommand,
-    'api-key': apiKeyCommand,
-    inbox: inboxCommand,
-    channel: channelCommand,
-    'ingest-email': ingestEmailCommand,
-    'vapid-keys': vapidKeysCommand,
+    serve: () => import('./server/commands.js').then((m) => m.serveCommand),
+    migrate: () => import('./server/commands.js').then((m) => m.migrateCommand),
+    bootstrap: () => import('./workspaces/commands.js').then((m) => m.bootstrapCommand),
+    'api-key': () => import('./api-keys/commands.js').then((m) => m.apiKeyCommand),
+    inbox: () => import('./inboxes/commands.js').then((m) => m.inboxCommand),
+    channel: () => import('./channels/commands.js').then((m) => m.channelCommand),
+    'vapid-keys': () => import('./push/commands.js').then((m) => m.vapidKeysCommand),
+    'ingest-email': () => import('./mail/commands.js').then((m) => m.ingestEmailCommand),
   },
 });
 
+type Lazy<T> = T | Promise<T> | (() => T | Promise<T>);
+const load = async <T>(v: Lazy<T>): Promise<T> => (typeof v === 'function' ? (v as () => T | Promise<T>)() : v);
+
 /** The command that rawArgs name, for --help. */
-function resolve(cmd: CommandDef, args: string[]): [CommandDef, CommandDef | undefined] {
+async function resolve(cmd: CommandDef, args: string[]): Promise<[CommandDef, CommandDef | undefined]> {
   let current = cmd;
   let parent: CommandDef | undefined;
   for (const arg of args) {
-    const subs = current.subCommands as Record<string, CommandDef> | undefined;
-    if (arg.startsWith('-') || !subs?.[arg]) break;
+    const subs = (await load(current.subCommands as Lazy<Record<string, Lazy<CommandDef>>> | undefined)) ?? {};
+    if (arg.startsWith('-') || !subs[arg]) break;
     parent = current;
-    current = subs[arg];
+    current = await load(subs[arg]);
   }
   return [current, parent];
 }
 
 async function run(rawArgs: string[]) {
   if (rawArgs.includes('--help') || rawArgs.includes('-h')) {
-    await showUsage(...resolve(main, rawArgs));
+    await showUsage(...(await resolve(main, rawArgs)));
     return;
   }
   if (rawArgs.length === 1 && (rawArgs[0] === '--version' || rawArgs[0] === '-v')) {

@@ -13,7 +13,7 @@ import type {
   ConversationSource,
   ConversationStatus,
   Db,
-  DeliveryStatus,
+  MessageDeliveryStatus,
   MessageDirection,
   MessageKind,
 } from '../db/schema.js';
@@ -138,7 +138,7 @@ export interface NewMessage {
   subject?: string | null;
   automatic?: boolean;
   details?: Record<string, unknown> | null;
-  deliveryStatus?: DeliveryStatus | null;
+  deliveryStatus?: MessageDeliveryStatus | null;
   mail?: { messageId?: string | null; references?: string[]; replyTo?: string | null };
   /** New files (already in storage). */
   files?: StoredAttachment[];

@@ -1,5 +1,7 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -44,34 +46,65 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('synchronous = NORMAL');
-  // Checkpoint every ~40 MB of WAL instead of every ~4 MB: pages written again and again (index
-  // leaves, the newest rows) are copied to the database file once per checkpoint, so a longer
-  // interval cuts the writes and fsyncs of frequent small transactions (inbound mail) severalfold.
+  // Checkpoints (copying the WAL into the database file, with its fsync) run on a worker thread so
+  // that they do not stall the event loop; the connection's own checkpoint stays as a fallback for
+  // a WAL that grows past 10,000 pages.
   sqlite.pragma('wal_autocheckpoint = 10000');
+  const checkpointer = startCheckpointer(file);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', sqliteFile: file, close: () => db.destroy() };
+  return {
+    db,
+    dialect: 'sqlite',
+    sqliteFile: file,
+    close: async () => {
+      await checkpointer.terminate();
+      await db.destroy();
+    },
+  };
 }
 
-const STATEMENT_CACHE_SIZE = 500;
+const CHECKPOINT_EVERY_MS = 200;
+
+/** A worker thread with its own connection that checkpoints the WAL (PASSIVE: never waits for readers or writers). */
+function startCheckpointer(file: string): Worker {
+  const worker = new Worker(
+    `const { workerData } = require('node:worker_threads');
+     const Database = require(workerData.module);
+     const db = new Database(workerData.file);
+     db.pragma('busy_timeout = 1000');
+     setInterval(() => { try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {} }, workerData.everyMs);`,
+    { eval: true, workerData: { file, module: createRequire(import.meta.url).resolve('better-sqlite3'), everyMs: CHECKPOINT_EVERY_MS } },
+  );
+  worker.unref();
+  // A failing checkpointer leaves the work to the connection's own fallback checkpoints.
+  worker.on('error', () => {});
+  return worker;
+}
 
 /**
- * Prepares each SQL text once: kysely prepares every query again, which costs as much as running
- * it. Safe because kysely runs one query at a time on the one SQLite connection.
+ * Kysely prepares every query afresh; preparing costs more than running a small query, so the
+ * statements of the most recent distinct SQL texts are kept (kysely runs one query at a time on
+ * this connection, so a cached statement is never in use twice).
+ *
+ * Transactions begin IMMEDIATE: a deferred transaction that reads and then writes fails at once
+ * (SQLITE_BUSY_SNAPSHOT, which busy_timeout does not wait out) when another process — a command
+ * run next to the server — committed in between.
  */
-function withStatementCache(sqlite: SQLite.Database) {
+function withStatementCache(sqlite: SQLite.Database, max = 1000) {
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
-    prepare(sql: string) {
-      let stmt = cache.get(sql);
-      if (stmt) {
-        cache.delete(sql);
+    prepare(original: string) {
+      const text = original === 'begin' ? 'begin immediate' : original;
+      let statement = cache.get(text);
+      if (statement) {
+        cache.delete(text);
       } else {
-        stmt = sqlite.prepare(sql);
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+        statement = sqlite.prepare(text);
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
       }
-      cache.set(sql, stmt);
-      return stmt;
+      cache.set(text, statement);
+      return statement;
     },
   };
 }

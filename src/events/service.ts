@@ -1,9 +1,14 @@
 // The stored event stream. Services call recordEvent inside the same transaction as the change
 // that causes the event; webhooks, GET /v1/events and the realtime socket all read this table.
+import { type Selectable, sql } from 'kysely';
+import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import type { Db } from '../db/schema.js';
-import { iso } from '../platform/clock.js';
+import { isPostgres } from '../db/dialect.js';
+import type { Db, EventsTable } from '../db/schema.js';
+import { DAY, iso } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
+import { onlineContacts } from '../realtime/connections.js';
+import { enqueueDeliveries } from '../webhooks/outbox.js';
 
 /** Event types delivered to webhooks (the spec's table). */
 export const WEBHOOK_EVENT_TYPES = [
@@ -31,27 +36,48 @@ export interface NewEvent {
   data: Record<string, unknown>;
   /** message.created for a note: delivered only to endpoints with include_notes. */
   isNote?: boolean;
+  /** false for events that are never sent to webhooks (internal events shown as messages, and the like). */
+  webhook?: boolean;
 }
 
-export async function recordEvent(ctx: { db: Db; clock: Ctx['clock'] }, event: NewEvent): Promise<{ id: string }> {
+export type EventRow = Selectable<EventsTable>;
+
+/**
+ * Records one event in the caller's transaction (one is opened when the caller has none), together
+ * with its webhook deliveries. Fills `online` of data.contact from the live connections now.
+ * Call it in the transaction of the change, after the change. The returned seq is the row's number;
+ * the position readers resume from is assigned at commit on Postgres (see streamColumn).
+ */
+export async function recordEvent(ctx: { db: Db; clock: Ctx['clock'] }, event: NewEvent): Promise<{ id: string; seq: number }> {
+  if (!ctx.db.isTransaction) return ctx.db.transaction().execute((trx) => recordEvent({ db: trx, clock: ctx.clock }, event));
+  const db = ctx.db;
+
   const admin = event.type.startsWith('migration.');
+  const data = await withOnlineFlag(ctx, event.data);
+  const related = relatedInboxIds(event, data);
   const id = newId('evt', ctx.clock.now().getTime());
-  await ctx.db
-    .insertInto('events')
-    .values({
-      id,
-      workspace_id: event.workspaceId,
-      inbox_id: event.inboxId ?? null,
-      contact_id: event.contactId ?? null,
-      type: event.type,
-      occurred_at: iso(event.occurredAt),
-      data: JSON.stringify(event.data),
-      audience: admin ? 'admins' : 'all',
-      webhook: admin ? 0 : 1,
-      is_note: event.isNote ? 1 : 0,
-    })
-    .execute();
-  return { id };
+  const row = {
+    id,
+    workspace_id: event.workspaceId,
+    inbox_id: event.inboxId ?? null,
+    contact_id: event.contactId ?? null,
+    type: event.type,
+    occurred_at: iso(event.occurredAt),
+    data: JSON.stringify(data),
+    audience: admin ? ('admins' as const) : ('all' as const),
+    webhook: admin || event.webhook === false ? 0 : 1,
+    is_note: event.isNote ? 1 : 0,
+    related_inbox_ids: related.length ? JSON.stringify(related) : null,
+  };
+  // Written as plain SQL: this runs once per event, and building it with the query builder cost more than running it.
+  const inserted = await sql<{ seq: number }>`insert into events
+    (id, workspace_id, inbox_id, contact_id, type, occurred_at, data, audience, webhook, is_note, related_inbox_ids)
+    values (${row.id}, ${row.workspace_id}, ${row.inbox_id}, ${row.contact_id}, ${row.type}, ${row.occurred_at}, ${row.data},
+            ${row.audience}, ${row.webhook}, ${row.is_note}, ${row.related_inbox_ids})
+    returning seq`.execute(db);
+  const seq = Number(inserted.rows[0].seq);
+  await enqueueDeliveries(ctx, { ...row, seq, relatedInboxIds: related });
+  return { id, seq };
 }
 
 /** Call after the transaction that recorded events commits, so that listeners look at once. */
@@ -65,4 +91,187 @@ export function eventPayload(row: { type: string; occurred_at: string; workspace
   if (row.inbox_id !== null && !row.type.startsWith('contact.')) payload.inbox_id = row.inbox_id;
   payload.data = JSON.parse(row.data);
   return payload;
+}
+
+/**
+ * The column that orders the stream. On SQLite the row number: one writer, so rows commit in that
+ * order. On Postgres concurrent transactions can commit out of row-number order, so migration 0003
+ * gives every event a `position` at commit time (a deferred trigger, under a lock held only while
+ * committing): a reader that has seen position N has seen everything below N.
+ */
+function streamColumn(db: Db): 'seq' | 'position' {
+  return isPostgres(db) ? 'position' : 'seq';
+}
+
+/** An event's place in the stream (what clients pass as after=). */
+export function streamPosition(row: Pick<EventRow, 'seq'> & { position?: number | null }): number {
+  return Number(row.position ?? row.seq);
+}
+
+/** An event as GET /v1/events and the realtime socket show it: the payload plus its sequence number and id. */
+export function formatStreamEvent(row: EventRow) {
+  return { seq: streamPosition(row), id: row.id, ...eventPayload(row) };
+}
+
+async function withOnlineFlag(ctx: { db: Db; clock: Ctx['clock'] }, data: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const contact = data.contact;
+  if (!contact || typeof contact !== 'object' || Array.isArray(contact)) return data;
+  const contactId = (contact as { id?: unknown }).id;
+  if (typeof contactId !== 'string') return data;
+  const online = (await onlineContacts(ctx, [contactId])).has(contactId);
+  return { ...data, contact: { ...(contact as object), online } };
+}
+
+/**
+ * The inboxes an event concerns: its own inbox, and for contact events the inboxes where the contact
+ * has an external id or a conversation.
+ */
+function relatedInboxIds(event: NewEvent, data: Record<string, unknown>): string[] {
+  const out = new Set<string>();
+  if (event.inboxId) out.add(event.inboxId);
+  const contact = data.contact as { external_ids?: unknown } | undefined;
+  if (event.type.startsWith('contact.') && contact && Array.isArray(contact.external_ids)) {
+    for (const x of contact.external_ids) {
+      if (x && typeof x === 'object' && typeof (x as { inbox_id?: unknown }).inbox_id === 'string') out.add((x as { inbox_id: string }).inbox_id);
+    }
+  }
+  return [...out];
+}
+
+// ---- reading the stream (GET /v1/events and GET /v1/realtime) ----
+
+/** Who reads the stream, and so which events they see. */
+export interface EventViewer {
+  workspaceId: string;
+  /** null: every inbox. */
+  inboxIds: readonly string[] | null;
+  /** Receives the admins-only kinds (migration.*). */
+  admin: boolean;
+  conversations: boolean;
+  contacts: boolean;
+}
+
+/**
+ * What a caller reads from the stream: conversation and message events with conversations:read,
+ * contact events with contacts:read, limited to the caller's inboxes; the migration kinds go to
+ * owners and admins (and to keys that may use the migration endpoints: no inbox limit and
+ * migrations:manage).
+ */
+export function viewerFor(access: Access): EventViewer {
+  const actor = access.actor;
+  const admin =
+    actor.kind === 'member'
+      ? actor.role === 'owner' || actor.role === 'admin'
+      : access.inboxIds === null && access.scopes.has('migrations:manage');
+  return {
+    workspaceId: access.workspaceId,
+    inboxIds: access.inboxIds,
+    admin,
+    conversations: access.scopes.has('conversations:read'),
+    contacts: access.scopes.has('contacts:read'),
+  };
+}
+
+export function canSeeEvent(viewer: EventViewer, row: Pick<EventRow, 'audience' | 'type' | 'related_inbox_ids'>): boolean {
+  if (row.audience === 'admins') return viewer.admin;
+  if (row.type.startsWith('contact.') ? !viewer.contacts : !viewer.conversations) return false;
+  if (viewer.inboxIds === null) return true;
+  const related = row.related_inbox_ids ? (JSON.parse(row.related_inbox_ids) as string[]) : [];
+  return related.some((id) => viewer.inboxIds!.includes(id));
+}
+
+const PRUNED_THROUGH_KEY = 'events_pruned_through';
+
+/** Events up to this sequence number may have been removed; a cursor below it has expired. */
+export async function prunedThrough(ctx: Pick<Ctx, 'db'>): Promise<number> {
+  const row = await ctx.db.selectFrom('server_meta').select('value').where('key', '=', PRUNED_THROUGH_KEY).executeTakeFirst();
+  return row ? Number(row.value) : 0;
+}
+
+/** The newest sequence number in the whole stream (0 when empty). */
+export async function latestSeq(ctx: Pick<Ctx, 'db'>): Promise<number> {
+  const row = await ctx.db.selectFrom('events').select((eb) => eb.fn.max(streamColumn(ctx.db)).as('seq')).executeTakeFirst();
+  return Number(row?.seq ?? 0);
+}
+
+export type ReadResult =
+  | { expired: true; prunedThrough: number }
+  | { expired: false; events: EventRow[]; /** resume after this one next time */ cursor: number; more: boolean };
+
+/**
+ * The viewer's events after a sequence number, oldest first. `after` below what is kept gives
+ * { expired: true }. The cursor moves past events the viewer does not see, so a reader never scans
+ * them twice.
+ */
+export async function readEvents(ctx: Pick<Ctx, 'db'>, viewer: EventViewer, after: number | undefined, limit: number): Promise<ReadResult> {
+  const horizon = await prunedThrough(ctx);
+  if (after !== undefined && after < horizon) return { expired: true, prunedThrough: horizon };
+  // A cursor beyond the newest event was not handed out by this server (another server, an older backup).
+  if (after !== undefined && after > (await latestSeq(ctx))) return { expired: true, prunedThrough: horizon };
+  let cursor = Math.max(after ?? 0, horizon);
+  const out: EventRow[] = [];
+  const batch = Math.max(limit, 200);
+  const column = streamColumn(ctx.db);
+  for (let round = 0; round < 20; round++) {
+    const rows = await ctx.db
+      .selectFrom('events')
+      .selectAll()
+      .where('workspace_id', '=', viewer.workspaceId)
+      .where(column, '>', cursor)
+      .orderBy(column)
+      .limit(batch)
+      .execute();
+    for (const row of rows) {
+      if (canSeeEvent(viewer, row)) {
+        out.push(row);
+        if (out.length === limit) return { expired: false, events: out, cursor: streamPosition(row), more: true };
+      }
+      cursor = streamPosition(row);
+    }
+    if (rows.length < batch) return { expired: false, events: out, cursor, more: false };
+  }
+  return { expired: false, events: out, cursor, more: true };
+}
+
+/**
+ * Removes events older than SVC_EVENTS_RETENTION_DAYS. The stream is cut at one sequence number
+ * (every event at or below it is older than the limit), so readers can tell an expired cursor from a
+ * quiet stream. Events that a kept webhook delivery still refers to stay for its redelivery.
+ */
+export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>): Promise<{ prunedThrough: number; deleted: number }> {
+  const cutoff = iso(ctx.clock.now().getTime() - ctx.config.eventsRetentionDays * DAY);
+  const column = streamColumn(ctx.db);
+  const firstKept = await ctx.db
+    .selectFrom('events')
+    .select((eb) => eb.fn.min(column).as('seq'))
+    .where('occurred_at', '>=', cutoff)
+    .executeTakeFirst();
+  const through = firstKept?.seq != null ? Number(firstKept.seq) - 1 : await latestSeq(ctx);
+  const previous = await prunedThrough(ctx);
+  const horizon = Math.max(previous, through);
+  if (horizon > previous) {
+    await ctx.db
+      .insertInto('server_meta')
+      .values({ key: PRUNED_THROUGH_KEY, value: String(horizon) })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(horizon) }))
+      .execute();
+  }
+  let deleted = 0;
+  for (;;) {
+    const result = await ctx.db
+      .deleteFrom('events')
+      .where('seq', 'in', (eb) =>
+        eb
+          .selectFrom('events as e')
+          .select('e.seq')
+          .where(`e.${column}`, '<=', horizon)
+          .where((w) => w.not(w.exists(w.selectFrom('webhook_deliveries as d').select('d.event_seq').whereRef('d.event_seq', '=', 'e.seq'))))
+          .limit(5000),
+      )
+      .executeTakeFirst();
+    const n = Number(result.numDeletedRows);
+    deleted += n;
+    if (n < 5000) break;
+  }
+  return { prunedThrough: horizon, deleted };
 }

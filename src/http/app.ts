@@ -35,11 +35,14 @@ export function createApp(ctx: Ctx): ApiApp {
   app.use('*', observe(ctx));
   const rules: BodyLimitRule[] = routeTable.flatMap((r) => r.bodyLimits ?? []);
   app.use('*', (c, next) => {
+    // Looking at the body of a GET would make the node adapter build a full Request for nothing.
+    if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
     const rule = rules.find((r) => r.method === c.req.method && r.path.test(c.req.path));
     const maxSize = rule ? rule.maxBytes(ctx) : DEFAULT_BODY_LIMIT;
     return bodyLimit({
       maxSize,
-      onError: (c) => c.json(errorBody('too_large', `request body is larger than ${maxSize} bytes`), 413),
+      // The rest of the body is never read, so the connection cannot carry another request.
+      onError: (c) => c.json(errorBody('too_large', `request body is larger than ${maxSize} bytes`), 413, { connection: 'close' }),
     })(c, next);
   });
   app.onError((err, c) => toErrorResponse(err, c, ctx.log));
@@ -56,15 +59,21 @@ export function createApp(ctx: Ctx): ApiApp {
 }
 
 
+// Request ids: a random prefix per process and a counter (random bytes per request cost a system call).
+const requestIdPrefix = randomText(8) + '-';
+let requestCounter = 0;
+
 /** Request id, one log line per request, and the HTTP metrics (labelled by route pattern, never the raw path). */
 function observe(ctx: Ctx) {
   return async (c: Context<AppEnv>, next: Next) => {
     const started = process.hrtime.bigint();
     const incoming = c.req.header('x-request-id');
-    const requestId = incoming && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : randomText(16);
+    const requestId = incoming && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : `${requestIdPrefix}${(++requestCounter).toString(36)}`;
     c.set('requestId', requestId);
-    await next();
+    // Set before the handler answers: changing headers afterwards would make the node adapter
+    // rebuild the response on its slow path.
     c.header('x-request-id', requestId);
+    await next();
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     // After next(), routePath is the pattern of the last handler that ran; only the catch-all
     // middleware ran when no route matched.

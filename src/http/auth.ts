@@ -63,7 +63,8 @@ export async function requireAccess(c: Context<AppEnv>, ctx: Ctx): Promise<Acces
   if (identity.kind === 'api_key') {
     access = identity.access;
   } else {
-    const wanted = c.req.header(WORKSPACE_HEADER);
+    // ?workspace= serves clients that cannot send headers (a browser's WebSocket).
+    const wanted = c.req.header(WORKSPACE_HEADER) ?? c.req.query('workspace');
     let q = ctx.db
       .selectFrom('memberships')
       .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')

@@ -11,6 +11,9 @@ import { registerContactRoutes } from '../contacts/routes.js';
 import { registerConversationRoutes } from '../conversations/routes.js';
 import { registerFeedbackRoutes } from '../feedback/routes.js';
 import { ingressBodyLimits, registerMailRoutes } from '../mail/routes.js';
+import { registerWebhookRoutes } from '../webhooks/routes.js';
+import { registerEventRoutes } from '../events/routes.js';
+import { registerRealtimeRoutes } from '../realtime/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -28,4 +31,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerContactRoutes },
   { register: registerFeedbackRoutes },
   { register: registerMailRoutes, bodyLimits: ingressBodyLimits },
+  { register: registerWebhookRoutes },
+  { register: registerEventRoutes },
+  { register: registerRealtimeRoutes },
 ];

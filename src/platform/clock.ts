@@ -7,6 +7,7 @@ export const systemClock: Clock = { now: () => new Date() };
 
 export class ManualClock implements Clock {
   private ms: number;
+  private deadlines: { at: number; controller: AbortController }[] = [];
   constructor(start: Date | string | number = Date.now()) {
     this.ms = new Date(start).getTime();
   }
@@ -15,10 +16,32 @@ export class ManualClock implements Clock {
   }
   advance(ms: number): void {
     this.ms += ms;
+    this.fireDeadlines();
   }
   set(to: Date | string | number): void {
     this.ms = new Date(to).getTime();
+    this.fireDeadlines();
   }
+  /** A signal that aborts once the clock is moved `ms` or more past now (see deadlineSignal). */
+  signalAfter(ms: number): AbortSignal {
+    const controller = new AbortController();
+    this.deadlines.push({ at: this.ms + ms, controller });
+    return controller.signal;
+  }
+  private fireDeadlines() {
+    const due = this.deadlines.filter((d) => d.at <= this.ms);
+    this.deadlines = this.deadlines.filter((d) => d.at > this.ms);
+    for (const d of due) d.controller.abort(new DOMException('the deadline passed', 'TimeoutError'));
+  }
+}
+
+/**
+ * An AbortSignal that fires `ms` from now by the given clock: a real timer on the system clock,
+ * and on a ManualClock when a test moves the clock past it (deadlines are tested without sleeping).
+ */
+export function deadlineSignal(clock: Clock, ms: number): AbortSignal {
+  const manual = clock as Partial<ManualClock>;
+  return typeof manual.signalAfter === 'function' ? manual.signalAfter.call(clock, ms) : AbortSignal.timeout(ms);
 }
 
 export const MINUTE = 60_000;

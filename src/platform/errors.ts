@@ -24,3 +24,6 @@ export const hostedLimit = (setting: string, message: string) =>
   new AppError(422, 'hosted_limit', message, { limit: setting });
 export const rateLimited = (retryAfterSeconds: number, message = 'too many requests, try again later') =>
   new AppError(429, 'rate_limited', message, { retry_after: retryAfterSeconds });
+
+/** Thrown by a command after its one error line is written; main.ts ends the process quietly. */
+export class ExitSignal extends Error {}

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { createConsola, LogLevels, type ConsolaInstance, type LogObject } from 'consola';
 
 export type LogFields = Record<string, unknown>;
@@ -30,23 +31,56 @@ function clean(value: unknown, depth = 0): unknown {
 const LEVEL_NAMES: Record<number, string> = { 0: 'error', 1: 'warn', 2: 'info', 3: 'info', 4: 'debug', 5: 'debug' };
 
 /** One JSON object per line: time, level, msg, then the fields. */
-function jsonReporter(write: (line: string) => void) {
+function jsonReporter(write: (line: string, urgent: boolean) => void) {
   return {
     log(obj: LogObject) {
       const [msg, fields] = obj.args as [string, LogFields | undefined];
       const line: LogFields = { time: obj.date.toISOString(), level: LEVEL_NAMES[obj.level] ?? 'info', msg: String(msg) };
       if (fields) Object.assign(line, clean(fields) as LogFields);
-      write(JSON.stringify(line) + '\n');
+      write(JSON.stringify(line) + '\n', obj.level <= 1);
     },
   };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
+/**
+ * stderr writer that gathers lines for up to 25 ms (or 64 KiB) into one write: a line per request
+ * would otherwise cost a system call per request. Warnings and errors go out at once, and whatever
+ * is pending is written synchronously when the process exits.
+ */
+function batchedStderr(): (line: string, urgent: boolean) => void {
+  let pending: string[] = [];
+  let bytes = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending.length === 0) return;
+    const text = pending.join('');
+    pending = [];
+    bytes = 0;
+    process.stderr.write(text);
+  };
+  process.once('exit', () => {
+    if (pending.length) fs.writeSync(2, pending.join(''));
+    pending = [];
+  });
+  return (line, urgent) => {
+    pending.push(line);
+    bytes += line.length;
+    if (urgent || bytes >= 65536) flush();
+    else timer ??= setTimeout(flush, 25);
+  };
+}
+
 export function createLogger(opts: { level?: LogLevel; write?: (line: string) => void } = {}): Logger {
   const consola = createConsola({
     level: LogLevels[opts.level ?? 'info'],
-    reporters: [jsonReporter(opts.write ?? ((line) => process.stderr.write(line)))],
+    // consola folds repeated identical lines into "(repeated n times)" by default; every line an
+    // operator may alert on must be written, so that is off.
+    throttle: 0,
+    reporters: [jsonReporter(opts.write ?? batchedStderr())],
   });
   return wrap(consola, {});
 }

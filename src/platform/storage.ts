@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config.js';
 import { randomText } from './ids.js';
 
@@ -118,24 +118,32 @@ export class LocalStorage implements Storage {
 
 export class S3Storage implements Storage {
   readonly kind = 's3' as const;
-  private readonly client: S3Client;
+  private sdk?: Promise<{ client: S3Client; s3: typeof import('@aws-sdk/client-s3') }>;
   constructor(
     private readonly opts: Config['storage']['s3'] & { bucket: string },
     private readonly tmpDir: string,
-  ) {
-    this.client = new S3Client({
-      region: opts.region,
-      endpoint: opts.endpoint,
-      forcePathStyle: opts.forcePathStyle,
-      // Checksums only where S3 requires them: the SDK's default (aws-chunked uploads with trailing
-      // checksums) is not understood by many S3-compatible servers, which then store the chunk framing.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      credentials:
-        opts.accessKeyId && opts.secretAccessKey
-          ? { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey }
-          : undefined,
-    });
+  ) {}
+
+  /** The SDK is loaded on first use: it costs startup time that local-storage servers need not pay. */
+  private load() {
+    this.sdk ??= import('@aws-sdk/client-s3').then((s3) => ({
+      s3,
+      client: new s3.S3Client({
+        region: this.opts.region,
+        endpoint: this.opts.endpoint,
+        forcePathStyle: this.opts.forcePathStyle,
+        // Checksums only where S3 requires them: the SDK's default (aws-chunked uploads with
+        // trailing checksums) is not understood by many S3-compatible servers, which then store
+        // the chunk framing in the object.
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
+        credentials:
+          this.opts.accessKeyId && this.opts.secretAccessKey
+            ? { accessKeyId: this.opts.accessKeyId, secretAccessKey: this.opts.secretAccessKey }
+            : undefined,
+      }),
+    }));
+    return this.sdk;
   }
 
   private objectKey(key: string) {
@@ -143,10 +151,11 @@ export class S3Storage implements Storage {
   }
 
   async put(key: string, data: Buffer | Readable, opts: { maxBytes?: number; contentType?: string } = {}): Promise<StoredFile> {
+    const { client, s3 } = await this.load();
     const { tmp, size, sha256 } = await spool(data, this.tmpDir, opts.maxBytes);
     try {
-      await this.client.send(
-        new PutObjectCommand({
+      await client.send(
+        new s3.PutObjectCommand({
           Bucket: this.opts.bucket,
           Key: this.objectKey(key),
           Body: fs.createReadStream(tmp),
@@ -161,12 +170,14 @@ export class S3Storage implements Storage {
   }
 
   async get(key: string): Promise<Readable> {
-    const res = await this.client.send(new GetObjectCommand({ Bucket: this.opts.bucket, Key: this.objectKey(key) }));
+    const { client, s3 } = await this.load();
+    const res = await client.send(new s3.GetObjectCommand({ Bucket: this.opts.bucket, Key: this.objectKey(key) }));
     return res.Body as Readable;
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.opts.bucket, Key: this.objectKey(key) }));
+    const { client, s3 } = await this.load();
+    await client.send(new s3.DeleteObjectCommand({ Bucket: this.opts.bucket, Key: this.objectKey(key) }));
   }
 
   async exists(key: string): Promise<boolean> {
@@ -175,7 +186,7 @@ export class S3Storage implements Storage {
       body.destroy();
       return true;
     } catch (error) {
-      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return false;
+      if ((error as { name?: string }).name === 'NoSuchKey') return false;
       throw error;
     }
   }

@@ -3,6 +3,7 @@ import type { Ctx } from '../context.js';
 import type { JobKind } from '../platform/jobs.js';
 import { conversationsBackground } from '../conversations/background.js';
 import { mailBackground } from '../mail/background.js';
+import { webhooksBackground } from '../webhooks/background.js';
 
 export interface RunningPart {
   stop(): Promise<void>;
@@ -17,4 +18,4 @@ export interface BackgroundPart {
   start?(ctx: Ctx): Promise<RunningPart | void>;
 }
 
-export const backgroundTable: BackgroundPart[] = [conversationsBackground, mailBackground];
+export const backgroundTable: BackgroundPart[] = [conversationsBackground, mailBackground, webhooksBackground];

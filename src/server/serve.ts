@@ -72,11 +72,14 @@ export async function startServer(app: App, opts: { migrate?: boolean } = {}): P
     close() {
       closing ??= (async () => {
         const drained = new Promise<void>((resolve) => http.close(() => resolve()));
+        // Keep-alive connections are closed as soon as their in-flight request is answered.
+        const sweeper = setInterval(() => http.closeIdleConnections(), 50);
         http.closeIdleConnections();
         for (const client of wss.clients) client.close(1001, 'server shutting down');
         const timer = setTimeout(() => http.closeAllConnections(), config.shutdownTimeoutMs);
         await drained;
         clearTimeout(timer);
+        clearInterval(sweeper);
         await new Promise<void>((resolve) => (metrics ? metrics.close(() => resolve()) : resolve()));
         for (const part of Object.values(parts)) await part.stop();
         await app.close();

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, startS3, startSmtpSink, type S3Server, type SmtpSink } from '../helpers/mail.js';
+import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN, startS3, type S3Server } from '../helpers/mail.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('attachments and original e-mails on s3 storage', () => {
@@ -15,7 +16,7 @@ describe('attachments and original e-mails on s3 storage', () => {
 
   before(async () => {
     s3 = await startS3();
-    sink = await startSmtpSink();
+    sink = await startSmtpSink(SINK_LOGIN);
     s = await startTestServer({
       env: {
         SVC_INGRESS_SECRET: INGRESS_SECRET,

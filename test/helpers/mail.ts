@@ -1,11 +1,11 @@
-// Mail parts for tests: an smtp-server sink that catches outbound mail on 127.0.0.1, a nodemailer
-// client for the ingress listener, ready-made e-mail channels, and an S3-compatible server (s3rver).
+// Mail parts for tests: a nodemailer client and a bare SMTP dialog for the ingress listener,
+// ready-made e-mail channels (their SMTP account logs in to helpers/smtp-sink.ts), and an
+// S3-compatible server (s3rver). Outbound mail is caught with helpers/smtp-sink.ts.
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type Mail from 'nodemailer/lib/mailer/index.js';
-import { simpleParser, type ParsedMail } from 'mailparser';
 import S3rver from 's3rver';
 import { SMTPServer } from 'smtp-server';
 import { createEmailChannel } from '../../src/channels/service.js';
@@ -13,84 +13,6 @@ import type { Ctx } from '../../src/context.js';
 import { randomText } from '../../src/platform/ids.js';
 import type { TestServer } from './server.js';
 import { tempDir } from './server.js';
-
-export interface CaughtMail {
-  from: string;
-  to: string[];
-  raw: Buffer;
-  parsed: ParsedMail;
-  /** The AUTH user name the sender logged in with, if any. */
-  user: string | null;
-  password: string | null;
-}
-
-export interface SmtpSink {
-  port: number;
-  mails: CaughtMail[];
-  /** The next n messages are refused at DATA with this SMTP answer. */
-  refuseNext(n: number, code?: number, message?: string): void;
-  /** Resolves once `count` mails were caught. */
-  waitFor(count: number, timeoutMs?: number): Promise<CaughtMail[]>;
-  close(): Promise<void>;
-}
-
-/** An SMTP server on 127.0.0.1 that keeps what it receives (plain text, AUTH accepted). */
-export async function startSmtpSink(): Promise<SmtpSink> {
-  const mails: CaughtMail[] = [];
-  let refuse = 0;
-  let refusal = { code: 451, message: '4.3.0 try again later' };
-  const waiters: { count: number; resolve: () => void }[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    allowInsecureAuth: true,
-    disabledCommands: ['STARTTLS'],
-    disableReverseLookup: true,
-    logger: false,
-    onAuth(auth, _session, cb) {
-      cb(null, { user: JSON.stringify({ u: auth.username, p: auth.password }) });
-    },
-    onData(stream, session, cb) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', async () => {
-        if (refuse > 0) {
-          refuse--;
-          return cb(Object.assign(new Error(refusal.message), { responseCode: refusal.code }));
-        }
-        const raw = Buffer.concat(chunks);
-        const creds = session.user ? (JSON.parse(String(session.user)) as { u: string; p: string }) : null;
-        mails.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address),
-          raw,
-          parsed: await simpleParser(raw),
-          user: creds?.u ?? null,
-          password: creds?.p ?? null,
-        });
-        for (const w of waiters.filter((w) => mails.length >= w.count)) w.resolve();
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.server.address() as AddressInfo).port;
-  return {
-    port,
-    mails,
-    refuseNext(n, code = 451, message = '4.3.0 try again later') {
-      refuse = n;
-      refusal = { code, message };
-    },
-    waitFor(count, timeoutMs = 10_000) {
-      if (mails.length >= count) return Promise.resolve(mails);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`expected ${count} mails, caught ${mails.length}`)), timeoutMs);
-        waiters.push({ count, resolve: () => (clearTimeout(timer), resolve(mails)) });
-      });
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 /** The SMTP ingress port of a test server started with SVC_INGRESS_SECRET. */
 export function ingressPort(s: TestServer): number {
@@ -109,6 +31,9 @@ export async function sendToIngress(port: number, message: Mail.Options & { enve
   }
 }
 
+/** The SMTP login of channels made by seedEmailChannel: start the sink with it (startSmtpSink(SINK_LOGIN)). */
+export const SINK_LOGIN = { username: 'mailer', password: 'smtp-secret-pw' };
+
 /** An e-mail channel with an SMTP account pointing at the sink (or without SMTP when no port). */
 export async function seedEmailChannel(ctx: Ctx, seed: { workspaceId: string; inboxId: string }, opts: { smtpPort?: number; address?: string; password?: string } = {}) {
   return createEmailChannel(ctx, {
@@ -118,7 +43,7 @@ export async function seedEmailChannel(ctx: Ctx, seed: { workspaceId: string; in
     address: opts.address ?? `support-${randomText(8)}@example.com`,
     displayName: 'Acme Support',
     ...(opts.smtpPort
-      ? { smtpHost: '127.0.0.1', smtpPort: opts.smtpPort, tls: 'none' as const, smtpUsername: 'mailer', smtpPassword: opts.password ?? 'smtp-secret-pw' }
+      ? { smtpHost: '127.0.0.1', smtpPort: opts.smtpPort, tls: 'none' as const, smtpUsername: SINK_LOGIN.username, smtpPassword: opts.password ?? SINK_LOGIN.password }
       : {}),
   });
 }

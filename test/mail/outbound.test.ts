@@ -4,7 +4,8 @@ import { after, before, describe, test } from 'node:test';
 import { SEND_MAX_ATTEMPTS, SEND_RETRY_DELAYS_MS } from '../../src/mail/outbound.js';
 import type { ManualClock } from '../../src/platform/clock.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { rawMail, seedEmailChannel, startSmtpSink, type SmtpSink } from '../helpers/mail.js';
+import { rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { startTestServer, testEnv, type TestServer } from '../helpers/server.js';
 
 const SECRET = 'outbound-secret';
@@ -17,7 +18,7 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
   let sink: SmtpSink;
 
   before(async () => {
-    sink = await startSmtpSink();
+    sink = await startSmtpSink({ username: SINK_LOGIN.username, password: SMTP_PASSWORD });
     s = await startTestServer({ env: { SVC_INGRESS_SECRET: SECRET } });
     await s.app.jobs.stop(); // jobs run only when the test drains them
     seed = await seedWorkspace(s.app);
@@ -45,7 +46,7 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     const job = await s.app.db.selectFrom('jobs').selectAll().where('kind', '=', 'email.send').executeTakeFirstOrThrow();
     assert.equal(JSON.parse(job.payload).messageId, r.body.id);
 
-    const count = sink.mails.length;
+    const count = sink.messages.length;
     await s.app.jobs.drain();
     const mail = (await sink.waitFor(count + 1))[count];
     assert.deepEqual(mail.to, ['replies@cust.example']);
@@ -56,8 +57,7 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     assert.deepEqual(mail.parsed.references, ['<o1-root@cust.example>', '<o1-a@cust.example>']);
     assert.match(mail.parsed.messageId!, new RegExp(`^<${r.body.id}@`));
     assert.equal(mail.parsed.text!.trim(), 'Thanks, fixing it.');
-    assert.equal(mail.user, 'mailer');
-    assert.equal(mail.password, SMTP_PASSWORD);
+    // The sink accepts only the channel's login: the sealed password was opened for the send.
 
     const after = await s.request('GET', `/v1/conversations/${first.conversation_id}/messages/${r.body.id}`, { token: seed.apiKey });
     assert.equal(after.body.status, 'sent');
@@ -70,20 +70,20 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     }
     // Nothing is sent twice.
     await s.app.jobs.drain();
-    assert.equal(sink.mails.length, count + 1);
+    assert.equal(sink.messages.length, count + 1);
   });
 
   test('notes are never mailed and are marked as notes in their event', async () => {
     const first = await customerMail({ Subject: 'Note test' });
     const before = await s.app.db.selectFrom('events').select('seq').orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow();
-    const count = sink.mails.length;
+    const count = sink.messages.length;
     const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'internal: customer is VIP' } });
     assert.equal(r.status, 201);
     assert.equal(r.body.kind, 'note');
     assert.equal(r.body.status, null);
     assert.deepEqual(r.body.author, { type: 'member', member_id: seed.ownerId });
     await s.app.jobs.drain();
-    assert.equal(sink.mails.length, count);
+    assert.equal(sink.messages.length, count);
     const events = await s.app.db.selectFrom('events').selectAll().where('seq', '>', before.seq).execute();
     assert.equal(events.length, 1);
     assert.equal(events[0].type, 'message.created');
@@ -94,7 +94,7 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
   test('a failing SMTP account is retried on the schedule, logged each time, and the message ends failed', async () => {
     const clock = s.clock as ManualClock;
     const first = await customerMail({ Subject: 'Retry me' });
-    sink.refuseNext(SEND_MAX_ATTEMPTS, 451, '4.7.0 mailbox busy, try later');
+    sink.failWith(451);
     const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'This will not go out' } });
     const logsBefore = s.logs.length;
     const attempts = async () =>
@@ -103,7 +103,7 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
       await s.app.jobs.drain();
       assert.equal(await attempts(), attempt, `attempt ${attempt} ran`);
       const msg = await s.request('GET', `/v1/conversations/${first.conversation_id}/messages/${r.body.id}`, { token: seed.apiKey });
-      assert.match(msg.body.error, /mailbox busy/);
+      assert.match(msg.body.error, /sink refuses/);
       if (attempt < SEND_MAX_ATTEMPTS) {
         assert.equal(msg.body.status, 'pending');
         // Not due before its delay has passed.
@@ -120,6 +120,7 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     assert.deepEqual(lines.map((l) => l.attempt), [1, 2, 3, 4, 5, 6]);
     assert.ok(s.logs.slice(logsBefore).some((l) => l.msg === 'email send failed, message marked failed'));
     assert.ok(!s.rawLogs.join('').includes('cust.example'), 'no recipient addresses in the logs');
+    sink.failWith(null);
     clock.advance(24 * 3600_000);
     await s.app.jobs.drain();
     assert.equal(await attempts(), SEND_MAX_ATTEMPTS, 'nothing left to retry');
@@ -138,7 +139,7 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     assert.equal(up.status, 201, JSON.stringify(up.body));
     assert.equal(up.body.size, 3000);
     assert.equal(up.body.sha256, createHash('sha256').update(bytes).digest('hex'));
-    const count = sink.mails.length;
+    const count = sink.messages.length;
     const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'See attached', attachment_ids: [up.body.id] } });
     assert.equal(r.status, 201);
     assert.equal(r.body.attachments[0].id, up.body.id);
@@ -173,7 +174,7 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
 
 describe('a stored reply survives a restart and is sent exactly once', () => {
   test('the send job written with the message runs after the server comes back', async () => {
-    const sink = await startSmtpSink();
+    const sink = await startSmtpSink(SINK_LOGIN);
     const te = await testEnv({ SVC_INGRESS_SECRET: SECRET });
     try {
       const a = await startTestServer({ testEnv: te });
@@ -184,7 +185,7 @@ describe('a stored reply survives a restart and is sent exactly once', () => {
       const reply = await a.request('POST', `/v1/conversations/${inbound.body.data[0].conversation_id}/messages`, { token: seed.apiKey, body: { body: 'survives' } });
       assert.equal(reply.status, 201);
       await a.stop(); // gone before the job ran
-      assert.equal(sink.mails.length, 0);
+      assert.equal(sink.messages.length, 0);
 
       const b = await startTestServer({ testEnv: te });
       try {
@@ -192,7 +193,7 @@ describe('a stored reply survives a restart and is sent exactly once', () => {
         await b.app.jobs.drain();
         await sink.waitFor(1);
         await b.app.jobs.drain();
-        assert.equal(sink.mails.length, 1);
+        assert.equal(sink.messages.length, 1);
         const msg = await b.app.db.selectFrom('messages').selectAll().where('id', '=', reply.body.id).executeTakeFirstOrThrow();
         assert.equal(msg.delivery_status, 'sent');
       } finally {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { rawMail, seedEmailChannel, startSmtpSink, type SmtpSink } from '../helpers/mail.js';
+import { rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const SECRET = 'thread-secret';
@@ -13,7 +14,7 @@ describe('threading by Message-IDs, never by subject', () => {
   let sink: SmtpSink;
 
   before(async () => {
-    sink = await startSmtpSink();
+    sink = await startSmtpSink(SINK_LOGIN);
     s = await startTestServer({ env: { SVC_INGRESS_SECRET: SECRET } });
     await s.app.jobs.stop();
     seed = await seedWorkspace(s.app);
@@ -143,8 +144,8 @@ describe('threading by Message-IDs, never by subject', () => {
     const api = await s.request('GET', `/v1/conversations/${bulk.conversation_id}/messages`, { token: seed.apiKey });
     assert.equal(api.body.data[0].automatic, true);
     // Nothing was mailed back for any of them.
-    const sentBefore = sink.mails.length;
+    const sentBefore = sink.messages.length;
     await s.app.jobs.drain();
-    assert.equal(sink.mails.length, sentBefore);
+    assert.equal(sink.messages.length, sentBefore);
   });
 });

@@ -63,7 +63,7 @@ export interface ConversationLabelsTable {
 export type MessageKind = 'message' | 'note' | 'event';
 export type MessageDirection = 'in' | 'out';
 export type AuthorType = 'contact' | 'member' | 'api_key' | 'system';
-export type DeliveryStatus = 'pending' | 'sent' | 'failed';
+export type MessageDeliveryStatus = 'pending' | 'sent' | 'failed';
 
 export interface MessagesTable {
   id: string;
@@ -85,7 +85,7 @@ export interface MessagesTable {
   /** JSON: what an 'event' message records ({type, from, to}), or feedback metadata. */
   details: string | null;
   /** Outbound mail: pending, sent or failed; null for messages not sent through a channel. */
-  delivery_status: DeliveryStatus | null;
+  delivery_status: MessageDeliveryStatus | null;
   delivery_error: string | null;
   delivery_attempts: number;
   sent_at: string | null;

@@ -130,6 +130,10 @@ export interface EventsTable {
   audience: 'all' | 'admins';
   webhook: number;
   is_note: number;
+  /** JSON array of the inboxes the event concerns (an inbox-limited reader or endpoint sees it); added by 0003. */
+  related_inbox_ids: string | null;
+  /** Postgres only (0003): the stream position, assigned at commit. SQLite orders by seq. */
+  position?: Generated<number | null>;
 }
 
 export interface CoreTables {

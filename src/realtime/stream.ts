@@ -1,0 +1,134 @@
+// One realtime socket: it sends the viewer's events after the client's cursor in sequence order
+// (catch-up and live use the same read, so nothing is skipped or sent twice), then follows new
+// events as they are announced; heartbeats keep the connection record fresh and find dead peers.
+import type { WebSocket } from 'ws';
+import type { Ctx } from '../context.js';
+import type { ConnectionKind } from '../db/schema.js';
+import { type EventViewer, formatStreamEvent, latestSeq, readEvents } from '../events/service.js';
+import { iso } from '../platform/clock.js';
+import { closeConnection, HEARTBEAT_MS, markConnection, touchConnection } from './connections.js';
+
+/** Close code after a cursor_expired frame (4000-4999 are the application's). */
+export const CLOSE_CURSOR_EXPIRED = 4410;
+const READ_BATCH = 500;
+/** Wait for the socket to take a batch before reading more when this much is queued. */
+const BUFFERED_HIGH = 1024 * 1024;
+
+export interface StreamOptions {
+  viewer: EventViewer;
+  after: number | undefined;
+  subject: { kind: ConnectionKind; id: string };
+  heartbeatMs?: number;
+}
+
+export class RealtimeStream {
+  private cursor = 0;
+  private open = true;
+  private pumping = false;
+  private pumpAgain = false;
+  private live = false;
+  private connectionId: string | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private awaitingPong = false;
+  private readonly wake = () => this.pump();
+
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly ws: WebSocket,
+    private readonly opts: StreamOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    this.ws.on('close', () => void this.stop());
+    this.ws.on('pong', () => (this.awaitingPong = false));
+    const { id } = await markConnection(this.ctx, { workspaceId: this.opts.viewer.workspaceId, kind: this.opts.subject.kind, subjectId: this.opts.subject.id });
+    this.connectionId = id;
+    if (!this.open) return void closeConnection(this.ctx, id).catch(() => {});
+    const heartbeatMs = this.opts.heartbeatMs ?? HEARTBEAT_MS;
+    if (this.opts.after === undefined) {
+      this.cursor = await latestSeq(this.ctx);
+    } else {
+      this.cursor = this.opts.after;
+    }
+    this.send({ type: 'hello', connection_id: id, cursor: this.cursor, heartbeat_seconds: heartbeatMs / 1000 });
+    this.ctx.hub.on('events', this.wake);
+    this.heartbeat = setInterval(() => void this.beat(), heartbeatMs);
+    this.heartbeat.unref();
+    this.pump();
+  }
+
+  private async beat(): Promise<void> {
+    if (!this.open) return;
+    if (this.awaitingPong) {
+      // No answer to the previous ping: the peer is gone.
+      this.ws.terminate();
+      return;
+    }
+    this.awaitingPong = true;
+    this.ws.ping();
+    this.send({ type: 'heartbeat', cursor: this.cursor, time: iso(this.ctx.clock.now()) });
+    if (this.connectionId) await touchConnection(this.ctx, this.connectionId).catch(() => {});
+  }
+
+  private expire(after: number): void {
+    this.send({ type: 'cursor_expired', after, message: 'events after this cursor are no longer kept; load the current state and reconnect without after' });
+    this.ws.close(CLOSE_CURSOR_EXPIRED, 'cursor_expired');
+    void this.stop();
+  }
+
+  private pump(): void {
+    if (!this.open) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    void (async () => {
+      try {
+        do {
+          this.pumpAgain = false;
+          for (;;) {
+            if (!this.open) return;
+            const result = await readEvents(this.ctx, this.opts.viewer, this.cursor, READ_BATCH);
+            if (result.expired) return this.expire(this.cursor);
+            for (const row of result.events) this.send({ type: 'event', event: formatStreamEvent(row) });
+            this.cursor = result.cursor;
+            if (this.ws.bufferedAmount > BUFFERED_HIGH) await this.flushed();
+            if (!result.more) break;
+          }
+          if (!this.live && this.open) {
+            this.live = true;
+            this.send({ type: 'live', cursor: this.cursor });
+          }
+        } while (this.pumpAgain && this.open);
+      } catch (error) {
+        if (this.open) {
+          this.ctx.log.warn('realtime stream failed', { error, connection_id: this.connectionId });
+          this.ws.close(1011, 'server error');
+        }
+      } finally {
+        this.pumping = false;
+      }
+    })();
+  }
+
+  private send(frame: unknown): void {
+    if (this.open && this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(frame));
+  }
+
+  /** Resolves once the socket has handed everything queued to the kernel. */
+  private flushed(): Promise<void> {
+    return new Promise((resolve) => {
+      if (!this.open || this.ws.readyState !== this.ws.OPEN) return resolve();
+      this.ws.send('{"type":"noop"}', () => resolve());
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (!this.open) return;
+    this.open = false;
+    this.ctx.hub.off('events', this.wake);
+    clearInterval(this.heartbeat);
+    if (this.connectionId) await closeConnection(this.ctx, this.connectionId).catch(() => {});
+  }
+}

@@ -1,0 +1,82 @@
+// One delivery attempt over HTTP: POST the body, a 2xx within the deadline is a success; the deadline
+// covers resolving, connecting, TLS, the answer's head and the part of its body that is read.
+import { performance } from 'node:perf_hooks';
+import { type Dispatcher, request } from 'undici';
+import { type Clock, deadlineSignal } from '../platform/clock.js';
+import { readVersion } from '../version.js';
+
+/** The receiver must answer 2xx within this time (spec Limits). */
+export const ANSWER_DEADLINE_MS = 10_000;
+/** At most this much of an answer is read (spec Limits). */
+export const ANSWER_READ_LIMIT = 64 * 1024;
+/** How much of the answer the attempt log keeps ("start of the answer"). */
+export const RESPONSE_KEPT_BYTES = 1024;
+
+export interface AttemptResult {
+  succeeded: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  /** The start of the answer (at most RESPONSE_KEPT_BYTES), or null without one. */
+  response: string | null;
+  error: string | null;
+  /** The receiver answered 410: the endpoint is disabled at once. */
+  gone: boolean;
+}
+
+export async function sendAttempt(
+  deps: { agent: Dispatcher; clock: Clock },
+  req: { url: string; headers: Record<string, string>; body: string },
+): Promise<AttemptResult> {
+  const started = performance.now();
+  const signal = deadlineSignal(deps.clock, ANSWER_DEADLINE_MS);
+  const elapsed = () => Math.round(performance.now() - started);
+  let statusCode: number | null = null;
+  let response: string | null = null;
+  try {
+    const res = await request(req.url, {
+      method: 'POST',
+      dispatcher: deps.agent,
+      signal,
+      headers: {
+        ...req.headers,
+        'content-type': 'application/json',
+        'user-agent': `svc-webhooks/${readVersion()}`,
+      },
+      body: req.body,
+    });
+    statusCode = res.statusCode;
+    const kept: Buffer[] = [];
+    let read = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      const take = Math.min(chunk.length, ANSWER_READ_LIMIT - read);
+      if (read < RESPONSE_KEPT_BYTES) kept.push(chunk.subarray(0, Math.min(take, RESPONSE_KEPT_BYTES - read)));
+      read += take;
+      if (read >= ANSWER_READ_LIMIT) break; // leaving the loop destroys the body; the rest is never read
+    }
+    response = kept.length ? Buffer.concat(kept).toString('utf8') : null;
+    const ok = statusCode >= 200 && statusCode < 300;
+    let error: string | null = null;
+    if (statusCode >= 300 && statusCode < 400) {
+      const location = res.headers.location;
+      error = `redirect (${statusCode}${typeof location === 'string' ? ` to ${location.slice(0, 200)}` : ''}) not followed; redirects count as failures`;
+    } else if (!ok) {
+      error = `the receiver answered ${statusCode}`;
+    }
+    return { succeeded: ok, statusCode, durationMs: elapsed(), response, error, gone: statusCode === 410 };
+  } catch (e) {
+    return { succeeded: false, statusCode, durationMs: elapsed(), response, error: describeFailure(e, signal), gone: false };
+  }
+}
+
+function describeFailure(e: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return `no complete answer within ${ANSWER_DEADLINE_MS / 1000} s`;
+  const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const inner = err.cause && typeof err.cause === 'object' ? err.cause : err;
+  const code = inner.code ?? err.code;
+  if (code === 'ADDRESS_REFUSED') return `address refused: ${inner.message}`;
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'the host name does not resolve';
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'the connection was closed before an answer';
+  const message = (inner.message ?? String(e)).slice(0, 300);
+  return code ? `${code}: ${message}` : message;
+}

@@ -1,0 +1,464 @@
+// The outbox worker. It claims due deliveries with a lease, signs each attempt at send time, sends
+// many at once (bounded in total and per endpoint), and writes results in batches: the attempt log,
+// the delivery's next state (retry schedule with jitter, given up after the last retry) and the
+// endpoint's failure window (disabled after 24 hours of unbroken failure, or at once on 410).
+// A crash loses nothing: a delivery stays pending until its result is written, and a new process
+// takes over deliveries whose lease it finds (at-least-once, same webhook-id).
+import { Counter } from 'prom-client';
+import type { Agent } from 'undici';
+import { type ExpressionBuilder, sql } from 'kysely';
+import type { Ctx } from '../context.js';
+import type { Database, Db } from '../db/schema.js';
+import { eventPayload } from '../events/service.js';
+import { HOUR, iso, MINUTE } from '../platform/clock.js';
+import { newId } from '../platform/ids.js';
+import type { Drainable } from '../platform/jobs.js';
+import { createWebhookAgent } from './address.js';
+import { type AttemptResult, sendAttempt } from './attempt.js';
+import { deliveryIdOf, webhookMessageId } from './outbox.js';
+import { signedHeaders } from './signing.js';
+import { signingSecrets } from './service.js';
+
+/** Delays before retries 1..9 after a failed attempt (spec: 5 s, 1 min, 5 min, 30 min, 1 h, 2 h, 4 h, 8 h, 9 h). */
+export const RETRY_SCHEDULE_MS = [5_000, MINUTE, 5 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 9 * HOUR] as const;
+/** Each retry comes up to this fraction later than its slot. */
+export const RETRY_JITTER = 0.1;
+/** Every attempt failing for this long disables the endpoint. */
+export const FAILURE_WINDOW_MS = 24 * HOUR;
+/** Open connections to one origin at most. */
+export const CONNECTIONS_PER_ORIGIN = 128;
+/** Wake-ups this close together are handled as one. */
+const WAKE_DELAY_MS = 5;
+/** How long a claimed delivery stays with its dispatcher before another may take it. */
+export const LEASE_MS = 2 * MINUTE;
+
+export const DISABLED_FAILING = 'every delivery attempt failed for 24 hours';
+export const DISABLED_GONE = 'the receiver answered 410 Gone';
+
+/** Delay before the retry that follows failed attempt `attempt` (1-based), or undefined when none is left. */
+export function retryDelayMs(attempt: number, random: () => number = Math.random): number | undefined {
+  const base = RETRY_SCHEDULE_MS[attempt - 1];
+  if (base === undefined) return undefined;
+  return Math.round(base * (1 + RETRY_JITTER * random()));
+}
+
+interface Claimed {
+  endpoint_id: string;
+  workspace_id: string;
+  event_seq: number;
+  event_id: string;
+  attempts: number;
+  manual: boolean;
+}
+
+interface Finished {
+  delivery: Claimed;
+  startedAt: Date;
+  finishedAt: Date;
+  result: AttemptResult;
+}
+
+const keyOf = (d: { event_seq: number; endpoint_id: string }) => `${d.event_seq}:${d.endpoint_id}`;
+
+/** WHERE (event_seq, endpoint_id) IN (…) for a list of deliveries. */
+function deliveryIn(eb: ExpressionBuilder<Database, 'webhook_deliveries'>, ds: { event_seq: number; endpoint_id: string }[]) {
+  return eb(eb.refTuple('event_seq', 'endpoint_id'), 'in', ds.map((d) => eb.tuple(d.event_seq, d.endpoint_id)));
+}
+
+export interface DispatcherOptions {
+  maxInFlight?: number;
+  perEndpoint?: number;
+  claimBatch?: number;
+  pollMs?: number;
+}
+
+export class WebhookDispatcher implements Drainable {
+  readonly agent: Agent;
+  private readonly maxInFlight: number;
+  private readonly perEndpoint: number;
+  private readonly claimBatch: number;
+  private readonly pollMs: number;
+  private inFlight = new Map<string, Promise<void>>();
+  private filling = new Set<Promise<number>>();
+  private endpointLoad = new Map<string, number>();
+  private results: Finished[] = [];
+  private writing: Promise<void> = Promise.resolve();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private pumping = false;
+  private pumpAgain = false;
+  private stopped = true;
+  private readonly onEvents = () => this.wake();
+  private readonly attemptsTotal: Counter<'outcome'>;
+
+  constructor(
+    private readonly ctx: Ctx,
+    opts: DispatcherOptions = {},
+  ) {
+    this.maxInFlight = opts.maxInFlight ?? 256;
+    this.perEndpoint = opts.perEndpoint ?? 32;
+    this.claimBatch = opts.claimBatch ?? 200;
+    this.pollMs = opts.pollMs ?? 1000;
+    // Several endpoints often share one receiver (origin); its pool holds up to a full dispatcher's worth.
+    this.agent = createWebhookAgent({ lookup: (host) => ctx.lookup(host), allowPrivate: ctx.config.webhookAllowPrivate, connections: CONNECTIONS_PER_ORIGIN });
+    this.attemptsTotal = new Counter({
+      name: 'svc_webhook_attempts_total',
+      help: 'Webhook delivery attempts, by outcome.',
+      labelNames: ['outcome'] as const,
+      registers: [ctx.metrics.registry],
+    });
+  }
+
+  async start(): Promise<void> {
+    // One server process runs the dispatcher: deliveries a previous process had under way (killed
+    // mid-delivery) are due at once instead of when their lease runs out.
+    const now = iso(this.ctx.clock.now());
+    await this.ctx.db
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: now, lease_until: null })
+      .where('lease_until', 'is not', null)
+      .where(sql<boolean>`status = 'pending'`)
+      .execute();
+    await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('lease_until', 'is not', null).execute();
+    this.stopped = false;
+    this.ctx.hub.on('events', this.onEvents);
+    this.ctx.hub.on('webhooks', this.onEvents);
+    const poll = () => {
+      this.pollTimer = setTimeout(() => {
+        this.wake();
+        poll();
+      }, this.pollMs);
+      this.pollTimer.unref();
+    };
+    poll();
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.ctx.hub.off('events', this.onEvents);
+    this.ctx.hub.off('webhooks', this.onEvents);
+    clearTimeout(this.pollTimer);
+    clearTimeout(this.wakeTimer);
+    await Promise.allSettled([...this.inFlight.values()]);
+    await this.flush();
+    await this.agent.close();
+  }
+
+  /**
+   * Looks for due work soon. Wake-ups within WAKE_DELAY_MS are taken together, so that a steady
+   * flow of events is claimed in batches rather than one event's deliveries at a time.
+   */
+  wake(): void {
+    if (this.stopped || this.wakeTimer) return;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      this.pump();
+    }, WAKE_DELAY_MS);
+  }
+
+  private pump(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    void (async () => {
+      try {
+        do {
+          this.pumpAgain = false;
+          // Claims are made in batches: refill once half the room is free (or nothing is under way).
+          while (!this.stopped && this.inFlight.size <= this.maxInFlight / 2 && (await this.fill()) > 0);
+        } while (this.pumpAgain && !this.stopped);
+      } catch (error) {
+        this.ctx.log.error('webhook outbox unavailable', { error });
+      } finally {
+        this.pumping = false;
+      }
+    })();
+  }
+
+  /** Sends everything due now, waits for attempts under way and their results to be written. */
+  async drain(): Promise<number> {
+    let done = 0;
+    for (;;) {
+      // A claim made by the live loop may not have started its attempts yet.
+      await Promise.allSettled([...this.filling]);
+      const started = await this.fill();
+      const running = [...this.inFlight.values()];
+      if (started === 0 && running.length === 0 && this.filling.size === 0) break;
+      await Promise.all(running);
+      done += running.length;
+      await this.flush();
+    }
+    await this.flush();
+    return done;
+  }
+
+  /** Claims as much due work as there is room for and starts it; returns how many attempts started. */
+  private fill(): Promise<number> {
+    const p = this.claimAndStart().finally(() => this.filling.delete(p));
+    this.filling.add(p);
+    return p;
+  }
+
+  private async claimAndStart(): Promise<number> {
+    const room = Math.min(this.maxInFlight - this.inFlight.size, this.claimBatch);
+    if (room <= 0) return 0;
+    const busy = [...this.endpointLoad].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
+    const claimed = [...(await this.claim(room, busy, false))];
+    if (claimed.length < room) claimed.push(...(await this.claim(room - claimed.length, busy, true)));
+    if (claimed.length === 0) return 0;
+    await this.startAll(claimed);
+    return claimed.length;
+  }
+
+  /**
+   * Takes due deliveries with a lease. A scheduled claim also moves next_attempt_at to the end of the
+   * lease (a visibility timeout): the due index then never holds deliveries under way, and one whose
+   * dispatcher died is due again when the lease runs out.
+   */
+  private async claim(limit: number, busyEndpoints: string[], manual: boolean): Promise<Claimed[]> {
+    const now = this.ctx.clock.now();
+    const nowText = iso(now);
+    const lease = iso(now.getTime() + LEASE_MS);
+    const free = (w: ExpressionBuilder<Database, 'webhook_deliveries'>) => w.or([w('lease_until', 'is', null), w('lease_until', '<', nowText)]);
+    const rows = await this.ctx.db
+      .updateTable('webhook_deliveries')
+      .set(manual ? { lease_until: lease } : { lease_until: lease, next_attempt_at: lease })
+      .where((w) => {
+        let q = w.selectFrom('webhook_deliveries as d').select(['d.event_seq', 'd.endpoint_id']);
+        q = manual
+          ? q.where(sql<boolean>`d.manual_requested_at is not null`).orderBy('d.manual_requested_at')
+          : q.where(sql<boolean>`d.status = 'pending'`).where('d.next_attempt_at', '<=', nowText).orderBy('d.next_attempt_at');
+        if (busyEndpoints.length) q = q.where('d.endpoint_id', 'not in', busyEndpoints);
+        return sql<boolean>`(event_seq, endpoint_id) in (${q.limit(limit)})`;
+      })
+      // Checked again on the row itself: a concurrent dispatcher's claim wins, never both.
+      .where(free)
+      .$if(!manual, (q) => q.where(sql<boolean>`status = 'pending'`).where('next_attempt_at', '<=', nowText))
+      .returning(['endpoint_id', 'workspace_id', 'event_seq', 'event_id', 'attempts'])
+      .execute();
+    return rows.map((r) => ({ ...r, event_seq: Number(r.event_seq), manual }));
+  }
+
+  private async startAll(claimed: Claimed[]): Promise<void> {
+    const { db, sealer, clock } = this.ctx;
+    const endpointIds = [...new Set(claimed.map((c) => c.endpoint_id))];
+    const seqs = [...new Set(claimed.map((c) => c.event_seq))];
+    // Endpoints of live workspaces only: nothing more is sent for a deleted workspace.
+    const endpoints = new Map(
+      (
+        await db
+          .selectFrom('webhook_endpoints as e')
+          .innerJoin('workspaces as w', 'w.id', 'e.workspace_id')
+          .selectAll('e')
+          .where('e.id', 'in', endpointIds)
+          .where('w.deleted_at', 'is', null)
+          .execute()
+      ).map((e) => [e.id, e]),
+    );
+    const orphans = claimed.filter((d) => !endpoints.has(d.endpoint_id));
+    if (orphans.length) await db.deleteFrom('webhook_deliveries').where((eb) => deliveryIn(eb, orphans)).execute();
+    const events = new Map(
+      (await db.selectFrom('events').select(['seq', 'id', 'type', 'occurred_at', 'workspace_id', 'inbox_id', 'data']).where('seq', 'in', seqs).execute()).map((e) => [
+        Number(e.seq),
+        e,
+      ]),
+    );
+    const now = clock.now();
+    const secrets = new Map([...endpoints.values()].map((e) => [e.id, signingSecrets(sealer, e, now)]));
+    const bodies = new Map<number, string>();
+    for (const d of claimed) {
+      const endpoint = endpoints.get(d.endpoint_id);
+      const event = events.get(d.event_seq);
+      if (!endpoint || !event) continue; // deleted meanwhile (the delivery went with it)
+      let body = bodies.get(d.event_seq);
+      if (body === undefined) bodies.set(d.event_seq, (body = JSON.stringify(eventPayload(event))));
+      const startedAt = clock.now();
+      const headers = signedHeaders(secrets.get(endpoint.id)!, webhookMessageId(d.event_id), Math.floor(startedAt.getTime() / 1000), body);
+      this.endpointLoad.set(d.endpoint_id, (this.endpointLoad.get(d.endpoint_id) ?? 0) + 1);
+      const p = sendAttempt({ agent: this.agent, clock }, { url: endpoint.url, headers, body })
+        .then((result) => {
+          this.attemptsTotal.inc({ outcome: result.succeeded ? 'succeeded' : 'failed' });
+          this.results.push({ delivery: d, startedAt, finishedAt: clock.now(), result });
+          this.scheduleFlush();
+        })
+        .finally(() => {
+          this.inFlight.delete(keyOf(d));
+          const left = (this.endpointLoad.get(d.endpoint_id) ?? 1) - 1;
+          if (left > 0) this.endpointLoad.set(d.endpoint_id, left);
+          else this.endpointLoad.delete(d.endpoint_id);
+          this.wake();
+        });
+      this.inFlight.set(keyOf(d), p);
+    }
+  }
+
+  private scheduleFlush(): void {
+    if (this.results.length >= 512) {
+      void this.flush();
+      return;
+    }
+    if (this.flushTimer) return;
+    // Results are written in batches: one transaction per batch keeps the write cost per delivery low.
+    this.flushTimer = setTimeout(() => void this.flush(), 20);
+  }
+
+  /** Writes the results gathered so far (one transaction); resolves when everything gathered is written. */
+  flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const batch = this.results;
+    this.results = [];
+    if (batch.length === 0) return this.writing;
+    this.writing = this.writing
+      .then(() => this.ctx.db.transaction().execute((trx) => writeResults({ ...this.ctx, db: trx }, batch, { checkExisting: false })))
+      // A delivery removed meanwhile (its endpoint was deleted) fails the batch; write it again without those.
+      .catch(() => this.ctx.db.transaction().execute((trx) => writeResults({ ...this.ctx, db: trx }, batch, { checkExisting: true })))
+      .catch((error) => {
+        // The deliveries stay pending and leased; when the lease runs out they are sent again.
+        this.ctx.log.error('webhook results not written', { error, count: batch.length });
+      });
+    return this.writing;
+  }
+}
+
+/** Applies a batch of attempt results: attempt log, delivery states, endpoint failure windows. */
+export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db }, batch: Finished[], opts: { checkExisting: boolean }): Promise<void> {
+  const { db, clock, log } = ctx;
+  const now = clock.now();
+  const nowText = iso(now);
+  let kept = [...batch].sort((a, b) => a.finishedAt.getTime() - b.finishedAt.getTime());
+  if (opts.checkExisting) {
+    const existing = new Set<string>();
+    for (let i = 0; i < kept.length; i += 200) {
+      const chunk = kept.slice(i, i + 200).map((f) => f.delivery);
+      for (const r of await db.selectFrom('webhook_deliveries').select(['event_seq', 'endpoint_id']).where((eb) => deliveryIn(eb, chunk)).execute()) {
+        existing.add(keyOf({ event_seq: Number(r.event_seq), endpoint_id: r.endpoint_id }));
+      }
+    }
+    kept = kept.filter((f) => existing.has(keyOf(f.delivery)));
+  }
+  if (kept.length === 0) return;
+
+  // Attempt log.
+  const attemptRows = kept.map((f) => ({
+    id: newId('wha', f.startedAt.getTime()),
+    event_seq: f.delivery.event_seq,
+    endpoint_id: f.delivery.endpoint_id,
+    event_id: f.delivery.event_id,
+    workspace_id: f.delivery.workspace_id,
+    attempt: f.delivery.manual ? null : f.delivery.attempts + 1,
+    manual: f.delivery.manual ? 1 : 0,
+    started_at: iso(f.startedAt),
+    duration_ms: f.result.durationMs,
+    outcome: f.result.succeeded ? ('succeeded' as const) : ('failed' as const),
+    status_code: f.result.statusCode,
+    response: f.result.response,
+    error: f.result.error,
+  }));
+  for (let i = 0; i < attemptRows.length; i += 200) await db.insertInto('webhook_attempts').values(attemptRows.slice(i, i + 200)).execute();
+
+  // Endpoint failure windows, in the order the attempts finished.
+  const endpointIds = [...new Set(kept.map((f) => f.delivery.endpoint_id))];
+  const endpoints = new Map(
+    (await db.selectFrom('webhook_endpoints').select(['id', 'failing_since', 'disabled_at']).where('id', 'in', endpointIds).execute()).map((e) => [
+      e.id,
+      { ...e, before: e.failing_since, disableReason: null as string | null },
+    ]),
+  );
+  for (const f of kept) {
+    const e = endpoints.get(f.delivery.endpoint_id);
+    if (!e) continue;
+    if (f.result.succeeded) {
+      e.failing_since = null;
+      continue;
+    }
+    e.failing_since ??= iso(f.startedAt);
+    if (e.disabled_at || e.disableReason) continue;
+    if (f.result.gone) e.disableReason = DISABLED_GONE;
+    else if (f.finishedAt.getTime() - Date.parse(e.failing_since) >= FAILURE_WINDOW_MS) e.disableReason = DISABLED_FAILING;
+  }
+  for (const e of endpoints.values()) {
+    if (e.disableReason) {
+      await db
+        .updateTable('webhook_endpoints')
+        .set({ disabled_at: nowText, disabled_reason: e.disableReason, failing_since: e.failing_since, updated_at: nowText })
+        .where('id', '=', e.id)
+        .where('disabled_at', 'is', null)
+        .execute();
+      // Nothing more is sent to a disabled endpoint; its open deliveries end here (they can be redelivered by hand).
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'failed', next_attempt_at: null, finished_at: nowText })
+        .where('endpoint_id', '=', e.id)
+        .where(sql<boolean>`status = 'pending'`)
+        .execute();
+      log.warn('webhook endpoint disabled', { endpoint_id: e.id, reason: e.disableReason });
+    } else if (e.failing_since !== e.before) {
+      await db.updateTable('webhook_endpoints').set({ failing_since: e.failing_since }).where('id', '=', e.id).execute();
+    }
+  }
+
+  // Delivery states.
+  const succeeded = kept.filter((f) => f.result.succeeded);
+  const scheduledOk = succeeded.filter((f) => !f.delivery.manual).map((f) => f.delivery);
+  for (let i = 0; i < scheduledOk.length; i += 200) {
+    const chunk = scheduledOk.slice(i, i + 200);
+    await db
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({
+        status: 'succeeded',
+        attempts: eb('attempts', '+', 1),
+        next_attempt_at: null,
+        lease_until: null,
+        last_attempt_at: nowText,
+        finished_at: nowText,
+      }))
+      .where((eb) => deliveryIn(eb, chunk))
+      .execute();
+  }
+  for (const f of kept) {
+    const d = f.delivery;
+    const disabled = Boolean(endpoints.get(d.endpoint_id)?.disabled_at || endpoints.get(d.endpoint_id)?.disableReason);
+    if (d.manual) {
+      // One manual attempt: it ends the delivery only by succeeding; it never changes the schedule.
+      await db
+        .updateTable('webhook_deliveries')
+        .set(
+          f.result.succeeded
+            ? { status: 'succeeded', next_attempt_at: null, finished_at: nowText, manual_requested_at: null, lease_until: null, last_attempt_at: nowText }
+            : { manual_requested_at: null, lease_until: null, last_attempt_at: nowText },
+        )
+        .where('event_seq', '=', d.event_seq)
+        .where('endpoint_id', '=', d.endpoint_id)
+        .execute();
+      continue;
+    }
+    if (f.result.succeeded) continue;
+    const attempt = d.attempts + 1;
+    const delay = disabled ? undefined : retryDelayMs(attempt);
+    if (delay === undefined) {
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'failed', attempts: attempt, next_attempt_at: null, lease_until: null, last_attempt_at: nowText, finished_at: nowText })
+        .where('event_seq', '=', d.event_seq)
+        .where('endpoint_id', '=', d.endpoint_id)
+        .execute();
+      if (!disabled) log.warn('webhook delivery given up', { endpoint_id: d.endpoint_id, delivery_id: deliveryIdOf(d.event_id), attempts: attempt, error: f.result.error });
+    } else {
+      const next = iso(f.finishedAt.getTime() + delay);
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ attempts: attempt, next_attempt_at: next, lease_until: null, last_attempt_at: nowText })
+        .where('event_seq', '=', d.event_seq)
+        .where('endpoint_id', '=', d.endpoint_id)
+        .where(sql<boolean>`status = 'pending'`)
+        .execute();
+      log.info('webhook attempt failed, retrying', { endpoint_id: d.endpoint_id, delivery_id: deliveryIdOf(d.event_id), attempt, status_code: f.result.statusCode, error: f.result.error, next_attempt_at: next });
+    }
+  }
+}

@@ -1,0 +1,61 @@
+// The durable outbox: when an event is recorded, one delivery row per interested endpoint is written
+// in the same transaction, so that a crash can neither lose an event's deliveries nor invent them.
+import { sql } from 'kysely';
+import type { Clock } from '../platform/clock.js';
+import { iso } from '../platform/clock.js';
+import type { Db } from '../db/schema.js';
+
+export interface OutboxEvent {
+  seq: number;
+  id: string;
+  workspace_id: string;
+  type: string;
+  inbox_id: string | null;
+  is_note: number;
+  webhook: number;
+  /** The inboxes the event concerns (for contact events: external ids and conversations there). */
+  relatedInboxIds: readonly string[];
+}
+
+/** `events` is a JSON array of type names: a quoted name matches exactly one entry. */
+function listedType(type: string): string {
+  return `%${JSON.stringify(type).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * Writes the deliveries of one event in one statement; call inside the transaction that recorded it.
+ * An enabled endpoint of the workspace receives the event when it lists the type, notes only with
+ * include_notes, and with an inbox filter only that inbox's conversations plus contact events of
+ * contacts that have an external id or a conversation in that inbox.
+ */
+export async function enqueueDeliveries(ctx: { db: Db; clock: Clock }, event: OutboxEvent): Promise<number> {
+  if (event.webhook !== 1) return 0;
+  const now = iso(ctx.clock.now());
+  const inboxes = event.type.startsWith('contact.') ? [...event.relatedInboxIds] : event.inbox_id ? [event.inbox_id] : [];
+  // Plain SQL: one statement per event, where building it with the query builder cost more than running it.
+  const result = await sql`insert into webhook_deliveries
+      (event_seq, endpoint_id, workspace_id, event_id, status, next_attempt_at, created_at)
+    select ${event.seq}, e.id, e.workspace_id, ${event.id}, 'pending', ${now}, ${now}
+    from webhook_endpoints e
+    where e.workspace_id = ${event.workspace_id}
+      and e.disabled_at is null
+      and e.events like ${listedType(event.type)} escape '\\'
+      ${event.is_note === 1 ? sql`and e.include_notes = 1` : sql``}
+      and (e.inbox_id is null ${inboxes.length ? sql`or e.inbox_id in (${sql.join(inboxes)})` : sql``})`.execute(ctx.db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** The webhook-id of a delivery: derived from the event, so identical on every retry and redelivery. */
+export function webhookMessageId(eventId: string): string {
+  return `msg_${eventId.replace(/^evt_/, '')}`;
+}
+
+/** The API's delivery id: one per event under an endpoint (routes always name the endpoint too). */
+export function deliveryIdOf(eventId: string): string {
+  return `dlv_${eventId.replace(/^evt_/, '')}`;
+}
+
+/** The event id a delivery id names, or undefined for a malformed one. */
+export function eventIdOfDelivery(deliveryId: string): string | undefined {
+  return /^dlv_[0-9a-z]{26}$/.test(deliveryId) ? `evt_${deliveryId.slice(4)}` : undefined;
+}

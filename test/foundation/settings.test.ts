@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { runSvc, spawnServer, testEnv, type TestEnv } from '../helpers/server.js';
+
+const oneLine = (text: string) => text.trim().split('\n').length === 1;
+
+describe('settings', () => {
+  test('defaults: embedded SQLite under ./data, ports 8080/9090, broadcasts on', () => {
+    const c = loadConfig({});
+    assert.equal(c.dataDir, path.resolve('data'));
+    assert.deepEqual(c.httpAddr, { host: '0.0.0.0', port: 8080 });
+    assert.deepEqual(c.metricsAddr, { host: '127.0.0.1', port: 9090 });
+    assert.equal(c.databaseUrl, undefined);
+    assert.equal(c.storage.kind, 'local');
+    assert.equal(c.broadcasts.mode, 'on');
+    assert.equal(c.migration.maxMessageBytes, 50 * 1024 * 1024);
+    assert.equal(c.migration.syncMaxDays, 30);
+    assert.equal(c.migration.auditDays, 365);
+    assert.equal(c.eventsRetentionDays, 7);
+  });
+
+  test('SVC_BROADCASTS defaults to approval when sign-up is open', () => {
+    assert.equal(loadConfig({ SVC_SIGNUP: 'open' }).broadcasts.mode, 'approval');
+    assert.equal(loadConfig({ SVC_SIGNUP: 'open', SVC_BROADCASTS: 'on' }).broadcasts.mode, 'on');
+  });
+
+  test('SVC_MAILER_* is all four or none', () => {
+    assert.throws(() => loadConfig({ SVC_MAILER_REGION: 'eu-west-1' }), (e: unknown) => e instanceof ConfigError && /all four or none/.test(e.message));
+    const c = loadConfig({
+      SVC_MAILER_REGION: 'eu-west-1',
+      SVC_MAILER_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      SVC_MAILER_SECRET_ACCESS_KEY: 'secret',
+      SVC_MAILER_CONFIGURATION_SET: 'svc',
+    });
+    assert.equal(c.mailer?.region, 'eu-west-1');
+  });
+
+  test('bad values name the setting', () => {
+    const bad: Record<string, string>[] = [
+      { SVC_HTTP_ADDR: 'nonsense' },
+      { SVC_HTTP_ADDR: '127.0.0.1:99999' },
+      { SVC_STORAGE: 'ftp' },
+      { SVC_MASTER_KEY: 'too-short' },
+      { SVC_DATABASE_URL: 'mysql://x' },
+      { SVC_WEBHOOK_ALLOW_PRIVATE: 'maybe' },
+      { SVC_MIGRATION_SYNC_MAX_DAYS: 'ten' },
+      { SVC_OPERATOR_EMAIL: 'not-an-address' },
+      { SVC_STORAGE: 's3' },
+    ];
+    for (const env of bad) {
+      const key = Object.keys(env)[0];
+      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.message.includes(key), key);
+    }
+  });
+
+  test('the master key is read as hex or base64', () => {
+    const key = randomBytes(32);
+    assert.deepEqual(loadConfig({ SVC_MASTER_KEY: key.toString('hex') }).masterKey, key);
+    assert.deepEqual(loadConfig({ SVC_MASTER_KEY: key.toString('base64') }).masterKey, key);
+  });
+});
+
+describe('settings at the command line', () => {
+  let te: TestEnv;
+  before(async () => {
+    te = await testEnv();
+  });
+  after(() => te.cleanup());
+
+  test('a bad setting stops every command and serve with one line and a non-zero exit', async () => {
+    for (const args of [['migrate', 'status'], ['serve'], ['inbox', 'list', '--workspace', 'x'], []]) {
+      const r = await runSvc(args, { env: { ...te.env, SVC_STORAGE: 'ftp' } });
+      assert.notEqual(r.code, 0, args.join(' '));
+      assert.ok(oneLine(r.stderr), r.stderr);
+      assert.match(r.stderr, /SVC_STORAGE/);
+      assert.equal(r.stdout, '');
+    }
+    const r = await runSvc(['migrate', 'status'], { env: { ...te.env, SVC_MAILER_REGION: 'eu-west-1' } });
+    assert.notEqual(r.code, 0);
+    assert.ok(oneLine(r.stderr));
+    assert.match(r.stderr, /all four or none/);
+  });
+
+  test('an unknown option is refused', async () => {
+    const r = await runSvc(['inbox', 'list', '--workspace', 'x', '--colour', 'red'], { env: te.env });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /unknown option --colour/);
+  });
+});
+
+describe('master key', () => {
+  test('without SVC_MASTER_KEY serve creates master.key (0600) once, warns, and reuses it', async () => {
+    const te = await testEnv();
+    const env = { ...te.env };
+    delete env.SVC_MASTER_KEY;
+    try {
+      const first = await spawnServer(env);
+      await first.kill();
+      const file = path.join(te.dataDir, 'master.key');
+      assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+      assert.ok(first.stderrLines.some((l) => l.includes('generated a master key file')));
+      const key = fs.readFileSync(file, 'utf8');
+      const second = await spawnServer(env);
+      assert.equal(await second.kill(), 0);
+      assert.equal(fs.readFileSync(file, 'utf8'), key);
+      assert.ok(!second.stderrLines.some((l) => l.includes('generated a master key file')));
+    } finally {
+      await te.cleanup();
+    }
+  });
+
+  test('a different master key than the data was written with stops the start with a clear message', async () => {
+    const te = await testEnv();
+    try {
+      const first = await spawnServer(te.env);
+      await first.kill();
+      const wrong = { ...te.env, SVC_MASTER_KEY: randomBytes(32).toString('hex') };
+      await assert.rejects(spawnServer(wrong), (e: Error & { code?: number }) => {
+        assert.notEqual(e.code, 0);
+        assert.match(e.message, /master key does not match/);
+        return true;
+      });
+    } finally {
+      await te.cleanup();
+    }
+  });
+});

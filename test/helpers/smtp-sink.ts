@@ -1,0 +1,75 @@
+// An SMTP server on 127.0.0.1 that catches outbound mail for tests (smtp-server + mailparser).
+import type { AddressInfo } from 'node:net';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+
+export interface CaughtMail {
+  from: string;
+  to: string[];
+  raw: Buffer;
+  parsed: ParsedMail;
+}
+
+export interface SmtpSink {
+  port: number;
+  messages: CaughtMail[];
+  /** Resolves when at least `count` messages have arrived (rejects after timeoutMs). */
+  waitFor(count: number, timeoutMs?: number): Promise<CaughtMail[]>;
+  /** Makes the next deliveries fail with this SMTP reply code (e.g. 451 or 550); null stops failing. */
+  failWith(code: number | null): void;
+  close(): Promise<void>;
+}
+
+export async function startSmtpSink(opts: { username?: string; password?: string } = {}): Promise<SmtpSink> {
+  const messages: CaughtMail[] = [];
+  const waiters: Array<() => void> = [];
+  let failCode: number | null = null;
+  const server = new SMTPServer({
+    secure: false,
+    disabledCommands: ['STARTTLS'],
+    authOptional: !opts.username,
+    logger: false,
+    onAuth(auth, _session, cb) {
+      if (auth.username === opts.username && auth.password === opts.password) return cb(null, { user: auth.username });
+      cb(Object.assign(new Error('invalid credentials'), { responseCode: 535 }));
+    },
+    onData(stream, session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', async () => {
+        if (failCode !== null) return cb(Object.assign(new Error('sink refuses'), { responseCode: failCode }));
+        const raw = Buffer.concat(chunks);
+        messages.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+          parsed: await simpleParser(raw),
+        });
+        waiters.splice(0).forEach((w) => w());
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.server.address() as AddressInfo).port;
+  return {
+    port,
+    messages,
+    failWith(code) {
+      failCode = code;
+    },
+    waitFor(count, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const deadline = setTimeout(() => reject(new Error(`expected ${count} mails, got ${messages.length}`)), timeoutMs);
+        const check = () => {
+          if (messages.length >= count) {
+            clearTimeout(deadline);
+            resolve(messages.slice());
+          } else waiters.push(check);
+        };
+        check();
+      });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
