@@ -94,10 +94,17 @@ async function insertContact(tx: Tx, input: { workspaceId: string; name?: string
   return { contact, emails, externalIds };
 }
 
+/** Inboxes where the contact has conversations: inbox-limited webhook endpoints get its events. */
+async function conversationInboxes(db: Db, contactId: string): Promise<string[]> {
+  const rows = await db.selectFrom('conversations').select('inbox_id').distinct().where('contact_id', '=', contactId).execute();
+  return rows.map((r) => r.inbox_id);
+}
+
 async function recordContactUpdated(tx: Tx, view: ContactView, at: Date) {
   await recordEvent(tx, {
     workspaceId: view.contact.workspace_id,
     contactId: view.contact.id,
+    relatedInboxIds: await conversationInboxes(tx.db, view.contact.id),
     type: 'contact.updated',
     occurredAt: at,
     data: { contact: formatContact(view) },
@@ -342,6 +349,7 @@ export async function mergeContact(ctx: Ctx, access: Access, sourceId: string, t
     const author = authorFromAccess(access);
 
     const conversations = await trx.selectFrom('conversations').selectAll().where('contact_id', '=', sourceId).orderBy('id').execute();
+    const sourceInboxes = [...new Set(conversations.map((c) => c.inbox_id))];
     for (const conversation of conversations) {
       await applyConversationChanges(tx, { conversation, patch: { contactId: targetId }, author, reason: 'contact_merged' });
     }
@@ -365,6 +373,7 @@ export async function mergeContact(ctx: Ctx, access: Access, sourceId: string, t
     await recordEvent(tx, {
       workspaceId: access.workspaceId,
       contactId: sourceId,
+      relatedInboxIds: sourceInboxes,
       type: 'contact.deleted',
       occurredAt: now,
       data: { contact: formatContact({ ...source, contact: { ...source.contact, merged_into_id: targetId, updated_at: iso(now) } }) },
@@ -380,7 +389,8 @@ async function deleteContactInTx(ctx: Ctx, trx: Db, access: Access, view: Contac
   const tx = { db: trx, clock: ctx.clock };
   await requireReach(trx, access, view, 'all');
   const now = ctx.clock.now();
-  const ids = (await trx.selectFrom('conversations').select('id').where('contact_id', '=', view.contact.id).execute()).map((r) => r.id);
+  const conversations = await trx.selectFrom('conversations').select(['id', 'inbox_id']).where('contact_id', '=', view.contact.id).execute();
+  const ids = conversations.map((r) => r.id);
   const removed = await deleteConversationsWithFiles(tx, ids);
   // Records of contacts merged into this one go with it.
   await trx.deleteFrom('contacts').where('merged_into_id', '=', view.contact.id).execute();
@@ -390,6 +400,7 @@ async function deleteContactInTx(ctx: Ctx, trx: Db, access: Access, view: Contac
   await recordEvent(tx, {
     workspaceId: view.contact.workspace_id,
     contactId: view.contact.id,
+    relatedInboxIds: [...new Set(conversations.map((c) => c.inbox_id))],
     type: 'contact.deleted',
     occurredAt: now,
     data: { contact: formatContact(view) },
