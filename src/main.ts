@@ -17,6 +17,10 @@ const main = defineCommand({
     channel: () => import('./channels/commands.js').then((m) => m.channelCommand),
     'vapid-keys': () => import('./push/commands.js').then((m) => m.vapidKeysCommand),
     'ingest-email': () => import('./mail/commands.js').then((m) => m.ingestEmailCommand),
+    workspace: () => import('./workspaces/commands.js').then((m) => m.workspaceCommand),
+    person: () => import('./people/commands.js').then((m) => m.personCommand),
+    backup: () => import('./backup/commands.js').then((m) => m.backupCommand),
+    restore: () => import('./backup/commands.js').then((m) => m.restoreCommand),
   },
 });
 

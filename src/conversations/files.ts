@@ -5,6 +5,8 @@ import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
 import type { Clock } from '../platform/clock.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
+import type { Storage } from '../platform/storage.js';
+import { fileDeletionHeldUntil } from '../backup/hold.js';
 
 export const FILES_DELETE_JOB = 'files.delete';
 const KEYS_PER_JOB = 200;
@@ -31,20 +33,43 @@ export async function storageKeysOfConversations(db: Db, conversationIds: readon
   return keys;
 }
 
-/** Stores the deletion of these files as jobs (run after the surrounding transaction commits). */
-export async function scheduleFileDeletion(ctx: { db: Db; clock: Clock }, keys: readonly string[]): Promise<void> {
+/** Stores the deletion of these files as jobs (run after the surrounding transaction commits); returns the job ids. */
+export async function scheduleFileDeletion(ctx: { db: Db; clock: Clock }, keys: readonly string[]): Promise<string[]> {
+  const ids: string[] = [];
   for (let i = 0; i < keys.length; i += KEYS_PER_JOB) {
-    await enqueue(ctx.db, ctx.clock, { kind: FILES_DELETE_JOB, payload: { keys: keys.slice(i, i + KEYS_PER_JOB) } });
+    ids.push(await enqueue(ctx.db, ctx.clock, { kind: FILES_DELETE_JOB, payload: { keys: keys.slice(i, i + KEYS_PER_JOB) } }));
   }
+  return ids;
+}
+
+const PARALLEL_DELETES = 16;
+
+async function deleteKeys(storage: Storage, keys: readonly string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += PARALLEL_DELETES) await Promise.all(keys.slice(i, i + PARALLEL_DELETES).map((key) => storage.delete(key)));
+}
+
+/**
+ * Removes the files of a committed deletion at once instead of waiting for its jobs, then the jobs.
+ * While a backup holds file deletion nothing happens here and the jobs do it later.
+ * Returns whether the files are gone.
+ */
+export async function deleteScheduledFilesNow(ctx: Pick<Ctx, 'db' | 'clock' | 'storage'>, jobIds: readonly string[], keys: readonly string[]): Promise<boolean> {
+  if (await fileDeletionHeldUntil(ctx)) return false;
+  await deleteKeys(ctx.storage, keys);
+  if (jobIds.length) await ctx.db.deleteFrom('jobs').where('id', 'in', [...jobIds]).execute();
+  return true;
 }
 
 /**
  * Deletes conversations with their messages, notes, events, attachments and raw e-mails; the
  * stored files go through the deletion job. Call inside a transaction.
  */
-export async function deleteConversationsWithFiles(ctx: { db: Db; clock: Clock }, conversationIds: readonly string[]): Promise<{ conversations: number; files: number }> {
+export async function deleteConversationsWithFiles(
+  ctx: { db: Db; clock: Clock },
+  conversationIds: readonly string[],
+): Promise<{ conversations: number; files: number; keys: string[]; fileJobIds: string[] }> {
   const keys = await storageKeysOfConversations(ctx.db, conversationIds);
-  await scheduleFileDeletion(ctx, keys);
+  const fileJobIds = await scheduleFileDeletion(ctx, keys);
   let deleted = 0;
   for (let i = 0; i < conversationIds.length; i += 500) {
     const chunk = conversationIds.slice(i, i + 500);
@@ -56,14 +81,17 @@ export async function deleteConversationsWithFiles(ctx: { db: Db; clock: Clock }
     const r = await ctx.db.deleteFrom('conversations').where('id', 'in', chunk).executeTakeFirst();
     deleted += Number(r.numDeletedRows);
   }
-  return { conversations: deleted, files: keys.length };
+  return { conversations: deleted, files: keys.length, keys, fileJobIds };
 }
 
-export function filesDeleteJob(ctx: Pick<Ctx, 'storage'>): JobKind<{ keys: string[] }> {
+export function filesDeleteJob(ctx: Pick<Ctx, 'storage' | 'db' | 'clock'>): JobKind<{ keys: string[] }> {
   return {
     kind: FILES_DELETE_JOB,
     async run({ keys }) {
-      for (const key of keys) await ctx.storage.delete(key);
+      // A backup archiving the files after its snapshot: wait until it is done.
+      const heldUntil = await fileDeletionHeldUntil(ctx);
+      if (heldUntil) return { retryAt: heldUntil };
+      await deleteKeys(ctx.storage, keys);
     },
   };
 }

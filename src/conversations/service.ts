@@ -106,6 +106,7 @@ export async function insertConversation(tx: Tx, input: NewConversation): Promis
     subject: input.subject ? input.subject.slice(0, MAX_SUBJECT_LENGTH) : null,
     spam: input.spam ? 1 : 0,
     imported: input.imported ? 1 : 0,
+    imported_at: input.imported ? iso(tx.clock.now()) : null,
     created_at: iso(at),
     updated_at: iso(at),
     last_message_at: iso(at),
@@ -180,6 +181,7 @@ export async function insertMessage(
     raw_storage_key: input.raw?.storageKey ?? null,
     raw_size: input.raw?.size ?? null,
     raw_sha256: input.raw?.sha256 ?? null,
+    raw_stored_at: input.raw ? iso(tx.clock.now()) : null,
     created_at: iso(at),
   };
   await tx.db.insertInto('messages').values(message).execute();

@@ -2,10 +2,12 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { ConversationTables } from './tables/conversations.js';
 import type { CoreTables } from './tables/core.js';
+import type { LifecycleTables } from './tables/lifecycle.js';
+import type { PeopleTables } from './tables/people.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { WebhookTables } from './tables/webhooks.js';
 
-export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables {}
+export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, PeopleTables, LifecycleTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -14,3 +16,5 @@ export type * from './tables/core.js';
 export type * from './tables/conversations.js';
 export type * from './tables/realtime.js';
 export type * from './tables/webhooks.js';
+export type * from './tables/people.js';
+export type * from './tables/lifecycle.js';

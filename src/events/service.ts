@@ -236,12 +236,13 @@ export async function readEvents(ctx: Pick<Ctx, 'db'>, viewer: EventViewer, afte
 }
 
 /**
- * Removes events older than SVC_EVENTS_RETENTION_DAYS. The stream is cut at one sequence number
- * (every event at or below it is older than the limit), so readers can tell an expired cursor from a
- * quiet stream. Events that a kept webhook delivery still refers to stay for its redelivery.
+ * Removes up to `batch` events older than SVC_EVENTS_RETENTION_DAYS (the hourly retention job calls
+ * it until nothing is left). The stream is cut at one sequence number (every event at or below it
+ * is older than the limit), so readers can tell an expired cursor from a quiet stream. Events that a
+ * kept webhook delivery still refers to stay for its redelivery.
  */
-export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>): Promise<{ prunedThrough: number; deleted: number }> {
-  const cutoff = iso(ctx.clock.now().getTime() - ctx.config.eventsRetentionDays * DAY);
+export async function pruneEventsBatch(ctx: Pick<Ctx, 'db' | 'config'>, now: Date, batch: number): Promise<{ prunedThrough: number; deleted: number }> {
+  const cutoff = iso(now.getTime() - ctx.config.eventsRetentionDays * DAY);
   const column = streamColumn(ctx.db);
   const firstKept = await ctx.db
     .selectFrom('events')
@@ -258,22 +259,16 @@ export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>): Pr
       .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(horizon) }))
       .execute();
   }
-  let deleted = 0;
-  for (;;) {
-    const result = await ctx.db
-      .deleteFrom('events')
-      .where('seq', 'in', (eb) =>
-        eb
-          .selectFrom('events as e')
-          .select('e.seq')
-          .where(`e.${column}`, '<=', horizon)
-          .where((w) => w.not(w.exists(w.selectFrom('webhook_deliveries as d').select('d.event_seq').whereRef('d.event_seq', '=', 'e.seq'))))
-          .limit(5000),
-      )
-      .executeTakeFirst();
-    const n = Number(result.numDeletedRows);
-    deleted += n;
-    if (n < 5000) break;
-  }
-  return { prunedThrough: horizon, deleted };
+  const result = await ctx.db
+    .deleteFrom('events')
+    .where('seq', 'in', (eb) =>
+      eb
+        .selectFrom('events as e')
+        .select('e.seq')
+        .where(`e.${column}`, '<=', horizon)
+        .where((w) => w.not(w.exists(w.selectFrom('webhook_deliveries as d').select('d.event_seq').whereRef('d.event_seq', '=', 'e.seq'))))
+        .limit(batch),
+    )
+    .executeTakeFirst();
+  return { prunedThrough: horizon, deleted: Number(result.numDeletedRows) };
 }

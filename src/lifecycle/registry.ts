@@ -3,13 +3,28 @@
 // the retention job and the workspace deletion job run them in small batches, so that no run holds
 // a long write lock and a restart simply continues.
 import type { Ctx } from '../context.js';
+import type { Db } from '../db/schema.js';
+import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep, workspaceContactsStep } from '../conversations/retention.js';
+import { eventsRule, workspaceEventsStep } from '../events/retention.js';
+import { signInCodesRule, expiredSessionsRule } from '../people/retention.js';
+import { staleConnectionsRule, workspaceConnectionsStep } from '../realtime/retention.js';
+import { webhookDeliveriesRule, workspaceWebhookEndpointsStep } from '../webhooks/retention.js';
 
 export interface RetentionRule {
   /** Shown in the retention log line as the count's name, e.g. "webhook_deliveries". */
   name: string;
   /** Deletes at most `batch` rows (and their stored files) that are due at `now`; returns how many. */
   deleteBatch(ctx: Ctx, now: Date, batch: number): Promise<number>;
+  /** Rows per batch (default DEFAULT_BATCH); smaller for rows that take many others with them. */
+  batchSize?: number;
 }
+
+/**
+ * Adds a batch's counts to the deletion's totals. A step calls it with its own transaction, so the
+ * totals stay exact across a crash; a step that does not call it has its returned files counted
+ * after it returns.
+ */
+export type DeletionTally = (trx: Db, counts: { conversations?: number; files?: number }) => Promise<void>;
 
 export interface WorkspaceDataStep {
   name: string;
@@ -17,11 +32,34 @@ export interface WorkspaceDataStep {
    * Deletes at most `batch` rows of a deleted workspace's data (and their stored files).
    * Returns the rows deleted (0 means this step is done) and the files removed from storage.
    */
-  deleteBatch(ctx: Ctx, workspaceId: string, batch: number): Promise<{ rows: number; files: number }>;
+  deleteBatch(ctx: Ctx, workspaceId: string, batch: number, tally?: DeletionTally): Promise<{ rows: number; files: number }>;
+  /** Rows per batch (default DEFAULT_BATCH). */
+  batchSize?: number;
 }
 
-/** Run in this order every hour (and at start). */
-export const retentionRules: RetentionRule[] = [];
+export const DEFAULT_BATCH = 500;
 
-/** Run in this order when a workspace is deleted: dependent data before what it depends on. */
-export const workspaceDataSteps: WorkspaceDataStep[] = [];
+/** Run in this order every hour (and at start). */
+export const retentionRules: RetentionRule[] = [
+  closedConversationsRule,
+  rawEmailsRule,
+  // Deliveries before events: events that no kept delivery refers to any more can then go.
+  webhookDeliveriesRule,
+  eventsRule,
+  staleConnectionsRule,
+  expiredSessionsRule,
+  signInCodesRule,
+];
+
+/**
+ * Run in this order when a workspace is deleted: dependent data before what it depends on. After
+ * the last step the job removes the workspace's frame (API keys, channels, inboxes, memberships and
+ * the workspace row), so a step may still rely on those.
+ */
+export const workspaceDataSteps: WorkspaceDataStep[] = [
+  workspaceEventsStep,
+  workspaceWebhookEndpointsStep,
+  workspaceConversationsStep,
+  workspaceContactsStep,
+  workspaceConnectionsStep,
+];

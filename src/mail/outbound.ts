@@ -119,6 +119,9 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
     async run({ messageId }, job: JobRow) {
       const message = await ctx.db.selectFrom('messages').selectAll().where('id', '=', messageId).executeTakeFirst();
       if (!message || message.delivery_status !== 'pending') return;
+      // A deleted workspace sends nothing more (its data is on the way out).
+      const ws = await ctx.db.selectFrom('workspaces').select('deleted_at').where('id', '=', message.workspace_id).executeTakeFirst();
+      if (!ws || ws.deleted_at) return;
       const attempt = job.attempts;
       try {
         await sendOnce(ctx, message);

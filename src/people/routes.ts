@@ -4,7 +4,8 @@ import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requirePerson, SESSION_COOKIE } from '../http/auth.js';
 import { bearer, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
-import { endSession, findPersonByEmail, formatPerson, membershipsOf, requestSignInCode, verifySignInCode } from './service.js';
+import { invalid } from '../platform/errors.js';
+import { deletePerson, endSession, findPersonByEmail, formatPerson, membershipsOf, normalizeEmail, requestSignInCode, verifySignInCode } from './service.js';
 
 const Email = z.string().min(3).max(254).openapi({ example: 'ada@example.com' });
 const Person = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), locale: z.string(), created_at: z.string() });
@@ -78,6 +79,38 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
       const identity = await requirePerson(c, ctx);
       const person = (await findPersonByEmail(ctx, identity.email))!;
       return c.json({ person: formatPerson(person), memberships: await membershipsOf(ctx, person.id) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/v1/me',
+      tags: ['sign-in'],
+      summary: 'Delete the signed-in account (with its own address as confirmation)',
+      description:
+        'Deletes the account with its memberships, sessions, passkeys and push subscriptions. Messages the person wrote stay in their conversations without an author. Refused (409 only_owner, listing the workspaces) while the person is the only owner of a workspace.',
+      security: bearer,
+      request: { body: jsonBody(z.object({ email: Email }).strict()) },
+      responses: {
+        200: jsonAnswer(
+          z.object({ deleted: z.literal(true), person_id: z.string(), memberships: z.number(), sessions: z.number(), passkeys: z.number(), push_subscriptions: z.number() }),
+          'the account is gone',
+        ),
+      },
+    }),
+    async (c) => {
+      const identity = await requirePerson(c, ctx);
+      let given: string;
+      try {
+        given = normalizeEmail(c.req.valid('json').email);
+      } catch {
+        throw invalid('email must be your own address');
+      }
+      if (given !== identity.email) throw invalid('email must be your own address');
+      const result = await deletePerson(ctx, identity.personId);
+      deleteCookie(c, SESSION_COOKIE, { path: '/' });
+      return c.json({ deleted: true as const, ...result }, 200);
     },
   );
 }

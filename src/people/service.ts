@@ -1,10 +1,11 @@
 import type { Ctx } from '../context.js';
-import type { PeopleTable, Role } from '../db/schema.js';
+import type { Db, PeopleTable, Role } from '../db/schema.js';
 import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
-import { invalid, rateLimited, unauthorized } from '../platform/errors.js';
+import { conflict, invalid, notFound, rateLimited, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { randomInt } from 'node:crypto';
+import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 
 export type PersonRow = PeopleTable;
 
@@ -149,4 +150,83 @@ export async function endSession(ctx: Pick<Ctx, 'db'>, sessionId: string): Promi
 
 export function formatPerson(p: PersonRow) {
   return { id: p.id, email: p.email, name: p.name, locale: p.locale, created_at: p.created_at };
+}
+
+export interface PersonDeletion {
+  person_id: string;
+  memberships: number;
+  sessions: number;
+  passkeys: number;
+  push_subscriptions: number;
+}
+
+/** Live workspaces where this person is the only owner (their deletion is refused while any exist). */
+export async function workspacesOnlyOwnedBy(db: Db, personId: string): Promise<{ id: string; name: string }[]> {
+  return db
+    .selectFrom('memberships as m')
+    .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')
+    .select(['w.id', 'w.name'])
+    .where('m.person_id', '=', personId)
+    .where('m.role', '=', 'owner')
+    .where('w.deleted_at', 'is', null)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('memberships as o')
+            .select('o.id')
+            .whereRef('o.workspace_id', '=', 'm.workspace_id')
+            .where('o.role', '=', 'owner')
+            .whereRef('o.person_id', '!=', 'm.person_id'),
+        ),
+      ),
+    )
+    .orderBy('w.id')
+    .execute();
+}
+
+/**
+ * Deletes an account with its memberships, sessions, passkeys and push subscriptions; the person's
+ * messages stay in their conversations without an author, and conversations assigned to them become
+ * unassigned. Refused (409 only_owner, naming the workspaces) while they are a workspace's only owner.
+ */
+export async function deletePerson(ctx: Pick<Ctx, 'db' | 'dialect' | 'log' | 'hub'>, personId: string): Promise<PersonDeletion> {
+  const deleted = await ctx.db.transaction().execute(async (trx) => {
+    // Postgres: the workspaces this person owns are locked, so that two owners deleting themselves
+    // at once cannot both pass the check (SQLite transactions are serialized already).
+    if (ctx.dialect === 'postgres') {
+      await trx
+        .selectFrom('workspaces')
+        .select('id')
+        .where('id', 'in', (eb) => eb.selectFrom('memberships').select('workspace_id').where('person_id', '=', personId).where('role', '=', 'owner'))
+        .forUpdate()
+        .execute();
+    }
+    const person = await trx.selectFrom('people').select(['id', 'email']).where('id', '=', personId).executeTakeFirst();
+    if (!person) throw notFound('person');
+    const sole = await workspacesOnlyOwnedBy(trx, personId);
+    if (sole.length) {
+      const named = sole.map((w) => `${JSON.stringify(w.name)} (${w.id})`).join(', ');
+      throw conflict(`the account is the only owner of workspace ${named}; make another member an owner or delete the workspace first`, 'only_owner', {
+        workspaces: sole,
+      });
+    }
+    const removed = async (table: 'memberships' | 'sessions' | 'passkeys' | 'push_subscriptions') =>
+      Number((await trx.deleteFrom(table).where('person_id', '=', personId).executeTakeFirst()).numDeletedRows);
+    const result: PersonDeletion = {
+      person_id: personId,
+      memberships: await removed('memberships'),
+      sessions: await removed('sessions'),
+      passkeys: await removed('passkeys'),
+      push_subscriptions: await removed('push_subscriptions'),
+    };
+    await trx.updateTable('messages').set({ author_person_id: null }).where('author_person_id', '=', personId).execute();
+    await trx.updateTable('conversations').set({ assignee_id: null }).where('assignee_id', '=', personId).execute();
+    await trx.deleteFrom('sign_in_codes').where('email', '=', person.email).execute();
+    await trx.deleteFrom('people').where('id', '=', personId).execute();
+    return result;
+  });
+  ctx.log.info('account deleted', { person_id: personId });
+  ctx.hub.emit(ACCESS_REVOKED, { personId } satisfies AccessRevoked);
+  return deleted;
 }

@@ -29,16 +29,18 @@ export interface JobKind<P = any> {
   everyMs?: number;
 }
 
+/** Stores a job; returns its id (with a uniqueKey that exists already, nothing is stored). */
 export async function enqueue(
   db: Db,
   clock: Clock,
   job: { kind: string; payload?: unknown; runAt?: Date; uniqueKey?: string },
-): Promise<void> {
+): Promise<string> {
   const now = clock.now();
+  const id = newId('job', now.getTime());
   await db
     .insertInto('jobs')
     .values({
-      id: newId('job', now.getTime()),
+      id,
       kind: job.kind,
       unique_key: job.uniqueKey ?? null,
       payload: JSON.stringify(job.payload ?? {}),
@@ -49,6 +51,7 @@ export async function enqueue(
     })
     .onConflict((oc) => oc.column('unique_key').doNothing())
     .execute();
+  return id;
 }
 
 const defaultBackoff = (attempt: number) => (attempt >= 8 ? undefined : Math.min(2 ** attempt * 1000, 3_600_000));

@@ -2,6 +2,7 @@
 // (catch-up and live use the same read, so nothing is skipped or sent twice), then follows new
 // events as they are announced; heartbeats keep the connection record fresh and find dead peers.
 import type { WebSocket } from 'ws';
+import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import type { Ctx } from '../context.js';
 import type { ConnectionKind } from '../db/schema.js';
 import { type EventViewer, formatStreamEvent, latestSeq, readEvents } from '../events/service.js';
@@ -10,6 +11,8 @@ import { closeConnection, HEARTBEAT_MS, markConnection, touchConnection } from '
 
 /** Close code after a cursor_expired frame (4000-4999 are the application's). */
 export const CLOSE_CURSOR_EXPIRED = 4410;
+/** Close code when the workspace or the account was deleted while connected. */
+export const CLOSE_ACCESS_REVOKED = 4403;
 const READ_BATCH = 500;
 /** Wait for the socket to take a batch before reading more when this much is queued. */
 const BUFFERED_HIGH = 1024 * 1024;
@@ -31,6 +34,13 @@ export class RealtimeStream {
   private heartbeat: NodeJS.Timeout | undefined;
   private awaitingPong = false;
   private readonly wake = () => this.pump();
+  private readonly revoked = (r: AccessRevoked) => {
+    const mine = r.workspaceId === this.opts.viewer.workspaceId || (r.personId !== undefined && this.opts.subject.kind === 'member' && r.personId === this.opts.subject.id);
+    if (!mine || !this.open) return;
+    this.send({ type: 'access_revoked', message: 'the workspace or the account was deleted' });
+    this.ws.close(CLOSE_ACCESS_REVOKED, 'access revoked');
+    void this.stop();
+  };
 
   constructor(
     private readonly ctx: Ctx,
@@ -40,6 +50,7 @@ export class RealtimeStream {
 
   async start(): Promise<void> {
     this.ws.on('close', () => void this.stop());
+    this.ctx.hub.on(ACCESS_REVOKED, this.revoked);
     this.ws.on('pong', () => (this.awaitingPong = false));
     const { id } = await markConnection(this.ctx, { workspaceId: this.opts.viewer.workspaceId, kind: this.opts.subject.kind, subjectId: this.opts.subject.id });
     this.connectionId = id;
@@ -64,10 +75,25 @@ export class RealtimeStream {
       this.ws.terminate();
       return;
     }
+    // Deleted or revoked by another process (a command): this server heard no signal.
+    if (!(await this.stillAllowed().catch(() => true))) return this.revoked({ workspaceId: this.opts.viewer.workspaceId });
     this.awaitingPong = true;
     this.ws.ping();
     this.send({ type: 'heartbeat', cursor: this.cursor, time: iso(this.ctx.clock.now()) });
     if (this.connectionId) await touchConnection(this.ctx, this.connectionId).catch(() => {});
+  }
+
+  private async stillAllowed(): Promise<boolean> {
+    const { db } = this.ctx;
+    const ws = await db.selectFrom('workspaces').select('deleted_at').where('id', '=', this.opts.viewer.workspaceId).executeTakeFirst();
+    if (!ws || ws.deleted_at) return false;
+    const { kind, id } = this.opts.subject;
+    if (kind === 'member') return !!(await db.selectFrom('memberships').select('id').where('workspace_id', '=', this.opts.viewer.workspaceId).where('person_id', '=', id).executeTakeFirst());
+    if (kind === 'api_key') {
+      const key = await db.selectFrom('api_keys').select(['revoked_at', 'expires_at']).where('id', '=', id).executeTakeFirst();
+      return !!key && !key.revoked_at && (!key.expires_at || Date.parse(key.expires_at) > this.ctx.clock.now().getTime());
+    }
+    return true;
   }
 
   private expire(after: number): void {
@@ -128,6 +154,7 @@ export class RealtimeStream {
     if (!this.open) return;
     this.open = false;
     this.ctx.hub.off('events', this.wake);
+    this.ctx.hub.off(ACCESS_REVOKED, this.revoked);
     clearInterval(this.heartbeat);
     if (this.connectionId) await closeConnection(this.ctx, this.connectionId).catch(() => {});
   }

@@ -4,6 +4,8 @@ import type { JobKind } from '../platform/jobs.js';
 import { conversationsBackground } from '../conversations/background.js';
 import { mailBackground } from '../mail/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
+import { lifecycleBackground } from '../lifecycle/background.js';
+import { presenceBackground } from '../backup/presence.js';
 
 export interface RunningPart {
   stop(): Promise<void>;
@@ -18,4 +20,4 @@ export interface BackgroundPart {
   start?(ctx: Ctx): Promise<RunningPart | void>;
 }
 
-export const backgroundTable: BackgroundPart[] = [conversationsBackground, mailBackground, webhooksBackground];
+export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground, webhooksBackground, lifecycleBackground];

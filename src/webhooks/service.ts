@@ -303,11 +303,12 @@ async function newestDeliveries(ctx: Pick<Ctx, 'db'>, endpointId: string, count:
 }
 
 /**
- * Removes finished deliveries (with their attempts) that finished more than
- * FINISHED_DELIVERIES_KEPT_MS ago, except the newest DELIVERIES_ALWAYS_KEPT of each endpoint.
+ * Removes up to `batch` finished deliveries (with their attempts) that finished more than
+ * FINISHED_DELIVERIES_KEPT_MS before `now`, except the newest DELIVERIES_ALWAYS_KEPT of each endpoint.
+ * Returns how many went; the retention job calls it until none is left.
  */
-export async function pruneDeliveries(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<number> {
-  const cutoff = iso(ctx.clock.now().getTime() - FINISHED_DELIVERIES_KEPT_MS);
+export async function pruneDeliveriesBatch(ctx: Pick<Ctx, 'db'>, now: Date, batch: number): Promise<number> {
+  const cutoff = iso(now.getTime() - FINISHED_DELIVERIES_KEPT_MS);
   const endpoints = await ctx.db
     .selectFrom('webhook_deliveries')
     .select('endpoint_id')
@@ -315,29 +316,25 @@ export async function pruneDeliveries(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<n
     .where(sql<boolean>`finished_at is not null`)
     .where('finished_at', '<', cutoff)
     .execute();
-  let deleted = 0;
   for (const { endpoint_id } of endpoints) {
     const keep = await newestDeliveries(ctx, endpoint_id, DELIVERIES_ALWAYS_KEPT);
-    for (;;) {
-      const old = await ctx.db
-        .selectFrom('webhook_deliveries')
-        .select('event_seq')
-        .where(sql<boolean>`finished_at is not null`)
-        .where('finished_at', '<', cutoff)
-        .where('endpoint_id', '=', endpoint_id)
-        .where(sql<boolean>`manual_requested_at is null`)
-        .$if(keep.length > 0, (q) => q.where('event_seq', 'not in', keep))
-        .limit(500)
-        .execute();
-      if (old.length === 0) break;
-      const seqs = old.map((o) => Number(o.event_seq));
-      await ctx.db.transaction().execute(async (trx) => {
-        await trx.deleteFrom('webhook_attempts').where('endpoint_id', '=', endpoint_id).where('event_seq', 'in', seqs).execute();
-        await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', endpoint_id).where('event_seq', 'in', seqs).execute();
-      });
-      deleted += seqs.length;
-      if (old.length < 500) break;
-    }
+    const old = await ctx.db
+      .selectFrom('webhook_deliveries')
+      .select('event_seq')
+      .where(sql<boolean>`finished_at is not null`)
+      .where('finished_at', '<', cutoff)
+      .where('endpoint_id', '=', endpoint_id)
+      .where(sql<boolean>`manual_requested_at is null`)
+      .$if(keep.length > 0, (q) => q.where('event_seq', 'not in', keep))
+      .limit(batch)
+      .execute();
+    if (old.length === 0) continue;
+    const seqs = old.map((o) => Number(o.event_seq));
+    await ctx.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('webhook_attempts').where('endpoint_id', '=', endpoint_id).where('event_seq', 'in', seqs).execute();
+      await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', endpoint_id).where('event_seq', 'in', seqs).execute();
+    });
+    return seqs.length;
   }
-  return deleted;
+  return 0;
 }

@@ -1,7 +1,9 @@
+import { defineCommand } from 'citty';
 import { dbCommand } from '../cli.js';
+import { deleteWorkspace, describeSummary, summarizeWorkspace } from '../lifecycle/workspace-deletion.js';
 import { checkLocale } from '../inboxes/service.js';
 import { conflict, invalid } from '../platform/errors.js';
-import { countWorkspaces, createWorkspace } from './service.js';
+import { countWorkspaces, createWorkspace, resolveWorkspace } from './service.js';
 
 export const bootstrapCommand = dbCommand({
   meta: { name: 'bootstrap', description: 'Create a workspace and its first owner; prints the workspace id' },
@@ -29,4 +31,27 @@ export const bootstrapCommand = dbCommand({
     io.say(`created workspace ${JSON.stringify(workspace.name)} with owner ${args.email.trim().toLowerCase()} (${personId}); they sign in with a code mailed to that address`);
     io.out(workspace.id);
   },
+});
+
+const deleteWorkspaceCommand = dbCommand({
+  meta: { name: 'delete', description: 'Delete a workspace; without --yes only says what it would delete' },
+  args: {
+    workspace: { type: 'string', required: true, description: 'workspace id or exact name' },
+    yes: { type: 'boolean', description: 'really delete it' },
+  },
+  async run({ app, args, io }) {
+    const ws = await resolveWorkspace(app, args.workspace);
+    const summary = describeSummary(await summarizeWorkspace(app, ws));
+    if (!args.yes) {
+      io.say(`would delete ${summary}; nothing was changed (pass --yes to delete)`);
+      return;
+    }
+    await deleteWorkspace(app, { workspaceId: ws.id, requestedBy: 'operator' });
+    io.say(`deleted ${summary}; it stopped working now and the running server removes the data in the background ("workspace deletion" log lines)`);
+  },
+});
+
+export const workspaceCommand = defineCommand({
+  meta: { name: 'workspace', description: 'Workspaces' },
+  subCommands: { delete: deleteWorkspaceCommand },
 });

@@ -1,10 +1,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { requireScope } from '../auth/access.js';
+import { requireRole, requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess, requirePerson } from '../http/auth.js';
 import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { forbidden } from '../platform/errors.js';
+import { deleteWorkspace } from '../lifecycle/workspace-deletion.js';
 import { createWorkspace, formatWorkspace, getWorkspace, updateWorkspace, WORKSPACE_NAME_MAX } from './service.js';
 
 export const WorkspaceSchema = z
@@ -67,6 +68,27 @@ export function registerWorkspaceRoutes(app: ApiApp, ctx: Ctx) {
       if (ctx.config.signup !== 'open') throw forbidden('sign-up is closed on this server; the operator creates workspaces with svc bootstrap');
       const { workspace } = await createWorkspace(ctx, { name: c.req.valid('json').name, ownerEmail: person.email, origin: 'signup' });
       return c.json(formatWorkspace(workspace), 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/v1/workspace',
+      tags: ['workspace'],
+      summary: 'Delete the workspace (owners only, with its exact name)',
+      description:
+        'The workspace stops working at once: members, API keys, chat keys and its e-mail addresses are refused (mail is answered as an unknown recipient), webhook endpoints receive nothing more and are removed, and members left without another workspace lose their push subscriptions. A background job then deletes the data in batches. People keep their accounts.',
+      security: bearer,
+      request: { body: jsonBody(z.object({ name: z.string().min(1).max(WORKSPACE_NAME_MAX).openapi({ description: 'the exact name of the workspace' }) }).strict()) },
+      responses: { 202: jsonAnswer(z.object({ workspace_id: z.string(), deleted_at: z.string() }), 'deleted; the data goes in the background') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireRole(access, ['owner'], 'deleting the workspace');
+      const actor = access.actor as { kind: 'member'; personId: string };
+      const result = await deleteWorkspace(ctx, { workspaceId: access.workspaceId, requestedBy: actor.personId, confirmName: c.req.valid('json').name });
+      return c.json(result, 202);
     },
   );
 }

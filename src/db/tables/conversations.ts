@@ -50,6 +50,8 @@ export interface ConversationsTable {
   spam: number;
   /** Copied from an old mailbox by a migration: no events, no mail, counted apart. */
   imported: number;
+  /** When a migration copied it (retention counts from the import, not from its original times). */
+  imported_at?: string | null;
   created_at: string;
   updated_at: string;
   last_message_at: string;
@@ -101,6 +103,8 @@ export interface MessagesTable {
   raw_storage_key: string | null;
   raw_size: number | null;
   raw_sha256: string | null;
+  /** When the .eml was stored (retention of originals counts from here, also for imported mail). */
+  raw_stored_at?: string | null;
   created_at: string;
 }
 

@@ -1,0 +1,14 @@
+// The data lifecycle's part of `svc serve`: the hourly retention job (due at every start) and the
+// workspace deletion job (resumed at once after a restart).
+import type { BackgroundPart } from '../server/background.js';
+import { retentionJob, runRetentionAtStart } from './retention.js';
+import { resumeWorkspaceDeletions, workspaceDeletionJob } from './workspace-deletion.js';
+
+export const lifecycleBackground: BackgroundPart = {
+  name: 'lifecycle',
+  jobs: (ctx) => [retentionJob(ctx), workspaceDeletionJob(ctx)],
+  async start(ctx) {
+    await resumeWorkspaceDeletions(ctx);
+    await runRetentionAtStart(ctx);
+  },
+};
