@@ -19,6 +19,14 @@ interface HoldValue {
   started_at: string;
 }
 
+/** How soon a held deletion looks again (a finished backup releases its hold before it lapses). */
+export const HOLD_RECHECK_MS = 15_000;
+
+/** When a deletion held by a backup should be tried again. */
+export function retryAfterHold(ctx: Pick<Ctx, 'clock'>, heldUntil: Date): Date {
+  return new Date(Math.min(heldUntil.getTime(), ctx.clock.now().getTime() + HOLD_RECHECK_MS));
+}
+
 /** The time file deletion is held until, or undefined when it may go ahead now. */
 export async function fileDeletionHeldUntil(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<Date | undefined> {
   const row = await ctx.db.selectFrom('server_meta').select('value').where('key', '=', BACKUP_HOLD_KEY).executeTakeFirst();

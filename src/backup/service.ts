@@ -335,12 +335,14 @@ async function restorePostgres(config: Config, source: string): Promise<void> {
 }
 
 /** Extracts the archive beside the storage directory, then swaps the two. */
-async function restoreFiles(config: Config, archive: string): Promise<void> {
+async function restoreFiles(config: Config, archive: string, count: number): Promise<void> {
   const root = config.storage.localDir;
   const stamp = Date.now();
   const incoming = `${root}.restoring-${stamp}`;
   fs.mkdirSync(incoming, { recursive: true, mode: 0o700 });
   try {
+    // An empty storage is archived as the bare end-of-archive blocks, which holds nothing to extract.
+    if (count > 0)
     // strict: a damaged entry fails the restore; node-tar never writes outside cwd (no absolute or .. paths).
     await tar.extract({ file: archive, cwd: incoming, strict: true, preserveOwner: false });
   } catch (error) {
@@ -391,7 +393,7 @@ export async function restoreBackup(config: Config, from: string, say: BackupPro
   else await restorePostgres(config, path.join(dir, manifest.database.file));
   if (manifest.files.included) {
     say('replacing the attachment files…');
-    await restoreFiles(config, path.join(dir, manifest.files.file));
+    await restoreFiles(config, path.join(dir, manifest.files.file), manifest.files.count);
   }
   const current = configuredKeyFingerprint(config);
   const sameMasterKey = manifest.master_key.fingerprint && current ? manifest.master_key.fingerprint === current : null;

@@ -6,7 +6,7 @@ import type { Db } from '../db/schema.js';
 import type { Clock } from '../platform/clock.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
 import type { Storage } from '../platform/storage.js';
-import { fileDeletionHeldUntil } from '../backup/hold.js';
+import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
 
 export const FILES_DELETE_JOB = 'files.delete';
 const KEYS_PER_JOB = 200;
@@ -90,7 +90,7 @@ export function filesDeleteJob(ctx: Pick<Ctx, 'storage' | 'db' | 'clock'>): JobK
     async run({ keys }) {
       // A backup archiving the files after its snapshot: wait until it is done.
       const heldUntil = await fileDeletionHeldUntil(ctx);
-      if (heldUntil) return { retryAt: heldUntil };
+      if (heldUntil) return { retryAt: retryAfterHold(ctx, heldUntil) };
       await deleteKeys(ctx.storage, keys);
     },
   };

@@ -10,7 +10,7 @@ import { iso, MINUTE } from '../platform/clock.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
-import { fileDeletionHeldUntil } from '../backup/hold.js';
+import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
 import { DEFAULT_BATCH, type DeletionTally, workspaceDataSteps, type WorkspaceDataStep } from './registry.js';
 
 export const WORKSPACE_DELETE_JOB = 'workspace.delete';
@@ -229,7 +229,7 @@ export function workspaceDeletionJob(ctx: Ctx): JobKind<{ workspaceId: string }>
     async run({ workspaceId }): Promise<JobOutcome> {
       // Files are not deleted while a backup archives them after its snapshot.
       const heldUntil = await fileDeletionHeldUntil(ctx);
-      if (heldUntil) return { retryAt: heldUntil };
+      if (heldUntil) return { retryAt: retryAfterHold(ctx, heldUntil) };
       const run = await runWorkspaceDeletion(ctx, workspaceId);
       if (run && !run.done) return { retryAt: ctx.clock.now() };
     },

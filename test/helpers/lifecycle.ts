@@ -5,7 +5,6 @@ import path from 'node:path';
 import type { Db } from '../../src/db/schema.js';
 import { randomText } from '../../src/platform/ids.js';
 import { INGRESS_SECRET } from './mail.js';
-import type { TestServer } from './server.js';
 
 /** A raw multipart message with a text part and one attachment. */
 export function mailWithFile(to: string, opts: { from?: string; subject?: string; inReplyTo?: string; file?: string } = {}): Buffer {
@@ -36,7 +35,12 @@ export function mailWithFile(to: string, opts: { from?: string; subject?: string
 }
 
 /** Delivers a mail with an attachment through POST /v1/ingress/email. */
-export async function deliverWithFile(s: Pick<TestServer, 'request'>, to: string, opts: Parameters<typeof mailWithFile>[1] = {}) {
+/** Anything that sends requests to a server: a TestServer, or a small client of a spawned one. */
+export interface Requester {
+  request(method: string, urlPath: string, opts: { raw?: Buffer; token?: string }): Promise<{ status: number; body: any }>;
+}
+
+export async function deliverWithFile(s: Requester, to: string, opts: Parameters<typeof mailWithFile>[1] = {}) {
   const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(to)}`, { raw: mailWithFile(to, opts), token: INGRESS_SECRET });
   if (r.status !== 201) throw new Error(`ingress answered ${r.status}: ${JSON.stringify(r.body)}`);
   return r.body.data[0] as { inbox_id: string; conversation_id: string; message_id: string };
