@@ -33,7 +33,10 @@ export async function sendAttempt(
   let statusCode: number | null = null;
   let response: string | null = null;
   try {
-    const res = await request(req.url, {
+    // undici honours the signal once connected; while it is still resolving or connecting it waits
+    // for its own connect timeout, so the deadline is also raced here.
+    const deadline = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const sent = request(req.url, {
       method: 'POST',
       dispatcher: deps.agent,
       signal,
@@ -44,6 +47,9 @@ export async function sendAttempt(
       },
       body: req.body,
     });
+    sent.catch(() => {}); // settled after the deadline when it lost the race
+    deadline.catch(() => {});
+    const res = await Promise.race([sent, deadline]);
     statusCode = res.statusCode;
     const kept: Buffer[] = [];
     let read = 0;
