@@ -90,6 +90,12 @@ export class WebhookDispatcher implements Drainable {
   private pumpAgain = false;
   private stopped = true;
   private readonly onEvents = () => this.wake();
+  /** Redeliveries are looked for when one was asked for here, and on every poll (another process may have asked). */
+  private lookForManual = true;
+  private readonly onRedelivery = () => {
+    this.lookForManual = true;
+    this.wake();
+  };
   private readonly attemptsTotal: Counter<'outcome'>;
 
   constructor(
@@ -123,9 +129,10 @@ export class WebhookDispatcher implements Drainable {
     await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('lease_until', 'is not', null).execute();
     this.stopped = false;
     this.ctx.hub.on('events', this.onEvents);
-    this.ctx.hub.on('webhooks', this.onEvents);
+    this.ctx.hub.on('webhooks', this.onRedelivery);
     const poll = () => {
       this.pollTimer = setTimeout(() => {
+        this.lookForManual = true;
         this.wake();
         poll();
       }, this.pollMs);
@@ -138,7 +145,7 @@ export class WebhookDispatcher implements Drainable {
   async stop(): Promise<void> {
     this.stopped = true;
     this.ctx.hub.off('events', this.onEvents);
-    this.ctx.hub.off('webhooks', this.onEvents);
+    this.ctx.hub.off('webhooks', this.onRedelivery);
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
     await Promise.allSettled([...this.inFlight.values()]);
@@ -186,6 +193,7 @@ export class WebhookDispatcher implements Drainable {
     for (;;) {
       // A claim made by the live loop may not have started its attempts yet.
       await Promise.allSettled([...this.filling]);
+      this.lookForManual = true;
       const started = await this.fill();
       const running = [...this.inFlight.values()];
       if (started === 0 && running.length === 0 && this.filling.size === 0) break;
@@ -209,7 +217,13 @@ export class WebhookDispatcher implements Drainable {
     if (room <= 0) return 0;
     const busy = [...this.endpointLoad].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
     const claimed = [...(await this.claim(room, busy, false))];
-    if (claimed.length < room) claimed.push(...(await this.claim(room - claimed.length, busy, true)));
+    if (claimed.length < room && this.lookForManual) {
+      this.lookForManual = false;
+      const manual = await this.claim(room - claimed.length, busy, true);
+      // A full batch may leave more behind.
+      if (manual.length === room - claimed.length) this.lookForManual = true;
+      claimed.push(...manual);
+    }
     if (claimed.length === 0) return 0;
     await this.startAll(claimed);
     return claimed.length;
