@@ -8,7 +8,8 @@ import { Counter } from 'prom-client';
 import type { Agent } from 'undici';
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { Ctx } from '../context.js';
-import type { Database, Db } from '../db/schema.js';
+import { insertRows, updateByKeys } from '../db/bulk.js';
+import type { Database, Db, WebhookAttemptsTable } from '../db/schema.js';
 import { eventPayload } from '../events/service.js';
 import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
@@ -57,6 +58,10 @@ interface Finished {
   finishedAt: Date;
   result: AttemptResult;
 }
+
+const ATTEMPT_COLUMNS = [
+  'id', 'event_seq', 'endpoint_id', 'event_id', 'workspace_id', 'attempt', 'manual', 'started_at', 'duration_ms', 'outcome', 'status_code', 'response', 'error',
+] as const satisfies readonly (keyof WebhookAttemptsTable)[];
 
 const keyOf = (d: { event_seq: number; endpoint_id: string }) => `${d.event_seq}:${d.endpoint_id}`;
 
@@ -359,22 +364,22 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
   if (kept.length === 0) return;
 
   // Attempt log.
-  const attemptRows = kept.map((f) => ({
-    id: newId('wha', f.startedAt.getTime()),
-    event_seq: f.delivery.event_seq,
-    endpoint_id: f.delivery.endpoint_id,
-    event_id: f.delivery.event_id,
-    workspace_id: f.delivery.workspace_id,
-    attempt: f.delivery.manual ? null : f.delivery.attempts + 1,
-    manual: f.delivery.manual ? 1 : 0,
-    started_at: iso(f.startedAt),
-    duration_ms: f.result.durationMs,
-    outcome: f.result.succeeded ? ('succeeded' as const) : ('failed' as const),
-    status_code: f.result.statusCode,
-    response: f.result.response,
-    error: f.result.error,
-  }));
-  for (let i = 0; i < attemptRows.length; i += 200) await db.insertInto('webhook_attempts').values(attemptRows.slice(i, i + 200)).execute();
+  const attemptRows = kept.map((f) => [
+    newId('wha', f.startedAt.getTime()),
+    f.delivery.event_seq,
+    f.delivery.endpoint_id,
+    f.delivery.event_id,
+    f.delivery.workspace_id,
+    f.delivery.manual ? null : f.delivery.attempts + 1,
+    f.delivery.manual ? 1 : 0,
+    iso(f.startedAt),
+    f.result.durationMs,
+    f.result.succeeded ? 'succeeded' : 'failed',
+    f.result.statusCode,
+    f.result.response,
+    f.result.error,
+  ]);
+  for (let i = 0; i < attemptRows.length; i += 200) await insertRows(db, 'webhook_attempts', ATTEMPT_COLUMNS, attemptRows.slice(i, i + 200));
 
   // Endpoint failure windows, in the order the attempts finished.
   const endpointIds = [...new Set(kept.map((f) => f.delivery.endpoint_id))];
@@ -421,19 +426,15 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
   const succeeded = kept.filter((f) => f.result.succeeded);
   const scheduledOk = succeeded.filter((f) => !f.delivery.manual).map((f) => f.delivery);
   for (let i = 0; i < scheduledOk.length; i += 200) {
-    const chunk = scheduledOk.slice(i, i + 200);
-    await db
-      .updateTable('webhook_deliveries')
-      .set((eb) => ({
-        status: 'succeeded',
-        attempts: eb('attempts', '+', 1),
-        next_attempt_at: null,
-        lease_until: null,
-        last_attempt_at: nowText,
-        finished_at: nowText,
-      }))
-      .where((eb) => deliveryIn(eb, chunk))
-      .execute();
+    const keys = scheduledOk.slice(i, i + 200).map((d) => [d.event_seq, d.endpoint_id]);
+    await updateByKeys(
+      db,
+      'webhook_deliveries',
+      "status = 'succeeded', attempts = attempts + 1, next_attempt_at = null, lease_until = null, last_attempt_at = ?, finished_at = ?",
+      [nowText, nowText],
+      ['event_seq', 'endpoint_id'],
+      keys,
+    );
   }
   for (const f of kept) {
     const d = f.delivery;
