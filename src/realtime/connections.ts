@@ -62,3 +62,17 @@ export async function onlineContacts(ctx: C, contactIds: readonly string[]): Pro
 export async function isContactOnline(ctx: C, contactId: string): Promise<boolean> {
   return (await onlineContacts(ctx, [contactId])).has(contactId);
 }
+
+/**
+ * Deletes connection records that went stale (closed, or silent past CONNECTION_STALE_MS) more
+ * than STALE_CONNECTION_KEEP_MS ago. For the retention job.
+ */
+export async function deleteStaleConnections(ctx: C): Promise<number> {
+  const before = iso(ctx.clock.now().getTime() - STALE_CONNECTION_KEEP_MS - CONNECTION_STALE_MS);
+  const closedBefore = iso(ctx.clock.now().getTime() - STALE_CONNECTION_KEEP_MS);
+  const result = await ctx.db
+    .deleteFrom('realtime_connections')
+    .where((eb) => eb.or([eb('last_seen_at', '<', before), eb.and([eb('closed_at', 'is not', null), eb('closed_at', '<', closedBefore)])]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
