@@ -155,7 +155,9 @@ export class WebhookDispatcher implements Drainable {
     clearTimeout(this.wakeTimer);
     await Promise.allSettled([...this.inFlight.values()]);
     await this.flush();
-    await this.agent.close();
+    // Attempts have all ended (each by its deadline at the latest); a connection still being set up
+    // for one that lost the race to its deadline is dropped rather than waited for.
+    await this.agent.destroy();
   }
 
   /**
