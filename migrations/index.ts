@@ -1,9 +1,11 @@
 // Schema migrations in the order they apply. Add new ones at the end; never edit a released one.
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
+import * as m0002 from './0002_conversations.js';
 import * as m0003 from './0003_webhooks.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0002_conversations': m0002,
   '0003_webhooks': m0003,
 };

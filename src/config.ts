@@ -133,6 +133,7 @@ const schema = z.object({
 
   SVC_INGRESS_SECRET: optionalText,
   SVC_INGRESS_MAX_BYTES: positiveInt(30 * 1024 * 1024),
+  SVC_ATTACHMENT_MAX_BYTES: positiveInt(25 * 1024 * 1024),
 
   SVC_VAPID_PUBLIC_KEY: optionalText,
   SVC_VAPID_PRIVATE_KEY: optionalText,
@@ -225,6 +226,10 @@ function shapeConfig(p: Parsed) {
         }
       : undefined,
     ingress: p.SVC_INGRESS_SECRET ? { secret: p.SVC_INGRESS_SECRET, maxBytes: p.SVC_INGRESS_MAX_BYTES } : undefined,
+    /** Largest inbound message (SMTP SIZE, POST /v1/ingress/email, svc ingest-email). */
+    ingressMaxBytes: p.SVC_INGRESS_MAX_BYTES,
+    /** Largest attachment uploaded through the API. */
+    attachmentMaxBytes: p.SVC_ATTACHMENT_MAX_BYTES,
     vapid: p.SVC_VAPID_PUBLIC_KEY ? { publicKey: p.SVC_VAPID_PUBLIC_KEY, privateKey: p.SVC_VAPID_PRIVATE_KEY! } : undefined,
     webhookAllowPrivate: p.SVC_WEBHOOK_ALLOW_PRIVATE,
     forwardingDomain: p.SVC_FORWARDING_DOMAIN?.toLowerCase(),

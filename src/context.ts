@@ -2,6 +2,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { EventEmitter } from 'node:events';
 import type { Config } from './config.js';
+import { TransactionBatcher } from './db/batch.js';
 import { openDatabase, type DbHandle, type DialectName } from './db/connection.js';
 import type { Db } from './db/schema.js';
 import { type Clock, systemClock } from './platform/clock.js';
@@ -26,6 +27,8 @@ export interface Ctx {
   systemMail: SystemMailer;
   /** In-process wake-up signals ('events' when events were written, and feature-specific ones). */
   hub: EventEmitter;
+  /** Group commit for frequent small write transactions (inbound mail). */
+  writes: TransactionBatcher;
   /** Name resolution for outbound connections (webhooks); tests swap in their own answers. */
   lookup: HostLookup;
 }
@@ -70,6 +73,7 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
     jobs,
     systemMail,
     hub,
+    writes: new TransactionBatcher(handle.db),
     lookup: opts.lookup ?? systemLookup,
     handle,
     async close() {

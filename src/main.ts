@@ -16,6 +16,7 @@ const main = defineCommand({
     inbox: () => import('./inboxes/commands.js').then((m) => m.inboxCommand),
     channel: () => import('./channels/commands.js').then((m) => m.channelCommand),
     'vapid-keys': () => import('./push/commands.js').then((m) => m.vapidKeysCommand),
+    'ingest-email': () => import('./mail/commands.js').then((m) => m.ingestEmailCommand),
   },
 });
 

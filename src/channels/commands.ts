@@ -82,7 +82,7 @@ const list = dbCommand({
     const ws = await resolveWorkspace(app, args.workspace);
     const inbox = await resolveInbox(app, ws.id, args.inbox);
     io.out(['id', 'kind', 'name', 'address_or_public_key', 'details'].join('\t'));
-    for (const ch of (await listChannels(app, ws.id, inbox.id)).map(formatChannel)) {
+    for (const ch of (await listChannels(app, ws.id, inbox.id)).map((ch) => formatChannel(ch, app.config))) {
       if (ch.kind === 'chat' && 'public_key' in ch) {
         io.out([ch.id, ch.kind, ch.name, ch.public_key, `origins=${ch.origins.join(',')} allow_anonymous=${ch.allow_anonymous} ask_email_offline=${ch.ask_email_offline}`].join('\t'));
       } else if ('address' in ch) {

@@ -74,7 +74,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const { inbox_id } = c.req.valid('query');
       if (inbox_id) requireInbox(access, inbox_id);
       const rows = (await listChannels(ctx, access.workspaceId, inbox_id)).filter((ch) => access.inboxIds === null || access.inboxIds.includes(ch.inbox_id));
-      return c.json({ data: rows.map(formatChannel) }, 200);
+      return c.json({ data: rows.map((ch) => formatChannel(ch, ctx.config)) }, 200);
     },
   );
 
@@ -109,7 +109,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
               smtpPassword: b.smtp_password,
             })
           : await createChatChannel(ctx, { ...base, origins: b.origins, allowAnonymous: b.allow_anonymous, askEmailOffline: b.ask_email_offline, greeting: b.greeting });
-      return c.json(formatChannel(channel), 201);
+      return c.json(formatChannel(channel, ctx.config), 201);
     },
   );
 }

@@ -169,8 +169,16 @@ export async function getChannel(ctx: Pick<Ctx, 'db'>, workspaceId: string, id: 
   return row;
 }
 
-/** What the API and the list command show: secrets only as "set or not set". */
-export function formatChannel(ch: ChannelRow) {
+/** The forwarding address that works now: only on the server's current SVC_FORWARDING_DOMAIN. */
+export function activeForwardingAddress(ch: ChannelRow, forwardingDomain: string | undefined): string | null {
+  return forwardingDomain && ch.forwarding_address?.endsWith(`@${forwardingDomain}`) ? ch.forwarding_address : null;
+}
+
+/**
+ * What the API and the list command show: secrets only as "set or not set". With `config`, the
+ * forwarding address is shown only while it works (see activeForwardingAddress).
+ */
+export function formatChannel(ch: ChannelRow, config?: Pick<Ctx['config'], 'forwardingDomain'>) {
   const base = { id: ch.id, kind: ch.kind, inbox_id: ch.inbox_id, name: ch.name, created_at: ch.created_at, updated_at: ch.updated_at };
   if (ch.kind === 'chat') {
     return {
@@ -187,7 +195,7 @@ export function formatChannel(ch: ChannelRow) {
     address: ch.address,
     display_name: ch.display_name,
     from_address: ch.from_address,
-    forwarding_address: ch.forwarding_address,
+    forwarding_address: config ? activeForwardingAddress(ch, config.forwardingDomain) : ch.forwarding_address,
     smtp: ch.smtp_host
       ? { host: ch.smtp_host, port: ch.smtp_port, tls: ch.smtp_tls, username: ch.smtp_username, password_set: ch.smtp_password_sealed !== null }
       : null,

@@ -1,14 +1,16 @@
 // The one place that says which tables exist. Each feature's table types live in ./tables/.
 import type { Kysely, Transaction } from 'kysely';
+import type { ConversationTables } from './tables/conversations.js';
 import type { CoreTables } from './tables/core.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { WebhookTables } from './tables/webhooks.js';
 
-export interface Database extends CoreTables, WebhookTables, RealtimeTables {}
+export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
 export type * from './tables/core.js';
+export type * from './tables/conversations.js';
 export type * from './tables/realtime.js';
 export type * from './tables/webhooks.js';

@@ -38,6 +38,8 @@ export interface NewEvent {
   isNote?: boolean;
   /** false for events that are never sent to webhooks (internal events shown as messages, and the like). */
   webhook?: boolean;
+  /** Contact events: the inboxes of the contact's conversations (its external ids' inboxes are taken from data). */
+  relatedInboxIds?: readonly string[];
 }
 
 export type EventRow = Selectable<EventsTable>;
@@ -127,7 +129,7 @@ async function withOnlineFlag(ctx: { db: Db; clock: Ctx['clock'] }, data: Record
  * has an external id or a conversation.
  */
 function relatedInboxIds(event: NewEvent, data: Record<string, unknown>): string[] {
-  const out = new Set<string>();
+  const out = new Set<string>(event.relatedInboxIds ?? []);
   if (event.inboxId) out.add(event.inboxId);
   const contact = data.contact as { external_ids?: unknown } | undefined;
   if (event.type.startsWith('contact.') && contact && Array.isArray(contact.external_ids)) {

@@ -7,6 +7,10 @@ import { registerWorkspaceRoutes } from '../workspaces/routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
 import { registerInboxRoutes } from '../inboxes/routes.js';
 import { registerChannelRoutes } from '../channels/routes.js';
+import { registerContactRoutes } from '../contacts/routes.js';
+import { registerConversationRoutes } from '../conversations/routes.js';
+import { registerFeedbackRoutes } from '../feedback/routes.js';
+import { ingressBodyLimits, registerMailRoutes } from '../mail/routes.js';
 import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerRealtimeRoutes } from '../realtime/routes.js';
@@ -23,6 +27,10 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerApiKeyRoutes },
   { register: registerInboxRoutes },
   { register: registerChannelRoutes },
+  { register: registerConversationRoutes, bodyLimits: [{ method: 'POST', path: /^\/v1\/conversations\/[^/]+\/attachments$/, maxBytes: (ctx) => ctx.config.attachmentMaxBytes }] },
+  { register: registerContactRoutes },
+  { register: registerFeedbackRoutes },
+  { register: registerMailRoutes, bodyLimits: ingressBodyLimits },
   { register: registerWebhookRoutes },
   { register: registerEventRoutes },
   { register: registerRealtimeRoutes },

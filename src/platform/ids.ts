@@ -3,6 +3,26 @@ import { randomBytes } from 'node:crypto';
 // Crockford base32, lower case: sortable, unambiguous, URL-safe.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
+// Ids made for the same millisecond by this process increase (the random part counts up), so rows
+// written one after another in one millisecond keep their order when sorted by id. The last random
+// part is remembered for the most recent milliseconds used (ids made for a given time, such as a
+// test clock or an import, interleave with ids made for the wall clock).
+const lastRandomByMs = new Map<number, string>();
+const REMEMBERED_MS = 64;
+
+function increment(text: string): string {
+  const digits = text.split('');
+  for (let i = digits.length - 1; i >= 0; i--) {
+    const v = ALPHABET.indexOf(digits[i]);
+    if (v < 31) {
+      digits[i] = ALPHABET[v + 1];
+      return digits.join('');
+    }
+    digits[i] = ALPHABET[0];
+  }
+  return randomText(text.length);
+}
+
 /** A 26-character time-sortable id body: 48 bits of milliseconds, then 80 random bits. */
 export function sortableId(nowMs: number = Date.now()): string {
   let time = '';
@@ -11,7 +31,12 @@ export function sortableId(nowMs: number = Date.now()): string {
     time = ALPHABET[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  return time + randomText(16);
+  const previous = lastRandomByMs.get(nowMs);
+  const random = previous ? increment(previous) : randomText(16);
+  lastRandomByMs.delete(nowMs);
+  lastRandomByMs.set(nowMs, random);
+  if (lastRandomByMs.size > REMEMBERED_MS) lastRandomByMs.delete(lastRandomByMs.keys().next().value!);
+  return time + random;
 }
 
 /** Random base32 text of the given length (5 bits of entropy per character). */

@@ -6,6 +6,8 @@ export interface Metrics {
   registry: Registry;
   httpRequests: Counter<'method' | 'route' | 'status'>;
   httpSeconds: Histogram<'method' | 'route' | 'status'>;
+  /** Inbound mail per receiving inbox: via smtp, http or cli; result stored or duplicate. */
+  mailReceived: Counter<'via' | 'result'>;
 }
 
 export function createMetrics(): Metrics {
@@ -29,7 +31,13 @@ export function createMetrics(): Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  return { registry, httpRequests, httpSeconds };
+  const mailReceived = new Counter({
+    name: 'svc_mail_received_total',
+    help: 'Inbound mail delivered to an inbox, by way in (smtp, http, cli) and result (stored, duplicate).',
+    labelNames: ['via', 'result'] as const,
+    registers: [registry],
+  });
+  return { registry, httpRequests, httpSeconds, mailReceived };
 }
 
 /** The separate metrics listener (SVC_METRICS_ADDR); only GET /metrics is served there. */

@@ -64,16 +64,39 @@ async function spool(data: Buffer | Readable, tmpDir: string, maxBytes?: number)
 
 export class LocalStorage implements Storage {
   readonly kind = 'local' as const;
+  private readonly madeDirs = new Set<string>();
   constructor(private readonly root: string) {}
 
   private file(key: string) {
     return path.join(this.root, checkKey(key));
   }
 
+  private ensureDir(dir: string) {
+    if (this.madeDirs.has(dir)) return;
+    fs.mkdirSync(dir, { recursive: true });
+    if (this.madeDirs.size > 10_000) this.madeDirs.clear();
+    this.madeDirs.add(dir);
+  }
+
   async put(key: string, data: Buffer | Readable, opts: { maxBytes?: number } = {}): Promise<StoredFile> {
     const target = this.file(key);
+    this.ensureDir(path.dirname(target));
+    if (Buffer.isBuffer(data)) {
+      if (opts.maxBytes !== undefined && data.length > opts.maxBytes) throw new FileTooLargeError(opts.maxBytes);
+      const stored = { size: data.length, sha256: createHash('sha256').update(data).digest('hex') };
+      // A new key is written in place (nothing refers to it before put returns); an existing key
+      // is replaced through a temporary file, so it is never half-written.
+      try {
+        await fs.promises.writeFile(target, data, { mode: 0o600, flag: 'wx' });
+        return stored;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+          await fs.promises.rm(target, { force: true });
+          throw error;
+        }
+      }
+    }
     const { tmp, size, sha256 } = await spool(data, path.join(this.root, '.tmp'), opts.maxBytes);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
     fs.renameSync(tmp, target);
     return { size, sha256 };
   }
@@ -109,6 +132,11 @@ export class S3Storage implements Storage {
         region: this.opts.region,
         endpoint: this.opts.endpoint,
         forcePathStyle: this.opts.forcePathStyle,
+        // Checksums only where S3 requires them: the SDK's default (aws-chunked uploads with
+        // trailing checksums) is not understood by many S3-compatible servers, which then store
+        // the chunk framing in the object.
+        requestChecksumCalculation: 'WHEN_REQUIRED',
+        responseChecksumValidation: 'WHEN_REQUIRED',
         credentials:
           this.opts.accessKeyId && this.opts.secretAccessKey
             ? { accessKeyId: this.opts.accessKeyId, secretAccessKey: this.opts.secretAccessKey }

@@ -1,6 +1,8 @@
 // The background table: job kinds and long-running listeners that features add to the server.
 import type { Ctx } from '../context.js';
 import type { JobKind } from '../platform/jobs.js';
+import { conversationsBackground } from '../conversations/background.js';
+import { mailBackground } from '../mail/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
 
 export interface RunningPart {
@@ -16,4 +18,4 @@ export interface BackgroundPart {
   start?(ctx: Ctx): Promise<RunningPart | void>;
 }
 
-export const backgroundTable: BackgroundPart[] = [webhooksBackground];
+export const backgroundTable: BackgroundPart[] = [conversationsBackground, mailBackground, webhooksBackground];

@@ -1,0 +1,197 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { requireScope } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import type { ApiApp } from '../http/app.js';
+import { requireAccess } from '../http/auth.js';
+import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { listQuery, pageSchema } from '../http/pagination.js';
+import { formatContact } from './format.js';
+import {
+  createContact,
+  deleteContact,
+  deleteContactByExternalId,
+  getContactFor,
+  listContacts,
+  MAX_EMAILS,
+  MAX_EXTERNAL_IDS,
+  mergeContact,
+  updateContact,
+} from './service.js';
+
+export const ContactSchema = z
+  .object({
+    id: z.string(),
+    name: z.string().nullable(),
+    emails: z.array(z.string()),
+    external_ids: z.array(z.object({ inbox_id: z.string(), external_id: z.string() })),
+    attributes: z.record(z.string(), z.unknown()),
+    merged_into_id: z.string().nullable().openapi({ description: 'set when this contact was merged into another' }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('Contact');
+
+const ExternalIdSchema = z.object({ inbox_id: z.string().max(100), external_id: z.string().min(1).max(255) }).strict();
+const contactParams = z.object({ contactId: idParam('contactId', 'ct_01hxyz') });
+
+export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/contacts',
+      tags: ['contacts'],
+      summary: 'Contacts, newest first (merged records are left out)',
+      security: bearer,
+      request: {
+        query: listQuery.extend({
+          email: z.string().max(254).optional(),
+          inbox_id: z.string().max(100).optional().openapi({ description: 'contacts with an external id or a conversation in this inbox' }),
+          external_id: z.string().max(255).optional().openapi({ description: 'with inbox_id: the contact the backend knows by this id' }),
+          q: z.string().max(200).optional().openapi({ description: 'part of the name or address' }),
+        }),
+      },
+      responses: { 200: jsonAnswer(pageSchema(ContactSchema), 'a page of contacts') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'contacts:read');
+      const q = c.req.valid('query');
+      return c.json(await listContacts(ctx, access, { email: q.email, inboxId: q.inbox_id, externalId: q.external_id, query: q.q }, q), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/contacts',
+      tags: ['contacts'],
+      summary: 'Create a contact',
+      security: bearer,
+      request: {
+        body: jsonBody(
+          z
+            .object({
+              name: z.string().max(200).nullable().optional(),
+              emails: z.array(z.string().max(254)).max(MAX_EMAILS).optional(),
+              external_ids: z.array(ExternalIdSchema).max(MAX_EXTERNAL_IDS).optional(),
+              attributes: z.record(z.string().max(100), z.unknown()).optional(),
+            })
+            .strict(),
+        ),
+      },
+      responses: { 201: jsonAnswer(ContactSchema, 'the new contact') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'contacts:write');
+      const b = c.req.valid('json');
+      const view = await createContact(ctx, access, { name: b.name, emails: b.emails, externalIds: b.external_ids, attributes: b.attributes });
+      return c.json(formatContact(view, { inboxIds: access.inboxIds }), 201);
+    },
+  );
+
+  // Declared before /v1/contacts/{contactId} so that "by-external-id" is not taken for an id.
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/v1/contacts/by-external-id',
+      tags: ['contacts'],
+      summary: 'Delete the contact your backend knows by an external id: ?inbox_id=…&external_id=… (as DELETE /v1/contacts/{contactId})',
+      security: bearer,
+      request: { query: z.object({ inbox_id: z.string().min(1).max(100), external_id: z.string().min(1).max(255) }) },
+      responses: { 200: jsonAnswer(z.object({ id: z.string(), deleted: z.literal(true), conversations_deleted: z.number().int() }), 'what was deleted') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'contacts:write');
+      const q = c.req.valid('query');
+      const removed = await deleteContactByExternalId(ctx, access, q.inbox_id, q.external_id);
+      return c.json({ id: removed.id, deleted: true as const, conversations_deleted: removed.conversations }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/contacts/{contactId}',
+      tags: ['contacts'],
+      summary: 'One contact (a merged one shows merged_into_id)',
+      security: bearer,
+      request: { params: contactParams },
+      responses: { 200: jsonAnswer(ContactSchema, 'the contact') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'contacts:read');
+      return c.json(formatContact(await getContactFor(ctx, access, c.req.valid('param').contactId), { inboxIds: access.inboxIds }), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'patch',
+      path: '/v1/contacts/{contactId}',
+      tags: ['contacts'],
+      summary: 'Change a contact: name, emails and external_ids replace the lists; attributes merge (null removes a key)',
+      security: bearer,
+      request: {
+        params: contactParams,
+        body: jsonBody(
+          z
+            .object({
+              name: z.string().max(200).nullable().optional(),
+              emails: z.array(z.string().max(254)).max(MAX_EMAILS).optional(),
+              external_ids: z.array(ExternalIdSchema).max(MAX_EXTERNAL_IDS).optional(),
+              attributes: z.record(z.string().max(100), z.unknown()).optional(),
+            })
+            .strict(),
+        ),
+      },
+      responses: { 200: jsonAnswer(ContactSchema, 'the contact as it is now') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'contacts:write');
+      const b = c.req.valid('json');
+      const view = await updateContact(ctx, access, c.req.valid('param').contactId, { name: b.name, emails: b.emails, externalIds: b.external_ids, attributes: b.attributes });
+      return c.json(formatContact(view, { inboxIds: access.inboxIds }), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/contacts/{contactId}/merge',
+      tags: ['contacts'],
+      summary: 'Merge this contact into another: the target gets its addresses, external ids and conversations',
+      security: bearer,
+      request: { params: contactParams, body: jsonBody(z.object({ into_contact_id: z.string().min(1).max(100) }).strict()) },
+      responses: { 200: jsonAnswer(ContactSchema, 'the merge target as it is now') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'contacts:write');
+      const view = await mergeContact(ctx, access, c.req.valid('param').contactId, c.req.valid('json').into_contact_id);
+      return c.json(formatContact(view, { inboxIds: access.inboxIds }), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/v1/contacts/{contactId}',
+      tags: ['contacts'],
+      summary: 'Delete a contact with its conversations, messages, attachments and original e-mails',
+      security: bearer,
+      request: { params: contactParams },
+      responses: { 200: jsonAnswer(z.object({ id: z.string(), deleted: z.literal(true), conversations_deleted: z.number().int() }), 'what was deleted') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'contacts:write');
+      const id = c.req.valid('param').contactId;
+      const removed = await deleteContact(ctx, access, id);
+      return c.json({ id, deleted: true as const, conversations_deleted: removed.conversations }, 200);
+    },
+  );
+}

@@ -1,0 +1,503 @@
+// Contacts: the people conversations are with. Found by e-mail address (inbound mail) or by the
+// customer backend's external id (per inbox); created, changed, merged and deleted through the API.
+//
+// Callers limited to some inboxes reach a contact that has a conversation or an external id in one
+// of their inboxes; deleting or merging needs every inbox the contact touches to be theirs.
+import { domainToASCII } from 'node:url';
+import { z } from 'zod';
+import type { Access } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import { deleteConversationsWithFiles } from '../conversations/files.js';
+import { applyConversationChanges, authorFromAccess, type Tx } from '../conversations/service.js';
+import type { Db } from '../db/schema.js';
+import { inTransaction } from '../db/transaction.js';
+import { retryOnUniqueViolation } from '../db/retry.js';
+import { announceEvents, recordEvent } from '../events/service.js';
+import { decodeCursor, toPage } from '../http/pagination.js';
+import { normalizeEmail } from '../people/service.js';
+import { iso } from '../platform/clock.js';
+import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { formatContact } from './format.js';
+import {
+  contactIdByEmail,
+  contactIdByExternalId,
+  inboxesOfContact,
+  loadContactView,
+  loadContactViews,
+  type ContactRow,
+  type ContactView,
+  type ExternalId,
+} from './store.js';
+
+export const MAX_EMAILS = 50;
+export const MAX_EXTERNAL_IDS = 100;
+export const MAX_ATTRIBUTES_BYTES = 32 * 1024;
+export const MAX_NAME_LENGTH = 200;
+
+/** An address as stored: lower case, international domains in their ASCII (punycode) form. */
+export function normalizeAddress(raw: string): string {
+  const text = raw.trim();
+  if (/[\u0000-\u001f\u007f]/.test(text)) throw invalid('an e-mail address must not hold control characters');
+  const at = text.lastIndexOf('@');
+  if (at > 0) {
+    const domain = domainToASCII(text.slice(at + 1));
+    if (domain) return normalizeEmail(`${text.slice(0, at)}@${domain}`);
+  }
+  return normalizeEmail(text);
+}
+
+function checkName(name: string | null | undefined): string | null {
+  if (name === undefined || name === null) return null;
+  const n = name.replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
+  return n ? n.slice(0, MAX_NAME_LENGTH) : null;
+}
+
+function checkExternalId(x: ExternalId): ExternalId {
+  const id = x.external_id.trim();
+  if (!id || id.length > 255) throw invalid('external_id must be 1 to 255 characters');
+  return { inbox_id: x.inbox_id, external_id: id };
+}
+
+function checkAttributes(attrs: Record<string, unknown>): string {
+  const text = JSON.stringify(attrs);
+  if (Buffer.byteLength(text) > MAX_ATTRIBUTES_BYTES) throw invalid(`attributes must be at most ${MAX_ATTRIBUTES_BYTES} bytes of JSON`);
+  return text;
+}
+
+async function insertContact(tx: Tx, input: { workspaceId: string; name?: string | null; emails?: string[]; externalIds?: ExternalId[]; attributes?: Record<string, unknown>; createdAt?: Date }): Promise<ContactView> {
+  const at = input.createdAt ?? tx.clock.now();
+  const contact: ContactRow = {
+    id: newId('ct', at.getTime()),
+    workspace_id: input.workspaceId,
+    name: checkName(input.name),
+    attributes: checkAttributes(input.attributes ?? {}),
+    merged_into_id: null,
+    created_at: iso(at),
+    updated_at: iso(at),
+  };
+  await tx.db.insertInto('contacts').values(contact).execute();
+  const emails = input.emails ?? [];
+  if (emails.length) {
+    await tx.db
+      .insertInto('contact_emails')
+      .values(emails.map((email, position) => ({ workspace_id: input.workspaceId, email, contact_id: contact.id, position, created_at: contact.created_at })))
+      .execute();
+  }
+  const externalIds = input.externalIds ?? [];
+  if (externalIds.length) {
+    await tx.db
+      .insertInto('contact_external_ids')
+      .values(externalIds.map((x) => ({ workspace_id: input.workspaceId, inbox_id: x.inbox_id, external_id: x.external_id, contact_id: contact.id, created_at: contact.created_at })))
+      .execute();
+  }
+  return { contact, emails, externalIds };
+}
+
+/** Inboxes where the contact has conversations: inbox-limited webhook endpoints get its events. */
+async function conversationInboxes(db: Db, contactId: string): Promise<string[]> {
+  const rows = await db.selectFrom('conversations').select('inbox_id').distinct().where('contact_id', '=', contactId).execute();
+  return rows.map((r) => r.inbox_id);
+}
+
+async function recordContactUpdated(tx: Tx, view: ContactView, at: Date) {
+  await recordEvent(tx, {
+    workspaceId: view.contact.workspace_id,
+    contactId: view.contact.id,
+    relatedInboxIds: await conversationInboxes(tx.db, view.contact.id),
+    type: 'contact.updated',
+    occurredAt: at,
+    data: { contact: formatContact(view) },
+  });
+}
+
+/**
+ * The contact that owns the address in the workspace, created when there is none. A contact
+ * without a name takes the display name of the mail (contact.updated unless quiet).
+ */
+export async function findOrCreateContactByEmail(
+  tx: Tx,
+  input: { workspaceId: string; email: string; name?: string | null; quiet?: boolean },
+): Promise<{ view: ContactView; created: boolean }> {
+  const email = normalizeAddress(input.email);
+  const id = await contactIdByEmail(tx.db, input.workspaceId, email);
+  if (id) {
+    const view = (await loadContactView(tx.db, input.workspaceId, id))!;
+    const name = checkName(input.name);
+    if (view.contact.name === null && name) {
+      const now = tx.clock.now();
+      await tx.db.updateTable('contacts').set({ name, updated_at: iso(now) }).where('id', '=', id).execute();
+      view.contact = { ...view.contact, name, updated_at: iso(now) };
+      if (!input.quiet) await recordContactUpdated(tx, view, now);
+    }
+    return { view, created: false };
+  }
+  return { view: await insertContact(tx, { workspaceId: input.workspaceId, name: input.name, emails: [email] }), created: true };
+}
+
+/** A contact without an address (mail whose sender cannot be read, anonymous feedback). */
+export async function createAnonymousContact(tx: Tx, input: { workspaceId: string; name?: string | null }): Promise<ContactView> {
+  return insertContact(tx, { workspaceId: input.workspaceId, name: input.name ?? null });
+}
+
+/** The contact the customer backend knows by this id in the inbox, created when there is none. */
+export async function findOrCreateContactByExternalId(
+  tx: Tx,
+  input: { workspaceId: string; inboxId: string; externalId: string; name?: string | null; email?: string | null },
+): Promise<{ view: ContactView; created: boolean }> {
+  const x = checkExternalId({ inbox_id: input.inboxId, external_id: input.externalId });
+  const id = await contactIdByExternalId(tx.db, input.workspaceId, x.inbox_id, x.external_id);
+  if (id) return { view: (await loadContactView(tx.db, input.workspaceId, id))!, created: false };
+  if (input.email) {
+    const email = normalizeAddress(input.email);
+    const byEmail = await contactIdByEmail(tx.db, input.workspaceId, email);
+    if (byEmail) {
+      await tx.db.insertInto('contact_external_ids').values({ workspace_id: input.workspaceId, ...x, contact_id: byEmail, created_at: iso(tx.clock.now()) }).execute();
+      return { view: (await loadContactView(tx.db, input.workspaceId, byEmail))!, created: false };
+    }
+    return { view: await insertContact(tx, { workspaceId: input.workspaceId, name: input.name, emails: [email], externalIds: [x] }), created: true };
+  }
+  return { view: await insertContact(tx, { workspaceId: input.workspaceId, name: input.name, externalIds: [x] }), created: true };
+}
+
+// ---- reach of inbox-limited callers ----
+
+async function touchedInboxes(db: Db, contactId: string): Promise<Set<string>> {
+  return inboxesOfContact(db, contactId);
+}
+
+async function requireReach(db: Db, access: Access, view: ContactView, mode: 'some' | 'all'): Promise<void> {
+  if (access.inboxIds === null) return;
+  const reach = access.inboxIds;
+  const touched = [...(await touchedInboxes(db, view.contact.id))];
+  const ok = mode === 'some' ? touched.some((i) => reach.includes(i)) : touched.length > 0 && touched.every((i) => reach.includes(i));
+  if (!ok) {
+    if (mode === 'all' && touched.some((i) => reach.includes(i))) throw forbidden('this contact has conversations or external ids in inboxes your key does not reach');
+    throw notFound('contact');
+  }
+}
+
+async function checkInboxes(db: Db, access: Access, externalIds: readonly ExternalId[]): Promise<void> {
+  const ids = [...new Set(externalIds.map((x) => x.inbox_id))];
+  if (!ids.length) return;
+  const found = await db.selectFrom('inboxes').select('id').where('workspace_id', '=', access.workspaceId).where('id', 'in', ids).execute();
+  for (const id of ids) {
+    if (!found.some((f) => f.id === id) || (access.inboxIds !== null && !access.inboxIds.includes(id))) throw notFound(`inbox ${id}`);
+  }
+}
+
+function checkEmails(emails: readonly string[]): string[] {
+  const out = [...new Set(emails.map(normalizeAddress))];
+  if (out.length > MAX_EMAILS) throw invalid(`at most ${MAX_EMAILS} addresses`);
+  return out;
+}
+
+function checkExternalIds(list: readonly ExternalId[]): ExternalId[] {
+  if (list.length > MAX_EXTERNAL_IDS) throw invalid(`at most ${MAX_EXTERNAL_IDS} external ids`);
+  const out = list.map(checkExternalId);
+  const keys = new Set(out.map((x) => `${x.inbox_id}\n${x.external_id}`));
+  if (keys.size !== out.length) throw invalid('external_ids lists the same id twice');
+  return out;
+}
+
+async function refuseTakenEmails(db: Db, workspaceId: string, emails: readonly string[], self?: string) {
+  if (!emails.length) return;
+  const taken = await db.selectFrom('contact_emails').select(['email', 'contact_id']).where('workspace_id', '=', workspaceId).where('email', 'in', emails).execute();
+  const other = taken.find((t) => t.contact_id !== self);
+  if (other) throw conflict(`the address ${other.email} belongs to contact ${other.contact_id}`);
+}
+
+async function refuseTakenExternalIds(db: Db, workspaceId: string, list: readonly ExternalId[], self?: string) {
+  for (const x of list) {
+    const owner = await contactIdByExternalId(db, workspaceId, x.inbox_id, x.external_id);
+    if (owner && owner !== self) throw conflict(`external id ${JSON.stringify(x.external_id)} of inbox ${x.inbox_id} belongs to contact ${owner}`);
+  }
+}
+
+// ---- API operations ----
+
+export interface ContactInput {
+  name?: string | null;
+  emails?: string[];
+  externalIds?: ExternalId[];
+  attributes?: Record<string, unknown>;
+}
+
+export async function createContact(ctx: Ctx, access: Access, input: ContactInput): Promise<ContactView> {
+  const emails = checkEmails(input.emails ?? []);
+  const externalIds = checkExternalIds(input.externalIds ?? []);
+  return retryOnUniqueViolation(() =>
+    inTransaction(ctx.db, async (trx) => {
+      await checkInboxes(trx, access, externalIds);
+      await refuseTakenEmails(trx, access.workspaceId, emails);
+      await refuseTakenExternalIds(trx, access.workspaceId, externalIds);
+      return insertContact({ db: trx, clock: ctx.clock }, { workspaceId: access.workspaceId, name: input.name, emails, externalIds, attributes: input.attributes });
+    }),
+  );
+}
+
+export async function getContactFor(ctx: Pick<Ctx, 'db'>, access: Access, id: string): Promise<ContactView> {
+  const view = await loadContactView(ctx.db, access.workspaceId, id);
+  if (!view) throw notFound('contact');
+  // A merged contact is reached through the contact it was merged into.
+  await requireReach(ctx.db, access, view.contact.merged_into_id ? ((await loadContactView(ctx.db, access.workspaceId, view.contact.merged_into_id)) ?? view) : view, 'some');
+  return view;
+}
+
+export async function getContactByExternalIdFor(ctx: Pick<Ctx, 'db'>, access: Access, inboxId: string, externalId: string): Promise<ContactView> {
+  if (access.inboxIds !== null && !access.inboxIds.includes(inboxId)) throw notFound('contact');
+  const id = await contactIdByExternalId(ctx.db, access.workspaceId, inboxId, externalId.trim());
+  if (!id) throw notFound('contact');
+  return (await loadContactView(ctx.db, access.workspaceId, id))!;
+}
+
+export interface ContactPatch {
+  name?: string | null;
+  emails?: string[];
+  externalIds?: ExternalId[];
+  /** Merged into the current attributes; a null value removes the key. */
+  attributes?: Record<string, unknown>;
+}
+
+export async function updateContact(ctx: Ctx, access: Access, id: string, patch: ContactPatch): Promise<ContactView> {
+  const emails = patch.emails ? checkEmails(patch.emails) : undefined;
+  const requested = patch.externalIds ? checkExternalIds(patch.externalIds) : undefined;
+  const result = await retryOnUniqueViolation(() =>
+    inTransaction(ctx.db, async (trx) => {
+      const tx = { db: trx, clock: ctx.clock };
+      const view = await loadContactView(trx, access.workspaceId, id);
+      if (!view) throw notFound('contact');
+      if (view.contact.merged_into_id) throw conflict(`contact ${id} was merged into ${view.contact.merged_into_id}; change that one`);
+      await requireReach(trx, access, view, 'some');
+      const now = ctx.clock.now();
+      const set: Partial<ContactRow> = {};
+      if (patch.name !== undefined) {
+        const name = checkName(patch.name);
+        if (name !== view.contact.name) set.name = name;
+      }
+      if (patch.attributes !== undefined) {
+        const merged: Record<string, unknown> = { ...JSON.parse(view.contact.attributes) };
+        for (const [k, v] of Object.entries(patch.attributes)) {
+          if (v === null) delete merged[k];
+          else merged[k] = v;
+        }
+        const text = checkAttributes(merged);
+        if (text !== view.contact.attributes) set.attributes = text;
+      }
+      let changed = Object.keys(set).length > 0;
+      if (emails && emails.join('\n') !== view.emails.join('\n')) {
+        await refuseTakenEmails(trx, access.workspaceId, emails, id);
+        await trx.deleteFrom('contact_emails').where('contact_id', '=', id).execute();
+        if (emails.length) {
+          await trx
+            .insertInto('contact_emails')
+            .values(emails.map((email, position) => ({ workspace_id: access.workspaceId, email, contact_id: id, position, created_at: iso(now) })))
+            .execute();
+        }
+        changed = true;
+      }
+      if (requested) {
+        await checkInboxes(trx, access, requested);
+        // A limited key replaces only the ids of its own inboxes; the others stay.
+        const kept = access.inboxIds === null ? [] : view.externalIds.filter((x) => !access.inboxIds!.includes(x.inbox_id));
+        const next = [...kept, ...requested];
+        const key = (l: ExternalId[]) => l.map((x) => `${x.inbox_id}\n${x.external_id}`).sort().join('\n');
+        if (key(next) !== key(view.externalIds)) {
+          await refuseTakenExternalIds(trx, access.workspaceId, requested, id);
+          await trx.deleteFrom('contact_external_ids').where('contact_id', '=', id).execute();
+          if (next.length) {
+            await trx
+              .insertInto('contact_external_ids')
+              .values(next.map((x) => ({ workspace_id: access.workspaceId, inbox_id: x.inbox_id, external_id: x.external_id, contact_id: id, created_at: iso(now) })))
+              .execute();
+          }
+          changed = true;
+        }
+      }
+      if (!changed) return { view, changed };
+      set.updated_at = iso(now);
+      await trx.updateTable('contacts').set(set).where('id', '=', id).execute();
+      const updated = (await loadContactView(trx, access.workspaceId, id))!;
+      await recordContactUpdated(tx, updated, now);
+      return { view: updated, changed };
+    }),
+  );
+  if (result.changed) announceEvents(ctx);
+  return result.view;
+}
+
+/**
+ * Merges `sourceId` into `targetId`: the target gets the source's addresses, external ids and
+ * conversations (conversation.updated each); attributes and name fill gaps of the target. The
+ * source stays as a record with merged_into_id (contact.deleted with the external ids it had).
+ */
+export async function mergeContact(ctx: Ctx, access: Access, sourceId: string, targetId: string): Promise<ContactView> {
+  if (sourceId === targetId) throw invalid('a contact cannot be merged into itself');
+  const merged = await inTransaction(ctx.db, async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    const views = await loadContactViews(trx, [sourceId, targetId]);
+    const source = views.get(sourceId);
+    const target = views.get(targetId);
+    if (!source || source.contact.workspace_id !== access.workspaceId) throw notFound('contact');
+    if (!target || target.contact.workspace_id !== access.workspaceId) throw notFound(`contact ${targetId}`);
+    for (const v of [source, target]) {
+      if (v.contact.merged_into_id) throw conflict(`contact ${v.contact.id} was merged into ${v.contact.merged_into_id} already`);
+    }
+    await requireReach(trx, access, source, 'all');
+    await requireReach(trx, access, target, 'some');
+    const now = ctx.clock.now();
+    const author = authorFromAccess(access);
+
+    const conversations = await trx.selectFrom('conversations').selectAll().where('contact_id', '=', sourceId).orderBy('id').execute();
+    const sourceInboxes = [...new Set(conversations.map((c) => c.inbox_id))];
+    for (const conversation of conversations) {
+      await applyConversationChanges(tx, { conversation, patch: { contactId: targetId }, author, reason: 'contact_merged' });
+    }
+    const offset = target.emails.length;
+    await trx
+      .updateTable('contact_emails')
+      .set((eb) => ({ contact_id: targetId, position: eb('position', '+', offset) }))
+      .where('contact_id', '=', sourceId)
+      .execute();
+    await trx.updateTable('contact_external_ids').set({ contact_id: targetId }).where('contact_id', '=', sourceId).execute();
+    await trx.updateTable('contacts').set({ merged_into_id: targetId }).where('merged_into_id', '=', sourceId).execute();
+    await trx.updateTable('contacts').set({ merged_into_id: targetId, updated_at: iso(now) }).where('id', '=', sourceId).execute();
+    const attributes = { ...JSON.parse(source.contact.attributes), ...JSON.parse(target.contact.attributes) };
+    await trx
+      .updateTable('contacts')
+      .set({ name: target.contact.name ?? source.contact.name, attributes: checkAttributes(attributes), updated_at: iso(now) })
+      .where('id', '=', targetId)
+      .execute();
+
+    const after = (await loadContactView(trx, access.workspaceId, targetId))!;
+    await recordEvent(tx, {
+      workspaceId: access.workspaceId,
+      contactId: sourceId,
+      relatedInboxIds: sourceInboxes,
+      type: 'contact.deleted',
+      occurredAt: now,
+      data: { contact: formatContact({ ...source, contact: { ...source.contact, merged_into_id: targetId, updated_at: iso(now) } }) },
+    });
+    await recordContactUpdated(tx, after, now);
+    return after;
+  });
+  announceEvents(ctx);
+  return merged;
+}
+
+async function deleteContactInTx(ctx: Ctx, trx: Db, access: Access, view: ContactView) {
+  const tx = { db: trx, clock: ctx.clock };
+  await requireReach(trx, access, view, 'all');
+  const now = ctx.clock.now();
+  const conversations = await trx.selectFrom('conversations').select(['id', 'inbox_id']).where('contact_id', '=', view.contact.id).execute();
+  const ids = conversations.map((r) => r.id);
+  const removed = await deleteConversationsWithFiles(tx, ids);
+  // Records of contacts merged into this one go with it.
+  await trx.deleteFrom('contacts').where('merged_into_id', '=', view.contact.id).execute();
+  await trx.deleteFrom('contact_emails').where('contact_id', '=', view.contact.id).execute();
+  await trx.deleteFrom('contact_external_ids').where('contact_id', '=', view.contact.id).execute();
+  await trx.deleteFrom('contacts').where('id', '=', view.contact.id).execute();
+  await recordEvent(tx, {
+    workspaceId: view.contact.workspace_id,
+    contactId: view.contact.id,
+    relatedInboxIds: [...new Set(conversations.map((c) => c.inbox_id))],
+    type: 'contact.deleted',
+    occurredAt: now,
+    data: { contact: formatContact(view) },
+  });
+  return removed;
+}
+
+/** Deletes a contact with its conversations, messages, attachments and raw e-mails (files by job). */
+export async function deleteContact(ctx: Ctx, access: Access, id: string) {
+  const removed = await inTransaction(ctx.db, async (trx) => {
+    const view = await loadContactView(trx, access.workspaceId, id);
+    if (!view) throw notFound('contact');
+    if (view.contact.merged_into_id) {
+      // Only the record of a merge is left; removing it deletes nothing else.
+      await requireReach(trx, access, (await loadContactView(trx, access.workspaceId, view.contact.merged_into_id)) ?? view, 'some');
+      await trx.deleteFrom('contacts').where('id', '=', id).execute();
+      return { conversations: 0, files: 0 };
+    }
+    return deleteContactInTx(ctx, trx, access, view);
+  });
+  announceEvents(ctx);
+  ctx.jobs.wake();
+  return removed;
+}
+
+/** DELETE /v1/contacts/by-external-id: the contact the backend knows by (inbox_id, external_id). */
+export async function deleteContactByExternalId(ctx: Ctx, access: Access, inboxId: string, externalId: string) {
+  const removed = await inTransaction(ctx.db, async (trx) => {
+    const view = await getContactByExternalIdFor({ db: trx }, access, inboxId, externalId);
+    return { id: view.contact.id, ...(await deleteContactInTx(ctx, trx, access, view)) };
+  });
+  announceEvents(ctx);
+  ctx.jobs.wake();
+  return removed;
+}
+
+export interface ContactFilter {
+  email?: string;
+  inboxId?: string;
+  externalId?: string;
+  /** Part of the name or address. */
+  query?: string;
+}
+
+const cursorShape = z.object({ id: z.string() });
+
+/** Newest first; merged records are left out; inbox-limited callers see contacts of their inboxes. */
+export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter: ContactFilter, page: { limit?: number; cursor?: string }) {
+  const limit = page.limit ?? 50;
+  const after = decodeCursor(page.cursor, cursorShape);
+  if (filter.externalId !== undefined && !filter.inboxId) throw invalid('external_id needs inbox_id');
+  let q = ctx.db.selectFrom('contacts').select('contacts.id').where('contacts.workspace_id', '=', access.workspaceId).where('contacts.merged_into_id', 'is', null);
+  const reach = access.inboxIds;
+  if (reach !== null) {
+    const inboxes = reach.length ? [...reach] : [''];
+    q = q.where((eb) =>
+      eb.or([
+        eb.exists(eb.selectFrom('conversations').select('conversations.id').whereRef('conversations.contact_id', '=', 'contacts.id').where('conversations.inbox_id', 'in', inboxes)),
+        eb.exists(
+          eb.selectFrom('contact_external_ids').select('contact_external_ids.contact_id').whereRef('contact_external_ids.contact_id', '=', 'contacts.id').where('contact_external_ids.inbox_id', 'in', inboxes),
+        ),
+      ]),
+    );
+  }
+  if (filter.email) {
+    let email: string;
+    try {
+      email = normalizeAddress(filter.email);
+    } catch {
+      email = filter.email.trim().toLowerCase();
+    }
+    q = q.where((eb) =>
+      eb.exists(eb.selectFrom('contact_emails').select('contact_emails.contact_id').whereRef('contact_emails.contact_id', '=', 'contacts.id').where('contact_emails.email', '=', email)),
+    );
+  }
+  if (filter.inboxId) {
+    const inboxId = filter.inboxId;
+    const externalId = filter.externalId?.trim();
+    q = q.where((eb) => {
+      let sub = eb.selectFrom('contact_external_ids').select('contact_external_ids.contact_id').whereRef('contact_external_ids.contact_id', '=', 'contacts.id').where('contact_external_ids.inbox_id', '=', inboxId);
+      if (externalId !== undefined) sub = sub.where('contact_external_ids.external_id', '=', externalId);
+      const conv = eb.selectFrom('conversations').select('conversations.id').whereRef('conversations.contact_id', '=', 'contacts.id').where('conversations.inbox_id', '=', inboxId);
+      return externalId !== undefined ? eb.exists(sub) : eb.or([eb.exists(sub), eb.exists(conv)]);
+    });
+  }
+  if (filter.query) {
+    // LIKE wildcards in the query are dropped (both dialects, no ESCAPE clause needed).
+    const like = `%${filter.query.trim().toLowerCase().replace(/[\\%_]/g, '')}%`;
+    q = q.where((eb) =>
+      eb.or([
+        eb(eb.fn('lower', ['contacts.name']), 'like', like),
+        eb.exists(eb.selectFrom('contact_emails').select('contact_emails.contact_id').whereRef('contact_emails.contact_id', '=', 'contacts.id').where('contact_emails.email', 'like', like)),
+      ]),
+    );
+  }
+  if (after) q = q.where('contacts.id', '<', after.id);
+  const rows = await q.orderBy('contacts.id', 'desc').limit(limit + 1).execute();
+  const views = await loadContactViews(ctx.db, rows.slice(0, limit).map((r) => r.id));
+  return toPage(rows, limit, (r) => ({ id: r.id }), (r) => formatContact(views.get(r.id)!, { inboxIds: access.inboxIds }));
+}

@@ -1,0 +1,62 @@
+// Queries of contacts, their addresses and external ids. A contact is read as a ContactView:
+// the row with its emails (in order) and its external ids.
+import type { ContactsTable, Db } from '../db/schema.js';
+
+export type ContactRow = ContactsTable;
+
+export interface ExternalId {
+  inbox_id: string;
+  external_id: string;
+}
+
+export interface ContactView {
+  contact: ContactRow;
+  emails: string[];
+  externalIds: ExternalId[];
+}
+
+export async function loadContactViews(db: Db, ids: readonly string[]): Promise<Map<string, ContactView>> {
+  const out = new Map<string, ContactView>();
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return out;
+  const [rows, emails, externals] = await Promise.all([
+    db.selectFrom('contacts').selectAll().where('id', 'in', unique).execute(),
+    db.selectFrom('contact_emails').select(['contact_id', 'email']).where('contact_id', 'in', unique).orderBy('position').orderBy('email').execute(),
+    db.selectFrom('contact_external_ids').select(['contact_id', 'inbox_id', 'external_id']).where('contact_id', 'in', unique).orderBy('created_at').orderBy('inbox_id').execute(),
+  ]);
+  for (const contact of rows) out.set(contact.id, { contact, emails: [], externalIds: [] });
+  for (const e of emails) out.get(e.contact_id)?.emails.push(e.email);
+  for (const x of externals) out.get(x.contact_id)?.externalIds.push({ inbox_id: x.inbox_id, external_id: x.external_id });
+  return out;
+}
+
+export async function loadContactView(db: Db, workspaceId: string, id: string): Promise<ContactView | undefined> {
+  const view = (await loadContactViews(db, [id])).get(id);
+  return view && view.contact.workspace_id === workspaceId ? view : undefined;
+}
+
+/** The live contact that owns an address in the workspace (addresses move to the target on merge). */
+export async function contactIdByEmail(db: Db, workspaceId: string, email: string): Promise<string | undefined> {
+  const row = await db.selectFrom('contact_emails').select('contact_id').where('workspace_id', '=', workspaceId).where('email', '=', email).executeTakeFirst();
+  return row?.contact_id;
+}
+
+export async function contactIdByExternalId(db: Db, workspaceId: string, inboxId: string, externalId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('contact_external_ids')
+    .select('contact_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('inbox_id', '=', inboxId)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
+  return row?.contact_id;
+}
+
+/** Inboxes a contact touches: those of its conversations and of its external ids. */
+export async function inboxesOfContact(db: Db, contactId: string): Promise<Set<string>> {
+  const [convs, externals] = await Promise.all([
+    db.selectFrom('conversations').select('inbox_id').distinct().where('contact_id', '=', contactId).execute(),
+    db.selectFrom('contact_external_ids').select('inbox_id').distinct().where('contact_id', '=', contactId).execute(),
+  ]);
+  return new Set([...convs, ...externals].map((r) => r.inbox_id));
+}

@@ -1,0 +1,120 @@
+// Attachments through the API: uploaded to a conversation first (raw body), then sent with a
+// message by id; downloaded with their stored type. Uploads never sent are removed after a day.
+import type { Readable } from 'node:stream';
+import type { Access } from '../auth/access.js';
+import { canSeeInbox } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import { DAY, HOUR, iso } from '../platform/clock.js';
+import { notFound, tooLarge } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import type { JobKind } from '../platform/jobs.js';
+import { FileTooLargeError } from '../platform/storage.js';
+import { cleanContentType, cleanFilename } from '../mail/parse.js';
+import { attachmentKey, scheduleFileDeletion } from './files.js';
+import type { AttachmentRow } from './format.js';
+import { getConversationFor } from './service.js';
+import { findMessage } from './store.js';
+
+export const UNSENT_UPLOAD_TTL_MS = DAY;
+export const ATTACHMENT_CLEANUP_JOB = 'attachments.cleanup';
+
+export async function uploadAttachment(
+  ctx: Ctx,
+  access: Access,
+  conversationId: string,
+  input: { filename?: string; contentType?: string; data: Readable | Buffer },
+): Promise<AttachmentRow> {
+  const conversation = await getConversationFor(ctx, access, conversationId);
+  const id = newId('att');
+  const key = attachmentKey(conversation.workspace_id, id);
+  const contentType = cleanContentType(input.contentType?.split(';')[0]);
+  let stored;
+  try {
+    stored = await ctx.storage.put(key, input.data, { maxBytes: ctx.config.attachmentMaxBytes, contentType });
+  } catch (error) {
+    if (error instanceof FileTooLargeError) throw tooLarge(`the attachment is larger than ${ctx.config.attachmentMaxBytes} bytes`);
+    throw error;
+  }
+  const row: AttachmentRow = {
+    id,
+    workspace_id: conversation.workspace_id,
+    conversation_id: conversation.id,
+    message_id: null,
+    filename: cleanFilename(input.filename, contentType, 0),
+    content_type: contentType,
+    size: stored.size,
+    sha256: stored.sha256,
+    storage_key: key,
+    content_id: null,
+    inline: 0,
+    created_at: iso(ctx.clock.now()),
+  };
+  try {
+    await ctx.db.insertInto('attachments').values(row).execute();
+  } catch (error) {
+    await ctx.storage.delete(key).catch(() => undefined);
+    throw error;
+  }
+  return row;
+}
+
+export async function getAttachmentFor(ctx: Pick<Ctx, 'db'>, access: Access, id: string): Promise<AttachmentRow> {
+  const row = await ctx.db
+    .selectFrom('attachments')
+    .innerJoin('conversations', 'conversations.id', 'attachments.conversation_id')
+    .selectAll('attachments')
+    .select('conversations.inbox_id')
+    .where('attachments.workspace_id', '=', access.workspaceId)
+    .where('attachments.id', '=', id)
+    .executeTakeFirst();
+  if (!row || !canSeeInbox(access, row.inbox_id)) throw notFound('attachment');
+  const { inbox_id: _inbox, ...attachment } = row;
+  return attachment;
+}
+
+export async function openAttachment(ctx: Pick<Ctx, 'storage'>, row: AttachmentRow): Promise<Readable> {
+  try {
+    return await ctx.storage.get(row.storage_key);
+  } catch {
+    throw notFound('attachment file');
+  }
+}
+
+/** The original .eml of an inbound message (gone once retention removed it). */
+export async function openRawEmail(ctx: Ctx, access: Access, conversationId: string, messageId: string): Promise<{ stream: Readable; size: number }> {
+  const conversation = await getConversationFor(ctx, access, conversationId);
+  const message = await findMessage(ctx.db, conversation.id, messageId);
+  if (!message) throw notFound('message');
+  if (!message.raw_storage_key) throw notFound('original e-mail');
+  try {
+    return { stream: await ctx.storage.get(message.raw_storage_key), size: message.raw_size ?? 0 };
+  } catch {
+    throw notFound('original e-mail file');
+  }
+}
+
+/** Hourly: uploads that were never sent with a message are removed a day after upload. */
+export function attachmentCleanupJob(ctx: Ctx): JobKind {
+  return {
+    kind: ATTACHMENT_CLEANUP_JOB,
+    everyMs: HOUR,
+    async run() {
+      const cutoff = iso(ctx.clock.now().getTime() - UNSENT_UPLOAD_TTL_MS);
+      for (;;) {
+        const rows = await ctx.db.selectFrom('attachments').select(['id', 'storage_key']).where('message_id', 'is', null).where('created_at', '<', cutoff).limit(500).execute();
+        if (rows.length === 0) return;
+        await ctx.db.transaction().execute(async (trx) => {
+          // Only rows still unsent are removed (one may have been sent since the select).
+          const removed = await trx
+            .deleteFrom('attachments')
+            .where('id', 'in', rows.map((r) => r.id))
+            .where('message_id', 'is', null)
+            .returning('storage_key')
+            .execute();
+          await scheduleFileDeletion({ db: trx, clock: ctx.clock }, removed.map((r) => r.storage_key));
+        });
+        if (rows.length < 500) return;
+      }
+    },
+  };
+}

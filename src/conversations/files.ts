@@ -1,0 +1,69 @@
+// Files of conversations (attachments and raw .eml) live in storage. Deleting conversations writes
+// a deletion job with their storage keys in the same transaction, so a crash between the database
+// change and the file removal loses nothing: the job runs (again) after a restart.
+import type { Ctx } from '../context.js';
+import type { Db } from '../db/schema.js';
+import type { Clock } from '../platform/clock.js';
+import { enqueue, type JobKind } from '../platform/jobs.js';
+
+export const FILES_DELETE_JOB = 'files.delete';
+const KEYS_PER_JOB = 200;
+
+export function attachmentKey(workspaceId: string, attachmentId: string): string {
+  return `${workspaceId}/att/${attachmentId}`;
+}
+
+export function rawEmailKey(workspaceId: string, rawId: string): string {
+  return `${workspaceId}/eml/${rawId}`;
+}
+
+export async function storageKeysOfConversations(db: Db, conversationIds: readonly string[]): Promise<string[]> {
+  if (conversationIds.length === 0) return [];
+  const keys: string[] = [];
+  for (let i = 0; i < conversationIds.length; i += 500) {
+    const chunk = conversationIds.slice(i, i + 500);
+    const [att, raw] = await Promise.all([
+      db.selectFrom('attachments').select('storage_key').where('conversation_id', 'in', chunk).execute(),
+      db.selectFrom('messages').select('raw_storage_key').where('conversation_id', 'in', chunk).where('raw_storage_key', 'is not', null).execute(),
+    ]);
+    keys.push(...att.map((r) => r.storage_key), ...raw.map((r) => r.raw_storage_key!));
+  }
+  return keys;
+}
+
+/** Stores the deletion of these files as jobs (run after the surrounding transaction commits). */
+export async function scheduleFileDeletion(ctx: { db: Db; clock: Clock }, keys: readonly string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += KEYS_PER_JOB) {
+    await enqueue(ctx.db, ctx.clock, { kind: FILES_DELETE_JOB, payload: { keys: keys.slice(i, i + KEYS_PER_JOB) } });
+  }
+}
+
+/**
+ * Deletes conversations with their messages, notes, events, attachments and raw e-mails; the
+ * stored files go through the deletion job. Call inside a transaction.
+ */
+export async function deleteConversationsWithFiles(ctx: { db: Db; clock: Clock }, conversationIds: readonly string[]): Promise<{ conversations: number; files: number }> {
+  const keys = await storageKeysOfConversations(ctx.db, conversationIds);
+  await scheduleFileDeletion(ctx, keys);
+  let deleted = 0;
+  for (let i = 0; i < conversationIds.length; i += 500) {
+    const chunk = conversationIds.slice(i, i + 500);
+    // Children first: explicit deletes do not depend on the dialect's cascade behaviour.
+    await ctx.db.deleteFrom('mail_ids').where('conversation_id', 'in', chunk).execute();
+    await ctx.db.deleteFrom('attachments').where('conversation_id', 'in', chunk).execute();
+    await ctx.db.deleteFrom('messages').where('conversation_id', 'in', chunk).execute();
+    await ctx.db.deleteFrom('conversation_labels').where('conversation_id', 'in', chunk).execute();
+    const r = await ctx.db.deleteFrom('conversations').where('id', 'in', chunk).executeTakeFirst();
+    deleted += Number(r.numDeletedRows);
+  }
+  return { conversations: deleted, files: keys.length };
+}
+
+export function filesDeleteJob(ctx: Pick<Ctx, 'storage'>): JobKind<{ keys: string[] }> {
+  return {
+    kind: FILES_DELETE_JOB,
+    async run({ keys }) {
+      for (const key of keys) await ctx.storage.delete(key);
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// Messages written by the team through the API: replies (mailed through the conversation's e-mail
+// channel) and notes (never mailed).
+import type { Access } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import { inTransaction } from '../db/transaction.js';
+import { announceEvents } from '../events/service.js';
+import { outboundMessageId, replyReferences, scheduleEmailSend } from '../mail/outbound.js';
+import { sanitizeMailHtml } from '../mail/sanitize.js';
+import { hasSmtpAccount } from '../mail/transport.js';
+import { conflict, invalid } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { formatMessage } from './format.js';
+import { appendMessage, authorFromAccess, getConversationFor, registerMailId, type NewMessage } from './service.js';
+
+export const MAX_API_BODY_CHARS = 200_000;
+
+export interface NewTeamMessage {
+  kind: 'message' | 'note';
+  body: string;
+  html?: string;
+  attachmentIds?: string[];
+  /** API keys may write on behalf of a member of the workspace. */
+  memberId?: string;
+}
+
+export async function createTeamMessage(ctx: Ctx, access: Access, conversationId: string, input: NewTeamMessage) {
+  if (input.memberId && access.actor.kind === 'member') throw invalid('member_id is for API keys; members write as themselves');
+  if (!input.body.trim() && !input.attachmentIds?.length) throw invalid('body must not be empty');
+  if (input.body.length > MAX_API_BODY_CHARS) throw invalid(`body must be at most ${MAX_API_BODY_CHARS} characters`);
+  const result = await inTransaction(ctx.db, async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    const conversation = await getConversationFor(tx, access, conversationId);
+    if (input.memberId) {
+      const member = await trx.selectFrom('memberships').select('person_id').where('workspace_id', '=', access.workspaceId).where('person_id', '=', input.memberId).executeTakeFirst();
+      if (!member) throw invalid(`member_id ${input.memberId} is not a member of this workspace`);
+    }
+    const id = newId('m', ctx.clock.now().getTime());
+    const message: NewMessage = {
+      id,
+      kind: input.kind,
+      direction: 'out',
+      author: authorFromAccess(access, input.memberId),
+      body: input.body,
+      html: input.html ? sanitizeMailHtml(input.html) : null,
+      attachmentIds: input.attachmentIds,
+    };
+    let mailed = false;
+    if (input.kind === 'message') {
+      const channel = conversation.channel_id ? await trx.selectFrom('channels').selectAll().where('id', '=', conversation.channel_id).executeTakeFirst() : undefined;
+      if (conversation.source === 'email' && (!channel || channel.kind !== 'email')) {
+        throw conflict('this conversation’s inbox has no e-mail channel to send the reply through', 'no_email_channel');
+      }
+      if (channel?.kind === 'email') {
+        if (!hasSmtpAccount(channel)) throw conflict(`channel ${channel.id} has no SMTP account; set its SMTP server, user name and password first`, 'smtp_not_configured');
+        message.deliveryStatus = 'pending';
+        message.subject = conversation.subject;
+        message.mail = { messageId: outboundMessageId(id, channel), references: await replyReferences(trx, conversation.id) };
+        mailed = true;
+      }
+    }
+    const appended = await appendMessage(tx, { conversation, message });
+    if (mailed) {
+      await registerMailId(tx, { workspaceId: conversation.workspace_id, inboxId: conversation.inbox_id, rfcId: message.mail!.messageId!, conversationId: conversation.id, messageId: id });
+      await scheduleEmailSend(tx, id);
+    }
+    return appended;
+  });
+  announceEvents(ctx);
+  ctx.jobs.wake();
+  return formatMessage(result.message, result.attachments);
+}

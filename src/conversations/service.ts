@@ -1,0 +1,538 @@
+// Conversations and their messages. Every path that creates them (inbound mail, API replies and
+// notes, feedback, the chat widget, mailbox imports) goes through insertConversation/insertMessage
+// and startConversation/appendMessage, which record the events in the caller's transaction unless
+// the work is `quiet` (imported history: no events and no outbound mail).
+import type { Access } from '../auth/access.js';
+import { canSeeInbox } from '../auth/access.js';
+import { formatContact } from '../contacts/format.js';
+import { loadContactView, type ContactView } from '../contacts/store.js';
+import type { Ctx } from '../context.js';
+import type {
+  AuthorType,
+  ConversationPriority,
+  ConversationSource,
+  ConversationStatus,
+  Db,
+  MessageDeliveryStatus,
+  MessageDirection,
+  MessageKind,
+} from '../db/schema.js';
+import { inTransaction } from '../db/transaction.js';
+import { announceEvents, recordEvent } from '../events/service.js';
+import { decodeCursor, toPage } from '../http/pagination.js';
+import type { Clock } from '../platform/clock.js';
+import { iso } from '../platform/clock.js';
+import { invalid, notFound } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { z } from 'zod';
+import {
+  formatConversation,
+  formatMessage,
+  type AttachmentRow,
+  type ConversationRow,
+  type MessageRow,
+} from './format.js';
+import { attachmentsOf, findConversation, labelsOf } from './store.js';
+
+/** A transaction (or connection) and the clock: what the insert functions need. */
+export type Tx = { db: Db; clock: Clock };
+
+export const STATUSES: readonly ConversationStatus[] = ['open', 'pending', 'closed'];
+export const PRIORITIES: readonly ConversationPriority[] = ['low', 'medium', 'high', 'urgent'];
+export const MAX_LABELS = 50;
+export const MAX_LABEL_LENGTH = 100;
+export const MAX_SUBJECT_LENGTH = 998;
+export const MAX_BODY_CHARS = 1024 * 1024;
+
+export type Author =
+  | { type: 'contact'; contactId: string }
+  | { type: 'member'; personId: string }
+  | { type: 'api_key'; keyId: string }
+  | { type: 'system' };
+
+/** Who writes when a caller acts: the signed-in member, or the API key (optionally for a member). */
+export function authorFromAccess(access: Access, onBehalfOfPersonId?: string): Author {
+  if (access.actor.kind === 'member') return { type: 'member', personId: access.actor.personId };
+  if (onBehalfOfPersonId) return { type: 'member', personId: onBehalfOfPersonId };
+  return { type: 'api_key', keyId: access.actor.keyId };
+}
+
+function authorColumns(a: Author): { author_type: AuthorType; author_person_id: string | null; author_key_id: string | null; author_contact_id: string | null } {
+  return {
+    author_type: a.type,
+    author_person_id: a.type === 'member' ? a.personId : null,
+    author_key_id: a.type === 'api_key' ? a.keyId : null,
+    author_contact_id: a.type === 'contact' ? a.contactId : null,
+  };
+}
+
+export function checkLabels(labels: readonly string[]): string[] {
+  const out = [...new Set(labels.map((l) => l.trim()))];
+  if (out.length > MAX_LABELS) throw invalid(`at most ${MAX_LABELS} labels`);
+  for (const l of out) {
+    if (!l || l.length > MAX_LABEL_LENGTH || /[\u0000-\u001f\u007f]/.test(l)) throw invalid(`labels must be 1 to ${MAX_LABEL_LENGTH} printable characters`);
+  }
+  return out.sort();
+}
+
+export interface NewConversation {
+  workspaceId: string;
+  inboxId: string;
+  contactId: string;
+  channelId?: string | null;
+  source: ConversationSource;
+  subject?: string | null;
+  status?: ConversationStatus;
+  /** History copied by a mailbox migration. */
+  imported?: boolean;
+  spam?: boolean;
+  labels?: string[];
+  /** Original time (imports); default now. */
+  createdAt?: Date;
+}
+
+export async function insertConversation(tx: Tx, input: NewConversation): Promise<{ conversation: ConversationRow; labels: string[] }> {
+  const at = input.createdAt ?? tx.clock.now();
+  const conversation: ConversationRow = {
+    id: newId('cv', at.getTime()),
+    workspace_id: input.workspaceId,
+    inbox_id: input.inboxId,
+    contact_id: input.contactId,
+    channel_id: input.channelId ?? null,
+    source: input.source,
+    status: input.status ?? 'open',
+    assignee_id: null,
+    priority: null,
+    subject: input.subject ? input.subject.slice(0, MAX_SUBJECT_LENGTH) : null,
+    spam: input.spam ? 1 : 0,
+    imported: input.imported ? 1 : 0,
+    created_at: iso(at),
+    updated_at: iso(at),
+    last_message_at: iso(at),
+  };
+  await tx.db.insertInto('conversations').values(conversation).execute();
+  const labels = input.labels ? checkLabels(input.labels) : [];
+  if (labels.length) await tx.db.insertInto('conversation_labels').values(labels.map((label) => ({ conversation_id: conversation.id, label }))).execute();
+  return { conversation, labels };
+}
+
+/** A file already written to storage, to be recorded as an attachment of a new message. */
+export interface StoredAttachment {
+  id: string;
+  filename: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  storageKey: string;
+  contentId?: string | null;
+  inline?: boolean;
+}
+
+export interface NewMessage {
+  id?: string;
+  kind: MessageKind;
+  direction: MessageDirection;
+  author: Author;
+  body: string;
+  html?: string | null;
+  subject?: string | null;
+  automatic?: boolean;
+  details?: Record<string, unknown> | null;
+  deliveryStatus?: MessageDeliveryStatus | null;
+  mail?: { messageId?: string | null; references?: string[]; replyTo?: string | null };
+  /** New files (already in storage). */
+  files?: StoredAttachment[];
+  /** Uploads of this conversation waiting to be sent with a message. */
+  attachmentIds?: string[];
+  attachmentsOmitted?: number;
+  /** The original .eml of an inbound mail, already in storage. */
+  raw?: { storageKey: string; size: number; sha256: string };
+  createdAt?: Date;
+}
+
+/** Inserts a message and its attachments and moves the conversation's times forward. */
+export async function insertMessage(
+  tx: Tx,
+  conversation: ConversationRow,
+  input: NewMessage,
+): Promise<{ message: MessageRow; attachments: AttachmentRow[]; conversation: ConversationRow }> {
+  const at = input.createdAt ?? tx.clock.now();
+  const message: MessageRow = {
+    id: input.id ?? newId('m', at.getTime()),
+    workspace_id: conversation.workspace_id,
+    conversation_id: conversation.id,
+    kind: input.kind,
+    direction: input.direction,
+    ...authorColumns(input.author),
+    body: input.body.length > MAX_BODY_CHARS ? input.body.slice(0, MAX_BODY_CHARS) : input.body,
+    html: input.html ?? null,
+    subject: input.subject ? input.subject.slice(0, MAX_SUBJECT_LENGTH) : null,
+    automatic: input.automatic ? 1 : 0,
+    details: input.details ? JSON.stringify(input.details) : null,
+    delivery_status: input.deliveryStatus ?? null,
+    delivery_error: null,
+    delivery_attempts: 0,
+    sent_at: null,
+    mail_message_id: input.mail?.messageId ?? null,
+    mail_references: input.mail?.references?.length ? JSON.stringify(input.mail.references) : null,
+    mail_reply_to: input.mail?.replyTo ?? null,
+    attachments_omitted: input.attachmentsOmitted ?? 0,
+    raw_storage_key: input.raw?.storageKey ?? null,
+    raw_size: input.raw?.size ?? null,
+    raw_sha256: input.raw?.sha256 ?? null,
+    created_at: iso(at),
+  };
+  await tx.db.insertInto('messages').values(message).execute();
+
+  const attachments: AttachmentRow[] = (input.files ?? []).map((f) => ({
+    id: f.id,
+    workspace_id: conversation.workspace_id,
+    conversation_id: conversation.id,
+    message_id: message.id,
+    filename: f.filename,
+    content_type: f.contentType,
+    size: f.size,
+    sha256: f.sha256,
+    storage_key: f.storageKey,
+    content_id: f.contentId ?? null,
+    inline: f.inline ? 1 : 0,
+    created_at: iso(at),
+  }));
+  if (attachments.length) {
+    for (let i = 0; i < attachments.length; i += 100) await tx.db.insertInto('attachments').values(attachments.slice(i, i + 100)).execute();
+  }
+  if (input.attachmentIds?.length) {
+    const ids = [...new Set(input.attachmentIds)];
+    const r = await tx.db
+      .updateTable('attachments')
+      .set({ message_id: message.id })
+      .where('conversation_id', '=', conversation.id)
+      .where('message_id', 'is', null)
+      .where('id', 'in', ids)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== ids.length) throw invalid('attachment_ids must name uploads of this conversation that were not sent yet');
+    attachments.push(...(await tx.db.selectFrom('attachments').selectAll().where('id', 'in', ids).orderBy('id').execute()));
+  }
+
+  const times: Partial<ConversationRow> = {};
+  if (message.created_at > conversation.updated_at) times.updated_at = message.created_at;
+  if (message.kind === 'message' && message.created_at > conversation.last_message_at) times.last_message_at = message.created_at;
+  let updated = conversation;
+  if (Object.keys(times).length) {
+    await tx.db.updateTable('conversations').set(times).where('id', '=', conversation.id).execute();
+    updated = { ...conversation, ...times };
+  }
+  return { message, attachments, conversation: updated };
+}
+
+/** Registers a mail Message-ID for threading; false when the inbox has it already (a duplicate). */
+export async function registerMailId(tx: Tx, input: { workspaceId: string; inboxId: string; rfcId: string; conversationId: string; messageId: string }): Promise<boolean> {
+  const r = await tx.db
+    .insertInto('mail_ids')
+    .values({
+      workspace_id: input.workspaceId,
+      inbox_id: input.inboxId,
+      rfc_id: input.rfcId,
+      conversation_id: input.conversationId,
+      message_id: input.messageId,
+      created_at: iso(tx.clock.now()),
+    })
+    .onConflict((oc) => oc.columns(['workspace_id', 'rfc_id', 'inbox_id']).doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+export interface RecordOptions {
+  /** Imported history: no events (and the callers send no mail). */
+  quiet?: boolean;
+}
+
+async function recordMessageEvents(
+  tx: Tx,
+  view: { conversation: ConversationRow; labels: string[]; contact: ContactView; message: MessageRow; attachments: AttachmentRow[] },
+  opts: { feedback?: boolean },
+) {
+  const { conversation, contact, message } = view;
+  if (message.kind === 'event') return;
+  const data = {
+    message: formatMessage(message, view.attachments),
+    conversation: formatConversation(conversation, view.labels),
+    contact: formatContact(contact),
+  };
+  const base = { workspaceId: conversation.workspace_id, inboxId: conversation.inbox_id, contactId: conversation.contact_id, occurredAt: new Date(message.created_at) };
+  await recordEvent(tx, { ...base, type: 'message.created', data, isNote: message.kind === 'note' });
+  if (opts.feedback) await recordEvent(tx, { ...base, type: 'feedback.created', data });
+}
+
+/** Starts a conversation with its first message and records conversation.created and message.created. */
+export async function startConversation(
+  tx: Tx,
+  input: { conversation: NewConversation; contact: ContactView; message: NewMessage; feedback?: boolean } & RecordOptions,
+): Promise<{ conversation: ConversationRow; labels: string[]; message: MessageRow; attachments: AttachmentRow[] }> {
+  const created = await insertConversation(tx, { ...input.conversation, createdAt: input.conversation.createdAt ?? input.message.createdAt });
+  const { message, attachments, conversation } = await insertMessage(tx, created.conversation, input.message);
+  const view = { conversation, labels: created.labels, contact: input.contact, message, attachments };
+  if (!input.quiet) {
+    await recordEvent(tx, {
+      workspaceId: conversation.workspace_id,
+      inboxId: conversation.inbox_id,
+      contactId: conversation.contact_id,
+      type: 'conversation.created',
+      occurredAt: new Date(conversation.created_at),
+      data: { conversation: formatConversation(created.conversation, created.labels), contact: formatContact(input.contact) },
+    });
+    await recordMessageEvents(tx, view, { feedback: input.feedback });
+  }
+  return view;
+}
+
+/** Adds a message to a conversation and records message.created (never for 'event' messages). */
+export async function appendMessage(
+  tx: Tx,
+  input: { conversation: ConversationRow; contact?: ContactView; message: NewMessage; labels?: string[] } & RecordOptions,
+): Promise<{ conversation: ConversationRow; labels: string[]; message: MessageRow; attachments: AttachmentRow[] }> {
+  const { message, attachments, conversation } = await insertMessage(tx, input.conversation, input.message);
+  const labels = input.labels ?? (await labelsOf(tx.db, [conversation.id])).get(conversation.id)!;
+  const view = { conversation, labels, message, attachments };
+  if (!input.quiet && message.kind !== 'event') {
+    const contact = input.contact ?? (await loadContactView(tx.db, conversation.workspace_id, conversation.contact_id));
+    if (contact) await recordMessageEvents(tx, { ...view, contact }, {});
+  }
+  return view;
+}
+
+export interface ConversationPatch {
+  status?: ConversationStatus;
+  assigneeId?: string | null;
+  priority?: ConversationPriority | null;
+  labels?: string[];
+  subject?: string | null;
+  spam?: boolean;
+  contactId?: string;
+  inboxId?: string;
+}
+
+type Change = { from: unknown; to: unknown };
+
+function describe(changes: Record<string, Change>): string {
+  return Object.entries(changes)
+    .map(([field, c]) => `${field}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`)
+    .join('; ');
+}
+
+/**
+ * Applies changes to one conversation inside the caller's transaction: validates them, writes an
+ * 'event' message that records what changed, and records one conversation.updated event.
+ * Returns the conversation as it is now and whether anything changed.
+ */
+export async function applyConversationChanges(
+  tx: Tx,
+  input: { conversation: ConversationRow; patch: ConversationPatch; author: Author; reason?: string } & RecordOptions,
+): Promise<{ conversation: ConversationRow; labels: string[]; changed: boolean }> {
+  const current = input.conversation;
+  const patch = input.patch;
+  const currentLabels = (await labelsOf(tx.db, [current.id])).get(current.id)!;
+  const set: Partial<ConversationRow> = {};
+  const changes: Record<string, Change> = {};
+  const note = (field: string, from: unknown, to: unknown) => {
+    changes[field] = { from, to };
+  };
+
+  if (patch.status !== undefined && patch.status !== current.status) {
+    if (!STATUSES.includes(patch.status)) throw invalid('status must be open, pending or closed');
+    set.status = patch.status;
+    note('status', current.status, patch.status);
+  }
+  if (patch.assigneeId !== undefined && patch.assigneeId !== current.assignee_id) {
+    if (patch.assigneeId !== null) {
+      const member = await tx.db
+        .selectFrom('memberships')
+        .select('person_id')
+        .where('workspace_id', '=', current.workspace_id)
+        .where('person_id', '=', patch.assigneeId)
+        .executeTakeFirst();
+      if (!member) throw invalid(`assignee ${patch.assigneeId} is not a member of this workspace`);
+    }
+    set.assignee_id = patch.assigneeId;
+    note('assignee_id', current.assignee_id, patch.assigneeId);
+  }
+  if (patch.priority !== undefined && patch.priority !== current.priority) {
+    if (patch.priority !== null && !PRIORITIES.includes(patch.priority)) throw invalid('priority must be low, medium, high, urgent or null');
+    set.priority = patch.priority;
+    note('priority', current.priority, patch.priority);
+  }
+  if (patch.subject !== undefined) {
+    const subject = patch.subject === null ? null : patch.subject.trim().slice(0, MAX_SUBJECT_LENGTH) || null;
+    if (subject !== current.subject) {
+      set.subject = subject;
+      note('subject', current.subject, subject);
+    }
+  }
+  if (patch.spam !== undefined && (patch.spam ? 1 : 0) !== current.spam) {
+    set.spam = patch.spam ? 1 : 0;
+    note('spam', current.spam === 1, patch.spam);
+  }
+  if (patch.contactId !== undefined && patch.contactId !== current.contact_id) {
+    const target = await tx.db
+      .selectFrom('contacts')
+      .select(['id', 'merged_into_id'])
+      .where('workspace_id', '=', current.workspace_id)
+      .where('id', '=', patch.contactId)
+      .executeTakeFirst();
+    if (!target) throw notFound(`contact ${patch.contactId}`);
+    if (target.merged_into_id) throw invalid(`contact ${patch.contactId} was merged into ${target.merged_into_id}; use that one`);
+    set.contact_id = patch.contactId;
+    note('contact_id', current.contact_id, patch.contactId);
+  }
+  if (patch.inboxId !== undefined && patch.inboxId !== current.inbox_id) {
+    const inbox = await tx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', current.workspace_id).where('id', '=', patch.inboxId).executeTakeFirst();
+    if (!inbox) throw notFound(`inbox ${patch.inboxId}`);
+    set.inbox_id = patch.inboxId;
+    note('inbox_id', current.inbox_id, patch.inboxId);
+    // Replies go out through the new inbox's channel of the same kind (its oldest), if it has one.
+    if (current.channel_id) {
+      const kind = await tx.db.selectFrom('channels').select('kind').where('id', '=', current.channel_id).executeTakeFirst();
+      const replacement = kind
+        ? await tx.db.selectFrom('channels').select('id').where('inbox_id', '=', patch.inboxId).where('kind', '=', kind.kind).orderBy('id').executeTakeFirst()
+        : undefined;
+      set.channel_id = replacement?.id ?? null;
+    }
+  }
+  let labels = currentLabels;
+  if (patch.labels !== undefined) {
+    const next = checkLabels(patch.labels);
+    if (next.join('\n') !== currentLabels.join('\n')) {
+      await tx.db.deleteFrom('conversation_labels').where('conversation_id', '=', current.id).execute();
+      if (next.length) await tx.db.insertInto('conversation_labels').values(next.map((label) => ({ conversation_id: current.id, label }))).execute();
+      note('labels', currentLabels, next);
+      labels = next;
+    }
+  }
+
+  if (Object.keys(changes).length === 0) return { conversation: current, labels, changed: false };
+  const now = tx.clock.now();
+  set.updated_at = iso(now);
+  await tx.db.updateTable('conversations').set(set).where('id', '=', current.id).execute();
+  let conversation: ConversationRow = { ...current, ...set };
+  const details: Record<string, unknown> = { changes };
+  if (input.reason) details.reason = input.reason;
+  ({ conversation } = await insertMessage(tx, conversation, {
+    kind: 'event',
+    direction: 'out',
+    author: input.author,
+    body: describe(changes),
+    details,
+    createdAt: now,
+  }));
+  if (!input.quiet) {
+    const contact = await loadContactView(tx.db, conversation.workspace_id, conversation.contact_id);
+    await recordEvent(tx, {
+      workspaceId: conversation.workspace_id,
+      inboxId: conversation.inbox_id,
+      contactId: conversation.contact_id,
+      type: 'conversation.updated',
+      occurredAt: now,
+      data: { conversation: formatConversation(conversation, labels), contact: contact ? formatContact(contact) : null },
+    });
+  }
+  return { conversation, labels, changed: true };
+}
+
+/** A conversation the caller reaches (404 otherwise, so ids outside their inboxes stay secret). */
+export async function getConversationFor(ctx: Pick<Ctx, 'db'>, access: Access, id: string): Promise<ConversationRow> {
+  const row = await findConversation(ctx.db, access.workspaceId, id);
+  if (!row || !canSeeInbox(access, row.inbox_id)) throw notFound('conversation');
+  return row;
+}
+
+export async function conversationView(db: Db, row: ConversationRow) {
+  return formatConversation(row, (await labelsOf(db, [row.id])).get(row.id)!);
+}
+
+/** PATCH of one conversation by a caller. */
+export async function updateConversation(ctx: Ctx, access: Access, id: string, patch: ConversationPatch) {
+  if (patch.inboxId !== undefined && !canSeeInbox(access, patch.inboxId)) throw notFound(`inbox ${patch.inboxId}`);
+  const result = await inTransaction(ctx.db, async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    const conversation = await getConversationFor(tx, access, id);
+    return applyConversationChanges(tx, { conversation, patch, author: authorFromAccess(access) });
+  });
+  if (result.changed) announceEvents(ctx);
+  return formatConversation(result.conversation, result.labels);
+}
+
+export const MAX_BULK = 100;
+
+/** The same changes to several conversations in one transaction; one conversation.updated each. */
+export async function bulkUpdateConversations(ctx: Ctx, access: Access, ids: readonly string[], patch: ConversationPatch) {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0 || unique.length > MAX_BULK) throw invalid(`name 1 to ${MAX_BULK} conversations`);
+  if (patch.inboxId !== undefined && !canSeeInbox(access, patch.inboxId)) throw notFound(`inbox ${patch.inboxId}`);
+  const results = await inTransaction(ctx.db, async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    const out = [];
+    for (const id of unique) {
+      const conversation = await getConversationFor(tx, access, id);
+      out.push(await applyConversationChanges(tx, { conversation, patch, author: authorFromAccess(access) }));
+    }
+    return out;
+  });
+  if (results.some((r) => r.changed)) announceEvents(ctx);
+  return results.map((r) => formatConversation(r.conversation, r.labels));
+}
+
+export interface ConversationFilter {
+  inboxId?: string;
+  status?: ConversationStatus;
+  /** A person id, or 'none' for unassigned. */
+  assigneeId?: string;
+  label?: string;
+  contactId?: string;
+  spam?: boolean;
+  imported?: boolean;
+}
+
+const cursorShape = z.object({ id: z.string() });
+
+/** Newest first (by creation), keyset-paginated, only inboxes the caller reaches. */
+export async function listConversations(ctx: Pick<Ctx, 'db'>, access: Access, filter: ConversationFilter, page: { limit?: number; cursor?: string }) {
+  const limit = page.limit ?? 50;
+  const after = decodeCursor(page.cursor, cursorShape);
+  let q = ctx.db.selectFrom('conversations').selectAll().where('workspace_id', '=', access.workspaceId);
+  if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('inbox_id', 'in', access.inboxIds) : q.where('inbox_id', '=', '');
+  if (filter.inboxId) q = q.where('inbox_id', '=', filter.inboxId);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.assigneeId === 'none') q = q.where('assignee_id', 'is', null);
+  else if (filter.assigneeId) q = q.where('assignee_id', '=', filter.assigneeId);
+  if (filter.contactId) q = q.where('contact_id', '=', filter.contactId);
+  if (filter.spam !== undefined) q = q.where('spam', '=', filter.spam ? 1 : 0);
+  if (filter.imported !== undefined) q = q.where('imported', '=', filter.imported ? 1 : 0);
+  if (filter.label) {
+    const label = filter.label;
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('conversation_labels')
+          .select('conversation_labels.label')
+          .whereRef('conversation_labels.conversation_id', '=', 'conversations.id')
+          .where('conversation_labels.label', '=', label),
+      ),
+    );
+  }
+  if (after) q = q.where('id', '<', after.id);
+  const rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
+  const labels = await labelsOf(ctx.db, rows.slice(0, limit).map((r) => r.id));
+  return toPage(rows, limit, (r) => ({ id: r.id }), (r) => formatConversation(r, labels.get(r.id) ?? []));
+}
+
+/** Messages of a conversation, newest first unless order is 'asc'. */
+export async function listMessages(ctx: Pick<Ctx, 'db'>, conversation: ConversationRow, page: { limit?: number; cursor?: string; order?: 'asc' | 'desc' }) {
+  const limit = page.limit ?? 50;
+  const order = page.order ?? 'desc';
+  const after = decodeCursor(page.cursor, cursorShape);
+  let q = ctx.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversation.id);
+  if (after) q = q.where('id', order === 'desc' ? '<' : '>', after.id);
+  const rows = await q.orderBy('id', order).limit(limit + 1).execute();
+  const files = await attachmentsOf(ctx.db, rows.slice(0, limit).map((r) => r.id));
+  return toPage(rows, limit, (r) => ({ id: r.id }), (r) => formatMessage(r, files.get(r.id) ?? []));
+}

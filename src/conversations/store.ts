@@ -1,0 +1,34 @@
+// Queries of conversations, labels, messages and attachments shared by the services.
+import type { Db } from '../db/schema.js';
+import type { AttachmentRow, ConversationRow, MessageRow } from './format.js';
+
+export async function findConversation(db: Db, workspaceId: string, id: string): Promise<ConversationRow | undefined> {
+  return db.selectFrom('conversations').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function labelsOf(db: Db, conversationIds: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (const id of conversationIds) out.set(id, []);
+  if (conversationIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('conversation_labels')
+    .select(['conversation_id', 'label'])
+    .where('conversation_id', 'in', [...new Set(conversationIds)])
+    .orderBy('label')
+    .execute();
+  for (const r of rows) out.get(r.conversation_id)?.push(r.label);
+  return out;
+}
+
+export async function attachmentsOf(db: Db, messageIds: readonly string[]): Promise<Map<string, AttachmentRow[]>> {
+  const out = new Map<string, AttachmentRow[]>();
+  for (const id of messageIds) out.set(id, []);
+  if (messageIds.length === 0) return out;
+  const rows = await db.selectFrom('attachments').selectAll().where('message_id', 'in', [...new Set(messageIds)]).orderBy('id').execute();
+  for (const r of rows) out.get(r.message_id!)?.push(r);
+  return out;
+}
+
+export async function findMessage(db: Db, conversationId: string, id: string): Promise<MessageRow | undefined> {
+  return db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('id', '=', id).executeTakeFirst();
+}

@@ -1,0 +1,145 @@
+// Table types of contacts, conversations, messages, attachments and inbound mail.
+// Times are ISO 8601 text; flags are 0/1; JSON columns are text.
+
+export interface ContactsTable {
+  id: string;
+  workspace_id: string;
+  name: string | null;
+  /** JSON object of free attributes. */
+  attributes: string;
+  /** Set when this contact was merged into another; its emails and external ids moved there. */
+  merged_into_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A contact's addresses; an address belongs to at most one contact per workspace. */
+export interface ContactEmailsTable {
+  workspace_id: string;
+  email: string;
+  contact_id: string;
+  position: number;
+  created_at: string;
+}
+
+/** The customer backend's ids of a contact, one per inbox. */
+export interface ContactExternalIdsTable {
+  workspace_id: string;
+  inbox_id: string;
+  external_id: string;
+  contact_id: string;
+  created_at: string;
+}
+
+export type ConversationStatus = 'open' | 'pending' | 'closed';
+export type ConversationPriority = 'low' | 'medium' | 'high' | 'urgent';
+export type ConversationSource = 'email' | 'chat' | 'feedback' | 'api';
+
+export interface ConversationsTable {
+  id: string;
+  workspace_id: string;
+  inbox_id: string;
+  contact_id: string;
+  /** The channel replies go out through (the e-mail channel the mail came in by, a chat channel…). */
+  channel_id: string | null;
+  source: ConversationSource;
+  status: ConversationStatus;
+  assignee_id: string | null;
+  priority: ConversationPriority | null;
+  subject: string | null;
+  spam: number;
+  /** Copied from an old mailbox by a migration: no events, no mail, counted apart. */
+  imported: number;
+  created_at: string;
+  updated_at: string;
+  last_message_at: string;
+}
+
+export interface ConversationLabelsTable {
+  conversation_id: string;
+  label: string;
+}
+
+export type MessageKind = 'message' | 'note' | 'event';
+export type MessageDirection = 'in' | 'out';
+export type AuthorType = 'contact' | 'member' | 'api_key' | 'system';
+export type MessageDeliveryStatus = 'pending' | 'sent' | 'failed';
+
+export interface MessagesTable {
+  id: string;
+  workspace_id: string;
+  conversation_id: string;
+  kind: MessageKind;
+  direction: MessageDirection;
+  author_type: AuthorType;
+  /** Members: the person (null after their account was deleted). */
+  author_person_id: string | null;
+  author_key_id: string | null;
+  author_contact_id: string | null;
+  body: string;
+  /** Sanitized HTML (never the sender's raw markup). */
+  html: string | null;
+  subject: string | null;
+  /** Auto-reply, delivery report or bulk mail: stored, never answered automatically. */
+  automatic: number;
+  /** JSON: what an 'event' message records ({type, from, to}), or feedback metadata. */
+  details: string | null;
+  /** Outbound mail: pending, sent or failed; null for messages not sent through a channel. */
+  delivery_status: MessageDeliveryStatus | null;
+  delivery_error: string | null;
+  delivery_attempts: number;
+  sent_at: string | null;
+  /** Mail headers (without angle brackets) used for threading and for the replies we send. */
+  mail_message_id: string | null;
+  /** JSON array: the References chain of the mail (capped). */
+  mail_references: string | null;
+  /** Where a reply to this inbound mail goes (Reply-To, else From). */
+  mail_reply_to: string | null;
+  /** Attachments past the per-message limit, kept only in the raw .eml. */
+  attachments_omitted: number;
+  /** The original .eml of an inbound mail in storage (null once retention removed it). */
+  raw_storage_key: string | null;
+  raw_size: number | null;
+  raw_sha256: string | null;
+  created_at: string;
+}
+
+/**
+ * Every Message-ID we stored or sent, per inbox: the threading index (by workspace and id) and
+ * the de-duplication key (one row per inbox and id).
+ */
+export interface MailIdsTable {
+  workspace_id: string;
+  inbox_id: string;
+  rfc_id: string;
+  conversation_id: string;
+  message_id: string;
+  created_at: string;
+}
+
+export interface AttachmentsTable {
+  id: string;
+  workspace_id: string;
+  conversation_id: string;
+  /** Null while an upload waits to be sent with a message. */
+  message_id: string | null;
+  filename: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  storage_key: string;
+  content_id: string | null;
+  inline: number;
+  created_at: string;
+}
+
+export interface ConversationTables {
+  contacts: ContactsTable;
+  contact_emails: ContactEmailsTable;
+  contact_external_ids: ContactExternalIdsTable;
+  conversations: ConversationsTable;
+  conversation_labels: ConversationLabelsTable;
+  messages: MessagesTable;
+  mail_ids: MailIdsTable;
+  attachments: AttachmentsTable;
+}

@@ -1,0 +1,45 @@
+// Forwarding addresses: with SVC_FORWARDING_DOMAIN set, every e-mail channel has a random address
+// on that domain that mail can be forwarded to. Rotating issues a new one; the old address stops
+// receiving at once (550 at RCPT, like any unknown address), so a leaked address can be cut off.
+// Without the setting, no address is shown or accepted (stored ones come back when it is set).
+import type { Access } from '../auth/access.js';
+import { requireInbox, requireScope } from '../auth/access.js';
+import { getChannel, newForwardingAddress, type ChannelRow } from '../channels/service.js';
+import type { Ctx } from '../context.js';
+import { iso } from '../platform/clock.js';
+import { conflict, invalid } from '../platform/errors.js';
+
+export async function rotateForwardingAddress(ctx: Ctx, access: Access, channelId: string): Promise<ChannelRow> {
+  requireScope(access, 'workspace:manage');
+  const channel = await getChannel(ctx, access.workspaceId, channelId);
+  requireInbox(access, channel.inbox_id, 'channel');
+  if (channel.kind !== 'email') throw invalid('only e-mail channels have forwarding addresses');
+  const domain = ctx.config.forwardingDomain;
+  if (!domain) throw conflict('this server has no forwarding domain (SVC_FORWARDING_DOMAIN is not set)', 'forwarding_not_configured');
+  const address = newForwardingAddress(domain);
+  const now = iso(ctx.clock.now());
+  await ctx.db.updateTable('channels').set({ forwarding_address: address, updated_at: now }).where('id', '=', channel.id).execute();
+  ctx.hub.emit('channel.saved', { channelId: channel.id });
+  return { ...channel, forwarding_address: address, updated_at: now };
+}
+
+/** At start: every e-mail channel gets an address on the current forwarding domain. */
+export async function assignForwardingAddresses(ctx: Pick<Ctx, 'db' | 'clock' | 'config' | 'log'>): Promise<number> {
+  const domain = ctx.config.forwardingDomain;
+  if (!domain) return 0;
+  const rows = await ctx.db
+    .selectFrom('channels')
+    .select(['id', 'forwarding_address'])
+    .where('kind', '=', 'email')
+    .where((eb) => eb.or([eb('forwarding_address', 'is', null), eb('forwarding_address', 'not like', `%@${domain}`)]))
+    .execute();
+  for (const row of rows) {
+    await ctx.db
+      .updateTable('channels')
+      .set({ forwarding_address: newForwardingAddress(domain), updated_at: iso(ctx.clock.now()) })
+      .where('id', '=', row.id)
+      .execute();
+  }
+  if (rows.length) ctx.log.info('forwarding addresses assigned', { channels: rows.length, domain });
+  return rows.length;
+}

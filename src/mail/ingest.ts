@@ -1,0 +1,202 @@
+// Inbound mail, whichever way it arrives (SMTP listener, POST /v1/ingress/email, svc ingest-email):
+// parse once, then per receiving inbox store the original .eml and the attachments, and in one
+// transaction find or create the contact, thread or start the conversation, add the message and
+// record the events. The caller answers (SMTP 250, HTTP 201) only after that commit.
+import type { Transaction } from 'kysely';
+import type { Ctx } from '../context.js';
+import type { Database } from '../db/schema.js';
+import { createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } from '../contacts/service.js';
+import type { ContactView } from '../contacts/store.js';
+import { attachmentKey, rawEmailKey } from '../conversations/files.js';
+import { appendMessage, applyConversationChanges, registerMailId, startConversation, type NewMessage, type StoredAttachment } from '../conversations/service.js';
+import { retryOnUniqueViolation } from '../db/retry.js';
+import { inTransaction } from '../db/transaction.js';
+import { announceEvents } from '../events/service.js';
+import { iso } from '../platform/clock.js';
+import { invalid, notFound, tooLarge } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { parseMail, type InboundMail } from './parse.js';
+import { resolveRecipients, type MailTarget } from './recipients.js';
+import { sanitizeMailHtml } from './sanitize.js';
+import { findMailId, findThread } from './threading.js';
+
+export type IngestVia = 'smtp' | 'http' | 'cli';
+
+export interface IngestResult {
+  inbox_id: string;
+  conversation_id: string;
+  message_id: string;
+  /** The inbox had this Message-ID already; nothing was stored. */
+  duplicate: boolean;
+  new_conversation: boolean;
+}
+
+class DuplicateMail extends Error {}
+
+export function checkRawSize(ctx: Pick<Ctx, 'config'>, size: number): void {
+  if (size === 0) throw invalid('the message is empty');
+  if (size > ctx.config.ingressMaxBytes) throw tooLarge(`the message is larger than ${ctx.config.ingressMaxBytes} bytes`);
+}
+
+/** Delivers one raw message to the channels among `recipients`; 404 when none is a channel address. */
+export async function ingestEmail(
+  ctx: Ctx,
+  input: {
+    raw: Buffer;
+    recipients: readonly string[];
+    envelopeFrom?: string | null;
+    via: IngestVia;
+    targets?: MailTarget[];
+    /** Where MIME parsing runs (the SMTP listener's worker pool); default this thread. */
+    parse?: (raw: Buffer) => Promise<InboundMail>;
+  },
+): Promise<IngestResult[]> {
+  checkRawSize(ctx, input.raw.length);
+  let targets = input.targets ?? (input.recipients.length ? await resolveRecipients(ctx, input.recipients) : []);
+  if (targets.length === 0 && input.recipients.length) throw notFound('e-mail channel for the recipients');
+  const mail = await (input.parse ?? parseMail)(input.raw);
+  // Without named recipients (a relay posting the message alone), the headers say where it goes.
+  if (targets.length === 0) targets = await resolveRecipients(ctx, mail.headerRecipients);
+  if (targets.length === 0) throw notFound('e-mail channel for the recipients');
+  const results: IngestResult[] = [];
+  for (const target of targets) {
+    const result = await storeInboundMail(ctx, { target, mail, raw: input.raw, envelopeFrom: input.envelopeFrom ?? null });
+    ctx.metrics.mailReceived.inc({ via: input.via, result: result.duplicate ? 'duplicate' : 'stored' });
+    // Per-mail detail at debug level (svc_mail_received_total counts them); failures are errors.
+    ctx.log.debug(result.duplicate ? 'mail received, duplicate' : 'mail received', {
+      via: input.via,
+      channel_id: target.channel.id,
+      inbox_id: result.inbox_id,
+      conversation_id: result.conversation_id,
+      message_id: result.message_id,
+      bytes: input.raw.length,
+      automatic: mail.automatic,
+    });
+    results.push(result);
+  }
+  return results;
+}
+
+function senderAddress(mail: InboundMail, envelopeFrom: string | null): string | null {
+  for (const candidate of [mail.from.address, envelopeFrom]) {
+    if (!candidate) continue;
+    try {
+      return normalizeAddress(candidate);
+    } catch {
+      /* try the next one */
+    }
+  }
+  return null;
+}
+
+function replyAddress(mail: InboundMail, sender: string | null): string | null {
+  if (mail.replyTo) {
+    try {
+      return normalizeAddress(mail.replyTo);
+    } catch {
+      /* fall back to the sender */
+    }
+  }
+  return sender;
+}
+
+/**
+ * Stores one parsed mail in one inbox. Reusable by other ways of bringing mail in: `quiet` records
+ * no events (imported history), `imported` marks new conversations, `receivedAt` keeps original
+ * times, `keepRaw: false` skips the original .eml.
+ */
+export async function storeInboundMail(
+  ctx: Ctx,
+  input: { target: MailTarget; mail: InboundMail; raw: Buffer; envelopeFrom?: string | null; quiet?: boolean; imported?: boolean; receivedAt?: Date; keepRaw?: boolean },
+): Promise<IngestResult> {
+  const { target, mail } = input;
+  const { workspaceId, inboxId } = target;
+
+  // Files first: if the process dies before the commit they are unreferenced, never missing.
+  const written: string[] = [];
+  const files: StoredAttachment[] = [];
+  const messageId = newId('m', (input.receivedAt ?? ctx.clock.now()).getTime());
+  let raw: { id: string; key: string; size: number; sha256: string } | undefined;
+  try {
+    // The original and the attachments are written side by side.
+    const rawId = input.keepRaw !== false ? newId('eml') : undefined;
+    const fileIds = mail.attachments.map(() => newId('att'));
+    const writes = await Promise.allSettled([
+      rawId ? ctx.storage.put(rawEmailKey(workspaceId, rawId), input.raw, { contentType: 'message/rfc822' }).then((r) => (written.push(rawEmailKey(workspaceId, rawId)), r)) : undefined,
+      ...mail.attachments.map((a, i) => ctx.storage.put(attachmentKey(workspaceId, fileIds[i]), a.content, { contentType: a.contentType }).then((r) => (written.push(attachmentKey(workspaceId, fileIds[i])), r))),
+    ]);
+    const failed = writes.find((w) => w.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    const stored = writes.map((w) => (w as PromiseFulfilledResult<{ size: number; sha256: string } | undefined>).value);
+    if (rawId) raw = { id: rawId, key: rawEmailKey(workspaceId, rawId), ...stored[0]! };
+    mail.attachments.forEach((a, i) => {
+      const s = stored[i + 1]!;
+      files.push({ id: fileIds[i], filename: a.filename, contentType: a.contentType, size: s.size, sha256: s.sha256, storageKey: attachmentKey(workspaceId, fileIds[i]), contentId: a.contentId, inline: a.inline });
+    });
+    const cids = new Map(files.filter((f) => f.contentId).map((f) => [f.contentId!, f.id]));
+    const sender = senderAddress(mail, input.envelopeFrom ?? null);
+    const message: NewMessage = {
+      id: messageId,
+      kind: 'message',
+      direction: 'in',
+      author: { type: 'system' },
+      body: mail.text,
+      html: mail.html ? sanitizeMailHtml(mail.html, cids) : null,
+      subject: mail.subject,
+      automatic: mail.automatic,
+      mail: { messageId: mail.messageId, references: mail.references, replyTo: replyAddress(mail, sender) },
+      files,
+      attachmentsOmitted: mail.attachmentsOmitted,
+      raw: raw ? { storageKey: raw.key, size: raw.size, sha256: raw.sha256 } : undefined,
+      createdAt: input.receivedAt,
+    };
+
+    // Inside a caller's transaction (an import) the work joins it; otherwise it is group-committed.
+    const transact = <T>(work: (trx: Transaction<Database>) => Promise<T>) => (ctx.db.isTransaction ? inTransaction(ctx.db, work) : ctx.writes.run(work));
+    const result = await retryOnUniqueViolation(() =>
+      transact(async (trx) => {
+        const tx = { db: trx, clock: ctx.clock };
+        const contact: ContactView = sender
+          ? (await findOrCreateContactByEmail(tx, { workspaceId, email: sender, name: mail.from.name, quiet: input.quiet })).view
+          : await createAnonymousContact(tx, { workspaceId, name: mail.from.name ?? 'Unknown sender' });
+        const author = { type: 'contact' as const, contactId: contact.contact.id };
+        let conversation = await findThread(trx, { workspaceId, inboxId, inReplyTo: mail.inReplyTo, references: mail.references });
+        let created = false;
+        if (conversation) {
+          // A customer's reply reopens a closed conversation; auto-replies and reports do not.
+          if (conversation.status === 'closed' && !mail.automatic) {
+            ({ conversation } = await applyConversationChanges(tx, { conversation, patch: { status: 'open' }, author, reason: 'customer_reply', quiet: input.quiet }));
+          }
+          await appendMessage(tx, {
+            conversation,
+            contact: conversation.contact_id === contact.contact.id ? contact : undefined,
+            message: { ...message, author },
+            quiet: input.quiet,
+          });
+        } else {
+          ({ conversation } = await startConversation(tx, {
+            conversation: { workspaceId, inboxId, contactId: contact.contact.id, channelId: target.channel.id, source: 'email', subject: mail.subject, imported: input.imported },
+            contact,
+            message: { ...message, author },
+            quiet: input.quiet,
+          }));
+          created = true;
+        }
+        if (mail.messageId) {
+          const fresh = await registerMailId(tx, { workspaceId, inboxId, rfcId: mail.messageId, conversationId: conversation.id, messageId });
+          if (!fresh) throw new DuplicateMail();
+        }
+        return { inbox_id: inboxId, conversation_id: conversation.id, message_id: messageId, duplicate: false, new_conversation: created };
+      }),
+    );
+    if (!input.quiet) announceEvents(ctx);
+    return result;
+  } catch (error) {
+    await Promise.allSettled(written.map((key) => ctx.storage.delete(key)));
+    if (error instanceof DuplicateMail && mail.messageId) {
+      const known = (await findMailId(ctx.db, target, mail.messageId))!;
+      return { inbox_id: inboxId, ...known, duplicate: true, new_conversation: false };
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,156 @@
+// Replies by e-mail. A reply is stored with status `pending` together with an `email.send` job (in
+// the same transaction); the job sends it through the conversation's e-mail channel with the
+// Message-ID, In-Reply-To and References the customer's mail client threads by.
+//
+// Retry schedule (the spec leaves it open): 6 attempts in all, the retries 1 min, 5 min, 15 min,
+// 1 h and 4 h after the previous failure (about 5 h 21 min). Every failed attempt logs
+// `email send failed, retrying`; once the last one fails the message shows `failed` with the
+// SMTP server's answer.
+import type { Readable } from 'node:stream';
+import type { Ctx } from '../context.js';
+import type { ChannelRow } from '../channels/service.js';
+import { loadContactView } from '../contacts/store.js';
+import type { MessageRow } from '../conversations/format.js';
+import type { Db } from '../db/schema.js';
+import { HOUR, iso, MINUTE, type Clock } from '../platform/clock.js';
+import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';
+import { channelMailDomain, channelSender, channelTransport } from './transport.js';
+import { MAX_REFERENCES } from './parse.js';
+
+export const EMAIL_SEND_JOB = 'email.send';
+export const SEND_RETRY_DELAYS_MS = [1 * MINUTE, 5 * MINUTE, 15 * MINUTE, 1 * HOUR, 4 * HOUR] as const;
+export const SEND_MAX_ATTEMPTS = SEND_RETRY_DELAYS_MS.length + 1;
+
+/** Message-ID (without brackets) of a reply we send: our message id at the channel's domain. */
+export function outboundMessageId(messageId: string, channel: ChannelRow): string {
+  return `${messageId}@${channelMailDomain(channel)}`;
+}
+
+/** References of a new reply: the References of the latest mail in the conversation plus its Message-ID. */
+export async function replyReferences(db: Db, conversationId: string): Promise<string[]> {
+  const parent = await db
+    .selectFrom('messages')
+    .select(['mail_message_id', 'mail_references'])
+    .where('conversation_id', '=', conversationId)
+    .where('mail_message_id', 'is not', null)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!parent) return [];
+  const chain = [...new Set([...(parent.mail_references ? (JSON.parse(parent.mail_references) as string[]) : []), parent.mail_message_id!])];
+  return chain.length <= MAX_REFERENCES ? chain : [chain[0], ...chain.slice(chain.length - (MAX_REFERENCES - 1))];
+}
+
+export async function scheduleEmailSend(tx: { db: Db; clock: Clock }, messageId: string): Promise<void> {
+  await enqueue(tx.db, tx.clock, { kind: EMAIL_SEND_JOB, payload: { messageId }, uniqueKey: `${EMAIL_SEND_JOB}:${messageId}` });
+}
+
+/** Where the reply goes: Reply-To (else From) of the newest inbound mail, else the contact's first address. */
+async function recipientOf(db: Db, conversationId: string, workspaceId: string, contactId: string): Promise<string | undefined> {
+  const inbound = await db
+    .selectFrom('messages')
+    .select('mail_reply_to')
+    .where('conversation_id', '=', conversationId)
+    .where('direction', '=', 'in')
+    .where('mail_reply_to', 'is not', null)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (inbound?.mail_reply_to) return inbound.mail_reply_to;
+  const contact = await loadContactView(db, workspaceId, contactId);
+  return contact?.emails[0];
+}
+
+function replySubject(subject: string | null): string {
+  const s = (subject ?? '').trim();
+  if (!s) return 'Re: your message';
+  return /^re\s*:/i.test(s) ? s : `Re: ${s}`;
+}
+
+/** The SMTP server's answer or the connection error, without addresses (for logs). */
+export function describeSendError(error: unknown): string {
+  const e = error as { message?: string; response?: string; responseCode?: number; code?: string };
+  const text = e.response ?? e.message ?? String(error);
+  return text.replace(/[^\s<>@]+@[^\s<>@]+/g, '[address]').slice(0, 500);
+}
+
+class SendFailure extends Error {}
+
+async function sendOnce(ctx: Ctx, message: MessageRow): Promise<void> {
+  const conversation = await ctx.db.selectFrom('conversations').selectAll().where('id', '=', message.conversation_id).executeTakeFirst();
+  if (!conversation) throw new SendFailure('the conversation no longer exists');
+  const channel = conversation.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', conversation.channel_id).executeTakeFirst() : undefined;
+  if (!channel || channel.kind !== 'email') throw new SendFailure('the conversation has no e-mail channel');
+  const inbox = await ctx.db.selectFrom('inboxes').select('name').where('id', '=', conversation.inbox_id).executeTakeFirstOrThrow();
+  const to = await recipientOf(ctx.db, conversation.id, conversation.workspace_id, conversation.contact_id);
+  if (!to) throw new SendFailure('the contact has no e-mail address');
+  const references = message.mail_references ? (JSON.parse(message.mail_references) as string[]) : [];
+  const files = await ctx.db.selectFrom('attachments').selectAll().where('message_id', '=', message.id).orderBy('id').execute();
+  const streams: Readable[] = [];
+  const transport = channelTransport(ctx, channel);
+  try {
+    const attachments = [];
+    for (const f of files) {
+      const content = await ctx.storage.get(f.storage_key);
+      streams.push(content);
+      attachments.push({ filename: f.filename, contentType: f.content_type, content, cid: f.inline && f.content_id ? f.content_id : undefined });
+    }
+    await transport.sendMail({
+      from: channelSender(channel, inbox.name),
+      to,
+      subject: replySubject(conversation.subject ?? message.subject),
+      text: message.body,
+      html: message.html ?? undefined,
+      messageId: `<${message.mail_message_id}>`,
+      inReplyTo: references.length ? `<${references[references.length - 1]}>` : undefined,
+      references: references.length ? references.map((r) => `<${r}>`).join(' ') : undefined,
+      attachments,
+    });
+  } finally {
+    for (const s of streams) s.destroy();
+    transport.close();
+  }
+}
+
+export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
+  return {
+    kind: EMAIL_SEND_JOB,
+    leaseMs: 5 * MINUTE,
+    async run({ messageId }, job: JobRow) {
+      const message = await ctx.db.selectFrom('messages').selectAll().where('id', '=', messageId).executeTakeFirst();
+      if (!message || message.delivery_status !== 'pending') return;
+      const attempt = job.attempts;
+      try {
+        await sendOnce(ctx, message);
+      } catch (error) {
+        const reason = describeSendError(error);
+        const final = attempt >= SEND_MAX_ATTEMPTS;
+        const retryInMs = final ? undefined : SEND_RETRY_DELAYS_MS[Math.max(0, attempt - 1)];
+        ctx.log.warn('email send failed, retrying', {
+          message_id: message.id,
+          conversation_id: message.conversation_id,
+          attempt,
+          max_attempts: SEND_MAX_ATTEMPTS,
+          retry_in_seconds: retryInMs === undefined ? null : retryInMs / 1000,
+          error: reason,
+        });
+        await ctx.db
+          .updateTable('messages')
+          .set({ delivery_attempts: attempt, delivery_error: reason, ...(final ? { delivery_status: 'failed' as const } : {}) })
+          .where('id', '=', message.id)
+          .execute();
+        if (final) {
+          ctx.log.error('email send failed, message marked failed', { message_id: message.id, conversation_id: message.conversation_id, attempts: attempt });
+          return;
+        }
+        return { retryAt: new Date(ctx.clock.now().getTime() + retryInMs!) };
+      }
+      await ctx.db
+        .updateTable('messages')
+        .set({ delivery_status: 'sent', delivery_attempts: attempt, delivery_error: null, sent_at: iso(ctx.clock.now()) })
+        .where('id', '=', message.id)
+        .execute();
+      ctx.log.info('email sent', { message_id: message.id, conversation_id: message.conversation_id, attempt });
+    },
+  };
+}

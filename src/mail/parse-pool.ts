@@ -1,0 +1,118 @@
+// MIME parsing in worker threads for the SMTP listener: mailparser is the largest piece of work per
+// inbound mail, and in a worker it neither holds up the event loop (API requests, other SMTP
+// sessions) nor stalls it on a pathological message, and it runs on another core. A parse that
+// takes longer than PARSE_TIMEOUT_MS ends its worker (a fresh one replaces it) and the message is
+// kept with its headers only, like any message mailparser cannot read.
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../platform/log.js';
+import { parseHeadersOnly, parseMail, type InboundMail } from './parse.js';
+
+export const PARSE_TIMEOUT_MS = 30_000;
+
+interface Job {
+  id: number;
+  raw: Buffer;
+  resolve(mail: InboundMail): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  job?: Job;
+  timer?: NodeJS.Timeout;
+}
+
+export class ParsePool {
+  private readonly slots: Slot[] = [];
+  private readonly waiting: Job[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly log: Logger,
+    opts: { size?: number; timeoutMs?: number } = {},
+  ) {
+    this.timeoutMs = opts.timeoutMs ?? PARSE_TIMEOUT_MS;
+    const size = opts.size ?? Math.max(1, Math.min(2, os.availableParallelism() - 1));
+    for (let i = 0; i < size; i++) this.slots.push(this.spawn());
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(new URL('./parse-worker.js', import.meta.url));
+    worker.unref();
+    const slot: Slot = { worker };
+    worker.on('message', (msg: { id: number; mail?: InboundMail; error?: string }) => {
+      const job = slot.job;
+      if (!job || job.id !== msg.id) return;
+      this.finish(slot);
+      if (msg.mail) {
+        // Attachment contents arrive as plain Uint8Arrays; the rest of the code expects Buffers.
+        for (const a of msg.mail.attachments) a.content = Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength);
+        job.resolve(msg.mail);
+      } else {
+        job.reject(new Error(msg.error ?? 'parse failed'));
+      }
+    });
+    worker.on('error', (error) => {
+      this.log.error('mail parser worker failed', { error });
+      this.replace(slot, error);
+    });
+    worker.on('exit', () => {
+      if (!this.closed && this.slots.includes(slot)) this.replace(slot, new Error('mail parser worker exited'));
+    });
+    return slot;
+  }
+
+  private replace(slot: Slot, error: Error) {
+    const job = slot.job;
+    this.finish(slot);
+    const i = this.slots.indexOf(slot);
+    if (i !== -1) this.slots.splice(i, 1);
+    void slot.worker.terminate();
+    if (!this.closed) this.slots.push(this.spawn());
+    if (job) job.reject(error);
+    this.pump();
+  }
+
+  private finish(slot: Slot) {
+    clearTimeout(slot.timer);
+    slot.job = undefined;
+    slot.timer = undefined;
+    queueMicrotask(() => this.pump());
+  }
+
+  private pump() {
+    for (const slot of this.slots) {
+      if (slot.job) continue;
+      const job = this.waiting.shift();
+      if (!job) return;
+      slot.job = job;
+      slot.timer = setTimeout(() => {
+        this.log.warn('mail parse timed out; keeping its headers only', { bytes: job.raw.length });
+        this.replace(slot, new Error('parse timed out'));
+      }, this.timeoutMs);
+      slot.worker.postMessage({ id: job.id, raw: job.raw });
+    }
+  }
+
+  /**
+   * Parses in a worker. A message that outlasts PARSE_TIMEOUT_MS or breaks its worker is kept with
+   * its headers only (never parsed again on the main thread).
+   */
+  parse(raw: Buffer): Promise<InboundMail> {
+    if (this.closed) return parseMail(raw);
+    return new Promise<InboundMail>((resolve, reject) => {
+      this.waiting.push({ id: this.nextId++, raw, resolve, reject });
+      this.pump();
+    }).catch((error: Error) => (error.message === 'closing' ? parseMail(raw) : parseHeadersOnly(raw, error.message)));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.waiting.splice(0)) job.reject(new Error('closing'));
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+}

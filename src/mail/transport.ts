@@ -1,0 +1,40 @@
+// The nodemailer transport of an e-mail channel's SMTP account: used for replies now and for
+// broadcasts later. The password is unsealed here, at send time only, and never kept.
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { ChannelRow } from '../channels/service.js';
+import type { Ctx } from '../context.js';
+import { conflict } from '../platform/errors.js';
+
+export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 60_000 };
+
+export function hasSmtpAccount(channel: ChannelRow): boolean {
+  return channel.kind === 'email' && !!channel.smtp_host;
+}
+
+/** A one-use transport for the channel; close it after sending. */
+export function channelTransport(ctx: Pick<Ctx, 'sealer'>, channel: ChannelRow): Transporter {
+  if (!hasSmtpAccount(channel)) throw conflict(`channel ${channel.id} has no SMTP account; set its SMTP server, user name and password first`, 'smtp_not_configured');
+  const tls = channel.smtp_tls ?? 'starttls';
+  return nodemailer.createTransport({
+    host: channel.smtp_host!,
+    port: channel.smtp_port ?? (tls === 'tls' ? 465 : 587),
+    secure: tls === 'tls',
+    ignoreTLS: tls === 'none',
+    requireTLS: tls === 'starttls',
+    auth: channel.smtp_username
+      ? { user: channel.smtp_username, pass: channel.smtp_password_sealed ? ctx.sealer.open(channel.smtp_password_sealed) : '' }
+      : undefined,
+    ...SMTP_TIMEOUTS,
+  });
+}
+
+/** The From of mail through the channel: its from address (else its address) and display name. */
+export function channelSender(channel: ChannelRow, fallbackName: string): { name: string; address: string } {
+  return { name: channel.display_name ?? fallbackName, address: channel.from_address ?? channel.address! };
+}
+
+/** The domain our Message-IDs use for mail through the channel. */
+export function channelMailDomain(channel: ChannelRow): string {
+  const address = channel.from_address ?? channel.address ?? '';
+  return address.slice(address.lastIndexOf('@') + 1) || 'svc.invalid';
+}
