@@ -243,12 +243,13 @@ export async function readEvents(ctx: Pick<Ctx, 'db'>, viewer: EventViewer, afte
 export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>): Promise<{ prunedThrough: number; deleted: number }> {
   const cutoff = iso(ctx.clock.now().getTime() - ctx.config.eventsRetentionDays * DAY);
   const column = streamColumn(ctx.db);
-  const firstKept = await ctx.db
-    .selectFrom('events')
-    .select((eb) => eb.fn.min(column).as('seq'))
-    .where('occurred_at', '>=', cutoff)
-    .executeTakeFirst();
-  const through = firstKept?.seq != null ? Number(firstKept.seq) - 1 : await latestSeq(ctx);
+  // One statement, so one snapshot: the events before the first recent one; with no recent event, all
+  // the old ones (an event committing meanwhile is recent, and not counted).
+  const cut = await sql<{ through: number | null }>`select coalesce(
+      (select min(${sql.ref(column)}) - 1 from events where occurred_at >= ${cutoff}),
+      (select max(${sql.ref(column)}) from events where occurred_at < ${cutoff}),
+      0) as through`.execute(ctx.db);
+  const through = Number(cut.rows[0]?.through ?? 0);
   const previous = await prunedThrough(ctx);
   const horizon = Math.max(previous, through);
   if (horizon > previous) {

@@ -85,15 +85,15 @@ export class RealtimeStream {
 
   private async beat(): Promise<void> {
     if (!this.open) return;
-    if (this.awaitingPong) {
-      // No answer to the previous ping: the peer is gone.
-      this.ws.terminate();
-      return;
-    }
     if (this.opts.stillAllowed && !(await this.opts.stillAllowed().catch(() => true))) {
       this.send({ type: 'unauthorized', message: 'the key or session is no longer valid' });
       this.ws.close(CLOSE_UNAUTHORIZED, 'unauthorized');
       void this.stop();
+      return;
+    }
+    if (this.awaitingPong) {
+      // No answer to the previous ping within a heartbeat: the peer is gone.
+      this.ws.terminate();
       return;
     }
     this.awaitingPong = true;

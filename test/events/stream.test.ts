@@ -143,6 +143,8 @@ describe('event replay and realtime', () => {
       const recent = await emitMessage(t.app, ws.workspaceId, ws.inboxId);
       await t.app.jobs.drain();
       let r = await t.request('GET', `/v1/events?after=0`, { token: ws.apiKey });
+      const rows = await t.app.db.selectFrom('events').selectAll().execute();
+      assert.equal(r.status, 200, JSON.stringify({ body: r.body, now: t.clock.now(), rows: rows.map((x) => [x.seq, x.position, x.occurred_at, x.type]) }));
       assert.deepEqual(r.body.data.map((e: any) => e.id), [old.id, recent.id], 'six days: everything kept');
       (t.clock as ManualClock).advance(DAY + HOUR);
       await t.app.jobs.drain(); // the hourly clean-up
@@ -339,7 +341,7 @@ describe('event replay and realtime', () => {
           viewer: { workspaceId: ws.workspaceId, inboxIds: null, admin: false, conversations: true, contacts: true },
           after: undefined,
           subject: { kind: 'api_key', id: 'key_test' },
-          heartbeatMs: 40,
+          heartbeatMs: 250,
           stillAllowed: req.url === '/checked' ? () => accessStillValid(s.app, checkedAccess) : undefined,
         });
         streams.push(stream);
