@@ -1,0 +1,32 @@
+// The data-lifecycle tables: what the hourly retention job deletes, and what a workspace deletion
+// removes, feature by feature. Each feature appends its entries here (like the route table);
+// the retention job and the workspace deletion job run them in small batches, so that no run holds
+// a long write lock and a restart simply continues.
+import type { Ctx } from '../context.js';
+import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
+
+export interface RetentionRule {
+  /** Shown in the retention log line as the count's name, e.g. "webhook_deliveries". */
+  name: string;
+  /** Deletes at most `batch` rows (and their stored files) that are due at `now`; returns how many. */
+  deleteBatch(ctx: Ctx, now: Date, batch: number): Promise<number>;
+}
+
+export interface WorkspaceDataStep {
+  name: string;
+  /**
+   * Deletes at most `batch` rows of a deleted workspace's data (and their stored files).
+   * Returns the rows deleted (0 means this step is done) and the files removed from storage.
+   */
+  deleteBatch(ctx: Ctx, workspaceId: string, batch: number): Promise<{ rows: number; files: number }>;
+}
+
+/** Run in this order every hour (and at start). */
+export const retentionRules: RetentionRule[] = [
+  { name: 'contact_sessions', deleteBatch: (ctx, now, batch) => deleteExpiredContactSessions(ctx, now, batch) },
+];
+
+/** Run in this order when a workspace is deleted: dependent data before what it depends on. */
+export const workspaceDataSteps: WorkspaceDataStep[] = [
+  { name: 'contact_sessions', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceContactSessions(ctx, workspaceId, batch), files: 0 }) },
+];
