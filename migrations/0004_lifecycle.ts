@@ -70,13 +70,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['workspace_id', 'updated_at'])
     .where(sql<boolean>`status = 'closed'`)
     .execute();
-  // Deleting a person sets these to null: without an index every delete would scan the table.
-  await db.schema
-    .createIndex('messages_author_person')
-    .on('messages')
-    .column('author_person_id')
-    .where(sql<boolean>`author_person_id is not null`)
-    .execute();
   // Deleting a channel (with its workspace) sets conversations' channel_id to null.
   await db.schema
     .createIndex('conversations_channel')
@@ -84,16 +77,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .column('channel_id')
     .where(sql<boolean>`channel_id is not null`)
     .execute();
-  await db.schema
-    .createIndex('conversations_assignee')
-    .on('conversations')
-    .column('assignee_id')
-    .where(sql<boolean>`assignee_id is not null`)
-    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const i of ['conversations_assignee', 'conversations_channel', 'messages_author_person', 'conversations_closed', 'messages_raw_stored']) {
+  for (const i of ['conversations_channel', 'conversations_closed', 'messages_raw_stored']) {
     await db.schema.dropIndex(i).execute();
   }
   await db.schema.alterTable('conversations').dropColumn('imported_at').execute();

@@ -169,22 +169,6 @@ export async function getChannel(ctx: Pick<Ctx, 'db'>, workspaceId: string, id: 
   return row;
 }
 
-/**
- * The chat channel a public key (svc_pk_…) names, for the widget and SDKs; undefined for an unknown
- * key and for every key of a deleted workspace (they stop working with it).
- */
-export async function findChatChannelByPublicKey(ctx: Pick<Ctx, 'db'>, publicKey: string): Promise<ChannelRow | undefined> {
-  if (!publicKey.startsWith(PUBLIC_KEY_PREFIX)) return undefined;
-  return ctx.db
-    .selectFrom('channels')
-    .innerJoin('workspaces', 'workspaces.id', 'channels.workspace_id')
-    .selectAll('channels')
-    .where('channels.public_key', '=', publicKey)
-    .where('channels.kind', '=', 'chat')
-    .where('workspaces.deleted_at', 'is', null)
-    .executeTakeFirst();
-}
-
 /** The forwarding address that works now: only on the server's current SVC_FORWARDING_DOMAIN. */
 export function activeForwardingAddress(ch: ChannelRow, forwardingDomain: string | undefined): string | null {
   return forwardingDomain && ch.forwarding_address?.endsWith(`@${forwardingDomain}`) ? ch.forwarding_address : null;

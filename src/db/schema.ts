@@ -6,8 +6,9 @@ import type { LifecycleTables } from './tables/lifecycle.js';
 import type { PeopleTables } from './tables/people.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { WebhookTables } from './tables/webhooks.js';
+import type { WidgetTables } from './tables/widget.js';
 
-export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, PeopleTables, LifecycleTables {}
+export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, PeopleTables, LifecycleTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -18,3 +19,4 @@ export type * from './tables/realtime.js';
 export type * from './tables/webhooks.js';
 export type * from './tables/people.js';
 export type * from './tables/lifecycle.js';
+export type * from './tables/widget.js';

@@ -1,14 +1,16 @@
 // The data-lifecycle tables: what the hourly retention job deletes, and what a workspace deletion
 // removes, feature by feature. Each feature appends its entries here (like the route table);
 // the retention job and the workspace deletion job run them in small batches, so that no run holds
-// a long write lock and a restart simply continues.
+// a long write lock and a restart simply continues. The jobs are in ./retention.ts and
+// ./workspace-deletion.ts.
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
-import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep, workspaceContactsStep } from '../conversations/retention.js';
-import { eventsRule, workspaceEventsStep } from '../events/retention.js';
-import { signInCodesRule, expiredSessionsRule } from '../people/retention.js';
-import { staleConnectionsRule, workspaceConnectionsStep } from '../realtime/retention.js';
-import { webhookDeliveriesRule, workspaceWebhookEndpointsStep } from '../webhooks/retention.js';
+import { closedConversationsRule, rawEmailsRule, workspaceContactsStep, workspaceConversationsStep } from '../conversations/retention.js';
+import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
+import { expiredSessionsRule, signInCodesRule } from '../people/retention.js';
+import { deleteStaleConnections, deleteWorkspaceConnections } from '../realtime/connections.js';
+import { deleteWorkspaceWebhooks, pruneDeliveries } from '../webhooks/service.js';
+import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
 
 export interface RetentionRule {
   /** Shown in the retention log line as the count's name, e.g. "webhook_deliveries". */
@@ -43,23 +45,26 @@ export const DEFAULT_BATCH = 500;
 export const retentionRules: RetentionRule[] = [
   closedConversationsRule,
   rawEmailsRule,
-  // Deliveries before events: events that no kept delivery refers to any more can then go.
-  webhookDeliveriesRule,
-  eventsRule,
-  staleConnectionsRule,
+  { name: 'contact_sessions', deleteBatch: (ctx, now, batch) => deleteExpiredContactSessions(ctx, now, batch) },
+  // Finished deliveries first: events that no kept delivery refers to any more can then go.
+  { name: 'webhook_deliveries', deleteBatch: (ctx, _now, batch) => pruneDeliveries(ctx, batch) },
+  { name: 'events', deleteBatch: async (ctx, _now, batch) => (await pruneEvents(ctx, batch)).deleted },
+  { name: 'realtime_connections', deleteBatch: (ctx, _now, batch) => deleteStaleConnections(ctx, batch) },
   expiredSessionsRule,
   signInCodesRule,
 ];
 
 /**
  * Run in this order when a workspace is deleted: dependent data before what it depends on. After
- * the last step the job removes the workspace's frame (API keys, channels, inboxes, memberships and
- * the workspace row), so a step may still rely on those.
+ * the last step the job removes the workspace's frame (API keys, channels, inboxes, memberships;
+ * the workspace row stays, marked deleted), so a step may still rely on those.
  */
 export const workspaceDataSteps: WorkspaceDataStep[] = [
-  workspaceEventsStep,
-  workspaceWebhookEndpointsStep,
+  { name: 'contact_sessions', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceContactSessions(ctx, workspaceId, batch), files: 0 }) },
+  // Deliveries are found through the events, so they go first.
+  { name: 'webhooks', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceWebhooks(ctx, workspaceId, batch), files: 0 }) },
+  { name: 'events', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceEvents(ctx, workspaceId, batch), files: 0 }) },
+  { name: 'realtime_connections', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceConnections(ctx, workspaceId, batch), files: 0 }) },
   workspaceConversationsStep,
   workspaceContactsStep,
-  workspaceConnectionsStep,
 ];

@@ -3,6 +3,7 @@
 // events as they are announced; heartbeats keep the connection record fresh and find dead peers.
 import type { WebSocket } from 'ws';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
+import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ConnectionKind } from '../db/schema.js';
 import { type EventViewer, formatStreamEvent, latestSeq, readEvents } from '../events/service.js';
@@ -22,6 +23,31 @@ export interface StreamOptions {
   after: number | undefined;
   subject: { kind: ConnectionKind; id: string };
   heartbeatMs?: number;
+  /** Asked on every heartbeat: false (a revoked key, an ended session) closes the socket. */
+  stillAllowed?: () => Promise<boolean>;
+}
+
+/** Close code when the credentials stopped being valid during the connection. */
+export const CLOSE_UNAUTHORIZED = 4401;
+
+/** Whether the credentials behind an Access still hold: the key is live, or the session and membership are. */
+export async function accessStillValid(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access): Promise<boolean> {
+  const now = iso(ctx.clock.now());
+  const live = (await ctx.db.selectFrom('workspaces').select('id').where('id', '=', access.workspaceId).where('deleted_at', 'is', null).executeTakeFirst()) !== undefined;
+  if (!live) return false;
+  if (access.actor.kind === 'api_key') {
+    const key = await ctx.db.selectFrom('api_keys').select(['revoked_at', 'expires_at']).where('id', '=', access.actor.keyId).executeTakeFirst();
+    return Boolean(key && !key.revoked_at && (!key.expires_at || key.expires_at > now));
+  }
+  const session = await ctx.db
+    .selectFrom('sessions')
+    .innerJoin('memberships', 'memberships.person_id', 'sessions.person_id')
+    .select('sessions.id')
+    .where('sessions.id', '=', access.actor.sessionId)
+    .where('sessions.expires_at', '>', now)
+    .where('memberships.workspace_id', '=', access.workspaceId)
+    .executeTakeFirst();
+  return session !== undefined;
 }
 
 export class RealtimeStream {
@@ -70,31 +96,21 @@ export class RealtimeStream {
 
   private async beat(): Promise<void> {
     if (!this.open) return;
+    if (this.opts.stillAllowed && !(await this.opts.stillAllowed().catch(() => true))) {
+      this.send({ type: 'unauthorized', message: 'the key or session is no longer valid' });
+      this.ws.close(CLOSE_UNAUTHORIZED, 'unauthorized');
+      void this.stop();
+      return;
+    }
     if (this.awaitingPong) {
-      // No answer to the previous ping: the peer is gone.
+      // No answer to the previous ping within a heartbeat: the peer is gone.
       this.ws.terminate();
       return;
     }
-    // Deleted or revoked by another process (a command): this server heard no signal.
-    if (!(await this.stillAllowed().catch(() => true))) return this.revoked({ workspaceId: this.opts.viewer.workspaceId });
     this.awaitingPong = true;
     this.ws.ping();
     this.send({ type: 'heartbeat', cursor: this.cursor, time: iso(this.ctx.clock.now()) });
     if (this.connectionId) await touchConnection(this.ctx, this.connectionId).catch(() => {});
-  }
-
-  private async stillAllowed(): Promise<boolean> {
-    const { db } = this.ctx;
-    const ws = await db.selectFrom('workspaces').select('deleted_at').where('id', '=', this.opts.viewer.workspaceId).executeTakeFirst();
-    if (!ws || ws.deleted_at) return false;
-    const { kind, id } = this.opts.subject;
-    if (kind === 'member') return !!(await db.selectFrom('memberships').select('id').where('workspace_id', '=', this.opts.viewer.workspaceId).where('person_id', '=', id).executeTakeFirst());
-    if (kind === 'api_key') {
-      const key = await db.selectFrom('api_keys').select(['revoked_at', 'expires_at']).where('id', '=', id).executeTakeFirst();
-      if (!key) return true; // keys go with their workspace, checked above
-      return !key.revoked_at && (!key.expires_at || Date.parse(key.expires_at) > this.ctx.clock.now().getTime());
-    }
-    return true;
   }
 
   private expire(after: number): void {

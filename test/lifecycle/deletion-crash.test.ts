@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { buildServices, type App } from '../../src/context.js';
 import { attachmentKey, rawEmailKey } from '../../src/conversations/files.js';
@@ -49,6 +51,31 @@ async function seedConversations(app: App, dataDir: string, ws: { workspaceId: s
   return keys;
 }
 
+/** Takes the database's write lock from outside the server (SQLite: BEGIN IMMEDIATE; Postgres: a table lock). */
+async function holdWriteLock(env: Record<string, string>): Promise<{ release(): Promise<void> }> {
+  if (env.SVC_DATABASE_URL) {
+    const client = new pg.Client({ connectionString: env.SVC_DATABASE_URL });
+    await client.connect();
+    await client.query('begin');
+    await client.query('lock table conversations in exclusive mode');
+    return {
+      async release() {
+        await client.query('rollback');
+        await client.end();
+      },
+    };
+  }
+  const db = new SQLite(path.join(env.SVC_DATA_DIR, 'svc.db'));
+  db.pragma('busy_timeout = 10000');
+  db.prepare('begin immediate').run();
+  return {
+    async release() {
+      db.prepare('rollback').run();
+      db.close();
+    },
+  };
+}
+
 describe('workspace deletion survives kill -9', () => {
   let te: TestEnv;
   let app: App | undefined;
@@ -77,9 +104,16 @@ describe('workspace deletion survives kill -9', () => {
       body: JSON.stringify({ name: 'Crash Test' }),
     });
     assert.equal(r.status, 202);
-    // Part-way: some batches committed, not all.
-    await waitUntil(async () => (await left()) < CONVERSATIONS, 20_000, 'the first batch');
+    // Part-way: once the first batch committed, the test takes the database's write lock so the
+    // server's next batch waits on it, and kills the server there.
+    const started = Date.now();
+    while ((await left()) === CONVERSATIONS) {
+      if (Date.now() - started > 20_000) throw new Error('the deletion did not start');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const lock = await holdWriteLock(te.env);
     assert.equal(await first.kill('SIGKILL'), null);
+    await lock.release();
     const afterKill = await left();
     assert.ok(afterKill > 0, `killed part-way (${afterKill} left)`);
 

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { createChatChannel, findChatChannelByPublicKey } from '../../src/channels/service.js';
+import { createChatChannel } from '../../src/channels/service.js';
+import { chatChannelByKey } from '../../src/widget/service.js';
 import { WORKSPACE_DELETE_JOB } from '../../src/lifecycle/workspace-deletion.js';
 import { generateVapidKeys } from '../../src/push/commands.js';
 import { HOUR, ManualClock } from '../../src/platform/clock.js';
@@ -62,6 +63,8 @@ describe('workspace deletion', () => {
       assert.equal((await s.request('POST', '/v1/me/push-subscriptions', { token: who.token, body: subscription(n) })).status, 201);
     }
     const hook = await s.request('POST', '/v1/webhooks', { token: ws.apiKey, body: { url: `${rx.url}/doomed` } });
+    const widget = () => s.request('GET', `/v1/widget/config?public_key=${chat.public_key}`, { headers: { origin: 'https://shop.example.com' } });
+    assert.equal((await widget()).status, 200);
     const conversations: string[] = [];
     for (let i = 0; i < 130; i++) conversations.push((await deliverWithFile(s, channel.address!)).conversation_id);
     await s.app.jobs.drain();
@@ -84,7 +87,8 @@ describe('workspace deletion', () => {
     assert.equal((await s.request('GET', '/v1/workspace', { token: ws.apiKey })).status, 401);
     assert.equal((await s.request('GET', '/v1/conversations', { token: ws.ownerToken })).status, 403);
     assert.equal((await s.request('GET', '/v1/me', { token: ws.ownerToken })).status, 200, 'the account stays');
-    assert.equal(await findChatChannelByPublicKey(s.app, chat.public_key!), undefined);
+    assert.equal((await widget()).status, 404, 'the chat key is refused');
+    await assert.rejects(chatChannelByKey(s.app, chat.public_key!), /not found/);
     const port = ingressPort(s);
     const { dialog } = await SmtpDialog.open(port);
     await dialog.send('EHLO client.example');
