@@ -192,9 +192,9 @@ export interface BackupProgress {
 
 /** Makes a backup of the running (or stopped) server's data into `out` (new or empty). */
 export async function createBackup(config: Config, out: string, say: BackupProgress = () => {}): Promise<Manifest> {
+  if (!config.databaseUrl && !fs.existsSync(sqliteFile(config))) throw invalid(`there is no database at ${sqliteFile(config)}`);
   const dir = prepareOutDir(out);
   const createdAt = new Date();
-  if (!config.databaseUrl && !fs.existsSync(sqliteFile(config))) throw invalid(`there is no database at ${sqliteFile(config)}`);
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
     const applied = await appliedMigrations(handle);

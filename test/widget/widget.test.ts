@@ -145,9 +145,9 @@ describe('chat widget (visitor API)', () => {
     assert.equal((await visitor('GET', '/v1/widget/conversations', { token: v.token })).status, 200, 'used within 7 days: still alive');
     clock.advance(7 * DAY + 1000);
     assert.equal((await visitor('GET', '/v1/widget/conversations', { token: v.token })).status, 401);
+    // The server's hourly retention job may have run the rule already when the clock moved.
     const rule = retentionRules.find((r) => r.name === 'contact_sessions')!;
-    const deleted = await rule.deleteBatch(s.app, clock.now(), 1000);
-    assert.ok(deleted >= 1);
+    await rule.deleteBatch(s.app, clock.now(), 1000);
     const left = await s.app.db.selectFrom('contact_sessions').select('id').where('expires_at', '<=', clock.now().toISOString()).execute();
     assert.equal(left.length, 0);
   });
