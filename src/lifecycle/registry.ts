@@ -2,6 +2,7 @@
 // removes, feature by feature. Each feature appends its entries here (like the route table);
 // the retention job and the workspace deletion job run them in small batches, so that no run holds
 // a long write lock and a restart simply continues.
+import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
 import type { Ctx } from '../context.js';
 
 export interface RetentionRule {
@@ -21,7 +22,7 @@ export interface WorkspaceDataStep {
 }
 
 /** Run in this order every hour (and at start). */
-export const retentionRules: RetentionRule[] = [];
+export const retentionRules: RetentionRule[] = [...broadcastRetentionRules];
 
 /** Run in this order when a workspace is deleted: dependent data before what it depends on. */
-export const workspaceDataSteps: WorkspaceDataStep[] = [];
+export const workspaceDataSteps: WorkspaceDataStep[] = [...broadcastWorkspaceSteps];
