@@ -5,8 +5,9 @@ import type { ConversationTables } from './tables/conversations.js';
 import type { CoreTables } from './tables/core.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { WebhookTables } from './tables/webhooks.js';
+import type { WidgetTables } from './tables/widget.js';
 
-export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, BroadcastTables {}
+export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -15,4 +16,5 @@ export type * from './tables/core.js';
 export type * from './tables/conversations.js';
 export type * from './tables/realtime.js';
 export type * from './tables/webhooks.js';
+export type * from './tables/widget.js';
 export type * from './tables/broadcasts.js';

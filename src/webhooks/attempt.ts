@@ -1,6 +1,7 @@
 // One delivery attempt over HTTP: POST the body, a 2xx within the deadline is a success; the deadline
 // covers resolving, connecting, TLS, the answer's head and the part of its body that is read.
 import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
 import { type Dispatcher, request } from 'undici';
 import { type Clock, deadlineSignal } from '../platform/clock.js';
 import { readVersion } from '../version.js';
@@ -11,6 +12,31 @@ export const ANSWER_DEADLINE_MS = 10_000;
 export const ANSWER_READ_LIMIT = 64 * 1024;
 /** How much of the answer the attempt log keeps ("start of the answer"). */
 export const RESPONSE_KEPT_BYTES = 1024;
+
+const USER_AGENT = `svc-webhooks/${readVersion()}`;
+
+/**
+ * Reads at most ANSWER_READ_LIMIT bytes of an answer and gives back its start (RESPONSE_KEPT_BYTES);
+ * the rest is never read (the body is destroyed, which closes the connection).
+ */
+function readStart(body: Readable): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const kept: Buffer[] = [];
+    let read = 0;
+    const done = () => resolve(kept.length ? Buffer.concat(kept).toString('utf8') : null);
+    body.on('data', (chunk: Buffer) => {
+      const take = Math.min(chunk.length, ANSWER_READ_LIMIT - read);
+      if (read < RESPONSE_KEPT_BYTES) kept.push(chunk.subarray(0, Math.min(take, RESPONSE_KEPT_BYTES - read)));
+      read += take;
+      if (read >= ANSWER_READ_LIMIT) {
+        body.destroy();
+        done();
+      }
+    });
+    body.once('end', done);
+    body.once('error', reject);
+  });
+}
 
 export interface AttemptResult {
   succeeded: boolean;
@@ -33,27 +59,25 @@ export async function sendAttempt(
   let statusCode: number | null = null;
   let response: string | null = null;
   try {
-    const res = await request(req.url, {
+    // undici honours the signal once connected; while it is still resolving or connecting it waits
+    // for its own connect timeout, so the deadline is also raced here.
+    const deadline = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const sent = request(req.url, {
       method: 'POST',
       dispatcher: deps.agent,
       signal,
       headers: {
         ...req.headers,
         'content-type': 'application/json',
-        'user-agent': `svc-webhooks/${readVersion()}`,
+        'user-agent': USER_AGENT,
       },
       body: req.body,
     });
+    sent.catch(() => {}); // settled after the deadline when it lost the race
+    deadline.catch(() => {});
+    const res = await Promise.race([sent, deadline]);
     statusCode = res.statusCode;
-    const kept: Buffer[] = [];
-    let read = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      const take = Math.min(chunk.length, ANSWER_READ_LIMIT - read);
-      if (read < RESPONSE_KEPT_BYTES) kept.push(chunk.subarray(0, Math.min(take, RESPONSE_KEPT_BYTES - read)));
-      read += take;
-      if (read >= ANSWER_READ_LIMIT) break; // leaving the loop destroys the body; the rest is never read
-    }
-    response = kept.length ? Buffer.concat(kept).toString('utf8') : null;
+    response = await readStart(res.body);
     const ok = statusCode >= 200 && statusCode < 300;
     let error: string | null = null;
     if (statusCode >= 300 && statusCode < 400) {

@@ -147,6 +147,28 @@ describe('webhook address safety', () => {
     assert.equal(rx.received.filter((x) => x.path === '/rebind').length, 0, 'nothing reached the receiver');
   });
 
+  test('the 10 s deadline covers name resolution too', async () => {
+    const ws = await seedWorkspace(s.app);
+    answers.set('slowdns.test', [PUBLIC]);
+    const r = await s.request('POST', '/v1/webhooks', { token: ws.apiKey, body: { url: 'https://slowdns.test/hook', events: ['message.created'] } });
+    assert.equal(r.status, 201);
+    const plain = s.app.lookup;
+    let asked = 0;
+    s.app.lookup = (host) => (host === 'slowdns.test' ? (asked++, new Promise(() => {})) : plain(host));
+    try {
+      await emitMessage(s.app, ws.workspaceId, ws.inboxId);
+      const started = Date.now();
+      while (asked === 0 && Date.now() - started < 10_000) await new Promise((res) => setTimeout(res, 10));
+      (s.app.clock as ManualClock).advance(10_000);
+      await s.app.jobs.drain();
+      const [a] = await s.app.db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', r.body.id).execute();
+      assert.equal(a.outcome, 'failed');
+      assert.equal(a.error, 'no complete answer within 10 s');
+    } finally {
+      s.app.lookup = plain;
+    }
+  });
+
   test('an address literal saved while private addresses were allowed is refused at delivery', async () => {
     const ws = await seedWorkspace(s.app);
     const now = iso(s.app.clock.now());
