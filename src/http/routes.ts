@@ -16,6 +16,7 @@ import { registerEventRoutes } from '../events/routes.js';
 import { registerRealtimeRoutes } from '../realtime/routes.js';
 import { registerPushRoutes } from '../push/routes.js';
 import { registerWidgetRoutes } from '../widget/routes.js';
+import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -38,4 +39,5 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerRealtimeRoutes },
   { register: registerPushRoutes },
   { register: registerWidgetRoutes },
+  { register: registerBroadcastRoutes },
 ];

@@ -3,6 +3,7 @@
 // the retention job and the workspace deletion job run them in small batches, so that no run holds
 // a long write lock and a restart simply continues. The jobs are in ./retention.ts and
 // ./workspace-deletion.ts.
+import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
 import { closedConversationsRule, rawEmailsRule, workspaceContactsStep, workspaceConversationsStep } from '../conversations/retention.js';
@@ -52,6 +53,7 @@ export const retentionRules: RetentionRule[] = [
   { name: 'realtime_connections', deleteBatch: (ctx, _now, batch) => deleteStaleConnections(ctx, batch) },
   expiredSessionsRule,
   signInCodesRule,
+  ...broadcastRetentionRules,
 ];
 
 /**
@@ -67,4 +69,5 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   { name: 'realtime_connections', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceConnections(ctx, workspaceId, batch), files: 0 }) },
   workspaceConversationsStep,
   workspaceContactsStep,
+  ...broadcastWorkspaceSteps,
 ];

@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { type Dispatcher, request } from 'undici';
-import { type Clock, deadlineSignal } from '../platform/clock.js';
+import { type Clock, startDeadline } from '../platform/clock.js';
 import { readVersion } from '../version.js';
 
 /** The receiver must answer 2xx within this time (spec Limits). */
@@ -13,7 +13,8 @@ export const ANSWER_READ_LIMIT = 64 * 1024;
 /** How much of the answer the attempt log keeps ("start of the answer"). */
 export const RESPONSE_KEPT_BYTES = 1024;
 
-const USER_AGENT = `svc-webhooks/${readVersion()}`;
+/** Headers every attempt carries besides the signature headers. */
+export const ATTEMPT_HEADERS = { 'content-type': 'application/json', 'user-agent': `svc-webhooks/${readVersion()}` } as const;
 
 /**
  * Reads at most ANSWER_READ_LIMIT bytes of an answer and gives back its start (RESPONSE_KEPT_BYTES);
@@ -54,28 +55,19 @@ export async function sendAttempt(
   req: { url: string; headers: Record<string, string>; body: string },
 ): Promise<AttemptResult> {
   const started = performance.now();
-  const signal = deadlineSignal(deps.clock, ANSWER_DEADLINE_MS);
+  const deadline = startDeadline(deps.clock, ANSWER_DEADLINE_MS);
+  const signal = deadline.signal;
   const elapsed = () => Math.round(performance.now() - started);
   let statusCode: number | null = null;
   let response: string | null = null;
   try {
     // undici honours the signal once connected; while it is still resolving or connecting it waits
     // for its own connect timeout, so the deadline is also raced here.
-    const deadline = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
-    const sent = request(req.url, {
-      method: 'POST',
-      dispatcher: deps.agent,
-      signal,
-      headers: {
-        ...req.headers,
-        'content-type': 'application/json',
-        'user-agent': USER_AGENT,
-      },
-      body: req.body,
-    });
+    const timeUp = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const sent = request(req.url, { method: 'POST', dispatcher: deps.agent, signal, headers: req.headers, body: req.body });
     sent.catch(() => {}); // settled after the deadline when it lost the race
-    deadline.catch(() => {});
-    const res = await Promise.race([sent, deadline]);
+    timeUp.catch(() => {});
+    const res = await Promise.race([sent, timeUp]);
     statusCode = res.statusCode;
     response = await readStart(res.body);
     const ok = statusCode >= 200 && statusCode < 300;
@@ -89,6 +81,8 @@ export async function sendAttempt(
     return { succeeded: ok, statusCode, durationMs: elapsed(), response, error, gone: statusCode === 410 };
   } catch (e) {
     return { succeeded: false, statusCode, durationMs: elapsed(), response, error: describeFailure(e, signal), gone: false };
+  } finally {
+    deadline.clear();
   }
 }
 

@@ -15,7 +15,7 @@ import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import type { Drainable } from '../platform/jobs.js';
 import { createWebhookAgent } from './address.js';
-import { type AttemptResult, sendAttempt } from './attempt.js';
+import { ATTEMPT_HEADERS, type AttemptResult, sendAttempt } from './attempt.js';
 import { deliveryIdOf, webhookMessageId } from './outbox.js';
 import { signedHeaders } from './signing.js';
 import { signingSecrets } from './service.js';
@@ -299,7 +299,7 @@ export class WebhookDispatcher implements Drainable {
       let body = bodies.get(d.event_seq);
       if (body === undefined) bodies.set(d.event_seq, (body = JSON.stringify(eventPayload(event))));
       const startedAt = clock.now();
-      const headers = signedHeaders(secrets.get(endpoint.id)!, webhookMessageId(d.event_id), Math.floor(startedAt.getTime() / 1000), body);
+      const headers = signedHeaders(secrets.get(endpoint.id)!, webhookMessageId(d.event_id), Math.floor(startedAt.getTime() / 1000), body, ATTEMPT_HEADERS);
       this.endpointLoad.set(d.endpoint_id, (this.endpointLoad.get(d.endpoint_id) ?? 0) + 1);
       const p = sendAttempt({ agent: this.agent, clock }, { url: endpoint.url, headers, body })
         .then((result) => {

@@ -53,5 +53,8 @@ const deleteWorkspaceCommand = dbCommand({
 
 export const workspaceCommand = defineCommand({
   meta: { name: 'workspace', description: 'Workspaces' },
-  subCommands: { delete: deleteWorkspaceCommand },
+  subCommands: {
+    delete: deleteWorkspaceCommand,
+    broadcasts: () => import('../broadcasts/commands.js').then((m) => m.broadcastsCommand),
+  },
 });

@@ -169,6 +169,26 @@ describe('webhook address safety', () => {
     }
   });
 
+  test('every non-public address a name resolves to is refused at delivery', async () => {
+    const ws = await seedWorkspace(s.app);
+    answers.set('every.test', [PUBLIC]);
+    const r = await s.request('POST', '/v1/webhooks', { token: ws.apiKey, body: { url: `http://every.test:${rx.port}/every`, events: ['message.created'] } });
+    assert.equal(r.status, 201);
+    const forms = REFUSED_URLS.map(([url]) => new URL(url).hostname.replace(/^\[|\]$/g, ''));
+    for (const address of forms) {
+      answers.set('every.test', [address]);
+      await emitMessage(s.app, ws.workspaceId, ws.inboxId);
+      await s.app.jobs.drain();
+    }
+    const attempts = await s.app.db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', r.body.id).orderBy('started_at').orderBy('id').execute();
+    assert.equal(attempts.length, forms.length);
+    for (const [i, a] of attempts.entries()) {
+      assert.equal(a.outcome, 'failed');
+      assert.match(a.error!, new RegExp(`^address refused: every\\.test resolves to ${forms[i].replace(/[.[\]]/g, '\\$&')}, which is a ${REFUSED_URLS[i][1]} address`));
+    }
+    assert.equal(rx.received.filter((x) => x.path === '/every').length, 0);
+  });
+
   test('an address literal saved while private addresses were allowed is refused at delivery', async () => {
     const ws = await seedWorkspace(s.app);
     const now = iso(s.app.clock.now());
