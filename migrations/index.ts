@@ -3,11 +3,13 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_conversations.js';
 import * as m0003 from './0003_webhooks.js';
+import * as m0005 from './0005_broadcasts.js';
 import * as m0007 from './0007_widget.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_conversations': m0002,
   '0003_webhooks': m0003,
+  '0005_broadcasts': m0005,
   '0007_widget': m0007,
 };

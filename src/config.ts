@@ -215,6 +215,8 @@ function shapeConfig(p: Parsed) {
           }
         : undefined,
     mailerTopicArns: p.SVC_MAILER_TOPIC_ARNS,
+    /** SVC_MAILER_ENDPOINT (tests): AWS calls go there, and SNS signing certificates and subscribe URLs are accepted from its origin. */
+    mailerEndpoint: p.SVC_MAILER_ENDPOINT,
     smtp: p.SVC_SMTP_HOST
       ? {
           host: p.SVC_SMTP_HOST,

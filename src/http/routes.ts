@@ -15,6 +15,7 @@ import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerRealtimeRoutes } from '../realtime/routes.js';
 import { registerWidgetRoutes } from '../widget/routes.js';
+import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -36,4 +37,5 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerEventRoutes },
   { register: registerRealtimeRoutes },
   { register: registerWidgetRoutes },
+  { register: registerBroadcastRoutes },
 ];

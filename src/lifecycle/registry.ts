@@ -2,6 +2,7 @@
 // removes, feature by feature. Each feature appends its entries here (like the route table);
 // the retention job and the workspace deletion job run them in small batches, so that no run holds
 // a long write lock and a restart simply continues.
+import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
 import type { Ctx } from '../context.js';
 import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
@@ -31,6 +32,7 @@ export const retentionRules: RetentionRule[] = [
   { name: 'webhook_deliveries', deleteBatch: (ctx, _now, batch) => pruneDeliveries(ctx, batch) },
   { name: 'events', deleteBatch: async (ctx, _now, batch) => (await pruneEvents(ctx, batch)).deleted },
   { name: 'realtime_connections', deleteBatch: (ctx, _now, batch) => deleteStaleConnections(ctx, batch) },
+  ...broadcastRetentionRules,
 ];
 
 /** Run in this order when a workspace is deleted: dependent data before what it depends on. */
@@ -40,4 +42,5 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   { name: 'webhooks', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceWebhooks(ctx, workspaceId, batch), files: 0 }) },
   { name: 'events', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceEvents(ctx, workspaceId, batch), files: 0 }) },
   { name: 'realtime_connections', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceConnections(ctx, workspaceId, batch), files: 0 }) },
+  ...broadcastWorkspaceSteps,
 ];
