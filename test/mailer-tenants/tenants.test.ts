@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { workspaceDataSteps } from '../../src/lifecycle/registry.js';
 import { deleteInboxTenant } from '../../src/mailer-tenants/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
@@ -27,6 +28,21 @@ async function until(what: string, check: () => Promise<boolean>, ms = 5000) {
     await sleep(10);
   }
 }
+
+describe('tenant settings', () => {
+  test('SVC_MAILER_* are all four or none; the tenant prefix makes valid tenant names', () => {
+    const four = { SVC_MAILER_REGION: 'us-east-1', SVC_MAILER_ACCESS_KEY_ID: SERVER_KEY, SVC_MAILER_SECRET_ACCESS_KEY: 'x', SVC_MAILER_CONFIGURATION_SET: 'set' };
+    assert.equal(loadConfig({}).mailer, undefined);
+    assert.equal(loadConfig(four).mailer?.tenantPrefix, 'svc-');
+    for (const missing of Object.keys(four)) {
+      const env: Record<string, string> = { ...four };
+      delete env[missing];
+      assert.throws(() => loadConfig(env), (e: Error) => e instanceof ConfigError && /all four or none/.test(e.message));
+    }
+    assert.throws(() => loadConfig({ ...four, SVC_MAILER_TENANT_PREFIX: 'bad prefix!' }), /SVC_MAILER_TENANT_PREFIX/);
+    assert.equal(loadConfig({ ...four, SVC_MAILER_TENANT_PREFIX: 'acme_' }).mailer?.tenantPrefix, 'acme_');
+  });
+});
 
 describe('per-inbox Amazon SES tenants', () => {
   let te: TestEnv;
@@ -104,6 +120,9 @@ describe('per-inbox Amazon SES tenants', () => {
     assert.equal(ses.writes().length, writes);
     await managedChannel(inboxC, 'sales@shop.example');
     assert.ok(tenantOf(inboxC));
+    // The account checks are cached: one GetCallerIdentity, one GetAccessKeyInfo for the one key.
+    assert.equal(ses.calls.filter((c) => c === 'GetCallerIdentity').length, 1);
+    assert.equal(ses.calls.filter((c) => c === 'GetAccessKeyInfo').length, 1);
 
     // A restart writes nothing: the status read is the only call.
     const before = ses.writes().length;
