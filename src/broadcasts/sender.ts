@@ -27,6 +27,7 @@ import { describeSendError } from '../mail/outbound.js';
 import { channelSender, channelTransport, hasSmtpAccount } from '../mail/transport.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
+import { mailerHeaders, tenantBlock } from '../mailer-tenants/service.js';
 import { addDigestLine } from '../operator-digest/service.js';
 import { addDayTotals, governanceRow, releaseAllowance, reserveAllowance, startOfNextUtcDay, utcDay } from './governance.js';
 import { broadcastMessageId, isSesSmtpHost, linkKey, recipientToken, returnPath, unsubscribeUrl } from './links.js';
@@ -266,6 +267,7 @@ function personalize(text: string, url: string): string {
 
 async function sendRun(ctx: Ctx, b: BroadcastRow, channel: ChannelRow, inboxName: string, startedAt: number): Promise<JobOutcome> {
   const key = await linkKey(ctx);
+  const tenantHeaders = await mailerHeaders(ctx, channel);
   const ses = isSesSmtpHost(channel.smtp_host);
   const from = channelSender(channel, inboxName);
   const transport: Transporter = channelTransport(ctx, channel, { pool: POOL_CONNECTIONS });
@@ -300,6 +302,7 @@ async function sendRun(ctx: Ctx, b: BroadcastRow, channel: ChannelRow, inboxName
           Precedence: 'bulk',
           'X-Svc-Broadcast': token,
           ...(ses ? { 'X-SES-MESSAGE-TAGS': `svc-broadcast=${b.id}, svc-recipient=${r.seq}` } : {}),
+          ...tenantHeaders,
         },
       })
       .then(
@@ -456,6 +459,11 @@ export function broadcastSendJob(ctx: Ctx): JobKind<{ broadcastId: string }> {
       const channel = b.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', b.channel_id).executeTakeFirst() : undefined;
       if (!channel || !hasSmtpAccount(channel)) {
         await selfPause(ctx, b, 'sender_error', 'the broadcast’s e-mail channel is gone or has no SMTP account');
+        return;
+      }
+      const block = await tenantBlock(ctx, channel);
+      if (block) {
+        await ctx.db.transaction().execute((trx) => pauseBroadcasts({ db: trx, clock: ctx.clock }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'mailer_tenant', block));
         return;
       }
       const nowText = iso(now);

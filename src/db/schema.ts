@@ -2,12 +2,13 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { BroadcastTables } from './tables/broadcasts.js';
 import type { ConversationTables } from './tables/conversations.js';
+import type { MailerTenantTables } from './tables/mailer-tenants.js';
 import type { CoreTables } from './tables/core.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { WidgetTables } from './tables/widget.js';
 
-export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables {}
+export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables, MailerTenantTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -18,3 +19,4 @@ export type * from './tables/realtime.js';
 export type * from './tables/webhooks.js';
 export type * from './tables/widget.js';
 export type * from './tables/broadcasts.js';
+export type * from './tables/mailer-tenants.js';

@@ -4,6 +4,7 @@
 // a long write lock and a restart simply continues.
 import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
 import type { Ctx } from '../context.js';
+import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { deleteStaleConnections, deleteWorkspaceConnections } from '../realtime/connections.js';
@@ -43,4 +44,6 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   { name: 'events', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceEvents(ctx, workspaceId, batch), files: 0 }) },
   { name: 'realtime_connections', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceConnections(ctx, workspaceId, batch), files: 0 }) },
   ...broadcastWorkspaceSteps,
+  // Tenants at the provider go before the inboxes they belong to.
+  ...mailerTenantWorkspaceSteps,
 ];

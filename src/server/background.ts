@@ -4,6 +4,7 @@ import type { JobKind } from '../platform/jobs.js';
 import { broadcastsBackground } from '../broadcasts/background.js';
 import { conversationsBackground } from '../conversations/background.js';
 import { mailBackground } from '../mail/background.js';
+import { mailerTenantsBackground } from '../mailer-tenants/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
 
 export interface RunningPart {
@@ -19,4 +20,4 @@ export interface BackgroundPart {
   start?(ctx: Ctx): Promise<RunningPart | void>;
 }
 
-export const backgroundTable: BackgroundPart[] = [conversationsBackground, mailBackground, webhooksBackground, broadcastsBackground];
+export const backgroundTable: BackgroundPart[] = [conversationsBackground, mailBackground, webhooksBackground, broadcastsBackground, mailerTenantsBackground];
