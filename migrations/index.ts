@@ -6,6 +6,7 @@ import * as m0003 from './0003_webhooks.js';
 import * as m0004 from './0004_lifecycle.js';
 import * as m0005 from './0005_broadcasts.js';
 import * as m0007 from './0007_widget.js';
+import * as m0009 from './0009_mailer_tenants.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004_lifecycle': m0004,
   '0005_broadcasts': m0005,
   '0007_widget': m0007,
+  '0009_mailer_tenants': m0009,
 };

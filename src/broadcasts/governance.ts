@@ -23,6 +23,7 @@ import type { Ctx } from '../context.js';
 import type { BroadcastGovernanceTable, Db, WorkspacesTable } from '../db/schema.js';
 import { DAY, iso } from '../platform/clock.js';
 import { conflict, invalid } from '../platform/errors.js';
+import { workspaceApproved } from '../mailer-tenants/service.js';
 import { addDigestLine } from '../operator-digest/service.js';
 import { pauseBroadcasts } from './store.js';
 
@@ -137,6 +138,8 @@ export async function approveBroadcasts(ctx: Ctx, workspace: Workspace, reason?:
     return (await governanceRow(trx, workspace.id))!;
   });
   ctx.log.info('broadcasts approved', { workspace_id: workspace.id });
+  // The inboxes' mail-provider tenants are created (or brought up to date) by the server's job.
+  await workspaceApproved(ctx, workspace.id);
   return row;
 }
 

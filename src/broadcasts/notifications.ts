@@ -2,11 +2,12 @@
 // of accepted topics, and SES bounce and complaint notifications (the configuration set's event
 // destination, or an identity's feedback notifications), mapped to the broadcast recipient.
 import type { Ctx } from '../context.js';
+import { tenantEventReceived } from '../mailer-tenants/service.js';
 import { AppError } from '../platform/errors.js';
 import { recordFeedback, type MailRefs } from './feedback.js';
 import { parseSnsMessage, SnsVerifier, type SnsMessage } from './sns.js';
 
-export type NotificationResult = 'confirmed' | 'unsubscribed' | 'bounce' | 'complaint' | 'ignored' | 'unmatched';
+export type NotificationResult = 'confirmed' | 'unsubscribed' | 'bounce' | 'complaint' | 'tenant_event' | 'ignored' | 'unmatched';
 
 interface SesMail {
   messageId?: string;
@@ -68,6 +69,11 @@ export class MailerNotifications {
     if (type === 'Complaint') {
       if (body.complaint?.complaintFeedbackType === 'not-spam') return 'ignored';
       return (await recordFeedback(this.ctx, 'complaint', refsOf(body.mail))) ? 'complaint' : 'unmatched';
+    }
+    // An SES event forwarded by EventBridge (tenant sending status): its content only triggers a re-read.
+    if (typeof body?.['detail-type'] === 'string' && body?.source === 'aws.ses') {
+      await tenantEventReceived(this.ctx, { resources: body.resources, detail: body.detail });
+      return 'tenant_event';
     }
     return 'ignored';
   }

@@ -21,6 +21,7 @@ import { hasSmtpAccount } from '../mail/transport.js';
 import { iso } from '../platform/clock.js';
 import { AppError, conflict, hostedLimit, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { assertTenantMaySend } from '../mailer-tenants/service.js';
 import { getWorkspace } from '../workspaces/service.js';
 import { assertMaySend } from './governance.js';
 import { scheduleSendJob } from './sender.js';
@@ -255,6 +256,7 @@ async function checkMaySend(ctx: Ctx, b: BroadcastRow): Promise<ChannelRow> {
   checkServerLimit(ctx, b.recipients_count);
   const channel = b.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', b.channel_id).executeTakeFirst() : undefined;
   if (!channel || !hasSmtpAccount(channel)) throw conflict('the broadcast’s e-mail channel is gone or has no SMTP account', 'smtp_not_configured');
+  await assertTenantMaySend(ctx, channel);
   return channel;
 }
 

@@ -2,6 +2,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { BroadcastTables } from './tables/broadcasts.js';
 import type { ConversationTables } from './tables/conversations.js';
+import type { MailerTenantTables } from './tables/mailer-tenants.js';
 import type { CoreTables } from './tables/core.js';
 import type { LifecycleTables } from './tables/lifecycle.js';
 import type { PeopleTables } from './tables/people.js';
@@ -9,7 +10,7 @@ import type { RealtimeTables } from './tables/realtime.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { WidgetTables } from './tables/widget.js';
 
-export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables, PeopleTables, LifecycleTables {}
+export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables, PeopleTables, LifecycleTables, MailerTenantTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -22,3 +23,4 @@ export type * from './tables/people.js';
 export type * from './tables/lifecycle.js';
 export type * from './tables/widget.js';
 export type * from './tables/broadcasts.js';
+export type * from './tables/mailer-tenants.js';

@@ -7,6 +7,7 @@ import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
 import { closedConversationsRule, rawEmailsRule, workspaceContactsStep, workspaceConversationsStep } from '../conversations/retention.js';
+import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { expiredSessionsRule, signInCodesRule } from '../people/retention.js';
 import { deleteStaleConnections, deleteWorkspaceConnections } from '../realtime/connections.js';
@@ -70,4 +71,6 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   workspaceConversationsStep,
   workspaceContactsStep,
   ...broadcastWorkspaceSteps,
+  // Tenants at the provider go before the inboxes they belong to.
+  ...mailerTenantWorkspaceSteps,
 ];

@@ -4,6 +4,7 @@ import type { JobKind } from '../platform/jobs.js';
 import { broadcastsBackground } from '../broadcasts/background.js';
 import { conversationsBackground } from '../conversations/background.js';
 import { mailBackground } from '../mail/background.js';
+import { mailerTenantsBackground } from '../mailer-tenants/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
 import { lifecycleBackground } from '../lifecycle/background.js';
 import { presenceBackground } from '../backup/presence.js';
@@ -21,4 +22,4 @@ export interface BackgroundPart {
   start?(ctx: Ctx): Promise<RunningPart | void>;
 }
 
-export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground, webhooksBackground, broadcastsBackground, lifecycleBackground];
+export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground, webhooksBackground, broadcastsBackground, mailerTenantsBackground, lifecycleBackground];

@@ -22,7 +22,7 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-export async function startSmtpSink(opts: { username?: string; password?: string } = {}): Promise<SmtpSink> {
+export async function startSmtpSink(opts: { username?: string; password?: string; /** The text after 250 (Amazon SES answers `Ok <message id>`). */ answer?: () => string } = {}): Promise<SmtpSink> {
   const messages: CaughtMail[] = [];
   const waiters: Array<() => void> = [];
   let failCode: number | null = null;
@@ -54,7 +54,8 @@ export async function startSmtpSink(opts: { username?: string; password?: string
           parsed: await simpleParser(raw),
         });
         waiters.splice(0).forEach((w) => w());
-        cb();
+        if (opts.answer) cb(null, opts.answer());
+        else cb();
       });
     },
   });
