@@ -3,9 +3,11 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_conversations.js';
 import * as m0003 from './0003_webhooks.js';
+import * as m0006 from './0006_mailbox_migration.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_conversations': m0002,
   '0003_webhooks': m0003,
+  '0006_mailbox_migration': m0006,
 };

@@ -2,15 +2,17 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { ConversationTables } from './tables/conversations.js';
 import type { CoreTables } from './tables/core.js';
+import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { WebhookTables } from './tables/webhooks.js';
 
-export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables {}
+export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, MailboxMigrationTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
 export type * from './tables/core.js';
 export type * from './tables/conversations.js';
+export type * from './tables/mailbox-migration.js';
 export type * from './tables/realtime.js';
 export type * from './tables/webhooks.js';

@@ -14,6 +14,7 @@ import { ingressBodyLimits, registerMailRoutes } from '../mail/routes.js';
 import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerRealtimeRoutes } from '../realtime/routes.js';
+import { registerMigrationRoutes } from '../mailbox-migration/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -34,4 +35,5 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerWebhookRoutes },
   { register: registerEventRoutes },
   { register: registerRealtimeRoutes },
+  { register: registerMigrationRoutes },
 ];

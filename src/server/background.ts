@@ -3,6 +3,7 @@ import type { Ctx } from '../context.js';
 import type { JobKind } from '../platform/jobs.js';
 import { conversationsBackground } from '../conversations/background.js';
 import { mailBackground } from '../mail/background.js';
+import { migrationBackground } from '../mailbox-migration/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
 
 export interface RunningPart {
@@ -18,4 +19,4 @@ export interface BackgroundPart {
   start?(ctx: Ctx): Promise<RunningPart | void>;
 }
 
-export const backgroundTable: BackgroundPart[] = [conversationsBackground, mailBackground, webhooksBackground];
+export const backgroundTable: BackgroundPart[] = [conversationsBackground, mailBackground, webhooksBackground, migrationBackground];
