@@ -356,7 +356,7 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
     // Statuses, reasons, threads and team marks of every item, 400 rows per statement.
     for (let i = 0; i < plan.items.length; i += 400) {
       const chunk = plan.items.slice(i, i + 400);
-      const values = sql.join(chunk.map((p) => sql`(${p.source_key}, ${p.status}, ${p.skip_reason}, ${p.thread_key}, ${p.team ? 1 : 0})`));
+      const values = sql.join(chunk.map((p) => sql`(${p.source_key}, ${p.status}, ${p.skip_reason}, ${p.thread_key}, cast(${p.team ? 1 : 0} as integer))`));
       await sql`update mailbox_migration_items as i
         set status = v.column2, skip_reason = v.column3, thread_key = v.column4, team = v.column5
         from (values ${values}) as v

@@ -1,0 +1,95 @@
+// An old support mailbox with known history for migration tests (in a real Dovecot), and helpers to
+// drive a migration through the API.
+import assert from 'node:assert/strict';
+import type { Dovecot } from './dovecot.js';
+import { buildMail, daysAgo } from './mailbox.js';
+import type { TestServer } from './server.js';
+
+export const SUPPORT = 'support@acme.test';
+export const SUPPORT_PASSWORD = 'app-pass-0001';
+export const COLLEAGUE = 'colleague@acme.test';
+
+export interface OldMailbox {
+  /** Message-IDs by name. */
+  ids: Record<string, string>;
+  /** Messages in the chosen folders INBOX, Sent and Archive (Junk is never read). */
+  total: number;
+  toCopy: number;
+  conversations: number;
+}
+
+/**
+ * The history: threads A (customer wrote last, 1 day ago), B (60 days old, answered by a member),
+ * C (team wrote last; attachments kept and omitted), D (same subject as A, no references), a
+ * duplicate in INBOX and Archive, a message without Message-ID, an archived thread, and what is
+ * skipped: an auto-reply, a message over the size limit, one before the date range, internal mail;
+ * plus spam.
+ */
+export async function fillOldMailbox(d: Dovecot, now: Date, opts: { ownerEmail: string; bigBytes: number }): Promise<OldMailbox> {
+  const ids = {
+    a1: 'a1-printer@customer.test',
+    a2: 'a2-printer@acme.test',
+    a3: 'a3-printer@customer.test',
+    b1: 'b1-invoice@customer.test',
+    b2: 'b2-invoice@acme.test',
+    c1: 'c1-login@customer.test',
+    c2: 'c2-login@acme.test',
+    d1: 'd1-printer@customer.test',
+    dup: 'dup-1@customer.test',
+    arch: 'arch-1@customer.test',
+    auto: 'auto-1@vendor.test',
+    big: 'big-1@customer.test',
+    old: 'old-1@customer.test',
+    internal: 'internal-1@acme.test',
+  };
+  const dup = await buildMail({ from: 'Gina <gina@customer.test>', to: SUPPORT, subject: 'Duplicate me', messageId: ids.dup, date: daysAgo(now, 6) });
+  d.deliver(SUPPORT, 'INBOX', [
+    { raw: await buildMail({ from: 'Ada Lovelace <ada@customer.test>', to: SUPPORT, subject: 'Printer on fire', messageId: ids.a1, date: daysAgo(now, 3), text: 'It is on fire.' }), isNew: true, receivedAt: daysAgo(now, 3) },
+    { raw: await buildMail({ from: 'Ada Lovelace <ada@customer.test>', to: SUPPORT, subject: 'Re: Printer on fire', messageId: ids.a3, inReplyTo: ids.a2, references: [ids.a1, ids.a2], date: daysAgo(now, 1), text: 'Still burning.' }), flags: 'S' },
+    { raw: await buildMail({ from: 'Bob <bob@customer.test>', to: SUPPORT, subject: 'Invoice question', messageId: ids.b1, date: daysAgo(now, 60) }), flags: 'S' },
+    {
+      raw: await buildMail({
+        from: 'Carol <carol@customer.test>',
+        to: SUPPORT,
+        subject: 'Login broken',
+        messageId: ids.c1,
+        date: daysAgo(now, 5),
+        attachments: [
+          { filename: 'screenshot.png', content: Buffer.from('a small png'), contentType: 'image/png' },
+          { filename: 'setup.exe', content: Buffer.from('MZ not really'), contentType: 'application/octet-stream' },
+          { filename: 'big.pdf', content: Buffer.alloc(60_000, 7), contentType: 'application/pdf' },
+        ],
+      }),
+      flags: 'RS',
+    },
+    { raw: await buildMail({ from: 'Dan <dan@customer.test>', to: SUPPORT, subject: 'Printer on fire', messageId: ids.d1, date: daysAgo(now, 2) }), flags: 'S' },
+    { raw: await buildMail({ from: 'No Reply <noreply@vendor.test>', to: SUPPORT, subject: 'Out of office', messageId: ids.auto, date: daysAgo(now, 4), headers: { 'Auto-Submitted': 'auto-replied' } }) },
+    { raw: await buildMail({ from: 'Eve <eve@customer.test>', to: SUPPORT, subject: 'Huge', messageId: ids.big, date: daysAgo(now, 3), text: 'x'.repeat(opts.bigBytes) }), flags: 'S' },
+    { raw: await buildMail({ from: 'Frank <frank@customer.test>', to: SUPPORT, subject: 'Ancient', messageId: ids.old, date: daysAgo(now, 500) }), flags: 'S' },
+    { raw: dup, flags: 'S' },
+    { raw: await buildMail({ from: 'Hank <hank@customer.test>', to: SUPPORT, subject: 'No id', messageId: null, date: daysAgo(now, 7) }), flags: 'S' },
+  ]);
+  d.deliver(SUPPORT, 'Sent', [
+    { raw: await buildMail({ from: `Acme Support <${SUPPORT}>`, to: 'ada@customer.test', subject: 'Re: Printer on fire', messageId: ids.a2, inReplyTo: ids.a1, references: [ids.a1], date: daysAgo(now, 2), text: 'Unplug it.' }), flags: 'S' },
+    { raw: await buildMail({ from: `Owner <${opts.ownerEmail}>`, to: 'bob@customer.test', subject: 'Re: Invoice question', messageId: ids.b2, inReplyTo: ids.b1, references: [ids.b1], date: daysAgo(now, 59) }), flags: 'S' },
+    { raw: await buildMail({ from: `Acme Support <${SUPPORT}>`, to: 'carol@customer.test', subject: 'Re: Login broken', messageId: ids.c2, inReplyTo: ids.c1, references: [ids.c1], date: daysAgo(now, 4) }), flags: 'S' },
+    { raw: await buildMail({ from: `Acme Support <${SUPPORT}>`, to: COLLEAGUE, subject: 'Internal note', messageId: ids.internal, date: daysAgo(now, 3) }), flags: 'S' },
+  ]);
+  d.deliver(SUPPORT, 'Archive', [
+    { raw: dup, flags: 'S' },
+    { raw: await buildMail({ from: 'Ivy <ivy@customer.test>', to: SUPPORT, subject: 'Old archived', messageId: ids.arch, date: daysAgo(now, 20) }), flags: 'S' },
+  ]);
+  d.deliver(SUPPORT, 'Junk', [{ raw: await buildMail({ from: 'spam@spam.test', to: SUPPORT, subject: 'You won', date: daysAgo(now, 1) }) }]);
+  return { ids, total: 16, toCopy: 11, conversations: 7 };
+}
+
+export type Req = TestServer['request'];
+
+/** Runs a migration through the API to a state, draining the background work on the way. */
+export async function expectState(s: TestServer, token: string, id: string, state: string) {
+  const r = await s.request('GET', `/v1/migrations/${id}`, { token });
+  assert.equal(r.status, 200);
+  const problems = s.logs.filter((l) => l.level === 'error' || l.level === 'warn').slice(-5);
+  assert.equal(r.body.state, state, JSON.stringify({ attention: r.body.attention, logs: problems }));
+  return r.body;
+}
