@@ -420,11 +420,12 @@ const LIMIT_TEXT = /too many (simultaneous )?connections|bandwidth|exceeded|rate
 export function classifyImapError(error: unknown): ImapFailure {
   if (error instanceof ReadOnlyViolation) return 'read_only';
   const e = error as { authenticationFailed?: unknown; code?: unknown; responseText?: unknown; message?: unknown } | null;
-  if (e?.authenticationFailed) return 'login';
   const code = responseCode(error);
   const text = `${typeof e?.responseText === 'string' ? e.responseText : ''} ${typeof e?.message === 'string' ? e.message : ''}`;
-  if (code === 'AUTHENTICATIONFAILED' || code === 'AUTHORIZATIONFAILED' || code === 'EXPIRED') return 'login';
+  // A refused login may be a limit (too many connections, bandwidth) rather than a wrong password.
   if ((code && LIMIT_CODES.has(code)) || e?.code === 'ETHROTTLE' || LIMIT_TEXT.test(text)) return 'provider_limit';
+  if (e?.authenticationFailed) return 'login';
+  if (code === 'AUTHENTICATIONFAILED' || code === 'AUTHORIZATIONFAILED' || code === 'EXPIRED') return 'login';
   const errCode = typeof e?.code === 'string' ? e.code : '';
   if (/^ERR_TLS|^ERR_SSL|CERT|^DEPTH_ZERO|^UNABLE_TO|^SELF_SIGNED|HOSTNAME/i.test(errCode) || /certificate|tls|ssl/i.test(text)) return 'tls';
   if (/^E(CONNREFUSED|CONNRESET|TIMEDOUT|HOSTUNREACH|NETUNREACH|PIPE|ADDRNOTAVAIL|NOTFOUND|AI_AGAIN)$|^NoConnection$|^EConnectionClosed$|^ETIMEOUT|CONNECT_TIMEOUT|GREETING_TIMEOUT|^ClosedAfterConnect/.test(errCode)) return 'connect';

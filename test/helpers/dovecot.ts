@@ -30,8 +30,10 @@ export interface Dovecot {
   dir: string;
   /** Creates a user (Maildir with INBOX, Sent, Archive, Junk, Trash, Drafts). */
   addUser(user: string, password: string): void;
-  /** Changes a password at once (Dovecot re-reads the password file when it changes). */
-  setPassword(user: string, password: string): void;
+  /** Changes a password; resolves once Dovecot uses the new one (it re-reads the file when it changes). */
+  setPassword(user: string, password: string): Promise<void>;
+  /** Ends the user's open sessions (as a provider does when a password is revoked). */
+  kick(user: string): void;
   /** The Maildir folder on disk ('INBOX', 'Sent', 'Archive/2020', …). */
   folderDir(user: string, folder: string): string;
   /** Writes messages as Maildir files; returns their file paths. */
@@ -80,7 +82,7 @@ let uniqueCounter = 0;
  * Starts Dovecot. As root the mail processes run as `nobody` (Dovecot refuses uid 0 for mail), as
  * any other user everything runs as that user.
  */
-export async function startDovecot(): Promise<Dovecot> {
+export async function startDovecot(opts: { maxUserIpConnections?: number } = {}): Promise<Dovecot> {
   if (!DOVECOT) throw new Error(dovecotMissing as string);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-dovecot-'));
   fs.chmodSync(dir, 0o755);
@@ -117,7 +119,7 @@ mail_uid = ${mailUid}
 mail_gid = ${mailGid}
 first_valid_uid = 1
 first_valid_gid = 0
-mail_max_userip_connections = 100
+mail_max_userip_connections = ${opts.maxUserIpConnections ?? 100}
 login_trusted_networks = 127.0.0.1/8
 passdb {
   driver = passwd-file
@@ -223,9 +225,18 @@ namespace inbox {
       writeUsers();
       for (const f of ['INBOX', 'Sent', 'Archive', 'Junk', 'Trash', 'Drafts']) ensureFolder(user, f);
     },
-    setPassword(user, password) {
+    async setPassword(user, password) {
       passwords.set(user, password);
       writeUsers();
+      // Dovecot looks at the file's time at most once a second.
+      await new Promise((r) => setTimeout(r, 1200));
+    },
+    kick(user) {
+      try {
+        execFileSync('doveadm', ['-c', configFile, 'kick', user], { stdio: 'ignore' });
+      } catch {
+        /* no session to end */
+      }
     },
     folderDir,
     deliver(user, folder, messages) {

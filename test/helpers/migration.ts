@@ -93,3 +93,59 @@ export async function expectState(s: TestServer, token: string, id: string, stat
   assert.equal(r.body.state, state, JSON.stringify({ attention: r.body.attention, logs: problems }));
   return r.body;
 }
+
+export interface BulkOptions {
+  threads: number;
+  /** Messages per thread (alternating customer and team), at least 1. */
+  perThread: number;
+  now: Date;
+  /** Every n-th thread's first message carries an attachment of this many bytes (0: none). */
+  attachmentEvery?: number;
+  attachmentBytes?: number;
+  customers?: number;
+}
+
+/**
+ * A generated history written straight into the Maildir: threads in both directions (customer in
+ * INBOX, team replies in Sent), spread over time, some with attachments. Returns the number of
+ * messages. Built by the MIME composer once per shape and then varied by header text, so that a
+ * large mailbox is cheap to make.
+ */
+export async function fillBulkMailbox(d: Dovecot, user: string, opts: BulkOptions): Promise<{ messages: number; threads: number }> {
+  const attachment = opts.attachmentBytes ? Buffer.alloc(opts.attachmentBytes, 0x41) : undefined;
+  const customers = opts.customers ?? Math.max(1, Math.floor(opts.threads / 3));
+  const inbox: { raw: Buffer; flags: string; receivedAt: Date }[] = [];
+  const sent: { raw: Buffer; flags: string; receivedAt: Date }[] = [];
+  let messages = 0;
+  const flush = () => {
+    if (inbox.length) d.deliver(user, 'INBOX', inbox.splice(0));
+    if (sent.length) d.deliver(user, 'Sent', sent.splice(0));
+  };
+  for (let t = 0; t < opts.threads; t++) {
+    const customer = `customer${t % customers}@bulk.test`;
+    const start = new Date(opts.now.getTime() - (opts.threads - t) * 3_600_000);
+    const ids: string[] = [];
+    for (let i = 0; i < opts.perThread; i++) {
+      const fromTeam = i % 2 === 1;
+      const id = `t${t}-m${i}@${fromTeam ? 'acme' : 'bulk'}.test`;
+      const date = new Date(start.getTime() + i * 60_000);
+      const raw = await buildMail({
+        from: fromTeam ? `Acme Support <${user}>` : `Customer ${t % customers} <${customer}>`,
+        to: fromTeam ? customer : user,
+        subject: i === 0 ? `Question ${t}` : `Re: Question ${t}`,
+        messageId: id,
+        inReplyTo: ids[ids.length - 1],
+        references: ids.length ? [...ids] : undefined,
+        date,
+        text: `Message ${i} of thread ${t}.\n\n${'Some text of a support conversation. '.repeat(20)}`,
+        attachments: attachment && i === 0 && opts.attachmentEvery && t % opts.attachmentEvery === 0 ? [{ filename: `file-${t}.bin`, content: attachment, contentType: 'application/pdf' }] : undefined,
+      });
+      ids.push(id);
+      (fromTeam ? sent : inbox).push({ raw, flags: 'S', receivedAt: date });
+      messages++;
+    }
+    if (inbox.length + sent.length >= 500) flush();
+  }
+  flush();
+  return { messages, threads: opts.threads };
+}
