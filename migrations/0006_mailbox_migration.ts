@@ -7,6 +7,9 @@ import { notNull } from '../src/db/dialect.js';
 // imported); the items refer to them by id without foreign keys, so that deleting a conversation
 // elsewhere (retention, contact deletion) never touches the migration's record.
 export async function up(db: Kysely<any>): Promise<void> {
+  // Imported messages keep their original created_at; retention counts from the import.
+  await db.schema.alterTable('messages').addColumn('imported_at', 'text').execute();
+
   await db.schema
     .createTable('mailbox_migrations')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -137,4 +140,5 @@ export async function down(db: Kysely<any>): Promise<void> {
   for (const t of ['mailbox_migration_log', 'mailbox_migration_contacts', 'mailbox_migration_threads', 'mailbox_migration_items', 'mailbox_migration_folders', 'mailbox_migrations']) {
     await db.schema.dropTable(t).execute();
   }
+  await db.schema.alterTable('messages').dropColumn('imported_at').execute();
 }

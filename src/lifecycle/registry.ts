@@ -3,6 +3,7 @@
 // the retention job and the workspace deletion job run them in small batches, so that no run holds
 // a long write lock and a restart simply continues.
 import type { Ctx } from '../context.js';
+import { importedMailRule, migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
 
 export interface RetentionRule {
   /** Shown in the retention log line as the count's name, e.g. "webhook_deliveries". */
@@ -21,7 +22,7 @@ export interface WorkspaceDataStep {
 }
 
 /** Run in this order every hour (and at start). */
-export const retentionRules: RetentionRule[] = [];
+export const retentionRules: RetentionRule[] = [importedMailRule, migrationAuditRule];
 
 /** Run in this order when a workspace is deleted: dependent data before what it depends on. */
-export const workspaceDataSteps: WorkspaceDataStep[] = [];
+export const workspaceDataSteps: WorkspaceDataStep[] = [migrationWorkspaceStep];

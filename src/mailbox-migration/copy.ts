@@ -320,6 +320,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         attachmentsOmitted: f.omitted,
         raw: f.rawStored,
         createdAt: sentAt,
+        importedAt: now,
       });
       conversation = inserted.conversation;
       await registerMailId(tx, { workspaceId: m.workspace_id, inboxId, rfcId, conversationId: conversation.id, messageId: inserted.message.id });
@@ -387,7 +388,7 @@ async function settleImportedConversation(tx: { db: Transaction<Database>; clock
     .select(['direction', 'created_at'])
     .where('conversation_id', '=', conversation.id)
     .where('kind', '=', 'message')
-    .where('details', 'like', '%"imported":%')
+    .where('imported_at', 'is not', null)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .executeTakeFirst();
@@ -434,6 +435,7 @@ async function settleImportedConversation(tx: { db: Transaction<Database>; clock
       raw_size: null,
       raw_sha256: null,
       created_at: iso(at),
+      imported_at: iso(now),
     })
     .execute();
   await trx.updateTable('conversations').set({ status, updated_at: iso(now) }).where('id', '=', conversation.id).execute();

@@ -108,6 +108,14 @@ export class MigrationWorker {
     const { ctx } = this;
     const m = await ctx.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', migrationId).where('deleted_at', 'is', null).executeTakeFirst();
     if (!m) return undefined;
+    const workspace = await ctx.db.selectFrom('workspaces').select('deleted_at').where('id', '=', m.workspace_id).executeTakeFirst();
+    if (!workspace || workspace.deleted_at) {
+      // A deleted workspace: no more work, and its password goes at once.
+      await this.closeConnection(m.id);
+      await ctx.db.updateTable('mailbox_migrations').set({ password_sealed: null }).where('id', '=', m.id).execute();
+      await ctx.db.deleteFrom('jobs').where('unique_key', '=', workerKey(m.id)).execute();
+      return undefined;
+    }
     try {
       switch (m.state) {
         case 'scanning':

@@ -102,6 +102,11 @@ export interface MessagesTable {
   raw_size: number | null;
   raw_sha256: string | null;
   created_at: string;
+  /**
+   * When a mailbox migration copied the message (null for everything else). created_at keeps the
+   * original time; retention of imported mail counts from this one (added by 0006).
+   */
+  imported_at: string | null;
 }
 
 /**
