@@ -25,8 +25,8 @@ import { teamAddressesOf, type TeamAddresses } from './team.js';
 
 /** Per batch: at most this many threads, messages and bytes of source. */
 export const BATCH_THREADS = 100;
-export const BATCH_MESSAGES = 400;
-export const BATCH_BYTES = 24 * 1024 * 1024;
+export const BATCH_MESSAGES = 200;
+export const BATCH_BYTES = 8 * 1024 * 1024;
 
 /** Attachment types this server does not keep from imported mail (they stay in the original). */
 const UNKEPT_TYPES = new Set([
@@ -78,7 +78,8 @@ function uidValidityOf(sourceKey: string): string | null {
   return m ? m[1] : null;
 }
 
-async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+/** Runs work over items with at most `limit` at a time, keeping their order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {

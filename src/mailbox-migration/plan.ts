@@ -25,11 +25,12 @@ export interface PlanItem {
   folder: string;
   uid: number | null;
   rfc_id: string | null;
-  refs: string[];
+  refs: readonly string[];
   sent_at: string;
   size: number;
   from_address: string | null;
-  recipients: string[];
+  /** JSON array of To and Cc addresses (read only for threads the team began). */
+  recipients: string | null;
   automatic: boolean;
   status: MigrationItemStatus;
 }
@@ -59,8 +60,9 @@ export interface PlannedThread {
   customer_address: string | null;
   status: 'planned' | 'skipped' | 'copied';
   skip_reason: SkipReason | null;
-  /** Planned, skipped or duplicate items that belong here (for labels and counts). */
-  sourceKeys: string[];
+  /** Index (in the input) of the thread's first message, and of the customer's first message. */
+  first: number;
+  customer: number | null;
 }
 
 class UnionFind {
@@ -89,9 +91,9 @@ class UnionFind {
   }
 }
 
-/** The node a message is known by: its Message-ID, or its source identity when it has none. */
+/** The node a message is known by: its Message-ID, or (marked apart) its source identity when it has none. */
 function nodeOf(item: Pick<PlanItem, 'rfc_id' | 'source_key'>): string {
-  return item.rfc_id ? `id:${item.rfc_id}` : `src:${item.source_key}`;
+  return item.rfc_id ?? `\u0000${item.source_key}`;
 }
 
 export function threadKeyOf(root: string): string {
@@ -114,16 +116,17 @@ export function planItems(items: readonly PlanItem[], opts: PlanOptions): { item
   for (const item of items) {
     const node = nodeOf(item);
     uf.find(node);
-    for (const ref of item.refs) uf.union(node, `id:${ref}`);
+    for (const ref of item.refs) uf.union(node, ref);
   }
   // The smallest node of each set names the thread, so the key does not depend on the order of unions.
   const smallest = new Map<string, string>();
   for (const item of items) {
-    for (const node of [nodeOf(item), ...item.refs.map((r) => `id:${r}`)]) {
-      const root = uf.find(node);
-      const cur = smallest.get(root);
-      if (cur === undefined || node < cur) smallest.set(root, node);
-    }
+    const node = nodeOf(item);
+    const root = uf.find(node);
+    let best = smallest.get(root);
+    if (best === undefined || node < best) best = node;
+    for (const ref of item.refs) if (ref < best) best = ref;
+    smallest.set(root, best);
   }
   const keyOf = (item: PlanItem) => threadKeyOf(smallest.get(uf.find(nodeOf(item)))!);
 
@@ -138,79 +141,75 @@ export function planItems(items: readonly PlanItem[], opts: PlanOptions): { item
   }
 
   const planned: PlannedItem[] = [];
-  const byThread = new Map<string, { items: PlanItem[]; all: string[] }>();
-  for (const item of items) {
+  const byThread = new Map<string, number[]>();
+  items.forEach((item, index) => {
     const key = keyOf(item);
     const team = !!item.from_address && opts.teamAddresses.has(item.from_address);
-    let entry = byThread.get(key);
-    if (!entry) byThread.set(key, (entry = { items: [], all: [] }));
-    entry.all.push(item.source_key);
+    let members = byThread.get(key);
+    if (!members) byThread.set(key, (members = []));
     if (item.status === 'copied') {
       planned.push({ source_key: item.source_key, status: 'copied', skip_reason: null, thread_key: key, team });
-      entry.items.push(item);
-      continue;
+      members.push(index);
+      return;
     }
     if (item.rfc_id && primary.get(item.rfc_id) !== item) {
       planned.push({ source_key: item.source_key, status: 'duplicate', skip_reason: 'duplicate', thread_key: key, team });
-      continue;
+      return;
     }
     let reason: SkipReason | null = null;
     if (item.size > opts.maxMessageBytes) reason = 'too_large';
     else if (!inRange(item.sent_at, opts.dateFrom, opts.dateTo)) reason = 'outside_date_range';
     planned.push({ source_key: item.source_key, status: reason ? 'skipped' : 'planned', skip_reason: reason, thread_key: key, team });
-    if (!reason) entry.items.push(item);
-  }
+    if (!reason) members.push(index);
+  });
 
-  const plannedByKey = new Map(planned.map((p) => [p.source_key, p]));
   const threads: PlannedThread[] = [];
-  for (const [key, entry] of byThread) {
-    const members = entry.items;
-    const copied = members.filter((i) => i.status === 'copied');
-    const candidates = members.filter((i) => i.status !== 'copied');
-    if (members.length === 0) {
-      threads.push({ thread_key: key, newest_at: '', messages: 0, customer_address: null, status: 'skipped', skip_reason: null, sourceKeys: entry.all });
-      continue;
-    }
-    const isTeam = (i: PlanItem) => plannedByKey.get(i.source_key)!.team;
-    const sorted = [...members].sort((a, b) => (a.sent_at < b.sent_at ? -1 : a.sent_at > b.sent_at ? 1 : 0));
+  for (const [key, members] of byThread) {
+    if (members.length === 0) continue;
+    const sorted = [...members].sort((a, b) => (items[a].sent_at < items[b].sent_at ? -1 : items[a].sent_at > items[b].sent_at ? 1 : 0));
+    const isTeam = (i: number) => planned[i].team;
     let customer: string | null = null;
+    let customerIndex: number | null = null;
     for (const i of sorted) {
-      if (!isTeam(i) && i.from_address) {
-        customer = i.from_address;
+      if (!isTeam(i) && items[i].from_address) {
+        customer = items[i].from_address;
+        customerIndex = i;
         break;
       }
     }
     if (!customer) {
       for (const i of sorted) {
-        const r = i.recipients.find((a) => !opts.teamAddresses.has(a));
+        const recipients = items[i].recipients ? (JSON.parse(items[i].recipients!) as string[]) : [];
+        const r = recipients.find((a) => !opts.teamAddresses.has(a));
         if (r) {
           customer = r;
           break;
         }
       }
     }
+    const copied = members.some((i) => items[i].status === 'copied');
+    const candidates = members.filter((i) => items[i].status !== 'copied');
     let reason: SkipReason | null = null;
-    if (copied.length === 0) {
+    if (!copied) {
       // Every message written by the team: not a conversation with a customer.
       if (members.every(isTeam)) reason = 'team_only';
-      else if (opts.skipAutomatic && members.every((i) => i.automatic)) reason = 'automatic_only';
+      else if (opts.skipAutomatic && members.every((i) => items[i].automatic)) reason = 'automatic_only';
     }
-    const newest = sorted[sorted.length - 1].sent_at;
     if (reason) {
       for (const i of candidates) {
-        const p = plannedByKey.get(i.source_key)!;
-        p.status = 'skipped';
-        p.skip_reason = reason;
+        planned[i].status = 'skipped';
+        planned[i].skip_reason = reason;
       }
     }
     threads.push({
       thread_key: key,
-      newest_at: newest,
+      newest_at: items[sorted[sorted.length - 1]].sent_at,
       messages: members.length,
       customer_address: customer,
       status: reason ? 'skipped' : candidates.length === 0 ? 'copied' : 'planned',
       skip_reason: reason,
-      sourceKeys: entry.all,
+      first: sorted[0],
+      customer: customerIndex,
     });
   }
   return { items: planned, threads };

@@ -6,10 +6,11 @@ import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
 import type { MailboxMigrationItemsTable } from '../db/schema.js';
 import { normalizeAddress } from '../contacts/service.js';
-import { parseHeaderBlock } from '../mail/parse.js';
+import { parseHeaderBlock, type InboundMail } from '../mail/parse.js';
 import { iso } from '../platform/clock.js';
 import type { ImapFolder, ReadOnlyMailbox } from './imap.js';
 import { formatMigration } from './format.js';
+import { mapLimit } from './copy.js';
 import { estimateSeconds, labelOfFolder, NEVER_READ_SPECIAL_USE, planItems, SKIP_REASONS, type PlanItem } from './plan.js';
 import { findPreset } from './presets.js';
 import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from './store.js';
@@ -80,9 +81,14 @@ function cleanAddress(raw: string | null | undefined): string | null {
   }
 }
 
+export type HeaderParser = (headers: Buffer) => Promise<InboundMail>;
+
 /** What the scan stores of one message, from its header block. */
-export async function itemFromHeaders(input: { migrationId: string; sourceKey: string; folder: string; uid: number | null; headers: Buffer; size: number; internalDate: Date | null; flags: string[] }): Promise<MailboxMigrationItemsTable> {
-  const mail = await parseHeaderBlock(input.headers);
+export async function itemFromHeaders(
+  input: { migrationId: string; sourceKey: string; folder: string; uid: number | null; headers: Buffer; size: number; internalDate: Date | null; flags: string[] },
+  parse: HeaderParser = parseHeaderBlock,
+): Promise<MailboxMigrationItemsTable> {
+  const mail = await parse(input.headers);
   // The Date header, unless missing or absurd (then the server's receipt time).
   const received = input.internalDate && !Number.isNaN(input.internalDate.getTime()) ? input.internalDate : null;
   let sent = mail.date;
@@ -130,7 +136,7 @@ export async function insertItems(ctx: Pick<Ctx, 'db'>, rows: MailboxMigrationIt
  * One step of the scan: reads headers until the time budget is used. Returns 'more' while folders
  * are left, 'done' once every folder is read (the caller then plans).
  */
-export async function scanStep(ctx: Ctx, m: MigrationRow, mailbox: ReadOnlyMailbox, budgetMs: number): Promise<'more' | 'done'> {
+export async function scanStep(ctx: Ctx, m: MigrationRow, mailbox: ReadOnlyMailbox, budgetMs: number, parse: HeaderParser = parseHeaderBlock): Promise<'more' | 'done'> {
   const started = performance.now();
   const { chosen } = chooseFolders(m, await mailbox.folders());
   const rows = await ctx.db.selectFrom('mailbox_migration_folders').selectAll().where('migration_id', '=', m.id).execute();
@@ -181,22 +187,14 @@ export async function scanStep(ctx: Ctx, m: MigrationRow, mailbox: ReadOnlyMailb
     let from = Number(row.scanned_uid) + 1;
     while (from <= last) {
       const to = Math.min(last, from + SCAN_CHUNK - 1);
-      const items: MailboxMigrationItemsTable[] = [];
-      for await (const h of mailbox.headers(`${from}:${to}`, SCAN_HEADER_FIELDS)) {
-        if (h.uid < from || h.uid > to) continue;
-        items.push(
-          await itemFromHeaders({
-            migrationId: m.id,
-            sourceKey: sourceKey(folder.path, box.uidValidity, h.uid),
-            folder: folder.path,
-            uid: h.uid,
-            headers: h.headers,
-            size: h.size,
-            internalDate: h.internalDate,
-            flags: h.flags,
-          }),
-        );
-      }
+      const fetched = [];
+      for await (const h of mailbox.headers(`${from}:${to}`, SCAN_HEADER_FIELDS)) if (h.uid >= from && h.uid <= to) fetched.push(h);
+      const items = await mapLimit(fetched, 8, (h) =>
+        itemFromHeaders(
+          { migrationId: m.id, sourceKey: sourceKey(folder.path, box.uidValidity, h.uid), folder: folder.path, uid: h.uid, headers: h.headers, size: h.size, internalDate: h.internalDate, flags: h.flags },
+          parse,
+        ),
+      );
       await ctx.db.transaction().execute(async (trx) => {
         await insertItems({ db: trx }, items);
         await trx.updateTable('mailbox_migration_folders').set({ scanned_uid: to, scan_done: to >= last ? 1 : 0 }).where('migration_id', '=', m.id).where('path', '=', folder.path).execute();
@@ -251,24 +249,38 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
   } else {
     await ctx.db.deleteFrom('mailbox_migration_items').where('migration_id', '=', m.id).where('status', '!=', 'copied').execute();
   }
-  const rows = await ctx.db
-    .selectFrom('mailbox_migration_items')
-    .select(['source_key', 'folder', 'uid', 'rfc_id', 'refs', 'sent_at', 'size', 'from_address', 'from_name', 'subject', 'recipients', 'automatic', 'status'])
-    .where('migration_id', '=', m.id)
-    .execute();
-  const items: PlanItem[] = rows.map((r) => ({
-    source_key: r.source_key,
-    folder: r.folder,
-    uid: r.uid === null ? null : Number(r.uid),
-    rfc_id: r.rfc_id,
-    refs: r.refs ? (JSON.parse(r.refs) as string[]) : [],
-    sent_at: r.sent_at,
-    size: Number(r.size),
-    from_address: r.from_address,
-    recipients: r.recipients ? (JSON.parse(r.recipients) as string[]) : [],
-    automatic: r.automatic === 1,
-    status: r.status,
-  }));
+  // One compact record per message: the plan of a mailbox of 100,000 messages stays small.
+  const folderNames = new Map<string, string>();
+  const NO_REFS: readonly string[] = [];
+  const items: PlanItem[] = [];
+  let after: string | undefined;
+  for (;;) {
+    let q = ctx.db
+      .selectFrom('mailbox_migration_items')
+      .select(['source_key', 'folder', 'uid', 'rfc_id', 'refs', 'sent_at', 'size', 'from_address', 'recipients', 'automatic', 'status'])
+      .where('migration_id', '=', m.id);
+    if (after !== undefined) q = q.where('source_key', '>', after);
+    const page = await q.orderBy('source_key').limit(5000).execute();
+    for (const r of page) {
+      let folder = folderNames.get(r.folder);
+      if (folder === undefined) folderNames.set(r.folder, (folder = r.folder));
+      items.push({
+        source_key: r.source_key,
+        folder,
+        uid: r.uid === null ? null : Number(r.uid),
+        rfc_id: r.rfc_id,
+        refs: r.refs ? (JSON.parse(r.refs) as string[]) : NO_REFS,
+        sent_at: r.sent_at,
+        size: Number(r.size),
+        from_address: r.from_address,
+        recipients: r.recipients,
+        automatic: r.automatic === 1,
+        status: r.status,
+      });
+    }
+    if (page.length < 5000) break;
+    after = page[page.length - 1].source_key;
+  }
   const team = await teamAddressesOf(ctx, m);
   const dateTo = m.date_to ? iso(new Date(new Date(m.date_to).getTime() + 86_400_000)) : null;
   const plan = planItems(items, {
@@ -282,7 +294,6 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
 
   const existingThreads = await ctx.db.selectFrom('mailbox_migration_threads').select(['thread_key', 'conversation_id']).where('migration_id', '=', m.id).execute();
   const conversationOf = new Map(existingThreads.map((t) => [t.thread_key, t.conversation_id]));
-  const itemByKey = new Map(rows.map((r) => [r.source_key, r]));
 
   // Summary: every message of the chosen folders counts in the total.
   const labelsByFolder = new Map<string, string | null>();
@@ -299,13 +310,13 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
   const labels = new Set<string>();
   const plannedThreads = new Set(plan.threads.filter((t) => t.status === 'planned').map((t) => t.thread_key));
   const senders = new Set<string>();
-  for (const p of plan.items) {
-    const item = itemByKey.get(p.source_key)!;
+  plan.items.forEach((p, index) => {
+    const item = items[index];
     const fs = perFolder.get(item.folder);
     if (fs) fs.messages++;
     if (p.status === 'planned') {
       toCopy++;
-      bytes += Number(item.size);
+      bytes += item.size;
       if (fs) fs.to_copy++;
       const label = labelsByFolder.get(item.folder);
       if (label) labels.add(label);
@@ -319,7 +330,7 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
       skipped[p.skip_reason ?? 'other'] = (skipped[p.skip_reason ?? 'other'] ?? 0) + 1;
       if (fs) fs.skipped++;
     }
-  }
+  });
   for (const t of plan.threads) if (t.status === 'planned' && t.customer_address) senders.add(t.customer_address);
   let existingContacts = 0;
   const addresses = [...senders];
@@ -349,6 +360,19 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
     planned_at: iso(ctx.clock.now()),
   };
 
+  // Subjects and customer names of the threads, read for their first messages only.
+  const wanted = new Set<string>();
+  for (const t of plan.threads) {
+    wanted.add(items[t.first].source_key);
+    if (t.customer !== null) wanted.add(items[t.customer].source_key);
+  }
+  const names = new Map<string, { subject: string | null; from_name: string | null }>();
+  const keys = [...wanted];
+  for (let i = 0; i < keys.length; i += 500) {
+    const rows = await ctx.db.selectFrom('mailbox_migration_items').select(['source_key', 'subject', 'from_name']).where('migration_id', '=', m.id).where('source_key', 'in', keys.slice(i, i + 500)).execute();
+    for (const r of rows) names.set(r.source_key, { subject: r.subject, from_name: r.from_name });
+  }
+
   return ctx.db.transaction().execute(async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
     const current = await lockMigration(trx, m.id);
@@ -363,24 +387,18 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
         where i.migration_id = ${m.id} and i.source_key = v.column1`.execute(trx);
     }
     await trx.deleteFrom('mailbox_migration_threads').where('migration_id', '=', m.id).execute();
-    const threadRows = plan.threads
-      .filter((t) => t.messages > 0)
-      .map((t) => {
-        const members = t.sourceKeys.map((k) => itemByKey.get(k)!).sort((a, b) => (a.sent_at < b.sent_at ? -1 : a.sent_at > b.sent_at ? 1 : 0));
-        const customer = members.find((i) => i.from_address === t.customer_address);
-        return {
-          migration_id: m.id,
-          thread_key: t.thread_key,
-          newest_at: t.newest_at,
-          messages: t.messages,
-          customer_address: t.customer_address,
-          customer_name: customer?.from_name ?? null,
-          subject: members.find((i) => i.subject)?.subject ?? null,
-          status: t.status,
-          skip_reason: t.skip_reason,
-          conversation_id: conversationOf.get(t.thread_key) ?? null,
-        };
-      });
+    const threadRows = plan.threads.map((t) => ({
+      migration_id: m.id,
+      thread_key: t.thread_key,
+      newest_at: t.newest_at,
+      messages: t.messages,
+      customer_address: t.customer_address,
+      customer_name: t.customer !== null ? (names.get(items[t.customer].source_key)?.from_name ?? null) : null,
+      subject: names.get(items[t.first].source_key)?.subject ?? null,
+      status: t.status,
+      skip_reason: t.skip_reason,
+      conversation_id: conversationOf.get(t.thread_key) ?? null,
+    }));
     for (let i = 0; i < threadRows.length; i += 300) await trx.insertInto('mailbox_migration_threads').values(threadRows.slice(i, i + 300)).execute();
     const next = current.copy_started_at ? 'paused' : 'ready';
     const saved = await saveMigration(tx, current, { state: next, scanned_version: current.plan_version, summary: JSON.stringify(summary) });

@@ -20,6 +20,13 @@ import { WORKING_STATES } from './states.js';
 import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from './store.js';
 
 export const MIGRATION_JOB = 'migration.work';
+const HEADER_END = Buffer.from('\r\n\r\n');
+/**
+ * The parser thread's heap: a small young generation keeps the garbage of parsing from piling up
+ * (the server's memory stays flat however large the mailbox); the old generation leaves room for a
+ * message of SVC_MIGRATION_MAX_MESSAGE_BYTES.
+ */
+const PARSE_WORKER_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 384 };
 /** Connection failures in a row before the migration asks for attention. */
 export const MAX_CONNECT_FAILURES = 5;
 export const PROVIDER_LIMIT_PAUSE_MS = 15 * MINUTE;
@@ -80,7 +87,7 @@ export class MigrationWorker {
   }
 
   private parse(raw: Buffer) {
-    this.parsePool ??= new ParsePool(this.ctx.log);
+    this.parsePool ??= new ParsePool(this.ctx.log, { resourceLimits: PARSE_WORKER_LIMITS });
     return this.parsePool.parse(raw);
   }
 
@@ -137,7 +144,7 @@ export class MigrationWorker {
 
   private async scan(m: MigrationRow): Promise<Date | undefined> {
     const mailbox = await this.withReconnect(m, async (mb) => {
-      const step = await scanStep(this.ctx, m, mb, this.limits.budgetMs);
+      const step = await scanStep(this.ctx, m, mb, this.limits.budgetMs, (headers) => this.parse(Buffer.concat([headers, HEADER_END])));
       return step === 'done' ? mb : undefined;
     });
     if (mailbox) {

@@ -105,15 +105,41 @@ export interface BulkOptions {
   customers?: number;
 }
 
+/** Date header text of RFC 5322 (as the composer writes it). */
+function dateHeader(d: Date): string {
+  return d.toUTCString().replace(/GMT$/, '+0000');
+}
+
 /**
  * A generated history written straight into the Maildir: threads in both directions (customer in
- * INBOX, team replies in Sent), spread over time, some with attachments. Returns the number of
- * messages. Built by the MIME composer once per shape and then varied by header text, so that a
- * large mailbox is cheap to make.
+ * INBOX, team replies in Sent), spread over time, some with attachments. Each message shape is
+ * built once by the MIME composer with placeholder header values, which are then replaced per
+ * message (plain ASCII header text), so that a mailbox of 100,000 messages is made in seconds.
  */
 export async function fillBulkMailbox(d: Dovecot, user: string, opts: BulkOptions): Promise<{ messages: number; threads: number }> {
   const attachment = opts.attachmentBytes ? Buffer.alloc(opts.attachmentBytes, 0x41) : undefined;
   const customers = opts.customers ?? Math.max(1, Math.floor(opts.threads / 3));
+  const templates = new Map<string, string>();
+  const template = async (fromTeam: boolean, reply: boolean, withFile: boolean) => {
+    const key = `${fromTeam}${reply}${withFile}`;
+    let t = templates.get(key);
+    if (!t) {
+      const raw = await buildMail({
+        from: `Sender <tokfrom@tok.test>`,
+        to: 'tokto@tok.test',
+        subject: 'TOKSUBJECT',
+        messageId: 'tokmsgid@tok.test',
+        inReplyTo: reply ? 'tokreply@tok.test' : undefined,
+        references: reply ? ['tokreply@tok.test'] : undefined,
+        date: new Date(0),
+        text: `A message of a support conversation.\n\n${'Some text of a support conversation. '.repeat(20)}`,
+        attachments: withFile && attachment ? [{ filename: 'file.pdf', content: attachment, contentType: 'application/pdf' }] : undefined,
+      });
+      t = raw.toString('latin1');
+      templates.set(key, t);
+    }
+    return t;
+  };
   const inbox: { raw: Buffer; flags: string; receivedAt: Date }[] = [];
   const sent: { raw: Buffer; flags: string; receivedAt: Date }[] = [];
   let messages = 0;
@@ -123,28 +149,26 @@ export async function fillBulkMailbox(d: Dovecot, user: string, opts: BulkOption
   };
   for (let t = 0; t < opts.threads; t++) {
     const customer = `customer${t % customers}@bulk.test`;
-    const start = new Date(opts.now.getTime() - (opts.threads - t) * 3_600_000);
-    const ids: string[] = [];
+    const start = new Date(opts.now.getTime() - (opts.threads - t) * 60_000);
+    let previous: string | undefined;
     for (let i = 0; i < opts.perThread; i++) {
       const fromTeam = i % 2 === 1;
       const id = `t${t}-m${i}@${fromTeam ? 'acme' : 'bulk'}.test`;
-      const date = new Date(start.getTime() + i * 60_000);
-      const raw = await buildMail({
-        from: fromTeam ? `Acme Support <${user}>` : `Customer ${t % customers} <${customer}>`,
-        to: fromTeam ? customer : user,
-        subject: i === 0 ? `Question ${t}` : `Re: Question ${t}`,
-        messageId: id,
-        inReplyTo: ids[ids.length - 1],
-        references: ids.length ? [...ids] : undefined,
-        date,
-        text: `Message ${i} of thread ${t}.\n\n${'Some text of a support conversation. '.repeat(20)}`,
-        attachments: attachment && i === 0 && opts.attachmentEvery && t % opts.attachmentEvery === 0 ? [{ filename: `file-${t}.bin`, content: attachment, contentType: 'application/pdf' }] : undefined,
-      });
-      ids.push(id);
-      (fromTeam ? sent : inbox).push({ raw, flags: 'S', receivedAt: date });
+      const date = new Date(start.getTime() + i * 1000);
+      const withFile = !!attachment && i === 0 && !!opts.attachmentEvery && t % opts.attachmentEvery === 0;
+      const raw = (await template(fromTeam, !!previous, withFile))
+        .replace('tokfrom@tok.test', fromTeam ? user : customer)
+        .replace('Sender <', fromTeam ? 'Acme Support <' : `Customer ${t % customers} <`)
+        .replace('tokto@tok.test', fromTeam ? customer : user)
+        .replace('TOKSUBJECT', i === 0 ? `Question ${t}` : `Re: Question ${t}`)
+        .replace('tokmsgid@tok.test', id)
+        .replace(/tokreply@tok\.test/g, previous ?? '')
+        .replace(/^Date: .*$/m, `Date: ${dateHeader(date)}`);
+      previous = id;
+      (fromTeam ? sent : inbox).push({ raw: Buffer.from(raw, 'latin1'), flags: 'S', receivedAt: date });
       messages++;
     }
-    if (inbox.length + sent.length >= 500) flush();
+    if (inbox.length + sent.length >= 1000) flush();
   }
   flush();
   return { messages, threads: opts.threads };
