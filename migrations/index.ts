@@ -5,6 +5,7 @@ import * as m0002 from './0002_conversations.js';
 import * as m0003 from './0003_webhooks.js';
 import * as m0004 from './0004_lifecycle.js';
 import * as m0005 from './0005_broadcasts.js';
+import * as m0006 from './0006_mailbox_migration.js';
 import * as m0007 from './0007_widget.js';
 import * as m0009 from './0009_mailer_tenants.js';
 
@@ -14,6 +15,7 @@ export const migrations: Record<string, Migration> = {
   '0003_webhooks': m0003,
   '0004_lifecycle': m0004,
   '0005_broadcasts': m0005,
+  '0006_mailbox_migration': m0006,
   '0007_widget': m0007,
   '0009_mailer_tenants': m0009,
 };

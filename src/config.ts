@@ -151,6 +151,7 @@ const schema = z.object({
   SVC_MIGRATION_SYNC_MAX_DAYS: positiveInt(30),
   SVC_MIGRATION_AUDIT_DAYS: positiveInt(365),
   SVC_MIGRATION_QUIET_HOURS: positiveInt(24),
+  SVC_MIGRATION_ALLOW_PRIVATE: flag,
 });
 
 type Parsed = z.output<typeof schema>;
@@ -246,6 +247,8 @@ function shapeConfig(p: Parsed) {
       syncMaxDays: p.SVC_MIGRATION_SYNC_MAX_DAYS,
       auditDays: p.SVC_MIGRATION_AUDIT_DAYS,
       quietHours: p.SVC_MIGRATION_QUIET_HOURS,
+      /** Lets migrations read IMAP servers on private or loopback addresses (a LAN mail server, tests). */
+      allowPrivate: p.SVC_MIGRATION_ALLOW_PRIVATE,
     },
   };
 }

@@ -1,5 +1,5 @@
 // buildServices: the one place that builds everything the program shares. No module-level singletons.
-import { lookup as dnsLookup } from 'node:dns/promises';
+import { lookup as dnsLookup, resolveMx as dnsResolveMx } from 'node:dns/promises';
 import { EventEmitter } from 'node:events';
 import type { Config } from './config.js';
 import { TransactionBatcher } from './db/batch.js';
@@ -29,11 +29,14 @@ export interface Ctx {
   hub: EventEmitter;
   /** Group commit for frequent small write transactions (inbound mail). */
   writes: TransactionBatcher;
-  /** Name resolution for outbound connections (webhooks); tests swap in their own answers. */
+  /** Name resolution for outbound connections (webhooks, IMAP); tests swap in their own answers. */
   lookup: HostLookup;
+  /** MX records of a domain (finding a mailbox's provider); tests swap in their own answers. */
+  resolveMx: MxLookup;
 }
 
 export type HostLookup = (hostname: string) => Promise<{ address: string; family: number }[]>;
+export type MxLookup = (domain: string) => Promise<{ exchange: string; priority: number }[]>;
 
 /** Every address the system resolver gives for a name, in its order. */
 export const systemLookup: HostLookup = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
@@ -50,6 +53,7 @@ export interface BuildOptions {
   createMasterKey?: boolean;
   jobPollMs?: number;
   lookup?: HostLookup;
+  resolveMx?: MxLookup;
 }
 
 export function buildServices(config: Config, opts: BuildOptions = {}): App {
@@ -75,6 +79,7 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
     hub,
     writes: new TransactionBatcher(handle.db),
     lookup: opts.lookup ?? systemLookup,
+    resolveMx: opts.resolveMx ?? ((domain) => dnsResolveMx(domain)),
     handle,
     async close() {
       await jobs.stop();

@@ -149,6 +149,8 @@ export interface NewMessage {
   /** The original .eml of an inbound mail, already in storage. */
   raw?: { storageKey: string; size: number; sha256: string };
   createdAt?: Date;
+  /** Copied by a mailbox migration at this time (createdAt is then the original time). */
+  importedAt?: Date;
 }
 
 /** Inserts a message and its attachments and moves the conversation's times forward. */
@@ -183,6 +185,7 @@ export async function insertMessage(
     raw_sha256: input.raw?.sha256 ?? null,
     raw_stored_at: input.raw ? iso(tx.clock.now()) : null,
     created_at: iso(at),
+    imported_at: input.importedAt ? iso(input.importedAt) : null,
   };
   await tx.db.insertInto('messages').values(message).execute();
 

@@ -6,17 +6,19 @@ import type { MailerTenantTables } from './tables/mailer-tenants.js';
 import type { CoreTables } from './tables/core.js';
 import type { LifecycleTables } from './tables/lifecycle.js';
 import type { PeopleTables } from './tables/people.js';
+import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { WidgetTables } from './tables/widget.js';
 
-export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables, PeopleTables, LifecycleTables, MailerTenantTables {}
+export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables, PeopleTables, LifecycleTables, MailerTenantTables, MailboxMigrationTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
 export type * from './tables/core.js';
 export type * from './tables/conversations.js';
+export type * from './tables/mailbox-migration.js';
 export type * from './tables/realtime.js';
 export type * from './tables/webhooks.js';
 export type * from './tables/people.js';

@@ -17,6 +17,7 @@ import { registerRealtimeRoutes } from '../realtime/routes.js';
 import { registerPushRoutes } from '../push/routes.js';
 import { registerWidgetRoutes } from '../widget/routes.js';
 import { registerBroadcastRoutes } from '../broadcasts/routes.js';
+import { registerMigrationRoutes } from '../mailbox-migration/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -40,4 +41,5 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerPushRoutes },
   { register: registerWidgetRoutes },
   { register: registerBroadcastRoutes },
+  { register: registerMigrationRoutes },
 ];

@@ -7,6 +7,7 @@ import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
 import { closedConversationsRule, rawEmailsRule, workspaceContactsStep, workspaceConversationsStep } from '../conversations/retention.js';
+import { importedMailRule, migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { expiredSessionsRule, signInCodesRule } from '../people/retention.js';
@@ -55,6 +56,8 @@ export const retentionRules: RetentionRule[] = [
   expiredSessionsRule,
   signInCodesRule,
   ...broadcastRetentionRules,
+  importedMailRule,
+  migrationAuditRule,
 ];
 
 /**
@@ -68,6 +71,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   { name: 'webhooks', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceWebhooks(ctx, workspaceId, batch), files: 0 }) },
   { name: 'events', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceEvents(ctx, workspaceId, batch), files: 0 }) },
   { name: 'realtime_connections', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceConnections(ctx, workspaceId, batch), files: 0 }) },
+  migrationWorkspaceStep,
   workspaceConversationsStep,
   workspaceContactsStep,
   ...broadcastWorkspaceSteps,

@@ -4,7 +4,7 @@
 // takes longer than PARSE_TIMEOUT_MS ends its worker (a fresh one replaces it) and the message is
 // kept with its headers only, like any message mailparser cannot read.
 import os from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
 import type { Logger } from '../platform/log.js';
 import { parseHeadersOnly, parseMail, type InboundMail } from './parse.js';
 
@@ -33,18 +33,20 @@ export class ParsePool {
   private failures = 0;
 
   private readonly timeoutMs: number;
+  private readonly resourceLimits: ResourceLimits | undefined;
 
   constructor(
     private readonly log: Logger,
-    opts: { size?: number; timeoutMs?: number } = {},
+    opts: { size?: number; timeoutMs?: number; resourceLimits?: ResourceLimits } = {},
   ) {
     this.timeoutMs = opts.timeoutMs ?? PARSE_TIMEOUT_MS;
+    this.resourceLimits = opts.resourceLimits;
     const size = opts.size ?? Math.max(1, Math.min(2, os.availableParallelism() - 1));
     for (let i = 0; i < size; i++) this.slots.push(this.spawn());
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL('./parse-worker.js', import.meta.url));
+    const worker = new Worker(new URL('./parse-worker.js', import.meta.url), { resourceLimits: this.resourceLimits });
     worker.unref();
     const slot: Slot = { worker };
     worker.on('message', (msg: { id: number; mail?: InboundMail; error?: string }) => {

@@ -45,6 +45,8 @@ export interface InboundMail {
   unreadable: string | null;
   /** Delivered-To, X-Original-To, To and Cc addresses: where a relay that names no recipient meant it to go. */
   headerRecipients: string[];
+  /** The Date header, when it holds a valid time. */
+  date: Date | null;
 }
 
 /** Message-IDs in a header value: `<a@b> <c@d>`, or bare ids when a sender left out the brackets. */
@@ -127,6 +129,7 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null): InboundMail 
     automatic: isAutomatic(parsed),
     unreadable,
     headerRecipients: headerRecipients(parsed),
+    date: parsed.date instanceof Date && !Number.isNaN(parsed.date.getTime()) && parsed.headers.has('date') ? parsed.date : null,
   };
 }
 
@@ -178,6 +181,15 @@ export async function parseMail(raw: Buffer): Promise<InboundMail> {
   }
 }
 
+/** A header block alone (as a mailbox scan fetches it): the same fields as parseMail, without a body. */
+export async function parseHeaderBlock(headers: Buffer): Promise<InboundMail> {
+  try {
+    return fromParsed(await simpleParser(Buffer.concat([headers, Buffer.from('\r\n\r\n')]), { ...PARSER_OPTIONS, maxChildNodes: 10 }), null);
+  } catch (error) {
+    return parseHeadersOnly(headers, error instanceof Error ? error.message : String(error));
+  }
+}
+
 /** A message whose body cannot be read: its headers (when they can be read) and an explanation. */
 export async function parseHeadersOnly(raw: Buffer, reason: string): Promise<InboundMail> {
   const note = `This message could not be read (${reason.slice(0, 200)}). The original is kept.`;
@@ -199,6 +211,7 @@ export async function parseHeadersOnly(raw: Buffer, reason: string): Promise<Inb
       automatic: false,
       unreadable: note,
       headerRecipients: [],
+      date: null,
     };
   }
 }

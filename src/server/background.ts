@@ -5,6 +5,7 @@ import { broadcastsBackground } from '../broadcasts/background.js';
 import { conversationsBackground } from '../conversations/background.js';
 import { mailBackground } from '../mail/background.js';
 import { mailerTenantsBackground } from '../mailer-tenants/background.js';
+import { migrationBackground } from '../mailbox-migration/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
 import { lifecycleBackground } from '../lifecycle/background.js';
 import { presenceBackground } from '../backup/presence.js';
@@ -22,4 +23,4 @@ export interface BackgroundPart {
   start?(ctx: Ctx): Promise<RunningPart | void>;
 }
 
-export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground, webhooksBackground, broadcastsBackground, mailerTenantsBackground, lifecycleBackground];
+export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground, webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground, lifecycleBackground];

@@ -106,6 +106,11 @@ export interface MessagesTable {
   /** When the .eml was stored (retention of originals counts from here, also for imported mail). */
   raw_stored_at?: string | null;
   created_at: string;
+  /**
+   * When a mailbox migration copied the message (null for everything else). created_at keeps the
+   * original time; retention of imported mail counts from this one (added by 0006).
+   */
+  imported_at: string | null;
 }
 
 /**

@@ -1,0 +1,147 @@
+// bench/import: a generated mailbox (threads in both directions, some attachments) in a local
+// Dovecot, copied by our migration (headers scan + copy, through the API of a real `svc serve`)
+// and, in the same run, by mbsync (Debian isync, Sync Pull) into a local Maildir: messages per
+// second of both, their ratio, and the server's peak RSS during the copy.
+// Run: npm run build && node dist/bench/import/main.js [messages=10000]   (at most 100,000)
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startDovecot } from '../../test/helpers/dovecot.js';
+import { fillBulkMailbox } from '../../test/helpers/migration.js';
+import { runSvc, tempDir, testEnv } from '../../test/helpers/server.js';
+import { figure, startBenchServer } from '../lib.js';
+
+const MESSAGES = Math.min(Math.max(Number(process.argv[2] ?? 10_000), 100), 100_000);
+const TIME_LIMIT_MS = 45 * 60_000;
+const USER = 'support@bench.test';
+const PASSWORD = 'bench-app-password';
+const run = promisify(execFile);
+
+async function main() {
+  const deadline = Date.now() + TIME_LIMIT_MS;
+  const dovecot = await startDovecot();
+  const work = tempDir('svc-bench-import-');
+  const te = await testEnv({ SVC_MIGRATION_ALLOW_PRIVATE: '1', SVC_METRICS_ADDR: 'off', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}) });
+  let server: Awaited<ReturnType<typeof startBenchServer>> | undefined;
+  try {
+    dovecot.addUser(USER, PASSWORD);
+    const t0 = performance.now();
+    const made = await fillBulkMailbox(dovecot, USER, { threads: MESSAGES / 2, perThread: 2, now: new Date(), attachmentEvery: 10, attachmentBytes: MESSAGES > 20_000 ? 8_000 : 20_000, customers: 2_000 });
+    figure('mailbox_messages', made.messages, 'messages');
+    figure('mailbox_generated_s', (performance.now() - t0) / 1000, 's');
+
+    // Dovecot indexes the new files once, before either copy reads them.
+    dovecot.doveadm(['mailbox', 'status', '-u', USER, 'messages', '*']);
+
+    // Peer: mbsync pulls the same folders into a local Maildir (its defaults, FSync included).
+    const conf = path.join(work, 'mbsyncrc');
+    fs.writeFileSync(
+      conf,
+      [
+        'IMAPAccount old',
+        'Host 127.0.0.1',
+        `Port ${dovecot.port}`,
+        `User ${USER}`,
+        `Pass ${PASSWORD}`,
+        'SSLType None',
+        'AuthMechs LOGIN',
+        '',
+        'IMAPStore old-remote',
+        'Account old',
+        '',
+        'MaildirStore local',
+        `Path ${path.join(work, 'maildir')}/`,
+        `Inbox ${path.join(work, 'maildir', 'INBOX')}`,
+        '',
+        'Channel pull',
+        'Far :old-remote:',
+        'Near :local:',
+        'Patterns INBOX Sent',
+        'Sync Pull',
+        'Create Near',
+        `SyncState ${path.join(work, 'state')}/`,
+        '',
+      ].join('\n'),
+    );
+    fs.mkdirSync(path.join(work, 'state'));
+    fs.mkdirSync(path.join(work, 'maildir'));
+    const m0 = performance.now();
+    await run('mbsync', ['-q', '-c', conf, 'pull'], { timeout: TIME_LIMIT_MS, maxBuffer: 1 << 20 });
+    const mbsyncSeconds = (performance.now() - m0) / 1000;
+    const pulled = ['INBOX', 'Sent'].reduce((n, f) => n + fs.readdirSync(path.join(work, 'maildir', f, 'cur')).length + fs.readdirSync(path.join(work, 'maildir', f, 'new')).length, 0);
+    if (pulled !== made.messages) throw new Error(`mbsync copied ${pulled} of ${made.messages}`);
+    fs.rmSync(path.join(work, 'maildir'), { recursive: true, force: true });
+
+    // svc: a real server, driven through the API.
+    const env = te.env;
+    for (const args of [
+      ['migrate', 'up'],
+      ['bootstrap', '--email', 'owner@bench.test', '--workspace', 'Bench'],
+    ]) {
+      const r = await runSvc(args, { env });
+      if (r.code !== 0) throw new Error(r.stderr);
+    }
+    const inbox = (await runSvc(['inbox', 'create', '--workspace', 'Bench', '--name', 'Support'], { env })).stdout.trim();
+    const channel = await runSvc(['channel', 'create-email', '--workspace', 'Bench', '--inbox', inbox, '--name', 'Mail', '--address', USER], { env });
+    if (channel.code !== 0) throw new Error(channel.stderr);
+    const key = (await runSvc(['api-key', 'create', '--workspace', 'Bench', '--name', 'bench'], { env })).stdout.trim();
+    server = await startBenchServer(env);
+    figure('server_rss_start', server.rssMb(), 'MB');
+    const api = async (method: string, p: string, body?: unknown) => {
+      const res = await fetch(server!.url + p, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const json = (await res.json()) as any;
+      if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
+      return json;
+    };
+    const m = await api('POST', '/v1/migrations', { provider: 'imap', source_address: USER, imap: { host: '127.0.0.1', port: dovecot.port, tls: 'none' }, inbox_id: inbox });
+    await api('PUT', `/v1/migrations/${m.id}/credentials`, { password: PASSWORD });
+    const tested = await api('POST', `/v1/migrations/${m.id}/test`);
+    if (!tested.ok) throw new Error(tested.message);
+    let peak = server.rssMb();
+    const waitFor = async (state: string) => {
+      for (;;) {
+        peak = Math.max(peak, server!.rssMb());
+        const cur = await api('GET', `/v1/migrations/${m.id}`);
+        if (cur.state === state) return cur;
+        if (cur.state === 'needs_attention') throw new Error(JSON.stringify(cur.attention));
+        if (Date.now() > deadline) throw new Error(`the bench did not finish within ${TIME_LIMIT_MS / 60_000} minutes (state ${cur.state}, ${JSON.stringify(cur.progress)})`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    const s0 = performance.now();
+    await api('POST', `/v1/migrations/${m.id}/scan`);
+    const ready = await waitFor('ready');
+    const scanSeconds = (performance.now() - s0) / 1000;
+    const scanPeak = peak;
+    peak = server.rssMb();
+    if (ready.plan.summary.total !== made.messages) throw new Error(`scan found ${ready.plan.summary.total} of ${made.messages}`);
+    const c0 = performance.now();
+    await api('POST', `/v1/migrations/${m.id}/start`);
+    const done = await waitFor('syncing');
+    const copySeconds = (performance.now() - c0) / 1000;
+    if (done.progress.copied !== made.messages) throw new Error(`copied ${done.progress.copied} of ${made.messages}: ${JSON.stringify(done.progress)}`);
+
+    const mbsyncRate = made.messages / mbsyncSeconds;
+    const importRate = made.messages / (scanSeconds + copySeconds);
+    figure('mbsync_msgs_per_s', mbsyncRate, 'msg/s');
+    figure('import_msgs_per_s', importRate, 'msg/s');
+    figure('ratio', importRate / mbsyncRate);
+    figure('import_scan_s', scanSeconds, 's');
+    figure('import_copy_msgs_per_s', made.messages / copySeconds, 'msg/s');
+    figure('server_peak_rss_scan', scanPeak, 'MB');
+    figure('server_peak_rss_copy', peak, 'MB');
+    figure('server_peak_rss', Math.max(scanPeak, peak), 'MB');
+    figure('server_rss_end', server.rssMb(), 'MB');
+  } finally {
+    await server?.stop();
+    await te.cleanup();
+    await dovecot.stop();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,168 @@
+// Table types of mailbox migrations (copying the history of an old mailbox, then switching delivery).
+// Times are ISO 8601 text; flags are 0/1; JSON columns are text.
+
+export type MigrationState =
+  | 'draft'
+  | 'connected'
+  | 'scanning'
+  | 'ready'
+  | 'copying'
+  | 'paused'
+  | 'needs_attention'
+  | 'syncing'
+  | 'completed'
+  | 'cancelled'
+  | 'removing'
+  | 'removed';
+
+export type ImapTlsMode = 'tls' | 'starttls' | 'none';
+
+export interface MailboxMigrationsTable {
+  id: string;
+  workspace_id: string;
+  state: MigrationState;
+  /** A preset id of GET /v1/migrations/presets ('imap' for any other server, 'export_file'). */
+  provider: string;
+  source_address: string | null;
+  imap_host: string | null;
+  imap_port: number | null;
+  imap_tls: ImapTlsMode | null;
+  username: string | null;
+  /** The mailbox password, sealed under the master key; null once deleted. Never leaves the server. */
+  password_sealed: string | null;
+  credentials_set_at: string | null;
+  inbox_id: string | null;
+  channel_id: string | null;
+  /** JSON array of folder paths; null: the provider's default folders. */
+  folders: string | null;
+  date_from: string | null;
+  date_to: string | null;
+  /** JSON object folder path → label (null: no label). */
+  folder_labels: string;
+  /** JSON object team address → member (person id) or null (shown by original name and address). */
+  team_members: string;
+  close_after_days: number;
+  skip_automatic: number;
+  keep_originals: number;
+  /** Goes up with every change of a choice; the plan (scan) is current when scanned_version equals it. */
+  plan_version: number;
+  scanned_version: number | null;
+  /** JSON: the dry run's summary (counts per folder, skipped items, contacts, labels, estimates). */
+  summary: string | null;
+  /** The state a needs_attention migration returns to once fixed (copying or syncing). */
+  resume_state: MigrationState | null;
+  attention_reason: string | null;
+  attention_message: string | null;
+  /** When the next automatic attempt after a provider limit or connection failure is due. */
+  attention_retry_at: string | null;
+  /** Consecutive connection failures (a run of them moves the migration to needs_attention). */
+  connect_failures: number;
+  /** Commands the read-only check refused (the connection was closed before they were sent). */
+  blocked_commands: number;
+  copy_started_at: string | null;
+  /** Mail the old mailbox received before this moment is history; later mail is new mail. */
+  copy_ended_at: string | null;
+  /** Completed, cancelled (or stopped by the sync limit): the audit period counts from here. */
+  ended_at: string | null;
+  deleted_at: string | null;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MailboxMigrationFoldersTable {
+  migration_id: string;
+  path: string;
+  delimiter: string | null;
+  special_use: string | null;
+  uid_validity: string | null;
+  /** Headers were read through this UID (the scan's resume point). */
+  scanned_uid: number;
+  /** Every message of the folder when the scan began (all of them count in the total). */
+  messages: number;
+  /** The folder's UIDNEXT when its scan began: later UIDs are new mail. */
+  uid_next: number | null;
+  scan_done: number;
+}
+
+export type MigrationItemStatus = 'planned' | 'skipped' | 'duplicate' | 'copied' | 'failed';
+
+/**
+ * One message of the source (a folder UID, or an entry of an export file). The per-source identity
+ * (source_key) never repeats within a migration, so re-reading a folder or resuming after a crash
+ * never makes a second copy; Message-IDs de-duplicate across folders and migrations.
+ */
+export interface MailboxMigrationItemsTable {
+  migration_id: string;
+  source_key: string;
+  folder: string;
+  uid: number | null;
+  rfc_id: string | null;
+  /** JSON array of the Message-IDs of In-Reply-To and References. */
+  refs: string | null;
+  thread_key: string | null;
+  sent_at: string;
+  size: number;
+  from_address: string | null;
+  from_name: string | null;
+  /** JSON array of To and Cc addresses. */
+  recipients: string | null;
+  subject: string | null;
+  /** JSON array of the source's flags (IMAP flags, or Maildir flags of an export). */
+  flags: string | null;
+  automatic: number;
+  team: number;
+  status: MigrationItemStatus;
+  skip_reason: string | null;
+  error: string | null;
+  attempts: number;
+  message_id: string | null;
+  conversation_id: string | null;
+  copied_at: string | null;
+}
+
+export type MigrationThreadStatus = 'planned' | 'skipped' | 'copied';
+
+/** Threads (joined by References and In-Reply-To only) in the order they are copied: newest first. */
+export interface MailboxMigrationThreadsTable {
+  migration_id: string;
+  thread_key: string;
+  newest_at: string;
+  messages: number;
+  customer_address: string | null;
+  customer_name: string | null;
+  subject: string | null;
+  status: MigrationThreadStatus;
+  skip_reason: string | null;
+  conversation_id: string | null;
+}
+
+/** Contacts a migration created (remove-history deletes those left without a conversation). */
+export interface MailboxMigrationContactsTable {
+  migration_id: string;
+  contact_id: string;
+  created_at: string;
+}
+
+/** The activity log of a migration; kept SVC_MIGRATION_AUDIT_DAYS after the migration ends. */
+export interface MailboxMigrationLogTable {
+  id: string;
+  migration_id: string;
+  workspace_id: string;
+  at: string;
+  /** member, api_key or system. */
+  actor_type: string;
+  actor_id: string | null;
+  action: string;
+  /** JSON details (never a secret). */
+  detail: string | null;
+}
+
+export interface MailboxMigrationTables {
+  mailbox_migrations: MailboxMigrationsTable;
+  mailbox_migration_folders: MailboxMigrationFoldersTable;
+  mailbox_migration_items: MailboxMigrationItemsTable;
+  mailbox_migration_threads: MailboxMigrationThreadsTable;
+  mailbox_migration_contacts: MailboxMigrationContactsTable;
+  mailbox_migration_log: MailboxMigrationLogTable;
+}

@@ -1,0 +1,443 @@
+// The copy: threads newest first, in batches bounded by count and bytes (so memory stays flat
+// however large the mailbox). Per batch: fetch the messages (BODY.PEEK[]), parse them off the main
+// thread, write kept attachments (and originals when asked) to storage, then one transaction writes
+// contacts, conversations, messages and the items' new status together, so that a crash repeats
+// nothing (an item is either copied with its message, or still planned). Imported mail is quiet: no
+// webhooks, notifications or outbound mail; only migration.progress reaches owners and admins.
+import { createHash } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { Ctx } from '../context.js';
+import { createAnonymousContact, findOrCreateContactByEmail } from '../contacts/service.js';
+import type { ContactView } from '../contacts/store.js';
+import { attachmentKey, rawEmailKey } from '../conversations/files.js';
+import type { ConversationRow } from '../conversations/format.js';
+import { checkLabels, insertConversation, insertMessage, registerMailId, type Author, type StoredAttachment } from '../conversations/service.js';
+import type { Database, MailboxMigrationItemsTable } from '../db/schema.js';
+import { announceEvents } from '../events/service.js';
+import type { InboundMail } from '../mail/parse.js';
+import { sanitizeMailHtml } from '../mail/sanitize.js';
+import { iso } from '../platform/clock.js';
+import { newId } from '../platform/ids.js';
+import type { ReadOnlyMailbox } from './imap.js';
+import { importedStatus, labelOfFolder } from './plan.js';
+import { loadProgress, lockMigration, recordMigrationProgress, type MigrationRow } from './store.js';
+import { teamAddressesOf, type TeamAddresses } from './team.js';
+
+/** Per batch: at most this many threads, messages and bytes of source. */
+export const BATCH_THREADS = 100;
+export const BATCH_MESSAGES = 200;
+export const BATCH_BYTES = 8 * 1024 * 1024;
+
+/** Attachment types this server does not keep from imported mail (they stay in the original). */
+const UNKEPT_TYPES = new Set([
+  'application/x-msdownload',
+  'application/x-msdos-program',
+  'application/x-dosexec',
+  'application/x-executable',
+  'application/vnd.microsoft.portable-executable',
+  'application/x-ms-installer',
+  'application/x-msi',
+  'application/x-sh',
+  'application/x-bat',
+  'application/x-ms-shortcut',
+  'application/hta',
+  'application/x-javascript',
+  'application/ms-tnef',
+]);
+const UNKEPT_EXTENSIONS = /\.(exe|com|bat|cmd|scr|pif|msi|msp|vbs|vbe|js|jse|wsf|wsh|ps1|jar|cpl|hta|lnk|reg|scf|dll)$/i;
+
+export function keepsAttachment(a: { filename: string; contentType: string; size: number }, maxBytes: number): boolean {
+  if (a.size > maxBytes) return false;
+  if (UNKEPT_TYPES.has(a.contentType.toLowerCase())) return false;
+  if (UNKEPT_EXTENSIONS.test(a.filename)) return false;
+  if (a.filename.toLowerCase() === 'winmail.dat') return false;
+  return true;
+}
+
+export const DIVIDER_TYPE = 'imported_divider';
+
+export interface CopyDeps {
+  parse(raw: Buffer): Promise<InboundMail>;
+  limits?: { batchThreads: number; batchMessages: number; batchBytes: number };
+}
+
+type ItemRow = MailboxMigrationItemsTable;
+
+interface Fetched {
+  item: ItemRow;
+  mail: InboundMail;
+  raw: Buffer;
+  files: StoredAttachment[];
+  omitted: number;
+  rawStored?: { storageKey: string; size: number; sha256: string };
+  written: string[];
+}
+
+function uidValidityOf(sourceKey: string): string | null {
+  const m = /^imap:([^:]*):(\d+):/.exec(sourceKey);
+  return m ? m[1] : null;
+}
+
+/** Runs work over items with at most `limit` at a time, keeping their order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= items.length) return;
+      out[i] = await work(items[i]);
+    }
+  });
+  await Promise.all(runners);
+  return out;
+}
+
+/** Reads the next batch's messages from the mailbox; items missing there are marked gone. */
+async function fetchBatch(ctx: Ctx, m: MigrationRow, mailbox: ReadOnlyMailbox, items: ItemRow[]): Promise<{ raws: Map<string, Buffer>; failed: Map<string, string>; gone: string[] }> {
+  const raws = new Map<string, Buffer>();
+  const failed = new Map<string, string>();
+  const gone: string[] = [];
+  const byFolder = new Map<string, ItemRow[]>();
+  for (const item of items) {
+    let list = byFolder.get(item.folder);
+    if (!list) byFolder.set(item.folder, (list = []));
+    list.push(item);
+  }
+  for (const [folder, list] of byFolder) {
+    const box = await mailbox.examine(folder);
+    const current = list.filter((i) => uidValidityOf(i.source_key) === box.uidValidity);
+    for (const i of list) if (!current.includes(i)) failed.set(i.source_key, 'the folder was rebuilt at the provider (its UIDVALIDITY changed); scan again to copy this message');
+    const byUid = new Map(current.map((i) => [Number(i.uid), i]));
+    for await (const { uid, source } of mailbox.sources([...byUid.keys()].sort((a, b) => a - b))) {
+      const item = byUid.get(uid);
+      if (item) raws.set(item.source_key, source);
+    }
+    for (const i of current) if (!raws.has(i.source_key)) gone.push(i.source_key);
+  }
+  void ctx;
+  void m;
+  return { raws, failed, gone };
+}
+
+/** Stores what is kept of one message (attachments, and the original when asked) before the transaction. */
+async function storeFiles(ctx: Ctx, m: MigrationRow, f: Fetched): Promise<void> {
+  const maxBytes = ctx.config.attachmentMaxBytes;
+  const kept = f.mail.attachments.filter((a) => keepsAttachment({ filename: a.filename, contentType: a.contentType, size: a.content.length }, maxBytes));
+  f.omitted = f.mail.attachmentsOmitted + (f.mail.attachments.length - kept.length);
+  for (const a of kept) {
+    const id = newId('att');
+    const key = attachmentKey(m.workspace_id, id);
+    const stored = await ctx.storage.put(key, a.content, { contentType: a.contentType });
+    f.written.push(key);
+    f.files.push({ id, filename: a.filename, contentType: a.contentType, size: stored.size, sha256: stored.sha256, storageKey: key, contentId: a.contentId, inline: a.inline });
+  }
+  if (m.keep_originals) {
+    const key = rawEmailKey(m.workspace_id, newId('eml'));
+    const stored = await ctx.storage.put(key, f.raw, { contentType: 'message/rfc822' });
+    f.written.push(key);
+    f.rawStored = { storageKey: key, size: stored.size, sha256: stored.sha256 };
+  }
+}
+
+export type CopyOutcome = 'more' | 'done' | 'stopped';
+
+/**
+ * Copies batches until the time budget is used or nothing is left. 'done': every planned thread is
+ * copied; 'stopped': the migration left the copying state (pause, cancel) meanwhile.
+ */
+export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: ReadOnlyMailbox, deps: CopyDeps, budgetMs: number): Promise<CopyOutcome> {
+  const started = performance.now();
+  const limits = deps.limits ?? { batchThreads: BATCH_THREADS, batchMessages: BATCH_MESSAGES, batchBytes: BATCH_BYTES };
+  const team = await teamAddressesOf(ctx, m);
+  const folderRows = await ctx.db.selectFrom('mailbox_migration_folders').select(['path', 'special_use', 'delimiter']).where('migration_id', '=', m.id).execute();
+  const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
+  const labelOf = new Map(folderRows.map((f) => [f.path, labelOfFolder(f.path, f.special_use, f.delimiter, mapping)]));
+  for (;;) {
+    const threads = await ctx.db
+      .selectFrom('mailbox_migration_threads')
+      .selectAll()
+      .where('migration_id', '=', m.id)
+      .where('status', '=', 'planned')
+      .orderBy('newest_at', 'desc')
+      .orderBy('thread_key')
+      .limit(limits.batchThreads)
+      .execute();
+    if (threads.length === 0) return 'done';
+    const keys = threads.map((t) => t.thread_key);
+    const allItems = await ctx.db
+      .selectFrom('mailbox_migration_items')
+      .selectAll()
+      .where('migration_id', '=', m.id)
+      .where('thread_key', 'in', keys)
+      .where('status', 'in', ['planned', 'duplicate', 'copied'])
+      .orderBy('sent_at')
+      .execute();
+    // Whole threads, newest first, while the batch stays under its bounds (at least one thread).
+    const batch: typeof threads = [];
+    let messages = 0;
+    let bytes = 0;
+    for (const t of threads) {
+      const own = allItems.filter((i) => i.thread_key === t.thread_key && i.status === 'planned');
+      const size = own.reduce((s, i) => s + Number(i.size), 0);
+      if (batch.length > 0 && (messages + own.length > limits.batchMessages || bytes + size > limits.batchBytes)) break;
+      batch.push(t);
+      messages += own.length;
+      bytes += size;
+    }
+    const batchKeys = new Set(batch.map((t) => t.thread_key));
+    const toCopy = allItems.filter((i) => batchKeys.has(i.thread_key!) && i.status === 'planned');
+    const { raws, failed, gone } = await fetchBatch(ctx, m, mailbox, toCopy);
+    const fetched = await mapLimit(
+      toCopy.filter((i) => raws.has(i.source_key)),
+      4,
+      async (item): Promise<Fetched> => {
+        const raw = raws.get(item.source_key)!;
+        const f: Fetched = { item, mail: await deps.parse(raw), raw, files: [], omitted: 0, written: [] };
+        await storeFiles(ctx, m, f);
+        return f;
+      },
+    );
+    raws.clear();
+    let stillCopying = true;
+    try {
+      stillCopying = await ctx.db.transaction().execute(async (trx) => {
+        const current = await lockMigration(trx, m.id);
+        if (!current || (current.state !== 'copying' && current.state !== 'syncing')) return false;
+        await writeBatch(ctx, trx, current, { threads: batch, items: allItems, fetched, failed, gone, team, labelOf });
+        await recordMigrationProgress({ db: trx, clock: ctx.clock }, current, await loadProgress(trx, current.id));
+        return true;
+      });
+    } catch (error) {
+      await Promise.allSettled(fetched.flatMap((f) => f.written.map((k) => ctx.storage.delete(k))));
+      throw error;
+    }
+    if (!stillCopying) {
+      await Promise.allSettled(fetched.flatMap((f) => f.written.map((k) => ctx.storage.delete(k))));
+      return 'stopped';
+    }
+    announceEvents(ctx);
+    if (performance.now() - started > budgetMs) return 'more';
+  }
+}
+
+interface BatchInput {
+  threads: { thread_key: string; conversation_id: string | null; customer_address: string | null; customer_name: string | null; subject: string | null }[];
+  items: ItemRow[];
+  fetched: Fetched[];
+  failed: Map<string, string>;
+  gone: string[];
+  team: TeamAddresses;
+  labelOf: Map<string, string | null>;
+}
+
+async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow, input: BatchInput): Promise<void> {
+  const tx = { db: trx, clock: ctx.clock };
+  const now = ctx.clock.now();
+  const inboxId = m.inbox_id!;
+  const contacts = new Map<string, ContactView>();
+  const contactFor = async (address: string | null, name: string | null): Promise<ContactView> => {
+    if (!address) return createAnonymousContact(tx, { workspaceId: m.workspace_id, name: name ?? 'Unknown sender' });
+    const cached = contacts.get(address);
+    if (cached) return cached;
+    const { view, created } = await findOrCreateContactByEmail(tx, { workspaceId: m.workspace_id, email: address, name, quiet: true });
+    if (created) {
+      await trx
+        .insertInto('mailbox_migration_contacts')
+        .values({ migration_id: m.id, contact_id: view.contact.id, created_at: iso(now) })
+        .onConflict((oc) => oc.columns(['migration_id', 'contact_id']).doNothing())
+        .execute();
+    }
+    contacts.set(address, view);
+    return view;
+  };
+  const byKey = new Map(input.fetched.map((f) => [f.item.source_key, f]));
+  const setItem = (sourceKey: string, values: Partial<ItemRow>) =>
+    trx.updateTable('mailbox_migration_items').set(values).where('migration_id', '=', m.id).where('source_key', '=', sourceKey).execute();
+
+  for (const [key, error] of input.failed) await setItem(key, { status: 'failed', error, attempts: 1 });
+  for (const key of input.gone) await setItem(key, { status: 'skipped', skip_reason: 'gone' });
+
+  for (const thread of input.threads) {
+    const members = input.items.filter((i) => i.thread_key === thread.thread_key);
+    const own = members.filter((i) => i.status === 'planned' && byKey.has(i.source_key));
+    const labels = checkLabels([...new Set(members.map((i) => input.labelOf.get(i.folder)).filter((l): l is string => !!l))]);
+    let conversation = await existingConversation(trx, m, thread, members, byKey);
+    let lastImported: Date | null = null;
+    for (const item of own) {
+      const f = byKey.get(item.source_key)!;
+      const mail = f.mail;
+      const rfcId = mail.messageId ?? item.rfc_id ?? `sha256-${createHash('sha256').update(f.raw).digest('hex')}@import.svc`;
+      const known = await trx.selectFrom('mail_ids').select(['conversation_id', 'message_id']).where('workspace_id', '=', m.workspace_id).where('rfc_id', '=', rfcId).where('inbox_id', '=', inboxId).executeTakeFirst();
+      if (known) {
+        // Stored once: the inbox has this message already (an earlier copy, or it arrived by mail).
+        await setItem(item.source_key, { status: 'duplicate', skip_reason: 'duplicate', message_id: known.message_id, conversation_id: known.conversation_id, copied_at: iso(now) });
+        await Promise.allSettled(f.written.map((k) => ctx.storage.delete(k)));
+        conversation ??= await trx.selectFrom('conversations').selectAll().where('id', '=', known.conversation_id).executeTakeFirst();
+        continue;
+      }
+      const sentAt = new Date(item.sent_at);
+      const fromTeam = item.team === 1;
+      let author: Author;
+      const details: Record<string, unknown> = { imported: { migration_id: m.id, folder: item.folder } };
+      if (fromTeam) {
+        const member = item.from_address ? input.team.members.get(item.from_address) : undefined;
+        if (member) author = { type: 'member', personId: member };
+        else {
+          author = { type: 'system' };
+          details.original_from = { name: mail.from.name ?? item.from_name, address: item.from_address };
+        }
+      } else {
+        author = { type: 'contact', contactId: (await contactFor(item.from_address, mail.from.name ?? item.from_name)).contact.id };
+      }
+      if (!conversation) {
+        const customer = await contactFor(thread.customer_address, thread.customer_address === item.from_address ? (mail.from.name ?? item.from_name) : thread.customer_name);
+        ({ conversation } = await insertConversation(tx, {
+          workspaceId: m.workspace_id,
+          inboxId,
+          contactId: customer.contact.id,
+          channelId: m.channel_id,
+          source: 'email',
+          subject: mail.subject ?? thread.subject,
+          status: 'open',
+          imported: true,
+          labels,
+          createdAt: sentAt,
+        }));
+      }
+      const cids = new Map(f.files.filter((x) => x.contentId).map((x) => [x.contentId!, x.id]));
+      const inserted = await insertMessage(tx, conversation, {
+        id: newId('m', sentAt.getTime()),
+        kind: 'message',
+        direction: fromTeam ? 'out' : 'in',
+        author,
+        body: mail.text,
+        html: mail.html ? sanitizeMailHtml(mail.html, cids) : null,
+        subject: mail.subject,
+        automatic: mail.automatic,
+        details,
+        mail: { messageId: rfcId, references: mail.references, replyTo: fromTeam ? null : (mail.replyTo ?? item.from_address) },
+        files: f.files,
+        attachmentsOmitted: f.omitted,
+        raw: f.rawStored,
+        createdAt: sentAt,
+        importedAt: now,
+      });
+      conversation = inserted.conversation;
+      await registerMailId(tx, { workspaceId: m.workspace_id, inboxId, rfcId, conversationId: conversation.id, messageId: inserted.message.id });
+      await setItem(item.source_key, { status: 'copied', message_id: inserted.message.id, conversation_id: conversation.id, copied_at: iso(now), error: null });
+      if (!lastImported || sentAt > lastImported) lastImported = sentAt;
+    }
+    if (conversation) {
+      if (conversation.imported === 1 && lastImported) await settleImportedConversation(tx, m, conversation, labels);
+      await trx
+        .updateTable('mailbox_migration_threads')
+        .set({ status: 'copied', conversation_id: conversation.id })
+        .where('migration_id', '=', m.id)
+        .where('thread_key', '=', thread.thread_key)
+        .execute();
+    } else {
+      await trx.updateTable('mailbox_migration_threads').set({ status: 'copied' }).where('migration_id', '=', m.id).where('thread_key', '=', thread.thread_key).execute();
+    }
+  }
+}
+
+/** The conversation a thread goes into: the one it went into before, or one holding a message it names. */
+async function existingConversation(trx: Transaction<Database>, m: MigrationRow, thread: { conversation_id: string | null }, members: ItemRow[], byKey: Map<string, Fetched>): Promise<ConversationRow | undefined> {
+  if (thread.conversation_id) {
+    const row = await trx.selectFrom('conversations').selectAll().where('id', '=', thread.conversation_id).executeTakeFirst();
+    if (row) return row;
+  }
+  const ids = new Set<string>();
+  for (const i of members) {
+    if (i.rfc_id) ids.add(i.rfc_id);
+    for (const r of i.refs ? (JSON.parse(i.refs) as string[]) : []) ids.add(r);
+    const mail = byKey.get(i.source_key)?.mail;
+    if (mail?.messageId) ids.add(mail.messageId);
+  }
+  const list = [...ids].slice(0, 500);
+  if (list.length === 0) return undefined;
+  const hit = await trx
+    .selectFrom('mail_ids')
+    .innerJoin('conversations', 'conversations.id', 'mail_ids.conversation_id')
+    .selectAll('conversations')
+    .where('mail_ids.workspace_id', '=', m.workspace_id)
+    .where('mail_ids.inbox_id', '=', m.inbox_id!)
+    .where('mail_ids.rfc_id', 'in', list)
+    .orderBy('conversations.id')
+    .executeTakeFirst();
+  return hit;
+}
+
+/**
+ * After messages were imported into an imported conversation: labels, the status by the spec's
+ * rule, the divider after the last imported message, and updated_at = now (retention of imported
+ * mail counts from the day of the import).
+ */
+async function settleImportedConversation(tx: { db: Transaction<Database>; clock: Ctx['clock'] }, m: MigrationRow, conversation: ConversationRow, labels: string[]): Promise<void> {
+  const trx = tx.db;
+  const now = tx.clock.now();
+  if (labels.length) {
+    await trx
+      .insertInto('conversation_labels')
+      .values(labels.map((label) => ({ conversation_id: conversation.id, label })))
+      .onConflict((oc) => oc.columns(['conversation_id', 'label']).doNothing())
+      .execute();
+  }
+  const lastImported = await trx
+    .selectFrom('messages')
+    .select(['direction', 'created_at'])
+    .where('conversation_id', '=', conversation.id)
+    .where('kind', '=', 'message')
+    .where('imported_at', 'is not', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+  if (!lastImported) return;
+  const last = await trx
+    .selectFrom('messages')
+    .select(['direction', 'created_at'])
+    .where('conversation_id', '=', conversation.id)
+    .where('kind', '=', 'message')
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirstOrThrow();
+  const status = importedStatus({ lastMessageAt: new Date(last.created_at), teamWroteLast: last.direction === 'out', closeAfterDays: m.close_after_days, now });
+  // The divider sits right after the last imported message (moved when more history arrives).
+  const divider = JSON.stringify({ type: DIVIDER_TYPE, migration_id: m.id });
+  await trx.deleteFrom('messages').where('conversation_id', '=', conversation.id).where('kind', '=', 'event').where('details', '=', divider).execute();
+  const at = new Date(new Date(lastImported.created_at).getTime() + 1);
+  await trx
+    .insertInto('messages')
+    .values({
+      id: newId('m', at.getTime()),
+      workspace_id: conversation.workspace_id,
+      conversation_id: conversation.id,
+      kind: 'event',
+      direction: 'out',
+      author_type: 'system',
+      author_person_id: null,
+      author_key_id: null,
+      author_contact_id: null,
+      body: 'Imported history ends here. Earlier messages were copied from the old mailbox.',
+      html: null,
+      subject: null,
+      automatic: 0,
+      details: divider,
+      delivery_status: null,
+      delivery_error: null,
+      delivery_attempts: 0,
+      sent_at: null,
+      mail_message_id: null,
+      mail_references: null,
+      mail_reply_to: null,
+      attachments_omitted: 0,
+      raw_storage_key: null,
+      raw_size: null,
+      raw_sha256: null,
+      created_at: iso(at),
+      imported_at: iso(now),
+    })
+    .execute();
+  await trx.updateTable('conversations').set({ status, updated_at: iso(now) }).where('id', '=', conversation.id).execute();
+}

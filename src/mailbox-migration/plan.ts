@@ -1,0 +1,238 @@
+// The copy plan made from the scanned headers (the dry run): threads joined by References and
+// In-Reply-To only (never by subject), duplicates by Message-ID, what is skipped and why, and the
+// status each imported conversation gets. Pure functions over the items; the scan stores the result.
+import { createHash } from 'node:crypto';
+import type { ConversationStatus, MigrationItemStatus } from '../db/schema.js';
+import { DAY } from '../platform/clock.js';
+
+export type SkipReason = 'too_large' | 'outside_date_range' | 'automatic_only' | 'team_only' | 'gone';
+
+export const SKIP_REASONS: Record<SkipReason | 'never_read' | 'duplicate', string> = {
+  never_read: 'spam, trash and drafts are never read',
+  duplicate: 'the same message (Message-ID) is in another folder or was copied already',
+  too_large: 'larger than SVC_MIGRATION_MAX_MESSAGE_BYTES',
+  outside_date_range: 'outside the chosen date range',
+  automatic_only: 'a thread of only automatic mail (auto-replies, newsletters, delivery reports)',
+  team_only: "a thread of only the team's mail",
+  gone: 'no longer in the old mailbox when it was copied',
+};
+
+/** Special-use folders whose messages are never read. */
+export const NEVER_READ_SPECIAL_USE: ReadonlySet<string> = new Set(['\\Junk', '\\Trash', '\\Drafts']);
+
+export interface PlanItem {
+  source_key: string;
+  folder: string;
+  uid: number | null;
+  rfc_id: string | null;
+  refs: readonly string[];
+  sent_at: string;
+  size: number;
+  from_address: string | null;
+  /** JSON array of To and Cc addresses (read only for threads the team began). */
+  recipients: string | null;
+  automatic: boolean;
+  status: MigrationItemStatus;
+}
+
+export interface PlanOptions {
+  teamAddresses: ReadonlySet<string>;
+  maxMessageBytes: number;
+  dateFrom: string | null;
+  dateTo: string | null;
+  skipAutomatic: boolean;
+  /** Folders in the order a duplicate is kept from (first wins). */
+  folderOrder: readonly string[];
+}
+
+export interface PlannedItem {
+  source_key: string;
+  status: MigrationItemStatus;
+  skip_reason: string | null;
+  thread_key: string;
+  team: boolean;
+}
+
+export interface PlannedThread {
+  thread_key: string;
+  newest_at: string;
+  messages: number;
+  customer_address: string | null;
+  status: 'planned' | 'skipped' | 'copied';
+  skip_reason: SkipReason | null;
+  /** Index (in the input) of the thread's first message, and of the customer's first message. */
+  first: number;
+  customer: number | null;
+}
+
+class UnionFind {
+  private parent = new Map<string, string>();
+  find(x: string): string {
+    let root = x;
+    for (;;) {
+      const p = this.parent.get(root);
+      if (p === undefined || p === root) break;
+      root = p;
+    }
+    // Path compression keeps later finds short on long reference chains.
+    let cur = x;
+    while (cur !== root) {
+      const next = this.parent.get(cur)!;
+      this.parent.set(cur, root);
+      cur = next;
+    }
+    if (!this.parent.has(root)) this.parent.set(root, root);
+    return root;
+  }
+  union(a: string, b: string): void {
+    const ra = this.find(a);
+    const rb = this.find(b);
+    if (ra !== rb) this.parent.set(ra < rb ? rb : ra, ra < rb ? ra : rb);
+  }
+}
+
+/** The node a message is known by: its Message-ID, or (marked apart) its source identity when it has none. */
+function nodeOf(item: Pick<PlanItem, 'rfc_id' | 'source_key'>): string {
+  return item.rfc_id ?? `\u0000${item.source_key}`;
+}
+
+export function threadKeyOf(root: string): string {
+  return createHash('sha1').update(root).digest('hex').slice(0, 24);
+}
+
+function inRange(sentAt: string, from: string | null, to: string | null): boolean {
+  if (from && sentAt < from) return false;
+  // date_to is a whole day: everything before the next day's start.
+  if (to && sentAt >= to) return false;
+  return true;
+}
+
+/**
+ * Plans every item of a migration. Items already copied keep their status; everything else gets a
+ * status (planned, skipped with a reason, duplicate) and a thread.
+ */
+export function planItems(items: readonly PlanItem[], opts: PlanOptions): { items: PlannedItem[]; threads: PlannedThread[] } {
+  const uf = new UnionFind();
+  for (const item of items) {
+    const node = nodeOf(item);
+    uf.find(node);
+    for (const ref of item.refs) uf.union(node, ref);
+  }
+  // The smallest node of each set names the thread, so the key does not depend on the order of unions.
+  const smallest = new Map<string, string>();
+  for (const item of items) {
+    const node = nodeOf(item);
+    const root = uf.find(node);
+    let best = smallest.get(root);
+    if (best === undefined || node < best) best = node;
+    for (const ref of item.refs) if (ref < best) best = ref;
+    smallest.set(root, best);
+  }
+  const keyOf = (item: PlanItem) => threadKeyOf(smallest.get(uf.find(nodeOf(item)))!);
+
+  // Duplicates: one item per Message-ID is copied (one already copied wins, else the first folder).
+  const folderRank = new Map(opts.folderOrder.map((f, i) => [f, i]));
+  const rank = (i: PlanItem) => (i.status === 'copied' ? -1 : (folderRank.get(i.folder) ?? opts.folderOrder.length));
+  const primary = new Map<string, PlanItem>();
+  for (const item of items) {
+    if (!item.rfc_id) continue;
+    const cur = primary.get(item.rfc_id);
+    if (!cur || rank(item) < rank(cur) || (rank(item) === rank(cur) && (item.uid ?? 0) < (cur.uid ?? 0))) primary.set(item.rfc_id, item);
+  }
+
+  const planned: PlannedItem[] = [];
+  const byThread = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    const key = keyOf(item);
+    const team = !!item.from_address && opts.teamAddresses.has(item.from_address);
+    let members = byThread.get(key);
+    if (!members) byThread.set(key, (members = []));
+    if (item.status === 'copied') {
+      planned.push({ source_key: item.source_key, status: 'copied', skip_reason: null, thread_key: key, team });
+      members.push(index);
+      return;
+    }
+    if (item.rfc_id && primary.get(item.rfc_id) !== item) {
+      planned.push({ source_key: item.source_key, status: 'duplicate', skip_reason: 'duplicate', thread_key: key, team });
+      return;
+    }
+    let reason: SkipReason | null = null;
+    if (item.size > opts.maxMessageBytes) reason = 'too_large';
+    else if (!inRange(item.sent_at, opts.dateFrom, opts.dateTo)) reason = 'outside_date_range';
+    planned.push({ source_key: item.source_key, status: reason ? 'skipped' : 'planned', skip_reason: reason, thread_key: key, team });
+    if (!reason) members.push(index);
+  });
+
+  const threads: PlannedThread[] = [];
+  for (const [key, members] of byThread) {
+    if (members.length === 0) continue;
+    const sorted = [...members].sort((a, b) => (items[a].sent_at < items[b].sent_at ? -1 : items[a].sent_at > items[b].sent_at ? 1 : 0));
+    const isTeam = (i: number) => planned[i].team;
+    let customer: string | null = null;
+    let customerIndex: number | null = null;
+    for (const i of sorted) {
+      if (!isTeam(i) && items[i].from_address) {
+        customer = items[i].from_address;
+        customerIndex = i;
+        break;
+      }
+    }
+    if (!customer) {
+      for (const i of sorted) {
+        const recipients = items[i].recipients ? (JSON.parse(items[i].recipients!) as string[]) : [];
+        const r = recipients.find((a) => !opts.teamAddresses.has(a));
+        if (r) {
+          customer = r;
+          break;
+        }
+      }
+    }
+    const copied = members.some((i) => items[i].status === 'copied');
+    const candidates = members.filter((i) => items[i].status !== 'copied');
+    let reason: SkipReason | null = null;
+    if (!copied) {
+      // Every message written by the team: not a conversation with a customer.
+      if (members.every(isTeam)) reason = 'team_only';
+      else if (opts.skipAutomatic && members.every((i) => items[i].automatic)) reason = 'automatic_only';
+    }
+    if (reason) {
+      for (const i of candidates) {
+        planned[i].status = 'skipped';
+        planned[i].skip_reason = reason;
+      }
+    }
+    threads.push({
+      thread_key: key,
+      newest_at: items[sorted[sorted.length - 1]].sent_at,
+      messages: members.length,
+      customer_address: customer,
+      status: reason ? 'skipped' : candidates.length === 0 ? 'copied' : 'planned',
+      skip_reason: reason,
+      first: sorted[0],
+      customer: customerIndex,
+    });
+  }
+  return { items: planned, threads };
+}
+
+/** The spec's rule for an imported conversation's status. */
+export function importedStatus(input: { lastMessageAt: Date; teamWroteLast: boolean; closeAfterDays: number; now: Date }): ConversationStatus {
+  if (input.now.getTime() - input.lastMessageAt.getTime() > input.closeAfterDays * DAY) return 'closed';
+  return input.teamWroteLast ? 'pending' : 'open';
+}
+
+/** Label of a folder: the user's mapping, else none for the inbox and sent mail, else the folder path. */
+export function labelOfFolder(path: string, specialUse: string | null, delimiter: string | null, mapping: Record<string, string | null>): string | null {
+  if (Object.prototype.hasOwnProperty.call(mapping, path)) {
+    const mapped = mapping[path];
+    return mapped === null ? null : mapped.trim() || null;
+  }
+  if (path.toUpperCase() === 'INBOX' || specialUse === '\\Sent' || specialUse === '\\Inbox' || specialUse === '\\All' || specialUse === '\\Archive') return null;
+  const label = (delimiter ? path.split(delimiter).join('/') : path).replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
+  return label ? label.slice(0, 100) : null;
+}
+
+/** Rough duration of the copy: about 3 Mbit/s and 20 ms per message, as typical for IMAP providers. */
+export function estimateSeconds(messages: number, bytes: number): number {
+  return Math.ceil(bytes / 375_000 + messages * 0.02);
+}

@@ -1,0 +1,409 @@
+// The dry run: headers only are read (BODY.PEEK[HEADER.FIELDS …], flags, dates, sizes), folder by
+// folder in UID order, with the resume point stored after every chunk, so a restart continues where
+// it stopped. When every chosen folder is read, the copy is planned (plan.ts) and the migration is
+// ready (or paused again, when the plan was changed during a pause).
+import { sql } from 'kysely';
+import type { Ctx } from '../context.js';
+import type { MailboxMigrationItemsTable } from '../db/schema.js';
+import { normalizeAddress } from '../contacts/service.js';
+import { parseHeaderBlock, type InboundMail } from '../mail/parse.js';
+import { iso } from '../platform/clock.js';
+import type { ImapFolder, ReadOnlyMailbox } from './imap.js';
+import { formatMigration } from './format.js';
+import { mapLimit } from './copy.js';
+import { estimateSeconds, labelOfFolder, NEVER_READ_SPECIAL_USE, planItems, SKIP_REASONS, type PlanItem } from './plan.js';
+import { findPreset } from './presets.js';
+import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from './store.js';
+import { teamAddressesOf } from './team.js';
+
+/** Header fields a scan reads: threading, parties, subject, date, and what marks automatic mail. */
+export const SCAN_HEADER_FIELDS = [
+  'message-id',
+  'in-reply-to',
+  'references',
+  'from',
+  'reply-to',
+  'to',
+  'cc',
+  'subject',
+  'date',
+  'auto-submitted',
+  'precedence',
+  'content-type',
+  'x-autoreply',
+  'x-autorespond',
+];
+
+/** UIDs asked for per FETCH while scanning. */
+const SCAN_CHUNK = 1000;
+
+export interface ChosenFolder extends ImapFolder {
+  neverRead: boolean;
+}
+
+export function isNeverRead(folder: Pick<ImapFolder, 'specialUse'>): boolean {
+  return !!folder.specialUse && NEVER_READ_SPECIAL_USE.has(folder.specialUse);
+}
+
+/** The folders a migration reads: the chosen ones, else the inbox, sent mail and the provider's defaults. */
+export function chooseFolders(m: Pick<MigrationRow, 'folders' | 'provider'>, all: readonly ImapFolder[]): { chosen: ChosenFolder[]; missing: string[] } {
+  const byPath = new Map(all.map((f) => [f.path, f]));
+  let wanted: string[];
+  if (m.folders) wanted = JSON.parse(m.folders) as string[];
+  else {
+    const defaults = new Set<string>();
+    for (const f of all) if (f.path.toUpperCase() === 'INBOX' || f.specialUse === '\\Sent') defaults.add(f.path);
+    for (const p of findPreset(m.provider)?.default_folders ?? []) if (byPath.has(p)) defaults.add(p);
+    wanted = [...defaults];
+  }
+  const chosen: ChosenFolder[] = [];
+  const missing: string[] = [];
+  for (const path of wanted) {
+    const f = byPath.get(path) ?? (path.toUpperCase() === 'INBOX' ? all.find((x) => x.path.toUpperCase() === 'INBOX') : undefined);
+    if (!f || f.noSelect) missing.push(path);
+    else if (!chosen.some((c) => c.path === f.path)) chosen.push({ ...f, neverRead: isNeverRead(f) });
+  }
+  // The inbox first: a message in several folders is kept from the first one.
+  chosen.sort((a, b) => Number(b.path.toUpperCase() === 'INBOX') - Number(a.path.toUpperCase() === 'INBOX'));
+  return { chosen, missing };
+}
+
+export function sourceKey(folder: string, uidValidity: string, uid: number): string {
+  return `imap:${uidValidity}:${uid}:${folder}`;
+}
+
+function cleanAddress(raw: string | null | undefined): string | null {
+  if (!raw) return null;
+  try {
+    return normalizeAddress(raw);
+  } catch {
+    return null;
+  }
+}
+
+export type HeaderParser = (headers: Buffer) => Promise<InboundMail>;
+
+/** What the scan stores of one message, from its header block. */
+export async function itemFromHeaders(
+  input: { migrationId: string; sourceKey: string; folder: string; uid: number | null; headers: Buffer; size: number; internalDate: Date | null; flags: string[] },
+  parse: HeaderParser = parseHeaderBlock,
+): Promise<MailboxMigrationItemsTable> {
+  const mail = await parse(input.headers);
+  // The Date header, unless missing or absurd (then the server's receipt time).
+  const received = input.internalDate && !Number.isNaN(input.internalDate.getTime()) ? input.internalDate : null;
+  let sent = mail.date;
+  if (!sent || sent.getTime() < Date.UTC(1980, 0, 1) || (received && sent.getTime() > received.getTime() + 2 * 86_400_000)) sent = received ?? sent;
+  const refs = [...new Set([...mail.inReplyTo, ...mail.references])].filter((r) => r !== mail.messageId);
+  const recipients = [...new Set(mail.headerRecipients.map(cleanAddress).filter((a): a is string => !!a))];
+  return {
+    migration_id: input.migrationId,
+    source_key: input.sourceKey,
+    folder: input.folder,
+    uid: input.uid,
+    rfc_id: mail.messageId,
+    refs: refs.length ? JSON.stringify(refs.slice(0, 100)) : null,
+    thread_key: null,
+    sent_at: iso(sent ?? new Date(0)),
+    size: input.size,
+    from_address: cleanAddress(mail.from.address),
+    from_name: mail.from.name,
+    recipients: recipients.length ? JSON.stringify(recipients.slice(0, 100)) : null,
+    subject: mail.subject ? mail.subject.slice(0, 500) : null,
+    flags: input.flags.length ? JSON.stringify(input.flags) : null,
+    automatic: mail.automatic || /^(mailer-daemon|postmaster)@/i.test(mail.from.address ?? '') ? 1 : 0,
+    team: 0,
+    status: 'planned',
+    skip_reason: null,
+    error: null,
+    attempts: 0,
+    message_id: null,
+    conversation_id: null,
+    copied_at: null,
+  };
+}
+
+export async function insertItems(ctx: Pick<Ctx, 'db'>, rows: MailboxMigrationItemsTable[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) {
+    await ctx.db
+      .insertInto('mailbox_migration_items')
+      .values(rows.slice(i, i + 200))
+      .onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing())
+      .execute();
+  }
+}
+
+/**
+ * One step of the scan: reads headers until the time budget is used. Returns 'more' while folders
+ * are left, 'done' once every folder is read (the caller then plans).
+ */
+export async function scanStep(ctx: Ctx, m: MigrationRow, mailbox: ReadOnlyMailbox, budgetMs: number, parse: HeaderParser = parseHeaderBlock): Promise<'more' | 'done'> {
+  const started = performance.now();
+  const { chosen } = chooseFolders(m, await mailbox.folders());
+  const rows = await ctx.db.selectFrom('mailbox_migration_folders').selectAll().where('migration_id', '=', m.id).execute();
+  const known = new Map(rows.map((r) => [r.path, r]));
+  for (const folder of chosen) {
+    if (folder.neverRead) continue;
+    let row = known.get(folder.path);
+    if (row?.scan_done) continue;
+    const box = await mailbox.examine(folder.path);
+    if (!row || row.uid_validity !== box.uidValidity || row.uid_next === null) {
+      // New folder, first look in this scan, or the server rebuilt the folder (new UIDVALIDITY).
+      if (row && row.uid_validity !== null && row.uid_validity !== box.uidValidity) {
+        await ctx.db.deleteFrom('mailbox_migration_items').where('migration_id', '=', m.id).where('folder', '=', folder.path).where('status', '!=', 'copied').execute();
+      }
+      const scannedUid = row && row.uid_validity === box.uidValidity ? row.scanned_uid : 0;
+      if (scannedUid > 0) {
+        // A second scan of the same folder: messages deleted since are no longer part of the plan.
+        const present = new Set(await mailbox.uids());
+        const stale = await ctx.db
+          .selectFrom('mailbox_migration_items')
+          .select(['source_key', 'uid'])
+          .where('migration_id', '=', m.id)
+          .where('folder', '=', folder.path)
+          .where('status', '!=', 'copied')
+          .execute();
+        const gone = stale.filter((s) => s.uid !== null && !present.has(Number(s.uid))).map((s) => s.source_key);
+        for (let i = 0; i < gone.length; i += 500) {
+          await ctx.db.deleteFrom('mailbox_migration_items').where('migration_id', '=', m.id).where('source_key', 'in', gone.slice(i, i + 500)).execute();
+        }
+      }
+      const values = {
+        delimiter: folder.delimiter,
+        special_use: folder.specialUse,
+        uid_validity: box.uidValidity,
+        scanned_uid: scannedUid,
+        messages: box.exists,
+        uid_next: box.uidNext,
+        scan_done: 0,
+      };
+      await ctx.db
+        .insertInto('mailbox_migration_folders')
+        .values({ migration_id: m.id, path: folder.path, ...values })
+        .onConflict((oc) => oc.columns(['migration_id', 'path']).doUpdateSet(values))
+        .execute();
+      row = { migration_id: m.id, path: folder.path, ...values };
+    }
+    const last = Math.max(0, Number(row.uid_next ?? 1) - 1);
+    let from = Number(row.scanned_uid) + 1;
+    while (from <= last) {
+      const to = Math.min(last, from + SCAN_CHUNK - 1);
+      const fetched = [];
+      for await (const h of mailbox.headers(`${from}:${to}`, SCAN_HEADER_FIELDS)) if (h.uid >= from && h.uid <= to) fetched.push(h);
+      const items = await mapLimit(fetched, 8, (h) =>
+        itemFromHeaders(
+          { migrationId: m.id, sourceKey: sourceKey(folder.path, box.uidValidity, h.uid), folder: folder.path, uid: h.uid, headers: h.headers, size: h.size, internalDate: h.internalDate, flags: h.flags },
+          parse,
+        ),
+      );
+      await ctx.db.transaction().execute(async (trx) => {
+        await insertItems({ db: trx }, items);
+        await trx.updateTable('mailbox_migration_folders').set({ scanned_uid: to, scan_done: to >= last ? 1 : 0 }).where('migration_id', '=', m.id).where('path', '=', folder.path).execute();
+      });
+      from = to + 1;
+      if (performance.now() - started > budgetMs && from <= last) return 'more';
+    }
+    if (last === 0 || from > last) {
+      await ctx.db.updateTable('mailbox_migration_folders').set({ scan_done: 1 }).where('migration_id', '=', m.id).where('path', '=', folder.path).execute();
+    }
+    if (performance.now() - started > budgetMs) return 'more';
+  }
+  return 'done';
+}
+
+export interface FolderSummary {
+  path: string;
+  special_use: string | null;
+  never_read: boolean;
+  messages: number;
+  to_copy: number;
+  skipped: number;
+  duplicates: number;
+  label: string | null;
+}
+
+export interface PlanSummary {
+  total: number;
+  to_copy: number;
+  conversations: number;
+  duplicates: number;
+  skipped: Record<string, number>;
+  skip_reasons: Record<string, string>;
+  folders: FolderSummary[];
+  missing_folders: string[];
+  contacts_to_create: number;
+  labels: string[];
+  estimated_bytes: number;
+  estimated_seconds: number;
+  planned_at: string;
+}
+
+/**
+ * Plans the copy from every scanned item (in memory: one migration's headers) and writes the result:
+ * item statuses and threads, the summary, and the state (ready, or paused when the copy had begun).
+ */
+export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: ChosenFolder[]; missing: string[] }): Promise<MigrationRow | undefined> {
+  const readable = folders.chosen.filter((f) => !f.neverRead).map((f) => f.path);
+  // Items of folders that are no longer chosen leave the plan (copied ones stay on record).
+  if (readable.length) {
+    await ctx.db.deleteFrom('mailbox_migration_items').where('migration_id', '=', m.id).where('status', '!=', 'copied').where('folder', 'not in', readable).execute();
+  } else {
+    await ctx.db.deleteFrom('mailbox_migration_items').where('migration_id', '=', m.id).where('status', '!=', 'copied').execute();
+  }
+  // One compact record per message: the plan of a mailbox of 100,000 messages stays small.
+  const folderNames = new Map<string, string>();
+  const NO_REFS: readonly string[] = [];
+  const items: PlanItem[] = [];
+  let after: string | undefined;
+  for (;;) {
+    let q = ctx.db
+      .selectFrom('mailbox_migration_items')
+      .select(['source_key', 'folder', 'uid', 'rfc_id', 'refs', 'sent_at', 'size', 'from_address', 'recipients', 'automatic', 'status'])
+      .where('migration_id', '=', m.id);
+    if (after !== undefined) q = q.where('source_key', '>', after);
+    const page = await q.orderBy('source_key').limit(5000).execute();
+    for (const r of page) {
+      let folder = folderNames.get(r.folder);
+      if (folder === undefined) folderNames.set(r.folder, (folder = r.folder));
+      items.push({
+        source_key: r.source_key,
+        folder,
+        uid: r.uid === null ? null : Number(r.uid),
+        rfc_id: r.rfc_id,
+        refs: r.refs ? (JSON.parse(r.refs) as string[]) : NO_REFS,
+        sent_at: r.sent_at,
+        size: Number(r.size),
+        from_address: r.from_address,
+        recipients: r.recipients,
+        automatic: r.automatic === 1,
+        status: r.status,
+      });
+    }
+    if (page.length < 5000) break;
+    after = page[page.length - 1].source_key;
+  }
+  const team = await teamAddressesOf(ctx, m);
+  const dateTo = m.date_to ? iso(new Date(new Date(m.date_to).getTime() + 86_400_000)) : null;
+  const plan = planItems(items, {
+    teamAddresses: team.addresses,
+    maxMessageBytes: ctx.config.migration.maxMessageBytes,
+    dateFrom: m.date_from ? iso(new Date(m.date_from)) : null,
+    dateTo,
+    skipAutomatic: m.skip_automatic === 1,
+    folderOrder: readable,
+  });
+
+  const existingThreads = await ctx.db.selectFrom('mailbox_migration_threads').select(['thread_key', 'conversation_id']).where('migration_id', '=', m.id).execute();
+  const conversationOf = new Map(existingThreads.map((t) => [t.thread_key, t.conversation_id]));
+
+  // Summary: every message of the chosen folders counts in the total.
+  const labelsByFolder = new Map<string, string | null>();
+  const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
+  for (const f of folders.chosen) labelsByFolder.set(f.path, labelOfFolder(f.path, f.specialUse, f.delimiter, mapping));
+  const perFolder = new Map<string, FolderSummary>();
+  for (const f of folders.chosen) {
+    perFolder.set(f.path, { path: f.path, special_use: f.specialUse, never_read: f.neverRead, messages: 0, to_copy: 0, skipped: 0, duplicates: 0, label: f.neverRead ? null : labelsByFolder.get(f.path) ?? null });
+  }
+  const skipped: Record<string, number> = {};
+  let toCopy = 0;
+  let duplicates = 0;
+  let bytes = 0;
+  const labels = new Set<string>();
+  const plannedThreads = new Set(plan.threads.filter((t) => t.status === 'planned').map((t) => t.thread_key));
+  const senders = new Set<string>();
+  plan.items.forEach((p, index) => {
+    const item = items[index];
+    const fs = perFolder.get(item.folder);
+    if (fs) fs.messages++;
+    if (p.status === 'planned') {
+      toCopy++;
+      bytes += item.size;
+      if (fs) fs.to_copy++;
+      const label = labelsByFolder.get(item.folder);
+      if (label) labels.add(label);
+      if (!p.team && item.from_address) senders.add(item.from_address);
+    } else if (p.status === 'duplicate') {
+      duplicates++;
+      if (fs) fs.duplicates++;
+      const label = labelsByFolder.get(item.folder);
+      if (label && plannedThreads.has(p.thread_key)) labels.add(label);
+    } else if (p.status === 'skipped') {
+      skipped[p.skip_reason ?? 'other'] = (skipped[p.skip_reason ?? 'other'] ?? 0) + 1;
+      if (fs) fs.skipped++;
+    }
+  });
+  for (const t of plan.threads) if (t.status === 'planned' && t.customer_address) senders.add(t.customer_address);
+  let existingContacts = 0;
+  const addresses = [...senders];
+  for (let i = 0; i < addresses.length; i += 500) {
+    const found = await ctx.db
+      .selectFrom('contact_emails')
+      .select(sql<number>`count(*)`.as('n'))
+      .where('workspace_id', '=', m.workspace_id)
+      .where('email', 'in', addresses.slice(i, i + 500))
+      .executeTakeFirst();
+    existingContacts += Number(found?.n ?? 0);
+  }
+  const keepFactor = m.keep_originals ? 2 : 1;
+  const summary: PlanSummary = {
+    total: plan.items.length,
+    to_copy: toCopy,
+    conversations: plannedThreads.size,
+    duplicates,
+    skipped,
+    skip_reasons: SKIP_REASONS,
+    folders: [...perFolder.values()],
+    missing_folders: folders.missing,
+    contacts_to_create: addresses.length - existingContacts,
+    labels: [...labels].sort(),
+    estimated_bytes: bytes * keepFactor,
+    estimated_seconds: estimateSeconds(toCopy, bytes),
+    planned_at: iso(ctx.clock.now()),
+  };
+
+  // Subjects and customer names of the threads, read for their first messages only.
+  const wanted = new Set<string>();
+  for (const t of plan.threads) {
+    wanted.add(items[t.first].source_key);
+    if (t.customer !== null) wanted.add(items[t.customer].source_key);
+  }
+  const names = new Map<string, { subject: string | null; from_name: string | null }>();
+  const keys = [...wanted];
+  for (let i = 0; i < keys.length; i += 500) {
+    const rows = await ctx.db.selectFrom('mailbox_migration_items').select(['source_key', 'subject', 'from_name']).where('migration_id', '=', m.id).where('source_key', 'in', keys.slice(i, i + 500)).execute();
+    for (const r of rows) names.set(r.source_key, { subject: r.subject, from_name: r.from_name });
+  }
+
+  return ctx.db.transaction().execute(async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    const current = await lockMigration(trx, m.id);
+    if (!current || current.state !== 'scanning' || current.plan_version !== m.plan_version) return undefined;
+    // Statuses, reasons, threads and team marks of every item, 400 rows per statement.
+    for (let i = 0; i < plan.items.length; i += 400) {
+      const chunk = plan.items.slice(i, i + 400);
+      const values = sql.join(chunk.map((p) => sql`(${p.source_key}, ${p.status}, ${p.skip_reason}, ${p.thread_key}, cast(${p.team ? 1 : 0} as integer))`));
+      await sql`update mailbox_migration_items as i
+        set status = v.column2, skip_reason = v.column3, thread_key = v.column4, team = v.column5
+        from (values ${values}) as v
+        where i.migration_id = ${m.id} and i.source_key = v.column1`.execute(trx);
+    }
+    await trx.deleteFrom('mailbox_migration_threads').where('migration_id', '=', m.id).execute();
+    const threadRows = plan.threads.map((t) => ({
+      migration_id: m.id,
+      thread_key: t.thread_key,
+      newest_at: t.newest_at,
+      messages: t.messages,
+      customer_address: t.customer_address,
+      customer_name: t.customer !== null ? (names.get(items[t.customer].source_key)?.from_name ?? null) : null,
+      subject: names.get(items[t.first].source_key)?.subject ?? null,
+      status: t.status,
+      skip_reason: t.skip_reason,
+      conversation_id: conversationOf.get(t.thread_key) ?? null,
+    }));
+    for (let i = 0; i < threadRows.length; i += 300) await trx.insertInto('mailbox_migration_threads').values(threadRows.slice(i, i + 300)).execute();
+    const next = current.copy_started_at ? 'paused' : 'ready';
+    const saved = await saveMigration(tx, current, { state: next, scanned_version: current.plan_version, summary: JSON.stringify(summary) });
+    await logActivity(tx, saved, SYSTEM, 'scan_finished', { total: summary.total, to_copy: summary.to_copy, conversations: summary.conversations, skipped: summary.skipped, duplicates });
+    await recordMigrationUpdated(tx, saved, { migration: formatMigration(saved, await loadProgress(trx, saved.id)) });
+    return saved;
+  });
+}

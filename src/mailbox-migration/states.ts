@@ -1,0 +1,91 @@
+// The migration state machine: which actions each state allows (the migration lists them as
+// allowed_actions) and the refusal for anything else (409 migration_state with the state and the
+// allowed actions).
+import type { MailboxMigrationsTable, MigrationState } from '../db/schema.js';
+import { AppError } from '../platform/errors.js';
+import { findPreset } from './presets.js';
+
+export const MIGRATION_STATES: readonly MigrationState[] = [
+  'draft',
+  'connected',
+  'scanning',
+  'ready',
+  'copying',
+  'paused',
+  'needs_attention',
+  'syncing',
+  'completed',
+  'cancelled',
+  'removing',
+  'removed',
+];
+
+export type MigrationAction =
+  | 'update'
+  | 'delete'
+  | 'credentials'
+  | 'test'
+  | 'folders'
+  | 'upload'
+  | 'scan'
+  | 'preview'
+  | 'start'
+  | 'pause'
+  | 'resume'
+  | 'cancel'
+  | 'retry'
+  | 'probe'
+  | 'finish'
+  | 'remove_history';
+
+/** Actions by state, for every source kind; source-specific ones are filtered in allowedActions. */
+const BY_STATE: Record<MigrationState, readonly MigrationAction[]> = {
+  draft: ['update', 'delete', 'credentials', 'test', 'folders', 'upload', 'cancel'],
+  connected: ['update', 'delete', 'credentials', 'test', 'folders', 'scan', 'cancel'],
+  scanning: ['cancel'],
+  ready: ['update', 'delete', 'credentials', 'test', 'folders', 'scan', 'preview', 'start', 'cancel'],
+  copying: ['preview', 'pause', 'cancel', 'retry'],
+  paused: ['update', 'credentials', 'test', 'folders', 'preview', 'resume', 'cancel', 'retry'],
+  needs_attention: ['credentials', 'test', 'folders', 'preview', 'resume', 'cancel', 'retry'],
+  syncing: ['preview', 'cancel', 'retry', 'probe', 'finish'],
+  completed: ['delete', 'remove_history'],
+  cancelled: ['delete', 'remove_history'],
+  removing: [],
+  removed: ['delete'],
+};
+
+/** States in which background work runs for the migration. */
+export const WORKING_STATES: ReadonlySet<MigrationState> = new Set(['scanning', 'copying', 'syncing']);
+
+/** States that end a migration (its activity log is kept SVC_MIGRATION_AUDIT_DAYS from then). */
+export const ENDED_STATES: ReadonlySet<MigrationState> = new Set(['completed', 'cancelled', 'removing', 'removed']);
+
+type Row = Pick<MailboxMigrationsTable, 'state' | 'provider' | 'password_sealed' | 'scanned_version' | 'plan_version'>;
+
+export function isMailboxSource(m: Pick<Row, 'provider'>): boolean {
+  return findPreset(m.provider)?.kind !== 'export_file';
+}
+
+export function allowedActions(m: Row): MigrationAction[] {
+  const mailbox = isMailboxSource(m);
+  return BY_STATE[m.state].filter((action) => {
+    if (action === 'upload') return !mailbox;
+    if (action === 'credentials') return mailbox;
+    if (action === 'test' || action === 'folders') return mailbox && m.password_sealed !== null;
+    if (action === 'probe') return mailbox;
+    if (action === 'start') return m.scanned_version === m.plan_version;
+    return true;
+  });
+}
+
+export function stateError(m: Row, action: MigrationAction, message?: string): AppError {
+  return new AppError(409, 'migration_state', message ?? `${action.replace('_', '-')} is not allowed while the migration is ${m.state.replace('_', ' ')}`, {
+    state: m.state,
+    allowed_actions: allowedActions(m),
+  });
+}
+
+/** Throws 409 migration_state unless the action is allowed now. */
+export function requireAction(m: Row, action: MigrationAction): void {
+  if (!allowedActions(m).includes(action)) throw stateError(m, action);
+}

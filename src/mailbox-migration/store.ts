@@ -1,0 +1,137 @@
+// Queries of migrations shared by the service, the jobs and the routes: reading a migration, its
+// progress counts, the activity log, and recording what happened (log line and realtime events in
+// the caller's transaction).
+import { sql } from 'kysely';
+import type { Access } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import { isPostgres } from '../db/dialect.js';
+import type { Db, MailboxMigrationsTable, MigrationItemStatus } from '../db/schema.js';
+import { recordEvent } from '../events/service.js';
+import type { Clock } from '../platform/clock.js';
+import { iso } from '../platform/clock.js';
+import { notFound } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+
+export type MigrationRow = MailboxMigrationsTable;
+export type Tx = { db: Db; clock: Clock };
+
+/** Who did something, as the activity log records it. */
+export type Actor = { type: 'member' | 'api_key' | 'system'; id: string | null };
+
+export const SYSTEM: Actor = { type: 'system', id: null };
+
+export function actorOf(access: Access): Actor {
+  return access.actor.kind === 'member' ? { type: 'member', id: access.actor.personId } : { type: 'api_key', id: access.actor.keyId };
+}
+
+export async function findMigration(db: Db, workspaceId: string, id: string): Promise<MigrationRow | undefined> {
+  return db
+    .selectFrom('mailbox_migrations')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+export async function getMigration(db: Db, workspaceId: string, id: string): Promise<MigrationRow> {
+  const row = await findMigration(db, workspaceId, id);
+  if (!row) throw notFound('migration');
+  return row;
+}
+
+/** The migration row locked for the rest of the transaction (Postgres; SQLite transactions are serialized). */
+export async function lockMigration(db: Db, id: string): Promise<MigrationRow | undefined> {
+  let q = db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id);
+  if (isPostgres(db as never)) q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function saveMigration(tx: Tx, row: MigrationRow, changes: Partial<MigrationRow>): Promise<MigrationRow> {
+  const set = { ...changes, updated_at: iso(tx.clock.now()) };
+  await tx.db.updateTable('mailbox_migrations').set(set).where('id', '=', row.id).execute();
+  return { ...row, ...set };
+}
+
+export async function logActivity(tx: Tx, m: Pick<MigrationRow, 'id' | 'workspace_id'>, actor: Actor, action: string, detail?: Record<string, unknown>): Promise<void> {
+  const now = tx.clock.now();
+  await tx.db
+    .insertInto('mailbox_migration_log')
+    .values({
+      id: newId('mlog', now.getTime()),
+      migration_id: m.id,
+      workspace_id: m.workspace_id,
+      at: iso(now),
+      actor_type: actor.type,
+      actor_id: actor.id,
+      action,
+      detail: detail ? JSON.stringify(detail) : null,
+    })
+    .execute();
+}
+
+export interface Progress {
+  /** Every message of the chosen folders (duplicates and skipped ones included). */
+  total: number;
+  planned: number;
+  copied: number;
+  skipped: number;
+  duplicates: number;
+  failed: number;
+  conversations: number;
+  copied_bytes: number;
+  percent: number;
+}
+
+export async function loadProgress(db: Db, migrationId: string): Promise<Progress> {
+  const rows = await db
+    .selectFrom('mailbox_migration_items')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('size').as('bytes')])
+    .where('migration_id', '=', migrationId)
+    .groupBy('status')
+    .execute();
+  const by = new Map<MigrationItemStatus, { n: number; bytes: number }>(rows.map((r) => [r.status, { n: Number(r.n), bytes: Number(r.bytes ?? 0) }]));
+  const n = (s: MigrationItemStatus) => by.get(s)?.n ?? 0;
+  const conversations = await db
+    .selectFrom('mailbox_migration_threads')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('migration_id', '=', migrationId)
+    .where('status', '=', 'copied')
+    .executeTakeFirst();
+  const total = n('planned') + n('copied') + n('skipped') + n('duplicate') + n('failed');
+  const toCopy = n('planned') + n('copied') + n('failed');
+  return {
+    total,
+    planned: n('planned'),
+    copied: n('copied'),
+    skipped: n('skipped'),
+    duplicates: n('duplicate'),
+    failed: n('failed'),
+    conversations: Number(conversations?.n ?? 0),
+    copied_bytes: by.get('copied')?.bytes ?? 0,
+    percent: toCopy === 0 ? (total > 0 ? 100 : 0) : Math.floor((n('copied') * 100) / toCopy),
+  };
+}
+
+/** Records migration.updated (owners and admins only, never webhooks) in the caller's transaction. */
+export async function recordMigrationUpdated(tx: Tx, m: MigrationRow, data: Record<string, unknown>): Promise<void> {
+  await recordEvent(tx, { workspaceId: m.workspace_id, type: 'migration.updated', occurredAt: tx.clock.now(), data, webhook: false });
+}
+
+export async function recordMigrationProgress(tx: Tx, m: MigrationRow, progress: Progress): Promise<void> {
+  await recordEvent(tx, {
+    workspaceId: m.workspace_id,
+    type: 'migration.progress',
+    occurredAt: tx.clock.now(),
+    data: { migration_id: m.id, state: m.state, progress },
+    webhook: false,
+  });
+}
+
+/** Counts rows of a query quickly on both dialects. */
+export async function countWhere(db: Db, table: 'mailbox_migration_items' | 'mailbox_migration_threads', migrationId: string, status?: string): Promise<number> {
+  let q = db.selectFrom(table).select(sql<number>`count(*)`.as('n')).where('migration_id', '=', migrationId);
+  if (status) q = q.where('status', '=', status as never);
+  const row = await q.executeTakeFirst();
+  return Number(row?.n ?? 0);
+}

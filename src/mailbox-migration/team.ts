@@ -1,0 +1,55 @@
+// The team's addresses in an old mailbox: mail from them is outgoing (authored by the mapped member,
+// else shown by its original name and address); everyone else is a customer.
+import type { Ctx } from '../context.js';
+import { normalizeAddress } from '../contacts/service.js';
+import type { MigrationRow } from './store.js';
+
+export interface TeamAddresses {
+  addresses: Set<string>;
+  /** Address → member (person id) who wrote from it, when known. */
+  members: Map<string, string>;
+}
+
+function clean(raw: string | null | undefined): string | null {
+  if (!raw || !raw.includes('@')) return null;
+  try {
+    return normalizeAddress(raw);
+  } catch {
+    return null;
+  }
+}
+
+export async function teamAddressesOf(ctx: Pick<Ctx, 'db'>, m: Pick<MigrationRow, 'workspace_id' | 'team_members' | 'source_address' | 'username' | 'channel_id'>): Promise<TeamAddresses> {
+  const addresses = new Set<string>();
+  const members = new Map<string, string>();
+  const add = (raw: string | null | undefined) => {
+    const a = clean(raw);
+    if (a) addresses.add(a);
+    return a;
+  };
+  add(m.source_address);
+  add(m.username);
+  if (m.channel_id) {
+    const channel = await ctx.db.selectFrom('channels').select(['address', 'from_address']).where('id', '=', m.channel_id).executeTakeFirst();
+    add(channel?.address);
+    add(channel?.from_address);
+  }
+  const people = await ctx.db
+    .selectFrom('memberships')
+    .innerJoin('people', 'people.id', 'memberships.person_id')
+    .select(['people.id', 'people.email'])
+    .where('memberships.workspace_id', '=', m.workspace_id)
+    .execute();
+  for (const p of people) {
+    const a = add(p.email);
+    if (a) members.set(a, p.id);
+  }
+  const mapping = JSON.parse(m.team_members) as Record<string, string | null>;
+  for (const [raw, personId] of Object.entries(mapping)) {
+    const a = add(raw);
+    if (!a) continue;
+    if (personId) members.set(a, personId);
+    else members.delete(a);
+  }
+  return { addresses, members };
+}

@@ -1,0 +1,309 @@
+// The background work of migrations: one job row per migration (unique key), claimed by the job
+// runner, that does a bounded step of whatever the migration's state asks (scan, copy, …) and asks
+// to run again until the state needs no more work. Mailbox connections are kept between steps.
+// A failure to reach the mailbox moves the migration to needs_attention (login refused: wait for a
+// new password; provider limit or a run of connection failures: try again later by itself).
+import type { Ctx } from '../context.js';
+import { inTransaction } from '../db/transaction.js';
+import { announceEvents } from '../events/service.js';
+import { ParsePool } from '../mail/parse-pool.js';
+import { iso, MINUTE } from '../platform/clock.js';
+import { enqueue, type JobKind } from '../platform/jobs.js';
+import type { Db } from '../db/schema.js';
+import type { Clock } from '../platform/clock.js';
+import { BATCH_BYTES, BATCH_MESSAGES, BATCH_THREADS, copyStep } from './copy.js';
+import { formatMigration } from './format.js';
+import { classifyImapError, describeImapError, ReadOnlyViolation, type ReadOnlyMailbox } from './imap.js';
+import { chooseFolders, finishScan, scanStep } from './scan.js';
+import { openSource, recordBlocked, SourceError } from './source.js';
+import { WORKING_STATES } from './states.js';
+import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from './store.js';
+
+export const MIGRATION_JOB = 'migration.work';
+const HEADER_END = Buffer.from('\r\n\r\n');
+/**
+ * The parser thread's heap: a small young generation keeps the garbage of parsing from piling up
+ * (the server's memory stays flat however large the mailbox); the old generation leaves room for a
+ * message of SVC_MIGRATION_MAX_MESSAGE_BYTES.
+ */
+const PARSE_WORKER_LIMITS = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 384 };
+/** Connection failures in a row before the migration asks for attention. */
+export const MAX_CONNECT_FAILURES = 5;
+export const PROVIDER_LIMIT_PAUSE_MS = 15 * MINUTE;
+export const CONNECTION_RETRY_MS = 30 * MINUTE;
+const IDLE_CONNECTION_MS = 2 * MINUTE;
+/** The old mailbox is read this often while syncing. */
+export const SYNC_POLL_MS = 2 * MINUTE;
+
+export function workerKey(migrationId: string): string {
+  return `migration:${migrationId}`;
+}
+
+/** Makes sure the migration's worker job exists (call in the transaction that changes its state). */
+export async function ensureWorker(tx: { db: Db; clock: Clock }, migrationId: string, runAt?: Date): Promise<void> {
+  await enqueue(tx.db, tx.clock, { kind: MIGRATION_JOB, payload: { migrationId }, uniqueKey: workerKey(migrationId), runAt });
+}
+
+/** Tunable bounds of one run (tests make them small to stop in the middle of a copy). */
+export interface WorkerLimits {
+  /** A run goes on with more batches until this much time was used (0: one batch per run). */
+  budgetMs: number;
+  batchThreads: number;
+  batchMessages: number;
+  batchBytes: number;
+}
+
+export class MigrationWorker {
+  readonly limits: WorkerLimits = { budgetMs: 10_000, batchThreads: BATCH_THREADS, batchMessages: BATCH_MESSAGES, batchBytes: BATCH_BYTES };
+  private readonly connections = new Map<string, { mailbox: ReadOnlyMailbox; timer: NodeJS.Timeout }>();
+  private parsePool: ParsePool | undefined;
+
+  constructor(private readonly ctx: Ctx) {}
+
+  job(): JobKind<{ migrationId: string }> {
+    return {
+      kind: MIGRATION_JOB,
+      leaseMs: 3 * MINUTE,
+      run: async ({ migrationId }) => {
+        const retryAt = await this.runOnce(migrationId);
+        return retryAt ? { retryAt } : undefined;
+      },
+    };
+  }
+
+  async stop(): Promise<void> {
+    for (const id of [...this.connections.keys()]) await this.closeConnection(id);
+    await this.parsePool?.close();
+    this.parsePool = undefined;
+  }
+
+  /** Drops the cached connection of a migration (after cancel, completion, a new password). */
+  async closeConnection(migrationId: string): Promise<void> {
+    const c = this.connections.get(migrationId);
+    if (!c) return;
+    this.connections.delete(migrationId);
+    clearTimeout(c.timer);
+    await c.mailbox.logout();
+  }
+
+  private parse(raw: Buffer) {
+    this.parsePool ??= new ParsePool(this.ctx.log, { resourceLimits: PARSE_WORKER_LIMITS });
+    return this.parsePool.parse(raw);
+  }
+
+  private async connection(m: MigrationRow): Promise<ReadOnlyMailbox> {
+    const cached = this.connections.get(m.id);
+    if (cached && cached.mailbox.usable) {
+      clearTimeout(cached.timer);
+      cached.timer = this.idleTimer(m.id);
+      return cached.mailbox;
+    }
+    if (cached) await this.closeConnection(m.id);
+    const mailbox = await openSource(this.ctx, m);
+    this.connections.set(m.id, { mailbox, timer: this.idleTimer(m.id) });
+    return mailbox;
+  }
+
+  private idleTimer(id: string): NodeJS.Timeout {
+    const t = setTimeout(() => void this.closeConnection(id), IDLE_CONNECTION_MS);
+    t.unref();
+    return t;
+  }
+
+  /** One run; returns when to run again, or undefined when the migration needs no more work now. */
+  async runOnce(migrationId: string): Promise<Date | undefined> {
+    const { ctx } = this;
+    const m = await ctx.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', migrationId).where('deleted_at', 'is', null).executeTakeFirst();
+    if (!m) return undefined;
+    const workspace = await ctx.db.selectFrom('workspaces').select('deleted_at').where('id', '=', m.workspace_id).executeTakeFirst();
+    if (!workspace || workspace.deleted_at) {
+      // A deleted workspace: no more work, and its password goes at once.
+      await this.closeConnection(m.id);
+      await ctx.db.updateTable('mailbox_migrations').set({ password_sealed: null }).where('id', '=', m.id).execute();
+      await ctx.db.deleteFrom('jobs').where('unique_key', '=', workerKey(m.id)).execute();
+      return undefined;
+    }
+    try {
+      switch (m.state) {
+        case 'scanning':
+          return await this.scan(m);
+        case 'copying':
+          return await this.copy(m);
+        case 'syncing':
+          return await this.sync(m);
+        case 'needs_attention':
+          return await this.retryAttention(m);
+        default:
+          await this.closeConnection(m.id);
+          return this.finishIfIdle(m.id);
+      }
+    } catch (error) {
+      return this.failed(m, error);
+    }
+  }
+
+  private async scan(m: MigrationRow): Promise<Date | undefined> {
+    const mailbox = await this.withReconnect(m, async (mb) => {
+      const step = await scanStep(this.ctx, m, mb, this.limits.budgetMs, (headers) => this.parse(Buffer.concat([headers, HEADER_END])));
+      return step === 'done' ? mb : undefined;
+    });
+    if (mailbox) {
+      const folders = chooseFolders(m, await mailbox.folders());
+      const saved = await finishScan(this.ctx, m, folders);
+      if (saved) announceEvents(this.ctx);
+      await this.resetFailures(m);
+    }
+    return this.ctx.clock.now();
+  }
+
+  private async copy(m: MigrationRow): Promise<Date | undefined> {
+    const planned = await this.ctx.db.selectFrom('mailbox_migration_threads').select('thread_key').where('migration_id', '=', m.id).where('status', '=', 'planned').limit(1).executeTakeFirst();
+    if (!planned) {
+      if (m.state === 'copying') await this.copyEnded(m);
+      return this.finishIfIdle(m.id);
+    }
+    const outcome = await this.withReconnect(m, (mb) => copyStep(this.ctx, m, mb, { parse: (raw) => this.parse(raw), limits: this.limits }, this.limits.budgetMs));
+    await this.resetFailures(m);
+    if (outcome === 'done' && m.state === 'copying') await this.copyEnded(m);
+    return this.ctx.clock.now();
+  }
+
+  /** Syncing: failed messages that were retried are copied; the old mailbox is read every two minutes. */
+  private async sync(m: MigrationRow): Promise<Date | undefined> {
+    const planned = await this.ctx.db.selectFrom('mailbox_migration_threads').select('thread_key').where('migration_id', '=', m.id).where('status', '=', 'planned').limit(1).executeTakeFirst();
+    if (planned) return this.copy(m);
+    return new Date(this.ctx.clock.now().getTime() + SYNC_POLL_MS);
+  }
+
+  /** Runs work on the cached connection; a connection that broke in between is opened once more. */
+  private async withReconnect<T>(m: MigrationRow, work: (mailbox: ReadOnlyMailbox) => Promise<T>): Promise<T> {
+    const hadCached = this.connections.has(m.id);
+    const mailbox = await this.connection(m);
+    try {
+      return await work(mailbox);
+    } catch (error) {
+      if (!hadCached || classifyImapError(error) !== 'connect' || error instanceof SourceError) throw error;
+      await this.closeConnection(m.id);
+      return work(await this.connection(m));
+    }
+  }
+
+  private async copyEnded(m: MigrationRow): Promise<void> {
+    await this.closeConnection(m.id);
+    const saved = await inTransaction(this.ctx.db, async (trx) => {
+      const tx = { db: trx, clock: this.ctx.clock };
+      const current = await lockMigration(trx, m.id);
+      if (!current || current.state !== 'copying') return undefined;
+      const progress = await loadProgress(trx, m.id);
+      const next = await saveMigration(tx, current, { state: 'syncing', copy_ended_at: iso(this.ctx.clock.now()) });
+      await logActivity(tx, next, SYSTEM, 'copy_finished', { copied: progress.copied, failed: progress.failed, skipped: progress.skipped, duplicates: progress.duplicates });
+      await recordMigrationUpdated(tx, next, { migration: formatMigration(next, progress) });
+      return next;
+    });
+    if (saved) {
+      this.ctx.log.info('migration copy finished', { migration_id: m.id });
+      announceEvents(this.ctx);
+    }
+  }
+
+  private async retryAttention(m: MigrationRow): Promise<Date | undefined> {
+    if (!m.attention_retry_at) return this.finishIfIdle(m.id);
+    const due = new Date(m.attention_retry_at);
+    if (due > this.ctx.clock.now()) return due;
+    try {
+      await this.closeConnection(m.id);
+      await this.connection(m);
+    } catch (error) {
+      return this.failed(m, error);
+    }
+    // Reachable again: back to the work it stopped.
+    await inTransaction(this.ctx.db, async (trx) => {
+      const tx = { db: trx, clock: this.ctx.clock };
+      const current = await lockMigration(trx, m.id);
+      if (!current || current.state !== 'needs_attention') return;
+      const next = await saveMigration(tx, current, { state: current.resume_state ?? 'copying', resume_state: null, attention_reason: null, attention_message: null, attention_retry_at: null, connect_failures: 0 });
+      await logActivity(tx, next, SYSTEM, 'resumed', { after: current.attention_reason });
+      await recordMigrationUpdated(tx, next, { migration: formatMigration(next, await loadProgress(trx, m.id)) });
+    });
+    announceEvents(this.ctx);
+    return this.ctx.clock.now();
+  }
+
+  private async resetFailures(m: MigrationRow): Promise<void> {
+    if (m.connect_failures > 0) await this.ctx.db.updateTable('mailbox_migrations').set({ connect_failures: 0 }).where('id', '=', m.id).execute();
+  }
+
+  /** Decides what a failure means for the migration; returns when to run again. */
+  private async failed(m: MigrationRow, error: unknown): Promise<Date | undefined> {
+    const { ctx } = this;
+    await this.closeConnection(m.id);
+    const now = ctx.clock.now();
+    let kind: string;
+    let step: string | undefined;
+    if (error instanceof SourceError) {
+      kind = error.failure;
+      step = error.step;
+    } else kind = classifyImapError(error);
+    if (error instanceof ReadOnlyViolation) await recordBlocked(ctx, m, error);
+    const message = error instanceof SourceError ? error.message : describeImapError(error);
+    const imapish = error instanceof SourceError || kind !== 'protocol' || (error as { responseStatus?: unknown })?.responseStatus !== undefined;
+    if (!imapish) {
+      ctx.log.error('migration step failed', { migration_id: m.id, state: m.state, error });
+      return new Date(now.getTime() + MINUTE);
+    }
+    ctx.log.warn('migration cannot read the mailbox', { migration_id: m.id, state: m.state, failure: kind, step, error: message });
+    let attention: { reason: string; retryAt: Date | null } | undefined;
+    let retryAt: Date | undefined;
+    if (kind === 'login') attention = { reason: 'login_failed', retryAt: null };
+    else if (kind === 'read_only') attention = { reason: 'read_only_check', retryAt: null };
+    else if (kind === 'provider_limit') attention = { reason: 'provider_limit', retryAt: new Date(now.getTime() + PROVIDER_LIMIT_PAUSE_MS) };
+    else {
+      const failures = m.connect_failures + 1;
+      if (failures >= MAX_CONNECT_FAILURES || kind === 'address') attention = { reason: kind === 'address' ? 'address_refused' : 'connection_failed', retryAt: kind === 'address' ? null : new Date(now.getTime() + CONNECTION_RETRY_MS) };
+      else {
+        await ctx.db.updateTable('mailbox_migrations').set({ connect_failures: failures }).where('id', '=', m.id).execute();
+        retryAt = new Date(now.getTime() + 30_000 * 2 ** (failures - 1));
+      }
+    }
+    if (!attention) return retryAt;
+    const { reason, retryAt: attentionRetry } = attention;
+    const saved = await inTransaction(ctx.db, async (trx) => {
+      const tx = { db: trx, clock: ctx.clock };
+      const current = await lockMigration(trx, m.id);
+      if (!current) return undefined;
+      if (current.state === 'needs_attention') {
+        return saveMigration(tx, current, { attention_reason: reason, attention_message: message, attention_retry_at: attentionRetry ? iso(attentionRetry) : null });
+      }
+      if (!WORKING_STATES.has(current.state)) return undefined;
+      const next = await saveMigration(tx, current, {
+        state: 'needs_attention',
+        resume_state: current.state,
+        attention_reason: reason,
+        attention_message: message,
+        attention_retry_at: attentionRetry ? iso(attentionRetry) : null,
+        connect_failures: 0,
+      });
+      await logActivity(tx, next, SYSTEM, 'needs_attention', { reason, message, step });
+      await recordMigrationUpdated(tx, next, { migration: formatMigration(next, await loadProgress(trx, m.id)) });
+      return next;
+    });
+    if (saved) announceEvents(ctx);
+    return attentionRetry ?? this.finishIfIdle(m.id);
+  }
+
+  /**
+   * Ends the job when the migration needs no work, in a transaction that holds the migration row:
+   * a state change that wants work either committed before (seen here) or comes after the job row
+   * is gone (and enqueues a new one), so no wake-up is lost.
+   */
+  private async finishIfIdle(migrationId: string): Promise<Date | undefined> {
+    return inTransaction(this.ctx.db, async (trx) => {
+      const current = await lockMigration(trx, migrationId);
+      if (current && current.deleted_at === null && (WORKING_STATES.has(current.state) || (current.state === 'needs_attention' && current.attention_retry_at))) {
+        return current.state === 'needs_attention' ? new Date(current.attention_retry_at!) : this.ctx.clock.now();
+      }
+      await trx.deleteFrom('jobs').where('unique_key', '=', workerKey(migrationId)).execute();
+      return undefined;
+    });
+  }
+}
