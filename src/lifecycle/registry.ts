@@ -7,7 +7,7 @@ import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
 import { closedConversationsRule, rawEmailsRule, workspaceContactsStep, workspaceConversationsStep } from '../conversations/retention.js';
-import { importedMailRule, migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
+import { migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { expiredSessionsRule, signInCodesRule } from '../people/retention.js';
@@ -56,7 +56,6 @@ export const retentionRules: RetentionRule[] = [
   expiredSessionsRule,
   signInCodesRule,
   ...broadcastRetentionRules,
-  importedMailRule,
   migrationAuditRule,
 ];
 

@@ -1,13 +1,12 @@
 // What migrations add to the data lifecycle (src/lifecycle/registry.ts):
 //  - the activity log is kept SVC_MIGRATION_AUDIT_DAYS after the migration ends; a deleted
 //    migration's whole record goes then too;
-//  - imported mail ages from the day of the import, not from its original time: closed imported
-//    conversations go retention_days after they were imported (or last changed), and the originals
-//    of imported messages retention_days after the import (messages.imported_at);
+//  - (imported mail ages from the day of the import through the conversation rules themselves:
+//    conversations.imported_at and messages.raw_stored_at are the import time; see
+//    src/conversations/retention.ts);
 //  - a deleted workspace's migrations (with their sealed passwords, at the first batch) are removed.
 import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
-import { deleteConversationsWithFiles, scheduleFileDeletion } from '../conversations/files.js';
 import type { RetentionRule, WorkspaceDataStep } from '../lifecycle/registry.js';
 import { DAY, iso } from '../platform/clock.js';
 
@@ -77,60 +76,6 @@ export const migrationAuditRule: RetentionRule = {
       if (rows < budget) {
         const r = await ctx.db.deleteFrom('mailbox_migrations').where('id', 'in', gone).executeTakeFirst();
         deleted += Number(r.numDeletedRows);
-      }
-    }
-    return deleted;
-  },
-};
-
-/**
- * Imported mail in workspaces with retention_days: closed imported conversations unchanged since
- * their import (the copy sets updated_at to the import time) for that many days, with their files;
- * and the stored originals of imported messages imported that many days ago.
- */
-export const importedMailRule: RetentionRule = {
-  name: 'imported_mail',
-  async deleteBatch(ctx, now, batch) {
-    const workspaces = await ctx.db.selectFrom('workspaces').select(['id', 'retention_days']).where('retention_days', 'is not', null).where('deleted_at', 'is', null).execute();
-    let deleted = 0;
-    for (const w of workspaces) {
-      if (deleted >= batch) break;
-      const cutoff = iso(now.getTime() - Number(w.retention_days) * DAY);
-      const conversations = await ctx.db
-        .selectFrom('conversations')
-        .select('id')
-        .where('workspace_id', '=', w.id)
-        .where('imported', '=', 1)
-        .where('status', '=', 'closed')
-        .where('updated_at', '<', cutoff)
-        .limit(Math.min(100, batch - deleted))
-        .execute();
-      if (conversations.length) {
-        await ctx.db.transaction().execute(async (trx) => {
-          const r = await deleteConversationsWithFiles({ db: trx, clock: ctx.clock }, conversations.map((c) => c.id));
-          deleted += r.conversations;
-        });
-      }
-      if (deleted >= batch) break;
-      const originals = await ctx.db
-        .selectFrom('messages')
-        .select(['id', 'raw_storage_key'])
-        .where('workspace_id', '=', w.id)
-        .where('imported_at', 'is not', null)
-        .where('imported_at', '<', cutoff)
-        .where('raw_storage_key', 'is not', null)
-        .limit(Math.min(500, batch - deleted))
-        .execute();
-      if (originals.length) {
-        await ctx.db.transaction().execute(async (trx) => {
-          await trx
-            .updateTable('messages')
-            .set({ raw_storage_key: null, raw_size: null, raw_sha256: null })
-            .where('id', 'in', originals.map((o) => o.id))
-            .execute();
-          await scheduleFileDeletion({ db: trx, clock: ctx.clock }, originals.map((o) => o.raw_storage_key!));
-        });
-        deleted += originals.length;
       }
     }
     return deleted;
