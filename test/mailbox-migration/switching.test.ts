@@ -7,6 +7,9 @@
 // restart). The old mailbox is never changed.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { ChannelRow } from '../../src/channels/service.js';
+import type { Config } from '../../src/config.js';
+import { routingOptions } from '../../src/mailbox-migration/switching.js';
 import { MINUTE, HOUR, DAY, ManualClock } from '../../src/platform/clock.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
@@ -294,6 +297,13 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.ok(log.includes('history_removed') && log.includes('remove_history_started') && log.includes('test_message_arrived'));
   });
 
+  test('without SVC_FORWARDING_DOMAIN only the MX way is offered', () => {
+    const channel = { address: 'help@shop.test', forwarding_address: `x1@${FORWARDING_DOMAIN}` } as ChannelRow;
+    assert.deepEqual(routingOptions({ config: { forwardingDomain: undefined } as Config }, channel).ways.map((w) => w.way), ['mx']);
+    assert.equal(routingOptions({ config: { forwardingDomain: undefined } as Config }, channel).forwarding_address, null);
+    assert.deepEqual(routingOptions({ config: { forwardingDomain: FORWARDING_DOMAIN } as Config }, channel).ways.map((w) => w.way), ['forwarding', 'server_routing', 'mx']);
+  });
+
   test('finish with force completes without a test message; mail still reaching only the old mailbox is not copied', async () => {
     const forced = await toSyncing(FORCE_USER);
     const r = await api('POST', `/v1/migrations/${forced.id}/finish`, { force: true });
@@ -308,7 +318,21 @@ describe('switching delivery, finishing and removing imported history', { skip: 
 
   test('the sync limit stops a migration that was never finished and deletes its password', async () => {
     const limited = await toSyncing(LIMIT_USER);
-    clock.advance(30 * DAY - 10 * MINUTE);
+    // A test message that arrives at the channel's own address (new MX records) came directly.
+    assert.equal((await api('POST', `/v1/migrations/${limited.id}/probe`)).status, 202);
+    const probe = (await sink.waitFor(4)).at(-1)!;
+    assert.deepEqual(probe.to, [LIMIT_USER]);
+    assert.match((await sendToIngress(ingressPort(s), { envelope: { from: 'svc@svc.test', to: [LIMIT_USER] }, raw: probe.raw })).response, /^250/);
+    assert.equal((await api('GET', `/v1/migrations/${limited.id}`)).body.test_message.route, 'direct');
+    // Mail only in the old mailbox every 20 hours keeps the quiet period from passing.
+    const stopsAt = new Date((await api('GET', `/v1/migrations/${limited.id}`)).body.sync.stops_at).getTime();
+    let day = 0;
+    while (clock.now().getTime() < stopsAt - 10 * MINUTE - 20 * HOUR) {
+      clock.advance(20 * HOUR);
+      d.deliver(LIMIT_USER, 'INBOX', [{ raw: await buildMail({ from: 'Walt <walt@customer.test>', to: LIMIT_USER, subject: `Day ${day++}`, date: clock.now() }), receivedAt: clock.now() }]);
+      await drain();
+    }
+    clock.set(new Date(stopsAt - 10 * MINUTE));
     await drain();
     await expectState(s, seed.apiKey, limited.id, 'syncing');
     clock.advance(11 * MINUTE);
