@@ -13,7 +13,7 @@ import { routingOptions } from '../../src/mailbox-migration/switching.js';
 import { MINUTE, HOUR, DAY, ManualClock } from '../../src/platform/clock.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress } from '../helpers/mail.js';
+import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
 import { expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
 import { startTestServer, testEnv, type TestEnv, type TestServer } from '../helpers/server.js';
@@ -28,6 +28,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
   let s: TestServer;
   let te: TestEnv;
   let sink: SmtpSink;
+  let replies: SmtpSink;
   let seed: Seed;
   let id: string;
   let forwarding: string;
@@ -50,7 +51,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
 
   /** A migration of `user` into a new channel with that address, run to syncing. */
   async function toSyncing(user: string): Promise<{ id: string; forwarding: string }> {
-    const channel = await seedEmailChannel(s.app, seed, { address: user });
+    const channel = await seedEmailChannel(s.app, seed, { address: user, smtpPort: replies.port });
     const created = await api('POST', '/v1/migrations', { provider: 'imap', source_address: user, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId, channel_id: channel.id });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const mid = created.body.id;
@@ -69,6 +70,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     d = await startDovecot();
     for (const user of [SUPPORT, FORCE_USER, LIMIT_USER]) d.addUser(user, SUPPORT_PASSWORD);
     sink = await startSmtpSink();
+    replies = await startSmtpSink(SINK_LOGIN);
     te = await testEnv({
       SVC_MIGRATION_ALLOW_PRIVATE: '1',
       SVC_INGRESS_SECRET: INGRESS_SECRET,
@@ -99,6 +101,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     await s?.stop();
     await te?.cleanup();
     await sink?.close();
+    await replies?.close();
     await d?.stop();
   });
 
@@ -260,11 +263,13 @@ describe('switching delivery, finishing and removing imported history', { skip: 
 
   test('remove-history: a wrong count is refused; the right one removes untouched imported conversations and their contacts, resumed after a restart', async () => {
     const t2 = (await conversationOf('t2@customer.test'))!;
-    const note = await api('POST', `/v1/conversations/${t2.id}/messages`, { kind: 'note', body: 'We looked into this.' });
-    assert.equal(note.status, 201, JSON.stringify(note.body));
+    const reply = await api('POST', `/v1/conversations/${t2.id}/messages`, { body: 'We looked into this.' });
+    assert.equal(reply.status, 201, JSON.stringify(reply.body));
+    await drain();
+    assert.equal((await replies.waitFor(1))[0].to[0], 'tom@customer.test', 'the team replied');
     const disk = d.snapshot(SUPPORT);
     const m = (await api('GET', `/v1/migrations/${id}`)).body;
-    // T3 and the late history: nobody wrote in them. T1 got a reply, T2 a note from the team.
+    // T3 and the late history: nobody wrote in them. T1 got a customer's reply, T2 the team's.
     assert.equal(m.remove_history.confirm_count, 2);
     const wrong = await api('POST', `/v1/migrations/${id}/remove-history`, { confirm_count: 3 });
     assert.equal(wrong.status, 409);
