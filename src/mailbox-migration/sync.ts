@@ -116,6 +116,13 @@ async function planHistory(ctx: Ctx, m: MigrationRow, folder: string, uid: numbe
       ? await trx.selectFrom('mailbox_migration_items').select('thread_key').where('migration_id', '=', m.id).where('rfc_id', 'in', names).where('thread_key', 'is not', null).limit(1).executeTakeFirst()
       : undefined;
     const threadKey = related?.thread_key ?? threadKeyOf(item.rfc_id ?? `\u0000${item.source_key}`);
+    // A message that starts a thread is skipped by the plan's rules for whole threads.
+    const skipReason = related ? null : item.team ? 'team_only' : item.automatic && m.skip_automatic ? 'automatic_only' : null;
+    if (skipReason) {
+      await trx.insertInto('mailbox_migration_items').values({ ...item, thread_key: threadKey, status: 'skipped', skip_reason: skipReason }).onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing()).execute();
+      await trx.updateTable('mailbox_migration_folders').set({ scanned_uid: uid }).where('migration_id', '=', m.id).where('path', '=', folder).where('scanned_uid', '<', uid).execute();
+      return;
+    }
     const existing = await trx.selectFrom('mailbox_migration_threads').select(['thread_key', 'newest_at', 'messages']).where('migration_id', '=', m.id).where('thread_key', '=', threadKey).executeTakeFirst();
     const duplicate = item.rfc_id
       ? await trx.selectFrom('mailbox_migration_items').select('source_key').where('migration_id', '=', m.id).where('rfc_id', '=', item.rfc_id).where('status', 'in', ['planned', 'copied']).limit(1).executeTakeFirst()

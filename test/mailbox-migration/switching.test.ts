@@ -123,6 +123,8 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     d.deliver(SUPPORT, 'INBOX', [{ raw: await buildMail({ from: 'Lars <lars@customer.test>', to: SUPPORT, subject: 'Late history', messageId: 'late@customer.test', date: at(-HOUR) }), flags: 'S', receivedAt: at(-HOUR) }]);
     d.deliver(SUPPORT, 'Sent', [
       { raw: await buildMail({ from: `Acme <${SUPPORT}>`, to: 'lars@customer.test', subject: 'Re: Late history', messageId: 'late-answer@acme.test', inReplyTo: 'late@customer.test', references: ['late@customer.test'], date: at(MINUTE) }), flags: 'S', receivedAt: at(MINUTE) },
+      // The team's own new thread is skipped like in the plan (threads of only the team's mail).
+      { raw: await buildMail({ from: `Acme <${SUPPORT}>`, to: 'partner@vendor.test', subject: 'Team only', messageId: 'team-only@acme.test', date: at(MINUTE) }), flags: 'S', receivedAt: at(MINUTE) },
     ]);
     // New mail: only in the old mailbox; a customer's reply to T1; and one that came by forwarding first.
     const both = await buildMail({ from: 'Bea <bea@customer.test>', to: SUPPORT, subject: 'Both ways', messageId: 'both@customer.test', date: at(30_000) });
@@ -149,6 +151,9 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     const t1 = (await conversationOf('t1@customer.test'))!;
     assert.equal((await conversationOf('t1-again@customer.test'))!.id, t1.id, 'a reply joins its imported conversation');
     assert.equal(await copies('both@customer.test'), 1, 'mail that arrived both ways is stored once');
+    assert.equal(await copies('team-only@acme.test'), 0);
+    const teamOnly = await s.app.db.selectFrom('mailbox_migration_items').select('skip_reason').where('migration_id', '=', id).where('rfc_id', '=', 'team-only@acme.test').executeTakeFirstOrThrow();
+    assert.equal(teamOnly.skip_reason, 'team_only');
 
     const events = await s.app.db.selectFrom('events').selectAll().where('seq', '>', eventsBefore).where('workspace_id', '=', seed.workspaceId).execute();
     const created = events.filter((e) => e.type === 'conversation.created').map((e) => JSON.parse(e.data).conversation?.id ?? JSON.parse(e.data).id);
