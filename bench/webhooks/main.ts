@@ -29,7 +29,8 @@ const RUN_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const FLOOR_SECONDS = 5;
 const CONCURRENCY = 256; // the dispatcher's in-flight limit
 const CONNECTIONS = CONNECTIONS_PER_ORIGIN; // the dispatcher's connections per origin
-const MAX_BACKLOG = 20_000; // deliveries waiting; the producer pauses above this
+const MAX_BACKLOG = 20_000; // deliveries waiting; the producers pause above this
+const PRODUCERS = 8;
 const DRAIN_LIMIT_SECONDS = 120;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -123,18 +124,24 @@ async function main() {
     let produced = 0;
     const started = Date.now();
     const until = started + RUN_SECONDS * 1000;
-    // The producer records events while the backlog allows.
-    while (Date.now() < until) {
-      if (produced % 100 === 0 && produced * ENDPOINTS - (await attempts()) > MAX_BACKLOG) {
-        await new Promise((r) => setTimeout(r, 5));
-        continue;
+    // Producers record events while the backlog allows: several at once, one event per transaction
+    // and a turn of the event loop after each, as concurrent API requests would.
+    let backlog = 0;
+    const watch = setInterval(() => void attempts().then((done) => (backlog = produced * ENDPOINTS - done)), 20);
+    const producer = async () => {
+      while (Date.now() < until) {
+        if (backlog > MAX_BACKLOG) {
+          await new Promise((r) => setTimeout(r, 5));
+          continue;
+        }
+        await recordEvent(app, { workspaceId: workspace.id, inboxId: inbox.id, contactId: 'ct_x', type: 'message.created', occurredAt: new Date(), data });
+        produced++;
+        announceEvents(app);
+        await new Promise((r) => setImmediate(r));
       }
-      // One event per transaction, then a turn of the event loop, as independent API requests would.
-      await recordEvent(app, { workspaceId: workspace.id, inboxId: inbox.id, contactId: 'ct_x', type: 'message.created', occurredAt: new Date(), data });
-      produced++;
-      announceEvents(app);
-      await new Promise((r) => setImmediate(r));
-    }
+    };
+    await Promise.all(Array.from({ length: PRODUCERS }, producer));
+    clearInterval(watch);
     const delivered = await attempts();
     const seconds = (Date.now() - started) / 1000;
     if (profiler) fs.writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(await profiler.stop()));

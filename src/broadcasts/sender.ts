@@ -62,6 +62,8 @@ export function classifySendError(seq: number, error: unknown): Failure {
   const code = e.responseCode ?? 0;
   const text = describeSendError(error);
   const answer = `${e.response ?? ''} ${e.message ?? ''}`;
+  // An address the client itself refuses (nodemailer's own check) is the recipient's failure.
+  if (e.code === 'EENVELOPE' && e.command === 'API') return { ok: false, seq, level: 'recipient', permanent: true, suppress: false, error: text };
   if (e.command === 'RCPT TO') {
     return { ok: false, seq, level: 'recipient', permanent: code >= 500, suppress: code >= 500 && /\b5\.1\.\d{1,3}\b/.test(answer), error: text };
   }
@@ -80,6 +82,8 @@ export function providerMessageId(response: string | undefined): string | null {
 interface Claimed {
   seq: number;
   email: string;
+  /** Attempts including this one. */
+  attempts: number;
   /** The UTC day whose allowance this recipient was taken from. */
   day: string;
 }
@@ -102,7 +106,7 @@ async function claimBatch(ctx: Ctx, b: BroadcastRow, leftoversAfter: number | un
       // An interrupted run's recipients: their allowance was taken then.
       const rows = await trx
         .selectFrom('broadcast_recipients')
-        .select(['seq', 'email'])
+        .select(['seq', 'email', 'attempts'])
         .where('broadcast_id', '=', b.id)
         .where('status', '=', 'sending')
         .where('seq', '>', leftoversAfter)
@@ -117,6 +121,7 @@ async function claimBatch(ctx: Ctx, b: BroadcastRow, leftoversAfter: number | un
       .select((eb) => [
         'r.seq',
         'r.email',
+        'r.attempts',
         eb
           .exists(eb.selectFrom('broadcast_suppressions as s').select('s.email').where('s.workspace_id', '=', b.workspace_id).whereRef('s.email', '=', 'r.email'))
           .as('suppressed'),
@@ -149,7 +154,7 @@ async function claimBatch(ctx: Ctx, b: BroadcastRow, leftoversAfter: number | un
     if (suppressed.length) {
       await trx.updateTable('broadcasts').set((eb) => ({ suppressed_count: eb('suppressed_count', '+', suppressed.length) })).where('id', '=', b.id).execute();
     }
-    return { recipients: taken.map((r) => ({ seq: r.seq, email: r.email, day })), allowanceExhausted: taken.length < candidates.length, stopped: false };
+    return { recipients: taken.map((r) => ({ seq: r.seq, email: r.email, attempts: r.attempts + 1, day })), allowanceExhausted: taken.length < candidates.length, stopped: false };
   });
 }
 
@@ -361,12 +366,9 @@ async function sendRun(ctx: Ctx, b: BroadcastRow, channel: ChannelRow, inboxName
         leftoversAfter = claim.recipients[claim.recipients.length - 1].seq;
       }
       allowanceExhausted = claim.allowanceExhausted;
-      if (claim.recipients.length) {
-        const rows = await ctx.db.selectFrom('broadcast_recipients').select(['seq', 'attempts']).where('broadcast_id', '=', b.id).where('seq', 'in', claim.recipients.map((r) => r.seq)).execute();
-        for (const row of rows) attempts.set(row.seq, row.attempts);
-      }
       for (const r of claim.recipients) {
         claimedDay.set(r.seq, r.day);
+        attempts.set(r.seq, r.attempts);
         dispatch(r);
       }
       if (claim.recipients.length === 0 || allowanceExhausted) break;
