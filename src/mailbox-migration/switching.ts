@@ -66,7 +66,8 @@ export async function endBySystem(ctx: Ctx, migrationId: string, reason: EndReas
   const saved = await inTransaction(ctx.db, async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
     const current = await lockMigration(trx, migrationId);
-    if (!current || current.state !== 'syncing') return undefined;
+    const syncing = current?.state === 'syncing' || (current?.state === 'needs_attention' && current.resume_state === 'syncing');
+    if (!current || !syncing || (current.state === 'needs_attention' && reason !== 'sync_limit')) return undefined;
     const next = await saveMigration(tx, current, completion(ctx.clock.now(), reason));
     await logActivity(tx, next, SYSTEM, reason === 'sync_limit' ? 'sync_limit_reached' : 'completed', { reason, credentials_deleted: true });
     await recordMigrationUpdated(tx, next, { migration: formatMigration(next, await loadProgress(trx, next.id)) });

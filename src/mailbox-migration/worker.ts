@@ -243,6 +243,13 @@ export class MigrationWorker {
   }
 
   private async retryAttention(m: MigrationRow): Promise<Date | undefined> {
+    // A sync that waits for attention still stops at the sync limit (and its password goes).
+    const limit = m.resume_state === 'syncing' ? syncLimitEnd(this.ctx, m) : null;
+    if (limit && this.ctx.clock.now() >= limit) {
+      await this.closeConnection(m.id);
+      await endBySystem(this.ctx, m.id, 'sync_limit');
+      return this.finishIfIdle(m.id);
+    }
     if (!m.attention_retry_at) return this.finishIfIdle(m.id);
     const due = new Date(m.attention_retry_at);
     if (due > this.ctx.clock.now()) return due;
@@ -302,7 +309,10 @@ export class MigrationWorker {
       }
     }
     if (!attention) return retryAt;
-    const { reason, retryAt: attentionRetry } = attention;
+    const { reason } = attention;
+    // Waiting for a new password while syncing: the worker still wakes at the sync limit.
+    const syncLimit = m.state === 'syncing' || m.resume_state === 'syncing' ? syncLimitEnd(ctx, m) : null;
+    const attentionRetry = attention.retryAt ?? syncLimit;
     const saved = await inTransaction(ctx.db, async (trx) => {
       const tx = { db: trx, clock: ctx.clock };
       const current = await lockMigration(trx, m.id);

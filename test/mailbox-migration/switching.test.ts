@@ -22,6 +22,7 @@ import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 const FORWARDING_DOMAIN = 'in.svc.test';
 const FORCE_USER = 'force@acme.test';
 const LIMIT_USER = 'limit@acme.test';
+const REVOKED_USER = 'revoked@acme.test';
 
 describe('switching delivery, finishing and removing imported history', { skip: dovecotMissing }, () => {
   let d: Dovecot;
@@ -68,7 +69,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
 
   before(async () => {
     d = await startDovecot();
-    for (const user of [SUPPORT, FORCE_USER, LIMIT_USER]) d.addUser(user, SUPPORT_PASSWORD);
+    for (const user of [SUPPORT, FORCE_USER, LIMIT_USER, REVOKED_USER]) d.addUser(user, SUPPORT_PASSWORD);
     sink = await startSmtpSink();
     replies = await startSmtpSink(SINK_LOGIN);
     te = await testEnv({
@@ -92,7 +93,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     d.deliver(SUPPORT, 'Sent', [
       { raw: await buildMail({ from: `Acme <${SUPPORT}>`, to: 'tina@customer.test', subject: 'Re: T1', messageId: 't1-answer@acme.test', inReplyTo: 't1@customer.test', references: ['t1@customer.test'], date: daysAgo(now, 2) }), flags: 'S', receivedAt: daysAgo(now, 2) },
     ]);
-    for (const user of [FORCE_USER, LIMIT_USER]) {
+    for (const user of [FORCE_USER, LIMIT_USER, REVOKED_USER]) {
       d.deliver(user, 'INBOX', [{ raw: await buildMail({ from: 'Uma <uma@customer.test>', to: user, subject: `Hello ${user}`, date: daysAgo(now, 1) }), flags: 'S', receivedAt: daysAgo(now, 1) }]);
     }
     ({ id, forwarding } = await toSyncing(SUPPORT));
@@ -354,5 +355,20 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.equal(row.password_sealed, null);
     const log = (await api('GET', `/v1/migrations/${limited.id}/activity`)).body.data.map((e: { action: string }) => e.action);
     assert.ok(log.includes('sync_limit_reached'));
+  });
+
+  test('a sync waiting for a new password still stops at the sync limit', async () => {
+    const revoked = await toSyncing(REVOKED_USER);
+    await d.setPassword(REVOKED_USER, 'changed-at-the-provider');
+    d.kick(REVOKED_USER);
+    await poll();
+    const waiting = await expectState(s, seed.apiKey, revoked.id, 'needs_attention');
+    assert.equal(waiting.attention.reason, 'login_failed');
+    clock.advance(30 * DAY + MINUTE);
+    await drain();
+    const m = await expectState(s, seed.apiKey, revoked.id, 'completed');
+    assert.equal(m.end_reason, 'sync_limit');
+    const row = await s.app.db.selectFrom('mailbox_migrations').select('password_sealed').where('id', '=', revoked.id).executeTakeFirstOrThrow();
+    assert.equal(row.password_sealed, null);
   });
 });
