@@ -15,6 +15,7 @@ import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerRealtimeRoutes } from '../realtime/routes.js';
 import { registerMigrationRoutes } from '../mailbox-migration/routes.js';
+import { registerMigrationUploadRoutes, uploadBodyLimits } from '../mailbox-migration/upload-routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -36,4 +37,5 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerEventRoutes },
   { register: registerRealtimeRoutes },
   { register: registerMigrationRoutes },
+  { register: registerMigrationUploadRoutes, bodyLimits: uploadBodyLimits },
 ];

@@ -4,6 +4,7 @@
 // a long write lock and a restart simply continues.
 import type { Ctx } from '../context.js';
 import { importedMailRule, migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
+import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-migration/upload.js';
 
 export interface RetentionRule {
   /** Shown in the retention log line as the count's name, e.g. "webhook_deliveries". */
@@ -22,7 +23,8 @@ export interface WorkspaceDataStep {
 }
 
 /** Run in this order every hour (and at start). */
-export const retentionRules: RetentionRule[] = [importedMailRule, migrationAuditRule];
+export const retentionRules: RetentionRule[] = [importedMailRule, migrationAuditRule, migrationUploadsRule];
 
 /** Run in this order when a workspace is deleted: dependent data before what it depends on. */
-export const workspaceDataSteps: WorkspaceDataStep[] = [migrationWorkspaceStep];
+// Uploads are found through the migration rows, so they go first.
+export const workspaceDataSteps: WorkspaceDataStep[] = [migrationUploadsWorkspaceStep, migrationWorkspaceStep];

@@ -24,6 +24,7 @@ import { imapServerOf, openSource, probeTransport, resolveServer, SourceError, t
 import { allowedActions, ENDED_STATES, requireAction, stateError, WORKING_STATES, type MigrationAction } from './states.js';
 import { actorOf, findMigration, getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, type MigrationRow } from './store.js';
 import { teamAddressesOf } from './team.js';
+import { discardUpload } from './upload.js';
 import { ensureWorker } from './worker.js';
 
 export const CLOSE_AFTER_DEFAULT_DAYS = 14;
@@ -364,6 +365,7 @@ export async function deleteMigration(ctx: Ctx, access: Access, id: string): Pro
     await trx.deleteFrom('jobs').where('unique_key', '=', `migration:${m.id}`).execute();
     await recordMigrationUpdated(tx, m, { migration: { id: m.id, deleted: true } });
   });
+  discardUpload(ctx, id);
   announceEvents(ctx);
 }
 
@@ -518,11 +520,13 @@ export async function resumeCopy(ctx: Ctx, access: Access, id: string) {
 }
 
 export async function cancelMigration(ctx: Ctx, access: Access, id: string) {
-  return act(ctx, access, id, 'cancel', async () => ({
+  const cancelled = await act(ctx, access, id, 'cancel', async () => ({
     // The password is deleted at once; the worker stops at its next step.
     set: { state: 'cancelled', password_sealed: null, ended_at: iso(ctx.clock.now()), resume_state: null, attention_reason: null, attention_message: null, attention_retry_at: null },
     log: 'cancelled',
   }));
+  discardUpload(ctx, cancelled.id);
+  return cancelled;
 }
 
 /** Failed messages are planned again (and copied by the running copy, or the sync). */
