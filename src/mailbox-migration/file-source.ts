@@ -8,6 +8,9 @@ import { decodeRecord, EXPORT_LIMITS, FLAG_BITS, FLAGS_FROM_HEADERS, RECORD_BYTE
 import type { HeaderFetch, ImapFolder, OpenedFolder } from './imap.js';
 import type { MailSource } from './mail-source.js';
 
+/** Bytes read first for a header block (most are a few KiB). */
+const FIRST_HEADER_READ = 16 * 1024;
+
 function flagNames(bits: number): string[] {
   return FLAG_BITS.filter(([, bit]) => bits & bit).map(([name]) => name);
 }
@@ -113,6 +116,17 @@ export class FileMailbox implements MailSource {
     return done === length ? buf : buf.subarray(0, done);
   }
 
+  /** A message's header block: a first small read, a larger one only for very long headers; copied out so the read buffer goes. */
+  private async headerOf(r: IndexRecord): Promise<Buffer> {
+    let read = await this.read(r.offset, Math.min(r.stored, FIRST_HEADER_READ));
+    let block = headerBlock(read);
+    if (block.length === read.length && r.stored > read.length) {
+      read = await this.read(r.offset, Math.min(r.stored, EXPORT_LIMITS.headerKeepBytes));
+      block = headerBlock(read);
+    }
+    return Buffer.from(block);
+  }
+
   async *headers(range: string, _fields: string[]): AsyncGenerator<HeaderFetch> {
     const m = /^(\d+)(?::(\d+|\*))?$/.exec(range);
     if (!m) throw new Error(`bad UID range ${range}`);
@@ -121,7 +135,7 @@ export class FileMailbox implements MailSource {
     const to = m[2] === undefined ? from : m[2] === '*' ? n : Math.min(n, Number(m[2]));
     for (let uid = Math.max(1, from); uid <= to; uid++) {
       const r = this.record(uid)!;
-      const head = headerBlock(await this.read(r.offset, Math.min(r.stored, EXPORT_LIMITS.headerKeepBytes)));
+      const head = await this.headerOf(r);
       const flags = r.flags & FLAGS_FROM_HEADERS ? mboxFlags(head.toString('latin1')) : r.flags;
       yield { uid, flags: flagNames(flags), internalDate: r.date, size: r.size, headers: head };
     }

@@ -76,18 +76,24 @@ function readManifest(readDir: string): ExportManifest | null {
   }
 }
 
-/** Uploads being assembled and read now (one process serves the API): parts wait for them. */
-const busy = new Set<string>();
+/** Uploads being assembled and read now, per server (one process serves the API): parts wait for them. */
+const completing = new WeakMap<object, Set<string>>();
 
-function uploadable(m: MigrationRow): void {
+function busyOf(ctx: Pick<Ctx, 'db'>): Set<string> {
+  let set = completing.get(ctx.db);
+  if (!set) completing.set(ctx.db, (set = new Set()));
+  return set;
+}
+
+function uploadable(ctx: Pick<Ctx, 'db'>, m: MigrationRow): void {
   requireAction(m, 'upload');
-  if (busy.has(m.id)) throw conflict('the upload is being completed; wait for its answer', 'conflict');
+  if (busyOf(ctx).has(m.id)) throw conflict('the upload is being completed; wait for its answer', 'conflict');
 }
 
 /** Stores one part (replacing a part of the same number); nothing is kept unless size and SHA-256 match. */
 export async function putPart(ctx: Ctx, access: Access, id: string, input: { part: number; sha256: string | undefined; contentLength: number | undefined; data: Readable }): Promise<HeldPart> {
   const m = await getMigration(ctx.db, access.workspaceId, id);
-  uploadable(m);
+  uploadable(ctx, m);
   if (!Number.isInteger(input.part) || input.part < 1 || input.part > MAX_PARTS) throw invalid(`part must be a number from 1 to ${MAX_PARTS}`);
   const expected = input.sha256?.trim().toLowerCase();
   if (!expected || !SHA256.test(expected)) throw invalid(`send the part's SHA-256 as 64 hex digits in the ${PART_SHA256_HEADER} header`);
@@ -122,7 +128,7 @@ export async function putPart(ctx: Ctx, access: Access, id: string, input: { par
     if (total > MAX_UPLOAD_BYTES) throw tooLarge(`an export file is at most ${MAX_UPLOAD_BYTES} bytes`);
     // The migration may have been cancelled or deleted while the part streamed in.
     const current = await getMigration(ctx.db, access.workspaceId, id);
-    uploadable(current);
+    uploadable(ctx, current);
   } catch (error) {
     fs.rmSync(tmp, { force: true });
     throw error;
@@ -171,7 +177,7 @@ export async function getUpload(ctx: Ctx, access: Access, id: string) {
     missing_parts: missingParts(parts),
     max_part_bytes: MAX_PART_BYTES,
     sha256_header: PART_SHA256_HEADER,
-    completing: busy.has(m.id),
+    completing: busyOf(ctx).has(m.id),
     file: fileView(readManifest(d.read)),
   };
 }
@@ -200,13 +206,16 @@ async function assemble(parts: HeldPart[], partsDir: string, target: string): Pr
  */
 export async function completeUpload(ctx: Ctx, access: Access, id: string, input: { parts?: number; sha256?: string }) {
   const m = await getMigration(ctx.db, access.workspaceId, id);
-  uploadable(m);
+  uploadable(ctx, m);
   const wanted = input.sha256?.trim().toLowerCase();
   if (wanted !== undefined && !SHA256.test(wanted)) throw invalid('sha256 must be 64 hex digits');
+  const busy = busyOf(ctx);
   busy.add(m.id);
   const d = dirs(ctx, m.id);
   const readTmp = path.join(d.tmp, `read-${randomText(12)}`);
   try {
+    // What an interrupted completion left (a crash while reading) goes first.
+    for (const old of fs.existsSync(d.tmp) ? fs.readdirSync(d.tmp) : []) if (old.startsWith('read-')) fs.rmSync(path.join(d.tmp, old), { recursive: true, force: true });
     const parts = heldParts(d.parts);
     if (parts.length === 0) throw conflict('no part has been uploaded; POST /v1/migrations/{id}/upload/parts/1 first', 'conflict');
     const missing = missingParts(parts, input.parts);
@@ -307,7 +316,14 @@ export const migrationUploadsRule: RetentionRule = {
       for (const name of chunk) {
         if (removed >= batch) break;
         const r = byId.get(name);
-        if (r && !r.deleted_at && !r.workspace_deleted_at && !DONE_STATES.has(r.state)) continue;
+        if (r && !r.deleted_at && !r.workspace_deleted_at && !DONE_STATES.has(r.state)) {
+          // Read already (a crash after the migration was connected, before the parts went): only the spool is needed.
+          if (r.state !== 'draft') {
+            const d = dirs(ctx, name);
+            for (const p of [d.parts, d.file, d.tmp]) fs.rmSync(p, { recursive: true, force: true });
+          }
+          continue;
+        }
         discardUpload(ctx, name);
         removed++;
       }
