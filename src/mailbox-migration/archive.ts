@@ -465,7 +465,36 @@ async function peek(chunks: AsyncIterable<Buffer>, bytes: number): Promise<{ hea
   };
 }
 
+/**
+ * The entry count the zip's end-of-central-directory record declares (zip64 too), read before
+ * unzipper lists the entries: a zip declaring millions of entries is refused without listing them.
+ */
+export function declaredEntries(file: string): number {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const size = fs.fstatSync(fd).size;
+    const tailLength = Math.min(size, 22 + 0xffff);
+    const tail = Buffer.alloc(tailLength);
+    fs.readSync(fd, tail, 0, tailLength, size - tailLength);
+    const eocd = tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+    if (eocd === -1 || eocd + 22 > tailLength) throw new ExportRefused('damaged', 'the zip archive is damaged or incomplete: its table of contents is missing (was the upload cut short?)');
+    let entries = tail.readUInt16LE(eocd + 10);
+    const locator = eocd - 20;
+    if (locator >= 0 && tail.readUInt32LE(locator) === 0x07064b50) {
+      const record = Buffer.alloc(56);
+      fs.readSync(fd, record, 0, 56, Number(tail.readBigUInt64LE(locator + 8)));
+      if (record.readUInt32LE(0) !== 0x06064b50) throw new ExportRefused('damaged', 'the zip archive is damaged: its zip64 table of contents cannot be found');
+      entries = Number(record.readBigUInt64LE(32));
+    }
+    return entries;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 async function readZip(file: string, spool: Spool, ignored: ExportManifest['ignored'], counts: { ignored: number; contents: Set<ContentKind> }): Promise<void> {
+  const declaredCount = declaredEntries(file);
+  if (declaredCount > EXPORT_LIMITS.maxEntries) throw new ExportRefused('too_many_entries', `the zip archive holds ${declaredCount} entries; at most ${EXPORT_LIMITS.maxEntries} are read`);
   let directory: unzipper.CentralDirectory;
   try {
     directory = await unzipper.Open.file(file);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { retentionRules } from '../../src/lifecycle/registry.js';
+import { EXPORT_LIMITS } from '../../src/mailbox-migration/archive.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { mbox, mboxMessage, patchBytes, patchDeclaredSize, sendPart, sha256, uploadExport, zipBuffer } from '../helpers/export-files.js';
 import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
@@ -248,6 +249,17 @@ describe('mailbox migration from an export file', () => {
     const whole = await zipBuffer([{ name: 'c.mbox', data: mbox([ok, await mail(42)]) }]);
     await refused(whole.subarray(0, whole.length - 30), 'damaged', /damaged or incomplete/);
     await refused(Buffer.from('%PDF-1.7 not mail'), 'not_an_export', /neither a zip archive nor an mbox/);
+    // The entry count and the total size are capped (the caps made small here; they are 200,000 and 64 GiB).
+    const limits = { ...EXPORT_LIMITS };
+    try {
+      EXPORT_LIMITS.maxEntries = 5;
+      await refused(await zipBuffer(Array.from({ length: 6 }, (_, i) => ({ name: `m${i}.eml`, data: ok }))), 'too_many_entries', /holds 6 entries; at most 5/);
+      EXPORT_LIMITS.maxEntries = limits.maxEntries;
+      EXPORT_LIMITS.maxTotalBytes = ok.length * 2;
+      await refused(await zipBuffer(Array.from({ length: 3 }, (_, i) => ({ name: `m${i}.eml`, data: ok }))), 'too_large', /uncompressed bytes/);
+    } finally {
+      Object.assign(EXPORT_LIMITS, limits);
+    }
     const after = await s.app.db.selectFrom('conversations').select('id').where('workspace_id', '=', seed.workspaceId).execute();
     assert.equal(after.length, conversationsBefore.length, 'nothing imported');
     assert.equal(s.logs.filter((l) => l.level === 'error').length, 0);
