@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { notNull } from '../src/db/dialect.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -13,7 +13,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', notNull)
     .execute();
   await db.schema.createIndex('contacts_workspace').on('contacts').columns(['workspace_id', 'id']).execute();
-  await db.schema.createIndex('contacts_merged_into').on('contacts').column('merged_into_id').execute();
+  // Partial indexes: rows without the value (most of them) cost nothing on insert.
+  await db.schema.createIndex('contacts_merged_into').on('contacts').column('merged_into_id').where(sql.ref('merged_into_id'), 'is not', null).execute();
 
   await db.schema
     .createTable('contact_emails')
@@ -58,6 +59,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('conversations_workspace').on('conversations').columns(['workspace_id', 'id']).execute();
   await db.schema.createIndex('conversations_inbox').on('conversations').columns(['inbox_id', 'id']).execute();
   await db.schema.createIndex('conversations_contact').on('conversations').column('contact_id').execute();
+  await db.schema.createIndex('conversations_assignee').on('conversations').column('assignee_id').where(sql.ref('assignee_id'), 'is not', null).execute();
 
   await db.schema
     .createTable('conversation_labels')
@@ -98,6 +100,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', notNull)
     .execute();
   await db.schema.createIndex('messages_conversation').on('messages').columns(['conversation_id', 'id']).execute();
+  // Deleting a person clears author_person_id (foreign key): the index keeps that from scanning every message.
+  await db.schema.createIndex('messages_author_person').on('messages').column('author_person_id').where(sql.ref('author_person_id'), 'is not', null).execute();
 
   // Threading index (looked up by workspace and Message-ID) and de-duplication key (one row per
   // Message-ID per inbox; an inbox belongs to one workspace, so the key is unique per inbox).

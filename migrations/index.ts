@@ -3,11 +3,17 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_conversations.js';
 import * as m0003 from './0003_webhooks.js';
+import * as m0005 from './0005_broadcasts.js';
 import * as m0006 from './0006_mailbox_migration.js';
+import * as m0007 from './0007_widget.js';
+import * as m0009 from './0009_mailer_tenants.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_conversations': m0002,
   '0003_webhooks': m0003,
+  '0005_broadcasts': m0005,
   '0006_mailbox_migration': m0006,
+  '0007_widget': m0007,
+  '0009_mailer_tenants': m0009,
 };

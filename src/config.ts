@@ -117,7 +117,12 @@ const schema = z.object({
   SVC_MAILER_ACCESS_KEY_ID: optionalText,
   SVC_MAILER_SECRET_ACCESS_KEY: optionalText,
   SVC_MAILER_CONFIGURATION_SET: optionalText,
-  SVC_MAILER_TENANT_PREFIX: z.string().optional().default('svc-'),
+  // Tenant names are `<prefix><inbox id>` (30 characters): letters, digits, - and _ , at most 64.
+  SVC_MAILER_TENANT_PREFIX: z
+    .string()
+    .optional()
+    .default('svc-')
+    .refine((v) => /^[A-Za-z0-9_-]{0,34}$/.test(v), { message: 'at most 34 letters, digits, - or _ (tenant names are the prefix and the inbox id)' }),
   SVC_MAILER_TOPIC_ARNS: z
     .string()
     .optional()
@@ -216,6 +221,8 @@ function shapeConfig(p: Parsed) {
           }
         : undefined,
     mailerTopicArns: p.SVC_MAILER_TOPIC_ARNS,
+    /** SVC_MAILER_ENDPOINT (tests): AWS calls go there, and SNS signing certificates and subscribe URLs are accepted from its origin. */
+    mailerEndpoint: p.SVC_MAILER_ENDPOINT,
     smtp: p.SVC_SMTP_HOST
       ? {
           host: p.SVC_SMTP_HOST,

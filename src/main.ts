@@ -12,6 +12,7 @@ const main = defineCommand({
     serve: () => import('./server/commands.js').then((m) => m.serveCommand),
     migrate: () => import('./server/commands.js').then((m) => m.migrateCommand),
     bootstrap: () => import('./workspaces/commands.js').then((m) => m.bootstrapCommand),
+    workspace: () => import('./workspaces/commands.js').then((m) => m.workspaceCommand),
     'api-key': () => import('./api-keys/commands.js').then((m) => m.apiKeyCommand),
     inbox: () => import('./inboxes/commands.js').then((m) => m.inboxCommand),
     channel: () => import('./channels/commands.js').then((m) => m.channelCommand),

@@ -1,12 +1,15 @@
 // The one place that says which tables exist. Each feature's table types live in ./tables/.
 import type { Kysely, Transaction } from 'kysely';
+import type { BroadcastTables } from './tables/broadcasts.js';
 import type { ConversationTables } from './tables/conversations.js';
+import type { MailerTenantTables } from './tables/mailer-tenants.js';
 import type { CoreTables } from './tables/core.js';
 import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { WebhookTables } from './tables/webhooks.js';
+import type { WidgetTables } from './tables/widget.js';
 
-export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, MailboxMigrationTables {}
+export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables, MailerTenantTables, MailboxMigrationTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -16,3 +19,6 @@ export type * from './tables/conversations.js';
 export type * from './tables/mailbox-migration.js';
 export type * from './tables/realtime.js';
 export type * from './tables/webhooks.js';
+export type * from './tables/widget.js';
+export type * from './tables/broadcasts.js';
+export type * from './tables/mailer-tenants.js';

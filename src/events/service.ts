@@ -240,15 +240,16 @@ export async function readEvents(ctx: Pick<Ctx, 'db'>, viewer: EventViewer, afte
  * (every event at or below it is older than the limit), so readers can tell an expired cursor from a
  * quiet stream. Events that a kept webhook delivery still refers to stay for its redelivery.
  */
-export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>): Promise<{ prunedThrough: number; deleted: number }> {
+export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, batch = Number.POSITIVE_INFINITY): Promise<{ prunedThrough: number; deleted: number }> {
   const cutoff = iso(ctx.clock.now().getTime() - ctx.config.eventsRetentionDays * DAY);
   const column = streamColumn(ctx.db);
-  const firstKept = await ctx.db
-    .selectFrom('events')
-    .select((eb) => eb.fn.min(column).as('seq'))
-    .where('occurred_at', '>=', cutoff)
-    .executeTakeFirst();
-  const through = firstKept?.seq != null ? Number(firstKept.seq) - 1 : await latestSeq(ctx);
+  // One statement, so one snapshot: the events before the first recent one; with no recent event, all
+  // the old ones (an event committing meanwhile is recent, and not counted).
+  const cut = await sql<{ through: number | null }>`select coalesce(
+      (select min(${sql.ref(column)}) - 1 from events where occurred_at >= ${cutoff}),
+      (select max(${sql.ref(column)}) from events where occurred_at < ${cutoff}),
+      0) as through`.execute(ctx.db);
+  const through = Number(cut.rows[0]?.through ?? 0);
   const previous = await prunedThrough(ctx);
   const horizon = Math.max(previous, through);
   if (horizon > previous) {
@@ -259,7 +260,8 @@ export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>): Pr
       .execute();
   }
   let deleted = 0;
-  for (;;) {
+  while (deleted < batch) {
+    const chunk = Math.min(5000, batch - deleted);
     const result = await ctx.db
       .deleteFrom('events')
       .where('seq', 'in', (eb) =>
@@ -268,12 +270,21 @@ export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>): Pr
           .select('e.seq')
           .where(`e.${column}`, '<=', horizon)
           .where((w) => w.not(w.exists(w.selectFrom('webhook_deliveries as d').select('d.event_seq').whereRef('d.event_seq', '=', 'e.seq'))))
-          .limit(5000),
+          .limit(chunk),
       )
       .executeTakeFirst();
     const n = Number(result.numDeletedRows);
     deleted += n;
-    if (n < 5000) break;
+    if (n < chunk) break;
   }
   return { prunedThrough: horizon, deleted };
+}
+
+/** Workspace deletion: at most `batch` of a deleted workspace's events per call (after its webhook deliveries). */
+export async function deleteWorkspaceEvents(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
+  const result = await ctx.db
+    .deleteFrom('events')
+    .where('seq', 'in', (eb) => eb.selectFrom('events as e').select('e.seq').where('e.workspace_id', '=', workspaceId).limit(batch))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

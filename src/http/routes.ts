@@ -14,6 +14,8 @@ import { ingressBodyLimits, registerMailRoutes } from '../mail/routes.js';
 import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerRealtimeRoutes } from '../realtime/routes.js';
+import { registerWidgetRoutes } from '../widget/routes.js';
+import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerMigrationRoutes } from '../mailbox-migration/routes.js';
 import { registerMigrationUploadRoutes, uploadBodyLimits } from '../mailbox-migration/upload-routes.js';
 
@@ -36,6 +38,8 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerWebhookRoutes },
   { register: registerEventRoutes },
   { register: registerRealtimeRoutes },
+  { register: registerWidgetRoutes },
+  { register: registerBroadcastRoutes },
   { register: registerMigrationRoutes },
   { register: registerMigrationUploadRoutes, bodyLimits: uploadBodyLimits },
 ];

@@ -44,5 +44,9 @@ const list = dbCommand({
   },
 });
 
-export const inboxSubCommands = { create, list };
+export const inboxSubCommands = {
+  create,
+  list,
+  'mailer-tenant': () => import('../mailer-tenants/commands.js').then((m) => m.mailerTenantCommand),
+};
 export const inboxCommand = defineCommand({ meta: { name: 'inbox', description: 'Inboxes' }, subCommands: inboxSubCommands });

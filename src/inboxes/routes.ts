@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { requireInbox, requireScope } from '../auth/access.js';
+import { requireInbox, requireManager, requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
-import { createInbox, formatInbox, listInboxes, resolveInbox } from './service.js';
+import { createInbox, formatInbox, listInboxes, resolveInbox, rotateIdentitySecret } from './service.js';
 
 export const InboxSchema = z
   .object({
@@ -91,6 +91,26 @@ export function registerInboxRoutes(app: ApiApp, ctx: Ctx) {
         expectedReplyMinutes: b.expected_reply_minutes,
       });
       return c.json(formatInbox(inbox), 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/inboxes/{inboxId}/identity-secret',
+      tags: ['inboxes'],
+      summary: 'Rotate the inbox identity secret (owners and admins); the new secret is in this answer only',
+      description: 'The secret proves a visitor’s external id to the chat widget: identity_hash = hex HMAC-SHA256(secret, external_id). Sessions opened with the old secret keep working until they expire.',
+      security: bearer,
+      request: { params: z.object({ inboxId: idParam('inboxId', 'inb_01hxyz') }) },
+      responses: { 200: jsonAnswer(z.object({ identity_secret: z.string() }), 'the new secret') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireManager(access, 'workspace:manage');
+      const inbox = await resolveInbox(ctx, access.workspaceId, c.req.valid('param').inboxId);
+      requireInbox(access, inbox.id);
+      return c.json({ identity_secret: await rotateIdentitySecret(ctx, access.workspaceId, inbox.id) }, 200);
     },
   );
 }

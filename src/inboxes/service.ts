@@ -122,3 +122,16 @@ export function formatInbox(i: InboxRow) {
     updated_at: i.updated_at,
   };
 }
+
+/** Replaces the inbox identity secret (it proves visitors' external ids) and returns it, once. */
+export async function rotateIdentitySecret(ctx: C, workspaceId: string, inboxId: string): Promise<string> {
+  const secret = randomToken(32);
+  const r = await ctx.db
+    .updateTable('inboxes')
+    .set({ identity_secret_sealed: ctx.sealer.seal(secret), updated_at: iso(ctx.clock.now()) })
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', inboxId)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) !== 1) throw notFound('inbox');
+  return secret;
+}

@@ -9,6 +9,7 @@ import { createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } 
 import type { ContactView } from '../contacts/store.js';
 import { attachmentKey, rawEmailKey } from '../conversations/files.js';
 import { appendMessage, applyConversationChanges, registerMailId, startConversation, type NewMessage, type StoredAttachment } from '../conversations/service.js';
+import { processReturnedMail, splitReturnPaths } from '../broadcasts/reports.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
@@ -52,8 +53,14 @@ export async function ingestEmail(
   },
 ): Promise<IngestResult[]> {
   checkRawSize(ctx, input.raw.length);
-  let targets = input.targets ?? (input.recipients.length ? await resolveRecipients(ctx, input.recipients) : []);
-  if (targets.length === 0 && input.recipients.length) throw notFound('e-mail channel for the recipients');
+  // Reports that come back to broadcast return paths are feedback, not conversations.
+  const { returnPaths, others } = await splitReturnPaths(ctx, input.recipients);
+  if (returnPaths.length) {
+    await processReturnedMail(ctx, input.raw, returnPaths);
+    if (others.length === 0 && !input.targets?.length) return [];
+  }
+  let targets = input.targets ?? (others.length ? await resolveRecipients(ctx, others) : []);
+  if (targets.length === 0 && others.length) throw notFound('e-mail channel for the recipients');
   const mail = await (input.parse ?? parseMail)(input.raw);
   // Without named recipients (a relay posting the message alone), the headers say where it goes.
   if (targets.length === 0) targets = await resolveRecipients(ctx, mail.headerRecipients);

@@ -14,6 +14,7 @@ import type { MessageRow } from '../conversations/format.js';
 import type { Db } from '../db/schema.js';
 import { HOUR, iso, MINUTE, type Clock } from '../platform/clock.js';
 import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';
+import { mailerHeaders } from '../mailer-tenants/service.js';
 import { channelMailDomain, channelSender, channelTransport } from './transport.js';
 import { MAX_REFERENCES } from './parse.js';
 
@@ -87,6 +88,8 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<void> {
   const references = message.mail_references ? (JSON.parse(message.mail_references) as string[]) : [];
   const files = await ctx.db.selectFrom('attachments').selectAll().where('message_id', '=', message.id).orderBy('id').execute();
   const streams: Readable[] = [];
+  // Managed channels (an Amazon SES tenant per inbox) name the tenant and configuration set.
+  const headers = await mailerHeaders(ctx, channel);
   const transport = channelTransport(ctx, channel);
   try {
     const attachments = [];
@@ -105,6 +108,7 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<void> {
       inReplyTo: references.length ? `<${references[references.length - 1]}>` : undefined,
       references: references.length ? references.map((r) => `<${r}>`).join(' ') : undefined,
       attachments,
+      headers,
     });
   } finally {
     for (const s of streams) s.destroy();

@@ -9,6 +9,7 @@ import type { Logger } from '../platform/log.js';
 import { parseHeadersOnly, parseMail, type InboundMail } from './parse.js';
 
 export const PARSE_TIMEOUT_MS = 30_000;
+const MAX_FAILURES = 5;
 
 interface Job {
   id: number;
@@ -28,6 +29,8 @@ export class ParsePool {
   private readonly waiting: Job[] = [];
   private nextId = 1;
   private closed = false;
+  /** Workers that died in a row without finishing a job; past MAX_FAILURES the pool gives up. */
+  private failures = 0;
 
   private readonly timeoutMs: number;
   private readonly resourceLimits: ResourceLimits | undefined;
@@ -49,6 +52,7 @@ export class ParsePool {
     worker.on('message', (msg: { id: number; mail?: InboundMail; error?: string }) => {
       const job = slot.job;
       if (!job || job.id !== msg.id) return;
+      this.failures = 0;
       this.finish(slot);
       if (msg.mail) {
         // Attachment contents arrive as plain Uint8Arrays; the rest of the code expects Buffers.
@@ -74,6 +78,13 @@ export class ParsePool {
     const i = this.slots.indexOf(slot);
     if (i !== -1) this.slots.splice(i, 1);
     void slot.worker.terminate();
+    // A timeout is the message's fault; workers that keep dying are the pool's.
+    if (error.message !== 'parse timed out' && ++this.failures >= MAX_FAILURES && !this.closed) {
+      this.log.error('mail parser workers keep failing; parsing on the main thread from now on', { error });
+      this.closed = true;
+      for (const s of this.slots.splice(0)) void s.worker.terminate();
+      for (const waiting of this.waiting.splice(0)) waiting.reject(new Error('closing'));
+    }
     if (!this.closed) this.slots.push(this.spawn());
     if (job) job.reject(error);
     this.pump();

@@ -5,6 +5,7 @@
 // authenticate with the ingress secret; STARTTLS is not offered (terminate TLS at the MX in front).
 import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { isReturnPath } from '../broadcasts/reports.js';
 import type { Ctx } from '../context.js';
 import { AppError } from '../platform/errors.js';
 import { safeEqual } from '../platform/crypto.js';
@@ -18,6 +19,11 @@ function smtpError(code: number, message: string): Error {
   return Object.assign(new Error(message), { responseCode: code });
 }
 
+async function resolveRecipientOrReturnPath(ctx: Ctx, address: string): Promise<MailTarget | 'return-path' | undefined> {
+  if (await isReturnPath(ctx, address)) return 'return-path';
+  return resolveRecipient(ctx, address);
+}
+
 export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host: string; stop(): Promise<void> } | undefined> {
   const ingress = ctx.config.ingress;
   const addr = ctx.config.smtpAddr;
@@ -25,6 +31,8 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
   const maxBytes = ctx.config.ingressMaxBytes;
   // Targets per SMTP transaction (the envelope object is new for every MAIL FROM).
   const targets = new WeakMap<object, MailTarget[]>();
+  // Broadcast return paths (VERP) per SMTP transaction: delivery and feedback reports.
+  const returnPaths = new WeakMap<object, string[]>();
   const parser = new ParsePool(ctx.log);
 
   const server = new SMTPServer({
@@ -47,8 +55,12 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
     onRcptTo(address, session, callback) {
       const list = targets.get(session.envelope) ?? [];
       if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(smtpError(452, '4.5.3 too many recipients'));
-      resolveRecipient(ctx, address.address).then(
+      resolveRecipientOrReturnPath(ctx, address.address).then(
         (target) => {
+          if (target === 'return-path') {
+            returnPaths.set(session.envelope, [...(returnPaths.get(session.envelope) ?? []), address.address]);
+            return callback();
+          }
           if (!target) return callback(smtpError(550, '5.1.1 no such recipient here'));
           if (!list.some((t) => t.inboxId === target.inboxId)) list.push(target);
           targets.set(session.envelope, list);
@@ -75,13 +87,13 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
         const mailFrom = session.envelope.mailFrom;
         ingestEmail(ctx, {
           raw: Buffer.concat(chunks, size),
-          recipients: [],
+          recipients: returnPaths.get(session.envelope) ?? [],
           targets: list,
           envelopeFrom: mailFrom ? mailFrom.address || null : null,
           via: 'smtp',
           parse: (raw) => parser.parse(raw),
         }).then(
-          (results) => callback(null, `2.0.0 stored as ${results.map((r) => r.message_id).join(' ')}`),
+          (results) => callback(null, results.length ? `2.0.0 stored as ${results.map((r) => r.message_id).join(' ')}` : '2.0.0 report received'),
           (error) => {
             if (error instanceof AppError && error.status === 404) return callback(smtpError(550, '5.1.1 no such recipient here'));
             if (error instanceof AppError && error.status < 500) return callback(smtpError(554, `5.6.0 ${error.message}`));

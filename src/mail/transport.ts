@@ -6,17 +6,25 @@ import type { Ctx } from '../context.js';
 import { conflict } from '../platform/errors.js';
 
 export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 60_000 };
+/** Messages a pooled connection sends before it is replaced by a fresh one. */
+export const POOL_MESSAGES_PER_CONNECTION = 1000;
 
 export function hasSmtpAccount(channel: ChannelRow): boolean {
   return channel.kind === 'email' && !!channel.smtp_host;
 }
 
-/** A one-use transport for the channel; close it after sending. */
-export function channelTransport(ctx: Pick<Ctx, 'sealer'>, channel: ChannelRow): Transporter {
+export interface TransportOptions {
+  /** A pool of this many connections (broadcasts); default one connection per message. */
+  pool?: number;
+}
+
+/** A transport for the channel (one-use by default, or a pool); close it after sending. */
+export function channelTransport(ctx: Pick<Ctx, 'sealer' | 'config'>, channel: ChannelRow, opts: TransportOptions = {}): Transporter {
   if (!hasSmtpAccount(channel)) throw conflict(`channel ${channel.id} has no SMTP account; set its SMTP server, user name and password first`, 'smtp_not_configured');
   const tls = channel.smtp_tls ?? 'starttls';
   return nodemailer.createTransport({
-    host: channel.smtp_host!,
+    ...(opts.pool ? { pool: true as const, maxConnections: opts.pool, maxMessages: POOL_MESSAGES_PER_CONNECTION } : {}),
+    host: smtpHost(ctx.config, channel.smtp_host!),
     port: channel.smtp_port ?? (tls === 'tls' ? 465 : 587),
     secure: tls === 'tls',
     ignoreTLS: tls === 'none',
@@ -26,6 +34,15 @@ export function channelTransport(ctx: Pick<Ctx, 'sealer'>, channel: ChannelRow):
       : undefined,
     ...SMTP_TIMEOUTS,
   });
+}
+
+/**
+ * Where to connect for the channel's SMTP host. With SVC_MAILER_ENDPOINT (tests), Amazon SES's SMTP
+ * endpoints are reached on that endpoint's host (at the channel's port), like the other AWS calls.
+ */
+function smtpHost(config: Ctx['config'], host: string): string {
+  if (config.mailerEndpoint && /^email-smtp(-fips)?\.[a-z0-9-]+\.amazonaws\.com$/i.test(host)) return new URL(config.mailerEndpoint).hostname;
+  return host;
 }
 
 /** The From of mail through the channel: its from address (else its address) and display name. */

@@ -22,11 +22,17 @@ export class ManualClock implements Clock {
     this.ms = new Date(to).getTime();
     this.fireDeadlines();
   }
-  /** A signal that aborts once the clock is moved `ms` or more past now (see deadlineSignal). */
-  signalAfter(ms: number): AbortSignal {
+  /** A deadline that fires once the clock is moved `ms` or more past now (see startDeadline). */
+  deadlineAfter(ms: number): Deadline {
     const controller = new AbortController();
-    this.deadlines.push({ at: this.ms + ms, controller });
-    return controller.signal;
+    const entry = { at: this.ms + ms, controller };
+    this.deadlines.push(entry);
+    return {
+      signal: controller.signal,
+      clear: () => {
+        this.deadlines = this.deadlines.filter((d) => d !== entry);
+      },
+    };
   }
   private fireDeadlines() {
     const due = this.deadlines.filter((d) => d.at <= this.ms);
@@ -35,13 +41,23 @@ export class ManualClock implements Clock {
   }
 }
 
+/** A signal that aborts when time is up; clear() once the work ended in time. */
+export interface Deadline {
+  signal: AbortSignal;
+  clear(): void;
+}
+
 /**
- * An AbortSignal that fires `ms` from now by the given clock: a real timer on the system clock,
- * and on a ManualClock when a test moves the clock past it (deadlines are tested without sleeping).
+ * A deadline `ms` from now by the given clock: a real timer on the system clock, and on a
+ * ManualClock when a test moves the clock past it (deadlines are tested without sleeping).
  */
-export function deadlineSignal(clock: Clock, ms: number): AbortSignal {
+export function startDeadline(clock: Clock, ms: number): Deadline {
   const manual = clock as Partial<ManualClock>;
-  return typeof manual.signalAfter === 'function' ? manual.signalAfter.call(clock, ms) : AbortSignal.timeout(ms);
+  if (typeof manual.deadlineAfter === 'function') return manual.deadlineAfter.call(clock, ms);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('the deadline passed', 'TimeoutError')), ms);
+  timer.unref();
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 
 export const MINUTE = 60_000;

@@ -62,3 +62,32 @@ export async function onlineContacts(ctx: C, contactIds: readonly string[]): Pro
 export async function isContactOnline(ctx: C, contactId: string): Promise<boolean> {
   return (await onlineContacts(ctx, [contactId])).has(contactId);
 }
+
+/**
+ * Deletes connection records that went stale (closed, or silent past CONNECTION_STALE_MS) more
+ * than STALE_CONNECTION_KEEP_MS ago, at most `batch` per call. For the retention job.
+ */
+export async function deleteStaleConnections(ctx: C, batch = 10_000): Promise<number> {
+  const before = iso(ctx.clock.now().getTime() - STALE_CONNECTION_KEEP_MS - CONNECTION_STALE_MS);
+  const closedBefore = iso(ctx.clock.now().getTime() - STALE_CONNECTION_KEEP_MS);
+  const result = await ctx.db
+    .deleteFrom('realtime_connections')
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('realtime_connections as c')
+        .select('c.id')
+        .where((w) => w.or([w('c.last_seen_at', '<', before), w.and([w('c.closed_at', 'is not', null), w('c.closed_at', '<', closedBefore)])]))
+        .limit(batch),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** Workspace deletion: at most `batch` of a deleted workspace's connection records per call. */
+export async function deleteWorkspaceConnections(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
+  const result = await ctx.db
+    .deleteFrom('realtime_connections')
+    .where('id', 'in', (eb) => eb.selectFrom('realtime_connections as c').select('c.id').where('c.workspace_id', '=', workspaceId).limit(batch))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

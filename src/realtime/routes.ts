@@ -9,7 +9,7 @@ import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { errorBody } from '../http/errors.js';
 import { invalid } from '../platform/errors.js';
-import { RealtimeStream } from './stream.js';
+import { accessStillValid, RealtimeStream } from './stream.js';
 
 const afterParam = z.coerce.number().int().min(0).optional();
 
@@ -26,7 +26,7 @@ export function registerRealtimeRoutes(app: ApiApp, ctx: Ctx) {
       let stream: RealtimeStream | undefined;
       return {
         onOpen(_event, ws) {
-          stream = new RealtimeStream(ctx, ws.raw as WebSocket, { viewer, after: parsed.data, subject });
+          stream = new RealtimeStream(ctx, ws.raw as WebSocket, { viewer, after: parsed.data, subject, stillAllowed: () => accessStillValid(ctx, access) });
           stream.start().catch((error) => {
             ctx.log.warn('realtime stream failed', { error });
             (ws.raw as WebSocket).close(1011, 'server error');
@@ -46,7 +46,7 @@ export function registerRealtimeRoutes(app: ApiApp, ctx: Ctx) {
     tags: ['events'],
     summary: 'Realtime event stream (WebSocket)',
     description:
-      'Authenticate with the session cookie or Authorization: Bearer <API key>. Frames are JSON: hello {connection_id, cursor, heartbeat_seconds}; event {event: {seq, id, type, timestamp, workspace_id, inbox_id?, data}} in sequence order from ?after= on; live {cursor} once caught up; heartbeat {cursor, time}; cursor_expired {after} followed by close code 4410 when the cursor is older than what is kept. Owners and admins also receive migration.* events.',
+      'Authenticate with the session cookie or Authorization: Bearer <API key>. Frames are JSON: hello {connection_id, cursor, heartbeat_seconds}; event {event: {seq, id, type, timestamp, workspace_id, inbox_id?, data}} in sequence order from ?after= on; live {cursor} once caught up; heartbeat {cursor, time}; cursor_expired {after} followed by close code 4410 when the cursor is older than what is kept; unauthorized followed by close code 4401 when the key is revoked or the session ends. Owners and admins also receive migration.* events.',
     security: [{ bearer: [] }],
     request: { query: z.object({ after: afterParam, workspace: z.string().optional() }) },
     responses: { 101: { description: 'switching to the WebSocket protocol' }, 426: { description: 'not a WebSocket request' } },

@@ -2,6 +2,7 @@
 // (catch-up and live use the same read, so nothing is skipped or sent twice), then follows new
 // events as they are announced; heartbeats keep the connection record fresh and find dead peers.
 import type { WebSocket } from 'ws';
+import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ConnectionKind } from '../db/schema.js';
 import { type EventViewer, formatStreamEvent, latestSeq, readEvents } from '../events/service.js';
@@ -19,6 +20,31 @@ export interface StreamOptions {
   after: number | undefined;
   subject: { kind: ConnectionKind; id: string };
   heartbeatMs?: number;
+  /** Asked on every heartbeat: false (a revoked key, an ended session) closes the socket. */
+  stillAllowed?: () => Promise<boolean>;
+}
+
+/** Close code when the credentials stopped being valid during the connection. */
+export const CLOSE_UNAUTHORIZED = 4401;
+
+/** Whether the credentials behind an Access still hold: the key is live, or the session and membership are. */
+export async function accessStillValid(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access): Promise<boolean> {
+  const now = iso(ctx.clock.now());
+  const live = (await ctx.db.selectFrom('workspaces').select('id').where('id', '=', access.workspaceId).where('deleted_at', 'is', null).executeTakeFirst()) !== undefined;
+  if (!live) return false;
+  if (access.actor.kind === 'api_key') {
+    const key = await ctx.db.selectFrom('api_keys').select(['revoked_at', 'expires_at']).where('id', '=', access.actor.keyId).executeTakeFirst();
+    return Boolean(key && !key.revoked_at && (!key.expires_at || key.expires_at > now));
+  }
+  const session = await ctx.db
+    .selectFrom('sessions')
+    .innerJoin('memberships', 'memberships.person_id', 'sessions.person_id')
+    .select('sessions.id')
+    .where('sessions.id', '=', access.actor.sessionId)
+    .where('sessions.expires_at', '>', now)
+    .where('memberships.workspace_id', '=', access.workspaceId)
+    .executeTakeFirst();
+  return session !== undefined;
 }
 
 export class RealtimeStream {
@@ -59,8 +85,14 @@ export class RealtimeStream {
 
   private async beat(): Promise<void> {
     if (!this.open) return;
+    if (this.opts.stillAllowed && !(await this.opts.stillAllowed().catch(() => true))) {
+      this.send({ type: 'unauthorized', message: 'the key or session is no longer valid' });
+      this.ws.close(CLOSE_UNAUTHORIZED, 'unauthorized');
+      void this.stop();
+      return;
+    }
     if (this.awaitingPong) {
-      // No answer to the previous ping: the peer is gone.
+      // No answer to the previous ping within a heartbeat: the peer is gone.
       this.ws.terminate();
       return;
     }

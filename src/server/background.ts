@@ -1,8 +1,10 @@
 // The background table: job kinds and long-running listeners that features add to the server.
 import type { Ctx } from '../context.js';
 import type { JobKind } from '../platform/jobs.js';
+import { broadcastsBackground } from '../broadcasts/background.js';
 import { conversationsBackground } from '../conversations/background.js';
 import { mailBackground } from '../mail/background.js';
+import { mailerTenantsBackground } from '../mailer-tenants/background.js';
 import { migrationBackground } from '../mailbox-migration/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
 
@@ -19,4 +21,4 @@ export interface BackgroundPart {
   start?(ctx: Ctx): Promise<RunningPart | void>;
 }
 
-export const backgroundTable: BackgroundPart[] = [conversationsBackground, mailBackground, webhooksBackground, migrationBackground];
+export const backgroundTable: BackgroundPart[] = [conversationsBackground, mailBackground, webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground];

@@ -1,8 +1,9 @@
 // One delivery attempt over HTTP: POST the body, a 2xx within the deadline is a success; the deadline
 // covers resolving, connecting, TLS, the answer's head and the part of its body that is read.
 import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
 import { type Dispatcher, request } from 'undici';
-import { type Clock, deadlineSignal } from '../platform/clock.js';
+import { type Clock, startDeadline } from '../platform/clock.js';
 import { readVersion } from '../version.js';
 
 /** The receiver must answer 2xx within this time (spec Limits). */
@@ -11,6 +12,32 @@ export const ANSWER_DEADLINE_MS = 10_000;
 export const ANSWER_READ_LIMIT = 64 * 1024;
 /** How much of the answer the attempt log keeps ("start of the answer"). */
 export const RESPONSE_KEPT_BYTES = 1024;
+
+/** Headers every attempt carries besides the signature headers. */
+export const ATTEMPT_HEADERS = { 'content-type': 'application/json', 'user-agent': `svc-webhooks/${readVersion()}` } as const;
+
+/**
+ * Reads at most ANSWER_READ_LIMIT bytes of an answer and gives back its start (RESPONSE_KEPT_BYTES);
+ * the rest is never read (the body is destroyed, which closes the connection).
+ */
+function readStart(body: Readable): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const kept: Buffer[] = [];
+    let read = 0;
+    const done = () => resolve(kept.length ? Buffer.concat(kept).toString('utf8') : null);
+    body.on('data', (chunk: Buffer) => {
+      const take = Math.min(chunk.length, ANSWER_READ_LIMIT - read);
+      if (read < RESPONSE_KEPT_BYTES) kept.push(chunk.subarray(0, Math.min(take, RESPONSE_KEPT_BYTES - read)));
+      read += take;
+      if (read >= ANSWER_READ_LIMIT) {
+        body.destroy();
+        done();
+      }
+    });
+    body.once('end', done);
+    body.once('error', reject);
+  });
+}
 
 export interface AttemptResult {
   succeeded: boolean;
@@ -28,32 +55,21 @@ export async function sendAttempt(
   req: { url: string; headers: Record<string, string>; body: string },
 ): Promise<AttemptResult> {
   const started = performance.now();
-  const signal = deadlineSignal(deps.clock, ANSWER_DEADLINE_MS);
+  const deadline = startDeadline(deps.clock, ANSWER_DEADLINE_MS);
+  const signal = deadline.signal;
   const elapsed = () => Math.round(performance.now() - started);
   let statusCode: number | null = null;
   let response: string | null = null;
   try {
-    const res = await request(req.url, {
-      method: 'POST',
-      dispatcher: deps.agent,
-      signal,
-      headers: {
-        ...req.headers,
-        'content-type': 'application/json',
-        'user-agent': `svc-webhooks/${readVersion()}`,
-      },
-      body: req.body,
-    });
+    // undici honours the signal once connected; while it is still resolving or connecting it waits
+    // for its own connect timeout, so the deadline is also raced here.
+    const timeUp = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    const sent = request(req.url, { method: 'POST', dispatcher: deps.agent, signal, headers: req.headers, body: req.body });
+    sent.catch(() => {}); // settled after the deadline when it lost the race
+    timeUp.catch(() => {});
+    const res = await Promise.race([sent, timeUp]);
     statusCode = res.statusCode;
-    const kept: Buffer[] = [];
-    let read = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      const take = Math.min(chunk.length, ANSWER_READ_LIMIT - read);
-      if (read < RESPONSE_KEPT_BYTES) kept.push(chunk.subarray(0, Math.min(take, RESPONSE_KEPT_BYTES - read)));
-      read += take;
-      if (read >= ANSWER_READ_LIMIT) break; // leaving the loop destroys the body; the rest is never read
-    }
-    response = kept.length ? Buffer.concat(kept).toString('utf8') : null;
+    response = await readStart(res.body);
     const ok = statusCode >= 200 && statusCode < 300;
     let error: string | null = null;
     if (statusCode >= 300 && statusCode < 400) {
@@ -65,6 +81,8 @@ export async function sendAttempt(
     return { succeeded: ok, statusCode, durationMs: elapsed(), response, error, gone: statusCode === 410 };
   } catch (e) {
     return { succeeded: false, statusCode, durationMs: elapsed(), response, error: describeFailure(e, signal), gone: false };
+  } finally {
+    deadline.clear();
   }
 }
 

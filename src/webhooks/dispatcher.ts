@@ -8,13 +8,14 @@ import { Counter } from 'prom-client';
 import type { Agent } from 'undici';
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { Ctx } from '../context.js';
-import type { Database, Db } from '../db/schema.js';
+import { insertRows, updateByKeys } from '../db/bulk.js';
+import type { Database, Db, WebhookAttemptsTable } from '../db/schema.js';
 import { eventPayload } from '../events/service.js';
 import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import type { Drainable } from '../platform/jobs.js';
 import { createWebhookAgent } from './address.js';
-import { type AttemptResult, sendAttempt } from './attempt.js';
+import { ATTEMPT_HEADERS, type AttemptResult, sendAttempt } from './attempt.js';
 import { deliveryIdOf, webhookMessageId } from './outbox.js';
 import { signedHeaders } from './signing.js';
 import { signingSecrets } from './service.js';
@@ -58,6 +59,10 @@ interface Finished {
   result: AttemptResult;
 }
 
+const ATTEMPT_COLUMNS = [
+  'id', 'event_seq', 'endpoint_id', 'event_id', 'workspace_id', 'attempt', 'manual', 'started_at', 'duration_ms', 'outcome', 'status_code', 'response', 'error',
+] as const satisfies readonly (keyof WebhookAttemptsTable)[];
+
 const keyOf = (d: { event_seq: number; endpoint_id: string }) => `${d.event_seq}:${d.endpoint_id}`;
 
 /** WHERE (event_seq, endpoint_id) IN (…) for a list of deliveries. */
@@ -90,6 +95,12 @@ export class WebhookDispatcher implements Drainable {
   private pumpAgain = false;
   private stopped = true;
   private readonly onEvents = () => this.wake();
+  /** Redeliveries are looked for when one was asked for here, and on every poll (another process may have asked). */
+  private lookForManual = true;
+  private readonly onRedelivery = () => {
+    this.lookForManual = true;
+    this.wake();
+  };
   private readonly attemptsTotal: Counter<'outcome'>;
 
   constructor(
@@ -123,9 +134,10 @@ export class WebhookDispatcher implements Drainable {
     await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('lease_until', 'is not', null).execute();
     this.stopped = false;
     this.ctx.hub.on('events', this.onEvents);
-    this.ctx.hub.on('webhooks', this.onEvents);
+    this.ctx.hub.on('webhooks', this.onRedelivery);
     const poll = () => {
       this.pollTimer = setTimeout(() => {
+        this.lookForManual = true;
         this.wake();
         poll();
       }, this.pollMs);
@@ -138,12 +150,14 @@ export class WebhookDispatcher implements Drainable {
   async stop(): Promise<void> {
     this.stopped = true;
     this.ctx.hub.off('events', this.onEvents);
-    this.ctx.hub.off('webhooks', this.onEvents);
+    this.ctx.hub.off('webhooks', this.onRedelivery);
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
     await Promise.allSettled([...this.inFlight.values()]);
     await this.flush();
-    await this.agent.close();
+    // Attempts have all ended (each by its deadline at the latest); a connection still being set up
+    // for one that lost the race to its deadline is dropped rather than waited for.
+    await this.agent.destroy();
   }
 
   /**
@@ -186,6 +200,7 @@ export class WebhookDispatcher implements Drainable {
     for (;;) {
       // A claim made by the live loop may not have started its attempts yet.
       await Promise.allSettled([...this.filling]);
+      this.lookForManual = true;
       const started = await this.fill();
       const running = [...this.inFlight.values()];
       if (started === 0 && running.length === 0 && this.filling.size === 0) break;
@@ -209,7 +224,13 @@ export class WebhookDispatcher implements Drainable {
     if (room <= 0) return 0;
     const busy = [...this.endpointLoad].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
     const claimed = [...(await this.claim(room, busy, false))];
-    if (claimed.length < room) claimed.push(...(await this.claim(room - claimed.length, busy, true)));
+    if (claimed.length < room && this.lookForManual) {
+      this.lookForManual = false;
+      const manual = await this.claim(room - claimed.length, busy, true);
+      // A full batch may leave more behind.
+      if (manual.length === room - claimed.length) this.lookForManual = true;
+      claimed.push(...manual);
+    }
     if (claimed.length === 0) return 0;
     await this.startAll(claimed);
     return claimed.length;
@@ -278,7 +299,7 @@ export class WebhookDispatcher implements Drainable {
       let body = bodies.get(d.event_seq);
       if (body === undefined) bodies.set(d.event_seq, (body = JSON.stringify(eventPayload(event))));
       const startedAt = clock.now();
-      const headers = signedHeaders(secrets.get(endpoint.id)!, webhookMessageId(d.event_id), Math.floor(startedAt.getTime() / 1000), body);
+      const headers = signedHeaders(secrets.get(endpoint.id)!, webhookMessageId(d.event_id), Math.floor(startedAt.getTime() / 1000), body, ATTEMPT_HEADERS);
       this.endpointLoad.set(d.endpoint_id, (this.endpointLoad.get(d.endpoint_id) ?? 0) + 1);
       const p = sendAttempt({ agent: this.agent, clock }, { url: endpoint.url, headers, body })
         .then((result) => {
@@ -345,22 +366,22 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
   if (kept.length === 0) return;
 
   // Attempt log.
-  const attemptRows = kept.map((f) => ({
-    id: newId('wha', f.startedAt.getTime()),
-    event_seq: f.delivery.event_seq,
-    endpoint_id: f.delivery.endpoint_id,
-    event_id: f.delivery.event_id,
-    workspace_id: f.delivery.workspace_id,
-    attempt: f.delivery.manual ? null : f.delivery.attempts + 1,
-    manual: f.delivery.manual ? 1 : 0,
-    started_at: iso(f.startedAt),
-    duration_ms: f.result.durationMs,
-    outcome: f.result.succeeded ? ('succeeded' as const) : ('failed' as const),
-    status_code: f.result.statusCode,
-    response: f.result.response,
-    error: f.result.error,
-  }));
-  for (let i = 0; i < attemptRows.length; i += 200) await db.insertInto('webhook_attempts').values(attemptRows.slice(i, i + 200)).execute();
+  const attemptRows = kept.map((f) => [
+    newId('wha', f.startedAt.getTime()),
+    f.delivery.event_seq,
+    f.delivery.endpoint_id,
+    f.delivery.event_id,
+    f.delivery.workspace_id,
+    f.delivery.manual ? null : f.delivery.attempts + 1,
+    f.delivery.manual ? 1 : 0,
+    iso(f.startedAt),
+    f.result.durationMs,
+    f.result.succeeded ? 'succeeded' : 'failed',
+    f.result.statusCode,
+    f.result.response,
+    f.result.error,
+  ]);
+  for (let i = 0; i < attemptRows.length; i += 200) await insertRows(db, 'webhook_attempts', ATTEMPT_COLUMNS, attemptRows.slice(i, i + 200));
 
   // Endpoint failure windows, in the order the attempts finished.
   const endpointIds = [...new Set(kept.map((f) => f.delivery.endpoint_id))];
@@ -407,19 +428,15 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
   const succeeded = kept.filter((f) => f.result.succeeded);
   const scheduledOk = succeeded.filter((f) => !f.delivery.manual).map((f) => f.delivery);
   for (let i = 0; i < scheduledOk.length; i += 200) {
-    const chunk = scheduledOk.slice(i, i + 200);
-    await db
-      .updateTable('webhook_deliveries')
-      .set((eb) => ({
-        status: 'succeeded',
-        attempts: eb('attempts', '+', 1),
-        next_attempt_at: null,
-        lease_until: null,
-        last_attempt_at: nowText,
-        finished_at: nowText,
-      }))
-      .where((eb) => deliveryIn(eb, chunk))
-      .execute();
+    const keys = scheduledOk.slice(i, i + 200).map((d) => [d.event_seq, d.endpoint_id]);
+    await updateByKeys(
+      db,
+      'webhook_deliveries',
+      "status = 'succeeded', attempts = attempts + 1, next_attempt_at = null, lease_until = null, last_attempt_at = ?, finished_at = ?",
+      [nowText, nowText],
+      ['event_seq', 'endpoint_id'],
+      keys,
+    );
   }
   for (const f of kept) {
     const d = f.delivery;

@@ -306,7 +306,7 @@ async function newestDeliveries(ctx: Pick<Ctx, 'db'>, endpointId: string, count:
  * Removes finished deliveries (with their attempts) that finished more than
  * FINISHED_DELIVERIES_KEPT_MS ago, except the newest DELIVERIES_ALWAYS_KEPT of each endpoint.
  */
-export async function pruneDeliveries(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<number> {
+export async function pruneDeliveries(ctx: Pick<Ctx, 'db' | 'clock'>, batch = Number.POSITIVE_INFINITY): Promise<number> {
   const cutoff = iso(ctx.clock.now().getTime() - FINISHED_DELIVERIES_KEPT_MS);
   const endpoints = await ctx.db
     .selectFrom('webhook_deliveries')
@@ -317,8 +317,10 @@ export async function pruneDeliveries(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<n
     .execute();
   let deleted = 0;
   for (const { endpoint_id } of endpoints) {
+    if (deleted >= batch) break;
     const keep = await newestDeliveries(ctx, endpoint_id, DELIVERIES_ALWAYS_KEPT);
-    for (;;) {
+    while (deleted < batch) {
+      const chunk = Math.min(500, batch - deleted);
       const old = await ctx.db
         .selectFrom('webhook_deliveries')
         .select('event_seq')
@@ -327,7 +329,7 @@ export async function pruneDeliveries(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<n
         .where('endpoint_id', '=', endpoint_id)
         .where(sql<boolean>`manual_requested_at is null`)
         .$if(keep.length > 0, (q) => q.where('event_seq', 'not in', keep))
-        .limit(500)
+        .limit(chunk)
         .execute();
       if (old.length === 0) break;
       const seqs = old.map((o) => Number(o.event_seq));
@@ -336,8 +338,40 @@ export async function pruneDeliveries(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<n
         await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', endpoint_id).where('event_seq', 'in', seqs).execute();
       });
       deleted += seqs.length;
-      if (old.length < 500) break;
+      if (old.length < chunk) break;
     }
   }
   return deleted;
+}
+
+/**
+ * Workspace deletion: at most `batch` of a deleted workspace's webhook deliveries (with their
+ * attempts) per call, found through its events; once none is left, its endpoints.
+ */
+export async function deleteWorkspaceWebhooks(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
+  const seqs = (
+    await ctx.db
+      .selectFrom('events as e')
+      .select('e.seq')
+      .where('e.workspace_id', '=', workspaceId)
+      .where((w) => w.exists(w.selectFrom('webhook_deliveries as d').select('d.event_seq').whereRef('d.event_seq', '=', 'e.seq')))
+      .limit(Math.max(1, Math.floor(batch / 10)))
+      .execute()
+  ).map((r) => Number(r.seq));
+  if (seqs.length) {
+    return ctx.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('webhook_attempts').where('event_seq', 'in', seqs).execute();
+      const r = await trx.deleteFrom('webhook_deliveries').where('event_seq', 'in', seqs).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+  }
+  const endpoints = (await ctx.db.selectFrom('webhook_endpoints').select('id').where('workspace_id', '=', workspaceId).limit(batch).execute()).map((e) => e.id);
+  if (endpoints.length === 0) return 0;
+  return ctx.db.transaction().execute(async (trx) => {
+    // Deliveries whose events are gone already (none normally: events with deliveries are kept).
+    await trx.deleteFrom('webhook_attempts').where('endpoint_id', 'in', endpoints).execute();
+    await trx.deleteFrom('webhook_deliveries').where('endpoint_id', 'in', endpoints).execute();
+    const r = await trx.deleteFrom('webhook_endpoints').where('id', 'in', endpoints).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  });
 }

@@ -14,8 +14,9 @@ export function signatureFor(secret: string, msgId: string, timestampSeconds: nu
 }
 
 /** The three headers of one attempt; every secret given signs (two during a rotation overlap), newest first. */
-export function signedHeaders(secrets: readonly string[], msgId: string, timestampSeconds: number, body: string): Record<string, string> {
+export function signedHeaders(secrets: readonly string[], msgId: string, timestampSeconds: number, body: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
+    ...extra,
     'webhook-id': msgId,
     'webhook-timestamp': String(timestampSeconds),
     'webhook-signature': secrets.map((s) => signatureFor(s, msgId, timestampSeconds, body)).join(' '),

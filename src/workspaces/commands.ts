@@ -1,3 +1,4 @@
+import { defineCommand } from 'citty';
 import { dbCommand } from '../cli.js';
 import { checkLocale } from '../inboxes/service.js';
 import { conflict, invalid } from '../platform/errors.js';
@@ -28,5 +29,12 @@ export const bootstrapCommand = dbCommand({
     });
     io.say(`created workspace ${JSON.stringify(workspace.name)} with owner ${args.email.trim().toLowerCase()} (${personId}); they sign in with a code mailed to that address`);
     io.out(workspace.id);
+  },
+});
+
+export const workspaceCommand = defineCommand({
+  meta: { name: 'workspace', description: 'Workspaces' },
+  subCommands: {
+    broadcasts: () => import('../broadcasts/commands.js').then((m) => m.broadcastsCommand),
   },
 });

@@ -5,10 +5,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
-import { createApiKey } from '../../src/api-keys/service.js';
+import { createApiKey, revokeApiKey } from '../../src/api-keys/service.js';
+import { keyAccess, memberAccess } from '../../src/auth/access.js';
+import { endSession } from '../../src/people/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { DAY, HOUR, ManualClock } from '../../src/platform/clock.js';
-import { RealtimeStream } from '../../src/realtime/stream.js';
+import { accessStillValid, RealtimeStream } from '../../src/realtime/stream.js';
 import { announceEvents, recordEvent, streamPosition } from '../../src/events/service.js';
 import type { App } from '../../src/context.js';
 import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
@@ -141,6 +143,8 @@ describe('event replay and realtime', () => {
       const recent = await emitMessage(t.app, ws.workspaceId, ws.inboxId);
       await t.app.jobs.drain();
       let r = await t.request('GET', `/v1/events?after=0`, { token: ws.apiKey });
+      const rows = await t.app.db.selectFrom('events').selectAll().execute();
+      assert.equal(r.status, 200, JSON.stringify({ body: r.body, now: t.clock.now(), rows: rows.map((x) => [x.seq, x.position, x.occurred_at, x.type]) }));
       assert.deepEqual(r.body.data.map((e: any) => e.id), [old.id, recent.id], 'six days: everything kept');
       (t.clock as ManualClock).advance(DAY + HOUR);
       await t.app.jobs.drain(); // the hourly clean-up
@@ -304,18 +308,41 @@ describe('event replay and realtime', () => {
     c.close();
   });
 
+  test('credentials are re-checked: revoked keys, ended sessions, left workspaces', async () => {
+    const ws = await seedWorkspace(s.app);
+    const key = await createApiKey(s.app, { workspaceId: ws.workspaceId, name: 'k' });
+    const access = keyAccess(ws.workspaceId, key.key.id, ['conversations:read'], null);
+    assert.equal(await accessStillValid(s.app, access), true);
+    await revokeApiKey(s.app, key.key.id);
+    assert.equal(await accessStillValid(s.app, access), false);
+    const person = await addPerson(s.app, ws.workspaceId, 'agent');
+    const session = await s.app.db.selectFrom('sessions').select('id').where('person_id', '=', person.personId).executeTakeFirstOrThrow();
+    const member = memberAccess(ws.workspaceId, person.personId, 'agent', session.id);
+    assert.equal(await accessStillValid(s.app, member), true);
+    await s.app.db.deleteFrom('memberships').where('person_id', '=', person.personId).execute();
+    assert.equal(await accessStillValid(s.app, member), false, 'no longer a member');
+    const owner = await s.app.db.selectFrom('sessions').select(['id', 'person_id']).where('person_id', '=', ws.ownerId).executeTakeFirstOrThrow();
+    const ownerAccess = memberAccess(ws.workspaceId, ws.ownerId, 'owner', owner.id);
+    assert.equal(await accessStillValid(s.app, ownerAccess), true);
+    await endSession(s.app, owner.id);
+    assert.equal(await accessStillValid(s.app, ownerAccess), false, 'signed out');
+  });
+
   test('heartbeats: frames with the cursor, the connection record kept fresh, a silent peer dropped', async () => {
     const ws = await seedWorkspace(s.app);
     const wss = new WebSocketServer({ noServer: true });
     const server = http.createServer();
     const streams: RealtimeStream[] = [];
+    const checked = await createApiKey(s.app, { workspaceId: ws.workspaceId, name: 'checked' });
+    const checkedAccess = keyAccess(ws.workspaceId, checked.key.id, ['conversations:read'], null);
     server.on('upgrade', (req, socket, head) =>
       wss.handleUpgrade(req, socket, head, (sock) => {
         const stream = new RealtimeStream(s.app, sock, {
           viewer: { workspaceId: ws.workspaceId, inboxIds: null, admin: false, conversations: true, contacts: true },
           after: undefined,
           subject: { kind: 'api_key', id: 'key_test' },
-          heartbeatMs: 40,
+          heartbeatMs: 250,
+          stillAllowed: req.url === '/checked' ? () => accessStillValid(s.app, checkedAccess) : undefined,
         });
         streams.push(stream);
         void stream.start();
@@ -334,6 +361,14 @@ describe('event replay and realtime', () => {
       assert.equal(row.closed_at, null);
       c.close();
       await c.until(() => c.closed !== undefined, 'close');
+
+      // Credentials are checked again on every heartbeat: a revoked key ends the stream.
+      const revokedSock = new Client(new WebSocket(url + 'checked'));
+      await revokedSock.until(() => revokedSock.frames.some((f) => f.type === 'heartbeat'), 'a heartbeat');
+      await revokeApiKey(s.app, checked.key.id);
+      await revokedSock.until(() => revokedSock.closed !== undefined, 'close after revocation');
+      assert.equal(revokedSock.closed!.code, 4401);
+      assert.equal(revokedSock.frames[revokedSock.frames.length - 1].type, 'unauthorized');
 
       // A peer that stops answering pings is terminated after one missed heartbeat.
       const silent = new WebSocket(url, { autoPong: false } as WebSocket.ClientOptions);

@@ -5,19 +5,20 @@ import { randomText } from '../../src/platform/ids.js';
 
 export const postgresUrl = process.env.SVC_TEST_DATABASE_URL;
 
-export async function createTestDatabase(): Promise<{ url?: string; drop(): Promise<void> }> {
-  if (!postgresUrl) return { drop: async () => {} };
+/** A fresh database on the Postgres server of `adminUrl` (default SVC_TEST_DATABASE_URL); none for SQLite. */
+export async function createTestDatabase(adminUrl: string | undefined = postgresUrl): Promise<{ url?: string; drop(): Promise<void> }> {
+  if (!adminUrl) return { drop: async () => {} };
   const name = `svc_test_${randomText(12)}`;
-  const admin = new pg.Client({ connectionString: postgresUrl });
+  const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`create database ${name}`);
   await admin.end();
-  const url = new URL(postgresUrl);
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     async drop() {
-      const c = new pg.Client({ connectionString: postgresUrl });
+      const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
       await c.query(`drop database if exists ${name} with (force)`);
       await c.end();

@@ -17,13 +17,16 @@ export interface SmtpSink {
   waitFor(count: number, timeoutMs?: number): Promise<CaughtMail[]>;
   /** Makes the next deliveries fail with this SMTP reply code (e.g. 451 or 550); null stops failing. */
   failWith(code: number | null): void;
+  /** Refuses this recipient at RCPT TO with the code and text (e.g. 550, '5.1.1 no such user'); null accepts it again. */
+  rejectRecipient(address: string, answer: { code: number; text: string } | null): void;
   close(): Promise<void>;
 }
 
-export async function startSmtpSink(opts: { username?: string; password?: string } = {}): Promise<SmtpSink> {
+export async function startSmtpSink(opts: { username?: string; password?: string; /** The text after 250 (Amazon SES answers `Ok <message id>`). */ answer?: () => string } = {}): Promise<SmtpSink> {
   const messages: CaughtMail[] = [];
   const waiters: Array<() => void> = [];
   let failCode: number | null = null;
+  const rejected = new Map<string, { code: number; text: string }>();
   const server = new SMTPServer({
     secure: false,
     disabledCommands: ['STARTTLS'],
@@ -32,6 +35,11 @@ export async function startSmtpSink(opts: { username?: string; password?: string
     onAuth(auth, _session, cb) {
       if (auth.username === opts.username && auth.password === opts.password) return cb(null, { user: auth.username });
       cb(Object.assign(new Error('invalid credentials'), { responseCode: 535 }));
+    },
+    onRcptTo(address, _session, cb) {
+      const answer = rejected.get(address.address.toLowerCase());
+      if (answer) return cb(Object.assign(new Error(answer.text), { responseCode: answer.code }));
+      cb();
     },
     onData(stream, session, cb) {
       const chunks: Buffer[] = [];
@@ -46,7 +54,8 @@ export async function startSmtpSink(opts: { username?: string; password?: string
           parsed: await simpleParser(raw),
         });
         waiters.splice(0).forEach((w) => w());
-        cb();
+        if (opts.answer) cb(null, opts.answer());
+        else cb();
       });
     },
   });
@@ -57,6 +66,10 @@ export async function startSmtpSink(opts: { username?: string; password?: string
     messages,
     failWith(code) {
       failCode = code;
+    },
+    rejectRecipient(address, answer) {
+      if (answer) rejected.set(address.toLowerCase(), answer);
+      else rejected.delete(address.toLowerCase());
     },
     waitFor(count, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {

@@ -147,6 +147,48 @@ describe('webhook address safety', () => {
     assert.equal(rx.received.filter((x) => x.path === '/rebind').length, 0, 'nothing reached the receiver');
   });
 
+  test('the 10 s deadline covers name resolution too', async () => {
+    const ws = await seedWorkspace(s.app);
+    answers.set('slowdns.test', [PUBLIC]);
+    const r = await s.request('POST', '/v1/webhooks', { token: ws.apiKey, body: { url: 'https://slowdns.test/hook', events: ['message.created'] } });
+    assert.equal(r.status, 201);
+    const plain = s.app.lookup;
+    let asked = 0;
+    s.app.lookup = (host) => (host === 'slowdns.test' ? (asked++, new Promise(() => {})) : plain(host));
+    try {
+      await emitMessage(s.app, ws.workspaceId, ws.inboxId);
+      const started = Date.now();
+      while (asked === 0 && Date.now() - started < 10_000) await new Promise((res) => setTimeout(res, 10));
+      (s.app.clock as ManualClock).advance(10_000);
+      await s.app.jobs.drain();
+      const [a] = await s.app.db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', r.body.id).execute();
+      assert.equal(a.outcome, 'failed');
+      assert.equal(a.error, 'no complete answer within 10 s');
+    } finally {
+      s.app.lookup = plain;
+    }
+  });
+
+  test('every non-public address a name resolves to is refused at delivery', async () => {
+    const ws = await seedWorkspace(s.app);
+    answers.set('every.test', [PUBLIC]);
+    const r = await s.request('POST', '/v1/webhooks', { token: ws.apiKey, body: { url: `http://every.test:${rx.port}/every`, events: ['message.created'] } });
+    assert.equal(r.status, 201);
+    const forms = REFUSED_URLS.map(([url]) => new URL(url).hostname.replace(/^\[|\]$/g, ''));
+    for (const address of forms) {
+      answers.set('every.test', [address]);
+      await emitMessage(s.app, ws.workspaceId, ws.inboxId);
+      await s.app.jobs.drain();
+    }
+    const attempts = await s.app.db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', r.body.id).orderBy('started_at').orderBy('id').execute();
+    assert.equal(attempts.length, forms.length);
+    for (const [i, a] of attempts.entries()) {
+      assert.equal(a.outcome, 'failed');
+      assert.match(a.error!, new RegExp(`^address refused: every\\.test resolves to ${forms[i].replace(/[.[\]]/g, '\\$&')}, which is a ${REFUSED_URLS[i][1]} address`));
+    }
+    assert.equal(rx.received.filter((x) => x.path === '/every').length, 0);
+  });
+
   test('an address literal saved while private addresses were allowed is refused at delivery', async () => {
     const ws = await seedWorkspace(s.app);
     const now = iso(s.app.clock.now());

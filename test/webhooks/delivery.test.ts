@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock, HOUR, MINUTE } from '../../src/platform/clock.js';
-import { markConnection, closeConnection } from '../../src/realtime/connections.js';
+import { markConnection, closeConnection, deleteStaleConnections, touchConnection } from '../../src/realtime/connections.js';
 import {
   DISABLED_FAILING,
   DISABLED_GONE,
@@ -149,6 +149,27 @@ describe('webhook delivery', () => {
     await drain();
     const flags = at(ep.path).map((r) => verifyDelivery(r, ep.secret, clock).data.contact.online);
     assert.deepEqual(flags, [true, false, false]);
+  });
+
+  test('stale connection records are kept one hour', async () => {
+    const seed = await seedWorkspace(s.app);
+    const closed = await markConnection(s.app, { workspaceId: seed.workspaceId, kind: 'member', subjectId: seed.ownerId });
+    const silent = await markConnection(s.app, { workspaceId: seed.workspaceId, kind: 'contact', subjectId: 'ct_silent' });
+    const live = await markConnection(s.app, { workspaceId: seed.workspaceId, kind: 'api_key', subjectId: 'key_live' });
+    await closeConnection(s.app, closed.id);
+    const ids = async () => (await s.app.db.selectFrom('realtime_connections').select('id').where('workspace_id', '=', seed.workspaceId).execute()).map((r) => r.id).sort();
+    clock.advance(59 * MINUTE);
+    await touchConnection(s.app, live.id);
+    await deleteStaleConnections(s.app);
+    assert.deepEqual(await ids(), [closed.id, silent.id, live.id].sort(), 'within the hour everything stays');
+    clock.advance(MINUTE + 30_000); // 60.5 minutes after closing
+    await touchConnection(s.app, live.id);
+    await deleteStaleConnections(s.app);
+    assert.deepEqual(await ids(), [silent.id, live.id].sort(), 'closed an hour ago: gone');
+    clock.advance(MINUTE); // silent for 61.5 minutes: stale after one, kept one hour more
+    await touchConnection(s.app, live.id);
+    await deleteStaleConnections(s.app);
+    assert.deepEqual(await ids(), [live.id], 'silent for an hour past going stale: gone');
   });
 
   test('retry schedule 5 s, 1 min, 5 min, 30 min, 1 h, 2 h, 4 h, 8 h, 9 h with up to 10% jitter, same webhook-id, fresh timestamps', async () => {

@@ -182,3 +182,48 @@ describe('webhook endpoints API', () => {
     }
   });
 });
+
+describe('workspace deletion and retention steps for webhooks, events and connections', () => {
+  test('a deleted workspace’s endpoints, deliveries, attempts, events and connections go in batches; others stay', async () => {
+    const { workspaceDataSteps, retentionRules } = await import('../../src/lifecycle/registry.js');
+    const { markConnection } = await import('../../src/realtime/connections.js');
+    const rx = await startReceiver();
+    const s = await startTestServer({ clock: new ManualClock(), env: { SVC_WEBHOOK_ALLOW_PRIVATE: '1' } });
+    try {
+      const gone = await seedWorkspace(s.app);
+      const kept = await seedWorkspace(s.app);
+      for (const ws of [gone, kept]) {
+        await s.request('POST', '/v1/webhooks', { token: ws.apiKey, body: { url: `${rx.url}/a` } });
+        await s.request('POST', '/v1/webhooks', { token: ws.apiKey, body: { url: `${rx.url}/b` } });
+        for (let i = 0; i < 7; i++) await emitMessage(s.app, ws.workspaceId, ws.inboxId);
+        await markConnection(s.app, { workspaceId: ws.workspaceId, kind: 'member', subjectId: ws.ownerId });
+      }
+      await s.app.jobs.drain();
+      const count = async (table: 'webhook_endpoints' | 'webhook_deliveries' | 'webhook_attempts' | 'events' | 'realtime_connections', ws: string) =>
+        Number((await s.app.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', ws).executeTakeFirstOrThrow()).n);
+      assert.equal(await count('webhook_attempts', gone.workspaceId), 14);
+      for (const name of ['webhooks', 'events', 'realtime_connections']) {
+        const step = workspaceDataSteps.find((x) => x.name === name)!;
+        let rounds = 0;
+        for (;;) {
+          const { rows } = await step.deleteBatch(s.app, gone.workspaceId, 5);
+          assert.ok(rows <= 5, `${name}: a batch is at most 5 rows`);
+          if (rows === 0) break;
+          rounds++;
+        }
+        assert.ok(rounds >= 1, name);
+      }
+      for (const table of ['webhook_endpoints', 'webhook_deliveries', 'webhook_attempts', 'events', 'realtime_connections'] as const) {
+        assert.equal(await count(table, gone.workspaceId), 0, table);
+        assert.ok((await count(table, kept.workspaceId)) > 0, `${table} of another workspace stays`);
+      }
+      assert.deepEqual(
+        retentionRules.map((r) => r.name).filter((n) => ['webhook_deliveries', 'events', 'realtime_connections'].includes(n)),
+        ['webhook_deliveries', 'events', 'realtime_connections'],
+      );
+    } finally {
+      await s.stop();
+      await rx.close();
+    }
+  });
+});

@@ -1,0 +1,482 @@
+// Sending a broadcast: a stored, resumable job (`broadcast.send`, one per broadcast) that mails
+// the recipients through the channel's SMTP account over a small connection pool.
+//
+// Each round claims a batch of due recipients in one transaction: suppressed addresses (the
+// workspace's unsubscribes, hard bounces and complaints) are marked and skipped, the rest is
+// taken from today's allowance (see governance.ts) and marked `sending`. Results are written in
+// batches (sent, failed, retried). A run yields after RUN_BUDGET_MS so other work gets its turn,
+// and the job comes back. After a crash, recipients left `sending` are sent again first, with the
+// same Message-ID (the window is the time between the server's 250 and the next result batch).
+//
+// Failures:
+// - refused recipient (RCPT 5xx, or 5xx to the message): the recipient fails; 5.1.x answers (no
+//   such mailbox) also suppress the address for the workspace.
+// - recipient deferred (RCPT 4xx): retried after 5 and 30 minutes, then failed.
+// - sender-level (connection, login, MAIL FROM, 4xx to the message): the batch goes back to
+//   `pending` with its allowance returned; the job retries after 1, 5 and 15 minutes and, when
+//   the fourth try in a row fails, the broadcast pauses with reason `sender_error`. A refused
+//   login or a 5xx to MAIL FROM pauses at once, and so do 10 messages in a row refused with 5xx
+//   after DATA (the server refuses everything we send). Throttling answers ("rate exceeded")
+//   only slow down (10 s) and never pause.
+// The pause detail is the SMTP server's answer with addresses removed.
+import type { Transporter } from 'nodemailer';
+import type { ChannelRow } from '../channels/service.js';
+import type { Ctx } from '../context.js';
+import { sql } from 'kysely';
+import { describeSendError } from '../mail/outbound.js';
+import { channelSender, channelTransport, hasSmtpAccount } from '../mail/transport.js';
+import { iso, MINUTE } from '../platform/clock.js';
+import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
+import { mailerHeaders, tenantBlock } from '../mailer-tenants/service.js';
+import { addDigestLine } from '../operator-digest/service.js';
+import { addDayTotals, governanceRow, releaseAllowance, reserveAllowance, startOfNextUtcDay, utcDay } from './governance.js';
+import { broadcastMessageId, isSesSmtpHost, linkKey, recipientToken, returnPath, unsubscribeUrl } from './links.js';
+import { findBroadcast, pauseBroadcasts, RUNNING, type BroadcastRow } from './store.js';
+
+export const BROADCAST_SEND_JOB = 'broadcast.send';
+export const CLAIM_BATCH = 200;
+export const RESULT_BATCH = 200;
+export const RUN_BUDGET_MS = 30_000;
+export const POOL_CONNECTIONS = 5;
+export const RECIPIENT_RETRY_MS = [5 * MINUTE, 30 * MINUTE] as const;
+export const MAX_RECIPIENT_ATTEMPTS = RECIPIENT_RETRY_MS.length + 1;
+export const SENDER_RETRY_MS = [1 * MINUTE, 5 * MINUTE, 15 * MINUTE] as const;
+export const THROTTLE_RETRY_MS = 10_000;
+export const DATA_REJECTS_TO_PAUSE = 10;
+
+export async function scheduleSendJob(tx: Pick<Ctx, 'db' | 'clock'>, broadcastId: string, runAt: Date): Promise<void> {
+  await enqueue(tx.db, tx.clock, { kind: BROADCAST_SEND_JOB, payload: { broadcastId }, runAt, uniqueKey: `${BROADCAST_SEND_JOB}:${broadcastId}` });
+}
+
+type Outcome =
+  | { ok: true; seq: number; providerId: string | null }
+  | { ok: false; seq: number; level: 'recipient'; permanent: boolean; suppress: boolean; error: string }
+  | { ok: false; seq: number; level: 'data'; error: string }
+  | { ok: false; seq: number; level: 'sender'; permanent: boolean; throttled: boolean; error: string };
+
+/** Where a failed send went wrong: the recipient, the message (DATA) or the sender/connection. */
+type Failure = Exclude<Outcome, { ok: true }>;
+
+export function classifySendError(seq: number, error: unknown): Failure {
+  const e = error as { code?: string; command?: string; responseCode?: number; response?: string; message?: string };
+  const code = e.responseCode ?? 0;
+  const text = describeSendError(error);
+  const answer = `${e.response ?? ''} ${e.message ?? ''}`;
+  // An address the client itself refuses (nodemailer's own check) is the recipient's failure.
+  if (e.code === 'EENVELOPE' && e.command === 'API') return { ok: false, seq, level: 'recipient', permanent: true, suppress: false, error: text };
+  if (e.command === 'RCPT TO') {
+    return { ok: false, seq, level: 'recipient', permanent: code >= 500, suppress: code >= 500 && /\b5\.1\.\d{1,3}\b/.test(answer), error: text };
+  }
+  if (e.command === 'DATA' && code >= 500) return { ok: false, seq, level: 'data', error: text };
+  const throttled = code >= 400 && code < 500 && /throttl|rate exceeded|too many/i.test(answer);
+  const permanent = e.code === 'EAUTH' || (e.command === 'MAIL FROM' && code >= 500);
+  return { ok: false, seq, level: 'sender', permanent, throttled, error: text };
+}
+
+/** Amazon SES answers `250 Ok <message id>`; that id comes back in its bounce and complaint notifications. */
+export function providerMessageId(response: string | undefined): string | null {
+  const m = /^250 Ok ([A-Za-z0-9-]{20,})\s*$/.exec(response ?? '');
+  return m ? m[1] : null;
+}
+
+interface Claimed {
+  seq: number;
+  email: string;
+  /** Attempts including this one. */
+  attempts: number;
+  /** The UTC day whose allowance this recipient was taken from. */
+  day: string;
+}
+
+interface Claim {
+  recipients: Claimed[];
+  /** Due recipients were left because today's allowance is used up. */
+  allowanceExhausted: boolean;
+  stopped: boolean;
+}
+
+/** `leftoversAfter`: claim recipients an interrupted run left `sending` (seq above it) instead of due ones. */
+async function claimBatch(ctx: Ctx, b: BroadcastRow, leftoversAfter: number | undefined): Promise<Claim> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const tx = { ...ctx, db: trx };
+    const status = await trx.selectFrom('broadcasts').select('status').where('id', '=', b.id).executeTakeFirst();
+    if (status?.status !== 'sending') return { recipients: [], allowanceExhausted: false, stopped: true };
+    const day = utcDay(ctx.clock.now());
+    if (leftoversAfter !== undefined) {
+      // An interrupted run's recipients: their allowance was taken then.
+      const rows = await trx
+        .selectFrom('broadcast_recipients')
+        .select(['seq', 'email', 'attempts'])
+        .where('broadcast_id', '=', b.id)
+        .where('status', '=', 'sending')
+        .where('seq', '>', leftoversAfter)
+        .orderBy('seq')
+        .limit(CLAIM_BATCH)
+        .execute();
+      return { recipients: rows.map((r) => ({ ...r, day })), allowanceExhausted: false, stopped: false };
+    }
+    const now = iso(ctx.clock.now());
+    const rows = await trx
+      .selectFrom('broadcast_recipients as r')
+      .select((eb) => [
+        'r.seq',
+        'r.email',
+        'r.attempts',
+        eb
+          .exists(eb.selectFrom('broadcast_suppressions as s').select('s.email').where('s.workspace_id', '=', b.workspace_id).whereRef('s.email', '=', 'r.email'))
+          .as('suppressed'),
+      ])
+      .where('r.broadcast_id', '=', b.id)
+      .where('r.status', '=', 'pending')
+      .where((eb) => eb.or([eb('r.retry_at', 'is', null), eb('r.retry_at', '<=', now)]))
+      .orderBy('r.seq')
+      .limit(CLAIM_BATCH)
+      .execute();
+    if (rows.length === 0) return { recipients: [], allowanceExhausted: false, stopped: false };
+    const suppressed = rows.filter((r) => Boolean(r.suppressed)).map((r) => r.seq);
+    const candidates = rows.filter((r) => !r.suppressed);
+    if (suppressed.length) {
+      await trx.updateTable('broadcast_recipients').set({ status: 'suppressed' }).where('broadcast_id', '=', b.id).where('seq', 'in', suppressed).execute();
+    }
+    let taken: typeof candidates = [];
+    if (candidates.length) {
+      const { granted } = await reserveAllowance(tx, b.workspace_id, candidates.length);
+      taken = candidates.slice(0, granted);
+      if (taken.length) {
+        await trx
+          .updateTable('broadcast_recipients')
+          .set((eb) => ({ status: 'sending', attempts: eb('attempts', '+', 1) }))
+          .where('broadcast_id', '=', b.id)
+          .where('seq', 'in', taken.map((r) => r.seq))
+          .execute();
+      }
+    }
+    if (suppressed.length) {
+      await trx.updateTable('broadcasts').set((eb) => ({ suppressed_count: eb('suppressed_count', '+', suppressed.length) })).where('id', '=', b.id).execute();
+    }
+    return { recipients: taken.map((r) => ({ seq: r.seq, email: r.email, attempts: r.attempts + 1, day })), allowanceExhausted: taken.length < candidates.length, stopped: false };
+  });
+}
+
+/** Writes a batch of results: statuses, counts, the day's totals and returned allowance. */
+async function recordResults(ctx: Ctx, b: BroadcastRow, results: Outcome[], claimedDay: Map<number, string>, attempts: Map<number, number>): Promise<void> {
+  if (results.length === 0) return;
+  const now = ctx.clock.now();
+  const nowText = iso(now);
+  const today = utcDay(now);
+  const sent = results.filter((r): r is Extract<Outcome, { ok: true }> => r.ok);
+  const failed: { seq: number; error: string; suppress: boolean }[] = [];
+  const retried: { seq: number; error: string; retryAt: string }[] = [];
+  const released: { seq: number; error: string }[] = [];
+  for (const r of results) {
+    if (r.ok) continue;
+    if (r.level === 'data' || (r.level === 'recipient' && r.permanent)) failed.push({ seq: r.seq, error: r.error, suppress: r.level === 'recipient' && r.suppress });
+    else if (r.level === 'recipient') {
+      const attempt = attempts.get(r.seq) ?? 1;
+      if (attempt >= MAX_RECIPIENT_ATTEMPTS) failed.push({ seq: r.seq, error: r.error, suppress: false });
+      else retried.push({ seq: r.seq, error: r.error, retryAt: iso(now.getTime() + RECIPIENT_RETRY_MS[attempt - 1]) });
+    } else released.push({ seq: r.seq, error: r.error });
+  }
+  const emails = failed.some((f) => f.suppress)
+    ? new Map((await ctx.db.selectFrom('broadcast_recipients').select(['seq', 'email']).where('broadcast_id', '=', b.id).where('seq', 'in', failed.filter((f) => f.suppress).map((f) => f.seq)).execute()).map((r) => [r.seq, r.email]))
+    : new Map<number, string>();
+  await ctx.db.transaction().execute(async (trx) => {
+    const plain = sent.filter((s) => !s.providerId).map((s) => s.seq);
+    for (let i = 0; i < plain.length; i += 500) {
+      await trx
+        .updateTable('broadcast_recipients')
+        .set({ status: 'sent', sent_at: nowText, error: null, retry_at: null })
+        .where('broadcast_id', '=', b.id)
+        .where('seq', 'in', plain.slice(i, i + 500))
+        .execute();
+    }
+    const withId = sent.filter((s) => s.providerId);
+    for (let i = 0; i < withId.length; i += 300) {
+      const chunk = withId.slice(i, i + 300);
+      const values = sql.join(chunk.map((s) => sql`(cast(${s.seq} as integer), cast(${s.providerId} as text))`));
+      await sql`with v(seq, pid) as (values ${values})
+        update broadcast_recipients set status = 'sent', sent_at = ${nowText}, error = null, retry_at = null,
+          provider_message_id = (select v.pid from v where v.seq = broadcast_recipients.seq)
+        where broadcast_id = ${b.id} and seq in (select v.seq from v)`.execute(trx);
+    }
+    for (const group of groupByError(failed)) {
+      await trx.updateTable('broadcast_recipients').set({ status: 'failed', error: group.error, retry_at: null }).where('broadcast_id', '=', b.id).where('seq', 'in', group.seqs).execute();
+    }
+    for (const f of failed.filter((f) => f.suppress && emails.has(f.seq))) {
+      await trx
+        .insertInto('broadcast_suppressions')
+        .values({ workspace_id: b.workspace_id, email: emails.get(f.seq)!, reason: 'bounced', broadcast_id: b.id, created_at: nowText })
+        .onConflict((oc) => oc.columns(['workspace_id', 'email']).doNothing())
+        .execute();
+    }
+    for (const r of retried) {
+      await trx.updateTable('broadcast_recipients').set({ status: 'pending', error: r.error, retry_at: r.retryAt }).where('broadcast_id', '=', b.id).where('seq', '=', r.seq).execute();
+    }
+    if (released.length) {
+      // Not the recipient's fault: the attempt does not count.
+      await trx
+        .updateTable('broadcast_recipients')
+        .set((eb) => ({ status: 'pending', attempts: eb('attempts', '-', 1) }))
+        .where('broadcast_id', '=', b.id)
+        .where('seq', 'in', released.map((r) => r.seq))
+        .execute();
+    }
+    // Allowance comes back for recipients that will be tried again.
+    const back = new Map<string, number>();
+    for (const r of [...retried, ...released]) {
+      const day = claimedDay.get(r.seq) ?? today;
+      back.set(day, (back.get(day) ?? 0) + 1);
+    }
+    for (const [day, count] of back) await releaseAllowance(trx, b.workspace_id, day, count);
+    await addDayTotals(trx, b.workspace_id, today, { sent: sent.length, failed: failed.length });
+    await trx
+      .updateTable('broadcasts')
+      .set((eb) => ({
+        sent_count: eb('sent_count', '+', sent.length),
+        failed_count: eb('failed_count', '+', failed.length),
+        ...(sent.length ? { sender_failures: 0 } : {}),
+        updated_at: nowText,
+      }))
+      .where('id', '=', b.id)
+      .execute();
+  });
+}
+
+function groupByError(rows: { seq: number; error: string }[]): { error: string; seqs: number[] }[] {
+  const groups = new Map<string, number[]>();
+  for (const r of rows) groups.set(r.error, [...(groups.get(r.error) ?? []), r.seq]);
+  return [...groups].map(([error, seqs]) => ({ error, seqs }));
+}
+
+/** Pauses a broadcast that stopped itself, and tells the operator. */
+export async function selfPause(ctx: Ctx, b: Pick<BroadcastRow, 'id' | 'workspace_id'>, reason: 'sender_error' | 'bounce_rate' | 'complaint_rate', detail: string): Promise<boolean> {
+  const paused = await ctx.db.transaction().execute(async (trx) => {
+    const ids = await pauseBroadcasts({ db: trx, clock: ctx.clock }, { workspaceId: b.workspace_id, broadcastId: b.id }, reason, detail);
+    if (ids.length && reason !== 'sender_error') await addDayTotals(trx, b.workspace_id, utcDay(ctx.clock.now()), { rate_pauses: 1 });
+    return ids.length > 0;
+  });
+  if (!paused) return false;
+  ctx.log.warn('broadcast paused', { broadcast_id: b.id, workspace_id: b.workspace_id, reason, detail });
+  const ws = await ctx.db.selectFrom('workspaces').select('name').where('id', '=', b.workspace_id).executeTakeFirst();
+  await addDigestLine(ctx, {
+    kind: 'broadcast_paused',
+    workspaceId: b.workspace_id,
+    text: `workspace ${JSON.stringify(ws?.name ?? '')} (${b.workspace_id}), broadcast ${b.id}: paused itself, reason ${reason} (${detail})`,
+  });
+  return true;
+}
+
+function personalize(text: string, url: string): string {
+  return text.includes('{{unsubscribe_url}}') ? text.split('{{unsubscribe_url}}').join(url) : text;
+}
+
+async function sendRun(ctx: Ctx, b: BroadcastRow, channel: ChannelRow, inboxName: string, startedAt: number): Promise<JobOutcome> {
+  const key = await linkKey(ctx);
+  const tenantHeaders = await mailerHeaders(ctx, channel);
+  const ses = isSesSmtpHost(channel.smtp_host);
+  const from = channelSender(channel, inboxName);
+  const transport: Transporter = channelTransport(ctx, channel, { pool: POOL_CONNECTIONS });
+  const claimedDay = new Map<number, string>();
+  const attempts = new Map<number, number>();
+  let results: Outcome[] = [];
+  let inflight = 0;
+  let wake: (() => void) | undefined;
+  let senderFailure: Extract<Outcome, { level: 'sender' }> | undefined;
+  let dataRejectsInRow = 0;
+  let dataRejectError = '';
+  let allowanceExhausted = false;
+  let stopped = false;
+
+  const dispatch = (r: Claimed) => {
+    const token = recipientToken(key, b.id, r.seq);
+    const url = unsubscribeUrl(ctx, token);
+    const verp = returnPath(ctx, channel, token);
+    inflight++;
+    transport
+      .sendMail({
+        from,
+        to: r.email,
+        subject: b.subject,
+        text: personalize(b.text, url),
+        html: b.html ? personalize(b.html, url) : undefined,
+        messageId: `<${broadcastMessageId(token, channel)}>`,
+        envelope: verp ? { from: verp, to: [r.email] } : undefined,
+        headers: {
+          'List-Unsubscribe': `<${url}>`,
+          'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+          Precedence: 'bulk',
+          'X-Svc-Broadcast': token,
+          ...(ses ? { 'X-SES-MESSAGE-TAGS': `svc-broadcast=${b.id}, svc-recipient=${r.seq}` } : {}),
+          ...tenantHeaders,
+        },
+      })
+      .then(
+        (info: { response?: string }) => {
+          dataRejectsInRow = 0;
+          results.push({ ok: true, seq: r.seq, providerId: ses ? providerMessageId(info.response) : null });
+        },
+        (error: unknown) => {
+          const outcome = classifySendError(r.seq, error);
+          if (outcome.level === 'data') {
+            dataRejectsInRow++;
+            dataRejectError = outcome.error;
+          } else if (outcome.level === 'recipient') dataRejectsInRow = 0;
+          if (outcome.level === 'sender' && (!senderFailure || outcome.permanent)) senderFailure = outcome;
+          results.push(outcome);
+        },
+      )
+      .finally(() => {
+        inflight--;
+        wake?.();
+      });
+  };
+  const waitUntil = (done: () => boolean) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (done()) {
+          wake = undefined;
+          resolve();
+        } else wake = check;
+      };
+      check();
+    });
+  const flush = async () => {
+    const batch = results;
+    results = [];
+    await recordResults(ctx, b, batch as Outcome[], claimedDay, attempts);
+    for (const r of batch) {
+      claimedDay.delete(r.seq);
+      attempts.delete(r.seq);
+    }
+  };
+
+  try {
+    let leftoversAfter: number | undefined = 0;
+    for (;;) {
+      const claim = await claimBatch(ctx, b, leftoversAfter);
+      if (claim.stopped) {
+        stopped = true;
+        break;
+      }
+      if (leftoversAfter !== undefined) {
+        if (claim.recipients.length === 0) {
+          leftoversAfter = undefined;
+          continue;
+        }
+        leftoversAfter = claim.recipients[claim.recipients.length - 1].seq;
+      }
+      allowanceExhausted = claim.allowanceExhausted;
+      for (const r of claim.recipients) {
+        claimedDay.set(r.seq, r.day);
+        attempts.set(r.seq, r.attempts);
+        dispatch(r);
+      }
+      if (claim.recipients.length === 0 || allowanceExhausted) break;
+      // Keep the pool fed: claim the next batch while half of this one is still on its way.
+      await waitUntil(() => inflight <= CLAIM_BATCH / 2 || !!senderFailure || dataRejectsInRow >= DATA_REJECTS_TO_PAUSE);
+      if (results.length >= RESULT_BATCH) await flush();
+      if (senderFailure || dataRejectsInRow >= DATA_REJECTS_TO_PAUSE) break;
+      if (performance.now() - startedAt > RUN_BUDGET_MS) break;
+    }
+  } finally {
+    await waitUntil(() => inflight === 0);
+    transport.close();
+    await flush();
+  }
+
+  const now = ctx.clock.now();
+  if (stopped) return;
+  const failure = senderFailure as Extract<Outcome, { level: 'sender' }> | undefined;
+  if (failure) {
+    if (failure.throttled && !failure.permanent) return { retryAt: new Date(now.getTime() + THROTTLE_RETRY_MS) };
+    const row = await ctx.db
+      .updateTable('broadcasts')
+      .set((eb) => ({ sender_failures: eb('sender_failures', '+', 1) }))
+      .where('id', '=', b.id)
+      .returning('sender_failures')
+      .executeTakeFirstOrThrow();
+    ctx.log.warn('broadcast send failed, retrying', { broadcast_id: b.id, failures_in_row: row.sender_failures, error: failure.error });
+    if (failure.permanent || row.sender_failures > SENDER_RETRY_MS.length) {
+      await selfPause(ctx, b, 'sender_error', failure.error);
+      return;
+    }
+    return { retryAt: new Date(now.getTime() + SENDER_RETRY_MS[row.sender_failures - 1]) };
+  }
+  if (dataRejectsInRow >= DATA_REJECTS_TO_PAUSE) {
+    await selfPause(ctx, b, 'sender_error', `${DATA_REJECTS_TO_PAUSE} messages in a row refused: ${dataRejectError}`);
+    return;
+  }
+  return afterRound(ctx, b, allowanceExhausted);
+}
+
+/** What comes next: more now, tomorrow's allowance, a deferred recipient's retry, or the end. */
+async function afterRound(ctx: Ctx, b: BroadcastRow, allowanceExhausted: boolean): Promise<JobOutcome> {
+  const now = ctx.clock.now();
+  const nowText = iso(now);
+  const open = await ctx.db
+    .selectFrom('broadcast_recipients')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('retry_at').as('next_retry'), eb.fn.sum<number>(eb.case().when('retry_at', 'is', null).then(1).when('retry_at', '<=', nowText).then(1).else(0).end()).as('due')])
+    .where('broadcast_id', '=', b.id)
+    .where('status', 'in', ['pending', 'sending'])
+    .executeTakeFirstOrThrow();
+  if (Number(open.n) === 0) {
+    const done = await ctx.db
+      .updateTable('broadcasts')
+      .set({ status: 'sent', finished_at: nowText, continues_at: null, updated_at: nowText })
+      .where('id', '=', b.id)
+      .where('status', '=', 'sending')
+      .returning(['sent_count', 'failed_count', 'suppressed_count'])
+      .executeTakeFirst();
+    if (done) ctx.log.info('broadcast sent', { broadcast_id: b.id, workspace_id: b.workspace_id, sent: done.sent_count, failed: done.failed_count, suppressed: done.suppressed_count });
+    return;
+  }
+  if (Number(open.due ?? 0) > 0) {
+    if (!allowanceExhausted) return { retryAt: now };
+    const tomorrow = startOfNextUtcDay(now);
+    await ctx.db.updateTable('broadcasts').set({ continues_at: iso(tomorrow), updated_at: nowText }).where('id', '=', b.id).where('status', '=', 'sending').execute();
+    ctx.log.info('broadcast waits for tomorrow’s allowance', { broadcast_id: b.id, workspace_id: b.workspace_id, continues_at: iso(tomorrow) });
+    return { retryAt: tomorrow };
+  }
+  return { retryAt: new Date(open.next_retry as string) };
+}
+
+export function broadcastSendJob(ctx: Ctx): JobKind<{ broadcastId: string }> {
+  return {
+    kind: BROADCAST_SEND_JOB,
+    // Longer than a run (RUN_BUDGET_MS plus the last batch's SMTP timeouts), so no second worker takes it over.
+    leaseMs: 10 * MINUTE,
+    backoffMs: (attempt) => Math.min(2 ** attempt * 1000, 10 * MINUTE),
+    async run({ broadcastId }) {
+      const startedAt = performance.now();
+      const b = await findBroadcast(ctx.db, broadcastId);
+      if (!b || !RUNNING.includes(b.status)) return;
+      const now = ctx.clock.now();
+      if (b.send_at && new Date(b.send_at) > now) return { retryAt: new Date(b.send_at) };
+      const workspace = await ctx.db.selectFrom('workspaces').select(['id', 'deleted_at']).where('id', '=', b.workspace_id).executeTakeFirst();
+      if (!workspace || workspace.deleted_at) return;
+      if ((await governanceRow(ctx.db, b.workspace_id))?.status === 'suspended') {
+        await ctx.db.transaction().execute((trx) => pauseBroadcasts({ db: trx, clock: ctx.clock }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'workspace_suspended', 'suspended by the server operator'));
+        return;
+      }
+      const channel = b.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', b.channel_id).executeTakeFirst() : undefined;
+      if (!channel || !hasSmtpAccount(channel)) {
+        await selfPause(ctx, b, 'sender_error', 'the broadcast’s e-mail channel is gone or has no SMTP account');
+        return;
+      }
+      const block = await tenantBlock(ctx, channel);
+      if (block) {
+        await ctx.db.transaction().execute((trx) => pauseBroadcasts({ db: trx, clock: ctx.clock }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'mailer_tenant', block));
+        return;
+      }
+      const nowText = iso(now);
+      await ctx.db
+        .updateTable('broadcasts')
+        .set({ status: 'sending', started_at: b.started_at ?? nowText, continues_at: null, updated_at: nowText })
+        .where('id', '=', b.id)
+        .where('status', 'in', RUNNING)
+        .execute();
+      const inbox = await ctx.db.selectFrom('inboxes').select('name').where('id', '=', b.inbox_id).executeTakeFirst();
+      return sendRun(ctx, { ...b, status: 'sending' }, channel, inbox?.name ?? '', startedAt);
+    },
+  };
+}

@@ -1,0 +1,38 @@
+// Queries of broadcasts and their recipients shared by the service, the sender and the feedback intake.
+import type { Selectable } from 'kysely';
+import type { Ctx } from '../context.js';
+import type { BroadcastsTable, Db, PauseReason } from '../db/schema.js';
+import { iso } from '../platform/clock.js';
+
+export type BroadcastRow = Selectable<BroadcastsTable>;
+
+/** Scheduled and sending broadcasts are the running ones (a member's or the server's pause stops them). */
+export const RUNNING: BroadcastRow['status'][] = ['scheduled', 'sending'];
+
+export async function findBroadcast(db: Db, id: string): Promise<BroadcastRow | undefined> {
+  return db.selectFrom('broadcasts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Pauses the running broadcasts that match (a workspace, optionally one inbox and some channels)
+ * with the reason; returns their ids. Their send jobs see the status and stop.
+ */
+export async function pauseBroadcasts(
+  tx: Pick<Ctx, 'db' | 'clock'>,
+  filter: { workspaceId: string; inboxId?: string; channelIds?: string[]; broadcastId?: string },
+  reason: PauseReason,
+  detail: string | null,
+): Promise<string[]> {
+  if (filter.channelIds && filter.channelIds.length === 0) return [];
+  const now = iso(tx.clock.now());
+  let q = tx.db
+    .updateTable('broadcasts')
+    .set({ status: 'paused', pause_reason: reason, pause_detail: detail, paused_at: now, continues_at: null, updated_at: now })
+    .where('workspace_id', '=', filter.workspaceId)
+    .where('status', 'in', RUNNING);
+  if (filter.inboxId) q = q.where('inbox_id', '=', filter.inboxId);
+  if (filter.channelIds) q = q.where('channel_id', 'in', filter.channelIds);
+  if (filter.broadcastId) q = q.where('id', '=', filter.broadcastId);
+  const rows = await q.returning('id').execute();
+  return rows.map((r) => r.id);
+}

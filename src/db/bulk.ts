@@ -1,0 +1,45 @@
+// Statements over many rows written as SQL text with placeholders, for hot paths where building
+// the statement with the query builder (a node per value) costs more than running it.
+import { CompiledQuery } from 'kysely';
+import { isPostgres } from './dialect.js';
+import type { Db } from './schema.js';
+
+/** "(?, ?), (?, ?)" or "($1, $2), ($3, $4)" for `rows` tuples of `width` values, numbered from `first`. */
+function tuples(db: Db, rows: number, width: number, first = 1): string {
+  const pg = isPostgres(db);
+  let n = first;
+  const out: string[] = [];
+  for (let r = 0; r < rows; r++) {
+    const one: string[] = [];
+    for (let c = 0; c < width; c++) one.push(pg ? `$${n++}` : '?');
+    out.push(`(${one.join(', ')})`);
+  }
+  return out.join(', ');
+}
+
+/** INSERT INTO table (columns) VALUES (…), (…) for rows given as arrays in column order. */
+export async function insertRows(db: Db, table: string, columns: readonly string[], rows: readonly unknown[][]): Promise<void> {
+  if (rows.length === 0) return;
+  const text = `insert into ${table} (${columns.join(', ')}) values ${tuples(db, rows.length, columns.length)}`;
+  await db.executeQuery(CompiledQuery.raw(text, rows.flat()));
+}
+
+/**
+ * UPDATE table SET <assignments> WHERE (key columns) IN ((…), …). `assignments` is SQL text whose
+ * placeholders come first (pass their values in `values`; write them as "?" — they are numbered
+ * for Postgres here).
+ */
+export async function updateByKeys(
+  db: Db,
+  table: string,
+  assignments: string,
+  values: readonly unknown[],
+  keyColumns: readonly string[],
+  keys: readonly unknown[][],
+): Promise<void> {
+  if (keys.length === 0) return;
+  let n = 1;
+  const set = isPostgres(db) ? assignments.replace(/\?/g, () => `$${n++}`) : assignments;
+  const text = `update ${table} set ${set} where (${keyColumns.join(', ')}) in (${tuples(db, keys.length, keyColumns.length, values.length + 1)})`;
+  await db.executeQuery(CompiledQuery.raw(text, [...values, ...keys.flat()]));
+}

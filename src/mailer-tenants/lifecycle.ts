@@ -1,0 +1,14 @@
+// Workspace deletion deletes the workspace's tenants at the provider (then their rows).
+import type { WorkspaceDataStep } from '../lifecycle/registry.js';
+import { deleteInboxTenant } from './service.js';
+
+export const mailerTenantWorkspaceSteps: WorkspaceDataStep[] = [
+  {
+    name: 'mailer_tenants',
+    async deleteBatch(ctx, workspaceId, batch) {
+      const rows = await ctx.db.selectFrom('mailer_tenants').select('inbox_id').where('workspace_id', '=', workspaceId).limit(Math.min(batch, 20)).execute();
+      for (const r of rows) await deleteInboxTenant(ctx, r.inbox_id);
+      return { rows: rows.length, files: 0 };
+    },
+  },
+];

@@ -1,0 +1,260 @@
+// The chat widget's visitor API under /v1/widget: public-key addressed, called from the sites the
+// channel allows (CORS), with a contact session token as Bearer (or ?token= on the socket).
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { upgradeWebSocket } from '@hono/node-server';
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { WebSocket } from 'ws';
+import type { Ctx } from '../context.js';
+import type { ApiApp, AppEnv } from '../http/app.js';
+import { errorBody } from '../http/errors.js';
+import { idParam, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
+import { invalid, unauthorized } from '../platform/errors.js';
+import { MINUTE } from '../platform/clock.js';
+import { RateLimiter } from '../platform/rate-limit.js';
+import {
+  chatChannelByKey,
+  checkOrigin,
+  endContactSession,
+  findContactSession,
+  listVisitorConversations,
+  listVisitorMessages,
+  MAX_VISITOR_MESSAGE_CHARS,
+  openContactSession,
+  postVisitorMessage,
+  requireVisitorOrigin,
+  startVisitorConversation,
+  widgetConfig,
+  type VisitorSession,
+} from './service.js';
+import { VisitorStream } from './stream.js';
+
+const visitorAuth = [{ visitor: [] as string[] }];
+
+const VisitorMessage = z.object({
+  id: z.string(),
+  conversation_id: z.string(),
+  direction: z.enum(['in', 'out']),
+  author: z.object({ type: z.enum(['contact', 'team']), name: z.string().nullable() }),
+  body: z.string(),
+  created_at: z.string(),
+});
+const VisitorConversation = z.object({ id: z.string(), status: z.enum(['open', 'pending', 'closed']), subject: z.string().nullable(), created_at: z.string(), last_message_at: z.string() });
+const Body = z.object({ body: z.string().min(1).max(MAX_VISITOR_MESSAGE_CHARS) }).strict();
+
+function clientIp(c: Context<AppEnv>): string {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
+  const sessionsPerIp = new RateLimiter(ctx.clock, 20, 10 * MINUTE);
+  const messagesPerSession = new RateLimiter(ctx.clock, 30, MINUTE);
+
+  // CORS: answers preflights, and lets the page read answers; each route checks the origin itself.
+  app.use('/v1/widget/*', async (c, next) => {
+    const origin = c.req.header('origin');
+    if (c.req.method === 'OPTIONS') {
+      return c.body(null, 204, {
+        'access-control-allow-origin': origin ?? '*',
+        'access-control-allow-methods': 'GET, POST, DELETE',
+        'access-control-allow-headers': 'authorization, content-type',
+        'access-control-max-age': '600',
+        vary: 'Origin',
+      });
+    }
+    if (origin) {
+      c.header('access-control-allow-origin', origin);
+      c.header('vary', 'Origin');
+    }
+    await next();
+  });
+
+  async function visitor(c: Context<AppEnv>): Promise<VisitorSession> {
+    const header = c.req.header('authorization');
+    const token = header ? /^Bearer\s+(\S+)$/i.exec(header)?.[1] : undefined;
+    const found = token ? await findContactSession(ctx, token) : undefined;
+    if (!found) throw unauthorized('missing, unknown or expired visitor session; open one with POST /v1/widget/sessions');
+    requireVisitorOrigin(found, c.req.header('origin'));
+    return found;
+  }
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'visitor', { type: 'http', scheme: 'bearer', description: 'a visitor session token (svc_cs_…)' });
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/widget/config',
+      tags: ['widget'],
+      summary: 'What the widget shows before a visitor writes',
+      request: { query: z.object({ public_key: z.string().min(1).max(100) }) },
+      responses: {
+        200: jsonAnswer(
+          z.object({
+            channel: z.object({ name: z.string(), greeting: z.string().nullable(), allow_anonymous: z.boolean(), ask_email_offline: z.boolean() }),
+            inbox: z.object({ name: z.string(), mode: z.enum(['live', 'async']), expected_reply_minutes: z.number().nullable(), timezone: z.string(), locale: z.string() }),
+            team_online: z.boolean(),
+          }),
+          'the widget settings',
+        ),
+      },
+    }),
+    async (c) => {
+      const channel = await chatChannelByKey(ctx, c.req.valid('query').public_key);
+      checkOrigin(channel, c.req.header('origin'));
+      return c.json(await widgetConfig(ctx, channel), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/widget/sessions',
+      tags: ['widget'],
+      summary: 'Open a visitor session (expires 7 days after last use)',
+      description:
+        'Anonymous when the channel allows it; with an e-mail address; or with external_id and identity_hash (hex HMAC-SHA256 of the external id under the inbox identity secret), which lets the session read all of that contact’s conversations in the inbox. Other sessions read only the conversations they started.',
+      request: {
+        body: jsonBody(
+          z
+            .object({
+              public_key: z.string().min(1).max(100),
+              email: z.string().min(3).max(254).optional(),
+              name: z.string().max(200).optional(),
+              external_id: z.string().min(1).max(200).optional(),
+              identity_hash: z.string().max(200).optional(),
+            })
+            .strict(),
+        ),
+      },
+      responses: { 201: jsonAnswer(z.object({ token: z.string(), contact_id: z.string(), verified: z.boolean(), expires_at: z.string() }), 'the session token, shown once') },
+    }),
+    async (c) => {
+      sessionsPerIp.hit(clientIp(c), 'too many visitor sessions from this address; try again later');
+      const b = c.req.valid('json');
+      const opened = await openContactSession(ctx, {
+        publicKey: b.public_key,
+        origin: c.req.header('origin'),
+        email: b.email,
+        name: b.name,
+        externalId: b.external_id,
+        identityHash: b.identity_hash,
+      });
+      return c.json({ token: opened.token, contact_id: opened.contact.contact.id, verified: opened.session.verified === 1, expires_at: opened.session.expires_at }, 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({ method: 'delete', path: '/v1/widget/session', tags: ['widget'], summary: 'End this visitor session', security: visitorAuth, responses: { 204: noContent('ended') } }),
+    async (c) => {
+      const v = await visitor(c);
+      await endContactSession(ctx, v.session.id);
+      return c.body(null, 204);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/widget/conversations',
+      tags: ['widget'],
+      summary: 'The conversations this session may read, latest activity first',
+      security: visitorAuth,
+      responses: { 200: jsonAnswer(z.object({ data: z.array(VisitorConversation) }), 'conversations') },
+    }),
+    async (c) => c.json({ data: await listVisitorConversations(ctx, await visitor(c)) }, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/widget/conversations',
+      tags: ['widget'],
+      summary: 'Start a conversation with a first message',
+      security: visitorAuth,
+      request: { body: jsonBody(Body.extend({ subject: z.string().max(200).optional() }).strict()) },
+      responses: { 201: jsonAnswer(z.object({ conversation: VisitorConversation, message: VisitorMessage }), 'the new conversation') },
+    }),
+    async (c) => {
+      const v = await visitor(c);
+      messagesPerSession.hit(v.session.id, 'too many messages; slow down');
+      return c.json(await startVisitorConversation(ctx, v, c.req.valid('json')), 201);
+    },
+  );
+
+  const conversationParam = z.object({ conversationId: idParam('conversationId', 'cv_01hxyz') });
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/widget/conversations/{conversationId}/messages',
+      tags: ['widget'],
+      summary: 'Messages of a conversation, oldest first (never notes or internal events)',
+      security: visitorAuth,
+      request: { params: conversationParam, query: z.object({ after: z.string().max(100).optional(), limit: z.coerce.number().int().min(1).max(200).optional() }) },
+      responses: { 200: jsonAnswer(z.object({ data: z.array(VisitorMessage) }), 'messages') },
+    }),
+    async (c) => {
+      const q = c.req.valid('query');
+      const data = await listVisitorMessages(ctx, await visitor(c), c.req.valid('param').conversationId, { after: q.after, limit: q.limit ?? 100 });
+      return c.json({ data }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/widget/conversations/{conversationId}/messages',
+      tags: ['widget'],
+      summary: 'Write in a conversation (a closed one reopens)',
+      security: visitorAuth,
+      request: { params: conversationParam, body: jsonBody(Body) },
+      responses: { 201: jsonAnswer(VisitorMessage, 'the message') },
+    }),
+    async (c) => {
+      const v = await visitor(c);
+      messagesPerSession.hit(v.session.id, 'too many messages; slow down');
+      return c.json(await postVisitorMessage(ctx, v, c.req.valid('param').conversationId, c.req.valid('json')), 201);
+    },
+  );
+
+  const afterParam = z.coerce.number().int().min(0).optional();
+  app.get(
+    '/v1/widget/realtime',
+    upgradeWebSocket(async (c) => {
+      const token = c.req.query('token') ?? '';
+      const found = await findContactSession(ctx, token);
+      if (!found) throw unauthorized('missing, unknown or expired visitor session');
+      requireVisitorOrigin(found, c.req.header('origin'));
+      const after = afterParam.safeParse(c.req.query('after') || undefined);
+      if (!after.success) throw invalid('after must be a sequence number');
+      let stream: VisitorStream | undefined;
+      return {
+        onOpen(_event, ws) {
+          stream = new VisitorStream(ctx, ws.raw as WebSocket, found, { after: after.data });
+          stream.start().catch((error) => {
+            ctx.log.warn('widget stream failed', { error });
+            (ws.raw as WebSocket).close(1011, 'server error');
+          });
+        },
+        onClose() {
+          void stream?.stop();
+        },
+      };
+    }),
+    (c) => c.json(errorBody('upgrade_required', 'GET /v1/widget/realtime is a WebSocket'), 426),
+  );
+  app.openAPIRegistry.registerPath({
+    method: 'get',
+    path: '/v1/widget/realtime',
+    tags: ['widget'],
+    summary: 'A visitor’s realtime socket (WebSocket); the contact counts as online while it is open',
+    description:
+      'Pass the session token as ?token= (browsers cannot set headers on a WebSocket). Frames are JSON: hello {cursor, heartbeat_seconds}; message {seq, message} for the team’s replies and the visitor’s own messages; conversation {seq, conversation: {id, status}}; resync {cursor} when events were missed (reload the conversations). Resume with ?after=<seq>.',
+    request: { query: z.object({ token: z.string(), after: afterParam }) },
+    responses: { 101: { description: 'switching to the WebSocket protocol' }, 426: { description: 'not a WebSocket request' } },
+  });
+}

@@ -1,0 +1,308 @@
+// The chat widget's visitor side: a visitor opens a contact session with the channel's public key
+// (from one of its allowed origins), starts conversations, writes and reads messages. Sessions
+// expire 7 days after last use. A session proven with the inbox identity secret (an SDK or a
+// signed-in site user) sees all of its contact's conversations in the inbox; any other session sees
+// only the conversations it started itself, so claiming an address reveals nothing.
+import { createHmac } from 'node:crypto';
+import type { Ctx } from '../context.js';
+import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContactByExternalId } from '../contacts/service.js';
+import { loadContactView, type ContactView } from '../contacts/store.js';
+import type { ChannelsTable, ContactSessionsTable, MessagesTable } from '../db/schema.js';
+import { retryOnUniqueViolation } from '../db/retry.js';
+import { inTransaction } from '../db/transaction.js';
+import { announceEvents } from '../events/service.js';
+import { applyConversationChanges, appendMessage, startConversation, type Tx } from '../conversations/service.js';
+import { findConversation } from '../conversations/store.js';
+import { DAY, iso, MINUTE } from '../platform/clock.js';
+import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
+import { AppError, forbidden, invalid, notFound, unauthorized } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { CONNECTION_STALE_MS } from '../realtime/connections.js';
+
+export type ContactSessionRow = ContactSessionsTable;
+export const CONTACT_SESSION_IDLE_MS = 7 * DAY;
+export const CONTACT_TOKEN_PREFIX = 'svc_cs_';
+export const MAX_VISITOR_MESSAGE_CHARS = 10_000;
+
+type ChatChannel = ChannelsTable;
+
+/** The live chat channel of a public key; deleted workspaces' keys are refused at once. */
+export async function chatChannelByKey(ctx: Pick<Ctx, 'db'>, publicKey: string): Promise<ChatChannel> {
+  const channel = await ctx.db
+    .selectFrom('channels')
+    .innerJoin('workspaces', 'workspaces.id', 'channels.workspace_id')
+    .selectAll('channels')
+    .where('channels.public_key', '=', publicKey)
+    .where('channels.kind', '=', 'chat')
+    .where('workspaces.deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!channel) throw notFound('chat channel for this public key');
+  return channel;
+}
+
+/** Browsers send Origin on cross-site requests; it must be one of the channel's allowed origins. */
+export function checkOrigin(channel: Pick<ChatChannel, 'origins'>, origin: string | undefined): void {
+  if (origin === undefined) return;
+  const allowed = JSON.parse(channel.origins ?? '[]') as string[];
+  if (!allowed.includes(origin)) throw new AppError(403, 'origin_not_allowed', `the origin ${origin} is not allowed for this chat channel`);
+}
+
+/** The proof an SDK or site sends for an external id: hex HMAC-SHA256 of it under the inbox identity secret. */
+export function identityHash(identitySecret: string, externalId: string): string {
+  return createHmac('sha256', identitySecret).update(externalId).digest('hex');
+}
+
+export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: ChatChannel) {
+  const inbox = await ctx.db.selectFrom('inboxes').selectAll().where('id', '=', channel.inbox_id).executeTakeFirstOrThrow();
+  const member = await ctx.db
+    .selectFrom('realtime_connections')
+    .select('id')
+    .where('workspace_id', '=', channel.workspace_id)
+    .where('kind', '=', 'member')
+    .where('closed_at', 'is', null)
+    .where('last_seen_at', '>=', iso(ctx.clock.now().getTime() - CONNECTION_STALE_MS))
+    .limit(1)
+    .executeTakeFirst();
+  return {
+    channel: { name: channel.name, greeting: channel.greeting, allow_anonymous: channel.allow_anonymous === 1, ask_email_offline: channel.ask_email_offline === 1 },
+    inbox: { name: inbox.name, mode: inbox.mode, expected_reply_minutes: inbox.expected_reply_minutes, timezone: inbox.timezone, locale: inbox.locale },
+    team_online: member !== undefined,
+  };
+}
+
+export interface OpenSession {
+  publicKey: string;
+  origin?: string;
+  email?: string;
+  name?: string;
+  externalId?: string;
+  identityHash?: string;
+}
+
+export async function openContactSession(ctx: Ctx, input: OpenSession) {
+  const channel = await chatChannelByKey(ctx, input.publicKey);
+  checkOrigin(channel, input.origin);
+  let verified = false;
+  if (input.externalId !== undefined) {
+    const inbox = await ctx.db.selectFrom('inboxes').select('identity_secret_sealed').where('id', '=', channel.inbox_id).executeTakeFirstOrThrow();
+    const expected = identityHash(ctx.sealer.open(inbox.identity_secret_sealed), input.externalId);
+    if (!input.identityHash || !safeEqual(expected, input.identityHash.toLowerCase())) {
+      throw unauthorized('identity_hash does not prove this external id (HMAC-SHA256 of it under the inbox identity secret)');
+    }
+    verified = true;
+  } else if (input.email === undefined && channel.allow_anonymous !== 1) {
+    throw new AppError(400, 'identity_required', 'this chat channel needs an e-mail address (anonymous visitors are not allowed)');
+  }
+  const now = ctx.clock.now();
+  const token = CONTACT_TOKEN_PREFIX + randomToken(32);
+  const result = await retryOnUniqueViolation(() =>
+    inTransaction(ctx.db, async (trx) => {
+      const tx = { db: trx, clock: ctx.clock };
+      const workspaceId = channel.workspace_id;
+      const name = input.name?.trim() || null;
+      const contact = verified
+        ? (await findOrCreateContactByExternalId(tx, { workspaceId, inboxId: channel.inbox_id, externalId: input.externalId!, name, email: input.email })).view
+        : input.email !== undefined
+          ? (await findOrCreateContactByEmail(tx, { workspaceId, email: input.email, name })).view
+          : await createAnonymousContact(tx, { workspaceId, name });
+      const session: ContactSessionRow = {
+        id: newId('cs', now.getTime()),
+        workspace_id: workspaceId,
+        channel_id: channel.id,
+        inbox_id: channel.inbox_id,
+        contact_id: contact.contact.id,
+        token_hash: sha256Hex(token),
+        verified: verified ? 1 : 0,
+        created_at: iso(now),
+        last_used_at: iso(now),
+        expires_at: iso(now.getTime() + CONTACT_SESSION_IDLE_MS),
+      };
+      await trx.insertInto('contact_sessions').values(session).execute();
+      return { session, contact };
+    }),
+  );
+  announceEvents(ctx);
+  return { token, ...result };
+}
+
+export interface VisitorSession {
+  session: ContactSessionRow;
+  channel: ChatChannel;
+}
+
+/** The live session of a visitor token, sliding its expiry forward (written at most every 5 minutes). */
+export async function findContactSession(ctx: Pick<Ctx, 'db' | 'clock'>, token: string): Promise<VisitorSession | undefined> {
+  if (!token.startsWith(CONTACT_TOKEN_PREFIX)) return undefined;
+  const now = ctx.clock.now();
+  const session = await ctx.db
+    .selectFrom('contact_sessions')
+    .innerJoin('workspaces', 'workspaces.id', 'contact_sessions.workspace_id')
+    .selectAll('contact_sessions')
+    .where('contact_sessions.token_hash', '=', sha256Hex(token))
+    .where('contact_sessions.expires_at', '>', iso(now))
+    .where('workspaces.deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!session) return undefined;
+  const channel = await ctx.db.selectFrom('channels').selectAll().where('id', '=', session.channel_id).executeTakeFirst();
+  if (!channel) return undefined;
+  // A merged contact's sessions follow it to the contact it was merged into.
+  const contact = await ctx.db.selectFrom('contacts').select(['id', 'merged_into_id']).where('id', '=', session.contact_id).executeTakeFirst();
+  if (!contact) return undefined;
+  if (contact.merged_into_id) session.contact_id = contact.merged_into_id;
+  if (now.getTime() - Date.parse(session.last_used_at) > 5 * MINUTE) {
+    session.last_used_at = iso(now);
+    session.expires_at = iso(now.getTime() + CONTACT_SESSION_IDLE_MS);
+    await ctx.db
+      .updateTable('contact_sessions')
+      .set({ last_used_at: session.last_used_at, expires_at: session.expires_at, contact_id: session.contact_id })
+      .where('id', '=', session.id)
+      .execute();
+  }
+  return { session, channel };
+}
+
+/** Ids of the conversations this session may read. */
+export async function visibleConversationIds(db: Tx['db'], session: ContactSessionRow): Promise<string[]> {
+  if (session.verified === 1) {
+    const rows = await db
+      .selectFrom('conversations')
+      .select('id')
+      .where('workspace_id', '=', session.workspace_id)
+      .where('inbox_id', '=', session.inbox_id)
+      .where('contact_id', '=', session.contact_id)
+      .where('imported', '=', 0)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+  const rows = await db.selectFrom('contact_session_conversations').select('conversation_id').where('session_id', '=', session.id).execute();
+  return rows.map((r) => r.conversation_id);
+}
+
+async function visibleConversation(db: Tx['db'], session: ContactSessionRow, id: string) {
+  const conversation = await findConversation(db, session.workspace_id, id);
+  if (!conversation || !(await visibleConversationIds(db, session)).includes(id)) throw notFound('conversation');
+  return conversation;
+}
+
+/** What a visitor sees of a message: never notes, internal events, delivery details or member ids. */
+export function formatVisitorMessage(m: Pick<MessagesTable, 'id' | 'conversation_id' | 'direction' | 'author_type' | 'body' | 'created_at'>, authorName: string | null) {
+  return {
+    id: m.id,
+    conversation_id: m.conversation_id,
+    direction: m.direction,
+    author: { type: m.author_type === 'contact' ? ('contact' as const) : ('team' as const), name: m.author_type === 'contact' ? null : authorName },
+    body: m.body,
+    created_at: m.created_at,
+  };
+}
+
+async function authorNames(db: Tx['db'], personIds: (string | null)[]): Promise<Map<string, string | null>> {
+  const ids = [...new Set(personIds.filter((p): p is string => p !== null))];
+  if (!ids.length) return new Map();
+  const rows = await db.selectFrom('people').select(['id', 'name']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+export async function listVisitorConversations(ctx: Pick<Ctx, 'db'>, visitor: VisitorSession) {
+  const ids = await visibleConversationIds(ctx.db, visitor.session);
+  if (!ids.length) return [];
+  const rows = await ctx.db.selectFrom('conversations').selectAll().where('id', 'in', ids).orderBy('last_message_at', 'desc').limit(100).execute();
+  return rows.map((c) => ({ id: c.id, status: c.status, subject: c.subject, created_at: c.created_at, last_message_at: c.last_message_at }));
+}
+
+export async function listVisitorMessages(ctx: Pick<Ctx, 'db'>, visitor: VisitorSession, conversationId: string, opts: { after?: string; limit: number }) {
+  await visibleConversation(ctx.db, visitor.session, conversationId);
+  let q = ctx.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('kind', '=', 'message');
+  if (opts.after) q = q.where('id', '>', opts.after);
+  const rows = await q.orderBy('id', 'asc').limit(opts.limit).execute();
+  const names = await authorNames(ctx.db, rows.map((r) => r.author_person_id));
+  return rows.map((m) => formatVisitorMessage(m, m.author_person_id ? (names.get(m.author_person_id) ?? null) : null));
+}
+
+function checkBody(body: string): string {
+  if (!body.trim()) throw invalid('body must not be empty');
+  if (body.length > MAX_VISITOR_MESSAGE_CHARS) throw invalid(`body must be at most ${MAX_VISITOR_MESSAGE_CHARS} characters`);
+  return body;
+}
+
+async function sessionContact(db: Tx['db'], session: ContactSessionRow): Promise<ContactView> {
+  const contact = await loadContactView(db, session.workspace_id, session.contact_id);
+  if (!contact) throw unauthorized('this visitor session has ended');
+  return contact;
+}
+
+export async function startVisitorConversation(ctx: Ctx, visitor: VisitorSession, input: { body: string; subject?: string }) {
+  const body = checkBody(input.body);
+  const { session, channel } = visitor;
+  const result = await retryOnUniqueViolation(() =>
+    inTransaction(ctx.db, async (trx) => {
+      const tx = { db: trx, clock: ctx.clock };
+      const contact = await sessionContact(trx, session);
+      const started = await startConversation(tx, {
+        conversation: { workspaceId: session.workspace_id, inboxId: session.inbox_id, contactId: contact.contact.id, channelId: channel.id, source: 'chat', subject: input.subject?.trim() || null },
+        contact,
+        message: { kind: 'message', direction: 'in', author: { type: 'contact', contactId: contact.contact.id }, body },
+      });
+      await trx.insertInto('contact_session_conversations').values({ session_id: session.id, conversation_id: started.conversation.id }).execute();
+      return started;
+    }),
+  );
+  announceEvents(ctx);
+  return {
+    conversation: { id: result.conversation.id, status: result.conversation.status, subject: result.conversation.subject, created_at: result.conversation.created_at, last_message_at: result.conversation.last_message_at },
+    message: formatVisitorMessage(result.message, null),
+  };
+}
+
+export async function postVisitorMessage(ctx: Ctx, visitor: VisitorSession, conversationId: string, input: { body: string }) {
+  const body = checkBody(input.body);
+  const { session } = visitor;
+  const result = await inTransaction(ctx.db, async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    let conversation = await visibleConversation(trx, session, conversationId);
+    const contact = await sessionContact(trx, session);
+    const author = { type: 'contact' as const, contactId: contact.contact.id };
+    // A visitor writing again reopens a closed conversation, as a customer's mail does.
+    if (conversation.status === 'closed') {
+      ({ conversation } = await applyConversationChanges(tx, { conversation, patch: { status: 'open' }, author, reason: 'customer_reply' }));
+    }
+    return appendMessage(tx, {
+      conversation,
+      contact: conversation.contact_id === contact.contact.id ? contact : undefined,
+      message: { kind: 'message', direction: 'in', author, body },
+    });
+  });
+  announceEvents(ctx);
+  return formatVisitorMessage(result.message, null);
+}
+
+/** Ends a session (the visitor signs out of the widget). */
+export async function endContactSession(ctx: Pick<Ctx, 'db'>, sessionId: string): Promise<void> {
+  await ctx.db.deleteFrom('contact_sessions').where('id', '=', sessionId).execute();
+}
+
+export function requireVisitorOrigin(visitor: VisitorSession, origin: string | undefined): void {
+  try {
+    checkOrigin(visitor.channel, origin);
+  } catch {
+    throw forbidden(`the origin ${origin} is not allowed for this chat channel`);
+  }
+}
+
+/** Retention: sessions 7 days after their last use. */
+export async function deleteExpiredContactSessions(ctx: Pick<Ctx, 'db'>, now: Date, batch: number): Promise<number> {
+  const ids = await ctx.db.selectFrom('contact_sessions').select('id').where('expires_at', '<=', iso(now)).limit(batch).execute();
+  if (!ids.length) return 0;
+  await ctx.db.deleteFrom('contact_session_conversations').where('session_id', 'in', ids.map((r) => r.id)).execute();
+  const r = await ctx.db.deleteFrom('contact_sessions').where('id', 'in', ids.map((r) => r.id)).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Workspace deletion: every visitor session of the workspace. */
+export async function deleteWorkspaceContactSessions(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
+  const ids = await ctx.db.selectFrom('contact_sessions').select('id').where('workspace_id', '=', workspaceId).limit(batch).execute();
+  if (!ids.length) return 0;
+  await ctx.db.deleteFrom('contact_session_conversations').where('session_id', 'in', ids.map((r) => r.id)).execute();
+  const r = await ctx.db.deleteFrom('contact_sessions').where('id', 'in', ids.map((r) => r.id)).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
