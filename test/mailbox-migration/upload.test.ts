@@ -9,7 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { retentionRules } from '../../src/lifecycle/registry.js';
+import { retentionRules, workspaceDataSteps } from '../../src/lifecycle/registry.js';
 import { EXPORT_LIMITS } from '../../src/mailbox-migration/archive.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { mbox, mboxMessage, patchBytes, patchDeclaredSize, sendPart, sha256, uploadExport, zipBuffer } from '../helpers/export-files.js';
@@ -370,5 +370,14 @@ describe('mailbox migration from an export file', () => {
     assert.ok((await sweep.deleteBatch(s.app, clock.now(), 100)) >= 1);
     assert.ok(!fs.existsSync(uploadDir(other)));
     assert.ok(fs.existsSync(uploadDir(kept)), 'a draft upload in progress stays');
+    // The workspace deletion step removes its uploads (before the migration rows go).
+    const step = workspaceDataSteps.find((st) => st.name === 'migration_uploads')!;
+    assert.ok(workspaceDataSteps.indexOf(step) < workspaceDataSteps.findIndex((st) => st.name === 'mailbox_migrations'));
+    const ids = (await s.app.db.selectFrom('mailbox_migrations').select('id').where('workspace_id', '=', seed.workspaceId).execute()).map((r) => r.id);
+    const held = ids.filter((i) => fs.existsSync(uploadDir(i)));
+    assert.ok(held.includes(kept) && held.length > 1, 'the copied migrations still hold their read files');
+    assert.deepEqual(await step.deleteBatch(s.app, seed.workspaceId, 100), { rows: held.length, files: held.length });
+    assert.ok(ids.every((i) => !fs.existsSync(uploadDir(i))));
+    assert.deepEqual(await step.deleteBatch(s.app, seed.workspaceId, 100), { rows: 0, files: 0 });
   });
 });
