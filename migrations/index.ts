@@ -6,6 +6,7 @@ import * as m0003 from './0003_webhooks.js';
 import * as m0005 from './0005_broadcasts.js';
 import * as m0006 from './0006_mailbox_migration.js';
 import * as m0007 from './0007_widget.js';
+import * as m0008 from './0008_mailbox_migration_sync.js';
 import * as m0009 from './0009_mailer_tenants.js';
 
 export const migrations: Record<string, Migration> = {
@@ -15,5 +16,6 @@ export const migrations: Record<string, Migration> = {
   '0005_broadcasts': m0005,
   '0006_mailbox_migration': m0006,
   '0007_widget': m0007,
+  '0008_mailbox_migration_sync': m0008,
   '0009_mailer_tenants': m0009,
 };

@@ -16,6 +16,7 @@ import { announceEvents } from '../events/service.js';
 import { iso } from '../platform/clock.js';
 import { invalid, notFound, tooLarge } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { takeMigrationMail } from '../mailbox-migration/switching.js';
 import { parseMail, type InboundMail } from './parse.js';
 import { resolveRecipients, type MailTarget } from './recipients.js';
 import { sanitizeMailHtml } from './sanitize.js';
@@ -65,6 +66,8 @@ export async function ingestEmail(
   // Without named recipients (a relay posting the message alone), the headers say where it goes.
   if (targets.length === 0) targets = await resolveRecipients(ctx, mail.headerRecipients);
   if (targets.length === 0) throw notFound('e-mail channel for the recipients');
+  // A migration's test message coming back, or a provider's forwarding confirmation, is no conversation.
+  targets = await takeMigrationMail(ctx, mail, targets);
   const results: IngestResult[] = [];
   for (const target of targets) {
     const result = await storeInboundMail(ctx, { target, mail, raw: input.raw, envelopeFrom: input.envelopeFrom ?? null });

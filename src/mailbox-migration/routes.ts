@@ -9,6 +9,7 @@ import { bearer, idParam, jsonAnswer, jsonBody, noContent } from '../http/openap
 import { listQuery, pageSchema } from '../http/pagination.js';
 import type { Context } from 'hono';
 import { MIGRATION_STATES } from './states.js';
+import { registerMigrationSwitchingRoutes } from './switching-routes.js';
 import {
   cancelMigration,
   createMigration,
@@ -309,4 +310,6 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
       return c.json(await listActivity(ctx, access, c.req.valid('param').migrationId, c.req.valid('query')), 200);
     },
   );
+
+  registerMigrationSwitchingRoutes(app, ctx, MigrationSchema);
 }

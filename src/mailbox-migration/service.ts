@@ -24,6 +24,8 @@ import { imapServerOf, openSource, probeTransport, resolveServer, SourceError, t
 import { allowedActions, ENDED_STATES, requireAction, stateError, WORKING_STATES, type MigrationAction } from './states.js';
 import { actorOf, findMigration, getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, type MigrationRow } from './store.js';
 import { teamAddressesOf } from './team.js';
+import { removalCount } from './removal.js';
+import { switchingView } from './switching.js';
 import { discardUpload } from './upload.js';
 import { ensureWorker } from './worker.js';
 
@@ -207,8 +209,8 @@ async function columnsOf(ctx: Pick<Ctx, 'db'>, workspaceId: string, input: Migra
   return { set, mailboxChanged, planChanged: planChanged || mailboxChanged };
 }
 
-async function view(ctx: Pick<Ctx, 'db'>, m: MigrationRow) {
-  return formatMigration(m, await loadProgress(ctx.db, m.id));
+async function view(ctx: Pick<Ctx, 'db' | 'config'>, m: MigrationRow) {
+  return { ...formatMigration(m, await loadProgress(ctx.db, m.id)), ...(await switchingView(ctx, m, (r) => removalCount(ctx.db, r))) };
 }
 
 export async function createMigration(ctx: Ctx, access: Access, input: MigrationInput) {
@@ -258,6 +260,14 @@ export async function createMigration(ctx: Ctx, access: Access, input: Migration
     copy_ended_at: null,
     ended_at: null,
     deleted_at: null,
+    sync_polled_at: null,
+    probe_token: null,
+    probe_sent_at: null,
+    probe_arrived_at: null,
+    probe_route: null,
+    last_old_only_at: null,
+    end_reason: null,
+    removal: null,
     created_by: actor.id,
     created_at: now,
     updated_at: now,
@@ -274,25 +284,25 @@ export async function createMigration(ctx: Ctx, access: Access, input: Migration
   return view(ctx, row);
 }
 
-export async function getMigrationView(ctx: Pick<Ctx, 'db'>, access: Access, id: string) {
+export async function getMigrationView(ctx: Pick<Ctx, 'db' | 'config'>, access: Access, id: string) {
   return view(ctx, await getMigration(ctx.db, access.workspaceId, id));
 }
 
-export async function listMigrations(ctx: Pick<Ctx, 'db'>, access: Access, page: { limit?: number; cursor?: string }) {
+export async function listMigrations(ctx: Pick<Ctx, 'db' | 'config'>, access: Access, page: { limit?: number; cursor?: string }) {
   const limit = page.limit ?? 50;
   const before = decodeCursor(page.cursor, z.string());
   let q = ctx.db.selectFrom('mailbox_migrations').selectAll().where('workspace_id', '=', access.workspaceId).where('deleted_at', 'is', null);
   if (before) q = q.where('id', '<', before);
   const rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
-  const progress = new Map(await Promise.all(rows.slice(0, limit).map(async (r) => [r.id, await loadProgress(ctx.db, r.id)] as const)));
-  return toPage(rows, limit, (r) => r.id, (r) => formatMigration(r, progress.get(r.id)!));
+  const views = new Map(await Promise.all(rows.slice(0, limit).map(async (r) => [r.id, await view(ctx, r)] as const)));
+  return toPage(rows, limit, (r) => r.id, (r) => views.get(r.id)!);
 }
 
 /**
  * One change of a migration in one transaction: the state machine's check, the change, the log
  * line, migration.updated, and the worker when the new state needs one.
  */
-async function act(
+export async function act(
   ctx: Ctx,
   access: Access,
   id: string,
@@ -522,7 +532,7 @@ export async function resumeCopy(ctx: Ctx, access: Access, id: string) {
 export async function cancelMigration(ctx: Ctx, access: Access, id: string) {
   const cancelled = await act(ctx, access, id, 'cancel', async () => ({
     // The password is deleted at once; the worker stops at its next step.
-    set: { state: 'cancelled', password_sealed: null, ended_at: iso(ctx.clock.now()), resume_state: null, attention_reason: null, attention_message: null, attention_retry_at: null },
+    set: { state: 'cancelled', password_sealed: null, ended_at: iso(ctx.clock.now()), end_reason: 'cancelled', resume_state: null, attention_reason: null, attention_message: null, attention_retry_at: null },
     log: 'cancelled',
   }));
   discardUpload(ctx, cancelled.id);

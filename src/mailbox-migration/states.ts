@@ -55,7 +55,7 @@ const BY_STATE: Record<MigrationState, readonly MigrationAction[]> = {
 };
 
 /** States in which background work runs for the migration. */
-export const WORKING_STATES: ReadonlySet<MigrationState> = new Set(['scanning', 'copying', 'syncing']);
+export const WORKING_STATES: ReadonlySet<MigrationState> = new Set(['scanning', 'copying', 'syncing', 'removing']);
 
 /** States that end a migration (its activity log is kept SVC_MIGRATION_AUDIT_DAYS from then). */
 export const ENDED_STATES: ReadonlySet<MigrationState> = new Set(['completed', 'cancelled', 'removing', 'removed']);

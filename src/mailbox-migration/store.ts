@@ -88,6 +88,8 @@ export async function loadProgress(db: Db, migrationId: string): Promise<Progres
     .selectFrom('mailbox_migration_items')
     .select(['status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('size').as('bytes')])
     .where('migration_id', '=', migrationId)
+    // New mail read from the old mailbox while syncing is not history (see sync.ts).
+    .where('new_mail', '=', 0)
     .groupBy('status')
     .execute();
   const by = new Map<MigrationItemStatus, { n: number; bytes: number }>(rows.map((r) => [r.status, { n: Number(r.n), bytes: Number(r.bytes ?? 0) }]));

@@ -15,7 +15,10 @@ import { BATCH_BYTES, BATCH_MESSAGES, BATCH_THREADS, copyStep } from './copy.js'
 import { formatMigration } from './format.js';
 import { classifyImapError, describeImapError, ReadOnlyViolation } from './imap.js';
 import type { MailSource } from './mail-source.js';
+import { removalStep } from './removal.js';
 import { chooseFolders, finishScan, scanStep } from './scan.js';
+import { endBySystem, endingNow, quietPeriodEnd, syncLimitEnd } from './switching.js';
+import { pollOldMailbox } from './sync.js';
 import { openSource, recordBlocked, SourceError } from './source.js';
 import { isMailboxSource, WORKING_STATES } from './states.js';
 import { openFileSource } from './upload.js';
@@ -133,6 +136,9 @@ export class MigrationWorker {
           return await this.copy(m);
         case 'syncing':
           return await this.sync(m);
+        case 'removing':
+          await this.closeConnection(m.id);
+          return (await removalStep(ctx, m.id)) ? this.finishIfIdle(m.id) : ctx.clock.now();
         case 'needs_attention':
           return await this.retryAttention(m);
         default:
@@ -170,11 +176,41 @@ export class MigrationWorker {
     return this.ctx.clock.now();
   }
 
-  /** Syncing: failed messages that were retried are copied; the old mailbox is read every two minutes. */
+  /**
+   * Syncing: ends by itself after the quiet period or at the sync limit; else reads the old mailbox
+   * every two minutes (new UIDs only) and copies the history it finds (and retried failures).
+   */
   private async sync(m: MigrationRow): Promise<Date | undefined> {
-    const planned = await this.ctx.db.selectFrom('mailbox_migration_threads').select('thread_key').where('migration_id', '=', m.id).where('status', '=', 'planned').limit(1).executeTakeFirst();
+    const { ctx } = this;
+    const now = ctx.clock.now();
+    const ending = endingNow(ctx, m, now);
+    if (ending) {
+      await this.closeConnection(m.id);
+      await endBySystem(ctx, m.id, ending);
+      return this.finishIfIdle(m.id);
+    }
+    const polledAt = m.sync_polled_at ? new Date(m.sync_polled_at).getTime() : null;
+    // An export file has no old mailbox to read: only the test message and finishing apply.
+    if (isMailboxSource(m) && (polledAt === null || now.getTime() - polledAt >= SYNC_POLL_MS)) {
+      // A fresh session sees the folders as they are now.
+      await this.closeConnection(m.id);
+      const outcome = await this.withReconnect(m, (mb) =>
+        pollOldMailbox(ctx, m, mb, { parseHeaders: (headers) => this.parse(Buffer.concat([headers, HEADER_END])), parse: (raw) => this.parse(raw) }),
+      );
+      await this.resetFailures(m);
+      if (outcome.history || outcome.newMail || outcome.bothWays) {
+        await inTransaction(ctx.db, (trx) => logActivity({ db: trx, clock: ctx.clock }, m, SYSTEM, 'old_mailbox_read', { history: outcome.history, new_mail: outcome.newMail, arrived_both_ways: outcome.bothWays }));
+      }
+      if (outcome.more) return ctx.clock.now();
+      await ctx.db.updateTable('mailbox_migrations').set({ sync_polled_at: iso(now) }).where('id', '=', m.id).where('state', '=', 'syncing').execute();
+      m = { ...m, sync_polled_at: iso(now) };
+    }
+    const planned = await ctx.db.selectFrom('mailbox_migration_threads').select('thread_key').where('migration_id', '=', m.id).where('status', '=', 'planned').limit(1).executeTakeFirst();
     if (planned) return this.copy(m);
-    return new Date(this.ctx.clock.now().getTime() + SYNC_POLL_MS);
+    const current = (await ctx.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', m.id).executeTakeFirst()) ?? m;
+    const next = [now.getTime() + SYNC_POLL_MS - (now.getTime() - new Date(current.sync_polled_at ?? iso(now)).getTime())];
+    for (const at of [quietPeriodEnd(ctx, current), syncLimitEnd(ctx, current)]) if (at) next.push(at.getTime());
+    return new Date(Math.max(now.getTime(), Math.min(...next)));
   }
 
   /** Runs work on the cached connection; a connection that broke in between is opened once more. */
@@ -209,6 +245,13 @@ export class MigrationWorker {
   }
 
   private async retryAttention(m: MigrationRow): Promise<Date | undefined> {
+    // A sync that waits for attention still stops at the sync limit (and its password goes).
+    const limit = m.resume_state === 'syncing' ? syncLimitEnd(this.ctx, m) : null;
+    if (limit && this.ctx.clock.now() >= limit) {
+      await this.closeConnection(m.id);
+      await endBySystem(this.ctx, m.id, 'sync_limit');
+      return this.finishIfIdle(m.id);
+    }
     if (!m.attention_retry_at) return this.finishIfIdle(m.id);
     const due = new Date(m.attention_retry_at);
     if (due > this.ctx.clock.now()) return due;
@@ -268,7 +311,10 @@ export class MigrationWorker {
       }
     }
     if (!attention) return retryAt;
-    const { reason, retryAt: attentionRetry } = attention;
+    const { reason } = attention;
+    // Waiting for a new password while syncing: the worker still wakes at the sync limit.
+    const syncLimit = m.state === 'syncing' || m.resume_state === 'syncing' ? syncLimitEnd(ctx, m) : null;
+    const attentionRetry = attention.retryAt ?? syncLimit;
     const saved = await inTransaction(ctx.db, async (trx) => {
       const tx = { db: trx, clock: ctx.clock };
       const current = await lockMigration(trx, m.id);

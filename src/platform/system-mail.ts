@@ -8,6 +8,8 @@ export interface SystemMessage {
   subject: string;
   text: string;
   headers?: Record<string, string>;
+  /** Message-ID with angle brackets; nodemailer makes one when absent. */
+  messageId?: string;
 }
 
 export interface SystemMailer {
@@ -39,7 +41,7 @@ export function createSystemMailer(config: Config, log: Logger): SystemMailer {
         return false;
       }
       try {
-        await transport.sendMail({ from: smtp.from, to: message.to, subject: message.subject, text: message.text, headers: message.headers });
+        await transport.sendMail({ from: smtp.from, to: message.to, subject: message.subject, text: message.text, headers: message.headers, messageId: message.messageId });
         return true;
       } catch (error) {
         log.error('mail not sent', { purpose, smtp_host: smtp.host, error });

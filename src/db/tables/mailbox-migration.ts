@@ -65,6 +65,20 @@ export interface MailboxMigrationsTable {
   /** Completed, cancelled (or stopped by the sync limit): the audit period counts from here. */
   ended_at: string | null;
   deleted_at: string | null;
+  /** When the old mailbox was last read for new mail while syncing. */
+  sync_polled_at: string | null;
+  /** The test message: its token (in its Message-ID and a header), when it was sent and arrived. */
+  probe_token: string | null;
+  probe_sent_at: string | null;
+  probe_arrived_at: string | null;
+  /** How the test message reached the server: forwarding (to the forwarding address) or direct. */
+  probe_route: 'forwarding' | 'direct' | null;
+  /** The last time mail turned up only in the old mailbox (the quiet period counts from then too). */
+  last_old_only_at: string | null;
+  /** Why it ended: quiet_period, finish, finish_forced, sync_limit, cancelled. */
+  end_reason: string | null;
+  /** JSON of remove-history while removing and after: the confirmed count and what was deleted. */
+  removal: string | null;
   created_by: string | null;
   created_at: string;
   updated_at: string;
@@ -119,6 +133,8 @@ export interface MailboxMigrationItemsTable {
   message_id: string | null;
   conversation_id: string | null;
   copied_at: string | null;
+  /** 1: received by the old mailbox after the copy ended and delivered as new mail while syncing. */
+  new_mail?: number;
 }
 
 export type MigrationThreadStatus = 'planned' | 'skipped' | 'copied';

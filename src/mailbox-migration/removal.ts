@@ -1,0 +1,119 @@
+// Remove imported history (spec: Migration feature rules › Remove imported history): allowed once
+// the migration is completed or cancelled, with confirm_count equal to the number shown. The
+// migration is `removing` (a stored state, so a restart continues) while the worker deletes, in
+// small transactions, the imported conversations nobody wrote in since (messages, files), then the
+// contacts the migration created that are left without a conversation; then it is `removed`.
+// Conversations the team (or a customer) wrote in since stay, labels stay, the old mailbox is
+// never touched.
+import { sql } from 'kysely';
+import type { Access } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import { deleteConversationsWithFiles } from '../conversations/files.js';
+import type { Db } from '../db/schema.js';
+import { inTransaction } from '../db/transaction.js';
+import { announceEvents } from '../events/service.js';
+import { conflict } from '../platform/errors.js';
+import { formatMigration } from './format.js';
+import type { ActRunner } from './switching.js';
+import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from './store.js';
+
+/** Conversations (and contacts) deleted per transaction. */
+export const REMOVAL_BATCH = 50;
+
+interface RemovalRecord {
+  confirm_count: number;
+  conversations_deleted: number;
+  contacts_deleted: number;
+  files_deleted: number;
+}
+
+/** The imported conversations of a migration that nobody wrote in since the import. */
+function removableConversations(db: Db, m: Pick<MigrationRow, 'id' | 'workspace_id'>) {
+  return db
+    .selectFrom('conversations')
+    .where('conversations.workspace_id', '=', m.workspace_id)
+    .where('conversations.imported', '=', 1)
+    .where('conversations.id', 'in', (eb) =>
+      eb.selectFrom('mailbox_migration_threads').select('conversation_id').where('migration_id', '=', m.id).where('conversation_id', 'is not', null),
+    )
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('messages')
+            .select(sql`1`.as('one'))
+            .whereRef('messages.conversation_id', '=', 'conversations.id')
+            .where('messages.kind', 'in', ['message', 'note'])
+            .where('messages.imported_at', 'is', null),
+        ),
+      ),
+    );
+}
+
+/** The number remove-history asks to confirm: the imported conversations it would delete. */
+export async function removalCount(db: Db, m: Pick<MigrationRow, 'id' | 'workspace_id'>): Promise<number> {
+  const row = await removableConversations(db, m).select(sql<number>`count(*)`.as('n')).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** POST …/remove-history: checks confirm_count and moves the migration to removing. */
+export async function removeHistory(ctx: Ctx, access: Access, id: string, input: { confirm_count: number }, act: ActRunner) {
+  return act(ctx, access, id, 'remove_history', async (m, tx) => {
+    const count = await removalCount(tx.db, m);
+    if (input.confirm_count !== count) {
+      throw conflict(`confirm_count must be ${count}, the number of imported conversations that will be deleted`, 'confirm_count_mismatch', { confirm_count: count });
+    }
+    const record: RemovalRecord = { confirm_count: count, conversations_deleted: 0, contacts_deleted: 0, files_deleted: 0 };
+    return { set: { state: 'removing', removal: JSON.stringify(record), password_sealed: null }, log: 'remove_history_started', detail: { confirm_count: count } };
+  });
+}
+
+/** Contacts the migration created that have no conversation and wrote no message (nor were linked to an external id). */
+function leftoverContacts(db: Db, m: Pick<MigrationRow, 'id' | 'workspace_id'>) {
+  return db
+    .selectFrom('mailbox_migration_contacts as mc')
+    .innerJoin('contacts', 'contacts.id', 'mc.contact_id')
+    .select('mc.contact_id')
+    .where('mc.migration_id', '=', m.id)
+    .where('contacts.workspace_id', '=', m.workspace_id)
+    .where((eb) =>
+      eb.and([
+        eb.not(eb.exists(eb.selectFrom('conversations').select(sql`1`.as('one')).whereRef('conversations.contact_id', '=', 'mc.contact_id'))),
+        eb.not(eb.exists(eb.selectFrom('messages').select(sql`1`.as('one')).whereRef('messages.author_contact_id', '=', 'mc.contact_id'))),
+        eb.not(eb.exists(eb.selectFrom('contact_external_ids').select(sql`1`.as('one')).whereRef('contact_external_ids.contact_id', '=', 'mc.contact_id'))),
+        eb.not(eb.exists(eb.selectFrom('contacts as merged').select(sql`1`.as('one')).whereRef('merged.merged_into_id', '=', 'mc.contact_id'))),
+      ]),
+    );
+}
+
+/** One step of removing: a batch of conversations, else of contacts, else the end. Returns true when done. */
+export async function removalStep(ctx: Ctx, migrationId: string): Promise<boolean> {
+  const done = await inTransaction(ctx.db, async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    const m = await lockMigration(trx, migrationId);
+    if (!m || m.state !== 'removing') return true;
+    const record = JSON.parse(m.removal ?? '{}') as RemovalRecord;
+    const conversations = (await removableConversations(trx, m).select('conversations.id').orderBy('conversations.id').limit(REMOVAL_BATCH).execute()).map((r) => r.id);
+    if (conversations.length) {
+      const r = await deleteConversationsWithFiles(tx, conversations);
+      record.conversations_deleted += r.conversations;
+      record.files_deleted += r.files;
+      await trx.updateTable('mailbox_migrations').set({ removal: JSON.stringify(record) }).where('id', '=', m.id).execute();
+      return false;
+    }
+    const contacts = (await leftoverContacts(trx, m).orderBy('mc.contact_id').limit(REMOVAL_BATCH).execute()).map((r) => r.contact_id);
+    if (contacts.length) {
+      await trx.deleteFrom('contact_emails').where('contact_id', 'in', contacts).execute();
+      await trx.deleteFrom('contacts').where('id', 'in', contacts).execute();
+      record.contacts_deleted += contacts.length;
+      await trx.updateTable('mailbox_migrations').set({ removal: JSON.stringify(record) }).where('id', '=', m.id).execute();
+      return false;
+    }
+    const next = await saveMigration(tx, m, { state: 'removed', removal: JSON.stringify(record) });
+    await logActivity(tx, next, SYSTEM, 'history_removed', { ...record });
+    await recordMigrationUpdated(tx, next, { migration: formatMigration(next, await loadProgress(trx, next.id)) });
+    return true;
+  });
+  if (done) announceEvents(ctx);
+  return done;
+}

@@ -1,0 +1,78 @@
+// Migration endpoints of switching delivery, finishing and removing history: probe, finish and
+// remove-history (registered by routes.ts with the other migration endpoints).
+import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { requireManager } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import type { ApiApp, AppEnv } from '../http/app.js';
+import { requireAccess } from '../http/auth.js';
+import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { removeHistory } from './removal.js';
+import { act } from './service.js';
+import { finishMigration, sendProbe } from './switching.js';
+
+const tags = ['migrations'];
+const params = z.object({ migrationId: idParam('migrationId', 'mig_01hxyz') });
+
+export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, MigrationSchema: z.ZodType) {
+  const manager = async (c: Context<AppEnv>) => {
+    const access = await requireAccess(c, ctx);
+    requireManager(access, 'migrations:manage', { wholeWorkspace: true });
+    return access;
+  };
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/migrations/{migrationId}/probe',
+      tags,
+      summary: 'Mail the old mailbox a test message from the server’s own account; when it reaches the server by the new route the migration records whether it came by forwarding or directly (rate limited, 429)',
+      security: bearer,
+      request: { params },
+      responses: { 202: jsonAnswer(MigrationSchema, 'the migration; test_message.sent_at is set') },
+    }),
+    async (c) => {
+      const access = await manager(c);
+      return c.json((await sendProbe(ctx, access, c.req.valid('param').migrationId, act)) as object, 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/migrations/{migrationId}/finish',
+      tags,
+      summary: 'Finish a syncing migration now; refused (409 migration_state) before a test message arrived unless force is true. The password is deleted.',
+      security: bearer,
+      request: {
+        params,
+        body: {
+          content: { 'application/json': { schema: z.object({ force: z.boolean().optional().openapi({ description: 'finish without a test message; mail that still reaches only the old mailbox is then not copied' }) }).strict() } },
+          required: false,
+        },
+      },
+      responses: { 200: jsonAnswer(MigrationSchema, 'the completed migration') },
+    }),
+    async (c) => {
+      const access = await manager(c);
+      const body = (c.req.valid('json') ?? {}) as { force?: boolean };
+      return c.json((await finishMigration(ctx, access, c.req.valid('param').migrationId, body, act)) as object, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/migrations/{migrationId}/remove-history',
+      tags,
+      summary: 'Remove imported history (completed or cancelled migrations): confirm_count must equal remove_history.confirm_count (else 409 confirm_count_mismatch); the migration is removing, then removed',
+      security: bearer,
+      request: { params, body: jsonBody(z.object({ confirm_count: z.number().int().min(0) }).strict()) },
+      responses: { 202: jsonAnswer(MigrationSchema, 'the migration, removing') },
+    }),
+    async (c) => {
+      const access = await manager(c);
+      return c.json((await removeHistory(ctx, access, c.req.valid('param').migrationId, c.req.valid('json'), act)) as object, 202);
+    },
+  );
+}
