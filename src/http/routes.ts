@@ -18,6 +18,7 @@ import { registerPushRoutes } from '../push/routes.js';
 import { registerWidgetRoutes } from '../widget/routes.js';
 import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerMigrationRoutes } from '../mailbox-migration/routes.js';
+import { registerMigrationUploadRoutes, uploadBodyLimits } from '../mailbox-migration/upload-routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -42,4 +43,5 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerWidgetRoutes },
   { register: registerBroadcastRoutes },
   { register: registerMigrationRoutes },
+  { register: registerMigrationUploadRoutes, bodyLimits: uploadBodyLimits },
 ];

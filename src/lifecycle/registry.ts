@@ -8,6 +8,7 @@ import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
 import { closedConversationsRule, rawEmailsRule, workspaceContactsStep, workspaceConversationsStep } from '../conversations/retention.js';
 import { migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
+import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-migration/upload.js';
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { expiredSessionsRule, signInCodesRule } from '../people/retention.js';
@@ -57,6 +58,7 @@ export const retentionRules: RetentionRule[] = [
   signInCodesRule,
   ...broadcastRetentionRules,
   migrationAuditRule,
+  migrationUploadsRule,
 ];
 
 /**
@@ -70,6 +72,8 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   { name: 'webhooks', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceWebhooks(ctx, workspaceId, batch), files: 0 }) },
   { name: 'events', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceEvents(ctx, workspaceId, batch), files: 0 }) },
   { name: 'realtime_connections', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceConnections(ctx, workspaceId, batch), files: 0 }) },
+  // Uploads are found through the migration rows, so they go first.
+  migrationUploadsWorkspaceStep,
   migrationWorkspaceStep,
   workspaceConversationsStep,
   workspaceContactsStep,

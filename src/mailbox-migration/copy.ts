@@ -18,7 +18,7 @@ import type { InboundMail } from '../mail/parse.js';
 import { sanitizeMailHtml } from '../mail/sanitize.js';
 import { iso } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
-import type { ReadOnlyMailbox } from './imap.js';
+import type { MailSource } from './mail-source.js';
 import { importedStatus, labelOfFolder } from './plan.js';
 import { loadProgress, lockMigration, recordMigrationProgress, type MigrationRow } from './store.js';
 import { teamAddressesOf, type TeamAddresses } from './team.js';
@@ -94,7 +94,7 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (
 }
 
 /** Reads the next batch's messages from the mailbox; items missing there are marked gone. */
-async function fetchBatch(ctx: Ctx, m: MigrationRow, mailbox: ReadOnlyMailbox, items: ItemRow[]): Promise<{ raws: Map<string, Buffer>; failed: Map<string, string>; gone: string[] }> {
+async function fetchBatch(ctx: Ctx, m: MigrationRow, mailbox: MailSource, items: ItemRow[]): Promise<{ raws: Map<string, Buffer>; failed: Map<string, string>; gone: string[] }> {
   const raws = new Map<string, Buffer>();
   const failed = new Map<string, string>();
   const gone: string[] = [];
@@ -146,7 +146,7 @@ export type CopyOutcome = 'more' | 'done' | 'stopped';
  * Copies batches until the time budget is used or nothing is left. 'done': every planned thread is
  * copied; 'stopped': the migration left the copying state (pause, cancel) meanwhile.
  */
-export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: ReadOnlyMailbox, deps: CopyDeps, budgetMs: number): Promise<CopyOutcome> {
+export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, deps: CopyDeps, budgetMs: number): Promise<CopyOutcome> {
   const started = performance.now();
   const limits = deps.limits ?? { batchThreads: BATCH_THREADS, batchMessages: BATCH_MESSAGES, batchBytes: BATCH_BYTES };
   const team = await teamAddressesOf(ctx, m);

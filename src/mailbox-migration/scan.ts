@@ -8,7 +8,8 @@ import type { MailboxMigrationItemsTable } from '../db/schema.js';
 import { normalizeAddress } from '../contacts/service.js';
 import { parseHeaderBlock, type InboundMail } from '../mail/parse.js';
 import { iso } from '../platform/clock.js';
-import type { ImapFolder, ReadOnlyMailbox } from './imap.js';
+import type { ImapFolder } from './imap.js';
+import type { MailSource } from './mail-source.js';
 import { formatMigration } from './format.js';
 import { mapLimit } from './copy.js';
 import { estimateSeconds, labelOfFolder, NEVER_READ_SPECIAL_USE, planItems, SKIP_REASONS, type PlanItem } from './plan.js';
@@ -52,7 +53,9 @@ export function chooseFolders(m: Pick<MigrationRow, 'folders' | 'provider'>, all
   if (m.folders) wanted = JSON.parse(m.folders) as string[];
   else {
     const defaults = new Set<string>();
-    for (const f of all) if (f.path.toUpperCase() === 'INBOX' || f.specialUse === '\\Sent') defaults.add(f.path);
+    // An export file: every folder (those never read are left out when reading).
+    const everything = findPreset(m.provider)?.kind === 'export_file';
+    for (const f of all) if (everything || f.path.toUpperCase() === 'INBOX' || f.specialUse === '\\Sent') defaults.add(f.path);
     for (const p of findPreset(m.provider)?.default_folders ?? []) if (byPath.has(p)) defaults.add(p);
     wanted = [...defaults];
   }
@@ -136,7 +139,7 @@ export async function insertItems(ctx: Pick<Ctx, 'db'>, rows: MailboxMigrationIt
  * One step of the scan: reads headers until the time budget is used. Returns 'more' while folders
  * are left, 'done' once every folder is read (the caller then plans).
  */
-export async function scanStep(ctx: Ctx, m: MigrationRow, mailbox: ReadOnlyMailbox, budgetMs: number, parse: HeaderParser = parseHeaderBlock): Promise<'more' | 'done'> {
+export async function scanStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, budgetMs: number, parse: HeaderParser = parseHeaderBlock): Promise<'more' | 'done'> {
   const started = performance.now();
   const { chosen } = chooseFolders(m, await mailbox.folders());
   const rows = await ctx.db.selectFrom('mailbox_migration_folders').selectAll().where('migration_id', '=', m.id).execute();

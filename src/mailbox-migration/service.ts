@@ -26,6 +26,7 @@ import { actorOf, findMigration, getMigration, loadProgress, lockMigration, logA
 import { teamAddressesOf } from './team.js';
 import { removalCount } from './removal.js';
 import { switchingView } from './switching.js';
+import { discardUpload } from './upload.js';
 import { ensureWorker } from './worker.js';
 
 export const CLOSE_AFTER_DEFAULT_DAYS = 14;
@@ -374,6 +375,7 @@ export async function deleteMigration(ctx: Ctx, access: Access, id: string): Pro
     await trx.deleteFrom('jobs').where('unique_key', '=', `migration:${m.id}`).execute();
     await recordMigrationUpdated(tx, m, { migration: { id: m.id, deleted: true } });
   });
+  discardUpload(ctx, id);
   announceEvents(ctx);
 }
 
@@ -528,11 +530,13 @@ export async function resumeCopy(ctx: Ctx, access: Access, id: string) {
 }
 
 export async function cancelMigration(ctx: Ctx, access: Access, id: string) {
-  return act(ctx, access, id, 'cancel', async () => ({
+  const cancelled = await act(ctx, access, id, 'cancel', async () => ({
     // The password is deleted at once; the worker stops at its next step.
     set: { state: 'cancelled', password_sealed: null, ended_at: iso(ctx.clock.now()), end_reason: 'cancelled', resume_state: null, attention_reason: null, attention_message: null, attention_retry_at: null },
     log: 'cancelled',
   }));
+  discardUpload(ctx, cancelled.id);
+  return cancelled;
 }
 
 /** Failed messages are planned again (and copied by the running copy, or the sync). */

@@ -270,6 +270,7 @@ export async function takeMigrationMail(ctx: Ctx, mail: InboundMail, targets: Ma
       }
     });
     ctx.log.info('forwarding confirmation mail received', { channel_id: target.channel.id, migrations: migrations.length });
+    if (!confirmation.only) remaining.push(target);
   }
   announceEvents(ctx);
   return remaining;
@@ -294,13 +295,20 @@ async function recordProbeArrival(ctx: Ctx, migrationId: string, target: MailTar
 }
 
 const CODE_PATTERNS = [/(?:confirmation|verification)\s+code\s*(?:is)?\s*[:#]?\s*([A-Za-z0-9-]{4,40})/i, /\bcode\s*[:#]\s*([A-Za-z0-9-]{4,40})/i];
+/** Senders whose mail at a forwarding address is only ever a forwarding confirmation (never kept as a conversation). */
+const CONFIRMATION_SENDERS = /^forwarding-noreply@google\.com$/i;
 
-/** A provider's mail asking to confirm a forwarding address: its code and link, when it has one of them. */
-export function forwardingConfirmation(mail: Pick<InboundMail, 'subject' | 'text' | 'from'>): { code: string | null; link: string | null } | undefined {
+/**
+ * A provider's mail asking to confirm a forwarding address: its code and link, when it has one of
+ * them. `only` says it comes from a sender that sends nothing else (it is then not stored as a
+ * conversation); any other mail that looks like one is surfaced and stored as usual, so that a
+ * customer's mail is never lost to a guess.
+ */
+export function forwardingConfirmation(mail: Pick<InboundMail, 'subject' | 'text' | 'from'>): { code: string | null; link: string | null; only: boolean } | undefined {
   const subject = mail.subject ?? '';
   const text = (mail.text ?? '').slice(0, 20_000);
-  const fromGoogle = /^forwarding-noreply@google\.com$/i.test(mail.from.address ?? '');
-  const looksLike = fromGoogle || (/forward/i.test(subject) && /confirm|verif/i.test(`${subject}\n${text}`));
+  const only = CONFIRMATION_SENDERS.test(mail.from.address ?? '');
+  const looksLike = only || (/forward/i.test(subject) && /confirm|verif/i.test(subject));
   if (!looksLike) return undefined;
   let code: string | null = null;
   for (const pattern of CODE_PATTERNS) {
@@ -314,7 +322,7 @@ export function forwardingConfirmation(mail: Pick<InboundMail, 'subject' | 'text
   const links = [...text.matchAll(/https:\/\/[^\s<>"'()\]]+/g)].map((x) => x[0].replace(/[.,;]+$/, ''));
   const link = links.find((l) => /confirm|verif|vf-|forward/i.test(l)) ?? links[0] ?? null;
   if (!code && !link) return undefined;
-  return { code, link };
+  return { code, link, only };
 }
 
 export type { Actor };

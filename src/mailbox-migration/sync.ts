@@ -12,7 +12,7 @@ import { storeInboundMail } from '../mail/ingest.js';
 import type { InboundMail } from '../mail/parse.js';
 import { findMailId } from '../mail/threading.js';
 import { iso } from '../platform/clock.js';
-import type { ReadOnlyMailbox } from './imap.js';
+import type { MailSource } from './mail-source.js';
 import { threadKeyOf } from './plan.js';
 import { chooseFolders, itemFromHeaders, SCAN_HEADER_FIELDS, sourceKey, type HeaderParser } from './scan.js';
 import { isProbeMail } from './switching.js';
@@ -38,7 +38,7 @@ export interface SyncOutcome {
 class ArrivedMeanwhile extends Error {}
 
 /** Reads the UIDs each folder received since it was last read. */
-export async function pollOldMailbox(ctx: Ctx, m: MigrationRow, mailbox: ReadOnlyMailbox, deps: SyncDeps): Promise<SyncOutcome> {
+export async function pollOldMailbox(ctx: Ctx, m: MigrationRow, mailbox: MailSource, deps: SyncDeps): Promise<SyncOutcome> {
   const outcome: SyncOutcome = { more: false, history: 0, newMail: 0, bothWays: 0 };
   const { chosen } = chooseFolders(m, await mailbox.folders());
   const rows = new Map((await ctx.db.selectFrom('mailbox_migration_folders').selectAll().where('migration_id', '=', m.id).execute()).map((r) => [r.path, r]));
@@ -169,7 +169,7 @@ async function planHistory(ctx: Ctx, m: MigrationRow, folder: string, uid: numbe
  * has it already (it came by the new route too). One transaction holds the message, the item and
  * the folder's read point.
  */
-async function deliverNewMail(ctx: Ctx, m: MigrationRow, mailbox: ReadOnlyMailbox, folder: string, uid: number, item: MailboxMigrationItemsTable, deps: SyncDeps): Promise<'new' | 'both_ways'> {
+async function deliverNewMail(ctx: Ctx, m: MigrationRow, mailbox: MailSource, folder: string, uid: number, item: MailboxMigrationItemsTable, deps: SyncDeps): Promise<'new' | 'both_ways'> {
   let raw: Buffer | undefined;
   for await (const s of mailbox.sources([uid])) if (s.uid === uid) raw = s.source;
   if (!raw) {

@@ -13,13 +13,15 @@ import type { Db } from '../db/schema.js';
 import type { Clock } from '../platform/clock.js';
 import { BATCH_BYTES, BATCH_MESSAGES, BATCH_THREADS, copyStep } from './copy.js';
 import { formatMigration } from './format.js';
-import { classifyImapError, describeImapError, ReadOnlyViolation, type ReadOnlyMailbox } from './imap.js';
+import { classifyImapError, describeImapError, ReadOnlyViolation } from './imap.js';
+import type { MailSource } from './mail-source.js';
 import { removalStep } from './removal.js';
 import { chooseFolders, finishScan, scanStep } from './scan.js';
 import { endBySystem, endingNow, quietPeriodEnd, syncLimitEnd } from './switching.js';
 import { pollOldMailbox } from './sync.js';
 import { openSource, recordBlocked, SourceError } from './source.js';
 import { isMailboxSource, WORKING_STATES } from './states.js';
+import { openFileSource } from './upload.js';
 import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from './store.js';
 
 export const MIGRATION_JOB = 'migration.work';
@@ -58,7 +60,7 @@ export interface WorkerLimits {
 
 export class MigrationWorker {
   readonly limits: WorkerLimits = { budgetMs: 10_000, batchThreads: BATCH_THREADS, batchMessages: BATCH_MESSAGES, batchBytes: BATCH_BYTES };
-  private readonly connections = new Map<string, { mailbox: ReadOnlyMailbox; timer: NodeJS.Timeout }>();
+  private readonly connections = new Map<string, { mailbox: MailSource; timer: NodeJS.Timeout }>();
   private parsePool: ParsePool | undefined;
 
   constructor(private readonly ctx: Ctx) {}
@@ -94,7 +96,7 @@ export class MigrationWorker {
     return this.parsePool.parse(raw);
   }
 
-  private async connection(m: MigrationRow): Promise<ReadOnlyMailbox> {
+  private async connection(m: MigrationRow): Promise<MailSource> {
     const cached = this.connections.get(m.id);
     if (cached && cached.mailbox.usable) {
       clearTimeout(cached.timer);
@@ -102,7 +104,7 @@ export class MigrationWorker {
       return cached.mailbox;
     }
     if (cached) await this.closeConnection(m.id);
-    const mailbox = await openSource(this.ctx, m);
+    const mailbox = isMailboxSource(m) ? await openSource(this.ctx, m) : await openFileSource(this.ctx, m);
     this.connections.set(m.id, { mailbox, timer: this.idleTimer(m.id) });
     return mailbox;
   }
@@ -212,7 +214,7 @@ export class MigrationWorker {
   }
 
   /** Runs work on the cached connection; a connection that broke in between is opened once more. */
-  private async withReconnect<T>(m: MigrationRow, work: (mailbox: ReadOnlyMailbox) => Promise<T>): Promise<T> {
+  private async withReconnect<T>(m: MigrationRow, work: (mailbox: MailSource) => Promise<T>): Promise<T> {
     const hadCached = this.connections.has(m.id);
     const mailbox = await this.connection(m);
     try {

@@ -7,7 +7,9 @@
 // restart). The old mailbox is never changed.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { memberAccess } from '../../src/auth/access.js';
 import type { ChannelRow } from '../../src/channels/service.js';
+import { readEvents, viewerFor } from '../../src/events/service.js';
 import type { Config } from '../../src/config.js';
 import { routingOptions } from '../../src/mailbox-migration/switching.js';
 import { MINUTE, HOUR, DAY, ManualClock } from '../../src/platform/clock.js';
@@ -198,8 +200,27 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.equal(data.migration_id, id);
     assert.equal(data.code, '482913377');
     assert.equal(data.link, 'https://mail-settings.example.com/mail/vf-%5BANGjdJ8%5D-confirm');
+    const owner = await readEvents(s.app, viewerFor(memberAccess(seed.workspaceId, seed.ownerId, 'owner', 'ses')), before, 100);
+    const agent = await readEvents(s.app, viewerFor(memberAccess(seed.workspaceId, 'per_agent', 'agent', 'ses')), before, 100);
+    assert.ok(!owner.expired && owner.events.some((e) => e.type === 'migration.forwarding_confirmation'), 'owners and admins see it');
+    assert.ok(!agent.expired && !agent.events.some((e) => e.type === 'migration.forwarding_confirmation'), 'agents do not');
     const contact = await s.app.db.selectFrom('contact_emails').select('contact_id').where('email', '=', 'forwarding-noreply@google.com').executeTakeFirst();
     assert.equal(contact, undefined, 'it is no conversation');
+
+    // Another provider's confirmation: surfaced too, and kept as a conversation (a sender that may
+    // send other mail is never dropped on a guess).
+    const other = await buildMail({
+      from: 'Mail Service <no-reply@mailhost.test>',
+      to: forwarding,
+      subject: 'Please confirm forwarding to your address',
+      date: clock.now(),
+      text: 'Someone asked to forward mail here. Verification code: ZX-4411\nhttps://mailhost.test/settings/forwarding/verify?t=abc\n',
+    });
+    const seq = Number((await s.app.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst())?.m ?? 0);
+    assert.match((await sendToIngress(ingressPort(s), { envelope: { from: 'no-reply@mailhost.test', to: [forwarding] }, raw: other })).response, /^250/);
+    const second = (await s.app.db.selectFrom('events').selectAll().where('seq', '>', seq).execute()).find((e) => e.type === 'migration.forwarding_confirmation');
+    assert.deepEqual({ code: JSON.parse(second!.data).code, link: JSON.parse(second!.data).link }, { code: 'ZX-4411', link: 'https://mailhost.test/settings/forwarding/verify?t=abc' });
+    assert.ok(await s.app.db.selectFrom('contact_emails').select('contact_id').where('email', '=', 'no-reply@mailhost.test').executeTakeFirst(), 'stored as usual');
   });
 
   test('finish is refused before a test message arrived; the test message is rate limited; its arrival by forwarding is recorded', async () => {
