@@ -115,7 +115,8 @@ export class JobRunner {
   async drain(maxRounds = 1000): Promise<number> {
     let done = 0;
     for (let round = 0; round < maxRounds; round++) {
-      let didSomething = 0;
+      // A job the background loop claimed is invisible to claim() here until it ends: wait for it.
+      let didSomething = await this.settleBackground();
       for (let i = 0; i < maxRounds; i++) {
         const job = await this.claim();
         if (!job) break;
@@ -127,6 +128,14 @@ export class JobRunner {
       if (didSomething === 0) break;
     }
     return done;
+  }
+
+  /** Waits for the background loop's claim under way and the jobs it runs; says how many jobs there were. */
+  private async settleBackground(): Promise<number> {
+    await this.ticking;
+    const inFlight = [...this.running];
+    await Promise.allSettled(inFlight);
+    return inFlight.length;
   }
 
   private schedule(ms: number) {
