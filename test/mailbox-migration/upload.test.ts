@@ -127,6 +127,12 @@ describe('mailbox migration from an export file', () => {
     const log = await api('GET', `/v1/migrations/${id}/activity`);
     if (log.status === 200) assert.ok(log.body.data.some((l: { action: string }) => l.action === 'upload_completed'));
 
+    // The checksum header is part of the API description.
+    const doc = (await s.request('GET', '/v1/openapi.json')).body;
+    const partRoute = doc.paths['/v1/migrations/{migrationId}/upload/parts/{part}'].post;
+    assert.ok(partRoute.parameters.some((p: { name: string; in: string }) => p.in === 'header' && p.name.toLowerCase() === 'x-part-sha256'));
+    assert.ok(doc.paths['/v1/migrations/{migrationId}/upload'].get && doc.paths['/v1/migrations/{migrationId}/upload/complete'].post);
+
     // Cancelling deletes what the upload left.
     assert.equal((await api('POST', `/v1/migrations/${id}/cancel`)).status, 200);
     assert.ok(!fs.existsSync(uploadDir(id)));
