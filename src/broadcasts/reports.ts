@@ -2,7 +2,7 @@
 // SMTP ingress for broadcast mail sent through channels other than Amazon SES. They arrive at the
 // VERP return path of the mail (links.ts), which names the recipient; the returned headers (our
 // Message-ID and X-Svc-Broadcast) identify it too.
-import { simpleParser } from 'mailparser';
+import { loadMailparser } from '../mail/parse.js';
 import type { Ctx } from '../context.js';
 import { recordFeedback } from './feedback.js';
 import { linkKey, tokenOfReturnPath } from './links.js';
@@ -39,6 +39,7 @@ export function reportFields(text: string): Record<string, string>[] {
 }
 
 export async function readReport(raw: Buffer): Promise<ReadReport> {
+  const { simpleParser } = await loadMailparser();
   const parsed = await simpleParser(raw, { keepDeliveryStatus: true, skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, maxChildNodes: 50 });
   const returned: string[] = [];
   let kind: ReportKind = 'none';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Database } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -18,20 +18,22 @@ export interface DbHandle {
 }
 
 // int8 (count(*), bigint columns) and numeric arrive as text from pg; both dialects hand out numbers.
-const pgTypes = {
+const numericTypes = (types: typeof pg.types) => ({
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === 20) return (v: string) => Number(v);
     if (oid === 1700) return (v: string) => Number(v);
-    return pg.types.getTypeParser(oid, format as 'text');
+    return types.getTypeParser(oid, format as 'text');
   },
-};
+});
 
 export function openDatabase(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): DbHandle {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({
+    // Loaded only here: a server on SQLite never pays for the Postgres driver.
+    const { Pool, types } = createRequire(import.meta.url)('pg') as typeof pg;
+    const pool = new Pool({
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 10,
-      types: pgTypes,
+      types: numericTypes(types),
       connectionTimeoutMillis: 5000,
     });
     // A dropped connection must not take the process down; the next query reconnects.

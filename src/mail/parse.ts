@@ -1,7 +1,7 @@
 // Reading inbound mail with mailparser into what the conversation model stores. Bad input never
 // throws here: a message mailparser cannot read is kept with its headers (when they can be read),
 // a short explanation as body, and the original .eml.
-import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail, type SimpleParserOptions } from 'mailparser';
+import type { AddressObject, EmailAddress, ParsedMail, SimpleParserOptions } from 'mailparser';
 
 /** Attachments stored per message; the rest stay in the original .eml (counted as omitted). */
 export const MAX_ATTACHMENTS = 100;
@@ -173,7 +173,12 @@ function headerBlock(raw: Buffer): Buffer {
   return raw.subarray(0, limit);
 }
 
+let mailparser: Promise<typeof import('mailparser')> | undefined;
+/** mailparser, loaded on first use: a server that receives no mail starts faster and smaller. */
+export const loadMailparser = () => (mailparser ??= import('mailparser'));
+
 export async function parseMail(raw: Buffer): Promise<InboundMail> {
+  const { simpleParser } = await loadMailparser();
   try {
     return fromParsed(await simpleParser(raw, PARSER_OPTIONS), null);
   } catch (error) {
@@ -183,6 +188,7 @@ export async function parseMail(raw: Buffer): Promise<InboundMail> {
 
 /** A header block alone (as a mailbox scan fetches it): the same fields as parseMail, without a body. */
 export async function parseHeaderBlock(headers: Buffer): Promise<InboundMail> {
+  const { simpleParser } = await loadMailparser();
   try {
     return fromParsed(await simpleParser(Buffer.concat([headers, Buffer.from('\r\n\r\n')]), { ...PARSER_OPTIONS, maxChildNodes: 10 }), null);
   } catch (error) {
@@ -193,6 +199,7 @@ export async function parseHeaderBlock(headers: Buffer): Promise<InboundMail> {
 /** A message whose body cannot be read: its headers (when they can be read) and an explanation. */
 export async function parseHeadersOnly(raw: Buffer, reason: string): Promise<InboundMail> {
   const note = `This message could not be read (${reason.slice(0, 200)}). The original is kept.`;
+  const { simpleParser } = await loadMailparser();
   try {
     const headersOnly = await simpleParser(Buffer.concat([headerBlock(raw), Buffer.from('\r\n\r\n')]), { ...PARSER_OPTIONS, maxChildNodes: 10 });
     return fromParsed(headersOnly, note);

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { specialUse } from 'imapflow/lib/special-use.js';
-import unzipper from 'unzipper';
+import type { CentralDirectory, File as ZipEntry } from 'unzipper';
 
 export const EXPORT_LIMITS = {
   /** Entries (files and directories) in a zip. */
@@ -381,9 +381,9 @@ function maildirDate(name: string): Date | null {
 }
 
 type Plan =
-  | { entry: unzipper.File; kind: 'mbox'; folder: string }
-  | { entry: unzipper.File; kind: 'eml'; folder: string }
-  | { entry: unzipper.File; kind: 'maildir'; folder: string; base: string };
+  | { entry: ZipEntry; kind: 'mbox'; folder: string }
+  | { entry: ZipEntry; kind: 'eml'; folder: string }
+  | { entry: ZipEntry; kind: 'maildir'; folder: string; base: string };
 
 /** Drops the directories all folders share (e.g. "Takeout/Mail/"), keeping at least one segment. */
 function stripCommonDirs(paths: string[][]): number {
@@ -402,7 +402,7 @@ function plannedFolder(segments: string[]): string {
 }
 
 /** Chunks of an entry, checked against its declared size, the ratio, the running total and its CRC. */
-async function* entryChunks(entry: unzipper.File, budget: { total: number }): AsyncGenerator<Buffer> {
+async function* entryChunks(entry: ZipEntry, budget: { total: number }): AsyncGenerator<Buffer> {
   const declared = entry.uncompressedSize;
   const limit = Math.max(declared, 0);
   const ratioCap = Math.max(EXPORT_LIMITS.ratioFloorBytes, entry.compressedSize * EXPORT_LIMITS.maxRatio);
@@ -495,8 +495,10 @@ export function declaredEntries(file: string): number {
 async function readZip(file: string, spool: Spool, ignored: ExportManifest['ignored'], counts: { ignored: number; contents: Set<ContentKind> }): Promise<void> {
   const declaredCount = declaredEntries(file);
   if (declaredCount > EXPORT_LIMITS.maxEntries) throw new ExportRefused('too_many_entries', `the zip archive holds ${declaredCount} entries; at most ${EXPORT_LIMITS.maxEntries} are read`);
-  let directory: unzipper.CentralDirectory;
+  let directory: CentralDirectory;
   try {
+    // Loaded on first use, like imapflow: most servers never read an export file.
+    const { default: unzipper } = await import('unzipper');
     directory = await unzipper.Open.file(file);
   } catch (error) {
     throw new ExportRefused('damaged', `the zip archive is damaged or incomplete: its table of contents cannot be read (${(error as Error).message ?? error})`);
