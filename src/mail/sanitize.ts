@@ -1,7 +1,8 @@
 // HTML from mail (and from API callers) is sanitized before it is stored, so nothing served later
 // carries scripts, event handlers, forms, frames or style sheets. Images embedded in the mail
 // (`cid:` links) point at the stored attachment instead.
-import sanitizeHtml from 'sanitize-html';
+import { createRequire } from 'node:module';
+import type SanitizeHtml from 'sanitize-html';
 import { attachmentUrl } from '../conversations/format.js';
 
 export const MAX_HTML_CHARS = 2 * 1024 * 1024;
@@ -17,7 +18,11 @@ const SAFE_STYLE = {
 };
 
 /** Returns sanitized HTML, or null when nothing is left. `cids` maps Content-IDs to attachment ids. */
+let sanitizer: typeof SanitizeHtml | undefined;
+
 export function sanitizeMailHtml(html: string, cids: ReadonlyMap<string, string> = new Map()): string | null {
+  // Required on first use: a server that never stores HTML does not carry the parser.
+  const sanitizeHtml = (sanitizer ??= createRequire(import.meta.url)('sanitize-html') as typeof SanitizeHtml);
   const input = html.length > MAX_HTML_CHARS ? html.slice(0, MAX_HTML_CHARS) : html;
   const out = sanitizeHtml(input, {
     allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'font', 'center', 'del', 'ins', 'big', 'small'],

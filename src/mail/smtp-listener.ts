@@ -4,7 +4,8 @@
 // or after DATA (552), and answers 250 only once the message is committed. Relays may
 // authenticate with the ingress secret; STARTTLS is not offered (terminate TLS at the MX in front).
 import type { AddressInfo } from 'node:net';
-import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { createRequire } from 'node:module';
+import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { isReturnPath } from '../broadcasts/reports.js';
 import type { Ctx } from '../context.js';
 import { AppError } from '../platform/errors.js';
@@ -35,6 +36,8 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
   const returnPaths = new WeakMap<object, string[]>();
   const parser = new ParsePool(ctx.log);
 
+  // Required only when the ingress is on.
+  const { SMTPServer } = createRequire(import.meta.url)('smtp-server') as typeof import('smtp-server');
   const server = new SMTPServer({
     name: new URL(ctx.config.publicUrl).hostname,
     banner: 'svc ingress',

@@ -1,6 +1,7 @@
 // The nodemailer transport of an e-mail channel's SMTP account: used for replies now and for
 // broadcasts later. The password is unsealed here, at send time only, and never kept.
-import nodemailer, { type Transporter } from 'nodemailer';
+import { createRequire } from 'node:module';
+import type { Transporter } from 'nodemailer';
 import type { ChannelRow } from '../channels/service.js';
 import type { Ctx } from '../context.js';
 import { conflict } from '../platform/errors.js';
@@ -22,6 +23,8 @@ export interface TransportOptions {
 export function channelTransport(ctx: Pick<Ctx, 'sealer' | 'config'>, channel: ChannelRow, opts: TransportOptions = {}): Transporter {
   if (!hasSmtpAccount(channel)) throw conflict(`channel ${channel.id} has no SMTP account; set its SMTP server, user name and password first`, 'smtp_not_configured');
   const tls = channel.smtp_tls ?? 'starttls';
+  // Required on first use (then cached by Node): a server that sends no mail never loads nodemailer.
+  const nodemailer = createRequire(import.meta.url)('nodemailer') as typeof import('nodemailer');
   return nodemailer.createTransport({
     ...(opts.pool ? { pool: true as const, maxConnections: opts.pool, maxMessages: POOL_MESSAGES_PER_CONNECTION } : {}),
     host: smtpHost(ctx.config, channel.smtp_host!),

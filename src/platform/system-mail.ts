@@ -1,5 +1,6 @@
 // Mail from the server's own SMTP account (SVC_SMTP_*): sign-in codes, the operator digest, probes.
-import nodemailer, { type Transporter } from 'nodemailer';
+import { createRequire } from 'node:module';
+import type { Transporter } from 'nodemailer';
 import type { Config } from '../config.js';
 import type { Logger } from './log.js';
 
@@ -22,6 +23,8 @@ export function createSystemMailer(config: Config, log: Logger): SystemMailer {
   const smtp = config.smtp;
   let transport: Transporter | undefined;
   if (smtp) {
+    // Required here, not at the top: a server without an SMTP account never loads nodemailer.
+    const nodemailer = createRequire(import.meta.url)('nodemailer') as typeof import('nodemailer');
     transport = nodemailer.createTransport({
       host: smtp.host,
       port: smtp.port,
