@@ -1,15 +1,13 @@
 // Migration endpoints (spec: Endpoints › Migration endpoints). Owners, admins and API keys with
 // migrations:manage and no inbox limit; agents and other keys get 403.
 import { createRoute, z } from '@hono/zod-openapi';
-import { requireManager } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import type { ApiApp, AppEnv } from '../http/app.js';
-import { requireAccess } from '../http/auth.js';
-import { bearer, idParam, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
+import type { ApiApp } from '../http/app.js';
+import { bearer, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
-import type { Context } from 'hono';
 import { MIGRATION_STATES } from './states.js';
 import { registerMigrationSwitchingRoutes } from './switching-routes.js';
+import { migrationManager, params, tags } from './route-common.js';
 import {
   cancelMigration,
   createMigration,
@@ -32,7 +30,6 @@ import {
   updateMigration,
 } from './service.js';
 
-const tags = ['migrations'];
 const TLS = z.enum(['tls', 'starttls', 'none']);
 
 export const MigrationSchema = z
@@ -108,14 +105,9 @@ const TestSchema = z.object({
   migration: MigrationSchema,
 });
 
-const params = z.object({ migrationId: idParam('migrationId', 'mig_01hxyz') });
 
 export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
-  const manager = async (c: Context<AppEnv>) => {
-    const access = await requireAccess(c, ctx);
-    requireManager(access, 'migrations:manage', { wholeWorkspace: true });
-    return access;
-  };
+  const manager = migrationManager(ctx);
   const action = (path: string, summary: string, run: typeof startScan, status: 200 | 202 = 200) =>
     app.openapi(
       createRoute({

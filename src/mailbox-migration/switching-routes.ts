@@ -1,25 +1,17 @@
 // Migration endpoints of switching delivery, finishing and removing history: probe, finish and
 // remove-history (registered by routes.ts with the other migration endpoints).
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
-import { requireManager } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import type { ApiApp, AppEnv } from '../http/app.js';
-import { requireAccess } from '../http/auth.js';
-import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import type { ApiApp } from '../http/app.js';
+import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { removeHistory } from './removal.js';
 import { act } from './service.js';
 import { finishMigration, sendProbe } from './switching.js';
+import { migrationManager, params, tags } from './route-common.js';
 
-const tags = ['migrations'];
-const params = z.object({ migrationId: idParam('migrationId', 'mig_01hxyz') });
 
 export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, MigrationSchema: z.ZodType) {
-  const manager = async (c: Context<AppEnv>) => {
-    const access = await requireAccess(c, ctx);
-    requireManager(access, 'migrations:manage', { wholeWorkspace: true });
-    return access;
-  };
+  const manager = migrationManager(ctx);
 
   app.openapi(
     createRoute({

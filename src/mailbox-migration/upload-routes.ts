@@ -3,21 +3,17 @@
 // inbox limit.
 import { Readable } from 'node:stream';
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
-import { requireManager } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import type { ApiApp, AppEnv, BodyLimitRule } from '../http/app.js';
-import { requireAccess } from '../http/auth.js';
-import { bearer, idParam, jsonAnswer } from '../http/openapi.js';
+import type { ApiApp, BodyLimitRule } from '../http/app.js';
+import { bearer, jsonAnswer } from '../http/openapi.js';
 import { invalid } from '../platform/errors.js';
 import { MigrationSchema } from './routes.js';
 import { completeUpload, getUpload, MAX_PART_BYTES, MAX_PARTS, PART_SHA256_HEADER, putPart } from './upload.js';
+import { migrationManager, params, tags } from './route-common.js';
 
-const tags = ['migrations'];
 
 export const uploadBodyLimits: BodyLimitRule[] = [{ method: 'POST', path: /^\/v1\/migrations\/[^/]+\/upload\/parts\/[^/]+$/, maxBytes: () => MAX_PART_BYTES }];
 
-const params = z.object({ migrationId: idParam('migrationId', 'mig_01hxyz') });
 const partParams = params.extend({
   part: z.coerce.number().int().min(1).max(MAX_PARTS).openapi({ param: { name: 'part', in: 'path' }, example: 1, description: `part number, 1 to ${MAX_PARTS}, in file order` }),
 });
@@ -53,11 +49,7 @@ const UploadSchema = z
   .openapi('MigrationUpload');
 
 export function registerMigrationUploadRoutes(app: ApiApp, ctx: Ctx) {
-  const manager = async (c: Context<AppEnv>) => {
-    const access = await requireAccess(c, ctx);
-    requireManager(access, 'migrations:manage', { wholeWorkspace: true });
-    return access;
-  };
+  const manager = migrationManager(ctx);
 
   app.openapi(
     createRoute({
