@@ -16,6 +16,7 @@ import {
   conversationView,
   getConversationFor,
   listConversations,
+  markConversationRead,
   listMessages,
   MAX_BULK,
   MAX_LABELS,
@@ -46,6 +47,12 @@ export const ConversationSchema = z
     last_message_at: z.string(),
   })
   .openapi('Conversation');
+
+export const ConversationListItemSchema = ConversationSchema.extend({
+  contact: z.object({ id: z.string(), name: z.string().nullable(), email: z.string().nullable() }),
+  preview: z.string().nullable().openapi({ description: 'the start of the latest message' }),
+  unread: z.boolean().openapi({ description: 'the customer wrote since the calling member last opened it (always false for API keys and imported mail)' }),
+}).openapi('ConversationListItem');
 
 export const AttachmentSchema = z
   .object({
@@ -158,9 +165,10 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           contact_id: z.string().max(100).optional(),
           spam: z.enum(['true', 'false']).optional(),
           imported: z.enum(['true', 'false']).optional(),
+          sort: z.enum(['created', 'activity']).optional().openapi({ description: 'created (default): newest first; activity: latest message first' }),
         }),
       },
-      responses: { 200: jsonAnswer(pageSchema(ConversationSchema), 'a page of conversations') },
+      responses: { 200: jsonAnswer(pageSchema(ConversationListItemSchema), 'a page of conversations') },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
@@ -178,7 +186,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           spam: q.spam === undefined ? undefined : q.spam === 'true',
           imported: q.imported === undefined ? undefined : q.imported === 'true',
         },
-        q,
+        { limit: q.limit, cursor: q.cursor, sort: q.sort },
       );
       return c.json(page, 200);
     },
@@ -199,6 +207,23 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       requireScope(access, 'conversations:read');
       const row = await getConversationFor(ctx, access, c.req.valid('param').conversationId);
       return c.json(await conversationView(ctx.db, row), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/conversations/{conversationId}/read',
+      tags: ['conversations'],
+      summary: 'Mark a conversation read for the signed-in member (the panel does when it opens one)',
+      security: bearer,
+      request: { params: conversationParams },
+      responses: { 200: jsonAnswer(z.object({ read_at: z.string() }), 'read now') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'conversations:read');
+      return c.json(await markConversationRead(ctx, access, c.req.valid('param').conversationId), 200);
     },
   );
 

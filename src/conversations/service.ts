@@ -5,7 +5,7 @@
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import { formatContact } from '../contacts/format.js';
-import { loadContactView, type ContactView } from '../contacts/store.js';
+import { loadContactView, loadContactViews, type ContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import type {
   AuthorType,
@@ -22,7 +22,7 @@ import { announceEvents, recordEvent } from '../events/service.js';
 import { decodeCursor, toPage } from '../http/pagination.js';
 import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
-import { invalid, notFound } from '../platform/errors.js';
+import { forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { z } from 'zod';
 import {
@@ -222,12 +222,23 @@ export async function insertMessage(
   const times: Partial<ConversationRow> = {};
   if (message.created_at > conversation.updated_at) times.updated_at = message.created_at;
   if (message.kind === 'message' && message.created_at > conversation.last_message_at) times.last_message_at = message.created_at;
+  if (message.kind === 'message' && message.created_at >= conversation.last_message_at) times.preview = previewOf(message.body);
+  if (message.kind === 'message' && message.direction === 'in' && !message.imported_at && message.created_at > (conversation.last_inbound_at ?? '')) {
+    times.last_inbound_at = message.created_at;
+  }
   let updated = conversation;
   if (Object.keys(times).length) {
     await tx.db.updateTable('conversations').set(times).where('id', '=', conversation.id).execute();
     updated = { ...conversation, ...times };
   }
   return { message, attachments, conversation: updated };
+}
+
+const PREVIEW_CHARS = 200;
+
+/** The start of a message as one line, for lists. */
+export function previewOf(body: string): string {
+  return body.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS);
 }
 
 /** Registers a mail Message-ID for threading; false when the inbox has it already (a duplicate). */
@@ -498,11 +509,23 @@ export interface ConversationFilter {
 }
 
 const cursorShape = z.object({ id: z.string() });
+const activityCursorShape = z.object({ at: z.string(), id: z.string() });
 
-/** Newest first (by creation), keyset-paginated, only inboxes the caller reaches. */
-export async function listConversations(ctx: Pick<Ctx, 'db'>, access: Access, filter: ConversationFilter, page: { limit?: number; cursor?: string }) {
+export type ConversationSort = 'created' | 'activity';
+
+/**
+ * Keyset-paginated, only inboxes the caller reaches: newest first by creation, or by last activity
+ * (the panel's order). Items carry what a list shows beside the conversation: the contact's name
+ * and address, the start of the latest message, and whether it is unread for the calling member.
+ */
+export async function listConversations(
+  ctx: Pick<Ctx, 'db'>,
+  access: Access,
+  filter: ConversationFilter,
+  page: { limit?: number; cursor?: string; sort?: ConversationSort },
+) {
   const limit = page.limit ?? 50;
-  const after = decodeCursor(page.cursor, cursorShape);
+  const sort = page.sort ?? 'created';
   let q = ctx.db.selectFrom('conversations').selectAll().where('workspace_id', '=', access.workspaceId);
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('inbox_id', 'in', access.inboxIds) : q.where('inbox_id', '=', '');
   if (filter.inboxId) q = q.where('inbox_id', '=', filter.inboxId);
@@ -524,10 +547,58 @@ export async function listConversations(ctx: Pick<Ctx, 'db'>, access: Access, fi
       ),
     );
   }
-  if (after) q = q.where('id', '<', after.id);
-  const rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
-  const labels = await labelsOf(ctx.db, rows.slice(0, limit).map((r) => r.id));
-  return toPage(rows, limit, (r) => ({ id: r.id }), (r) => formatConversation(r, labels.get(r.id) ?? []));
+  let rows: ConversationRow[];
+  let cursorOf: (r: ConversationRow) => unknown;
+  if (sort === 'activity') {
+    const after = decodeCursor(page.cursor, activityCursorShape);
+    if (after) q = q.where((eb) => eb.or([eb('last_message_at', '<', after.at), eb.and([eb('last_message_at', '=', after.at), eb('id', '<', after.id)])]));
+    rows = await q.orderBy('last_message_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    cursorOf = (r) => ({ at: r.last_message_at, id: r.id });
+  } else {
+    const after = decodeCursor(page.cursor, cursorShape);
+    if (after) q = q.where('id', '<', after.id);
+    rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
+    cursorOf = (r) => ({ id: r.id });
+  }
+  const shown = rows.slice(0, limit);
+  const ids = shown.map((r) => r.id);
+  const personId = access.actor.kind === 'member' ? access.actor.personId : null;
+  const [labels, contacts, reads] = await Promise.all([
+    labelsOf(ctx.db, ids),
+    loadContactViews(ctx.db, shown.map((r) => r.contact_id)),
+    personId && ids.length
+      ? ctx.db.selectFrom('conversation_reads').select(['conversation_id', 'read_at']).where('person_id', '=', personId).where('conversation_id', 'in', ids).execute()
+      : Promise.resolve([]),
+  ]);
+  const readAt = new Map(reads.map((r) => [r.conversation_id, r.read_at]));
+  return toPage(rows, limit, cursorOf, (r) => {
+    const contact = contacts.get(r.contact_id);
+    return {
+      ...formatConversation(r, labels.get(r.id) ?? []),
+      contact: { id: r.contact_id, name: contact?.contact.name ?? null, email: contact?.emails[0] ?? null },
+      preview: r.preview ?? null,
+      unread: personId !== null && isUnread(r, readAt.get(r.id)),
+    };
+  });
+}
+
+/** Unread for a member until they open it after the customer's latest (live) message. */
+export function isUnread(c: Pick<ConversationRow, 'last_inbound_at'>, readAt: string | undefined): boolean {
+  return !!c.last_inbound_at && (!readAt || readAt < c.last_inbound_at);
+}
+
+/** Records that a member opened a conversation now (it stops being unread for them). */
+export async function markConversationRead(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, conversationId: string): Promise<{ read_at: string }> {
+  if (access.actor.kind !== 'member') throw forbidden('only a signed-in member has an unread state');
+  const conversation = await findConversation(ctx.db, access.workspaceId, conversationId);
+  if (!conversation || !canSeeInbox(access, conversation.inbox_id)) throw notFound('no such conversation');
+  const readAt = iso(ctx.clock.now());
+  await ctx.db
+    .insertInto('conversation_reads')
+    .values({ conversation_id: conversation.id, person_id: access.actor.personId, read_at: readAt })
+    .onConflict((oc) => oc.columns(['conversation_id', 'person_id']).doUpdateSet({ read_at: readAt }))
+    .execute();
+  return { read_at: readAt };
 }
 
 /** Messages of a conversation, newest first unless order is 'asc'. */

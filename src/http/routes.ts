@@ -19,6 +19,7 @@ import { registerWidgetRoutes } from '../widget/routes.js';
 import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerMigrationRoutes } from '../mailbox-migration/routes.js';
 import { registerMigrationUploadRoutes, uploadBodyLimits } from '../mailbox-migration/upload-routes.js';
+import { registerPanelRoutes } from '../panel/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -44,4 +45,6 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerBroadcastRoutes },
   { register: registerMigrationRoutes },
   { register: registerMigrationUploadRoutes, bodyLimits: uploadBodyLimits },
+  // Last: its fallback answers every GET no route above took.
+  { register: registerPanelRoutes },
 ];

@@ -55,6 +55,17 @@ export interface ConversationsTable {
   created_at: string;
   updated_at: string;
   last_message_at: string;
+  /** The start of the latest message (what the panel's list shows). */
+  preview?: string | null;
+  /** When the customer last wrote (live mail only): unread for a member who has not opened it since. */
+  last_inbound_at?: string | null;
+}
+
+/** When a member last opened a conversation. */
+export interface ConversationReadsTable {
+  conversation_id: string;
+  person_id: string;
+  read_at: string;
 }
 
 export interface ConversationLabelsTable {
@@ -148,6 +159,7 @@ export interface ConversationTables {
   contact_external_ids: ContactExternalIdsTable;
   conversations: ConversationsTable;
   conversation_labels: ConversationLabelsTable;
+  conversation_reads: ConversationReadsTable;
   messages: MessagesTable;
   mail_ids: MailIdsTable;
   attachments: AttachmentsTable;

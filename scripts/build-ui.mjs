@@ -1,0 +1,47 @@
+// Builds the panel: the OpenAPI document of the compiled server → typed client → type check → Vite.
+// Runs after `tsc` (npm run build); a route change that breaks the panel fails here.
+import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const generated = path.join(root, 'ui', 'generated');
+fs.mkdirSync(generated, { recursive: true });
+
+// The document is what a running server answers at /v1/openapi.json, asked in-process from a
+// throwaway data directory (no listener, no migrations: building the routes touches no table).
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-openapi-'));
+try {
+  const env = { SVC_DATA_DIR: dataDir, SVC_MASTER_KEY: crypto.randomBytes(32).toString('hex'), SVC_METRICS_ADDR: 'off', SVC_PUBLIC_URL: 'http://localhost:8080' };
+  const { loadConfig } = await import(pathToFileURL(path.join(root, 'dist/src/config.js')).href);
+  const { buildServices } = await import(pathToFileURL(path.join(root, 'dist/src/context.js')).href);
+  const { createApp } = await import(pathToFileURL(path.join(root, 'dist/src/http/app.js')).href);
+  const services = buildServices(loadConfig(env), { log: silentLog() });
+  try {
+    const res = await createApp(services).request('/v1/openapi.json');
+    if (res.status !== 200) throw new Error(`/v1/openapi.json answered ${res.status}`);
+    fs.writeFileSync(path.join(generated, 'openapi.json'), JSON.stringify(await res.json(), null, 1));
+  } finally {
+    await services.close();
+  }
+} finally {
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+run('openapi-typescript', [path.join(generated, 'openapi.json'), '--output', path.join(generated, 'api.d.ts'), '--silent']);
+run('tsc', ['-p', path.join(root, 'ui', 'tsconfig.json')]);
+run('vite', ['build', '--config', path.join(root, 'ui', 'vite.config.ts'), '--logLevel', 'warn']);
+
+function run(bin, args) {
+  const r = spawnSync(path.join(root, 'node_modules', '.bin', bin), args, { stdio: 'inherit', cwd: root });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+function silentLog() {
+  const noop = () => {};
+  const log = { debug: noop, info: noop, warn: noop, error: noop, child: () => log };
+  return log;
+}

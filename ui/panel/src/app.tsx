@@ -1,0 +1,49 @@
+// Routes of the panel. Every URL is real: a reload lands on the same view.
+import { useEffect } from 'preact/hooks';
+import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { whenUnauthorized } from './api';
+import { Toasts } from './components/Toasts';
+import { SignIn } from './pages/SignIn';
+import { Workspace } from './pages/Workspace';
+import { loadMe, me } from './state';
+
+whenUnauthorized(() => {
+  if (!location.pathname.startsWith('/sign-in')) me.value = null;
+});
+
+export function App() {
+  useEffect(() => {
+    void loadMe().catch(() => (me.value = null));
+  }, []);
+  return (
+    <LocationProvider>
+      <Gate />
+      <Toasts />
+    </LocationProvider>
+  );
+}
+
+function Gate() {
+  const { path, route } = useLocation();
+  const signedIn = me.value;
+  const onSignIn = path.startsWith('/sign-in');
+  useEffect(() => {
+    if (signedIn === null && !onSignIn) route(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, true);
+    if (signedIn && (path === '/' || onSignIn)) route(safeNext(), true);
+  }, [signedIn, path]);
+  if (signedIn === undefined) return <div class="auth" aria-busy="true" />;
+  return (
+    <Router>
+      <Route path="/sign-in" component={SignIn} />
+      <Route path="/conversations/:id?" component={Workspace} />
+      <Route path="/inboxes/:inbox/:id?" component={Workspace} />
+      <Route default component={Workspace} />
+    </Router>
+  );
+}
+
+/** Where to go after signing in: a same-site panel path only. */
+function safeNext(): string {
+  const next = new URLSearchParams(location.search).get('next');
+  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/sign-in') ? next : '/conversations';
+}

@@ -1,0 +1,281 @@
+// One conversation: its thread, the composer and the details column.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, errorText, must, type Conversation, type Message } from '../api';
+import { absoluteTime, t } from '../i18n';
+import { onEvent, onReset } from '../realtime';
+import { inboxes, me, toast } from '../state';
+import { isTyping } from '../pages/Workspace';
+import { Composer, type ComposerHandle } from './Composer';
+
+type Contact = { id: string; name: string | null; emails: string[] };
+
+export function ConversationPane(props: { conversationId: string | null; onBack: () => void }) {
+  if (!props.conversationId) {
+    return (
+      <section class="conv-pane details-hidden" aria-label={t('conv.none_title')}>
+        <div class="empty" style={{ alignSelf: 'center' }}>
+          <strong>{t('conv.none_title')}</strong>
+          {t('conv.none')}
+        </div>
+      </section>
+    );
+  }
+  return <ConversationView id={props.conversationId} onBack={props.onBack} />;
+}
+
+function ConversationView(props: { id: string; onBack: () => void }) {
+  const [conv, setConv] = useState<Conversation | null>(null);
+  const [messages, setMessages] = useState<Message[]>([]);
+  const [contact, setContact] = useState<Contact | null>(null);
+  const [state, setState] = useState<'loading' | 'ready' | 'error'>('loading');
+  const [error, setError] = useState('');
+  const [showDetails, setShowDetails] = useState(() => matchMedia('(min-width: 900px)').matches);
+  const thread = useRef<HTMLDivElement>(null);
+  const composer = useRef<ComposerHandle>(null);
+  const myId = me.value!.person.id;
+
+  async function load() {
+    setState('loading');
+    try {
+      const [c, page] = await Promise.all([
+        must(api.GET('/v1/conversations/{conversationId}', { params: { path: { conversationId: props.id } } })),
+        must(api.GET('/v1/conversations/{conversationId}/messages', { params: { path: { conversationId: props.id }, query: { order: 'desc', limit: 200 } } })),
+      ]);
+      setConv(c);
+      setMessages(page.data.slice().reverse());
+      setState('ready');
+      void api.POST('/v1/conversations/{conversationId}/read', { params: { path: { conversationId: props.id } } });
+      const ct = await api.GET('/v1/contacts/{contactId}', { params: { path: { contactId: c.contact_id } } });
+      if (ct.data) setContact(ct.data as unknown as Contact);
+    } catch (e) {
+      setError(errorText(e));
+      setState('error');
+    }
+  }
+
+  useEffect(() => {
+    void load();
+    const off = onEvent((ev) => {
+      const c = ev.data.conversation;
+      if (!c || c.id !== props.id) return;
+      setConv((old) => ({ ...(old ?? {}), ...c }));
+      const m = ev.data.message as Message | undefined;
+      if (m) {
+        setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? m : x)) : [...old, m]));
+        if (m.direction === 'in') void api.POST('/v1/conversations/{conversationId}/read', { params: { path: { conversationId: props.id } } });
+      }
+    });
+    const offReset = onReset(() => void load());
+    return () => {
+      off();
+      offReset();
+    };
+  }, [props.id]);
+
+  useEffect(() => {
+    const el = thread.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [messages.length, state]);
+
+  async function change(patch: { status?: 'open' | 'pending' | 'closed'; assignee_id?: string | null }) {
+    if (!conv) return;
+    const before = conv;
+    setConv({ ...conv, ...patch } as Conversation);
+    try {
+      setConv(await must(api.PATCH('/v1/conversations/{conversationId}', { params: { path: { conversationId: props.id } }, body: patch })));
+    } catch (e) {
+      setConv(before);
+      toast(t('action.failed', { error: errorText(e) }));
+    }
+  }
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target) || !conv) return;
+      if (e.key === 'e') void change({ status: conv.status === 'closed' ? 'open' : 'closed' });
+      else if (e.key === 'a') void change({ assignee_id: myId });
+      else if (e.key === 'r') composer.current?.focus('message');
+      else if (e.key === 'n') composer.current?.focus('note');
+      else return;
+      e.preventDefault();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [conv]);
+
+  if (state === 'loading' && !conv) {
+    return (
+      <section class="conv-pane details-hidden" aria-busy="true" aria-label={t('conv.loading')}>
+        <div style={{ padding: 'var(--space-4)' }}>
+          <div class="skeleton" style={{ width: '50%' }} />
+          <div class="skeleton" style={{ width: '90%', height: '60px' }} />
+          <div class="skeleton" style={{ width: '70%', height: '60px' }} />
+        </div>
+      </section>
+    );
+  }
+  if (state === 'error' || !conv) {
+    return (
+      <section class="conv-pane details-hidden">
+        <div class="empty" role="alert">
+          <strong>{t('conv.error')}</strong>
+          <p>{error}</p>
+          <button class="btn" type="button" onClick={() => void load()}>
+            {t('list.retry')}
+          </button>
+        </div>
+      </section>
+    );
+  }
+
+  const lastImported = conv.imported ? lastIndex(messages, (m) => isImportedMessage(m, conv)) : -1;
+  return (
+    <section class={`conv-pane${showDetails ? ' details-open' : ' details-hidden'}`} aria-label={conv.subject ?? t('list.no_subject')}>
+      <div class="conv-main">
+        <div class="pane-head">
+          <button class="btn btn-ghost back" type="button" onClick={props.onBack}>
+            ← {t('conv.back')}
+          </button>
+          <h2 title={conv.subject ?? ''}>{conv.subject || t('list.no_subject')}</h2>
+          {conv.imported && <span class="badge">{t('conv.imported')}</span>}
+          <button class="btn" type="button" onClick={() => void change({ status: conv.status === 'closed' ? 'open' : 'closed' })} title={`${conv.status === 'closed' ? t('action.reopen') : t('action.close')} (e)`}>
+            {conv.status === 'closed' ? t('action.reopen') : t('action.close')}
+          </button>
+          <button class="btn btn-ghost" type="button" aria-expanded={showDetails} onClick={() => setShowDetails(!showDetails)}>
+            {showDetails ? t('conv.hide_details') : t('conv.details')}
+          </button>
+        </div>
+        <div class="thread" ref={thread} role="log" aria-live="polite" aria-label={conv.subject ?? t('list.no_subject')}>
+          {messages.map((m, i) => (
+            <>
+              <MessageItem key={m.id} message={m} contact={contact} myId={myId} />
+              {i === lastImported && i < messages.length - 1 && <div class="divider">{t('conv.imported_divider')}</div>}
+            </>
+          ))}
+        </div>
+        <Composer ref={composer} conversationId={conv.id} onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old : [...old, m]))} />
+      </div>
+      {showDetails && (
+        <aside class="details" aria-label={t('conv.details')}>
+          <h3>{t('details.contact')}</h3>
+          <dl>
+            <dt>{t('details.contact')}</dt>
+            <dd>{contact?.name ?? '—'}</dd>
+            <dt>{t('details.email')}</dt>
+            <dd>{contact?.emails?.[0] ?? '—'}</dd>
+          </dl>
+          <h3>{t('details.conversation')}</h3>
+          <div class="field">
+            <label for="status">{t('details.status')}</label>
+            <select id="status" class="select" value={conv.status} onChange={(e) => void change({ status: e.currentTarget.value as Conversation['status'] })}>
+              {(['open', 'pending', 'closed'] as const).map((s) => (
+                <option value={s} key={s}>
+                  {t(`status.${s}`)}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <span id="assignee-label" style={{ fontWeight: 600, fontSize: 'var(--text-sm)' }}>
+              {t('details.assignee')}
+            </span>
+            <p aria-labelledby="assignee-label" style={{ margin: 0 }}>
+              {conv.assignee_id === null ? t('details.unassigned') : conv.assignee_id === myId ? t('conv.you') : t('conv.team')}
+            </p>
+            {conv.assignee_id !== myId && (
+              <button class="btn" type="button" onClick={() => void change({ assignee_id: myId })} title={`${t('details.assign_me')} (a)`}>
+                {t('details.assign_me')}
+              </button>
+            )}
+          </div>
+          <dl>
+            <dt>{t('details.inbox')}</dt>
+            <dd>{inboxes.value.find((x) => x.id === conv.inbox_id)?.name ?? '—'}</dd>
+            <dt>{t('details.source')}</dt>
+            <dd>{conv.source}</dd>
+            <dt>{t('details.created')}</dt>
+            <dd>
+              <time dateTime={conv.created_at}>{absoluteTime(conv.created_at)}</time>
+            </dd>
+            {conv.labels.length > 0 && (
+              <>
+                <dt>{t('details.labels')}</dt>
+                <dd>{conv.labels.join(', ')}</dd>
+              </>
+            )}
+          </dl>
+        </aside>
+      )}
+    </section>
+  );
+}
+
+function isImportedMessage(m: Message, conv: Conversation): boolean {
+  return conv.imported && m.created_at <= conv.created_at ? true : conv.imported && !!(m as { imported?: boolean }).imported;
+}
+
+function lastIndex<T>(items: T[], test: (x: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (test(items[i])) return i;
+  return -1;
+}
+
+function MessageItem(props: { message: Message; contact: Contact | null; myId: string }) {
+  const m = props.message;
+  const [formatted, setFormatted] = useState(false);
+  if (m.kind === 'event') return <p class="event-line">{describeEvent(m, props.myId)} · <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time></p>;
+  const author =
+    m.author.type === 'contact'
+      ? (props.contact?.name ?? props.contact?.emails?.[0] ?? t('list.unknown_contact'))
+      : m.author.type === 'member'
+        ? m.author.member_id === props.myId
+          ? t('conv.you')
+          : t('conv.team')
+        : m.author.type === 'api_key'
+          ? t('conv.api')
+          : t('conv.system');
+  const cls = m.kind === 'note' ? 'msg note' : m.direction === 'out' ? 'msg out' : 'msg';
+  return (
+    <article class={cls} aria-label={`${m.kind === 'note' ? t('conv.note') + ': ' : ''}${author}`}>
+      <header class="msg-head">
+        <span class="author">{author}</span>
+        {m.kind === 'note' && <span class="badge">{t('conv.note')}</span>}
+        {m.automatic && <span class="badge">{t('conv.automatic')}</span>}
+        <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time>
+        {m.html && (
+          <button class="btn btn-ghost" type="button" style={{ minHeight: '24px' }} onClick={() => setFormatted(!formatted)}>
+            {formatted ? t('conv.show_text') : t('conv.show_formatted')}
+          </button>
+        )}
+      </header>
+      {formatted && m.html ? (
+        // No scripts, no same-origin access; the page's CSP (inherited by srcdoc) blocks remote images.
+        <iframe sandbox="" srcdoc={m.html} title={t('conv.show_formatted')} style={{ width: '100%', height: '360px', border: 0, background: 'white' }} />
+      ) : (
+        <div class="msg-body">{m.body}</div>
+      )}
+      {m.attachments.length > 0 && (
+        <div class="attachments">
+          {m.attachments.map((a) => (
+            <a class="attachment" key={a.id} href={a.url} download={a.filename}>
+              {a.content_type.startsWith('image/') && !a.content_type.includes('svg') ? <img src={a.url} alt={a.filename} loading="lazy" /> : null}
+              <span>{a.filename}</span>
+            </a>
+          ))}
+        </div>
+      )}
+      {m.status === 'failed' && (
+        <p class="msg-status-failed" role="status">
+          {t('conv.failed', { error: m.error ?? '' })}
+        </p>
+      )}
+      {m.status === 'pending' && <p class="msg-status-pending">{t('conv.pending')}</p>}
+    </article>
+  );
+}
+
+function describeEvent(m: Message, myId: string): string {
+  const d = (m.details ?? {}) as Record<string, { from: unknown; to: unknown }>;
+  if (d.status) return t('event.status', { to: t(`status.${d.status.to as 'open'}`) });
+  if (d.assignee_id) return d.assignee_id.to === null ? t('event.assignee_cleared') : t('event.assignee_set', { to: d.assignee_id.to === myId ? t('conv.you') : t('conv.team') });
+  return t('event.other', { what: Object.keys(d).join(', ') || m.body });
+}

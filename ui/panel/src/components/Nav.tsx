@@ -1,0 +1,76 @@
+import { t } from '../i18n';
+import { inboxes, me, signOut, switchWorkspace, workspaceId } from '../state';
+import { listUrl, type ListFilter, type View } from '../views';
+
+export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp: () => void }) {
+  const f = props.filter;
+  const views: [View, string][] = [
+    ['mine', t('nav.mine')],
+    ['unassigned', t('nav.unassigned')],
+    ['all', t('nav.all')],
+  ];
+  const memberships = me.value?.memberships ?? [];
+  return (
+    <nav class="nav" aria-label={t('nav.menu')}>
+      <div class="nav-head">
+        {memberships.length > 1 ? (
+          <>
+            <label class="visually-hidden" for="ws">
+              {t('nav.workspace')}
+            </label>
+            <select id="ws" class="select" value={workspaceId.value ?? ''} onChange={(e) => void switchWorkspace(e.currentTarget.value).then(() => location.assign('/conversations'))}>
+              {memberships.map((m) => (
+                <option value={m.workspace_id} key={m.workspace_id}>
+                  {m.workspace_name}
+                </option>
+              ))}
+            </select>
+          </>
+        ) : (
+          <strong>{memberships[0]?.workspace_name}</strong>
+        )}
+      </div>
+      <div class="nav-scroll">
+        <div class="nav-section" id="nav-views">
+          {t('nav.views')}
+        </div>
+        <ul role="list" aria-labelledby="nav-views" style={{ listStyle: 'none', margin: 0, padding: 0 }}>
+          {views.map(([view, label]) => (
+            <li key={view}>
+              <a class="nav-link" href={listUrl({ ...f, view, inbox: null, label: null })} aria-current={!f.inbox && f.view === view ? 'page' : undefined} onClick={props.onNavigate}>
+                {label}
+              </a>
+            </li>
+          ))}
+        </ul>
+        {inboxes.value.length > 0 && (
+          <>
+            <div class="nav-section" id="nav-inboxes">
+              {t('nav.inboxes')}
+            </div>
+            <ul role="list" aria-labelledby="nav-inboxes" style={{ listStyle: 'none', margin: 0, padding: 0 }}>
+              {inboxes.value.map((inbox) => (
+                <li key={inbox.id}>
+                  <a class="nav-link" href={listUrl({ ...f, view: 'all', inbox: inbox.id, label: null })} aria-current={f.inbox === inbox.id ? 'page' : undefined} onClick={props.onNavigate}>
+                    {inbox.name}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
+      </div>
+      <div class="nav-foot">
+        <span class="who" title={me.value?.person.email}>
+          {me.value?.person.name ?? me.value?.person.email}
+        </span>
+        <button class="btn btn-ghost btn-icon" type="button" onClick={props.onHelp} title={`${t('nav.shortcuts')} (?)`} aria-label={t('nav.shortcuts')}>
+          ?
+        </button>
+        <button class="btn btn-ghost" type="button" onClick={() => void signOut()}>
+          {t('signin.sign_out')}
+        </button>
+      </div>
+    </nav>
+  );
+}

@@ -1,0 +1,13 @@
+import { toasts } from '../state';
+
+export function Toasts() {
+  return (
+    <div class="toasts" role="status" aria-live="polite">
+      {toasts.value.map((x) => (
+        <div class="toast" key={x.id}>
+          {x.text}
+        </div>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,43 @@
+// Strings come from one catalogue per language; the person's locale picks it.
+import { signal } from '@preact/signals';
+import { en, type MessageKey } from './locales/en';
+import { tr } from './locales/tr';
+
+const catalogues: Record<string, Record<MessageKey, string>> = { en, tr };
+export type Locale = 'en' | 'tr';
+
+export const locale = signal<Locale>(pickLocale(navigator.language));
+
+export function pickLocale(tag: string | null | undefined): Locale {
+  return tag && tag.toLowerCase().startsWith('tr') ? 'tr' : 'en';
+}
+
+export function setLocale(tag: string | null | undefined) {
+  locale.value = pickLocale(tag);
+  document.documentElement.lang = locale.value;
+}
+
+export function t(key: MessageKey, vars?: Record<string, string | number>): string {
+  const text = catalogues[locale.value][key] ?? en[key];
+  return vars ? text.replace(/\{(\w+)\}/g, (_, name: string) => String(vars[name] ?? '')) : text;
+}
+
+const rtf = () => new Intl.RelativeTimeFormat(locale.value, { numeric: 'auto', style: 'short' });
+
+/** "3 min", "yesterday", or a date: for lists. */
+export function relativeTime(isoTime: string, now = Date.now()): string {
+  const then = Date.parse(isoTime);
+  const seconds = Math.round((then - now) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 45) return t('time.now');
+  if (abs < 3600) return rtf().format(Math.round(seconds / 60), 'minute');
+  if (abs < 86400) return rtf().format(Math.round(seconds / 3600), 'hour');
+  if (abs < 2 * 86400 && seconds < 0) return t('time.yesterday');
+  if (abs < 7 * 86400) return rtf().format(Math.round(seconds / 86400), 'day');
+  return new Intl.DateTimeFormat(locale.value, { day: 'numeric', month: 'short' }).format(then);
+}
+
+/** The full date and time in the person's locale and time zone: in threads and tooltips. */
+export function absoluteTime(isoTime: string): string {
+  return new Intl.DateTimeFormat(locale.value, { dateStyle: 'medium', timeStyle: 'short' }).format(Date.parse(isoTime));
+}

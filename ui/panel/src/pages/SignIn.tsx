@@ -1,0 +1,83 @@
+// Sign in with a mailed one-time code. (Passkeys and sign-in links join here as the API offers them.)
+import { useState } from 'preact/hooks';
+import { api, errorText, must } from '../api';
+import { t } from '../i18n';
+import { loadMe } from '../state';
+
+export function SignIn() {
+  const [email, setEmail] = useState('');
+  const [code, setCode] = useState('');
+  const [step, setStep] = useState<'email' | 'code'>('email');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  async function sendCode(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await must(api.POST('/v1/auth/code', { body: { email } }));
+      setNotice(t('signin.code_sent', { email }));
+      setStep('code');
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function verify(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await must(api.POST('/v1/auth/verify', { body: { email, code: code.trim() } }));
+      await loadMe();
+    } catch (err) {
+      setError(errorText(err));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <main class="auth">
+      <div class="auth-card">
+        <p class="brand" aria-hidden="true">
+          {t('app.name')}
+        </p>
+        <h1>{t('signin.title')}</h1>
+        {step === 'email' ? (
+          <form onSubmit={sendCode}>
+            <p>{t('signin.lead')}</p>
+            <div class="field">
+              <label for="email">{t('signin.email')}</label>
+              <input id="email" class="input" type="email" autoComplete="username webauthn" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+            </div>
+            {error && <p class="error-text" role="alert">{error}</p>}
+            <button class="btn btn-primary" type="submit" disabled={busy}>
+              {t('signin.send')}
+            </button>
+          </form>
+        ) : (
+          <form onSubmit={verify}>
+            {notice && <div class="notice" role="status">{notice}</div>}
+            <div class="field">
+              <label for="code">{t('signin.code')}</label>
+              <input id="code" class="input" inputMode="numeric" autoComplete="one-time-code" required autoFocus value={code} onInput={(e) => setCode(e.currentTarget.value)} />
+            </div>
+            {error && <p class="error-text" role="alert">{error}</p>}
+            <button class="btn btn-primary" type="submit" disabled={busy}>
+              {t('signin.verify')}
+            </button>
+            <p>
+              <button class="btn btn-ghost" type="button" onClick={() => (setStep('email'), setCode(''), setError(null))}>
+                {t('signin.other_address')}
+              </button>
+            </p>
+          </form>
+        )}
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,64 @@
+// What the whole panel shares: who is signed in, which workspace, its inboxes, toasts.
+import { computed, signal } from '@preact/signals';
+import { api, must, useWorkspace, type Inbox, type Schemas } from './api';
+import { setLocale } from './i18n';
+
+type Me = { person: { id: string; email: string; name: string | null; locale: string }; memberships: { workspace_id: string; workspace_name: string; role: 'owner' | 'admin' | 'agent' }[] };
+
+/** undefined while the first /v1/me is in flight; null when signed out. */
+export const me = signal<Me | null | undefined>(undefined);
+export const workspaceId = signal<string | null>(null);
+export const inboxes = signal<Inbox[]>([]);
+export const toasts = signal<{ id: number; text: string }[]>([]);
+export const connection = signal<'live' | 'reconnecting'>('live');
+
+export const membership = computed(() => me.value?.memberships.find((m) => m.workspace_id === workspaceId.value) ?? null);
+
+const WORKSPACE_KEY = 'svc.workspace';
+
+export async function loadMe(): Promise<void> {
+  const res = await api.GET('/v1/me');
+  if (!res.data) {
+    me.value = null;
+    return;
+  }
+  const data = res.data as Me;
+  setLocale(data.person.locale);
+  const saved = localStorage.getItem(WORKSPACE_KEY);
+  const pick = data.memberships.find((m) => m.workspace_id === saved) ?? data.memberships[0] ?? null;
+  selectWorkspace(pick?.workspace_id ?? null);
+  me.value = data;
+  if (pick) await loadInboxes();
+}
+
+export function selectWorkspace(id: string | null) {
+  workspaceId.value = id;
+  useWorkspace(id);
+  if (id) localStorage.setItem(WORKSPACE_KEY, id);
+}
+
+export async function switchWorkspace(id: string) {
+  selectWorkspace(id);
+  inboxes.value = [];
+  await loadInboxes();
+}
+
+export async function loadInboxes() {
+  const res = await must(api.GET('/v1/inboxes'));
+  inboxes.value = res.data as Inbox[];
+}
+
+export async function signOut() {
+  await api.POST('/v1/auth/signout');
+  me.value = null;
+  location.assign('/sign-in');
+}
+
+let toastId = 0;
+export function toast(text: string) {
+  const id = ++toastId;
+  toasts.value = [...toasts.value, { id, text }];
+  setTimeout(() => (toasts.value = toasts.value.filter((x) => x.id !== id)), 5000);
+}
+
+export type ConversationStatus = Schemas['Conversation']['status'];
