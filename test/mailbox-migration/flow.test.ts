@@ -310,6 +310,9 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     const convs = await db.selectFrom('conversations').selectAll().where('workspace_id', '=', seed.workspaceId).orderBy('created_at').execute();
     assert.equal(convs.length, box.conversations);
     assert.ok(convs.every((c) => c.imported === 1 && c.channel_id === channelId && c.inbox_id === seed.inboxId));
+    const listed = await s.request('GET', '/v1/conversations?sort=activity&limit=200', { token: seed.ownerToken });
+    assert.equal(listed.body.data.length, box.conversations);
+    assert.ok(listed.body.data.every((c: { unread: boolean }) => c.unread === false), 'imported mail is never unread');
     const bySubject = (subject: string) => convs.filter((c) => c.subject === subject);
     assert.equal(bySubject('Printer on fire').length, 2, 'two threads with the same subject stay apart');
     const messagesOf = (cid: string) => db.selectFrom('messages').selectAll().where('conversation_id', '=', cid).orderBy('id').execute();

@@ -128,7 +128,6 @@ function ConversationView(props: { id: string; onBack: () => void }) {
     );
   }
 
-  const lastImported = conv.imported ? lastIndex(messages, (m) => isImportedMessage(m, conv)) : -1;
   return (
     <section class={`conv-pane${showDetails ? ' details-open' : ' details-hidden'}`} aria-label={conv.subject ?? t('list.no_subject')}>
       <div class="conv-main">
@@ -146,11 +145,8 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           </button>
         </div>
         <div class="thread" ref={thread} role="log" aria-live="polite" aria-label={conv.subject ?? t('list.no_subject')}>
-          {messages.map((m, i) => (
-            <>
-              <MessageItem key={m.id} message={m} contact={contact} myId={myId} />
-              {i === lastImported && i < messages.length - 1 && <div class="divider">{t('conv.imported_divider')}</div>}
-            </>
+          {messages.map((m) => (
+            <MessageItem key={m.id} message={m} contact={contact} myId={myId} />
           ))}
         </div>
         <Composer ref={composer} conversationId={conv.id} onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old : [...old, m]))} />
@@ -210,18 +206,10 @@ function ConversationView(props: { id: string; onBack: () => void }) {
   );
 }
 
-function isImportedMessage(m: Message, conv: Conversation): boolean {
-  return conv.imported && m.created_at <= conv.created_at ? true : conv.imported && !!(m as { imported?: boolean }).imported;
-}
-
-function lastIndex<T>(items: T[], test: (x: T) => boolean): number {
-  for (let i = items.length - 1; i >= 0; i--) if (test(items[i])) return i;
-  return -1;
-}
-
 function MessageItem(props: { message: Message; contact: Contact | null; myId: string }) {
   const m = props.message;
   const [formatted, setFormatted] = useState(false);
+  if (m.kind === 'event' && (m.details as { type?: string } | null)?.type === 'imported_divider') return <div class="divider">{t('conv.imported_divider')}</div>;
   if (m.kind === 'event') return <p class="event-line">{describeEvent(m, props.myId)} · <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time></p>;
   const author =
     m.author.type === 'contact'

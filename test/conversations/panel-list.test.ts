@@ -1,0 +1,79 @@
+// What the panel's list needs from GET /v1/conversations: latest activity first, the contact, the
+// start of the latest message, and unread state per member. (That imported mail is never unread is
+// checked in test/mailbox-migration/flow.test.ts, after a real copy.)
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../../src/platform/clock.js';
+import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+describe('conversation list for the panel', () => {
+  let s: TestServer;
+  let seed: Seed;
+  let address: string;
+  const clock = new ManualClock(new Date('2031-03-01T10:00:00Z'));
+
+  before(async () => {
+    s = await startTestServer({ env: { SVC_INGRESS_SECRET: INGRESS_SECRET }, clock });
+    seed = await seedWorkspace(s.app);
+    address = (await seedEmailChannel(s.app, seed)).address!;
+  });
+  after(() => s.stop());
+
+  test('sort=activity puts the conversation with the latest message first and pages by cursor', async () => {
+    const a = await deliverMail(s, address, { From: 'Ann <ann@order.example>', Subject: 'first' }, 'One\r\n');
+    clock.advance(60_000);
+    const b = await deliverMail(s, address, { From: 'bob@order.example', Subject: 'second' }, 'Two\r\n');
+    clock.advance(60_000);
+    await deliverMail(s, address, { From: 'Ann <ann@order.example>', Subject: 'Re: first', 'In-Reply-To': await messageIdOf(a.conversation_id) }, 'Three, later\r\n');
+
+    const byCreated = await s.request('GET', '/v1/conversations?limit=2', { token: seed.ownerToken });
+    assert.deepEqual(byCreated.body.data.map((c: { id: string }) => c.id).slice(0, 2), [b.conversation_id, a.conversation_id]);
+
+    const first = await s.request('GET', '/v1/conversations?sort=activity&limit=1', { token: seed.ownerToken });
+    assert.equal(first.status, 200);
+    assert.equal(first.body.data[0].id, a.conversation_id);
+    assert.deepEqual(first.body.data[0].contact, { id: first.body.data[0].contact_id, name: 'Ann', email: 'ann@order.example' });
+    assert.equal(first.body.data[0].preview, 'Three, later');
+    const second = await s.request('GET', `/v1/conversations?sort=activity&limit=1&cursor=${first.body.next_cursor}`, { token: seed.ownerToken });
+    assert.equal(second.body.data[0].id, b.conversation_id);
+    assert.equal(second.body.data[0].preview, 'Two');
+
+    const bad = await s.request('GET', '/v1/conversations?sort=activity&cursor=nonsense', { token: seed.ownerToken });
+    assert.equal(bad.status, 400);
+  });
+
+  test('unread per member until they open it after the last customer message; keys never see unread', async () => {
+    const agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    const c = await deliverMail(s, address, { From: 'carol@unread.example', Subject: 'unread' });
+    const unreadFor = async (token: string) =>
+      (await s.request('GET', '/v1/conversations?sort=activity&limit=200', { token })).body.data.find((x: { id: string }) => x.id === c.conversation_id).unread;
+    assert.equal(await unreadFor(seed.ownerToken), true);
+    assert.equal(await unreadFor(agent.token), true);
+    assert.equal(await unreadFor(seed.apiKey), false);
+
+    clock.advance(1000);
+    const read = await s.request('POST', `/v1/conversations/${c.conversation_id}/read`, { token: agent.token });
+    assert.equal(read.status, 200);
+    assert.equal(await unreadFor(agent.token), false);
+    assert.equal(await unreadFor(seed.ownerToken), true, 'reading is per member');
+
+    // The team's own reply does not make it unread again; the customer's next message does.
+    clock.advance(1000);
+    const note = await s.request('POST', `/v1/conversations/${c.conversation_id}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'looking' } });
+    assert.equal(note.status, 201);
+    assert.equal(await unreadFor(agent.token), false);
+    clock.advance(1000);
+    await deliverMail(s, address, { From: 'carol@unread.example', Subject: 'Re: unread', 'In-Reply-To': await messageIdOf(c.conversation_id) });
+    assert.equal(await unreadFor(agent.token), true);
+
+    assert.equal((await s.request('POST', `/v1/conversations/${c.conversation_id}/read`, { token: seed.apiKey })).status, 403);
+    assert.equal((await s.request('POST', '/v1/conversations/cv_missing/read', { token: agent.token })).status, 404);
+  });
+
+  async function messageIdOf(conversationId: string): Promise<string> {
+    const row = await s.app.db.selectFrom('mail_ids').select('rfc_id').where('conversation_id', '=', conversationId).executeTakeFirstOrThrow();
+    return `<${row.rfc_id}>`;
+  }
+});
