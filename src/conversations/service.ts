@@ -560,18 +560,24 @@ export async function listConversations(
     rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
     cursorOf = (r) => ({ id: r.id });
   }
-  const shown = rows.slice(0, limit);
-  const ids = shown.map((r) => r.id);
+  const items = await listItems(ctx, access, rows.slice(0, limit));
+  const byId = new Map(items.map((x) => [x.id, x]));
+  return toPage(rows, limit, cursorOf, (r) => byId.get(r.id)!);
+}
+
+/** Conversations as lists show them: with the contact, the latest message's start and unread state. */
+export async function listItems(ctx: Pick<Ctx, 'db'>, access: Access, rows: ConversationRow[]) {
+  const ids = rows.map((r) => r.id);
   const personId = access.actor.kind === 'member' ? access.actor.personId : null;
   const [labels, contacts, reads] = await Promise.all([
     labelsOf(ctx.db, ids),
-    loadContactViews(ctx.db, shown.map((r) => r.contact_id)),
+    loadContactViews(ctx.db, rows.map((r) => r.contact_id)),
     personId && ids.length
       ? ctx.db.selectFrom('conversation_reads').select(['conversation_id', 'read_at']).where('person_id', '=', personId).where('conversation_id', 'in', ids).execute()
       : Promise.resolve([]),
   ]);
   const readAt = new Map(reads.map((r) => [r.conversation_id, r.read_at]));
-  return toPage(rows, limit, cursorOf, (r) => {
+  return rows.map((r) => {
     const contact = contacts.get(r.contact_id);
     return {
       ...formatConversation(r, labels.get(r.id) ?? []),

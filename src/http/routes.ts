@@ -20,6 +20,7 @@ import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerMigrationRoutes } from '../mailbox-migration/routes.js';
 import { registerMigrationUploadRoutes, uploadBodyLimits } from '../mailbox-migration/upload-routes.js';
 import { registerPanelRoutes } from '../panel/routes.js';
+import { registerSearchRoutes } from '../search/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -35,6 +36,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerChannelRoutes },
   { register: registerConversationRoutes, bodyLimits: [{ method: 'POST', path: /^\/v1\/conversations\/[^/]+\/attachments$/, maxBytes: (ctx) => ctx.config.attachmentMaxBytes }] },
   { register: registerContactRoutes },
+  { register: registerSearchRoutes },
   { register: registerFeedbackRoutes },
   { register: registerMailRoutes, bodyLimits: ingressBodyLimits },
   { register: registerWebhookRoutes },
