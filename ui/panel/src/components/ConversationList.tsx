@@ -8,6 +8,7 @@ import { onEvent, onReset } from '../realtime';
 import { inboxes, me } from '../state';
 import { listUrl, matches, type ListFilter } from '../views';
 import { isTyping } from '../pages/Workspace';
+import { SearchBox, SearchResults } from './Search';
 
 const ROW_HEIGHT = 76;
 const OVERSCAN = 8;
@@ -24,6 +25,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   const [error, setError] = useState('');
   const [scrollTop, setScrollTop] = useState(0);
   const [height, setHeight] = useState(600);
+  const [q, setQ] = useState('');
   const scroller = useRef<HTMLDivElement>(null);
   const loadingMore = useRef(false);
   const shift = useRef(0);
@@ -134,7 +136,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   // j / k move through the list.
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target)) return;
+      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target) || q.trim()) return;
       if (e.key !== 'j' && e.key !== 'k') return;
       e.preventDefault();
       const i = items.findIndex((x) => x.id === props.selectedId);
@@ -152,7 +154,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
-  }, [items, props.selectedId, f, cursor]);
+  }, [items, props.selectedId, f, cursor, q]);
 
   function onScroll(e: Event) {
     const el = e.currentTarget as HTMLDivElement;
@@ -172,6 +174,13 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
         </button>
         <h2>{title}</h2>
       </div>
+      <SearchBox value={q} onChange={setQ} />
+      {q.trim() ? (
+        <div class="list-scroll">
+          <SearchResults q={q.trim()} filter={f} selectedId={props.selectedId} />
+        </div>
+      ) : (
+        <>
       <div class="filters" role="group" aria-label={t('details.status')}>
         {(['open', 'pending', 'closed'] as const).map((s) => (
           <button key={s} class="chip" type="button" aria-pressed={f.status === s} onClick={() => route(listUrl({ ...f, status: s }))}>
@@ -215,6 +224,8 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
           </ul>
         )}
       </div>
+        </>
+      )}
     </section>
   );
 }

@@ -72,6 +72,7 @@ function ShortcutHelp(props: { onClose: () => void }) {
     ['a', t('shortcuts.assign')],
     ['r', t('shortcuts.reply')],
     ['n', t('shortcuts.note')],
+    ['/', t('shortcuts.search')],
     ['Ctrl+Enter', t('shortcuts.send')],
     ['?', t('shortcuts.help')],
   ];
