@@ -7,6 +7,8 @@ export type Conversation = Schemas['Conversation'];
 export type ConversationListItem = Schemas['ConversationListItem'];
 export type Message = Schemas['Message'];
 export type Inbox = Schemas['Inbox'];
+/** The JSON body an operation takes. */
+export type BodyOf<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 
 export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
 

@@ -4,6 +4,7 @@ import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { whenUnauthorized } from './api';
 import { Toasts } from './components/Toasts';
 import { SignIn } from './pages/SignIn';
+import { Settings } from './pages/Settings';
 import { Workspace } from './pages/Workspace';
 import { loadMe, me } from './state';
 
@@ -37,6 +38,7 @@ function Gate() {
       <Route path="/sign-in" component={SignIn} />
       <Route path="/conversations/:id?" component={Workspace} />
       <Route path="/inboxes/:inbox/:id?" component={Workspace} />
+      <Route path="/settings/:section?/:id?" component={Settings} />
       <Route default component={Workspace} />
     </Router>
   );

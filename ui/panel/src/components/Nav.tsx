@@ -61,13 +61,13 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
         )}
       </div>
       <div class="nav-foot">
-        <span class="who" title={me.value?.person.email}>
-          {me.value?.person.name ?? me.value?.person.email}
-        </span>
+        <a class="nav-link" href="/settings" style={{ width: 'auto' }}>
+          {t('nav.settings')}
+        </a>
         <button class="btn btn-ghost btn-icon" type="button" onClick={props.onHelp} title={`${t('nav.shortcuts')} (?)`} aria-label={t('nav.shortcuts')}>
           ?
         </button>
-        <button class="btn btn-ghost" type="button" onClick={() => void signOut()}>
+        <button class="btn btn-ghost" type="button" onClick={() => void signOut()} title={me.value?.person.email}>
           {t('signin.sign_out')}
         </button>
       </div>

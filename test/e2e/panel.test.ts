@@ -1,0 +1,172 @@
+// The panel in a real browser against a real server: sign in with a mailed code, mail arriving over
+// SMTP appears live, a reply from the composer reaches the customer's mail server with threading
+// headers, notes stay inside, keyboard shortcuts, search, a phone-sized window, both languages, and
+// no serious accessibility violations on any page.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { systemClock } from '../../src/platform/clock.js';
+import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
+import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN } from '../helpers/mail.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+
+describe('panel in a browser', { skip: browserSkipReason() }, () => {
+  let systemSink: SmtpSink;
+  let customerSink: SmtpSink;
+  let s: TestServer;
+  let seed: Seed;
+  let address: string;
+  let browser: BrowserSession;
+  let ownerEmail: string;
+  const origin = () => new URL(s.url).origin;
+
+  before(async () => {
+    systemSink = await startSmtpSink();
+    customerSink = await startSmtpSink(SINK_LOGIN);
+    s = await startTestServer({
+      clock: systemClock,
+      env: { SVC_INGRESS_SECRET: INGRESS_SECRET, SVC_SMTP_HOST: '127.0.0.1', SVC_SMTP_PORT: String(systemSink.port), SVC_SMTP_TLS: 'none', SVC_SMTP_FROM: 'svc@example.test' },
+    });
+    seed = await seedWorkspace(s.app, { name: 'Acme' });
+    address = (await seedEmailChannel(s.app, seed, { smtpPort: customerSink.port })).address!;
+    ownerEmail = (await s.app.db.selectFrom('people').select('email').where('id', '=', seed.ownerId).executeTakeFirstOrThrow()).email;
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await s?.stop();
+    await systemSink?.close();
+    await customerSink?.close();
+  });
+
+  /** A page whose every request must go to svc itself. */
+  async function panelPage(opts: { width?: number; height?: number; locale?: string } = {}) {
+    const { context, page } = await browser.newPage({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 }, locale: opts.locale ?? 'en-US' });
+    const outside: string[] = [];
+    page.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.origin !== origin() && !['data:', 'blob:', 'about:'].includes(url.protocol)) outside.push(r.url());
+    });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (m) => m.type() === 'error' && !/Failed to load resource/.test(m.text()) && errors.push(m.text()));
+    return { context, page, outside, errors };
+  }
+
+  async function signInThroughTheForm(page: Page, email: string) {
+    await page.goto(`${s.url}/conversations`);
+    await page.waitForURL(/\/sign-in/);
+    await page.getByLabel('Work e-mail').fill(email);
+    const before = systemSink.messages.length;
+    await page.getByRole('button', { name: 'Send code' }).click();
+    const [mail] = (await systemSink.waitFor(before + 1)).slice(before);
+    const code = /(\d{6})/.exec(mail.parsed.subject ?? '')![1];
+    await page.getByLabel('Code from the e-mail').fill(code);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/conversations/);
+  }
+
+  test('sign in, live mail, reply with threading, note, shortcuts and search', async () => {
+    const { context, page, outside, errors } = await panelPage();
+    await page.goto(`${s.url}/sign-in`);
+    await assertAccessible(page);
+    await signInThroughTheForm(page, ownerEmail);
+    await page.getByRole('heading', { name: 'All' }).waitFor();
+    await page.getByText('Nothing here').waitFor();
+    await assertAccessible(page);
+
+    // Mail over SMTP appears in the open panel without a reload.
+    await sendToIngress(ingressPort(s), {
+      from: 'Ada Lovelace <ada@customer.example>',
+      to: address,
+      subject: 'Invoice 4411 charged twice',
+      text: 'My card was charged twice for invoice 4411.',
+      messageId: '<ada-1@customer.example>',
+    });
+    const row = page.getByRole('link', { name: /Ada Lovelace/ });
+    await row.waitFor({ timeout: 5000 });
+    assert.match((await row.getAttribute('class')) ?? '', /unread/);
+
+    // Open it with the keyboard (j), reply with Ctrl+Enter.
+    await page.keyboard.press('j');
+    await page.waitForURL(/\/conversations\/cv_/);
+    await page.getByRole('article', { name: /Ada Lovelace/ }).getByText('charged twice for invoice 4411').waitFor();
+    await assertAccessible(page);
+    await page.keyboard.press('r');
+    await page.keyboard.type('We refunded the second charge.');
+    const sent = customerSink.messages.length;
+    await page.keyboard.press('Control+Enter');
+    const [reply] = (await customerSink.waitFor(sent + 1, 10_000)).slice(sent);
+    assert.deepEqual(reply.to, ['ada@customer.example']);
+    assert.equal(reply.parsed.inReplyTo, '<ada-1@customer.example>');
+    assert.match(String(reply.parsed.references), /ada-1@customer\.example/);
+    assert.match(reply.parsed.text ?? '', /We refunded the second charge\./);
+    await page.getByRole('article', { name: 'You' }).getByText('We refunded the second charge.').waitFor();
+
+    // A note is shown as a note and never mailed.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('n');
+    await page.keyboard.type('Refund id rf_991 for finance.');
+    await page.keyboard.press('Control+Enter');
+    await page.getByRole('article', { name: /^Note: You/ }).getByText('Refund id rf_991').waitFor();
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(customerSink.messages.length, sent + 1, 'notes are never mailed');
+
+    // e closes; the conversation leaves the Open list.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('e');
+    await page.getByRole('button', { name: 'Reopen' }).waitFor();
+    await page.getByText('Nothing here').waitFor();
+
+    // The draft survives a reload.
+    await page.keyboard.press('r');
+    await page.keyboard.type('Half-written answer');
+    await page.reload();
+    await page.getByLabel('Reply').first().waitFor();
+    assert.equal(await page.locator('#composer-body').inputValue(), 'Half-written answer');
+
+    // / searches across conversations.
+    await page.locator('body').click({ position: { x: 5, y: 790 } });
+    await page.keyboard.press('/');
+    await page.keyboard.type('invoice 4411');
+    await page.getByRole('list', { name: /Results for/ }).getByText('Invoice 4411 charged twice').waitFor();
+
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('?');
+    await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor();
+    await assertAccessible(page);
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+    await screenshot(page, 'panel-conversation');
+    assert.deepEqual(outside, [], 'every request goes to svc');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test('a phone-sized window shows one pane at a time, in Turkish', async () => {
+    await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
+    try {
+      const { context, page, errors } = await panelPage({ width: 390, height: 844, locale: 'tr-TR' });
+      await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+      await page.goto(`${s.url}/conversations?status=closed`);
+      await page.getByRole('heading', { name: 'Tümü' }).waitFor();
+      await assertAccessible(page);
+      const row = page.getByRole('link', { name: /Ada Lovelace/ });
+      await row.click();
+      await page.getByRole('button', { name: /Geri/ }).waitFor();
+      assert.equal(await page.getByRole('heading', { name: 'Tümü' }).isVisible(), false, 'the list is hidden while a conversation is open');
+      await assertAccessible(page);
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= 390, `no horizontal scrolling (${width}px)`);
+      await page.getByRole('button', { name: /Geri/ }).click();
+      await page.getByRole('heading', { name: 'Tümü' }).waitFor();
+      assert.deepEqual(errors, []);
+      await context.close();
+    } finally {
+      await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
+    }
+  });
+});

@@ -1,0 +1,42 @@
+// A destructive action's confirmation: names what goes; with `typed`, the exact text must be typed.
+import { useState } from 'preact/hooks';
+import { t } from '../i18n';
+import { Dialog } from './Dialog';
+
+export function Confirm(props: { title: string; lead: string; action: string; typed?: { label: string; value: string }; onConfirm: () => Promise<void> | void; onClose: () => void }) {
+  const [text, setText] = useState('');
+  const [busy, setBusy] = useState(false);
+  const ok = !props.typed || text.trim() === props.typed.value;
+  return (
+    <Dialog title={props.title} onClose={props.onClose}>
+      <p>{props.lead}</p>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          if (!ok) return;
+          setBusy(true);
+          try {
+            await props.onConfirm();
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        {props.typed && (
+          <div class="field">
+            <label for="confirm-text">{props.typed.label}</label>
+            <input id="confirm-text" class="input" autoComplete="off" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+          </div>
+        )}
+        <div style={{ display: 'flex', gap: 'var(--space-2)' }}>
+          <button class="btn btn-primary btn-danger-fill" type="submit" disabled={!ok || busy}>
+            {props.action}
+          </button>
+          <button class="btn" type="button" onClick={props.onClose}>
+            {t('settings.cancel')}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
