@@ -36,6 +36,8 @@ export const PASSKEY_CHALLENGE_TTL_MS = 5 * MINUTE;
 export const PASSKEYS_PER_PERSON = 25;
 export const PASSKEY_NAME_MAX = 100;
 
+// Log fields name a passkey `credential` (its pk_ id): the logger redacts any field named pass….
+
 const RP_NAME = 'svc';
 
 export interface RelyingParty {
@@ -184,7 +186,7 @@ export async function registerPasskey(
     .onConflict((oc) => oc.column('credential_id').doNothing())
     .executeTakeFirst();
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) throw conflict('this passkey is registered already', 'passkey_exists');
-  ctx.log.info('passkey registered', { person_id: personId, passkey_id: row.id });
+  ctx.log.info('passkey registered', { person_id: personId, credential: row.id });
   return row;
 }
 
@@ -205,7 +207,7 @@ export async function renamePasskey(ctx: Pick<Ctx, 'db'>, personId: string, id: 
 export async function deletePasskey(ctx: Pick<Ctx, 'db' | 'log'>, personId: string, id: string): Promise<void> {
   const r = await ctx.db.deleteFrom('passkeys').where('id', '=', id).where('person_id', '=', personId).executeTakeFirst();
   if (Number(r.numDeletedRows) === 0) throw notFound('passkey');
-  ctx.log.info('passkey deleted', { person_id: personId, passkey_id: id });
+  ctx.log.info('passkey deleted', { person_id: personId, credential: id });
 }
 
 /** What the API shows: never the public key or the credential id. */
@@ -313,7 +315,7 @@ export async function signInWithPasskey(
   } catch (err) {
     const message = (err as Error).message;
     if (/counter/i.test(message)) {
-      ctx.log.warn('passkey sign counter did not grow; the authenticator may have been cloned', { person_id: passkey.person_id, passkey_id: passkey.id });
+      ctx.log.warn('passkey sign counter did not grow; the authenticator may have been cloned', { person_id: passkey.person_id, credential: passkey.id });
       throw refuse('the passkey’s signature counter did not grow (a copied authenticator?); sign in another way');
     }
     throw refuse(`the passkey was not accepted: ${message}`);
@@ -328,7 +330,7 @@ export async function signInWithPasskey(
   if (Number(updated.numUpdatedRows) !== 1) throw refuse('the passkey was used at the same moment elsewhere; try again');
   const person = await ctx.db.selectFrom('people').selectAll().where('id', '=', passkey.person_id).executeTakeFirstOrThrow();
   const session = await createSession(ctx, person.id);
-  ctx.log.info('signed in with a passkey', { person_id: person.id, passkey_id: passkey.id });
+  ctx.log.info('signed in with a passkey', { person_id: person.id, credential: passkey.id });
   return { ...session, person };
 }
 
