@@ -83,6 +83,7 @@ export function registerPasskeyRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/auth/passkey/options',
       tags,
       summary: 'Start signing in with a passkey',
+      security: [],
       description:
         'Without `email`, any passkey of this server that the browser holds may answer (a discoverable credential). With `email`, only that person’s passkeys; an address without an account or passkeys gets options that no passkey can answer, so the answer does not reveal accounts. The options are good once, for 5 minutes. 409 `passkeys_unavailable` when SVC_PUBLIC_URL is not a secure origin with a domain name.',
       request: { body: jsonBody(z.object({ email: z.string().min(3).max(254).optional() }).strict()) },
@@ -97,6 +98,7 @@ export function registerPasskeyRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/auth/passkey/verify',
       tags,
       summary: 'Finish signing in with a passkey: a session, as with a sign-in code',
+      security: [],
       description:
         'Refused with 401 when the options were already used or expired, the passkey is unknown or belongs to another address than the one typed, the origin or RP ID differ, the user was not verified, or the signature counter did not grow.',
       request: { body: jsonBody(z.object({ credential: AuthenticationCredential }).strict()) },

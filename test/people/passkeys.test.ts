@@ -166,6 +166,17 @@ describe('passkeys', () => {
     assert.deepEqual((await s.request('GET', '/v1/me/passkeys', { token })).body.data, []);
   });
 
+  test('two sign-ins at once with one answer, or with one counter value: exactly one session', async () => {
+    const { authenticator, passkey } = await personWithPasskey();
+    const answer = authenticator.assert(await signInOptions());
+    const same = await Promise.all([verify(answer), verify(answer), verify(answer)]);
+    assert.deepEqual(same.map((r) => r.status).sort(), [200, 401, 401]);
+    const [o1, o2] = [await signInOptions(), await signInOptions()];
+    const racing = await Promise.all([verify(authenticator.assert(o1, { counter: 5 })), verify(authenticator.assert(o2, { counter: 5 }))]);
+    assert.deepEqual(racing.map((r) => r.status).sort(), [200, 401]);
+    assert.equal(await counterOf(passkey.id), 5);
+  });
+
   test('after typing an address only that person’s passkey signs in; unknown addresses look like known ones', async () => {
     const a = await personWithPasskey();
     const b = await personWithPasskey();
@@ -283,6 +294,21 @@ describe('passkeys', () => {
     assert.equal(await challenges(), 0, 'the person’s open options went with the account');
     assert.equal((await verify(authenticator.assert(pending))).status, 401);
     assert.equal((await verify(authenticator.assert(await signInOptions()))).status, 401);
+  });
+
+  test('the OpenAPI document describes the passkey routes', async () => {
+    const doc = (await s.request('GET', '/v1/openapi.json')).body;
+    const routes = {
+      '/v1/auth/passkey/options': ['post'],
+      '/v1/auth/passkey/verify': ['post'],
+      '/v1/me/passkeys/options': ['post'],
+      '/v1/me/passkeys': ['get', 'post'],
+      '/v1/me/passkeys/{passkeyId}': ['delete', 'patch'],
+    };
+    for (const [route, methods] of Object.entries(routes)) {
+      assert.deepEqual(Object.keys(doc.paths[route] ?? {}).sort(), methods, route);
+      for (const m of methods) assert.deepEqual(doc.paths[route][m].tags, ['passkeys'], `${m} ${route}`);
+    }
   });
 
   test('the relying party must be a secure origin with a domain name', async () => {
