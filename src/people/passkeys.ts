@@ -9,16 +9,12 @@
 // grow (unless the authenticator keeps none: both zero), which refuses a cloned authenticator.
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransport,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { Config } from '../config.js';
 import type { Ctx } from '../context.js';
@@ -39,6 +35,10 @@ export const PASSKEY_NAME_MAX = 100;
 // Log fields name a passkey `credential` (its pk_ id): the logger redacts any field named pass….
 
 const RP_NAME = 'svc';
+
+let webauthnLibrary: Promise<typeof import('@simplewebauthn/server')> | undefined;
+/** @simplewebauthn/server, loaded on first use: importing it takes about a second and 25 MB. */
+const webauthn = () => (webauthnLibrary ??= import('@simplewebauthn/server'));
 
 export interface RelyingParty {
   id: string;
@@ -127,6 +127,7 @@ export async function passkeyRegistrationOptions(ctx: Pick<Ctx, 'db' | 'clock' |
   if (!person) throw notFound('person');
   const existing = await passkeysOf(ctx, personId);
   if (existing.length >= PASSKEYS_PER_PERSON) throw conflict(`a person may register at most ${PASSKEYS_PER_PERSON} passkeys; delete one first`, 'passkey_limit');
+  const { generateRegistrationOptions } = await webauthn();
   const options = await generateRegistrationOptions({
     rpName: RP_NAME,
     rpID: rp.id,
@@ -151,6 +152,7 @@ export async function registerPasskey(
   const rp = relyingParty(ctx.config);
   const refuse = () => invalid('the registration answers no open passkey options of yours (unknown, used or expired); ask for new options');
   const challenge = await takeChallenge(ctx, challengeOf(input.credential.response.clientDataJSON, refuse), ['register'], refuse, personId);
+  const { verifyRegistrationResponse } = await webauthn();
   let info;
   try {
     const result = await verifyRegistrationResponse({
@@ -273,6 +275,7 @@ export async function passkeySignInOptions(
       allowCredentials = [{ id: decoy, transports: ['internal', 'hybrid'] }];
     }
   }
+  const { generateAuthenticationOptions } = await webauthn();
   const options = await generateAuthenticationOptions({
     rpID: rp.id,
     allowCredentials,
@@ -298,6 +301,7 @@ export async function signInWithPasskey(
   const handle = input.credential.response.userHandle;
   if (handle && handle !== Buffer.from(userHandle(passkey.person_id)).toString('base64url')) throw refuse('the passkey answered for another user');
 
+  const { verifyAuthenticationResponse } = await webauthn();
   let newCounter: number;
   let backedUp: boolean;
   try {
