@@ -274,7 +274,7 @@ describe('passkeys', () => {
     clock.advance(PASSKEY_CHALLENGE_TTL_MS);
     await signInOptions();
     assert.equal(await challenges(), 2);
-    const report = await runRetention(s.app, [passkeyChallengesRule]);
+    const report = await runRetention(s.app); // the hourly job's rules
     assert.equal(report.deleted.passkey_challenges, 1);
     assert.equal(await challenges(), 1, 'the live one stays');
     clock.advance(MINUTE * 6);
