@@ -11,6 +11,7 @@ import * as m0008 from './0008_mailbox_migration_sync.js';
 import * as m0009 from './0009_mailer_tenants.js';
 import * as m0015 from './0015_panel.js';
 import * as m0016 from './0016_search.js';
+import * as m0013 from './0013_passkeys.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_mailer_tenants': m0009,
   '0015_panel': m0015,
   '0016_search': m0016,
+  '0013_passkeys': m0013,
 };

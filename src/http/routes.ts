@@ -3,6 +3,7 @@ import type { Ctx } from '../context.js';
 import type { ApiApp, BodyLimitRule } from './app.js';
 import { registerHealthRoutes } from '../health/routes.js';
 import { registerPeopleRoutes } from '../people/routes.js';
+import { registerPasskeyRoutes } from '../people/passkey-routes.js';
 import { registerWorkspaceRoutes } from '../workspaces/routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
 import { registerInboxRoutes } from '../inboxes/routes.js';
@@ -30,6 +31,7 @@ export interface FeatureRoutes {
 export const routeTable: FeatureRoutes[] = [
   { register: registerHealthRoutes },
   { register: registerPeopleRoutes },
+  { register: registerPasskeyRoutes },
   { register: registerWorkspaceRoutes },
   { register: registerApiKeyRoutes },
   { register: registerInboxRoutes },

@@ -12,6 +12,7 @@ import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { expiredSessionsRule, signInCodesRule } from '../people/retention.js';
+import { passkeyChallengesRule } from '../people/passkeys.js';
 import { deleteStaleConnections, deleteWorkspaceConnections } from '../realtime/connections.js';
 import { deleteWorkspaceWebhooks, pruneDeliveries } from '../webhooks/service.js';
 import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
@@ -56,6 +57,7 @@ export const retentionRules: RetentionRule[] = [
   { name: 'realtime_connections', deleteBatch: (ctx, _now, batch) => deleteStaleConnections(ctx, batch) },
   expiredSessionsRule,
   signInCodesRule,
+  passkeyChallengesRule,
   ...broadcastRetentionRules,
   migrationAuditRule,
   migrationUploadsRule,

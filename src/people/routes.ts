@@ -1,15 +1,30 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { setCookie, deleteCookie } from 'hono/cookie';
 import type { Ctx } from '../context.js';
-import type { ApiApp } from '../http/app.js';
+import type { Context } from 'hono';
+import type { ApiApp, AppEnv } from '../http/app.js';
 import { requirePerson, SESSION_COOKIE } from '../http/auth.js';
 import { bearer, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
 import { invalid } from '../platform/errors.js';
-import { deletePerson, endSession, findPersonByEmail, formatPerson, membershipsOf, normalizeEmail, requestSignInCode, verifySignInCode } from './service.js';
+import { deletePerson, endSession, findPersonByEmail, formatPerson, membershipsOf, normalizeEmail, requestSignInCode, verifySignInCode, type PersonRow } from './service.js';
 
 const Email = z.string().min(3).max(254).openapi({ example: 'ada@example.com' });
 const Person = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), locale: z.string(), created_at: z.string() });
 const Membership = z.object({ workspace_id: z.string(), workspace_name: z.string(), role: z.enum(['owner', 'admin', 'agent']) });
+export const NewSession = z.object({ token: z.string(), expires_at: z.string(), person: Person, memberships: z.array(Membership) });
+
+/** Sets the session cookie and answers with the token, the person and their workspaces (every way of signing in). */
+export async function answerNewSession(c: Context<AppEnv>, ctx: Ctx, session: { token: string; expiresAt: string; person: PersonRow }) {
+  const { token, expiresAt, person } = session;
+  setCookie(c, SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'Lax',
+    secure: ctx.config.publicUrl.startsWith('https:'),
+    path: '/',
+    expires: new Date(expiresAt),
+  });
+  return c.json({ token, expires_at: expiresAt, person: formatPerson(person), memberships: await membershipsOf(ctx, person.id) }, 200);
+}
 
 export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
@@ -35,24 +50,11 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
       tags: ['sign-in'],
       summary: 'Exchange a sign-in code for a session',
       request: { body: jsonBody(z.object({ email: Email, code: z.string().min(1).max(20) })) },
-      responses: {
-        200: jsonAnswer(
-          z.object({ token: z.string(), expires_at: z.string(), person: Person, memberships: z.array(Membership) }),
-          'a session: the token works as a Bearer credential and is also set as a cookie',
-        ),
-      },
+      responses: { 200: jsonAnswer(NewSession, 'a session: the token works as a Bearer credential and is also set as a cookie') },
     }),
     async (c) => {
       const { email, code } = c.req.valid('json');
-      const { token, person, expiresAt } = await verifySignInCode(ctx, email, code);
-      setCookie(c, SESSION_COOKIE, token, {
-        httpOnly: true,
-        sameSite: 'Lax',
-        secure: ctx.config.publicUrl.startsWith('https:'),
-        path: '/',
-        expires: new Date(expiresAt),
-      });
-      return c.json({ token, expires_at: expiresAt, person: formatPerson(person), memberships: await membershipsOf(ctx, person.id) }, 200);
+      return answerNewSession(c, ctx, await verifySignInCode(ctx, email, code));
     },
   );
 

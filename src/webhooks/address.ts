@@ -4,6 +4,19 @@
 // spellings into dotted quads. The check runs when a URL is saved and again inside the connection:
 // the resolved answer is checked as a whole (one private address refuses a mixed answer) and the
 // socket is checked on the address it actually connected to, so DNS rebinding has no window.
+//
+// IPv6 ranges that carry an IPv4 address are judged by where the traffic ends up:
+// - ::ffff:0:0/96 (IPv4-mapped) is the IPv4 address itself (the socket connects over IPv4).
+// - 64:ff9b::/96 (NAT64, the well-known prefix; the last 32 bits), 2002::/16 (6to4; bits 16-47) and
+//   2001::/32 (Teredo; the server in bits 32-63, the client in the last 32 bits XOR 0xffffffff) pass
+//   only when every IPv4 they embed is public: a translator or relay then hands the traffic to a
+//   public internet host, which is no different from any global IPv6 address, and an IPv6-only
+//   server behind DNS64 sees every IPv4-only receiver as 64:ff9b::<IPv4>. An embedded private IPv4
+//   would make a local translator or tunnel reach into the private network, so it is refused.
+// - ::/96 (IPv4-compatible, deprecated since RFC 4291; a kernel with a sit tunnel still sends it to
+//   the IPv4 address), ::ffff:0:0:0/96 (IPv4-translated, RFC 6145) and 64:ff9b:1::/48 (local-use
+//   NAT64, RFC 8215: its layout is the local network's choice, so the IPv4 it reaches cannot be
+//   known here) are refused whatever they embed.
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -18,13 +31,53 @@ export class AddressRefusedError extends Error {
   readonly code = 'ADDRESS_REFUSED';
 }
 
-/** undefined for a public unicast address, otherwise the name of the range it is in. */
+/**
+ * undefined for a public unicast address, otherwise the name of the range it is in, worded to follow
+ * "which is a …" and precede "address" (e.g. "6to4 address embedding 10.0.0.1, a private").
+ */
 export function nonPublicRange(address: string): string | undefined {
-  const bare = address.replace(/^\[|\]$/g, '');
-  if (!ipaddr.isValid(bare)) return 'invalid';
+  const parsed = parseAddress(address);
+  if (!parsed) return 'invalid';
+  if (parsed.kind() === 'ipv4') return ipv4Range(parsed as ipaddr.IPv4);
+  const v6 = parsed as ipaddr.IPv6;
   // ::ffff:a.b.c.d is judged as the IPv4 address it maps to.
-  const range = ipaddr.process(bare).range();
+  if (v6.isIPv4MappedAddress()) return ipv4Range(v6.toIPv4Address());
+  const range = v6.range();
+  if (range === 'unspecified' || range === 'loopback') return range;
+  const bytes = v6.toByteArray();
+  const ipv4At = (offset: number, flip = 0) => new ipaddr.IPv4(bytes.slice(offset, offset + 4).map((b) => b ^ flip));
+  const embedding = (name: string, embedded: ipaddr.IPv4, role = '') => {
+    const inner = ipv4Range(embedded);
+    return inner ? `${name} address ${role ? `whose ${role} is` : 'embedding'} ${embedded.toString()}, a ${inner}` : undefined;
+  };
+  if (v6.match(IPV4_COMPATIBLE)) return embedding('ipv4Compatible', ipv4At(12)) ?? 'ipv4Compatible';
+  if (v6.match(NAT64_LOCAL_USE)) return 'rfc8215';
+  if (range === 'rfc6052') return embedding('rfc6052', ipv4At(12));
+  if (range === '6to4') return embedding('6to4', ipv4At(2));
+  if (range === 'teredo') return embedding('teredo', ipv4At(4), 'server') ?? embedding('teredo', ipv4At(12, 0xff), 'client');
   return range === 'unicast' ? undefined : range;
+}
+
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+const NAT64_LOCAL_USE = ipaddr.parseCIDR('64:ff9b:1::/48');
+
+function ipv4Range(address: ipaddr.IPv4): string | undefined {
+  const range = address.range();
+  return range === 'unicast' ? undefined : range;
+}
+
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  // A zone (fe80::1%eth0) only says which interface; the address decides.
+  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  try {
+    const family = net.isIP(bare);
+    if (family === 4) return ipaddr.IPv4.parse(bare);
+    // ipaddr.js reads "::a.b.c.d" as IPv4-mapped; the WHATWG parser spells it in hex (::7f00:1) first.
+    if (family === 6) return ipaddr.IPv6.parse(new URL(`http://[${bare}]/`).hostname.slice(1, -1));
+  } catch {
+    return undefined;
+  }
+  return undefined;
 }
 
 function refusal(host: string, address: string, range: string): string {

@@ -42,9 +42,33 @@ const REFUSED_URLS: [string, string][] = [
   ['http://[::ffff:127.0.0.1]/hook', 'loopback'], // IPv4-mapped, judged as the IPv4 address
   ['http://[::ffff:a01:203]/hook', 'private'],
   ['http://[::ffff:169.254.169.254]/hook', 'linkLocal'],
-  ['http://[64:ff9b::7f00:1]/hook', 'rfc6052'],
-  ['http://[2002:7f00:1::1]/hook', '6to4'],
+  ['http://[::ffff:7f00:1]/hook', 'loopback'], // IPv4-mapped in hex
+  ['http://[::ffff:0:7f00:1]/hook', 'rfc6145'], // IPv4-translated: refused whatever it embeds
+  // IPv4-compatible (::/96, deprecated): ipaddr.js calls it unicast; refused whatever it embeds.
+  ['http://[::127.0.0.1]/hook', 'ipv4Compatible address embedding 127.0.0.1, a loopback'],
+  ['http://[::7f00:1]/hook', 'ipv4Compatible address embedding 127.0.0.1, a loopback'],
+  ['http://[::10.1.2.3]/hook', 'ipv4Compatible address embedding 10.1.2.3, a private'],
+  ['http://[::93.184.216.34]/hook', 'ipv4Compatible'],
+  // NAT64, well-known prefix: the last 32 bits.
+  ['http://[64:ff9b::7f00:1]/hook', 'rfc6052 address embedding 127.0.0.1, a loopback'],
+  ['http://[64:ff9b::10.0.0.1]/hook', 'rfc6052 address embedding 10.0.0.1, a private'],
+  ['http://[64:ff9b::169.254.169.254]/hook', 'rfc6052 address embedding 169.254.169.254, a linkLocal'],
+  // NAT64, local-use prefix: the layout is the local network's choice, so refused whatever it embeds.
+  ['http://[64:ff9b:1::7f00:1]/hook', 'rfc8215'],
+  ['http://[64:ff9b:1::93.184.216.34]/hook', 'rfc8215'],
+  ['http://[64:ff9b:1:7f00:0:1:5db8:d822]/hook', 'rfc8215'], // 127.0.0.1 in the /48 layout
+  // 6to4: bits 16-47.
+  ['http://[2002:7f00:1::1]/hook', '6to4 address embedding 127.0.0.1, a loopback'],
+  ['http://[2002:c0a8:101::1]/hook', '6to4 address embedding 192.168.1.1, a private'],
+  ['http://[2002:a9fe:a9fe::1]/hook', '6to4 address embedding 169.254.169.254, a linkLocal'],
+  // Teredo: the server in bits 32-63, the client in the last 32 bits XOR 0xffffffff.
+  ['http://[2001:0:5db8:d822::80ff:fffe]/hook', 'teredo address whose client is 127.0.0.1, a loopback'],
+  ['http://[2001:0:5db8:d822:8000:63bf:f5fe:fefe]/hook', 'teredo address whose client is 10.1.1.1, a private'],
+  ['http://[2001:0:a00:1::a2a2:2901]/hook', 'teredo address whose server is 10.0.0.1, a private'],
+  ['http://[fec0::1]/hook', 'deprecatedSiteLocal'], // site-local
 ];
+
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('webhook address safety', () => {
   let s: TestServer;
@@ -71,12 +95,19 @@ describe('webhook address safety', () => {
     assert.equal(nonPublicRange(PUBLIC), undefined);
     assert.equal(nonPublicRange('2606:4700:4700::1111'), undefined);
     assert.equal(nonPublicRange('::ffff:93.184.216.34'), undefined, 'a mapped public address is public');
+    // A translator or relay hands these to a public IPv4 host: as public as any global IPv6 address.
+    assert.equal(nonPublicRange('64:ff9b::93.184.216.34'), undefined, 'NAT64 (DNS64) of a public address');
+    assert.equal(nonPublicRange('2002:5db8:d822::1'), undefined, '6to4 of a public address');
+    assert.equal(nonPublicRange('2001:0:5db8:d822::a2a2:2901'), undefined, 'Teredo with a public server and client');
     for (const [addr, range] of [
       ['127.0.0.1', 'loopback'],
       ['::1', 'loopback'],
       ['10.0.0.1', 'private'],
       ['100.64.0.1', 'carrierGradeNat'],
       ['::ffff:10.0.0.1', 'private'],
+      ['::10.0.0.1', 'ipv4Compatible address embedding 10.0.0.1, a private'], // ipaddr.js alone reads it as ::ffff:10.0.0.1
+      ['::93.184.216.34', 'ipv4Compatible'],
+      ['fe80::1%eth0', 'linkLocal'],
       ['not an address', 'invalid'],
     ]) {
       assert.equal(nonPublicRange(addr), range, addr);
@@ -88,21 +119,31 @@ describe('webhook address safety', () => {
       const r = await s.request('POST', '/v1/webhooks', { token: seed.apiKey, body: { url } });
       assert.equal(r.status, 400, url);
       assert.equal(r.body.error.code, 'invalid_request');
-      assert.match(r.body.error.message, new RegExp(`which is a ${range} address`), `${url}: ${r.body.error.message}`);
+      assert.match(r.body.error.message, new RegExp(`which is a ${escaped(range)} address;`), `${url}: ${r.body.error.message}`);
     }
     const count = await s.app.db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 0, 'nothing was saved');
+  });
+
+  test('NAT64, 6to4 and Teredo addresses of public IPv4 hosts are accepted', async () => {
+    for (const url of ['http://[64:ff9b::93.184.216.34]/hook', 'http://[2002:5db8:d822::1]/hook', 'http://[2001:0:5db8:d822::a2a2:2901]/hook']) {
+      const r = await s.request('POST', '/v1/webhooks', { token: seed.apiKey, body: { url } });
+      assert.equal(r.status, 201, `${url}: ${JSON.stringify(r.body)}`);
+      await s.request('DELETE', `/v1/webhooks/${r.body.id}`, { token: seed.apiKey });
+    }
   });
 
   test('names are resolved: a private answer and a mixed answer are refused, a public one is accepted', async () => {
     answers.set('localhost.test', ['127.0.0.1', '::1']);
     answers.set('mixed.test', [PUBLIC, '10.0.0.7']);
     answers.set('mapped.test', ['::ffff:127.0.0.1']);
+    answers.set('compatible.test', ['::93.184.216.34']);
     answers.set('public.test', [PUBLIC, '2606:4700:4700::1111']);
     for (const [host, pattern] of [
       ['localhost.test', /localhost\.test resolves to 127\.0\.0\.1, which is a loopback address/],
       ['mixed.test', /mixed\.test resolves to 10\.0\.0\.7, which is a private address/],
       ['mapped.test', /mapped\.test resolves to ::ffff:127\.0\.0\.1, which is a loopback address/],
+      ['compatible.test', /compatible\.test resolves to ::93\.184\.216\.34, which is a ipv4Compatible address/],
       ['nowhere.test', /the host nowhere\.test does not resolve/],
     ] as const) {
       const r = await s.request('POST', '/v1/webhooks', { token: seed.apiKey, body: { url: `https://${host}/hook` } });
@@ -184,7 +225,7 @@ describe('webhook address safety', () => {
     assert.equal(attempts.length, forms.length);
     for (const [i, a] of attempts.entries()) {
       assert.equal(a.outcome, 'failed');
-      assert.match(a.error!, new RegExp(`^address refused: every\\.test resolves to ${forms[i].replace(/[.[\]]/g, '\\$&')}, which is a ${REFUSED_URLS[i][1]} address`));
+      assert.match(a.error!, new RegExp(`^address refused: every\\.test resolves to ${escaped(forms[i])}, which is a ${escaped(REFUSED_URLS[i][1])} address;`));
     }
     assert.equal(rx.received.filter((x) => x.path === '/every').length, 0);
   });

@@ -1,4 +1,5 @@
-// Table types of what a person owns besides their account: passkeys and Web Push subscriptions.
+// Table types of what a person owns besides their account: passkeys (and their challenges) and Web
+// Push subscriptions.
 import type { Generated } from 'kysely';
 
 /** A WebAuthn credential: what verifying an assertion needs (the registration ceremony fills it). */
@@ -35,7 +36,21 @@ export interface PushSubscriptionsTable {
   updated_at: string;
 }
 
+/** A WebAuthn challenge handed out with passkey options; deleted when it is used. */
+export interface PasskeyChallengesTable {
+  /** base64url, as it appears in the client's clientDataJSON. */
+  challenge: string;
+  purpose: PasskeyChallengePurpose;
+  /** register: the signed-in person; sign_in_person: the typed address's person (null: no account); sign_in_any: null. */
+  person_id: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export type PasskeyChallengePurpose = 'register' | 'sign_in_any' | 'sign_in_person';
+
 export interface PeopleTables {
   passkeys: PasskeysTable;
+  passkey_challenges: PasskeyChallengesTable;
   push_subscriptions: PushSubscriptionsTable;
 }
