@@ -9,9 +9,9 @@ import * as m0006 from './0006_mailbox_migration.js';
 import * as m0007 from './0007_widget.js';
 import * as m0008 from './0008_mailbox_migration_sync.js';
 import * as m0009 from './0009_mailer_tenants.js';
+import * as m0013 from './0013_passkeys.js';
 import * as m0015 from './0015_panel.js';
 import * as m0016 from './0016_search.js';
-import * as m0013 from './0013_passkeys.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -23,7 +23,7 @@ export const migrations: Record<string, Migration> = {
   '0007_widget': m0007,
   '0008_mailbox_migration_sync': m0008,
   '0009_mailer_tenants': m0009,
+  '0013_passkeys': m0013,
   '0015_panel': m0015,
   '0016_search': m0016,
-  '0013_passkeys': m0013,
 };
