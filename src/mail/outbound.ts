@@ -10,7 +10,9 @@ import type { Readable } from 'node:stream';
 import type { Ctx } from '../context.js';
 import type { ChannelRow } from '../channels/service.js';
 import { loadContactView } from '../contacts/store.js';
-import type { MessageRow } from '../conversations/format.js';
+import { formatMessage, type MessageRow } from '../conversations/format.js';
+import { attachmentsOf } from '../conversations/store.js';
+import { announceEvents, recordEvent } from '../events/service.js';
 import type { Db } from '../db/schema.js';
 import { HOUR, iso, MINUTE, type Clock } from '../platform/clock.js';
 import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';
@@ -116,6 +118,31 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<void> {
   }
 }
 
+/**
+ * Records that a reply was sent or failed for good, and tells open panels with a `message.updated`
+ * event (realtime and GET /v1/events only: never a webhook, the spec's events have no such type).
+ */
+async function setDeliveryState(ctx: Ctx, message: MessageRow, set: Pick<MessageRow, 'delivery_status' | 'delivery_attempts' | 'delivery_error'> & { sent_at?: string }) {
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx.updateTable('messages').set(set).where('id', '=', message.id).execute();
+    const conversation = await trx.selectFrom('conversations').select(['id', 'inbox_id', 'contact_id']).where('id', '=', message.conversation_id).executeTakeFirst();
+    if (!conversation) return;
+    const files = await attachmentsOf(trx, [message.id]);
+    await recordEvent(
+      { db: trx, clock: ctx.clock },
+      {
+        workspaceId: message.workspace_id,
+        inboxId: conversation.inbox_id,
+        type: 'message.updated',
+        occurredAt: ctx.clock.now(),
+        data: { message: formatMessage({ ...message, ...set }, files.get(message.id) ?? []), conversation: { id: conversation.id, inbox_id: conversation.inbox_id } },
+        webhook: false,
+      },
+    );
+  });
+  announceEvents(ctx);
+}
+
 export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
   return {
     kind: EMAIL_SEND_JOB,
@@ -141,22 +168,15 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
           retry_in_seconds: retryInMs === undefined ? null : retryInMs / 1000,
           error: reason,
         });
-        await ctx.db
-          .updateTable('messages')
-          .set({ delivery_attempts: attempt, delivery_error: reason, ...(final ? { delivery_status: 'failed' as const } : {}) })
-          .where('id', '=', message.id)
-          .execute();
+        if (final) await setDeliveryState(ctx, message, { delivery_attempts: attempt, delivery_error: reason, delivery_status: 'failed' });
+        else await ctx.db.updateTable('messages').set({ delivery_attempts: attempt, delivery_error: reason }).where('id', '=', message.id).execute();
         if (final) {
           ctx.log.error('email send failed, message marked failed', { message_id: message.id, conversation_id: message.conversation_id, attempts: attempt });
           return;
         }
         return { retryAt: new Date(ctx.clock.now().getTime() + retryInMs!) };
       }
-      await ctx.db
-        .updateTable('messages')
-        .set({ delivery_status: 'sent', delivery_attempts: attempt, delivery_error: null, sent_at: iso(ctx.clock.now()) })
-        .where('id', '=', message.id)
-        .execute();
+      await setDeliveryState(ctx, message, { delivery_status: 'sent', delivery_attempts: attempt, delivery_error: null, sent_at: iso(ctx.clock.now()) });
       ctx.log.info('email sent', { message_id: message.id, conversation_id: message.conversation_id, attempt });
     },
   };

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/platform/clock.js';
 import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
+import { deliverMail, eventsAfter, INGRESS_SECRET, lastEventSeq, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
+import { startSmtpSink } from '../helpers/smtp-sink.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('conversation list for the panel', () => {
@@ -70,6 +71,36 @@ describe('conversation list for the panel', () => {
 
     assert.equal((await s.request('POST', `/v1/conversations/${c.conversation_id}/read`, { token: seed.apiKey })).status, 403);
     assert.equal((await s.request('POST', '/v1/conversations/cv_missing/read', { token: agent.token })).status, 404);
+  });
+
+  test('a reply that was sent or failed for good reaches open panels as message.updated, never as a webhook', async () => {
+    const sink = await startSmtpSink(SINK_LOGIN);
+    try {
+      const sending = await seedEmailChannel(s.app, seed, { smtpPort: sink.port });
+      const c = await deliverMail(s, sending.address!, { From: 'dora@sent.example', Subject: 'status' });
+      await s.request('POST', '/v1/webhooks', { token: seed.apiKey, body: { url: 'https://hooks.example.com/x' } });
+      const before = await lastEventSeq(s);
+      const reply = await s.request('POST', `/v1/conversations/${c.conversation_id}/messages`, { token: seed.ownerToken, body: { body: 'On its way.' } });
+      assert.equal(reply.body.status, 'pending');
+      await s.app.jobs.drain();
+      await sink.waitFor(1);
+      // The job records the state after the mail server's answer; wait for it (bounded).
+      let updated: Awaited<ReturnType<typeof eventsAfter>> = [];
+      for (let i = 0; i < 100 && updated.length === 0; i++) {
+        updated = (await eventsAfter(s, before)).filter((e) => e.type === 'message.updated');
+        if (!updated.length) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(updated.length, 1);
+      assert.equal(updated[0].data.message.id, reply.body.id);
+      assert.equal(updated[0].data.message.status, 'sent');
+      assert.ok(updated[0].data.message.sent_at);
+      const row = await s.app.db.selectFrom('events').select('webhook').where('type', '=', 'message.updated').executeTakeFirstOrThrow();
+      assert.equal(row.webhook, 0, 'not a webhook event');
+      const deliveries = await s.app.db.selectFrom('webhook_deliveries').innerJoin('events', 'events.id', 'webhook_deliveries.event_id').select('events.type').execute();
+      assert.ok(!deliveries.some((d) => d.type === 'message.updated'));
+    } finally {
+      await sink.close();
+    }
   });
 
   async function messageIdOf(conversationId: string): Promise<string> {

@@ -103,7 +103,9 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     assert.equal(reply.parsed.inReplyTo, '<ada-1@customer.example>');
     assert.match(String(reply.parsed.references), /ada-1@customer\.example/);
     assert.match(reply.parsed.text ?? '', /We refunded the second charge\./);
-    await page.getByRole('article', { name: 'You' }).getByText('We refunded the second charge.').waitFor();
+    const mine = page.getByRole('article', { name: 'You' });
+    await mine.getByText('We refunded the second charge.').waitFor();
+    await mine.getByText('Sending…').waitFor({ state: 'detached' });
 
     // A note is shown as a note and never mailed.
     await page.keyboard.press('Escape');

@@ -19,8 +19,9 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
 
   useImperativeHandle(ref, () => ({
     focus(k) {
+      // Focus now, in the same keystroke: keys typed right after must land in the text box.
+      area.current?.focus();
       switchKind(k);
-      setTimeout(() => area.current?.focus(), 0);
     },
   }));
 

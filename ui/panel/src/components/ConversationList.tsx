@@ -78,7 +78,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   useEffect(() => {
     const off = onEvent((ev) => {
       const conv = ev.data.conversation;
-      if (!conv) return;
+      if (!conv || ev.type === 'message.updated') return;
       setItems((old) => {
         const index = old.findIndex((x) => x.id === conv.id);
         const prev = index >= 0 ? old[index] : null;
