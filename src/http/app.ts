@@ -4,6 +4,7 @@ import type { Context, Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
+import { invalid } from '../platform/errors.js';
 import { randomText } from '../platform/ids.js';
 import type { Identity } from './auth.js';
 import { serveApiDocument } from './api-document.js';
@@ -36,6 +37,11 @@ export function createApp(ctx: Ctx): ApiApp {
   takeJsonBodiesThroughTheCheck(app);
 
   app.use('*', observe(ctx));
+  // Postgres text cannot hold U+0000 and no id or query value needs it: refused here, not as a 500.
+  app.use('*', (c, next) => {
+    if (/%00/.test(c.req.url)) throw invalid('the URL must not contain %00 (NUL)');
+    return next();
+  });
   const rules: BodyLimitRule[] = routeTable.flatMap((r) => r.bodyLimits ?? []);
   app.use('*', (c, next) => {
     // Looking at the body of a GET would make the node adapter build a full Request for nothing.

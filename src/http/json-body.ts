@@ -1,7 +1,7 @@
 // Every JSON request body is read here once, before its route's schema sees it: bytes that are not
 // UTF-8, text that is not JSON, nesting deeper than MAX_BODY_DEPTH and strings or keys that are not
-// valid Unicode (lone surrogates such as "\ud800", which would be stored as U+FFFD) are refused with
-// 400 invalid_request and the path of the offending field in `issues`.
+// valid Unicode (lone surrogates such as "\ud800", which would be stored as U+FFFD) or hold U+0000
+// are refused with 400 invalid_request and the path of the offending field in `issues`.
 import type { Context, Next } from 'hono';
 import { invalid } from '../platform/errors.js';
 import { findJsonProblem, formatJsonPath } from '../platform/json-limits.js';

@@ -1,6 +1,6 @@
 // Limits on JSON values that come from outside: how deep objects and arrays nest, and strings (and
-// keys) that are not valid Unicode. The walk keeps its own stack, so a hostile value cannot exhaust
-// the call stack, and it stops at the first problem.
+// keys) that are not valid Unicode or hold U+0000 (which Postgres text cannot store). The walk
+// keeps its own stack, so a hostile value cannot exhaust the call stack; it stops at the first problem.
 import { invalid } from './errors.js';
 
 /** How deep a free-form value (contact attributes, feedback metadata) may nest; the value itself is level 1. */
@@ -20,6 +20,13 @@ export function isWellFormedText(text: string): boolean {
   return !LONE_SURROGATE.test(text);
 }
 
+/** Why a string from outside cannot be taken as text, or null when it can. */
+function textProblem(text: string): string | null {
+  if (!isWellFormedText(text)) return 'is not valid Unicode (a lone UTF-16 surrogate, e.g. \\ud800)';
+  if (text.includes('\u0000')) return 'must not contain U+0000 (NUL)';
+  return null;
+}
+
 interface Step {
   value: unknown;
   depth: number;
@@ -33,11 +40,10 @@ function pathOf(step: Step | undefined, last?: string | number): JsonPath {
   return path;
 }
 
-const NOT_UNICODE = 'is not valid Unicode (a lone UTF-16 surrogate, e.g. \\ud800)';
-
 /**
  * The first place where `value` nests objects and arrays more than `maxDepth` levels (the value
- * itself is level 1, a scalar is level 0) or holds a string or key that is not well-formed Unicode.
+ * itself is level 1, a scalar is level 0) or holds a string or key that is not well-formed Unicode
+ * or holds U+0000.
  */
 export function findJsonProblem(value: unknown, maxDepth: number): JsonProblem | null {
   const stack: Step[] = [{ value, depth: 0, key: undefined, parent: undefined }];
@@ -45,7 +51,8 @@ export function findJsonProblem(value: unknown, maxDepth: number): JsonProblem |
     const step = stack.pop()!;
     const v = step.value;
     if (typeof v === 'string') {
-      if (!isWellFormedText(v)) return { path: pathOf(step), message: `text ${NOT_UNICODE}` };
+      const problem = textProblem(v);
+      if (problem) return { path: pathOf(step), message: `text ${problem}` };
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
@@ -55,7 +62,8 @@ export function findJsonProblem(value: unknown, maxDepth: number): JsonProblem |
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth, key: i, parent: step });
     } else {
       for (const [k, child] of Object.entries(v)) {
-        if (!isWellFormedText(k)) return { path: pathOf(step, k), message: `key ${NOT_UNICODE}` };
+        const problem = textProblem(k);
+        if (problem) return { path: pathOf(step, k), message: `key ${problem}` };
         stack.push({ value: child, depth, key: k, parent: step });
       }
     }
@@ -74,7 +82,7 @@ export function freeJsonProblem(value: unknown, maxBytes: number): JsonProblem |
 
 /** A path as the API shows it in `issues`: keys and indexes joined by dots; text that is not Unicode shows U+FFFD. */
 export function formatJsonPath(path: JsonPath): string {
-  return path.map((p) => String(p).replace(/[\ud800-\udfff]/gu, '\ufffd')).join('.');
+  return path.map((p) => String(p).replace(/[\ud800-\udfff\u0000]/gu, '\ufffd')).join('.');
 }
 
 /** For services: refuses a free-form field (400 invalid_request, the path under `field` in `issues`). */

@@ -132,6 +132,17 @@ describe('hostile input', () => {
       assert.equal(widget.body.error.issues[0].path, 'public_key');
     });
 
+    test('U+0000, which Postgres text cannot hold, is refused in bodies and URLs on both databases', async () => {
+      const r = await post('/v1/feedback', `{"inbox_id":"${seed.inboxId}","body":"nul\\u0000here","subject":"s"}`);
+      assert.equal(r.status, 400);
+      assert.equal(r.body.error.issues[0].path, 'body');
+      const id = await s.request('GET', '/v1/contacts/ct_%00', { token: seed.apiKey });
+      assert.equal(id.status, 400);
+      assert.equal(id.body.error.code, 'invalid_request');
+      const query = await s.request('GET', '/v1/conversations?inbox_id=%00', { token: seed.apiKey });
+      assert.equal(query.status, 400);
+    });
+
     test('bytes that are not UTF-8 are refused rather than stored as U+FFFD', async () => {
       const r = await post('/v1/contacts', Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xed, 0xa0, 0x80]), Buffer.from('"}')]));
       assert.equal(r.status, 400);
@@ -201,6 +212,7 @@ describe('hostile input', () => {
         { name: 'every field true', raw: each(true) },
         { name: 'every field lone surrogate', raw: eachRaw('"\\ud800"') },
         { name: 'every field empty string', raw: each('') },
+        { name: 'every field NUL', raw: each('a\u0000b') },
         { name: 'null', raw: 'null' },
         { name: 'string', raw: '"x"' },
         { name: 'number', raw: '12345' },
@@ -286,14 +298,14 @@ describe('hostile input', () => {
         }
         // Every hostile body as the owner; the body reader's own cases with the other credentials.
         for (const body of bodies) {
-          if (who !== 'owner' && !['deep array', 'every field deep', 'every field lone surrogate', 'not UTF-8', 'malformed', 'no content type'].includes(body.name)) continue;
+          if (who !== 'owner' && !['deep array', 'every field deep', 'every field lone surrogate', 'every field NUL', 'not UTF-8', 'malformed', 'no content type'].includes(body.name)) continue;
           await call(`${who} ${body.name}`, method, plausiblePath, { token, secured, raw: body.raw, type: body.type });
         }
       }
       // Hostile query values in every declared query parameter.
       const queryNames = (op.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => p.name as string);
       if (queryNames.length) {
-        for (const value of ['q'.repeat(5000), '-1', '1e309', '%FF', '%ED%A0%80', '%5B%5D', '99999999999999999999']) {
+        for (const value of ['q'.repeat(5000), '-1', '1e309', '%FF', '%00', '%ED%A0%80', '%5B%5D', '99999999999999999999']) {
           await call('owner query', method, plausiblePath, { token: owner, secured, query: '?' + queryNames.map((n: string) => `${n}=${value}`).join('&'), ...(takesBody ? { raw: '{}' } : {}) });
         }
       }
