@@ -186,6 +186,8 @@ function shapeConfig(p: Parsed) {
     metricsAddr: p.SVC_METRICS_ADDR,
     smtpAddr: p.SVC_SMTP_ADDR,
     publicUrl: (p.SVC_PUBLIC_URL ?? `http://${publicHost}:${http.port}`).replace(/\/+$/, ''),
+    /** False when publicUrl is only the listening address (the API document then names the address it was asked from). */
+    publicUrlConfigured: p.SVC_PUBLIC_URL !== undefined,
     databaseUrl: p.SVC_DATABASE_URL,
     masterKey: p.SVC_MASTER_KEY,
     logLevel: p.SVC_LOG_LEVEL,

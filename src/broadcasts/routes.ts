@@ -108,6 +108,7 @@ const GovernanceSchema = z
   .openapi('BroadcastGovernance');
 
 const broadcastParams = z.object({ broadcastId: idParam('broadcastId', 'bc_01hxyz') });
+const serverLimit = { description: 'hosted_limit (SVC_BROADCAST_DAILY_RECIPIENTS): more recipients than a workspace may mail in one day on this server' };
 
 export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
   const notifications = new MailerNotifications(ctx);
@@ -121,7 +122,7 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
         summary,
         security: bearer,
         request: { params: broadcastParams },
-        responses: { 200: jsonAnswer(BroadcastSchema, 'the broadcast') },
+        responses: { 200: jsonAnswer(BroadcastSchema, 'the broadcast'), ...(name === 'resume' ? { 422: serverLimit } : {}) },
       }),
       async (c) => {
         const access = await requireAccess(c, ctx);
@@ -242,7 +243,7 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
       summary: 'Add recipients to a draft (duplicates are dropped)',
       security: bearer,
       request: { params: broadcastParams, body: jsonBody(RecipientsBody) },
-      responses: { 200: jsonAnswer(z.object({ added: z.number().int(), recipients: z.number().int() }), 'how many were new, and the total') },
+      responses: { 200: jsonAnswer(z.object({ added: z.number().int(), recipients: z.number().int() }), 'how many were new, and the total'), 422: serverLimit },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
@@ -279,7 +280,7 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
         '409 broadcasts_not_approved or broadcasts_suspended when the workspace may not send; 409 mailer_tenant_blocked when the inbox’s mail-provider tenant is disabled; 422 hosted_limit (limit SVC_BROADCAST_DAILY_RECIPIENTS) when the broadcast has more recipients than a workspace may mail in one day on this server.',
       security: bearer,
       request: { params: broadcastParams, body: { content: { 'application/json': { schema: z.object({ send_at: z.iso.datetime({ offset: true }).optional() }).strict() } }, required: false } },
-      responses: { 200: jsonAnswer(BroadcastSchema, 'the scheduled broadcast') },
+      responses: { 200: jsonAnswer(BroadcastSchema, 'the scheduled broadcast'), 422: serverLimit },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);

@@ -3,7 +3,7 @@ import { requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
-import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { bearer, freeJsonObject, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { formatContact } from './format.js';
 import {
@@ -12,6 +12,7 @@ import {
   deleteContactByExternalId,
   getContactFor,
   listContacts,
+  MAX_ATTRIBUTES_BYTES,
   MAX_EMAILS,
   MAX_EXTERNAL_IDS,
   mergeContact,
@@ -74,7 +75,7 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
               name: z.string().max(200).nullable().optional(),
               emails: z.array(z.string().max(254)).max(MAX_EMAILS).optional(),
               external_ids: z.array(ExternalIdSchema).max(MAX_EXTERNAL_IDS).optional(),
-              attributes: z.record(z.string().max(100), z.unknown()).optional(),
+              attributes: freeJsonObject(MAX_ATTRIBUTES_BYTES, 'free attributes').optional(),
             })
             .strict(),
         ),
@@ -142,7 +143,7 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
               name: z.string().max(200).nullable().optional(),
               emails: z.array(z.string().max(254)).max(MAX_EMAILS).optional(),
               external_ids: z.array(ExternalIdSchema).max(MAX_EXTERNAL_IDS).optional(),
-              attributes: z.record(z.string().max(100), z.unknown()).optional(),
+              attributes: freeJsonObject(MAX_ATTRIBUTES_BYTES, 'attributes to merge; null removes a key').optional(),
             })
             .strict(),
         ),

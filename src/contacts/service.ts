@@ -18,6 +18,7 @@ import { normalizeEmail } from '../people/service.js';
 import { iso } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { checkFreeJson } from '../platform/json-limits.js';
 import { formatContact } from './format.js';
 import {
   contactIdByEmail,
@@ -60,9 +61,8 @@ function checkExternalId(x: ExternalId): ExternalId {
 }
 
 function checkAttributes(attrs: Record<string, unknown>): string {
-  const text = JSON.stringify(attrs);
-  if (Buffer.byteLength(text) > MAX_ATTRIBUTES_BYTES) throw invalid(`attributes must be at most ${MAX_ATTRIBUTES_BYTES} bytes of JSON`);
-  return text;
+  checkFreeJson('attributes', attrs, MAX_ATTRIBUTES_BYTES);
+  return JSON.stringify(attrs);
 }
 
 async function insertContact(tx: Tx, input: { workspaceId: string; name?: string | null; emails?: string[]; externalIds?: ExternalId[]; attributes?: Record<string, unknown>; createdAt?: Date }): Promise<ContactView> {

@@ -5,8 +5,8 @@ import type { Ctx } from '../context.js';
 import { ConversationSchema, MessageSchema } from '../conversations/routes.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
-import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
-import { createFeedback, MAX_FEEDBACK_CHARS } from './service.js';
+import { bearer, freeJsonObject, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { createFeedback, MAX_FEEDBACK_CHARS, MAX_METADATA_BYTES } from './service.js';
 
 export function registerFeedbackRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
@@ -33,7 +33,7 @@ export function registerFeedbackRoutes(app: ApiApp, ctx: Ctx) {
                 .openapi({ description: 'who sent it: a contact id, an external id, an address, or nothing for anonymous feedback' }),
               subject: z.string().max(998).optional(),
               body: z.string().min(1).max(MAX_FEEDBACK_CHARS),
-              metadata: z.record(z.string().max(100), z.unknown()).optional().openapi({ description: 'free details (app version, page, rating…), at most 16 KiB' }),
+              metadata: freeJsonObject(MAX_METADATA_BYTES, 'free details (app version, page, rating…)').optional(),
             })
             .strict(),
         ),

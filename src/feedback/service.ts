@@ -13,6 +13,7 @@ import { retryOnUniqueViolation } from '../db/retry.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { invalid, notFound } from '../platform/errors.js';
+import { checkFreeJson } from '../platform/json-limits.js';
 
 export const MAX_FEEDBACK_CHARS = 20_000;
 export const MAX_METADATA_BYTES = 16 * 1024;
@@ -41,7 +42,7 @@ async function feedbackContact(tx: Tx, workspaceId: string, input: NewFeedback):
 export async function createFeedback(ctx: Ctx, access: Access, input: NewFeedback) {
   if (!input.body.trim()) throw invalid('body must not be empty');
   if (input.body.length > MAX_FEEDBACK_CHARS) throw invalid(`body must be at most ${MAX_FEEDBACK_CHARS} characters`);
-  if (input.metadata && Buffer.byteLength(JSON.stringify(input.metadata)) > MAX_METADATA_BYTES) throw invalid(`metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON`);
+  if (input.metadata) checkFreeJson('metadata', input.metadata, MAX_METADATA_BYTES);
   if (!canSeeInbox(access, input.inboxId)) throw notFound(`inbox ${input.inboxId}`);
   const result = await retryOnUniqueViolation(() =>
     inTransaction(ctx.db, async (trx) => {

@@ -4,11 +4,13 @@ import type { Context, Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
+import { invalid } from '../platform/errors.js';
 import { randomText } from '../platform/ids.js';
 import type { Identity } from './auth.js';
-import { errorBody, toErrorResponse, zodIssues } from './errors.js';
+import { serveApiDocument } from './api-document.js';
+import { errorBody, ErrorSchema, toErrorResponse, zodIssues } from './errors.js';
+import { checkJsonBody } from './json-body.js';
 import { routeTable } from './routes.js';
-import { readVersion } from '../version.js';
 
 export type AppEnv = { Variables: { requestId: string; identity?: Identity; access?: Access } };
 export type ApiApp = OpenAPIHono<AppEnv>;
@@ -31,8 +33,15 @@ export function createApp(ctx: Ctx): ApiApp {
     },
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'an API key (svc_sk_…) or a session token (svc_ses_…)' });
+  app.openAPIRegistry.register('Error', ErrorSchema);
+  takeJsonBodiesThroughTheCheck(app);
 
   app.use('*', observe(ctx));
+  // Postgres text cannot hold U+0000 and no id or query value needs it: refused here, not as a 500.
+  app.use('*', (c, next) => {
+    if (/%00/.test(c.req.url)) throw invalid('the URL must not contain %00 (NUL)');
+    return next();
+  });
   const rules: BodyLimitRule[] = routeTable.flatMap((r) => r.bodyLimits ?? []);
   app.use('*', (c, next) => {
     // Looking at the body of a GET would make the node adapter build a full Request for nothing.
@@ -50,12 +59,21 @@ export function createApp(ctx: Ctx): ApiApp {
 
   for (const feature of routeTable) feature.register(app, ctx);
 
-  app.doc31('/v1/openapi.json', {
-    openapi: '3.1.0',
-    info: { title: 'svc API', version: readVersion() },
-    servers: [{ url: ctx.config.publicUrl }],
-  });
+  serveApiDocument(app, ctx, '/v1/openapi.json');
   return app;
+}
+
+/** Every route declared with a JSON body reads it through checkJsonBody first (UTF-8, JSON, depth, Unicode). */
+function takeJsonBodiesThroughTheCheck(app: ApiApp) {
+  const declare = app.openapi;
+  app.openapi = ((route, handler, hook) => {
+    const content = route.request?.body?.content ?? {};
+    if (Object.keys(content).some((type) => /json/i.test(type))) {
+      const own = route.middleware ? (Array.isArray(route.middleware) ? route.middleware : [route.middleware]) : [];
+      route = { ...route, middleware: [checkJsonBody, ...own] };
+    }
+    return declare(route, handler, hook);
+  }) as ApiApp['openapi'];
 }
 
 

@@ -1,5 +1,6 @@
 // The one place where errors become HTTP answers: {"error":{"code","message",...extra}}.
 import type { Context } from 'hono';
+import { z } from '@hono/zod-openapi';
 import { HTTPException } from 'hono/http-exception';
 import type { ZodError } from 'zod';
 import { AppError } from '../platform/errors.js';
@@ -9,6 +10,26 @@ import type { Logger } from '../platform/log.js';
 export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}) {
   return { error: { code, message, ...extra } };
 }
+
+/** The body of every error answer, as the API document shows it (components/schemas/Error). */
+export const ErrorSchema = z
+  .object({
+    error: z
+      .object({
+        code: z.string().openapi({ description: 'snake_case: invalid_request, unauthorized, forbidden, not_found, conflict or a more precise code, too_large, unsupported_media_type, hosted_limit, rate_limited…', example: 'invalid_request' }),
+        message: z.string().openapi({ description: 'what went wrong, for people' }),
+        issues: z
+          .array(z.object({ path: z.string().openapi({ description: 'the offending field: keys and indexes joined by dots ("" for the whole body)' }), message: z.string() }))
+          .optional()
+          .openapi({ description: 'invalid_request: one entry per offending field' }),
+        limit: z.string().optional().openapi({ description: 'hosted_limit: the setting that sets the limit (SVC_…)' }),
+        retry_after: z.number().int().optional().openapi({ description: 'rate_limited: seconds to wait (also the Retry-After header)' }),
+        request_id: z.string().optional(),
+      })
+      .catchall(z.unknown())
+      .openapi({ description: 'further fields where a code names them (e.g. migration_state: state and allowed_actions)' }),
+  })
+  .openapi('Error');
 
 export function zodIssues(error: ZodError) {
   return error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));

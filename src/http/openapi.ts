@@ -1,5 +1,6 @@
 // Small helpers for declaring routes with their zod schemas (one OpenAPI document comes from them).
 import { z } from '@hono/zod-openapi';
+import { FREE_JSON_MAX_DEPTH, freeJsonProblem } from '../platform/json-limits.js';
 
 export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
   content: { 'application/json': { schema } },
@@ -18,3 +19,17 @@ export const bearer = [{ bearer: [] as string[] }];
 
 export const idParam = (name: string, example: string) =>
   z.string().min(1).max(100).openapi({ param: { name, in: 'path' }, example });
+
+/**
+ * A free-form JSON object (contact attributes, feedback metadata): keys of at most 100 characters,
+ * objects and arrays nested at most FREE_JSON_MAX_DEPTH levels (the object itself is level 1),
+ * at most `maxBytes` of JSON; the path of the offending field goes to `issues`.
+ */
+export const freeJsonObject = (maxBytes: number, description: string) =>
+  z
+    .record(z.string().max(100), z.unknown())
+    .superRefine((value, check) => {
+      const problem = freeJsonProblem(value, maxBytes);
+      if (problem) check.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+    })
+    .openapi({ description: `${description}; objects and arrays nest at most ${FREE_JSON_MAX_DEPTH} levels (this object is level 1), at most ${maxBytes} bytes of JSON` });

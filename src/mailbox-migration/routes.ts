@@ -222,7 +222,7 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
       summary: 'Test the connection (DNS, connect, TLS, login, list); says which step failed; rate limited (429)',
       security: bearer,
       request: { params },
-      responses: { 200: jsonAnswer(TestSchema, 'the result of every step') },
+      responses: { 200: jsonAnswer(TestSchema, 'the result of every step'), 429: { description: 'rate_limited: too many connection tests' } },
     }),
     async (c) => {
       const access = await manager(c);

@@ -21,7 +21,7 @@ export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, Migratio
       summary: 'Mail the old mailbox a test message from the server’s own account; when it reaches the server by the new route the migration records whether it came by forwarding or directly (rate limited, 429)',
       security: bearer,
       request: { params },
-      responses: { 202: jsonAnswer(MigrationSchema, 'the migration; test_message.sent_at is set') },
+      responses: { 202: jsonAnswer(MigrationSchema, 'the migration; test_message.sent_at is set'), 429: { description: 'rate_limited: too many test messages' } },
     }),
     async (c) => {
       const access = await manager(c);

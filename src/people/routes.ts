@@ -35,7 +35,7 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
       summary: 'Mail a one-time sign-in code',
       description: 'The answer is the same whether or not the address has an account.',
       request: { body: jsonBody(z.object({ email: Email })) },
-      responses: { 202: jsonAnswer(z.object({ status: z.literal('sent') }), 'a code was mailed if the address may sign in') },
+      responses: { 202: jsonAnswer(z.object({ status: z.literal('sent') }), 'a code was mailed if the address may sign in'), 429: { description: 'rate_limited: too many codes for this address' } },
     }),
     async (c) => {
       await requestSignInCode(ctx, c.req.valid('json').email);

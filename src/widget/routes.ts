@@ -130,7 +130,10 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
             .strict(),
         ),
       },
-      responses: { 201: jsonAnswer(z.object({ token: z.string(), contact_id: z.string(), verified: z.boolean(), expires_at: z.string() }), 'the session token, shown once') },
+      responses: {
+        201: jsonAnswer(z.object({ token: z.string(), contact_id: z.string(), verified: z.boolean(), expires_at: z.string() }), 'the session token, shown once'),
+        429: { description: 'rate_limited: too many sessions from this address' },
+      },
     }),
     async (c) => {
       sessionsPerIp.hit(clientIp(c), 'too many visitor sessions from this address; try again later');
@@ -212,7 +215,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       summary: 'Write in a conversation (a closed one reopens)',
       security: visitorAuth,
       request: { params: conversationParam, body: jsonBody(Body) },
-      responses: { 201: jsonAnswer(VisitorMessage, 'the message') },
+      responses: { 201: jsonAnswer(VisitorMessage, 'the message'), 429: { description: 'rate_limited: too many messages in this session' } },
     }),
     async (c) => {
       const v = await visitor(c);
