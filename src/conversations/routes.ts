@@ -27,6 +27,7 @@ import {
   type ConversationPatch,
 } from './service.js';
 import { attachmentsOf, findMessage } from './store.js';
+import { retryFailedReply } from '../mail/outbound.js';
 
 export const ConversationSchema = z
   .object({
@@ -340,6 +341,30 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       if (!message) throw notFound('message');
       const files = await attachmentsOf(ctx.db, [message.id]);
       return c.json(formatMessage(message, files.get(message.id) ?? []), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/conversations/{conversationId}/messages/{messageId}/retry',
+      tags: ['conversations'],
+      summary: 'Send a reply whose sending failed once more (a fresh set of attempts)',
+      description: '409 message_state unless the message is a reply with status failed.',
+      security: bearer,
+      request: { params: messageParams },
+      responses: { 200: jsonAnswer(MessageSchema, 'the message, pending again') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'conversations:write');
+      const p = c.req.valid('param');
+      const conversation = await getConversationFor(ctx, access, p.conversationId);
+      const message = await findMessage(ctx.db, conversation.id, p.messageId);
+      if (!message) throw notFound('message');
+      await retryFailedReply(ctx, message);
+      const again = (await findMessage(ctx.db, conversation.id, message.id))!;
+      return c.json(formatMessage(again, (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? []), 200);
     },
   );
 

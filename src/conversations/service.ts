@@ -597,7 +597,7 @@ export function isUnread(c: Pick<ConversationRow, 'last_inbound_at'>, readAt: st
 export async function markConversationRead(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, conversationId: string): Promise<{ read_at: string }> {
   if (access.actor.kind !== 'member') throw forbidden('only a signed-in member has an unread state');
   const conversation = await findConversation(ctx.db, access.workspaceId, conversationId);
-  if (!conversation || !canSeeInbox(access, conversation.inbox_id)) throw notFound('no such conversation');
+  if (!conversation || !canSeeInbox(access, conversation.inbox_id)) throw notFound('conversation');
   const readAt = iso(ctx.clock.now());
   await ctx.db
     .insertInto('conversation_reads')

@@ -15,6 +15,7 @@ import { attachmentsOf } from '../conversations/store.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import type { Db } from '../db/schema.js';
 import { HOUR, iso, MINUTE, type Clock } from '../platform/clock.js';
+import { conflict } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';
 import { mailerHeaders } from '../mailer-tenants/service.js';
 import { channelMailDomain, channelSender, channelTransport } from './transport.js';
@@ -122,9 +123,15 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<void> {
  * Records that a reply was sent or failed for good, and tells open panels with a `message.updated`
  * event (realtime and GET /v1/events only: never a webhook, the spec's events have no such type).
  */
-async function setDeliveryState(ctx: Ctx, message: MessageRow, set: Pick<MessageRow, 'delivery_status' | 'delivery_attempts' | 'delivery_error'> & { sent_at?: string }) {
+async function setDeliveryState(
+  ctx: Ctx,
+  message: MessageRow,
+  set: Pick<MessageRow, 'delivery_status' | 'delivery_attempts' | 'delivery_error'> & { sent_at?: string },
+  alsoInTransaction?: (tx: { db: Db; clock: Clock }) => Promise<void>,
+) {
   await ctx.db.transaction().execute(async (trx) => {
     await trx.updateTable('messages').set(set).where('id', '=', message.id).execute();
+    await alsoInTransaction?.({ db: trx, clock: ctx.clock });
     const conversation = await trx.selectFrom('conversations').select(['id', 'inbox_id', 'contact_id']).where('id', '=', message.conversation_id).executeTakeFirst();
     if (!conversation) return;
     const files = await attachmentsOf(trx, [message.id]);
@@ -141,6 +148,14 @@ async function setDeliveryState(ctx: Ctx, message: MessageRow, set: Pick<Message
     );
   });
   announceEvents(ctx);
+}
+
+/** Sends a reply that failed for good once more, with a fresh set of attempts. */
+export async function retryFailedReply(ctx: Ctx, message: MessageRow): Promise<void> {
+  if (message.kind !== 'message' || message.direction !== 'out' || message.delivery_status !== 'failed') {
+    throw conflict('only a reply whose sending failed can be sent again', 'message_state', { status: message.delivery_status });
+  }
+  await setDeliveryState(ctx, message, { delivery_status: 'pending', delivery_attempts: 0, delivery_error: null }, (tx) => scheduleEmailSend(tx, message.id));
 }
 
 export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
