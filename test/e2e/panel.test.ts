@@ -8,7 +8,8 @@ import type { Page } from 'playwright-core';
 import { systemClock } from '../../src/platform/clock.js';
 import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN } from '../helpers/mail.js';
+import { deliverMail, INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN } from '../helpers/mail.js';
+import { createInbox } from '../../src/inboxes/service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 
@@ -170,5 +171,48 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     } finally {
       await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
     }
+  });
+
+  test('the details column: priority, labels, assignee, spam, another inbox, merging contacts', async () => {
+    const billing = await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Billing' });
+    const c = await deliverMail(s, address, { From: 'Bo Duplicate <bo@dup.example>', Subject: 'Sidebar check' });
+    const keep = await s.request('POST', '/v1/contacts', { token: seed.apiKey, body: { name: 'Bo Keeper', emails: ['bo.keeper@dup.example'] } });
+    const api = (p: string) => s.request('GET', p, { token: seed.apiKey }).then((r) => r.body);
+    const { context, page, errors } = await panelPage();
+    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    await page.goto(`${s.url}/conversations/${c.conversation_id}`);
+    const details = page.getByRole('complementary', { name: 'Details' });
+    await details.getByLabel('Priority').selectOption('urgent');
+    await details.getByLabel('Add a label').fill('vip');
+    await details.getByLabel('Add a label').press('Enter');
+    await details.getByRole('button', { name: 'Remove label vip' }).waitFor();
+    await details.getByRole('button', { name: 'Assign to me' }).click();
+    await details.getByRole('button', { name: 'Unassign' }).waitFor();
+    let conv = await api(`/v1/conversations/${c.conversation_id}`);
+    assert.equal(conv.priority, 'urgent');
+    assert.deepEqual(conv.labels, ['vip']);
+    assert.equal(conv.assignee_id, seed.ownerId);
+    await details.getByRole('button', { name: 'Mark as spam' }).click();
+    await details.getByText('Marked as spam').waitFor();
+    await details.getByRole('button', { name: 'Not spam' }).click();
+    await page.reload();
+    await details.getByLabel('Move to inbox').selectOption(billing.id);
+    await details.getByRole('definition').getByText('Billing', { exact: true }).waitFor();
+    conv = await api(`/v1/conversations/${c.conversation_id}`);
+    assert.equal(conv.inbox_id, billing.id);
+    assert.equal(conv.spam, false);
+    await assertAccessible(page);
+
+    await details.getByRole('button', { name: 'Merge into another contact' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Merge into another contact' });
+    await dialog.getByLabel('Find the contact to keep').fill('keeper');
+    await dialog.getByRole('button', { name: /Bo Keeper/ }).click();
+    await assertAccessible(page);
+    await page.getByRole('dialog').getByRole('button', { name: 'Merge' }).click();
+    await details.getByText('bo.keeper@dup.example').waitFor();
+    conv = await api(`/v1/conversations/${c.conversation_id}`);
+    assert.equal(conv.contact_id, keep.body.id);
+    assert.deepEqual(errors, []);
+    await context.close();
   });
 });

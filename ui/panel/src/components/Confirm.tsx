@@ -1,19 +1,30 @@
 // A destructive action's confirmation: names what goes; with `typed`, the exact text must be typed.
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { t } from '../i18n';
 import { Dialog } from './Dialog';
 
-export function Confirm(props: { title: string; lead: string; action: string; typed?: { label: string; value: string }; onConfirm: () => Promise<void> | void; onClose: () => void }) {
+export function Confirm(props: {
+  title: string;
+  lead: string;
+  /** Without an action (and onConfirm) the dialog only offers Cancel: a step that picks something first. */
+  action?: string;
+  typed?: { label: string; value: string };
+  onConfirm?: () => Promise<void> | void;
+  onClose: () => void;
+  children?: ComponentChildren;
+}) {
   const [text, setText] = useState('');
   const [busy, setBusy] = useState(false);
   const ok = !props.typed || text.trim() === props.typed.value;
   return (
     <Dialog title={props.title} onClose={props.onClose}>
       <p>{props.lead}</p>
+      {props.children}
       <form
         onSubmit={async (e) => {
           e.preventDefault();
-          if (!ok) return;
+          if (!ok || !props.onConfirm) return;
           setBusy(true);
           try {
             await props.onConfirm();
@@ -29,9 +40,11 @@ export function Confirm(props: { title: string; lead: string; action: string; ty
           </div>
         )}
         <div style={{ display: 'flex', gap: 'var(--space-2)' }}>
-          <button class="btn btn-primary btn-danger-fill" type="submit" disabled={!ok || busy}>
-            {props.action}
-          </button>
+          {props.action && (
+            <button class="btn btn-primary btn-danger-fill" type="submit" disabled={!ok || busy}>
+              {props.action}
+            </button>
+          )}
           <button class="btn" type="button" onClick={props.onClose}>
             {t('settings.cancel')}
           </button>

@@ -6,8 +6,8 @@ import { onEvent, onReset } from '../realtime';
 import { inboxes, me, toast } from '../state';
 import { isTyping } from '../pages/Workspace';
 import { Composer, type ComposerHandle } from './Composer';
+import { Details, type Contact, type ConversationPatch } from './Details';
 
-type Contact = { id: string; name: string | null; emails: string[] };
 
 export function ConversationPane(props: { conversationId: string | null; onBack: () => void }) {
   if (!props.conversationId) {
@@ -46,7 +46,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
       setState('ready');
       void api.POST('/v1/conversations/{conversationId}/read', { params: { path: { conversationId: props.id } } });
       const ct = await api.GET('/v1/contacts/{contactId}', { params: { path: { contactId: c.contact_id } } });
-      if (ct.data) setContact(ct.data as unknown as Contact);
+      if (ct.data) setContact(ct.data);
     } catch (e) {
       setError(errorText(e));
       setState('error');
@@ -77,7 +77,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
     if (el) el.scrollTop = el.scrollHeight;
   }, [messages.length, state]);
 
-  async function change(patch: { status?: 'open' | 'pending' | 'closed'; assignee_id?: string | null }) {
+  async function change(patch: ConversationPatch) {
     if (!conv) return;
     const before = conv;
     setConv({ ...conv, ...patch } as Conversation);
@@ -146,67 +146,17 @@ function ConversationView(props: { id: string; onBack: () => void }) {
         </div>
         <div class="thread" ref={thread} role="log" aria-live="polite" aria-label={conv.subject ?? t('list.no_subject')}>
           {messages.map((m) => (
-            <MessageItem key={m.id} message={m} contact={contact} myId={myId} />
+            <MessageItem key={m.id} message={m} contact={contact} myId={myId} onUpdated={(u) => setMessages((old) => old.map((x) => (x.id === u.id ? u : x)))} />
           ))}
         </div>
         <Composer ref={composer} conversationId={conv.id} onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old : [...old, m]))} />
       </div>
-      {showDetails && (
-        <aside class="details" aria-label={t('conv.details')}>
-          <h3>{t('details.contact')}</h3>
-          <dl>
-            <dt>{t('details.contact')}</dt>
-            <dd>{contact?.name ?? '—'}</dd>
-            <dt>{t('details.email')}</dt>
-            <dd>{contact?.emails?.[0] ?? '—'}</dd>
-          </dl>
-          <h3>{t('details.conversation')}</h3>
-          <div class="field">
-            <label for="status">{t('details.status')}</label>
-            <select id="status" class="select" value={conv.status} onChange={(e) => void change({ status: e.currentTarget.value as Conversation['status'] })}>
-              {(['open', 'pending', 'closed'] as const).map((s) => (
-                <option value={s} key={s}>
-                  {t(`status.${s}`)}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div class="field">
-            <span id="assignee-label" style={{ fontWeight: 600, fontSize: 'var(--text-sm)' }}>
-              {t('details.assignee')}
-            </span>
-            <p aria-labelledby="assignee-label" style={{ margin: 0 }}>
-              {conv.assignee_id === null ? t('details.unassigned') : conv.assignee_id === myId ? t('conv.you') : t('conv.team')}
-            </p>
-            {conv.assignee_id !== myId && (
-              <button class="btn" type="button" onClick={() => void change({ assignee_id: myId })} title={`${t('details.assign_me')} (a)`}>
-                {t('details.assign_me')}
-              </button>
-            )}
-          </div>
-          <dl>
-            <dt>{t('details.inbox')}</dt>
-            <dd>{inboxes.value.find((x) => x.id === conv.inbox_id)?.name ?? '—'}</dd>
-            <dt>{t('details.source')}</dt>
-            <dd>{conv.source}</dd>
-            <dt>{t('details.created')}</dt>
-            <dd>
-              <time dateTime={conv.created_at}>{absoluteTime(conv.created_at)}</time>
-            </dd>
-            {conv.labels.length > 0 && (
-              <>
-                <dt>{t('details.labels')}</dt>
-                <dd>{conv.labels.join(', ')}</dd>
-              </>
-            )}
-          </dl>
-        </aside>
-      )}
+      {showDetails && <Details conversation={conv} contact={contact} onChange={change} onContactChanged={(c) => setContact(c)} />}
     </section>
   );
 }
 
-function MessageItem(props: { message: Message; contact: Contact | null; myId: string }) {
+function MessageItem(props: { message: Message; contact: Contact | null; myId: string; onUpdated: (m: Message) => void }) {
   const m = props.message;
   const [formatted, setFormatted] = useState(false);
   if (m.kind === 'event' && (m.details as { type?: string } | null)?.type === 'imported_divider') return <div class="divider">{t('conv.imported_divider')}</div>;
@@ -254,6 +204,19 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
       {m.status === 'failed' && (
         <p class="msg-status-failed" role="status">
           {t('conv.failed', { error: m.error ?? '' })}
+          <button
+            class="btn"
+            type="button"
+            onClick={async () => {
+              try {
+                props.onUpdated(await must(api.POST('/v1/conversations/{conversationId}/messages/{messageId}/retry', { params: { path: { conversationId: m.conversation_id, messageId: m.id } } })));
+              } catch (e) {
+                toast(t('action.failed', { error: errorText(e) }));
+              }
+            }}
+          >
+            {t('conv.retry')}
+          </button>
         </p>
       )}
       {m.status === 'pending' && <p class="msg-status-pending">{t('conv.pending')}</p>}
