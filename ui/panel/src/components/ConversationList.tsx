@@ -2,10 +2,10 @@
 // as a window of rows (smooth at tens of thousands), kept current by the realtime stream.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, errorText, must, type ConversationListItem } from '../api';
+import { api, errorText, must, type BodyOf, type ConversationListItem } from '../api';
 import { relativeTime, absoluteTime, t } from '../i18n';
 import { onEvent, onReset } from '../realtime';
-import { inboxes, me } from '../state';
+import { inboxes, me, toast } from '../state';
 import { listUrl, matches, type ListFilter } from '../views';
 import { isTyping } from '../pages/Workspace';
 import { SearchBox, SearchResults } from './Search';
@@ -26,6 +26,14 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   const [scrollTop, setScrollTop] = useState(0);
   const [height, setHeight] = useState(600);
   const [q, setQ] = useState('');
+  const [checked, setChecked] = useState<Set<string>>(new Set());
+  const toggleChecked = (id: string) =>
+    setChecked((old) => {
+      const next = new Set(old);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
   const scroller = useRef<HTMLDivElement>(null);
   const loadingMore = useRef(false);
   const shift = useRef(0);
@@ -71,6 +79,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   }
 
   useEffect(() => {
+    setChecked(new Set());
     void loadFirst();
   }, [f.view, f.status, f.inbox, f.label]);
 
@@ -137,6 +146,11 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target) || q.trim()) return;
+      if (e.key === 'x' && props.selectedId) {
+        e.preventDefault();
+        toggleChecked(props.selectedId);
+        return;
+      }
       if (e.key !== 'j' && e.key !== 'k') return;
       e.preventDefault();
       const i = items.findIndex((x) => x.id === props.selectedId);
@@ -188,6 +202,10 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
           </button>
         ))}
       </div>
+      {checked.size > 0 && <BulkBar ids={[...checked]} onDone={(updated) => {
+        setChecked(new Set());
+        setItems((old) => old.map((x) => (updated.has(x.id) ? { ...x, ...updated.get(x.id) } : x)).filter((x) => matches(x, f, myId)));
+      }} onClear={() => setChecked(new Set())} />}
       <div class="list-scroll" ref={scroller} onScroll={onScroll}>
         {state === 'loading' && (
           <div aria-busy="true" aria-label={t('list.loading')} style={{ padding: 'var(--space-3)' }}>
@@ -217,8 +235,11 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
         {state === 'ready' && items.length > 0 && (
           <ul role="list" aria-label={title} style={{ height: `${items.length * ROW_HEIGHT}px`, position: 'relative', margin: 0, padding: 0, listStyle: 'none' }}>
             {items.slice(first, last).map((c, i) => (
-              <li key={c.id}>
-                <Row item={c} top={(first + i) * ROW_HEIGHT} href={listUrl(f, c.id)} selected={c.id === props.selectedId} />
+              <li key={c.id} class={`row-slot${checked.has(c.id) ? ' checked' : ''}`} style={{ top: `${(first + i) * ROW_HEIGHT}px` }}>
+                <label class="row-check">
+                  <input type="checkbox" checked={checked.has(c.id)} onChange={() => toggleChecked(c.id)} aria-label={t('bulk.select', { name: c.subject || c.contact.name || c.contact.email || c.id })} />
+                </label>
+                <Row item={c} href={listUrl(f, c.id)} selected={c.id === props.selectedId} />
               </li>
             ))}
           </ul>
@@ -230,12 +251,12 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   );
 }
 
-function Row(props: { item: Item; top: number; href: string; selected: boolean }) {
+function Row(props: { item: Item; href: string; selected: boolean }) {
   const c = props.item;
   const unread = c.unread && !props.selected;
   const who = c.contact.name || c.contact.email || t('list.unknown_contact');
   return (
-    <a class={`row${unread ? ' unread' : ''}`} href={props.href} style={{ top: `${props.top}px` }} aria-current={props.selected ? 'true' : undefined}>
+    <a class={`row${unread ? ' unread' : ''}`} href={props.href} aria-current={props.selected ? 'true' : undefined}>
       <span class={`dot dot-${c.status}`} aria-hidden="true" />
       <span class="who">
         {who}
@@ -247,5 +268,81 @@ function Row(props: { item: Item; top: number; href: string; selected: boolean }
       <span class="subject">{c.subject || t('list.no_subject')}</span>
       <span class="snippet">{c.preview ?? ''}</span>
     </a>
+  );
+}
+
+/** Actions on the selected conversations: one bulk update (one conversation.updated each). */
+function BulkBar(props: { ids: string[]; onDone: (updated: Map<string, Partial<Item>>) => void; onClear: () => void }) {
+  const myId = me.value!.person.id;
+  const [busy, setBusy] = useState(false);
+  async function apply(changes: BodyOf<'/v1/conversations/bulk-update', 'post'>['changes'], labelToAdd?: string) {
+    setBusy(true);
+    try {
+      const updated = new Map<string, Partial<Item>>();
+      for (let i = 0; i < props.ids.length; i += 100) {
+        const ids = props.ids.slice(i, i + 100);
+        if (labelToAdd) {
+          // Labels replace; add to each conversation's own labels (one request per conversation).
+          for (const id of ids) {
+            const current = await must(api.GET('/v1/conversations/{conversationId}', { params: { path: { conversationId: id } } }));
+            const next = await must(api.PATCH('/v1/conversations/{conversationId}', { params: { path: { conversationId: id } }, body: { labels: [...new Set([...current.labels, labelToAdd])] } }));
+            updated.set(id, next);
+          }
+          continue;
+        }
+        const r = await must(api.POST('/v1/conversations/bulk-update', { body: { conversation_ids: ids, changes } }));
+        for (const c of r.data) updated.set(c.id, c);
+      }
+      toast(t('bulk.done', { count: updated.size }));
+      props.onDone(updated);
+    } catch (e) {
+      toast(t('action.failed', { error: errorText(e) }));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <div class="bulk-bar" role="toolbar" aria-label={t('bulk.selected', { count: props.ids.length })}>
+      <span class="count">{t('bulk.selected', { count: props.ids.length })}</span>
+      <button class="btn" type="button" disabled={busy} onClick={() => void apply({ status: 'closed' })}>
+        {t('bulk.close')}
+      </button>
+      <button class="btn" type="button" disabled={busy} onClick={() => void apply({ assignee_id: myId })}>
+        {t('bulk.assign_me')}
+      </button>
+      <button class="btn" type="button" disabled={busy} onClick={() => void apply({ spam: true })}>
+        {t('bulk.spam')}
+      </button>
+      <select
+        class="select"
+        aria-label={t('bulk.move')}
+        disabled={busy}
+        value=""
+        onChange={(e) => {
+          const v = e.currentTarget.value;
+          if (v) void apply({ inbox_id: v });
+        }}
+      >
+        <option value="">{t('bulk.move')}</option>
+        {inboxes.value.map((i) => (
+          <option key={i.id} value={i.id}>
+            {i.name}
+          </option>
+        ))}
+      </select>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          const input = (e.currentTarget as HTMLFormElement).elements.namedItem('bulk-label') as HTMLInputElement;
+          const v = input.value.trim();
+          if (v) void apply({}, v).then(() => (input.value = ''));
+        }}
+      >
+        <input name="bulk-label" class="input" style={{ width: '120px', minHeight: '32px' }} placeholder={t('bulk.label')} aria-label={t('bulk.label')} disabled={busy} />
+      </form>
+      <button class="btn btn-ghost" type="button" onClick={props.onClear}>
+        {t('bulk.clear')}
+      </button>
+    </div>
   );
 }

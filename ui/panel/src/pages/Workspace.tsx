@@ -68,6 +68,7 @@ export function isTyping(target: EventTarget | null): boolean {
 function ShortcutHelp(props: { onClose: () => void }) {
   const rows: [string, string][] = [
     ['j / k', t('shortcuts.move')],
+    ['x', t('shortcuts.select')],
     ['e', t('shortcuts.close')],
     ['a', t('shortcuts.assign')],
     ['r', t('shortcuts.reply')],
