@@ -13,6 +13,8 @@ export interface BenchServer {
   url: string;
   /** Milliseconds from spawn until the "listening" line. */
   startMs: number;
+  /** The SMTP ingress port, when the server runs one (SVC_INGRESS_SECRET). */
+  smtpPort: number | null;
   rssMb(): number;
   stop(): Promise<void>;
 }
@@ -31,10 +33,11 @@ export function startBenchServer(env: Record<string, string>): Promise<BenchServ
       if (!line) return;
       started = true;
       buf = '';
-      const info = JSON.parse(line) as { http: string };
+      const info = JSON.parse(line) as { http: string; smtp?: string };
       resolve({
         child,
         url: `http://${info.http}`,
+        smtpPort: info.smtp ? Number(info.smtp.slice(info.smtp.lastIndexOf(':') + 1)) : null,
         startMs: performance.now() - t0,
         rssMb: () => rssMb(child.pid!),
         stop: () =>
