@@ -588,6 +588,31 @@ export async function listItems(ctx: Pick<Ctx, 'db'>, access: Access, rows: Conv
   });
 }
 
+/** Open conversations unread by the calling member: per inbox, assigned to them, unassigned, all. */
+export async function unreadCounts(ctx: Pick<Ctx, 'db'>, access: Access) {
+  const counts = { all: 0, mine: 0, unassigned: 0, inboxes: {} as Record<string, number> };
+  if (access.actor.kind !== 'member') return counts;
+  const personId = access.actor.personId;
+  let q = ctx.db
+    .selectFrom('conversations as c')
+    .leftJoin('conversation_reads as r', (j) => j.onRef('r.conversation_id', '=', 'c.id').on('r.person_id', '=', personId))
+    .select(['c.inbox_id', 'c.assignee_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('c.workspace_id', '=', access.workspaceId)
+    .where('c.status', '=', 'open')
+    .where('c.spam', '=', 0)
+    .where('c.last_inbound_at', 'is not', null)
+    .where((eb) => eb.or([eb('r.read_at', 'is', null), eb('r.read_at', '<', eb.ref('c.last_inbound_at'))]));
+  if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
+  for (const row of await q.groupBy(['c.inbox_id', 'c.assignee_id']).execute()) {
+    const n = Number(row.n);
+    counts.all += n;
+    counts.inboxes[row.inbox_id] = (counts.inboxes[row.inbox_id] ?? 0) + n;
+    if (row.assignee_id === personId) counts.mine += n;
+    if (row.assignee_id === null) counts.unassigned += n;
+  }
+  return counts;
+}
+
 /** Unread for a member until they open it after the customer's latest (live) message. */
 export function isUnread(c: Pick<ConversationRow, 'last_inbound_at'>, readAt: string | undefined): boolean {
   return !!c.last_inbound_at && (!readAt || readAt < c.last_inbound_at);

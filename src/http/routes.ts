@@ -22,6 +22,7 @@ import { registerMigrationRoutes } from '../mailbox-migration/routes.js';
 import { registerMigrationUploadRoutes, uploadBodyLimits } from '../mailbox-migration/upload-routes.js';
 import { registerPanelRoutes } from '../panel/routes.js';
 import { registerSearchRoutes } from '../search/routes.js';
+import { registerOverviewRoutes } from '../overview/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -39,6 +40,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerConversationRoutes, bodyLimits: [{ method: 'POST', path: /^\/v1\/conversations\/[^/]+\/attachments$/, maxBytes: (ctx) => ctx.config.attachmentMaxBytes }] },
   { register: registerContactRoutes },
   { register: registerSearchRoutes },
+  { register: registerOverviewRoutes },
   { register: registerFeedbackRoutes },
   { register: registerMailRoutes, bodyLimits: ingressBodyLimits },
   { register: registerWebhookRoutes },

@@ -137,3 +137,14 @@ export async function countWhere(db: Db, table: 'mailbox_migration_items' | 'mai
   const row = await q.executeTakeFirst();
   return Number(row?.n ?? 0);
 }
+
+/** Migrations copying history into an inbox now (copying, paused or stopped for attention): the inbox banner. */
+export async function copiesInProgress(db: Db, workspaceId: string): Promise<Pick<MigrationRow, 'id' | 'inbox_id' | 'state'>[]> {
+  return db
+    .selectFrom('mailbox_migrations')
+    .select(['id', 'inbox_id', 'state'])
+    .where('workspace_id', '=', workspaceId)
+    .where('state', 'in', ['copying', 'paused', 'needs_attention'])
+    .where('copy_ended_at', 'is', null)
+    .execute();
+}

@@ -69,6 +69,18 @@ describe('conversation list for the panel', () => {
     await deliverMail(s, address, { From: 'carol@unread.example', Subject: 'Re: unread', 'In-Reply-To': await messageIdOf(c.conversation_id) });
     assert.equal(await unreadFor(agent.token), true);
 
+    const overview = (token: string) => s.request('GET', '/v1/overview', { token }).then((r) => r.body.unread);
+    const agentCounts = await overview(agent.token);
+    assert.ok(agentCounts.all >= 1 && agentCounts.unassigned >= 1 && agentCounts.inboxes[seed.inboxId] >= 1);
+    assert.equal(agentCounts.mine, 0);
+    await s.request('PATCH', `/v1/conversations/${c.conversation_id}`, { token: seed.ownerToken, body: { assignee_id: agent.personId } });
+    const assigned = await overview(agent.token);
+    assert.equal(assigned.mine, 1);
+    assert.equal(assigned.unassigned, agentCounts.unassigned - 1);
+    await s.request('POST', `/v1/conversations/${c.conversation_id}/read`, { token: agent.token });
+    assert.equal((await overview(agent.token)).mine, 0, 'reading it clears the count');
+    assert.deepEqual(await overview(seed.apiKey), { all: 0, mine: 0, unassigned: 0, inboxes: {} });
+
     assert.equal((await s.request('POST', `/v1/conversations/${c.conversation_id}/read`, { token: seed.apiKey })).status, 403);
     assert.equal((await s.request('POST', '/v1/conversations/cv_missing/read', { token: agent.token })).status, 404);
   });

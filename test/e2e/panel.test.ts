@@ -89,11 +89,15 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     const row = page.getByRole('link', { name: /Ada Lovelace/ });
     await row.waitFor({ timeout: 5000 });
     assert.match((await row.getAttribute('class')) ?? '', /unread/);
+    const nav = page.getByRole('navigation', { name: 'Menu' });
+    await nav.getByRole('link', { name: 'All 1 unread' }).waitFor();
+    await nav.getByRole('link', { name: 'Support 1 unread' }).waitFor();
 
     // Open it with the keyboard (j), reply with Ctrl+Enter.
     await page.keyboard.press('j');
     await page.waitForURL(/\/conversations\/cv_/);
     await page.getByRole('article', { name: /Ada Lovelace/ }).getByText('charged twice for invoice 4411').waitFor();
+    await nav.getByRole('link', { name: 'All', exact: true }).waitFor();
     await assertAccessible(page);
     await page.keyboard.press('r');
     await page.keyboard.type('We refunded the second charge.');

@@ -298,8 +298,14 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     assert.equal(started.status, 202);
     assert.equal(started.body.state, 'copying');
     assert.deepEqual(started.body.allowed_actions, ['preview', 'pause', 'cancel', 'retry']);
+    // Everyone who sees the inbox sees the banner while the copy runs (agents too, who may not read migrations).
+    const duringCopy = await s.request('GET', '/v1/overview', { token: agentToken });
+    assert.equal(duringCopy.status, 200);
+    assert.deepEqual(duringCopy.body.importing, [{ inbox_id: seed.inboxId, state: 'copying', percent: 0 }]);
+    assert.equal((await s.request('GET', `/v1/migrations/${id}`, { token: agentToken })).status, 403);
     await s.app.jobs.drain();
     const done = await expectState(s, seed.apiKey, id, 'syncing');
+    assert.deepEqual((await s.request('GET', '/v1/overview', { token: agentToken })).body.importing, [], 'the banner goes once the copy ended');
     assert.equal(done.progress.copied, box.toCopy);
     assert.equal(done.progress.failed, 0);
     assert.equal(done.progress.conversations, box.conversations);

@@ -11,6 +11,7 @@ export const workspaceId = signal<string | null>(null);
 export const inboxes = signal<Inbox[]>([]);
 export const toasts = signal<{ id: number; text: string }[]>([]);
 export const connection = signal<'live' | 'reconnecting'>('live');
+export const overview = signal<{ unread: { all: number; mine: number; unassigned: number; inboxes: Record<string, number> }; importing: { inbox_id: string; state: string; percent: number }[] } | null>(null);
 
 export const membership = computed(() => me.value?.memberships.find((m) => m.workspace_id === workspaceId.value) ?? null);
 
@@ -62,3 +63,16 @@ export function toast(text: string) {
 }
 
 export type ConversationStatus = Schemas['Conversation']['status'];
+
+let overviewTimer: ReturnType<typeof setTimeout> | undefined;
+/** Refreshes unread counts and import banners; calls within a second fold into one request. */
+export function refreshOverview(now = false) {
+  clearTimeout(overviewTimer);
+  overviewTimer = setTimeout(
+    async () => {
+      const r = await api.GET('/v1/overview');
+      if (r.data) overview.value = r.data;
+    },
+    now ? 0 : 1000,
+  );
+}

@@ -5,7 +5,7 @@ import { useLocation } from 'preact-iso';
 import { api, errorText, must, type BodyOf, type ConversationListItem } from '../api';
 import { relativeTime, absoluteTime, t } from '../i18n';
 import { onEvent, onReset } from '../realtime';
-import { inboxes, me, toast } from '../state';
+import { inboxes, me, overview, toast } from '../state';
 import { listUrl, matches, type ListFilter } from '../views';
 import { isTyping } from '../pages/Workspace';
 import { SearchBox, SearchResults } from './Search';
@@ -188,6 +188,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
         </button>
         <h2>{title}</h2>
       </div>
+      <ImportBanner inbox={f.inbox} />
       <SearchBox value={q} onChange={setQ} />
       {q.trim() ? (
         <div class="list-scroll">
@@ -343,6 +344,21 @@ function BulkBar(props: { ids: string[]; onDone: (updated: Map<string, Partial<I
       <button class="btn btn-ghost" type="button" onClick={props.onClear}>
         {t('bulk.clear')}
       </button>
+    </div>
+  );
+}
+
+/** While a migration copies history into an inbox, everyone who sees the inbox is told. */
+function ImportBanner(props: { inbox: string | null }) {
+  const copies = (overview.value?.importing ?? []).filter((m) => !props.inbox || m.inbox_id === props.inbox);
+  if (!copies.length) return null;
+  return (
+    <div class="banner" role="status">
+      {copies.map((m) => (
+        <p key={m.inbox_id} style={{ margin: 0 }}>
+          {t(m.state === 'copying' ? 'import.copying' : 'import.stopped', { inbox: inboxes.value.find((i) => i.id === m.inbox_id)?.name ?? '', percent: m.percent })}
+        </p>
+      ))}
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import { t } from '../i18n';
-import { inboxes, me, signOut, switchWorkspace, workspaceId } from '../state';
+import { inboxes, me, overview, signOut, switchWorkspace, workspaceId } from '../state';
 import { listUrl, type ListFilter, type View } from '../views';
 
 export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp: () => void }) {
@@ -39,6 +39,7 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
             <li key={view}>
               <a class="nav-link" href={listUrl({ ...f, view, inbox: null, label: null })} aria-current={!f.inbox && f.view === view ? 'page' : undefined} onClick={props.onNavigate}>
                 {label}
+                <Count n={overview.value?.unread[view] ?? 0} />
               </a>
             </li>
           ))}
@@ -53,6 +54,7 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
                 <li key={inbox.id}>
                   <a class="nav-link" href={listUrl({ ...f, view: 'all', inbox: inbox.id, label: null })} aria-current={f.inbox === inbox.id ? 'page' : undefined} onClick={props.onNavigate}>
                     {inbox.name}
+                    <Count n={overview.value?.unread.inboxes[inbox.id] ?? 0} />
                   </a>
                 </li>
               ))}
@@ -72,5 +74,15 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
         </button>
       </div>
     </nav>
+  );
+}
+
+function Count(props: { n: number }) {
+  if (!props.n) return null;
+  return (
+    <span class="count">
+      {props.n}
+      <span class="visually-hidden"> {t('list.unread')}</span>
+    </span>
   );
 }

@@ -207,6 +207,8 @@ export const en = {
   'bulk.clear': 'Clear selection',
   'bulk.done': '{count} conversations updated',
   'shortcuts.select': 'Select the conversation',
+  'import.copying': 'Mail history is being copied into {inbox} ({percent}%). Imported conversations are marked Imported and notify no one.',
+  'import.stopped': 'Copying mail history into {inbox} is paused at {percent}%.',
   'common.close': 'Close',
   'common.error': 'Something went wrong: {error}',
   'time.now': 'now',

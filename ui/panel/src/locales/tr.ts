@@ -209,6 +209,8 @@ export const tr: Record<MessageKey, string> = {
   'bulk.clear': 'Seçimi temizle',
   'bulk.done': '{count} konuşma güncellendi',
   'shortcuts.select': 'Konuşmayı seç',
+  'import.copying': 'E-posta geçmişi {inbox} gelen kutusuna kopyalanıyor (%{percent}). İçe aktarılan konuşmalar İçe aktarıldı olarak işaretlenir ve kimseye bildirim gitmez.',
+  'import.stopped': '{inbox} gelen kutusuna e-posta geçmişi kopyalama %{percent} noktasında duraklatıldı.',
   'common.close': 'Kapat',
   'common.error': 'Bir sorun oluştu: {error}',
   'time.now': 'şimdi',

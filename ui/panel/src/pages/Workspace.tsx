@@ -6,8 +6,8 @@ import { ConversationPane } from '../components/ConversationView';
 import { Dialog } from '../components/Dialog';
 import { Nav } from '../components/Nav';
 import { t } from '../i18n';
-import { connectRealtime } from '../realtime';
-import { connection, me, workspaceId } from '../state';
+import { connectRealtime, onEvent, onReset } from '../realtime';
+import { connection, me, refreshOverview, workspaceId } from '../state';
 import { filterFromUrl, listUrl } from '../views';
 
 export function Workspace() {
@@ -19,8 +19,23 @@ export function Workspace() {
   const [helpOpen, setHelpOpen] = useState(false);
 
   useEffect(() => {
-    if (workspaceId.value) connectRealtime(workspaceId.value);
+    if (!workspaceId.value) return;
+    connectRealtime(workspaceId.value);
+    refreshOverview(true);
+    const off = onEvent((ev) => {
+      if (ev.type.startsWith('conversation.') || ev.type === 'message.created' || ev.type.startsWith('migration.')) refreshOverview();
+    });
+    const offReset = onReset(() => refreshOverview(true));
+    return () => {
+      off();
+      offReset();
+    };
   }, [workspaceId.value]);
+
+  // Opening a conversation marks it read: the counts follow.
+  useEffect(() => {
+    if (conversationId) refreshOverview();
+  }, [conversationId]);
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
