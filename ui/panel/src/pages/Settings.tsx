@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, ApiError, errorText, must, type BodyOf, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
+import { Passkeys } from '../components/Passkeys';
 import { SecretOnce } from '../components/Secret';
 import { absoluteTime, relativeTime, t } from '../i18n';
 import { inboxes, me, membership, toast } from '../state';
@@ -513,6 +514,7 @@ function Account() {
           <dd style={{ margin: 0 }}>{person.email}</dd>
         </dl>
       </div>
+      <Passkeys />
       <section class="card danger-zone" aria-labelledby="acct-delete">
         <h2 id="acct-delete" style={{ marginTop: 0 }}>
           {t('account.delete')}

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, errorText, must } from '../api';
 import { t } from '../i18n';
+import { passkeysSupported, signInWithPasskey } from '../passkeys';
 import { loadMe } from '../state';
 
 export function SignIn() {
@@ -23,6 +24,18 @@ export function SignIn() {
     } catch (err) {
       setError(errorText(err));
     } finally {
+      setBusy(false);
+    }
+  }
+
+  async function passkey() {
+    setBusy(true);
+    setError(null);
+    try {
+      await signInWithPasskey(email.trim() || undefined);
+      await loadMe();
+    } catch (err) {
+      setError(err instanceof DOMException && err.name === 'NotAllowedError' ? t('signin.passkey_cancelled') : errorText(err));
       setBusy(false);
     }
   }
@@ -58,6 +71,14 @@ export function SignIn() {
             <button class="btn btn-primary" type="submit" disabled={busy}>
               {t('signin.send')}
             </button>
+            {passkeysSupported() && (
+              <>
+                <div class="auth-divider">{t('signin.or')}</div>
+                <button class="btn" type="button" disabled={busy} onClick={() => void passkey()}>
+                  {t('signin.passkey')}
+                </button>
+              </>
+            )}
           </form>
         ) : (
           <form onSubmit={verify}>
