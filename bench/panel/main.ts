@@ -12,6 +12,8 @@ import { createSession } from '../../src/people/service.js';
 import { launchBrowser } from '../../test/helpers/browser.js';
 import { sendToIngress } from '../../test/helpers/mail.js';
 import { runSvc } from '../../test/helpers/server.js';
+import { launch } from 'chrome-launcher';
+import lighthouse from 'lighthouse';
 import { figure, seededEnv, startBenchServer } from '../lib.js';
 
 const arg = (name: string, fallback: number) => {
@@ -122,6 +124,24 @@ try {
     figure('smtp_250_to_painted_goal_ratio', 300 / lat[Math.floor(lat.length * 0.95)]);
   } finally {
     await browser.close();
+  }
+
+  // 4. Lighthouse on the conversation view (Debian's chromium; the session cookie as a header).
+  const first = await fetch(`${server.url}/v1/conversations?sort=activity&limit=1`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.json() as Promise<{ data: { id: string }[] }>);
+  const chrome = await launch({ chromePath: process.env.SVC_CHROMIUM ?? '/usr/bin/chromium', chromeFlags: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'] });
+  try {
+    const result = await lighthouse(`${server.url}/conversations/${first.data[0].id}`, {
+      port: chrome.port,
+      output: 'json',
+      logLevel: 'error',
+      onlyCategories: ['performance', 'accessibility'],
+      extraHeaders: { Cookie: `svc_session=${sessionToken}` },
+    });
+    const categories = result!.lhr.categories;
+    figure('lighthouse_performance', Math.round((categories.performance.score ?? 0) * 100));
+    figure('lighthouse_accessibility', Math.round((categories.accessibility.score ?? 0) * 100));
+  } finally {
+    chrome.kill();
   }
 } finally {
   await server.stop();
