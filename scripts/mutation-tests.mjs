@@ -8,7 +8,7 @@ import path from 'node:path';
 
 /** Source file (as listed in stryker.config.json's mutate) -> test path filters of scripts/run-tests.mjs. */
 export const TESTS_BY_SOURCE = {
-  'src/auth/access.ts': ['foundation/access', 'mailbox-migration/access'],
+  'src/auth/access.ts': ['foundation/access', 'mailbox-migration/access', 'events/stream'],
   'src/webhooks/address.ts': ['webhooks/address'],
   'src/mailbox-migration/imap.ts': ['mailbox-migration/imap'],
   'src/conversations/retention.ts': ['lifecycle/retention'],
