@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { declareClassPlugin, PluginKind } from '@stryker-mutator/api/plugin';
 
-const FILE = path.resolve('reports/mutation/live.txt');
+const FILE = path.resolve(process.env.SVC_MUTATION_LIVE ?? 'reports/mutation/live.txt');
 
 class LiveReporter {
   constructor() {
