@@ -156,7 +156,7 @@ export async function denyBroadcasts(ctx: Ctx, workspace: Workspace, reason?: st
 }
 
 /** Suspends (operator or automatic) and pauses the workspace's scheduled and sending broadcasts. */
-export async function suspendBroadcasts(ctx: Pick<Ctx, 'db' | 'clock' | 'log'>, workspace: Pick<WorkspacesTable, 'id'>, reason: string | undefined, by: 'operator' | 'automatic'): Promise<{ row: GovernanceRow; paused: string[] }> {
+export async function suspendBroadcasts(ctx: Pick<Ctx, 'db' | 'clock' | 'log' | 'metrics'>, workspace: Pick<WorkspacesTable, 'id'>, reason: string | undefined, by: 'operator' | 'automatic'): Promise<{ row: GovernanceRow; paused: string[] }> {
   const text = by === 'operator' ? checkReason(reason) : (reason ?? null);
   const result = await ctx.db.transaction().execute(async (trx) => {
     await ensureGovernance({ db: trx, clock: ctx.clock }, workspace.id);
@@ -166,7 +166,7 @@ export async function suspendBroadcasts(ctx: Pick<Ctx, 'db' | 'clock' | 'log'>, 
       .set({ status: 'suspended', reason: text, suspended_by: by, suspended_at: now, decided_at: now, updated_at: now })
       .where('workspace_id', '=', workspace.id)
       .execute();
-    const paused = await pauseBroadcasts({ db: trx, clock: ctx.clock }, { workspaceId: workspace.id }, 'workspace_suspended', by === 'automatic' ? text : 'suspended by the server operator');
+    const paused = await pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: workspace.id }, 'workspace_suspended', by === 'automatic' ? text : 'suspended by the server operator');
     return { row: (await governanceRow(trx, workspace.id))!, paused };
   });
   ctx.log.warn('broadcasts suspended', { workspace_id: workspace.id, by, broadcasts_paused: result.paused.length });

@@ -240,6 +240,8 @@ async function recordResults(ctx: Ctx, b: BroadcastRow, results: Outcome[], clai
       .where('id', '=', b.id)
       .execute();
   });
+  const counted = { sent: sent.length, retried: retried.length, failed: failed.length };
+  for (const [outcome, n] of Object.entries(counted)) if (n) ctx.metrics.broadcastRecipients.inc({ outcome }, n);
 }
 
 function groupByError(rows: { seq: number; error: string }[]): { error: string; seqs: number[] }[] {
@@ -251,7 +253,7 @@ function groupByError(rows: { seq: number; error: string }[]): { error: string; 
 /** Pauses a broadcast that stopped itself, and tells the operator. */
 export async function selfPause(ctx: Ctx, b: Pick<BroadcastRow, 'id' | 'workspace_id'>, reason: 'sender_error' | 'bounce_rate' | 'complaint_rate', detail: string): Promise<boolean> {
   const paused = await ctx.db.transaction().execute(async (trx) => {
-    const ids = await pauseBroadcasts({ db: trx, clock: ctx.clock }, { workspaceId: b.workspace_id, broadcastId: b.id }, reason, detail);
+    const ids = await pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: b.workspace_id, broadcastId: b.id }, reason, detail);
     if (ids.length && reason !== 'sender_error') await addDayTotals(trx, b.workspace_id, utcDay(ctx.clock.now()), { rate_pauses: 1 });
     return ids.length > 0;
   });
@@ -455,7 +457,7 @@ export function broadcastSendJob(ctx: Ctx): JobKind<{ broadcastId: string }> {
       const workspace = await ctx.db.selectFrom('workspaces').select(['id', 'deleted_at']).where('id', '=', b.workspace_id).executeTakeFirst();
       if (!workspace || workspace.deleted_at) return;
       if ((await governanceRow(ctx.db, b.workspace_id))?.status === 'suspended') {
-        await ctx.db.transaction().execute((trx) => pauseBroadcasts({ db: trx, clock: ctx.clock }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'workspace_suspended', 'suspended by the server operator'));
+        await ctx.db.transaction().execute((trx) => pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'workspace_suspended', 'suspended by the server operator'));
         return;
       }
       const channel = b.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', b.channel_id).executeTakeFirst() : undefined;
@@ -465,7 +467,7 @@ export function broadcastSendJob(ctx: Ctx): JobKind<{ broadcastId: string }> {
       }
       const block = await tenantBlock(ctx, channel);
       if (block) {
-        await ctx.db.transaction().execute((trx) => pauseBroadcasts({ db: trx, clock: ctx.clock }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'mailer_tenant', block));
+        await ctx.db.transaction().execute((trx) => pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'mailer_tenant', block));
         return;
       }
       const nowText = iso(now);

@@ -292,12 +292,13 @@ export async function pauseBroadcast(ctx: Ctx, access: Access, id: string) {
   const b = await getBroadcastFor(ctx, access, id);
   if (b.status !== 'scheduled' && b.status !== 'sending') throw stateConflict(b, 'paused');
   const now = iso(ctx.clock.now());
-  await ctx.db
+  const paused = await ctx.db
     .updateTable('broadcasts')
     .set({ status: 'paused', pause_reason: 'manual', pause_detail: null, paused_at: now, continues_at: null, updated_at: now })
     .where('id', '=', b.id)
     .where('status', 'in', ['scheduled', 'sending'])
-    .execute();
+    .executeTakeFirst();
+  if (Number(paused.numUpdatedRows)) ctx.metrics.broadcastsPaused.inc({ reason: 'manual' });
   return (await findBroadcast(ctx.db, b.id))!;
 }
 

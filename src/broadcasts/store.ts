@@ -15,10 +15,11 @@ export async function findBroadcast(db: Db, id: string): Promise<BroadcastRow | 
 
 /**
  * Pauses the running broadcasts that match (a workspace, optionally one inbox and some channels)
- * with the reason; returns their ids. Their send jobs see the status and stop.
+ * with the reason; returns their ids. Their send jobs see the status and stop. They are counted in
+ * svc_broadcasts_paused_total as the change is written (the callers' transactions hold little else).
  */
 export async function pauseBroadcasts(
-  tx: Pick<Ctx, 'db' | 'clock'>,
+  tx: Pick<Ctx, 'db' | 'clock' | 'metrics'>,
   filter: { workspaceId: string; inboxId?: string; channelIds?: string[]; broadcastId?: string },
   reason: PauseReason,
   detail: string | null,
@@ -34,5 +35,6 @@ export async function pauseBroadcasts(
   if (filter.channelIds) q = q.where('channel_id', 'in', filter.channelIds);
   if (filter.broadcastId) q = q.where('id', '=', filter.broadcastId);
   const rows = await q.returning('id').execute();
+  if (rows.length) tx.metrics.broadcastsPaused.inc({ reason }, rows.length);
   return rows.map((r) => r.id);
 }

@@ -185,6 +185,7 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
         });
         if (final) await setDeliveryState(ctx, message, { delivery_attempts: attempt, delivery_error: reason, delivery_status: 'failed' });
         else await ctx.db.updateTable('messages').set({ delivery_attempts: attempt, delivery_error: reason }).where('id', '=', message.id).execute();
+        ctx.metrics.mailSent.inc({ outcome: final ? 'failed' : 'retried' });
         if (final) {
           ctx.log.error('email send failed, message marked failed', { message_id: message.id, conversation_id: message.conversation_id, attempts: attempt });
           return;
@@ -192,6 +193,7 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
         return { retryAt: new Date(ctx.clock.now().getTime() + retryInMs!) };
       }
       await setDeliveryState(ctx, message, { delivery_status: 'sent', delivery_attempts: attempt, delivery_error: null, sent_at: iso(ctx.clock.now()) });
+      ctx.metrics.mailSent.inc({ outcome: 'sent' });
       ctx.log.info('email sent', { message_id: message.id, conversation_id: message.conversation_id, attempt });
     },
   };

@@ -35,6 +35,11 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
   // Broadcast return paths (VERP) per SMTP transaction: delivery and feedback reports.
   const returnPaths = new WeakMap<object, string[]>();
   const parser = new ParsePool(ctx.log);
+  /** An SMTP refusal, counted in svc_smtp_refusals_total by reason. */
+  const refuse = (reason: string, code: number, message: string) => {
+    ctx.metrics.smtpRefusals.inc({ reason });
+    return smtpError(code, message);
+  };
 
   // Required only when the ingress is on.
   const { SMTPServer } = createRequire(import.meta.url)('smtp-server') as typeof import('smtp-server');
@@ -51,27 +56,31 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
     maxClients: 200,
     socketTimeout: 60_000,
     closeTimeout: ctx.config.shutdownTimeoutMs,
+    onConnect(_session, callback) {
+      ctx.metrics.smtpSessions.inc();
+      callback();
+    },
     onAuth(auth, _session, callback) {
       if (typeof auth.password === 'string' && safeEqual(auth.password, ingress.secret)) return callback(null, { user: 'relay' });
-      callback(smtpError(535, '5.7.8 authentication failed'));
+      callback(refuse('auth_failed', 535, '5.7.8 authentication failed'));
     },
     onRcptTo(address, session, callback) {
       const list = targets.get(session.envelope) ?? [];
-      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(smtpError(452, '4.5.3 too many recipients'));
+      if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(refuse('too_many_recipients', 452, '4.5.3 too many recipients'));
       resolveRecipientOrReturnPath(ctx, address.address).then(
         (target) => {
           if (target === 'return-path') {
             returnPaths.set(session.envelope, [...(returnPaths.get(session.envelope) ?? []), address.address]);
             return callback();
           }
-          if (!target) return callback(smtpError(550, '5.1.1 no such recipient here'));
+          if (!target) return callback(refuse('unknown_recipient', 550, '5.1.1 no such recipient here'));
           if (!list.some((t) => t.inboxId === target.inboxId)) list.push(target);
           targets.set(session.envelope, list);
           callback();
         },
         (error) => {
           ctx.log.error('smtp recipient check failed', { error });
-          callback(smtpError(451, '4.3.0 temporary failure, try again later'));
+          callback(refuse('temporary_failure', 451, '4.3.0 temporary failure, try again later'));
         },
       );
     },
@@ -84,8 +93,8 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
       });
       stream.on('error', (error) => callback(error));
       stream.on('end', () => {
-        if (stream.sizeExceeded || size > maxBytes) return callback(smtpError(552, `5.3.4 message is larger than ${maxBytes} bytes`));
-        if (size === 0) return callback(smtpError(554, '5.6.0 the message is empty'));
+        if (stream.sizeExceeded || size > maxBytes) return callback(refuse('too_large', 552, `5.3.4 message is larger than ${maxBytes} bytes`));
+        if (size === 0) return callback(refuse('empty', 554, '5.6.0 the message is empty'));
         const list = targets.get(session.envelope) ?? [];
         const mailFrom = session.envelope.mailFrom;
         ingestEmail(ctx, {
@@ -98,10 +107,10 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
         }).then(
           (results) => callback(null, results.length ? `2.0.0 stored as ${results.map((r) => r.message_id).join(' ')}` : '2.0.0 report received'),
           (error) => {
-            if (error instanceof AppError && error.status === 404) return callback(smtpError(550, '5.1.1 no such recipient here'));
-            if (error instanceof AppError && error.status < 500) return callback(smtpError(554, `5.6.0 ${error.message}`));
+            if (error instanceof AppError && error.status === 404) return callback(refuse('unknown_recipient', 550, '5.1.1 no such recipient here'));
+            if (error instanceof AppError && error.status < 500) return callback(refuse('rejected', 554, `5.6.0 ${error.message}`));
             ctx.log.error('inbound mail not stored', { via: 'smtp', error });
-            callback(smtpError(451, '4.3.0 temporary failure, try again later'));
+            callback(refuse('temporary_failure', 451, '4.3.0 temporary failure, try again later'));
           },
         );
       });

@@ -1,5 +1,8 @@
 // The migration part of `svc serve`: the worker job that scans, copies and syncs mailboxes.
+import type { Ctx } from '../context.js';
+import { databaseGauge } from '../platform/metrics.js';
 import type { BackgroundPart, RunningPart } from '../server/background.js';
+import { MIGRATION_STATES } from './states.js';
 import { MIGRATION_JOB, MigrationWorker } from './worker.js';
 
 export interface MigrationPart extends RunningPart {
@@ -9,6 +12,7 @@ export interface MigrationPart extends RunningPart {
 export const migrationBackground: BackgroundPart = {
   name: 'mailbox-migration',
   async start(ctx) {
+    observeMigrations(ctx);
     const worker = new MigrationWorker(ctx);
     ctx.jobs.register(worker.job());
     // One server process runs the jobs: a lease left by a process that died (kill -9) belongs to
@@ -18,3 +22,25 @@ export const migrationBackground: BackgroundPart = {
     return part;
   },
 };
+
+/**
+ * svc_migrations by state, counted at scrape time. The table holds one row per migration a workspace
+ * ever started (a handful each), so the count needs no index of its own.
+ */
+function observeMigrations(ctx: Ctx): void {
+  databaseGauge(ctx.metrics, {
+    name: 'svc_migrations',
+    help: 'Mailbox migrations (not deleted), by state.',
+    labelNames: ['state'] as const,
+    read: async () => {
+      const rows = await ctx.db
+        .selectFrom('mailbox_migrations')
+        .select((eb) => ['state', eb.fn.countAll<number>().as('n')])
+        .where('deleted_at', 'is', null)
+        .groupBy('state')
+        .execute();
+      const byState = new Map(rows.map((r) => [r.state as string, Number(r.n)]));
+      return MIGRATION_STATES.map((state) => ({ labels: { state }, value: byState.get(state) ?? 0 }));
+    },
+  });
+}

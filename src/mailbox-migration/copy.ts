@@ -199,23 +199,25 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
       },
     );
     raws.clear();
-    let stillCopying = true;
+    // Messages stored by the batch, or null when the migration left the copying state meanwhile.
+    let copied: number | null = null;
     try {
-      stillCopying = await ctx.db.transaction().execute(async (trx) => {
+      copied = await ctx.db.transaction().execute(async (trx) => {
         const current = await lockMigration(trx, m.id);
-        if (!current || (current.state !== 'copying' && current.state !== 'syncing')) return false;
-        await writeBatch(ctx, trx, current, { threads: batch, items: allItems, fetched, failed, gone, team, labelOf });
+        if (!current || (current.state !== 'copying' && current.state !== 'syncing')) return null;
+        const stored = await writeBatch(ctx, trx, current, { threads: batch, items: allItems, fetched, failed, gone, team, labelOf });
         await recordMigrationProgress({ db: trx, clock: ctx.clock }, current, await loadProgress(trx, current.id));
-        return true;
+        return stored;
       });
     } catch (error) {
       await Promise.allSettled(fetched.flatMap((f) => f.written.map((k) => ctx.storage.delete(k))));
       throw error;
     }
-    if (!stillCopying) {
+    if (copied === null) {
       await Promise.allSettled(fetched.flatMap((f) => f.written.map((k) => ctx.storage.delete(k))));
       return 'stopped';
     }
+    ctx.metrics.migrationMessagesCopied.inc(copied);
     announceEvents(ctx);
     if (performance.now() - started > budgetMs) return 'more';
   }
@@ -231,7 +233,9 @@ interface BatchInput {
   labelOf: Map<string, string | null>;
 }
 
-async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow, input: BatchInput): Promise<void> {
+/** Writes one batch; returns how many messages it stored. */
+async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow, input: BatchInput): Promise<number> {
+  let copied = 0;
   const tx = { db: trx, clock: ctx.clock };
   const now = ctx.clock.now();
   const inboxId = m.inbox_id!;
@@ -326,6 +330,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
       conversation = inserted.conversation;
       await registerMailId(tx, { workspaceId: m.workspace_id, inboxId, rfcId, conversationId: conversation.id, messageId: inserted.message.id });
       await setItem(item.source_key, { status: 'copied', message_id: inserted.message.id, conversation_id: conversation.id, copied_at: iso(now), error: null });
+      copied++;
       if (!lastImported || sentAt > lastImported) lastImported = sentAt;
     }
     if (conversation) {
@@ -340,6 +345,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
       await trx.updateTable('mailbox_migration_threads').set({ status: 'copied' }).where('migration_id', '=', m.id).where('thread_key', '=', thread.thread_key).execute();
     }
   }
+  return copied;
 }
 
 /** The conversation a thread goes into: the one it went into before, or one holding a message it names. */

@@ -224,7 +224,7 @@ export async function applyStatus(ctx: Ctx, row: TenantRow, entity: ReputationEn
     if (!becameDisabled) return undefined;
     const managed = await trx.selectFrom('mailer_channels').select('channel_id').where('inbox_id', '=', row.inbox_id).where('managed', '=', 1).execute();
     const detail = `${pausedByText(pausedBy)} paused the tenant ${row.tenant_name}${cause ? `: ${cause}` : ''}`;
-    const ids = await pauseBroadcasts({ db: trx, clock: ctx.clock }, { workspaceId: row.workspace_id, inboxId: row.inbox_id, channelIds: managed.map((c) => c.channel_id) }, 'mailer_tenant', detail);
+    const ids = await pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: row.workspace_id, inboxId: row.inbox_id, channelIds: managed.map((c) => c.channel_id) }, 'mailer_tenant', detail);
     const names = await trx
       .selectFrom('inboxes')
       .innerJoin('workspaces', 'workspaces.id', 'inboxes.workspace_id')

@@ -6,6 +6,7 @@ import type { Clock } from './clock.js';
 import { iso } from './clock.js';
 import { newId } from './ids.js';
 import type { Logger } from './log.js';
+import { ageSeconds, databaseGauge, type Metrics } from './metrics.js';
 
 export interface JobRow {
   id: string;
@@ -75,6 +76,40 @@ export class JobRunner {
     private readonly deps: { db: Db; clock: Clock; log: Logger },
     private readonly opts: { pollMs?: number; concurrency?: number } = {},
   ) {}
+
+  /**
+   * svc_jobs_due and svc_jobs_oldest_due_age_seconds per registered kind: jobs whose time has come
+   * and that nobody holds, read from the jobs table at scrape time (the jobs_due index on run_at).
+   */
+  observe(metrics: Metrics): void {
+    const due = async () => {
+      const nowText = iso(this.deps.clock.now());
+      const rows = await this.deps.db
+        .selectFrom('jobs')
+        .select((eb) => ['kind', eb.fn.countAll<number>().as('n'), eb.fn.min('run_at').as('oldest')])
+        .where('run_at', '<=', nowText)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', nowText)]))
+        .groupBy('kind')
+        .execute();
+      const byKind = new Map(rows.map((r) => [r.kind, r]));
+      return [...new Set([...this.kinds.keys(), ...byKind.keys()])].sort().map((kind) => ({ kind, n: Number(byKind.get(kind)?.n ?? 0), oldest: byKind.get(kind)?.oldest ?? null }));
+    };
+    databaseGauge(metrics, {
+      name: 'svc_jobs_due',
+      help: 'Jobs due now and not held by a worker, by kind.',
+      labelNames: ['kind'] as const,
+      read: async () => (await due()).map((r) => ({ labels: { kind: r.kind }, value: r.n })),
+    });
+    databaseGauge(metrics, {
+      name: 'svc_jobs_oldest_due_age_seconds',
+      help: 'How long the longest-waiting due job of each kind has been due (0 when none is).',
+      labelNames: ['kind'] as const,
+      read: async () => {
+        const now = this.deps.clock.now();
+        return (await due()).map((r) => ({ labels: { kind: r.kind }, value: ageSeconds(now, r.oldest) }));
+      },
+    });
+  }
 
   register(kind: JobKind): void {
     this.kinds.set(kind.kind, kind);

@@ -26,6 +26,7 @@ export function registerRealtimeRoutes(app: ApiApp, ctx: Ctx) {
       let stream: RealtimeStream | undefined;
       return {
         onOpen(_event, ws) {
+          ctx.metrics.realtimeConnections.inc({ kind: 'team' });
           stream = new RealtimeStream(ctx, ws.raw as WebSocket, { viewer, after: parsed.data, subject, stillAllowed: () => accessStillValid(ctx, access) });
           stream.start().catch((error) => {
             ctx.log.warn('realtime stream failed', { error });
@@ -33,6 +34,7 @@ export function registerRealtimeRoutes(app: ApiApp, ctx: Ctx) {
           });
         },
         onClose() {
+          ctx.metrics.realtimeConnections.dec({ kind: 'team' });
           void stream?.stop();
         },
       };

@@ -54,6 +54,7 @@ export async function startServer(app: App, opts: { migrate?: boolean } = {}): P
     http.once('error', reject);
     http.listen(config.httpAddr.port, config.httpAddr.host, () => resolve());
   });
+  app.jobs.observe(app.metrics);
   const metrics = config.metricsAddr ? await startMetricsServer(app.metrics, config.metricsAddr) : null;
 
   await app.jobs.schedulePeriodic();

@@ -3,10 +3,12 @@
 import type { Ctx } from '../context.js';
 import type { BackgroundPart } from '../server/background.js';
 import { WebhookDispatcher } from './dispatcher.js';
+import { observeOutbox } from './outbox.js';
 
 export const webhooksBackground: BackgroundPart = {
   name: 'webhooks',
   async start(ctx: Ctx) {
+    observeOutbox(ctx);
     const dispatcher = new WebhookDispatcher(ctx);
     await dispatcher.start();
     ctx.jobs.addDrainable(dispatcher);

@@ -339,6 +339,9 @@ export class WebhookDispatcher implements Drainable {
       .then(() => this.ctx.db.transaction().execute((trx) => writeResults({ ...this.ctx, db: trx }, batch, { checkExisting: false })))
       // A delivery removed meanwhile (its endpoint was deleted) fails the batch; write it again without those.
       .catch(() => this.ctx.db.transaction().execute((trx) => writeResults({ ...this.ctx, db: trx }, batch, { checkExisting: true })))
+      .then((tally) => {
+        for (const outcome of ['succeeded', 'retried', 'failed'] as const) if (tally[outcome]) this.ctx.metrics.webhookDeliveries.inc({ outcome }, tally[outcome]);
+      })
       .catch((error) => {
         // The deliveries stay pending and leased; when the lease runs out they are sent again.
         this.ctx.log.error('webhook results not written', { error, count: batch.length });
@@ -347,8 +350,16 @@ export class WebhookDispatcher implements Drainable {
   }
 }
 
+/** Deliveries a batch of results settled: finished well, scheduled again, or ended as failed. */
+export interface DeliveryTally {
+  succeeded: number;
+  retried: number;
+  failed: number;
+}
+
 /** Applies a batch of attempt results: attempt log, delivery states, endpoint failure windows. */
-export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db }, batch: Finished[], opts: { checkExisting: boolean }): Promise<void> {
+export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db }, batch: Finished[], opts: { checkExisting: boolean }): Promise<DeliveryTally> {
+  const tally: DeliveryTally = { succeeded: 0, retried: 0, failed: 0 };
   const { db, clock, log } = ctx;
   const now = clock.now();
   const nowText = iso(now);
@@ -363,7 +374,7 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
     }
     kept = kept.filter((f) => existing.has(keyOf(f.delivery)));
   }
-  if (kept.length === 0) return;
+  if (kept.length === 0) return tally;
 
   // Attempt log.
   const attemptRows = kept.map((f) => [
@@ -412,12 +423,13 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
         .where('disabled_at', 'is', null)
         .execute();
       // Nothing more is sent to a disabled endpoint; its open deliveries end here (they can be redelivered by hand).
-      await db
+      const ended = await db
         .updateTable('webhook_deliveries')
         .set({ status: 'failed', next_attempt_at: null, finished_at: nowText })
         .where('endpoint_id', '=', e.id)
         .where(sql<boolean>`status = 'pending'`)
-        .execute();
+        .executeTakeFirst();
+      tally.failed += Number(ended.numUpdatedRows);
       log.warn('webhook endpoint disabled', { endpoint_id: e.id, reason: e.disableReason });
     } else if (e.failing_since !== e.before) {
       await db.updateTable('webhook_endpoints').set({ failing_since: e.failing_since }).where('id', '=', e.id).execute();
@@ -427,6 +439,7 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
   // Delivery states.
   const succeeded = kept.filter((f) => f.result.succeeded);
   const scheduledOk = succeeded.filter((f) => !f.delivery.manual).map((f) => f.delivery);
+  tally.succeeded += succeeded.length;
   for (let i = 0; i < scheduledOk.length; i += 200) {
     const keys = scheduledOk.slice(i, i + 200).map((d) => [d.event_seq, d.endpoint_id]);
     await updateByKeys(
@@ -458,6 +471,9 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
     if (f.result.succeeded) continue;
     const attempt = d.attempts + 1;
     const delay = disabled ? undefined : retryDelayMs(attempt);
+    // A delivery of a disabled endpoint was counted as failed when the endpoint's deliveries ended.
+    if (delay === undefined && !disabled) tally.failed++;
+    else if (delay !== undefined) tally.retried++;
     if (delay === undefined) {
       await db
         .updateTable('webhook_deliveries')
@@ -478,4 +494,5 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
       log.info('webhook attempt failed, retrying', { endpoint_id: d.endpoint_id, delivery_id: deliveryIdOf(d.event_id), attempt, status_code: f.result.statusCode, error: f.result.error, next_attempt_at: next });
     }
   }
+  return tally;
 }

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import type { Db } from '../db/schema.js';
+import { ageSeconds, databaseGauge, type Metrics } from '../platform/metrics.js';
 
 export interface OutboxEvent {
   seq: number;
@@ -58,4 +59,47 @@ export function deliveryIdOf(eventId: string): string {
 /** The event id a delivery id names, or undefined for a malformed one. */
 export function eventIdOfDelivery(deliveryId: string): string | undefined {
   return /^dlv_[0-9a-z]{26}$/.test(deliveryId) ? `evt_${deliveryId.slice(4)}` : undefined;
+}
+
+/**
+ * The outbox backlog, read at scrape time from the partial index webhook_deliveries_due (pending
+ * deliveries by next_attempt_at): svc_webhook_outbox_pending by state (due now, or waiting for a
+ * retry) and svc_webhook_outbox_oldest_due_age_seconds. A delivery being sent is not due: its claim
+ * moved next_attempt_at to the end of its lease.
+ */
+export function observeOutbox(ctx: { db: Db; clock: Clock; metrics: Metrics }): void {
+  const read = async () => {
+    const now = ctx.clock.now();
+    const nowText = iso(now);
+    const row = await ctx.db
+      .selectFrom('webhook_deliveries')
+      .select([
+        sql<number>`count(*)`.as('pending'),
+        sql<number>`coalesce(sum(case when next_attempt_at <= ${nowText} then 1 else 0 end), 0)`.as('due'),
+        sql<string | null>`min(next_attempt_at)`.as('oldest'),
+      ])
+      .where(sql<boolean>`status = 'pending'`)
+      .executeTakeFirstOrThrow();
+    return { now, pending: Number(row.pending), due: Number(row.due), oldest: row.oldest };
+  };
+  databaseGauge(ctx.metrics, {
+    name: 'svc_webhook_outbox_pending',
+    help: 'Webhook deliveries not finished, by state: due (to be sent now) or waiting (for a retry).',
+    labelNames: ['state'] as const,
+    read: async () => {
+      const r = await read();
+      return [
+        { labels: { state: 'due' }, value: r.due },
+        { labels: { state: 'waiting' }, value: r.pending - r.due },
+      ];
+    },
+  });
+  databaseGauge(ctx.metrics, {
+    name: 'svc_webhook_outbox_oldest_due_age_seconds',
+    help: 'How long the longest-waiting due webhook delivery has been due (0 when none is).',
+    read: async () => {
+      const r = await read();
+      return [{ value: r.due > 0 ? ageSeconds(r.now, r.oldest) : 0 }];
+    },
+  });
 }

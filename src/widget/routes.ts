@@ -237,6 +237,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       let stream: VisitorStream | undefined;
       return {
         onOpen(_event, ws) {
+          ctx.metrics.realtimeConnections.inc({ kind: 'widget' });
           stream = new VisitorStream(ctx, ws.raw as WebSocket, found, { after: after.data });
           stream.start().catch((error) => {
             ctx.log.warn('widget stream failed', { error });
@@ -244,6 +245,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
           });
         },
         onClose() {
+          ctx.metrics.realtimeConnections.dec({ kind: 'widget' });
           void stream?.stop();
         },
       };

@@ -79,6 +79,32 @@ describe('authentication and authorization', () => {
     assert.equal(cleared.body.retention_days, null);
   });
 
+  test('what each role may do: owners everything, admins all but the workspace, agents conversations and contacts only', async () => {
+    const admin = await addPerson(s.app, seed.workspaceId, 'admin');
+    const agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    const calls: [string, string, unknown?][] = [
+      ['GET', '/v1/conversations'],
+      ['GET', '/v1/contacts'],
+      ['GET', '/v1/broadcasts'],
+      ['GET', '/v1/webhooks'],
+      ['GET', '/v1/migrations'],
+      ['PATCH', '/v1/workspace', { retention_days: null }],
+    ];
+    const allowed: Record<string, string[]> = {
+      owner: calls.map(([m, p]) => `${m} ${p}`),
+      admin: calls.map(([m, p]) => `${m} ${p}`).filter((c) => c !== 'PATCH /v1/workspace'),
+      agent: ['GET /v1/conversations', 'GET /v1/contacts'],
+    };
+    const tokens: Record<string, string> = { owner: seed.ownerToken, admin: admin.token, agent: agent.token };
+    for (const [role, token] of Object.entries(tokens)) {
+      for (const [method, path, body] of calls) {
+        const r = await s.request(method, path, { token, body });
+        const expected = allowed[role].includes(`${method} ${path}`) ? 200 : 403;
+        assert.equal(r.status, expected, `${role}: ${method} ${path} answered ${r.status} ${JSON.stringify(r.body)}`);
+      }
+    }
+  });
+
   test('PATCH /v1/workspace refuses wrong types and values and changes nothing', async () => {
     await s.request('PATCH', '/v1/workspace', { token: seed.apiKey, body: { retention_days: 10 } });
     for (const body of [{ retention_days: 0 }, { retention_days: -5 }, { retention_days: '30' }, { retention_days: 1.5 }, { retention_days: 30, name: 'x' }, [1], 'text']) {

@@ -9,6 +9,7 @@ import { closeConnection, markConnection, touchConnection } from '../../src/real
 import { DAY, HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { createSession } from '../../src/people/service.js';
 import { retentionRules } from '../../src/lifecycle/registry.js';
+import { runRetention } from '../../src/lifecycle/retention.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { emitMessage } from '../helpers/events.js';
 import { deliverWithFile, mailWithFile, referencedKeys, storedKeys } from '../helpers/lifecycle.js';
@@ -188,5 +189,70 @@ describe('retention', () => {
     const sessions = await s.app.db.selectFrom('sessions').select('id').where('person_id', '=', ws.ownerId).execute();
     assert.equal(sessions.length, 0);
     assert.equal(await s.app.db.selectFrom('sign_in_codes').select('id').where('id', '=', 'code_old').executeTakeFirst(), undefined);
+  });
+});
+
+// retention_days is a boundary in time: one second before it nothing goes, at it nothing is "older
+// than" yet, one second after it the closed conversation, the imported one (counted from the import)
+// and the raw .eml go. An off-by-one day (or hour) in the cutoff fails here.
+describe('retention boundaries', () => {
+  let s: TestServer;
+  let clock: ManualClock;
+
+  before(async () => {
+    clock = new ManualClock('2031-06-01T12:00:00Z');
+    s = await startTestServer({ clock, env: { SVC_INGRESS_SECRET: INGRESS_SECRET } });
+    await s.app.jobs.stop();
+  });
+  after(() => s.stop());
+
+  test('a closed conversation, an imported one and a raw .eml just before, at and just after retention_days', async () => {
+    const ws = await seedWorkspace(s.app);
+    const address = (await seedEmailChannel(s.app, ws)).address!;
+    assert.equal((await s.request('PATCH', '/v1/workspace', { token: ws.ownerToken, body: { retention_days: 30 } })).status, 200);
+    const start = clock.now().getTime();
+
+    const closed = (await deliverWithFile(s, address)).conversation_id;
+    assert.equal((await s.request('PATCH', `/v1/conversations/${closed}`, { token: ws.apiKey, body: { status: 'closed' } })).status, 200);
+    const open = await deliverWithFile(s, address);
+    // Imported history keeps its original times (two years back); retention counts from the import.
+    const target = (await resolveRecipient(s.app, address))!;
+    const imported = await storeInboundMail(s.app, {
+      target,
+      mail: await parseMail(mailWithFile(address)),
+      raw: mailWithFile(address),
+      quiet: true,
+      imported: true,
+      receivedAt: new Date(start - 2 * 365 * DAY),
+    });
+    await s.app.db.updateTable('conversations').set({ status: 'closed' }).where('id', '=', imported.conversation_id).execute();
+
+    const conversations = async () =>
+      new Set((await s.app.db.selectFrom('conversations').select('id').where('workspace_id', '=', ws.workspaceId).execute()).map((r) => r.id));
+    const openRaw = async () => (await s.app.db.selectFrom('messages').select('raw_storage_key').where('id', '=', open.message_id).executeTakeFirstOrThrow()).raw_storage_key;
+    const runAt = async (ms: number) => {
+      clock.set(new Date(start + ms));
+      return (await runRetention(s.app)).deleted;
+    };
+
+    for (const [label, at] of [
+      ['a day before', 29 * DAY],
+      ['a second before', 30 * DAY - 1000],
+      ['exactly at', 30 * DAY],
+    ] as const) {
+      const deleted = await runAt(at);
+      assert.equal(deleted.conversations, 0, `${label} retention_days: no conversation goes`);
+      assert.equal(deleted.raw_emails, 0, `${label} retention_days: no .eml goes`);
+      assert.deepEqual(await conversations(), new Set([closed, open.conversation_id, imported.conversation_id]));
+      assert.ok(await openRaw(), `${label} retention_days: the open conversation keeps its .eml`);
+    }
+
+    const deleted = await runAt(30 * DAY + 1000);
+    assert.equal(deleted.conversations, 2, 'a second after: the closed conversation and the imported one go');
+    assert.equal(deleted.raw_emails, 1, "a second after: the open conversation's .eml goes");
+    assert.deepEqual(await conversations(), new Set([open.conversation_id]));
+    assert.equal(await openRaw(), null);
+    const messages = await s.request('GET', `/v1/conversations/${open.conversation_id}/messages`, { token: ws.apiKey });
+    assert.equal(messages.body.data.length, 1, 'the message itself stays');
   });
 });

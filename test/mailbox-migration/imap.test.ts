@@ -163,3 +163,34 @@ describe('read-only IMAP client', { skip: dovecotMissing }, () => {
     await assert.rejects(connectReadOnly({ address: '127.0.0.1', port: 1, tls: 'none', user: USER, password: PASSWORD, connectTimeoutMs: 3000 }), (e: unknown) => classifyImapError(e) === 'connect');
   });
 });
+
+// The command check on its own (no server needed): the shapes a careless change would let through.
+describe('the read-only command check, edge by edge', () => {
+  const seq = { type: 'SEQUENCE', value: '1:*' };
+  const atom = (value: string, section?: unknown) => ({ type: 'ATOM', value, ...(section ? { section } : {}) });
+
+  test('a command is one name (UID and FETCH or SEARCH at most), in any case', () => {
+    assert.equal(checkImapCommand('uid search', []), undefined, 'names are compared in upper case');
+    assert.equal(checkImapCommand('  NOOP  ', []), undefined, 'surrounding spaces are not part of the name');
+    for (const c of ['EXAMINE INBOX', 'FETCH 1:* BODY[]', 'UID FETCH 1 BODY[]', 'UID', 'UID UID', '']) assert.ok(checkImapCommand(c, []), `${JSON.stringify(c)} must be refused`);
+    for (const c of [undefined, null, 42, ['FETCH']]) assert.ok(checkImapCommand(c, []), `${JSON.stringify(c)} must be refused`);
+  });
+
+  test('FETCH items: a list with something in it, plain names only, sections only on the .PEEK forms', () => {
+    assert.match(checkImapCommand('FETCH', [seq, []])!, /without items/);
+    assert.match(checkImapCommand('FETCH', 'not a list')!, /without items/);
+    assert.match(checkImapCommand('FETCH', [seq, [[atom('UID')]]])!, /not a plain name/);
+    assert.match(checkImapCommand('FETCH', [seq, [{ type: 'ATOM' }]])!, /not a plain name/);
+    assert.match(checkImapCommand('FETCH', [seq, null])!, /not a plain name/);
+    assert.equal(checkImapCommand('FETCH', [seq, atom('body.peek', [])]), undefined, 'item names in any case');
+    assert.match(checkImapCommand('FETCH', [seq, atom('FLAGS', [])])!, /FLAGS\[…\] is not allowed/);
+    assert.match(checkImapCommand('FETCH', [seq, atom('RFC822.HEADER', [])])!, /RFC822\.HEADER\[…\] is not allowed/);
+    assert.equal(checkImapCommand('FETCH', [seq, atom('BINARY.SIZE', [atom('1')])]), undefined);
+  });
+
+  test('FETCH modifiers: CHANGEDSINCE and VANISHED only, each a list starting with its name', () => {
+    assert.equal(checkImapCommand('UID FETCH', [seq, [atom('UID')], [atom('changedsince'), atom('5')], atom('VANISHED')]), undefined);
+    assert.match(checkImapCommand('FETCH', [seq, [atom('UID')], []])!, /modifier \?/);
+    assert.match(checkImapCommand('FETCH', [seq, [atom('UID')], [atom('CHANGEDSINCE'), atom('5')], [atom('MARK')]])!, /modifier MARK/);
+  });
+});
