@@ -42,12 +42,15 @@ describe('health, version, metrics, logs', () => {
     const seed = await seedWorkspace(s.app);
     await s.request('GET', `/v1/inboxes/${seed.inboxId}`, { token: seed.apiKey });
     await s.request('GET', '/v1/inboxes/inb_doesnotexist', { token: seed.apiKey });
-    await s.request('GET', '/no/such/thing/12345');
+    await s.request('GET', '/v1/no/such/thing/12345');
+    // A panel path answers the app's index.html: counted without its raw path too.
+    await s.request('GET', '/conversations/cv_panelpath');
     const text = await (await fetch(s.metricsUrl)).text();
     assert.match(text, /svc_http_requests_total\{method="GET",route="\/v1\/inboxes\/:inboxId",status="200"\} 1/);
     assert.match(text, /svc_http_requests_total\{method="GET",route="\/v1\/inboxes\/:inboxId",status="404"\} 1/);
     assert.match(text, /svc_http_requests_total\{method="GET",route="unmatched",status="404"\} 1/);
-    assert.doesNotMatch(text, /inb_/);
+    assert.match(text, /svc_http_requests_total\{method="GET",route="unmatched",status="200"\} 1/);
+    assert.doesNotMatch(text, /inb_|cv_panelpath|such\/thing/);
     assert.match(text, /svc_http_request_seconds_bucket\{/);
     assert.match(text, /process_resident_memory_bytes/);
     assert.match(text, /nodejs_eventloop_lag_seconds/);
