@@ -91,7 +91,10 @@ export function mailDigest(m: { messageId: string | null; date: Date | null; fro
     (m.subject ?? '').replace(/\s+/g, ' ').trim(),
     ...m.body,
   ];
-  return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
+  const hash = createHash('sha256');
+  // Each part with its length in front, so that no two different lists of parts hash alike.
+  for (const part of parts) hash.update(`${Buffer.byteLength(part)}:`).update(part);
+  return hash.digest('hex');
 }
 
 /** Message-IDs in a header value: `<a@b> <c@d>`, or bare ids when a sender left out the brackets. */
