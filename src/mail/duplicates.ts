@@ -3,13 +3,20 @@
 // twice. "The same" is decided by mailDigest (Message-ID, Date, From, To, Subject and body), not by
 // the Message-ID alone: a different message that reuses a Message-ID is stored as well, and the
 // first message keeps that Message-ID's place in threading (mail_ids).
-import type { Db } from '../db/schema.js';
+import type { Db, MailHeaders } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 import { registerMailId, type Tx } from '../conversations/service.js';
+import type { InboundMail } from './parse.js';
 
 export interface MailIdentity {
   messageId: string | null;
   digest: string;
+  /** The From address. */
+  sender: string | null;
+}
+
+export function mailIdentity(mail: InboundMail, messageId = mail.messageId): MailIdentity {
+  return { messageId, digest: mail.digest, sender: mail.from.address };
 }
 
 export interface StoredCopy {
@@ -27,7 +34,6 @@ export async function findStoredCopy(db: Db, target: { workspaceId: string; inbo
     .where('digest', '=', mail.digest)
     .executeTakeFirst();
   if (same || !mail.messageId) return same;
-  // Mail we sent ourselves, or stored before digests were kept: the Message-ID alone decides.
   const byId = await db
     .selectFrom('mail_ids')
     .select(['conversation_id', 'message_id', 'digest'])
@@ -35,7 +41,20 @@ export async function findStoredCopy(db: Db, target: { workspaceId: string; inbo
     .where('rfc_id', '=', mail.messageId)
     .where('inbox_id', '=', target.inboxId)
     .executeTakeFirst();
-  return byId && byId.digest == null ? { conversation_id: byId.conversation_id, message_id: byId.message_id } : undefined;
+  return byId && (await sameAsUndigested(db, byId, mail)) ? { conversation_id: byId.conversation_id, message_id: byId.message_id } : undefined;
+}
+
+/**
+ * Whether mail is the message holding its Message-ID in mail_ids without a digest: a reply we sent
+ * (the same when it comes back from the address we sent it from, as a copy to ourselves does), or
+ * mail stored before digests were kept (there the Message-ID alone decides, as it did then).
+ */
+async function sameAsUndigested(db: Db, holder: { message_id: string; digest?: string | null }, mail: MailIdentity): Promise<boolean> {
+  if (holder.digest != null) return false;
+  const sent = await db.selectFrom('messages').select(['direction', 'mail_headers']).where('id', '=', holder.message_id).executeTakeFirst();
+  const from = sent?.direction === 'out' && sent.mail_headers ? (JSON.parse(sent.mail_headers) as MailHeaders).from?.address : undefined;
+  if (!from) return true;
+  return from.toLowerCase() === (mail.sender ?? '').trim().toLowerCase();
 }
 
 /**
@@ -53,14 +72,14 @@ export async function registerStoredMail(tx: Tx, input: { workspaceId: string; i
   if (Number(r.numInsertedOrUpdatedRows ?? 0) !== 1) return false;
   if (!mail.messageId) return true;
   if (await registerMailId(tx, { workspaceId, inboxId, rfcId: mail.messageId, conversationId, messageId, digest: mail.digest })) return true;
-  // The id is taken: by mail we sent or stored before digests (the same message after all), or by
-  // a different message reusing it (this one is kept, without taking over the id's threading).
+  // The id is taken: by mail we sent or stored before digests (perhaps the same message after all),
+  // or by a different message reusing it (this one is kept, without taking over the id's threading).
   const holder = await tx.db
     .selectFrom('mail_ids')
-    .select('digest')
+    .select(['message_id', 'digest'])
     .where('workspace_id', '=', workspaceId)
     .where('rfc_id', '=', mail.messageId)
     .where('inbox_id', '=', inboxId)
     .executeTakeFirstOrThrow();
-  return holder.digest != null;
+  return !(await sameAsUndigested(tx.db, holder, mail));
 }

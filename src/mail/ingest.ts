@@ -17,7 +17,7 @@ import { iso } from '../platform/clock.js';
 import { invalid, notFound, tooLarge } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { takeMigrationMail } from '../mailbox-migration/switching.js';
-import { findStoredCopy, registerStoredMail } from './duplicates.js';
+import { findStoredCopy, mailIdentity, registerStoredMail } from './duplicates.js';
 import { mailHeadersOf, parseMail, type InboundMail } from './parse.js';
 import { resolveRecipients, type MailTarget } from './recipients.js';
 import { sanitizeMailHtml } from './sanitize.js';
@@ -122,6 +122,7 @@ export async function storeInboundMail(
 ): Promise<IngestResult> {
   const { target, mail } = input;
   const { workspaceId, inboxId } = target;
+  const identity = mailIdentity(mail);
 
   // Files first: if the process dies before the commit they are unreferenced, never missing.
   const written: string[] = [];
@@ -167,7 +168,7 @@ export async function storeInboundMail(
     const result = await retryOnUniqueViolation(() =>
       transact(async (trx) => {
         const tx = { db: trx, clock: ctx.clock };
-        if (await findStoredCopy(trx, target, mail)) throw new DuplicateMail();
+        if (await findStoredCopy(trx, target, identity)) throw new DuplicateMail();
         const contact: ContactView = sender
           ? (await findOrCreateContactByEmail(tx, { workspaceId, email: sender, name: mail.from.name, quiet: input.quiet })).view
           : await createAnonymousContact(tx, { workspaceId, name: mail.from.name ?? 'Unknown sender' });
@@ -194,7 +195,7 @@ export async function storeInboundMail(
           }));
           created = true;
         }
-        if (!(await registerStoredMail(tx, { workspaceId, inboxId, conversationId: conversation.id, messageId, mail }))) throw new DuplicateMail();
+        if (!(await registerStoredMail(tx, { workspaceId, inboxId, conversationId: conversation.id, messageId, mail: identity }))) throw new DuplicateMail();
         return { inbox_id: inboxId, conversation_id: conversation.id, message_id: messageId, duplicate: false, new_conversation: created };
       }),
     );
@@ -203,7 +204,7 @@ export async function storeInboundMail(
   } catch (error) {
     await Promise.allSettled(written.map((key) => ctx.storage.delete(key)));
     if (error instanceof DuplicateMail) {
-      const known = (await findStoredCopy(ctx.db, target, mail))!;
+      const known = (await findStoredCopy(ctx.db, target, identity))!;
       return { inbox_id: inboxId, ...known, duplicate: true, new_conversation: false };
     }
     throw error;

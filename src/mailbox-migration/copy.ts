@@ -14,7 +14,7 @@ import type { ConversationRow } from '../conversations/format.js';
 import { checkLabels, insertConversation, insertMessage, type Author, type StoredAttachment } from '../conversations/service.js';
 import type { Database, MailboxMigrationItemsTable } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
-import { findStoredCopy, registerStoredMail, type MailIdentity, type StoredCopy } from '../mail/duplicates.js';
+import { findStoredCopy, mailIdentity, registerStoredMail, type MailIdentity, type StoredCopy } from '../mail/duplicates.js';
 import { mailHeadersOf, type InboundMail } from '../mail/parse.js';
 import { sanitizeMailHtml } from '../mail/sanitize.js';
 import { iso } from '../platform/clock.js';
@@ -268,7 +268,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
     for (const item of own) {
       const f = byKey.get(item.source_key)!;
       const mail = f.mail;
-      const identity = { messageId: mail.messageId ?? item.rfc_id, digest: mail.digest };
+      const identity = mailIdentity(mail, mail.messageId ?? item.rfc_id);
       const known = (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ?? (await importedBefore0010(trx, m, inboxId, identity, f.raw));
       if (known) {
         // Stored once: the inbox has this message already (an earlier copy, or it arrived by mail).

@@ -77,6 +77,17 @@ describe('message identity and storing the same mail once', () => {
     assert.equal(sent.status, 'sent');
     assert.deepEqual(sent.email, reply.body.email);
 
+    // Our own reply coming back (a copy to the support address) is the message we sent…
+    const echo = await post(mail.raw);
+    assert.equal(echo.body.data[0].duplicate, true);
+    assert.equal(echo.body.data[0].message_id, reply.body.id);
+    // …but someone else's mail that reuses its Message-ID is stored.
+    const reuse = await post(rawMail({ From: 'Carol <carol@customer.example>', To: address, Subject: 'Re: Login', 'Message-ID': `<${reply.body.email.message_id}>` }, 'My client reused your id.\r\n'));
+    assert.equal(reuse.body.data[0].duplicate, false);
+    assert.notEqual(reuse.body.data[0].message_id, reply.body.id);
+    const answer = await deliverMail(s, address, { From: 'Carol <carol@customer.example>', Subject: 'Re: Login', 'Message-ID': '<login-2@customer.example>', 'In-Reply-To': `<${reply.body.email.message_id}>` });
+    assert.equal(answer.conversation_id, inbound.conversation_id, 'our Message-ID still threads to our reply');
+
     const note = await s.request('POST', `/v1/conversations/${inbound.conversation_id}/messages`, { token: seed.apiKey, body: { kind: 'note', body: 'Internal.' } });
     assert.equal(note.status, 201);
     assert.equal(note.body.email, null);
