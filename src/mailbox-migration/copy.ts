@@ -269,7 +269,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
       const f = byKey.get(item.source_key)!;
       const mail = f.mail;
       const identity = mailIdentity(mail, mail.messageId ?? item.rfc_id);
-      const known = (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ?? (await importedBefore0010(trx, m, inboxId, identity, f.raw));
+      const known = (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ?? (await importedBeforeDigests(trx, m, inboxId, identity, f.raw));
       if (known) {
         // Stored once: the inbox has this message already (an earlier copy, or it arrived by mail).
         await setItem(item.source_key, { status: 'duplicate', skip_reason: 'duplicate', message_id: known.message_id, conversation_id: known.conversation_id, copied_at: iso(now) });
@@ -345,8 +345,8 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
   }
 }
 
-/** A message without Message-ID imported before 0010, registered under an id made from its source. */
-async function importedBefore0010(trx: Transaction<Database>, m: MigrationRow, inboxId: string, mail: MailIdentity, raw: Buffer): Promise<StoredCopy | undefined> {
+/** A message without Message-ID imported before mail digests were kept (migration 0015), registered under an id made from its source. */
+async function importedBeforeDigests(trx: Transaction<Database>, m: MigrationRow, inboxId: string, mail: MailIdentity, raw: Buffer): Promise<StoredCopy | undefined> {
   if (mail.messageId) return undefined;
   const legacyId = `sha256-${createHash('sha256').update(raw).digest('hex')}@import.svc`;
   return trx.selectFrom('mail_ids').select(['conversation_id', 'message_id']).where('workspace_id', '=', m.workspace_id).where('rfc_id', '=', legacyId).where('inbox_id', '=', inboxId).executeTakeFirst();
