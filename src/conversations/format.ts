@@ -65,7 +65,7 @@ export function formatAuthor(m: Pick<MessageRow, 'author_type' | 'author_person_
 
 /**
  * The identity of an e-mail message (received, sent or imported); null for other messages. Mail
- * stored before 0015 shows what was kept of it then: the Message-ID, References and subject.
+ * stored before 0017 shows what was kept of it then: the Message-ID, References and subject.
  */
 export function formatMailHeaders(m: Pick<MessageRow, 'mail_headers' | 'mail_message_id' | 'mail_references' | 'subject' | 'kind'>): MailHeaders | null {
   if (m.mail_headers) return JSON.parse(m.mail_headers) as MailHeaders;

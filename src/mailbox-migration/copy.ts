@@ -345,7 +345,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
   }
 }
 
-/** A message without Message-ID imported before mail digests were kept (migration 0015), registered under an id made from its source. */
+/** A message without Message-ID imported before mail digests were kept (migration 0017), registered under an id made from its source. */
 async function importedBeforeDigests(trx: Transaction<Database>, m: MigrationRow, inboxId: string, mail: MailIdentity, raw: Buffer): Promise<StoredCopy | undefined> {
   if (mail.messageId) return undefined;
   const legacyId = `sha256-${createHash('sha256').update(raw).digest('hex')}@import.svc`;

@@ -121,7 +121,7 @@ export interface MessagesTable {
   mail_reply_to: string | null;
   /**
    * JSON MailHeaders: the identity of an e-mail message as received or sent (Message-ID,
-   * In-Reply-To, References, From, To, Cc, Subject); null for other messages (added by 0015).
+   * In-Reply-To, References, From, To, Cc, Subject); null for other messages (added by 0017).
    */
   mail_headers?: string | null;
   /** Attachments past the per-message limit, kept only in the raw .eml. */
@@ -150,7 +150,7 @@ export interface MailIdsTable {
   rfc_id: string;
   conversation_id: string;
   message_id: string;
-  /** mailDigest of the inbound or imported message that registered the id; null for mail we sent (0015). */
+  /** mailDigest of the inbound or imported message that registered the id; null for mail we sent (0017). */
   digest?: string | null;
   created_at: string;
 }
