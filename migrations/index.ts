@@ -12,6 +12,7 @@ import * as m0009 from './0009_mailer_tenants.js';
 import * as m0013 from './0013_passkeys.js';
 import * as m0015 from './0015_panel.js';
 import * as m0016 from './0016_search.js';
+import * as m0017 from './0017_mail_identity.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0013_passkeys': m0013,
   '0015_panel': m0015,
   '0016_search': m0016,
+  '0017_mail_identity': m0017,
 };

@@ -75,6 +75,7 @@ export async function deleteConversationsWithFiles(
     const chunk = conversationIds.slice(i, i + 500);
     // Children first: explicit deletes do not depend on the dialect's cascade behaviour.
     await ctx.db.deleteFrom('mail_ids').where('conversation_id', 'in', chunk).execute();
+    await ctx.db.deleteFrom('mail_digests').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('attachments').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('messages').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('conversation_labels').where('conversation_id', 'in', chunk).execute();

@@ -1,6 +1,6 @@
 // What the API, webhooks and realtime show of conversations, messages and attachments.
 // Storage keys, raw mail headers and delivery internals never leave through anything else.
-import type { AttachmentsTable, ConversationsTable, MessagesTable } from '../db/schema.js';
+import type { AttachmentsTable, ConversationsTable, MailHeaders, MessagesTable } from '../db/schema.js';
 
 export type ConversationRow = ConversationsTable;
 export type MessageRow = MessagesTable;
@@ -63,6 +63,24 @@ export function formatAuthor(m: Pick<MessageRow, 'author_type' | 'author_person_
   }
 }
 
+/**
+ * The identity of an e-mail message (received, sent or imported); null for other messages. Mail
+ * stored before 0017 shows what was kept of it then: the Message-ID, References and subject.
+ */
+export function formatMailHeaders(m: Pick<MessageRow, 'mail_headers' | 'mail_message_id' | 'mail_references' | 'subject' | 'kind'>): MailHeaders | null {
+  if (m.mail_headers) return JSON.parse(m.mail_headers) as MailHeaders;
+  if (m.kind !== 'message' || !m.mail_message_id) return null;
+  return {
+    message_id: m.mail_message_id,
+    in_reply_to: [],
+    references: m.mail_references ? (JSON.parse(m.mail_references) as string[]) : [],
+    from: null,
+    to: [],
+    cc: [],
+    subject: m.subject,
+  };
+}
+
 export function formatMessage(m: MessageRow, attachments: readonly AttachmentRow[]) {
   const details = m.details ? (JSON.parse(m.details) as Record<string, unknown>) : null;
   return {
@@ -82,6 +100,7 @@ export function formatMessage(m: MessageRow, attachments: readonly AttachmentRow
     error: m.delivery_error,
     sent_at: m.sent_at,
     details,
+    email: formatMailHeaders(m),
     created_at: m.created_at,
   };
 }

@@ -4,7 +4,7 @@ import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
-import { outboundMessageId, replyReferences, scheduleEmailSend } from '../mail/outbound.js';
+import { outboundMessageId, replyHeaders, replyReferences, scheduleEmailSend } from '../mail/outbound.js';
 import { sanitizeMailHtml } from '../mail/sanitize.js';
 import { hasSmtpAccount } from '../mail/transport.js';
 import { conflict, invalid } from '../platform/errors.js';
@@ -54,7 +54,8 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
         if (!hasSmtpAccount(channel)) throw conflict(`channel ${channel.id} has no SMTP account; set its SMTP server, user name and password first`, 'smtp_not_configured');
         message.deliveryStatus = 'pending';
         message.subject = conversation.subject;
-        message.mail = { messageId: outboundMessageId(id, channel), references: await replyReferences(trx, conversation.id) };
+        const mail = { messageId: outboundMessageId(id, channel), references: await replyReferences(trx, conversation.id) };
+        message.mail = { ...mail, headers: await replyHeaders(trx, conversation, channel, { ...mail, subject: conversation.subject }) };
         mailed = true;
       }
     }

@@ -69,6 +69,22 @@ export const AttachmentSchema = z
   })
   .openapi('Attachment');
 
+const MailAddressSchema = z.object({ name: z.string().nullable(), address: z.string() }).openapi('MailAddress');
+
+export const MailHeadersSchema = z
+  .object({
+    message_id: z.string().nullable().openapi({ description: 'Message-ID without angle brackets; an imported message keeps its original one' }),
+    in_reply_to: z.array(z.string()).openapi({ description: 'Message-IDs of In-Reply-To (usually one)' }),
+    references: z.array(z.string()).openapi({ description: 'Message-IDs of References, oldest first (the first and the newest 49 when longer)' }),
+    from: MailAddressSchema.nullable(),
+    to: z.array(MailAddressSchema),
+    cc: z.array(MailAddressSchema),
+    subject: z.string().nullable(),
+  })
+  .openapi('MailHeaders', {
+    description: 'the headers an e-mail message was received, sent or imported with, for correlating mail with other systems; null for messages that are not e-mail',
+  });
+
 export const MessageSchema = z
   .object({
     id: z.string(),
@@ -91,6 +107,7 @@ export const MessageSchema = z
     error: z.string().nullable(),
     sent_at: z.string().nullable(),
     details: z.record(z.string(), z.unknown()).nullable().openapi({ description: 'for kind event: what changed' }),
+    email: MailHeadersSchema.nullable(),
     created_at: z.string(),
   })
   .openapi('Message');

@@ -13,6 +13,7 @@ import type {
   ConversationSource,
   ConversationStatus,
   Db,
+  MailHeaders,
   MessageDeliveryStatus,
   MessageDirection,
   MessageKind,
@@ -140,7 +141,8 @@ export interface NewMessage {
   automatic?: boolean;
   details?: Record<string, unknown> | null;
   deliveryStatus?: MessageDeliveryStatus | null;
-  mail?: { messageId?: string | null; references?: string[]; replyTo?: string | null };
+  /** `headers`: the identity the mail was received or sent with (shown as `email`). */
+  mail?: { messageId?: string | null; references?: string[]; replyTo?: string | null; headers?: MailHeaders };
   /** New files (already in storage). */
   files?: StoredAttachment[];
   /** Uploads of this conversation waiting to be sent with a message. */
@@ -179,6 +181,7 @@ export async function insertMessage(
     mail_message_id: input.mail?.messageId ?? null,
     mail_references: input.mail?.references?.length ? JSON.stringify(input.mail.references) : null,
     mail_reply_to: input.mail?.replyTo ?? null,
+    mail_headers: input.mail?.headers ? JSON.stringify(input.mail.headers) : null,
     attachments_omitted: input.attachmentsOmitted ?? 0,
     raw_storage_key: input.raw?.storageKey ?? null,
     raw_size: input.raw?.size ?? null,
@@ -241,8 +244,11 @@ export function previewOf(body: string): string {
   return body.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS);
 }
 
-/** Registers a mail Message-ID for threading; false when the inbox has it already (a duplicate). */
-export async function registerMailId(tx: Tx, input: { workspaceId: string; inboxId: string; rfcId: string; conversationId: string; messageId: string }): Promise<boolean> {
+/**
+ * Registers a mail Message-ID for threading; false when the inbox has it already. `digest`: the
+ * mailDigest of a received message (none for mail we send).
+ */
+export async function registerMailId(tx: Tx, input: { workspaceId: string; inboxId: string; rfcId: string; conversationId: string; messageId: string; digest?: string }): Promise<boolean> {
   const r = await tx.db
     .insertInto('mail_ids')
     .values({
@@ -251,6 +257,7 @@ export async function registerMailId(tx: Tx, input: { workspaceId: string; inbox
       rfc_id: input.rfcId,
       conversation_id: input.conversationId,
       message_id: input.messageId,
+      digest: input.digest ?? null,
       created_at: iso(tx.clock.now()),
     })
     .onConflict((oc) => oc.columns(['workspace_id', 'rfc_id', 'inbox_id']).doNothing())

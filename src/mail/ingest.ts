@@ -8,7 +8,7 @@ import type { Database } from '../db/schema.js';
 import { createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } from '../contacts/service.js';
 import type { ContactView } from '../contacts/store.js';
 import { attachmentKey, rawEmailKey } from '../conversations/files.js';
-import { appendMessage, applyConversationChanges, registerMailId, startConversation, type NewMessage, type StoredAttachment } from '../conversations/service.js';
+import { appendMessage, applyConversationChanges, startConversation, type NewMessage, type StoredAttachment } from '../conversations/service.js';
 import { processReturnedMail, splitReturnPaths } from '../broadcasts/reports.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import { inTransaction } from '../db/transaction.js';
@@ -17,10 +17,11 @@ import { iso } from '../platform/clock.js';
 import { invalid, notFound, tooLarge } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { takeMigrationMail } from '../mailbox-migration/switching.js';
-import { parseMail, type InboundMail } from './parse.js';
+import { findStoredCopy, mailIdentity, registerStoredMail } from './duplicates.js';
+import { mailHeadersOf, parseMail, type InboundMail } from './parse.js';
 import { resolveRecipients, type MailTarget } from './recipients.js';
 import { sanitizeMailHtml } from './sanitize.js';
-import { findMailId, findThread } from './threading.js';
+import { findThread } from './threading.js';
 
 export type IngestVia = 'smtp' | 'http' | 'cli';
 
@@ -28,7 +29,7 @@ export interface IngestResult {
   inbox_id: string;
   conversation_id: string;
   message_id: string;
-  /** The inbox had this Message-ID already; nothing was stored. */
+  /** The inbox had this message already (the same mail, see mailDigest); nothing was stored. */
   duplicate: boolean;
   new_conversation: boolean;
 }
@@ -121,6 +122,7 @@ export async function storeInboundMail(
 ): Promise<IngestResult> {
   const { target, mail } = input;
   const { workspaceId, inboxId } = target;
+  const identity = mailIdentity(mail);
 
   // Files first: if the process dies before the commit they are unreferenced, never missing.
   const written: string[] = [];
@@ -154,7 +156,7 @@ export async function storeInboundMail(
       html: mail.html ? sanitizeMailHtml(mail.html, cids) : null,
       subject: mail.subject,
       automatic: mail.automatic,
-      mail: { messageId: mail.messageId, references: mail.references, replyTo: replyAddress(mail, sender) },
+      mail: { messageId: mail.messageId, references: mail.references, replyTo: replyAddress(mail, sender), headers: mailHeadersOf(mail) },
       files,
       attachmentsOmitted: mail.attachmentsOmitted,
       raw: raw ? { storageKey: raw.key, size: raw.size, sha256: raw.sha256 } : undefined,
@@ -166,6 +168,7 @@ export async function storeInboundMail(
     const result = await retryOnUniqueViolation(() =>
       transact(async (trx) => {
         const tx = { db: trx, clock: ctx.clock };
+        if (await findStoredCopy(trx, target, identity)) throw new DuplicateMail();
         const contact: ContactView = sender
           ? (await findOrCreateContactByEmail(tx, { workspaceId, email: sender, name: mail.from.name, quiet: input.quiet })).view
           : await createAnonymousContact(tx, { workspaceId, name: mail.from.name ?? 'Unknown sender' });
@@ -192,10 +195,7 @@ export async function storeInboundMail(
           }));
           created = true;
         }
-        if (mail.messageId) {
-          const fresh = await registerMailId(tx, { workspaceId, inboxId, rfcId: mail.messageId, conversationId: conversation.id, messageId });
-          if (!fresh) throw new DuplicateMail();
-        }
+        if (!(await registerStoredMail(tx, { workspaceId, inboxId, conversationId: conversation.id, messageId, mail: identity }))) throw new DuplicateMail();
         return { inbox_id: inboxId, conversation_id: conversation.id, message_id: messageId, duplicate: false, new_conversation: created };
       }),
     );
@@ -203,8 +203,8 @@ export async function storeInboundMail(
     return result;
   } catch (error) {
     await Promise.allSettled(written.map((key) => ctx.storage.delete(key)));
-    if (error instanceof DuplicateMail && mail.messageId) {
-      const known = (await findMailId(ctx.db, target, mail.messageId))!;
+    if (error instanceof DuplicateMail) {
+      const known = (await findStoredCopy(ctx.db, target, identity))!;
       return { inbox_id: inboxId, ...known, duplicate: true, new_conversation: false };
     }
     throw error;

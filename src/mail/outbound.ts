@@ -10,10 +10,10 @@ import type { Readable } from 'node:stream';
 import type { Ctx } from '../context.js';
 import type { ChannelRow } from '../channels/service.js';
 import { loadContactView } from '../contacts/store.js';
-import { formatMessage, type MessageRow } from '../conversations/format.js';
+import { formatMessage, type ConversationRow, type MessageRow } from '../conversations/format.js';
 import { attachmentsOf } from '../conversations/store.js';
 import { announceEvents, recordEvent } from '../events/service.js';
-import type { Db } from '../db/schema.js';
+import type { Db, MailHeaders } from '../db/schema.js';
 import { HOUR, iso, MINUTE, type Clock } from '../platform/clock.js';
 import { conflict } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';
@@ -71,6 +71,24 @@ function replySubject(subject: string | null): string {
   return /^re\s*:/i.test(s) ? s : `Re: ${s}`;
 }
 
+/**
+ * The headers a reply goes out with: stored when the reply is written (so the API shows its
+ * Message-ID at once) and again as sent, since the recipient is decided at sending time.
+ */
+export async function replyHeaders(db: Db, conversation: ConversationRow, channel: ChannelRow, mail: { messageId: string; references: string[]; subject: string | null }): Promise<MailHeaders> {
+  const inbox = await db.selectFrom('inboxes').select('name').where('id', '=', conversation.inbox_id).executeTakeFirstOrThrow();
+  const to = await recipientOf(db, conversation.id, conversation.workspace_id, conversation.contact_id);
+  return {
+    message_id: mail.messageId,
+    in_reply_to: mail.references.length ? [mail.references[mail.references.length - 1]] : [],
+    references: mail.references,
+    from: channelSender(channel, inbox.name),
+    to: to ? [{ name: null, address: to }] : [],
+    cc: [],
+    subject: replySubject(conversation.subject ?? mail.subject),
+  };
+}
+
 /** The SMTP server's answer or the connection error, without addresses (for logs). */
 export function describeSendError(error: unknown): string {
   const e = error as { message?: string; response?: string; responseCode?: number; code?: string };
@@ -80,15 +98,14 @@ export function describeSendError(error: unknown): string {
 
 class SendFailure extends Error {}
 
-async function sendOnce(ctx: Ctx, message: MessageRow): Promise<void> {
+async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
   const conversation = await ctx.db.selectFrom('conversations').selectAll().where('id', '=', message.conversation_id).executeTakeFirst();
   if (!conversation) throw new SendFailure('the conversation no longer exists');
   const channel = conversation.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', conversation.channel_id).executeTakeFirst() : undefined;
   if (!channel || channel.kind !== 'email') throw new SendFailure('the conversation has no e-mail channel');
-  const inbox = await ctx.db.selectFrom('inboxes').select('name').where('id', '=', conversation.inbox_id).executeTakeFirstOrThrow();
-  const to = await recipientOf(ctx.db, conversation.id, conversation.workspace_id, conversation.contact_id);
-  if (!to) throw new SendFailure('the contact has no e-mail address');
   const references = message.mail_references ? (JSON.parse(message.mail_references) as string[]) : [];
+  const sent = await replyHeaders(ctx.db, conversation, channel, { messageId: message.mail_message_id!, references, subject: message.subject });
+  if (sent.to.length === 0) throw new SendFailure('the contact has no e-mail address');
   const files = await ctx.db.selectFrom('attachments').selectAll().where('message_id', '=', message.id).orderBy('id').execute();
   const streams: Readable[] = [];
   // Managed channels (an Amazon SES tenant per inbox) name the tenant and configuration set.
@@ -102,13 +119,13 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<void> {
       attachments.push({ filename: f.filename, contentType: f.content_type, content, cid: f.inline && f.content_id ? f.content_id : undefined });
     }
     await transport.sendMail({
-      from: channelSender(channel, inbox.name),
-      to,
-      subject: replySubject(conversation.subject ?? message.subject),
+      from: { name: sent.from!.name ?? '', address: sent.from!.address },
+      to: sent.to[0].address,
+      subject: sent.subject!,
       text: message.body,
       html: message.html ?? undefined,
-      messageId: `<${message.mail_message_id}>`,
-      inReplyTo: references.length ? `<${references[references.length - 1]}>` : undefined,
+      messageId: `<${sent.message_id}>`,
+      inReplyTo: sent.in_reply_to.length ? `<${sent.in_reply_to[0]}>` : undefined,
       references: references.length ? references.map((r) => `<${r}>`).join(' ') : undefined,
       attachments,
       headers,
@@ -117,6 +134,7 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<void> {
     for (const s of streams) s.destroy();
     transport.close();
   }
+  return sent;
 }
 
 /**
@@ -126,7 +144,7 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<void> {
 async function setDeliveryState(
   ctx: Ctx,
   message: MessageRow,
-  set: Pick<MessageRow, 'delivery_status' | 'delivery_attempts' | 'delivery_error'> & { sent_at?: string },
+  set: Pick<MessageRow, 'delivery_status' | 'delivery_attempts' | 'delivery_error'> & { sent_at?: string; mail_headers?: string },
   alsoInTransaction?: (tx: { db: Db; clock: Clock }) => Promise<void>,
 ) {
   await ctx.db.transaction().execute(async (trx) => {
@@ -169,8 +187,9 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
       const ws = await ctx.db.selectFrom('workspaces').select('deleted_at').where('id', '=', message.workspace_id).executeTakeFirst();
       if (!ws || ws.deleted_at) return;
       const attempt = job.attempts;
+      let sent: MailHeaders;
       try {
-        await sendOnce(ctx, message);
+        sent = await sendOnce(ctx, message);
       } catch (error) {
         const reason = describeSendError(error);
         const final = attempt >= SEND_MAX_ATTEMPTS;
@@ -192,7 +211,7 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
         }
         return { retryAt: new Date(ctx.clock.now().getTime() + retryInMs!) };
       }
-      await setDeliveryState(ctx, message, { delivery_status: 'sent', delivery_attempts: attempt, delivery_error: null, sent_at: iso(ctx.clock.now()) });
+      await setDeliveryState(ctx, message, { delivery_status: 'sent', delivery_attempts: attempt, delivery_error: null, sent_at: iso(ctx.clock.now()), mail_headers: JSON.stringify(sent) });
       ctx.metrics.mailSent.inc({ outcome: 'sent' });
       ctx.log.info('email sent', { message_id: message.id, conversation_id: message.conversation_id, attempt });
     },

@@ -1,7 +1,9 @@
 // Reading inbound mail with mailparser into what the conversation model stores. Bad input never
 // throws here: a message mailparser cannot read is kept with its headers (when they can be read),
 // a short explanation as body, and the original .eml.
+import { createHash } from 'node:crypto';
 import type { AddressObject, EmailAddress, ParsedMail, SimpleParserOptions } from 'mailparser';
+import type { MailHeaders } from '../db/schema.js';
 
 /** Attachments stored per message; the rest stay in the original .eml (counted as omitted). */
 export const MAX_ATTACHMENTS = 100;
@@ -26,6 +28,11 @@ export interface InboundAttachment {
   inline: boolean;
 }
 
+export interface MailAddress {
+  name: string | null;
+  address: string;
+}
+
 export interface InboundMail {
   /** Message-ID without angle brackets, or null when the mail has none. */
   messageId: string | null;
@@ -47,6 +54,47 @@ export interface InboundMail {
   headerRecipients: string[];
   /** The Date header, when it holds a valid time. */
   date: Date | null;
+  /** The To and Cc headers as received. */
+  to: MailAddress[];
+  cc: MailAddress[];
+  /** Identifies the message itself, whichever way it came (see mailDigest). */
+  digest: string;
+}
+
+/** The identity of a received mail as the API shows it (`email` of a message). */
+export function mailHeadersOf(mail: InboundMail): MailHeaders {
+  return {
+    message_id: mail.messageId,
+    in_reply_to: mail.inReplyTo,
+    references: mail.references,
+    from: mail.from.address ? { name: mail.from.name, address: mail.from.address } : null,
+    to: mail.to,
+    cc: mail.cc,
+    subject: mail.subject,
+  };
+}
+
+const normaliseText = (text: string) => text.replace(/\r\n?/g, '\n').replace(/[ \t]+$/gm, '').trim();
+
+/**
+ * What makes two copies of a mail the same message, whichever way each came (sent directly,
+ * forwarded, routed, read from the old mailbox): Message-ID, Date, From, To, Subject and body
+ * (text, HTML and attachment contents). Normalised, so that trace headers added on the way, display
+ * names, time-zone notation, folding, line endings and transfer encodings do not count.
+ */
+export function mailDigest(m: { messageId: string | null; date: Date | null; from: string | null; to: readonly string[]; subject: string | null; body: readonly string[] }): string {
+  const parts = [
+    m.messageId ?? '',
+    m.date ? m.date.toISOString() : '',
+    (m.from ?? '').trim().toLowerCase(),
+    [...new Set(m.to.map((a) => a.trim().toLowerCase()))].sort().join(','),
+    (m.subject ?? '').replace(/\s+/g, ' ').trim(),
+    ...m.body,
+  ];
+  const hash = createHash('sha256');
+  // Each part with its length in front, so that no two different lists of parts hash alike.
+  for (const part of parts) hash.update(`${Buffer.byteLength(part)}:`).update(part);
+  return hash.digest('hex');
 }
 
 /** Message-IDs in a header value: `<a@b> <c@d>`, or bare ids when a sender left out the brackets. */
@@ -79,22 +127,71 @@ function firstMailbox(obj: AddressObject | AddressObject[] | undefined): EmailAd
   return undefined;
 }
 
-function headerText(parsed: ParsedMail, key: string): string {
-  const v = parsed.headers.get(key);
-  if (typeof v === 'string') return v;
-  if (Array.isArray(v) && typeof v[0] === 'string') return v.join(' ');
-  return '';
+/** Every header an automatic-mail decision reads (a mailbox scan must fetch each of them). */
+export const AUTOMATIC_HEADER_FIELDS = [
+  'auto-submitted',
+  'precedence',
+  'content-type',
+  'x-autoreply',
+  'x-autorespond',
+  'list-id',
+  'list-unsubscribe',
+  'from',
+] as const;
+
+/** The unfolded values of a header, by lower-case name, every occurrence. */
+export type HeaderValues = (name: (typeof AUTOMATIC_HEADER_FIELDS)[number]) => string[];
+
+/** Report types whose multipart/report is a machine's answer: delivery reports and read receipts. */
+const AUTOMATIC_REPORT_TYPES = new Set(['delivery-status', 'disposition-notification']);
+
+/** A parameter of a structured header value (`type/subtype; name=value; name="value"`), lower-cased. */
+function headerParameter(value: string, name: string): string | null {
+  for (const part of value.split(';').slice(1)) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim().toLowerCase() !== name) continue;
+    return part.slice(eq + 1).trim().replace(/^"|"$/g, '').trim().toLowerCase();
+  }
+  return null;
 }
 
-/** RFC 3834 Auto-Submitted, multipart/report delivery reports, Precedence bulk/junk/list, X-Autoreply. */
-export function isAutomatic(parsed: ParsedMail): boolean {
-  const autoSubmitted = headerText(parsed, 'auto-submitted').trim().toLowerCase();
-  if (autoSubmitted && !autoSubmitted.startsWith('no')) return true;
-  const contentType = parsed.headers.get('content-type') as { value?: string } | undefined;
-  if (contentType?.value?.toLowerCase() === 'multipart/report') return true;
-  if (/^\s*(bulk|junk|list)\b/i.test(headerText(parsed, 'precedence'))) return true;
-  if (/^\s*yes\b/i.test(headerText(parsed, 'x-autoreply')) || headerText(parsed, 'x-autorespond').trim() !== '') return true;
+/**
+ * Automatic mail: stored, never answered automatically, never reopens a conversation, and a thread
+ * of only such mail is not imported by a migration. Auto-Submitted other than `no` (RFC 3834),
+ * X-Autoreply/X-Autorespond, Precedence bulk/junk/list, mailing lists and newsletters (List-Id,
+ * List-Unsubscribe), delivery reports and read receipts (multipart/report of those report types),
+ * and mail from MAILER-DAEMON or postmaster. The one rule for ingress, the migration scan and sync.
+ */
+export function isAutomatic(header: HeaderValues): boolean {
+  const first = (name: Parameters<HeaderValues>[0]) => (header(name)[0] ?? '').trim();
+  const autoSubmitted = first('auto-submitted').split(/[;(\s]/)[0].toLowerCase();
+  if (autoSubmitted && autoSubmitted !== 'no') return true;
+  for (const name of ['x-autoreply', 'x-autorespond'] as const) {
+    const v = first(name).toLowerCase();
+    if (v && !/^(no|false|0)$/.test(v)) return true;
+  }
+  if (/^(bulk|junk|list)\b/i.test(first('precedence'))) return true;
+  if (header('list-id').some((v) => v.trim()) || header('list-unsubscribe').some((v) => v.trim())) return true;
+  const contentType = first('content-type');
+  if (/^multipart\/report\s*(;|$)/i.test(contentType) && AUTOMATIC_REPORT_TYPES.has(headerParameter(contentType, 'report-type') ?? '')) return true;
+  const from = first('from');
+  if (/^(mailer-daemon|postmaster)@/i.test((/<([^<>]*)>\s*$/.exec(from)?.[1] ?? from).trim())) return true;
   return false;
+}
+
+function addressList(obj: AddressObject | AddressObject[] | undefined): MailAddress[] {
+  const out: MailAddress[] = [];
+  const add = (v: EmailAddress) => {
+    const address = v.address?.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+    if (address) out.push({ name: v.name?.replace(/[\u0000-\u001f\u007f]/g, '').trim() || null, address: address.slice(0, 500) });
+  };
+  for (const o of Array.isArray(obj) ? obj : obj ? [obj] : []) {
+    for (const v of o.value) {
+      add(v);
+      for (const g of v.group ?? []) add(g);
+    }
+  }
+  return out.slice(0, 500);
 }
 
 function capReferences(ids: string[]): string[] {
@@ -103,7 +200,8 @@ function capReferences(ids: string[]): string[] {
   return [unique[0], ...unique.slice(unique.length - (MAX_REFERENCES - 1))];
 }
 
-function fromParsed(parsed: ParsedMail, unreadable: string | null): InboundMail {
+/** `rawBody`: the undecoded body of a message that could not be parsed (what identifies it then). */
+function fromParsed(parsed: ParsedMail, unreadable: string | null, rawBody?: Buffer): InboundMail {
   const from = firstMailbox(parsed.from);
   const replyTo = firstMailbox(parsed.replyTo);
   const all = parsed.attachments ?? [];
@@ -115,21 +213,32 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null): InboundMail 
     inline: a.related === true || (a.contentDisposition === 'inline' && !!a.contentId),
   }));
   const text = unreadable ?? (parsed.text ?? '').replace(/\u0000/g, '');
+  const html = unreadable === null && typeof parsed.html === 'string' && parsed.html.trim() ? parsed.html.replace(/\u0000/g, '') : null;
+  const messageId = messageIds(parsed.messageId)[0] ?? null;
+  const subject = parsed.subject?.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '').trim() || null;
+  const date = parsed.date instanceof Date && !Number.isNaN(parsed.date.getTime()) && parsed.headers.has('date') ? parsed.date : null;
+  const to = addressList(parsed.to);
+  const body = rawBody
+    ? ['raw', createHash('sha256').update(rawBody).digest('hex')]
+    : [normaliseText(text), normaliseText(html ?? ''), ...all.map((a) => createHash('sha256').update(a.content).digest('hex'))];
   return {
-    messageId: messageIds(parsed.messageId)[0] ?? null,
+    messageId,
     inReplyTo: rawHeaderValues(parsed, 'in-reply-to').flatMap(messageIds),
     references: capReferences(rawHeaderValues(parsed, 'references').flatMap(messageIds)),
-    subject: parsed.subject?.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '').trim() || null,
+    subject,
     from: { address: from?.address ?? null, name: from?.name?.trim() || null },
     replyTo: replyTo?.address ?? null,
     text,
-    html: unreadable === null && typeof parsed.html === 'string' && parsed.html.trim() ? parsed.html.replace(/\u0000/g, '') : null,
+    html,
     attachments: unreadable === null ? attachments : [],
     attachmentsOmitted: unreadable === null ? Math.max(0, all.length - MAX_ATTACHMENTS) : 0,
-    automatic: isAutomatic(parsed),
+    automatic: isAutomatic((name) => rawHeaderValues(parsed, name)),
     unreadable,
     headerRecipients: headerRecipients(parsed),
-    date: parsed.date instanceof Date && !Number.isNaN(parsed.date.getTime()) && parsed.headers.has('date') ? parsed.date : null,
+    date,
+    to,
+    cc: addressList(parsed.cc),
+    digest: mailDigest({ messageId, date, from: from?.address ?? null, to: to.map((a) => a.address), subject, body }),
   };
 }
 
@@ -201,8 +310,9 @@ export async function parseHeadersOnly(raw: Buffer, reason: string): Promise<Inb
   const note = `This message could not be read (${reason.slice(0, 200)}). The original is kept.`;
   const { simpleParser } = await loadMailparser();
   try {
-    const headersOnly = await simpleParser(Buffer.concat([headerBlock(raw), Buffer.from('\r\n\r\n')]), { ...PARSER_OPTIONS, maxChildNodes: 10 });
-    return fromParsed(headersOnly, note);
+    const headers = headerBlock(raw);
+    const headersOnly = await simpleParser(Buffer.concat([headers, Buffer.from('\r\n\r\n')]), { ...PARSER_OPTIONS, maxChildNodes: 10 });
+    return fromParsed(headersOnly, note, raw.subarray(headers.length));
   } catch {
     return {
       messageId: null,
@@ -219,6 +329,9 @@ export async function parseHeadersOnly(raw: Buffer, reason: string): Promise<Inb
       unreadable: note,
       headerRecipients: [],
       date: null,
+      to: [],
+      cc: [],
+      digest: mailDigest({ messageId: null, date: null, from: null, to: [], subject: null, body: ['raw', createHash('sha256').update(raw).digest('hex')] }),
     };
   }
 }

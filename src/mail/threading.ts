@@ -22,13 +22,3 @@ export async function findThread(db: Db, input: { workspaceId: string; inboxId: 
   const best = matches.reduce((a, b) => (rank(b) < rank(a) ? b : a));
   return db.selectFrom('conversations').selectAll().where('id', '=', best.conversation_id).executeTakeFirst();
 }
-
-export async function findMailId(db: Db, target: { workspaceId: string; inboxId: string }, rfcId: string) {
-  return db
-    .selectFrom('mail_ids')
-    .select(['conversation_id', 'message_id'])
-    .where('workspace_id', '=', target.workspaceId)
-    .where('rfc_id', '=', rfcId)
-    .where('inbox_id', '=', target.inboxId)
-    .executeTakeFirst();
-}

@@ -11,10 +11,11 @@ import { createAnonymousContact, findOrCreateContactByEmail } from '../contacts/
 import type { ContactView } from '../contacts/store.js';
 import { attachmentKey, rawEmailKey } from '../conversations/files.js';
 import type { ConversationRow } from '../conversations/format.js';
-import { checkLabels, insertConversation, insertMessage, registerMailId, type Author, type StoredAttachment } from '../conversations/service.js';
+import { checkLabels, insertConversation, insertMessage, type Author, type StoredAttachment } from '../conversations/service.js';
 import type { Database, MailboxMigrationItemsTable } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
-import type { InboundMail } from '../mail/parse.js';
+import { findStoredCopy, mailIdentity, registerStoredMail, type MailIdentity, type StoredCopy } from '../mail/duplicates.js';
+import { mailHeadersOf, type InboundMail } from '../mail/parse.js';
 import { sanitizeMailHtml } from '../mail/sanitize.js';
 import { iso } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
@@ -271,8 +272,8 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
     for (const item of own) {
       const f = byKey.get(item.source_key)!;
       const mail = f.mail;
-      const rfcId = mail.messageId ?? item.rfc_id ?? `sha256-${createHash('sha256').update(f.raw).digest('hex')}@import.svc`;
-      const known = await trx.selectFrom('mail_ids').select(['conversation_id', 'message_id']).where('workspace_id', '=', m.workspace_id).where('rfc_id', '=', rfcId).where('inbox_id', '=', inboxId).executeTakeFirst();
+      const identity = mailIdentity(mail, mail.messageId ?? item.rfc_id);
+      const known = (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ?? (await importedBeforeDigests(trx, m, inboxId, identity, f.raw));
       if (known) {
         // Stored once: the inbox has this message already (an earlier copy, or it arrived by mail).
         await setItem(item.source_key, { status: 'duplicate', skip_reason: 'duplicate', message_id: known.message_id, conversation_id: known.conversation_id, copied_at: iso(now) });
@@ -320,7 +321,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         subject: mail.subject,
         automatic: mail.automatic,
         details,
-        mail: { messageId: rfcId, references: mail.references, replyTo: fromTeam ? null : (mail.replyTo ?? item.from_address) },
+        mail: { messageId: identity.messageId, references: mail.references, replyTo: fromTeam ? null : (mail.replyTo ?? item.from_address), headers: { ...mailHeadersOf(mail), message_id: identity.messageId } },
         files: f.files,
         attachmentsOmitted: f.omitted,
         raw: f.rawStored,
@@ -328,7 +329,9 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         importedAt: now,
       });
       conversation = inserted.conversation;
-      await registerMailId(tx, { workspaceId: m.workspace_id, inboxId, rfcId, conversationId: conversation.id, messageId: inserted.message.id });
+      if (!(await registerStoredMail(tx, { workspaceId: m.workspace_id, inboxId, conversationId: conversation.id, messageId: inserted.message.id, mail: identity }))) {
+        throw new Error('the same mail was stored in the inbox meanwhile; the batch is copied again');
+      }
       await setItem(item.source_key, { status: 'copied', message_id: inserted.message.id, conversation_id: conversation.id, copied_at: iso(now), error: null });
       copied++;
       if (!lastImported || sentAt > lastImported) lastImported = sentAt;
@@ -346,6 +349,13 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
     }
   }
   return copied;
+}
+
+/** A message without Message-ID imported before mail digests were kept (migration 0017), registered under an id made from its source. */
+async function importedBeforeDigests(trx: Transaction<Database>, m: MigrationRow, inboxId: string, mail: MailIdentity, raw: Buffer): Promise<StoredCopy | undefined> {
+  if (mail.messageId) return undefined;
+  const legacyId = `sha256-${createHash('sha256').update(raw).digest('hex')}@import.svc`;
+  return trx.selectFrom('mail_ids').select(['conversation_id', 'message_id']).where('workspace_id', '=', m.workspace_id).where('rfc_id', '=', legacyId).where('inbox_id', '=', inboxId).executeTakeFirst();
 }
 
 /** The conversation a thread goes into: the one it went into before, or one holding a message it names. */

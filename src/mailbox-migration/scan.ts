@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
 import type { MailboxMigrationItemsTable } from '../db/schema.js';
 import { normalizeAddress } from '../contacts/service.js';
-import { parseHeaderBlock, type InboundMail } from '../mail/parse.js';
+import { AUTOMATIC_HEADER_FIELDS, parseHeaderBlock, type InboundMail } from '../mail/parse.js';
 import { iso } from '../platform/clock.js';
 import type { ImapFolder } from './imap.js';
 import type { MailSource } from './mail-source.js';
@@ -17,22 +17,9 @@ import { findPreset } from './presets.js';
 import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from './store.js';
 import { teamAddressesOf } from './team.js';
 
-/** Header fields a scan reads: threading, parties, subject, date, and what marks automatic mail. */
-export const SCAN_HEADER_FIELDS = [
-  'message-id',
-  'in-reply-to',
-  'references',
-  'from',
-  'reply-to',
-  'to',
-  'cc',
-  'subject',
-  'date',
-  'auto-submitted',
-  'precedence',
-  'content-type',
-  'x-autoreply',
-  'x-autorespond',
+/** Header fields a scan reads: threading, parties, subject, date, and every one that marks automatic mail. */
+export const SCAN_HEADER_FIELDS: string[] = [
+  ...new Set(['message-id', 'in-reply-to', 'references', 'from', 'reply-to', 'to', 'cc', 'subject', 'date', ...AUTOMATIC_HEADER_FIELDS]),
 ];
 
 /** UIDs asked for per FETCH while scanning. */
@@ -113,7 +100,7 @@ export async function itemFromHeaders(
     recipients: recipients.length ? JSON.stringify(recipients.slice(0, 100)) : null,
     subject: mail.subject ? mail.subject.slice(0, 500) : null,
     flags: input.flags.length ? JSON.stringify(input.flags) : null,
-    automatic: mail.automatic || /^(mailer-daemon|postmaster)@/i.test(mail.from.address ?? '') ? 1 : 0,
+    automatic: mail.automatic ? 1 : 0,
     team: 0,
     status: 'planned',
     skip_reason: null,

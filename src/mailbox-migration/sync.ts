@@ -10,7 +10,7 @@ import type { MailboxMigrationItemsTable } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
 import { storeInboundMail } from '../mail/ingest.js';
 import type { InboundMail } from '../mail/parse.js';
-import { findMailId } from '../mail/threading.js';
+import { findStoredCopy, mailIdentity } from '../mail/duplicates.js';
 import { iso } from '../platform/clock.js';
 import type { MailSource } from './mail-source.js';
 import { threadKeyOf } from './plan.js';
@@ -188,7 +188,7 @@ async function deliverNewMail(ctx: Ctx, m: MigrationRow, mailbox: MailSource, fo
       const result = await ctx.db.transaction().execute(async (trx) => {
         const current = await lockMigration(trx, m.id);
         if (!current || current.state !== 'syncing') throw new ArrivedMeanwhile('stopped');
-        const known = mail.messageId ? await findMailId(trx, target, mail.messageId) : undefined;
+        const known = await findStoredCopy(trx, target, mailIdentity(mail));
         let outcome: 'new' | 'both_ways';
         let stored: { conversation_id: string; message_id: string };
         if (known) {

@@ -91,10 +91,12 @@ describe('inbound mail: SMTP listener, HTTP ingress, svc ingest-email', () => {
     assert.ok(s.logs.some((l) => l.msg === 'mail received' && l.message_id === msg.id && l.via === 'smtp'));
   });
 
-  test('the forwarding address of the channel is accepted too; the same Message-ID is stored once', async () => {
+  test('the forwarding address of the channel is accepted too; the same mail is stored once', async () => {
     const messageId = '<dup-1@example.org>';
-    await sendToIngress(port, { to: forwarding, subject: 'Forwarded', text: 'x', messageId });
-    await sendToIngress(port, { to: address, subject: 'Forwarded', text: 'x', messageId });
+    // One message, forwarded to the forwarding address and delivered to the channel address.
+    const mail = { to: address, subject: 'Forwarded', text: 'x', messageId, date: new Date('2026-01-02T03:04:05Z') };
+    await sendToIngress(port, { ...mail, envelope: { from: 'customer@example.com', to: [forwarding] } });
+    await sendToIngress(port, { ...mail, envelope: { from: 'customer@example.com', to: [address] } });
     const rows = await s.app.db.selectFrom('mail_ids').selectAll().where('rfc_id', '=', 'dup-1@example.org').execute();
     assert.equal(rows.length, 1);
     const msgs = await s.app.db.selectFrom('messages').select('id').where('mail_message_id', '=', 'dup-1@example.org').execute();

@@ -78,6 +78,17 @@ export type MessageDirection = 'in' | 'out';
 export type AuthorType = 'contact' | 'member' | 'api_key' | 'system';
 export type MessageDeliveryStatus = 'pending' | 'sent' | 'failed';
 
+/** The stored and shown identity of an e-mail message (Message-IDs without angle brackets). */
+export interface MailHeaders {
+  message_id: string | null;
+  in_reply_to: string[];
+  references: string[];
+  from: { name: string | null; address: string } | null;
+  to: { name: string | null; address: string }[];
+  cc: { name: string | null; address: string }[];
+  subject: string | null;
+}
+
 export interface MessagesTable {
   id: string;
   workspace_id: string;
@@ -108,6 +119,11 @@ export interface MessagesTable {
   mail_references: string | null;
   /** Where a reply to this inbound mail goes (Reply-To, else From). */
   mail_reply_to: string | null;
+  /**
+   * JSON MailHeaders: the identity of an e-mail message as received or sent (Message-ID,
+   * In-Reply-To, References, From, To, Cc, Subject); null for other messages (added by 0017).
+   */
+  mail_headers?: string | null;
   /** Attachments past the per-message limit, kept only in the raw .eml. */
   attachments_omitted: number;
   /** The original .eml of an inbound mail in storage (null once retention removed it). */
@@ -132,6 +148,18 @@ export interface MailIdsTable {
   workspace_id: string;
   inbox_id: string;
   rfc_id: string;
+  conversation_id: string;
+  message_id: string;
+  /** mailDigest of the inbound or imported message that registered the id; null for mail we sent (0017). */
+  digest?: string | null;
+  created_at: string;
+}
+
+/** Every stored inbound or imported mail by what it is (mailDigest): the same mail is stored once per inbox. */
+export interface MailDigestsTable {
+  workspace_id: string;
+  inbox_id: string;
+  digest: string;
   conversation_id: string;
   message_id: string;
   created_at: string;
@@ -162,5 +190,6 @@ export interface ConversationTables {
   conversation_reads: ConversationReadsTable;
   messages: MessagesTable;
   mail_ids: MailIdsTable;
+  mail_digests: MailDigestsTable;
   attachments: AttachmentsTable;
 }

@@ -1,0 +1,85 @@
+// The same mail is stored once per inbox, however often and by whichever way it arrives: a relay
+// retrying, forwarded and routed at once, in the old mailbox while a migration syncs, imported
+// twice. "The same" is decided by mailDigest (Message-ID, Date, From, To, Subject and body), not by
+// the Message-ID alone: a different message that reuses a Message-ID is stored as well, and the
+// first message keeps that Message-ID's place in threading (mail_ids).
+import type { Db, MailHeaders } from '../db/schema.js';
+import { iso } from '../platform/clock.js';
+import { registerMailId, type Tx } from '../conversations/service.js';
+import type { InboundMail } from './parse.js';
+
+export interface MailIdentity {
+  messageId: string | null;
+  digest: string;
+  /** The From address. */
+  sender: string | null;
+}
+
+export function mailIdentity(mail: InboundMail, messageId = mail.messageId): MailIdentity {
+  return { messageId, digest: mail.digest, sender: mail.from.address };
+}
+
+export interface StoredCopy {
+  conversation_id: string;
+  message_id: string;
+}
+
+/** The message an inbox already holds for this mail, if any. */
+export async function findStoredCopy(db: Db, target: { workspaceId: string; inboxId: string }, mail: MailIdentity): Promise<StoredCopy | undefined> {
+  const same = await db
+    .selectFrom('mail_digests')
+    .select(['conversation_id', 'message_id'])
+    .where('workspace_id', '=', target.workspaceId)
+    .where('inbox_id', '=', target.inboxId)
+    .where('digest', '=', mail.digest)
+    .executeTakeFirst();
+  if (same || !mail.messageId) return same;
+  const byId = await db
+    .selectFrom('mail_ids')
+    .select(['conversation_id', 'message_id', 'digest'])
+    .where('workspace_id', '=', target.workspaceId)
+    .where('rfc_id', '=', mail.messageId)
+    .where('inbox_id', '=', target.inboxId)
+    .executeTakeFirst();
+  return byId && (await sameAsUndigested(db, byId, mail)) ? { conversation_id: byId.conversation_id, message_id: byId.message_id } : undefined;
+}
+
+/**
+ * Whether mail is the message holding its Message-ID in mail_ids without a digest: a reply we sent
+ * (the same when it comes back from the address we sent it from, as a copy to ourselves does), or
+ * mail stored before digests were kept (there the Message-ID alone decides, as it did then).
+ */
+async function sameAsUndigested(db: Db, holder: { message_id: string; digest?: string | null }, mail: MailIdentity): Promise<boolean> {
+  if (holder.digest != null) return false;
+  const sent = await db.selectFrom('messages').select(['direction', 'mail_headers']).where('id', '=', holder.message_id).executeTakeFirst();
+  const from = sent?.direction === 'out' && sent.mail_headers ? (JSON.parse(sent.mail_headers) as MailHeaders).from?.address : undefined;
+  if (!from) return true;
+  return from.toLowerCase() === (mail.sender ?? '').trim().toLowerCase();
+}
+
+/**
+ * Records a stored mail in the caller's transaction: its digest, and its Message-ID for threading
+ * unless another message holds that id already. False when the inbox holds the same mail (another
+ * transaction stored it meanwhile): the caller must then undo its work.
+ */
+export async function registerStoredMail(tx: Tx, input: { workspaceId: string; inboxId: string; conversationId: string; messageId: string; mail: MailIdentity }): Promise<boolean> {
+  const { workspaceId, inboxId, conversationId, messageId, mail } = input;
+  const r = await tx.db
+    .insertInto('mail_digests')
+    .values({ workspace_id: workspaceId, inbox_id: inboxId, digest: mail.digest, conversation_id: conversationId, message_id: messageId, created_at: iso(tx.clock.now()) })
+    .onConflict((oc) => oc.columns(['workspace_id', 'inbox_id', 'digest']).doNothing())
+    .executeTakeFirst();
+  if (Number(r.numInsertedOrUpdatedRows ?? 0) !== 1) return false;
+  if (!mail.messageId) return true;
+  if (await registerMailId(tx, { workspaceId, inboxId, rfcId: mail.messageId, conversationId, messageId, digest: mail.digest })) return true;
+  // The id is taken: by mail we sent or stored before digests (perhaps the same message after all),
+  // or by a different message reusing it (this one is kept, without taking over the id's threading).
+  const holder = await tx.db
+    .selectFrom('mail_ids')
+    .select(['message_id', 'digest'])
+    .where('workspace_id', '=', workspaceId)
+    .where('rfc_id', '=', mail.messageId)
+    .where('inbox_id', '=', inboxId)
+    .executeTakeFirstOrThrow();
+  return !(await sameAsUndigested(tx.db, holder, mail));
+}

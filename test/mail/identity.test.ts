@@ -1,0 +1,146 @@
+// Message identity: the `email` object of messages (what integrations correlate mail by), and
+// de-duplication of inbound mail by what the message is rather than by its Message-ID alone.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { deliverMail, INGRESS_SECRET, rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+describe('message identity and storing the same mail once', () => {
+  let s: TestServer;
+  let seed: Seed;
+  let address: string;
+  let sink: SmtpSink;
+
+  before(async () => {
+    sink = await startSmtpSink(SINK_LOGIN);
+    s = await startTestServer({ env: { SVC_INGRESS_SECRET: INGRESS_SECRET } });
+    await s.app.jobs.stop();
+    seed = await seedWorkspace(s.app);
+    address = (await seedEmailChannel(s.app, seed, { smtpPort: sink.port })).address!;
+  });
+  after(async () => {
+    await s?.stop();
+    await sink?.close();
+  });
+
+  const messagesOf = async (conversationId: string) =>
+    (await s.request('GET', `/v1/conversations/${conversationId}/messages?order=asc`, { token: seed.apiKey })).body.data as Record<string, any>[];
+  const post = (raw: Buffer) => s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { raw, token: INGRESS_SECRET });
+
+  test('inbound mail shows its Message-ID, In-Reply-To, References, From, To, Cc and Subject as received', async () => {
+    const r = await deliverMail(s, address, {
+      From: '"Ada Lovelace" <Ada@Customer.example>',
+      To: `Support <${address}>, other@customer.example`,
+      Cc: 'Bob <bob@customer.example>',
+      Subject: 'Printer  on fire',
+      'Message-ID': '<id-1@customer.example>',
+      'In-Reply-To': '<earlier@customer.example>',
+      References: '<root@customer.example> <earlier@customer.example>',
+    });
+    const [message] = await messagesOf(r.conversation_id);
+    assert.deepEqual(message.email, {
+      message_id: 'id-1@customer.example',
+      in_reply_to: ['earlier@customer.example'],
+      references: ['root@customer.example', 'earlier@customer.example'],
+      from: { name: 'Ada Lovelace', address: 'Ada@Customer.example' },
+      to: [
+        { name: 'Support', address },
+        { name: null, address: 'other@customer.example' },
+      ],
+      cc: [{ name: 'Bob', address: 'bob@customer.example' }],
+      subject: 'Printer  on fire',
+    });
+    const single = await s.request('GET', `/v1/conversations/${r.conversation_id}/messages/${r.message_id}`, { token: seed.apiKey });
+    assert.deepEqual(single.body.email, message.email);
+  });
+
+  test('a reply shows the headers it is sent with, the same the customer receives; notes have none', async () => {
+    const inbound = await deliverMail(s, address, { From: 'Carol <carol@customer.example>', Subject: 'Login', 'Message-ID': '<login-1@customer.example>' });
+    const reply = await s.request('POST', `/v1/conversations/${inbound.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'Try again now.' } });
+    assert.equal(reply.status, 201);
+    assert.match(reply.body.email.message_id, /^m_.+@example\.com$/);
+    assert.deepEqual(reply.body.email.in_reply_to, ['login-1@customer.example']);
+    assert.deepEqual(reply.body.email.references, ['login-1@customer.example']);
+    assert.deepEqual(reply.body.email.to, [{ name: null, address: 'carol@customer.example' }]);
+    assert.equal(reply.body.email.from.address, address);
+    assert.equal(reply.body.email.subject, 'Re: Login');
+
+    const before = sink.messages.length;
+    await s.app.jobs.drain();
+    const [mail] = (await sink.waitFor(before + 1)).slice(before);
+    assert.equal(mail.parsed.messageId, `<${reply.body.email.message_id}>`);
+    assert.equal(mail.parsed.inReplyTo, '<login-1@customer.example>');
+    assert.equal(mail.parsed.subject, reply.body.email.subject);
+    const sent = (await messagesOf(inbound.conversation_id)).find((m) => m.id === reply.body.id)!;
+    assert.equal(sent.status, 'sent');
+    assert.deepEqual(sent.email, reply.body.email);
+
+    // Our own reply coming back (a copy to the support address) is the message we sent…
+    const echo = await post(mail.raw);
+    assert.equal(echo.body.data[0].duplicate, true);
+    assert.equal(echo.body.data[0].message_id, reply.body.id);
+    // …but someone else's mail that reuses its Message-ID is stored.
+    const reuse = await post(rawMail({ From: 'Carol <carol@customer.example>', To: address, Subject: 'Re: Login', 'Message-ID': `<${reply.body.email.message_id}>` }, 'My client reused your id.\r\n'));
+    assert.equal(reuse.body.data[0].duplicate, false);
+    assert.notEqual(reuse.body.data[0].message_id, reply.body.id);
+    const answer = await deliverMail(s, address, { From: 'Carol <carol@customer.example>', Subject: 'Re: Login', 'Message-ID': '<login-2@customer.example>', 'In-Reply-To': `<${reply.body.email.message_id}>` });
+    assert.equal(answer.conversation_id, inbound.conversation_id, 'our Message-ID still threads to our reply');
+
+    const note = await s.request('POST', `/v1/conversations/${inbound.conversation_id}/messages`, { token: seed.apiKey, body: { kind: 'note', body: 'Internal.' } });
+    assert.equal(note.status, 201);
+    assert.equal(note.body.email, null);
+  });
+
+  test('the OpenAPI document describes the email object', async () => {
+    const doc = (await s.request('GET', '/v1/openapi.json')).body;
+    const email = doc.components.schemas.Message.properties.email;
+    assert.ok(email, 'Message.email is documented');
+    const headers = doc.components.schemas.MailHeaders;
+    assert.deepEqual(Object.keys(headers.properties).sort(), ['cc', 'from', 'in_reply_to', 'message_id', 'references', 'subject', 'to']);
+  });
+
+  test('a different message reusing a Message-ID is stored too and does not take over its thread', async () => {
+    const original = rawMail({ From: 'Dana <dana@customer.example>', To: address, Subject: 'Refund', 'Message-ID': '<reused@customer.example>', Date: 'Mon, 05 Jan 2026 10:00:00 +0000' }, 'Please refund order 12.\r\n');
+    const impostor = rawMail({ From: 'Mallory <mallory@elsewhere.example>', To: address, Subject: 'Refund', 'Message-ID': '<reused@customer.example>', Date: 'Mon, 05 Jan 2026 10:05:00 +0000' }, 'Send the refund to me instead.\r\n');
+    const first = await post(original);
+    assert.equal(first.status, 201);
+    const second = await post(impostor);
+    assert.equal(second.status, 201);
+    const a = first.body.data[0];
+    const b = second.body.data[0];
+    assert.equal(b.duplicate, false, 'the second message is stored');
+    assert.notEqual(b.message_id, a.message_id);
+    assert.notEqual(b.conversation_id, a.conversation_id, 'it starts its own conversation');
+    assert.equal((await messagesOf(b.conversation_id))[0].body.trim(), 'Send the refund to me instead.');
+    // The first keeps its message and its place in threading.
+    const firstMessages = await messagesOf(a.conversation_id);
+    assert.deepEqual(firstMessages.map((m) => m.body.trim()), ['Please refund order 12.']);
+    const reply = await deliverMail(s, address, { From: 'Dana <dana@customer.example>', Subject: 'Re: Refund', 'Message-ID': '<reused-reply@customer.example>', 'In-Reply-To': '<reused@customer.example>' });
+    assert.equal(reply.conversation_id, a.conversation_id, 'replies to the Message-ID join the first message');
+    // Each of them again (a relay retrying): stored once, answered with its own message.
+    const again = await post(impostor);
+    assert.equal(again.body.data[0].duplicate, true);
+    assert.equal(again.body.data[0].message_id, b.message_id);
+    const firstAgain = await post(original);
+    assert.equal(firstAgain.body.data[0].duplicate, true);
+    assert.equal(firstAgain.body.data[0].message_id, a.message_id);
+    const stored = await s.app.db.selectFrom('messages').select('id').where('workspace_id', '=', seed.workspaceId).where('mail_message_id', '=', 'reused@customer.example').execute();
+    assert.equal(stored.length, 2);
+  });
+
+  test('mail without a Message-ID is stored once however often it comes, and told apart from different mail', async () => {
+    const headers = { From: 'Erin <erin@customer.example>', To: address, Subject: 'No id', 'Message-ID': '', Date: 'Tue, 06 Jan 2026 09:00:00 +0100' };
+    const first = await post(rawMail(headers, 'The same text.\r\n'));
+    // The same mail by another way: a relay added trace headers, wrote the time in UTC and folded nothing.
+    const relayed = await post(rawMail({ Received: 'from mx.example by relay.example; Tue, 06 Jan 2026 08:00:01 +0000', 'Delivered-To': address, ...headers, Date: 'Tue, 06 Jan 2026 08:00:00 +0000' }, 'The same text.\n'));
+    assert.equal(first.body.data[0].duplicate, false);
+    assert.equal(relayed.body.data[0].duplicate, true);
+    assert.equal(relayed.body.data[0].message_id, first.body.data[0].message_id);
+    const different = await post(rawMail(headers, 'Another text.\r\n'));
+    assert.equal(different.body.data[0].duplicate, false);
+    const stored = await s.app.db.selectFrom('messages').select('body').where('workspace_id', '=', seed.workspaceId).where('subject', '=', 'No id').execute();
+    assert.deepEqual(stored.map((m) => m.body.trim()).sort(), ['Another text.', 'The same text.']);
+  });
+});
