@@ -49,8 +49,11 @@ export async function scheduleEmailSend(tx: { db: Db; clock: Clock }, messageId:
   await enqueue(tx.db, tx.clock, { kind: EMAIL_SEND_JOB, payload: { messageId }, uniqueKey: `${EMAIL_SEND_JOB}:${messageId}` });
 }
 
-/** Where the reply goes: Reply-To (else From) of the newest inbound mail, else the contact's first address. */
-async function recipientOf(db: Db, conversationId: string, workspaceId: string, contactId: string): Promise<string | undefined> {
+/**
+ * Where the reply goes: Reply-To (else From) of the newest inbound mail, else the contact's first
+ * address; with the contact's name when the address is one of the contact's (nodemailer encodes it).
+ */
+async function recipientOf(db: Db, conversationId: string, workspaceId: string, contactId: string): Promise<string | { name: string; address: string } | undefined> {
   const inbound = await db
     .selectFrom('messages')
     .select('mail_reply_to')
@@ -60,9 +63,12 @@ async function recipientOf(db: Db, conversationId: string, workspaceId: string, 
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();
-  if (inbound?.mail_reply_to) return inbound.mail_reply_to;
   const contact = await loadContactView(db, workspaceId, contactId);
-  return contact?.emails[0];
+  const address = inbound?.mail_reply_to ?? contact?.emails[0];
+  if (!address) return undefined;
+  const name = contact?.contact.name?.trim();
+  const owned = contact?.emails.some((e) => e.toLowerCase() === address.toLowerCase());
+  return name && owned ? { name, address } : address;
 }
 
 function replySubject(subject: string | null): string {

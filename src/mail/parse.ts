@@ -103,6 +103,12 @@ function capReferences(ids: string[]): string[] {
   return [unique[0], ...unique.slice(unique.length - (MAX_REFERENCES - 1))];
 }
 
+/** The text without the blank (whitespace-only) lines at its end; indentation and inner blank lines stay. */
+export function trimTrailingBlankLines(text: string): string {
+  const trimmed = text.replace(/(?:\r?\n[^\S\r\n]*)+$/, '');
+  return trimmed.trim() === '' ? '' : trimmed;
+}
+
 function fromParsed(parsed: ParsedMail, unreadable: string | null): InboundMail {
   const from = firstMailbox(parsed.from);
   const replyTo = firstMailbox(parsed.replyTo);
@@ -114,7 +120,7 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null): InboundMail 
     contentId: (a.cid ?? a.contentId?.replace(/^<|>$/g, ''))?.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 500) || null,
     inline: a.related === true || (a.contentDisposition === 'inline' && !!a.contentId),
   }));
-  const text = unreadable ?? (parsed.text ?? '').replace(/\u0000/g, '');
+  const text = unreadable ?? trimTrailingBlankLines((parsed.text ?? '').replace(/\u0000/g, ''));
   return {
     messageId: messageIds(parsed.messageId)[0] ?? null,
     inReplyTo: rawHeaderValues(parsed, 'in-reply-to').flatMap(messageIds),
