@@ -12,7 +12,8 @@ export interface Logger {
 }
 
 // Field names whose values never reach a log line, whatever the caller passes.
-const SECRET_FIELD = /pass(word)?|secret|token|authorization|cookie|api_?key|^code$|^body$|^html$|^text$|^raw$/i;
+// (`pass…` only as a word of its own: `passkey_challenges` in the retention line is a count.)
+const SECRET_FIELD = /pass(word|wd|phrase)?s?(?![a-z])|secret|token|authorization|cookie|api_?key|^code$|^body$|^html$|^text$|^raw$/i;
 // Recipients (an address or a list of them) never reach a log line either; a count of them
 // (`broadcast_recipients: 120` in the retention line) is kept.
 const RECIPIENT_FIELD = /recipients?$/i;
