@@ -46,7 +46,8 @@ export async function replyReferences(db: Db, conversationId: string): Promise<s
 }
 
 export async function scheduleEmailSend(tx: { db: Db; clock: Clock }, messageId: string): Promise<void> {
-  await enqueue(tx.db, tx.clock, { kind: EMAIL_SEND_JOB, payload: { messageId }, uniqueKey: `${EMAIL_SEND_JOB}:${messageId}` });
+  // sooner: a reply sent again while its last failed run is still ending gets another run.
+  await enqueue(tx.db, tx.clock, { kind: EMAIL_SEND_JOB, payload: { messageId }, uniqueKey: `${EMAIL_SEND_JOB}:${messageId}`, sooner: true });
 }
 
 /**
