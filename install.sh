@@ -11,6 +11,23 @@
 # --user NAME    the system user the server runs as (default svc)
 set -euo pipefail
 
+usage() {
+  cat <<'USAGE'
+Usage: sudo ./install.sh [--prefix DIR] [--no-systemd] [--user NAME]
+
+Installs or upgrades svc on a Debian/Ubuntu host: the code in /opt/svc, the data in /var/lib/svc,
+the settings in /etc/svc/svc.env (mode 0600, with a generated SVC_MASTER_KEY), the `svc` command
+in /usr/local/bin, and the systemd unit, enabled and started. Run it again to upgrade in place:
+the data, the settings and the key are kept.
+
+Options:
+  --prefix DIR   install below DIR instead of / (for tests and packaging)
+  --no-systemd   do not install, enable or restart the systemd unit
+  --user NAME    the system user the server runs as (default svc)
+  -h, --help     show this text
+USAGE
+}
+
 PREFIX=""
 SYSTEMD=1
 SVC_USER="svc"
@@ -20,8 +37,8 @@ while [ $# -gt 0 ]; do
     --prefix=*) PREFIX="${1#--prefix=}"; shift ;;
     --no-systemd) SYSTEMD=0; shift ;;
     --user) SVC_USER="${2:?--user needs a name}"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-    *) echo "install.sh: unknown option $1" >&2; exit 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "install.sh: unknown option $1 (see ./install.sh --help)" >&2; exit 2 ;;
   esac
 done
 PREFIX="${PREFIX%/}"

@@ -6,7 +6,7 @@ import { TransactionBatcher } from './db/batch.js';
 import { openDatabase, type DbHandle, type DialectName } from './db/connection.js';
 import type { Db } from './db/schema.js';
 import { type Clock, systemClock } from './platform/clock.js';
-import { MasterKeyError, resolveMasterKey, Sealer } from './platform/crypto.js';
+import { MasterKeyError, masterKeySealer, Sealer } from './platform/crypto.js';
 import { JobRunner } from './platform/jobs.js';
 import { createLogger, type Logger } from './platform/log.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
@@ -59,7 +59,7 @@ export interface BuildOptions {
 export function buildServices(config: Config, opts: BuildOptions = {}): App {
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const clock = opts.clock ?? systemClock;
-  const sealer = new Sealer(resolveMasterKey(config, log, { create: opts.createMasterKey ?? false }));
+  const sealer = masterKeySealer(config, log, { create: opts.createMasterKey ?? false });
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const hub = new EventEmitter();
   hub.setMaxListeners(0);
@@ -96,11 +96,21 @@ const KEY_CHECK_TEXT = 'svc master key check';
 
 /**
  * Detects a wrong master key before anything tries to open a sealed secret: the first start seals a
- * known text; every later start must be able to open it.
+ * known text; every later start must be able to open it. A key generated at this start (no
+ * SVC_MASTER_KEY, no master.key) is written only for a new database; data that exists already
+ * was sealed with another key, so the start is refused instead.
  */
 export async function verifyMasterKey(ctx: Pick<Ctx, 'db' | 'sealer'>): Promise<void> {
   const row = await ctx.db.selectFrom('server_meta').select('value').where('key', '=', KEY_CHECK).executeTakeFirst();
+  const generated = ctx.sealer.generatedKeyFile;
+  if (row && generated) {
+    throw new MasterKeyError(
+      `this data was written with a master key that is not here; set SVC_MASTER_KEY, or put the key in ${generated}, to the key it was written with`,
+    );
+  }
   if (!row) {
+    // A new database: a key generated at this start is kept now, before anything is sealed with it.
+    ctx.sealer.saveGeneratedKey();
     await ctx.db
       .insertInto('server_meta')
       .values({ key: KEY_CHECK, value: ctx.sealer.seal(KEY_CHECK_TEXT) })

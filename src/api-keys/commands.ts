@@ -1,4 +1,5 @@
 import { defineCommand } from 'citty';
+import { SCOPES } from '../auth/access.js';
 import { dbCommand, repeated } from '../cli.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { resolveWorkspace } from '../workspaces/service.js';
@@ -9,7 +10,7 @@ const create = dbCommand({
   args: {
     workspace: { type: 'string', required: true, description: 'workspace id or exact name' },
     name: { type: 'string', required: true, description: 'what the key is for' },
-    scope: { type: 'string', description: 'a scope (repeatable); default every scope' },
+    scope: { type: 'string', description: `a scope (repeatable): ${SCOPES.join(', ')}; default every scope` },
     inbox: { type: 'string', description: 'an inbox id or slug the key is limited to (repeatable); default every inbox' },
   },
   async run({ app, args, io }) {

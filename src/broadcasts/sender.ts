@@ -44,8 +44,9 @@ export const SENDER_RETRY_MS = [1 * MINUTE, 5 * MINUTE, 15 * MINUTE] as const;
 export const THROTTLE_RETRY_MS = 10_000;
 export const DATA_REJECTS_TO_PAUSE = 10;
 
+/** The send job is due at runAt, or sooner if it was due later (a resumed broadcast left waiting for tomorrow or a retry). */
 export async function scheduleSendJob(tx: Pick<Ctx, 'db' | 'clock'>, broadcastId: string, runAt: Date): Promise<void> {
-  await enqueue(tx.db, tx.clock, { kind: BROADCAST_SEND_JOB, payload: { broadcastId }, runAt, uniqueKey: `${BROADCAST_SEND_JOB}:${broadcastId}` });
+  await enqueue(tx.db, tx.clock, { kind: BROADCAST_SEND_JOB, payload: { broadcastId }, runAt, uniqueKey: `${BROADCAST_SEND_JOB}:${broadcastId}`, sooner: true });
 }
 
 type Outcome =

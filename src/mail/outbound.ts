@@ -46,11 +46,15 @@ export async function replyReferences(db: Db, conversationId: string): Promise<s
 }
 
 export async function scheduleEmailSend(tx: { db: Db; clock: Clock }, messageId: string): Promise<void> {
-  await enqueue(tx.db, tx.clock, { kind: EMAIL_SEND_JOB, payload: { messageId }, uniqueKey: `${EMAIL_SEND_JOB}:${messageId}` });
+  // sooner: a reply sent again while its last failed run is still ending gets another run.
+  await enqueue(tx.db, tx.clock, { kind: EMAIL_SEND_JOB, payload: { messageId }, uniqueKey: `${EMAIL_SEND_JOB}:${messageId}`, sooner: true });
 }
 
-/** Where the reply goes: Reply-To (else From) of the newest inbound mail, else the contact's first address. */
-async function recipientOf(db: Db, conversationId: string, workspaceId: string, contactId: string): Promise<string | undefined> {
+/**
+ * Where the reply goes: Reply-To (else From) of the newest inbound mail, else the contact's first
+ * address; with the contact's name when the address is one of the contact's (nodemailer encodes it).
+ */
+async function recipientOf(db: Db, conversationId: string, workspaceId: string, contactId: string): Promise<string | { name: string; address: string } | undefined> {
   const inbound = await db
     .selectFrom('messages')
     .select('mail_reply_to')
@@ -60,9 +64,12 @@ async function recipientOf(db: Db, conversationId: string, workspaceId: string, 
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();
-  if (inbound?.mail_reply_to) return inbound.mail_reply_to;
   const contact = await loadContactView(db, workspaceId, contactId);
-  return contact?.emails[0];
+  const address = inbound?.mail_reply_to ?? contact?.emails[0];
+  if (!address) return undefined;
+  const name = contact?.contact.name?.trim();
+  const owned = contact?.emails.some((e) => e.toLowerCase() === address.toLowerCase());
+  return name && owned ? { name, address } : address;
 }
 
 function replySubject(subject: string | null): string {
@@ -83,7 +90,7 @@ export async function replyHeaders(db: Db, conversation: ConversationRow, channe
     in_reply_to: mail.references.length ? [mail.references[mail.references.length - 1]] : [],
     references: mail.references,
     from: channelSender(channel, inbox.name),
-    to: to ? [{ name: null, address: to }] : [],
+    to: to ? [typeof to === 'string' ? { name: null, address: to } : to] : [],
     cc: [],
     subject: replySubject(conversation.subject ?? mail.subject),
   };

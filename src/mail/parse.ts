@@ -200,6 +200,12 @@ function capReferences(ids: string[]): string[] {
   return [unique[0], ...unique.slice(unique.length - (MAX_REFERENCES - 1))];
 }
 
+/** The text without the blank (whitespace-only) lines at its end; indentation and inner blank lines stay. */
+export function trimTrailingBlankLines(text: string): string {
+  const trimmed = text.replace(/(?:\r?\n[^\S\r\n]*)+$/, '');
+  return trimmed.trim() === '' ? '' : trimmed;
+}
+
 /** `rawBody`: the undecoded body of a message that could not be parsed (what identifies it then). */
 function fromParsed(parsed: ParsedMail, unreadable: string | null, rawBody?: Buffer): InboundMail {
   const from = firstMailbox(parsed.from);
@@ -212,7 +218,7 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null, rawBody?: Buf
     contentId: (a.cid ?? a.contentId?.replace(/^<|>$/g, ''))?.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 500) || null,
     inline: a.related === true || (a.contentDisposition === 'inline' && !!a.contentId),
   }));
-  const text = unreadable ?? (parsed.text ?? '').replace(/\u0000/g, '');
+  const text = unreadable ?? trimTrailingBlankLines((parsed.text ?? '').replace(/\u0000/g, ''));
   const html = unreadable === null && typeof parsed.html === 'string' && parsed.html.trim() ? parsed.html.replace(/\u0000/g, '') : null;
   const messageId = messageIds(parsed.messageId)[0] ?? null;
   const subject = parsed.subject?.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '').trim() || null;

@@ -321,7 +321,8 @@ export async function act(
     const next = await saveMigration(tx, m, result.set);
     await logActivity(tx, next, actor, result.log ?? action, result.detail);
     await recordMigrationUpdated(tx, next, { migration: formatMigration(next, await loadProgress(trx, next.id)) });
-    if (WORKING_STATES.has(next.state)) await ensureWorker(tx, next.id);
+    // A new state (resumed, new password, copy started) is worked on now, not when a retry was due.
+    if (WORKING_STATES.has(next.state)) await ensureWorker(tx, next.id, { sooner: next.state !== m.state });
     return next;
   });
   announceEvents(ctx);

@@ -44,9 +44,12 @@ export function workerKey(migrationId: string): string {
   return `migration:${migrationId}`;
 }
 
-/** Makes sure the migration's worker job exists (call in the transaction that changes its state). */
-export async function ensureWorker(tx: { db: Db; clock: Clock }, migrationId: string, runAt?: Date): Promise<void> {
-  await enqueue(tx.db, tx.clock, { kind: MIGRATION_JOB, payload: { migrationId }, uniqueKey: workerKey(migrationId), runAt });
+/**
+ * Makes sure the migration's worker job exists (call in the transaction that changes its state).
+ * `sooner`: a job waiting for later (a connection retry, the next sync poll) runs at runAt instead.
+ */
+export async function ensureWorker(tx: { db: Db; clock: Clock }, migrationId: string, opts: { runAt?: Date; sooner?: boolean } = {}): Promise<void> {
+  await enqueue(tx.db, tx.clock, { kind: MIGRATION_JOB, payload: { migrationId }, uniqueKey: workerKey(migrationId), runAt: opts.runAt, sooner: opts.sooner });
 }
 
 /** Tunable bounds of one run (tests make them small to stop in the middle of a copy). */

@@ -373,7 +373,8 @@ export async function channelSaved(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, ch
   if (!ctx.config.mailer) return;
   const ch = await ctx.db.selectFrom('channels').select(['inbox_id', 'kind', 'smtp_host', 'smtp_username']).where('id', '=', channelId).executeTakeFirst();
   if (!ch || ch.kind !== 'email' || ch.smtp_host?.toLowerCase() !== sesSmtpEndpoint(ctx.config.mailer)) return;
-  await enqueue(ctx.db, ctx.clock, { kind: UPKEEP_JOB, payload: { inboxId: ch.inbox_id }, uniqueKey: `${UPKEEP_JOB}:${ch.inbox_id}` });
+  // sooner: a saved channel is looked at now, not at the next retry of an earlier failure.
+  await enqueue(ctx.db, ctx.clock, { kind: UPKEEP_JOB, payload: { inboxId: ch.inbox_id }, uniqueKey: `${UPKEEP_JOB}:${ch.inbox_id}`, sooner: true });
 }
 
 /** Broadcasts approved: keep the tenants of the workspace's inboxes that send through the SES endpoint. */
@@ -382,7 +383,7 @@ export async function workspaceApproved(ctx: Pick<Ctx, 'db' | 'clock' | 'config'
   if (!m) return 0;
   const rows = await ctx.db.selectFrom('channels').select(['inbox_id', 'smtp_host']).where('workspace_id', '=', workspaceId).where('kind', '=', 'email').where('smtp_host', 'is not', null).execute();
   const candidates = [...new Set(rows.filter((r) => r.smtp_host!.toLowerCase() === sesSmtpEndpoint(m)).map((r) => r.inbox_id))];
-  for (const inboxId of candidates) await enqueue(ctx.db, ctx.clock, { kind: UPKEEP_JOB, payload: { inboxId }, uniqueKey: `${UPKEEP_JOB}:${inboxId}` });
+  for (const inboxId of candidates) await enqueue(ctx.db, ctx.clock, { kind: UPKEEP_JOB, payload: { inboxId }, uniqueKey: `${UPKEEP_JOB}:${inboxId}`, sooner: true });
   return candidates.length;
 }
 

@@ -14,8 +14,27 @@ export class MasterKeyError extends Error {}
  * base64. The version byte lets a later key rotation keep reading old rows.
  */
 export class Sealer {
-  constructor(private readonly key: Buffer) {
+  constructor(
+    private readonly key: Buffer,
+    /** Set when the key was generated at this start and is not written yet (see verifyMasterKey). */
+    private unsaved?: { file: string; log: Logger },
+  ) {
     if (key.length !== 32) throw new MasterKeyError('the master key must be 32 bytes');
+  }
+
+  /** Where a key generated at this start would be written; undefined when the key was given or read. */
+  get generatedKeyFile(): string | undefined {
+    return this.unsaved?.file;
+  }
+
+  /** Writes the key generated at this start (0600, never over an existing file), with the backup warning. */
+  saveGeneratedKey(): void {
+    if (!this.unsaved) return;
+    const { file, log } = this.unsaved;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, this.key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+    log.warn('SVC_MASTER_KEY is not set; generated a master key file, back it up apart from the data', { file });
+    this.unsaved = undefined;
   }
 
   seal(plaintext: string): string {
@@ -38,24 +57,38 @@ export class Sealer {
   }
 }
 
-/**
- * The master key from SVC_MASTER_KEY, or else from $SVC_DATA_DIR/master.key, created once (0600)
- * with a warning that it must be backed up apart from the data.
- */
-export function resolveMasterKey(config: Config, log: Logger, { create }: { create: boolean }): Buffer {
+/** The master key from SVC_MASTER_KEY, or else from $SVC_DATA_DIR/master.key; undefined when neither is there. */
+function configuredMasterKey(config: Config): Buffer | undefined {
   if (config.masterKey) return config.masterKey;
-  const file = path.join(config.dataDir, 'master.key');
-  if (fs.existsSync(file)) {
-    const key = decodeKey(fs.readFileSync(file, 'utf8').trim());
-    if (!key) throw new MasterKeyError(`${file} does not hold a 32-byte key (hex or base64)`);
-    return key;
-  }
-  if (!create) throw new MasterKeyError('SVC_MASTER_KEY is not set and there is no master.key in the data directory');
-  const key = randomBytes(32);
-  fs.mkdirSync(config.dataDir, { recursive: true });
-  fs.writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
-  log.warn('SVC_MASTER_KEY is not set; generated a master key file, back it up apart from the data', { file });
+  const file = masterKeyFile(config);
+  if (!fs.existsSync(file)) return undefined;
+  const key = decodeKey(fs.readFileSync(file, 'utf8').trim());
+  if (!key) throw new MasterKeyError(`${file} does not hold a 32-byte key (hex or base64)`);
   return key;
+}
+
+function masterKeyFile(config: Config): string {
+  return path.join(config.dataDir, 'master.key');
+}
+
+/** The configured master key (SVC_MASTER_KEY or master.key); never creates one. */
+export function resolveMasterKey(config: Config, _log: Logger, _opts: { create: false }): Buffer {
+  const key = configuredMasterKey(config);
+  if (!key) throw new MasterKeyError('SVC_MASTER_KEY is not set and there is no master.key in the data directory');
+  return key;
+}
+
+/**
+ * The sealer under the configured master key. With `create` and no key configured, a new key: it is
+ * written to master.key (0600, with a warning that it must be backed up apart from the data) only
+ * once verifyMasterKey has found a new database, so restored data started without its key never
+ * gets a wrong key file.
+ */
+export function masterKeySealer(config: Config, log: Logger, { create }: { create: boolean }): Sealer {
+  const key = configuredMasterKey(config);
+  if (key) return new Sealer(key);
+  if (!create) throw new MasterKeyError('SVC_MASTER_KEY is not set and there is no master.key in the data directory');
+  return new Sealer(randomBytes(32), { file: masterKeyFile(config), log });
 }
 
 export function sha256Hex(data: string | Buffer): string {

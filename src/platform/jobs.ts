@@ -30,11 +30,16 @@ export interface JobKind<P = any> {
   everyMs?: number;
 }
 
-/** Stores a job; returns its id (with a uniqueKey that exists already, nothing is stored). */
+/**
+ * Stores a job; returns its id. With a uniqueKey that exists already nothing new is stored, and the
+ * existing job keeps its time unless `sooner` is set: then it is brought forward to `runAt` (now by
+ * default) if it was due later. A job that is running meanwhile (under a lease, perhaps in another
+ * process) is not started twice: it runs again at `runAt` once the current run ends.
+ */
 export async function enqueue(
   db: Db,
   clock: Clock,
-  job: { kind: string; payload?: unknown; runAt?: Date; uniqueKey?: string },
+  job: { kind: string; payload?: unknown; runAt?: Date; uniqueKey?: string; sooner?: boolean },
 ): Promise<string> {
   const now = clock.now();
   const id = newId('job', now.getTime());
@@ -50,9 +55,22 @@ export async function enqueue(
       last_error: null,
       created_at: iso(now),
     })
-    .onConflict((oc) => oc.column('unique_key').doNothing())
+    .onConflict((oc) =>
+      job.sooner
+        ? oc
+            .column('unique_key')
+            .doUpdateSet({ run_at: (eb) => eb.ref('excluded.run_at') })
+            .where('jobs.run_at', '>', (eb) => eb.ref('excluded.run_at'))
+        : oc.column('unique_key').doNothing(),
+    )
     .execute();
   return id;
+}
+
+interface ClaimedJob extends JobRow {
+  leaseMs: number;
+  /** The claim's lease end; the job's run_at is set to it as well when claimed. */
+  leaseUntil: string;
 }
 
 const defaultBackoff = (attempt: number) => (attempt >= 8 ? undefined : Math.min(2 ** attempt * 1000, 3_600_000));
@@ -201,7 +219,7 @@ export class JobRunner {
     this.schedule(this.wakeRequested ? 0 : (this.opts.pollMs ?? 1000));
   }
 
-  private async claim(): Promise<(JobRow & { leaseMs: number }) | undefined> {
+  private async claim(): Promise<ClaimedJob | undefined> {
     const kinds = [...this.kinds.keys()];
     if (kinds.length === 0) return undefined;
     const now = this.deps.clock.now();
@@ -217,33 +235,32 @@ export class JobRunner {
       .executeTakeFirst();
     if (!candidate) return undefined;
     const leaseMs = this.kinds.get(candidate.kind)?.leaseMs ?? 5 * 60_000;
+    const leaseUntil = iso(now.getTime() + leaseMs);
     // The lease is taken only if nobody took it in between (compare-and-set on the same condition).
     const claimed = await this.deps.db
       .updateTable('jobs')
-      .set({ lease_until: iso(now.getTime() + leaseMs), attempts: sql`attempts + 1` })
+      // run_at moves to the end of the lease too (when a dead worker's job is due again), so that
+      // a `sooner` enqueue during the run shows as a run_at before the lease's end (see finish()).
+      .set({ lease_until: leaseUntil, run_at: leaseUntil, attempts: sql`attempts + 1` })
       .where('id', '=', candidate.id)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', nowText)]))
       .returning(['id', 'kind', 'payload', 'attempts'])
       .executeTakeFirst();
     if (!claimed) return this.claim();
-    return { ...claimed, payload: JSON.parse(claimed.payload), leaseMs };
+    return { ...claimed, payload: JSON.parse(claimed.payload), leaseMs, leaseUntil };
   }
 
-  private async execute(job: JobRow & { leaseMs: number }): Promise<void> {
+  private async execute(job: ClaimedJob): Promise<void> {
     const kind = this.kinds.get(job.kind)!;
-    const { db, clock, log } = this.deps;
+    const { clock, log } = this.deps;
     try {
       const outcome = await kind.run(job.payload, job);
       if (outcome && 'retryAt' in outcome) {
-        await db.updateTable('jobs').set({ run_at: iso(outcome.retryAt), lease_until: null }).where('id', '=', job.id).execute();
+        await this.finish(job, { runAt: outcome.retryAt });
       } else if (kind.everyMs) {
-        await db
-          .updateTable('jobs')
-          .set({ run_at: iso(clock.now().getTime() + kind.everyMs), lease_until: null, attempts: 0, last_error: null })
-          .where('id', '=', job.id)
-          .execute();
+        await this.finish(job, { runAt: new Date(clock.now().getTime() + kind.everyMs), set: { attempts: 0, last_error: null } });
       } else {
-        await db.deleteFrom('jobs').where('id', '=', job.id).execute();
+        await this.finish(job, 'done');
       }
     } catch (error) {
       const delay = kind.everyMs ?? (kind.backoffMs ?? defaultBackoff)(job.attempts);
@@ -253,16 +270,36 @@ export class JobRunner {
         try {
           await kind.onGiveUp?.(job.payload, error);
         } finally {
-          await db.deleteFrom('jobs').where('id', '=', job.id).execute();
+          await this.finish(job, 'done');
         }
       } else {
         log.warn('job failed, retrying', { kind: job.kind, job_id: job.id, attempts: job.attempts, error });
-        await db
-          .updateTable('jobs')
-          .set({ run_at: iso(clock.now().getTime() + delay), lease_until: null, last_error: message.slice(0, 500) })
-          .where('id', '=', job.id)
-          .execute();
+        await this.finish(job, { runAt: new Date(clock.now().getTime() + delay), set: { last_error: message.slice(0, 500) } });
       }
     }
+  }
+
+  /**
+   * Ends a run: the job is removed ('done') or due again at runAt. Only while the lease is still
+   * this run's (a worker that outlived its lease leaves the job to the one that took it over). A
+   * run_at before the lease's end means a `sooner` enqueue asked for another run meanwhile: that
+   * request stands (the earlier of the two times, and a done job is kept for it).
+   */
+  private async finish(job: ClaimedJob, next: 'done' | { runAt: Date; set?: { attempts?: number; last_error?: string | null } }): Promise<void> {
+    const { db } = this.deps;
+    const mine = db.updateTable('jobs').where('id', '=', job.id).where('lease_until', '=', job.leaseUntil);
+    if (next === 'done') {
+      const removed = await db.deleteFrom('jobs').where('id', '=', job.id).where('lease_until', '=', job.leaseUntil).where('run_at', '=', job.leaseUntil).executeTakeFirst();
+      if (Number(removed.numDeletedRows) === 0) await mine.set({ lease_until: null }).execute();
+      return;
+    }
+    const runAt = iso(next.runAt);
+    await mine
+      .set({
+        ...next.set,
+        lease_until: null,
+        run_at: sql<string>`case when run_at <> ${job.leaseUntil} and run_at < ${runAt} then run_at else ${runAt} end`,
+      })
+      .execute();
   }
 }

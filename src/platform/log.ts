@@ -12,7 +12,16 @@ export interface Logger {
 }
 
 // Field names whose values never reach a log line, whatever the caller passes.
-const SECRET_FIELD = /pass(word)?|secret|token|authorization|cookie|api_?key|^code$|^body$|^html$|^text$|^raw$|recipients?$/i;
+// (`pass…` only as a word of its own: `passkey_challenges` in the retention line is a count.)
+const SECRET_FIELD = /pass(word|wd|phrase)?s?(?![a-z])|secret|token|authorization|cookie|api_?key|^code$|^body$|^html$|^text$|^raw$/i;
+// Recipients (an address or a list of them) never reach a log line either; a count of them
+// (`broadcast_recipients: 120` in the retention line) is kept.
+const RECIPIENT_FIELD = /recipients?$/i;
+
+function hidden(key: string, value: unknown): boolean {
+  if (SECRET_FIELD.test(key)) return true;
+  return RECIPIENT_FIELD.test(key) && typeof value !== 'number' && typeof value !== 'bigint';
+}
 
 function clean(value: unknown, depth = 0): unknown {
   if (value instanceof Error) {
@@ -24,7 +33,7 @@ function clean(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object' || depth > 3) return value;
   if (Array.isArray(value)) return value.map((v) => clean(v, depth + 1));
   const out: LogFields = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_FIELD.test(k) ? '[redacted]' : clean(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = hidden(k, v) ? '[redacted]' : clean(v, depth + 1);
   return out;
 }
 

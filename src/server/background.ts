@@ -9,6 +9,7 @@ import { migrationBackground } from '../mailbox-migration/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
 import { lifecycleBackground } from '../lifecycle/background.js';
 import { presenceBackground } from '../backup/presence.js';
+import { eventsBackground } from '../events/watch.js';
 
 export interface RunningPart {
   stop(): Promise<void>;
@@ -23,4 +24,4 @@ export interface BackgroundPart {
   start?(ctx: Ctx): Promise<RunningPart | void>;
 }
 
-export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground, webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground, lifecycleBackground];
+export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground, webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground, lifecycleBackground, eventsBackground];

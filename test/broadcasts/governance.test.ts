@@ -214,4 +214,30 @@ describe('broadcast governance', () => {
     await nextDay();
     assert.equal((await governance(seed)).daily.parts.warmup, 2000);
   });
+  test('a broadcast waiting for tomorrow’s allowance sends at once when resumed after the limit is lifted', async () => {
+    const seed = await workspace('bootstrap');
+    assert.equal((await svc(['workspace', 'broadcasts', 'limit', '--workspace', seed.workspaceId, '--daily', '2'])).code, 0);
+    const br = await createBroadcast(s, seed.apiKey, seed.inboxId, addresses(3, 'rs'));
+    await schedule(s, seed.apiKey, br.id);
+    await s.app.jobs.drain();
+    let b = await getBroadcast(s, seed.apiKey, br.id);
+    assert.equal(b.counts.sent, 2);
+    assert.equal(b.continues_at, startOfNextUtcDay(clock.now()).toISOString());
+
+    assert.equal((await svc(['workspace', 'broadcasts', 'suspend', '--workspace', seed.workspaceId, '--reason', 'checking'])).code, 0);
+    assert.equal((await getBroadcast(s, seed.apiKey, br.id)).status, 'paused');
+    assert.equal((await svc(['workspace', 'broadcasts', 'approve', '--workspace', seed.workspaceId])).code, 0);
+    assert.equal((await svc(['workspace', 'broadcasts', 'limit', '--workspace', seed.workspaceId, '--daily', '0'])).code, 0);
+    assert.equal((await governance(seed)).daily.remaining, 498);
+
+    const resumed = await s.request('POST', `/v1/broadcasts/${br.id}/resume`, { token: seed.apiKey });
+    assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
+    assert.equal(resumed.body.status, 'sending');
+    assert.equal(resumed.body.continues_at, null);
+    // The same day: the allowance allows it, so it is sent now, not after midnight.
+    await s.app.jobs.drain();
+    b = await getBroadcast(s, seed.apiKey, br.id);
+    assert.equal(b.status, 'sent');
+    assert.equal(b.counts.sent, 3);
+  });
 });

@@ -9,13 +9,14 @@ import { createApiKey, revokeApiKey } from '../../src/api-keys/service.js';
 import { keyAccess, memberAccess } from '../../src/auth/access.js';
 import { endSession } from '../../src/people/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
-import { DAY, HOUR, ManualClock } from '../../src/platform/clock.js';
+import { DAY, HOUR, ManualClock, systemClock } from '../../src/platform/clock.js';
 import { accessStillValid, RealtimeStream } from '../../src/realtime/stream.js';
 import { announceEvents, recordEvent, streamPosition } from '../../src/events/service.js';
 import type { App } from '../../src/context.js';
 import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { contactData, emit, emitMessage } from '../helpers/events.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { seedEmailChannel, rawMail } from '../helpers/mail.js';
+import { runSvc, startTestServer, type TestServer } from '../helpers/server.js';
 import { startReceiver } from '../helpers/webhooks.js';
 
 /** A realtime client that keeps every frame. */
@@ -380,6 +381,38 @@ describe('event replay and realtime', () => {
       wss.close();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
+    }
+  });
+});
+
+describe('events recorded by another process', () => {
+  test('mail stored by `svc ingest-email` reaches an open realtime socket within a second, and the webhook', async () => {
+    const rx = await startReceiver();
+    // The real clock: the command's times and the server's must agree (deliveries are due by time).
+    const t = await startTestServer({ clock: systemClock, env: { SVC_WEBHOOK_ALLOW_PRIVATE: '1' } });
+    try {
+      const ws = await seedWorkspace(t.app);
+      const address = (await seedEmailChannel(t.app, ws)).address!;
+      assert.equal((await t.request('POST', '/v1/webhooks', { token: ws.apiKey, body: { url: `${rx.url}/piped` } })).status, 201);
+      const sock = await connect(t, { token: ws.apiKey });
+      await sock.until(() => sock.frames.some((f) => f.type === 'live'), 'live');
+
+      const piped = await runSvc(['ingest-email', '--to', address], { env: t.env, input: rawMail({ To: address, Subject: 'From the pipe' }) });
+      assert.equal(piped.code, 0, piped.stderr);
+      const stored = Date.now();
+      const messageId = piped.stdout.trim();
+      const isPiped = (e: any) => e.type === 'message.created' && e.data.message.id === messageId;
+      await sock.until(() => sock.events().some(isPiped), 'the piped mail on the socket', 5_000);
+      const late = Date.now() - stored;
+      assert.ok(late < 1_000, `on the socket ${late} ms after the command ended`);
+
+      const hooks = await rx.waitFor(1, 5_000);
+      assert.ok(hooks.some((h) => h.path === '/piped'));
+      assert.ok(Date.now() - stored < 3_000, 'the webhook dispatcher polls the outbox too');
+      sock.close();
+    } finally {
+      await t.stop();
+      await rx.close();
     }
   });
 });

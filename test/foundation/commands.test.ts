@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { SCOPES } from '../../src/auth/access.js';
 import { runSvc, spawnServer, testEnv, type TestEnv } from '../helpers/server.js';
 
 describe('operator commands', () => {
@@ -113,6 +115,31 @@ describe('operator commands', () => {
     assert.equal(bad.code, 1);
     const none = await svc(['channel', 'create-chat', '--workspace', 'Acme', '--inbox', 'customer-support', '--name', 'W']);
     assert.notEqual(none.code, 0);
+  });
+
+  test('a newcomer in a checkout: the README says npx svc, and npx svc --help works there', async () => {
+    const readme = fs.readFileSync('README.md', 'utf8');
+    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Install on a server'));
+    assert.match(quickStart, /npm ci && npm start/);
+    assert.match(quickStart, /^npx svc bootstrap /m);
+    const help = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+      // --no-install: the checkout's own bin, never a package from the registry.
+      const child = spawn('npx', ['--no-install', 'svc', '--help'], { cwd: path.resolve('.'), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout }));
+    });
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /ingest-email/);
+    assert.match(help.stdout, /bootstrap/);
+  });
+
+  test('api-key create --help lists the valid scopes', async () => {
+    const help = await svc(['api-key', 'create', '--help']);
+    assert.equal(help.code, 0, help.stderr);
+    const text = help.stdout + help.stderr;
+    for (const scope of SCOPES) assert.ok(text.includes(scope), `${scope} in:\n${text}`);
   });
 
   test('api-key create prints only the secret; list never shows it; revoke stops it on a running server', async () => {

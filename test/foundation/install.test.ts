@@ -9,6 +9,17 @@ import { tempDir } from '../helpers/server.js';
 
 // The install script does not depend on the database, so it runs in the SQLite pass only.
 describe('install.sh', { skip: postgresUrl ? 'install.sh is exercised in the SQLite pass' : false }, () => {
+  test('--help prints a usage text (not lines of the script); an unknown option points to it', () => {
+    const help = spawnSync('bash', ['install.sh', '--help'], { encoding: 'utf8' });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^Usage: sudo \.\/install\.sh /);
+    for (const option of ['--prefix DIR', '--no-systemd', '--user NAME', '--help']) assert.ok(help.stdout.includes(option), option);
+    assert.ok(!/^#/m.test(help.stdout) && !help.stdout.includes('set -e') && !help.stdout.includes('PREFIX='), help.stdout);
+    const bad = spawnSync('bash', ['install.sh', '--nope'], { encoding: 'utf8' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /unknown option --nope \(see \.\/install\.sh --help\)/);
+  });
+
   test('installs under a prefix, keeps data and key on re-run, and the unit passes systemd-analyze verify', { timeout: 600_000 }, () => {
     const prefix = tempDir('svc-install-');
     const user = os.userInfo().username;

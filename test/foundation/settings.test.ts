@@ -113,6 +113,38 @@ describe('master key', () => {
     }
   });
 
+  test('restored data started without its master key is refused with one line; no new master.key is written', async () => {
+    const te = await testEnv();
+    try {
+      const first = await spawnServer(te.env);
+      await first.kill();
+      const withoutKey = { ...te.env };
+      delete withoutKey.SVC_MASTER_KEY;
+      const file = path.join(te.dataDir, 'master.key');
+      const where = /SVC_MASTER_KEY.*master\.key/;
+      await assert.rejects(spawnServer(withoutKey), (e: Error & { code?: number; stderr?: string }) => {
+        assert.notEqual(e.code, 0);
+        const lines = e.stderr!.trim().split('\n');
+        assert.equal(lines.length, 1, e.stderr);
+        assert.match(lines[0], where);
+        assert.ok(lines[0].includes(file), lines[0]);
+        return true;
+      });
+      assert.ok(!fs.existsSync(file), 'no key file was written');
+      const command = await runSvc(['inbox', 'list', '--workspace', 'Acme'], { env: withoutKey });
+      assert.equal(command.code, 1);
+      assert.equal(command.stderr.trim().split('\n').length, 1, command.stderr);
+      assert.match(command.stderr, where);
+      assert.ok(!fs.existsSync(file), 'no key file was written by a command either');
+      // With the key in master.key (where the message says it belongs) the data opens again.
+      fs.writeFileSync(file, te.env.SVC_MASTER_KEY + '\n', { mode: 0o600 });
+      const again = await spawnServer(withoutKey);
+      assert.equal(await again.kill(), 0);
+    } finally {
+      await te.cleanup();
+    }
+  });
+
   test('a different master key than the data was written with stops the start with a clear message', async () => {
     const te = await testEnv();
     try {

@@ -25,6 +25,14 @@ describe('inbound mail: SMTP listener, HTTP ingress, svc ingest-email', () => {
   });
   after(() => s.stop());
 
+  test('stored text loses the blank lines at its end; indentation and inner blank lines stay', async () => {
+    const body = '  indented first line\r\n\r\n\r\nafter two blank lines\r\n    code block\r\n\r\n \r\n\t\r\n\r\n';
+    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { raw: rawMail({ To: address, Subject: 'Trailing lines' }, body), token: SECRET });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const msg = await s.app.db.selectFrom('messages').select('body').where('id', '=', r.body.data[0].message_id).executeTakeFirstOrThrow();
+    assert.equal(msg.body, '  indented first line\n\n\nafter two blank lines\n    code block');
+  });
+
   test('a mail over SMTP is committed before 250: contact, conversation, message, attachment, raw .eml, events', async () => {
     const info = await sendToIngress(port, {
       from: '"Ada Lovelace" <Ada@Example.org>',

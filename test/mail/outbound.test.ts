@@ -91,6 +91,20 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     assert.equal(events[0].inbox_id, seed.inboxId);
   });
 
+  test('the reply is addressed to the contact by name, encoded: To: "Name" <address>', async () => {
+    const first = await customerMail({ From: '"Zoë \\"Z\\" Müller" <zoe@cust.example>', Subject: 'Name please' });
+    const count = sink.messages.length;
+    const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'Hello Zoë' } });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    await s.app.jobs.drain();
+    const mail = (await sink.waitFor(count + 1))[count];
+    const to = Array.isArray(mail.parsed.to) ? mail.parsed.to[0] : mail.parsed.to!;
+    assert.deepEqual(to.value.map((v) => ({ name: v.name, address: v.address })), [{ name: 'Zoë "Z" Müller', address: 'zoe@cust.example' }]);
+    const header = mail.parsed.headerLines.find((h) => h.key === 'to')!.line;
+    assert.match(header, /^To: .+ <zoe@cust\.example>$/);
+    assert.match(header, /^[\x20-\x7e]+$/, 'the name is encoded (RFC 2047), never raw 8-bit');
+  });
+
   test('a failing SMTP account is retried on the schedule, logged each time, and the message ends failed', async () => {
     const clock = s.clock as ManualClock;
     const first = await customerMail({ Subject: 'Retry me' });

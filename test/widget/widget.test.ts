@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
+import { memberAccess } from '../../src/auth/access.js';
 import { createChatChannel } from '../../src/channels/service.js';
+import { loadConfig } from '../../src/config.js';
+import { buildServices } from '../../src/context.js';
+import { updateConversation } from '../../src/conversations/service.js';
+import { createLogger } from '../../src/platform/log.js';
 import { retentionRules } from '../../src/lifecycle/registry.js';
 import { DAY, ManualClock } from '../../src/platform/clock.js';
 import { isContactOnline } from '../../src/realtime/connections.js';
@@ -95,6 +100,29 @@ describe('chat widget (visitor API)', () => {
     assert.deepEqual(list.body.data.map((m: { body: string }) => m.body), ['Where is my order?', 'It ships today.']);
     ws.close();
     await waitFor(async () => !(await isContactOnline(s.app, v.contact_id)));
+  });
+
+  test('a change recorded by another process reaches the visitor’s socket within a second', async () => {
+    const v = await session({ public_key: publicKey, email: 'elsewhere@example.com' });
+    const started = await visitor('POST', '/v1/widget/conversations', { token: v.token, body: { body: 'Anyone there?' } });
+    const conversationId = started.body.conversation.id;
+    const ws = new WebSocket(`${s.url.replace('http', 'ws')}/v1/widget/realtime?token=${v.token}`, { headers: { origin: ORIGIN } });
+    const frames: any[] = [];
+    ws.on('message', (d) => frames.push(JSON.parse(d.toString())));
+    await new Promise((r) => ws.once('open', r));
+    await waitFor(() => frames.some((f) => f.type === 'hello'));
+    // Another process on the same database (a command, a second server): its own services, its own signals.
+    const other = buildServices(loadConfig(s.env), { log: createLogger({ level: 'error', write: () => {} }), clock });
+    try {
+      await updateConversation(other, memberAccess(seed.workspaceId, seed.ownerId, 'owner', 'elsewhere'), conversationId, { status: 'closed' });
+    } finally {
+      await other.close();
+    }
+    const changed = Date.now();
+    await waitFor(() => frames.some((f) => f.type === 'conversation' && f.conversation.id === conversationId && f.conversation.status === 'closed'));
+    const late = Date.now() - changed;
+    assert.ok(late < 1_000, `on the visitor's socket ${late} ms after the change`);
+    ws.close();
   });
 
   test('a closed conversation reopens when the visitor writes again', async () => {
