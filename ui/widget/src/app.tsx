@@ -10,6 +10,8 @@ import { sheet, type Widget } from './main';
 
 const TYPING_SHOWN_MS = 6_000;
 const TYPING_SEND_EVERY_MS = 2_500;
+/** Without a live socket (a network drop, or a host CSP whose connect-src has no ws:/wss: for svc), new messages are fetched this often while open. */
+const POLL_MS = 4_000;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export function mountPanel(widget: Widget) {
@@ -48,6 +50,8 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
   const [current, setCurrent] = useState<string | null>(client.session()?.conversation_id ?? null);
   const [listing, setListing] = useState(false);
   const [messages, setMessages] = useState<VisitorMessage[]>([]);
+  const messagesRef = useRef(messages);
+  messagesRef.current = messages;
   const [teamTyping, setTeamTyping] = useState(false);
   const [body, setBody] = useState('');
   const [error, setError] = useState<string | null>(null);
@@ -111,6 +115,25 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
       offLink();
       offFrame();
     };
+  }, []);
+
+  useEffect(() => {
+    let polling = false;
+    const timer = setInterval(async () => {
+      const id = currentRef.current;
+      if (client.link === 'live' || !id || polling || !client.session()) return;
+      polling = true;
+      try {
+        const last = messagesRef.current.at(-1)?.id;
+        const fresh = await client.messages(id, last);
+        if (fresh.length && currentRef.current === id) setMessages((ms) => [...ms, ...fresh.filter((m) => !ms.some((x) => x.id === m.id))]);
+      } catch {
+        /* the next round tries again */
+      } finally {
+        polling = false;
+      }
+    }, POLL_MS);
+    return () => clearInterval(timer);
   }, []);
 
   useEffect(() => {

@@ -128,8 +128,9 @@ export class WidgetClient {
   conversations() {
     return this.must(this.api.GET('/v1/widget/conversations', this.auth())).then((r) => r.data);
   }
-  messages(conversationId: string) {
-    return this.must(this.api.GET('/v1/widget/conversations/{conversationId}/messages', { ...this.auth(), params: { path: { conversationId }, query: { limit: 200 } } })).then((r) => r.data);
+  messages(conversationId: string, after?: string) {
+    const query = after ? { limit: 200, after } : { limit: 200 };
+    return this.must(this.api.GET('/v1/widget/conversations/{conversationId}/messages', { ...this.auth(), params: { path: { conversationId }, query } })).then((r) => r.data);
   }
   start(body: string) {
     return this.must(this.api.POST('/v1/widget/conversations', { ...this.auth(), body: { body } }));
