@@ -169,6 +169,41 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await context.close();
   });
 
+  test('a dropped connection shows "Reconnecting…", then resumes and shows what was missed', async () => {
+    const since = new Date().toISOString();
+    const { context, page, problems } = await visit('drop', { key: keys.plain });
+    // Every widget socket goes through this route, so the test can cut it like a lost network.
+    let reachable = true;
+    const sockets: { close(): Promise<void> }[] = [];
+    await page.routeWebSocket(/\/v1\/widget\/realtime/, (ws) => {
+      if (!reachable) return void ws.close({ code: 4000, reason: 'network down' });
+      ws.connectToServer();
+      sockets.push(ws);
+    });
+    await launcher(page).click();
+    const dialog = page.getByRole('dialog');
+    const box = dialog.getByLabel('Write a message');
+    await box.fill('Are you there?');
+    await box.press('Enter');
+    const conversation = await conversationOf(null, since);
+    await s.request('POST', `/v1/conversations/${conversation.id}/messages`, { token: seed.ownerToken, body: { kind: 'message', body: 'Yes, live.' } });
+    await dialog.getByText('Yes, live.').waitFor();
+
+    reachable = false;
+    await Promise.all(sockets.splice(0).map((ws) => ws.close()));
+    await dialog.getByRole('status').filter({ hasText: 'Reconnecting…' }).waitFor();
+    await s.request('POST', `/v1/conversations/${conversation.id}/messages`, { token: seed.ownerToken, body: { kind: 'message', body: 'Sent while you were away.' } });
+    reachable = true;
+    await dialog.getByText('Sent while you were away.').waitFor({ timeout: 20_000 });
+    await dialog.getByText('Reconnecting…').waitFor({ state: 'detached', timeout: 20_000 });
+    assert.equal(await dialog.getByText('Sent while you were away.').count(), 1, 'shown once');
+    // Live again: the next reply arrives through the new socket.
+    await s.request('POST', `/v1/conversations/${conversation.id}/messages`, { token: seed.ownerToken, body: { kind: 'message', body: 'Back to live.' } });
+    await dialog.getByText('Back to live.').waitFor();
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   test('offline, with "ask e-mail when offline": the visitor leaves an address before the first message', async () => {
     const since = new Date().toISOString();
     const { context, page, problems } = await visit('offline', { key: keys.offline, httpOnly: true });
