@@ -1,4 +1,4 @@
-// Builds the panel: the OpenAPI document of the compiled server → typed client → type check → Vite.
+// Builds the panel and the chat widget: the OpenAPI document of the compiled server → typed client → type check → Vite.
 // Runs after `tsc` (npm run build); a route change that breaks the panel fails here.
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -34,6 +34,22 @@ try {
 run('openapi-typescript', [path.join(generated, 'openapi.json'), '--output', path.join(generated, 'api.d.ts'), '--silent']);
 run('tsc', ['-p', path.join(root, 'ui', 'tsconfig.json')]);
 run('vite', ['build', '--config', path.join(root, 'ui', 'vite.config.ts'), '--logLevel', 'warn']);
+run('vite', ['build', '--config', path.join(root, 'ui', 'widget.vite.config.ts'), '--logLevel', 'warn']);
+writeWidgetLoader(path.join(root, 'dist', 'ui', 'widget'));
+
+/**
+ * /widget.js: a classic script (what `<script async src>` runs) small enough to serve with a short
+ * cache. It queues `svc(…)` calls and imports the hashed entry, which is cached for good; a new
+ * build changes only the name the loader imports.
+ */
+function writeWidgetLoader(dir) {
+  const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+  const entry = Object.values(manifest).find((chunk) => chunk.isEntry);
+  if (!entry) throw new Error('the widget build has no entry');
+  const name = path.basename(entry.file);
+  const loader = `(function(){var s=document.currentScript;if(!s||!s.src)return;var w=window;w.svc=w.svc||function(){(w.svc.q=w.svc.q||[]).push([].slice.call(arguments))};import(new URL(${JSON.stringify(`widget/assets/${name}`)},s.src).href).then(function(m){return m.start(s)})["catch"](function(e){console.warn("svc widget: "+e)})})();\n`;
+  fs.writeFileSync(path.join(dir, 'widget.js'), loader);
+}
 
 function run(bin, args) {
   const r = spawnSync(path.join(root, 'node_modules', '.bin', bin), args, { stdio: 'inherit', cwd: root });

@@ -23,6 +23,8 @@ import { registerMigrationUploadRoutes, uploadBodyLimits } from '../mailbox-migr
 import { registerPanelRoutes } from '../panel/routes.js';
 import { registerSearchRoutes } from '../search/routes.js';
 import { registerOverviewRoutes } from '../overview/routes.js';
+import { registerTypingRoutes } from '../typing/routes.js';
+import { registerWidgetScriptRoutes } from '../widget-script/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -48,6 +50,8 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerRealtimeRoutes },
   { register: registerPushRoutes },
   { register: registerWidgetRoutes },
+  { register: registerWidgetScriptRoutes },
+  { register: registerTypingRoutes },
   { register: registerBroadcastRoutes },
   { register: registerMigrationRoutes },
   { register: registerMigrationUploadRoutes, bodyLimits: uploadBodyLimits },

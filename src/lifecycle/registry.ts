@@ -11,6 +11,7 @@ import { migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration
 import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-migration/upload.js';
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
+import { deleteOldTypingSignals } from '../typing/service.js';
 import { expiredSessionsRule, signInCodesRule } from '../people/retention.js';
 import { passkeyChallengesRule } from '../people/passkeys.js';
 import { deleteStaleConnections, deleteWorkspaceConnections } from '../realtime/connections.js';
@@ -55,6 +56,7 @@ export const retentionRules: RetentionRule[] = [
   { name: 'webhook_deliveries', deleteBatch: (ctx, _now, batch) => pruneDeliveries(ctx, batch) },
   { name: 'events', deleteBatch: async (ctx, _now, batch) => (await pruneEvents(ctx, batch)).deleted },
   { name: 'realtime_connections', deleteBatch: (ctx, _now, batch) => deleteStaleConnections(ctx, batch) },
+  { name: 'typing_signals', deleteBatch: (ctx, now, batch) => deleteOldTypingSignals(ctx, now, batch) },
   expiredSessionsRule,
   signInCodesRule,
   passkeyChallengesRule,

@@ -24,9 +24,11 @@ import {
   postVisitorMessage,
   requireVisitorOrigin,
   startVisitorConversation,
+  visitorTyping,
   widgetConfig,
   type VisitorSession,
 } from './service.js';
+import { TypingThrottle } from '../typing/service.js';
 import { VisitorStream } from './stream.js';
 
 const visitorAuth = [{ visitor: [] as string[] }];
@@ -38,8 +40,10 @@ const VisitorMessage = z.object({
   author: z.object({ type: z.enum(['contact', 'team']), name: z.string().nullable() }),
   body: z.string(),
   created_at: z.string(),
-});
-const VisitorConversation = z.object({ id: z.string(), status: z.enum(['open', 'pending', 'closed']), subject: z.string().nullable(), created_at: z.string(), last_message_at: z.string() });
+}).openapi('VisitorMessage');
+const VisitorConversation = z
+  .object({ id: z.string(), status: z.enum(['open', 'pending', 'closed']), subject: z.string().nullable(), created_at: z.string(), last_message_at: z.string() })
+  .openapi('VisitorConversation');
 const Body = z.object({ body: z.string().min(1).max(MAX_VISITOR_MESSAGE_CHARS) }).strict();
 
 function clientIp(c: Context<AppEnv>): string {
@@ -224,6 +228,20 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
     },
   );
 
+  const typing = new TypingThrottle();
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/widget/conversations/{conversationId}/typing',
+      tags: ['widget'],
+      summary: 'The visitor is writing (the team sees "typing"); send it every few seconds while writing',
+      security: visitorAuth,
+      request: { params: conversationParam },
+      responses: { 200: jsonAnswer(z.object({ stored: z.boolean() }), 'the signal was taken (signals closer than 2.5 s apart are not stored)') },
+    }),
+    async (c) => c.json(await visitorTyping(ctx, await visitor(c), c.req.valid('param').conversationId, typing), 200),
+  );
+
   const afterParam = z.coerce.number().int().min(0).optional();
   app.get(
     '/v1/widget/realtime',
@@ -258,7 +276,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
     tags: ['widget'],
     summary: 'A visitor’s realtime socket (WebSocket); the contact counts as online while it is open',
     description:
-      'Pass the session token as ?token= (browsers cannot set headers on a WebSocket). Frames are JSON: hello {cursor, heartbeat_seconds}; message {seq, message} for the team’s replies and the visitor’s own messages; conversation {seq, conversation: {id, status}}; resync {cursor} when events were missed (reload the conversations). Resume with ?after=<seq>.',
+      'Pass the session token as ?token= (browsers cannot set headers on a WebSocket). Frames are JSON: hello {cursor, heartbeat_seconds}; message {seq, message} for the team’s replies and the visitor’s own messages; conversation {seq, conversation: {id, status}}; typing {seq, conversation_id, until} while a team member writes; resync {cursor} when events were missed (reload the conversations). Resume with ?after=<seq>.',
     request: { query: z.object({ token: z.string(), after: afterParam }) },
     responses: { 101: { description: 'switching to the WebSocket protocol' }, 426: { description: 'not a WebSocket request' } },
   });

@@ -18,6 +18,7 @@ import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
 import { AppError, forbidden, invalid, notFound, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { CONNECTION_STALE_MS } from '../realtime/connections.js';
+import { signalTyping, type TypingThrottle } from '../typing/service.js';
 
 export type ContactSessionRow = ContactSessionsTable;
 export const CONTACT_SESSION_IDLE_MS = 7 * DAY;
@@ -274,6 +275,13 @@ export async function postVisitorMessage(ctx: Ctx, visitor: VisitorSession, conv
   });
   announceEvents(ctx);
   return formatVisitorMessage(result.message, null);
+}
+
+/** The visitor is writing in one of its conversations: the panel shows it. */
+export async function visitorTyping(ctx: Ctx, visitor: VisitorSession, conversationId: string, throttle: TypingThrottle) {
+  const { session } = visitor;
+  await visibleConversation(ctx.db, session, conversationId);
+  return signalTyping(ctx, throttle, { workspaceId: session.workspace_id, inboxId: session.inbox_id, conversationId, typist: { type: 'contact', contactId: session.contact_id } });
 }
 
 /** Ends a session (the visitor signs out of the widget). */

@@ -5,6 +5,7 @@ import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import type { Ctx } from '../context.js';
 import { latestSeq, readEvents, streamPosition, type EventViewer } from '../events/service.js';
 import { closeConnection, HEARTBEAT_MS, markConnection, touchConnection } from '../realtime/connections.js';
+import { TYPING_EVENT } from '../typing/service.js';
 import { formatVisitorMessage, visibleConversationIds, type VisitorSession } from './service.js';
 
 interface MessageData {
@@ -84,7 +85,7 @@ export class VisitorStream {
               this.send({ type: 'resync', cursor: this.cursor });
               break;
             }
-            const relevant = result.events.filter((e) => e.type === 'message.created' || e.type === 'conversation.updated');
+            const relevant = result.events.filter((e) => e.type === 'message.created' || e.type === 'conversation.updated' || e.type === TYPING_EVENT);
             if (relevant.length) {
               const visible = new Set(await visibleConversationIds(this.ctx.db, this.visitor.session));
               for (const row of relevant) await this.sendEvent(row.type, row.is_note === 1, JSON.parse(row.data) as MessageData, visible, streamPosition(row));
@@ -106,6 +107,11 @@ export class VisitorStream {
 
   private async sendEvent(type: string, isNote: boolean, data: MessageData, visible: Set<string>, seq: number) {
     if (!visible.has(data.conversation.id)) return;
+    if (type === TYPING_EVENT) {
+      const typing = data as unknown as { author: { type: string }; until: string };
+      if (typing.author.type === 'member') this.send({ type: 'typing', seq, conversation_id: data.conversation.id, until: typing.until });
+      return;
+    }
     if (type === 'conversation.updated') {
       this.send({ type: 'conversation', seq, conversation: { id: data.conversation.id, status: data.conversation.status } });
       return;

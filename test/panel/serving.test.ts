@@ -55,7 +55,7 @@ describe('panel serving', () => {
       assert.equal(res.status, 404, p);
       assert.equal((await res.json()).error.code, 'not_found');
     }
-    for (const p of ['/v1/nope', '/v1', '/metrics', '/widget.js']) {
+    for (const p of ['/v1/nope', '/v1', '/metrics', '/widget/nope', '/widget.json']) {
       const res = await fetch(s.url + p);
       assert.equal(res.status, 404, p);
       assert.match(res.headers.get('content-type') ?? '', /application\/json/, p);

@@ -9,6 +9,8 @@ export interface ComposerHandle {
 }
 
 const draftKey = (id: string, kind: string) => `svc.draft.${id}.${kind}`;
+/** How often a reply being written tells the contact "the team is typing". */
+const TYPING_SIGNAL_EVERY_MS = 2_500;
 
 export const Composer = forwardRef<ComposerHandle, { conversationId: string; onSent: (m: Message) => void }>(function Composer(props, ref) {
   const [kind, setKind] = useState<'message' | 'note'>('message');
@@ -16,6 +18,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const area = useRef<HTMLTextAreaElement>(null);
+  const typingSentAt = useRef(0);
 
   useImperativeHandle(ref, () => ({
     focus(k) {
@@ -78,7 +81,13 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
         rows={4}
         value={body}
         placeholder={kind === 'note' ? t('composer.note_placeholder') : t('composer.reply_placeholder')}
-        onInput={(e) => setBody(e.currentTarget.value)}
+        onInput={(e) => {
+          setBody(e.currentTarget.value);
+          if (kind === 'message' && Date.now() - typingSentAt.current > TYPING_SIGNAL_EVERY_MS) {
+            typingSentAt.current = Date.now();
+            void api.POST('/v1/conversations/{conversationId}/typing', { params: { path: { conversationId: props.conversationId } } });
+          }
+        }}
         onKeyDown={(e) => {
           if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
             e.preventDefault();

@@ -7,6 +7,7 @@ import { inboxes, me, toast } from '../state';
 import { isTyping } from '../pages/Workspace';
 import { Composer, type ComposerHandle } from './Composer';
 import { Details, type Contact, type ConversationPatch } from './Details';
+import { ContactTyping } from './ContactTyping';
 
 
 export function ConversationPane(props: { conversationId: string | null; onBack: () => void }) {
@@ -149,6 +150,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
             <MessageItem key={m.id} message={m} contact={contact} myId={myId} onUpdated={(u) => setMessages((old) => old.map((x) => (x.id === u.id ? u : x)))} />
           ))}
         </div>
+        <ContactTyping conversationId={conv.id} contactName={contact?.name ?? null} />
         <Composer ref={composer} conversationId={conv.id} onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old : [...old, m]))} />
       </div>
       {showDetails && <Details conversation={conv} contact={contact} onChange={change} onContactChanged={(c) => setContact(c)} />}

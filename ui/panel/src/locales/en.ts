@@ -70,6 +70,8 @@ export const en = {
   'composer.hint': 'Ctrl+Enter to send · draft is kept',
   'composer.sending': 'Sending…',
   'composer.failed': 'Could not send: {error}',
+  'conv.contact_typing': '{name} is typing…',
+  'conv.visitor': 'The visitor',
   'details.contact': 'Contact',
   'details.email': 'E-mail',
   'details.conversation': 'Conversation',

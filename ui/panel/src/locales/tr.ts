@@ -72,6 +72,8 @@ export const tr: Record<MessageKey, string> = {
   'composer.hint': 'Göndermek için Ctrl+Enter · taslak saklanır',
   'composer.sending': 'Gönderiliyor…',
   'composer.failed': 'Gönderilemedi: {error}',
+  'conv.contact_typing': '{name} yazıyor…',
+  'conv.visitor': 'Ziyaretçi',
   'details.contact': 'Kişi',
   'details.email': 'E-posta',
   'details.conversation': 'Konuşma',

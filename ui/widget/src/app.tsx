@@ -1,0 +1,335 @@
+// The chat panel, loaded when the visitor opens the widget: header with availability, the greeting
+// and the conversation live, the composer (with the offline e-mail question first when asked), the
+// team's typing, a reconnecting banner, and for identified visitors all of their conversations.
+import { render } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import panelCss from './panel.css?inline';
+import { ApiError, type Link, type VisitorConversation, type VisitorMessage } from './client';
+import { replyTime, t } from './i18n';
+import { sheet, type Widget } from './main';
+
+const TYPING_SHOWN_MS = 6_000;
+const TYPING_SEND_EVERY_MS = 2_500;
+/** Without a live socket (a network drop, or a host CSP whose connect-src has no ws:/wss: for svc), new messages are fetched this often while open. */
+const POLL_MS = 4_000;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function mountPanel(widget: Widget) {
+  widget.root.adoptedStyleSheets = [...widget.root.adoptedStyleSheets, sheet(panelCss)];
+  const container = document.createElement('div');
+  container.className = 'panel-host';
+  container.hidden = true;
+  widget.root.prepend(container);
+  let focusOnShow = () => {};
+  render(<Chat widget={widget} registerFocus={(f) => (focusOnShow = f)} />, container);
+  return {
+    show() {
+      container.hidden = false;
+      focusOnShow();
+    },
+    hide() {
+      container.hidden = true;
+    },
+  };
+}
+
+function availability(w: Widget): string {
+  const { inbox, team_online } = w.config;
+  if (inbox.mode === 'live') return team_online ? t('online_now') : t('away');
+  return inbox.expected_reply_minutes ? t('replies_in', { time: replyTime(inbox.expected_reply_minutes) }) : t('away');
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: () => void) => void }) {
+  const { client, config } = widget;
+  const [link, setLink] = useState<Link>(client.link);
+  const [conversations, setConversations] = useState<VisitorConversation[]>([]);
+  const [current, setCurrent] = useState<string | null>(client.session()?.conversation_id ?? null);
+  const [listing, setListing] = useState(false);
+  const [messages, setMessages] = useState<VisitorMessage[]>([]);
+  const messagesRef = useRef(messages);
+  messagesRef.current = messages;
+  const [teamTyping, setTeamTyping] = useState(false);
+  const [body, setBody] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const offlineAsk = !config.team_online && config.channel.ask_email_offline;
+  const [askEmail, setAskEmail] = useState(() => !client.session() && (!config.channel.allow_anonymous || offlineAsk));
+  const [email, setEmail] = useState('');
+  const area = useRef<HTMLTextAreaElement>(null);
+  const emailInput = useRef<HTMLInputElement>(null);
+  const thread = useRef<HTMLDivElement>(null);
+  const currentRef = useRef(current);
+  currentRef.current = current;
+  const lastTypingSent = useRef(0);
+  const typingTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+
+  registerFocus(() => (askEmail ? emailInput.current : area.current)?.focus());
+
+  async function loadConversations(): Promise<VisitorConversation[]> {
+    if (!client.session()) return [];
+    const list = await client.conversations();
+    setConversations(list);
+    return list;
+  }
+  async function choose(id: string | null) {
+    setCurrent(id);
+    setListing(false);
+    client.remember({ conversation_id: id });
+    setMessages(id ? await client.messages(id) : []);
+  }
+  async function reload() {
+    setError(null);
+    try {
+      const list = await loadConversations();
+      const id = current && list.some((c) => c.id === current) ? current : (list[0]?.id ?? null);
+      await choose(id);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 401)) setError(t('load_failed', { error: errorText(e) }));
+    }
+  }
+
+  useEffect(() => {
+    void reload();
+    client.connect();
+    const offLink = client.onLink((l) => {
+      setLink(l);
+      if (l === 'live') void reload();
+    });
+    const offFrame = client.onFrame((f) => {
+      if (f.type === 'message') {
+        if (f.message.conversation_id === currentRef.current) {
+          setMessages((ms) => (ms.some((m) => m.id === f.message.id) ? ms : [...ms, f.message]));
+          if (f.message.author.type === 'team') setTeamTyping(false);
+        } else void loadConversations();
+      } else if (f.type === 'typing' && f.conversation_id === currentRef.current) {
+        setTeamTyping(true);
+        clearTimeout(typingTimer.current);
+        typingTimer.current = setTimeout(() => setTeamTyping(false), TYPING_SHOWN_MS);
+      } else if (f.type === 'resync') void reload();
+    });
+    return () => {
+      offLink();
+      offFrame();
+    };
+  }, []);
+
+  useEffect(() => {
+    let polling = false;
+    const timer = setInterval(async () => {
+      const id = currentRef.current;
+      if (client.link === 'live' || !id || polling || !client.session()) return;
+      polling = true;
+      try {
+        const last = messagesRef.current.at(-1)?.id;
+        const fresh = await client.messages(id, last);
+        if (fresh.length && currentRef.current === id) setMessages((ms) => [...ms, ...fresh.filter((m) => !ms.some((x) => x.id === m.id))]);
+      } catch {
+        /* the next round tries again */
+      } finally {
+        polling = false;
+      }
+    }, POLL_MS);
+    return () => clearInterval(timer);
+  }, []);
+
+  useEffect(() => {
+    const el = thread.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [messages.length, teamTyping]);
+
+  async function saveEmail(e: Event) {
+    e.preventDefault();
+    if (!EMAIL.test(email.trim())) {
+      setError(t('email_invalid'));
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      await client.open({ email: email.trim() });
+      client.connect();
+      setAskEmail(false);
+      setTimeout(() => area.current?.focus());
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function send(e?: Event) {
+    e?.preventDefault();
+    const text = body.trim();
+    if (!text || busy) return;
+    setBusy(true);
+    setError(null);
+    try {
+      if (!client.session()) await client.open();
+      if (current) {
+        const m = await client.post(current, text);
+        setMessages((ms) => (ms.some((x) => x.id === m.id) ? ms : [...ms, m]));
+      } else {
+        const started = await client.start(text);
+        client.remember({ conversation_id: started.conversation.id });
+        setCurrent(started.conversation.id);
+        setMessages([started.message]);
+        setConversations((cs) => [started.conversation, ...cs]);
+      }
+      client.connect();
+      setBody('');
+    } catch (err) {
+      setError(t('send_failed', { error: errorText(err) }));
+    } finally {
+      setBusy(false);
+      area.current?.focus();
+    }
+  }
+
+  function typed(value: string) {
+    setBody(value);
+    const now = Date.now();
+    if (current && value.trim() && now - lastTypingSent.current > TYPING_SEND_EVERY_MS) {
+      lastTypingSent.current = now;
+      client.typing(current).catch(() => {});
+    }
+  }
+
+  const title = config.inbox.name;
+  return (
+    <section
+      class="panel"
+      role="dialog"
+      aria-label={t('chat_with', { name: title })}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') {
+          e.stopPropagation();
+          widget.close();
+        }
+      }}
+    >
+      <header class="head">
+        <div class="head-text">
+          <h2 class="title">{title}</h2>
+          <p class="availability">
+            <span class={`dot${config.team_online ? ' on' : ''}`} aria-hidden="true" />
+            {availability(widget)}
+          </p>
+        </div>
+        <button type="button" class="icon-btn" aria-label={t('close_chat')} title={`${t('close_chat')} (Esc)`} onClick={() => widget.close()}>
+          <svg viewBox="0 0 24 24" aria-hidden="true">
+            <path d="M6.4 5 12 10.6 17.6 5 19 6.4 13.4 12l5.6 5.6-1.4 1.4-5.6-5.6L6.4 19 5 17.6 10.6 12 5 6.4z" />
+          </svg>
+        </button>
+      </header>
+      {link === 'reconnecting' && (
+        <p class="banner" role="status">
+          {t('reconnecting')}
+        </p>
+      )}
+      {conversations.length > 1 && (
+        <nav class="convs" aria-label={t('conversations')}>
+          {listing ? (
+            <ul>
+              {conversations.map((c) => (
+                <li key={c.id}>
+                  <button type="button" class="conv" aria-current={c.id === current ? 'true' : undefined} onClick={() => void choose(c.id)}>
+                    {c.subject ?? new Date(c.created_at).toLocaleString()}
+                  </button>
+                </li>
+              ))}
+              <li>
+                <button type="button" class="conv new" onClick={() => void choose(null)}>
+                  {t('new_conversation')}
+                </button>
+              </li>
+            </ul>
+          ) : (
+            <button type="button" class="link-btn" aria-expanded="false" onClick={() => setListing(true)}>
+              {t('conversations')} ({conversations.length})
+            </button>
+          )}
+        </nav>
+      )}
+      <div class="thread" ref={thread} role="log" aria-live="polite" aria-label={t('messages')} tabIndex={0}>
+        {config.channel.greeting && (
+          <div class="bubble team greeting">
+            <p>{config.channel.greeting}</p>
+          </div>
+        )}
+        {messages.map((m) => (
+          <div key={m.id} class={`bubble ${m.author.type === 'contact' ? 'me' : 'team'}`}>
+            <span class="who">{m.author.type === 'contact' ? t('you') : (m.author.name ?? t('team'))}</span>
+            <p>{m.body}</p>
+            <time dateTime={m.created_at}>{new Date(m.created_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}</time>
+          </div>
+        ))}
+      </div>
+      <p class="typing" role="status">
+        {teamTyping ? t('team_typing') : ''}
+      </p>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {askEmail ? (
+        <form class="email" onSubmit={saveEmail} noValidate>
+          <label for="svc-email">{offlineAsk ? t('email_ask_offline') : t('email_ask')}</label>
+          <div class="row">
+            <input
+              id="svc-email"
+              ref={emailInput}
+              type="email"
+              autocomplete="email"
+              placeholder={t('email_label')}
+              aria-label={t('email_label')}
+              value={email}
+              onInput={(e) => setEmail(e.currentTarget.value)}
+            />
+            <button type="submit" class="btn" disabled={busy}>
+              {t('email_save')}
+            </button>
+          </div>
+          {config.channel.allow_anonymous && (
+            <button
+              type="button"
+              class="link-btn"
+              onClick={() => {
+                setAskEmail(false);
+                setTimeout(() => area.current?.focus());
+              }}
+            >
+              {t('skip')}
+            </button>
+          )}
+        </form>
+      ) : (
+        <form class="composer" onSubmit={send}>
+          <label class="visually-hidden" for="svc-body">
+            {t('write')}
+          </label>
+          <textarea
+            id="svc-body"
+            ref={area}
+            rows={2}
+            value={body}
+            placeholder={t('write')}
+            onInput={(e) => typed(e.currentTarget.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && !e.shiftKey) void send(e);
+            }}
+          />
+          <button type="submit" class="btn send" disabled={busy || !body.trim()} aria-label={t('send')} title={`${t('send')} (Enter)`}>
+            <svg viewBox="0 0 24 24" aria-hidden="true">
+              <path d="M3 20.5 21 12 3 3.5V10l12 2-12 2z" />
+            </svg>
+          </button>
+        </form>
+      )}
+    </section>
+  );
+}
