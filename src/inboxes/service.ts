@@ -4,6 +4,7 @@ import { iso } from '../platform/clock.js';
 import { randomToken } from '../platform/crypto.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { retryOnUniqueViolation } from '../db/retry.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 
 export type InboxRow = InboxesTable;
@@ -175,7 +176,8 @@ export async function updateInbox(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, worksp
     set.mode = patch.mode;
   }
   if (patch.expectedReplyMinutes !== undefined) set.expected_reply_minutes = checkReplyMinutes(patch.expectedReplyMinutes);
-  const saved = await ctx.db.transaction().execute(async (trx) => {
+  // Two renames to one slug at once: the loser runs again and finds the winner's slug (409).
+  const saved = await retryOnUniqueViolation(() => ctx.db.transaction().execute(async (trx) => {
     const current = await resolveInbox({ db: trx }, workspaceId, inboxId);
     if (patch.slug !== undefined) set.slug = await checkSlug({ db: trx }, workspaceId, patch.slug, current.id);
     const changed = (Object.keys(set) as (keyof InboxRow)[]).filter((k) => set[k] !== current[k]);
@@ -184,7 +186,7 @@ export async function updateInbox(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, worksp
     await trx.updateTable('inboxes').set({ ...set, updated_at: next.updated_at }).where('id', '=', current.id).execute();
     await recordEvent({ db: trx, clock: ctx.clock }, { workspaceId, inboxId: current.id, type: 'inbox.updated', occurredAt: ctx.clock.now(), data: { inbox: formatInbox(next), changed }, webhook: false });
     return { inbox: next, changed };
-  });
+  }));
   if (saved.changed.length) announceEvents(ctx);
   return saved.inbox;
 }
