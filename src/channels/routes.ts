@@ -138,7 +138,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       tags: ['channels'],
       summary: 'Delete a channel (owners and admins, or keys with workspace:manage)',
       description:
-        'At once: mail to its address and forwarding address gets 550, its chat key and visitor sessions are refused. Its conversations stay in the inbox. Refused with 409 channel_in_use (broadcast_ids) while a scheduled, sending or paused broadcast sends through it.',
+        'At once: mail to its address and forwarding address gets 550, its chat key and visitor sessions are refused. Its conversations stay in the inbox. Refused with 409 channel_in_use (broadcast_ids, migration_ids) while a scheduled, sending or paused broadcast sends through it or a migration that has not ended moves mail into it.',
       security: bearer,
       request: { params: channelIdParam },
       responses: { 204: noContent('deleted') },

@@ -6,6 +6,7 @@ import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId, randomText } from '../platform/ids.js';
 import { unfinishedBroadcastsThrough } from '../broadcasts/store.js';
 import { announceEvents, recordEvent } from '../events/service.js';
+import { unfinishedMigrationsThrough } from '../mailbox-migration/store.js';
 import { channelSaved, type ChannelSavedSignal } from '../mailer-tenants/service.js';
 
 export type ChannelRow = ChannelsTable;
@@ -332,14 +333,17 @@ export async function updateChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'sealer' | '
 /**
  * Deletes a channel at once: mail to its addresses gets 550, its chat key and visitor sessions are
  * refused, its conversations stay in the inbox (without a channel). Refused with 409 `channel_in_use`
- * while a broadcast that has not finished (scheduled, sending or paused) sends through it.
+ * while a broadcast that has not finished (scheduled, sending or paused) sends through it or a
+ * migration that has not ended moves mail into it (its forwarding address is the new route).
  */
 export async function deleteChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'config' | 'hub' | 'log'>, workspaceId: string, channelId: string): Promise<ChannelRow> {
   const channel = await ctx.db.transaction().execute(async (trx) => {
     const current = await getChannel({ db: trx }, workspaceId, channelId);
     const broadcasts = await unfinishedBroadcastsThrough(trx, [current.id]);
-    if (broadcasts.length) {
-      throw conflict(`broadcasts ${broadcasts.join(', ')} send through this channel; cancel them (or let them finish) first`, 'channel_in_use', { broadcast_ids: broadcasts });
+    const migrations = await unfinishedMigrationsThrough(trx, current.id);
+    if (broadcasts.length || migrations.length) {
+      const uses = [broadcasts.length ? `broadcasts ${broadcasts.join(', ')} send through it` : '', migrations.length ? `migrations ${migrations.join(', ')} move mail into it` : ''].filter(Boolean).join('; ');
+      throw conflict(`the channel is in use: ${uses}; cancel them (or let them finish) first`, 'channel_in_use', { broadcast_ids: broadcasts, migration_ids: migrations });
     }
     await trx.deleteFrom('channels').where('id', '=', current.id).execute();
     await recordEvent({ db: trx, clock: ctx.clock }, {

@@ -165,7 +165,7 @@ describe('channels after creation', () => {
     assert.equal((await s.request('GET', '/v1/widget/conversations', { token: visitor.body.token, headers: { origin: ORIGIN } })).status, 401);
   });
 
-  test('DELETE is refused with 409 while a broadcast that has not finished sends through the channel', async () => {
+  test('DELETE is refused with 409 while a broadcast or a migration that has not finished uses the channel', async () => {
     const ch = await seedEmailChannel(s.app, seed, { smtpPort: sink.port });
     const b = await createBroadcast(s, seed.apiKey, seed.inboxId, addresses(2), { channel_id: ch.id });
     assert.equal((await schedule(s, seed.apiKey, b.id, { send_at: new Date(clock.now().getTime() + HOUR).toISOString() })).status, 200);
@@ -175,6 +175,13 @@ describe('channels after creation', () => {
     assert.deepEqual(r.body.error.broadcast_ids, [b.id]);
     assert.ok(await row(ch.id), 'nothing changed');
     assert.equal((await s.request('POST', `/v1/broadcasts/${b.id}/cancel`, { token: seed.apiKey })).status, 200);
+    // A migration that moves mail into the channel holds it the same way.
+    const m = await s.request('POST', '/v1/migrations', { token: seed.apiKey, body: { provider: 'imap', imap: { host: 'imap.example.com' }, source_address: 'old@example.com', inbox_id: seed.inboxId, channel_id: ch.id } });
+    assert.equal(m.status, 201, JSON.stringify(m.body));
+    const held = await s.request('DELETE', `/v1/channels/${ch.id}`, { token: seed.ownerToken });
+    assert.equal(held.status, 409);
+    assert.deepEqual([held.body.error.broadcast_ids, held.body.error.migration_ids], [[], [m.body.id]]);
+    assert.equal((await s.request('POST', `/v1/migrations/${m.body.id}/cancel`, { token: seed.apiKey })).status, 200);
     assert.equal((await s.request('DELETE', `/v1/channels/${ch.id}`, { token: seed.ownerToken })).status, 204);
   });
 
