@@ -154,6 +154,8 @@ describe('inboxes after creation', () => {
     const broadcast = await createBroadcast(s, seed.apiKey, doomed.id, addresses(3), { channel_id: mail.id });
     const draft = await createBroadcast(s, seed.apiKey, doomed.id, addresses(2, 'd'));
     assert.equal((await schedule(s, seed.apiKey, broadcast.id, { send_at: new Date(clock.now().getTime() + HOUR).toISOString() })).status, 200);
+    const found = async () => (await s.request('GET', '/v1/search?q=file&limit=50', { token: seed.apiKey })).body.conversations.map((h: { conversation: { id: string } }) => h.conversation.id) as string[];
+    assert.ok((await found()).includes(conversations[0]), 'searchable before');
     const seq = await lastEventSeq(s);
 
     const r = await s.request('DELETE', '/v1/inboxes/doomed', { token: seed.ownerToken });
@@ -188,6 +190,8 @@ describe('inboxes after creation', () => {
     const listed = await s.request('GET', '/v1/conversations?limit=200', { token: seed.apiKey });
     assert.ok(!listed.body.data.some((c: { inbox_id: string }) => c.inbox_id === doomed.id));
     assert.ok(listed.body.data.some((c: { id: string }) => c.id === kept.conversation_id));
+    const foundAfter = await found();
+    assert.ok(foundAfter.includes(kept.conversation_id) && !foundAfter.some((id) => conversations.includes(id)), 'search finds only the kept inbox');
     assert.equal((await s.request('POST', '/v1/inboxes', { token: seed.ownerToken, body: { name: 'New doomed', slug: 'doomed' } })).status, 201);
     // Nothing new may point at it.
     assert.equal((await s.request('POST', '/v1/webhooks', { token: seed.apiKey, body: { url: `${rx.url}/x`, inbox_id: doomed.id } })).status, 400);
