@@ -307,7 +307,8 @@ export async function updateChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'sealer' | '
   const result = await ctx.db.transaction().execute(async (trx) => {
     const current = await getChannel({ db: trx }, workspaceId, channelId);
     const set = channelChanges(ctx, current, patch);
-    const changed = (Object.keys(set) as (keyof ChannelRow)[]).filter((k) => k === 'smtp_password_sealed' || set[k] !== current[k]);
+    // A password given again counts as a change (it is sealed anew, so the text always differs).
+    const changed = (Object.keys(set) as (keyof ChannelRow)[]).filter((k) => (k === 'smtp_password_sealed' ? set[k] !== null || current[k] !== null : set[k] !== current[k]));
     if (changed.length === 0) return { channel: current, changed };
     const next: ChannelRow = { ...current, ...set, updated_at: iso(ctx.clock.now()) };
     await trx.updateTable('channels').set({ ...set, updated_at: next.updated_at }).where('id', '=', current.id).execute();
