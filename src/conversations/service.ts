@@ -606,7 +606,8 @@ export async function unreadCounts(ctx: Pick<Ctx, 'db'>, access: Access) {
     .where('c.status', '=', 'open')
     .where('c.spam', '=', 0)
     .where('c.last_inbound_at', 'is not', null)
-    .where((eb) => eb.or([eb('r.read_at', 'is', null), eb('r.read_at', '<', eb.ref('c.last_inbound_at'))]));
+    .where((eb) => eb.or([eb('r.read_at', 'is', null), eb('r.read_at', '<', eb.ref('c.last_inbound_at'))]))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('inboxes').select('inboxes.id').whereRef('inboxes.id', '=', 'c.inbox_id').where('inboxes.deleted_at', 'is not', null))));
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
   for (const row of await q.groupBy(['c.inbox_id', 'c.assignee_id']).execute()) {
     const n = Number(row.n);

@@ -156,6 +156,8 @@ describe('inboxes after creation', () => {
     assert.equal((await schedule(s, seed.apiKey, broadcast.id, { send_at: new Date(clock.now().getTime() + HOUR).toISOString() })).status, 200);
     const found = async () => (await s.request('GET', '/v1/search?q=file&limit=50', { token: seed.apiKey })).body.conversations.map((h: { conversation: { id: string } }) => h.conversation.id) as string[];
     assert.ok((await found()).includes(conversations[0]), 'searchable before');
+    const overview = async () => (await s.request('GET', '/v1/overview', { token: seed.ownerToken })).body;
+    assert.equal((await overview()).unread.inboxes[doomed.id], 12, 'unread before');
     const seq = await lastEventSeq(s);
 
     const r = await s.request('DELETE', '/v1/inboxes/doomed', { token: seed.ownerToken });
@@ -190,6 +192,7 @@ describe('inboxes after creation', () => {
     const listed = await s.request('GET', '/v1/conversations?limit=200', { token: seed.apiKey });
     assert.ok(!listed.body.data.some((c: { inbox_id: string }) => c.inbox_id === doomed.id));
     assert.ok(listed.body.data.some((c: { id: string }) => c.id === kept.conversation_id));
+    assert.equal((await overview()).unread.inboxes[doomed.id], undefined, 'no unread count for the deleted inbox');
     const foundAfter = await found();
     assert.ok(foundAfter.includes(kept.conversation_id) && !foundAfter.some((id) => conversations.includes(id)), 'search finds only the kept inbox');
     assert.equal((await s.request('POST', '/v1/inboxes', { token: seed.ownerToken, body: { name: 'New doomed', slug: 'doomed' } })).status, 201);
