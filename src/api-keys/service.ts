@@ -1,5 +1,5 @@
 import type { Ctx } from '../context.js';
-import type { ApiKeysTable } from '../db/schema.js';
+import type { ApiKeysTable, Db } from '../db/schema.js';
 import { isScope, keyAccess, SCOPES, type Access, type Scope } from '../auth/access.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
@@ -24,7 +24,7 @@ export async function createApiKey(
   let inboxIds: string[] | null = null;
   if (input.inboxIds && input.inboxIds.length > 0) {
     inboxIds = [...new Set(input.inboxIds)];
-    const found = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', input.workspaceId).where('id', 'in', inboxIds).execute();
+    const found = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', input.workspaceId).where('id', 'in', inboxIds).where('deleted_at', 'is', null).execute();
     const missing = inboxIds.filter((id) => !found.some((f) => f.id === id));
     if (missing.length) throw invalid(`no inbox ${missing.join(', ')} in this workspace`);
   }
@@ -96,4 +96,27 @@ export function formatApiKey(k: ApiKeyRow) {
     inbox_ids: k.inbox_ids ? (JSON.parse(k.inbox_ids) as string[]) : null,
     scopes: JSON.parse(k.scopes) as string[],
   };
+}
+
+/**
+ * An inbox was deleted: it leaves the inbox limit of every key that listed it (in the caller's
+ * transaction). A key whose limit listed only that inbox is revoked: it could reach nothing, and an
+ * empty limit must never read as "every inbox". Returns the ids of the keys changed and revoked.
+ */
+export async function removeInboxFromKeys(db: Db, clock: Ctx['clock'], workspaceId: string, inboxId: string): Promise<{ changed: string[]; revoked: string[] }> {
+  const keys = await db.selectFrom('api_keys').select(['id', 'inbox_ids', 'revoked_at']).where('workspace_id', '=', workspaceId).where('inbox_ids', 'is not', null).execute();
+  const out = { changed: [] as string[], revoked: [] as string[] };
+  for (const key of keys) {
+    const ids = JSON.parse(key.inbox_ids!) as string[];
+    if (!ids.includes(inboxId)) continue;
+    const left = ids.filter((id) => id !== inboxId);
+    if (left.length > 0) {
+      await db.updateTable('api_keys').set({ inbox_ids: JSON.stringify(left) }).where('id', '=', key.id).execute();
+      out.changed.push(key.id);
+    } else {
+      await db.updateTable('api_keys').set({ revoked_at: key.revoked_at ?? iso(clock.now()) }).where('id', '=', key.id).execute();
+      out.revoked.push(key.id);
+    }
+  }
+  return out;
 }

@@ -63,11 +63,28 @@ export const broadcastWorkspaceSteps: WorkspaceDataStep[] = [
       if (!b) return { rows: 0, files: 0 };
       return { rows: await deleteRecipientsOf(ctx, b.id, batch), files: 0 };
     },
+    async deleteInboxBatch(ctx, { inboxId }, batch) {
+      const b = await ctx.db
+        .selectFrom('broadcasts')
+        .select('id')
+        .where('inbox_id', '=', inboxId)
+        .where((eb) => eb.exists(eb.selectFrom('broadcast_recipients').select('seq').whereRef('broadcast_recipients.broadcast_id', '=', 'broadcasts.id')))
+        .limit(1)
+        .executeTakeFirst();
+      if (!b) return { rows: 0, files: 0 };
+      return { rows: await deleteRecipientsOf(ctx, b.id, batch), files: 0 };
+    },
   },
   {
     name: 'broadcasts',
     async deleteBatch(ctx, workspaceId, batch) {
       const rows = await ctx.db.selectFrom('broadcasts').select('id').where('workspace_id', '=', workspaceId).limit(batch).execute();
+      if (rows.length) await ctx.db.deleteFrom('broadcasts').where('id', 'in', rows.map((r) => r.id)).execute();
+      return { rows: rows.length, files: 0 };
+    },
+    // A deleted inbox's broadcasts (cancelled when it was deleted); the workspace's daily totals stay.
+    async deleteInboxBatch(ctx, { inboxId }, batch) {
+      const rows = await ctx.db.selectFrom('broadcasts').select('id').where('inbox_id', '=', inboxId).limit(batch).execute();
       if (rows.length) await ctx.db.deleteFrom('broadcasts').where('id', 'in', rows.map((r) => r.id)).execute();
       return { rows: rows.length, files: 0 };
     },

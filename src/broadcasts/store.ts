@@ -38,3 +38,23 @@ export async function pauseBroadcasts(
   if (rows.length) tx.metrics.broadcastsPaused.inc({ reason }, rows.length);
   return rows.map((r) => r.id);
 }
+
+/** Broadcasts not finished yet (scheduled, sending or paused) that send through one of these channels. */
+export async function unfinishedBroadcastsThrough(db: Db, channelIds: readonly string[]): Promise<string[]> {
+  if (channelIds.length === 0) return [];
+  const rows = await db.selectFrom('broadcasts').select('id').where('channel_id', 'in', [...channelIds]).where('status', 'in', ['scheduled', 'sending', 'paused']).orderBy('id').execute();
+  return rows.map((r) => r.id);
+}
+
+/** An inbox is deleted: its broadcasts that have not finished are cancelled (the sender stops at its next batch). */
+export async function cancelInboxBroadcasts(tx: Pick<Ctx, 'db' | 'clock'>, inboxId: string): Promise<string[]> {
+  const now = iso(tx.clock.now());
+  const rows = await tx.db
+    .updateTable('broadcasts')
+    .set({ status: 'cancelled', finished_at: now, continues_at: null, updated_at: now })
+    .where('inbox_id', '=', inboxId)
+    .where('status', 'not in', ['sent', 'cancelled'])
+    .returning('id')
+    .execute();
+  return rows.map((r) => r.id);
+}

@@ -1,11 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { requireInbox, requireScope } from '../auth/access.js';
+import { requireInbox, requireManager, requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
-import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { bearer, idParam, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
 import { resolveInbox } from '../inboxes/service.js';
-import { createChatChannel, createEmailChannel, formatChannel, listChannels } from './service.js';
+import { createChatChannel, createEmailChannel, deleteChannel, formatChannel, getChannel, listChannels, updateChannel } from './service.js';
+import { testChannelSmtp } from './smtp-test.js';
 
 export const ChannelSchema = z
   .object({
@@ -58,7 +59,116 @@ const NewChat = z
   })
   .strict();
 
+const ChannelPatchSchema = z
+  .object({
+    name: z.string().min(1).max(200).optional(),
+    display_name: z.string().max(200).nullable().optional(),
+    from_address: z.string().max(254).nullable().optional(),
+    smtp_host: z.string().max(253).nullable().optional().openapi({ description: 'null removes the SMTP account (port, TLS mode, user name and password too)' }),
+    smtp_port: z.number().int().min(1).max(65535).optional(),
+    tls: z.enum(['starttls', 'tls', 'none']).optional(),
+    smtp_username: z.string().max(500).nullable().optional(),
+    smtp_password: z.string().max(2000).nullable().optional().openapi({ description: 'a new password (sealed; answers say only whether one is set); null deletes it; "" is refused' }),
+    origins: z.array(z.string().max(500)).min(1).max(50).optional(),
+    greeting: z.string().max(2000).nullable().optional(),
+    allow_anonymous: z.boolean().optional(),
+    ask_email_offline: z.boolean().optional(),
+  })
+  .strict()
+  .openapi('ChannelPatch', { description: 'E-mail channels take name, display_name, from_address and the smtp_* and tls fields; chat channels take name, origins, greeting, allow_anonymous and ask_email_offline.' });
+
+const SmtpTestSchema = z
+  .object({
+    ok: z.boolean(),
+    failed_step: z.enum(['dns', 'connect', 'tls', 'auth']).nullable(),
+    message: z.string(),
+    steps: z.array(z.object({ step: z.enum(['dns', 'connect', 'tls', 'auth']), status: z.enum(['ok', 'failed', 'skipped']), detail: z.string().nullable() })),
+  })
+  .openapi('SmtpTest');
+
+const channelIdParam = z.object({ channelId: idParam('channelId', 'ch_01hxyz') });
+
 export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
+  /** Owners and admins (or keys with workspace:manage reaching the channel's inbox) manage a channel. */
+  const managedChannel = async (access: Awaited<ReturnType<typeof requireAccess>>, channelId: string) => {
+    requireManager(access, 'workspace:manage');
+    const channel = await getChannel(ctx, access.workspaceId, channelId);
+    requireInbox(access, channel.inbox_id, 'channel');
+    return channel;
+  };
+
+  app.openapi(
+    createRoute({
+      method: 'patch',
+      path: '/v1/channels/{channelId}',
+      tags: ['channels'],
+      summary: 'Change a channel (owners and admins, or keys with workspace:manage)',
+      description:
+        'Only the fields of the channel’s kind; a body without any is refused. Saving an e-mail channel whose SMTP host is (or was) the Amazon SES endpoint queues the tenant upkeep, as creating one does. Emits channel.updated on the realtime stream (never the password).',
+      security: bearer,
+      request: { params: channelIdParam, body: jsonBody(ChannelPatchSchema) },
+      responses: { 200: jsonAnswer(ChannelSchema, 'the channel as saved') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      const channel = await managedChannel(access, c.req.valid('param').channelId);
+      const b = c.req.valid('json');
+      const saved = await updateChannel(ctx, access.workspaceId, channel.id, {
+        name: b.name,
+        displayName: b.display_name,
+        fromAddress: b.from_address,
+        smtpHost: b.smtp_host,
+        smtpPort: b.smtp_port,
+        tls: b.tls,
+        smtpUsername: b.smtp_username,
+        smtpPassword: b.smtp_password,
+        origins: b.origins,
+        greeting: b.greeting,
+        allowAnonymous: b.allow_anonymous,
+        askEmailOffline: b.ask_email_offline,
+      });
+      return c.json(formatChannel(saved, ctx.config), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/v1/channels/{channelId}',
+      tags: ['channels'],
+      summary: 'Delete a channel (owners and admins, or keys with workspace:manage)',
+      description:
+        'At once: mail to its address and forwarding address gets 550, its chat key and visitor sessions are refused. Its conversations stay in the inbox. Refused with 409 channel_in_use (broadcast_ids, migration_ids) while a scheduled, sending or paused broadcast sends through it or a migration that has not ended moves mail into it.',
+      security: bearer,
+      request: { params: channelIdParam },
+      responses: { 204: noContent('deleted') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      const channel = await managedChannel(access, c.req.valid('param').channelId);
+      await deleteChannel(ctx, access.workspaceId, channel.id);
+      return c.body(null, 204);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/channels/{channelId}/smtp-test',
+      tags: ['channels'],
+      summary: 'Test an e-mail channel’s SMTP account: DNS, TCP connect, TLS, authentication; no mail is sent',
+      description: 'Says which step failed and the server’s answer (never the password). At most 5 tests per channel in 10 minutes (429 with Retry-After beyond). 409 smtp_not_configured without an SMTP host.',
+      security: bearer,
+      request: { params: channelIdParam },
+      responses: { 200: jsonAnswer(SmtpTestSchema, 'the outcome of each step') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      const channel = await managedChannel(access, c.req.valid('param').channelId);
+      return c.json(await testChannelSmtp(ctx, access.workspaceId, channel.id), 200);
+    },
+  );
+
   app.openapi(
     createRoute({
       method: 'get',

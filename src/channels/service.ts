@@ -4,6 +4,10 @@ import { normalizeEmail } from '../people/service.js';
 import { iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId, randomText } from '../platform/ids.js';
+import { unfinishedBroadcastsThrough } from '../broadcasts/store.js';
+import { announceEvents, recordEvent } from '../events/service.js';
+import { unfinishedMigrationsThrough } from '../mailbox-migration/store.js';
+import { channelSaved, type ChannelSavedSignal } from '../mailer-tenants/service.js';
 
 export type ChannelRow = ChannelsTable;
 type C = Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'hub'>;
@@ -200,4 +204,163 @@ export function formatChannel(ch: ChannelRow, config?: Pick<Ctx['config'], 'forw
       ? { host: ch.smtp_host, port: ch.smtp_port, tls: ch.smtp_tls, username: ch.smtp_username, password_set: ch.smtp_password_sealed !== null }
       : null,
   };
+}
+
+/** In-process signal after channels were deleted: open widget sockets of their sessions close at once. */
+export const CHANNELS_DELETED = 'channels-deleted';
+export type ChannelsDeleted = { channelIds: string[] };
+
+export interface ChannelPatch {
+  name?: string;
+  // e-mail channels; null clears (smtpHost: null removes the whole SMTP account, password included)
+  displayName?: string | null;
+  fromAddress?: string | null;
+  smtpHost?: string | null;
+  smtpPort?: number;
+  tls?: TlsMode;
+  smtpUsername?: string | null;
+  /** A new password is sealed; null deletes the stored one; "" is refused (say null). */
+  smtpPassword?: string | null;
+  // chat channels
+  origins?: string[];
+  greeting?: string | null;
+  allowAnonymous?: boolean;
+  askEmailOffline?: boolean;
+}
+
+const EMAIL_FIELDS = ['displayName', 'fromAddress', 'smtpHost', 'smtpPort', 'tls', 'smtpUsername', 'smtpPassword'] as const;
+const CHAT_FIELDS = ['origins', 'greeting', 'allowAnonymous', 'askEmailOffline'] as const;
+const API_NAMES: Record<(typeof EMAIL_FIELDS)[number] | (typeof CHAT_FIELDS)[number], string> = {
+  displayName: 'display_name',
+  fromAddress: 'from_address',
+  smtpHost: 'smtp_host',
+  smtpPort: 'smtp_port',
+  tls: 'tls',
+  smtpUsername: 'smtp_username',
+  smtpPassword: 'smtp_password',
+  origins: 'origins',
+  greeting: 'greeting',
+  allowAnonymous: 'allow_anonymous',
+  askEmailOffline: 'ask_email_offline',
+};
+
+/** The columns a patch sets on this channel; every field checked before anything is written. */
+function channelChanges(ctx: Pick<Ctx, 'sealer'>, current: ChannelRow, patch: ChannelPatch): Partial<ChannelRow> {
+  if (Object.values(patch).every((v) => v === undefined)) throw invalid('nothing to change: name at least one field of the channel');
+  const foreign = (current.kind === 'email' ? CHAT_FIELDS : EMAIL_FIELDS).filter((f) => patch[f] !== undefined);
+  if (foreign.length) throw invalid(`${foreign.map((f) => API_NAMES[f]).join(', ')} ${foreign.length > 1 ? 'are fields' : 'is a field'} of ${current.kind === 'email' ? 'chat' : 'e-mail'} channels, not of this ${current.kind} channel`);
+  const set: Partial<ChannelRow> = {};
+  if (patch.name !== undefined) set.name = checkName(patch.name);
+  if (current.kind === 'chat') {
+    if (patch.origins !== undefined) {
+      if (patch.origins.length === 0) throw invalid('a chat channel needs at least one origin');
+      set.origins = JSON.stringify([...new Set(patch.origins.map(checkOrigin))]);
+    }
+    if (patch.greeting !== undefined) {
+      if (patch.greeting !== null && patch.greeting.length > 2000) throw invalid('greeting must be at most 2000 characters');
+      set.greeting = patch.greeting;
+    }
+    if (patch.allowAnonymous !== undefined) set.allow_anonymous = patch.allowAnonymous ? 1 : 0;
+    if (patch.askEmailOffline !== undefined) set.ask_email_offline = patch.askEmailOffline ? 1 : 0;
+    return set;
+  }
+  if (patch.displayName !== undefined) set.display_name = patch.displayName?.trim() || null;
+  if (patch.fromAddress !== undefined) set.from_address = patch.fromAddress === null || !patch.fromAddress.trim() ? null : normalizeEmail(patch.fromAddress);
+  if (patch.smtpPassword === '') throw invalid('smtp_password must not be empty; send null to delete the stored password');
+  if (patch.smtpPassword !== undefined && patch.smtpPassword !== null && patch.smtpPassword.length > 2000) throw invalid('smtp_password must be at most 2000 characters');
+  if (patch.smtpPort !== undefined && (!Number.isInteger(patch.smtpPort) || patch.smtpPort < 1 || patch.smtpPort > 65535)) {
+    throw invalid('SMTP port must be a whole number from 1 to 65535');
+  }
+  if (patch.tls !== undefined && !(patch.tls in DEFAULT_PORT)) throw invalid('TLS mode must be starttls, tls or none');
+  if (patch.smtpHost === null) {
+    if (patch.smtpPort !== undefined || patch.tls !== undefined || patch.smtpUsername || patch.smtpPassword) {
+      throw invalid('smtp_host null removes the SMTP account; do not set its port, TLS mode, user name or password with it');
+    }
+    Object.assign(set, { smtp_host: null, smtp_port: null, smtp_tls: null, smtp_username: null, smtp_password_sealed: null });
+    return set;
+  }
+  const host = patch.smtpHost !== undefined ? checkHost(patch.smtpHost) : current.smtp_host;
+  if (!host) {
+    if (patch.smtpPort !== undefined || patch.tls !== undefined || patch.smtpUsername || patch.smtpPassword) {
+      throw invalid('SMTP port, TLS mode, user name and password need an SMTP host (set smtp_host too)');
+    }
+    if (patch.smtpUsername === null || patch.smtpPassword === null) Object.assign(set, { smtp_username: null, smtp_password_sealed: null });
+    return set;
+  }
+  if (patch.smtpHost !== undefined) set.smtp_host = host;
+  const tls: TlsMode = patch.tls ?? current.smtp_tls ?? 'starttls';
+  if (tls !== current.smtp_tls) set.smtp_tls = tls;
+  if (patch.smtpPort !== undefined) set.smtp_port = patch.smtpPort;
+  // A port left at the old mode's default follows the new mode (587 → 465 when switching to tls).
+  else if (current.smtp_port === null || (current.smtp_tls && current.smtp_port === DEFAULT_PORT[current.smtp_tls] && tls !== current.smtp_tls)) set.smtp_port = DEFAULT_PORT[tls];
+  if (patch.smtpUsername !== undefined) set.smtp_username = patch.smtpUsername?.trim() || null;
+  if (patch.smtpPassword !== undefined) set.smtp_password_sealed = patch.smtpPassword === null ? null : ctx.sealer.seal(patch.smtpPassword);
+  return set;
+}
+
+/**
+ * Changes a channel (the fields of its kind). In one transaction: the change, a `channel.updated`
+ * event (realtime only; never the password, only that it changed) and, for e-mail channels, the
+ * stored tenant upkeep when it sends or sent through the SES endpoint; `channel.saved` after commit.
+ */
+export async function updateChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'hub'>, workspaceId: string, channelId: string, patch: ChannelPatch): Promise<ChannelRow> {
+  const result = await ctx.db.transaction().execute(async (trx) => {
+    const current = await getChannel({ db: trx }, workspaceId, channelId);
+    const set = channelChanges(ctx, current, patch);
+    // A password given again counts as a change (it is sealed anew, so the text always differs).
+    const changed = (Object.keys(set) as (keyof ChannelRow)[]).filter((k) => (k === 'smtp_password_sealed' ? set[k] !== null || current[k] !== null : set[k] !== current[k]));
+    if (changed.length === 0) return { channel: current, changed };
+    const next: ChannelRow = { ...current, ...set, updated_at: iso(ctx.clock.now()) };
+    await trx.updateTable('channels').set({ ...set, updated_at: next.updated_at }).where('id', '=', current.id).execute();
+    await recordEvent({ db: trx, clock: ctx.clock }, {
+      workspaceId,
+      inboxId: current.inbox_id,
+      type: 'channel.updated',
+      occurredAt: ctx.clock.now(),
+      data: { channel: formatChannel(next, ctx.config), changed: changed.map((k) => (k === 'smtp_password_sealed' ? 'smtp_password' : k === 'smtp_tls' ? 'tls' : k)) },
+      webhook: false,
+    });
+    const former = { inboxId: current.inbox_id, smtpHost: current.smtp_host };
+    await channelSaved({ db: trx, clock: ctx.clock, config: ctx.config }, current.id, former);
+    return { channel: next, changed, former };
+  });
+  if (result.changed.length) {
+    announceEvents(ctx);
+    ctx.hub.emit('channel.saved', { channelId: result.channel.id, former: result.former } satisfies ChannelSavedSignal);
+  }
+  return result.channel;
+}
+
+/**
+ * Deletes a channel at once: mail to its addresses gets 550, its chat key and visitor sessions are
+ * refused, its conversations stay in the inbox (without a channel). Refused with 409 `channel_in_use`
+ * while a broadcast that has not finished (scheduled, sending or paused) sends through it or a
+ * migration that has not ended moves mail into it (its forwarding address is the new route).
+ */
+export async function deleteChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'config' | 'hub' | 'log'>, workspaceId: string, channelId: string): Promise<ChannelRow> {
+  const channel = await ctx.db.transaction().execute(async (trx) => {
+    const current = await getChannel({ db: trx }, workspaceId, channelId);
+    const broadcasts = await unfinishedBroadcastsThrough(trx, [current.id]);
+    const migrations = await unfinishedMigrationsThrough(trx, current.id);
+    if (broadcasts.length || migrations.length) {
+      const uses = [broadcasts.length ? `broadcasts ${broadcasts.join(', ')} send through it` : '', migrations.length ? `migrations ${migrations.join(', ')} move mail into it` : ''].filter(Boolean).join('; ');
+      throw conflict(`the channel is in use: ${uses}; cancel them (or let them finish) first`, 'channel_in_use', { broadcast_ids: broadcasts, migration_ids: migrations });
+    }
+    await trx.deleteFrom('channels').where('id', '=', current.id).execute();
+    await recordEvent({ db: trx, clock: ctx.clock }, {
+      workspaceId,
+      inboxId: current.inbox_id,
+      type: 'channel.deleted',
+      occurredAt: ctx.clock.now(),
+      data: { channel: { id: current.id, kind: current.kind, inbox_id: current.inbox_id, name: current.name } },
+      webhook: false,
+    });
+    await channelSaved({ db: trx, clock: ctx.clock, config: ctx.config }, current.id, { inboxId: current.inbox_id, smtpHost: current.smtp_host });
+    return current;
+  });
+  ctx.log.info('channel deleted', { workspace_id: workspaceId, channel_id: channel.id, kind: channel.kind });
+  ctx.hub.emit(CHANNELS_DELETED, { channelIds: [channel.id] } satisfies ChannelsDeleted);
+  ctx.hub.emit('channel.saved', { channelId: channel.id, former: { inboxId: channel.inbox_id, smtpHost: channel.smtp_host } } satisfies ChannelSavedSignal);
+  announceEvents(ctx);
+  return channel;
 }

@@ -180,7 +180,7 @@ async function requireReach(db: Db, access: Access, view: ContactView, mode: 'so
 async function checkInboxes(db: Db, access: Access, externalIds: readonly ExternalId[]): Promise<void> {
   const ids = [...new Set(externalIds.map((x) => x.inbox_id))];
   if (!ids.length) return;
-  const found = await db.selectFrom('inboxes').select('id').where('workspace_id', '=', access.workspaceId).where('id', 'in', ids).execute();
+  const found = await db.selectFrom('inboxes').select('id').where('workspace_id', '=', access.workspaceId).where('id', 'in', ids).where('deleted_at', 'is', null).execute();
   for (const id of ids) {
     if (!found.some((f) => f.id === id) || (access.inboxIds !== null && !access.inboxIds.includes(id))) throw notFound(`inbox ${id}`);
   }
@@ -500,4 +500,35 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
   const rows = await q.orderBy('contacts.id', 'desc').limit(limit + 1).execute();
   const views = await loadContactViews(ctx.db, rows.slice(0, limit).map((r) => r.id));
   return toPage(rows, limit, (r) => ({ id: r.id }), (r) => formatContact(views.get(r.id)!, { inboxIds: access.inboxIds }));
+}
+
+/**
+ * A deleted inbox's part of its contacts: at most `batch` of the external ids it held are removed,
+ * with one contact.updated per contact changed (the contacts themselves stay in the workspace).
+ * Returns how many ids were removed.
+ */
+export async function removeInboxExternalIds(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, scope: { workspaceId: string; inboxId: string }, batch: number): Promise<number> {
+  const rows = await ctx.db.selectFrom('contact_external_ids').select(['contact_id', 'external_id']).where('inbox_id', '=', scope.inboxId).limit(batch).execute();
+  if (rows.length === 0) return 0;
+  const now = ctx.clock.now();
+  const removed = await inTransaction(ctx.db, async (trx) => {
+    let n = 0;
+    for (let i = 0; i < rows.length; i += 500) {
+      const r = await trx
+        .deleteFrom('contact_external_ids')
+        .where('inbox_id', '=', scope.inboxId)
+        .where('external_id', 'in', rows.slice(i, i + 500).map((x) => x.external_id))
+        .executeTakeFirst();
+      n += Number(r.numDeletedRows);
+    }
+    const contactIds = [...new Set(rows.map((r) => r.contact_id))];
+    const views = await loadContactViews(trx, contactIds);
+    for (const id of contactIds) {
+      const view = views.get(id);
+      if (view && view.contact.workspace_id === scope.workspaceId) await recordContactUpdated({ db: trx, clock: ctx.clock }, view, now);
+    }
+    return n;
+  });
+  announceEvents(ctx);
+  return removed;
 }

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
 import type { DeletionTally, RetentionRule, WorkspaceDataStep } from '../lifecycle/registry.js';
 import { DAY, iso } from '../platform/clock.js';
+import { removeInboxExternalIds } from '../contacts/service.js';
 import { deleteConversationsWithFiles, deleteScheduledFilesNow, scheduleFileDeletion } from './files.js';
 
 /** Live workspaces with retention_days set, and the cutoff each one has at `now`. */
@@ -86,20 +87,31 @@ export const rawEmailsRule: RetentionRule = {
   },
 };
 
-/** A deleted workspace's conversations with everything in them; files go right after each batch. */
+/** Deletes one batch of conversations (with everything in them); files go right after the batch. */
+async function deleteConversationBatch(ctx: Ctx, ids: string[], tally?: DeletionTally): Promise<{ rows: number; files: number }> {
+  if (ids.length === 0) return { rows: 0, files: 0 };
+  const removed = await ctx.db.transaction().execute(async (trx) => {
+    const r = await deleteConversationsWithFiles({ db: trx, clock: ctx.clock }, ids);
+    await tally?.(trx, { conversations: r.conversations, files: r.files });
+    return r;
+  });
+  await deleteScheduledFilesNow(ctx, removed.fileJobIds, removed.keys);
+  return { rows: removed.conversations, files: removed.files };
+}
+
+/** A deleted workspace's (or inbox's) conversations with everything in them. */
 export const workspaceConversationsStep: WorkspaceDataStep = {
   name: 'conversations',
   batchSize: 100,
   async deleteBatch(ctx, workspaceId, batch, tally?: DeletionTally) {
     const ids = (await ctx.db.selectFrom('conversations').select('id').where('workspace_id', '=', workspaceId).orderBy('id').limit(batch).execute()).map((r) => r.id);
-    if (ids.length === 0) return { rows: 0, files: 0 };
-    const removed = await ctx.db.transaction().execute(async (trx) => {
-      const r = await deleteConversationsWithFiles({ db: trx, clock: ctx.clock }, ids);
-      await tally?.(trx, { conversations: r.conversations, files: r.files });
-      return r;
-    });
-    await deleteScheduledFilesNow(ctx, removed.fileJobIds, removed.keys);
-    return { rows: removed.conversations, files: removed.files };
+    return deleteConversationBatch(ctx, ids, tally);
+  },
+  async deleteInboxBatch(ctx, { workspaceId, inboxId }, batch, tally?: DeletionTally) {
+    const ids = (
+      await ctx.db.selectFrom('conversations').select('id').where('workspace_id', '=', workspaceId).where('inbox_id', '=', inboxId).orderBy('id').limit(batch).execute()
+    ).map((r) => r.id);
+    return deleteConversationBatch(ctx, ids, tally);
   },
 };
 
@@ -122,5 +134,9 @@ export const workspaceContactsStep: WorkspaceDataStep = {
       return Number(r.numDeletedRows);
     });
     return { rows, files: 0 };
+  },
+  // Contacts belong to the workspace and stay; their external ids in the deleted inbox go.
+  async deleteInboxBatch(ctx, scope, batch) {
+    return { rows: await removeInboxExternalIds(ctx, scope, batch), files: 0 };
   },
 };

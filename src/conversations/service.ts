@@ -408,7 +408,7 @@ export async function applyConversationChanges(
     note('contact_id', current.contact_id, patch.contactId);
   }
   if (patch.inboxId !== undefined && patch.inboxId !== current.inbox_id) {
-    const inbox = await tx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', current.workspace_id).where('id', '=', patch.inboxId).executeTakeFirst();
+    const inbox = await tx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', current.workspace_id).where('id', '=', patch.inboxId).where('deleted_at', 'is', null).executeTakeFirst();
     if (!inbox) throw notFound(`inbox ${patch.inboxId}`);
     set.inbox_id = patch.inboxId;
     note('inbox_id', current.inbox_id, patch.inboxId);
@@ -533,7 +533,12 @@ export async function listConversations(
 ) {
   const limit = page.limit ?? 50;
   const sort = page.sort ?? 'created';
-  let q = ctx.db.selectFrom('conversations').selectAll().where('workspace_id', '=', access.workspaceId);
+  let q = ctx.db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('workspace_id', '=', access.workspaceId)
+    // Those of a deleted inbox are gone for readers at once (the deletion job removes them in batches).
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('inboxes').select('inboxes.id').whereRef('inboxes.id', '=', 'conversations.inbox_id').where('inboxes.deleted_at', 'is not', null))));
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('inbox_id', 'in', access.inboxIds) : q.where('inbox_id', '=', '');
   if (filter.inboxId) q = q.where('inbox_id', '=', filter.inboxId);
   if (filter.status) q = q.where('status', '=', filter.status);
@@ -608,7 +613,8 @@ export async function unreadCounts(ctx: Pick<Ctx, 'db'>, access: Access) {
     .where('c.status', '=', 'open')
     .where('c.spam', '=', 0)
     .where('c.last_inbound_at', 'is not', null)
-    .where((eb) => eb.or([eb('r.read_at', 'is', null), eb('r.read_at', '<', eb.ref('c.last_inbound_at'))]));
+    .where((eb) => eb.or([eb('r.read_at', 'is', null), eb('r.read_at', '<', eb.ref('c.last_inbound_at'))]))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('inboxes').select('inboxes.id').whereRef('inboxes.id', '=', 'c.inbox_id').where('inboxes.deleted_at', 'is not', null))));
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
   for (const row of await q.groupBy(['c.inbox_id', 'c.assignee_id']).execute()) {
     const n = Number(row.n);

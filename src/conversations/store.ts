@@ -2,8 +2,15 @@
 import type { Db } from '../db/schema.js';
 import type { AttachmentRow, ConversationRow, MessageRow } from './format.js';
 
+/** A conversation of the workspace; those of a deleted inbox (waiting for the deletion job) are not found. */
 export async function findConversation(db: Db, workspaceId: string, id: string): Promise<ConversationRow | undefined> {
-  return db.selectFrom('conversations').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', id)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('inboxes').select('inboxes.id').whereRef('inboxes.id', '=', 'conversations.inbox_id').where('inboxes.deleted_at', 'is not', null))))
+    .executeTakeFirst();
 }
 
 export async function labelsOf(db: Db, conversationIds: readonly string[]): Promise<Map<string, string[]>> {

@@ -47,7 +47,7 @@ export async function createFeedback(ctx: Ctx, access: Access, input: NewFeedbac
   const result = await retryOnUniqueViolation(() =>
     inTransaction(ctx.db, async (trx) => {
       const tx = { db: trx, clock: ctx.clock };
-      const inbox = await trx.selectFrom('inboxes').select('id').where('workspace_id', '=', access.workspaceId).where('id', '=', input.inboxId).executeTakeFirst();
+      const inbox = await trx.selectFrom('inboxes').select('id').where('workspace_id', '=', access.workspaceId).where('id', '=', input.inboxId).where('deleted_at', 'is', null).executeTakeFirst();
       if (!inbox) throw notFound(`inbox ${input.inboxId}`);
       const contact = await feedbackContact(tx, access.workspaceId, input);
       const started = await startConversation(tx, {

@@ -4,6 +4,8 @@ import { iso } from '../platform/clock.js';
 import { randomToken } from '../platform/crypto.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { retryOnUniqueViolation } from '../db/retry.js';
+import { announceEvents, recordEvent } from '../events/service.js';
 
 export type InboxRow = InboxesTable;
 type C = Pick<Ctx, 'db' | 'clock' | 'sealer'>;
@@ -50,22 +52,10 @@ export interface NewInbox {
 }
 
 export async function createInbox(ctx: C, input: NewInbox): Promise<InboxRow> {
-  const name = input.name.trim();
-  if (!name || name.length > 200) throw invalid('inbox name must be 1 to 200 characters');
+  const name = checkInboxName(input.name);
   if (input.mode && input.mode !== 'live' && input.mode !== 'async') throw invalid('mode must be live or async');
-  const minutes = input.expectedReplyMinutes ?? null;
-  if (minutes !== null && (!Number.isInteger(minutes) || minutes < 1 || minutes > 525_600)) {
-    throw invalid('expected reply minutes must be a whole number from 1 to 525600');
-  }
-  let slug: string;
-  if (input.slug !== undefined) {
-    slug = input.slug.trim();
-    if (!/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/.test(slug)) throw invalid('slug must be lower-case letters, digits and dashes');
-    const taken = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', input.workspaceId).where('slug', '=', slug).executeTakeFirst();
-    if (taken) throw conflict(`slug ${slug} is already used by inbox ${taken.id}`);
-  } else {
-    slug = await freeSlug(ctx, input.workspaceId, slugify(name));
-  }
+  const minutes = checkReplyMinutes(input.expectedReplyMinutes ?? null);
+  const slug = input.slug !== undefined ? await checkSlug(ctx, input.workspaceId, input.slug) : await freeSlug(ctx, input.workspaceId, slugify(name));
   const now = iso(ctx.clock.now());
   const inbox: InboxRow = {
     id: newId('inb'),
@@ -79,9 +69,32 @@ export async function createInbox(ctx: C, input: NewInbox): Promise<InboxRow> {
     identity_secret_sealed: ctx.sealer.seal(randomToken(32)),
     created_at: now,
     updated_at: now,
+    deleted_at: null,
   };
   await ctx.db.insertInto('inboxes').values(inbox).execute();
   return inbox;
+}
+
+function checkInboxName(raw: string): string {
+  const name = raw.trim();
+  if (!name || name.length > 200) throw invalid('inbox name must be 1 to 200 characters');
+  return name;
+}
+
+function checkReplyMinutes(minutes: number | null): number | null {
+  if (minutes !== null && (!Number.isInteger(minutes) || minutes < 1 || minutes > 525_600)) {
+    throw invalid('expected reply minutes must be a whole number from 1 to 525600');
+  }
+  return minutes;
+}
+
+/** A slug the caller chose: its form, and free in the workspace (`exceptId`: the inbox being renamed). */
+async function checkSlug(ctx: Pick<Ctx, 'db'>, workspaceId: string, raw: string, exceptId?: string): Promise<string> {
+  const slug = raw.trim();
+  if (!/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/.test(slug)) throw invalid('slug must be lower-case letters, digits and dashes');
+  const taken = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', workspaceId).where('slug', '=', slug).executeTakeFirst();
+  if (taken && taken.id !== exceptId) throw conflict(`slug ${slug} is already used by inbox ${taken.id}`);
+  return slug;
 }
 
 async function freeSlug(ctx: C, workspaceId: string, base: string): Promise<string> {
@@ -92,17 +105,18 @@ async function freeSlug(ctx: C, workspaceId: string, base: string): Promise<stri
 }
 
 export async function listInboxes(ctx: Pick<Ctx, 'db'>, workspaceId: string, onlyIds?: readonly string[] | null): Promise<InboxRow[]> {
-  let q = ctx.db.selectFrom('inboxes').selectAll().where('workspace_id', '=', workspaceId);
+  let q = ctx.db.selectFrom('inboxes').selectAll().where('workspace_id', '=', workspaceId).where('deleted_at', 'is', null);
   if (onlyIds) q = onlyIds.length ? q.where('id', 'in', onlyIds) : q.where('id', '=', '');
   return q.orderBy('id').execute();
 }
 
-/** An inbox of the workspace by id or slug. */
+/** A live inbox of the workspace by id or slug (a deleted one is not found). */
 export async function resolveInbox(ctx: Pick<Ctx, 'db'>, workspaceId: string, ref: string): Promise<InboxRow> {
   const row = await ctx.db
     .selectFrom('inboxes')
     .selectAll()
     .where('workspace_id', '=', workspaceId)
+    .where('deleted_at', 'is', null)
     .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
     .executeTakeFirst();
   if (!row) throw notFound(`inbox ${JSON.stringify(ref)}`);
@@ -131,7 +145,48 @@ export async function rotateIdentitySecret(ctx: C, workspaceId: string, inboxId:
     .set({ identity_secret_sealed: ctx.sealer.seal(secret), updated_at: iso(ctx.clock.now()) })
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', inboxId)
+    .where('deleted_at', 'is', null)
     .executeTakeFirst();
   if (Number(r.numUpdatedRows) !== 1) throw notFound('inbox');
   return secret;
+}
+
+export interface InboxPatch {
+  name?: string;
+  slug?: string;
+  locale?: string;
+  timezone?: string;
+  mode?: 'live' | 'async';
+  /** null clears it. */
+  expectedReplyMinutes?: number | null;
+}
+
+/**
+ * Changes an inbox's settings (every field checked before anything is written); one
+ * `inbox.updated` event (realtime only) when something changed. An empty patch is refused.
+ */
+export async function updateInbox(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, workspaceId: string, inboxId: string, patch: InboxPatch): Promise<InboxRow> {
+  if (Object.values(patch).every((v) => v === undefined)) throw invalid('nothing to change: name one of name, slug, locale, timezone, mode, expected_reply_minutes');
+  const set: Partial<InboxRow> = {};
+  if (patch.name !== undefined) set.name = checkInboxName(patch.name);
+  if (patch.locale !== undefined) set.locale = checkLocale(patch.locale);
+  if (patch.timezone !== undefined) set.timezone = checkTimezone(patch.timezone);
+  if (patch.mode !== undefined) {
+    if (patch.mode !== 'live' && patch.mode !== 'async') throw invalid('mode must be live or async');
+    set.mode = patch.mode;
+  }
+  if (patch.expectedReplyMinutes !== undefined) set.expected_reply_minutes = checkReplyMinutes(patch.expectedReplyMinutes);
+  // Two renames to one slug at once: the loser runs again and finds the winner's slug (409).
+  const saved = await retryOnUniqueViolation(() => ctx.db.transaction().execute(async (trx) => {
+    const current = await resolveInbox({ db: trx }, workspaceId, inboxId);
+    if (patch.slug !== undefined) set.slug = await checkSlug({ db: trx }, workspaceId, patch.slug, current.id);
+    const changed = (Object.keys(set) as (keyof InboxRow)[]).filter((k) => set[k] !== current[k]);
+    if (changed.length === 0) return { inbox: current, changed };
+    const next: InboxRow = { ...current, ...set, updated_at: iso(ctx.clock.now()) };
+    await trx.updateTable('inboxes').set({ ...set, updated_at: next.updated_at }).where('id', '=', current.id).execute();
+    await recordEvent({ db: trx, clock: ctx.clock }, { workspaceId, inboxId: current.id, type: 'inbox.updated', occurredAt: ctx.clock.now(), data: { inbox: formatInbox(next), changed }, webhook: false });
+    return { inbox: next, changed };
+  }));
+  if (saved.changed.length) announceEvents(ctx);
+  return saved.inbox;
 }

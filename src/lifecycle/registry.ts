@@ -34,6 +34,12 @@ export interface RetentionRule {
  */
 export type DeletionTally = (trx: Db, counts: { conversations?: number; files?: number }) => Promise<void>;
 
+/** One deleted inbox of a live workspace: what an inbox deletion removes. */
+export interface InboxScope {
+  workspaceId: string;
+  inboxId: string;
+}
+
 export interface WorkspaceDataStep {
   name: string;
   /**
@@ -41,6 +47,11 @@ export interface WorkspaceDataStep {
    * Returns the rows deleted (0 means this step is done) and the files removed from storage.
    */
   deleteBatch(ctx: Ctx, workspaceId: string, batch: number, tally?: DeletionTally): Promise<{ rows: number; files: number }>;
+  /**
+   * The same for one deleted inbox (the inbox deletion job runs the steps that have it, in this
+   * table's order). Steps without it hold nothing that belongs to one inbox.
+   */
+  deleteInboxBatch?(ctx: Ctx, scope: InboxScope, batch: number, tally?: DeletionTally): Promise<{ rows: number; files: number }>;
   /** Rows per batch (default DEFAULT_BATCH). */
   batchSize?: number;
 }
@@ -68,7 +79,8 @@ export const retentionRules: RetentionRule[] = [
 /**
  * Run in this order when a workspace is deleted: dependent data before what it depends on. After
  * the last step the job removes the workspace's frame (API keys, channels, inboxes, memberships;
- * the workspace row stays, marked deleted), so a step may still rely on those.
+ * the workspace row stays, marked deleted), so a step may still rely on those. An inbox deletion
+ * runs the steps that have `deleteInboxBatch`, in the same order, then removes the inbox row.
  */
 export const workspaceDataSteps: WorkspaceDataStep[] = [
   { name: 'contact_sessions', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceContactSessions(ctx, workspaceId, batch), files: 0 }) },

@@ -5,6 +5,7 @@ import type { Ctx } from '../context.js';
 import { HOUR, MINUTE } from '../platform/clock.js';
 import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
 import { DEFAULT_BATCH, retentionRules, type RetentionRule } from './registry.js';
+import { requeueInboxDeletions } from './inbox-deletion.js';
 import { requeueWorkspaceDeletions } from './workspace-deletion.js';
 
 export const RETENTION_JOB = 'lifecycle.retention';
@@ -15,6 +16,7 @@ export const RETENTION_RUN_BUDGET_MS = 10 * MINUTE;
 export interface RetentionReport {
   deleted: Record<string, number>;
   workspace_deletions_queued: number;
+  inbox_deletions_queued: number;
   /** The budget ran out before every rule was done; the job runs again in a minute. */
   more: boolean;
 }
@@ -23,6 +25,7 @@ export async function runRetention(ctx: Ctx, rules: readonly RetentionRule[] = r
   const now = ctx.clock.now();
   const started = performance.now();
   const queued = await requeueWorkspaceDeletions(ctx);
+  const inboxesQueued = await requeueInboxDeletions(ctx);
   const deleted: Record<string, number> = {};
   let more = false;
   for (const rule of rules) {
@@ -41,10 +44,10 @@ export async function runRetention(ctx: Ctx, rules: readonly RetentionRule[] = r
       await yieldToOthers();
     }
   }
-  ctx.log.info('retention', { deleted, workspace_deletions_queued: queued, more, duration_ms: Math.round(performance.now() - started) });
+  ctx.log.info('retention', { deleted, workspace_deletions_queued: queued, inbox_deletions_queued: inboxesQueued, more, duration_ms: Math.round(performance.now() - started) });
   // Files of deleted rows go through their own jobs: run them now rather than at the next poll.
   ctx.jobs.wake();
-  return { deleted, workspace_deletions_queued: queued, more };
+  return { deleted, workspace_deletions_queued: queued, inbox_deletions_queued: inboxesQueued, more };
 }
 
 export function retentionJob(ctx: Ctx): JobKind {

@@ -11,7 +11,8 @@ import { invalid, notFound } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
-import { DEFAULT_BATCH, type DeletionTally, workspaceDataSteps, type WorkspaceDataStep } from './registry.js';
+import { runDeletionSteps } from './deletion-steps.js';
+import { type DeletionTally, workspaceDataSteps, type WorkspaceDataStep } from './registry.js';
 
 export const WORKSPACE_DELETE_JOB = 'workspace.delete';
 /** One run works this long, logs its line and hands the queue to other jobs before continuing. */
@@ -160,24 +161,12 @@ export async function runWorkspaceDeletion(
   const record = await ctx.db.selectFrom('workspace_deletions').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
   if (!record || record.finished_at) return undefined;
   const started = performance.now();
-  const budget = opts.budgetMs ?? DELETION_RUN_BUDGET_MS;
-  let done = true;
-  outer: for (const step of opts.steps ?? workspaceDataSteps) {
-    for (;;) {
-      let tallied = false;
-      const tally: DeletionTally = async (trx, counts) => {
-        tallied = true;
-        await addToTotals(trx, workspaceId, counts);
-      };
-      const r = await step.deleteBatch(ctx, workspaceId, step.batchSize ?? DEFAULT_BATCH, tally);
-      if (!tallied && r.files > 0) await addToTotals(ctx.db, workspaceId, { files: r.files });
-      if (r.rows === 0) break;
-      if (performance.now() - started > budget) {
-        done = false;
-        break outer;
-      }
-    }
-  }
+  const steps = (opts.steps ?? workspaceDataSteps).map((step) => ({
+    name: step.name,
+    batchSize: step.batchSize,
+    deleteBatch: (batch: number, tally: DeletionTally) => step.deleteBatch(ctx, workspaceId, batch, tally),
+  }));
+  const done = await runDeletionSteps(steps, (db, counts) => addToTotals(db, workspaceId, counts), ctx.db, opts.budgetMs ?? DELETION_RUN_BUDGET_MS);
   if (done) await removeFrame(ctx, workspaceId);
   await ctx.db.updateTable('workspace_deletions').set((eb) => ({ runs: eb('runs', '+', 1) })).where('workspace_id', '=', workspaceId).execute();
   const totals = await ctx.db.selectFrom('workspace_deletions').select(['conversations_deleted', 'files_deleted']).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();

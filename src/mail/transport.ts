@@ -1,6 +1,7 @@
 // The nodemailer transport of an e-mail channel's SMTP account: used for replies now and for
 // broadcasts later. The password is unsealed here, at send time only, and never kept.
 import { createRequire } from 'node:module';
+import net from 'node:net';
 import type { Transporter } from 'nodemailer';
 import type { ChannelRow } from '../channels/service.js';
 import type { Ctx } from '../context.js';
@@ -17,6 +18,8 @@ export function hasSmtpAccount(channel: ChannelRow): boolean {
 export interface TransportOptions {
   /** A pool of this many connections (broadcasts); default one connection per message. */
   pool?: number;
+  /** Connect to this address (resolved already) instead of the host name; TLS still checks the name. */
+  address?: string;
 }
 
 /** A transport for the channel (one-use by default, or a pool); close it after sending. */
@@ -27,7 +30,8 @@ export function channelTransport(ctx: Pick<Ctx, 'sealer' | 'config'>, channel: C
   const nodemailer = createRequire(import.meta.url)('nodemailer') as typeof import('nodemailer');
   return nodemailer.createTransport({
     ...(opts.pool ? { pool: true as const, maxConnections: opts.pool, maxMessages: POOL_MESSAGES_PER_CONNECTION } : {}),
-    host: smtpHost(ctx.config, channel.smtp_host!),
+    host: opts.address ?? smtpHost(ctx.config, channel.smtp_host!),
+    ...(opts.address && !net.isIP(channel.smtp_host!) ? { tls: { servername: smtpHost(ctx.config, channel.smtp_host!) } } : {}),
     port: channel.smtp_port ?? (tls === 'tls' ? 465 : 587),
     secure: tls === 'tls',
     ignoreTLS: tls === 'none',
@@ -43,7 +47,7 @@ export function channelTransport(ctx: Pick<Ctx, 'sealer' | 'config'>, channel: C
  * Where to connect for the channel's SMTP host. With SVC_MAILER_ENDPOINT (tests), Amazon SES's SMTP
  * endpoints are reached on that endpoint's host (at the channel's port), like the other AWS calls.
  */
-function smtpHost(config: Ctx['config'], host: string): string {
+export function smtpHost(config: Pick<Ctx['config'], 'mailerEndpoint'>, host: string): string {
   if (config.mailerEndpoint && /^email-smtp(-fips)?\.[a-z0-9-]+\.amazonaws\.com$/i.test(host)) return new URL(config.mailerEndpoint).hostname;
   return host;
 }

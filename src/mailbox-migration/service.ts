@@ -13,7 +13,8 @@ import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { decodeCursor, toPage } from '../http/pagination.js';
 import { iso, MINUTE } from '../platform/clock.js';
-import { AppError, conflict, invalid, notFound, rateLimited } from '../platform/errors.js';
+import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
+import { checkWindow, CONNECTION_TEST_WINDOW, windowStart } from '../platform/rate-limit.js';
 import { newId } from '../platform/ids.js';
 import { formatMigration } from './format.js';
 import { describeImapError } from './imap.js';
@@ -31,8 +32,8 @@ import { ensureWorker } from './worker.js';
 
 export const CLOSE_AFTER_DEFAULT_DAYS = 14;
 /** Connection tests per migration in TEST_WINDOW_MS (the test is rate limited, 429 beyond). */
-export const TESTS_PER_WINDOW = 5;
-export const TEST_WINDOW_MS = 10 * MINUTE;
+export const TESTS_PER_WINDOW = CONNECTION_TEST_WINDOW.limit;
+export const TEST_WINDOW_MS = CONNECTION_TEST_WINDOW.windowMs;
 export const PREVIEW_DEFAULT = 10;
 
 export interface MigrationInput {
@@ -88,7 +89,7 @@ async function checkPlace(ctx: Pick<Ctx, 'db'>, workspaceId: string, inboxId: st
     inbox = row.inbox_id;
   }
   if (inbox) {
-    const row = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', workspaceId).where('id', '=', inbox).executeTakeFirst();
+    const row = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', workspaceId).where('id', '=', inbox).where('deleted_at', 'is', null).executeTakeFirst();
     if (!row) throw notFound(`inbox ${inbox}`);
     if (!channel) {
       const first = await ctx.db.selectFrom('channels').select('id').where('inbox_id', '=', inbox).where('kind', '=', 'email').orderBy('id').executeTakeFirst();
@@ -405,19 +406,15 @@ export interface TestResult {
 export async function testConnection(ctx: Ctx, access: Access, id: string): Promise<{ result: TestResult; migration: Awaited<ReturnType<typeof view>> }> {
   const m = await getMigration(ctx.db, access.workspaceId, id);
   requireAction(m, 'test');
-  const windowStart = iso(ctx.clock.now().getTime() - TEST_WINDOW_MS);
   const recent = await ctx.db
     .selectFrom('mailbox_migration_log')
     .select('at')
     .where('migration_id', '=', m.id)
     .where('action', '=', 'test')
-    .where('at', '>', windowStart)
+    .where('at', '>', windowStart(ctx.clock, CONNECTION_TEST_WINDOW))
     .orderBy('at')
     .execute();
-  if (recent.length >= TESTS_PER_WINDOW) {
-    const retry = Math.max(1, Math.ceil((new Date(recent[0].at).getTime() + TEST_WINDOW_MS - ctx.clock.now().getTime()) / 1000));
-    throw rateLimited(retry, `at most ${TESTS_PER_WINDOW} connection tests per ${TEST_WINDOW_MS / MINUTE} minutes; try again in ${retry} s`);
-  }
+  checkWindow(ctx.clock, CONNECTION_TEST_WINDOW, recent.map((r) => r.at));
   const steps: TestResult['steps'] = [];
   const order: TestStep[] = ['dns', 'connect', 'tls', 'login', 'list'];
   const server = imapServerOf(m);
@@ -697,3 +694,29 @@ export async function detect(ctx: Pick<Ctx, 'resolveMx'>, rawAddress: string) {
 }
 
 export { allowedActions, ENDED_STATES, SKIP_REASONS };
+
+/**
+ * An inbox was deleted: migrations into it that have not ended are cancelled, their passwords
+ * deleted, in the caller's transaction (with the activity line and migration.updated). Ended ones
+ * keep their record. Returns the ids cancelled (their uploads go with discardUpload after commit).
+ */
+export async function cancelInboxMigrations(tx: { db: Db; clock: Ctx['clock'] }, inboxId: string, actor: Access): Promise<string[]> {
+  const rows = await tx.db.selectFrom('mailbox_migrations').selectAll().where('inbox_id', '=', inboxId).where('deleted_at', 'is', null).where('state', 'not in', [...ENDED_STATES]).execute();
+  const now = iso(tx.clock.now());
+  for (const m of rows) {
+    const next = await saveMigration(tx, m, {
+      state: 'cancelled',
+      password_sealed: null,
+      ended_at: now,
+      end_reason: 'inbox_deleted',
+      resume_state: null,
+      attention_reason: null,
+      attention_message: null,
+      attention_retry_at: null,
+    });
+    await logActivity(tx, next, actorOf(actor), 'cancelled', { reason: 'inbox_deleted' });
+    await recordMigrationUpdated(tx, next, { migration: formatMigration(next, await loadProgress(tx.db, next.id)) });
+    await tx.db.deleteFrom('jobs').where('unique_key', '=', `migration:${m.id}`).execute();
+  }
+  return rows.map((m) => m.id);
+}

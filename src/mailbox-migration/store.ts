@@ -148,3 +148,16 @@ export async function copiesInProgress(db: Db, workspaceId: string): Promise<Pic
     .where('copy_ended_at', 'is', null)
     .execute();
 }
+
+/** Migrations not ended yet (not completed, cancelled, removing or removed) that use this e-mail channel. */
+export async function unfinishedMigrationsThrough(db: Db, channelId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('mailbox_migrations')
+    .select('id')
+    .where('channel_id', '=', channelId)
+    .where('deleted_at', 'is', null)
+    .where('state', 'not in', ['completed', 'cancelled', 'removing', 'removed'])
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
+}

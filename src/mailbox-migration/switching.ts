@@ -10,7 +10,8 @@ import { announceEvents, recordEvent } from '../events/service.js';
 import type { InboundMail } from '../mail/parse.js';
 import type { MailTarget } from '../mail/recipients.js';
 import { DAY, HOUR, iso, MINUTE } from '../platform/clock.js';
-import { AppError, conflict, rateLimited } from '../platform/errors.js';
+import { AppError, conflict } from '../platform/errors.js';
+import { checkWindow, windowStart } from '../platform/rate-limit.js';
 import { randomText } from '../platform/ids.js';
 import { formatMigration } from './format.js';
 import { stateError } from './states.js';
@@ -96,19 +97,16 @@ export async function sendProbe(ctx: Ctx, access: Access, id: string, act: ActRu
   const answer = await act(ctx, access, id, 'probe', async (current, tx) => {
     if (!smtp) throw conflict('this server has no SMTP account of its own (SVC_SMTP_HOST) to send the test message from', 'smtp_not_configured');
     if (!current.source_address) throw conflict('the migration has no source_address to send the test message to', 'conflict');
-    const windowStart = iso(ctx.clock.now().getTime() - PROBE_WINDOW_MS);
+    const probeWindow = { limit: PROBES_PER_WINDOW, windowMs: PROBE_WINDOW_MS, what: 'test messages' };
     const recent = await tx.db
       .selectFrom('mailbox_migration_log')
       .select('at')
       .where('migration_id', '=', current.id)
       .where('action', '=', 'test_message_sent')
-      .where('at', '>', windowStart)
+      .where('at', '>', windowStart(ctx.clock, probeWindow))
       .orderBy('at')
       .execute();
-    if (recent.length >= PROBES_PER_WINDOW) {
-      const retry = Math.max(1, Math.ceil((new Date(recent[0].at).getTime() + PROBE_WINDOW_MS - ctx.clock.now().getTime()) / 1000));
-      throw rateLimited(retry, `at most ${PROBES_PER_WINDOW} test messages per ${PROBE_WINDOW_MS / MINUTE} minutes; try again in ${retry} s`);
-    }
+    checkWindow(ctx.clock, probeWindow, recent.map((r) => r.at));
     rfcId = `${PROBE_PREFIX}${current.id}.${token}@${smtp.from.slice(smtp.from.lastIndexOf('@') + 1)}`;
     // The row first: a test message that arrives is recognized even if the answer is lost.
     return { set: { probe_token: token, probe_sent_at: iso(ctx.clock.now()) }, log: 'test_message_sent' };

@@ -3,15 +3,15 @@
 // save, an approval or the sync command leads to a write.
 import type { BackgroundPart } from '../server/background.js';
 import { mailerProvider } from './provider.js';
-import { channelSaved, mailerTenantJobs } from './service.js';
+import { channelSaved, mailerTenantJobs, type ChannelSavedSignal } from './service.js';
 
 export const mailerTenantsBackground: BackgroundPart = {
   name: 'mailer-tenants',
   jobs: (ctx) => mailerTenantJobs(ctx),
   async start(ctx) {
     if (!ctx.config.mailer) return;
-    const onSaved = ({ channelId }: { channelId: string }) => {
-      channelSaved(ctx, channelId).then(
+    const onSaved = ({ channelId, former }: ChannelSavedSignal) => {
+      channelSaved(ctx, channelId, former).then(
         () => ctx.jobs.wake(),
         (error) => ctx.log.error('mailer tenant upkeep not queued', { channel_id: channelId, error }),
       );

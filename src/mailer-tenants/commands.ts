@@ -10,7 +10,7 @@ import { pausedByText, reinstateTenant, upkeepInbox } from './service.js';
 async function inboxesOf(app: App, workspaceRef: string, inboxRef?: string) {
   const ws = await resolveWorkspace(app, workspaceRef);
   if (inboxRef) return [await resolveInbox(app, ws.id, inboxRef)];
-  return app.db.selectFrom('inboxes').selectAll().where('workspace_id', '=', ws.id).orderBy('id').execute();
+  return app.db.selectFrom('inboxes').selectAll().where('workspace_id', '=', ws.id).where('deleted_at', 'is', null).orderBy('id').execute();
 }
 
 const show = dbCommand({
@@ -66,7 +66,7 @@ const sync = dbCommand({
     if (args.all && args.inbox) throw new UsageError('--inbox goes with --workspace');
     try {
       const inboxes = args.all
-        ? await app.db.selectFrom('inboxes').innerJoin('workspaces', 'workspaces.id', 'inboxes.workspace_id').selectAll('inboxes').where('workspaces.deleted_at', 'is', null).orderBy('inboxes.id').execute()
+        ? await app.db.selectFrom('inboxes').innerJoin('workspaces', 'workspaces.id', 'inboxes.workspace_id').selectAll('inboxes').where('workspaces.deleted_at', 'is', null).where('inboxes.deleted_at', 'is', null).orderBy('inboxes.id').execute()
         : await inboxesOf(app, args.workspace!, args.inbox);
       let failed = 0;
       for (const inbox of inboxes) {

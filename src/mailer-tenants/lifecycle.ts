@@ -1,4 +1,4 @@
-// Workspace deletion deletes the workspace's tenants at the provider (then their rows).
+// Workspace and inbox deletion delete the tenants at the provider (then their rows).
 import type { WorkspaceDataStep } from '../lifecycle/registry.js';
 import { deleteInboxTenant } from './service.js';
 
@@ -9,6 +9,9 @@ export const mailerTenantWorkspaceSteps: WorkspaceDataStep[] = [
       const rows = await ctx.db.selectFrom('mailer_tenants').select('inbox_id').where('workspace_id', '=', workspaceId).limit(Math.min(batch, 20)).execute();
       for (const r of rows) await deleteInboxTenant(ctx, r.inbox_id);
       return { rows: rows.length, files: 0 };
+    },
+    async deleteInboxBatch(ctx, { inboxId }) {
+      return { rows: (await deleteInboxTenant(ctx, inboxId)) ? 1 : 0, files: 0 };
     },
   },
 ];

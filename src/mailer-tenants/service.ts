@@ -105,7 +105,7 @@ export async function upkeepInbox(ctx: Ctx, inboxId: string, opts: { dryRun?: bo
   const provider = mailerProvider(ctx);
   if (!provider) throw conflict('the tenant feature is off: SVC_MAILER_REGION, SVC_MAILER_ACCESS_KEY_ID, SVC_MAILER_SECRET_ACCESS_KEY and SVC_MAILER_CONFIGURATION_SET are not set', 'mailer_not_configured');
   const m = provider.config;
-  const inbox = await ctx.db.selectFrom('inboxes').select(['id', 'slug', 'workspace_id']).where('id', '=', inboxId).executeTakeFirst();
+  const inbox = await ctx.db.selectFrom('inboxes').select(['id', 'slug', 'workspace_id']).where('id', '=', inboxId).where('deleted_at', 'is', null).executeTakeFirst();
   const result: UpkeepResult = { inboxId, slug: inbox?.slug ?? '-', actions: [], status: null, error: null };
   if (!inbox) return { ...result, actions: ['inbox is gone'] };
   const name = tenantName(m, inbox.id);
@@ -368,13 +368,26 @@ export async function assertTenantMaySend(ctx: Pick<Ctx, 'db' | 'config'>, chann
 
 // ---- triggers ----
 
-/** A channel was saved: keep its inbox's tenant (a stored job, run by the server). */
-export async function channelSaved(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, channelId: string): Promise<void> {
+/** What the `channel.saved` signal carries: after a change or deletion, where the channel sent from before. */
+export interface ChannelSavedSignal {
+  channelId: string;
+  /** The inbox and SMTP host the channel had before this save (a changed or deleted channel). */
+  former?: { inboxId: string; smtpHost: string | null };
+}
+
+/**
+ * A channel was saved (created, changed or deleted): keep its inbox's tenant (a stored job, run by
+ * the server) when the channel sends, or sent until now, through the SES endpoint.
+ */
+export async function channelSaved(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, channelId: string, former?: ChannelSavedSignal['former']): Promise<void> {
   if (!ctx.config.mailer) return;
+  const endpoint = sesSmtpEndpoint(ctx.config.mailer);
   const ch = await ctx.db.selectFrom('channels').select(['inbox_id', 'kind', 'smtp_host', 'smtp_username']).where('id', '=', channelId).executeTakeFirst();
-  if (!ch || ch.kind !== 'email' || ch.smtp_host?.toLowerCase() !== sesSmtpEndpoint(ctx.config.mailer)) return;
+  const inboxes = new Set<string>();
+  if (ch && ch.kind === 'email' && ch.smtp_host?.toLowerCase() === endpoint) inboxes.add(ch.inbox_id);
+  if (former && former.smtpHost?.toLowerCase() === endpoint) inboxes.add(former.inboxId);
   // sooner: a saved channel is looked at now, not at the next retry of an earlier failure.
-  await enqueue(ctx.db, ctx.clock, { kind: UPKEEP_JOB, payload: { inboxId: ch.inbox_id }, uniqueKey: `${UPKEEP_JOB}:${ch.inbox_id}`, sooner: true });
+  for (const inboxId of inboxes) await enqueue(ctx.db, ctx.clock, { kind: UPKEEP_JOB, payload: { inboxId }, uniqueKey: `${UPKEEP_JOB}:${inboxId}`, sooner: true });
 }
 
 /** Broadcasts approved: keep the tenants of the workspace's inboxes that send through the SES endpoint. */

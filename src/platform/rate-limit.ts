@@ -29,3 +29,29 @@ export class RateLimiter {
     for (const [k, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(k);
   }
 }
+
+/**
+ * A limit counted in the database (it survives restarts and holds across processes): at most
+ * `limit` hits in `windowMs`. The caller stores its hits (an activity log line, a test row) and
+ * reads those after `windowStart` oldest first; `checkWindow` throws 429 with the seconds until the
+ * oldest one leaves the window.
+ */
+export interface DbWindow {
+  limit: number;
+  windowMs: number;
+  /** What is counted, for the message: "connection tests", "test messages". */
+  what: string;
+}
+
+/** Connection tests (a migration's mailbox, a channel's SMTP account): 5 per 10 minutes each. */
+export const CONNECTION_TEST_WINDOW: DbWindow = { limit: 5, windowMs: 10 * 60_000, what: 'connection tests' };
+
+export function windowStart(clock: Clock, w: DbWindow): string {
+  return new Date(clock.now().getTime() - w.windowMs).toISOString();
+}
+
+export function checkWindow(clock: Clock, w: DbWindow, recentOldestFirst: readonly string[]): void {
+  if (recentOldestFirst.length < w.limit) return;
+  const retry = Math.max(1, Math.ceil((new Date(recentOldestFirst[0]).getTime() + w.windowMs - clock.now().getTime()) / 1000));
+  throw rateLimited(retry, `at most ${w.limit} ${w.what} per ${Math.round(w.windowMs / 60_000)} minutes; try again in ${retry} s`);
+}

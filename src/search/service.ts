@@ -46,6 +46,8 @@ export async function search(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, i
 async function matchMessages(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, terms: string[], limit: number): Promise<Hit[]> {
   const inboxes = access.inboxIds;
   const inboxFilter = inboxes === null ? sql`` : sql`and c.inbox_id in (${inboxes.length ? sql.join(inboxes) : sql`''`})`;
+  // Conversations of a deleted inbox are gone for readers at once (the deletion job removes them).
+  const liveInbox = sql`and not exists (select 1 from inboxes i where i.id = c.inbox_id and i.deleted_at is not null)`;
   if (ctx.dialect === 'postgres') {
     const query = terms.map((t) => `${t}:*`).join(' & ');
     const r = await sql<Hit>`
@@ -53,7 +55,7 @@ async function matchMessages(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, t
       from message_search s
       join messages m on m.id = s.message_id
       join conversations c on c.id = m.conversation_id
-      where s.workspace_id = ${access.workspaceId} and s.document @@ to_tsquery('simple', ${query}) ${inboxFilter}
+      where s.workspace_id = ${access.workspaceId} and s.document @@ to_tsquery('simple', ${query}) ${inboxFilter} ${liveInbox}
       order by ts_rank(s.document, to_tsquery('simple', ${query})) desc, m.created_at desc
       limit ${limit}`.execute(ctx.db);
     return r.rows;
@@ -64,7 +66,7 @@ async function matchMessages(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, t
     from messages_fts f
     join messages m on m.rowid = f.rowid
     join conversations c on c.id = m.conversation_id
-    where messages_fts match ${match} and m.workspace_id = ${access.workspaceId} ${inboxFilter}
+    where messages_fts match ${match} and m.workspace_id = ${access.workspaceId} ${inboxFilter} ${liveInbox}
     order by bm25(messages_fts, 4.0, 1.0), m.created_at desc
     limit ${limit}`.execute(ctx.db);
   return r.rows;

@@ -4,7 +4,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
+import type { Db, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
 import { WEBHOOK_EVENT_TYPES } from '../events/service.js';
 import { DAY, HOUR, iso } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto.js';
@@ -52,7 +52,7 @@ async function checkInboxFilter(ctx: C, access: Access, inboxId: string | null):
     return null;
   }
   if (access.inboxIds !== null && !access.inboxIds.includes(inboxId)) throw invalid(`no inbox ${inboxId} in this workspace`);
-  const found = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', access.workspaceId).where('id', '=', inboxId).executeTakeFirst();
+  const found = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', access.workspaceId).where('id', '=', inboxId).where('deleted_at', 'is', null).executeTakeFirst();
   if (!found) throw invalid(`no inbox ${inboxId} in this workspace`);
   return inboxId;
 }
@@ -374,4 +374,17 @@ export async function deleteWorkspaceWebhooks(ctx: Pick<Ctx, 'db'>, workspaceId:
     const r = await trx.deleteFrom('webhook_endpoints').where('id', 'in', endpoints).executeTakeFirst();
     return Number(r.numDeletedRows);
   });
+}
+
+/**
+ * An inbox was deleted: the endpoints limited to it go at once (in the caller's transaction), with
+ * their deliveries and attempts, so nothing more is sent to them. Returns their ids.
+ */
+export async function deleteInboxEndpoints(db: Db, inboxId: string): Promise<string[]> {
+  const ids = (await db.selectFrom('webhook_endpoints').select('id').where('inbox_id', '=', inboxId).execute()).map((e) => e.id);
+  if (ids.length === 0) return [];
+  await db.deleteFrom('webhook_attempts').where('endpoint_id', 'in', ids).execute();
+  await db.deleteFrom('webhook_deliveries').where('endpoint_id', 'in', ids).execute();
+  await db.deleteFrom('webhook_endpoints').where('id', 'in', ids).execute();
+  return ids;
 }

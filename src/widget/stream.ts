@@ -2,6 +2,7 @@
 // session may read, as they happen. While it is open the contact counts as online.
 import type { WebSocket } from 'ws';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
+import { CHANNELS_DELETED, type ChannelsDeleted } from '../channels/service.js';
 import type { Ctx } from '../context.js';
 import { latestSeq, readEvents, streamPosition, type EventViewer } from '../events/service.js';
 import { closeConnection, HEARTBEAT_MS, markConnection, touchConnection } from '../realtime/connections.js';
@@ -30,6 +31,10 @@ export class VisitorStream {
     this.ws.close(4403, 'workspace deleted');
     void this.stop();
   };
+  /** Its chat channel (or the channel's inbox) was deleted: the visitor session stops at once. */
+  private readonly channelsDeleted = (d: ChannelsDeleted) => {
+    if (this.open && d.channelIds.includes(this.visitor.session.channel_id)) this.closeGone();
+  };
 
   constructor(
     private readonly ctx: Ctx,
@@ -45,6 +50,7 @@ export class VisitorStream {
     this.ws.on('close', () => void this.stop());
     this.ws.on('pong', () => (this.awaitingPong = false));
     this.ctx.hub.on(ACCESS_REVOKED, this.revoked);
+    this.ctx.hub.on(CHANNELS_DELETED, this.channelsDeleted);
     const s = this.visitor.session;
     const { id } = await markConnection(this.ctx, { workspaceId: s.workspace_id, kind: 'contact', subjectId: s.contact_id, inboxId: s.inbox_id });
     this.connectionId = id;
@@ -61,6 +67,9 @@ export class VisitorStream {
   private async beat(): Promise<void> {
     if (!this.open) return;
     if (this.awaitingPong) return void this.ws.terminate();
+    // A deletion made by another process (or missed) is seen here.
+    const channel = await this.ctx.db.selectFrom('channels').select('id').where('id', '=', this.visitor.session.channel_id).executeTakeFirst().catch(() => ({ id: '' }));
+    if (!channel) return this.closeGone();
     this.awaitingPong = true;
     this.ws.ping();
     if (this.connectionId) await touchConnection(this.ctx, this.connectionId).catch(() => {});
@@ -130,6 +139,12 @@ export class VisitorStream {
     this.send({ type: 'message', seq, message });
   }
 
+  private closeGone(): void {
+    this.send({ type: 'closed', message: 'this chat is no longer available' });
+    this.ws.close(4403, 'channel deleted');
+    void this.stop();
+  }
+
   private send(frame: unknown): void {
     if (this.open && this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(frame));
   }
@@ -139,6 +154,7 @@ export class VisitorStream {
     this.open = false;
     this.ctx.hub.off('events', this.wake);
     this.ctx.hub.off(ACCESS_REVOKED, this.revoked);
+    this.ctx.hub.off(CHANNELS_DELETED, this.channelsDeleted);
     clearInterval(this.heartbeat);
     if (this.connectionId) await closeConnection(this.ctx, this.connectionId).catch(() => {});
   }

@@ -1,9 +1,14 @@
 // Data for lifecycle tests: mail with an attachment (so a conversation has stored files), the files
-// in local storage, and the storage keys the database refers to.
+// in local storage, the storage keys the database refers to, bulk conversations written straight
+// into the tables, and the database's write lock taken from outside (for kill -9 tests).
 import fs from 'node:fs';
 import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import type { App } from '../../src/context.js';
+import { attachmentKey, rawEmailKey } from '../../src/conversations/files.js';
 import type { Db } from '../../src/db/schema.js';
-import { randomText } from '../../src/platform/ids.js';
+import { newId, randomText } from '../../src/platform/ids.js';
 import { INGRESS_SECRET } from './mail.js';
 
 /** A raw multipart message with a text part and one attachment. */
@@ -81,4 +86,63 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
     if (Date.now() - started > timeoutMs) throw new Error(`${what} not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Conversations with one message, one attachment and one raw .eml each, written straight into the tables. */
+export async function seedConversations(app: App, dataDir: string, ws: { workspaceId: string; inboxId: string }, n: number): Promise<string[]> {
+  const now = new Date().toISOString();
+  const contactId = newId('ct');
+  await app.db.insertInto('contacts').values({ id: contactId, workspace_id: ws.workspaceId, name: 'Bulk', attributes: '{}', merged_into_id: null, created_at: now, updated_at: now }).execute();
+  const keys: string[] = [];
+  for (let start = 0; start < n; start += 250) {
+    const rows = Array.from({ length: Math.min(250, n - start) }, () => ({ cv: newId('cv'), m: newId('m'), att: newId('att'), eml: newId('eml') }));
+    await app.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('conversations')
+        .values(rows.map((r) => ({ id: r.cv, workspace_id: ws.workspaceId, inbox_id: ws.inboxId, contact_id: contactId, channel_id: null, source: 'email' as const, status: 'open' as const, assignee_id: null, priority: null, subject: 'bulk', spam: 0, imported: 0, created_at: now, updated_at: now, last_message_at: now })))
+        .execute();
+      for (const r of rows) {
+        await trx
+          .insertInto('messages')
+          .values({ id: r.m, workspace_id: ws.workspaceId, conversation_id: r.cv, kind: 'message', direction: 'in', author_type: 'contact', author_person_id: null, author_key_id: null, author_contact_id: contactId, body: 'hi', html: null, subject: 'bulk', automatic: 0, details: null, delivery_status: null, delivery_error: null, delivery_attempts: 0, sent_at: null, mail_message_id: null, mail_references: null, mail_reply_to: null, attachments_omitted: 0, raw_storage_key: rawEmailKey(ws.workspaceId, r.eml), raw_size: 5, raw_sha256: 'x', raw_stored_at: now, created_at: now })
+          .execute();
+        await trx
+          .insertInto('attachments')
+          .values({ id: r.att, workspace_id: ws.workspaceId, conversation_id: r.cv, message_id: r.m, filename: 'a.bin', content_type: 'application/octet-stream', size: 5, sha256: 'x', storage_key: attachmentKey(ws.workspaceId, r.att), content_id: null, inline: 0, created_at: now })
+          .execute();
+      }
+    });
+    for (const r of rows) keys.push(attachmentKey(ws.workspaceId, r.att), rawEmailKey(ws.workspaceId, r.eml));
+  }
+  for (const key of keys) {
+    const file = path.join(dataDir, 'files', key);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, 'hello');
+  }
+  return keys;
+}
+
+/** Takes the database's write lock from outside the server (SQLite: BEGIN IMMEDIATE; Postgres: a table lock). */
+export async function holdWriteLock(env: Record<string, string>): Promise<{ release(): Promise<void> }> {
+  if (env.SVC_DATABASE_URL) {
+    const client = new pg.Client({ connectionString: env.SVC_DATABASE_URL });
+    await client.connect();
+    await client.query('begin');
+    await client.query('lock table conversations in exclusive mode');
+    return {
+      async release() {
+        await client.query('rollback');
+        await client.end();
+      },
+    };
+  }
+  const db = new SQLite(path.join(env.SVC_DATA_DIR, 'svc.db'));
+  db.pragma('busy_timeout = 10000');
+  db.prepare('begin immediate').run();
+  return {
+    async release() {
+      db.prepare('rollback').run();
+      db.close();
+    },
+  };
 }

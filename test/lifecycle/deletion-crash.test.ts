@@ -1,80 +1,15 @@
 // The workspace deletion job, killed with kill -9 part-way, resumes after a restart and finishes with
 // counts that add up (every conversation and file deleted exactly once in the totals).
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import SQLite from 'better-sqlite3';
-import pg from 'pg';
 import { loadConfig } from '../../src/config.js';
 import { buildServices, type App } from '../../src/context.js';
-import { attachmentKey, rawEmailKey } from '../../src/conversations/files.js';
 import { createLogger } from '../../src/platform/log.js';
-import { newId } from '../../src/platform/ids.js';
 import { seedWorkspace } from '../helpers/fixtures.js';
-import { storedKeys, waitUntil } from '../helpers/lifecycle.js';
+import { holdWriteLock, seedConversations, storedKeys, waitUntil } from '../helpers/lifecycle.js';
 import { spawnServer, testEnv, type ChildServer, type TestEnv } from '../helpers/server.js';
 
 const CONVERSATIONS = 1500;
-
-/** Conversations with one message, one attachment and one raw .eml each, written straight into the tables. */
-async function seedConversations(app: App, dataDir: string, ws: { workspaceId: string; inboxId: string }, n: number): Promise<string[]> {
-  const now = new Date().toISOString();
-  const contactId = newId('ct');
-  await app.db.insertInto('contacts').values({ id: contactId, workspace_id: ws.workspaceId, name: 'Bulk', attributes: '{}', merged_into_id: null, created_at: now, updated_at: now }).execute();
-  const keys: string[] = [];
-  for (let start = 0; start < n; start += 250) {
-    const rows = Array.from({ length: Math.min(250, n - start) }, () => ({ cv: newId('cv'), m: newId('m'), att: newId('att'), eml: newId('eml') }));
-    await app.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('conversations')
-        .values(rows.map((r) => ({ id: r.cv, workspace_id: ws.workspaceId, inbox_id: ws.inboxId, contact_id: contactId, channel_id: null, source: 'email' as const, status: 'open' as const, assignee_id: null, priority: null, subject: 'bulk', spam: 0, imported: 0, created_at: now, updated_at: now, last_message_at: now })))
-        .execute();
-      for (const r of rows) {
-        await trx
-          .insertInto('messages')
-          .values({ id: r.m, workspace_id: ws.workspaceId, conversation_id: r.cv, kind: 'message', direction: 'in', author_type: 'contact', author_person_id: null, author_key_id: null, author_contact_id: contactId, body: 'hi', html: null, subject: 'bulk', automatic: 0, details: null, delivery_status: null, delivery_error: null, delivery_attempts: 0, sent_at: null, mail_message_id: null, mail_references: null, mail_reply_to: null, attachments_omitted: 0, raw_storage_key: rawEmailKey(ws.workspaceId, r.eml), raw_size: 5, raw_sha256: 'x', raw_stored_at: now, created_at: now })
-          .execute();
-        await trx
-          .insertInto('attachments')
-          .values({ id: r.att, workspace_id: ws.workspaceId, conversation_id: r.cv, message_id: r.m, filename: 'a.bin', content_type: 'application/octet-stream', size: 5, sha256: 'x', storage_key: attachmentKey(ws.workspaceId, r.att), content_id: null, inline: 0, created_at: now })
-          .execute();
-      }
-    });
-    for (const r of rows) keys.push(attachmentKey(ws.workspaceId, r.att), rawEmailKey(ws.workspaceId, r.eml));
-  }
-  for (const key of keys) {
-    const file = path.join(dataDir, 'files', key);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(file, 'hello');
-  }
-  return keys;
-}
-
-/** Takes the database's write lock from outside the server (SQLite: BEGIN IMMEDIATE; Postgres: a table lock). */
-async function holdWriteLock(env: Record<string, string>): Promise<{ release(): Promise<void> }> {
-  if (env.SVC_DATABASE_URL) {
-    const client = new pg.Client({ connectionString: env.SVC_DATABASE_URL });
-    await client.connect();
-    await client.query('begin');
-    await client.query('lock table conversations in exclusive mode');
-    return {
-      async release() {
-        await client.query('rollback');
-        await client.end();
-      },
-    };
-  }
-  const db = new SQLite(path.join(env.SVC_DATA_DIR, 'svc.db'));
-  db.pragma('busy_timeout = 10000');
-  db.prepare('begin immediate').run();
-  return {
-    async release() {
-      db.prepare('rollback').run();
-      db.close();
-    },
-  };
-}
 
 describe('workspace deletion survives kill -9', () => {
   let te: TestEnv;

@@ -296,6 +296,30 @@ describe('per-inbox Amazon SES tenants', () => {
     assert.equal(usage.code, 2);
   });
 
+  test('PATCH of a channel runs the tenant upkeep as creating one does; DELETE of its inbox deletes the tenant', async () => {
+    const inboxE = (await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Events' })).id;
+    const created = await s.request('POST', '/v1/channels', {
+      token: seed.apiKey,
+      body: { kind: 'email', inbox_id: inboxE, name: 'Events', address: 'events@shop.example', smtp_host: '127.0.0.1', smtp_port: sink.port, tls: 'none', smtp_username: MANAGED_KEY, smtp_password: SMTP_PASSWORD },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    await s.app.jobs.drain();
+    assert.equal(tenantOf(inboxE), undefined, 'another SMTP host: not managed');
+    const patched = await s.request('PATCH', `/v1/channels/${created.body.id}`, { token: seed.ownerToken, body: { smtp_host: SES_HOST } });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    assert.ok(await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `mailer.tenant_upkeep:${inboxE}`).executeTakeFirst(), 'the upkeep is stored with the change');
+    await s.app.jobs.drain();
+    assert.ok(tenantOf(inboxE), 'the tenant is created after the PATCH');
+    assert.equal((await s.app.db.selectFrom('mailer_channels').select('managed').where('channel_id', '=', created.body.id).executeTakeFirstOrThrow()).managed, 1);
+
+    const del = await s.request('DELETE', `/v1/inboxes/${inboxE}`, { token: seed.ownerToken });
+    assert.equal(del.status, 202, JSON.stringify(del.body));
+    await s.app.jobs.drain();
+    assert.equal(tenantOf(inboxE), undefined, 'deleted at the provider');
+    assert.equal(await row(inboxE), undefined);
+    assert.ok(ses.calls.includes('DeleteTenant'));
+  });
+
   test('approving broadcasts keeps the tenants; deleting an inbox or the workspace deletes them at the provider', async () => {
     ses.tenants.delete(`svc-${inboxC}`);
     const approved = await svc(['workspace', 'broadcasts', 'approve', '--workspace', seed.workspaceId]);

@@ -80,6 +80,8 @@ export interface InboxesTable {
   identity_secret_sealed: string;
   created_at: string;
   updated_at: string;
+  /** Set when the inbox was deleted (0014); the deletion job removes the row afterwards. */
+  deleted_at: string | null;
 }
 
 export interface ChannelsTable {
@@ -104,6 +106,15 @@ export interface ChannelsTable {
   greeting: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** One SMTP connection test of an e-mail channel (0014): what the test's rate limit counts. */
+export interface ChannelSmtpTestsTable {
+  id: string;
+  channel_id: string;
+  at: string;
+  ok: number;
+  failed_step: string | null;
 }
 
 export interface JobsTable {
@@ -146,6 +157,7 @@ export interface CoreTables {
   api_keys: ApiKeysTable;
   inboxes: InboxesTable;
   channels: ChannelsTable;
+  channel_smtp_tests: ChannelSmtpTestsTable;
   jobs: JobsTable;
   events: EventsTable;
 }
