@@ -72,7 +72,8 @@ STAGE="$CODE.new"
 rm -rf "$STAGE"
 mkdir -p "$STAGE"
 say "building in $STAGE"
-cp -R "$SRC/package.json" "$SRC/package-lock.json" "$SRC/tsconfig.json" "$SRC/README.md" "$SRC/src" "$SRC/migrations" "$SRC/systemd" "$STAGE/"
+cp -R "$SRC/package.json" "$SRC/package-lock.json" "$SRC/tsconfig.json" "$SRC/README.md" "$SRC/src" "$SRC/migrations" "$SRC/systemd" "$SRC/scripts" "$SRC/ui" "$STAGE/"
+rm -rf "$STAGE/ui/generated"
 mkdir -p "$STAGE/test" "$STAGE/bench"
 (
   cd "$STAGE"
@@ -81,7 +82,8 @@ mkdir -p "$STAGE/test" "$STAGE/bench"
   # A checkout whose node_modules already matches the lock file (npm ls passes) is reused: no
   # second download and native build. Otherwise a clean npm ci.
   if [ -d "$SRC/node_modules" ] && (cd "$SRC" && npm ls --all >/dev/null 2>&1); then
-    cp -R "$SRC/node_modules" .
+    # Its contents, even when node_modules is a link: the prune below must never touch the checkout's.
+    mkdir node_modules && cp -R "$SRC/node_modules/." node_modules/
   else
     npm ci --no-audit --no-fund --loglevel=error
   fi
