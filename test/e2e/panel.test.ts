@@ -243,4 +243,48 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     assert.deepEqual(errors, []);
     await context.close();
   });
+
+  test('settings: a new inbox with an e-mail channel whose SMTP account is tested, and a chat widget with its snippet', async () => {
+    const { context, page, errors } = await panelPage();
+    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    await page.goto(`${s.url}/settings/inboxes`);
+    await page.getByLabel('Name', { exact: true }).fill('Partners');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'Partners', level: 1 }).waitFor();
+    await page.getByLabel('Expected reply time (minutes)').fill('90');
+    await page.getByRole('button', { name: 'Save' }).first().click();
+    await page.getByText('Saved').first().waitFor();
+    const inboxId = page.url().split('/').pop()!;
+    assert.equal((await s.request('GET', `/v1/inboxes/${inboxId}`, { token: seed.apiKey })).body.expected_reply_minutes, 90);
+
+    await page.getByLabel('Name', { exact: true }).last().fill('Partner mail');
+    await page.getByLabel('E-mail address').fill('partners@acme.example');
+    await page.getByRole('button', { name: 'Create' }).click();
+    const mail = page.getByRole('region', { name: 'E-mail: Partner mail' });
+    await mail.getByLabel('SMTP server').fill('127.0.0.1');
+    await mail.getByLabel('Port').fill(String(customerSink.port));
+    await mail.getByLabel('Encryption').selectOption('none');
+    await mail.getByLabel('User name').fill(SINK_LOGIN.username);
+    await mail.getByLabel('Password').fill(SINK_LOGIN.password);
+    await mail.getByRole('button', { name: 'Save' }).click();
+    await mail.getByText('A password is set.').waitFor();
+    assert.equal(await mail.getByLabel('Password').inputValue(), '', 'the password is never filled back in');
+    await mail.getByRole('button', { name: 'Test connection' }).click();
+    await mail.getByText(/Connected and signed in/).waitFor();
+    await assertAccessible(page);
+
+    await page.getByRole('button', { name: 'New chat widget' }).click();
+    await page.getByLabel('Name', { exact: true }).last().fill('Site chat');
+    await page.getByLabel('Sites allowed to show the widget (one origin per line)').last().fill('https://www.acme.example');
+    await page.getByRole('button', { name: 'Create' }).click();
+    const chat = page.getByRole('region', { name: 'Chat widget: Site chat' });
+    const snippet = await chat.getByLabel('Paste this into your site’s HTML:').inputValue();
+    assert.match(snippet, /^<script src="http:\/\/127\.0\.0\.1:\d+\/widget\.js" data-key="svc_pk_[^"]+" async><\/script>$/);
+    await chat.getByRole('button', { name: 'Delete channel' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete channel' }).click();
+    await chat.waitFor({ state: 'detached' });
+    await assertAccessible(page);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
 });

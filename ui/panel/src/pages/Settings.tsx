@@ -3,14 +3,16 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, ApiError, errorText, must, type BodyOf, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
+import { InboxDetail, InboxList } from '../components/InboxSettings';
 import { Passkeys } from '../components/Passkeys';
 import { SecretOnce } from '../components/Secret';
 import { absoluteTime, relativeTime, t } from '../i18n';
 import { inboxes, me, membership, toast } from '../state';
 
-type Section = 'workspace' | 'api-keys' | 'webhooks' | 'account';
+type Section = 'workspace' | 'inboxes' | 'api-keys' | 'webhooks' | 'account';
 const SECTIONS: [Section, Parameters<typeof t>[0], boolean][] = [
   ['workspace', 'settings.workspace', false],
+  ['inboxes', 'settings.inboxes', true],
   ['api-keys', 'settings.api_keys', true],
   ['webhooks', 'settings.webhooks', true],
   ['account', 'settings.account', false],
@@ -39,6 +41,7 @@ export function Settings() {
       </nav>
       <main class="settings-main">
         {section === 'workspace' && <WorkspaceSettings manager={manager} />}
+        {section === 'inboxes' && (params.id ? <InboxDetail id={params.id} /> : <InboxList />)}
         {section === 'api-keys' && <ApiKeys />}
         {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}
         {section === 'account' && <Account />}

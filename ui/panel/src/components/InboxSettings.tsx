@@ -1,0 +1,439 @@
+// Settings → inboxes and their channels: inbox details, e-mail channels (SMTP with a connection
+// test, forwarding address), chat widgets (origins, greeting, the embed snippet), deletion.
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, errorText, must, type BodyOf, type Inbox, type Schemas } from '../api';
+import { t } from '../i18n';
+import { loadInboxes, toast } from '../state';
+import { Confirm } from './Confirm';
+
+type Channel = Schemas['Channel'];
+type InboxPatch = BodyOf<'/v1/inboxes/{inboxId}', 'patch'>;
+type ChannelPatch = BodyOf<'/v1/channels/{channelId}', 'patch'>;
+
+const fail = (e: unknown) => toast(t('action.failed', { error: errorText(e) }));
+
+export function InboxList() {
+  const [list, setList] = useState<Inbox[] | null>(null);
+  const [name, setName] = useState('');
+  const { route } = useLocation();
+  const load = () => must(api.GET('/v1/inboxes')).then((r) => setList(r.data), fail);
+  useEffect(() => void load(), []);
+  return (
+    <>
+      <h1>{t('settings.inboxes')}</h1>
+      <p class="lead">{t('inboxes.lead')}</p>
+      <ul role="list" style={{ listStyle: 'none', padding: 0 }}>
+        {(list ?? []).map((i) => (
+          <li key={i.id} class="card">
+            <a href={`/settings/inboxes/${i.id}`}>{i.name}</a> <span class="muted mono">{i.slug}</span>
+          </li>
+        ))}
+      </ul>
+      <form
+        class="card"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            const inbox = await must(api.POST('/v1/inboxes', { body: { name } }));
+            await loadInboxes();
+            route(`/settings/inboxes/${inbox.id}`);
+          } catch (err) {
+            fail(err);
+          }
+        }}
+      >
+        <h2 style={{ marginTop: 0 }}>{t('inboxes.new')}</h2>
+        <div class="field">
+          <label for="new-inbox">{t('inboxes.name')}</label>
+          <input id="new-inbox" class="input" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </div>
+        <button class="btn btn-primary" type="submit">
+          {t('settings.create')}
+        </button>
+      </form>
+    </>
+  );
+}
+
+const ZONES: string[] = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? ['UTC'];
+
+export function InboxDetail(props: { id: string }) {
+  const { route } = useLocation();
+  const [inbox, setInbox] = useState<Inbox | null>(null);
+  const [draft, setDraft] = useState<InboxPatch>({});
+  const [channels, setChannels] = useState<Channel[]>([]);
+  const [deleting, setDeleting] = useState(false);
+  const load = async () => {
+    const [i, c] = await Promise.all([must(api.GET('/v1/inboxes/{inboxId}', { params: { path: { inboxId: props.id } } })), must(api.GET('/v1/channels', { params: { query: { inbox_id: props.id } } }))]);
+    setInbox(i);
+    setDraft({ name: i.name, slug: i.slug, locale: i.locale, timezone: i.timezone, mode: i.mode, expected_reply_minutes: i.expected_reply_minutes });
+    setChannels(c.data);
+  };
+  useEffect(() => void load().catch(fail), [props.id]);
+  if (!inbox) return <div class="skeleton" style={{ width: '60%' }} />;
+  const set = (patch: InboxPatch) => setDraft({ ...draft, ...patch });
+  return (
+    <>
+      <p>
+        <a href="/settings/inboxes">← {t('settings.inboxes')}</a>
+      </p>
+      <h1>{inbox.name}</h1>
+      <form
+        class="card"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            setInbox(await must(api.PATCH('/v1/inboxes/{inboxId}', { params: { path: { inboxId: inbox.id } }, body: draft })));
+            await loadInboxes();
+            toast(t('settings.saved'));
+          } catch (err) {
+            fail(err);
+          }
+        }}
+      >
+        <div class="field">
+          <label for="inbox-name">{t('inboxes.name')}</label>
+          <input id="inbox-name" class="input" required maxLength={200} value={draft.name} onInput={(e) => set({ name: e.currentTarget.value })} />
+        </div>
+        <div class="field">
+          <label for="inbox-slug">{t('inboxes.slug')}</label>
+          <input id="inbox-slug" class="input mono" required maxLength={64} value={draft.slug} onInput={(e) => set({ slug: e.currentTarget.value })} />
+        </div>
+        <div class="field">
+          <label for="inbox-locale">{t('inboxes.locale')}</label>
+          <select id="inbox-locale" class="select" value={draft.locale} onChange={(e) => set({ locale: e.currentTarget.value })}>
+            <option value="en">English</option>
+            <option value="tr">Türkçe</option>
+          </select>
+        </div>
+        <div class="field">
+          <label for="inbox-tz">{t('inboxes.timezone')}</label>
+          <input id="inbox-tz" class="input" list="zones" value={draft.timezone} onInput={(e) => set({ timezone: e.currentTarget.value })} />
+          <datalist id="zones">
+            {ZONES.map((z) => (
+              <option key={z} value={z} />
+            ))}
+          </datalist>
+        </div>
+        <fieldset class="field" style={{ border: 0, padding: 0 }}>
+          <legend style={{ fontWeight: 600, fontSize: 'var(--text-sm)' }}>{t('inboxes.mode')}</legend>
+          {(['live', 'async'] as const).map((m) => (
+            <label key={m} style={{ display: 'flex', gap: 'var(--space-2)', fontWeight: 400 }}>
+              <input type="radio" name="mode" checked={draft.mode === m} onChange={() => set({ mode: m })} />
+              {t(m === 'live' ? 'inboxes.mode_live' : 'inboxes.mode_async')}
+            </label>
+          ))}
+        </fieldset>
+        <div class="field">
+          <label for="inbox-minutes">{t('inboxes.reply_minutes')}</label>
+          <input
+            id="inbox-minutes"
+            class="input"
+            type="number"
+            min={1}
+            inputMode="numeric"
+            value={draft.expected_reply_minutes ?? ''}
+            onInput={(e) => set({ expected_reply_minutes: e.currentTarget.value ? Number(e.currentTarget.value) : null })}
+            style={{ maxWidth: '160px' }}
+          />
+        </div>
+        <button class="btn btn-primary" type="submit">
+          {t('settings.save')}
+        </button>
+      </form>
+
+      <h2>{t('channels.title')}</h2>
+      {channels.length === 0 && <p class="empty">{t('channels.none')}</p>}
+      {channels.map((c) => (c.kind === 'email' ? <EmailChannel key={c.id} channel={c} onChanged={() => void load()} /> : <ChatChannel key={c.id} channel={c} onChanged={() => void load()} />))}
+      <NewChannel inboxId={inbox.id} onCreated={() => void load()} />
+
+      <section class="card danger-zone" aria-labelledby="inbox-delete">
+        <h2 id="inbox-delete" style={{ marginTop: 0 }}>
+          {t('inboxes.delete')}
+        </h2>
+        <p>{t('inboxes.delete_lead', { name: inbox.name })}</p>
+        <button class="btn btn-danger" type="button" onClick={() => setDeleting(true)}>
+          {t('inboxes.delete')}
+        </button>
+      </section>
+      {deleting && (
+        <Confirm
+          title={t('inboxes.delete')}
+          lead={t('inboxes.delete_lead', { name: inbox.name })}
+          action={t('inboxes.delete')}
+          typed={{ label: t('inboxes.delete_confirm', { name: inbox.name }), value: inbox.name }}
+          onClose={() => setDeleting(false)}
+          onConfirm={async () => {
+            try {
+              await must(api.DELETE('/v1/inboxes/{inboxId}', { params: { path: { inboxId: inbox.id } } }));
+              await loadInboxes();
+              toast(t('inboxes.deleted'));
+              route('/settings/inboxes');
+            } catch (err) {
+              fail(err);
+            }
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function ChannelShell(props: { channel: Channel; onChanged: () => void; children: preact.ComponentChildren }) {
+  const [deleting, setDeleting] = useState(false);
+  return (
+    <section class="card" aria-label={`${props.channel.kind === 'email' ? t('channels.kind_email') : t('channels.kind_chat')}: ${props.channel.name}`}>
+      <h3 style={{ marginTop: 0 }}>
+        {props.channel.name} <span class="badge">{props.channel.kind === 'email' ? t('channels.kind_email') : t('channels.kind_chat')}</span>
+      </h3>
+      {props.children}
+      <p>
+        <button class="btn btn-danger" type="button" onClick={() => setDeleting(true)}>
+          {t('channels.delete')}
+        </button>
+      </p>
+      {deleting && (
+        <Confirm
+          title={t('channels.delete')}
+          lead={t('channels.delete_lead', { name: props.channel.name })}
+          action={t('channels.delete')}
+          onClose={() => setDeleting(false)}
+          onConfirm={async () => {
+            try {
+              await must(api.DELETE('/v1/channels/{channelId}', { params: { path: { channelId: props.channel.id } } }));
+              setDeleting(false);
+              props.onChanged();
+            } catch (err) {
+              fail(err);
+            }
+          }}
+        />
+      )}
+    </section>
+  );
+}
+
+function EmailChannel(props: { channel: Channel; onChanged: () => void }) {
+  const c = props.channel;
+  const id = c.id;
+  const [draft, setDraft] = useState<ChannelPatch>({ display_name: c.display_name, from_address: c.from_address, smtp_host: c.smtp?.host ?? '', smtp_port: c.smtp?.port ?? 587, tls: (c.smtp?.tls as ChannelPatch['tls']) ?? 'starttls', smtp_username: c.smtp?.username ?? '' });
+  const [password, setPassword] = useState('');
+  const [result, setResult] = useState<Schemas['SmtpTest'] | null>(null);
+  const set = (patch: ChannelPatch) => setDraft({ ...draft, ...patch });
+  async function save(e: Event) {
+    e.preventDefault();
+    const body: ChannelPatch = { ...draft, smtp_host: draft.smtp_host?.trim() || null, display_name: draft.display_name || null, from_address: draft.from_address || null };
+    if (!body.smtp_host) {
+      delete body.smtp_port;
+      delete body.tls;
+      delete body.smtp_username;
+    } else body.smtp_username = draft.smtp_username || null;
+    if (password) body.smtp_password = password;
+    try {
+      await must(api.PATCH('/v1/channels/{channelId}', { params: { path: { channelId: id } }, body }));
+      setPassword('');
+      toast(t('settings.saved'));
+      props.onChanged();
+    } catch (err) {
+      fail(err);
+    }
+  }
+  return (
+    <ChannelShell channel={c} onChanged={props.onChanged}>
+      <p class="mono">{c.address}</p>
+      {c.forwarding_address && (
+        <div class="field">
+          <span style={{ fontWeight: 600, fontSize: 'var(--text-sm)' }}>{t('channels.forwarding')}</span>
+          <span class="hint">{t('channels.forwarding_hint')}</span>
+          <CopyField label={t('channels.forwarding')} value={c.forwarding_address} />
+          <button class="btn" type="button" onClick={() => void must(api.POST('/v1/channels/{channelId}/forwarding-address/rotate', { params: { path: { channelId: id } } })).then(props.onChanged, fail)}>
+            {t('channels.rotate')}
+          </button>
+        </div>
+      )}
+      <form onSubmit={save}>
+        <div class="field">
+          <label for={`dn-${id}`}>{t('channels.display_name')}</label>
+          <input id={`dn-${id}`} class="input" maxLength={200} value={draft.display_name ?? ''} onInput={(e) => set({ display_name: e.currentTarget.value })} />
+        </div>
+        <div class="field">
+          <label for={`fa-${id}`}>{t('channels.from_address')}</label>
+          <input id={`fa-${id}`} class="input" type="email" maxLength={254} value={draft.from_address ?? ''} onInput={(e) => set({ from_address: e.currentTarget.value })} />
+        </div>
+        <fieldset class="field" style={{ border: 0, padding: 0 }}>
+          <legend style={{ fontWeight: 600 }}>{t('channels.smtp')}</legend>
+          <span class="hint">{t('channels.smtp_hint')}</span>
+          <div style={{ display: 'grid', gridTemplateColumns: 'minmax(0, 2fr) minmax(0, 1fr) minmax(0, 1fr)', gap: 'var(--space-2)' }}>
+            <div class="field">
+              <label for={`host-${id}`}>{t('channels.smtp_host')}</label>
+              <input id={`host-${id}`} class="input" maxLength={253} value={draft.smtp_host ?? ''} onInput={(e) => set({ smtp_host: e.currentTarget.value })} />
+            </div>
+            <div class="field">
+              <label for={`port-${id}`}>{t('channels.smtp_port')}</label>
+              <input id={`port-${id}`} class="input" type="number" min={1} max={65535} value={draft.smtp_port} onInput={(e) => set({ smtp_port: Number(e.currentTarget.value) })} />
+            </div>
+            <div class="field">
+              <label for={`tls-${id}`}>{t('channels.tls')}</label>
+              <select id={`tls-${id}`} class="select" value={draft.tls} onChange={(e) => set({ tls: e.currentTarget.value as ChannelPatch['tls'] })}>
+                <option value="starttls">STARTTLS</option>
+                <option value="tls">TLS</option>
+                <option value="none">—</option>
+              </select>
+            </div>
+          </div>
+          <div class="field">
+            <label for={`user-${id}`}>{t('channels.smtp_username')}</label>
+            <input id={`user-${id}`} class="input" autoComplete="off" maxLength={500} value={draft.smtp_username ?? ''} onInput={(e) => set({ smtp_username: e.currentTarget.value })} />
+          </div>
+          <div class="field">
+            <label for={`pw-${id}`}>{t('channels.smtp_password')}</label>
+            <input id={`pw-${id}`} class="input" type="password" autoComplete="new-password" maxLength={2000} value={password} aria-describedby={`pw-hint-${id}`} onInput={(e) => setPassword(e.currentTarget.value)} />
+            {c.smtp?.password_set && (
+              <span class="hint" id={`pw-hint-${id}`}>
+                {t('channels.password_set')}{' '}
+                <button class="btn btn-ghost" type="button" onClick={() => void must(api.PATCH('/v1/channels/{channelId}', { params: { path: { channelId: id } }, body: { smtp_password: null } })).then(props.onChanged, fail)}>
+                  {t('channels.password_remove')}
+                </button>
+              </span>
+            )}
+          </div>
+        </fieldset>
+        <div class="row-actions">
+          <button class="btn btn-primary" type="submit">
+            {t('settings.save')}
+          </button>
+          {c.smtp?.host && (
+            <button class="btn" type="button" onClick={() => void must(api.POST('/v1/channels/{channelId}/smtp-test', { params: { path: { channelId: id } } })).then(setResult, fail)}>
+              {t('channels.test')}
+            </button>
+          )}
+        </div>
+        {result && (
+          <p role="status" class={result.ok ? 'pill-ok' : 'pill-bad'}>
+            {result.ok ? t('channels.test_ok', { message: result.message }) : t('channels.test_failed', { step: result.failed_step ?? '', message: result.message })}
+          </p>
+        )}
+      </form>
+    </ChannelShell>
+  );
+}
+
+function ChatChannel(props: { channel: Channel; onChanged: () => void }) {
+  const c = props.channel;
+  const [origins, setOrigins] = useState((c.origins ?? []).join('\n'));
+  const [greeting, setGreeting] = useState(c.greeting ?? '');
+  const [anonymous, setAnonymous] = useState(!!c.allow_anonymous);
+  const [askEmail, setAskEmail] = useState(!!c.ask_email_offline);
+  const snippet = `<script src="${location.origin}/widget.js" data-key="${c.public_key}" async></script>`;
+  return (
+    <ChannelShell channel={c} onChanged={props.onChanged}>
+      <p class="hint">{t('channels.embed')}</p>
+      <CopyField label={t('channels.embed')} value={snippet} />
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            const list = origins.split(/\s+/).map((o) => o.trim()).filter(Boolean);
+            await must(api.PATCH('/v1/channels/{channelId}', { params: { path: { channelId: c.id } }, body: { origins: list, greeting: greeting.trim() || null, allow_anonymous: anonymous, ask_email_offline: askEmail } }));
+            toast(t('settings.saved'));
+            props.onChanged();
+          } catch (err) {
+            fail(err);
+          }
+        }}
+      >
+        <div class="field">
+          <label for={`origins-${c.id}`}>{t('channels.origins')}</label>
+          <textarea id={`origins-${c.id}`} class="textarea mono" rows={3} value={origins} onInput={(e) => setOrigins(e.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for={`greeting-${c.id}`}>{t('channels.greeting')}</label>
+          <textarea id={`greeting-${c.id}`} class="textarea" rows={2} maxLength={2000} value={greeting} onInput={(e) => setGreeting(e.currentTarget.value)} />
+        </div>
+        <label class="field" style={{ flexDirection: 'row', gap: 'var(--space-2)', fontWeight: 400 }}>
+          <input type="checkbox" checked={anonymous} onChange={() => setAnonymous(!anonymous)} />
+          {t('channels.allow_anonymous')}
+        </label>
+        <label class="field" style={{ flexDirection: 'row', gap: 'var(--space-2)', fontWeight: 400 }}>
+          <input type="checkbox" checked={askEmail} onChange={() => setAskEmail(!askEmail)} />
+          {t('channels.ask_email')}
+        </label>
+        <button class="btn btn-primary" type="submit">
+          {t('settings.save')}
+        </button>
+      </form>
+    </ChannelShell>
+  );
+}
+
+function NewChannel(props: { inboxId: string; onCreated: () => void }) {
+  const [kind, setKind] = useState<'email' | 'chat'>('email');
+  const [name, setName] = useState('');
+  const [address, setAddress] = useState('');
+  const [origin, setOrigin] = useState('');
+  return (
+    <form
+      class="card"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        try {
+          const body = kind === 'email' ? { kind, inbox_id: props.inboxId, name, address } : { kind, inbox_id: props.inboxId, name, origins: origin.split(/\s+/).filter(Boolean) };
+          await must(api.POST('/v1/channels', { body }));
+          setName('');
+          setAddress('');
+          setOrigin('');
+          props.onCreated();
+        } catch (err) {
+          fail(err);
+        }
+      }}
+    >
+      <div class="composer-tabs" role="group" aria-label={t('channels.title')}>
+        <button class="chip" type="button" aria-pressed={kind === 'email'} onClick={() => setKind('email')}>
+          {t('channels.new_email')}
+        </button>
+        <button class="chip" type="button" aria-pressed={kind === 'chat'} onClick={() => setKind('chat')}>
+          {t('channels.new_chat')}
+        </button>
+      </div>
+      <div class="field">
+        <label for="ch-name">{t('channels.name')}</label>
+        <input id="ch-name" class="input" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </div>
+      {kind === 'email' ? (
+        <div class="field">
+          <label for="ch-address">{t('channels.address')}</label>
+          <input id="ch-address" class="input" type="email" required value={address} onInput={(e) => setAddress(e.currentTarget.value)} />
+        </div>
+      ) : (
+        <div class="field">
+          <label for="ch-origin">{t('channels.origins')}</label>
+          <textarea id="ch-origin" class="textarea mono" rows={2} required placeholder="https://www.example.com" value={origin} onInput={(e) => setOrigin(e.currentTarget.value)} />
+        </div>
+      )}
+      <button class="btn btn-primary" type="submit">
+        {t('settings.create')}
+      </button>
+    </form>
+  );
+}
+
+function CopyField(props: { label: string; value: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div style={{ display: 'flex', gap: 'var(--space-2)', margin: 'var(--space-1) 0 var(--space-2)' }}>
+      <input class="input mono" readOnly value={props.value} aria-label={props.label} onFocus={(e) => e.currentTarget.select()} />
+      <button
+        class="btn"
+        type="button"
+        onClick={() => {
+          void navigator.clipboard?.writeText(props.value);
+          setCopied(true);
+        }}
+      >
+        {copied ? t('secret.copied') : t('secret.copy')}
+      </button>
+    </div>
+  );
+}
