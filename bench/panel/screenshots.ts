@@ -46,6 +46,8 @@ try {
         const tag = `${locale}-${colorScheme}-${w}`;
         await shot(page, `${s.url}/conversations`, `${tag}-list.png`);
         await shot(page, `${s.url}/conversations/${first}`, `${tag}-conversation.png`);
+        await shot(page, `${s.url}/settings/inboxes/${seed.inboxId}`, `${tag}-settings-inbox.png`);
+        await shot(page, `${s.url}/settings/api-keys`, `${tag}-settings-keys.png`);
         await context.close();
         const anon = await browser.newContext({ viewport: { width: w, height: h }, colorScheme, locale });
         await shot(await anon.newPage(), `${s.url}/sign-in`, `${tag}-sign-in.png`);
