@@ -127,7 +127,7 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
     }
     await transport.sendMail({
       from: { name: sent.from!.name ?? '', address: sent.from!.address },
-      to: sent.to[0].address,
+      to: sent.to[0].name ? { name: sent.to[0].name, address: sent.to[0].address } : sent.to[0].address,
       subject: sent.subject!,
       text: message.body,
       html: message.html ?? undefined,

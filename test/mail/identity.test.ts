@@ -63,7 +63,7 @@ describe('message identity and storing the same mail once', () => {
     assert.match(reply.body.email.message_id, /^m_.+@example\.com$/);
     assert.deepEqual(reply.body.email.in_reply_to, ['login-1@customer.example']);
     assert.deepEqual(reply.body.email.references, ['login-1@customer.example']);
-    assert.deepEqual(reply.body.email.to, [{ name: null, address: 'carol@customer.example' }]);
+    assert.deepEqual(reply.body.email.to, [{ name: 'Carol', address: 'carol@customer.example' }], 'addressed by the contact’s name');
     assert.equal(reply.body.email.from.address, address);
     assert.equal(reply.body.email.subject, 'Re: Login');
 
