@@ -243,6 +243,7 @@ export async function deletePerson(ctx: Pick<Ctx, 'db' | 'dialect' | 'log' | 'hu
     await trx.updateTable('messages').set({ author_person_id: null }).where('author_person_id', '=', personId).execute();
     await trx.updateTable('conversations').set({ assignee_id: null }).where('assignee_id', '=', personId).execute();
     await trx.deleteFrom('sign_in_codes').where('email', '=', person.email).execute();
+    await trx.deleteFrom('sign_in_links').where('person_id', '=', personId).execute();
     await trx.deleteFrom('people').where('id', '=', personId).execute();
     return result;
   });

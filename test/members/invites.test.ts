@@ -197,3 +197,40 @@ describe('invites when the server cannot send mail', () => {
     });
   }
 });
+
+describe('invites and sign-in links are not kept forever', () => {
+  test('ended invites go 30 days after they ended, links a day after they were made; a deleted workspace’s invites go with it', async () => {
+    const { runRetention } = await import('../../src/lifecycle/retention.js');
+    const { createSignInLink } = await import('../../src/people/sign-in-links.js');
+    const clock = new ManualClock('2026-09-01T08:00:00Z');
+    const s = await startTestServer({ clock });
+    try {
+      const seed = await seedWorkspace(s.app);
+      const make = async (email: string) => (await s.request('POST', '/v1/invites', { token: seed.ownerToken, body: { email, role: 'agent' } })).body;
+      const accepted = await make('accepted@example.com');
+      assert.equal((await s.request('POST', '/v1/invites/accept', { body: { token: tokenOf(accepted.url) } })).status, 200);
+      const revoked = await make('revoked@example.com');
+      await s.request('DELETE', `/v1/invites/${revoked.id}`, { token: seed.ownerToken });
+      const expiring = await make('expiring@example.com');
+      const link = await createSignInLink(s.app, seed.ownerId);
+      clock.advance(7 * DAY);
+      const pending = await make('pending@example.com');
+      const ids = async () => (await s.app.db.selectFrom('invites').select('id').orderBy('id').execute()).map((r) => r.id);
+      await runRetention(s.app);
+      assert.deepEqual(await ids(), [accepted.id, revoked.id, expiring.id, pending.id].sort());
+      assert.equal((await s.app.db.selectFrom('sign_in_links').select('id').execute()).length, 0, `link ${link.expiresAt} went after a day`);
+      clock.advance(30 * DAY + 1000);
+      await runRetention(s.app);
+      assert.deepEqual(await ids(), [pending.id], 'the pending one expired 23 days ago and stays a week more');
+
+      const other = await seedWorkspace(s.app);
+      await s.request('POST', '/v1/invites', { token: other.ownerToken, body: { email: 'gone@example.com', role: 'agent' } });
+      const workspace = await s.request('GET', '/v1/workspace', { token: other.ownerToken });
+      assert.equal((await s.request('DELETE', '/v1/workspace', { token: other.ownerToken, body: { name: workspace.body.name } })).status, 202);
+      await s.app.jobs.drain();
+      assert.equal((await s.app.db.selectFrom('invites').select('id').where('workspace_id', '=', other.workspaceId).execute()).length, 0);
+    } finally {
+      await s.stop();
+    }
+  });
+});
