@@ -2,9 +2,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
-import { clearSessionCookie, requirePerson, requireSameOrigin, setSessionCookie } from '../http/auth.js';
+import { clearSessionCookie, requirePerson, requireSameOrigin } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
-import { formatPerson, membershipsOf } from './service.js';
+import { answerNewSession, NewSession } from './routes.js';
 import { endSessions, listSessions } from './sessions.js';
 import { redeemSignInLink } from './sign-in-links.js';
 
@@ -57,23 +57,11 @@ export function registerSessionRoutes(app: ApiApp, ctx: Ctx) {
       description:
         'The operator makes links with `svc person sign-in-link --email …` (and `svc bootstrap` prints one for the first owner): <SVC_PUBLIC_URL>/sign-in/link#<token>, valid 15 minutes, single use. The panel posts the token here; there is no GET that signs in.',
       request: { body: jsonBody(z.object({ token: z.string().min(1).max(200) }).strict()) },
-      responses: {
-        200: jsonAnswer(
-          z.object({
-            token: z.string(),
-            expires_at: z.string(),
-            person: z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), locale: z.string(), created_at: z.string() }),
-            memberships: z.array(z.object({ workspace_id: z.string(), workspace_name: z.string(), role: z.enum(['owner', 'admin', 'agent']) })),
-          }),
-          'a session: the token works as a Bearer credential and is also set as a cookie',
-        ),
-      },
+      responses: { 200: jsonAnswer(NewSession, 'a session: the token works as a Bearer credential and is also set as a cookie') },
     }),
     async (c) => {
       requireSameOrigin(c, ctx);
-      const { token, expiresAt, person } = await redeemSignInLink(ctx, c.req.valid('json').token, { userAgent: c.req.header('user-agent') });
-      setSessionCookie(c, ctx, token, expiresAt);
-      return c.json({ token, expires_at: expiresAt, person: formatPerson(person), memberships: await membershipsOf(ctx, person.id) }, 200);
+      return answerNewSession(c, ctx, await redeemSignInLink(ctx, c.req.valid('json').token, { userAgent: c.req.header('user-agent') }));
     },
   );
 
