@@ -10,7 +10,12 @@ import { deletePerson, findPersonByEmail, formatPerson, membershipsOf, normalize
 
 const Email = z.string().min(3).max(254).openapi({ example: 'ada@example.com' });
 const Person = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), locale: z.string(), created_at: z.string() });
-const Membership = z.object({ workspace_id: z.string(), workspace_name: z.string(), role: z.enum(['owner', 'admin', 'agent']) });
+const Membership = z.object({
+  workspace_id: z.string(),
+  workspace_name: z.string(),
+  role: z.enum(['owner', 'admin', 'agent']),
+  member_id: z.string().openapi({ description: 'the id for /v1/members/{memberId} (DELETE it to leave the workspace)' }),
+});
 export const NewSession = z.object({ token: z.string(), expires_at: z.string(), person: Person, memberships: z.array(Membership) });
 
 /** Sets the session cookie and answers with the token, the person and their workspaces (every way of signing in). */

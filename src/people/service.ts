@@ -48,11 +48,11 @@ export async function membershipsOf(ctx: Pick<Ctx, 'db'>, personId: string) {
   return ctx.db
     .selectFrom('memberships')
     .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
-    .select(['memberships.workspace_id', 'memberships.role', 'workspaces.name as workspace_name'])
+    .select(['memberships.workspace_id', 'memberships.role', 'workspaces.name as workspace_name', 'memberships.id as member_id'])
     .where('memberships.person_id', '=', personId)
     .where('workspaces.deleted_at', 'is', null)
     .orderBy('workspaces.id')
-    .execute() as Promise<{ workspace_id: string; role: Role; workspace_name: string }[]>;
+    .execute() as Promise<{ workspace_id: string; role: Role; workspace_name: string; member_id: string }[]>;
 }
 
 /** Sign-in codes need the server's own mail account; without one the operator hands out links. */

@@ -51,7 +51,8 @@ describe('the first sign-in on a fresh install (no mail account)', () => {
     const signedIn = await call(server.url, 'POST', '/v1/auth/link', { body: { token: tokenOf(link) } });
     assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
     assert.equal(signedIn.body.person.email, 'first@example.com');
-    assert.deepEqual(signedIn.body.memberships, [{ workspace_id: workspaceId, workspace_name: 'Fresh', role: 'owner' }]);
+    assert.deepEqual(signedIn.body.memberships, [{ workspace_id: workspaceId, workspace_name: 'Fresh', role: 'owner', member_id: signedIn.body.memberships[0].member_id }]);
+    assert.match(signedIn.body.memberships[0].member_id, /^mem_/);
     assert.match(signedIn.headers.get('set-cookie')!, /svc_session=svc_ses_.*HttpOnly/);
     const ws = await call(server.url, 'GET', '/v1/workspace', { token: signedIn.body.token });
     assert.equal(ws.body.id, workspaceId);
