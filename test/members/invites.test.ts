@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createInbox } from '../../src/inboxes/service.js';
+import { acceptInvite } from '../../src/members/invites.js';
 import { DAY, ManualClock } from '../../src/platform/clock.js';
 import { findOrCreatePerson, createSession } from '../../src/people/service.js';
 import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
@@ -79,6 +80,17 @@ describe('invites', () => {
     assert.equal(again.status, 410);
     assert.equal(again.body.error.code, 'invite_used');
     assert.ok(!(await s.request('GET', '/v1/invites', { token: seed.ownerToken })).body.data.some((i: { id: string }) => i.id === r.body.id));
+  });
+
+  test('two people accepting one invite at once: one gets in', async () => {
+    const { r } = await invite({ email: 'race@example.com', role: 'agent' });
+    const token = tokenOf(r.body.url);
+    // Below HTTP, so that the transactions really run at once.
+    const results = await Promise.allSettled([1, 2, 3].map(() => acceptInvite(s.app, { token })));
+    assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected', 'rejected']);
+    for (const r of results) if (r.status === 'rejected') assert.equal(r.reason.code, 'invite_used', String(r.reason));
+    const rows = await s.app.db.selectFrom('memberships').innerJoin('people', 'people.id', 'memberships.person_id').select('memberships.id').where('people.email', '=', 'race@example.com').execute();
+    assert.equal(rows.length, 1);
   });
 
   test('invites work while sign-up is closed, and that stays as it is for everyone else', async () => {

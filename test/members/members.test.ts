@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WebSocket } from 'ws';
+import { memberAccess } from '../../src/auth/access.js';
 import { createInbox } from '../../src/inboxes/service.js';
+import { updateMember } from '../../src/members/service.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { eventsAfter, lastEventSeq } from '../helpers/mail.js';
@@ -218,6 +220,24 @@ describe('members and roles', () => {
     assert.equal((await s.request('DELETE', `/v1/members/${otherId}`, { token: admin.token })).status, 200);
     const names = (await s.request('GET', '/v1/members', { token: seed.ownerToken })).body.data.map((m: { person_id: string }) => m.person_id);
     assert.deepEqual(names, [seed.ownerId, admin.personId]);
+  });
+
+  test('two owners demoting each other at the same moment leave one owner', async () => {
+    const seed = await seedWorkspace(s.app);
+    const second = await addPerson(s.app, seed.workspaceId, 'owner');
+    const firstId = await memberId(seed, seed.ownerId);
+    const secondId = await memberId(seed, second.personId);
+    // Below HTTP, so that both transactions really run at once.
+    const asOwner = (personId: string) => memberAccess(seed.workspaceId, personId, 'owner', 'ses_x');
+    const results = await Promise.allSettled([
+      updateMember(s.app, asOwner(seed.ownerId), secondId, { role: 'agent' }),
+      updateMember(s.app, asOwner(second.personId), firstId, { role: 'agent' }),
+    ]);
+    assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
+    const refusal = (results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason;
+    assert.equal(refusal.code, 'last_owner');
+    const owners = await s.app.db.selectFrom('memberships').select('id').where('workspace_id', '=', seed.workspaceId).where('role', '=', 'owner').execute();
+    assert.equal(owners.length, 1);
   });
 
   test('a role change closes the member’s sockets so they reconnect with the new access', async () => {
