@@ -77,7 +77,7 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
       description: 'The last owner cannot be demoted (409 last_owner). Becoming an owner or admin clears an inbox limit. The member’s open realtime sockets close so that they reconnect with the new access.',
       security: bearer,
       request: { params: memberParam, body: jsonBody(z.object({ role: RoleSchema.optional(), inbox_ids: InboxLimit.optional() }).strict()) },
-      responses: { 200: jsonAnswer(MemberSchema, 'the member as it is now') },
+      responses: { 200: jsonAnswer(MemberSchema, 'the member as it is now'), 409: { description: 'last_owner' } },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
@@ -96,7 +96,7 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
         'Owners and admins remove members; only an owner removes an owner; anyone may remove themselves. The last owner can be neither removed nor leave (409 last_owner). The person’s sessions lose the workspace at once, their realtime sockets close, and their conversations that are not closed become unassigned (one conversation.updated each).',
       security: bearer,
       request: { params: memberParam },
-      responses: { 200: jsonAnswer(z.object({ member_id: z.string(), unassigned_conversations: z.number().int() }), 'removed') },
+      responses: { 200: jsonAnswer(z.object({ member_id: z.string(), unassigned_conversations: z.number().int() }), 'removed'), 409: { description: 'last_owner' } },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
@@ -114,7 +114,7 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
         'Makes a one-time link valid 7 days and mails it from the server’s own account. The answer carries the link (this once; it is stored hashed), with mail_sent false when the mail could not go, so it can be passed on by hand. The link is <SVC_PUBLIC_URL>/invite#<token>; the panel posts the token to POST /v1/invites/accept.',
       security: bearer,
       request: { body: jsonBody(z.object({ email: z.string().min(3).max(254), role: RoleSchema, inbox_ids: InboxLimit.optional() }).strict()) },
-      responses: { 201: jsonAnswer(InviteWithLink, 'the invite with its link') },
+      responses: { 201: jsonAnswer(InviteWithLink, 'the invite with its link'), 409: { description: 'already_member, or invite_pending (resend or revoke that one)' } },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
@@ -164,7 +164,7 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
       summary: 'Mail an invite again with a new link, valid 7 more days (the previous link stops working)',
       security: bearer,
       request: { params: inviteParam },
-      responses: { 200: jsonAnswer(InviteWithLink, 'the invite with its new link') },
+      responses: { 200: jsonAnswer(InviteWithLink, 'the invite with its new link'), 409: { description: 'invite_accepted' }, 410: { description: 'invite_revoked' } },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
@@ -196,6 +196,9 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
           }),
           'joined',
         ),
+        401: { description: 'sign_in_required: the address has an account; sign in as that person, then accept again' },
+        409: { description: 'already_member, or invite_for_someone_else: signed in as another person' },
+        410: { description: 'invite_used, invite_expired or invite_revoked' },
       },
     }),
     async (c) => {
