@@ -88,7 +88,8 @@ describe('invites', () => {
     // Below HTTP, so that the transactions really run at once.
     const results = await Promise.allSettled([1, 2, 3].map(() => acceptInvite(s.app, { token })));
     assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected', 'rejected']);
-    for (const r of results) if (r.status === 'rejected') assert.equal(r.reason.code, 'invite_used', String(r.reason));
+    // A late one may already see the new account (then it needs a sign-in); either way it is refused.
+    for (const r of results) if (r.status === 'rejected') assert.ok(['invite_used', 'sign_in_required'].includes(r.reason.code), String(r.reason));
     const rows = await s.app.db.selectFrom('memberships').innerJoin('people', 'people.id', 'memberships.person_id').select('memberships.id').where('people.email', '=', 'race@example.com').execute();
     assert.equal(rows.length, 1);
   });
