@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { authorize, requireInbox } from '../auth/access.js';
+import { authorize, requireInbox, requireManager } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
