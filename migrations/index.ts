@@ -9,6 +9,7 @@ import * as m0006 from './0006_mailbox_migration.js';
 import * as m0007 from './0007_widget.js';
 import * as m0008 from './0008_mailbox_migration_sync.js';
 import * as m0009 from './0009_mailer_tenants.js';
+import * as m0012 from './0012_team.js';
 import * as m0013 from './0013_passkeys.js';
 import * as m0014 from './0014_inbox_deletion.js';
 import * as m0015 from './0015_panel.js';
@@ -25,6 +26,7 @@ export const migrations: Record<string, Migration> = {
   '0007_widget': m0007,
   '0008_mailbox_migration_sync': m0008,
   '0009_mailer_tenants': m0009,
+  '0012_team': m0012,
   '0013_passkeys': m0013,
   '0014_inbox_deletion': m0014,
   '0015_panel': m0015,

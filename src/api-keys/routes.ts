@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { requireRole, SCOPES } from '../auth/access.js';
+import { authorize, SCOPES } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
@@ -32,7 +32,7 @@ export function registerApiKeyRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
-      requireRole(access, ['owner', 'admin'], 'managing API keys');
+      authorize(access, 'api_keys:manage');
       return c.json({ data: (await listApiKeys(ctx, access.workspaceId)).map(formatApiKey) }, 200);
     },
   );
@@ -60,7 +60,7 @@ export function registerApiKeyRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
-      requireRole(access, ['owner', 'admin'], 'managing API keys');
+      authorize(access, 'api_keys:manage');
       const body = c.req.valid('json');
       const { key, secret } = await createApiKey(ctx, {
         workspaceId: access.workspaceId,
@@ -85,7 +85,7 @@ export function registerApiKeyRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
-      requireRole(access, ['owner', 'admin'], 'managing API keys');
+      authorize(access, 'api_keys:manage');
       return c.json(formatApiKey(await revokeApiKey(ctx, c.req.valid('param').keyId, access.workspaceId)), 200);
     },
   );

@@ -1,4 +1,6 @@
-// Who may do what. Every route asks these helpers; nothing else decides about scopes or inboxes.
+// Who may do what: the permission matrix. Every route names the permission it needs (`authorize`)
+// or the key scope (`requireScope`); nothing else decides about roles, scopes or inboxes.
+// README.md ("Members, roles and invites") shows the same matrix to users.
 import type { Role } from '../db/schema.js';
 import { forbidden, notFound } from '../platform/errors.js';
 
@@ -14,11 +16,55 @@ export const SCOPES = [
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
+export const ROLES: readonly Role[] = ['owner', 'admin', 'agent'];
+
+interface Rule {
+  /** Member roles allowed. */
+  roles: readonly Role[];
+  /** The scope an API key needs; null: keys may never do it. */
+  scope: Scope | null;
+  /** Refused to keys limited to some inboxes (the action reaches the whole workspace). */
+  wholeWorkspace?: boolean;
+  /** How a refusal names the action. */
+  what: string;
+}
+
+const EVERYONE: readonly Role[] = ROLES;
+const MANAGERS: readonly Role[] = ['owner', 'admin'];
+const OWNERS: readonly Role[] = ['owner'];
+
+/**
+ * The matrix. Agents read and answer conversations, assign, label and manage contacts; managing
+ * members, invites, API keys, webhooks, inboxes and channels, broadcasts and migrations is for
+ * owners and admins; workspace settings, deletion and broadcast approval requests for owners.
+ */
+export const PERMISSIONS = {
+  'conversations:read': { roles: EVERYONE, scope: 'conversations:read', what: 'reading conversations' },
+  'conversations:write': { roles: EVERYONE, scope: 'conversations:write', what: 'answering and changing conversations' },
+  'contacts:read': { roles: EVERYONE, scope: 'contacts:read', what: 'reading contacts' },
+  'contacts:write': { roles: EVERYONE, scope: 'contacts:write', what: 'changing contacts' },
+  /** The member list (to assign conversations and write for a member). */
+  'members:read': { roles: EVERYONE, scope: 'conversations:read', what: 'listing members' },
+  'members:manage': { roles: MANAGERS, scope: null, what: 'managing members and invites' },
+  'api_keys:manage': { roles: MANAGERS, scope: null, what: 'managing API keys' },
+  'webhooks:manage': { roles: MANAGERS, scope: 'webhooks:manage', what: 'managing webhooks' },
+  'inboxes:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing inboxes and channels' },
+  'broadcasts:manage': { roles: MANAGERS, scope: 'broadcasts:manage', what: 'managing broadcasts' },
+  'broadcasts:request_approval': { roles: OWNERS, scope: null, what: 'asking for broadcast approval' },
+  'migrations:manage': { roles: MANAGERS, scope: 'migrations:manage', wholeWorkspace: true, what: 'moving a mailbox' },
+  'workspace:manage': { roles: OWNERS, scope: 'workspace:manage', what: 'changing workspace settings' },
+  'workspace:delete': { roles: OWNERS, scope: null, what: 'deleting the workspace' },
+} as const satisfies Record<string, Rule>;
+export type Permission = keyof typeof PERMISSIONS;
+
+/**
+ * What a member's role grants where a route asks for a key scope (`requireScope`), consistent with
+ * the matrix: admins lack workspace:manage because for keys it also covers workspace settings
+ * (owners only); routes about inboxes and channels ask `authorize(access, 'inboxes:manage')`.
+ */
 const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
   owner: SCOPES,
-  // Admins manage everything but the workspace itself (retention, deletion are the owner's).
   admin: SCOPES.filter((s) => s !== 'workspace:manage'),
-  // Agents answer conversations; they never get webhooks, broadcasts, migrations or workspace settings.
   agent: ['conversations:read', 'conversations:write', 'contacts:read', 'contacts:write'],
 };
 
@@ -31,27 +77,43 @@ export interface Access {
   workspaceId: string;
   actor: Actor;
   scopes: ReadonlySet<Scope>;
-  /** null: every inbox of the workspace; otherwise only these. */
+  /** null: every inbox of the workspace; otherwise only these (a key's or an agent's limit). */
   inboxIds: readonly string[] | null;
 }
 
-export function memberAccess(workspaceId: string, personId: string, role: Role, sessionId: string): Access {
-  return { workspaceId, actor: { kind: 'member', personId, role, sessionId }, scopes: new Set(ROLE_SCOPES[role]), inboxIds: null };
+/** A member's access; an inbox limit applies to agents only (owners and admins manage every inbox). */
+export function memberAccess(workspaceId: string, personId: string, role: Role, sessionId: string, inboxIds: readonly string[] | null = null): Access {
+  return { workspaceId, actor: { kind: 'member', personId, role, sessionId }, scopes: new Set(ROLE_SCOPES[role]), inboxIds: role === 'agent' ? inboxIds : null };
 }
 
 export function keyAccess(workspaceId: string, keyId: string, scopes: Scope[], inboxIds: string[] | null): Access {
   return { workspaceId, actor: { kind: 'api_key', keyId }, scopes: new Set(scopes), inboxIds };
 }
 
+/** Whether the caller may do it (see PERMISSIONS). */
+export function isAllowed(access: Access, permission: Permission): boolean {
+  const rule: Rule = PERMISSIONS[permission];
+  if (access.actor.kind === 'member') return rule.roles.includes(access.actor.role);
+  if (rule.scope === null || !access.scopes.has(rule.scope)) return false;
+  return !(rule.wholeWorkspace && access.inboxIds !== null);
+}
+
+/** 403 unless the caller may do it, with a message that says who may. */
+export function authorize(access: Access, permission: Permission): void {
+  if (isAllowed(access, permission)) return;
+  const rule: Rule = PERMISSIONS[permission];
+  const roles = rule.roles.length === 1 ? `${rule.roles[0]}s` : `${rule.roles.slice(0, -1).join(', ')} and ${rule.roles.at(-1)}s`;
+  if (access.actor.kind === 'member') throw forbidden(`${rule.what} is allowed to ${roles} only`);
+  if (rule.scope === null) throw forbidden(`${rule.what} is allowed to ${roles} only, not to API keys`);
+  if (!access.scopes.has(rule.scope)) throw forbidden(`this credential lacks the scope ${rule.scope}`);
+  throw forbidden(`${rule.what} is not allowed to keys limited to some inboxes`);
+}
+
 export function requireScope(access: Access, scope: Scope): void {
   if (!access.scopes.has(scope)) throw forbidden(`this credential lacks the scope ${scope}`);
 }
 
-export function requireRole(access: Access, roles: Role[], what: string): void {
-  if (access.actor.kind !== 'member' || !roles.includes(access.actor.role)) throw forbidden(`${what} is allowed to ${roles.join(' and ')}s only`);
-}
-
-/** Owners/admins, or a key with the scope (and, when `wholeWorkspace`, no inbox limit). */
+/** Owners/admins, or a key with the scope (and, when `wholeWorkspace`, no inbox limit). Prefer `authorize` with a named permission. */
 export function requireManager(access: Access, scope: Scope, opts: { wholeWorkspace?: boolean } = {}): void {
   if (access.actor.kind === 'member') {
     if (access.actor.role !== 'owner' && access.actor.role !== 'admin') throw forbidden('allowed to owners and admins only');

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { requireRole, requireScope } from '../auth/access.js';
+import { authorize, requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess, requireIdentity } from '../http/auth.js';
@@ -335,7 +335,7 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
-      requireRole(access, ['owner'], 'asking for broadcast approval');
+      authorize(access, 'broadcasts:request_approval');
       const identity = await requireIdentity(c, ctx);
       if (identity.kind !== 'session') throw notFound('session');
       const workspace = await getWorkspace(ctx, access.workspaceId);

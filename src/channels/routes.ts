@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { requireInbox, requireManager, requireScope } from '../auth/access.js';
+import { authorize, requireInbox, requireManager } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
@@ -193,14 +193,14 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       method: 'post',
       path: '/v1/channels',
       tags: ['channels'],
-      summary: 'Create an e-mail or chat channel (owners, or keys with workspace:manage)',
+      summary: 'Create an e-mail or chat channel (owners and admins, or keys with workspace:manage)',
       security: bearer,
       request: { body: jsonBody(z.discriminatedUnion('kind', [NewEmail, NewChat])) },
       responses: { 201: jsonAnswer(ChannelSchema, 'the new channel') },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
-      requireScope(access, 'workspace:manage');
+      authorize(access, 'inboxes:manage');
       const b = c.req.valid('json');
       const inbox = await resolveInbox(ctx, access.workspaceId, b.inbox_id);
       requireInbox(access, inbox.id);

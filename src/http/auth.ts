@@ -1,36 +1,86 @@
 // Resolving credentials (API key or panel session) into who is calling and what they reach.
 import type { Context } from 'hono';
-import { getCookie } from 'hono/cookie';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { authenticateApiKey, KEY_PREFIX } from '../api-keys/service.js';
 import { memberAccess, type Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { Role } from '../db/schema.js';
+import { noteMemberSeen } from '../members/service.js';
 import { findSession, SESSION_TOKEN_PREFIX } from '../people/service.js';
-import { forbidden, invalid, unauthorized } from '../platform/errors.js';
+import { AppError, forbidden, invalid, unauthorized } from '../platform/errors.js';
 import type { AppEnv } from './app.js';
 
 export const SESSION_COOKIE = 'svc_session';
 export const WORKSPACE_HEADER = 'svc-workspace';
 
+/** The session cookie: HttpOnly, SameSite=Lax, Secure when SVC_PUBLIC_URL is https. */
+export function setSessionCookie(c: Context<AppEnv>, ctx: Ctx, token: string, expiresAt: string): void {
+  setCookie(c, SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'Lax',
+    secure: ctx.config.publicUrl.startsWith('https:'),
+    path: '/',
+    expires: new Date(expiresAt),
+  });
+}
+
+export function clearSessionCookie(c: Context<AppEnv>, ctx: Ctx): void {
+  deleteCookie(c, SESSION_COOKIE, { path: '/', secure: ctx.config.publicUrl.startsWith('https:') });
+}
+
 export type Identity =
   | { kind: 'session'; personId: string; email: string; sessionId: string }
   | { kind: 'api_key'; access: Access };
 
-function credential(c: Context<AppEnv>): string | undefined {
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Whether a browser sent this request from the server's own origin. The Origin header (or, without
+ * it, Sec-Fetch-Site) decides; a request with neither comes from a non-browser client and passes.
+ * The own origin is SVC_PUBLIC_URL's or the one the Host header names (a cross-site page cannot set Host).
+ */
+export function isSameOrigin(c: Context<AppEnv>, publicUrl: string): boolean {
+  const origin = c.req.header('origin');
+  if (origin === undefined) {
+    const site = c.req.header('sec-fetch-site');
+    return site === undefined || site === 'same-origin' || site === 'none';
+  }
+  if (origin === new URL(publicUrl).origin) return true;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    return false; // "null" (sandboxed frames, privacy redirects) and anything unparsable
+  }
+  return host === c.req.header('host');
+}
+
+/** 403 for a cross-site browser request that would act with the session cookie (CSRF). */
+export function requireSameOrigin(c: Context<AppEnv>, ctx: Ctx): void {
+  if (!isSameOrigin(c, ctx.config.publicUrl)) {
+    throw forbidden('cross-site request refused: requests that use the session cookie must come from the panel’s own origin (API clients send Authorization: Bearer instead)');
+  }
+}
+
+function credential(c: Context<AppEnv>, ctx: Ctx): string | undefined {
   const header = c.req.header('authorization');
   if (header) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!m) throw unauthorized('the Authorization header must be "Bearer <key or session token>"');
     return m[1];
   }
-  return getCookie(c, SESSION_COOKIE);
+  const cookie = getCookie(c, SESSION_COOKIE);
+  // The cookie rides along on cross-site requests a page makes; only the panel's own may use it to
+  // change anything or to open the realtime socket.
+  if (cookie && (!SAFE_METHODS.has(c.req.method) || c.req.header('upgrade')?.toLowerCase() === 'websocket')) requireSameOrigin(c, ctx);
+  return cookie;
 }
 
 /** Who is calling; 401 without valid credentials. */
 export async function requireIdentity(c: Context<AppEnv>, ctx: Ctx): Promise<Identity> {
   const cached = c.get('identity');
   if (cached) return cached;
-  const token = credential(c);
+  const token = credential(c, ctx);
   let identity: Identity | undefined;
   if (token?.startsWith(KEY_PREFIX)) {
     const access = await authenticateApiKey(ctx, token);
@@ -42,6 +92,17 @@ export async function requireIdentity(c: Context<AppEnv>, ctx: Ctx): Promise<Ide
   if (!identity) throw unauthorized(token ? 'the key or session is unknown, revoked or expired' : 'missing credentials: send Authorization: Bearer <API key>');
   c.set('identity', identity);
   return identity;
+}
+
+/** The signed-in person when the request carries a live session; undefined without (or with a stale) one. API keys: 403. */
+export async function optionalPerson(c: Context<AppEnv>, ctx: Ctx) {
+  if (!c.req.header('authorization') && !getCookie(c, SESSION_COOKIE)) return undefined;
+  try {
+    return await requirePerson(c, ctx);
+  } catch (error) {
+    if (error instanceof AppError && error.status === 401) return undefined;
+    throw error;
+  }
 }
 
 /** A signed-in person (panel session); API keys are refused for person-level routes. */
@@ -68,14 +129,16 @@ export async function requireAccess(c: Context<AppEnv>, ctx: Ctx): Promise<Acces
     let q = ctx.db
       .selectFrom('memberships')
       .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
-      .select(['memberships.workspace_id', 'memberships.role'])
+      .select(['memberships.id', 'memberships.workspace_id', 'memberships.role', 'memberships.inbox_ids', 'memberships.last_seen_at'])
       .where('memberships.person_id', '=', identity.personId)
       .where('workspaces.deleted_at', 'is', null);
     if (wanted) q = q.where('memberships.workspace_id', '=', wanted);
     const rows = await q.limit(2).execute();
     if (rows.length === 0) throw forbidden(wanted ? 'you are not a member of that workspace' : 'you are not a member of any workspace');
     if (rows.length > 1) throw invalid('you belong to several workspaces; name one in the Svc-Workspace header');
-    access = memberAccess(rows[0].workspace_id, identity.personId, rows[0].role as Role, identity.sessionId);
+    const m = rows[0];
+    access = memberAccess(m.workspace_id, identity.personId, m.role as Role, identity.sessionId, m.inbox_ids ? (JSON.parse(m.inbox_ids) as string[]) : null);
+    await noteMemberSeen(ctx, m.id, m.last_seen_at);
   }
   c.set('access', access);
   return access;

@@ -4,6 +4,8 @@ import type { ApiApp, BodyLimitRule } from './app.js';
 import { registerHealthRoutes } from '../health/routes.js';
 import { registerPeopleRoutes } from '../people/routes.js';
 import { registerPasskeyRoutes } from '../people/passkey-routes.js';
+import { registerSessionRoutes } from '../people/session-routes.js';
+import { registerMemberRoutes } from '../members/routes.js';
 import { registerWorkspaceRoutes } from '../workspaces/routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
 import { registerInboxRoutes } from '../inboxes/routes.js';
@@ -35,6 +37,8 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerHealthRoutes },
   { register: registerPeopleRoutes },
   { register: registerPasskeyRoutes },
+  { register: registerSessionRoutes },
+  { register: registerMemberRoutes },
   { register: registerWorkspaceRoutes },
   { register: registerApiKeyRoutes },
   { register: registerInboxRoutes },

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { requireInbox, requireManager, requireScope } from '../auth/access.js';
+import { authorize, requireInbox, requireManager } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
@@ -85,7 +85,7 @@ export function registerInboxRoutes(app: ApiApp, ctx: Ctx) {
       method: 'post',
       path: '/v1/inboxes',
       tags: ['inboxes'],
-      summary: 'Create an inbox (owners, or keys with workspace:manage)',
+      summary: 'Create an inbox (owners and admins, or keys with workspace:manage)',
       security: bearer,
       request: {
         body: jsonBody(
@@ -105,7 +105,7 @@ export function registerInboxRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
-      requireScope(access, 'workspace:manage');
+      authorize(access, 'inboxes:manage');
       const b = c.req.valid('json');
       const inbox = await createInbox(ctx, {
         workspaceId: access.workspaceId,
@@ -182,7 +182,7 @@ export function registerInboxRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
-      requireManager(access, 'workspace:manage');
+      authorize(access, 'inboxes:manage');
       const inbox = await resolveInbox(ctx, access.workspaceId, c.req.valid('param').inboxId);
       requireInbox(access, inbox.id);
       return c.json({ identity_secret: await rotateIdentitySecret(ctx, access.workspaceId, inbox.id) }, 200);

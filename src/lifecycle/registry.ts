@@ -12,8 +12,9 @@ import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { deleteOldTypingSignals } from '../typing/service.js';
-import { expiredSessionsRule, signInCodesRule } from '../people/retention.js';
 import { passkeyChallengesRule } from '../people/passkeys.js';
+import { expiredSessionsRule, signInCodesRule, signInLinksRule } from '../people/retention.js';
+import { endedInvitesRule, workspaceInvitesStep } from '../members/retention.js';
 import { deleteStaleConnections, deleteWorkspaceConnections } from '../realtime/connections.js';
 import { deleteWorkspaceWebhooks, pruneDeliveries } from '../webhooks/service.js';
 import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
@@ -71,6 +72,8 @@ export const retentionRules: RetentionRule[] = [
   expiredSessionsRule,
   signInCodesRule,
   passkeyChallengesRule,
+  signInLinksRule,
+  endedInvitesRule,
   ...broadcastRetentionRules,
   migrationAuditRule,
   migrationUploadsRule,
@@ -93,6 +96,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   migrationWorkspaceStep,
   workspaceConversationsStep,
   workspaceContactsStep,
+  workspaceInvitesStep,
   ...broadcastWorkspaceSteps,
   // Tenants at the provider go before the inboxes they belong to.
   ...mailerTenantWorkspaceSteps,

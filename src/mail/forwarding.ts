@@ -3,7 +3,7 @@
 // receiving at once (550 at RCPT, like any unknown address), so a leaked address can be cut off.
 // Without the setting, no address is shown or accepted (stored ones come back when it is set).
 import type { Access } from '../auth/access.js';
-import { requireManager } from '../auth/access.js';
+import { authorize } from '../auth/access.js';
 import { getChannel, newForwardingAddress, type ChannelRow } from '../channels/service.js';
 import type { Ctx } from '../context.js';
 import { iso } from '../platform/clock.js';
@@ -11,7 +11,7 @@ import { conflict, invalid } from '../platform/errors.js';
 
 export async function rotateForwardingAddress(ctx: Ctx, access: Access, channelId: string): Promise<ChannelRow> {
   // The spec lists this route among the migration endpoints, so the migration rule decides who may.
-  requireManager(access, 'migrations:manage', { wholeWorkspace: true });
+  authorize(access, 'migrations:manage');
   const channel = await getChannel(ctx, access.workspaceId, channelId);
   if (channel.kind !== 'email') throw invalid('only e-mail channels have forwarding addresses');
   const domain = ctx.config.forwardingDomain;

@@ -2,7 +2,7 @@
 // (owners, admins, and API keys with migrations:manage and no inbox limit).
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { requireManager } from '../auth/access.js';
+import { authorize } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { AppEnv } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
@@ -14,7 +14,7 @@ export const params = z.object({ migrationId: idParam('migrationId', 'mig_01hxyz
 export function migrationManager(ctx: Ctx) {
   return async (c: Context<AppEnv>) => {
     const access = await requireAccess(c, ctx);
-    requireManager(access, 'migrations:manage', { wholeWorkspace: true });
+    authorize(access, 'migrations:manage');
     return access;
   };
 }

@@ -2,6 +2,7 @@ import { defineCommand } from 'citty';
 import { dbCommand } from '../cli.js';
 import { notFound } from '../platform/errors.js';
 import { deletePerson, findPersonByEmail, membershipsOf, workspacesOnlyOwnedBy } from './service.js';
+import { createSignInLink, SIGN_IN_LINK_TTL_MS } from './sign-in-links.js';
 
 const deletePersonCommand = dbCommand({
   meta: { name: 'delete', description: 'Delete an account with its memberships, sessions, passkeys and push subscriptions; without --yes only says what it would delete' },
@@ -27,4 +28,19 @@ const deletePersonCommand = dbCommand({
   },
 });
 
-export const personCommand = defineCommand({ meta: { name: 'person', description: 'People (accounts)' }, subCommands: { delete: deletePersonCommand } });
+const signInLinkCommand = dbCommand({
+  meta: { name: 'sign-in-link', description: 'Print a one-time sign-in link for a person (15 minutes, single use); the way in without a mail account' },
+  args: { email: { type: 'string', required: true, description: 'the person’s e-mail address' } },
+  async run({ app, args, io }) {
+    const person = await findPersonByEmail(app, args.email);
+    if (!person) throw notFound(`account ${JSON.stringify(args.email.trim().toLowerCase())}`);
+    const link = await createSignInLink(app, person.id);
+    io.say(`a sign-in link for ${person.email} (${person.id}); it works once, for ${SIGN_IN_LINK_TTL_MS / 60_000} minutes (until ${link.expiresAt}):`);
+    io.out(link.url);
+  },
+});
+
+export const personCommand = defineCommand({
+  meta: { name: 'person', description: 'People (accounts)' },
+  subCommands: { delete: deletePersonCommand, 'sign-in-link': signInLinkCommand },
+});

@@ -27,3 +27,15 @@ export const signInCodesRule: RetentionRule = {
     return Number(r.numDeletedRows);
   },
 };
+
+/** Sign-in links a day after they were made (they work for 15 minutes). */
+export const signInLinksRule: RetentionRule = {
+  name: 'sign_in_links',
+  async deleteBatch(ctx, now, batch) {
+    const r = await ctx.db
+      .deleteFrom('sign_in_links')
+      .where('id', 'in', (eb) => eb.selectFrom('sign_in_links as l').select('l.id').where('l.created_at', '<', iso(now.getTime() - DAY)).limit(batch))
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
+  },
+};

@@ -1,28 +1,27 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { setCookie, deleteCookie } from 'hono/cookie';
 import type { Ctx } from '../context.js';
 import type { Context } from 'hono';
 import type { ApiApp, AppEnv } from '../http/app.js';
-import { requirePerson, SESSION_COOKIE } from '../http/auth.js';
+import { clearSessionCookie, requirePerson, requireSameOrigin, setSessionCookie } from '../http/auth.js';
 import { bearer, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
 import { invalid } from '../platform/errors.js';
-import { deletePerson, endSession, findPersonByEmail, formatPerson, membershipsOf, normalizeEmail, requestSignInCode, verifySignInCode, type PersonRow } from './service.js';
+import { endSessions } from './sessions.js';
+import { deletePerson, findPersonByEmail, formatPerson, membershipsOf, normalizeEmail, requestSignInCode, verifySignInCode, type PersonRow } from './service.js';
 
 const Email = z.string().min(3).max(254).openapi({ example: 'ada@example.com' });
 const Person = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), locale: z.string(), created_at: z.string() });
-const Membership = z.object({ workspace_id: z.string(), workspace_name: z.string(), role: z.enum(['owner', 'admin', 'agent']) });
+const Membership = z.object({
+  workspace_id: z.string(),
+  workspace_name: z.string(),
+  role: z.enum(['owner', 'admin', 'agent']),
+  member_id: z.string().openapi({ description: 'the id for /v1/members/{memberId} (DELETE it to leave the workspace)' }),
+});
 export const NewSession = z.object({ token: z.string(), expires_at: z.string(), person: Person, memberships: z.array(Membership) });
 
 /** Sets the session cookie and answers with the token, the person and their workspaces (every way of signing in). */
 export async function answerNewSession(c: Context<AppEnv>, ctx: Ctx, session: { token: string; expiresAt: string; person: PersonRow }) {
   const { token, expiresAt, person } = session;
-  setCookie(c, SESSION_COOKIE, token, {
-    httpOnly: true,
-    sameSite: 'Lax',
-    secure: ctx.config.publicUrl.startsWith('https:'),
-    path: '/',
-    expires: new Date(expiresAt),
-  });
+  setSessionCookie(c, ctx, token, expiresAt);
   return c.json({ token, expires_at: expiresAt, person: formatPerson(person), memberships: await membershipsOf(ctx, person.id) }, 200);
 }
 
@@ -33,9 +32,14 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/auth/code',
       tags: ['sign-in'],
       summary: 'Mail a one-time sign-in code',
-      description: 'The answer is the same whether or not the address has an account.',
+      description:
+        'The answer is the same whether or not the address has an account. A server without a mail account (SVC_SMTP_HOST unset) cannot mail codes and answers 409 mail_not_configured: ask the operator for a sign-in link (svc person sign-in-link).',
       request: { body: jsonBody(z.object({ email: Email })) },
-      responses: { 202: jsonAnswer(z.object({ status: z.literal('sent') }), 'a code was mailed if the address may sign in'), 429: { description: 'rate_limited: too many codes for this address' } },
+      responses: {
+        202: jsonAnswer(z.object({ status: z.literal('sent') }), 'a code was mailed if the address may sign in'),
+        409: { description: 'mail_not_configured: this server has no mail account to send codes from; ask the operator for a sign-in link' },
+        429: { description: 'rate_limited: too many codes for this address' },
+      },
     }),
     async (c) => {
       await requestSignInCode(ctx, c.req.valid('json').email);
@@ -53,8 +57,9 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
       responses: { 200: jsonAnswer(NewSession, 'a session: the token works as a Bearer credential and is also set as a cookie') },
     }),
     async (c) => {
+      requireSameOrigin(c, ctx);
       const { email, code } = c.req.valid('json');
-      return answerNewSession(c, ctx, await verifySignInCode(ctx, email, code));
+      return answerNewSession(c, ctx, await verifySignInCode(ctx, email, code, { userAgent: c.req.header('user-agent') }));
     },
   );
 
@@ -62,8 +67,8 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
     createRoute({ method: 'post', path: '/v1/auth/signout', tags: ['sign-in'], summary: 'End this session', security: bearer, responses: { 204: noContent('signed out') } }),
     async (c) => {
       const person = await requirePerson(c, ctx);
-      await endSession(ctx, person.sessionId);
-      deleteCookie(c, SESSION_COOKIE, { path: '/' });
+      await endSessions(ctx, person.personId, [person.sessionId]);
+      clearSessionCookie(c, ctx);
       return c.body(null, 204);
     },
   );
@@ -111,7 +116,7 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
       }
       if (given !== identity.email) throw invalid('email must be your own address');
       const result = await deletePerson(ctx, identity.personId);
-      deleteCookie(c, SESSION_COOKIE, { path: '/' });
+      clearSessionCookie(c, ctx);
       return c.json({ deleted: true as const, ...result }, 200);
     },
   );

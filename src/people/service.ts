@@ -27,6 +27,10 @@ export async function findPersonByEmail(ctx: Pick<Ctx, 'db'>, email: string): Pr
   return ctx.db.selectFrom('people').selectAll().where('email', '=', normalizeEmail(email)).executeTakeFirst();
 }
 
+export async function findPersonById(ctx: Pick<Ctx, 'db'>, id: string): Promise<PersonRow | undefined> {
+  return ctx.db.selectFrom('people').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 export async function findOrCreatePerson(
   ctx: Pick<Ctx, 'db' | 'clock'>,
   input: { email: string; name?: string; locale?: string },
@@ -44,12 +48,19 @@ export async function membershipsOf(ctx: Pick<Ctx, 'db'>, personId: string) {
   return ctx.db
     .selectFrom('memberships')
     .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
-    .select(['memberships.workspace_id', 'memberships.role', 'workspaces.name as workspace_name'])
+    .select(['memberships.workspace_id', 'memberships.role', 'workspaces.name as workspace_name', 'memberships.id as member_id'])
     .where('memberships.person_id', '=', personId)
     .where('workspaces.deleted_at', 'is', null)
     .orderBy('workspaces.id')
-    .execute() as Promise<{ workspace_id: string; role: Role; workspace_name: string }[]>;
+    .execute() as Promise<{ workspace_id: string; role: Role; workspace_name: string; member_id: string }[]>;
 }
+
+/** Sign-in codes need the server's own mail account; without one the operator hands out links. */
+export const mailNotConfigured = () =>
+  conflict(
+    'this server has no mail account (SVC_SMTP_HOST is not set), so sign-in codes cannot be mailed; ask the operator for a sign-in link (svc person sign-in-link --email <address>)',
+    'mail_not_configured',
+  );
 
 function codeHash(email: string, code: string) {
   return sha256Hex(`${email}\n${code}`);
@@ -61,6 +72,7 @@ function codeHash(email: string, code: string) {
  */
 export async function requestSignInCode(ctx: Ctx, rawEmail: string): Promise<void> {
   const email = normalizeEmail(rawEmail);
+  if (!ctx.config.smtp) throw mailNotConfigured();
   const now = ctx.clock.now();
   const recent = await ctx.db
     .selectFrom('sign_in_codes')
@@ -87,7 +99,7 @@ export async function requestSignInCode(ctx: Ctx, rawEmail: string): Promise<voi
 }
 
 /** Checks a code and opens a session. Returns the bearer/cookie token once. */
-export async function verifySignInCode(ctx: Ctx, rawEmail: string, code: string): Promise<{ token: string; person: PersonRow; expiresAt: string }> {
+export async function verifySignInCode(ctx: Ctx, rawEmail: string, code: string, opts: { userAgent?: string } = {}): Promise<{ token: string; person: PersonRow; expiresAt: string }> {
   const email = normalizeEmail(rawEmail);
   const now = ctx.clock.now();
   const row = await ctx.db
@@ -109,16 +121,24 @@ export async function verifySignInCode(ctx: Ctx, rawEmail: string, code: string)
   if (Number(used.numUpdatedRows) !== 1) throw refuse;
   const person = (await findPersonByEmail(ctx, email)) ?? (ctx.config.signup === 'open' ? await findOrCreatePerson(ctx, { email }) : undefined);
   if (!person) throw refuse;
-  return { ...(await createSession(ctx, person.id)), person };
+  return { ...(await createSession(ctx, person.id, opts)), person };
 }
 
-export async function createSession(ctx: Pick<Ctx, 'db' | 'clock'>, personId: string): Promise<{ token: string; expiresAt: string }> {
+export async function createSession(ctx: Pick<Ctx, 'db' | 'clock'>, personId: string, opts: { userAgent?: string } = {}): Promise<{ token: string; expiresAt: string }> {
   const now = ctx.clock.now();
   const token = SESSION_TOKEN_PREFIX + randomToken(32);
   const expiresAt = iso(now.getTime() + SESSION_IDLE_MS);
   await ctx.db
     .insertInto('sessions')
-    .values({ id: newId('ses'), person_id: personId, token_hash: sha256Hex(token), created_at: iso(now), last_used_at: iso(now), expires_at: expiresAt })
+    .values({
+      id: newId('ses'),
+      person_id: personId,
+      token_hash: sha256Hex(token),
+      created_at: iso(now),
+      last_used_at: iso(now),
+      expires_at: expiresAt,
+      user_agent: opts.userAgent?.slice(0, 200) ?? null,
+    })
     .execute();
   return { token, expiresAt };
 }
@@ -223,6 +243,7 @@ export async function deletePerson(ctx: Pick<Ctx, 'db' | 'dialect' | 'log' | 'hu
     await trx.updateTable('messages').set({ author_person_id: null }).where('author_person_id', '=', personId).execute();
     await trx.updateTable('conversations').set({ assignee_id: null }).where('assignee_id', '=', personId).execute();
     await trx.deleteFrom('sign_in_codes').where('email', '=', person.email).execute();
+    await trx.deleteFrom('sign_in_links').where('person_id', '=', personId).execute();
     await trx.deleteFrom('people').where('id', '=', personId).execute();
     return result;
   });

@@ -27,7 +27,13 @@ export function registerRealtimeRoutes(app: ApiApp, ctx: Ctx) {
       return {
         onOpen(_event, ws) {
           ctx.metrics.realtimeConnections.inc({ kind: 'team' });
-          stream = new RealtimeStream(ctx, ws.raw as WebSocket, { viewer, after: parsed.data, subject, stillAllowed: () => accessStillValid(ctx, access) });
+          stream = new RealtimeStream(ctx, ws.raw as WebSocket, {
+            viewer,
+            after: parsed.data,
+            subject,
+            sessionId: access.actor.kind === 'member' ? access.actor.sessionId : undefined,
+            stillAllowed: () => accessStillValid(ctx, access),
+          });
           stream.start().catch((error) => {
             ctx.log.warn('realtime stream failed', { error });
             (ws.raw as WebSocket).close(1011, 'server error');
@@ -48,7 +54,7 @@ export function registerRealtimeRoutes(app: ApiApp, ctx: Ctx) {
     tags: ['events'],
     summary: 'Realtime event stream (WebSocket)',
     description:
-      'Authenticate with the session cookie or Authorization: Bearer <API key>. Frames are JSON: hello {connection_id, cursor, heartbeat_seconds}; event {event: {seq, id, type, timestamp, workspace_id, inbox_id?, data}} in sequence order from ?after= on; live {cursor} once caught up; heartbeat {cursor, time}; cursor_expired {after} followed by close code 4410 when the cursor is older than what is kept; unauthorized followed by close code 4401 when the key is revoked or the session ends. Owners and admins also receive migration.* events.',
+      'Authenticate with the session cookie or Authorization: Bearer <API key>. Frames are JSON: hello {connection_id, cursor, heartbeat_seconds}; event {event: {seq, id, type, timestamp, workspace_id, inbox_id?, data}} in sequence order from ?after= on; live {cursor} once caught up; heartbeat {cursor, time}; cursor_expired {after} followed by close code 4410 when the cursor is older than what is kept; unauthorized followed by close code 4401 when the key is revoked or the session ends; access_revoked followed by close code 4403 when the workspace or account is deleted, the session is ended, or the member is removed or their role or inboxes change. With the session cookie, a browser must connect from the panel’s own origin (the Origin header is checked). Owners and admins also receive migration.* events.',
     security: [{ bearer: [] }],
     request: { query: z.object({ after: afterParam, workspace: z.string().optional() }) },
     responses: { 101: { description: 'switching to the WebSocket protocol' }, 426: { description: 'not a WebSocket request' } },

@@ -25,6 +25,8 @@ export interface StreamOptions {
   heartbeatMs?: number;
   /** Asked on every heartbeat: false (a revoked key, an ended session) closes the socket. */
   stillAllowed?: () => Promise<boolean>;
+  /** The member's session, so that ending it closes the socket at once. */
+  sessionId?: string;
 }
 
 /** Close code when the credentials stopped being valid during the connection. */
@@ -42,12 +44,15 @@ export async function accessStillValid(ctx: Pick<Ctx, 'db' | 'clock'>, access: A
   const session = await ctx.db
     .selectFrom('sessions')
     .innerJoin('memberships', 'memberships.person_id', 'sessions.person_id')
-    .select('sessions.id')
+    .select(['memberships.role', 'memberships.inbox_ids'])
     .where('sessions.id', '=', access.actor.sessionId)
     .where('sessions.expires_at', '>', now)
     .where('memberships.workspace_id', '=', access.workspaceId)
     .executeTakeFirst();
-  return session !== undefined;
+  // A changed role or inbox limit (by another process) ends the socket too; the client reconnects.
+  if (!session || session.role !== access.actor.role) return false;
+  const limit = session.role === 'agent' && session.inbox_ids ? (JSON.parse(session.inbox_ids) as string[]) : null;
+  return JSON.stringify(limit) === JSON.stringify(access.inboxIds);
 }
 
 export class RealtimeStream {
@@ -61,9 +66,21 @@ export class RealtimeStream {
   private awaitingPong = false;
   private readonly wake = () => this.pump();
   private readonly revoked = (r: AccessRevoked) => {
-    const mine = r.workspaceId === this.opts.viewer.workspaceId || (r.personId !== undefined && this.opts.subject.kind === 'member' && r.personId === this.opts.subject.id);
+    const member = this.opts.subject.kind === 'member' ? this.opts.subject.id : undefined;
+    const mine =
+      r.workspaceId === this.opts.viewer.workspaceId ||
+      (r.personId !== undefined && r.personId === member) ||
+      (r.membership !== undefined && r.membership.workspaceId === this.opts.viewer.workspaceId && r.membership.personId === member) ||
+      (r.sessionIds !== undefined && this.opts.sessionId !== undefined && r.sessionIds.includes(this.opts.sessionId));
     if (!mine || !this.open) return;
-    this.send({ type: 'access_revoked', message: 'the workspace or the account was deleted' });
+    this.send({
+      type: 'access_revoked',
+      message: r.membership
+        ? 'your membership of this workspace ended or changed; reconnect to continue with the access you have now'
+        : r.sessionIds
+          ? 'the session ended'
+          : 'the workspace or the account was deleted',
+    });
     this.ws.close(CLOSE_ACCESS_REVOKED, 'access revoked');
     void this.stop();
   };

@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { requireManager } from '../auth/access.js';
+import { authorize } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { WEBHOOK_EVENT_TYPES } from '../events/service.js';
 import type { ApiApp } from '../http/app.js';
@@ -97,7 +97,7 @@ const tags = ['webhooks'];
 export function registerWebhookRoutes(app: ApiApp, ctx: Ctx) {
   const manager = async (c: Parameters<typeof requireAccess>[0]) => {
     const access = await requireAccess(c, ctx);
-    requireManager(access, 'webhooks:manage');
+    authorize(access, 'webhooks:manage');
     return access;
   };
 

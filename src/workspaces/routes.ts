@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { requireRole, requireScope } from '../auth/access.js';
+import { authorize } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess, requirePerson } from '../http/auth.js';
@@ -48,7 +48,7 @@ export function registerWorkspaceRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
-      requireScope(access, 'workspace:manage');
+      authorize(access, 'workspace:manage');
       return c.json(formatWorkspace(await updateWorkspace(ctx, access.workspaceId, c.req.valid('json'))), 200);
     },
   );
@@ -85,7 +85,7 @@ export function registerWorkspaceRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
-      requireRole(access, ['owner'], 'deleting the workspace');
+      authorize(access, 'workspace:delete');
       const actor = access.actor as { kind: 'member'; personId: string };
       const result = await deleteWorkspace(ctx, { workspaceId: access.workspaceId, requestedBy: actor.personId, confirmName: c.req.valid('json').name });
       return c.json(result, 202);

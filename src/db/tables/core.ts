@@ -33,6 +33,10 @@ export interface MembershipsTable {
   person_id: string;
   role: Role;
   created_at: string;
+  /** JSON array of the inboxes an agent is limited to; null = every inbox (0012). */
+  inbox_ids: string | null;
+  /** Last request in this workspace, kept to 5 minutes (0012). */
+  last_seen_at: string | null;
 }
 
 export interface SessionsTable {
@@ -42,6 +46,8 @@ export interface SessionsTable {
   created_at: string;
   last_used_at: string;
   expires_at: string;
+  /** The browser that signed in, cut to 200 characters (0012). */
+  user_agent: string | null;
 }
 
 export interface SignInCodesTable {

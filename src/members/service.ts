@@ -1,0 +1,190 @@
+// Members of a workspace: listing, changing roles and inbox limits, removing, leaving.
+// Who may do it is decided in src/auth/access.ts; the rules about owners live here.
+import { authorize, type Access } from '../auth/access.js';
+import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
+import type { Ctx } from '../context.js';
+import { applyConversationChanges } from '../conversations/service.js';
+import type { Db, Role } from '../db/schema.js';
+import { announceEvents } from '../events/service.js';
+import { decodeCursor, toPage } from '../http/pagination.js';
+import { iso, MINUTE } from '../platform/clock.js';
+import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
+import { z } from 'zod';
+
+/** last_seen_at is written at most this often per member. */
+export const SEEN_EVERY_MS = 5 * MINUTE;
+
+export interface MemberRow {
+  id: string;
+  workspace_id: string;
+  person_id: string;
+  role: Role;
+  inbox_ids: string | null;
+  created_at: string;
+  last_seen_at: string | null;
+  email: string;
+  name: string | null;
+}
+
+export function formatMember(m: MemberRow) {
+  return {
+    id: m.id,
+    person_id: m.person_id,
+    email: m.email,
+    name: m.name,
+    role: m.role,
+    inbox_ids: m.inbox_ids ? (JSON.parse(m.inbox_ids) as string[]) : null,
+    joined_at: m.created_at,
+    last_seen_at: m.last_seen_at,
+  };
+}
+
+function membersQuery(db: Db, workspaceId: string) {
+  return db
+    .selectFrom('memberships')
+    .innerJoin('people', 'people.id', 'memberships.person_id')
+    .select([
+      'memberships.id',
+      'memberships.workspace_id',
+      'memberships.person_id',
+      'memberships.role',
+      'memberships.inbox_ids',
+      'memberships.created_at',
+      'memberships.last_seen_at',
+      'people.email',
+      'people.name',
+    ])
+    .where('memberships.workspace_id', '=', workspaceId);
+}
+
+/** Records that a member used the workspace (called by requireAccess; cheap when recent). */
+export async function noteMemberSeen(ctx: Pick<Ctx, 'db' | 'clock'>, membershipId: string, lastSeenAt: string | null): Promise<void> {
+  const now = ctx.clock.now();
+  if (lastSeenAt && now.getTime() - Date.parse(lastSeenAt) < SEEN_EVERY_MS) return;
+  await ctx.db.updateTable('memberships').set({ last_seen_at: iso(now) }).where('id', '=', membershipId).execute();
+}
+
+/** Members in the order they joined. */
+export async function listMembers(ctx: Pick<Ctx, 'db'>, access: Access, page: { limit?: number; cursor?: string }) {
+  authorize(access, 'members:read');
+  const limit = page.limit ?? 50;
+  const after = decodeCursor(page.cursor, z.object({ id: z.string() }));
+  let q = membersQuery(ctx.db, access.workspaceId);
+  if (after) q = q.where('memberships.id', '>', after.id);
+  const rows = (await q.orderBy('memberships.id').limit(limit + 1).execute()) as MemberRow[];
+  return toPage(rows, limit, (r) => ({ id: r.id }), formatMember);
+}
+
+export async function getMember(db: Db, workspaceId: string, memberId: string): Promise<MemberRow> {
+  const row = (await membersQuery(db, workspaceId).where('memberships.id', '=', memberId).executeTakeFirst()) as MemberRow | undefined;
+  if (!row) throw notFound('member');
+  return row;
+}
+
+/** Checks an agent's inbox limit: null (every inbox) or a non-empty list of this workspace's inboxes. */
+export async function checkInboxLimit(db: Db, workspaceId: string, role: Role, inboxIds: readonly string[] | null | undefined): Promise<string | null> {
+  if (inboxIds === undefined || inboxIds === null) return null;
+  if (role !== 'agent') throw invalid('only agents can be limited to some inboxes; owners and admins reach every inbox');
+  const ids = [...new Set(inboxIds)];
+  if (ids.length === 0) throw invalid('inbox_ids must name at least one inbox, or be null for every inbox');
+  const found = await db.selectFrom('inboxes').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute();
+  const missing = ids.filter((id) => !found.some((f) => f.id === id));
+  if (missing.length) throw invalid(`no inbox ${missing.join(', ')} in this workspace`);
+  return JSON.stringify(ids);
+}
+
+/** Postgres: serializes changes to one workspace's owners (SQLite transactions are serialized already). */
+async function lockWorkspace(ctx: Pick<Ctx, 'dialect'>, trx: Db, workspaceId: string) {
+  if (ctx.dialect === 'postgres') await trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().execute();
+}
+
+async function refuseLastOwner(trx: Db, member: MemberRow, doing: string) {
+  if (member.role !== 'owner') return;
+  const owners = await trx
+    .selectFrom('memberships')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', member.workspace_id)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  if (Number(owners.n) <= 1) throw conflict(`${doing} would leave the workspace without an owner; make another member an owner first`, 'last_owner');
+}
+
+function actorRole(access: Access): Role | undefined {
+  return access.actor.kind === 'member' ? access.actor.role : undefined;
+}
+
+function revoke(ctx: Pick<Ctx, 'hub'>, member: MemberRow) {
+  ctx.hub.emit(ACCESS_REVOKED, { membership: { workspaceId: member.workspace_id, personId: member.person_id } } satisfies AccessRevoked);
+}
+
+/**
+ * Changes a member's role and/or inbox limit. Owners and admins manage members; only an owner makes
+ * or unmakes an owner; the last owner cannot be demoted. Becoming an owner or admin clears the limit.
+ */
+export async function updateMember(ctx: Ctx, access: Access, memberId: string, patch: { role?: Role; inboxIds?: string[] | null }) {
+  authorize(access, 'members:manage');
+  const updated = await ctx.db.transaction().execute(async (trx) => {
+    await lockWorkspace(ctx, trx, access.workspaceId);
+    const member = await getMember(trx, access.workspaceId, memberId);
+    const role = patch.role ?? member.role;
+    if ((member.role === 'owner' || role === 'owner') && role !== member.role && actorRole(access) !== 'owner') {
+      throw forbidden('only an owner makes or unmakes an owner');
+    }
+    if (member.role === 'owner' && role === 'owner' && patch.inboxIds !== undefined && actorRole(access) !== 'owner') {
+      throw forbidden('only an owner changes an owner');
+    }
+    if (role !== 'owner' && member.role === 'owner') await refuseLastOwner(trx, member, 'demoting the last owner');
+    let inboxIds: string | null;
+    if (patch.inboxIds !== undefined) inboxIds = await checkInboxLimit(trx, access.workspaceId, role, patch.inboxIds);
+    else inboxIds = role === 'agent' ? member.inbox_ids : null;
+    if (role === member.role && inboxIds === member.inbox_ids) return { member, changed: false };
+    await trx.updateTable('memberships').set({ role, inbox_ids: inboxIds }).where('id', '=', member.id).execute();
+    return { member: { ...member, role, inbox_ids: inboxIds }, changed: true };
+  });
+  if (updated.changed) {
+    ctx.log.info('member changed', { workspace_id: access.workspaceId, member_id: memberId, role: updated.member.role });
+    // Open sockets were authorized for the old role or inboxes: they close and reconnect with the new.
+    revoke(ctx, updated.member);
+  }
+  return formatMember(updated.member);
+}
+
+/**
+ * Removes a member (owners and admins; anyone may remove themselves, i.e. leave). Their sessions
+ * lose the workspace at once, open realtime sockets close, and the conversations assigned to them
+ * that are not closed become unassigned (one conversation.updated each).
+ */
+export async function removeMember(ctx: Ctx, access: Access, memberId: string): Promise<{ member_id: string; unassigned_conversations: number }> {
+  const self = access.actor.kind === 'member' ? access.actor.personId : undefined;
+  const removed = await ctx.db.transaction().execute(async (trx) => {
+    await lockWorkspace(ctx, trx, access.workspaceId);
+    // The caller's own membership needs no permission; anyone else's does, checked before the
+    // lookup so that ids stay secret from those who may not manage members.
+    const own = self ? await trx.selectFrom('memberships').select('id').where('workspace_id', '=', access.workspaceId).where('person_id', '=', self).executeTakeFirst() : undefined;
+    const leaving = own?.id === memberId;
+    if (!leaving) authorize(access, 'members:manage');
+    const member = await getMember(trx, access.workspaceId, memberId);
+    if (!leaving && member.role === 'owner' && actorRole(access) !== 'owner') throw forbidden('only an owner removes an owner');
+    await refuseLastOwner(trx, member, leaving ? 'leaving' : 'removing the last owner');
+    await trx.deleteFrom('memberships').where('id', '=', member.id).execute();
+    const assigned = await trx
+      .selectFrom('conversations')
+      .selectAll()
+      .where('workspace_id', '=', access.workspaceId)
+      .where('assignee_id', '=', member.person_id)
+      .where('status', '!=', 'closed')
+      .orderBy('id')
+      .execute();
+    const tx = { db: trx, clock: ctx.clock };
+    const author = access.actor.kind === 'member' ? { type: 'member' as const, personId: access.actor.personId } : { type: 'system' as const };
+    for (const conversation of assigned) {
+      await applyConversationChanges(tx, { conversation, patch: { assigneeId: null }, author, reason: leaving ? 'member_left' : 'member_removed' });
+    }
+    return { member, unassigned: assigned.length, leaving };
+  });
+  if (removed.unassigned) announceEvents(ctx);
+  revoke(ctx, removed.member);
+  ctx.log.info(removed.leaving ? 'member left' : 'member removed', { workspace_id: access.workspaceId, member_id: memberId, unassigned_conversations: removed.unassigned });
+  return { member_id: memberId, unassigned_conversations: removed.unassigned };
+}
+
