@@ -10,6 +10,7 @@ import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type Br
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN } from '../helpers/mail.js';
 import { createInbox } from '../../src/inboxes/service.js';
+import { createSignInLink } from '../../src/people/sign-in-links.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 
@@ -186,21 +187,27 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
     await page.goto(`${s.url}/conversations/${c.conversation_id}`);
     const details = page.getByRole('complementary', { name: 'Details' });
-    await details.getByLabel('Priority').selectOption('urgent');
+    // Changes show at once (optimistic); wait for the server's answer before reading it back.
+    const saved = async (act: () => Promise<unknown>) => {
+      const answer = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes(`/v1/conversations/${c.conversation_id}`));
+      await act();
+      assert.equal((await answer).status(), 200);
+    };
+    await saved(() => details.getByLabel('Priority').selectOption('urgent'));
     await details.getByLabel('Add a label').fill('vip');
-    await details.getByLabel('Add a label').press('Enter');
+    await saved(() => details.getByLabel('Add a label').press('Enter'));
     await details.getByRole('button', { name: 'Remove label vip' }).waitFor();
-    await details.getByRole('button', { name: 'Assign to me' }).click();
-    await details.getByRole('button', { name: 'Unassign' }).waitFor();
+    await saved(() => details.getByRole('button', { name: 'Assign to me' }).click());
+    await details.getByRole('button', { name: 'Assign to me' }).waitFor({ state: 'detached' });
     let conv = await api(`/v1/conversations/${c.conversation_id}`);
     assert.equal(conv.priority, 'urgent');
     assert.deepEqual(conv.labels, ['vip']);
     assert.equal(conv.assignee_id, seed.ownerId);
-    await details.getByRole('button', { name: 'Mark as spam' }).click();
+    await saved(() => details.getByRole('button', { name: 'Mark as spam' }).click());
     await details.getByText('Marked as spam').waitFor();
-    await details.getByRole('button', { name: 'Not spam' }).click();
+    await saved(() => details.getByRole('button', { name: 'Not spam' }).click());
     await page.reload();
-    await details.getByLabel('Move to inbox').selectOption(billing.id);
+    await saved(() => details.getByLabel('Move to inbox').selectOption(billing.id));
     await details.getByRole('definition').getByText('Billing', { exact: true }).waitFor();
     conv = await api(`/v1/conversations/${c.conversation_id}`);
     assert.equal(conv.inbox_id, billing.id);
@@ -286,5 +293,48 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await assertAccessible(page);
     assert.deepEqual(errors, []);
     await context.close();
+  });
+
+  test('the team: invite an agent, who accepts the link and signs in; a one-time sign-in link; members and roles', async () => {
+    const owner = await panelPage();
+    await owner.context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    const { page } = owner;
+    await page.goto(`${s.url}/settings/members`);
+    await page.getByLabel('E-mail address').fill('newagent@acme.example');
+    await page.getByLabel('Role', { exact: true }).selectOption('agent');
+    await page.getByRole('button', { name: 'Send invite' }).click();
+    const link = await page.getByLabel(/Invite link for newagent@acme\.example/).inputValue();
+    assert.match(link, /\/invite#/);
+    await page.getByText('newagent@acme.example · Agent').waitFor();
+    await assertAccessible(page);
+
+    const invited = await panelPage();
+    await invited.page.goto(link.replace(/^https?:\/\/[^/]+/, s.url));
+    await invited.page.getByLabel('Your name').fill('Nia Agent');
+    await invited.page.getByRole('button', { name: 'Accept the invite' }).click();
+    await invited.page.waitForURL(/\/conversations/);
+    await invited.page.getByRole('heading', { name: 'All' }).waitFor();
+    assert.equal(await invited.page.getByRole('link', { name: 'Inboxes and channels' }).count(), 0);
+    await invited.page.goto(`${s.url}/settings`);
+    assert.equal(await invited.page.getByRole('link', { name: 'API keys' }).count(), 0, 'agents do not see key settings');
+    await invited.context.close();
+
+    await page.reload();
+    const row = page.getByRole('listitem').filter({ hasText: 'Nia Agent' });
+    await row.getByRole('combobox').selectOption('admin');
+    await page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes('/v1/members/'));
+    const listed = await s.request('GET', '/v1/members', { token: seed.apiKey });
+    assert.equal(listed.body.data.find((m: { email: string }) => m.email === 'newagent@acme.example').role, 'admin');
+
+    // A one-time sign-in link (what `svc person sign-in-link` prints) signs in once.
+    const { url } = await createSignInLink(s.app, seed.ownerId);
+    const fresh = await panelPage();
+    await fresh.page.goto(url.replace(/^https?:\/\/[^/]+/, s.url));
+    await fresh.page.waitForURL(/\/conversations/);
+    await fresh.page.goto(url.replace(/^https?:\/\/[^/]+/, s.url));
+    await fresh.page.getByText(/used, expired or wrong/).waitFor();
+    assert.deepEqual([...owner.errors, ...fresh.errors.filter((e) => !/40[01]/.test(e))], []);
+    await fresh.context.close();
+    await owner.context.close();
   });
 });

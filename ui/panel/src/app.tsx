@@ -3,13 +3,14 @@ import { useEffect } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { whenUnauthorized } from './api';
 import { Toasts } from './components/Toasts';
+import { AcceptInvite, SignInLink } from './pages/Links';
 import { SignIn } from './pages/SignIn';
 import { Settings } from './pages/Settings';
 import { Workspace } from './pages/Workspace';
 import { loadMe, me } from './state';
 
 whenUnauthorized(() => {
-  if (!location.pathname.startsWith('/sign-in')) me.value = null;
+  if (!location.pathname.startsWith('/sign-in') && location.pathname !== '/invite') me.value = null;
 });
 
 export function App() {
@@ -27,15 +28,19 @@ export function App() {
 function Gate() {
   const { path, route } = useLocation();
   const signedIn = me.value;
-  const onSignIn = path.startsWith('/sign-in');
+  const onSignIn = path === '/sign-in';
+  // Pages that work signed out: signing in, a sign-in link, an invite.
+  const open = onSignIn || path === '/sign-in/link' || path === '/invite';
   useEffect(() => {
-    if (signedIn === null && !onSignIn) route(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, true);
+    if (signedIn === null && !open) route(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, true);
     if (signedIn && (path === '/' || onSignIn)) route(safeNext(), true);
   }, [signedIn, path]);
   if (signedIn === undefined) return <div class="auth" aria-busy="true" />;
   return (
     <Router>
       <Route path="/sign-in" component={SignIn} />
+      <Route path="/sign-in/link" component={SignInLink} />
+      <Route path="/invite" component={AcceptInvite} />
       <Route path="/conversations/:id?" component={Workspace} />
       <Route path="/inboxes/:inbox/:id?" component={Workspace} />
       <Route path="/settings/:section?/:id?" component={Settings} />

@@ -9,6 +9,7 @@ type Me = { person: { id: string; email: string; name: string | null; locale: st
 export const me = signal<Me | null | undefined>(undefined);
 export const workspaceId = signal<string | null>(null);
 export const inboxes = signal<Inbox[]>([]);
+export const members = signal<Schemas['Member'][]>([]);
 export const toasts = signal<{ id: number; text: string }[]>([]);
 export const connection = signal<'live' | 'reconnecting'>('live');
 export const overview = signal<{ unread: { all: number; mine: number; unassigned: number; inboxes: Record<string, number> }; importing: { inbox_id: string; state: string; percent: number }[] } | null>(null);
@@ -45,8 +46,17 @@ export async function switchWorkspace(id: string) {
 }
 
 export async function loadInboxes() {
-  const res = await must(api.GET('/v1/inboxes'));
+  const [res, team] = await Promise.all([must(api.GET('/v1/inboxes')), api.GET('/v1/members', { params: { query: { limit: 200 } } })]);
   inboxes.value = res.data as Inbox[];
+  members.value = team.data?.data ?? [];
+}
+
+/** A member's name for display: "You" for the signed-in person. */
+export function memberName(personId: string | null | undefined, you: string, fallback: string): string {
+  if (!personId) return fallback;
+  if (personId === me.value?.person.id) return you;
+  const m = members.value.find((x) => x.person_id === personId);
+  return m ? (m.name ?? m.email) : fallback;
 }
 
 export async function signOut() {

@@ -1,6 +1,6 @@
 // Reply (sent through the conversation's channel) or note (never sent). The draft survives reloads.
 import { forwardRef } from 'preact/compat';
-import { useEffect, useImperativeHandle, useRef, useState } from 'preact/hooks';
+import { useImperativeHandle, useRef, useState } from 'preact/hooks';
 import { api, errorText, must, type Message } from '../api';
 import { t } from '../i18n';
 
@@ -28,11 +28,13 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     },
   }));
 
-  useEffect(() => {
+  // Stored on every keystroke (not after the render): a reload right after typing keeps every character.
+  function updateBody(value: string) {
+    setBody(value);
     const key = draftKey(props.conversationId, kind);
-    if (body) localStorage.setItem(key, body);
+    if (value) localStorage.setItem(key, value);
     else localStorage.removeItem(key);
-  }, [body, kind]);
+  }
 
   function switchKind(k: 'message' | 'note') {
     setKind(k);
@@ -82,7 +84,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
         value={body}
         placeholder={kind === 'note' ? t('composer.note_placeholder') : t('composer.reply_placeholder')}
         onInput={(e) => {
-          setBody(e.currentTarget.value);
+          updateBody(e.currentTarget.value);
           if (kind === 'message' && Date.now() - typingSentAt.current > TYPING_SIGNAL_EVERY_MS) {
             typingSentAt.current = Date.now();
             void api.POST('/v1/conversations/{conversationId}/typing', { params: { path: { conversationId: props.conversationId } } });

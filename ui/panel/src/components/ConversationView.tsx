@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, must, type Conversation, type Message } from '../api';
 import { absoluteTime, t } from '../i18n';
 import { onEvent, onReset } from '../realtime';
-import { inboxes, me, toast } from '../state';
+import { inboxes, me, memberName, toast } from '../state';
 import { isTyping } from '../pages/Workspace';
 import { Composer, type ComposerHandle } from './Composer';
 import { Details, type Contact, type ConversationPatch } from './Details';
@@ -162,14 +162,12 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
   const m = props.message;
   const [formatted, setFormatted] = useState(false);
   if (m.kind === 'event' && (m.details as { type?: string } | null)?.type === 'imported_divider') return <div class="divider">{t('conv.imported_divider')}</div>;
-  if (m.kind === 'event') return <p class="event-line">{describeEvent(m, props.myId)} · <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time></p>;
+  if (m.kind === 'event') return <p class="event-line">{describeEvent(m)} · <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time></p>;
   const author =
     m.author.type === 'contact'
       ? (props.contact?.name ?? props.contact?.emails?.[0] ?? t('list.unknown_contact'))
       : m.author.type === 'member'
-        ? m.author.member_id === props.myId
-          ? t('conv.you')
-          : t('conv.team')
+        ? memberName(m.author.member_id, t('conv.you'), t('conv.team'))
         : m.author.type === 'api_key'
           ? t('conv.api')
           : t('conv.system');
@@ -226,9 +224,9 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
   );
 }
 
-function describeEvent(m: Message, myId: string): string {
+function describeEvent(m: Message): string {
   const d = (m.details ?? {}) as Record<string, { from: unknown; to: unknown }>;
   if (d.status) return t('event.status', { to: t(`status.${d.status.to as 'open'}`) });
-  if (d.assignee_id) return d.assignee_id.to === null ? t('event.assignee_cleared') : t('event.assignee_set', { to: d.assignee_id.to === myId ? t('conv.you') : t('conv.team') });
+  if (d.assignee_id) return d.assignee_id.to === null ? t('event.assignee_cleared') : t('event.assignee_set', { to: memberName(d.assignee_id.to as string, t('conv.you'), t('conv.team')) });
   return t('event.other', { what: Object.keys(d).join(', ') || m.body });
 }

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, errorText, must, type Conversation, type Schemas } from '../api';
 import { absoluteTime, t } from '../i18n';
-import { inboxes, me, toast } from '../state';
+import { inboxes, me, memberName, members, toast } from '../state';
 import { Confirm } from './Confirm';
 
 export type Contact = Schemas['Contact'];
@@ -68,24 +68,21 @@ export function Details(props: { conversation: Conversation; contact: Contact | 
         </select>
       </div>
       <div class="field">
-        <span id="assignee-label" style={{ fontWeight: 600, fontSize: 'var(--text-sm)' }}>
-          {t('details.assignee')}
-        </span>
-        <p aria-labelledby="assignee-label" style={{ margin: 0 }}>
-          {conv.assignee_id === null ? t('details.unassigned') : conv.assignee_id === myId ? t('conv.you') : t('conv.team')}
-        </p>
-        <div class="row-actions">
-          {conv.assignee_id !== myId && (
-            <button class="btn" type="button" onClick={() => void props.onChange({ assignee_id: myId })} title={`${t('details.assign_me')} (a)`}>
-              {t('details.assign_me')}
-            </button>
-          )}
-          {conv.assignee_id !== null && (
-            <button class="btn" type="button" onClick={() => void props.onChange({ assignee_id: null })}>
-              {t('details.unassign')}
-            </button>
-          )}
-        </div>
+        <label for="assignee">{t('details.assignee')}</label>
+        <select id="assignee" class="select" value={conv.assignee_id ?? ''} onChange={(e) => void props.onChange({ assignee_id: e.currentTarget.value || null })}>
+          <option value="">{t('details.unassigned')}</option>
+          {conv.assignee_id && !members.value.some((m) => m.person_id === conv.assignee_id) && <option value={conv.assignee_id}>{memberName(conv.assignee_id, t('conv.you'), t('conv.team'))}</option>}
+          {members.value.map((m) => (
+            <option key={m.person_id} value={m.person_id}>
+              {m.person_id === myId ? `${m.name ?? m.email} ${t('members.you')}` : (m.name ?? m.email)}
+            </option>
+          ))}
+        </select>
+        {conv.assignee_id !== myId && (
+          <button class="btn" type="button" onClick={() => void props.onChange({ assignee_id: myId })} title={`${t('details.assign_me')} (a)`}>
+            {t('details.assign_me')}
+          </button>
+        )}
       </div>
       <div class="field">
         <label for="priority">{t('details.priority')}</label>

@@ -4,14 +4,16 @@ import { useLocation, useRoute } from 'preact-iso';
 import { api, ApiError, errorText, must, type BodyOf, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
 import { InboxDetail, InboxList } from '../components/InboxSettings';
+import { Members, Sessions } from '../components/Members';
 import { Passkeys } from '../components/Passkeys';
 import { SecretOnce } from '../components/Secret';
 import { absoluteTime, relativeTime, t } from '../i18n';
 import { inboxes, me, membership, toast } from '../state';
 
-type Section = 'workspace' | 'inboxes' | 'api-keys' | 'webhooks' | 'account';
+type Section = 'workspace' | 'members' | 'inboxes' | 'api-keys' | 'webhooks' | 'account';
 const SECTIONS: [Section, Parameters<typeof t>[0], boolean][] = [
   ['workspace', 'settings.workspace', false],
+  ['members', 'settings.members', false],
   ['inboxes', 'settings.inboxes', true],
   ['api-keys', 'settings.api_keys', true],
   ['webhooks', 'settings.webhooks', true],
@@ -41,6 +43,7 @@ export function Settings() {
       </nav>
       <main class="settings-main">
         {section === 'workspace' && <WorkspaceSettings manager={manager} />}
+        {section === 'members' && <Members />}
         {section === 'inboxes' && (params.id ? <InboxDetail id={params.id} /> : <InboxList />)}
         {section === 'api-keys' && <ApiKeys />}
         {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}
@@ -518,6 +521,7 @@ function Account() {
         </dl>
       </div>
       <Passkeys />
+      <Sessions />
       <section class="card danger-zone" aria-labelledby="acct-delete">
         <h2 id="acct-delete" style={{ marginTop: 0 }}>
           {t('account.delete')}

@@ -1,5 +1,5 @@
 // Sign in with a mailed one-time code. (Passkeys and sign-in links join here as the API offers them.)
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, must } from '../api';
 import { t } from '../i18n';
 import { passkeysSupported, signInWithPasskey } from '../passkeys';
@@ -12,6 +12,10 @@ export function SignIn() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [codesMailed, setCodesMailed] = useState(true);
+  useEffect(() => {
+    void api.GET('/v1/auth/methods').then((r) => r.data && setCodesMailed(r.data.email_code));
+  }, []);
 
   async function sendCode(e: Event) {
     e.preventDefault();
@@ -60,17 +64,24 @@ export function SignIn() {
           {t('app.name')}
         </p>
         <h1>{t('signin.title')}</h1>
+        {!codesMailed && (
+          <div class="notice notice-warn" role="status">
+            {t('signin.no_mail')}
+          </div>
+        )}
         {step === 'email' ? (
           <form onSubmit={sendCode}>
-            <p>{t('signin.lead')}</p>
+            {codesMailed && <p>{t('signin.lead')}</p>}
             <div class="field">
               <label for="email">{t('signin.email')}</label>
               <input id="email" class="input" type="email" autoComplete="username webauthn" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
             </div>
             {error && <p class="error-text" role="alert">{error}</p>}
-            <button class="btn btn-primary" type="submit" disabled={busy}>
-              {t('signin.send')}
-            </button>
+            {codesMailed && (
+              <button class="btn btn-primary" type="submit" disabled={busy}>
+                {t('signin.send')}
+              </button>
+            )}
             {passkeysSupported() && (
               <>
                 <div class="auth-divider">{t('signin.or')}</div>
