@@ -8,13 +8,15 @@ import { Passkeys } from '../components/Passkeys';
 import { SecretOnce } from '../components/Secret';
 import { absoluteTime, relativeTime, t } from '../i18n';
 import { inboxes, me, membership, toast } from '../state';
+import { SavedRepliesSettings } from './SavedRepliesSettings';
 
-type Section = 'workspace' | 'inboxes' | 'api-keys' | 'webhooks' | 'account';
+type Section = 'workspace' | 'inboxes' | 'api-keys' | 'webhooks' | 'saved-replies' | 'account';
 const SECTIONS: [Section, Parameters<typeof t>[0], boolean][] = [
   ['workspace', 'settings.workspace', false],
   ['inboxes', 'settings.inboxes', true],
   ['api-keys', 'settings.api_keys', true],
   ['webhooks', 'settings.webhooks', true],
+  ['saved-replies', 'settings.saved_replies', false],
   ['account', 'settings.account', false],
 ];
 
@@ -44,6 +46,7 @@ export function Settings() {
         {section === 'inboxes' && (params.id ? <InboxDetail id={params.id} /> : <InboxList />)}
         {section === 'api-keys' && <ApiKeys />}
         {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}
+        {section === 'saved-replies' && <SavedRepliesSettings />}
         {section === 'account' && <Account />}
       </main>
     </div>
