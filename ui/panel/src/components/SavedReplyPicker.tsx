@@ -82,7 +82,7 @@ export function SavedReplyPicker(props: { open: boolean; query: string; state: P
               onMouseEnter={() => props.onHover(i)}
             >
               <span class="picker-name">
-                #{r.name}
+                {`#${r.name}`}
                 {r.scope === 'personal' && <span class="picker-scope">{t('replies.personal')}</span>}
               </span>
               <span class="picker-body">{r.body}</span>

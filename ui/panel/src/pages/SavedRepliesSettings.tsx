@@ -24,7 +24,7 @@ function useLoaded<T>(load: () => Promise<T>, deps: unknown[] = []) {
 }
 
 function LoadError(props: { error: string | null; retry: () => void }) {
-  if (!props.error) return <div class="skeleton" aria-label={t('settings.loading')} style={{ width: '60%' }} />;
+  if (!props.error) return <div class="skeleton" role="status" aria-label={t('settings.loading')} style={{ width: '60%' }} />;
   return (
     <div class="empty" role="alert">
       <p>{props.error}</p>
@@ -127,7 +127,9 @@ function MySignature() {
 }
 
 function InboxSignature() {
-  const [inboxId, setInboxId] = useState(inboxes.value[0]?.id ?? '');
+  const [chosen, setInboxId] = useState('');
+  // The inbox list may arrive after this section: until one is chosen, the first inbox.
+  const inboxId = chosen || inboxes.value[0]?.id || '';
   const { data, error, reload } = useLoaded(() => (inboxId ? must(api.GET('/v1/inboxes/{inboxId}/signature', { params: { path: { inboxId } } })) : Promise.resolve(null)), [inboxId]);
   if (!inboxes.value.length) return null;
   return (
