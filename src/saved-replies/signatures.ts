@@ -5,7 +5,7 @@
 // placeholders as saved replies. Replies by API keys without a member get the inbox's only. Notes
 // and chat replies never get one. The signature is added when the reply is stored, so the stored
 // body (and html) is exactly what the customer receives.
-import { requireInbox, requireManager, type Access } from '../auth/access.js';
+import { requireInbox, requireManager, requireScope, type Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ConversationRow } from '../conversations/format.js';
 import type { Db } from '../db/schema.js';
@@ -61,7 +61,9 @@ async function inboxFor(db: Db, access: Access, inboxId: string) {
   return inbox;
 }
 
+/** Members who reach the inbox; keys with conversations:read (what they write replies with). */
 export async function getInboxSignature(ctx: C, access: Access, inboxId: string) {
+  if (access.actor.kind === 'api_key') requireScope(access, 'conversations:read');
   const inbox = await inboxFor(ctx.db, access, inboxId);
   const row = await ctx.db.selectFrom('inbox_signatures').select(['body', 'updated_at']).where('inbox_id', '=', inbox.id).executeTakeFirst();
   return { inbox_id: inbox.id, body: row?.body ?? '', updated_at: row?.updated_at ?? null };

@@ -218,6 +218,11 @@ describe('saved replies and signatures', () => {
     const inbox = await s.request('PUT', `/v1/inboxes/${seed.inboxId}/signature`, { token: admin.token, body: { body: '{{inbox.name}} team · https://acme.example' } });
     assert.equal(inbox.status, 200);
     assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/signature`, { token: agent.token })).body.body, '{{inbox.name}} team · https://acme.example');
+    assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/signature`, { token: await key(['conversations:read']) })).status, 200);
+    assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/signature`, { token: await key(['contacts:read']) })).status, 403);
+    const elsewhere = await key(['conversations:read']);
+    await s.app.db.updateTable('api_keys').set({ inbox_ids: JSON.stringify(['inb_other']) }).where('prefix', '=', elsewhere.slice(0, 15)).execute();
+    assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/signature`, { token: elsewhere })).status, 404, 'keys limited to other inboxes do not see it');
     const badSig = await s.request('PUT', '/v1/me/signature', { token: agent.token, body: { body: 'Cheers {{member.nick}}' } });
     assert.equal(badSig.status, 400);
     assert.match(badSig.body.error.message, /member\.nick/);
