@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
+import { createChatChannel } from '../../src/channels/service.js';
 import { iso } from '../../src/platform/clock.js';
 import { newId } from '../../src/platform/ids.js';
 import { MAX_PERSONAL_REPLIES, deleteWorkspaceSavedReplies } from '../../src/saved-replies/service.js';
@@ -255,6 +256,21 @@ describe('saved replies and signatures', () => {
     const after = await s.request('POST', `/v1/conversations/${conversation}/messages`, { token: agent.token, body: { body: 'Done.' } });
     assert.equal(after.body.body, 'Done.\n\n-- \nSupport team · https://acme.example');
     await s.app.jobs.drain();
+  });
+
+  test('chat replies get no signature, and placeholders render in chat too', async () => {
+    const origin = 'https://shop.example';
+    const publicKey = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [origin] })).public_key!;
+    const visitor = await s.request('POST', '/v1/widget/sessions', { body: { public_key: publicKey, email: 'vera@shop.example', name: 'Vera Rubin' }, headers: { origin } });
+    assert.equal(visitor.status, 201);
+    const started = await s.request('POST', '/v1/widget/conversations', { token: visitor.body.token, body: { body: 'Hello?' }, headers: { origin } });
+    const conversation = started.body.conversation.id;
+    assert.equal((await s.request('PUT', '/v1/me/signature', { token: agent.token, body: { body: 'Grace, Acme' } })).status, 200);
+    const rendered = await s.request('POST', `/v1/conversations/${conversation}/render-reply`, { token: agent.token, body: { body: 'Hi {{contact.first_name}}!' } });
+    assert.equal(rendered.body.body, 'Hi Vera!');
+    const reply = await s.request('POST', `/v1/conversations/${conversation}/messages`, { token: agent.token, body: { body: rendered.body.body } });
+    assert.equal(reply.status, 201);
+    assert.equal(reply.body.body, 'Hi Vera!');
   });
 
   test('a deleted workspace’s saved replies and signatures are removed by its deletion step', async () => {
