@@ -65,8 +65,9 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     const current = el.value;
     const typed = `#${at.query}`;
     // The text may have changed while the reply was rendered: replace the #word only if it is still there.
-    const start = current.slice(at.start, at.start + typed.length) === typed ? at.start : el.selectionStart;
-    const end = start === at.start ? at.start + typed.length : el.selectionEnd;
+    const still = current.slice(at.start, at.start + typed.length) === typed;
+    const start = still ? at.start : el.selectionStart;
+    const end = still ? at.start + typed.length : el.selectionEnd;
     setBody(current.slice(0, start) + text + current.slice(end));
     const caret = start + text.length;
     requestAnimationFrame(() => {
