@@ -68,12 +68,13 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     const still = current.slice(at.start, at.start + typed.length) === typed;
     const start = still ? at.start : el.selectionStart;
     const end = still ? at.start + typed.length : el.selectionEnd;
-    setBody(current.slice(0, start) + text + current.slice(end));
-    const caret = start + text.length;
-    requestAnimationFrame(() => {
-      el.focus();
-      el.setSelectionRange(caret, caret);
-    });
+    const next = current.slice(0, start) + text + current.slice(end);
+    // Write the text box now and put the caret after the reply in the same task, so keys typed right
+    // after land there (the re-render then finds the same value and leaves the caret alone).
+    el.value = next;
+    el.focus();
+    el.setSelectionRange(start + text.length, start + text.length);
+    setBody(next);
   }
 
   async function send() {
