@@ -71,6 +71,8 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
     await page.getByLabel('Text', { exact: true }).fill('Sorry, refunds take 5 days.');
     await page.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('button', { name: 'Edit #refund delay' }).click();
+    await page.getByRole('heading', { name: 'Edit #refund delay' }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'reply-name', 'Edit moves the focus to the form');
     await page.getByLabel('Text', { exact: true }).fill('Sorry {{contact.name}}, refunds take 5 days.');
     await page.getByRole('button', { name: 'Save', exact: true }).last().click();
     await page.getByRole('cell', { name: 'Sorry {{contact.name}}, refunds take 5 days.' }).waitFor();

@@ -181,7 +181,8 @@ function SavedReplies(props: { manager: boolean }) {
     setBody(r?.body ?? '');
     setScope(r?.scope ?? 'personal');
     setFormError(null);
-    if (r) requestAnimationFrame(() => document.getElementById('reply-name')?.focus());
+    // The form is always there: move the focus to it now (a later focus could steal typed keys).
+    if (r) document.getElementById('reply-name')?.focus();
   }
 
   async function save(e: Event) {
