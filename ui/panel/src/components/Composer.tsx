@@ -1,7 +1,7 @@
 // Reply (sent through the conversation's channel) or note (never sent). The draft survives reloads.
 // `#` at the start of a word opens the saved-reply picker (./SavedReplyPicker.tsx).
 import { forwardRef } from 'preact/compat';
-import { useEffect, useImperativeHandle, useRef, useState } from 'preact/hooks';
+import { useImperativeHandle, useRef, useState } from 'preact/hooks';
 import { api, errorText, must, type Message, type Schemas } from '../api';
 import { t } from '../i18n';
 import { comboboxProps, hashQueryAt, SavedReplyPicker, useSavedReplies } from './SavedReplyPicker';
@@ -33,11 +33,14 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     },
   }));
 
-  useEffect(() => {
-    const key = draftKey(props.conversationId, kind);
-    if (body) localStorage.setItem(key, body);
+  // The draft is stored in the same task as the change: an effect runs after paint, and one from an
+  // earlier render could overwrite the last keys just before a reload.
+  function changeBody(value: string, k = kind) {
+    const key = draftKey(props.conversationId, k);
+    if (value) localStorage.setItem(key, value);
     else localStorage.removeItem(key);
-  }, [body, kind]);
+    setBody(value);
+  }
 
   function switchKind(k: 'message' | 'note') {
     setKind(k);
@@ -74,7 +77,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     el.value = next;
     el.focus();
     el.setSelectionRange(start + text.length, start + text.length);
-    setBody(next);
+    changeBody(next);
   }
 
   async function send() {
@@ -84,8 +87,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     try {
       const m = await must(api.POST('/v1/conversations/{conversationId}/messages', { params: { path: { conversationId: props.conversationId } }, body: { kind, body } }));
       props.onSent(m);
-      setBody('');
-      localStorage.removeItem(draftKey(props.conversationId, kind));
+      changeBody('');
     } catch (e) {
       setError(t('composer.failed', { error: errorText(e) }));
     } finally {
@@ -123,7 +125,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
           aria-describedby="composer-hint"
           {...comboboxProps(pickerOpen, picker)}
           onInput={(e) => {
-            setBody(e.currentTarget.value);
+            changeBody(e.currentTarget.value);
             findHash();
             if (kind === 'message' && Date.now() - typingSentAt.current > TYPING_SIGNAL_EVERY_MS) {
               typingSentAt.current = Date.now();
