@@ -136,6 +136,13 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
     // The conversation shows what was sent, signature included.
     await page.getByRole('article', { name: 'You' }).getByText('Acme billing').waitFor();
     await screenshot(page, 'panel-saved-reply-sent');
+
+    // The inbox's own settings page shows (and edits) its signature too.
+    await page.goto(`${s.url}/settings/inboxes/${seed.inboxId}`);
+    const onInboxPage = page.locator('#inbox-signature');
+    await onInboxPage.waitFor();
+    assert.equal(await onInboxPage.inputValue(), '{{inbox.name}} · acme.example');
+    await assertAccessible(page);
     assert.deepEqual(errors, []);
     await context.close();
   });

@@ -130,7 +130,6 @@ function InboxSignature() {
   const [chosen, setInboxId] = useState('');
   // The inbox list may arrive after this section: until one is chosen, the first inbox.
   const inboxId = chosen || inboxes.value[0]?.id || '';
-  const { data, error, reload } = useLoaded(() => (inboxId ? must(api.GET('/v1/inboxes/{inboxId}/signature', { params: { path: { inboxId } } })) : Promise.resolve(null)), [inboxId]);
   if (!inboxes.value.length) return null;
   return (
     <section class="card" aria-labelledby="inbox-sig-title">
@@ -147,21 +146,38 @@ function InboxSignature() {
           ))}
         </select>
       </div>
-      {data && data.inbox_id === inboxId ? (
-        <SignatureForm
-          id="inbox-signature"
-          title={t('signature.text')}
-          hint={t('signature.inbox_hint')}
-          value={data.body}
-          onSave={async (body) => {
-            await must(api.PUT('/v1/inboxes/{inboxId}/signature', { params: { path: { inboxId } }, body: { body } }));
-            void reload();
-          }}
-        />
-      ) : (
-        <LoadError error={error} retry={reload} />
-      )}
+      <InboxSignatureForm inboxId={inboxId} />
     </section>
+  );
+}
+
+/** An inbox's signature on its own card: for the inbox's settings page (owners and admins). */
+export function InboxSignatureCard(props: { inboxId: string }) {
+  return (
+    <section class="card" aria-labelledby="inbox-sig-title">
+      <h2 id="inbox-sig-title" style={{ marginTop: 0 }}>
+        {t('signature.inbox')}
+      </h2>
+      <InboxSignatureForm inboxId={props.inboxId} />
+    </section>
+  );
+}
+
+function InboxSignatureForm(props: { inboxId: string }) {
+  const { inboxId } = props;
+  const { data, error, reload } = useLoaded(() => must(api.GET('/v1/inboxes/{inboxId}/signature', { params: { path: { inboxId } } })), [inboxId]);
+  if (!data || data.inbox_id !== inboxId) return <LoadError error={error} retry={reload} />;
+  return (
+    <SignatureForm
+      id="inbox-signature"
+      title={t('signature.text')}
+      hint={t('signature.inbox_hint')}
+      value={data.body}
+      onSave={async (body) => {
+        await must(api.PUT('/v1/inboxes/{inboxId}/signature', { params: { path: { inboxId } }, body: { body } }));
+        void reload();
+      }}
+    />
   );
 }
 
