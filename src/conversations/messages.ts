@@ -1,5 +1,6 @@
 // Messages written by the team through the API: replies (mailed through the conversation's e-mail
-// channel) and notes (never mailed).
+// channel, with the member's and the inbox's signatures: src/saved-replies/signatures.ts) and notes
+// (never mailed, never signed).
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { inTransaction } from '../db/transaction.js';
@@ -9,6 +10,7 @@ import { sanitizeMailHtml } from '../mail/sanitize.js';
 import { hasSmtpAccount } from '../mail/transport.js';
 import { conflict, invalid } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { replySignatures, withSignatures } from '../saved-replies/signatures.js';
 import { formatMessage } from './format.js';
 import { appendMessage, authorFromAccess, getConversationFor, registerMailId, type NewMessage } from './service.js';
 
@@ -56,6 +58,9 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
         message.subject = conversation.subject;
         const mail = { messageId: outboundMessageId(id, channel), references: await replyReferences(trx, conversation.id) };
         message.mail = { ...mail, headers: await replyHeaders(trx, conversation, channel, { ...mail, subject: conversation.subject }) };
+        // Stored with the signatures, so the message shows exactly what is mailed.
+        const signatures = await replySignatures(trx, conversation, message.author.type === 'member' ? message.author.personId : null);
+        Object.assign(message, withSignatures(message.body, message.html ?? null, signatures));
         mailed = true;
       }
     }

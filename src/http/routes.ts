@@ -27,6 +27,7 @@ import { registerSearchRoutes } from '../search/routes.js';
 import { registerOverviewRoutes } from '../overview/routes.js';
 import { registerTypingRoutes } from '../typing/routes.js';
 import { registerWidgetScriptRoutes } from '../widget-script/routes.js';
+import { registerSavedReplyRoutes } from '../saved-replies/routes.js';
 
 export interface FeatureRoutes {
   register(app: ApiApp, ctx: Ctx): void;
@@ -47,6 +48,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerContactRoutes },
   { register: registerSearchRoutes },
   { register: registerOverviewRoutes },
+  { register: registerSavedReplyRoutes },
   { register: registerFeedbackRoutes },
   { register: registerMailRoutes, bodyLimits: ingressBodyLimits },
   { register: registerWebhookRoutes },

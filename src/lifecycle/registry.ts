@@ -17,6 +17,7 @@ import { expiredSessionsRule, signInCodesRule, signInLinksRule } from '../people
 import { endedInvitesRule, workspaceInvitesStep } from '../members/retention.js';
 import { deleteStaleConnections, deleteWorkspaceConnections } from '../realtime/connections.js';
 import { deleteWorkspaceWebhooks, pruneDeliveries } from '../webhooks/service.js';
+import { deleteWorkspaceSavedReplies } from '../saved-replies/service.js';
 import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
 
 export interface RetentionRule {
@@ -97,6 +98,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   workspaceConversationsStep,
   workspaceContactsStep,
   workspaceInvitesStep,
+  { name: 'saved_replies', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceSavedReplies(ctx, workspaceId, batch), files: 0 }) },
   ...broadcastWorkspaceSteps,
   // Tenants at the provider go before the inboxes they belong to.
   ...mailerTenantWorkspaceSteps,

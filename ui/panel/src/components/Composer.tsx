@@ -1,8 +1,10 @@
 // Reply (sent through the conversation's channel) or note (never sent). The draft survives reloads.
+// `#` at the start of a word opens the saved-reply picker (./SavedReplyPicker.tsx).
 import { forwardRef } from 'preact/compat';
 import { useImperativeHandle, useRef, useState } from 'preact/hooks';
-import { api, errorText, must, type Message } from '../api';
+import { api, errorText, must, type Message, type Schemas } from '../api';
 import { t } from '../i18n';
+import { comboboxProps, hashQueryAt, SavedReplyPicker, useSavedReplies } from './SavedReplyPicker';
 
 export interface ComposerHandle {
   focus(kind: 'message' | 'note'): void;
@@ -19,6 +21,9 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
   const [error, setError] = useState<string | null>(null);
   const area = useRef<HTMLTextAreaElement>(null);
   const typingSentAt = useRef(0);
+  const [hash, setHash] = useState<{ start: number; query: string } | null>(null);
+  const [picker, setActive] = useSavedReplies(hash ? hash.query : null);
+  const pickerOpen = hash !== null;
 
   useImperativeHandle(ref, () => ({
     focus(k) {
@@ -28,17 +33,51 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     },
   }));
 
-  // Stored on every keystroke (not after the render): a reload right after typing keeps every character.
-  function updateBody(value: string) {
-    setBody(value);
-    const key = draftKey(props.conversationId, kind);
+  // The draft is stored in the same task as the change: an effect runs after paint, and one from an
+  // earlier render could overwrite the last keys just before a reload.
+  function changeBody(value: string, k = kind) {
+    const key = draftKey(props.conversationId, k);
     if (value) localStorage.setItem(key, value);
     else localStorage.removeItem(key);
+    setBody(value);
   }
 
   function switchKind(k: 'message' | 'note') {
     setKind(k);
     setBody(localStorage.getItem(draftKey(props.conversationId, k)) ?? '');
+  }
+
+  function findHash() {
+    const el = area.current;
+    setHash(el && el.selectionStart === el.selectionEnd ? hashQueryAt(el.value, el.selectionStart) : null);
+  }
+
+  async function choose(reply: Schemas['SavedReply']) {
+    const at = hash;
+    setHash(null);
+    if (!at) return;
+    let text: string;
+    try {
+      text = (await must(api.POST('/v1/conversations/{conversationId}/render-reply', { params: { path: { conversationId: props.conversationId } }, body: { saved_reply_id: reply.id } }))).body;
+    } catch (e) {
+      setError(t('picker.failed', { error: errorText(e) }));
+      return;
+    }
+    const el = area.current;
+    if (!el) return;
+    const current = el.value;
+    const typed = `#${at.query}`;
+    // The text may have changed while the reply was rendered: replace the #word only if it is still there.
+    const still = current.slice(at.start, at.start + typed.length) === typed;
+    const start = still ? at.start : el.selectionStart;
+    const end = still ? at.start + typed.length : el.selectionEnd;
+    const next = current.slice(0, start) + text + current.slice(end);
+    // Write the text box now and put the caret after the reply in the same task, so keys typed right
+    // after land there (the re-render then finds the same value and leaves the caret alone).
+    el.value = next;
+    el.focus();
+    el.setSelectionRange(start + text.length, start + text.length);
+    changeBody(next);
   }
 
   async function send() {
@@ -48,8 +87,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     try {
       const m = await must(api.POST('/v1/conversations/{conversationId}/messages', { params: { path: { conversationId: props.conversationId } }, body: { kind, body } }));
       props.onSent(m);
-      setBody('');
-      localStorage.removeItem(draftKey(props.conversationId, kind));
+      changeBody('');
     } catch (e) {
       setError(t('composer.failed', { error: errorText(e) }));
     } finally {
@@ -76,35 +114,72 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
       <label class="visually-hidden" for="composer-body">
         {kind === 'note' ? t('composer.note') : t('composer.reply')}
       </label>
-      <textarea
-        id="composer-body"
-        ref={area}
-        class="textarea"
-        rows={4}
-        value={body}
-        placeholder={kind === 'note' ? t('composer.note_placeholder') : t('composer.reply_placeholder')}
-        onInput={(e) => {
-          updateBody(e.currentTarget.value);
-          if (kind === 'message' && Date.now() - typingSentAt.current > TYPING_SIGNAL_EVERY_MS) {
-            typingSentAt.current = Date.now();
-            void api.POST('/v1/conversations/{conversationId}/typing', { params: { path: { conversationId: props.conversationId } } });
-          }
-        }}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
-            e.preventDefault();
-            void send();
-          }
-          if (e.key === 'Escape') area.current?.blur();
-        }}
-      />
+      <div class="composer-field">
+        <textarea
+          id="composer-body"
+          ref={area}
+          class="textarea"
+          rows={4}
+          value={body}
+          placeholder={kind === 'note' ? t('composer.note_placeholder') : t('composer.reply_placeholder')}
+          aria-describedby="composer-hint"
+          {...comboboxProps(pickerOpen, picker)}
+          onInput={(e) => {
+            changeBody(e.currentTarget.value);
+            findHash();
+            if (kind === 'message' && Date.now() - typingSentAt.current > TYPING_SIGNAL_EVERY_MS) {
+              typingSentAt.current = Date.now();
+              void api.POST('/v1/conversations/{conversationId}/typing', { params: { path: { conversationId: props.conversationId } } });
+            }
+          }}
+          onClick={findHash}
+          onBlur={() => setHash(null)}
+          onKeyDown={(e) => {
+            if (pickerOpen && !e.ctrlKey && !e.metaKey) {
+              const n = picker.replies.length;
+              if (e.key === 'ArrowDown' && n) {
+                e.preventDefault();
+                setActive((picker.active + 1) % n);
+                return;
+              }
+              if (e.key === 'ArrowUp' && n) {
+                e.preventDefault();
+                setActive((picker.active - 1 + n) % n);
+                return;
+              }
+              if (e.key === 'Enter' && n) {
+                e.preventDefault();
+                void choose(picker.replies[picker.active]);
+                return;
+              }
+              if (e.key === 'Escape') {
+                e.preventDefault();
+                e.stopPropagation();
+                setHash(null);
+                return;
+              }
+            }
+            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+              e.preventDefault();
+              void send();
+            }
+            if (e.key === 'Escape') area.current?.blur();
+          }}
+          onKeyUp={(e) => {
+            if (['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(e.key)) findHash();
+          }}
+        />
+        <SavedReplyPicker open={pickerOpen} query={hash?.query ?? ''} state={picker} onChoose={(r) => void choose(r)} onHover={setActive} />
+      </div>
       {error && (
         <p class="error-text" role="alert">
           {error}
         </p>
       )}
       <div class="composer-foot">
-        <span class="muted">{t('composer.hint')}</span>
+        <span class="muted" id="composer-hint">
+          {t('composer.hint')}
+        </span>
         <button class="btn btn-primary" type="submit" disabled={busy || !body.trim()} title={`${kind === 'note' ? t('composer.add_note') : t('composer.send')} (Ctrl+Enter)`}>
           {busy ? t('composer.sending') : kind === 'note' ? t('composer.add_note') : t('composer.send')}
         </button>

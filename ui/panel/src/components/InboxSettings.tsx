@@ -6,6 +6,7 @@ import { api, errorText, must, type BodyOf, type Inbox, type Schemas } from '../
 import { t } from '../i18n';
 import { loadInboxes, toast } from '../state';
 import { Confirm } from './Confirm';
+import { InboxSignatureCard } from '../pages/SavedRepliesSettings';
 
 type Channel = Schemas['Channel'];
 type InboxPatch = BodyOf<'/v1/inboxes/{inboxId}', 'patch'>;
@@ -142,6 +143,7 @@ export function InboxDetail(props: { id: string }) {
           {t('settings.save')}
         </button>
       </form>
+      <InboxSignatureCard inboxId={inbox.id} />
 
       <h2>{t('channels.title')}</h2>
       {channels.length === 0 && <p class="empty">{t('channels.none')}</p>}

@@ -1,4 +1,5 @@
-// Settings: workspace, API keys, webhooks and the person's own account, each at its own URL.
+// Settings: workspace, members, inboxes and channels, API keys, webhooks, saved replies and the
+// person's own account, each at its own URL.
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, ApiError, errorText, must, type BodyOf, type Schemas } from '../api';
@@ -9,14 +10,16 @@ import { Passkeys } from '../components/Passkeys';
 import { SecretOnce } from '../components/Secret';
 import { absoluteTime, relativeTime, t } from '../i18n';
 import { inboxes, me, membership, toast } from '../state';
+import { SavedRepliesSettings } from './SavedRepliesSettings';
 
-type Section = 'workspace' | 'members' | 'inboxes' | 'api-keys' | 'webhooks' | 'account';
+type Section = 'workspace' | 'members' | 'inboxes' | 'api-keys' | 'webhooks' | 'saved-replies' | 'account';
 const SECTIONS: [Section, Parameters<typeof t>[0], boolean][] = [
   ['workspace', 'settings.workspace', false],
   ['members', 'settings.members', false],
   ['inboxes', 'settings.inboxes', true],
   ['api-keys', 'settings.api_keys', true],
   ['webhooks', 'settings.webhooks', true],
+  ['saved-replies', 'settings.saved_replies', false],
   ['account', 'settings.account', false],
 ];
 
@@ -47,6 +50,7 @@ export function Settings() {
         {section === 'inboxes' && (params.id ? <InboxDetail id={params.id} /> : <InboxList />)}
         {section === 'api-keys' && <ApiKeys />}
         {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}
+        {section === 'saved-replies' && <SavedRepliesSettings />}
         {section === 'account' && <Account />}
       </main>
     </div>

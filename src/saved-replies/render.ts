@@ -1,0 +1,71 @@
+// Rendering saved replies and signatures for one conversation, on the server so that the panel, API
+// clients and outgoing mail share one implementation (./placeholders.ts holds the syntax).
+import type { Access } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import type { ConversationRow } from '../conversations/format.js';
+import { getConversationFor } from '../conversations/service.js';
+import { loadContactView } from '../contacts/store.js';
+import type { Db } from '../db/schema.js';
+import { invalid } from '../platform/errors.js';
+import { getSavedReply, requireReplyReader } from './service.js';
+import { firstWord, MAX_FALLBACK_CHARS, PLACEHOLDER_KEYS, placeholderProblems, renderPlaceholders, type PlaceholderValues } from './placeholders.js';
+
+/** Refuses text with unknown placeholders (naming them) or over-long fallbacks. */
+export function checkPlaceholders(text: string, field: string): void {
+  const { unknown, longFallbacks } = placeholderProblems(text);
+  if (unknown.length) {
+    throw invalid(`unknown placeholder${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} in ${field}; known ones are ${PLACEHOLDER_KEYS.map((k) => `{{${k}}}`).join(', ')}`, {
+      issues: [{ path: [field], message: `unknown placeholders: ${unknown.join(', ')}` }],
+      unknown_placeholders: unknown,
+    });
+  }
+  if (longFallbacks.length) {
+    throw invalid(`the fallback of ${longFallbacks.map((k) => `{{${k}}}`).join(', ')} in ${field} is longer than ${MAX_FALLBACK_CHARS} characters`, {
+      issues: [{ path: [field], message: `fallbacks are at most ${MAX_FALLBACK_CHARS} characters` }],
+    });
+  }
+}
+
+/** What the placeholders stand for in a conversation, written by `personId` (null: no member). */
+export async function placeholderValues(db: Db, conversation: ConversationRow, personId: string | null): Promise<PlaceholderValues> {
+  const [contact, inbox, person] = await Promise.all([
+    loadContactView(db, conversation.workspace_id, conversation.contact_id),
+    db.selectFrom('inboxes').select('name').where('id', '=', conversation.inbox_id).executeTakeFirst(),
+    personId ? db.selectFrom('people').select(['name', 'email']).where('id', '=', personId).executeTakeFirst() : undefined,
+  ]);
+  return {
+    'contact.name': contact?.contact.name ?? null,
+    'contact.first_name': firstWord(contact?.contact.name),
+    'contact.email': contact?.emails[0] ?? null,
+    'member.name': person?.name ?? null,
+    'member.first_name': firstWord(person?.name),
+    'member.email': person?.email ?? null,
+    'inbox.name': inbox?.name ?? null,
+    'conversation.subject': conversation.subject,
+  };
+}
+
+/**
+ * Renders a saved reply (by id) or any text for a conversation the caller reaches, as written by
+ * the calling member (or, for API keys, the member named by `memberId`).
+ */
+export async function renderForConversation(
+  ctx: Pick<Ctx, 'db' | 'clock'>,
+  access: Access,
+  conversationId: string,
+  input: { savedReplyId?: string; body?: string; memberId?: string },
+): Promise<{ body: string }> {
+  requireReplyReader(access);
+  if ((input.savedReplyId === undefined) === (input.body === undefined)) throw invalid('give either saved_reply_id or body');
+  if (input.memberId && access.actor.kind === 'member') throw invalid('member_id is for API keys; members render as themselves');
+  const conversation = await getConversationFor(ctx, access, conversationId);
+  let personId = access.actor.kind === 'member' ? access.actor.personId : null;
+  if (input.memberId) {
+    const member = await ctx.db.selectFrom('memberships').select('person_id').where('workspace_id', '=', access.workspaceId).where('person_id', '=', input.memberId).executeTakeFirst();
+    if (!member) throw invalid(`member_id ${input.memberId} is not a member of this workspace`);
+    personId = member.person_id;
+  }
+  const text = input.savedReplyId !== undefined ? (await getSavedReply(ctx, access, input.savedReplyId)).body : input.body!;
+  if (input.body !== undefined) checkPlaceholders(text, 'body');
+  return { body: renderPlaceholders(text, await placeholderValues(ctx.db, conversation, personId)) };
+}

@@ -1,0 +1,115 @@
+// Signatures appended to e-mail replies: each member's own (per workspace) and each inbox's.
+//
+// Rule: an e-mail reply written by a member (signed in, or an API key writing with member_id) gets
+// the member's signature, then the inbox's, each after a "-- " line, both rendered with the same
+// placeholders as saved replies. Replies by API keys without a member get the inbox's only. Notes
+// and chat replies never get one. The signature is added when the reply is stored, so the stored
+// body (and html) is exactly what the customer receives.
+import { requireInbox, requireManager, requireScope, type Access } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import type { ConversationRow } from '../conversations/format.js';
+import type { Db } from '../db/schema.js';
+import { iso } from '../platform/clock.js';
+import { forbidden, invalid, notFound } from '../platform/errors.js';
+import { renderPlaceholders } from './placeholders.js';
+import { checkPlaceholders, placeholderValues } from './render.js';
+
+export const MAX_SIGNATURE_CHARS = 2_000;
+export const SIGNATURE_DELIMITER = '-- ';
+type C = Pick<Ctx, 'db' | 'clock'>;
+
+function checkSignature(body: string): string {
+  const text = body.replace(/\r\n?/g, '\n').replace(/\s+$/, '');
+  if (text.length > MAX_SIGNATURE_CHARS) throw invalid(`signature must be at most ${MAX_SIGNATURE_CHARS} characters`, { issues: [{ path: ['body'], message: `at most ${MAX_SIGNATURE_CHARS} characters` }] });
+  checkPlaceholders(text, 'body');
+  return text;
+}
+
+function memberOf(access: Access): string {
+  if (access.actor.kind !== 'member') throw forbidden('signatures belong to members; API keys have none');
+  return access.actor.personId;
+}
+
+export async function getMemberSignature(ctx: C, access: Access) {
+  const personId = memberOf(access);
+  const row = await ctx.db.selectFrom('member_signatures').select(['body', 'updated_at']).where('workspace_id', '=', access.workspaceId).where('person_id', '=', personId).executeTakeFirst();
+  return { body: row?.body ?? '', updated_at: row?.updated_at ?? null };
+}
+
+/** Sets the caller's signature in this workspace; an empty body removes it. */
+export async function setMemberSignature(ctx: C, access: Access, body: string) {
+  const personId = memberOf(access);
+  const text = checkSignature(body);
+  const now = iso(ctx.clock.now());
+  const key = { workspace_id: access.workspaceId, person_id: personId };
+  if (!text) {
+    await ctx.db.deleteFrom('member_signatures').where('workspace_id', '=', key.workspace_id).where('person_id', '=', personId).execute();
+    return { body: '', updated_at: null };
+  }
+  await ctx.db
+    .insertInto('member_signatures')
+    .values({ ...key, body: text, updated_at: now })
+    .onConflict((oc) => oc.columns(['workspace_id', 'person_id']).doUpdateSet({ body: text, updated_at: now }))
+    .execute();
+  return { body: text, updated_at: now };
+}
+
+async function inboxFor(db: Db, access: Access, inboxId: string) {
+  const inbox = await db.selectFrom('inboxes').select(['id', 'workspace_id']).where('workspace_id', '=', access.workspaceId).where((eb) => eb.or([eb('id', '=', inboxId), eb('slug', '=', inboxId)])).executeTakeFirst();
+  if (!inbox) throw notFound('inbox');
+  requireInbox(access, inbox.id);
+  return inbox;
+}
+
+/** Members who reach the inbox; keys with conversations:read (what they write replies with). */
+export async function getInboxSignature(ctx: C, access: Access, inboxId: string) {
+  if (access.actor.kind === 'api_key') requireScope(access, 'conversations:read');
+  const inbox = await inboxFor(ctx.db, access, inboxId);
+  const row = await ctx.db.selectFrom('inbox_signatures').select(['body', 'updated_at']).where('inbox_id', '=', inbox.id).executeTakeFirst();
+  return { inbox_id: inbox.id, body: row?.body ?? '', updated_at: row?.updated_at ?? null };
+}
+
+/** Owners and admins (or keys with workspace:manage) set an inbox's signature; empty removes it. */
+export async function setInboxSignature(ctx: C, access: Access, inboxId: string, body: string) {
+  requireManager(access, 'workspace:manage');
+  const inbox = await inboxFor(ctx.db, access, inboxId);
+  const text = checkSignature(body);
+  const now = iso(ctx.clock.now());
+  if (!text) {
+    await ctx.db.deleteFrom('inbox_signatures').where('inbox_id', '=', inbox.id).execute();
+    return { inbox_id: inbox.id, body: '', updated_at: null };
+  }
+  await ctx.db
+    .insertInto('inbox_signatures')
+    .values({ inbox_id: inbox.id, workspace_id: inbox.workspace_id, body: text, updated_at: now })
+    .onConflict((oc) => oc.column('inbox_id').doUpdateSet({ body: text, updated_at: now }))
+    .execute();
+  return { inbox_id: inbox.id, body: text, updated_at: now };
+}
+
+/** The rendered signatures for an e-mail reply in `conversation` by `personId` (null: no member); [] when none. */
+export async function replySignatures(db: Db, conversation: ConversationRow, personId: string | null): Promise<string[]> {
+  const [member, inbox] = await Promise.all([
+    personId
+      ? db.selectFrom('member_signatures').select('body').where('workspace_id', '=', conversation.workspace_id).where('person_id', '=', personId).executeTakeFirst()
+      : undefined,
+    db.selectFrom('inbox_signatures').select('body').where('inbox_id', '=', conversation.inbox_id).executeTakeFirst(),
+  ]);
+  const texts = [member?.body, inbox?.body].filter((t): t is string => !!t);
+  if (!texts.length) return [];
+  const values = await placeholderValues(db, conversation, personId);
+  return texts.map((t) => renderPlaceholders(t, values).trim()).filter(Boolean);
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+/** The reply's text (and html, when it has one) with the signatures after a "-- " line each. */
+export function withSignatures(body: string, html: string | null, signatures: string[]): { body: string; html: string | null } {
+  if (!signatures.length) return { body, html };
+  const text = `${body.replace(/\s+$/, '')}\n\n${signatures.map((s) => `${SIGNATURE_DELIMITER}\n${s}`).join('\n\n')}`;
+  const htmlOut =
+    html === null
+      ? null
+      : `${html}${signatures.map((s) => `<div class="svc-signature"><p>${escapeHtml(SIGNATURE_DELIMITER)}<br>${escapeHtml(s).replace(/\n/g, '<br>')}</p></div>`).join('')}`;
+  return { body: text, html: htmlOut };
+}

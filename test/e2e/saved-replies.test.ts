@@ -1,0 +1,149 @@
+// Saved replies and signatures in a real browser: set them up in Settings, insert a saved reply
+// with # using only the keyboard, send it, and read the mail at the customer's mail server: the
+// placeholders are filled in and the member's and the inbox's signatures follow. axe on each page,
+// with the picker open too.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { systemClock } from '../../src/platform/clock.js';
+import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
+import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN } from '../helpers/mail.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+
+describe('saved replies and signatures in the panel', { skip: browserSkipReason() }, () => {
+  let customerSink: SmtpSink;
+  let s: TestServer;
+  let seed: Seed;
+  let address: string;
+  let browser: BrowserSession;
+
+  before(async () => {
+    customerSink = await startSmtpSink(SINK_LOGIN);
+    s = await startTestServer({ clock: systemClock, env: { SVC_INGRESS_SECRET: INGRESS_SECRET } });
+    seed = await seedWorkspace(s.app, { name: 'Acme' });
+    address = (await seedEmailChannel(s.app, seed, { smtpPort: customerSink.port })).address!;
+    await s.app.db.updateTable('people').set({ name: 'Grace Hopper' }).where('id', '=', seed.ownerId).execute();
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await s?.stop();
+    await customerSink?.close();
+  });
+
+  test('set up in Settings, insert with # by keyboard, and the mail carries the rendered text and signatures', async () => {
+    const { context, page } = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('console', (m) => m.type() === 'error' && !/Failed to load resource/.test(m.text()) && errors.push(m.text()));
+    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+
+    // Settings › Saved replies & signatures.
+    await page.goto(`${s.url}/settings/saved-replies`);
+    await page.getByRole('heading', { name: 'Saved replies & signatures' }).waitFor();
+    await page.getByText('No saved replies yet.').waitFor();
+    const mySignature = page.locator('#my-signature');
+    await mySignature.waitFor();
+    await page.locator('#inbox-signature').waitFor();
+    await assertAccessible(page);
+
+    await mySignature.fill('{{member.name}}\nAcme billing');
+    await page.getByRole('region', { name: 'My signature' }).getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved').first().waitFor();
+    const inboxSignature = page.locator('#inbox-signature');
+    await inboxSignature.fill('{{inbox.name}} · acme.example');
+    await page.getByRole('region', { name: 'Inbox signature' }).getByRole('button', { name: 'Save' }).click();
+
+    // An unknown placeholder is refused with its name, and nothing is saved.
+    await page.getByLabel('Name', { exact: true }).fill('broken');
+    await page.getByLabel('Text', { exact: true }).fill('Hi {{contact.nickname}}');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('alert').filter({ hasText: '{{contact.nickname}}' }).waitFor();
+
+    await page.getByLabel('Name', { exact: true }).fill('refund');
+    await page.getByLabel('Text', { exact: true }).fill('Hi {{contact.first_name}}, your refund for “{{conversation.subject}}” is on its way.');
+    await page.getByLabel('Everyone in the workspace').check();
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('cell', { name: '#refund', exact: true }).waitFor();
+    // A second one to move through, edited and then a throwaway deleted.
+    await page.getByLabel('Name', { exact: true }).fill('refund delay');
+    await page.getByLabel('Text', { exact: true }).fill('Sorry, refunds take 5 days.');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('button', { name: 'Edit #refund delay' }).click();
+    await page.getByRole('heading', { name: 'Edit #refund delay' }).waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'reply-name', 'Edit moves the focus to the form');
+    await page.getByLabel('Text', { exact: true }).fill('Sorry {{contact.name}}, refunds take 5 days.');
+    await page.getByRole('button', { name: 'Save', exact: true }).last().click();
+    await page.getByRole('cell', { name: 'Sorry {{contact.name}}, refunds take 5 days.' }).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('temp');
+    await page.getByLabel('Text', { exact: true }).fill('temporary');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('button', { name: 'Delete #temp' }).click();
+    await page.getByRole('dialog').waitFor();
+    await assertAccessible(page);
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('cell', { name: '#temp', exact: true }).waitFor({ state: 'detached' });
+    await assertAccessible(page);
+    await screenshot(page, 'panel-saved-replies-settings');
+    const stored = await s.app.db.selectFrom('saved_replies').select(['name', 'scope']).where('workspace_id', '=', seed.workspaceId).orderBy('name_key').execute();
+    assert.deepEqual(stored, [
+      { name: 'refund', scope: 'workspace' },
+      { name: 'refund delay', scope: 'personal' },
+    ]);
+
+    // A customer writes; the owner answers with # and the keyboard only.
+    await sendToIngress(ingressPort(s), { from: 'Ada Lovelace <ada@customer.example>', to: address, subject: 'Double charge', text: 'I was charged twice.', messageId: '<ada-sr@customer.example>' });
+    await page.goto(`${s.url}/conversations`);
+    await page.getByRole('link', { name: /Ada Lovelace/ }).waitFor({ timeout: 5000 });
+    await page.keyboard.press('j');
+    await page.waitForURL(/\/conversations\/cv_/);
+    await page.getByRole('article', { name: 'Ada Lovelace' }).getByText('I was charged twice.').waitFor();
+    await page.keyboard.press('r');
+    const box = page.locator('#composer-body');
+
+    // Esc closes the picker and keeps the text box focused.
+    await page.keyboard.type('#zzz');
+    await page.getByRole('status').filter({ hasText: 'No saved reply matches “zzz”.' }).waitFor();
+    await page.keyboard.press('Escape');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'composer-body');
+    for (let i = 0; i < 4; i++) await page.keyboard.press('Backspace');
+
+    await page.keyboard.type('#ref');
+    const listbox = page.getByRole('listbox', { name: 'Saved replies' });
+    await listbox.getByRole('option').nth(1).waitFor();
+    assert.deepEqual(await listbox.getByRole('option').evaluateAll((els) => els.map((e) => e.querySelector('.picker-name')!.firstChild!.textContent)), ['#refund', '#refund delay']);
+    await assertAccessible(page);
+    const active = () => box.getAttribute('aria-activedescendant');
+    const first = await active();
+    assert.equal(await listbox.getByRole('option', { selected: true }).getAttribute('id'), first);
+    await page.keyboard.press('ArrowDown');
+    assert.notEqual(await active(), first);
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await active(), first);
+    await page.keyboard.press('Enter');
+    await listbox.waitFor({ state: 'hidden' });
+    const expectedText = 'Hi Ada, your refund for “Double charge” is on its way.';
+    await page.waitForFunction((want) => (document.getElementById('composer-body') as HTMLTextAreaElement).value === want, expectedText);
+    await page.keyboard.type(' Thanks!');
+    assert.equal(await box.inputValue(), `${expectedText} Thanks!`, 'the caret is after the inserted reply');
+
+    const sent = customerSink.messages.length;
+    await page.keyboard.press('Control+Enter');
+    const [mail] = (await customerSink.waitFor(sent + 1, 10_000)).slice(sent);
+    assert.deepEqual(mail.to, ['ada@customer.example']);
+    assert.equal(mail.parsed.text!.trimEnd(), `${expectedText} Thanks!\n\n-- \nGrace Hopper\nAcme billing\n\n-- \nSupport · acme.example`);
+    // The conversation shows what was sent, signature included.
+    await page.getByRole('article', { name: 'You' }).getByText('Acme billing').waitFor();
+    await screenshot(page, 'panel-saved-reply-sent');
+
+    // The inbox's own settings page shows (and edits) its signature too.
+    await page.goto(`${s.url}/settings/inboxes/${seed.inboxId}`);
+    const onInboxPage = page.locator('#inbox-signature');
+    await onInboxPage.waitFor();
+    assert.equal(await onInboxPage.inputValue(), '{{inbox.name}} · acme.example');
+    await assertAccessible(page);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});
