@@ -6,6 +6,7 @@ import { api, errorText, must, type BodyOf, type Inbox, type Schemas } from '../
 import { t } from '../i18n';
 import { loadInboxes, toast } from '../state';
 import { Confirm } from './Confirm';
+import { CopyField } from './Secret';
 import { InboxSignatureCard } from '../pages/SavedRepliesSettings';
 
 type Channel = Schemas['Channel'];
@@ -418,24 +419,5 @@ function NewChannel(props: { inboxId: string; onCreated: () => void }) {
         {t('settings.create')}
       </button>
     </form>
-  );
-}
-
-function CopyField(props: { label: string; value: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <div style={{ display: 'flex', gap: 'var(--space-2)', margin: 'var(--space-1) 0 var(--space-2)' }}>
-      <input class="input mono" readOnly value={props.value} aria-label={props.label} onFocus={(e) => e.currentTarget.select()} />
-      <button
-        class="btn"
-        type="button"
-        onClick={() => {
-          void navigator.clipboard?.writeText(props.value);
-          setCopied(true);
-        }}
-      >
-        {copied ? t('secret.copied') : t('secret.copy')}
-      </button>
-    </div>
   );
 }

@@ -3,37 +3,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, must, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
+import { Loading, useLoad } from '../components/Loading';
 import { t } from '../i18n';
 import { inboxes, membership, toast } from '../state';
 
 type SavedReply = Schemas['SavedReply'];
 const PLACEHOLDERS = ['contact.name', 'contact.first_name', 'contact.email', 'member.name', 'member.first_name', 'member.email', 'inbox.name', 'conversation.subject'];
-
-function useLoaded<T>(load: () => Promise<T>, deps: unknown[] = []) {
-  const [data, setData] = useState<T | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const reload = () =>
-    load().then(
-      (d) => (setData(d), setError(null)),
-      (e) => setError(errorText(e)),
-    );
-  useEffect(() => {
-    void reload();
-  }, deps);
-  return { data, error, reload };
-}
-
-function LoadError(props: { error: string | null; retry: () => void }) {
-  if (!props.error) return <div class="skeleton" role="status" aria-label={t('settings.loading')} style={{ width: '60%' }} />;
-  return (
-    <div class="empty" role="alert">
-      <p>{props.error}</p>
-      <button class="btn" type="button" onClick={props.retry}>
-        {t('list.retry')}
-      </button>
-    </div>
-  );
-}
 
 export function SavedRepliesSettings() {
   const manager = membership.value?.role === 'owner' || membership.value?.role === 'admin';
@@ -102,7 +77,7 @@ function SignatureForm(props: { id: string; title: string; hint: string; value: 
 }
 
 function MySignature() {
-  const { data, error, reload } = useLoaded(() => must(api.GET('/v1/me/signature')));
+  const { data, error, reload } = useLoad(() => must(api.GET('/v1/me/signature')));
   return (
     <section class="card" aria-labelledby="my-sig-title">
       <h2 id="my-sig-title" style={{ marginTop: 0 }}>
@@ -120,7 +95,7 @@ function MySignature() {
           }}
         />
       ) : (
-        <LoadError error={error} retry={reload} />
+        <Loading error={error} retry={reload} />
       )}
     </section>
   );
@@ -165,8 +140,8 @@ export function InboxSignatureCard(props: { inboxId: string }) {
 
 function InboxSignatureForm(props: { inboxId: string }) {
   const { inboxId } = props;
-  const { data, error, reload } = useLoaded(() => must(api.GET('/v1/inboxes/{inboxId}/signature', { params: { path: { inboxId } } })), [inboxId]);
-  if (!data || data.inbox_id !== inboxId) return <LoadError error={error} retry={reload} />;
+  const { data, error, reload } = useLoad(() => must(api.GET('/v1/inboxes/{inboxId}/signature', { params: { path: { inboxId } } })), [inboxId]);
+  if (!data || data.inbox_id !== inboxId) return <Loading error={error} retry={reload} />;
   return (
     <SignatureForm
       id="inbox-signature"
@@ -182,7 +157,7 @@ function InboxSignatureForm(props: { inboxId: string }) {
 }
 
 function SavedReplies(props: { manager: boolean }) {
-  const { data, error, reload } = useLoaded(() => must(api.GET('/v1/saved-replies', { params: { query: { limit: 200 } } })));
+  const { data, error, reload } = useLoad(() => must(api.GET('/v1/saved-replies', { params: { query: { limit: 200 } } })));
   const [editing, setEditing] = useState<SavedReply | null>(null);
   const [name, setName] = useState('');
   const [body, setBody] = useState('');
@@ -264,7 +239,7 @@ function SavedReplies(props: { manager: boolean }) {
         </div>
       </form>
       {!data ? (
-        <LoadError error={error} retry={reload} />
+        <Loading error={error} retry={reload} />
       ) : data.data.length === 0 ? (
         <p class="empty">{t('replies.empty')}</p>
       ) : (

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, ApiError, errorText, must, type BodyOf, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
+import { Loading, useLoad } from '../components/Loading';
 import { InboxDetail, InboxList } from '../components/InboxSettings';
 import { Members, Sessions } from '../components/Members';
 import { Passkeys } from '../components/Passkeys';
@@ -55,33 +56,6 @@ export function Settings() {
       </main>
     </div>
   );
-}
-
-function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []) {
-  const [data, setData] = useState<T | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const reload = () =>
-    load().then(
-      (d) => (setData(d), setError(null)),
-      (e) => setError(errorText(e)),
-    );
-  useEffect(() => {
-    void reload();
-  }, deps);
-  return { data, error, reload };
-}
-
-function Loading(props: { error: string | null; retry: () => void }) {
-  if (props.error)
-    return (
-      <div class="empty" role="alert">
-        <p>{props.error}</p>
-        <button class="btn" type="button" onClick={props.retry}>
-          {t('list.retry')}
-        </button>
-      </div>
-    );
-  return <div class="skeleton" aria-label={t('settings.loading')} style={{ width: '60%' }} />;
 }
 
 function WorkspaceSettings(props: { manager: boolean }) {
