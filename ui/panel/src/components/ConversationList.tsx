@@ -196,56 +196,62 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
         </div>
       ) : (
         <>
-      <div class="filters" role="group" aria-label={t('details.status')}>
-        {(['open', 'pending', 'closed'] as const).map((s) => (
-          <button key={s} class="chip" type="button" aria-pressed={f.status === s} onClick={() => route(listUrl({ ...f, status: s }))}>
-            {t(`status.${s}`)}
-          </button>
-        ))}
-      </div>
-      {checked.size > 0 && <BulkBar ids={[...checked]} onDone={(updated) => {
-        setChecked(new Set());
-        setItems((old) => old.map((x) => (updated.has(x.id) ? { ...x, ...updated.get(x.id) } : x)).filter((x) => matches(x, f, myId)));
-      }} onClear={() => setChecked(new Set())} />}
-      <div class="list-scroll" ref={scroller} onScroll={onScroll}>
-        {state === 'loading' && (
-          <div aria-busy="true" aria-label={t('list.loading')} style={{ padding: 'var(--space-3)' }}>
-            {Array.from({ length: 6 }, (_, i) => (
-              <div key={i}>
-                <div class="skeleton" style={{ width: '40%' }} />
-                <div class="skeleton" style={{ width: '85%' }} />
+          <div class="filters" role="group" aria-label={t('details.status')}>
+            {(['open', 'pending', 'closed'] as const).map((s) => (
+              <button key={s} class="chip" type="button" aria-pressed={f.status === s} onClick={() => route(listUrl({ ...f, status: s }))}>
+                {t(`status.${s}`)}
+              </button>
+            ))}
+          </div>
+          {checked.size > 0 && (
+            <BulkBar
+              ids={[...checked]}
+              onDone={(updated) => {
+                setChecked(new Set());
+                setItems((old) => old.map((x) => (updated.has(x.id) ? { ...x, ...updated.get(x.id) } : x)).filter((x) => matches(x, f, myId)));
+              }}
+              onClear={() => setChecked(new Set())}
+            />
+          )}
+          <div class="list-scroll" ref={scroller} onScroll={onScroll}>
+            {state === 'loading' && (
+              <div aria-busy="true" aria-label={t('list.loading')} style={{ padding: 'var(--space-3)' }}>
+                {Array.from({ length: 6 }, (_, i) => (
+                  <div key={i}>
+                    <div class="skeleton" style={{ width: '40%' }} />
+                    <div class="skeleton" style={{ width: '85%' }} />
+                  </div>
+                ))}
               </div>
-            ))}
+            )}
+            {state === 'error' && (
+              <div class="empty" role="alert">
+                <strong>{t('list.error')}</strong>
+                <p>{error}</p>
+                <button class="btn" type="button" onClick={() => void loadFirst()}>
+                  {t('list.retry')}
+                </button>
+              </div>
+            )}
+            {state === 'ready' && items.length === 0 && (
+              <div class="empty">
+                <strong>{t('list.empty_title')}</strong>
+                {f.status === 'open' ? t('list.empty_open') : t('list.empty_other')}
+              </div>
+            )}
+            {state === 'ready' && items.length > 0 && (
+              <ul role="list" aria-label={title} style={{ height: `${items.length * ROW_HEIGHT}px`, position: 'relative', margin: 0, padding: 0, listStyle: 'none' }}>
+                {items.slice(first, last).map((c, i) => (
+                  <li key={c.id} class={`row-slot${checked.has(c.id) ? ' checked' : ''}`} style={{ top: `${(first + i) * ROW_HEIGHT}px` }}>
+                    <label class="row-check">
+                      <input type="checkbox" checked={checked.has(c.id)} onChange={() => toggleChecked(c.id)} aria-label={t('bulk.select', { name: c.subject || c.contact.name || c.contact.email || c.id })} />
+                    </label>
+                    <Row item={c} href={listUrl(f, c.id)} selected={c.id === props.selectedId} />
+                  </li>
+                ))}
+              </ul>
+            )}
           </div>
-        )}
-        {state === 'error' && (
-          <div class="empty" role="alert">
-            <strong>{t('list.error')}</strong>
-            <p>{error}</p>
-            <button class="btn" type="button" onClick={() => void loadFirst()}>
-              {t('list.retry')}
-            </button>
-          </div>
-        )}
-        {state === 'ready' && items.length === 0 && (
-          <div class="empty">
-            <strong>{t('list.empty_title')}</strong>
-            {f.status === 'open' ? t('list.empty_open') : t('list.empty_other')}
-          </div>
-        )}
-        {state === 'ready' && items.length > 0 && (
-          <ul role="list" aria-label={title} style={{ height: `${items.length * ROW_HEIGHT}px`, position: 'relative', margin: 0, padding: 0, listStyle: 'none' }}>
-            {items.slice(first, last).map((c, i) => (
-              <li key={c.id} class={`row-slot${checked.has(c.id) ? ' checked' : ''}`} style={{ top: `${(first + i) * ROW_HEIGHT}px` }}>
-                <label class="row-check">
-                  <input type="checkbox" checked={checked.has(c.id)} onChange={() => toggleChecked(c.id)} aria-label={t('bulk.select', { name: c.subject || c.contact.name || c.contact.email || c.id })} />
-                </label>
-                <Row item={c} href={listUrl(f, c.id)} selected={c.id === props.selectedId} />
-              </li>
-            ))}
-          </ul>
-        )}
-      </div>
         </>
       )}
     </section>
