@@ -626,6 +626,20 @@ export async function unreadCounts(ctx: Pick<Ctx, 'db'>, access: Access) {
   return counts;
 }
 
+/** Labels in use on open conversations the caller reaches, with how many carry each (for navigation). */
+export async function openLabelCounts(ctx: Pick<Ctx, 'db'>, access: Access): Promise<{ label: string; open: number }[]> {
+  let q = ctx.db
+    .selectFrom('conversation_labels as l')
+    .innerJoin('conversations as c', 'c.id', 'l.conversation_id')
+    .select(['l.label', (eb) => eb.fn.countAll<number>().as('open')])
+    .where('c.workspace_id', '=', access.workspaceId)
+    .where('c.status', '=', 'open')
+    .where('c.spam', '=', 0);
+  if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
+  const rows = await q.groupBy('l.label').orderBy('l.label').limit(200).execute();
+  return rows.map((r) => ({ label: r.label, open: Number(r.open) }));
+}
+
 /** Unread for a member until they open it after the customer's latest (live) message. */
 export function isUnread(c: Pick<ConversationRow, 'last_inbound_at'>, readAt: string | undefined): boolean {
   return !!c.last_inbound_at && (!readAt || readAt < c.last_inbound_at);

@@ -80,6 +80,12 @@ describe('conversation list for the panel', () => {
     await s.request('POST', `/v1/conversations/${c.conversation_id}/read`, { token: agent.token });
     assert.equal((await overview(agent.token)).mine, 0, 'reading it clears the count');
     assert.deepEqual(await overview(seed.apiKey), { all: 0, mine: 0, unassigned: 0, inboxes: {} });
+    await s.request('PATCH', `/v1/conversations/${c.conversation_id}`, { token: seed.ownerToken, body: { labels: ['billing', 'vip'] } });
+    const labels = (await s.request('GET', '/v1/overview', { token: agent.token })).body.labels;
+    assert.deepEqual(labels, [{ label: 'billing', open: 1 }, { label: 'vip', open: 1 }]);
+    await s.request('PATCH', `/v1/conversations/${c.conversation_id}`, { token: seed.ownerToken, body: { status: 'closed' } });
+    assert.deepEqual((await s.request('GET', '/v1/overview', { token: agent.token })).body.labels, [], 'only open conversations count');
+    await s.request('PATCH', `/v1/conversations/${c.conversation_id}`, { token: seed.ownerToken, body: { status: 'open' } });
 
     assert.equal((await s.request('POST', `/v1/conversations/${c.conversation_id}/read`, { token: seed.apiKey })).status, 403);
     assert.equal((await s.request('POST', '/v1/conversations/cv_missing/read', { token: agent.token })).status, 404);

@@ -197,6 +197,11 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await details.getByLabel('Add a label').fill('vip');
     await saved(() => details.getByLabel('Add a label').press('Enter'));
     await details.getByRole('button', { name: 'Remove label vip' }).waitFor();
+    const labelLink = page.getByRole('navigation', { name: 'Menu' }).getByRole('link', { name: /^vip/ });
+    await labelLink.click();
+    await page.getByRole('heading', { name: 'vip' }).waitFor();
+    await page.getByRole('link', { name: /Bo Duplicate/ }).waitFor();
+    await page.goto(`${s.url}/conversations/${c.conversation_id}`);
     await saved(() => details.getByRole('button', { name: 'Assign to me' }).click());
     await details.getByRole('button', { name: 'Assign to me' }).waitFor({ state: 'detached' });
     let conv = await api(`/v1/conversations/${c.conversation_id}`);

@@ -12,7 +12,7 @@ export const inboxes = signal<Inbox[]>([]);
 export const members = signal<Schemas['Member'][]>([]);
 export const toasts = signal<{ id: number; text: string }[]>([]);
 export const connection = signal<'live' | 'reconnecting'>('live');
-export const overview = signal<{ unread: { all: number; mine: number; unassigned: number; inboxes: Record<string, number> }; importing: { inbox_id: string; state: string; percent: number }[] } | null>(null);
+export const overview = signal<{ unread: { all: number; mine: number; unassigned: number; inboxes: Record<string, number> }; importing: { inbox_id: string; state: string; percent: number }[]; labels: { label: string; open: number }[] } | null>(null);
 
 export const membership = computed(() => me.value?.memberships.find((m) => m.workspace_id === workspaceId.value) ?? null);
 

@@ -176,7 +176,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
     if (el.scrollTop + el.clientHeight > items.length * ROW_HEIGHT - 10 * ROW_HEIGHT) void loadMore();
   }
 
-  const title = f.inbox ? (inboxes.value.find((x) => x.id === f.inbox)?.name ?? '') : t(f.view === 'mine' ? 'nav.mine' : f.view === 'unassigned' ? 'nav.unassigned' : 'nav.all');
+  const title = f.label ? f.label : f.inbox ? (inboxes.value.find((x) => x.id === f.inbox)?.name ?? '') : t(f.view === 'mine' ? 'nav.mine' : f.view === 'unassigned' ? 'nav.unassigned' : 'nav.all');
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
   const last = Math.min(items.length, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
 

@@ -61,6 +61,23 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
             </ul>
           </>
         )}
+        {(overview.value?.labels.length ?? 0) > 0 && (
+          <>
+            <div class="nav-section" id="nav-labels">
+              {t('nav.labels')}
+            </div>
+            <ul role="list" aria-labelledby="nav-labels" style={{ listStyle: 'none', margin: 0, padding: 0 }}>
+              {overview.value!.labels.map((l) => (
+                <li key={l.label}>
+                  <a class="nav-link" href={listUrl({ ...f, view: 'all', inbox: null, label: l.label })} aria-current={f.label === l.label ? 'page' : undefined} onClick={props.onNavigate}>
+                    {l.label}
+                    <span class="count">{l.open}</span>
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </>
+        )}
       </div>
       <div class="nav-foot">
         <a class="nav-link" href="/settings" style={{ width: 'auto' }}>
