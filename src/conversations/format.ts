@@ -95,6 +95,7 @@ export function formatMessage(m: MessageRow, attachments: readonly AttachmentRow
     automatic: m.automatic === 1,
     attachments: attachments.map(formatAttachment),
     attachments_omitted: m.attachments_omitted,
+    has_original: m.raw_storage_key !== null,
     /** Mail sent through a channel: pending, sent or failed (after the retries); null otherwise. */
     status: m.delivery_status,
     error: m.delivery_error,

@@ -103,6 +103,7 @@ export const MessageSchema = z
     automatic: z.boolean().openapi({ description: 'auto-reply, delivery report or bulk mail; never answered automatically' }),
     attachments: z.array(AttachmentSchema),
     attachments_omitted: z.number().int().openapi({ description: 'attachments past the per-message limit, kept only in the original e-mail' }),
+    has_original: z.boolean().openapi({ description: 'the original .eml is kept: GET …/messages/{messageId}/raw (retention removes it after retention_days)' }),
     status: z.enum(['pending', 'sent', 'failed']).nullable().openapi({ description: 'mail sent through a channel; failed once the retries are used up' }),
     error: z.string().nullable(),
     sent_at: z.string().nullable(),

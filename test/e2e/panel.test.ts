@@ -98,6 +98,10 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.keyboard.press('j');
     await page.waitForURL(/\/conversations\/cv_/);
     await page.getByRole('article', { name: /Ada Lovelace/ }).getByText('charged twice for invoice 4411').waitFor();
+    const original = await page.getByRole('article', { name: /Ada Lovelace/ }).getByRole('link', { name: 'Original e-mail' }).getAttribute('href');
+    const raw = await context.request.get(s.url + original);
+    assert.equal(raw.status(), 200);
+    assert.match(await raw.text(), /Message-ID: <ada-1@customer\.example>/i);
     await nav.getByRole('link', { name: 'All', exact: true }).waitFor();
     await assertAccessible(page);
     await page.keyboard.press('r');

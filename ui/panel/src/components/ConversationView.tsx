@@ -201,6 +201,14 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
           ))}
         </div>
       )}
+      {m.has_original && (
+        <p class="msg-extra">
+          <a href={`/v1/conversations/${m.conversation_id}/messages/${m.id}/raw`} download>
+            {t('conv.raw')}
+          </a>
+          {m.attachments_omitted > 0 && <span class="muted"> · {t('conv.omitted', { count: m.attachments_omitted })}</span>}
+        </p>
+      )}
       {m.status === 'failed' && (
         <p class="msg-status-failed" role="status">
           {t('conv.failed', { error: m.error ?? '' })}

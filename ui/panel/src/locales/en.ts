@@ -344,6 +344,7 @@ export const en = {
   'picker.count': '{n} saved replies. Up and down to choose, Enter to insert, Escape to close.',
   'picker.none': 'No saved reply matches “{q}”.',
   'picker.failed': 'The saved reply could not be inserted: {error}',
+  'conv.omitted': '{count} more attachment(s) only in the original',
   'common.close': 'Close',
   'common.error': 'Something went wrong: {error}',
   'time.now': 'now',

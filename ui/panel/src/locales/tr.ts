@@ -346,6 +346,7 @@ export const tr: Record<MessageKey, string> = {
   'picker.count': '{n} hazır yanıt. Seçmek için yukarı ve aşağı, eklemek için Enter, kapatmak için Escape.',
   'picker.none': '“{q}” ile eşleşen hazır yanıt yok.',
   'picker.failed': 'Hazır yanıt eklenemedi: {error}',
+  'conv.omitted': '{count} ek daha yalnızca özgün e-postada',
   'common.close': 'Kapat',
   'common.error': 'Bir sorun oluştu: {error}',
   'time.now': 'şimdi',
