@@ -9,7 +9,7 @@ import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
-import { formatAttachment, formatMessage } from './format.js';
+import { attachmentUrl, formatAttachment, formatMessage } from './format.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
 import {
   bulkUpdateConversations,
@@ -402,6 +402,44 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       const p = c.req.valid('param');
       const raw = await openRawEmail(ctx, access, p.conversationId, p.messageId);
       return fileResponse(c, raw.stream, { contentType: 'message/rfc822', size: raw.size, filename: `${p.messageId}.eml` }) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/conversations/{conversationId}/messages/{messageId}/html',
+      tags: ['conversations'],
+      summary: 'The sanitized HTML of a message as a page for a sandboxed frame (remote images only when asked)',
+      description:
+        'No scripts, forms or plugins run (CSP sandbox); inline images (cid:) point at the message’s attachments; images from elsewhere load only with remote_images=true, so opening a mail tells its sender nothing until the reader asks.',
+      security: bearer,
+      request: { params: messageParams, query: z.object({ remote_images: z.enum(['true', 'false']).optional() }) },
+      responses: { 200: { description: 'text/html', content: { 'text/html': { schema: z.string() } } } },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'conversations:read');
+      const p = c.req.valid('param');
+      const conversation = await getConversationFor(ctx, access, p.conversationId);
+      const message = await findMessage(ctx.db, conversation.id, p.messageId);
+      if (!message?.html) throw notFound('HTML of this message');
+      const files = (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? [];
+      const byCid = new Map(files.filter((f) => f.content_id).map((f) => [f.content_id!.toLowerCase(), attachmentUrl(f.id)]));
+      const html = message.html.replace(/(["'(\s])cid:([^"')\s>]+)/gi, (all, before: string, cid: string) => {
+        const url = byCid.get(cid.toLowerCase());
+        return url ? `${before}${url}` : all;
+      });
+      const remote = c.req.valid('query').remote_images === 'true';
+      const csp = `default-src 'none'; img-src 'self' data:${remote ? ' https: http:' : ''}; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`;
+      return c.body(`<!doctype html><html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><base target="_blank"></head><body>${html}</body></html>`, 200, {
+        'content-type': 'text/html; charset=utf-8',
+        'content-security-policy': csp,
+        'x-frame-options': 'SAMEORIGIN',
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+        'cache-control': 'private, no-store',
+      }) as never;
     },
   );
 

@@ -121,6 +121,33 @@ describe('conversation list for the panel', () => {
     }
   });
 
+  test('the HTML of a message as a sandboxed page: no scripts, inline images from its attachments, remote images only when asked', async () => {
+    const raw = [
+      `From: h@html.example`, `To: ${address}`, 'Subject: html', 'Message-ID: <html-1@html.example>', 'MIME-Version: 1.0',
+      'Content-Type: multipart/related; boundary="b"', '', '--b', 'Content-Type: text/html; charset=utf-8', '',
+      '<p>Hi</p><img src="cid:logo@x"><img src="https://tracker.example/p.gif">', '--b',
+      'Content-Type: image/gif', 'Content-ID: <logo@x>', 'Content-Disposition: inline; filename="logo.gif"', 'Content-Transfer-Encoding: base64', '',
+      'R0lGODlhAQABAAAAACwAAAAAAQABAAA=', '--b--', '',
+    ].join('\r\n');
+    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { token: INGRESS_SECRET, raw: Buffer.from(raw) });
+    assert.equal(r.status, 201);
+    const { conversation_id, message_id } = r.body.data[0];
+    const page = await fetch(`${s.url}/v1/conversations/${conversation_id}/messages/${message_id}/html`, { headers: { authorization: `Bearer ${seed.ownerToken}` } });
+    assert.equal(page.status, 200);
+    const csp = page.headers.get('content-security-policy')!;
+    assert.match(csp, /sandbox/);
+    assert.match(csp, /img-src 'self' data:;/, 'no remote images by default');
+    assert.doesNotMatch(csp, /script-src/);
+    assert.equal(page.headers.get('x-frame-options'), 'SAMEORIGIN');
+    const body = await page.text();
+    assert.match(body, /src="\/v1\/attachments\/att_[^"]+\/content"/, 'cid: points at the attachment');
+    const remote = await fetch(`${s.url}/v1/conversations/${conversation_id}/messages/${message_id}/html?remote_images=true`, { headers: { authorization: `Bearer ${seed.ownerToken}` } });
+    assert.match(remote.headers.get('content-security-policy')!, /img-src 'self' data: https: http:;/);
+    const note = await s.request('POST', `/v1/conversations/${conversation_id}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'plain' } });
+    assert.equal((await s.request('GET', `/v1/conversations/${conversation_id}/messages/${note.body.id}/html`, { token: seed.ownerToken })).status, 404);
+    assert.equal((await s.request('GET', `/v1/conversations/${conversation_id}/messages/${message_id}/html`)).status, 401);
+  });
+
   async function messageIdOf(conversationId: string): Promise<string> {
     const row = await s.app.db.selectFrom('mail_ids').select('rfc_id').where('conversation_id', '=', conversationId).executeTakeFirstOrThrow();
     return `<${row.rfc_id}>`;

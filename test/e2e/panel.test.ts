@@ -3,6 +3,8 @@
 // headers, notes stay inside, keyboard shortcuts, search, a phone-sized window, both languages, and
 // no serious accessibility violations on any page.
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { systemClock } from '../../src/platform/clock.js';
@@ -345,5 +347,40 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     assert.deepEqual([...owner.errors, ...fresh.errors.filter((e) => !/40[01]/.test(e))], []);
     await fresh.context.close();
     await owner.context.close();
+  });
+
+  test('HTML mail shows in a sandboxed frame; images from elsewhere load only when asked', async () => {
+    const hits: string[] = [];
+    const pixel = http.createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'image/gif' }).end(Buffer.from('R0lGODlhAQABAAAAACwAAAAAAQABAAA=', 'base64'));
+    });
+    await new Promise<void>((r) => pixel.listen(0, '127.0.0.1', r));
+    const port = (pixel.address() as AddressInfo).port;
+    try {
+      await sendToIngress(ingressPort(s), {
+        from: 'News Person <np@html.example>',
+        to: address,
+        subject: 'Tracked mail',
+        text: 'Plain version',
+        html: `<p>Hello <b>there</b></p><img src="http://127.0.0.1:${port}/track.gif" alt="tracker"><script>window.bad=1</script>`,
+      });
+      const { context, page } = await panelPage();
+      await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+      await page.goto(`${s.url}/conversations`);
+      await page.getByRole('link', { name: /News Person/ }).click();
+      await page.getByRole('button', { name: 'Show formatted' }).click();
+      const frame = page.frameLocator('iframe[title="Show formatted"]');
+      await frame.getByText('there').waitFor();
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(hits, [], 'nothing is fetched from elsewhere before the reader asks');
+      await page.getByRole('button', { name: /Load images from elsewhere/ }).click();
+      await frame.getByRole('img', { name: 'tracker' }).waitFor();
+      for (let i = 0; i < 50 && !hits.length; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(hits, ['/track.gif']);
+      await context.close();
+    } finally {
+      pixel.close();
+    }
   });
 });

@@ -161,6 +161,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
 function MessageItem(props: { message: Message; contact: Contact | null; myId: string; onUpdated: (m: Message) => void }) {
   const m = props.message;
   const [formatted, setFormatted] = useState(false);
+  const [remoteImages, setRemoteImages] = useState(false);
   if (m.kind === 'event' && (m.details as { type?: string } | null)?.type === 'imported_divider') return <div class="divider">{t('conv.imported_divider')}</div>;
   if (m.kind === 'event') return <p class="event-line">{describeEvent(m)} · <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time></p>;
   const author =
@@ -186,8 +187,22 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
         )}
       </header>
       {formatted && m.html ? (
-        // No scripts, no same-origin access; the page's CSP (inherited by srcdoc) blocks remote images.
-        <iframe sandbox="" srcdoc={m.html} title={t('conv.show_formatted')} style={{ width: '100%', height: '360px', border: 0, background: 'white' }} />
+        // Served with its own CSP: no scripts or forms, and no images from elsewhere until asked.
+        <>
+          <iframe
+            sandbox="allow-popups allow-popups-to-escape-sandbox"
+            src={`/v1/conversations/${m.conversation_id}/messages/${m.id}/html${remoteImages ? '?remote_images=true' : ''}`}
+            title={t('conv.show_formatted')}
+            style={{ width: '100%', height: '360px', border: 0, background: 'white' }}
+          />
+          {!remoteImages && (
+            <p class="msg-extra">
+              <button class="btn btn-ghost" type="button" onClick={() => setRemoteImages(true)}>
+                {t('conv.remote_images')}
+              </button>
+            </p>
+          )}
+        </>
       ) : (
         <div class="msg-body">{m.body}</div>
       )}

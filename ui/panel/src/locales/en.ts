@@ -345,6 +345,7 @@ export const en = {
   'picker.none': 'No saved reply matches “{q}”.',
   'picker.failed': 'The saved reply could not be inserted: {error}',
   'conv.omitted': '{count} more attachment(s) only in the original',
+  'conv.remote_images': 'Load images from elsewhere (tells the sender you opened it)',
   'common.close': 'Close',
   'common.error': 'Something went wrong: {error}',
   'time.now': 'now',

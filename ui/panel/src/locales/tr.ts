@@ -347,6 +347,7 @@ export const tr: Record<MessageKey, string> = {
   'picker.none': '“{q}” ile eşleşen hazır yanıt yok.',
   'picker.failed': 'Hazır yanıt eklenemedi: {error}',
   'conv.omitted': '{count} ek daha yalnızca özgün e-postada',
+  'conv.remote_images': 'Dış kaynaklı resimleri yükle (gönderene açtığınızı bildirir)',
   'common.close': 'Kapat',
   'common.error': 'Bir sorun oluştu: {error}',
   'time.now': 'şimdi',
