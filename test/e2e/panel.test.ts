@@ -109,8 +109,12 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.keyboard.press('r');
     await page.keyboard.type('We refunded the second charge.');
     const sent = customerSink.messages.length;
+    await page.getByLabel('Attach files').setInputFiles({ name: 'refund.txt', mimeType: 'text/plain', buffer: Buffer.from('refund receipt') });
+    await page.getByRole('list', { name: 'Files to send' }).getByText('refund.txt').waitFor();
+    await page.locator('#composer-body').focus();
     await page.keyboard.press('Control+Enter');
     const [reply] = (await customerSink.waitFor(sent + 1, 10_000)).slice(sent);
+    assert.deepEqual(reply.parsed.attachments.map((a) => [a.filename, a.content.toString()]), [['refund.txt', 'refund receipt']]);
     assert.deepEqual(reply.to, ['ada@customer.example']);
     assert.equal(reply.parsed.inReplyTo, '<ada-1@customer.example>');
     assert.match(String(reply.parsed.references), /ada-1@customer\.example/);

@@ -4,6 +4,7 @@ import { forwardRef } from 'preact/compat';
 import { useImperativeHandle, useRef, useState } from 'preact/hooks';
 import { api, errorText, must, type Message, type Schemas } from '../api';
 import { t } from '../i18n';
+import { workspaceId } from '../state';
 import { comboboxProps, hashQueryAt, SavedReplyPicker, useSavedReplies } from './SavedReplyPicker';
 
 export interface ComposerHandle {
@@ -80,13 +81,43 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     changeBody(next);
   }
 
+  // Files are uploaded as soon as they are chosen or dropped, then sent with the message by id.
+  const [files, setFiles] = useState<{ id: string; filename: string; size: number }[]>([]);
+  const [uploading, setUploading] = useState(0);
+  async function attach(list: FileList | File[]) {
+    for (const file of Array.from(list)) {
+      setUploading((n) => n + 1);
+      try {
+        const res = await fetch(`/v1/conversations/${props.conversationId}/attachments?filename=${encodeURIComponent(file.name)}`, {
+          method: 'POST',
+          credentials: 'same-origin',
+          headers: { 'content-type': file.type || 'application/octet-stream', ...(workspaceId.value ? { 'svc-workspace': workspaceId.value } : {}) },
+          body: file,
+        });
+        const answer = await res.json();
+        if (!res.ok) throw new Error(answer?.error?.message ?? res.statusText);
+        setFiles((old) => [...old, { id: answer.id, filename: answer.filename, size: answer.size }]);
+      } catch (e) {
+        setError(t('composer.attach_failed', { name: file.name, error: errorText(e) }));
+      } finally {
+        setUploading((n) => n - 1);
+      }
+    }
+  }
+
   async function send() {
-    if (!body.trim() || busy) return;
+    if (!body.trim() || busy || uploading) return;
     setBusy(true);
     setError(null);
     try {
-      const m = await must(api.POST('/v1/conversations/{conversationId}/messages', { params: { path: { conversationId: props.conversationId } }, body: { kind, body } }));
+      const m = await must(
+        api.POST('/v1/conversations/{conversationId}/messages', {
+          params: { path: { conversationId: props.conversationId } },
+          body: { kind, body, ...(files.length ? { attachment_ids: files.map((f) => f.id) } : {}) },
+        }),
+      );
       props.onSent(m);
+      setFiles([]);
       changeBody('');
     } catch (e) {
       setError(t('composer.failed', { error: errorText(e) }));
@@ -101,6 +132,12 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
       onSubmit={(e) => {
         e.preventDefault();
         void send();
+      }}
+      onDragOver={(e) => e.preventDefault()}
+      onDrop={(e) => {
+        if (!e.dataTransfer?.files.length) return;
+        e.preventDefault();
+        void attach(e.dataTransfer.files);
       }}
     >
       <div class="composer-tabs" role="group" aria-label={t('composer.reply')}>
@@ -176,11 +213,30 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
           {error}
         </p>
       )}
+      {files.length > 0 && (
+        <ul role="list" class="labels" aria-label={t('composer.attachments')}>
+          {files.map((f) => (
+            <li key={f.id} class="label-chip">
+              {f.filename}
+              <button type="button" class="btn-ghost label-remove" aria-label={t('composer.remove_file', { name: f.filename })} onClick={() => setFiles((old) => old.filter((x) => x.id !== f.id))}>
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
       <div class="composer-foot">
+        <label class="btn btn-ghost" title={t('composer.attach')}>
+          <input type="file" multiple class="visually-hidden" onChange={(e) => {
+            const input = e.currentTarget;
+            if (input.files?.length) void attach(input.files).then(() => (input.value = ''));
+          }} />
+          {uploading ? t('composer.uploading') : t('composer.attach')}
+        </label>
         <span class="muted" id="composer-hint">
           {t('composer.hint')}
         </span>
-        <button class="btn btn-primary" type="submit" disabled={busy || !body.trim()} title={`${kind === 'note' ? t('composer.add_note') : t('composer.send')} (Ctrl+Enter)`}>
+        <button class="btn btn-primary" type="submit" disabled={busy || uploading > 0 || !body.trim()} title={`${kind === 'note' ? t('composer.add_note') : t('composer.send')} (Ctrl+Enter)`}>
           {busy ? t('composer.sending') : kind === 'note' ? t('composer.add_note') : t('composer.send')}
         </button>
       </div>
