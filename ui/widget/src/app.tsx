@@ -287,7 +287,20 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
           )}
         </nav>
       )}
-      <div class="thread" ref={thread} role="log" aria-live="polite" aria-label={t('messages')} tabIndex={0}>
+      <div
+        class="thread"
+        ref={thread}
+        role="log"
+        aria-live="polite"
+        aria-label={t('messages')}
+        tabIndex={0}
+        onLoadCapture={(e) => {
+          // A preview that loads after the thread scrolled down pushes the end out of view: follow it when the visitor was at the end.
+          const el = thread.current;
+          const grown = (e.target as HTMLElement).offsetHeight;
+          if (el && el.scrollHeight - el.scrollTop - el.clientHeight <= grown + 80) el.scrollTop = el.scrollHeight;
+        }}
+      >
         {config.channel.greeting && (
           <div class="bubble team greeting">
             <p>{config.channel.greeting}</p>
