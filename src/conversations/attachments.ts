@@ -11,7 +11,7 @@ import type { JobKind } from '../platform/jobs.js';
 import { FileTooLargeError } from '../platform/storage.js';
 import { cleanContentType, cleanFilename } from '../mail/parse.js';
 import { attachmentKey, scheduleFileDeletion } from './files.js';
-import type { AttachmentRow } from './format.js';
+import type { AttachmentRow, ConversationRow } from './format.js';
 import { getConversationFor } from './service.js';
 import { findMessage } from './store.js';
 
@@ -24,7 +24,15 @@ export async function uploadAttachment(
   conversationId: string,
   input: { filename?: string; contentType?: string; data: Readable | Buffer },
 ): Promise<AttachmentRow> {
-  const conversation = await getConversationFor(ctx, access, conversationId);
+  return storeUpload(ctx, await getConversationFor(ctx, access, conversationId), input);
+}
+
+/** Stores an upload of a conversation the caller was already allowed to write in (a member or a visitor). */
+export async function storeUpload(
+  ctx: Ctx,
+  conversation: Pick<ConversationRow, 'id' | 'workspace_id'>,
+  input: { filename?: string; contentType?: string; data: Readable | Buffer },
+): Promise<AttachmentRow> {
   const id = newId('att');
   const key = attachmentKey(conversation.workspace_id, id);
   const contentType = cleanContentType(input.contentType?.split(';')[0]);

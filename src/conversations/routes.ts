@@ -151,7 +151,7 @@ export function contentDisposition(kind: 'inline' | 'attachment', filename: stri
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
-function fileResponse(c: Context<AppEnv>, stream: Readable, opts: { contentType: string; size: number; filename: string }) {
+export function fileResponse(c: Context<AppEnv>, stream: Readable, opts: { contentType: string; size: number; filename: string }) {
   const inline = INLINE_TYPES.has(opts.contentType);
   return new Response(Readable.toWeb(stream) as ReadableStream, {
     status: 200,

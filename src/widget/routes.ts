@@ -21,6 +21,8 @@ import {
   listVisitorMessages,
   MAX_VISITOR_MESSAGE_CHARS,
   openContactSession,
+  openVisitorAttachment,
+  uploadVisitorAttachment,
   postVisitorMessage,
   requireVisitorOrigin,
   startVisitorConversation,
@@ -30,15 +32,21 @@ import {
 } from './service.js';
 import { TypingThrottle } from '../typing/service.js';
 import { VisitorStream } from './stream.js';
+import { Readable } from 'node:stream';
+import { fileResponse } from '../conversations/routes.js';
 
 const visitorAuth = [{ visitor: [] as string[] }];
 
+const VisitorAttachment = z
+  .object({ id: z.string(), filename: z.string(), content_type: z.string(), size: z.number().int(), url: z.string().openapi({ description: 'download with the session token as Bearer' }) })
+  .openapi('VisitorAttachment');
 const VisitorMessage = z.object({
   id: z.string(),
   conversation_id: z.string(),
   direction: z.enum(['in', 'out']),
   author: z.object({ type: z.enum(['contact', 'team']), name: z.string().nullable() }),
   body: z.string(),
+  attachments: z.array(VisitorAttachment),
   created_at: z.string(),
 }).openapi('VisitorMessage');
 const VisitorConversation = z
@@ -218,13 +226,74 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       tags: ['widget'],
       summary: 'Write in a conversation (a closed one reopens)',
       security: visitorAuth,
-      request: { params: conversationParam, body: jsonBody(Body) },
+      request: {
+        params: conversationParam,
+        body: jsonBody(
+          z
+            .object({
+              body: z.string().max(MAX_VISITOR_MESSAGE_CHARS),
+              attachment_ids: z.array(z.string().max(100)).max(10).optional().openapi({ description: 'this session’s uploads to the conversation (the body may then be empty)' }),
+            })
+            .strict(),
+        ),
+      },
       responses: { 201: jsonAnswer(VisitorMessage, 'the message'), 429: { description: 'rate_limited: too many messages in this session' } },
     }),
     async (c) => {
       const v = await visitor(c);
       messagesPerSession.hit(v.session.id, 'too many messages; slow down');
       return c.json(await postVisitorMessage(ctx, v, c.req.valid('param').conversationId, c.req.valid('json')), 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/widget/conversations/{conversationId}/attachments',
+      tags: ['widget'],
+      summary: 'Upload a file (raw request body, its type in Content-Type) to send with a message by id',
+      description: 'At most SVC_ATTACHMENT_MAX_BYTES (413 too_large otherwise); uploads never sent are removed after a day.',
+      security: visitorAuth,
+      request: {
+        params: conversationParam,
+        query: z.object({ filename: z.string().min(1).max(255).optional() }),
+        body: { content: { '*/*': { schema: z.string().openapi({ format: 'binary' }) } }, required: true },
+      },
+      responses: { 201: jsonAnswer(VisitorAttachment, 'the stored upload'), 413: { description: 'too_large' } },
+    }),
+    async (c) => {
+      const v = await visitor(c);
+      messagesPerSession.hit(v.session.id, 'too many uploads; slow down');
+      const body = c.req.raw.body;
+      if (!body) throw invalid('the request has no body');
+      const stored = await uploadVisitorAttachment(ctx, v, c.req.valid('param').conversationId, {
+        filename: c.req.valid('query').filename,
+        contentType: c.req.header('content-type'),
+        data: Readable.fromWeb(body as never),
+      });
+      return c.json(stored, 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/widget/attachments/{attachmentId}/content',
+      tags: ['widget'],
+      summary: 'Download a file of a message this session may read',
+      security: visitorAuth,
+      request: { params: z.object({ attachmentId: idParam('attachmentId', 'att_01hxyz') }) },
+      responses: { 200: { description: 'the file', content: { 'application/octet-stream': { schema: z.string().openapi({ format: 'binary' }) } } } },
+    }),
+    async (c) => {
+      const { row, stream } = await openVisitorAttachment(ctx, await visitor(c), c.req.valid('param').attachmentId);
+      const answer = fileResponse(c, stream, { contentType: row.content_type, size: row.size, filename: row.filename });
+      const origin = c.req.header('origin');
+      if (origin) {
+        answer.headers.set('access-control-allow-origin', origin);
+        answer.headers.set('vary', 'Origin');
+      }
+      return answer as never;
     },
   );
 

@@ -12,7 +12,10 @@ import { retryOnUniqueViolation } from '../db/retry.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { applyConversationChanges, appendMessage, startConversation, type Tx } from '../conversations/service.js';
-import { findConversation } from '../conversations/store.js';
+import { attachmentsOf, findConversation } from '../conversations/store.js';
+import { openAttachment, storeUpload } from '../conversations/attachments.js';
+import type { AttachmentRow } from '../conversations/format.js';
+import type { Readable } from 'node:stream';
 import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
 import { AppError, forbidden, invalid, notFound, unauthorized } from '../platform/errors.js';
@@ -185,14 +188,30 @@ async function visibleConversation(db: Tx['db'], session: ContactSessionRow, id:
   return conversation;
 }
 
+type VisitorAttachmentFields = Pick<AttachmentRow, 'id' | 'filename' | 'content_type' | 'size'>;
+
+/** Downloaded with the visitor's session (Bearer), so the widget fetches it rather than linking it. */
+export function visitorAttachmentUrl(id: string): string {
+  return `/v1/widget/attachments/${id}/content`;
+}
+
+function formatVisitorAttachment(a: VisitorAttachmentFields) {
+  return { id: a.id, filename: a.filename, content_type: a.content_type, size: a.size, url: visitorAttachmentUrl(a.id) };
+}
+
 /** What a visitor sees of a message: never notes, internal events, delivery details or member ids. */
-export function formatVisitorMessage(m: Pick<MessagesTable, 'id' | 'conversation_id' | 'direction' | 'author_type' | 'body' | 'created_at'>, authorName: string | null) {
+export function formatVisitorMessage(
+  m: Pick<MessagesTable, 'id' | 'conversation_id' | 'direction' | 'author_type' | 'body' | 'created_at'>,
+  authorName: string | null,
+  attachments: readonly VisitorAttachmentFields[] = [],
+) {
   return {
     id: m.id,
     conversation_id: m.conversation_id,
     direction: m.direction,
     author: { type: m.author_type === 'contact' ? ('contact' as const) : ('team' as const), name: m.author_type === 'contact' ? null : authorName },
     body: m.body,
+    attachments: attachments.map(formatVisitorAttachment),
     created_at: m.created_at,
   };
 }
@@ -217,11 +236,35 @@ export async function listVisitorMessages(ctx: Pick<Ctx, 'db'>, visitor: Visitor
   if (opts.after) q = q.where('id', '>', opts.after);
   const rows = await q.orderBy('id', 'asc').limit(opts.limit).execute();
   const names = await authorNames(ctx.db, rows.map((r) => r.author_person_id));
-  return rows.map((m) => formatVisitorMessage(m, m.author_person_id ? (names.get(m.author_person_id) ?? null) : null));
+  const files = await attachmentsOf(ctx.db, rows.map((r) => r.id));
+  return rows.map((m) => formatVisitorMessage(m, m.author_person_id ? (names.get(m.author_person_id) ?? null) : null, files.get(m.id)));
 }
 
-function checkBody(body: string): string {
-  if (!body.trim()) throw invalid('body must not be empty');
+/** A visitor's upload to one of its conversations, sent later with a message by id (attachment_ids). */
+export async function uploadVisitorAttachment(ctx: Ctx, visitor: VisitorSession, conversationId: string, input: { filename?: string; contentType?: string; data: Readable | Buffer }) {
+  const conversation = await visibleConversation(ctx.db, visitor.session, conversationId);
+  return formatVisitorAttachment(await storeUpload(ctx, conversation, input));
+}
+
+/**
+ * A file of a message the visitor may read: sent messages only (never notes, nor the team's or
+ * anyone's uploads not sent yet), in a conversation of this session.
+ */
+export async function openVisitorAttachment(ctx: Ctx, visitor: VisitorSession, attachmentId: string): Promise<{ row: AttachmentRow; stream: Readable }> {
+  const row = await ctx.db
+    .selectFrom('attachments')
+    .innerJoin('messages', 'messages.id', 'attachments.message_id')
+    .selectAll('attachments')
+    .where('attachments.workspace_id', '=', visitor.session.workspace_id)
+    .where('attachments.id', '=', attachmentId)
+    .where('messages.kind', '=', 'message')
+    .executeTakeFirst();
+  if (!row || !(await visibleConversationIds(ctx.db, visitor.session)).includes(row.conversation_id)) throw notFound('attachment');
+  return { row, stream: await openAttachment(ctx, row) };
+}
+
+function checkBody(body: string, attachmentIds?: string[]): string {
+  if (!body.trim() && !attachmentIds?.length) throw invalid('body must not be empty');
   if (body.length > MAX_VISITOR_MESSAGE_CHARS) throw invalid(`body must be at most ${MAX_VISITOR_MESSAGE_CHARS} characters`);
   return body;
 }
@@ -255,8 +298,8 @@ export async function startVisitorConversation(ctx: Ctx, visitor: VisitorSession
   };
 }
 
-export async function postVisitorMessage(ctx: Ctx, visitor: VisitorSession, conversationId: string, input: { body: string }) {
-  const body = checkBody(input.body);
+export async function postVisitorMessage(ctx: Ctx, visitor: VisitorSession, conversationId: string, input: { body: string; attachment_ids?: string[] }) {
+  const body = checkBody(input.body, input.attachment_ids);
   const { session } = visitor;
   const result = await inTransaction(ctx.db, async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
@@ -270,11 +313,11 @@ export async function postVisitorMessage(ctx: Ctx, visitor: VisitorSession, conv
     return appendMessage(tx, {
       conversation,
       contact: conversation.contact_id === contact.contact.id ? contact : undefined,
-      message: { kind: 'message', direction: 'in', author, body },
+      message: { kind: 'message', direction: 'in', author, body, attachmentIds: input.attachment_ids },
     });
   });
   announceEvents(ctx);
-  return formatVisitorMessage(result.message, null);
+  return formatVisitorMessage(result.message, null, result.attachments);
 }
 
 /** The visitor is writing in one of its conversations: the panel shows it. */

@@ -10,7 +10,7 @@ import { TYPING_EVENT } from '../typing/service.js';
 import { formatVisitorMessage, visibleConversationIds, type VisitorSession } from './service.js';
 
 interface MessageData {
-  message: { id: string; conversation_id: string; kind: string; direction: 'in' | 'out'; author: { type: string; member_id?: string | null }; body: string; created_at: string };
+  message: { id: string; conversation_id: string; kind: string; direction: 'in' | 'out'; author: { type: string; member_id?: string | null }; body: string; created_at: string; attachments?: { id: string; filename: string; content_type: string; size: number }[] };
   conversation: { id: string; status: string };
 }
 
@@ -135,6 +135,7 @@ export class VisitorStream {
     const message = formatVisitorMessage(
       { id: m.id, conversation_id: m.conversation_id, direction: m.direction, author_type: m.author.type as never, body: m.body, created_at: m.created_at },
       name,
+      m.attachments,
     );
     this.send({ type: 'message', seq, message });
   }

@@ -27,7 +27,12 @@ interface HostPage {
   httpOnly?: boolean;
   /** A same-origin script that calls svc('identify', …) (the page's CSP then also allows 'self'). */
   identify?: Record<string, string>;
+  /** img-src also allows blob: (the widget shows image attachments through blob: URLs). */
+  images?: boolean;
 }
+
+// A 2×2 red PNG.
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEklEQVR4nGP4z8AARAwQCoQBAMT/Bfu1vAGoAAAAAElFTkSuQmCC', 'base64');
 
 describe('chat widget in a browser', { skip: browserSkipReason() }, () => {
   let s: TestServer;
@@ -77,7 +82,7 @@ describe('chat widget in a browser', { skip: browserSkipReason() }, () => {
     const connectSrc = page.httpOnly ? svc : `${svc} ${svc.replace(/^http/, 'ws')}`;
     res.writeHead(200, {
       'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': `default-src 'none'; script-src ${scriptSrc}; connect-src ${connectSrc}; style-src 'self'; img-src 'self'`,
+      'content-security-policy': `default-src 'none'; script-src ${scriptSrc}; connect-src ${connectSrc}; style-src 'self'; img-src 'self'${page.images ? ' blob:' : ''}`,
     });
     res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Shop</title>
 ${page.css ? '<link rel="stylesheet" href="/host.css">' : ''}
@@ -256,6 +261,66 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await agent.page.getByRole('button', { name: 'Send' }).click();
     await dialog.getByText('Yes, we do.').waitFor();
     await agent.context.close();
+    await visitor.context.close();
+  });
+
+  test('a visitor attaches an image with the button and one by drop; the agent sees it; the team’s files show as a thumbnail and a link', async () => {
+    const since = new Date().toISOString();
+    const visitor = await visit('files', { key: keys.plain, images: true });
+    await launcher(visitor.page).click();
+    const dialog = visitor.page.getByRole('dialog');
+    await dialog.getByLabel('Write a message').fill('My parcel arrived broken');
+    const [chooser] = await Promise.all([visitor.page.waitForEvent('filechooser'), dialog.getByRole('button', { name: 'Attach a file' }).click()]);
+    await chooser.setFiles({ name: 'parcel.png', mimeType: 'image/png', buffer: PNG });
+    await dialog.getByRole('button', { name: 'Remove parcel.png' }).waitFor();
+    await dialog.getByRole('button', { name: 'Send' }).click();
+    const loaded = async (img: ReturnType<Page['locator']>) => {
+      await img.waitFor();
+      await img.evaluate((el: HTMLImageElement) => (el.complete ? undefined : new Promise((r) => (el.onload = r))));
+      return img.evaluate((el: HTMLImageElement) => el.naturalWidth);
+    };
+    assert.equal(await loaded(dialog.getByRole('img', { name: 'parcel.png' })), 2, 'the visitor sees a preview of their image');
+    const conversation = await conversationOf(null, since);
+    const stored = await s.app.db.selectFrom('attachments').select(['filename', 'message_id']).where('conversation_id', '=', conversation.id).execute();
+    assert.deepEqual(stored.map((a) => a.filename), ['parcel.png']);
+    assert.ok(stored[0]!.message_id);
+
+    // Dropped onto the panel: waits in the composer until sent.
+    await dialog.evaluate((panel, bytes) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([new Uint8Array(bytes)], 'receipt.txt', { type: 'text/plain' }));
+      panel.dispatchEvent(new DragEvent('dragover', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+      panel.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    }, [...Buffer.from('order 42')]);
+    await dialog.getByRole('button', { name: 'Remove receipt.txt' }).waitFor();
+    await dialog.getByRole('button', { name: 'Send' }).click();
+    await dialog.getByRole('link', { name: /receipt\.txt/ }).waitFor();
+
+    // The agent sees the visitor's image in the panel.
+    const agent = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const svcUrl = new URL(s.url);
+    await agent.context.addCookies([{ name: 'svc_session', value: seed.ownerToken, domain: svcUrl.hostname, path: '/' }]);
+    await agent.page.goto(`${s.url}/conversations/${conversation.id}`);
+    assert.equal(await loaded(agent.page.locator('.attachment img[alt="parcel.png"]')), 2, 'the agent sees the visitor’s image');
+    await agent.page.locator('.attachment', { hasText: 'receipt.txt' }).waitFor();
+    await agent.context.close();
+
+    // The team's files reach the widget live: an image previewed, a text file as a download link.
+    const ids: string[] = [];
+    for (const [name, type, data] of [['label.png', 'image/png', PNG], ['invoice.txt', 'text/plain', Buffer.from('total 10')]] as const) {
+      const up = await s.request('POST', `/v1/conversations/${conversation.id}/attachments?filename=${name}`, { token: seed.ownerToken, raw: data, headers: { 'content-type': type } });
+      assert.equal(up.status, 201, JSON.stringify(up.body));
+      ids.push(up.body.id);
+    }
+    const reply = await s.request('POST', `/v1/conversations/${conversation.id}/messages`, { token: seed.ownerToken, body: { body: 'Your return label', attachment_ids: ids } });
+    assert.equal(reply.status, 201, JSON.stringify(reply.body));
+    await dialog.getByText('Your return label').waitFor();
+    assert.equal(await loaded(dialog.getByRole('img', { name: 'label.png' })), 2, 'the visitor sees the team’s image previewed');
+    const link = dialog.getByRole('link', { name: /invoice\.txt/ });
+    await link.waitFor();
+    await visitor.page.waitForFunction(() => document.querySelector('svc-chat')?.shadowRoot?.querySelector('a[download="invoice.txt"]')?.getAttribute('href')?.startsWith('blob:'));
+    await assertAccessible(visitor.page);
+    assert.deepEqual(visitor.problems, []);
     await visitor.context.close();
   });
 

@@ -7,6 +7,7 @@ import panelCss from './panel.css?inline';
 import { ApiError, type Link, type VisitorConversation, type VisitorMessage } from './client';
 import { replyTime, t } from './i18n';
 import { sheet, type Widget } from './main';
+import { fileBlobUrl, fileSize, isImage, uploadFile, type VisitorAttachment } from './files';
 
 const TYPING_SHOWN_MS = 6_000;
 const TYPING_SEND_EVERY_MS = 2_500;
@@ -56,6 +57,9 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
   const [body, setBody] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [files, setFiles] = useState<File[]>([]);
+  const [dragging, setDragging] = useState(false);
+  const fileInput = useRef<HTMLInputElement>(null);
   const offlineAsk = !config.team_online && config.channel.ask_email_offline;
   const [askEmail, setAskEmail] = useState(() => !client.session() && (!config.channel.allow_anonymous || offlineAsk));
   const [email, setEmail] = useState('');
@@ -164,29 +168,43 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
   async function send(e?: Event) {
     e?.preventDefault();
     const text = body.trim();
-    if (!text || busy) return;
+    if ((!text && !files.length) || busy) return;
     setBusy(true);
     setError(null);
     try {
       if (!client.session()) await client.open();
-      if (current) {
-        const m = await client.post(current, text);
-        setMessages((ms) => (ms.some((x) => x.id === m.id) ? ms : [...ms, m]));
-      } else {
-        const started = await client.start(text);
-        client.remember({ conversation_id: started.conversation.id });
-        setCurrent(started.conversation.id);
+      let id = current;
+      let rest = text;
+      if (!id) {
+        // Files belong to a conversation: a first message starts it (the file names when there is no text).
+        const started = await client.start(text || files.map((f) => f.name).join(', '));
+        id = started.conversation.id;
+        rest = '';
+        client.remember({ conversation_id: id });
+        setCurrent(id);
         setMessages([started.message]);
         setConversations((cs) => [started.conversation, ...cs]);
+        setBody('');
+      }
+      if (rest || files.length) {
+        const conversationId = id;
+        const uploaded = await Promise.all(files.map((f) => uploadFile(client, conversationId, f)));
+        const m = await client.post(conversationId, rest, uploaded.length ? uploaded.map((a) => a.id) : undefined);
+        setMessages((ms) => (ms.some((x) => x.id === m.id) ? ms : [...ms, m]));
       }
       client.connect();
       setBody('');
+      setFiles([]);
     } catch (err) {
       setError(t('send_failed', { error: errorText(err) }));
     } finally {
       setBusy(false);
       area.current?.focus();
     }
+  }
+
+  function addFiles(list: FileList | null | undefined) {
+    if (list?.length) setFiles((fs) => [...fs, ...Array.from(list)]);
   }
 
   function typed(value: string) {
@@ -201,9 +219,24 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
   const title = config.inbox.name;
   return (
     <section
-      class="panel"
+      class={`panel${dragging ? ' dragging' : ''}`}
       role="dialog"
       aria-label={t('chat_with', { name: title })}
+      onDragOver={(e) => {
+        if (askEmail || !e.dataTransfer?.types.includes('Files')) return;
+        e.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={(e) => {
+        if (e.currentTarget === e.target) setDragging(false);
+      }}
+      onDrop={(e) => {
+        setDragging(false);
+        if (askEmail || !e.dataTransfer?.files.length) return;
+        e.preventDefault();
+        addFiles(e.dataTransfer.files);
+        area.current?.focus();
+      }}
       onKeyDown={(e) => {
         if (e.key === 'Escape') {
           e.stopPropagation();
@@ -254,7 +287,20 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
           )}
         </nav>
       )}
-      <div class="thread" ref={thread} role="log" aria-live="polite" aria-label={t('messages')} tabIndex={0}>
+      <div
+        class="thread"
+        ref={thread}
+        role="log"
+        aria-live="polite"
+        aria-label={t('messages')}
+        tabIndex={0}
+        onLoadCapture={(e) => {
+          // A preview that loads after the thread scrolled down pushes the end out of view: follow it when the visitor was at the end.
+          const el = thread.current;
+          const grown = (e.target as HTMLElement).offsetHeight;
+          if (el && el.scrollHeight - el.scrollTop - el.clientHeight <= grown + 80) el.scrollTop = el.scrollHeight;
+        }}
+      >
         {config.channel.greeting && (
           <div class="bubble team greeting">
             <p>{config.channel.greeting}</p>
@@ -263,7 +309,10 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
         {messages.map((m) => (
           <div key={m.id} class={`bubble ${m.author.type === 'contact' ? 'me' : 'team'}`}>
             <span class="who">{m.author.type === 'contact' ? t('you') : (m.author.name ?? t('team'))}</span>
-            <p>{m.body}</p>
+            {m.body && <p>{m.body}</p>}
+            {m.attachments.map((a) => (
+              <FileView key={a.id} widget={widget} attachment={a} />
+            ))}
             <time dateTime={m.created_at}>{new Date(m.created_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}</time>
           </div>
         ))}
@@ -309,6 +358,36 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
         </form>
       ) : (
         <form class="composer" onSubmit={send}>
+          {dragging && <p class="drop-hint">{t('drop_files')}</p>}
+          {files.length > 0 && (
+            <ul class="pending" aria-label={t('attach')}>
+              {files.map((f, i) => (
+                <li key={`${i}-${f.name}`}>
+                  <span>{f.name}</span>
+                  <button type="button" class="icon-btn small" aria-label={t('remove_file', { name: f.name })} onClick={() => setFiles((fs) => fs.filter((_, j) => j !== i))}>
+                    ×
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+          <input
+            ref={fileInput}
+            class="visually-hidden"
+            type="file"
+            multiple
+            tabIndex={-1}
+            aria-hidden="true"
+            onChange={(e) => {
+              addFiles(e.currentTarget.files);
+              e.currentTarget.value = '';
+            }}
+          />
+          <button type="button" class="icon-btn attach" aria-label={t('attach')} title={t('attach')} onClick={() => fileInput.current?.click()}>
+            <svg viewBox="0 0 24 24" aria-hidden="true">
+              <path d="M16.5 6v11.5a4 4 0 0 1-8 0V5a2.5 2.5 0 0 1 5 0v10.5a1 1 0 0 1-2 0V6H10v9.5a2.5 2.5 0 0 0 5 0V5a4 4 0 0 0-8 0v12.5a5.5 5.5 0 0 0 11 0V6z" />
+            </svg>
+          </button>
           <label class="visually-hidden" for="svc-body">
             {t('write')}
           </label>
@@ -323,7 +402,7 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
               if (e.key === 'Enter' && !e.shiftKey) void send(e);
             }}
           />
-          <button type="submit" class="btn send" disabled={busy || !body.trim()} aria-label={t('send')} title={`${t('send')} (Enter)`}>
+          <button type="submit" class="btn send" disabled={busy || (!body.trim() && !files.length)} aria-label={t('send')} title={`${t('send')} (Enter)`}>
             <svg viewBox="0 0 24 24" aria-hidden="true">
               <path d="M3 20.5 21 12 3 3.5V10l12 2-12 2z" />
             </svg>
@@ -331,5 +410,28 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
         </form>
       )}
     </section>
+  );
+}
+
+/** An image as a thumbnail (a link to the full picture), any other file as a download link. */
+function FileView({ widget, attachment }: { widget: Widget; attachment: VisitorAttachment }) {
+  const [url, setUrl] = useState<string | null>(null);
+  const [broken, setBroken] = useState(false);
+  const image = isImage(attachment.content_type) && !broken;
+  useEffect(() => {
+    let live = true;
+    fileBlobUrl(widget.client, attachment).then(
+      (u) => live && setUrl(u),
+      () => live && setBroken(true),
+    );
+    return () => {
+      live = false;
+    };
+  }, [attachment.id]);
+  const label = `${attachment.filename} (${fileSize(attachment.size)})`;
+  return (
+    <a class={image ? 'file thumb' : 'file'} href={url ?? undefined} download={image ? undefined : attachment.filename} target="_blank" rel="noopener" title={label}>
+      {image && url ? <img src={url} alt={attachment.filename} onError={() => setBroken(true)} /> : label}
+    </a>
   );
 }

@@ -135,8 +135,8 @@ export class WidgetClient {
   start(body: string) {
     return this.must(this.api.POST('/v1/widget/conversations', { ...this.auth(), body: { body } }));
   }
-  post(conversationId: string, body: string) {
-    return this.must(this.api.POST('/v1/widget/conversations/{conversationId}/messages', { ...this.auth(), params: { path: { conversationId } }, body: { body } }));
+  post(conversationId: string, body: string, attachment_ids?: string[]) {
+    return this.must(this.api.POST('/v1/widget/conversations/{conversationId}/messages', { ...this.auth(), params: { path: { conversationId } }, body: { body, attachment_ids } }));
   }
   typing(conversationId: string) {
     return this.must(this.api.POST('/v1/widget/conversations/{conversationId}/typing', { ...this.auth(), params: { path: { conversationId } } }));
