@@ -236,7 +236,15 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
             {state === 'ready' && items.length === 0 && (
               <div class="empty">
                 <strong>{t('list.empty_title')}</strong>
-                {f.status === 'open' ? t('list.empty_open') : t('list.empty_other')}
+                {inboxes.value.length === 0 ? (
+              <>
+                {t('list.empty_setup')} <a href="/settings/inboxes">{t('settings.inboxes')}</a>
+              </>
+            ) : f.status === 'open' ? (
+              t('list.empty_open')
+            ) : (
+              t('list.empty_other')
+            )}
               </div>
             )}
             {state === 'ready' && items.length > 0 && (

@@ -351,6 +351,7 @@ export const en = {
   'composer.attachments': 'Files to send',
   'composer.remove_file': 'Remove {name}',
   'composer.attach_failed': '{name} was not attached: {error}',
+  'list.empty_setup': 'No inbox yet. Add one with an e-mail address or a chat widget to start receiving conversations:',
   'common.close': 'Close',
   'common.error': 'Something went wrong: {error}',
   'time.now': 'now',

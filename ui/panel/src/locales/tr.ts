@@ -353,6 +353,7 @@ export const tr: Record<MessageKey, string> = {
   'composer.attachments': 'Gönderilecek dosyalar',
   'composer.remove_file': '{name} kaldır',
   'composer.attach_failed': '{name} eklenemedi: {error}',
+  'list.empty_setup': 'Henüz gelen kutusu yok. Konuşma almaya başlamak için e-posta adresi ya da sohbet penceresiyle bir tane ekleyin:',
   'common.close': 'Kapat',
   'common.error': 'Bir sorun oluştu: {error}',
   'time.now': 'şimdi',
