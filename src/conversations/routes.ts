@@ -5,6 +5,7 @@ import { requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp, AppEnv } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
+import type { Access } from '../auth/access.js';
 import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { invalid, notFound } from '../platform/errors.js';
@@ -165,6 +166,14 @@ export function fileResponse(c: Context<AppEnv>, stream: Readable, opts: { conte
       'x-request-id': c.get('requestId'),
     },
   });
+}
+
+/** A message of a conversation the caller reaches; 404 for either. */
+async function messageFor(ctx: Ctx, access: Access, p: { conversationId: string; messageId: string }) {
+  const conversation = await getConversationFor(ctx, access, p.conversationId);
+  const message = await findMessage(ctx.db, conversation.id, p.messageId);
+  if (!message) throw notFound('message');
+  return { conversation, message };
 }
 
 export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
@@ -354,9 +363,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'conversations:read');
       const p = c.req.valid('param');
-      const conversation = await getConversationFor(ctx, access, p.conversationId);
-      const message = await findMessage(ctx.db, conversation.id, p.messageId);
-      if (!message) throw notFound('message');
+      const { message } = await messageFor(ctx, access, p);
       const files = await attachmentsOf(ctx.db, [message.id]);
       return c.json(formatMessage(message, files.get(message.id) ?? []), 200);
     },
@@ -377,9 +384,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'conversations:write');
       const p = c.req.valid('param');
-      const conversation = await getConversationFor(ctx, access, p.conversationId);
-      const message = await findMessage(ctx.db, conversation.id, p.messageId);
-      if (!message) throw notFound('message');
+      const { conversation, message } = await messageFor(ctx, access, p);
       await retryFailedReply(ctx, message);
       const again = (await findMessage(ctx.db, conversation.id, message.id))!;
       return c.json(formatMessage(again, (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? []), 200);
@@ -421,9 +426,8 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'conversations:read');
       const p = c.req.valid('param');
-      const conversation = await getConversationFor(ctx, access, p.conversationId);
-      const message = await findMessage(ctx.db, conversation.id, p.messageId);
-      if (!message?.html) throw notFound('HTML of this message');
+      const { message } = await messageFor(ctx, access, p);
+      if (!message.html) throw notFound('HTML of this message');
       const files = (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? [];
       const byCid = new Map(files.filter((f) => f.content_id).map((f) => [f.content_id!.toLowerCase(), attachmentUrl(f.id)]));
       const html = message.html.replace(/(["'(\s])cid:([^"')\s>]+)/gi, (all, before: string, cid: string) => {
