@@ -10,7 +10,7 @@ import path from 'node:path';
 export const TESTS_BY_SOURCE = {
   'src/auth/access.ts': ['foundation/access', 'mailbox-migration/access', 'events/stream'],
   'src/webhooks/address.ts': ['webhooks/address'],
-  'src/mailbox-migration/imap.ts': ['mailbox-migration/imap'],
+  'src/mailbox-migration/sources/imap.ts': ['mailbox-migration/imap'],
   'src/conversations/retention.ts': ['lifecycle/retention'],
   'src/lifecycle/retention.ts': ['lifecycle/retention'],
   'src/people/retention.ts': ['lifecycle/retention'],

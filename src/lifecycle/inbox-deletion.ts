@@ -18,7 +18,7 @@ import type { Db } from '../db/schema.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import { formatInbox, resolveInbox } from '../inboxes/service.js';
 import { cancelInboxMigrations } from '../mailbox-migration/service.js';
-import { discardUpload } from '../mailbox-migration/upload.js';
+import { discardUpload } from '../mailbox-migration/upload/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { notFound } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';

@@ -8,7 +8,7 @@ import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
 import { closedConversationsRule, rawEmailsRule, workspaceContactsStep, workspaceConversationsStep } from '../conversations/retention.js';
 import { migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
-import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-migration/upload.js';
+import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-migration/upload/service.js';
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { deleteOldTypingSignals } from '../typing/service.js';

@@ -16,7 +16,7 @@ import { announceEvents } from '../events/service.js';
 import { iso } from '../platform/clock.js';
 import { invalid, notFound, tooLarge } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { takeMigrationMail } from '../mailbox-migration/switching.js';
+import { takeMigrationMail } from '../mailbox-migration/switching/service.js';
 import { findStoredCopy, mailIdentity, registerStoredMail } from './duplicates.js';
 import { mailHeadersOf, parseMail, type InboundMail } from './parse.js';
 import { resolveRecipients, type MailTarget } from './recipients.js';

@@ -4,7 +4,7 @@ import { iso } from '../platform/clock.js';
 import { databaseGauge } from '../platform/metrics.js';
 import type { BackgroundPart, RunningPart } from '../server/background.js';
 import { MIGRATION_STATES } from './states.js';
-import { MIGRATION_JOB, MigrationWorker } from './worker.js';
+import { MIGRATION_JOB, MigrationWorker } from './copy/worker.js';
 
 export interface MigrationPart extends RunningPart {
   worker: MigrationWorker;

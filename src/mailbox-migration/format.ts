@@ -1,9 +1,9 @@
 // What the API and the realtime events show of a migration. The password (sealed) never leaves
 // through here: only whether one is set.
-import { findPreset } from './presets.js';
+import { findPreset } from './sources/presets.js';
 import { allowedActions } from './states.js';
 import type { MigrationRow, Progress } from './store.js';
-import { imapServerOf } from './source.js';
+import { imapServerOf } from './sources/connect.js';
 
 export const READ_ONLY_STATEMENT =
   'No change was made to the old mailbox: folders are opened read-only (EXAMINE), messages are read without marking them (BODY.PEEK), and every command is checked before it is sent; anything else closes the connection unsent.';

@@ -14,7 +14,7 @@ import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { conflict } from '../platform/errors.js';
 import { formatMigration } from './format.js';
-import type { ActRunner } from './switching.js';
+import type { ActRunner } from './switching/service.js';
 import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from './store.js';
 
 /** Conversations (and contacts) deleted per transaction. */

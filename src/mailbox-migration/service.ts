@@ -17,18 +17,18 @@ import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
 import { checkWindow, CONNECTION_TEST_WINDOW, windowStart } from '../platform/rate-limit.js';
 import { newId } from '../platform/ids.js';
 import { formatMigration } from './format.js';
-import { describeImapError } from './imap.js';
-import { importedStatus, labelOfFolder, SKIP_REASONS } from './plan.js';
-import { detectProvider, findPreset, PRESETS, providerConfigured } from './presets.js';
-import { chooseFolders, isNeverRead } from './scan.js';
-import { imapServerOf, openSource, probeTransport, resolveServer, SourceError, type TestStep } from './source.js';
+import { describeImapError } from './sources/imap.js';
+import { importedStatus, labelOfFolder, SKIP_REASONS } from './copy/plan.js';
+import { detectProvider, findPreset, PRESETS, providerConfigured } from './sources/presets.js';
+import { chooseFolders, isNeverRead } from './copy/scan.js';
+import { imapServerOf, openSource, probeTransport, resolveServer, SourceError, type TestStep } from './sources/connect.js';
 import { allowedActions, ENDED_STATES, requireAction, stateError, WORKING_STATES, type MigrationAction } from './states.js';
 import { actorOf, findMigration, getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, type MigrationRow } from './store.js';
-import { teamAddressesOf } from './team.js';
+import { teamAddressesOf } from './copy/team.js';
 import { removalCount } from './removal.js';
-import { switchingView } from './switching.js';
-import { discardUpload } from './upload.js';
-import { ensureWorker } from './worker.js';
+import { switchingView } from './switching/service.js';
+import { discardUpload } from './upload/service.js';
+import { ensureWorker } from './copy/worker.js';
 
 export const CLOSE_AFTER_DEFAULT_DAYS = 14;
 /** Connection tests per migration in TEST_WINDOW_MS (the test is rate limited, 429 beyond). */

@@ -3,7 +3,7 @@
 // allowed actions).
 import type { MailboxMigrationsTable, MigrationState } from '../db/schema.js';
 import { AppError } from '../platform/errors.js';
-import { findPreset } from './presets.js';
+import { findPreset } from './sources/presets.js';
 
 export const MIGRATION_STATES: readonly MigrationState[] = [
   'draft',

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parseHeaderBlock, parseMail } from '../../src/mail/parse.js';
-import { SCAN_HEADER_FIELDS } from '../../src/mailbox-migration/scan.js';
+import { SCAN_HEADER_FIELDS } from '../../src/mailbox-migration/copy/scan.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, rawMail, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { ALLOWED_COMMANDS, checkImapCommand, classifyImapError, connectReadOnly, ReadOnlyViolation } from '../../src/mailbox-migration/imap.js';
+import { ALLOWED_COMMANDS, checkImapCommand, classifyImapError, connectReadOnly, ReadOnlyViolation } from '../../src/mailbox-migration/sources/imap.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { buildMail, newMessageId } from '../helpers/mailbox.js';
 

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { buildServices, type App } from '../../src/context.js';
 import type { MigrationPart } from '../../src/mailbox-migration/background.js';
-import { PROVIDER_LIMIT_PAUSE_MS } from '../../src/mailbox-migration/worker.js';
+import { PROVIDER_LIMIT_PAUSE_MS } from '../../src/mailbox-migration/copy/worker.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
@@ -95,7 +95,7 @@ describe('pause, resume, a revoked password and a provider limit', { skip: dovec
 
   test('a provider limit: needs_attention, then it continues by itself', async () => {
     // Dovecot here allows one connection per user and address: another client holds it.
-    const { connectReadOnly } = await import('../../src/mailbox-migration/imap.js');
+    const { connectReadOnly } = await import('../../src/mailbox-migration/sources/imap.js');
     await worker.closeConnection(id);
     const hog = await connectReadOnly({ address: d.host, port: d.port, tls: 'none', user: SUPPORT, password: 'new-app-password' });
     await s.app.jobs.drain(1);

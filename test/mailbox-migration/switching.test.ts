@@ -11,7 +11,7 @@ import { memberAccess } from '../../src/auth/access.js';
 import type { ChannelRow } from '../../src/channels/service.js';
 import { readEvents, viewerFor } from '../../src/events/service.js';
 import type { Config } from '../../src/config.js';
-import { routingOptions } from '../../src/mailbox-migration/switching.js';
+import { routingOptions } from '../../src/mailbox-migration/switching/service.js';
 import { MINUTE, HOUR, DAY, ManualClock } from '../../src/platform/clock.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';

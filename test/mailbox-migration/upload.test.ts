@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { retentionRules, workspaceDataSteps } from '../../src/lifecycle/registry.js';
-import { EXPORT_LIMITS } from '../../src/mailbox-migration/archive.js';
+import { EXPORT_LIMITS } from '../../src/mailbox-migration/sources/archive.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { mbox, mboxMessage, patchBytes, patchDeclaredSize, sendPart, sha256, uploadExport, zipBuffer } from '../helpers/export-files.js';
 import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';

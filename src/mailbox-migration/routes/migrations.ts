@@ -1,13 +1,13 @@
 // Migration endpoints (spec: Endpoints › Migration endpoints). Owners, admins and API keys with
 // migrations:manage and no inbox limit; agents and other keys get 403.
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Ctx } from '../context.js';
-import type { ApiApp } from '../http/app.js';
-import { bearer, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
-import { listQuery, pageSchema } from '../http/pagination.js';
-import { MIGRATION_STATES } from './states.js';
-import { registerMigrationSwitchingRoutes } from './switching-routes.js';
-import { migrationManager, params, tags } from './route-common.js';
+import type { Ctx } from '../../context.js';
+import type { ApiApp } from '../../http/app.js';
+import { bearer, jsonAnswer, jsonBody, noContent } from '../../http/openapi.js';
+import { listQuery, pageSchema } from '../../http/pagination.js';
+import { MIGRATION_STATES } from '../states.js';
+import { registerMigrationSwitchingRoutes } from './switching.js';
+import { migrationManager, params, tags } from './common.js';
 import {
   cancelMigration,
   createMigration,
@@ -28,7 +28,7 @@ import {
   startScan,
   testConnection,
   updateMigration,
-} from './service.js';
+} from '../service.js';
 
 const TLS = z.enum(['tls', 'starttls', 'none']);
 

@@ -6,22 +6,22 @@
 // webhooks, notifications or outbound mail; only migration.progress reaches owners and admins.
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import type { Ctx } from '../context.js';
-import { createAnonymousContact, findOrCreateContactByEmail } from '../contacts/service.js';
-import type { ContactView } from '../contacts/store.js';
-import { attachmentKey, rawEmailKey } from '../conversations/files.js';
-import type { ConversationRow } from '../conversations/format.js';
-import { checkLabels, insertConversation, insertMessage, type Author, type StoredAttachment } from '../conversations/service.js';
-import type { Database, MailboxMigrationItemsTable } from '../db/schema.js';
-import { announceEvents } from '../events/service.js';
-import { findStoredCopy, mailIdentity, registerStoredMail, type MailIdentity, type StoredCopy } from '../mail/duplicates.js';
-import { mailHeadersOf, type InboundMail } from '../mail/parse.js';
-import { sanitizeMailHtml } from '../mail/sanitize.js';
-import { iso } from '../platform/clock.js';
-import { newId } from '../platform/ids.js';
-import type { MailSource } from './mail-source.js';
+import type { Ctx } from '../../context.js';
+import { createAnonymousContact, findOrCreateContactByEmail } from '../../contacts/service.js';
+import type { ContactView } from '../../contacts/store.js';
+import { attachmentKey, rawEmailKey } from '../../conversations/files.js';
+import type { ConversationRow } from '../../conversations/format.js';
+import { checkLabels, insertConversation, insertMessage, type Author, type StoredAttachment } from '../../conversations/service.js';
+import type { Database, MailboxMigrationItemsTable } from '../../db/schema.js';
+import { announceEvents } from '../../events/service.js';
+import { findStoredCopy, mailIdentity, registerStoredMail, type MailIdentity, type StoredCopy } from '../../mail/duplicates.js';
+import { mailHeadersOf, type InboundMail } from '../../mail/parse.js';
+import { sanitizeMailHtml } from '../../mail/sanitize.js';
+import { iso } from '../../platform/clock.js';
+import { newId } from '../../platform/ids.js';
+import type { MailSource } from '../sources/mail-source.js';
 import { importedStatus, labelOfFolder } from './plan.js';
-import { loadProgress, lockMigration, recordMigrationProgress, type MigrationRow } from './store.js';
+import { loadProgress, lockMigration, recordMigrationProgress, type MigrationRow } from '../store.js';
 import { teamAddressesOf, type TeamAddresses } from './team.js';
 
 /** Per batch: at most this many threads, messages and bytes of source. */

@@ -2,20 +2,20 @@
 // handling): the ways to route mail to the server, the test message (probe) and its arrival by
 // the new route, the forwarding-confirmation mail of a provider, the quiet period, finish (with
 // force), and the sync limit. Every way a migration ends here deletes its password at once.
-import type { Access } from '../auth/access.js';
-import { activeForwardingAddress, type ChannelRow } from '../channels/service.js';
-import type { Ctx } from '../context.js';
-import { inTransaction } from '../db/transaction.js';
-import { announceEvents, recordEvent } from '../events/service.js';
-import type { InboundMail } from '../mail/parse.js';
-import type { MailTarget } from '../mail/recipients.js';
-import { DAY, HOUR, iso, MINUTE } from '../platform/clock.js';
-import { AppError, conflict } from '../platform/errors.js';
-import { checkWindow, windowStart } from '../platform/rate-limit.js';
-import { randomText } from '../platform/ids.js';
-import { formatMigration } from './format.js';
-import { stateError } from './states.js';
-import { getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type Actor, type MigrationRow, type Tx } from './store.js';
+import type { Access } from '../../auth/access.js';
+import { activeForwardingAddress, type ChannelRow } from '../../channels/service.js';
+import type { Ctx } from '../../context.js';
+import { inTransaction } from '../../db/transaction.js';
+import { announceEvents, recordEvent } from '../../events/service.js';
+import type { InboundMail } from '../../mail/parse.js';
+import type { MailTarget } from '../../mail/recipients.js';
+import { DAY, HOUR, iso, MINUTE } from '../../platform/clock.js';
+import { AppError, conflict } from '../../platform/errors.js';
+import { checkWindow, windowStart } from '../../platform/rate-limit.js';
+import { randomText } from '../../platform/ids.js';
+import { formatMigration } from '../format.js';
+import { stateError } from '../states.js';
+import { getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type Actor, type MigrationRow, type Tx } from '../store.js';
 
 /** Test messages per migration in PROBE_WINDOW_MS (429 beyond). */
 export const PROBES_PER_WINDOW = 3;

@@ -3,18 +3,18 @@
 // it stopped. When every chosen folder is read, the copy is planned (plan.ts) and the migration is
 // ready (or paused again, when the plan was changed during a pause).
 import { sql } from 'kysely';
-import type { Ctx } from '../context.js';
-import type { MailboxMigrationItemsTable } from '../db/schema.js';
-import { normalizeAddress } from '../contacts/service.js';
-import { AUTOMATIC_HEADER_FIELDS, parseHeaderBlock, type InboundMail } from '../mail/parse.js';
-import { iso } from '../platform/clock.js';
-import type { ImapFolder } from './imap.js';
-import type { MailSource } from './mail-source.js';
-import { formatMigration } from './format.js';
+import type { Ctx } from '../../context.js';
+import type { MailboxMigrationItemsTable } from '../../db/schema.js';
+import { normalizeAddress } from '../../contacts/service.js';
+import { AUTOMATIC_HEADER_FIELDS, parseHeaderBlock, type InboundMail } from '../../mail/parse.js';
+import { iso } from '../../platform/clock.js';
+import type { ImapFolder } from '../sources/imap.js';
+import type { MailSource } from '../sources/mail-source.js';
+import { formatMigration } from '../format.js';
 import { mapLimit } from './copy.js';
 import { estimateSeconds, labelOfFolder, NEVER_READ_SPECIAL_USE, planItems, SKIP_REASONS, type PlanItem } from './plan.js';
-import { findPreset } from './presets.js';
-import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from './store.js';
+import { findPreset } from '../sources/presets.js';
+import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from '../store.js';
 import { teamAddressesOf } from './team.js';
 
 /** Header fields a scan reads: threading, parties, subject, date, and every one that marks automatic mail. */

@@ -1,13 +1,13 @@
 // Migration endpoints of switching delivery, finishing and removing history: probe, finish and
 // remove-history (registered by routes.ts with the other migration endpoints).
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Ctx } from '../context.js';
-import type { ApiApp } from '../http/app.js';
-import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
-import { removeHistory } from './removal.js';
-import { act } from './service.js';
-import { finishMigration, sendProbe } from './switching.js';
-import { migrationManager, params, tags } from './route-common.js';
+import type { Ctx } from '../../context.js';
+import type { ApiApp } from '../../http/app.js';
+import { bearer, jsonAnswer, jsonBody } from '../../http/openapi.js';
+import { removeHistory } from '../removal.js';
+import { act } from '../service.js';
+import { finishMigration, sendProbe } from '../switching/service.js';
+import { migrationManager, params, tags } from './common.js';
 
 
 export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, MigrationSchema: z.ZodType) {

@@ -3,13 +3,13 @@
 // and recording commands the read-only check refused.
 import net from 'node:net';
 import tls from 'node:tls';
-import type { Ctx } from '../context.js';
-import type { ImapTlsMode } from '../db/schema.js';
-import { conflict } from '../platform/errors.js';
-import { nonPublicRange } from '../webhooks/address.js';
+import type { Ctx } from '../../context.js';
+import type { ImapTlsMode } from '../../db/schema.js';
+import { conflict } from '../../platform/errors.js';
+import { nonPublicRange } from '../../webhooks/address.js';
 import { classifyImapError, connectReadOnly, describeImapError, ReadOnlyViolation, type ReadOnlyMailbox } from './imap.js';
 import { findPreset } from './presets.js';
-import { logActivity, SYSTEM, type MigrationRow } from './store.js';
+import { logActivity, SYSTEM, type MigrationRow } from '../store.js';
 
 export interface ImapServer {
   host: string;

@@ -2,8 +2,8 @@
 // In-Reply-To only (never by subject), duplicates by Message-ID, what is skipped and why, and the
 // status each imported conversation gets. Pure functions over the items; the scan stores the result.
 import { createHash } from 'node:crypto';
-import type { ConversationStatus, MigrationItemStatus } from '../db/schema.js';
-import { DAY } from '../platform/clock.js';
+import type { ConversationStatus, MigrationItemStatus } from '../../db/schema.js';
+import { DAY } from '../../platform/clock.js';
 
 export type SkipReason = 'too_large' | 'outside_date_range' | 'automatic_only' | 'team_only' | 'gone';
 

@@ -3,13 +3,13 @@
 // inbox limit.
 import { Readable } from 'node:stream';
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Ctx } from '../context.js';
-import type { ApiApp, BodyLimitRule } from '../http/app.js';
-import { bearer, jsonAnswer } from '../http/openapi.js';
-import { invalid } from '../platform/errors.js';
-import { MigrationSchema } from './routes.js';
-import { completeUpload, getUpload, MAX_PART_BYTES, MAX_PARTS, PART_SHA256_HEADER, putPart } from './upload.js';
-import { migrationManager, params, tags } from './route-common.js';
+import type { Ctx } from '../../context.js';
+import type { ApiApp, BodyLimitRule } from '../../http/app.js';
+import { bearer, jsonAnswer } from '../../http/openapi.js';
+import { invalid } from '../../platform/errors.js';
+import { MigrationSchema } from './migrations.js';
+import { completeUpload, getUpload, MAX_PART_BYTES, MAX_PARTS, PART_SHA256_HEADER, putPart } from '../upload/service.js';
+import { migrationManager, params, tags } from './common.js';
 
 
 export const uploadBodyLimits: BodyLimitRule[] = [{ method: 'POST', path: /^\/v1\/migrations\/[^/]+\/upload\/parts\/[^/]+$/, maxBytes: () => MAX_PART_BYTES }];

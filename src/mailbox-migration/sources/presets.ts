@@ -1,8 +1,8 @@
 // The providers a migration can copy from (GET /v1/migrations/presets) and finding the provider of
 // an address (POST /v1/migrations/detect): by the address's domain, else by the domain's MX records.
 // Nothing is read from the mailbox to detect it.
-import type { MxLookup } from '../context.js';
-import type { ImapTlsMode } from '../db/schema.js';
+import type { MxLookup } from '../../context.js';
+import type { ImapTlsMode } from '../../db/schema.js';
 
 export type ProviderKind = 'imap' | 'sign_in' | 'help_desk' | 'export_file';
 

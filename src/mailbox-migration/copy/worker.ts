@@ -3,26 +3,26 @@
 // to run again until the state needs no more work. Mailbox connections are kept between steps.
 // A failure to reach the mailbox moves the migration to needs_attention (login refused: wait for a
 // new password; provider limit or a run of connection failures: try again later by itself).
-import type { Ctx } from '../context.js';
-import { inTransaction } from '../db/transaction.js';
-import { announceEvents } from '../events/service.js';
-import { ParsePool } from '../mail/parse-pool.js';
-import { iso, MINUTE } from '../platform/clock.js';
-import { enqueue, type JobKind } from '../platform/jobs.js';
-import type { Db } from '../db/schema.js';
-import type { Clock } from '../platform/clock.js';
+import type { Ctx } from '../../context.js';
+import { inTransaction } from '../../db/transaction.js';
+import { announceEvents } from '../../events/service.js';
+import { ParsePool } from '../../mail/parse-pool.js';
+import { iso, MINUTE } from '../../platform/clock.js';
+import { enqueue, type JobKind } from '../../platform/jobs.js';
+import type { Db } from '../../db/schema.js';
+import type { Clock } from '../../platform/clock.js';
 import { BATCH_BYTES, BATCH_MESSAGES, BATCH_THREADS, copyStep } from './copy.js';
-import { formatMigration } from './format.js';
-import { classifyImapError, describeImapError, ReadOnlyViolation } from './imap.js';
-import type { MailSource } from './mail-source.js';
-import { removalStep } from './removal.js';
+import { formatMigration } from '../format.js';
+import { classifyImapError, describeImapError, ReadOnlyViolation } from '../sources/imap.js';
+import type { MailSource } from '../sources/mail-source.js';
+import { removalStep } from '../removal.js';
 import { chooseFolders, finishScan, scanStep } from './scan.js';
-import { endBySystem, endingNow, quietPeriodEnd, syncLimitEnd } from './switching.js';
+import { endBySystem, endingNow, quietPeriodEnd, syncLimitEnd } from '../switching/service.js';
 import { pollOldMailbox } from './sync.js';
-import { openSource, recordBlocked, SourceError } from './source.js';
-import { isMailboxSource, WORKING_STATES } from './states.js';
-import { openFileSource } from './upload.js';
-import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from './store.js';
+import { openSource, recordBlocked, SourceError } from '../sources/connect.js';
+import { isMailboxSource, WORKING_STATES } from '../states.js';
+import { openFileSource } from '../upload/service.js';
+import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from '../store.js';
 
 export const MIGRATION_JOB = 'migration.work';
 const HEADER_END = Buffer.from('\r\n\r\n');

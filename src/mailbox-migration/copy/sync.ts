@@ -5,18 +5,18 @@
 // it, so that mail arriving both ways (by the new route and in the old mailbox) is stored once,
 // and a restart neither loses nor repeats one. Mail the team sent from the old mailbox after the
 // copy ended is still history (an outgoing message, quietly), never an incoming one.
-import type { Ctx } from '../context.js';
-import type { MailboxMigrationItemsTable } from '../db/schema.js';
-import { announceEvents } from '../events/service.js';
-import { storeInboundMail } from '../mail/ingest.js';
-import type { InboundMail } from '../mail/parse.js';
-import { findStoredCopy, mailIdentity } from '../mail/duplicates.js';
-import { iso } from '../platform/clock.js';
-import type { MailSource } from './mail-source.js';
+import type { Ctx } from '../../context.js';
+import type { MailboxMigrationItemsTable } from '../../db/schema.js';
+import { announceEvents } from '../../events/service.js';
+import { storeInboundMail } from '../../mail/ingest.js';
+import type { InboundMail } from '../../mail/parse.js';
+import { findStoredCopy, mailIdentity } from '../../mail/duplicates.js';
+import { iso } from '../../platform/clock.js';
+import type { MailSource } from '../sources/mail-source.js';
 import { threadKeyOf } from './plan.js';
 import { chooseFolders, itemFromHeaders, SCAN_HEADER_FIELDS, sourceKey, type HeaderParser } from './scan.js';
-import { isProbeMail } from './switching.js';
-import { lockMigration, logActivity, saveMigration, SYSTEM, type MigrationRow } from './store.js';
+import { isProbeMail } from '../switching/service.js';
+import { lockMigration, logActivity, saveMigration, SYSTEM, type MigrationRow } from '../store.js';
 import { teamAddressesOf } from './team.js';
 
 /** UIDs read per poll and folder (the rest is read by the next run, at once). */

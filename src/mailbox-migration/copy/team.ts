@@ -1,8 +1,8 @@
 // The team's addresses in an old mailbox: mail from them is outgoing (authored by the mapped member,
 // else shown by its original name and address); everyone else is a customer.
-import type { Ctx } from '../context.js';
-import { normalizeAddress } from '../contacts/service.js';
-import type { MigrationRow } from './store.js';
+import type { Ctx } from '../../context.js';
+import { normalizeAddress } from '../../contacts/service.js';
+import type { MigrationRow } from '../store.js';
 
 export interface TeamAddresses {
   addresses: Set<string>;
