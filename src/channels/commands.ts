@@ -1,7 +1,6 @@
 import { defineCommand } from 'citty';
 import { dbCommand, parseBooleanFlag, parseIntFlag, readSecretFile, repeated, UsageError } from '../cli.js';
 import { resolveInbox } from '../inboxes/service.js';
-import { channelSaved } from '../mailer-tenants/service.js';
 import { resolveWorkspace } from '../workspaces/service.js';
 import { createChatChannel, createEmailChannel, formatChannel, listChannels, type TlsMode } from './service.js';
 
@@ -45,8 +44,6 @@ const createEmail = dbCommand({
       smtpUsername: args['smtp-username'],
       smtpPassword: password,
     });
-    // This process runs no background work: the server keeps the mail-provider tenant (a stored job).
-    await channelSaved(app, channel.id);
     io.say(`created e-mail channel ${channel.address}${channel.forwarding_address ? ` (forwarding address ${channel.forwarding_address})` : ''}`);
     io.out(channel.id);
   },

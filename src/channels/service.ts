@@ -1,13 +1,13 @@
 import type { Ctx } from '../context.js';
 import type { ChannelsTable } from '../db/schema.js';
+import { inTransaction } from '../db/transaction.js';
 import { normalizeEmail } from '../people/service.js';
 import { iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId, randomText } from '../platform/ids.js';
 import { unfinishedBroadcastsThrough } from '../broadcasts/store.js';
-import { announceEvents, recordEvent } from '../events/service.js';
+import { announceEvents, recordEvent, recordSignal } from '../events/service.js';
 import { unfinishedMigrationsThrough } from '../mailbox-migration/store.js';
-import { channelSaved, type ChannelSavedSignal } from '../mailer-tenants/service.js';
 
 export type ChannelRow = ChannelsTable;
 type C = Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'hub'>;
@@ -102,8 +102,7 @@ export async function createEmailChannel(ctx: C, input: NewEmailChannel): Promis
     created_at: now,
     updated_at: now,
   };
-  await ctx.db.insertInto('channels').values(channel).execute();
-  ctx.hub.emit('channel.saved', { channelId: channel.id });
+  await saveNewChannel(ctx, channel);
   return channel;
 }
 
@@ -137,9 +136,17 @@ export async function createChatChannel(ctx: C, input: NewChatChannel): Promise<
     created_at: now,
     updated_at: now,
   };
-  await ctx.db.insertInto('channels').values(channel).execute();
-  ctx.hub.emit('channel.saved', { channelId: channel.id });
+  await saveNewChannel(ctx, channel);
   return channel;
+}
+
+/** Inserts a new channel with its `channel.saved` signal (the reactions store their work with it). */
+async function saveNewChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, channel: ChannelRow): Promise<void> {
+  await inTransaction(ctx.db, async (trx) => {
+    await trx.insertInto('channels').values(channel).execute();
+    await recordSignal({ db: trx, clock: ctx.clock }, 'channel.saved', { channelId: channel.id });
+  });
+  announceEvents(ctx);
 }
 
 function emptyChannel(): Omit<ChannelRow, 'id' | 'workspace_id' | 'inbox_id' | 'kind' | 'name' | 'created_at' | 'updated_at'> {
@@ -300,8 +307,8 @@ function channelChanges(ctx: Pick<Ctx, 'sealer'>, current: ChannelRow, patch: Ch
 
 /**
  * Changes a channel (the fields of its kind). In one transaction: the change, a `channel.updated`
- * event (realtime only; never the password, only that it changed) and, for e-mail channels, the
- * stored tenant upkeep when it sends or sent through the SES endpoint; `channel.saved` after commit.
+ * event (realtime only; never the password, only that it changed) and the `channel.saved` signal
+ * (its reactions store their work, such as the mail-provider tenant upkeep, in the transaction).
  */
 export async function updateChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'hub'>, workspaceId: string, channelId: string, patch: ChannelPatch): Promise<ChannelRow> {
   const result = await ctx.db.transaction().execute(async (trx) => {
@@ -320,14 +327,10 @@ export async function updateChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'sealer' | '
       data: { channel: formatChannel(next, ctx.config), changed: changed.map((k) => (k === 'smtp_password_sealed' ? 'smtp_password' : k === 'smtp_tls' ? 'tls' : k)) },
       webhook: false,
     });
-    const former = { inboxId: current.inbox_id, smtpHost: current.smtp_host };
-    await channelSaved({ db: trx, clock: ctx.clock, config: ctx.config }, current.id, former);
-    return { channel: next, changed, former };
+    await recordSignal({ db: trx, clock: ctx.clock }, 'channel.saved', { channelId: current.id, former: { inboxId: current.inbox_id, smtpHost: current.smtp_host } });
+    return { channel: next, changed };
   });
-  if (result.changed.length) {
-    announceEvents(ctx);
-    ctx.hub.emit('channel.saved', { channelId: result.channel.id, former: result.former } satisfies ChannelSavedSignal);
-  }
+  if (result.changed.length) announceEvents(ctx);
   return result.channel;
 }
 
@@ -355,12 +358,11 @@ export async function deleteChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'config' | '
       data: { channel: { id: current.id, kind: current.kind, inbox_id: current.inbox_id, name: current.name } },
       webhook: false,
     });
-    await channelSaved({ db: trx, clock: ctx.clock, config: ctx.config }, current.id, { inboxId: current.inbox_id, smtpHost: current.smtp_host });
+    await recordSignal({ db: trx, clock: ctx.clock }, 'channel.saved', { channelId: current.id, former: { inboxId: current.inbox_id, smtpHost: current.smtp_host } });
     return current;
   });
   ctx.log.info('channel deleted', { workspace_id: workspaceId, channel_id: channel.id, kind: channel.kind });
   ctx.hub.emit(CHANNELS_DELETED, { channelIds: [channel.id] } satisfies ChannelsDeleted);
-  ctx.hub.emit('channel.saved', { channelId: channel.id, former: { inboxId: channel.inbox_id, smtpHost: channel.smtp_host } } satisfies ChannelSavedSignal);
   announceEvents(ctx);
   return channel;
 }

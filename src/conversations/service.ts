@@ -282,7 +282,13 @@ async function recordMessageEvents(
     conversation: formatConversation(conversation, view.labels),
     contact: formatContact(contact),
   };
-  const base = { workspaceId: conversation.workspace_id, inboxId: conversation.inbox_id, contactId: conversation.contact_id, occurredAt: new Date(message.created_at) };
+  const base = {
+    workspaceId: conversation.workspace_id,
+    inboxId: conversation.inbox_id,
+    contactId: conversation.contact_id,
+    occurredAt: new Date(message.created_at),
+    cause: { personId: message.author_person_id },
+  };
   await recordEvent(tx, { ...base, type: 'message.created', data, isNote: message.kind === 'note' });
   if (opts.feedback) await recordEvent(tx, { ...base, type: 'feedback.created', data });
 }
@@ -303,6 +309,7 @@ export async function startConversation(
       type: 'conversation.created',
       occurredAt: new Date(conversation.created_at),
       data: { conversation: formatConversation(created.conversation, created.labels), contact: formatContact(input.contact) },
+      cause: { personId: message.author_person_id },
     });
     await recordMessageEvents(tx, view, { feedback: input.feedback });
   }
@@ -456,6 +463,7 @@ export async function applyConversationChanges(
       type: 'conversation.updated',
       occurredAt: now,
       data: { conversation: formatConversation(conversation, labels), contact: contact ? formatContact(contact) : null },
+      cause: { personId: input.author.type === 'member' ? input.author.personId : null, changes },
     });
   }
   return { conversation, labels, changed: true };

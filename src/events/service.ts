@@ -7,8 +7,7 @@ import { isPostgres } from '../db/dialect.js';
 import type { Db, EventsTable } from '../db/schema.js';
 import { DAY, iso } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
-import { onlineContacts } from '../realtime/connections.js';
-import { enqueueDeliveries } from '../webhooks/outbox.js';
+import { type EventCause, enrichEvent, type InternalSignals, reactToEvent, reactToSignal, type SignalName } from './registry.js';
 
 /** Event types delivered to webhooks (the spec's table). */
 export const WEBHOOK_EVENT_TYPES = [
@@ -40,13 +39,16 @@ export interface NewEvent {
   webhook?: boolean;
   /** Contact events: the inboxes of the contact's conversations (its external ids' inboxes are taken from data). */
   relatedInboxIds?: readonly string[];
+  /** Who acted and what changed: for the reactions only, never stored or sent. */
+  cause?: EventCause;
 }
 
 export type EventRow = Selectable<EventsTable>;
 
 /**
- * Records one event in the caller's transaction (one is opened when the caller has none), together
- * with its webhook deliveries. Fills `online` of data.contact from the live connections now.
+ * Records one event in the caller's transaction (one is opened when the caller has none) and runs
+ * the reactions of src/events/registry.ts in it (webhook deliveries, notifications, …); the
+ * realtime reaction fills `online` of data.contact from the live connections now.
  * Call it in the transaction of the change, after the change. The returned seq is the row's number;
  * the position readers resume from is assigned at commit on Postgres (see streamColumn).
  */
@@ -55,7 +57,7 @@ export async function recordEvent(ctx: { db: Db; clock: Ctx['clock'] }, event: N
   const db = ctx.db;
 
   const admin = event.type.startsWith('migration.');
-  const data = await withOnlineFlag(ctx, event.data);
+  const data = await enrichEvent(ctx, { type: event.type, data: event.data });
   const related = relatedInboxIds(event, data);
   const id = newId('evt', ctx.clock.now().getTime());
   const row = {
@@ -78,8 +80,32 @@ export async function recordEvent(ctx: { db: Db; clock: Ctx['clock'] }, event: N
             ${row.audience}, ${row.webhook}, ${row.is_note}, ${row.related_inbox_ids})
     returning seq`.execute(db);
   const seq = Number(inserted.rows[0].seq);
-  await enqueueDeliveries(ctx, { ...row, seq, relatedInboxIds: related });
+  await reactToEvent(ctx, {
+    id,
+    seq,
+    workspaceId: row.workspace_id,
+    inboxId: row.inbox_id,
+    contactId: row.contact_id,
+    type: row.type,
+    occurredAt: row.occurred_at,
+    data,
+    isNote: row.is_note === 1,
+    webhook: row.webhook === 1,
+    audience: row.audience,
+    relatedInboxIds: related,
+    cause: event.cause ?? {},
+  });
   return { id, seq };
+}
+
+/**
+ * Records an internal signal (src/events/reaction-types.ts) in the caller's transaction: the
+ * reactions that handle it store their work there. Nobody reads signals from the stream; call
+ * `announceEvents` after commit so that this process's jobs look at once.
+ */
+export async function recordSignal<K extends SignalName>(ctx: { db: Db; clock: Ctx['clock'] }, name: K, payload: InternalSignals[K]): Promise<void> {
+  if (!ctx.db.isTransaction) return ctx.db.transaction().execute((trx) => recordSignal({ db: trx, clock: ctx.clock }, name, payload));
+  await reactToSignal(ctx, name, payload);
 }
 
 /** Call after the transaction that recorded events commits, so that listeners look at once. */
@@ -113,15 +139,6 @@ export function streamPosition(row: Pick<EventRow, 'seq'> & { position?: number 
 /** An event as GET /v1/events and the realtime socket show it: the payload plus its sequence number and id. */
 export function formatStreamEvent(row: EventRow) {
   return { seq: streamPosition(row), id: row.id, ...eventPayload(row) };
-}
-
-async function withOnlineFlag(ctx: { db: Db; clock: Ctx['clock'] }, data: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const contact = data.contact;
-  if (!contact || typeof contact !== 'object' || Array.isArray(contact)) return data;
-  const contactId = (contact as { id?: unknown }).id;
-  if (typeof contactId !== 'string') return data;
-  const online = (await onlineContacts(ctx, [contactId])).has(contactId);
-  return { ...data, contact: { ...(contact as object), online } };
 }
 
 /**

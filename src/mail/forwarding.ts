@@ -6,6 +6,7 @@ import type { Access } from '../auth/access.js';
 import { authorize } from '../auth/access.js';
 import { getChannel, newForwardingAddress, type ChannelRow } from '../channels/service.js';
 import type { Ctx } from '../context.js';
+import { announceEvents, recordSignal } from '../events/service.js';
 import { iso } from '../platform/clock.js';
 import { conflict, invalid } from '../platform/errors.js';
 
@@ -18,8 +19,11 @@ export async function rotateForwardingAddress(ctx: Ctx, access: Access, channelI
   if (!domain) throw conflict('this server has no forwarding domain (SVC_FORWARDING_DOMAIN is not set)', 'forwarding_not_configured');
   const address = newForwardingAddress(domain);
   const now = iso(ctx.clock.now());
-  await ctx.db.updateTable('channels').set({ forwarding_address: address, updated_at: now }).where('id', '=', channel.id).execute();
-  ctx.hub.emit('channel.saved', { channelId: channel.id });
+  await ctx.db.transaction().execute(async (trx) => {
+    await trx.updateTable('channels').set({ forwarding_address: address, updated_at: now }).where('id', '=', channel.id).execute();
+    await recordSignal({ db: trx, clock: ctx.clock }, 'channel.saved', { channelId: channel.id });
+  });
+  announceEvents(ctx);
   return { ...channel, forwarding_address: address, updated_at: now };
 }
 

@@ -18,12 +18,14 @@ import type { Tag } from '@aws-sdk/client-sesv2';
 import type { Selectable } from 'kysely';
 import type { ChannelRow } from '../channels/service.js';
 import type { Ctx } from '../context.js';
+import type { ChannelSavedSignal } from '../events/reaction-types.js';
 import type { MailerTenantsTable } from '../db/schema.js';
 import { pauseBroadcasts } from '../broadcasts/store.js';
 import { addDigestLine } from '../operator-digest/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { conflict } from '../platform/errors.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
+import { CHANNEL_SAVED_JOB } from './reaction.js';
 import {
   configurationSetArn,
   describeProviderError,
@@ -368,13 +370,6 @@ export async function assertTenantMaySend(ctx: Pick<Ctx, 'db' | 'config'>, chann
 
 // ---- triggers ----
 
-/** What the `channel.saved` signal carries: after a change or deletion, where the channel sent from before. */
-export interface ChannelSavedSignal {
-  channelId: string;
-  /** The inbox and SMTP host the channel had before this save (a changed or deleted channel). */
-  former?: { inboxId: string; smtpHost: string | null };
-}
-
 /**
  * A channel was saved (created, changed or deleted): keep its inbox's tenant (a stored job, run by
  * the server) when the channel sends, or sent until now, through the SES endpoint.
@@ -401,8 +396,16 @@ export async function workspaceApproved(ctx: Pick<Ctx, 'db' | 'clock' | 'config'
 }
 
 export function mailerTenantJobs(ctx: Ctx): JobKind[] {
-  if (!ctx.config.mailer) return [];
+  // Stored by every channel save (src/mailer-tenants/reaction.ts), so it runs with or without the mailer settings.
+  const saved: JobKind<ChannelSavedSignal> = {
+    kind: CHANNEL_SAVED_JOB,
+    async run({ channelId, former }) {
+      await channelSaved(ctx, channelId, former);
+    },
+  };
+  if (!ctx.config.mailer) return [saved];
   return [
+    saved,
     {
       kind: UPKEEP_JOB,
       async run({ inboxId }: { inboxId: string }) {

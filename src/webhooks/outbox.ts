@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import type { Db } from '../db/schema.js';
+import type { Reaction } from '../events/reaction-types.js';
 import { ageSeconds, databaseGauge, type Metrics } from '../platform/metrics.js';
 
 export interface OutboxEvent {
@@ -45,6 +46,23 @@ export async function enqueueDeliveries(ctx: { db: Db; clock: Clock }, event: Ou
       and (e.inbox_id is null ${inboxes.length ? sql`or e.inbox_id in (${sql.join(inboxes)})` : sql``})`.execute(ctx.db);
   return Number(result.numAffectedRows ?? 0);
 }
+
+/** The webhooks reaction (src/events/registry.ts): the event's deliveries, in its transaction. */
+export const webhookOutboxReaction: Reaction = {
+  name: 'webhooks',
+  async onEvent(tx, event) {
+    await enqueueDeliveries(tx, {
+      seq: event.seq,
+      id: event.id,
+      workspace_id: event.workspaceId,
+      type: event.type,
+      inbox_id: event.inboxId,
+      is_note: event.isNote ? 1 : 0,
+      webhook: event.webhook ? 1 : 0,
+      relatedInboxIds: event.relatedInboxIds,
+    });
+  },
+};
 
 /** The webhook-id of a delivery: derived from the event, so identical on every retry and redelivery. */
 export function webhookMessageId(eventId: string): string {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { workspaceDataSteps } from '../../src/lifecycle/registry.js';
 import { deleteInboxTenant } from '../../src/mailer-tenants/service.js';
@@ -21,13 +22,12 @@ const OTHER_KEY = 'AKIAOTHERACCOUNT0001';
 const SMTP_PASSWORD = 'ses-smtp-password';
 const SES_HOST = 'email-smtp.us-east-1.amazonaws.com';
 
-async function until(what: string, check: () => Promise<boolean>, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
+/** The `mailer.channel_saved` job a channel save stores in its own transaction (src/mailer-tenants/reaction.ts). */
+async function savedSignalJob(db: TestServer['app']['db'], channelId: string) {
+  const rows = await db.selectFrom('jobs').select(['payload']).where('kind', '=', 'mailer.channel_saved').execute();
+  return rows.map((r) => JSON.parse(r.payload) as { channelId: string; former?: { inboxId: string; smtpHost: string | null } }).find((p) => p.channelId === channelId);
 }
+
 
 describe('tenant settings', () => {
   test('SVC_MAILER_* are all four or none; the tenant prefix makes valid tenant names', () => {
@@ -95,7 +95,7 @@ describe('per-inbox Amazon SES tenants', () => {
       body: { kind: 'email', inbox_id: inboxId, name: 'News', address, smtp_host: SES_HOST, smtp_port: sink.port, tls: 'none', smtp_username: username, smtp_password: SMTP_PASSWORD },
     });
     assert.equal(r.status, 201, JSON.stringify(r.body));
-    await until('the upkeep job', async () => !!(await s.app.db.selectFrom('jobs').select('id').where('kind', '=', 'mailer.tenant_upkeep').where('unique_key', '=', `mailer.tenant_upkeep:${inboxId}`).executeTakeFirst()));
+    assert.ok(await savedSignalJob(s.app.db, r.body.id), 'the upkeep is stored with the channel');
     await s.app.jobs.drain();
     return r.body.id as string;
   }
@@ -167,11 +167,38 @@ describe('per-inbox Amazon SES tenants', () => {
     assert.equal(rawHeader(sent, 'x-ses-tenant'), `svc-${seed.inboxId}`);
   });
 
+  test('kill -9 right after a channel is saved loses nothing: its upkeep was stored in the same transaction', async () => {
+    const own = await seedWorkspace(s.app);
+    const inboxK = own.inboxId;
+    // A separate process saves the channel and is killed at once after the commit, before any upkeep could run.
+    const script = `
+      import { loadConfig } from ${JSON.stringify(new URL('../../src/config.js', import.meta.url).href)};
+      import { buildServices } from ${JSON.stringify(new URL('../../src/context.js', import.meta.url).href)};
+      import { createEmailChannel } from ${JSON.stringify(new URL('../../src/channels/service.js', import.meta.url).href)};
+      const app = buildServices(loadConfig(process.env));
+      const ch = await createEmailChannel(app, { workspaceId: ${JSON.stringify(own.workspaceId)}, inboxId: ${JSON.stringify(inboxK)}, name: 'K', address: 'killed@shop.example',
+        smtpHost: ${JSON.stringify(SES_HOST)}, smtpPort: ${sink.port}, tls: 'none', smtpUsername: ${JSON.stringify(MANAGED_KEY)}, smtpPassword: 'x' });
+      process.stdout.write(ch.id);
+      process.kill(process.pid, 'SIGKILL');`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: process.env.PATH ?? '', ...s.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const [, signal] = await once(child, 'close');
+    assert.equal(signal, 'SIGKILL', err);
+    assert.match(out, /^ch_/, err);
+    assert.ok(await savedSignalJob(s.app.db, out), 'the upkeep job survived the kill');
+    assert.equal(tenantOf(inboxK), undefined);
+    await s.app.jobs.drain();
+    assert.ok(tenantOf(inboxK), 'the server did the upkeep after the crash');
+  });
+
   test('a channel of another account is left alone', async () => {
     const other = await seedWorkspace(s.app);
     const r = await s.request('POST', '/v1/channels', { token: other.apiKey, body: { kind: 'email', inbox_id: other.inboxId, name: 'Other', address: 'mail@other.example', smtp_host: SES_HOST, smtp_port: sink.port, tls: 'none', smtp_username: OTHER_KEY, smtp_password: SMTP_PASSWORD } });
     assert.equal(r.status, 201);
-    await until('the upkeep job', async () => !!(await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `mailer.tenant_upkeep:${other.inboxId}`).executeTakeFirst()));
+    assert.ok(await savedSignalJob(s.app.db, r.body.id), 'the upkeep is stored with the channel');
     const writes = ses.writes().length;
     await s.app.jobs.drain();
     assert.equal(ses.writes().length, writes);
@@ -269,8 +296,9 @@ describe('per-inbox Amazon SES tenants', () => {
     ses.failNext('CreateTenant', { status: 403, type: 'AccessDeniedException', message: 'User is not authorized to perform ses:CreateTenant' });
     const r = await s.request('POST', '/v1/channels', { token: seed.apiKey, body: { kind: 'email', inbox_id: inboxD, name: 'Billing', address: 'billing@shop.example', smtp_host: SES_HOST, smtp_port: sink.port, tls: 'none', smtp_username: MANAGED_KEY, smtp_password: SMTP_PASSWORD } });
     assert.equal(r.status, 201, 'the save succeeds whatever the provider says');
-    await until('the upkeep job', async () => !!(await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `mailer.tenant_upkeep:${inboxD}`).executeTakeFirst()));
+    assert.ok(await savedSignalJob(s.app.db, r.body.id), 'the upkeep is stored with the channel');
     await s.app.jobs.drain();
+    assert.ok(await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `mailer.tenant_upkeep:${inboxD}`).executeTakeFirst(), 'the failed upkeep waits for its retry');
     assert.equal(tenantOf(inboxD), undefined);
     assert.match((await row(inboxD))!.last_error!, /AccessDeniedException: User is not authorized/);
     const shown = await svc(['inbox', 'mailer-tenant', 'show', '--workspace', seed.workspaceId, '--inbox', inboxD]);
@@ -307,7 +335,7 @@ describe('per-inbox Amazon SES tenants', () => {
     assert.equal(tenantOf(inboxE), undefined, 'another SMTP host: not managed');
     const patched = await s.request('PATCH', `/v1/channels/${created.body.id}`, { token: seed.ownerToken, body: { smtp_host: SES_HOST } });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
-    assert.ok(await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `mailer.tenant_upkeep:${inboxE}`).executeTakeFirst(), 'the upkeep is stored with the change');
+    assert.deepEqual((await savedSignalJob(s.app.db, created.body.id))?.former, { inboxId: inboxE, smtpHost: '127.0.0.1' }, 'the upkeep is stored with the change, with where it sent from');
     await s.app.jobs.drain();
     assert.ok(tenantOf(inboxE), 'the tenant is created after the PATCH');
     assert.equal((await s.app.db.selectFrom('mailer_channels').select('managed').where('channel_id', '=', created.body.id).executeTakeFirstOrThrow()).managed, 1);

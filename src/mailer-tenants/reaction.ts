@@ -1,0 +1,16 @@
+// The tenant upkeep reaction (src/events/registry.ts): a saved channel stores a job in the saving
+// transaction. The job (`mailer.channel_saved`, run by the server) decides whether the channel
+// sends, or sent until now, through the SES endpoint and then queues the inbox's tenant upkeep.
+import type { Reaction } from '../events/reaction-types.js';
+import { enqueue } from '../platform/jobs.js';
+
+export const CHANNEL_SAVED_JOB = 'mailer.channel_saved';
+
+export const tenantUpkeepReaction: Reaction = {
+  name: 'tenant_upkeep',
+  signals: {
+    async 'channel.saved'(tx, signal) {
+      await enqueue(tx.db, tx.clock, { kind: CHANNEL_SAVED_JOB, payload: signal });
+    },
+  },
+};
