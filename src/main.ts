@@ -17,7 +17,7 @@ const main = defineCommand({
     inbox: () => import('./inboxes/commands.js').then((m) => m.inboxCommand),
     channel: () => import('./channels/commands.js').then((m) => m.channelCommand),
     'vapid-keys': () => import('./push/commands.js').then((m) => m.vapidKeysCommand),
-    'ingest-email': () => import('./mail/commands.js').then((m) => m.ingestEmailCommand),
+    'ingest-email': () => Promise.all([import('./mail/commands.js'), import('./server/mail-handlers.js')]).then(([m, table]) => m.ingestEmailCommand(table.mailHandlers)),
     person: () => import('./people/commands.js').then((m) => m.personCommand),
     backup: () => import('./backup/commands.js').then((m) => m.backupCommand),
     restore: () => import('./backup/commands.js').then((m) => m.restoreCommand),

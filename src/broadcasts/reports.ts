@@ -4,6 +4,7 @@
 // Message-ID and X-Svc-Broadcast) identify it too.
 import { loadMailparser } from '../mail/parse.js';
 import type { Ctx } from '../context.js';
+import type { RecipientHandler } from '../mail/handlers.js';
 import { recordFeedback } from './feedback.js';
 import { linkKey, tokenOfReturnPath } from './links.js';
 
@@ -64,7 +65,7 @@ export async function readReport(raw: Buffer): Promise<ReadReport> {
 }
 
 /** VERP return paths among the addresses (with their recipient), and the other addresses. */
-export async function splitReturnPaths(ctx: Pick<Ctx, 'db' | 'sealer' | 'config'>, addresses: readonly string[]): Promise<{ returnPaths: string[]; others: string[] }> {
+async function splitReturnPaths(ctx: Pick<Ctx, 'db' | 'sealer' | 'config'>, addresses: readonly string[]): Promise<{ returnPaths: string[]; others: string[] }> {
   const returnPaths: string[] = [];
   const others: string[] = [];
   if (!addresses.length) return { returnPaths, others };
@@ -73,10 +74,6 @@ export async function splitReturnPaths(ctx: Pick<Ctx, 'db' | 'sealer' | 'config'
   return { returnPaths, others };
 }
 
-/** Whether the address is a VERP return path of broadcast mail (the SMTP ingress accepts those). */
-export async function isReturnPath(ctx: Pick<Ctx, 'db' | 'sealer' | 'config'>, address: string): Promise<boolean> {
-  return !!tokenOfReturnPath(ctx, await linkKey(ctx), address);
-}
 
 /**
  * Mail that came back to return paths: a permanent bounce or a complaint is recorded for the
@@ -98,3 +95,12 @@ export async function processReturnedMail(ctx: Ctx, raw: Buffer, returnPaths: st
   }
   return report.kind;
 }
+
+/** The ingress's recipient handler for VERP return paths: reports coming back are feedback, not conversations. */
+export const returnPathRecipients: RecipientHandler = {
+  name: 'broadcast-return-paths',
+  claim: async (ctx, addresses) => (await splitReturnPaths(ctx, addresses)).returnPaths,
+  receive: async (ctx, raw, addresses) => {
+    await processReturnedMail(ctx, raw, addresses);
+  },
+};

@@ -14,6 +14,7 @@ import { registerContactRoutes } from '../contacts/routes.js';
 import { registerConversationRoutes } from '../conversations/routes.js';
 import { registerFeedbackRoutes } from '../feedback/routes.js';
 import { ingressBodyLimits, registerMailRoutes } from '../mail/routes.js';
+import { mailHandlers } from '../server/mail-handlers.js';
 import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerRealtimeRoutes } from '../realtime/routes.js';
@@ -50,7 +51,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerOverviewRoutes },
   { register: registerSavedReplyRoutes },
   { register: registerFeedbackRoutes },
-  { register: registerMailRoutes, bodyLimits: ingressBodyLimits },
+  { register: (app, ctx) => registerMailRoutes(app, ctx, mailHandlers), bodyLimits: ingressBodyLimits },
   { register: registerWebhookRoutes },
   { register: registerEventRoutes },
   { register: registerRealtimeRoutes },

@@ -1,5 +1,6 @@
 import { dbCommand, UsageError } from '../cli.js';
 import { tooLarge } from '../platform/errors.js';
+import type { MailHandlers } from './handlers.js';
 import { checkRawSize, ingestEmail } from './ingest.js';
 
 /** Standard input, read up to the limit (a longer message is refused without reading it all). */
@@ -14,7 +15,8 @@ async function readStdin(maxBytes: number): Promise<Buffer> {
   return Buffer.concat(chunks, size);
 }
 
-export const ingestEmailCommand = dbCommand({
+/** `handlers`: the ingress handler table (src/server/mail-handlers.ts). */
+export const ingestEmailCommand = (handlers: MailHandlers) => dbCommand({
   meta: { name: 'ingest-email', description: 'Deliver a raw message from standard input; prints the stored message id' },
   args: {
     to: { type: 'string', required: true, description: 'the recipient address (a channel or forwarding address)' },
@@ -24,7 +26,7 @@ export const ingestEmailCommand = dbCommand({
     if (process.stdin.isTTY) throw new UsageError('pipe the message into standard input');
     const raw = await readStdin(app.config.ingressMaxBytes);
     checkRawSize(app, raw.length);
-    const results = await ingestEmail(app, { raw, recipients: [args.to], envelopeFrom: args.from ?? null, via: 'cli' });
+    const results = await ingestEmail(app, { raw, recipients: [args.to], envelopeFrom: args.from ?? null, via: 'cli', handlers });
     for (const r of results) {
       io.say(r.duplicate ? `already stored in inbox ${r.inbox_id} (conversation ${r.conversation_id})` : `stored in inbox ${r.inbox_id}, conversation ${r.conversation_id}${r.new_conversation ? ' (new)' : ''}`);
       io.out(r.message_id);

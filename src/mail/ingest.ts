@@ -9,15 +9,14 @@ import { createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } 
 import type { ContactView } from '../contacts/store.js';
 import { attachmentKey, rawEmailKey } from '../conversations/files.js';
 import { appendMessage, applyConversationChanges, startConversation, type NewMessage, type StoredAttachment } from '../conversations/service.js';
-import { processReturnedMail, splitReturnPaths } from '../broadcasts/reports.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { iso } from '../platform/clock.js';
 import { invalid, notFound, tooLarge } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { takeMigrationMail } from '../mailbox-migration/switching/service.js';
 import { findStoredCopy, mailIdentity, registerStoredMail } from './duplicates.js';
+import { claimRecipients, offerMessage, type MailHandlers } from './handlers.js';
 import { mailHeadersOf, parseMail, type InboundMail } from './parse.js';
 import { resolveRecipients, type MailTarget } from './recipients.js';
 import { sanitizeMailHtml } from './sanitize.js';
@@ -49,16 +48,18 @@ export async function ingestEmail(
     recipients: readonly string[];
     envelopeFrom?: string | null;
     via: IngestVia;
+    /** The features that take mail before it is stored (src/server/mail-handlers.ts). */
+    handlers: MailHandlers;
     targets?: MailTarget[];
     /** Where MIME parsing runs (the SMTP listener's worker pool); default this thread. */
     parse?: (raw: Buffer) => Promise<InboundMail>;
   },
 ): Promise<IngestResult[]> {
   checkRawSize(ctx, input.raw.length);
-  // Reports that come back to broadcast return paths are feedback, not conversations.
-  const { returnPaths, others } = await splitReturnPaths(ctx, input.recipients);
-  if (returnPaths.length) {
-    await processReturnedMail(ctx, input.raw, returnPaths);
+  // Addresses a feature owns (broadcast return paths) hand it the message; it is no conversation.
+  const { claimed, others } = await claimRecipients(ctx, input.handlers, input.recipients);
+  if (claimed.size) {
+    for (const [handler, addresses] of claimed) await handler.receive(ctx, input.raw, addresses);
     if (others.length === 0 && !input.targets?.length) return [];
   }
   let targets = input.targets ?? (others.length ? await resolveRecipients(ctx, others) : []);
@@ -67,8 +68,8 @@ export async function ingestEmail(
   // Without named recipients (a relay posting the message alone), the headers say where it goes.
   if (targets.length === 0) targets = await resolveRecipients(ctx, mail.headerRecipients);
   if (targets.length === 0) throw notFound('e-mail channel for the recipients');
-  // A migration's test message coming back, or a provider's forwarding confirmation, is no conversation.
-  targets = await takeMigrationMail(ctx, mail, targets);
+  // Features take what is theirs (a migration's test message, a forwarding confirmation) first.
+  targets = await offerMessage(ctx, input.handlers, mail, targets);
   const results: IngestResult[] = [];
   for (const target of targets) {
     const result = await storeInboundMail(ctx, { target, mail, raw: input.raw, envelopeFrom: input.envelopeFrom ?? null });

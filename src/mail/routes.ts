@@ -9,6 +9,7 @@ import { bearer, idParam, jsonAnswer } from '../http/openapi.js';
 import { safeEqual } from '../platform/crypto.js';
 import { notFound, unauthorized } from '../platform/errors.js';
 import { rotateForwardingAddress } from './forwarding.js';
+import type { MailHandlers } from './handlers.js';
 import { ingestEmail } from './ingest.js';
 
 export const ingressBodyLimits: BodyLimitRule[] = [{ method: 'POST', path: /^\/v1\/ingress\/email$/, maxBytes: (ctx) => ctx.config.ingressMaxBytes }];
@@ -28,7 +29,8 @@ function requireIngressSecret(c: Context<AppEnv>, ctx: Ctx): void {
   if (!m || !safeEqual(m[1], ingress.secret)) throw unauthorized('send Authorization: Bearer <SVC_INGRESS_SECRET>');
 }
 
-export function registerMailRoutes(app: ApiApp, ctx: Ctx) {
+/** `handlers`: the ingress handler table (src/server/mail-handlers.ts). */
+export function registerMailRoutes(app: ApiApp, ctx: Ctx, handlers: MailHandlers) {
   app.openapi(
     createRoute({
       method: 'post',
@@ -48,7 +50,7 @@ export function registerMailRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       requireIngressSecret(c, ctx);
       const raw = Buffer.from(await c.req.arrayBuffer());
-      const results = await ingestEmail(ctx, { raw, recipients: c.req.queries('to') ?? [], envelopeFrom: c.req.query('from') ?? null, via: 'http' });
+      const results = await ingestEmail(ctx, { raw, recipients: c.req.queries('to') ?? [], envelopeFrom: c.req.query('from') ?? null, via: 'http', handlers });
       return c.json({ data: results }, 201);
     },
   );

@@ -6,10 +6,10 @@
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
-import { isReturnPath } from '../broadcasts/reports.js';
 import type { Ctx } from '../context.js';
 import { AppError } from '../platform/errors.js';
 import { safeEqual } from '../platform/crypto.js';
+import { recipientHandlerOf, type MailHandlers } from './handlers.js';
 import { ingestEmail } from './ingest.js';
 import { ParsePool } from './parse-pool.js';
 import { resolveRecipient, type MailTarget } from './recipients.js';
@@ -20,20 +20,20 @@ function smtpError(code: number, message: string): Error {
   return Object.assign(new Error(message), { responseCode: code });
 }
 
-async function resolveRecipientOrReturnPath(ctx: Ctx, address: string): Promise<MailTarget | 'return-path' | undefined> {
-  if (await isReturnPath(ctx, address)) return 'return-path';
+async function resolveRecipientOrHandler(ctx: Ctx, handlers: MailHandlers, address: string): Promise<MailTarget | 'handler' | undefined> {
+  if (await recipientHandlerOf(ctx, handlers, address)) return 'handler';
   return resolveRecipient(ctx, address);
 }
 
-export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host: string; stop(): Promise<void> } | undefined> {
+export async function startSmtpListener(ctx: Ctx, handlers: MailHandlers): Promise<{ port: number; host: string; stop(): Promise<void> } | undefined> {
   const ingress = ctx.config.ingress;
   const addr = ctx.config.smtpAddr;
   if (!ingress || !addr) return undefined;
   const maxBytes = ctx.config.ingressMaxBytes;
   // Targets per SMTP transaction (the envelope object is new for every MAIL FROM).
   const targets = new WeakMap<object, MailTarget[]>();
-  // Broadcast return paths (VERP) per SMTP transaction: delivery and feedback reports.
-  const returnPaths = new WeakMap<object, string[]>();
+  // Addresses that recipient handlers own (broadcast return paths) per SMTP transaction.
+  const handlerAddresses = new WeakMap<object, string[]>();
   const parser = new ParsePool(ctx.log);
   /** An SMTP refusal, counted in svc_smtp_refusals_total by reason. */
   const refuse = (reason: string, code: number, message: string) => {
@@ -67,10 +67,10 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
     onRcptTo(address, session, callback) {
       const list = targets.get(session.envelope) ?? [];
       if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(refuse('too_many_recipients', 452, '4.5.3 too many recipients'));
-      resolveRecipientOrReturnPath(ctx, address.address).then(
+      resolveRecipientOrHandler(ctx, handlers, address.address).then(
         (target) => {
-          if (target === 'return-path') {
-            returnPaths.set(session.envelope, [...(returnPaths.get(session.envelope) ?? []), address.address]);
+          if (target === 'handler') {
+            handlerAddresses.set(session.envelope, [...(handlerAddresses.get(session.envelope) ?? []), address.address]);
             return callback();
           }
           if (!target) return callback(refuse('unknown_recipient', 550, '5.1.1 no such recipient here'));
@@ -99,7 +99,8 @@ export async function startSmtpListener(ctx: Ctx): Promise<{ port: number; host:
         const mailFrom = session.envelope.mailFrom;
         ingestEmail(ctx, {
           raw: Buffer.concat(chunks, size),
-          recipients: returnPaths.get(session.envelope) ?? [],
+          recipients: handlerAddresses.get(session.envelope) ?? [],
+          handlers,
           targets: list,
           envelopeFrom: mailFrom ? mailFrom.address || null : null,
           via: 'smtp',

@@ -4,6 +4,7 @@ import type { JobKind } from '../platform/jobs.js';
 import { broadcastsBackground } from '../broadcasts/background.js';
 import { conversationsBackground } from '../conversations/background.js';
 import { mailBackground } from '../mail/background.js';
+import { mailHandlers } from './mail-handlers.js';
 import { mailerTenantsBackground } from '../mailer-tenants/background.js';
 import { migrationBackground } from '../mailbox-migration/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
@@ -24,4 +25,4 @@ export interface BackgroundPart {
   start?(ctx: Ctx): Promise<RunningPart | void>;
 }
 
-export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground, webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground, lifecycleBackground, eventsBackground];
+export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground(mailHandlers), webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground, lifecycleBackground, eventsBackground];

@@ -7,6 +7,7 @@ import { activeForwardingAddress, type ChannelRow } from '../../channels/service
 import type { Ctx } from '../../context.js';
 import { inTransaction } from '../../db/transaction.js';
 import { announceEvents, recordEvent } from '../../events/service.js';
+import type { MessageHandler } from '../../mail/handlers.js';
 import type { InboundMail } from '../../mail/parse.js';
 import type { MailTarget } from '../../mail/recipients.js';
 import { DAY, HOUR, iso, MINUTE } from '../../platform/clock.js';
@@ -211,12 +212,15 @@ export async function switchingView(ctx: Pick<Ctx, 'db' | 'config'>, m: Migratio
   };
 }
 
+/** The ingress's message handler for mail that belongs to migrations. */
+export const migrationMailHandler: MessageHandler = { name: 'mailbox-migration', take: (ctx, mail, targets) => takeMigrationMail(ctx, mail, targets) };
+
 /**
  * Inbound mail that belongs to migrations rather than to conversations: a test message that came
  * back by the new route, and a provider's forwarding-confirmation mail at a forwarding address.
  * Returns the targets the mail still goes to as a message.
  */
-export async function takeMigrationMail(ctx: Ctx, mail: InboundMail, targets: MailTarget[]): Promise<MailTarget[]> {
+async function takeMigrationMail(ctx: Ctx, mail: InboundMail, targets: MailTarget[]): Promise<MailTarget[]> {
   const probeOf = probeMigrationId(mail.messageId);
   if (probeOf) {
     const remaining: MailTarget[] = [];
