@@ -6,9 +6,9 @@ import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ConnectionKind } from '../db/schema.js';
-import { type EventViewer, formatStreamEvent, latestSeq, readEvents } from '../events/service.js';
+import { type EventViewer, formatStreamEvent, readEvents } from '../events/service.js';
 import { iso } from '../platform/clock.js';
-import { closeConnection, HEARTBEAT_MS, markConnection, touchConnection } from './connections.js';
+import { SocketStream } from './socket.js';
 
 /** Close code after a cursor_expired frame (4000-4999 are the application's). */
 export const CLOSE_CURSOR_EXPIRED = 4410;
@@ -55,16 +55,8 @@ export async function accessStillValid(ctx: Pick<Ctx, 'db' | 'clock'>, access: A
   return JSON.stringify(limit) === JSON.stringify(access.inboxIds);
 }
 
-export class RealtimeStream {
-  private cursor = 0;
-  private open = true;
-  private pumping = false;
-  private pumpAgain = false;
+export class RealtimeStream extends SocketStream {
   private live = false;
-  private connectionId: string | undefined;
-  private heartbeat: NodeJS.Timeout | undefined;
-  private awaitingPong = false;
-  private readonly wake = () => this.pump();
   private readonly revoked = (r: AccessRevoked) => {
     const member = this.opts.subject.kind === 'member' ? this.opts.subject.id : undefined;
     const mine =
@@ -73,107 +65,59 @@ export class RealtimeStream {
       (r.membership !== undefined && r.membership.workspaceId === this.opts.viewer.workspaceId && r.membership.personId === member) ||
       (r.sessionIds !== undefined && this.opts.sessionId !== undefined && r.sessionIds.includes(this.opts.sessionId));
     if (!mine || !this.open) return;
-    this.send({
-      type: 'access_revoked',
-      message: r.membership
-        ? 'your membership of this workspace ended or changed; reconnect to continue with the access you have now'
-        : r.sessionIds
-          ? 'the session ended'
-          : 'the workspace or the account was deleted',
-    });
-    this.ws.close(CLOSE_ACCESS_REVOKED, 'access revoked');
-    void this.stop();
+    const message = r.membership
+      ? 'your membership of this workspace ended or changed; reconnect to continue with the access you have now'
+      : r.sessionIds
+        ? 'the session ended'
+        : 'the workspace or the account was deleted';
+    this.end({ type: 'access_revoked', message }, CLOSE_ACCESS_REVOKED, 'access revoked');
   };
 
   constructor(
-    private readonly ctx: Ctx,
-    private readonly ws: WebSocket,
+    ctx: Ctx,
+    ws: WebSocket,
     private readonly opts: StreamOptions,
-  ) {}
-
-  async start(): Promise<void> {
-    this.ws.on('close', () => void this.stop());
-    this.ctx.hub.on(ACCESS_REVOKED, this.revoked);
-    this.ws.on('pong', () => (this.awaitingPong = false));
-    const { id } = await markConnection(this.ctx, { workspaceId: this.opts.viewer.workspaceId, kind: this.opts.subject.kind, subjectId: this.opts.subject.id });
-    this.connectionId = id;
-    if (!this.open) return void closeConnection(this.ctx, id).catch(() => {});
-    const heartbeatMs = this.opts.heartbeatMs ?? HEARTBEAT_MS;
-    if (this.opts.after === undefined) {
-      this.cursor = await latestSeq(this.ctx);
-    } else {
-      this.cursor = this.opts.after;
-    }
-    this.send({ type: 'hello', connection_id: id, cursor: this.cursor, heartbeat_seconds: heartbeatMs / 1000 });
-    this.ctx.hub.on('events', this.wake);
-    this.heartbeat = setInterval(() => void this.beat(), heartbeatMs);
-    this.heartbeat.unref();
-    this.pump();
+  ) {
+    super(ctx, ws, 'realtime stream failed');
   }
 
-  private async beat(): Promise<void> {
-    if (!this.open) return;
-    if (this.opts.stillAllowed && !(await this.opts.stillAllowed().catch(() => true))) {
-      this.send({ type: 'unauthorized', message: 'the key or session is no longer valid' });
-      this.ws.close(CLOSE_UNAUTHORIZED, 'unauthorized');
-      void this.stop();
-      return;
-    }
-    if (this.awaitingPong) {
-      // No answer to the previous ping within a heartbeat: the peer is gone.
-      this.ws.terminate();
-      return;
-    }
-    this.awaitingPong = true;
-    this.ws.ping();
+  start(): Promise<void> {
+    return this.begin({
+      connection: { workspaceId: this.opts.viewer.workspaceId, kind: this.opts.subject.kind, subjectId: this.opts.subject.id },
+      after: this.opts.after,
+      heartbeatMs: this.opts.heartbeatMs,
+      hello: (id) => ({ connection_id: id }),
+      signals: [[ACCESS_REVOKED, this.revoked]],
+    });
+  }
+
+  protected async stillValid(): Promise<boolean> {
+    if (!this.opts.stillAllowed || (await this.opts.stillAllowed().catch(() => true))) return true;
+    this.end({ type: 'unauthorized', message: 'the key or session is no longer valid' }, CLOSE_UNAUTHORIZED, 'unauthorized');
+    return false;
+  }
+
+  protected override onHeartbeat(): void {
     this.send({ type: 'heartbeat', cursor: this.cursor, time: iso(this.ctx.clock.now()) });
-    if (this.connectionId) await touchConnection(this.ctx, this.connectionId).catch(() => {});
   }
 
-  private expire(after: number): void {
-    this.send({ type: 'cursor_expired', after, message: 'events after this cursor are no longer kept; load the current state and reconnect without after' });
-    this.ws.close(CLOSE_CURSOR_EXPIRED, 'cursor_expired');
-    void this.stop();
-  }
-
-  private pump(): void {
-    if (!this.open) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = true;
-    void (async () => {
-      try {
-        do {
-          this.pumpAgain = false;
-          for (;;) {
-            if (!this.open) return;
-            const result = await readEvents(this.ctx, this.opts.viewer, this.cursor, READ_BATCH);
-            if (result.expired) return this.expire(this.cursor);
-            for (const row of result.events) this.send({ type: 'event', event: formatStreamEvent(row) });
-            this.cursor = result.cursor;
-            if (this.ws.bufferedAmount > BUFFERED_HIGH) await this.flushed();
-            if (!result.more) break;
-          }
-          if (!this.live && this.open) {
-            this.live = true;
-            this.send({ type: 'live', cursor: this.cursor });
-          }
-        } while (this.pumpAgain && this.open);
-      } catch (error) {
-        if (this.open) {
-          this.ctx.log.warn('realtime stream failed', { error, connection_id: this.connectionId });
-          this.ws.close(1011, 'server error');
-        }
-      } finally {
-        this.pumping = false;
+  protected async pass(): Promise<void> {
+    for (;;) {
+      if (!this.open) return;
+      const result = await readEvents(this.ctx, this.opts.viewer, this.cursor, READ_BATCH);
+      if (result.expired) {
+        const after = this.cursor;
+        return this.end({ type: 'cursor_expired', after, message: 'events after this cursor are no longer kept; load the current state and reconnect without after' }, CLOSE_CURSOR_EXPIRED, 'cursor_expired');
       }
-    })();
-  }
-
-  private send(frame: unknown): void {
-    if (this.open && this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(frame));
+      for (const row of result.events) this.send({ type: 'event', event: formatStreamEvent(row) });
+      this.cursor = result.cursor;
+      if (this.ws.bufferedAmount > BUFFERED_HIGH) await this.flushed();
+      if (!result.more) break;
+    }
+    if (!this.live && this.open) {
+      this.live = true;
+      this.send({ type: 'live', cursor: this.cursor });
+    }
   }
 
   /** Resolves once the socket has handed everything queued to the kernel. */
@@ -182,14 +126,5 @@ export class RealtimeStream {
       if (!this.open || this.ws.readyState !== this.ws.OPEN) return resolve();
       this.ws.send('{"type":"noop"}', () => resolve());
     });
-  }
-
-  async stop(): Promise<void> {
-    if (!this.open) return;
-    this.open = false;
-    this.ctx.hub.off('events', this.wake);
-    this.ctx.hub.off(ACCESS_REVOKED, this.revoked);
-    clearInterval(this.heartbeat);
-    if (this.connectionId) await closeConnection(this.ctx, this.connectionId).catch(() => {});
   }
 }

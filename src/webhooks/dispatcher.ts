@@ -14,6 +14,7 @@ import { eventPayload } from '../events/service.js';
 import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import type { Drainable } from '../platform/jobs.js';
+import { Pump } from '../platform/pump.js';
 import { createWebhookAgent } from './address.js';
 import { ATTEMPT_HEADERS, type AttemptResult, sendAttempt } from './attempt.js';
 import { deliveryIdOf, webhookMessageId } from './outbox.js';
@@ -91,9 +92,14 @@ export class WebhookDispatcher implements Drainable {
   private flushTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
-  private pumping = false;
-  private pumpAgain = false;
   private stopped = true;
+  /** Claims are made in batches: refill once half the room is free (or nothing is under way). */
+  private readonly pump = new Pump(
+    async () => {
+      while (!this.stopped && this.inFlight.size <= this.maxInFlight / 2 && (await this.fill()) > 0);
+    },
+    { active: () => !this.stopped, onError: (error) => this.ctx.log.error('webhook outbox unavailable', { error }) },
+  );
   private readonly onEvents = () => this.wake();
   /** Redeliveries are looked for when one was asked for here, and on every poll (another process may have asked). */
   private lookForManual = true;
@@ -168,30 +174,8 @@ export class WebhookDispatcher implements Drainable {
     if (this.stopped || this.wakeTimer) return;
     this.wakeTimer = setTimeout(() => {
       this.wakeTimer = undefined;
-      this.pump();
+      this.pump.run();
     }, WAKE_DELAY_MS);
-  }
-
-  private pump(): void {
-    if (this.stopped) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = true;
-    void (async () => {
-      try {
-        do {
-          this.pumpAgain = false;
-          // Claims are made in batches: refill once half the room is free (or nothing is under way).
-          while (!this.stopped && this.inFlight.size <= this.maxInFlight / 2 && (await this.fill()) > 0);
-        } while (this.pumpAgain && !this.stopped);
-      } catch (error) {
-        this.ctx.log.error('webhook outbox unavailable', { error });
-      } finally {
-        this.pumping = false;
-      }
-    })();
   }
 
   /** Sends everything due now, waits for attempts under way and their results to be written. */

@@ -5,7 +5,7 @@ import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import { CHANNELS_DELETED, type ChannelsDeleted } from '../channels/service.js';
 import type { Ctx } from '../context.js';
 import { latestSeq, readEvents, streamPosition, type EventViewer } from '../events/service.js';
-import { closeConnection, HEARTBEAT_MS, markConnection, touchConnection } from '../realtime/connections.js';
+import { SocketStream } from '../realtime/socket.js';
 import { TYPING_EVENT } from '../typing/service.js';
 import { formatVisitorMessage, visibleConversationIds, type VisitorSession } from './service.js';
 
@@ -14,22 +14,12 @@ interface MessageData {
   conversation: { id: string; status: string };
 }
 
-export class VisitorStream {
-  private open = true;
-  private cursor = 0;
-  private pumping = false;
-  private again = false;
-  private connectionId: string | undefined;
-  private heartbeat: NodeJS.Timeout | undefined;
-  private awaitingPong = false;
+export class VisitorStream extends SocketStream {
   private readonly viewer: EventViewer;
-  private readonly wake = () => this.pump();
   /** The workspace was deleted: its chat keys and visitor sessions stop at once. */
   private readonly revoked = (r: AccessRevoked) => {
     if (!this.open || r.workspaceId !== this.visitor.session.workspace_id) return;
-    this.send({ type: 'closed', message: 'this chat is no longer available' });
-    this.ws.close(4403, 'workspace deleted');
-    void this.stop();
+    this.end({ type: 'closed', message: 'this chat is no longer available' }, 4403, 'workspace deleted');
   };
   /** Its chat channel (or the channel's inbox) was deleted: the visitor session stops at once. */
   private readonly channelsDeleted = (d: ChannelsDeleted) => {
@@ -37,81 +27,55 @@ export class VisitorStream {
   };
 
   constructor(
-    private readonly ctx: Ctx,
-    private readonly ws: WebSocket,
+    ctx: Ctx,
+    ws: WebSocket,
     private readonly visitor: VisitorSession,
     private readonly opts: { after?: number; heartbeatMs?: number } = {},
   ) {
+    super(ctx, ws, 'widget stream failed');
     const s = visitor.session;
     this.viewer = { workspaceId: s.workspace_id, inboxIds: [s.inbox_id], admin: false, conversations: true, contacts: false };
   }
 
-  async start(): Promise<void> {
-    this.ws.on('close', () => void this.stop());
-    this.ws.on('pong', () => (this.awaitingPong = false));
-    this.ctx.hub.on(ACCESS_REVOKED, this.revoked);
-    this.ctx.hub.on(CHANNELS_DELETED, this.channelsDeleted);
+  start(): Promise<void> {
     const s = this.visitor.session;
-    const { id } = await markConnection(this.ctx, { workspaceId: s.workspace_id, kind: 'contact', subjectId: s.contact_id, inboxId: s.inbox_id });
-    this.connectionId = id;
-    if (!this.open) return void closeConnection(this.ctx, id).catch(() => {});
-    this.cursor = this.opts.after ?? (await latestSeq(this.ctx));
-    const heartbeatMs = this.opts.heartbeatMs ?? HEARTBEAT_MS;
-    this.send({ type: 'hello', cursor: this.cursor, heartbeat_seconds: heartbeatMs / 1000 });
-    this.ctx.hub.on('events', this.wake);
-    this.heartbeat = setInterval(() => void this.beat(), heartbeatMs);
-    this.heartbeat.unref();
-    this.pump();
+    return this.begin({
+      connection: { workspaceId: s.workspace_id, kind: 'contact', subjectId: s.contact_id, inboxId: s.inbox_id },
+      after: this.opts.after,
+      heartbeatMs: this.opts.heartbeatMs,
+      hello: () => ({}),
+      signals: [
+        [ACCESS_REVOKED, this.revoked],
+        [CHANNELS_DELETED, this.channelsDeleted],
+      ],
+    });
   }
 
-  private async beat(): Promise<void> {
-    if (!this.open) return;
-    if (this.awaitingPong) return void this.ws.terminate();
-    // A deletion made by another process (or missed) is seen here.
+  /** A deletion made by another process (or missed) is seen here. */
+  protected async stillValid(): Promise<boolean> {
     const channel = await this.ctx.db.selectFrom('channels').select('id').where('id', '=', this.visitor.session.channel_id).executeTakeFirst().catch(() => ({ id: '' }));
-    if (!channel) return this.closeGone();
-    this.awaitingPong = true;
-    this.ws.ping();
-    if (this.connectionId) await touchConnection(this.ctx, this.connectionId).catch(() => {});
+    if (channel) return true;
+    this.closeGone();
+    return false;
   }
 
-  private pump(): void {
-    if (!this.open) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = true;
-    void (async () => {
-      try {
-        do {
-          this.again = false;
-          for (;;) {
-            const result = await readEvents(this.ctx, this.viewer, this.cursor, 200);
-            if (result.expired) {
-              // The visitor reloads its conversations; the stream goes on from now.
-              this.cursor = await latestSeq(this.ctx);
-              this.send({ type: 'resync', cursor: this.cursor });
-              break;
-            }
-            const relevant = result.events.filter((e) => e.type === 'message.created' || e.type === 'conversation.updated' || e.type === TYPING_EVENT);
-            if (relevant.length) {
-              const visible = new Set(await visibleConversationIds(this.ctx.db, this.visitor.session));
-              for (const row of relevant) await this.sendEvent(row.type, row.is_note === 1, JSON.parse(row.data) as MessageData, visible, streamPosition(row));
-            }
-            this.cursor = result.cursor;
-            if (!result.more || !this.open) break;
-          }
-        } while (this.again && this.open);
-      } catch (error) {
-        if (this.open) {
-          this.ctx.log.warn('widget stream failed', { error });
-          this.ws.close(1011, 'server error');
-        }
-      } finally {
-        this.pumping = false;
+  protected async pass(): Promise<void> {
+    for (;;) {
+      const result = await readEvents(this.ctx, this.viewer, this.cursor, 200);
+      if (result.expired) {
+        // The visitor reloads its conversations; the stream goes on from now.
+        this.cursor = await latestSeq(this.ctx);
+        this.send({ type: 'resync', cursor: this.cursor });
+        break;
       }
-    })();
+      const relevant = result.events.filter((e) => e.type === 'message.created' || e.type === 'conversation.updated' || e.type === TYPING_EVENT);
+      if (relevant.length) {
+        const visible = new Set(await visibleConversationIds(this.ctx.db, this.visitor.session));
+        for (const row of relevant) await this.sendEvent(row.type, row.is_note === 1, JSON.parse(row.data) as MessageData, visible, streamPosition(row));
+      }
+      this.cursor = result.cursor;
+      if (!result.more || !this.open) break;
+    }
   }
 
   private async sendEvent(type: string, isNote: boolean, data: MessageData, visible: Set<string>, seq: number) {
@@ -141,22 +105,6 @@ export class VisitorStream {
   }
 
   private closeGone(): void {
-    this.send({ type: 'closed', message: 'this chat is no longer available' });
-    this.ws.close(4403, 'channel deleted');
-    void this.stop();
-  }
-
-  private send(frame: unknown): void {
-    if (this.open && this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(frame));
-  }
-
-  async stop(): Promise<void> {
-    if (!this.open) return;
-    this.open = false;
-    this.ctx.hub.off('events', this.wake);
-    this.ctx.hub.off(ACCESS_REVOKED, this.revoked);
-    this.ctx.hub.off(CHANNELS_DELETED, this.channelsDeleted);
-    clearInterval(this.heartbeat);
-    if (this.connectionId) await closeConnection(this.ctx, this.connectionId).catch(() => {});
+    this.end({ type: 'closed', message: 'this chat is no longer available' }, 4403, 'channel deleted');
   }
 }
