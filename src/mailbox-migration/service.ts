@@ -14,7 +14,7 @@ import { announceEvents } from '../events/service.js';
 import { decodeCursor, toPage } from '../http/pagination.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
-import { checkWindow, CONNECTION_TEST_WINDOW, windowStart } from '../platform/rate-limit.js';
+import { CONNECTION_TEST_WINDOW } from '../platform/rate-limit.js';
 import { newId } from '../platform/ids.js';
 import { formatMigration } from './format.js';
 import { describeImapError } from './sources/imap.js';
@@ -23,7 +23,7 @@ import { detectProvider, findPreset, PRESETS, providerConfigured } from './sourc
 import { chooseFolders, isNeverRead } from './copy/scan.js';
 import { imapServerOf, openSource, probeTransport, resolveServer, SourceError, type TestStep } from './sources/connect.js';
 import { allowedActions, ENDED_STATES, requireAction, stateError, WORKING_STATES, type MigrationAction } from './states.js';
-import { actorOf, findMigration, getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, type MigrationRow } from './store.js';
+import { actorOf, checkLogWindow, findMigration, getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, type MigrationRow } from './store.js';
 import { teamAddressesOf } from './copy/team.js';
 import { removalCount } from './removal.js';
 import { switchingView } from './switching/service.js';
@@ -406,15 +406,7 @@ export interface TestResult {
 export async function testConnection(ctx: Ctx, access: Access, id: string): Promise<{ result: TestResult; migration: Awaited<ReturnType<typeof view>> }> {
   const m = await getMigration(ctx.db, access.workspaceId, id);
   requireAction(m, 'test');
-  const recent = await ctx.db
-    .selectFrom('mailbox_migration_log')
-    .select('at')
-    .where('migration_id', '=', m.id)
-    .where('action', '=', 'test')
-    .where('at', '>', windowStart(ctx.clock, CONNECTION_TEST_WINDOW))
-    .orderBy('at')
-    .execute();
-  checkWindow(ctx.clock, CONNECTION_TEST_WINDOW, recent.map((r) => r.at));
+  await checkLogWindow(ctx, m.id, 'test', CONNECTION_TEST_WINDOW);
   const steps: TestResult['steps'] = [];
   const order: TestStep[] = ['dns', 'connect', 'tls', 'login', 'list'];
   const server = imapServerOf(m);

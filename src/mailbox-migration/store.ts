@@ -11,6 +11,7 @@ import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import { notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { checkWindow, type DbWindow, windowStart } from '../platform/rate-limit.js';
 
 export type MigrationRow = MailboxMigrationsTable;
 export type Tx = { db: Db; clock: Clock };
@@ -68,6 +69,19 @@ export async function logActivity(tx: Tx, m: Pick<MigrationRow, 'id' | 'workspac
       detail: detail ? JSON.stringify(detail) : null,
     })
     .execute();
+}
+
+/** A limit counted in the activity log (it holds across restarts): 429 once the migration has `w.limit` lines of `action` within the window. */
+export async function checkLogWindow(tx: Tx, migrationId: string, action: string, w: DbWindow): Promise<void> {
+  const recent = await tx.db
+    .selectFrom('mailbox_migration_log')
+    .select('at')
+    .where('migration_id', '=', migrationId)
+    .where('action', '=', action)
+    .where('at', '>', windowStart(tx.clock, w))
+    .orderBy('at')
+    .execute();
+  checkWindow(tx.clock, w, recent.map((r) => r.at));
 }
 
 export interface Progress {

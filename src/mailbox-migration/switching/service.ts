@@ -12,15 +12,14 @@ import type { InboundMail } from '../../mail/parse.js';
 import type { MailTarget } from '../../mail/recipients.js';
 import { DAY, HOUR, iso, MINUTE } from '../../platform/clock.js';
 import { AppError, conflict } from '../../platform/errors.js';
-import { checkWindow, windowStart } from '../../platform/rate-limit.js';
+import type { DbWindow } from '../../platform/rate-limit.js';
 import { randomText } from '../../platform/ids.js';
 import { formatMigration } from '../format.js';
 import { stateError } from '../states.js';
-import { getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type Actor, type MigrationRow, type Tx } from '../store.js';
+import { checkLogWindow, getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type Actor, type MigrationRow, type Tx } from '../store.js';
 
-/** Test messages per migration in PROBE_WINDOW_MS (429 beyond). */
-export const PROBES_PER_WINDOW = 3;
-export const PROBE_WINDOW_MS = 10 * MINUTE;
+/** Test messages per migration: 3 per 10 minutes (429 beyond). */
+export const PROBE_WINDOW: DbWindow = { limit: 3, windowMs: 10 * MINUTE, what: 'test messages' };
 /** The test message's Message-ID: `svc-migration-probe.<migration id>.<token>@<domain>`. */
 export const PROBE_PREFIX = 'svc-migration-probe.';
 export const SYNC_POLL_SECONDS = 120;
@@ -98,16 +97,7 @@ export async function sendProbe(ctx: Ctx, access: Access, id: string, act: ActRu
   const answer = await act(ctx, access, id, 'probe', async (current, tx) => {
     if (!smtp) throw conflict('this server has no SMTP account of its own (SVC_SMTP_HOST) to send the test message from', 'smtp_not_configured');
     if (!current.source_address) throw conflict('the migration has no source_address to send the test message to', 'conflict');
-    const probeWindow = { limit: PROBES_PER_WINDOW, windowMs: PROBE_WINDOW_MS, what: 'test messages' };
-    const recent = await tx.db
-      .selectFrom('mailbox_migration_log')
-      .select('at')
-      .where('migration_id', '=', current.id)
-      .where('action', '=', 'test_message_sent')
-      .where('at', '>', windowStart(ctx.clock, probeWindow))
-      .orderBy('at')
-      .execute();
-    checkWindow(ctx.clock, probeWindow, recent.map((r) => r.at));
+    await checkLogWindow(tx, current.id, 'test_message_sent', PROBE_WINDOW);
     rfcId = `${PROBE_PREFIX}${current.id}.${token}@${smtp.from.slice(smtp.from.lastIndexOf('@') + 1)}`;
     // The row first: a test message that arrives is recognized even if the answer is lost.
     return { set: { probe_token: token, probe_sent_at: iso(ctx.clock.now()) }, log: 'test_message_sent' };
