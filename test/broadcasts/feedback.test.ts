@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { utcDay } from '../../src/broadcasts/governance.js';
 import { DAY, MINUTE, type ManualClock } from '../../src/platform/clock.js';
-import { sesNotification, startAwsFake, type AwsFake } from '../helpers/aws.js';
-import { addresses, createBroadcast, getBroadcast, postSns, rawHeader, schedule, TOPIC } from '../helpers/broadcasts.js';
+import { sesNotification, type AwsFake } from '../helpers/aws.js';
+import { addresses, type BroadcastBench, createBroadcast, getBroadcast, postSns, rawHeader, schedule, startBroadcastServer, TOPIC } from '../helpers/broadcasts.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type CaughtMail, type SmtpSink } from '../helpers/smtp-sink.js';
+import { seedEmailChannel } from '../helpers/mail.js';
+import type { TestServer } from '../helpers/server.js';
+import type { CaughtMail, SmtpSink } from '../helpers/smtp-sink.js';
 
 describe('bounce and complaint feedback', () => {
   let s: TestServer;
@@ -15,30 +15,14 @@ describe('bounce and complaint feedback', () => {
   let operator: SmtpSink;
   let aws: AwsFake;
   let clock: ManualClock;
+  let bench: BroadcastBench;
 
   before(async () => {
-    sink = await startSmtpSink(SINK_LOGIN);
-    operator = await startSmtpSink();
-    aws = await startAwsFake();
-    s = await startTestServer({
-      env: {
-        SVC_OPERATOR_EMAIL: 'operator@ops.example',
-        SVC_SMTP_HOST: '127.0.0.1',
-        SVC_SMTP_PORT: String(operator.port),
-        SVC_SMTP_TLS: 'none',
-        SVC_MAILER_TOPIC_ARNS: `${TOPIC},arn:aws:sns:eu-west-1:123456789012:other-accepted`,
-        SVC_MAILER_ENDPOINT: aws.url,
-      },
-    });
-    clock = s.clock as ManualClock;
-    await s.app.jobs.stop();
+    bench = await startBroadcastServer({ aws: true, env: { SVC_MAILER_TOPIC_ARNS: `${TOPIC},arn:aws:sns:eu-west-1:123456789012:other-accepted` } });
+    ({ s, sink, operator, clock } = bench);
+    aws = bench.aws!;
   });
-  after(async () => {
-    await s.stop();
-    await sink.close();
-    await operator.close();
-    await aws.close();
-  });
+  after(() => bench.close());
 
   /** A workspace that sent a broadcast to `n` recipients; returns the mails. */
   async function sent(n: number, prefix: string): Promise<{ seed: Seed; id: string; mails: CaughtMail[] }> {

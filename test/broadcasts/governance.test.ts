@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startOfNextUtcDay } from '../../src/broadcasts/governance.js';
 import { MINUTE, type ManualClock } from '../../src/platform/clock.js';
-import { sesNotification, startAwsFake, type AwsFake } from '../helpers/aws.js';
-import { addresses, createBroadcast, getBroadcast, postSns, rawHeader, schedule, TOPIC } from '../helpers/broadcasts.js';
+import { sesNotification, type AwsFake } from '../helpers/aws.js';
+import { addresses, type BroadcastBench, createBroadcast, getBroadcast, postSns, rawHeader, schedule, startBroadcastServer, TOPIC } from '../helpers/broadcasts.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
-import { runSvc, startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { seedEmailChannel } from '../helpers/mail.js';
+import { runSvc, type TestServer } from '../helpers/server.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 
 describe('broadcast governance', () => {
   let s: TestServer;
@@ -15,33 +15,15 @@ describe('broadcast governance', () => {
   let operator: SmtpSink;
   let aws: AwsFake;
   let clock: ManualClock;
+  let bench: BroadcastBench;
   const svc = (args: string[]) => runSvc(args, { env: s.env });
 
   before(async () => {
-    sink = await startSmtpSink(SINK_LOGIN);
-    operator = await startSmtpSink();
-    aws = await startAwsFake();
-    s = await startTestServer({
-      env: {
-        SVC_SIGNUP: 'open',
-        SVC_BROADCAST_DAILY_RECIPIENTS: '800',
-        SVC_OPERATOR_EMAIL: 'operator@ops.example',
-        SVC_SMTP_HOST: '127.0.0.1',
-        SVC_SMTP_PORT: String(operator.port),
-        SVC_SMTP_TLS: 'none',
-        SVC_MAILER_TOPIC_ARNS: TOPIC,
-        SVC_MAILER_ENDPOINT: aws.url,
-      },
-    });
-    clock = s.clock as ManualClock;
-    await s.app.jobs.stop();
+    bench = await startBroadcastServer({ aws: true, env: { SVC_SIGNUP: 'open', SVC_BROADCAST_DAILY_RECIPIENTS: '800' } });
+    ({ s, sink, operator, clock } = bench);
+    aws = bench.aws!;
   });
-  after(async () => {
-    await s.stop();
-    await sink.close();
-    await operator.close();
-    await aws.close();
-  });
+  after(() => bench.close());
 
   async function workspace(origin: 'bootstrap' | 'signup'): Promise<Seed> {
     const seed = await seedWorkspace(s.app, { origin });

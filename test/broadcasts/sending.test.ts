@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DAY, MINUTE, type ManualClock } from '../../src/platform/clock.js';
-import { addresses, createBroadcast, getBroadcast, rawHeader, schedule, unsubscribeLink } from '../helpers/broadcasts.js';
+import { addresses, type BroadcastBench, createBroadcast, getBroadcast, rawHeader, schedule, startBroadcastServer, unsubscribeLink } from '../helpers/broadcasts.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN } from '../helpers/mail.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress } from '../helpers/mail.js';
+import type { TestServer } from '../helpers/server.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 
 const FORWARDING = 'fwd.example.test';
 
@@ -15,31 +15,15 @@ describe('broadcast sending', () => {
   let operator: SmtpSink;
   let seed: Seed;
   let clock: ManualClock;
+  let bench: BroadcastBench;
 
   before(async () => {
-    sink = await startSmtpSink(SINK_LOGIN);
-    operator = await startSmtpSink();
-    s = await startTestServer({
-      env: {
-        SVC_INGRESS_SECRET: INGRESS_SECRET,
-        SVC_FORWARDING_DOMAIN: FORWARDING,
-        SVC_BROADCAST_DAILY_RECIPIENTS: '300',
-        SVC_OPERATOR_EMAIL: 'operator@ops.example',
-        SVC_SMTP_HOST: '127.0.0.1',
-        SVC_SMTP_PORT: String(operator.port),
-        SVC_SMTP_TLS: 'none',
-      },
-    });
-    clock = s.clock as ManualClock;
-    await s.app.jobs.stop();
+    bench = await startBroadcastServer({ env: { SVC_INGRESS_SECRET: INGRESS_SECRET, SVC_FORWARDING_DOMAIN: FORWARDING, SVC_BROADCAST_DAILY_RECIPIENTS: '300' } });
+    ({ s, sink, operator, clock } = bench);
     seed = await seedWorkspace(s.app);
     await seedEmailChannel(s.app, seed, { smtpPort: sink.port });
   });
-  after(async () => {
-    await s.stop();
-    await sink.close();
-    await operator.close();
-  });
+  after(() => bench.close());
 
   test('a draft de-duplicates its recipients, sends with one-click unsubscribe and a VERP return path, and counts', async () => {
     const contact = await s.request('POST', '/v1/contacts', { token: seed.apiKey, body: { name: 'Carol', emails: ['carol@rcpt.example.org', 'carol2@rcpt.example.org'] } });

@@ -2,8 +2,58 @@
 // API, and SNS notifications posted to the public endpoint.
 import assert from 'node:assert/strict';
 import type { SnsMessage } from '../../src/broadcasts/sns.js';
-import type { TestServer } from './server.js';
-import type { CaughtMail } from './smtp-sink.js';
+import type { ManualClock } from '../../src/platform/clock.js';
+import { startAwsFake, type AwsFake } from './aws.js';
+import { SINK_LOGIN } from './mail.js';
+import { startTestServer, type TestServer } from './server.js';
+import { startSmtpSink, type CaughtMail, type SmtpSink } from './smtp-sink.js';
+
+export interface BroadcastBench {
+  s: TestServer;
+  /** The SMTP server behind channels made by seedEmailChannel (it takes SINK_LOGIN). */
+  sink: SmtpSink;
+  /** The server's own SMTP account (SVC_SMTP_*): operator mail. */
+  operator: SmtpSink;
+  /** The SES/SNS fake (SVC_MAILER_ENDPOINT), when asked for. */
+  aws: AwsFake | undefined;
+  clock: ManualClock;
+  close(): Promise<void>;
+}
+
+/**
+ * A server for broadcast tests: a channel sink, an operator mail sink (SVC_OPERATOR_EMAIL
+ * operator@ops.example) and with `aws` the SES/SNS fake (SVC_MAILER_TOPIC_ARNS TOPIC unless `env`
+ * says otherwise). Its jobs are stopped: tests drain them and move the clock.
+ */
+export async function startBroadcastServer(opts: { env?: Record<string, string>; aws?: boolean } = {}): Promise<BroadcastBench> {
+  const sink = await startSmtpSink(SINK_LOGIN);
+  const operator = await startSmtpSink();
+  const aws = opts.aws ? await startAwsFake() : undefined;
+  const s = await startTestServer({
+    env: {
+      SVC_OPERATOR_EMAIL: 'operator@ops.example',
+      SVC_SMTP_HOST: '127.0.0.1',
+      SVC_SMTP_PORT: String(operator.port),
+      SVC_SMTP_TLS: 'none',
+      ...(aws ? { SVC_MAILER_TOPIC_ARNS: TOPIC, SVC_MAILER_ENDPOINT: aws.url } : {}),
+      ...opts.env,
+    },
+  });
+  await s.app.jobs.stop();
+  return {
+    s,
+    sink,
+    operator,
+    aws,
+    clock: s.clock as ManualClock,
+    async close() {
+      await s.stop();
+      await sink.close();
+      await operator.close();
+      await aws?.close();
+    },
+  };
+}
 
 /** A header of a caught mail as written (unfolded). */
 export function rawHeader(m: CaughtMail, name: string): string | undefined {
