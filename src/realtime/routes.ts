@@ -1,7 +1,6 @@
 // GET /v1/realtime: the event stream over a WebSocket (session cookie or API key), resumable with ?after=<seq>.
 import { upgradeWebSocket } from '@hono/node-server';
 import { z } from '@hono/zod-openapi';
-import type { WebSocket } from 'ws';
 import type { Ctx } from '../context.js';
 import { requireViewer } from '../events/routes.js';
 import { viewerFor } from '../events/service.js';
@@ -9,6 +8,7 @@ import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { errorBody } from '../http/errors.js';
 import { invalid } from '../platform/errors.js';
+import { socketEvents } from './socket.js';
 import { accessStillValid, RealtimeStream } from './stream.js';
 
 const afterParam = z.coerce.number().int().min(0).optional();
@@ -23,27 +23,15 @@ export function registerRealtimeRoutes(app: ApiApp, ctx: Ctx) {
       if (!parsed.success) throw invalid('after must be a sequence number (a whole number, 0 or more)');
       const subject =
         access.actor.kind === 'member' ? { kind: 'member' as const, id: access.actor.personId } : { kind: 'api_key' as const, id: access.actor.keyId };
-      let stream: RealtimeStream | undefined;
-      return {
-        onOpen(_event, ws) {
-          ctx.metrics.realtimeConnections.inc({ kind: 'team' });
-          stream = new RealtimeStream(ctx, ws.raw as WebSocket, {
-            viewer,
-            after: parsed.data,
-            subject,
-            sessionId: access.actor.kind === 'member' ? access.actor.sessionId : undefined,
-            stillAllowed: () => accessStillValid(ctx, access),
-          });
-          stream.start().catch((error) => {
-            ctx.log.warn('realtime stream failed', { error });
-            (ws.raw as WebSocket).close(1011, 'server error');
-          });
-        },
-        onClose() {
-          ctx.metrics.realtimeConnections.dec({ kind: 'team' });
-          void stream?.stop();
-        },
-      };
+      return socketEvents(ctx, 'team', 'realtime stream failed', (ws) =>
+        new RealtimeStream(ctx, ws, {
+          viewer,
+          after: parsed.data,
+          subject,
+          sessionId: access.actor.kind === 'member' ? access.actor.sessionId : undefined,
+          stillAllowed: () => accessStillValid(ctx, access),
+        }),
+      );
     }),
     (c) => c.json(errorBody('upgrade_required', 'GET /v1/realtime is a WebSocket; connect with Upgrade: websocket'), 426),
   );

@@ -36,6 +36,9 @@ export abstract class SocketStream {
     });
   }
 
+  /** Opens the stream (the subclass's `begin` with its connection, hello and signals). */
+  abstract start(): Promise<void>;
+
   /** One pass of the pump: send what is after the cursor (the pump repeats it while woken meanwhile). */
   protected abstract pass(): Promise<void>;
 
@@ -108,4 +111,28 @@ export abstract class SocketStream {
     clearInterval(this.heartbeat);
     if (this.connectionId) await closeConnection(this.ctx, this.connectionId).catch(() => {});
   }
+}
+
+/**
+ * The WebSocket events of an upgraded request (`upgradeWebSocket`): counts the socket in
+ * svc_realtime_connections by `kind`, starts the stream `open` makes (a failed start closes with
+ * 1011) and stops it when the socket closes.
+ */
+export function socketEvents(ctx: Ctx, kind: 'team' | 'widget', failureMessage: string, open: (ws: WebSocket) => SocketStream) {
+  let stream: SocketStream | undefined;
+  return {
+    onOpen(_event: unknown, ws: { raw?: unknown }) {
+      ctx.metrics.realtimeConnections.inc({ kind });
+      const raw = ws.raw as WebSocket;
+      stream = open(raw);
+      stream.start().catch((error) => {
+        ctx.log.warn(failureMessage, { error });
+        raw.close(1011, 'server error');
+      });
+    },
+    onClose() {
+      ctx.metrics.realtimeConnections.dec({ kind });
+      void stream?.stop();
+    },
+  };
 }

@@ -4,7 +4,6 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { upgradeWebSocket } from '@hono/node-server';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { WebSocket } from 'ws';
 import type { Ctx } from '../context.js';
 import type { ApiApp, AppEnv } from '../http/app.js';
 import { errorBody } from '../http/errors.js';
@@ -31,6 +30,7 @@ import {
   type VisitorSession,
 } from './service.js';
 import { TypingThrottle } from '../typing/service.js';
+import { socketEvents } from '../realtime/socket.js';
 import { VisitorStream } from './stream.js';
 import { Readable } from 'node:stream';
 import { fileResponse } from '../conversations/routes.js';
@@ -321,21 +321,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       requireVisitorOrigin(found, c.req.header('origin'));
       const after = afterParam.safeParse(c.req.query('after') || undefined);
       if (!after.success) throw invalid('after must be a sequence number');
-      let stream: VisitorStream | undefined;
-      return {
-        onOpen(_event, ws) {
-          ctx.metrics.realtimeConnections.inc({ kind: 'widget' });
-          stream = new VisitorStream(ctx, ws.raw as WebSocket, found, { after: after.data });
-          stream.start().catch((error) => {
-            ctx.log.warn('widget stream failed', { error });
-            (ws.raw as WebSocket).close(1011, 'server error');
-          });
-        },
-        onClose() {
-          ctx.metrics.realtimeConnections.dec({ kind: 'widget' });
-          void stream?.stop();
-        },
-      };
+      return socketEvents(ctx, 'widget', 'widget stream failed', (ws) => new VisitorStream(ctx, ws, found, { after: after.data }));
     }),
     (c) => c.json(errorBody('upgrade_required', 'GET /v1/widget/realtime is a WebSocket'), 426),
   );
