@@ -15,7 +15,7 @@ import type { ChannelRow } from '../channels/service.js';
 import { normalizeAddress } from '../contacts/service.js';
 import type { Ctx } from '../context.js';
 import type { BroadcastRecipientsTable, BroadcastsTable, Database, Db, RecipientStatus } from '../db/schema.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { hasSmtpAccount } from '../mail/transport.js';
 import { iso } from '../platform/clock.js';

@@ -13,7 +13,7 @@ import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import { announceEvents, recordEvent } from '../events/service.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { normalizeEmail } from '../people/service.js';
 import { iso } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';

@@ -20,7 +20,7 @@ import type {
 } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents, recordEvent } from '../events/service.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';

@@ -11,7 +11,7 @@ import { checkLabels } from '../conversations/service.js';
 import type { Db, ImapTlsMode, MailboxMigrationItemsTable } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
 import { checkWindow, CONNECTION_TEST_WINDOW, windowStart } from '../platform/rate-limit.js';

@@ -6,7 +6,7 @@ import type { Ctx } from '../context.js';
 import { applyConversationChanges } from '../conversations/service.js';
 import type { Db, Role } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { z } from 'zod';
