@@ -2,6 +2,8 @@
 // notes, feedback, the chat widget, mailbox imports) goes through insertConversation/insertMessage
 // and startConversation/appendMessage, which record the events in the caller's transaction unless
 // the work is `quiet` (imported history: no events and no outbound mail).
+import { findLiveInbox, inboxIsDeleted } from '../inboxes/store.js';
+import { findChannel, firstChannelOfInbox } from '../channels/store.js';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import { formatContact } from '../contacts/format.js';
@@ -415,16 +417,14 @@ export async function applyConversationChanges(
     note('contact_id', current.contact_id, patch.contactId);
   }
   if (patch.inboxId !== undefined && patch.inboxId !== current.inbox_id) {
-    const inbox = await tx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', current.workspace_id).where('id', '=', patch.inboxId).where('deleted_at', 'is', null).executeTakeFirst();
+    const inbox = await findLiveInbox(tx.db, current.workspace_id, patch.inboxId);
     if (!inbox) throw notFound(`inbox ${patch.inboxId}`);
     set.inbox_id = patch.inboxId;
     note('inbox_id', current.inbox_id, patch.inboxId);
     // Replies go out through the new inbox's channel of the same kind (its oldest), if it has one.
     if (current.channel_id) {
-      const kind = await tx.db.selectFrom('channels').select('kind').where('id', '=', current.channel_id).executeTakeFirst();
-      const replacement = kind
-        ? await tx.db.selectFrom('channels').select('id').where('inbox_id', '=', patch.inboxId).where('kind', '=', kind.kind).orderBy('id').executeTakeFirst()
-        : undefined;
+      const former = await findChannel(tx.db, current.channel_id);
+      const replacement = former ? await firstChannelOfInbox(tx.db, patch.inboxId, former.kind) : undefined;
       set.channel_id = replacement?.id ?? null;
     }
   }
@@ -546,7 +546,7 @@ export async function listConversations(
     .selectAll()
     .where('workspace_id', '=', access.workspaceId)
     // Those of a deleted inbox are gone for readers at once (the deletion job removes them in batches).
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('inboxes').select('inboxes.id').whereRef('inboxes.id', '=', 'conversations.inbox_id').where('inboxes.deleted_at', 'is not', null))));
+    .where((eb) => eb.not(inboxIsDeleted('conversations.inbox_id')));
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('inbox_id', 'in', access.inboxIds) : q.where('inbox_id', '=', '');
   if (filter.inboxId) q = q.where('inbox_id', '=', filter.inboxId);
   if (filter.status) q = q.where('status', '=', filter.status);
@@ -622,7 +622,7 @@ export async function unreadCounts(ctx: Pick<Ctx, 'db'>, access: Access) {
     .where('c.spam', '=', 0)
     .where('c.last_inbound_at', 'is not', null)
     .where((eb) => eb.or([eb('r.read_at', 'is', null), eb('r.read_at', '<', eb.ref('c.last_inbound_at'))]))
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('inboxes').select('inboxes.id').whereRef('inboxes.id', '=', 'c.inbox_id').where('inboxes.deleted_at', 'is not', null))));
+    .where((eb) => eb.not(inboxIsDeleted('c.inbox_id')));
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
   for (const row of await q.groupBy(['c.inbox_id', 'c.assignee_id']).execute()) {
     const n = Number(row.n);

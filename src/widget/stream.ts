@@ -1,5 +1,6 @@
 // A visitor's realtime socket: the team's replies (and status changes) of the conversations the
 // session may read, as they happen. While it is open the contact counts as online.
+import { findChannel } from '../channels/store.js';
 import type { WebSocket } from 'ws';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import { CHANNELS_DELETED, type ChannelsDeleted } from '../channels/service.js';
@@ -68,7 +69,7 @@ export class VisitorStream {
     if (!this.open) return;
     if (this.awaitingPong) return void this.ws.terminate();
     // A deletion made by another process (or missed) is seen here.
-    const channel = await this.ctx.db.selectFrom('channels').select('id').where('id', '=', this.visitor.session.channel_id).executeTakeFirst().catch(() => ({ id: '' }));
+    const channel = await findChannel(this.ctx.db, this.visitor.session.channel_id).catch(() => ({ id: '' }));
     if (!channel) return this.closeGone();
     this.awaitingPong = true;
     this.ws.ping();
