@@ -1,5 +1,6 @@
 // Queries of contacts, their addresses and external ids. A contact is read as a ContactView:
 // the row with its emails (in order) and its external ids.
+import { inboxIdsOfContactConversations } from '../conversations/store.js';
 import type { ContactsTable, Db } from '../db/schema.js';
 
 export type ContactRow = ContactsTable;
@@ -55,8 +56,8 @@ export async function contactIdByExternalId(db: Db, workspaceId: string, inboxId
 /** Inboxes a contact touches: those of its conversations and of its external ids. */
 export async function inboxesOfContact(db: Db, contactId: string): Promise<Set<string>> {
   const [convs, externals] = await Promise.all([
-    db.selectFrom('conversations').select('inbox_id').distinct().where('contact_id', '=', contactId).execute(),
+    inboxIdsOfContactConversations(db, contactId),
     db.selectFrom('contact_external_ids').select('inbox_id').distinct().where('contact_id', '=', contactId).execute(),
   ]);
-  return new Set([...convs, ...externals].map((r) => r.inbox_id));
+  return new Set([...convs, ...externals.map((r) => r.inbox_id)]);
 }
