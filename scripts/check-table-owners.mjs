@@ -63,6 +63,7 @@ export const ALLOWED = [
   { path: 'src/', tables: ['server_meta'], why: 'server_meta is a key-value table shared by design: each feature reads and writes only its own keys' },
   { path: 'src/', tables: ['jobs'], why: 'the job queue: features store their own job rows (enqueue) in their transactions; src/platform/jobs.ts runs them' },
   { path: 'src/search/', tables: ['conversations', 'messages', 'contacts', 'contact_emails', 'inboxes'], why: 'one ranked full-text query over the index joined to the rows it finds; the index is kept by triggers (migration 0016)' },
+  { path: 'src/auth/', tables: ['api_keys', 'sessions', 'memberships', 'people', 'workspaces'], why: 'credentials: who is calling and whether that is still valid (key, session, membership, live workspace) is decided in one place (issue 20 item 1)' },
   { path: 'src/channels/store.ts', tables: ['workspaces'], why: 'mail to an address (at RCPT) and a chat key resolve only in a workspace not deleted: one indexed join where they are looked up' },
   { path: 'src/operator-digest/', tables: '*', why: 'the operator digest is an aggregate over every workspace (counts only, no content)' },
 ];
