@@ -86,7 +86,6 @@ export const NOT_YET_MOVED = [
   { file: 'src/conversations/files.ts', table: 'mail_ids' },
   { file: 'src/conversations/messages.ts', table: 'memberships' },
   { file: 'src/conversations/retention.ts', table: 'workspaces' },
-  { file: 'src/conversations/service.ts', table: 'contacts' },
   { file: 'src/conversations/service.ts', table: 'mail_ids' },
   { file: 'src/conversations/service.ts', table: 'memberships' },
   { file: 'src/events/service.ts', table: 'webhook_deliveries' },
@@ -129,8 +128,6 @@ export const NOT_YET_MOVED = [
   { file: 'src/realtime/stream.ts', table: 'sessions' },
   { file: 'src/realtime/stream.ts', table: 'workspaces' },
   { file: 'src/saved-replies/render.ts', table: 'memberships' },
-  { file: 'src/saved-replies/render.ts', table: 'people' },
-  { file: 'src/typing/routes.ts', table: 'people' },
   { file: 'src/typing/service.ts', table: 'events' },
   { file: 'src/webhooks/dispatcher.ts', table: 'events' },
   { file: 'src/webhooks/dispatcher.ts', table: 'workspaces' },
@@ -142,7 +139,6 @@ export const NOT_YET_MOVED = [
   { file: 'src/widget/service.ts', table: 'people' },
   { file: 'src/widget/service.ts', table: 'realtime_connections' },
   { file: 'src/widget/service.ts', table: 'workspaces' },
-  { file: 'src/widget/stream.ts', table: 'people' },
   { file: 'src/workspaces/service.ts', table: 'memberships' },
 ];
 

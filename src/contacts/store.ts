@@ -37,6 +37,11 @@ export async function loadContactView(db: Db, workspaceId: string, id: string): 
 }
 
 /** The live contact that owns an address in the workspace (addresses move to the target on merge). */
+/** A contact of the workspace by id (merged ones too: `merged_into_id` says where they went). */
+export async function findContact(db: Db, workspaceId: string, id: string): Promise<ContactRow | undefined> {
+  return db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+}
+
 export async function contactIdByEmail(db: Db, workspaceId: string, email: string): Promise<string | undefined> {
   const row = await db.selectFrom('contact_emails').select('contact_id').where('workspace_id', '=', workspaceId).where('email', '=', email).executeTakeFirst();
   return row?.contact_id;

@@ -7,7 +7,7 @@ import { findChannel, firstChannelOfInbox } from '../channels/store.js';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import { formatContact } from '../contacts/format.js';
-import { loadContactView, loadContactViews, type ContactView } from '../contacts/store.js';
+import { findContact, loadContactView, loadContactViews, type ContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import type {
   AuthorType,
@@ -405,12 +405,7 @@ export async function applyConversationChanges(
     note('spam', current.spam === 1, patch.spam);
   }
   if (patch.contactId !== undefined && patch.contactId !== current.contact_id) {
-    const target = await tx.db
-      .selectFrom('contacts')
-      .select(['id', 'merged_into_id'])
-      .where('workspace_id', '=', current.workspace_id)
-      .where('id', '=', patch.contactId)
-      .executeTakeFirst();
+    const target = await findContact(tx.db, current.workspace_id, patch.contactId);
     if (!target) throw notFound(`contact ${patch.contactId}`);
     if (target.merged_into_id) throw invalid(`contact ${patch.contactId} was merged into ${target.merged_into_id}; use that one`);
     set.contact_id = patch.contactId;

@@ -1,5 +1,6 @@
 // Rendering saved replies and signatures for one conversation, on the server so that the panel, API
 // clients and outgoing mail share one implementation (./placeholders.ts holds the syntax).
+import { findPersonById } from '../people/service.js';
 import { findInbox } from '../inboxes/store.js';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
@@ -32,7 +33,7 @@ export async function placeholderValues(db: Db, conversation: ConversationRow, p
   const [contact, inbox, person] = await Promise.all([
     loadContactView(db, conversation.workspace_id, conversation.contact_id),
     findInbox(db, conversation.inbox_id),
-    personId ? db.selectFrom('people').select(['name', 'email']).where('id', '=', personId).executeTakeFirst() : undefined,
+    personId ? findPersonById({ db }, personId) : undefined,
   ]);
   return {
     'contact.name': contact?.contact.name ?? null,

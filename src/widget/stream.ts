@@ -1,5 +1,6 @@
 // A visitor's realtime socket: the team's replies (and status changes) of the conversations the
 // session may read, as they happen. While it is open the contact counts as online.
+import { findPersonById } from '../people/service.js';
 import { findChannel } from '../channels/store.js';
 import type { WebSocket } from 'ws';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
@@ -130,7 +131,7 @@ export class VisitorStream {
     if (isNote || m.kind !== 'message') return;
     let name: string | null = null;
     if (m.author.type === 'member' && m.author.member_id) {
-      const person = await this.ctx.db.selectFrom('people').select('name').where('id', '=', m.author.member_id).executeTakeFirst();
+      const person = await findPersonById(this.ctx, m.author.member_id);
       name = person?.name ?? null;
     }
     const message = formatVisitorMessage(
