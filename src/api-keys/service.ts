@@ -1,3 +1,4 @@
+import { missingInboxIds } from '../inboxes/store.js';
 import type { Ctx } from '../context.js';
 import type { ApiKeysTable, Db } from '../db/schema.js';
 import { isScope, keyAccess, SCOPES, type Access, type Scope } from '../auth/access.js';
@@ -24,8 +25,7 @@ export async function createApiKey(
   let inboxIds: string[] | null = null;
   if (input.inboxIds && input.inboxIds.length > 0) {
     inboxIds = [...new Set(input.inboxIds)];
-    const found = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', input.workspaceId).where('id', 'in', inboxIds).where('deleted_at', 'is', null).execute();
-    const missing = inboxIds.filter((id) => !found.some((f) => f.id === id));
+    const missing = await missingInboxIds(ctx.db, input.workspaceId, inboxIds, { live: true });
     if (missing.length) throw invalid(`no inbox ${missing.join(', ')} in this workspace`);
   }
   const now = ctx.clock.now();

@@ -19,8 +19,9 @@
 //   after DATA (the server refuses everything we send). Throttling answers ("rate exceeded")
 //   only slow down (10 s) and never pause.
 // The pause detail is the SMTP server's answer with addresses removed.
+import { findInbox } from '../inboxes/store.js';
 import type { Transporter } from 'nodemailer';
-import type { ChannelRow } from '../channels/service.js';
+import { findChannel, type ChannelRow } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import { sql } from 'kysely';
 import { describeSendError } from '../mail/outbound.js';
@@ -461,7 +462,7 @@ export function broadcastSendJob(ctx: Ctx): JobKind<{ broadcastId: string }> {
         await ctx.db.transaction().execute((trx) => pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'workspace_suspended', 'suspended by the server operator'));
         return;
       }
-      const channel = b.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', b.channel_id).executeTakeFirst() : undefined;
+      const channel = b.channel_id ? await findChannel(ctx.db, b.channel_id) : undefined;
       if (!channel || !hasSmtpAccount(channel)) {
         await selfPause(ctx, b, 'sender_error', 'the broadcast’s e-mail channel is gone or has no SMTP account');
         return;
@@ -478,7 +479,7 @@ export function broadcastSendJob(ctx: Ctx): JobKind<{ broadcastId: string }> {
         .where('id', '=', b.id)
         .where('status', 'in', RUNNING)
         .execute();
-      const inbox = await ctx.db.selectFrom('inboxes').select('name').where('id', '=', b.inbox_id).executeTakeFirst();
+      const inbox = await findInbox(ctx.db, b.inbox_id);
       return sendRun(ctx, { ...b, status: 'sending' }, channel, inbox?.name ?? '', startedAt);
     },
   };

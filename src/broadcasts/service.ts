@@ -11,11 +11,11 @@ import type { Insertable, Selectable, Transaction } from 'kysely';
 import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import { requireInbox } from '../auth/access.js';
-import type { ChannelRow } from '../channels/service.js';
+import { channelsOfInbox, findChannel, findWorkspaceChannel, type ChannelRow } from '../channels/store.js';
 import { normalizeAddress } from '../contacts/service.js';
 import type { Ctx } from '../context.js';
 import type { BroadcastRecipientsTable, BroadcastsTable, Database, Db, RecipientStatus } from '../db/schema.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { hasSmtpAccount } from '../mail/transport.js';
 import { iso } from '../platform/clock.js';
@@ -62,14 +62,14 @@ function actorId(access: Access): string {
 /** The e-mail channel the broadcast goes through: the one named, or the inbox's only one with an SMTP account. */
 async function pickChannel(ctx: Pick<Ctx, 'db'>, workspaceId: string, inboxId: string, channelId: string | undefined): Promise<ChannelRow> {
   if (channelId) {
-    const ch = await ctx.db.selectFrom('channels').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', channelId).executeTakeFirst();
+    const ch = await findWorkspaceChannel(ctx.db, workspaceId, channelId);
     if (!ch) throw notFound('channel');
     if (ch.inbox_id !== inboxId) throw invalid('the channel belongs to another inbox');
     if (ch.kind !== 'email') throw invalid('broadcasts go through an e-mail channel');
     if (!hasSmtpAccount(ch)) throw conflict(`channel ${ch.id} has no SMTP account; set its SMTP server, user name and password first`, 'smtp_not_configured');
     return ch;
   }
-  const candidates = (await ctx.db.selectFrom('channels').selectAll().where('inbox_id', '=', inboxId).where('kind', '=', 'email').orderBy('id').execute()).filter(hasSmtpAccount);
+  const candidates = (await channelsOfInbox(ctx.db, inboxId, 'email')).filter(hasSmtpAccount);
   if (candidates.length === 0) throw conflict('the inbox has no e-mail channel with an SMTP account', 'smtp_not_configured');
   if (candidates.length > 1) throw invalid(`the inbox has several e-mail channels; name one with channel_id (${candidates.map((c) => c.id).join(', ')})`);
   return candidates[0];
@@ -254,7 +254,7 @@ async function checkMaySend(ctx: Ctx, b: BroadcastRow): Promise<ChannelRow> {
   const workspace = await getWorkspace(ctx, b.workspace_id);
   await assertMaySend(ctx, workspace);
   checkServerLimit(ctx, b.recipients_count);
-  const channel = b.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', b.channel_id).executeTakeFirst() : undefined;
+  const channel = b.channel_id ? await findChannel(ctx.db, b.channel_id) : undefined;
   if (!channel || !hasSmtpAccount(channel)) throw conflict('the broadcast’s e-mail channel is gone or has no SMTP account', 'smtp_not_configured');
   await assertTenantMaySend(ctx, channel);
   return channel;

@@ -1,5 +1,4 @@
 import type { Ctx } from '../context.js';
-import type { ChannelsTable } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { normalizeEmail } from '../people/service.js';
 import { iso } from '../platform/clock.js';
@@ -8,8 +7,9 @@ import { newId, randomText } from '../platform/ids.js';
 import { unfinishedBroadcastsThrough } from '../broadcasts/store.js';
 import { announceEvents, recordEvent, recordSignal } from '../events/service.js';
 import { unfinishedMigrationsThrough } from '../mailbox-migration/store.js';
+import { findWorkspaceChannel, type ChannelRow } from './store.js';
 
-export type ChannelRow = ChannelsTable;
+export type { ChannelRow } from './store.js';
 type C = Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'hub'>;
 
 export const PUBLIC_KEY_PREFIX = 'svc_pk_';
@@ -175,7 +175,7 @@ export async function listChannels(ctx: Pick<Ctx, 'db'>, workspaceId: string, in
 }
 
 export async function getChannel(ctx: Pick<Ctx, 'db'>, workspaceId: string, id: string): Promise<ChannelRow> {
-  const row = await ctx.db.selectFrom('channels').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+  const row = await findWorkspaceChannel(ctx.db, workspaceId, id);
   if (!row) throw notFound('channel');
   return row;
 }

@@ -3,17 +3,19 @@
 //
 // Callers limited to some inboxes reach a contact that has a conversation or an external id in one
 // of their inboxes; deleting or merging needs every inbox the contact touches to be theirs.
+import { missingInboxIds } from '../inboxes/store.js';
 import { domainToASCII } from 'node:url';
 import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { deleteConversationsWithFiles } from '../conversations/files.js';
 import { applyConversationChanges, authorFromAccess, type Tx } from '../conversations/service.js';
+import { conversationsOfContact, inboxIdsOfContactConversations } from '../conversations/store.js';
 import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import { announceEvents, recordEvent } from '../events/service.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { normalizeEmail } from '../people/service.js';
 import { iso } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
@@ -96,8 +98,7 @@ async function insertContact(tx: Tx, input: { workspaceId: string; name?: string
 
 /** Inboxes where the contact has conversations: inbox-limited webhook endpoints get its events. */
 async function conversationInboxes(db: Db, contactId: string): Promise<string[]> {
-  const rows = await db.selectFrom('conversations').select('inbox_id').distinct().where('contact_id', '=', contactId).execute();
-  return rows.map((r) => r.inbox_id);
+  return inboxIdsOfContactConversations(db, contactId);
 }
 
 async function recordContactUpdated(tx: Tx, view: ContactView, at: Date) {
@@ -180,9 +181,9 @@ async function requireReach(db: Db, access: Access, view: ContactView, mode: 'so
 async function checkInboxes(db: Db, access: Access, externalIds: readonly ExternalId[]): Promise<void> {
   const ids = [...new Set(externalIds.map((x) => x.inbox_id))];
   if (!ids.length) return;
-  const found = await db.selectFrom('inboxes').select('id').where('workspace_id', '=', access.workspaceId).where('id', 'in', ids).where('deleted_at', 'is', null).execute();
+  const missing = await missingInboxIds(db, access.workspaceId, ids, { live: true });
   for (const id of ids) {
-    if (!found.some((f) => f.id === id) || (access.inboxIds !== null && !access.inboxIds.includes(id))) throw notFound(`inbox ${id}`);
+    if (missing.includes(id) || (access.inboxIds !== null && !access.inboxIds.includes(id))) throw notFound(`inbox ${id}`);
   }
 }
 
@@ -348,7 +349,7 @@ export async function mergeContact(ctx: Ctx, access: Access, sourceId: string, t
     const now = ctx.clock.now();
     const author = authorFromAccess(access);
 
-    const conversations = await trx.selectFrom('conversations').selectAll().where('contact_id', '=', sourceId).orderBy('id').execute();
+    const conversations = await conversationsOfContact(trx, sourceId);
     const sourceInboxes = [...new Set(conversations.map((c) => c.inbox_id))];
     for (const conversation of conversations) {
       await applyConversationChanges(tx, { conversation, patch: { contactId: targetId }, author, reason: 'contact_merged' });
@@ -389,7 +390,7 @@ async function deleteContactInTx(ctx: Ctx, trx: Db, access: Access, view: Contac
   const tx = { db: trx, clock: ctx.clock };
   await requireReach(trx, access, view, 'all');
   const now = ctx.clock.now();
-  const conversations = await trx.selectFrom('conversations').select(['id', 'inbox_id']).where('contact_id', '=', view.contact.id).execute();
+  const conversations = await conversationsOfContact(trx, view.contact.id);
   const ids = conversations.map((r) => r.id);
   const removed = await deleteConversationsWithFiles(tx, ids);
   // Records of contacts merged into this one go with it.

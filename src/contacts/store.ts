@@ -1,5 +1,6 @@
 // Queries of contacts, their addresses and external ids. A contact is read as a ContactView:
 // the row with its emails (in order) and its external ids.
+import { inboxIdsOfContactConversations } from '../conversations/store.js';
 import type { ContactsTable, Db } from '../db/schema.js';
 
 export type ContactRow = ContactsTable;
@@ -36,6 +37,11 @@ export async function loadContactView(db: Db, workspaceId: string, id: string): 
 }
 
 /** The live contact that owns an address in the workspace (addresses move to the target on merge). */
+/** A contact of the workspace by id (merged ones too: `merged_into_id` says where they went). */
+export async function findContact(db: Db, workspaceId: string, id: string): Promise<ContactRow | undefined> {
+  return db.selectFrom('contacts').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst();
+}
+
 export async function contactIdByEmail(db: Db, workspaceId: string, email: string): Promise<string | undefined> {
   const row = await db.selectFrom('contact_emails').select('contact_id').where('workspace_id', '=', workspaceId).where('email', '=', email).executeTakeFirst();
   return row?.contact_id;
@@ -55,8 +61,8 @@ export async function contactIdByExternalId(db: Db, workspaceId: string, inboxId
 /** Inboxes a contact touches: those of its conversations and of its external ids. */
 export async function inboxesOfContact(db: Db, contactId: string): Promise<Set<string>> {
   const [convs, externals] = await Promise.all([
-    db.selectFrom('conversations').select('inbox_id').distinct().where('contact_id', '=', contactId).execute(),
+    inboxIdsOfContactConversations(db, contactId),
     db.selectFrom('contact_external_ids').select('inbox_id').distinct().where('contact_id', '=', contactId).execute(),
   ]);
-  return new Set([...convs, ...externals].map((r) => r.inbox_id));
+  return new Set([...convs, ...externals.map((r) => r.inbox_id)]);
 }

@@ -1,6 +1,7 @@
 // Messages written by the team through the API: replies (mailed through the conversation's e-mail
 // channel, with the member's and the inbox's signatures: src/saved-replies/signatures.ts) and notes
 // (never mailed, never signed).
+import { findChannel } from '../channels/store.js';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { inTransaction } from '../db/transaction.js';
@@ -48,7 +49,7 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
     };
     let mailed = false;
     if (input.kind === 'message') {
-      const channel = conversation.channel_id ? await trx.selectFrom('channels').selectAll().where('id', '=', conversation.channel_id).executeTakeFirst() : undefined;
+      const channel = conversation.channel_id ? await findChannel(trx, conversation.channel_id) : undefined;
       if (conversation.source === 'email' && (!channel || channel.kind !== 'email')) {
         throw conflict('this conversation’s inbox has no e-mail channel to send the reply through', 'no_email_channel');
       }

@@ -3,7 +3,6 @@ import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
 import type { DeletionTally, RetentionRule, WorkspaceDataStep } from '../lifecycle/registry.js';
 import { DAY, iso } from '../platform/clock.js';
-import { removeInboxExternalIds } from '../contacts/service.js';
 import { deleteConversationsWithFiles, deleteScheduledFilesNow, scheduleFileDeletion } from './files.js';
 
 /** Live workspaces with retention_days set, and the cutoff each one has at `now`. */
@@ -112,31 +111,5 @@ export const workspaceConversationsStep: WorkspaceDataStep = {
       await ctx.db.selectFrom('conversations').select('id').where('workspace_id', '=', workspaceId).where('inbox_id', '=', inboxId).orderBy('id').limit(batch).execute()
     ).map((r) => r.id);
     return deleteConversationBatch(ctx, ids, tally);
-  },
-};
-
-/** A deleted workspace's contacts (their conversations went in the step before). */
-export const workspaceContactsStep: WorkspaceDataStep = {
-  name: 'contacts',
-  async deleteBatch(ctx, workspaceId, batch, tally?: DeletionTally) {
-    const ids = (await ctx.db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).orderBy('id').limit(batch).execute()).map((r) => r.id);
-    if (ids.length === 0) return { rows: 0, files: 0 };
-    const rows = await ctx.db.transaction().execute(async (trx) => {
-      // A conversation that arrived after the conversations step (a late commit) goes with its contact.
-      const late = (await trx.selectFrom('conversations').select('id').where('contact_id', 'in', ids).execute()).map((r) => r.id);
-      if (late.length) {
-        const r = await deleteConversationsWithFiles({ db: trx, clock: ctx.clock }, late);
-        await tally?.(trx, { conversations: r.conversations, files: r.files });
-      }
-      await trx.deleteFrom('contact_emails').where('contact_id', 'in', ids).execute();
-      await trx.deleteFrom('contact_external_ids').where('contact_id', 'in', ids).execute();
-      const r = await trx.deleteFrom('contacts').where('id', 'in', ids).executeTakeFirst();
-      return Number(r.numDeletedRows);
-    });
-    return { rows, files: 0 };
-  },
-  // Contacts belong to the workspace and stay; their external ids in the deleted inbox go.
-  async deleteInboxBatch(ctx, scope, batch) {
-    return { rows: await removeInboxExternalIds(ctx, scope, batch), files: 0 };
   },
 };

@@ -2,10 +2,12 @@
 // notes, feedback, the chat widget, mailbox imports) goes through insertConversation/insertMessage
 // and startConversation/appendMessage, which record the events in the caller's transaction unless
 // the work is `quiet` (imported history: no events and no outbound mail).
+import { findLiveInbox, inboxIsDeleted } from '../inboxes/store.js';
+import { findChannel, firstChannelOfInbox } from '../channels/store.js';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import { formatContact } from '../contacts/format.js';
-import { loadContactView, loadContactViews, type ContactView } from '../contacts/store.js';
+import { findContact, loadContactView, loadContactViews, type ContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import type {
   AuthorType,
@@ -20,7 +22,7 @@ import type {
 } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents, recordEvent } from '../events/service.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
@@ -403,28 +405,21 @@ export async function applyConversationChanges(
     note('spam', current.spam === 1, patch.spam);
   }
   if (patch.contactId !== undefined && patch.contactId !== current.contact_id) {
-    const target = await tx.db
-      .selectFrom('contacts')
-      .select(['id', 'merged_into_id'])
-      .where('workspace_id', '=', current.workspace_id)
-      .where('id', '=', patch.contactId)
-      .executeTakeFirst();
+    const target = await findContact(tx.db, current.workspace_id, patch.contactId);
     if (!target) throw notFound(`contact ${patch.contactId}`);
     if (target.merged_into_id) throw invalid(`contact ${patch.contactId} was merged into ${target.merged_into_id}; use that one`);
     set.contact_id = patch.contactId;
     note('contact_id', current.contact_id, patch.contactId);
   }
   if (patch.inboxId !== undefined && patch.inboxId !== current.inbox_id) {
-    const inbox = await tx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', current.workspace_id).where('id', '=', patch.inboxId).where('deleted_at', 'is', null).executeTakeFirst();
+    const inbox = await findLiveInbox(tx.db, current.workspace_id, patch.inboxId);
     if (!inbox) throw notFound(`inbox ${patch.inboxId}`);
     set.inbox_id = patch.inboxId;
     note('inbox_id', current.inbox_id, patch.inboxId);
     // Replies go out through the new inbox's channel of the same kind (its oldest), if it has one.
     if (current.channel_id) {
-      const kind = await tx.db.selectFrom('channels').select('kind').where('id', '=', current.channel_id).executeTakeFirst();
-      const replacement = kind
-        ? await tx.db.selectFrom('channels').select('id').where('inbox_id', '=', patch.inboxId).where('kind', '=', kind.kind).orderBy('id').executeTakeFirst()
-        : undefined;
+      const former = await findChannel(tx.db, current.channel_id);
+      const replacement = former ? await firstChannelOfInbox(tx.db, patch.inboxId, former.kind) : undefined;
       set.channel_id = replacement?.id ?? null;
     }
   }
@@ -546,7 +541,7 @@ export async function listConversations(
     .selectAll()
     .where('workspace_id', '=', access.workspaceId)
     // Those of a deleted inbox are gone for readers at once (the deletion job removes them in batches).
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('inboxes').select('inboxes.id').whereRef('inboxes.id', '=', 'conversations.inbox_id').where('inboxes.deleted_at', 'is not', null))));
+    .where((eb) => eb.not(inboxIsDeleted('conversations.inbox_id')));
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('inbox_id', 'in', access.inboxIds) : q.where('inbox_id', '=', '');
   if (filter.inboxId) q = q.where('inbox_id', '=', filter.inboxId);
   if (filter.status) q = q.where('status', '=', filter.status);
@@ -622,7 +617,7 @@ export async function unreadCounts(ctx: Pick<Ctx, 'db'>, access: Access) {
     .where('c.spam', '=', 0)
     .where('c.last_inbound_at', 'is not', null)
     .where((eb) => eb.or([eb('r.read_at', 'is', null), eb('r.read_at', '<', eb.ref('c.last_inbound_at'))]))
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('inboxes').select('inboxes.id').whereRef('inboxes.id', '=', 'c.inbox_id').where('inboxes.deleted_at', 'is not', null))));
+    .where((eb) => eb.not(inboxIsDeleted('c.inbox_id')));
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
   for (const row of await q.groupBy(['c.inbox_id', 'c.assignee_id']).execute()) {
     const n = Number(row.n);

@@ -1,4 +1,5 @@
 // Queries of conversations, labels, messages and attachments shared by the services.
+import { inboxIsDeleted } from '../inboxes/store.js';
 import type { Db } from '../db/schema.js';
 import type { AttachmentRow, ConversationRow, MessageRow } from './format.js';
 
@@ -9,8 +10,24 @@ export async function findConversation(db: Db, workspaceId: string, id: string):
     .selectAll()
     .where('workspace_id', '=', workspaceId)
     .where('id', '=', id)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('inboxes').select('inboxes.id').whereRef('inboxes.id', '=', 'conversations.inbox_id').where('inboxes.deleted_at', 'is not', null))))
+    .where((eb) => eb.not(inboxIsDeleted('conversations.inbox_id')))
     .executeTakeFirst();
+}
+
+/** The contact's conversations (those of deleted inboxes too), oldest first. */
+export async function conversationsOfContact(db: Db, contactId: string): Promise<ConversationRow[]> {
+  return db.selectFrom('conversations').selectAll().where('contact_id', '=', contactId).orderBy('id').execute();
+}
+
+/** The inboxes the contact has conversations in. */
+export async function inboxIdsOfContactConversations(db: Db, contactId: string): Promise<string[]> {
+  return (await db.selectFrom('conversations').select('inbox_id').distinct().where('contact_id', '=', contactId).execute()).map((r) => r.inbox_id);
+}
+
+/** The ids of the contacts' conversations (those of deleted inboxes too). */
+export async function conversationIdsOfContacts(db: Db, contactIds: readonly string[]): Promise<string[]> {
+  if (contactIds.length === 0) return [];
+  return (await db.selectFrom('conversations').select('id').where('contact_id', 'in', contactIds).execute()).map((r) => r.id);
 }
 
 export async function labelsOf(db: Db, conversationIds: readonly string[]): Promise<Map<string, string[]>> {

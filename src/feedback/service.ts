@@ -1,6 +1,7 @@
 // Feedback from an app or the customer's backend (POST /v1/feedback): a conversation of its own in
 // an inbox, with the feedback as its first message. Records conversation.created, message.created
 // and feedback.created.
+import { findLiveInbox } from '../inboxes/store.js';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import { formatContact } from '../contacts/format.js';
@@ -47,7 +48,7 @@ export async function createFeedback(ctx: Ctx, access: Access, input: NewFeedbac
   const result = await retryOnUniqueViolation(() =>
     inTransaction(ctx.db, async (trx) => {
       const tx = { db: trx, clock: ctx.clock };
-      const inbox = await trx.selectFrom('inboxes').select('id').where('workspace_id', '=', access.workspaceId).where('id', '=', input.inboxId).where('deleted_at', 'is', null).executeTakeFirst();
+      const inbox = await findLiveInbox(trx, access.workspaceId, input.inboxId);
       if (!inbox) throw notFound(`inbox ${input.inboxId}`);
       const contact = await feedbackContact(tx, access.workspaceId, input);
       const started = await startConversation(tx, {

@@ -1,13 +1,13 @@
 import type { Ctx } from '../context.js';
-import type { InboxesTable } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 import { randomToken } from '../platform/crypto.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import { announceEvents, recordEvent } from '../events/service.js';
+import { inboxByRef, type InboxRow } from './store.js';
 
-export type InboxRow = InboxesTable;
+export type { InboxRow } from './store.js';
 type C = Pick<Ctx, 'db' | 'clock' | 'sealer'>;
 
 export function slugify(name: string): string {
@@ -112,13 +112,7 @@ export async function listInboxes(ctx: Pick<Ctx, 'db'>, workspaceId: string, onl
 
 /** A live inbox of the workspace by id or slug (a deleted one is not found). */
 export async function resolveInbox(ctx: Pick<Ctx, 'db'>, workspaceId: string, ref: string): Promise<InboxRow> {
-  const row = await ctx.db
-    .selectFrom('inboxes')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .where('deleted_at', 'is', null)
-    .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
-    .executeTakeFirst();
+  const row = await inboxByRef(ctx.db, workspaceId, ref, { live: true });
   if (!row) throw notFound(`inbox ${JSON.stringify(ref)}`);
   return row;
 }

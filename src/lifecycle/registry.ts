@@ -6,7 +6,8 @@
 import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
-import { closedConversationsRule, rawEmailsRule, workspaceContactsStep, workspaceConversationsStep } from '../conversations/retention.js';
+import { workspaceContactsStep } from '../contacts/retention.js';
+import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep } from '../conversations/retention.js';
 import { migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
 import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-migration/upload/service.js';
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';

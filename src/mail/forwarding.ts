@@ -5,6 +5,7 @@
 import type { Access } from '../auth/access.js';
 import { authorize } from '../auth/access.js';
 import { getChannel, newForwardingAddress, type ChannelRow } from '../channels/service.js';
+import { channelsWithoutForwardingOn, setForwardingAddress } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import { announceEvents, recordSignal } from '../events/service.js';
 import { iso } from '../platform/clock.js';
@@ -20,7 +21,7 @@ export async function rotateForwardingAddress(ctx: Ctx, access: Access, channelI
   const address = newForwardingAddress(domain);
   const now = iso(ctx.clock.now());
   await ctx.db.transaction().execute(async (trx) => {
-    await trx.updateTable('channels').set({ forwarding_address: address, updated_at: now }).where('id', '=', channel.id).execute();
+    await setForwardingAddress(trx, channel.id, address, now);
     await recordSignal({ db: trx, clock: ctx.clock }, 'channel.saved', { channelId: channel.id });
   });
   announceEvents(ctx);
@@ -31,19 +32,8 @@ export async function rotateForwardingAddress(ctx: Ctx, access: Access, channelI
 export async function assignForwardingAddresses(ctx: Pick<Ctx, 'db' | 'clock' | 'config' | 'log'>): Promise<number> {
   const domain = ctx.config.forwardingDomain;
   if (!domain) return 0;
-  const rows = await ctx.db
-    .selectFrom('channels')
-    .select(['id', 'forwarding_address'])
-    .where('kind', '=', 'email')
-    .where((eb) => eb.or([eb('forwarding_address', 'is', null), eb('forwarding_address', 'not like', `%@${domain}`)]))
-    .execute();
-  for (const row of rows) {
-    await ctx.db
-      .updateTable('channels')
-      .set({ forwarding_address: newForwardingAddress(domain), updated_at: iso(ctx.clock.now()) })
-      .where('id', '=', row.id)
-      .execute();
-  }
+  const rows = await channelsWithoutForwardingOn(ctx.db, domain);
+  for (const row of rows) await setForwardingAddress(ctx.db, row.id, newForwardingAddress(domain), iso(ctx.clock.now()));
   if (rows.length) ctx.log.info('forwarding addresses assigned', { channels: rows.length, domain });
   return rows.length;
 }

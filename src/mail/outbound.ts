@@ -6,9 +6,10 @@
 // 1 h and 4 h after the previous failure (about 5 h 21 min). Every failed attempt logs
 // `email send failed, retrying`; once the last one fails the message shows `failed` with the
 // SMTP server's answer.
+import { findInbox } from '../inboxes/store.js';
 import type { Readable } from 'node:stream';
 import type { Ctx } from '../context.js';
-import type { ChannelRow } from '../channels/service.js';
+import { findChannel, type ChannelRow } from '../channels/store.js';
 import { loadContactView } from '../contacts/store.js';
 import { formatMessage, type ConversationRow, type MessageRow } from '../conversations/format.js';
 import { attachmentsOf } from '../conversations/store.js';
@@ -83,7 +84,8 @@ function replySubject(subject: string | null): string {
  * Message-ID at once) and again as sent, since the recipient is decided at sending time.
  */
 export async function replyHeaders(db: Db, conversation: ConversationRow, channel: ChannelRow, mail: { messageId: string; references: string[]; subject: string | null }): Promise<MailHeaders> {
-  const inbox = await db.selectFrom('inboxes').select('name').where('id', '=', conversation.inbox_id).executeTakeFirstOrThrow();
+  const inbox = await findInbox(db, conversation.inbox_id);
+  if (!inbox) throw new Error(`inbox ${conversation.inbox_id} of conversation ${conversation.id} is gone`);
   const to = await recipientOf(db, conversation.id, conversation.workspace_id, conversation.contact_id);
   return {
     message_id: mail.messageId,
@@ -108,7 +110,7 @@ class SendFailure extends Error {}
 async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
   const conversation = await ctx.db.selectFrom('conversations').selectAll().where('id', '=', message.conversation_id).executeTakeFirst();
   if (!conversation) throw new SendFailure('the conversation no longer exists');
-  const channel = conversation.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', conversation.channel_id).executeTakeFirst() : undefined;
+  const channel = conversation.channel_id ? await findChannel(ctx.db, conversation.channel_id) : undefined;
   if (!channel || channel.kind !== 'email') throw new SendFailure('the conversation has no e-mail channel');
   const references = message.mail_references ? (JSON.parse(message.mail_references) as string[]) : [];
   const sent = await replyHeaders(ctx.db, conversation, channel, { messageId: message.mail_message_id!, references, subject: message.subject });

@@ -1,7 +1,7 @@
 // Which e-mail channel an address belongs to: its own address, or its forwarding address while the
 // server has SVC_FORWARDING_DOMAIN. Channels of deleted workspaces receive nothing (550).
 import type { Ctx } from '../context.js';
-import type { ChannelRow } from '../channels/service.js';
+import { emailChannelForAddress, type ChannelRow } from '../channels/store.js';
 import { normalizeAddress } from '../contacts/service.js';
 
 export interface MailTarget {
@@ -23,14 +23,7 @@ export async function resolveRecipient(ctx: Pick<Ctx, 'db' | 'config'>, raw: str
     return undefined;
   }
   const forwarding = isForwardingAddress(ctx.config, address);
-  const channel = await ctx.db
-    .selectFrom('channels')
-    .innerJoin('workspaces', 'workspaces.id', 'channels.workspace_id')
-    .selectAll('channels')
-    .where('channels.kind', '=', 'email')
-    .where('workspaces.deleted_at', 'is', null)
-    .where((eb) => (forwarding ? eb.or([eb('channels.address', '=', address), eb('channels.forwarding_address', '=', address)]) : eb('channels.address', '=', address)))
-    .executeTakeFirst();
+  const channel = await emailChannelForAddress(ctx.db, address, { forwarding });
   if (!channel) return undefined;
   return { channel, workspaceId: channel.workspace_id, inboxId: channel.inbox_id, via: channel.address === address ? 'address' : 'forwarding' };
 }

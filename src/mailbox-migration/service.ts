@@ -2,6 +2,8 @@
 // scan, preview, start, pause, resume, cancel, retry, errors). Every change of state goes through
 // `act`, which checks the state machine, records the activity log line and migration.updated in
 // the same transaction, and makes sure the background worker runs when the new state needs it.
+import { findLiveInbox } from '../inboxes/store.js';
+import { findWorkspaceChannel, firstChannelOfInbox } from '../channels/store.js';
 import net from 'node:net';
 import { z } from 'zod';
 import type { Access } from '../auth/access.js';
@@ -11,7 +13,7 @@ import { checkLabels } from '../conversations/service.js';
 import type { Db, ImapTlsMode, MailboxMigrationItemsTable } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
 import { CONNECTION_TEST_WINDOW } from '../platform/rate-limit.js';
@@ -82,17 +84,17 @@ async function checkPlace(ctx: Pick<Ctx, 'db'>, workspaceId: string, inboxId: st
   let inbox = inboxId;
   let channel = channelId;
   if (channel) {
-    const row = await ctx.db.selectFrom('channels').select(['id', 'inbox_id', 'kind']).where('workspace_id', '=', workspaceId).where('id', '=', channel).executeTakeFirst();
+    const row = await findWorkspaceChannel(ctx.db, workspaceId, channel);
     if (!row) throw notFound(`channel ${channel}`);
     if (row.kind !== 'email') throw invalid('channel_id must name an e-mail channel');
     if (inbox && inbox !== row.inbox_id) throw invalid('channel_id must be a channel of inbox_id');
     inbox = row.inbox_id;
   }
   if (inbox) {
-    const row = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', workspaceId).where('id', '=', inbox).where('deleted_at', 'is', null).executeTakeFirst();
+    const row = await findLiveInbox(ctx.db, workspaceId, inbox);
     if (!row) throw notFound(`inbox ${inbox}`);
     if (!channel) {
-      const first = await ctx.db.selectFrom('channels').select('id').where('inbox_id', '=', inbox).where('kind', '=', 'email').orderBy('id').executeTakeFirst();
+      const first = await firstChannelOfInbox(ctx.db, inbox, 'email');
       channel = first?.id ?? null;
     }
   }

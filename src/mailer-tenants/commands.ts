@@ -2,15 +2,17 @@
 import { defineCommand } from 'citty';
 import type { App } from '../context.js';
 import { dbCommand, UsageError } from '../cli.js';
-import { resolveInbox } from '../inboxes/service.js';
-import { resolveWorkspace } from '../workspaces/service.js';
+import { channelsOfInbox } from '../channels/store.js';
+import { listInboxes, resolveInbox } from '../inboxes/service.js';
+import { liveInboxesOf } from '../inboxes/store.js';
+import { liveWorkspaceIds, resolveWorkspace } from '../workspaces/service.js';
 import { mailerProvider } from './provider.js';
 import { pausedByText, reinstateTenant, upkeepInbox } from './service.js';
 
 async function inboxesOf(app: App, workspaceRef: string, inboxRef?: string) {
   const ws = await resolveWorkspace(app, workspaceRef);
   if (inboxRef) return [await resolveInbox(app, ws.id, inboxRef)];
-  return app.db.selectFrom('inboxes').selectAll().where('workspace_id', '=', ws.id).where('deleted_at', 'is', null).orderBy('id').execute();
+  return listInboxes(app, ws.id);
 }
 
 const show = dbCommand({
@@ -25,14 +27,12 @@ const show = dbCommand({
     if (!app.config.mailer) io.say('the tenant feature is off (SVC_MAILER_* are not set); showing what is stored');
     for (const inbox of inboxes) {
       const t = await app.db.selectFrom('mailer_tenants').selectAll().where('inbox_id', '=', inbox.id).executeTakeFirst();
-      const channels = await app.db
-        .selectFrom('channels')
-        .leftJoin('mailer_channels', 'mailer_channels.channel_id', 'channels.id')
-        .select(['channels.id', 'channels.address', 'mailer_channels.managed', 'mailer_channels.reason', 'mailer_channels.checked_at'])
-        .where('channels.inbox_id', '=', inbox.id)
-        .where('channels.kind', '=', 'email')
-        .orderBy('channels.id')
-        .execute();
+      const emailChannels = await channelsOfInbox(app.db, inbox.id, 'email');
+      const checks = emailChannels.length
+        ? await app.db.selectFrom('mailer_channels').select(['channel_id', 'managed', 'reason']).where('channel_id', 'in', emailChannels.map((c) => c.id)).execute()
+        : [];
+      const checkOf = new Map(checks.map((c) => [c.channel_id, c]));
+      const channels = emailChannels.map((c) => ({ id: c.id, address: c.address, managed: checkOf.get(c.id)?.managed ?? null, reason: checkOf.get(c.id)?.reason ?? null }));
       out.push(`inbox\t${inbox.slug} (${inbox.id}) ${JSON.stringify(inbox.name)}`);
       if (!t) {
         out.push('tenant\tnone');
@@ -66,7 +66,7 @@ const sync = dbCommand({
     if (args.all && args.inbox) throw new UsageError('--inbox goes with --workspace');
     try {
       const inboxes = args.all
-        ? await app.db.selectFrom('inboxes').innerJoin('workspaces', 'workspaces.id', 'inboxes.workspace_id').selectAll('inboxes').where('workspaces.deleted_at', 'is', null).where('inboxes.deleted_at', 'is', null).orderBy('inboxes.id').execute()
+        ? await liveInboxesOf(app.db, await liveWorkspaceIds(app))
         : await inboxesOf(app, args.workspace!, args.inbox);
       let failed = 0;
       for (const inbox of inboxes) {

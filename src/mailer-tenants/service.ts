@@ -14,9 +14,10 @@
 // (409 `mailer_tenant_blocked`) and puts a "Tenant paused" line in the operator digest. Support
 // replies are still attempted. Nothing resumes by itself. Provider errors are stored on the row
 // and shown by `svc inbox mailer-tenant show`; they never fail a request.
+import { findInbox } from '../inboxes/store.js';
 import type { Tag } from '@aws-sdk/client-sesv2';
 import type { Selectable } from 'kysely';
-import type { ChannelRow } from '../channels/service.js';
+import { channelsOfInbox, findChannel, smtpChannelsOfWorkspace, type ChannelRow } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import type { ChannelSavedSignal } from '../events/reaction-types.js';
 import type { MailerTenantsTable } from '../db/schema.js';
@@ -107,13 +108,14 @@ export async function upkeepInbox(ctx: Ctx, inboxId: string, opts: { dryRun?: bo
   const provider = mailerProvider(ctx);
   if (!provider) throw conflict('the tenant feature is off: SVC_MAILER_REGION, SVC_MAILER_ACCESS_KEY_ID, SVC_MAILER_SECRET_ACCESS_KEY and SVC_MAILER_CONFIGURATION_SET are not set', 'mailer_not_configured');
   const m = provider.config;
-  const inbox = await ctx.db.selectFrom('inboxes').select(['id', 'slug', 'workspace_id']).where('id', '=', inboxId).where('deleted_at', 'is', null).executeTakeFirst();
+  const found = await findInbox(ctx.db, inboxId);
+  const inbox = found && found.deleted_at === null ? found : undefined;
   const result: UpkeepResult = { inboxId, slug: inbox?.slug ?? '-', actions: [], status: null, error: null };
   if (!inbox) return { ...result, actions: ['inbox is gone'] };
   const name = tenantName(m, inbox.id);
   const prefix = opts.dryRun ? 'would ' : '';
   try {
-    const channels = await ctx.db.selectFrom('channels').selectAll().where('inbox_id', '=', inbox.id).where('kind', '=', 'email').orderBy('id').execute();
+    const channels = await channelsOfInbox(ctx.db, inbox.id, 'email');
     let identityList: Promise<{ name: string }[]> | undefined;
     const identities = () => (identityList ??= provider.identities());
     const checks: ChannelCheck[] = [];
@@ -227,12 +229,9 @@ export async function applyStatus(ctx: Ctx, row: TenantRow, entity: ReputationEn
     const managed = await trx.selectFrom('mailer_channels').select('channel_id').where('inbox_id', '=', row.inbox_id).where('managed', '=', 1).execute();
     const detail = `${pausedByText(pausedBy)} paused the tenant ${row.tenant_name}${cause ? `: ${cause}` : ''}`;
     const ids = await pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: row.workspace_id, inboxId: row.inbox_id, channelIds: managed.map((c) => c.channel_id) }, 'mailer_tenant', detail);
-    const names = await trx
-      .selectFrom('inboxes')
-      .innerJoin('workspaces', 'workspaces.id', 'inboxes.workspace_id')
-      .select(['inboxes.name as inbox', 'workspaces.name as workspace'])
-      .where('inboxes.id', '=', row.inbox_id)
-      .executeTakeFirst();
+    const inbox = await findInbox(trx, row.inbox_id);
+    const workspace = inbox ? await trx.selectFrom('workspaces').select('name').where('id', '=', inbox.workspace_id).executeTakeFirst() : undefined;
+    const names = inbox && workspace ? { inbox: inbox.name, workspace: workspace.name } : undefined;
     await addDigestLine(
       { ...ctx, db: trx },
       {
@@ -377,7 +376,7 @@ export async function assertTenantMaySend(ctx: Pick<Ctx, 'db' | 'config'>, chann
 export async function channelSaved(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, channelId: string, former?: ChannelSavedSignal['former']): Promise<void> {
   if (!ctx.config.mailer) return;
   const endpoint = sesSmtpEndpoint(ctx.config.mailer);
-  const ch = await ctx.db.selectFrom('channels').select(['inbox_id', 'kind', 'smtp_host', 'smtp_username']).where('id', '=', channelId).executeTakeFirst();
+  const ch = await findChannel(ctx.db, channelId);
   const inboxes = new Set<string>();
   if (ch && ch.kind === 'email' && ch.smtp_host?.toLowerCase() === endpoint) inboxes.add(ch.inbox_id);
   if (former && former.smtpHost?.toLowerCase() === endpoint) inboxes.add(former.inboxId);
@@ -389,7 +388,7 @@ export async function channelSaved(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, ch
 export async function workspaceApproved(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, workspaceId: string): Promise<number> {
   const m = ctx.config.mailer;
   if (!m) return 0;
-  const rows = await ctx.db.selectFrom('channels').select(['inbox_id', 'smtp_host']).where('workspace_id', '=', workspaceId).where('kind', '=', 'email').where('smtp_host', 'is not', null).execute();
+  const rows = await smtpChannelsOfWorkspace(ctx.db, workspaceId);
   const candidates = [...new Set(rows.filter((r) => r.smtp_host!.toLowerCase() === sesSmtpEndpoint(m)).map((r) => r.inbox_id))];
   for (const inboxId of candidates) await enqueue(ctx.db, ctx.clock, { kind: UPKEEP_JOB, payload: { inboxId }, uniqueKey: `${UPKEEP_JOB}:${inboxId}`, sooner: true });
   return candidates.length;

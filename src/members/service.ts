@@ -1,12 +1,13 @@
 // Members of a workspace: listing, changing roles and inbox limits, removing, leaving.
 // Who may do it is decided in src/auth/access.ts; the rules about owners live here.
+import { missingInboxIds } from '../inboxes/store.js';
 import { authorize, type Access } from '../auth/access.js';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import type { Ctx } from '../context.js';
 import { applyConversationChanges } from '../conversations/service.js';
 import type { Db, Role } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { z } from 'zod';
@@ -87,8 +88,7 @@ export async function checkInboxLimit(db: Db, workspaceId: string, role: Role, i
   if (role !== 'agent') throw invalid('only agents can be limited to some inboxes; owners and admins reach every inbox');
   const ids = [...new Set(inboxIds)];
   if (ids.length === 0) throw invalid('inbox_ids must name at least one inbox, or be null for every inbox');
-  const found = await db.selectFrom('inboxes').select('id').where('workspace_id', '=', workspaceId).where('id', 'in', ids).execute();
-  const missing = ids.filter((id) => !found.some((f) => f.id === id));
+  const missing = await missingInboxIds(db, workspaceId, ids, { live: false });
   if (missing.length) throw invalid(`no inbox ${missing.join(', ')} in this workspace`);
   return JSON.stringify(ids);
 }

@@ -1,5 +1,7 @@
 // Rendering saved replies and signatures for one conversation, on the server so that the panel, API
 // clients and outgoing mail share one implementation (./placeholders.ts holds the syntax).
+import { findPersonById } from '../people/service.js';
+import { findInbox } from '../inboxes/store.js';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ConversationRow } from '../conversations/format.js';
@@ -30,8 +32,8 @@ export function checkPlaceholders(text: string, field: string): void {
 export async function placeholderValues(db: Db, conversation: ConversationRow, personId: string | null): Promise<PlaceholderValues> {
   const [contact, inbox, person] = await Promise.all([
     loadContactView(db, conversation.workspace_id, conversation.contact_id),
-    db.selectFrom('inboxes').select('name').where('id', '=', conversation.inbox_id).executeTakeFirst(),
-    personId ? db.selectFrom('people').select(['name', 'email']).where('id', '=', personId).executeTakeFirst() : undefined,
+    findInbox(db, conversation.inbox_id),
+    personId ? findPersonById({ db }, personId) : undefined,
   ]);
   return {
     'contact.name': contact?.contact.name ?? null,

@@ -7,7 +7,7 @@ import { requireManager, requireScope, type Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { Db, SavedRepliesTable, SavedReplyScope } from '../db/schema.js';
 import { isUniqueViolation } from '../db/retry.js';
-import { decodeCursor, toPage } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { z } from '@hono/zod-openapi';
 import { iso } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';

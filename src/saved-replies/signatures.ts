@@ -5,6 +5,7 @@
 // placeholders as saved replies. Replies by API keys without a member get the inbox's only. Notes
 // and chat replies never get one. The signature is added when the reply is stored, so the stored
 // body (and html) is exactly what the customer receives.
+import { inboxByRef } from '../inboxes/store.js';
 import { requireInbox, requireManager, requireScope, type Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ConversationRow } from '../conversations/format.js';
@@ -55,7 +56,7 @@ export async function setMemberSignature(ctx: C, access: Access, body: string) {
 }
 
 async function inboxFor(db: Db, access: Access, inboxId: string) {
-  const inbox = await db.selectFrom('inboxes').select(['id', 'workspace_id']).where('workspace_id', '=', access.workspaceId).where((eb) => eb.or([eb('id', '=', inboxId), eb('slug', '=', inboxId)])).executeTakeFirst();
+  const inbox = await inboxByRef(db, access.workspaceId, inboxId, { live: false });
   if (!inbox) throw notFound('inbox');
   requireInbox(access, inbox.id);
   return inbox;

@@ -1,4 +1,5 @@
 // A member's typing signal (the panel's composer sends it while a reply is being written).
+import { findPersonById } from '../people/service.js';
 import { createRoute, z } from '@hono/zod-openapi';
 import { canSeeInbox, requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
@@ -29,7 +30,7 @@ export function registerTypingRoutes(app: ApiApp, ctx: Ctx) {
       if (access.actor.kind !== 'member') throw forbidden('only a signed-in member types');
       const conversation = await findConversation(ctx.db, access.workspaceId, c.req.valid('param').conversationId);
       if (!conversation || !canSeeInbox(access, conversation.inbox_id)) throw notFound('no such conversation');
-      const person = await ctx.db.selectFrom('people').select('name').where('id', '=', access.actor.personId).executeTakeFirst();
+      const person = await findPersonById(ctx, access.actor.personId);
       const result = await signalTyping(ctx, throttle, {
         workspaceId: access.workspaceId,
         inboxId: conversation.inbox_id,

@@ -5,7 +5,8 @@ import { WEBHOOK_EVENT_TYPES } from '../events/service.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
-import { decodeCursor, listQuery, pageSchema, toPage } from '../http/pagination.js';
+import { listQuery, pageSchema } from '../http/pagination.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import {
   attemptLog,
   createEndpoint,

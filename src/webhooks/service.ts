@@ -1,6 +1,7 @@
 // Webhook endpoints: create (secret shown once), list, read, update, delete, enable, rotate the
 // secret (the old one keeps signing for 24 hours), the delivery and attempt logs, redelivery, and
 // the clean-up of finished deliveries.
+import { findLiveInbox } from '../inboxes/store.js';
 import { sql, type Selectable } from 'kysely';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
@@ -52,7 +53,7 @@ async function checkInboxFilter(ctx: C, access: Access, inboxId: string | null):
     return null;
   }
   if (access.inboxIds !== null && !access.inboxIds.includes(inboxId)) throw invalid(`no inbox ${inboxId} in this workspace`);
-  const found = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', access.workspaceId).where('id', '=', inboxId).where('deleted_at', 'is', null).executeTakeFirst();
+  const found = await findLiveInbox(ctx.db, access.workspaceId, inboxId);
   if (!found) throw invalid(`no inbox ${inboxId} in this workspace`);
   return inboxId;
 }

@@ -3,11 +3,13 @@
 // expire 7 days after last use. A session proven with the inbox identity secret (an SDK or a
 // signed-in site user) sees all of its contact's conversations in the inbox; any other session sees
 // only the conversations it started itself, so claiming an address reveals nothing.
+import { findInbox, type InboxRow } from '../inboxes/store.js';
+import { chatChannelForPublicKey, findChannel } from '../channels/store.js';
 import { createHmac } from 'node:crypto';
 import type { Ctx } from '../context.js';
 import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContactByExternalId } from '../contacts/service.js';
 import { loadContactView, type ContactView } from '../contacts/store.js';
-import type { ChannelsTable, ContactSessionsTable, MessagesTable } from '../db/schema.js';
+import type { ChannelsTable, ContactSessionsTable, Db, MessagesTable } from '../db/schema.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
@@ -30,16 +32,15 @@ export const MAX_VISITOR_MESSAGE_CHARS = 10_000;
 
 type ChatChannel = ChannelsTable;
 
+async function inboxOfChannel(db: Db, channel: ChatChannel): Promise<InboxRow> {
+  const inbox = await findInbox(db, channel.inbox_id);
+  if (!inbox) throw new Error(`inbox ${channel.inbox_id} of channel ${channel.id} is gone`);
+  return inbox;
+}
+
 /** The live chat channel of a public key; deleted workspaces' keys are refused at once. */
 export async function chatChannelByKey(ctx: Pick<Ctx, 'db'>, publicKey: string): Promise<ChatChannel> {
-  const channel = await ctx.db
-    .selectFrom('channels')
-    .innerJoin('workspaces', 'workspaces.id', 'channels.workspace_id')
-    .selectAll('channels')
-    .where('channels.public_key', '=', publicKey)
-    .where('channels.kind', '=', 'chat')
-    .where('workspaces.deleted_at', 'is', null)
-    .executeTakeFirst();
+  const channel = await chatChannelForPublicKey(ctx.db, publicKey);
   if (!channel) throw notFound('chat channel for this public key');
   return channel;
 }
@@ -57,7 +58,7 @@ export function identityHash(identitySecret: string, externalId: string): string
 }
 
 export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: ChatChannel) {
-  const inbox = await ctx.db.selectFrom('inboxes').selectAll().where('id', '=', channel.inbox_id).executeTakeFirstOrThrow();
+  const inbox = await inboxOfChannel(ctx.db, channel);
   const member = await ctx.db
     .selectFrom('realtime_connections')
     .select('id')
@@ -88,7 +89,7 @@ export async function openContactSession(ctx: Ctx, input: OpenSession) {
   checkOrigin(channel, input.origin);
   let verified = false;
   if (input.externalId !== undefined) {
-    const inbox = await ctx.db.selectFrom('inboxes').select('identity_secret_sealed').where('id', '=', channel.inbox_id).executeTakeFirstOrThrow();
+    const inbox = await inboxOfChannel(ctx.db, channel);
     const expected = identityHash(ctx.sealer.open(inbox.identity_secret_sealed), input.externalId);
     if (!input.identityHash || !safeEqual(expected, input.identityHash.toLowerCase())) {
       throw unauthorized('identity_hash does not prove this external id (HMAC-SHA256 of it under the inbox identity secret)');
@@ -147,7 +148,7 @@ export async function findContactSession(ctx: Pick<Ctx, 'db' | 'clock'>, token: 
     .where('workspaces.deleted_at', 'is', null)
     .executeTakeFirst();
   if (!session) return undefined;
-  const channel = await ctx.db.selectFrom('channels').selectAll().where('id', '=', session.channel_id).executeTakeFirst();
+  const channel = await findChannel(ctx.db, session.channel_id);
   if (!channel) return undefined;
   // A merged contact's sessions follow it to the contact it was merged into.
   const contact = await ctx.db.selectFrom('contacts').select(['id', 'merged_into_id']).where('id', '=', session.contact_id).executeTakeFirst();

@@ -1,5 +1,7 @@
 // A visitor's realtime socket: the team's replies (and status changes) of the conversations the
 // session may read, as they happen. While it is open the contact counts as online.
+import { findPersonById } from '../people/service.js';
+import { findChannel } from '../channels/store.js';
 import type { WebSocket } from 'ws';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import { CHANNELS_DELETED, type ChannelsDeleted } from '../channels/service.js';
@@ -53,7 +55,7 @@ export class VisitorStream extends SocketStream {
 
   /** A deletion made by another process (or missed) is seen here. */
   protected async stillValid(): Promise<boolean> {
-    const channel = await this.ctx.db.selectFrom('channels').select('id').where('id', '=', this.visitor.session.channel_id).executeTakeFirst().catch(() => ({ id: '' }));
+    const channel = await findChannel(this.ctx.db, this.visitor.session.channel_id).catch(() => ({ id: '' }));
     if (channel) return true;
     this.closeGone();
     return false;
@@ -93,7 +95,7 @@ export class VisitorStream extends SocketStream {
     if (isNote || m.kind !== 'message') return;
     let name: string | null = null;
     if (m.author.type === 'member' && m.author.member_id) {
-      const person = await this.ctx.db.selectFrom('people').select('name').where('id', '=', m.author.member_id).executeTakeFirst();
+      const person = await findPersonById(this.ctx, m.author.member_id);
       name = person?.name ?? null;
     }
     const message = formatVisitorMessage(

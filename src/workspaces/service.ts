@@ -37,6 +37,11 @@ export async function getWorkspace(ctx: C, id: string): Promise<WorkspaceRow> {
   return row;
 }
 
+/** The ids of every workspace not deleted. */
+export async function liveWorkspaceIds(ctx: C | Pick<Ctx, 'db'>): Promise<string[]> {
+  return (await ctx.db.selectFrom('workspaces').select('id').where('deleted_at', 'is', null).orderBy('id').execute()).map((w) => w.id);
+}
+
 export async function countWorkspaces(ctx: C): Promise<number> {
   const row = await ctx.db.selectFrom('workspaces').select((eb) => eb.fn.countAll<number>().as('n')).where('deleted_at', 'is', null).executeTakeFirstOrThrow();
   return Number(row.n);

@@ -5,6 +5,7 @@
 // it, so that mail arriving both ways (by the new route and in the old mailbox) is stored once,
 // and a restart neither loses nor repeats one. Mail the team sent from the old mailbox after the
 // copy ended is still history (an outgoing message, quietly), never an incoming one.
+import { findChannel } from '../../channels/store.js';
 import type { Ctx } from '../../context.js';
 import type { MailboxMigrationItemsTable } from '../../db/schema.js';
 import { announceEvents } from '../../events/service.js';
@@ -177,7 +178,7 @@ async function deliverNewMail(ctx: Ctx, m: MigrationRow, mailbox: MailSource, fo
     return 'new';
   }
   const mail = await deps.parse(raw);
-  const channel = m.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', m.channel_id).executeTakeFirst() : undefined;
+  const channel = m.channel_id ? await findChannel(ctx.db, m.channel_id) : undefined;
   if (!channel || !m.inbox_id) {
     await recordItem(ctx, m, folder, uid, { ...item, status: 'failed', error: 'the migration has no e-mail channel any more', new_mail: 1 });
     return 'new';

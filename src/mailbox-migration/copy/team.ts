@@ -1,5 +1,6 @@
 // The team's addresses in an old mailbox: mail from them is outgoing (authored by the mapped member,
 // else shown by its original name and address); everyone else is a customer.
+import { findChannel } from '../../channels/store.js';
 import type { Ctx } from '../../context.js';
 import { normalizeAddress } from '../../contacts/service.js';
 import type { MigrationRow } from '../store.js';
@@ -30,7 +31,7 @@ export async function teamAddressesOf(ctx: Pick<Ctx, 'db'>, m: Pick<MigrationRow
   add(m.source_address);
   add(m.username);
   if (m.channel_id) {
-    const channel = await ctx.db.selectFrom('channels').select(['address', 'from_address']).where('id', '=', m.channel_id).executeTakeFirst();
+    const channel = await findChannel(ctx.db, m.channel_id);
     add(channel?.address);
     add(channel?.from_address);
   }

@@ -3,7 +3,8 @@
 // the new route, the forwarding-confirmation mail of a provider, the quiet period, finish (with
 // force), and the sync limit. Every way a migration ends here deletes its password at once.
 import type { Access } from '../../auth/access.js';
-import { activeForwardingAddress, type ChannelRow } from '../../channels/service.js';
+import { activeForwardingAddress } from '../../channels/service.js';
+import { findChannel, type ChannelRow } from '../../channels/store.js';
 import type { Ctx } from '../../context.js';
 import { inTransaction } from '../../db/transaction.js';
 import { announceEvents, recordEvent } from '../../events/service.js';
@@ -167,7 +168,7 @@ export function routingOptions(ctx: Pick<Ctx, 'config'>, channel: ChannelRow | u
 
 /** What a migration shows about switching delivery, finishing and removing history. */
 export async function switchingView(ctx: Pick<Ctx, 'db' | 'config'>, m: MigrationRow, removalCount: (m: MigrationRow) => Promise<number>) {
-  const channel = m.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', m.channel_id).executeTakeFirst() : undefined;
+  const channel = m.channel_id ? await findChannel(ctx.db, m.channel_id) : undefined;
   let sync = null;
   if (m.copy_ended_at) {
     const counts = await ctx.db

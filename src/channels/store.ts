@@ -1,0 +1,70 @@
+// Reads of channels for other features (mail, broadcasts, migrations, the widget, tenants): they
+// use these instead of querying the channels table themselves. Imports no feature, so any may use it.
+import type { ChannelsTable, Db } from '../db/schema.js';
+
+export type ChannelRow = ChannelsTable;
+export type ChannelKind = ChannelRow['kind'];
+
+export async function findChannel(db: Db, channelId: string): Promise<ChannelRow | undefined> {
+  return db.selectFrom('channels').selectAll().where('id', '=', channelId).executeTakeFirst();
+}
+
+/** The channel only if it belongs to the workspace. */
+export async function findWorkspaceChannel(db: Db, workspaceId: string, channelId: string): Promise<ChannelRow | undefined> {
+  return db.selectFrom('channels').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', channelId).executeTakeFirst();
+}
+
+/** The inbox's channels (of one kind if given), oldest first. */
+export async function channelsOfInbox(db: Db, inboxId: string, kind?: ChannelKind): Promise<ChannelRow[]> {
+  let q = db.selectFrom('channels').selectAll().where('inbox_id', '=', inboxId);
+  if (kind) q = q.where('kind', '=', kind);
+  return q.orderBy('id').execute();
+}
+
+/** The inbox's oldest channel of the kind: where replies go when nothing names a channel. */
+export async function firstChannelOfInbox(db: Db, inboxId: string, kind: ChannelKind): Promise<ChannelRow | undefined> {
+  return db.selectFrom('channels').selectAll().where('inbox_id', '=', inboxId).where('kind', '=', kind).orderBy('id').executeTakeFirst();
+}
+
+/** The workspace's e-mail channels that name an SMTP server. */
+export async function smtpChannelsOfWorkspace(db: Db, workspaceId: string): Promise<ChannelRow[]> {
+  return db.selectFrom('channels').selectAll().where('workspace_id', '=', workspaceId).where('kind', '=', 'email').where('smtp_host', 'is not', null).orderBy('id').execute();
+}
+
+/** The e-mail channel mail to the address reaches (its address, or its forwarding address when `forwarding`), in a workspace not deleted. */
+export async function emailChannelForAddress(db: Db, address: string, opts: { forwarding: boolean }): Promise<ChannelRow | undefined> {
+  return db
+    .selectFrom('channels')
+    .innerJoin('workspaces', 'workspaces.id', 'channels.workspace_id')
+    .selectAll('channels')
+    .where('channels.kind', '=', 'email')
+    .where('workspaces.deleted_at', 'is', null)
+    .where((eb) => (opts.forwarding ? eb.or([eb('channels.address', '=', address), eb('channels.forwarding_address', '=', address)]) : eb('channels.address', '=', address)))
+    .executeTakeFirst();
+}
+
+/** The chat channel of a public key, in a workspace not deleted. */
+export async function chatChannelForPublicKey(db: Db, publicKey: string): Promise<ChannelRow | undefined> {
+  return db
+    .selectFrom('channels')
+    .innerJoin('workspaces', 'workspaces.id', 'channels.workspace_id')
+    .selectAll('channels')
+    .where('channels.public_key', '=', publicKey)
+    .where('channels.kind', '=', 'chat')
+    .where('workspaces.deleted_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** E-mail channels without a forwarding address on the domain. */
+export async function channelsWithoutForwardingOn(db: Db, domain: string): Promise<Pick<ChannelRow, 'id' | 'forwarding_address'>[]> {
+  return db
+    .selectFrom('channels')
+    .select(['id', 'forwarding_address'])
+    .where('kind', '=', 'email')
+    .where((eb) => eb.or([eb('forwarding_address', 'is', null), eb('forwarding_address', 'not like', `%@${domain}`)]))
+    .execute();
+}
+
+export async function setForwardingAddress(db: Db, channelId: string, address: string, now: string): Promise<void> {
+  await db.updateTable('channels').set({ forwarding_address: address, updated_at: now }).where('id', '=', channelId).execute();
+}
