@@ -1,8 +1,9 @@
 import { missingInboxIds } from '../inboxes/store.js';
 import type { Ctx } from '../context.js';
 import type { ApiKeysTable, Db } from '../db/schema.js';
-import { isScope, keyAccess, SCOPES, type Access, type Scope } from '../auth/access.js';
-import { iso, MINUTE } from '../platform/clock.js';
+import { isScope, SCOPES } from '../auth/access.js';
+import { KEY_PREFIX } from '../auth/credentials.js';
+import { iso } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { newId, randomText } from '../platform/ids.js';
@@ -10,7 +11,6 @@ import { newId, randomText } from '../platform/ids.js';
 export type ApiKeyRow = ApiKeysTable;
 type C = Pick<Ctx, 'db' | 'clock'>;
 
-export const KEY_PREFIX = 'svc_sk_';
 const VISIBLE_CHARS = 8;
 
 export async function createApiKey(
@@ -63,25 +63,6 @@ export async function revokeApiKey(ctx: C, id: string, workspaceId?: string): Pr
     await ctx.db.updateTable('api_keys').set({ revoked_at: key.revoked_at }).where('id', '=', id).execute();
   }
   return key;
-}
-
-/** The access a secret grants, or undefined for unknown, revoked, expired keys and deleted workspaces. */
-export async function authenticateApiKey(ctx: C, secret: string): Promise<Access | undefined> {
-  if (!secret.startsWith(KEY_PREFIX)) return undefined;
-  const now = ctx.clock.now();
-  const key = await ctx.db
-    .selectFrom('api_keys')
-    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-    .select(['api_keys.id', 'api_keys.workspace_id', 'api_keys.scopes', 'api_keys.inbox_ids', 'api_keys.expires_at', 'api_keys.revoked_at', 'api_keys.last_used_at'])
-    .where('api_keys.secret_hash', '=', sha256Hex(secret))
-    .where('workspaces.deleted_at', 'is', null)
-    .executeTakeFirst();
-  if (!key || key.revoked_at || (key.expires_at && Date.parse(key.expires_at) <= now.getTime())) return undefined;
-  // last_used_at is kept to the minute so that a busy key does not turn every request into a write.
-  if (!key.last_used_at || now.getTime() - Date.parse(key.last_used_at) >= MINUTE) {
-    await ctx.db.updateTable('api_keys').set({ last_used_at: iso(now) }).where('id', '=', key.id).execute();
-  }
-  return keyAccess(key.workspace_id, key.id, JSON.parse(key.scopes) as Scope[], key.inbox_ids ? (JSON.parse(key.inbox_ids) as string[]) : null);
 }
 
 export function formatApiKey(k: ApiKeyRow) {

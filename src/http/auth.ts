@@ -1,13 +1,12 @@
-// Resolving credentials (API key or panel session) into who is calling and what they reach.
+// The HTTP side of credentials: reading the Authorization header or the session cookie, the
+// same-origin check for cookie requests, and caching the answer on the request. Deciding who the
+// credential belongs to and what it reaches is src/auth/credentials.ts.
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { authenticateApiKey, KEY_PREFIX } from '../api-keys/service.js';
-import { memberAccess, type Access } from '../auth/access.js';
+import type { Access } from '../auth/access.js';
+import { resolveCredential, resolveMembership, type Identity } from '../auth/credentials.js';
 import type { Ctx } from '../context.js';
-import type { Role } from '../db/schema.js';
-import { noteMemberSeen } from '../members/service.js';
-import { findSession, SESSION_TOKEN_PREFIX } from '../people/service.js';
-import { AppError, forbidden, invalid, unauthorized } from '../platform/errors.js';
+import { AppError, forbidden, unauthorized } from '../platform/errors.js';
 import type { AppEnv } from './app.js';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -27,10 +26,6 @@ export function setSessionCookie(c: Context<AppEnv>, ctx: Ctx, token: string, ex
 export function clearSessionCookie(c: Context<AppEnv>, ctx: Ctx): void {
   deleteCookie(c, SESSION_COOKIE, { path: '/', secure: ctx.config.publicUrl.startsWith('https:') });
 }
-
-export type Identity =
-  | { kind: 'session'; personId: string; email: string; sessionId: string }
-  | { kind: 'api_key'; access: Access };
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -81,14 +76,7 @@ export async function requireIdentity(c: Context<AppEnv>, ctx: Ctx): Promise<Ide
   const cached = c.get('identity');
   if (cached) return cached;
   const token = credential(c, ctx);
-  let identity: Identity | undefined;
-  if (token?.startsWith(KEY_PREFIX)) {
-    const access = await authenticateApiKey(ctx, token);
-    if (access) identity = { kind: 'api_key', access };
-  } else if (token?.startsWith(SESSION_TOKEN_PREFIX)) {
-    const s = await findSession(ctx, token);
-    if (s) identity = { kind: 'session', personId: s.person_id, email: s.email, sessionId: s.session_id };
-  }
+  const identity = token ? await resolveCredential(ctx, token) : undefined;
   if (!identity) throw unauthorized(token ? 'the key or session is unknown, revoked or expired' : 'missing credentials: send Authorization: Bearer <API key>');
   c.set('identity', identity);
   return identity;
@@ -120,26 +108,8 @@ export async function requireAccess(c: Context<AppEnv>, ctx: Ctx): Promise<Acces
   const cached = c.get('access');
   if (cached) return cached;
   const identity = await requireIdentity(c, ctx);
-  let access: Access;
-  if (identity.kind === 'api_key') {
-    access = identity.access;
-  } else {
-    // ?workspace= serves clients that cannot send headers (a browser's WebSocket).
-    const wanted = c.req.header(WORKSPACE_HEADER) ?? c.req.query('workspace');
-    let q = ctx.db
-      .selectFrom('memberships')
-      .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
-      .select(['memberships.id', 'memberships.workspace_id', 'memberships.role', 'memberships.inbox_ids', 'memberships.last_seen_at'])
-      .where('memberships.person_id', '=', identity.personId)
-      .where('workspaces.deleted_at', 'is', null);
-    if (wanted) q = q.where('memberships.workspace_id', '=', wanted);
-    const rows = await q.limit(2).execute();
-    if (rows.length === 0) throw forbidden(wanted ? 'you are not a member of that workspace' : 'you are not a member of any workspace');
-    if (rows.length > 1) throw invalid('you belong to several workspaces; name one in the Svc-Workspace header');
-    const m = rows[0];
-    access = memberAccess(m.workspace_id, identity.personId, m.role as Role, identity.sessionId, m.inbox_ids ? (JSON.parse(m.inbox_ids) as string[]) : null);
-    await noteMemberSeen(ctx, m.id, m.last_seen_at);
-  }
+  // ?workspace= serves clients that cannot send headers (a browser's WebSocket).
+  const access = identity.kind === 'api_key' ? identity.access : await resolveMembership(ctx, identity, c.req.header(WORKSPACE_HEADER) ?? c.req.query('workspace'));
   c.set('access', access);
   return access;
 }

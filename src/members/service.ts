@@ -8,12 +8,8 @@ import { applyConversationChanges } from '../conversations/service.js';
 import type { Db, Role } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
-import { iso, MINUTE } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { z } from 'zod';
-
-/** last_seen_at is written at most this often per member. */
-export const SEEN_EVERY_MS = 5 * MINUTE;
 
 export interface MemberRow {
   id: string;
@@ -56,13 +52,6 @@ function membersQuery(db: Db, workspaceId: string) {
       'people.name',
     ])
     .where('memberships.workspace_id', '=', workspaceId);
-}
-
-/** Records that a member used the workspace (called by requireAccess; cheap when recent). */
-export async function noteMemberSeen(ctx: Pick<Ctx, 'db' | 'clock'>, membershipId: string, lastSeenAt: string | null): Promise<void> {
-  const now = ctx.clock.now();
-  if (lastSeenAt && now.getTime() - Date.parse(lastSeenAt) < SEEN_EVERY_MS) return;
-  await ctx.db.updateTable('memberships').set({ last_seen_at: iso(now) }).where('id', '=', membershipId).execute();
 }
 
 /** Members in the order they joined. */

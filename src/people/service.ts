@@ -1,19 +1,18 @@
 import type { Ctx } from '../context.js';
 import type { Db, PeopleTable, Role } from '../db/schema.js';
-import { DAY, iso, MINUTE } from '../platform/clock.js';
+import { iso, MINUTE } from '../platform/clock.js';
 import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
 import { conflict, invalid, notFound, rateLimited, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { randomInt } from 'node:crypto';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
+import { SESSION_IDLE_MS, SESSION_TOKEN_PREFIX } from '../auth/credentials.js';
 
 export type PersonRow = PeopleTable;
 
 export const CODE_TTL_MS = 10 * MINUTE;
 export const CODE_MAX_ATTEMPTS = 5;
 export const CODES_PER_HOUR = 5;
-export const SESSION_IDLE_MS = 30 * DAY;
-export const SESSION_TOKEN_PREFIX = 'svc_ses_';
 
 const EMAIL = /^[^\s@<>(),;:"\[\]\\]+@[A-Za-z0-9.-]+\.[A-Za-z0-9-]{2,}$/;
 
@@ -141,27 +140,6 @@ export async function createSession(ctx: Pick<Ctx, 'db' | 'clock'>, personId: st
     })
     .execute();
   return { token, expiresAt };
-}
-
-/** The live session of a token, sliding its expiry forward (written at most every 5 minutes). */
-export async function findSession(ctx: Pick<Ctx, 'db' | 'clock'>, token: string) {
-  const now = ctx.clock.now();
-  const row = await ctx.db
-    .selectFrom('sessions')
-    .innerJoin('people', 'people.id', 'sessions.person_id')
-    .select(['sessions.id as session_id', 'sessions.last_used_at', 'people.id as person_id', 'people.email'])
-    .where('sessions.token_hash', '=', sha256Hex(token))
-    .where('sessions.expires_at', '>', iso(now))
-    .executeTakeFirst();
-  if (!row) return undefined;
-  if (now.getTime() - Date.parse(row.last_used_at) > 5 * MINUTE) {
-    await ctx.db
-      .updateTable('sessions')
-      .set({ last_used_at: iso(now), expires_at: iso(now.getTime() + SESSION_IDLE_MS) })
-      .where('id', '=', row.session_id)
-      .execute();
-  }
-  return row;
 }
 
 export async function endSession(ctx: Pick<Ctx, 'db'>, sessionId: string): Promise<void> {

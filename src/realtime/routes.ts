@@ -9,7 +9,8 @@ import { requireAccess } from '../http/auth.js';
 import { errorBody } from '../http/errors.js';
 import { invalid } from '../platform/errors.js';
 import { socketEvents } from './socket.js';
-import { accessStillValid, RealtimeStream } from './stream.js';
+import { accessStillValid } from '../auth/credentials.js';
+import { RealtimeStream } from './stream.js';
 
 const afterParam = z.coerce.number().int().min(0).optional();
 

@@ -3,7 +3,6 @@
 // events as they are announced; heartbeats keep the connection record fresh and find dead peers.
 import type { WebSocket } from 'ws';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
-import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ConnectionKind } from '../db/schema.js';
 import { type EventViewer, formatStreamEvent, readEvents } from '../events/service.js';
@@ -31,29 +30,6 @@ export interface StreamOptions {
 
 /** Close code when the credentials stopped being valid during the connection. */
 export const CLOSE_UNAUTHORIZED = 4401;
-
-/** Whether the credentials behind an Access still hold: the key is live, or the session and membership are. */
-export async function accessStillValid(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access): Promise<boolean> {
-  const now = iso(ctx.clock.now());
-  const live = (await ctx.db.selectFrom('workspaces').select('id').where('id', '=', access.workspaceId).where('deleted_at', 'is', null).executeTakeFirst()) !== undefined;
-  if (!live) return false;
-  if (access.actor.kind === 'api_key') {
-    const key = await ctx.db.selectFrom('api_keys').select(['revoked_at', 'expires_at']).where('id', '=', access.actor.keyId).executeTakeFirst();
-    return Boolean(key && !key.revoked_at && (!key.expires_at || key.expires_at > now));
-  }
-  const session = await ctx.db
-    .selectFrom('sessions')
-    .innerJoin('memberships', 'memberships.person_id', 'sessions.person_id')
-    .select(['memberships.role', 'memberships.inbox_ids'])
-    .where('sessions.id', '=', access.actor.sessionId)
-    .where('sessions.expires_at', '>', now)
-    .where('memberships.workspace_id', '=', access.workspaceId)
-    .executeTakeFirst();
-  // A changed role or inbox limit (by another process) ends the socket too; the client reconnects.
-  if (!session || session.role !== access.actor.role) return false;
-  const limit = session.role === 'agent' && session.inbox_ids ? (JSON.parse(session.inbox_ids) as string[]) : null;
-  return JSON.stringify(limit) === JSON.stringify(access.inboxIds);
-}
 
 export class RealtimeStream extends SocketStream {
   private live = false;

@@ -1,0 +1,137 @@
+// Who is calling and whether it still holds: the one place that turns a credential (an API key, a
+// panel session) into an identity, a session into a workspace membership (an Access), and tells a
+// long-lived connection whether the Access it was given is still valid. HTTP (src/http/auth.ts
+// reads the header or cookie and calls these) and the realtime socket use it. The credential tables
+// (api_keys, sessions, memberships) are written by their features (api-keys, people, members); this
+// file is the only one that reads them to decide about a caller. A widget visitor's session
+// (svc_cs_…, bound to one chat channel) is a different credential: src/widget/service.ts.
+import type { Ctx } from '../context.js';
+import type { Role } from '../db/schema.js';
+import { DAY, iso, MINUTE } from '../platform/clock.js';
+import { sha256Hex } from '../platform/crypto.js';
+import { forbidden, invalid } from '../platform/errors.js';
+import { keyAccess, memberAccess, type Access, type Scope } from './access.js';
+
+type C = Pick<Ctx, 'db' | 'clock'>;
+
+export const KEY_PREFIX = 'svc_sk_';
+export const SESSION_TOKEN_PREFIX = 'svc_ses_';
+/** A session ends this long after its last use. */
+export const SESSION_IDLE_MS = 30 * DAY;
+/** A session's last use (and expiry) is written at most this often. */
+const SESSION_TOUCH_MS = 5 * MINUTE;
+/** memberships.last_seen_at is written at most this often per member. */
+export const SEEN_EVERY_MS = 5 * MINUTE;
+
+export type Identity =
+  | { kind: 'session'; personId: string; email: string; sessionId: string }
+  | { kind: 'api_key'; access: Access };
+
+/** The identity behind a bearer token (key or session), or undefined for an unknown, revoked or expired one. */
+export async function resolveCredential(ctx: C, token: string): Promise<Identity | undefined> {
+  if (token.startsWith(KEY_PREFIX)) {
+    const access = await authenticateApiKey(ctx, token);
+    return access && { kind: 'api_key', access };
+  }
+  if (token.startsWith(SESSION_TOKEN_PREFIX)) {
+    const s = await findSession(ctx, token);
+    return s && { kind: 'session', personId: s.person_id, email: s.email, sessionId: s.session_id };
+  }
+  return undefined;
+}
+
+/** The access a secret grants, or undefined for unknown, revoked, expired keys and deleted workspaces. */
+export async function authenticateApiKey(ctx: C, secret: string): Promise<Access | undefined> {
+  if (!secret.startsWith(KEY_PREFIX)) return undefined;
+  const now = ctx.clock.now();
+  const key = await ctx.db
+    .selectFrom('api_keys')
+    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+    .select(['api_keys.id', 'api_keys.workspace_id', 'api_keys.scopes', 'api_keys.inbox_ids', 'api_keys.expires_at', 'api_keys.revoked_at', 'api_keys.last_used_at'])
+    .where('api_keys.secret_hash', '=', sha256Hex(secret))
+    .where('workspaces.deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!key || key.revoked_at || (key.expires_at && Date.parse(key.expires_at) <= now.getTime())) return undefined;
+  // last_used_at is kept to the minute so that a busy key does not turn every request into a write.
+  if (!key.last_used_at || now.getTime() - Date.parse(key.last_used_at) >= MINUTE) {
+    await ctx.db.updateTable('api_keys').set({ last_used_at: iso(now) }).where('id', '=', key.id).execute();
+  }
+  return keyAccess(key.workspace_id, key.id, JSON.parse(key.scopes) as Scope[], key.inbox_ids ? (JSON.parse(key.inbox_ids) as string[]) : null);
+}
+
+/** The live session of a token, sliding its expiry forward (written at most every 5 minutes). */
+export async function findSession(ctx: C, token: string) {
+  const now = ctx.clock.now();
+  const row = await ctx.db
+    .selectFrom('sessions')
+    .innerJoin('people', 'people.id', 'sessions.person_id')
+    .select(['sessions.id as session_id', 'sessions.last_used_at', 'people.id as person_id', 'people.email'])
+    .where('sessions.token_hash', '=', sha256Hex(token))
+    .where('sessions.expires_at', '>', iso(now))
+    .executeTakeFirst();
+  if (!row) return undefined;
+  if (now.getTime() - Date.parse(row.last_used_at) > SESSION_TOUCH_MS) {
+    await ctx.db
+      .updateTable('sessions')
+      .set({ last_used_at: iso(now), expires_at: iso(now.getTime() + SESSION_IDLE_MS) })
+      .where('id', '=', row.session_id)
+      .execute();
+  }
+  return row;
+}
+
+/**
+ * A signed-in person's access to one of their workspaces (of a live workspace): the one named, or
+ * their only one when none is named. 403 when they are not a member, 400 when they belong to several
+ * and named none. Notes the member as seen (written at most every 5 minutes).
+ */
+export async function resolveMembership(ctx: C, person: { personId: string; sessionId: string }, workspaceId: string | undefined): Promise<Access> {
+  let q = ctx.db
+    .selectFrom('memberships')
+    .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
+    .select(['memberships.id', 'memberships.workspace_id', 'memberships.role', 'memberships.inbox_ids', 'memberships.last_seen_at'])
+    .where('memberships.person_id', '=', person.personId)
+    .where('workspaces.deleted_at', 'is', null);
+  if (workspaceId) q = q.where('memberships.workspace_id', '=', workspaceId);
+  const rows = await q.limit(2).execute();
+  if (rows.length === 0) throw forbidden(workspaceId ? 'you are not a member of that workspace' : 'you are not a member of any workspace');
+  if (rows.length > 1) throw invalid('you belong to several workspaces; name one in the Svc-Workspace header');
+  const m = rows[0];
+  const access = memberAccess(m.workspace_id, person.personId, m.role as Role, person.sessionId, m.inbox_ids ? (JSON.parse(m.inbox_ids) as string[]) : null);
+  await noteMemberSeen(ctx, m.id, m.last_seen_at);
+  return access;
+}
+
+/** Records that a member used the workspace (cheap when recent: written at most every SEEN_EVERY_MS). */
+export async function noteMemberSeen(ctx: C, membershipId: string, lastSeenAt: string | null): Promise<void> {
+  const now = ctx.clock.now();
+  if (lastSeenAt && now.getTime() - Date.parse(lastSeenAt) < SEEN_EVERY_MS) return;
+  await ctx.db.updateTable('memberships').set({ last_seen_at: iso(now) }).where('id', '=', membershipId).execute();
+}
+
+/**
+ * Whether the credentials behind an Access still hold: the workspace is live and the key is, or the
+ * session and the membership are, with the same role and inbox limit. A long-lived connection asks
+ * this on every heartbeat, so changes made by another process are noticed too.
+ */
+export async function accessStillValid(ctx: C, access: Access): Promise<boolean> {
+  const now = iso(ctx.clock.now());
+  const live = (await ctx.db.selectFrom('workspaces').select('id').where('id', '=', access.workspaceId).where('deleted_at', 'is', null).executeTakeFirst()) !== undefined;
+  if (!live) return false;
+  if (access.actor.kind === 'api_key') {
+    const key = await ctx.db.selectFrom('api_keys').select(['revoked_at', 'expires_at']).where('id', '=', access.actor.keyId).executeTakeFirst();
+    return Boolean(key && !key.revoked_at && (!key.expires_at || key.expires_at > now));
+  }
+  const session = await ctx.db
+    .selectFrom('sessions')
+    .innerJoin('memberships', 'memberships.person_id', 'sessions.person_id')
+    .select(['memberships.role', 'memberships.inbox_ids'])
+    .where('sessions.id', '=', access.actor.sessionId)
+    .where('sessions.expires_at', '>', now)
+    .where('memberships.workspace_id', '=', access.workspaceId)
+    .executeTakeFirst();
+  // A changed role or inbox limit (by another process) ends the connection too; the client reconnects.
+  if (!session || session.role !== access.actor.role) return false;
+  const limit = session.role === 'agent' && session.inbox_ids ? (JSON.parse(session.inbox_ids) as string[]) : null;
+  return JSON.stringify(limit) === JSON.stringify(access.inboxIds);
+}
