@@ -18,10 +18,10 @@ try {
   const env = { SVC_DATA_DIR: dataDir, SVC_MASTER_KEY: crypto.randomBytes(32).toString('hex'), SVC_METRICS_ADDR: 'off', SVC_PUBLIC_URL: 'http://localhost:8080' };
   const { loadConfig } = await import(pathToFileURL(path.join(root, 'dist/src/config.js')).href);
   const { buildServices } = await import(pathToFileURL(path.join(root, 'dist/src/context.js')).href);
-  const { createApp } = await import(pathToFileURL(path.join(root, 'dist/src/http/app.js')).href);
+  const { createServerApp } = await import(pathToFileURL(path.join(root, 'dist/src/server/routes.js')).href);
   const services = buildServices(loadConfig(env), { log: silentLog() });
   try {
-    const res = await createApp(services).request('/v1/openapi.json');
+    const res = await createServerApp(services).request('/v1/openapi.json');
     if (res.status !== 200) throw new Error(`/v1/openapi.json answered ${res.status}`);
     fs.writeFileSync(path.join(generated, 'openapi.json'), JSON.stringify(await res.json(), null, 1));
   } finally {

@@ -4,7 +4,7 @@
 import os from 'node:os';
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
-import type { BackgroundPart } from '../server/background.js';
+import type { BackgroundPart } from '../platform/background.js';
 
 export const PRESENCE_KEY = 'server_running';
 export const PRESENCE_EVERY_MS = 15_000;

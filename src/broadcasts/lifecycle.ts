@@ -2,7 +2,7 @@
 // recipients of a finished broadcast go 400 days after it finished (its counts stay); daily
 // sending totals go after 90 days; sent operator digest lines after 30 days.
 import type { Ctx } from '../context.js';
-import type { RetentionRule, WorkspaceDataStep } from '../lifecycle/registry.js';
+import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { DAY, iso } from '../platform/clock.js';
 import { deleteSentDigestLines } from '../operator-digest/service.js';
 import { utcDay } from './governance.js';

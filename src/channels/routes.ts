@@ -5,32 +5,9 @@ import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
 import { resolveInbox } from '../inboxes/service.js';
+import { ChannelSchema } from './format.js';
 import { createChatChannel, createEmailChannel, deleteChannel, formatChannel, getChannel, listChannels, updateChannel } from './service.js';
 import { testChannelSmtp } from './smtp-test.js';
-
-export const ChannelSchema = z
-  .object({
-    id: z.string(),
-    kind: z.enum(['email', 'chat']),
-    inbox_id: z.string(),
-    name: z.string(),
-    created_at: z.string(),
-    updated_at: z.string(),
-    address: z.string().nullable().optional(),
-    display_name: z.string().nullable().optional(),
-    from_address: z.string().nullable().optional(),
-    forwarding_address: z.string().nullable().optional(),
-    smtp: z
-      .object({ host: z.string().nullable(), port: z.number().nullable(), tls: z.string().nullable(), username: z.string().nullable(), password_set: z.boolean() })
-      .nullable()
-      .optional(),
-    public_key: z.string().nullable().optional(),
-    origins: z.array(z.string()).optional(),
-    allow_anonymous: z.boolean().optional(),
-    ask_email_offline: z.boolean().optional(),
-    greeting: z.string().nullable().optional(),
-  })
-  .openapi('Channel');
 
 const NewEmail = z
   .object({

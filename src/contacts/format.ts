@@ -1,5 +1,6 @@
 // What the API, webhooks and realtime show of a contact. The `online` flag is added by the
 // webhook side when it prepares a delivery.
+import { z } from '@hono/zod-openapi';
 import type { ContactView } from './store.js';
 
 export function formatContact(view: ContactView, opts: { inboxIds?: readonly string[] | null } = {}) {
@@ -18,3 +19,16 @@ export function formatContact(view: ContactView, opts: { inboxIds?: readonly str
 }
 
 export type FormattedContact = ReturnType<typeof formatContact>;
+
+export const ContactSchema = z
+  .object({
+    id: z.string(),
+    name: z.string().nullable(),
+    emails: z.array(z.string()),
+    external_ids: z.array(z.object({ inbox_id: z.string(), external_id: z.string() })),
+    attributes: z.record(z.string(), z.unknown()),
+    merged_into_id: z.string().nullable().openapi({ description: 'set when this contact was merged into another' }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi('Contact');

@@ -1,7 +1,7 @@
 // The contacts' part of a workspace or inbox deletion (a step of src/lifecycle/registry.ts).
 import { deleteConversationsWithFiles } from '../conversations/files.js';
 import { conversationIdsOfContacts } from '../conversations/store.js';
-import type { DeletionTally, WorkspaceDataStep } from '../lifecycle/registry.js';
+import type { DeletionTally, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { removeInboxExternalIds } from './service.js';
 
 /** A deleted workspace's contacts (their conversations went in the step before). */

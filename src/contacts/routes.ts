@@ -5,7 +5,7 @@ import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, freeJsonObject, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
-import { formatContact } from './format.js';
+import { ContactSchema, formatContact } from './format.js';
 import {
   createContact,
   deleteContact,
@@ -18,19 +18,6 @@ import {
   mergeContact,
   updateContact,
 } from './service.js';
-
-export const ContactSchema = z
-  .object({
-    id: z.string(),
-    name: z.string().nullable(),
-    emails: z.array(z.string()),
-    external_ids: z.array(z.object({ inbox_id: z.string(), external_id: z.string() })),
-    attributes: z.record(z.string(), z.unknown()),
-    merged_into_id: z.string().nullable().openapi({ description: 'set when this contact was merged into another' }),
-    created_at: z.string(),
-    updated_at: z.string(),
-  })
-  .openapi('Contact');
 
 const ExternalIdSchema = z.object({ inbox_id: z.string().max(100), external_id: z.string().min(1).max(255) }).strict();
 const contactParams = z.object({ contactId: idParam('contactId', 'ct_01hxyz') });

@@ -1,6 +1,6 @@
 // The conversations feature's jobs: removing stored files of deleted conversations, and uploads
 // that were never sent.
-import type { BackgroundPart } from '../server/background.js';
+import type { BackgroundPart } from '../platform/background.js';
 import { attachmentCleanupJob } from './attachments.js';
 import { filesDeleteJob } from './files.js';
 

@@ -1,7 +1,7 @@
 // Retention of conversations (the workspace's retention_days) and their part of a workspace deletion.
 import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
-import type { DeletionTally, RetentionRule, WorkspaceDataStep } from '../lifecycle/registry.js';
+import type { DeletionTally, RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { DAY, iso } from '../platform/clock.js';
 import { deleteConversationsWithFiles, deleteScheduledFilesNow, scheduleFileDeletion } from './files.js';
 

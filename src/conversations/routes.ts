@@ -1,16 +1,16 @@
 import { Readable } from 'node:stream';
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import { requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import type { ApiApp, AppEnv } from '../http/app.js';
+import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
+import { fileResponse } from '../http/files.js';
 import type { Access } from '../auth/access.js';
 import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
-import { attachmentUrl, formatAttachment, formatMessage } from './format.js';
+import { AttachmentSchema, attachmentUrl, ConversationListItemSchema, ConversationSchema, formatAttachment, formatMessage, MessageSchema } from './format.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
 import {
   bulkUpdateConversations,
@@ -29,90 +29,6 @@ import {
 } from './service.js';
 import { attachmentsOf, findMessage } from './store.js';
 import { retryFailedReply } from '../mail/outbound.js';
-
-export const ConversationSchema = z
-  .object({
-    id: z.string(),
-    inbox_id: z.string(),
-    contact_id: z.string(),
-    channel_id: z.string().nullable(),
-    source: z.enum(['email', 'chat', 'feedback', 'api']),
-    status: z.enum(['open', 'pending', 'closed']),
-    assignee_id: z.string().nullable(),
-    priority: z.enum(['low', 'medium', 'high', 'urgent']).nullable(),
-    labels: z.array(z.string()),
-    subject: z.string().nullable(),
-    spam: z.boolean(),
-    imported: z.boolean().openapi({ description: 'copied from an old mailbox by a migration' }),
-    created_at: z.string(),
-    updated_at: z.string(),
-    last_message_at: z.string(),
-  })
-  .openapi('Conversation');
-
-export const ConversationListItemSchema = ConversationSchema.extend({
-  contact: z.object({ id: z.string(), name: z.string().nullable(), email: z.string().nullable() }),
-  preview: z.string().nullable().openapi({ description: 'the start of the latest message' }),
-  unread: z.boolean().openapi({ description: 'the customer wrote since the calling member last opened it (always false for API keys and imported mail)' }),
-}).openapi('ConversationListItem');
-
-export const AttachmentSchema = z
-  .object({
-    id: z.string(),
-    filename: z.string(),
-    content_type: z.string(),
-    size: z.number().int(),
-    sha256: z.string(),
-    inline: z.boolean(),
-    content_id: z.string().nullable(),
-    url: z.string().openapi({ description: 'download path (GET, same credentials)' }),
-    created_at: z.string(),
-  })
-  .openapi('Attachment');
-
-const MailAddressSchema = z.object({ name: z.string().nullable(), address: z.string() }).openapi('MailAddress');
-
-export const MailHeadersSchema = z
-  .object({
-    message_id: z.string().nullable().openapi({ description: 'Message-ID without angle brackets; an imported message keeps its original one' }),
-    in_reply_to: z.array(z.string()).openapi({ description: 'Message-IDs of In-Reply-To (usually one)' }),
-    references: z.array(z.string()).openapi({ description: 'Message-IDs of References, oldest first (the first and the newest 49 when longer)' }),
-    from: MailAddressSchema.nullable(),
-    to: z.array(MailAddressSchema),
-    cc: z.array(MailAddressSchema),
-    subject: z.string().nullable(),
-  })
-  .openapi('MailHeaders', {
-    description: 'the headers an e-mail message was received, sent or imported with, for correlating mail with other systems; null for messages that are not e-mail',
-  });
-
-export const MessageSchema = z
-  .object({
-    id: z.string(),
-    conversation_id: z.string(),
-    kind: z.enum(['message', 'note', 'event']),
-    direction: z.enum(['in', 'out']),
-    author: z.object({
-      type: z.enum(['contact', 'member', 'api_key', 'system']),
-      contact_id: z.string().nullable().optional(),
-      member_id: z.string().nullable().optional(),
-      api_key_id: z.string().nullable().optional(),
-    }),
-    subject: z.string().nullable(),
-    body: z.string(),
-    html: z.string().nullable().openapi({ description: 'sanitized HTML' }),
-    automatic: z.boolean().openapi({ description: 'auto-reply, delivery report or bulk mail; never answered automatically' }),
-    attachments: z.array(AttachmentSchema),
-    attachments_omitted: z.number().int().openapi({ description: 'attachments past the per-message limit, kept only in the original e-mail' }),
-    has_original: z.boolean().openapi({ description: 'the original .eml is kept: GET …/messages/{messageId}/raw (retention removes it after retention_days)' }),
-    status: z.enum(['pending', 'sent', 'failed']).nullable().openapi({ description: 'mail sent through a channel; failed once the retries are used up' }),
-    error: z.string().nullable(),
-    sent_at: z.string().nullable(),
-    details: z.record(z.string(), z.unknown()).nullable().openapi({ description: 'for kind event: what changed' }),
-    email: MailHeadersSchema.nullable(),
-    created_at: z.string(),
-  })
-  .openapi('Message');
 
 const conversationParams = z.object({ conversationId: idParam('conversationId', 'cv_01hxyz') });
 const messageParams = conversationParams.extend({ messageId: idParam('messageId', 'm_01hxyz') });
@@ -141,31 +57,6 @@ function toPatch(b: z.infer<typeof PatchSchema>): ConversationPatch {
     contactId: b.contact_id,
     inboxId: b.inbox_id,
   };
-}
-
-/** Types a browser may show inline; everything else is offered as a download. */
-const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf']);
-
-export function contentDisposition(kind: 'inline' | 'attachment', filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
-}
-
-export function fileResponse(c: Context<AppEnv>, stream: Readable, opts: { contentType: string; size: number; filename: string }) {
-  const inline = INLINE_TYPES.has(opts.contentType);
-  return new Response(Readable.toWeb(stream) as ReadableStream, {
-    status: 200,
-    headers: {
-      'content-type': inline ? opts.contentType : 'application/octet-stream',
-      'content-length': String(opts.size),
-      'content-disposition': contentDisposition(inline ? 'inline' : 'attachment', opts.filename),
-      'x-content-type-options': 'nosniff',
-      'content-security-policy': "default-src 'none'; sandbox",
-      'cache-control': 'private, no-store',
-      'x-request-id': c.get('requestId'),
-    },
-  });
 }
 
 /** A message of a conversation the caller reaches; 404 for either. */

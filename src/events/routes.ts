@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { forbidden, AppError } from '../platform/errors.js';
+import { AppError } from '../platform/errors.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, jsonAnswer } from '../http/openapi.js';
-import { formatStreamEvent, readEvents, viewerFor, type EventViewer } from './service.js';
+import { formatStreamEvent, readEvents, requireViewer, viewerFor } from './service.js';
 
 export const StreamEventSchema = z
   .object({
@@ -22,11 +22,6 @@ export const cursorExpired = (after: number, prunedThrough: number) =>
   new AppError(410, 'cursor_expired', `events after ${after} are no longer kept (or were never written here); read the current state again and follow the stream from now`, {
     pruned_through: prunedThrough,
   });
-
-export function requireViewer(viewer: EventViewer): EventViewer {
-  if (!viewer.admin && !viewer.conversations && !viewer.contacts) throw forbidden('reading events needs conversations:read or contacts:read');
-  return viewer;
-}
 
 export function registerEventRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(

@@ -6,6 +6,7 @@ import type { Ctx } from '../context.js';
 import { isPostgres } from '../db/dialect.js';
 import type { Db, EventsTable } from '../db/schema.js';
 import { DAY, iso } from '../platform/clock.js';
+import { forbidden } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { type EventCause, enrichEvent, type InternalSignals, reactToEvent, reactToSignal, type SignalName } from './registry.js';
 
@@ -189,6 +190,12 @@ export function viewerFor(access: Access): EventViewer {
     conversations: access.scopes.has('conversations:read'),
     contacts: access.scopes.has('contacts:read'),
   };
+}
+
+/** 403 for a caller who may read no events at all. */
+export function requireViewer(viewer: EventViewer): EventViewer {
+  if (!viewer.admin && !viewer.conversations && !viewer.contacts) throw forbidden('reading events needs conversations:read or contacts:read');
+  return viewer;
 }
 
 export function canSeeEvent(viewer: EventViewer, row: Pick<EventRow, 'audience' | 'type' | 'related_inbox_ids'>): boolean {

@@ -5,7 +5,7 @@
 // second. Events written here are announced at once anyway (announceEvents); the poll then only
 // wakes readers that find nothing new.
 import type { Ctx } from '../context.js';
-import type { BackgroundPart, RunningPart } from '../server/background.js';
+import type { BackgroundPart, RunningPart } from '../platform/background.js';
 import { announceEvents, latestSeq } from './service.js';
 
 export const STREAM_POLL_MS = 250;

@@ -1,8 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requireScope } from '../auth/access.js';
-import { ContactSchema } from '../contacts/routes.js';
+import { ContactSchema } from '../contacts/format.js';
 import type { Ctx } from '../context.js';
-import { ConversationSchema, MessageSchema } from '../conversations/routes.js';
+import { ConversationSchema, MessageSchema } from '../conversations/format.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, freeJsonObject, jsonAnswer, jsonBody } from '../http/openapi.js';

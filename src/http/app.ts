@@ -1,4 +1,5 @@
-// The HTTP application: middleware, error mapping, and the route table of every feature.
+// The HTTP application: middleware, error mapping, and the routes it is given (the route table is
+// src/server/routes.ts).
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -10,7 +11,6 @@ import { randomText } from '../platform/ids.js';
 import { serveApiDocument } from './api-document.js';
 import { errorBody, ErrorSchema, toErrorResponse, zodIssues } from './errors.js';
 import { checkJsonBody } from './json-body.js';
-import { routeTable } from './routes.js';
 
 export type AppEnv = { Variables: { requestId: string; identity?: Identity; access?: Access } };
 export type ApiApp = OpenAPIHono<AppEnv>;
@@ -24,7 +24,13 @@ export interface BodyLimitRule {
   maxBytes: (ctx: Ctx) => number;
 }
 
-export function createApp(ctx: Ctx): ApiApp {
+/** A feature's routes, as the route table lists them. */
+export interface FeatureRoutes {
+  register(app: ApiApp, ctx: Ctx): void;
+  bodyLimits?: BodyLimitRule[];
+}
+
+export function createApp(ctx: Ctx, routeTable: readonly FeatureRoutes[]): ApiApp {
   const app: ApiApp = new OpenAPIHono<AppEnv>({
     defaultHook: (result, c) => {
       if (!result.success) {

@@ -1,6 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { ChannelSchema } from '../channels/routes.js';
+import { ChannelSchema } from '../channels/format.js';
 import { formatChannel } from '../channels/service.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp, AppEnv, BodyLimitRule } from '../http/app.js';

@@ -2,7 +2,7 @@
 import type { Ctx } from '../context.js';
 import { iso } from '../platform/clock.js';
 import { databaseGauge } from '../platform/metrics.js';
-import type { BackgroundPart, RunningPart } from '../server/background.js';
+import type { BackgroundPart, RunningPart } from '../platform/background.js';
 import { MIGRATION_STATES } from './states.js';
 import { MIGRATION_JOB, MigrationWorker } from './copy/worker.js';
 

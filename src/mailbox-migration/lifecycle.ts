@@ -7,7 +7,7 @@
 //  - a deleted workspace's migrations (with their sealed passwords, at the first batch) are removed.
 import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
-import type { RetentionRule, WorkspaceDataStep } from '../lifecycle/registry.js';
+import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { DAY, iso } from '../platform/clock.js';
 
 /** Deletes at most `batch` rows of a migration's dependent tables, children first; returns how many. */

@@ -2,7 +2,7 @@
 // transaction, src/mailer-tenants/reaction.ts), status reads every five minutes, re-reads after
 // tenant events. Nothing here writes to the provider at startup: only a save, an approval or the
 // sync command leads to a write.
-import type { BackgroundPart } from '../server/background.js';
+import type { BackgroundPart } from '../platform/background.js';
 import { mailerProvider } from './provider.js';
 import { mailerTenantJobs } from './service.js';
 

@@ -1,5 +1,5 @@
 // Workspace and inbox deletion delete the tenants at the provider (then their rows).
-import type { WorkspaceDataStep } from '../lifecycle/registry.js';
+import type { WorkspaceDataStep } from '../platform/lifecycle.js';
 import { deleteInboxTenant } from './service.js';
 
 export const mailerTenantWorkspaceSteps: WorkspaceDataStep[] = [

@@ -1,5 +1,5 @@
 // Retention and workspace deletion of invites.
-import type { RetentionRule, WorkspaceDataStep } from '../lifecycle/registry.js';
+import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { DAY, iso } from '../platform/clock.js';
 
 /** Invites are kept this long after they were accepted, revoked or expired (then the row goes). */

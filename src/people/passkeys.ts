@@ -19,7 +19,7 @@ import type {
 import type { Config } from '../config.js';
 import type { Ctx } from '../context.js';
 import type { PasskeyChallengePurpose, PasskeysTable } from '../db/schema.js';
-import type { RetentionRule } from '../lifecycle/registry.js';
+import type { RetentionRule } from '../platform/lifecycle.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { AppError, conflict, invalid, notFound, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';

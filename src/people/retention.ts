@@ -1,5 +1,5 @@
 // Retention of sign-in leftovers: expired sessions and old one-time codes.
-import type { RetentionRule } from '../lifecycle/registry.js';
+import type { RetentionRule } from '../platform/lifecycle.js';
 import { DAY, iso } from '../platform/clock.js';
 
 /** Sessions past their expiry (they no longer sign anyone in). */

@@ -2,8 +2,7 @@
 import { upgradeWebSocket } from '@hono/node-server';
 import { z } from '@hono/zod-openapi';
 import type { Ctx } from '../context.js';
-import { requireViewer } from '../events/routes.js';
-import { viewerFor } from '../events/service.js';
+import { requireViewer, viewerFor } from '../events/service.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { errorBody } from '../http/errors.js';

@@ -7,6 +7,8 @@
 // the contact's name and first name ("Hi {{contact.first_name}}," → "Hi there,"), nothing for the
 // others.
 
+import { invalid } from '../platform/errors.js';
+
 export const PLACEHOLDERS = {
   'contact.name': { describe: 'the contact’s name', missing: 'there' },
   'contact.first_name': { describe: 'the first word of the contact’s name', missing: 'there' },
@@ -53,4 +55,20 @@ export function renderPlaceholders(text: string, values: PlaceholderValues): str
 export function firstWord(name: string | null | undefined): string | null {
   const word = name?.trim().split(/\s+/)[0];
   return word || null;
+}
+
+/** Refuses text with unknown placeholders (naming them) or over-long fallbacks. */
+export function checkPlaceholders(text: string, field: string): void {
+  const { unknown, longFallbacks } = placeholderProblems(text);
+  if (unknown.length) {
+    throw invalid(`unknown placeholder${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} in ${field}; known ones are ${PLACEHOLDER_KEYS.map((k) => `{{${k}}}`).join(', ')}`, {
+      issues: [{ path: [field], message: `unknown placeholders: ${unknown.join(', ')}` }],
+      unknown_placeholders: unknown,
+    });
+  }
+  if (longFallbacks.length) {
+    throw invalid(`the fallback of ${longFallbacks.map((k) => `{{${k}}}`).join(', ')} in ${field} is longer than ${MAX_FALLBACK_CHARS} characters`, {
+      issues: [{ path: [field], message: `fallbacks are at most ${MAX_FALLBACK_CHARS} characters` }],
+    });
+  }
 }

@@ -10,23 +10,7 @@ import { loadContactView } from '../contacts/store.js';
 import type { Db } from '../db/schema.js';
 import { invalid } from '../platform/errors.js';
 import { getSavedReply, requireReplyReader } from './service.js';
-import { firstWord, MAX_FALLBACK_CHARS, PLACEHOLDER_KEYS, placeholderProblems, renderPlaceholders, type PlaceholderValues } from './placeholders.js';
-
-/** Refuses text with unknown placeholders (naming them) or over-long fallbacks. */
-export function checkPlaceholders(text: string, field: string): void {
-  const { unknown, longFallbacks } = placeholderProblems(text);
-  if (unknown.length) {
-    throw invalid(`unknown placeholder${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} in ${field}; known ones are ${PLACEHOLDER_KEYS.map((k) => `{{${k}}}`).join(', ')}`, {
-      issues: [{ path: [field], message: `unknown placeholders: ${unknown.join(', ')}` }],
-      unknown_placeholders: unknown,
-    });
-  }
-  if (longFallbacks.length) {
-    throw invalid(`the fallback of ${longFallbacks.map((k) => `{{${k}}}`).join(', ')} in ${field} is longer than ${MAX_FALLBACK_CHARS} characters`, {
-      issues: [{ path: [field], message: `fallbacks are at most ${MAX_FALLBACK_CHARS} characters` }],
-    });
-  }
-}
+import { checkPlaceholders, firstWord, renderPlaceholders, type PlaceholderValues } from './placeholders.js';
 
 /** What the placeholders stand for in a conversation, written by `personId` (null: no member). */
 export async function placeholderValues(db: Db, conversation: ConversationRow, personId: string | null): Promise<PlaceholderValues> {

@@ -12,7 +12,7 @@ import { z } from '@hono/zod-openapi';
 import { iso } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { checkPlaceholders } from './render.js';
+import { checkPlaceholders } from './placeholders.js';
 
 export type SavedReplyRow = SavedRepliesTable;
 type C = Pick<Ctx, 'db' | 'clock'>;

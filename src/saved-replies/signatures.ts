@@ -13,7 +13,8 @@ import type { Db } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
 import { renderPlaceholders } from './placeholders.js';
-import { checkPlaceholders, placeholderValues } from './render.js';
+import { checkPlaceholders } from './placeholders.js';
+import { placeholderValues } from './render.js';
 
 export const MAX_SIGNATURE_CHARS = 2_000;
 export const SIGNATURE_DELIMITER = '-- ';

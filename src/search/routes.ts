@@ -1,9 +1,9 @@
 // GET /v1/search: conversations (by their messages) and contacts matching a query.
 import { createRoute, z } from '@hono/zod-openapi';
 import { requireScope } from '../auth/access.js';
-import { ContactSchema } from '../contacts/routes.js';
+import { ContactSchema } from '../contacts/format.js';
 import type { Ctx } from '../context.js';
-import { ConversationListItemSchema } from '../conversations/routes.js';
+import { ConversationListItemSchema } from '../conversations/format.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, jsonAnswer } from '../http/openapi.js';

@@ -1,6 +1,5 @@
 // The background table: job kinds and long-running listeners that features add to the server.
-import type { Ctx } from '../context.js';
-import type { JobKind } from '../platform/jobs.js';
+import type { BackgroundPart } from '../platform/background.js';
 import { broadcastsBackground } from '../broadcasts/background.js';
 import { conversationsBackground } from '../conversations/background.js';
 import { mailBackground } from '../mail/background.js';
@@ -12,17 +11,6 @@ import { lifecycleBackground } from '../lifecycle/background.js';
 import { presenceBackground } from '../backup/presence.js';
 import { eventsBackground } from '../events/watch.js';
 
-export interface RunningPart {
-  stop(): Promise<void>;
-  /** Extra fields for the "listening" log line (for example the SMTP port). */
-  info?: Record<string, unknown>;
-}
-
-export interface BackgroundPart {
-  name: string;
-  jobs?(ctx: Ctx): JobKind[];
-  /** Started after migrations, before the HTTP listener opens. */
-  start?(ctx: Ctx): Promise<RunningPart | void>;
-}
+export type { BackgroundPart, RunningPart } from '../platform/background.js';
 
 export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground(mailHandlers), webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground, lifecycleBackground, eventsBackground];

@@ -6,7 +6,7 @@ import { WebSocketServer } from 'ws';
 import { featureWarnings } from '../config.js';
 import { type App, verifyMasterKey } from '../context.js';
 import { checkResult, createMigrator, pendingMigrations } from '../db/migrator.js';
-import { createApp } from '../http/app.js';
+import { createServerApp } from './routes.js';
 import { startMetricsServer } from '../platform/metrics.js';
 import { readVersion } from '../version.js';
 import { backgroundTable, type RunningPart } from './background.js';
@@ -46,7 +46,7 @@ export async function startServer(app: App, opts: { migrate?: boolean } = {}): P
     if (running) parts[part.name] = running;
   }
 
-  const api = createApp(app);
+  const api = createServerApp(app);
   const wss = new WebSocketServer({ noServer: true });
   const http = createAdaptorServer({ fetch: api.fetch, websocket: { server: wss } }) as Server;
   http.keepAliveTimeout = 65_000;

@@ -33,7 +33,7 @@ import { TypingThrottle } from '../typing/service.js';
 import { socketEvents } from '../realtime/socket.js';
 import { VisitorStream } from './stream.js';
 import { Readable } from 'node:stream';
-import { fileResponse } from '../conversations/routes.js';
+import { fileResponse } from '../http/files.js';
 
 const visitorAuth = [{ visitor: [] as string[] }];
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createRoute, z } from '@hono/zod-openapi';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { createApp } from '../../src/http/app.js';
+import { createServerApp } from '../../src/server/routes.js';
 import { operationIdFor } from '../../src/http/api-document.js';
 import { bearer, jsonAnswer, jsonBody } from '../../src/http/openapi.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -113,7 +113,7 @@ describe('the API document (GET /v1/openapi.json)', () => {
   });
 
   test('a route added later gets its operationId, security and error answers without saying so', async () => {
-    const app = createApp(s.app);
+    const app = createServerApp(s.app);
     app.openapi(
       createRoute({
         method: 'post',

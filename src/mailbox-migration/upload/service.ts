@@ -15,7 +15,7 @@ import type { Access } from '../../auth/access.js';
 import type { Ctx } from '../../context.js';
 import { inTransaction } from '../../db/transaction.js';
 import { announceEvents } from '../../events/service.js';
-import type { RetentionRule, WorkspaceDataStep } from '../../lifecycle/registry.js';
+import type { RetentionRule, WorkspaceDataStep } from '../../platform/lifecycle.js';
 import { AppError, conflict, invalid, tooLarge } from '../../platform/errors.js';
 import { randomText } from '../../platform/ids.js';
 import { ExportRefused, readExport, type ExportManifest } from '../sources/archive.js';

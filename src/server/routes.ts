@@ -1,6 +1,7 @@
-// The route table: every feature that answers HTTP registers here, in one list.
+// The route table: every feature that answers HTTP registers here, in one list. It lives with the
+// server assembly because it imports every feature; src/http stays plumbing that imports none.
+import { type ApiApp, createApp, type FeatureRoutes } from '../http/app.js';
 import type { Ctx } from '../context.js';
-import type { ApiApp, BodyLimitRule } from './app.js';
 import { registerHealthRoutes } from '../health/routes.js';
 import { registerPeopleRoutes } from '../people/routes.js';
 import { registerPasskeyRoutes } from '../people/passkey-routes.js';
@@ -29,11 +30,6 @@ import { registerOverviewRoutes } from '../overview/routes.js';
 import { registerTypingRoutes } from '../typing/routes.js';
 import { registerWidgetScriptRoutes } from '../widget-script/routes.js';
 import { registerSavedReplyRoutes } from '../saved-replies/routes.js';
-
-export interface FeatureRoutes {
-  register(app: ApiApp, ctx: Ctx): void;
-  bodyLimits?: BodyLimitRule[];
-}
 
 export const routeTable: FeatureRoutes[] = [
   { register: registerHealthRoutes },
@@ -65,3 +61,8 @@ export const routeTable: FeatureRoutes[] = [
   // Last: its fallback answers every GET no route above took.
   { register: registerPanelRoutes },
 ];
+
+/** The HTTP application with every feature's routes: what `svc serve` listens with. */
+export function createServerApp(ctx: Ctx): ApiApp {
+  return createApp(ctx, routeTable);
+}
