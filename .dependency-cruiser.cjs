@@ -1,0 +1,88 @@
+// The import rules of src/ (issue 20). docs/internals.md ("Layers") shows the same picture.
+//
+//   src/main.ts, src/cli.ts, src/server/          assembly: command, route, background and lifecycle tables
+//        ↓
+//   src/<feature>/                                 features (routes → service/format/store)
+//        ↓
+//   src/http/                                      HTTP plumbing (app, auth middleware, errors, openapi)
+//        ↓
+//   src/auth/                                      permission matrix, credentials, revocation signal
+//        ↓
+//   src/platform/  src/db/  src/config.ts  src/context.ts  src/version.ts  migrations/
+//
+// An arrow may go down (or stay inside a layer), never up.
+const BELOW_FEATURES = '^(src/(http|auth|platform|db)/|src/(config|context|version)\\.ts$|migrations/)';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No import cycles, type-only ones included: a cycle ties every file on it together.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'http-and-platform-import-no-feature',
+      severity: 'error',
+      comment:
+        'src/http, src/auth, src/platform and src/db are the plumbing under the features: they import only each other, ' +
+        'config.ts, context.ts, version.ts and migrations/. Tables of features are assembled in src/server.',
+      from: { path: '^src/(http|auth|platform|db)/' },
+      to: { pathNot: [BELOW_FEATURES, '^node_modules/'], dependencyTypesNot: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'lower-layers-stay-below-http',
+      severity: 'error',
+      comment: 'src/auth, src/platform and src/db never import src/http (HTTP is above them).',
+      from: { path: '^src/(auth|platform|db)/' },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'platform-and-db-below-auth',
+      severity: 'error',
+      comment: 'src/platform and src/db never import src/auth.',
+      from: { path: '^src/(platform|db)/' },
+      to: { path: '^src/auth/' },
+    },
+    {
+      name: 'no-routes-imports-across-features',
+      severity: 'error',
+      comment:
+        "A feature imports another feature's service, format (response schemas) or store, never its routes: " +
+        'routes are leaves that only the route table (src/server/routes.ts) imports.',
+      from: { path: '^src/([^/]+)/', pathNot: '^src/server/' },
+      to: {
+        path: ['^src/[^/]+/routes[^/]*\\.ts$', '^src/[^/]+/[^/]*-routes\\.ts$', '^src/[^/]+/routes/', '^src/[^/]+/[^/]+/routes[^/]*\\.ts$'],
+        pathNot: '^src/$1/',
+      },
+    },
+    {
+      name: 'services-import-no-http',
+      severity: 'error',
+      comment:
+        'Services, stores, formatters and jobs take plain input and throw the typed errors of platform/errors.ts; ' +
+        'only routes (and the server assembly) touch src/http.',
+      from: {
+        path: '^src/[^/]+/',
+        pathNot: [
+          '^src/(http|server)/',
+          // routes files and route folders are the HTTP side of a feature
+          '/routes[^/]*\\.ts$',
+          '-routes\\.ts$',
+          '/routes/',
+        ],
+      },
+      to: { path: '^src/http/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|ui|test|bench)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'] },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
