@@ -15,7 +15,7 @@ import { registerContactRoutes } from '../contacts/routes.js';
 import { registerConversationRoutes } from '../conversations/routes.js';
 import { registerFeedbackRoutes } from '../feedback/routes.js';
 import { ingressBodyLimits, registerMailRoutes } from '../mail/routes.js';
-import { mailHandlers } from '../server/mail-handlers.js';
+import { mailHandlers } from './mail-handlers.js';
 import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerRealtimeRoutes } from '../realtime/routes.js';
