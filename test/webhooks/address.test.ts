@@ -99,6 +99,8 @@ describe('webhook address safety', () => {
     assert.equal(nonPublicRange('64:ff9b::93.184.216.34'), undefined, 'NAT64 (DNS64) of a public address');
     assert.equal(nonPublicRange('2002:5db8:d822::1'), undefined, '6to4 of a public address');
     assert.equal(nonPublicRange('2001:0:5db8:d822::a2a2:2901'), undefined, 'Teredo with a public server and client');
+    assert.equal(nonPublicRange('[::1]'), 'loopback', 'one pair of brackets around the address is dropped');
+    assert.equal(nonPublicRange('[::1]]'), 'invalid', 'only that pair: anything else is not an address');
     for (const [addr, range] of [
       ['127.0.0.1', 'loopback'],
       ['::1', 'loopback'],
