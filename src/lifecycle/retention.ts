@@ -21,7 +21,7 @@ export interface RetentionReport {
   more: boolean;
 }
 
-export async function runRetention(ctx: Ctx, rules: readonly RetentionRule[] = retentionRules): Promise<RetentionReport> {
+export async function runRetention(ctx: Ctx, rules: readonly RetentionRule[] = retentionRules, budgetMs = RETENTION_RUN_BUDGET_MS): Promise<RetentionReport> {
   const now = ctx.clock.now();
   const started = performance.now();
   const queued = await requeueWorkspaceDeletions(ctx);
@@ -36,7 +36,7 @@ export async function runRetention(ctx: Ctx, rules: readonly RetentionRule[] = r
       const n = await rule.deleteBatch(ctx, now, batch);
       deleted[rule.name] += n;
       if (n === 0) break;
-      if (performance.now() - started > RETENTION_RUN_BUDGET_MS) {
+      if (performance.now() - started > budgetMs) {
         more = true;
         break;
       }

@@ -68,16 +68,21 @@ function ipv4Range(address: ipaddr.IPv4): string | undefined {
 
 function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   // A zone (fe80::1%eth0) only says which interface; the address decides.
-  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const bare = withoutBrackets(address).replace(/%.*$/, '');
   try {
     const family = net.isIP(bare);
     if (family === 4) return ipaddr.IPv4.parse(bare);
     // ipaddr.js reads "::a.b.c.d" as IPv4-mapped; the WHATWG parser spells it in hex (::7f00:1) first.
     if (family === 6) return ipaddr.IPv6.parse(new URL(`http://[${bare}]/`).hostname.slice(1, -1));
   } catch {
-    return undefined;
+    // not an address
   }
   return undefined;
+}
+
+/** An IPv6 host as URLs spell it ([::1]) without its one pair of brackets. */
+function withoutBrackets(host: string): string {
+  return host.replace(/^\[(.*)\]$/, '$1');
 }
 
 function refusal(host: string, address: string, range: string): string {
@@ -86,7 +91,7 @@ function refusal(host: string, address: string, range: string): string {
 }
 
 async function resolveAll(lookup: HostLookup, host: string): Promise<{ address: string; family: number }[]> {
-  const bare = host.replace(/^\[|\]$/g, '');
+  const bare = withoutBrackets(host);
   if (net.isIP(bare)) return [{ address: bare, family: net.isIP(bare) }];
   return lookup(bare);
 }
@@ -106,7 +111,6 @@ export async function checkWebhookUrl(deps: { lookup: HostLookup; allowPrivate: 
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('the URL must start with http:// or https://');
   if (url.username || url.password) throw invalid('the URL must not contain a user name or password');
-  if (!url.hostname) throw invalid('the URL has no host');
   url.hash = '';
   if (!deps.allowPrivate) {
     let addresses: { address: string }[];

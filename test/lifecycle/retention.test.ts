@@ -10,6 +10,8 @@ import { DAY, HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { createSession } from '../../src/people/service.js';
 import { retentionRules } from '../../src/lifecycle/registry.js';
 import { runRetention } from '../../src/lifecycle/retention.js';
+import type { RetentionRule } from '../../src/lifecycle/registry.js';
+import { signInCodesRule, signInLinksRule } from '../../src/people/retention.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { emitMessage } from '../helpers/events.js';
 import { deliverWithFile, mailWithFile, referencedKeys, storedKeys } from '../helpers/lifecycle.js';
@@ -191,6 +193,58 @@ describe('retention', () => {
     const sessions = await s.app.db.selectFrom('sessions').select('id').where('person_id', '=', ws.ownerId).execute();
     assert.equal(sessions.length, 0);
     assert.equal(await s.app.db.selectFrom('sign_in_codes').select('id').where('id', '=', 'code_old').executeTakeFirst(), undefined);
+  });
+
+  test('sign-in codes and links stay for a day after they were made, then go', async () => {
+    const ws = await seedWorkspace(s.app);
+    const made = clock.now();
+    const later = (ms: number) => new Date(made.getTime() + ms).toISOString();
+    await s.app.db.insertInto('sign_in_codes').values({ id: 'code_day', email: 'y@example.com', code_hash: 'h', created_at: made.toISOString(), expires_at: later(10 * MINUTE), used_at: null }).execute();
+    await s.app.db.insertInto('sign_in_links').values({ id: 'link_day', person_id: ws.ownerId, token_hash: 'h', created_at: made.toISOString(), expires_at: later(15 * MINUTE), used_at: null }).execute();
+    const rules = [signInCodesRule, signInLinksRule];
+    const left = async () => ({
+      code: (await s.app.db.selectFrom('sign_in_codes').select('id').where('id', '=', 'code_day').execute()).length,
+      link: (await s.app.db.selectFrom('sign_in_links').select('id').where('id', '=', 'link_day').execute()).length,
+    });
+    clock.advance(DAY - MINUTE);
+    await runRetention(s.app, rules);
+    assert.deepEqual(await left(), { code: 1, link: 1 }, 'expired, but the hourly request limit still counts them');
+    clock.advance(2 * MINUTE);
+    await runRetention(s.app, rules);
+    assert.deepEqual(await left(), { code: 0, link: 0 });
+  });
+
+  // A rule that deletes one row per batch, `rows` times, counting its calls.
+  const countingRule = (name: string, rows: number) => {
+    const rule = { name, calls: 0, async deleteBatch() { rule.calls++; return rule.calls <= rows ? 1 : 0; } };
+    return rule satisfies RetentionRule;
+  };
+
+  test('a run stops at its time budget, counts what it did, leaves later rules for the next run and says there is more', async () => {
+    const first = countingRule('first', 3);
+    const second = countingRule('second', 3);
+    const report = await runRetention(s.app, [first, second], 0);
+    assert.deepEqual(report.deleted, { first: 1, second: 0 });
+    assert.equal(report.more, true);
+    assert.equal(second.calls, 0, 'no rule runs once the budget is spent');
+  });
+
+  test('within its budget a run goes through every rule until each has nothing left, and wakes the file jobs', async () => {
+    const first = countingRule('first', 3);
+    const second = countingRule('second', 2);
+    let woken = 0;
+    const wake = s.app.jobs.wake;
+    s.app.jobs.wake = () => { woken++; wake.call(s.app.jobs); };
+    const before = performance.now();
+    // A budget as large as the clock's own reading: real elapsed time never reaches it; a sum of the two readings would.
+    const report = await runRetention(s.app, [first, second], performance.now()).finally(() => { s.app.jobs.wake = wake; });
+    const wall = performance.now() - before;
+    assert.deepEqual(report.deleted, { first: 3, second: 2 });
+    assert.equal(report.more, false);
+    assert.deepEqual([first.calls, second.calls], [4, 3]);
+    assert.equal(woken, 1, 'deleted rows leave files behind: their jobs run now');
+    const line = retentionLines(s).at(-1)!;
+    assert.ok(typeof line.duration_ms === 'number' && line.duration_ms >= 0 && line.duration_ms <= Math.ceil(wall), `duration_ms ${line.duration_ms} within ${wall}`);
   });
 });
 

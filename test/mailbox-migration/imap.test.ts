@@ -174,6 +174,11 @@ describe('the read-only command check, edge by edge', () => {
     assert.equal(checkImapCommand('  NOOP  ', []), undefined, 'surrounding spaces are not part of the name');
     for (const c of ['EXAMINE INBOX', 'FETCH 1:* BODY[]', 'UID FETCH 1 BODY[]', 'UID', 'UID UID', '']) assert.ok(checkImapCommand(c, []), `${JSON.stringify(c)} must be refused`);
     for (const c of [undefined, null, 42, ['FETCH']]) assert.ok(checkImapCommand(c, []), `${JSON.stringify(c)} must be refused`);
+    assert.equal(checkImapCommand('UID \t SEARCH', []), undefined, 'any run of spaces separates the two words');
+    // UID goes only with FETCH and SEARCH, even before a command that is allowed on its own.
+    for (const c of ['UID EXAMINE', 'UID LIST', 'UID NOOP', 'UID LOGOUT']) assert.match(checkImapCommand(c, [])!, new RegExp(`^command ${c} is not allowed$`));
+    assert.equal(checkImapCommand('UID', []), 'command UID  is not allowed', 'the refusal names what was sent, nothing more');
+    assert.equal(checkImapCommand('store', []), 'command STORE is not allowed on a read-only connection');
   });
 
   test('FETCH items: a list with something in it, plain names only, sections only on the .PEEK forms', () => {

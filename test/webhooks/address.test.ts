@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { iso, ManualClock } from '../../src/platform/clock.js';
 import { newId } from '../../src/platform/ids.js';
-import { checkWebhookUrl, nonPublicRange } from '../../src/webhooks/address.js';
+import { checkWebhookUrl, nonPublicRange, URL_MAX_LENGTH } from '../../src/webhooks/address.js';
 import { newSigningSecret } from '../../src/webhooks/signing.js';
 import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { emitMessage } from '../helpers/events.js';
@@ -99,6 +99,8 @@ describe('webhook address safety', () => {
     assert.equal(nonPublicRange('64:ff9b::93.184.216.34'), undefined, 'NAT64 (DNS64) of a public address');
     assert.equal(nonPublicRange('2002:5db8:d822::1'), undefined, '6to4 of a public address');
     assert.equal(nonPublicRange('2001:0:5db8:d822::a2a2:2901'), undefined, 'Teredo with a public server and client');
+    assert.equal(nonPublicRange('[::1]'), 'loopback', 'one pair of brackets around the address is dropped');
+    assert.equal(nonPublicRange('[::1]]'), 'invalid', 'only that pair: anything else is not an address');
     for (const [addr, range] of [
       ['127.0.0.1', 'loopback'],
       ['::1', 'loopback'],
@@ -157,10 +159,13 @@ describe('webhook address safety', () => {
   });
 
   test('only http and https, no credentials in the URL; updates are checked too', async () => {
-    for (const url of ['ftp://public.test/x', 'file:///etc/passwd', 'gopher://public.test/', 'javascript:alert(1)', 'not a url', 'https://user:pw@public.test/']) {
+    for (const url of ['ftp://public.test/x', 'file:///etc/passwd', 'gopher://public.test/', 'javascript:alert(1)', 'not a url', 'https://user:pw@public.test/', 'https://user@public.test/', 'https://:pw@public.test/']) {
       const r = await s.request('POST', '/v1/webhooks', { token: seed.apiKey, body: { url } });
       assert.equal(r.status, 400, url);
     }
+    const atLimit = `https://public.test/${'a'.repeat(URL_MAX_LENGTH - 'https://public.test/'.length)}`;
+    assert.equal((await checkWebhookUrl({ lookup: s.app.lookup, allowPrivate: false }, atLimit)).length, URL_MAX_LENGTH);
+    await assert.rejects(checkWebhookUrl({ lookup: s.app.lookup, allowPrivate: false }, `${atLimit}a`), /longer than 2048 characters/);
     const ok = await s.request('POST', '/v1/webhooks', { token: seed.apiKey, body: { url: 'https://public.test/hook' } });
     const patched = await s.request('PATCH', `/v1/webhooks/${ok.body.id}`, { token: seed.apiKey, body: { url: 'http://10.0.0.1/' } });
     assert.equal(patched.status, 400);

@@ -81,7 +81,8 @@ function checkFetchItems(items: Attribute): string | undefined {
     const name = atomValue(item as Attribute);
     if (!name) return 'FETCH item that is not a plain name';
     if (!NON_MARKING_FETCH_ITEMS.has(name)) return `FETCH item ${name} may mark messages or is not allowed`;
-    const withSection = !Array.isArray(item) && item !== null && item !== undefined && item.section !== undefined;
+    // atomValue answered, so the item is a plain object.
+    const withSection = (item as { section?: unknown }).section !== undefined;
     if (withSection && !['BODY.PEEK', 'BINARY.PEEK', 'BINARY.SIZE'].includes(name)) return `FETCH item ${name}[…] is not allowed`;
   }
   return undefined;
@@ -99,8 +100,8 @@ export function checkImapCommand(command: unknown, attributes: unknown): string 
   if (words[0] === 'UID' && name !== 'FETCH' && name !== 'SEARCH') return `command UID ${name ?? ''} is not allowed`;
   if (!name || !ALLOWED_COMMANDS.has(name)) return `command ${command.toUpperCase()} is not allowed on a read-only connection`;
   if (name === 'FETCH') {
-    const attrs = Array.isArray(attributes) ? (attributes as Attribute[]) : [];
-    if (attrs.length < 2) return 'FETCH without items';
+    if (!Array.isArray(attributes) || attributes.length < 2) return 'FETCH without items';
+    const attrs = attributes as Attribute[];
     const refused = checkFetchItems(attrs[1]);
     if (refused) return refused;
     for (const modifier of attrs.slice(2)) {
