@@ -18,7 +18,7 @@
 // spam complaints under 0.1 % of that day's mails (as known when the next sending day begins),
 // and no broadcast pausing itself for its bounce or complaint rate. Any other sending day is dirty:
 // the allowance stays where it was (it does not double). Days without sending change nothing.
-import { sql } from 'kysely';
+import { sql, type Updateable } from 'kysely';
 import type { Ctx } from '../context.js';
 import type { BroadcastGovernanceTable, Db, WorkspacesTable } from '../db/schema.js';
 import { DAY, iso } from '../platform/clock.js';
@@ -125,17 +125,17 @@ function checkReason(reason: string | undefined): string | null {
 
 type Workspace = Pick<WorkspacesTable, 'id' | 'name' | 'origin'>;
 
+/** Records an operator's (or the automatic) decision on the workspace's governance row; returns the row. */
+async function decide(trx: Db, now: string, workspaceId: string, decision: Updateable<BroadcastGovernanceTable>): Promise<GovernanceRow> {
+  await trx.updateTable('broadcast_governance').set({ ...decision, decided_at: now, updated_at: now }).where('workspace_id', '=', workspaceId).execute();
+  return (await governanceRow(trx, workspaceId))!;
+}
+
 export async function approveBroadcasts(ctx: Ctx, workspace: Workspace, reason?: string): Promise<GovernanceRow> {
   const text = checkReason(reason);
   const row = await ctx.db.transaction().execute(async (trx) => {
     await ensureGovernance({ db: trx, clock: ctx.clock }, workspace.id);
-    const now = iso(ctx.clock.now());
-    await trx
-      .updateTable('broadcast_governance')
-      .set({ status: 'approved', reason: text, suspended_by: null, suspended_at: null, decided_at: now, updated_at: now })
-      .where('workspace_id', '=', workspace.id)
-      .execute();
-    return (await governanceRow(trx, workspace.id))!;
+    return decide(trx, iso(ctx.clock.now()), workspace.id, { status: 'approved', reason: text, suspended_by: null, suspended_at: null });
   });
   ctx.log.info('broadcasts approved', { workspace_id: workspace.id });
   // The inboxes' mail-provider tenants are created (or brought up to date) by the server's job.
@@ -148,10 +148,9 @@ export async function denyBroadcasts(ctx: Ctx, workspace: Workspace, reason?: st
   return ctx.db.transaction().execute(async (trx) => {
     const current = await ensureGovernance({ db: trx, clock: ctx.clock }, workspace.id);
     if (current.status === 'suspended') throw conflict('the workspace is suspended; approve to lift the suspension first, or leave it suspended', 'broadcasts_suspended');
-    const now = iso(ctx.clock.now());
-    await trx.updateTable('broadcast_governance').set({ status: 'denied', reason: text, decided_at: now, updated_at: now }).where('workspace_id', '=', workspace.id).execute();
+    const row = await decide(trx, iso(ctx.clock.now()), workspace.id, { status: 'denied', reason: text });
     ctx.log.info('broadcasts denied', { workspace_id: workspace.id });
-    return (await governanceRow(trx, workspace.id))!;
+    return row;
   });
 }
 
@@ -161,11 +160,7 @@ export async function suspendBroadcasts(ctx: Pick<Ctx, 'db' | 'clock' | 'log' | 
   const result = await ctx.db.transaction().execute(async (trx) => {
     await ensureGovernance({ db: trx, clock: ctx.clock }, workspace.id);
     const now = iso(ctx.clock.now());
-    await trx
-      .updateTable('broadcast_governance')
-      .set({ status: 'suspended', reason: text, suspended_by: by, suspended_at: now, decided_at: now, updated_at: now })
-      .where('workspace_id', '=', workspace.id)
-      .execute();
+    await decide(trx, now, workspace.id, { status: 'suspended', reason: text, suspended_by: by, suspended_at: now });
     const paused = await pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: workspace.id }, 'workspace_suspended', by === 'automatic' ? text : 'suspended by the server operator');
     return { row: (await governanceRow(trx, workspace.id))!, paused };
   });

@@ -2,35 +2,19 @@
 // an HMAC under a key of this server, so that it cannot be made up. It appears in the Message-ID,
 // the X-Svc-Broadcast header, the one-click unsubscribe link (RFC 8058) and the VERP return path,
 // so a bounce, a complaint or an unsubscribe finds its recipient whichever way it comes back.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ChannelRow } from '../channels/service.js';
 import type { Ctx } from '../context.js';
 import { channelMailDomain } from '../mail/transport.js';
+import { serverKey } from '../platform/server-key.js';
 
 const LINK_KEY = 'broadcast_link_key';
 const MAC_CHARS = 12;
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-// Keyed by the sealer: one key per running app (no module-level state shared between apps).
-const keys = new WeakMap<object, Promise<Buffer>>();
-
 /** The server's link key: random, created once, stored sealed under the master key. */
 export function linkKey(ctx: Pick<Ctx, 'db' | 'sealer'>): Promise<Buffer> {
-  let key = keys.get(ctx.sealer);
-  if (!key) {
-    key = (async () => {
-      await ctx.db
-        .insertInto('server_meta')
-        .values({ key: LINK_KEY, value: ctx.sealer.seal(randomBytes(32).toString('base64')) })
-        .onConflict((oc) => oc.column('key').doNothing())
-        .execute();
-      const row = await ctx.db.selectFrom('server_meta').select('value').where('key', '=', LINK_KEY).executeTakeFirstOrThrow();
-      return Buffer.from(ctx.sealer.open(row.value), 'base64');
-    })();
-    key.catch(() => keys.delete(ctx.sealer));
-    keys.set(ctx.sealer, key);
-  }
-  return key;
+  return serverKey(ctx, LINK_KEY);
 }
 
 function mac(key: Buffer, broadcastId: string, seq: number): string {

@@ -7,7 +7,7 @@
 // the response names its challenge in clientDataJSON, the row is deleted before the response is
 // verified (single use, also when verification fails) and refused once expired. Sign counters must
 // grow (unless the authenticator keeps none: both zero), which refuses a cloned authenticator.
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { isIP } from 'node:net';
 import type {
   AuthenticationResponseJSON,
@@ -19,10 +19,11 @@ import type {
 import type { Config } from '../config.js';
 import type { Ctx } from '../context.js';
 import type { PasskeyChallengePurpose, PasskeysTable } from '../db/schema.js';
-import type { RetentionRule } from '../platform/lifecycle.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { AppError, conflict, invalid, notFound, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { olderThanRule } from '../platform/retention-rule.js';
+import { serverKey } from '../platform/server-key.js';
 import { createSession, findPersonByEmail, normalizeEmail, type PersonRow } from './service.js';
 
 export type PasskeyRow = Omit<PasskeysTable, 'sign_count'> & { sign_count: number };
@@ -227,26 +228,9 @@ export function formatPasskey(p: PasskeyRow) {
 // ---- Signing in ----
 
 const DECOY_KEY = 'passkey_decoy_key';
-const decoyKeys = new WeakMap<object, Promise<Buffer>>();
 
 /** A random key of this server (sealed in server_meta) for the stand-in credential of unknown addresses. */
-function decoyKey(ctx: Pick<Ctx, 'db' | 'sealer'>): Promise<Buffer> {
-  let key = decoyKeys.get(ctx.sealer);
-  if (!key) {
-    key = (async () => {
-      await ctx.db
-        .insertInto('server_meta')
-        .values({ key: DECOY_KEY, value: ctx.sealer.seal(randomBytes(32).toString('base64')) })
-        .onConflict((oc) => oc.column('key').doNothing())
-        .execute();
-      const row = await ctx.db.selectFrom('server_meta').select('value').where('key', '=', DECOY_KEY).executeTakeFirstOrThrow();
-      return Buffer.from(ctx.sealer.open(row.value), 'base64');
-    })();
-    key.catch(() => decoyKeys.delete(ctx.sealer));
-    decoyKeys.set(ctx.sealer, key);
-  }
-  return key;
-}
+const decoyKey = (ctx: Pick<Ctx, 'db' | 'sealer'>): Promise<Buffer> => serverKey(ctx, DECOY_KEY);
 
 /**
  * Options for navigator.credentials.get(). Without an address any of the browser's passkeys for
@@ -341,13 +325,11 @@ export async function signInWithPasskey(
 // ---- Retention ----
 
 /** Challenges past their expiry (they can no longer be used). */
-export const passkeyChallengesRule: RetentionRule = {
+export const passkeyChallengesRule = olderThanRule({
   name: 'passkey_challenges',
-  async deleteBatch(ctx, now, batch) {
-    const r = await ctx.db
-      .deleteFrom('passkey_challenges')
-      .where('challenge', 'in', (eb) => eb.selectFrom('passkey_challenges as c').select('c.challenge').where('c.expires_at', '<=', iso(now)).limit(batch))
-      .executeTakeFirst();
-    return Number(r.numDeletedRows);
-  },
-};
+  table: 'passkey_challenges',
+  key: 'challenge',
+  columns: ['expires_at'],
+  keptMs: 0,
+  inclusive: true,
+});
