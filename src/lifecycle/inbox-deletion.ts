@@ -22,7 +22,7 @@ import { discardUpload } from '../mailbox-migration/upload/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { notFound } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
-import { runDeletionSteps } from './deletion-steps.js';
+import { addToDeletionTotals, countDeletionRun, type DeletionRecord, runDeletionSteps } from './deletion-steps.js';
 import { type DeletionTally, workspaceDataSteps, type WorkspaceDataStep } from './registry.js';
 import { DELETION_RUN_BUDGET_MS } from './workspace-deletion.js';
 
@@ -133,6 +133,7 @@ export function inboxDataSteps(steps: readonly WorkspaceDataStep[] = workspaceDa
 export async function runInboxDeletion(ctx: Ctx, inboxId: string, opts: { budgetMs?: number } = {}): Promise<InboxDeletionRun | undefined> {
   const record = await ctx.db.selectFrom('inbox_deletions').selectAll().where('inbox_id', '=', inboxId).executeTakeFirst();
   if (!record || record.finished_at) return undefined;
+  const progress: DeletionRecord = { table: 'inbox_deletions', column: 'inbox_id', id: inboxId };
   const scope = { workspaceId: record.workspace_id, inboxId };
   const started = performance.now();
   const steps = inboxDataSteps().map((step) => ({
@@ -140,33 +141,16 @@ export async function runInboxDeletion(ctx: Ctx, inboxId: string, opts: { budget
     batchSize: step.batchSize,
     deleteBatch: (batch: number, tally: DeletionTally) => step.deleteInboxBatch!(ctx, scope, batch, tally),
   }));
-  let done = await runDeletionSteps(steps, (db, counts) => addToTotals(db, inboxId, counts), ctx.db, opts.budgetMs ?? DELETION_RUN_BUDGET_MS);
+  let done = await runDeletionSteps(steps, (db, counts) => addToDeletionTotals(db, progress, counts), ctx.db, opts.budgetMs ?? DELETION_RUN_BUDGET_MS);
   if (done) done = await removeInboxRow(ctx, inboxId);
-  await ctx.db.updateTable('inbox_deletions').set((eb) => ({ runs: eb('runs', '+', 1) })).where('inbox_id', '=', inboxId).execute();
-  const totals = await ctx.db.selectFrom('inbox_deletions').select(['conversations_deleted', 'files_deleted']).where('inbox_id', '=', inboxId).executeTakeFirstOrThrow();
-  const left = await ctx.db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('inbox_id', '=', inboxId).executeTakeFirstOrThrow();
   const run: InboxDeletionRun = {
     workspace_id: record.workspace_id,
     inbox_id: inboxId,
-    conversations_deleted: Number(totals.conversations_deleted),
-    conversations_left: Number(left.n),
-    files_deleted: Number(totals.files_deleted),
+    ...(await countDeletionRun(ctx.db, progress)),
     done,
   };
   ctx.log.info('inbox deletion', { ...run, duration_ms: Math.round(performance.now() - started) });
   return run;
-}
-
-async function addToTotals(db: Db, inboxId: string, counts: { conversations?: number; files?: number }): Promise<void> {
-  if (!counts.conversations && !counts.files) return;
-  await db
-    .updateTable('inbox_deletions')
-    .set((eb) => ({
-      conversations_deleted: eb('conversations_deleted', '+', counts.conversations ?? 0),
-      files_deleted: eb('files_deleted', '+', counts.files ?? 0),
-    }))
-    .where('inbox_id', '=', inboxId)
-    .execute();
 }
 
 /**

@@ -11,7 +11,7 @@ import { invalid, notFound } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
-import { runDeletionSteps } from './deletion-steps.js';
+import { addToDeletionTotals, countDeletionRun, type DeletionRecord, runDeletionSteps } from './deletion-steps.js';
 import { type DeletionTally, workspaceDataSteps, type WorkspaceDataStep } from './registry.js';
 
 export const WORKSPACE_DELETE_JOB = 'workspace.delete';
@@ -160,38 +160,22 @@ export async function runWorkspaceDeletion(
 ): Promise<DeletionRun | undefined> {
   const record = await ctx.db.selectFrom('workspace_deletions').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
   if (!record || record.finished_at) return undefined;
+  const progress: DeletionRecord = { table: 'workspace_deletions', column: 'workspace_id', id: workspaceId };
   const started = performance.now();
   const steps = (opts.steps ?? workspaceDataSteps).map((step) => ({
     name: step.name,
     batchSize: step.batchSize,
     deleteBatch: (batch: number, tally: DeletionTally) => step.deleteBatch(ctx, workspaceId, batch, tally),
   }));
-  const done = await runDeletionSteps(steps, (db, counts) => addToTotals(db, workspaceId, counts), ctx.db, opts.budgetMs ?? DELETION_RUN_BUDGET_MS);
+  const done = await runDeletionSteps(steps, (db, counts) => addToDeletionTotals(db, progress, counts), ctx.db, opts.budgetMs ?? DELETION_RUN_BUDGET_MS);
   if (done) await removeFrame(ctx, workspaceId);
-  await ctx.db.updateTable('workspace_deletions').set((eb) => ({ runs: eb('runs', '+', 1) })).where('workspace_id', '=', workspaceId).execute();
-  const totals = await ctx.db.selectFrom('workspace_deletions').select(['conversations_deleted', 'files_deleted']).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
-  const left = await ctx.db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
   const run: DeletionRun = {
     workspace_id: workspaceId,
-    conversations_deleted: Number(totals.conversations_deleted),
-    conversations_left: Number(left.n),
-    files_deleted: Number(totals.files_deleted),
+    ...(await countDeletionRun(ctx.db, progress)),
     done,
   };
   ctx.log.info('workspace deletion', { ...run, duration_ms: Math.round(performance.now() - started) });
   return run;
-}
-
-async function addToTotals(db: Db, workspaceId: string, counts: { conversations?: number; files?: number }): Promise<void> {
-  if (!counts.conversations && !counts.files) return;
-  await db
-    .updateTable('workspace_deletions')
-    .set((eb) => ({
-      conversations_deleted: eb('conversations_deleted', '+', counts.conversations ?? 0),
-      files_deleted: eb('files_deleted', '+', counts.files ?? 0),
-    }))
-    .where('workspace_id', '=', workspaceId)
-    .execute();
 }
 
 /**
