@@ -18,8 +18,6 @@ export function formatContact(view: ContactView, opts: { inboxIds?: readonly str
   };
 }
 
-export type FormattedContact = ReturnType<typeof formatContact>;
-
 export const ContactSchema = z
   .object({
     id: z.string(),

@@ -107,9 +107,6 @@ export function formatMessage(m: MessageRow, attachments: readonly AttachmentRow
   };
 }
 
-export type FormattedConversation = ReturnType<typeof formatConversation>;
-export type FormattedMessage = ReturnType<typeof formatMessage>;
-
 // Response schemas (the OpenAPI document's Conversation, Message, …): other features' routes use them too.
 
 export const ConversationSchema = z

@@ -20,7 +20,7 @@ import { deleteWorkspaceWebhooks, pruneDeliveries } from '../webhooks/service.js
 import { deleteWorkspaceSavedReplies } from '../saved-replies/service.js';
 import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
 
-export { DEFAULT_BATCH, type DeletionTally, type InboxScope, type RetentionRule, type WorkspaceDataStep } from '../platform/lifecycle.js';
+export { DEFAULT_BATCH, type DeletionTally, type RetentionRule, type WorkspaceDataStep } from '../platform/lifecycle.js';
 
 /** Run in this order every hour (and at start). */
 export const retentionRules: RetentionRule[] = [

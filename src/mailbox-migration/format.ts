@@ -57,5 +57,3 @@ export function formatMigration(m: MigrationRow, progress: Progress) {
     updated_at: m.updated_at,
   };
 }
-
-export type FormattedMigration = ReturnType<typeof formatMigration>;

@@ -33,9 +33,6 @@ import { discardUpload } from './upload/service.js';
 import { ensureWorker } from './copy/worker.js';
 
 export const CLOSE_AFTER_DEFAULT_DAYS = 14;
-/** Connection tests per migration in TEST_WINDOW_MS (the test is rate limited, 429 beyond). */
-export const TESTS_PER_WINDOW = CONNECTION_TEST_WINDOW.limit;
-export const TEST_WINDOW_MS = CONNECTION_TEST_WINDOW.windowMs;
 export const PREVIEW_DEFAULT = 10;
 
 export interface MigrationInput {
@@ -687,7 +684,7 @@ export async function detect(ctx: Pick<Ctx, 'resolveMx'>, rawAddress: string) {
   };
 }
 
-export { allowedActions, ENDED_STATES, SKIP_REASONS };
+export { ENDED_STATES };
 
 /**
  * An inbox was deleted: migrations into it that have not ended are cancelled, their passwords

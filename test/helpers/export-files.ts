@@ -44,10 +44,6 @@ export async function zipBuffer(entries: ZipEntry[]): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-export async function zipFile(entries: ZipEntry[], file: string): Promise<void> {
-  await pipeline(zipStream(entries), fs.createWriteStream(file));
-}
-
 /** Replaces every occurrence of `from` with `to` (same length): entry names in local and central headers. */
 export function patchBytes(buf: Buffer, from: string, to: string): Buffer {
   if (from.length !== to.length) throw new Error('patches keep the length');

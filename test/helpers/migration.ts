@@ -83,8 +83,6 @@ export async function fillOldMailbox(d: Dovecot, now: Date, opts: { ownerEmail: 
   return { ids, total: 16, toCopy: 11, conversations: 7 };
 }
 
-export type Req = TestServer['request'];
-
 /** Runs a migration through the API to a state, draining the background work on the way. */
 export async function expectState(s: TestServer, token: string, id: string, state: string) {
   const r = await s.request('GET', `/v1/migrations/${id}`, { token });

@@ -318,4 +318,3 @@ export function forwardingConfirmation(mail: Pick<InboundMail, 'subject' | 'text
   return { code, link, only };
 }
 
-export type { Actor };
