@@ -21,7 +21,7 @@ describe('migration credentials links', () => {
   const create = async (token: string, body: Record<string, unknown>) => s.request('POST', '/v1/migrations', { token, body: { provider: 'imap', imap, ...body } });
   const linkFor = async (token: string, id: string) => s.request('POST', `/v1/migrations/${id}/credentials-link`, { token });
   const tokenOf = (url: string) => new URL(url).hash.replace(/^#token=/, '');
-  const check = (id: string, token: string) => s.request('POST', `/v1/migrations/${id}/credentials-link/check`, { body: { token } });
+  const check = (id: string, token: string) => s.request('POST', `/v1/migration-links/${id}/check`, { body: { token } });
 
   before(async () => {
     s = await startTestServer({ clock });
@@ -44,7 +44,7 @@ describe('migration credentials links', () => {
     assert.deepEqual({ mailbox: ok.body.mailbox, username: ok.body.username, provider: ok.body.provider_name }, { mailbox: 'help@acme.test', username: 'help@acme.test', provider: 'Other IMAP server' });
     const elsewhere = await check(other.id, token);
     assert.equal(elsewhere.status, 404, 'not for another migration');
-    const elsewherePut = await s.request('PUT', `/v1/migrations/${other.id}/credentials-link`, { body: { token, password: 'secret-1' } });
+    const elsewherePut = await s.request('PUT', `/v1/migration-links/${other.id}/credentials`, { body: { token, password: 'secret-1' } });
     assert.equal(elsewherePut.status, 404);
     assert.equal((await s.app.db.selectFrom('mailbox_migrations').select('password_sealed').where('id', '=', other.id).executeTakeFirstOrThrow()).password_sealed, null, 'nothing stored');
     for (const bad of ['', 'svc_mcl_nope', 'x'.repeat(201)]) {
@@ -56,7 +56,7 @@ describe('migration credentials links', () => {
     const late = await check(m.id, token);
     assert.equal(late.status, 404);
     assert.match(late.body.error.message, /unknown, used or expired/);
-    const latePut = await s.request('PUT', `/v1/migrations/${m.id}/credentials-link`, { body: { token, password: 'secret-1' } });
+    const latePut = await s.request('PUT', `/v1/migration-links/${m.id}/credentials`, { body: { token, password: 'secret-1' } });
     assert.equal(latePut.status, 404);
     assert.equal((await s.request('GET', `/v1/migrations/${m.id}`, { token: seed.apiKey })).body.credentials.set, false);
   });

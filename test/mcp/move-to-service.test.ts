@@ -113,17 +113,17 @@ describe('move_to_service, scripted, from the address to completed', { skip: dov
     assert.ok(!JSON.stringify(stored).includes(token));
     assert.equal((await step('migration_status', { migration_id: id })).migration.credentials.set, false);
 
-    const check = await api('POST', `/v1/migrations/${id}/credentials-link/check`, { token });
+    const check = await api('POST', `/v1/migration-links/${id}/check`, { token });
     assert.equal(check.status, 200, JSON.stringify(check.body));
     assert.equal(check.body.mailbox, SUPPORT);
-    const wrong = await api('PUT', `/v1/migrations/${id}/credentials-link`, { token, password: WRONG_PASSWORD });
+    const wrong = await api('PUT', `/v1/migration-links/${id}/credentials`, { token, password: WRONG_PASSWORD });
     assert.equal(wrong.status, 200, JSON.stringify(wrong.body));
     assert.equal(wrong.body.connected, false);
     assert.equal(wrong.body.test.failed_step, 'login');
-    const right = await api('PUT', `/v1/migrations/${id}/credentials-link`, { token, password: SUPPORT_PASSWORD });
+    const right = await api('PUT', `/v1/migration-links/${id}/credentials`, { token, password: SUPPORT_PASSWORD });
     assert.equal(right.body.connected, true, JSON.stringify(right.body));
     assert.equal(right.body.state, 'connected');
-    const again = await api('PUT', `/v1/migrations/${id}/credentials-link`, { token, password: SUPPORT_PASSWORD });
+    const again = await api('PUT', `/v1/migration-links/${id}/credentials`, { token, password: SUPPORT_PASSWORD });
     assert.equal(again.status, 404, 'the link is used up');
     assert.equal(again.body.error.code, 'not_found');
     const connected = await step('migration_status', { migration_id: id });

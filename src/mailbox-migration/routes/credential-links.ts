@@ -1,7 +1,8 @@
 // Credentials links (registered with the other migration endpoints): a manager asks for a link to
-// the panel page where a person enters the mailbox password; the page reads what the link is for
-// and puts the password with the link's token. The two token routes need no credentials: the
-// token (in the body, never the URL) is the authority.
+// the panel page where a person enters the mailbox password (POST /v1/migrations/{id}/credentials-link);
+// the page reads what the link is for and puts the password with the link's token. Those two routes
+// are under /v1/migration-links, outside /v1/migrations (which is for managers only): they need no
+// credentials, the token (in the body, never the URL) is the authority.
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Ctx } from '../../context.js';
 import type { ApiApp } from '../../http/app.js';
@@ -40,7 +41,7 @@ export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
     createRoute({
       method: 'post',
-      path: '/v1/migrations/{migrationId}/credentials-link/check',
+      path: '/v1/migration-links/{migrationId}/check',
       tags,
       summary: 'What a credentials link is for (the mailbox and provider); 404 when it is unknown, used or expired',
       request: { params, body: jsonBody(z.object({ token }).strict()) },
@@ -65,7 +66,7 @@ export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
     createRoute({
       method: 'put',
-      path: '/v1/migrations/{migrationId}/credentials-link',
+      path: '/v1/migration-links/{migrationId}/credentials',
       tags,
       summary: 'Enter the mailbox password with a credentials link: it is sealed at once, the connection is tested, and a passing test uses the link up',
       description: 'A failed test leaves the link usable until it expires (connected is false and test says which step failed). Connection tests are rate limited (429).',

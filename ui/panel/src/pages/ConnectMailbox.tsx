@@ -24,7 +24,7 @@ export function ConnectMailbox({ id }: { id?: string }) {
 
   useEffect(() => {
     if (!token) return setProblem(t('connect.link_gone'));
-    must(api.POST('/v1/migrations/{migrationId}/credentials-link/check', { params: { path: { migrationId } }, body: { token } }))
+    must(api.POST('/v1/migration-links/{migrationId}/check', { params: { path: { migrationId } }, body: { token } }))
       .then((r) => {
         setInfo(r);
         setUsername(r.username ?? r.mailbox ?? '');
@@ -37,7 +37,7 @@ export function ConnectMailbox({ id }: { id?: string }) {
     setBusy(true);
     setFailed(null);
     try {
-      const r: Outcome = await must(api.PUT('/v1/migrations/{migrationId}/credentials-link', { params: { path: { migrationId } }, body: { token, username: username.trim() || undefined, password } }));
+      const r: Outcome = await must(api.PUT('/v1/migration-links/{migrationId}/credentials', { params: { path: { migrationId } }, body: { token, username: username.trim() || undefined, password } }));
       if (r.connected) {
         setDone(true);
         setPassword('');
