@@ -7,9 +7,8 @@ import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/
 import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { workspaceContactsStep } from '../contacts/retention.js';
 import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep } from '../conversations/retention.js';
-import { migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
+import { credentialLinksRule, migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
 import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-migration/upload/service.js';
-import { credentialLinksRule } from '../mailbox-migration/sources/credential-links.js';
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { deleteOldTypingSignals } from '../typing/service.js';

@@ -5,13 +5,13 @@
 // password entered through it connected (a failed test leaves it usable until it expires, so a
 // mistyped password can be entered again). Only the token's SHA-256 is stored; a new link ends the
 // migration's earlier unused ones; the link works only while whoever asked for it may still manage
-// migrations. Expired links are removed by the `migration_credential_links` retention rule.
+// migrations. Expired links are removed by the `migration_credential_links` retention rule
+// (../lifecycle.ts).
 import { authorize, type Access } from '../../auth/access.js';
 import { currentAccessOf } from '../../auth/credentials.js';
 import type { Ctx } from '../../context.js';
 import type { MigrationCredentialLinksTable } from '../../db/schema.js';
-import type { RetentionRule } from '../../lifecycle/registry.js';
-import { DAY, iso, MINUTE } from '../../platform/clock.js';
+import { iso, MINUTE } from '../../platform/clock.js';
 import { sha256Hex } from '../../platform/crypto.js';
 import { AppError, forbidden } from '../../platform/errors.js';
 import { newId, randomText } from '../../platform/ids.js';
@@ -22,8 +22,6 @@ import { findPreset } from './presets.js';
 
 export const CREDENTIALS_LINK_TTL_MS = 30 * MINUTE;
 export const CREDENTIALS_LINK_PREFIX = 'svc_mcl_';
-/** Expired links are kept this long (their row says when the link was made and used), then removed. */
-export const CREDENTIALS_LINK_KEEP_MS = DAY;
 
 type LinkRow = MigrationCredentialLinksTable;
 
@@ -131,15 +129,3 @@ export async function useCredentialsLink(ctx: Ctx, migrationId: string, input: {
   if (connected) await ctx.db.updateTable('migration_credential_links').set({ used_at: iso(ctx.clock.now()) }).where('id', '=', link.id).where('used_at', 'is', null).execute();
   return { connected, test, state };
 }
-
-/** Links a day past their expiry (used or not). */
-export const credentialLinksRule: RetentionRule = {
-  name: 'migration_credential_links',
-  async deleteBatch(ctx, now, batch) {
-    const r = await ctx.db
-      .deleteFrom('migration_credential_links')
-      .where('id', 'in', (eb) => eb.selectFrom('migration_credential_links as l').select('l.id').where('l.expires_at', '<=', iso(now.getTime() - CREDENTIALS_LINK_KEEP_MS)).limit(batch))
-      .executeTakeFirst();
-    return Number(r.numDeletedRows);
-  },
-};
