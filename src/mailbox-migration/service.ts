@@ -110,7 +110,7 @@ async function checkPlace(ctx: Pick<Ctx, 'db'>, workspaceId: string, inboxId: st
   return { inbox_id: inbox ?? null, channel_id: channel ?? null, createChannelFor };
 }
 
-export const NEW_CHANNEL_SMTP_NOTICE =
+const NEW_CHANNEL_SMTP_NOTICE =
   'A new e-mail channel was made for this address. It has no SMTP account: set its SMTP server, user name and password in the panel (Settings › Inboxes and channels) before replies can be sent.';
 
 /**

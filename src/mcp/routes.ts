@@ -12,7 +12,7 @@ import { checkJsonBody } from '../http/json-body.js';
 import { forbidden, unauthorized } from '../platform/errors.js';
 import { buildMcpServer } from './server.js';
 
-export const MCP_PATH = '/v1/mcp';
+const MCP_PATH = '/v1/mcp';
 
 /** The API key's access; 401 without one (a session cookie is not looked at), 403 for a session token. */
 async function requireKeyAccess(c: Context<AppEnv>, ctx: Ctx): Promise<Access> {

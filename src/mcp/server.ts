@@ -12,7 +12,7 @@ import { conversationTools } from './tools/conversations.js';
 import { migrationTools } from './tools/migrations.js';
 import { placeTools } from './tools/places.js';
 
-export const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [...placeTools, ...migrationTools, ...conversationTools] as never;
+const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [...placeTools, ...migrationTools, ...conversationTools] as never;
 
 export function buildMcpServer(ctx: Ctx, access: Access): McpServer {
   const server = new McpServer(

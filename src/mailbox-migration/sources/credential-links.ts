@@ -21,12 +21,12 @@ import { actorOf, getMigration, logActivity } from '../store.js';
 import { findPreset } from './presets.js';
 
 export const CREDENTIALS_LINK_TTL_MS = 30 * MINUTE;
-export const CREDENTIALS_LINK_PREFIX = 'svc_mcl_';
+const CREDENTIALS_LINK_PREFIX = 'svc_mcl_';
 
 type LinkRow = MigrationCredentialLinksTable;
 
 /** The panel page of a link. The token sits after '#', so it never reaches a server log or a Referer header. */
-export function credentialsLinkUrl(publicUrl: string, migrationId: string, token: string): string {
+function credentialsLinkUrl(publicUrl: string, migrationId: string, token: string): string {
   return `${publicUrl}/migrations/${encodeURIComponent(migrationId)}/connect#token=${token}`;
 }
 
@@ -104,7 +104,7 @@ export async function describeCredentialsLink(ctx: Pick<Ctx, 'db' | 'clock'>, mi
   };
 }
 
-export interface LinkCredentialsResult {
+interface LinkCredentialsResult {
   /** The connection test passed (or the migration was already past connecting): the link is used up. */
   connected: boolean;
   test: TestResult | null;
