@@ -25,7 +25,7 @@ async function requireKeyAccess(c: Context<AppEnv>, ctx: Ctx): Promise<Access> {
 export function registerMcpRoutes(app: ApiApp, ctx: Ctx) {
   app.post(MCP_PATH, checkJsonBody, async (c) => {
     const access = await requireKeyAccess(c, ctx);
-    const server = buildMcpServer(ctx, access);
+    const server = buildMcpServer(ctx, access, new URL(c.req.url).origin);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
       await server.connect(transport);

@@ -14,7 +14,7 @@ import { placeTools } from './tools/places.js';
 
 const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [...placeTools, ...migrationTools, ...conversationTools] as never;
 
-export function buildMcpServer(ctx: Ctx, access: Access): McpServer {
+export function buildMcpServer(ctx: Ctx, access: Access, origin: string): McpServer {
   const server = new McpServer(
     { name: 'svc', version: readVersion() },
     {
@@ -23,7 +23,7 @@ export function buildMcpServer(ctx: Ctx, access: Access): McpServer {
         'Tools of a customer conversation service, acting as one workspace API key: its scopes and inbox limit apply to every call, and a refused call is a tool error with the API’s error code. Moving a mailbox: use the move_to_service prompt. Passwords are never passed through tools.',
     },
   );
-  registerTools(server, { ctx, access }, MCP_TOOLS);
+  registerTools(server, { ctx, access, origin }, MCP_TOOLS);
   server.registerPrompt(
     MOVE_TO_SERVICE,
     {

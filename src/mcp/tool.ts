@@ -13,6 +13,8 @@ import { AppError } from '../platform/errors.js';
 export interface ToolContext {
   ctx: Ctx;
   access: Access;
+  /** The origin the assistant reached the server by (links name it when SVC_PUBLIC_URL is not set). */
+  origin: string;
 }
 
 export interface ToolSpec<Shape extends z.ZodRawShape> {

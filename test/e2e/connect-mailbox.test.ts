@@ -28,6 +28,7 @@ describe('the credentials link page in the panel', { skip: browserSkipReason() ?
     const link = await s.request('POST', `/v1/migrations/${migrationId}/credentials-link`, { token: seed.apiKey });
     assert.equal(link.status, 201, JSON.stringify(link.body));
     const url = new URL(link.body.url);
+    assert.equal(url.origin, s.url);
     pagePath = url.pathname + url.hash;
     browser = await launchBrowser();
   });

@@ -104,6 +104,7 @@ describe('move_to_service, scripted, from the address to completed', { skip: dov
     assert.equal(link.single_use, true);
     assert.equal(Date.parse(link.expires_at) - clock.now().getTime(), 30 * MINUTE);
     const url = new URL(link.url);
+    assert.equal(url.origin, s.url, 'without SVC_PUBLIC_URL the link names the address the assistant reached');
     assert.equal(url.pathname, `/migrations/${id}/connect`);
     const token = url.hash.replace(/^#token=/, '');
     assert.match(token, /^svc_mcl_/);

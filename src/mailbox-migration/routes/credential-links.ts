@@ -34,7 +34,7 @@ export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await manager(c);
-      return c.json(await createCredentialsLink(ctx, access, c.req.valid('param').migrationId), 201);
+      return c.json(await createCredentialsLink(ctx, access, c.req.valid('param').migrationId, new URL(c.req.url).origin), 201);
     },
   );
 

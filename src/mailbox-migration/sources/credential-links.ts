@@ -30,8 +30,11 @@ function credentialsLinkUrl(publicUrl: string, migrationId: string, token: strin
   return `${publicUrl}/migrations/${encodeURIComponent(migrationId)}/connect#token=${token}`;
 }
 
-/** A new link for a migration that takes a password now (409 migration_state otherwise). */
-export async function createCredentialsLink(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, access: Access, migrationId: string) {
+/**
+ * A new link for a migration that takes a password now (409 migration_state otherwise). The link
+ * names SVC_PUBLIC_URL, or without it `requestOrigin`: the address the caller reached the server by.
+ */
+export async function createCredentialsLink(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, access: Access, migrationId: string, requestOrigin?: string) {
   const m = await getMigration(ctx.db, access.workspaceId, migrationId);
   requireAction(m, 'credentials');
   const actor = actorOf(access);
@@ -59,7 +62,7 @@ export async function createCredentialsLink(ctx: Pick<Ctx, 'db' | 'clock' | 'con
   });
   return {
     migration_id: m.id,
-    url: credentialsLinkUrl(ctx.config.publicUrl, m.id, token),
+    url: credentialsLinkUrl(ctx.config.publicUrlConfigured || !requestOrigin ? ctx.config.publicUrl : requestOrigin, m.id, token),
     expires_at: expiresAt,
     single_use: true,
     mailbox: m.source_address ?? m.username,

@@ -180,9 +180,9 @@ export const migrationTools = [
       'Returns a link to a page of this service where the person enters the mailbox’s (app) password themselves: single use, valid 30 minutes, bound to this migration; a new link ends the earlier one. Give the link to the person; never ask them for the password. The page tests the connection; then migration_status shows credentials.set and the state connected.',
     input: { migration_id: migrationId },
     annotations: changes,
-    async run({ migration_id }, { ctx, access }) {
+    async run({ migration_id }, { ctx, access, origin }) {
       manager(access);
-      return createCredentialsLink(ctx, access, migration_id);
+      return createCredentialsLink(ctx, access, migration_id, origin);
     },
   }),
   defineTool({
