@@ -135,3 +135,32 @@ export async function accessStillValid(ctx: C, access: Access): Promise<boolean>
   const limit = session.role === 'agent' && session.inbox_ids ? (JSON.parse(session.inbox_ids) as string[]) : null;
   return JSON.stringify(limit) === JSON.stringify(access.inboxIds);
 }
+
+/**
+ * The access a key (by id) or a member (by person id) has in a workspace now, for something done
+ * later in their name (a migration's credentials link): undefined when the key is revoked or expired,
+ * the person is no longer a member, or the workspace is deleted. `label` stands for the session.
+ */
+export async function currentAccessOf(ctx: C, workspaceId: string, actor: { type: 'api_key' | 'member'; id: string }, label: string): Promise<Access | undefined> {
+  if (actor.type === 'api_key') {
+    const key = await ctx.db
+      .selectFrom('api_keys')
+      .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+      .select(['api_keys.id', 'api_keys.workspace_id', 'api_keys.scopes', 'api_keys.inbox_ids', 'api_keys.expires_at', 'api_keys.revoked_at'])
+      .where('api_keys.id', '=', actor.id)
+      .where('api_keys.workspace_id', '=', workspaceId)
+      .where('workspaces.deleted_at', 'is', null)
+      .executeTakeFirst();
+    if (!key || key.revoked_at || (key.expires_at && Date.parse(key.expires_at) <= ctx.clock.now().getTime())) return undefined;
+    return keyAccess(key.workspace_id, key.id, JSON.parse(key.scopes) as Scope[], key.inbox_ids ? (JSON.parse(key.inbox_ids) as string[]) : null);
+  }
+  const m = await ctx.db
+    .selectFrom('memberships')
+    .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
+    .select(['memberships.role', 'memberships.inbox_ids'])
+    .where('memberships.workspace_id', '=', workspaceId)
+    .where('memberships.person_id', '=', actor.id)
+    .where('workspaces.deleted_at', 'is', null)
+    .executeTakeFirst();
+  return m && memberAccess(workspaceId, actor.id, m.role as Role, label, m.inbox_ids ? (JSON.parse(m.inbox_ids) as string[]) : null);
+}

@@ -7,7 +7,7 @@ import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/
 import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { workspaceContactsStep } from '../contacts/retention.js';
 import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep } from '../conversations/retention.js';
-import { migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
+import { credentialLinksRule, migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
 import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-migration/upload/service.js';
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
@@ -40,6 +40,7 @@ export const retentionRules: RetentionRule[] = [
   ...broadcastRetentionRules,
   migrationAuditRule,
   migrationUploadsRule,
+  credentialLinksRule,
 ];
 
 /**

@@ -4,7 +4,8 @@
 //  - (imported mail ages from the day of the import through the conversation rules themselves:
 //    conversations.imported_at and messages.raw_stored_at are the import time; see
 //    src/conversations/retention.ts);
-//  - a deleted workspace's migrations (with their sealed passwords, at the first batch) are removed.
+//  - a deleted workspace's migrations (with their sealed passwords, at the first batch) are removed;
+//  - credentials links (sources/credential-links.ts) are removed a day after they expired.
 import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
 import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
@@ -101,5 +102,20 @@ export const migrationWorkspaceStep: WorkspaceDataStep = {
     if (rows > 0) return { rows, files: 0 };
     const r = await ctx.db.deleteFrom('mailbox_migrations').where('id', 'in', ids).executeTakeFirst();
     return { rows: Number(r.numDeletedRows), files: 0 };
+  },
+};
+
+/** Expired credentials links are kept this long (their row says when a link was made and used), then removed. */
+export const CREDENTIALS_LINK_KEEP_MS = DAY;
+
+/** Credentials links a day past their expiry (used or not). */
+export const credentialLinksRule: RetentionRule = {
+  name: 'migration_credential_links',
+  async deleteBatch(ctx, now, batch) {
+    const r = await ctx.db
+      .deleteFrom('migration_credential_links')
+      .where('id', 'in', (eb) => eb.selectFrom('migration_credential_links as l').select('l.id').where('l.expires_at', '<=', iso(now.getTime() - CREDENTIALS_LINK_KEEP_MS)).limit(batch))
+      .executeTakeFirst();
+    return Number(r.numDeletedRows);
   },
 };

@@ -3,10 +3,11 @@
 // `act`, which checks the state machine, records the activity log line and migration.updated in
 // the same transaction, and makes sure the background worker runs when the new state needs it.
 import { findLiveInbox } from '../inboxes/store.js';
-import { findWorkspaceChannel, firstChannelOfInbox } from '../channels/store.js';
+import { channelsOfInbox, findWorkspaceChannel } from '../channels/store.js';
 import net from 'node:net';
 import { z } from 'zod';
 import type { Access } from '../auth/access.js';
+import { createEmailChannel } from '../channels/service.js';
 import { normalizeAddress } from '../contacts/service.js';
 import type { Ctx } from '../context.js';
 import { checkLabels } from '../conversations/service.js';
@@ -76,10 +77,16 @@ function address(raw: string, field: string): string {
   }
 }
 
-/** The migration's inbox and channel: the channel must be an e-mail channel of that inbox. */
-async function checkPlace(ctx: Pick<Ctx, 'db'>, workspaceId: string, inboxId: string | null | undefined, channelId: string | null | undefined) {
+/**
+ * The migration's inbox and channel: the channel must be an e-mail channel of that inbox. When only
+ * the inbox is named, its e-mail channel for the mailbox's address is taken; when it has none, one
+ * is to be made for that address (`createChannelFor`, by the caller in its transaction: see
+ * `createChannelForMailbox`). Without an address, the inbox's first e-mail channel is taken.
+ */
+async function checkPlace(ctx: Pick<Ctx, 'db'>, workspaceId: string, inboxId: string | null | undefined, channelId: string | null | undefined, mailboxAddress: string | null) {
   let inbox = inboxId;
   let channel = channelId;
+  let createChannelFor: string | null = null;
   if (channel) {
     const row = await findWorkspaceChannel(ctx.db, workspaceId, channel);
     if (!row) throw notFound(`channel ${channel}`);
@@ -91,11 +98,26 @@ async function checkPlace(ctx: Pick<Ctx, 'db'>, workspaceId: string, inboxId: st
     const row = await findLiveInbox(ctx.db, workspaceId, inbox);
     if (!row) throw notFound(`inbox ${inbox}`);
     if (!channel) {
-      const first = await firstChannelOfInbox(ctx.db, inbox, 'email');
-      channel = first?.id ?? null;
+      const emailChannels = await channelsOfInbox(ctx.db, inbox, 'email');
+      const forAddress = mailboxAddress ? emailChannels.find((c) => c.address === mailboxAddress) : undefined;
+      channel = forAddress?.id ?? (mailboxAddress ? null : (emailChannels[0]?.id ?? null));
+      if (!channel && mailboxAddress) createChannelFor = mailboxAddress;
     }
   }
-  return { inbox_id: inbox ?? null, channel_id: channel ?? null };
+  return { inbox_id: inbox ?? null, channel_id: channel ?? null, createChannelFor };
+}
+
+const NEW_CHANNEL_SMTP_NOTICE =
+  'A new e-mail channel was made for this address. It has no SMTP account: set its SMTP server, user name and password in the panel (Settings › Inboxes and channels) before replies can be sent.';
+
+/**
+ * Makes the e-mail channel a migration needs for its address (no SMTP account) in the caller's
+ * transaction, with a line in the activity log. What the answer says about it: `created_channel`.
+ */
+async function createChannelForMailbox(ctx: Ctx, tx: { db: Db; clock: Ctx['clock'] }, m: Pick<MigrationRow, 'id' | 'workspace_id'>, inboxId: string, address: string, access: Access) {
+  const channel = await createEmailChannel({ ...ctx, db: tx.db }, { workspaceId: m.workspace_id, inboxId, name: address, address });
+  await logActivity(tx, m, actorOf(access), 'channel_created', { channel_id: channel.id, address });
+  return { id: channel.id, address, smtp_configured: false, message: NEW_CHANNEL_SMTP_NOTICE };
 }
 
 async function checkTeam(ctx: Pick<Ctx, 'db'>, workspaceId: string, mapping: Record<string, string | null>): Promise<Record<string, string | null>> {
@@ -164,10 +186,13 @@ async function columnsOf(ctx: Pick<Ctx, 'db'>, workspaceId: string, input: Migra
     set.username = u;
     mailboxChanged ||= current?.username !== u;
   }
+  let createChannelFor: string | null = null;
   if (input.inbox_id !== undefined || input.channel_id !== undefined) {
-    const place = await checkPlace(ctx, workspaceId, input.inbox_id === undefined ? current?.inbox_id : input.inbox_id, input.channel_id === undefined ? (input.inbox_id !== undefined ? undefined : current?.channel_id) : input.channel_id);
+    const mailboxAddress = set.source_address !== undefined ? set.source_address : (current?.source_address ?? null);
+    const place = await checkPlace(ctx, workspaceId, input.inbox_id === undefined ? current?.inbox_id : input.inbox_id, input.channel_id === undefined ? (input.inbox_id !== undefined ? undefined : current?.channel_id) : input.channel_id, mailboxAddress);
     set.inbox_id = place.inbox_id;
     set.channel_id = place.channel_id;
+    createChannelFor = place.createChannelFor;
     planChanged ||= current?.inbox_id !== place.inbox_id || current?.channel_id !== place.channel_id;
   }
   if (input.folders !== undefined) {
@@ -206,7 +231,7 @@ async function columnsOf(ctx: Pick<Ctx, 'db'>, workspaceId: string, input: Migra
     set.keep_originals = input.keep_originals ? 1 : 0;
     planChanged = true;
   }
-  return { set, mailboxChanged, planChanged: planChanged || mailboxChanged };
+  return { set, mailboxChanged, planChanged: planChanged || mailboxChanged, createChannelFor };
 }
 
 async function view(ctx: Pick<Ctx, 'db' | 'config'>, m: MigrationRow) {
@@ -220,7 +245,7 @@ export async function createMigration(ctx: Ctx, access: Access, input: Migration
     else if (withProvider.source_address) withProvider.provider = (await detectProvider(address(withProvider.source_address, 'source_address'), ctx.resolveMx)).provider.id;
     else throw invalid('name a provider (GET /v1/migrations/presets), an imap server or a source_address');
   }
-  const { set } = await columnsOf(ctx, access.workspaceId, withProvider);
+  const { set, createChannelFor } = await columnsOf(ctx, access.workspaceId, withProvider);
   const preset = findPreset(set.provider!)!;
   if (preset.id === 'imap' && !set.imap_host) throw invalid('the provider "imap" needs imap.host');
   const now = iso(ctx.clock.now());
@@ -274,14 +299,20 @@ export async function createMigration(ctx: Ctx, access: Access, input: Migration
     ...set,
   };
   if (!row.username && row.source_address) row.username = row.source_address;
+  let created_channel: Awaited<ReturnType<typeof createChannelForMailbox>> | undefined;
   await inTransaction(ctx.db, async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
     await trx.insertInto('mailbox_migrations').values(row).execute();
     await logActivity(tx, row, actor, 'created', { provider: row.provider, source_address: row.source_address });
+    if (createChannelFor && row.inbox_id) {
+      created_channel = await createChannelForMailbox(ctx, tx, row, row.inbox_id, createChannelFor, access);
+      row.channel_id = created_channel.id;
+      await trx.updateTable('mailbox_migrations').set({ channel_id: row.channel_id }).where('id', '=', row.id).execute();
+    }
     await recordMigrationUpdated(tx, row, { migration: formatMigration(row, await loadProgress(trx, row.id)) });
   });
   announceEvents(ctx);
-  return view(ctx, row);
+  return { ...(await view(ctx, row)), ...(created_channel ? { created_channel } : {}) };
 }
 
 export async function getMigrationView(ctx: Pick<Ctx, 'db' | 'config'>, access: Access, id: string) {
@@ -331,8 +362,9 @@ export async function act(
 }
 
 export async function updateMigration(ctx: Ctx, access: Access, id: string, input: MigrationInput) {
-  return act(ctx, access, id, 'update', async (m, tx) => {
-    const { set, mailboxChanged, planChanged } = await columnsOf(tx, access.workspaceId, input, m);
+  let created_channel: Awaited<ReturnType<typeof createChannelForMailbox>> | undefined;
+  const updated = await act(ctx, access, id, 'update', async (m, tx) => {
+    const { set, mailboxChanged, planChanged, createChannelFor } = await columnsOf(tx, access.workspaceId, input, m);
     if (m.copy_started_at && (mailboxChanged || set.inbox_id !== undefined && set.inbox_id !== m.inbox_id || set.channel_id !== undefined && set.channel_id !== m.channel_id)) {
       throw stateError(m, 'update', 'the mailbox, inbox and channel cannot change once copying began; the other choices can');
     }
@@ -353,8 +385,13 @@ export async function updateMigration(ctx: Ctx, access: Access, id: string, inpu
         await tx.db.updateTable('mailbox_migration_folders').set({ scan_done: 0, uid_next: null }).where('migration_id', '=', m.id).execute();
       }
     }
+    if (createChannelFor && set.inbox_id) {
+      created_channel = await createChannelForMailbox(ctx, tx, m, set.inbox_id, createChannelFor, access);
+      set.channel_id = created_channel.id;
+    }
     return { set, detail: { fields: Object.keys(input).sort() } };
   });
+  return { ...updated, ...(created_channel ? { created_channel } : {}) };
 }
 
 export async function deleteMigration(ctx: Ctx, access: Access, id: string): Promise<void> {
@@ -380,7 +417,7 @@ export async function deleteMigration(ctx: Ctx, access: Access, id: string): Pro
   announceEvents(ctx);
 }
 
-export async function setCredentials(ctx: Ctx, access: Access, id: string, input: { username?: string; password: string }) {
+export async function setCredentials(ctx: Ctx, access: Access, id: string, input: { username?: string; password: string }, opts: { via?: 'link' } = {}) {
   if (!input.password || input.password.length > 1000) throw invalid('password must be 1 to 1000 characters');
   const sealed = ctx.sealer.seal(input.password);
   const result = await act(ctx, access, id, 'credentials', async (m) => {
@@ -389,7 +426,7 @@ export async function setCredentials(ctx: Ctx, access: Access, id: string, input
     const set: Partial<MigrationRow> = { username, password_sealed: sealed, credentials_set_at: iso(ctx.clock.now()) };
     // A new password fixes a refused login: the work continues where it stopped.
     if (m.state === 'needs_attention') Object.assign(set, { state: m.resume_state ?? 'copying', resume_state: null, attention_reason: null, attention_message: null, attention_retry_at: null, connect_failures: 0 });
-    return { set, log: m.password_sealed ? 'credentials_replaced' : 'credentials_set', detail: { username } };
+    return { set, log: m.password_sealed ? 'credentials_replaced' : 'credentials_set', detail: { username, ...(opts.via ? { via: opts.via } : {}) } };
   });
   return result;
 }

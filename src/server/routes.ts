@@ -30,6 +30,7 @@ import { registerOverviewRoutes } from '../overview/routes.js';
 import { registerTypingRoutes } from '../typing/routes.js';
 import { registerWidgetScriptRoutes } from '../widget-script/routes.js';
 import { registerSavedReplyRoutes } from '../saved-replies/routes.js';
+import { registerMcpRoutes } from '../mcp/routes.js';
 
 export const routeTable: FeatureRoutes[] = [
   { register: registerHealthRoutes },
@@ -58,6 +59,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerBroadcastRoutes },
   { register: registerMigrationRoutes },
   { register: registerMigrationUploadRoutes, bodyLimits: uploadBodyLimits },
+  { register: registerMcpRoutes },
   // Last: its fallback answers every GET no route above took.
   { register: registerPanelRoutes },
 ];

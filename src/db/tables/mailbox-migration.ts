@@ -174,6 +174,22 @@ export interface MailboxMigrationLogTable {
   detail: string | null;
 }
 
+/** A link to the panel page where a person enters the mailbox password (single use, expiring). */
+export interface MigrationCredentialLinksTable {
+  id: string;
+  migration_id: string;
+  workspace_id: string;
+  /** SHA-256 (hex) of the token; the token itself is only in the link. */
+  token_hash: string;
+  /** Who asked for the link (member or api_key); it works only while they may still manage migrations. */
+  created_by_type: 'member' | 'api_key';
+  created_by_id: string;
+  created_at: string;
+  expires_at: string;
+  /** Set once a password entered through it connected; the link cannot be used again. */
+  used_at: string | null;
+}
+
 export interface MailboxMigrationTables {
   mailbox_migrations: MailboxMigrationsTable;
   mailbox_migration_folders: MailboxMigrationFoldersTable;
@@ -181,4 +197,5 @@ export interface MailboxMigrationTables {
   mailbox_migration_threads: MailboxMigrationThreadsTable;
   mailbox_migration_contacts: MailboxMigrationContactsTable;
   mailbox_migration_log: MailboxMigrationLogTable;
+  migration_credential_links: MigrationCredentialLinksTable;
 }

@@ -7,6 +7,7 @@ import { bearer, jsonAnswer, jsonBody, noContent } from '../../http/openapi.js';
 import { listQuery, pageSchema } from '../../http/pagination.js';
 import { MIGRATION_STATES } from '../states.js';
 import { registerMigrationSwitchingRoutes } from './switching.js';
+import { registerCredentialLinkRoutes } from './credential-links.js';
 import { migrationManager, params, tags } from './common.js';
 import {
   cancelMigration,
@@ -304,4 +305,5 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
   );
 
   registerMigrationSwitchingRoutes(app, ctx, MigrationSchema);
+  registerCredentialLinkRoutes(app, ctx);
 }

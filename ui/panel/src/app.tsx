@@ -4,6 +4,7 @@ import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { whenUnauthorized } from './api';
 import { Toasts } from './components/Toasts';
 import { AcceptInvite, SignInLink } from './pages/Links';
+import { ConnectMailbox } from './pages/ConnectMailbox';
 import { SignIn } from './pages/SignIn';
 import { Settings } from './pages/Settings';
 import { Workspace } from './pages/Workspace';
@@ -29,8 +30,8 @@ function Gate() {
   const { path, route } = useLocation();
   const signedIn = me.value;
   const onSignIn = path === '/sign-in';
-  // Pages that work signed out: signing in, a sign-in link, an invite.
-  const open = onSignIn || path === '/sign-in/link' || path === '/invite';
+  // Pages that work signed out: signing in, a sign-in link, an invite, a migration's password page.
+  const open = onSignIn || path === '/sign-in/link' || path === '/invite' || /^\/migrations\/[^/]+\/connect$/.test(path);
   useEffect(() => {
     if (signedIn === null && !open) route(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, true);
     if (signedIn && (path === '/' || onSignIn)) route(safeNext(), true);
@@ -41,6 +42,7 @@ function Gate() {
       <Route path="/sign-in" component={SignIn} />
       <Route path="/sign-in/link" component={SignInLink} />
       <Route path="/invite" component={AcceptInvite} />
+      <Route path="/migrations/:id/connect" component={ConnectMailbox} />
       <Route path="/conversations/:id?" component={Workspace} />
       <Route path="/inboxes/:inbox/:id?" component={Workspace} />
       <Route path="/settings/:section?/:id?" component={Settings} />
