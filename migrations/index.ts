@@ -16,6 +16,7 @@ import * as m0015 from './0015_panel.js';
 import * as m0016 from './0016_search.js';
 import * as m0017 from './0017_mail_identity.js';
 import * as m0017SavedReplies from './0017_saved_replies.js';
+import * as m0018Notifications from './0018_notifications.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0016_search': m0016,
   '0017_mail_identity': m0017,
   '0017_saved_replies': m0017SavedReplies,
+  '0018_notifications': m0018Notifications,
 };
