@@ -2,6 +2,7 @@
 import { useEffect } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { whenUnauthorized } from './api';
+import { NotificationListener } from './components/Notifications';
 import { Toasts } from './components/Toasts';
 import { AcceptInvite, SignInLink } from './pages/Links';
 import { SignIn } from './pages/SignIn';
@@ -20,6 +21,7 @@ export function App() {
   return (
     <LocationProvider>
       <Gate />
+      <NotificationListener />
       <Toasts />
     </LocationProvider>
   );
