@@ -1,7 +1,7 @@
 // Who a note mentions. `@` followed by a member's display name or the local part of their e-mail
-// address, ignoring case, names a member; the `@` must start the text or follow a character that
-// is not a letter, digit or one of `._-` (so `me@shop.example` mentions nobody), and the name must
-// end at the end of the text or before such a character. A display name may hold spaces
+// address, ignoring case (I, ı and İ all count as i), names a member; the `@` must start the text
+// or follow a character that is not a letter, digit or one of `._-` (so `me@shop.example` mentions
+// nobody), and the name must end at the end of the text or before such a character. A display name may hold spaces
 // (`@Ayşe Yılmaz`); when several names fit at one `@`, the longest wins (`@Ann Lee` over `@Ann`).
 
 export interface Mentionable {
@@ -12,8 +12,9 @@ export interface Mentionable {
 
 const WORD = /[\p{L}\p{N}._-]/u;
 
+/** Lower case that also treats Turkish dotted and dotless i alike (`@AYŞE YILMAZ` is Ayşe Yılmaz). */
 function fold(text: string): string {
-  return text.toLocaleLowerCase('und');
+  return text.replace(/[Iıİ]/g, 'i').toLocaleLowerCase('und');
 }
 
 /** The names a member answers to, folded: display name and e-mail local part. */

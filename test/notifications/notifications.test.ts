@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MINUTE, type ManualClock } from '../../src/platform/clock.js';
 import { generateVapidKeys } from '../../src/push/commands.js';
+import { mentionedMembers } from '../../src/notifications/mentions.js';
 import { markConnection } from '../../src/realtime/connections.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
@@ -14,6 +15,18 @@ const VAPID = generateVapidKeys();
 const SUBJECT = 'mailto:ops@notify.example';
 
 type Person = { personId: string; email: string; token: string };
+
+test('mentions: display name (spaces allowed, longest wins) or address local part, any case; not inside words or addresses', () => {
+  const ann = { personId: 'a', email: 'ann@x.example', name: 'Ann' };
+  const annLee = { personId: 'b', email: 'al@x.example', name: 'Ann Lee' };
+  const ayse = { personId: 'c', email: 'ayse.yilmaz@x.example', name: 'Ayşe Yılmaz' };
+  const all = [ann, annLee, ayse];
+  assert.deepEqual(mentionedMembers('@ann lee, look', all), [annLee]);
+  assert.deepEqual(mentionedMembers('@Ann: and @AYŞE YILMAZ!', all), [ann, ayse]);
+  assert.deepEqual(mentionedMembers('(@ayse.yilmaz) @al', all), [ayse, annLee]);
+  assert.deepEqual(mentionedMembers('mail ann@x.example or @annie or @ann_x', all), []);
+  assert.deepEqual(mentionedMembers('@ann @Ann @ANN', all), [ann], 'once each');
+});
 
 describe('notifications to the team', () => {
   let s: TestServer;
@@ -199,8 +212,8 @@ describe('notifications to the team', () => {
     assert.ok(doc.body.components.schemas.NotificationPreferences);
   });
 
-  test('Web Push: VAPID-signed, encrypted per RFC 8291 for the subscription; 410 removes it; other failures are retried', async () => {
-    const browsers = { ok: fakeBrowser(), gone: fakeBrowser(), flaky: fakeBrowser() };
+  test('Web Push: VAPID-signed, encrypted per RFC 8291 for the subscription; 404 and 410 remove it; other failures are retried', async () => {
+    const browsers = { ok: fakeBrowser(), gone: fakeBrowser(), missing: fakeBrowser(), flaky: fakeBrowser() };
     const ids: Record<string, string> = {};
     for (const [name, b] of Object.entries(browsers)) {
       const path = `/push/${name}`;
@@ -214,6 +227,7 @@ describe('notifications to the team', () => {
         .execute();
     }
     push.answer.set('/push/gone', 410);
+    push.answer.set('/push/missing', 404);
     push.answer.set('/push/flaky', 503);
     const { conversation_id } = await newConversation('Where is my parcel?');
     await s.app.jobs.drain();
@@ -227,7 +241,8 @@ describe('notifications to the team', () => {
     assert.equal(ok[0].payload.url, `${s.app.config.publicUrl}/conversations/${conversation_id}`);
 
     const left = await s.app.db.selectFrom('push_subscriptions').select('id').where('person_id', '=', ann.personId).execute();
-    assert.deepEqual(left.map((r) => r.id).sort(), [ids.flaky, ids.ok].sort(), '410: removed');
+    assert.deepEqual(left.map((r) => r.id).sort(), [ids.flaky, ids.ok].sort(), '404 and 410: removed');
+    assert.equal(push.received.filter((r) => r.path === '/push/missing' || r.path === '/push/gone').length, 2, 'each was tried once');
     const retry = await s.app.db.selectFrom('jobs').selectAll().where('kind', '=', 'notifications.push').execute();
     assert.equal(retry.length, 1, 'the 503 waits for a retry');
     assert.match(retry[0].last_error ?? '', /503/);
