@@ -60,8 +60,11 @@ describe('notifications in the panel', { skip: browserSkipReason() }, () => {
     await page.waitForURL(/\/conversations/);
     await page.getByRole('heading', { name: 'All' }).waitFor();
     await page.getByText('Nothing here').waitFor();
-    // The panel's socket is open before the mail arrives (as in panel.test.ts).
-    await new Promise((r) => setTimeout(r, 500));
+    // The panel's socket is open (its connection record exists) before the mail arrives.
+    const open = () => s.app.db.selectFrom('realtime_connections').select('id').where('kind', '=', 'member').where('subject_id', '=', seed.ownerId).where('closed_at', 'is', null).executeTakeFirst();
+    for (let i = 0; i < 100 && !(await open()); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(await open(), 'the panel connected');
+    await new Promise((r) => setTimeout(r, 300));
 
     await deliverMail(s, address, { Subject: 'Toaster on fire' });
     await page.locator('.toast', { hasText: 'Toaster on fire' }).waitFor();
