@@ -46,7 +46,7 @@ export interface PushMessage {
 
 type EventData = {
   conversation?: { id: string; subject: string | null; spam?: boolean; imported?: boolean; assignee_id?: string | null; created_at: string };
-  contact?: { name: string | null; emails?: { email: string }[] | string[] } | null;
+  contact?: { name: string | null; emails?: string[] } | null;
   message?: { id: string; kind: string; direction: string; body: string; created_at: string; author?: { type: string; member_id?: string | null } };
 };
 
@@ -57,9 +57,7 @@ function preview(text: string | undefined): string {
 function contactName(data: EventData): string | null {
   const c = data.contact;
   if (!c) return null;
-  if (c.name) return c.name;
-  const first = c.emails?.[0];
-  return typeof first === 'string' ? first : (first?.email ?? null);
+  return c.name ?? c.emails?.[0] ?? null;
 }
 
 function memberName(m: InboxMember | undefined): string | null {
