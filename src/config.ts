@@ -142,6 +142,7 @@ const schema = z.object({
 
   SVC_VAPID_PUBLIC_KEY: optionalText,
   SVC_VAPID_PRIVATE_KEY: optionalText,
+  SVC_VAPID_SUBJECT: optionalText,
 
   SVC_WEBHOOK_ALLOW_PRIVATE: flag,
   SVC_FORWARDING_DOMAIN: optionalText,
@@ -177,6 +178,9 @@ function shapeConfig(p: Parsed) {
   }
   if (p.SVC_VAPID_PUBLIC_KEY && !p.SVC_VAPID_PRIVATE_KEY) {
     throw new ConfigError('SVC_VAPID_PRIVATE_KEY must be set together with SVC_VAPID_PUBLIC_KEY');
+  }
+  if (p.SVC_VAPID_SUBJECT && !/^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/.test(p.SVC_VAPID_SUBJECT)) {
+    throw new ConfigError('SVC_VAPID_SUBJECT must be a mailto: address or an https: URL (push services contact the operator there)');
   }
   const http = p.SVC_HTTP_ADDR ?? { host: '0.0.0.0', port: 8080 };
   const publicHost = http.host === '0.0.0.0' || http.host === '::' ? '127.0.0.1' : http.host;
@@ -240,7 +244,7 @@ function shapeConfig(p: Parsed) {
     ingressMaxBytes: p.SVC_INGRESS_MAX_BYTES,
     /** Largest attachment uploaded through the API. */
     attachmentMaxBytes: p.SVC_ATTACHMENT_MAX_BYTES,
-    vapid: p.SVC_VAPID_PUBLIC_KEY ? { publicKey: p.SVC_VAPID_PUBLIC_KEY, privateKey: p.SVC_VAPID_PRIVATE_KEY! } : undefined,
+    vapid: p.SVC_VAPID_PUBLIC_KEY ? { publicKey: p.SVC_VAPID_PUBLIC_KEY, privateKey: p.SVC_VAPID_PRIVATE_KEY!, subject: p.SVC_VAPID_SUBJECT } : undefined,
     webhookAllowPrivate: p.SVC_WEBHOOK_ALLOW_PRIVATE,
     forwardingDomain: p.SVC_FORWARDING_DOMAIN?.toLowerCase(),
     eventsRetentionDays: p.SVC_EVENTS_RETENTION_DAYS,

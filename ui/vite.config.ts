@@ -8,7 +8,8 @@ const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 export default defineConfig({
   root: here('./panel'),
   base: '/',
-  publicDir: false,
+  // public/ holds only the service worker (sw.js), which must keep its name and live at the root.
+  publicDir: here('./panel/public'),
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
     outDir: here('../dist/ui/panel'),

@@ -34,6 +34,8 @@ export interface RecordedEvent {
   /** false for realtime-only events. */
   webhook: boolean;
   audience: 'all' | 'admins';
+  /** A realtime-only event addressed to one member (a notification). */
+  personId: string | null;
   relatedInboxIds: readonly string[];
   cause: EventCause;
 }

@@ -8,6 +8,7 @@
 // own feature, never a service that records events (that service imports this list). Work that needs the whole server (reading other
 // features, sending) belongs in the job the reaction stores, not in the reaction.
 import { tenantUpkeepReaction } from '../mailer-tenants/reaction.js';
+import { notificationsReaction } from '../notifications/reaction.js';
 import { contactOnlineReaction } from '../realtime/online.js';
 import { webhookOutboxReaction } from '../webhooks/outbox.js';
 import type { InternalSignals, Reaction, ReactionTx, RecordedEvent, SignalName } from './reaction-types.js';
@@ -15,7 +16,7 @@ import type { InternalSignals, Reaction, ReactionTx, RecordedEvent, SignalName }
 export type * from './reaction-types.js';
 
 /** The registry, in the order the reactions run. */
-export const reactions: readonly Reaction[] = [contactOnlineReaction, webhookOutboxReaction, tenantUpkeepReaction];
+export const reactions: readonly Reaction[] = [contactOnlineReaction, webhookOutboxReaction, notificationsReaction, tenantUpkeepReaction];
 
 export async function enrichEvent(tx: ReactionTx, event: { type: string; data: Record<string, unknown> }, list: readonly Reaction[] = reactions): Promise<Record<string, unknown>> {
   let data = event.data;

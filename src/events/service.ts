@@ -40,6 +40,8 @@ export interface NewEvent {
   webhook?: boolean;
   /** Contact events: the inboxes of the contact's conversations (its external ids' inboxes are taken from data). */
   relatedInboxIds?: readonly string[];
+  /** A realtime-only event for this member alone (a notification); never sent to webhooks. */
+  personId?: string | null;
   /** Who acted and what changed: for the reactions only, never stored or sent. */
   cause?: EventCause;
 }
@@ -70,15 +72,16 @@ export async function recordEvent(ctx: { db: Db; clock: Ctx['clock'] }, event: N
     occurred_at: iso(event.occurredAt),
     data: JSON.stringify(data),
     audience: admin ? ('admins' as const) : ('all' as const),
-    webhook: admin || event.webhook === false ? 0 : 1,
+    webhook: admin || event.personId || event.webhook === false ? 0 : 1,
     is_note: event.isNote ? 1 : 0,
     related_inbox_ids: related.length ? JSON.stringify(related) : null,
+    person_id: event.personId ?? null,
   };
   // Written as plain SQL: this runs once per event, and building it with the query builder cost more than running it.
   const inserted = await sql<{ seq: number }>`insert into events
-    (id, workspace_id, inbox_id, contact_id, type, occurred_at, data, audience, webhook, is_note, related_inbox_ids)
+    (id, workspace_id, inbox_id, contact_id, type, occurred_at, data, audience, webhook, is_note, related_inbox_ids, person_id)
     values (${row.id}, ${row.workspace_id}, ${row.inbox_id}, ${row.contact_id}, ${row.type}, ${row.occurred_at}, ${row.data},
-            ${row.audience}, ${row.webhook}, ${row.is_note}, ${row.related_inbox_ids})
+            ${row.audience}, ${row.webhook}, ${row.is_note}, ${row.related_inbox_ids}, ${row.person_id})
     returning seq`.execute(db);
   const seq = Number(inserted.rows[0].seq);
   await reactToEvent(ctx, {
@@ -93,6 +96,7 @@ export async function recordEvent(ctx: { db: Db; clock: Ctx['clock'] }, event: N
     isNote: row.is_note === 1,
     webhook: row.webhook === 1,
     audience: row.audience,
+    personId: row.person_id,
     relatedInboxIds: related,
     cause: event.cause ?? {},
   });
@@ -169,6 +173,8 @@ export interface EventViewer {
   admin: boolean;
   conversations: boolean;
   contacts: boolean;
+  /** The signed-in member (events addressed to one member reach only them); absent for keys and visitors. */
+  personId?: string | null;
 }
 
 /**
@@ -189,6 +195,7 @@ export function viewerFor(access: Access): EventViewer {
     admin,
     conversations: access.scopes.has('conversations:read'),
     contacts: access.scopes.has('contacts:read'),
+    personId: actor.kind === 'member' ? actor.personId : null,
   };
 }
 
@@ -198,12 +205,18 @@ export function requireViewer(viewer: EventViewer): EventViewer {
   return viewer;
 }
 
-export function canSeeEvent(viewer: EventViewer, row: Pick<EventRow, 'audience' | 'type' | 'related_inbox_ids'>): boolean {
+export function canSeeEvent(viewer: EventViewer, row: Pick<EventRow, 'audience' | 'type' | 'related_inbox_ids' | 'person_id'>): boolean {
+  if (row.person_id) return viewer.personId === row.person_id;
   if (row.audience === 'admins') return viewer.admin;
   if (row.type.startsWith('contact.') ? !viewer.contacts : !viewer.conversations) return false;
   if (viewer.inboxIds === null) return true;
   const related = row.related_inbox_ids ? (JSON.parse(row.related_inbox_ids) as string[]) : [];
   return related.some((id) => viewer.inboxIds!.includes(id));
+}
+
+/** One stored event by id (for the jobs reactions stored), or undefined once retention removed it. */
+export async function findEvent(ctx: Pick<Ctx, 'db'>, id: string): Promise<EventRow | undefined> {
+  return ctx.db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 const PRUNED_THROUGH_KEY = 'events_pruned_through';

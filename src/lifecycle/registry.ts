@@ -12,6 +12,7 @@ import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { deleteOldTypingSignals } from '../typing/service.js';
+import { deleteOldNotifications, deleteWorkspaceNotifications } from '../notifications/service.js';
 import { passkeyChallengesRule } from '../people/passkeys.js';
 import { expiredSessionsRule, signInCodesRule, signInLinksRule } from '../people/retention.js';
 import { endedInvitesRule, workspaceInvitesStep } from '../members/retention.js';
@@ -32,6 +33,7 @@ export const retentionRules: RetentionRule[] = [
   { name: 'events', deleteBatch: async (ctx, _now, batch) => (await pruneEvents(ctx, batch)).deleted },
   { name: 'realtime_connections', deleteBatch: (ctx, _now, batch) => deleteStaleConnections(ctx, batch) },
   { name: 'typing_signals', deleteBatch: (ctx, now, batch) => deleteOldTypingSignals(ctx, now, batch) },
+  { name: 'notifications', deleteBatch: (ctx, now, batch) => deleteOldNotifications(ctx, now, batch) },
   expiredSessionsRule,
   signInCodesRule,
   passkeyChallengesRule,
@@ -54,6 +56,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   // Deliveries are found through the events, so they go first.
   { name: 'webhooks', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceWebhooks(ctx, workspaceId, batch), files: 0 }) },
   { name: 'events', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceEvents(ctx, workspaceId, batch), files: 0 }) },
+  { name: 'notifications', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceNotifications(ctx, workspaceId, batch), files: 0 }) },
   { name: 'realtime_connections', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceConnections(ctx, workspaceId, batch), files: 0 }) },
   // Uploads are found through the migration rows, so they go first.
   migrationUploadsWorkspaceStep,

@@ -177,3 +177,24 @@ export async function removeMember(ctx: Ctx, access: Access, memberId: string): 
   return { member_id: memberId, unassigned_conversations: removed.unassigned };
 }
 
+
+export interface InboxMember {
+  personId: string;
+  email: string;
+  name: string | null;
+  locale: string;
+}
+
+/** The members who see an inbox (no inbox limit, or a limit that names it), for notifications. */
+export async function membersSeeingInbox(ctx: Pick<Ctx, 'db'>, workspaceId: string, inboxId: string): Promise<InboxMember[]> {
+  const rows = await ctx.db
+    .selectFrom('memberships')
+    .innerJoin('people', 'people.id', 'memberships.person_id')
+    .select(['memberships.person_id', 'memberships.inbox_ids', 'people.email', 'people.name', 'people.locale'])
+    .where('memberships.workspace_id', '=', workspaceId)
+    .orderBy('memberships.person_id')
+    .execute();
+  return rows
+    .filter((r) => r.inbox_ids === null || (JSON.parse(r.inbox_ids) as string[]).includes(inboxId))
+    .map((r) => ({ personId: r.person_id, email: r.email, name: r.name, locale: r.locale }));
+}

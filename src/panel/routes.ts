@@ -78,6 +78,21 @@ export function registerPanelRoutes(app: ApiApp, _ctx: Ctx) {
     });
   });
 
+  // The service worker (Web Push notifications): not hashed, so that browsers find it again.
+  let serviceWorker: Buffer | null = null;
+  app.get('/sw.js', async (c) => {
+    try {
+      serviceWorker ??= await fs.readFile(path.join(PANEL_DIR, 'sw.js'));
+    } catch {
+      return c.json(errorBody('not_found', 'the panel is not built'), 404);
+    }
+    return c.body(new Uint8Array(serviceWorker), 200, {
+      'content-type': 'text/javascript; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-content-type-options': 'nosniff',
+    });
+  });
+
   app.get('*', async (c: Context<AppEnv>, next) => {
     if (SERVER_PATH.test(c.req.path)) return next();
     if (!indexHtml) {

@@ -121,3 +121,18 @@ export async function removePushSubscription(ctx: Pick<Ctx, 'db'>, personId: str
 export function formatPushSubscription(s: PushSubscriptionRow) {
   return { id: s.id, endpoint: s.endpoint, expiration_time: s.expires_at, user_agent: s.user_agent, created_at: s.created_at, updated_at: s.updated_at };
 }
+
+/** Every subscription of a person (for notifications), oldest first. */
+export async function pushSubscriptionsOf(ctx: Pick<Ctx, 'db'>, personIds: readonly string[]): Promise<PushSubscriptionRow[]> {
+  if (personIds.length === 0) return [];
+  return ctx.db.selectFrom('push_subscriptions').selectAll().where('person_id', 'in', [...personIds]).orderBy('id').execute();
+}
+
+export async function findPushSubscription(ctx: Pick<Ctx, 'db'>, id: string): Promise<PushSubscriptionRow | undefined> {
+  return ctx.db.selectFrom('push_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The push service said the subscription is gone (404/410): it is removed. */
+export async function dropPushSubscription(ctx: Pick<Ctx, 'db'>, id: string): Promise<void> {
+  await ctx.db.deleteFrom('push_subscriptions').where('id', '=', id).execute();
+}

@@ -64,6 +64,23 @@ export async function isContactOnline(ctx: C, contactId: string): Promise<boolea
 }
 
 /**
+ * Of the given people, those who had the panel (a member connection) open at some time since
+ * `since`: a live connection is seen every heartbeat, a closed one last at its close.
+ */
+export async function membersConnectedSince(ctx: C, personIds: readonly string[], since: Date): Promise<Set<string>> {
+  if (personIds.length === 0) return new Set();
+  const rows = await ctx.db
+    .selectFrom('realtime_connections')
+    .select('subject_id')
+    .distinct()
+    .where('kind', '=', 'member')
+    .where('subject_id', 'in', [...new Set(personIds)])
+    .where('last_seen_at', '>=', iso(since))
+    .execute();
+  return new Set(rows.map((r) => r.subject_id));
+}
+
+/**
  * Deletes connection records that went stale (closed, or silent past CONNECTION_STALE_MS) more
  * than STALE_CONNECTION_KEEP_MS ago, at most `batch` per call. For the retention job.
  */

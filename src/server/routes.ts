@@ -20,6 +20,7 @@ import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerRealtimeRoutes } from '../realtime/routes.js';
 import { registerPushRoutes } from '../push/routes.js';
+import { registerNotificationRoutes } from '../notifications/routes.js';
 import { registerWidgetRoutes } from '../widget/routes.js';
 import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerMigrationRoutes } from '../mailbox-migration/routes/migrations.js';
@@ -53,6 +54,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerEventRoutes },
   { register: registerRealtimeRoutes },
   { register: registerPushRoutes },
+  { register: registerNotificationRoutes },
   { register: registerWidgetRoutes },
   { register: registerWidgetScriptRoutes },
   { register: registerTypingRoutes },

@@ -31,6 +31,17 @@ describe('panel serving', () => {
     }
   });
 
+  test('the service worker is at /sw.js (scope /), not cached for long, and shows pushes', async () => {
+    const res = await fetch(`${s.url}/sw.js`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    assert.equal(res.headers.get('cache-control'), 'no-cache');
+    const body = await res.text();
+    assert.match(body, /addEventListener\('push'/);
+    assert.match(body, /showNotification/);
+    assert.match(body, /notificationclick/);
+  });
+
   test('hashed assets are immutable; everything they need is served by svc itself', async () => {
     const html = await (await fetch(s.url + '/')).text();
     const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);

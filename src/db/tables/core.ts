@@ -149,6 +149,8 @@ export interface EventsTable {
   is_note: number;
   /** JSON array of the inboxes the event concerns (an inbox-limited reader or endpoint sees it); added by 0003. */
   related_inbox_ids: string | null;
+  /** A realtime-only event for one member alone (a notification, 0018); null for all others. */
+  person_id: string | null;
   /** Postgres only (0003): the stream position, assigned at commit. SQLite orders by seq. */
   position?: Generated<number | null>;
 }

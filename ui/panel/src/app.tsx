@@ -2,6 +2,7 @@
 import { useEffect } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { whenUnauthorized } from './api';
+import { NotificationListener } from './components/Notifications';
 import { Toasts } from './components/Toasts';
 import { AcceptInvite, SignInLink } from './pages/Links';
 import { ConnectMailbox } from './pages/ConnectMailbox';
@@ -21,6 +22,7 @@ export function App() {
   return (
     <LocationProvider>
       <Gate />
+      <NotificationListener />
       <Toasts />
     </LocationProvider>
   );

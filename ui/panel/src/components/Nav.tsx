@@ -1,4 +1,5 @@
 import { t } from '../i18n';
+import { NotificationBell } from './Notifications';
 import { inboxes, me, overview, signOut, switchWorkspace, workspaceId } from '../state';
 import { listUrl, type ListFilter, type View } from '../views';
 
@@ -29,6 +30,7 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
         ) : (
           <strong>{memberships[0]?.workspace_name}</strong>
         )}
+        <NotificationBell />
       </div>
       <div class="nav-scroll">
         <div class="nav-section" id="nav-views">

@@ -7,6 +7,7 @@ import { Confirm } from '../components/Confirm';
 import { Loading, useLoad } from '../components/Loading';
 import { InboxDetail, InboxList } from '../components/InboxSettings';
 import { Members, Sessions } from '../components/Members';
+import { NotificationSettings } from '../components/Notifications';
 import { Passkeys } from '../components/Passkeys';
 import { SecretOnce } from '../components/Secret';
 import { absoluteTime, relativeTime, t } from '../i18n';
@@ -499,6 +500,7 @@ function Account() {
         </dl>
       </div>
       <Passkeys />
+      <NotificationSettings />
       <Sessions />
       <section class="card danger-zone" aria-labelledby="acct-delete">
         <h2 id="acct-delete" style={{ marginTop: 0 }}>

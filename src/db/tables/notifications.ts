@@ -1,0 +1,35 @@
+// Notifications to the team (migration 0018).
+
+export type NotificationTrigger = 'new_conversation' | 'assigned' | 'customer_reply' | 'mention';
+
+export interface NotificationPreferencesTable {
+  person_id: string;
+  /** JSON: { [trigger]: { realtime, push, email } } (only what differs from the defaults is needed). */
+  settings: string;
+  updated_at: string;
+}
+
+export interface NotificationsTable {
+  id: string;
+  person_id: string;
+  workspace_id: string;
+  /** The event that caused it; (event_id, person_id) is unique, so a re-run job notifies nobody twice. */
+  event_id: string;
+  trigger: NotificationTrigger;
+  conversation_id: string;
+  title: string;
+  body: string;
+  created_at: string;
+}
+
+export interface NotificationMailLinesTable {
+  notification_id: string;
+  person_id: string;
+  created_at: string;
+}
+
+export interface NotificationTables {
+  notification_preferences: NotificationPreferencesTable;
+  notifications: NotificationsTable;
+  notification_mail_lines: NotificationMailLinesTable;
+}

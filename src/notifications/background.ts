@@ -1,0 +1,43 @@
+// The notifications' part of `svc serve`: the jobs that the reaction and ./service.ts store.
+import type { Ctx } from '../context.js';
+import type { JobKind } from '../platform/jobs.js';
+import { sendPush } from '../push/send.js';
+import { dropPushSubscription, findPushSubscription } from '../push/service.js';
+import type { BackgroundPart } from '../platform/background.js';
+import { sendNotificationMail } from './mail.js';
+import { NOTIFY_EVENT_JOB, type NotifyEventPayload } from './reaction.js';
+import { MAIL_JOB, notifyEvent, PUSH_JOB, type PushJobPayload } from './service.js';
+
+function notificationJobs(ctx: Ctx): JobKind[] {
+  return [
+    {
+      kind: NOTIFY_EVENT_JOB,
+      async run(payload: NotifyEventPayload) {
+        await notifyEvent(ctx, payload);
+      },
+    },
+    {
+      kind: PUSH_JOB,
+      async run(payload: PushJobPayload) {
+        const sub = await findPushSubscription(ctx, payload.subscription_id);
+        if (!sub || !ctx.config.vapid) return;
+        const outcome = await sendPush(ctx, sub, { ...payload.message }, { urgency: 'high' });
+        if (outcome === 'gone') {
+          await dropPushSubscription(ctx, sub.id);
+          ctx.log.info('push subscription removed: the push service says it is gone', { subscription_id: sub.id, person_id: sub.person_id });
+        }
+      },
+    },
+    {
+      kind: MAIL_JOB,
+      async run(payload: { person_id: string }) {
+        return sendNotificationMail(ctx, payload.person_id);
+      },
+    },
+  ];
+}
+
+export const notificationsBackground: BackgroundPart = {
+  name: 'notifications',
+  jobs: notificationJobs,
+};

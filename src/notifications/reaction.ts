@@ -1,0 +1,52 @@
+// The notifications reaction (src/events/registry.ts): an event that may notify members stores a
+// `notifications.event` job in the event's transaction. The job (./service.ts) finds who is told
+// and stores the deliveries. What is never notified is left out here already: spam, imported
+// conversations, internal events; imported history records no events at all (quiet).
+import type { Reaction, RecordedEvent } from '../events/reaction-types.js';
+import { enqueue } from '../platform/jobs.js';
+
+export const NOTIFY_EVENT_JOB = 'notifications.event';
+
+export interface NotifyEventPayload {
+  event_id: string;
+  /** The member who acted (never notified of their own action). */
+  actor: string | null;
+  /** conversation.updated: the member the conversation was just assigned to. */
+  assigned_to?: string;
+}
+
+type Shown = { kind?: string; direction?: string; body?: string };
+type ShownConversation = { spam?: boolean; imported?: boolean; assignee_id?: string | null };
+
+/** What about this event could notify someone, or undefined when nothing can. */
+function notifiable(event: RecordedEvent): Omit<NotifyEventPayload, 'event_id' | 'actor'> | undefined {
+  const conversation = event.data.conversation as ShownConversation | undefined;
+  if (!conversation || conversation.spam) return undefined;
+  switch (event.type) {
+    case 'conversation.created':
+      return conversation.imported ? undefined : {};
+    case 'conversation.updated': {
+      const to = event.cause.changes?.assignee_id?.to;
+      return typeof to === 'string' ? { assigned_to: to } : undefined;
+    }
+    case 'message.created': {
+      const message = event.data.message as Shown | undefined;
+      if (message?.kind === 'message' && message.direction === 'in' && conversation.assignee_id) return {};
+      if (message?.kind === 'note' && message.body?.includes('@')) return {};
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+export const notificationsReaction: Reaction = {
+  name: 'notifications',
+  async onEvent(tx, event) {
+    if (event.personId || event.audience !== 'all') return;
+    const what = notifiable(event);
+    if (!what) return;
+    const payload: NotifyEventPayload = { event_id: event.id, actor: event.cause.personId ?? null, ...what };
+    await enqueue(tx.db, tx.clock, { kind: NOTIFY_EVENT_JOB, payload, uniqueKey: `${NOTIFY_EVENT_JOB}:${event.id}` });
+  },
+};

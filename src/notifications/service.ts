@@ -1,0 +1,173 @@
+// Notifications to the team. The reaction (./reaction.ts) stores a `notifications.event` job with
+// the event; the job decides who is told and stores every delivery in one transaction: the
+// `notifications` row (unique per event and member, so a job run again tells nobody twice), a
+// realtime-only `notification` event addressed to the member (open panels), one
+// `notifications.push` job per push subscription, and a line for the batched e-mail when the
+// member has had no panel open for PANEL_AWAY_MS (./mail.ts sends it).
+//
+// Triggers: a new conversation in an inbox the member sees; a conversation assigned to them; a
+// customer's message in a conversation assigned to them (not its first message: that is the new
+// conversation); a mention in a note (./mentions.ts). Never: for the member's own action, for spam,
+// for imported conversations, for history (imported and synced history record no events at all).
+import type { Ctx } from '../context.js';
+import type { NotificationTrigger } from '../db/schema.js';
+import { announceEvents, findEvent, recordEvent } from '../events/service.js';
+import { membersSeeingInbox, type InboxMember } from '../members/service.js';
+import { iso, MINUTE } from '../platform/clock.js';
+import { newId } from '../platform/ids.js';
+import { enqueue } from '../platform/jobs.js';
+import { pushSubscriptionsOf } from '../push/service.js';
+import { membersConnectedSince } from '../realtime/connections.js';
+import { mentionedMembers } from './mentions.js';
+import { preferencesOf } from './preferences.js';
+import type { NotifyEventPayload } from './reaction.js';
+import { notificationText } from './text.js';
+
+export const PUSH_JOB = 'notifications.push';
+export const MAIL_JOB = 'notifications.mail';
+/** A member without a panel open (a realtime connection) for this long gets e-mail instead. */
+export const PANEL_AWAY_MS = 5 * MINUTE;
+const PREVIEW_CHARS = 200;
+
+export interface PushJobPayload {
+  subscription_id: string;
+  notification_id: string;
+  message: PushMessage;
+}
+
+/** What the service worker gets (ui/panel/public/sw.js shows it). */
+export interface PushMessage {
+  title: string;
+  body: string;
+  url: string;
+  tag: string;
+  conversation_id: string;
+}
+
+type EventData = {
+  conversation?: { id: string; subject: string | null; spam?: boolean; imported?: boolean; assignee_id?: string | null; created_at: string };
+  contact?: { name: string | null; emails?: string[] } | null;
+  message?: { id: string; kind: string; direction: string; body: string; created_at: string; author?: { type: string; member_id?: string | null } };
+};
+
+function preview(text: string | undefined): string {
+  return (text ?? '').replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS);
+}
+
+function contactName(data: EventData): string | null {
+  const c = data.contact;
+  if (!c) return null;
+  return c.name ?? c.emails?.[0] ?? null;
+}
+
+function memberName(m: InboxMember | undefined): string | null {
+  return m ? (m.name ?? m.email.split('@')[0]) : null;
+}
+
+/** Who is told what about one stored event. */
+function targetsOf(row: { type: string }, data: EventData, payload: NotifyEventPayload, members: InboxMember[]): { member: InboxMember; trigger: NotificationTrigger }[] {
+  const conversation = data.conversation;
+  if (!conversation || conversation.spam) return [];
+  const byId = new Map(members.map((m) => [m.personId, m]));
+  const others = (m: InboxMember | undefined): m is InboxMember => !!m && m.personId !== payload.actor;
+  switch (row.type) {
+    case 'conversation.created':
+      if (conversation.imported) return [];
+      return members.filter(others).map((member) => ({ member, trigger: 'new_conversation' }));
+    case 'conversation.updated': {
+      const member = payload.assigned_to ? byId.get(payload.assigned_to) : undefined;
+      return others(member) ? [{ member, trigger: 'assigned' }] : [];
+    }
+    case 'message.created': {
+      const message = data.message;
+      if (!message) return [];
+      if (message.kind === 'message' && message.direction === 'in') {
+        // The first message of a conversation is told as the new conversation.
+        if (message.created_at === conversation.created_at) return [];
+        const member = conversation.assignee_id ? byId.get(conversation.assignee_id) : undefined;
+        return others(member) ? [{ member, trigger: 'customer_reply' }] : [];
+      }
+      if (message.kind === 'note') return mentionedMembers(message.body, members).filter(others).map((member) => ({ member, trigger: 'mention' }));
+      return [];
+    }
+    default:
+      return [];
+  }
+}
+
+/** The `notifications.event` job: tells the members an event concerns, on the channels each chose. */
+export async function notifyEvent(ctx: Ctx, payload: NotifyEventPayload): Promise<number> {
+  const row = await findEvent(ctx, payload.event_id);
+  if (!row || !row.inbox_id) return 0;
+  const data = JSON.parse(row.data) as EventData;
+  const members = await membersSeeingInbox(ctx, row.workspace_id, row.inbox_id);
+  const targets = targetsOf(row, data, payload, members);
+  if (targets.length === 0) return 0;
+  const conversation = data.conversation!;
+  const people = targets.map((t) => t.member.personId);
+  const preferences = await preferencesOf(ctx, people);
+  const now = ctx.clock.now();
+  const atPanel = await membersConnectedSince(ctx, people, new Date(now.getTime() - PANEL_AWAY_MS));
+  const subscriptions = ctx.config.vapid ? await pushSubscriptionsOf(ctx, people) : [];
+  const authorName = memberName(members.find((m) => m.personId === data.message?.author?.member_id));
+  const url = `${ctx.config.publicUrl}/conversations/${conversation.id}`;
+  let told = 0;
+  await ctx.db.transaction().execute(async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    for (const { member, trigger } of targets) {
+      const text = notificationText(member.locale, trigger, {
+        subject: conversation.subject,
+        contact: contactName(data),
+        author: authorName,
+        preview: preview(trigger === 'customer_reply' || trigger === 'mention' ? data.message?.body : undefined),
+      });
+      const id = newId('ntf', now.getTime());
+      const inserted = await trx
+        .insertInto('notifications')
+        .values({ id, person_id: member.personId, workspace_id: row.workspace_id, event_id: row.id, trigger, conversation_id: conversation.id, title: text.title, body: text.body, created_at: iso(now) })
+        .onConflict((oc) => oc.columns(['event_id', 'person_id']).doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
+      told++;
+      const wants = preferences.get(member.personId)!;
+      const shown = { id, trigger, conversation_id: conversation.id, inbox_id: row.inbox_id, title: text.title, body: text.body, url, created_at: iso(now) };
+      if (wants[trigger].realtime) {
+        await recordEvent(tx, { workspaceId: row.workspace_id, personId: member.personId, type: 'notification', occurredAt: now, data: { notification: shown }, webhook: false });
+      }
+      if (wants[trigger].push) {
+        const message: PushMessage = { title: text.title, body: text.body, url, tag: `svc-${conversation.id}`, conversation_id: conversation.id };
+        for (const sub of subscriptions.filter((s) => s.person_id === member.personId)) {
+          const job: PushJobPayload = { subscription_id: sub.id, notification_id: id, message };
+          await enqueue(trx, ctx.clock, { kind: PUSH_JOB, payload: job, uniqueKey: `${PUSH_JOB}:${id}:${sub.id}` });
+        }
+      }
+      if (wants[trigger].email && ctx.config.smtp && !atPanel.has(member.personId)) {
+        await trx.insertInto('notification_mail_lines').values({ notification_id: id, person_id: member.personId, created_at: iso(now) }).execute();
+        // One mail job per member: while it waits (the 10 minutes after a mail), lines gather.
+        await enqueue(trx, ctx.clock, { kind: MAIL_JOB, payload: { person_id: member.personId }, uniqueKey: `${MAIL_JOB}:${member.personId}` });
+      }
+    }
+  });
+  announceEvents(ctx);
+  return told;
+}
+
+/** Retention: notifications older than this are removed (their mail lines with them). */
+export const NOTIFICATION_KEEP_DAYS = 30;
+
+export async function deleteOldNotifications(ctx: Pick<Ctx, 'db'>, now: Date, batch: number): Promise<number> {
+  const before = iso(now.getTime() - NOTIFICATION_KEEP_DAYS * 24 * 60 * MINUTE);
+  const result = await ctx.db
+    .deleteFrom('notifications')
+    .where('id', 'in', (eb) => eb.selectFrom('notifications as n').select('n.id').where('n.created_at', '<', before).limit(batch))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+export async function deleteWorkspaceNotifications(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
+  const result = await ctx.db
+    .deleteFrom('notifications')
+    .where('id', 'in', (eb) => eb.selectFrom('notifications as n').select('n.id').where('n.workspace_id', '=', workspaceId).limit(batch))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
