@@ -5,10 +5,11 @@
 // contacts the migration created that are left without a conversation; then it is `removed`.
 // Conversations the team (or a customer) wrote in since stay, labels stay, the old mailbox is
 // never touched.
-import { sql } from 'kysely';
 import type { Access } from '../auth/access.js';
+import { contactIsUnlinked, deleteUnlinkedContacts } from '../contacts/imported.js';
 import type { Ctx } from '../context.js';
 import { deleteConversationsWithFiles } from '../conversations/files.js';
+import { contactHasNoConversationOrMessage, countUnwrittenImported, unwrittenImportedIds } from '../conversations/imported.js';
 import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
@@ -27,33 +28,14 @@ interface RemovalRecord {
   files_deleted: number;
 }
 
-/** The imported conversations of a migration that nobody wrote in since the import. */
-function removableConversations(db: Db, m: Pick<MigrationRow, 'id' | 'workspace_id'>) {
-  return db
-    .selectFrom('conversations')
-    .where('conversations.workspace_id', '=', m.workspace_id)
-    .where('conversations.imported', '=', 1)
-    .where('conversations.id', 'in', (eb) =>
-      eb.selectFrom('mailbox_migration_threads').select('conversation_id').where('migration_id', '=', m.id).where('conversation_id', 'is not', null),
-    )
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('messages')
-            .select(sql`1`.as('one'))
-            .whereRef('messages.conversation_id', '=', 'conversations.id')
-            .where('messages.kind', 'in', ['message', 'note'])
-            .where('messages.imported_at', 'is', null),
-        ),
-      ),
-    );
+/** The conversations the migration's threads went into (removable while nobody wrote in them since the import). */
+function threadConversations(db: Db, m: Pick<MigrationRow, 'id'>) {
+  return db.selectFrom('mailbox_migration_threads').select('conversation_id').where('migration_id', '=', m.id).where('conversation_id', 'is not', null);
 }
 
 /** The number remove-history asks to confirm: the imported conversations it would delete. */
 export async function removalCount(db: Db, m: Pick<MigrationRow, 'id' | 'workspace_id'>): Promise<number> {
-  const row = await removableConversations(db, m).select(sql<number>`count(*)`.as('n')).executeTakeFirst();
-  return Number(row?.n ?? 0);
+  return countUnwrittenImported(db, m.workspace_id, threadConversations(db, m));
 }
 
 /** POST …/remove-history: checks confirm_count and moves the migration to removing. */
@@ -72,18 +54,10 @@ export async function removeHistory(ctx: Ctx, access: Access, id: string, input:
 function leftoverContacts(db: Db, m: Pick<MigrationRow, 'id' | 'workspace_id'>) {
   return db
     .selectFrom('mailbox_migration_contacts as mc')
-    .innerJoin('contacts', 'contacts.id', 'mc.contact_id')
     .select('mc.contact_id')
     .where('mc.migration_id', '=', m.id)
-    .where('contacts.workspace_id', '=', m.workspace_id)
-    .where((eb) =>
-      eb.and([
-        eb.not(eb.exists(eb.selectFrom('conversations').select(sql`1`.as('one')).whereRef('conversations.contact_id', '=', 'mc.contact_id'))),
-        eb.not(eb.exists(eb.selectFrom('messages').select(sql`1`.as('one')).whereRef('messages.author_contact_id', '=', 'mc.contact_id'))),
-        eb.not(eb.exists(eb.selectFrom('contact_external_ids').select(sql`1`.as('one')).whereRef('contact_external_ids.contact_id', '=', 'mc.contact_id'))),
-        eb.not(eb.exists(eb.selectFrom('contacts as merged').select(sql`1`.as('one')).whereRef('merged.merged_into_id', '=', 'mc.contact_id'))),
-      ]),
-    );
+    .where(contactIsUnlinked(m.workspace_id, 'mc.contact_id'))
+    .where(contactHasNoConversationOrMessage('mc.contact_id'));
 }
 
 /** One step of removing: a batch of conversations, else of contacts, else the end. Returns true when done. */
@@ -93,7 +67,7 @@ export async function removalStep(ctx: Ctx, migrationId: string): Promise<boolea
     const m = await lockMigration(trx, migrationId);
     if (!m || m.state !== 'removing') return true;
     const record = JSON.parse(m.removal ?? '{}') as RemovalRecord;
-    const conversations = (await removableConversations(trx, m).select('conversations.id').orderBy('conversations.id').limit(REMOVAL_BATCH).execute()).map((r) => r.id);
+    const conversations = await unwrittenImportedIds(trx, m.workspace_id, threadConversations(trx, m), REMOVAL_BATCH);
     if (conversations.length) {
       const r = await deleteConversationsWithFiles(tx, conversations);
       record.conversations_deleted += r.conversations;
@@ -103,8 +77,7 @@ export async function removalStep(ctx: Ctx, migrationId: string): Promise<boolea
     }
     const contacts = (await leftoverContacts(trx, m).orderBy('mc.contact_id').limit(REMOVAL_BATCH).execute()).map((r) => r.contact_id);
     if (contacts.length) {
-      await trx.deleteFrom('contact_emails').where('contact_id', 'in', contacts).execute();
-      await trx.deleteFrom('contacts').where('id', 'in', contacts).execute();
+      await deleteUnlinkedContacts(trx, contacts);
       record.contacts_deleted += contacts.length;
       await trx.updateTable('mailbox_migrations').set({ removal: JSON.stringify(record) }).where('id', '=', m.id).execute();
       return false;

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import { createEmailChannel } from '../channels/service.js';
 import { normalizeAddress } from '../contacts/service.js';
+import { knownContactEmails } from '../contacts/imported.js';
+import { isMember } from '../members/team.js';
 import type { Ctx } from '../context.js';
 import { checkLabels } from '../conversations/service.js';
 import type { Db, ImapTlsMode, MailboxMigrationItemsTable } from '../db/schema.js';
@@ -127,8 +129,7 @@ async function checkTeam(ctx: Pick<Ctx, 'db'>, workspaceId: string, mapping: Rec
   for (const [raw, personId] of entries) {
     const a = address(raw, 'a team_members address');
     if (personId !== null) {
-      const member = await ctx.db.selectFrom('memberships').select('person_id').where('workspace_id', '=', workspaceId).where('person_id', '=', personId).executeTakeFirst();
-      if (!member) throw invalid(`team_members: ${personId} is not a member of this workspace`);
+      if (!(await isMember(ctx.db, workspaceId, personId))) throw invalid(`team_members: ${personId} is not a member of this workspace`);
     }
     out[a] = personId;
   }
@@ -608,9 +609,7 @@ export async function previewMigration(ctx: Ctx, access: Access, id: string, lim
   const labelOf = new Map(folderRows.map((f) => [f.path, labelOfFolder(f.path, f.special_use, f.delimiter, mapping)]));
   const team = await teamAddressesOf(ctx, m);
   const customers = threads.map((t) => t.customer_address).filter((a): a is string => !!a);
-  const existing = customers.length
-    ? new Set((await ctx.db.selectFrom('contact_emails').select('email').where('workspace_id', '=', m.workspace_id).where('email', 'in', customers).execute()).map((r) => r.email))
-    : new Set<string>();
+  const existing = await knownContactEmails(ctx.db, m.workspace_id, customers);
   const now = ctx.clock.now();
   return {
     data: threads.map((t) => {

@@ -11,9 +11,11 @@ import { createAnonymousContact, findOrCreateContactByEmail } from '../../contac
 import type { ContactView } from '../../contacts/store.js';
 import { attachmentKey, rawEmailKey } from '../../conversations/files.js';
 import type { ConversationRow } from '../../conversations/format.js';
+import { addConversationLabels, conversationById, firstConversationOf, newestMessage, replaceImportDivider, setConversationStatus } from '../../conversations/imported.js';
 import { checkLabels, insertConversation, insertMessage, type Author, type StoredAttachment } from '../../conversations/service.js';
 import type { Database, MailboxMigrationItemsTable } from '../../db/schema.js';
 import { announceEvents } from '../../events/service.js';
+import { conversationIdsOfMailIds, storedCopyByMailId } from '../../mail/imported.js';
 import { findStoredCopy, mailIdentity, registerStoredMail, type MailIdentity, type StoredCopy } from '../../mail/duplicates.js';
 import { mailHeadersOf, type InboundMail } from '../../mail/parse.js';
 import { sanitizeMailHtml } from '../../mail/sanitize.js';
@@ -278,7 +280,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         // Stored once: the inbox has this message already (an earlier copy, or it arrived by mail).
         await setItem(item.source_key, { status: 'duplicate', skip_reason: 'duplicate', message_id: known.message_id, conversation_id: known.conversation_id, copied_at: iso(now) });
         await Promise.allSettled(f.written.map((k) => ctx.storage.delete(k)));
-        conversation ??= await trx.selectFrom('conversations').selectAll().where('id', '=', known.conversation_id).executeTakeFirst();
+        conversation ??= await conversationById(trx, known.conversation_id);
         continue;
       }
       const sentAt = new Date(item.sent_at);
@@ -355,13 +357,13 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
 async function importedBeforeDigests(trx: Transaction<Database>, m: MigrationRow, inboxId: string, mail: MailIdentity, raw: Buffer): Promise<StoredCopy | undefined> {
   if (mail.messageId) return undefined;
   const legacyId = `sha256-${createHash('sha256').update(raw).digest('hex')}@import.svc`;
-  return trx.selectFrom('mail_ids').select(['conversation_id', 'message_id']).where('workspace_id', '=', m.workspace_id).where('rfc_id', '=', legacyId).where('inbox_id', '=', inboxId).executeTakeFirst();
+  return storedCopyByMailId(trx, m.workspace_id, inboxId, legacyId);
 }
 
 /** The conversation a thread goes into: the one it went into before, or one holding a message it names. */
 async function existingConversation(trx: Transaction<Database>, m: MigrationRow, thread: { conversation_id: string | null }, members: ItemRow[], byKey: Map<string, Fetched>): Promise<ConversationRow | undefined> {
   if (thread.conversation_id) {
-    const row = await trx.selectFrom('conversations').selectAll().where('id', '=', thread.conversation_id).executeTakeFirst();
+    const row = await conversationById(trx, thread.conversation_id);
     if (row) return row;
   }
   const ids = new Set<string>();
@@ -373,16 +375,7 @@ async function existingConversation(trx: Transaction<Database>, m: MigrationRow,
   }
   const list = [...ids].slice(0, 500);
   if (list.length === 0) return undefined;
-  const hit = await trx
-    .selectFrom('mail_ids')
-    .innerJoin('conversations', 'conversations.id', 'mail_ids.conversation_id')
-    .selectAll('conversations')
-    .where('mail_ids.workspace_id', '=', m.workspace_id)
-    .where('mail_ids.inbox_id', '=', m.inbox_id!)
-    .where('mail_ids.rfc_id', 'in', list)
-    .orderBy('conversations.id')
-    .executeTakeFirst();
-  return hit;
+  return firstConversationOf(trx, await conversationIdsOfMailIds(trx, m.workspace_id, m.inbox_id!, list));
 }
 
 /**
@@ -393,67 +386,17 @@ async function existingConversation(trx: Transaction<Database>, m: MigrationRow,
 async function settleImportedConversation(tx: { db: Transaction<Database>; clock: Ctx['clock'] }, m: MigrationRow, conversation: ConversationRow, labels: string[]): Promise<void> {
   const trx = tx.db;
   const now = tx.clock.now();
-  if (labels.length) {
-    await trx
-      .insertInto('conversation_labels')
-      .values(labels.map((label) => ({ conversation_id: conversation.id, label })))
-      .onConflict((oc) => oc.columns(['conversation_id', 'label']).doNothing())
-      .execute();
-  }
-  const lastImported = await trx
-    .selectFrom('messages')
-    .select(['direction', 'created_at'])
-    .where('conversation_id', '=', conversation.id)
-    .where('kind', '=', 'message')
-    .where('imported_at', 'is not', null)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .executeTakeFirst();
+  await addConversationLabels(trx, conversation.id, labels);
+  const lastImported = await newestMessage(trx, conversation.id, { importedOnly: true });
   if (!lastImported) return;
-  const last = await trx
-    .selectFrom('messages')
-    .select(['direction', 'created_at'])
-    .where('conversation_id', '=', conversation.id)
-    .where('kind', '=', 'message')
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .executeTakeFirstOrThrow();
+  const last = (await newestMessage(trx, conversation.id))!;
   const status = importedStatus({ lastMessageAt: new Date(last.created_at), teamWroteLast: last.direction === 'out', closeAfterDays: m.close_after_days, now });
   // The divider sits right after the last imported message (moved when more history arrives).
-  const divider = JSON.stringify({ type: DIVIDER_TYPE, migration_id: m.id });
-  await trx.deleteFrom('messages').where('conversation_id', '=', conversation.id).where('kind', '=', 'event').where('details', '=', divider).execute();
-  const at = new Date(new Date(lastImported.created_at).getTime() + 1);
-  await trx
-    .insertInto('messages')
-    .values({
-      id: newId('m', at.getTime()),
-      workspace_id: conversation.workspace_id,
-      conversation_id: conversation.id,
-      kind: 'event',
-      direction: 'out',
-      author_type: 'system',
-      author_person_id: null,
-      author_key_id: null,
-      author_contact_id: null,
-      body: 'Imported history ends here. Earlier messages were copied from the old mailbox.',
-      html: null,
-      subject: null,
-      automatic: 0,
-      details: divider,
-      delivery_status: null,
-      delivery_error: null,
-      delivery_attempts: 0,
-      sent_at: null,
-      mail_message_id: null,
-      mail_references: null,
-      mail_reply_to: null,
-      attachments_omitted: 0,
-      raw_storage_key: null,
-      raw_size: null,
-      raw_sha256: null,
-      created_at: iso(at),
-      imported_at: iso(now),
-    })
-    .execute();
-  await trx.updateTable('conversations').set({ status, updated_at: iso(now) }).where('id', '=', conversation.id).execute();
+  await replaceImportDivider(trx, conversation, {
+    details: JSON.stringify({ type: DIVIDER_TYPE, migration_id: m.id }),
+    body: 'Imported history ends here. Earlier messages were copied from the old mailbox.',
+    at: new Date(new Date(lastImported.created_at).getTime() + 1),
+    importedAt: now,
+  });
+  await setConversationStatus(trx, conversation.id, status, now);
 }

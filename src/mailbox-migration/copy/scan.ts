@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import type { Ctx } from '../../context.js';
 import type { MailboxMigrationItemsTable } from '../../db/schema.js';
 import { normalizeAddress } from '../../contacts/service.js';
+import { countContactEmails } from '../../contacts/imported.js';
 import { AUTOMATIC_HEADER_FIELDS, parseHeaderBlock, type InboundMail } from '../../mail/parse.js';
 import { iso } from '../../platform/clock.js';
 import type { ImapFolder } from '../sources/imap.js';
@@ -325,13 +326,7 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
   let existingContacts = 0;
   const addresses = [...senders];
   for (let i = 0; i < addresses.length; i += 500) {
-    const found = await ctx.db
-      .selectFrom('contact_emails')
-      .select(sql<number>`count(*)`.as('n'))
-      .where('workspace_id', '=', m.workspace_id)
-      .where('email', 'in', addresses.slice(i, i + 500))
-      .executeTakeFirst();
-    existingContacts += Number(found?.n ?? 0);
+    existingContacts += await countContactEmails(ctx.db, m.workspace_id, addresses.slice(i, i + 500));
   }
   const keepFactor = m.keep_originals ? 2 : 1;
   const summary: PlanSummary = {

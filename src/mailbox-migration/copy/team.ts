@@ -3,6 +3,8 @@
 import { findChannel } from '../../channels/store.js';
 import type { Ctx } from '../../context.js';
 import { normalizeAddress } from '../../contacts/service.js';
+import { memberPersonIds } from '../../members/team.js';
+import { peopleEmails } from '../../people/directory.js';
 import type { MigrationRow } from '../store.js';
 
 export interface TeamAddresses {
@@ -35,13 +37,7 @@ export async function teamAddressesOf(ctx: Pick<Ctx, 'db'>, m: Pick<MigrationRow
     add(channel?.address);
     add(channel?.from_address);
   }
-  const people = await ctx.db
-    .selectFrom('memberships')
-    .innerJoin('people', 'people.id', 'memberships.person_id')
-    .select(['people.id', 'people.email'])
-    .where('memberships.workspace_id', '=', m.workspace_id)
-    .execute();
-  for (const p of people) {
+  for (const p of await peopleEmails(ctx.db, await memberPersonIds(ctx.db, m.workspace_id))) {
     const a = add(p.email);
     if (a) members.set(a, p.id);
   }

@@ -7,6 +7,7 @@ import type { Ctx } from '../../context.js';
 import { inTransaction } from '../../db/transaction.js';
 import { announceEvents } from '../../events/service.js';
 import { ParsePool } from '../../mail/parse-pool.js';
+import { workspaceDeletedAt } from '../../workspaces/live.js';
 import { iso, MINUTE } from '../../platform/clock.js';
 import { enqueue, type JobKind } from '../../platform/jobs.js';
 import type { Db } from '../../db/schema.js';
@@ -123,8 +124,8 @@ export class MigrationWorker {
     const { ctx } = this;
     const m = await ctx.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', migrationId).where('deleted_at', 'is', null).executeTakeFirst();
     if (!m) return undefined;
-    const workspace = await ctx.db.selectFrom('workspaces').select('deleted_at').where('id', '=', m.workspace_id).executeTakeFirst();
-    if (!workspace || workspace.deleted_at) {
+    const workspaceDeleted = await workspaceDeletedAt(ctx.db, m.workspace_id);
+    if (workspaceDeleted !== null) {
       // A deleted workspace: no more work, and its password goes at once.
       await this.closeConnection(m.id);
       await ctx.db.updateTable('mailbox_migrations').set({ password_sealed: null }).where('id', '=', m.id).execute();

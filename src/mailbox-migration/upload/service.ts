@@ -18,6 +18,7 @@ import { announceEvents } from '../../events/service.js';
 import type { RetentionRule, WorkspaceDataStep } from '../../platform/lifecycle.js';
 import { AppError, conflict, invalid, tooLarge } from '../../platform/errors.js';
 import { randomText } from '../../platform/ids.js';
+import { workspacesDeletedAt } from '../../workspaces/live.js';
 import { ExportRefused, readExport, type ExportManifest } from '../sources/archive.js';
 import { FileMailbox } from '../sources/file.js';
 import { formatMigration } from '../format.js';
@@ -306,13 +307,9 @@ export const migrationUploadsRule: RetentionRule = {
     let removed = 0;
     for (let i = 0; i < names.length && removed < batch; i += 200) {
       const chunk = names.slice(i, i + 200);
-      const rows = await ctx.db
-        .selectFrom('mailbox_migrations')
-        .leftJoin('workspaces', 'workspaces.id', 'mailbox_migrations.workspace_id')
-        .select(['mailbox_migrations.id', 'mailbox_migrations.state', 'mailbox_migrations.deleted_at', 'workspaces.deleted_at as workspace_deleted_at'])
-        .where('mailbox_migrations.id', 'in', chunk)
-        .execute();
-      const byId = new Map(rows.map((r) => [r.id, r]));
+      const rows = await ctx.db.selectFrom('mailbox_migrations').select(['id', 'state', 'deleted_at', 'workspace_id']).where('id', 'in', chunk).execute();
+      const workspaceDeleted = await workspacesDeletedAt(ctx.db, rows.map((r) => r.workspace_id));
+      const byId = new Map(rows.map((r) => [r.id, { ...r, workspace_deleted_at: workspaceDeleted.get(r.workspace_id) ?? null }]));
       for (const name of chunk) {
         if (removed >= batch) break;
         const r = byId.get(name);
