@@ -8,6 +8,7 @@ import { chatChannelForPublicKey, findChannel } from '../channels/store.js';
 import { createHmac } from 'node:crypto';
 import type { Ctx } from '../context.js';
 import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContactByExternalId } from '../contacts/service.js';
+import { contactMergeState } from '../contacts/merged.js';
 import { loadContactView, type ContactView } from '../contacts/store.js';
 import type { ChannelsTable, ContactSessionsTable, Db, MessagesTable } from '../db/schema.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
@@ -15,6 +16,7 @@ import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { applyConversationChanges, appendMessage, startConversation, type Tx } from '../conversations/service.js';
 import { attachmentsOf, findConversation } from '../conversations/store.js';
+import { attachmentOfSentMessage, contactConversationIdsInInbox, conversationsByLastMessage, sentMessagesOf } from '../conversations/visitor.js';
 import { openAttachment, storeUpload } from '../conversations/attachments.js';
 import type { AttachmentRow } from '../conversations/format.js';
 import type { Readable } from 'node:stream';
@@ -22,7 +24,9 @@ import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
 import { AppError, forbidden, invalid, notFound, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { CONNECTION_STALE_MS } from '../realtime/connections.js';
+import { peopleNames } from '../people/directory.js';
+import { teamOnline } from '../realtime/team-online.js';
+import { workspaceIsLive } from '../workspaces/live.js';
 import { signalTyping, type TypingThrottle } from '../typing/service.js';
 
 export type ContactSessionRow = ContactSessionsTable;
@@ -59,19 +63,11 @@ export function identityHash(identitySecret: string, externalId: string): string
 
 export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: ChatChannel) {
   const inbox = await inboxOfChannel(ctx.db, channel);
-  const member = await ctx.db
-    .selectFrom('realtime_connections')
-    .select('id')
-    .where('workspace_id', '=', channel.workspace_id)
-    .where('kind', '=', 'member')
-    .where('closed_at', 'is', null)
-    .where('last_seen_at', '>=', iso(ctx.clock.now().getTime() - CONNECTION_STALE_MS))
-    .limit(1)
-    .executeTakeFirst();
+  const online = await teamOnline(ctx.db, channel.workspace_id, ctx.clock.now());
   return {
     channel: { name: channel.name, greeting: channel.greeting, allow_anonymous: channel.allow_anonymous === 1, ask_email_offline: channel.ask_email_offline === 1 },
     inbox: { name: inbox.name, mode: inbox.mode, expected_reply_minutes: inbox.expected_reply_minutes, timezone: inbox.timezone, locale: inbox.locale },
-    team_online: member !== undefined,
+    team_online: online,
   };
 }
 
@@ -141,17 +137,16 @@ export async function findContactSession(ctx: Pick<Ctx, 'db' | 'clock'>, token: 
   const now = ctx.clock.now();
   const session = await ctx.db
     .selectFrom('contact_sessions')
-    .innerJoin('workspaces', 'workspaces.id', 'contact_sessions.workspace_id')
     .selectAll('contact_sessions')
     .where('contact_sessions.token_hash', '=', sha256Hex(token))
     .where('contact_sessions.expires_at', '>', iso(now))
-    .where('workspaces.deleted_at', 'is', null)
+    .where(workspaceIsLive('contact_sessions.workspace_id'))
     .executeTakeFirst();
   if (!session) return undefined;
   const channel = await findChannel(ctx.db, session.channel_id);
   if (!channel) return undefined;
   // A merged contact's sessions follow it to the contact it was merged into.
-  const contact = await ctx.db.selectFrom('contacts').select(['id', 'merged_into_id']).where('id', '=', session.contact_id).executeTakeFirst();
+  const contact = await contactMergeState(ctx.db, session.contact_id);
   if (!contact) return undefined;
   if (contact.merged_into_id) session.contact_id = contact.merged_into_id;
   if (now.getTime() - Date.parse(session.last_used_at) > 5 * MINUTE) {
@@ -169,15 +164,7 @@ export async function findContactSession(ctx: Pick<Ctx, 'db' | 'clock'>, token: 
 /** Ids of the conversations this session may read. */
 export async function visibleConversationIds(db: Tx['db'], session: ContactSessionRow): Promise<string[]> {
   if (session.verified === 1) {
-    const rows = await db
-      .selectFrom('conversations')
-      .select('id')
-      .where('workspace_id', '=', session.workspace_id)
-      .where('inbox_id', '=', session.inbox_id)
-      .where('contact_id', '=', session.contact_id)
-      .where('imported', '=', 0)
-      .execute();
-    return rows.map((r) => r.id);
+    return contactConversationIdsInInbox(db, { workspaceId: session.workspace_id, inboxId: session.inbox_id, contactId: session.contact_id });
   }
   const rows = await db.selectFrom('contact_session_conversations').select('conversation_id').where('session_id', '=', session.id).execute();
   return rows.map((r) => r.conversation_id);
@@ -217,26 +204,17 @@ export function formatVisitorMessage(
   };
 }
 
-async function authorNames(db: Tx['db'], personIds: (string | null)[]): Promise<Map<string, string | null>> {
-  const ids = [...new Set(personIds.filter((p): p is string => p !== null))];
-  if (!ids.length) return new Map();
-  const rows = await db.selectFrom('people').select(['id', 'name']).where('id', 'in', ids).execute();
-  return new Map(rows.map((r) => [r.id, r.name]));
-}
-
 export async function listVisitorConversations(ctx: Pick<Ctx, 'db'>, visitor: VisitorSession) {
   const ids = await visibleConversationIds(ctx.db, visitor.session);
   if (!ids.length) return [];
-  const rows = await ctx.db.selectFrom('conversations').selectAll().where('id', 'in', ids).orderBy('last_message_at', 'desc').limit(100).execute();
+  const rows = await conversationsByLastMessage(ctx.db, ids, 100);
   return rows.map((c) => ({ id: c.id, status: c.status, subject: c.subject, created_at: c.created_at, last_message_at: c.last_message_at }));
 }
 
 export async function listVisitorMessages(ctx: Pick<Ctx, 'db'>, visitor: VisitorSession, conversationId: string, opts: { after?: string; limit: number }) {
   await visibleConversation(ctx.db, visitor.session, conversationId);
-  let q = ctx.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('kind', '=', 'message');
-  if (opts.after) q = q.where('id', '>', opts.after);
-  const rows = await q.orderBy('id', 'asc').limit(opts.limit).execute();
-  const names = await authorNames(ctx.db, rows.map((r) => r.author_person_id));
+  const rows = await sentMessagesOf(ctx.db, conversationId, opts);
+  const names = await peopleNames(ctx.db, rows.map((r) => r.author_person_id));
   const files = await attachmentsOf(ctx.db, rows.map((r) => r.id));
   return rows.map((m) => formatVisitorMessage(m, m.author_person_id ? (names.get(m.author_person_id) ?? null) : null, files.get(m.id)));
 }
@@ -252,14 +230,7 @@ export async function uploadVisitorAttachment(ctx: Ctx, visitor: VisitorSession,
  * anyone's uploads not sent yet), in a conversation of this session.
  */
 export async function openVisitorAttachment(ctx: Ctx, visitor: VisitorSession, attachmentId: string): Promise<{ row: AttachmentRow; stream: Readable }> {
-  const row = await ctx.db
-    .selectFrom('attachments')
-    .innerJoin('messages', 'messages.id', 'attachments.message_id')
-    .selectAll('attachments')
-    .where('attachments.workspace_id', '=', visitor.session.workspace_id)
-    .where('attachments.id', '=', attachmentId)
-    .where('messages.kind', '=', 'message')
-    .executeTakeFirst();
+  const row = await attachmentOfSentMessage(ctx.db, visitor.session.workspace_id, attachmentId);
   if (!row || !(await visibleConversationIds(ctx.db, visitor.session)).includes(row.conversation_id)) throw notFound('attachment');
   return { row, stream: await openAttachment(ctx, row) };
 }

@@ -1,0 +1,42 @@
+// The widget's reads of a visitor's conversations, messages and files (src/widget decides which
+// conversations a visitor may see; these only read).
+import type { Db } from '../db/schema.js';
+import type { AttachmentRow, ConversationRow, MessageRow } from './format.js';
+
+/** Ids of the contact's conversations in the inbox, those imported from an old mailbox left out. */
+export async function contactConversationIdsInInbox(db: Db, target: { workspaceId: string; inboxId: string; contactId: string }): Promise<string[]> {
+  const rows = await db
+    .selectFrom('conversations')
+    .select('id')
+    .where('workspace_id', '=', target.workspaceId)
+    .where('inbox_id', '=', target.inboxId)
+    .where('contact_id', '=', target.contactId)
+    .where('imported', '=', 0)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** These conversations, latest message first, at most `limit`. */
+export async function conversationsByLastMessage(db: Db, ids: readonly string[], limit: number): Promise<ConversationRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('conversations').selectAll().where('id', 'in', [...ids]).orderBy('last_message_at', 'desc').limit(limit).execute();
+}
+
+/** The conversation's messages (kind message: no notes nor events) after the id `after`, oldest first. */
+export async function sentMessagesOf(db: Db, conversationId: string, opts: { after?: string; limit: number }): Promise<MessageRow[]> {
+  let q = db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('kind', '=', 'message');
+  if (opts.after) q = q.where('id', '>', opts.after);
+  return q.orderBy('id', 'asc').limit(opts.limit).execute();
+}
+
+/** An attachment of the workspace that belongs to a message (not a note, nor an upload not sent yet). */
+export async function attachmentOfSentMessage(db: Db, workspaceId: string, attachmentId: string): Promise<AttachmentRow | undefined> {
+  return db
+    .selectFrom('attachments')
+    .innerJoin('messages', 'messages.id', 'attachments.message_id')
+    .selectAll('attachments')
+    .where('attachments.workspace_id', '=', workspaceId)
+    .where('attachments.id', '=', attachmentId)
+    .where('messages.kind', '=', 'message')
+    .executeTakeFirst();
+}
