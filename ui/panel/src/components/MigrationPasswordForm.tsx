@@ -133,7 +133,7 @@ export function ConnectionTestSteps(props: { result: ConnectionTestResult }) {
       <ol class="mig-test-steps">
         {result.steps.map((s) => (
           <li key={s.step} data-status={s.status}>
-            <span class={s.status === 'ok' ? 'pill-ok' : s.status === 'failed' ? 'pill-bad' : 'muted'}>{t(`mig.test.status_${s.status}`)}</span> {t(STEP_KEYS[s.step as keyof typeof STEP_KEYS] ?? 'mig.test.connect')}
+            <strong>{t(`mig.test.status_${s.status}`)}</strong> · {t(STEP_KEYS[s.step as keyof typeof STEP_KEYS] ?? 'mig.test.connect')}
             {s.detail && <span class="muted"> · {s.detail}</span>}
           </li>
         ))}

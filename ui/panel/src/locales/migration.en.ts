@@ -193,7 +193,7 @@ export const migrationEn = {
   'mig.errors.blocked': 'Refused before sending: {command} ({when})',
   'mig.attention.title': 'This migration needs attention',
   'mig.attention.login_failed': 'The mailbox refused the password: it was probably changed or revoked.',
-  'mig.attention.login_failed_fix': 'Make a new app password at the provider and enter it below, then resume. The copy continues where it stopped.',
+  'mig.attention.login_failed_fix': 'Make a new app password at the provider and enter it below: the copy then continues where it stopped.',
   'mig.attention.provider_limit': 'The provider limits how much can be read right now.',
   'mig.attention.provider_limit_fix': 'Nothing to do: the copy continues by itself at {when}, where it stopped. Resume tries earlier.',
   'mig.attention.connection_failed': 'The mail server could not be reached several times in a row.',

@@ -195,7 +195,7 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.errors.blocked': 'Gönderilmeden reddedildi: {command} ({when})',
   'mig.attention.title': 'Bu taşıma ilgi bekliyor',
   'mig.attention.login_failed': 'Posta kutusu parolayı reddetti: büyük olasılıkla değiştirildi ya da iptal edildi.',
-  'mig.attention.login_failed_fix': 'Sağlayıcıda yeni bir uygulama parolası oluşturup aşağıya girin, sonra sürdürün. Kopyalama kaldığı yerden devam eder.',
+  'mig.attention.login_failed_fix': 'Sağlayıcıda yeni bir uygulama parolası oluşturup aşağıya girin: kopyalama kaldığı yerden devam eder.',
   'mig.attention.provider_limit': 'Sağlayıcı şu anda ne kadar okunabileceğini sınırlıyor.',
   'mig.attention.provider_limit_fix': 'Yapacak bir şey yok: kopyalama {when} zamanında kaldığı yerden kendiliğinden sürer. Sürdür daha erken dener.',
   'mig.attention.connection_failed': 'Posta sunucusuna art arda birkaç kez ulaşılamadı.',

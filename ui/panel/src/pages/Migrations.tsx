@@ -71,7 +71,9 @@ function reachable(m: Migration, step: Step): boolean {
   const natural = STEPS.indexOf(stepOfState(m.state));
   const i = STEPS.indexOf(step);
   if (i === natural) return true;
-  if (i > natural || i === 0) return false;
+  // Map follows Choose before the dry run exists; other later steps wait for their state.
+  const ahead = i > natural && !(step === 'map' && m.state === 'connected');
+  if (ahead || i === 0) return false;
   return (STEP_ACTION[step] ?? []).some((a) => m.allowed_actions.includes(a));
 }
 
@@ -108,7 +110,7 @@ function MigrationList() {
       ) : data.data.length === 0 ? (
         <p class="empty">{t('mig.empty')}</p>
       ) : (
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label={t('mig.title')}>
           <table class="table">
             <thead>
               <tr>
@@ -420,6 +422,8 @@ function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; rel
       }
       const url = `/v1/migrations/{migrationId}/${action.replace('_', '-')}` as '/v1/migrations/{migrationId}/start';
       const next = await must(api.POST(url, { params: { path }, ...(body ? { body: body as never } : {}) }));
+      // A new state shows its own step, not an earlier one opened before.
+      route(`/settings/migrations/${m.id}`, true);
       props.onChanged(next as Migration);
       await props.reload();
     } catch (err) {
@@ -466,6 +470,12 @@ function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; rel
 
 function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
   const { m } = props;
+  const { route, query } = useLocation();
+  // Once connected the wizard would move on to Choose: stay here to show the test's result first.
+  const changed = (next: Migration) => {
+    if (next.state !== 'draft' && query.step !== 'connect') route(`/settings/migrations/${m.id}?step=connect`, true);
+    props.onChanged(next);
+  };
   const presets = useLoad(() => must(api.GET('/v1/migrations/presets')).then((r) => r.data as unknown as Preset[]));
   const preset = presets.data?.find((p) => p.id === m.provider);
   const [result, setResult] = useState<ConnectionTestResult | null>(null);
@@ -483,7 +493,7 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
       if ('retryAfter' in r) setWait(r.retryAfter);
       else {
         setResult(r.result);
-        props.onChanged(r.migration);
+        changed(r.migration);
       }
     } catch (err) {
       toast(t('action.failed', { error: errorText(err) }));
@@ -512,7 +522,7 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
           </p>
         )}
       </section>
-      {m.allowed_actions.includes('credentials') && <MigrationPasswordForm migration={m} testAfterSave onSaved={(next, r) => (props.onChanged(next), setResult(r))} />}
+      {m.allowed_actions.includes('credentials') && <MigrationPasswordForm migration={m} testAfterSave onSaved={(next) => (setResult(null), changed(next))} />}
       {m.allowed_actions.includes('test') && (
         <p>
           <button class="btn" type="button" disabled={busy} onClick={() => void test()}>
@@ -895,7 +905,7 @@ function ReviewStep(props: { m: Migration }) {
             <dd>{formatDuration(summary.estimated_seconds)}</dd>
           </div>
         </dl>
-        <div class="table-wrap">
+        <div class="table-wrap" tabIndex={0} role="region" aria-label={t('mig.review.per_folder')}>
           <table class="table">
             <caption class="visually-hidden">{t('mig.review.per_folder')}</caption>
             <thead>
