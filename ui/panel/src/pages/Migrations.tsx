@@ -273,7 +273,7 @@ function SourceStep() {
         )}
         {chosen?.note && <p class="muted">{chosen.note}</p>}
         {chosen?.id === 'imap' && (
-          <fieldset class="field mig-server">
+          <fieldset class="field mig-box">
             <legend>{t('mig.source.server')}</legend>
             <div class="field">
               <label for="mig-host">{t('mig.source.host')}</label>
@@ -390,7 +390,13 @@ function ReadOnlyNote(props: { m: Migration }) {
 
 /** Actions that change the migration from the bar; the others open the step where their form is. */
 const BUTTON_ACTIONS = new Set(['scan', 'start', 'pause', 'resume', 'cancel', 'retry', 'probe', 'finish', 'remove_history', 'delete']);
-const FORM_STEP: Record<string, Step> = { update: 'map', credentials: 'connect', test: 'connect', upload: 'connect', folders: 'choose', preview: 'review' };
+const FORM_STEPS: Record<string, Step[]> = { update: ['map', 'choose', 'connect'], credentials: ['connect'], test: ['connect'], upload: ['connect'], folders: ['choose'], preview: ['review'] };
+
+/** The step whose form does an action: the first of its steps open now. */
+function formStep(m: Migration, action: string): Step {
+  const steps = FORM_STEPS[action] ?? ['connect'];
+  return steps.find((s) => reachable(m, s)) ?? steps[0];
+}
 
 /** Exactly the migration's allowed_actions, each as a button or as a link to its form. */
 function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; reload: () => Promise<void> }) {
@@ -440,7 +446,7 @@ function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; rel
       <div class="row-actions mig-actions" role="group" aria-label={t('mig.actions')}>
         {shown.map((a) => {
           if (!BUTTON_ACTIONS.has(a)) {
-            const step = FORM_STEP[a] ?? 'connect';
+            const step = formStep(m, a);
             return (
               <a key={a} class="btn btn-ghost" data-action={a} href={`/settings/migrations/${m.id}?step=${step}`}>
                 {t(ACTION_KEY(a))}
@@ -509,7 +515,7 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
         </h2>
         {m.imap && (
           <p>
-            {t('mig.connect.server')} <span class="mono">{`${m.imap.host}:${m.imap.port}`}</span> ({m.imap.tls === 'none' ? t('mig.source.tls_none') : m.imap.tls.toUpperCase()})
+            {t('mig.connect.server')} <span class="mono">{`${m.imap.host}:${m.imap.port}`}</span> · {m.imap.tls === 'none' ? t('mig.connect.no_tls') : m.imap.tls.toUpperCase()}
           </p>
         )}
         {preset && preset.app_password !== 'no' && <p>{t(preset.app_password === 'required' ? 'mig.connect.app_password_required' : 'mig.connect.app_password_two_step')}</p>}
@@ -589,7 +595,7 @@ function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => void }) 
     <form class="card" onSubmit={save}>
       <h2 style={{ marginTop: 0 }}>{t('mig.choose.title')}</h2>
       <p class="muted">{t('mig.choose.lead')}</p>
-      <fieldset class="field mig-folders">
+      <fieldset class="field mig-box">
         <legend>{t('mig.choose.folders')}</legend>
         <ul role="list" class="mig-folder-list">
           {folders.data.map((f) => {
@@ -731,7 +737,7 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
         </div>
       </div>
       {channels.data && channels.data.length === 0 && !locked && (
-        <fieldset class="field mig-new-channel">
+        <fieldset class="field mig-box">
           <legend>{t('mig.map.no_channel')}</legend>
           <div class="mig-inline">
             <div class="field">
@@ -748,7 +754,7 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
           </button>
         </fieldset>
       )}
-      <fieldset class="field">
+      <fieldset class="field mig-box">
         <legend>{t('mig.map.team')}</legend>
         <span class="hint">{t('mig.map.team_hint')}</span>
         <table class="table mig-map-table">
@@ -788,7 +794,7 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
         </div>
       </fieldset>
       {chosenFolders.length > 0 && (
-        <fieldset class="field">
+        <fieldset class="field mig-box">
           <legend>{t('mig.map.labels')}</legend>
           <span class="hint">{t('mig.map.labels_hint')}</span>
           <table class="table mig-map-table">
