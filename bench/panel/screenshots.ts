@@ -52,7 +52,8 @@ try {
         await shot(page, `${s.url}/conversations/${first}`, `${tag}-conversation.png`);
         await shot(page, `${s.url}/settings/inboxes/${seed.inboxId}`, `${tag}-settings-inbox.png`);
         await shot(page, `${s.url}/settings/api-keys`, `${tag}-settings-keys.png`);
-        for (const [url, name] of migrations.pages) await shot(page, `${s.url}${url}`, `${tag}-${name}.png`);
+        // The wizard's steps are long forms: the whole page, so a phone shows more than the menu.
+        for (const [url, name] of migrations.pages) await shot(page, `${s.url}${url}`, `${tag}-${name}.png`, true);
         await context.close();
         const anon = await browser.newContext({ viewport: { width: w, height: h }, colorScheme, locale });
         await shot(await anon.newPage(), `${s.url}/sign-in`, `${tag}-sign-in.png`);
@@ -67,9 +68,9 @@ try {
 }
 console.log(`screenshots: ${fs.readdirSync(OUT).length} files in ${OUT}`);
 
-async function shot(page: Page, url: string, name: string) {
+async function shot(page: Page, url: string, name: string, fullPage = false) {
   await page.goto(url);
   await page.waitForLoadState('networkidle');
   await page.waitForTimeout(150);
-  await page.screenshot({ path: path.join(OUT, name) });
+  await page.screenshot({ path: path.join(OUT, name), fullPage });
 }

@@ -101,7 +101,7 @@ function MigrationList() {
       <h1>{t('mig.title')}</h1>
       <p class="lead">{t('mig.lead')}</p>
       <p>
-        <a class="btn btn-primary" href="/settings/migrations/new">
+        <a class="btn btn-primary mig-link-btn" href="/settings/migrations/new">
           {t('mig.new')}
         </a>
       </p>
@@ -540,7 +540,7 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
       {result && <ConnectionTestSteps result={result} />}
       {m.state !== 'draft' && (
         <p>
-          <a class="btn btn-primary" href={`/settings/migrations/${m.id}?step=choose`}>
+          <a class="btn btn-primary mig-link-btn" href={`/settings/migrations/${m.id}?step=choose`}>
             {t('mig.next.choose')}
           </a>
         </p>
@@ -572,7 +572,7 @@ function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => void }) 
     // An export file: its folders were read with the file; every one is copied unless chosen otherwise later.
     return (
       <p>
-        <a class="btn btn-primary" href={`/settings/migrations/${m.id}?step=map`}>
+        <a class="btn btn-primary mig-link-btn" href={`/settings/migrations/${m.id}?step=map`}>
           {t('mig.next.map')}
         </a>
       </p>
