@@ -52,8 +52,7 @@ try {
         await shot(page, `${s.url}/conversations/${first}`, `${tag}-conversation.png`);
         await shot(page, `${s.url}/settings/inboxes/${seed.inboxId}`, `${tag}-settings-inbox.png`);
         await shot(page, `${s.url}/settings/api-keys`, `${tag}-settings-keys.png`);
-        // On a phone the settings menu fills the top: the wizard's pages are scrolled to their steps.
-        for (const [url, name] of migrations.pages) await shot(page, `${s.url}${url}`, `${tag}-${name}.png`, w < 900 ? '.mig-steps' : undefined);
+        for (const [url, name] of migrations.pages) await shot(page, `${s.url}${url}`, `${tag}-${name}.png`);
         await context.close();
         const anon = await browser.newContext({ viewport: { width: w, height: h }, colorScheme, locale });
         await shot(await anon.newPage(), `${s.url}/sign-in`, `${tag}-sign-in.png`);
@@ -68,10 +67,9 @@ try {
 }
 console.log(`screenshots: ${fs.readdirSync(OUT).length} files in ${OUT}`);
 
-async function shot(page: Page, url: string, name: string, scrollTo?: string) {
+async function shot(page: Page, url: string, name: string) {
   await page.goto(url);
   await page.waitForLoadState('networkidle');
   await page.waitForTimeout(150);
-  if (scrollTo) await page.evaluate((selector) => document.querySelector(selector)?.scrollIntoView({ block: 'start' }), scrollTo);
   await page.screenshot({ path: path.join(OUT, name) });
 }
