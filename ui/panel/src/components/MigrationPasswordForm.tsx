@@ -22,6 +22,8 @@ export function MigrationPasswordForm(props: {
   testAfterSave?: boolean;
   submitLabel?: string;
   idPrefix?: string;
+  /** How the user name and password reach the server; default: PUT …/credentials with the member's session. */
+  submit?: (input: { username?: string; password: string }) => Promise<Migration>;
 }) {
   const id = props.idPrefix ?? 'mig';
   const [username, setUsername] = useState(props.migration.username ?? props.migration.source_address ?? '');
@@ -38,7 +40,10 @@ export function MigrationPasswordForm(props: {
     setWait(null);
     setResult(null);
     try {
-      let migration = await must(api.PUT('/v1/migrations/{migrationId}/credentials', { params: { path: { migrationId: props.migration.id } }, body: { username: username.trim() || undefined, password } }));
+      const input = { username: username.trim() || undefined, password };
+      let migration = props.submit
+        ? await props.submit(input)
+        : await must(api.PUT('/v1/migrations/{migrationId}/credentials', { params: { path: { migrationId: props.migration.id } }, body: input }));
       // The field is emptied at once: the password lives only on the server now, sealed.
       setPassword('');
       let test: ConnectionTestResult | null = null;

@@ -51,11 +51,11 @@ type PreviewConversation = {
   last_message_at: string | null;
 };
 
-export const STEPS = ['source', 'connect', 'choose', 'map', 'review', 'copy', 'switch', 'done'] as const;
-export type Step = (typeof STEPS)[number];
+const STEPS = ['source', 'connect', 'choose', 'map', 'review', 'copy', 'switch', 'done'] as const;
+type Step = (typeof STEPS)[number];
 
 /** Where a migration in this state stands in the wizard. */
-export function stepOfState(state: State): Step {
+function stepOfState(state: State): Step {
   if (state === 'draft') return 'connect';
   if (state === 'connected') return 'choose';
   if (state === 'scanning' || state === 'ready') return 'review';
