@@ -454,7 +454,7 @@ function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; rel
             );
           }
           const danger = a === 'cancel' || a === 'delete' || a === 'remove_history';
-          const primary = a === 'start' || a === 'resume' || a === 'scan';
+          const primary = a === 'start' || a === 'resume' || (a === 'scan' && m.state === 'connected');
           const confirm = a === 'cancel' || a === 'delete' || a === 'remove_history' || a === 'finish';
           return (
             <button key={a} type="button" data-action={a} disabled={busy} class={`btn ${danger ? 'btn-danger' : primary ? 'btn-primary' : ''}`} onClick={() => (confirm ? setAsking(a) : void run(a))}>
