@@ -1,14 +1,15 @@
 // The migration wizard (Settings › Move to the service) in a real browser against a real Dovecot
 // holding a generated mailbox: the whole wizard from the address to completed (a wrong password
-// first, folders, an e-mail channel created inline, the dry run, start, pause, resume, a reload
-// mid-copy, live progress to switching, the forwarding confirmation and the test message arriving
+// first, folders, an e-mail channel created inline, the dry run, start, live progress of a batch,
+// pause, resume, a reload mid-copy, live progress to switching, the forwarding confirmation and the test message arriving
 // live, the quiet-period countdown, finish), remove history with a wrong and then the right number;
 // every state's screen in Turkish with exactly the migration's allowed_actions, the connection
 // test's rate limit shown as a wait, needs_attention explained and fixed with a new password; an agent never sees the wizard and the API refuses.
 // The background work runs when the test drains it, so every state can be looked at as it is.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Page } from 'playwright-core';
+import type { Page, Response } from 'playwright-core';
+import type { MigrationPart } from '../../src/mailbox-migration/background.js';
 import { systemClock } from '../../src/platform/clock.js';
 import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
@@ -72,6 +73,8 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
 
   const api = (method: string, path: string, body?: unknown) => s.request(method, path, { token: seed.apiKey, body });
   const drain = () => s.app.jobs.drain();
+  /** One run of the background work: one batch of the copy. */
+  const drain1 = () => s.app.jobs.drain(1);
 
   async function panelPage(token: string, opts: { width?: number; height?: number } = {}) {
     const { context, page } = await browser.newPage({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 } });
@@ -171,10 +174,31 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     await assertAccessible(page);
     await screenshot(page, 'migration-wizard-5-review');
 
-    // 6. Copy: start, pause, resume, a reload mid-copy, then live progress to switching.
+    // 6. Copy: start; one batch of two conversations shows live from migration.progress alone (the
+    // page reads nothing); pause, resume, a reload mid-copy, then live progress to switching.
+    Object.assign((s.server.parts['mailbox-migration'] as MigrationPart).worker.limits, { budgetMs: 0, batchThreads: 2 });
     await page.getByRole('button', { name: 'Start copying' }).click();
     await expectScreen(page, id, 'copying');
     await page.getByText('No changes were made to the provider.').waitFor();
+    // The page re-reads the migration after the start's migration.updated: let that settle first.
+    await page.waitForTimeout(1000);
+    const reads: number[] = [];
+    const countReads = async (r: Response) => {
+      if (r.request().method() === 'GET' && new URL(r.url()).pathname === `/v1/migrations/${id}`) reads.push(((await r.json()) as { progress: { copied: number } }).progress.copied);
+    };
+    page.on('response', countReads);
+    // (another due job may take the first run)
+    let partly = (await api('GET', `/v1/migrations/${id}`)).body;
+    for (let run = 0; run < 3 && partly.progress.copied === 0; run++) {
+      await drain1();
+      partly = (await api('GET', `/v1/migrations/${id}`)).body;
+    }
+    assert.equal(partly.state, 'copying');
+    assert.ok(partly.progress.copied > 0 && partly.progress.planned > 0, JSON.stringify(partly.progress));
+    await page.getByTestId('copied').getByText(String(partly.progress.copied), { exact: true }).waitFor();
+    await page.getByTestId('progress-text').getByText(`${partly.progress.percent}% · ${partly.progress.copied} of`).waitFor();
+    page.off('response', countReads);
+    assert.deepEqual(reads.filter((copied) => copied > 0), [], 'the progress came from migration.progress, not from reading the migration');
     await page.getByRole('button', { name: 'Pause', exact: true }).click();
     await expectScreen(page, id, 'paused');
     await page.getByText('Paused. Resume continues where it stopped.').waitFor();
