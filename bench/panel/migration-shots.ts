@@ -8,7 +8,7 @@ import { seedEmailChannel } from '../../test/helpers/mail.js';
 import { fillBulkMailbox, fillOldMailbox, SUPPORT, SUPPORT_PASSWORD } from '../../test/helpers/migration.js';
 import type { TestServer } from '../../test/helpers/server.js';
 
-export interface MigrationShots {
+interface MigrationShots {
   /** [path on the server, screenshot name] */
   pages: [string, string][];
   stop(): Promise<void>;
