@@ -7,11 +7,12 @@ import { seedWorkspace } from '../../test/helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../../test/helpers/mail.js';
 import { startTestServer } from '../../test/helpers/server.js';
 import { systemClock } from '../../src/platform/clock.js';
+import { prepareMigrationShots } from './migration-shots.js';
 
 const OUT = path.resolve('bench/panel/shots');
 fs.mkdirSync(OUT, { recursive: true });
 
-const s = await startTestServer({ env: { SVC_INGRESS_SECRET: INGRESS_SECRET }, clock: systemClock });
+const s = await startTestServer({ env: { SVC_INGRESS_SECRET: INGRESS_SECRET, SVC_MIGRATION_ALLOW_PRIVATE: '1', SVC_FORWARDING_DOMAIN: 'in.example.com' }, clock: systemClock });
 const seed = await seedWorkspace(s.app, { name: 'Acme' });
 const channel = await seedEmailChannel(s.app, seed);
 const people = [
@@ -27,6 +28,9 @@ for (const [name, email, subject, body] of people) {
 }
 await s.request('POST', `/v1/conversations/${first}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'Checking the carrier for this one.' } });
 await s.request('POST', `/v1/conversations/${first}/messages`, { token: seed.ownerToken, body: { body: 'Merhaba Ayşe, siparişiniz bugün kargoya verildi.' } });
+
+const ownerEmail = (await s.app.db.selectFrom('people').select('email').where('id', '=', seed.ownerId).executeTakeFirstOrThrow()).email;
+const migrations = await prepareMigrationShots(s, seed, ownerEmail);
 
 const browser = await chromium.launch({
   executablePath: process.env.SVC_CHROMIUM ?? '/usr/bin/chromium',
@@ -48,6 +52,7 @@ try {
         await shot(page, `${s.url}/conversations/${first}`, `${tag}-conversation.png`);
         await shot(page, `${s.url}/settings/inboxes/${seed.inboxId}`, `${tag}-settings-inbox.png`);
         await shot(page, `${s.url}/settings/api-keys`, `${tag}-settings-keys.png`);
+        for (const [url, name] of migrations.pages) await shot(page, `${s.url}${url}`, `${tag}-${name}.png`);
         await context.close();
         const anon = await browser.newContext({ viewport: { width: w, height: h }, colorScheme, locale });
         await shot(await anon.newPage(), `${s.url}/sign-in`, `${tag}-sign-in.png`);
@@ -58,6 +63,7 @@ try {
 } finally {
   await browser.close();
   await s.stop();
+  await migrations.stop();
 }
 console.log(`screenshots: ${fs.readdirSync(OUT).length} files in ${OUT}`);
 

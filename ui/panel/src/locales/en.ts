@@ -1,5 +1,8 @@
 // The English catalogue: every string the panel shows. tr.ts must have the same keys.
+import { migrationEn } from './migration.en';
+
 export const en = {
+  ...migrationEn,
   'app.name': 'svc',
   'signin.title': 'Sign in',
   'signin.lead': 'We will mail you a one-time code.',

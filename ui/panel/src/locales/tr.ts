@@ -1,7 +1,9 @@
 // Türkçe katalog: en.ts ile aynı anahtarlar (eksik bir anahtar derlemeyi durdurur).
 import type { MessageKey } from './en';
+import { migrationTr } from './migration.tr';
 
 export const tr: Record<MessageKey, string> = {
+  ...migrationTr,
   'app.name': 'svc',
   'signin.title': 'Giriş yap',
   'signin.lead': 'Size tek kullanımlık bir kod göndereceğiz.',

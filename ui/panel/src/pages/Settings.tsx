@@ -12,9 +12,10 @@ import { Passkeys } from '../components/Passkeys';
 import { SecretOnce } from '../components/Secret';
 import { absoluteTime, relativeTime, t } from '../i18n';
 import { inboxes, me, membership, toast } from '../state';
+import { MigrationsPage } from './Migrations';
 import { SavedRepliesSettings } from './SavedRepliesSettings';
 
-type Section = 'workspace' | 'members' | 'inboxes' | 'api-keys' | 'webhooks' | 'saved-replies' | 'account';
+type Section = 'workspace' | 'members' | 'inboxes' | 'api-keys' | 'webhooks' | 'saved-replies' | 'migrations' | 'account';
 const SECTIONS: [Section, Parameters<typeof t>[0], boolean][] = [
   ['workspace', 'settings.workspace', false],
   ['members', 'settings.members', false],
@@ -22,6 +23,7 @@ const SECTIONS: [Section, Parameters<typeof t>[0], boolean][] = [
   ['api-keys', 'settings.api_keys', true],
   ['webhooks', 'settings.webhooks', true],
   ['saved-replies', 'settings.saved_replies', false],
+  ['migrations', 'settings.migrations', true],
   ['account', 'settings.account', false],
 ];
 
@@ -53,6 +55,7 @@ export function Settings() {
         {section === 'api-keys' && <ApiKeys />}
         {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}
         {section === 'saved-replies' && <SavedRepliesSettings />}
+        {section === 'migrations' && <MigrationsPage id={params.id} />}
         {section === 'account' && <Account />}
       </main>
     </div>

@@ -1,0 +1,99 @@
+// The wizard's export-file upload in a real browser: an mbox of three 8 MiB parts, each with its
+// SHA-256 computed in the page; the upload is cut after two parts, the page is reloaded, it says
+// what the server already holds, and choosing the same file again sends only the missing part,
+// then the file is read and the migration is connected.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { systemClock } from '../../src/platform/clock.js';
+import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
+import { mbox, sha256 } from '../helpers/export-files.js';
+import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { buildMail, daysAgo } from '../helpers/mailbox.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const PART = 8 * 1024 * 1024;
+
+describe('the export-file upload of the migration wizard', { skip: browserSkipReason() }, () => {
+  let s: TestServer;
+  let seed: Seed;
+  let browser: BrowserSession;
+  let dir: string;
+  let file: string;
+  let bytes: Buffer;
+  const MESSAGES = 44;
+
+  before(async () => {
+    s = await startTestServer({ clock: systemClock });
+    await s.app.jobs.stop();
+    seed = await seedWorkspace(s.app, { name: 'Acme' });
+    const now = new Date();
+    const messages = [];
+    // 44 messages of about 400 KB: a little over two parts.
+    for (let n = 0; n < MESSAGES; n++) {
+      messages.push(await buildMail({ from: `Customer ${n} <c${n}@customer.test>`, to: 'support@acme.test', subject: `Question ${n}`, messageId: `q${n}@customer.test`, date: daysAgo(now, n + 1), text: `Question ${n}.\n${'Some words of a long message. '.repeat(13_000)}` }));
+    }
+    bytes = mbox(messages);
+    assert.ok(bytes.length > 2 * PART && bytes.length < 3 * PART, `the file has three parts (${bytes.length} bytes)`);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-wizard-upload-'));
+    file = path.join(dir, 'support.mbox');
+    fs.writeFileSync(file, bytes);
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await s?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('cut after two parts, resumed after a reload with only the missing part sent', async () => {
+    const { context, page } = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    const parts: { part: number; sha: string | null }[] = [];
+    page.on('request', (r) => {
+      const m = /\/upload\/parts\/(\d+)$/.exec(r.url());
+      if (m && r.method() === 'POST') parts.push({ part: Number(m[1]), sha: r.headers()['x-part-sha256'] ?? null });
+    });
+
+    await page.goto(`${s.url}/settings/migrations/new`);
+    await page.getByLabel('Provider').selectOption('export_file');
+    await page.getByText('You will upload the export').waitFor();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL(/\/settings\/migrations\/mig_/);
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+    await page.getByRole('heading', { name: 'Upload the export file' }).waitFor();
+    await assertAccessible(page);
+
+    // The connection drops when the third part is sent.
+    await page.route('**/upload/parts/3', (route) => route.abort('connectionreset'));
+    await page.getByLabel('Export file', { exact: true }).setInputFiles(file);
+    await page.getByText('The upload stopped').waitFor({ timeout: 30_000 });
+    await page.unroute('**/upload/parts/3');
+    const held = (await s.request('GET', `/v1/migrations/${id}/upload`, { token: seed.apiKey })).body;
+    assert.deepEqual(held.data.map((p: { part: number }) => p.part), [1, 2]);
+    assert.deepEqual(held.data.map((p: { sha256: string }) => p.sha256), [sha256(bytes.subarray(0, PART)), sha256(bytes.subarray(PART, 2 * PART))], 'the checksums were computed in the page');
+
+    // After a reload the page says what is held; the same file again sends only part 3.
+    await page.reload();
+    await page.getByTestId('upload-resume').getByText('2 part(s)').waitFor();
+    await assertAccessible(page);
+    await screenshot(page, 'migration-wizard-upload-resume');
+    const before = parts.length;
+    await page.getByLabel('Export file', { exact: true }).setInputFiles(file);
+    await page.locator('h1 [data-state="connected"]').waitFor({ timeout: 60_000 });
+    assert.deepEqual(parts.slice(before).map((p) => p.part), [3]);
+    assert.equal(parts.at(-1)!.sha, sha256(bytes.subarray(2 * PART)));
+    const m = (await s.request('GET', `/v1/migrations/${id}`, { token: seed.apiKey })).body;
+    assert.equal(m.state, 'connected');
+    const upload = (await s.request('GET', `/v1/migrations/${id}/upload`, { token: seed.apiKey })).body;
+    assert.equal(upload.file.messages, MESSAGES);
+    assert.equal(upload.file.sha256, sha256(bytes));
+    await page.getByRole('link', { name: 'Next: map' }).waitFor();
+    await assertAccessible(page);
+    assert.deepEqual(errors, []);
+  });
+});

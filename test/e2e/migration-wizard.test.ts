@@ -1,0 +1,394 @@
+// The migration wizard (Settings › Move to the service) in a real browser against a real Dovecot
+// holding a generated mailbox: the whole wizard from the address to completed (a wrong password
+// first, folders, an e-mail channel created inline, the dry run, start, live progress of a batch,
+// pause, resume, a reload mid-copy, live progress to switching, the forwarding confirmation and the test message arriving
+// live, the quiet-period countdown, finish), remove history with a wrong and then the right number;
+// every state's screen in Turkish with exactly the migration's allowed_actions, the connection
+// test's rate limit shown as a wait, needs_attention explained and fixed with a new password; an agent never sees the wizard and the API refuses.
+// The background work runs when the test drains it, so every state can be looked at as it is.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Page, Response } from 'playwright-core';
+import type { MigrationPart } from '../../src/mailbox-migration/background.js';
+import { systemClock } from '../../src/platform/clock.js';
+import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
+import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
+import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { INGRESS_SECRET, ingressPort, sendToIngress } from '../helpers/mail.js';
+import { buildMail, daysAgo } from '../helpers/mailbox.js';
+import { fillOldMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+
+const FORWARDING_DOMAIN = 'in.svc.test';
+const SECOND = 'second@acme.test';
+
+describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dovecotMissing }, () => {
+  let d: Dovecot;
+  let s: TestServer;
+  let seed: Seed;
+  let sink: SmtpSink;
+  let browser: BrowserSession;
+  let ownerEmail: string;
+  const now = new Date();
+
+  before(async () => {
+    d = await startDovecot();
+    d.addUser(SUPPORT, SUPPORT_PASSWORD);
+    d.addUser(SECOND, SUPPORT_PASSWORD);
+    sink = await startSmtpSink();
+    s = await startTestServer({
+      clock: systemClock,
+      env: {
+        SVC_MIGRATION_ALLOW_PRIVATE: '1',
+        SVC_MIGRATION_MAX_MESSAGE_BYTES: '200000',
+        SVC_MIGRATION_QUIET_HOURS: '1',
+        SVC_INGRESS_SECRET: INGRESS_SECRET,
+        SVC_FORWARDING_DOMAIN: FORWARDING_DOMAIN,
+        SVC_SMTP_HOST: '127.0.0.1',
+        SVC_SMTP_PORT: String(sink.port),
+        SVC_SMTP_TLS: 'none',
+        SVC_SMTP_FROM: 'svc@svc.test',
+      },
+    });
+    // Background work runs when the test drains it: every state stays put until then.
+    await s.app.jobs.stop();
+    // Addresses of .test domains have no MX records here; nothing leaves 127.0.0.1.
+    s.app.resolveMx = async () => [];
+    seed = await seedWorkspace(s.app, { name: 'Acme' });
+    ownerEmail = (await s.app.db.selectFrom('people').select('email').where('id', '=', seed.ownerId).executeTakeFirstOrThrow()).email;
+    await fillOldMailbox(d, now, { ownerEmail, bigBytes: 250_000 });
+    d.deliver(SECOND, 'INBOX', [
+      { raw: await buildMail({ from: 'Uma <uma@customer.test>', to: SECOND, subject: 'Hello from Uma', date: daysAgo(now, 2) }), flags: 'S', receivedAt: daysAgo(now, 2) },
+      { raw: await buildMail({ from: 'Vic <vic@customer.test>', to: SECOND, subject: 'Order 12', date: daysAgo(now, 1) }), flags: 'S', receivedAt: daysAgo(now, 1) },
+    ]);
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await s?.stop();
+    await sink?.close();
+    await d?.stop();
+  });
+
+  const api = (method: string, path: string, body?: unknown) => s.request(method, path, { token: seed.apiKey, body });
+  const drain = () => s.app.jobs.drain();
+  /** One run of the background work: one batch of the copy. */
+  const drain1 = () => s.app.jobs.drain(1);
+
+  async function panelPage(token: string, opts: { width?: number; height?: number } = {}) {
+    const { context, page } = await browser.newPage({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 } });
+    await context.addCookies([{ name: 'svc_session', value: token, url: s.url }]);
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    return { context, page, errors };
+  }
+
+  /** Waits until the page shows the migration in `state`, then checks its action bar against the API. */
+  async function expectScreen(page: Page, id: string, state: string) {
+    await page.locator(`h1 [data-state="${state}"]`).waitFor();
+    const m = (await api('GET', `/v1/migrations/${id}`)).body;
+    assert.equal(m.state, state);
+    const shown = await page.locator('.mig-actions [data-action]').evaluateAll((els) => els.map((e) => e.getAttribute('data-action')));
+    assert.deepEqual(shown, m.allowed_actions, `the actions offered while ${state}`);
+    return m;
+  }
+
+  test('the whole wizard, from the address to completed, then remove history with a wrong and the right number', async () => {
+    const untouched = d.snapshot(SUPPORT);
+    const { page, errors } = await panelPage(seed.ownerToken);
+    await page.goto(`${s.url}/settings`);
+    await page.getByRole('link', { name: 'Move to the service' }).click();
+    await page.getByRole('heading', { name: 'Move to the service' }).waitFor();
+    await page.getByText('No migrations yet').waitFor();
+    await assertAccessible(page);
+
+    // 1. Source: the provider is looked for; nothing is read.
+    await page.getByRole('link', { name: 'New migration' }).click();
+    await page.getByText('Nothing is read from the mailbox yet').waitFor();
+    await page.getByLabel('Mailbox address').fill(SUPPORT);
+    await page.getByRole('button', { name: 'Find provider' }).click();
+    await page.getByTestId('detected').getByText('The provider was not recognised').waitFor();
+    await page.getByLabel('Provider').selectOption('imap');
+    await page.getByLabel('Server name').fill('127.0.0.1');
+    await page.getByLabel('Port').fill(String(d.port));
+    await page.getByLabel('Security').selectOption('none');
+    await assertAccessible(page);
+    await screenshot(page, 'migration-wizard-1-source');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL(/\/settings\/migrations\/mig_/);
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+
+    // 2. Connect: a wrong password says which step failed; the field is never filled back in.
+    await expectScreen(page, id, 'draft');
+    await page.getByLabel('App password').fill('not-the-password');
+    await page.getByRole('button', { name: 'Save and test' }).click();
+    await page.getByText('The test failed at: Signing in').waitFor();
+    assert.equal(await page.getByLabel('App password').inputValue(), '');
+    await page.getByLabel('App password').fill(SUPPORT_PASSWORD);
+    await page.getByRole('button', { name: 'Save and test' }).click();
+    await page.getByText('Connected. The folders were listed').waitFor();
+    await expectScreen(page, id, 'connected');
+    assert.equal(await page.getByLabel('App password').inputValue(), '');
+    assert.ok(!(await page.content()).includes(SUPPORT_PASSWORD), 'the password is nowhere on the page');
+    await assertAccessible(page);
+    await screenshot(page, 'migration-wizard-2-connect');
+
+    // 3. Choose: folders with counts; spam, trash and drafts greyed with why.
+    await page.getByRole('link', { name: 'Next: choose folders' }).click();
+    const junk = page.locator('.mig-folder', { hasText: 'Junk' });
+    await junk.getByText('Never read').waitFor();
+    assert.equal(await junk.getByRole('checkbox').isDisabled(), true);
+    assert.equal(await page.locator('.mig-folder', { hasText: 'INBOX' }).getByRole('checkbox').isChecked(), true);
+    await page.locator('.mig-folder', { hasText: 'INBOX' }).getByText('10 messages').waitFor();
+    await page.locator('.mig-folder', { hasText: 'Archive' }).getByRole('checkbox').check();
+    await assertAccessible(page);
+    await screenshot(page, 'migration-wizard-3-choose');
+    await page.getByRole('button', { name: 'Next: map' }).click();
+
+    // 4. Map: the inbox has no e-mail channel yet: one is made inline.
+    await page.getByText('This inbox has no e-mail channel yet').waitFor();
+    await page.locator('#mig-ch-name').fill('Support mail');
+    assert.equal(await page.locator('#mig-ch-address').inputValue(), SUPPORT);
+    await page.getByRole('button', { name: 'Create e-mail channel' }).click();
+    await page.getByLabel('E-mail channel').locator('option', { hasText: SUPPORT }).waitFor({ state: 'attached' });
+    await page.getByLabel(`Member for ${SUPPORT}`).selectOption(seed.ownerId);
+    await page.getByLabel('Label for Archive').fill('archived');
+    await assertAccessible(page);
+    await screenshot(page, 'migration-wizard-4-map');
+    await page.getByRole('button', { name: 'Next: review the dry run' }).click();
+
+    // 5. Review: the dry run once the headers are read (live), as the API plans it.
+    await page.getByText('Reading the headers').waitFor();
+    await expectScreen(page, id, 'scanning');
+    await drain();
+    const ready = await expectScreen(page, id, 'ready');
+    assert.ok(ready.channel_id, 'the inline channel was chosen');
+    assert.deepEqual(ready.team_members, { [SUPPORT]: seed.ownerId });
+    const totals = page.getByTestId('totals');
+    assert.equal(await totals.locator('dt:has-text("Messages in the folders") + dd').innerText(), String(ready.plan.summary.total));
+    assert.equal(await totals.locator('dt:has-text("To copy") + dd').innerText(), String(ready.plan.summary.to_copy));
+    assert.equal(await totals.locator('dt:has-text("Conversations") + dd').innerText(), String(ready.plan.summary.conversations));
+    await page.getByText('Why messages are skipped').waitFor();
+    await page.getByRole('list').getByText('Printer on fire').first().waitFor();
+    await assertAccessible(page);
+    await screenshot(page, 'migration-wizard-5-review');
+
+    // 6. Copy: start; one batch of two conversations shows live from migration.progress alone (the
+    // page reads nothing); pause, resume, a reload mid-copy, then live progress to switching.
+    Object.assign((s.server.parts['mailbox-migration'] as MigrationPart).worker.limits, { budgetMs: 0, batchThreads: 2 });
+    await page.getByRole('button', { name: 'Start copying' }).click();
+    await expectScreen(page, id, 'copying');
+    await page.getByText('No changes were made to the provider.').waitFor();
+    // The page re-reads the migration after the start's migration.updated: let that settle first.
+    await page.waitForTimeout(1000);
+    const reads: number[] = [];
+    const countReads = async (r: Response) => {
+      if (r.request().method() === 'GET' && new URL(r.url()).pathname === `/v1/migrations/${id}`) reads.push(((await r.json()) as { progress: { copied: number } }).progress.copied);
+    };
+    page.on('response', countReads);
+    // (another due job may take the first run)
+    let partly = (await api('GET', `/v1/migrations/${id}`)).body;
+    for (let run = 0; run < 3 && partly.progress.copied === 0; run++) {
+      await drain1();
+      partly = (await api('GET', `/v1/migrations/${id}`)).body;
+    }
+    assert.equal(partly.state, 'copying');
+    assert.ok(partly.progress.copied > 0 && partly.progress.planned > 0, JSON.stringify(partly.progress));
+    await page.getByTestId('copied').getByText(String(partly.progress.copied), { exact: true }).waitFor();
+    await page.getByTestId('progress-text').getByText(`${partly.progress.percent}% · ${partly.progress.copied} of`).waitFor();
+    page.off('response', countReads);
+    assert.deepEqual(reads.filter((copied) => copied > 0), [], 'the progress came from migration.progress, not from reading the migration');
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+    await expectScreen(page, id, 'paused');
+    await page.getByText('Paused. Resume continues where it stopped.').waitFor();
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await expectScreen(page, id, 'copying');
+    await page.reload();
+    await expectScreen(page, id, 'copying');
+    await page.getByRole('progressbar', { name: 'Copy progress' }).waitFor();
+    await assertAccessible(page);
+    await screenshot(page, 'migration-wizard-6-copy');
+    // Meanwhile every member who sees the inbox sees the banner.
+    await page.goto(`${s.url}/conversations`);
+    await page.getByText(/Mail history is being copied into/).waitFor();
+    await page.goto(`${s.url}/settings/migrations/${id}`);
+    await expectScreen(page, id, 'copying');
+    await drain();
+    const syncing = await expectScreen(page, id, 'syncing');
+    assert.equal(syncing.progress.percent, 100);
+    await page.getByTestId('progress-text').getByText(`100% · ${syncing.progress.copied} of`).waitFor();
+
+    // 7. Switch: the forwarding address; a provider's confirmation code appears live.
+    const forwarding = syncing.routing.forwarding_address as string;
+    assert.ok(forwarding.endsWith(`@${FORWARDING_DOMAIN}`));
+    assert.equal(await page.getByLabel('Forwarding address').first().inputValue(), forwarding);
+    const confirmation = await buildMail({
+      from: 'Mail Team <forwarding-noreply@google.com>',
+      to: forwarding,
+      subject: `(#482913377) Forwarding Confirmation - Receive Mail from ${SUPPORT}`,
+      date: new Date(),
+      text: `${SUPPORT} has requested to automatically forward mail to ${forwarding}.\nConfirmation code: 482913377\n\nhttps://mail-settings.example.com/mail/vf-abc-confirm\n`,
+    });
+    await sendToIngress(ingressPort(s), { envelope: { from: 'forwarding-noreply@google.com', to: [forwarding] }, raw: confirmation });
+    const shown = page.getByTestId('forwarding-confirmation');
+    await shown.waitFor();
+    assert.equal(await shown.getByLabel('Confirmation code').inputValue(), '482913377');
+    assert.equal(await shown.getByRole('link', { name: 'Open the confirmation link' }).getAttribute('href'), 'https://mail-settings.example.com/mail/vf-abc-confirm');
+
+    // Finish before a test message: only "without checking", with the spec's warning.
+    await page.getByRole('button', { name: 'Finish', exact: true }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText('No test message has arrived by the new route yet.').waitFor();
+    await dialog.getByText('mail that then still reaches only the old mailbox is not copied').waitFor();
+    assert.equal(await dialog.getByRole('button', { name: 'Finish now' }).count(), 0);
+    await assertAccessible(page);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+    // The test message: sent, then arriving by forwarding (live), and the quiet-period countdown.
+    const sent = sink.messages.length;
+    await page.getByRole('button', { name: 'Send test message' }).click();
+    const [probe] = (await sink.waitFor(sent + 1)).slice(sent);
+    assert.deepEqual(probe.to, [SUPPORT]);
+    await page.getByTestId('test-message').getByText('waiting for it to arrive').waitFor();
+    await sendToIngress(ingressPort(s), { envelope: { from: 'svc@svc.test', to: [forwarding] }, raw: probe.raw });
+    await page.getByTestId('test-message').getByText('by forwarding').waitFor();
+    const countdown = await page.getByTestId('countdown').innerText();
+    assert.match(countdown, /Finishes by itself in 0:5\d:\d\d/);
+    await assertAccessible(page);
+    await screenshot(page, 'migration-wizard-7-switch');
+
+    // 8. Done: finish now; the password is gone and the page says where to remove the app password.
+    await page.getByRole('button', { name: 'Finish', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Finish now' }).click();
+    const completed = await expectScreen(page, id, 'completed');
+    assert.equal(completed.credentials.set, false);
+    await page.getByText('The password was deleted from this server.').waitFor();
+    await page.getByText('cannot revoke an app password at the provider').waitFor();
+    await page.getByText('Finished after the test message arrived.').waitFor();
+    await assertAccessible(page);
+    await screenshot(page, 'migration-wizard-8-done');
+
+    // Remove imported history: the number shown must be typed; a wrong one removes nothing.
+    const count = completed.remove_history.confirm_count as number;
+    assert.ok(count > 0);
+    await page.getByRole('button', { name: 'Remove imported history' }).click();
+    const remove = page.getByRole('dialog');
+    await remove.getByText(`This deletes ${count} imported conversation(s)`).waitFor();
+    await remove.getByLabel(`Type ${count} to confirm`).fill(String(count + 1));
+    await remove.getByRole('button', { name: 'Remove imported history' }).click();
+    await remove.getByText('That is not the number shown. Nothing was removed.').waitFor();
+    assert.equal((await api('GET', `/v1/migrations/${id}`)).body.state, 'completed');
+    await assertAccessible(page);
+    await remove.getByLabel(`Type ${count} to confirm`).fill(String(count));
+    await remove.getByRole('button', { name: 'Remove imported history' }).click();
+    await expectScreen(page, id, 'removing');
+    await drain();
+    await expectScreen(page, id, 'removed');
+    await page.getByTestId('removed').getByText(`${count} conversation(s)`).waitFor();
+    await assertAccessible(page);
+
+    // The list shows it with its state; the activity log is readable.
+    await page.getByRole('link', { name: '← Move to the service' }).click();
+    await page.getByRole('row', { name: new RegExp(SUPPORT) }).getByText('History removed').waitFor();
+    await page.goto(`${s.url}/settings/migrations/${id}`);
+    await page.getByText('Activity log').click();
+    await page.locator('.mig-log').getByText('Password entered').first().waitFor();
+    await page.locator('.mig-log').getByText('Test message arrived').waitFor();
+
+    assert.deepEqual(d.snapshot(SUPPORT), untouched, 'the old mailbox was not changed');
+    assert.deepEqual(errors, []);
+  });
+
+  test('every state in Turkish offers exactly its allowed actions; needs attention is explained and fixed with a new password', async () => {
+    await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
+    try {
+      const { page, errors } = await panelPage(seed.ownerToken, { width: 390, height: 844 });
+      await page.goto(`${s.url}/settings/migrations/new`);
+      await page.getByRole('heading', { name: 'Yeni taşıma' }).waitFor();
+      assert.equal(await page.evaluate(() => document.documentElement.lang), 'tr');
+      await assertAccessible(page);
+
+      const created = await api('POST', '/v1/migrations', { provider: 'imap', source_address: SECOND, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const id = created.body.id as string;
+      /** Opens the migration's page; axe runs on each step's first screen (a state of a step already checked skips it). */
+      const visit = async (state: string, axe = true) => {
+        await page.goto(`${s.url}/settings/migrations/${id}`);
+        const m = await expectScreen(page, id, state);
+        if (axe) await assertAccessible(page);
+        return m;
+      };
+      await visit('draft');
+      await page.getByRole('button', { name: 'Kaydet ve sına' }).waitFor();
+      await api('PUT', `/v1/migrations/${id}/credentials`, { password: SUPPORT_PASSWORD });
+      await api('POST', `/v1/migrations/${id}/test`);
+      await visit('connected');
+      await page.getByText('Hiç okunmaz').first().waitFor();
+      await assertAccessible(page);
+      // Too many connection tests: the page says how long to wait.
+      for (let i = 0; i < 4; i++) assert.equal((await api('POST', `/v1/migrations/${id}/test`)).status, 200);
+      await page.goto(`${s.url}/settings/migrations/${id}?step=connect`);
+      await page.getByRole('button', { name: 'Bağlantıyı sına' }).click();
+      await page.getByText(/Kısa sürede çok fazla sınama yapıldı\. \d+ dk sonra yeniden deneyin\./).waitFor();
+      await page.goto(`${s.url}/settings/migrations/${id}?step=map`);
+      await page.getByRole('heading', { name: 'Bu çalışma alanına eşle' }).waitFor();
+      await assertAccessible(page);
+      await api('POST', `/v1/migrations/${id}/scan`);
+      await visit('scanning', false);
+      await drain();
+      await visit('ready');
+      await page.getByRole('heading', { name: 'Deneme çalışması' }).waitFor();
+      await api('POST', `/v1/migrations/${id}/start`);
+      await visit('copying');
+      await api('POST', `/v1/migrations/${id}/pause`);
+      await visit('paused', false);
+      await api('POST', `/v1/migrations/${id}/resume`);
+
+      // The provider revokes the password mid-copy: the copy stops and says why and how to fix it.
+      await d.setPassword(SECOND, 'revoked-now');
+      d.kick(SECOND);
+      await drain();
+      const attention = await visit('needs_attention');
+      assert.equal(attention.attention.reason, 'login_failed');
+      await page.getByTestId('attention-cause').getByText('Posta kutusu parolayı reddetti').waitFor();
+      await page.locator('#mig-fix-password').fill('revoked-now');
+      await page.getByRole('button', { name: 'Yeni parolayı kaydet' }).click();
+      // A new password fixes a refused login: the copy continues by itself.
+      await expectScreen(page, id, 'copying');
+      await drain();
+      await expectScreen(page, id, 'syncing');
+      await visit('syncing');
+      await page.getByRole('button', { name: 'Taşımayı iptal et' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Taşımayı iptal et' }).click();
+      await expectScreen(page, id, 'cancelled');
+      await page.getByText('Bir üye tarafından iptal edildi.').waitFor();
+      await visit('cancelled');
+      await page.goto(`${s.url}/settings/migrations`);
+      await page.getByRole('row', { name: new RegExp(SECOND) }).getByText('İptal edildi').waitFor();
+      await assertAccessible(page);
+      assert.deepEqual(errors, []);
+    } finally {
+      await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
+    }
+  });
+
+  test('an agent never sees the wizard, and the API refuses the agent', async () => {
+    const agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    const { page } = await panelPage(agent.token);
+    await page.goto(`${s.url}/settings`);
+    await page.getByRole('link', { name: 'Members' }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Move to the service' }).count(), 0);
+    await page.goto(`${s.url}/settings/migrations`);
+    await page.getByText('Only owners and admins can move a mailbox to the service.').waitFor();
+    assert.equal(await page.getByRole('link', { name: 'New migration' }).count(), 0);
+    const answers = await page.evaluate(async (workspace) => {
+      const headers = { 'Svc-Workspace': workspace, 'content-type': 'application/json' };
+      const list = await fetch('/v1/migrations', { headers });
+      const create = await fetch('/v1/migrations', { method: 'POST', headers, body: JSON.stringify({ provider: 'export_file' }) });
+      return [list.status, create.status];
+    }, seed.workspaceId);
+    assert.deepEqual(answers, [403, 403]);
+    await assertAccessible(page);
+  });
+});

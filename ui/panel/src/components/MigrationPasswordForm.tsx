@@ -1,0 +1,148 @@
+// A migration's user name and (app) password, and the connection test that says which step failed.
+// Used by the wizard's Connect step, by a migration that needs a new password, and by any page
+// where a person enters the password for a migration (e.g. from a link an assistant handed out).
+// The password field is never filled back in: the server never shows it again.
+import { useState } from 'preact/hooks';
+import { api, ApiError, errorText, must, type Schemas } from '../api';
+import { t } from '../i18n';
+
+type Migration = Schemas['Migration'];
+export type ConnectionTestResult = {
+  ok: boolean;
+  failed_step: string | null;
+  message: string;
+  steps: { step: string; status: 'ok' | 'failed' | 'skipped'; detail: string | null }[];
+};
+
+export function MigrationPasswordForm(props: {
+  migration: Pick<Migration, 'id' | 'username' | 'source_address' | 'credentials'>;
+  /** Called with the migration after the password was stored (and tested, with `testAfterSave`). */
+  onSaved: (migration: Migration, test: ConnectionTestResult | null) => void;
+  /** Runs the connection test right after saving (the wizard's Connect step). */
+  testAfterSave?: boolean;
+  submitLabel?: string;
+  idPrefix?: string;
+  /** How the user name and password reach the server; default: PUT …/credentials with the member's session. */
+  submit?: (input: { username?: string; password: string }) => Promise<Migration>;
+}) {
+  const id = props.idPrefix ?? 'mig';
+  const [username, setUsername] = useState(props.migration.username ?? props.migration.source_address ?? '');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [result, setResult] = useState<ConnectionTestResult | null>(null);
+  const [wait, setWait] = useState<number | null>(null);
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setWait(null);
+    setResult(null);
+    try {
+      const input = { username: username.trim() || undefined, password };
+      let migration = props.submit
+        ? await props.submit(input)
+        : await must(api.PUT('/v1/migrations/{migrationId}/credentials', { params: { path: { migrationId: props.migration.id } }, body: input }));
+      // The field is emptied at once: the password lives only on the server now, sealed.
+      setPassword('');
+      let test: ConnectionTestResult | null = null;
+      if (props.testAfterSave) {
+        const tested = await runConnectionTest(props.migration.id);
+        if ('retryAfter' in tested) setWait(tested.retryAfter);
+        else {
+          test = tested.result;
+          migration = tested.migration;
+          setResult(test);
+        }
+      }
+      props.onSaved(migration, test);
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby={`${id}-pw-title`}>
+      <h2 id={`${id}-pw-title`} style={{ marginTop: 0 }}>
+        {t('mig.pw.title')}
+      </h2>
+      {props.migration.credentials.set && <p class="muted">{t('mig.pw.is_set')}</p>}
+      <div class="field">
+        <label for={`${id}-username`}>{t('mig.pw.username')}</label>
+        <input id={`${id}-username`} class="input" autoComplete="username" required maxLength={320} value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+      </div>
+      <div class="field">
+        <label for={`${id}-password`}>{t('mig.pw.password')}</label>
+        <input
+          id={`${id}-password`}
+          class="input"
+          type="password"
+          autoComplete="new-password"
+          required
+          maxLength={1000}
+          value={password}
+          aria-describedby={`${id}-password-hint`}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+        <span class="hint" id={`${id}-password-hint`}>
+          {t('mig.pw.hint')}
+        </span>
+      </div>
+      {error && (
+        <p class="error-text" role="alert">
+          {error}
+        </p>
+      )}
+      {wait !== null && <RateLimited seconds={wait} />}
+      {result && <ConnectionTestSteps result={result} />}
+      <button class="btn btn-primary" type="submit" disabled={busy}>
+        {busy ? t('mig.working') : (props.submitLabel ?? (props.testAfterSave ? t('mig.pw.save_test') : t('mig.pw.save')))}
+      </button>
+    </form>
+  );
+}
+
+/** POST …/test: the result of every step, or the wait when too many tests were run. */
+export async function runConnectionTest(migrationId: string): Promise<{ result: ConnectionTestResult; migration: Migration } | { retryAfter: number }> {
+  const r = await api.POST('/v1/migrations/{migrationId}/test', { params: { path: { migrationId } } });
+  if (r.response.status === 429) return { retryAfter: Number(r.response.headers.get('retry-after') ?? '60') };
+  if (!r.data) {
+    const body = r.error as { error?: { code?: string; message?: string } } | undefined;
+    throw new ApiError(r.response.status, body?.error?.code ?? 'error', body?.error?.message ?? r.response.statusText);
+  }
+  const { migration, ...result } = r.data;
+  return { result: result as ConnectionTestResult, migration: migration as Migration };
+}
+
+export function RateLimited(props: { seconds: number }) {
+  const minutes = Math.ceil(props.seconds / 60);
+  return (
+    <p class="notice notice-warn" role="alert">
+      {t('mig.test.rate_limited', { minutes })}
+    </p>
+  );
+}
+
+const STEP_KEYS = { dns: 'mig.test.dns', connect: 'mig.test.connect', tls: 'mig.test.tls', login: 'mig.test.login', list: 'mig.test.list' } as const;
+
+export function ConnectionTestSteps(props: { result: ConnectionTestResult }) {
+  const { result } = props;
+  return (
+    <div class={result.ok ? 'notice' : 'notice notice-warn'} role="status">
+      <p style={{ margin: 0 }}>
+        <strong>{result.ok ? t('mig.test.ok') : t('mig.test.failed', { step: t(STEP_KEYS[result.failed_step as keyof typeof STEP_KEYS] ?? 'mig.test.connect') })}</strong>
+      </p>
+      <ol class="mig-test-steps">
+        {result.steps.map((s) => (
+          <li key={s.step} data-status={s.status}>
+            <strong>{t(`mig.test.status_${s.status}`)}</strong> · {t(STEP_KEYS[s.step as keyof typeof STEP_KEYS] ?? 'mig.test.connect')}
+            {s.detail && <span class="muted"> · {s.detail}</span>}
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
