@@ -177,3 +177,9 @@ export async function removeMember(ctx: Ctx, access: Access, memberId: string): 
   return { member_id: memberId, unassigned_conversations: removed.unassigned };
 }
 
+
+/** The e-mail addresses of the workspace's members (lower case): mail to the team's own people is never answered automatically. */
+export async function memberAddresses(db: Db, workspaceId: string): Promise<Set<string>> {
+  const rows = await db.selectFrom('memberships').innerJoin('people', 'people.id', 'memberships.person_id').select('people.email').where('memberships.workspace_id', '=', workspaceId).execute();
+  return new Set(rows.map((r) => r.email.toLowerCase()));
+}

@@ -10,7 +10,8 @@ import { webhooksBackground } from '../webhooks/background.js';
 import { lifecycleBackground } from '../lifecycle/background.js';
 import { presenceBackground } from '../backup/presence.js';
 import { eventsBackground } from '../events/watch.js';
+import { ratingsBackground } from '../ratings/background.js';
 
 export type { BackgroundPart, RunningPart } from '../platform/background.js';
 
-export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground(mailHandlers), webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground, lifecycleBackground, eventsBackground];
+export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground(mailHandlers), webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground, lifecycleBackground, eventsBackground, ratingsBackground];
