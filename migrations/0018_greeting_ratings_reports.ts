@@ -23,6 +23,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('conversation_id', 'text', notNull)
     .addColumn('sent_at', 'text', notNull)
     .execute();
+  await db.schema.createIndex('greetings_sent_conversation').on('greetings_sent').column('conversation_id').unique().execute();
   await db.schema.createIndex('greetings_sent_contact').on('greetings_sent').columns(['contact_id', 'sent_at']).execute();
   await db.schema.createIndex('greetings_sent_workspace').on('greetings_sent').columns(['workspace_id', 'inbox_id']).execute();
 

@@ -16,22 +16,20 @@ import { appendMessage, registerMailId, type Tx } from '../conversations/service
 import { findConversation, firstMessage } from '../conversations/store.js';
 import type { Db, InboxGreetingsTable } from '../db/schema.js';
 import { DEFAULT_GREETING, formatGreeting } from './format.js';
-import type { NewEvent } from '../events/service.js';
+import { announceEvents } from '../events/service.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { outboundMessageId, replyHeaders, replyReferences, scheduleEmailSend } from '../mail/outbound.js';
 import { hasSmtpAccount } from '../mail/transport.js';
 import { migrationUnderwayInto } from '../mailbox-migration/store.js';
 import { memberAddresses } from '../members/service.js';
-import { DAY, iso } from '../platform/clock.js';
+import { iso, MINUTE } from '../platform/clock.js';
+import type { JobKind } from '../platform/jobs.js';
+import { GREETING_JOB, type GreetingJobPayload } from './reaction.js';
+import { customerLocale, GREETING_INTERVAL_MS, type GreetingLocale, isNoReplyAddress } from './rules.js';
 import { invalid } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 
 export const GREETING_MAX_CHARS = 5000;
-export const GREETING_LOCALES = ['en', 'tr'] as const;
-export type GreetingLocale = (typeof GREETING_LOCALES)[number];
-
-/** A contact is greeted at most once in this time, whichever inbox or conversation. */
-export const GREETING_INTERVAL_MS = DAY;
 
 export async function getGreeting(ctx: Pick<Ctx, 'db'>, access: Access, inboxRef: string) {
   const inbox = await resolveInbox(ctx, access.workspaceId, inboxRef);
@@ -68,36 +66,6 @@ export async function setGreeting(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access
   return formatGreeting(row);
 }
 
-const NOREPLY_LOCAL = /^(no[-_.]?reply|do[-_.]?not[-_.]?reply|no[-_.]?response|mailer[-_.]?daemon|postmaster|bounces?|majordomo|listserv|lists?)$/;
-
-/**
- * Addresses that must never get an automatic answer: noreply-style senders and list or bounce
- * addresses (`owner-…`, `…-request`, `…-bounces`, `…-owner`); a `+tag` is ignored.
- */
-export function isNoReplyAddress(address: string): boolean {
-  const at = address.lastIndexOf('@');
-  const local = (at < 0 ? address : address.slice(0, at)).toLowerCase().replace(/\+.*$/, '');
-  if (NOREPLY_LOCAL.test(local)) return true;
-  if (/no[-_.]?reply/.test(local)) return true;
-  return /^owner-/.test(local) || /-(request|bounces?|owner|unsubscribe)$/.test(local);
-}
-
-/** The language of an automatic mail to a customer: the contact's `locale` attribute, else the inbox's. */
-export function customerLocale(inboxLocale: string, contactAttributes: string | undefined): GreetingLocale {
-  let contactLocale: unknown;
-  try {
-    contactLocale = contactAttributes ? (JSON.parse(contactAttributes) as Record<string, unknown>).locale : undefined;
-  } catch {
-    contactLocale = undefined;
-  }
-  for (const tag of [contactLocale, inboxLocale]) {
-    if (typeof tag !== 'string') continue;
-    const primary = tag.toLowerCase().split(/[-_]/)[0];
-    if ((GREETING_LOCALES as readonly string[]).includes(primary)) return primary as GreetingLocale;
-  }
-  return 'en';
-}
-
 /** Whether the contact was greeted (by any inbox) within the interval. */
 async function greetedRecently(db: Db, contactId: string, now: Date): Promise<boolean> {
   const since = iso(new Date(now.getTime() - GREETING_INTERVAL_MS));
@@ -105,32 +73,37 @@ async function greetedRecently(db: Db, contactId: string, now: Date): Promise<bo
   return !!row;
 }
 
-/** The reaction to message.created: greets the first mail of a new e-mail conversation when the rules allow. */
-export async function greetNewConversation(tx: Tx, event: Pick<NewEvent, 'type' | 'workspaceId' | 'data'>): Promise<void> {
-  if (event.type !== 'message.created') return;
-  const shown = event.data.conversation as { id?: string; source?: string; imported?: boolean } | undefined;
-  const message = event.data.message as { id?: string; direction?: string; kind?: string; automatic?: boolean } | undefined;
-  if (!shown?.id || shown.source !== 'email' || shown.imported) return;
-  if (!message?.id || message.kind !== 'message' || message.direction !== 'in' || message.automatic) return;
+/** The `greeting.send` job: greets the first mail of a new e-mail conversation when every rule allows. */
+export async function sendGreeting(ctx: Pick<Ctx, 'db' | 'clock' | 'hub' | 'jobs'>, job: GreetingJobPayload): Promise<boolean> {
+  const sent = await ctx.db.transaction().execute((trx) => greetInTransaction({ db: trx, clock: ctx.clock }, job));
+  if (sent) {
+    announceEvents(ctx);
+    ctx.jobs.wake();
+  }
+  return sent;
+}
+
+async function greetInTransaction(tx: Tx, job: GreetingJobPayload): Promise<boolean> {
   const db = tx.db;
-  const conversation = await findConversation(db, event.workspaceId, shown.id);
-  if (!conversation || conversation.imported === 1 || conversation.spam === 1 || !conversation.channel_id) return;
+  const conversation = await findConversation(db, job.workspaceId, job.conversationId);
+  if (!conversation || conversation.imported === 1 || conversation.spam === 1 || !conversation.channel_id || conversation.source !== 'email') return false;
   const settings = await db.selectFrom('inbox_greetings').selectAll().where('inbox_id', '=', conversation.inbox_id).executeTakeFirst();
-  if (!settings || settings.enabled !== 1) return;
+  if (!settings || settings.enabled !== 1) return false;
+  if (await db.selectFrom('greetings_sent').select('message_id').where('conversation_id', '=', conversation.id).executeTakeFirst()) return false;
   const first = await firstMessage(db, conversation.id);
-  if (!first || first.id !== message.id || first.automatic === 1 || first.imported_at) return;
+  if (!first || first.id !== job.messageId || first.direction !== 'in' || first.automatic === 1 || first.imported_at) return false;
   const recipient = first.mail_reply_to?.toLowerCase();
-  if (!recipient || isNoReplyAddress(recipient)) return;
+  if (!recipient || isNoReplyAddress(recipient)) return false;
   // Also the sender, when Reply-To names someone else: a noreply sender is automatic mail.
   const sender = (JSON.parse(first.mail_headers ?? 'null') as { from?: { address?: string } | null } | null)?.from?.address?.toLowerCase();
-  if (sender && isNoReplyAddress(sender)) return;
+  if (sender && isNoReplyAddress(sender)) return false;
   const team = new Set([...(await memberAddresses(db, conversation.workspace_id)), ...(await channelAddresses(db, conversation.workspace_id))]);
-  if (team.has(recipient) || (sender && team.has(sender))) return;
+  if (team.has(recipient) || (sender && team.has(sender))) return false;
   const now = tx.clock.now();
-  if (await greetedRecently(db, conversation.contact_id, now)) return;
-  if (await migrationUnderwayInto(db, conversation.inbox_id)) return;
+  if (await greetedRecently(db, conversation.contact_id, now)) return false;
+  if (await migrationUnderwayInto(db, conversation.inbox_id)) return false;
   const channel = await db.selectFrom('channels').selectAll().where('id', '=', conversation.channel_id).executeTakeFirst();
-  if (!channel || !hasSmtpAccount(channel)) return;
+  if (!channel || !hasSmtpAccount(channel)) return false;
 
   const inbox = await resolveInbox({ db }, conversation.workspace_id, conversation.inbox_id);
   const contact = await loadContactView(db, conversation.workspace_id, conversation.contact_id);
@@ -163,6 +136,11 @@ export async function greetNewConversation(tx: Tx, event: Pick<NewEvent, 'type' 
     .insertInto('greetings_sent')
     .values({ message_id: id, workspace_id: conversation.workspace_id, inbox_id: conversation.inbox_id, contact_id: conversation.contact_id, conversation_id: conversation.id, sent_at: iso(now) })
     .execute();
+  return true;
+}
+
+export function greetingJob(ctx: Ctx): JobKind<GreetingJobPayload> {
+  return { kind: GREETING_JOB, leaseMs: MINUTE, run: async (payload) => void (await sendGreeting(ctx, payload)) };
 }
 
 /** Workspace deletion step: the greeting log (settings go with the inboxes). */

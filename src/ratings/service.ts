@@ -1,6 +1,6 @@
 // Satisfaction ratings. When a person (a member or an API key; not retention, not a migration)
-// closes a conversation of an inbox that asks for ratings, the customer is asked once: a
-// `rating_requests` row is written in the closing transaction (a unique index per conversation
+// closes a conversation of an inbox that asks for ratings, the customer is asked once: the
+// reaction (./reaction.ts) writes a `rating_requests` row in the closing transaction (a unique index per conversation
 // makes it once), with a `rating.request` job for e-mail conversations, which mails one-click
 // links for 1–5; chat conversations show the question in the widget instead.
 //
@@ -20,7 +20,8 @@ import { setConversationRating, type Tx } from '../conversations/service.js';
 import { closedInLatestChange, findConversation, firstMessage, labelsOf } from '../conversations/store.js';
 import { formatRatingSettings } from './format.js';
 import { announceEvents, type NewEvent, recordEvent } from '../events/service.js';
-import { customerLocale, isNoReplyAddress, type GreetingLocale } from '../greeting/service.js';
+import { customerLocale, type GreetingLocale } from '../greeting/rules.js';
+import { RATING_LINK_DAYS, RATING_REQUEST_JOB } from './reaction.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { describeSendError, replyReferences } from '../mail/outbound.js';
 import { channelMailDomain, channelSender, channelTransport, hasSmtpAccount } from '../mail/transport.js';
@@ -30,9 +31,6 @@ import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';
 
-export const RATING_REQUEST_JOB = 'rating.request';
-/** How long a rating request's links work. */
-export const RATING_LINK_DAYS = 30;
 export const RATING_COMMENT_MAX_CHARS = 2000;
 const RATING_SEND_ATTEMPTS = 5;
 const LINK_KEY = 'rating_link_key';
@@ -95,45 +93,6 @@ export function ratingUrl(ctx: Pick<Ctx, 'config'>, token: string, score: number
 }
 
 // ---- asking ----
-
-/** The reaction to conversation.updated: a close by a person asks the customer once, if the inbox wants ratings. */
-export async function askForRating(tx: Tx, event: Pick<NewEvent, 'type' | 'workspaceId' | 'data'>): Promise<void> {
-  if (event.type !== 'conversation.updated') return;
-  const shown = event.data.conversation as { id?: string; status?: string; imported?: boolean } | undefined;
-  if (!shown?.id || shown.status !== 'closed' || shown.imported) return;
-  const closed = await closedInLatestChange(tx.db, shown.id);
-  if (!closed || (closed.authorType !== 'member' && closed.authorType !== 'api_key')) return;
-  const conversation = await findConversation(tx.db, event.workspaceId, shown.id);
-  if (!conversation || conversation.imported === 1 || conversation.spam === 1) return;
-  if (conversation.source !== 'email' && conversation.source !== 'chat') return;
-  const settings = await tx.db.selectFrom('inbox_rating_settings').select('enabled').where('inbox_id', '=', conversation.inbox_id).executeTakeFirst();
-  if (settings?.enabled !== 1) return;
-  const asked = await tx.db.selectFrom('rating_requests').select('id').where('conversation_id', '=', conversation.id).executeTakeFirst();
-  if (asked) return;
-  const first = await firstMessage(tx.db, conversation.id);
-  if (!first || first.direction !== 'in' || first.automatic === 1) return;
-  if (conversation.source === 'email' && (!first.mail_reply_to || isNoReplyAddress(first.mail_reply_to))) return;
-  const now = tx.clock.now();
-  const id = newId('rr', now.getTime());
-  await tx.db
-    .insertInto('rating_requests')
-    .values({
-      id,
-      workspace_id: conversation.workspace_id,
-      inbox_id: conversation.inbox_id,
-      conversation_id: conversation.id,
-      contact_id: conversation.contact_id,
-      via: conversation.source,
-      // The widget shows a chat request when it reads the conversation; mail waits for its job.
-      status: conversation.source === 'chat' ? 'sent' : 'pending',
-      error: null,
-      created_at: iso(now),
-      expires_at: iso(new Date(now.getTime() + RATING_LINK_DAYS * DAY)),
-      answered_at: null,
-    })
-    .execute();
-  if (conversation.source === 'email') await enqueue(tx.db, tx.clock, { kind: RATING_REQUEST_JOB, payload: { requestId: id }, uniqueKey: `${RATING_REQUEST_JOB}:${id}` });
-}
 
 const TEXT: Record<GreetingLocale, { subject: string; intro: string; scale: string; labels: string[]; page: Record<string, string> }> = {
   en: {

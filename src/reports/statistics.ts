@@ -6,10 +6,9 @@
 // Days are UTC calendar days. member_id: the member who replied or closed, the assignee for
 // ratings, '' for none (conversations opened, API keys without a member).
 import { sql } from 'kysely';
-import type { Tx } from '../conversations/service.js';
 import { closedInLatestChange, findConversation, firstMessage, teamRepliedBefore } from '../conversations/store.js';
 import type { ReportDaysTable } from '../db/schema.js';
-import type { NewEvent } from '../events/service.js';
+import type { Reaction, ReactionTx, RecordedEvent } from '../events/reaction-types.js';
 
 type Counter = 'opened' | 'closed' | 'replies' | 'ratings' | 'rating_sum' | 'rating_1' | 'rating_2' | 'rating_3' | 'rating_4' | 'rating_5';
 
@@ -19,7 +18,7 @@ export function dayOf(at: string | Date): string {
 
 const secondsBetween = (from: string, to: string) => Math.max(0, Math.round((Date.parse(to) - Date.parse(from)) / 1000));
 
-async function add(tx: Tx, key: Pick<ReportDaysTable, 'workspace_id' | 'day' | 'inbox_id' | 'member_id'>, counts: Partial<Record<Counter, number>>): Promise<void> {
+async function add(tx: ReactionTx, key: Pick<ReportDaysTable, 'workspace_id' | 'day' | 'inbox_id' | 'member_id'>, counts: Partial<Record<Counter, number>>): Promise<void> {
   const entries = Object.entries(counts) as [Counter, number][];
   const update = Object.fromEntries(entries.map(([column, n]) => [column, sql`report_days.${sql.ref(column)} + ${n}`]));
   await tx.db
@@ -38,8 +37,8 @@ interface ShownMessage {
   author: { type: string; member_id?: string | null };
 }
 
-/** The reaction that keeps report_days and report_durations. */
-export async function countForReports(tx: Tx, event: Pick<NewEvent, 'type' | 'workspaceId' | 'data' | 'occurredAt'>): Promise<void> {
+/** Keeps report_days and report_durations. */
+async function countForReports(tx: ReactionTx, event: RecordedEvent): Promise<void> {
   const shown = event.data.conversation as { id?: string; imported?: boolean; inbox_id?: string } | undefined;
   if (!shown?.id) return;
   if (event.type === 'conversation.created') {
@@ -91,3 +90,5 @@ export async function countForReports(tx: Tx, event: Pick<NewEvent, 'type' | 'wo
     await add(tx, key, { ratings: 1, rating_sum: score, [`rating_${score}`]: 1 } as Partial<Record<Counter, number>>);
   }
 }
+
+export const statisticsReaction: Reaction = { name: 'statistics', onEvent: countForReports };

@@ -3,7 +3,7 @@
 // contact, a migration under way, imported history).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { isNoReplyAddress } from '../../src/greeting/service.js';
+import { isNoReplyAddress } from '../../src/greeting/rules.js';
 import { DAY, HOUR, ManualClock } from '../../src/platform/clock.js';
 import { newId } from '../../src/platform/ids.js';
 import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
@@ -39,6 +39,7 @@ describe('inbox greeting', () => {
   }
 
   async function greetingsIn(conversationId: string) {
+    await s.app.jobs.drain();
     const r = await s.request('GET', `/v1/conversations/${conversationId}/messages?order=asc`, { token: seed.apiKey });
     return (r.body.data as { direction: string; automatic: boolean; details: { greeting?: boolean } | null; body: string; status: string }[]).filter((m) => m.details?.greeting);
   }

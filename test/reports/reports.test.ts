@@ -147,6 +147,7 @@ describe('reports and usage', () => {
   });
 
   test('usage counts live and imported conversations and messages apart, by month', async () => {
+    await s.app.jobs.drain(); // the greetings' jobs
     const r = await s.request('GET', '/v1/usage?from=2026-10&to=2026-11', { token: seed.apiKey });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const [oct, nov] = r.body.months;
