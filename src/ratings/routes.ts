@@ -21,6 +21,8 @@ const PAGE_HEADERS = {
   'x-content-type-options': 'nosniff',
 };
 
+const wantsPage = (c: Context<AppEnv>) => (c.req.header('accept') ?? '').includes('text/html');
+
 function page(c: Context<AppEnv>, html: string, status: 200 | 400 | 404 | 409 | 410) {
   return c.body(html, status, { ...PAGE_HEADERS, 'content-type': 'text/html; charset=utf-8' });
 }
@@ -72,7 +74,7 @@ export function registerRatingRoutes(app: ApiApp, ctx: Ctx) {
       tags: ['ratings'],
       summary: 'The rating page of a mailed rating link; needs no sign-in and records nothing (link scanners follow links)',
       request: { params: tokenParams, query: z.object({ score: z.string().max(10).optional().openapi({ description: '1 to 5: preselected on the page' }) }) },
-      responses: { 200: htmlAnswer('the page with the score preselected and a comment field'), 404: htmlAnswer('unknown or forged link') },
+      responses: { 200: htmlAnswer('the page with the score preselected and a comment field'), 404: { description: 'unknown or forged link (a page for browsers)' } },
     }),
     async (c) => {
       const token = c.req.valid('param').token;
@@ -80,7 +82,7 @@ export function registerRatingRoutes(app: ApiApp, ctx: Ctx) {
       try {
         view = await ratingPage(ctx, token);
       } catch (error) {
-        if (error instanceof AppError && error.status === 404) return page(c, renderRatingPage({ state: 'expired', locale: 'en', action: '' }), 404);
+        if (error instanceof AppError && error.status === 404 && wantsPage(c)) return page(c, renderRatingPage({ state: 'expired', locale: 'en', action: '' }), 404);
         throw error;
       }
       const raw = Number(c.req.valid('query').score);
@@ -108,10 +110,10 @@ export function registerRatingRoutes(app: ApiApp, ctx: Ctx) {
       },
       responses: {
         200: htmlAnswer('recorded: a thank-you page'),
-        400: htmlAnswer('no valid score: the page again'),
-        404: htmlAnswer('unknown or forged link'),
-        409: htmlAnswer('rating_already_recorded'),
-        410: htmlAnswer('rating_expired'),
+        400: { description: 'no valid score (browsers get the page again)' },
+        404: { description: 'unknown or forged link' },
+        409: { description: 'rating_already_recorded' },
+        410: { description: 'rating_expired: the link is older than 30 days' },
       },
     }),
     async (c) => {
@@ -122,7 +124,8 @@ export function registerRatingRoutes(app: ApiApp, ctx: Ctx) {
         const view = await ratingPage(ctx, token);
         return page(c, renderRatingPage({ state: 'thanks', locale: view.locale, action: '' }), 200);
       } catch (error) {
-        if (!(error instanceof AppError)) throw error;
+        // Browsers (the form) get a page; other clients the usual JSON error.
+        if (!(error instanceof AppError) || !wantsPage(c)) throw error;
         if (error.status === 404) return page(c, renderRatingPage({ state: 'expired', locale: 'en', action: '' }), 404);
         const view = await ratingPage(ctx, token);
         if (error.status === 409) return page(c, renderRatingPage({ state: 'answered', locale: view.locale, action: '' }), 409);

@@ -1,7 +1,8 @@
 // Report totals kept in the transaction of each change (a reaction to the recorded events), so a
 // report over a year reads a few hundred rows instead of every message. Imported history records
 // no events and so never counts; the reactions also leave out what the spec excludes: automatic
-// mail, imported conversations' first response and resolution times.
+// mail, and imported conversations' first responses and closes (replies written live in an
+// imported conversation count as replies).
 //
 // Days are UTC calendar days. member_id: the member who replied or closed, the assignee for
 // ratings, '' for none (conversations opened, API keys without a member).
@@ -71,9 +72,11 @@ async function countForReports(tx: ReactionTx, event: RecordedEvent): Promise<vo
     if (!closed) return;
     const conversation = await findConversation(tx.db, event.workspaceId, shown.id);
     if (!conversation) return;
+    // Imported conversations stay out of closes (the spec), also when a member closes one later:
+    // tidying up the imported history is not support work of the period.
+    if (conversation.imported === 1) return;
     const key = { workspace_id: event.workspaceId, day: dayOf(closed.at), inbox_id: conversation.inbox_id, member_id: closed.personId ?? '' };
     await add(tx, key, { closed: 1 });
-    if (conversation.imported === 1) return;
     await tx.db
       .insertInto('report_durations')
       .values({ ...key, kind: 'resolution', conversation_id: conversation.id, seconds: secondsBetween(conversation.created_at, closed.at) })

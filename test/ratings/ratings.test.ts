@@ -86,6 +86,10 @@ describe('satisfaction ratings', () => {
 
     const bad = await s.request('POST', links[3].split('?')[0], form('9'));
     assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'invalid_request');
+    const badInBrowser = await s.request('POST', links[3].split('?')[0], { ...form('9'), headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' } });
+    assert.equal(badInBrowser.status, 400);
+    assert.match(String(badInBrowser.body), /role="alert"/);
     assert.equal((await s.request('GET', `/v1/conversations/${id}`, { token: seed.apiKey })).body.rating, null);
 
     const posted = await s.request('POST', links[3].split('?')[0], form('4', 'Quick and kind.'));
@@ -99,6 +103,7 @@ describe('satisfaction ratings', () => {
     // Single use: a second answer (another score) is refused and changes nothing.
     const again = await s.request('POST', links[0].split('?')[0], form('1'));
     assert.equal(again.status, 409);
+    assert.equal(again.body.error.code, 'rating_already_recorded');
     assert.equal((await s.request('GET', `/v1/conversations/${id}`, { token: seed.apiKey })).body.rating.score, 4);
   });
 
@@ -115,6 +120,7 @@ describe('satisfaction ratings', () => {
     clock.advance(31 * DAY);
     const expired = await s.request('POST', path, form('5'));
     assert.equal(expired.status, 410);
+    assert.equal(expired.body.error.code, 'rating_expired');
     assert.equal((await s.request('GET', `/v1/conversations/${id}`, { token: seed.apiKey })).body.rating, null);
   });
 
