@@ -8,6 +8,8 @@
 //   npm run build && node dist/bench/reports/main.js
 //   SVC_TEST_DATABASE_URL=postgres://… node dist/bench/reports/main.js   (Postgres)
 //   (BENCH_MESSAGES and BENCH_REQUESTS change the size)
+import type { Insertable } from 'kysely';
+import type { ContactsTable, ConversationsTable, MessagesTable } from '../../src/db/schema.js';
 import { newId } from '../../src/platform/ids.js';
 import { seedWorkspace } from '../../test/helpers/fixtures.js';
 import { addPerson } from '../../test/helpers/fixtures.js';
@@ -58,9 +60,9 @@ async function main() {
   const t0 = performance.now();
   const BATCH_CONVERSATIONS = 50; // 500 messages per insert
   for (let start = 0; start < conversations; start += BATCH_CONVERSATIONS) {
-    const contacts = [];
-    const convs = [];
-    const msgs = [];
+    const contacts: Insertable<ContactsTable>[] = [];
+    const convs: Insertable<ConversationsTable>[] = [];
+    const msgs: Insertable<MessagesTable>[] = [];
     for (let c = start; c < Math.min(conversations, start + BATCH_CONVERSATIONS); c++) {
       const created = new Date(now - Math.floor(rand() * 365 * DAY_MS));
       const inbox = inboxIds[c % 2];
