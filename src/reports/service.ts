@@ -89,7 +89,8 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
     .select(['day', sum('opened'), sum('closed'), sum('replies'), sum('ratings'), sum('rating_sum'), sum('rating_1'), sum('rating_2'), sum('rating_3'), sum('rating_4'), sum('rating_5')])
     .groupBy('day')
     .execute();
-  const durationRows = await scope(ctx.db.selectFrom('report_durations')).select(['day', 'kind', 'seconds']).orderBy('seconds').execute();
+  // Sorted here rather than by the database: the rows come straight from a covering index.
+  const durationRows = await scope(ctx.db.selectFrom('report_durations')).select(['day', 'kind', 'seconds']).execute();
 
   const perDay = new Map<string, { totals: Totals; first_response: number[]; resolution: number[] }>();
   for (const day of days) perDay.set(day, { totals: emptyTotals(), first_response: [], resolution: [] });
@@ -113,13 +114,15 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
     const seconds = Number(r.seconds);
     bucket[r.kind].push(seconds);
   }
-  // Rows came sorted by seconds, so each day's list is sorted; the period's needs one sort.
+  const bySize = (a: number, b: number) => a - b;
   for (const b of perDay.values()) {
-    all.first_response.push(...b.first_response);
-    all.resolution.push(...b.resolution);
+    b.first_response.sort(bySize);
+    b.resolution.sort(bySize);
+    for (const x of b.first_response) all.first_response.push(x);
+    for (const x of b.resolution) all.resolution.push(x);
   }
-  all.first_response.sort((a, b) => a - b);
-  all.resolution.sort((a, b) => a - b);
+  all.first_response.sort(bySize);
+  all.resolution.sort(bySize);
   const withOpened = !input.memberId;
   return {
     from,

@@ -58,7 +58,7 @@ function Chart(props: { title: string; days: string[]; series: Series[] }) {
       <div ref={box} role="img" aria-label={t('reports.chart_label', { title: props.title })} />
       <details>
         <summary>{t('reports.as_table')}</summary>
-        <div style={{ overflowX: 'auto' }}>
+        <div class="table-wrap" tabIndex={0} role="region" aria-label={props.title}>
           <table class="table">
             <caption class="visually-hidden">{props.title}</caption>
             <thead>
@@ -121,7 +121,7 @@ function Usage() {
         {t('reports.usage')}
       </h2>
       <p class="muted">{t('reports.storage', { mb: (data.storage_bytes / 1e6).toFixed(1) })}</p>
-      <div style={{ overflowX: 'auto' }}>
+      <div class="table-wrap" tabIndex={0} role="region" aria-labelledby="usage-title">
         <table class="table">
           <thead>
             <tr>
