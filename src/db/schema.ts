@@ -9,12 +9,14 @@ import type { PeopleTables } from './tables/people.js';
 import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { SavedReplyTables } from './tables/saved-replies.js';
-import type { CustomerCareTables } from './tables/customer-care.js';
+import type { GreetingTables } from './tables/greeting.js';
+import type { RatingTables } from './tables/ratings.js';
+import type { ReportTables } from './tables/reports.js';
 import type { TeamTables } from './tables/team.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { WidgetTables } from './tables/widget.js';
 
-export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables, PeopleTables, LifecycleTables, MailerTenantTables, MailboxMigrationTables, TeamTables, SavedReplyTables, CustomerCareTables {}
+export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables, PeopleTables, LifecycleTables, MailerTenantTables, MailboxMigrationTables, TeamTables, SavedReplyTables, GreetingTables, RatingTables, ReportTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -31,4 +33,6 @@ export type * from './tables/broadcasts.js';
 export type * from './tables/mailer-tenants.js';
 export type * from './tables/team.js';
 export type * from './tables/saved-replies.js';
-export type * from './tables/customer-care.js';
+export type * from './tables/greeting.js';
+export type * from './tables/ratings.js';
+export type * from './tables/reports.js';

@@ -10,6 +10,7 @@
 // mail that arrives while a migration into the inbox is under way (the old mailbox is still live).
 import type { Access } from '../auth/access.js';
 import { channelAddresses } from '../channels/service.js';
+import { findChannel } from '../channels/store.js';
 import { loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { appendMessage, registerMailId, type Tx } from '../conversations/service.js';
@@ -102,7 +103,7 @@ async function greetInTransaction(tx: Tx, job: GreetingJobPayload): Promise<bool
   const now = tx.clock.now();
   if (await greetedRecently(db, conversation.contact_id, now)) return false;
   if (await migrationUnderwayInto(db, conversation.inbox_id)) return false;
-  const channel = await db.selectFrom('channels').selectAll().where('id', '=', conversation.channel_id).executeTakeFirst();
+  const channel = await findChannel(db, conversation.channel_id);
   if (!channel || !hasSmtpAccount(channel)) return false;
 
   const inbox = await resolveInbox({ db }, conversation.workspace_id, conversation.inbox_id);

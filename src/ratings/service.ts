@@ -23,6 +23,7 @@ import { announceEvents, type NewEvent, recordEvent } from '../events/service.js
 import { customerLocale, type GreetingLocale } from '../greeting/rules.js';
 import { RATING_LINK_DAYS, RATING_REQUEST_JOB } from './reaction.js';
 import { resolveInbox } from '../inboxes/service.js';
+import { findChannel } from '../channels/store.js';
 import { describeSendError, replyReferences } from '../mail/outbound.js';
 import { channelMailDomain, channelSender, channelTransport, hasSmtpAccount } from '../mail/transport.js';
 import { mailerHeaders } from '../mailer-tenants/service.js';
@@ -130,7 +131,7 @@ const TEXT: Record<GreetingLocale, { subject: string; intro: string; scale: stri
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 async function requestLocale(ctx: Pick<Ctx, 'db'>, request: { workspace_id: string; inbox_id: string; contact_id: string }): Promise<GreetingLocale> {
-  const inbox = await ctx.db.selectFrom('inboxes').select('locale').where('id', '=', request.inbox_id).executeTakeFirst();
+  const inbox = await resolveInbox(ctx, request.workspace_id, request.inbox_id).catch(() => undefined);
   const contact = await loadContactView(ctx.db, request.workspace_id, request.contact_id);
   return customerLocale(inbox?.locale ?? 'en', contact?.contact.attributes);
 }
@@ -143,12 +144,12 @@ async function mailRatingRequest(ctx: Ctx, requestId: string): Promise<void> {
   if (!request || request.status !== 'pending') return;
   const conversation = await findConversation(ctx.db, request.workspace_id, request.conversation_id);
   if (!conversation) throw new RatingMailFailure('the conversation no longer exists');
-  const channel = conversation.channel_id ? await ctx.db.selectFrom('channels').selectAll().where('id', '=', conversation.channel_id).executeTakeFirst() : undefined;
+  const channel = conversation.channel_id ? await findChannel(ctx.db, conversation.channel_id) : undefined;
   if (!channel || !hasSmtpAccount(channel)) throw new RatingMailFailure('the conversation has no e-mail channel with an SMTP account');
   const first = await firstMessage(ctx.db, conversation.id);
   const to = first?.mail_reply_to;
   if (!to) throw new RatingMailFailure('the customer has no e-mail address');
-  const inbox = await ctx.db.selectFrom('inboxes').select('name').where('id', '=', conversation.inbox_id).executeTakeFirstOrThrow();
+  const inbox = await resolveInbox(ctx, conversation.workspace_id, conversation.inbox_id);
   const locale = await requestLocale(ctx, request);
   const t = TEXT[locale];
   const token = await ratingToken(ctx, request.id);
