@@ -56,6 +56,7 @@ describe('a migration with greeting and ratings switched on sends nothing', { sk
     assert.equal(created.status, 201, JSON.stringify(created.body));
     id = created.body.id;
     assert.equal((await api('PUT', `/v1/migrations/${id}/credentials`, { password: SUPPORT_PASSWORD })).status, 200);
+    assert.equal((await api('POST', `/v1/migrations/${id}/test`)).body.ok, true);
     await api('POST', `/v1/migrations/${id}/scan`);
     await drain();
     await expectState(s, seed.apiKey, id, 'ready');
