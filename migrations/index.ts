@@ -17,7 +17,7 @@ import * as m0016 from './0016_search.js';
 import * as m0017 from './0017_mail_identity.js';
 import * as m0017SavedReplies from './0017_saved_replies.js';
 import * as m0018CredentialLinks from './0018_migration_credential_links.js';
-import * as m0018 from './0018_greeting_ratings_reports.js';
+import * as m0019 from './0019_greeting_ratings_reports.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -37,5 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0017_mail_identity': m0017,
   '0017_saved_replies': m0017SavedReplies,
   '0018_migration_credential_links': m0018CredentialLinks,
-  '0018_greeting_ratings_reports': m0018,
+  '0019_greeting_ratings_reports': m0019,
 };

@@ -1,4 +1,4 @@
-// Inbox greeting (migration 0018).
+// Inbox greeting (migration 0019).
 
 export interface InboxGreetingsTable {
   inbox_id: string;

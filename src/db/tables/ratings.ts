@@ -1,4 +1,4 @@
-// Satisfaction ratings (migration 0018); the rating itself is on conversations.
+// Satisfaction ratings (migration 0019); the rating itself is on conversations.
 
 export interface InboxRatingSettingsTable {
   inbox_id: string;

@@ -1,4 +1,4 @@
-// Report totals (migration 0018), kept by src/reports/statistics.ts.
+// Report totals (migration 0019), kept by src/reports/statistics.ts.
 import type { Generated } from 'kysely';
 
 /** Per-day totals per inbox and member ('' = no member). */
