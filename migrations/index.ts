@@ -18,6 +18,7 @@ import * as m0017 from './0017_mail_identity.js';
 import * as m0017SavedReplies from './0017_saved_replies.js';
 import * as m0018CredentialLinks from './0018_migration_credential_links.js';
 import * as m0019Notifications from './0019_notifications.js';
+import * as m0020 from './0020_greeting_ratings_reports.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0017_saved_replies': m0017SavedReplies,
   '0018_migration_credential_links': m0018CredentialLinks,
   '0019_notifications': m0019Notifications,
+  '0020_greeting_ratings_reports': m0020,
 };

@@ -52,6 +52,9 @@ export const PERMISSIONS = {
   'broadcasts:manage': { roles: MANAGERS, scope: 'broadcasts:manage', what: 'managing broadcasts' },
   'broadcasts:request_approval': { roles: OWNERS, scope: null, what: 'asking for broadcast approval' },
   'migrations:manage': { roles: MANAGERS, scope: 'migrations:manage', wholeWorkspace: true, what: 'moving a mailbox' },
+  /** Reports of the inboxes the caller reaches (agents see their inboxes' figures). */
+  'reports:read': { roles: EVERYONE, scope: 'conversations:read', what: 'reading reports' },
+  'usage:read': { roles: MANAGERS, scope: 'workspace:manage', wholeWorkspace: true, what: 'reading the workspace’s usage' },
   'workspace:manage': { roles: OWNERS, scope: 'workspace:manage', what: 'changing workspace settings' },
   'workspace:delete': { roles: OWNERS, scope: null, what: 'deleting the workspace' },
 } as const satisfies Record<string, Rule>;

@@ -1,4 +1,5 @@
 import type { Ctx } from '../context.js';
+import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { normalizeEmail } from '../people/service.js';
 import { iso } from '../platform/clock.js';
@@ -365,4 +366,12 @@ export async function deleteChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'config' | '
   ctx.hub.emit(CHANNELS_DELETED, { channelIds: [channel.id] } satisfies ChannelsDeleted);
   announceEvents(ctx);
   return channel;
+}
+
+/** Every address the workspace's e-mail channels send or receive as (lower case). */
+export async function channelAddresses(db: Db, workspaceId: string): Promise<Set<string>> {
+  const rows = await db.selectFrom('channels').select(['address', 'from_address', 'forwarding_address']).where('workspace_id', '=', workspaceId).where('kind', '=', 'email').execute();
+  const out = new Set<string>();
+  for (const r of rows) for (const a of [r.address, r.from_address, r.forwarding_address]) if (a) out.add(a.toLowerCase());
+  return out;
 }

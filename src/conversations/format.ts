@@ -24,6 +24,7 @@ export function formatConversation(c: ConversationRow, labels: readonly string[]
     created_at: c.created_at,
     updated_at: c.updated_at,
     last_message_at: c.last_message_at,
+    rating: c.rating_score ? { score: c.rating_score, comment: c.rating_comment ?? null, rated_at: c.rated_at ?? null } : null,
   };
 }
 
@@ -126,6 +127,10 @@ export const ConversationSchema = z
     created_at: z.string(),
     updated_at: z.string(),
     last_message_at: z.string(),
+    rating: z
+      .object({ score: z.number().int().min(1).max(5), comment: z.string().nullable(), rated_at: z.string().nullable() })
+      .nullable()
+      .openapi({ description: 'the customer’s satisfaction rating, when the inbox asked for one and they answered' }),
   })
   .openapi('Conversation');
 

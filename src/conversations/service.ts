@@ -673,3 +673,12 @@ export async function listMessages(ctx: Pick<Ctx, 'db'>, conversation: Conversat
   const files = await attachmentsOf(ctx.db, rows.slice(0, limit).map((r) => r.id));
   return toPage(rows, limit, (r) => ({ id: r.id }), (r) => formatMessage(r, files.get(r.id) ?? []));
 }
+
+/** Stores the customer's satisfaction rating on the conversation (src/ratings); undefined when it is gone. */
+export async function setConversationRating(tx: Tx, workspaceId: string, conversationId: string, rating: { score: number; comment: string | null; ratedAt: string }): Promise<ConversationRow | undefined> {
+  const conversation = await findConversation(tx.db, workspaceId, conversationId);
+  if (!conversation) return undefined;
+  const set = { rating_score: rating.score, rating_comment: rating.comment, rated_at: rating.ratedAt };
+  await tx.db.updateTable('conversations').set(set).where('id', '=', conversation.id).execute();
+  return { ...conversation, ...set };
+}

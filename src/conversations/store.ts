@@ -56,3 +56,38 @@ export async function attachmentsOf(db: Db, messageIds: readonly string[]): Prom
 export async function findMessage(db: Db, conversationId: string, id: string): Promise<MessageRow | undefined> {
   return db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('id', '=', id).executeTakeFirst();
 }
+
+/** The first message of a conversation (what started it). */
+export async function firstMessage(db: Db, conversationId: string): Promise<MessageRow | undefined> {
+  return db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('kind', '=', 'message').orderBy('id').limit(1).executeTakeFirst();
+}
+
+/** The latest change of a conversation (its newest 'event' message: what changed and who changed it). */
+export async function latestChange(db: Db, conversationId: string): Promise<MessageRow | undefined> {
+  return db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('kind', '=', 'event').orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
+
+/** Whether the team answered the conversation before this message (replies by members or keys; automatic mail aside). */
+export async function teamRepliedBefore(db: Db, conversationId: string, messageId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('conversation_id', '=', conversationId)
+    .where('kind', '=', 'message')
+    .where('direction', '=', 'out')
+    .where('automatic', '=', 0)
+    .where('author_type', 'in', ['member', 'api_key'])
+    .where('id', '<', messageId)
+    .limit(1)
+    .executeTakeFirst();
+  return !!row;
+}
+
+/** Who closed the conversation in its latest change, when that change closed it (for reactions to conversation.updated). */
+export async function closedInLatestChange(db: Db, conversationId: string): Promise<{ authorType: MessageRow['author_type']; personId: string | null; at: string } | undefined> {
+  const change = await latestChange(db, conversationId);
+  if (!change?.details) return undefined;
+  const details = JSON.parse(change.details) as { changes?: { status?: { to?: unknown } } };
+  if (details.changes?.status?.to !== 'closed') return undefined;
+  return { authorType: change.author_type, personId: change.author_person_id, at: change.created_at };
+}

@@ -10,11 +10,14 @@ import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
 import type { NotificationTables } from './tables/notifications.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { SavedReplyTables } from './tables/saved-replies.js';
+import type { GreetingTables } from './tables/greeting.js';
+import type { RatingTables } from './tables/ratings.js';
+import type { ReportTables } from './tables/reports.js';
 import type { TeamTables } from './tables/team.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { WidgetTables } from './tables/widget.js';
 
-export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables, PeopleTables, LifecycleTables, MailerTenantTables, MailboxMigrationTables, TeamTables, SavedReplyTables, NotificationTables {}
+export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables, PeopleTables, LifecycleTables, MailerTenantTables, MailboxMigrationTables, TeamTables, SavedReplyTables, NotificationTables, GreetingTables, RatingTables, ReportTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -32,3 +35,6 @@ export type * from './tables/mailer-tenants.js';
 export type * from './tables/team.js';
 export type * from './tables/saved-replies.js';
 export type * from './tables/notifications.js';
+export type * from './tables/greeting.js';
+export type * from './tables/ratings.js';
+export type * from './tables/reports.js';

@@ -11,12 +11,15 @@ import { tenantUpkeepReaction } from '../mailer-tenants/reaction.js';
 import { notificationsReaction } from '../notifications/reaction.js';
 import { contactOnlineReaction } from '../realtime/online.js';
 import { webhookOutboxReaction } from '../webhooks/outbox.js';
+import { greetingReaction } from '../greeting/reaction.js';
+import { ratingRequestReaction } from '../ratings/reaction.js';
+import { statisticsReaction } from '../reports/statistics.js';
 import type { InternalSignals, Reaction, ReactionTx, RecordedEvent, SignalName } from './reaction-types.js';
 
 export type * from './reaction-types.js';
 
 /** The registry, in the order the reactions run. */
-export const reactions: readonly Reaction[] = [contactOnlineReaction, webhookOutboxReaction, notificationsReaction, tenantUpkeepReaction];
+export const reactions: readonly Reaction[] = [contactOnlineReaction, webhookOutboxReaction, notificationsReaction, tenantUpkeepReaction, statisticsReaction, greetingReaction, ratingRequestReaction];
 
 export async function enrichEvent(tx: ReactionTx, event: { type: string; data: Record<string, unknown> }, list: readonly Reaction[] = reactions): Promise<Record<string, unknown>> {
   let data = event.data;

@@ -108,7 +108,8 @@ function observe(ctx: Ctx) {
     ctx.log.info('request', {
       method: c.req.method,
       route,
-      path: c.req.path,
+      // A token in the path (rating links, unsubscribe links) is a credential: logged as the pattern only.
+      path: route.includes(':token') ? route : c.req.path,
       status: c.res.status,
       duration_ms: Math.round(seconds * 1e5) / 100,
       request_id: requestId,

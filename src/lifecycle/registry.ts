@@ -20,6 +20,9 @@ import { deleteStaleConnections, deleteWorkspaceConnections } from '../realtime/
 import { deleteWorkspaceWebhooks, pruneDeliveries } from '../webhooks/service.js';
 import { deleteWorkspaceSavedReplies } from '../saved-replies/service.js';
 import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
+import { deleteOldGreetingLog, deleteWorkspaceGreetings } from '../greeting/service.js';
+import { deleteWorkspaceRatingRequests } from '../ratings/service.js';
+import { deleteWorkspaceReportTotals } from '../reports/service.js';
 
 export { DEFAULT_BATCH, type DeletionTally, type RetentionRule, type WorkspaceDataStep } from '../platform/lifecycle.js';
 
@@ -43,6 +46,7 @@ export const retentionRules: RetentionRule[] = [
   migrationAuditRule,
   migrationUploadsRule,
   credentialLinksRule,
+  { name: 'greetings_sent', deleteBatch: (ctx, now, batch) => deleteOldGreetingLog(ctx, now, batch) },
 ];
 
 /**
@@ -64,6 +68,9 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   workspaceConversationsStep,
   workspaceContactsStep,
   workspaceInvitesStep,
+  { name: 'greetings_sent', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceGreetings(ctx, workspaceId, batch), files: 0 }) },
+  { name: 'rating_requests', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceRatingRequests(ctx, workspaceId, batch), files: 0 }) },
+  { name: 'report_totals', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceReportTotals(ctx, workspaceId, batch), files: 0 }) },
   { name: 'saved_replies', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceSavedReplies(ctx, workspaceId, batch), files: 0 }) },
   ...broadcastWorkspaceSteps,
   // Tenants at the provider go before the inboxes they belong to.

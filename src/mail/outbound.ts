@@ -118,7 +118,9 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
   const files = await ctx.db.selectFrom('attachments').selectAll().where('message_id', '=', message.id).orderBy('id').execute();
   const streams: Readable[] = [];
   // Managed channels (an Amazon SES tenant per inbox) name the tenant and configuration set.
-  const headers = await mailerHeaders(ctx, channel);
+  const headers: Record<string, string> = { ...(await mailerHeaders(ctx, channel)) };
+  // Automatic answers (the inbox greeting) say so, so that other robots do not answer them (RFC 3834).
+  if (message.automatic === 1) Object.assign(headers, { 'Auto-Submitted': 'auto-replied', 'X-Auto-Response-Suppress': 'All' });
   const transport = channelTransport(ctx, channel);
   try {
     const attachments = [];

@@ -175,3 +175,19 @@ export async function unfinishedMigrationsThrough(db: Db, channelId: string): Pr
     .execute();
   return rows.map((r) => r.id);
 }
+
+/**
+ * Whether a migration into the inbox is under way (copying through syncing): its old mailbox is
+ * still the live one, so new mail gets no inbox greeting (the spec: "without the inbox greeting").
+ */
+export async function migrationUnderwayInto(db: Db, inboxId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('mailbox_migrations')
+    .select('id')
+    .where('inbox_id', '=', inboxId)
+    .where('deleted_at', 'is', null)
+    .where('state', 'in', ['copying', 'paused', 'needs_attention', 'syncing'])
+    .limit(1)
+    .executeTakeFirst();
+  return !!row;
+}

@@ -198,3 +198,9 @@ export async function membersSeeingInbox(ctx: Pick<Ctx, 'db'>, workspaceId: stri
     .filter((r) => r.inbox_ids === null || (JSON.parse(r.inbox_ids) as string[]).includes(inboxId))
     .map((r) => ({ personId: r.person_id, email: r.email, name: r.name, locale: r.locale }));
 }
+
+/** The e-mail addresses of the workspace's members (lower case): mail to the team's own people is never answered automatically. */
+export async function memberAddresses(db: Db, workspaceId: string): Promise<Set<string>> {
+  const rows = await db.selectFrom('memberships').innerJoin('people', 'people.id', 'memberships.person_id').select('people.email').where('memberships.workspace_id', '=', workspaceId).execute();
+  return new Set(rows.map((r) => r.email.toLowerCase()));
+}

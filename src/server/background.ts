@@ -11,7 +11,9 @@ import { lifecycleBackground } from '../lifecycle/background.js';
 import { presenceBackground } from '../backup/presence.js';
 import { eventsBackground } from '../events/watch.js';
 import { notificationsBackground } from '../notifications/background.js';
+import { ratingsBackground } from '../ratings/background.js';
+import { greetingBackground } from '../greeting/background.js';
 
 export type { BackgroundPart, RunningPart } from '../platform/background.js';
 
-export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground(mailHandlers), webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground, lifecycleBackground, eventsBackground, notificationsBackground];
+export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground(mailHandlers), webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground, lifecycleBackground, eventsBackground, notificationsBackground, greetingBackground, ratingsBackground];

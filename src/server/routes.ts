@@ -32,6 +32,9 @@ import { registerTypingRoutes } from '../typing/routes.js';
 import { registerWidgetScriptRoutes } from '../widget-script/routes.js';
 import { registerSavedReplyRoutes } from '../saved-replies/routes.js';
 import { registerMcpRoutes } from '../mcp/routes.js';
+import { registerGreetingRoutes } from '../greeting/routes.js';
+import { registerRatingRoutes } from '../ratings/routes.js';
+import { registerReportRoutes } from '../reports/routes.js';
 
 export const routeTable: FeatureRoutes[] = [
   { register: registerHealthRoutes },
@@ -48,6 +51,9 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerSearchRoutes },
   { register: registerOverviewRoutes },
   { register: registerSavedReplyRoutes },
+  { register: registerGreetingRoutes },
+  { register: registerRatingRoutes },
+  { register: registerReportRoutes },
   { register: registerFeedbackRoutes },
   { register: (app, ctx) => registerMailRoutes(app, ctx, mailHandlers), bodyLimits: ingressBodyLimits },
   { register: registerWebhookRoutes },

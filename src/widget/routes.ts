@@ -23,7 +23,9 @@ import {
   openVisitorAttachment,
   uploadVisitorAttachment,
   postVisitorMessage,
+  rateVisitorConversation,
   requireVisitorOrigin,
+  visitorRating,
   startVisitorConversation,
   visitorTyping,
   widgetConfig,
@@ -295,6 +297,37 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       }
       return answer as never;
     },
+  );
+
+  const VisitorRating = z
+    .object({
+      asked: z.boolean().openapi({ description: 'the team asks for a rating of this (closed) conversation and none was given yet' }),
+      rating: z.object({ score: z.number().int(), comment: z.string().nullable() }).nullable(),
+    })
+    .openapi('VisitorRating');
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/widget/conversations/{conversationId}/rating',
+      tags: ['widget'],
+      summary: 'Whether to ask for a satisfaction rating, and the rating given',
+      security: visitorAuth,
+      request: { params: conversationParam },
+      responses: { 200: jsonAnswer(VisitorRating, 'the rating state') },
+    }),
+    async (c) => c.json(await visitorRating(ctx, await visitor(c), c.req.valid('param').conversationId), 200),
+  );
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/widget/conversations/{conversationId}/rating',
+      tags: ['widget'],
+      summary: 'Rate a closed chat conversation from 1 to 5 (once), with an optional comment',
+      security: visitorAuth,
+      request: { params: conversationParam, body: jsonBody(z.object({ score: z.number().int().min(1).max(5), comment: z.string().max(2000).optional() }).strict()) },
+      responses: { 200: jsonAnswer(VisitorRating, 'recorded'), 409: { description: 'no_rating_request, or rating_already_recorded' } },
+    }),
+    async (c) => c.json(await rateVisitorConversation(ctx, await visitor(c), c.req.valid('param').conversationId, c.req.valid('json')), 200),
   );
 
   const typing = new TypingThrottle();

@@ -7,6 +7,7 @@ import { findInbox, type InboxRow } from '../inboxes/store.js';
 import { chatChannelForPublicKey, findChannel } from '../channels/store.js';
 import { createHmac } from 'node:crypto';
 import type { Ctx } from '../context.js';
+import { answerInWidget, openWidgetRequest } from '../ratings/service.js';
 import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContactByExternalId } from '../contacts/service.js';
 import { contactMergeState } from '../contacts/merged.js';
 import { loadContactView, type ContactView } from '../contacts/store.js';
@@ -328,4 +329,18 @@ export async function deleteWorkspaceContactSessions(ctx: Pick<Ctx, 'db'>, works
   await ctx.db.deleteFrom('contact_session_conversations').where('session_id', 'in', ids.map((r) => r.id)).execute();
   const r = await ctx.db.deleteFrom('contact_sessions').where('id', 'in', ids.map((r) => r.id)).executeTakeFirst();
   return Number(r.numDeletedRows);
+}
+
+/** Whether the widget should ask the visitor for a rating of a (closed) conversation, and the rating given. */
+export async function visitorRating(ctx: Pick<Ctx, 'db' | 'clock'>, visitor: VisitorSession, conversationId: string) {
+  const conversation = await visibleConversation(ctx.db, visitor.session, conversationId);
+  const rating = conversation.rating_score ? { score: conversation.rating_score, comment: conversation.rating_comment ?? null } : null;
+  return { asked: !rating && (await openWidgetRequest(ctx, conversationId)), rating };
+}
+
+/** The visitor answers the rating request of one of its chat conversations (once). */
+export async function rateVisitorConversation(ctx: Ctx, visitor: VisitorSession, conversationId: string, input: { score: number; comment?: string }) {
+  await visibleConversation(ctx.db, visitor.session, conversationId);
+  const rating = await answerInWidget(ctx, conversationId, input);
+  return { asked: false, rating };
 }

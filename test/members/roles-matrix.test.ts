@@ -20,9 +20,10 @@ const GROUPS: { name: string; matches: (method: string, path: string) => boolean
   },
   { name: 'creating a workspace: only with open sign-up (closed here), for everyone alike', matches: (m, p) => m === 'POST' && p === '/v1/workspaces', refused: WHO },
   {
-    name: 'members, invites, API keys, webhooks, inboxes and channels, broadcasts and migrations: owners and admins',
+    name: 'members, invites, API keys, webhooks, inboxes and channels, broadcasts, migrations and usage: owners and admins',
     matches: (m, p) =>
       (/^\/v1\/(api-keys|webhooks|broadcasts|migrations|invites)(\/|$)/.test(p) && p !== '/v1/invites/accept') ||
+      p === '/v1/usage' ||
       p === '/v1/workspace/broadcasts' ||
       (p.startsWith('/v1/members/') && m !== 'GET') ||
       (/^\/v1\/(inboxes|channels)(\/|$)/.test(p) && m !== 'GET'),

@@ -59,6 +59,10 @@ export interface ConversationsTable {
   preview?: string | null;
   /** When the customer last wrote (live mail only): unread for a member who has not opened it since. */
   last_inbound_at?: string | null;
+  /** The customer's satisfaction rating (1–5) and comment, when they answered the request (0019). */
+  rating_score?: number | null;
+  rating_comment?: string | null;
+  rated_at?: string | null;
 }
 
 /** When a member last opened a conversation. */

@@ -1,6 +1,6 @@
 // Routes of the panel. Every URL is real: a reload lands on the same view.
 import { useEffect } from 'preact/hooks';
-import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { lazy, LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { whenUnauthorized } from './api';
 import { NotificationListener } from './components/Notifications';
 import { Toasts } from './components/Toasts';
@@ -10,6 +10,9 @@ import { SignIn } from './pages/SignIn';
 import { Settings } from './pages/Settings';
 import { Workspace } from './pages/Workspace';
 import { loadMe, me } from './state';
+
+// Charts (uPlot) load with the reports page only.
+const Reports = lazy(() => import('./pages/Reports'));
 
 whenUnauthorized(() => {
   if (!location.pathname.startsWith('/sign-in') && location.pathname !== '/invite') me.value = null;
@@ -48,6 +51,7 @@ function Gate() {
       <Route path="/conversations/:id?" component={Workspace} />
       <Route path="/inboxes/:inbox/:id?" component={Workspace} />
       <Route path="/settings/:section?/:id?" component={Settings} />
+      <Route path="/reports" component={Reports} />
       <Route default component={Workspace} />
     </Router>
   );

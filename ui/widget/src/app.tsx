@@ -5,7 +5,7 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import panelCss from './panel.css?inline';
 import { ApiError, type Link, type VisitorConversation, type VisitorMessage } from './client';
-import { replyTime, t } from './i18n';
+import { locale, replyTime, t } from './i18n';
 import { sheet, type Widget } from './main';
 import { fileBlobUrl, fileSize, isImage, uploadFile, type VisitorAttachment } from './files';
 
@@ -317,6 +317,7 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
           </div>
         ))}
       </div>
+      {current && conversations.find((c) => c.id === current)?.status === 'closed' && <RatingPrompt key={current} widget={widget} conversationId={current} />}
       <p class="typing" role="status">
         {teamTyping ? t('team_typing') : ''}
       </p>
@@ -433,5 +434,68 @@ function FileView({ widget, attachment }: { widget: Widget; attachment: VisitorA
     <a class={image ? 'file thumb' : 'file'} href={url ?? undefined} download={image ? undefined : attachment.filename} target="_blank" rel="noopener" title={label}>
       {image && url ? <img src={url} alt={attachment.filename} onError={() => setBroken(true)} /> : label}
     </a>
+  );
+}
+
+// The satisfaction rating of a closed conversation, when the team asks for one. Its strings live
+// here (this chunk loads when the chat opens), not in the launcher's catalogue.
+const RATING_TEXT = {
+  en: { question: 'How satisfied are you with our answer?', score: '{n} of 5', comment: 'Anything to add? (optional)', send: 'Send rating', thanks: 'Thank you for your rating!' },
+  tr: { question: 'Yanıtımızdan ne kadar memnun kaldınız?', score: '5 üzerinden {n}', comment: 'Eklemek istediğiniz bir şey var mı? (isteğe bağlı)', send: 'Değerlendirmeyi gönder', thanks: 'Değerlendirmeniz için teşekkürler!' },
+};
+
+function RatingPrompt({ widget, conversationId }: { widget: Widget; conversationId: string }) {
+  const text = RATING_TEXT[locale()];
+  const [state, setState] = useState<'hidden' | 'asking' | 'thanks'>('hidden');
+  const [score, setScore] = useState(0);
+  const [comment, setComment] = useState('');
+  const [failed, setFailed] = useState<string | null>(null);
+  const client = widget.client;
+  const auth = () => ({ authorization: `Bearer ${client.session()?.token ?? ''}` });
+  useEffect(() => {
+    void client.api
+      .GET('/v1/widget/conversations/{conversationId}/rating', { params: { path: { conversationId } }, headers: auth() })
+      .then((r) => r.data?.asked && setState('asking'), () => undefined);
+  }, [conversationId]);
+  if (state === 'hidden') return null;
+  if (state === 'thanks')
+    return (
+      <p class="rating-done" role="status">
+        {text.thanks}
+      </p>
+    );
+  return (
+    <form
+      class="rating"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        if (!score) return;
+        const r = await client.api.POST('/v1/widget/conversations/{conversationId}/rating', {
+          params: { path: { conversationId } },
+          headers: auth(),
+          body: comment.trim() ? { score, comment: comment.trim() } : { score },
+        });
+        if (r.response.ok || r.response.status === 409) setState('thanks');
+        else setFailed(t('send_failed', { error: r.response.statusText }));
+      }}
+    >
+      <fieldset>
+        <legend>{text.question}</legend>
+        <div class="rating-scores">
+          {[1, 2, 3, 4, 5].map((n) => (
+            <label key={n} class={n === score ? 'on' : undefined}>
+              <input type="radio" name="svc-rating" value={n} checked={n === score} onChange={() => setScore(n)} aria-label={text.score.replace('{n}', String(n))} />
+              <span aria-hidden="true">{n}</span>
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <label for="svc-rating-comment">{text.comment}</label>
+      <textarea id="svc-rating-comment" rows={2} maxLength={2000} value={comment} onInput={(e) => setComment(e.currentTarget.value)} />
+      {failed && <p role="alert">{failed}</p>}
+      <button type="submit" class="send" disabled={!score}>
+        {text.send}
+      </button>
+    </form>
   );
 }

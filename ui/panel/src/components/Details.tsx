@@ -143,6 +143,15 @@ export function Details(props: { conversation: Conversation; contact: Contact | 
         <dd>
           <time dateTime={conv.created_at}>{absoluteTime(conv.created_at)}</time>
         </dd>
+        {conv.rating && (
+          <>
+            <dt>{t('details.rating')}</dt>
+            <dd>
+              <span aria-label={t('details.rating_of', { score: conv.rating.score })}>{'★'.repeat(conv.rating.score) + '☆'.repeat(5 - conv.rating.score)}</span>
+              {conv.rating.comment && <blockquote style={{ margin: 'var(--space-1) 0 0' }}>{conv.rating.comment}</blockquote>}
+            </dd>
+          </>
+        )}
       </dl>
       {dialog === 'merge' && contact && <MergeDialog contact={contact} onClose={() => setDialog(null)} onMerged={props.onContactChanged} />}
       {dialog === 'delete' && contact && <DeleteContactDialog contact={contact} onClose={() => setDialog(null)} />}

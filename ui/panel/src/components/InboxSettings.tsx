@@ -8,6 +8,7 @@ import { loadInboxes, toast } from '../state';
 import { Confirm } from './Confirm';
 import { CopyField } from './Secret';
 import { InboxSignatureCard } from '../pages/SavedRepliesSettings';
+import { GreetingCard, RatingsCard } from './CustomerReplySettings';
 
 type Channel = Schemas['Channel'];
 type InboxPatch = BodyOf<'/v1/inboxes/{inboxId}', 'patch'>;
@@ -145,6 +146,8 @@ export function InboxDetail(props: { id: string }) {
         </button>
       </form>
       <InboxSignatureCard inboxId={inbox.id} />
+      <GreetingCard inboxId={inbox.id} />
+      <RatingsCard inboxId={inbox.id} />
 
       <h2>{t('channels.title')}</h2>
       {channels.length === 0 && <p class="empty">{t('channels.none')}</p>}

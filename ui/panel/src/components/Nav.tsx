@@ -82,6 +82,9 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
         )}
       </div>
       <div class="nav-foot">
+        <a class="nav-link" href="/reports" style={{ width: 'auto' }}>
+          {t('nav.reports')}
+        </a>
         <a class="nav-link" href="/settings" style={{ width: 'auto' }}>
           {t('nav.settings')}
         </a>

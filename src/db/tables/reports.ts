@@ -1,0 +1,37 @@
+// Report totals (migration 0019), kept by src/reports/statistics.ts.
+import type { Generated } from 'kysely';
+
+/** Per-day totals per inbox and member ('' = no member). */
+export interface ReportDaysTable {
+  workspace_id: string;
+  day: string;
+  inbox_id: string;
+  member_id: string;
+  opened: Generated<number>;
+  closed: Generated<number>;
+  replies: Generated<number>;
+  ratings: Generated<number>;
+  rating_sum: Generated<number>;
+  rating_1: Generated<number>;
+  rating_2: Generated<number>;
+  rating_3: Generated<number>;
+  rating_4: Generated<number>;
+  rating_5: Generated<number>;
+}
+
+export type ReportDurationKind = 'first_response' | 'resolution';
+
+export interface ReportDurationsTable {
+  workspace_id: string;
+  day: string;
+  inbox_id: string;
+  member_id: string;
+  kind: ReportDurationKind;
+  conversation_id: string;
+  seconds: number;
+}
+
+export interface ReportTables {
+  report_days: ReportDaysTable;
+  report_durations: ReportDurationsTable;
+}

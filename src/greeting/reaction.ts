@@ -1,0 +1,31 @@
+// The greeting's reaction: the first inbound mail of a new e-mail conversation in an inbox with the
+// greeting on stores a `greeting.send` job in the recording transaction; the job (./service.ts)
+// checks every rule and writes the greeting with its email.send job.
+import { firstMessage } from '../conversations/store.js';
+import type { Reaction } from '../events/reaction-types.js';
+import { enqueue } from '../platform/jobs.js';
+
+export const GREETING_JOB = 'greeting.send';
+
+export interface GreetingJobPayload {
+  workspaceId: string;
+  conversationId: string;
+  messageId: string;
+}
+
+export const greetingReaction: Reaction = {
+  name: 'greeting',
+  async onEvent(tx, event) {
+    if (event.type !== 'message.created' || !event.inboxId) return;
+    const conversation = event.data.conversation as { id?: string; source?: string; imported?: boolean } | undefined;
+    const message = event.data.message as { id?: string; kind?: string; direction?: string; automatic?: boolean } | undefined;
+    if (!conversation?.id || conversation.source !== 'email' || conversation.imported) return;
+    if (!message?.id || message.kind !== 'message' || message.direction !== 'in' || message.automatic) return;
+    const settings = await tx.db.selectFrom('inbox_greetings').select('enabled').where('inbox_id', '=', event.inboxId).executeTakeFirst();
+    if (settings?.enabled !== 1) return;
+    // Only the message that started the conversation.
+    if ((await firstMessage(tx.db, conversation.id))?.id !== message.id) return;
+    const payload: GreetingJobPayload = { workspaceId: event.workspaceId, conversationId: conversation.id, messageId: message.id };
+    await enqueue(tx.db, tx.clock, { kind: GREETING_JOB, payload, uniqueKey: `${GREETING_JOB}:${conversation.id}` });
+  },
+};

@@ -1,0 +1,190 @@
+// Reports (per UTC day: conversations opened and closed, replies, first response and resolution
+// times, ratings) read from the totals that src/reports/statistics.ts keeps in the transaction of
+// each change, and usage (per month: billed vs imported conversations and messages, storage).
+import { sql } from 'kysely';
+import type { Access } from '../auth/access.js';
+import { requireInbox } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import { DAY } from '../platform/clock.js';
+import { invalid } from '../platform/errors.js';
+import { usageByMonth } from '../conversations/usage.js';
+
+export const REPORT_MAX_DAYS = 366;
+export const REPORT_DEFAULT_DAYS = 30;
+export const USAGE_MAX_MONTHS = 36;
+
+const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;
+const MONTH_RE = /^\d{4}-\d{2}$/;
+
+function parseDay(text: string, name: string): Date {
+  const d = new Date(`${text}T00:00:00.000Z`);
+  if (!DAY_RE.test(text) || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== text) throw invalid(`${name} must be a date (YYYY-MM-DD)`);
+  return d;
+}
+
+const dayText = (d: Date) => d.toISOString().slice(0, 10);
+
+/** The days from..to inclusive (default: the last 30 days up to today, UTC). */
+export function reportPeriod(now: Date, input: { from?: string; to?: string }): string[] {
+  const to = input.to ? parseDay(input.to, 'to') : new Date(`${dayText(now)}T00:00:00.000Z`);
+  const from = input.from ? parseDay(input.from, 'from') : new Date(to.getTime() - (REPORT_DEFAULT_DAYS - 1) * DAY);
+  if (from > to) throw invalid('from must not be after to');
+  const count = Math.round((to.getTime() - from.getTime()) / DAY) + 1;
+  if (count > REPORT_MAX_DAYS) throw invalid(`a report covers at most ${REPORT_MAX_DAYS} days`);
+  return Array.from({ length: count }, (_, i) => dayText(new Date(from.getTime() + i * DAY)));
+}
+
+/** Median (the mean of the two middle values for an even count) and p90 (nearest rank) of sorted values. */
+export function durationFigures(sorted: readonly number[]) {
+  const n = sorted.length;
+  if (n === 0) return { count: 0, median_seconds: null, p90_seconds: null };
+  const median = n % 2 === 1 ? sorted[(n - 1) / 2] : Math.round((sorted[n / 2 - 1] + sorted[n / 2]) / 2);
+  return { count: n, median_seconds: median, p90_seconds: sorted[Math.ceil(0.9 * n) - 1] };
+}
+
+type Totals = { opened: number; closed: number; replies: number; ratings: number; rating_sum: number; dist: number[] };
+const emptyTotals = (): Totals => ({ opened: 0, closed: 0, replies: 0, ratings: 0, rating_sum: 0, dist: [0, 0, 0, 0, 0] });
+
+function figures(t: Totals, durations: { first_response: number[]; resolution: number[] }, withOpened: boolean) {
+  return {
+    opened: withOpened ? t.opened : null,
+    closed: t.closed,
+    replies: t.replies,
+    first_response: durationFigures(durations.first_response),
+    resolution: durationFigures(durations.resolution),
+    ratings: {
+      count: t.ratings,
+      average: t.ratings ? Math.round((t.rating_sum / t.ratings) * 100) / 100 : null,
+      distribution: { '1': t.dist[0], '2': t.dist[1], '3': t.dist[2], '4': t.dist[3], '5': t.dist[4] },
+    },
+  };
+}
+
+export interface ReportInput {
+  from?: string;
+  to?: string;
+  inboxId?: string;
+  memberId?: string;
+}
+
+/**
+ * The report of a period for the caller's inboxes (or one inbox), optionally one member: what they
+ * replied and closed, their first responses and resolutions, and ratings of conversations assigned
+ * to them. Conversations opened belong to no member, so with member_id `opened` is null.
+ */
+export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, input: ReportInput) {
+  const days = reportPeriod(ctx.clock.now(), input);
+  const from = days[0];
+  const to = days[days.length - 1];
+  if (input.inboxId) requireInbox(access, input.inboxId);
+  const inboxIds = input.inboxId ? [input.inboxId] : access.inboxIds;
+  const scope = <Q extends { where: (...args: any[]) => Q }>(q: Q): Q => {
+    let out = q.where('workspace_id', '=', access.workspaceId).where('day', '>=', from).where('day', '<=', to);
+    if (inboxIds !== null) out = inboxIds.length ? out.where('inbox_id', 'in', inboxIds) : out.where('inbox_id', '=', '');
+    if (input.memberId) out = out.where('member_id', '=', input.memberId);
+    return out;
+  };
+  const sum = (column: string) => sql<number>`sum(${sql.ref(column)})`.as(column);
+  const totalsRows = await scope(ctx.db.selectFrom('report_days'))
+    .select(['day', sum('opened'), sum('closed'), sum('replies'), sum('ratings'), sum('rating_sum'), sum('rating_1'), sum('rating_2'), sum('rating_3'), sum('rating_4'), sum('rating_5')])
+    .groupBy('day')
+    .execute();
+  // Sorted here rather than by the database: the rows come straight from a covering index.
+  const durationRows = await scope(ctx.db.selectFrom('report_durations')).select(['day', 'kind', 'seconds']).execute();
+
+  const perDay = new Map<string, { totals: Totals; first_response: number[]; resolution: number[] }>();
+  for (const day of days) perDay.set(day, { totals: emptyTotals(), first_response: [], resolution: [] });
+  const all = { totals: emptyTotals(), first_response: [] as number[], resolution: [] as number[] };
+  for (const r of totalsRows) {
+    const t = perDay.get(r.day)?.totals;
+    if (!t) continue;
+    const row = r as unknown as Record<string, number | string | null>;
+    for (const target of [t, all.totals]) {
+      target.opened += Number(row.opened ?? 0);
+      target.closed += Number(row.closed ?? 0);
+      target.replies += Number(row.replies ?? 0);
+      target.ratings += Number(row.ratings ?? 0);
+      target.rating_sum += Number(row.rating_sum ?? 0);
+      for (let i = 0; i < 5; i++) target.dist[i] += Number(row[`rating_${i + 1}`] ?? 0);
+    }
+  }
+  for (const r of durationRows) {
+    const bucket = perDay.get(r.day);
+    if (!bucket) continue;
+    const seconds = Number(r.seconds);
+    bucket[r.kind].push(seconds);
+  }
+  const bySize = (a: number, b: number) => a - b;
+  for (const b of perDay.values()) {
+    b.first_response.sort(bySize);
+    b.resolution.sort(bySize);
+    for (const x of b.first_response) all.first_response.push(x);
+    for (const x of b.resolution) all.resolution.push(x);
+  }
+  all.first_response.sort(bySize);
+  all.resolution.sort(bySize);
+  const withOpened = !input.memberId;
+  return {
+    from,
+    to,
+    inbox_id: input.inboxId ?? null,
+    member_id: input.memberId ?? null,
+    totals: figures(all.totals, all, withOpened),
+    days: days.map((day) => {
+      const b = perDay.get(day)!;
+      return { day, ...figures(b.totals, b, withOpened) };
+    }),
+  };
+}
+
+function parseMonth(text: string, name: string): { year: number; month: number } {
+  if (!MONTH_RE.test(text)) throw invalid(`${name} must be a month (YYYY-MM)`);
+  const [year, month] = text.split('-').map(Number);
+  if (month < 1 || month > 12) throw invalid(`${name} must be a month (YYYY-MM)`);
+  return { year, month };
+}
+
+const monthText = (y: number, m: number) => `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}`;
+
+/** Usage per month from..to (default: the last 12 months up to this one, UTC). */
+export async function getUsage(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, input: { from?: string; to?: string }) {
+  const now = ctx.clock.now();
+  const to = input.to ? parseMonth(input.to, 'to') : { year: now.getUTCFullYear(), month: now.getUTCMonth() + 1 };
+  const from = input.from ? parseMonth(input.from, 'from') : { year: to.month === 12 ? to.year : to.year - 1, month: (to.month % 12) + 1 };
+  const count = (to.year - from.year) * 12 + (to.month - from.month) + 1;
+  if (count < 1) throw invalid('from must not be after to');
+  if (count > USAGE_MAX_MONTHS) throw invalid(`usage covers at most ${USAGE_MAX_MONTHS} months`);
+  const months = Array.from({ length: count }, (_, i) => {
+    const index = from.year * 12 + (from.month - 1) + i;
+    return monthText(Math.floor(index / 12), (index % 12) + 1);
+  });
+  const next = to.month === 12 ? monthText(to.year + 1, 1) : monthText(to.year, to.month + 1);
+  const usage = await usageByMonth(ctx.db, access.workspaceId, { fromMonth: months[0], beforeMonth: next });
+  return {
+    from: months[0],
+    to: months[months.length - 1],
+    storage_bytes: usage.storageBytes,
+    months: months.map((month) => {
+      const m = usage.months.get(month);
+      return {
+        month,
+        conversations: { billed: m?.conversationsBilled ?? 0, imported: m?.conversationsImported ?? 0 },
+        messages: { billed: m?.messagesBilled ?? 0, imported: m?.messagesImported ?? 0 },
+        storage_bytes_added: m?.bytesAdded ?? 0,
+      };
+    }),
+  };
+}
+
+/** Workspace deletion step: report totals and durations. */
+export async function deleteWorkspaceReportTotals(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
+  const days = await ctx.db.selectFrom('report_days').select('day').where('workspace_id', '=', workspaceId).orderBy('day').limit(1).executeTakeFirst();
+  const durations = await ctx.db.selectFrom('report_durations').select('day').where('workspace_id', '=', workspaceId).orderBy('day').limit(1).executeTakeFirst();
+  const day = [days?.day, durations?.day].filter((d): d is string => !!d).sort()[0];
+  if (!day) return 0;
+  // One day at a time keeps batches small without row ids.
+  const a = await ctx.db.deleteFrom('report_days').where('workspace_id', '=', workspaceId).where('day', '=', day).executeTakeFirst();
+  const b = await ctx.db.deleteFrom('report_durations').where('workspace_id', '=', workspaceId).where('day', '=', day).executeTakeFirst();
+  void batch;
+  return Math.max(1, Number(a.numDeletedRows) + Number(b.numDeletedRows));
+}

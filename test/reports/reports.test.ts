@@ -1,0 +1,165 @@
+// Reports and usage on a small hand-checked dataset: conversations opened and closed, replies, first
+// response and resolution medians and p90, ratings, per UTC day; imported mail left out of the
+// report and counted apart in usage.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startConversation } from '../../src/conversations/service.js';
+import { findOrCreateContactByEmail } from '../../src/contacts/service.js';
+import { HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { durationFigures } from '../../src/reports/service.js';
+import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const SECRET = 'reports-secret';
+
+describe('reports and usage', () => {
+  let s: TestServer;
+  let seed: Seed;
+  let address: string;
+  let sink: SmtpSink;
+  let agent: { personId: string; token: string };
+  const clock = new ManualClock(new Date('2026-11-02T08:00:00Z'));
+
+  before(async () => {
+    sink = await startSmtpSink({ username: SINK_LOGIN.username, password: SINK_LOGIN.password });
+    s = await startTestServer({ env: { SVC_INGRESS_SECRET: SECRET }, clock });
+    await s.app.jobs.stop();
+    seed = await seedWorkspace(s.app);
+    address = (await seedEmailChannel(s.app, seed, { smtpPort: sink.port })).address!;
+    agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/ratings`, { token: seed.apiKey, body: { enabled: true } });
+    // A greeting must not count as a reply or a first response.
+    await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/greeting`, { token: seed.apiKey, body: { enabled: true } });
+  });
+  after(async () => {
+    await s.stop();
+    await sink.close();
+  });
+
+  const as = (token: string) => ({ token, headers: { 'svc-workspace': seed.workspaceId } });
+  async function mail(from: string) {
+    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { raw: rawMail({ To: address, From: from }), token: SECRET });
+    assert.equal(r.status, 201);
+    return r.body.data[0].conversation_id as string;
+  }
+  const reply = (id: string, token: string) => s.request('POST', `/v1/conversations/${id}/messages`, { ...as(token), body: { body: 'Answer' } });
+  const close = (id: string, token: string) => s.request('PATCH', `/v1/conversations/${id}`, { ...as(token), body: { status: 'closed' } });
+
+  test('the median is the mean of the middle two; p90 is the nearest rank', () => {
+    assert.deepEqual(durationFigures([]), { count: 0, median_seconds: null, p90_seconds: null });
+    assert.deepEqual(durationFigures([60]), { count: 1, median_seconds: 60, p90_seconds: 60 });
+    assert.deepEqual(durationFigures([60, 120, 600]), { count: 3, median_seconds: 120, p90_seconds: 600 });
+    assert.deepEqual(durationFigures([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]), { count: 10, median_seconds: 55, p90_seconds: 90 });
+  });
+
+  test('a hand-checked day and the next', async () => {
+    // Day 1 (2026-11-02): A, B, C opened at 08:00.
+    const a = await mail('a@cust.example');
+    const b = await mail('b@cust.example');
+    const c = await mail('c@cust.example');
+    clock.advance(1 * MINUTE); // 08:01: the owner answers A (first response 60 s)
+    await reply(a, seed.ownerToken);
+    clock.advance(1 * MINUTE); // 08:02: the agent answers B (120 s), then again (a reply, not a first response)
+    await reply(b, agent.token);
+    await reply(b, agent.token);
+    await s.request('POST', `/v1/conversations/${b}/messages`, { ...as(agent.token), body: { kind: 'note', body: 'a note is no reply' } });
+    clock.advance(8 * MINUTE); // 08:10: the owner answers C (600 s) and closes A (resolution 600 s)
+    await reply(c, seed.ownerToken);
+    await close(a, seed.ownerToken);
+    clock.advance(50 * MINUTE); // 09:00: the agent closes B (3600 s)
+    await close(b, agent.token);
+    // The customer of A rates 5, of B rates 2 (B is unassigned: rating goes to no member).
+    await s.request('PATCH', `/v1/conversations/${a}`, { ...as(seed.ownerToken), body: { assignee_id: seed.ownerId } });
+    await s.app.jobs.drain();
+    for (const [id, score] of [[a, '5'], [b, '2']] as const) {
+      const request = await s.app.db.selectFrom('rating_requests').select('id').where('conversation_id', '=', id).executeTakeFirstOrThrow();
+      const { ratingToken } = await import('../../src/ratings/service.js');
+      const token = await ratingToken(s.app, request.id);
+      const r = await s.request('POST', `/v1/ratings/${token}`, { raw: `score=${score}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      assert.equal(r.status, 200);
+    }
+    // Day 2 (2026-11-03 09:00): C is closed by the owner (resolution 25 h), D opened.
+    clock.advance(24 * HOUR);
+    await close(c, seed.ownerToken);
+    await mail('d@cust.example');
+
+    // Imported history on day 2: a quiet conversation with a team reply and a close, never counted.
+    await s.app.db.transaction().execute(async (trx) => {
+      const tx = { db: trx, clock };
+      const { view } = await findOrCreateContactByEmail(tx, { workspaceId: seed.workspaceId, email: 'old@cust.example', quiet: true });
+      const when = new Date('2026-11-03T07:00:00Z');
+      await startConversation(tx, {
+        conversation: { workspaceId: seed.workspaceId, inboxId: seed.inboxId, contactId: view.contact.id, source: 'email', imported: true, status: 'closed', createdAt: when },
+        contact: view,
+        message: { kind: 'message', direction: 'in', author: { type: 'contact', contactId: view.contact.id }, body: 'old', createdAt: when, importedAt: clock.now() },
+        quiet: true,
+      });
+    });
+
+    const r = await s.request('GET', '/v1/reports?from=2026-11-02&to=2026-11-03', { token: seed.apiKey });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const [d1, d2] = r.body.days;
+    assert.equal(d1.day, '2026-11-02');
+    assert.equal(d1.opened, 3);
+    assert.equal(d1.replies, 4);
+    assert.equal(d1.closed, 2);
+    assert.deepEqual(d1.first_response, { count: 3, median_seconds: 120, p90_seconds: 600 });
+    assert.deepEqual(d1.resolution, { count: 2, median_seconds: 2100, p90_seconds: 3600 });
+    assert.deepEqual(d1.ratings, { count: 2, average: 3.5, distribution: { '1': 0, '2': 1, '3': 0, '4': 0, '5': 1 } });
+    assert.equal(d2.day, '2026-11-03');
+    assert.equal(d2.opened, 1);
+    assert.equal(d2.closed, 1);
+    assert.equal(d2.replies, 0);
+    assert.deepEqual(d2.resolution, { count: 1, median_seconds: 25 * 3600, p90_seconds: 25 * 3600 });
+    assert.equal(r.body.totals.opened, 4);
+    assert.deepEqual(r.body.totals.resolution, { count: 3, median_seconds: 3600, p90_seconds: 25 * 3600 });
+
+    // One member: the agent replied twice and closed B; conversations opened belong to nobody.
+    const mine = await s.request('GET', `/v1/reports?from=2026-11-02&to=2026-11-03&member_id=${agent.personId}`, { token: seed.apiKey });
+    assert.equal(mine.body.totals.opened, null);
+    assert.equal(mine.body.totals.replies, 2);
+    assert.equal(mine.body.totals.closed, 1);
+    assert.deepEqual(mine.body.totals.first_response, { count: 1, median_seconds: 120, p90_seconds: 120 });
+    assert.equal(mine.body.totals.ratings.count, 0);
+    const owner = await s.request('GET', `/v1/reports?from=2026-11-02&to=2026-11-03&member_id=${seed.ownerId}`, { token: seed.apiKey });
+    assert.deepEqual(owner.body.totals.ratings.distribution, { '1': 0, '2': 0, '3': 0, '4': 0, '5': 1 });
+  });
+
+  test('bad periods are refused; another inbox or an agent limited elsewhere sees none of it', async () => {
+    for (const q of ['from=2026-13-01', 'from=2026-11-05&to=2026-11-01', 'from=2025-01-01&to=2026-11-03', 'to=yesterday']) {
+      const r = await s.request('GET', `/v1/reports?${q}`, { token: seed.apiKey });
+      assert.equal(r.status, 400, q);
+      assert.equal(r.body.error.code, 'invalid_request');
+    }
+    const other = await s.request('POST', '/v1/inboxes', { token: seed.apiKey, body: { name: 'Elsewhere' } });
+    const r = await s.request('GET', `/v1/reports?from=2026-11-02&to=2026-11-03&inbox_id=${other.body.id}`, { token: seed.apiKey });
+    assert.equal(r.body.totals.opened, 0);
+    const limited = await addPerson(s.app, seed.workspaceId, 'agent');
+    const membership = await s.app.db.selectFrom('memberships').select('id').where('person_id', '=', limited.personId).executeTakeFirstOrThrow();
+    const limit = await s.request('PATCH', `/v1/members/${membership.id}`, { token: seed.ownerToken, body: { inbox_ids: [other.body.id] } });
+    assert.equal(limit.status, 200, JSON.stringify(limit.body));
+    const seen = await s.request('GET', '/v1/reports?from=2026-11-02&to=2026-11-03', as(limited.token));
+    assert.equal(seen.status, 200);
+    assert.equal(seen.body.totals.opened, 0);
+    assert.equal((await s.request('GET', `/v1/reports?inbox_id=${seed.inboxId}`, as(limited.token))).status, 404);
+  });
+
+  test('usage counts live and imported conversations and messages apart, by month', async () => {
+    await s.app.jobs.drain(); // the greetings' jobs
+    const r = await s.request('GET', '/v1/usage?from=2026-10&to=2026-11', { token: seed.apiKey });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const [oct, nov] = r.body.months;
+    assert.deepEqual(oct.conversations, { billed: 0, imported: 0 });
+    assert.equal(nov.month, '2026-11');
+    // Live: A, B, C, D (two of them greeted: the 24-hour rule is per contact, each contact is new).
+    assert.deepEqual(nov.conversations, { billed: 4, imported: 1 });
+    assert.equal(nov.messages.imported, 1);
+    // 4 customer mails + 4 greetings + 4 replies + 1 note.
+    assert.equal(nov.messages.billed, 13);
+    assert.ok(r.body.storage_bytes > 0, 'the original e-mails are stored');
+    assert.equal((await s.request('GET', '/v1/usage', as(agent.token))).status, 403);
+    assert.equal((await s.request('GET', '/v1/usage?from=2026-1', { token: seed.apiKey })).status, 400);
+  });
+});

@@ -1,0 +1,239 @@
+// Reports: per-day charts (uPlot) of a period, for all inboxes or one, all members or one, each with
+// its figures as a table below (for screen readers and for reading exact values), and the
+// workspace's usage per month for owners and admins. Loaded on its own (uPlot is not in the main bundle).
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, must, type Schemas } from '../api';
+import { Loading, useLoad } from '../components/Loading';
+import { t } from '../i18n';
+import { inboxes, membership } from '../state';
+
+type Report = Schemas['Report'];
+type Day = Report['days'][number];
+
+const today = () => new Date().toISOString().slice(0, 10);
+const daysBefore = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+const hours = (seconds: number | null) => (seconds === null ? null : Math.round((seconds / 3600) * 10) / 10);
+const hoursText = (seconds: number | null) => (seconds === null ? '—' : t('reports.hours', { n: hours(seconds)! }));
+
+interface Series {
+  label: string;
+  values: (number | null)[];
+  color: string;
+}
+
+/** One chart: uPlot on a canvas sized to its box, redrawn when the box changes size. */
+function Chart(props: { title: string; days: string[]; series: Series[] }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const xs = props.days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
+    const width = () => Math.max(260, el.clientWidth);
+    const plot = new uPlot(
+      {
+        width: width(),
+        height: 220,
+        series: [{}, ...props.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, spanGaps: true }))],
+        axes: [{ stroke: 'currentColor' }, { stroke: 'currentColor' }],
+        scales: { x: { time: true } },
+        legend: { show: true },
+      },
+      [xs, ...props.series.map((s) => s.values)] as uPlot.AlignedData,
+      el,
+    );
+    const observer = new ResizeObserver(() => plot.setSize({ width: width(), height: 220 }));
+    observer.observe(el);
+    return () => {
+      observer.disconnect();
+      plot.destroy();
+    };
+  }, [props.days.join(), JSON.stringify(props.series)]);
+  return (
+    <figure class="card report-chart" style={{ margin: '0 0 var(--space-4)' }}>
+      <figcaption>
+        <h2 style={{ marginTop: 0 }}>{props.title}</h2>
+      </figcaption>
+      <div ref={box} role="img" aria-label={t('reports.chart_label', { title: props.title })} />
+      <details>
+        <summary>{t('reports.as_table')}</summary>
+        <div class="table-wrap" tabIndex={0} role="region" aria-label={props.title}>
+          <table class="table">
+            <caption class="visually-hidden">{props.title}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t('reports.day')}</th>
+                {props.series.map((s) => (
+                  <th key={s.label} scope="col">
+                    {s.label}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {props.days.map((d, i) => (
+                <tr key={d}>
+                  <th scope="row">{d}</th>
+                  {props.series.map((s) => (
+                    <td key={s.label}>{s.values[i] ?? '—'}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </figure>
+  );
+}
+
+function Totals(props: { report: Report }) {
+  const x = props.report.totals;
+  const items: [string, string][] = [
+    [t('reports.opened'), x.opened === null ? '—' : String(x.opened)],
+    [t('reports.closed'), String(x.closed)],
+    [t('reports.replies'), String(x.replies)],
+    [t('reports.first_response_median'), hoursText(x.first_response.median_seconds)],
+    [t('reports.first_response_p90'), hoursText(x.first_response.p90_seconds)],
+    [t('reports.resolution_median'), hoursText(x.resolution.median_seconds)],
+    [t('reports.resolution_p90'), hoursText(x.resolution.p90_seconds)],
+    [t('reports.rating_average'), x.ratings.average === null ? '—' : `${x.ratings.average} (${x.ratings.count})`],
+  ];
+  return (
+    <dl class="card report-totals" aria-label={t('reports.totals')}>
+      {items.map(([k, v]) => (
+        <div key={k}>
+          <dt>{k}</dt>
+          <dd>{v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+function Usage() {
+  const { data, error, reload } = useLoad(() => must(api.GET('/v1/usage')));
+  if (!data) return <Loading error={error} retry={reload} />;
+  return (
+    <section class="card" aria-labelledby="usage-title">
+      <h2 id="usage-title" style={{ marginTop: 0 }}>
+        {t('reports.usage')}
+      </h2>
+      <p class="muted">{t('reports.storage', { mb: (data.storage_bytes / 1e6).toFixed(1) })}</p>
+      <div class="table-wrap" tabIndex={0} role="region" aria-labelledby="usage-title">
+        <table class="table">
+          <thead>
+            <tr>
+              <th scope="col">{t('reports.month')}</th>
+              <th scope="col">{t('reports.conversations_billed')}</th>
+              <th scope="col">{t('reports.conversations_imported')}</th>
+              <th scope="col">{t('reports.messages_billed')}</th>
+              <th scope="col">{t('reports.messages_imported')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.months.map((m) => (
+              <tr key={m.month}>
+                <th scope="row">{m.month}</th>
+                <td>{m.conversations.billed}</td>
+                <td>{m.conversations.imported}</td>
+                <td>{m.messages.billed}</td>
+                <td>{m.messages.imported}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+export function Reports() {
+  const [from, setFrom] = useState(daysBefore(29));
+  const [to, setTo] = useState(today());
+  const [inbox, setInbox] = useState('');
+  const [member, setMember] = useState('');
+  const members = useLoad(() => must(api.GET('/v1/members', { params: { query: { limit: 200 } } })));
+  const { data, error, reload } = useLoad(
+    () => must(api.GET('/v1/reports', { params: { query: { from, to, ...(inbox ? { inbox_id: inbox } : {}), ...(member ? { member_id: member } : {}) } } })),
+    [from, to, inbox, member],
+  );
+  const manager = membership.value?.role === 'owner' || membership.value?.role === 'admin';
+  const days = data?.days.map((d: Day) => d.day) ?? [];
+  return (
+    <main class="settings-main reports" id="main">
+      <p>
+        <a href="/conversations">← {t('settings.back')}</a>
+      </p>
+      <h1>{t('reports.title')}</h1>
+      <form class="card report-filters" onSubmit={(e) => e.preventDefault()}>
+        <div class="field">
+          <label for="report-from">{t('reports.from')}</label>
+          <input id="report-from" class="input" type="date" value={from} max={to} onChange={(e) => e.currentTarget.value && setFrom(e.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="report-to">{t('reports.to')}</label>
+          <input id="report-to" class="input" type="date" value={to} min={from} onChange={(e) => e.currentTarget.value && setTo(e.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="report-inbox">{t('reports.inbox')}</label>
+          <select id="report-inbox" class="select" value={inbox} onChange={(e) => setInbox(e.currentTarget.value)}>
+            <option value="">{t('reports.all_inboxes')}</option>
+            {inboxes.value.map((i) => (
+              <option key={i.id} value={i.id}>
+                {i.name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="report-member">{t('reports.member')}</label>
+          <select id="report-member" class="select" value={member} onChange={(e) => setMember(e.currentTarget.value)}>
+            <option value="">{t('reports.all_members')}</option>
+            {(members.data?.data ?? []).map((m) => (
+              <option key={m.person_id} value={m.person_id}>
+                {m.name ?? m.email}
+              </option>
+            ))}
+          </select>
+        </div>
+      </form>
+      {!data ? (
+        <Loading error={error} retry={reload} />
+      ) : (
+        <>
+          <Totals report={data} />
+          <Chart
+            title={t('reports.volume')}
+            days={days}
+            series={[
+              ...(data.totals.opened === null ? [] : [{ label: t('reports.opened'), values: data.days.map((d) => d.opened), color: '#2563eb' }]),
+              { label: t('reports.closed'), values: data.days.map((d) => d.closed), color: '#16a34a' },
+              { label: t('reports.replies'), values: data.days.map((d) => d.replies), color: '#9333ea' },
+            ]}
+          />
+          <Chart
+            title={t('reports.times')}
+            days={days}
+            series={[
+              { label: t('reports.first_response_median'), values: data.days.map((d) => hours(d.first_response.median_seconds)), color: '#ea580c' },
+              { label: t('reports.resolution_median'), values: data.days.map((d) => hours(d.resolution.median_seconds)), color: '#0891b2' },
+            ]}
+          />
+          <Chart
+            title={t('reports.ratings')}
+            days={days}
+            series={[
+              { label: t('reports.rating_count'), values: data.days.map((d) => d.ratings.count), color: '#ca8a04' },
+              { label: t('reports.rating_average'), values: data.days.map((d) => d.ratings.average), color: '#dc2626' },
+            ]}
+          />
+        </>
+      )}
+      {manager && <Usage />}
+    </main>
+  );
+}
+
+export default Reports;
