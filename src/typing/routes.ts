@@ -44,7 +44,13 @@ export function registerTypingRoutes(app: ApiApp, ctx: Ctx) {
   );
   const viewing = new ViewingThrottle();
   const viewingParams = z.object({ conversationId: idParam('conversationId', 'cv_01hxyz') });
-  const ViewingAnswer = z.object({ stored: z.boolean(), until: z.string().openapi({ description: 'until when readers show this member as viewing' }) });
+  const ViewingAnswer = z.object({
+    stored: z.boolean(),
+    until: z.string().openapi({ description: 'until when readers show this member as viewing' }),
+    viewers: z
+      .array(z.object({ member_id: z.string(), name: z.string().nullable(), until: z.string() }))
+      .openapi({ description: 'the other members viewing the conversation now (empty in the answer to a leave signal)' }),
+  });
   /** The signed-in member and the conversation, when they may see it (else 403 for keys, 404). */
   async function viewer(c: Parameters<typeof requireAccess>[0], conversationId: string) {
     const access = await requireAccess(c, ctx);

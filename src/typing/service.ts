@@ -8,7 +8,7 @@
 // most one per conversation every TYPING_MIN_INTERVAL_MS (later ones are answered but not stored),
 // which bounds the writes to one row per typist every few seconds.
 import type { Ctx } from '../context.js';
-import { announceEvents, recordEvent } from '../events/service.js';
+import { announceEvents, deleteEventsOfTypeBefore, recordEvent } from '../events/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
 
 export const TYPING_EVENT = 'typing';
@@ -79,14 +79,5 @@ export async function signalTyping(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, throt
 
 /** Retention: typing signals older than TYPING_KEEP_MS (they mean nothing any more). */
 export async function deleteOldTypingSignals(ctx: Pick<Ctx, 'db'>, now: Date, batch: number): Promise<number> {
-  return deleteOldSignals(ctx, TYPING_EVENT, iso(now.getTime() - TYPING_KEEP_MS), batch);
-}
-
-/** Deletes up to `batch` realtime-only signal events of one type that occurred before `before`. */
-export async function deleteOldSignals(ctx: Pick<Ctx, 'db'>, type: string, before: string, batch: number): Promise<number> {
-  const result = await ctx.db
-    .deleteFrom('events')
-    .where('seq', 'in', (eb) => eb.selectFrom('events as e').select('e.seq').where('e.type', '=', type).where('e.occurred_at', '<', before).limit(batch))
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+  return deleteEventsOfTypeBefore(ctx, TYPING_EVENT, iso(now.getTime() - TYPING_KEEP_MS), batch);
 }

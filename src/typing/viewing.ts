@@ -5,9 +5,9 @@
 // and visible, again every VIEWING_REPEAT_MS while it stays so, and a "left" signal (until = now)
 // when it closes; a reader treats a viewer as gone once `until` has passed without a newer signal.
 import type { Ctx } from '../context.js';
-import { announceEvents, recordEvent } from '../events/service.js';
+import { announceEvents, deleteEventsOfTypeBefore, recentEventsOfType, recordEvent } from '../events/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
-import { deleteOldSignals, SignalThrottle } from './service.js';
+import { SignalThrottle } from './service.js';
 
 export const VIEWING_EVENT = 'viewing';
 /** How often the panel repeats the signal while the conversation stays open and visible. */
@@ -33,8 +33,38 @@ export interface ViewingSignal {
   left?: boolean;
 }
 
-/** Stores a viewing (or left) signal unless the same viewer sent one moments ago, and wakes the sockets. */
-export async function signalViewing(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, throttle: ViewingThrottle, signal: ViewingSignal): Promise<{ stored: boolean; until: string }> {
+export interface Viewer {
+  member_id: string;
+  name: string | null;
+  until: string;
+}
+
+/**
+ * Stores a viewing (or left) signal unless the same viewer sent one moments ago, and wakes the
+ * sockets. Answers with the others viewing the conversation now, so a member who opens it sees who
+ * was already there without waiting for their next signal.
+ */
+export async function signalViewing(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, throttle: ViewingThrottle, signal: ViewingSignal): Promise<{ stored: boolean; until: string; viewers: Viewer[] }> {
+  const stored = await storeViewing(ctx, throttle, signal);
+  const viewers = signal.left ? [] : await currentViewers(ctx, { workspaceId: signal.workspaceId, conversationId: signal.conversationId, exceptPersonId: signal.viewer.personId });
+  return { ...stored, viewers };
+}
+
+/** The members whose latest signal in this conversation says they are viewing it now. */
+export async function currentViewers(ctx: Pick<Ctx, 'db' | 'clock'>, input: { workspaceId: string; conversationId: string; exceptPersonId?: string }): Promise<Viewer[]> {
+  const now = ctx.clock.now().getTime();
+  const rows = await recentEventsOfType(ctx, { workspaceId: input.workspaceId, type: VIEWING_EVENT, since: iso(now - VIEWING_SHOWN_MS) });
+  const latest = new Map<string, { until: string; left: boolean; name: string | null }>();
+  for (const row of rows) {
+    const data = JSON.parse(row.data) as { conversation: { id: string }; viewer: { member_id: string; name: string | null }; until: string; left?: boolean };
+    if (data.conversation.id === input.conversationId) latest.set(data.viewer.member_id, { until: data.until, left: data.left === true, name: data.viewer.name });
+  }
+  return [...latest]
+    .filter(([id, v]) => id !== input.exceptPersonId && !v.left && Date.parse(v.until) > now)
+    .map(([id, v]) => ({ member_id: id, name: v.name, until: v.until }));
+}
+
+async function storeViewing(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, throttle: ViewingThrottle, signal: ViewingSignal): Promise<{ stored: boolean; until: string }> {
   const now = ctx.clock.now();
   const key = `${signal.conversationId}:${signal.viewer.personId}`;
   const until = iso(signal.left ? now : now.getTime() + VIEWING_SHOWN_MS);
@@ -63,5 +93,5 @@ export async function signalViewing(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, thro
 
 /** Retention: viewing signals older than VIEWING_KEEP_MS. */
 export async function deleteOldViewingSignals(ctx: Pick<Ctx, 'db'>, now: Date, batch: number): Promise<number> {
-  return deleteOldSignals(ctx, VIEWING_EVENT, iso(now.getTime() - VIEWING_KEEP_MS), batch);
+  return deleteEventsOfTypeBefore(ctx, VIEWING_EVENT, iso(now.getTime() - VIEWING_KEEP_MS), batch);
 }

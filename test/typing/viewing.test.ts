@@ -45,7 +45,14 @@ describe('viewing presence', () => {
     assert.equal(first.status, 200);
     assert.equal(first.body.stored, true);
     assert.equal(first.body.until, new Date(clock.now().getTime() + VIEWING_SHOWN_MS).toISOString());
-    assert.equal((await signal('POST', id, ayse.token)).body.stored, false, 'a repeat within the interval is not stored');
+    assert.deepEqual(first.body.viewers, [], 'nobody else is here yet');
+    // The owner opens it next: the answer names Ayşe, who was already viewing.
+    const owner = await signal('POST', id, seed.ownerToken);
+    assert.deepEqual(owner.body.viewers, [{ member_id: ayse.personId, name: 'Ayşe', until: first.body.until }]);
+    clock.advance(1000);
+    const repeat = await signal('POST', id, ayse.token);
+    assert.equal(repeat.body.stored, false, 'a repeat within the interval is not stored');
+    assert.deepEqual(repeat.body.viewers.map((v: any) => v.member_id), [seed.ownerId], 'but still answers who else is here');
     clock.advance(VIEWING_MIN_INTERVAL_MS);
     assert.equal((await signal('POST', id, ayse.token)).body.stored, true);
 
@@ -53,15 +60,21 @@ describe('viewing presence', () => {
     assert.equal(left.status, 200);
     assert.equal(left.body.stored, true);
     assert.equal(left.body.until, clock.now().toISOString());
+    assert.deepEqual(left.body.viewers, []);
+    assert.deepEqual((await signal('POST', id, seed.ownerToken)).body.viewers, [], 'Ayşe left (and the caller is never listed)');
     assert.equal((await signal('POST', id, ayse.token)).body.stored, true, 'after leaving, coming back is announced at once');
+    assert.deepEqual((await signal('POST', id, seed.ownerToken)).body.viewers.map((v: any) => v.member_id), [ayse.personId]);
+    clock.advance(VIEWING_SHOWN_MS);
+    assert.deepEqual((await signal('POST', id, seed.ownerToken)).body.viewers, [], 'a signal past its until is not listed');
 
     const rows = (await viewingRows()).slice(before);
-    assert.equal(rows.length, 4);
     const data = rows.map((r) => JSON.parse(r.data));
-    assert.deepEqual(data[0].viewer, { type: 'member', member_id: ayse.personId, name: 'Ayşe' });
-    assert.equal(data[0].conversation.id, id);
-    assert.equal(data[0].left, false);
-    assert.equal(data[2].left, true);
+    const ayses = data.filter((d) => d.viewer.member_id === ayse.personId);
+    assert.equal(ayses.length, 4);
+    assert.deepEqual(ayses[0].viewer, { type: 'member', member_id: ayse.personId, name: 'Ayşe' });
+    assert.equal(ayses[0].conversation.id, id);
+    assert.equal(ayses[0].left, false);
+    assert.equal(ayses[2].left, true);
     assert.ok(rows.every((r) => r.webhook === 0));
     const deliveries = await s.app.db.selectFrom('webhook_deliveries').select('event_seq').where('event_seq', 'in', rows.map((r) => r.seq)).execute();
     assert.deepEqual(deliveries, []);
