@@ -12,7 +12,7 @@
 //   count saturates). A rare word has fewer matches than that, so it is ranked over all of them; a
 //   common one among its recent matches, which is what a help desk looking for a customer's words
 //   wants first anyway.
-// - Whole words are tried first; only when they fill less than the window are the words also matched
+// - Whole words are tried first; only when they find fewer than the answer needs are the words also matched
 //   as prefixes ("lapt" finds "laptop"), and the two merged.
 import { sql } from 'kysely';
 import { canSeeInbox, type Access } from '../auth/access.js';
@@ -63,17 +63,18 @@ export async function search(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, i
 }
 
 async function matchMessages(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, terms: string[], limit: number, deletedInboxes: string[]): Promise<Hit[]> {
-  let hits = await recentMatches(ctx, access, terms, 'whole', deletedInboxes);
-  if (hits.length < RECENT_MATCHES) {
+  const enough = Math.min(limit, RECENT_MATCHES);
+  let hits = await recentMatches(ctx, access, terms, 'whole', deletedInboxes, enough);
+  if (hits.length < enough) {
     const seen = new Set(hits.map((h) => h.message_id));
-    const more = (await recentMatches(ctx, access, terms, 'prefix', deletedInboxes)).filter((h) => !seen.has(h.message_id));
+    const more = (await recentMatches(ctx, access, terms, 'prefix', deletedInboxes, enough)).filter((h) => !seen.has(h.message_id));
     hits = [...hits, ...more].sort((a, b) => (a.pos < b.pos ? 1 : a.pos > b.pos ? -1 : 0)).slice(0, RECENT_MATCHES);
   }
   return rankHits(hits, terms).slice(0, limit);
 }
 
-/** The newest RECENT_MATCHES messages with every term, newest first. */
-async function recentMatches(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, terms: string[], match: 'whole' | 'prefix', deletedInboxes: string[]): Promise<Hit[]> {
+/** The newest RECENT_MATCHES messages with every term, newest first (at least `enough` when there are). */
+async function recentMatches(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, terms: string[], match: 'whole' | 'prefix', deletedInboxes: string[], enough: number): Promise<Hit[]> {
   const inboxes = access.inboxIds;
   const inboxFilter = inboxes === null ? sql`` : sql`and c.inbox_id in (${inboxes.length ? sql.join(inboxes) : sql`''`})`;
   // Conversations of a deleted inbox are gone for readers at once (the deletion job removes them).
@@ -81,7 +82,7 @@ async function recentMatches(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, t
   // then walked every message of the workspace (3 s on 200,000 messages).
   const liveInbox = deletedInboxes.length ? sql`and c.inbox_id not in (${sql.join(deletedInboxes)})` : sql``;
   if (ctx.dialect === 'postgres') {
-    const ids = await recentMatchIdsPostgres(ctx, access, terms.map((t) => (match === 'prefix' ? `${t}:*` : t)).join(' & '));
+    const ids = await recentMatchIdsPostgres(ctx, access, terms.map((t) => (match === 'prefix' ? `${t}:*` : t)).join(' & '), enough);
     if (!ids.length) return [];
     const r = await sql<Hit>`
       select m.id as message_id, m.conversation_id, c.inbox_id, m.subject, m.body, m.id as pos
@@ -104,30 +105,34 @@ async function recentMatches(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, t
 }
 
 /** How many of the newest indexed messages Postgres checks in storage order before it asks the GIN index. */
-const POSTGRES_RECENT_PROBE = 5000;
+const POSTGRES_RECENT_PROBES = [5_000, 50_000];
 
 /**
  * The ids of the newest matches on Postgres. Its planner cannot tell a word in most messages from a
  * rare one well enough (a GIN bitmap over 145,000 matches took a second; walking the ids for a
- * rare word would read them all), so: first the newest POSTGRES_RECENT_PROBE messages are checked in
- * id order, which fills the window for a common word; only when that finds fewer does the GIN index
- * answer, which is quick exactly then. An inbox limit is applied in both steps, so a member limited
- * to a quiet inbox still gets their matches.
+ * rare word would read them all), so: first the newest 5,000 messages are checked in id order,
+ * which finds enough for a common word; when that finds some but too few, the newest 50,000; only
+ * when a probe finds none, or the larger one too few, does the GIN index answer, which is quick
+ * exactly then (a word or combination in fewer than one message in a few hundred). An inbox limit
+ * is applied in every step, so a member limited to a quiet inbox still gets their matches.
  */
-async function recentMatchIdsPostgres(ctx: Pick<Ctx, 'db'>, access: Access, query: string): Promise<string[]> {
+async function recentMatchIdsPostgres(ctx: Pick<Ctx, 'db'>, access: Access, query: string, enough: number): Promise<string[]> {
   const inboxes = access.inboxIds;
   const reach =
     inboxes === null
       ? sql``
       : sql`and exists (select 1 from messages m join conversations c on c.id = m.conversation_id where m.id = s.message_id and c.inbox_id in (${inboxes.length ? sql.join(inboxes) : sql`''`}))`;
-  const recent = await sql<{ message_id: string }>`
-    select s.message_id from (
-      select message_id, document from message_search where workspace_id = ${access.workspaceId} order by message_id desc limit ${POSTGRES_RECENT_PROBE}
-    ) s
-    where s.document @@ to_tsquery('simple', ${query}) ${reach}
-    order by s.message_id desc
-    limit ${RECENT_MATCHES}`.execute(ctx.db);
-  if (recent.rows.length >= RECENT_MATCHES) return recent.rows.map((r) => r.message_id);
+  for (const newest of POSTGRES_RECENT_PROBES) {
+    const recent = await sql<{ message_id: string }>`
+      select s.message_id from (
+        select message_id, document from message_search where workspace_id = ${access.workspaceId} order by message_id desc limit ${newest}
+      ) s
+      where s.document @@ to_tsquery('simple', ${query}) ${reach}
+      order by s.message_id desc
+      limit ${RECENT_MATCHES}`.execute(ctx.db);
+    if (recent.rows.length >= enough) return recent.rows.map((r) => r.message_id);
+    if (recent.rows.length === 0) break;
+  }
   // Materialized, so that the matches are gathered through the GIN index first: with "order by …
   // limit" the planner may walk every id backwards instead (130 ms for a prefix nothing begins).
   const all = await sql<{ message_id: string }>`
