@@ -110,12 +110,6 @@ export async function listInboxes(ctx: Pick<Ctx, 'db'>, workspaceId: string, onl
   return q.orderBy('id').execute();
 }
 
-/** Inboxes of the workspace marked deleted whose rows the deletion job has not removed yet (usually none). */
-export async function deletedInboxIds(ctx: Pick<Ctx, 'db'>, workspaceId: string): Promise<string[]> {
-  const rows = await ctx.db.selectFrom('inboxes').select('id').where('workspace_id', '=', workspaceId).where('deleted_at', 'is not', null).execute();
-  return rows.map((r) => r.id);
-}
-
 /** A live inbox of the workspace by id or slug (a deleted one is not found). */
 export async function resolveInbox(ctx: Pick<Ctx, 'db'>, workspaceId: string, ref: string): Promise<InboxRow> {
   const row = await inboxByRef(ctx.db, workspaceId, ref, { live: true });

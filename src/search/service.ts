@@ -19,7 +19,7 @@ import { canSeeInbox, type Access } from '../auth/access.js';
 import { listContacts } from '../contacts/service.js';
 import type { Ctx } from '../context.js';
 import { listItems } from '../conversations/service.js';
-import { deletedInboxIds } from '../inboxes/service.js';
+import { deletedInboxIds } from '../inboxes/store.js';
 import { invalid } from '../platform/errors.js';
 
 const MAX_TERMS = 8;
@@ -47,7 +47,7 @@ export async function search(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, i
   const terms = searchTerms(input.q);
   if (!terms.length) throw invalid('q must contain at least one letter or digit');
   // Several matches may fall in one conversation; ask for more and keep each conversation's best.
-  const hits = await matchMessages(ctx, access, terms, input.limit * 4, await deletedInboxIds(ctx, access.workspaceId));
+  const hits = await matchMessages(ctx, access, terms, input.limit * 4, await deletedInboxIds(ctx.db, access.workspaceId));
   const best = new Map<string, Hit>();
   for (const h of hits) if (!best.has(h.conversation_id) && canSeeInbox(access, h.inbox_id)) best.set(h.conversation_id, h);
   const chosen = [...best.values()].slice(0, input.limit);
