@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, must, type Conversation, type Message } from '../api';
 import { absoluteTime, t } from '../i18n';
-import { onEvent, onReset } from '../realtime';
+import { isSignal, onEvent, onReset } from '../realtime';
 import { inboxes, me, memberName, toast } from '../state';
 import { isTyping } from '../pages/Workspace';
 import { Composer, type ComposerHandle } from './Composer';
@@ -60,7 +60,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
     void load();
     const off = onEvent((ev) => {
       const c = ev.data.conversation;
-      if (!c || c.id !== props.id) return;
+      if (!c || c.id !== props.id || isSignal(ev)) return;
       setConv((old) => ({ ...(old ?? {}), ...c }));
       const m = ev.data.message as Message | undefined;
       if (m) {
