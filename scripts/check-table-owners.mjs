@@ -105,7 +105,6 @@ export const NOT_YET_MOVED = [
   { file: 'src/people/service.ts', table: 'messages' },
   { file: 'src/people/service.ts', table: 'workspaces' },
   { file: 'src/saved-replies/render.ts', table: 'memberships' },
-  { file: 'src/typing/service.ts', table: 'events' },
   { file: 'src/webhooks/dispatcher.ts', table: 'events' },
   { file: 'src/webhooks/dispatcher.ts', table: 'workspaces' },
   { file: 'src/webhooks/service.ts', table: 'events' },

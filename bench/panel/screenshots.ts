@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
-import { seedWorkspace } from '../../test/helpers/fixtures.js';
+import { addPerson, seedWorkspace } from '../../test/helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../../test/helpers/mail.js';
 import { startTestServer } from '../../test/helpers/server.js';
 import { systemClock } from '../../src/platform/clock.js';
@@ -28,6 +28,12 @@ for (const [name, email, subject, body] of people) {
 }
 await s.request('POST', `/v1/conversations/${first}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'Checking the carrier for this one.' } });
 await s.request('POST', `/v1/conversations/${first}/messages`, { token: seed.ownerToken, body: { body: 'Merhaba Ayşe, siparişiniz bugün kargoya verildi.' } });
+const contactId = (await s.request('GET', `/v1/conversations/${first}`, { token: seed.apiKey })).body.contact_id;
+await s.request('PATCH', `/v1/contacts/${contactId}`, { token: seed.apiKey, body: { attributes: { plan: 'Pro', seats: 12, vip: true } } });
+await s.request('PATCH', '/v1/me', { token: seed.ownerToken, body: { name: 'Grace Hopper' } });
+// A teammate with the same conversation open, writing a reply: the collision warning in the header.
+const teammate = await addPerson(s.app, seed.workspaceId, 'agent');
+await s.request('PATCH', '/v1/me', { token: teammate.token, body: { name: 'Mehmet' } });
 
 const ownerEmail = (await s.app.db.selectFrom('people').select('email').where('id', '=', seed.ownerId).executeTakeFirstOrThrow()).email;
 const migrations = await prepareMigrationShots(s, seed, ownerEmail);
@@ -49,7 +55,12 @@ try {
         const page = await context.newPage();
         const tag = `${locale}-${colorScheme}-${w}`;
         await shot(page, `${s.url}/conversations`, `${tag}-list.png`);
-        await shot(page, `${s.url}/conversations/${first}`, `${tag}-conversation.png`);
+        await s.request('POST', `/v1/conversations/${first}/viewing`, { token: teammate.token });
+        await shot(page, `${s.url}/conversations/${first}`, `${tag}-conversation.png`, async () => {
+          await s.request('POST', `/v1/conversations/${first}/typing`, { token: teammate.token });
+          await page.locator('.presence-line:not(.empty)').waitFor();
+        });
+        await shot(page, `${s.url}/settings/account`, `${tag}-settings-account.png`);
         await shot(page, `${s.url}/settings/inboxes/${seed.inboxId}`, `${tag}-settings-inbox.png`);
         await shot(page, `${s.url}/settings/api-keys`, `${tag}-settings-keys.png`);
         for (const [url, name] of migrations.pages) await shot(page, `${s.url}${url}`, `${tag}-${name}.png`);
@@ -67,9 +78,10 @@ try {
 }
 console.log(`screenshots: ${fs.readdirSync(OUT).length} files in ${OUT}`);
 
-async function shot(page: Page, url: string, name: string) {
+async function shot(page: Page, url: string, name: string, ready?: () => Promise<void>) {
   await page.goto(url);
   await page.waitForLoadState('networkidle');
+  await ready?.();
   await page.waitForTimeout(150);
   await page.screenshot({ path: path.join(OUT, name) });
 }

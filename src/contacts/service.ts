@@ -490,10 +490,13 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
   if (filter.query) {
     // LIKE wildcards in the query are dropped (both dialects, no ESCAPE clause needed).
     const like = `%${filter.query.trim().toLowerCase().replace(/[\\%_]/g, '')}%`;
+    // The workspace's matching addresses are found once (a scan of its part of the primary key), not
+    // looked up contact by contact: on 20,000 contacts that was most of a search's time.
+    const workspaceId = access.workspaceId;
     q = q.where((eb) =>
       eb.or([
         eb(eb.fn('lower', ['contacts.name']), 'like', like),
-        eb.exists(eb.selectFrom('contact_emails').select('contact_emails.contact_id').whereRef('contact_emails.contact_id', '=', 'contacts.id').where('contact_emails.email', 'like', like)),
+        eb('contacts.id', 'in', eb.selectFrom('contact_emails').select('contact_emails.contact_id').where('contact_emails.workspace_id', '=', workspaceId).where('contact_emails.email', 'like', like)),
       ]),
     );
   }

@@ -325,3 +325,27 @@ export async function deleteWorkspaceEvents(ctx: Pick<Ctx, 'db'>, workspaceId: s
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/**
+ * Realtime-only signals (typing, viewing): a workspace's events of one type since a time, oldest
+ * first (the `events_occurred` index bounds the read to that window).
+ */
+export async function recentEventsOfType(ctx: Pick<Ctx, 'db'>, input: { workspaceId: string; type: string; since: string }): Promise<{ occurred_at: string; data: string }[]> {
+  return ctx.db
+    .selectFrom('events')
+    .select(['occurred_at', 'data'])
+    .where('occurred_at', '>=', input.since)
+    .where('type', '=', input.type)
+    .where('workspace_id', '=', input.workspaceId)
+    .orderBy('seq')
+    .execute();
+}
+
+/** Retention of realtime-only signals: at most `batch` events of one type that occurred before `before`. */
+export async function deleteEventsOfTypeBefore(ctx: Pick<Ctx, 'db'>, type: string, before: string, batch: number): Promise<number> {
+  const result = await ctx.db
+    .deleteFrom('events')
+    .where('seq', 'in', (eb) => eb.selectFrom('events as e').select('e.seq').where('e.type', '=', type).where('e.occurred_at', '<', before).limit(batch))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -37,6 +37,11 @@ export async function liveInboxesOf(db: Db, workspaceIds: readonly string[]): Pr
   return db.selectFrom('inboxes').selectAll().where('workspace_id', 'in', workspaceIds).where('deleted_at', 'is', null).orderBy('id').execute();
 }
 
+/** The workspace's inboxes marked deleted whose rows the deletion job has not removed yet (usually none). */
+export async function deletedInboxIds(db: Db, workspaceId: string): Promise<string[]> {
+  return (await db.selectFrom('inboxes').select('id').where('workspace_id', '=', workspaceId).where('deleted_at', 'is not', null).execute()).map((r) => r.id);
+}
+
 /**
  * A condition for another feature's query: the inbox its column `inboxIdColumn` (e.g.
  * 'conversations.inbox_id') names is deleted. Used as `where((eb) => eb.not(inboxIsDeleted(…)))`.

@@ -13,6 +13,7 @@ import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { deleteOldTypingSignals } from '../typing/service.js';
 import { deleteOldNotifications, deleteWorkspaceNotifications } from '../notifications/service.js';
+import { deleteOldViewingSignals } from '../typing/viewing.js';
 import { passkeyChallengesRule } from '../people/passkeys.js';
 import { expiredSessionsRule, signInCodesRule, signInLinksRule } from '../people/retention.js';
 import { endedInvitesRule, workspaceInvitesStep } from '../members/retention.js';
@@ -37,6 +38,7 @@ export const retentionRules: RetentionRule[] = [
   { name: 'realtime_connections', deleteBatch: (ctx, _now, batch) => deleteStaleConnections(ctx, batch) },
   { name: 'typing_signals', deleteBatch: (ctx, now, batch) => deleteOldTypingSignals(ctx, now, batch) },
   { name: 'notifications', deleteBatch: (ctx, now, batch) => deleteOldNotifications(ctx, now, batch) },
+  { name: 'viewing_signals', deleteBatch: (ctx, now, batch) => deleteOldViewingSignals(ctx, now, batch) },
   expiredSessionsRule,
   signInCodesRule,
   passkeyChallengesRule,

@@ -6,7 +6,19 @@ import { clearSessionCookie, requirePerson, requireSameOrigin, setSessionCookie 
 import { bearer, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
 import { invalid } from '../platform/errors.js';
 import { endSessions } from './sessions.js';
-import { deletePerson, findPersonByEmail, formatPerson, membershipsOf, normalizeEmail, requestSignInCode, verifySignInCode, type PersonRow } from './service.js';
+import {
+  deletePerson,
+  findPersonByEmail,
+  formatPerson,
+  membershipsOf,
+  normalizeEmail,
+  PERSON_LOCALES,
+  PERSON_NAME_MAX,
+  requestSignInCode,
+  updatePerson,
+  verifySignInCode,
+  type PersonRow,
+} from './service.js';
 
 const Email = z.string().min(3).max(254).openapi({ example: 'ada@example.com' });
 const Person = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), locale: z.string(), created_at: z.string() });
@@ -85,6 +97,33 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const identity = await requirePerson(c, ctx);
       const person = (await findPersonByEmail(ctx, identity.email))!;
+      return c.json({ person: formatPerson(person), memberships: await membershipsOf(ctx, person.id) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'patch',
+      path: '/v1/me',
+      tags: ['sign-in'],
+      summary: 'Change the signed-in person’s name or panel language',
+      description: `name is trimmed and 1–${PERSON_NAME_MAX} characters; locale is one of ${PERSON_LOCALES.join(', ')}. A body without either is refused.`,
+      security: bearer,
+      request: {
+        body: jsonBody(
+          z
+            .object({
+              name: z.string().max(1000).optional().openapi({ description: `trimmed, 1–${PERSON_NAME_MAX} characters` }),
+              locale: z.enum(PERSON_LOCALES).optional(),
+            })
+            .strict(),
+        ),
+      },
+      responses: { 200: jsonAnswer(z.object({ person: Person, memberships: z.array(Membership) }), 'the person as they are now') },
+    }),
+    async (c) => {
+      const identity = await requirePerson(c, ctx);
+      const person = await updatePerson(ctx, identity.personId, c.req.valid('json'));
       return c.json({ person: formatPerson(person), memberships: await membershipsOf(ctx, person.id) }, 200);
     },
   );

@@ -146,6 +146,31 @@ export async function endSession(ctx: Pick<Ctx, 'db'>, sessionId: string): Promi
   await ctx.db.deleteFrom('sessions').where('id', '=', sessionId).execute();
 }
 
+/** The languages the panel speaks (and `svc bootstrap --locale` takes). */
+export const PERSON_LOCALES = ['en', 'tr'] as const;
+export type PersonLocale = (typeof PERSON_LOCALES)[number];
+export const PERSON_NAME_MAX = 100;
+
+/** A person changes their own name and panel language; a name is trimmed and 1–100 characters. */
+export async function updatePerson(ctx: Pick<Ctx, 'db' | 'clock'>, personId: string, patch: { name?: string; locale?: string }): Promise<PersonRow> {
+  if (patch.name === undefined && patch.locale === undefined) throw invalid('nothing to change: name one of name, locale');
+  const set: Partial<PersonRow> = {};
+  if (patch.name !== undefined) {
+    const name = patch.name.trim();
+    if (name.length < 1 || name.length > PERSON_NAME_MAX) throw invalid(`name must be 1 to ${PERSON_NAME_MAX} characters after trimming`);
+    set.name = name;
+  }
+  if (patch.locale !== undefined) {
+    if (!(PERSON_LOCALES as readonly string[]).includes(patch.locale)) throw invalid(`locale must be one of ${PERSON_LOCALES.join(', ')}`);
+    set.locale = patch.locale;
+  }
+  set.updated_at = iso(ctx.clock.now());
+  const result = await ctx.db.updateTable('people').set(set).where('id', '=', personId).executeTakeFirst();
+  const updated = Number(result.numUpdatedRows) === 1 ? await findPersonById(ctx, personId) : undefined;
+  if (!updated) throw notFound('person');
+  return updated;
+}
+
 export function formatPerson(p: PersonRow) {
   return { id: p.id, email: p.email, name: p.name, locale: p.locale, created_at: p.created_at };
 }

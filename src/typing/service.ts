@@ -8,7 +8,7 @@
 // most one per conversation every TYPING_MIN_INTERVAL_MS (later ones are answered but not stored),
 // which bounds the writes to one row per typist every few seconds.
 import type { Ctx } from '../context.js';
-import { announceEvents, recordEvent } from '../events/service.js';
+import { announceEvents, deleteEventsOfTypeBefore, recordEvent } from '../events/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
 
 export const TYPING_EVENT = 'typing';
@@ -26,19 +26,33 @@ export interface TypingSignal {
   typist: Typist;
 }
 
-/** One process's memory of the last stored signal per conversation and typist (bounded). */
-export class TypingThrottle {
+/** One process's memory of the last stored signal per key (conversation and author), bounded. */
+export class SignalThrottle {
   private readonly last = new Map<string, number>();
-  constructor(private readonly maxEntries = 10_000) {}
+  constructor(
+    private readonly minIntervalMs: number,
+    private readonly maxEntries = 10_000,
+  ) {}
 
-  /** True when a signal from this typist in this conversation should be stored now. */
+  /** True when a signal under this key should be stored now. */
   take(key: string, now: number): boolean {
     const previous = this.last.get(key);
-    if (previous !== undefined && now - previous < TYPING_MIN_INTERVAL_MS) return false;
+    if (previous !== undefined && now - previous < this.minIntervalMs) return false;
     this.last.delete(key);
     if (this.last.size >= this.maxEntries) this.last.delete(this.last.keys().next().value!);
     this.last.set(key, now);
     return true;
+  }
+
+  /** The next signal under this key is stored whatever its time (after a "left" signal). */
+  forget(key: string): void {
+    this.last.delete(key);
+  }
+}
+
+export class TypingThrottle extends SignalThrottle {
+  constructor(maxEntries = 10_000) {
+    super(TYPING_MIN_INTERVAL_MS, maxEntries);
   }
 }
 
@@ -65,16 +79,5 @@ export async function signalTyping(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, throt
 
 /** Retention: typing signals older than TYPING_KEEP_MS (they mean nothing any more). */
 export async function deleteOldTypingSignals(ctx: Pick<Ctx, 'db'>, now: Date, batch: number): Promise<number> {
-  const result = await ctx.db
-    .deleteFrom('events')
-    .where('seq', 'in', (eb) =>
-      eb
-        .selectFrom('events as e')
-        .select('e.seq')
-        .where('e.type', '=', TYPING_EVENT)
-        .where('e.occurred_at', '<', iso(now.getTime() - TYPING_KEEP_MS))
-        .limit(batch),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+  return deleteEventsOfTypeBefore(ctx, TYPING_EVENT, iso(now.getTime() - TYPING_KEEP_MS), batch);
 }

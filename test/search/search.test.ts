@@ -46,6 +46,20 @@ describe('GET /v1/search', () => {
     assert.equal((await find('siparişim')).conversations[0]?.conversation.id, turkish.conversation_id);
   });
 
+  test('a word in the subject ranks above the same word only in a body; whole words and prefixes both match', async () => {
+    const inSubject = await deliverMail(s, supportAddress, { From: 'kim@search.example', Subject: 'Kangaroo loose' }, 'See the subject.\r\n');
+    const inBody = await deliverMail(s, supportAddress, { From: 'lee@search.example', Subject: 'Question' }, 'Our kangaroo escaped again.\r\n');
+    const plural = await deliverMail(s, supportAddress, { From: 'max@search.example', Subject: 'Zoo' }, 'Two kangaroos next door.\r\n');
+    const whole = await find('kangaroo');
+    assert.deepEqual(
+      whole.conversations.map((c) => c.conversation.id),
+      [inSubject.conversation_id, plural.conversation_id, inBody.conversation_id],
+      'the subject counts more, though both body matches are newer; "kangaroo" also begins "kangaroos"; newer first on a tie',
+    );
+    assert.equal((await find('kanga')).conversations.length, 3);
+    assert.deepEqual((await find('kangaroos')).conversations.map((c) => c.conversation.id), [plural.conversation_id]);
+  });
+
   test('notes are found; the index follows edits and deletions in the same transaction', async () => {
     const c = await deliverMail(s, supportAddress, { From: 'rita@search.example', Subject: 'Refund' }, 'Please refund me.\r\n');
     const note = await s.request('POST', `/v1/conversations/${c.conversation_id}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'Escalated to finance (ticket zebracorn).' } });

@@ -22,7 +22,17 @@ export function t(key: MessageKey, vars?: Record<string, string | number>): stri
   return vars ? text.replace(/\{(\w+)\}/g, (_, name: string) => String(vars[name] ?? '')) : text;
 }
 
-const rtf = () => new Intl.RelativeTimeFormat(locale.value, { numeric: 'auto', style: 'short' });
+// Formatters are made once per language: making one costs far more than using it, and the list
+// formats two times for every row it shows while scrolling.
+const formatters = new Map<string, Intl.RelativeTimeFormat | Intl.DateTimeFormat>();
+function formatter<T extends Intl.RelativeTimeFormat | Intl.DateTimeFormat>(kind: string, make: (tag: string) => T): T {
+  const key = `${kind}:${locale.value}`;
+  let f = formatters.get(key) as T | undefined;
+  if (!f) formatters.set(key, (f = make(locale.value)));
+  return f;
+}
+
+const rtf = () => formatter('relative', (tag) => new Intl.RelativeTimeFormat(tag, { numeric: 'auto', style: 'short' }));
 
 /** "3 min", "yesterday", or a date: for lists. */
 export function relativeTime(isoTime: string, now = Date.now()): string {
@@ -34,10 +44,10 @@ export function relativeTime(isoTime: string, now = Date.now()): string {
   if (abs < 86400) return rtf().format(Math.round(seconds / 3600), 'hour');
   if (abs < 2 * 86400 && seconds < 0) return t('time.yesterday');
   if (abs < 7 * 86400) return rtf().format(Math.round(seconds / 86400), 'day');
-  return new Intl.DateTimeFormat(locale.value, { day: 'numeric', month: 'short' }).format(then);
+  return formatter('day', (tag) => new Intl.DateTimeFormat(tag, { day: 'numeric', month: 'short' })).format(then);
 }
 
 /** The full date and time in the person's locale and time zone: in threads and tooltips. */
 export function absoluteTime(isoTime: string): string {
-  return new Intl.DateTimeFormat(locale.value, { dateStyle: 'medium', timeStyle: 'short' }).format(Date.parse(isoTime));
+  return formatter('absolute', (tag) => new Intl.DateTimeFormat(tag, { dateStyle: 'medium', timeStyle: 'short' })).format(Date.parse(isoTime));
 }

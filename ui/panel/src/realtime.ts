@@ -12,6 +12,14 @@ export interface StreamEvent {
   data: Record<string, any>;
 }
 
+/**
+ * Typing and viewing signals name their conversation by id and inbox only: they must never be merged
+ * into a conversation shown (a view still loading would get a conversation without its fields).
+ */
+export function isSignal(event: StreamEvent): boolean {
+  return event.type === 'typing' || event.type === 'viewing';
+}
+
 type Listener = (event: StreamEvent) => void;
 const listeners = new Set<Listener>();
 const resetListeners = new Set<() => void>();

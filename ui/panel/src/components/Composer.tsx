@@ -1,10 +1,13 @@
 // Reply (sent through the conversation's channel) or note (never sent). The draft survives reloads.
-// `#` at the start of a word opens the saved-reply picker (./SavedReplyPicker.tsx).
+// `#` at the start of a word opens the saved-reply picker (./SavedReplyPicker.tsx). A reply sent while
+// a teammate is writing one, or after a teammate replied since the conversation was opened, asks first
+// (./Presence.tsx).
 import { forwardRef } from 'preact/compat';
 import { useImperativeHandle, useRef, useState } from 'preact/hooks';
 import { api, errorText, must, type Message, type Schemas } from '../api';
 import { t } from '../i18n';
 import { workspaceId } from '../state';
+import { joinNames, type Presence } from './Presence';
 import { comboboxProps, hashQueryAt, SavedReplyPicker, useSavedReplies } from './SavedReplyPicker';
 
 export interface ComposerHandle {
@@ -15,11 +18,12 @@ const draftKey = (id: string, kind: string) => `svc.draft.${id}.${kind}`;
 /** How often a reply being written tells the contact "the team is typing". */
 const TYPING_SIGNAL_EVERY_MS = 2_500;
 
-export const Composer = forwardRef<ComposerHandle, { conversationId: string; onSent: (m: Message) => void }>(function Composer(props, ref) {
+export const Composer = forwardRef<ComposerHandle, { conversationId: string; onSent: (m: Message) => void; presence?: Presence }>(function Composer(props, ref) {
   const [kind, setKind] = useState<'message' | 'note'>('message');
   const [body, setBody] = useState(() => localStorage.getItem(draftKey(props.conversationId, 'message')) ?? '');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [collision, setCollision] = useState<string | null>(null);
   const area = useRef<HTMLTextAreaElement>(null);
   const typingSentAt = useRef(0);
   const [hash, setHash] = useState<{ start: number; query: string } | null>(null);
@@ -45,6 +49,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
 
   function switchKind(k: 'message' | 'note') {
     setKind(k);
+    setCollision(null);
     setBody(localStorage.getItem(draftKey(props.conversationId, k)) ?? '');
   }
 
@@ -105,8 +110,21 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     }
   }
 
-  async function send() {
+  /** Why a reply should wait for a second look, or null: someone else replied or is writing one. */
+  function collisionWarning(): string | null {
+    const p = props.presence;
+    if (!p || kind !== 'message') return null;
+    if (p.typing.length) return t('composer.collision_typing', { name: joinNames(p.typing.map((x) => x.name)) });
+    if (p.repliedBy) return t('composer.collision_replied', { name: p.repliedBy });
+    return null;
+  }
+
+  async function send(anyway = false) {
     if (!body.trim() || busy || uploading) return;
+    const warning = anyway ? null : collisionWarning();
+    setCollision(warning);
+    if (warning) return;
+    if (anyway) props.presence?.acknowledge();
     setBusy(true);
     setError(null);
     try {
@@ -212,6 +230,26 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
         <p class="error-text" role="alert">
           {error}
         </p>
+      )}
+      {collision && (
+        <div class="collision" role="alert">
+          <p>{collision}</p>
+          <div class="row-actions">
+            <button class="btn btn-primary" type="button" onClick={() => void send(true)}>
+              {t('composer.send_anyway')}
+            </button>
+            <button
+              class="btn"
+              type="button"
+              onClick={() => {
+                setCollision(null);
+                area.current?.focus();
+              }}
+            >
+              {t('composer.dont_send')}
+            </button>
+          </div>
+        </div>
       )}
       {files.length > 0 && (
         <ul role="list" class="labels" aria-label={t('composer.attachments')}>

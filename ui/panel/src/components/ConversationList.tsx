@@ -4,7 +4,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, errorText, must, type BodyOf, type ConversationListItem } from '../api';
 import { relativeTime, absoluteTime, t } from '../i18n';
-import { onEvent, onReset } from '../realtime';
+import { isSignal, onEvent, onReset } from '../realtime';
 import { inboxes, me, overview, toast } from '../state';
 import { listUrl, matches, type ListFilter } from '../views';
 import { isTyping } from '../pages/Workspace';
@@ -87,7 +87,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   useEffect(() => {
     const off = onEvent((ev) => {
       const conv = ev.data.conversation;
-      if (!conv || ev.type === 'message.updated') return;
+      if (!conv || ev.type === 'message.updated' || isSignal(ev)) return;
       setItems((old) => {
         const index = old.findIndex((x) => x.id === conv.id);
         const prev = index >= 0 ? old[index] : null;

@@ -2,12 +2,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, must, type Conversation, type Message } from '../api';
 import { absoluteTime, t } from '../i18n';
-import { onEvent, onReset } from '../realtime';
+import { isSignal, onEvent, onReset } from '../realtime';
 import { inboxes, me, memberName, toast } from '../state';
 import { isTyping } from '../pages/Workspace';
 import { Composer, type ComposerHandle } from './Composer';
 import { Details, type Contact, type ConversationPatch } from './Details';
 import { ContactTyping } from './ContactTyping';
+import { PresenceLine, usePresence } from './Presence';
 
 
 export function ConversationPane(props: { conversationId: string | null; onBack: () => void }) {
@@ -34,6 +35,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
   const thread = useRef<HTMLDivElement>(null);
   const composer = useRef<ComposerHandle>(null);
   const myId = me.value!.person.id;
+  const presence = usePresence(props.id);
 
   async function load() {
     setState('loading');
@@ -58,7 +60,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
     void load();
     const off = onEvent((ev) => {
       const c = ev.data.conversation;
-      if (!c || c.id !== props.id) return;
+      if (!c || c.id !== props.id || isSignal(ev)) return;
       setConv((old) => ({ ...(old ?? {}), ...c }));
       const m = ev.data.message as Message | undefined;
       if (m) {
@@ -145,13 +147,14 @@ function ConversationView(props: { id: string; onBack: () => void }) {
             {showDetails ? t('conv.hide_details') : t('conv.details')}
           </button>
         </div>
+        <PresenceLine presence={presence} />
         <div class="thread" ref={thread} role="log" aria-live="polite" aria-label={conv.subject ?? t('list.no_subject')}>
           {messages.map((m) => (
             <MessageItem key={m.id} message={m} contact={contact} myId={myId} onUpdated={(u) => setMessages((old) => old.map((x) => (x.id === u.id ? u : x)))} />
           ))}
         </div>
         <ContactTyping conversationId={conv.id} contactName={contact?.name ?? null} />
-        <Composer ref={composer} conversationId={conv.id} onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old : [...old, m]))} />
+        <Composer ref={composer} conversationId={conv.id} presence={presence} onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old : [...old, m]))} />
       </div>
       {showDetails && <Details conversation={conv} contact={contact} onChange={change} onContactChanged={(c) => setContact(c)} />}
     </section>

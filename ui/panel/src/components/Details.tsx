@@ -1,4 +1,4 @@
-// The details column of a conversation: contact (with merge and delete), status, assignee,
+// The details column of a conversation: contact (editable, with attributes, merge and delete), status, assignee,
 // priority, labels, spam and inbox. Changes are optimistic; the caller rolls back on failure.
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
@@ -6,6 +6,7 @@ import { api, errorText, must, type Conversation, type Schemas } from '../api';
 import { absoluteTime, t } from '../i18n';
 import { inboxes, me, memberName, members, toast } from '../state';
 import { Confirm } from './Confirm';
+import { ContactCard } from './ContactCard';
 
 export type Contact = Schemas['Contact'];
 export type ConversationPatch = Partial<Pick<Conversation, 'status' | 'assignee_id' | 'priority' | 'labels' | 'spam' | 'inbox_id'>>;
@@ -29,22 +30,7 @@ export function Details(props: { conversation: Conversation; contact: Contact | 
   return (
     <aside class="details" aria-label={t('conv.details')}>
       <h3>{t('details.contact')}</h3>
-      <p style={{ margin: 0, fontWeight: 600 }}>{contact?.name ?? t('details.no_name')}</p>
-      {contact?.emails.map((e) => (
-        <p key={e} class="muted" style={{ margin: 0, overflowWrap: 'anywhere' }}>
-          {e}
-        </p>
-      ))}
-      {contact && Object.keys(contact.attributes ?? {}).length > 0 && (
-        <dl style={{ marginTop: 'var(--space-2)' }} aria-label={t('details.attributes')}>
-          {Object.entries(contact.attributes).map(([k, v]) => (
-            <>
-              <dt>{k}</dt>
-              <dd>{typeof v === 'object' ? JSON.stringify(v) : String(v)}</dd>
-            </>
-          ))}
-        </dl>
-      )}
+      {contact ? <ContactCard contact={contact} onChanged={props.onContactChanged} /> : <p class="muted">{t('details.no_name')}</p>}
       {contact && (
         <div class="row-actions" style={{ marginTop: 'var(--space-2)' }}>
           <button class="btn" type="button" onClick={() => setDialog('merge')}>

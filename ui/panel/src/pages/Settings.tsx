@@ -10,8 +10,8 @@ import { Members, Sessions } from '../components/Members';
 import { NotificationSettings } from '../components/Notifications';
 import { Passkeys } from '../components/Passkeys';
 import { SecretOnce } from '../components/Secret';
-import { absoluteTime, relativeTime, t } from '../i18n';
-import { inboxes, me, membership, toast } from '../state';
+import { absoluteTime, pickLocale, relativeTime, setLocale, t, type Locale } from '../i18n';
+import { inboxes, loadInboxes, me, membership, toast } from '../state';
 import { MigrationsPage } from './Migrations';
 import { SavedRepliesSettings } from './SavedRepliesSettings';
 
@@ -496,12 +496,7 @@ function Account() {
   return (
     <>
       <h1>{t('settings.account')}</h1>
-      <div class="card">
-        <dl>
-          <dt class="muted">{t('account.email')}</dt>
-          <dd style={{ margin: 0 }}>{person.email}</dd>
-        </dl>
-      </div>
+      <Profile />
       <Passkeys />
       <NotificationSettings />
       <Sessions />
@@ -532,5 +527,70 @@ function Account() {
         />
       )}
     </>
+  );
+}
+
+/** The person's own name and panel language; a new language re-renders the panel at once. */
+function Profile() {
+  const person = me.value!.person;
+  const [name, setName] = useState(person.name ?? '');
+  const [lang, setLang] = useState<Locale>(pickLocale(person.locale));
+  const [formError, setFormError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function save(e: Event) {
+    e.preventDefault();
+    setFormError(null);
+    const trimmed = name.trim();
+    if (trimmed.length < 1 || trimmed.length > 100) return setFormError(t('account.name_invalid'));
+    setBusy(true);
+    try {
+      const answer = await must(api.PATCH('/v1/me', { body: { name: trimmed, locale: lang } }));
+      me.value = { ...me.value!, person: answer.person };
+      setName(answer.person.name ?? '');
+      setLocale(answer.person.locale);
+      void loadInboxes();
+      toast(t('settings.saved'));
+    } catch (err) {
+      setFormError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <form class="card" onSubmit={save} aria-labelledby="profile-title" noValidate>
+      <h2 id="profile-title" style={{ marginTop: 0 }}>
+        {t('account.profile')}
+      </h2>
+      <dl>
+        <dt class="muted">{t('account.email')}</dt>
+        <dd style={{ margin: 0 }}>{person.email}</dd>
+      </dl>
+      <div class="field">
+        <label for="my-name">{t('account.name')}</label>
+        <input id="my-name" class="input" autoComplete="name" maxLength={100} value={name} aria-describedby="my-name-hint" aria-invalid={formError ? true : undefined} onInput={(e) => setName(e.currentTarget.value)} />
+        <span class="hint" id="my-name-hint">
+          {t('account.name_hint')}
+        </span>
+      </div>
+      <div class="field">
+        <label for="my-locale">{t('account.locale')}</label>
+        <select id="my-locale" class="select" value={lang} onChange={(e) => setLang(e.currentTarget.value as Locale)}>
+          <option value="en" lang="en">
+            English
+          </option>
+          <option value="tr" lang="tr">
+            Türkçe
+          </option>
+        </select>
+      </div>
+      {formError && (
+        <p class="error-text" role="alert">
+          {formError}
+        </p>
+      )}
+      <button class="btn btn-primary" type="submit" disabled={busy}>
+        {t('settings.save')}
+      </button>
+    </form>
   );
 }
