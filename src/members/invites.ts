@@ -9,6 +9,7 @@ import { AppError, conflict, forbidden, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { createSession, findPersonByEmail, findOrCreatePerson, normalizeEmail, type PersonRow } from '../people/service.js';
 import { addMember } from '../workspaces/service.js';
+import { findLiveWorkspace, findWorkspace } from '../workspaces/store.js';
 import { checkInboxLimit } from './service.js';
 
 export type InviteRow = InvitesTable;
@@ -50,7 +51,8 @@ function requireMayGrant(access: Access, role: Role) {
 }
 
 async function mailInvite(ctx: Ctx, invite: InviteRow, url: string): Promise<boolean> {
-  const ws = await ctx.db.selectFrom('workspaces').select('name').where('id', '=', invite.workspace_id).executeTakeFirstOrThrow();
+  const ws = await findWorkspace(ctx.db, invite.workspace_id);
+  if (!ws) throw notFound('workspace');
   const inviter = invite.invited_by ? await ctx.db.selectFrom('people').select(['email', 'name']).where('id', '=', invite.invited_by).executeTakeFirst() : undefined;
   const by = inviter ? `${inviter.name ? `${inviter.name} (${inviter.email})` : inviter.email} invited you` : 'You are invited';
   const sent = await ctx.systemMail.send(
@@ -202,7 +204,7 @@ export async function acceptInvite(
       ? await trx.selectFrom('invites').selectAll().where('token_hash', '=', sha256Hex(input.token)).executeTakeFirst()
       : undefined;
     if (!invite) throw notFound('invite (the link is wrong or was replaced by a newer one)');
-    const ws = await trx.selectFrom('workspaces').select(['id', 'name']).where('id', '=', invite.workspace_id).where('deleted_at', 'is', null).executeTakeFirst();
+    const ws = await findLiveWorkspace(trx, invite.workspace_id);
     if (!ws) throw gone('invite_revoked', 'the workspace of this invite was deleted');
     const status = inviteStatus(invite, now);
     if (status === 'accepted') throw gone('invite_used', 'this invite was used already');

@@ -10,6 +10,7 @@ import { announceEvents } from '../events/service.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { z } from 'zod';
+import { lockWorkspaces } from '../workspaces/store.js';
 
 export interface MemberRow {
   id: string;
@@ -84,7 +85,7 @@ export async function checkInboxLimit(db: Db, workspaceId: string, role: Role, i
 
 /** Postgres: serializes changes to one workspace's owners (SQLite transactions are serialized already). */
 async function lockWorkspace(ctx: Pick<Ctx, 'dialect'>, trx: Db, workspaceId: string) {
-  if (ctx.dialect === 'postgres') await trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().execute();
+  if (ctx.dialect === 'postgres') await lockWorkspaces(trx, [workspaceId]);
 }
 
 async function refuseLastOwner(trx: Db, member: MemberRow, doing: string) {
