@@ -8,7 +8,7 @@ import { randomToken, sha256Hex } from '../platform/crypto.js';
 import { AppError, conflict, forbidden, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { createSession, findPersonByEmail, findOrCreatePerson, normalizeEmail, type PersonRow } from '../people/service.js';
-import { addMember } from '../workspaces/service.js';
+import { addMember } from './store.js';
 import { findLiveWorkspace, findWorkspace } from '../workspaces/store.js';
 import { checkInboxLimit } from './service.js';
 
