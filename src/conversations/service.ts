@@ -27,6 +27,7 @@ import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { isMemberOf } from '../members/store.js';
 import { z } from 'zod';
 import {
   formatConversation,
@@ -377,13 +378,7 @@ export async function applyConversationChanges(
   }
   if (patch.assigneeId !== undefined && patch.assigneeId !== current.assignee_id) {
     if (patch.assigneeId !== null) {
-      const member = await tx.db
-        .selectFrom('memberships')
-        .select('person_id')
-        .where('workspace_id', '=', current.workspace_id)
-        .where('person_id', '=', patch.assigneeId)
-        .executeTakeFirst();
-      if (!member) throw invalid(`assignee ${patch.assigneeId} is not a member of this workspace`);
+      if (!(await isMemberOf(tx.db, current.workspace_id, patch.assigneeId))) throw invalid(`assignee ${patch.assigneeId} is not a member of this workspace`);
     }
     set.assignee_id = patch.assigneeId;
     note('assignee_id', current.assignee_id, patch.assigneeId);
