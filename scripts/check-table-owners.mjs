@@ -81,9 +81,7 @@ export const NOT_YET_MOVED = [
   { file: 'src/contacts/service.ts', table: 'conversations' },
   { file: 'src/conversations/files.ts', table: 'mail_digests' },
   { file: 'src/conversations/files.ts', table: 'mail_ids' },
-  { file: 'src/conversations/messages.ts', table: 'memberships' },
   { file: 'src/conversations/service.ts', table: 'mail_ids' },
-  { file: 'src/conversations/service.ts', table: 'memberships' },
   { file: 'src/events/service.ts', table: 'webhook_deliveries' },
   { file: 'src/mail/duplicates.ts', table: 'messages' },
   { file: 'src/mail/outbound.ts', table: 'attachments' },
@@ -113,7 +111,6 @@ export const NOT_YET_MOVED = [
   { file: 'src/people/service.ts', table: 'memberships' },
   { file: 'src/people/service.ts', table: 'messages' },
   { file: 'src/people/service.ts', table: 'workspaces' },
-  { file: 'src/saved-replies/render.ts', table: 'memberships' },
   { file: 'src/typing/service.ts', table: 'events' },
   { file: 'src/webhooks/dispatcher.ts', table: 'events' },
   { file: 'src/webhooks/service.ts', table: 'events' },
@@ -124,7 +121,6 @@ export const NOT_YET_MOVED = [
   { file: 'src/widget/service.ts', table: 'people' },
   { file: 'src/widget/service.ts', table: 'realtime_connections' },
   { file: 'src/widget/service.ts', table: 'workspaces' },
-  { file: 'src/workspaces/service.ts', table: 'memberships' },
 ];
 
 const CALL = /\b(selectFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto|innerJoin|leftJoin|rightJoin|fullJoin|crossJoin)\(\s*(\[[^\]]*\]|'[^']*'|"[^"]*")/g;
