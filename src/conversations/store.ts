@@ -56,3 +56,18 @@ export async function attachmentsOf(db: Db, messageIds: readonly string[]): Prom
 export async function findMessage(db: Db, conversationId: string, id: string): Promise<MessageRow | undefined> {
   return db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('id', '=', id).executeTakeFirst();
 }
+
+/** The workspace's conversations assigned to the person that are not closed, oldest first. */
+export async function openConversationsAssignedTo(db: Db, workspaceId: string, personId: string): Promise<ConversationRow[]> {
+  return db.selectFrom('conversations').selectAll().where('workspace_id', '=', workspaceId).where('assignee_id', '=', personId).where('status', '!=', 'closed').orderBy('id').execute();
+}
+
+/**
+ * Account deletion: the person's messages stay without an author and their conversations become
+ * unassigned (no events: the account is gone, not a change a member made). Here rather than in
+ * service.ts so that people/ calls it without an import cycle.
+ */
+export async function forgetPersonInConversations(db: Db, personId: string): Promise<void> {
+  await db.updateTable('messages').set({ author_person_id: null }).where('author_person_id', '=', personId).execute();
+  await db.updateTable('conversations').set({ assignee_id: null }).where('assignee_id', '=', personId).execute();
+}
