@@ -1,6 +1,7 @@
 // Queries of conversations, labels, messages and attachments shared by the services.
 import { inboxIsDeleted } from '../inboxes/store.js';
-import type { Db } from '../db/schema.js';
+import type { ExpressionBuilder } from 'kysely';
+import type { Database, Db } from '../db/schema.js';
 import type { AttachmentRow, ConversationRow, MessageRow } from './format.js';
 
 /** A conversation of the workspace; those of a deleted inbox (waiting for the deletion job) are not found. */
@@ -70,4 +71,9 @@ export async function openConversationsAssignedTo(db: Db, workspaceId: string, p
 export async function forgetPersonInConversations(db: Db, personId: string): Promise<void> {
   await db.updateTable('messages').set({ author_person_id: null }).where('author_person_id', '=', personId).execute();
   await db.updateTable('conversations').set({ assignee_id: null }).where('assignee_id', '=', personId).execute();
+}
+
+/** A condition for a query over `contacts`: the contact has a conversation in one of these inboxes. */
+export function contactHasConversationIn(eb: ExpressionBuilder<Database, 'contacts'>, inboxIds: readonly string[]) {
+  return eb.exists(eb.selectFrom('conversations').select('conversations.id').whereRef('conversations.contact_id', '=', 'contacts.id').where('conversations.inbox_id', 'in', [...inboxIds]));
 }
