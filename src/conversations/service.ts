@@ -28,6 +28,7 @@ import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { isMemberOf } from '../members/store.js';
+import { insertMailId } from '../mail/store.js';
 import { z } from 'zod';
 import {
   formatConversation,
@@ -252,20 +253,15 @@ export function previewOf(body: string): string {
  * mailDigest of a received message (none for mail we send).
  */
 export async function registerMailId(tx: Tx, input: { workspaceId: string; inboxId: string; rfcId: string; conversationId: string; messageId: string; digest?: string }): Promise<boolean> {
-  const r = await tx.db
-    .insertInto('mail_ids')
-    .values({
-      workspace_id: input.workspaceId,
-      inbox_id: input.inboxId,
-      rfc_id: input.rfcId,
-      conversation_id: input.conversationId,
-      message_id: input.messageId,
-      digest: input.digest ?? null,
-      created_at: iso(tx.clock.now()),
-    })
-    .onConflict((oc) => oc.columns(['workspace_id', 'rfc_id', 'inbox_id']).doNothing())
-    .executeTakeFirst();
-  return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+  return insertMailId(tx.db, {
+    workspace_id: input.workspaceId,
+    inbox_id: input.inboxId,
+    rfc_id: input.rfcId,
+    conversation_id: input.conversationId,
+    message_id: input.messageId,
+    digest: input.digest ?? null,
+    created_at: iso(tx.clock.now()),
+  });
 }
 
 export interface RecordOptions {
