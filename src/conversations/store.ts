@@ -77,3 +77,20 @@ export async function forgetPersonInConversations(db: Db, personId: string): Pro
 export function contactHasConversationIn(eb: ExpressionBuilder<Database, 'contacts'>, inboxIds: readonly string[]) {
   return eb.exists(eb.selectFrom('conversations').select('conversations.id').whereRef('conversations.contact_id', '=', 'contacts.id').where('conversations.inbox_id', 'in', [...inboxIds]));
 }
+
+/** A conversation by id alone (callers that hold an id from their own rows, not from a request). */
+export async function conversationById(db: Db, id: string): Promise<ConversationRow | undefined> {
+  return db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The inbox of each of these conversations, by conversation id, in one query. */
+export async function inboxesOfConversations(db: Db, conversationIds: readonly string[]): Promise<Map<string, string>> {
+  if (conversationIds.length === 0) return new Map();
+  const rows = await db.selectFrom('conversations').select(['id', 'inbox_id']).where('id', 'in', [...new Set(conversationIds)]).execute();
+  return new Map(rows.map((c) => [c.id, c.inbox_id]));
+}
+
+/** A message by id alone, with its direction and the headers we sent. */
+export async function messageById(db: Db, id: string): Promise<MessageRow | undefined> {
+  return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+}
