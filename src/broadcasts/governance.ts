@@ -26,6 +26,7 @@ import { conflict, invalid } from '../platform/errors.js';
 import { workspaceApproved } from '../mailer-tenants/service.js';
 import { addDigestLine } from '../operator-digest/service.js';
 import { pauseBroadcasts } from './store.js';
+import { findWorkspace } from '../workspaces/store.js';
 
 export type GovernanceRow = BroadcastGovernanceTable;
 export type ShownStatus = 'allowed' | 'approval_required' | 'approval_requested' | 'approved' | 'denied' | 'suspended';
@@ -380,7 +381,7 @@ export async function checkAutomaticSuspension(ctx: Ctx, workspaceId: string): P
   const rates = await thirtyDayRates(ctx, workspaceId);
   const cause = suspensionCause(rates);
   if (!cause) return false;
-  const workspace = await ctx.db.selectFrom('workspaces').select(['id', 'name']).where('id', '=', workspaceId).executeTakeFirst();
+  const workspace = await findWorkspace(ctx.db, workspaceId);
   if (!workspace) return false;
   const reason = `suspended automatically for its ${cause === 'complaint_rate' ? 'complaint' : 'bounce'} rate; ${describeRates(rates)}`;
   const { paused } = await suspendBroadcasts(ctx, workspace, reason, 'automatic');

@@ -33,6 +33,7 @@ import { addDigestLine } from '../operator-digest/service.js';
 import { addDayTotals, governanceRow, releaseAllowance, reserveAllowance, startOfNextUtcDay, utcDay } from './governance.js';
 import { broadcastMessageId, isSesSmtpHost, linkKey, recipientToken, returnPath, unsubscribeUrl } from './links.js';
 import { findBroadcast, pauseBroadcasts, RUNNING, type BroadcastRow } from './store.js';
+import { findWorkspace } from '../workspaces/store.js';
 
 export const BROADCAST_SEND_JOB = 'broadcast.send';
 export const CLAIM_BATCH = 200;
@@ -261,7 +262,7 @@ export async function selfPause(ctx: Ctx, b: Pick<BroadcastRow, 'id' | 'workspac
   });
   if (!paused) return false;
   ctx.log.warn('broadcast paused', { broadcast_id: b.id, workspace_id: b.workspace_id, reason, detail });
-  const ws = await ctx.db.selectFrom('workspaces').select('name').where('id', '=', b.workspace_id).executeTakeFirst();
+  const ws = await findWorkspace(ctx.db, b.workspace_id);
   await addDigestLine(ctx, {
     kind: 'broadcast_paused',
     workspaceId: b.workspace_id,
@@ -456,7 +457,7 @@ export function broadcastSendJob(ctx: Ctx): JobKind<{ broadcastId: string }> {
       if (!b || !RUNNING.includes(b.status)) return;
       const now = ctx.clock.now();
       if (b.send_at && new Date(b.send_at) > now) return { retryAt: new Date(b.send_at) };
-      const workspace = await ctx.db.selectFrom('workspaces').select(['id', 'deleted_at']).where('id', '=', b.workspace_id).executeTakeFirst();
+      const workspace = await findWorkspace(ctx.db, b.workspace_id);
       if (!workspace || workspace.deleted_at) return;
       if ((await governanceRow(ctx.db, b.workspace_id))?.status === 'suspended') {
         await ctx.db.transaction().execute((trx) => pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'workspace_suspended', 'suspended by the server operator'));

@@ -13,6 +13,7 @@ import type { Access } from '../auth/access.js';
 import { requireInbox } from '../auth/access.js';
 import { channelsOfInbox, findChannel, findWorkspaceChannel, type ChannelRow } from '../channels/store.js';
 import { normalizeAddress } from '../contacts/service.js';
+import { firstEmailsOf, reachableContactIds, reachableContactIdsAfter } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import type { BroadcastRecipientsTable, BroadcastsTable, Database, Db, RecipientStatus } from '../db/schema.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
@@ -156,43 +157,22 @@ async function* candidateAddresses(ctx: Pick<Ctx, 'db'>, access: Access, input: 
     if (bad.length) throw invalid(`${bad.length} address(es) are not valid e-mail addresses`, { issues: bad.slice(0, 20).map((b) => ({ path: 'recipients.emails', message: `not an e-mail address: ${JSON.stringify(b)}` })) });
     yield out;
   }
-  const reach = (q: ReturnType<typeof contactsQuery>) => {
-    if (access.inboxIds === null) return q;
-    const inboxes = access.inboxIds.length ? [...access.inboxIds] : [''];
-    return q.where((eb) =>
-      eb.or([
-        eb.exists(eb.selectFrom('conversations').select('conversations.id').whereRef('conversations.contact_id', '=', 'contacts.id').where('conversations.inbox_id', 'in', inboxes)),
-        eb.exists(eb.selectFrom('contact_external_ids').select('contact_external_ids.contact_id').whereRef('contact_external_ids.contact_id', '=', 'contacts.id').where('contact_external_ids.inbox_id', 'in', inboxes)),
-      ]),
-    );
-  };
-  const contactsQuery = () => ctx.db.selectFrom('contacts').select('contacts.id').where('contacts.workspace_id', '=', access.workspaceId).where('contacts.merged_into_id', 'is', null);
   if (input.contactIds?.length) {
     const ids = [...new Set(input.contactIds)];
-    const found = new Set<string>();
-    for (let i = 0; i < ids.length; i += 500) {
-      for (const r of await reach(contactsQuery()).where('contacts.id', 'in', ids.slice(i, i + 500)).execute()) found.add(r.id);
-    }
+    const found = await reachableContactIds(ctx.db, access.workspaceId, access.inboxIds, ids);
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length) throw invalid(`${missing.length} contact(s) not found`, { issues: missing.slice(0, 20).map((id) => ({ path: 'recipients.contact_ids', message: `no contact ${id}` })) });
-    for (let i = 0; i < ids.length; i += 500) yield firstAddresses(ctx.db, ids.slice(i, i + 500));
+    for (let i = 0; i < ids.length; i += 500) yield firstEmailsOf(ctx.db, ids.slice(i, i + 500));
   }
   if (input.allContacts) {
     let after = '';
     for (;;) {
-      const page = await reach(contactsQuery()).where('contacts.id', '>', after).orderBy('contacts.id').limit(2000).execute();
+      const page = await reachableContactIdsAfter(ctx.db, access.workspaceId, access.inboxIds, after, 2000);
       if (page.length === 0) break;
-      yield firstAddresses(ctx.db, page.map((r) => r.id));
-      after = page[page.length - 1].id;
+      yield firstEmailsOf(ctx.db, page);
+      after = page[page.length - 1];
     }
   }
-}
-
-async function firstAddresses(db: Db, contactIds: string[]): Promise<{ email: string; contactId: string | null }[]> {
-  const rows = await db.selectFrom('contact_emails').select(['contact_id', 'email', 'position']).where('contact_id', 'in', contactIds).orderBy('contact_id').orderBy('position').execute();
-  const out = new Map<string, string>();
-  for (const r of rows) if (!out.has(r.contact_id)) out.set(r.contact_id, r.email);
-  return [...out].map(([contactId, email]) => ({ email, contactId }));
 }
 
 /** Adds de-duplicated recipients in the caller's transaction; returns how many were new. */

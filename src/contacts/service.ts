@@ -10,7 +10,7 @@ import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { deleteConversationsWithFiles } from '../conversations/files.js';
 import { applyConversationChanges, authorFromAccess, type Tx } from '../conversations/service.js';
-import { conversationsOfContact, inboxIdsOfContactConversations } from '../conversations/store.js';
+import { contactHasConversationIn, conversationsOfContact, inboxIdsOfContactConversations } from '../conversations/store.js';
 import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
@@ -459,7 +459,7 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
     const inboxes = reach.length ? [...reach] : [''];
     q = q.where((eb) =>
       eb.or([
-        eb.exists(eb.selectFrom('conversations').select('conversations.id').whereRef('conversations.contact_id', '=', 'contacts.id').where('conversations.inbox_id', 'in', inboxes)),
+        contactHasConversationIn(eb, inboxes),
         eb.exists(
           eb.selectFrom('contact_external_ids').select('contact_external_ids.contact_id').whereRef('contact_external_ids.contact_id', '=', 'contacts.id').where('contact_external_ids.inbox_id', 'in', inboxes),
         ),
@@ -483,8 +483,7 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
     q = q.where((eb) => {
       let sub = eb.selectFrom('contact_external_ids').select('contact_external_ids.contact_id').whereRef('contact_external_ids.contact_id', '=', 'contacts.id').where('contact_external_ids.inbox_id', '=', inboxId);
       if (externalId !== undefined) sub = sub.where('contact_external_ids.external_id', '=', externalId);
-      const conv = eb.selectFrom('conversations').select('conversations.id').whereRef('conversations.contact_id', '=', 'contacts.id').where('conversations.inbox_id', '=', inboxId);
-      return externalId !== undefined ? eb.exists(sub) : eb.or([eb.exists(sub), eb.exists(conv)]);
+      return externalId !== undefined ? eb.exists(sub) : eb.or([eb.exists(sub), contactHasConversationIn(eb, [inboxId])]);
     });
   }
   if (filter.query) {

@@ -1,7 +1,8 @@
 // Queries of contacts, their addresses and external ids. A contact is read as a ContactView:
 // the row with its emails (in order) and its external ids.
-import { inboxIdsOfContactConversations } from '../conversations/store.js';
-import type { ContactsTable, Db } from '../db/schema.js';
+import type { ExpressionBuilder } from 'kysely';
+import { contactHasConversationIn, inboxIdsOfContactConversations } from '../conversations/store.js';
+import type { ContactsTable, Database, Db } from '../db/schema.js';
 
 export type ContactRow = ContactsTable;
 
@@ -65,4 +66,43 @@ export async function inboxesOfContact(db: Db, contactId: string): Promise<Set<s
     db.selectFrom('contact_external_ids').select('inbox_id').distinct().where('contact_id', '=', contactId).execute(),
   ]);
   return new Set([...convs, ...externals.map((r) => r.inbox_id)]);
+}
+
+/** A condition over `contacts`: reachable from these inboxes (a conversation there, or an external id of one). */
+function reachableFrom(eb: ExpressionBuilder<Database, 'contacts'>, inboxIds: readonly string[]) {
+  const inboxes = inboxIds.length ? [...inboxIds] : [''];
+  return eb.or([
+    contactHasConversationIn(eb, inboxes),
+    eb.exists(eb.selectFrom('contact_external_ids').select('contact_external_ids.contact_id').whereRef('contact_external_ids.contact_id', '=', 'contacts.id').where('contact_external_ids.inbox_id', 'in', inboxes)),
+  ]);
+}
+
+/** Unmerged contacts of the workspace, reachable from `inboxIds` (null: every inbox). */
+function reachableContacts(db: Db, workspaceId: string, inboxIds: readonly string[] | null) {
+  const q = db.selectFrom('contacts').select('contacts.id').where('contacts.workspace_id', '=', workspaceId).where('contacts.merged_into_id', 'is', null);
+  return inboxIds === null ? q : q.where((eb) => reachableFrom(eb, inboxIds));
+}
+
+/** Which of these ids are unmerged contacts of the workspace reachable from `inboxIds` (null: every inbox). */
+export async function reachableContactIds(db: Db, workspaceId: string, inboxIds: readonly string[] | null, contactIds: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < contactIds.length; i += 500) {
+    for (const r of await reachableContacts(db, workspaceId, inboxIds).where('contacts.id', 'in', contactIds.slice(i, i + 500)).execute()) found.add(r.id);
+  }
+  return found;
+}
+
+/** The next `limit` ids of those contacts after `afterId`, in id order. */
+export async function reachableContactIdsAfter(db: Db, workspaceId: string, inboxIds: readonly string[] | null, afterId: string, limit: number): Promise<string[]> {
+  const rows = await reachableContacts(db, workspaceId, inboxIds).where('contacts.id', '>', afterId).orderBy('contacts.id').limit(limit).execute();
+  return rows.map((r) => r.id);
+}
+
+/** Each contact's first address (lowest position), one query for all. */
+export async function firstEmailsOf(db: Db, contactIds: readonly string[]): Promise<{ email: string; contactId: string }[]> {
+  if (contactIds.length === 0) return [];
+  const rows = await db.selectFrom('contact_emails').select(['contact_id', 'email', 'position']).where('contact_id', 'in', [...contactIds]).orderBy('contact_id').orderBy('position').execute();
+  const out = new Map<string, string>();
+  for (const r of rows) if (!out.has(r.contact_id)) out.set(r.contact_id, r.email);
+  return [...out].map(([contactId, email]) => ({ email, contactId }));
 }

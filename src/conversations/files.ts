@@ -7,6 +7,7 @@ import type { Clock } from '../platform/clock.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
 import type { Storage } from '../platform/storage.js';
 import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
+import { deleteMailOfConversations } from '../mail/store.js';
 
 export const FILES_DELETE_JOB = 'files.delete';
 const KEYS_PER_JOB = 200;
@@ -74,8 +75,7 @@ export async function deleteConversationsWithFiles(
   for (let i = 0; i < conversationIds.length; i += 500) {
     const chunk = conversationIds.slice(i, i + 500);
     // Children first: explicit deletes do not depend on the dialect's cascade behaviour.
-    await ctx.db.deleteFrom('mail_ids').where('conversation_id', 'in', chunk).execute();
-    await ctx.db.deleteFrom('mail_digests').where('conversation_id', 'in', chunk).execute();
+    await deleteMailOfConversations(ctx.db, chunk);
     await ctx.db.deleteFrom('attachments').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('messages').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('conversation_labels').where('conversation_id', 'in', chunk).execute();

@@ -11,6 +11,7 @@ import { sanitizeMailHtml } from '../mail/sanitize.js';
 import { hasSmtpAccount } from '../mail/transport.js';
 import { conflict, invalid } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { isMemberOf } from '../members/store.js';
 import { replySignatures, withSignatures } from '../saved-replies/signatures.js';
 import { formatMessage } from './format.js';
 import { appendMessage, authorFromAccess, getConversationFor, registerMailId, type NewMessage } from './service.js';
@@ -34,8 +35,7 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
     const tx = { db: trx, clock: ctx.clock };
     const conversation = await getConversationFor(tx, access, conversationId);
     if (input.memberId) {
-      const member = await trx.selectFrom('memberships').select('person_id').where('workspace_id', '=', access.workspaceId).where('person_id', '=', input.memberId).executeTakeFirst();
-      if (!member) throw invalid(`member_id ${input.memberId} is not a member of this workspace`);
+      if (!(await isMemberOf(trx, access.workspaceId, input.memberId))) throw invalid(`member_id ${input.memberId} is not a member of this workspace`);
     }
     const id = newId('m', ctx.clock.now().getTime());
     const message: NewMessage = {

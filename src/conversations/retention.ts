@@ -4,17 +4,12 @@ import type { Ctx } from '../context.js';
 import type { DeletionTally, RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { DAY, iso } from '../platform/clock.js';
 import { deleteConversationsWithFiles, deleteScheduledFilesNow, scheduleFileDeletion } from './files.js';
+import { workspacesWithRetention } from '../workspaces/store.js';
 
 /** Live workspaces with retention_days set, and the cutoff each one has at `now`. */
 async function retainingWorkspaces(ctx: Pick<Ctx, 'db'>, now: Date): Promise<{ id: string; cutoff: string }[]> {
-  const rows = await ctx.db
-    .selectFrom('workspaces')
-    .select(['id', 'retention_days'])
-    .where('retention_days', 'is not', null)
-    .where('deleted_at', 'is', null)
-    .orderBy('id')
-    .execute();
-  return rows.map((w) => ({ id: w.id, cutoff: iso(now.getTime() - w.retention_days! * DAY) }));
+  const rows = await workspacesWithRetention(ctx.db);
+  return rows.map((w) => ({ id: w.id, cutoff: iso(now.getTime() - w.retention_days * DAY) }));
 }
 
 /**

@@ -27,6 +27,8 @@ import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { isMemberOf } from '../members/store.js';
+import { insertMailId } from '../mail/store.js';
 import { z } from 'zod';
 import {
   formatConversation,
@@ -251,20 +253,15 @@ export function previewOf(body: string): string {
  * mailDigest of a received message (none for mail we send).
  */
 export async function registerMailId(tx: Tx, input: { workspaceId: string; inboxId: string; rfcId: string; conversationId: string; messageId: string; digest?: string }): Promise<boolean> {
-  const r = await tx.db
-    .insertInto('mail_ids')
-    .values({
-      workspace_id: input.workspaceId,
-      inbox_id: input.inboxId,
-      rfc_id: input.rfcId,
-      conversation_id: input.conversationId,
-      message_id: input.messageId,
-      digest: input.digest ?? null,
-      created_at: iso(tx.clock.now()),
-    })
-    .onConflict((oc) => oc.columns(['workspace_id', 'rfc_id', 'inbox_id']).doNothing())
-    .executeTakeFirst();
-  return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+  return insertMailId(tx.db, {
+    workspace_id: input.workspaceId,
+    inbox_id: input.inboxId,
+    rfc_id: input.rfcId,
+    conversation_id: input.conversationId,
+    message_id: input.messageId,
+    digest: input.digest ?? null,
+    created_at: iso(tx.clock.now()),
+  });
 }
 
 export interface RecordOptions {
@@ -377,13 +374,7 @@ export async function applyConversationChanges(
   }
   if (patch.assigneeId !== undefined && patch.assigneeId !== current.assignee_id) {
     if (patch.assigneeId !== null) {
-      const member = await tx.db
-        .selectFrom('memberships')
-        .select('person_id')
-        .where('workspace_id', '=', current.workspace_id)
-        .where('person_id', '=', patch.assigneeId)
-        .executeTakeFirst();
-      if (!member) throw invalid(`assignee ${patch.assigneeId} is not a member of this workspace`);
+      if (!(await isMemberOf(tx.db, current.workspace_id, patch.assigneeId))) throw invalid(`assignee ${patch.assigneeId} is not a member of this workspace`);
     }
     set.assignee_id = patch.assigneeId;
     note('assignee_id', current.assignee_id, patch.assigneeId);

@@ -1,6 +1,7 @@
 // Queries of conversations, labels, messages and attachments shared by the services.
 import { inboxIsDeleted } from '../inboxes/store.js';
-import type { Db } from '../db/schema.js';
+import type { ExpressionBuilder } from 'kysely';
+import type { Database, Db } from '../db/schema.js';
 import type { AttachmentRow, ConversationRow, MessageRow } from './format.js';
 
 /** A conversation of the workspace; those of a deleted inbox (waiting for the deletion job) are not found. */
@@ -90,4 +91,41 @@ export async function closedInLatestChange(db: Db, conversationId: string): Prom
   const details = JSON.parse(change.details) as { changes?: { status?: { to?: unknown } } };
   if (details.changes?.status?.to !== 'closed') return undefined;
   return { authorType: change.author_type, personId: change.author_person_id, at: change.created_at };
+}
+
+/** The workspace's conversations assigned to the person that are not closed, oldest first. */
+export async function openConversationsAssignedTo(db: Db, workspaceId: string, personId: string): Promise<ConversationRow[]> {
+  return db.selectFrom('conversations').selectAll().where('workspace_id', '=', workspaceId).where('assignee_id', '=', personId).where('status', '!=', 'closed').orderBy('id').execute();
+}
+
+/**
+ * Account deletion: the person's messages stay without an author and their conversations become
+ * unassigned (no events: the account is gone, not a change a member made). Here rather than in
+ * service.ts so that people/ calls it without an import cycle.
+ */
+export async function forgetPersonInConversations(db: Db, personId: string): Promise<void> {
+  await db.updateTable('messages').set({ author_person_id: null }).where('author_person_id', '=', personId).execute();
+  await db.updateTable('conversations').set({ assignee_id: null }).where('assignee_id', '=', personId).execute();
+}
+
+/** A condition for a query over `contacts`: the contact has a conversation in one of these inboxes. */
+export function contactHasConversationIn(eb: ExpressionBuilder<Database, 'contacts'>, inboxIds: readonly string[]) {
+  return eb.exists(eb.selectFrom('conversations').select('conversations.id').whereRef('conversations.contact_id', '=', 'contacts.id').where('conversations.inbox_id', 'in', [...inboxIds]));
+}
+
+/** A conversation by id alone (callers that hold an id from their own rows, not from a request). */
+export async function conversationById(db: Db, id: string): Promise<ConversationRow | undefined> {
+  return db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The inbox of each of these conversations, by conversation id, in one query. */
+export async function inboxesOfConversations(db: Db, conversationIds: readonly string[]): Promise<Map<string, string>> {
+  if (conversationIds.length === 0) return new Map();
+  const rows = await db.selectFrom('conversations').select(['id', 'inbox_id']).where('id', 'in', [...new Set(conversationIds)]).execute();
+  return new Map(rows.map((c) => [c.id, c.inbox_id]));
+}
+
+/** A message by id alone, with its direction and the headers we sent. */
+export async function messageById(db: Db, id: string): Promise<MessageRow | undefined> {
+  return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
 }

@@ -6,6 +6,7 @@
 import type { Db, MailHeaders } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 import { registerMailId, type Tx } from '../conversations/service.js';
+import { messageById } from '../conversations/store.js';
 import type { InboundMail } from './parse.js';
 
 export interface MailIdentity {
@@ -51,7 +52,7 @@ export async function findStoredCopy(db: Db, target: { workspaceId: string; inbo
  */
 async function sameAsUndigested(db: Db, holder: { message_id: string; digest?: string | null }, mail: MailIdentity): Promise<boolean> {
   if (holder.digest != null) return false;
-  const sent = await db.selectFrom('messages').select(['direction', 'mail_headers']).where('id', '=', holder.message_id).executeTakeFirst();
+  const sent = await messageById(db, holder.message_id);
   const from = sent?.direction === 'out' && sent.mail_headers ? (JSON.parse(sent.mail_headers) as MailHeaders).from?.address : undefined;
   if (!from) return true;
   return from.toLowerCase() === (mail.sender ?? '').trim().toLowerCase();

@@ -21,6 +21,7 @@ import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';
 import { mailerHeaders } from '../mailer-tenants/service.js';
 import { channelMailDomain, channelSender, channelTransport } from './transport.js';
 import { MAX_REFERENCES } from './parse.js';
+import { findWorkspace } from '../workspaces/store.js';
 
 export const EMAIL_SEND_JOB = 'email.send';
 export const SEND_RETRY_DELAYS_MS = [1 * MINUTE, 5 * MINUTE, 15 * MINUTE, 1 * HOUR, 4 * HOUR] as const;
@@ -195,7 +196,7 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
       const message = await ctx.db.selectFrom('messages').selectAll().where('id', '=', messageId).executeTakeFirst();
       if (!message || message.delivery_status !== 'pending') return;
       // A deleted workspace sends nothing more (its data is on the way out).
-      const ws = await ctx.db.selectFrom('workspaces').select('deleted_at').where('id', '=', message.workspace_id).executeTakeFirst();
+      const ws = await findWorkspace(ctx.db, message.workspace_id);
       if (!ws || ws.deleted_at) return;
       const attempt = job.attempts;
       let sent: MailHeaders;

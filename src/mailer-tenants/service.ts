@@ -27,6 +27,7 @@ import { iso, MINUTE } from '../platform/clock.js';
 import { conflict } from '../platform/errors.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
 import { CHANNEL_SAVED_JOB } from './reaction.js';
+import { findWorkspace } from '../workspaces/store.js';
 import {
   configurationSetArn,
   describeProviderError,
@@ -230,7 +231,7 @@ export async function applyStatus(ctx: Ctx, row: TenantRow, entity: ReputationEn
     const detail = `${pausedByText(pausedBy)} paused the tenant ${row.tenant_name}${cause ? `: ${cause}` : ''}`;
     const ids = await pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: row.workspace_id, inboxId: row.inbox_id, channelIds: managed.map((c) => c.channel_id) }, 'mailer_tenant', detail);
     const inbox = await findInbox(trx, row.inbox_id);
-    const workspace = inbox ? await trx.selectFrom('workspaces').select('name').where('id', '=', inbox.workspace_id).executeTakeFirst() : undefined;
+    const workspace = inbox ? await findWorkspace(trx, inbox.workspace_id) : undefined;
     const names = inbox && workspace ? { inbox: inbox.name, workspace: workspace.name } : undefined;
     await addDigestLine(
       { ...ctx, db: trx },

@@ -7,8 +7,9 @@ import { DAY, iso } from '../platform/clock.js';
 import { randomToken, sha256Hex } from '../platform/crypto.js';
 import { AppError, conflict, forbidden, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { createSession, findPersonByEmail, findOrCreatePerson, normalizeEmail, type PersonRow } from '../people/service.js';
-import { addMember } from '../workspaces/service.js';
+import { createSession, findPersonByEmail, findPersonById, findOrCreatePerson, normalizeEmail, type PersonRow } from '../people/service.js';
+import { addMember } from './store.js';
+import { findLiveWorkspace, findWorkspace } from '../workspaces/store.js';
 import { checkInboxLimit } from './service.js';
 
 export type InviteRow = InvitesTable;
@@ -50,8 +51,9 @@ function requireMayGrant(access: Access, role: Role) {
 }
 
 async function mailInvite(ctx: Ctx, invite: InviteRow, url: string): Promise<boolean> {
-  const ws = await ctx.db.selectFrom('workspaces').select('name').where('id', '=', invite.workspace_id).executeTakeFirstOrThrow();
-  const inviter = invite.invited_by ? await ctx.db.selectFrom('people').select(['email', 'name']).where('id', '=', invite.invited_by).executeTakeFirst() : undefined;
+  const ws = await findWorkspace(ctx.db, invite.workspace_id);
+  if (!ws) throw notFound('workspace');
+  const inviter = invite.invited_by ? await findPersonById(ctx, invite.invited_by) : undefined;
   const by = inviter ? `${inviter.name ? `${inviter.name} (${inviter.email})` : inviter.email} invited you` : 'You are invited';
   const sent = await ctx.systemMail.send(
     {
@@ -79,13 +81,10 @@ export async function createInvite(ctx: Ctx, access: Access, input: { email: str
   const now = ctx.clock.now();
   const token = INVITE_TOKEN_PREFIX + randomToken(32);
   const invite = await ctx.db.transaction().execute(async (trx) => {
-    const member = await trx
-      .selectFrom('memberships')
-      .innerJoin('people', 'people.id', 'memberships.person_id')
-      .select('memberships.id')
-      .where('memberships.workspace_id', '=', access.workspaceId)
-      .where('people.email', '=', email)
-      .executeTakeFirst();
+    const person = await findPersonByEmail({ db: trx }, email);
+    const member = person
+      ? await trx.selectFrom('memberships').select('id').where('workspace_id', '=', access.workspaceId).where('person_id', '=', person.id).executeTakeFirst()
+      : undefined;
     if (member) throw conflict(`${email} is a member of this workspace already`, 'already_member', { member_id: member.id });
     const pending = await trx
       .selectFrom('invites')
@@ -202,7 +201,7 @@ export async function acceptInvite(
       ? await trx.selectFrom('invites').selectAll().where('token_hash', '=', sha256Hex(input.token)).executeTakeFirst()
       : undefined;
     if (!invite) throw notFound('invite (the link is wrong or was replaced by a newer one)');
-    const ws = await trx.selectFrom('workspaces').select(['id', 'name']).where('id', '=', invite.workspace_id).where('deleted_at', 'is', null).executeTakeFirst();
+    const ws = await findLiveWorkspace(trx, invite.workspace_id);
     if (!ws) throw gone('invite_revoked', 'the workspace of this invite was deleted');
     const status = inviteStatus(invite, now);
     if (status === 'accepted') throw gone('invite_used', 'this invite was used already');

@@ -5,11 +5,14 @@ import { authorize, type Access } from '../auth/access.js';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import type { Ctx } from '../context.js';
 import { applyConversationChanges } from '../conversations/service.js';
+import { openConversationsAssignedTo } from '../conversations/store.js';
 import type { Db, Role } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { z } from 'zod';
+import { lockWorkspaces } from '../workspaces/store.js';
+import { peopleByIds } from '../people/store.js';
 
 export interface MemberRow {
   id: string;
@@ -39,19 +42,17 @@ export function formatMember(m: MemberRow) {
 function membersQuery(db: Db, workspaceId: string) {
   return db
     .selectFrom('memberships')
-    .innerJoin('people', 'people.id', 'memberships.person_id')
-    .select([
-      'memberships.id',
-      'memberships.workspace_id',
-      'memberships.person_id',
-      'memberships.role',
-      'memberships.inbox_ids',
-      'memberships.created_at',
-      'memberships.last_seen_at',
-      'people.email',
-      'people.name',
-    ])
+    .select(['memberships.id', 'memberships.workspace_id', 'memberships.person_id', 'memberships.role', 'memberships.inbox_ids', 'memberships.created_at', 'memberships.last_seen_at'])
     .where('memberships.workspace_id', '=', workspaceId);
+}
+
+/** Memberships with their person's email and name (people are read through people/store.ts, in one query). */
+async function withPeople(db: Db, rows: Omit<MemberRow, 'email' | 'name'>[]): Promise<MemberRow[]> {
+  const people = await peopleByIds(db, rows.map((m) => m.person_id));
+  return rows.flatMap((m) => {
+    const person = people.get(m.person_id);
+    return person ? [{ ...m, email: person.email, name: person.name }] : [];
+  });
 }
 
 /** Members in the order they joined. */
@@ -61,12 +62,13 @@ export async function listMembers(ctx: Pick<Ctx, 'db'>, access: Access, page: { 
   const after = decodeCursor(page.cursor, z.object({ id: z.string() }));
   let q = membersQuery(ctx.db, access.workspaceId);
   if (after) q = q.where('memberships.id', '>', after.id);
-  const rows = (await q.orderBy('memberships.id').limit(limit + 1).execute()) as MemberRow[];
+  const rows = await withPeople(ctx.db, await q.orderBy('memberships.id').limit(limit + 1).execute());
   return toPage(rows, limit, (r) => ({ id: r.id }), formatMember);
 }
 
 export async function getMember(db: Db, workspaceId: string, memberId: string): Promise<MemberRow> {
-  const row = (await membersQuery(db, workspaceId).where('memberships.id', '=', memberId).executeTakeFirst()) as MemberRow | undefined;
+  const found = await membersQuery(db, workspaceId).where('memberships.id', '=', memberId).executeTakeFirst();
+  const [row] = found ? await withPeople(db, [found]) : [];
   if (!row) throw notFound('member');
   return row;
 }
@@ -84,7 +86,7 @@ export async function checkInboxLimit(db: Db, workspaceId: string, role: Role, i
 
 /** Postgres: serializes changes to one workspace's owners (SQLite transactions are serialized already). */
 async function lockWorkspace(ctx: Pick<Ctx, 'dialect'>, trx: Db, workspaceId: string) {
-  if (ctx.dialect === 'postgres') await trx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().execute();
+  if (ctx.dialect === 'postgres') await lockWorkspaces(trx, [workspaceId]);
 }
 
 async function refuseLastOwner(trx: Db, member: MemberRow, doing: string) {
@@ -156,14 +158,7 @@ export async function removeMember(ctx: Ctx, access: Access, memberId: string): 
     if (!leaving && member.role === 'owner' && actorRole(access) !== 'owner') throw forbidden('only an owner removes an owner');
     await refuseLastOwner(trx, member, leaving ? 'leaving' : 'removing the last owner');
     await trx.deleteFrom('memberships').where('id', '=', member.id).execute();
-    const assigned = await trx
-      .selectFrom('conversations')
-      .selectAll()
-      .where('workspace_id', '=', access.workspaceId)
-      .where('assignee_id', '=', member.person_id)
-      .where('status', '!=', 'closed')
-      .orderBy('id')
-      .execute();
+    const assigned = await openConversationsAssignedTo(trx, access.workspaceId, member.person_id);
     const tx = { db: trx, clock: ctx.clock };
     const author = access.actor.kind === 'member' ? { type: 'member' as const, personId: access.actor.personId } : { type: 'system' as const };
     for (const conversation of assigned) {

@@ -7,6 +7,7 @@ import { newId } from '../platform/ids.js';
 import { randomInt } from 'node:crypto';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import { SESSION_IDLE_MS, SESSION_TOKEN_PREFIX } from '../auth/credentials.js';
+import { forgetPersonInConversations } from '../conversations/store.js';
 
 export type PersonRow = PeopleTable;
 
@@ -243,8 +244,7 @@ export async function deletePerson(ctx: Pick<Ctx, 'db' | 'dialect' | 'log' | 'hu
       passkeys: await removed('passkeys'),
       push_subscriptions: await removed('push_subscriptions'),
     };
-    await trx.updateTable('messages').set({ author_person_id: null }).where('author_person_id', '=', personId).execute();
-    await trx.updateTable('conversations').set({ assignee_id: null }).where('assignee_id', '=', personId).execute();
+    await forgetPersonInConversations(trx, personId);
     await trx.deleteFrom('sign_in_codes').where('email', '=', person.email).execute();
     await trx.deleteFrom('sign_in_links').where('person_id', '=', personId).execute();
     await trx.deleteFrom('people').where('id', '=', personId).execute();

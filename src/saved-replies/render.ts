@@ -9,6 +9,7 @@ import { getConversationFor } from '../conversations/service.js';
 import { loadContactView } from '../contacts/store.js';
 import type { Db } from '../db/schema.js';
 import { invalid } from '../platform/errors.js';
+import { isMemberOf } from '../members/store.js';
 import { getSavedReply, requireReplyReader } from './service.js';
 import { checkPlaceholders, firstWord, renderPlaceholders, type PlaceholderValues } from './placeholders.js';
 
@@ -47,9 +48,8 @@ export async function renderForConversation(
   const conversation = await getConversationFor(ctx, access, conversationId);
   let personId = access.actor.kind === 'member' ? access.actor.personId : null;
   if (input.memberId) {
-    const member = await ctx.db.selectFrom('memberships').select('person_id').where('workspace_id', '=', access.workspaceId).where('person_id', '=', input.memberId).executeTakeFirst();
-    if (!member) throw invalid(`member_id ${input.memberId} is not a member of this workspace`);
-    personId = member.person_id;
+    if (!(await isMemberOf(ctx.db, access.workspaceId, input.memberId))) throw invalid(`member_id ${input.memberId} is not a member of this workspace`);
+    personId = input.memberId;
   }
   const text = input.savedReplyId !== undefined ? (await getSavedReply(ctx, access, input.savedReplyId)).body : input.body!;
   if (input.body !== undefined) checkPlaceholders(text, 'body');

@@ -20,6 +20,7 @@ import { ATTEMPT_HEADERS, type AttemptResult, sendAttempt } from './attempt.js';
 import { deliveryIdOf, webhookMessageId } from './outbox.js';
 import { signedHeaders } from './signing.js';
 import { signingSecrets } from './service.js';
+import { liveWorkspaceIds } from '../workspaces/store.js';
 
 /** Delays before retries 1..9 after a failed attempt (spec: 5 s, 1 min, 5 min, 30 min, 1 h, 2 h, 4 h, 8 h, 9 h). */
 export const RETRY_SCHEDULE_MS = [5_000, MINUTE, 5 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 9 * HOUR] as const;
@@ -254,17 +255,9 @@ export class WebhookDispatcher implements Drainable {
     const endpointIds = [...new Set(claimed.map((c) => c.endpoint_id))];
     const seqs = [...new Set(claimed.map((c) => c.event_seq))];
     // Endpoints of live workspaces only: nothing more is sent for a deleted workspace.
-    const endpoints = new Map(
-      (
-        await db
-          .selectFrom('webhook_endpoints as e')
-          .innerJoin('workspaces as w', 'w.id', 'e.workspace_id')
-          .selectAll('e')
-          .where('e.id', 'in', endpointIds)
-          .where('w.deleted_at', 'is', null)
-          .execute()
-      ).map((e) => [e.id, e]),
-    );
+    const endpointRows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', endpointIds).execute();
+    const live = await liveWorkspaceIds(db, endpointRows.map((e) => e.workspace_id));
+    const endpoints = new Map(endpointRows.filter((e) => live.has(e.workspace_id)).map((e) => [e.id, e]));
     const orphans = claimed.filter((d) => !endpoints.has(d.endpoint_id));
     if (orphans.length) await db.deleteFrom('webhook_deliveries').where((eb) => deliveryIn(eb, orphans)).execute();
     const events = new Map(

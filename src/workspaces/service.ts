@@ -4,6 +4,7 @@ import { iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { findOrCreatePerson } from '../people/service.js';
+import { addMember } from '../members/store.js';
 
 export type WorkspaceRow = WorkspacesTable;
 type C = Pick<Ctx, 'db' | 'clock'>;
@@ -69,14 +70,6 @@ export async function createWorkspace(
     await addMember({ db: trx, clock: ctx.clock }, workspace.id, person.id, 'owner');
     return { workspace, personId: person.id };
   });
-}
-
-export async function addMember(ctx: C, workspaceId: string, personId: string, role: Role): Promise<void> {
-  await ctx.db
-    .insertInto('memberships')
-    .values({ id: newId('mem'), workspace_id: workspaceId, person_id: personId, role, created_at: iso(ctx.clock.now()) })
-    .onConflict((oc) => oc.columns(['workspace_id', 'person_id']).doUpdateSet({ role }))
-    .execute();
 }
 
 export async function updateWorkspace(ctx: C, id: string, patch: { retention_days?: number | null }): Promise<WorkspaceRow> {

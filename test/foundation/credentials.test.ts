@@ -6,7 +6,8 @@ import { createApiKey, revokeApiKey } from '../../src/api-keys/service.js';
 import { resolveCredential, resolveMembership, SEEN_EVERY_MS, SESSION_IDLE_MS } from '../../src/auth/credentials.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { AppError } from '../../src/platform/errors.js';
-import { addMember, createWorkspace } from '../../src/workspaces/service.js';
+import { addMember } from '../../src/members/store.js';
+import { createWorkspace } from '../../src/workspaces/service.js';
 import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

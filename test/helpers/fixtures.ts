@@ -4,7 +4,8 @@ import type { Ctx } from '../../src/context.js';
 import type { Role } from '../../src/db/schema.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { createSession, findOrCreatePerson } from '../../src/people/service.js';
-import { addMember, createWorkspace } from '../../src/workspaces/service.js';
+import { addMember } from '../../src/members/store.js';
+import { createWorkspace } from '../../src/workspaces/service.js';
 import { randomText } from '../../src/platform/ids.js';
 
 export interface Seed {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { generateVapidKeys } from '../../src/push/commands.js';
 import { PUSH_SUBSCRIPTIONS_PER_PERSON } from '../../src/push/service.js';
-import { addMember } from '../../src/workspaces/service.js';
+import { addMember } from '../../src/members/store.js';
 import { createSession, findOrCreatePerson } from '../../src/people/service.js';
 import { addPerson, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';

@@ -1,0 +1,22 @@
+// Message-IDs (mail_ids) and digests (mail_digests) for other features: conversations register
+// the ids of their messages and delete them with their conversations through these. Imports no
+// feature, so any may use it.
+import type { Insertable } from 'kysely';
+import type { Db, MailIdsTable } from '../db/schema.js';
+
+/** Stores a Message-ID for threading; false when the inbox holds it already. */
+export async function insertMailId(db: Db, row: Insertable<MailIdsTable>): Promise<boolean> {
+  const r = await db
+    .insertInto('mail_ids')
+    .values(row)
+    .onConflict((oc) => oc.columns(['workspace_id', 'rfc_id', 'inbox_id']).doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+/** Deletes the Message-IDs and digests of these conversations (at most a few hundred per call). */
+export async function deleteMailOfConversations(db: Db, conversationIds: readonly string[]): Promise<void> {
+  if (conversationIds.length === 0) return;
+  await db.deleteFrom('mail_ids').where('conversation_id', 'in', [...conversationIds]).execute();
+  await db.deleteFrom('mail_digests').where('conversation_id', 'in', [...conversationIds]).execute();
+}
