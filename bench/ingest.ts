@@ -3,7 +3,7 @@
 // measured in the same run with the same client. 5 KB messages with one small attachment, 5
 // connections, 2,000 messages. Also the server's RSS along the way and at the end.
 // Run: npm run build && node dist/bench/ingest.js [count]
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -47,7 +47,15 @@ function message(i: number, to: string): { raw: Buffer; envelope: { from: string
 
 /** Sends `count` messages over a pool of CONNECTIONS connections; returns messages per second. */
 async function blast(port: number, to: string, count: number, onProgress?: (done: number) => void): Promise<number> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, pool: true, maxConnections: CONNECTIONS, maxMessages: Infinity });
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    ignoreTLS: true,
+    pool: true,
+    maxConnections: CONNECTIONS,
+    maxMessages: Infinity,
+  });
   const messages = Array.from({ length: count }, (_, i) => message(i, to));
   const started = process.hrtime.bigint();
   let done = 0;
@@ -109,7 +117,10 @@ async function main() {
     if (ws.code !== 0) throw new Error(ws.stderr);
     const inbox = await runSvc(['inbox', 'create', '--workspace', 'Bench', '--name', 'Support'], { env });
     if (inbox.code !== 0) throw new Error(inbox.stderr);
-    const channel = await runSvc(['channel', 'create-email', '--workspace', 'Bench', '--inbox', inbox.stdout.trim(), '--name', 'Mail', '--address', 'support@bench.example'], { env });
+    const channel = await runSvc(
+      ['channel', 'create-email', '--workspace', 'Bench', '--inbox', inbox.stdout.trim(), '--name', 'Mail', '--address', 'support@bench.example'],
+      { env },
+    );
     if (channel.code !== 0) throw new Error(channel.stderr);
 
     server = await spawnServer(env);

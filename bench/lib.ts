@@ -1,8 +1,8 @@
 // Shared pieces of the benchmarks: a real `svc serve` child process and figure printing.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runSvc, testEnv, type TestEnv, MAIN } from '../test/helpers/server.js';
+import { MAIN, runSvc, type TestEnv, testEnv } from '../test/helpers/server.js';
 
 export function figure(name: string, value: number | string, unit = ''): void {
   process.stdout.write(`${name}: ${typeof value === 'number' ? Number(value.toFixed(2)) : value}${unit ? ' ' + unit : ''}\n`);

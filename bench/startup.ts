@@ -1,7 +1,8 @@
 // bench/startup: cold start of `svc serve` on an empty data dir until /readyz answers 200, and the
 // server's resident memory after it has been idle for 3 s. Goals: < 1 s and < 120 MB.
-import { figure, startBenchServer } from './lib.js';
+
 import { testEnv } from '../test/helpers/server.js';
+import { figure, startBenchServer } from './lib.js';
 
 const runs = 5;
 const starts: number[] = [];
@@ -11,7 +12,10 @@ for (let i = 0; i < runs; i++) {
   const t0 = performance.now();
   const server = await startBenchServer(te.env);
   for (;;) {
-    const ok = await fetch(`${server.url}/readyz`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`${server.url}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) break;
     await new Promise((r) => setTimeout(r, 5));
   }

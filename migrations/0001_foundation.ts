@@ -157,10 +157,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of [
-    'events', 'jobs', 'channels', 'inboxes', 'api_keys', 'sign_in_codes', 'sessions', 'memberships', 'people',
-    'workspaces', 'server_meta',
-  ]) {
+  for (const t of ['events', 'jobs', 'channels', 'inboxes', 'api_keys', 'sign_in_codes', 'sessions', 'memberships', 'people', 'workspaces', 'server_meta']) {
     await db.schema.dropTable(t).execute();
   }
 }

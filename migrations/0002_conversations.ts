@@ -135,7 +135,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('attachments_conversation').on('attachments').column('conversation_id').execute();
   await db.schema.createIndex('attachments_message').on('attachments').column('message_id').execute();
-
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

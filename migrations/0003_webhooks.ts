@@ -45,12 +45,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', notNull)
     .addPrimaryKeyConstraint('webhook_deliveries_pk', ['event_seq', 'endpoint_id']);
   await (isPostgres(db) ? deliveries : deliveries.modifyEnd(sql`without rowid`)).execute();
-  await db.schema
-    .createIndex('webhook_deliveries_due')
-    .on('webhook_deliveries')
-    .column('next_attempt_at')
-    .where(sql<boolean>`status = 'pending'`)
-    .execute();
+  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').column('next_attempt_at').where(sql<boolean>`status = 'pending'`).execute();
   await db.schema
     .createIndex('webhook_deliveries_manual')
     .on('webhook_deliveries')
@@ -82,7 +77,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('response', 'text')
     .addColumn('error', 'text')
     .addPrimaryKeyConstraint('webhook_attempts_pk', ['endpoint_id', 'started_at', 'id'])
-    .addForeignKeyConstraint('webhook_attempts_delivery', ['event_seq', 'endpoint_id'], 'webhook_deliveries', ['event_seq', 'endpoint_id'], (c) => c.onDelete('cascade'));
+    .addForeignKeyConstraint('webhook_attempts_delivery', ['event_seq', 'endpoint_id'], 'webhook_deliveries', ['event_seq', 'endpoint_id'], (c) =>
+      c.onDelete('cascade'),
+    );
   await (isPostgres(db) ? attempts : attempts.modifyEnd(sql`without rowid`)).execute();
   await db.schema.createIndex('webhook_attempts_by_delivery').on('webhook_attempts').columns(['event_seq', 'endpoint_id']).execute();
 

@@ -71,12 +71,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .where(sql<boolean>`status = 'closed'`)
     .execute();
   // Deleting a channel (with its workspace) sets conversations' channel_id to null.
-  await db.schema
-    .createIndex('conversations_channel')
-    .on('conversations')
-    .column('channel_id')
-    .where(sql<boolean>`channel_id is not null`)
-    .execute();
+  await db.schema.createIndex('conversations_channel').on('conversations').column('channel_id').where(sql<boolean>`channel_id is not null`).execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

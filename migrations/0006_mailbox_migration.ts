@@ -137,7 +137,14 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['mailbox_migration_log', 'mailbox_migration_contacts', 'mailbox_migration_threads', 'mailbox_migration_items', 'mailbox_migration_folders', 'mailbox_migrations']) {
+  for (const t of [
+    'mailbox_migration_log',
+    'mailbox_migration_contacts',
+    'mailbox_migration_threads',
+    'mailbox_migration_items',
+    'mailbox_migration_folders',
+    'mailbox_migrations',
+  ]) {
     await db.schema.dropTable(t).execute();
   }
   await db.schema.alterTable('messages').dropColumn('imported_at').execute();

@@ -17,7 +17,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     await db.schema.alterTable('mailbox_migrations').addColumn(column, type).execute();
   }
   await db.schema.createIndex('mailbox_migrations_probe').on('mailbox_migrations').column('probe_token').execute();
-  await db.schema.alterTable('mailbox_migration_items').addColumn('new_mail', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('mailbox_migration_items')
+    .addColumn('new_mail', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -1,4 +1,4 @@
-import { type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { notNull } from '../src/db/dialect.js';
 
 export async function up(db: Kysely<any>): Promise<void> {

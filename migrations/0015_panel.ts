@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { notNull } from '../src/db/dialect.js';
 
 export async function up(db: Kysely<any>): Promise<void> {

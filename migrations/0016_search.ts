@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { isPostgres } from '../src/db/dialect.js';
 
 // Full-text search over messages (subject and body; internal event lines are left out), kept in
@@ -29,7 +29,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       from messages where kind <> 'event'`.execute(db);
     return;
   }
-  await sql`create virtual table messages_fts using fts5(subject, body, content='messages', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`.execute(db);
+  await sql`create virtual table messages_fts using fts5(subject, body, content='messages', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`.execute(
+    db,
+  );
   await sql`create trigger messages_fts_insert after insert on messages when new.kind <> 'event' begin
       insert into messages_fts(rowid, subject, body) values (new.rowid, new.subject, new.body);
     end`.execute(db);

@@ -1,4 +1,4 @@
-import { type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { notNull } from '../src/db/dialect.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -89,7 +89,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('seconds', 'integer', notNull)
     .execute();
   // Covering: a report reads only these columns, straight from the index.
-  await db.schema.createIndex('report_durations_day').on('report_durations').columns(['workspace_id', 'day', 'kind', 'seconds', 'inbox_id', 'member_id']).execute();
+  await db.schema
+    .createIndex('report_durations_day')
+    .on('report_durations')
+    .columns(['workspace_id', 'day', 'kind', 'seconds', 'inbox_id', 'member_id'])
+    .execute();
   // Usage per month reads messages by workspace and time.
   await db.schema.createIndex('messages_workspace_created').on('messages').columns(['workspace_id', 'created_at']).execute();
 }

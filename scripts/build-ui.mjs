@@ -15,7 +15,12 @@ fs.mkdirSync(generated, { recursive: true });
 // throwaway data directory (no listener, no migrations: building the routes touches no table).
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-openapi-'));
 try {
-  const env = { SVC_DATA_DIR: dataDir, SVC_MASTER_KEY: crypto.randomBytes(32).toString('hex'), SVC_METRICS_ADDR: 'off', SVC_PUBLIC_URL: 'http://localhost:8080' };
+  const env = {
+    SVC_DATA_DIR: dataDir,
+    SVC_MASTER_KEY: crypto.randomBytes(32).toString('hex'),
+    SVC_METRICS_ADDR: 'off',
+    SVC_PUBLIC_URL: 'http://localhost:8080',
+  };
   const { loadConfig } = await import(pathToFileURL(path.join(root, 'dist/src/config.js')).href);
   const { buildServices } = await import(pathToFileURL(path.join(root, 'dist/src/context.js')).href);
   const { createServerApp } = await import(pathToFileURL(path.join(root, 'dist/src/server/routes.js')).href);

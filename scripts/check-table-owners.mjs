@@ -58,13 +58,29 @@ export const OWNER_OF = {
  * in /) under the root; `tables` the tables it may touch ('*' for any).
  */
 export const ALLOWED = [
-  { path: 'src/lifecycle/', tables: '*', why: 'workspace and inbox deletion steps, retention rules and their registry delete every feature\'s rows in order, in batches' },
+  {
+    path: 'src/lifecycle/',
+    tables: '*',
+    why: "workspace and inbox deletion steps, retention rules and their registry delete every feature's rows in order, in batches",
+  },
   { path: 'src/backup/', tables: '*', why: 'backup and restore copy every table as it is' },
   { path: 'src/', tables: ['server_meta'], why: 'server_meta is a key-value table shared by design: each feature reads and writes only its own keys' },
   { path: 'src/', tables: ['jobs'], why: 'the job queue: features store their own job rows (enqueue) in their transactions; src/platform/jobs.ts runs them' },
-  { path: 'src/search/', tables: ['conversations', 'messages', 'contacts', 'contact_emails', 'inboxes'], why: 'one ranked full-text query over the index joined to the rows it finds; the index is kept by triggers (migration 0016)' },
-  { path: 'src/auth/', tables: ['api_keys', 'sessions', 'memberships', 'people', 'workspaces'], why: 'credentials: who is calling and whether that is still valid (key, session, membership, live workspace) is decided in one place (issue 20 item 1)' },
-  { path: 'src/channels/store.ts', tables: ['workspaces'], why: 'mail to an address (at RCPT) and a chat key resolve only in a workspace not deleted: one indexed join where they are looked up' },
+  {
+    path: 'src/search/',
+    tables: ['conversations', 'messages', 'contacts', 'contact_emails', 'inboxes'],
+    why: 'one ranked full-text query over the index joined to the rows it finds; the index is kept by triggers (migration 0016)',
+  },
+  {
+    path: 'src/auth/',
+    tables: ['api_keys', 'sessions', 'memberships', 'people', 'workspaces'],
+    why: 'credentials: who is calling and whether that is still valid (key, session, membership, live workspace) is decided in one place (issue 20 item 1)',
+  },
+  {
+    path: 'src/channels/store.ts',
+    tables: ['workspaces'],
+    why: 'mail to an address (at RCPT) and a chat key resolve only in a workspace not deleted: one indexed join where they are looked up',
+  },
   { path: 'src/operator-digest/', tables: '*', why: 'the operator digest is an aggregate over every workspace (counts only, no content)' },
 ];
 
@@ -85,7 +101,8 @@ export const NOT_YET_MOVED = [
   { file: 'src/webhooks/service.ts', table: 'events' },
 ];
 
-const CALL = /\b(selectFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto|innerJoin|leftJoin|rightJoin|fullJoin|crossJoin)\(\s*(\[[^\]]*\]|'[^']*'|"[^"]*")/g;
+const CALL =
+  /\b(selectFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto|innerJoin|leftJoin|rightJoin|fullJoin|crossJoin)\(\s*(\[[^\]]*\]|'[^']*'|"[^"]*")/g;
 const SQL_TEMPLATE = /\bsql(?:<[^`]*?>)?`([^`]*)`/g;
 const SQL_TABLE = /\b(from|join|update|into)\s+([a-z_][a-z0-9_]*)/gi;
 
@@ -119,7 +136,9 @@ export function tableOwners(root) {
       for (const m of block[1].matchAll(/^\s*([a-z_][a-z0-9_]*)\s*:/gm)) {
         const owner = OWNER_OF[m[1]] ?? base;
         if (!statSync(join(root, 'src', owner), { throwIfNoEntry: false })?.isDirectory()) {
-          problems.push(`src/db/tables/${base}.ts: table '${m[1]}' has no owner folder (src/${owner}/ does not exist): name one in OWNER_OF of scripts/check-table-owners.mjs`);
+          problems.push(
+            `src/db/tables/${base}.ts: table '${m[1]}' has no owner folder (src/${owner}/ does not exist): name one in OWNER_OF of scripts/check-table-owners.mjs`,
+          );
         }
         owners.set(m[1], owner);
       }

@@ -23,7 +23,9 @@ const BUILT = 'dist/.mutation-built';
 if (!fs.existsSync('node_modules')) fs.symlinkSync(fs.realpathSync(path.resolve('../../node_modules')), 'node_modules', 'dir');
 
 function run(args) {
-  return spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, SVC_TEST_CONCURRENCY: process.env.SVC_TEST_CONCURRENCY ?? '1' } }).status ?? 1;
+  return (
+    spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, SVC_TEST_CONCURRENCY: process.env.SVC_TEST_CONCURRENCY ?? '1' } }).status ?? 1
+  );
 }
 
 if (!fs.existsSync(BUILT)) {

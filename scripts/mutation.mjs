@@ -9,7 +9,10 @@ import { pathToFileURL } from 'node:url';
 const entry = createRequire(import.meta.url).resolve('@stryker-mutator/core');
 const { Stryker } = await import(pathToFileURL(path.join(path.dirname(entry), 'stryker.js')).href);
 
-const results = await new Stryker({ configFile: process.env.SVC_MUTATION_CONFIG ?? 'stryker.config.json', ...(process.argv.includes('--dryRunOnly') ? { dryRunOnly: true } : {}) }).runMutationTest();
+const results = await new Stryker({
+  configFile: process.env.SVC_MUTATION_CONFIG ?? 'stryker.config.json',
+  ...(process.argv.includes('--dryRunOnly') ? { dryRunOnly: true } : {}),
+}).runMutationTest();
 const detected = results.filter((r) => r.status === 'Killed' || r.status === 'Timeout').length;
 const valid = results.filter((r) => r.status !== 'CompileError' && r.status !== 'RuntimeError' && r.status !== 'Ignored').length;
 console.log(`mutation score: ${valid ? ((100 * detected) / valid).toFixed(2) : 'n/a'} % (${detected} of ${valid} mutants detected)`);

@@ -1,8 +1,8 @@
 // Shared plumbing of the `svc` commands: settings, the database, output streams and error lines.
 import fs from 'node:fs';
 import { type ArgsDef, type CommandDef, defineCommand, type ParsedArgs } from 'citty';
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { buildServices, type App, verifyMasterKey } from './context.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { type App, buildServices, verifyMasterKey } from './context.js';
 import { pendingMigrations } from './db/migrator.js';
 import { MasterKeyError } from './platform/crypto.js';
 import { AppError, ExitSignal } from './platform/errors.js';
@@ -60,7 +60,6 @@ function fail(message: string, code: number): never {
   throw new ExitSignal();
 }
 
-
 export function handleCommandError(error: unknown): never {
   if (error instanceof ExitSignal) throw error;
   if (error instanceof UsageError) fail(error.message, 2);
@@ -113,7 +112,8 @@ export function dbCommand<A extends ArgsDef>(def: {
         const config = loadConfig();
         app = buildServices(config, { log: createLogger({ level: 'warn' }), createMasterKey: true });
         const pending = await pendingMigrations(app.db);
-        if (pending.length) throw new AppError(409, 'migrations_pending', `the database has ${pending.length} pending migration(s); run "svc migrate up" first`);
+        if (pending.length)
+          throw new AppError(409, 'migrations_pending', `the database has ${pending.length} pending migration(s); run "svc migrate up" first`);
         await verifyMasterKey(app);
         await def.run({ app, args: args as ParsedArgs<A>, io: io(rawArgs) });
       } catch (error) {

@@ -79,7 +79,10 @@ const emailAddress = z
   });
 
 const schema = z.object({
-  SVC_DATA_DIR: z.string().optional().transform((v) => path.resolve(v && v.trim() ? v.trim() : 'data')),
+  SVC_DATA_DIR: z
+    .string()
+    .optional()
+    .transform((v) => path.resolve(v && v.trim() ? v.trim() : 'data')),
   SVC_HTTP_ADDR: listenAddress('0.0.0.0:8080'),
   SVC_METRICS_ADDR: listenAddress('127.0.0.1:9090'),
   SVC_SMTP_ADDR: listenAddress('0.0.0.0:2525'),
@@ -161,12 +164,7 @@ export type ListenAddress = { host: string; port: number };
 export type Config = ReturnType<typeof shapeConfig>;
 
 function shapeConfig(p: Parsed) {
-  const mailerKeys = [
-    p.SVC_MAILER_REGION,
-    p.SVC_MAILER_ACCESS_KEY_ID,
-    p.SVC_MAILER_SECRET_ACCESS_KEY,
-    p.SVC_MAILER_CONFIGURATION_SET,
-  ];
+  const mailerKeys = [p.SVC_MAILER_REGION, p.SVC_MAILER_ACCESS_KEY_ID, p.SVC_MAILER_SECRET_ACCESS_KEY, p.SVC_MAILER_CONFIGURATION_SET];
   const mailerSet = mailerKeys.filter((v) => v !== undefined).length;
   if (mailerSet !== 0 && mailerSet !== 4) {
     throw new ConfigError(

@@ -3,10 +3,10 @@ import { lookup as dnsLookup, resolveMx as dnsResolveMx } from 'node:dns/promise
 import { EventEmitter } from 'node:events';
 import type { Config } from './config.js';
 import { TransactionBatcher } from './db/batch.js';
-import { openDatabase, type DbHandle, type DialectName } from './db/connection.js';
+import { type DbHandle, type DialectName, openDatabase } from './db/connection.js';
 import type { Db } from './db/schema.js';
 import { type Clock, systemClock } from './platform/clock.js';
-import { MasterKeyError, masterKeySealer, Sealer } from './platform/crypto.js';
+import { MasterKeyError, masterKeySealer, type Sealer } from './platform/crypto.js';
 import { JobRunner } from './platform/jobs.js';
 import { createLogger, type Logger } from './platform/log.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `svc` binary: one program for the server and every operator command. This is the command table.
-import { defineCommand, runCommand, showUsage, type CommandDef } from 'citty';
+import { type CommandDef, defineCommand, runCommand, showUsage } from 'citty';
 import { ExitSignal } from './platform/errors.js';
 import { readVersion } from './version.js';
 
@@ -17,7 +17,8 @@ const main = defineCommand({
     inbox: () => import('./inboxes/commands.js').then((m) => m.inboxCommand),
     channel: () => import('./channels/commands.js').then((m) => m.channelCommand),
     'vapid-keys': () => import('./push/commands.js').then((m) => m.vapidKeysCommand),
-    'ingest-email': () => Promise.all([import('./mail/commands.js'), import('./server/mail-handlers.js')]).then(([m, table]) => m.ingestEmailCommand(table.mailHandlers)),
+    'ingest-email': () =>
+      Promise.all([import('./mail/commands.js'), import('./server/mail-handlers.js')]).then(([m, table]) => m.ingestEmailCommand(table.mailHandlers)),
     person: () => import('./people/commands.js').then((m) => m.personCommand),
     backup: () => import('./backup/commands.js').then((m) => m.backupCommand),
     restore: () => import('./backup/commands.js').then((m) => m.restoreCommand),

@@ -11,9 +11,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { runSvc, tempDir, testEnv, MAIN, type TestEnv } from '../../test/helpers/server.js';
 import { attachmentKey } from '../../src/conversations/files.js';
 import { newId } from '../../src/platform/ids.js';
+import { MAIN, runSvc, type TestEnv, tempDir, testEnv } from '../../test/helpers/server.js';
 import { figure, startBenchServer } from '../lib.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
@@ -31,7 +31,9 @@ function generate(te: TestEnv, workspaceId: string, inboxId: string): { conversa
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
   const now = new Date().toISOString();
-  const insContact = db.prepare(`insert into contacts (id, workspace_id, name, attributes, merged_into_id, created_at, updated_at) values (?, ?, ?, '{}', null, ?, ?)`);
+  const insContact = db.prepare(
+    `insert into contacts (id, workspace_id, name, attributes, merged_into_id, created_at, updated_at) values (?, ?, ?, '{}', null, ?, ?)`,
+  );
   const insConversation = db.prepare(
     `insert into conversations (id, workspace_id, inbox_id, contact_id, channel_id, source, status, assignee_id, priority, subject, spam, imported, imported_at, created_at, updated_at, last_message_at)
      values (?, ?, ?, ?, null, 'email', 'open', null, null, ?, 0, 0, null, ?, ?, ?)`,
@@ -174,7 +176,9 @@ async function main() {
     const apiKey = (await svc(['api-key', 'create', '--workspace', 'Bench', '--name', 'bench'])).stdout.trim();
     const t0 = performance.now();
     const { conversationIds, fileBytes } = generate(source, workspaceId, inboxId);
-    process.stderr.write(`generated ${MESSAGES} messages in ${conversationIds.length} conversations and ${(fileBytes / 2 ** 30).toFixed(2)} GiB of files in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
+    process.stderr.write(
+      `generated ${MESSAGES} messages in ${conversationIds.length} conversations and ${(fileBytes / 2 ** 30).toFixed(2)} GiB of files in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`,
+    );
     figure('messages', MESSAGES);
     figure('attachments_gib', fileBytes / 2 ** 30, 'GiB');
     figure('database_mb', fs.statSync(path.join(source.dataDir, 'svc.db')).size / 2 ** 20, 'MB');

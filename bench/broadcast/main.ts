@@ -7,17 +7,17 @@
 //   npm run build && node dist/bench/broadcast/main.js [recipients]
 //   (SVC_BENCH_DATABASE_URL=postgres://…/postgres runs the server on a fresh database of that Postgres
 //   server, dropped afterwards; default SQLite in a temp dir)
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
-import { POOL_CONNECTIONS } from '../../src/broadcasts/sender.js';
 import { WARMUP_CAP } from '../../src/broadcasts/governance.js';
+import { POOL_CONNECTIONS } from '../../src/broadcasts/sender.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { POOL_MESSAGES_PER_CONNECTION } from '../../src/mail/transport.js';
 import { iso } from '../../src/platform/clock.js';
-import { figure, rssMb } from '../lib.js';
 import { createTestDatabase } from '../../test/helpers/db.js';
 import { runSvc, spawnServer, testEnv } from '../../test/helpers/server.js';
+import { figure, rssMb } from '../lib.js';
 
 const COUNT = Math.min(Number(process.argv[2] ?? 50_000), 100_000);
 const TIME_LIMIT_MS = 600_000;
@@ -38,7 +38,15 @@ async function startSink(): Promise<{ child: ChildProcess; port: number }> {
 
 /** The floor: the same messages (headers, link per recipient) through a bare nodemailer pool. */
 async function floor(port: number, count: number): Promise<number> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, pool: true, maxConnections: POOL_CONNECTIONS, maxMessages: POOL_MESSAGES_PER_CONNECTION });
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    ignoreTLS: true,
+    pool: true,
+    maxConnections: POOL_CONNECTIONS,
+    maxMessages: POOL_MESSAGES_PER_CONNECTION,
+  });
   const started = performance.now();
   const window = 200;
   let next = 0;
@@ -53,7 +61,12 @@ async function floor(port: number, count: number): Promise<number> {
         text: TEXT.replace('{{unsubscribe_url}}', url),
         html: HTML.replace('{{unsubscribe_url}}', url),
         messageId: `<bc_01hzzzzzzzzzzzzzzzzzzzzzzz-${i}-abcdefghjkmn@bench.example>`,
-        headers: { 'List-Unsubscribe': `<${url}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click', Precedence: 'bulk', 'X-Svc-Broadcast': `bc_01hzzzzzzzzzzzzzzzzzzzzzzz-${i}-abcdefghjkmn` },
+        headers: {
+          'List-Unsubscribe': `<${url}>`,
+          'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+          Precedence: 'bulk',
+          'X-Svc-Broadcast': `bc_01hzzzzzzzzzzzzzzzzzzzzzzz-${i}-abcdefghjkmn`,
+        },
       });
     }
   };
@@ -83,27 +96,73 @@ async function main() {
     await must(['migrate', 'up']);
     const workspaceId = await must(['bootstrap', '--email', 'owner@bench.example', '--workspace', 'Bench']);
     const inboxId = await must(['inbox', 'create', '--workspace', 'Bench', '--name', 'News']);
-    await must(['channel', 'create-email', '--workspace', 'Bench', '--inbox', inboxId, '--name', 'News', '--address', 'news@bench.example', '--display-name', 'Bench', '--smtp-host', '127.0.0.1', '--smtp-port', String(sink.port), '--tls', 'none']);
+    await must([
+      'channel',
+      'create-email',
+      '--workspace',
+      'Bench',
+      '--inbox',
+      inboxId,
+      '--name',
+      'News',
+      '--address',
+      'news@bench.example',
+      '--display-name',
+      'Bench',
+      '--smtp-host',
+      '127.0.0.1',
+      '--smtp-port',
+      String(sink.port),
+      '--tls',
+      'none',
+    ]);
     const apiKey = await must(['api-key', 'create', '--workspace', 'Bench', '--name', 'bench']);
     // A workspace past its warm-up (a fresh one may mail 500 recipients on its first day).
     const handle = openDatabase({ databaseUrl: env.SVC_DATABASE_URL, dataDir: env.SVC_DATA_DIR });
     const now = iso(Date.now());
     await handle.db
       .insertInto('broadcast_governance')
-      .values({ workspace_id: workspaceId, status: null, reason: null, suspended_by: null, suspended_at: null, decided_at: null, daily_limit: null, warmup_allowance: WARMUP_CAP, warmup_through_day: null, request_email: null, request_website: null, request_senders: null, request_consent: null, requested_at: null, created_at: now, updated_at: now })
+      .values({
+        workspace_id: workspaceId,
+        status: null,
+        reason: null,
+        suspended_by: null,
+        suspended_at: null,
+        decided_at: null,
+        daily_limit: null,
+        warmup_allowance: WARMUP_CAP,
+        warmup_through_day: null,
+        request_email: null,
+        request_website: null,
+        request_senders: null,
+        request_consent: null,
+        requested_at: null,
+        created_at: now,
+        updated_at: now,
+      })
       .execute();
     await handle.close();
 
     server = await spawnServer(env);
     const pid = server.child.pid!;
     const api = async (method: string, p: string, body?: unknown) => {
-      const res = await fetch(server!.url + p, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(server!.url + p, {
+        method,
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = (await res.json()) as any;
       if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
       return json;
     };
     const all = Array.from({ length: COUNT }, (_, i) => recipient(i));
-    const b = await api('POST', '/v1/broadcasts', { inbox_id: inboxId, subject: SUBJECT, text: TEXT, html: HTML, recipients: { emails: all.slice(0, 10_000) } });
+    const b = await api('POST', '/v1/broadcasts', {
+      inbox_id: inboxId,
+      subject: SUBJECT,
+      text: TEXT,
+      html: HTML,
+      recipients: { emails: all.slice(0, 10_000) },
+    });
     for (let i = 10_000; i < COUNT; i += 10_000) await api('POST', `/v1/broadcasts/${b.id}/recipients`, { emails: all.slice(i, i + 10_000) });
 
     const rssStart = rssMb(pid);

@@ -20,7 +20,10 @@ const PART_BYTES = 8 * 1024 * 1024;
 const TIME_LIMIT_MS = 45 * 60_000;
 const TEAM = 'support@bench.test';
 
-const WORDS = 'printer invoice account login password order refund shipping broken update thanks please help urgent question answer delivery package missing charge card error screen again today tomorrow monday week month customer support team reply problem fixed working install version'.split(' ');
+const WORDS =
+  'printer invoice account login password order refund shipping broken update thanks please help urgent question answer delivery package missing charge card error screen again today tomorrow monday week month customer support team reply problem fixed working install version'.split(
+    ' ',
+  );
 
 function sentence(rand: () => number, words: number): string {
   const out: string[] = [];
@@ -36,7 +39,7 @@ function asctime(d: Date): string {
 /** Messages in mbox form, two per thread (customer, then team reply), newest last, until `written()` reaches the target. */
 function* mboxMessages(written: () => number, counter: { messages: number }): Generator<Buffer> {
   let seed = 42;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   const start = Date.now() - 3 * 365 * 86_400_000;
   for (let thread = 0; written() < TARGET_BYTES; thread++) {
     const customer = `customer${thread % 5000}@example.org`;
@@ -46,7 +49,10 @@ function* mboxMessages(written: () => number, counter: { messages: number }): Ge
     const body = Array.from({ length: 8 + Math.floor(rand() * 30) }, () => sentence(rand, 12)).join('\n');
     let question: string;
     if (thread % 3 === 0) {
-      const attachment = crypto.randomBytes(45_000 + Math.floor(rand() * 60_000)).toString('base64').replace(/(.{76})/g, '$1\n');
+      const attachment = crypto
+        .randomBytes(45_000 + Math.floor(rand() * 60_000))
+        .toString('base64')
+        .replace(/(.{76})/g, '$1\n');
       question =
         `From: Customer ${thread % 5000} <${customer}>\nTo: ${TEAM}\nSubject: ${subject}\nDate: ${at.toUTCString()}\nMessage-ID: <${q}>\nMIME-Version: 1.0\n` +
         `Content-Type: multipart/mixed; boundary="b${thread}"\n\n--b${thread}\nContent-Type: text/plain; charset=utf-8\n\n${body}\nFrom the customer, with a log attached.\n` +
@@ -59,7 +65,9 @@ function* mboxMessages(written: () => number, counter: { messages: number }): Ge
       `From: Support <${TEAM}>\nTo: ${customer}\nSubject: Re: ${subject}\nDate: ${replyAt.toUTCString()}\nMessage-ID: <a${thread}@bench.test>\nIn-Reply-To: <${q}>\nReferences: <${q}>\n` +
       `MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\n\n${sentence(rand, 40)}\n>From your last mail: ${sentence(rand, 10)}\n`;
     counter.messages += 2;
-    yield Buffer.from(`From ${customer} ${asctime(at)}\n${question.replace(/^(>*From )/gm, '>$1')}\nFrom ${TEAM} ${asctime(replyAt)}\n${reply.replace(/^(>*From )/gm, '>$1')}\n`);
+    yield Buffer.from(
+      `From ${customer} ${asctime(at)}\n${question.replace(/^(>*From )/gm, '>$1')}\nFrom ${TEAM} ${asctime(replyAt)}\n${reply.replace(/^(>*From )/gm, '>$1')}\n`,
+    );
   }
 }
 
@@ -113,7 +121,11 @@ async function main() {
       }
     }, 100);
     const api = async (method: string, p: string, body?: unknown) => {
-      const res = await fetch(server!.url + p, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(server!.url + p, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = (await res.json()) as any;
       if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
       return json;
@@ -149,7 +161,8 @@ async function main() {
         const cur = await api('GET', `/v1/migrations/${m.id}`);
         if (cur.state === state) return cur;
         if (cur.state === 'needs_attention') throw new Error(JSON.stringify(cur.attention));
-        if (Date.now() > deadline) throw new Error(`the bench did not finish within ${TIME_LIMIT_MS / 60_000} minutes (state ${cur.state}, ${JSON.stringify(cur.progress)})`);
+        if (Date.now() > deadline)
+          throw new Error(`the bench did not finish within ${TIME_LIMIT_MS / 60_000} minutes (state ${cur.state}, ${JSON.stringify(cur.progress)})`);
         await new Promise((r) => setTimeout(r, 250));
       }
     };

@@ -22,12 +22,23 @@ async function main() {
   const deadline = Date.now() + TIME_LIMIT_MS;
   const dovecot = await startDovecot();
   const work = tempDir('svc-bench-import-');
-  const te = await testEnv({ SVC_MIGRATION_ALLOW_PRIVATE: '1', SVC_METRICS_ADDR: 'off', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}) });
+  const te = await testEnv({
+    SVC_MIGRATION_ALLOW_PRIVATE: '1',
+    SVC_METRICS_ADDR: 'off',
+    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+  });
   let server: Awaited<ReturnType<typeof startBenchServer>> | undefined;
   try {
     dovecot.addUser(USER, PASSWORD);
     const t0 = performance.now();
-    const made = await fillBulkMailbox(dovecot, USER, { threads: MESSAGES / 2, perThread: 2, now: new Date(), attachmentEvery: 10, attachmentBytes: MESSAGES > 20_000 ? 8_000 : 20_000, customers: 2_000 });
+    const made = await fillBulkMailbox(dovecot, USER, {
+      threads: MESSAGES / 2,
+      perThread: 2,
+      now: new Date(),
+      attachmentEvery: 10,
+      attachmentBytes: MESSAGES > 20_000 ? 8_000 : 20_000,
+      customers: 2_000,
+    });
     figure('mailbox_messages', made.messages, 'messages');
     figure('mailbox_generated_s', (performance.now() - t0) / 1000, 's');
 
@@ -69,7 +80,10 @@ async function main() {
     const m0 = performance.now();
     await run('mbsync', ['-q', '-c', conf, 'pull'], { timeout: TIME_LIMIT_MS, maxBuffer: 1 << 20 });
     const mbsyncSeconds = (performance.now() - m0) / 1000;
-    const pulled = ['INBOX', 'Sent'].reduce((n, f) => n + fs.readdirSync(path.join(work, 'maildir', f, 'cur')).length + fs.readdirSync(path.join(work, 'maildir', f, 'new')).length, 0);
+    const pulled = ['INBOX', 'Sent'].reduce(
+      (n, f) => n + fs.readdirSync(path.join(work, 'maildir', f, 'cur')).length + fs.readdirSync(path.join(work, 'maildir', f, 'new')).length,
+      0,
+    );
     if (pulled !== made.messages) throw new Error(`mbsync copied ${pulled} of ${made.messages}`);
     fs.rmSync(path.join(work, 'maildir'), { recursive: true, force: true });
 
@@ -89,12 +103,21 @@ async function main() {
     server = await startBenchServer(env);
     figure('server_rss_start', server.rssMb(), 'MB');
     const api = async (method: string, p: string, body?: unknown) => {
-      const res = await fetch(server!.url + p, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(server!.url + p, {
+        method,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = (await res.json()) as any;
       if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(json)}`);
       return json;
     };
-    const m = await api('POST', '/v1/migrations', { provider: 'imap', source_address: USER, imap: { host: '127.0.0.1', port: dovecot.port, tls: 'none' }, inbox_id: inbox });
+    const m = await api('POST', '/v1/migrations', {
+      provider: 'imap',
+      source_address: USER,
+      imap: { host: '127.0.0.1', port: dovecot.port, tls: 'none' },
+      inbox_id: inbox,
+    });
     await api('PUT', `/v1/migrations/${m.id}/credentials`, { password: PASSWORD });
     const tested = await api('POST', `/v1/migrations/${m.id}/test`);
     if (!tested.ok) throw new Error(tested.message);
@@ -105,7 +128,8 @@ async function main() {
         const cur = await api('GET', `/v1/migrations/${m.id}`);
         if (cur.state === state) return cur;
         if (cur.state === 'needs_attention') throw new Error(JSON.stringify(cur.attention));
-        if (Date.now() > deadline) throw new Error(`the bench did not finish within ${TIME_LIMIT_MS / 60_000} minutes (state ${cur.state}, ${JSON.stringify(cur.progress)})`);
+        if (Date.now() > deadline)
+          throw new Error(`the bench did not finish within ${TIME_LIMIT_MS / 60_000} minutes (state ${cur.state}, ${JSON.stringify(cur.progress)})`);
         await new Promise((r) => setTimeout(r, 200));
       }
     };

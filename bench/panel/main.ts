@@ -12,7 +12,7 @@ import { createSession } from '../../src/people/service.js';
 import { launchBrowser } from '../../test/helpers/browser.js';
 import { sendToIngress } from '../../test/helpers/mail.js';
 import { runSvc } from '../../test/helpers/server.js';
-import { figure, seededEnv, startBenchServer, type BenchServer } from '../lib.js';
+import { type BenchServer, figure, seededEnv, startBenchServer } from '../lib.js';
 import { SEARCH_WORDS, seedLargeWorkspace } from './seed.js';
 
 const arg = (name: string, fallback: number) => {
@@ -200,10 +200,18 @@ async function scrollFigures(url: string) {
   }
 }
 
-async function lighthouseScores(lighthouse: (url: string, flags: Record<string, unknown>) => Promise<{ lhr: { categories: Record<string, { score: number | null }> } } | undefined>, url: string) {
+async function lighthouseScores(
+  lighthouse: (url: string, flags: Record<string, unknown>) => Promise<{ lhr: { categories: Record<string, { score: number | null }> } } | undefined>,
+  url: string,
+) {
   const { launch } = (await import('chrome-launcher' as string)) as { launch: (o: Record<string, unknown>) => Promise<{ port: number; kill(): void }> };
-  const first = await fetch(`${url}/v1/conversations?sort=activity&limit=1`, { headers: { authorization: `Bearer ${apiKey}` } }).then((r) => r.json() as Promise<{ data: { id: string }[] }>);
-  const chrome = await launch({ chromePath: process.env.SVC_CHROMIUM ?? '/usr/bin/chromium', chromeFlags: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'] });
+  const first = await fetch(`${url}/v1/conversations?sort=activity&limit=1`, { headers: { authorization: `Bearer ${apiKey}` } }).then(
+    (r) => r.json() as Promise<{ data: { id: string }[] }>,
+  );
+  const chrome = await launch({
+    chromePath: process.env.SVC_CHROMIUM ?? '/usr/bin/chromium',
+    chromeFlags: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+  });
   try {
     const result = await lighthouse(`${url}/conversations/${first.data[0].id}`, {
       port: chrome.port,

@@ -2,7 +2,7 @@
 // mailbox brought through the API to the state of each step (draft, connected, ready, copying,
 // paused, syncing, completed). Without Dovecot only the Source step and the list are shown. The
 // background work is stopped while they are made and started again afterwards.
-import { dovecotMissing, startDovecot, type Dovecot } from '../../test/helpers/dovecot.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../../test/helpers/dovecot.js';
 import type { Seed } from '../../test/helpers/fixtures.js';
 import { seedEmailChannel } from '../../test/helpers/mail.js';
 import { fillBulkMailbox, fillOldMailbox, SUPPORT, SUPPORT_PASSWORD } from '../../test/helpers/migration.js';
@@ -38,7 +38,13 @@ export async function prepareMigrationShots(s: TestServer, seed: Seed, ownerEmai
   };
   const migration = async (to: 'draft' | 'connected' | 'ready' | 'paused' | 'syncing' | 'completed') => {
     const [user, channelId] = to === 'completed' ? [HELP, helpChannel.id] : [SUPPORT, channel.id];
-    const m = await api('POST', '/v1/migrations', { provider: 'imap', source_address: user, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId, channel_id: channelId });
+    const m = await api('POST', '/v1/migrations', {
+      provider: 'imap',
+      source_address: user,
+      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+      inbox_id: seed.inboxId,
+      channel_id: channelId,
+    });
     if (to === 'draft') return m.id as string;
     await api('PUT', `/v1/migrations/${m.id}/credentials`, { password: SUPPORT_PASSWORD });
     await api('POST', `/v1/migrations/${m.id}/test`);

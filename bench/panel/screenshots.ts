@@ -3,20 +3,28 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import { systemClock } from '../../src/platform/clock.js';
 import { addPerson, seedWorkspace } from '../../test/helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../../test/helpers/mail.js';
 import { startTestServer } from '../../test/helpers/server.js';
-import { systemClock } from '../../src/platform/clock.js';
 import { prepareMigrationShots } from './migration-shots.js';
 
 const OUT = path.resolve('bench/panel/shots');
 fs.mkdirSync(OUT, { recursive: true });
 
-const s = await startTestServer({ env: { SVC_INGRESS_SECRET: INGRESS_SECRET, SVC_MIGRATION_ALLOW_PRIVATE: '1', SVC_FORWARDING_DOMAIN: 'in.example.com' }, clock: systemClock });
+const s = await startTestServer({
+  env: { SVC_INGRESS_SECRET: INGRESS_SECRET, SVC_MIGRATION_ALLOW_PRIVATE: '1', SVC_FORWARDING_DOMAIN: 'in.example.com' },
+  clock: systemClock,
+});
 const seed = await seedWorkspace(s.app, { name: 'Acme' });
 const channel = await seedEmailChannel(s.app, seed);
 const people = [
-  ['Ada Lovelace', 'ada@example.com', 'Invoice 4411 was charged twice', 'Hello, my card was charged twice for invoice 4411 this morning. Could you refund one of them?\n\nThanks,\nAda'],
+  [
+    'Ada Lovelace',
+    'ada@example.com',
+    'Invoice 4411 was charged twice',
+    'Hello, my card was charged twice for invoice 4411 this morning. Could you refund one of them?\n\nThanks,\nAda',
+  ],
   ['Grace Hopper', 'grace@example.com', 'Cannot sign in after password reset', 'Since resetting my password yesterday the app says my account is locked.'],
   ['Linus Example', 'linus@example.com', 'Feature request: CSV export', 'Would it be possible to export all orders as CSV?'],
   ['Ayşe Yılmaz', 'ayse@example.com', 'Sipariş durumu', 'Merhaba, 1203 numaralı siparişim ne zaman kargoya verilecek?'],

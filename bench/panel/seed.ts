@@ -34,8 +34,21 @@ export async function seedLargeWorkspace(app: Pick<Ctx, 'db'>, messageCount: num
       const convId = newId('cv', at);
       const last = at + (MESSAGES_PER_CONVERSATION - 1) * 60_000;
       let lastBody = '';
-      contacts.push({ id: contactId, workspace_id: ws.id, name: `${pick(NAMES, k)} ${k}`, attributes: '{}', created_at: iso(new Date(at)), updated_at: iso(new Date(at)) });
-      emails.push({ workspace_id: ws.id, email: `${pick(NAMES, k)}.${k}@customer${k % 97}.example`, contact_id: contactId, position: 0, created_at: iso(new Date(at)) });
+      contacts.push({
+        id: contactId,
+        workspace_id: ws.id,
+        name: `${pick(NAMES, k)} ${k}`,
+        attributes: '{}',
+        created_at: iso(new Date(at)),
+        updated_at: iso(new Date(at)),
+      });
+      emails.push({
+        workspace_id: ws.id,
+        email: `${pick(NAMES, k)}.${k}@customer${k % 97}.example`,
+        contact_id: contactId,
+        position: 0,
+        created_at: iso(new Date(at)),
+      });
       for (let m = 0; m < MESSAGES_PER_CONVERSATION; m++) {
         const n = k * MESSAGES_PER_CONVERSATION + m;
         if (n >= messageCount) break;
@@ -93,10 +106,26 @@ export async function seedLargeWorkspace(app: Pick<Ctx, 'db'>, messageCount: num
       });
     }
     await app.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < contacts.length; i += ROWS_PER_INSERT) await trx.insertInto('contacts').values(contacts.slice(i, i + ROWS_PER_INSERT) as never).execute();
-      for (let i = 0; i < emails.length; i += ROWS_PER_INSERT) await trx.insertInto('contact_emails').values(emails.slice(i, i + ROWS_PER_INSERT) as never).execute();
-      for (let i = 0; i < conversations.length; i += ROWS_PER_INSERT) await trx.insertInto('conversations').values(conversations.slice(i, i + ROWS_PER_INSERT) as never).execute();
-      for (let i = 0; i < messages.length; i += ROWS_PER_INSERT) await trx.insertInto('messages').values(messages.slice(i, i + ROWS_PER_INSERT) as never).execute();
+      for (let i = 0; i < contacts.length; i += ROWS_PER_INSERT)
+        await trx
+          .insertInto('contacts')
+          .values(contacts.slice(i, i + ROWS_PER_INSERT) as never)
+          .execute();
+      for (let i = 0; i < emails.length; i += ROWS_PER_INSERT)
+        await trx
+          .insertInto('contact_emails')
+          .values(emails.slice(i, i + ROWS_PER_INSERT) as never)
+          .execute();
+      for (let i = 0; i < conversations.length; i += ROWS_PER_INSERT)
+        await trx
+          .insertInto('conversations')
+          .values(conversations.slice(i, i + ROWS_PER_INSERT) as never)
+          .execute();
+      for (let i = 0; i < messages.length; i += ROWS_PER_INSERT)
+        await trx
+          .insertInto('messages')
+          .values(messages.slice(i, i + ROWS_PER_INSERT) as never)
+          .execute();
     });
   }
   return { conversations: conversationCount };

@@ -10,11 +10,10 @@
 //   (BENCH_MESSAGES and BENCH_REQUESTS change the size)
 import type { Insertable } from 'kysely';
 import type { ContactsTable, ConversationsTable, MessagesTable } from '../../src/db/schema.js';
-import { newId } from '../../src/platform/ids.js';
-import { seedWorkspace } from '../../test/helpers/fixtures.js';
-import { addPerson } from '../../test/helpers/fixtures.js';
-import { startTestServer } from '../../test/helpers/server.js';
 import { createInbox } from '../../src/inboxes/service.js';
+import { newId } from '../../src/platform/ids.js';
+import { addPerson, seedWorkspace } from '../../test/helpers/fixtures.js';
+import { startTestServer } from '../../test/helpers/server.js';
 import { figure } from '../lib.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1_000_000);
@@ -52,10 +51,19 @@ async function main() {
   const total = (day: string, inbox: string, member: string) => {
     const key = `${day}|${inbox}|${member}`;
     let t = days.get(key);
-    if (!t) days.set(key, (t = { opened: 0, closed: 0, replies: 0, ratings: 0, rating_sum: 0, rating_1: 0, rating_2: 0, rating_3: 0, rating_4: 0, rating_5: 0 }));
+    if (!t)
+      days.set(key, (t = { opened: 0, closed: 0, replies: 0, ratings: 0, rating_sum: 0, rating_1: 0, rating_2: 0, rating_3: 0, rating_4: 0, rating_5: 0 }));
     return t;
   };
-  const durations: { workspace_id: string; day: string; inbox_id: string; member_id: string; kind: 'first_response' | 'resolution'; conversation_id: string; seconds: number }[] = [];
+  const durations: {
+    workspace_id: string;
+    day: string;
+    inbox_id: string;
+    member_id: string;
+    kind: 'first_response' | 'resolution';
+    conversation_id: string;
+    seconds: number;
+  }[] = [];
 
   const t0 = performance.now();
   const BATCH_CONVERSATIONS = 50; // 500 messages per insert
@@ -70,23 +78,67 @@ async function main() {
       const ct = newId('ct', created.getTime());
       const cv = newId('cv', created.getTime());
       const firstResponse = 60 + Math.floor(rand() * 8 * 3600);
-      const resolution = firstResponse + Math.floor(rand() * 3 * DAY_MS / 1000);
+      const resolution = firstResponse + Math.floor((rand() * 3 * DAY_MS) / 1000);
       const closedAt = new Date(created.getTime() + resolution * 1000);
       const iso = created.toISOString();
-      contacts.push({ id: ct, workspace_id: seed.workspaceId, name: `Customer ${c}`, attributes: '{}', merged_into_id: null, created_at: iso, updated_at: iso });
+      contacts.push({
+        id: ct,
+        workspace_id: seed.workspaceId,
+        name: `Customer ${c}`,
+        attributes: '{}',
+        merged_into_id: null,
+        created_at: iso,
+        updated_at: iso,
+      });
       convs.push({
-        id: cv, workspace_id: seed.workspaceId, inbox_id: inbox, contact_id: ct, channel_id: null, source: 'email' as const, status: 'closed' as const, assignee_id: member,
-        priority: null, subject: `Order ${c}`, spam: 0, imported: 0, imported_at: null, created_at: iso, updated_at: closedAt.toISOString(), last_message_at: closedAt.toISOString(),
+        id: cv,
+        workspace_id: seed.workspaceId,
+        inbox_id: inbox,
+        contact_id: ct,
+        channel_id: null,
+        source: 'email' as const,
+        status: 'closed' as const,
+        assignee_id: member,
+        priority: null,
+        subject: `Order ${c}`,
+        spam: 0,
+        imported: 0,
+        imported_at: null,
+        created_at: iso,
+        updated_at: closedAt.toISOString(),
+        last_message_at: closedAt.toISOString(),
       });
       for (let m = 0; m < PER_CONVERSATION; m++) {
         const at = new Date(created.getTime() + (m === 0 ? 0 : firstResponse * 1000 + (m - 1) * 600_000));
         const out = m % 2 === 1;
         msgs.push({
-          id: newId('m', at.getTime()), workspace_id: seed.workspaceId, conversation_id: cv, kind: 'message' as const, direction: out ? ('out' as const) : ('in' as const),
-          author_type: out ? ('member' as const) : ('contact' as const), author_person_id: out ? member : null, author_key_id: null, author_contact_id: out ? null : ct,
-          body: out ? 'Thanks, we are on it.' : 'Hello, a question about my order.', html: null, subject: null, automatic: 0, details: null,
-          delivery_status: null, delivery_error: null, delivery_attempts: 0, sent_at: null, mail_message_id: null, mail_references: null, mail_reply_to: null,
-          attachments_omitted: 0, raw_storage_key: null, raw_size: null, raw_sha256: null, raw_stored_at: null, created_at: at.toISOString(),
+          id: newId('m', at.getTime()),
+          workspace_id: seed.workspaceId,
+          conversation_id: cv,
+          kind: 'message' as const,
+          direction: out ? ('out' as const) : ('in' as const),
+          author_type: out ? ('member' as const) : ('contact' as const),
+          author_person_id: out ? member : null,
+          author_key_id: null,
+          author_contact_id: out ? null : ct,
+          body: out ? 'Thanks, we are on it.' : 'Hello, a question about my order.',
+          html: null,
+          subject: null,
+          automatic: 0,
+          details: null,
+          delivery_status: null,
+          delivery_error: null,
+          delivery_attempts: 0,
+          sent_at: null,
+          mail_message_id: null,
+          mail_references: null,
+          mail_reply_to: null,
+          attachments_omitted: 0,
+          raw_storage_key: null,
+          raw_size: null,
+          raw_sha256: null,
+          raw_stored_at: null,
+          created_at: at.toISOString(),
         });
       }
       // The totals the reactions keep for this history.
@@ -96,8 +148,24 @@ async function main() {
       total(day, inbox, '').opened++;
       total(firstDay, inbox, member).replies += PER_CONVERSATION / 2;
       total(closeDay, inbox, member).closed++;
-      durations.push({ workspace_id: seed.workspaceId, day: firstDay, inbox_id: inbox, member_id: member, kind: 'first_response', conversation_id: cv, seconds: firstResponse });
-      durations.push({ workspace_id: seed.workspaceId, day: closeDay, inbox_id: inbox, member_id: member, kind: 'resolution', conversation_id: cv, seconds: resolution });
+      durations.push({
+        workspace_id: seed.workspaceId,
+        day: firstDay,
+        inbox_id: inbox,
+        member_id: member,
+        kind: 'first_response',
+        conversation_id: cv,
+        seconds: firstResponse,
+      });
+      durations.push({
+        workspace_id: seed.workspaceId,
+        day: closeDay,
+        inbox_id: inbox,
+        member_id: member,
+        kind: 'resolution',
+        conversation_id: cv,
+        seconds: resolution,
+      });
       if (rand() < 0.3) {
         const score = 1 + Math.floor(rand() * 5);
         const t = total(closeDay, inbox, member);
@@ -116,8 +184,16 @@ async function main() {
     const [day, inbox_id, member_id] = key.split('|');
     return { workspace_id: seed.workspaceId, day, inbox_id, member_id, ...t };
   });
-  for (let i = 0; i < rows.length; i += 500) await s.app.db.insertInto('report_days').values(rows.slice(i, i + 500)).execute();
-  for (let i = 0; i < durations.length; i += 1000) await s.app.db.insertInto('report_durations').values(durations.slice(i, i + 1000)).execute();
+  for (let i = 0; i < rows.length; i += 500)
+    await s.app.db
+      .insertInto('report_days')
+      .values(rows.slice(i, i + 500))
+      .execute();
+  for (let i = 0; i < durations.length; i += 1000)
+    await s.app.db
+      .insertInto('report_durations')
+      .values(durations.slice(i, i + 1000))
+      .execute();
   figure(`${dialect}_seed_seconds`, (performance.now() - t0) / 1000, 's');
   figure(`${dialect}_messages`, conversations * PER_CONVERSATION);
   figure(`${dialect}_report_day_rows`, rows.length);

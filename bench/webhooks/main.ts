@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
+import { keyAccess, SCOPES } from '../../src/auth/access.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/context.js';
 import { announceEvents, recordEvent } from '../../src/events/service.js';
@@ -22,7 +23,6 @@ import { startServer } from '../../src/server/serve.js';
 import { CONNECTIONS_PER_ORIGIN } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/service.js';
 import { createWorkspace } from '../../src/workspaces/service.js';
-import { keyAccess, SCOPES } from '../../src/auth/access.js';
 
 const ENDPOINTS = 10;
 const RUN_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -50,7 +50,16 @@ const sampleBody = JSON.stringify({
   workspace_id: 'ws_01bench0000000000000000000',
   inbox_id: 'inb_01bench000000000000000000',
   data: {
-    message: { id: 'm_x', conversation_id: 'cv_x', kind: 'message', direction: 'in', author: { type: 'contact' }, body: 'Hello, I have a question about my order.', attachments: [], created_at: new Date().toISOString() },
+    message: {
+      id: 'm_x',
+      conversation_id: 'cv_x',
+      kind: 'message',
+      direction: 'in',
+      author: { type: 'contact' },
+      body: 'Hello, I have a question about my order.',
+      attachments: [],
+      created_at: new Date().toISOString(),
+    },
     conversation: { id: 'cv_x', status: 'open', subject: 'Order 1234' },
     contact: { id: 'ct_x', name: 'Ada Lovelace', emails: ['ada@example.com'], external_ids: [], attributes: { plan: 'pro' }, online: false },
   },
@@ -63,7 +72,12 @@ async function floor(url: string): Promise<number> {
   let done = 0;
   const loop = async () => {
     while (Date.now() < until) {
-      const res = await request(`${url}/floor`, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', 'webhook-id': 'msg_x', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' }, body: sampleBody });
+      const res = await request(`${url}/floor`, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { 'content-type': 'application/json', 'webhook-id': 'msg_x', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' },
+        body: sampleBody,
+      });
       await res.body.dump();
       done++;
     }
@@ -80,8 +94,7 @@ async function startProfiler() {
   const inspector = await import('node:inspector');
   const session = new inspector.Session();
   session.connect();
-  const post = (method: string) =>
-    new Promise<any>((resolve, reject) => session.post(method, (error, result) => (error ? reject(error) : resolve(result))));
+  const post = (method: string) => new Promise<any>((resolve, reject) => session.post(method, (error, result) => (error ? reject(error) : resolve(result))));
   await post('Profiler.enable');
   await post('Profiler.start');
   return { stop: async () => (await post('Profiler.stop')).profile };
@@ -147,7 +160,6 @@ async function main() {
     if (profiler) fs.writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(await profiler.stop()));
     const deliveryRate = delivered / seconds;
 
-
     const drainStarted = Date.now();
     let pending = Infinity;
     while (Date.now() - drainStarted < DRAIN_LIMIT_SECONDS * 1000) {
@@ -168,7 +180,10 @@ async function main() {
     console.log(`ratio: ${(deliveryRate / floorRate).toFixed(2)}`);
     console.log(`backlog_after: ${pending} deliveries`);
     console.log(`backlog_drain: ${((Date.now() - drainStarted) / 1000).toFixed(1)} s`);
-    const logged = await app.db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const logged = await app.db
+      .selectFrom('webhook_attempts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     console.log(`attempts_logged: ${Number(logged.n)} rows for ${produced * ENDPOINTS} deliveries`);
     const stats = (await (await request(`${receiver.url}/stats`)).body.json()) as { count: number; verified: number; failed: number };
     console.log(`signatures_verified: ${stats.verified} sampled, ${stats.failed} failed`);

@@ -15,7 +15,8 @@ const server = http.createServer((req, res) => {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     if (req.method === 'PUT' && req.url === '/secrets') {
-      for (const [path, secret] of Object.entries(JSON.parse(Buffer.concat(chunks).toString()) as Record<string, string>)) verifiers.set(path, new Webhook(secret));
+      for (const [path, secret] of Object.entries(JSON.parse(Buffer.concat(chunks).toString()) as Record<string, string>))
+        verifiers.set(path, new Webhook(secret));
       res.writeHead(204).end();
       return;
     }

@@ -7,7 +7,7 @@ import { createChatChannel } from '../../src/channels/service.js';
 import { systemClock } from '../../src/platform/clock.js';
 import { seedWorkspace } from '../../test/helpers/fixtures.js';
 import { startTestServer } from '../../test/helpers/server.js';
-import { initialLoad, INITIAL_LOAD_BUDGET_BYTES } from '../../test/helpers/widget-script.js';
+import { INITIAL_LOAD_BUDGET_BYTES, initialLoad } from '../../test/helpers/widget-script.js';
 import { figure } from '../lib.js';
 
 const ORIGIN = 'https://shop.example.com';
@@ -20,7 +20,8 @@ try {
   figure('widget_initial_load_budget', INITIAL_LOAD_BUDGET_BYTES, 'bytes');
 
   const seed = await seedWorkspace(s.app);
-  const key = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Bench', origins: [ORIGIN], allowAnonymous: true })).public_key!;
+  const key = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Bench', origins: [ORIGIN], allowAnonymous: true }))
+    .public_key!;
   const headers = { origin: ORIGIN };
   // A session may send 30 messages a minute: every 25 sends a new visitor takes over.
   async function newVisitor() {
@@ -30,7 +31,9 @@ try {
   }
   let visitor = await newVisitor();
 
-  const ws = new WebSocket(`${s.url.replace('http', 'ws')}/v1/realtime?workspace=${seed.workspaceId}`, { headers: { authorization: `Bearer ${seed.ownerToken}` } });
+  const ws = new WebSocket(`${s.url.replace('http', 'ws')}/v1/realtime?workspace=${seed.workspaceId}`, {
+    headers: { authorization: `Bearer ${seed.ownerToken}` },
+  });
   const waiting = new Map<string, (t: number) => void>();
   const early = new Map<string, number>();
   await new Promise<void>((resolve, reject) => {
@@ -52,7 +55,11 @@ try {
   for (let i = 0; i < sends; i++) {
     if (i > 0 && i % 25 === 0) visitor = await newVisitor();
     const t0 = performance.now();
-    const r = await s.request('POST', `/v1/widget/conversations/${visitor.conversationId}/messages`, { token: visitor.token, body: { body: `message ${i}` }, headers });
+    const r = await s.request('POST', `/v1/widget/conversations/${visitor.conversationId}/messages`, {
+      token: visitor.token,
+      body: { body: `message ${i}` },
+      headers,
+    });
     if (r.status !== 201) throw new Error(`send answered ${r.status}: ${JSON.stringify(r.body)}`);
     const id = r.body.id as string;
     const arrived = early.get(id) ?? (await new Promise<number>((resolve) => waiting.set(id, resolve)));

@@ -37,8 +37,21 @@ const copy = {
 } as const;
 const sessions: Record<string, string> = {};
 for (const locale of ['en', 'tr'] as const) {
-  const inboxId = locale === 'en' ? seed.inboxId : (await createInbox(s.app, { workspaceId: seed.workspaceId, name: copy.tr.inbox, locale: 'tr', mode: 'async', expectedReplyMinutes: 120 })).id;
-  const key = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId, name: 'Chat', origins: [origin], allowAnonymous: true, askEmailOffline: false, greeting: locale === 'en' ? 'Hi! How can we help?' : 'Merhaba! Nasıl yardımcı olabiliriz?' })).public_key!;
+  const inboxId =
+    locale === 'en'
+      ? seed.inboxId
+      : (await createInbox(s.app, { workspaceId: seed.workspaceId, name: copy.tr.inbox, locale: 'tr', mode: 'async', expectedReplyMinutes: 120 })).id;
+  const key = (
+    await createChatChannel(s.app, {
+      workspaceId: seed.workspaceId,
+      inboxId,
+      name: 'Chat',
+      origins: [origin],
+      allowAnonymous: true,
+      askEmailOffline: false,
+      greeting: locale === 'en' ? 'Hi! How can we help?' : 'Merhaba! Nasıl yardımcı olabiliriz?',
+    })
+  ).public_key!;
   keyOf[locale] = key;
   sessions[locale] = JSON.stringify(await seedConversation(key, copy[locale]));
 }
@@ -65,7 +78,11 @@ try {
         await page.screenshot({ path: path.join(OUT, `${tag}-closed.png`) });
         await launcher.click();
         await page.locator('svc-chat').getByRole('dialog').waitFor();
-        await page.waitForFunction(() => [...(document.querySelector('svc-chat')?.shadowRoot?.querySelectorAll('.thumb img') ?? [])].filter((i) => (i as HTMLImageElement).naturalWidth > 0).length === 2);
+        await page.waitForFunction(
+          () =>
+            [...(document.querySelector('svc-chat')?.shadowRoot?.querySelectorAll('.thumb img') ?? [])].filter((i) => (i as HTMLImageElement).naturalWidth > 0)
+              .length === 2,
+        );
         await settle(page);
         await page.screenshot({ path: path.join(OUT, `${tag}-open.png`) });
         await context.close();
@@ -91,14 +108,26 @@ async function seedConversation(key: string, text: { ask: string; answer: string
   const token = session.body.token as string;
   const started = await s.request('POST', '/v1/widget/conversations', { token, body: { body: text.ask }, headers });
   const conversationId = started.body.conversation.id as string;
-  const photo = await s.request('POST', `/v1/widget/conversations/${conversationId}/attachments?filename=mug.png`, { token, raw: png(160, 110, [200, 120, 80]), headers: { ...headers, 'content-type': 'image/png' } });
+  const photo = await s.request('POST', `/v1/widget/conversations/${conversationId}/attachments?filename=mug.png`, {
+    token,
+    raw: png(160, 110, [200, 120, 80]),
+    headers: { ...headers, 'content-type': 'image/png' },
+  });
   await s.request('POST', `/v1/widget/conversations/${conversationId}/messages`, { token, body: { body: '', attachment_ids: [photo.body.id] }, headers });
   const ids: string[] = [];
   for (const [name, type, data] of [
     ['return-label.png', 'image/png', png(180, 90, [60, 110, 190])],
     ['invoice-4411.pdf', 'application/pdf', Buffer.from('%PDF-1.4\n%%EOF\n')],
   ] as const) {
-    ids.push((await s.request('POST', `/v1/conversations/${conversationId}/attachments?filename=${name}`, { token: seed.ownerToken, raw: data, headers: { 'content-type': type } })).body.id);
+    ids.push(
+      (
+        await s.request('POST', `/v1/conversations/${conversationId}/attachments?filename=${name}`, {
+          token: seed.ownerToken,
+          raw: data,
+          headers: { 'content-type': type },
+        })
+      ).body.id,
+    );
   }
   await s.request('POST', `/v1/conversations/${conversationId}/messages`, { token: seed.ownerToken, body: { body: text.answer, attachment_ids: ids } });
   return { token, expires_at: session.body.expires_at, verified: false, external_id: null, conversation_id: conversationId, cursor: null };
@@ -125,7 +154,12 @@ function png(width: number, height: number, [r, g, b]: readonly [number, number,
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
   header.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 function crc32(data: Buffer): number {

@@ -19,7 +19,9 @@ const create = dbCommand({
     for (const ref of repeated(io.rawArgs, 'inbox')) inboxIds.push((await resolveInbox(app, ws.id, ref)).id);
     const { key, secret } = await createApiKey(app, { workspaceId: ws.id, name: args.name, scopes: repeated(io.rawArgs, 'scope'), inboxIds });
     const shown = formatApiKey(key);
-    io.say(`created API key ${key.id} (${key.prefix}…) with scopes ${shown.scopes.join(', ')}${shown.inbox_ids ? ` limited to ${shown.inbox_ids.join(', ')}` : ''}; the secret is shown only now`);
+    io.say(
+      `created API key ${key.id} (${key.prefix}…) with scopes ${shown.scopes.join(', ')}${shown.inbox_ids ? ` limited to ${shown.inbox_ids.join(', ')}` : ''}; the secret is shown only now`,
+    );
     io.out(secret);
   },
 });
@@ -32,7 +34,19 @@ const list = dbCommand({
     const keys = (await listApiKeys(app, ws.id)).map(formatApiKey);
     io.out(['id', 'prefix', 'name', 'created', 'last_used', 'revoked', 'expires', 'inboxes', 'scopes'].join('\t'));
     for (const k of keys) {
-      io.out([k.id, k.prefix, k.name, k.created_at, k.last_used_at ?? '-', k.revoked_at ?? '-', k.expires_at ?? '-', k.inbox_ids?.join(',') ?? 'all', k.scopes.join(',')].join('\t'));
+      io.out(
+        [
+          k.id,
+          k.prefix,
+          k.name,
+          k.created_at,
+          k.last_used_at ?? '-',
+          k.revoked_at ?? '-',
+          k.expires_at ?? '-',
+          k.inbox_ids?.join(',') ?? 'all',
+          k.scopes.join(','),
+        ].join('\t'),
+      );
     }
   },
 });

@@ -1,8 +1,8 @@
-import { missingInboxIds } from '../inboxes/store.js';
-import type { Ctx } from '../context.js';
-import type { ApiKeysTable, Db } from '../db/schema.js';
 import { isScope, SCOPES } from '../auth/access.js';
 import { KEY_PREFIX } from '../auth/credentials.js';
+import type { Ctx } from '../context.js';
+import type { ApiKeysTable, Db } from '../db/schema.js';
+import { missingInboxIds } from '../inboxes/store.js';
 import { iso } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import { invalid, notFound } from '../platform/errors.js';
@@ -84,18 +84,36 @@ export function formatApiKey(k: ApiKeyRow) {
  * transaction). A key whose limit listed only that inbox is revoked: it could reach nothing, and an
  * empty limit must never read as "every inbox". Returns the ids of the keys changed and revoked.
  */
-export async function removeInboxFromKeys(db: Db, clock: Ctx['clock'], workspaceId: string, inboxId: string): Promise<{ changed: string[]; revoked: string[] }> {
-  const keys = await db.selectFrom('api_keys').select(['id', 'inbox_ids', 'revoked_at']).where('workspace_id', '=', workspaceId).where('inbox_ids', 'is not', null).execute();
+export async function removeInboxFromKeys(
+  db: Db,
+  clock: Ctx['clock'],
+  workspaceId: string,
+  inboxId: string,
+): Promise<{ changed: string[]; revoked: string[] }> {
+  const keys = await db
+    .selectFrom('api_keys')
+    .select(['id', 'inbox_ids', 'revoked_at'])
+    .where('workspace_id', '=', workspaceId)
+    .where('inbox_ids', 'is not', null)
+    .execute();
   const out = { changed: [] as string[], revoked: [] as string[] };
   for (const key of keys) {
     const ids = JSON.parse(key.inbox_ids!) as string[];
     if (!ids.includes(inboxId)) continue;
     const left = ids.filter((id) => id !== inboxId);
     if (left.length > 0) {
-      await db.updateTable('api_keys').set({ inbox_ids: JSON.stringify(left) }).where('id', '=', key.id).execute();
+      await db
+        .updateTable('api_keys')
+        .set({ inbox_ids: JSON.stringify(left) })
+        .where('id', '=', key.id)
+        .execute();
       out.changed.push(key.id);
     } else {
-      await db.updateTable('api_keys').set({ revoked_at: key.revoked_at ?? iso(clock.now()) }).where('id', '=', key.id).execute();
+      await db
+        .updateTable('api_keys')
+        .set({ revoked_at: key.revoked_at ?? iso(clock.now()) })
+        .where('id', '=', key.id)
+        .execute();
       out.revoked.push(key.id);
     }
   }

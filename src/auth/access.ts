@@ -71,9 +71,7 @@ const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
   agent: ['conversations:read', 'conversations:write', 'contacts:read', 'contacts:write'],
 };
 
-export type Actor =
-  | { kind: 'member'; personId: string; role: Role; sessionId: string }
-  | { kind: 'api_key'; keyId: string };
+export type Actor = { kind: 'member'; personId: string; role: Role; sessionId: string } | { kind: 'api_key'; keyId: string };
 
 /** A caller's reach into one workspace. */
 export interface Access {
@@ -86,7 +84,12 @@ export interface Access {
 
 /** A member's access; an inbox limit applies to agents only (owners and admins manage every inbox). */
 export function memberAccess(workspaceId: string, personId: string, role: Role, sessionId: string, inboxIds: readonly string[] | null = null): Access {
-  return { workspaceId, actor: { kind: 'member', personId, role, sessionId }, scopes: new Set(ROLE_SCOPES[role]), inboxIds: role === 'agent' ? inboxIds : null };
+  return {
+    workspaceId,
+    actor: { kind: 'member', personId, role, sessionId },
+    scopes: new Set(ROLE_SCOPES[role]),
+    inboxIds: role === 'agent' ? inboxIds : null,
+  };
 }
 
 export function keyAccess(workspaceId: string, keyId: string, scopes: Scope[], inboxIds: string[] | null): Access {

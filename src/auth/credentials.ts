@@ -10,7 +10,7 @@ import type { Role } from '../db/schema.js';
 import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import { forbidden, invalid } from '../platform/errors.js';
-import { keyAccess, memberAccess, type Access, type Scope } from './access.js';
+import { type Access, keyAccess, memberAccess, type Scope } from './access.js';
 
 type C = Pick<Ctx, 'db' | 'clock'>;
 
@@ -23,9 +23,7 @@ const SESSION_TOUCH_MS = 5 * MINUTE;
 /** memberships.last_seen_at is written at most this often per member. */
 export const SEEN_EVERY_MS = 5 * MINUTE;
 
-export type Identity =
-  | { kind: 'session'; personId: string; email: string; sessionId: string }
-  | { kind: 'api_key'; access: Access };
+export type Identity = { kind: 'session'; personId: string; email: string; sessionId: string } | { kind: 'api_key'; access: Access };
 
 /** The identity behind a bearer token (key or session), or undefined for an unknown, revoked or expired one. */
 export async function resolveCredential(ctx: C, token: string): Promise<Identity | undefined> {
@@ -47,14 +45,26 @@ export async function authenticateApiKey(ctx: C, secret: string): Promise<Access
   const key = await ctx.db
     .selectFrom('api_keys')
     .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-    .select(['api_keys.id', 'api_keys.workspace_id', 'api_keys.scopes', 'api_keys.inbox_ids', 'api_keys.expires_at', 'api_keys.revoked_at', 'api_keys.last_used_at'])
+    .select([
+      'api_keys.id',
+      'api_keys.workspace_id',
+      'api_keys.scopes',
+      'api_keys.inbox_ids',
+      'api_keys.expires_at',
+      'api_keys.revoked_at',
+      'api_keys.last_used_at',
+    ])
     .where('api_keys.secret_hash', '=', sha256Hex(secret))
     .where('workspaces.deleted_at', 'is', null)
     .executeTakeFirst();
   if (!key || key.revoked_at || (key.expires_at && Date.parse(key.expires_at) <= now.getTime())) return undefined;
   // last_used_at is kept to the minute so that a busy key does not turn every request into a write.
   if (!key.last_used_at || now.getTime() - Date.parse(key.last_used_at) >= MINUTE) {
-    await ctx.db.updateTable('api_keys').set({ last_used_at: iso(now) }).where('id', '=', key.id).execute();
+    await ctx.db
+      .updateTable('api_keys')
+      .set({ last_used_at: iso(now) })
+      .where('id', '=', key.id)
+      .execute();
   }
   return keyAccess(key.workspace_id, key.id, JSON.parse(key.scopes) as Scope[], key.inbox_ids ? (JSON.parse(key.inbox_ids) as string[]) : null);
 }
@@ -106,7 +116,11 @@ export async function resolveMembership(ctx: C, person: { personId: string; sess
 export async function noteMemberSeen(ctx: C, membershipId: string, lastSeenAt: string | null): Promise<void> {
   const now = ctx.clock.now();
   if (lastSeenAt && now.getTime() - Date.parse(lastSeenAt) < SEEN_EVERY_MS) return;
-  await ctx.db.updateTable('memberships').set({ last_seen_at: iso(now) }).where('id', '=', membershipId).execute();
+  await ctx.db
+    .updateTable('memberships')
+    .set({ last_seen_at: iso(now) })
+    .where('id', '=', membershipId)
+    .execute();
 }
 
 /**
@@ -116,7 +130,8 @@ export async function noteMemberSeen(ctx: C, membershipId: string, lastSeenAt: s
  */
 export async function accessStillValid(ctx: C, access: Access): Promise<boolean> {
   const now = iso(ctx.clock.now());
-  const live = (await ctx.db.selectFrom('workspaces').select('id').where('id', '=', access.workspaceId).where('deleted_at', 'is', null).executeTakeFirst()) !== undefined;
+  const live =
+    (await ctx.db.selectFrom('workspaces').select('id').where('id', '=', access.workspaceId).where('deleted_at', 'is', null).executeTakeFirst()) !== undefined;
   if (!live) return false;
   if (access.actor.kind === 'api_key') {
     const key = await ctx.db.selectFrom('api_keys').select(['revoked_at', 'expires_at']).where('id', '=', access.actor.keyId).executeTakeFirst();
@@ -141,7 +156,12 @@ export async function accessStillValid(ctx: C, access: Access): Promise<boolean>
  * later in their name (a migration's credentials link): undefined when the key is revoked or expired,
  * the person is no longer a member, or the workspace is deleted. `label` stands for the session.
  */
-export async function currentAccessOf(ctx: C, workspaceId: string, actor: { type: 'api_key' | 'member'; id: string }, label: string): Promise<Access | undefined> {
+export async function currentAccessOf(
+  ctx: C,
+  workspaceId: string,
+  actor: { type: 'api_key' | 'member'; id: string },
+  label: string,
+): Promise<Access | undefined> {
   if (actor.type === 'api_key') {
     const key = await ctx.db
       .selectFrom('api_keys')

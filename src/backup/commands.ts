@@ -2,7 +2,10 @@ import { configCommand } from '../cli.js';
 import { createBackup, restoreBackup } from './service.js';
 
 export const backupCommand = configCommand({
-  meta: { name: 'backup', description: 'Back up the database and the attachment files into a new directory (the server may keep running); never the master key' },
+  meta: {
+    name: 'backup',
+    description: 'Back up the database and the attachment files into a new directory (the server may keep running); never the master key',
+  },
   args: { out: { type: 'string', required: true, description: 'a new or empty directory for the backup' } },
   async run({ config, args, io }) {
     const started = Date.now();
@@ -25,6 +28,7 @@ export const restoreCommand = configCommand({
         `Start the server with the same master key it was made with${m.master_key.fingerprint ? ` (fingerprint ${m.master_key.fingerprint})` : ''}; ` +
         'an older schema is migrated forward when the server starts.',
     );
-    if (sameMasterKey === false) io.say('warning: the master key configured here is NOT the one this backup was made with; stored secrets will not open until you use that key');
+    if (sameMasterKey === false)
+      io.say('warning: the master key configured here is NOT the one this backup was made with; stored secrets will not open until you use that key');
   },
 });

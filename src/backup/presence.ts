@@ -65,7 +65,12 @@ export const presenceBackground: BackgroundPart = {
         clearInterval(timer);
         // Only our own record: another process may have written its own since.
         const p = await readPresence(ctx.db).catch(() => undefined);
-        if (p && p.pid === process.pid && p.host === os.hostname()) await ctx.db.deleteFrom('server_meta').where('key', '=', PRESENCE_KEY).execute().catch(() => {});
+        if (p && p.pid === process.pid && p.host === os.hostname())
+          await ctx.db
+            .deleteFrom('server_meta')
+            .where('key', '=', PRESENCE_KEY)
+            .execute()
+            .catch(() => {});
       },
     };
   },

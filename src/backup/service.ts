@@ -14,14 +14,14 @@ import * as tar from 'tar';
 import { z } from 'zod';
 import { migrations } from '../../migrations/index.js';
 import type { Config } from '../config.js';
-import { openDatabase, type DbHandle } from '../db/connection.js';
+import { type DbHandle, openDatabase } from '../db/connection.js';
 import { systemClock } from '../platform/clock.js';
 import { resolveMasterKey } from '../platform/crypto.js';
 import { AppError, conflict, invalid } from '../platform/errors.js';
 import { createLogger } from '../platform/log.js';
 import { readVersion } from '../version.js';
 import { BACKUP_HOLD_KEY, holdFileDeletion } from './hold.js';
-import { PRESENCE_KEY, presenceIsLive, type Presence } from './presence.js';
+import { PRESENCE_KEY, type Presence, presenceIsLive } from './presence.js';
 
 export const MANIFEST_FILE = 'manifest.json';
 export const SQLITE_FILE = 'svc.db';
@@ -45,7 +45,14 @@ const ManifestSchema = z.object({
     migrations: z.array(z.string()),
   }),
   files: z.discriminatedUnion('included', [
-    z.object({ included: z.literal(true), storage: z.literal('local'), file: z.literal(FILES_ARCHIVE), bytes: z.number().int().nonnegative(), sha256: z.string().regex(/^[0-9a-f]{64}$/), count: z.number().int().nonnegative() }),
+    z.object({
+      included: z.literal(true),
+      storage: z.literal('local'),
+      file: z.literal(FILES_ARCHIVE),
+      bytes: z.number().int().nonnegative(),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      count: z.number().int().nonnegative(),
+    }),
     z.object({ included: z.literal(false), storage: z.literal('s3'), bucket: z.string().nullable(), prefix: z.string(), note: z.string() }),
   ]),
   master_key: z.object({ included: z.literal(false), fingerprint: z.string().nullable(), note: z.string() }),
@@ -96,8 +103,18 @@ function runTool(command: string, args: string[], opts: { env: Record<string, st
     const child = spawn(command, args, { env: { ...process.env, ...opts.env }, stdio: [opts.stdin ? 'pipe' : 'ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
-    child.on('error', (error) => reject(new AppError(500, 'tool_missing', `cannot run ${command}: ${(error as NodeJS.ErrnoException).code ?? error.message}; install the PostgreSQL client tools`)));
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new AppError(500, 'tool_failed', `${command} failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`))));
+    child.on('error', (error) =>
+      reject(
+        new AppError(
+          500,
+          'tool_missing',
+          `cannot run ${command}: ${(error as NodeJS.ErrnoException).code ?? error.message}; install the PostgreSQL client tools`,
+        ),
+      ),
+    );
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new AppError(500, 'tool_failed', `${command} failed (exit ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`)),
+    );
     if (opts.stdin) {
       opts.stdin.on('error', (error) => child.kill() && reject(error));
       opts.stdin.pipe(child.stdin!);
@@ -108,7 +125,11 @@ function runTool(command: string, args: string[], opts: { env: Record<string, st
 
 async function appliedMigrations(handle: DbHandle): Promise<string[]> {
   try {
-    const rows = await handle.db.selectFrom('schema_migrations' as never).select('name' as never).orderBy('name' as never).execute();
+    const rows = await handle.db
+      .selectFrom('schema_migrations' as never)
+      .select('name' as never)
+      .orderBy('name' as never)
+      .execute();
     return (rows as { name: string }[]).map((r) => r.name);
   } catch {
     throw invalid('the database holds no svc schema (no migrations were applied)');
@@ -165,7 +186,12 @@ async function archiveFiles(root: string, target: string): Promise<{ bytes: numb
       done(null, chunk);
     },
   });
-  const entries = fs.existsSync(root) ? fs.readdirSync(root).filter((name) => name !== '.tmp').sort() : [];
+  const entries = fs.existsSync(root)
+    ? fs
+        .readdirSync(root)
+        .filter((name) => name !== '.tmp')
+        .sort()
+    : [];
   const source: Readable =
     entries.length === 0
       ? Readable.from([Buffer.alloc(1024)]) // an empty archive: the two zero blocks that end a tarball
@@ -186,9 +212,7 @@ async function archiveFiles(root: string, target: string): Promise<{ bytes: numb
   return { bytes, sha256: hash.digest('hex'), count };
 }
 
-export interface BackupProgress {
-  (line: string): void;
-}
+export type BackupProgress = (line: string) => void;
 
 /** Makes a backup of the running (or stopped) server's data into `out` (new or empty). */
 export async function createBackup(config: Config, out: string, say: BackupProgress = () => {}): Promise<Manifest> {
@@ -212,7 +236,13 @@ export async function createBackup(config: Config, out: string, say: BackupProgr
       else await dumpPostgres(config, partial);
       fs.chmodSync(partial, 0o600);
       fs.renameSync(partial, path.join(dir, dbFile));
-      database = { dialect: handle.dialect, file: dbFile, ...(await sha256File(path.join(dir, dbFile))), schema_migration: applied[applied.length - 1], migrations: applied };
+      database = {
+        dialect: handle.dialect,
+        file: dbFile,
+        ...(await sha256File(path.join(dir, dbFile))),
+        schema_migration: applied[applied.length - 1],
+        migrations: applied,
+      };
       say(`database: ${database.bytes} bytes, schema ${database.schema_migration}`);
       if (local) {
         say('files: archiving the attachment storage…');
@@ -266,7 +296,9 @@ async function verifyPart(dir: string, part: { file: string; bytes: number; sha2
   if (!fs.existsSync(file)) throw invalid(`${file} is missing`);
   const actual = await sha256File(file);
   if (actual.bytes !== part.bytes || actual.sha256 !== part.sha256) {
-    throw invalid(`${part.file} does not match the manifest (${actual.bytes} bytes, sha256 ${actual.sha256.slice(0, 12)}…; expected ${part.bytes} bytes, ${part.sha256.slice(0, 12)}…): the backup is damaged`);
+    throw invalid(
+      `${part.file} does not match the manifest (${actual.bytes} bytes, sha256 ${actual.sha256.slice(0, 12)}…; expected ${part.bytes} bytes, ${part.sha256.slice(0, 12)}…): the backup is damaged`,
+    );
   }
 }
 
@@ -343,8 +375,8 @@ async function restoreFiles(config: Config, archive: string, count: number): Pro
   try {
     // An empty storage is archived as the bare end-of-archive blocks, which holds nothing to extract.
     if (count > 0)
-    // strict: a damaged entry fails the restore; node-tar never writes outside cwd (no absolute or .. paths).
-    await tar.extract({ file: archive, cwd: incoming, strict: true, preserveOwner: false });
+      // strict: a damaged entry fails the restore; node-tar never writes outside cwd (no absolute or .. paths).
+      await tar.extract({ file: archive, cwd: incoming, strict: true, preserveOwner: false });
   } catch (error) {
     fs.rmSync(incoming, { recursive: true, force: true });
     throw invalid(`the files archive cannot be extracted: ${(error as Error).message}`);
@@ -367,11 +399,15 @@ export async function restoreBackup(config: Config, from: string, say: BackupPro
   const manifest = readManifest(dir);
   const dialect = config.databaseUrl ? 'postgres' : 'sqlite';
   if (manifest.database.dialect !== dialect) {
-    throw invalid(`this backup holds a ${manifest.database.dialect} database and this server is configured for ${dialect}${dialect === 'postgres' ? ' (SVC_DATABASE_URL is set)' : ''}`);
+    throw invalid(
+      `this backup holds a ${manifest.database.dialect} database and this server is configured for ${dialect}${dialect === 'postgres' ? ' (SVC_DATABASE_URL is set)' : ''}`,
+    );
   }
   const unknown = manifest.database.migrations.filter((m) => !(m in migrations));
   if (unknown.length) {
-    throw invalid(`this backup was made by a newer svc (${manifest.svc_version}; schema ${unknown.join(', ')} is unknown here); restore it with that version or newer`);
+    throw invalid(
+      `this backup was made by a newer svc (${manifest.svc_version}; schema ${unknown.join(', ')} is unknown here); restore it with that version or newer`,
+    );
   }
   if (manifest.files.included && config.storage.kind !== 'local') {
     throw invalid('this backup holds local attachment files but SVC_STORAGE is s3; restore it with SVC_STORAGE=local');

@@ -14,7 +14,10 @@ function checkReason(reason: string | undefined): string | undefined {
 }
 
 const approve = dbCommand({
-  meta: { name: 'approve', description: 'Let the workspace send broadcasts (also lifts a suspension; paused broadcasts stay paused until a member resumes them)' },
+  meta: {
+    name: 'approve',
+    description: 'Let the workspace send broadcasts (also lifts a suspension; paused broadcasts stay paused until a member resumes them)',
+  },
   args: withReason,
   async run({ app, args, io }) {
     const ws = await resolveWorkspace(app, args.workspace);
@@ -50,7 +53,11 @@ const limit = dbCommand({
     const daily = parseIntFlag(args.daily, 'daily', 0)!;
     const ws = await resolveWorkspace(app, args.workspace);
     await setDailyLimit(app, ws, daily);
-    io.say(daily === 0 ? `workspace limit removed for ${JSON.stringify(ws.name)} (${ws.id}); the server limit and the warm-up still apply` : `workspace ${JSON.stringify(ws.name)} (${ws.id}) may mail ${daily} recipients per UTC day (or less: the server limit and the warm-up also apply)`);
+    io.say(
+      daily === 0
+        ? `workspace limit removed for ${JSON.stringify(ws.name)} (${ws.id}); the server limit and the warm-up still apply`
+        : `workspace ${JSON.stringify(ws.name)} (${ws.id}) may mail ${daily} recipients per UTC day (or less: the server limit and the warm-up also apply)`,
+    );
   },
 });
 
@@ -72,10 +79,14 @@ const show = dbCommand({
       `last 30 days\t${o.last_30_days.sent} sent, bounce rate ${o.last_30_days.bounce_rate.toFixed(2)} % (${o.last_30_days.bounced}), complaint rate ${o.last_30_days.complaint_rate.toFixed(2)} % (${o.last_30_days.complained})`,
       `sender domains\t${o.sender_domains.join(', ') || '-'}`,
     ];
-    if (o.request) lines.push(`approval request\t${o.request.requested_at} by ${o.request.email}; website: ${o.request.website}; who sends and what: ${o.request.senders}; how subscribers agreed: ${o.request.consent}`);
+    if (o.request)
+      lines.push(
+        `approval request\t${o.request.requested_at} by ${o.request.email}; website: ${o.request.website}; who sends and what: ${o.request.senders}; how subscribers agreed: ${o.request.consent}`,
+      );
     lines.push('latest broadcasts');
     lines.push(['id', 'status', 'pause_reason', 'recipients', 'sent', 'failed', 'bounced', 'complained', 'unsubscribed', 'created_at'].join('\t'));
-    for (const b of o.latest) lines.push([b.id, b.status, b.pause_reason ?? '-', b.recipients, b.sent, b.failed, b.bounced, b.complained, b.unsubscribed, b.created_at].join('\t'));
+    for (const b of o.latest)
+      lines.push([b.id, b.status, b.pause_reason ?? '-', b.recipients, b.sent, b.failed, b.bounced, b.complained, b.unsubscribed, b.created_at].join('\t'));
     io.out(lines.join('\n'));
   },
 });

@@ -37,7 +37,11 @@ async function findRecipient(ctx: Pick<Ctx, 'db' | 'sealer'>, refs: MailRefs): P
     if (ref) return ref;
   }
   if (refs.providerMessageId) {
-    const row = await ctx.db.selectFrom('broadcast_recipients').select(['broadcast_id', 'seq']).where('provider_message_id', '=', refs.providerMessageId).executeTakeFirst();
+    const row = await ctx.db
+      .selectFrom('broadcast_recipients')
+      .select(['broadcast_id', 'seq'])
+      .where('provider_message_id', '=', refs.providerMessageId)
+      .executeTakeFirst();
     if (row) return { broadcastId: row.broadcast_id, seq: row.seq };
   }
   return undefined;
@@ -65,7 +69,12 @@ export async function recordFeedback(ctx: Ctx, kind: FeedbackKind, refs: MailRef
       .executeTakeFirst();
     if (!row) return false;
     // Counted on the day the mail was sent (the 30-day rates are about the mails of those days).
-    await addDayTotals(trx, b.workspace_id, utcDay(row.sent_at ? new Date(row.sent_at) : ctx.clock.now()), kind === 'bounce' ? { bounced: 1 } : { complained: 1 });
+    await addDayTotals(
+      trx,
+      b.workspace_id,
+      utcDay(row.sent_at ? new Date(row.sent_at) : ctx.clock.now()),
+      kind === 'bounce' ? { bounced: 1 } : { complained: 1 },
+    );
     await trx
       .updateTable('broadcasts')
       .set((eb) => (kind === 'bounce' ? { bounced_count: eb('bounced_count', '+', 1) } : { complained_count: eb('complained_count', '+', 1) }))
@@ -90,9 +99,19 @@ export async function checkBroadcastRates(ctx: Ctx, broadcastId: string): Promis
   const b = await findBroadcast(ctx.db, broadcastId);
   if (!b || (b.status !== 'sending' && b.status !== 'scheduled') || b.sent_count < PAUSE_MIN_SENT) return;
   if (b.bounced_count * 100 >= PAUSE_BOUNCE_PERCENT * b.sent_count) {
-    await selfPause(ctx, b, 'bounce_rate', `${b.bounced_count} of ${b.sent_count} mails bounced (${percent(b.bounced_count, b.sent_count)}; the limit is ${PAUSE_BOUNCE_PERCENT} %)`);
+    await selfPause(
+      ctx,
+      b,
+      'bounce_rate',
+      `${b.bounced_count} of ${b.sent_count} mails bounced (${percent(b.bounced_count, b.sent_count)}; the limit is ${PAUSE_BOUNCE_PERCENT} %)`,
+    );
   } else if (b.complained_count * 1000 >= PAUSE_COMPLAINT_PER_THOUSAND * b.sent_count) {
-    await selfPause(ctx, b, 'complaint_rate', `${b.complained_count} of ${b.sent_count} mails reported as spam (${percent(b.complained_count, b.sent_count)}; the limit is 0.3 %)`);
+    await selfPause(
+      ctx,
+      b,
+      'complaint_rate',
+      `${b.complained_count} of ${b.sent_count} mails reported as spam (${percent(b.complained_count, b.sent_count)}; the limit is 0.3 %)`,
+    );
   }
 }
 
@@ -105,7 +124,12 @@ export async function unsubscribe(ctx: Ctx, token: string): Promise<{ found: boo
   if (!b) return { found: false, already: false };
   const now = iso(ctx.clock.now());
   return ctx.db.transaction().execute(async (trx) => {
-    const recipient = await trx.selectFrom('broadcast_recipients').select(['email', 'unsubscribed_at']).where('broadcast_id', '=', b.id).where('seq', '=', ref.seq).executeTakeFirst();
+    const recipient = await trx
+      .selectFrom('broadcast_recipients')
+      .select(['email', 'unsubscribed_at'])
+      .where('broadcast_id', '=', b.id)
+      .where('seq', '=', ref.seq)
+      .executeTakeFirst();
     if (!recipient) return { found: false, already: false };
     await trx
       .insertInto('broadcast_suppressions')
@@ -114,7 +138,11 @@ export async function unsubscribe(ctx: Ctx, token: string): Promise<{ found: boo
       .execute();
     if (recipient.unsubscribed_at) return { found: true, already: true };
     await trx.updateTable('broadcast_recipients').set({ unsubscribed_at: now }).where('broadcast_id', '=', b.id).where('seq', '=', ref.seq).execute();
-    await trx.updateTable('broadcasts').set((eb) => ({ unsubscribed_count: eb('unsubscribed_count', '+', 1) })).where('id', '=', b.id).execute();
+    await trx
+      .updateTable('broadcasts')
+      .set((eb) => ({ unsubscribed_count: eb('unsubscribed_count', '+', 1) }))
+      .where('id', '=', b.id)
+      .execute();
     ctx.log.info('broadcast unsubscribe recorded', { broadcast_id: b.id, workspace_id: b.workspace_id });
     return { found: true, already: false };
   });

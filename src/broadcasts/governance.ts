@@ -21,12 +21,12 @@
 import { sql, type Updateable } from 'kysely';
 import type { Ctx } from '../context.js';
 import type { BroadcastGovernanceTable, Db, WorkspacesTable } from '../db/schema.js';
-import { DAY, iso } from '../platform/clock.js';
-import { conflict, invalid } from '../platform/errors.js';
 import { workspaceApproved } from '../mailer-tenants/service.js';
 import { addDigestLine } from '../operator-digest/service.js';
-import { pauseBroadcasts } from './store.js';
+import { DAY, iso } from '../platform/clock.js';
+import { conflict, invalid } from '../platform/errors.js';
 import { findWorkspace } from '../workspaces/store.js';
+import { pauseBroadcasts } from './store.js';
 
 export type GovernanceRow = BroadcastGovernanceTable;
 export type ShownStatus = 'allowed' | 'approval_required' | 'approval_requested' | 'approved' | 'denied' | 'suspended';
@@ -128,7 +128,11 @@ type Workspace = Pick<WorkspacesTable, 'id' | 'name' | 'origin'>;
 
 /** Records an operator's (or the automatic) decision on the workspace's governance row; returns the row. */
 async function decide(trx: Db, now: string, workspaceId: string, decision: Updateable<BroadcastGovernanceTable>): Promise<GovernanceRow> {
-  await trx.updateTable('broadcast_governance').set({ ...decision, decided_at: now, updated_at: now }).where('workspace_id', '=', workspaceId).execute();
+  await trx
+    .updateTable('broadcast_governance')
+    .set({ ...decision, decided_at: now, updated_at: now })
+    .where('workspace_id', '=', workspaceId)
+    .execute();
   return (await governanceRow(trx, workspaceId))!;
 }
 
@@ -148,7 +152,8 @@ export async function denyBroadcasts(ctx: Ctx, workspace: Workspace, reason?: st
   const text = checkReason(reason);
   return ctx.db.transaction().execute(async (trx) => {
     const current = await ensureGovernance({ db: trx, clock: ctx.clock }, workspace.id);
-    if (current.status === 'suspended') throw conflict('the workspace is suspended; approve to lift the suspension first, or leave it suspended', 'broadcasts_suspended');
+    if (current.status === 'suspended')
+      throw conflict('the workspace is suspended; approve to lift the suspension first, or leave it suspended', 'broadcasts_suspended');
     const row = await decide(trx, iso(ctx.clock.now()), workspace.id, { status: 'denied', reason: text });
     ctx.log.info('broadcasts denied', { workspace_id: workspace.id });
     return row;
@@ -156,13 +161,23 @@ export async function denyBroadcasts(ctx: Ctx, workspace: Workspace, reason?: st
 }
 
 /** Suspends (operator or automatic) and pauses the workspace's scheduled and sending broadcasts. */
-export async function suspendBroadcasts(ctx: Pick<Ctx, 'db' | 'clock' | 'log' | 'metrics'>, workspace: Pick<WorkspacesTable, 'id'>, reason: string | undefined, by: 'operator' | 'automatic'): Promise<{ row: GovernanceRow; paused: string[] }> {
+export async function suspendBroadcasts(
+  ctx: Pick<Ctx, 'db' | 'clock' | 'log' | 'metrics'>,
+  workspace: Pick<WorkspacesTable, 'id'>,
+  reason: string | undefined,
+  by: 'operator' | 'automatic',
+): Promise<{ row: GovernanceRow; paused: string[] }> {
   const text = by === 'operator' ? checkReason(reason) : (reason ?? null);
   const result = await ctx.db.transaction().execute(async (trx) => {
     await ensureGovernance({ db: trx, clock: ctx.clock }, workspace.id);
     const now = iso(ctx.clock.now());
     await decide(trx, now, workspace.id, { status: 'suspended', reason: text, suspended_by: by, suspended_at: now });
-    const paused = await pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: workspace.id }, 'workspace_suspended', by === 'automatic' ? text : 'suspended by the server operator');
+    const paused = await pauseBroadcasts(
+      { db: trx, clock: ctx.clock, metrics: ctx.metrics },
+      { workspaceId: workspace.id },
+      'workspace_suspended',
+      by === 'automatic' ? text : 'suspended by the server operator',
+    );
     return { row: (await governanceRow(trx, workspace.id))!, paused };
   });
   ctx.log.warn('broadcasts suspended', { workspace_id: workspace.id, by, broadcasts_paused: result.paused.length });
@@ -202,12 +217,21 @@ export async function requestApproval(ctx: Ctx, workspace: Workspace, personEmai
   const row = await ctx.db.transaction().execute(async (trx) => {
     const current = await ensureGovernance({ db: trx, clock: ctx.clock }, workspace.id);
     const status = shownStatus(ctx.config, workspace, current);
-    if (status === 'suspended') throw conflict('broadcasts of this workspace are suspended; only the server operator lifts a suspension', 'broadcasts_suspended');
+    if (status === 'suspended')
+      throw conflict('broadcasts of this workspace are suspended; only the server operator lifts a suspension', 'broadcasts_suspended');
     if (status === 'allowed' || status === 'approved') throw conflict('this workspace may already send broadcasts', 'approval_not_needed');
     const now = iso(ctx.clock.now());
     await trx
       .updateTable('broadcast_governance')
-      .set({ status: 'requested', request_email: personEmail, request_website: website, request_senders: senders, request_consent: consent, requested_at: now, updated_at: now })
+      .set({
+        status: 'requested',
+        request_email: personEmail,
+        request_website: website,
+        request_senders: senders,
+        request_consent: consent,
+        requested_at: now,
+        updated_at: now,
+      })
       .where('workspace_id', '=', workspace.id)
       .execute();
     await addDigestLine(
@@ -278,7 +302,12 @@ export async function todaysAllowance(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>,
   const warmup = await currentWarmup(ctx, gov, day);
   const parts = { workspace: gov.daily_limit, server: ctx.config.broadcasts.dailyRecipients || null, warmup };
   const limit = smallest(parts);
-  const row = await ctx.db.selectFrom('broadcast_daily_totals').select('reserved').where('workspace_id', '=', workspaceId).where('day', '=', day).executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('broadcast_daily_totals')
+    .select('reserved')
+    .where('workspace_id', '=', workspaceId)
+    .where('day', '=', day)
+    .executeTakeFirst();
   const reserved = row?.reserved ?? 0;
   return { day, limit, reserved, remaining: Math.max(0, limit - reserved), parts };
 }
@@ -296,7 +325,11 @@ async function ensureDay(db: Db, workspaceId: string, day: string): Promise<void
  * the claiming transaction: on Postgres the day's row is locked, so concurrent broadcasts of one
  * workspace never take more than the limit together (SQLite write transactions are exclusive).
  */
-export async function reserveAllowance(ctx: Pick<Ctx, 'db' | 'clock' | 'config' | 'dialect'>, workspaceId: string, wanted: number): Promise<{ granted: number; allowance: Allowance }> {
+export async function reserveAllowance(
+  ctx: Pick<Ctx, 'db' | 'clock' | 'config' | 'dialect'>,
+  workspaceId: string,
+  wanted: number,
+): Promise<{ granted: number; allowance: Allowance }> {
   const day = utcDay(ctx.clock.now());
   await ensureDay(ctx.db, workspaceId, day);
   let locked = ctx.db.selectFrom('broadcast_daily_totals').select('reserved').where('workspace_id', '=', workspaceId).where('day', '=', day);
@@ -327,7 +360,12 @@ export async function releaseAllowance(db: Db, workspaceId: string, day: string,
 }
 
 /** Adds to a day's totals (the row is created when missing). */
-export async function addDayTotals(db: Db, workspaceId: string, day: string, add: Partial<Record<'sent' | 'failed' | 'bounced' | 'complained' | 'rate_pauses', number>>): Promise<void> {
+export async function addDayTotals(
+  db: Db,
+  workspaceId: string,
+  day: string,
+  add: Partial<Record<'sent' | 'failed' | 'bounced' | 'complained' | 'rate_pauses', number>>,
+): Promise<void> {
   const entries = Object.entries(add).filter(([, v]) => v) as [keyof typeof add, number][];
   if (!entries.length) return;
   await ensureDay(db, workspaceId, day);
@@ -352,7 +390,11 @@ export async function thirtyDayRates(ctx: Pick<Ctx, 'db' | 'clock'>, workspaceId
   const since = daysBefore(utcDay(ctx.clock.now()), RATE_WINDOW_DAYS - 1);
   const row = await ctx.db
     .selectFrom('broadcast_daily_totals')
-    .select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('sent'), eb.lit(0)).as('sent'), eb.fn.coalesce(eb.fn.sum<number>('bounced'), eb.lit(0)).as('bounced'), eb.fn.coalesce(eb.fn.sum<number>('complained'), eb.lit(0)).as('complained')])
+    .select((eb) => [
+      eb.fn.coalesce(eb.fn.sum<number>('sent'), eb.lit(0)).as('sent'),
+      eb.fn.coalesce(eb.fn.sum<number>('bounced'), eb.lit(0)).as('bounced'),
+      eb.fn.coalesce(eb.fn.sum<number>('complained'), eb.lit(0)).as('complained'),
+    ])
     .where('workspace_id', '=', workspaceId)
     .where('day', '>=', since)
     .executeTakeFirstOrThrow();

@@ -2,9 +2,9 @@
 // recipients of a finished broadcast go 400 days after it finished (its counts stay); daily
 // sending totals go after 90 days; sent operator digest lines after 30 days.
 import type { Ctx } from '../context.js';
-import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
-import { DAY, iso } from '../platform/clock.js';
 import { deleteSentDigestLines } from '../operator-digest/service.js';
+import { DAY, iso } from '../platform/clock.js';
+import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { utcDay } from './governance.js';
 
 export const RECIPIENTS_KEEP_DAYS = 400;
@@ -13,7 +13,11 @@ export const DAILY_TOTALS_KEEP_DAYS = 90;
 async function deleteRecipientsOf(ctx: Pick<Ctx, 'db'>, broadcastId: string, batch: number): Promise<number> {
   const seqs = await ctx.db.selectFrom('broadcast_recipients').select('seq').where('broadcast_id', '=', broadcastId).orderBy('seq').limit(batch).execute();
   if (seqs.length === 0) return 0;
-  await ctx.db.deleteFrom('broadcast_recipients').where('broadcast_id', '=', broadcastId).where('seq', '<=', seqs[seqs.length - 1].seq).execute();
+  await ctx.db
+    .deleteFrom('broadcast_recipients')
+    .where('broadcast_id', '=', broadcastId)
+    .where('seq', '<=', seqs[seqs.length - 1].seq)
+    .execute();
   return seqs.length;
 }
 
@@ -32,7 +36,12 @@ export const broadcastRetentionRules: RetentionRule[] = [
         .executeTakeFirst();
       if (!due) return 0;
       const deleted = await deleteRecipientsOf(ctx, due.id, batch);
-      if (deleted < batch) await ctx.db.updateTable('broadcasts').set({ recipients_deleted_at: iso(now) }).where('id', '=', due.id).execute();
+      if (deleted < batch)
+        await ctx.db
+          .updateTable('broadcasts')
+          .set({ recipients_deleted_at: iso(now) })
+          .where('id', '=', due.id)
+          .execute();
       // A broadcast whose recipients were all gone already still counts as progress.
       return Math.max(deleted, 1);
     },
@@ -79,13 +88,29 @@ export const broadcastWorkspaceSteps: WorkspaceDataStep[] = [
     name: 'broadcasts',
     async deleteBatch(ctx, workspaceId, batch) {
       const rows = await ctx.db.selectFrom('broadcasts').select('id').where('workspace_id', '=', workspaceId).limit(batch).execute();
-      if (rows.length) await ctx.db.deleteFrom('broadcasts').where('id', 'in', rows.map((r) => r.id)).execute();
+      if (rows.length)
+        await ctx.db
+          .deleteFrom('broadcasts')
+          .where(
+            'id',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .execute();
       return { rows: rows.length, files: 0 };
     },
     // A deleted inbox's broadcasts (cancelled when it was deleted); the workspace's daily totals stay.
     async deleteInboxBatch(ctx, { inboxId }, batch) {
       const rows = await ctx.db.selectFrom('broadcasts').select('id').where('inbox_id', '=', inboxId).limit(batch).execute();
-      if (rows.length) await ctx.db.deleteFrom('broadcasts').where('id', 'in', rows.map((r) => r.id)).execute();
+      if (rows.length)
+        await ctx.db
+          .deleteFrom('broadcasts')
+          .where(
+            'id',
+            'in',
+            rows.map((r) => r.id),
+          )
+          .execute();
       return { rows: rows.length, files: 0 };
     },
   },
@@ -93,7 +118,16 @@ export const broadcastWorkspaceSteps: WorkspaceDataStep[] = [
     name: 'broadcast_suppressions',
     async deleteBatch(ctx, workspaceId, batch) {
       const rows = await ctx.db.selectFrom('broadcast_suppressions').select('email').where('workspace_id', '=', workspaceId).limit(batch).execute();
-      if (rows.length) await ctx.db.deleteFrom('broadcast_suppressions').where('workspace_id', '=', workspaceId).where('email', 'in', rows.map((r) => r.email)).execute();
+      if (rows.length)
+        await ctx.db
+          .deleteFrom('broadcast_suppressions')
+          .where('workspace_id', '=', workspaceId)
+          .where(
+            'email',
+            'in',
+            rows.map((r) => r.email),
+          )
+          .execute();
       return { rows: rows.length, files: 0 };
     },
   },

@@ -4,8 +4,8 @@
 import type { Ctx } from '../context.js';
 import { tenantEventReceived } from '../mailer-tenants/service.js';
 import { AppError } from '../platform/errors.js';
-import { recordFeedback, type MailRefs } from './feedback.js';
-import { parseSnsMessage, SnsVerifier, type SnsMessage } from './sns.js';
+import { type MailRefs, recordFeedback } from './feedback.js';
+import { parseSnsMessage, type SnsMessage, SnsVerifier } from './sns.js';
 
 export type NotificationResult = 'confirmed' | 'unsubscribed' | 'bounce' | 'complaint' | 'tenant_event' | 'ignored' | 'unmatched';
 

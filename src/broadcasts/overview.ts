@@ -2,7 +2,18 @@
 // workspace's owners (GET /v1/workspace/broadcasts) see it.
 import type { Ctx } from '../context.js';
 import type { WorkspacesTable } from '../db/schema.js';
-import { daysBefore, governanceRow, RATE_WINDOW_DAYS, shownStatus, thirtyDayRates, todaysAllowance, utcDay, type Allowance, type Rates, type ShownStatus } from './governance.js';
+import {
+  type Allowance,
+  daysBefore,
+  governanceRow,
+  RATE_WINDOW_DAYS,
+  type Rates,
+  type ShownStatus,
+  shownStatus,
+  thirtyDayRates,
+  todaysAllowance,
+  utcDay,
+} from './governance.js';
 
 export interface GovernanceOverview {
   workspace: { id: string; name: string; origin: WorkspacesTable['origin'] };
@@ -32,7 +43,10 @@ export interface GovernanceOverview {
 
 const rate = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 1_000_000) / 10_000);
 
-export async function governanceOverview(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, workspace: Pick<WorkspacesTable, 'id' | 'name' | 'origin'>): Promise<GovernanceOverview> {
+export async function governanceOverview(
+  ctx: Pick<Ctx, 'db' | 'clock' | 'config'>,
+  workspace: Pick<WorkspacesTable, 'id' | 'name' | 'origin'>,
+): Promise<GovernanceOverview> {
   const daily = await ctx.db.transaction().execute((trx) => todaysAllowance({ ...ctx, db: trx }, workspace.id));
   const gov = await governanceRow(ctx.db, workspace.id);
   const rates = await thirtyDayRates(ctx, workspace.id);

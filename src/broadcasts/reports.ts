@@ -2,9 +2,10 @@
 // SMTP ingress for broadcast mail sent through channels other than Amazon SES. They arrive at the
 // VERP return path of the mail (links.ts), which names the recipient; the returned headers (our
 // Message-ID and X-Svc-Broadcast) identify it too.
-import { loadMailparser } from '../mail/parse.js';
+
 import type { Ctx } from '../context.js';
 import type { RecipientHandler } from '../mail/handlers.js';
+import { loadMailparser } from '../mail/parse.js';
 import { recordFeedback } from './feedback.js';
 import { linkKey, tokenOfReturnPath } from './links.js';
 
@@ -57,7 +58,13 @@ export async function readReport(raw: Buffer): Promise<ReadReport> {
     } else if (type === 'message/feedback-report') {
       const fields = reportFields(a.content.toString('utf8'))[0] ?? {};
       if ((fields['feedback-type'] ?? '').toLowerCase() !== 'not-spam') kind = 'complaint';
-    } else if (type === 'text/rfc822-headers' || type === 'message/rfc822' || type === 'message/rfc822-headers' || type === 'message/global' || type === 'message/global-headers') {
+    } else if (
+      type === 'text/rfc822-headers' ||
+      type === 'message/rfc822' ||
+      type === 'message/rfc822-headers' ||
+      type === 'message/global' ||
+      type === 'message/global-headers'
+    ) {
       returned.push(a.content.toString('utf8').slice(0, 64 * 1024));
     }
   }
@@ -65,7 +72,10 @@ export async function readReport(raw: Buffer): Promise<ReadReport> {
 }
 
 /** VERP return paths among the addresses (with their recipient), and the other addresses. */
-async function splitReturnPaths(ctx: Pick<Ctx, 'db' | 'sealer' | 'config'>, addresses: readonly string[]): Promise<{ returnPaths: string[]; others: string[] }> {
+async function splitReturnPaths(
+  ctx: Pick<Ctx, 'db' | 'sealer' | 'config'>,
+  addresses: readonly string[],
+): Promise<{ returnPaths: string[]; others: string[] }> {
   const returnPaths: string[] = [];
   const others: string[] = [];
   if (!addresses.length) return { returnPaths, others };
@@ -73,7 +83,6 @@ async function splitReturnPaths(ctx: Pick<Ctx, 'db' | 'sealer' | 'config'>, addr
   for (const a of addresses) (tokenOfReturnPath(ctx, key, a) ? returnPaths : others).push(a);
   return { returnPaths, others };
 }
-
 
 /**
  * Mail that came back to return paths: a permanent bounce or a complaint is recorded for the
@@ -89,7 +98,8 @@ export async function processReturnedMail(ctx: Ctx, raw: Buffer, returnPaths: st
     return 'none';
   }
   if (report.kind === 'permanent_bounce' || report.kind === 'complaint') {
-    for (const address of returnPaths) await recordFeedback(ctx, report.kind === 'complaint' ? 'complaint' : 'bounce', { texts: [address, ...report.returned] });
+    for (const address of returnPaths)
+      await recordFeedback(ctx, report.kind === 'complaint' ? 'complaint' : 'bounce', { texts: [address, ...report.returned] });
   } else {
     ctx.log.debug('returned mail without a permanent failure', { kind: report.kind });
   }

@@ -8,7 +8,7 @@ import { listQuery, pageSchema } from '../http/pagination.js';
 import { notFound } from '../platform/errors.js';
 import { getWorkspace } from '../workspaces/service.js';
 import { unsubscribe } from './feedback.js';
-import { requestApproval, REQUEST_FIELD_MAX } from './governance.js';
+import { REQUEST_FIELD_MAX, requestApproval } from './governance.js';
 import { MailerNotifications } from './notifications.js';
 import { governanceOverview } from './overview.js';
 import {
@@ -39,7 +39,10 @@ export const BroadcastSchema = z
     text: z.string(),
     html: z.string().nullable(),
     status: z.enum(['draft', 'scheduled', 'sending', 'paused', 'sent', 'cancelled']),
-    pause_reason: z.enum(PAUSE_REASONS).nullable().openapi({ description: 'why it is paused: manual (a member), workspace_suspended, mailer_tenant, bounce_rate, complaint_rate or sender_error' }),
+    pause_reason: z
+      .enum(PAUSE_REASONS)
+      .nullable()
+      .openapi({ description: 'why it is paused: manual (a member), workspace_suspended, mailer_tenant, bounce_rate, complaint_rate or sender_error' }),
     pause_detail: z.string().nullable(),
     paused_at: z.string().nullable(),
     send_at: z.string().nullable(),
@@ -100,9 +103,19 @@ const GovernanceSchema = z
       remaining: z.number().int(),
       parts: z.object({ workspace: z.number().int().nullable(), server: z.number().int().nullable(), warmup: z.number().int() }),
     }),
-    last_30_days: z.object({ sent: z.number().int(), bounced: z.number().int(), complained: z.number().int(), bounce_rate: z.number(), complaint_rate: z.number() }).openapi({ description: 'rates in percent' }),
+    last_30_days: z
+      .object({ sent: z.number().int(), bounced: z.number().int(), complained: z.number().int(), bounce_rate: z.number(), complaint_rate: z.number() })
+      .openapi({ description: 'rates in percent' }),
     sender_domains: z.array(z.string()),
-    request: z.object({ email: z.string().nullable(), website: z.string().nullable(), senders: z.string().nullable(), consent: z.string().nullable(), requested_at: z.string().nullable() }).nullable(),
+    request: z
+      .object({
+        email: z.string().nullable(),
+        website: z.string().nullable(),
+        senders: z.string().nullable(),
+        consent: z.string().nullable(),
+        requested_at: z.string().nullable(),
+      })
+      .nullable(),
     latest: z.array(z.record(z.string(), z.unknown())),
   })
   .openapi('BroadcastGovernance');
@@ -162,7 +175,11 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
               inbox_id: z.string().max(100),
               channel_id: z.string().max(100).optional().openapi({ description: 'default: the inbox’s only e-mail channel with an SMTP account' }),
               subject: z.string().min(1).max(MAX_SUBJECT),
-              text: z.string().min(1).max(MAX_BODY_CHARS).openapi({ description: 'plain-text body; {{unsubscribe_url}} is replaced by the recipient’s unsubscribe link' }),
+              text: z
+                .string()
+                .min(1)
+                .max(MAX_BODY_CHARS)
+                .openapi({ description: 'plain-text body; {{unsubscribe_url}} is replaced by the recipient’s unsubscribe link' }),
               html: z.string().max(MAX_BODY_CHARS).nullable().optional(),
               recipients: RecipientsBody.optional(),
             })
@@ -230,7 +247,12 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'broadcasts:manage');
       const b = c.req.valid('json');
-      const row = await updateBroadcast(ctx, access, c.req.valid('param').broadcastId, { subject: b.subject, text: b.text, html: b.html, channelId: b.channel_id });
+      const row = await updateBroadcast(ctx, access, c.req.valid('param').broadcastId, {
+        subject: b.subject,
+        text: b.text,
+        html: b.html,
+        channelId: b.channel_id,
+      });
       return c.json(formatBroadcast(row), 200);
     },
   );
@@ -249,7 +271,10 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'broadcasts:manage');
       const b = c.req.valid('json');
-      return c.json(await addRecipients(ctx, access, c.req.valid('param').broadcastId, { emails: b.emails, contactIds: b.contact_ids, allContacts: b.all_contacts }), 200);
+      return c.json(
+        await addRecipients(ctx, access, c.req.valid('param').broadcastId, { emails: b.emails, contactIds: b.contact_ids, allContacts: b.all_contacts }),
+        200,
+      );
     },
   );
 
@@ -279,7 +304,10 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
       description:
         '409 broadcasts_not_approved or broadcasts_suspended when the workspace may not send; 409 mailer_tenant_blocked when the inbox’s mail-provider tenant is disabled; 422 hosted_limit (limit SVC_BROADCAST_DAILY_RECIPIENTS) when the broadcast has more recipients than a workspace may mail in one day on this server.',
       security: bearer,
-      request: { params: broadcastParams, body: { content: { 'application/json': { schema: z.object({ send_at: z.iso.datetime({ offset: true }).optional() }).strict() } }, required: false } },
+      request: {
+        params: broadcastParams,
+        body: { content: { 'application/json': { schema: z.object({ send_at: z.iso.datetime({ offset: true }).optional() }).strict() } }, required: false },
+      },
       responses: { 200: jsonAnswer(BroadcastSchema, 'the scheduled broadcast'), 422: serverLimit },
     }),
     async (c) => {
@@ -360,7 +388,13 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
     },
   );
 
-  const unsubscribeParams = z.object({ token: z.string().min(1).max(200).openapi({ param: { name: 'token', in: 'path' } }) });
+  const unsubscribeParams = z.object({
+    token: z
+      .string()
+      .min(1)
+      .max(200)
+      .openapi({ param: { name: 'token', in: 'path' } }),
+  });
   app.openapi(
     createRoute({
       method: 'post',

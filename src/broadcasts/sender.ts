@@ -19,21 +19,22 @@
 //   after DATA (the server refuses everything we send). Throttling answers ("rate exceeded")
 //   only slow down (10 s) and never pause.
 // The pause detail is the SMTP server's answer with addresses removed.
-import { findInbox } from '../inboxes/store.js';
-import type { Transporter } from 'nodemailer';
-import { findChannel, type ChannelRow } from '../channels/store.js';
-import type { Ctx } from '../context.js';
+
 import { sql } from 'kysely';
+import type { Transporter } from 'nodemailer';
+import { type ChannelRow, findChannel } from '../channels/store.js';
+import type { Ctx } from '../context.js';
+import { findInbox } from '../inboxes/store.js';
 import { describeSendError } from '../mail/outbound.js';
 import { channelSender, channelTransport, hasSmtpAccount } from '../mail/transport.js';
-import { iso, MINUTE } from '../platform/clock.js';
-import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
 import { mailerHeaders, tenantBlock } from '../mailer-tenants/service.js';
 import { addDigestLine } from '../operator-digest/service.js';
+import { iso, MINUTE } from '../platform/clock.js';
+import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
+import { findWorkspace } from '../workspaces/store.js';
 import { addDayTotals, governanceRow, releaseAllowance, reserveAllowance, startOfNextUtcDay, utcDay } from './governance.js';
 import { broadcastMessageId, isSesSmtpHost, linkKey, recipientToken, returnPath, unsubscribeUrl } from './links.js';
-import { findBroadcast, pauseBroadcasts, RUNNING, type BroadcastRow } from './store.js';
-import { findWorkspace } from '../workspaces/store.js';
+import { type BroadcastRow, findBroadcast, pauseBroadcasts, RUNNING } from './store.js';
 
 export const BROADCAST_SEND_JOB = 'broadcast.send';
 export const CLAIM_BATCH = 200;
@@ -48,7 +49,13 @@ export const DATA_REJECTS_TO_PAUSE = 10;
 
 /** The send job is due at runAt, or sooner if it was due later (a resumed broadcast left waiting for tomorrow or a retry). */
 export async function scheduleSendJob(tx: Pick<Ctx, 'db' | 'clock'>, broadcastId: string, runAt: Date): Promise<void> {
-  await enqueue(tx.db, tx.clock, { kind: BROADCAST_SEND_JOB, payload: { broadcastId }, runAt, uniqueKey: `${BROADCAST_SEND_JOB}:${broadcastId}`, sooner: true });
+  await enqueue(tx.db, tx.clock, {
+    kind: BROADCAST_SEND_JOB,
+    payload: { broadcastId },
+    runAt,
+    uniqueKey: `${BROADCAST_SEND_JOB}:${broadcastId}`,
+    sooner: true,
+  });
 }
 
 type Outcome =
@@ -126,7 +133,9 @@ async function claimBatch(ctx: Ctx, b: BroadcastRow, leftoversAfter: number | un
         'r.email',
         'r.attempts',
         eb
-          .exists(eb.selectFrom('broadcast_suppressions as s').select('s.email').where('s.workspace_id', '=', b.workspace_id).whereRef('s.email', '=', 'r.email'))
+          .exists(
+            eb.selectFrom('broadcast_suppressions as s').select('s.email').where('s.workspace_id', '=', b.workspace_id).whereRef('s.email', '=', 'r.email'),
+          )
           .as('suppressed'),
       ])
       .where('r.broadcast_id', '=', b.id)
@@ -150,14 +159,26 @@ async function claimBatch(ctx: Ctx, b: BroadcastRow, leftoversAfter: number | un
           .updateTable('broadcast_recipients')
           .set((eb) => ({ status: 'sending', attempts: eb('attempts', '+', 1) }))
           .where('broadcast_id', '=', b.id)
-          .where('seq', 'in', taken.map((r) => r.seq))
+          .where(
+            'seq',
+            'in',
+            taken.map((r) => r.seq),
+          )
           .execute();
       }
     }
     if (suppressed.length) {
-      await trx.updateTable('broadcasts').set((eb) => ({ suppressed_count: eb('suppressed_count', '+', suppressed.length) })).where('id', '=', b.id).execute();
+      await trx
+        .updateTable('broadcasts')
+        .set((eb) => ({ suppressed_count: eb('suppressed_count', '+', suppressed.length) }))
+        .where('id', '=', b.id)
+        .execute();
     }
-    return { recipients: taken.map((r) => ({ seq: r.seq, email: r.email, attempts: r.attempts + 1, day })), allowanceExhausted: taken.length < candidates.length, stopped: false };
+    return {
+      recipients: taken.map((r) => ({ seq: r.seq, email: r.email, attempts: r.attempts + 1, day })),
+      allowanceExhausted: taken.length < candidates.length,
+      stopped: false,
+    };
   });
 }
 
@@ -173,7 +194,8 @@ async function recordResults(ctx: Ctx, b: BroadcastRow, results: Outcome[], clai
   const released: { seq: number; error: string }[] = [];
   for (const r of results) {
     if (r.ok) continue;
-    if (r.level === 'data' || (r.level === 'recipient' && r.permanent)) failed.push({ seq: r.seq, error: r.error, suppress: r.level === 'recipient' && r.suppress });
+    if (r.level === 'data' || (r.level === 'recipient' && r.permanent))
+      failed.push({ seq: r.seq, error: r.error, suppress: r.level === 'recipient' && r.suppress });
     else if (r.level === 'recipient') {
       const attempt = attempts.get(r.seq) ?? 1;
       if (attempt >= MAX_RECIPIENT_ATTEMPTS) failed.push({ seq: r.seq, error: r.error, suppress: false });
@@ -181,7 +203,20 @@ async function recordResults(ctx: Ctx, b: BroadcastRow, results: Outcome[], clai
     } else released.push({ seq: r.seq, error: r.error });
   }
   const emails = failed.some((f) => f.suppress)
-    ? new Map((await ctx.db.selectFrom('broadcast_recipients').select(['seq', 'email']).where('broadcast_id', '=', b.id).where('seq', 'in', failed.filter((f) => f.suppress).map((f) => f.seq)).execute()).map((r) => [r.seq, r.email]))
+    ? new Map(
+        (
+          await ctx.db
+            .selectFrom('broadcast_recipients')
+            .select(['seq', 'email'])
+            .where('broadcast_id', '=', b.id)
+            .where(
+              'seq',
+              'in',
+              failed.filter((f) => f.suppress).map((f) => f.seq),
+            )
+            .execute()
+        ).map((r) => [r.seq, r.email]),
+      )
     : new Map<number, string>();
   await ctx.db.transaction().execute(async (trx) => {
     const plain = sent.filter((s) => !s.providerId).map((s) => s.seq);
@@ -203,7 +238,12 @@ async function recordResults(ctx: Ctx, b: BroadcastRow, results: Outcome[], clai
         where broadcast_id = ${b.id} and seq in (select v.seq from v)`.execute(trx);
     }
     for (const group of groupByError(failed)) {
-      await trx.updateTable('broadcast_recipients').set({ status: 'failed', error: group.error, retry_at: null }).where('broadcast_id', '=', b.id).where('seq', 'in', group.seqs).execute();
+      await trx
+        .updateTable('broadcast_recipients')
+        .set({ status: 'failed', error: group.error, retry_at: null })
+        .where('broadcast_id', '=', b.id)
+        .where('seq', 'in', group.seqs)
+        .execute();
     }
     for (const f of failed.filter((f) => f.suppress && emails.has(f.seq))) {
       await trx
@@ -213,7 +253,12 @@ async function recordResults(ctx: Ctx, b: BroadcastRow, results: Outcome[], clai
         .execute();
     }
     for (const r of retried) {
-      await trx.updateTable('broadcast_recipients').set({ status: 'pending', error: r.error, retry_at: r.retryAt }).where('broadcast_id', '=', b.id).where('seq', '=', r.seq).execute();
+      await trx
+        .updateTable('broadcast_recipients')
+        .set({ status: 'pending', error: r.error, retry_at: r.retryAt })
+        .where('broadcast_id', '=', b.id)
+        .where('seq', '=', r.seq)
+        .execute();
     }
     if (released.length) {
       // Not the recipient's fault: the attempt does not count.
@@ -221,7 +266,11 @@ async function recordResults(ctx: Ctx, b: BroadcastRow, results: Outcome[], clai
         .updateTable('broadcast_recipients')
         .set((eb) => ({ status: 'pending', attempts: eb('attempts', '-', 1) }))
         .where('broadcast_id', '=', b.id)
-        .where('seq', 'in', released.map((r) => r.seq))
+        .where(
+          'seq',
+          'in',
+          released.map((r) => r.seq),
+        )
         .execute();
     }
     // Allowance comes back for recipients that will be tried again.
@@ -254,7 +303,12 @@ function groupByError(rows: { seq: number; error: string }[]): { error: string; 
 }
 
 /** Pauses a broadcast that stopped itself, and tells the operator. */
-export async function selfPause(ctx: Ctx, b: Pick<BroadcastRow, 'id' | 'workspace_id'>, reason: 'sender_error' | 'bounce_rate' | 'complaint_rate', detail: string): Promise<boolean> {
+export async function selfPause(
+  ctx: Ctx,
+  b: Pick<BroadcastRow, 'id' | 'workspace_id'>,
+  reason: 'sender_error' | 'bounce_rate' | 'complaint_rate',
+  detail: string,
+): Promise<boolean> {
   const paused = await ctx.db.transaction().execute(async (trx) => {
     const ids = await pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: b.workspace_id, broadcastId: b.id }, reason, detail);
     if (ids.length && reason !== 'sender_error') await addDayTotals(trx, b.workspace_id, utcDay(ctx.clock.now()), { rate_pauses: 1 });
@@ -420,7 +474,11 @@ async function afterRound(ctx: Ctx, b: BroadcastRow, allowanceExhausted: boolean
   const nowText = iso(now);
   const open = await ctx.db
     .selectFrom('broadcast_recipients')
-    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('retry_at').as('next_retry'), eb.fn.sum<number>(eb.case().when('retry_at', 'is', null).then(1).when('retry_at', '<=', nowText).then(1).else(0).end()).as('due')])
+    .select((eb) => [
+      eb.fn.countAll<number>().as('n'),
+      eb.fn.min('retry_at').as('next_retry'),
+      eb.fn.sum<number>(eb.case().when('retry_at', 'is', null).then(1).when('retry_at', '<=', nowText).then(1).else(0).end()).as('due'),
+    ])
     .where('broadcast_id', '=', b.id)
     .where('status', 'in', ['pending', 'sending'])
     .executeTakeFirstOrThrow();
@@ -432,13 +490,25 @@ async function afterRound(ctx: Ctx, b: BroadcastRow, allowanceExhausted: boolean
       .where('status', '=', 'sending')
       .returning(['sent_count', 'failed_count', 'suppressed_count'])
       .executeTakeFirst();
-    if (done) ctx.log.info('broadcast sent', { broadcast_id: b.id, workspace_id: b.workspace_id, sent: done.sent_count, failed: done.failed_count, suppressed: done.suppressed_count });
+    if (done)
+      ctx.log.info('broadcast sent', {
+        broadcast_id: b.id,
+        workspace_id: b.workspace_id,
+        sent: done.sent_count,
+        failed: done.failed_count,
+        suppressed: done.suppressed_count,
+      });
     return;
   }
   if (Number(open.due ?? 0) > 0) {
     if (!allowanceExhausted) return { retryAt: now };
     const tomorrow = startOfNextUtcDay(now);
-    await ctx.db.updateTable('broadcasts').set({ continues_at: iso(tomorrow), updated_at: nowText }).where('id', '=', b.id).where('status', '=', 'sending').execute();
+    await ctx.db
+      .updateTable('broadcasts')
+      .set({ continues_at: iso(tomorrow), updated_at: nowText })
+      .where('id', '=', b.id)
+      .where('status', '=', 'sending')
+      .execute();
     ctx.log.info('broadcast waits for tomorrow’s allowance', { broadcast_id: b.id, workspace_id: b.workspace_id, continues_at: iso(tomorrow) });
     return { retryAt: tomorrow };
   }
@@ -460,7 +530,16 @@ export function broadcastSendJob(ctx: Ctx): JobKind<{ broadcastId: string }> {
       const workspace = await findWorkspace(ctx.db, b.workspace_id);
       if (!workspace || workspace.deleted_at) return;
       if ((await governanceRow(ctx.db, b.workspace_id))?.status === 'suspended') {
-        await ctx.db.transaction().execute((trx) => pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'workspace_suspended', 'suspended by the server operator'));
+        await ctx.db
+          .transaction()
+          .execute((trx) =>
+            pauseBroadcasts(
+              { db: trx, clock: ctx.clock, metrics: ctx.metrics },
+              { workspaceId: b.workspace_id, broadcastId: b.id },
+              'workspace_suspended',
+              'suspended by the server operator',
+            ),
+          );
         return;
       }
       const channel = b.channel_id ? await findChannel(ctx.db, b.channel_id) : undefined;
@@ -470,7 +549,11 @@ export function broadcastSendJob(ctx: Ctx): JobKind<{ broadcastId: string }> {
       }
       const block = await tenantBlock(ctx, channel);
       if (block) {
-        await ctx.db.transaction().execute((trx) => pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'mailer_tenant', block));
+        await ctx.db
+          .transaction()
+          .execute((trx) =>
+            pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'mailer_tenant', block),
+          );
         return;
       }
       const nowText = iso(now);

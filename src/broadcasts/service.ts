@@ -11,22 +11,22 @@ import type { Insertable, Selectable, Transaction } from 'kysely';
 import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import { requireInbox } from '../auth/access.js';
-import { channelsOfInbox, findChannel, findWorkspaceChannel, type ChannelRow } from '../channels/store.js';
+import { type ChannelRow, channelsOfInbox, findChannel, findWorkspaceChannel } from '../channels/store.js';
 import { normalizeAddress } from '../contacts/service.js';
 import { firstEmailsOf, reachableContactIds, reachableContactIdsAfter } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import type { BroadcastRecipientsTable, BroadcastsTable, Database, Db, RecipientStatus } from '../db/schema.js';
-import { decodeCursor, toPage } from '../platform/pagination.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { hasSmtpAccount } from '../mail/transport.js';
-import { iso } from '../platform/clock.js';
-import { AppError, conflict, hostedLimit, invalid, notFound } from '../platform/errors.js';
-import { newId } from '../platform/ids.js';
 import { assertTenantMaySend } from '../mailer-tenants/service.js';
+import { iso } from '../platform/clock.js';
+import { type AppError, conflict, hostedLimit, invalid, notFound } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { getWorkspace } from '../workspaces/service.js';
 import { assertMaySend } from './governance.js';
 import { scheduleSendJob } from './sender.js';
-import { findBroadcast, type BroadcastRow } from './store.js';
+import { type BroadcastRow, findBroadcast } from './store.js';
 
 export const MAX_SUBJECT = 998;
 export const MAX_BODY_CHARS = 1024 * 1024;
@@ -90,7 +90,10 @@ function stateConflict(b: BroadcastRow, action: string): AppError {
 function checkServerLimit(ctx: Pick<Ctx, 'config'>, count: number): void {
   const server = ctx.config.broadcasts.dailyRecipients;
   if (server > 0 && count > server) {
-    throw hostedLimit('SVC_BROADCAST_DAILY_RECIPIENTS', `a broadcast may have at most ${server} recipients on this server (the most a workspace may mail in one day); split the list`);
+    throw hostedLimit(
+      'SVC_BROADCAST_DAILY_RECIPIENTS',
+      `a broadcast may have at most ${server} recipients on this server (the most a workspace may mail in one day); split the list`,
+    );
   }
 }
 
@@ -129,7 +132,12 @@ export async function createBroadcast(ctx: Ctx, access: Access, input: NewBroadc
   return (await findBroadcast(ctx.db, row.id))!;
 }
 
-export async function updateBroadcast(ctx: Ctx, access: Access, id: string, patch: { subject?: string; text?: string; html?: string | null; channelId?: string }) {
+export async function updateBroadcast(
+  ctx: Ctx,
+  access: Access,
+  id: string,
+  patch: { subject?: string; text?: string; html?: string | null; channelId?: string },
+) {
   checkContent(patch);
   const b = await getBroadcastFor(ctx, access, id);
   if (b.status !== 'draft') throw stateConflict(b, 'changed');
@@ -143,7 +151,11 @@ export async function updateBroadcast(ctx: Ctx, access: Access, id: string, patc
 }
 
 /** Addresses from the input: listed ones, and the first address of each named (or every) contact. */
-async function* candidateAddresses(ctx: Pick<Ctx, 'db'>, access: Access, input: RecipientsInput): AsyncGenerator<{ email: string; contactId: string | null }[]> {
+async function* candidateAddresses(
+  ctx: Pick<Ctx, 'db'>,
+  access: Access,
+  input: RecipientsInput,
+): AsyncGenerator<{ email: string; contactId: string | null }[]> {
   if (input.emails?.length) {
     const bad: string[] = [];
     const out: { email: string; contactId: string | null }[] = [];
@@ -154,14 +166,20 @@ async function* candidateAddresses(ctx: Pick<Ctx, 'db'>, access: Access, input: 
         bad.push(raw.slice(0, 100));
       }
     }
-    if (bad.length) throw invalid(`${bad.length} address(es) are not valid e-mail addresses`, { issues: bad.slice(0, 20).map((b) => ({ path: 'recipients.emails', message: `not an e-mail address: ${JSON.stringify(b)}` })) });
+    if (bad.length)
+      throw invalid(`${bad.length} address(es) are not valid e-mail addresses`, {
+        issues: bad.slice(0, 20).map((b) => ({ path: 'recipients.emails', message: `not an e-mail address: ${JSON.stringify(b)}` })),
+      });
     yield out;
   }
   if (input.contactIds?.length) {
     const ids = [...new Set(input.contactIds)];
     const found = await reachableContactIds(ctx.db, access.workspaceId, access.inboxIds, ids);
     const missing = ids.filter((id) => !found.has(id));
-    if (missing.length) throw invalid(`${missing.length} contact(s) not found`, { issues: missing.slice(0, 20).map((id) => ({ path: 'recipients.contact_ids', message: `no contact ${id}` })) });
+    if (missing.length)
+      throw invalid(`${missing.length} contact(s) not found`, {
+        issues: missing.slice(0, 20).map((id) => ({ path: 'recipients.contact_ids', message: `no contact ${id}` })),
+      });
     for (let i = 0; i < ids.length; i += 500) yield firstEmailsOf(ctx.db, ids.slice(i, i + 500));
   }
   if (input.allContacts) {
@@ -176,10 +194,19 @@ async function* candidateAddresses(ctx: Pick<Ctx, 'db'>, access: Access, input: 
 }
 
 /** Adds de-duplicated recipients in the caller's transaction; returns how many were new. */
-async function insertRecipients(ctx: Omit<Ctx, 'db'> & { db: Transaction<Database> }, access: Access, broadcastId: string, input: RecipientsInput): Promise<{ added: number; total: number }> {
+async function insertRecipients(
+  ctx: Omit<Ctx, 'db'> & { db: Transaction<Database> },
+  access: Access,
+  broadcastId: string,
+  input: RecipientsInput,
+): Promise<{ added: number; total: number }> {
   const counted = (input.emails?.length ?? 0) + (input.contactIds?.length ?? 0);
   if (counted > MAX_PER_REQUEST) throw invalid(`at most ${MAX_PER_REQUEST} addresses and contact ids per request; add more with further requests`);
-  const last = await ctx.db.selectFrom('broadcast_recipients').select((eb) => eb.fn.max('seq').as('seq')).where('broadcast_id', '=', broadcastId).executeTakeFirst();
+  const last = await ctx.db
+    .selectFrom('broadcast_recipients')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('broadcast_id', '=', broadcastId)
+    .executeTakeFirst();
   let seq = Number(last?.seq ?? 0);
   let added = 0;
   for await (const batch of candidateAddresses(ctx, access, input)) {
@@ -292,7 +319,14 @@ export async function resumeBroadcast(ctx: Ctx, access: Access, id: string) {
   await ctx.db.transaction().execute(async (trx) => {
     const changed = await trx
       .updateTable('broadcasts')
-      .set({ status: b.started_at ? 'sending' : 'scheduled', pause_reason: null, pause_detail: null, paused_at: null, sender_failures: 0, updated_at: iso(now) })
+      .set({
+        status: b.started_at ? 'sending' : 'scheduled',
+        pause_reason: null,
+        pause_detail: null,
+        paused_at: null,
+        sender_failures: 0,
+        updated_at: iso(now),
+      })
       .where('id', '=', b.id)
       .where('status', '=', 'paused')
       .executeTakeFirst();
@@ -324,7 +358,10 @@ export async function listBroadcasts(ctx: Pick<Ctx, 'db'>, access: Access, page:
   let q = ctx.db.selectFrom('broadcasts').selectAll().where('workspace_id', '=', access.workspaceId);
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('inbox_id', 'in', [...access.inboxIds]) : q.where('inbox_id', '=', '');
   if (after) q = q.where('id', '<', after.id);
-  const rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await q
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return toPage(rows, limit, (r) => ({ id: r.id }), formatBroadcast);
 }
 
@@ -338,7 +375,10 @@ export async function listRecipients(ctx: Pick<Ctx, 'db'>, access: Access, id: s
   let q = ctx.db.selectFrom('broadcast_recipients').selectAll().where('broadcast_id', '=', b.id);
   if (page.status) q = q.where('status', '=', page.status);
   if (after) q = q.where('seq', '>', after.seq);
-  const rows = await q.orderBy('seq').limit(limit + 1).execute();
+  const rows = await q
+    .orderBy('seq')
+    .limit(limit + 1)
+    .execute();
   return toPage(rows, limit, (r) => ({ seq: r.seq }), formatRecipient);
 }
 

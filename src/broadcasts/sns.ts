@@ -2,7 +2,7 @@
 // type; a message is trusted only when its TopicArn is one of SVC_MAILER_TOPIC_ARNS and its
 // signature (SignatureVersion 1: SHA1withRSA, 2: SHA256withRSA) verifies against the signing
 // certificate, fetched over HTTPS from an SNS host (sns.<region>.amazonaws.com) and cached.
-import { createVerify, X509Certificate, type KeyObject } from 'node:crypto';
+import { createVerify, type KeyObject, X509Certificate } from 'node:crypto';
 import type { Ctx } from '../context.js';
 import { DAY } from '../platform/clock.js';
 import { forbidden, invalid } from '../platform/errors.js';
@@ -45,7 +45,8 @@ export function parseSnsMessage(raw: string): SnsMessage {
   for (const f of ['MessageId', 'TopicArn', 'Message', 'Timestamp', 'SignatureVersion', 'Signature', 'SigningCertURL'] as const) {
     if (typeof m[f] !== 'string' || !m[f]) throw invalid(`the SNS message lacks ${f}`);
   }
-  if (m.Type !== 'Notification' && (typeof m.SubscribeURL !== 'string' || typeof m.Token !== 'string')) throw invalid('the SNS message lacks SubscribeURL or Token');
+  if (m.Type !== 'Notification' && (typeof m.SubscribeURL !== 'string' || typeof m.Token !== 'string'))
+    throw invalid('the SNS message lacks SubscribeURL or Token');
   return m as SnsMessage;
 }
 

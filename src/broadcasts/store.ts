@@ -42,7 +42,13 @@ export async function pauseBroadcasts(
 /** Broadcasts not finished yet (scheduled, sending or paused) that send through one of these channels. */
 export async function unfinishedBroadcastsThrough(db: Db, channelIds: readonly string[]): Promise<string[]> {
   if (channelIds.length === 0) return [];
-  const rows = await db.selectFrom('broadcasts').select('id').where('channel_id', 'in', [...channelIds]).where('status', 'in', ['scheduled', 'sending', 'paused']).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('broadcasts')
+    .select('id')
+    .where('channel_id', 'in', [...channelIds])
+    .where('status', 'in', ['scheduled', 'sending', 'paused'])
+    .orderBy('id')
+    .execute();
   return rows.map((r) => r.id);
 }
 

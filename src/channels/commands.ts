@@ -84,7 +84,15 @@ const list = dbCommand({
     io.out(['id', 'kind', 'name', 'address_or_public_key', 'details'].join('\t'));
     for (const ch of (await listChannels(app, ws.id, inbox.id)).map((ch) => formatChannel(ch, app.config))) {
       if (ch.kind === 'chat' && 'public_key' in ch) {
-        io.out([ch.id, ch.kind, ch.name, ch.public_key, `origins=${ch.origins.join(',')} allow_anonymous=${ch.allow_anonymous} ask_email_offline=${ch.ask_email_offline}`].join('\t'));
+        io.out(
+          [
+            ch.id,
+            ch.kind,
+            ch.name,
+            ch.public_key,
+            `origins=${ch.origins.join(',')} allow_anonymous=${ch.allow_anonymous} ask_email_offline=${ch.ask_email_offline}`,
+          ].join('\t'),
+        );
       } else if ('address' in ch) {
         const smtp = ch.smtp
           ? `smtp=${ch.smtp.host}:${ch.smtp.port} tls=${ch.smtp.tls} user=${ch.smtp.username ?? '-'} password=${ch.smtp.password_set ? 'set' : 'not set'}`
@@ -95,4 +103,7 @@ const list = dbCommand({
   },
 });
 
-export const channelCommand = defineCommand({ meta: { name: 'channel', description: 'Channels' }, subCommands: { 'create-email': createEmail, 'create-chat': createChat, list } });
+export const channelCommand = defineCommand({
+  meta: { name: 'channel', description: 'Channels' },
+  subCommands: { 'create-email': createEmail, 'create-chat': createChat, list },
+});

@@ -15,7 +15,13 @@ export const ChannelSchema = z
     from_address: z.string().nullable().optional(),
     forwarding_address: z.string().nullable().optional(),
     smtp: z
-      .object({ host: z.string().nullable(), port: z.number().nullable(), tls: z.string().nullable(), username: z.string().nullable(), password_set: z.boolean() })
+      .object({
+        host: z.string().nullable(),
+        port: z.number().nullable(),
+        tls: z.string().nullable(),
+        username: z.string().nullable(),
+        password_set: z.boolean(),
+      })
       .nullable()
       .optional(),
     public_key: z.string().nullable().optional(),

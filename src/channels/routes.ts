@@ -45,14 +45,22 @@ const ChannelPatchSchema = z
     smtp_port: z.number().int().min(1).max(65535).optional(),
     tls: z.enum(['starttls', 'tls', 'none']).optional(),
     smtp_username: z.string().max(500).nullable().optional(),
-    smtp_password: z.string().max(2000).nullable().optional().openapi({ description: 'a new password (sealed; answers say only whether one is set); null deletes it; "" is refused' }),
+    smtp_password: z
+      .string()
+      .max(2000)
+      .nullable()
+      .optional()
+      .openapi({ description: 'a new password (sealed; answers say only whether one is set); null deletes it; "" is refused' }),
     origins: z.array(z.string().max(500)).min(1).max(50).optional(),
     greeting: z.string().max(2000).nullable().optional(),
     allow_anonymous: z.boolean().optional(),
     ask_email_offline: z.boolean().optional(),
   })
   .strict()
-  .openapi('ChannelPatch', { description: 'E-mail channels take name, display_name, from_address and the smtp_* and tls fields; chat channels take name, origins, greeting, allow_anonymous and ask_email_offline.' });
+  .openapi('ChannelPatch', {
+    description:
+      'E-mail channels take name, display_name, from_address and the smtp_* and tls fields; chat channels take name, origins, greeting, allow_anonymous and ask_email_offline.',
+  });
 
 const SmtpTestSchema = z
   .object({
@@ -134,7 +142,8 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/channels/{channelId}/smtp-test',
       tags: ['channels'],
       summary: 'Test an e-mail channel’s SMTP account: DNS, TCP connect, TLS, authentication; no mail is sent',
-      description: 'Says which step failed and the server’s answer (never the password). At most 5 tests per channel in 10 minutes (429 with Retry-After beyond). 409 smtp_not_configured without an SMTP host.',
+      description:
+        'Says which step failed and the server’s answer (never the password). At most 5 tests per channel in 10 minutes (429 with Retry-After beyond). 409 smtp_not_configured without an SMTP host.',
       security: bearer,
       request: { params: channelIdParam },
       responses: { 200: jsonAnswer(SmtpTestSchema, 'the outcome of each step') },
@@ -195,7 +204,13 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
               smtpUsername: b.smtp_username,
               smtpPassword: b.smtp_password,
             })
-          : await createChatChannel(ctx, { ...base, origins: b.origins, allowAnonymous: b.allow_anonymous, askEmailOffline: b.ask_email_offline, greeting: b.greeting });
+          : await createChatChannel(ctx, {
+              ...base,
+              origins: b.origins,
+              allowAnonymous: b.allow_anonymous,
+              askEmailOffline: b.ask_email_offline,
+              greeting: b.greeting,
+            });
       return c.json(formatChannel(channel, ctx.config), 201);
     },
   );

@@ -1,16 +1,17 @@
+import { unfinishedBroadcastsThrough } from '../broadcasts/store.js';
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
+import { announceEvents, recordEvent, recordSignal } from '../events/service.js';
+import { unfinishedMigrationsThrough } from '../mailbox-migration/store.js';
 import { normalizeEmail } from '../people/service.js';
 import { iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId, randomText } from '../platform/ids.js';
-import { unfinishedBroadcastsThrough } from '../broadcasts/store.js';
-import { announceEvents, recordEvent, recordSignal } from '../events/service.js';
-import { unfinishedMigrationsThrough } from '../mailbox-migration/store.js';
-import { findWorkspaceChannel, type ChannelRow } from './store.js';
+import { type ChannelRow, findWorkspaceChannel } from './store.js';
 
 export type { ChannelRow } from './store.js';
+
 type C = Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'hub'>;
 
 export const PUBLIC_KEY_PREFIX = 'svc_pk_';
@@ -256,7 +257,10 @@ const API_NAMES: Record<(typeof EMAIL_FIELDS)[number] | (typeof CHAT_FIELDS)[num
 function channelChanges(ctx: Pick<Ctx, 'sealer'>, current: ChannelRow, patch: ChannelPatch): Partial<ChannelRow> {
   if (Object.values(patch).every((v) => v === undefined)) throw invalid('nothing to change: name at least one field of the channel');
   const foreign = (current.kind === 'email' ? CHAT_FIELDS : EMAIL_FIELDS).filter((f) => patch[f] !== undefined);
-  if (foreign.length) throw invalid(`${foreign.map((f) => API_NAMES[f]).join(', ')} ${foreign.length > 1 ? 'are fields' : 'is a field'} of ${current.kind === 'email' ? 'chat' : 'e-mail'} channels, not of this ${current.kind} channel`);
+  if (foreign.length)
+    throw invalid(
+      `${foreign.map((f) => API_NAMES[f]).join(', ')} ${foreign.length > 1 ? 'are fields' : 'is a field'} of ${current.kind === 'email' ? 'chat' : 'e-mail'} channels, not of this ${current.kind} channel`,
+    );
   const set: Partial<ChannelRow> = {};
   if (patch.name !== undefined) set.name = checkName(patch.name);
   if (current.kind === 'chat') {
@@ -275,7 +279,8 @@ function channelChanges(ctx: Pick<Ctx, 'sealer'>, current: ChannelRow, patch: Ch
   if (patch.displayName !== undefined) set.display_name = patch.displayName?.trim() || null;
   if (patch.fromAddress !== undefined) set.from_address = patch.fromAddress === null || !patch.fromAddress.trim() ? null : normalizeEmail(patch.fromAddress);
   if (patch.smtpPassword === '') throw invalid('smtp_password must not be empty; send null to delete the stored password');
-  if (patch.smtpPassword !== undefined && patch.smtpPassword !== null && patch.smtpPassword.length > 2000) throw invalid('smtp_password must be at most 2000 characters');
+  if (patch.smtpPassword !== undefined && patch.smtpPassword !== null && patch.smtpPassword.length > 2000)
+    throw invalid('smtp_password must be at most 2000 characters');
   if (patch.smtpPort !== undefined && (!Number.isInteger(patch.smtpPort) || patch.smtpPort < 1 || patch.smtpPort > 65535)) {
     throw invalid('SMTP port must be a whole number from 1 to 65535');
   }
@@ -300,7 +305,8 @@ function channelChanges(ctx: Pick<Ctx, 'sealer'>, current: ChannelRow, patch: Ch
   if (tls !== current.smtp_tls) set.smtp_tls = tls;
   if (patch.smtpPort !== undefined) set.smtp_port = patch.smtpPort;
   // A port left at the old mode's default follows the new mode (587 → 465 when switching to tls).
-  else if (current.smtp_port === null || (current.smtp_tls && current.smtp_port === DEFAULT_PORT[current.smtp_tls] && tls !== current.smtp_tls)) set.smtp_port = DEFAULT_PORT[tls];
+  else if (current.smtp_port === null || (current.smtp_tls && current.smtp_port === DEFAULT_PORT[current.smtp_tls] && tls !== current.smtp_tls))
+    set.smtp_port = DEFAULT_PORT[tls];
   if (patch.smtpUsername !== undefined) set.smtp_username = patch.smtpUsername?.trim() || null;
   if (patch.smtpPassword !== undefined) set.smtp_password_sealed = patch.smtpPassword === null ? null : ctx.sealer.seal(patch.smtpPassword);
   return set;
@@ -311,24 +317,44 @@ function channelChanges(ctx: Pick<Ctx, 'sealer'>, current: ChannelRow, patch: Ch
  * event (realtime only; never the password, only that it changed) and the `channel.saved` signal
  * (its reactions store their work, such as the mail-provider tenant upkeep, in the transaction).
  */
-export async function updateChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'hub'>, workspaceId: string, channelId: string, patch: ChannelPatch): Promise<ChannelRow> {
+export async function updateChannel(
+  ctx: Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'hub'>,
+  workspaceId: string,
+  channelId: string,
+  patch: ChannelPatch,
+): Promise<ChannelRow> {
   const result = await ctx.db.transaction().execute(async (trx) => {
     const current = await getChannel({ db: trx }, workspaceId, channelId);
     const set = channelChanges(ctx, current, patch);
     // A password given again counts as a change (it is sealed anew, so the text always differs).
-    const changed = (Object.keys(set) as (keyof ChannelRow)[]).filter((k) => (k === 'smtp_password_sealed' ? set[k] !== null || current[k] !== null : set[k] !== current[k]));
+    const changed = (Object.keys(set) as (keyof ChannelRow)[]).filter((k) =>
+      k === 'smtp_password_sealed' ? set[k] !== null || current[k] !== null : set[k] !== current[k],
+    );
     if (changed.length === 0) return { channel: current, changed };
     const next: ChannelRow = { ...current, ...set, updated_at: iso(ctx.clock.now()) };
-    await trx.updateTable('channels').set({ ...set, updated_at: next.updated_at }).where('id', '=', current.id).execute();
-    await recordEvent({ db: trx, clock: ctx.clock }, {
-      workspaceId,
-      inboxId: current.inbox_id,
-      type: 'channel.updated',
-      occurredAt: ctx.clock.now(),
-      data: { channel: formatChannel(next, ctx.config), changed: changed.map((k) => (k === 'smtp_password_sealed' ? 'smtp_password' : k === 'smtp_tls' ? 'tls' : k)) },
-      webhook: false,
+    await trx
+      .updateTable('channels')
+      .set({ ...set, updated_at: next.updated_at })
+      .where('id', '=', current.id)
+      .execute();
+    await recordEvent(
+      { db: trx, clock: ctx.clock },
+      {
+        workspaceId,
+        inboxId: current.inbox_id,
+        type: 'channel.updated',
+        occurredAt: ctx.clock.now(),
+        data: {
+          channel: formatChannel(next, ctx.config),
+          changed: changed.map((k) => (k === 'smtp_password_sealed' ? 'smtp_password' : k === 'smtp_tls' ? 'tls' : k)),
+        },
+        webhook: false,
+      },
+    );
+    await recordSignal({ db: trx, clock: ctx.clock }, 'channel.saved', {
+      channelId: current.id,
+      former: { inboxId: current.inbox_id, smtpHost: current.smtp_host },
     });
-    await recordSignal({ db: trx, clock: ctx.clock }, 'channel.saved', { channelId: current.id, former: { inboxId: current.inbox_id, smtpHost: current.smtp_host } });
     return { channel: next, changed };
   });
   if (result.changed.length) announceEvents(ctx);
@@ -347,19 +373,33 @@ export async function deleteChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'config' | '
     const broadcasts = await unfinishedBroadcastsThrough(trx, [current.id]);
     const migrations = await unfinishedMigrationsThrough(trx, current.id);
     if (broadcasts.length || migrations.length) {
-      const uses = [broadcasts.length ? `broadcasts ${broadcasts.join(', ')} send through it` : '', migrations.length ? `migrations ${migrations.join(', ')} move mail into it` : ''].filter(Boolean).join('; ');
-      throw conflict(`the channel is in use: ${uses}; cancel them (or let them finish) first`, 'channel_in_use', { broadcast_ids: broadcasts, migration_ids: migrations });
+      const uses = [
+        broadcasts.length ? `broadcasts ${broadcasts.join(', ')} send through it` : '',
+        migrations.length ? `migrations ${migrations.join(', ')} move mail into it` : '',
+      ]
+        .filter(Boolean)
+        .join('; ');
+      throw conflict(`the channel is in use: ${uses}; cancel them (or let them finish) first`, 'channel_in_use', {
+        broadcast_ids: broadcasts,
+        migration_ids: migrations,
+      });
     }
     await trx.deleteFrom('channels').where('id', '=', current.id).execute();
-    await recordEvent({ db: trx, clock: ctx.clock }, {
-      workspaceId,
-      inboxId: current.inbox_id,
-      type: 'channel.deleted',
-      occurredAt: ctx.clock.now(),
-      data: { channel: { id: current.id, kind: current.kind, inbox_id: current.inbox_id, name: current.name } },
-      webhook: false,
+    await recordEvent(
+      { db: trx, clock: ctx.clock },
+      {
+        workspaceId,
+        inboxId: current.inbox_id,
+        type: 'channel.deleted',
+        occurredAt: ctx.clock.now(),
+        data: { channel: { id: current.id, kind: current.kind, inbox_id: current.inbox_id, name: current.name } },
+        webhook: false,
+      },
+    );
+    await recordSignal({ db: trx, clock: ctx.clock }, 'channel.saved', {
+      channelId: current.id,
+      former: { inboxId: current.inbox_id, smtpHost: current.smtp_host },
     });
-    await recordSignal({ db: trx, clock: ctx.clock }, 'channel.saved', { channelId: current.id, former: { inboxId: current.inbox_id, smtpHost: current.smtp_host } });
     return current;
   });
   ctx.log.info('channel deleted', { workspace_id: workspaceId, channel_id: channel.id, kind: channel.kind });
@@ -370,7 +410,12 @@ export async function deleteChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'config' | '
 
 /** Every address the workspace's e-mail channels send or receive as (lower case). */
 export async function channelAddresses(db: Db, workspaceId: string): Promise<Set<string>> {
-  const rows = await db.selectFrom('channels').select(['address', 'from_address', 'forwarding_address']).where('workspace_id', '=', workspaceId).where('kind', '=', 'email').execute();
+  const rows = await db
+    .selectFrom('channels')
+    .select(['address', 'from_address', 'forwarding_address'])
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', 'email')
+    .execute();
   const out = new Set<string>();
   for (const r of rows) for (const a of [r.address, r.from_address, r.forwarding_address]) if (a) out.add(a.toLowerCase());
   return out;

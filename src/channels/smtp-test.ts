@@ -9,8 +9,8 @@ import type { Ctx } from '../context.js';
 import { channelTransport, hasSmtpAccount, smtpHost } from '../mail/transport.js';
 import { iso } from '../platform/clock.js';
 import { conflict } from '../platform/errors.js';
-import { checkWindow, CONNECTION_TEST_WINDOW, windowStart } from '../platform/rate-limit.js';
-import { getChannel, type ChannelRow } from './service.js';
+import { CONNECTION_TEST_WINDOW, checkWindow, windowStart } from '../platform/rate-limit.js';
+import { type ChannelRow, getChannel } from './service.js';
 
 export type SmtpTestStep = 'dns' | 'connect' | 'tls' | 'auth';
 const ORDER: SmtpTestStep[] = ['dns', 'connect', 'tls', 'auth'];
@@ -123,13 +123,19 @@ async function runSteps(ctx: Pick<Ctx, 'lookup' | 'sealer' | 'config'>, channel:
   return {
     ok: !failure,
     failed_step: failure?.step ?? null,
-    message: failure ? `${failure.step} failed: ${failure.message}` : `connected to ${label} and ${channel.smtp_username ? 'authenticated' : 'greeted'}; no mail was sent`,
+    message: failure
+      ? `${failure.step} failed: ${failure.message}`
+      : `connected to ${label} and ${channel.smtp_username ? 'authenticated' : 'greeted'}; no mail was sent`,
     steps,
   };
 }
 
 /** Tests the channel's SMTP account (at most CONNECTION_TEST_WINDOW.limit per channel per window; 429 beyond). */
-export async function testChannelSmtp(ctx: Pick<Ctx, 'db' | 'clock' | 'lookup' | 'sealer' | 'config' | 'log'>, workspaceId: string, channelId: string): Promise<SmtpTestResult> {
+export async function testChannelSmtp(
+  ctx: Pick<Ctx, 'db' | 'clock' | 'lookup' | 'sealer' | 'config' | 'log'>,
+  workspaceId: string,
+  channelId: string,
+): Promise<SmtpTestResult> {
   const channel = await getChannel(ctx, workspaceId, channelId);
   if (!hasSmtpAccount(channel)) throw conflict(`channel ${channel.id} has no SMTP account; set its SMTP host first`, 'smtp_not_configured');
   // The test is stored before it runs, so that parallel requests count against the window too.
@@ -143,12 +149,23 @@ export async function testChannelSmtp(ctx: Pick<Ctx, 'db' | 'clock' | 'lookup' |
       .where('at', '>', windowStart(ctx.clock, CONNECTION_TEST_WINDOW))
       .orderBy('at')
       .execute();
-    checkWindow(ctx.clock, CONNECTION_TEST_WINDOW, recent.map((r) => r.at));
+    checkWindow(
+      ctx.clock,
+      CONNECTION_TEST_WINDOW,
+      recent.map((r) => r.at),
+    );
     await trx.deleteFrom('channel_smtp_tests').where('channel_id', '=', channel.id).where('at', '<=', windowStart(ctx.clock, CONNECTION_TEST_WINDOW)).execute();
-    await trx.insertInto('channel_smtp_tests').values({ id: testId, channel_id: channel.id, at: iso(ctx.clock.now()), ok: 0, failed_step: null }).execute();
+    await trx
+      .insertInto('channel_smtp_tests')
+      .values({ id: testId, channel_id: channel.id, at: iso(ctx.clock.now()), ok: 0, failed_step: null })
+      .execute();
   });
   const result = await runSteps(ctx, channel);
-  await ctx.db.updateTable('channel_smtp_tests').set({ ok: result.ok ? 1 : 0, failed_step: result.failed_step }).where('id', '=', testId).execute();
+  await ctx.db
+    .updateTable('channel_smtp_tests')
+    .set({ ok: result.ok ? 1 : 0, failed_step: result.failed_step })
+    .where('id', '=', testId)
+    .execute();
   ctx.log.info('channel smtp test', { channel_id: channel.id, ok: result.ok, failed_step: result.failed_step });
   return result;
 }

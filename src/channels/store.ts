@@ -28,7 +28,14 @@ export async function firstChannelOfInbox(db: Db, inboxId: string, kind: Channel
 
 /** The workspace's e-mail channels that name an SMTP server. */
 export async function smtpChannelsOfWorkspace(db: Db, workspaceId: string): Promise<ChannelRow[]> {
-  return db.selectFrom('channels').selectAll().where('workspace_id', '=', workspaceId).where('kind', '=', 'email').where('smtp_host', 'is not', null).orderBy('id').execute();
+  return db
+    .selectFrom('channels')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', 'email')
+    .where('smtp_host', 'is not', null)
+    .orderBy('id')
+    .execute();
 }
 
 /** The e-mail channel mail to the address reaches (its address, or its forwarding address when `forwarding`), in a workspace not deleted. */
@@ -39,7 +46,9 @@ export async function emailChannelForAddress(db: Db, address: string, opts: { fo
     .selectAll('channels')
     .where('channels.kind', '=', 'email')
     .where('workspaces.deleted_at', 'is', null)
-    .where((eb) => (opts.forwarding ? eb.or([eb('channels.address', '=', address), eb('channels.forwarding_address', '=', address)]) : eb('channels.address', '=', address)))
+    .where((eb) =>
+      opts.forwarding ? eb.or([eb('channels.address', '=', address), eb('channels.forwarding_address', '=', address)]) : eb('channels.address', '=', address),
+    )
     .executeTakeFirst();
 }
 

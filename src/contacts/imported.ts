@@ -1,6 +1,6 @@
 // Contacts as the mailbox migration sees them: which sender addresses are contacts already, and
 // removing the contacts an import created once nothing refers to them any more.
-import { expressionBuilder, sql, type Expression, type SqlBool } from 'kysely';
+import { type Expression, expressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Database, Db } from '../db/schema.js';
 
 /** How many of these addresses (at most 500 per call) belong to a contact of the workspace. */
@@ -18,7 +18,16 @@ export async function countContactEmails(db: Db, workspaceId: string, emails: re
 /** Those of these addresses that belong to a contact of the workspace. */
 export async function knownContactEmails(db: Db, workspaceId: string, emails: readonly string[]): Promise<Set<string>> {
   if (emails.length === 0) return new Set();
-  return new Set((await db.selectFrom('contact_emails').select('email').where('workspace_id', '=', workspaceId).where('email', 'in', [...emails]).execute()).map((r) => r.email));
+  return new Set(
+    (
+      await db
+        .selectFrom('contact_emails')
+        .select('email')
+        .where('workspace_id', '=', workspaceId)
+        .where('email', 'in', [...emails])
+        .execute()
+    ).map((r) => r.email),
+  );
 }
 
 /**
@@ -38,6 +47,12 @@ export function contactIsUnlinked(workspaceId: string, contactIdColumn: string):
 /** Deletes these contacts and their addresses (the caller checked nothing refers to them). */
 export async function deleteUnlinkedContacts(db: Db, contactIds: readonly string[]): Promise<void> {
   if (contactIds.length === 0) return;
-  await db.deleteFrom('contact_emails').where('contact_id', 'in', [...contactIds]).execute();
-  await db.deleteFrom('contacts').where('id', 'in', [...contactIds]).execute();
+  await db
+    .deleteFrom('contact_emails')
+    .where('contact_id', 'in', [...contactIds])
+    .execute();
+  await db
+    .deleteFrom('contacts')
+    .where('id', 'in', [...contactIds])
+    .execute();
 }

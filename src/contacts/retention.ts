@@ -8,7 +8,9 @@ import { removeInboxExternalIds } from './service.js';
 export const workspaceContactsStep: WorkspaceDataStep = {
   name: 'contacts',
   async deleteBatch(ctx, workspaceId, batch, tally?: DeletionTally) {
-    const ids = (await ctx.db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).orderBy('id').limit(batch).execute()).map((r) => r.id);
+    const ids = (await ctx.db.selectFrom('contacts').select('id').where('workspace_id', '=', workspaceId).orderBy('id').limit(batch).execute()).map(
+      (r) => r.id,
+    );
     if (ids.length === 0) return { rows: 0, files: 0 };
     const rows = await ctx.db.transaction().execute(async (trx) => {
       // A conversation that arrived after the conversations step (a late commit) goes with its contact.

@@ -141,7 +141,12 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'contacts:write');
       const b = c.req.valid('json');
-      const view = await updateContact(ctx, access, c.req.valid('param').contactId, { name: b.name, emails: b.emails, externalIds: b.external_ids, attributes: b.attributes });
+      const view = await updateContact(ctx, access, c.req.valid('param').contactId, {
+        name: b.name,
+        emails: b.emails,
+        externalIds: b.external_ids,
+        attributes: b.attributes,
+      });
       return c.json(formatContact(view, { inboxIds: access.inboxIds }), 200);
     },
   );

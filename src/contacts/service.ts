@@ -3,7 +3,7 @@
 //
 // Callers limited to some inboxes reach a contact that has a conversation or an external id in one
 // of their inboxes; deleting or merging needs every inbox the contact touches to be theirs.
-import { missingInboxIds } from '../inboxes/store.js';
+
 import { domainToASCII } from 'node:url';
 import { z } from 'zod';
 import type { Access } from '../auth/access.js';
@@ -11,26 +11,27 @@ import type { Ctx } from '../context.js';
 import { deleteConversationsWithFiles } from '../conversations/files.js';
 import { applyConversationChanges, authorFromAccess, type Tx } from '../conversations/service.js';
 import { contactHasConversationIn, conversationsOfContact, inboxIdsOfContactConversations } from '../conversations/store.js';
+import { retryOnUniqueViolation } from '../db/retry.js';
 import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
-import { retryOnUniqueViolation } from '../db/retry.js';
 import { announceEvents, recordEvent } from '../events/service.js';
-import { decodeCursor, toPage } from '../platform/pagination.js';
+import { missingInboxIds } from '../inboxes/store.js';
 import { normalizeEmail } from '../people/service.js';
 import { iso } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { checkFreeJson } from '../platform/json-limits.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { formatContact } from './format.js';
 import {
+  type ContactRow,
+  type ContactView,
   contactIdByEmail,
   contactIdByExternalId,
+  type ExternalId,
   inboxesOfContact,
   loadContactView,
   loadContactViews,
-  type ContactRow,
-  type ContactView,
-  type ExternalId,
 } from './store.js';
 
 export const MAX_EMAILS = 50;
@@ -67,7 +68,10 @@ function checkAttributes(attrs: Record<string, unknown>): string {
   return JSON.stringify(attrs);
 }
 
-async function insertContact(tx: Tx, input: { workspaceId: string; name?: string | null; emails?: string[]; externalIds?: ExternalId[]; attributes?: Record<string, unknown>; createdAt?: Date }): Promise<ContactView> {
+async function insertContact(
+  tx: Tx,
+  input: { workspaceId: string; name?: string | null; emails?: string[]; externalIds?: ExternalId[]; attributes?: Record<string, unknown>; createdAt?: Date },
+): Promise<ContactView> {
   const at = input.createdAt ?? tx.clock.now();
   const contact: ContactRow = {
     id: newId('ct', at.getTime()),
@@ -90,7 +94,15 @@ async function insertContact(tx: Tx, input: { workspaceId: string; name?: string
   if (externalIds.length) {
     await tx.db
       .insertInto('contact_external_ids')
-      .values(externalIds.map((x) => ({ workspace_id: input.workspaceId, inbox_id: x.inbox_id, external_id: x.external_id, contact_id: contact.id, created_at: contact.created_at })))
+      .values(
+        externalIds.map((x) => ({
+          workspace_id: input.workspaceId,
+          inbox_id: x.inbox_id,
+          external_id: x.external_id,
+          contact_id: contact.id,
+          created_at: contact.created_at,
+        })),
+      )
       .execute();
   }
   return { contact, emails, externalIds };
@@ -127,7 +139,11 @@ export async function findOrCreateContactByEmail(
     const name = checkName(input.name);
     if (view.contact.name === null && name) {
       const now = tx.clock.now();
-      await tx.db.updateTable('contacts').set({ name, updated_at: iso(now) }).where('id', '=', id).execute();
+      await tx.db
+        .updateTable('contacts')
+        .set({ name, updated_at: iso(now) })
+        .where('id', '=', id)
+        .execute();
       view.contact = { ...view.contact, name, updated_at: iso(now) };
       if (!input.quiet) await recordContactUpdated(tx, view, now);
     }
@@ -153,7 +169,10 @@ export async function findOrCreateContactByExternalId(
     const email = normalizeAddress(input.email);
     const byEmail = await contactIdByEmail(tx.db, input.workspaceId, email);
     if (byEmail) {
-      await tx.db.insertInto('contact_external_ids').values({ workspace_id: input.workspaceId, ...x, contact_id: byEmail, created_at: iso(tx.clock.now()) }).execute();
+      await tx.db
+        .insertInto('contact_external_ids')
+        .values({ workspace_id: input.workspaceId, ...x, contact_id: byEmail, created_at: iso(tx.clock.now()) })
+        .execute();
       return { view: (await loadContactView(tx.db, input.workspaceId, byEmail))!, created: false };
     }
     return { view: await insertContact(tx, { workspaceId: input.workspaceId, name: input.name, emails: [email], externalIds: [x] }), created: true };
@@ -173,7 +192,8 @@ async function requireReach(db: Db, access: Access, view: ContactView, mode: 'so
   const touched = [...(await touchedInboxes(db, view.contact.id))];
   const ok = mode === 'some' ? touched.some((i) => reach.includes(i)) : touched.length > 0 && touched.every((i) => reach.includes(i));
   if (!ok) {
-    if (mode === 'all' && touched.some((i) => reach.includes(i))) throw forbidden('this contact has conversations or external ids in inboxes your key does not reach');
+    if (mode === 'all' && touched.some((i) => reach.includes(i)))
+      throw forbidden('this contact has conversations or external ids in inboxes your key does not reach');
     throw notFound('contact');
   }
 }
@@ -203,7 +223,12 @@ function checkExternalIds(list: readonly ExternalId[]): ExternalId[] {
 
 async function refuseTakenEmails(db: Db, workspaceId: string, emails: readonly string[], self?: string) {
   if (!emails.length) return;
-  const taken = await db.selectFrom('contact_emails').select(['email', 'contact_id']).where('workspace_id', '=', workspaceId).where('email', 'in', emails).execute();
+  const taken = await db
+    .selectFrom('contact_emails')
+    .select(['email', 'contact_id'])
+    .where('workspace_id', '=', workspaceId)
+    .where('email', 'in', emails)
+    .execute();
   const other = taken.find((t) => t.contact_id !== self);
   if (other) throw conflict(`the address ${other.email} belongs to contact ${other.contact_id}`);
 }
@@ -232,7 +257,10 @@ export async function createContact(ctx: Ctx, access: Access, input: ContactInpu
       await checkInboxes(trx, access, externalIds);
       await refuseTakenEmails(trx, access.workspaceId, emails);
       await refuseTakenExternalIds(trx, access.workspaceId, externalIds);
-      return insertContact({ db: trx, clock: ctx.clock }, { workspaceId: access.workspaceId, name: input.name, emails, externalIds, attributes: input.attributes });
+      return insertContact(
+        { db: trx, clock: ctx.clock },
+        { workspaceId: access.workspaceId, name: input.name, emails, externalIds, attributes: input.attributes },
+      );
     }),
   );
 }
@@ -241,7 +269,12 @@ export async function getContactFor(ctx: Pick<Ctx, 'db'>, access: Access, id: st
   const view = await loadContactView(ctx.db, access.workspaceId, id);
   if (!view) throw notFound('contact');
   // A merged contact is reached through the contact it was merged into.
-  await requireReach(ctx.db, access, view.contact.merged_into_id ? ((await loadContactView(ctx.db, access.workspaceId, view.contact.merged_into_id)) ?? view) : view, 'some');
+  await requireReach(
+    ctx.db,
+    access,
+    view.contact.merged_into_id ? ((await loadContactView(ctx.db, access.workspaceId, view.contact.merged_into_id)) ?? view) : view,
+    'some',
+  );
   return view;
 }
 
@@ -302,14 +335,20 @@ export async function updateContact(ctx: Ctx, access: Access, id: string, patch:
         // A limited key replaces only the ids of its own inboxes; the others stay.
         const kept = access.inboxIds === null ? [] : view.externalIds.filter((x) => !access.inboxIds!.includes(x.inbox_id));
         const next = [...kept, ...requested];
-        const key = (l: ExternalId[]) => l.map((x) => `${x.inbox_id}\n${x.external_id}`).sort().join('\n');
+        const key = (l: ExternalId[]) =>
+          l
+            .map((x) => `${x.inbox_id}\n${x.external_id}`)
+            .sort()
+            .join('\n');
         if (key(next) !== key(view.externalIds)) {
           await refuseTakenExternalIds(trx, access.workspaceId, requested, id);
           await trx.deleteFrom('contact_external_ids').where('contact_id', '=', id).execute();
           if (next.length) {
             await trx
               .insertInto('contact_external_ids')
-              .values(next.map((x) => ({ workspace_id: access.workspaceId, inbox_id: x.inbox_id, external_id: x.external_id, contact_id: id, created_at: iso(now) })))
+              .values(
+                next.map((x) => ({ workspace_id: access.workspaceId, inbox_id: x.inbox_id, external_id: x.external_id, contact_id: id, created_at: iso(now) })),
+              )
               .execute();
           }
           changed = true;
@@ -362,7 +401,11 @@ export async function mergeContact(ctx: Ctx, access: Access, sourceId: string, t
       .execute();
     await trx.updateTable('contact_external_ids').set({ contact_id: targetId }).where('contact_id', '=', sourceId).execute();
     await trx.updateTable('contacts').set({ merged_into_id: targetId }).where('merged_into_id', '=', sourceId).execute();
-    await trx.updateTable('contacts').set({ merged_into_id: targetId, updated_at: iso(now) }).where('id', '=', sourceId).execute();
+    await trx
+      .updateTable('contacts')
+      .set({ merged_into_id: targetId, updated_at: iso(now) })
+      .where('id', '=', sourceId)
+      .execute();
     const attributes = { ...JSON.parse(source.contact.attributes), ...JSON.parse(target.contact.attributes) };
     await trx
       .updateTable('contacts')
@@ -453,7 +496,11 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
   const limit = page.limit ?? 50;
   const after = decodeCursor(page.cursor, cursorShape);
   if (filter.externalId !== undefined && !filter.inboxId) throw invalid('external_id needs inbox_id');
-  let q = ctx.db.selectFrom('contacts').select('contacts.id').where('contacts.workspace_id', '=', access.workspaceId).where('contacts.merged_into_id', 'is', null);
+  let q = ctx.db
+    .selectFrom('contacts')
+    .select('contacts.id')
+    .where('contacts.workspace_id', '=', access.workspaceId)
+    .where('contacts.merged_into_id', 'is', null);
   const reach = access.inboxIds;
   if (reach !== null) {
     const inboxes = reach.length ? [...reach] : [''];
@@ -461,7 +508,11 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
       eb.or([
         contactHasConversationIn(eb, inboxes),
         eb.exists(
-          eb.selectFrom('contact_external_ids').select('contact_external_ids.contact_id').whereRef('contact_external_ids.contact_id', '=', 'contacts.id').where('contact_external_ids.inbox_id', 'in', inboxes),
+          eb
+            .selectFrom('contact_external_ids')
+            .select('contact_external_ids.contact_id')
+            .whereRef('contact_external_ids.contact_id', '=', 'contacts.id')
+            .where('contact_external_ids.inbox_id', 'in', inboxes),
         ),
       ]),
     );
@@ -474,35 +525,67 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
       email = filter.email.trim().toLowerCase();
     }
     q = q.where((eb) =>
-      eb.exists(eb.selectFrom('contact_emails').select('contact_emails.contact_id').whereRef('contact_emails.contact_id', '=', 'contacts.id').where('contact_emails.email', '=', email)),
+      eb.exists(
+        eb
+          .selectFrom('contact_emails')
+          .select('contact_emails.contact_id')
+          .whereRef('contact_emails.contact_id', '=', 'contacts.id')
+          .where('contact_emails.email', '=', email),
+      ),
     );
   }
   if (filter.inboxId) {
     const inboxId = filter.inboxId;
     const externalId = filter.externalId?.trim();
     q = q.where((eb) => {
-      let sub = eb.selectFrom('contact_external_ids').select('contact_external_ids.contact_id').whereRef('contact_external_ids.contact_id', '=', 'contacts.id').where('contact_external_ids.inbox_id', '=', inboxId);
+      let sub = eb
+        .selectFrom('contact_external_ids')
+        .select('contact_external_ids.contact_id')
+        .whereRef('contact_external_ids.contact_id', '=', 'contacts.id')
+        .where('contact_external_ids.inbox_id', '=', inboxId);
       if (externalId !== undefined) sub = sub.where('contact_external_ids.external_id', '=', externalId);
       return externalId !== undefined ? eb.exists(sub) : eb.or([eb.exists(sub), contactHasConversationIn(eb, [inboxId])]);
     });
   }
   if (filter.query) {
     // LIKE wildcards in the query are dropped (both dialects, no ESCAPE clause needed).
-    const like = `%${filter.query.trim().toLowerCase().replace(/[\\%_]/g, '')}%`;
+    const like = `%${filter.query
+      .trim()
+      .toLowerCase()
+      .replace(/[\\%_]/g, '')}%`;
     // The workspace's matching addresses are found once (a scan of its part of the primary key), not
     // looked up contact by contact: on 20,000 contacts that was most of a search's time.
     const workspaceId = access.workspaceId;
     q = q.where((eb) =>
       eb.or([
         eb(eb.fn('lower', ['contacts.name']), 'like', like),
-        eb('contacts.id', 'in', eb.selectFrom('contact_emails').select('contact_emails.contact_id').where('contact_emails.workspace_id', '=', workspaceId).where('contact_emails.email', 'like', like)),
+        eb(
+          'contacts.id',
+          'in',
+          eb
+            .selectFrom('contact_emails')
+            .select('contact_emails.contact_id')
+            .where('contact_emails.workspace_id', '=', workspaceId)
+            .where('contact_emails.email', 'like', like),
+        ),
       ]),
     );
   }
   if (after) q = q.where('contacts.id', '<', after.id);
-  const rows = await q.orderBy('contacts.id', 'desc').limit(limit + 1).execute();
-  const views = await loadContactViews(ctx.db, rows.slice(0, limit).map((r) => r.id));
-  return toPage(rows, limit, (r) => ({ id: r.id }), (r) => formatContact(views.get(r.id)!, { inboxIds: access.inboxIds }));
+  const rows = await q
+    .orderBy('contacts.id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  const views = await loadContactViews(
+    ctx.db,
+    rows.slice(0, limit).map((r) => r.id),
+  );
+  return toPage(
+    rows,
+    limit,
+    (r) => ({ id: r.id }),
+    (r) => formatContact(views.get(r.id)!, { inboxIds: access.inboxIds }),
+  );
 }
 
 /**
@@ -510,8 +593,17 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
  * with one contact.updated per contact changed (the contacts themselves stay in the workspace).
  * Returns how many ids were removed.
  */
-export async function removeInboxExternalIds(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, scope: { workspaceId: string; inboxId: string }, batch: number): Promise<number> {
-  const rows = await ctx.db.selectFrom('contact_external_ids').select(['contact_id', 'external_id']).where('inbox_id', '=', scope.inboxId).limit(batch).execute();
+export async function removeInboxExternalIds(
+  ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>,
+  scope: { workspaceId: string; inboxId: string },
+  batch: number,
+): Promise<number> {
+  const rows = await ctx.db
+    .selectFrom('contact_external_ids')
+    .select(['contact_id', 'external_id'])
+    .where('inbox_id', '=', scope.inboxId)
+    .limit(batch)
+    .execute();
   if (rows.length === 0) return 0;
   const now = ctx.clock.now();
   const removed = await inTransaction(ctx.db, async (trx) => {
@@ -520,7 +612,11 @@ export async function removeInboxExternalIds(ctx: Pick<Ctx, 'db' | 'clock' | 'hu
       const r = await trx
         .deleteFrom('contact_external_ids')
         .where('inbox_id', '=', scope.inboxId)
-        .where('external_id', 'in', rows.slice(i, i + 500).map((x) => x.external_id))
+        .where(
+          'external_id',
+          'in',
+          rows.slice(i, i + 500).map((x) => x.external_id),
+        )
         .executeTakeFirst();
       n += Number(r.numDeletedRows);
     }

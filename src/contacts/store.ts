@@ -24,7 +24,13 @@ export async function loadContactViews(db: Db, ids: readonly string[]): Promise<
   const [rows, emails, externals] = await Promise.all([
     db.selectFrom('contacts').selectAll().where('id', 'in', unique).execute(),
     db.selectFrom('contact_emails').select(['contact_id', 'email']).where('contact_id', 'in', unique).orderBy('position').orderBy('email').execute(),
-    db.selectFrom('contact_external_ids').select(['contact_id', 'inbox_id', 'external_id']).where('contact_id', 'in', unique).orderBy('created_at').orderBy('inbox_id').execute(),
+    db
+      .selectFrom('contact_external_ids')
+      .select(['contact_id', 'inbox_id', 'external_id'])
+      .where('contact_id', 'in', unique)
+      .orderBy('created_at')
+      .orderBy('inbox_id')
+      .execute(),
   ]);
   for (const contact of rows) out.set(contact.id, { contact, emails: [], externalIds: [] });
   for (const e of emails) out.get(e.contact_id)?.emails.push(e.email);
@@ -73,7 +79,13 @@ function reachableFrom(eb: ExpressionBuilder<Database, 'contacts'>, inboxIds: re
   const inboxes = inboxIds.length ? [...inboxIds] : [''];
   return eb.or([
     contactHasConversationIn(eb, inboxes),
-    eb.exists(eb.selectFrom('contact_external_ids').select('contact_external_ids.contact_id').whereRef('contact_external_ids.contact_id', '=', 'contacts.id').where('contact_external_ids.inbox_id', 'in', inboxes)),
+    eb.exists(
+      eb
+        .selectFrom('contact_external_ids')
+        .select('contact_external_ids.contact_id')
+        .whereRef('contact_external_ids.contact_id', '=', 'contacts.id')
+        .where('contact_external_ids.inbox_id', 'in', inboxes),
+    ),
   ]);
 }
 
@@ -84,16 +96,30 @@ function reachableContacts(db: Db, workspaceId: string, inboxIds: readonly strin
 }
 
 /** Which of these ids are unmerged contacts of the workspace reachable from `inboxIds` (null: every inbox). */
-export async function reachableContactIds(db: Db, workspaceId: string, inboxIds: readonly string[] | null, contactIds: readonly string[]): Promise<Set<string>> {
+export async function reachableContactIds(
+  db: Db,
+  workspaceId: string,
+  inboxIds: readonly string[] | null,
+  contactIds: readonly string[],
+): Promise<Set<string>> {
   const found = new Set<string>();
   for (let i = 0; i < contactIds.length; i += 500) {
-    for (const r of await reachableContacts(db, workspaceId, inboxIds).where('contacts.id', 'in', contactIds.slice(i, i + 500)).execute()) found.add(r.id);
+    for (const r of await reachableContacts(db, workspaceId, inboxIds)
+      .where('contacts.id', 'in', contactIds.slice(i, i + 500))
+      .execute())
+      found.add(r.id);
   }
   return found;
 }
 
 /** The next `limit` ids of those contacts after `afterId`, in id order. */
-export async function reachableContactIdsAfter(db: Db, workspaceId: string, inboxIds: readonly string[] | null, afterId: string, limit: number): Promise<string[]> {
+export async function reachableContactIdsAfter(
+  db: Db,
+  workspaceId: string,
+  inboxIds: readonly string[] | null,
+  afterId: string,
+  limit: number,
+): Promise<string[]> {
   const rows = await reachableContacts(db, workspaceId, inboxIds).where('contacts.id', '>', afterId).orderBy('contacts.id').limit(limit).execute();
   return rows.map((r) => r.id);
 }
@@ -101,7 +127,13 @@ export async function reachableContactIdsAfter(db: Db, workspaceId: string, inbo
 /** Each contact's first address (lowest position), one query for all. */
 export async function firstEmailsOf(db: Db, contactIds: readonly string[]): Promise<{ email: string; contactId: string }[]> {
   if (contactIds.length === 0) return [];
-  const rows = await db.selectFrom('contact_emails').select(['contact_id', 'email', 'position']).where('contact_id', 'in', [...contactIds]).orderBy('contact_id').orderBy('position').execute();
+  const rows = await db
+    .selectFrom('contact_emails')
+    .select(['contact_id', 'email', 'position'])
+    .where('contact_id', 'in', [...contactIds])
+    .orderBy('contact_id')
+    .orderBy('position')
+    .execute();
   const out = new Map<string, string>();
   for (const r of rows) if (!out.has(r.contact_id)) out.set(r.contact_id, r.email);
   return [...out].map(([contactId, email]) => ({ email, contactId }));

@@ -4,12 +4,12 @@ import type { Readable } from 'node:stream';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import type { Ctx } from '../context.js';
+import { cleanContentType, cleanFilename } from '../mail/parse.js';
 import { DAY, HOUR, iso } from '../platform/clock.js';
 import { notFound, tooLarge } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import type { JobKind } from '../platform/jobs.js';
 import { FileTooLargeError } from '../platform/storage.js';
-import { cleanContentType, cleanFilename } from '../mail/parse.js';
 import { attachmentKey, scheduleFileDeletion } from './files.js';
 import type { AttachmentRow, ConversationRow } from './format.js';
 import { getConversationFor } from './service.js';
@@ -36,7 +36,7 @@ export async function storeUpload(
   const id = newId('att');
   const key = attachmentKey(conversation.workspace_id, id);
   const contentType = cleanContentType(input.contentType?.split(';')[0]);
-  let stored;
+  let stored: Awaited<ReturnType<typeof ctx.storage.put>>;
   try {
     stored = await ctx.storage.put(key, input.data, { maxBytes: ctx.config.attachmentMaxBytes, contentType });
   } catch (error) {
@@ -109,17 +109,30 @@ export function attachmentCleanupJob(ctx: Ctx): JobKind {
     async run() {
       const cutoff = iso(ctx.clock.now().getTime() - UNSENT_UPLOAD_TTL_MS);
       for (;;) {
-        const rows = await ctx.db.selectFrom('attachments').select(['id', 'storage_key']).where('message_id', 'is', null).where('created_at', '<', cutoff).limit(500).execute();
+        const rows = await ctx.db
+          .selectFrom('attachments')
+          .select(['id', 'storage_key'])
+          .where('message_id', 'is', null)
+          .where('created_at', '<', cutoff)
+          .limit(500)
+          .execute();
         if (rows.length === 0) return;
         await ctx.db.transaction().execute(async (trx) => {
           // Only rows still unsent are removed (one may have been sent since the select).
           const removed = await trx
             .deleteFrom('attachments')
-            .where('id', 'in', rows.map((r) => r.id))
+            .where(
+              'id',
+              'in',
+              rows.map((r) => r.id),
+            )
             .where('message_id', 'is', null)
             .returning('storage_key')
             .execute();
-          await scheduleFileDeletion({ db: trx, clock: ctx.clock }, removed.map((r) => r.storage_key));
+          await scheduleFileDeletion(
+            { db: trx, clock: ctx.clock },
+            removed.map((r) => r.storage_key),
+          );
         });
         if (rows.length < 500) return;
       }

@@ -1,13 +1,14 @@
 // Files of conversations (attachments and raw .eml) live in storage. Deleting conversations writes
 // a deletion job with their storage keys in the same transaction, so a crash between the database
 // change and the file removal loses nothing: the job runs (again) after a restart.
+
+import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
+import { deleteMailOfConversations } from '../mail/store.js';
 import type { Clock } from '../platform/clock.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
 import type { Storage } from '../platform/storage.js';
-import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
-import { deleteMailOfConversations } from '../mail/store.js';
 
 export const FILES_DELETE_JOB = 'files.delete';
 const KEYS_PER_JOB = 200;
@@ -54,10 +55,18 @@ async function deleteKeys(storage: Storage, keys: readonly string[]): Promise<vo
  * While a backup holds file deletion nothing happens here and the jobs do it later.
  * Returns whether the files are gone.
  */
-export async function deleteScheduledFilesNow(ctx: Pick<Ctx, 'db' | 'clock' | 'storage'>, jobIds: readonly string[], keys: readonly string[]): Promise<boolean> {
+export async function deleteScheduledFilesNow(
+  ctx: Pick<Ctx, 'db' | 'clock' | 'storage'>,
+  jobIds: readonly string[],
+  keys: readonly string[],
+): Promise<boolean> {
   if (await fileDeletionHeldUntil(ctx)) return false;
   await deleteKeys(ctx.storage, keys);
-  if (jobIds.length) await ctx.db.deleteFrom('jobs').where('id', 'in', [...jobIds]).execute();
+  if (jobIds.length)
+    await ctx.db
+      .deleteFrom('jobs')
+      .where('id', 'in', [...jobIds])
+      .execute();
   return true;
 }
 

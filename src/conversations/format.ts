@@ -167,7 +167,8 @@ export const MailHeadersSchema = z
     subject: z.string().nullable(),
   })
   .openapi('MailHeaders', {
-    description: 'the headers an e-mail message was received, sent or imported with, for correlating mail with other systems; null for messages that are not e-mail',
+    description:
+      'the headers an e-mail message was received, sent or imported with, for correlating mail with other systems; null for messages that are not e-mail',
   });
 
 export const MessageSchema = z

@@ -1,7 +1,7 @@
 // Imported history (the mailbox migration): the reads and writes of conversations, labels and
 // messages that the copy and the removal need, taking the caller's transaction (`db`) so a batch
 // stays one transaction.
-import { expressionBuilder, sql, type Expression, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { type Expression, expressionBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import type { ConversationStatus, Database, Db } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
@@ -15,7 +15,12 @@ export async function conversationById(db: Db, id: string): Promise<Conversation
 /** Of these conversations, the one with the smallest id. */
 export async function firstConversationOf(db: Db, ids: readonly string[]): Promise<ConversationRow | undefined> {
   if (ids.length === 0) return undefined;
-  return db.selectFrom('conversations').selectAll().where('id', 'in', [...ids]).orderBy('id').executeTakeFirst();
+  return db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .orderBy('id')
+    .executeTakeFirst();
 }
 
 export async function addConversationLabels(db: Db, conversationId: string, labels: readonly string[]): Promise<void> {
@@ -28,7 +33,11 @@ export async function addConversationLabels(db: Db, conversationId: string, labe
 }
 
 /** The conversation's newest message (kind message), or with `importedOnly` its newest imported one. */
-export async function newestMessage(db: Db, conversationId: string, opts: { importedOnly?: boolean } = {}): Promise<{ direction: 'in' | 'out'; created_at: string } | undefined> {
+export async function newestMessage(
+  db: Db,
+  conversationId: string,
+  opts: { importedOnly?: boolean } = {},
+): Promise<{ direction: 'in' | 'out'; created_at: string } | undefined> {
   let q = db.selectFrom('messages').select(['direction', 'created_at']).where('conversation_id', '=', conversationId).where('kind', '=', 'message');
   if (opts.importedOnly) q = q.where('imported_at', 'is not', null);
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirst();
@@ -79,7 +88,11 @@ export async function replaceImportDivider(
 }
 
 export async function setConversationStatus(db: Db, conversationId: string, status: ConversationStatus, updatedAt: Date): Promise<void> {
-  await db.updateTable('conversations').set({ status, updated_at: iso(updatedAt) }).where('id', '=', conversationId).execute();
+  await db
+    .updateTable('conversations')
+    .set({ status, updated_at: iso(updatedAt) })
+    .where('id', '=', conversationId)
+    .execute();
 }
 
 /** A subquery of conversation ids, e.g. those a migration's threads went into. */

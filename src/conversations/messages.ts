@@ -1,20 +1,21 @@
 // Messages written by the team through the API: replies (mailed through the conversation's e-mail
 // channel, with the member's and the inbox's signatures: src/saved-replies/signatures.ts) and notes
 // (never mailed, never signed).
-import { findChannel } from '../channels/store.js';
+
 import type { Access } from '../auth/access.js';
+import { findChannel } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { outboundMessageId, replyHeaders, replyReferences, scheduleEmailSend } from '../mail/outbound.js';
 import { sanitizeMailHtml } from '../mail/sanitize.js';
 import { hasSmtpAccount } from '../mail/transport.js';
+import { isMemberOf } from '../members/store.js';
 import { conflict, invalid } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { isMemberOf } from '../members/store.js';
 import { replySignatures, withSignatures } from '../saved-replies/signatures.js';
 import { formatMessage } from './format.js';
-import { appendMessage, authorFromAccess, getConversationFor, registerMailId, type NewMessage } from './service.js';
+import { appendMessage, authorFromAccess, getConversationFor, type NewMessage, registerMailId } from './service.js';
 
 export const MAX_API_BODY_CHARS = 200_000;
 
@@ -54,7 +55,8 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
         throw conflict('this conversation’s inbox has no e-mail channel to send the reply through', 'no_email_channel');
       }
       if (channel?.kind === 'email') {
-        if (!hasSmtpAccount(channel)) throw conflict(`channel ${channel.id} has no SMTP account; set its SMTP server, user name and password first`, 'smtp_not_configured');
+        if (!hasSmtpAccount(channel))
+          throw conflict(`channel ${channel.id} has no SMTP account; set its SMTP server, user name and password first`, 'smtp_not_configured');
         message.deliveryStatus = 'pending';
         message.subject = conversation.subject;
         const mail = { messageId: outboundMessageId(id, channel), references: await replyReferences(trx, conversation.id) };
@@ -67,7 +69,13 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
     }
     const appended = await appendMessage(tx, { conversation, message });
     if (mailed) {
-      await registerMailId(tx, { workspaceId: conversation.workspace_id, inboxId: conversation.inbox_id, rfcId: message.mail!.messageId!, conversationId: conversation.id, messageId: id });
+      await registerMailId(tx, {
+        workspaceId: conversation.workspace_id,
+        inboxId: conversation.inbox_id,
+        rfcId: message.mail!.messageId!,
+        conversationId: conversation.id,
+        messageId: id,
+      });
       await scheduleEmailSend(tx, id);
     }
     return appended;

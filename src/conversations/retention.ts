@@ -1,10 +1,10 @@
 // Retention of conversations (the workspace's retention_days) and their part of a workspace deletion.
 import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
-import type { DeletionTally, RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { DAY, iso } from '../platform/clock.js';
-import { deleteConversationsWithFiles, deleteScheduledFilesNow, scheduleFileDeletion } from './files.js';
+import type { DeletionTally, RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { workspacesWithRetention } from '../workspaces/store.js';
+import { deleteConversationsWithFiles, deleteScheduledFilesNow, scheduleFileDeletion } from './files.js';
 
 /** Live workspaces with retention_days set, and the cutoff each one has at `now`. */
 async function retainingWorkspaces(ctx: Pick<Ctx, 'db'>, now: Date): Promise<{ id: string; cutoff: string }[]> {
@@ -35,7 +35,15 @@ export const closedConversationsRule: RetentionRule = {
       if (candidates.length === 0) continue;
       const deleted = await ctx.db.transaction().execute(async (trx) => {
         // Checked again in the transaction: one may have been reopened or changed since.
-        const ids = (await due(trx).where('id', 'in', candidates.map((c) => c.id)).execute()).map((r) => r.id);
+        const ids = (
+          await due(trx)
+            .where(
+              'id',
+              'in',
+              candidates.map((c) => c.id),
+            )
+            .execute()
+        ).map((r) => r.id);
         return (await deleteConversationsWithFiles({ db: trx, clock: ctx.clock }, ids)).conversations;
       });
       if (deleted > 0) return deleted;
@@ -63,16 +71,27 @@ export const rawEmailsRule: RetentionRule = {
         const due = await trx
           .selectFrom('messages')
           .select(['id', 'raw_storage_key'])
-          .where('id', 'in', rows.map((r) => r.id))
+          .where(
+            'id',
+            'in',
+            rows.map((r) => r.id),
+          )
           .where('raw_storage_key', 'is not', null)
           .execute();
         if (due.length === 0) return 0;
         await trx
           .updateTable('messages')
           .set({ raw_storage_key: null, raw_size: null, raw_sha256: null, raw_stored_at: null })
-          .where('id', 'in', due.map((r) => r.id))
+          .where(
+            'id',
+            'in',
+            due.map((r) => r.id),
+          )
           .execute();
-        await scheduleFileDeletion({ db: trx, clock: ctx.clock }, due.map((r) => r.raw_storage_key!));
+        await scheduleFileDeletion(
+          { db: trx, clock: ctx.clock },
+          due.map((r) => r.raw_storage_key!),
+        );
         return due.length;
       });
       if (cleared > 0) return cleared;
@@ -98,12 +117,21 @@ export const workspaceConversationsStep: WorkspaceDataStep = {
   name: 'conversations',
   batchSize: 100,
   async deleteBatch(ctx, workspaceId, batch, tally?: DeletionTally) {
-    const ids = (await ctx.db.selectFrom('conversations').select('id').where('workspace_id', '=', workspaceId).orderBy('id').limit(batch).execute()).map((r) => r.id);
+    const ids = (await ctx.db.selectFrom('conversations').select('id').where('workspace_id', '=', workspaceId).orderBy('id').limit(batch).execute()).map(
+      (r) => r.id,
+    );
     return deleteConversationBatch(ctx, ids, tally);
   },
   async deleteInboxBatch(ctx, { workspaceId, inboxId }, batch, tally?: DeletionTally) {
     const ids = (
-      await ctx.db.selectFrom('conversations').select('id').where('workspace_id', '=', workspaceId).where('inbox_id', '=', inboxId).orderBy('id').limit(batch).execute()
+      await ctx.db
+        .selectFrom('conversations')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('inbox_id', '=', inboxId)
+        .orderBy('id')
+        .limit(batch)
+        .execute()
     ).map((r) => r.id);
     return deleteConversationBatch(ctx, ids, tally);
   },

@@ -1,34 +1,34 @@
 import { Readable } from 'node:stream';
 import { createRoute, z } from '@hono/zod-openapi';
+import type { Access } from '../auth/access.js';
 import { requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { fileResponse } from '../http/files.js';
-import type { Access } from '../auth/access.js';
 import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
+import { retryFailedReply } from '../mail/outbound.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
 import { AttachmentSchema, attachmentUrl, ConversationListItemSchema, ConversationSchema, formatAttachment, formatMessage, MessageSchema } from './format.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
 import {
   bulkUpdateConversations,
+  type ConversationPatch,
   conversationView,
   getConversationFor,
   listConversations,
-  markConversationRead,
   listMessages,
   MAX_BULK,
-  MAX_LABELS,
   MAX_LABEL_LENGTH,
+  MAX_LABELS,
+  markConversationRead,
   PRIORITIES,
   STATUSES,
   updateConversation,
-  type ConversationPatch,
 } from './service.js';
 import { attachmentsOf, findMessage } from './store.js';
-import { retryFailedReply } from '../mail/outbound.js';
 
 const conversationParams = z.object({ conversationId: idParam('conversationId', 'cv_01hxyz') });
 const messageParams = conversationParams.extend({ messageId: idParam('messageId', 'm_01hxyz') });
@@ -37,7 +37,10 @@ const PatchSchema = z
   .object({
     status: z.enum(STATUSES as [string, ...string[]]).optional(),
     assignee_id: z.string().max(100).nullable().optional().openapi({ description: 'a member’s person id, or null to unassign' }),
-    priority: z.enum(PRIORITIES as [string, ...string[]]).nullable().optional(),
+    priority: z
+      .enum(PRIORITIES as [string, ...string[]])
+      .nullable()
+      .optional(),
     labels: z.array(z.string().max(MAX_LABEL_LENGTH)).max(MAX_LABELS).optional().openapi({ description: 'replaces the labels' }),
     subject: z.string().max(998).nullable().optional(),
     spam: z.boolean().optional(),
@@ -216,7 +219,11 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
             .object({
               kind: z.enum(['message', 'note']).optional().openapi({ description: 'default message' }),
               body: z.string().max(MAX_API_BODY_CHARS),
-              html: z.string().max(2 * 1024 * 1024).optional().openapi({ description: 'sanitized before it is stored' }),
+              html: z
+                .string()
+                .max(2 * 1024 * 1024)
+                .optional()
+                .openapi({ description: 'sanitized before it is stored' }),
               attachment_ids: z.array(z.string().max(100)).max(100).optional().openapi({ description: 'uploads of this conversation' }),
               member_id: z.string().max(100).optional().openapi({ description: 'API keys: write on behalf of this member' }),
             })
@@ -327,14 +334,18 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       });
       const remote = c.req.valid('query').remote_images === 'true';
       const csp = `default-src 'none'; img-src 'self' data:${remote ? ' https: http:' : ''}; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`;
-      return c.body(`<!doctype html><html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><base target="_blank"></head><body>${html}</body></html>`, 200, {
-        'content-type': 'text/html; charset=utf-8',
-        'content-security-policy': csp,
-        'x-frame-options': 'SAMEORIGIN',
-        'x-content-type-options': 'nosniff',
-        'referrer-policy': 'no-referrer',
-        'cache-control': 'private, no-store',
-      }) as never;
+      return c.body(
+        `<!doctype html><html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><base target="_blank"></head><body>${html}</body></html>`,
+        200,
+        {
+          'content-type': 'text/html; charset=utf-8',
+          'content-security-policy': csp,
+          'x-frame-options': 'SAMEORIGIN',
+          'x-content-type-options': 'nosniff',
+          'referrer-policy': 'no-referrer',
+          'cache-control': 'private, no-store',
+        },
+      ) as never;
     },
   );
 

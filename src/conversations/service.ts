@@ -2,12 +2,13 @@
 // notes, feedback, the chat widget, mailbox imports) goes through insertConversation/insertMessage
 // and startConversation/appendMessage, which record the events in the caller's transaction unless
 // the work is `quiet` (imported history: no events and no outbound mail).
-import { findLiveInbox, inboxIsDeleted } from '../inboxes/store.js';
-import { findChannel, firstChannelOfInbox } from '../channels/store.js';
+
+import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
+import { findChannel, firstChannelOfInbox } from '../channels/store.js';
 import { formatContact } from '../contacts/format.js';
-import { findContact, loadContactView, loadContactViews, type ContactView } from '../contacts/store.js';
+import { type ContactView, findContact, loadContactView, loadContactViews } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import type {
   AuthorType,
@@ -22,21 +23,15 @@ import type {
 } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents, recordEvent } from '../events/service.js';
-import { decodeCursor, toPage } from '../platform/pagination.js';
+import { findLiveInbox, inboxIsDeleted } from '../inboxes/store.js';
+import { insertMailId } from '../mail/store.js';
+import { isMemberOf } from '../members/store.js';
 import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { isMemberOf } from '../members/store.js';
-import { insertMailId } from '../mail/store.js';
-import { z } from 'zod';
-import {
-  formatConversation,
-  formatMessage,
-  type AttachmentRow,
-  type ConversationRow,
-  type MessageRow,
-} from './format.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
+import { type AttachmentRow, type ConversationRow, formatConversation, formatMessage, type MessageRow } from './format.js';
 import { attachmentsOf, findConversation, labelsOf } from './store.js';
 
 /** A transaction (or connection) and the clock: what the insert functions need. */
@@ -49,11 +44,7 @@ export const MAX_LABEL_LENGTH = 100;
 export const MAX_SUBJECT_LENGTH = 998;
 export const MAX_BODY_CHARS = 1024 * 1024;
 
-export type Author =
-  | { type: 'contact'; contactId: string }
-  | { type: 'member'; personId: string }
-  | { type: 'api_key'; keyId: string }
-  | { type: 'system' };
+export type Author = { type: 'contact'; contactId: string } | { type: 'member'; personId: string } | { type: 'api_key'; keyId: string } | { type: 'system' };
 
 /** Who writes when a caller acts: the signed-in member, or the API key (optionally for a member). */
 export function authorFromAccess(access: Access, onBehalfOfPersonId?: string): Author {
@@ -62,7 +53,12 @@ export function authorFromAccess(access: Access, onBehalfOfPersonId?: string): A
   return { type: 'api_key', keyId: access.actor.keyId };
 }
 
-function authorColumns(a: Author): { author_type: AuthorType; author_person_id: string | null; author_key_id: string | null; author_contact_id: string | null } {
+function authorColumns(a: Author): {
+  author_type: AuthorType;
+  author_person_id: string | null;
+  author_key_id: string | null;
+  author_contact_id: string | null;
+} {
   return {
     author_type: a.type,
     author_person_id: a.type === 'member' ? a.personId : null,
@@ -118,7 +114,11 @@ export async function insertConversation(tx: Tx, input: NewConversation): Promis
   };
   await tx.db.insertInto('conversations').values(conversation).execute();
   const labels = input.labels ? checkLabels(input.labels) : [];
-  if (labels.length) await tx.db.insertInto('conversation_labels').values(labels.map((label) => ({ conversation_id: conversation.id, label }))).execute();
+  if (labels.length)
+    await tx.db
+      .insertInto('conversation_labels')
+      .values(labels.map((label) => ({ conversation_id: conversation.id, label })))
+      .execute();
   return { conversation, labels };
 }
 
@@ -211,7 +211,11 @@ export async function insertMessage(
     created_at: iso(at),
   }));
   if (attachments.length) {
-    for (let i = 0; i < attachments.length; i += 100) await tx.db.insertInto('attachments').values(attachments.slice(i, i + 100)).execute();
+    for (let i = 0; i < attachments.length; i += 100)
+      await tx.db
+        .insertInto('attachments')
+        .values(attachments.slice(i, i + 100))
+        .execute();
   }
   if (input.attachmentIds?.length) {
     const ids = [...new Set(input.attachmentIds)];
@@ -252,7 +256,10 @@ export function previewOf(body: string): string {
  * Registers a mail Message-ID for threading; false when the inbox has it already. `digest`: the
  * mailDigest of a received message (none for mail we send).
  */
-export async function registerMailId(tx: Tx, input: { workspaceId: string; inboxId: string; rfcId: string; conversationId: string; messageId: string; digest?: string }): Promise<boolean> {
+export async function registerMailId(
+  tx: Tx,
+  input: { workspaceId: string; inboxId: string; rfcId: string; conversationId: string; messageId: string; digest?: string },
+): Promise<boolean> {
   return insertMailId(tx.db, {
     workspace_id: input.workspaceId,
     inbox_id: input.inboxId,
@@ -419,7 +426,11 @@ export async function applyConversationChanges(
     const next = checkLabels(patch.labels);
     if (next.join('\n') !== currentLabels.join('\n')) {
       await tx.db.deleteFrom('conversation_labels').where('conversation_id', '=', current.id).execute();
-      if (next.length) await tx.db.insertInto('conversation_labels').values(next.map((label) => ({ conversation_id: current.id, label }))).execute();
+      if (next.length)
+        await tx.db
+          .insertInto('conversation_labels')
+          .values(next.map((label) => ({ conversation_id: current.id, label })))
+          .execute();
       note('labels', currentLabels, next);
       labels = next;
     }
@@ -558,12 +569,19 @@ export async function listConversations(
   if (sort === 'activity') {
     const after = decodeCursor(page.cursor, activityCursorShape);
     if (after) q = q.where((eb) => eb.or([eb('last_message_at', '<', after.at), eb.and([eb('last_message_at', '=', after.at), eb('id', '<', after.id)])]));
-    rows = await q.orderBy('last_message_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    rows = await q
+      .orderBy('last_message_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
     cursorOf = (r) => ({ at: r.last_message_at, id: r.id });
   } else {
     const after = decodeCursor(page.cursor, cursorShape);
     if (after) q = q.where('id', '<', after.id);
-    rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
+    rows = await q
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
     cursorOf = (r) => ({ id: r.id });
   }
   const items = await listItems(ctx, access, rows.slice(0, limit));
@@ -577,9 +595,17 @@ export async function listItems(ctx: Pick<Ctx, 'db'>, access: Access, rows: Conv
   const personId = access.actor.kind === 'member' ? access.actor.personId : null;
   const [labels, contacts, reads] = await Promise.all([
     labelsOf(ctx.db, ids),
-    loadContactViews(ctx.db, rows.map((r) => r.contact_id)),
+    loadContactViews(
+      ctx.db,
+      rows.map((r) => r.contact_id),
+    ),
     personId && ids.length
-      ? ctx.db.selectFrom('conversation_reads').select(['conversation_id', 'read_at']).where('person_id', '=', personId).where('conversation_id', 'in', ids).execute()
+      ? ctx.db
+          .selectFrom('conversation_reads')
+          .select(['conversation_id', 'read_at'])
+          .where('person_id', '=', personId)
+          .where('conversation_id', 'in', ids)
+          .execute()
       : Promise.resolve([]),
   ]);
   const readAt = new Map(reads.map((r) => [r.conversation_id, r.read_at]));
@@ -660,13 +686,29 @@ export async function listMessages(ctx: Pick<Ctx, 'db'>, conversation: Conversat
   const after = decodeCursor(page.cursor, cursorShape);
   let q = ctx.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversation.id);
   if (after) q = q.where('id', order === 'desc' ? '<' : '>', after.id);
-  const rows = await q.orderBy('id', order).limit(limit + 1).execute();
-  const files = await attachmentsOf(ctx.db, rows.slice(0, limit).map((r) => r.id));
-  return toPage(rows, limit, (r) => ({ id: r.id }), (r) => formatMessage(r, files.get(r.id) ?? []));
+  const rows = await q
+    .orderBy('id', order)
+    .limit(limit + 1)
+    .execute();
+  const files = await attachmentsOf(
+    ctx.db,
+    rows.slice(0, limit).map((r) => r.id),
+  );
+  return toPage(
+    rows,
+    limit,
+    (r) => ({ id: r.id }),
+    (r) => formatMessage(r, files.get(r.id) ?? []),
+  );
 }
 
 /** Stores the customer's satisfaction rating on the conversation (src/ratings); undefined when it is gone. */
-export async function setConversationRating(tx: Tx, workspaceId: string, conversationId: string, rating: { score: number; comment: string | null; ratedAt: string }): Promise<ConversationRow | undefined> {
+export async function setConversationRating(
+  tx: Tx,
+  workspaceId: string,
+  conversationId: string,
+  rating: { score: number; comment: string | null; ratedAt: string },
+): Promise<ConversationRow | undefined> {
   const conversation = await findConversation(tx.db, workspaceId, conversationId);
   if (!conversation) return undefined;
   const set = { rating_score: rating.score, rating_comment: rating.comment, rated_at: rating.ratedAt };

@@ -1,7 +1,8 @@
 // Queries of conversations, labels, messages and attachments shared by the services.
-import { inboxIsDeleted } from '../inboxes/store.js';
+
 import type { ExpressionBuilder } from 'kysely';
 import type { Database, Db } from '../db/schema.js';
+import { inboxIsDeleted } from '../inboxes/store.js';
 import type { AttachmentRow, ConversationRow, MessageRow } from './format.js';
 
 /** A conversation of the workspace; those of a deleted inbox (waiting for the deletion job) are not found. */
@@ -49,7 +50,12 @@ export async function attachmentsOf(db: Db, messageIds: readonly string[]): Prom
   const out = new Map<string, AttachmentRow[]>();
   for (const id of messageIds) out.set(id, []);
   if (messageIds.length === 0) return out;
-  const rows = await db.selectFrom('attachments').selectAll().where('message_id', 'in', [...new Set(messageIds)]).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('attachments')
+    .selectAll()
+    .where('message_id', 'in', [...new Set(messageIds)])
+    .orderBy('id')
+    .execute();
   for (const r of rows) out.get(r.message_id!)?.push(r);
   return out;
 }
@@ -60,12 +66,26 @@ export async function findMessage(db: Db, conversationId: string, id: string): P
 
 /** The first message of a conversation (what started it). */
 export async function firstMessage(db: Db, conversationId: string): Promise<MessageRow | undefined> {
-  return db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('kind', '=', 'message').orderBy('id').limit(1).executeTakeFirst();
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('kind', '=', 'message')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /** The latest change of a conversation (its newest 'event' message: what changed and who changed it). */
 export async function latestChange(db: Db, conversationId: string): Promise<MessageRow | undefined> {
-  return db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('kind', '=', 'event').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('kind', '=', 'event')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /** Whether the team answered the conversation before this message (replies by members or keys; automatic mail aside). */
@@ -85,7 +105,10 @@ export async function teamRepliedBefore(db: Db, conversationId: string, messageI
 }
 
 /** Who closed the conversation in its latest change, when that change closed it (for reactions to conversation.updated). */
-export async function closedInLatestChange(db: Db, conversationId: string): Promise<{ authorType: MessageRow['author_type']; personId: string | null; at: string } | undefined> {
+export async function closedInLatestChange(
+  db: Db,
+  conversationId: string,
+): Promise<{ authorType: MessageRow['author_type']; personId: string | null; at: string } | undefined> {
   const change = await latestChange(db, conversationId);
   if (!change?.details) return undefined;
   const details = JSON.parse(change.details) as { changes?: { status?: { to?: unknown } } };
@@ -95,7 +118,14 @@ export async function closedInLatestChange(db: Db, conversationId: string): Prom
 
 /** The workspace's conversations assigned to the person that are not closed, oldest first. */
 export async function openConversationsAssignedTo(db: Db, workspaceId: string, personId: string): Promise<ConversationRow[]> {
-  return db.selectFrom('conversations').selectAll().where('workspace_id', '=', workspaceId).where('assignee_id', '=', personId).where('status', '!=', 'closed').orderBy('id').execute();
+  return db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('assignee_id', '=', personId)
+    .where('status', '!=', 'closed')
+    .orderBy('id')
+    .execute();
 }
 
 /**
@@ -110,7 +140,13 @@ export async function forgetPersonInConversations(db: Db, personId: string): Pro
 
 /** A condition for a query over `contacts`: the contact has a conversation in one of these inboxes. */
 export function contactHasConversationIn(eb: ExpressionBuilder<Database, 'contacts'>, inboxIds: readonly string[]) {
-  return eb.exists(eb.selectFrom('conversations').select('conversations.id').whereRef('conversations.contact_id', '=', 'contacts.id').where('conversations.inbox_id', 'in', [...inboxIds]));
+  return eb.exists(
+    eb
+      .selectFrom('conversations')
+      .select('conversations.id')
+      .whereRef('conversations.contact_id', '=', 'contacts.id')
+      .where('conversations.inbox_id', 'in', [...inboxIds]),
+  );
 }
 
 /** A conversation by id alone (callers that hold an id from their own rows, not from a request). */
@@ -121,7 +157,11 @@ export async function conversationById(db: Db, id: string): Promise<Conversation
 /** The inbox of each of these conversations, by conversation id, in one query. */
 export async function inboxesOfConversations(db: Db, conversationIds: readonly string[]): Promise<Map<string, string>> {
   if (conversationIds.length === 0) return new Map();
-  const rows = await db.selectFrom('conversations').select(['id', 'inbox_id']).where('id', 'in', [...new Set(conversationIds)]).execute();
+  const rows = await db
+    .selectFrom('conversations')
+    .select(['id', 'inbox_id'])
+    .where('id', 'in', [...new Set(conversationIds)])
+    .execute();
   return new Map(rows.map((c) => [c.id, c.inbox_id]));
 }
 

@@ -18,18 +18,61 @@ export async function usageByMonth(db: Db, workspaceId: string, range: { fromMon
   const month = (column: string) => sql<string>`substr(${sql.ref(column)}, 1, 7)`;
   const n = sql<number>`count(*)`;
   const [convBilled, convImported, msgBilled, msgImported, attBytes, rawBytes, total] = await Promise.all([
-    db.selectFrom('conversations').select([month('created_at').as('month'), n.as('n')]).where('workspace_id', '=', workspaceId).where('imported', '=', 0)
-      .where('created_at', '>=', from).where('created_at', '<', before).groupBy(month('created_at')).execute(),
-    db.selectFrom('conversations').select([month('imported_at').as('month'), n.as('n')]).where('workspace_id', '=', workspaceId).where('imported', '=', 1)
-      .where('imported_at', '>=', from).where('imported_at', '<', before).groupBy(month('imported_at')).execute(),
-    db.selectFrom('messages').select([month('created_at').as('month'), n.as('n')]).where('workspace_id', '=', workspaceId).where('kind', '!=', 'event').where('imported_at', 'is', null)
-      .where('created_at', '>=', from).where('created_at', '<', before).groupBy(month('created_at')).execute(),
-    db.selectFrom('messages').select([month('imported_at').as('month'), n.as('n')]).where('workspace_id', '=', workspaceId).where('kind', '!=', 'event').where('imported_at', 'is not', null)
-      .where('imported_at', '>=', from).where('imported_at', '<', before).groupBy(month('imported_at')).execute(),
-    db.selectFrom('attachments').select([month('created_at').as('month'), sql<number>`coalesce(sum(size), 0)`.as('n')]).where('workspace_id', '=', workspaceId)
-      .where('created_at', '>=', from).where('created_at', '<', before).groupBy(month('created_at')).execute(),
-    db.selectFrom('messages').select([month('raw_stored_at').as('month'), sql<number>`coalesce(sum(raw_size), 0)`.as('n')]).where('workspace_id', '=', workspaceId).where('raw_storage_key', 'is not', null)
-      .where('raw_stored_at', '>=', from).where('raw_stored_at', '<', before).groupBy(month('raw_stored_at')).execute(),
+    db
+      .selectFrom('conversations')
+      .select([month('created_at').as('month'), n.as('n')])
+      .where('workspace_id', '=', workspaceId)
+      .where('imported', '=', 0)
+      .where('created_at', '>=', from)
+      .where('created_at', '<', before)
+      .groupBy(month('created_at'))
+      .execute(),
+    db
+      .selectFrom('conversations')
+      .select([month('imported_at').as('month'), n.as('n')])
+      .where('workspace_id', '=', workspaceId)
+      .where('imported', '=', 1)
+      .where('imported_at', '>=', from)
+      .where('imported_at', '<', before)
+      .groupBy(month('imported_at'))
+      .execute(),
+    db
+      .selectFrom('messages')
+      .select([month('created_at').as('month'), n.as('n')])
+      .where('workspace_id', '=', workspaceId)
+      .where('kind', '!=', 'event')
+      .where('imported_at', 'is', null)
+      .where('created_at', '>=', from)
+      .where('created_at', '<', before)
+      .groupBy(month('created_at'))
+      .execute(),
+    db
+      .selectFrom('messages')
+      .select([month('imported_at').as('month'), n.as('n')])
+      .where('workspace_id', '=', workspaceId)
+      .where('kind', '!=', 'event')
+      .where('imported_at', 'is not', null)
+      .where('imported_at', '>=', from)
+      .where('imported_at', '<', before)
+      .groupBy(month('imported_at'))
+      .execute(),
+    db
+      .selectFrom('attachments')
+      .select([month('created_at').as('month'), sql<number>`coalesce(sum(size), 0)`.as('n')])
+      .where('workspace_id', '=', workspaceId)
+      .where('created_at', '>=', from)
+      .where('created_at', '<', before)
+      .groupBy(month('created_at'))
+      .execute(),
+    db
+      .selectFrom('messages')
+      .select([month('raw_stored_at').as('month'), sql<number>`coalesce(sum(raw_size), 0)`.as('n')])
+      .where('workspace_id', '=', workspaceId)
+      .where('raw_storage_key', 'is not', null)
+      .where('raw_stored_at', '>=', from)
+      .where('raw_stored_at', '<', before)
+      .groupBy(month('raw_stored_at'))
+      .execute(),
     storageBytes(db, workspaceId),
   ]);
   const months = new Map<string, MonthUsage>();
@@ -49,6 +92,11 @@ export async function usageByMonth(db: Db, workspaceId: string, range: { fromMon
 /** Bytes stored now for the workspace: attachments and kept original e-mails. */
 export async function storageBytes(db: Db, workspaceId: string): Promise<number> {
   const a = await db.selectFrom('attachments').select(sql<number>`coalesce(sum(size), 0)`.as('n')).where('workspace_id', '=', workspaceId).executeTakeFirst();
-  const r = await db.selectFrom('messages').select(sql<number>`coalesce(sum(raw_size), 0)`.as('n')).where('workspace_id', '=', workspaceId).where('raw_storage_key', 'is not', null).executeTakeFirst();
+  const r = await db
+    .selectFrom('messages')
+    .select(sql<number>`coalesce(sum(raw_size), 0)`.as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('raw_storage_key', 'is not', null)
+    .executeTakeFirst();
   return Number(a?.n ?? 0) + Number(r?.n ?? 0);
 }

@@ -19,7 +19,13 @@ export async function contactConversationIdsInInbox(db: Db, target: { workspaceI
 /** These conversations, latest message first, at most `limit`. */
 export async function conversationsByLastMessage(db: Db, ids: readonly string[], limit: number): Promise<ConversationRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('conversations').selectAll().where('id', 'in', [...ids]).orderBy('last_message_at', 'desc').limit(limit).execute();
+  return db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .orderBy('last_message_at', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 /** The conversation's messages (kind message: no notes nor events) after the id `after`, oldest first. */

@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationInfo, Migrator, type MigrationResultSet } from 'kysely';
+import { type Kysely, type Migration, type MigrationInfo, type MigrationResultSet, Migrator } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 
 export function createMigrator(db: Kysely<any>): Migrator {

@@ -2,39 +2,55 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { BroadcastTables } from './tables/broadcasts.js';
 import type { ConversationTables } from './tables/conversations.js';
-import type { MailerTenantTables } from './tables/mailer-tenants.js';
 import type { CoreTables } from './tables/core.js';
-import type { LifecycleTables } from './tables/lifecycle.js';
-import type { PeopleTables } from './tables/people.js';
-import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
-import type { NotificationTables } from './tables/notifications.js';
-import type { RealtimeTables } from './tables/realtime.js';
-import type { SavedReplyTables } from './tables/saved-replies.js';
 import type { GreetingTables } from './tables/greeting.js';
+import type { LifecycleTables } from './tables/lifecycle.js';
+import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
+import type { MailerTenantTables } from './tables/mailer-tenants.js';
+import type { NotificationTables } from './tables/notifications.js';
+import type { PeopleTables } from './tables/people.js';
 import type { RatingTables } from './tables/ratings.js';
+import type { RealtimeTables } from './tables/realtime.js';
 import type { ReportTables } from './tables/reports.js';
+import type { SavedReplyTables } from './tables/saved-replies.js';
 import type { TeamTables } from './tables/team.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { WidgetTables } from './tables/widget.js';
 
-export interface Database extends CoreTables, ConversationTables, WebhookTables, RealtimeTables, WidgetTables, BroadcastTables, PeopleTables, LifecycleTables, MailerTenantTables, MailboxMigrationTables, TeamTables, SavedReplyTables, NotificationTables, GreetingTables, RatingTables, ReportTables {}
+export interface Database
+  extends CoreTables,
+    ConversationTables,
+    WebhookTables,
+    RealtimeTables,
+    WidgetTables,
+    BroadcastTables,
+    PeopleTables,
+    LifecycleTables,
+    MailerTenantTables,
+    MailboxMigrationTables,
+    TeamTables,
+    SavedReplyTables,
+    NotificationTables,
+    GreetingTables,
+    RatingTables,
+    ReportTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
-export type * from './tables/core.js';
-export type * from './tables/conversations.js';
-export type * from './tables/mailbox-migration.js';
-export type * from './tables/realtime.js';
-export type * from './tables/webhooks.js';
-export type * from './tables/people.js';
-export type * from './tables/lifecycle.js';
-export type * from './tables/widget.js';
 export type * from './tables/broadcasts.js';
-export type * from './tables/mailer-tenants.js';
-export type * from './tables/team.js';
-export type * from './tables/saved-replies.js';
-export type * from './tables/notifications.js';
+export type * from './tables/conversations.js';
+export type * from './tables/core.js';
 export type * from './tables/greeting.js';
+export type * from './tables/lifecycle.js';
+export type * from './tables/mailbox-migration.js';
+export type * from './tables/mailer-tenants.js';
+export type * from './tables/notifications.js';
+export type * from './tables/people.js';
 export type * from './tables/ratings.js';
+export type * from './tables/realtime.js';
 export type * from './tables/reports.js';
+export type * from './tables/saved-replies.js';
+export type * from './tables/team.js';
+export type * from './tables/webhooks.js';
+export type * from './tables/widget.js';

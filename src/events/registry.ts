@@ -7,21 +7,34 @@
 // A reaction module imports only `src/db`, `src/platform`, those types and low-level modules of its
 // own feature, never a service that records events (that service imports this list). Work that needs the whole server (reading other
 // features, sending) belongs in the job the reaction stores, not in the reaction.
+
+import { greetingReaction } from '../greeting/reaction.js';
 import { tenantUpkeepReaction } from '../mailer-tenants/reaction.js';
 import { notificationsReaction } from '../notifications/reaction.js';
-import { contactOnlineReaction } from '../realtime/online.js';
-import { webhookOutboxReaction } from '../webhooks/outbox.js';
-import { greetingReaction } from '../greeting/reaction.js';
 import { ratingRequestReaction } from '../ratings/reaction.js';
+import { contactOnlineReaction } from '../realtime/online.js';
 import { statisticsReaction } from '../reports/statistics.js';
+import { webhookOutboxReaction } from '../webhooks/outbox.js';
 import type { InternalSignals, Reaction, ReactionTx, RecordedEvent, SignalName } from './reaction-types.js';
 
 export type * from './reaction-types.js';
 
 /** The registry, in the order the reactions run. */
-export const reactions: readonly Reaction[] = [contactOnlineReaction, webhookOutboxReaction, notificationsReaction, tenantUpkeepReaction, statisticsReaction, greetingReaction, ratingRequestReaction];
+export const reactions: readonly Reaction[] = [
+  contactOnlineReaction,
+  webhookOutboxReaction,
+  notificationsReaction,
+  tenantUpkeepReaction,
+  statisticsReaction,
+  greetingReaction,
+  ratingRequestReaction,
+];
 
-export async function enrichEvent(tx: ReactionTx, event: { type: string; data: Record<string, unknown> }, list: readonly Reaction[] = reactions): Promise<Record<string, unknown>> {
+export async function enrichEvent(
+  tx: ReactionTx,
+  event: { type: string; data: Record<string, unknown> },
+  list: readonly Reaction[] = reactions,
+): Promise<Record<string, unknown>> {
   let data = event.data;
   for (const r of list) if (r.enrich) data = await r.enrich(tx, { type: event.type, data });
   return data;
@@ -31,7 +44,12 @@ export async function reactToEvent(tx: ReactionTx, event: RecordedEvent, list: r
   for (const r of list) if (r.onEvent) await r.onEvent(tx, event);
 }
 
-export async function reactToSignal<K extends SignalName>(tx: ReactionTx, name: K, payload: InternalSignals[K], list: readonly Reaction[] = reactions): Promise<void> {
+export async function reactToSignal<K extends SignalName>(
+  tx: ReactionTx,
+  name: K,
+  payload: InternalSignals[K],
+  list: readonly Reaction[] = reactions,
+): Promise<void> {
   for (const r of list) {
     const handler = r.signals?.[name] as ((tx: ReactionTx, payload: InternalSignals[K]) => Promise<void>) | undefined;
     if (handler) await handler(tx, payload);

@@ -1,9 +1,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { AppError } from '../platform/errors.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, jsonAnswer } from '../http/openapi.js';
+import { AppError } from '../platform/errors.js';
 import { formatStreamEvent, readEvents, requireViewer, viewerFor } from './service.js';
 
 export const StreamEventSchema = z
@@ -19,9 +19,14 @@ export const StreamEventSchema = z
   .openapi('StreamEvent');
 
 export const cursorExpired = (after: number, prunedThrough: number) =>
-  new AppError(410, 'cursor_expired', `events after ${after} are no longer kept (or were never written here); read the current state again and follow the stream from now`, {
-    pruned_through: prunedThrough,
-  });
+  new AppError(
+    410,
+    'cursor_expired',
+    `events after ${after} are no longer kept (or were never written here); read the current state again and follow the stream from now`,
+    {
+      pruned_through: prunedThrough,
+    },
+  );
 
 export function registerEventRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(

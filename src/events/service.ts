@@ -185,10 +185,7 @@ export interface EventViewer {
  */
 export function viewerFor(access: Access): EventViewer {
   const actor = access.actor;
-  const admin =
-    actor.kind === 'member'
-      ? actor.role === 'owner' || actor.role === 'admin'
-      : access.inboxIds === null && access.scopes.has('migrations:manage');
+  const admin = actor.kind === 'member' ? actor.role === 'owner' || actor.role === 'admin' : access.inboxIds === null && access.scopes.has('migrations:manage');
   return {
     workspaceId: access.workspaceId,
     inboxIds: access.inboxIds,
@@ -229,13 +226,16 @@ export async function prunedThrough(ctx: Pick<Ctx, 'db'>): Promise<number> {
 
 /** The newest sequence number in the whole stream (0 when empty). */
 export async function latestSeq(ctx: Pick<Ctx, 'db'>): Promise<number> {
-  const row = await ctx.db.selectFrom('events').select((eb) => eb.fn.max(streamColumn(ctx.db)).as('seq')).executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('events')
+    .select((eb) => eb.fn.max(streamColumn(ctx.db)).as('seq'))
+    .executeTakeFirst();
   return Number(row?.seq ?? 0);
 }
 
 export type ReadResult =
   | { expired: true; prunedThrough: number }
-  | { expired: false; events: EventRow[]; /** resume after this one next time */ cursor: number; more: boolean };
+  | { expired: false; events: EventRow[] /** resume after this one next time */; cursor: number; more: boolean };
 
 /**
  * The viewer's events after a sequence number, oldest first. `after` below what is kept gives
@@ -277,7 +277,10 @@ export async function readEvents(ctx: Pick<Ctx, 'db'>, viewer: EventViewer, afte
  * (every event at or below it is older than the limit), so readers can tell an expired cursor from a
  * quiet stream. Events that a kept webhook delivery still refers to stay for its redelivery.
  */
-export async function pruneEvents(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, batch = Number.POSITIVE_INFINITY): Promise<{ prunedThrough: number; deleted: number }> {
+export async function pruneEvents(
+  ctx: Pick<Ctx, 'db' | 'clock' | 'config'>,
+  batch = Number.POSITIVE_INFINITY,
+): Promise<{ prunedThrough: number; deleted: number }> {
   const cutoff = iso(ctx.clock.now().getTime() - ctx.config.eventsRetentionDays * DAY);
   const column = streamColumn(ctx.db);
   // One statement, so one snapshot: the events before the first recent one; with no recent event, all
@@ -330,7 +333,10 @@ export async function deleteWorkspaceEvents(ctx: Pick<Ctx, 'db'>, workspaceId: s
  * Realtime-only signals (typing, viewing): a workspace's events of one type since a time, oldest
  * first (the `events_occurred` index bounds the read to that window).
  */
-export async function recentEventsOfType(ctx: Pick<Ctx, 'db'>, input: { workspaceId: string; type: string; since: string }): Promise<{ occurred_at: string; data: string }[]> {
+export async function recentEventsOfType(
+  ctx: Pick<Ctx, 'db'>,
+  input: { workspaceId: string; type: string; since: string },
+): Promise<{ occurred_at: string; data: string }[]> {
   return ctx.db
     .selectFrom('events')
     .select(['occurred_at', 'data'])

@@ -38,7 +38,9 @@ export function registerFeedbackRoutes(app: ApiApp, ctx: Ctx) {
             .strict(),
         ),
       },
-      responses: { 201: jsonAnswer(z.object({ conversation: ConversationSchema, message: MessageSchema, contact: ContactSchema }), 'the feedback conversation') },
+      responses: {
+        201: jsonAnswer(z.object({ conversation: ConversationSchema, message: MessageSchema, contact: ContactSchema }), 'the feedback conversation'),
+      },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);

@@ -1,18 +1,19 @@
 // Feedback from an app or the customer's backend (POST /v1/feedback): a conversation of its own in
 // an inbox, with the feedback as its first message. Records conversation.created, message.created
 // and feedback.created.
-import { findLiveInbox } from '../inboxes/store.js';
+
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import { formatContact } from '../contacts/format.js';
 import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContactByExternalId } from '../contacts/service.js';
-import { loadContactView, type ContactView } from '../contacts/store.js';
+import { type ContactView, loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { formatConversation, formatMessage } from '../conversations/format.js';
 import { startConversation, type Tx } from '../conversations/service.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
+import { findLiveInbox } from '../inboxes/store.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { checkFreeJson } from '../platform/json-limits.js';
 
@@ -35,7 +36,8 @@ async function feedbackContact(tx: Tx, workspaceId: string, input: NewFeedback):
     if (!view) throw notFound(`contact ${c.id}`);
     return view;
   }
-  if (c.externalId) return (await findOrCreateContactByExternalId(tx, { workspaceId, inboxId: input.inboxId, externalId: c.externalId, name: c.name, email: c.email })).view;
+  if (c.externalId)
+    return (await findOrCreateContactByExternalId(tx, { workspaceId, inboxId: input.inboxId, externalId: c.externalId, name: c.name, email: c.email })).view;
   if (c.email) return (await findOrCreateContactByEmail(tx, { workspaceId, email: c.email, name: c.name })).view;
   return createAnonymousContact(tx, { workspaceId, name: c.name ?? null });
 }
@@ -52,7 +54,13 @@ export async function createFeedback(ctx: Ctx, access: Access, input: NewFeedbac
       if (!inbox) throw notFound(`inbox ${input.inboxId}`);
       const contact = await feedbackContact(tx, access.workspaceId, input);
       const started = await startConversation(tx, {
-        conversation: { workspaceId: access.workspaceId, inboxId: inbox.id, contactId: contact.contact.id, source: 'feedback', subject: input.subject?.trim() || null },
+        conversation: {
+          workspaceId: access.workspaceId,
+          inboxId: inbox.id,
+          contactId: contact.contact.id,
+          source: 'feedback',
+          subject: input.subject?.trim() || null,
+        },
         contact,
         message: {
           kind: 'message',

@@ -18,7 +18,9 @@ export function formatGreeting(row: Pick<InboxGreetingsTable, 'enabled' | 'text_
 export const GreetingSchema = z
   .object({
     enabled: z.boolean().openapi({ description: 'the first mail of a new e-mail conversation gets this automatic answer' }),
-    text: z.object({ en: z.string(), tr: z.string() }).openapi({ description: 'the text per language; the contact’s `locale` attribute, else the inbox’s locale, picks one' }),
+    text: z
+      .object({ en: z.string(), tr: z.string() })
+      .openapi({ description: 'the text per language; the contact’s `locale` attribute, else the inbox’s locale, picks one' }),
     updated_at: z.string().nullable(),
   })
   .openapi('InboxGreeting');

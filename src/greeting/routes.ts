@@ -11,7 +11,10 @@ import { GREETING_MAX_CHARS, getGreeting, setGreeting } from './service.js';
 const GreetingPatchSchema = z
   .object({
     enabled: z.boolean().optional(),
-    text: z.object({ en: z.string().max(GREETING_MAX_CHARS).optional(), tr: z.string().max(GREETING_MAX_CHARS).optional() }).strict().optional(),
+    text: z
+      .object({ en: z.string().max(GREETING_MAX_CHARS).optional(), tr: z.string().max(GREETING_MAX_CHARS).optional() })
+      .strict()
+      .optional(),
   })
   .strict()
   .openapi('InboxGreetingPatch');

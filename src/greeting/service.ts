@@ -16,7 +16,6 @@ import type { Ctx } from '../context.js';
 import { appendMessage, registerMailId, type Tx } from '../conversations/service.js';
 import { findConversation, firstMessage } from '../conversations/store.js';
 import type { Db, InboxGreetingsTable } from '../db/schema.js';
-import { DEFAULT_GREETING, formatGreeting } from './format.js';
 import { announceEvents } from '../events/service.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { outboundMessageId, replyHeaders, replyReferences, scheduleEmailSend } from '../mail/outbound.js';
@@ -24,11 +23,12 @@ import { hasSmtpAccount } from '../mail/transport.js';
 import { migrationUnderwayInto } from '../mailbox-migration/store.js';
 import { memberAddresses } from '../members/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
-import type { JobKind } from '../platform/jobs.js';
-import { GREETING_JOB, type GreetingJobPayload } from './reaction.js';
-import { customerLocale, GREETING_INTERVAL_MS, type GreetingLocale, isNoReplyAddress } from './rules.js';
 import { invalid } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import type { JobKind } from '../platform/jobs.js';
+import { DEFAULT_GREETING, formatGreeting } from './format.js';
+import { GREETING_JOB, type GreetingJobPayload } from './reaction.js';
+import { customerLocale, GREETING_INTERVAL_MS, type GreetingLocale, isNoReplyAddress } from './rules.js';
 
 export const GREETING_MAX_CHARS = 5000;
 
@@ -46,7 +46,12 @@ function checkText(text: string | undefined, locale: GreetingLocale): string | u
   return trimmed;
 }
 
-export async function setGreeting(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, inboxId: string, input: { enabled?: boolean; text?: Partial<Record<GreetingLocale, string>> }) {
+export async function setGreeting(
+  ctx: Pick<Ctx, 'db' | 'clock'>,
+  access: Access,
+  inboxId: string,
+  input: { enabled?: boolean; text?: Partial<Record<GreetingLocale, string>> },
+) {
   const en = checkText(input.text?.en, 'en');
   const tr = checkText(input.text?.tr, 'tr');
   const now = iso(ctx.clock.now());
@@ -70,7 +75,13 @@ export async function setGreeting(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access
 /** Whether the contact was greeted (by any inbox) within the interval. */
 async function greetedRecently(db: Db, contactId: string, now: Date): Promise<boolean> {
   const since = iso(new Date(now.getTime() - GREETING_INTERVAL_MS));
-  const row = await db.selectFrom('greetings_sent').select('message_id').where('contact_id', '=', contactId).where('sent_at', '>', since).limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('greetings_sent')
+    .select('message_id')
+    .where('contact_id', '=', contactId)
+    .where('sent_at', '>', since)
+    .limit(1)
+    .executeTakeFirst();
   return !!row;
 }
 
@@ -131,11 +142,24 @@ async function greetInTransaction(tx: Tx, job: GreetingJobPayload): Promise<bool
       createdAt: now,
     },
   });
-  await registerMailId(tx, { workspaceId: conversation.workspace_id, inboxId: conversation.inbox_id, rfcId: mail.messageId, conversationId: conversation.id, messageId: id });
+  await registerMailId(tx, {
+    workspaceId: conversation.workspace_id,
+    inboxId: conversation.inbox_id,
+    rfcId: mail.messageId,
+    conversationId: conversation.id,
+    messageId: id,
+  });
   await scheduleEmailSend(tx, id);
   await db
     .insertInto('greetings_sent')
-    .values({ message_id: id, workspace_id: conversation.workspace_id, inbox_id: conversation.inbox_id, contact_id: conversation.contact_id, conversation_id: conversation.id, sent_at: iso(now) })
+    .values({
+      message_id: id,
+      workspace_id: conversation.workspace_id,
+      inbox_id: conversation.inbox_id,
+      contact_id: conversation.contact_id,
+      conversation_id: conversation.id,
+      sent_at: iso(now),
+    })
     .execute();
   return true;
 }
@@ -148,7 +172,14 @@ export function greetingJob(ctx: Ctx): JobKind<GreetingJobPayload> {
 export async function deleteWorkspaceGreetings(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
   const ids = await ctx.db.selectFrom('greetings_sent').select('message_id').where('workspace_id', '=', workspaceId).limit(batch).execute();
   if (ids.length === 0) return 0;
-  await ctx.db.deleteFrom('greetings_sent').where('message_id', 'in', ids.map((r) => r.message_id)).execute();
+  await ctx.db
+    .deleteFrom('greetings_sent')
+    .where(
+      'message_id',
+      'in',
+      ids.map((r) => r.message_id),
+    )
+    .execute();
   return ids.length;
 }
 
@@ -157,6 +188,13 @@ export async function deleteOldGreetingLog(ctx: Pick<Ctx, 'db'>, now: Date, batc
   const before = iso(new Date(now.getTime() - 2 * GREETING_INTERVAL_MS));
   const ids = await ctx.db.selectFrom('greetings_sent').select('message_id').where('sent_at', '<', before).limit(batch).execute();
   if (ids.length === 0) return 0;
-  await ctx.db.deleteFrom('greetings_sent').where('message_id', 'in', ids.map((r) => r.message_id)).execute();
+  await ctx.db
+    .deleteFrom('greetings_sent')
+    .where(
+      'message_id',
+      'in',
+      ids.map((r) => r.message_id),
+    )
+    .execute();
   return ids.length;
 }

@@ -9,7 +9,13 @@ const Status = z.object({ status: z.string() });
 
 export function registerHealthRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
-    createRoute({ method: 'get', path: '/healthz', tags: ['health'], summary: 'Liveness; never touches the database', responses: { 200: jsonAnswer(Status, 'the process runs') } }),
+    createRoute({
+      method: 'get',
+      path: '/healthz',
+      tags: ['health'],
+      summary: 'Liveness; never touches the database',
+      responses: { 200: jsonAnswer(Status, 'the process runs') },
+    }),
     (c) => c.json({ status: 'ok' }, 200),
   );
   app.openapi(
@@ -27,7 +33,13 @@ export function registerHealthRoutes(app: ApiApp, ctx: Ctx) {
     },
   );
   app.openapi(
-    createRoute({ method: 'get', path: '/v1/version', tags: ['health'], summary: 'The running version', responses: { 200: jsonAnswer(z.object({ version: z.string() }), 'version') } }),
+    createRoute({
+      method: 'get',
+      path: '/v1/version',
+      tags: ['health'],
+      summary: 'The running version',
+      responses: { 200: jsonAnswer(z.object({ version: z.string() }), 'version') },
+    }),
     (c) => c.json({ version: readVersion() }, 200),
   );
 }

@@ -9,7 +9,7 @@ import type { Ctx } from '../context.js';
 import { invalid } from '../platform/errors.js';
 import { randomText } from '../platform/ids.js';
 import { serveApiDocument } from './api-document.js';
-import { errorBody, ErrorSchema, toErrorResponse, zodIssues } from './errors.js';
+import { ErrorSchema, errorBody, toErrorResponse, zodIssues } from './errors.js';
 import { checkJsonBody } from './json-body.js';
 
 export type AppEnv = { Variables: { requestId: string; identity?: Identity; access?: Access } };
@@ -38,7 +38,11 @@ export function createApp(ctx: Ctx, routeTable: readonly FeatureRoutes[]): ApiAp
       }
     },
   });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'an API key (svc_sk_…) or a session token (svc_ses_…)' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'an API key (svc_sk_…) or a session token (svc_ses_…)',
+  });
   app.openAPIRegistry.register('Error', ErrorSchema);
   takeJsonBodiesThroughTheCheck(app);
 
@@ -81,7 +85,6 @@ function takeJsonBodiesThroughTheCheck(app: ApiApp) {
     return declare(route, handler, hook);
   }) as ApiApp['openapi'];
 }
-
 
 // Request ids: a random prefix per process and a counter (random bytes per request cost a system call).
 const requestIdPrefix = randomText(8) + '-';

@@ -4,7 +4,7 @@
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Access } from '../auth/access.js';
-import { resolveCredential, resolveMembership, type Identity } from '../auth/credentials.js';
+import { type Identity, resolveCredential, resolveMembership } from '../auth/credentials.js';
 import type { Ctx } from '../context.js';
 import { AppError, forbidden, unauthorized } from '../platform/errors.js';
 import type { AppEnv } from './app.js';
@@ -53,7 +53,9 @@ export function isSameOrigin(c: Context<AppEnv>, publicUrl: string): boolean {
 /** 403 for a cross-site browser request that would act with the session cookie (CSRF). */
 export function requireSameOrigin(c: Context<AppEnv>, ctx: Ctx): void {
   if (!isSameOrigin(c, ctx.config.publicUrl)) {
-    throw forbidden('cross-site request refused: requests that use the session cookie must come from the panel’s own origin (API clients send Authorization: Bearer instead)');
+    throw forbidden(
+      'cross-site request refused: requests that use the session cookie must come from the panel’s own origin (API clients send Authorization: Bearer instead)',
+    );
   }
 }
 
@@ -109,7 +111,8 @@ export async function requireAccess(c: Context<AppEnv>, ctx: Ctx): Promise<Acces
   if (cached) return cached;
   const identity = await requireIdentity(c, ctx);
   // ?workspace= serves clients that cannot send headers (a browser's WebSocket).
-  const access = identity.kind === 'api_key' ? identity.access : await resolveMembership(ctx, identity, c.req.header(WORKSPACE_HEADER) ?? c.req.query('workspace'));
+  const access =
+    identity.kind === 'api_key' ? identity.access : await resolveMembership(ctx, identity, c.req.header(WORKSPACE_HEADER) ?? c.req.query('workspace'));
   c.set('access', access);
   return access;
 }

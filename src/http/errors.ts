@@ -1,10 +1,11 @@
 // The one place where errors become HTTP answers: {"error":{"code","message",...extra}}.
-import type { Context } from 'hono';
+
 import { z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ZodError } from 'zod';
-import { AppError } from '../platform/errors.js';
 import { MasterKeyError } from '../platform/crypto.js';
+import { AppError } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 
 export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}) {
@@ -16,10 +17,19 @@ export const ErrorSchema = z
   .object({
     error: z
       .object({
-        code: z.string().openapi({ description: 'snake_case: invalid_request, unauthorized, forbidden, not_found, conflict or a more precise code, too_large, unsupported_media_type, hosted_limit, rate_limited…', example: 'invalid_request' }),
+        code: z.string().openapi({
+          description:
+            'snake_case: invalid_request, unauthorized, forbidden, not_found, conflict or a more precise code, too_large, unsupported_media_type, hosted_limit, rate_limited…',
+          example: 'invalid_request',
+        }),
         message: z.string().openapi({ description: 'what went wrong, for people' }),
         issues: z
-          .array(z.object({ path: z.string().openapi({ description: 'the offending field: keys and indexes joined by dots ("" for the whole body)' }), message: z.string() }))
+          .array(
+            z.object({
+              path: z.string().openapi({ description: 'the offending field: keys and indexes joined by dots ("" for the whole body)' }),
+              message: z.string(),
+            }),
+          )
           .optional()
           .openapi({ description: 'invalid_request: one entry per offending field' }),
         limit: z.string().optional().openapi({ description: 'hosted_limit: the setting that sets the limit (SVC_…)' }),

@@ -18,7 +18,11 @@ export const noContent = (description: string) => ({ description });
 export const bearer = [{ bearer: [] as string[] }];
 
 export const idParam = (name: string, example: string) =>
-  z.string().min(1).max(100).openapi({ param: { name, in: 'path' }, example });
+  z
+    .string()
+    .min(1)
+    .max(100)
+    .openapi({ param: { name, in: 'path' }, example });
 
 /**
  * A free-form JSON object (contact attributes, feedback metadata): keys of at most 100 characters,
@@ -32,4 +36,6 @@ export const freeJsonObject = (maxBytes: number, description: string) =>
       const problem = freeJsonProblem(value, maxBytes);
       if (problem) check.addIssue({ code: 'custom', message: problem.message, path: problem.path });
     })
-    .openapi({ description: `${description}; objects and arrays nest at most ${FREE_JSON_MAX_DEPTH} levels (this object is level 1), at most ${maxBytes} bytes of JSON` });
+    .openapi({
+      description: `${description}; objects and arrays nest at most ${FREE_JSON_MAX_DEPTH} levels (this object is level 1), at most ${maxBytes} bytes of JSON`,
+    });

@@ -7,5 +7,4 @@ export const listQuery = z.object({
   cursor: z.string().max(500).optional().openapi({ description: 'next_cursor of the previous page' }),
 });
 
-export const pageSchema = <T extends z.ZodTypeAny>(item: T) =>
-  z.object({ data: z.array(item), next_cursor: z.string().nullable() });
+export const pageSchema = <T extends z.ZodTypeAny>(item: T) => z.object({ data: z.array(item), next_cursor: z.string().nullable() });

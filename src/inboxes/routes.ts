@@ -175,7 +175,8 @@ export function registerInboxRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/inboxes/{inboxId}/identity-secret',
       tags: ['inboxes'],
       summary: 'Rotate the inbox identity secret (owners and admins); the new secret is in this answer only',
-      description: 'The secret proves a visitor’s external id to the chat widget: identity_hash = hex HMAC-SHA256(secret, external_id). Sessions opened with the old secret keep working until they expire.',
+      description:
+        'The secret proves a visitor’s external id to the chat widget: identity_hash = hex HMAC-SHA256(secret, external_id). Sessions opened with the old secret keep working until they expire.',
       security: bearer,
       request: { params: z.object({ inboxId: idParam('inboxId', 'inb_01hxyz') }) },
       responses: { 200: jsonAnswer(z.object({ identity_secret: z.string() }), 'the new secret') },

@@ -1,13 +1,14 @@
 import type { Ctx } from '../context.js';
+import { retryOnUniqueViolation } from '../db/retry.js';
+import { announceEvents, recordEvent } from '../events/service.js';
 import { iso } from '../platform/clock.js';
 import { randomToken } from '../platform/crypto.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { retryOnUniqueViolation } from '../db/retry.js';
-import { announceEvents, recordEvent } from '../events/service.js';
-import { inboxByRef, type InboxRow } from './store.js';
+import { type InboxRow, inboxByRef } from './store.js';
 
 export type { InboxRow } from './store.js';
+
 type C = Pick<Ctx, 'db' | 'clock' | 'sealer'>;
 
 export function slugify(name: string): string {
@@ -160,7 +161,8 @@ export interface InboxPatch {
  * `inbox.updated` event (realtime only) when something changed. An empty patch is refused.
  */
 export async function updateInbox(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, workspaceId: string, inboxId: string, patch: InboxPatch): Promise<InboxRow> {
-  if (Object.values(patch).every((v) => v === undefined)) throw invalid('nothing to change: name one of name, slug, locale, timezone, mode, expected_reply_minutes');
+  if (Object.values(patch).every((v) => v === undefined))
+    throw invalid('nothing to change: name one of name, slug, locale, timezone, mode, expected_reply_minutes');
   const set: Partial<InboxRow> = {};
   if (patch.name !== undefined) set.name = checkInboxName(patch.name);
   if (patch.locale !== undefined) set.locale = checkLocale(patch.locale);
@@ -171,16 +173,25 @@ export async function updateInbox(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, worksp
   }
   if (patch.expectedReplyMinutes !== undefined) set.expected_reply_minutes = checkReplyMinutes(patch.expectedReplyMinutes);
   // Two renames to one slug at once: the loser runs again and finds the winner's slug (409).
-  const saved = await retryOnUniqueViolation(() => ctx.db.transaction().execute(async (trx) => {
-    const current = await resolveInbox({ db: trx }, workspaceId, inboxId);
-    if (patch.slug !== undefined) set.slug = await checkSlug({ db: trx }, workspaceId, patch.slug, current.id);
-    const changed = (Object.keys(set) as (keyof InboxRow)[]).filter((k) => set[k] !== current[k]);
-    if (changed.length === 0) return { inbox: current, changed };
-    const next: InboxRow = { ...current, ...set, updated_at: iso(ctx.clock.now()) };
-    await trx.updateTable('inboxes').set({ ...set, updated_at: next.updated_at }).where('id', '=', current.id).execute();
-    await recordEvent({ db: trx, clock: ctx.clock }, { workspaceId, inboxId: current.id, type: 'inbox.updated', occurredAt: ctx.clock.now(), data: { inbox: formatInbox(next), changed }, webhook: false });
-    return { inbox: next, changed };
-  }));
+  const saved = await retryOnUniqueViolation(() =>
+    ctx.db.transaction().execute(async (trx) => {
+      const current = await resolveInbox({ db: trx }, workspaceId, inboxId);
+      if (patch.slug !== undefined) set.slug = await checkSlug({ db: trx }, workspaceId, patch.slug, current.id);
+      const changed = (Object.keys(set) as (keyof InboxRow)[]).filter((k) => set[k] !== current[k]);
+      if (changed.length === 0) return { inbox: current, changed };
+      const next: InboxRow = { ...current, ...set, updated_at: iso(ctx.clock.now()) };
+      await trx
+        .updateTable('inboxes')
+        .set({ ...set, updated_at: next.updated_at })
+        .where('id', '=', current.id)
+        .execute();
+      await recordEvent(
+        { db: trx, clock: ctx.clock },
+        { workspaceId, inboxId: current.id, type: 'inbox.updated', occurredAt: ctx.clock.now(), data: { inbox: formatInbox(next), changed }, webhook: false },
+      );
+      return { inbox: next, changed };
+    }),
+  );
   if (saved.changed.length) announceEvents(ctx);
   return saved.inbox;
 }

@@ -1,6 +1,6 @@
 // Reads of inboxes for other features: they use these instead of querying the inboxes table
 // themselves. Imports no feature, so any may use it. "Live" means not deleted (deleted_at unset).
-import { expressionBuilder, sql, type Expression, type SqlBool } from 'kysely';
+import { type Expression, expressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Database, Db, InboxesTable } from '../db/schema.js';
 
 export type InboxRow = InboxesTable;
@@ -12,7 +12,13 @@ export async function findInbox(db: Db, inboxId: string): Promise<InboxRow | und
 
 /** A live inbox of the workspace by id. */
 export async function findLiveInbox(db: Db, workspaceId: string, inboxId: string): Promise<InboxRow | undefined> {
-  return db.selectFrom('inboxes').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', inboxId).where('deleted_at', 'is', null).executeTakeFirst();
+  return db
+    .selectFrom('inboxes')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('id', '=', inboxId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
 }
 
 /** An inbox of the workspace by id or slug; `live` leaves out deleted ones. */
@@ -48,5 +54,7 @@ export async function deletedInboxIds(db: Db, workspaceId: string): Promise<stri
  */
 export function inboxIsDeleted(inboxIdColumn: string): Expression<SqlBool> {
   const eb = expressionBuilder<Database, never>();
-  return eb.exists(eb.selectFrom('inboxes').select('inboxes.id').where('inboxes.id', '=', sql.ref<string>(inboxIdColumn)).where('inboxes.deleted_at', 'is not', null));
+  return eb.exists(
+    eb.selectFrom('inboxes').select('inboxes.id').where('inboxes.id', '=', sql.ref<string>(inboxIdColumn)).where('inboxes.deleted_at', 'is not', null),
+  );
 }

@@ -36,7 +36,9 @@ export async function runDeletionSteps(
 }
 
 /** A deletion's progress row: the inbox's in inbox_deletions or the workspace's in workspace_deletions. */
-export type DeletionRecord = { table: 'inbox_deletions'; column: 'inbox_id'; id: string } | { table: 'workspace_deletions'; column: 'workspace_id'; id: string };
+export type DeletionRecord =
+  | { table: 'inbox_deletions'; column: 'inbox_id'; id: string }
+  | { table: 'workspace_deletions'; column: 'workspace_id'; id: string };
 
 /** Adds a batch's counts to the deletion's totals (the `tally` of runDeletionSteps). */
 export async function addToDeletionTotals(db: Db, record: DeletionRecord, counts: { conversations?: number; files?: number }): Promise<void> {
@@ -47,11 +49,17 @@ export async function addToDeletionTotals(db: Db, record: DeletionRecord, counts
 }
 
 /** Counts one more run of the deletion; returns its totals and the conversations still left in its scope. */
-export async function countDeletionRun(db: Db, record: DeletionRecord): Promise<{ conversations_deleted: number; conversations_left: number; files_deleted: number }> {
+export async function countDeletionRun(
+  db: Db,
+  record: DeletionRecord,
+): Promise<{ conversations_deleted: number; conversations_left: number; files_deleted: number }> {
   const table = sql.table(record.table);
   const column = sql.ref(record.column);
   await sql`update ${table} set runs = runs + 1 where ${column} = ${record.id}`.execute(db);
-  const totals = await sql<{ conversations_deleted: number | string; files_deleted: number | string }>`select conversations_deleted, files_deleted from ${table} where ${column} = ${record.id}`.execute(db);
+  const totals = await sql<{
+    conversations_deleted: number | string;
+    files_deleted: number | string;
+  }>`select conversations_deleted, files_deleted from ${table} where ${column} = ${record.id}`.execute(db);
   // conversations has both inbox_id and workspace_id, so the record's column names its scope there too.
   const left = await sql<{ n: number | string }>`select count(*) as n from conversations where ${column} = ${record.id}`.execute(db);
   const row = totals.rows[0];

@@ -7,7 +7,7 @@
 // have an inbox part (conversations with their files, its contacts' external ids, broadcasts, the
 // Amazon SES tenant) in batches, and removes the inbox row last, logging one "inbox deletion" line
 // per run. Contacts belong to the workspace and stay; events stay until the event retention.
-import { deleteInboxEndpoints } from '../webhooks/service.js';
+
 import { removeInboxFromKeys } from '../api-keys/service.js';
 import type { Access } from '../auth/access.js';
 import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
@@ -22,8 +22,9 @@ import { discardUpload } from '../mailbox-migration/upload/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { notFound } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
+import { deleteInboxEndpoints } from '../webhooks/service.js';
 import { addToDeletionTotals, countDeletionRun, type DeletionRecord, runDeletionSteps } from './deletion-steps.js';
-import { type DeletionTally, workspaceDataSteps, type WorkspaceDataStep } from './registry.js';
+import { type DeletionTally, type WorkspaceDataStep, workspaceDataSteps } from './registry.js';
 import { DELETION_RUN_BUDGET_MS } from './workspace-deletion.js';
 
 export const INBOX_DELETE_JOB = 'inbox.delete';
@@ -90,7 +91,12 @@ export async function deleteInbox(ctx: Ctx, access: Access, ref: string): Promis
       broadcasts_cancelled: broadcasts,
     } satisfies InboxDeleted;
   });
-  ctx.log.info('inbox deleted', { workspace_id: access.workspaceId, inbox_id: result.inbox_id, requested_by: requester(access), channels: result.channels_deleted.length });
+  ctx.log.info('inbox deleted', {
+    workspace_id: access.workspaceId,
+    inbox_id: result.inbox_id,
+    requested_by: requester(access),
+    channels: result.channels_deleted.length,
+  });
   if (result.channels_deleted.length) ctx.hub.emit(CHANNELS_DELETED, { channelIds: result.channels_deleted } satisfies ChannelsDeleted);
   for (const id of result.migrations_cancelled) discardUpload(ctx, id);
   announceEvents(ctx);
@@ -164,7 +170,11 @@ async function removeInboxRow(ctx: Ctx, inboxId: string): Promise<boolean> {
     if (late) return false;
     await trx.deleteFrom('channels').where('inbox_id', '=', inboxId).execute();
     await trx.deleteFrom('inboxes').where('id', '=', inboxId).execute();
-    await trx.updateTable('inbox_deletions').set({ finished_at: iso(ctx.clock.now()) }).where('inbox_id', '=', inboxId).execute();
+    await trx
+      .updateTable('inbox_deletions')
+      .set({ finished_at: iso(ctx.clock.now()) })
+      .where('inbox_id', '=', inboxId)
+      .execute();
     return true;
   });
 }
@@ -186,5 +196,9 @@ export function inboxDeletionJob(ctx: Ctx): JobKind<{ inboxId: string }> {
 
 /** At start: a deletion that a killed process had under way continues at once. */
 export async function resumeInboxDeletions(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<void> {
-  await ctx.db.updateTable('jobs').set({ lease_until: null, run_at: iso(ctx.clock.now()) }).where('kind', '=', INBOX_DELETE_JOB).execute();
+  await ctx.db
+    .updateTable('jobs')
+    .set({ lease_until: null, run_at: iso(ctx.clock.now()) })
+    .where('kind', '=', INBOX_DELETE_JOB)
+    .execute();
 }

@@ -4,26 +4,26 @@
 // a long write lock and a restart simply continues. The jobs are in ./retention.ts and
 // ./workspace-deletion.ts; the entry types are in src/platform/lifecycle.ts.
 import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
-import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { workspaceContactsStep } from '../contacts/retention.js';
 import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep } from '../conversations/retention.js';
+import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
+import { deleteOldGreetingLog, deleteWorkspaceGreetings } from '../greeting/service.js';
 import { credentialLinksRule, migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
 import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-migration/upload/service.js';
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
-import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
-import { deleteOldTypingSignals } from '../typing/service.js';
+import { endedInvitesRule, workspaceInvitesStep } from '../members/retention.js';
 import { deleteOldNotifications, deleteWorkspaceNotifications } from '../notifications/service.js';
-import { deleteOldViewingSignals } from '../typing/viewing.js';
 import { passkeyChallengesRule } from '../people/passkeys.js';
 import { expiredSessionsRule, signInCodesRule, signInLinksRule } from '../people/retention.js';
-import { endedInvitesRule, workspaceInvitesStep } from '../members/retention.js';
-import { deleteStaleConnections, deleteWorkspaceConnections } from '../realtime/connections.js';
-import { deleteWorkspaceWebhooks, pruneDeliveries } from '../webhooks/service.js';
-import { deleteWorkspaceSavedReplies } from '../saved-replies/service.js';
-import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
-import { deleteOldGreetingLog, deleteWorkspaceGreetings } from '../greeting/service.js';
+import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { deleteWorkspaceRatingRequests } from '../ratings/service.js';
+import { deleteStaleConnections, deleteWorkspaceConnections } from '../realtime/connections.js';
 import { deleteWorkspaceReportTotals } from '../reports/service.js';
+import { deleteWorkspaceSavedReplies } from '../saved-replies/service.js';
+import { deleteOldTypingSignals } from '../typing/service.js';
+import { deleteOldViewingSignals } from '../typing/viewing.js';
+import { deleteWorkspaceWebhooks, pruneDeliveries } from '../webhooks/service.js';
+import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
 
 export { DEFAULT_BATCH, type DeletionTally, type RetentionRule, type WorkspaceDataStep } from '../platform/lifecycle.js';
 
@@ -58,12 +58,18 @@ export const retentionRules: RetentionRule[] = [
  * runs the steps that have `deleteInboxBatch`, in the same order, then removes the inbox row.
  */
 export const workspaceDataSteps: WorkspaceDataStep[] = [
-  { name: 'contact_sessions', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceContactSessions(ctx, workspaceId, batch), files: 0 }) },
+  {
+    name: 'contact_sessions',
+    deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceContactSessions(ctx, workspaceId, batch), files: 0 }),
+  },
   // Deliveries are found through the events, so they go first.
   { name: 'webhooks', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceWebhooks(ctx, workspaceId, batch), files: 0 }) },
   { name: 'events', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceEvents(ctx, workspaceId, batch), files: 0 }) },
   { name: 'notifications', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceNotifications(ctx, workspaceId, batch), files: 0 }) },
-  { name: 'realtime_connections', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceConnections(ctx, workspaceId, batch), files: 0 }) },
+  {
+    name: 'realtime_connections',
+    deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceConnections(ctx, workspaceId, batch), files: 0 }),
+  },
   // Uploads are found through the migration rows, so they go first.
   migrationUploadsWorkspaceStep,
   migrationWorkspaceStep,
@@ -71,7 +77,10 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   workspaceContactsStep,
   workspaceInvitesStep,
   { name: 'greetings_sent', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceGreetings(ctx, workspaceId, batch), files: 0 }) },
-  { name: 'rating_requests', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceRatingRequests(ctx, workspaceId, batch), files: 0 }) },
+  {
+    name: 'rating_requests',
+    deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceRatingRequests(ctx, workspaceId, batch), files: 0 }),
+  },
   { name: 'report_totals', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceReportTotals(ctx, workspaceId, batch), files: 0 }) },
   { name: 'saved_replies', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceSavedReplies(ctx, workspaceId, batch), files: 0 }) },
   ...broadcastWorkspaceSteps,

@@ -4,8 +4,8 @@ import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import type { Ctx } from '../context.js';
 import { HOUR, MINUTE } from '../platform/clock.js';
 import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
-import { DEFAULT_BATCH, retentionRules, type RetentionRule } from './registry.js';
 import { requeueInboxDeletions } from './inbox-deletion.js';
+import { DEFAULT_BATCH, type RetentionRule, retentionRules } from './registry.js';
 import { requeueWorkspaceDeletions } from './workspace-deletion.js';
 
 export const RETENTION_JOB = 'lifecycle.retention';
@@ -44,7 +44,13 @@ export async function runRetention(ctx: Ctx, rules: readonly RetentionRule[] = r
       await yieldToOthers();
     }
   }
-  ctx.log.info('retention', { deleted, workspace_deletions_queued: queued, inbox_deletions_queued: inboxesQueued, more, duration_ms: Math.round(performance.now() - started) });
+  ctx.log.info('retention', {
+    deleted,
+    workspace_deletions_queued: queued,
+    inbox_deletions_queued: inboxesQueued,
+    more,
+    duration_ms: Math.round(performance.now() - started),
+  });
   // Files of deleted rows go through their own jobs: run them now rather than at the next poll.
   ctx.jobs.wake();
   return { deleted, workspace_deletions_queued: queued, inbox_deletions_queued: inboxesQueued, more };
@@ -66,5 +72,9 @@ export function retentionJob(ctx: Ctx): JobKind {
 export async function runRetentionAtStart(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<void> {
   const uniqueKey = `periodic:${RETENTION_JOB}`;
   await enqueue(ctx.db, ctx.clock, { kind: RETENTION_JOB, uniqueKey });
-  await ctx.db.updateTable('jobs').set({ run_at: new Date(ctx.clock.now()).toISOString(), lease_until: null }).where('unique_key', '=', uniqueKey).execute();
+  await ctx.db
+    .updateTable('jobs')
+    .set({ run_at: new Date(ctx.clock.now()).toISOString(), lease_until: null })
+    .where('unique_key', '=', uniqueKey)
+    .execute();
 }

@@ -4,15 +4,16 @@
 // lose their push subscriptions; the deletion job is stored. The job then removes the data step by
 // step in batches (workspaceDataSteps), then the workspace's frame (keys, channels, inboxes,
 // memberships), logging one "workspace deletion" line per run. People keep their accounts.
+
+import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
+import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';
-import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
-import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
 import { addToDeletionTotals, countDeletionRun, type DeletionRecord, runDeletionSteps } from './deletion-steps.js';
-import { type DeletionTally, workspaceDataSteps, type WorkspaceDataStep } from './registry.js';
+import { type DeletionTally, type WorkspaceDataStep, workspaceDataSteps } from './registry.js';
 
 export const WORKSPACE_DELETE_JOB = 'workspace.delete';
 /** One run works this long, logs its line and hands the queue to other jobs before continuing. */
@@ -31,8 +32,16 @@ export interface WorkspaceSummary {
   webhook_endpoints: number;
 }
 
-async function count(db: Db, table: 'memberships' | 'api_keys' | 'inboxes' | 'channels' | 'contacts' | 'conversations' | 'webhook_endpoints', workspaceId: string): Promise<number> {
-  const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+async function count(
+  db: Db,
+  table: 'memberships' | 'api_keys' | 'inboxes' | 'channels' | 'contacts' | 'conversations' | 'webhook_endpoints',
+  workspaceId: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -189,7 +198,11 @@ async function removeFrame(ctx: Ctx, workspaceId: string): Promise<void> {
     await trx.deleteFrom('channels').where('workspace_id', '=', workspaceId).execute();
     await trx.deleteFrom('inboxes').where('workspace_id', '=', workspaceId).execute();
     await trx.deleteFrom('memberships').where('workspace_id', '=', workspaceId).execute();
-    await trx.updateTable('workspace_deletions').set({ finished_at: iso(ctx.clock.now()) }).where('workspace_id', '=', workspaceId).execute();
+    await trx
+      .updateTable('workspace_deletions')
+      .set({ finished_at: iso(ctx.clock.now()) })
+      .where('workspace_id', '=', workspaceId)
+      .execute();
   });
 }
 
@@ -211,5 +224,9 @@ export function workspaceDeletionJob(ctx: Ctx): JobKind<{ workspaceId: string }>
 
 /** At start: a deletion that a killed process had under way continues at once (one server process runs jobs). */
 export async function resumeWorkspaceDeletions(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<void> {
-  await ctx.db.updateTable('jobs').set({ lease_until: null, run_at: iso(ctx.clock.now()) }).where('kind', '=', WORKSPACE_DELETE_JOB).execute();
+  await ctx.db
+    .updateTable('jobs')
+    .set({ lease_until: null, run_at: iso(ctx.clock.now()) })
+    .where('kind', '=', WORKSPACE_DELETE_JOB)
+    .execute();
 }

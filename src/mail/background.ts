@@ -1,8 +1,8 @@
 // The mail feature's part of `svc serve`: the SMTP ingress listener, the outbound send job, and
 // forwarding addresses for channels that have none on the current domain.
 import type { BackgroundPart } from '../platform/background.js';
-import type { MailHandlers } from './handlers.js';
 import { assignForwardingAddresses } from './forwarding.js';
+import type { MailHandlers } from './handlers.js';
 import { emailSendJob } from './outbound.js';
 import { startSmtpListener } from './smtp-listener.js';
 

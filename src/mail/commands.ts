@@ -16,20 +16,25 @@ async function readStdin(maxBytes: number): Promise<Buffer> {
 }
 
 /** `handlers`: the ingress handler table (src/server/mail-handlers.ts). */
-export const ingestEmailCommand = (handlers: MailHandlers) => dbCommand({
-  meta: { name: 'ingest-email', description: 'Deliver a raw message from standard input; prints the stored message id' },
-  args: {
-    to: { type: 'string', required: true, description: 'the recipient address (a channel or forwarding address)' },
-    from: { type: 'string', description: 'the envelope sender' },
-  },
-  async run({ app, args, io }) {
-    if (process.stdin.isTTY) throw new UsageError('pipe the message into standard input');
-    const raw = await readStdin(app.config.ingressMaxBytes);
-    checkRawSize(app, raw.length);
-    const results = await ingestEmail(app, { raw, recipients: [args.to], envelopeFrom: args.from ?? null, via: 'cli', handlers });
-    for (const r of results) {
-      io.say(r.duplicate ? `already stored in inbox ${r.inbox_id} (conversation ${r.conversation_id})` : `stored in inbox ${r.inbox_id}, conversation ${r.conversation_id}${r.new_conversation ? ' (new)' : ''}`);
-      io.out(r.message_id);
-    }
-  },
-});
+export const ingestEmailCommand = (handlers: MailHandlers) =>
+  dbCommand({
+    meta: { name: 'ingest-email', description: 'Deliver a raw message from standard input; prints the stored message id' },
+    args: {
+      to: { type: 'string', required: true, description: 'the recipient address (a channel or forwarding address)' },
+      from: { type: 'string', description: 'the envelope sender' },
+    },
+    async run({ app, args, io }) {
+      if (process.stdin.isTTY) throw new UsageError('pipe the message into standard input');
+      const raw = await readStdin(app.config.ingressMaxBytes);
+      checkRawSize(app, raw.length);
+      const results = await ingestEmail(app, { raw, recipients: [args.to], envelopeFrom: args.from ?? null, via: 'cli', handlers });
+      for (const r of results) {
+        io.say(
+          r.duplicate
+            ? `already stored in inbox ${r.inbox_id} (conversation ${r.conversation_id})`
+            : `stored in inbox ${r.inbox_id}, conversation ${r.conversation_id}${r.new_conversation ? ' (new)' : ''}`,
+        );
+        io.out(r.message_id);
+      }
+    },
+  });

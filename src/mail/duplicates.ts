@@ -3,10 +3,11 @@
 // twice. "The same" is decided by mailDigest (Message-ID, Date, From, To, Subject and body), not by
 // the Message-ID alone: a different message that reuses a Message-ID is stored as well, and the
 // first message keeps that Message-ID's place in threading (mail_ids).
-import type { Db, MailHeaders } from '../db/schema.js';
-import { iso } from '../platform/clock.js';
+
 import { registerMailId, type Tx } from '../conversations/service.js';
 import { messageById } from '../conversations/store.js';
+import type { Db, MailHeaders } from '../db/schema.js';
+import { iso } from '../platform/clock.js';
 import type { InboundMail } from './parse.js';
 
 export interface MailIdentity {
@@ -63,11 +64,21 @@ async function sameAsUndigested(db: Db, holder: { message_id: string; digest?: s
  * unless another message holds that id already. False when the inbox holds the same mail (another
  * transaction stored it meanwhile): the caller must then undo its work.
  */
-export async function registerStoredMail(tx: Tx, input: { workspaceId: string; inboxId: string; conversationId: string; messageId: string; mail: MailIdentity }): Promise<boolean> {
+export async function registerStoredMail(
+  tx: Tx,
+  input: { workspaceId: string; inboxId: string; conversationId: string; messageId: string; mail: MailIdentity },
+): Promise<boolean> {
   const { workspaceId, inboxId, conversationId, messageId, mail } = input;
   const r = await tx.db
     .insertInto('mail_digests')
-    .values({ workspace_id: workspaceId, inbox_id: inboxId, digest: mail.digest, conversation_id: conversationId, message_id: messageId, created_at: iso(tx.clock.now()) })
+    .values({
+      workspace_id: workspaceId,
+      inbox_id: inboxId,
+      digest: mail.digest,
+      conversation_id: conversationId,
+      message_id: messageId,
+      created_at: iso(tx.clock.now()),
+    })
     .onConflict((oc) => oc.columns(['workspace_id', 'inbox_id', 'digest']).doNothing())
     .executeTakeFirst();
   if (Number(r.numInsertedOrUpdatedRows ?? 0) !== 1) return false;

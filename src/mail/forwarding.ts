@@ -4,7 +4,7 @@
 // Without the setting, no address is shown or accepted (stored ones come back when it is set).
 import type { Access } from '../auth/access.js';
 import { authorize } from '../auth/access.js';
-import { getChannel, newForwardingAddress, type ChannelRow } from '../channels/service.js';
+import { type ChannelRow, getChannel, newForwardingAddress } from '../channels/service.js';
 import { channelsWithoutForwardingOn, setForwardingAddress } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import { announceEvents, recordSignal } from '../events/service.js';

@@ -28,7 +28,11 @@ export interface MailHandlers {
 }
 
 /** Splits addresses into each recipient handler's claims (first claim wins) and the rest. */
-export async function claimRecipients(ctx: Ctx, handlers: MailHandlers, addresses: readonly string[]): Promise<{ claimed: Map<RecipientHandler, string[]>; others: string[] }> {
+export async function claimRecipients(
+  ctx: Ctx,
+  handlers: MailHandlers,
+  addresses: readonly string[],
+): Promise<{ claimed: Map<RecipientHandler, string[]>; others: string[] }> {
   const claimed = new Map<RecipientHandler, string[]>();
   let others = [...addresses];
   for (const handler of handlers.recipients) {

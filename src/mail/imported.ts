@@ -19,5 +19,11 @@ export async function conversationIdsOfMailIds(db: Db, workspaceId: string, inbo
 
 /** The message registered in the inbox under exactly this Message-ID. */
 export async function storedCopyByMailId(db: Db, workspaceId: string, inboxId: string, rfcId: string): Promise<StoredCopy | undefined> {
-  return db.selectFrom('mail_ids').select(['conversation_id', 'message_id']).where('workspace_id', '=', workspaceId).where('rfc_id', '=', rfcId).where('inbox_id', '=', inboxId).executeTakeFirst();
+  return db
+    .selectFrom('mail_ids')
+    .select(['conversation_id', 'message_id'])
+    .where('workspace_id', '=', workspaceId)
+    .where('rfc_id', '=', rfcId)
+    .where('inbox_id', '=', inboxId)
+    .executeTakeFirst();
 }

@@ -3,22 +3,22 @@
 // transaction find or create the contact, thread or start the conversation, add the message and
 // record the events. The caller answers (SMTP 250, HTTP 201) only after that commit.
 import type { Transaction } from 'kysely';
-import type { Ctx } from '../context.js';
-import type { Database } from '../db/schema.js';
 import { createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } from '../contacts/service.js';
 import type { ContactView } from '../contacts/store.js';
+import type { Ctx } from '../context.js';
 import { attachmentKey, rawEmailKey } from '../conversations/files.js';
-import { appendMessage, applyConversationChanges, startConversation, type NewMessage, type StoredAttachment } from '../conversations/service.js';
+import { appendMessage, applyConversationChanges, type NewMessage, type StoredAttachment, startConversation } from '../conversations/service.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
+import type { Database } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { iso } from '../platform/clock.js';
 import { invalid, notFound, tooLarge } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { findStoredCopy, mailIdentity, registerStoredMail } from './duplicates.js';
-import { claimRecipients, offerMessage, type MailHandlers } from './handlers.js';
-import { mailHeadersOf, parseMail, type InboundMail } from './parse.js';
-import { resolveRecipients, type MailTarget } from './recipients.js';
+import { claimRecipients, type MailHandlers, offerMessage } from './handlers.js';
+import { type InboundMail, mailHeadersOf, parseMail } from './parse.js';
+import { type MailTarget, resolveRecipients } from './recipients.js';
 import { sanitizeMailHtml } from './sanitize.js';
 import { findThread } from './threading.js';
 
@@ -119,7 +119,16 @@ function replyAddress(mail: InboundMail, sender: string | null): string | null {
  */
 export async function storeInboundMail(
   ctx: Ctx,
-  input: { target: MailTarget; mail: InboundMail; raw: Buffer; envelopeFrom?: string | null; quiet?: boolean; imported?: boolean; receivedAt?: Date; keepRaw?: boolean },
+  input: {
+    target: MailTarget;
+    mail: InboundMail;
+    raw: Buffer;
+    envelopeFrom?: string | null;
+    quiet?: boolean;
+    imported?: boolean;
+    receivedAt?: Date;
+    keepRaw?: boolean;
+  },
 ): Promise<IngestResult> {
   const { target, mail } = input;
   const { workspaceId, inboxId } = target;
@@ -135,8 +144,16 @@ export async function storeInboundMail(
     const rawId = input.keepRaw !== false ? newId('eml') : undefined;
     const fileIds = mail.attachments.map(() => newId('att'));
     const writes = await Promise.allSettled([
-      rawId ? ctx.storage.put(rawEmailKey(workspaceId, rawId), input.raw, { contentType: 'message/rfc822' }).then((r) => (written.push(rawEmailKey(workspaceId, rawId)), r)) : undefined,
-      ...mail.attachments.map((a, i) => ctx.storage.put(attachmentKey(workspaceId, fileIds[i]), a.content, { contentType: a.contentType }).then((r) => (written.push(attachmentKey(workspaceId, fileIds[i])), r))),
+      rawId
+        ? ctx.storage
+            .put(rawEmailKey(workspaceId, rawId), input.raw, { contentType: 'message/rfc822' })
+            .then((r) => (written.push(rawEmailKey(workspaceId, rawId)), r))
+        : undefined,
+      ...mail.attachments.map((a, i) =>
+        ctx.storage
+          .put(attachmentKey(workspaceId, fileIds[i]), a.content, { contentType: a.contentType })
+          .then((r) => (written.push(attachmentKey(workspaceId, fileIds[i])), r)),
+      ),
     ]);
     const failed = writes.find((w) => w.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
@@ -144,7 +161,16 @@ export async function storeInboundMail(
     if (rawId) raw = { id: rawId, key: rawEmailKey(workspaceId, rawId), ...stored[0]! };
     mail.attachments.forEach((a, i) => {
       const s = stored[i + 1]!;
-      files.push({ id: fileIds[i], filename: a.filename, contentType: a.contentType, size: s.size, sha256: s.sha256, storageKey: attachmentKey(workspaceId, fileIds[i]), contentId: a.contentId, inline: a.inline });
+      files.push({
+        id: fileIds[i],
+        filename: a.filename,
+        contentType: a.contentType,
+        size: s.size,
+        sha256: s.sha256,
+        storageKey: attachmentKey(workspaceId, fileIds[i]),
+        contentId: a.contentId,
+        inline: a.inline,
+      });
     });
     const cids = new Map(files.filter((f) => f.contentId).map((f) => [f.contentId!, f.id]));
     const sender = senderAddress(mail, input.envelopeFrom ?? null);
@@ -179,7 +205,13 @@ export async function storeInboundMail(
         if (conversation) {
           // A customer's reply reopens a closed conversation; auto-replies and reports do not.
           if (conversation.status === 'closed' && !mail.automatic) {
-            ({ conversation } = await applyConversationChanges(tx, { conversation, patch: { status: 'open' }, author, reason: 'customer_reply', quiet: input.quiet }));
+            ({ conversation } = await applyConversationChanges(tx, {
+              conversation,
+              patch: { status: 'open' },
+              author,
+              reason: 'customer_reply',
+              quiet: input.quiet,
+            }));
           }
           await appendMessage(tx, {
             conversation,
@@ -189,7 +221,15 @@ export async function storeInboundMail(
           });
         } else {
           ({ conversation } = await startConversation(tx, {
-            conversation: { workspaceId, inboxId, contactId: contact.contact.id, channelId: target.channel.id, source: 'email', subject: mail.subject, imported: input.imported },
+            conversation: {
+              workspaceId,
+              inboxId,
+              contactId: contact.contact.id,
+              channelId: target.channel.id,
+              source: 'email',
+              subject: mail.subject,
+              imported: input.imported,
+            },
             contact,
             message: { ...message, author },
             quiet: input.quiet,

@@ -6,22 +6,23 @@
 // 1 h and 4 h after the previous failure (about 5 h 21 min). Every failed attempt logs
 // `email send failed, retrying`; once the last one fails the message shows `failed` with the
 // SMTP server's answer.
-import { findInbox } from '../inboxes/store.js';
+
 import type { Readable } from 'node:stream';
-import type { Ctx } from '../context.js';
-import { findChannel, type ChannelRow } from '../channels/store.js';
+import { type ChannelRow, findChannel } from '../channels/store.js';
 import { loadContactView } from '../contacts/store.js';
-import { formatMessage, type ConversationRow, type MessageRow } from '../conversations/format.js';
+import type { Ctx } from '../context.js';
+import { type ConversationRow, formatMessage, type MessageRow } from '../conversations/format.js';
 import { attachmentsOf } from '../conversations/store.js';
-import { announceEvents, recordEvent } from '../events/service.js';
 import type { Db, MailHeaders } from '../db/schema.js';
-import { HOUR, iso, MINUTE, type Clock } from '../platform/clock.js';
+import { announceEvents, recordEvent } from '../events/service.js';
+import { findInbox } from '../inboxes/store.js';
+import { mailerHeaders } from '../mailer-tenants/service.js';
+import { type Clock, HOUR, iso, MINUTE } from '../platform/clock.js';
 import { conflict } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';
-import { mailerHeaders } from '../mailer-tenants/service.js';
-import { channelMailDomain, channelSender, channelTransport } from './transport.js';
-import { MAX_REFERENCES } from './parse.js';
 import { findWorkspace } from '../workspaces/store.js';
+import { MAX_REFERENCES } from './parse.js';
+import { channelMailDomain, channelSender, channelTransport } from './transport.js';
 
 export const EMAIL_SEND_JOB = 'email.send';
 export const SEND_RETRY_DELAYS_MS = [1 * MINUTE, 5 * MINUTE, 15 * MINUTE, 1 * HOUR, 4 * HOUR] as const;
@@ -56,7 +57,12 @@ export async function scheduleEmailSend(tx: { db: Db; clock: Clock }, messageId:
  * Where the reply goes: Reply-To (else From) of the newest inbound mail, else the contact's first
  * address; with the contact's name when the address is one of the contact's (nodemailer encodes it).
  */
-async function recipientOf(db: Db, conversationId: string, workspaceId: string, contactId: string): Promise<string | { name: string; address: string } | undefined> {
+async function recipientOf(
+  db: Db,
+  conversationId: string,
+  workspaceId: string,
+  contactId: string,
+): Promise<string | { name: string; address: string } | undefined> {
   const inbound = await db
     .selectFrom('messages')
     .select('mail_reply_to')
@@ -84,7 +90,12 @@ function replySubject(subject: string | null): string {
  * The headers a reply goes out with: stored when the reply is written (so the API shows its
  * Message-ID at once) and again as sent, since the recipient is decided at sending time.
  */
-export async function replyHeaders(db: Db, conversation: ConversationRow, channel: ChannelRow, mail: { messageId: string; references: string[]; subject: string | null }): Promise<MailHeaders> {
+export async function replyHeaders(
+  db: Db,
+  conversation: ConversationRow,
+  channel: ChannelRow,
+  mail: { messageId: string; references: string[]; subject: string | null },
+): Promise<MailHeaders> {
   const inbox = await findInbox(db, conversation.inbox_id);
   if (!inbox) throw new Error(`inbox ${conversation.inbox_id} of conversation ${conversation.id} is gone`);
   const to = await recipientOf(db, conversation.id, conversation.workspace_id, conversation.contact_id);
@@ -162,7 +173,11 @@ async function setDeliveryState(
   await ctx.db.transaction().execute(async (trx) => {
     await trx.updateTable('messages').set(set).where('id', '=', message.id).execute();
     await alsoInTransaction?.({ db: trx, clock: ctx.clock });
-    const conversation = await trx.selectFrom('conversations').select(['id', 'inbox_id', 'contact_id']).where('id', '=', message.conversation_id).executeTakeFirst();
+    const conversation = await trx
+      .selectFrom('conversations')
+      .select(['id', 'inbox_id', 'contact_id'])
+      .where('id', '=', message.conversation_id)
+      .executeTakeFirst();
     if (!conversation) return;
     const files = await attachmentsOf(trx, [message.id]);
     await recordEvent(
@@ -172,7 +187,10 @@ async function setDeliveryState(
         inboxId: conversation.inbox_id,
         type: 'message.updated',
         occurredAt: ctx.clock.now(),
-        data: { message: formatMessage({ ...message, ...set }, files.get(message.id) ?? []), conversation: { id: conversation.id, inbox_id: conversation.inbox_id } },
+        data: {
+          message: formatMessage({ ...message, ...set }, files.get(message.id) ?? []),
+          conversation: { id: conversation.id, inbox_id: conversation.inbox_id },
+        },
         webhook: false,
       },
     );
@@ -223,7 +241,13 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
         }
         return { retryAt: new Date(ctx.clock.now().getTime() + retryInMs!) };
       }
-      await setDeliveryState(ctx, message, { delivery_status: 'sent', delivery_attempts: attempt, delivery_error: null, sent_at: iso(ctx.clock.now()), mail_headers: JSON.stringify(sent) });
+      await setDeliveryState(ctx, message, {
+        delivery_status: 'sent',
+        delivery_attempts: attempt,
+        delivery_error: null,
+        sent_at: iso(ctx.clock.now()),
+        mail_headers: JSON.stringify(sent),
+      });
       ctx.metrics.mailSent.inc({ outcome: 'sent' });
       ctx.log.info('email sent', { message_id: message.id, conversation_id: message.conversation_id, attempt });
     },

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import type { Logger } from '../platform/log.js';
-import { parseHeadersOnly, parseMail, type InboundMail } from './parse.js';
+import { type InboundMail, parseHeadersOnly, parseMail } from './parse.js';
 
 export const PARSE_TIMEOUT_MS = 30_000;
 const MAX_FAILURES = 5;

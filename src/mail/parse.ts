@@ -74,7 +74,11 @@ export function mailHeadersOf(mail: InboundMail): MailHeaders {
   };
 }
 
-const normaliseText = (text: string) => text.replace(/\r\n?/g, '\n').replace(/[ \t]+$/gm, '').trim();
+const normaliseText = (text: string) =>
+  text
+    .replace(/\r\n?/g, '\n')
+    .replace(/[ \t]+$/gm, '')
+    .trim();
 
 /**
  * What makes two copies of a mail the same message, whichever way each came (sent directly,
@@ -82,7 +86,14 @@ const normaliseText = (text: string) => text.replace(/\r\n?/g, '\n').replace(/[ 
  * (text, HTML and attachment contents). Normalised, so that trace headers added on the way, display
  * names, time-zone notation, folding, line endings and transfer encodings do not count.
  */
-export function mailDigest(m: { messageId: string | null; date: Date | null; from: string | null; to: readonly string[]; subject: string | null; body: readonly string[] }): string {
+export function mailDigest(m: {
+  messageId: string | null;
+  date: Date | null;
+  from: string | null;
+  to: readonly string[];
+  subject: string | null;
+  body: readonly string[];
+}): string {
   const parts = [
     m.messageId ?? '',
     m.date ? m.date.toISOString() : '',
@@ -112,7 +123,12 @@ export function messageIds(value: string | undefined | null): string[] {
 function rawHeaderValues(parsed: ParsedMail, key: string): string[] {
   return parsed.headerLines
     .filter((h) => h.key === key)
-    .map((h) => h.line.slice(h.line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim());
+    .map((h) =>
+      h.line
+        .slice(h.line.indexOf(':') + 1)
+        .replace(/\r?\n[ \t]+/g, ' ')
+        .trim(),
+    );
 }
 
 function firstMailbox(obj: AddressObject | AddressObject[] | undefined): EmailAddress | undefined {
@@ -150,7 +166,12 @@ function headerParameter(value: string, name: string): string | null {
   for (const part of value.split(';').slice(1)) {
     const eq = part.indexOf('=');
     if (eq < 0 || part.slice(0, eq).trim().toLowerCase() !== name) continue;
-    return part.slice(eq + 1).trim().replace(/^"|"$/g, '').trim().toLowerCase();
+    return part
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"|"$/g, '')
+      .trim()
+      .toLowerCase();
   }
   return null;
 }
@@ -164,7 +185,9 @@ function headerParameter(value: string, name: string): string | null {
  */
 export function isAutomatic(header: HeaderValues): boolean {
   const first = (name: Parameters<HeaderValues>[0]) => (header(name)[0] ?? '').trim();
-  const autoSubmitted = first('auto-submitted').split(/[;(\s]/)[0].toLowerCase();
+  const autoSubmitted = first('auto-submitted')
+    .split(/[;(\s]/)[0]
+    .toLowerCase();
   if (autoSubmitted && autoSubmitted !== 'no') return true;
   for (const name of ['x-autoreply', 'x-autorespond'] as const) {
     const v = first(name).toLowerCase();
@@ -270,7 +293,10 @@ export function cleanFilename(name: string | undefined, contentType: string, ind
     .trim()
     .slice(0, 255);
   if (cleaned && cleaned !== '.' && cleaned !== '..') return cleaned;
-  const ext = contentType.split('/')[1]?.replace(/[^a-z0-9.+-]/gi, '').slice(0, 10);
+  const ext = contentType
+    .split('/')[1]
+    ?.replace(/[^a-z0-9.+-]/gi, '')
+    .slice(0, 10);
   return `attachment-${index + 1}${ext ? `.${ext}` : ''}`;
 }
 

@@ -1,8 +1,9 @@
 // Which e-mail channel an address belongs to: its own address, or its forwarding address while the
 // server has SVC_FORWARDING_DOMAIN. Channels of deleted workspaces receive nothing (550).
-import type { Ctx } from '../context.js';
-import { emailChannelForAddress, type ChannelRow } from '../channels/store.js';
+
+import { type ChannelRow, emailChannelForAddress } from '../channels/store.js';
 import { normalizeAddress } from '../contacts/service.js';
+import type { Ctx } from '../context.js';
 
 export interface MailTarget {
   channel: ChannelRow;

@@ -40,7 +40,10 @@ export function registerMailRoutes(app: ApiApp, ctx: Ctx, handlers: MailHandlers
       security: bearer,
       request: {
         query: z.object({
-          to: z.union([z.string().max(254), z.array(z.string().max(254)).max(100)]).optional().openapi({ description: 'recipient address (repeatable)' }),
+          to: z
+            .union([z.string().max(254), z.array(z.string().max(254)).max(100)])
+            .optional()
+            .openapi({ description: 'recipient address (repeatable)' }),
           from: z.string().max(254).optional().openapi({ description: 'envelope sender' }),
         }),
         body: { content: { 'message/rfc822': { schema: z.string().openapi({ format: 'binary' }) } }, required: true },

@@ -3,16 +3,17 @@
 // deleted workspaces included), refuses messages over SVC_INGRESS_MAX_BYTES at MAIL FROM (SIZE=)
 // or after DATA (552), and answers 250 only once the message is committed. Relays may
 // authenticate with the ingress secret; STARTTLS is not offered (terminate TLS at the MX in front).
-import type { AddressInfo } from 'node:net';
+
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import type { Ctx } from '../context.js';
-import { AppError } from '../platform/errors.js';
 import { safeEqual } from '../platform/crypto.js';
-import { recipientHandlerOf, type MailHandlers } from './handlers.js';
+import { AppError } from '../platform/errors.js';
+import { type MailHandlers, recipientHandlerOf } from './handlers.js';
 import { ingestEmail } from './ingest.js';
 import { ParsePool } from './parse-pool.js';
-import { resolveRecipient, type MailTarget } from './recipients.js';
+import { type MailTarget, resolveRecipient } from './recipients.js';
 
 export const MAX_RECIPIENTS = 100;
 

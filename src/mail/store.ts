@@ -17,6 +17,12 @@ export async function insertMailId(db: Db, row: Insertable<MailIdsTable>): Promi
 /** Deletes the Message-IDs and digests of these conversations (at most a few hundred per call). */
 export async function deleteMailOfConversations(db: Db, conversationIds: readonly string[]): Promise<void> {
   if (conversationIds.length === 0) return;
-  await db.deleteFrom('mail_ids').where('conversation_id', 'in', [...conversationIds]).execute();
-  await db.deleteFrom('mail_digests').where('conversation_id', 'in', [...conversationIds]).execute();
+  await db
+    .deleteFrom('mail_ids')
+    .where('conversation_id', 'in', [...conversationIds])
+    .execute();
+  await db
+    .deleteFrom('mail_digests')
+    .where('conversation_id', 'in', [...conversationIds])
+    .execute();
 }

@@ -8,11 +8,22 @@ import type { Db } from '../db/schema.js';
 
 const MAX_LOOKUP = 200;
 
-export async function findThread(db: Db, input: { workspaceId: string; inboxId: string; inReplyTo: string[]; references: string[] }): Promise<ConversationRow | undefined> {
+export async function findThread(
+  db: Db,
+  input: { workspaceId: string; inboxId: string; inReplyTo: string[]; references: string[] },
+): Promise<ConversationRow | undefined> {
   const ordered = [...new Set([...input.inReplyTo, ...[...input.references].reverse()])].slice(0, MAX_LOOKUP);
   if (ordered.length === 0) return undefined;
-  const ids = await db.selectFrom('mail_ids').select(['rfc_id', 'conversation_id']).where('workspace_id', '=', input.workspaceId).where('rfc_id', 'in', ordered).execute();
-  const inboxOf = await inboxesOfConversations(db, ids.map((m) => m.conversation_id));
+  const ids = await db
+    .selectFrom('mail_ids')
+    .select(['rfc_id', 'conversation_id'])
+    .where('workspace_id', '=', input.workspaceId)
+    .where('rfc_id', 'in', ordered)
+    .execute();
+  const inboxOf = await inboxesOfConversations(
+    db,
+    ids.map((m) => m.conversation_id),
+  );
   const matches = ids.flatMap((m) => {
     const inbox_id = inboxOf.get(m.conversation_id);
     return inbox_id === undefined ? [] : [{ ...m, inbox_id }];

@@ -24,7 +24,8 @@ export interface TransportOptions {
 
 /** A transport for the channel (one-use by default, or a pool); close it after sending. */
 export function channelTransport(ctx: Pick<Ctx, 'sealer' | 'config'>, channel: ChannelRow, opts: TransportOptions = {}): Transporter {
-  if (!hasSmtpAccount(channel)) throw conflict(`channel ${channel.id} has no SMTP account; set its SMTP server, user name and password first`, 'smtp_not_configured');
+  if (!hasSmtpAccount(channel))
+    throw conflict(`channel ${channel.id} has no SMTP account; set its SMTP server, user name and password first`, 'smtp_not_configured');
   const tls = channel.smtp_tls ?? 'starttls';
   // Required on first use (then cached by Node): a server that sends no mail never loads nodemailer.
   const nodemailer = createRequire(import.meta.url)('nodemailer') as typeof import('nodemailer');

@@ -1,10 +1,10 @@
 // The migration part of `svc serve`: the worker job that scans, copies and syncs mailboxes.
 import type { Ctx } from '../context.js';
+import type { BackgroundPart, RunningPart } from '../platform/background.js';
 import { iso } from '../platform/clock.js';
 import { databaseGauge } from '../platform/metrics.js';
-import type { BackgroundPart, RunningPart } from '../platform/background.js';
-import { MIGRATION_STATES } from './states.js';
 import { MIGRATION_JOB, MigrationWorker } from './copy/worker.js';
+import { MIGRATION_STATES } from './states.js';
 
 export interface MigrationPart extends RunningPart {
   worker: MigrationWorker;
@@ -18,7 +18,12 @@ export const migrationBackground: BackgroundPart = {
     ctx.jobs.register(worker.job());
     // One server process runs the jobs: a lease left by a process that died (kill -9) belongs to
     // nobody now, so migrations continue at once instead of after the lease runs out.
-    await ctx.db.updateTable('jobs').set({ lease_until: null, run_at: iso(ctx.clock.now()) }).where('kind', '=', MIGRATION_JOB).where('lease_until', 'is not', null).execute();
+    await ctx.db
+      .updateTable('jobs')
+      .set({ lease_until: null, run_at: iso(ctx.clock.now()) })
+      .where('kind', '=', MIGRATION_JOB)
+      .where('lease_until', 'is not', null)
+      .execute();
     const part: MigrationPart = { worker, stop: () => worker.stop() };
     return part;
   },

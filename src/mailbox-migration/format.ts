@@ -1,9 +1,10 @@
 // What the API and the realtime events show of a migration. The password (sealed) never leaves
 // through here: only whether one is set.
+
+import { imapServerOf } from './sources/connect.js';
 import { findPreset } from './sources/presets.js';
 import { allowedActions } from './states.js';
 import type { MigrationRow, Progress } from './store.js';
-import { imapServerOf } from './sources/connect.js';
 
 export const READ_ONLY_STATEMENT =
   'No change was made to the old mailbox: folders are opened read-only (EXAMINE), messages are read without marking them (BODY.PEEK), and every command is checked before it is sent; anything else closes the connection unsent.';
@@ -47,7 +48,8 @@ export function formatMigration(m: MigrationRow, progress: Progress) {
         ? {
             deleted_here: m.password_sealed === null,
             remove_at_provider: preset?.app_password_url ?? null,
-            message: 'The password was deleted from this server. This server cannot revoke an app password at the provider: remove it there if you made one for this migration.',
+            message:
+              'The password was deleted from this server. This server cannot revoke an app password at the provider: remove it there if you made one for this migration.',
           }
         : null,
     copy_started_at: m.copy_started_at,

@@ -8,13 +8,19 @@
 //  - credentials links (sources/credential-links.ts) are removed a day after they expired.
 import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
-import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { DAY, iso } from '../platform/clock.js';
+import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
 
 /** Deletes at most `batch` rows of a migration's dependent tables, children first; returns how many. */
 async function deleteMigrationRows(ctx: Pick<Ctx, 'db'>, migrationIds: string[], batch: number): Promise<number> {
   let deleted = 0;
-  for (const table of ['mailbox_migration_items', 'mailbox_migration_threads', 'mailbox_migration_folders', 'mailbox_migration_contacts', 'mailbox_migration_log'] as const) {
+  for (const table of [
+    'mailbox_migration_items',
+    'mailbox_migration_threads',
+    'mailbox_migration_folders',
+    'mailbox_migration_contacts',
+    'mailbox_migration_log',
+  ] as const) {
     if (deleted >= batch || migrationIds.length === 0) break;
     const limit = batch - deleted;
     // Portable batched delete: pick a page of keys, then delete them.
@@ -63,9 +69,25 @@ export const migrationAuditRule: RetentionRule = {
     if (ended.length === 0) return 0;
     let deleted = 0;
     // The log of every migration past the audit period.
-    const logs = await ctx.db.selectFrom('mailbox_migration_log').select('id').where('migration_id', 'in', ended.map((e) => e.id)).limit(batch).execute();
+    const logs = await ctx.db
+      .selectFrom('mailbox_migration_log')
+      .select('id')
+      .where(
+        'migration_id',
+        'in',
+        ended.map((e) => e.id),
+      )
+      .limit(batch)
+      .execute();
     for (let i = 0; i < logs.length; i += 500) {
-      const r = await ctx.db.deleteFrom('mailbox_migration_log').where('id', 'in', logs.slice(i, i + 500).map((l) => l.id)).executeTakeFirst();
+      const r = await ctx.db
+        .deleteFrom('mailbox_migration_log')
+        .where(
+          'id',
+          'in',
+          logs.slice(i, i + 500).map((l) => l.id),
+        )
+        .executeTakeFirst();
       deleted += Number(r.numDeletedRows);
     }
     // Deleted migrations: their whole record, in batches, then the row once nothing is left.
@@ -93,9 +115,13 @@ export const migrationWorkspaceStep: WorkspaceDataStep = {
       .where('workspace_id', '=', workspaceId)
       .where('password_sealed', 'is not', null)
       .execute();
-    await ctx.db.deleteFrom('jobs').where('unique_key', 'like', 'migration:%').where('unique_key', 'in', (eb) =>
-      eb.selectFrom('mailbox_migrations').select(sql<string>`'migration:' || id`.as('k')).where('workspace_id', '=', workspaceId),
-    ).execute();
+    await ctx.db
+      .deleteFrom('jobs')
+      .where('unique_key', 'like', 'migration:%')
+      .where('unique_key', 'in', (eb) =>
+        eb.selectFrom('mailbox_migrations').select(sql<string>`'migration:' || id`.as('k')).where('workspace_id', '=', workspaceId),
+      )
+      .execute();
     const ids = (await ctx.db.selectFrom('mailbox_migrations').select('id').where('workspace_id', '=', workspaceId).limit(50).execute()).map((r) => r.id);
     if (ids.length === 0) return { rows: 0, files: 0 };
     const rows = await deleteMigrationRows(ctx, ids, batch);
@@ -114,7 +140,13 @@ export const credentialLinksRule: RetentionRule = {
   async deleteBatch(ctx, now, batch) {
     const r = await ctx.db
       .deleteFrom('migration_credential_links')
-      .where('id', 'in', (eb) => eb.selectFrom('migration_credential_links as l').select('l.id').where('l.expires_at', '<=', iso(now.getTime() - CREDENTIALS_LINK_KEEP_MS)).limit(batch))
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('migration_credential_links as l')
+          .select('l.id')
+          .where('l.expires_at', '<=', iso(now.getTime() - CREDENTIALS_LINK_KEEP_MS))
+          .limit(batch),
+      )
       .executeTakeFirst();
     return Number(r.numDeletedRows);
   },

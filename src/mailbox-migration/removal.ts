@@ -15,8 +15,8 @@ import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { conflict } from '../platform/errors.js';
 import { formatMigration } from './format.js';
+import { loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, SYSTEM, saveMigration } from './store.js';
 import type { ActRunner } from './switching/service.js';
-import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from './store.js';
 
 /** Conversations (and contacts) deleted per transaction. */
 export const REMOVAL_BATCH = 50;
@@ -43,10 +43,16 @@ export async function removeHistory(ctx: Ctx, access: Access, id: string, input:
   return act(ctx, access, id, 'remove_history', async (m, tx) => {
     const count = await removalCount(tx.db, m);
     if (input.confirm_count !== count) {
-      throw conflict(`confirm_count must be ${count}, the number of imported conversations that will be deleted`, 'confirm_count_mismatch', { confirm_count: count });
+      throw conflict(`confirm_count must be ${count}, the number of imported conversations that will be deleted`, 'confirm_count_mismatch', {
+        confirm_count: count,
+      });
     }
     const record: RemovalRecord = { confirm_count: count, conversations_deleted: 0, contacts_deleted: 0, files_deleted: 0 };
-    return { set: { state: 'removing', removal: JSON.stringify(record), password_sealed: null }, log: 'remove_history_started', detail: { confirm_count: count } };
+    return {
+      set: { state: 'removing', removal: JSON.stringify(record), password_sealed: null },
+      log: 'remove_history_started',
+      detail: { confirm_count: count },
+    };
   });
 }
 
@@ -72,14 +78,22 @@ export async function removalStep(ctx: Ctx, migrationId: string): Promise<boolea
       const r = await deleteConversationsWithFiles(tx, conversations);
       record.conversations_deleted += r.conversations;
       record.files_deleted += r.files;
-      await trx.updateTable('mailbox_migrations').set({ removal: JSON.stringify(record) }).where('id', '=', m.id).execute();
+      await trx
+        .updateTable('mailbox_migrations')
+        .set({ removal: JSON.stringify(record) })
+        .where('id', '=', m.id)
+        .execute();
       return false;
     }
     const contacts = (await leftoverContacts(trx, m).orderBy('mc.contact_id').limit(REMOVAL_BATCH).execute()).map((r) => r.contact_id);
     if (contacts.length) {
       await deleteUnlinkedContacts(trx, contacts);
       record.contacts_deleted += contacts.length;
-      await trx.updateTable('mailbox_migrations').set({ removal: JSON.stringify(record) }).where('id', '=', m.id).execute();
+      await trx
+        .updateTable('mailbox_migrations')
+        .set({ removal: JSON.stringify(record) })
+        .where('id', '=', m.id)
+        .execute();
       return false;
     }
     const next = await saveMigration(tx, m, { state: 'removed', removal: JSON.stringify(record) });

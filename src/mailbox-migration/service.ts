@@ -2,38 +2,50 @@
 // scan, preview, start, pause, resume, cancel, retry, errors). Every change of state goes through
 // `act`, which checks the state machine, records the activity log line and migration.updated in
 // the same transaction, and makes sure the background worker runs when the new state needs it.
-import { findLiveInbox } from '../inboxes/store.js';
-import { channelsOfInbox, findWorkspaceChannel } from '../channels/store.js';
+
 import net from 'node:net';
 import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import { createEmailChannel } from '../channels/service.js';
-import { normalizeAddress } from '../contacts/service.js';
+import { channelsOfInbox, findWorkspaceChannel } from '../channels/store.js';
 import { knownContactEmails } from '../contacts/imported.js';
-import { isMember } from '../members/team.js';
+import { normalizeAddress } from '../contacts/service.js';
 import type { Ctx } from '../context.js';
 import { checkLabels } from '../conversations/service.js';
 import type { Db, ImapTlsMode, MailboxMigrationItemsTable } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
-import { decodeCursor, toPage } from '../platform/pagination.js';
+import { findLiveInbox } from '../inboxes/store.js';
+import { isMember } from '../members/team.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
-import { CONNECTION_TEST_WINDOW } from '../platform/rate-limit.js';
 import { newId } from '../platform/ids.js';
-import { formatMigration } from './format.js';
-import { describeImapError } from './sources/imap.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
+import { CONNECTION_TEST_WINDOW } from '../platform/rate-limit.js';
 import { importedStatus, labelOfFolder, SKIP_REASONS } from './copy/plan.js';
-import { detectProvider, findPreset, PRESETS, providerConfigured } from './sources/presets.js';
 import { chooseFolders, isNeverRead } from './copy/scan.js';
-import { imapServerOf, openSource, probeTransport, resolveServer, SourceError, type TestStep } from './sources/connect.js';
-import { allowedActions, ENDED_STATES, requireAction, stateError, WORKING_STATES, type MigrationAction } from './states.js';
-import { actorOf, checkLogWindow, findMigration, getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, type MigrationRow } from './store.js';
 import { teamAddressesOf } from './copy/team.js';
+import { ensureWorker } from './copy/worker.js';
+import { formatMigration } from './format.js';
 import { removalCount } from './removal.js';
+import { imapServerOf, openSource, probeTransport, resolveServer, SourceError, type TestStep } from './sources/connect.js';
+import { describeImapError } from './sources/imap.js';
+import { detectProvider, findPreset, PRESETS, providerConfigured } from './sources/presets.js';
+import { allowedActions, ENDED_STATES, type MigrationAction, requireAction, stateError, WORKING_STATES } from './states.js';
+import {
+  actorOf,
+  checkLogWindow,
+  findMigration,
+  getMigration,
+  loadProgress,
+  lockMigration,
+  logActivity,
+  type MigrationRow,
+  recordMigrationUpdated,
+  saveMigration,
+} from './store.js';
 import { switchingView } from './switching/service.js';
 import { discardUpload } from './upload/service.js';
-import { ensureWorker } from './copy/worker.js';
 
 export const CLOSE_AFTER_DEFAULT_DAYS = 14;
 export const PREVIEW_DEFAULT = 10;
@@ -85,7 +97,13 @@ function address(raw: string, field: string): string {
  * is to be made for that address (`createChannelFor`, by the caller in its transaction: see
  * `createChannelForMailbox`). Without an address, the inbox's first e-mail channel is taken.
  */
-async function checkPlace(ctx: Pick<Ctx, 'db'>, workspaceId: string, inboxId: string | null | undefined, channelId: string | null | undefined, mailboxAddress: string | null) {
+async function checkPlace(
+  ctx: Pick<Ctx, 'db'>,
+  workspaceId: string,
+  inboxId: string | null | undefined,
+  channelId: string | null | undefined,
+  mailboxAddress: string | null,
+) {
   let inbox = inboxId;
   let channel = channelId;
   let createChannelFor: string | null = null;
@@ -116,7 +134,14 @@ const NEW_CHANNEL_SMTP_NOTICE =
  * Makes the e-mail channel a migration needs for its address (no SMTP account) in the caller's
  * transaction, with a line in the activity log. What the answer says about it: `created_channel`.
  */
-async function createChannelForMailbox(ctx: Ctx, tx: { db: Db; clock: Ctx['clock'] }, m: Pick<MigrationRow, 'id' | 'workspace_id'>, inboxId: string, address: string, access: Access) {
+async function createChannelForMailbox(
+  ctx: Ctx,
+  tx: { db: Db; clock: Ctx['clock'] },
+  m: Pick<MigrationRow, 'id' | 'workspace_id'>,
+  inboxId: string,
+  address: string,
+  access: Access,
+) {
   const channel = await createEmailChannel({ ...ctx, db: tx.db }, { workspaceId: m.workspace_id, inboxId, name: address, address });
   await logActivity(tx, m, actorOf(access), 'channel_created', { channel_id: channel.id, address });
   return { id: channel.id, address, smtp_configured: false, message: NEW_CHANNEL_SMTP_NOTICE };
@@ -142,7 +167,7 @@ function checkFolderLabels(mapping: Record<string, string | null>): Record<strin
   const out: Record<string, string | null> = {};
   for (const [folder, label] of entries) {
     if (!folder || folder.length > 1000) throw invalid('folder_labels: folder names are 1 to 1000 characters');
-    out[folder] = label === null ? null : checkLabels([label])[0] ?? null;
+    out[folder] = label === null ? null : (checkLabels([label])[0] ?? null);
   }
   return out;
 }
@@ -163,7 +188,12 @@ async function columnsOf(ctx: Pick<Ctx, 'db'>, workspaceId: string, input: Migra
     const preset = findPreset(input.provider);
     if (!preset) throw invalid(`unknown provider ${JSON.stringify(input.provider)}; see GET /v1/migrations/presets`);
     if (!providerConfigured(preset)) {
-      throw new AppError(409, 'provider_not_configured', `${preset.name} connects with a sign-in or an API client that this server has not been configured for; use an IMAP preset with an app password or an export file`, { provider: preset.id });
+      throw new AppError(
+        409,
+        'provider_not_configured',
+        `${preset.name} connects with a sign-in or an API client that this server has not been configured for; use an IMAP preset with an app password or an export file`,
+        { provider: preset.id },
+      );
     }
     set.provider = preset.id;
     mailboxChanged ||= current?.provider !== preset.id;
@@ -176,7 +206,8 @@ async function columnsOf(ctx: Pick<Ctx, 'db'>, workspaceId: string, input: Migra
     if (input.imap === null) Object.assign(set, { imap_host: null, imap_port: null, imap_tls: null });
     else {
       const tls = input.imap.tls ?? 'tls';
-      if (input.imap.port !== undefined && (!Number.isInteger(input.imap.port) || input.imap.port < 1 || input.imap.port > 65535)) throw invalid('imap.port must be 1 to 65535');
+      if (input.imap.port !== undefined && (!Number.isInteger(input.imap.port) || input.imap.port < 1 || input.imap.port > 65535))
+        throw invalid('imap.port must be 1 to 65535');
       Object.assign(set, { imap_host: checkHost(input.imap.host), imap_port: input.imap.port ?? (tls === 'tls' ? 993 : 143), imap_tls: tls });
     }
     mailboxChanged = true;
@@ -190,7 +221,13 @@ async function columnsOf(ctx: Pick<Ctx, 'db'>, workspaceId: string, input: Migra
   let createChannelFor: string | null = null;
   if (input.inbox_id !== undefined || input.channel_id !== undefined) {
     const mailboxAddress = set.source_address !== undefined ? set.source_address : (current?.source_address ?? null);
-    const place = await checkPlace(ctx, workspaceId, input.inbox_id === undefined ? current?.inbox_id : input.inbox_id, input.channel_id === undefined ? (input.inbox_id !== undefined ? undefined : current?.channel_id) : input.channel_id, mailboxAddress);
+    const place = await checkPlace(
+      ctx,
+      workspaceId,
+      input.inbox_id === undefined ? current?.inbox_id : input.inbox_id,
+      input.channel_id === undefined ? (input.inbox_id !== undefined ? undefined : current?.channel_id) : input.channel_id,
+      mailboxAddress,
+    );
     set.inbox_id = place.inbox_id;
     set.channel_id = place.channel_id;
     createChannelFor = place.createChannelFor;
@@ -220,7 +257,8 @@ async function columnsOf(ctx: Pick<Ctx, 'db'>, workspaceId: string, input: Migra
     planChanged = true;
   }
   if (input.close_after_days !== undefined) {
-    if (!Number.isInteger(input.close_after_days) || input.close_after_days < 0 || input.close_after_days > 3650) throw invalid('close_after_days must be 0 to 3650');
+    if (!Number.isInteger(input.close_after_days) || input.close_after_days < 0 || input.close_after_days > 3650)
+      throw invalid('close_after_days must be 0 to 3650');
     set.close_after_days = input.close_after_days;
     planChanged = true;
   }
@@ -243,7 +281,8 @@ export async function createMigration(ctx: Ctx, access: Access, input: Migration
   const withProvider = { ...input };
   if (withProvider.provider === undefined) {
     if (withProvider.imap) withProvider.provider = 'imap';
-    else if (withProvider.source_address) withProvider.provider = (await detectProvider(address(withProvider.source_address, 'source_address'), ctx.resolveMx)).provider.id;
+    else if (withProvider.source_address)
+      withProvider.provider = (await detectProvider(address(withProvider.source_address, 'source_address'), ctx.resolveMx)).provider.id;
     else throw invalid('name a provider (GET /v1/migrations/presets), an imap server or a source_address');
   }
   const { set, createChannelFor } = await columnsOf(ctx, access.workspaceId, withProvider);
@@ -325,9 +364,17 @@ export async function listMigrations(ctx: Pick<Ctx, 'db' | 'config'>, access: Ac
   const before = decodeCursor(page.cursor, z.string());
   let q = ctx.db.selectFrom('mailbox_migrations').selectAll().where('workspace_id', '=', access.workspaceId).where('deleted_at', 'is', null);
   if (before) q = q.where('id', '<', before);
-  const rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await q
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   const views = new Map(await Promise.all(rows.slice(0, limit).map(async (r) => [r.id, await view(ctx, r)] as const)));
-  return toPage(rows, limit, (r) => r.id, (r) => views.get(r.id)!);
+  return toPage(
+    rows,
+    limit,
+    (r) => r.id,
+    (r) => views.get(r.id)!,
+  );
 }
 
 /**
@@ -339,7 +386,10 @@ export async function act(
   access: Access,
   id: string,
   action: MigrationAction,
-  change: (m: MigrationRow, tx: { db: Db; clock: Ctx['clock'] }) => Promise<{ set: Partial<MigrationRow>; detail?: Record<string, unknown>; log?: string } | undefined>,
+  change: (
+    m: MigrationRow,
+    tx: { db: Db; clock: Ctx['clock'] },
+  ) => Promise<{ set: Partial<MigrationRow>; detail?: Record<string, unknown>; log?: string } | undefined>,
 ) {
   const actor = actorOf(access);
   const saved = await inTransaction(ctx.db, async (trx) => {
@@ -366,7 +416,10 @@ export async function updateMigration(ctx: Ctx, access: Access, id: string, inpu
   let created_channel: Awaited<ReturnType<typeof createChannelForMailbox>> | undefined;
   const updated = await act(ctx, access, id, 'update', async (m, tx) => {
     const { set, mailboxChanged, planChanged, createChannelFor } = await columnsOf(tx, access.workspaceId, input, m);
-    if (m.copy_started_at && (mailboxChanged || set.inbox_id !== undefined && set.inbox_id !== m.inbox_id || set.channel_id !== undefined && set.channel_id !== m.channel_id)) {
+    if (
+      m.copy_started_at &&
+      (mailboxChanged || (set.inbox_id !== undefined && set.inbox_id !== m.inbox_id) || (set.channel_id !== undefined && set.channel_id !== m.channel_id))
+    ) {
       throw stateError(m, 'update', 'the mailbox, inbox and channel cannot change once copying began; the other choices can');
     }
     const target = { ...m, ...set };
@@ -426,7 +479,15 @@ export async function setCredentials(ctx: Ctx, access: Access, id: string, input
     if (!username || username.length > 320) throw invalid('username must be 1 to 320 characters (or set source_address)');
     const set: Partial<MigrationRow> = { username, password_sealed: sealed, credentials_set_at: iso(ctx.clock.now()) };
     // A new password fixes a refused login: the work continues where it stopped.
-    if (m.state === 'needs_attention') Object.assign(set, { state: m.resume_state ?? 'copying', resume_state: null, attention_reason: null, attention_message: null, attention_retry_at: null, connect_failures: 0 });
+    if (m.state === 'needs_attention')
+      Object.assign(set, {
+        state: m.resume_state ?? 'copying',
+        resume_state: null,
+        attention_reason: null,
+        attention_message: null,
+        attention_retry_at: null,
+        connect_failures: 0,
+      });
     return { set, log: m.password_sealed ? 'credentials_replaced' : 'credentials_set', detail: { username, ...(opts.via ? { via: opts.via } : {}) } };
   });
   return result;
@@ -503,7 +564,7 @@ export async function testConnection(ctx: Ctx, access: Access, id: string): Prom
 export async function listFolders(ctx: Ctx, access: Access, id: string) {
   const m = await getMigration(ctx.db, access.workspaceId, id);
   requireAction(m, 'folders');
-  let mailbox;
+  let mailbox: Awaited<ReturnType<typeof openSource>>;
   try {
     mailbox = await openSource(ctx, m, { connectTimeoutMs: 15_000 });
   } catch (error) {
@@ -519,7 +580,16 @@ export async function listFolders(ctx: Ctx, access: Access, id: string) {
       const neverRead = isNeverRead(f);
       let messages: number | null = null;
       if (!neverRead && !f.noSelect) messages = (await mailbox.status(f.path)).messages;
-      out.push({ path: f.path, name: f.name, delimiter: f.delimiter, special_use: f.specialUse, selectable: !f.noSelect, never_read: neverRead, chosen: chosenPaths.has(f.path) && !neverRead, messages });
+      out.push({
+        path: f.path,
+        name: f.name,
+        delimiter: f.delimiter,
+        special_use: f.specialUse,
+        selectable: !f.noSelect,
+        never_read: neverRead,
+        chosen: chosenPaths.has(f.path) && !neverRead,
+        messages,
+      });
     }
     return { data: out };
   } finally {
@@ -549,7 +619,14 @@ export async function resumeCopy(ctx: Ctx, access: Access, id: string) {
   return act(ctx, access, id, 'resume', async (m) => {
     if (m.state === 'paused') return { set: { state: 'copying' }, log: 'resumed' };
     return {
-      set: { state: m.resume_state ?? 'copying', resume_state: null, attention_reason: null, attention_message: null, attention_retry_at: null, connect_failures: 0 },
+      set: {
+        state: m.resume_state ?? 'copying',
+        resume_state: null,
+        attention_reason: null,
+        attention_message: null,
+        attention_retry_at: null,
+        connect_failures: 0,
+      },
       log: 'resumed',
       detail: { after: m.attention_reason },
     };
@@ -559,7 +636,16 @@ export async function resumeCopy(ctx: Ctx, access: Access, id: string) {
 export async function cancelMigration(ctx: Ctx, access: Access, id: string) {
   const cancelled = await act(ctx, access, id, 'cancel', async () => ({
     // The password is deleted at once; the worker stops at its next step.
-    set: { state: 'cancelled', password_sealed: null, ended_at: iso(ctx.clock.now()), end_reason: 'cancelled', resume_state: null, attention_reason: null, attention_message: null, attention_retry_at: null },
+    set: {
+      state: 'cancelled',
+      password_sealed: null,
+      ended_at: iso(ctx.clock.now()),
+      end_reason: 'cancelled',
+      resume_state: null,
+      attention_reason: null,
+      attention_message: null,
+      attention_retry_at: null,
+    },
     log: 'cancelled',
   }));
   discardUpload(ctx, cancelled.id);
@@ -569,12 +655,27 @@ export async function cancelMigration(ctx: Ctx, access: Access, id: string) {
 /** Failed messages are planned again (and copied by the running copy, or the sync). */
 export async function retryFailed(ctx: Ctx, access: Access, id: string) {
   return act(ctx, access, id, 'retry', async (m, tx) => {
-    const failed = await tx.db.selectFrom('mailbox_migration_items').select(['source_key', 'thread_key']).where('migration_id', '=', m.id).where('status', '=', 'failed').execute();
+    const failed = await tx.db
+      .selectFrom('mailbox_migration_items')
+      .select(['source_key', 'thread_key'])
+      .where('migration_id', '=', m.id)
+      .where('status', '=', 'failed')
+      .execute();
     if (failed.length === 0) return { set: {}, log: 'retry', detail: { messages: 0 } };
-    await tx.db.updateTable('mailbox_migration_items').set({ status: 'planned', error: null }).where('migration_id', '=', m.id).where('status', '=', 'failed').execute();
+    await tx.db
+      .updateTable('mailbox_migration_items')
+      .set({ status: 'planned', error: null })
+      .where('migration_id', '=', m.id)
+      .where('status', '=', 'failed')
+      .execute();
     const threads = [...new Set(failed.map((f) => f.thread_key).filter((t): t is string => !!t))];
     for (let i = 0; i < threads.length; i += 500) {
-      await tx.db.updateTable('mailbox_migration_threads').set({ status: 'planned' }).where('migration_id', '=', m.id).where('thread_key', 'in', threads.slice(i, i + 500)).execute();
+      await tx.db
+        .updateTable('mailbox_migration_threads')
+        .set({ status: 'planned' })
+        .where('migration_id', '=', m.id)
+        .where('thread_key', 'in', threads.slice(i, i + 500))
+        .execute();
     }
     return { set: {}, log: 'retry', detail: { messages: failed.length } };
   });
@@ -604,7 +705,11 @@ export async function previewMigration(ctx: Ctx, access: Access, id: string, lim
         .orderBy('sent_at')
         .execute()
     : [];
-  const folderRows = await ctx.db.selectFrom('mailbox_migration_folders').select(['path', 'special_use', 'delimiter']).where('migration_id', '=', m.id).execute();
+  const folderRows = await ctx.db
+    .selectFrom('mailbox_migration_folders')
+    .select(['path', 'special_use', 'delimiter'])
+    .where('migration_id', '=', m.id)
+    .execute();
   const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
   const labelOf = new Map(folderRows.map((f) => [f.path, labelOfFolder(f.path, f.special_use, f.delimiter, mapping)]));
   const team = await teamAddressesOf(ctx, m);
@@ -615,11 +720,20 @@ export async function previewMigration(ctx: Ctx, access: Access, id: string, lim
     data: threads.map((t) => {
       const own = items.filter((i) => i.thread_key === t.thread_key && i.status !== 'duplicate');
       const last = own[own.length - 1];
-      const labels = [...new Set(items.filter((i) => i.thread_key === t.thread_key).map((i) => labelOf.get(i.folder)).filter((l): l is string => !!l))].sort();
+      const labels = [
+        ...new Set(
+          items
+            .filter((i) => i.thread_key === t.thread_key)
+            .map((i) => labelOf.get(i.folder))
+            .filter((l): l is string => !!l),
+        ),
+      ].sort();
       return {
         subject: t.subject,
         contact: { email: t.customer_address, name: t.customer_name, exists: t.customer_address ? existing.has(t.customer_address) : false },
-        status: last ? importedStatus({ lastMessageAt: new Date(last.sent_at), teamWroteLast: last.team === 1, closeAfterDays: m.close_after_days, now }) : 'closed',
+        status: last
+          ? importedStatus({ lastMessageAt: new Date(last.sent_at), teamWroteLast: last.team === 1, closeAfterDays: m.close_after_days, now })
+          : 'closed',
         imported: true,
         labels,
         copied: t.status === 'copied',
@@ -647,7 +761,10 @@ export async function listErrors(ctx: Pick<Ctx, 'db'>, access: Access, id: strin
   const after = decodeCursor(page.cursor, errorCursor);
   let q = ctx.db.selectFrom('mailbox_migration_items').selectAll().where('migration_id', '=', m.id).where('status', '=', 'failed');
   if (after) q = q.where('source_key', '>', after);
-  const rows = await q.orderBy('source_key').limit(limit + 1).execute();
+  const rows = await q
+    .orderBy('source_key')
+    .limit(limit + 1)
+    .execute();
   const blocked = await ctx.db
     .selectFrom('mailbox_migration_log')
     .select(['at', 'detail'])
@@ -656,14 +773,19 @@ export async function listErrors(ctx: Pick<Ctx, 'db'>, access: Access, id: strin
     .orderBy('id', 'desc')
     .limit(20)
     .execute();
-  const page_ = toPage(rows, limit, (r) => r.source_key, (r: MailboxMigrationItemsTable) => ({
-    source: { folder: r.folder, uid: r.uid === null ? null : Number(r.uid), key: r.source_key },
-    message_id_header: r.rfc_id,
-    subject: r.subject,
-    sent_at: r.sent_at,
-    error: r.error,
-    attempts: r.attempts,
-  }));
+  const page_ = toPage(
+    rows,
+    limit,
+    (r) => r.source_key,
+    (r: MailboxMigrationItemsTable) => ({
+      source: { folder: r.folder, uid: r.uid === null ? null : Number(r.uid), key: r.source_key },
+      message_id_header: r.rfc_id,
+      subject: r.subject,
+      sent_at: r.sent_at,
+      error: r.error,
+      attempts: r.attempts,
+    }),
+  );
   return {
     ...page_,
     attention: m.state === 'needs_attention' ? { reason: m.attention_reason, message: m.attention_message, retry_at: m.attention_retry_at } : null,
@@ -677,14 +799,22 @@ export async function listActivity(ctx: Pick<Ctx, 'db'>, access: Access, id: str
   const before = decodeCursor(page.cursor, z.string());
   let q = ctx.db.selectFrom('mailbox_migration_log').selectAll().where('migration_id', '=', m.id);
   if (before) q = q.where('id', '<', before);
-  const rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
-  return toPage(rows, limit, (r) => r.id, (r) => ({
-    id: r.id,
-    at: r.at,
-    actor: { type: r.actor_type, id: r.actor_id },
-    action: r.action,
-    detail: r.detail ? (JSON.parse(r.detail) as Record<string, unknown>) : null,
-  }));
+  const rows = await q
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  return toPage(
+    rows,
+    limit,
+    (r) => r.id,
+    (r) => ({
+      id: r.id,
+      at: r.at,
+      actor: { type: r.actor_type, id: r.actor_id },
+      action: r.action,
+      detail: r.detail ? (JSON.parse(r.detail) as Record<string, unknown>) : null,
+    }),
+  );
 }
 
 export function listPresets() {
@@ -728,7 +858,13 @@ export { ENDED_STATES };
  * keep their record. Returns the ids cancelled (their uploads go with discardUpload after commit).
  */
 export async function cancelInboxMigrations(tx: { db: Db; clock: Ctx['clock'] }, inboxId: string, actor: Access): Promise<string[]> {
-  const rows = await tx.db.selectFrom('mailbox_migrations').selectAll().where('inbox_id', '=', inboxId).where('deleted_at', 'is', null).where('state', 'not in', [...ENDED_STATES]).execute();
+  const rows = await tx.db
+    .selectFrom('mailbox_migrations')
+    .selectAll()
+    .where('inbox_id', '=', inboxId)
+    .where('deleted_at', 'is', null)
+    .where('state', 'not in', [...ENDED_STATES])
+    .execute();
   const now = iso(tx.clock.now());
   for (const m of rows) {
     const next = await saveMigration(tx, m, {

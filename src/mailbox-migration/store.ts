@@ -54,7 +54,13 @@ export async function saveMigration(tx: Tx, row: MigrationRow, changes: Partial<
   return { ...row, ...set };
 }
 
-export async function logActivity(tx: Tx, m: Pick<MigrationRow, 'id' | 'workspace_id'>, actor: Actor, action: string, detail?: Record<string, unknown>): Promise<void> {
+export async function logActivity(
+  tx: Tx,
+  m: Pick<MigrationRow, 'id' | 'workspace_id'>,
+  actor: Actor,
+  action: string,
+  detail?: Record<string, unknown>,
+): Promise<void> {
   const now = tx.clock.now();
   await tx.db
     .insertInto('mailbox_migration_log')
@@ -81,7 +87,11 @@ export async function checkLogWindow(tx: Tx, migrationId: string, action: string
     .where('at', '>', windowStart(tx.clock, w))
     .orderBy('at')
     .execute();
-  checkWindow(tx.clock, w, recent.map((r) => r.at));
+  checkWindow(
+    tx.clock,
+    w,
+    recent.map((r) => r.at),
+  );
 }
 
 export interface Progress {
@@ -145,7 +155,12 @@ export async function recordMigrationProgress(tx: Tx, m: MigrationRow, progress:
 }
 
 /** Counts rows of a query quickly on both dialects. */
-export async function countWhere(db: Db, table: 'mailbox_migration_items' | 'mailbox_migration_threads', migrationId: string, status?: string): Promise<number> {
+export async function countWhere(
+  db: Db,
+  table: 'mailbox_migration_items' | 'mailbox_migration_threads',
+  migrationId: string,
+  status?: string,
+): Promise<number> {
   let q = db.selectFrom(table).select(sql<number>`count(*)`.as('n')).where('migration_id', '=', migrationId);
   if (status) q = q.where('status', '=', status as never);
   const row = await q.executeTakeFirst();

@@ -1,8 +1,8 @@
 // `svc inbox mailer-tenant show|sync|reinstate`.
 import { defineCommand } from 'citty';
-import type { App } from '../context.js';
-import { dbCommand, UsageError } from '../cli.js';
 import { channelsOfInbox } from '../channels/store.js';
+import { dbCommand, UsageError } from '../cli.js';
+import type { App } from '../context.js';
 import { listInboxes, resolveInbox } from '../inboxes/service.js';
 import { liveInboxesOf } from '../inboxes/store.js';
 import { liveWorkspaceIds, resolveWorkspace } from '../workspaces/service.js';
@@ -29,24 +29,46 @@ const show = dbCommand({
       const t = await app.db.selectFrom('mailer_tenants').selectAll().where('inbox_id', '=', inbox.id).executeTakeFirst();
       const emailChannels = await channelsOfInbox(app.db, inbox.id, 'email');
       const checks = emailChannels.length
-        ? await app.db.selectFrom('mailer_channels').select(['channel_id', 'managed', 'reason']).where('channel_id', 'in', emailChannels.map((c) => c.id)).execute()
+        ? await app.db
+            .selectFrom('mailer_channels')
+            .select(['channel_id', 'managed', 'reason'])
+            .where(
+              'channel_id',
+              'in',
+              emailChannels.map((c) => c.id),
+            )
+            .execute()
         : [];
       const checkOf = new Map(checks.map((c) => [c.channel_id, c]));
-      const channels = emailChannels.map((c) => ({ id: c.id, address: c.address, managed: checkOf.get(c.id)?.managed ?? null, reason: checkOf.get(c.id)?.reason ?? null }));
+      const channels = emailChannels.map((c) => ({
+        id: c.id,
+        address: c.address,
+        managed: checkOf.get(c.id)?.managed ?? null,
+        reason: checkOf.get(c.id)?.reason ?? null,
+      }));
       out.push(`inbox\t${inbox.slug} (${inbox.id}) ${JSON.stringify(inbox.name)}`);
       if (!t) {
         out.push('tenant\tnone');
       } else {
         out.push(`tenant\t${t.tenant_name} (${t.state}${t.tenant_arn ? `, ${t.tenant_arn}` : ''})`);
-        out.push(`sending status\t${t.sending_status ?? 'unknown'}${t.paused_by ? `, paused by ${pausedByText(t.paused_by)}` : ''}${t.status_checked_at ? ` (read ${t.status_checked_at})` : ''}`);
+        out.push(
+          `sending status\t${t.sending_status ?? 'unknown'}${t.paused_by ? `, paused by ${pausedByText(t.paused_by)}` : ''}${t.status_checked_at ? ` (read ${t.status_checked_at})` : ''}`,
+        );
         out.push(`cause\t${t.cause ?? '-'}`);
-        if (t.sending_status === 'DISABLED' && t.paused_by === 'provider') out.push('note\tAmazon SES itself paused this tenant: only a case with AWS support lifts it');
-        if (t.sending_status === 'DISABLED' && t.paused_by === 'reputation_policy') out.push(`note\tthe reputation policy paused this tenant: svc inbox mailer-tenant reinstate --workspace ${inbox.workspace_id} --inbox ${inbox.id} lifts it`);
+        if (t.sending_status === 'DISABLED' && t.paused_by === 'provider')
+          out.push('note\tAmazon SES itself paused this tenant: only a case with AWS support lifts it');
+        if (t.sending_status === 'DISABLED' && t.paused_by === 'reputation_policy')
+          out.push(
+            `note\tthe reputation policy paused this tenant: svc inbox mailer-tenant reinstate --workspace ${inbox.workspace_id} --inbox ${inbox.id} lifts it`,
+          );
         const resources = JSON.parse(t.resources) as { type: string; arn: string }[];
         out.push(`resources\t${resources.map((r) => `${r.type} ${r.arn}`).join(', ') || '-'}`);
         if (t.last_error) out.push(`last error\t${t.last_error} (${t.last_error_at})`);
       }
-      for (const c of channels) out.push(`channel\t${c.id} ${c.address} ${c.managed === 1 ? 'managed' : c.managed === 0 ? 'not managed' : 'not checked'}${c.reason ? `: ${c.reason}` : ''}`);
+      for (const c of channels)
+        out.push(
+          `channel\t${c.id} ${c.address} ${c.managed === 1 ? 'managed' : c.managed === 0 ? 'not managed' : 'not checked'}${c.reason ? `: ${c.reason}` : ''}`,
+        );
       out.push('');
     }
     io.out(out.join('\n').trimEnd());
@@ -65,9 +87,7 @@ const sync = dbCommand({
     if (!!args.all === !!args.workspace) throw new UsageError('give --workspace <ws> (optionally --inbox) or --all');
     if (args.all && args.inbox) throw new UsageError('--inbox goes with --workspace');
     try {
-      const inboxes = args.all
-        ? await liveInboxesOf(app.db, await liveWorkspaceIds(app))
-        : await inboxesOf(app, args.workspace!, args.inbox);
+      const inboxes = args.all ? await liveInboxesOf(app.db, await liveWorkspaceIds(app)) : await inboxesOf(app, args.workspace!, args.inbox);
       let failed = 0;
       for (const inbox of inboxes) {
         const r = await upkeepInbox(app, inbox.id, { dryRun: args['dry-run'] === true });

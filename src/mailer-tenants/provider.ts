@@ -11,12 +11,12 @@ import type {
   ListReputationEntitiesCommandOutput,
   ListTenantResourcesCommandOutput,
   PutTenantSuppressionAttributesCommandOutput,
-  TagResourceCommandOutput,
-  UpdateReputationEntityCustomerManagedStatusCommandOutput,
   ReputationEntity,
   SESv2Client,
   Tag,
+  TagResourceCommandOutput,
   Tenant,
+  UpdateReputationEntityCustomerManagedStatusCommandOutput,
 } from '@aws-sdk/client-sesv2';
 import type { STSClient } from '@aws-sdk/client-sts';
 import type { Config } from '../config.js';
@@ -68,7 +68,9 @@ export class MailerProvider {
 
   /** The account of the server's key (STS GetCallerIdentity), asked once. */
   serverAccount(): Promise<string> {
-    this.account ??= this.clients().then(({ sts, T }) => sts.send(new T.GetCallerIdentityCommand({}))).then((r) => r.Account!);
+    this.account ??= this.clients()
+      .then(({ sts, T }) => sts.send(new T.GetCallerIdentityCommand({})))
+      .then((r) => r.Account!);
     this.account.catch(() => (this.account = undefined));
     return this.account;
   }
@@ -77,7 +79,9 @@ export class MailerProvider {
   accountOfKey(accessKeyId: string): Promise<string> {
     let known = this.keyAccounts.get(accessKeyId);
     if (!known) {
-      known = this.clients().then(({ sts, T }) => sts.send(new T.GetAccessKeyInfoCommand({ AccessKeyId: accessKeyId }))).then((r) => r.Account!);
+      known = this.clients()
+        .then(({ sts, T }) => sts.send(new T.GetAccessKeyInfoCommand({ AccessKeyId: accessKeyId })))
+        .then((r) => r.Account!);
       known.catch(() => this.keyAccounts.delete(accessKeyId));
       this.keyAccounts.set(accessKeyId, known);
     }
@@ -96,8 +100,22 @@ export class MailerProvider {
   /** Creates the tenant with tenant-level suppression of bounces and complaints (an existing one is returned). */
   async createTenant(name: string, tags: Tag[]): Promise<Tenant> {
     try {
-      const r = await this.call<CreateTenantCommandOutput>((S) => new S.CreateTenantCommand({ TenantName: name, Tags: tags, SuppressionAttributes: { SuppressedReasons: ['BOUNCE', 'COMPLAINT'], SuppressionScope: 'TENANT' } }));
-      return { TenantName: r.TenantName, TenantId: r.TenantId, TenantArn: r.TenantArn, SendingStatus: r.SendingStatus, Tags: r.Tags, SuppressionAttributes: r.SuppressionAttributes };
+      const r = await this.call<CreateTenantCommandOutput>(
+        (S) =>
+          new S.CreateTenantCommand({
+            TenantName: name,
+            Tags: tags,
+            SuppressionAttributes: { SuppressedReasons: ['BOUNCE', 'COMPLAINT'], SuppressionScope: 'TENANT' },
+          }),
+      );
+      return {
+        TenantName: r.TenantName,
+        TenantId: r.TenantId,
+        TenantArn: r.TenantArn,
+        SendingStatus: r.SendingStatus,
+        Tags: r.Tags,
+        SuppressionAttributes: r.SuppressionAttributes,
+      };
     } catch (error) {
       if (!isNamed(error, 'AlreadyExistsException')) throw error;
       const existing = await this.getTenant(name);
@@ -107,7 +125,9 @@ export class MailerProvider {
   }
 
   async putSuppression(name: string): Promise<void> {
-    await this.call<PutTenantSuppressionAttributesCommandOutput>((S) => new S.PutTenantSuppressionAttributesCommand({ TenantName: name, SuppressedReasons: ['BOUNCE', 'COMPLAINT'], SuppressionScope: 'TENANT' }));
+    await this.call<PutTenantSuppressionAttributesCommandOutput>(
+      (S) => new S.PutTenantSuppressionAttributesCommand({ TenantName: name, SuppressedReasons: ['BOUNCE', 'COMPLAINT'], SuppressionScope: 'TENANT' }),
+    );
   }
 
   async tag(arn: string, tags: Tag[]): Promise<void> {
@@ -118,7 +138,9 @@ export class MailerProvider {
     const out: { type: string; arn: string }[] = [];
     let token: string | undefined;
     do {
-      const r = await this.call<ListTenantResourcesCommandOutput>((S) => new S.ListTenantResourcesCommand({ TenantName: name, NextToken: token, PageSize: 100 }));
+      const r = await this.call<ListTenantResourcesCommandOutput>(
+        (S) => new S.ListTenantResourcesCommand({ TenantName: name, NextToken: token, PageSize: 100 }),
+      );
       for (const x of r.TenantResources ?? []) out.push({ type: x.ResourceType ?? 'UNKNOWN', arn: x.ResourceArn ?? '' });
       token = r.NextToken;
     } while (token);
@@ -127,7 +149,9 @@ export class MailerProvider {
 
   async associate(name: string, arn: string): Promise<void> {
     try {
-      await this.call<CreateTenantResourceAssociationCommandOutput>((S) => new S.CreateTenantResourceAssociationCommand({ TenantName: name, ResourceArn: arn }));
+      await this.call<CreateTenantResourceAssociationCommandOutput>(
+        (S) => new S.CreateTenantResourceAssociationCommand({ TenantName: name, ResourceArn: arn }),
+      );
     } catch (error) {
       if (!isNamed(error, 'AlreadyExistsException')) throw error;
     }
@@ -143,7 +167,11 @@ export class MailerProvider {
 
   async reputation(arn: string): Promise<ReputationEntity | undefined> {
     try {
-      return (await this.call<GetReputationEntityCommandOutput>((S) => new S.GetReputationEntityCommand({ ReputationEntityType: 'RESOURCE', ReputationEntityReference: arn }))).ReputationEntity;
+      return (
+        await this.call<GetReputationEntityCommandOutput>(
+          (S) => new S.GetReputationEntityCommand({ ReputationEntityType: 'RESOURCE', ReputationEntityReference: arn }),
+        )
+      ).ReputationEntity;
     } catch (error) {
       if (isNamed(error, 'NotFoundException')) return undefined;
       throw error;
@@ -162,7 +190,14 @@ export class MailerProvider {
 
   /** Lifts a pause of the reputation policy: the customer-managed status becomes REINSTATED. */
   async reinstate(arn: string): Promise<void> {
-    await this.call<UpdateReputationEntityCustomerManagedStatusCommandOutput>((S) => new S.UpdateReputationEntityCustomerManagedStatusCommand({ ReputationEntityType: 'RESOURCE', ReputationEntityReference: arn, SendingStatus: 'REINSTATED' }));
+    await this.call<UpdateReputationEntityCustomerManagedStatusCommandOutput>(
+      (S) =>
+        new S.UpdateReputationEntityCustomerManagedStatusCommand({
+          ReputationEntityType: 'RESOURCE',
+          ReputationEntityReference: arn,
+          SendingStatus: 'REINSTATED',
+        }),
+    );
   }
 
   /** Verified identities that may send (domains and addresses). */
@@ -172,7 +207,8 @@ export class MailerProvider {
     do {
       const r = await this.call<ListEmailIdentitiesCommandOutput>((S) => new S.ListEmailIdentitiesCommand({ NextToken: token, PageSize: 1000 }));
       for (const i of r.EmailIdentities ?? []) {
-        if (i.IdentityName && i.SendingEnabled !== false && (i.VerificationStatus === undefined || i.VerificationStatus === 'SUCCESS')) out.push({ name: i.IdentityName.toLowerCase(), type: i.IdentityType ?? 'DOMAIN' });
+        if (i.IdentityName && i.SendingEnabled !== false && (i.VerificationStatus === undefined || i.VerificationStatus === 'SUCCESS'))
+          out.push({ name: i.IdentityName.toLowerCase(), type: i.IdentityType ?? 'DOMAIN' });
       }
       token = r.NextToken;
     } while (token);

@@ -14,30 +14,31 @@
 // (409 `mailer_tenant_blocked`) and puts a "Tenant paused" line in the operator digest. Support
 // replies are still attempted. Nothing resumes by itself. Provider errors are stored on the row
 // and shown by `svc inbox mailer-tenant show`; they never fail a request.
-import { findInbox } from '../inboxes/store.js';
+
 import type { Tag } from '@aws-sdk/client-sesv2';
 import type { Selectable } from 'kysely';
-import { channelsOfInbox, findChannel, smtpChannelsOfWorkspace, type ChannelRow } from '../channels/store.js';
-import type { Ctx } from '../context.js';
-import type { ChannelSavedSignal } from '../events/reaction-types.js';
-import type { MailerTenantsTable } from '../db/schema.js';
 import { pauseBroadcasts } from '../broadcasts/store.js';
+import { type ChannelRow, channelsOfInbox, findChannel, smtpChannelsOfWorkspace } from '../channels/store.js';
+import type { Ctx } from '../context.js';
+import type { MailerTenantsTable } from '../db/schema.js';
+import type { ChannelSavedSignal } from '../events/reaction-types.js';
+import { findInbox } from '../inboxes/store.js';
 import { addDigestLine } from '../operator-digest/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { conflict } from '../platform/errors.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
-import { CHANNEL_SAVED_JOB } from './reaction.js';
 import { findWorkspace } from '../workspaces/store.js';
 import {
   configurationSetArn,
   describeProviderError,
   identityArn,
-  mailerProvider,
-  sesSmtpEndpoint,
   type MailerConfig,
   type MailerProvider,
+  mailerProvider,
   type ReputationEntity,
+  sesSmtpEndpoint,
 } from './provider.js';
+import { CHANNEL_SAVED_JOB } from './reaction.js';
 
 export type TenantRow = Selectable<MailerTenantsTable>;
 
@@ -53,7 +54,12 @@ export function tenantName(config: MailerConfig, inboxId: string): string {
 /** Without provider calls: could this channel be managed (the SES endpoint of the region, an access-key user name)? */
 export function mayBeManaged(config: Ctx['config'], channel: Pick<ChannelRow, 'kind' | 'smtp_host' | 'smtp_username'>): boolean {
   const m = config.mailer;
-  return !!m && channel.kind === 'email' && channel.smtp_host?.toLowerCase() === sesSmtpEndpoint(m) && /^(AKIA|ASIA)[A-Z0-9]{12,124}$/.test(channel.smtp_username ?? '');
+  return (
+    !!m &&
+    channel.kind === 'email' &&
+    channel.smtp_host?.toLowerCase() === sesSmtpEndpoint(m) &&
+    /^(AKIA|ASIA)[A-Z0-9]{12,124}$/.test(channel.smtp_username ?? '')
+  );
 }
 
 interface ChannelCheck {
@@ -63,7 +69,12 @@ interface ChannelCheck {
   identity: string | null;
 }
 
-async function checkChannel(ctx: Pick<Ctx, 'config'>, provider: MailerProvider, channel: ChannelRow, identities: () => Promise<{ name: string }[]>): Promise<ChannelCheck> {
+async function checkChannel(
+  ctx: Pick<Ctx, 'config'>,
+  provider: MailerProvider,
+  channel: ChannelRow,
+  identities: () => Promise<{ name: string }[]>,
+): Promise<ChannelCheck> {
   const m = provider.config;
   const no = (reason: string): ChannelCheck => ({ channel, managed: false, reason, identity: null });
   if (channel.kind !== 'email' || !channel.smtp_host) return no('no SMTP account');
@@ -77,7 +88,12 @@ async function checkChannel(ctx: Pick<Ctx, 'config'>, provider: MailerProvider, 
   for (let domain = address.slice(address.indexOf('@') + 1); !identity && domain.includes('.'); domain = domain.slice(domain.indexOf('.') + 1)) {
     if (known.has(domain)) identity = domain;
   }
-  return { channel, managed: true, reason: `SES SMTP endpoint of ${m.region}, access key of account ${account}${identity ? '' : `; no verified identity covers ${address}`}`, identity };
+  return {
+    channel,
+    managed: true,
+    reason: `SES SMTP endpoint of ${m.region}, access key of account ${account}${identity ? '' : `; no verified identity covers ${address}`}`,
+    identity,
+  };
 }
 
 async function tenantRow(ctx: Pick<Ctx, 'db'>, inboxId: string): Promise<TenantRow | undefined> {
@@ -107,7 +123,11 @@ export interface UpkeepResult {
  */
 export async function upkeepInbox(ctx: Ctx, inboxId: string, opts: { dryRun?: boolean } = {}): Promise<UpkeepResult> {
   const provider = mailerProvider(ctx);
-  if (!provider) throw conflict('the tenant feature is off: SVC_MAILER_REGION, SVC_MAILER_ACCESS_KEY_ID, SVC_MAILER_SECRET_ACCESS_KEY and SVC_MAILER_CONFIGURATION_SET are not set', 'mailer_not_configured');
+  if (!provider)
+    throw conflict(
+      'the tenant feature is off: SVC_MAILER_REGION, SVC_MAILER_ACCESS_KEY_ID, SVC_MAILER_SECRET_ACCESS_KEY and SVC_MAILER_CONFIGURATION_SET are not set',
+      'mailer_not_configured',
+    );
   const m = provider.config;
   const found = await findInbox(ctx.db, inboxId);
   const inbox = found && found.deleted_at === null ? found : undefined;
@@ -133,7 +153,24 @@ export async function upkeepInbox(ctx: Ctx, inboxId: string, opts: { dryRun?: bo
     if (!existing && !opts.dryRun) {
       await ctx.db
         .insertInto('mailer_tenants')
-        .values({ inbox_id: inbox.id, workspace_id: inbox.workspace_id, tenant_name: name, tenant_id: null, tenant_arn: null, state: 'pending', sending_status: null, paused_by: null, cause: null, resources: '[]', status_checked_at: null, status_changed_at: null, last_error: null, last_error_at: null, created_at: now, updated_at: now })
+        .values({
+          inbox_id: inbox.id,
+          workspace_id: inbox.workspace_id,
+          tenant_name: name,
+          tenant_id: null,
+          tenant_arn: null,
+          state: 'pending',
+          sending_status: null,
+          paused_by: null,
+          cause: null,
+          resources: '[]',
+          status_checked_at: null,
+          status_changed_at: null,
+          last_error: null,
+          last_error_at: null,
+          created_at: now,
+          updated_at: now,
+        })
         .onConflict((oc) => oc.column('inbox_id').doNothing())
         .execute();
     }
@@ -173,7 +210,15 @@ export async function upkeepInbox(ctx: Ctx, inboxId: string, opts: { dryRun?: bo
     const resources = await provider.tenantResources(name);
     await ctx.db
       .updateTable('mailer_tenants')
-      .set({ tenant_id: tenant!.TenantId ?? null, tenant_arn: tenant!.TenantArn ?? null, state: 'ready', resources: JSON.stringify(resources), last_error: null, last_error_at: null, updated_at: iso(ctx.clock.now()) })
+      .set({
+        tenant_id: tenant!.TenantId ?? null,
+        tenant_arn: tenant!.TenantArn ?? null,
+        state: 'ready',
+        resources: JSON.stringify(resources),
+        last_error: null,
+        last_error_at: null,
+        updated_at: iso(ctx.clock.now()),
+      })
       .where('inbox_id', '=', inbox.id)
       .execute();
     const entity = tenant!.TenantArn ? await provider.reputation(tenant!.TenantArn) : undefined;
@@ -206,7 +251,8 @@ function readStatus(entity: ReputationEntity) {
   const disabled = aws?.Status === 'DISABLED' || customer?.Status === 'DISABLED';
   const status = (entity.SendingStatusAggregate ?? (disabled ? 'DISABLED' : (customer?.Status ?? aws?.Status ?? 'ENABLED'))) as TenantRow['sending_status'];
   const pausedBy: TenantRow['paused_by'] = status !== 'DISABLED' ? null : aws?.Status === 'DISABLED' ? 'provider' : 'reputation_policy';
-  const cause = pausedBy === 'provider' ? aws?.Cause : pausedBy === 'reputation_policy' ? customer?.Cause : customer?.Status === 'REINSTATED' ? customer.Cause : undefined;
+  const cause =
+    pausedBy === 'provider' ? aws?.Cause : pausedBy === 'reputation_policy' ? customer?.Cause : customer?.Status === 'REINSTATED' ? customer.Cause : undefined;
   return { status, pausedBy, cause: cause ?? null };
 }
 
@@ -229,7 +275,12 @@ export async function applyStatus(ctx: Ctx, row: TenantRow, entity: ReputationEn
     if (!becameDisabled) return undefined;
     const managed = await trx.selectFrom('mailer_channels').select('channel_id').where('inbox_id', '=', row.inbox_id).where('managed', '=', 1).execute();
     const detail = `${pausedByText(pausedBy)} paused the tenant ${row.tenant_name}${cause ? `: ${cause}` : ''}`;
-    const ids = await pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: row.workspace_id, inboxId: row.inbox_id, channelIds: managed.map((c) => c.channel_id) }, 'mailer_tenant', detail);
+    const ids = await pauseBroadcasts(
+      { db: trx, clock: ctx.clock, metrics: ctx.metrics },
+      { workspaceId: row.workspace_id, inboxId: row.inbox_id, channelIds: managed.map((c) => c.channel_id) },
+      'mailer_tenant',
+      detail,
+    );
     const inbox = await findInbox(trx, row.inbox_id);
     const workspace = inbox ? await findWorkspace(trx, inbox.workspace_id) : undefined;
     const names = inbox && workspace ? { inbox: inbox.name, workspace: workspace.name } : undefined;
@@ -290,8 +341,8 @@ export async function tenantEventReceived(ctx: Ctx, event: { resources?: unknown
   const collect = (v: unknown, depth = 0): void => {
     if (depth > 4 || named.size > 100) return;
     if (typeof v === 'string') named.add(v);
-    else if (Array.isArray(v)) v.forEach((x) => collect(x, depth + 1));
-    else if (v && typeof v === 'object') Object.values(v).forEach((x) => collect(x, depth + 1));
+    else if (Array.isArray(v)) for (const x of v) collect(x, depth + 1);
+    else if (v && typeof v === 'object') for (const x of Object.values(v)) collect(x, depth + 1);
   };
   collect(event.resources);
   collect(event.detail);
@@ -316,7 +367,11 @@ export async function reinstateTenant(ctx: Ctx, inboxId: string): Promise<Tenant
   if (entity.AwsSesManagedStatus?.Status === 'DISABLED') {
     throw conflict(`tenant ${row.tenant_name} was paused by Amazon SES itself; only a case with AWS support lifts this pause`, 'mailer_tenant_provider_paused');
   }
-  if (entity.CustomerManagedStatus?.Status !== 'DISABLED') throw conflict(`tenant ${row.tenant_name} is not paused by the reputation policy (status ${current.sending_status ?? 'unknown'})`, 'mailer_tenant_not_paused');
+  if (entity.CustomerManagedStatus?.Status !== 'DISABLED')
+    throw conflict(
+      `tenant ${row.tenant_name} is not paused by the reputation policy (status ${current.sending_status ?? 'unknown'})`,
+      'mailer_tenant_not_paused',
+    );
   await provider.reinstate(row.tenant_arn);
   ctx.log.info('mailer tenant reinstated', { inbox_id: inboxId, tenant: row.tenant_name });
   const after = await provider.reputation(row.tenant_arn);
@@ -338,7 +393,10 @@ export async function deleteInboxTenant(ctx: Pick<Ctx, 'db' | 'config' | 'sealer
 
 // ---- what sending asks ----
 
-async function managedTenant(ctx: Pick<Ctx, 'db' | 'config'>, channel: Pick<ChannelRow, 'id' | 'inbox_id'>): Promise<{ tenant: TenantRow | undefined } | undefined> {
+async function managedTenant(
+  ctx: Pick<Ctx, 'db' | 'config'>,
+  channel: Pick<ChannelRow, 'id' | 'inbox_id'>,
+): Promise<{ tenant: TenantRow | undefined } | undefined> {
   if (!ctx.config.mailer) return undefined;
   const check = await ctx.db.selectFrom('mailer_channels').select('managed').where('channel_id', '=', channel.id).executeTakeFirst();
   if (check?.managed !== 1) return undefined;
@@ -365,7 +423,11 @@ export async function tenantBlock(ctx: Pick<Ctx, 'db' | 'config'>, channel: Pick
 
 export async function assertTenantMaySend(ctx: Pick<Ctx, 'db' | 'config'>, channel: Pick<ChannelRow, 'id' | 'inbox_id'>): Promise<void> {
   const block = await tenantBlock(ctx, channel);
-  if (block) throw conflict(`the inbox’s mail-provider tenant is disabled (${block}); broadcasts through its managed channels cannot be scheduled or resumed`, 'mailer_tenant_blocked');
+  if (block)
+    throw conflict(
+      `the inbox’s mail-provider tenant is disabled (${block}); broadcasts through its managed channels cannot be scheduled or resumed`,
+      'mailer_tenant_blocked',
+    );
 }
 
 // ---- triggers ----
@@ -382,7 +444,8 @@ export async function channelSaved(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, ch
   if (ch && ch.kind === 'email' && ch.smtp_host?.toLowerCase() === endpoint) inboxes.add(ch.inbox_id);
   if (former && former.smtpHost?.toLowerCase() === endpoint) inboxes.add(former.inboxId);
   // sooner: a saved channel is looked at now, not at the next retry of an earlier failure.
-  for (const inboxId of inboxes) await enqueue(ctx.db, ctx.clock, { kind: UPKEEP_JOB, payload: { inboxId }, uniqueKey: `${UPKEEP_JOB}:${inboxId}`, sooner: true });
+  for (const inboxId of inboxes)
+    await enqueue(ctx.db, ctx.clock, { kind: UPKEEP_JOB, payload: { inboxId }, uniqueKey: `${UPKEEP_JOB}:${inboxId}`, sooner: true });
 }
 
 /** Broadcasts approved: keep the tenants of the workspace's inboxes that send through the SES endpoint. */
@@ -391,7 +454,8 @@ export async function workspaceApproved(ctx: Pick<Ctx, 'db' | 'clock' | 'config'
   if (!m) return 0;
   const rows = await smtpChannelsOfWorkspace(ctx.db, workspaceId);
   const candidates = [...new Set(rows.filter((r) => r.smtp_host!.toLowerCase() === sesSmtpEndpoint(m)).map((r) => r.inbox_id))];
-  for (const inboxId of candidates) await enqueue(ctx.db, ctx.clock, { kind: UPKEEP_JOB, payload: { inboxId }, uniqueKey: `${UPKEEP_JOB}:${inboxId}`, sooner: true });
+  for (const inboxId of candidates)
+    await enqueue(ctx.db, ctx.clock, { kind: UPKEEP_JOB, payload: { inboxId }, uniqueKey: `${UPKEEP_JOB}:${inboxId}`, sooner: true });
   return candidates.length;
 }
 

@@ -36,6 +36,8 @@ export function registerMcpRoutes(app: ApiApp, ctx: Ctx) {
     }
   });
   for (const method of ['GET', 'DELETE'] as const) {
-    app.on(method, MCP_PATH, (c) => c.json(errorBody('method_not_allowed', 'this MCP endpoint is stateless: send JSON-RPC requests with POST'), 405, { allow: 'POST' }));
+    app.on(method, MCP_PATH, (c) =>
+      c.json(errorBody('method_not_allowed', 'this MCP endpoint is stateless: send JSON-RPC requests with POST'), 405, { allow: 'POST' }),
+    );
   }
 }

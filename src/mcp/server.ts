@@ -28,7 +28,8 @@ export function buildMcpServer(ctx: Ctx, access: Access, origin: string): McpSer
     MOVE_TO_SERVICE,
     {
       title: 'Move a mailbox to the service',
-      description: 'Walks through moving a mailbox into an inbox: find the provider, create, connect through a password page, choose, dry run, copy, switch delivery with a test message, finish. Needs a key with migrations:manage and no inbox limit.',
+      description:
+        'Walks through moving a mailbox into an inbox: find the provider, create, connect through a password page, choose, dry run, copy, switch delivery with a test message, finish. Needs a key with migrations:manage and no inbox limit.',
       argsSchema: moveToServiceArgs,
     },
     (args) => ({ messages: [{ role: 'user', content: { type: 'text', text: moveToServiceText(args) } }] }),

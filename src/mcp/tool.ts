@@ -38,20 +38,29 @@ function answer(value: unknown, isError = false): CallToolResult {
 /** Registers tools on a server for one caller; every call is logged by name and outcome (never its arguments). */
 export function registerTools(server: McpServer, on: ToolContext, tools: readonly ToolSpec<z.ZodRawShape>[]) {
   for (const tool of tools) {
-    server.registerTool(tool.name, { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: { title: tool.title, ...tool.annotations } }, (async (args: Record<string, unknown>) => {
-      const keyId = on.access.actor.kind === 'api_key' ? on.access.actor.keyId : undefined;
-      try {
-        const result = await tool.run(args as never, on);
-        on.ctx.log.info('mcp tool', { tool: tool.name, key_id: keyId, ok: true });
-        return answer(result);
-      } catch (error) {
-        if (error instanceof AppError) {
-          on.ctx.log.info('mcp tool', { tool: tool.name, key_id: keyId, ok: false, code: error.code });
-          return answer({ error: { code: error.code, message: error.message, status: error.status, ...error.extra } }, true);
+    server.registerTool(
+      tool.name,
+      { title: tool.title, description: tool.description, inputSchema: tool.input, annotations: { title: tool.title, ...tool.annotations } },
+      (async (args: Record<string, unknown>) => {
+        const keyId = on.access.actor.kind === 'api_key' ? on.access.actor.keyId : undefined;
+        try {
+          const result = await tool.run(args as never, on);
+          on.ctx.log.info('mcp tool', { tool: tool.name, key_id: keyId, ok: true });
+          return answer(result);
+        } catch (error) {
+          if (error instanceof AppError) {
+            on.ctx.log.info('mcp tool', { tool: tool.name, key_id: keyId, ok: false, code: error.code });
+            return answer({ error: { code: error.code, message: error.message, status: error.status, ...error.extra } }, true);
+          }
+          on.ctx.log.error('mcp tool failed', {
+            tool: tool.name,
+            key_id: keyId,
+            error,
+            stack: error instanceof Error ? error.stack?.split('\n').slice(0, 6).join(' | ') : undefined,
+          });
+          return answer({ error: { code: 'internal', message: 'internal error; see the server log' } }, true);
         }
-        on.ctx.log.error('mcp tool failed', { tool: tool.name, key_id: keyId, error, stack: error instanceof Error ? error.stack?.split('\n').slice(0, 6).join(' | ') : undefined });
-        return answer({ error: { code: 'internal', message: 'internal error; see the server log' } }, true);
-      }
-    }) as never);
+      }) as never,
+    );
   }
 }

@@ -1,16 +1,16 @@
 // Invites: a one-time link (valid 7 days) that lets an e-mail address join a workspace with a role.
 // The token is shown once (in the answer that made or re-sent the invite) and stored hashed.
-import { authorize, type Access } from '../auth/access.js';
+import { type Access, authorize } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { InvitesTable, Role } from '../db/schema.js';
+import { createSession, findOrCreatePerson, findPersonByEmail, findPersonById, normalizeEmail, type PersonRow } from '../people/service.js';
 import { DAY, iso } from '../platform/clock.js';
 import { randomToken, sha256Hex } from '../platform/crypto.js';
 import { AppError, conflict, forbidden, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { createSession, findPersonByEmail, findPersonById, findOrCreatePerson, normalizeEmail, type PersonRow } from '../people/service.js';
-import { addMember } from './store.js';
 import { findLiveWorkspace, findWorkspace } from '../workspaces/store.js';
 import { checkInboxLimit } from './service.js';
+import { addMember } from './store.js';
 
 export type InviteRow = InvitesTable;
 
@@ -66,7 +66,12 @@ async function mailInvite(ctx: Ctx, invite: InviteRow, url: string): Promise<boo
     },
     'invite',
   );
-  if (sent) await ctx.db.updateTable('invites').set({ sent_at: iso(ctx.clock.now()) }).where('id', '=', invite.id).execute();
+  if (sent)
+    await ctx.db
+      .updateTable('invites')
+      .set({ sent_at: iso(ctx.clock.now()) })
+      .where('id', '=', invite.id)
+      .execute();
   return sent;
 }
 
@@ -209,10 +214,15 @@ export async function acceptInvite(
     if (status === 'expired') throw gone('invite_expired', 'this invite has expired; ask for it to be sent again');
     const existing = await findPersonByEmail({ db: trx }, invite.email);
     if (input.signedIn && input.signedIn.email !== invite.email) {
-      throw conflict(`this invite is for ${invite.email}, but you are signed in as ${input.signedIn.email}; sign out first, or ask for an invite to your address`, 'invite_for_someone_else');
+      throw conflict(
+        `this invite is for ${invite.email}, but you are signed in as ${input.signedIn.email}; sign out first, or ask for an invite to your address`,
+        'invite_for_someone_else',
+      );
     }
     if (existing && !input.signedIn) {
-      throw new AppError(401, 'sign_in_required', `${invite.email} has an account already: sign in as that person, then accept the invite`, { email: invite.email });
+      throw new AppError(401, 'sign_in_required', `${invite.email} has an account already: sign in as that person, then accept the invite`, {
+        email: invite.email,
+      });
     }
     const member = existing
       ? await trx.selectFrom('memberships').select('id').where('workspace_id', '=', ws.id).where('person_id', '=', existing.id).executeTakeFirst()
@@ -235,7 +245,12 @@ export async function acceptInvite(
     const session = existing ? undefined : await createSession(tx, person.id, { userAgent: input.userAgent });
     return { workspace: ws, memberId: m.id, role: invite.role, person, session, inviteId: invite.id };
   });
-  ctx.log.info('invite accepted', { workspace_id: result.workspace.id, invite_id: result.inviteId, member_id: result.memberId, new_account: Boolean(result.session) });
+  ctx.log.info('invite accepted', {
+    workspace_id: result.workspace.id,
+    invite_id: result.inviteId,
+    member_id: result.memberId,
+    new_account: Boolean(result.session),
+  });
   const { inviteId: _, ...out } = result;
   return out;
 }

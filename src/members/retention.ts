@@ -1,6 +1,7 @@
 // Retention and workspace deletion of invites.
-import type { WorkspaceDataStep } from '../platform/lifecycle.js';
+
 import { DAY } from '../platform/clock.js';
+import type { WorkspaceDataStep } from '../platform/lifecycle.js';
 import { olderThanRule } from '../platform/retention-rule.js';
 
 /** Invites are kept this long after they were accepted, revoked or expired (then the row goes). */

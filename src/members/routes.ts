@@ -74,7 +74,8 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/members/{memberId}',
       tags: ['members'],
       summary: 'Change a member’s role or inbox limit (owners and admins; only owners make or unmake owners)',
-      description: 'The last owner cannot be demoted (409 last_owner). Becoming an owner or admin clears an inbox limit. The member’s open realtime sockets close so that they reconnect with the new access.',
+      description:
+        'The last owner cannot be demoted (409 last_owner). Becoming an owner or admin clears an inbox limit. The member’s open realtime sockets close so that they reconnect with the new access.',
       security: bearer,
       request: { params: memberParam, body: jsonBody(z.object({ role: RoleSchema.optional(), inbox_ids: InboxLimit.optional() }).strict()) },
       responses: { 200: jsonAnswer(MemberSchema, 'the member as it is now'), 409: { description: 'last_owner' } },
@@ -96,7 +97,10 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
         'Owners and admins remove members; only an owner removes an owner; anyone may remove themselves. The last owner can be neither removed nor leave (409 last_owner). The person’s sessions lose the workspace at once, their realtime sockets close, and their conversations that are not closed become unassigned (one conversation.updated each).',
       security: bearer,
       request: { params: memberParam },
-      responses: { 200: jsonAnswer(z.object({ member_id: z.string(), unassigned_conversations: z.number().int() }), 'removed'), 409: { description: 'last_owner' } },
+      responses: {
+        200: jsonAnswer(z.object({ member_id: z.string(), unassigned_conversations: z.number().int() }), 'removed'),
+        409: { description: 'last_owner' },
+      },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
@@ -114,7 +118,10 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
         'Makes a one-time link valid 7 days and mails it from the server’s own account. The answer carries the link (this once; it is stored hashed), with mail_sent false when the mail could not go, so it can be passed on by hand. The link is <SVC_PUBLIC_URL>/invite#<token>; the panel posts the token to POST /v1/invites/accept.',
       security: bearer,
       request: { body: jsonBody(z.object({ email: z.string().min(3).max(254), role: RoleSchema, inbox_ids: InboxLimit.optional() }).strict()) },
-      responses: { 201: jsonAnswer(InviteWithLink, 'the invite with its link'), 409: { description: 'already_member, or invite_pending (resend or revoke that one)' } },
+      responses: {
+        201: jsonAnswer(InviteWithLink, 'the invite with its link'),
+        409: { description: 'already_member, or invite_pending (resend or revoke that one)' },
+      },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
@@ -164,7 +171,11 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
       summary: 'Mail an invite again with a new link, valid 7 more days (the previous link stops working)',
       security: bearer,
       request: { params: inviteParam },
-      responses: { 200: jsonAnswer(InviteWithLink, 'the invite with its new link'), 409: { description: 'invite_accepted' }, 410: { description: 'invite_revoked' } },
+      responses: {
+        200: jsonAnswer(InviteWithLink, 'the invite with its new link'),
+        409: { description: 'invite_accepted' },
+        410: { description: 'invite_revoked' },
+      },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
@@ -182,7 +193,11 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
       description:
         'For a new address: makes the account (whatever SVC_SIGNUP says), joins the workspace and signs in (a session token in the answer and the session cookie). For an address that has an account: the caller must be signed in as that person (401 sign_in_required otherwise; sign in, then accept again). Single use: 410 invite_used, invite_expired or invite_revoked; 404 for an unknown token; 409 invite_for_someone_else when signed in as another person.',
       security: [{}, ...bearer],
-      request: { body: jsonBody(z.object({ token: z.string().min(1).max(200), name: z.string().max(200).optional().openapi({ description: 'the new account’s name' }) }).strict()) },
+      request: {
+        body: jsonBody(
+          z.object({ token: z.string().min(1).max(200), name: z.string().max(200).optional().openapi({ description: 'the new account’s name' }) }).strict(),
+        ),
+      },
       responses: {
         200: jsonAnswer(
           z.object({

@@ -1,18 +1,19 @@
 // Members of a workspace: listing, changing roles and inbox limits, removing, leaving.
 // Who may do it is decided in src/auth/access.ts; the rules about owners live here.
-import { missingInboxIds } from '../inboxes/store.js';
-import { authorize, type Access } from '../auth/access.js';
+
+import { z } from 'zod';
+import { type Access, authorize } from '../auth/access.js';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import type { Ctx } from '../context.js';
 import { applyConversationChanges } from '../conversations/service.js';
 import { openConversationsAssignedTo } from '../conversations/store.js';
 import type { Db, Role } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
-import { decodeCursor, toPage } from '../platform/pagination.js';
-import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
-import { z } from 'zod';
-import { lockWorkspaces } from '../workspaces/store.js';
+import { missingInboxIds } from '../inboxes/store.js';
 import { peopleByIds } from '../people/store.js';
+import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
+import { lockWorkspaces } from '../workspaces/store.js';
 
 export interface MemberRow {
   id: string;
@@ -42,13 +43,24 @@ export function formatMember(m: MemberRow) {
 function membersQuery(db: Db, workspaceId: string) {
   return db
     .selectFrom('memberships')
-    .select(['memberships.id', 'memberships.workspace_id', 'memberships.person_id', 'memberships.role', 'memberships.inbox_ids', 'memberships.created_at', 'memberships.last_seen_at'])
+    .select([
+      'memberships.id',
+      'memberships.workspace_id',
+      'memberships.person_id',
+      'memberships.role',
+      'memberships.inbox_ids',
+      'memberships.created_at',
+      'memberships.last_seen_at',
+    ])
     .where('memberships.workspace_id', '=', workspaceId);
 }
 
 /** Memberships with their person's email and name (people are read through people/store.ts, in one query). */
 async function withPeople(db: Db, rows: Omit<MemberRow, 'email' | 'name'>[]): Promise<MemberRow[]> {
-  const people = await peopleByIds(db, rows.map((m) => m.person_id));
+  const people = await peopleByIds(
+    db,
+    rows.map((m) => m.person_id),
+  );
   return rows.flatMap((m) => {
     const person = people.get(m.person_id);
     return person ? [{ ...m, email: person.email, name: person.name }] : [];
@@ -62,7 +74,13 @@ export async function listMembers(ctx: Pick<Ctx, 'db'>, access: Access, page: { 
   const after = decodeCursor(page.cursor, z.object({ id: z.string() }));
   let q = membersQuery(ctx.db, access.workspaceId);
   if (after) q = q.where('memberships.id', '>', after.id);
-  const rows = await withPeople(ctx.db, await q.orderBy('memberships.id').limit(limit + 1).execute());
+  const rows = await withPeople(
+    ctx.db,
+    await q
+      .orderBy('memberships.id')
+      .limit(limit + 1)
+      .execute(),
+  );
   return toPage(rows, limit, (r) => ({ id: r.id }), formatMember);
 }
 
@@ -151,7 +169,9 @@ export async function removeMember(ctx: Ctx, access: Access, memberId: string): 
     await lockWorkspace(ctx, trx, access.workspaceId);
     // The caller's own membership needs no permission; anyone else's does, checked before the
     // lookup so that ids stay secret from those who may not manage members.
-    const own = self ? await trx.selectFrom('memberships').select('id').where('workspace_id', '=', access.workspaceId).where('person_id', '=', self).executeTakeFirst() : undefined;
+    const own = self
+      ? await trx.selectFrom('memberships').select('id').where('workspace_id', '=', access.workspaceId).where('person_id', '=', self).executeTakeFirst()
+      : undefined;
     const leaving = own?.id === memberId;
     if (!leaving) authorize(access, 'members:manage');
     const member = await getMember(trx, access.workspaceId, memberId);
@@ -168,10 +188,13 @@ export async function removeMember(ctx: Ctx, access: Access, memberId: string): 
   });
   if (removed.unassigned) announceEvents(ctx);
   revoke(ctx, removed.member);
-  ctx.log.info(removed.leaving ? 'member left' : 'member removed', { workspace_id: access.workspaceId, member_id: memberId, unassigned_conversations: removed.unassigned });
+  ctx.log.info(removed.leaving ? 'member left' : 'member removed', {
+    workspace_id: access.workspaceId,
+    member_id: memberId,
+    unassigned_conversations: removed.unassigned,
+  });
   return { member_id: memberId, unassigned_conversations: removed.unassigned };
 }
-
 
 export interface InboxMember {
   personId: string;
@@ -196,6 +219,11 @@ export async function membersSeeingInbox(ctx: Pick<Ctx, 'db'>, workspaceId: stri
 
 /** The e-mail addresses of the workspace's members (lower case): mail to the team's own people is never answered automatically. */
 export async function memberAddresses(db: Db, workspaceId: string): Promise<Set<string>> {
-  const rows = await db.selectFrom('memberships').innerJoin('people', 'people.id', 'memberships.person_id').select('people.email').where('memberships.workspace_id', '=', workspaceId).execute();
+  const rows = await db
+    .selectFrom('memberships')
+    .innerJoin('people', 'people.id', 'memberships.person_id')
+    .select('people.email')
+    .where('memberships.workspace_id', '=', workspaceId)
+    .execute();
   return new Set(rows.map((r) => r.email.toLowerCase()));
 }

@@ -7,7 +7,12 @@ import { newId } from '../platform/ids.js';
 
 /** Whether the person is a member of the workspace. */
 export async function isMemberOf(db: Db, workspaceId: string, personId: string): Promise<boolean> {
-  const row = await db.selectFrom('memberships').select('person_id').where('workspace_id', '=', workspaceId).where('person_id', '=', personId).executeTakeFirst();
+  const row = await db
+    .selectFrom('memberships')
+    .select('person_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('person_id', '=', personId)
+    .executeTakeFirst();
   return row !== undefined;
 }
 

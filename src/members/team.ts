@@ -7,6 +7,11 @@ export async function memberPersonIds(db: Db, workspaceId: string): Promise<stri
 }
 
 export async function isMember(db: Db, workspaceId: string, personId: string): Promise<boolean> {
-  const member = await db.selectFrom('memberships').select('person_id').where('workspace_id', '=', workspaceId).where('person_id', '=', personId).executeTakeFirst();
+  const member = await db
+    .selectFrom('memberships')
+    .select('person_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('person_id', '=', personId)
+    .executeTakeFirst();
   return member !== undefined;
 }

@@ -1,9 +1,9 @@
 // The notifications' part of `svc serve`: the jobs that the reaction and ./service.ts store.
 import type { Ctx } from '../context.js';
+import type { BackgroundPart } from '../platform/background.js';
 import type { JobKind } from '../platform/jobs.js';
 import { sendPush } from '../push/send.js';
 import { dropPushSubscription, findPushSubscription } from '../push/service.js';
-import type { BackgroundPart } from '../platform/background.js';
 import { sendNotificationMail } from './mail.js';
 import { NOTIFY_EVENT_JOB, type NotifyEventPayload } from './reaction.js';
 import { MAIL_JOB, notifyEvent, PUSH_JOB, type PushJobPayload } from './service.js';

@@ -3,13 +3,19 @@ import { z } from '@hono/zod-openapi';
 import type { Ctx } from '../context.js';
 import { NOTIFICATION_CHANNELS, NOTIFICATION_TRIGGERS, type NotificationPreferences } from './preferences.js';
 
-const ChannelSwitches = z.object(Object.fromEntries(NOTIFICATION_CHANNELS.map((c) => [c, z.boolean()])) as Record<(typeof NOTIFICATION_CHANNELS)[number], z.ZodBoolean>);
+const ChannelSwitches = z.object(
+  Object.fromEntries(NOTIFICATION_CHANNELS.map((c) => [c, z.boolean()])) as Record<(typeof NOTIFICATION_CHANNELS)[number], z.ZodBoolean>,
+);
 
 export const NotificationPreferencesSchema = z
   .object({
     preferences: z
-      .object(Object.fromEntries(NOTIFICATION_TRIGGERS.map((t) => [t, ChannelSwitches])) as Record<(typeof NOTIFICATION_TRIGGERS)[number], typeof ChannelSwitches>)
-      .openapi({ description: 'per trigger (new_conversation, assigned, customer_reply, mention): realtime (open panels), push (Web Push), email (batched mail)' }),
+      .object(
+        Object.fromEntries(NOTIFICATION_TRIGGERS.map((t) => [t, ChannelSwitches])) as Record<(typeof NOTIFICATION_TRIGGERS)[number], typeof ChannelSwitches>,
+      )
+      .openapi({
+        description: 'per trigger (new_conversation, assigned, customer_reply, mention): realtime (open panels), push (Web Push), email (batched mail)',
+      }),
     available: z
       .object({ realtime: z.boolean(), push: z.boolean(), email: z.boolean() })
       .openapi({ description: 'whether the server can use each channel: push needs SVC_VAPID_*, email needs SVC_SMTP_*' }),

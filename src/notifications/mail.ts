@@ -33,7 +33,10 @@ export async function sendNotificationMail(ctx: Ctx, personId: string): Promise<
       ...lines.flatMap((l) => [`- ${l.title}`, ...(l.body ? [`  ${l.body}`] : []), `  ${ctx.config.publicUrl}/conversations/${l.conversation_id}`, '']),
       t.mailFooter(`${ctx.config.publicUrl}/settings/account`),
     ].join('\n');
-    const sent = await ctx.systemMail.send({ to: person.email, subject: t.mailSubject(lines.length), text, headers: { 'Auto-Submitted': 'auto-generated' } }, 'notifications');
+    const sent = await ctx.systemMail.send(
+      { to: person.email, subject: t.mailSubject(lines.length), text, headers: { 'Auto-Submitted': 'auto-generated' } },
+      'notifications',
+    );
     // Kept for the job's retry; the mailer has logged why.
     if (!sent) throw new Error('notification mail not sent');
   }

@@ -35,7 +35,11 @@ function merged(stored: string | null | undefined): NotificationPreferences {
 
 export async function preferencesOf(ctx: Pick<Ctx, 'db'>, personIds: readonly string[]): Promise<Map<string, NotificationPreferences>> {
   const rows = personIds.length
-    ? await ctx.db.selectFrom('notification_preferences').select(['person_id', 'settings']).where('person_id', 'in', [...personIds]).execute()
+    ? await ctx.db
+        .selectFrom('notification_preferences')
+        .select(['person_id', 'settings'])
+        .where('person_id', 'in', [...personIds])
+        .execute()
     : [];
   const stored = new Map(rows.map((r) => [r.person_id, r.settings]));
   return new Map(personIds.map((id) => [id, merged(stored.get(id))]));

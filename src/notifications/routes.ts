@@ -8,10 +8,20 @@ import { formatPreferences, NotificationPreferencesSchema } from './format.js';
 import { getPreferences, NOTIFICATION_CHANNELS, NOTIFICATION_TRIGGERS, updatePreferences } from './preferences.js';
 
 const SwitchesPatch = z
-  .object(Object.fromEntries(NOTIFICATION_CHANNELS.map((c) => [c, z.boolean().optional()])) as Record<(typeof NOTIFICATION_CHANNELS)[number], z.ZodOptional<z.ZodBoolean>>)
+  .object(
+    Object.fromEntries(NOTIFICATION_CHANNELS.map((c) => [c, z.boolean().optional()])) as Record<
+      (typeof NOTIFICATION_CHANNELS)[number],
+      z.ZodOptional<z.ZodBoolean>
+    >,
+  )
   .strict();
 const PreferencesPatch = z
-  .object(Object.fromEntries(NOTIFICATION_TRIGGERS.map((t) => [t, SwitchesPatch.optional()])) as Record<(typeof NOTIFICATION_TRIGGERS)[number], z.ZodOptional<typeof SwitchesPatch>>)
+  .object(
+    Object.fromEntries(NOTIFICATION_TRIGGERS.map((t) => [t, SwitchesPatch.optional()])) as Record<
+      (typeof NOTIFICATION_TRIGGERS)[number],
+      z.ZodOptional<typeof SwitchesPatch>
+    >,
+  )
   .strict()
   .openapi({ description: 'only the switches to change, e.g. {"new_conversation":{"email":true}}' });
 

@@ -12,7 +12,7 @@
 import type { Ctx } from '../context.js';
 import type { NotificationTrigger } from '../db/schema.js';
 import { announceEvents, findEvent, recordEvent } from '../events/service.js';
-import { membersSeeingInbox, type InboxMember } from '../members/service.js';
+import { type InboxMember, membersSeeingInbox } from '../members/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import { enqueue } from '../platform/jobs.js';
@@ -65,7 +65,12 @@ function memberName(m: InboxMember | undefined): string | null {
 }
 
 /** Who is told what about one stored event. */
-function targetsOf(row: { type: string }, data: EventData, payload: NotifyEventPayload, members: InboxMember[]): { member: InboxMember; trigger: NotificationTrigger }[] {
+function targetsOf(
+  row: { type: string },
+  data: EventData,
+  payload: NotifyEventPayload,
+  members: InboxMember[],
+): { member: InboxMember; trigger: NotificationTrigger }[] {
   const conversation = data.conversation;
   if (!conversation || conversation.spam) return [];
   const byId = new Map(members.map((m) => [m.personId, m]));
@@ -87,7 +92,10 @@ function targetsOf(row: { type: string }, data: EventData, payload: NotifyEventP
         const member = conversation.assignee_id ? byId.get(conversation.assignee_id) : undefined;
         return others(member) ? [{ member, trigger: 'customer_reply' }] : [];
       }
-      if (message.kind === 'note') return mentionedMembers(message.body, members).filter(others).map((member) => ({ member, trigger: 'mention' }));
+      if (message.kind === 'note')
+        return mentionedMembers(message.body, members)
+          .filter(others)
+          .map((member) => ({ member, trigger: 'mention' }));
       return [];
     }
     default:
@@ -124,7 +132,17 @@ export async function notifyEvent(ctx: Ctx, payload: NotifyEventPayload): Promis
       const id = newId('ntf', now.getTime());
       const inserted = await trx
         .insertInto('notifications')
-        .values({ id, person_id: member.personId, workspace_id: row.workspace_id, event_id: row.id, trigger, conversation_id: conversation.id, title: text.title, body: text.body, created_at: iso(now) })
+        .values({
+          id,
+          person_id: member.personId,
+          workspace_id: row.workspace_id,
+          event_id: row.id,
+          trigger,
+          conversation_id: conversation.id,
+          title: text.title,
+          body: text.body,
+          created_at: iso(now),
+        })
         .onConflict((oc) => oc.columns(['event_id', 'person_id']).doNothing())
         .executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
@@ -132,7 +150,14 @@ export async function notifyEvent(ctx: Ctx, payload: NotifyEventPayload): Promis
       const wants = preferences.get(member.personId)!;
       const shown = { id, trigger, conversation_id: conversation.id, inbox_id: row.inbox_id, title: text.title, body: text.body, url, created_at: iso(now) };
       if (wants[trigger].realtime) {
-        await recordEvent(tx, { workspaceId: row.workspace_id, personId: member.personId, type: 'notification', occurredAt: now, data: { notification: shown }, webhook: false });
+        await recordEvent(tx, {
+          workspaceId: row.workspace_id,
+          personId: member.personId,
+          type: 'notification',
+          occurredAt: now,
+          data: { notification: shown },
+          webhook: false,
+        });
       }
       if (wants[trigger].push) {
         const message: PushMessage = { title: text.title, body: text.body, url, tag: `svc-${conversation.id}`, conversation_id: conversation.id };
@@ -142,7 +167,10 @@ export async function notifyEvent(ctx: Ctx, payload: NotifyEventPayload): Promis
         }
       }
       if (wants[trigger].email && ctx.config.smtp && !atPanel.has(member.personId)) {
-        await trx.insertInto('notification_mail_lines').values({ notification_id: id, person_id: member.personId, created_at: iso(now) }).execute();
+        await trx
+          .insertInto('notification_mail_lines')
+          .values({ notification_id: id, person_id: member.personId, created_at: iso(now) })
+          .execute();
         // One mail job per member: while it waits (the 10 minutes after a mail), lines gather.
         await enqueue(trx, ctx.clock, { kind: MAIL_JOB, payload: { person_id: member.personId }, uniqueKey: `${MAIL_JOB}:${member.personId}` });
       }

@@ -39,7 +39,14 @@ export async function addDigestLine(ctx: C, line: { kind: DigestLineKind; worksp
   const now = ctx.clock.now();
   await ctx.db
     .insertInto('operator_digest_lines')
-    .values({ id: newId('dig', now.getTime()), kind: line.kind, workspace_id: line.workspaceId ?? null, text: line.text.replace(/\s+/g, ' ').trim(), created_at: iso(now), sent_at: null })
+    .values({
+      id: newId('dig', now.getTime()),
+      kind: line.kind,
+      workspace_id: line.workspaceId ?? null,
+      text: line.text.replace(/\s+/g, ' ').trim(),
+      created_at: iso(now),
+      sent_at: null,
+    })
     .execute();
   const last = await lastSentAt(ctx);
   const runAt = new Date(Math.max(now.getTime(), (last ?? 0) + DIGEST_INTERVAL_MS));
@@ -87,7 +94,15 @@ export function digestJob(ctx: Ctx): JobKind {
       if (!sent) return { retryAt: new Date(now.getTime() + DIGEST_INTERVAL_MS) };
       const sentAt = iso(ctx.clock.now());
       await ctx.db.transaction().execute(async (trx) => {
-        await trx.updateTable('operator_digest_lines').set({ sent_at: sentAt }).where('id', 'in', lines.map((l) => l.id)).execute();
+        await trx
+          .updateTable('operator_digest_lines')
+          .set({ sent_at: sentAt })
+          .where(
+            'id',
+            'in',
+            lines.map((l) => l.id),
+          )
+          .execute();
         await trx
           .insertInto('server_meta')
           .values({ key: LAST_SENT_KEY, value: sentAt })
@@ -104,8 +119,21 @@ export function digestJob(ctx: Ctx): JobKind {
 /** Retention: sent lines older than 30 days. */
 export async function deleteSentDigestLines(ctx: Pick<Ctx, 'db'>, now: Date, batch: number): Promise<number> {
   const cutoff = iso(now.getTime() - SENT_LINES_KEEP_MS);
-  const rows = await ctx.db.selectFrom('operator_digest_lines').select('id').where('sent_at', 'is not', null).where('sent_at', '<', cutoff).limit(batch).execute();
+  const rows = await ctx.db
+    .selectFrom('operator_digest_lines')
+    .select('id')
+    .where('sent_at', 'is not', null)
+    .where('sent_at', '<', cutoff)
+    .limit(batch)
+    .execute();
   if (rows.length === 0) return 0;
-  await ctx.db.deleteFrom('operator_digest_lines').where('id', 'in', rows.map((r) => r.id)).execute();
+  await ctx.db
+    .deleteFrom('operator_digest_lines')
+    .where(
+      'id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .execute();
   return rows.length;
 }

@@ -21,9 +21,13 @@ export function registerOverviewRoutes(app: ApiApp, ctx: Ctx) {
       responses: {
         200: jsonAnswer(
           z.object({
-            unread: z.object({ all: z.number().int(), mine: z.number().int(), unassigned: z.number().int(), inboxes: z.record(z.string(), z.number().int()) }).openapi({ description: 'open conversations the customer wrote in since the member last opened them (zero for API keys)' }),
+            unread: z
+              .object({ all: z.number().int(), mine: z.number().int(), unassigned: z.number().int(), inboxes: z.record(z.string(), z.number().int()) })
+              .openapi({ description: 'open conversations the customer wrote in since the member last opened them (zero for API keys)' }),
             importing: z.array(z.object({ inbox_id: z.string(), state: z.string(), percent: z.number() })),
-            labels: z.array(z.object({ label: z.string(), open: z.number().int() })).openapi({ description: 'labels on open conversations the caller reaches, by name (at most 200)' }),
+            labels: z
+              .array(z.object({ label: z.string(), open: z.number().int() }))
+              .openapi({ description: 'labels on open conversations the caller reaches, by name (at most 200)' }),
           }),
           'the overview',
         ),
@@ -33,7 +37,9 @@ export function registerOverviewRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'conversations:read');
       const copies = (await copiesInProgress(ctx.db, access.workspaceId)).filter((m) => m.inbox_id && canSeeInbox(access, m.inbox_id));
-      const importing = await Promise.all(copies.map(async (m) => ({ inbox_id: m.inbox_id!, state: m.state, percent: (await loadProgress(ctx.db, m.id)).percent })));
+      const importing = await Promise.all(
+        copies.map(async (m) => ({ inbox_id: m.inbox_id!, state: m.state, percent: (await loadProgress(ctx.db, m.id)).percent })),
+      );
       return c.json({ unread: await unreadCounts(ctx, access), importing, labels: await openLabelCounts(ctx, access) }, 200);
     },
   );

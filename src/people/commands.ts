@@ -5,7 +5,10 @@ import { deletePerson, findPersonByEmail, membershipsOf, workspacesOnlyOwnedBy }
 import { createSignInLink, SIGN_IN_LINK_TTL_MS } from './sign-in-links.js';
 
 const deletePersonCommand = dbCommand({
-  meta: { name: 'delete', description: 'Delete an account with its memberships, sessions, passkeys and push subscriptions; without --yes only says what it would delete' },
+  meta: {
+    name: 'delete',
+    description: 'Delete an account with its memberships, sessions, passkeys and push subscriptions; without --yes only says what it would delete',
+  },
   args: {
     email: { type: 'string', required: true, description: 'the person’s e-mail address' },
     yes: { type: 'boolean', description: 'really delete it' },
@@ -24,7 +27,9 @@ const deletePersonCommand = dbCommand({
       return;
     }
     const r = await deletePerson(app, person.id);
-    io.say(`deleted the account ${person.email} (${person.id}): ${r.memberships} membership(s), ${r.sessions} session(s), ${r.passkeys} passkey(s), ${r.push_subscriptions} push subscription(s)`);
+    io.say(
+      `deleted the account ${person.email} (${person.id}): ${r.memberships} membership(s), ${r.sessions} session(s), ${r.passkeys} passkey(s), ${r.push_subscriptions} push subscription(s)`,
+    );
   },
 });
 

@@ -4,7 +4,11 @@ import type { Db } from '../db/schema.js';
 /** Id and sign-in address of each of these people (those that exist). */
 export async function peopleEmails(db: Db, personIds: readonly string[]): Promise<{ id: string; email: string }[]> {
   if (personIds.length === 0) return [];
-  return db.selectFrom('people').select(['id', 'email']).where('id', 'in', [...new Set(personIds)]).execute();
+  return db
+    .selectFrom('people')
+    .select(['id', 'email'])
+    .where('id', 'in', [...new Set(personIds)])
+    .execute();
 }
 
 /** Person id → name (null when none is set), for these people. */

@@ -20,7 +20,12 @@ import {
 } from './passkeys.js';
 import { answerNewSession, NewSession } from './routes.js';
 
-const base64url = (max: number) => z.string().min(1).max(max).regex(/^[A-Za-z0-9_-]*$/, 'must be base64url');
+const base64url = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[A-Za-z0-9_-]*$/, 'must be base64url');
 const credentialCommon = {
   id: base64url(1400),
   rawId: base64url(1400),
@@ -57,11 +62,19 @@ const AuthenticationCredential = z
   .openapi({ description: 'what @simplewebauthn/browser’s startAuthentication() returns (AuthenticationResponseJSON)' });
 
 const CreationOptions = z
-  .object({ challenge: z.string(), rp: z.object({ id: z.string().optional(), name: z.string() }), user: z.object({ id: z.string(), name: z.string(), displayName: z.string() }) })
+  .object({
+    challenge: z.string(),
+    rp: z.object({ id: z.string().optional(), name: z.string() }),
+    user: z.object({ id: z.string(), name: z.string(), displayName: z.string() }),
+  })
   .catchall(z.unknown())
   .openapi({ description: 'PublicKeyCredentialCreationOptionsJSON: pass to startRegistration({ optionsJSON })' });
 const RequestOptions = z
-  .object({ challenge: z.string(), rpId: z.string().optional(), allowCredentials: z.array(z.object({ id: z.string(), type: z.string() }).catchall(z.unknown())).optional() })
+  .object({
+    challenge: z.string(),
+    rpId: z.string().optional(),
+    allowCredentials: z.array(z.object({ id: z.string(), type: z.string() }).catchall(z.unknown())).optional(),
+  })
   .catchall(z.unknown())
   .openapi({ description: 'PublicKeyCredentialRequestOptionsJSON: pass to startAuthentication({ optionsJSON })' });
 
@@ -130,7 +143,8 @@ export function registerPasskeyRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/me/passkeys',
       tags,
       summary: 'Finish registering a passkey',
-      description: '400 when the options are unknown, used or expired, or the response does not verify (origin, RP ID, user verification); 409 `passkey_exists` for a passkey registered already.',
+      description:
+        '400 when the options are unknown, used or expired, or the response does not verify (origin, RP ID, user verification); 409 `passkey_exists` for a passkey registered already.',
       security: bearer,
       request: { body: jsonBody(z.object({ credential: RegistrationCredential, name: Name.optional() }).strict()) },
       responses: { 201: jsonAnswer(Passkey, 'the passkey') },
@@ -156,7 +170,10 @@ export function registerPasskeyRoutes(app: ApiApp, ctx: Ctx) {
       const q = c.req.valid('query');
       const limit = q.limit ?? 50;
       const rows = await listPasskeys(ctx, person.personId, { limit, before: decodeCursor(q.cursor, z.string()) });
-      return c.json(toPage(rows, limit, (r) => r.id, formatPasskey), 200);
+      return c.json(
+        toPage(rows, limit, (r) => r.id, formatPasskey),
+        200,
+      );
     },
   );
 

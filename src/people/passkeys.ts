@@ -20,7 +20,7 @@ import type { Config } from '../config.js';
 import type { Ctx } from '../context.js';
 import type { PasskeyChallengePurpose, PasskeysTable } from '../db/schema.js';
 import { iso, MINUTE } from '../platform/clock.js';
-import { AppError, conflict, invalid, notFound, unauthorized } from '../platform/errors.js';
+import { type AppError, conflict, invalid, notFound, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { olderThanRule } from '../platform/retention-rule.js';
 import { serverKey } from '../platform/server-key.js';
@@ -56,10 +56,7 @@ export function relyingParty(config: Pick<Config, 'publicUrl'>): RelyingParty {
   const host = url.hostname;
   const local = host === 'localhost' || host.endsWith('.localhost');
   if (isIP(host.replace(/^\[|\]$/g, '')) || (url.protocol !== 'https:' && !local)) {
-    throw conflict(
-      `passkeys need SVC_PUBLIC_URL to be an https address with a domain name (or http://localhost); it is ${url.origin}`,
-      'passkeys_unavailable',
-    );
+    throw conflict(`passkeys need SVC_PUBLIC_URL to be an https address with a domain name (or http://localhost); it is ${url.origin}`, 'passkeys_unavailable');
   }
   return { id: host, origin: url.origin };
 }
@@ -127,7 +124,8 @@ export async function passkeyRegistrationOptions(ctx: Pick<Ctx, 'db' | 'clock' |
   const person = await ctx.db.selectFrom('people').select(['id', 'email', 'name']).where('id', '=', personId).executeTakeFirst();
   if (!person) throw notFound('person');
   const existing = await passkeysOf(ctx, personId);
-  if (existing.length >= PASSKEYS_PER_PERSON) throw conflict(`a person may register at most ${PASSKEYS_PER_PERSON} passkeys; delete one first`, 'passkey_limit');
+  if (existing.length >= PASSKEYS_PER_PERSON)
+    throw conflict(`a person may register at most ${PASSKEYS_PER_PERSON} passkeys; delete one first`, 'passkey_limit');
   const { generateRegistrationOptions } = await webauthn();
   const options = await generateRegistrationOptions({
     rpName: RP_NAME,
@@ -154,7 +152,7 @@ export async function registerPasskey(
   const refuse = () => invalid('the registration answers no open passkey options of yours (unknown, used or expired); ask for new options');
   const challenge = await takeChallenge(ctx, challengeOf(input.credential.response.clientDataJSON, refuse), ['register'], refuse, personId);
   const { verifyRegistrationResponse } = await webauthn();
-  let info;
+  let info: NonNullable<Awaited<ReturnType<typeof verifyRegistrationResponse>>['registrationInfo']>;
   try {
     const result = await verifyRegistrationResponse({
       response: input.credential,
@@ -198,7 +196,10 @@ export async function registerPasskey(
 export async function listPasskeys(ctx: Pick<Ctx, 'db'>, personId: string, page: { limit: number; before?: string }): Promise<PasskeyRow[]> {
   let q = ctx.db.selectFrom('passkeys').selectAll().where('person_id', '=', personId);
   if (page.before) q = q.where('id', '<', page.before);
-  return (await q.orderBy('id', 'desc').limit(page.limit + 1).execute()) as PasskeyRow[];
+  return (await q
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute()) as PasskeyRow[];
 }
 
 export async function renamePasskey(ctx: Pick<Ctx, 'db'>, personId: string, id: string, name: string | null): Promise<PasskeyRow> {
@@ -255,7 +256,10 @@ export async function passkeySignInOptions(
       personId = person.id;
       allowCredentials = passkeys.map((p) => ({ id: p.credential_id, transports: transportsOf(p) }));
     } else {
-      const decoy = createHmac('sha256', await decoyKey(ctx)).update(email).digest().toString('base64url');
+      const decoy = createHmac('sha256', await decoyKey(ctx))
+        .update(email)
+        .digest()
+        .toString('base64url');
       allowCredentials = [{ id: decoy, transports: ['internal', 'hybrid'] }];
     }
   }
@@ -278,8 +282,15 @@ export async function signInWithPasskey(
   const rp = relyingParty(ctx.config);
   const refuse = (why = 'the passkey was not accepted') => unauthorized(why);
   const staleChallenge = () => refuse('the sign-in answers no open passkey options (unknown, used or expired); ask for new options');
-  const challenge = await takeChallenge(ctx, challengeOf(input.credential.response.clientDataJSON, staleChallenge), ['sign_in_any', 'sign_in_person'], staleChallenge);
-  const passkey = (await ctx.db.selectFrom('passkeys').selectAll().where('credential_id', '=', input.credential.id).executeTakeFirst()) as PasskeyRow | undefined;
+  const challenge = await takeChallenge(
+    ctx,
+    challengeOf(input.credential.response.clientDataJSON, staleChallenge),
+    ['sign_in_any', 'sign_in_person'],
+    staleChallenge,
+  );
+  const passkey = (await ctx.db.selectFrom('passkeys').selectAll().where('credential_id', '=', input.credential.id).executeTakeFirst()) as
+    | PasskeyRow
+    | undefined;
   if (!passkey) throw refuse('this passkey is not registered here (it may have been deleted)');
   if (challenge.purpose === 'sign_in_person' && passkey.person_id !== challenge.person_id) throw refuse('this passkey does not belong to the address given');
   const handle = input.credential.response.userHandle;
@@ -294,7 +305,12 @@ export async function signInWithPasskey(
       expectedChallenge: challenge.challenge,
       expectedOrigin: rp.origin,
       expectedRPID: rp.id,
-      credential: { id: passkey.credential_id, publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')), counter: passkey.sign_count, transports: transportsOf(passkey) },
+      credential: {
+        id: passkey.credential_id,
+        publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64url')),
+        counter: passkey.sign_count,
+        transports: transportsOf(passkey),
+      },
       requireUserVerification: true,
     });
     if (!result.verified) throw new Error('the signature does not verify');

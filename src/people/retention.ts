@@ -8,7 +8,13 @@ export const expiredSessionsRule = olderThanRule({ name: 'sessions', table: 'ses
 /** Sign-in codes a day after they were made (the hourly request limit looks back one hour). */
 export const SIGN_IN_CODES_KEPT_MS = DAY;
 
-export const signInCodesRule = olderThanRule({ name: 'sign_in_codes', table: 'sign_in_codes', key: 'id', columns: ['created_at'], keptMs: SIGN_IN_CODES_KEPT_MS });
+export const signInCodesRule = olderThanRule({
+  name: 'sign_in_codes',
+  table: 'sign_in_codes',
+  key: 'id',
+  columns: ['created_at'],
+  keptMs: SIGN_IN_CODES_KEPT_MS,
+});
 
 /** Sign-in links a day after they were made (they work for 15 minutes). */
 export const signInLinksRule = olderThanRule({ name: 'sign_in_links', table: 'sign_in_links', key: 'id', columns: ['created_at'], keptMs: DAY });

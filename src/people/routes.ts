@@ -1,11 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import type { Ctx } from '../context.js';
 import type { Context } from 'hono';
+import type { Ctx } from '../context.js';
 import type { ApiApp, AppEnv } from '../http/app.js';
 import { clearSessionCookie, requirePerson, requireSameOrigin, setSessionCookie } from '../http/auth.js';
 import { bearer, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
 import { invalid } from '../platform/errors.js';
-import { endSessions } from './sessions.js';
 import {
   deletePerson,
   findPersonByEmail,
@@ -14,11 +13,12 @@ import {
   normalizeEmail,
   PERSON_LOCALES,
   PERSON_NAME_MAX,
+  type PersonRow,
   requestSignInCode,
   updatePerson,
   verifySignInCode,
-  type PersonRow,
 } from './service.js';
+import { endSessions } from './sessions.js';
 
 const Email = z.string().min(3).max(254).openapi({ example: 'ada@example.com' });
 const Person = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), locale: z.string(), created_at: z.string() });
@@ -76,7 +76,14 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
   );
 
   app.openapi(
-    createRoute({ method: 'post', path: '/v1/auth/signout', tags: ['sign-in'], summary: 'End this session', security: bearer, responses: { 204: noContent('signed out') } }),
+    createRoute({
+      method: 'post',
+      path: '/v1/auth/signout',
+      tags: ['sign-in'],
+      summary: 'End this session',
+      security: bearer,
+      responses: { 204: noContent('signed out') },
+    }),
     async (c) => {
       const person = await requirePerson(c, ctx);
       await endSessions(ctx, person.personId, [person.sessionId]);
@@ -113,7 +120,11 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
         body: jsonBody(
           z
             .object({
-              name: z.string().max(1000).optional().openapi({ description: `trimmed, 1–${PERSON_NAME_MAX} characters` }),
+              name: z
+                .string()
+                .max(1000)
+                .optional()
+                .openapi({ description: `trimmed, 1–${PERSON_NAME_MAX} characters` }),
               locale: z.enum(PERSON_LOCALES).optional(),
             })
             .strict(),
@@ -140,7 +151,14 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
       request: { body: jsonBody(z.object({ email: Email }).strict()) },
       responses: {
         200: jsonAnswer(
-          z.object({ deleted: z.literal(true), person_id: z.string(), memberships: z.number(), sessions: z.number(), passkeys: z.number(), push_subscriptions: z.number() }),
+          z.object({
+            deleted: z.literal(true),
+            person_id: z.string(),
+            memberships: z.number(),
+            sessions: z.number(),
+            passkeys: z.number(),
+            push_subscriptions: z.number(),
+          }),
           'the account is gone',
         ),
       },

@@ -1,13 +1,13 @@
+import { randomInt } from 'node:crypto';
+import { SESSION_IDLE_MS, SESSION_TOKEN_PREFIX } from '../auth/credentials.js';
+import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import type { Ctx } from '../context.js';
+import { forgetPersonInConversations } from '../conversations/store.js';
 import type { Db, PeopleTable, Role } from '../db/schema.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
 import { conflict, invalid, notFound, rateLimited, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { randomInt } from 'node:crypto';
-import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
-import { SESSION_IDLE_MS, SESSION_TOKEN_PREFIX } from '../auth/credentials.js';
-import { forgetPersonInConversations } from '../conversations/store.js';
 
 export type PersonRow = PeopleTable;
 
@@ -15,7 +15,7 @@ export const CODE_TTL_MS = 10 * MINUTE;
 export const CODE_MAX_ATTEMPTS = 5;
 export const CODES_PER_HOUR = 5;
 
-const EMAIL = /^[^\s@<>(),;:"\[\]\\]+@[A-Za-z0-9.-]+\.[A-Za-z0-9-]{2,}$/;
+const EMAIL = /^[^\s@<>(),;:"[\]\\]+@[A-Za-z0-9.-]+\.[A-Za-z0-9-]{2,}$/;
 
 export function normalizeEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
@@ -31,10 +31,7 @@ export async function findPersonById(ctx: Pick<Ctx, 'db'>, id: string): Promise<
   return ctx.db.selectFrom('people').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function findOrCreatePerson(
-  ctx: Pick<Ctx, 'db' | 'clock'>,
-  input: { email: string; name?: string; locale?: string },
-): Promise<PersonRow> {
+export async function findOrCreatePerson(ctx: Pick<Ctx, 'db' | 'clock'>, input: { email: string; name?: string; locale?: string }): Promise<PersonRow> {
   const email = normalizeEmail(input.email);
   const existing = await ctx.db.selectFrom('people').selectAll().where('email', '=', email).executeTakeFirst();
   if (existing) return existing;
@@ -99,7 +96,12 @@ export async function requestSignInCode(ctx: Ctx, rawEmail: string): Promise<voi
 }
 
 /** Checks a code and opens a session. Returns the bearer/cookie token once. */
-export async function verifySignInCode(ctx: Ctx, rawEmail: string, code: string, opts: { userAgent?: string } = {}): Promise<{ token: string; person: PersonRow; expiresAt: string }> {
+export async function verifySignInCode(
+  ctx: Ctx,
+  rawEmail: string,
+  code: string,
+  opts: { userAgent?: string } = {},
+): Promise<{ token: string; person: PersonRow; expiresAt: string }> {
   const email = normalizeEmail(rawEmail);
   const now = ctx.clock.now();
   const row = await ctx.db
@@ -114,17 +116,30 @@ export async function verifySignInCode(ctx: Ctx, rawEmail: string, code: string,
   const refuse = unauthorized('the code is wrong or has expired');
   if (!row || row.attempts >= CODE_MAX_ATTEMPTS) throw refuse;
   if (!safeEqual(row.code_hash, codeHash(email, code.trim()))) {
-    await ctx.db.updateTable('sign_in_codes').set((eb) => ({ attempts: eb('attempts', '+', 1) })).where('id', '=', row.id).execute();
+    await ctx.db
+      .updateTable('sign_in_codes')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+      .where('id', '=', row.id)
+      .execute();
     throw refuse;
   }
-  const used = await ctx.db.updateTable('sign_in_codes').set({ used_at: iso(now) }).where('id', '=', row.id).where('used_at', 'is', null).executeTakeFirst();
+  const used = await ctx.db
+    .updateTable('sign_in_codes')
+    .set({ used_at: iso(now) })
+    .where('id', '=', row.id)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
   if (Number(used.numUpdatedRows) !== 1) throw refuse;
   const person = (await findPersonByEmail(ctx, email)) ?? (ctx.config.signup === 'open' ? await findOrCreatePerson(ctx, { email }) : undefined);
   if (!person) throw refuse;
   return { ...(await createSession(ctx, person.id, opts)), person };
 }
 
-export async function createSession(ctx: Pick<Ctx, 'db' | 'clock'>, personId: string, opts: { userAgent?: string } = {}): Promise<{ token: string; expiresAt: string }> {
+export async function createSession(
+  ctx: Pick<Ctx, 'db' | 'clock'>,
+  personId: string,
+  opts: { userAgent?: string } = {},
+): Promise<{ token: string; expiresAt: string }> {
   const now = ctx.clock.now();
   const token = SESSION_TOKEN_PREFIX + randomToken(32);
   const expiresAt = iso(now.getTime() + SESSION_IDLE_MS);

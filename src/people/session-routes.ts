@@ -42,7 +42,9 @@ export function registerSessionRoutes(app: ApiApp, ctx: Ctx) {
         {
           email_code: Boolean(ctx.config.smtp),
           signup: ctx.config.signup === 'open' ? ('open' as const) : ('closed' as const),
-          message: ctx.config.smtp ? null : 'This server cannot mail sign-in codes. Ask its operator for a sign-in link (svc person sign-in-link --email <your address>).',
+          message: ctx.config.smtp
+            ? null
+            : 'This server cannot mail sign-in codes. Ask its operator for a sign-in link (svc person sign-in-link --email <your address>).',
         },
         200,
       ),

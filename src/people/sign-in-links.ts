@@ -19,7 +19,10 @@ export function signInLinkUrl(publicUrl: string, token: string): string {
   return `${publicUrl}${SIGN_IN_LINK_PATH}${token}`;
 }
 
-export async function createSignInLink(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, personId: string): Promise<{ url: string; token: string; expiresAt: string }> {
+export async function createSignInLink(
+  ctx: Pick<Ctx, 'db' | 'clock' | 'config'>,
+  personId: string,
+): Promise<{ url: string; token: string; expiresAt: string }> {
   const now = ctx.clock.now();
   const token = SIGN_IN_LINK_PREFIX + randomToken(32);
   const expiresAt = iso(now.getTime() + SIGN_IN_LINK_TTL_MS);

@@ -5,6 +5,10 @@ import type { Db, PeopleTable } from '../db/schema.js';
 /** The people with these ids, by id, in one query (ids that name nobody are left out). */
 export async function peopleByIds(db: Db, personIds: readonly string[]): Promise<Map<string, PeopleTable>> {
   if (personIds.length === 0) return new Map();
-  const rows = await db.selectFrom('people').selectAll().where('id', 'in', [...new Set(personIds)]).execute();
+  const rows = await db
+    .selectFrom('people')
+    .selectAll()
+    .where('id', 'in', [...new Set(personIds)])
+    .execute();
   return new Map(rows.map((p) => [p.id, p]));
 }

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { decodeKey, type Config } from '../config.js';
+import { type Config, decodeKey } from '../config.js';
 import type { Logger } from './log.js';
 
 const KEY_VERSION = 1;

@@ -17,11 +17,9 @@ export const invalid = (message: string, extra: ErrorExtra = {}) => new AppError
 export const unauthorized = (message = 'missing or invalid credentials') => new AppError(401, 'unauthorized', message);
 export const forbidden = (message = 'not allowed') => new AppError(403, 'forbidden', message);
 export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
-export const conflict = (message: string, code = 'conflict', extra: ErrorExtra = {}) =>
-  new AppError(409, code, message, extra);
+export const conflict = (message: string, code = 'conflict', extra: ErrorExtra = {}) => new AppError(409, code, message, extra);
 export const tooLarge = (message: string) => new AppError(413, 'too_large', message);
-export const hostedLimit = (setting: string, message: string) =>
-  new AppError(422, 'hosted_limit', message, { limit: setting });
+export const hostedLimit = (setting: string, message: string) => new AppError(422, 'hosted_limit', message, { limit: setting });
 export const rateLimited = (retryAfterSeconds: number, message = 'too many requests, try again later') =>
   new AppError(429, 'rate_limited', message, { retry_after: retryAfterSeconds });
 

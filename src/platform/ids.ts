@@ -48,8 +48,41 @@ export function randomText(length: number): string {
 }
 
 export type IdPrefix =
-  | 'ws' | 'per' | 'mem' | 'ses' | 'key' | 'inb' | 'ch' | 'ct' | 'cv' | 'm' | 'att' | 'eml'
-  | 'wh' | 'dlv' | 'wha' | 'msg' | 'mig' | 'bc' | 'job' | 'inv' | 'code' | 'fb' | 'rt' | 'sub' | 'evt' | 'cs' | 'dig' | 'push' | 'pk' | 'mlog' | 'sil' | 'sr' | 'mcl' | 'ntf' | 'rr';
+  | 'ws'
+  | 'per'
+  | 'mem'
+  | 'ses'
+  | 'key'
+  | 'inb'
+  | 'ch'
+  | 'ct'
+  | 'cv'
+  | 'm'
+  | 'att'
+  | 'eml'
+  | 'wh'
+  | 'dlv'
+  | 'wha'
+  | 'msg'
+  | 'mig'
+  | 'bc'
+  | 'job'
+  | 'inv'
+  | 'code'
+  | 'fb'
+  | 'rt'
+  | 'sub'
+  | 'evt'
+  | 'cs'
+  | 'dig'
+  | 'push'
+  | 'pk'
+  | 'mlog'
+  | 'sil'
+  | 'sr'
+  | 'mcl'
+  | 'ntf'
+  | 'rr';
 
 export function newId(prefix: IdPrefix, nowMs?: number): string {
   return `${prefix}_${sortableId(nowMs)}`;

@@ -110,7 +110,9 @@ export class JobRunner {
         .groupBy('kind')
         .execute();
       const byKind = new Map(rows.map((r) => [r.kind, r]));
-      return [...new Set([...this.kinds.keys(), ...byKind.keys()])].sort().map((kind) => ({ kind, n: Number(byKind.get(kind)?.n ?? 0), oldest: byKind.get(kind)?.oldest ?? null }));
+      return [...new Set([...this.kinds.keys(), ...byKind.keys()])]
+        .sort()
+        .map((kind) => ({ kind, n: Number(byKind.get(kind)?.n ?? 0), oldest: byKind.get(kind)?.oldest ?? null }));
     };
     databaseGauge(metrics, {
       name: 'svc_jobs_due',
@@ -289,7 +291,12 @@ export class JobRunner {
     const { db } = this.deps;
     const mine = db.updateTable('jobs').where('id', '=', job.id).where('lease_until', '=', job.leaseUntil);
     if (next === 'done') {
-      const removed = await db.deleteFrom('jobs').where('id', '=', job.id).where('lease_until', '=', job.leaseUntil).where('run_at', '=', job.leaseUntil).executeTakeFirst();
+      const removed = await db
+        .deleteFrom('jobs')
+        .where('id', '=', job.id)
+        .where('lease_until', '=', job.leaseUntil)
+        .where('run_at', '=', job.leaseUntil)
+        .executeTakeFirst();
       if (Number(removed.numDeletedRows) === 0) await mine.set({ lease_until: null }).execute();
       return;
     }

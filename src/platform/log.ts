@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { createConsola, LogLevels, type ConsolaInstance, type LogObject } from 'consola';
+import { type ConsolaInstance, createConsola, LogLevels, type LogObject } from 'consola';
 
 export type LogFields = Record<string, unknown>;
 
@@ -95,8 +95,7 @@ export function createLogger(opts: { level?: LogLevel; write?: (line: string) =>
 }
 
 function wrap(consola: ConsolaInstance, base: LogFields): Logger {
-  const at = (fn: (...args: unknown[]) => void) => (msg: string, fields?: LogFields) =>
-    fn(msg, fields ? { ...base, ...fields } : base);
+  const at = (fn: (...args: unknown[]) => void) => (msg: string, fields?: LogFields) => fn(msg, fields ? { ...base, ...fields } : base);
   return {
     debug: at(consola.debug),
     info: at(consola.info),

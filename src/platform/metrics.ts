@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ListenAddress } from '../config.js';
 
 export interface Metrics {
@@ -96,8 +96,16 @@ export function createMetrics(): Metrics {
   });
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
     new Counter<L>({ name, help, labelNames, registers: [registry] });
-  const mailSent = counter('svc_mail_sent_total', 'Reply send attempts, by outcome: sent, retried (failed, tried again later), failed (given up, message marked failed).', ['outcome'] as const);
-  const webhookDeliveries = counter('svc_webhook_deliveries_total', 'Webhook deliveries by the outcome of an attempt: succeeded, retried, failed (given up or its endpoint disabled).', ['outcome'] as const);
+  const mailSent = counter(
+    'svc_mail_sent_total',
+    'Reply send attempts, by outcome: sent, retried (failed, tried again later), failed (given up, message marked failed).',
+    ['outcome'] as const,
+  );
+  const webhookDeliveries = counter(
+    'svc_webhook_deliveries_total',
+    'Webhook deliveries by the outcome of an attempt: succeeded, retried, failed (given up or its endpoint disabled).',
+    ['outcome'] as const,
+  );
   const realtimeConnections = new Gauge({
     name: 'svc_realtime_connections',
     help: 'Open WebSockets of this process, by kind: team (GET /v1/realtime) and widget (GET /v1/widget/realtime).',
@@ -108,8 +116,14 @@ export function createMetrics(): Metrics {
   const smtpSessions = counter('svc_smtp_sessions_total', 'SMTP ingress connections accepted.');
   const smtpRefusals = counter('svc_smtp_refusals_total', 'SMTP ingress commands refused, by reason.', ['reason'] as const);
   const migrationMessagesCopied = counter('svc_migration_messages_copied_total', 'Messages the mailbox-migration copy stored.');
-  const broadcastRecipients = counter('svc_broadcast_recipients_total', 'Broadcast recipients by the outcome of an attempt: sent, retried, failed.', ['outcome'] as const);
-  const broadcastsPaused = counter('svc_broadcasts_paused_total', 'Broadcasts paused, by reason (manual, workspace_suspended, mailer_tenant, bounce_rate, complaint_rate, sender_error).', ['reason'] as const);
+  const broadcastRecipients = counter('svc_broadcast_recipients_total', 'Broadcast recipients by the outcome of an attempt: sent, retried, failed.', [
+    'outcome',
+  ] as const);
+  const broadcastsPaused = counter(
+    'svc_broadcasts_paused_total',
+    'Broadcasts paused, by reason (manual, workspace_suspended, mailer_tenant, bounce_rate, complaint_rate, sender_error).',
+    ['reason'] as const,
+  );
   return {
     registry,
     httpRequests,

@@ -138,9 +138,7 @@ export class S3Storage implements Storage {
         requestChecksumCalculation: 'WHEN_REQUIRED',
         responseChecksumValidation: 'WHEN_REQUIRED',
         credentials:
-          this.opts.accessKeyId && this.opts.secretAccessKey
-            ? { accessKeyId: this.opts.accessKeyId, secretAccessKey: this.opts.secretAccessKey }
-            : undefined,
+          this.opts.accessKeyId && this.opts.secretAccessKey ? { accessKeyId: this.opts.accessKeyId, secretAccessKey: this.opts.secretAccessKey } : undefined,
       }),
     }));
     return this.sdk;

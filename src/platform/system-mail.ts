@@ -44,7 +44,14 @@ export function createSystemMailer(config: Config, log: Logger): SystemMailer {
         return false;
       }
       try {
-        await transport.sendMail({ from: smtp.from, to: message.to, subject: message.subject, text: message.text, headers: message.headers, messageId: message.messageId });
+        await transport.sendMail({
+          from: smtp.from,
+          to: message.to,
+          subject: message.subject,
+          text: message.text,
+          headers: message.headers,
+          messageId: message.messageId,
+        });
         return true;
       } catch (error) {
         log.error('mail not sent', { purpose, smtp_host: smtp.host, error });

@@ -23,7 +23,10 @@ export const PushSubscriptionSchema = z
 const SubscriptionBody = z
   .object({
     endpoint: z.string().min(1).max(PUSH_ENDPOINT_MAX_LENGTH).openapi({ description: 'the push service URL of PushSubscription (https)' }),
-    keys: z.object({ p256dh: z.string().min(1).max(200), auth: z.string().min(1).max(100) }).strict().openapi({ description: 'PushSubscription keys, base64url' }),
+    keys: z
+      .object({ p256dh: z.string().min(1).max(200), auth: z.string().min(1).max(100) })
+      .strict()
+      .openapi({ description: 'PushSubscription keys, base64url' }),
     expiration_time: z.number().int().nullable().optional().openapi({ description: 'PushSubscription expirationTime (milliseconds since 1970) or null' }),
     user_agent: z.string().max(1000).nullable().optional().openapi({ description: 'a label for the browser, shown in the list' }),
   })
@@ -80,7 +83,10 @@ export function registerPushRoutes(app: ApiApp, ctx: Ctx) {
       const q = c.req.valid('query');
       const limit = q.limit ?? 50;
       const rows = await listPushSubscriptions(ctx, p.personId, { limit, before: decodeCursor(q.cursor, z.string()) });
-      return c.json(toPage(rows, limit, (r) => r.id, formatPushSubscription), 200);
+      return c.json(
+        toPage(rows, limit, (r) => r.id, formatPushSubscription),
+        200,
+      );
     },
   );
 

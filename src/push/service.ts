@@ -54,7 +54,10 @@ export function checkP256dh(value: string): string {
   const point = base64url(value, 'keys.p256dh');
   if (point.length !== 65 || point[0] !== 4) throw invalid('keys.p256dh must be an uncompressed P-256 public key (65 bytes)');
   try {
-    createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') }, format: 'jwk' });
+    createPublicKey({
+      key: { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') },
+      format: 'jwk',
+    });
   } catch {
     throw invalid('keys.p256dh is not a point on the P-256 curve');
   }
@@ -79,14 +82,19 @@ export async function registerPushSubscription(ctx: C, personId: string, input: 
   const now = ctx.clock.now();
   let expiresAt: string | null = null;
   if (input.expiration_time != null) {
-    if (!Number.isSafeInteger(input.expiration_time) || input.expiration_time <= now.getTime()) throw invalid('expiration_time must be a future time in milliseconds since 1970');
+    if (!Number.isSafeInteger(input.expiration_time) || input.expiration_time <= now.getTime())
+      throw invalid('expiration_time must be a future time in milliseconds since 1970');
     expiresAt = iso(input.expiration_time);
   }
   const userAgent = input.user_agent ? input.user_agent.slice(0, USER_AGENT_MAX) : null;
   return ctx.db.transaction().execute(async (trx) => {
     const existing = await trx.selectFrom('push_subscriptions').selectAll().where('endpoint', '=', endpoint).executeTakeFirst();
     if (!existing || existing.person_id !== personId) {
-      const count = await trx.selectFrom('push_subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).where('person_id', '=', personId).executeTakeFirstOrThrow();
+      const count = await trx
+        .selectFrom('push_subscriptions')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('person_id', '=', personId)
+        .executeTakeFirstOrThrow();
       if (Number(count.n) >= PUSH_SUBSCRIPTIONS_PER_PERSON) {
         throw conflict(`an account has at most ${PUSH_SUBSCRIPTIONS_PER_PERSON} push subscriptions; remove one first`, 'too_many_push_subscriptions');
       }
@@ -100,7 +108,17 @@ export async function registerPushSubscription(ctx: C, personId: string, input: 
         .execute();
       return { ...existing, person_id: personId, key_p256dh: p256dh, key_auth: auth, expires_at: expiresAt, user_agent: userAgent, updated_at: at };
     }
-    const row: PushSubscriptionRow = { id: newId('push'), person_id: personId, endpoint, key_p256dh: p256dh, key_auth: auth, expires_at: expiresAt, user_agent: userAgent, created_at: at, updated_at: at };
+    const row: PushSubscriptionRow = {
+      id: newId('push'),
+      person_id: personId,
+      endpoint,
+      key_p256dh: p256dh,
+      key_auth: auth,
+      expires_at: expiresAt,
+      user_agent: userAgent,
+      created_at: at,
+      updated_at: at,
+    };
     await trx.insertInto('push_subscriptions').values(row).execute();
     return row;
   });
@@ -109,7 +127,10 @@ export async function registerPushSubscription(ctx: C, personId: string, input: 
 export async function listPushSubscriptions(ctx: Pick<Ctx, 'db'>, personId: string, page: { limit: number; before?: string }): Promise<PushSubscriptionRow[]> {
   let q = ctx.db.selectFrom('push_subscriptions').selectAll().where('person_id', '=', personId);
   if (page.before) q = q.where('id', '<', page.before);
-  return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
+  return q
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
 }
 
 export async function removePushSubscription(ctx: Pick<Ctx, 'db'>, personId: string, id: string): Promise<void> {
@@ -125,7 +146,12 @@ export function formatPushSubscription(s: PushSubscriptionRow) {
 /** Every subscription of a person (for notifications), oldest first. */
 export async function pushSubscriptionsOf(ctx: Pick<Ctx, 'db'>, personIds: readonly string[]): Promise<PushSubscriptionRow[]> {
   if (personIds.length === 0) return [];
-  return ctx.db.selectFrom('push_subscriptions').selectAll().where('person_id', 'in', [...personIds]).orderBy('id').execute();
+  return ctx.db
+    .selectFrom('push_subscriptions')
+    .selectAll()
+    .where('person_id', 'in', [...personIds])
+    .orderBy('id')
+    .execute();
 }
 
 export async function findPushSubscription(ctx: Pick<Ctx, 'db'>, id: string): Promise<PushSubscriptionRow | undefined> {

@@ -49,7 +49,8 @@ async function askForRating(tx: ReactionTx, event: RecordedEvent): Promise<void>
       answered_at: null,
     })
     .execute();
-  if (conversation.source === 'email') await enqueue(tx.db, tx.clock, { kind: RATING_REQUEST_JOB, payload: { requestId: id }, uniqueKey: `${RATING_REQUEST_JOB}:${id}` });
+  if (conversation.source === 'email')
+    await enqueue(tx.db, tx.clock, { kind: RATING_REQUEST_JOB, payload: { requestId: id }, uniqueKey: `${RATING_REQUEST_JOB}:${id}` });
 }
 
 export const ratingRequestReaction: Reaction = { name: 'rating_requests', onEvent: askForRating };

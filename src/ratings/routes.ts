@@ -8,10 +8,24 @@ import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { AppError } from '../platform/errors.js';
 import { RatingSettingsSchema } from './format.js';
-import { answerRatingLink, getRatingSettings, RATING_COMMENT_MAX_CHARS, RATING_PAGE_STYLE_HASH, ratingPage, renderRatingPage, setRatingSettings } from './service.js';
+import {
+  answerRatingLink,
+  getRatingSettings,
+  RATING_COMMENT_MAX_CHARS,
+  RATING_PAGE_STYLE_HASH,
+  ratingPage,
+  renderRatingPage,
+  setRatingSettings,
+} from './service.js';
 
 const inboxParams = z.object({ inboxId: idParam('inboxId', 'inb_01hxyz') });
-const tokenParams = z.object({ token: z.string().min(1).max(200).openapi({ param: { name: 'token', in: 'path' } }) });
+const tokenParams = z.object({
+  token: z
+    .string()
+    .min(1)
+    .max(200)
+    .openapi({ param: { name: 'token', in: 'path' } }),
+});
 const htmlAnswer = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } });
 
 const PAGE_HEADERS = {
@@ -74,15 +88,19 @@ export function registerRatingRoutes(app: ApiApp, ctx: Ctx) {
       tags: ['ratings'],
       summary: 'The rating page of a mailed rating link; needs no sign-in and records nothing (link scanners follow links)',
       request: { params: tokenParams, query: z.object({ score: z.string().max(10).optional().openapi({ description: '1 to 5: preselected on the page' }) }) },
-      responses: { 200: htmlAnswer('the page with the score preselected and a comment field'), 404: { description: 'unknown or forged link (a page for browsers)' } },
+      responses: {
+        200: htmlAnswer('the page with the score preselected and a comment field'),
+        404: { description: 'unknown or forged link (a page for browsers)' },
+      },
     }),
     async (c) => {
       const token = c.req.valid('param').token;
-      let view;
+      let view: Awaited<ReturnType<typeof ratingPage>>;
       try {
         view = await ratingPage(ctx, token);
       } catch (error) {
-        if (error instanceof AppError && error.status === 404 && wantsPage(c)) return page(c, renderRatingPage({ state: 'expired', locale: 'en', action: '' }), 404);
+        if (error instanceof AppError && error.status === 404 && wantsPage(c))
+          return page(c, renderRatingPage({ state: 'expired', locale: 'en', action: '' }), 404);
         throw error;
       }
       const raw = Number(c.req.valid('query').score);
@@ -102,7 +120,13 @@ export function registerRatingRoutes(app: ApiApp, ctx: Ctx) {
         body: {
           content: {
             'application/x-www-form-urlencoded': {
-              schema: z.object({ score: z.string().max(10).optional().openapi({ description: '1 to 5' }), comment: z.string().max(RATING_COMMENT_MAX_CHARS * 4).optional() }),
+              schema: z.object({
+                score: z.string().max(10).optional().openapi({ description: '1 to 5' }),
+                comment: z
+                  .string()
+                  .max(RATING_COMMENT_MAX_CHARS * 4)
+                  .optional(),
+              }),
             },
           },
           required: true,

@@ -13,17 +13,15 @@
 // `conversation.rated` event (the spec's webhook events have no rating change).
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Access } from '../auth/access.js';
+import { findChannel } from '../channels/store.js';
 import { loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { formatConversation } from '../conversations/format.js';
 import { setConversationRating, type Tx } from '../conversations/service.js';
 import { closedInLatestChange, findConversation, firstMessage, labelsOf } from '../conversations/store.js';
-import { formatRatingSettings } from './format.js';
 import { announceEvents, type NewEvent, recordEvent } from '../events/service.js';
 import { customerLocale, type GreetingLocale } from '../greeting/rules.js';
-import { RATING_LINK_DAYS, RATING_REQUEST_JOB } from './reaction.js';
 import { resolveInbox } from '../inboxes/service.js';
-import { findChannel } from '../channels/store.js';
 import { describeSendError, replyReferences } from '../mail/outbound.js';
 import { channelMailDomain, channelSender, channelTransport, hasSmtpAccount } from '../mail/transport.js';
 import { mailerHeaders } from '../mailer-tenants/service.js';
@@ -31,6 +29,8 @@ import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';
+import { formatRatingSettings } from './format.js';
+import { RATING_LINK_DAYS, RATING_REQUEST_JOB } from './reaction.js';
 
 export const RATING_COMMENT_MAX_CHARS = 2000;
 const RATING_SEND_ATTEMPTS = 5;
@@ -45,7 +45,11 @@ export async function getRatingSettings(ctx: Pick<Ctx, 'db'>, access: Access, in
 export async function setRatingSettings(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, inboxId: string, input: { enabled: boolean }) {
   const now = iso(ctx.clock.now());
   const row = { inbox_id: inboxId, workspace_id: access.workspaceId, enabled: input.enabled ? 1 : 0, updated_at: now };
-  await ctx.db.insertInto('inbox_rating_settings').values(row).onConflict((oc) => oc.column('inbox_id').doUpdateSet({ enabled: row.enabled, updated_at: now })).execute();
+  await ctx.db
+    .insertInto('inbox_rating_settings')
+    .values(row)
+    .onConflict((oc) => oc.column('inbox_id').doUpdateSet({ enabled: row.enabled, updated_at: now }))
+    .execute();
   return formatRatingSettings(row);
 }
 
@@ -187,7 +191,12 @@ export function ratingRequestJob(ctx: Ctx): JobKind<{ requestId: string }> {
         const final = error instanceof RatingMailFailure || job.attempts >= RATING_SEND_ATTEMPTS;
         ctx.log.warn('rating request mail failed', { rating_request_id: requestId, attempt: job.attempts, final, error: reason });
         if (!final) return { retryAt: new Date(ctx.clock.now().getTime() + 5 * MINUTE * job.attempts) };
-        await ctx.db.updateTable('rating_requests').set({ status: 'failed', error: reason }).where('id', '=', requestId).where('status', '=', 'pending').execute();
+        await ctx.db
+          .updateTable('rating_requests')
+          .set({ status: 'failed', error: reason })
+          .where('id', '=', requestId)
+          .where('status', '=', 'pending')
+          .execute();
         return;
       }
       await ctx.db.updateTable('rating_requests').set({ status: 'sent' }).where('id', '=', requestId).where('status', '=', 'pending').execute();
@@ -237,7 +246,11 @@ async function recordRating(ctx: Ctx, requestId: string, input: { score: number;
       throw new AppError(410, 'rating_expired', 'this rating link has expired');
     }
     const request = await trx.selectFrom('rating_requests').selectAll().where('id', '=', requestId).executeTakeFirstOrThrow();
-    const conversation = await setConversationRating(tx, request.workspace_id, request.conversation_id, { score: input.score, comment: input.comment, ratedAt: iso(now) });
+    const conversation = await setConversationRating(tx, request.workspace_id, request.conversation_id, {
+      score: input.score,
+      comment: input.comment,
+      ratedAt: iso(now),
+    });
     if (!conversation) return;
     const labels = (await labelsOf(trx, [conversation.id])).get(conversation.id) ?? [];
     await recordEvent(tx, {
@@ -266,7 +279,12 @@ export async function answerRatingLink(ctx: Ctx, token: string, input: { score: 
 export async function answerInWidget(ctx: Ctx, conversationId: string, input: { score: unknown; comment?: string | null }) {
   const score = checkScore(input.score);
   const comment = checkComment(input.comment);
-  const request = await ctx.db.selectFrom('rating_requests').selectAll().where('conversation_id', '=', conversationId).where('via', '=', 'chat').executeTakeFirst();
+  const request = await ctx.db
+    .selectFrom('rating_requests')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('via', '=', 'chat')
+    .executeTakeFirst();
   if (!request) throw conflict('this conversation has no rating request', 'no_rating_request');
   await recordRating(ctx, request.id, { score, comment });
   return { score, comment };
@@ -274,7 +292,12 @@ export async function answerInWidget(ctx: Ctx, conversationId: string, input: { 
 
 /** Whether the widget should ask: a chat conversation's request not answered and not expired. */
 export async function openWidgetRequest(ctx: Pick<Ctx, 'db' | 'clock'>, conversationId: string): Promise<boolean> {
-  const request = await ctx.db.selectFrom('rating_requests').select(['status', 'expires_at']).where('conversation_id', '=', conversationId).where('via', '=', 'chat').executeTakeFirst();
+  const request = await ctx.db
+    .selectFrom('rating_requests')
+    .select(['status', 'expires_at'])
+    .where('conversation_id', '=', conversationId)
+    .where('via', '=', 'chat')
+    .executeTakeFirst();
   return !!request && request.status !== 'answered' && request.expires_at > iso(ctx.clock.now());
 }
 
@@ -288,7 +311,10 @@ export function renderRatingPage(view: { state: RatingPageState | 'thanks'; loca
   else if (view.state === 'expired') body = `<p>${escapeHtml(t.expired)}</p>`;
   else {
     const options = labels
-      .map((label, i) => `<label><input type="radio" name="score" value="${i + 1}"${view.score === i + 1 ? ' checked' : ''} required> ${escapeHtml(label)}</label>`)
+      .map(
+        (label, i) =>
+          `<label><input type="radio" name="score" value="${i + 1}"${view.score === i + 1 ? ' checked' : ''} required> ${escapeHtml(label)}</label>`,
+      )
       .join('');
     body = `${view.error ? `<p role="alert">${escapeHtml(view.error)}</p>` : ''}<form method="post" action="${escapeHtml(view.action)}"><fieldset><legend>${escapeHtml(t.question)}</legend>${options}</fieldset><label for="comment">${escapeHtml(t.comment)}</label><textarea id="comment" name="comment" maxlength="${RATING_COMMENT_MAX_CHARS}" rows="4"></textarea><button type="submit">${escapeHtml(t.send)}</button></form>`;
   }
@@ -305,6 +331,13 @@ export const RATING_PAGE_STYLE_HASH = `'sha256-${createHash('sha256').update(PAG
 export async function deleteWorkspaceRatingRequests(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
   const ids = await ctx.db.selectFrom('rating_requests').select('id').where('workspace_id', '=', workspaceId).limit(batch).execute();
   if (ids.length === 0) return 0;
-  await ctx.db.deleteFrom('rating_requests').where('id', 'in', ids.map((r) => r.id)).execute();
+  await ctx.db
+    .deleteFrom('rating_requests')
+    .where(
+      'id',
+      'in',
+      ids.map((r) => r.id),
+    )
+    .execute();
   return ids.length;
 }

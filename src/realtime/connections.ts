@@ -40,7 +40,12 @@ export async function markConnection(
 
 /** Called on every heartbeat of a live connection. */
 export async function touchConnection(ctx: C, id: string): Promise<void> {
-  await ctx.db.updateTable('realtime_connections').set({ last_seen_at: iso(ctx.clock.now()) }).where('id', '=', id).where('closed_at', 'is', null).execute();
+  await ctx.db
+    .updateTable('realtime_connections')
+    .set({ last_seen_at: iso(ctx.clock.now()) })
+    .where('id', '=', id)
+    .where('closed_at', 'is', null)
+    .execute();
 }
 
 export async function closeConnection(ctx: C, id: string): Promise<void> {

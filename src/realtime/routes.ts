@@ -1,6 +1,7 @@
 // GET /v1/realtime: the event stream over a WebSocket (session cookie or API key), resumable with ?after=<seq>.
 import { upgradeWebSocket } from '@hono/node-server';
 import { z } from '@hono/zod-openapi';
+import { accessStillValid } from '../auth/credentials.js';
 import type { Ctx } from '../context.js';
 import { requireViewer, viewerFor } from '../events/service.js';
 import type { ApiApp } from '../http/app.js';
@@ -8,7 +9,6 @@ import { requireAccess } from '../http/auth.js';
 import { errorBody } from '../http/errors.js';
 import { invalid } from '../platform/errors.js';
 import { socketEvents } from './socket.js';
-import { accessStillValid } from '../auth/credentials.js';
 import { RealtimeStream } from './stream.js';
 
 const afterParam = z.coerce.number().int().min(0).optional();
@@ -23,14 +23,18 @@ export function registerRealtimeRoutes(app: ApiApp, ctx: Ctx) {
       if (!parsed.success) throw invalid('after must be a sequence number (a whole number, 0 or more)');
       const subject =
         access.actor.kind === 'member' ? { kind: 'member' as const, id: access.actor.personId } : { kind: 'api_key' as const, id: access.actor.keyId };
-      return socketEvents(ctx, 'team', 'realtime stream failed', (ws) =>
-        new RealtimeStream(ctx, ws, {
-          viewer,
-          after: parsed.data,
-          subject,
-          sessionId: access.actor.kind === 'member' ? access.actor.sessionId : undefined,
-          stillAllowed: () => accessStillValid(ctx, access),
-        }),
+      return socketEvents(
+        ctx,
+        'team',
+        'realtime stream failed',
+        (ws) =>
+          new RealtimeStream(ctx, ws, {
+            viewer,
+            after: parsed.data,
+            subject,
+            sessionId: access.actor.kind === 'member' ? access.actor.sessionId : undefined,
+            stillAllowed: () => accessStillValid(ctx, access),
+          }),
       );
     }),
     (c) => c.json(errorBody('upgrade_required', 'GET /v1/realtime is a WebSocket; connect with Upgrade: websocket'), 426),

@@ -83,7 +83,11 @@ export class RealtimeStream extends SocketStream {
       const result = await readEvents(this.ctx, this.opts.viewer, this.cursor, READ_BATCH);
       if (result.expired) {
         const after = this.cursor;
-        return this.end({ type: 'cursor_expired', after, message: 'events after this cursor are no longer kept; load the current state and reconnect without after' }, CLOSE_CURSOR_EXPIRED, 'cursor_expired');
+        return this.end(
+          { type: 'cursor_expired', after, message: 'events after this cursor are no longer kept; load the current state and reconnect without after' },
+          CLOSE_CURSOR_EXPIRED,
+          'cursor_expired',
+        );
       }
       for (const row of result.events) this.send({ type: 'event', event: formatStreamEvent(row) });
       this.cursor = result.cursor;

@@ -10,7 +10,11 @@ const Duration = z
   .openapi('ReportDuration');
 
 const Figures = {
-  opened: z.number().int().nullable().openapi({ description: 'conversations started (live, not imported); null with member_id (no member opens a conversation)' }),
+  opened: z
+    .number()
+    .int()
+    .nullable()
+    .openapi({ description: 'conversations started (live, not imported); null with member_id (no member opens a conversation)' }),
   closed: z.number().int().openapi({ description: 'closes (by the member, with member_id)' }),
   replies: z.number().int().openapi({ description: 'team replies (notes, automatic mail and imported mail left out)' }),
   first_response: Duration.openapi({ description: 'from the conversation’s start to the first team reply, calendar time; counted on the reply’s day' }),

@@ -42,7 +42,12 @@ export function registerReportRoutes(app: ApiApp, ctx: Ctx) {
       summary: 'Per-month usage: conversations and messages billed vs imported, storage',
       description: `Months from..to inclusive (YYYY-MM, UTC; default the last 12, at most ${USAGE_MAX_MONTHS}).`,
       security: bearer,
-      request: { query: z.object({ from: z.string().max(7).optional().openapi({ example: '2026-01' }), to: z.string().max(7).optional().openapi({ example: '2026-11' }) }) },
+      request: {
+        query: z.object({
+          from: z.string().max(7).optional().openapi({ example: '2026-01' }),
+          to: z.string().max(7).optional().openapi({ example: '2026-11' }),
+        }),
+      },
       responses: { 200: jsonAnswer(UsageSchema, 'usage') },
     }),
     async (c) => {

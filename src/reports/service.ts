@@ -5,9 +5,9 @@ import { sql } from 'kysely';
 import type { Access } from '../auth/access.js';
 import { requireInbox } from '../auth/access.js';
 import type { Ctx } from '../context.js';
+import { usageByMonth } from '../conversations/usage.js';
 import { DAY } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
-import { usageByMonth } from '../conversations/usage.js';
 
 export const REPORT_MAX_DAYS = 366;
 export const REPORT_DEFAULT_DAYS = 30;
@@ -86,7 +86,19 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
   };
   const sum = (column: string) => sql<number>`sum(${sql.ref(column)})`.as(column);
   const totalsRows = await scope(ctx.db.selectFrom('report_days'))
-    .select(['day', sum('opened'), sum('closed'), sum('replies'), sum('ratings'), sum('rating_sum'), sum('rating_1'), sum('rating_2'), sum('rating_3'), sum('rating_4'), sum('rating_5')])
+    .select([
+      'day',
+      sum('opened'),
+      sum('closed'),
+      sum('replies'),
+      sum('ratings'),
+      sum('rating_sum'),
+      sum('rating_1'),
+      sum('rating_2'),
+      sum('rating_3'),
+      sum('rating_4'),
+      sum('rating_5'),
+    ])
     .groupBy('day')
     .execute();
   // Sorted here rather than by the database: the rows come straight from a covering index.
@@ -179,7 +191,13 @@ export async function getUsage(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, i
 /** Workspace deletion step: report totals and durations. */
 export async function deleteWorkspaceReportTotals(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
   const days = await ctx.db.selectFrom('report_days').select('day').where('workspace_id', '=', workspaceId).orderBy('day').limit(1).executeTakeFirst();
-  const durations = await ctx.db.selectFrom('report_durations').select('day').where('workspace_id', '=', workspaceId).orderBy('day').limit(1).executeTakeFirst();
+  const durations = await ctx.db
+    .selectFrom('report_durations')
+    .select('day')
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('day')
+    .limit(1)
+    .executeTakeFirst();
   const day = [days?.day, durations?.day].filter((d): d is string => !!d).sort()[0];
   if (!day) return 0;
   // One day at a time keeps batches small without row ids.

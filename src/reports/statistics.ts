@@ -19,7 +19,11 @@ export function dayOf(at: string | Date): string {
 
 const secondsBetween = (from: string, to: string) => Math.max(0, Math.round((Date.parse(to) - Date.parse(from)) / 1000));
 
-async function add(tx: ReactionTx, key: Pick<ReportDaysTable, 'workspace_id' | 'day' | 'inbox_id' | 'member_id'>, counts: Partial<Record<Counter, number>>): Promise<void> {
+async function add(
+  tx: ReactionTx,
+  key: Pick<ReportDaysTable, 'workspace_id' | 'day' | 'inbox_id' | 'member_id'>,
+  counts: Partial<Record<Counter, number>>,
+): Promise<void> {
   const entries = Object.entries(counts) as [Counter, number][];
   const update = Object.fromEntries(entries.map(([column, n]) => [column, sql`report_days.${sql.ref(column)} + ${n}`]));
   await tx.db

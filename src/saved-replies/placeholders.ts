@@ -61,10 +61,13 @@ export function firstWord(name: string | null | undefined): string | null {
 export function checkPlaceholders(text: string, field: string): void {
   const { unknown, longFallbacks } = placeholderProblems(text);
   if (unknown.length) {
-    throw invalid(`unknown placeholder${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} in ${field}; known ones are ${PLACEHOLDER_KEYS.map((k) => `{{${k}}}`).join(', ')}`, {
-      issues: [{ path: [field], message: `unknown placeholders: ${unknown.join(', ')}` }],
-      unknown_placeholders: unknown,
-    });
+    throw invalid(
+      `unknown placeholder${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} in ${field}; known ones are ${PLACEHOLDER_KEYS.map((k) => `{{${k}}}`).join(', ')}`,
+      {
+        issues: [{ path: [field], message: `unknown placeholders: ${unknown.join(', ')}` }],
+        unknown_placeholders: unknown,
+      },
+    );
   }
   if (longFallbacks.length) {
     throw invalid(`the fallback of ${longFallbacks.map((k) => `{{${k}}}`).join(', ')} in ${field} is longer than ${MAX_FALLBACK_CHARS} characters`, {

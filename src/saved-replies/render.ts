@@ -1,17 +1,18 @@
 // Rendering saved replies and signatures for one conversation, on the server so that the panel, API
 // clients and outgoing mail share one implementation (./placeholders.ts holds the syntax).
-import { findPersonById } from '../people/service.js';
-import { findInbox } from '../inboxes/store.js';
+
 import type { Access } from '../auth/access.js';
+import { loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import type { ConversationRow } from '../conversations/format.js';
 import { getConversationFor } from '../conversations/service.js';
-import { loadContactView } from '../contacts/store.js';
 import type { Db } from '../db/schema.js';
-import { invalid } from '../platform/errors.js';
+import { findInbox } from '../inboxes/store.js';
 import { isMemberOf } from '../members/store.js';
+import { findPersonById } from '../people/service.js';
+import { invalid } from '../platform/errors.js';
+import { checkPlaceholders, firstWord, type PlaceholderValues, renderPlaceholders } from './placeholders.js';
 import { getSavedReply, requireReplyReader } from './service.js';
-import { checkPlaceholders, firstWord, renderPlaceholders, type PlaceholderValues } from './placeholders.js';
 
 /** What the placeholders stand for in a conversation, written by `personId` (null: no member). */
 export async function placeholderValues(db: Db, conversation: ConversationRow, personId: string | null): Promise<PlaceholderValues> {

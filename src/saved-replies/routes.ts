@@ -26,7 +26,9 @@ const PLACEHOLDER_HELP = `Placeholders: ${PLACEHOLDER_KEYS.map((k) => `{{${k}}}`
 export const SavedReplySchema = z
   .object({
     id: z.string(),
-    scope: z.enum(['workspace', 'personal']).openapi({ description: 'workspace: every member uses it, owners and admins edit it; personal: only its owner sees it' }),
+    scope: z
+      .enum(['workspace', 'personal'])
+      .openapi({ description: 'workspace: every member uses it, owners and admins edit it; personal: only its owner sees it' }),
     name: z.string().openapi({ description: 'the shortcut typed after # in the composer' }),
     body: z.string().openapi({ description: 'text with placeholders, as saved' }),
     owner_id: z.string().nullable().openapi({ description: 'the member a personal reply belongs to' }),
@@ -35,13 +37,28 @@ export const SavedReplySchema = z
   })
   .openapi('SavedReply');
 
-const SignatureSchema = z.object({ body: z.string().openapi({ description: 'empty when there is none' }), updated_at: z.string().nullable() }).openapi('Signature');
+const SignatureSchema = z
+  .object({ body: z.string().openapi({ description: 'empty when there is none' }), updated_at: z.string().nullable() })
+  .openapi('Signature');
 const InboxSignatureSchema = SignatureSchema.extend({ inbox_id: z.string() }).openapi('InboxSignature');
-const signatureBody = z.object({ body: z.string().max(MAX_SIGNATURE_CHARS + 100).openapi({ description: `at most ${MAX_SIGNATURE_CHARS} characters; empty removes it. ${PLACEHOLDER_HELP}` }) }).strict();
+const signatureBody = z
+  .object({
+    body: z
+      .string()
+      .max(MAX_SIGNATURE_CHARS + 100)
+      .openapi({ description: `at most ${MAX_SIGNATURE_CHARS} characters; empty removes it. ${PLACEHOLDER_HELP}` }),
+  })
+  .strict();
 
 const replyParams = z.object({ savedReplyId: idParam('savedReplyId', 'sr_01hxyz') });
-const nameField = z.string().max(MAX_NAME_CHARS * 4).openapi({ description: `1 to ${MAX_NAME_CHARS} characters, one line; unique (ignoring case) among the workspace’s replies, or among the member’s own` });
-const bodyField = z.string().max(MAX_BODY_CHARS).openapi({ description: `at most ${MAX_BODY_CHARS} characters. ${PLACEHOLDER_HELP}` });
+const nameField = z
+  .string()
+  .max(MAX_NAME_CHARS * 4)
+  .openapi({ description: `1 to ${MAX_NAME_CHARS} characters, one line; unique (ignoring case) among the workspace’s replies, or among the member’s own` });
+const bodyField = z
+  .string()
+  .max(MAX_BODY_CHARS)
+  .openapi({ description: `at most ${MAX_BODY_CHARS} characters. ${PLACEHOLDER_HELP}` });
 
 export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
@@ -50,7 +67,8 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/saved-replies',
       tags: ['saved-replies'],
       summary: 'Saved replies the caller may use: the workspace’s and their own (by name)',
-      description: 'Members see workspace replies and their own personal ones; API keys (conversations:write) see workspace replies. `q` keeps replies whose name or body contains every word, ignoring case.',
+      description:
+        'Members see workspace replies and their own personal ones; API keys (conversations:write) see workspace replies. `q` keeps replies whose name or body contains every word, ignoring case.',
       security: bearer,
       request: {
         query: listQuery.extend({
@@ -74,7 +92,17 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
       summary: 'Save a reply (workspace replies: owners and admins, or keys with workspace:manage; personal: members)',
       description: `At most ${MAX_WORKSPACE_REPLIES} workspace replies and ${MAX_PERSONAL_REPLIES} personal ones per member (409 saved_reply_limit).`,
       security: bearer,
-      request: { body: jsonBody(z.object({ name: nameField, body: bodyField, scope: z.enum(['workspace', 'personal']).optional().openapi({ description: 'default personal for members, workspace for API keys' }) }).strict()) },
+      request: {
+        body: jsonBody(
+          z
+            .object({
+              name: nameField,
+              body: bodyField,
+              scope: z.enum(['workspace', 'personal']).optional().openapi({ description: 'default personal for members, workspace for API keys' }),
+            })
+            .strict(),
+        ),
+      },
       responses: { 201: jsonAnswer(SavedReplySchema, 'the saved reply') },
     }),
     async (c) => {
@@ -160,7 +188,10 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const access = await requireAccess(c, ctx);
       const b = c.req.valid('json');
-      return c.json(await renderForConversation(ctx, access, c.req.valid('param').conversationId, { savedReplyId: b.saved_reply_id, body: b.body, memberId: b.member_id }), 200);
+      return c.json(
+        await renderForConversation(ctx, access, c.req.valid('param').conversationId, { savedReplyId: b.saved_reply_id, body: b.body, memberId: b.member_id }),
+        200,
+      );
     },
   );
 

@@ -2,16 +2,17 @@
 // Workspace replies are shared by every member and written by owners and admins (or keys with
 // workspace:manage); personal replies belong to one member, who alone sees and edits them. Keys
 // read workspace replies only (with conversations:write: they exist to write replies).
-import { sql } from 'kysely';
-import { requireManager, requireScope, type Access } from '../auth/access.js';
-import type { Ctx } from '../context.js';
-import type { Db, SavedRepliesTable, SavedReplyScope } from '../db/schema.js';
-import { isUniqueViolation } from '../db/retry.js';
-import { decodeCursor, toPage } from '../platform/pagination.js';
+
 import { z } from '@hono/zod-openapi';
+import { sql } from 'kysely';
+import { type Access, requireManager, requireScope } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import { isUniqueViolation } from '../db/retry.js';
+import type { Db, SavedRepliesTable, SavedReplyScope } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { decodeCursor, toPage } from '../platform/pagination.js';
 import { checkPlaceholders } from './placeholders.js';
 
 export type SavedReplyRow = SavedRepliesTable;
@@ -39,14 +40,17 @@ export function requireReplyReader(access: Access): void {
 function checkName(raw: string): string {
   const name = raw.trim();
   if (!name) throw invalid('name must not be empty', { issues: [{ path: ['name'], message: 'must not be empty' }] });
-  if ([...name].length > MAX_NAME_CHARS) throw invalid(`name must be at most ${MAX_NAME_CHARS} characters`, { issues: [{ path: ['name'], message: `at most ${MAX_NAME_CHARS} characters` }] });
-  if (/[\p{Cc}]/u.test(name)) throw invalid('name must be one line without control characters', { issues: [{ path: ['name'], message: 'one line, no control characters' }] });
+  if ([...name].length > MAX_NAME_CHARS)
+    throw invalid(`name must be at most ${MAX_NAME_CHARS} characters`, { issues: [{ path: ['name'], message: `at most ${MAX_NAME_CHARS} characters` }] });
+  if (/[\p{Cc}]/u.test(name))
+    throw invalid('name must be one line without control characters', { issues: [{ path: ['name'], message: 'one line, no control characters' }] });
   return name;
 }
 
 function checkBody(body: string): string {
   if (!body.trim()) throw invalid('body must not be empty', { issues: [{ path: ['body'], message: 'must not be empty' }] });
-  if (body.length > MAX_BODY_CHARS) throw invalid(`body must be at most ${MAX_BODY_CHARS} characters`, { issues: [{ path: ['body'], message: `at most ${MAX_BODY_CHARS} characters` }] });
+  if (body.length > MAX_BODY_CHARS)
+    throw invalid(`body must be at most ${MAX_BODY_CHARS} characters`, { issues: [{ path: ['body'], message: `at most ${MAX_BODY_CHARS} characters` }] });
   checkPlaceholders(body, 'body');
   return body;
 }
@@ -87,12 +91,21 @@ export async function listSavedReplies(ctx: C, access: Access, input: { q?: stri
     q = q.where(sql<boolean>`search_text like ${pattern} escape '\\'`);
   }
   if (after) q = q.where((eb) => eb.or([eb('name_key', '>', after.n), eb.and([eb('name_key', '=', after.n), eb('id', '>', after.i)])]));
-  const rows = await q.orderBy('name_key').orderBy('id').limit(limit + 1).execute();
+  const rows = await q
+    .orderBy('name_key')
+    .orderBy('id')
+    .limit(limit + 1)
+    .execute();
   return toPage(rows, limit, (r) => ({ n: r.name_key, i: r.id }), formatSavedReply);
 }
 
 async function ensureNameFree(db: Db, row: Pick<SavedReplyRow, 'workspace_id' | 'owner_key' | 'name_key' | 'name'>, exceptId?: string) {
-  let q = db.selectFrom('saved_replies').select('id').where('workspace_id', '=', row.workspace_id).where('owner_key', '=', row.owner_key).where('name_key', '=', row.name_key);
+  let q = db
+    .selectFrom('saved_replies')
+    .select('id')
+    .where('workspace_id', '=', row.workspace_id)
+    .where('owner_key', '=', row.owner_key)
+    .where('name_key', '=', row.name_key);
   if (exceptId) q = q.where('id', '!=', exceptId);
   if (await q.executeTakeFirst()) throw nameTaken(row.name);
 }
@@ -149,7 +162,11 @@ export async function updateSavedReply(ctx: C, access: Access, id: string, patch
   try {
     await ctx.db.transaction().execute(async (trx) => {
       await ensureNameFree(trx, next, id);
-      await trx.updateTable('saved_replies').set({ name, name_key: next.name_key, body, search_text: next.search_text, updated_at: next.updated_at }).where('id', '=', id).execute();
+      await trx
+        .updateTable('saved_replies')
+        .set({ name, name_key: next.name_key, body, search_text: next.search_text, updated_at: next.updated_at })
+        .where('id', '=', id)
+        .execute();
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken(name);

@@ -5,15 +5,15 @@
 // placeholders as saved replies. Replies by API keys without a member get the inbox's only. Notes
 // and chat replies never get one. The signature is added when the reply is stored, so the stored
 // body (and html) is exactly what the customer receives.
-import { inboxByRef } from '../inboxes/store.js';
-import { requireInbox, requireManager, requireScope, type Access } from '../auth/access.js';
+
+import { type Access, requireInbox, requireManager, requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ConversationRow } from '../conversations/format.js';
 import type { Db } from '../db/schema.js';
+import { inboxByRef } from '../inboxes/store.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
-import { renderPlaceholders } from './placeholders.js';
-import { checkPlaceholders } from './placeholders.js';
+import { checkPlaceholders, renderPlaceholders } from './placeholders.js';
 import { placeholderValues } from './render.js';
 
 export const MAX_SIGNATURE_CHARS = 2_000;
@@ -22,7 +22,10 @@ type C = Pick<Ctx, 'db' | 'clock'>;
 
 function checkSignature(body: string): string {
   const text = body.replace(/\r\n?/g, '\n').replace(/\s+$/, '');
-  if (text.length > MAX_SIGNATURE_CHARS) throw invalid(`signature must be at most ${MAX_SIGNATURE_CHARS} characters`, { issues: [{ path: ['body'], message: `at most ${MAX_SIGNATURE_CHARS} characters` }] });
+  if (text.length > MAX_SIGNATURE_CHARS)
+    throw invalid(`signature must be at most ${MAX_SIGNATURE_CHARS} characters`, {
+      issues: [{ path: ['body'], message: `at most ${MAX_SIGNATURE_CHARS} characters` }],
+    });
   checkPlaceholders(text, 'body');
   return text;
 }
@@ -34,7 +37,12 @@ function memberOf(access: Access): string {
 
 export async function getMemberSignature(ctx: C, access: Access) {
   const personId = memberOf(access);
-  const row = await ctx.db.selectFrom('member_signatures').select(['body', 'updated_at']).where('workspace_id', '=', access.workspaceId).where('person_id', '=', personId).executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('member_signatures')
+    .select(['body', 'updated_at'])
+    .where('workspace_id', '=', access.workspaceId)
+    .where('person_id', '=', personId)
+    .executeTakeFirst();
   return { body: row?.body ?? '', updated_at: row?.updated_at ?? null };
 }
 
@@ -93,7 +101,12 @@ export async function setInboxSignature(ctx: C, access: Access, inboxId: string,
 export async function replySignatures(db: Db, conversation: ConversationRow, personId: string | null): Promise<string[]> {
   const [member, inbox] = await Promise.all([
     personId
-      ? db.selectFrom('member_signatures').select('body').where('workspace_id', '=', conversation.workspace_id).where('person_id', '=', personId).executeTakeFirst()
+      ? db
+          .selectFrom('member_signatures')
+          .select('body')
+          .where('workspace_id', '=', conversation.workspace_id)
+          .where('person_id', '=', personId)
+          .executeTakeFirst()
       : undefined,
     db.selectFrom('inbox_signatures').select('body').where('inbox_id', '=', conversation.inbox_id).executeTakeFirst(),
   ]);

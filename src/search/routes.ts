@@ -16,7 +16,8 @@ export function registerSearchRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/search',
       tags: ['conversations'],
       summary: 'Search conversations (subjects and messages, notes and imported mail included) and contacts',
-      description: 'Every word must match (as a prefix); the best match of each conversation is shown with a snippet. Only inboxes the caller reaches; contacts only with contacts:read.',
+      description:
+        'Every word must match (as a prefix); the best match of each conversation is shown with a snippet. Only inboxes the caller reaches; contacts only with contacts:read.',
       security: bearer,
       request: {
         query: z.object({

@@ -15,7 +15,7 @@
 // - Whole words are tried first; only when they find fewer than the answer needs are the words also matched
 //   as prefixes ("lapt" finds "laptop"), and the two merged.
 import { sql } from 'kysely';
-import { canSeeInbox, type Access } from '../auth/access.js';
+import { type Access, canSeeInbox } from '../auth/access.js';
 import { listContacts } from '../contacts/service.js';
 import type { Ctx } from '../context.js';
 import { listItems } from '../conversations/service.js';
@@ -29,7 +29,11 @@ export const RECENT_MATCHES = 200;
 
 /** The words of a query: letters and digits only, so nothing reaches the match syntax unescaped. */
 export function searchTerms(q: string): string[] {
-  const words = q.normalize('NFKC').toLocaleLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words =
+    q
+      .normalize('NFKC')
+      .toLocaleLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
   return [...new Set(words)].slice(0, MAX_TERMS);
 }
 
@@ -51,7 +55,17 @@ export async function search(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, i
   const best = new Map<string, Hit>();
   for (const h of hits) if (!best.has(h.conversation_id) && canSeeInbox(access, h.inbox_id)) best.set(h.conversation_id, h);
   const chosen = [...best.values()].slice(0, input.limit);
-  const rows = chosen.length ? await ctx.db.selectFrom('conversations').selectAll().where('id', 'in', chosen.map((h) => h.conversation_id)).execute() : [];
+  const rows = chosen.length
+    ? await ctx.db
+        .selectFrom('conversations')
+        .selectAll()
+        .where(
+          'id',
+          'in',
+          chosen.map((h) => h.conversation_id),
+        )
+        .execute()
+    : [];
   const items = new Map((await listItems(ctx, access, rows)).map((x) => [x.id, x]));
   const contacts = input.contacts ? (await listContacts(ctx, access, { query: input.q.trim().slice(0, 200) }, { limit: Math.min(10, input.limit) })).data : [];
   return {
@@ -74,7 +88,14 @@ async function matchMessages(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, t
 }
 
 /** The newest RECENT_MATCHES messages with every term, newest first (at least `enough` when there are). */
-async function recentMatches(ctx: Pick<Ctx, 'db' | 'dialect'>, access: Access, terms: string[], match: 'whole' | 'prefix', deletedInboxes: string[], enough: number): Promise<Hit[]> {
+async function recentMatches(
+  ctx: Pick<Ctx, 'db' | 'dialect'>,
+  access: Access,
+  terms: string[],
+  match: 'whole' | 'prefix',
+  deletedInboxes: string[],
+  enough: number,
+): Promise<Hit[]> {
   const inboxes = access.inboxIds;
   const inboxFilter = inboxes === null ? sql`` : sql`and c.inbox_id in (${inboxes.length ? sql.join(inboxes) : sql`''`})`;
   // Conversations of a deleted inbox are gone for readers at once (the deletion job removes them).
@@ -146,7 +167,13 @@ async function recentMatchIdsPostgres(ctx: Pick<Ctx, 'db'>, access: Access, quer
 
 /** Letters and digits without diacritics, lower-cased: how both indexes see words ("Sipariş" is "siparis"). */
 function plainWords(text: string): string[] {
-  return text.normalize('NFKD').replace(/\p{M}/gu, '').toLocaleLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .normalize('NFKD')
+      .replace(/\p{M}/gu, '')
+      .toLocaleLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
 }
 
 /**

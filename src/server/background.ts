@@ -1,19 +1,33 @@
 // The background table: job kinds and long-running listeners that features add to the server.
-import type { BackgroundPart } from '../platform/background.js';
+
+import { presenceBackground } from '../backup/presence.js';
 import { broadcastsBackground } from '../broadcasts/background.js';
 import { conversationsBackground } from '../conversations/background.js';
-import { mailBackground } from '../mail/background.js';
-import { mailHandlers } from './mail-handlers.js';
-import { mailerTenantsBackground } from '../mailer-tenants/background.js';
-import { migrationBackground } from '../mailbox-migration/background.js';
-import { webhooksBackground } from '../webhooks/background.js';
-import { lifecycleBackground } from '../lifecycle/background.js';
-import { presenceBackground } from '../backup/presence.js';
 import { eventsBackground } from '../events/watch.js';
-import { notificationsBackground } from '../notifications/background.js';
-import { ratingsBackground } from '../ratings/background.js';
 import { greetingBackground } from '../greeting/background.js';
+import { lifecycleBackground } from '../lifecycle/background.js';
+import { mailBackground } from '../mail/background.js';
+import { migrationBackground } from '../mailbox-migration/background.js';
+import { mailerTenantsBackground } from '../mailer-tenants/background.js';
+import { notificationsBackground } from '../notifications/background.js';
+import type { BackgroundPart } from '../platform/background.js';
+import { ratingsBackground } from '../ratings/background.js';
+import { webhooksBackground } from '../webhooks/background.js';
+import { mailHandlers } from './mail-handlers.js';
 
 export type { BackgroundPart, RunningPart } from '../platform/background.js';
 
-export const backgroundTable: BackgroundPart[] = [presenceBackground, conversationsBackground, mailBackground(mailHandlers), webhooksBackground, broadcastsBackground, mailerTenantsBackground, migrationBackground, lifecycleBackground, eventsBackground, notificationsBackground, greetingBackground, ratingsBackground];
+export const backgroundTable: BackgroundPart[] = [
+  presenceBackground,
+  conversationsBackground,
+  mailBackground(mailHandlers),
+  webhooksBackground,
+  broadcastsBackground,
+  mailerTenantsBackground,
+  migrationBackground,
+  lifecycleBackground,
+  eventsBackground,
+  notificationsBackground,
+  greetingBackground,
+  ratingsBackground,
+];

@@ -15,7 +15,7 @@ export async function runServe(migrateFlag: unknown): Promise<void> {
   const config = loadConfig();
   const log = createLogger({ level: config.logLevel });
   const app = buildServices(config, { log, createMasterKey: true });
-  let server;
+  let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer(app, { migrate });
   } catch (error) {
@@ -47,7 +47,8 @@ export const serveCommand = defineCommand({
   args: serveArgs,
   async run({ args, rawArgs }) {
     try {
-      if (rawArgs.some((a) => a.startsWith('--') && !a.startsWith('--migrate'))) throw new UsageError(`unknown option ${rawArgs.find((a) => a.startsWith('--') && !a.startsWith('--migrate'))}`);
+      if (rawArgs.some((a) => a.startsWith('--') && !a.startsWith('--migrate')))
+        throw new UsageError(`unknown option ${rawArgs.find((a) => a.startsWith('--') && !a.startsWith('--migrate'))}`);
       await runServe(args.migrate);
     } catch (error) {
       handleCommandError(error);

@@ -1,40 +1,41 @@
 // The route table: every feature that answers HTTP registers here, in one list. It lives with the
 // server assembly because it imports every feature; src/http stays plumbing that imports none.
-import { type ApiApp, createApp, type FeatureRoutes } from '../http/app.js';
-import type { Ctx } from '../context.js';
-import { registerHealthRoutes } from '../health/routes.js';
-import { registerPeopleRoutes } from '../people/routes.js';
-import { registerPasskeyRoutes } from '../people/passkey-routes.js';
-import { registerSessionRoutes } from '../people/session-routes.js';
-import { registerMemberRoutes } from '../members/routes.js';
-import { registerWorkspaceRoutes } from '../workspaces/routes.js';
+
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
-import { registerInboxRoutes } from '../inboxes/routes.js';
+import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerChannelRoutes } from '../channels/routes.js';
 import { registerContactRoutes } from '../contacts/routes.js';
+import type { Ctx } from '../context.js';
 import { registerConversationRoutes } from '../conversations/routes.js';
-import { registerFeedbackRoutes } from '../feedback/routes.js';
-import { ingressBodyLimits, registerMailRoutes } from '../mail/routes.js';
-import { mailHandlers } from './mail-handlers.js';
-import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
-import { registerRealtimeRoutes } from '../realtime/routes.js';
-import { registerPushRoutes } from '../push/routes.js';
-import { registerNotificationRoutes } from '../notifications/routes.js';
-import { registerWidgetRoutes } from '../widget/routes.js';
-import { registerBroadcastRoutes } from '../broadcasts/routes.js';
+import { registerFeedbackRoutes } from '../feedback/routes.js';
+import { registerGreetingRoutes } from '../greeting/routes.js';
+import { registerHealthRoutes } from '../health/routes.js';
+import { type ApiApp, createApp, type FeatureRoutes } from '../http/app.js';
+import { registerInboxRoutes } from '../inboxes/routes.js';
+import { ingressBodyLimits, registerMailRoutes } from '../mail/routes.js';
 import { registerMigrationRoutes } from '../mailbox-migration/routes/migrations.js';
 import { registerMigrationUploadRoutes, uploadBodyLimits } from '../mailbox-migration/routes/upload.js';
-import { registerPanelRoutes } from '../panel/routes.js';
-import { registerSearchRoutes } from '../search/routes.js';
-import { registerOverviewRoutes } from '../overview/routes.js';
-import { registerTypingRoutes } from '../typing/routes.js';
-import { registerWidgetScriptRoutes } from '../widget-script/routes.js';
-import { registerSavedReplyRoutes } from '../saved-replies/routes.js';
 import { registerMcpRoutes } from '../mcp/routes.js';
-import { registerGreetingRoutes } from '../greeting/routes.js';
+import { registerMemberRoutes } from '../members/routes.js';
+import { registerNotificationRoutes } from '../notifications/routes.js';
+import { registerOverviewRoutes } from '../overview/routes.js';
+import { registerPanelRoutes } from '../panel/routes.js';
+import { registerPasskeyRoutes } from '../people/passkey-routes.js';
+import { registerPeopleRoutes } from '../people/routes.js';
+import { registerSessionRoutes } from '../people/session-routes.js';
+import { registerPushRoutes } from '../push/routes.js';
 import { registerRatingRoutes } from '../ratings/routes.js';
+import { registerRealtimeRoutes } from '../realtime/routes.js';
 import { registerReportRoutes } from '../reports/routes.js';
+import { registerSavedReplyRoutes } from '../saved-replies/routes.js';
+import { registerSearchRoutes } from '../search/routes.js';
+import { registerTypingRoutes } from '../typing/routes.js';
+import { registerWebhookRoutes } from '../webhooks/routes.js';
+import { registerWidgetRoutes } from '../widget/routes.js';
+import { registerWidgetScriptRoutes } from '../widget-script/routes.js';
+import { registerWorkspaceRoutes } from '../workspaces/routes.js';
+import { mailHandlers } from './mail-handlers.js';
 
 export const routeTable: FeatureRoutes[] = [
   { register: registerHealthRoutes },
@@ -46,7 +47,10 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerApiKeyRoutes },
   { register: registerInboxRoutes },
   { register: registerChannelRoutes },
-  { register: registerConversationRoutes, bodyLimits: [{ method: 'POST', path: /^\/v1\/conversations\/[^/]+\/attachments$/, maxBytes: (ctx) => ctx.config.attachmentMaxBytes }] },
+  {
+    register: registerConversationRoutes,
+    bodyLimits: [{ method: 'POST', path: /^\/v1\/conversations\/[^/]+\/attachments$/, maxBytes: (ctx) => ctx.config.attachmentMaxBytes }],
+  },
   { register: registerContactRoutes },
   { register: registerSearchRoutes },
   { register: registerOverviewRoutes },

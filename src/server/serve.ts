@@ -1,15 +1,16 @@
 // Starting and stopping the whole server: migrations, HTTP, metrics, background parts and jobs.
-import type { AddressInfo } from 'node:net';
+
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { WebSocketServer } from 'ws';
 import { featureWarnings } from '../config.js';
 import { type App, verifyMasterKey } from '../context.js';
 import { checkResult, createMigrator, pendingMigrations } from '../db/migrator.js';
-import { createServerApp } from './routes.js';
 import { startMetricsServer } from '../platform/metrics.js';
 import { readVersion } from '../version.js';
 import { backgroundTable, type RunningPart } from './background.js';
+import { createServerApp } from './routes.js';
 
 export class StartupError extends Error {}
 
@@ -29,7 +30,9 @@ export async function applyMigrations(app: App, migrate: boolean): Promise<void>
   }
   const pending = await pendingMigrations(app.db);
   if (pending.length) {
-    throw new StartupError(`${pending.length} database migration(s) are pending (${pending.join(', ')}); run "svc migrate up" first, or start without --migrate=false`);
+    throw new StartupError(
+      `${pending.length} database migration(s) are pending (${pending.join(', ')}); run "svc migrate up" first, or start without --migrate=false`,
+    );
   }
 }
 
@@ -63,7 +66,13 @@ export async function startServer(app: App, opts: { migrate?: boolean } = {}): P
   const httpPort = (http.address() as AddressInfo).port;
   const metricsPort = metrics ? (metrics.address() as AddressInfo).port : null;
   const extra = Object.assign({}, ...Object.values(parts).map((p) => p.info ?? {}));
-  log.info('listening', { version: readVersion(), http: `${config.httpAddr.host}:${httpPort}`, metrics: metricsPort ? `${config.metricsAddr!.host}:${metricsPort}` : null, database: app.dialect, ...extra });
+  log.info('listening', {
+    version: readVersion(),
+    http: `${config.httpAddr.host}:${httpPort}`,
+    metrics: metricsPort ? `${config.metricsAddr!.host}:${metricsPort}` : null,
+    database: app.dialect,
+    ...extra,
+  });
 
   let closing: Promise<void> | undefined;
   return {

@@ -1,13 +1,14 @@
 // A member's typing signal (the panel's composer sends it while a reply is being written) and viewing
 // presence (the panel sends it while a conversation is open), for collision warnings.
-import { findPersonById } from '../people/service.js';
+
 import { createRoute, z } from '@hono/zod-openapi';
 import { canSeeInbox, requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
+import { findConversation } from '../conversations/store.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer } from '../http/openapi.js';
-import { findConversation } from '../conversations/store.js';
+import { findPersonById } from '../people/service.js';
 import { forbidden, notFound } from '../platform/errors.js';
 import { signalTyping, TypingThrottle } from './service.js';
 import { signalViewing, VIEWING_MIN_INTERVAL_MS, VIEWING_REPEAT_MS, VIEWING_SHOWN_MS, ViewingThrottle } from './viewing.js';
@@ -59,7 +60,12 @@ export function registerTypingRoutes(app: ApiApp, ctx: Ctx) {
     const conversation = await findConversation(ctx.db, access.workspaceId, conversationId);
     if (!conversation || !canSeeInbox(access, conversation.inbox_id)) throw notFound('no such conversation');
     const person = await findPersonById(ctx, access.actor.personId);
-    return { workspaceId: access.workspaceId, inboxId: conversation.inbox_id, conversationId: conversation.id, viewer: { personId: access.actor.personId, name: person?.name ?? null } };
+    return {
+      workspaceId: access.workspaceId,
+      inboxId: conversation.inbox_id,
+      conversationId: conversation.id,
+      viewer: { personId: access.actor.personId, name: person?.name ?? null },
+    };
   }
 
   app.openapi(

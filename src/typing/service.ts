@@ -61,7 +61,10 @@ export async function signalTyping(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, throt
   const typistId = signal.typist.type === 'contact' ? signal.typist.contactId : signal.typist.personId;
   const now = ctx.clock.now();
   if (!throttle.take(`${signal.conversationId}:${typistId}`, now.getTime())) return { stored: false };
-  const author = signal.typist.type === 'contact' ? { type: 'contact', contact_id: signal.typist.contactId } : { type: 'member', member_id: signal.typist.personId, name: signal.typist.name };
+  const author =
+    signal.typist.type === 'contact'
+      ? { type: 'contact', contact_id: signal.typist.contactId }
+      : { type: 'member', member_id: signal.typist.personId, name: signal.typist.name };
   await recordEvent(
     { db: ctx.db, clock: ctx.clock },
     {

@@ -44,27 +44,41 @@ export interface Viewer {
  * sockets. Answers with the others viewing the conversation now, so a member who opens it sees who
  * was already there without waiting for their next signal.
  */
-export async function signalViewing(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, throttle: ViewingThrottle, signal: ViewingSignal): Promise<{ stored: boolean; until: string; viewers: Viewer[] }> {
+export async function signalViewing(
+  ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>,
+  throttle: ViewingThrottle,
+  signal: ViewingSignal,
+): Promise<{ stored: boolean; until: string; viewers: Viewer[] }> {
   const stored = await storeViewing(ctx, throttle, signal);
-  const viewers = signal.left ? [] : await currentViewers(ctx, { workspaceId: signal.workspaceId, conversationId: signal.conversationId, exceptPersonId: signal.viewer.personId });
+  const viewers = signal.left
+    ? []
+    : await currentViewers(ctx, { workspaceId: signal.workspaceId, conversationId: signal.conversationId, exceptPersonId: signal.viewer.personId });
   return { ...stored, viewers };
 }
 
 /** The members whose latest signal in this conversation says they are viewing it now. */
-export async function currentViewers(ctx: Pick<Ctx, 'db' | 'clock'>, input: { workspaceId: string; conversationId: string; exceptPersonId?: string }): Promise<Viewer[]> {
+export async function currentViewers(
+  ctx: Pick<Ctx, 'db' | 'clock'>,
+  input: { workspaceId: string; conversationId: string; exceptPersonId?: string },
+): Promise<Viewer[]> {
   const now = ctx.clock.now().getTime();
   const rows = await recentEventsOfType(ctx, { workspaceId: input.workspaceId, type: VIEWING_EVENT, since: iso(now - VIEWING_SHOWN_MS) });
   const latest = new Map<string, { until: string; left: boolean; name: string | null }>();
   for (const row of rows) {
     const data = JSON.parse(row.data) as { conversation: { id: string }; viewer: { member_id: string; name: string | null }; until: string; left?: boolean };
-    if (data.conversation.id === input.conversationId) latest.set(data.viewer.member_id, { until: data.until, left: data.left === true, name: data.viewer.name });
+    if (data.conversation.id === input.conversationId)
+      latest.set(data.viewer.member_id, { until: data.until, left: data.left === true, name: data.viewer.name });
   }
   return [...latest]
     .filter(([id, v]) => id !== input.exceptPersonId && !v.left && Date.parse(v.until) > now)
     .map(([id, v]) => ({ member_id: id, name: v.name, until: v.until }));
 }
 
-async function storeViewing(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, throttle: ViewingThrottle, signal: ViewingSignal): Promise<{ stored: boolean; until: string }> {
+async function storeViewing(
+  ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>,
+  throttle: ViewingThrottle,
+  signal: ViewingSignal,
+): Promise<{ stored: boolean; until: string }> {
   const now = ctx.clock.now();
   const key = `${signal.conversationId}:${signal.viewer.personId}`;
   const until = iso(signal.left ? now : now.getTime() + VIEWING_SHOWN_MS);

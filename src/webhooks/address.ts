@@ -17,8 +17,9 @@
 //   the IPv4 address), ::ffff:0:0:0/96 (IPv4-translated, RFC 6145) and 64:ff9b:1::/48 (local-use
 //   NAT64, RFC 8215: its layout is the local network's choice, so the IPv4 it reaches cannot be
 //   known here) are refused whatever they embed.
-import net from 'node:net';
+
 import type { LookupFunction } from 'node:net';
+import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector } from 'undici';
 import type { HostLookup } from '../context.js';

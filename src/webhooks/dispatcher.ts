@@ -4,9 +4,10 @@
 // endpoint's failure window (disabled after 24 hours of unbroken failure, or at once on 410).
 // A crash loses nothing: a delivery stays pending until its result is written, and a new process
 // takes over deliveries whose lease it finds (at-least-once, same webhook-id).
+
+import { type ExpressionBuilder, sql } from 'kysely';
 import { Counter } from 'prom-client';
 import type { Agent } from 'undici';
-import { type ExpressionBuilder, sql } from 'kysely';
 import type { Ctx } from '../context.js';
 import { insertRows, updateByKeys } from '../db/bulk.js';
 import type { Database, Db, WebhookAttemptsTable } from '../db/schema.js';
@@ -15,12 +16,12 @@ import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import type { Drainable } from '../platform/jobs.js';
 import { Pump } from '../platform/pump.js';
+import { liveWorkspaceIds } from '../workspaces/store.js';
 import { createWebhookAgent } from './address.js';
 import { ATTEMPT_HEADERS, type AttemptResult, sendAttempt } from './attempt.js';
 import { deliveryIdOf, webhookMessageId } from './outbox.js';
-import { signedHeaders } from './signing.js';
 import { signingSecrets } from './service.js';
-import { liveWorkspaceIds } from '../workspaces/store.js';
+import { signedHeaders } from './signing.js';
 
 /** Delays before retries 1..9 after a failed attempt (spec: 5 s, 1 min, 5 min, 30 min, 1 h, 2 h, 4 h, 8 h, 9 h). */
 export const RETRY_SCHEDULE_MS = [5_000, MINUTE, 5 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 9 * HOUR] as const;
@@ -62,14 +63,30 @@ interface Finished {
 }
 
 const ATTEMPT_COLUMNS = [
-  'id', 'event_seq', 'endpoint_id', 'event_id', 'workspace_id', 'attempt', 'manual', 'started_at', 'duration_ms', 'outcome', 'status_code', 'response', 'error',
+  'id',
+  'event_seq',
+  'endpoint_id',
+  'event_id',
+  'workspace_id',
+  'attempt',
+  'manual',
+  'started_at',
+  'duration_ms',
+  'outcome',
+  'status_code',
+  'response',
+  'error',
 ] as const satisfies readonly (keyof WebhookAttemptsTable)[];
 
 const keyOf = (d: { event_seq: number; endpoint_id: string }) => `${d.event_seq}:${d.endpoint_id}`;
 
 /** WHERE (event_seq, endpoint_id) IN (…) for a list of deliveries. */
 function deliveryIn(eb: ExpressionBuilder<Database, 'webhook_deliveries'>, ds: { event_seq: number; endpoint_id: string }[]) {
-  return eb(eb.refTuple('event_seq', 'endpoint_id'), 'in', ds.map((d) => eb.tuple(d.event_seq, d.endpoint_id)));
+  return eb(
+    eb.refTuple('event_seq', 'endpoint_id'),
+    'in',
+    ds.map((d) => eb.tuple(d.event_seq, d.endpoint_id)),
+  );
 }
 
 export interface DispatcherOptions {
@@ -256,15 +273,21 @@ export class WebhookDispatcher implements Drainable {
     const seqs = [...new Set(claimed.map((c) => c.event_seq))];
     // Endpoints of live workspaces only: nothing more is sent for a deleted workspace.
     const endpointRows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', endpointIds).execute();
-    const live = await liveWorkspaceIds(db, endpointRows.map((e) => e.workspace_id));
+    const live = await liveWorkspaceIds(
+      db,
+      endpointRows.map((e) => e.workspace_id),
+    );
     const endpoints = new Map(endpointRows.filter((e) => live.has(e.workspace_id)).map((e) => [e.id, e]));
     const orphans = claimed.filter((d) => !endpoints.has(d.endpoint_id));
-    if (orphans.length) await db.deleteFrom('webhook_deliveries').where((eb) => deliveryIn(eb, orphans)).execute();
+    if (orphans.length)
+      await db
+        .deleteFrom('webhook_deliveries')
+        .where((eb) => deliveryIn(eb, orphans))
+        .execute();
     const events = new Map(
-      (await db.selectFrom('events').select(['seq', 'id', 'type', 'occurred_at', 'workspace_id', 'inbox_id', 'data']).where('seq', 'in', seqs).execute()).map((e) => [
-        Number(e.seq),
-        e,
-      ]),
+      (await db.selectFrom('events').select(['seq', 'id', 'type', 'occurred_at', 'workspace_id', 'inbox_id', 'data']).where('seq', 'in', seqs).execute()).map(
+        (e) => [Number(e.seq), e],
+      ),
     );
     const now = clock.now();
     const secrets = new Map([...endpoints.values()].map((e) => [e.id, signingSecrets(sealer, e, now)]));
@@ -317,7 +340,8 @@ export class WebhookDispatcher implements Drainable {
       // A delivery removed meanwhile (its endpoint was deleted) fails the batch; write it again without those.
       .catch(() => this.ctx.db.transaction().execute((trx) => writeResults({ ...this.ctx, db: trx }, batch, { checkExisting: true })))
       .then((tally) => {
-        for (const outcome of ['succeeded', 'retried', 'failed'] as const) if (tally[outcome]) this.ctx.metrics.webhookDeliveries.inc({ outcome }, tally[outcome]);
+        for (const outcome of ['succeeded', 'retried', 'failed'] as const)
+          if (tally[outcome]) this.ctx.metrics.webhookDeliveries.inc({ outcome }, tally[outcome]);
       })
       .catch((error) => {
         // The deliveries stay pending and leased; when the lease runs out they are sent again.
@@ -345,7 +369,11 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
     const existing = new Set<string>();
     for (let i = 0; i < kept.length; i += 200) {
       const chunk = kept.slice(i, i + 200).map((f) => f.delivery);
-      for (const r of await db.selectFrom('webhook_deliveries').select(['event_seq', 'endpoint_id']).where((eb) => deliveryIn(eb, chunk)).execute()) {
+      for (const r of await db
+        .selectFrom('webhook_deliveries')
+        .select(['event_seq', 'endpoint_id'])
+        .where((eb) => deliveryIn(eb, chunk))
+        .execute()) {
         existing.add(keyOf({ event_seq: Number(r.event_seq), endpoint_id: r.endpoint_id }));
       }
     }
@@ -458,7 +486,8 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
         .where('event_seq', '=', d.event_seq)
         .where('endpoint_id', '=', d.endpoint_id)
         .execute();
-      if (!disabled) log.warn('webhook delivery given up', { endpoint_id: d.endpoint_id, delivery_id: deliveryIdOf(d.event_id), attempts: attempt, error: f.result.error });
+      if (!disabled)
+        log.warn('webhook delivery given up', { endpoint_id: d.endpoint_id, delivery_id: deliveryIdOf(d.event_id), attempts: attempt, error: f.result.error });
     } else {
       const next = iso(f.finishedAt.getTime() + delay);
       await db
@@ -468,7 +497,14 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
         .where('endpoint_id', '=', d.endpoint_id)
         .where(sql<boolean>`status = 'pending'`)
         .execute();
-      log.info('webhook attempt failed, retrying', { endpoint_id: d.endpoint_id, delivery_id: deliveryIdOf(d.event_id), attempt, status_code: f.result.statusCode, error: f.result.error, next_attempt_at: next });
+      log.info('webhook attempt failed, retrying', {
+        endpoint_id: d.endpoint_id,
+        delivery_id: deliveryIdOf(d.event_id),
+        attempt,
+        status_code: f.result.statusCode,
+        error: f.result.error,
+        next_attempt_at: next,
+      });
     }
   }
   return tally;

@@ -1,10 +1,10 @@
 // The durable outbox: when an event is recorded, one delivery row per interested endpoint is written
 // in the same transaction, so that a crash can neither lose an event's deliveries nor invent them.
 import { sql } from 'kysely';
-import type { Clock } from '../platform/clock.js';
-import { iso } from '../platform/clock.js';
 import type { Db } from '../db/schema.js';
 import type { Reaction } from '../events/reaction-types.js';
+import type { Clock } from '../platform/clock.js';
+import { iso } from '../platform/clock.js';
 import { ageSeconds, databaseGauge, type Metrics } from '../platform/metrics.js';
 
 export interface OutboxEvent {

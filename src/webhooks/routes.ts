@@ -10,14 +10,14 @@ import { decodeCursor, toPage } from '../platform/pagination.js';
 import {
   attemptLog,
   createEndpoint,
-  deleteEndpoint,
   DELIVERY_LOG_SIZE,
+  deleteEndpoint,
   deliveryLog,
   enableEndpoint,
   formatAttempt,
   formatDelivery,
-  formatLogEntry,
   formatEndpoint,
+  formatLogEntry,
   getEndpoint,
   listEndpoints,
   requestRedelivery,
@@ -42,7 +42,9 @@ export const WebhookEndpointSchema = z
   })
   .openapi('WebhookEndpoint');
 
-const WithSecret = WebhookEndpointSchema.extend({ secret: z.string().openapi({ description: 'whsec_…; shown only in this answer' }) }).openapi('WebhookEndpointWithSecret');
+const WithSecret = WebhookEndpointSchema.extend({ secret: z.string().openapi({ description: 'whsec_…; shown only in this answer' }) }).openapi(
+  'WebhookEndpointWithSecret',
+);
 
 const DeliverySchema = z
   .object({
@@ -136,7 +138,15 @@ export function registerWebhookRoutes(app: ApiApp, ctx: Ctx) {
       const before = decodeCursor(q.cursor, z.string());
       const rows = await listEndpoints(ctx, access, { limit, before });
       const now = ctx.clock.now();
-      return c.json(toPage(rows, limit, (r) => r.id, (r) => formatEndpoint(r, now)), 200);
+      return c.json(
+        toPage(
+          rows,
+          limit,
+          (r) => r.id,
+          (r) => formatEndpoint(r, now),
+        ),
+        200,
+      );
     },
   );
 
@@ -256,7 +266,15 @@ export function registerWebhookRoutes(app: ApiApp, ctx: Ctx) {
       const limit = q.limit ?? 50;
       const before = decodeCursor(q.cursor, z.object({ started_at: z.string(), id: z.string() }));
       const rows = await attemptLog(ctx, access, c.req.valid('param').webhookId, { limit, before, deliveryId: q.delivery_id });
-      return c.json(toPage(rows, limit, (r) => ({ started_at: r.started_at, id: r.id }), (r) => formatAttempt(r)), 200);
+      return c.json(
+        toPage(
+          rows,
+          limit,
+          (r) => ({ started_at: r.started_at, id: r.id }),
+          (r) => formatAttempt(r),
+        ),
+        200,
+      );
     },
   );
 

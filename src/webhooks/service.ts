@@ -1,12 +1,13 @@
 // Webhook endpoints: create (secret shown once), list, read, update, delete, enable, rotate the
 // secret (the old one keeps signing for 24 hours), the delivery and attempt logs, redelivery, and
 // the clean-up of finished deliveries.
-import { findLiveInbox } from '../inboxes/store.js';
-import { sql, type Selectable } from 'kysely';
+
+import { type Selectable, sql } from 'kysely';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { Db, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
 import { WEBHOOK_EVENT_TYPES } from '../events/service.js';
+import { findLiveInbox } from '../inboxes/store.js';
 import { DAY, HOUR, iso } from '../platform/clock.js';
 import type { Sealer } from '../platform/crypto.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
@@ -30,7 +31,11 @@ export const DELIVERY_LOG_SIZE = 100;
 type C = Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'lookup' | 'hub'>;
 
 /** The secrets that sign an attempt made now: the current one, and the previous one during its overlap. */
-export function signingSecrets(sealer: Sealer, e: Pick<EndpointRow, 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>, now: Date): string[] {
+export function signingSecrets(
+  sealer: Sealer,
+  e: Pick<EndpointRow, 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>,
+  now: Date,
+): string[] {
   const out = [sealer.open(e.secret_sealed)];
   if (e.previous_secret_sealed && e.previous_secret_expires_at && Date.parse(e.previous_secret_expires_at) > now.getTime()) {
     out.push(sealer.open(e.previous_secret_sealed));
@@ -102,7 +107,10 @@ export async function listEndpoints(ctx: Pick<Ctx, 'db'>, access: Access, page: 
   let q = ctx.db.selectFrom('webhook_endpoints').selectAll().where('workspace_id', '=', access.workspaceId);
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('inbox_id', 'in', access.inboxIds) : q.where('id', '=', '');
   if (page.before) q = q.where('id', '<', page.before);
-  return q.orderBy('id', 'desc').limit(page.limit + 1).execute();
+  return q
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
 }
 
 export async function updateEndpoint(ctx: C, access: Access, id: string, patch: Partial<EndpointInput>): Promise<EndpointRow> {
@@ -166,8 +174,7 @@ export function formatEndpoint(e: EndpointRow, now: Date) {
     disabled_at: e.disabled_at,
     disabled_reason: e.disabled_reason,
     failing_since: e.failing_since,
-    previous_secret_expires_at:
-      e.previous_secret_expires_at && Date.parse(e.previous_secret_expires_at) > now.getTime() ? e.previous_secret_expires_at : null,
+    previous_secret_expires_at: e.previous_secret_expires_at && Date.parse(e.previous_secret_expires_at) > now.getTime() ? e.previous_secret_expires_at : null,
     created_at: e.created_at,
     updated_at: e.updated_at,
   };
@@ -249,7 +256,11 @@ export async function attemptLog(
     const b = page.before;
     q = q.where((eb) => eb.or([eb('a.started_at', '<', b.started_at), eb.and([eb('a.started_at', '=', b.started_at), eb('a.id', '<', b.id)])]));
   }
-  return q.orderBy('a.started_at', 'desc').orderBy('a.id', 'desc').limit(page.limit + 1).execute();
+  return q
+    .orderBy('a.started_at', 'desc')
+    .orderBy('a.id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
 }
 
 /** A delivery of an endpoint by its API id. */

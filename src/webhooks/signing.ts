@@ -14,7 +14,13 @@ export function signatureFor(secret: string, msgId: string, timestampSeconds: nu
 }
 
 /** The three headers of one attempt; every secret given signs (two during a rotation overlap), newest first. */
-export function signedHeaders(secrets: readonly string[], msgId: string, timestampSeconds: number, body: string, extra: Record<string, string> = {}): Record<string, string> {
+export function signedHeaders(
+  secrets: readonly string[],
+  msgId: string,
+  timestampSeconds: number,
+  body: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     ...extra,
     'webhook-id': msgId,

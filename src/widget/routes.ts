@@ -1,16 +1,21 @@
 // The chat widget's visitor API under /v1/widget: public-key addressed, called from the sites the
 // channel allows (CORS), with a contact session token as Bearer (or ?token= on the socket).
-import { getConnInfo } from '@hono/node-server/conninfo';
+
+import { Readable } from 'node:stream';
 import { upgradeWebSocket } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { Ctx } from '../context.js';
 import type { ApiApp, AppEnv } from '../http/app.js';
 import { errorBody } from '../http/errors.js';
+import { fileResponse } from '../http/files.js';
 import { idParam, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
-import { invalid, unauthorized } from '../platform/errors.js';
 import { MINUTE } from '../platform/clock.js';
+import { invalid, unauthorized } from '../platform/errors.js';
 import { RateLimiter } from '../platform/rate-limit.js';
+import { socketEvents } from '../realtime/socket.js';
+import { TypingThrottle } from '../typing/service.js';
 import {
   chatChannelByKey,
   checkOrigin,
@@ -21,38 +26,48 @@ import {
   MAX_VISITOR_MESSAGE_CHARS,
   openContactSession,
   openVisitorAttachment,
-  uploadVisitorAttachment,
   postVisitorMessage,
   rateVisitorConversation,
   requireVisitorOrigin,
-  visitorRating,
   startVisitorConversation,
+  uploadVisitorAttachment,
+  type VisitorSession,
+  visitorRating,
   visitorTyping,
   widgetConfig,
-  type VisitorSession,
 } from './service.js';
-import { TypingThrottle } from '../typing/service.js';
-import { socketEvents } from '../realtime/socket.js';
 import { VisitorStream } from './stream.js';
-import { Readable } from 'node:stream';
-import { fileResponse } from '../http/files.js';
 
 const visitorAuth = [{ visitor: [] as string[] }];
 
 const VisitorAttachment = z
-  .object({ id: z.string(), filename: z.string(), content_type: z.string(), size: z.number().int(), url: z.string().openapi({ description: 'download with the session token as Bearer' }) })
+  .object({
+    id: z.string(),
+    filename: z.string(),
+    content_type: z.string(),
+    size: z.number().int(),
+    url: z.string().openapi({ description: 'download with the session token as Bearer' }),
+  })
   .openapi('VisitorAttachment');
-const VisitorMessage = z.object({
-  id: z.string(),
-  conversation_id: z.string(),
-  direction: z.enum(['in', 'out']),
-  author: z.object({ type: z.enum(['contact', 'team']), name: z.string().nullable() }),
-  body: z.string(),
-  attachments: z.array(VisitorAttachment),
-  created_at: z.string(),
-}).openapi('VisitorMessage');
+const VisitorMessage = z
+  .object({
+    id: z.string(),
+    conversation_id: z.string(),
+    direction: z.enum(['in', 'out']),
+    author: z.object({ type: z.enum(['contact', 'team']), name: z.string().nullable() }),
+    body: z.string(),
+    attachments: z.array(VisitorAttachment),
+    created_at: z.string(),
+  })
+  .openapi('VisitorMessage');
 const VisitorConversation = z
-  .object({ id: z.string(), status: z.enum(['open', 'pending', 'closed']), subject: z.string().nullable(), created_at: z.string(), last_message_at: z.string() })
+  .object({
+    id: z.string(),
+    status: z.enum(['open', 'pending', 'closed']),
+    subject: z.string().nullable(),
+    created_at: z.string(),
+    last_message_at: z.string(),
+  })
   .openapi('VisitorConversation');
 const Body = z.object({ body: z.string().min(1).max(MAX_VISITOR_MESSAGE_CHARS) }).strict();
 
@@ -109,7 +124,13 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
         200: jsonAnswer(
           z.object({
             channel: z.object({ name: z.string(), greeting: z.string().nullable(), allow_anonymous: z.boolean(), ask_email_offline: z.boolean() }),
-            inbox: z.object({ name: z.string(), mode: z.enum(['live', 'async']), expected_reply_minutes: z.number().nullable(), timezone: z.string(), locale: z.string() }),
+            inbox: z.object({
+              name: z.string(),
+              mode: z.enum(['live', 'async']),
+              expected_reply_minutes: z.number().nullable(),
+              timezone: z.string(),
+              locale: z.string(),
+            }),
             team_online: z.boolean(),
           }),
           'the widget settings',
@@ -145,7 +166,10 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
         ),
       },
       responses: {
-        201: jsonAnswer(z.object({ token: z.string(), contact_id: z.string(), verified: z.boolean(), expires_at: z.string() }), 'the session token, shown once'),
+        201: jsonAnswer(
+          z.object({ token: z.string(), contact_id: z.string(), verified: z.boolean(), expires_at: z.string() }),
+          'the session token, shown once',
+        ),
         429: { description: 'rate_limited: too many sessions from this address' },
       },
     }),
@@ -160,12 +184,22 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
         externalId: b.external_id,
         identityHash: b.identity_hash,
       });
-      return c.json({ token: opened.token, contact_id: opened.contact.contact.id, verified: opened.session.verified === 1, expires_at: opened.session.expires_at }, 201);
+      return c.json(
+        { token: opened.token, contact_id: opened.contact.contact.id, verified: opened.session.verified === 1, expires_at: opened.session.expires_at },
+        201,
+      );
     },
   );
 
   app.openapi(
-    createRoute({ method: 'delete', path: '/v1/widget/session', tags: ['widget'], summary: 'End this visitor session', security: visitorAuth, responses: { 204: noContent('ended') } }),
+    createRoute({
+      method: 'delete',
+      path: '/v1/widget/session',
+      tags: ['widget'],
+      summary: 'End this visitor session',
+      security: visitorAuth,
+      responses: { 204: noContent('ended') },
+    }),
     async (c) => {
       const v = await visitor(c);
       await endContactSession(ctx, v.session.id);
@@ -211,7 +245,10 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       tags: ['widget'],
       summary: 'Messages of a conversation, oldest first (never notes or internal events)',
       security: visitorAuth,
-      request: { params: conversationParam, query: z.object({ after: z.string().max(100).optional(), limit: z.coerce.number().int().min(1).max(200).optional() }) },
+      request: {
+        params: conversationParam,
+        query: z.object({ after: z.string().max(100).optional(), limit: z.coerce.number().int().min(1).max(200).optional() }),
+      },
       responses: { 200: jsonAnswer(z.object({ data: z.array(VisitorMessage) }), 'messages') },
     }),
     async (c) => {
@@ -234,7 +271,11 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
           z
             .object({
               body: z.string().max(MAX_VISITOR_MESSAGE_CHARS),
-              attachment_ids: z.array(z.string().max(100)).max(10).optional().openapi({ description: 'this session’s uploads to the conversation (the body may then be empty)' }),
+              attachment_ids: z
+                .array(z.string().max(100))
+                .max(10)
+                .optional()
+                .openapi({ description: 'this session’s uploads to the conversation (the body may then be empty)' }),
             })
             .strict(),
         ),
@@ -324,7 +365,10 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       tags: ['widget'],
       summary: 'Rate a closed chat conversation from 1 to 5 (once), with an optional comment',
       security: visitorAuth,
-      request: { params: conversationParam, body: jsonBody(z.object({ score: z.number().int().min(1).max(5), comment: z.string().max(2000).optional() }).strict()) },
+      request: {
+        params: conversationParam,
+        body: jsonBody(z.object({ score: z.number().int().min(1).max(5), comment: z.string().max(2000).optional() }).strict()),
+      },
       responses: { 200: jsonAnswer(VisitorRating, 'recorded'), 409: { description: 'no_rating_request, or rating_already_recorded' } },
     }),
     async (c) => c.json(await rateVisitorConversation(ctx, await visitor(c), c.req.valid('param').conversationId, c.req.valid('json')), 200),

@@ -3,32 +3,33 @@
 // expire 7 days after last use. A session proven with the inbox identity secret (an SDK or a
 // signed-in site user) sees all of its contact's conversations in the inbox; any other session sees
 // only the conversations it started itself, so claiming an address reveals nothing.
-import { findInbox, type InboxRow } from '../inboxes/store.js';
-import { chatChannelForPublicKey, findChannel } from '../channels/store.js';
+
 import { createHmac } from 'node:crypto';
-import type { Ctx } from '../context.js';
-import { answerInWidget, openWidgetRequest } from '../ratings/service.js';
-import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContactByExternalId } from '../contacts/service.js';
+import type { Readable } from 'node:stream';
+import { chatChannelForPublicKey, findChannel } from '../channels/store.js';
 import { contactMergeState } from '../contacts/merged.js';
-import { loadContactView, type ContactView } from '../contacts/store.js';
-import type { ChannelsTable, ContactSessionsTable, Db, MessagesTable } from '../db/schema.js';
-import { retryOnUniqueViolation } from '../db/retry.js';
-import { inTransaction } from '../db/transaction.js';
-import { announceEvents } from '../events/service.js';
-import { applyConversationChanges, appendMessage, startConversation, type Tx } from '../conversations/service.js';
-import { attachmentsOf, findConversation } from '../conversations/store.js';
-import { attachmentOfSentMessage, contactConversationIdsInInbox, conversationsByLastMessage, sentMessagesOf } from '../conversations/visitor.js';
+import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContactByExternalId } from '../contacts/service.js';
+import { type ContactView, loadContactView } from '../contacts/store.js';
+import type { Ctx } from '../context.js';
 import { openAttachment, storeUpload } from '../conversations/attachments.js';
 import type { AttachmentRow } from '../conversations/format.js';
-import type { Readable } from 'node:stream';
+import { appendMessage, applyConversationChanges, startConversation, type Tx } from '../conversations/service.js';
+import { attachmentsOf, findConversation } from '../conversations/store.js';
+import { attachmentOfSentMessage, contactConversationIdsInInbox, conversationsByLastMessage, sentMessagesOf } from '../conversations/visitor.js';
+import { retryOnUniqueViolation } from '../db/retry.js';
+import type { ChannelsTable, ContactSessionsTable, Db, MessagesTable } from '../db/schema.js';
+import { inTransaction } from '../db/transaction.js';
+import { announceEvents } from '../events/service.js';
+import { findInbox, type InboxRow } from '../inboxes/store.js';
+import { peopleNames } from '../people/directory.js';
 import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
 import { AppError, forbidden, invalid, notFound, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { peopleNames } from '../people/directory.js';
+import { answerInWidget, openWidgetRequest } from '../ratings/service.js';
 import { teamOnline } from '../realtime/team-online.js';
-import { workspaceIsLive } from '../workspaces/live.js';
 import { signalTyping, type TypingThrottle } from '../typing/service.js';
+import { workspaceIsLive } from '../workspaces/live.js';
 
 export type ContactSessionRow = ContactSessionsTable;
 export const CONTACT_SESSION_IDLE_MS = 7 * DAY;
@@ -66,7 +67,12 @@ export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: Chat
   const inbox = await inboxOfChannel(ctx.db, channel);
   const online = await teamOnline(ctx.db, channel.workspace_id, ctx.clock.now());
   return {
-    channel: { name: channel.name, greeting: channel.greeting, allow_anonymous: channel.allow_anonymous === 1, ask_email_offline: channel.ask_email_offline === 1 },
+    channel: {
+      name: channel.name,
+      greeting: channel.greeting,
+      allow_anonymous: channel.allow_anonymous === 1,
+      ask_email_offline: channel.ask_email_offline === 1,
+    },
     inbox: { name: inbox.name, mode: inbox.mode, expected_reply_minutes: inbox.expected_reply_minutes, timezone: inbox.timezone, locale: inbox.locale },
     team_online: online,
   };
@@ -215,13 +221,24 @@ export async function listVisitorConversations(ctx: Pick<Ctx, 'db'>, visitor: Vi
 export async function listVisitorMessages(ctx: Pick<Ctx, 'db'>, visitor: VisitorSession, conversationId: string, opts: { after?: string; limit: number }) {
   await visibleConversation(ctx.db, visitor.session, conversationId);
   const rows = await sentMessagesOf(ctx.db, conversationId, opts);
-  const names = await peopleNames(ctx.db, rows.map((r) => r.author_person_id));
-  const files = await attachmentsOf(ctx.db, rows.map((r) => r.id));
+  const names = await peopleNames(
+    ctx.db,
+    rows.map((r) => r.author_person_id),
+  );
+  const files = await attachmentsOf(
+    ctx.db,
+    rows.map((r) => r.id),
+  );
   return rows.map((m) => formatVisitorMessage(m, m.author_person_id ? (names.get(m.author_person_id) ?? null) : null, files.get(m.id)));
 }
 
 /** A visitor's upload to one of its conversations, sent later with a message by id (attachment_ids). */
-export async function uploadVisitorAttachment(ctx: Ctx, visitor: VisitorSession, conversationId: string, input: { filename?: string; contentType?: string; data: Readable | Buffer }) {
+export async function uploadVisitorAttachment(
+  ctx: Ctx,
+  visitor: VisitorSession,
+  conversationId: string,
+  input: { filename?: string; contentType?: string; data: Readable | Buffer },
+) {
   const conversation = await visibleConversation(ctx.db, visitor.session, conversationId);
   return formatVisitorAttachment(await storeUpload(ctx, conversation, input));
 }
@@ -256,7 +273,14 @@ export async function startVisitorConversation(ctx: Ctx, visitor: VisitorSession
       const tx = { db: trx, clock: ctx.clock };
       const contact = await sessionContact(trx, session);
       const started = await startConversation(tx, {
-        conversation: { workspaceId: session.workspace_id, inboxId: session.inbox_id, contactId: contact.contact.id, channelId: channel.id, source: 'chat', subject: input.subject?.trim() || null },
+        conversation: {
+          workspaceId: session.workspace_id,
+          inboxId: session.inbox_id,
+          contactId: contact.contact.id,
+          channelId: channel.id,
+          source: 'chat',
+          subject: input.subject?.trim() || null,
+        },
         contact,
         message: { kind: 'message', direction: 'in', author: { type: 'contact', contactId: contact.contact.id }, body },
       });
@@ -266,7 +290,13 @@ export async function startVisitorConversation(ctx: Ctx, visitor: VisitorSession
   );
   announceEvents(ctx);
   return {
-    conversation: { id: result.conversation.id, status: result.conversation.status, subject: result.conversation.subject, created_at: result.conversation.created_at, last_message_at: result.conversation.last_message_at },
+    conversation: {
+      id: result.conversation.id,
+      status: result.conversation.status,
+      subject: result.conversation.subject,
+      created_at: result.conversation.created_at,
+      last_message_at: result.conversation.last_message_at,
+    },
     message: formatVisitorMessage(result.message, null),
   };
 }
@@ -297,7 +327,12 @@ export async function postVisitorMessage(ctx: Ctx, visitor: VisitorSession, conv
 export async function visitorTyping(ctx: Ctx, visitor: VisitorSession, conversationId: string, throttle: TypingThrottle) {
   const { session } = visitor;
   await visibleConversation(ctx.db, session, conversationId);
-  return signalTyping(ctx, throttle, { workspaceId: session.workspace_id, inboxId: session.inbox_id, conversationId, typist: { type: 'contact', contactId: session.contact_id } });
+  return signalTyping(ctx, throttle, {
+    workspaceId: session.workspace_id,
+    inboxId: session.inbox_id,
+    conversationId,
+    typist: { type: 'contact', contactId: session.contact_id },
+  });
 }
 
 /** Ends a session (the visitor signs out of the widget). */
@@ -317,8 +352,22 @@ export function requireVisitorOrigin(visitor: VisitorSession, origin: string | u
 export async function deleteExpiredContactSessions(ctx: Pick<Ctx, 'db'>, now: Date, batch: number): Promise<number> {
   const ids = await ctx.db.selectFrom('contact_sessions').select('id').where('expires_at', '<=', iso(now)).limit(batch).execute();
   if (!ids.length) return 0;
-  await ctx.db.deleteFrom('contact_session_conversations').where('session_id', 'in', ids.map((r) => r.id)).execute();
-  const r = await ctx.db.deleteFrom('contact_sessions').where('id', 'in', ids.map((r) => r.id)).executeTakeFirst();
+  await ctx.db
+    .deleteFrom('contact_session_conversations')
+    .where(
+      'session_id',
+      'in',
+      ids.map((r) => r.id),
+    )
+    .execute();
+  const r = await ctx.db
+    .deleteFrom('contact_sessions')
+    .where(
+      'id',
+      'in',
+      ids.map((r) => r.id),
+    )
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 
@@ -326,8 +375,22 @@ export async function deleteExpiredContactSessions(ctx: Pick<Ctx, 'db'>, now: Da
 export async function deleteWorkspaceContactSessions(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
   const ids = await ctx.db.selectFrom('contact_sessions').select('id').where('workspace_id', '=', workspaceId).limit(batch).execute();
   if (!ids.length) return 0;
-  await ctx.db.deleteFrom('contact_session_conversations').where('session_id', 'in', ids.map((r) => r.id)).execute();
-  const r = await ctx.db.deleteFrom('contact_sessions').where('id', 'in', ids.map((r) => r.id)).executeTakeFirst();
+  await ctx.db
+    .deleteFrom('contact_session_conversations')
+    .where(
+      'session_id',
+      'in',
+      ids.map((r) => r.id),
+    )
+    .execute();
+  const r = await ctx.db
+    .deleteFrom('contact_sessions')
+    .where(
+      'id',
+      'in',
+      ids.map((r) => r.id),
+    )
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 

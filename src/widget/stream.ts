@@ -1,18 +1,28 @@
 // A visitor's realtime socket: the team's replies (and status changes) of the conversations the
 // session may read, as they happen. While it is open the contact counts as online.
-import { findPersonById } from '../people/service.js';
-import { findChannel } from '../channels/store.js';
+
 import type { WebSocket } from 'ws';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import { CHANNELS_DELETED, type ChannelsDeleted } from '../channels/service.js';
+import { findChannel } from '../channels/store.js';
 import type { Ctx } from '../context.js';
-import { latestSeq, readEvents, streamPosition, type EventViewer } from '../events/service.js';
+import { type EventViewer, latestSeq, readEvents, streamPosition } from '../events/service.js';
+import { findPersonById } from '../people/service.js';
 import { SocketStream } from '../realtime/socket.js';
 import { TYPING_EVENT } from '../typing/service.js';
-import { formatVisitorMessage, visibleConversationIds, type VisitorSession } from './service.js';
+import { formatVisitorMessage, type VisitorSession, visibleConversationIds } from './service.js';
 
 interface MessageData {
-  message: { id: string; conversation_id: string; kind: string; direction: 'in' | 'out'; author: { type: string; member_id?: string | null }; body: string; created_at: string; attachments?: { id: string; filename: string; content_type: string; size: number }[] };
+  message: {
+    id: string;
+    conversation_id: string;
+    kind: string;
+    direction: 'in' | 'out';
+    author: { type: string; member_id?: string | null };
+    body: string;
+    created_at: string;
+    attachments?: { id: string; filename: string; content_type: string; size: number }[];
+  };
   conversation: { id: string; status: string };
 }
 

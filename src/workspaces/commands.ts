@@ -1,10 +1,10 @@
 import { defineCommand } from 'citty';
 import { dbCommand } from '../cli.js';
-import { deleteWorkspace, describeSummary, summarizeWorkspace } from '../lifecycle/workspace-deletion.js';
 import { checkLocale } from '../inboxes/service.js';
+import { deleteWorkspace, describeSummary, summarizeWorkspace } from '../lifecycle/workspace-deletion.js';
+import { createSignInLink, SIGN_IN_LINK_TTL_MS } from '../people/sign-in-links.js';
 import { conflict, invalid } from '../platform/errors.js';
 import { countWorkspaces, createWorkspace, resolveWorkspace } from './service.js';
-import { createSignInLink, SIGN_IN_LINK_TTL_MS } from '../people/sign-in-links.js';
 
 export const bootstrapCommand = dbCommand({
   meta: { name: 'bootstrap', description: 'Create a workspace and its first owner; prints the workspace id' },
@@ -33,7 +33,9 @@ export const bootstrapCommand = dbCommand({
     io.say(`created workspace ${JSON.stringify(workspace.name)} with owner ${args.email.trim().toLowerCase()} (${personId})`);
     io.say(
       `sign in as the owner with this one-time link (it works once, for ${SIGN_IN_LINK_TTL_MS / 60_000} minutes; \`svc person sign-in-link --email …\` makes a new one):\n  ${link.url}` +
-        (app.config.smtp ? '\nlater sign-ins: a code mailed to that address' : '\nSVC_SMTP_HOST is not set, so sign-in codes cannot be mailed; make links with svc person sign-in-link'),
+        (app.config.smtp
+          ? '\nlater sign-ins: a code mailed to that address'
+          : '\nSVC_SMTP_HOST is not set, so sign-in codes cannot be mailed; make links with svc person sign-in-link'),
     );
     io.out(workspace.id);
   },

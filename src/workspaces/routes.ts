@@ -4,8 +4,8 @@ import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess, requirePerson } from '../http/auth.js';
 import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
-import { forbidden } from '../platform/errors.js';
 import { deleteWorkspace } from '../lifecycle/workspace-deletion.js';
+import { forbidden } from '../platform/errors.js';
 import { createWorkspace, formatWorkspace, getWorkspace, updateWorkspace, WORKSPACE_NAME_MAX } from './service.js';
 
 export const WorkspaceSchema = z
@@ -14,7 +14,14 @@ export const WorkspaceSchema = z
 
 export function registerWorkspaceRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
-    createRoute({ method: 'get', path: '/v1/workspace', tags: ['workspace'], summary: 'The caller’s workspace', security: bearer, responses: { 200: jsonAnswer(WorkspaceSchema, 'the workspace') } }),
+    createRoute({
+      method: 'get',
+      path: '/v1/workspace',
+      tags: ['workspace'],
+      summary: 'The caller’s workspace',
+      security: bearer,
+      responses: { 200: jsonAnswer(WorkspaceSchema, 'the workspace') },
+    }),
     async (c) => {
       const access = await requireAccess(c, ctx);
       return c.json(formatWorkspace(await getWorkspace(ctx, access.workspaceId)), 200);
@@ -80,7 +87,9 @@ export function registerWorkspaceRoutes(app: ApiApp, ctx: Ctx) {
       description:
         'The workspace stops working at once: members, API keys, chat keys and its e-mail addresses are refused (mail is answered as an unknown recipient), webhook endpoints receive nothing more and are removed, and members left without another workspace lose their push subscriptions. A background job then deletes the data in batches. People keep their accounts.',
       security: bearer,
-      request: { body: jsonBody(z.object({ name: z.string().min(1).max(WORKSPACE_NAME_MAX).openapi({ description: 'the exact name of the workspace' }) }).strict()) },
+      request: {
+        body: jsonBody(z.object({ name: z.string().min(1).max(WORKSPACE_NAME_MAX).openapi({ description: 'the exact name of the workspace' }) }).strict()),
+      },
       responses: { 202: jsonAnswer(z.object({ workspace_id: z.string(), deleted_at: z.string() }), 'deleted; the data goes in the background') },
     }),
     async (c) => {

@@ -1,10 +1,10 @@
 import type { Ctx } from '../context.js';
 import type { Role, WorkspacesTable } from '../db/schema.js';
+import { addMember } from '../members/store.js';
+import { findOrCreatePerson } from '../people/service.js';
 import { iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { findOrCreatePerson } from '../people/service.js';
-import { addMember } from '../members/store.js';
 
 export type WorkspaceRow = WorkspacesTable;
 type C = Pick<Ctx, 'db' | 'clock'>;
@@ -25,9 +25,13 @@ export async function resolveWorkspace(ctx: C, ref: string): Promise<WorkspaceRo
   const byName = await ctx.db.selectFrom('workspaces').selectAll().where('name', '=', ref).where('deleted_at', 'is', null).orderBy('id').execute();
   if (byName.length === 0) throw notFound(`workspace ${JSON.stringify(ref)}`);
   if (byName.length > 1) {
-    throw conflict(`workspace name ${JSON.stringify(ref)} is shared by several workspaces; use an id: ${byName.map((w) => w.id).join(', ')}`, 'ambiguous_workspace', {
-      ids: byName.map((w) => w.id),
-    });
+    throw conflict(
+      `workspace name ${JSON.stringify(ref)} is shared by several workspaces; use an id: ${byName.map((w) => w.id).join(', ')}`,
+      'ambiguous_workspace',
+      {
+        ids: byName.map((w) => w.id),
+      },
+    );
   }
   return byName[0];
 }
@@ -44,7 +48,11 @@ export async function liveWorkspaceIds(ctx: C | Pick<Ctx, 'db'>): Promise<string
 }
 
 export async function countWorkspaces(ctx: C): Promise<number> {
-  const row = await ctx.db.selectFrom('workspaces').select((eb) => eb.fn.countAll<number>().as('n')).where('deleted_at', 'is', null).executeTakeFirstOrThrow();
+  const row = await ctx.db
+    .selectFrom('workspaces')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -7,16 +7,16 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { loadConfig } from '../../src/config.js';
-import { buildServices, type App } from '../../src/context.js';
 import { readManifest } from '../../src/backup/service.js';
+import { loadConfig } from '../../src/config.js';
+import { type App, buildServices } from '../../src/context.js';
 import { createLogger } from '../../src/platform/log.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverWithFile, referencedKeys, storedKeys, waitUntil } from '../helpers/lifecycle.js';
-import { INGRESS_SECRET, seedEmailChannel, SINK_LOGIN, startS3 } from '../helpers/mail.js';
-import { runSvc, spawnServer, tempDir, testEnv, type ChildServer, type TestEnv } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startReceiver, verifyDelivery, type Receiver } from '../helpers/webhooks.js';
+import { INGRESS_SECRET, SINK_LOGIN, seedEmailChannel, startS3 } from '../helpers/mail.js';
+import { type ChildServer, runSvc, spawnServer, type TestEnv, tempDir, testEnv } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
 
 function client(url: string) {
   return {
@@ -64,7 +64,10 @@ describe('backup and restore', () => {
     app = buildServices(loadConfig(source.env), { log: quiet() });
     seed = await seedWorkspace(app, { name: 'Backed Up' });
     channelAddress = (await seedEmailChannel(app, seed, { smtpPort: sink.port })).address!;
-    const hook = await client(server.url).request('POST', '/v1/webhooks', { token: seed.apiKey, body: { url: `${rx.url}/restored`, events: ['message.created'] } });
+    const hook = await client(server.url).request('POST', '/v1/webhooks', {
+      token: seed.apiKey,
+      body: { url: `${rx.url}/restored`, events: ['message.created'] },
+    });
     assert.equal(hook.status, 201);
     webhookSecret = hook.body.secret;
   });
@@ -170,7 +173,10 @@ describe('backup and restore', () => {
     await waitUntil(() => ofFresh() !== undefined, 30_000, 'the webhook of the new message');
     const delivery = ofFresh()!;
     verifyDelivery(delivery, webhookSecret, { now: () => new Date() });
-    const sent = await api2.request('POST', `/v1/conversations/${fresh.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'Answer after the restore' } });
+    const sent = await api2.request('POST', `/v1/conversations/${fresh.conversation_id}/messages`, {
+      token: seed.apiKey,
+      body: { body: 'Answer after the restore' },
+    });
     assert.equal(sent.status, 201);
     const mails = await sink.waitFor(1, 20_000);
     assert.match(mails.at(-1)!.parsed.text ?? '', /Answer after the restore/, 'the SMTP password opened and logged in');
@@ -187,9 +193,18 @@ describe('backup and restore', () => {
     const refused = await runSvc(['restore', '--from', backupDir], { env: target.env });
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /a server is running on this data \(pid \d+/);
-    assert.equal(refused.stderr.trim().split('\n').filter((l) => l.startsWith('error:')).length, 1);
+    assert.equal(
+      refused.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('error:')).length,
+      1,
+    );
     const still = await client(server.url).request('GET', '/v1/inboxes', { token: seed.apiKey });
-    assert.ok(still.body.data.some((i: { id: string }) => i.id === marker.body.id), 'the data was not replaced');
+    assert.ok(
+      still.body.data.some((i: { id: string }) => i.id === marker.body.id),
+      'the data was not replaced',
+    );
     await server.kill('SIGTERM');
     server = undefined;
     // Stopped: the restore goes ahead (the marker inbox is gone again).
@@ -248,7 +263,14 @@ describe('backup and restore', () => {
   test('with s3 storage the manifest points to bucket versioning and no archive is made', async () => {
     const s3 = await startS3();
     try {
-      const e = await testEnv({ SVC_STORAGE: 's3', SVC_S3_BUCKET: s3.bucket, SVC_S3_ENDPOINT: s3.endpoint, SVC_S3_FORCE_PATH_STYLE: '1', SVC_S3_ACCESS_KEY_ID: 'S3RVER', SVC_S3_SECRET_ACCESS_KEY: 'S3RVER' });
+      const e = await testEnv({
+        SVC_STORAGE: 's3',
+        SVC_S3_BUCKET: s3.bucket,
+        SVC_S3_ENDPOINT: s3.endpoint,
+        SVC_S3_FORCE_PATH_STYLE: '1',
+        SVC_S3_ACCESS_KEY_ID: 'S3RVER',
+        SVC_S3_SECRET_ACCESS_KEY: 'S3RVER',
+      });
       envs.push(e);
       assert.equal((await runSvc(['migrate', 'up'], { env: e.env })).code, 0);
       const out = newDir();

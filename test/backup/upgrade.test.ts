@@ -11,13 +11,13 @@ import { loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/context.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { createMigrator } from '../../src/db/migrator.js';
-import { MINUTE, ManualClock } from '../../src/platform/clock.js';
+import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { Sealer, sha256Hex } from '../../src/platform/crypto.js';
 import { createLogger } from '../../src/platform/log.js';
 import { seedWorkspace } from '../helpers/fixtures.js';
 import { deliverWithFile, referencedKeys, storedKeys } from '../helpers/lifecycle.js';
 import { INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
-import { runSvc, spawnServer, startTestServer, tempDir, testEnv, type TestEnv } from '../helpers/server.js';
+import { runSvc, spawnServer, startTestServer, type TestEnv, tempDir, testEnv } from '../helpers/server.js';
 
 const envs: TestEnv[] = [];
 const dirs: string[] = [];
@@ -40,20 +40,75 @@ describe('upgrade path', () => {
       assert.equal(result.error, undefined);
       const db = handle.db as any;
       // Rows exactly as the first schema had them.
-      await db.insertInto('workspaces').values({ id: 'ws_fixture', name: 'Old Timer', origin: 'bootstrap', retention_days: 90, created_at: now, updated_at: now, deleted_at: null }).execute();
-      await db.insertInto('people').values({ id: 'per_fixture', email: 'owner@old.example', name: 'Olga', locale: 'en', created_at: now, updated_at: now }).execute();
-      await db.insertInto('memberships').values({ id: 'mem_fixture', workspace_id: 'ws_fixture', person_id: 'per_fixture', role: 'owner', created_at: now }).execute();
+      await db
+        .insertInto('workspaces')
+        .values({ id: 'ws_fixture', name: 'Old Timer', origin: 'bootstrap', retention_days: 90, created_at: now, updated_at: now, deleted_at: null })
+        .execute();
+      await db
+        .insertInto('people')
+        .values({ id: 'per_fixture', email: 'owner@old.example', name: 'Olga', locale: 'en', created_at: now, updated_at: now })
+        .execute();
+      await db
+        .insertInto('memberships')
+        .values({ id: 'mem_fixture', workspace_id: 'ws_fixture', person_id: 'per_fixture', role: 'owner', created_at: now })
+        .execute();
       await db
         .insertInto('api_keys')
-        .values({ id: 'key_fixture', workspace_id: 'ws_fixture', name: 'legacy', prefix: apiKey.slice(0, 15), secret_hash: sha256Hex(apiKey), scopes: JSON.stringify(['conversations:read', 'workspace:manage']), inbox_ids: null, created_at: now, last_used_at: null, expires_at: null, revoked_at: null })
+        .values({
+          id: 'key_fixture',
+          workspace_id: 'ws_fixture',
+          name: 'legacy',
+          prefix: apiKey.slice(0, 15),
+          secret_hash: sha256Hex(apiKey),
+          scopes: JSON.stringify(['conversations:read', 'workspace:manage']),
+          inbox_ids: null,
+          created_at: now,
+          last_used_at: null,
+          expires_at: null,
+          revoked_at: null,
+        })
         .execute();
       await db
         .insertInto('inboxes')
-        .values({ id: 'inb_fixture', workspace_id: 'ws_fixture', name: 'Support', slug: 'support', locale: 'en', timezone: 'UTC', mode: 'async', expected_reply_minutes: 30, identity_secret_sealed: sealer.seal('identity-secret'), created_at: now, updated_at: now })
+        .values({
+          id: 'inb_fixture',
+          workspace_id: 'ws_fixture',
+          name: 'Support',
+          slug: 'support',
+          locale: 'en',
+          timezone: 'UTC',
+          mode: 'async',
+          expected_reply_minutes: 30,
+          identity_secret_sealed: sealer.seal('identity-secret'),
+          created_at: now,
+          updated_at: now,
+        })
         .execute();
       await db
         .insertInto('channels')
-        .values({ id: 'ch_fixture', workspace_id: 'ws_fixture', inbox_id: 'inb_fixture', kind: 'email', name: 'Mail', address: 'help@old.example', display_name: null, from_address: null, smtp_host: 'smtp.old.example', smtp_port: 587, smtp_tls: 'starttls', smtp_username: 'help', smtp_password_sealed: sealer.seal('old-smtp-password'), forwarding_address: null, public_key: null, origins: null, allow_anonymous: null, ask_email_offline: null, greeting: null, created_at: now, updated_at: now })
+        .values({
+          id: 'ch_fixture',
+          workspace_id: 'ws_fixture',
+          inbox_id: 'inb_fixture',
+          kind: 'email',
+          name: 'Mail',
+          address: 'help@old.example',
+          display_name: null,
+          from_address: null,
+          smtp_host: 'smtp.old.example',
+          smtp_port: 587,
+          smtp_tls: 'starttls',
+          smtp_username: 'help',
+          smtp_password_sealed: sealer.seal('old-smtp-password'),
+          forwarding_address: null,
+          public_key: null,
+          origins: null,
+          allow_anonymous: null,
+          ask_email_offline: null,
+          greeting: null,
+          created_at: now,
+          updated_at: now,
+        })
         .execute();
     } finally {
       await handle.close();
@@ -78,12 +133,16 @@ describe('upgrade path', () => {
     try {
       const applied = server.stderrLines.filter((l) => l.includes('"msg":"migration applied"')).map((l) => JSON.parse(l).migration);
       assert.deepEqual(applied, Object.keys((await import('../../migrations/index.js')).migrations).slice(1), 'every later migration ran on start');
-      const get = (p: string) => fetch(server.url + p, { headers: { authorization: `Bearer ${apiKey}` } }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      const get = (p: string) =>
+        fetch(server.url + p, { headers: { authorization: `Bearer ${apiKey}` } }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
       const ws = await get('/v1/workspace');
       assert.equal(ws.status, 200);
       assert.deepEqual([ws.body.id, ws.body.name, ws.body.retention_days], ['ws_fixture', 'Old Timer', 90]);
       const inboxes = await get('/v1/inboxes');
-      assert.deepEqual(inboxes.body.data.map((i: { id: string; expected_reply_minutes: number }) => [i.id, i.expected_reply_minutes]), [['inb_fixture', 30]]);
+      assert.deepEqual(
+        inboxes.body.data.map((i: { id: string; expected_reply_minutes: number }) => [i.id, i.expected_reply_minutes]),
+        [['inb_fixture', 30]],
+      );
       const channels = await get('/v1/channels?inbox_id=inb_fixture');
       assert.equal(channels.status, 200);
       assert.equal(channels.body.data[0].smtp.password_set, true);

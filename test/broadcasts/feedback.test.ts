@@ -1,10 +1,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { utcDay } from '../../src/broadcasts/governance.js';
-import { DAY, MINUTE, type ManualClock } from '../../src/platform/clock.js';
-import { sesNotification, type AwsFake } from '../helpers/aws.js';
-import { addresses, type BroadcastBench, createBroadcast, getBroadcast, postSns, rawHeader, schedule, startBroadcastServer, TOPIC } from '../helpers/broadcasts.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { DAY, type ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { type AwsFake, sesNotification } from '../helpers/aws.js';
+import {
+  addresses,
+  type BroadcastBench,
+  createBroadcast,
+  getBroadcast,
+  postSns,
+  rawHeader,
+  schedule,
+  startBroadcastServer,
+  TOPIC,
+} from '../helpers/broadcasts.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import type { TestServer } from '../helpers/server.js';
 import type { CaughtMail, SmtpSink } from '../helpers/smtp-sink.js';
@@ -44,7 +54,10 @@ describe('bounce and complaint feedback', () => {
   }
   /** Mails sent earlier in the last 30 days (history the suspension rule looks at). */
   async function history(workspaceId: string, sentCount: number, bounced: number, complained: number) {
-    await s.app.db.insertInto('broadcast_daily_totals').values({ workspace_id: workspaceId, day: utcDay(clock.now().getTime() - 3 * DAY), reserved: sentCount, sent: sentCount, bounced, complained }).execute();
+    await s.app.db
+      .insertInto('broadcast_daily_totals')
+      .values({ workspace_id: workspaceId, day: utcDay(clock.now().getTime() - 3 * DAY), reserved: sentCount, sent: sentCount, bounced, complained })
+      .execute();
   }
   const status = async (seed: Seed) => (await s.request('GET', '/v1/workspace/broadcasts', { token: seed.apiKey })).body;
 
@@ -54,11 +67,20 @@ describe('bounce and complaint feedback', () => {
     assert.equal(await report('Bounce', mails[0]), 'unmatched', 'a repeated notification is counted once');
     assert.equal(await report('Bounce', mails[1], { bounceType: 'Transient' }), 'ignored');
     // Found by the Message-ID (SES commonHeaders) alone, published as a configuration-set event, signed with version 2.
-    const v2 = aws.sns.notification(TOPIC, sesNotification('Complaint', { recipient: mails[2].to[0], commonMessageId: mails[2].parsed.messageId, eventPublishing: true }), { version: '2' });
+    const v2 = aws.sns.notification(
+      TOPIC,
+      sesNotification('Complaint', { recipient: mails[2].to[0], commonMessageId: mails[2].parsed.messageId, eventPublishing: true }),
+      { version: '2' },
+    );
     assert.equal((await postSns(s, v2, 'application/json')).body.result, 'complaint');
     const b = await getBroadcast(s, seed.apiKey, id);
     assert.deepEqual([b.counts.bounced, b.counts.complained], [1, 1]);
-    const suppressions = await s.app.db.selectFrom('broadcast_suppressions').select(['email', 'reason']).where('workspace_id', '=', seed.workspaceId).orderBy('email').execute();
+    const suppressions = await s.app.db
+      .selectFrom('broadcast_suppressions')
+      .select(['email', 'reason'])
+      .where('workspace_id', '=', seed.workspaceId)
+      .orderBy('email')
+      .execute();
     assert.deepEqual(suppressions, [
       { email: mails[0].to[0], reason: 'bounced' },
       { email: mails[2].to[0], reason: 'complained' },
@@ -159,7 +181,27 @@ describe('bounce and complaint feedback', () => {
   async function running(prefix: string) {
     const seed = await seedWorkspace(s.app);
     await seedEmailChannel(s.app, seed, { smtpPort: sink.port });
-    await s.app.db.insertInto('broadcast_governance').values({ workspace_id: seed.workspaceId, status: null, reason: null, suspended_by: null, suspended_at: null, decided_at: null, daily_limit: 210, warmup_allowance: 500, warmup_through_day: null, request_email: null, request_website: null, request_senders: null, request_consent: null, requested_at: null, created_at: new Date().toISOString(), updated_at: new Date().toISOString() }).execute();
+    await s.app.db
+      .insertInto('broadcast_governance')
+      .values({
+        workspace_id: seed.workspaceId,
+        status: null,
+        reason: null,
+        suspended_by: null,
+        suspended_at: null,
+        decided_at: null,
+        daily_limit: 210,
+        warmup_allowance: 500,
+        warmup_through_day: null,
+        request_email: null,
+        request_website: null,
+        request_senders: null,
+        request_consent: null,
+        requested_at: null,
+        created_at: new Date().toISOString(),
+        updated_at: new Date().toISOString(),
+      })
+      .execute();
     const b = await createBroadcast(s, seed.apiKey, seed.inboxId, addresses(250, prefix));
     const count = sink.messages.length;
     await schedule(s, seed.apiKey, b.id);

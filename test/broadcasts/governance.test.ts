@@ -1,10 +1,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startOfNextUtcDay } from '../../src/broadcasts/governance.js';
-import { MINUTE, type ManualClock } from '../../src/platform/clock.js';
-import { sesNotification, type AwsFake } from '../helpers/aws.js';
-import { addresses, type BroadcastBench, createBroadcast, getBroadcast, postSns, rawHeader, schedule, startBroadcastServer, TOPIC } from '../helpers/broadcasts.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { type AwsFake, sesNotification } from '../helpers/aws.js';
+import {
+  addresses,
+  type BroadcastBench,
+  createBroadcast,
+  getBroadcast,
+  postSns,
+  rawHeader,
+  schedule,
+  startBroadcastServer,
+  TOPIC,
+} from '../helpers/broadcasts.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { runSvc, type TestServer } from '../helpers/server.js';
 import type { SmtpSink } from '../helpers/smtp-sink.js';
@@ -59,7 +69,10 @@ describe('broadcast governance', () => {
     assert.equal(afterDeny.status, 'denied');
     assert.equal(afterDeny.reason, 'tell us how people signed up');
     assert.equal((await schedule(s, seed.apiKey, b.id)).body.error.code, 'broadcasts_not_approved');
-    const again = await s.request('POST', '/v1/workspace/broadcasts/approval-request', { token: seed.ownerToken, body: { ...request, consent: 'double opt-in; confirmation mail kept' } });
+    const again = await s.request('POST', '/v1/workspace/broadcasts/approval-request', {
+      token: seed.ownerToken,
+      body: { ...request, consent: 'double opt-in; confirmation mail kept' },
+    });
     assert.equal(again.body.status, 'approval_requested');
 
     const approved = await svc(['workspace', 'broadcasts', 'approve', '--workspace', seed.workspaceId]);
@@ -108,7 +121,10 @@ describe('broadcast governance', () => {
       assert.equal(r.status, 409);
       assert.equal(r.body.error.code, 'broadcasts_suspended');
     }
-    const ask = await s.request('POST', '/v1/workspace/broadcasts/approval-request', { token: seed.ownerToken, body: { website: 'https://x.example', senders: 'us', consent: 'opt-in' } });
+    const ask = await s.request('POST', '/v1/workspace/broadcasts/approval-request', {
+      token: seed.ownerToken,
+      body: { website: 'https://x.example', senders: 'us', consent: 'opt-in' },
+    });
     assert.equal(ask.status, 409);
 
     await nextDay();
@@ -161,7 +177,10 @@ describe('broadcast governance', () => {
     assert.equal((await getBroadcast(s, seed.apiKey, b.id)).counts.sent, 600);
     // One spam complaint among the day's 800 mails (0.125 %) makes the day dirty.
     const mail = (await sink.waitFor(count + 600))[count];
-    const complaint = sesNotification('Complaint', { recipient: mail.to[0], headers: [{ name: 'X-Svc-Broadcast', value: rawHeader(mail, 'x-svc-broadcast')! }] });
+    const complaint = sesNotification('Complaint', {
+      recipient: mail.to[0],
+      headers: [{ name: 'X-Svc-Broadcast', value: rawHeader(mail, 'x-svc-broadcast')! }],
+    });
     assert.equal((await postSns(s, aws.sns.notification(TOPIC, complaint))).status, 200);
     assert.equal((await getBroadcast(s, seed.apiKey, b.id)).counts.complained, 1);
 

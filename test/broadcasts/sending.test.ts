@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DAY, MINUTE, type ManualClock } from '../../src/platform/clock.js';
-import { addresses, type BroadcastBench, createBroadcast, getBroadcast, rawHeader, schedule, startBroadcastServer, unsubscribeLink } from '../helpers/broadcasts.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { DAY, type ManualClock, MINUTE } from '../../src/platform/clock.js';
+import {
+  addresses,
+  type BroadcastBench,
+  createBroadcast,
+  getBroadcast,
+  rawHeader,
+  schedule,
+  startBroadcastServer,
+  unsubscribeLink,
+} from '../helpers/broadcasts.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress } from '../helpers/mail.js';
 import type { TestServer } from '../helpers/server.js';
 import type { SmtpSink } from '../helpers/smtp-sink.js';
@@ -18,7 +27,9 @@ describe('broadcast sending', () => {
   let bench: BroadcastBench;
 
   before(async () => {
-    bench = await startBroadcastServer({ env: { SVC_INGRESS_SECRET: INGRESS_SECRET, SVC_FORWARDING_DOMAIN: FORWARDING, SVC_BROADCAST_DAILY_RECIPIENTS: '300' } });
+    bench = await startBroadcastServer({
+      env: { SVC_INGRESS_SECRET: INGRESS_SECRET, SVC_FORWARDING_DOMAIN: FORWARDING, SVC_BROADCAST_DAILY_RECIPIENTS: '300' },
+    });
     ({ s, sink, operator, clock } = bench);
     seed = await seedWorkspace(s.app);
     await seedEmailChannel(s.app, seed, { smtpPort: sink.port });
@@ -26,18 +37,36 @@ describe('broadcast sending', () => {
   after(() => bench.close());
 
   test('a draft de-duplicates its recipients, sends with one-click unsubscribe and a VERP return path, and counts', async () => {
-    const contact = await s.request('POST', '/v1/contacts', { token: seed.apiKey, body: { name: 'Carol', emails: ['carol@rcpt.example.org', 'carol2@rcpt.example.org'] } });
+    const contact = await s.request('POST', '/v1/contacts', {
+      token: seed.apiKey,
+      body: { name: 'Carol', emails: ['carol@rcpt.example.org', 'carol2@rcpt.example.org'] },
+    });
     assert.equal(contact.status, 201, JSON.stringify(contact.body));
     const created = await s.request('POST', '/v1/broadcasts', {
       token: seed.apiKey,
-      body: { inbox_id: seed.inboxId, subject: 'Spring news', text: 'Hi! Leave: {{unsubscribe_url}}', html: '<p>Hi</p>', recipients: { emails: ['Ann@Rcpt.example.org', 'ann@rcpt.example.org', 'bob@rcpt.example.org', 'carol@rcpt.example.org'], contact_ids: [contact.body.id] } },
+      body: {
+        inbox_id: seed.inboxId,
+        subject: 'Spring news',
+        text: 'Hi! Leave: {{unsubscribe_url}}',
+        html: '<p>Hi</p>',
+        recipients: {
+          emails: ['Ann@Rcpt.example.org', 'ann@rcpt.example.org', 'bob@rcpt.example.org', 'carol@rcpt.example.org'],
+          contact_ids: [contact.body.id],
+        },
+      },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(created.body.status, 'draft');
     assert.equal(created.body.counts.recipients, 3);
-    const more = await s.request('POST', `/v1/broadcasts/${created.body.id}/recipients`, { token: seed.apiKey, body: { emails: ['bob@rcpt.example.org', 'dan@rcpt.example.org'] } });
+    const more = await s.request('POST', `/v1/broadcasts/${created.body.id}/recipients`, {
+      token: seed.apiKey,
+      body: { emails: ['bob@rcpt.example.org', 'dan@rcpt.example.org'] },
+    });
     assert.deepEqual(more.body, { added: 1, recipients: 4 });
-    const bad = await s.request('POST', `/v1/broadcasts/${created.body.id}/recipients`, { token: seed.apiKey, body: { emails: ['eve@rcpt.example.org', 'not an address'] } });
+    const bad = await s.request('POST', `/v1/broadcasts/${created.body.id}/recipients`, {
+      token: seed.apiKey,
+      body: { emails: ['eve@rcpt.example.org', 'not an address'] },
+    });
     assert.equal(bad.status, 400);
     assert.equal((await getBroadcast(s, seed.apiKey, created.body.id)).counts.recipients, 4);
 
@@ -88,13 +117,19 @@ describe('broadcast sending', () => {
     const count = sink.messages.length;
     await s.app.jobs.drain();
     await sink.waitFor(count + 1);
-    assert.deepEqual(sink.messages.slice(count).map((m) => m.to[0]), ['bob@rcpt.example.org']);
+    assert.deepEqual(
+      sink.messages.slice(count).map((m) => m.to[0]),
+      ['bob@rcpt.example.org'],
+    );
     const secondDone = await getBroadcast(s, seed.apiKey, second.id);
     assert.equal(secondDone.status, 'sent');
     assert.equal(secondDone.counts.suppressed, 1);
     assert.equal(secondDone.counts.sent, 1);
     const listed = await s.request('GET', `/v1/broadcasts/${second.id}/recipients?status=suppressed`, { token: seed.apiKey });
-    assert.deepEqual(listed.body.data.map((r: { email: string }) => r.email), ['ann@rcpt.example.org']);
+    assert.deepEqual(
+      listed.body.data.map((r: { email: string }) => r.email),
+      ['ann@rcpt.example.org'],
+    );
   });
 
   test('more recipients than SVC_BROADCAST_DAILY_RECIPIENTS answers 422 hosted_limit and changes nothing', async () => {
@@ -104,7 +139,10 @@ describe('broadcast sending', () => {
     assert.equal(r.body.error.code, 'hosted_limit');
     assert.equal(r.body.error.limit, 'SVC_BROADCAST_DAILY_RECIPIENTS');
     assert.equal((await getBroadcast(s, seed.apiKey, b.id)).counts.recipients, 300);
-    const create = await s.request('POST', '/v1/broadcasts', { token: seed.apiKey, body: { inbox_id: seed.inboxId, subject: 'x', text: 'y', recipients: { emails: addresses(301, 'lim2') } } });
+    const create = await s.request('POST', '/v1/broadcasts', {
+      token: seed.apiKey,
+      body: { inbox_id: seed.inboxId, subject: 'x', text: 'y', recipients: { emails: addresses(301, 'lim2') } },
+    });
     assert.equal(create.status, 422);
     assert.equal(create.body.error.limit, 'SVC_BROADCAST_DAILY_RECIPIENTS');
     const cancel = await s.request('POST', `/v1/broadcasts/${b.id}/cancel`, { token: seed.apiKey });
@@ -233,7 +271,10 @@ describe('broadcast sending', () => {
     await s.app.jobs.drain();
     await sink.waitFor(count + 5);
     await s.app.jobs.drain();
-    const to = sink.messages.slice(count).map((m) => m.to[0]).sort();
+    const to = sink.messages
+      .slice(count)
+      .map((m) => m.to[0])
+      .sort();
     assert.deepEqual(to, addresses(5, 'crash').sort());
     assert.equal((await getBroadcast(s, seed.apiKey, b.id)).counts.sent, 5);
   });
@@ -304,11 +345,20 @@ describe('broadcast sending', () => {
     await sendToIngress(port, { envelope: { from: '', to: [angry.from] }, raw: arf });
     // The same bounce again is counted once; a made-up return path is refused.
     await sendToIngress(port, { envelope: { from: '', to: [bouncy.from] }, raw: report(bouncy.from, 'failed', '5.1.1', 'bouncy@rcpt.example.org') });
-    await assert.rejects(sendToIngress(port, { envelope: { from: '', to: [bouncy.from.replace(/-[0-9a-z]{12}@/, '-aaaaaaaaaaaa@')] }, raw: report('x', 'failed', '5.1.1', 'x') }), /550/);
+    await assert.rejects(
+      sendToIngress(port, { envelope: { from: '', to: [bouncy.from.replace(/-[0-9a-z]{12}@/, '-aaaaaaaaaaaa@')] }, raw: report('x', 'failed', '5.1.1', 'x') }),
+      /550/,
+    );
     const now = await getBroadcast(s, seed.apiKey, b.id);
     assert.equal(now.counts.bounced, 1);
     assert.equal(now.counts.complained, 1);
-    const suppressed = await s.app.db.selectFrom('broadcast_suppressions').select(['email', 'reason']).where('workspace_id', '=', seed.workspaceId).where('email', 'in', ['bouncy@rcpt.example.org', 'slow@rcpt.example.org', 'angry@rcpt.example.org']).orderBy('email').execute();
+    const suppressed = await s.app.db
+      .selectFrom('broadcast_suppressions')
+      .select(['email', 'reason'])
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('email', 'in', ['bouncy@rcpt.example.org', 'slow@rcpt.example.org', 'angry@rcpt.example.org'])
+      .orderBy('email')
+      .execute();
     assert.deepEqual(suppressed, [
       { email: 'angry@rcpt.example.org', reason: 'complained' },
       { email: 'bouncy@rcpt.example.org', reason: 'bounced' },

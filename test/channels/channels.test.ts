@@ -8,11 +8,11 @@ import WebSocket from 'ws';
 import { createChatChannel } from '../../src/channels/service.js';
 import { HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { addresses, createBroadcast, schedule } from '../helpers/broadcasts.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverWithFile } from '../helpers/lifecycle.js';
-import { eventsAfter, INGRESS_SECRET, ingressPort, lastEventSeq, seedEmailChannel, SINK_LOGIN, SmtpDialog } from '../helpers/mail.js';
+import { eventsAfter, INGRESS_SECRET, ingressPort, lastEventSeq, SINK_LOGIN, SmtpDialog, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const ORIGIN = 'https://shop.example.com';
 
@@ -49,7 +49,14 @@ describe('channels after creation', () => {
   test('PATCH of an e-mail channel: SMTP settings, a new password sealed and shown only as set, null clears', async () => {
     const ch = await seedEmailChannel(s.app, seed);
     const seq = await lastEventSeq(s);
-    const r = await patch(ch.id, { smtp_host: 'smtp.example.net', tls: 'tls', smtp_username: 'mailer', smtp_password: 'new-secret-pw-1', display_name: 'Acme Help', from_address: 'Help@Example.com' });
+    const r = await patch(ch.id, {
+      smtp_host: 'smtp.example.net',
+      tls: 'tls',
+      smtp_username: 'mailer',
+      smtp_password: 'new-secret-pw-1',
+      display_name: 'Acme Help',
+      from_address: 'Help@Example.com',
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body.smtp, { host: 'smtp.example.net', port: 465, tls: 'tls', username: 'mailer', password_set: true });
     assert.equal(r.body.display_name, 'Acme Help');
@@ -62,7 +69,10 @@ describe('channels after creation', () => {
     assert.equal(events.length, 1);
     assert.equal(events[0].webhook, 0);
     assert.ok(events[0].data.changed.includes('smtp_password'));
-    assert.ok(!JSON.stringify(events).includes('new-secret-pw-1') && !JSON.stringify(events).includes(stored.smtp_password_sealed), 'events never hold the password');
+    assert.ok(
+      !JSON.stringify(events).includes('new-secret-pw-1') && !JSON.stringify(events).includes(stored.smtp_password_sealed),
+      'events never hold the password',
+    );
     assert.ok(!s.rawLogs.join('\n').includes('new-secret-pw-1'), 'logs never hold the password');
 
     // The port follows a TLS mode change while it is the old default; an explicit port stays.
@@ -76,7 +86,9 @@ describe('channels after creation', () => {
     const removed = await patch(ch.id, { smtp_host: null });
     assert.equal(removed.body.smtp, null);
     assert.deepEqual(
-      (({ smtp_host, smtp_port, smtp_tls, smtp_username, smtp_password_sealed }) => [smtp_host, smtp_port, smtp_tls, smtp_username, smtp_password_sealed])((await row(ch.id))!),
+      (({ smtp_host, smtp_port, smtp_tls, smtp_username, smtp_password_sealed }) => [smtp_host, smtp_port, smtp_tls, smtp_username, smtp_password_sealed])(
+        (await row(ch.id))!,
+      ),
       [null, null, null, null, null],
     );
   });
@@ -122,11 +134,21 @@ describe('channels after creation', () => {
 
   test('PATCH of a chat channel: origins, greeting, flags; the widget sees them at once', async () => {
     const chat = await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Site', origins: [ORIGIN], greeting: 'Hi' });
-    const r = await patch(chat.id, { origins: ['https://new.example.com', 'https://new.example.com/'], greeting: null, allow_anonymous: true, ask_email_offline: false, name: 'New site' });
+    const r = await patch(chat.id, {
+      origins: ['https://new.example.com', 'https://new.example.com/'],
+      greeting: null,
+      allow_anonymous: true,
+      ask_email_offline: false,
+      name: 'New site',
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body.origins, ['https://new.example.com']);
     assert.deepEqual([r.body.greeting, r.body.allow_anonymous, r.body.ask_email_offline, r.body.name], [null, true, false, 'New site']);
-    assert.equal((await s.request('GET', `/v1/widget/config?public_key=${chat.public_key}`, { headers: { origin: ORIGIN } })).status, 403, 'the old origin is refused');
+    assert.equal(
+      (await s.request('GET', `/v1/widget/config?public_key=${chat.public_key}`, { headers: { origin: ORIGIN } })).status,
+      403,
+      'the old origin is refused',
+    );
     const config = await s.request('GET', `/v1/widget/config?public_key=${chat.public_key}`, { headers: { origin: 'https://new.example.com' } });
     assert.equal(config.status, 200);
     assert.equal(config.body.channel.ask_email_offline, false);
@@ -151,7 +173,13 @@ describe('channels after creation', () => {
   });
 
   test('DELETE of a chat channel: its key, sessions and open sockets stop at once', async () => {
-    const chat = await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Site', origins: [ORIGIN], allowAnonymous: true });
+    const chat = await createChatChannel(s.app, {
+      workspaceId: seed.workspaceId,
+      inboxId: seed.inboxId,
+      name: 'Site',
+      origins: [ORIGIN],
+      allowAnonymous: true,
+    });
     const visitor = await s.request('POST', '/v1/widget/sessions', { body: { public_key: chat.public_key }, headers: { origin: ORIGIN } });
     assert.equal(visitor.status, 201);
     const sock = new WebSocket(`${s.url.replace('http', 'ws')}/v1/widget/realtime?token=${visitor.body.token}`, { headers: { origin: ORIGIN } });
@@ -176,7 +204,10 @@ describe('channels after creation', () => {
     assert.ok(await row(ch.id), 'nothing changed');
     assert.equal((await s.request('POST', `/v1/broadcasts/${b.id}/cancel`, { token: seed.apiKey })).status, 200);
     // A migration that moves mail into the channel holds it the same way.
-    const m = await s.request('POST', '/v1/migrations', { token: seed.apiKey, body: { provider: 'imap', imap: { host: 'imap.example.com' }, source_address: 'old@example.com', inbox_id: seed.inboxId, channel_id: ch.id } });
+    const m = await s.request('POST', '/v1/migrations', {
+      token: seed.apiKey,
+      body: { provider: 'imap', imap: { host: 'imap.example.com' }, source_address: 'old@example.com', inbox_id: seed.inboxId, channel_id: ch.id },
+    });
     assert.equal(m.status, 201, JSON.stringify(m.body));
     const held = await s.request('DELETE', `/v1/channels/${ch.id}`, { token: seed.ownerToken });
     assert.equal(held.status, 409);
@@ -197,7 +228,10 @@ describe('channels after creation', () => {
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(ok.body.ok, true);
     assert.equal(ok.body.failed_step, null);
-    assert.deepEqual(ok.body.steps.map((x: { step: string; status: string }) => `${x.step}:${x.status}`), ['dns:ok', 'connect:ok', 'tls:skipped', 'auth:ok']);
+    assert.deepEqual(
+      ok.body.steps.map((x: { step: string; status: string }) => `${x.step}:${x.status}`),
+      ['dns:ok', 'connect:ok', 'tls:skipped', 'auth:ok'],
+    );
 
     const auth = await test(wrongPassword.id);
     assert.equal(auth.status, 200);
@@ -205,12 +239,18 @@ describe('channels after creation', () => {
     assert.equal(auth.body.failed_step, 'auth');
     assert.match(auth.body.message, /535/, 'the server’s answer');
     assert.ok(!JSON.stringify(auth.body).includes('wrong-password-xyz'));
-    assert.deepEqual(auth.body.steps.map((x: { step: string; status: string }) => `${x.step}:${x.status}`), ['dns:ok', 'connect:ok', 'tls:ok', 'auth:failed']);
+    assert.deepEqual(
+      auth.body.steps.map((x: { step: string; status: string }) => `${x.step}:${x.status}`),
+      ['dns:ok', 'connect:ok', 'tls:ok', 'auth:failed'],
+    );
 
     const port = await test(wrongPort.id);
     assert.equal(port.body.failed_step, 'connect');
     assert.match(port.body.message, /ECONNREFUSED/);
-    assert.deepEqual(port.body.steps.map((x: { step: string; status: string }) => `${x.step}:${x.status}`), ['dns:ok', 'connect:failed', 'tls:skipped', 'auth:skipped']);
+    assert.deepEqual(
+      port.body.steps.map((x: { step: string; status: string }) => `${x.step}:${x.status}`),
+      ['dns:ok', 'connect:failed', 'tls:skipped', 'auth:skipped'],
+    );
 
     // A name that does not resolve fails at DNS.
     assert.equal((await patch(wrongPort.id, { smtp_host: 'no-such-host.invalid' })).status, 200);

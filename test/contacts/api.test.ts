@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, eventsAfter, INGRESS_SECRET, lastEventSeq, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -26,7 +26,12 @@ describe('contacts API', () => {
   test('create, read, list and update; contact.updated carries the contact and no inbox', async () => {
     const created = await s.request('POST', '/v1/contacts', {
       token: seed.apiKey,
-      body: { name: 'Grace Hopper', emails: ['Grace@Navy.example', 'grace@navy.example'], external_ids: [{ inbox_id: seed.inboxId, external_id: 'u-1' }], attributes: { plan: 'pro', seats: 5 } },
+      body: {
+        name: 'Grace Hopper',
+        emails: ['Grace@Navy.example', 'grace@navy.example'],
+        external_ids: [{ inbox_id: seed.inboxId, external_id: 'u-1' }],
+        attributes: { plan: 'pro', seats: 5 },
+      },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.deepEqual(created.body.emails, ['grace@navy.example']);
@@ -45,19 +50,34 @@ describe('contacts API', () => {
 
     assert.equal((await s.request('GET', `/v1/contacts/${id}`, { token: seed.apiKey })).body.name, 'Grace Hopper');
     const byEmail = await s.request('GET', '/v1/contacts?email=GRACE%40navy.example', { token: seed.apiKey });
-    assert.deepEqual(byEmail.body.data.map((c: { id: string }) => c.id), [id]);
+    assert.deepEqual(
+      byEmail.body.data.map((c: { id: string }) => c.id),
+      [id],
+    );
     const byExternal = await s.request('GET', `/v1/contacts?inbox_id=${seed.inboxId}&external_id=u-1`, { token: seed.apiKey });
-    assert.deepEqual(byExternal.body.data.map((c: { id: string }) => c.id), [id]);
+    assert.deepEqual(
+      byExternal.body.data.map((c: { id: string }) => c.id),
+      [id],
+    );
     const byQuery = await s.request('GET', '/v1/contacts?q=hopp', { token: seed.apiKey });
-    assert.deepEqual(byQuery.body.data.map((c: { id: string }) => c.id), [id]);
+    assert.deepEqual(
+      byQuery.body.data.map((c: { id: string }) => c.id),
+      [id],
+    );
 
     const seq = await lastEventSeq(s);
-    const patched = await s.request('PATCH', `/v1/contacts/${id}`, { token: seed.apiKey, body: { attributes: { seats: null, region: 'eu' }, emails: ['grace@navy.example', 'g@cobol.example'] } });
+    const patched = await s.request('PATCH', `/v1/contacts/${id}`, {
+      token: seed.apiKey,
+      body: { attributes: { seats: null, region: 'eu' }, emails: ['grace@navy.example', 'g@cobol.example'] },
+    });
     assert.equal(patched.status, 200);
     assert.deepEqual(patched.body.attributes, { plan: 'pro', region: 'eu' });
     assert.deepEqual(patched.body.emails, ['grace@navy.example', 'g@cobol.example']);
     const events = await eventsAfter(s, seq);
-    assert.deepEqual(events.map((e) => e.type), ['contact.updated']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['contact.updated'],
+    );
     assert.equal(events[0].contact_id, id);
     assert.equal(events[0].inbox_id, null);
     assert.deepEqual(events[0].data.contact.attributes, { plan: 'pro', region: 'eu' });
@@ -79,8 +99,14 @@ describe('contacts API', () => {
   test('merge: the target gets addresses, external ids and conversations; the source shows merged_into_id', async () => {
     const source = await deliverMail(s, address, { From: 'Dup One <dup1@cust.example>' });
     const sourceId = (await s.request('GET', `/v1/conversations/${source.conversation_id}`, { token: seed.apiKey })).body.contact_id;
-    await s.request('PATCH', `/v1/contacts/${sourceId}`, { token: seed.apiKey, body: { external_ids: [{ inbox_id: inboxB, external_id: 'dup-x' }], attributes: { from: 'source', only_source: true } } });
-    const target = await s.request('POST', '/v1/contacts', { token: seed.apiKey, body: { name: 'Dup Two', emails: ['dup2@cust.example'], attributes: { from: 'target' } } });
+    await s.request('PATCH', `/v1/contacts/${sourceId}`, {
+      token: seed.apiKey,
+      body: { external_ids: [{ inbox_id: inboxB, external_id: 'dup-x' }], attributes: { from: 'source', only_source: true } },
+    });
+    const target = await s.request('POST', '/v1/contacts', {
+      token: seed.apiKey,
+      body: { name: 'Dup Two', emails: ['dup2@cust.example'], attributes: { from: 'target' } },
+    });
     const seq = await lastEventSeq(s);
     const merged = await s.request('POST', `/v1/contacts/${sourceId}/merge`, { token: seed.apiKey, body: { into_contact_id: target.body.id } });
     assert.equal(merged.status, 200, JSON.stringify(merged.body));
@@ -90,7 +116,10 @@ describe('contacts API', () => {
     assert.equal(merged.body.name, 'Dup Two');
 
     const events = await eventsAfter(s, seq);
-    assert.deepEqual(events.map((e) => e.type), ['conversation.updated', 'contact.deleted', 'contact.updated']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['conversation.updated', 'contact.deleted', 'contact.updated'],
+    );
     assert.equal(events[0].data.conversation.contact_id, target.body.id);
     assert.equal(events[1].contact_id, sourceId);
     assert.equal(events[1].data.contact.merged_into_id, target.body.id);
@@ -119,7 +148,10 @@ describe('contacts API', () => {
       '--X\r\nContent-Type: text/plain\r\n\r\nbye\r\n--X\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename="a.pdf"\r\n\r\n%PDF\r\n--X--\r\n',
     );
     const contactId = (await s.request('GET', `/v1/conversations/${mail.conversation_id}`, { token: seed.apiKey })).body.contact_id;
-    await s.request('PATCH', `/v1/contacts/${contactId}`, { token: seed.apiKey, body: { external_ids: [{ inbox_id: seed.inboxId, external_id: 'leaving-1' }] } });
+    await s.request('PATCH', `/v1/contacts/${contactId}`, {
+      token: seed.apiKey,
+      body: { external_ids: [{ inbox_id: seed.inboxId, external_id: 'leaving-1' }] },
+    });
     const keys = [
       ...(await s.app.db.selectFrom('attachments').select('storage_key').where('conversation_id', '=', mail.conversation_id).execute()),
       ...(await s.app.db.selectFrom('messages').select('raw_storage_key as storage_key').where('conversation_id', '=', mail.conversation_id).execute()),
@@ -146,7 +178,10 @@ describe('contacts API', () => {
   });
 
   test('DELETE /v1/contacts/by-external-id?inbox_id=…&external_id=…', async () => {
-    const c = await s.request('POST', '/v1/contacts', { token: seed.apiKey, body: { name: 'Backend user', external_ids: [{ inbox_id: seed.inboxId, external_id: 'backend-42' }] } });
+    const c = await s.request('POST', '/v1/contacts', {
+      token: seed.apiKey,
+      body: { name: 'Backend user', external_ids: [{ inbox_id: seed.inboxId, external_id: 'backend-42' }] },
+    });
     const missing = await s.request('DELETE', `/v1/contacts/by-external-id?inbox_id=${seed.inboxId}&external_id=nope`, { token: seed.apiKey });
     assert.equal(missing.status, 404);
     const noParams = await s.request('DELETE', '/v1/contacts/by-external-id', { token: seed.apiKey });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, eventsAfter, INGRESS_SECRET, lastEventSeq, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -27,7 +27,8 @@ describe('conversations API', () => {
 
   test('list: newest first, cursor pages, filters by inbox, status, assignee, label and contact', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await deliverMail(s, i < 3 ? addressA : addressB, { From: `c${i}@list.example`, Subject: `list ${i}` })).conversation_id);
+    for (let i = 0; i < 5; i++)
+      ids.push((await deliverMail(s, i < 3 ? addressA : addressB, { From: `c${i}@list.example`, Subject: `list ${i}` })).conversation_id);
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
@@ -42,21 +43,39 @@ describe('conversations API', () => {
     assert.deepEqual(mine, [...ids].reverse());
 
     const inB = await s.request('GET', `/v1/conversations?inbox_id=${inboxB}`, { token: seed.apiKey });
-    assert.deepEqual(inB.body.data.map((c: { id: string }) => c.id), [ids[4], ids[3]]);
+    assert.deepEqual(
+      inB.body.data.map((c: { id: string }) => c.id),
+      [ids[4], ids[3]],
+    );
 
-    await s.request('PATCH', `/v1/conversations/${ids[0]}`, { token: seed.apiKey, body: { status: 'closed', assignee_id: agent.personId, labels: ['vip', 'billing'] } });
+    await s.request('PATCH', `/v1/conversations/${ids[0]}`, {
+      token: seed.apiKey,
+      body: { status: 'closed', assignee_id: agent.personId, labels: ['vip', 'billing'] },
+    });
     const closed = await s.request('GET', '/v1/conversations?status=closed', { token: seed.apiKey });
-    assert.deepEqual(closed.body.data.map((c: { id: string }) => c.id), [ids[0]]);
+    assert.deepEqual(
+      closed.body.data.map((c: { id: string }) => c.id),
+      [ids[0]],
+    );
     const assigned = await s.request('GET', `/v1/conversations?assignee_id=${agent.personId}`, { token: seed.apiKey });
-    assert.deepEqual(assigned.body.data.map((c: { id: string }) => c.id), [ids[0]]);
+    assert.deepEqual(
+      assigned.body.data.map((c: { id: string }) => c.id),
+      [ids[0]],
+    );
     const unassigned = await s.request('GET', '/v1/conversations?assignee_id=none', { token: seed.apiKey });
     assert.ok(!unassigned.body.data.some((c: { id: string }) => c.id === ids[0]));
     const labelled = await s.request('GET', '/v1/conversations?label=vip', { token: seed.apiKey });
-    assert.deepEqual(labelled.body.data.map((c: { id: string }) => c.id), [ids[0]]);
+    assert.deepEqual(
+      labelled.body.data.map((c: { id: string }) => c.id),
+      [ids[0]],
+    );
     assert.deepEqual(labelled.body.data[0].labels, ['billing', 'vip']);
     const one = await s.request('GET', `/v1/conversations/${ids[1]}`, { token: seed.apiKey });
     const byContact = await s.request('GET', `/v1/conversations?contact_id=${one.body.contact_id}`, { token: seed.apiKey });
-    assert.deepEqual(byContact.body.data.map((c: { id: string }) => c.id), [ids[1]]);
+    assert.deepEqual(
+      byContact.body.data.map((c: { id: string }) => c.id),
+      [ids[1]],
+    );
 
     const badCursor = await s.request('GET', '/v1/conversations?cursor=nonsense', { token: seed.apiKey });
     assert.equal(badCursor.status, 400);
@@ -79,7 +98,10 @@ describe('conversations API', () => {
     assert.equal(r.body.subject, 'New subject');
     assert.equal(r.body.spam, true);
     const events = await eventsAfter(s, seq);
-    assert.deepEqual(events.map((e) => e.type), ['conversation.updated']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['conversation.updated'],
+    );
     assert.equal(events[0].inbox_id, seed.inboxId);
     assert.equal(events[0].contact_id, r.body.contact_id);
     assert.equal(events[0].data.conversation.status, 'pending');
@@ -129,7 +151,10 @@ describe('conversations API', () => {
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await deliverMail(s, addressA, { From: `bulk${i}@cust.example` })).conversation_id);
     const seq = await lastEventSeq(s);
-    const r = await s.request('POST', '/v1/conversations/bulk-update', { token: seed.apiKey, body: { conversation_ids: ids, changes: { status: 'closed', labels: ['done'] } } });
+    const r = await s.request('POST', '/v1/conversations/bulk-update', {
+      token: seed.apiKey,
+      body: { conversation_ids: ids, changes: { status: 'closed', labels: ['done'] } },
+    });
     assert.equal(r.status, 200);
     assert.ok(r.body.data.every((c: { status: string }) => c.status === 'closed'));
     const events = await eventsAfter(s, seq);
@@ -138,7 +163,10 @@ describe('conversations API', () => {
     assert.deepEqual(new Set(events.map((e) => e.data.conversation.id)), new Set(ids));
 
     const seq2 = await lastEventSeq(s);
-    const partial = await s.request('POST', '/v1/conversations/bulk-update', { token: seed.apiKey, body: { conversation_ids: [ids[0], 'cv_missing'], changes: { status: 'open' } } });
+    const partial = await s.request('POST', '/v1/conversations/bulk-update', {
+      token: seed.apiKey,
+      body: { conversation_ids: [ids[0], 'cv_missing'], changes: { status: 'open' } },
+    });
     assert.equal(partial.status, 404);
     assert.equal((await s.request('GET', `/v1/conversations/${ids[0]}`, { token: seed.apiKey })).body.status, 'closed');
     assert.deepEqual(await eventsAfter(s, seq2), []);
@@ -156,7 +184,10 @@ describe('conversations API', () => {
     const w = await s.request('PATCH', `/v1/conversations/${inA.conversation_id}`, { token: readOnly, body: { status: 'closed' } });
     assert.equal(w.status, 403);
     assert.equal(w.body.error.code, 'forbidden');
-    assert.equal((await s.request('POST', `/v1/conversations/${inA.conversation_id}/messages`, { token: readOnly, body: { kind: 'note', body: 'x' } })).status, 403);
+    assert.equal(
+      (await s.request('POST', `/v1/conversations/${inA.conversation_id}/messages`, { token: readOnly, body: { kind: 'note', body: 'x' } })).status,
+      403,
+    );
 
     const list = await s.request('GET', '/v1/conversations?limit=200', { token: limited });
     assert.ok(list.body.data.every((c: { inbox_id: string }) => c.inbox_id === seed.inboxId));
@@ -173,12 +204,24 @@ describe('conversations API', () => {
       assert.equal(r.status, 404, `${method} ${path}`);
     }
     const inboxes = await s.request('GET', '/v1/inboxes', { token: limited });
-    assert.deepEqual(inboxes.body.data.map((i: { id: string }) => i.id), [seed.inboxId]);
+    assert.deepEqual(
+      inboxes.body.data.map((i: { id: string }) => i.id),
+      [seed.inboxId],
+    );
   });
 
   test('the API description lists the new routes', async () => {
     const doc = await s.request('GET', '/v1/openapi.json');
-    for (const p of ['/v1/conversations', '/v1/conversations/{conversationId}/messages', '/v1/contacts/{contactId}/merge', '/v1/contacts/by-external-id', '/v1/feedback', '/v1/ingress/email', '/v1/channels/{channelId}/forwarding-address/rotate', '/v1/attachments/{attachmentId}/content']) {
+    for (const p of [
+      '/v1/conversations',
+      '/v1/conversations/{conversationId}/messages',
+      '/v1/contacts/{contactId}/merge',
+      '/v1/contacts/by-external-id',
+      '/v1/feedback',
+      '/v1/ingress/email',
+      '/v1/channels/{channelId}/forwarding-address/rotate',
+      '/v1/attachments/{attachmentId}/content',
+    ]) {
       assert.ok(doc.body.paths[p], p);
     }
   });

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/platform/clock.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { deliverMail, eventsAfter, INGRESS_SECRET, lastEventSeq, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
-import { startSmtpSink } from '../helpers/smtp-sink.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { deliverMail, eventsAfter, INGRESS_SECRET, lastEventSeq, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startSmtpSink } from '../helpers/smtp-sink.js';
 
 describe('conversation list for the panel', () => {
   let s: TestServer;
@@ -27,7 +27,12 @@ describe('conversation list for the panel', () => {
     clock.advance(60_000);
     const b = await deliverMail(s, address, { From: 'bob@order.example', Subject: 'second' }, 'Two\r\n');
     clock.advance(60_000);
-    await deliverMail(s, address, { From: 'Ann <ann@order.example>', Subject: 'Re: first', 'In-Reply-To': await messageIdOf(a.conversation_id) }, 'Three, later\r\n');
+    await deliverMail(
+      s,
+      address,
+      { From: 'Ann <ann@order.example>', Subject: 'Re: first', 'In-Reply-To': await messageIdOf(a.conversation_id) },
+      'Three, later\r\n',
+    );
 
     const byCreated = await s.request('GET', '/v1/conversations?limit=2', { token: seed.ownerToken });
     assert.deepEqual(byCreated.body.data.map((c: { id: string }) => c.id).slice(0, 2), [b.conversation_id, a.conversation_id]);
@@ -62,7 +67,10 @@ describe('conversation list for the panel', () => {
 
     // The team's own reply does not make it unread again; the customer's next message does.
     clock.advance(1000);
-    const note = await s.request('POST', `/v1/conversations/${c.conversation_id}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'looking' } });
+    const note = await s.request('POST', `/v1/conversations/${c.conversation_id}/messages`, {
+      token: seed.ownerToken,
+      body: { kind: 'note', body: 'looking' },
+    });
     assert.equal(note.status, 201);
     assert.equal(await unreadFor(agent.token), false);
     clock.advance(1000);
@@ -82,7 +90,10 @@ describe('conversation list for the panel', () => {
     assert.deepEqual(await overview(seed.apiKey), { all: 0, mine: 0, unassigned: 0, inboxes: {} });
     await s.request('PATCH', `/v1/conversations/${c.conversation_id}`, { token: seed.ownerToken, body: { labels: ['billing', 'vip'] } });
     const labels = (await s.request('GET', '/v1/overview', { token: agent.token })).body.labels;
-    assert.deepEqual(labels, [{ label: 'billing', open: 1 }, { label: 'vip', open: 1 }]);
+    assert.deepEqual(labels, [
+      { label: 'billing', open: 1 },
+      { label: 'vip', open: 1 },
+    ]);
     await s.request('PATCH', `/v1/conversations/${c.conversation_id}`, { token: seed.ownerToken, body: { status: 'closed' } });
     assert.deepEqual((await s.request('GET', '/v1/overview', { token: agent.token })).body.labels, [], 'only open conversations count');
     await s.request('PATCH', `/v1/conversations/${c.conversation_id}`, { token: seed.ownerToken, body: { status: 'open' } });
@@ -114,7 +125,11 @@ describe('conversation list for the panel', () => {
       assert.ok(updated[0].data.message.sent_at);
       const row = await s.app.db.selectFrom('events').select('webhook').where('type', '=', 'message.updated').executeTakeFirstOrThrow();
       assert.equal(row.webhook, 0, 'not a webhook event');
-      const deliveries = await s.app.db.selectFrom('webhook_deliveries').innerJoin('events', 'events.id', 'webhook_deliveries.event_id').select('events.type').execute();
+      const deliveries = await s.app.db
+        .selectFrom('webhook_deliveries')
+        .innerJoin('events', 'events.id', 'webhook_deliveries.event_id')
+        .select('events.type')
+        .execute();
       assert.ok(!deliveries.some((d) => d.type === 'message.updated'));
     } finally {
       await sink.close();
@@ -123,16 +138,33 @@ describe('conversation list for the panel', () => {
 
   test('the HTML of a message as a sandboxed page: no scripts, inline images from its attachments, remote images only when asked', async () => {
     const raw = [
-      `From: h@html.example`, `To: ${address}`, 'Subject: html', 'Message-ID: <html-1@html.example>', 'MIME-Version: 1.0',
-      'Content-Type: multipart/related; boundary="b"', '', '--b', 'Content-Type: text/html; charset=utf-8', '',
-      '<p>Hi</p><img src="cid:logo@x"><img src="https://tracker.example/p.gif">', '--b',
-      'Content-Type: image/gif', 'Content-ID: <logo@x>', 'Content-Disposition: inline; filename="logo.gif"', 'Content-Transfer-Encoding: base64', '',
-      'R0lGODlhAQABAAAAACwAAAAAAQABAAA=', '--b--', '',
+      `From: h@html.example`,
+      `To: ${address}`,
+      'Subject: html',
+      'Message-ID: <html-1@html.example>',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/related; boundary="b"',
+      '',
+      '--b',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      '<p>Hi</p><img src="cid:logo@x"><img src="https://tracker.example/p.gif">',
+      '--b',
+      'Content-Type: image/gif',
+      'Content-ID: <logo@x>',
+      'Content-Disposition: inline; filename="logo.gif"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      'R0lGODlhAQABAAAAACwAAAAAAQABAAA=',
+      '--b--',
+      '',
     ].join('\r\n');
     const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { token: INGRESS_SECRET, raw: Buffer.from(raw) });
     assert.equal(r.status, 201);
     const { conversation_id, message_id } = r.body.data[0];
-    const page = await fetch(`${s.url}/v1/conversations/${conversation_id}/messages/${message_id}/html`, { headers: { authorization: `Bearer ${seed.ownerToken}` } });
+    const page = await fetch(`${s.url}/v1/conversations/${conversation_id}/messages/${message_id}/html`, {
+      headers: { authorization: `Bearer ${seed.ownerToken}` },
+    });
     assert.equal(page.status, 200);
     const csp = page.headers.get('content-security-policy')!;
     assert.match(csp, /sandbox/);
@@ -141,7 +173,9 @@ describe('conversation list for the panel', () => {
     assert.equal(page.headers.get('x-frame-options'), 'SAMEORIGIN');
     const body = await page.text();
     assert.match(body, /src="\/v1\/attachments\/att_[^"]+\/content"/, 'cid: points at the attachment');
-    const remote = await fetch(`${s.url}/v1/conversations/${conversation_id}/messages/${message_id}/html?remote_images=true`, { headers: { authorization: `Bearer ${seed.ownerToken}` } });
+    const remote = await fetch(`${s.url}/v1/conversations/${conversation_id}/messages/${message_id}/html?remote_images=true`, {
+      headers: { authorization: `Bearer ${seed.ownerToken}` },
+    });
     assert.match(remote.headers.get('content-security-policy')!, /img-src 'self' data: https: http:;/);
     const note = await s.request('POST', `/v1/conversations/${conversation_id}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'plain' } });
     assert.equal((await s.request('GET', `/v1/conversations/${conversation_id}/messages/${note.body.id}/html`, { token: seed.ownerToken })).status, 404);

@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/platform/clock.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { deliverMail, INGRESS_SECRET, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { deliverMail, INGRESS_SECRET, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 describe('retrying a failed reply', () => {
   let s: TestServer;

@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN, startS3, type S3Server } from '../helpers/mail.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { INGRESS_SECRET, ingressPort, type S3Server, SINK_LOGIN, seedEmailChannel, sendToIngress, startS3 } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 describe('attachments and original e-mails on s3 storage', () => {
   let s3: S3Server;
@@ -43,7 +43,13 @@ describe('attachments and original e-mails on s3 storage', () => {
   test('inbound attachment and .eml are stored in the bucket, served back, mailed out, and deleted with the contact', async () => {
     assert.equal(s.app.storage.kind, 's3');
     const png = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7) % 256));
-    await sendToIngress(ingressPort(s), { from: 's3@cust.example', to: address, subject: 'On S3', text: 'with a file', attachments: [{ filename: 'x.png', content: png, contentType: 'image/png' }] });
+    await sendToIngress(ingressPort(s), {
+      from: 's3@cust.example',
+      to: address,
+      subject: 'On S3',
+      text: 'with a file',
+      attachments: [{ filename: 'x.png', content: png, contentType: 'image/png' }],
+    });
     const msg = await s.app.db.selectFrom('messages').selectAll().where('subject', '=', 'On S3').executeTakeFirstOrThrow();
     const att = await s.app.db.selectFrom('attachments').selectAll().where('message_id', '=', msg.id).executeTakeFirstOrThrow();
     assert.equal(att.sha256, createHash('sha256').update(png).digest('hex'));
@@ -57,7 +63,11 @@ describe('attachments and original e-mails on s3 storage', () => {
     const eml = await fetch(`${s.url}/v1/conversations/${msg.conversation_id}/messages/${msg.id}/raw`, { headers: { authorization: `Bearer ${seed.apiKey}` } });
     assert.match(await eml.text(), /Subject: On S3/);
 
-    const up = await s.request('POST', `/v1/conversations/${msg.conversation_id}/attachments?filename=reply.txt`, { token: seed.apiKey, raw: Buffer.from('reply file'), headers: { 'content-type': 'text/plain' } });
+    const up = await s.request('POST', `/v1/conversations/${msg.conversation_id}/attachments?filename=reply.txt`, {
+      token: seed.apiKey,
+      raw: Buffer.from('reply file'),
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(up.status, 201);
     await s.request('POST', `/v1/conversations/${msg.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'here', attachment_ids: [up.body.id] } });
     await s.app.jobs.drain();

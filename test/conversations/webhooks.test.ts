@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createInbox } from '../../src/inboxes/service.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { deliverMail, INGRESS_SECRET, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { deliverMail, INGRESS_SECRET, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startReceiver, verifyDelivery, type Receiver } from '../helpers/webhooks.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
 
 describe('webhooks for conversation, message, feedback and contact events', () => {
   let s: TestServer;
@@ -54,19 +54,17 @@ describe('webhooks for conversation, message, feedback and contact events', () =
     await s.request('POST', `/v1/conversations/${mail.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'reply' } });
     await s.request('POST', `/v1/conversations/${mail.conversation_id}/messages`, { token: seed.apiKey, body: { kind: 'note', body: 'note' } });
     await s.request('PATCH', `/v1/conversations/${mail.conversation_id}`, { token: seed.apiKey, body: { status: 'closed' } });
-    const fb = await s.request('POST', '/v1/feedback', { token: seed.apiKey, body: { inbox_id: seed.inboxId, body: 'Great', contact: { email: 'hook@cust.example' } } });
+    const fb = await s.request('POST', '/v1/feedback', {
+      token: seed.apiKey,
+      body: { inbox_id: seed.inboxId, body: 'Great', contact: { email: 'hook@cust.example' } },
+    });
     await s.app.jobs.drain();
 
     const got = payloads(all);
-    assert.deepEqual(got.map((p) => p.type), [
-      'conversation.created',
-      'message.created',
-      'message.created',
-      'conversation.updated',
-      'conversation.created',
-      'message.created',
-      'feedback.created',
-    ]);
+    assert.deepEqual(
+      got.map((p) => p.type),
+      ['conversation.created', 'message.created', 'message.created', 'conversation.updated', 'conversation.created', 'message.created', 'feedback.created'],
+    );
     for (const p of got) {
       assert.equal(p.workspace_id, seed.workspaceId);
       assert.equal(p.inbox_id, seed.inboxId);
@@ -101,7 +99,10 @@ describe('webhooks for conversation, message, feedback and contact events', () =
 
     for (const ep of [wide, onlyB]) {
       const got = payloads(ep);
-      assert.deepEqual(got.map((p) => p.type), ['contact.updated', 'contact.deleted']);
+      assert.deepEqual(
+        got.map((p) => p.type),
+        ['contact.updated', 'contact.deleted'],
+      );
       for (const p of got) {
         assert.equal('inbox_id' in p, false);
         assert.equal(p.data.contact.id, contactId);

@@ -9,7 +9,11 @@ describe('group commit (TransactionBatcher)', () => {
     try {
       const key = (n: number) => `batch-test-${n}`;
       const insert = (n: number) => (trx: Parameters<Parameters<typeof s.app.writes.run>[0]>[0]) =>
-        trx.insertInto('server_meta').values({ key: key(n), value: String(n) }).execute().then(() => n);
+        trx
+          .insertInto('server_meta')
+          .values({ key: key(n), value: String(n) })
+          .execute()
+          .then(() => n);
       const results = await Promise.allSettled([
         s.app.writes.run(insert(1)),
         s.app.writes.run(async (trx) => {
@@ -22,14 +26,22 @@ describe('group commit (TransactionBatcher)', () => {
         s.app.writes.run(insert(1)),
         s.app.writes.run(insert(4)),
       ]);
-      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'],
+      );
       const rows = await s.app.db.selectFrom('server_meta').select('key').where('key', 'like', 'batch-test-%').orderBy('key').execute();
-      assert.deepEqual(rows.map((r) => r.key), [key(1), key(3), key(4)]);
+      assert.deepEqual(
+        rows.map((r) => r.key),
+        [key(1), key(3), key(4)],
+      );
       // A lone work behaves like its own transaction.
-      await assert.rejects(s.app.writes.run(async (trx) => {
-        await insert(5)(trx);
-        await sql`select * from no_such_table`.execute(trx);
-      }));
+      await assert.rejects(
+        s.app.writes.run(async (trx) => {
+          await insert(5)(trx);
+          await sql`select * from no_such_table`.execute(trx);
+        }),
+      );
       assert.equal((await s.app.db.selectFrom('server_meta').select('key').where('key', '=', key(5)).execute()).length, 0);
     } finally {
       await s.stop();

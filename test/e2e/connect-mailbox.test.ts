@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, browserSkipReason, launchBrowser, type BrowserSession } from '../helpers/browser.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser } from '../helpers/browser.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -23,7 +23,10 @@ describe('the credentials link page in the panel', { skip: browserSkipReason() ?
     d.addUser(SUPPORT, SUPPORT_PASSWORD);
     s = await startTestServer({ clock: systemClock, env: { SVC_MIGRATION_ALLOW_PRIVATE: '1' } });
     seed = await seedWorkspace(s.app);
-    const created = await s.request('POST', '/v1/migrations', { token: seed.apiKey, body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' } } });
+    const created = await s.request('POST', '/v1/migrations', {
+      token: seed.apiKey,
+      body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' } },
+    });
     migrationId = created.body.id;
     const link = await s.request('POST', `/v1/migrations/${migrationId}/credentials-link`, { token: seed.apiKey });
     assert.equal(link.status, 201, JSON.stringify(link.body));

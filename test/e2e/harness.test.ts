@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { acquireBrowserLock, assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
+import { acquireBrowserLock, assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { tempDir } from '../helpers/server.js';
 
 describe('browser lock', () => {
@@ -56,8 +56,13 @@ describe('browser harness', { skip: browserSkipReason() }, () => {
   after(() => browser?.close());
 
   test('the axe check fails on serious or critical violations and passes a clean page', async () => {
-    await page.setContent('<html><head><title>Broken</title></head><body><button></button><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="></body></html>');
-    await assert.rejects(assertAccessible(page), (err: Error) => /button-name/.test(err.message) && /image-alt/.test(err.message) && /html-has-lang/.test(err.message));
+    await page.setContent(
+      '<html><head><title>Broken</title></head><body><button></button><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="></body></html>',
+    );
+    await assert.rejects(
+      assertAccessible(page),
+      (err: Error) => /button-name/.test(err.message) && /image-alt/.test(err.message) && /html-has-lang/.test(err.message),
+    );
     await page.setContent('<html lang="en"><head><title>Fine</title></head><body><main><h1>Fine</h1><button>Save</button></main></body></html>');
     const results = await assertAccessible(page);
     assert.ok(results.passes.length > 0);

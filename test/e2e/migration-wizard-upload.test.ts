@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { mbox, sha256 } from '../helpers/export-files.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -33,7 +33,16 @@ describe('the export-file upload of the migration wizard', { skip: browserSkipRe
     const messages = [];
     // 44 messages of about 400 KB: a little over two parts.
     for (let n = 0; n < MESSAGES; n++) {
-      messages.push(await buildMail({ from: `Customer ${n} <c${n}@customer.test>`, to: 'support@acme.test', subject: `Question ${n}`, messageId: `q${n}@customer.test`, date: daysAgo(now, n + 1), text: `Question ${n}.\n${'Some words of a long message. '.repeat(13_000)}` }));
+      messages.push(
+        await buildMail({
+          from: `Customer ${n} <c${n}@customer.test>`,
+          to: 'support@acme.test',
+          subject: `Question ${n}`,
+          messageId: `q${n}@customer.test`,
+          date: daysAgo(now, n + 1),
+          text: `Question ${n}.\n${'Some words of a long message. '.repeat(13_000)}`,
+        }),
+      );
     }
     bytes = mbox(messages);
     assert.ok(bytes.length > 2 * PART && bytes.length < 3 * PART, `the file has three parts (${bytes.length} bytes)`);
@@ -74,8 +83,15 @@ describe('the export-file upload of the migration wizard', { skip: browserSkipRe
     await page.getByText('The upload stopped').waitFor({ timeout: 30_000 });
     await page.unroute('**/upload/parts/3');
     const held = (await s.request('GET', `/v1/migrations/${id}/upload`, { token: seed.apiKey })).body;
-    assert.deepEqual(held.data.map((p: { part: number }) => p.part), [1, 2]);
-    assert.deepEqual(held.data.map((p: { sha256: string }) => p.sha256), [sha256(bytes.subarray(0, PART)), sha256(bytes.subarray(PART, 2 * PART))], 'the checksums were computed in the page');
+    assert.deepEqual(
+      held.data.map((p: { part: number }) => p.part),
+      [1, 2],
+    );
+    assert.deepEqual(
+      held.data.map((p: { sha256: string }) => p.sha256),
+      [sha256(bytes.subarray(0, PART)), sha256(bytes.subarray(PART, 2 * PART))],
+      'the checksums were computed in the page',
+    );
 
     // After a reload the page says what is held; the same file again sends only part 3.
     await page.reload();
@@ -85,7 +101,10 @@ describe('the export-file upload of the migration wizard', { skip: browserSkipRe
     const before = parts.length;
     await page.getByLabel('Export file', { exact: true }).setInputFiles(file);
     await page.locator('h1 [data-state="connected"]').waitFor({ timeout: 60_000 });
-    assert.deepEqual(parts.slice(before).map((p) => p.part), [3]);
+    assert.deepEqual(
+      parts.slice(before).map((p) => p.part),
+      [3],
+    );
     assert.equal(parts.at(-1)!.sha, sha256(bytes.subarray(2 * PART)));
     const m = (await s.request('GET', `/v1/migrations/${id}`, { token: seed.apiKey })).body;
     assert.equal(m.state, 'connected');

@@ -11,14 +11,14 @@ import { after, before, describe, test } from 'node:test';
 import type { Page, Response } from 'playwright-core';
 import type { MigrationPart } from '../../src/mailbox-migration/background.js';
 import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { INGRESS_SECRET, ingressPort, sendToIngress } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
 import { fillOldMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const FORWARDING_DOMAIN = 'in.svc.test';
 const SECOND = 'second@acme.test';
@@ -59,8 +59,16 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     ownerEmail = (await s.app.db.selectFrom('people').select('email').where('id', '=', seed.ownerId).executeTakeFirstOrThrow()).email;
     await fillOldMailbox(d, now, { ownerEmail, bigBytes: 250_000 });
     d.deliver(SECOND, 'INBOX', [
-      { raw: await buildMail({ from: 'Uma <uma@customer.test>', to: SECOND, subject: 'Hello from Uma', date: daysAgo(now, 2) }), flags: 'S', receivedAt: daysAgo(now, 2) },
-      { raw: await buildMail({ from: 'Vic <vic@customer.test>', to: SECOND, subject: 'Order 12', date: daysAgo(now, 1) }), flags: 'S', receivedAt: daysAgo(now, 1) },
+      {
+        raw: await buildMail({ from: 'Uma <uma@customer.test>', to: SECOND, subject: 'Hello from Uma', date: daysAgo(now, 2) }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 2),
+      },
+      {
+        raw: await buildMail({ from: 'Vic <vic@customer.test>', to: SECOND, subject: 'Order 12', date: daysAgo(now, 1) }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 1),
+      },
     ]);
     browser = await launchBrowser();
   });
@@ -184,7 +192,8 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     await page.waitForTimeout(1000);
     const reads: number[] = [];
     const countReads = async (r: Response) => {
-      if (r.request().method() === 'GET' && new URL(r.url()).pathname === `/v1/migrations/${id}`) reads.push(((await r.json()) as { progress: { copied: number } }).progress.copied);
+      if (r.request().method() === 'GET' && new URL(r.url()).pathname === `/v1/migrations/${id}`)
+        reads.push(((await r.json()) as { progress: { copied: number } }).progress.copied);
     };
     page.on('response', countReads);
     // (another due job may take the first run)
@@ -198,7 +207,11 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     await page.getByTestId('copied').getByText(String(partly.progress.copied), { exact: true }).waitFor();
     await page.getByTestId('progress-text').getByText(`${partly.progress.percent}% · ${partly.progress.copied} of`).waitFor();
     page.off('response', countReads);
-    assert.deepEqual(reads.filter((copied) => copied > 0), [], 'the progress came from migration.progress, not from reading the migration');
+    assert.deepEqual(
+      reads.filter((copied) => copied > 0),
+      [],
+      'the progress came from migration.progress, not from reading the migration',
+    );
     await page.getByRole('button', { name: 'Pause', exact: true }).click();
     await expectScreen(page, id, 'paused');
     await page.getByText('Paused. Resume continues where it stopped.').waitFor();
@@ -234,7 +247,10 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     const shown = page.getByTestId('forwarding-confirmation');
     await shown.waitFor();
     assert.equal(await shown.getByLabel('Confirmation code').inputValue(), '482913377');
-    assert.equal(await shown.getByRole('link', { name: 'Open the confirmation link' }).getAttribute('href'), 'https://mail-settings.example.com/mail/vf-abc-confirm');
+    assert.equal(
+      await shown.getByRole('link', { name: 'Open the confirmation link' }).getAttribute('href'),
+      'https://mail-settings.example.com/mail/vf-abc-confirm',
+    );
 
     // Finish before a test message: only "without checking", with the spec's warning.
     await page.getByRole('button', { name: 'Finish', exact: true }).click();
@@ -290,7 +306,10 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
 
     // The list shows it with its state; the activity log is readable.
     await page.getByRole('link', { name: '← Move to the service' }).click();
-    await page.getByRole('row', { name: new RegExp(SUPPORT) }).getByText('History removed').waitFor();
+    await page
+      .getByRole('row', { name: new RegExp(SUPPORT) })
+      .getByText('History removed')
+      .waitFor();
     await page.goto(`${s.url}/settings/migrations/${id}`);
     await page.getByText('Activity log').click();
     await page.locator('.mig-log').getByText('Password entered').first().waitFor();
@@ -309,7 +328,12 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
       assert.equal(await page.evaluate(() => document.documentElement.lang), 'tr');
       await assertAccessible(page);
 
-      const created = await api('POST', '/v1/migrations', { provider: 'imap', source_address: SECOND, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId });
+      const created = await api('POST', '/v1/migrations', {
+        provider: 'imap',
+        source_address: SECOND,
+        imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+        inbox_id: seed.inboxId,
+      });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       const id = created.body.id as string;
       /** Opens the migration's page; axe runs on each step's first screen (a state of a step already checked skips it). */
@@ -365,7 +389,10 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
       await page.getByText('Bir üye tarafından iptal edildi.').waitFor();
       await visit('cancelled');
       await page.goto(`${s.url}/settings/migrations`);
-      await page.getByRole('row', { name: new RegExp(SECOND) }).getByText('İptal edildi').waitFor();
+      await page
+        .getByRole('row', { name: new RegExp(SECOND) })
+        .getByText('İptal edildi')
+        .waitFor();
       await assertAccessible(page);
       assert.deepEqual(errors, []);
     } finally {

@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
 import { generateVapidKeys } from '../../src/push/commands.js';
-import { assertAccessible, browserSkipReason, launchBrowser, type BrowserSession } from '../helpers/browser.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser } from '../helpers/browser.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 describe('notifications in the panel', { skip: browserSkipReason() }, () => {
   let sink: SmtpSink;
@@ -61,7 +61,14 @@ describe('notifications in the panel', { skip: browserSkipReason() }, () => {
     await page.getByRole('heading', { name: 'All' }).waitFor();
     await page.getByText('Nothing here').waitFor();
     // The panel's socket is open (its connection record exists) before the mail arrives.
-    const open = () => s.app.db.selectFrom('realtime_connections').select('id').where('kind', '=', 'member').where('subject_id', '=', seed.ownerId).where('closed_at', 'is', null).executeTakeFirst();
+    const open = () =>
+      s.app.db
+        .selectFrom('realtime_connections')
+        .select('id')
+        .where('kind', '=', 'member')
+        .where('subject_id', '=', seed.ownerId)
+        .where('closed_at', 'is', null)
+        .executeTakeFirst();
     for (let i = 0; i < 100 && !(await open()); i++) await new Promise((r) => setTimeout(r, 100));
     assert.ok(await open(), 'the panel connected');
     await new Promise((r) => setTimeout(r, 300));
@@ -71,7 +78,10 @@ describe('notifications in the panel', { skip: browserSkipReason() }, () => {
     const bell = page.getByRole('button', { name: /Notifications/ });
     await assert.doesNotReject(bell.locator('.notif-count', { hasText: '1' }).waitFor());
     await bell.click();
-    await page.locator('#notif-list').getByRole('link', { name: /Toaster on fire/ }).waitFor();
+    await page
+      .locator('#notif-list')
+      .getByRole('link', { name: /Toaster on fire/ })
+      .waitFor();
     assert.equal(await bell.locator('.notif-count').count(), 0, 'opening the list reads them');
     await assertAccessible(page);
 

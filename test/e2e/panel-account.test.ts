@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, browserSkipReason, launchBrowser, type BrowserSession } from '../helpers/browser.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser } from '../helpers/browser.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, browserSkipReason, launchBrowser, type BrowserSession } from '../helpers/browser.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { deliverMail, INGRESS_SECRET, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser } from '../helpers/browser.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { deliverMail, INGRESS_SECRET, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 describe('collision warnings in the panel', { skip: browserSkipReason() }, () => {
   let customerSink: SmtpSink;
@@ -48,10 +48,17 @@ describe('collision warnings in the panel', { skip: browserSkipReason() }, () =>
   }
   const presence = (page: Page) => page.locator('.presence-line');
   const replies = async (conversationId: string) =>
-    (await s.request('GET', `/v1/conversations/${conversationId}/messages?limit=200`, { token: seed.apiKey })).body.data.filter((m: any) => m.kind === 'message' && m.direction === 'out');
+    (await s.request('GET', `/v1/conversations/${conversationId}/messages?limit=200`, { token: seed.apiKey })).body.data.filter(
+      (m: any) => m.kind === 'message' && m.direction === 'out',
+    );
 
   test('viewing and typing show in the header; a reply waits for a second look; leaving is seen at once', async () => {
-    const { conversation_id: id } = await deliverMail(s, address, { From: 'Customer <buyer@cust.example>', Subject: 'Broken charger' }, 'My charger stopped working.');
+    const { conversation_id: id } = await deliverMail(
+      s,
+      address,
+      { From: 'Customer <buyer@cust.example>', Subject: 'Broken charger' },
+      'My charger stopped working.',
+    );
     const grace = await memberPage(seed.ownerToken, 'en-US');
     const ayseTab = await memberPage(ayse.token, 'tr-TR');
 
@@ -95,11 +102,17 @@ describe('collision warnings in the panel', { skip: browserSkipReason() }, () =>
     await grace.page.getByRole('button', { name: 'Send anyway' }).click();
     await grace.page.locator('.msg.out').filter({ hasText: 'we are sending a new charger' }).waitFor();
     const sent = await replies(id);
-    assert.deepEqual(sent.map((m: any) => m.body.split('\n')[0]).sort(), ['Hello, we are sending a new charger.', 'Merhaba, yeni bir şarj aleti gönderiyoruz.']);
+    assert.deepEqual(sent.map((m: any) => m.body.split('\n')[0]).sort(), [
+      'Hello, we are sending a new charger.',
+      'Merhaba, yeni bir şarj aleti gönderiyoruz.',
+    ]);
 
     // Ayşe closes the conversation: Grace stops seeing her at once (the leave signal), long before
     // the 50 s a viewing signal lasts.
-    await ayseTab.page.getByRole('link', { name: /Broken charger/ }).first().waitFor();
+    await ayseTab.page
+      .getByRole('link', { name: /Broken charger/ })
+      .first()
+      .waitFor();
     await ayseTab.page.goto(`${s.url}/conversations`);
     await presence(grace.page).filter({ hasText: 'Ayşe' }).waitFor({ state: 'detached', timeout: 10_000 });
 

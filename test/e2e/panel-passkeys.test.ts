@@ -2,8 +2,8 @@
 // from the sign-in page (no address typed), remove it. Passkeys need a secure context: localhost.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { addVirtualAuthenticator, assertAccessible, browserSkipReason, freePort, launchBrowser, type BrowserSession } from '../helpers/browser.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addVirtualAuthenticator, assertAccessible, type BrowserSession, browserSkipReason, freePort, launchBrowser } from '../helpers/browser.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('passkeys in the panel', { skip: browserSkipReason() }, () => {

@@ -7,14 +7,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { deliverMail, INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN } from '../helpers/mail.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { createSignInLink } from '../../src/people/sign-in-links.js';
+import { systemClock } from '../../src/platform/clock.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { deliverMail, INGRESS_SECRET, ingressPort, SINK_LOGIN, seedEmailChannel, sendToIngress } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 describe('panel in a browser', { skip: browserSkipReason() }, () => {
   let systemSink: SmtpSink;
@@ -31,7 +31,13 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     customerSink = await startSmtpSink(SINK_LOGIN);
     s = await startTestServer({
       clock: systemClock,
-      env: { SVC_INGRESS_SECRET: INGRESS_SECRET, SVC_SMTP_HOST: '127.0.0.1', SVC_SMTP_PORT: String(systemSink.port), SVC_SMTP_TLS: 'none', SVC_SMTP_FROM: 'svc@example.test' },
+      env: {
+        SVC_INGRESS_SECRET: INGRESS_SECRET,
+        SVC_SMTP_HOST: '127.0.0.1',
+        SVC_SMTP_PORT: String(systemSink.port),
+        SVC_SMTP_TLS: 'none',
+        SVC_SMTP_FROM: 'svc@example.test',
+      },
     });
     seed = await seedWorkspace(s.app, { name: 'Acme' });
     address = (await seedEmailChannel(s.app, seed, { smtpPort: customerSink.port })).address!;
@@ -99,8 +105,14 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     // Open it with the keyboard (j), reply with Ctrl+Enter.
     await page.keyboard.press('j');
     await page.waitForURL(/\/conversations\/cv_/);
-    await page.getByRole('article', { name: /Ada Lovelace/ }).getByText('charged twice for invoice 4411').waitFor();
-    const original = await page.getByRole('article', { name: /Ada Lovelace/ }).getByRole('link', { name: 'Original e-mail' }).getAttribute('href');
+    await page
+      .getByRole('article', { name: /Ada Lovelace/ })
+      .getByText('charged twice for invoice 4411')
+      .waitFor();
+    const original = await page
+      .getByRole('article', { name: /Ada Lovelace/ })
+      .getByRole('link', { name: 'Original e-mail' })
+      .getAttribute('href');
     const raw = await context.request.get(s.url + original);
     assert.equal(raw.status(), 200);
     assert.match(await raw.text(), /Message-ID: <ada-1@customer\.example>/i);
@@ -114,7 +126,10 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.locator('#composer-body').focus();
     await page.keyboard.press('Control+Enter');
     const [reply] = (await customerSink.waitFor(sent + 1, 10_000)).slice(sent);
-    assert.deepEqual(reply.parsed.attachments.map((a) => [a.filename, a.content.toString()]), [['refund.txt', 'refund receipt']]);
+    assert.deepEqual(
+      reply.parsed.attachments.map((a) => [a.filename, a.content.toString()]),
+      [['refund.txt', 'refund receipt']],
+    );
     assert.deepEqual(reply.to, ['ada@customer.example']);
     assert.equal(reply.parsed.inReplyTo, '<ada-1@customer.example>');
     assert.match(String(reply.parsed.references), /ada-1@customer\.example/);
@@ -128,7 +143,10 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.keyboard.press('n');
     await page.keyboard.type('Refund id rf_991 for finance.');
     await page.keyboard.press('Control+Enter');
-    await page.getByRole('article', { name: /^Note: You/ }).getByText('Refund id rf_991').waitFor();
+    await page
+      .getByRole('article', { name: /^Note: You/ })
+      .getByText('Refund id rf_991')
+      .waitFor();
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(customerSink.messages.length, sent + 1, 'notes are never mailed');
 
@@ -149,7 +167,10 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.locator('body').click({ position: { x: 5, y: 790 } });
     await page.keyboard.press('/');
     await page.keyboard.type('invoice 4411');
-    await page.getByRole('list', { name: /Results for/ }).getByText('Invoice 4411 charged twice').waitFor();
+    await page
+      .getByRole('list', { name: /Results for/ })
+      .getByText('Invoice 4411 charged twice')
+      .waitFor();
 
     await page.keyboard.press('Escape');
     await page.keyboard.press('?');

@@ -7,7 +7,17 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { addVirtualAuthenticator, assertAccessible, browserSkipReason, freePort, launchBrowser, openOnOrigin, screenshot, type BrowserSession, type VirtualAuthenticator } from '../helpers/browser.js';
+import {
+  addVirtualAuthenticator,
+  assertAccessible,
+  type BrowserSession,
+  browserSkipReason,
+  freePort,
+  launchBrowser,
+  openOnOrigin,
+  screenshot,
+  type VirtualAuthenticator,
+} from '../helpers/browser.js';
 import { seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -61,7 +71,11 @@ describe('passkeys in Chromium', { skip: browserSkipReason() }, () => {
   function api(method: string, urlPath: string, body?: unknown): Promise<Answer> {
     return page.evaluate(
       async ({ method, urlPath, body }) => {
-        const r = await fetch(urlPath, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+        const r = await fetch(urlPath, {
+          method,
+          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
         const text = await r.text();
         return { status: r.status, body: text ? JSON.parse(text) : null };
       },
@@ -94,7 +108,14 @@ describe('passkeys in Chromium', { skip: browserSkipReason() }, () => {
     await assertAccessible(page);
     assert.equal(await page.evaluate(() => window.isSecureContext), true);
     assert.equal(await page.evaluate(() => location.origin), origin);
-    assert.equal(await page.evaluate(() => typeof (window as any).SimpleWebAuthnBrowser?.browserSupportsWebAuthn === 'function' && (window as any).SimpleWebAuthnBrowser.browserSupportsWebAuthn()), true);
+    assert.equal(
+      await page.evaluate(
+        () =>
+          typeof (window as any).SimpleWebAuthnBrowser?.browserSupportsWebAuthn === 'function' &&
+          (window as any).SimpleWebAuthnBrowser.browserSupportsWebAuthn(),
+      ),
+      true,
+    );
   });
 
   test('a signed-in person registers a discoverable passkey', async () => {
@@ -120,7 +141,10 @@ describe('passkeys in Chromium', { skip: browserSkipReason() }, () => {
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(answer.body.person.email, email);
     const cookies = await context.cookies(origin);
-    assert.ok(cookies.some((c) => c.name === 'svc_session' && c.httpOnly), 'the session cookie is set');
+    assert.ok(
+      cookies.some((c) => c.name === 'svc_session' && c.httpOnly),
+      'the session cookie is set',
+    );
     assert.equal(await signedInAs(), email, 'GET /v1/me with the cookie');
   });
 
@@ -130,7 +154,10 @@ describe('passkeys in Chromium', { skip: browserSkipReason() }, () => {
     const typed = await page.inputValue('#email');
     const { credential, options, answer } = await signInInPage(typed);
     const [stored] = await authenticator.credentials();
-    assert.deepEqual(options.allowCredentials.map((c: { id: string }) => c.id), [Buffer.from(stored.credentialId, 'base64').toString('base64url')]);
+    assert.deepEqual(
+      options.allowCredentials.map((c: { id: string }) => c.id),
+      [Buffer.from(stored.credentialId, 'base64').toString('base64url')],
+    );
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(await signedInAs(), email);
 

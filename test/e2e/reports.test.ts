@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { INGRESS_SECRET, rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 describe('reports page in the panel', { skip: browserSkipReason() }, () => {
   let sink: SmtpSink;
@@ -26,7 +26,10 @@ describe('reports page in the panel', { skip: browserSkipReason() }, () => {
     // Some activity today: two conversations, a reply, a close.
     const ids: string[] = [];
     for (const from of ['ada@cust.example', 'bob@cust.example']) {
-      const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { raw: rawMail({ To: address, From: from }), token: INGRESS_SECRET });
+      const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, {
+        raw: rawMail({ To: address, From: from }),
+        token: INGRESS_SECRET,
+      });
       ids.push(r.body.data[0].conversation_id);
     }
     await s.request('POST', `/v1/conversations/${ids[0]}/messages`, { token: seed.ownerToken, body: { body: 'On it.' } });
@@ -42,7 +45,11 @@ describe('reports page in the panel', { skip: browserSkipReason() }, () => {
   for (const locale of ['en-US', 'tr-TR'] as const) {
     test(`reports and inbox settings (${locale})`, async () => {
       const tr = locale === 'tr-TR';
-      await s.app.db.updateTable('people').set({ locale: tr ? 'tr' : 'en' }).where('id', '=', seed.ownerId).execute();
+      await s.app.db
+        .updateTable('people')
+        .set({ locale: tr ? 'tr' : 'en' })
+        .where('id', '=', seed.ownerId)
+        .execute();
       const { context, page } = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale });
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
@@ -57,7 +64,10 @@ describe('reports page in the panel', { skip: browserSkipReason() }, () => {
       const totals = page.getByRole('definition');
       assert.ok((await totals.allTextContents()).includes('2'), 'two conversations opened');
       // The table under a chart has today's figures.
-      await page.getByText(tr ? 'Tablo olarak göster' : 'Show as a table').first().click();
+      await page
+        .getByText(tr ? 'Tablo olarak göster' : 'Show as a table')
+        .first()
+        .click();
       const today = new Date().toISOString().slice(0, 10);
       const row = page.getByRole('row', { name: new RegExp(today) }).first();
       assert.match((await row.textContent()) ?? '', new RegExp(`${today}\\s*2\\s*1\\s*1`));
@@ -68,7 +78,10 @@ describe('reports page in the panel', { skip: browserSkipReason() }, () => {
       // Phone-sized: the charts fit the width.
       await page.setViewportSize({ width: 390, height: 844 });
       await page.waitForTimeout(200);
-      const width = await page.locator('.report-chart canvas').first().evaluate((c) => c.getBoundingClientRect().width);
+      const width = await page
+        .locator('.report-chart canvas')
+        .first()
+        .evaluate((c) => c.getBoundingClientRect().width);
       assert.ok(width <= 390, `chart ${width}px wide on a 390px screen`);
       await assertAccessible(page);
 
@@ -78,7 +91,10 @@ describe('reports page in the panel', { skip: browserSkipReason() }, () => {
       await page.getByRole('heading', { name: tr ? 'Karşılama mesajı' : 'Greeting' }).waitFor();
       await page.getByLabel(tr ? 'Karşılama mesajını gönder' : 'Send the greeting').check();
       await page.getByLabel(tr ? 'İngilizce metin' : 'Text in English').fill(`Hello from ${locale}`);
-      await page.getByRole('region', { name: tr ? 'Karşılama mesajı' : 'Greeting' }).getByRole('button', { name: tr ? 'Kaydet' : 'Save' }).click();
+      await page
+        .getByRole('region', { name: tr ? 'Karşılama mesajı' : 'Greeting' })
+        .getByRole('button', { name: tr ? 'Kaydet' : 'Save' })
+        .click();
       await page.getByLabel(tr ? 'Değerlendirme iste' : 'Ask for a rating').check();
       await assertAccessible(page);
       for (let i = 0; i < 50; i++) {

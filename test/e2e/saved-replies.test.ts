@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN } from '../helpers/mail.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { INGRESS_SECRET, ingressPort, SINK_LOGIN, seedEmailChannel, sendToIngress } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 describe('saved replies and signatures in the panel', { skip: browserSkipReason() }, () => {
   let customerSink: SmtpSink;
@@ -86,14 +86,25 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
     await page.getByRole('cell', { name: '#temp', exact: true }).waitFor({ state: 'detached' });
     await assertAccessible(page);
     await screenshot(page, 'panel-saved-replies-settings');
-    const stored = await s.app.db.selectFrom('saved_replies').select(['name', 'scope']).where('workspace_id', '=', seed.workspaceId).orderBy('name_key').execute();
+    const stored = await s.app.db
+      .selectFrom('saved_replies')
+      .select(['name', 'scope'])
+      .where('workspace_id', '=', seed.workspaceId)
+      .orderBy('name_key')
+      .execute();
     assert.deepEqual(stored, [
       { name: 'refund', scope: 'workspace' },
       { name: 'refund delay', scope: 'personal' },
     ]);
 
     // A customer writes; the owner answers with # and the keyboard only.
-    await sendToIngress(ingressPort(s), { from: 'Ada Lovelace <ada@customer.example>', to: address, subject: 'Double charge', text: 'I was charged twice.', messageId: '<ada-sr@customer.example>' });
+    await sendToIngress(ingressPort(s), {
+      from: 'Ada Lovelace <ada@customer.example>',
+      to: address,
+      subject: 'Double charge',
+      text: 'I was charged twice.',
+      messageId: '<ada-sr@customer.example>',
+    });
     await page.goto(`${s.url}/conversations`);
     await page.getByRole('link', { name: /Ada Lovelace/ }).waitFor({ timeout: 5000 });
     await page.keyboard.press('j');
@@ -112,7 +123,10 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
     await page.keyboard.type('#ref');
     const listbox = page.getByRole('listbox', { name: 'Saved replies' });
     await listbox.getByRole('option').nth(1).waitFor();
-    assert.deepEqual(await listbox.getByRole('option').evaluateAll((els) => els.map((e) => e.querySelector('.picker-name')!.firstChild!.textContent)), ['#refund', '#refund delay']);
+    assert.deepEqual(await listbox.getByRole('option').evaluateAll((els) => els.map((e) => e.querySelector('.picker-name')!.firstChild!.textContent)), [
+      '#refund',
+      '#refund delay',
+    ]);
     await assertAccessible(page);
     const active = () => box.getAttribute('aria-activedescendant');
     const first = await active();

@@ -13,8 +13,8 @@ import { createChatChannel } from '../../src/channels/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { systemClock } from '../../src/platform/clock.js';
 import { identityHash } from '../../src/widget/service.js';
-import { assertAccessible, browserSkipReason, launchBrowser, screenshot, type BrowserSession } from '../helpers/browser.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const HOSTILE_CSS = `button{all:unset!important} *{font-family:serif!important;color:red!important;box-sizing:content-box!important;line-height:3!important}
@@ -53,10 +53,38 @@ describe('chat widget in a browser', { skip: browserSkipReason() }, () => {
     const port = (host.address() as AddressInfo).port;
     shop = `http://shop.test:${port}`;
     evil = `http://evil.test:${port}`;
-    keys.plain = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Chat', origins: [shop], allowAnonymous: true, askEmailOffline: false, greeting: 'Hi! How can we help?' })).public_key!;
-    keys.offline = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Chat offline', origins: [shop], allowAnonymous: true, askEmailOffline: true })).public_key!;
+    keys.plain = (
+      await createChatChannel(s.app, {
+        workspaceId: seed.workspaceId,
+        inboxId: seed.inboxId,
+        name: 'Chat',
+        origins: [shop],
+        allowAnonymous: true,
+        askEmailOffline: false,
+        greeting: 'Hi! How can we help?',
+      })
+    ).public_key!;
+    keys.offline = (
+      await createChatChannel(s.app, {
+        workspaceId: seed.workspaceId,
+        inboxId: seed.inboxId,
+        name: 'Chat offline',
+        origins: [shop],
+        allowAnonymous: true,
+        askEmailOffline: true,
+      })
+    ).public_key!;
     const turkish = await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Destek', locale: 'tr', mode: 'async', expectedReplyMinutes: 120 });
-    keys.turkish = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: turkish.id, name: 'Sohbet', origins: [shop], allowAnonymous: true, askEmailOffline: false })).public_key!;
+    keys.turkish = (
+      await createChatChannel(s.app, {
+        workspaceId: seed.workspaceId,
+        inboxId: turkish.id,
+        name: 'Sohbet',
+        origins: [shop],
+        allowAnonymous: true,
+        askEmailOffline: false,
+      })
+    ).public_key!;
     const inbox = await s.app.db.selectFrom('inboxes').select('identity_secret_sealed').where('id', '=', seed.inboxId).executeTakeFirstOrThrow();
     inboxSecret = s.app.sealer.open(inbox.identity_secret_sealed);
     browser = await launchBrowser({ args: ['--host-resolver-rules=MAP shop.test 127.0.0.1, MAP evil.test 127.0.0.1'] });
@@ -75,7 +103,9 @@ describe('chat widget in a browser', { skip: browserSkipReason() }, () => {
     const page = pages.get(url.pathname.slice(1));
     if (url.pathname === '/identify.js' || url.pathname.endsWith('/identify.js')) {
       const p = pages.get(url.searchParams.get('page') ?? '');
-      return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(`window.svc=window.svc||function(){(svc.q=svc.q||[]).push(arguments)};svc('identify',${JSON.stringify(p?.identify ?? {})});`);
+      return void res
+        .writeHead(200, { 'content-type': 'text/javascript' })
+        .end(`window.svc=window.svc||function(){(svc.q=svc.q||[]).push(arguments)};svc('identify',${JSON.stringify(p?.identify ?? {})});`);
     }
     if (!page) return void res.writeHead(404).end('not found');
     const scriptSrc = page.identify ? `'self' ${svc}` : svc;
@@ -108,7 +138,13 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
 
   async function conversationOf(contactName: RegExp | null, since: string) {
     for (let i = 0; i < 100; i++) {
-      const row = await s.app.db.selectFrom('conversations').select(['id', 'contact_id']).where('workspace_id', '=', seed.workspaceId).where('created_at', '>', since).orderBy('created_at', 'desc').executeTakeFirst();
+      const row = await s.app.db
+        .selectFrom('conversations')
+        .select(['id', 'contact_id'])
+        .where('workspace_id', '=', seed.workspaceId)
+        .where('created_at', '>', since)
+        .orderBy('created_at', 'desc')
+        .executeTakeFirst();
       if (row) return row;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -132,7 +168,10 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     const conversation = await conversationOf(null, since);
 
     // The team answers through the API; the visitor sees it without a reload.
-    const reply = await s.request('POST', `/v1/conversations/${conversation.id}/messages`, { token: seed.ownerToken, body: { kind: 'message', body: 'It ships today.' } });
+    const reply = await s.request('POST', `/v1/conversations/${conversation.id}/messages`, {
+      token: seed.ownerToken,
+      body: { kind: 'message', body: 'It ships today.' },
+    });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
     await dialog.getByText('It ships today.').waitFor();
 
@@ -142,7 +181,13 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await dialog.getByText('The team is typing…').waitFor();
     await box.pressSequentially('Than');
     for (let i = 0; i < 50; i++) {
-      const ev = await s.app.db.selectFrom('events').select(['data', 'webhook']).where('type', '=', 'typing').where('workspace_id', '=', seed.workspaceId).where('contact_id', 'is', null).execute();
+      const ev = await s.app.db
+        .selectFrom('events')
+        .select(['data', 'webhook'])
+        .where('type', '=', 'typing')
+        .where('workspace_id', '=', seed.workspaceId)
+        .where('contact_id', 'is', null)
+        .execute();
       if (ev.some((e) => JSON.parse(e.data).author.type === 'contact')) {
         assert.ok(ev.every((e) => e.webhook === 0));
         break;
@@ -155,7 +200,10 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     assert.equal(await launcher(page).evaluate((el) => el === (el.getRootNode() as ShadowRoot).activeElement), true, 'Esc returns focus to the launcher');
-    await s.request('POST', `/v1/conversations/${conversation.id}/messages`, { token: seed.ownerToken, body: { kind: 'message', body: 'Tracking number: 42.' } });
+    await s.request('POST', `/v1/conversations/${conversation.id}/messages`, {
+      token: seed.ownerToken,
+      body: { kind: 'message', body: 'Tracking number: 42.' },
+    });
     await page.locator('svc-chat').getByRole('button', { name: 'Open chat (1 unread)' }).waitFor();
     await page.waitForFunction(() => document.title.startsWith('(1) New message'));
 
@@ -197,7 +245,10 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     reachable = false;
     await Promise.all(sockets.splice(0).map((ws) => ws.close()));
     await dialog.getByRole('status').filter({ hasText: 'Reconnecting…' }).waitFor();
-    await s.request('POST', `/v1/conversations/${conversation.id}/messages`, { token: seed.ownerToken, body: { kind: 'message', body: 'Sent while you were away.' } });
+    await s.request('POST', `/v1/conversations/${conversation.id}/messages`, {
+      token: seed.ownerToken,
+      body: { kind: 'message', body: 'Sent while you were away.' },
+    });
     reachable = true;
     await dialog.getByText('Sent while you were away.').waitFor({ timeout: 20_000 });
     await dialog.getByText('Reconnecting…').waitFor({ state: 'detached', timeout: 20_000 });
@@ -231,10 +282,16 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     assert.deepEqual(contact.body.emails, ['ayse@example.com']);
     await assertAccessible(page);
     // This page's connect-src allows no ws: the socket is refused and replies arrive by fetching.
-    const reply = await s.request('POST', `/v1/conversations/${conversation.id}/messages`, { token: seed.ownerToken, body: { kind: 'message', body: 'We will call you.' } });
+    const reply = await s.request('POST', `/v1/conversations/${conversation.id}/messages`, {
+      token: seed.ownerToken,
+      body: { kind: 'message', body: 'We will call you.' },
+    });
     assert.equal(reply.status, 201);
     await dialog.getByText('We will call you.').waitFor({ timeout: 10_000 });
-    assert.deepEqual(problems.filter((p) => !/Connecting to 'ws:.* violates the following Content Security Policy directive/.test(p)), []);
+    assert.deepEqual(
+      problems.filter((p) => !/Connecting to 'ws:.* violates the following Content Security Policy directive/.test(p)),
+      [],
+    );
     await context.close();
   });
 
@@ -282,16 +339,22 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     assert.equal(await loaded(dialog.getByRole('img', { name: 'parcel.png' })), 2, 'the visitor sees a preview of their image');
     const conversation = await conversationOf(null, since);
     const stored = await s.app.db.selectFrom('attachments').select(['filename', 'message_id']).where('conversation_id', '=', conversation.id).execute();
-    assert.deepEqual(stored.map((a) => a.filename), ['parcel.png']);
+    assert.deepEqual(
+      stored.map((a) => a.filename),
+      ['parcel.png'],
+    );
     assert.ok(stored[0]!.message_id);
 
     // Dropped onto the panel: waits in the composer until sent.
-    await dialog.evaluate((panel, bytes) => {
-      const transfer = new DataTransfer();
-      transfer.items.add(new File([new Uint8Array(bytes)], 'receipt.txt', { type: 'text/plain' }));
-      panel.dispatchEvent(new DragEvent('dragover', { dataTransfer: transfer, bubbles: true, cancelable: true }));
-      panel.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
-    }, [...Buffer.from('order 42')]);
+    await dialog.evaluate(
+      (panel, bytes) => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([new Uint8Array(bytes)], 'receipt.txt', { type: 'text/plain' }));
+        panel.dispatchEvent(new DragEvent('dragover', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+        panel.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+      },
+      [...Buffer.from('order 42')],
+    );
     await dialog.getByRole('button', { name: 'Remove receipt.txt' }).waitFor();
     await dialog.getByRole('button', { name: 'Send' }).click();
     await dialog.getByRole('link', { name: /receipt\.txt/ }).waitFor();
@@ -307,18 +370,30 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
 
     // The team's files reach the widget live: an image previewed, a text file as a download link.
     const ids: string[] = [];
-    for (const [name, type, data] of [['label.png', 'image/png', PNG], ['invoice.txt', 'text/plain', Buffer.from('total 10')]] as const) {
-      const up = await s.request('POST', `/v1/conversations/${conversation.id}/attachments?filename=${name}`, { token: seed.ownerToken, raw: data, headers: { 'content-type': type } });
+    for (const [name, type, data] of [
+      ['label.png', 'image/png', PNG],
+      ['invoice.txt', 'text/plain', Buffer.from('total 10')],
+    ] as const) {
+      const up = await s.request('POST', `/v1/conversations/${conversation.id}/attachments?filename=${name}`, {
+        token: seed.ownerToken,
+        raw: data,
+        headers: { 'content-type': type },
+      });
       assert.equal(up.status, 201, JSON.stringify(up.body));
       ids.push(up.body.id);
     }
-    const reply = await s.request('POST', `/v1/conversations/${conversation.id}/messages`, { token: seed.ownerToken, body: { body: 'Your return label', attachment_ids: ids } });
+    const reply = await s.request('POST', `/v1/conversations/${conversation.id}/messages`, {
+      token: seed.ownerToken,
+      body: { body: 'Your return label', attachment_ids: ids },
+    });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
     await dialog.getByText('Your return label').waitFor();
     assert.equal(await loaded(dialog.getByRole('img', { name: 'label.png' })), 2, 'the visitor sees the team’s image previewed');
     const link = dialog.getByRole('link', { name: /invoice\.txt/ });
     await link.waitFor();
-    await visitor.page.waitForFunction(() => document.querySelector('svc-chat')?.shadowRoot?.querySelector('a[download="invoice.txt"]')?.getAttribute('href')?.startsWith('blob:'));
+    await visitor.page.waitForFunction(() =>
+      document.querySelector('svc-chat')?.shadowRoot?.querySelector('a[download="invoice.txt"]')?.getAttribute('href')?.startsWith('blob:'),
+    );
     await assertAccessible(visitor.page);
     assert.deepEqual(visitor.problems, []);
     await visitor.context.close();
@@ -328,11 +403,17 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     const externalId = 'user-1234';
     const hash = identityHash(inboxSecret, externalId);
     for (const body of ['First question', 'Second question']) {
-      const opened = await s.request('POST', '/v1/widget/sessions', { body: { public_key: keys.plain, external_id: externalId, identity_hash: hash, name: 'Deniz' }, headers: { origin: shop } });
+      const opened = await s.request('POST', '/v1/widget/sessions', {
+        body: { public_key: keys.plain, external_id: externalId, identity_hash: hash, name: 'Deniz' },
+        headers: { origin: shop },
+      });
       assert.equal(opened.status, 201);
       assert.equal((await s.request('POST', '/v1/widget/conversations', { token: opened.body.token, body: { body }, headers: { origin: shop } })).status, 201);
     }
-    const { context, page, problems } = await visit('identified', { key: keys.plain, identify: { external_id: externalId, identity_hash: hash, name: 'Deniz' } });
+    const { context, page, problems } = await visit('identified', {
+      key: keys.plain,
+      identify: { external_id: externalId, identity_hash: hash, name: 'Deniz' },
+    });
     await launcher(page).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByRole('button', { name: 'Your conversations (2)' }).click();
@@ -343,7 +424,10 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     assert.deepEqual(problems, []);
 
     // A wrong hash proves nothing: the session is refused and no launcher state leaks anything.
-    const refused = await s.request('POST', '/v1/widget/sessions', { body: { public_key: keys.plain, external_id: externalId, identity_hash: '00'.repeat(32) }, headers: { origin: shop } });
+    const refused = await s.request('POST', '/v1/widget/sessions', {
+      body: { public_key: keys.plain, external_id: externalId, identity_hash: '00'.repeat(32) },
+      headers: { origin: shop },
+    });
     assert.equal(refused.status, 401);
     await context.close();
   });
@@ -352,7 +436,10 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     const { context, page, problems } = await visit('elsewhere', { key: keys.plain }, { origin: evil });
     await page.waitForFunction(() => document.readyState === 'complete');
     for (let i = 0; i < 50 && !problems.some((p) => /svc widget: not shown/.test(p)); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.ok(problems.some((p) => /svc widget: not shown .*origin .*is not allowed/.test(p)), problems.join('\n'));
+    assert.ok(
+      problems.some((p) => /svc widget: not shown .*origin .*is not allowed/.test(p)),
+      problems.join('\n'),
+    );
     assert.equal(await page.locator('svc-chat').count(), 0);
     await context.close();
   });
@@ -367,9 +454,24 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
         const pick = (el: Element) => {
           const cs = getComputedStyle(el);
           const r = el.getBoundingClientRect();
-          return { x: r.x, y: r.y, w: r.width, h: r.height, font: cs.fontFamily, color: cs.color, bg: cs.backgroundColor, display: cs.display, padding: cs.padding };
+          return {
+            x: r.x,
+            y: r.y,
+            w: r.width,
+            h: r.height,
+            font: cs.fontFamily,
+            color: cs.color,
+            bg: cs.backgroundColor,
+            display: cs.display,
+            padding: cs.padding,
+          };
         };
-        return { launcher: pick(root.querySelector('.launcher')!), panel: pick(root.querySelector('.panel')!), send: pick(root.querySelector('.send')!), bubble: pick(root.querySelector('.bubble')!) };
+        return {
+          launcher: pick(root.querySelector('.launcher')!),
+          panel: pick(root.querySelector('.panel')!),
+          send: pick(root.querySelector('.send')!),
+          bubble: pick(root.querySelector('.bubble')!),
+        };
       });
     };
     const plain = await visit('plain-css', { key: keys.plain });

@@ -7,16 +7,16 @@ import { after, before, describe, test } from 'node:test';
 import WebSocket, { WebSocketServer } from 'ws';
 import { createApiKey, revokeApiKey } from '../../src/api-keys/service.js';
 import { keyAccess, memberAccess } from '../../src/auth/access.js';
-import { endSession } from '../../src/people/service.js';
-import { createInbox } from '../../src/inboxes/service.js';
-import { DAY, HOUR, ManualClock, systemClock } from '../../src/platform/clock.js';
 import { accessStillValid } from '../../src/auth/credentials.js';
-import { RealtimeStream } from '../../src/realtime/stream.js';
-import { announceEvents, recordEvent, streamPosition } from '../../src/events/service.js';
 import type { App } from '../../src/context.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { announceEvents, recordEvent, streamPosition } from '../../src/events/service.js';
+import { createInbox } from '../../src/inboxes/service.js';
+import { endSession } from '../../src/people/service.js';
+import { DAY, HOUR, ManualClock, systemClock } from '../../src/platform/clock.js';
+import { RealtimeStream } from '../../src/realtime/stream.js';
 import { contactData, emit, emitMessage } from '../helpers/events.js';
-import { seedEmailChannel, rawMail } from '../helpers/mail.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { rawMail, seedEmailChannel } from '../helpers/mail.js';
 import { runSvc, startTestServer, type TestServer } from '../helpers/server.js';
 import { startReceiver } from '../helpers/webhooks.js';
 
@@ -90,7 +90,10 @@ describe('event replay and realtime', () => {
     await emitMessage(s.app, seed.workspaceId, seed.inboxId); // another workspace
     const first = await s.request('GET', '/v1/events?limit=3', { token: ws.apiKey });
     assert.equal(first.status, 200);
-    assert.deepEqual(first.body.data.map((e: any) => e.id), written.slice(0, 3).map((w) => w.id));
+    assert.deepEqual(
+      first.body.data.map((e: any) => e.id),
+      written.slice(0, 3).map((w) => w.id),
+    );
     const e = first.body.data[0];
     assert.deepEqual(Object.keys(e), ['seq', 'id', 'type', 'timestamp', 'workspace_id', 'inbox_id', 'data']);
     assert.equal(e.type, 'message.created');
@@ -98,7 +101,10 @@ describe('event replay and realtime', () => {
     assert.equal(e.seq, await positionOf(s.app, written[0].id));
     assert.equal(first.body.next_cursor, String(await positionOf(s.app, written[2].id)));
     const rest = await s.request('GET', `/v1/events?after=${first.body.next_cursor}&limit=3`, { token: ws.apiKey });
-    assert.deepEqual(rest.body.data.map((x: any) => x.id), written.slice(3).map((w) => w.id));
+    assert.deepEqual(
+      rest.body.data.map((x: any) => x.id),
+      written.slice(3).map((w) => w.id),
+    );
     assert.equal(rest.body.next_cursor, null);
     const none = await s.request('GET', `/v1/events?after=${rest.body.last_seq}`, { token: ws.apiKey });
     assert.deepEqual(none.body.data, []);
@@ -147,7 +153,11 @@ describe('event replay and realtime', () => {
       let r = await t.request('GET', `/v1/events?after=0`, { token: ws.apiKey });
       const rows = await t.app.db.selectFrom('events').selectAll().execute();
       assert.equal(r.status, 200, JSON.stringify({ body: r.body, now: t.clock.now(), rows: rows.map((x) => [x.seq, x.position, x.occurred_at, x.type]) }));
-      assert.deepEqual(r.body.data.map((e: any) => e.id), [old.id, recent.id], 'six days: everything kept');
+      assert.deepEqual(
+        r.body.data.map((e: any) => e.id),
+        [old.id, recent.id],
+        'six days: everything kept',
+      );
       (t.clock as ManualClock).advance(DAY + HOUR);
       await t.app.jobs.drain(); // the hourly clean-up
       r = await t.request('GET', `/v1/events?after=0`, { token: ws.apiKey });
@@ -155,16 +165,27 @@ describe('event replay and realtime', () => {
       assert.equal(r.body.error.code, 'cursor_expired');
       assert.equal(r.body.error.pruned_through, oldPosition);
       r = await t.request('GET', `/v1/events?after=${oldPosition}`, { token: ws.apiKey });
-      assert.deepEqual(r.body.data.map((e: any) => e.id), [recent.id], 'a cursor at the cut is still good');
+      assert.deepEqual(
+        r.body.data.map((e: any) => e.id),
+        [recent.id],
+        'a cursor at the cut is still good',
+      );
       r = await t.request('GET', '/v1/events', { token: ws.apiKey });
-      assert.deepEqual(r.body.data.map((e: any) => e.id), [recent.id], 'without after: from the oldest kept event');
+      assert.deepEqual(
+        r.body.data.map((e: any) => e.id),
+        [recent.id],
+        'without after: from the oldest kept event',
+      );
       const gone = await t.app.db.selectFrom('events').select('id').where('id', '=', old.id).executeTakeFirst();
       assert.equal(gone, undefined, 'the row is deleted');
       r = await t.request('GET', `/v1/events?after=${(await positionOf(t.app, recent.id)) + 1000}`, { token: ws.apiKey });
       assert.equal(r.status, 410, 'a cursor this server never handed out');
       const c = await connect(t, { token: ws.apiKey, after: 0 });
       await c.until(() => c.closed !== undefined, 'close');
-      assert.deepEqual(c.frames.map((f) => f.type), ['hello', 'cursor_expired']);
+      assert.deepEqual(
+        c.frames.map((f) => f.type),
+        ['hello', 'cursor_expired'],
+      );
       assert.equal(c.frames[1].after, 0);
       assert.equal(c.closed!.code, 4410);
     } finally {
@@ -174,7 +195,10 @@ describe('event replay and realtime', () => {
 
   test('events a webhook delivery still refers to stay for redelivery, outside the replayed stream', async () => {
     const rx = await startReceiver();
-    const t = await startTestServer({ clock: new ManualClock('2031-01-01T00:00:00Z'), env: { SVC_EVENTS_RETENTION_DAYS: '1', SVC_WEBHOOK_ALLOW_PRIVATE: '1' } });
+    const t = await startTestServer({
+      clock: new ManualClock('2031-01-01T00:00:00Z'),
+      env: { SVC_EVENTS_RETENTION_DAYS: '1', SVC_WEBHOOK_ALLOW_PRIVATE: '1' },
+    });
     try {
       assert.equal(t.app.config.eventsRetentionDays, 1);
       const ws = await seedWorkspace(t.app);
@@ -216,12 +240,20 @@ describe('event replay and realtime', () => {
       assert.equal(c.events()[0].seq, await positionOf(s.app, event.id));
     }
     const rows = await s.app.db.selectFrom('realtime_connections').selectAll().where('workspace_id', '=', ws.workspaceId).orderBy('connected_at').execute();
-    assert.deepEqual(rows.map((r) => [r.kind, r.closed_at]).sort(), [['api_key', null], ['member', null]]);
+    assert.deepEqual(rows.map((r) => [r.kind, r.closed_at]).sort(), [
+      ['api_key', null],
+      ['member', null],
+    ]);
     byKey.close();
     byCookie.close();
     await byKey.until(() => byKey.closed !== undefined, 'close');
     await waitFor(async () => {
-      const open = await s.app.db.selectFrom('realtime_connections').select('id').where('workspace_id', '=', ws.workspaceId).where('closed_at', 'is', null).execute();
+      const open = await s.app.db
+        .selectFrom('realtime_connections')
+        .select('id')
+        .where('workspace_id', '=', ws.workspaceId)
+        .where('closed_at', 'is', null)
+        .execute();
       return open.length === 0;
     });
 
@@ -241,12 +273,25 @@ describe('event replay and realtime', () => {
     const agentC = await connect(s, { token: agent.token });
     const limitedC = await connect(s, { token: limited.secret });
     for (const c of [owner, agentC, limitedC]) await c.until(() => c.frames.some((f) => f.type === 'live'), 'live');
-    await emit(s.app, { workspaceId: ws.workspaceId, type: 'migration.forwarding_confirmation', data: { migration_id: 'mig_1', code: '123', link: 'https://x' } });
+    await emit(s.app, {
+      workspaceId: ws.workspaceId,
+      type: 'migration.forwarding_confirmation',
+      data: { migration_id: 'mig_1', code: '123', link: 'https://x' },
+    });
     const msg = await emitMessage(s.app, ws.workspaceId, ws.inboxId);
     for (const c of [owner, agentC, limitedC]) await c.until(() => c.events().some((e) => e.id === msg.id), 'the message');
-    assert.deepEqual(owner.events().map((e) => e.type), ['migration.forwarding_confirmation', 'message.created']);
-    assert.deepEqual(agentC.events().map((e) => e.type), ['message.created']);
-    assert.deepEqual(limitedC.events().map((e) => e.type), ['message.created']);
+    assert.deepEqual(
+      owner.events().map((e) => e.type),
+      ['migration.forwarding_confirmation', 'message.created'],
+    );
+    assert.deepEqual(
+      agentC.events().map((e) => e.type),
+      ['message.created'],
+    );
+    assert.deepEqual(
+      limitedC.events().map((e) => e.type),
+      ['message.created'],
+    );
     for (const c of [owner, agentC, limitedC]) c.close();
   });
 
@@ -290,7 +335,12 @@ describe('event replay and realtime', () => {
     const gate = new Promise<void>((r) => (release = r));
     let slowId = '';
     const slow = s.app.db.transaction().execute(async (trx) => {
-      slowId = (await recordEvent({ db: trx, clock: s.app.clock }, { workspaceId: ws.workspaceId, type: 'contact.updated', occurredAt: clock.now(), data: { contact: contactData() } })).id;
+      slowId = (
+        await recordEvent(
+          { db: trx, clock: s.app.clock },
+          { workspaceId: ws.workspaceId, type: 'contact.updated', occurredAt: clock.now(), data: { contact: contactData() } },
+        )
+      ).id;
       await gate;
     });
     // On Postgres the second transaction commits while the first is still open; on SQLite it waits.
@@ -304,7 +354,10 @@ describe('event replay and realtime', () => {
     await fast;
     announceEvents(s.app);
     await c.until(() => c.events().length === 2, 'both events');
-    assert.ok(c.events().some((e) => e.id === slowId), 'the late commit arrives too');
+    assert.ok(
+      c.events().some((e) => e.id === slowId),
+      'the late commit arrives too',
+    );
     const seqs = c.events().map((e) => e.seq);
     assert.ok(seqs[0] < seqs[1]);
     c.close();

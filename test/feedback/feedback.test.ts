@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { eventsAfter, lastEventSeq } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -20,7 +20,13 @@ describe('POST /v1/feedback', () => {
     const seq = await lastEventSeq(s);
     const r = await s.request('POST', '/v1/feedback', {
       token: seed.apiKey,
-      body: { inbox_id: seed.inboxId, contact: { external_id: 'app-user-7', email: 'App@User.example', name: 'App User' }, subject: 'Love it', body: 'The new release is great.', metadata: { app_version: '2.1', rating: 5 } },
+      body: {
+        inbox_id: seed.inboxId,
+        contact: { external_id: 'app-user-7', email: 'App@User.example', name: 'App User' },
+        subject: 'Love it',
+        body: 'The new release is great.',
+        metadata: { app_version: '2.1', rating: 5 },
+      },
     });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.equal(r.body.conversation.source, 'feedback');
@@ -30,7 +36,10 @@ describe('POST /v1/feedback', () => {
     assert.deepEqual(r.body.contact.external_ids, [{ inbox_id: seed.inboxId, external_id: 'app-user-7' }]);
     assert.deepEqual(r.body.contact.emails, ['app@user.example']);
     const events = await eventsAfter(s, seq);
-    assert.deepEqual(events.map((e) => e.type), ['conversation.created', 'message.created', 'feedback.created']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['conversation.created', 'message.created', 'feedback.created'],
+    );
     for (const e of events) {
       assert.equal(e.inbox_id, seed.inboxId);
       assert.equal(e.contact_id, r.body.contact.id);
@@ -41,7 +50,10 @@ describe('POST /v1/feedback', () => {
     assert.equal(fb.conversation.id, r.body.conversation.id);
 
     // The same external id finds the same contact; no contact at all makes an anonymous one.
-    const again = await s.request('POST', '/v1/feedback', { token: seed.apiKey, body: { inbox_id: seed.inboxId, contact: { external_id: 'app-user-7' }, body: 'More' } });
+    const again = await s.request('POST', '/v1/feedback', {
+      token: seed.apiKey,
+      body: { inbox_id: seed.inboxId, contact: { external_id: 'app-user-7' }, body: 'More' },
+    });
     assert.equal(again.body.contact.id, r.body.contact.id);
     assert.notEqual(again.body.conversation.id, r.body.conversation.id);
     const anon = await s.request('POST', '/v1/feedback', { token: seed.apiKey, body: { inbox_id: seed.inboxId, body: 'Anonymous note' } });

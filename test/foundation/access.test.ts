@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { createApiKey, revokeApiKey } from '../../src/api-keys/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { DAY, ManualClock } from '../../src/platform/clock.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('authentication and authorization', () => {
@@ -18,7 +18,13 @@ describe('authentication and authorization', () => {
   after(() => s.stop());
 
   test('missing, malformed and unknown credentials get 401 in the error shape', async () => {
-    for (const headers of [{} as Record<string, string>, { authorization: 'Basic abc' }, { authorization: 'Bearer svc_sk_unknown' }, { authorization: 'Bearer svc_ses_unknown' }, { authorization: 'Bearer whatever' }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: 'Basic abc' },
+      { authorization: 'Bearer svc_sk_unknown' },
+      { authorization: 'Bearer svc_ses_unknown' },
+      { authorization: 'Bearer whatever' },
+    ]) {
       const r = await s.request('GET', '/v1/workspace', { headers });
       assert.equal(r.status, 401, JSON.stringify(headers));
       assert.equal(r.body.error.code, 'unauthorized');
@@ -34,7 +40,11 @@ describe('authentication and authorization', () => {
   });
 
   test('an expired key is refused', async () => {
-    const { secret } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'expiring', expiresAt: new Date(clock.now().getTime() + DAY).toISOString() });
+    const { secret } = await createApiKey(s.app, {
+      workspaceId: seed.workspaceId,
+      name: 'expiring',
+      expiresAt: new Date(clock.now().getTime() + DAY).toISOString(),
+    });
     assert.equal((await s.request('GET', '/v1/workspace', { token: secret })).status, 200);
     clock.advance(DAY + 1);
     assert.equal((await s.request('GET', '/v1/workspace', { token: secret })).status, 401);
@@ -59,7 +69,10 @@ describe('authentication and authorization', () => {
     const second = await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Sales' });
     const { secret } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'limited', inboxIds: [second.id] });
     const list = await s.request('GET', '/v1/inboxes', { token: secret });
-    assert.deepEqual(list.body.data.map((i: { id: string }) => i.id), [second.id]);
+    assert.deepEqual(
+      list.body.data.map((i: { id: string }) => i.id),
+      [second.id],
+    );
     assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}`, { token: secret })).status, 404);
     assert.equal((await s.request('GET', `/v1/inboxes/${second.id}`, { token: secret })).status, 200);
     assert.equal((await s.request('GET', `/v1/channels?inbox_id=${seed.inboxId}`, { token: secret })).status, 404);
@@ -107,16 +120,32 @@ describe('authentication and authorization', () => {
 
   test('PATCH /v1/workspace refuses wrong types and values and changes nothing', async () => {
     await s.request('PATCH', '/v1/workspace', { token: seed.apiKey, body: { retention_days: 10 } });
-    for (const body of [{ retention_days: 0 }, { retention_days: -5 }, { retention_days: '30' }, { retention_days: 1.5 }, { retention_days: 30, name: 'x' }, [1], 'text']) {
+    for (const body of [
+      { retention_days: 0 },
+      { retention_days: -5 },
+      { retention_days: '30' },
+      { retention_days: 1.5 },
+      { retention_days: 30, name: 'x' },
+      [1],
+      'text',
+    ]) {
       const r = await s.request('PATCH', '/v1/workspace', { token: seed.apiKey, body });
       assert.equal(r.status, 400, JSON.stringify(body));
       assert.equal(r.body.error.code, 'invalid_request');
       assert.ok(Array.isArray(r.body.error.issues));
     }
-    const malformed = await s.request('PATCH', '/v1/workspace', { token: seed.apiKey, raw: '{"retention_days": 3', headers: { 'content-type': 'application/json' } });
+    const malformed = await s.request('PATCH', '/v1/workspace', {
+      token: seed.apiKey,
+      raw: '{"retention_days": 3',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(malformed.status, 400);
     assert.equal(malformed.body.error.code, 'invalid_request');
-    const huge = await s.request('PATCH', '/v1/workspace', { token: seed.apiKey, raw: JSON.stringify({ retention_days: 5, pad: 'x'.repeat(2 * 1024 * 1024) }), headers: { 'content-type': 'application/json' } });
+    const huge = await s.request('PATCH', '/v1/workspace', {
+      token: seed.apiKey,
+      raw: JSON.stringify({ retention_days: 5, pad: 'x'.repeat(2 * 1024 * 1024) }),
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(huge.status, 413);
     assert.equal(huge.body.error.code, 'too_large');
     const ws = await s.request('GET', '/v1/workspace', { token: seed.apiKey });
@@ -137,7 +166,10 @@ describe('authentication and authorization', () => {
   });
 
   test('API keys through the API: the secret once, never listed; last use recorded; agents may not manage keys', async () => {
-    const created = await s.request('POST', '/v1/api-keys', { token: seed.ownerToken, body: { name: 'ci', scopes: ['conversations:read'], inbox_ids: [seed.inboxId] } });
+    const created = await s.request('POST', '/v1/api-keys', {
+      token: seed.ownerToken,
+      body: { name: 'ci', scopes: ['conversations:read'], inbox_ids: [seed.inboxId] },
+    });
     assert.equal(created.status, 201);
     assert.match(created.body.secret, /^svc_sk_/);
     assert.ok(created.body.secret.startsWith(created.body.prefix));
@@ -166,7 +198,15 @@ describe('authentication and authorization', () => {
   test('channels through the API: SMTP password only as set; origins checked', async () => {
     const email = await s.request('POST', '/v1/channels', {
       token: seed.apiKey,
-      body: { kind: 'email', inbox_id: seed.inboxId, name: 'Support mail', address: 'Help@Example.com', smtp_host: 'smtp.example.com', smtp_username: 'help', smtp_password: 'hunter2-secret' },
+      body: {
+        kind: 'email',
+        inbox_id: seed.inboxId,
+        name: 'Support mail',
+        address: 'Help@Example.com',
+        smtp_host: 'smtp.example.com',
+        smtp_username: 'help',
+        smtp_password: 'hunter2-secret',
+      },
     });
     assert.equal(email.status, 201);
     assert.equal(email.body.address, 'help@example.com');
@@ -175,13 +215,22 @@ describe('authentication and authorization', () => {
     const stored = await s.app.db.selectFrom('channels').select('smtp_password_sealed').where('id', '=', email.body.id).executeTakeFirstOrThrow();
     assert.ok(stored.smtp_password_sealed && !stored.smtp_password_sealed.includes('hunter2'));
     assert.equal(s.app.sealer.open(stored.smtp_password_sealed), 'hunter2-secret');
-    const dup = await s.request('POST', '/v1/channels', { token: seed.apiKey, body: { kind: 'email', inbox_id: seed.inboxId, name: 'Again', address: 'help@example.com' } });
+    const dup = await s.request('POST', '/v1/channels', {
+      token: seed.apiKey,
+      body: { kind: 'email', inbox_id: seed.inboxId, name: 'Again', address: 'help@example.com' },
+    });
     assert.equal(dup.status, 409);
-    const chat = await s.request('POST', '/v1/channels', { token: seed.apiKey, body: { kind: 'chat', inbox_id: seed.inboxId, name: 'Widget', origins: ['https://www.example.com', 'http://localhost:3000'] } });
+    const chat = await s.request('POST', '/v1/channels', {
+      token: seed.apiKey,
+      body: { kind: 'chat', inbox_id: seed.inboxId, name: 'Widget', origins: ['https://www.example.com', 'http://localhost:3000'] },
+    });
     assert.equal(chat.status, 201);
     assert.match(chat.body.public_key, /^svc_pk_/);
     assert.equal(chat.body.ask_email_offline, true);
-    const badOrigin = await s.request('POST', '/v1/channels', { token: seed.apiKey, body: { kind: 'chat', inbox_id: seed.inboxId, name: 'W', origins: ['https://example.com/path'] } });
+    const badOrigin = await s.request('POST', '/v1/channels', {
+      token: seed.apiKey,
+      body: { kind: 'chat', inbox_id: seed.inboxId, name: 'W', origins: ['https://example.com/path'] },
+    });
     assert.equal(badOrigin.status, 400);
     assert.ok(!s.rawLogs.join('').includes('hunter2-secret'));
   });

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { SCOPES } from '../../src/auth/access.js';
-import { runSvc, spawnServer, testEnv, type TestEnv } from '../helpers/server.js';
+import { runSvc, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 
 describe('operator commands', () => {
   let te: TestEnv;
@@ -56,10 +56,28 @@ describe('operator commands', () => {
     const r = await svc(['inbox', 'create', '--workspace', 'Acme', '--name', 'Customer Support']);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^inb_[0-9a-z]{26}\n$/);
-    const second = await svc(['inbox', 'create', '--workspace', 'Acme', '--name', 'Customer Support', '--locale', 'tr', '--timezone', 'Europe/Istanbul', '--mode', 'live', '--expected-reply-minutes', '30']);
+    const second = await svc([
+      'inbox',
+      'create',
+      '--workspace',
+      'Acme',
+      '--name',
+      'Customer Support',
+      '--locale',
+      'tr',
+      '--timezone',
+      'Europe/Istanbul',
+      '--mode',
+      'live',
+      '--expected-reply-minutes',
+      '30',
+    ]);
     assert.equal(second.code, 0, second.stderr);
     const list = await svc(['inbox', 'list', '--workspace', 'Acme']);
-    const rows = list.stdout.trim().split('\n').map((l) => l.split('\t'));
+    const rows = list.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
     assert.deepEqual(rows[0], ['id', 'slug', 'name', 'locale', 'timezone', 'mode', 'expected_reply_minutes']);
     assert.deepEqual(rows[1].slice(1), ['customer-support', 'Customer Support', 'en', 'UTC', 'async', '-']);
     assert.deepEqual(rows[2].slice(1), ['customer-support-2', 'Customer Support', 'tr', 'Europe/Istanbul', 'live', '30']);
@@ -81,17 +99,82 @@ describe('operator commands', () => {
   test('channel create-email reads the password from a file or stdin, never the command line; list shows only whether one is set', async () => {
     const pwFile = path.join(te.dataDir, 'pw.txt');
     fs.writeFileSync(pwFile, 'file-secret-pw\n');
-    const a = await svc(['channel', 'create-email', '--workspace', 'Acme', '--inbox', 'customer-support', '--name', 'Support', '--address', 'support@acme.test', '--smtp-host', 'smtp.acme.test', '--smtp-port', '2525', '--tls', 'none', '--smtp-username', 'support', '--smtp-password-file', pwFile]);
+    const a = await svc([
+      'channel',
+      'create-email',
+      '--workspace',
+      'Acme',
+      '--inbox',
+      'customer-support',
+      '--name',
+      'Support',
+      '--address',
+      'support@acme.test',
+      '--smtp-host',
+      'smtp.acme.test',
+      '--smtp-port',
+      '2525',
+      '--tls',
+      'none',
+      '--smtp-username',
+      'support',
+      '--smtp-password-file',
+      pwFile,
+    ]);
     assert.equal(a.code, 0, a.stderr);
     assert.match(a.stdout, /^ch_[0-9a-z]{26}\n$/);
-    const b = await svc(['channel', 'create-email', '--workspace', 'Acme', '--inbox', 'customer-support', '--name', 'Sales', '--address', 'sales@acme.test', '--smtp-host', 'smtp.acme.test', '--smtp-password-file', '-'], 'stdin-secret-pw\n');
+    const b = await svc(
+      [
+        'channel',
+        'create-email',
+        '--workspace',
+        'Acme',
+        '--inbox',
+        'customer-support',
+        '--name',
+        'Sales',
+        '--address',
+        'sales@acme.test',
+        '--smtp-host',
+        'smtp.acme.test',
+        '--smtp-password-file',
+        '-',
+      ],
+      'stdin-secret-pw\n',
+    );
     assert.equal(b.code, 0, b.stderr);
     const c = await svc(['channel', 'create-email', '--workspace', 'Acme', '--inbox', 'customer-support', '--name', 'Plain', '--address', 'plain@acme.test']);
     assert.equal(c.code, 0, c.stderr);
-    const refused = await svc(['channel', 'create-email', '--workspace', 'Acme', '--inbox', 'customer-support', '--name', 'X', '--address', 'x@acme.test', '--smtp-host', 'h', '--smtp-password', 'oops']);
+    const refused = await svc([
+      'channel',
+      'create-email',
+      '--workspace',
+      'Acme',
+      '--inbox',
+      'customer-support',
+      '--name',
+      'X',
+      '--address',
+      'x@acme.test',
+      '--smtp-host',
+      'h',
+      '--smtp-password',
+      'oops',
+    ]);
     assert.notEqual(refused.code, 0);
     assert.ok(!refused.stderr.includes('oops'));
-    const dup = await svc(['channel', 'create-email', '--workspace', 'Acme', '--inbox', 'customer-support', '--name', 'Again', '--address', 'SUPPORT@acme.test']);
+    const dup = await svc([
+      'channel',
+      'create-email',
+      '--workspace',
+      'Acme',
+      '--inbox',
+      'customer-support',
+      '--name',
+      'Again',
+      '--address',
+      'SUPPORT@acme.test',
+    ]);
     assert.equal(dup.code, 1);
     const list = await svc(['channel', 'list', '--workspace', 'Acme', '--inbox', 'customer-support']);
     assert.equal(list.code, 0, list.stderr);
@@ -106,7 +189,23 @@ describe('operator commands', () => {
   });
 
   test('channel create-chat prints the id and public key separated by a tab; --origin repeats', async () => {
-    const r = await svc(['channel', 'create-chat', '--workspace', 'Acme', '--inbox', 'customer-support', '--name', 'Widget', '--origin', 'https://acme.test', '--origin', 'https://www.acme.test', '--ask-email-offline=false', '--greeting', 'Hi!']);
+    const r = await svc([
+      'channel',
+      'create-chat',
+      '--workspace',
+      'Acme',
+      '--inbox',
+      'customer-support',
+      '--name',
+      'Widget',
+      '--origin',
+      'https://acme.test',
+      '--origin',
+      'https://www.acme.test',
+      '--ask-email-offline=false',
+      '--greeting',
+      'Hi!',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^ch_[0-9a-z]{26}\tsvc_pk_[0-9a-z]{24}\n$/);
     const list = await svc(['channel', 'list', '--workspace', 'Acme', '--inbox', 'customer-support']);
@@ -124,7 +223,11 @@ describe('operator commands', () => {
     assert.match(quickStart, /^npx svc bootstrap /m);
     const help = await new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
       // --no-install: the checkout's own bin, never a package from the registry.
-      const child = spawn('npx', ['--no-install', 'svc', '--help'], { cwd: path.resolve('.'), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('npx', ['--no-install', 'svc', '--help'], {
+        cwd: path.resolve('.'),
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       child.stdout.on('data', (d) => (stdout += d));
       child.on('error', reject);
@@ -143,14 +246,30 @@ describe('operator commands', () => {
   });
 
   test('api-key create prints only the secret; list never shows it; revoke stops it on a running server', async () => {
-    const r = await svc(['api-key', 'create', '--workspace', 'Acme', '--name', 'backend', '--scope', 'contacts:read', '--scope', 'contacts:write', '--inbox', 'customer-support']);
+    const r = await svc([
+      'api-key',
+      'create',
+      '--workspace',
+      'Acme',
+      '--name',
+      'backend',
+      '--scope',
+      'contacts:read',
+      '--scope',
+      'contacts:write',
+      '--inbox',
+      'customer-support',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^svc_sk_[0-9a-z]{32}\n$/);
     const secret = r.stdout.trim();
     const full = (await svc(['api-key', 'create', '--workspace', 'Acme', '--name', 'all'])).stdout.trim();
     const list = await svc(['api-key', 'list', '--workspace', 'Acme']);
     assert.ok(!list.stdout.includes(secret) && !list.stdout.includes(full));
-    const rows = list.stdout.trim().split('\n').map((l) => l.split('\t'));
+    const rows = list.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
     assert.deepEqual(rows[0], ['id', 'prefix', 'name', 'created', 'last_used', 'revoked', 'expires', 'inboxes', 'scopes']);
     const backend = rows.find((row) => row[2] === 'backend')!;
     assert.ok(secret.startsWith(backend[1]));
@@ -169,7 +288,13 @@ describe('operator commands', () => {
       assert.equal(rv.code, 0, rv.stderr);
       assert.equal((await fetch(`${server.url}/v1/workspace`, { headers: { authorization: `Bearer ${full}` } })).status, 401);
       const listed = await svc(['api-key', 'list', '--workspace', 'Acme']);
-      assert.notEqual(listed.stdout.split('\n').find((l) => l.startsWith(id))!.split('\t')[5], '-');
+      assert.notEqual(
+        listed.stdout
+          .split('\n')
+          .find((l) => l.startsWith(id))!
+          .split('\t')[5],
+        '-',
+      );
       assert.equal((await svc(['api-key', 'revoke', 'key_nope'])).code, 1);
     } finally {
       await server.kill();
@@ -177,7 +302,9 @@ describe('operator commands', () => {
   });
 
   test('vapid-keys needs no database', async () => {
-    const r = await runSvc(['vapid-keys'], { env: { SVC_DATA_DIR: path.join(te.dataDir, 'does-not-exist'), SVC_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' } });
+    const r = await runSvc(['vapid-keys'], {
+      env: { SVC_DATA_DIR: path.join(te.dataDir, 'does-not-exist'), SVC_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' },
+    });
     assert.equal(r.code, 0, r.stderr);
     const pub = /SVC_VAPID_PUBLIC_KEY=([A-Za-z0-9_-]+)/.exec(r.stdout)![1];
     const priv = /SVC_VAPID_PRIVATE_KEY=([A-Za-z0-9_-]+)/.exec(r.stdout)![1];

@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey, revokeApiKey } from '../../src/api-keys/service.js';
 import { resolveCredential, resolveMembership, SEEN_EVERY_MS, SESSION_IDLE_MS } from '../../src/auth/credentials.js';
+import { addMember } from '../../src/members/store.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { AppError } from '../../src/platform/errors.js';
-import { addMember } from '../../src/members/store.js';
 import { createWorkspace } from '../../src/workspaces/service.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 async function status(promise: Promise<unknown>): Promise<number> {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { findOrCreatePerson } from '../../src/people/service.js';
 import { createSignInLink } from '../../src/people/sign-in-links.js';
-import { runSvc, spawnServer, startTestServer, testEnv, type ChildServer, type TestEnv } from '../helpers/server.js';
+import { ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { type ChildServer, runSvc, spawnServer, startTestServer, type TestEnv, testEnv } from '../helpers/server.js';
 
 const PUBLIC_URL = 'http://panel.example.test:8080';
 const tokenOf = (url: string) => url.slice(url.indexOf('#') + 1);
@@ -51,7 +51,9 @@ describe('the first sign-in on a fresh install (no mail account)', () => {
     const signedIn = await call(server.url, 'POST', '/v1/auth/link', { body: { token: tokenOf(link) } });
     assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
     assert.equal(signedIn.body.person.email, 'first@example.com');
-    assert.deepEqual(signedIn.body.memberships, [{ workspace_id: workspaceId, workspace_name: 'Fresh', role: 'owner', member_id: signedIn.body.memberships[0].member_id }]);
+    assert.deepEqual(signedIn.body.memberships, [
+      { workspace_id: workspaceId, workspace_name: 'Fresh', role: 'owner', member_id: signedIn.body.memberships[0].member_id },
+    ]);
     assert.match(signedIn.body.memberships[0].member_id, /^mem_/);
     assert.match(signedIn.headers.get('set-cookie')!, /svc_session=svc_ses_.*HttpOnly/);
     const ws = await call(server.url, 'GET', '/v1/workspace', { token: signedIn.body.token });

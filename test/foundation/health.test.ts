@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { seedWorkspace } from '../helpers/fixtures.js';
-import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer, tempDir } from '../helpers/server.js';
 
 describe('health, version, metrics, logs', () => {
   let s: TestServer;

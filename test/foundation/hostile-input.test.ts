@@ -9,7 +9,7 @@ import { createApiKey } from '../../src/api-keys/service.js';
 import { createSession } from '../../src/people/service.js';
 import { newId } from '../../src/platform/ids.js';
 import { FREE_JSON_MAX_DEPTH } from '../../src/platform/json-limits.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** `{"k":{"k":…{}}}` with `levels` objects. */
@@ -52,7 +52,9 @@ describe('hostile input', () => {
       // The attributes object is level 1, so "plan" holding 8 levels makes 9.
       const over = await s.request('POST', '/v1/contacts', { token: seed.apiKey, body: { attributes: { ok: 1, plan: nestedObject(FREE_JSON_MAX_DEPTH) } } });
       assert.equal(over.status, 400);
-      assert.deepEqual(over.body.error.issues, [{ path: `attributes.plan${'.k'.repeat(FREE_JSON_MAX_DEPTH - 1)}`, message: `objects and arrays may nest at most ${FREE_JSON_MAX_DEPTH} levels deep` }]);
+      assert.deepEqual(over.body.error.issues, [
+        { path: `attributes.plan${'.k'.repeat(FREE_JSON_MAX_DEPTH - 1)}`, message: `objects and arrays may nest at most ${FREE_JSON_MAX_DEPTH} levels deep` },
+      ]);
       const arrays = await s.request('POST', '/v1/contacts', { token: seed.apiKey, body: { attributes: { tags: [[[[[[[[['x']]]]]]]]] } } });
       assert.equal(arrays.status, 400);
       assert.equal(arrays.body.error.issues[0].path, 'attributes.tags.0.0.0.0.0.0.0');
@@ -70,7 +72,10 @@ describe('hostile input', () => {
     });
 
     test('feedback metadata has the same limit', async () => {
-      const r = await s.request('POST', '/v1/feedback', { token: seed.apiKey, body: { inbox_id: seed.inboxId, body: 'hi', metadata: { page: { a: nestedObject(20) } } } });
+      const r = await s.request('POST', '/v1/feedback', {
+        token: seed.apiKey,
+        body: { inbox_id: seed.inboxId, body: 'hi', metadata: { page: { a: nestedObject(20) } } },
+      });
       assert.equal(r.status, 400);
       assert.match(r.body.error.issues[0].path, /^metadata\.page\.a(\.k)+$/);
     });
@@ -110,7 +115,10 @@ describe('hostile input', () => {
       const r = await post('/v1/contacts', '{"name":"\\ud800"}');
       assert.equal(r.status, 400);
       assert.equal(r.body.error.code, 'invalid_request');
-      assert.deepEqual(r.body.error.issues.map((i: { path: string }) => i.path), ['name']);
+      assert.deepEqual(
+        r.body.error.issues.map((i: { path: string }) => i.path),
+        ['name'],
+      );
       const low = await post('/v1/contacts', '{"name":"ok","attributes":{"tags":["a","x\\udc00y"]}}');
       assert.equal(low.status, 400);
       assert.equal(low.body.error.issues[0].path, 'attributes.tags.1');
@@ -124,10 +132,17 @@ describe('hostile input', () => {
       const feedback = await post('/v1/feedback', `{"inbox_id":"${seed.inboxId}","body":"b\\udfffad"}`);
       assert.equal(feedback.status, 400);
       assert.equal(feedback.body.error.issues[0].path, 'body');
-      const ws = await s.request('PATCH', '/v1/workspace', { token: seed.ownerToken, raw: '{"name":"\\ud800"}', headers: { 'content-type': 'application/json' } });
+      const ws = await s.request('PATCH', '/v1/workspace', {
+        token: seed.ownerToken,
+        raw: '{"name":"\\ud800"}',
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(ws.status, 400);
       assert.equal(ws.body.error.issues[0].path, 'name');
-      const widget = await s.request('POST', '/v1/widget/sessions', { raw: '{"public_key":"svc_pk_\\udbff"}', headers: { 'content-type': 'application/json' } });
+      const widget = await s.request('POST', '/v1/widget/sessions', {
+        raw: '{"public_key":"svc_pk_\\udbff"}',
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(widget.status, 400);
       assert.equal(widget.body.error.issues[0].path, 'public_key');
     });
@@ -163,12 +178,18 @@ describe('hostile input', () => {
     const doc = (await s.request('GET', '/v1/openapi.json')).body;
     const w = await seedWorkspace(s.app);
     const spareKey = (await createApiKey(s.app, { workspaceId: w.workspaceId, name: 'spare' })).key;
-    const chat = await s.request('POST', '/v1/channels', { token: w.apiKey, body: { kind: 'chat', inbox_id: w.inboxId, name: 'Chat', origins: ['https://shop.test'], allow_anonymous: true } });
+    const chat = await s.request('POST', '/v1/channels', {
+      token: w.apiKey,
+      body: { kind: 'chat', inbox_id: w.inboxId, name: 'Chat', origins: ['https://shop.test'], allow_anonymous: true },
+    });
     assert.equal(chat.status, 201);
     const visitor = await s.request('POST', '/v1/widget/sessions', { body: { public_key: chat.body.public_key }, headers: { origin: 'https://shop.test' } });
     assert.equal(visitor.status, 201);
     const contact = await s.request('POST', '/v1/contacts', { token: w.apiKey, body: { name: 'Walker', emails: ['walker@example.com'] } });
-    const feedback = await s.request('POST', '/v1/feedback', { token: w.apiKey, body: { inbox_id: w.inboxId, body: 'hello', contact: { email: 'walker@example.com' } } });
+    const feedback = await s.request('POST', '/v1/feedback', {
+      token: w.apiKey,
+      body: { inbox_id: w.inboxId, body: 'hello', contact: { email: 'walker@example.com' } },
+    });
     assert.equal(feedback.status, 201);
 
     // Real ids where the walk can make them cheaply, well-formed unknown ones otherwise.
@@ -238,14 +259,21 @@ describe('hostile input', () => {
         const req = http.request(s.url + target, { method, headers, agent: false }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString() }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString() }),
+          );
           res.on('error', reject);
         });
         // The server may answer (and close) before it has read a body it does not want.
         req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
         req.end(body);
       });
-    const call = async (label: string, method: string, path: string, opts: { token?: string; raw?: string | Buffer; type?: string; query?: string; secured: boolean }) => {
+    const call = async (
+      label: string,
+      method: string,
+      path: string,
+      opts: { token?: string; raw?: string | Buffer; type?: string; query?: string; secured: boolean },
+    ) => {
       const headers: Record<string, string> = {};
       if (opts.token) headers.authorization = `Bearer ${opts.token}`;
       if (opts.raw !== undefined && opts.type !== '') headers['content-type'] = opts.type ?? 'application/json';
@@ -262,15 +290,24 @@ describe('hostile input', () => {
       if (res.status >= 500) failures.push(`${label}: ${target} → ${res.status} ${res.text.slice(0, 200)}`);
       else if (res.status >= 400 && res.type.includes('json')) {
         const body = JSON.parse(res.text);
-        if (typeof body?.error?.code !== 'string' || typeof body.error.message !== 'string') failures.push(`${label}: ${target} → ${res.status} without the error shape: ${res.text.slice(0, 200)}`);
-      } else if (res.status < 300 && opts.secured && !opts.token) failures.push(`${label}: ${target} → ${res.status} without credentials, but it declares security`);
+        if (typeof body?.error?.code !== 'string' || typeof body.error.message !== 'string')
+          failures.push(`${label}: ${target} → ${res.status} without the error shape: ${res.text.slice(0, 200)}`);
+      } else if (res.status < 300 && opts.secured && !opts.token)
+        failures.push(`${label}: ${target} → ${res.status} without credentials, but it declares security`);
     };
 
     const ops: { method: string; path: string; op: any }[] = [];
-    for (const [path, item] of Object.entries<any>(doc.paths)) for (const method of ['get', 'put', 'post', 'patch', 'delete']) if (item[method]) ops.push({ method, path, op: item[method] });
+    for (const [path, item] of Object.entries<any>(doc.paths))
+      for (const method of ['get', 'put', 'post', 'patch', 'delete']) if (item[method]) ops.push({ method, path, op: item[method] });
     // What ends credentials or data runs last, the workspace deletion and account deletion at the very end.
     const rank = ({ method, path }: { method: string; path: string }) =>
-      path === '/v1/workspace' && method === 'delete' ? 4 : path === '/v1/me' && method === 'delete' ? 5 : path === '/v1/auth/signout' || method === 'delete' ? 3 : 0;
+      path === '/v1/workspace' && method === 'delete'
+        ? 4
+        : path === '/v1/me' && method === 'delete'
+          ? 5
+          : path === '/v1/auth/signout' || method === 'delete'
+            ? 3
+            : 0;
     ops.sort((a, b) => rank(a) - rank(b));
 
     const walked = new Set<string>();
@@ -293,12 +330,18 @@ describe('hostile input', () => {
       for (const [who, token] of credentials) {
         // Plausible ids with each credential; implausible ones as the owner.
         for (const id of params.length && who === 'owner' ? [null, ...implausible] : [null]) {
-          const p = id === null ? plausiblePath : fill((name) => (name === params[params.length - 1] ? id : plausible[name] ?? 'x'));
+          const p = id === null ? plausiblePath : fill((name) => (name === params[params.length - 1] ? id : (plausible[name] ?? 'x')));
           await call(`${who} ids`, method, p, { token, secured, ...(takesBody ? { raw: '{}' } : {}) });
         }
         // Every hostile body as the owner; the body reader's own cases with the other credentials.
         for (const body of bodies) {
-          if (who !== 'owner' && !['deep array', 'every field deep', 'every field lone surrogate', 'every field NUL', 'not UTF-8', 'malformed', 'no content type'].includes(body.name)) continue;
+          if (
+            who !== 'owner' &&
+            !['deep array', 'every field deep', 'every field lone surrogate', 'every field NUL', 'not UTF-8', 'malformed', 'no content type'].includes(
+              body.name,
+            )
+          )
+            continue;
           await call(`${who} ${body.name}`, method, plausiblePath, { token, secured, raw: body.raw, type: body.type });
         }
       }
@@ -306,7 +349,12 @@ describe('hostile input', () => {
       const queryNames = (op.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => p.name as string);
       if (queryNames.length) {
         for (const value of ['q'.repeat(5000), '-1', '1e309', '%FF', '%00', '%ED%A0%80', '%5B%5D', '99999999999999999999']) {
-          await call('owner query', method, plausiblePath, { token: owner, secured, query: '?' + queryNames.map((n: string) => `${n}=${value}`).join('&'), ...(takesBody ? { raw: '{}' } : {}) });
+          await call('owner query', method, plausiblePath, {
+            token: owner,
+            secured,
+            query: '?' + queryNames.map((n: string) => `${n}=${value}`).join('&'),
+            ...(takesBody ? { raw: '{}' } : {}),
+          });
         }
       }
     }
@@ -314,7 +362,9 @@ describe('hostile input', () => {
     t.diagnostic(`${ops.length} operations, ${requests} requests`);
     assert.ok(ops.length > 100 && requests > 2000, `${ops.length} operations, ${requests} requests`);
     assert.deepEqual(failures, []);
-    const failed = s.logs.filter((l) => l.level === 'error').map((l) => `${l.msg} ${l.method} ${l.path} ${String((l as any).error?.message ?? (l as any).error ?? '')}`);
+    const failed = s.logs
+      .filter((l) => l.level === 'error')
+      .map((l) => `${l.msg} ${l.method} ${l.path} ${String((l as any).error?.message ?? (l as any).error ?? '')}`);
     assert.deepEqual(failed, []);
   });
 });

@@ -43,7 +43,13 @@ describe('install.sh', { skip: postgresUrl ? 'install.sh is exercised in the SQL
 
     const unit = path.join(prefix, 'etc/systemd/system/svc.service');
     const unitText = fs.readFileSync(unit, 'utf8');
-    for (const line of ['NoNewPrivileges=yes', 'ProtectSystem=strict', `ReadWritePaths=${prefix}/var/lib/svc`, 'PrivateTmp=yes', 'AmbientCapabilities=CAP_NET_BIND_SERVICE']) {
+    for (const line of [
+      'NoNewPrivileges=yes',
+      'ProtectSystem=strict',
+      `ReadWritePaths=${prefix}/var/lib/svc`,
+      'PrivateTmp=yes',
+      'AmbientCapabilities=CAP_NET_BIND_SERVICE',
+    ]) {
       assert.ok(unitText.includes(line), line);
     }
     const analyze = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((p) => fs.existsSync(p));

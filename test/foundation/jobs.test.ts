@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DAY, ManualClock, MINUTE } from '../../src/platform/clock.js';
-import { enqueue, JobRunner, type JobOutcome } from '../../src/platform/jobs.js';
+import { enqueue, type JobOutcome, JobRunner } from '../../src/platform/jobs.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('jobs: a unique job brought forward', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { runSvc, spawnServer, testEnv, type TestEnv } from '../helpers/server.js';
+import { runSvc, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 
 describe('shutdown', () => {
   let te: TestEnv;
@@ -21,7 +21,13 @@ describe('shutdown', () => {
     // A request whose body arrives in two parts, with SIGTERM in between.
     const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = http.request(
-        { host: url.hostname, port: url.port, method: 'PATCH', path: '/v1/workspace', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          host: url.hostname,
+          port: url.port,
+          method: 'PATCH',
+          path: '/v1/workspace',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
         (res) => {
           let text = '';
           res.on('data', (d) => (text += d));

@@ -10,21 +10,21 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { createChatChannel } from '../../src/channels/service.js';
-import { MIGRATION_STATES } from '../../src/mailbox-migration/states.js';
 import { EMAIL_SEND_JOB, SEND_MAX_ATTEMPTS, SEND_RETRY_DELAYS_MS } from '../../src/mail/outbound.js';
-import { MINUTE, type ManualClock } from '../../src/platform/clock.js';
+import { MIGRATION_STATES } from '../../src/mailbox-migration/states.js';
+import { type ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { enqueue } from '../../src/platform/jobs.js';
 import { addresses, createBroadcast, getBroadcast, schedule } from '../helpers/broadcasts.js';
 import { emitMessage } from '../helpers/events.js';
 import { mbox, uploadExport, zipBuffer } from '../helpers/export-files.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { waitUntil } from '../helpers/lifecycle.js';
-import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN } from '../helpers/mail.js';
+import { INGRESS_SECRET, ingressPort, SINK_LOGIN, seedEmailChannel, sendToIngress } from '../helpers/mail.js';
 import { buildMail } from '../helpers/mailbox.js';
 import { expectState } from '../helpers/migration.js';
-import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startReceiver, type Receiver } from '../helpers/webhooks.js';
+import { startTestServer, type TestServer, tempDir } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+import { type Receiver, startReceiver } from '../helpers/webhooks.js';
 
 type Labels = Record<string, string>;
 
@@ -54,7 +54,9 @@ describe('metrics an operator alerts on', () => {
   /** The value of one series (undefined when absent). */
   const metric = async (name: string, labels: Labels = {}) => {
     const text = await (await fetch(s.metricsUrl)).text();
-    const hit = samples(text).find((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v) && Object.keys(x.labels).length === Object.keys(labels).length);
+    const hit = samples(text).find(
+      (x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v) && Object.keys(x.labels).length === Object.keys(labels).length,
+    );
     return hit?.value;
   };
   const counter = async (name: string, labels: Labels = {}) => (await metric(name, labels)) ?? 0;
@@ -168,7 +170,14 @@ describe('metrics an operator alerts on', () => {
     const id = created.body.id as string;
     assert.equal(await metric('svc_migrations', { state: 'draft' }), 1);
     const mail = (n: number) =>
-      buildMail({ from: `Customer ${n} <c${n}@customer.test>`, to: address, subject: `Question ${n}`, messageId: `q${n}-${crypto.randomBytes(4).toString('hex')}@customer.test`, date: new Date(clock.now().getTime() - n * 86_400_000), text: `Body ${n}` });
+      buildMail({
+        from: `Customer ${n} <c${n}@customer.test>`,
+        to: address,
+        subject: `Question ${n}`,
+        messageId: `q${n}-${crypto.randomBytes(4).toString('hex')}@customer.test`,
+        date: new Date(clock.now().getTime() - n * 86_400_000),
+        text: `Body ${n}`,
+      });
     const file = await zipBuffer([{ name: 'Inbox.mbox', data: mbox([await mail(1), await mail(2), await mail(3)]) }]);
     assert.equal((await uploadExport(s.url, seed.apiKey, id, file)).status, 200);
     assert.equal((await s.request('POST', `/v1/migrations/${id}/scan`, { token: seed.apiKey })).status, 202);
@@ -213,7 +222,12 @@ describe('metrics an operator alerts on', () => {
     clock.advance(90_000);
     assert.equal(await metric('svc_webhook_outbox_oldest_due_age_seconds'), 90);
     // One of them waits for a retry an hour from now.
-    const one = await s.app.db.selectFrom('webhook_deliveries').select(['event_seq', 'endpoint_id']).where('workspace_id', '=', ws.workspaceId).orderBy('event_seq').executeTakeFirstOrThrow();
+    const one = await s.app.db
+      .selectFrom('webhook_deliveries')
+      .select(['event_seq', 'endpoint_id'])
+      .where('workspace_id', '=', ws.workspaceId)
+      .orderBy('event_seq')
+      .executeTakeFirstOrThrow();
     await s.app.db
       .updateTable('webhook_deliveries')
       .set({ next_attempt_at: new Date(clock.now().getTime() + 60 * MINUTE).toISOString() })
@@ -226,7 +240,19 @@ describe('metrics an operator alerts on', () => {
 
   test('the whole answer passes promtool', async () => {
     const text = await (await fetch(s.metricsUrl)).text();
-    for (const name of ['svc_mail_sent_total', 'svc_webhook_deliveries_total', 'svc_webhook_outbox_pending', 'svc_jobs_due', 'svc_realtime_connections', 'svc_smtp_sessions_total', 'svc_smtp_refusals_total', 'svc_migrations', 'svc_migration_messages_copied_total', 'svc_broadcast_recipients_total', 'svc_broadcasts_paused_total']) {
+    for (const name of [
+      'svc_mail_sent_total',
+      'svc_webhook_deliveries_total',
+      'svc_webhook_outbox_pending',
+      'svc_jobs_due',
+      'svc_realtime_connections',
+      'svc_smtp_sessions_total',
+      'svc_smtp_refusals_total',
+      'svc_migrations',
+      'svc_migration_messages_copied_total',
+      'svc_broadcast_recipients_total',
+      'svc_broadcasts_paused_total',
+    ]) {
       assert.match(text, new RegExp(`^# HELP ${name} `, 'm'));
     }
     const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((p) => fs.existsSync(p));

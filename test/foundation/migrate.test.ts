@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { migrations } from '../../migrations/index.js';
-import { runSvc, spawnServer, testEnv, type TestEnv } from '../helpers/server.js';
+import { runSvc, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 
 describe('svc migrate and serve --migrate=false', () => {
   let te: TestEnv;
@@ -28,7 +28,10 @@ describe('svc migrate and serve --migrate=false', () => {
   test('status lists every migration as pending, up applies them all, status shows their times', async () => {
     let r = await runSvc(['migrate', 'status'], { env: te.env });
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(r.stdout.trim().split('\n'), names.map((n) => `${n}\tpending`));
+    assert.deepEqual(
+      r.stdout.trim().split('\n'),
+      names.map((n) => `${n}\tpending`),
+    );
     r = await runSvc(['migrate', 'up'], { env: te.env });
     assert.equal(r.code, 0, r.stderr);
     for (const n of names) assert.match(r.stderr, new RegExp(`applied ${n}`));

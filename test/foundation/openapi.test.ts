@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createRoute, z } from '@hono/zod-openapi';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { createServerApp } from '../../src/server/routes.js';
 import { operationIdFor } from '../../src/http/api-document.js';
 import { bearer, jsonAnswer, jsonBody } from '../../src/http/openapi.js';
+import { createServerApp } from '../../src/server/routes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
@@ -94,8 +94,21 @@ describe('the API document (GET /v1/openapi.json)', () => {
   });
 
   test('public operations declare security: [] and the others the bearer scheme', () => {
-    const publicOps = operations(doc).filter(({ op }) => op.security.length === 0).map(({ method, path }) => `${method} ${path}`);
-    for (const expected of ['get /healthz', 'get /readyz', 'get /v1/version', 'post /v1/auth/code', 'post /v1/auth/verify', 'get /v1/widget/config', 'post /v1/widget/sessions', 'post /v1/mailer/notifications', 'post /v1/unsubscribe/{token}', 'get /v1/unsubscribe/{token}']) {
+    const publicOps = operations(doc)
+      .filter(({ op }) => op.security.length === 0)
+      .map(({ method, path }) => `${method} ${path}`);
+    for (const expected of [
+      'get /healthz',
+      'get /readyz',
+      'get /v1/version',
+      'post /v1/auth/code',
+      'post /v1/auth/verify',
+      'get /v1/widget/config',
+      'post /v1/widget/sessions',
+      'post /v1/mailer/notifications',
+      'post /v1/unsubscribe/{token}',
+      'get /v1/unsubscribe/{token}',
+    ]) {
       assert.ok(publicOps.includes(expected), expected);
     }
     assert.deepEqual(doc.paths['/v1/contacts'].post.security, [{ bearer: [] }]);
@@ -125,7 +138,12 @@ describe('the API document (GET /v1/openapi.json)', () => {
       (c) => c.json({ ok: true }, 200),
     );
     app.openapi(
-      createRoute({ method: 'get', path: '/v1/things/open', request: { query: z.object({ color: z.string().optional() }) }, responses: { 200: jsonAnswer(z.object({ ok: z.boolean() }), 'open') } }),
+      createRoute({
+        method: 'get',
+        path: '/v1/things/open',
+        request: { query: z.object({ color: z.string().optional() }) },
+        responses: { 200: jsonAnswer(z.object({ ok: z.boolean() }), 'open') },
+      }),
       (c) => c.json({ ok: true }, 200),
     );
     const added = (await (await app.request('/v1/openapi.json')).json()) as any;
@@ -139,7 +157,11 @@ describe('the API document (GET /v1/openapi.json)', () => {
     assert.equal(open.operationId, 'getThingsOpen');
     assert.deepEqual(Object.keys(open.responses).sort(), ['200', '400']);
     // And its JSON body goes through the central check.
-    const res = await app.request('/v1/things/t1/polish', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"shine":1,"x":"\\ud800"}' });
+    const res = await app.request('/v1/things/t1/polish', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"shine":1,"x":"\\ud800"}',
+    });
     assert.equal(res.status, 400);
     assert.equal(((await res.json()) as any).error.issues[0].path, 'x');
   });

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { WebSocket } from 'ws';
 import { createSession, findOrCreatePerson } from '../../src/people/service.js';
 import { createSignInLink } from '../../src/people/sign-in-links.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const EVIL = 'https://evil.example';
@@ -30,7 +30,10 @@ describe('sessions and cookies', () => {
 
   test('a person lists their sessions, ends one (its socket closes at once), and signs out everywhere', async () => {
     const person = await findOrCreatePerson(s.app, { email: 'many-devices@example.com' });
-    await s.app.db.insertInto('memberships').values({ id: 'mem_sessions1', workspace_id: seed.workspaceId, person_id: person.id, role: 'agent', created_at: new Date().toISOString() }).execute();
+    await s.app.db
+      .insertInto('memberships')
+      .values({ id: 'mem_sessions1', workspace_id: seed.workspaceId, person_id: person.id, role: 'agent', created_at: new Date().toISOString() })
+      .execute();
     const laptop = await createSession(s.app, person.id, { userAgent: 'Laptop browser' });
     const phone = await createSession(s.app, person.id, { userAgent: 'Phone browser' });
     const tablet = await createSession(s.app, person.id);
@@ -82,7 +85,11 @@ describe('sessions and cookies', () => {
     assert.equal(crossSite.status, 403);
     assert.equal(crossSite.body.error.code, 'forbidden');
     assert.match(crossSite.body.error.message, /cross-site/);
-    for (const headers of [{ cookie, origin: 'null' }, { cookie, 'sec-fetch-site': 'cross-site' }, { cookie, 'sec-fetch-site': 'same-site' }] as Record<string, string>[]) {
+    for (const headers of [
+      { cookie, origin: 'null' },
+      { cookie, 'sec-fetch-site': 'cross-site' },
+      { cookie, 'sec-fetch-site': 'same-site' },
+    ] as Record<string, string>[]) {
       assert.equal((await s.request('POST', '/v1/api-keys', { headers, body: { name: 'csrf' } })).status, 403, JSON.stringify(headers));
     }
     assert.equal((await s.request('DELETE', '/v1/workspace', { headers: { cookie, origin: EVIL }, body: { name: 'x' } })).status, 403);
@@ -90,10 +97,20 @@ describe('sessions and cookies', () => {
 
     assert.equal((await s.request('GET', '/v1/api-keys', { headers: { cookie, origin: EVIL } })).status, 200, 'reading is not a change');
     assert.equal((await s.request('POST', '/v1/api-keys', { headers: { cookie, origin: 'http://panel.example.test' }, body: { name: 'panel' } })).status, 201);
-    assert.equal((await s.request('POST', '/v1/api-keys', { headers: { cookie, origin: s.url }, body: { name: 'host-origin' } })).status, 201, 'the Host’s own origin passes too');
-    assert.equal((await s.request('POST', '/v1/api-keys', { headers: { cookie, 'sec-fetch-site': 'same-origin' }, body: { name: 'fetch-metadata' } })).status, 201);
+    assert.equal(
+      (await s.request('POST', '/v1/api-keys', { headers: { cookie, origin: s.url }, body: { name: 'host-origin' } })).status,
+      201,
+      'the Host’s own origin passes too',
+    );
+    assert.equal(
+      (await s.request('POST', '/v1/api-keys', { headers: { cookie, 'sec-fetch-site': 'same-origin' }, body: { name: 'fetch-metadata' } })).status,
+      201,
+    );
     assert.equal((await s.request('POST', '/v1/api-keys', { token: seed.ownerToken, headers: { origin: EVIL }, body: { name: 'bearer' } })).status, 201);
-    assert.equal((await s.request('POST', '/v1/api-keys', { token: seed.ownerToken, headers: { origin: EVIL, cookie }, body: { name: 'bearer-and-cookie' } })).status, 201);
+    assert.equal(
+      (await s.request('POST', '/v1/api-keys', { token: seed.ownerToken, headers: { origin: EVIL, cookie }, body: { name: 'bearer-and-cookie' } })).status,
+      201,
+    );
     assert.equal(await keys(), before + 5);
 
     // signing in from another site is refused too (no login CSRF)

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { runSvc, spawnServer, testEnv, type TestEnv } from '../helpers/server.js';
+import { runSvc, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 
 const oneLine = (text: string) => text.trim().split('\n').length === 1;
 
@@ -29,7 +29,10 @@ describe('settings', () => {
   });
 
   test('SVC_MAILER_* is all four or none', () => {
-    assert.throws(() => loadConfig({ SVC_MAILER_REGION: 'eu-west-1' }), (e: unknown) => e instanceof ConfigError && /all four or none/.test(e.message));
+    assert.throws(
+      () => loadConfig({ SVC_MAILER_REGION: 'eu-west-1' }),
+      (e: unknown) => e instanceof ConfigError && /all four or none/.test(e.message),
+    );
     const c = loadConfig({
       SVC_MAILER_REGION: 'eu-west-1',
       SVC_MAILER_ACCESS_KEY_ID: 'AKIAEXAMPLE',
@@ -53,7 +56,11 @@ describe('settings', () => {
     ];
     for (const env of bad) {
       const key = Object.keys(env)[0];
-      assert.throws(() => loadConfig(env), (e: unknown) => e instanceof ConfigError && e.message.includes(key), key);
+      assert.throws(
+        () => loadConfig(env),
+        (e: unknown) => e instanceof ConfigError && e.message.includes(key),
+        key,
+      );
     }
   });
 

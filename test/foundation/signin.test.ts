@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { findOrCreatePerson } from '../../src/people/service.js';
+import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const codeOf = (subject: string | undefined) => /(\d{6})/.exec(subject ?? '')![1];
 
@@ -38,14 +38,20 @@ describe('sign-in with mailed codes', () => {
     const seed = await seedWorkspace(s.app);
     const email = 'ada@example.com';
     const person = await findOrCreatePerson(s.app, { email });
-    await s.app.db.insertInto('memberships').values({ id: 'mem_x1', workspace_id: seed.workspaceId, person_id: person.id, role: 'agent', created_at: new Date().toISOString() }).execute();
+    await s.app.db
+      .insertInto('memberships')
+      .values({ id: 'mem_x1', workspace_id: seed.workspaceId, person_id: person.id, role: 'agent', created_at: new Date().toISOString() })
+      .execute();
     const code = await signIn(email);
     assert.ok(!s.rawLogs.join('').includes(code), 'the code never reaches the log');
     const v = await s.request('POST', '/v1/auth/verify', { body: { email, code } });
     assert.equal(v.status, 200);
     assert.match(v.body.token, /^svc_ses_/);
     assert.equal(v.body.person.email, email);
-    assert.deepEqual(v.body.memberships.map((m: { role: string }) => m.role), ['agent']);
+    assert.deepEqual(
+      v.body.memberships.map((m: { role: string }) => m.role),
+      ['agent'],
+    );
     const cookie = v.headers.get('set-cookie')!;
     assert.match(cookie, /svc_session=svc_ses_/);
     assert.match(cookie, /HttpOnly/);
@@ -148,7 +154,10 @@ describe('open sign-up', () => {
       const row = await s.app.db.selectFrom('workspaces').select(['origin']).where('id', '=', w.body.id).executeTakeFirstOrThrow();
       assert.equal(row.origin, 'signup');
       const me = await s.request('GET', '/v1/me', { token: v.body.token });
-      assert.deepEqual(me.body.memberships.map((m: { role: string }) => m.role), ['owner']);
+      assert.deepEqual(
+        me.body.memberships.map((m: { role: string }) => m.role),
+        ['owner'],
+      );
     } finally {
       await s.stop();
       await sink.close();

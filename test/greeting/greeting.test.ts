@@ -6,10 +6,10 @@ import { after, before, describe, test } from 'node:test';
 import { isNoReplyAddress } from '../../src/greeting/rules.js';
 import { DAY, HOUR, ManualClock } from '../../src/platform/clock.js';
 import { newId } from '../../src/platform/ids.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const SECRET = 'greeting-secret';
 
@@ -41,7 +41,9 @@ describe('inbox greeting', () => {
   async function greetingsIn(conversationId: string) {
     await s.app.jobs.drain();
     const r = await s.request('GET', `/v1/conversations/${conversationId}/messages?order=asc`, { token: seed.apiKey });
-    return (r.body.data as { direction: string; automatic: boolean; details: { greeting?: boolean } | null; body: string; status: string }[]).filter((m) => m.details?.greeting);
+    return (r.body.data as { direction: string; automatic: boolean; details: { greeting?: boolean } | null; body: string; status: string }[]).filter(
+      (m) => m.details?.greeting,
+    );
   }
 
   async function mailedCount() {
@@ -60,12 +62,23 @@ describe('inbox greeting', () => {
     const empty = await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/greeting`, { token: seed.apiKey, body: { enabled: true, text: { en: '   ' } } });
     assert.equal(empty.status, 400);
     assert.equal(empty.body.error.code, 'invalid_request');
-    assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/greeting`, { token: seed.apiKey })).body.enabled, false, 'a refused change changes nothing');
+    assert.equal(
+      (await s.request('GET', `/v1/inboxes/${seed.inboxId}/greeting`, { token: seed.apiKey })).body.enabled,
+      false,
+      'a refused change changes nothing',
+    );
     const agent = await addPerson(s.app, seed.workspaceId, 'agent');
-    const refused = await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/greeting`, { token: agent.token, headers: { 'svc-workspace': seed.workspaceId }, body: { enabled: true } });
+    const refused = await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/greeting`, {
+      token: agent.token,
+      headers: { 'svc-workspace': seed.workspaceId },
+      body: { enabled: true },
+    });
     assert.equal(refused.status, 403);
 
-    const on = await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/greeting`, { token: seed.apiKey, body: { enabled: true, text: { en: 'Hello, we got your mail.', tr: 'Merhaba, e-postanızı aldık.' } } });
+    const on = await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/greeting`, {
+      token: seed.apiKey,
+      body: { enabled: true, text: { en: 'Hello, we got your mail.', tr: 'Merhaba, e-postanızı aldık.' } },
+    });
     assert.equal(on.status, 200);
     assert.deepEqual(on.body.text, { en: 'Hello, we got your mail.', tr: 'Merhaba, e-postanızı aldık.' });
   });
@@ -143,7 +156,10 @@ describe('inbox greeting', () => {
 
   test('never while a migration into the inbox is under way', async () => {
     const channel = await s.app.db.selectFrom('channels').select('id').where('address', '=', address).executeTakeFirstOrThrow();
-    const m = await s.request('POST', '/v1/migrations', { token: seed.apiKey, body: { provider: 'imap', imap: { host: 'imap.example.com' }, source_address: 'old@example.com', inbox_id: seed.inboxId, channel_id: channel.id } });
+    const m = await s.request('POST', '/v1/migrations', {
+      token: seed.apiKey,
+      body: { provider: 'imap', imap: { host: 'imap.example.com' }, source_address: 'old@example.com', inbox_id: seed.inboxId, channel_id: channel.id },
+    });
     assert.equal(m.status, 201, JSON.stringify(m.body));
     const migrationId = m.body.id as string;
     await s.app.db.updateTable('mailbox_migrations').set({ state: 'syncing' }).where('id', '=', migrationId).execute();

@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DAY, ManualClock, MINUTE } from '../../src/platform/clock.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { INGRESS_SECRET, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
 import { expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { startTestServer, testEnv, type TestEnv, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 describe('a migration with greeting and ratings switched on sends nothing', { skip: dovecotMissing }, () => {
   let d: Dovecot;
@@ -34,11 +34,31 @@ describe('a migration with greeting and ratings switched on sends nothing', { sk
     await s.app.jobs.stop();
     seed = await seedWorkspace(s.app);
     d.deliver(SUPPORT, 'INBOX', [
-      { raw: await buildMail({ from: 'Tina <tina@customer.test>', to: SUPPORT, subject: 'T1', messageId: 't1@customer.test', date: daysAgo(now, 30) }), flags: 'S', receivedAt: daysAgo(now, 30) },
-      { raw: await buildMail({ from: 'Tom <tom@customer.test>', to: SUPPORT, subject: 'T2', messageId: 't2@customer.test', date: daysAgo(now, 2) }), flags: 'S', receivedAt: daysAgo(now, 2) },
+      {
+        raw: await buildMail({ from: 'Tina <tina@customer.test>', to: SUPPORT, subject: 'T1', messageId: 't1@customer.test', date: daysAgo(now, 30) }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 30),
+      },
+      {
+        raw: await buildMail({ from: 'Tom <tom@customer.test>', to: SUPPORT, subject: 'T2', messageId: 't2@customer.test', date: daysAgo(now, 2) }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 2),
+      },
     ]);
     d.deliver(SUPPORT, 'Sent', [
-      { raw: await buildMail({ from: `Acme <${SUPPORT}>`, to: 'tina@customer.test', subject: 'Re: T1', messageId: 't1-answer@acme.test', inReplyTo: 't1@customer.test', references: ['t1@customer.test'], date: daysAgo(now, 29) }), flags: 'S', receivedAt: daysAgo(now, 29) },
+      {
+        raw: await buildMail({
+          from: `Acme <${SUPPORT}>`,
+          to: 'tina@customer.test',
+          subject: 'Re: T1',
+          messageId: 't1-answer@acme.test',
+          inReplyTo: 't1@customer.test',
+          references: ['t1@customer.test'],
+          date: daysAgo(now, 29),
+        }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 29),
+      },
     ]);
   });
   after(async () => {
@@ -52,7 +72,13 @@ describe('a migration with greeting and ratings switched on sends nothing', { sk
     assert.equal((await api('PATCH', `/v1/inboxes/${seed.inboxId}/greeting`, { enabled: true })).status, 200);
     assert.equal((await api('PATCH', `/v1/inboxes/${seed.inboxId}/ratings`, { enabled: true })).status, 200);
     const channel = await seedEmailChannel(s.app, seed, { address: SUPPORT, smtpPort: replies.port });
-    const created = await api('POST', '/v1/migrations', { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId, channel_id: channel.id });
+    const created = await api('POST', '/v1/migrations', {
+      provider: 'imap',
+      source_address: SUPPORT,
+      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+      inbox_id: seed.inboxId,
+      channel_id: channel.id,
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     id = created.body.id;
     assert.equal((await api('PUT', `/v1/migrations/${id}/credentials`, { password: SUPPORT_PASSWORD })).status, 200);
@@ -68,7 +94,13 @@ describe('a migration with greeting and ratings switched on sends nothing', { sk
 
     // New mail read from the old mailbox while syncing: stored as new mail, without the greeting.
     clock.advance(MINUTE);
-    d.deliver(SUPPORT, 'INBOX', [{ raw: await buildMail({ from: 'Nina <nina@customer.test>', to: SUPPORT, subject: 'Brand new', messageId: 'new@customer.test', date: clock.now() }), receivedAt: clock.now(), isNew: true }]);
+    d.deliver(SUPPORT, 'INBOX', [
+      {
+        raw: await buildMail({ from: 'Nina <nina@customer.test>', to: SUPPORT, subject: 'Brand new', messageId: 'new@customer.test', date: clock.now() }),
+        receivedAt: clock.now(),
+        isNew: true,
+      },
+    ]);
     clock.advance(2 * MINUTE);
     await drain();
     const fresh = await s.app.db.selectFrom('messages').select('conversation_id').where('mail_message_id', '=', 'new@customer.test').executeTakeFirstOrThrow();
@@ -86,7 +118,13 @@ describe('a migration with greeting and ratings switched on sends nothing', { sk
     assert.equal(replies.messages.length, 0, 'nothing was mailed');
     assert.deepEqual(await s.app.db.selectFrom('greetings_sent').selectAll().execute(), []);
     assert.deepEqual(await s.app.db.selectFrom('rating_requests').selectAll().execute(), []);
-    const automatic = await s.app.db.selectFrom('messages').select('id').where('workspace_id', '=', seed.workspaceId).where('direction', '=', 'out').where('automatic', '=', 1).execute();
+    const automatic = await s.app.db
+      .selectFrom('messages')
+      .select('id')
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('direction', '=', 'out')
+      .where('automatic', '=', 1)
+      .execute();
     assert.deepEqual(automatic, []);
 
     // Reports: only the live conversation opened; the imported ones and their history left out.

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { stringToSign, type SnsMessage } from '../../src/broadcasts/sns.js';
+import { type SnsMessage, stringToSign } from '../../src/broadcasts/sns.js';
 import { tempDir } from './server.js';
 
 export interface FakeRequest {
@@ -43,7 +43,25 @@ export interface SnsSigner {
 function makeCertificate(): { key: string; cert: string } {
   const dir = tempDir('svc-sns-');
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '3650', '-subj', '/CN=sns.fake.test'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        path.join(dir, 'key.pem'),
+        '-out',
+        path.join(dir, 'cert.pem'),
+        '-days',
+        '3650',
+        '-subj',
+        '/CN=sns.fake.test',
+      ],
+      { stdio: 'ignore' },
+    );
     return { key: fs.readFileSync(path.join(dir, 'key.pem'), 'utf8'), cert: fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8') };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -60,7 +78,13 @@ export async function startAwsFake(): Promise<AwsFake> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      const r: FakeRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const r: FakeRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       requests.push(r);
       let answer: FakeAnswer | undefined;
       try {
@@ -78,17 +102,25 @@ export async function startAwsFake(): Promise<AwsFake> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  routes.push((r) => (r.method === 'GET' && r.path === '/sns/cert.pem' ? { status: 200, body: cert, headers: { 'content-type': 'application/x-pem-file' } } : undefined));
+  routes.push((r) =>
+    r.method === 'GET' && r.path === '/sns/cert.pem' ? { status: 200, body: cert, headers: { 'content-type': 'application/x-pem-file' } } : undefined,
+  );
   routes.push((r) => {
     if (r.method !== 'GET' || r.path !== '/sns/confirm') return undefined;
     confirmed.push(r.query.get('Token') ?? '');
-    return { status: 200, body: '<ConfirmSubscriptionResponse><ConfirmSubscriptionResult><SubscriptionArn>arn:aws:sns:us-east-1:123456789012:t:1</SubscriptionArn></ConfirmSubscriptionResult></ConfirmSubscriptionResponse>', headers: { 'content-type': 'text/xml' } };
+    return {
+      status: 200,
+      body: '<ConfirmSubscriptionResponse><ConfirmSubscriptionResult><SubscriptionArn>arn:aws:sns:us-east-1:123456789012:t:1</SubscriptionArn></ConfirmSubscriptionResult></ConfirmSubscriptionResponse>',
+      headers: { 'content-type': 'text/xml' },
+    };
   });
 
   const certUrl = `${url}/sns/cert.pem`;
   const sign = (m: Omit<SnsMessage, 'Signature'>): SnsMessage => {
     const full = { ...m, Signature: '' } as SnsMessage;
-    full.Signature = createSign(m.SignatureVersion === '2' ? 'RSA-SHA256' : 'RSA-SHA1').update(stringToSign(full), 'utf8').sign(key, 'base64');
+    full.Signature = createSign(m.SignatureVersion === '2' ? 'RSA-SHA256' : 'RSA-SHA1')
+      .update(stringToSign(full), 'utf8')
+      .sign(key, 'base64');
     return full;
   };
   const sns: SnsSigner = {
@@ -137,7 +169,17 @@ export async function startAwsFake(): Promise<AwsFake> {
 }
 
 /** An SES bounce or complaint notification (the shape SES publishes to SNS). */
-export function sesNotification(kind: 'Bounce' | 'Complaint', opts: { recipient: string; messageId?: string; headers?: { name: string; value: string }[]; commonMessageId?: string; bounceType?: 'Permanent' | 'Transient'; eventPublishing?: boolean }) {
+export function sesNotification(
+  kind: 'Bounce' | 'Complaint',
+  opts: {
+    recipient: string;
+    messageId?: string;
+    headers?: { name: string; value: string }[];
+    commonMessageId?: string;
+    bounceType?: 'Permanent' | 'Transient';
+    eventPublishing?: boolean;
+  },
+) {
   const mail = {
     timestamp: new Date().toISOString(),
     source: 'support@example.com',
@@ -149,7 +191,26 @@ export function sesNotification(kind: 'Bounce' | 'Complaint', opts: { recipient:
   };
   const typeKey = opts.eventPublishing ? 'eventType' : 'notificationType';
   if (kind === 'Bounce') {
-    return { [typeKey]: 'Bounce', bounce: { bounceType: opts.bounceType ?? 'Permanent', bounceSubType: 'General', bouncedRecipients: [{ emailAddress: opts.recipient, status: '5.1.1', action: 'failed' }], timestamp: new Date().toISOString(), feedbackId: randomUUID() }, mail };
+    return {
+      [typeKey]: 'Bounce',
+      bounce: {
+        bounceType: opts.bounceType ?? 'Permanent',
+        bounceSubType: 'General',
+        bouncedRecipients: [{ emailAddress: opts.recipient, status: '5.1.1', action: 'failed' }],
+        timestamp: new Date().toISOString(),
+        feedbackId: randomUUID(),
+      },
+      mail,
+    };
   }
-  return { [typeKey]: 'Complaint', complaint: { complainedRecipients: [{ emailAddress: opts.recipient }], complaintFeedbackType: 'abuse', timestamp: new Date().toISOString(), feedbackId: randomUUID() }, mail };
+  return {
+    [typeKey]: 'Complaint',
+    complaint: {
+      complainedRecipients: [{ emailAddress: opts.recipient }],
+      complaintFeedbackType: 'abuse',
+      timestamp: new Date().toISOString(),
+      feedbackId: randomUUID(),
+    },
+    mail,
+  };
 }

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import type { SnsMessage } from '../../src/broadcasts/sns.js';
 import type { ManualClock } from '../../src/platform/clock.js';
-import { startAwsFake, type AwsFake } from './aws.js';
+import { type AwsFake, startAwsFake } from './aws.js';
 import { SINK_LOGIN } from './mail.js';
 import { startTestServer, type TestServer } from './server.js';
-import { startSmtpSink, type CaughtMail, type SmtpSink } from './smtp-sink.js';
+import { type CaughtMail, type SmtpSink, startSmtpSink } from './smtp-sink.js';
 
 export interface BroadcastBench {
   s: TestServer;
@@ -58,7 +58,10 @@ export async function startBroadcastServer(opts: { env?: Record<string, string>;
 /** A header of a caught mail as written (unfolded). */
 export function rawHeader(m: CaughtMail, name: string): string | undefined {
   const line = m.parsed.headerLines.find((h) => h.key === name.toLowerCase());
-  return line?.line.slice(line.line.indexOf(':') + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+  return line?.line
+    .slice(line.line.indexOf(':') + 1)
+    .replace(/\r?\n[ \t]+/g, ' ')
+    .trim();
 }
 
 /** The https link of a mail's List-Unsubscribe header. */
@@ -74,7 +77,17 @@ export function addresses(n: number, prefix = 'r'): string[] {
 
 /** A draft through the API (recipients added in requests of at most 10,000). */
 export async function createBroadcast(s: TestServer, token: string, inboxId: string, emails: string[], extra: Record<string, unknown> = {}) {
-  const r = await s.request('POST', '/v1/broadcasts', { token, body: { inbox_id: inboxId, subject: 'Our news', text: 'Hello! Unsubscribe: {{unsubscribe_url}}', html: '<p>Hello!</p>', ...extra, recipients: { emails: emails.slice(0, 10_000) } } });
+  const r = await s.request('POST', '/v1/broadcasts', {
+    token,
+    body: {
+      inbox_id: inboxId,
+      subject: 'Our news',
+      text: 'Hello! Unsubscribe: {{unsubscribe_url}}',
+      html: '<p>Hello!</p>',
+      ...extra,
+      recipients: { emails: emails.slice(0, 10_000) },
+    },
+  });
   assert.equal(r.status, 201, JSON.stringify(r.body));
   for (let i = 10_000; i < emails.length; i += 10_000) {
     const more = await s.request('POST', `/v1/broadcasts/${r.body.id}/recipients`, { token, body: { emails: emails.slice(i, i + 10_000) } });
@@ -90,9 +103,19 @@ export async function schedule(s: TestServer, token: string, id: string, body?: 
 export async function getBroadcast(s: TestServer, token: string, id: string) {
   const r = await s.request('GET', `/v1/broadcasts/${id}`, { token });
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body as { id: string; status: string; pause_reason: string | null; pause_detail: string | null; continues_at: string | null; counts: Record<string, number> };
+  return r.body as {
+    id: string;
+    status: string;
+    pause_reason: string | null;
+    pause_detail: string | null;
+    continues_at: string | null;
+    counts: Record<string, number>;
+  };
 }
 
 export async function postSns(s: TestServer, m: SnsMessage | string, contentType = 'text/plain; charset=UTF-8') {
-  return s.request('POST', '/v1/mailer/notifications', { raw: typeof m === 'string' ? m : JSON.stringify(m), headers: { 'content-type': contentType, 'x-amz-sns-message-type': typeof m === 'string' ? 'Notification' : m.Type } });
+  return s.request('POST', '/v1/mailer/notifications', {
+    raw: typeof m === 'string' ? m : JSON.stringify(m),
+    headers: { 'content-type': contentType, 'x-amz-sns-message-type': typeof m === 'string' ? 'Notification' : m.Type },
+  });
 }

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import AxeBuilder from '@axe-core/playwright';
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type CDPSession, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type BrowserContextOptions, type CDPSession, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'];
@@ -136,16 +136,19 @@ export function freePort(): Promise<number> {
 export async function openOnOrigin(page: Page, url: string, doc: { title: string; body: string; lang?: string }): Promise<void> {
   const response = await page.goto(url);
   assert.ok(response?.ok(), `could not open ${url}: ${response?.status()}`);
-  await page.evaluate(({ title, body, lang }) => {
-    document.documentElement.lang = lang;
-    document.head.innerHTML = '';
-    document.title = title;
-    const viewport = document.createElement('meta');
-    viewport.name = 'viewport';
-    viewport.content = 'width=device-width, initial-scale=1';
-    document.head.append(viewport);
-    document.body.innerHTML = body;
-  }, { title: doc.title, body: doc.body, lang: doc.lang ?? 'en' });
+  await page.evaluate(
+    ({ title, body, lang }) => {
+      document.documentElement.lang = lang;
+      document.head.innerHTML = '';
+      document.title = title;
+      const viewport = document.createElement('meta');
+      viewport.name = 'viewport';
+      viewport.content = 'width=device-width, initial-scale=1';
+      document.head.append(viewport);
+      document.body.innerHTML = body;
+    },
+    { title: doc.title, body: doc.body, lang: doc.lang ?? 'en' },
+  );
 }
 
 // ---- Virtual WebAuthn authenticator ----
@@ -219,7 +222,13 @@ export async function assertAccessible(page: Page, opts: { include?: string; dis
   const results = await builder.analyze();
   const blocking = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   if (blocking.length) {
-    const lines = blocking.map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')})`);
+    const lines = blocking.map(
+      (v) =>
+        `${v.impact} ${v.id}: ${v.help} (${v.nodes
+          .slice(0, 3)
+          .map((n) => n.target.join(' '))
+          .join(', ')})`,
+    );
     assert.fail(`axe found ${blocking.length} serious or critical accessibility violation(s) on ${page.url()}:\n${lines.join('\n')}`);
   }
   return results;

@@ -2,7 +2,7 @@
 // throwaway configuration, Maildir and rawlog (every command a client sends after logging in is
 // written there by Dovecot itself), and stopped afterwards. Mail is put in place by writing Maildir
 // files directly, so that large mailboxes are cheap to make and the files can be checked on disk.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';

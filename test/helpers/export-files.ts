@@ -3,7 +3,7 @@
 // archive's bytes, and an uploader that sends a file in parts with their SHA-256 over HTTP.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yazl from 'yazl';
 

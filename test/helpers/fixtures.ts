@@ -3,10 +3,10 @@ import { createApiKey } from '../../src/api-keys/service.js';
 import type { Ctx } from '../../src/context.js';
 import type { Role } from '../../src/db/schema.js';
 import { createInbox } from '../../src/inboxes/service.js';
-import { createSession, findOrCreatePerson } from '../../src/people/service.js';
 import { addMember } from '../../src/members/store.js';
-import { createWorkspace } from '../../src/workspaces/service.js';
+import { createSession, findOrCreatePerson } from '../../src/people/service.js';
 import { randomText } from '../../src/platform/ids.js';
+import { createWorkspace } from '../../src/workspaces/service.js';
 
 export interface Seed {
   workspaceId: string;

@@ -92,23 +92,85 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
 export async function seedConversations(app: App, dataDir: string, ws: { workspaceId: string; inboxId: string }, n: number): Promise<string[]> {
   const now = new Date().toISOString();
   const contactId = newId('ct');
-  await app.db.insertInto('contacts').values({ id: contactId, workspace_id: ws.workspaceId, name: 'Bulk', attributes: '{}', merged_into_id: null, created_at: now, updated_at: now }).execute();
+  await app.db
+    .insertInto('contacts')
+    .values({ id: contactId, workspace_id: ws.workspaceId, name: 'Bulk', attributes: '{}', merged_into_id: null, created_at: now, updated_at: now })
+    .execute();
   const keys: string[] = [];
   for (let start = 0; start < n; start += 250) {
     const rows = Array.from({ length: Math.min(250, n - start) }, () => ({ cv: newId('cv'), m: newId('m'), att: newId('att'), eml: newId('eml') }));
     await app.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('conversations')
-        .values(rows.map((r) => ({ id: r.cv, workspace_id: ws.workspaceId, inbox_id: ws.inboxId, contact_id: contactId, channel_id: null, source: 'email' as const, status: 'open' as const, assignee_id: null, priority: null, subject: 'bulk', spam: 0, imported: 0, created_at: now, updated_at: now, last_message_at: now })))
+        .values(
+          rows.map((r) => ({
+            id: r.cv,
+            workspace_id: ws.workspaceId,
+            inbox_id: ws.inboxId,
+            contact_id: contactId,
+            channel_id: null,
+            source: 'email' as const,
+            status: 'open' as const,
+            assignee_id: null,
+            priority: null,
+            subject: 'bulk',
+            spam: 0,
+            imported: 0,
+            created_at: now,
+            updated_at: now,
+            last_message_at: now,
+          })),
+        )
         .execute();
       for (const r of rows) {
         await trx
           .insertInto('messages')
-          .values({ id: r.m, workspace_id: ws.workspaceId, conversation_id: r.cv, kind: 'message', direction: 'in', author_type: 'contact', author_person_id: null, author_key_id: null, author_contact_id: contactId, body: 'hi', html: null, subject: 'bulk', automatic: 0, details: null, delivery_status: null, delivery_error: null, delivery_attempts: 0, sent_at: null, mail_message_id: null, mail_references: null, mail_reply_to: null, attachments_omitted: 0, raw_storage_key: rawEmailKey(ws.workspaceId, r.eml), raw_size: 5, raw_sha256: 'x', raw_stored_at: now, created_at: now })
+          .values({
+            id: r.m,
+            workspace_id: ws.workspaceId,
+            conversation_id: r.cv,
+            kind: 'message',
+            direction: 'in',
+            author_type: 'contact',
+            author_person_id: null,
+            author_key_id: null,
+            author_contact_id: contactId,
+            body: 'hi',
+            html: null,
+            subject: 'bulk',
+            automatic: 0,
+            details: null,
+            delivery_status: null,
+            delivery_error: null,
+            delivery_attempts: 0,
+            sent_at: null,
+            mail_message_id: null,
+            mail_references: null,
+            mail_reply_to: null,
+            attachments_omitted: 0,
+            raw_storage_key: rawEmailKey(ws.workspaceId, r.eml),
+            raw_size: 5,
+            raw_sha256: 'x',
+            raw_stored_at: now,
+            created_at: now,
+          })
           .execute();
         await trx
           .insertInto('attachments')
-          .values({ id: r.att, workspace_id: ws.workspaceId, conversation_id: r.cv, message_id: r.m, filename: 'a.bin', content_type: 'application/octet-stream', size: 5, sha256: 'x', storage_key: attachmentKey(ws.workspaceId, r.att), content_id: null, inline: 0, created_at: now })
+          .values({
+            id: r.att,
+            workspace_id: ws.workspaceId,
+            conversation_id: r.cv,
+            message_id: r.m,
+            filename: 'a.bin',
+            content_type: 'application/octet-stream',
+            size: 5,
+            sha256: 'x',
+            storage_key: attachmentKey(ws.workspaceId, r.att),
+            content_id: null,
+            inline: 0,
+            created_at: now,
+          })
           .execute();
       }
     });

@@ -22,8 +22,20 @@ export function ingressPort(s: TestServer): number {
 }
 
 /** Sends one message to the ingress over a real SMTP session; rejects with the server's answer. */
-export async function sendToIngress(port: number, message: Mail.Options & { envelope?: { from: string; to: string[] } }, opts: { auth?: { user: string; pass: string } } = {}) {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, auth: opts.auth, connectionTimeout: 5000, socketTimeout: 10_000 });
+export async function sendToIngress(
+  port: number,
+  message: Mail.Options & { envelope?: { from: string; to: string[] } },
+  opts: { auth?: { user: string; pass: string } } = {},
+) {
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    ignoreTLS: true,
+    auth: opts.auth,
+    connectionTimeout: 5000,
+    socketTimeout: 10_000,
+  });
   try {
     return await transport.sendMail({ from: 'Customer <customer@example.com>', ...message });
   } finally {
@@ -35,7 +47,11 @@ export async function sendToIngress(port: number, message: Mail.Options & { enve
 export const SINK_LOGIN = { username: 'mailer', password: 'smtp-secret-pw' };
 
 /** An e-mail channel with an SMTP account pointing at the sink (or without SMTP when no port). */
-export async function seedEmailChannel(ctx: Ctx, seed: { workspaceId: string; inboxId: string }, opts: { smtpPort?: number; address?: string; password?: string } = {}) {
+export async function seedEmailChannel(
+  ctx: Ctx,
+  seed: { workspaceId: string; inboxId: string },
+  opts: { smtpPort?: number; address?: string; password?: string } = {},
+) {
   return createEmailChannel(ctx, {
     workspaceId: seed.workspaceId,
     inboxId: seed.inboxId,
@@ -43,7 +59,13 @@ export async function seedEmailChannel(ctx: Ctx, seed: { workspaceId: string; in
     address: opts.address ?? `support-${randomText(8)}@example.com`,
     displayName: 'Acme Support',
     ...(opts.smtpPort
-      ? { smtpHost: '127.0.0.1', smtpPort: opts.smtpPort, tls: 'none' as const, smtpUsername: SINK_LOGIN.username, smtpPassword: opts.password ?? SINK_LOGIN.password }
+      ? {
+          smtpHost: '127.0.0.1',
+          smtpPort: opts.smtpPort,
+          tls: 'none' as const,
+          smtpUsername: SINK_LOGIN.username,
+          smtpPassword: opts.password ?? SINK_LOGIN.password,
+        }
       : {}),
   });
 }

@@ -44,9 +44,35 @@ export async function fillOldMailbox(d: Dovecot, now: Date, opts: { ownerEmail: 
   };
   const dup = await buildMail({ from: 'Gina <gina@customer.test>', to: SUPPORT, subject: 'Duplicate me', messageId: ids.dup, date: daysAgo(now, 6) });
   d.deliver(SUPPORT, 'INBOX', [
-    { raw: await buildMail({ from: 'Ada Lovelace <ada@customer.test>', to: SUPPORT, subject: 'Printer on fire', messageId: ids.a1, date: daysAgo(now, 3), text: 'It is on fire.' }), isNew: true, receivedAt: daysAgo(now, 3) },
-    { raw: await buildMail({ from: 'Ada Lovelace <ada@customer.test>', to: SUPPORT, subject: 'Re: Printer on fire', messageId: ids.a3, inReplyTo: ids.a2, references: [ids.a1, ids.a2], date: daysAgo(now, 1), text: 'Still burning.' }), flags: 'S' },
-    { raw: await buildMail({ from: 'Bob <bob@customer.test>', to: SUPPORT, subject: 'Invoice question', messageId: ids.b1, date: daysAgo(now, 60) }), flags: 'S' },
+    {
+      raw: await buildMail({
+        from: 'Ada Lovelace <ada@customer.test>',
+        to: SUPPORT,
+        subject: 'Printer on fire',
+        messageId: ids.a1,
+        date: daysAgo(now, 3),
+        text: 'It is on fire.',
+      }),
+      isNew: true,
+      receivedAt: daysAgo(now, 3),
+    },
+    {
+      raw: await buildMail({
+        from: 'Ada Lovelace <ada@customer.test>',
+        to: SUPPORT,
+        subject: 'Re: Printer on fire',
+        messageId: ids.a3,
+        inReplyTo: ids.a2,
+        references: [ids.a1, ids.a2],
+        date: daysAgo(now, 1),
+        text: 'Still burning.',
+      }),
+      flags: 'S',
+    },
+    {
+      raw: await buildMail({ from: 'Bob <bob@customer.test>', to: SUPPORT, subject: 'Invoice question', messageId: ids.b1, date: daysAgo(now, 60) }),
+      flags: 'S',
+    },
     {
       raw: await buildMail({
         from: 'Carol <carol@customer.test>',
@@ -62,22 +88,84 @@ export async function fillOldMailbox(d: Dovecot, now: Date, opts: { ownerEmail: 
       }),
       flags: 'RS',
     },
-    { raw: await buildMail({ from: 'Dan <dan@customer.test>', to: SUPPORT, subject: 'Printer on fire', messageId: ids.d1, date: daysAgo(now, 2) }), flags: 'S' },
-    { raw: await buildMail({ from: 'No Reply <noreply@vendor.test>', to: SUPPORT, subject: 'Out of office', messageId: ids.auto, date: daysAgo(now, 4), headers: { 'Auto-Submitted': 'auto-replied' } }) },
-    { raw: await buildMail({ from: 'Eve <eve@customer.test>', to: SUPPORT, subject: 'Huge', messageId: ids.big, date: daysAgo(now, 3), text: 'x'.repeat(opts.bigBytes) }), flags: 'S' },
+    {
+      raw: await buildMail({ from: 'Dan <dan@customer.test>', to: SUPPORT, subject: 'Printer on fire', messageId: ids.d1, date: daysAgo(now, 2) }),
+      flags: 'S',
+    },
+    {
+      raw: await buildMail({
+        from: 'No Reply <noreply@vendor.test>',
+        to: SUPPORT,
+        subject: 'Out of office',
+        messageId: ids.auto,
+        date: daysAgo(now, 4),
+        headers: { 'Auto-Submitted': 'auto-replied' },
+      }),
+    },
+    {
+      raw: await buildMail({
+        from: 'Eve <eve@customer.test>',
+        to: SUPPORT,
+        subject: 'Huge',
+        messageId: ids.big,
+        date: daysAgo(now, 3),
+        text: 'x'.repeat(opts.bigBytes),
+      }),
+      flags: 'S',
+    },
     { raw: await buildMail({ from: 'Frank <frank@customer.test>', to: SUPPORT, subject: 'Ancient', messageId: ids.old, date: daysAgo(now, 500) }), flags: 'S' },
     { raw: dup, flags: 'S' },
     { raw: await buildMail({ from: 'Hank <hank@customer.test>', to: SUPPORT, subject: 'No id', messageId: null, date: daysAgo(now, 7) }), flags: 'S' },
   ]);
   d.deliver(SUPPORT, 'Sent', [
-    { raw: await buildMail({ from: `Acme Support <${SUPPORT}>`, to: 'ada@customer.test', subject: 'Re: Printer on fire', messageId: ids.a2, inReplyTo: ids.a1, references: [ids.a1], date: daysAgo(now, 2), text: 'Unplug it.' }), flags: 'S' },
-    { raw: await buildMail({ from: `Owner <${opts.ownerEmail}>`, to: 'bob@customer.test', subject: 'Re: Invoice question', messageId: ids.b2, inReplyTo: ids.b1, references: [ids.b1], date: daysAgo(now, 59) }), flags: 'S' },
-    { raw: await buildMail({ from: `Acme Support <${SUPPORT}>`, to: 'carol@customer.test', subject: 'Re: Login broken', messageId: ids.c2, inReplyTo: ids.c1, references: [ids.c1], date: daysAgo(now, 4) }), flags: 'S' },
-    { raw: await buildMail({ from: `Acme Support <${SUPPORT}>`, to: COLLEAGUE, subject: 'Internal note', messageId: ids.internal, date: daysAgo(now, 3) }), flags: 'S' },
+    {
+      raw: await buildMail({
+        from: `Acme Support <${SUPPORT}>`,
+        to: 'ada@customer.test',
+        subject: 'Re: Printer on fire',
+        messageId: ids.a2,
+        inReplyTo: ids.a1,
+        references: [ids.a1],
+        date: daysAgo(now, 2),
+        text: 'Unplug it.',
+      }),
+      flags: 'S',
+    },
+    {
+      raw: await buildMail({
+        from: `Owner <${opts.ownerEmail}>`,
+        to: 'bob@customer.test',
+        subject: 'Re: Invoice question',
+        messageId: ids.b2,
+        inReplyTo: ids.b1,
+        references: [ids.b1],
+        date: daysAgo(now, 59),
+      }),
+      flags: 'S',
+    },
+    {
+      raw: await buildMail({
+        from: `Acme Support <${SUPPORT}>`,
+        to: 'carol@customer.test',
+        subject: 'Re: Login broken',
+        messageId: ids.c2,
+        inReplyTo: ids.c1,
+        references: [ids.c1],
+        date: daysAgo(now, 4),
+      }),
+      flags: 'S',
+    },
+    {
+      raw: await buildMail({ from: `Acme Support <${SUPPORT}>`, to: COLLEAGUE, subject: 'Internal note', messageId: ids.internal, date: daysAgo(now, 3) }),
+      flags: 'S',
+    },
   ]);
   d.deliver(SUPPORT, 'Archive', [
     { raw: dup, flags: 'S' },
-    { raw: await buildMail({ from: 'Ivy <ivy@customer.test>', to: SUPPORT, subject: 'Old archived', messageId: ids.arch, date: daysAgo(now, 20) }), flags: 'S' },
+    {
+      raw: await buildMail({ from: 'Ivy <ivy@customer.test>', to: SUPPORT, subject: 'Old archived', messageId: ids.arch, date: daysAgo(now, 20) }),
+      flags: 'S',
+    },
   ]);
   d.deliver(SUPPORT, 'Junk', [{ raw: await buildMail({ from: 'spam@spam.test', to: SUPPORT, subject: 'You won', date: daysAgo(now, 1) }) }]);
   return { ids, total: 16, toCopy: 11, conversations: 7 };

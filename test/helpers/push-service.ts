@@ -2,7 +2,7 @@
 // real push service would (the VAPID JWT of RFC 8292: ES256 signature against the public key in
 // `k=`, aud, exp, sub) and decrypts the aes128gcm payload (RFC 8188 + RFC 8291) with the keys of the
 // browser subscription that the test made. Written here with node:crypto, apart from web-push.
-import { createECDH, createDecipheriv, createPublicKey, hkdfSync, randomBytes, verify } from 'node:crypto';
+import { createDecipheriv, createECDH, createPublicKey, hkdfSync, randomBytes, verify } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -69,7 +69,10 @@ export interface PushService {
 
 export async function startPushService(vapidPublicKey: string, nowSeconds: () => number): Promise<PushService> {
   const point = Buffer.from(vapidPublicKey, 'base64url');
-  const vapidKey = createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') }, format: 'jwk' });
+  const vapidKey = createPublicKey({
+    key: { kty: 'EC', crv: 'P-256', x: point.subarray(1, 33).toString('base64url'), y: point.subarray(33).toString('base64url') },
+    format: 'jwk',
+  });
   const service: PushService = {
     url: '',
     origin: '',
@@ -93,7 +96,8 @@ export async function startPushService(vapidPublicKey: string, nowSeconds: () =>
         const header = JSON.parse(Buffer.from(h, 'base64url').toString());
         const claims = JSON.parse(Buffer.from(c, 'base64url').toString());
         if (header.alg !== 'ES256') throw new Error(`alg ${header.alg}`);
-        if (!verify('sha256', Buffer.from(`${h}.${c}`), { key: vapidKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(sig, 'base64url'))) throw new Error('the JWT signature does not verify');
+        if (!verify('sha256', Buffer.from(`${h}.${c}`), { key: vapidKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(sig, 'base64url')))
+          throw new Error('the JWT signature does not verify');
         if (claims.aud !== service.origin) throw new Error(`aud ${claims.aud} is not ${service.origin}`);
         const now = nowSeconds();
         if (!(claims.exp > now && claims.exp <= now + 24 * 3600)) throw new Error(`exp ${claims.exp} is not within 24 hours of ${now}`);

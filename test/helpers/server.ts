@@ -1,16 +1,16 @@
 // Boots the real server for tests: random ports on 127.0.0.1, a temp data dir, a fresh database.
 // In-process (startTestServer: a movable clock, direct access to services) or as a child process
 // (spawnServer / runSvc: the real binary, for commands, signals and kill -9).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { buildServices, type App } from '../../src/context.js';
-import { ManualClock, type Clock } from '../../src/platform/clock.js';
+import { type App, buildServices } from '../../src/context.js';
+import { type Clock, ManualClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
-import { startServer, type RunningServer } from '../../src/server/serve.js';
+import { type RunningServer, startServer } from '../../src/server/serve.js';
 import { createTestDatabase } from './db.js';
 
 export const MAIN = path.resolve('dist/src/main.js');
@@ -65,7 +65,11 @@ export interface TestServer {
   logs: LogLine[];
   rawLogs: string[];
   /** JSON request helper: returns status, parsed body and headers. */
-  request(method: string, urlPath: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string | Buffer }): Promise<{ status: number; body: any; headers: Headers }>;
+  request(
+    method: string,
+    urlPath: string,
+    opts?: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string | Buffer },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   stop(): Promise<void>;
 }
 
@@ -195,7 +199,12 @@ export function spawnServer(env: Record<string, string>, args: string[] = ['serv
     exited.then((code) => {
       if (!started) {
         clearTimeout(timer);
-        reject(Object.assign(new Error(`server exited with ${code} before listening:\n${stderrLines.join('\n')}${buffered}`), { code, stderr: stderrLines.join('\n') + buffered }));
+        reject(
+          Object.assign(new Error(`server exited with ${code} before listening:\n${stderrLines.join('\n')}${buffered}`), {
+            code,
+            stderr: stderrLines.join('\n') + buffered,
+          }),
+        );
       }
     });
   });

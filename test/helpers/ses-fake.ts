@@ -37,14 +37,30 @@ export interface SesFake {
   setStatus(tenantName: string, who: 'aws' | 'customer', status: FakeStatus['Status'], cause?: string): void;
 }
 
-const WRITES = new Set(['CreateTenant', 'DeleteTenant', 'CreateTenantResourceAssociation', 'DeleteTenantResourceAssociation', 'PutTenantSuppressionAttributes', 'TagResource', 'UpdateReputationEntityCustomerManagedStatus']);
+const WRITES = new Set([
+  'CreateTenant',
+  'DeleteTenant',
+  'CreateTenantResourceAssociation',
+  'DeleteTenantResourceAssociation',
+  'PutTenantSuppressionAttributes',
+  'TagResource',
+  'UpdateReputationEntityCustomerManagedStatus',
+]);
 
 function json(status: number, body: unknown): FakeAnswer {
   return { status, body: JSON.stringify(body), headers: { 'content-type': 'application/json', 'x-amzn-requestid': randomUUID() } };
 }
 
 function restError(status: number, type: string, message: string): FakeAnswer {
-  return { status, body: JSON.stringify({ message }), headers: { 'content-type': 'application/json', 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazonaws.sesv2/`, 'x-amzn-requestid': randomUUID() } };
+  return {
+    status,
+    body: JSON.stringify({ message }),
+    headers: {
+      'content-type': 'application/json',
+      'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazonaws.sesv2/`,
+      'x-amzn-requestid': randomUUID(),
+    },
+  };
 }
 
 function xml(status: number, body: string): FakeAnswer {
@@ -52,10 +68,16 @@ function xml(status: number, body: string): FakeAnswer {
 }
 
 function stsError(status: number, code: string, message: string): FakeAnswer {
-  return xml(status, `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`);
+  return xml(
+    status,
+    `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${randomUUID()}</RequestId></ErrorResponse>`,
+  );
 }
 
-export function installSesFake(aws: AwsFake, opts: { region?: string; account: string; serverKey: string; keyAccounts?: Record<string, string>; identities?: SesFake['identities'] }): SesFake {
+export function installSesFake(
+  aws: AwsFake,
+  opts: { region?: string; account: string; serverKey: string; keyAccounts?: Record<string, string>; identities?: SesFake['identities'] },
+): SesFake {
   const region = opts.region ?? 'us-east-1';
   const tenants = new Map<string, FakeTenant>();
   const calls: string[] = [];
@@ -85,7 +107,8 @@ export function installSesFake(aws: AwsFake, opts: { region?: string; account: s
     SendingStatus: aggregate(t),
     SuppressionAttributes: t.suppression,
   });
-  const aggregate = (t: FakeTenant) => (t.aws.Status === 'DISABLED' || t.customer.Status === 'DISABLED' ? 'DISABLED' : t.customer.Status === 'REINSTATED' ? 'REINSTATED' : 'ENABLED');
+  const aggregate = (t: FakeTenant) =>
+    t.aws.Status === 'DISABLED' || t.customer.Status === 'DISABLED' ? 'DISABLED' : t.customer.Status === 'REINSTATED' ? 'REINSTATED' : 'ENABLED';
   const entityJson = (t: FakeTenant) => ({
     ReputationEntityReference: t.arn,
     ReputationEntityType: 'RESOURCE',
@@ -112,11 +135,17 @@ export function installSesFake(aws: AwsFake, opts: { region?: string; account: s
     }
     const meta = `<ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata>`;
     if (action === 'GetCallerIdentity') {
-      return xml(200, `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult><Arn>arn:aws:iam::${opts.account}:user/svc-tenants</Arn><UserId>AIDAFAKEUSER</UserId><Account>${opts.account}</Account></GetCallerIdentityResult>${meta}</GetCallerIdentityResponse>`);
+      return xml(
+        200,
+        `<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult><Arn>arn:aws:iam::${opts.account}:user/svc-tenants</Arn><UserId>AIDAFAKEUSER</UserId><Account>${opts.account}</Account></GetCallerIdentityResult>${meta}</GetCallerIdentityResponse>`,
+      );
     }
     if (action === 'GetAccessKeyInfo') {
       const account = fake.keyAccounts.get(form.get('AccessKeyId') ?? '') ?? '999999999999';
-      return xml(200, `<GetAccessKeyInfoResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetAccessKeyInfoResult><Account>${account}</Account></GetAccessKeyInfoResult>${meta}</GetAccessKeyInfoResponse>`);
+      return xml(
+        200,
+        `<GetAccessKeyInfoResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetAccessKeyInfoResult><Account>${account}</Account></GetAccessKeyInfoResult>${meta}</GetAccessKeyInfoResponse>`,
+      );
     }
     return stsError(400, 'InvalidAction', `Could not find operation ${action}`);
   };
@@ -134,13 +163,30 @@ export function installSesFake(aws: AwsFake, opts: { region?: string; account: s
             if (tenants.has(body.TenantName)) return restError(400, 'AlreadyExistsException', `Tenant ${body.TenantName} already exists`);
             if (!/^[A-Za-z0-9_-]{1,64}$/.test(body.TenantName ?? '')) return restError(400, 'BadRequestException', 'Invalid tenant name');
             const id = `tn-${randomUUID().slice(0, 12)}`;
-            const t: FakeTenant = { name: body.TenantName, id, arn: `arn:aws:ses:${region}:${opts.account}:tenant/${body.TenantName}/${id}`, tags: body.Tags ?? [], suppression: body.SuppressionAttributes, resources: new Set(), aws: { Status: 'ENABLED' }, customer: { Status: 'ENABLED' } };
+            const t: FakeTenant = {
+              name: body.TenantName,
+              id,
+              arn: `arn:aws:ses:${region}:${opts.account}:tenant/${body.TenantName}/${id}`,
+              tags: body.Tags ?? [],
+              suppression: body.SuppressionAttributes,
+              resources: new Set(),
+              aws: { Status: 'ENABLED' },
+              customer: { Status: 'ENABLED' },
+            };
             tenants.set(t.name, t);
             return json(200, tenantJson(t));
           },
         ];
-      if (r.method === 'POST' && p === '/v2/email/tenants/get') return ['GetTenant', () => (tenants.has(body.TenantName) ? json(200, { Tenant: tenantJson(tenants.get(body.TenantName)!) }) : restError(404, 'NotFoundException', 'Tenant not found'))];
-      if (r.method === 'POST' && p === '/v2/email/tenants/delete') return ['DeleteTenant', () => (tenants.delete(body.TenantName) ? json(200, {}) : restError(404, 'NotFoundException', 'Tenant not found'))];
+      if (r.method === 'POST' && p === '/v2/email/tenants/get')
+        return [
+          'GetTenant',
+          () =>
+            tenants.has(body.TenantName)
+              ? json(200, { Tenant: tenantJson(tenants.get(body.TenantName)!) })
+              : restError(404, 'NotFoundException', 'Tenant not found'),
+        ];
+      if (r.method === 'POST' && p === '/v2/email/tenants/delete')
+        return ['DeleteTenant', () => (tenants.delete(body.TenantName) ? json(200, {}) : restError(404, 'NotFoundException', 'Tenant not found'))];
       if (r.method === 'POST' && p === '/v2/email/tenants/resources')
         return [
           'CreateTenantResourceAssociation',
@@ -158,7 +204,12 @@ export function installSesFake(aws: AwsFake, opts: { region?: string; account: s
           () => {
             const t = tenants.get(body.TenantName);
             if (!t) return restError(404, 'NotFoundException', 'Tenant not found');
-            return json(200, { TenantResources: [...t.resources].map((arn) => ({ ResourceType: arn.includes(':configuration-set/') ? 'CONFIGURATION_SET' : 'EMAIL_IDENTITY', ResourceArn: arn })) });
+            return json(200, {
+              TenantResources: [...t.resources].map((arn) => ({
+                ResourceType: arn.includes(':configuration-set/') ? 'CONFIGURATION_SET' : 'EMAIL_IDENTITY',
+                ResourceArn: arn,
+              })),
+            });
           },
         ];
       if (r.method === 'POST' && p === '/v2/email/tenant/suppression')
@@ -193,7 +244,13 @@ export function installSesFake(aws: AwsFake, opts: { region?: string; account: s
           },
         ];
       if (entity && r.method === 'GET' && !entity[3])
-        return ['GetReputationEntity', () => (byArn(decodeURIComponent(entity[2])) ? json(200, { ReputationEntity: entityJson(byArn(decodeURIComponent(entity[2]))!) }) : restError(404, 'NotFoundException', 'Reputation entity not found'))];
+        return [
+          'GetReputationEntity',
+          () =>
+            byArn(decodeURIComponent(entity[2]))
+              ? json(200, { ReputationEntity: entityJson(byArn(decodeURIComponent(entity[2]))!) })
+              : restError(404, 'NotFoundException', 'Reputation entity not found'),
+        ];
       if (entity && r.method === 'PUT' && entity[3])
         return [
           'UpdateReputationEntityCustomerManagedStatus',
@@ -205,7 +262,10 @@ export function installSesFake(aws: AwsFake, opts: { region?: string; account: s
           },
         ];
       if ((r.method === 'POST' && p === '/v2/email/list-identities') || (r.method === 'GET' && p === '/v2/email/identities'))
-        return ['ListEmailIdentities', () => json(200, { EmailIdentities: fake.identities.map((i) => ({ ...i, SendingEnabled: true, VerificationStatus: 'SUCCESS' })) })];
+        return [
+          'ListEmailIdentities',
+          () => json(200, { EmailIdentities: fake.identities.map((i) => ({ ...i, SendingEnabled: true, VerificationStatus: 'SUCCESS' })) }),
+        ];
       return undefined;
     };
     const found = route();

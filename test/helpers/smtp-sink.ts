@@ -1,6 +1,6 @@
 // An SMTP server on 127.0.0.1 that catches outbound mail for tests (smtp-server + mailparser).
 import type { AddressInfo } from 'node:net';
-import { simpleParser, type ParsedMail } from 'mailparser';
+import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
 export interface CaughtMail {
@@ -22,7 +22,9 @@ export interface SmtpSink {
   close(): Promise<void>;
 }
 
-export async function startSmtpSink(opts: { username?: string; password?: string; /** The text after 250 (Amazon SES answers `Ok <message id>`). */ answer?: () => string } = {}): Promise<SmtpSink> {
+export async function startSmtpSink(
+  opts: { username?: string; password?: string /** The text after 250 (Amazon SES answers `Ok <message id>`). */; answer?: () => string } = {},
+): Promise<SmtpSink> {
   const messages: CaughtMail[] = [];
   const waiters: Array<() => void> = [];
   let failCode: number | null = null;
@@ -53,7 +55,7 @@ export async function startSmtpSink(opts: { username?: string; password?: string
           raw,
           parsed: await simpleParser(raw),
         });
-        waiters.splice(0).forEach((w) => w());
+        for (const w of waiters.splice(0)) w();
         if (opts.answer) cb(null, opts.answer());
         else cb();
       });

@@ -2,7 +2,7 @@
 // answers the server's options as a browser and authenticator would, and can be told to lie (another
 // origin or RP ID, a counter going backwards, no user verification) to test the server's checks.
 // The main flow is tested in a real browser (test/e2e); this covers the refusals.
-import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { createHash, generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
 
 const b64url = (b: Uint8Array | string) => Buffer.from(b).toString('base64url');
@@ -46,7 +46,9 @@ export class SoftAuthenticator {
   }
 
   private authData(lies: Lies, attested?: Buffer) {
-    const UP = 0x01, UV = 0x04, AT = 0x40;
+    const UP = 0x01,
+      UV = 0x04,
+      AT = 0x40;
     const flags = UP | (lies.unverified ? 0 : UV) | (attested ? AT : 0);
     const counter = Buffer.alloc(4);
     counter.writeUInt32BE(lies.counter ?? this.counter);
@@ -67,13 +69,23 @@ export class SoftAuthenticator {
     idLength.writeUInt16BE(this.credentialId.length);
     const attested = Buffer.concat([Buffer.alloc(16) /* aaguid */, idLength, this.credentialId, Buffer.from(isoCBOR.encode(cose))]);
     const authData = this.authData(lies, attested);
-    const attestationObject = isoCBOR.encode(new Map<string, unknown>([['fmt', 'none'], ['attStmt', new Map()], ['authData', new Uint8Array(authData)]]) as never);
+    const attestationObject = isoCBOR.encode(
+      new Map<string, unknown>([
+        ['fmt', 'none'],
+        ['attStmt', new Map()],
+        ['authData', new Uint8Array(authData)],
+      ]) as never,
+    );
     return {
       id: this.id,
       rawId: this.id,
       type: 'public-key' as const,
       clientExtensionResults: {},
-      response: { clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge, lies)), attestationObject: b64url(attestationObject), transports: ['internal'] },
+      response: {
+        clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge, lies)),
+        attestationObject: b64url(attestationObject),
+        transports: ['internal'],
+      },
     };
   }
 

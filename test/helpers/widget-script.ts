@@ -28,4 +28,3 @@ export async function initialLoad(base: string): Promise<{ files: Map<string, Bu
   const gzipBytes = [...files.values()].reduce((sum, b) => sum + gzipSync(b, { level: 9 }).length, 0);
   return { files, gzipBytes, lazy: [...lazy].filter((p) => !files.has(p)) };
 }
-

@@ -10,11 +10,11 @@ import { createInbox } from '../../src/inboxes/service.js';
 import { INBOX_DELETE_JOB } from '../../src/lifecycle/inbox-deletion.js';
 import { HOUR, ManualClock } from '../../src/platform/clock.js';
 import { addresses, createBroadcast, schedule } from '../helpers/broadcasts.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverWithFile, referencedKeys, storedKeys } from '../helpers/lifecycle.js';
-import { eventsAfter, INGRESS_SECRET, ingressPort, lastEventSeq, rawMail, seedEmailChannel, SmtpDialog } from '../helpers/mail.js';
+import { eventsAfter, INGRESS_SECRET, ingressPort, lastEventSeq, rawMail, SmtpDialog, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startReceiver, type Receiver } from '../helpers/webhooks.js';
+import { type Receiver, startReceiver } from '../helpers/webhooks.js';
 
 const ORIGIN = 'https://shop.example.com';
 
@@ -44,7 +44,14 @@ describe('inboxes after creation', () => {
     const patch = (body: unknown, token = seed.ownerToken) => s.request('PATCH', `/v1/inboxes/${inbox.id}`, { token, body });
     const seq = await lastEventSeq(s);
 
-    const ok = await patch({ name: 'Billing & Invoices', slug: 'invoices', locale: 'tr-tr', timezone: 'Europe/Istanbul', mode: 'live', expected_reply_minutes: 90 });
+    const ok = await patch({
+      name: 'Billing & Invoices',
+      slug: 'invoices',
+      locale: 'tr-tr',
+      timezone: 'Europe/Istanbul',
+      mode: 'live',
+      expected_reply_minutes: 90,
+    });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.deepEqual(
       [ok.body.name, ok.body.slug, ok.body.locale, ok.body.timezone, ok.body.mode, ok.body.expected_reply_minutes],
@@ -94,7 +101,8 @@ describe('inboxes after creation', () => {
     const agent = await addPerson(s.app, seed.workspaceId, 'agent');
     const admin = await addPerson(s.app, seed.workspaceId, 'admin');
     const readOnly = (await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'ro', scopes: ['conversations:read'] })).secret;
-    const limitedElsewhere = (await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'l', scopes: ['workspace:manage'], inboxIds: [other.id] })).secret;
+    const limitedElsewhere = (await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'l', scopes: ['workspace:manage'], inboxIds: [other.id] }))
+      .secret;
     const limitedHere = (await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'h', scopes: ['workspace:manage'], inboxIds: [inbox.id] })).secret;
     const patch = (token: string) => s.request('PATCH', `/v1/inboxes/${inbox.id}`, { token, body: { name: 'Renamed' } });
     assert.equal((await patch(agent.token)).status, 403);
@@ -129,7 +137,12 @@ describe('inboxes after creation', () => {
     // The contact has an external id in the doomed inbox and one in the kept inbox.
     const withIds = await s.request('PATCH', `/v1/contacts/${contactId}`, {
       token: seed.apiKey,
-      body: { external_ids: [{ inbox_id: doomed.id, external_id: 'cust-1' }, { inbox_id: keep.id, external_id: 'cust-1' }] },
+      body: {
+        external_ids: [
+          { inbox_id: doomed.id, external_id: 'cust-1' },
+          { inbox_id: keep.id, external_id: 'cust-1' },
+        ],
+      },
     });
     assert.equal(withIds.status, 200, JSON.stringify(withIds.body));
 
@@ -148,13 +161,22 @@ describe('inboxes after creation', () => {
     assert.equal(limitedHook.status, 201);
     const onlyDoomed = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'only doomed', inboxIds: [doomed.id] });
     const both = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'both', inboxIds: [doomed.id, keep.id] });
-    const migration = await s.request('POST', '/v1/migrations', { token: seed.apiKey, body: { provider: 'imap', imap: { host: 'imap.example.com' }, source_address: 'old@example.com', inbox_id: doomed.id } });
+    const migration = await s.request('POST', '/v1/migrations', {
+      token: seed.apiKey,
+      body: { provider: 'imap', imap: { host: 'imap.example.com' }, source_address: 'old@example.com', inbox_id: doomed.id },
+    });
     assert.equal(migration.status, 201, JSON.stringify(migration.body));
-    assert.equal((await s.request('PUT', `/v1/migrations/${migration.body.id}/credentials`, { token: seed.apiKey, body: { password: 'app-password' } })).status, 200);
+    assert.equal(
+      (await s.request('PUT', `/v1/migrations/${migration.body.id}/credentials`, { token: seed.apiKey, body: { password: 'app-password' } })).status,
+      200,
+    );
     const broadcast = await createBroadcast(s, seed.apiKey, doomed.id, addresses(3), { channel_id: mail.id });
     const draft = await createBroadcast(s, seed.apiKey, doomed.id, addresses(2, 'd'));
     assert.equal((await schedule(s, seed.apiKey, broadcast.id, { send_at: new Date(clock.now().getTime() + HOUR).toISOString() })).status, 200);
-    const found = async () => (await s.request('GET', '/v1/search?q=file&limit=50', { token: seed.apiKey })).body.conversations.map((h: { conversation: { id: string } }) => h.conversation.id) as string[];
+    const found = async () =>
+      (await s.request('GET', '/v1/search?q=file&limit=50', { token: seed.apiKey })).body.conversations.map(
+        (h: { conversation: { id: string } }) => h.conversation.id,
+      ) as string[];
     assert.ok((await found()).includes(conversations[0]), 'searchable before');
     const overview = async () => (await s.request('GET', '/v1/overview', { token: seed.ownerToken })).body;
     assert.equal((await overview()).unread.inboxes[doomed.id], 12, 'unread before');
@@ -177,7 +199,10 @@ describe('inboxes after creation', () => {
     assert.match(await dialog.send(`RCPT TO:<${mail.address}>`), /^550/);
     assert.match(await dialog.send(`RCPT TO:<${keptMail.address}>`), /^250/, 'other inboxes still receive');
     dialog.close();
-    const http = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(mail.address!)}`, { raw: rawMail({ To: mail.address! }), token: INGRESS_SECRET });
+    const http = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(mail.address!)}`, {
+      raw: rawMail({ To: mail.address! }),
+      token: INGRESS_SECRET,
+    });
     assert.equal(http.status, 404);
     // The chat key and the visitor session stop; the open socket is closed.
     // At once, not at the next heartbeat (25 s).
@@ -198,16 +223,29 @@ describe('inboxes after creation', () => {
     assert.equal((await s.request('POST', '/v1/inboxes', { token: seed.ownerToken, body: { name: 'New doomed', slug: 'doomed' } })).status, 201);
     // Nothing new may point at it.
     assert.equal((await s.request('POST', '/v1/webhooks', { token: seed.apiKey, body: { url: `${rx.url}/x`, inbox_id: doomed.id } })).status, 400);
-    assert.equal((await s.request('POST', '/v1/channels', { token: seed.ownerToken, body: { kind: 'chat', inbox_id: doomed.id, name: 'x', origins: [ORIGIN] } })).status, 404);
+    assert.equal(
+      (await s.request('POST', '/v1/channels', { token: seed.ownerToken, body: { kind: 'chat', inbox_id: doomed.id, name: 'x', origins: [ORIGIN] } })).status,
+      404,
+    );
     // Endpoints, keys, migration, broadcasts.
     assert.equal(await s.app.db.selectFrom('webhook_endpoints').select('id').where('id', '=', limitedHook.body.id).executeTakeFirst(), undefined);
-    assert.ok(await s.app.db.selectFrom('webhook_endpoints').select('id').where('id', '=', wideHook.body.id).executeTakeFirst(), 'a workspace-wide endpoint stays');
+    assert.ok(
+      await s.app.db.selectFrom('webhook_endpoints').select('id').where('id', '=', wideHook.body.id).executeTakeFirst(),
+      'a workspace-wide endpoint stays',
+    );
     assert.equal((await s.request('GET', '/v1/inboxes', { token: onlyDoomed.secret })).status, 401, 'a key that reached only the inbox is revoked');
     const bothNow = await s.request('GET', '/v1/inboxes', { token: both.secret });
-    assert.deepEqual(bothNow.body.data.map((i: { id: string }) => i.id), [keep.id]);
+    assert.deepEqual(
+      bothNow.body.data.map((i: { id: string }) => i.id),
+      [keep.id],
+    );
     const m = await s.request('GET', `/v1/migrations/${migration.body.id}`, { token: seed.apiKey });
     assert.equal(m.body.state, 'cancelled');
-    const mRow = await s.app.db.selectFrom('mailbox_migrations').select(['password_sealed', 'end_reason']).where('id', '=', migration.body.id).executeTakeFirstOrThrow();
+    const mRow = await s.app.db
+      .selectFrom('mailbox_migrations')
+      .select(['password_sealed', 'end_reason'])
+      .where('id', '=', migration.body.id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(mRow, { password_sealed: null, end_reason: 'inbox_deleted' });
     const bRows = await s.app.db.selectFrom('broadcasts').select(['id', 'status']).where('inbox_id', '=', doomed.id).execute();
     assert.ok(bRows.every((b) => b.status === 'cancelled'));
@@ -266,6 +304,13 @@ describe('inboxes after creation', () => {
     assert.ok(doc.paths['/v1/inboxes/{inboxId}'].patch.responses['200']);
     assert.ok(doc.paths['/v1/inboxes/{inboxId}'].delete.responses['202'].content['application/json'].schema);
     for (const name of ['InboxPatch', 'InboxDeleted', 'Inbox']) assert.ok(doc.components.schemas[name], name);
-    assert.deepEqual(Object.keys(doc.components.schemas.InboxPatch.properties).sort(), ['expected_reply_minutes', 'locale', 'mode', 'name', 'slug', 'timezone']);
+    assert.deepEqual(Object.keys(doc.components.schemas.InboxPatch.properties).sort(), [
+      'expected_reply_minutes',
+      'locale',
+      'mode',
+      'name',
+      'slug',
+      'timezone',
+    ]);
   });
 });

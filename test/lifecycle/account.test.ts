@@ -1,10 +1,10 @@
 // Account deletion (DELETE /v1/me, svc person delete) and the Web Push subscriptions a person owns.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { generateVapidKeys } from '../../src/push/commands.js';
-import { PUSH_SUBSCRIPTIONS_PER_PERSON } from '../../src/push/service.js';
 import { addMember } from '../../src/members/store.js';
 import { createSession, findOrCreatePerson } from '../../src/people/service.js';
+import { generateVapidKeys } from '../../src/push/commands.js';
+import { PUSH_SUBSCRIPTIONS_PER_PERSON } from '../../src/push/service.js';
 import { addPerson, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { runSvc, startTestServer, type TestServer } from '../helpers/server.js';
@@ -12,7 +12,11 @@ import { runSvc, startTestServer, type TestServer } from '../helpers/server.js';
 const vapid = generateVapidKeys();
 const validKey = () => generateVapidKeys().publicKey;
 const auth = Buffer.alloc(16, 1).toString('base64url');
-const sub = (n: string | number, extra: Record<string, unknown> = {}) => ({ endpoint: `https://fcm.example.net/wp/${n}`, keys: { p256dh: validKey(), auth }, ...extra });
+const sub = (n: string | number, extra: Record<string, unknown> = {}) => ({
+  endpoint: `https://fcm.example.net/wp/${n}`,
+  keys: { p256dh: validKey(), auth },
+  ...extra,
+});
 
 describe('accounts and push subscriptions', () => {
   let s: TestServer;
@@ -31,7 +35,10 @@ describe('accounts and push subscriptions', () => {
     assert.equal(first.status, 201);
     assert.match(first.body.id, /^push_/);
     assert.equal(first.body.keys, undefined, 'keys are never shown');
-    const renewed = await s.request('POST', '/v1/me/push-subscriptions', { token: ws.ownerToken, body: sub('one', { expiration_time: Date.now() + 86_400_000 }) });
+    const renewed = await s.request('POST', '/v1/me/push-subscriptions', {
+      token: ws.ownerToken,
+      body: sub('one', { expiration_time: Date.now() + 86_400_000 }),
+    });
     assert.equal(renewed.status, 201);
     assert.equal(renewed.body.id, first.body.id, 'the same endpoint is one subscription');
     assert.ok(renewed.body.expiration_time);
@@ -72,7 +79,8 @@ describe('accounts and push subscriptions', () => {
     assert.equal((await s.request('DELETE', `/v1/me/push-subscriptions/${first.body.id}`, { token: ws.ownerToken })).status, 204);
     assert.equal((await s.request('DELETE', `/v1/me/push-subscriptions/${first.body.id}`, { token: ws.ownerToken })).status, 404);
 
-    for (let i = 0; i < PUSH_SUBSCRIPTIONS_PER_PERSON; i++) await s.request('POST', '/v1/me/push-subscriptions', { token: other.token, body: sub(`many-${i}`) });
+    for (let i = 0; i < PUSH_SUBSCRIPTIONS_PER_PERSON; i++)
+      await s.request('POST', '/v1/me/push-subscriptions', { token: other.token, body: sub(`many-${i}`) });
     const over = await s.request('POST', '/v1/me/push-subscriptions', { token: other.token, body: sub('one-too-many') });
     assert.equal(over.status, 409);
     assert.equal(over.body.error.code, 'too_many_push_subscriptions');
@@ -102,7 +110,19 @@ describe('accounts and push subscriptions', () => {
     await s.request('POST', '/v1/me/push-subscriptions', { token: ws.ownerToken, body: sub('owner') });
     await s.app.db
       .insertInto('passkeys')
-      .values({ id: 'pk_test', person_id: ws.ownerId, credential_id: 'Y3JlZA', public_key: 'cHVi', transports: '["internal"]', aaguid: null, backup_eligible: 1, backed_up: 1, name: 'Laptop', created_at: new Date().toISOString(), last_used_at: null })
+      .values({
+        id: 'pk_test',
+        person_id: ws.ownerId,
+        credential_id: 'Y3JlZA',
+        public_key: 'cHVi',
+        transports: '["internal"]',
+        aaguid: null,
+        backup_eligible: 1,
+        backed_up: 1,
+        name: 'Laptop',
+        created_at: new Date().toISOString(),
+        last_used_at: null,
+      })
       .execute();
 
     assert.equal((await s.request('DELETE', '/v1/me', { token: ws.ownerToken, body: { email: 'someone-else@example.com' } })).status, 400);
@@ -119,7 +139,10 @@ describe('accounts and push subscriptions', () => {
     const second = await addPerson(s.app, ws.workspaceId, 'owner');
     const ok = await s.request('DELETE', '/v1/me', { token: ws.ownerToken, body: { email: owner.email } });
     assert.equal(ok.status, 200);
-    assert.deepEqual({ ...ok.body, person_id: undefined }, { deleted: true, person_id: undefined, memberships: 1, sessions: 1, passkeys: 1, push_subscriptions: 1 });
+    assert.deepEqual(
+      { ...ok.body, person_id: undefined },
+      { deleted: true, person_id: undefined, memberships: 1, sessions: 1, passkeys: 1, push_subscriptions: 1 },
+    );
     assert.equal((await s.request('GET', '/v1/me', { token: ws.ownerToken })).status, 401, 'sessions are gone');
     for (const table of ['memberships', 'sessions', 'passkeys', 'push_subscriptions'] as const) {
       assert.equal((await s.app.db.selectFrom(table).select('person_id').where('person_id', '=', ws.ownerId).execute()).length, 0, table);

@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
-import { buildServices, type App } from '../../src/context.js';
+import { type App, buildServices } from '../../src/context.js';
 import { createLogger } from '../../src/platform/log.js';
 import { seedWorkspace } from '../helpers/fixtures.js';
 import { holdWriteLock, seedConversations, storedKeys, waitUntil } from '../helpers/lifecycle.js';
-import { spawnServer, testEnv, type ChildServer, type TestEnv } from '../helpers/server.js';
+import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 
 const CONVERSATIONS = 1500;
 
@@ -31,7 +31,16 @@ describe('workspace deletion survives kill -9', () => {
     app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
     const ws = await seedWorkspace(app, { name: 'Crash Test' });
     const keys = await seedConversations(app, te.dataDir, ws, CONVERSATIONS);
-    const left = async () => Number((await app!.db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', ws.workspaceId).executeTakeFirstOrThrow()).n);
+    const left = async () =>
+      Number(
+        (
+          await app!.db
+            .selectFrom('conversations')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('workspace_id', '=', ws.workspaceId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
     const r = await fetch(`${first.url}/v1/workspace`, {
       method: 'DELETE',

@@ -4,12 +4,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
-import { buildServices, type App } from '../../src/context.js';
+import { type App, buildServices } from '../../src/context.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { createLogger } from '../../src/platform/log.js';
 import { seedWorkspace } from '../helpers/fixtures.js';
 import { holdWriteLock, seedConversations, storedKeys, waitUntil } from '../helpers/lifecycle.js';
-import { spawnServer, testEnv, type ChildServer, type TestEnv } from '../helpers/server.js';
+import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 
 const CONVERSATIONS = 1500;
 const KEPT = 20;
@@ -37,7 +37,15 @@ describe('inbox deletion survives kill -9', () => {
     const keys = await seedConversations(app, te.dataDir, ws, CONVERSATIONS);
     const keptKeys = await seedConversations(app, te.dataDir, { workspaceId: ws.workspaceId, inboxId: kept.id }, KEPT);
     const left = async (inboxId: string) =>
-      Number((await app!.db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('inbox_id', '=', inboxId).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await app!.db
+            .selectFrom('conversations')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('inbox_id', '=', inboxId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
     const r = await fetch(`${first.url}/v1/inboxes/${ws.inboxId}`, { method: 'DELETE', headers: { authorization: `Bearer ${ws.ownerToken}` } });
     assert.equal(r.status, 202);

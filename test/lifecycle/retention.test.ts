@@ -2,22 +2,22 @@
 // included), runs at start, is idempotent, and logs one line per run with the counts by rule.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { parseMail } from '../../src/mail/parse.js';
-import { storeInboundMail } from '../../src/mail/ingest.js';
-import { resolveRecipient } from '../../src/mail/recipients.js';
-import { closeConnection, markConnection, touchConnection } from '../../src/realtime/connections.js';
-import { DAY, HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
-import { createSession } from '../../src/people/service.js';
+import type { RetentionRule } from '../../src/lifecycle/registry.js';
 import { retentionRules } from '../../src/lifecycle/registry.js';
 import { runRetention } from '../../src/lifecycle/retention.js';
-import type { RetentionRule } from '../../src/lifecycle/registry.js';
+import { storeInboundMail } from '../../src/mail/ingest.js';
+import { parseMail } from '../../src/mail/parse.js';
+import { resolveRecipient } from '../../src/mail/recipients.js';
 import { signInCodesRule, signInLinksRule } from '../../src/people/retention.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { createSession } from '../../src/people/service.js';
+import { DAY, HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { closeConnection, markConnection, touchConnection } from '../../src/realtime/connections.js';
 import { emitMessage } from '../helpers/events.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverWithFile, mailWithFile, referencedKeys, storedKeys } from '../helpers/lifecycle.js';
 import { INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startReceiver, type Receiver } from '../helpers/webhooks.js';
+import { type Receiver, startReceiver } from '../helpers/webhooks.js';
 
 const retentionLines = (s: TestServer) => s.logs.filter((l) => l.msg === 'retention');
 
@@ -41,7 +41,10 @@ describe('retention', () => {
     await s.app.jobs.drain();
     const lines = retentionLines(s);
     assert.equal(lines.length, 1, 'the start run');
-    assert.deepEqual(Object.keys(lines[0].deleted as object), retentionRules.map((r) => r.name));
+    assert.deepEqual(
+      Object.keys(lines[0].deleted as object),
+      retentionRules.map((r) => r.name),
+    );
     // Counts, never redacted (a name like broadcast_recipients must not look like a recipient list).
     for (const [name, count] of Object.entries(lines[0].deleted as object)) assert.equal(typeof count, 'number', name);
     assert.equal(lines[0].more, false);
@@ -120,7 +123,9 @@ describe('retention', () => {
     assert.equal(msgs.body.data[0].attachments.length, 1);
     const raw = await s.request('GET', `/v1/conversations/${oldOpen}/messages/${msgs.body.data[0].id}/raw`, { token: ws.apiKey });
     assert.equal(raw.status, 404);
-    const recentMsg = (await s.request('GET', `/v1/conversations/${recentClosed}/messages`, { token: ws.apiKey })).body.data.find((m: { kind: string }) => m.kind === 'message');
+    const recentMsg = (await s.request('GET', `/v1/conversations/${recentClosed}/messages`, { token: ws.apiKey })).body.data.find(
+      (m: { kind: string }) => m.kind === 'message',
+    );
     assert.equal((await s.request('GET', `/v1/conversations/${recentClosed}/messages/${recentMsg.id}/raw`, { token: ws.apiKey })).status, 200);
 
     // Without retention_days nothing goes.
@@ -138,7 +143,10 @@ describe('retention', () => {
     clock.advance(30 * DAY);
     await s.app.jobs.drain();
     const rest = await s.app.db.selectFrom('conversations').select('id').where('workspace_id', '=', ws.workspaceId).execute();
-    assert.deepEqual(rest.map((r) => r.id), [oldOpen]);
+    assert.deepEqual(
+      rest.map((r) => r.id),
+      [oldOpen],
+    );
   });
 
   test('finished webhook deliveries go after 7 days, except the newest 100 per endpoint', async () => {
@@ -148,7 +156,15 @@ describe('retention', () => {
     for (let i = 0; i < 130; i++) await emitMessage(s.app, ws.workspaceId, ws.inboxId);
     await s.app.jobs.drain();
     const count = async () =>
-      Number((await s.app.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('endpoint_id', '=', hook.body.id).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await s.app.db
+            .selectFrom('webhook_deliveries')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('endpoint_id', '=', hook.body.id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     assert.equal(await count(), 130);
     clock.advance(6 * DAY);
     await s.app.jobs.drain();
@@ -185,7 +201,14 @@ describe('retention', () => {
     const { token } = await createSession(s.app, ws.ownerId);
     await s.app.db
       .insertInto('sign_in_codes')
-      .values({ id: 'code_old', email: 'x@example.com', code_hash: 'h', created_at: clock.now().toISOString(), expires_at: new Date(clock.now().getTime() + 10 * MINUTE).toISOString(), used_at: null })
+      .values({
+        id: 'code_old',
+        email: 'x@example.com',
+        code_hash: 'h',
+        created_at: clock.now().toISOString(),
+        expires_at: new Date(clock.now().getTime() + 10 * MINUTE).toISOString(),
+        used_at: null,
+      })
       .execute();
     clock.advance(31 * DAY);
     await s.app.jobs.drain();
@@ -199,8 +222,14 @@ describe('retention', () => {
     const ws = await seedWorkspace(s.app);
     const made = clock.now();
     const later = (ms: number) => new Date(made.getTime() + ms).toISOString();
-    await s.app.db.insertInto('sign_in_codes').values({ id: 'code_day', email: 'y@example.com', code_hash: 'h', created_at: made.toISOString(), expires_at: later(10 * MINUTE), used_at: null }).execute();
-    await s.app.db.insertInto('sign_in_links').values({ id: 'link_day', person_id: ws.ownerId, token_hash: 'h', created_at: made.toISOString(), expires_at: later(15 * MINUTE), used_at: null }).execute();
+    await s.app.db
+      .insertInto('sign_in_codes')
+      .values({ id: 'code_day', email: 'y@example.com', code_hash: 'h', created_at: made.toISOString(), expires_at: later(10 * MINUTE), used_at: null })
+      .execute();
+    await s.app.db
+      .insertInto('sign_in_links')
+      .values({ id: 'link_day', person_id: ws.ownerId, token_hash: 'h', created_at: made.toISOString(), expires_at: later(15 * MINUTE), used_at: null })
+      .execute();
     const rules = [signInCodesRule, signInLinksRule];
     const left = async () => ({
       code: (await s.app.db.selectFrom('sign_in_codes').select('id').where('id', '=', 'code_day').execute()).length,
@@ -216,7 +245,14 @@ describe('retention', () => {
 
   // A rule that deletes one row per batch, `rows` times, counting its calls.
   const countingRule = (name: string, rows: number) => {
-    const rule = { name, calls: 0, async deleteBatch() { rule.calls++; return rule.calls <= rows ? 1 : 0; } };
+    const rule = {
+      name,
+      calls: 0,
+      async deleteBatch() {
+        rule.calls++;
+        return rule.calls <= rows ? 1 : 0;
+      },
+    };
     return rule satisfies RetentionRule;
   };
 
@@ -234,17 +270,25 @@ describe('retention', () => {
     const second = countingRule('second', 2);
     let woken = 0;
     const wake = s.app.jobs.wake;
-    s.app.jobs.wake = () => { woken++; wake.call(s.app.jobs); };
+    s.app.jobs.wake = () => {
+      woken++;
+      wake.call(s.app.jobs);
+    };
     const before = performance.now();
     // A budget as large as the clock's own reading: real elapsed time never reaches it; a sum of the two readings would.
-    const report = await runRetention(s.app, [first, second], performance.now()).finally(() => { s.app.jobs.wake = wake; });
+    const report = await runRetention(s.app, [first, second], performance.now()).finally(() => {
+      s.app.jobs.wake = wake;
+    });
     const wall = performance.now() - before;
     assert.deepEqual(report.deleted, { first: 3, second: 2 });
     assert.equal(report.more, false);
     assert.deepEqual([first.calls, second.calls], [4, 3]);
     assert.equal(woken, 1, 'deleted rows leave files behind: their jobs run now');
     const line = retentionLines(s).at(-1)!;
-    assert.ok(typeof line.duration_ms === 'number' && line.duration_ms >= 0 && line.duration_ms <= Math.ceil(wall), `duration_ms ${line.duration_ms} within ${wall}`);
+    assert.ok(
+      typeof line.duration_ms === 'number' && line.duration_ms >= 0 && line.duration_ms <= Math.ceil(wall),
+      `duration_ms ${line.duration_ms} within ${wall}`,
+    );
   });
 });
 
@@ -285,7 +329,8 @@ describe('retention boundaries', () => {
 
     const conversations = async () =>
       new Set((await s.app.db.selectFrom('conversations').select('id').where('workspace_id', '=', ws.workspaceId).execute()).map((r) => r.id));
-    const openRaw = async () => (await s.app.db.selectFrom('messages').select('raw_storage_key').where('id', '=', open.message_id).executeTakeFirstOrThrow()).raw_storage_key;
+    const openRaw = async () =>
+      (await s.app.db.selectFrom('messages').select('raw_storage_key').where('id', '=', open.message_id).executeTakeFirstOrThrow()).raw_storage_key;
     const runAt = async (ms: number) => {
       clock.set(new Date(start + ms));
       return (await runRetention(s.app)).deleted;

@@ -4,16 +4,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { createChatChannel } from '../../src/channels/service.js';
-import { chatChannelByKey } from '../../src/widget/service.js';
 import { WORKSPACE_DELETE_JOB } from '../../src/lifecycle/workspace-deletion.js';
-import { generateVapidKeys } from '../../src/push/commands.js';
 import { HOUR, ManualClock } from '../../src/platform/clock.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { generateVapidKeys } from '../../src/push/commands.js';
+import { chatChannelByKey } from '../../src/widget/service.js';
 import { emitMessage } from '../helpers/events.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverWithFile, referencedKeys, storedKeys } from '../helpers/lifecycle.js';
-import { INGRESS_SECRET, ingressPort, rawMail, seedEmailChannel, SmtpDialog } from '../helpers/mail.js';
+import { INGRESS_SECRET, ingressPort, rawMail, SmtpDialog, seedEmailChannel } from '../helpers/mail.js';
 import { runSvc, startTestServer, type TestServer } from '../helpers/server.js';
-import { startReceiver, type Receiver } from '../helpers/webhooks.js';
+import { type Receiver, startReceiver } from '../helpers/webhooks.js';
 
 const vapid = generateVapidKeys();
 const p256dh = generateVapidKeys().publicKey; // any valid uncompressed P-256 point
@@ -29,7 +29,12 @@ describe('workspace deletion', () => {
     rx = await startReceiver();
     s = await startTestServer({
       clock,
-      env: { SVC_INGRESS_SECRET: INGRESS_SECRET, SVC_WEBHOOK_ALLOW_PRIVATE: '1', SVC_VAPID_PUBLIC_KEY: vapid.publicKey, SVC_VAPID_PRIVATE_KEY: vapid.privateKey },
+      env: {
+        SVC_INGRESS_SECRET: INGRESS_SECRET,
+        SVC_WEBHOOK_ALLOW_PRIVATE: '1',
+        SVC_VAPID_PUBLIC_KEY: vapid.publicKey,
+        SVC_VAPID_PRIVATE_KEY: vapid.privateKey,
+      },
     });
     await s.app.jobs.stop();
   });
@@ -58,8 +63,20 @@ describe('workspace deletion', () => {
     const chat = await createChatChannel(s.app, { workspaceId: ws.workspaceId, inboxId: ws.inboxId, name: 'Site', origins: ['https://shop.example.com'] });
     const agentOnlyHere = await addPerson(s.app, ws.workspaceId, 'agent');
     const agentAlsoElsewhere = await addPerson(s.app, ws.workspaceId, 'agent');
-    await s.app.db.insertInto('memberships').values({ id: 'mem_elsewhere', workspace_id: other.workspaceId, person_id: agentAlsoElsewhere.personId, role: 'agent', created_at: clock.now().toISOString() }).execute();
-    for (const [who, n] of [[agentOnlyHere, 'a'], [agentAlsoElsewhere, 'b']] as const) {
+    await s.app.db
+      .insertInto('memberships')
+      .values({
+        id: 'mem_elsewhere',
+        workspace_id: other.workspaceId,
+        person_id: agentAlsoElsewhere.personId,
+        role: 'agent',
+        created_at: clock.now().toISOString(),
+      })
+      .execute();
+    for (const [who, n] of [
+      [agentOnlyHere, 'a'],
+      [agentAlsoElsewhere, 'b'],
+    ] as const) {
       assert.equal((await s.request('POST', '/v1/me/push-subscriptions', { token: who.token, body: subscription(n) })).status, 201);
     }
     const hook = await s.request('POST', '/v1/webhooks', { token: ws.apiKey, body: { url: `${rx.url}/doomed` } });
@@ -95,13 +112,19 @@ describe('workspace deletion', () => {
     assert.match(await dialog.send('MAIL FROM:<customer@example.com>'), /^250/);
     assert.match(await dialog.send(`RCPT TO:<${channel.address}>`), /^550/);
     dialog.close();
-    const http = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(channel.address!)}`, { raw: rawMail({ To: channel.address! }), token: INGRESS_SECRET });
+    const http = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(channel.address!)}`, {
+      raw: rawMail({ To: channel.address! }),
+      token: INGRESS_SECRET,
+    });
     assert.equal(http.status, 404);
     const endpoint = await s.app.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', hook.body.id).executeTakeFirstOrThrow();
     assert.ok(endpoint.disabled_at);
     const subs = await s.app.db.selectFrom('push_subscriptions').select('person_id').execute();
     assert.ok(!subs.some((p) => p.person_id === agentOnlyHere.personId), 'a member left without a workspace loses push');
-    assert.ok(subs.some((p) => p.person_id === agentAlsoElsewhere.personId), 'a member of another workspace keeps it');
+    assert.ok(
+      subs.some((p) => p.person_id === agentAlsoElsewhere.personId),
+      'a member of another workspace keeps it',
+    );
     // An event that still gets recorded is not delivered.
     await emitMessage(s.app, ws.workspaceId, ws.inboxId);
 
@@ -113,7 +136,19 @@ describe('workspace deletion', () => {
     const last = lines.at(-1)!;
     assert.deepEqual([last.conversations_deleted, last.conversations_left, last.files_deleted, last.done], [130, 0, 260, true]);
 
-    for (const table of ['conversations', 'messages', 'attachments', 'contacts', 'inboxes', 'channels', 'memberships', 'api_keys', 'events', 'webhook_endpoints', 'realtime_connections'] as const) {
+    for (const table of [
+      'conversations',
+      'messages',
+      'attachments',
+      'contacts',
+      'inboxes',
+      'channels',
+      'memberships',
+      'api_keys',
+      'events',
+      'webhook_endpoints',
+      'realtime_connections',
+    ] as const) {
       const rows = await s.app.db.selectFrom(table).select('workspace_id').where('workspace_id', '=', ws.workspaceId).execute();
       assert.equal(rows.length, 0, `${table} rows left`);
     }
@@ -138,7 +173,11 @@ describe('workspace deletion', () => {
     assert.equal((await s.request('DELETE', '/v1/workspace', { token: ws.ownerToken, body: { name: 'Lost' } })).status, 202);
     await s.app.db.deleteFrom('jobs').where('kind', '=', WORKSPACE_DELETE_JOB).execute();
     await s.app.jobs.drain();
-    assert.equal((await s.app.db.selectFrom('conversations').select('id').where('workspace_id', '=', ws.workspaceId).execute()).length, 1, 'no job, nothing happens');
+    assert.equal(
+      (await s.app.db.selectFrom('conversations').select('id').where('workspace_id', '=', ws.workspaceId).execute()).length,
+      1,
+      'no job, nothing happens',
+    );
     clock.advance(HOUR);
     await s.app.jobs.drain();
     const line = s.logs.filter((l) => l.msg === 'retention').at(-1)!;

@@ -4,14 +4,25 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parseHeaderBlock, parseMail } from '../../src/mail/parse.js';
 import { SCAN_HEADER_FIELDS } from '../../src/mailbox-migration/copy/scan.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, rawMail, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 function report(type: string | null): Record<string, string> {
   return { 'MIME-Version': '1.0', 'Content-Type': `multipart/report;${type === null ? '' : ` report-type=${type};`} boundary="B"` };
 }
-const REPORT_BODY = ['--B', 'Content-Type: text/plain', '', 'A report.', '--B', 'Content-Type: message/delivery-status', '', 'Reporting-MTA: dns; mx.example', '--B--', ''].join('\r\n');
+const REPORT_BODY = [
+  '--B',
+  'Content-Type: text/plain',
+  '',
+  'A report.',
+  '--B',
+  'Content-Type: message/delivery-status',
+  '',
+  'Reporting-MTA: dns; mx.example',
+  '--B--',
+  '',
+].join('\r\n');
 
 const CASES: { name: string; headers: Record<string, string>; body?: string; automatic: boolean }[] = [
   { name: 'a person writing', headers: {}, automatic: false },
@@ -42,9 +53,7 @@ const CASES: { name: string; headers: Record<string, string>; body?: string; aut
 function headerFields(raw: Buffer, fields: readonly string[]): Buffer {
   const head = raw.toString('latin1').split('\r\n\r\n')[0];
   const wanted = new Set(fields.map((f) => f.toLowerCase()));
-  const kept = head
-    .split(/\r\n(?![ \t])/)
-    .filter((line) => wanted.has(line.slice(0, line.indexOf(':')).trim().toLowerCase()));
+  const kept = head.split(/\r\n(?![ \t])/).filter((line) => wanted.has(line.slice(0, line.indexOf(':')).trim().toLowerCase()));
   return Buffer.from(`${kept.join('\r\n')}\r\n`, 'latin1');
 }
 

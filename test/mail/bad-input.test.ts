@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { MAX_ATTACHMENTS } from '../../src/mail/parse.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { ingressPort, seedEmailChannel, SmtpDialog } from '../helpers/mail.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { ingressPort, SmtpDialog, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const SECRET = 'bad-input-secret';
@@ -14,9 +14,13 @@ const MAX = 4 * 1024 * 1024;
 function multipartWithParts(count: number, to: string): Buffer {
   const parts: string[] = [];
   for (let i = 0; i < count; i++) {
-    parts.push(`--B\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="f${i}.bin"\r\nContent-Transfer-Encoding: base64\r\n\r\nAAEC\r\n`);
+    parts.push(
+      `--B\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="f${i}.bin"\r\nContent-Transfer-Encoding: base64\r\n\r\nAAEC\r\n`,
+    );
   }
-  return Buffer.from(`From: many@cust.example\r\nTo: ${to}\r\nSubject: ${count} attachments\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="B"\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\nSee the files.\r\n${parts.join('')}--B--\r\n`);
+  return Buffer.from(
+    `From: many@cust.example\r\nTo: ${to}\r\nSubject: ${count} attachments\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="B"\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\nSee the files.\r\n${parts.join('')}--B--\r\n`,
+  );
 }
 
 function deeplyNested(depth: number, to: string): Buffer {
@@ -32,15 +36,44 @@ function deeplyNested(depth: number, to: string): Buffer {
 }
 
 function corpus(to: string): { name: string; raw: Buffer }[] {
-  const h = (lines: string[], body: string | Buffer = 'body\r\n') => Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n'), Buffer.isBuffer(body) ? body : Buffer.from(body)]);
+  const h = (lines: string[], body: string | Buffer = 'body\r\n') =>
+    Buffer.concat([Buffer.from(lines.join('\r\n') + '\r\n\r\n'), Buffer.isBuffer(body) ? body : Buffer.from(body)]);
   return [
-    { name: 'unterminated multipart', raw: h([`To: ${to}`, 'From: a@cust.example', 'Subject: x', 'Content-Type: multipart/mixed; boundary="zz"'], '--zz\r\nContent-Type: text/plain\r\n\r\nhalf a message') },
+    {
+      name: 'unterminated multipart',
+      raw: h(
+        [`To: ${to}`, 'From: a@cust.example', 'Subject: x', 'Content-Type: multipart/mixed; boundary="zz"'],
+        '--zz\r\nContent-Type: text/plain\r\n\r\nhalf a message',
+      ),
+    },
     { name: 'multipart without boundary', raw: h([`To: ${to}`, 'From: a@cust.example', 'Content-Type: multipart/alternative'], 'no parts here') },
-    { name: 'unknown charset with 8-bit bytes', raw: h([`To: ${to}`, 'From: a@cust.example', 'Content-Type: text/plain; charset=x-no-such-charset', 'Content-Transfer-Encoding: 8bit'], Buffer.from([0x48, 0x69, 0x20, 0xff, 0xfe, 0xc3, 0x28, 0x0d, 0x0a])) },
-    { name: 'invalid UTF-8 in headers and broken encoded words', raw: Buffer.concat([Buffer.from(`To: ${to}\r\nFrom: =?utf-8?B?!!!notbase64?= <a@cust.example>\r\nSubject: =?x-bad?Q?=ZZ=?= `), Buffer.from([0xc3, 0x28, 0xa0, 0xa1]), Buffer.from('\r\n\r\nbody\r\n')]) },
-    { name: 'UTF-7 body with markup', raw: h([`To: ${to}`, 'From: a@cust.example', 'Content-Type: text/html; charset=utf-7'], '+ADw-script+AD4-alert(1)+ADw-/script+AD4-') },
+    {
+      name: 'unknown charset with 8-bit bytes',
+      raw: h(
+        [`To: ${to}`, 'From: a@cust.example', 'Content-Type: text/plain; charset=x-no-such-charset', 'Content-Transfer-Encoding: 8bit'],
+        Buffer.from([0x48, 0x69, 0x20, 0xff, 0xfe, 0xc3, 0x28, 0x0d, 0x0a]),
+      ),
+    },
+    {
+      name: 'invalid UTF-8 in headers and broken encoded words',
+      raw: Buffer.concat([
+        Buffer.from(`To: ${to}\r\nFrom: =?utf-8?B?!!!notbase64?= <a@cust.example>\r\nSubject: =?x-bad?Q?=ZZ=?= `),
+        Buffer.from([0xc3, 0x28, 0xa0, 0xa1]),
+        Buffer.from('\r\n\r\nbody\r\n'),
+      ]),
+    },
+    {
+      name: 'UTF-7 body with markup',
+      raw: h([`To: ${to}`, 'From: a@cust.example', 'Content-Type: text/html; charset=utf-7'], '+ADw-script+AD4-alert(1)+ADw-/script+AD4-'),
+    },
     { name: 'wrong transfer encoding', raw: h([`To: ${to}`, 'From: a@cust.example', 'Content-Transfer-Encoding: base64'], '@@@@ not base64 at all @@@@') },
-    { name: 'NUL bytes everywhere', raw: Buffer.from(`To: ${to}\r\nFrom: "N\u0000ul" <nul@cust.example>\r\nSubject: a\u0000b\r\nMessage-ID: <nul\u0000id@cust.example>\r\n\r\nbody\u0000with nul\r\n`, 'latin1') },
+    {
+      name: 'NUL bytes everywhere',
+      raw: Buffer.from(
+        `To: ${to}\r\nFrom: "N\u0000ul" <nul@cust.example>\r\nSubject: a\u0000b\r\nMessage-ID: <nul\u0000id@cust.example>\r\n\r\nbody\u0000with nul\r\n`,
+        'latin1',
+      ),
+    },
     { name: 'no From at all', raw: h([`To: ${to}`, 'Subject: anonymous']) },
     { name: 'invalid From address', raw: h([`To: ${to}`, 'From: this is not an address', 'Subject: bad from']) },
     { name: 'From with only junk', raw: h([`To: ${to}`, 'From: <@@@>', 'Reply-To: also not valid']) },
@@ -49,9 +82,27 @@ function corpus(to: string): { name: string; raw: Buffer }[] {
     { name: 'huge header line', raw: h([`To: ${to}`, 'From: a@cust.example', `X-Long: ${'a'.repeat(200_000)}`]) },
     { name: 'header only, no body', raw: Buffer.from(`To: ${to}\r\nFrom: a@cust.example\r\nSubject: nothing`) },
     { name: 'random binary', raw: randomBytes(20_000) },
-    { name: 'hostile HTML', raw: h([`To: ${to}`, 'From: a@cust.example', 'Content-Type: text/html'], '<img src="javascript:alert(1)"><a href="javascript:x">x</a><iframe src="https://evil.example"></iframe><style>*{}</style><form><input></form><p style="background:url(https://t.example/x)">hi</p>') },
-    { name: 'cid image', raw: h([`To: ${to}`, 'From: a@cust.example', 'MIME-Version: 1.0', 'Content-Type: multipart/related; boundary="R"'], '--R\r\nContent-Type: text/html\r\n\r\n<p><img src="cid:logo@x"></p>\r\n--R\r\nContent-Type: image/png\r\nContent-ID: <logo@x>\r\nContent-Transfer-Encoding: base64\r\n\r\niVBORw0KGgo=\r\n--R--\r\n') },
-    { name: 'attachment with hostile name and type', raw: h([`To: ${to}`, 'From: a@cust.example', 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="M"'], '--M\r\nContent-Type: text/plain\r\n\r\nsee\r\n--M\r\nContent-Type: text/html;;; "\r\nContent-Disposition: attachment; filename="../../etc/passwd\u0001"\r\n\r\n<script>x</script>\r\n--M--\r\n') },
+    {
+      name: 'hostile HTML',
+      raw: h(
+        [`To: ${to}`, 'From: a@cust.example', 'Content-Type: text/html'],
+        '<img src="javascript:alert(1)"><a href="javascript:x">x</a><iframe src="https://evil.example"></iframe><style>*{}</style><form><input></form><p style="background:url(https://t.example/x)">hi</p>',
+      ),
+    },
+    {
+      name: 'cid image',
+      raw: h(
+        [`To: ${to}`, 'From: a@cust.example', 'MIME-Version: 1.0', 'Content-Type: multipart/related; boundary="R"'],
+        '--R\r\nContent-Type: text/html\r\n\r\n<p><img src="cid:logo@x"></p>\r\n--R\r\nContent-Type: image/png\r\nContent-ID: <logo@x>\r\nContent-Transfer-Encoding: base64\r\n\r\niVBORw0KGgo=\r\n--R--\r\n',
+      ),
+    },
+    {
+      name: 'attachment with hostile name and type',
+      raw: h(
+        [`To: ${to}`, 'From: a@cust.example', 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="M"'],
+        '--M\r\nContent-Type: text/plain\r\n\r\nsee\r\n--M\r\nContent-Type: text/html;;; "\r\nContent-Disposition: attachment; filename="../../etc/passwd\u0001"\r\n\r\n<script>x</script>\r\n--M--\r\n',
+      ),
+    },
     { name: '3,000 attachments', raw: multipartWithParts(3000, to) },
     { name: '6,000 MIME parts (past the parser limit)', raw: multipartWithParts(6000, to) },
     { name: 'multiparts nested 300 deep', raw: deeplyNested(300, to) },
@@ -131,7 +182,12 @@ describe('bad input: a corpus of broken mail', () => {
       const n = await db.selectFrom('messages').select('id').where('conversation_id', '=', c.id).execute();
       assert.ok(n.length >= 1);
     }
-    const inbound = await db.selectFrom('messages').select(['id', 'raw_storage_key as raw']).where('workspace_id', '=', seed.workspaceId).where('direction', '=', 'in').execute();
+    const inbound = await db
+      .selectFrom('messages')
+      .select(['id', 'raw_storage_key as raw'])
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('direction', '=', 'in')
+      .execute();
     assert.equal(inbound.length, Object.keys(outcomes).length);
     assert.ok(inbound.every((m) => m.raw));
     // And the server is still healthy.

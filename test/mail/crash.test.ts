@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import nodemailer from 'nodemailer';
 import { loadConfig } from '../../src/config.js';
-import { buildServices, type App } from '../../src/context.js';
+import { type App, buildServices } from '../../src/context.js';
 import { createLogger } from '../../src/platform/log.js';
 import { seedWorkspace } from '../helpers/fixtures.js';
 import { rawMail, seedEmailChannel } from '../helpers/mail.js';
-import { runSvc, spawnServer, testEnv, type ChildServer, type TestEnv } from '../helpers/server.js';
+import { type ChildServer, runSvc, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 
 const COUNT = 120;
 

@@ -25,7 +25,8 @@ describe('forwarding addresses', () => {
 
         const agent = await addPerson(s.app, seed.workspaceId, 'agent');
         assert.equal((await s.request('POST', `/v1/channels/${ch.id}/forwarding-address/rotate`, { token: agent.token })).status, 403);
-        const limited = (await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'x', inboxIds: [seed.inboxId], scopes: ['conversations:read'] })).secret;
+        const limited = (await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'x', inboxIds: [seed.inboxId], scopes: ['conversations:read'] }))
+          .secret;
         assert.equal((await s.request('POST', `/v1/channels/${ch.id}/forwarding-address/rotate`, { token: limited })).status, 403);
         const other = await seedWorkspace(s.app);
         assert.equal((await s.request('POST', `/v1/channels/${ch.id}/forwarding-address/rotate`, { token: other.apiKey })).status, 404);
@@ -38,7 +39,10 @@ describe('forwarding addresses', () => {
         const old = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(first)}`, { raw: rawMail({ To: first }), token: INGRESS_SECRET });
         assert.equal(old.status, 404, 'the old address no longer receives mail');
         await deliverMail(s, second, { From: 'fwd@cust.example' });
-        const chat = await s.request('POST', '/v1/channels', { token: seed.apiKey, body: { kind: 'chat', inbox_id: seed.inboxId, name: 'w', origins: ['https://a.example'] } });
+        const chat = await s.request('POST', '/v1/channels', {
+          token: seed.apiKey,
+          body: { kind: 'chat', inbox_id: seed.inboxId, name: 'w', origins: ['https://a.example'] },
+        });
         assert.equal((await s.request('POST', `/v1/channels/${chat.body.id}/forwarding-address/rotate`, { token: seed.apiKey })).status, 400);
       } finally {
         await s.stop();

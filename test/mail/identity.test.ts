@@ -2,10 +2,10 @@
 // de-duplication of inbound mail by what the message is rather than by its Message-ID alone.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { deliverMail, INGRESS_SECRET, rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { deliverMail, INGRESS_SECRET, rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 describe('message identity and storing the same mail once', () => {
   let s: TestServer;
@@ -82,13 +82,26 @@ describe('message identity and storing the same mail once', () => {
     assert.equal(echo.body.data[0].duplicate, true);
     assert.equal(echo.body.data[0].message_id, reply.body.id);
     // …but someone else's mail that reuses its Message-ID is stored.
-    const reuse = await post(rawMail({ From: 'Carol <carol@customer.example>', To: address, Subject: 'Re: Login', 'Message-ID': `<${reply.body.email.message_id}>` }, 'My client reused your id.\r\n'));
+    const reuse = await post(
+      rawMail(
+        { From: 'Carol <carol@customer.example>', To: address, Subject: 'Re: Login', 'Message-ID': `<${reply.body.email.message_id}>` },
+        'My client reused your id.\r\n',
+      ),
+    );
     assert.equal(reuse.body.data[0].duplicate, false);
     assert.notEqual(reuse.body.data[0].message_id, reply.body.id);
-    const answer = await deliverMail(s, address, { From: 'Carol <carol@customer.example>', Subject: 'Re: Login', 'Message-ID': '<login-2@customer.example>', 'In-Reply-To': `<${reply.body.email.message_id}>` });
+    const answer = await deliverMail(s, address, {
+      From: 'Carol <carol@customer.example>',
+      Subject: 'Re: Login',
+      'Message-ID': '<login-2@customer.example>',
+      'In-Reply-To': `<${reply.body.email.message_id}>`,
+    });
     assert.equal(answer.conversation_id, inbound.conversation_id, 'our Message-ID still threads to our reply');
 
-    const note = await s.request('POST', `/v1/conversations/${inbound.conversation_id}/messages`, { token: seed.apiKey, body: { kind: 'note', body: 'Internal.' } });
+    const note = await s.request('POST', `/v1/conversations/${inbound.conversation_id}/messages`, {
+      token: seed.apiKey,
+      body: { kind: 'note', body: 'Internal.' },
+    });
     assert.equal(note.status, 201);
     assert.equal(note.body.email, null);
   });
@@ -102,8 +115,26 @@ describe('message identity and storing the same mail once', () => {
   });
 
   test('a different message reusing a Message-ID is stored too and does not take over its thread', async () => {
-    const original = rawMail({ From: 'Dana <dana@customer.example>', To: address, Subject: 'Refund', 'Message-ID': '<reused@customer.example>', Date: 'Mon, 05 Jan 2026 10:00:00 +0000' }, 'Please refund order 12.\r\n');
-    const impostor = rawMail({ From: 'Mallory <mallory@elsewhere.example>', To: address, Subject: 'Refund', 'Message-ID': '<reused@customer.example>', Date: 'Mon, 05 Jan 2026 10:05:00 +0000' }, 'Send the refund to me instead.\r\n');
+    const original = rawMail(
+      {
+        From: 'Dana <dana@customer.example>',
+        To: address,
+        Subject: 'Refund',
+        'Message-ID': '<reused@customer.example>',
+        Date: 'Mon, 05 Jan 2026 10:00:00 +0000',
+      },
+      'Please refund order 12.\r\n',
+    );
+    const impostor = rawMail(
+      {
+        From: 'Mallory <mallory@elsewhere.example>',
+        To: address,
+        Subject: 'Refund',
+        'Message-ID': '<reused@customer.example>',
+        Date: 'Mon, 05 Jan 2026 10:05:00 +0000',
+      },
+      'Send the refund to me instead.\r\n',
+    );
     const first = await post(original);
     assert.equal(first.status, 201);
     const second = await post(impostor);
@@ -116,8 +147,16 @@ describe('message identity and storing the same mail once', () => {
     assert.equal((await messagesOf(b.conversation_id))[0].body.trim(), 'Send the refund to me instead.');
     // The first keeps its message and its place in threading.
     const firstMessages = await messagesOf(a.conversation_id);
-    assert.deepEqual(firstMessages.map((m) => m.body.trim()), ['Please refund order 12.']);
-    const reply = await deliverMail(s, address, { From: 'Dana <dana@customer.example>', Subject: 'Re: Refund', 'Message-ID': '<reused-reply@customer.example>', 'In-Reply-To': '<reused@customer.example>' });
+    assert.deepEqual(
+      firstMessages.map((m) => m.body.trim()),
+      ['Please refund order 12.'],
+    );
+    const reply = await deliverMail(s, address, {
+      From: 'Dana <dana@customer.example>',
+      Subject: 'Re: Refund',
+      'Message-ID': '<reused-reply@customer.example>',
+      'In-Reply-To': '<reused@customer.example>',
+    });
     assert.equal(reply.conversation_id, a.conversation_id, 'replies to the Message-ID join the first message');
     // Each of them again (a relay retrying): stored once, answered with its own message.
     const again = await post(impostor);
@@ -126,7 +165,12 @@ describe('message identity and storing the same mail once', () => {
     const firstAgain = await post(original);
     assert.equal(firstAgain.body.data[0].duplicate, true);
     assert.equal(firstAgain.body.data[0].message_id, a.message_id);
-    const stored = await s.app.db.selectFrom('messages').select('id').where('workspace_id', '=', seed.workspaceId).where('mail_message_id', '=', 'reused@customer.example').execute();
+    const stored = await s.app.db
+      .selectFrom('messages')
+      .select('id')
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('mail_message_id', '=', 'reused@customer.example')
+      .execute();
     assert.equal(stored.length, 2);
   });
 
@@ -134,7 +178,17 @@ describe('message identity and storing the same mail once', () => {
     const headers = { From: 'Erin <erin@customer.example>', To: address, Subject: 'No id', 'Message-ID': '', Date: 'Tue, 06 Jan 2026 09:00:00 +0100' };
     const first = await post(rawMail(headers, 'The same text.\r\n'));
     // The same mail by another way: a relay added trace headers, wrote the time in UTC and folded nothing.
-    const relayed = await post(rawMail({ Received: 'from mx.example by relay.example; Tue, 06 Jan 2026 08:00:01 +0000', 'Delivered-To': address, ...headers, Date: 'Tue, 06 Jan 2026 08:00:00 +0000' }, 'The same text.\n'));
+    const relayed = await post(
+      rawMail(
+        {
+          Received: 'from mx.example by relay.example; Tue, 06 Jan 2026 08:00:01 +0000',
+          'Delivered-To': address,
+          ...headers,
+          Date: 'Tue, 06 Jan 2026 08:00:00 +0000',
+        },
+        'The same text.\n',
+      ),
+    );
     assert.equal(first.body.data[0].duplicate, false);
     assert.equal(relayed.body.data[0].duplicate, true);
     assert.equal(relayed.body.data[0].message_id, first.body.data[0].message_id);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { ingressPort, rawMail, seedEmailChannel, sendToIngress, SmtpDialog } from '../helpers/mail.js';
-import { runSvc, startTestServer, testEnv, type TestServer } from '../helpers/server.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { ingressPort, rawMail, SmtpDialog, seedEmailChannel, sendToIngress } from '../helpers/mail.js';
+import { runSvc, startTestServer, type TestServer, testEnv } from '../helpers/server.js';
 
 const SECRET = 'ingress-secret-123';
 const MAX = 64 * 1024;
@@ -27,7 +27,10 @@ describe('inbound mail: SMTP listener, HTTP ingress, svc ingest-email', () => {
 
   test('stored text loses the blank lines at its end; indentation and inner blank lines stay', async () => {
     const body = '  indented first line\r\n\r\n\r\nafter two blank lines\r\n    code block\r\n\r\n \r\n\t\r\n\r\n';
-    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { raw: rawMail({ To: address, Subject: 'Trailing lines' }, body), token: SECRET });
+    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, {
+      raw: rawMail({ To: address, Subject: 'Trailing lines' }, body),
+      token: SECRET,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     const msg = await s.app.db.selectFrom('messages').select('body').where('id', '=', r.body.data[0].message_id).executeTakeFirstOrThrow();
     assert.equal(msg.body, '  indented first line\n\n\nafter two blank lines\n    code block');
@@ -113,7 +116,9 @@ describe('inbound mail: SMTP listener, HTTP ingress, svc ingest-email', () => {
   });
 
   test('concurrent mail from a new sender makes one contact (racing writers retry)', async () => {
-    const sends = Array.from({ length: 10 }, (_, i) => sendToIngress(port, { from: 'Racer <racer@example.org>', to: address, subject: `race ${i}`, text: 'go' }));
+    const sends = Array.from({ length: 10 }, (_, i) =>
+      sendToIngress(port, { from: 'Racer <racer@example.org>', to: address, subject: `race ${i}`, text: 'go' }),
+    );
     const results = await Promise.all(sends);
     assert.ok(results.every((r) => /^250 /.test(r.response)));
     const owners = await s.app.db.selectFrom('contact_emails').select('contact_id').where('email', '=', 'racer@example.org').execute();
@@ -133,7 +138,10 @@ describe('inbound mail: SMTP listener, HTTP ingress, svc ingest-email', () => {
   });
 
   test('unknown recipients and addresses of deleted workspaces get 550 at RCPT', async () => {
-    await assert.rejects(sendToIngress(port, { to: 'nobody@example.com', text: 'x' }), (e: { responseCode?: number; command?: string }) => e.responseCode === 550);
+    await assert.rejects(
+      sendToIngress(port, { to: 'nobody@example.com', text: 'x' }),
+      (e: { responseCode?: number; command?: string }) => e.responseCode === 550,
+    );
     const other = await seedWorkspace(s.app);
     const ch = await seedEmailChannel(s.app, other);
     await s.app.db.updateTable('workspaces').set({ deleted_at: new Date().toISOString() }).where('id', '=', other.workspaceId).execute();
@@ -150,7 +158,10 @@ describe('inbound mail: SMTP listener, HTTP ingress, svc ingest-email', () => {
   });
 
   test('size limit: SIZE= over the limit is refused at MAIL FROM, a longer DATA with 552, nothing stored', async () => {
-    const before = await s.app.db.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await s.app.db
+      .selectFrom('messages')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     const { dialog } = await SmtpDialog.open(port);
     try {
       const ehlo = await dialog.send('EHLO test.example');
@@ -169,14 +180,20 @@ describe('inbound mail: SMTP listener, HTTP ingress, svc ingest-email', () => {
     } finally {
       dialog.close();
     }
-    const after = await s.app.db.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await s.app.db
+      .selectFrom('messages')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     assert.equal(Number(after.n), Number(before.n));
   });
 
   test('relays may authenticate with the ingress secret; a wrong secret is refused', async () => {
     const ok = await sendToIngress(port, { to: address, subject: 'via relay', text: 'x' }, { auth: { user: 'relay', pass: SECRET } });
     assert.match(ok.response, /^250 /);
-    await assert.rejects(sendToIngress(port, { to: address, text: 'x' }, { auth: { user: 'relay', pass: 'wrong' } }), (e: { responseCode?: number }) => e.responseCode === 535);
+    await assert.rejects(
+      sendToIngress(port, { to: address, text: 'x' }, { auth: { user: 'relay', pass: 'wrong' } }),
+      (e: { responseCode?: number }) => e.responseCode === 535,
+    );
   });
 
   test('POST /v1/ingress/email: the ingress secret, recipients from ?to= or the headers, clear refusals', async () => {
@@ -189,7 +206,11 @@ describe('inbound mail: SMTP listener, HTTP ingress, svc ingest-email', () => {
     assert.equal(byHeaders.status, 201);
     assert.equal(byHeaders.body.data[0].inbox_id, seed.inboxId);
     assert.equal(byHeaders.body.data[0].new_conversation, true);
-    const again = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { raw: mail, token: SECRET, headers: { 'content-type': 'message/rfc822' } });
+    const again = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, {
+      raw: mail,
+      token: SECRET,
+      headers: { 'content-type': 'message/rfc822' },
+    });
     assert.equal(again.status, 201);
     assert.equal(again.body.data[0].duplicate, true);
     assert.equal(again.body.data[0].message_id, byHeaders.body.data[0].message_id);
@@ -206,7 +227,10 @@ describe('inbound mail: SMTP listener, HTTP ingress, svc ingest-email', () => {
   });
 
   test('svc ingest-email --to reads standard input through the same code', async () => {
-    const r = await runSvc(['ingest-email', '--to', address, '--from', 'cli@example.org'], { env: s.env, input: rawMail({ From: 'CLI Sender <cli@example.org>', Subject: 'from the command' }) });
+    const r = await runSvc(['ingest-email', '--to', address, '--from', 'cli@example.org'], {
+      env: s.env,
+      input: rawMail({ From: 'CLI Sender <cli@example.org>', Subject: 'from the command' }),
+    });
     assert.equal(r.code, 0, r.stderr);
     const id = r.stdout.trim();
     assert.match(id, /^m_/);

@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { SEND_MAX_ATTEMPTS, SEND_RETRY_DELAYS_MS } from '../../src/mail/outbound.js';
 import type { ManualClock } from '../../src/platform/clock.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { startTestServer, testEnv, type TestServer } from '../helpers/server.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
+import { startTestServer, type TestServer, testEnv } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const SECRET = 'outbound-secret';
 const SMTP_PASSWORD = 'smtp-pw-do-not-leak-42';
@@ -36,8 +36,16 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
   }
 
   test('a reply is stored pending with a send job, then mailed with Message-ID, In-Reply-To and References', async () => {
-    const first = await customerMail({ Subject: 'Broken widget', 'Message-ID': '<o1-a@cust.example>', References: '<o1-root@cust.example>', 'Reply-To': 'Replies <replies@cust.example>' });
-    const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'Thanks, fixing it.', html: '<p>Thanks, <b>fixing</b> it.<img src=x onerror=alert(1)></p>' } });
+    const first = await customerMail({
+      Subject: 'Broken widget',
+      'Message-ID': '<o1-a@cust.example>',
+      References: '<o1-root@cust.example>',
+      'Reply-To': 'Replies <replies@cust.example>',
+    });
+    const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, {
+      token: seed.apiKey,
+      body: { body: 'Thanks, fixing it.', html: '<p>Thanks, <b>fixing</b> it.<img src=x onerror=alert(1)></p>' },
+    });
     assert.equal(r.status, 201);
     assert.equal(r.body.status, 'pending');
     assert.equal(r.body.direction, 'out');
@@ -77,7 +85,10 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     const first = await customerMail({ Subject: 'Note test' });
     const before = await s.app.db.selectFrom('events').select('seq').orderBy('seq', 'desc').limit(1).executeTakeFirstOrThrow();
     const count = sink.messages.length;
-    const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'internal: customer is VIP' } });
+    const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, {
+      token: seed.ownerToken,
+      body: { kind: 'note', body: 'internal: customer is VIP' },
+    });
     assert.equal(r.status, 201);
     assert.equal(r.body.kind, 'note');
     assert.equal(r.body.status, null);
@@ -99,7 +110,10 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     await s.app.jobs.drain();
     const mail = (await sink.waitFor(count + 1))[count];
     const to = Array.isArray(mail.parsed.to) ? mail.parsed.to[0] : mail.parsed.to!;
-    assert.deepEqual(to.value.map((v) => ({ name: v.name, address: v.address })), [{ name: 'Zoë "Z" Müller', address: 'zoe@cust.example' }]);
+    assert.deepEqual(
+      to.value.map((v) => ({ name: v.name, address: v.address })),
+      [{ name: 'Zoë "Z" Müller', address: 'zoe@cust.example' }],
+    );
     const header = mail.parsed.headerLines.find((h) => h.key === 'to')!.line;
     assert.match(header, /^To: .+ <zoe@cust\.example>$/);
     assert.match(header, /^[\x20-\x7e]+$/, 'the name is encoded (RFC 2047), never raw 8-bit');
@@ -131,7 +145,10 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     }
     const lines = s.logs.slice(logsBefore).filter((l) => l.msg === 'email send failed, retrying');
     assert.equal(lines.length, SEND_MAX_ATTEMPTS);
-    assert.deepEqual(lines.map((l) => l.attempt), [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(
+      lines.map((l) => l.attempt),
+      [1, 2, 3, 4, 5, 6],
+    );
     assert.ok(s.logs.slice(logsBefore).some((l) => l.msg === 'email send failed, message marked failed'));
     assert.ok(!s.rawLogs.join('').includes('cust.example'), 'no recipient addresses in the logs');
     sink.failWith(null);
@@ -154,7 +171,10 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     assert.equal(up.body.size, 3000);
     assert.equal(up.body.sha256, createHash('sha256').update(bytes).digest('hex'));
     const count = sink.messages.length;
-    const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'See attached', attachment_ids: [up.body.id] } });
+    const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, {
+      token: seed.apiKey,
+      body: { body: 'See attached', attachment_ids: [up.body.id] },
+    });
     assert.equal(r.status, 201);
     assert.equal(r.body.attachments[0].id, up.body.id);
     await s.app.jobs.drain();
@@ -167,7 +187,10 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     assert.ok(Buffer.from(await dl.arrayBuffer()).equals(bytes));
     assert.match(dl.headers.get('content-disposition')!, /filename\*=UTF-8''report%20%C3%BC\.pdf/);
     // An upload is sent once: reusing it is refused.
-    const again = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'again', attachment_ids: [up.body.id] } });
+    const again = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, {
+      token: seed.apiKey,
+      body: { body: 'again', attachment_ids: [up.body.id] },
+    });
     assert.equal(again.status, 400);
   });
 
@@ -196,7 +219,10 @@ describe('a stored reply survives a restart and is sent exactly once', () => {
       const seed = await seedWorkspace(a.app);
       const ch = await seedEmailChannel(a.app, seed, { smtpPort: sink.port });
       const inbound = await a.request('POST', `/v1/ingress/email?to=${encodeURIComponent(ch.address!)}`, { raw: rawMail({ To: ch.address! }), token: SECRET });
-      const reply = await a.request('POST', `/v1/conversations/${inbound.body.data[0].conversation_id}/messages`, { token: seed.apiKey, body: { body: 'survives' } });
+      const reply = await a.request('POST', `/v1/conversations/${inbound.body.data[0].conversation_id}/messages`, {
+        token: seed.apiKey,
+        body: { body: 'survives' },
+      });
       assert.equal(reply.status, 201);
       await a.stop(); // gone before the job ran
       assert.equal(sink.messages.length, 0);

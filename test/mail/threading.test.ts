@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const SECRET = 'thread-secret';
 
@@ -26,7 +26,10 @@ describe('threading by Message-IDs, never by subject', () => {
   });
 
   async function deliver(headers: Record<string, string>, body?: string) {
-    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { raw: rawMail({ To: address, ...headers }, body), token: SECRET });
+    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, {
+      raw: rawMail({ To: address, ...headers }, body),
+      token: SECRET,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     return r.body.data[0] as { conversation_id: string; message_id: string; new_conversation: boolean; duplicate: boolean };
   }
@@ -47,7 +50,12 @@ describe('threading by Message-IDs, never by subject', () => {
 
   test('a reply with a new subject joins by its headers', async () => {
     const first = await deliver({ Subject: 'Invoice question', 'Message-ID': '<t2-a@cust.example>' });
-    const reply = await deliver({ Subject: 'Something else entirely', 'Message-ID': '<t2-b@cust.example>', 'In-Reply-To': '<t2-a@cust.example>', References: '<t2-a@cust.example>' });
+    const reply = await deliver({
+      Subject: 'Something else entirely',
+      'Message-ID': '<t2-b@cust.example>',
+      'In-Reply-To': '<t2-a@cust.example>',
+      References: '<t2-a@cust.example>',
+    });
     assert.equal(reply.conversation_id, first.conversation_id);
   });
 
@@ -88,7 +96,12 @@ describe('threading by Message-IDs, never by subject', () => {
     const closed = await s.request('PATCH', `/v1/conversations/${first.conversation_id}`, { token: seed.apiKey, body: { status: 'closed' } });
     assert.equal(closed.body.status, 'closed');
 
-    const ooo = await deliver({ Subject: 'Out of office', 'Message-ID': '<t6-b@cust.example>', 'In-Reply-To': '<t6-a@cust.example>', 'Auto-Submitted': 'auto-replied' });
+    const ooo = await deliver({
+      Subject: 'Out of office',
+      'Message-ID': '<t6-b@cust.example>',
+      'In-Reply-To': '<t6-a@cust.example>',
+      'Auto-Submitted': 'auto-replied',
+    });
     assert.equal(ooo.conversation_id, first.conversation_id);
     assert.equal((await conversation(first.conversation_id)).status, 'closed');
     const stored = await s.app.db.selectFrom('messages').selectAll().where('id', '=', ooo.message_id).executeTakeFirstOrThrow();
@@ -98,9 +111,18 @@ describe('threading by Message-IDs, never by subject', () => {
     await deliver({ Subject: 'Re: Closing soon', 'Message-ID': '<t6-c@cust.example>', 'In-Reply-To': '<t6-a@cust.example>' });
     assert.equal((await conversation(first.conversation_id)).status, 'open');
     const events = await s.app.db.selectFrom('events').selectAll().where('seq', '>', before.seq).orderBy('seq').execute();
-    assert.deepEqual(events.map((e) => e.type), ['conversation.updated', 'message.created']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['conversation.updated', 'message.created'],
+    );
     assert.equal(JSON.parse(events[0].data).conversation.status, 'open');
-    const note = await s.app.db.selectFrom('messages').selectAll().where('conversation_id', '=', first.conversation_id).where('kind', '=', 'event').orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const note = await s.app.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', first.conversation_id)
+      .where('kind', '=', 'event')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
     assert.equal(JSON.parse(note.details!).reason, 'customer_reply');
   });
 

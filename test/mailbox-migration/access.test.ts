@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { SCOPES } from '../../src/auth/access.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -127,8 +127,17 @@ describe('migration endpoints: who may call them', () => {
     const migrationId = await newMigration();
     const channelBefore = await s.request('GET', `/v1/channels/${channelId}`, { token: seed.apiKey });
     const agent = await addPerson(s.app, seed.workspaceId, 'agent');
-    const { secret: withoutScope } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'no-migrations', scopes: SCOPES.filter((x) => x !== 'migrations:manage') });
-    const { secret: inboxLimited } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'limited', scopes: [...SCOPES], inboxIds: [seed.inboxId] });
+    const { secret: withoutScope } = await createApiKey(s.app, {
+      workspaceId: seed.workspaceId,
+      name: 'no-migrations',
+      scopes: SCOPES.filter((x) => x !== 'migrations:manage'),
+    });
+    const { secret: inboxLimited } = await createApiKey(s.app, {
+      workspaceId: seed.workspaceId,
+      name: 'limited',
+      scopes: [...SCOPES],
+      inboxIds: [seed.inboxId],
+    });
     const callers = { agent: agent.token, 'key without migrations:manage': withoutScope, 'inbox-limited key': inboxLimited };
     for (const route of routes) {
       for (const [who, token] of Object.entries(callers)) {

@@ -5,14 +5,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey, revokeApiKey } from '../../src/api-keys/service.js';
+import { memberAccess } from '../../src/auth/access.js';
 import { createEmailChannel } from '../../src/channels/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
-import { CREDENTIALS_LINK_KEEP_MS } from '../../src/mailbox-migration/lifecycle.js';
-import { createCredentialsLink, CREDENTIALS_LINK_TTL_MS } from '../../src/mailbox-migration/sources/credential-links.js';
-import { memberAccess } from '../../src/auth/access.js';
 import { runRetention } from '../../src/lifecycle/retention.js';
+import { CREDENTIALS_LINK_KEEP_MS } from '../../src/mailbox-migration/lifecycle.js';
+import { CREDENTIALS_LINK_TTL_MS, createCredentialsLink } from '../../src/mailbox-migration/sources/credential-links.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('migration credentials links', () => {
@@ -20,7 +20,8 @@ describe('migration credentials links', () => {
   let seed: Seed;
   const clock = new ManualClock(new Date('2026-11-24T10:00:00Z'));
   const imap = { host: 'imap.acme.test', port: 993, tls: 'tls' };
-  const create = async (token: string, body: Record<string, unknown>) => s.request('POST', '/v1/migrations', { token, body: { provider: 'imap', imap, ...body } });
+  const create = async (token: string, body: Record<string, unknown>) =>
+    s.request('POST', '/v1/migrations', { token, body: { provider: 'imap', imap, ...body } });
   const linkFor = async (token: string, id: string) => s.request('POST', `/v1/migrations/${id}/credentials-link`, { token });
   const tokenOf = (url: string) => new URL(url).hash.replace(/^#token=/, '');
   const check = (id: string, token: string) => s.request('POST', `/v1/migration-links/${id}/check`, { body: { token } });
@@ -49,12 +50,19 @@ describe('migration credentials links', () => {
     assert.equal((await check(m.id, tokenOf(made.body.url))).status, 404, 'a newer link ended it');
     const ok = await check(m.id, token);
     assert.equal(ok.status, 200);
-    assert.deepEqual({ mailbox: ok.body.mailbox, username: ok.body.username, provider: ok.body.provider_name }, { mailbox: 'help@acme.test', username: 'help@acme.test', provider: 'Other IMAP server' });
+    assert.deepEqual(
+      { mailbox: ok.body.mailbox, username: ok.body.username, provider: ok.body.provider_name },
+      { mailbox: 'help@acme.test', username: 'help@acme.test', provider: 'Other IMAP server' },
+    );
     const elsewhere = await check(other.id, token);
     assert.equal(elsewhere.status, 404, 'not for another migration');
     const elsewherePut = await s.request('PUT', `/v1/migration-links/${other.id}/credentials`, { body: { token, password: 'secret-1' } });
     assert.equal(elsewherePut.status, 404);
-    assert.equal((await s.app.db.selectFrom('mailbox_migrations').select('password_sealed').where('id', '=', other.id).executeTakeFirstOrThrow()).password_sealed, null, 'nothing stored');
+    assert.equal(
+      (await s.app.db.selectFrom('mailbox_migrations').select('password_sealed').where('id', '=', other.id).executeTakeFirstOrThrow()).password_sealed,
+      null,
+      'nothing stored',
+    );
     for (const bad of ['', 'svc_mcl_nope', 'x'.repeat(201)]) {
       const r = await check(m.id, bad);
       assert.ok(r.status === 404 || r.status === 400, `${bad.slice(0, 10)}: ${r.status}`);
@@ -141,7 +149,11 @@ describe('migration credentials links', () => {
     assert.equal(channel.address, 'fresh@acme.test');
     assert.equal(channel.smtp, null);
     const log = await s.request('GET', `/v1/migrations/${made.body.id}/activity`, { token: seed.apiKey });
-    assert.ok(log.body.data.some((l: { action: string; detail: { channel_id: string } }) => l.action === 'channel_created' && l.detail.channel_id === made.body.channel_id));
+    assert.ok(
+      log.body.data.some(
+        (l: { action: string; detail: { channel_id: string } }) => l.action === 'channel_created' && l.detail.channel_id === made.body.channel_id,
+      ),
+    );
 
     // Update: naming only an inbox again takes its channel for the address or makes one.
     const draft = (await create(seed.apiKey, { source_address: 'later@acme.test' })).body;

@@ -7,16 +7,16 @@ import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { memberAccess } from '../../src/auth/access.js';
 import { readEvents, viewerFor } from '../../src/events/service.js';
-import { ALLOWED_COMMANDS } from '../../src/mailbox-migration/sources/imap.js';
 import type { MigrationWorker } from '../../src/mailbox-migration/copy/worker.js';
+import { ALLOWED_COMMANDS } from '../../src/mailbox-migration/sources/imap.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { daysAgo } from '../helpers/mailbox.js';
-import { COLLEAGUE, expectState, fillOldMailbox, SUPPORT, SUPPORT_PASSWORD, type OldMailbox } from '../helpers/migration.js';
+import { COLLEAGUE, expectState, fillOldMailbox, type OldMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startReceiver, type Receiver } from '../helpers/webhooks.js';
+import { type Receiver, startReceiver } from '../helpers/webhooks.js';
 
 const MAX_MESSAGE = 200_000;
 
@@ -38,7 +38,12 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     d.addUser(SUPPORT, SUPPORT_PASSWORD);
     s = await startTestServer({
       clock,
-      env: { SVC_MIGRATION_ALLOW_PRIVATE: '1', SVC_WEBHOOK_ALLOW_PRIVATE: '1', SVC_MIGRATION_MAX_MESSAGE_BYTES: String(MAX_MESSAGE), SVC_ATTACHMENT_MAX_BYTES: '50000' },
+      env: {
+        SVC_MIGRATION_ALLOW_PRIVATE: '1',
+        SVC_WEBHOOK_ALLOW_PRIVATE: '1',
+        SVC_MIGRATION_MAX_MESSAGE_BYTES: String(MAX_MESSAGE),
+        SVC_ATTACHMENT_MAX_BYTES: '50000',
+      },
     });
     // Background work runs when the test drains it.
     await s.app.jobs.stop();
@@ -59,7 +64,12 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
 
   test('only owners, admins and keys with migrations:manage and no inbox limit', async () => {
     const { secret: noScope } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'n', scopes: ['conversations:read'] });
-    const { secret: limited } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'l', scopes: ['migrations:manage'], inboxIds: [seed.inboxId] });
+    const { secret: limited } = await createApiKey(s.app, {
+      workspaceId: seed.workspaceId,
+      name: 'l',
+      scopes: ['migrations:manage'],
+      inboxIds: [seed.inboxId],
+    });
     const { secret: scoped } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 's', scopes: ['migrations:manage'] });
     const admin = await addPerson(s.app, seed.workspaceId, 'admin');
     for (const token of [agentToken, noScope, limited]) {
@@ -148,7 +158,10 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     assert.equal(failed.status, 200);
     assert.equal(failed.body.ok, false);
     assert.equal(failed.body.failed_step, 'login');
-    assert.deepEqual(failed.body.steps.map((x: { step: string; status: string }) => `${x.step}:${x.status}`), ['dns:ok', 'connect:ok', 'tls:skipped', 'login:failed', 'list:skipped']);
+    assert.deepEqual(
+      failed.body.steps.map((x: { step: string; status: string }) => `${x.step}:${x.status}`),
+      ['dns:ok', 'connect:ok', 'tls:skipped', 'login:failed', 'list:skipped'],
+    );
     assert.equal(failed.body.migration.state, 'draft');
 
     const put = await api('PUT', `/v1/migrations/${m.id}/credentials`, { username: SUPPORT, password: SUPPORT_PASSWORD });
@@ -170,10 +183,14 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     assert.ok(!events.some((e) => e.data.includes(SUPPORT_PASSWORD) || e.data.includes('not-the-password')));
     const activity = await api('GET', `/v1/migrations/${m.id}/activity`);
     assert.ok(!JSON.stringify(activity.body).includes(SUPPORT_PASSWORD));
-    assert.deepEqual(
-      activity.body.data.map((e: { action: string }) => e.action).reverse(),
-      ['created', 'credentials_set', 'test', 'credentials_replaced', 'test', 'connected'],
-    );
+    assert.deepEqual(activity.body.data.map((e: { action: string }) => e.action).reverse(), [
+      'created',
+      'credentials_set',
+      'test',
+      'credentials_replaced',
+      'test',
+      'connected',
+    ]);
 
     const folders = await api('GET', `/v1/migrations/${m.id}/folders`);
     assert.equal(folders.status, 200);
@@ -258,7 +275,11 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     const preview = await api('GET', `/v1/migrations/${id}/preview`);
     assert.equal(preview.status, 200);
     const subjects = preview.body.data.map((c: { subject: string }) => c.subject);
-    assert.deepEqual(subjects, ['Printer on fire', 'Printer on fire', 'Login broken', 'Duplicate me', 'No id', 'Old archived', 'Invoice question'], 'newest first; two threads share a subject');
+    assert.deepEqual(
+      subjects,
+      ['Printer on fire', 'Printer on fire', 'Login broken', 'Duplicate me', 'No id', 'Old archived', 'Invoice question'],
+      'newest first; two threads share a subject',
+    );
     const [a, dThread, c] = preview.body.data;
     assert.equal(a.status, 'open');
     assert.equal(a.messages.length, 3);
@@ -270,7 +291,11 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     assert.equal(preview.body.data[6].messages[1].author_member_id, seed.ownerId);
     assert.deepEqual(preview.body.data[3].labels, ['Archived']);
 
-    const counts = await s.app.db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', seed.workspaceId).executeTakeFirstOrThrow();
+    const counts = await s.app.db
+      .selectFrom('conversations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', seed.workspaceId)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(counts.n), 0, 'nothing is imported before start');
   });
 
@@ -318,18 +343,32 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     assert.ok(convs.every((c) => c.imported === 1 && c.channel_id === channelId && c.inbox_id === seed.inboxId));
     const listed = await s.request('GET', '/v1/conversations?sort=activity&limit=200', { token: seed.ownerToken });
     assert.equal(listed.body.data.length, box.conversations);
-    assert.ok(listed.body.data.every((c: { unread: boolean }) => c.unread === false), 'imported mail is never unread');
+    assert.ok(
+      listed.body.data.every((c: { unread: boolean }) => c.unread === false),
+      'imported mail is never unread',
+    );
     const bySubject = (subject: string) => convs.filter((c) => c.subject === subject);
     assert.equal(bySubject('Printer on fire').length, 2, 'two threads with the same subject stay apart');
     const messagesOf = (cid: string) => db.selectFrom('messages').selectAll().where('conversation_id', '=', cid).orderBy('id').execute();
-    const contactOf = async (email: string) => (await db.selectFrom('contact_emails').select('contact_id').where('workspace_id', '=', seed.workspaceId).where('email', '=', email).executeTakeFirstOrThrow()).contact_id;
+    const contactOf = async (email: string) =>
+      (
+        await db
+          .selectFrom('contact_emails')
+          .select('contact_id')
+          .where('workspace_id', '=', seed.workspaceId)
+          .where('email', '=', email)
+          .executeTakeFirstOrThrow()
+      ).contact_id;
 
     const ada = await contactOf('ada@customer.test');
     const a = convs.find((c) => c.contact_id === ada)!;
     assert.equal(a.status, 'open', 'the customer wrote last, within 14 days');
     assert.equal(a.created_at, daysAgo(now, 3).toISOString().slice(0, 19) + '.000Z', 'original time kept');
     const am = await messagesOf(a.id);
-    assert.deepEqual(am.map((x) => `${x.kind}:${x.direction}`), ['message:in', 'message:out', 'message:in', 'event:out']);
+    assert.deepEqual(
+      am.map((x) => `${x.kind}:${x.direction}`),
+      ['message:in', 'message:out', 'message:in', 'event:out'],
+    );
     assert.equal(am[1].author_type, 'system', 'team mail from an unmapped address');
     assert.deepEqual(JSON.parse(am[1].details!).original_from, { name: 'Acme Support', address: SUPPORT });
     assert.equal(am[0].author_contact_id, ada);
@@ -347,27 +386,50 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     assert.equal(c.status, 'pending', 'the team wrote last');
     const cm = await messagesOf(c.id);
     const files = await db.selectFrom('attachments').selectAll().where('message_id', '=', cm[0].id).execute();
-    assert.deepEqual(files.map((x) => x.filename), ['screenshot.png']);
+    assert.deepEqual(
+      files.map((x) => x.filename),
+      ['screenshot.png'],
+    );
     assert.equal(cm[0].attachments_omitted, 2, 'an executable and a file over the size limit stay in the original');
     const dup = convs.find((x) => x.subject === 'Duplicate me')!;
     const labels = await db.selectFrom('conversation_labels').select(['conversation_id', 'label']).execute();
-    assert.deepEqual(labels.filter((l) => l.conversation_id === dup.id).map((l) => l.label), ['Archived']);
+    assert.deepEqual(
+      labels.filter((l) => l.conversation_id === dup.id).map((l) => l.label),
+      ['Archived'],
+    );
     assert.equal((await messagesOf(dup.id)).filter((x) => x.kind === 'message').length, 1, 'one copy of a message in two folders');
     const arch = convs.find((x) => x.subject === 'Old archived')!;
     assert.equal(arch.status, 'closed');
-    assert.deepEqual(labels.filter((l) => l.conversation_id === arch.id).map((l) => l.label), ['Archived']);
-    assert.ok(convs.find((x) => x.subject === 'No id'), 'a message without Message-ID is copied');
+    assert.deepEqual(
+      labels.filter((l) => l.conversation_id === arch.id).map((l) => l.label),
+      ['Archived'],
+    );
+    assert.ok(
+      convs.find((x) => x.subject === 'No id'),
+      'a message without Message-ID is copied',
+    );
     assert.ok(!convs.some((x) => ['Out of office', 'Huge', 'Ancient', 'Internal note'].includes(x.subject ?? '')));
-    assert.ok(convs.every((x) => x.updated_at === clock.now().toISOString()), 'retention counts from the day of the import');
+    assert.ok(
+      convs.every((x) => x.updated_at === clock.now().toISOString()),
+      'retention counts from the day of the import',
+    );
 
     const created = await db.selectFrom('mailbox_migration_contacts').select('contact_id').where('migration_id', '=', id).execute();
     assert.equal(created.length, 7);
 
     // Quiet: no conversation or message events, no webhook deliveries; only migration events (admins).
     await s.app.jobs.drain();
-    const events = await db.selectFrom('events').selectAll().where('workspace_id', '=', seed.workspaceId).where('seq', '>', eventsBefore.length ? Math.max(...eventsBefore.map((e) => Number(e.seq))) : 0).execute();
+    const events = await db
+      .selectFrom('events')
+      .selectAll()
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('seq', '>', eventsBefore.length ? Math.max(...eventsBefore.map((e) => Number(e.seq))) : 0)
+      .execute();
     assert.ok(events.length > 0);
-    assert.ok(events.every((e) => e.type.startsWith('migration.') && e.audience === 'admins' && e.webhook === 0), JSON.stringify(events.map((e) => e.type)));
+    assert.ok(
+      events.every((e) => e.type.startsWith('migration.') && e.audience === 'admins' && e.webhook === 0),
+      JSON.stringify(events.map((e) => e.type)),
+    );
     assert.ok(events.some((e) => e.type === 'migration.progress'));
     assert.ok(events.some((e) => e.type === 'migration.updated' && JSON.parse(e.data).migration.state === 'syncing'));
     assert.equal((await db.selectFrom('webhook_deliveries').selectAll().execute()).length, 0);
@@ -394,12 +456,22 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
       assert.ok(ALLOWED_COMMANDS.has(name), line);
       if (name === 'FETCH') assert.doesNotMatch(line, /\bBODY\[|\bBINARY\[|\bRFC822(?!\.SIZE|\.HEADER)\b/i, line);
     }
-    assert.ok(lines.some((l) => /UID FETCH .*BODY\.PEEK\[\]/.test(l)), 'messages were read with BODY.PEEK[]');
+    assert.ok(
+      lines.some((l) => /UID FETCH .*BODY\.PEEK\[\]/.test(l)),
+      'messages were read with BODY.PEEK[]',
+    );
     assert.ok(!lines.some((l) => /EXAMINE "?(Junk|Trash|Drafts)/.test(l)), 'spam, trash and drafts are never opened');
   });
 
   test('running the same mailbox again copies nothing twice', async () => {
-    const second = await api('POST', '/v1/migrations', { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId, folders: ['INBOX', 'Sent', 'Archive'], date_from: daysAgo(now, 400).toISOString().slice(0, 10) });
+    const second = await api('POST', '/v1/migrations', {
+      provider: 'imap',
+      source_address: SUPPORT,
+      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+      inbox_id: seed.inboxId,
+      folders: ['INBOX', 'Sent', 'Archive'],
+      date_from: daysAgo(now, 400).toISOString().slice(0, 10),
+    });
     const id = second.body.id;
     await api('PUT', `/v1/migrations/${id}/credentials`, { password: SUPPORT_PASSWORD });
     assert.equal((await api('POST', `/v1/migrations/${id}/test`)).body.ok, true);
@@ -410,14 +482,22 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     await api('POST', `/v1/migrations/${id}/start`);
     await s.app.jobs.drain();
     const m = await expectState(s, seed.apiKey, id, 'syncing');
-    const copiedItems = await s.app.db.selectFrom('mailbox_migration_items').select(['folder', 'subject', 'rfc_id', 'status']).where('migration_id', '=', id).where('status', '=', 'copied').execute();
+    const copiedItems = await s.app.db
+      .selectFrom('mailbox_migration_items')
+      .select(['folder', 'subject', 'rfc_id', 'status'])
+      .where('migration_id', '=', id)
+      .where('status', '=', 'copied')
+      .execute();
     assert.equal(m.progress.copied, 0, JSON.stringify(copiedItems));
     const messagesAfter = await s.app.db.selectFrom('messages').select('id').where('workspace_id', '=', seed.workspaceId).execute();
     assert.equal(messagesAfter.length, messagesBefore.length, 'every message was known (Message-ID, or the content of one without)');
     const cancel = await api('POST', `/v1/migrations/${id}/cancel`);
     assert.equal(cancel.body.state, 'cancelled');
     assert.equal(cancel.body.credentials.set, false, 'cancel deletes the password');
-    assert.equal((await s.app.db.selectFrom('mailbox_migrations').select('password_sealed').where('id', '=', id).executeTakeFirstOrThrow()).password_sealed, null);
+    assert.equal(
+      (await s.app.db.selectFrom('mailbox_migrations').select('password_sealed').where('id', '=', id).executeTakeFirstOrThrow()).password_sealed,
+      null,
+    );
     assert.equal((await api('POST', `/v1/migrations/${id}/pause`)).body.error.code, 'migration_state');
   });
 });

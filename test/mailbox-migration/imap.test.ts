@@ -2,10 +2,10 @@
 // server (its own rawlog is the witness), nothing on disk changes, and a forbidden command is
 // refused before it is sent, with the connection closed.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ALLOWED_COMMANDS, checkImapCommand, classifyImapError, connectReadOnly, ReadOnlyViolation } from '../../src/mailbox-migration/sources/imap.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
 import { buildMail, newMessageId } from '../helpers/mailbox.js';
 
 const USER = 'box@acme.test';
@@ -41,7 +41,9 @@ describe('read-only IMAP client', { skip: dovecotMissing }, () => {
       { raw: await buildMail({ from: 'Bob <bob@customer.test>', to: USER, subject: 'Seen one', messageId: ids[1], date: now }), flags: 'S' },
       { raw: await buildMail({ from: 'Cy <cy@customer.test>', to: USER, subject: 'Flagged', messageId: ids[2], date: now }), flags: 'F' },
     ]);
-    d.deliver(USER, 'Sent', [{ raw: await buildMail({ from: USER, to: 'ada@customer.test', subject: 'Re: Unread one', inReplyTo: ids[0], date: now }), flags: 'S' }]);
+    d.deliver(USER, 'Sent', [
+      { raw: await buildMail({ from: USER, to: 'ada@customer.test', subject: 'Re: Unread one', inReplyTo: ids[0], date: now }), flags: 'S' },
+    ]);
     d.deliver(USER, 'Junk', [{ raw: await buildMail({ from: 'spam@spam.test', to: USER, subject: 'Win', date: now }) }]);
   });
   after(() => d?.stop());
@@ -49,13 +51,48 @@ describe('read-only IMAP client', { skip: dovecotMissing }, () => {
   test('the check: allowed commands and non-marking FETCH items pass, everything else is refused', () => {
     for (const c of ALLOWED_COMMANDS) if (c !== 'FETCH') assert.equal(checkImapCommand(c, []), undefined, c);
     assert.equal(checkImapCommand('UID SEARCH', []), undefined);
-    for (const c of ['SELECT', 'STORE', 'UID STORE', 'COPY', 'UID COPY', 'MOVE', 'UID MOVE', 'EXPUNGE', 'UID EXPUNGE', 'APPEND', 'CREATE', 'DELETE', 'RENAME', 'SUBSCRIBE', 'UNSUBSCRIBE', 'CLOSE', 'IDLE', 'ENABLE', 'COMPRESS', 'ID', 'NAMESPACE', 'LSUB', 'XLIST', 'SETACL', 'SETMETADATA', 'SETQUOTA', 'GETQUOTA', 'X-CUSTOM']) {
+    for (const c of [
+      'SELECT',
+      'STORE',
+      'UID STORE',
+      'COPY',
+      'UID COPY',
+      'MOVE',
+      'UID MOVE',
+      'EXPUNGE',
+      'UID EXPUNGE',
+      'APPEND',
+      'CREATE',
+      'DELETE',
+      'RENAME',
+      'SUBSCRIBE',
+      'UNSUBSCRIBE',
+      'CLOSE',
+      'IDLE',
+      'ENABLE',
+      'COMPRESS',
+      'ID',
+      'NAMESPACE',
+      'LSUB',
+      'XLIST',
+      'SETACL',
+      'SETMETADATA',
+      'SETQUOTA',
+      'GETQUOTA',
+      'X-CUSTOM',
+    ]) {
       assert.ok(checkImapCommand(c, []), `${c} must be refused`);
     }
     const seq = { type: 'SEQUENCE', value: '1:*' };
     const atom = (value: string, section?: unknown) => ({ type: 'ATOM', value, ...(section ? { section } : {}) });
     const header = [{ type: 'ATOM', value: 'HEADER.FIELDS' }, [{ type: 'ATOM', value: 'SUBJECT' }]];
-    assert.equal(checkImapCommand('UID FETCH', [seq, [atom('UID'), atom('FLAGS'), atom('RFC822.SIZE'), atom('INTERNALDATE'), atom('BODY.PEEK', header), atom('ENVELOPE'), atom('BODYSTRUCTURE')]]), undefined);
+    assert.equal(
+      checkImapCommand('UID FETCH', [
+        seq,
+        [atom('UID'), atom('FLAGS'), atom('RFC822.SIZE'), atom('INTERNALDATE'), atom('BODY.PEEK', header), atom('ENVELOPE'), atom('BODYSTRUCTURE')],
+      ]),
+      undefined,
+    );
     assert.equal(checkImapCommand('FETCH', [seq, atom('BODY.PEEK', [])]), undefined);
     assert.equal(checkImapCommand('FETCH', [seq, atom('BINARY.PEEK', [atom('1')])]), undefined);
     assert.equal(checkImapCommand('UID FETCH', [seq, [atom('UID'), atom('FLAGS')], [atom('CHANGEDSINCE'), atom('5')]]), undefined);
@@ -141,7 +178,12 @@ describe('read-only IMAP client', { skip: dovecotMissing }, () => {
     const e = await connectReadOnly({ address: d.host, port: d.port, tls: 'none', user: USER, password: PASSWORD, onBlocked: (x) => blocked.push(x.command) });
     await e.examine('INBOX');
     const exec = (e.client as unknown as { exec(cmd: string, attrs: unknown[]): Promise<unknown> }).exec.bind(e.client);
-    await assert.rejects(exec('UID FETCH', [{ type: 'SEQUENCE', value: '1:*' }, { type: 'ATOM', value: 'BODY', section: [] }]));
+    await assert.rejects(
+      exec('UID FETCH', [
+        { type: 'SEQUENCE', value: '1:*' },
+        { type: 'ATOM', value: 'BODY', section: [] },
+      ]),
+    );
     assert.deepEqual(blocked, ['UID STORE', 'SELECT', 'CREATE', 'UID FETCH']);
     // imapflow's own LSUB (after a LIST) is switched off: a fresh connection opens a folder with LIST and EXAMINE only.
     const f = await connectReadOnly({ address: d.host, port: d.port, tls: 'none', user: USER, password: PASSWORD, onBlocked: (x) => blocked.push(x.command) });
@@ -159,8 +201,14 @@ describe('read-only IMAP client', { skip: dovecotMissing }, () => {
   });
 
   test('a refused password and an unreachable server are told apart', async () => {
-    await assert.rejects(connectReadOnly({ address: d.host, port: d.port, tls: 'none', user: USER, password: 'wrong' }), (e: unknown) => classifyImapError(e) === 'login');
-    await assert.rejects(connectReadOnly({ address: '127.0.0.1', port: 1, tls: 'none', user: USER, password: PASSWORD, connectTimeoutMs: 3000 }), (e: unknown) => classifyImapError(e) === 'connect');
+    await assert.rejects(
+      connectReadOnly({ address: d.host, port: d.port, tls: 'none', user: USER, password: 'wrong' }),
+      (e: unknown) => classifyImapError(e) === 'login',
+    );
+    await assert.rejects(
+      connectReadOnly({ address: '127.0.0.1', port: 1, tls: 'none', user: USER, password: PASSWORD, connectTimeoutMs: 3000 }),
+      (e: unknown) => classifyImapError(e) === 'connect',
+    );
   });
 });
 
@@ -172,7 +220,8 @@ describe('the read-only command check, edge by edge', () => {
   test('a command is one name (UID and FETCH or SEARCH at most), in any case', () => {
     assert.equal(checkImapCommand('uid search', []), undefined, 'names are compared in upper case');
     assert.equal(checkImapCommand('  NOOP  ', []), undefined, 'surrounding spaces are not part of the name');
-    for (const c of ['EXAMINE INBOX', 'FETCH 1:* BODY[]', 'UID FETCH 1 BODY[]', 'UID', 'UID UID', '']) assert.ok(checkImapCommand(c, []), `${JSON.stringify(c)} must be refused`);
+    for (const c of ['EXAMINE INBOX', 'FETCH 1:* BODY[]', 'UID FETCH 1 BODY[]', 'UID', 'UID UID', ''])
+      assert.ok(checkImapCommand(c, []), `${JSON.stringify(c)} must be refused`);
     for (const c of [undefined, null, 42, ['FETCH']]) assert.ok(checkImapCommand(c, []), `${JSON.stringify(c)} must be refused`);
     assert.equal(checkImapCommand('UID \t SEARCH', []), undefined, 'any run of spaces separates the two words');
     // UID goes only with FETCH and SEARCH, even before a command that is allowed on its own.

@@ -3,12 +3,12 @@
 // (with their passwords) are removed.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { retentionRules, workspaceDataSteps } from '../../src/lifecycle/registry.js';
 import { closedConversationsRule, rawEmailsRule } from '../../src/conversations/retention.js';
+import { retentionRules, workspaceDataSteps } from '../../src/lifecycle/registry.js';
 import { migrationAuditRule, migrationWorkspaceStep } from '../../src/mailbox-migration/lifecycle.js';
 import { DAY, ManualClock } from '../../src/platform/clock.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
 import { expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
@@ -35,7 +35,18 @@ describe('migrations in the data lifecycle', { skip: dovecotMissing }, () => {
     seed = await seedWorkspace(s.app);
     await seedEmailChannel(s.app, seed, { address: SUPPORT });
     const token = seed.apiKey;
-    id = (await s.request('POST', '/v1/migrations', { token, body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId, keep_originals: true } })).body.id;
+    id = (
+      await s.request('POST', '/v1/migrations', {
+        token,
+        body: {
+          provider: 'imap',
+          source_address: SUPPORT,
+          imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+          inbox_id: seed.inboxId,
+          keep_originals: true,
+        },
+      })
+    ).body.id;
     await s.request('PUT', `/v1/migrations/${id}/credentials`, { token, body: { password: SUPPORT_PASSWORD } });
     await s.request('POST', `/v1/migrations/${id}/test`, { token });
     await s.request('POST', `/v1/migrations/${id}/scan`, { token });
@@ -62,10 +73,19 @@ describe('migrations in the data lifecycle', { skip: dovecotMissing }, () => {
 
   test('imported mail ages from the day of the import, not from its original time', async () => {
     await s.request('PATCH', '/v1/workspace', { token: seed.ownerToken, body: { retention_days: 30 } });
-    const convs = await s.app.db.selectFrom('conversations').select(['id', 'subject', 'status', 'updated_at']).where('workspace_id', '=', seed.workspaceId).execute();
+    const convs = await s.app.db
+      .selectFrom('conversations')
+      .select(['id', 'subject', 'status', 'updated_at'])
+      .where('workspace_id', '=', seed.workspaceId)
+      .execute();
     const old = convs.find((c) => c.subject === 'Old')!;
     assert.equal(old.status, 'closed');
-    const originals = await s.app.db.selectFrom('messages').select(['id', 'raw_storage_key', 'imported_at']).where('workspace_id', '=', seed.workspaceId).where('kind', '=', 'message').execute();
+    const originals = await s.app.db
+      .selectFrom('messages')
+      .select(['id', 'raw_storage_key', 'imported_at'])
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('kind', '=', 'message')
+      .execute();
     assert.equal(originals.length, 2);
     assert.ok(originals.every((o) => o.raw_storage_key && o.imported_at === now.toISOString()));
 
@@ -74,9 +94,22 @@ describe('migrations in the data lifecycle', { skip: dovecotMissing }, () => {
     const deleted = await importedMailRule.deleteBatch(s.app, later, 1000);
     assert.equal(deleted, 2, 'the closed conversation and the other original');
     const left = await s.app.db.selectFrom('conversations').select(['id', 'subject']).where('workspace_id', '=', seed.workspaceId).execute();
-    assert.deepEqual(left.map((c) => c.subject), ['New'], 'the open one stays');
-    const kept = await s.app.db.selectFrom('messages').select(['raw_storage_key']).where('workspace_id', '=', seed.workspaceId).where('kind', '=', 'message').execute();
-    assert.deepEqual(kept.map((k) => k.raw_storage_key), [null], 'its original is removed, the message stays');
+    assert.deepEqual(
+      left.map((c) => c.subject),
+      ['New'],
+      'the open one stays',
+    );
+    const kept = await s.app.db
+      .selectFrom('messages')
+      .select(['raw_storage_key'])
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('kind', '=', 'message')
+      .execute();
+    assert.deepEqual(
+      kept.map((k) => k.raw_storage_key),
+      [null],
+      'its original is removed, the message stays',
+    );
     await s.app.jobs.drain();
     for (const o of originals) assert.equal(await s.app.storage.exists(o.raw_storage_key!), false, 'files go too');
     assert.equal(await importedMailRule.deleteBatch(s.app, later, 1000), 0);
@@ -110,7 +143,12 @@ describe('migrations in the data lifecycle', { skip: dovecotMissing }, () => {
 
   test('a deleted workspace loses its migrations, the passwords first', async () => {
     const token = seed.apiKey;
-    const other = (await s.request('POST', '/v1/migrations', { token, body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId } })).body.id;
+    const other = (
+      await s.request('POST', '/v1/migrations', {
+        token,
+        body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId },
+      })
+    ).body.id;
     await s.request('PUT', `/v1/migrations/${other}/credentials`, { token, body: { password: SUPPORT_PASSWORD } });
     await s.request('POST', `/v1/migrations/${other}/test`, { token });
     await s.request('POST', `/v1/migrations/${other}/scan`, { token });

@@ -4,9 +4,9 @@
 // the API, and mail without a Message-ID that arrives both ways while syncing is stored once.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { MINUTE, ManualClock } from '../../src/platform/clock.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
 import { expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
@@ -47,8 +47,10 @@ describe('migration mail rules: automatic mail, References-only replies, identit
   const clock = new ManualClock(now);
   const at = (ms: number) => new Date(clock.now().getTime() + ms);
   const api = (method: string, path: string, body?: unknown) => s.request(method, path, { token: seed.apiKey, body });
-  const messageByRfcId = (rfcId: string) => s.app.db.selectFrom('messages').selectAll().where('workspace_id', '=', seed.workspaceId).where('mail_message_id', '=', rfcId).executeTakeFirst();
-  const copiesOf = async (text: string) => (await s.app.db.selectFrom('messages').select('id').where('workspace_id', '=', seed.workspaceId).where('body', 'like', `%${text}%`).execute()).length;
+  const messageByRfcId = (rfcId: string) =>
+    s.app.db.selectFrom('messages').selectAll().where('workspace_id', '=', seed.workspaceId).where('mail_message_id', '=', rfcId).executeTakeFirst();
+  const copiesOf = async (text: string) =>
+    (await s.app.db.selectFrom('messages').select('id').where('workspace_id', '=', seed.workspaceId).where('body', 'like', `%${text}%`).execute()).length;
   const poll = async () => {
     clock.advance(2 * MINUTE);
     await s.app.jobs.drain();
@@ -63,21 +65,101 @@ describe('migration mail rules: automatic mail, References-only replies, identit
     const channel = await seedEmailChannel(s.app, seed, { address: SUPPORT });
     d.deliver(SUPPORT, 'INBOX', [
       // Newsletters and list mail, each marked only by its List-* headers.
-      { raw: await buildMail({ from: 'Vendor News <news@vendor.test>', to: SUPPORT, subject: 'November news', messageId: 'news-1@vendor.test', date: daysAgo(now, 5), headers: { 'List-Id': 'Vendor news <news.vendor.test>', 'List-Unsubscribe': '<https://vendor.test/u/1>' } }), flags: 'S' },
-      { raw: await buildMail({ from: 'Shop <promo@shop.test>', to: SUPPORT, subject: 'Sale', messageId: 'promo-1@shop.test', date: daysAgo(now, 4), headers: { 'List-Unsubscribe': '<https://shop.test/u/2>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' } }) },
-      { raw: await buildMail({ from: 'Users list <users@lists.test>', to: SUPPORT, subject: '[users] Digest', messageId: 'digest-1@lists.test', date: daysAgo(now, 3), headers: { 'List-Id': '<users.lists.test>' } }), flags: 'S' },
+      {
+        raw: await buildMail({
+          from: 'Vendor News <news@vendor.test>',
+          to: SUPPORT,
+          subject: 'November news',
+          messageId: 'news-1@vendor.test',
+          date: daysAgo(now, 5),
+          headers: { 'List-Id': 'Vendor news <news.vendor.test>', 'List-Unsubscribe': '<https://vendor.test/u/1>' },
+        }),
+        flags: 'S',
+      },
+      {
+        raw: await buildMail({
+          from: 'Shop <promo@shop.test>',
+          to: SUPPORT,
+          subject: 'Sale',
+          messageId: 'promo-1@shop.test',
+          date: daysAgo(now, 4),
+          headers: { 'List-Unsubscribe': '<https://shop.test/u/2>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+        }),
+      },
+      {
+        raw: await buildMail({
+          from: 'Users list <users@lists.test>',
+          to: SUPPORT,
+          subject: '[users] Digest',
+          messageId: 'digest-1@lists.test',
+          date: daysAgo(now, 3),
+          headers: { 'List-Id': '<users.lists.test>' },
+        }),
+        flags: 'S',
+      },
       // A delivery report from an address that is not MAILER-DAEMON, and a report of another type.
       { raw: reportMail({ from: 'Bounces <bounces@mx.test>', reportType: 'delivery-status', messageId: 'dsn-1@mx.test', date: daysAgo(now, 3) }), flags: 'S' },
-      { raw: reportMail({ from: 'Abuse desk <abuse@isp.test>', reportType: 'feedback-report', messageId: 'arf-1@isp.test', date: daysAgo(now, 3) }), flags: 'S' },
+      {
+        raw: reportMail({ from: 'Abuse desk <abuse@isp.test>', reportType: 'feedback-report', messageId: 'arf-1@isp.test', date: daysAgo(now, 3) }),
+        flags: 'S',
+      },
       // A thread whose last reply names it only in References (Outlook style, no In-Reply-To).
-      { raw: await buildMail({ from: 'Rita <rita@customer.test>', to: SUPPORT, cc: ['Sam <sam@customer.test>'], subject: 'Broken widget', messageId: 'r1@customer.test', date: daysAgo(now, 3), text: 'The widget is broken.' }), flags: 'S' },
-      { raw: await buildMail({ from: 'Rita <rita@customer.test>', to: SUPPORT, subject: 'AW: Broken widget (still)', messageId: 'r3@customer.test', references: ['r1@customer.test', 'r2@acme.test'], date: daysAgo(now, 1) }), flags: 'S' },
-      { raw: await buildMail({ from: 'Hank <hank@customer.test>', to: SUPPORT, subject: 'No id here', messageId: null, date: daysAgo(now, 2), text: 'Hank has no Message-ID.' }), flags: 'S' },
+      {
+        raw: await buildMail({
+          from: 'Rita <rita@customer.test>',
+          to: SUPPORT,
+          cc: ['Sam <sam@customer.test>'],
+          subject: 'Broken widget',
+          messageId: 'r1@customer.test',
+          date: daysAgo(now, 3),
+          text: 'The widget is broken.',
+        }),
+        flags: 'S',
+      },
+      {
+        raw: await buildMail({
+          from: 'Rita <rita@customer.test>',
+          to: SUPPORT,
+          subject: 'AW: Broken widget (still)',
+          messageId: 'r3@customer.test',
+          references: ['r1@customer.test', 'r2@acme.test'],
+          date: daysAgo(now, 1),
+        }),
+        flags: 'S',
+      },
+      {
+        raw: await buildMail({
+          from: 'Hank <hank@customer.test>',
+          to: SUPPORT,
+          subject: 'No id here',
+          messageId: null,
+          date: daysAgo(now, 2),
+          text: 'Hank has no Message-ID.',
+        }),
+        flags: 'S',
+      },
     ]);
     d.deliver(SUPPORT, 'Sent', [
-      { raw: await buildMail({ from: `Acme <${SUPPORT}>`, to: 'rita@customer.test', subject: 'Re: Broken widget', messageId: 'r2@acme.test', inReplyTo: 'r1@customer.test', references: ['r1@customer.test'], date: daysAgo(now, 2) }), flags: 'S' },
+      {
+        raw: await buildMail({
+          from: `Acme <${SUPPORT}>`,
+          to: 'rita@customer.test',
+          subject: 'Re: Broken widget',
+          messageId: 'r2@acme.test',
+          inReplyTo: 'r1@customer.test',
+          references: ['r1@customer.test'],
+          date: daysAgo(now, 2),
+        }),
+        flags: 'S',
+      },
     ]);
-    const created = await api('POST', '/v1/migrations', { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId, channel_id: channel.id });
+    const created = await api('POST', '/v1/migrations', {
+      provider: 'imap',
+      source_address: SUPPORT,
+      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+      inbox_id: seed.inboxId,
+      channel_id: channel.id,
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     id = created.body.id;
     assert.equal((await api('PUT', `/v1/migrations/${id}/credentials`, { password: SUPPORT_PASSWORD })).status, 200);
@@ -99,7 +181,11 @@ describe('migration mail rules: automatic mail, References-only replies, identit
     assert.equal(plan.conversations, 3);
     assert.equal(plan.contacts_to_create, 3, 'abuse@isp.test, rita and hank; no newsletter sender');
 
-    const items = await s.app.db.selectFrom('mailbox_migration_items').select(['rfc_id', 'thread_key', 'status', 'skip_reason', 'automatic']).where('migration_id', '=', id).execute();
+    const items = await s.app.db
+      .selectFrom('mailbox_migration_items')
+      .select(['rfc_id', 'thread_key', 'status', 'skip_reason', 'automatic'])
+      .where('migration_id', '=', id)
+      .execute();
     const byId = new Map(items.map((i) => [i.rfc_id, i]));
     for (const rfc of ['news-1@vendor.test', 'promo-1@shop.test', 'digest-1@lists.test', 'dsn-1@mx.test']) {
       assert.equal(byId.get(rfc)?.automatic, 1, rfc);
@@ -121,12 +207,15 @@ describe('migration mail rules: automatic mail, References-only replies, identit
 
     const contacts = await s.app.db.selectFrom('contact_emails').select('email').where('workspace_id', '=', seed.workspaceId).execute();
     assert.deepEqual(contacts.map((c) => c.email).sort(), ['abuse@isp.test', 'hank@customer.test', 'rita@customer.test']);
-    for (const rfc of ['news-1@vendor.test', 'promo-1@shop.test', 'digest-1@lists.test', 'dsn-1@mx.test']) assert.equal(await messageByRfcId(rfc), undefined, rfc);
+    for (const rfc of ['news-1@vendor.test', 'promo-1@shop.test', 'digest-1@lists.test', 'dsn-1@mx.test'])
+      assert.equal(await messageByRfcId(rfc), undefined, rfc);
 
     const r1 = (await messageByRfcId('r1@customer.test'))!;
     const r3 = (await messageByRfcId('r3@customer.test'))!;
     assert.equal(r3.conversation_id, r1.conversation_id, 'one conversation for the thread');
-    const messages = (await api('GET', `/v1/conversations/${r1.conversation_id}/messages?order=asc`)).body.data.filter((m: { kind: string }) => m.kind === 'message');
+    const messages = (await api('GET', `/v1/conversations/${r1.conversation_id}/messages?order=asc`)).body.data.filter(
+      (m: { kind: string }) => m.kind === 'message',
+    );
     assert.deepEqual(
       messages.map((m: { email: { message_id: string } }) => m.email.message_id),
       ['r1@customer.test', 'r2@acme.test', 'r3@customer.test'],
@@ -140,7 +229,12 @@ describe('migration mail rules: automatic mail, References-only replies, identit
     assert.equal(messages[2].email.subject, 'AW: Broken widget (still)');
 
     // Originals are not kept (the default); the email object still holds the original headers.
-    const hank = await s.app.db.selectFrom('messages').selectAll().where('workspace_id', '=', seed.workspaceId).where('body', 'like', '%Hank has no Message-ID%').executeTakeFirstOrThrow();
+    const hank = await s.app.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('body', 'like', '%Hank has no Message-ID%')
+      .executeTakeFirstOrThrow();
     assert.equal(hank.raw_storage_key, null);
     const hankApi = (await api('GET', `/v1/conversations/${hank.conversation_id}/messages/${hank.id}`)).body;
     assert.equal(hankApi.email.message_id, null, 'no Message-ID is made up');

@@ -4,19 +4,24 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
-import { buildServices, type App } from '../../src/context.js';
+import { type App, buildServices } from '../../src/context.js';
 import type { MigrationPart } from '../../src/mailbox-migration/background.js';
 import { PROVIDER_LIMIT_PAUSE_MS } from '../../src/mailbox-migration/copy/worker.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { spawnServer, startTestServer, testEnv, type ChildServer, type TestEnv, type TestServer } from '../helpers/server.js';
+import { type ChildServer, spawnServer, startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
 
 async function countCopies(app: Pick<App, 'db'>, workspaceId: string) {
-  const messages = await app.db.selectFrom('messages').select(['mail_message_id']).where('workspace_id', '=', workspaceId).where('kind', '=', 'message').execute();
+  const messages = await app.db
+    .selectFrom('messages')
+    .select(['mail_message_id'])
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', 'message')
+    .execute();
   const ids = messages.map((m) => m.mail_message_id);
   return { messages: messages.length, distinct: new Set(ids).size };
 }
@@ -40,7 +45,10 @@ describe('pause, resume, a revoked password and a provider limit', { skip: dovec
     worker = (s.server.parts['mailbox-migration'] as MigrationPart).worker;
     seed = await seedWorkspace(s.app);
     await seedEmailChannel(s.app, seed, { address: SUPPORT });
-    const created = await s.request('POST', '/v1/migrations', { token: seed.apiKey, body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId } });
+    const created = await s.request('POST', '/v1/migrations', {
+      token: seed.apiKey,
+      body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId },
+    });
     id = created.body.id;
     await s.request('PUT', `/v1/migrations/${id}/credentials`, { token: seed.apiKey, body: { password: SUPPORT_PASSWORD } });
     assert.equal((await s.request('POST', `/v1/migrations/${id}/test`, { token: seed.apiKey })).body.ok, true);
@@ -66,7 +74,11 @@ describe('pause, resume, a revoked password and a provider limit', { skip: dovec
     assert.equal((await post('pause')).body.state, 'paused');
     await s.app.jobs.drain();
     assert.equal((await copiedSubjects()).length, 2, 'nothing is copied while paused');
-    assert.equal(await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `migration:${id}`).executeTakeFirst(), undefined, 'the worker stopped');
+    assert.equal(
+      await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `migration:${id}`).executeTakeFirst(),
+      undefined,
+      'the worker stopped',
+    );
     const paused = await expectState(s, seed.apiKey, id, 'paused');
     assert.deepEqual(paused.allowed_actions, ['update', 'credentials', 'test', 'folders', 'preview', 'resume', 'cancel', 'retry']);
     assert.equal((await post('resume')).body.state, 'copying');
@@ -112,8 +124,11 @@ describe('pause, resume, a revoked password and a provider limit', { skip: dovec
     const counts = await countCopies(s.app, seed.workspaceId);
     assert.equal(counts.messages, THREADS * 2);
     assert.equal(counts.distinct, THREADS * 2, 'no message was copied twice');
-    const activity = (await s.request('GET', `/v1/migrations/${id}/activity?limit=200`, { token: seed.apiKey })).body.data.map((e: { action: string }) => e.action).reverse();
-    for (const action of ['copy_started', 'paused', 'resumed', 'needs_attention', 'credentials_replaced', 'copy_finished']) assert.ok(activity.includes(action), action);
+    const activity = (await s.request('GET', `/v1/migrations/${id}/activity?limit=200`, { token: seed.apiKey })).body.data
+      .map((e: { action: string }) => e.action)
+      .reverse();
+    for (const action of ['copy_started', 'paused', 'resumed', 'needs_attention', 'credentials_replaced', 'copy_finished'])
+      assert.ok(activity.includes(action), action);
   });
 });
 
@@ -137,17 +152,27 @@ describe('kill -9 of the server mid-copy', { skip: dovecotMissing }, () => {
 
   test('the copy resumes after a restart without duplicates', async () => {
     const THREADS = 600;
-    const total = (await fillBulkMailbox(d, SUPPORT, { threads: THREADS, perThread: 3, now: new Date(), attachmentEvery: 10, attachmentBytes: 20_000 })).messages;
+    const total = (await fillBulkMailbox(d, SUPPORT, { threads: THREADS, perThread: 3, now: new Date(), attachmentEvery: 10, attachmentBytes: 20_000 }))
+      .messages;
     const first = await spawnServer(te.env);
     children.push(first);
     app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
     const seed = await seedWorkspace(app);
     await seedEmailChannel(app, seed, { address: SUPPORT });
     const call = async (url: string, method: string, path: string, body?: unknown) => {
-      const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(url + path, {
+        method,
+        headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as any };
     };
-    const created = await call(first.url, 'POST', '/v1/migrations', { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId });
+    const created = await call(first.url, 'POST', '/v1/migrations', {
+      provider: 'imap',
+      source_address: SUPPORT,
+      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+      inbox_id: seed.inboxId,
+    });
     const id = created.body.id;
     await call(first.url, 'PUT', `/v1/migrations/${id}/credentials`, { password: SUPPORT_PASSWORD });
     assert.equal((await call(first.url, 'POST', `/v1/migrations/${id}/test`)).body.ok, true);
@@ -155,7 +180,12 @@ describe('kill -9 of the server mid-copy', { skip: dovecotMissing }, () => {
     await waitUntil(async () => (await call(first.url, 'GET', `/v1/migrations/${id}`)).body.state === 'ready', 60_000);
     await call(first.url, 'POST', `/v1/migrations/${id}/start`);
     const copied = async () => {
-      const row = await app!.db.selectFrom('mailbox_migration_items').select((eb) => eb.fn.countAll<number>().as('n')).where('migration_id', '=', id).where('status', '=', 'copied').executeTakeFirstOrThrow();
+      const row = await app!.db
+        .selectFrom('mailbox_migration_items')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('migration_id', '=', id)
+        .where('status', '=', 'copied')
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     };
     await waitUntil(async () => (await copied()) > 0, 60_000, 5);

@@ -9,17 +9,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { memberAccess } from '../../src/auth/access.js';
 import type { ChannelRow } from '../../src/channels/service.js';
-import { readEvents, viewerFor } from '../../src/events/service.js';
 import type { Config } from '../../src/config.js';
+import { readEvents, viewerFor } from '../../src/events/service.js';
 import { routingOptions } from '../../src/mailbox-migration/switching/service.js';
-import { MINUTE, HOUR, DAY, ManualClock } from '../../src/platform/clock.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, ingressPort, seedEmailChannel, sendToIngress, SINK_LOGIN } from '../helpers/mail.js';
+import { DAY, HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { INGRESS_SECRET, ingressPort, SINK_LOGIN, seedEmailChannel, sendToIngress } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
 import { expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { startTestServer, testEnv, type TestEnv, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const FORWARDING_DOMAIN = 'in.svc.test';
 const FORCE_USER = 'force@acme.test';
@@ -46,7 +46,12 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     await drain();
   };
   const conversationOf = async (rfcId: string) => {
-    const row = await s.app.db.selectFrom('messages').select('conversation_id').where('workspace_id', '=', seed.workspaceId).where('mail_message_id', '=', rfcId).executeTakeFirst();
+    const row = await s.app.db
+      .selectFrom('messages')
+      .select('conversation_id')
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('mail_message_id', '=', rfcId)
+      .executeTakeFirst();
     return row ? s.app.db.selectFrom('conversations').selectAll().where('id', '=', row.conversation_id).executeTakeFirst() : undefined;
   };
   const copies = async (rfcId: string) =>
@@ -55,7 +60,13 @@ describe('switching delivery, finishing and removing imported history', { skip: 
   /** A migration of `user` into a new channel with that address, run to syncing. */
   async function toSyncing(user: string): Promise<{ id: string; forwarding: string }> {
     const channel = await seedEmailChannel(s.app, seed, { address: user, smtpPort: replies.port });
-    const created = await api('POST', '/v1/migrations', { provider: 'imap', source_address: user, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId, channel_id: channel.id });
+    const created = await api('POST', '/v1/migrations', {
+      provider: 'imap',
+      source_address: user,
+      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+      inbox_id: seed.inboxId,
+      channel_id: channel.id,
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const mid = created.body.id;
     assert.equal((await api('PUT', `/v1/migrations/${mid}/credentials`, { password: SUPPORT_PASSWORD })).status, 200);
@@ -88,15 +99,45 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     seed = await seedWorkspace(s.app);
     // History: T1 (a customer and the team's answer), T2 and T3 (a customer each).
     d.deliver(SUPPORT, 'INBOX', [
-      { raw: await buildMail({ from: 'Tina <tina@customer.test>', to: SUPPORT, subject: 'T1', messageId: 't1@customer.test', date: daysAgo(now, 3) }), flags: 'S', receivedAt: daysAgo(now, 3) },
-      { raw: await buildMail({ from: 'Tom <tom@customer.test>', to: SUPPORT, subject: 'T2', messageId: 't2@customer.test', date: daysAgo(now, 2) }), flags: 'S', receivedAt: daysAgo(now, 2) },
-      { raw: await buildMail({ from: 'Tess <tess@customer.test>', to: SUPPORT, subject: 'T3', messageId: 't3@customer.test', date: daysAgo(now, 1) }), flags: 'S', receivedAt: daysAgo(now, 1) },
+      {
+        raw: await buildMail({ from: 'Tina <tina@customer.test>', to: SUPPORT, subject: 'T1', messageId: 't1@customer.test', date: daysAgo(now, 3) }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 3),
+      },
+      {
+        raw: await buildMail({ from: 'Tom <tom@customer.test>', to: SUPPORT, subject: 'T2', messageId: 't2@customer.test', date: daysAgo(now, 2) }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 2),
+      },
+      {
+        raw: await buildMail({ from: 'Tess <tess@customer.test>', to: SUPPORT, subject: 'T3', messageId: 't3@customer.test', date: daysAgo(now, 1) }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 1),
+      },
     ]);
     d.deliver(SUPPORT, 'Sent', [
-      { raw: await buildMail({ from: `Acme <${SUPPORT}>`, to: 'tina@customer.test', subject: 'Re: T1', messageId: 't1-answer@acme.test', inReplyTo: 't1@customer.test', references: ['t1@customer.test'], date: daysAgo(now, 2) }), flags: 'S', receivedAt: daysAgo(now, 2) },
+      {
+        raw: await buildMail({
+          from: `Acme <${SUPPORT}>`,
+          to: 'tina@customer.test',
+          subject: 'Re: T1',
+          messageId: 't1-answer@acme.test',
+          inReplyTo: 't1@customer.test',
+          references: ['t1@customer.test'],
+          date: daysAgo(now, 2),
+        }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 2),
+      },
     ]);
     for (const user of [FORCE_USER, LIMIT_USER, REVOKED_USER]) {
-      d.deliver(user, 'INBOX', [{ raw: await buildMail({ from: 'Uma <uma@customer.test>', to: user, subject: `Hello ${user}`, date: daysAgo(now, 1) }), flags: 'S', receivedAt: daysAgo(now, 1) }]);
+      d.deliver(user, 'INBOX', [
+        {
+          raw: await buildMail({ from: 'Uma <uma@customer.test>', to: user, subject: `Hello ${user}`, date: daysAgo(now, 1) }),
+          flags: 'S',
+          receivedAt: daysAgo(now, 1),
+        },
+      ]);
     }
     ({ id, forwarding } = await toSyncing(SUPPORT));
   });
@@ -112,8 +153,14 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     const m = (await api('GET', `/v1/migrations/${id}`)).body;
     assert.ok(forwarding.endsWith(`@${FORWARDING_DOMAIN}`));
     assert.equal(m.routing.forwarding_address, forwarding);
-    assert.deepEqual(m.routing.ways.map((w: { way: string }) => w.way), ['forwarding', 'server_routing', 'mx']);
-    assert.deepEqual(m.routing.ways.map((w: { old_mailbox_keeps_a_copy: boolean }) => w.old_mailbox_keeps_a_copy), [true, true, false]);
+    assert.deepEqual(
+      m.routing.ways.map((w: { way: string }) => w.way),
+      ['forwarding', 'server_routing', 'mx'],
+    );
+    assert.deepEqual(
+      m.routing.ways.map((w: { old_mailbox_keeps_a_copy: boolean }) => w.old_mailbox_keeps_a_copy),
+      [true, true, false],
+    );
     assert.equal(m.routing.ways[2].domain, 'acme.test');
     assert.equal(m.sync.history_until, m.copy_ended_at);
     assert.equal(m.sync.poll_seconds, 120);
@@ -121,13 +168,48 @@ describe('switching delivery, finishing and removing imported history', { skip: 
   });
 
   test('syncing reads new UIDs: history copied quietly, new mail delivered as usual, mail that arrives both ways stored once', async () => {
-    const eventsBefore = Number((await s.app.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst())?.m ?? 0);
+    const eventsBefore = Number(
+      (
+        await s.app.db
+          .selectFrom('events')
+          .select((eb) => eb.fn.max('seq').as('m'))
+          .executeTakeFirst()
+      )?.m ?? 0,
+    );
     // Received before the copy ended (history), the team's answer to it sent afterwards (still history).
-    d.deliver(SUPPORT, 'INBOX', [{ raw: await buildMail({ from: 'Lars <lars@customer.test>', to: SUPPORT, subject: 'Late history', messageId: 'late@customer.test', date: at(-HOUR) }), flags: 'S', receivedAt: at(-HOUR) }]);
+    d.deliver(SUPPORT, 'INBOX', [
+      {
+        raw: await buildMail({ from: 'Lars <lars@customer.test>', to: SUPPORT, subject: 'Late history', messageId: 'late@customer.test', date: at(-HOUR) }),
+        flags: 'S',
+        receivedAt: at(-HOUR),
+      },
+    ]);
     d.deliver(SUPPORT, 'Sent', [
-      { raw: await buildMail({ from: `Acme <${SUPPORT}>`, to: 'lars@customer.test', subject: 'Re: Late history', messageId: 'late-answer@acme.test', inReplyTo: 'late@customer.test', references: ['late@customer.test'], date: at(MINUTE) }), flags: 'S', receivedAt: at(MINUTE) },
+      {
+        raw: await buildMail({
+          from: `Acme <${SUPPORT}>`,
+          to: 'lars@customer.test',
+          subject: 'Re: Late history',
+          messageId: 'late-answer@acme.test',
+          inReplyTo: 'late@customer.test',
+          references: ['late@customer.test'],
+          date: at(MINUTE),
+        }),
+        flags: 'S',
+        receivedAt: at(MINUTE),
+      },
       // The team's own new thread is skipped like in the plan (threads of only the team's mail).
-      { raw: await buildMail({ from: `Acme <${SUPPORT}>`, to: 'partner@vendor.test', subject: 'Team only', messageId: 'team-only@acme.test', date: at(MINUTE) }), flags: 'S', receivedAt: at(MINUTE) },
+      {
+        raw: await buildMail({
+          from: `Acme <${SUPPORT}>`,
+          to: 'partner@vendor.test',
+          subject: 'Team only',
+          messageId: 'team-only@acme.test',
+          date: at(MINUTE),
+        }),
+        flags: 'S',
+        receivedAt: at(MINUTE),
+      },
     ]);
     // New mail: only in the old mailbox; a customer's reply to T1; and one that came by forwarding first.
     const both = await buildMail({ from: 'Bea <bea@customer.test>', to: SUPPORT, subject: 'Both ways', messageId: 'both@customer.test', date: at(30_000) });
@@ -136,7 +218,18 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.match(stored.response, /^250/);
     d.deliver(SUPPORT, 'INBOX', [
       { raw: nina, receivedAt: at(20_000), isNew: true },
-      { raw: await buildMail({ from: 'Tina <tina@customer.test>', to: SUPPORT, subject: 'Re: T1', messageId: 't1-again@customer.test', inReplyTo: 't1-answer@acme.test', references: ['t1@customer.test', 't1-answer@acme.test'], date: at(25_000) }), receivedAt: at(25_000) },
+      {
+        raw: await buildMail({
+          from: 'Tina <tina@customer.test>',
+          to: SUPPORT,
+          subject: 'Re: T1',
+          messageId: 't1-again@customer.test',
+          inReplyTo: 't1-answer@acme.test',
+          references: ['t1@customer.test', 't1-answer@acme.test'],
+          date: at(25_000),
+        }),
+        receivedAt: at(25_000),
+      },
       { raw: both, receivedAt: at(40_000) },
     ]);
     const disk = d.snapshot(SUPPORT);
@@ -147,8 +240,18 @@ describe('switching delivery, finishing and removing imported history', { skip: 
 
     const late = (await conversationOf('late@customer.test'))!;
     assert.equal(late.imported, 1, 'history is imported');
-    const lateMessages = await s.app.db.selectFrom('messages').selectAll().where('conversation_id', '=', late.id).where('kind', '=', 'message').orderBy('created_at').execute();
-    assert.deepEqual(lateMessages.map((x) => `${x.direction}:${x.imported_at !== null}`), ['in:true', 'out:true'], 'the team’s answer sent after the copy is history too');
+    const lateMessages = await s.app.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', late.id)
+      .where('kind', '=', 'message')
+      .orderBy('created_at')
+      .execute();
+    assert.deepEqual(
+      lateMessages.map((x) => `${x.direction}:${x.imported_at !== null}`),
+      ['in:true', 'out:true'],
+      'the team’s answer sent after the copy is history too',
+    );
     const fresh = (await conversationOf('new@customer.test'))!;
     assert.equal(fresh.imported, 0, 'new mail is not imported');
     assert.equal(fresh.status, 'open');
@@ -156,7 +259,12 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.equal((await conversationOf('t1-again@customer.test'))!.id, t1.id, 'a reply joins its imported conversation');
     assert.equal(await copies('both@customer.test'), 1, 'mail that arrived both ways is stored once');
     assert.equal(await copies('team-only@acme.test'), 0);
-    const teamOnly = await s.app.db.selectFrom('mailbox_migration_items').select('skip_reason').where('migration_id', '=', id).where('rfc_id', '=', 'team-only@acme.test').executeTakeFirstOrThrow();
+    const teamOnly = await s.app.db
+      .selectFrom('mailbox_migration_items')
+      .select('skip_reason')
+      .where('migration_id', '=', id)
+      .where('rfc_id', '=', 'team-only@acme.test')
+      .executeTakeFirstOrThrow();
     assert.equal(teamOnly.skip_reason, 'team_only');
 
     const events = await s.app.db.selectFrom('events').selectAll().where('seq', '>', eventsBefore).where('workspace_id', '=', seed.workspaceId).execute();
@@ -189,7 +297,14 @@ describe('switching delivery, finishing and removing imported history', { skip: 
       date: clock.now(),
       text: `${SUPPORT} has requested to automatically forward mail to your email address ${forwarding}.\nConfirmation code: 482913377\n\nTo allow ${SUPPORT} to automatically forward mail to your address, please click the link below to confirm the request:\n\nhttps://mail-settings.example.com/mail/vf-%5BANGjdJ8%5D-confirm\n`,
     });
-    const before = Number((await s.app.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst())?.m ?? 0);
+    const before = Number(
+      (
+        await s.app.db
+          .selectFrom('events')
+          .select((eb) => eb.fn.max('seq').as('m'))
+          .executeTakeFirst()
+      )?.m ?? 0,
+    );
     const r = await sendToIngress(ingressPort(s), { envelope: { from: 'forwarding-noreply@google.com', to: [forwarding] }, raw: mail });
     assert.match(r.response, /^250/);
     const events = await s.app.db.selectFrom('events').selectAll().where('seq', '>', before).execute();
@@ -217,11 +332,26 @@ describe('switching delivery, finishing and removing imported history', { skip: 
       date: clock.now(),
       text: 'Someone asked to forward mail here. Verification code: ZX-4411\nhttps://mailhost.test/settings/forwarding/verify?t=abc\n',
     });
-    const seq = Number((await s.app.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst())?.m ?? 0);
+    const seq = Number(
+      (
+        await s.app.db
+          .selectFrom('events')
+          .select((eb) => eb.fn.max('seq').as('m'))
+          .executeTakeFirst()
+      )?.m ?? 0,
+    );
     assert.match((await sendToIngress(ingressPort(s), { envelope: { from: 'no-reply@mailhost.test', to: [forwarding] }, raw: other })).response, /^250/);
-    const second = (await s.app.db.selectFrom('events').selectAll().where('seq', '>', seq).execute()).find((e) => e.type === 'migration.forwarding_confirmation');
-    assert.deepEqual({ code: JSON.parse(second!.data).code, link: JSON.parse(second!.data).link }, { code: 'ZX-4411', link: 'https://mailhost.test/settings/forwarding/verify?t=abc' });
-    assert.ok(await s.app.db.selectFrom('contact_emails').select('contact_id').where('email', '=', 'no-reply@mailhost.test').executeTakeFirst(), 'stored as usual');
+    const second = (await s.app.db.selectFrom('events').selectAll().where('seq', '>', seq).execute()).find(
+      (e) => e.type === 'migration.forwarding_confirmation',
+    );
+    assert.deepEqual(
+      { code: JSON.parse(second!.data).code, link: JSON.parse(second!.data).link },
+      { code: 'ZX-4411', link: 'https://mailhost.test/settings/forwarding/verify?t=abc' },
+    );
+    assert.ok(
+      await s.app.db.selectFrom('contact_emails').select('contact_id').where('email', '=', 'no-reply@mailhost.test').executeTakeFirst(),
+      'stored as usual',
+    );
   });
 
   test('finish is refused before a test message arrived; the test message is rate limited; its arrival by forwarding is recorded', async () => {
@@ -255,15 +385,27 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     const m = (await api('GET', `/v1/migrations/${id}`)).body;
     assert.ok(m.test_message.arrived_at);
     assert.equal(m.test_message.route, 'forwarding');
-    const probeItems = await s.app.db.selectFrom('mailbox_migration_items').select(['status', 'skip_reason']).where('migration_id', '=', id).where('rfc_id', 'like', 'svc-migration-probe.%').execute();
+    const probeItems = await s.app.db
+      .selectFrom('mailbox_migration_items')
+      .select(['status', 'skip_reason'])
+      .where('migration_id', '=', id)
+      .where('rfc_id', 'like', 'svc-migration-probe.%')
+      .execute();
     assert.deepEqual(probeItems, [{ status: 'skipped', skip_reason: 'test_message' }]);
-    const subjects = (await s.app.db.selectFrom('conversations').select('subject').where('workspace_id', '=', seed.workspaceId).execute()).map((c) => c.subject);
+    const subjects = (await s.app.db.selectFrom('conversations').select('subject').where('workspace_id', '=', seed.workspaceId).execute()).map(
+      (c) => c.subject,
+    );
     assert.ok(!subjects.some((x) => x?.startsWith('Test message')), 'the test message is no conversation');
   });
 
   test('the quiet period: mail only in the old mailbox restarts it; 24 quiet hours complete the migration and delete the password', async () => {
     clock.advance(HOUR);
-    d.deliver(SUPPORT, 'INBOX', [{ raw: await buildMail({ from: 'Olga <olga@customer.test>', to: SUPPORT, subject: 'Only old', messageId: 'old-only@customer.test', date: clock.now() }), receivedAt: clock.now() }]);
+    d.deliver(SUPPORT, 'INBOX', [
+      {
+        raw: await buildMail({ from: 'Olga <olga@customer.test>', to: SUPPORT, subject: 'Only old', messageId: 'old-only@customer.test', date: clock.now() }),
+        receivedAt: clock.now(),
+      },
+    ]);
     await poll();
     const reset = (await api('GET', `/v1/migrations/${id}`)).body;
     assert.equal(await copies('old-only@customer.test'), 1);
@@ -284,7 +426,12 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.equal(row.password_sealed, null);
     assert.ok(row.ended_at);
     // Completed: the old mailbox is not read any more.
-    d.deliver(SUPPORT, 'INBOX', [{ raw: await buildMail({ from: 'Pia <pia@customer.test>', to: SUPPORT, subject: 'After', messageId: 'after@customer.test', date: clock.now() }), receivedAt: clock.now() }]);
+    d.deliver(SUPPORT, 'INBOX', [
+      {
+        raw: await buildMail({ from: 'Pia <pia@customer.test>', to: SUPPORT, subject: 'After', messageId: 'after@customer.test', date: clock.now() }),
+        receivedAt: clock.now(),
+      },
+    ]);
     await poll();
     assert.equal(await copies('after@customer.test'), 0);
   });
@@ -320,11 +467,16 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.equal(removed.remove_history.contacts_deleted, 2);
     assert.equal(await s.app.db.selectFrom('conversations').select('id').where('id', '=', t3.id).executeTakeFirst(), undefined);
     assert.equal(await conversationOf('late@customer.test'), undefined);
-    for (const kept of ['t1@customer.test', 't2@customer.test', 'new@customer.test', 'both@customer.test']) assert.ok(await conversationOf(kept), `${kept} stays`);
+    for (const kept of ['t1@customer.test', 't2@customer.test', 'new@customer.test', 'both@customer.test'])
+      assert.ok(await conversationOf(kept), `${kept} stays`);
     const emails = (await s.app.db.selectFrom('contact_emails').select('email').where('workspace_id', '=', seed.workspaceId).execute()).map((e) => e.email);
     assert.ok(!emails.includes('tess@customer.test') && !emails.includes('lars@customer.test'), 'contacts left without a conversation are deleted');
     assert.ok(emails.includes('tina@customer.test') && emails.includes('tom@customer.test'), 'contacts with a conversation stay');
-    assert.deepEqual(await s.app.db.selectFrom('conversation_labels').selectAll().where('conversation_id', 'in', [t2.id]).execute(), labelsBefore, 'labels stay');
+    assert.deepEqual(
+      await s.app.db.selectFrom('conversation_labels').selectAll().where('conversation_id', 'in', [t2.id]).execute(),
+      labelsBefore,
+      'labels stay',
+    );
     assert.deepEqual(d.snapshot(SUPPORT), disk, 'the old mailbox is unchanged');
     const log = (await api('GET', `/v1/migrations/${id}/activity`)).body.data.map((e: { action: string }) => e.action);
     assert.ok(log.includes('history_removed') && log.includes('remove_history_started') && log.includes('test_message_arrived'));
@@ -332,9 +484,15 @@ describe('switching delivery, finishing and removing imported history', { skip: 
 
   test('without SVC_FORWARDING_DOMAIN only the MX way is offered', () => {
     const channel = { address: 'help@shop.test', forwarding_address: `x1@${FORWARDING_DOMAIN}` } as ChannelRow;
-    assert.deepEqual(routingOptions({ config: { forwardingDomain: undefined } as Config }, channel).ways.map((w) => w.way), ['mx']);
+    assert.deepEqual(
+      routingOptions({ config: { forwardingDomain: undefined } as Config }, channel).ways.map((w) => w.way),
+      ['mx'],
+    );
     assert.equal(routingOptions({ config: { forwardingDomain: undefined } as Config }, channel).forwarding_address, null);
-    assert.deepEqual(routingOptions({ config: { forwardingDomain: FORWARDING_DOMAIN } as Config }, channel).ways.map((w) => w.way), ['forwarding', 'server_routing', 'mx']);
+    assert.deepEqual(
+      routingOptions({ config: { forwardingDomain: FORWARDING_DOMAIN } as Config }, channel).ways.map((w) => w.way),
+      ['forwarding', 'server_routing', 'mx'],
+    );
   });
 
   test('finish with force completes without a test message; mail still reaching only the old mailbox is not copied', async () => {
@@ -344,7 +502,12 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.equal(r.body.state, 'completed');
     assert.equal(r.body.end_reason, 'finish_forced');
     assert.equal(r.body.credentials.set, false);
-    d.deliver(FORCE_USER, 'INBOX', [{ raw: await buildMail({ from: 'Vic <vic@customer.test>', to: FORCE_USER, subject: 'Too late', messageId: 'too-late@customer.test', date: clock.now() }), receivedAt: at(MINUTE) }]);
+    d.deliver(FORCE_USER, 'INBOX', [
+      {
+        raw: await buildMail({ from: 'Vic <vic@customer.test>', to: FORCE_USER, subject: 'Too late', messageId: 'too-late@customer.test', date: clock.now() }),
+        receivedAt: at(MINUTE),
+      },
+    ]);
     await poll();
     assert.equal(await copies('too-late@customer.test'), 0);
   });
@@ -362,7 +525,9 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     let day = 0;
     while (clock.now().getTime() < stopsAt - 10 * MINUTE - 20 * HOUR) {
       clock.advance(20 * HOUR);
-      d.deliver(LIMIT_USER, 'INBOX', [{ raw: await buildMail({ from: 'Walt <walt@customer.test>', to: LIMIT_USER, subject: `Day ${day++}`, date: clock.now() }), receivedAt: clock.now() }]);
+      d.deliver(LIMIT_USER, 'INBOX', [
+        { raw: await buildMail({ from: 'Walt <walt@customer.test>', to: LIMIT_USER, subject: `Day ${day++}`, date: clock.now() }), receivedAt: clock.now() },
+      ]);
       await drain();
     }
     clock.set(new Date(stopsAt - 10 * MINUTE));

@@ -13,7 +13,7 @@ import { retentionRules, workspaceDataSteps } from '../../src/lifecycle/registry
 import { EXPORT_LIMITS } from '../../src/mailbox-migration/sources/archive.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { mbox, mboxMessage, patchBytes, patchDeclaredSize, sendPart, sha256, uploadExport, zipBuffer } from '../helpers/export-files.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
 import { expectState } from '../helpers/migration.js';
@@ -63,7 +63,13 @@ describe('mailbox migration from an export file', () => {
 
   test('a cut upload resumes: parts held are listed, a corrupted or oversize part is refused and nothing kept', async () => {
     const id = await newMigration();
-    const file = await zipBuffer([{ name: 'Inbox.mbox', data: mbox(await Promise.all([1, 2, 3].map((n) => mail(n, { text: crypto.randomBytes(30_000).toString('base64') })))), compress: false }]);
+    const file = await zipBuffer([
+      {
+        name: 'Inbox.mbox',
+        data: mbox(await Promise.all([1, 2, 3].map((n) => mail(n, { text: crypto.randomBytes(30_000).toString('base64') })))),
+        compress: false,
+      },
+    ]);
     const size = Math.ceil(file.length / 3);
     const [p1, p2, p3] = [file.subarray(0, size), file.subarray(size, 2 * size), file.subarray(2 * size)];
 
@@ -88,7 +94,11 @@ describe('mailbox migration from an export file', () => {
     assert.equal(bad.body.error.code, 'invalid_request');
     assert.match(bad.body.error.message, /does not match its X-Part-SHA256/);
     // No checksum at all, or an oversize part: refused too.
-    const noSum = await s.request('POST', `/v1/migrations/${id}/upload/parts/3`, { token: seed.apiKey, raw: p3, headers: { 'content-type': 'application/octet-stream' } });
+    const noSum = await s.request('POST', `/v1/migrations/${id}/upload/parts/3`, {
+      token: seed.apiKey,
+      raw: p3,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     assert.equal(noSum.status, 400);
     const big = Buffer.alloc(8 * 1024 * 1024 + 1, 1);
     const oversize = await sendPart(s.url, seed.apiKey, id, 4, big);
@@ -112,7 +122,10 @@ describe('mailbox migration from an export file', () => {
     // Resume with the missing parts; a whole-file checksum is checked on completion.
     assert.equal((await sendPart(s.url, seed.apiKey, id, 2, p2)).status, 200);
     assert.equal((await sendPart(s.url, seed.apiKey, id, 3, p3)).status, 200);
-    assert.deepEqual((await api('GET', `/v1/migrations/${id}/upload`)).body.data.map((p: { part: number }) => p.part), [1, 2, 3]);
+    assert.deepEqual(
+      (await api('GET', `/v1/migrations/${id}/upload`)).body.data.map((p: { part: number }) => p.part),
+      [1, 2, 3],
+    );
     const wrongWhole = await complete(id, { parts: 3, sha256: '0'.repeat(64) });
     assert.equal(wrongWhole.status, 400);
     assert.equal(wrongWhole.body.error.reason, 'sha256_mismatch');
@@ -150,10 +163,13 @@ describe('mailbox migration from an export file', () => {
     let r = await uploadExport(s.url, seed.apiKey, id, zipOfMbox);
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body.file.contents, ['mbox']);
-    assert.deepEqual(r.body.file.folders.map((f: { path: string; messages: number; special_use: string | null }) => [f.path, f.messages, f.special_use]), [
-      ['INBOX', 2, '\\Inbox'],
-      ['Sent', 1, '\\Sent'],
-    ]);
+    assert.deepEqual(
+      r.body.file.folders.map((f: { path: string; messages: number; special_use: string | null }) => [f.path, f.messages, f.special_use]),
+      [
+        ['INBOX', 2, '\\Inbox'],
+        ['Sent', 1, '\\Sent'],
+      ],
+    );
     assert.deepEqual(r.body.file.ignored, [{ name: 'Takeout/archive_browser.html', reason: 'not_mail' }]);
     assert.equal((await api('POST', `/v1/migrations/${id}/scan`)).status, 202);
     await s.app.jobs.drain();
@@ -161,7 +177,12 @@ describe('mailbox migration from an export file', () => {
     await api('POST', `/v1/migrations/${id}/start`);
     await s.app.jobs.drain();
     await expectState(s, seed.apiKey, id, 'syncing');
-    const first = await s.app.db.selectFrom('messages').select('body').where('workspace_id', '=', seed.workspaceId).where('mail_message_id', 'like', 'm1-%').executeTakeFirstOrThrow();
+    const first = await s.app.db
+      .selectFrom('messages')
+      .select('body')
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('mail_message_id', 'like', 'm1-%')
+      .executeTakeFirstOrThrow();
     assert.match(first.body ?? '', /\nFrom the start of a line\.\n>From quoted once\.\n/, 'mboxrd escaping undone exactly once');
 
     // A zip of .eml files in folders.
@@ -174,10 +195,13 @@ describe('mailbox migration from an export file', () => {
     r = await uploadExport(s.url, seed.apiKey, id, zipOfEml);
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body.file.contents, ['eml']);
-    assert.deepEqual(r.body.file.folders.map((f: { path: string; messages: number }) => [f.path, f.messages]), [
-      ['INBOX', 2],
-      ['Archive', 1],
-    ]);
+    assert.deepEqual(
+      r.body.file.folders.map((f: { path: string; messages: number }) => [f.path, f.messages]),
+      [
+        ['INBOX', 2],
+        ['Archive', 1],
+      ],
+    );
 
     // A Maildir++ tree: flags from the ":2," suffix, sub-folders from ".Name", tmp/ and metadata ignored.
     const t = Math.floor(daysAgo(now, 3).getTime() / 1000);
@@ -193,22 +217,34 @@ describe('mailbox migration from an export file', () => {
     r = await uploadExport(s.url, seed.apiKey, id, zipOfMaildir);
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.deepEqual(r.body.file.contents, ['maildir']);
-    assert.deepEqual(r.body.file.folders.map((f: { path: string; messages: number; special_use: string | null }) => [f.path, f.messages, f.special_use]), [
-      ['INBOX', 2, '\\Inbox'],
-      ['Sent', 1, '\\Sent'],
-      ['Junk', 1, '\\Junk'],
-    ]);
+    assert.deepEqual(
+      r.body.file.folders.map((f: { path: string; messages: number; special_use: string | null }) => [f.path, f.messages, f.special_use]),
+      [
+        ['INBOX', 2, '\\Inbox'],
+        ['Sent', 1, '\\Sent'],
+        ['Junk', 1, '\\Junk'],
+      ],
+    );
     await api('POST', `/v1/migrations/${id}/scan`);
     await s.app.jobs.drain();
     const ready = await expectState(s, seed.apiKey, id, 'ready');
     const folders = Object.fromEntries(ready.plan.summary.folders.map((f: { path: string }) => [f.path, f]));
     assert.equal(folders.Junk?.never_read ?? true, true, 'spam is never read');
-    const items = await s.app.db.selectFrom('mailbox_migration_items').select(['folder', 'flags', 'rfc_id']).where('migration_id', '=', id).orderBy('folder').orderBy('uid').execute();
-    assert.deepEqual(items.map((i) => [i.folder, i.flags ? JSON.parse(i.flags) : []]), [
-      ['INBOX', ['\\Seen', '\\Flagged']],
-      ['INBOX', []],
-      ['Sent', ['\\Seen', '\\Answered']],
-    ]);
+    const items = await s.app.db
+      .selectFrom('mailbox_migration_items')
+      .select(['folder', 'flags', 'rfc_id'])
+      .where('migration_id', '=', id)
+      .orderBy('folder')
+      .orderBy('uid')
+      .execute();
+    assert.deepEqual(
+      items.map((i) => [i.folder, i.flags ? JSON.parse(i.flags) : []]),
+      [
+        ['INBOX', ['\\Seen', '\\Flagged']],
+        ['INBOX', []],
+        ['Sent', ['\\Seen', '\\Answered']],
+      ],
+    );
 
     // A bare mbox (not zipped); Status/X-Status headers give the flags.
     const withStatus = (await mail(31)).toString().replace('\r\n\r\n', '\r\nStatus: RO\r\nX-Status: A\r\n\r\n');
@@ -242,12 +278,20 @@ describe('mailbox migration from an export file', () => {
     };
     const ok = await mail(41);
     // A zip bomb: 20 MiB of zeros in a few kilobytes.
-    await refused(await zipBuffer([{ name: 'a.mbox', data: Buffer.concat([Buffer.from(mboxMessage(ok)), Buffer.alloc(20 * 1024 * 1024)]) }]), 'compression_ratio', /zip bomb/);
+    await refused(
+      await zipBuffer([{ name: 'a.mbox', data: Buffer.concat([Buffer.from(mboxMessage(ok)), Buffer.alloc(20 * 1024 * 1024)]) }]),
+      'compression_ratio',
+      /zip bomb/,
+    );
     // A bomb with a lying header: it declares 2 KB and inflates to 5 MiB.
     const liar = await zipBuffer([{ name: 'b.mbox', data: Buffer.concat([Buffer.from(mboxMessage(ok)), Buffer.alloc(5 * 1024 * 1024, 0x41)]) }]);
     await refused(patchDeclaredSize(liar, 'b.mbox', 2048), 'compression_ratio', /more than the 2048 bytes it declares/);
     // Names that climb out, are absolute, or carry backslashes.
-    const named = (name: string) => zipBuffer([{ name: 'fine.eml', data: ok }, { name, data: ok }]);
+    const named = (name: string) =>
+      zipBuffer([
+        { name: 'fine.eml', data: ok },
+        { name, data: ok },
+      ]);
     await refused(patchBytes(await named('QQ/evil.eml'), 'QQ/evil', '../evil'), 'unsafe_name', /contains \.\./);
     await refused(patchBytes(await named('Qetc/x.eml'), 'Qetc/', '/etc/'), 'unsafe_name', /absolute path/);
     await refused(patchBytes(await named('dirQx.eml'), 'dirQx', 'dir\\x'), 'unsafe_name', /backslash/);
@@ -280,7 +324,13 @@ describe('mailbox migration from an export file', () => {
       Readable.from(
         (function* () {
           yield Buffer.from(`${head}\r\n\r\n`);
-          for (let i = 0; i < 51; i++) yield Buffer.from(crypto.randomBytes(768 * 1024).toString('base64').replace(/(.{76})/g, '$1\r\n'));
+          for (let i = 0; i < 51; i++)
+            yield Buffer.from(
+              crypto
+                .randomBytes(768 * 1024)
+                .toString('base64')
+                .replace(/(.{76})/g, '$1\r\n'),
+            );
         })(),
       );
     const zip = await zipBuffer([
@@ -311,7 +361,12 @@ describe('mailbox migration from an export file', () => {
     assert.equal(done.progress.copied, 1);
     const huge = await s.app.db.selectFrom('messages').select('id').where('workspace_id', '=', seed.workspaceId).where('mail_message_id', '=', bigId).execute();
     assert.equal(huge.length, 0, 'the 51 MiB message is not imported');
-    const inside = await s.app.db.selectFrom('messages').select('id').where('workspace_id', '=', seed.workspaceId).where('subject', '=', 'Question 51').execute();
+    const inside = await s.app.db
+      .selectFrom('messages')
+      .select('id')
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('subject', '=', 'Question 51')
+      .execute();
     assert.equal(inside.length, 0, 'nothing of the nested zip is imported');
   });
 
@@ -321,8 +376,19 @@ describe('mailbox migration from an export file', () => {
     const a1 = `a1-${crypto.randomBytes(4).toString('hex')}@acme.test`;
     const q2 = `q2-${crypto.randomBytes(4).toString('hex')}@customer.test`;
     const zip = await zipBuffer([
-      { name: 'Inbox.mbox', data: mbox([await mail(61, { messageId: q1, subject: 'Broken widget', days: 30 }), await mail(62, { messageId: q2, subject: 'Re: Broken widget', inReplyTo: a1, days: 2 })]) },
-      { name: 'Sent.mbox', data: mbox([await mail(63, { from: `Owner <${owner}>`, to: 'c61@customer.test', messageId: a1, subject: 'Re: Broken widget', inReplyTo: q1, days: 29 })]) },
+      {
+        name: 'Inbox.mbox',
+        data: mbox([
+          await mail(61, { messageId: q1, subject: 'Broken widget', days: 30 }),
+          await mail(62, { messageId: q2, subject: 'Re: Broken widget', inReplyTo: a1, days: 2 }),
+        ]),
+      },
+      {
+        name: 'Sent.mbox',
+        data: mbox([
+          await mail(63, { from: `Owner <${owner}>`, to: 'c61@customer.test', messageId: a1, subject: 'Re: Broken widget', inReplyTo: q1, days: 29 }),
+        ]),
+      },
     ]);
     const id = await newMigration();
     const agent = await addPerson(s.app, seed.workspaceId, 'agent');
@@ -337,20 +403,46 @@ describe('mailbox migration from an export file', () => {
     assert.equal(ready.plan.summary.conversations, 1);
     const preview = await api('GET', `/v1/migrations/${id}/preview`);
     assert.equal(preview.body.data[0].subject, 'Broken widget');
-    assert.deepEqual(preview.body.data[0].messages.map((m: { direction: string }) => m.direction), ['in', 'out', 'in']);
+    assert.deepEqual(
+      preview.body.data[0].messages.map((m: { direction: string }) => m.direction),
+      ['in', 'out', 'in'],
+    );
     assert.equal(preview.body.data[0].messages[1].author_member_id, seed.ownerId);
-    const before = await s.app.db.selectFrom('events').select('seq').where('workspace_id', '=', seed.workspaceId).where('type', 'like', 'conversation.%').execute();
+    const before = await s.app.db
+      .selectFrom('events')
+      .select('seq')
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('type', 'like', 'conversation.%')
+      .execute();
     await api('POST', `/v1/migrations/${id}/start`);
     await s.app.jobs.drain();
     const done = await expectState(s, seed.apiKey, id, 'syncing');
     assert.equal(done.progress.copied, 3);
-    const conv = await s.app.db.selectFrom('conversations').selectAll().where('workspace_id', '=', seed.workspaceId).where('subject', '=', 'Broken widget').executeTakeFirstOrThrow();
+    const conv = await s.app.db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('subject', '=', 'Broken widget')
+      .executeTakeFirstOrThrow();
     assert.equal(conv.imported, 1);
     assert.equal(conv.status, 'open', 'the customer wrote last, two days ago');
-    const msgs = await s.app.db.selectFrom('messages').select(['kind', 'direction', 'author_person_id']).where('conversation_id', '=', conv.id).orderBy('id').execute();
-    assert.deepEqual(msgs.map((m) => `${m.kind}:${m.direction}`), ['message:in', 'message:out', 'message:in', 'event:out']);
+    const msgs = await s.app.db
+      .selectFrom('messages')
+      .select(['kind', 'direction', 'author_person_id'])
+      .where('conversation_id', '=', conv.id)
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(
+      msgs.map((m) => `${m.kind}:${m.direction}`),
+      ['message:in', 'message:out', 'message:in', 'event:out'],
+    );
     assert.equal(msgs[1].author_person_id, seed.ownerId);
-    const after = await s.app.db.selectFrom('events').select('seq').where('workspace_id', '=', seed.workspaceId).where('type', 'like', 'conversation.%').execute();
+    const after = await s.app.db
+      .selectFrom('events')
+      .select('seq')
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('type', 'like', 'conversation.%')
+      .execute();
     assert.equal(after.length, before.length, 'imported history makes no conversation events');
     // Running the copy again (retry, a restart) never duplicates a message.
     await api('POST', `/v1/migrations/${id}/retry`);

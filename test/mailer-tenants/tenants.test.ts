@@ -3,17 +3,17 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { createInbox } from '../../src/inboxes/service.js';
 import { workspaceDataSteps } from '../../src/lifecycle/registry.js';
 import { deleteInboxTenant } from '../../src/mailer-tenants/service.js';
-import { createInbox } from '../../src/inboxes/service.js';
-import { MINUTE, type ManualClock } from '../../src/platform/clock.js';
-import { sesNotification, startAwsFake, type AwsFake } from '../helpers/aws.js';
+import { type ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { type AwsFake, sesNotification, startAwsFake } from '../helpers/aws.js';
 import { addresses, createBroadcast, getBroadcast, postSns, rawHeader, schedule, TOPIC } from '../helpers/broadcasts.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET } from '../helpers/mail.js';
-import { runSvc, startTestServer, testEnv, type TestEnv, type TestServer } from '../helpers/server.js';
+import { runSvc, startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
 import { installSesFake, type SesFake } from '../helpers/ses-fake.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const ACCOUNT = '111111111111';
 const SERVER_KEY = 'AKIASERVERKEY0000001';
@@ -25,19 +25,28 @@ const SES_HOST = 'email-smtp.us-east-1.amazonaws.com';
 /** The `mailer.channel_saved` job a channel save stores in its own transaction (src/mailer-tenants/reaction.ts). */
 async function savedSignalJob(db: TestServer['app']['db'], channelId: string) {
   const rows = await db.selectFrom('jobs').select(['payload']).where('kind', '=', 'mailer.channel_saved').execute();
-  return rows.map((r) => JSON.parse(r.payload) as { channelId: string; former?: { inboxId: string; smtpHost: string | null } }).find((p) => p.channelId === channelId);
+  return rows
+    .map((r) => JSON.parse(r.payload) as { channelId: string; former?: { inboxId: string; smtpHost: string | null } })
+    .find((p) => p.channelId === channelId);
 }
-
 
 describe('tenant settings', () => {
   test('SVC_MAILER_* are all four or none; the tenant prefix makes valid tenant names', () => {
-    const four = { SVC_MAILER_REGION: 'us-east-1', SVC_MAILER_ACCESS_KEY_ID: SERVER_KEY, SVC_MAILER_SECRET_ACCESS_KEY: 'x', SVC_MAILER_CONFIGURATION_SET: 'set' };
+    const four = {
+      SVC_MAILER_REGION: 'us-east-1',
+      SVC_MAILER_ACCESS_KEY_ID: SERVER_KEY,
+      SVC_MAILER_SECRET_ACCESS_KEY: 'x',
+      SVC_MAILER_CONFIGURATION_SET: 'set',
+    };
     assert.equal(loadConfig({}).mailer, undefined);
     assert.equal(loadConfig(four).mailer?.tenantPrefix, 'svc-');
     for (const missing of Object.keys(four)) {
       const env: Record<string, string> = { ...four };
       delete env[missing];
-      assert.throws(() => loadConfig(env), (e: Error) => e instanceof ConfigError && /all four or none/.test(e.message));
+      assert.throws(
+        () => loadConfig(env),
+        (e: Error) => e instanceof ConfigError && /all four or none/.test(e.message),
+      );
     }
     assert.throws(() => loadConfig({ ...four, SVC_MAILER_TENANT_PREFIX: 'bad prefix!' }), /SVC_MAILER_TENANT_PREFIX/);
     assert.equal(loadConfig({ ...four, SVC_MAILER_TENANT_PREFIX: 'acme_' }).mailer?.tenantPrefix, 'acme_');
@@ -59,8 +68,17 @@ describe('per-inbox Amazon SES tenants', () => {
 
   before(async () => {
     aws = await startAwsFake();
-    ses = installSesFake(aws, { account: ACCOUNT, serverKey: SERVER_KEY, keyAccounts: { [MANAGED_KEY]: ACCOUNT, [OTHER_KEY]: '222222222222' }, identities: [{ IdentityName: 'shop.example', IdentityType: 'DOMAIN' }] });
-    sink = await startSmtpSink({ username: MANAGED_KEY, password: SMTP_PASSWORD, answer: () => `Ok 0100018f00000000-${String(++sesIds).padStart(8, '0')}-0000-0000-0000-000000000000-000000` });
+    ses = installSesFake(aws, {
+      account: ACCOUNT,
+      serverKey: SERVER_KEY,
+      keyAccounts: { [MANAGED_KEY]: ACCOUNT, [OTHER_KEY]: '222222222222' },
+      identities: [{ IdentityName: 'shop.example', IdentityType: 'DOMAIN' }],
+    });
+    sink = await startSmtpSink({
+      username: MANAGED_KEY,
+      password: SMTP_PASSWORD,
+      answer: () => `Ok 0100018f00000000-${String(++sesIds).padStart(8, '0')}-0000-0000-0000-000000000000-000000`,
+    });
     operator = await startSmtpSink();
     te = await testEnv({
       SVC_MAILER_REGION: 'us-east-1',
@@ -92,7 +110,17 @@ describe('per-inbox Amazon SES tenants', () => {
   async function managedChannel(inboxId: string, address: string, username = MANAGED_KEY) {
     const r = await s.request('POST', '/v1/channels', {
       token: seed.apiKey,
-      body: { kind: 'email', inbox_id: inboxId, name: 'News', address, smtp_host: SES_HOST, smtp_port: sink.port, tls: 'none', smtp_username: username, smtp_password: SMTP_PASSWORD },
+      body: {
+        kind: 'email',
+        inbox_id: inboxId,
+        name: 'News',
+        address,
+        smtp_host: SES_HOST,
+        smtp_port: sink.port,
+        tls: 'none',
+        smtp_username: username,
+        smtp_password: SMTP_PASSWORD,
+      },
     });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.ok(await savedSignalJob(s.app.db, r.body.id), 'the upkeep is stored with the channel');
@@ -109,7 +137,10 @@ describe('per-inbox Amazon SES tenants', () => {
     assert.ok(t, 'tenant created');
     assert.deepEqual(t.suppression, { SuppressedReasons: ['BOUNCE', 'COMPLAINT'], SuppressionScope: 'TENANT' });
     assert.deepEqual(t.tags.map((x) => `${x.Key}=${x.Value}`).sort(), [`svc:inbox=${seed.inboxId}`, `svc:workspace=${seed.workspaceId}`]);
-    assert.deepEqual([...t.resources].sort(), [`arn:aws:ses:us-east-1:${ACCOUNT}:configuration-set/svc-feedback-set`, `arn:aws:ses:us-east-1:${ACCOUNT}:identity/shop.example`]);
+    assert.deepEqual([...t.resources].sort(), [
+      `arn:aws:ses:us-east-1:${ACCOUNT}:configuration-set/svc-feedback-set`,
+      `arn:aws:ses:us-east-1:${ACCOUNT}:identity/shop.example`,
+    ]);
     const stored = (await row(seed.inboxId))!;
     assert.equal(stored.state, 'ready');
     assert.equal(stored.sending_status, 'ENABLED');
@@ -140,7 +171,9 @@ describe('per-inbox Amazon SES tenants', () => {
   });
 
   test('every mail through a managed channel names the tenant and configuration set; SES bounces match by message id', async () => {
-    const b = await createBroadcast(s, seed.apiKey, seed.inboxId, addresses(3, 'hdr'), { channel_id: (await s.app.db.selectFrom('channels').select('id').where('address', '=', 'news@shop.example').executeTakeFirstOrThrow()).id });
+    const b = await createBroadcast(s, seed.apiKey, seed.inboxId, addresses(3, 'hdr'), {
+      channel_id: (await s.app.db.selectFrom('channels').select('id').where('address', '=', 'news@shop.example').executeTakeFirstOrThrow()).id,
+    });
     const count = sink.messages.length;
     assert.equal((await schedule(s, seed.apiKey, b.id)).status, 200);
     await s.app.jobs.drain();
@@ -151,7 +184,12 @@ describe('per-inbox Amazon SES tenants', () => {
       assert.equal(m.from, 'news@shop.example', 'no VERP return path through SES');
     }
     // A bounce notification that names only SES's message id (from the SMTP answer).
-    const stored = await s.app.db.selectFrom('broadcast_recipients').select(['email', 'provider_message_id']).where('broadcast_id', '=', b.id).orderBy('seq').execute();
+    const stored = await s.app.db
+      .selectFrom('broadcast_recipients')
+      .select(['email', 'provider_message_id'])
+      .where('broadcast_id', '=', b.id)
+      .orderBy('seq')
+      .execute();
     assert.ok(stored.every((r) => /^0100018f/.test(r.provider_message_id ?? '')));
     const bounce = sesNotification('Bounce', { recipient: stored[0].email, messageId: stored[0].provider_message_id! });
     assert.equal((await postSns(s, aws.sns.notification(TOPIC, bounce))).body.result, 'bounce');
@@ -180,7 +218,10 @@ describe('per-inbox Amazon SES tenants', () => {
         smtpHost: ${JSON.stringify(SES_HOST)}, smtpPort: ${sink.port}, tls: 'none', smtpUsername: ${JSON.stringify(MANAGED_KEY)}, smtpPassword: 'x' });
       process.stdout.write(ch.id);
       process.kill(process.pid, 'SIGKILL');`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { PATH: process.env.PATH ?? '', ...s.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env: { PATH: process.env.PATH ?? '', ...s.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -196,7 +237,20 @@ describe('per-inbox Amazon SES tenants', () => {
 
   test('a channel of another account is left alone', async () => {
     const other = await seedWorkspace(s.app);
-    const r = await s.request('POST', '/v1/channels', { token: other.apiKey, body: { kind: 'email', inbox_id: other.inboxId, name: 'Other', address: 'mail@other.example', smtp_host: SES_HOST, smtp_port: sink.port, tls: 'none', smtp_username: OTHER_KEY, smtp_password: SMTP_PASSWORD } });
+    const r = await s.request('POST', '/v1/channels', {
+      token: other.apiKey,
+      body: {
+        kind: 'email',
+        inbox_id: other.inboxId,
+        name: 'Other',
+        address: 'mail@other.example',
+        smtp_host: SES_HOST,
+        smtp_port: sink.port,
+        tls: 'none',
+        smtp_username: OTHER_KEY,
+        smtp_password: SMTP_PASSWORD,
+      },
+    });
     assert.equal(r.status, 201);
     assert.ok(await savedSignalJob(s.app.db, r.body.id), 'the upkeep is stored with the channel');
     const writes = ses.writes().length;
@@ -208,7 +262,18 @@ describe('per-inbox Amazon SES tenants', () => {
     assert.match(check.reason, /another account \(222222222222\)/);
     // A channel on another SMTP host makes no provider call at all.
     const calls = ses.calls.length;
-    await s.request('POST', '/v1/channels', { token: other.apiKey, body: { kind: 'email', inbox_id: other.inboxId, name: 'Own', address: 'own@other.example', smtp_host: 'smtp.other.example', smtp_username: 'me', smtp_password: 'x' } });
+    await s.request('POST', '/v1/channels', {
+      token: other.apiKey,
+      body: {
+        kind: 'email',
+        inbox_id: other.inboxId,
+        name: 'Own',
+        address: 'own@other.example',
+        smtp_host: 'smtp.other.example',
+        smtp_username: 'me',
+        smtp_password: 'x',
+      },
+    });
     await s.app.jobs.drain();
     assert.equal(ses.calls.length, calls);
   });
@@ -224,7 +289,15 @@ describe('per-inbox Amazon SES tenants', () => {
 
     ses.setStatus(`svc-${seed.inboxId}`, 'customer', 'DISABLED', 'bounce rate above the reputation policy');
     // A tenant event (EventBridge through the SNS topic) only triggers a re-read; its content is not trusted.
-    const event = { version: '0', 'detail-type': 'Sending Status Disabled', source: 'aws.ses', account: ACCOUNT, region: 'us-east-1', resources: [tenantOf(seed.inboxId)!.arn], detail: { sendingStatus: 'ENABLED (not trusted)' } };
+    const event = {
+      version: '0',
+      'detail-type': 'Sending Status Disabled',
+      source: 'aws.ses',
+      account: ACCOUNT,
+      region: 'us-east-1',
+      resources: [tenantOf(seed.inboxId)!.arn],
+      detail: { sendingStatus: 'ENABLED (not trusted)' },
+    };
     assert.equal((await postSns(s, aws.sns.notification(TOPIC, event))).body.result, 'tenant_event');
     await s.app.jobs.drain();
     const a = await getBroadcast(s, seed.apiKey, inA.id);
@@ -254,7 +327,12 @@ describe('per-inbox Amazon SES tenants', () => {
     await s.app.jobs.drain();
     const digest = operator.messages.map((m) => m.parsed.text).join('\n');
     assert.match(digest, /Tenant paused \(1\)/);
-    assert.match(digest, new RegExp(`inbox "Support" \\(${seed.inboxId}\\): tenant svc-${seed.inboxId} paused by the reputation policy; cause: bounce rate above the reputation policy`));
+    assert.match(
+      digest,
+      new RegExp(
+        `inbox "Support" \\(${seed.inboxId}\\): tenant svc-${seed.inboxId} paused by the reputation policy; cause: bounce rate above the reputation policy`,
+      ),
+    );
 
     // show: stored state only, no provider call.
     const calls = ses.calls.length;
@@ -294,11 +372,27 @@ describe('per-inbox Amazon SES tenants', () => {
   test('sync --dry-run only prints; sync creates; provider errors are stored and shown, never failing a request', async () => {
     const inboxD = (await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Billing' })).id;
     ses.failNext('CreateTenant', { status: 403, type: 'AccessDeniedException', message: 'User is not authorized to perform ses:CreateTenant' });
-    const r = await s.request('POST', '/v1/channels', { token: seed.apiKey, body: { kind: 'email', inbox_id: inboxD, name: 'Billing', address: 'billing@shop.example', smtp_host: SES_HOST, smtp_port: sink.port, tls: 'none', smtp_username: MANAGED_KEY, smtp_password: SMTP_PASSWORD } });
+    const r = await s.request('POST', '/v1/channels', {
+      token: seed.apiKey,
+      body: {
+        kind: 'email',
+        inbox_id: inboxD,
+        name: 'Billing',
+        address: 'billing@shop.example',
+        smtp_host: SES_HOST,
+        smtp_port: sink.port,
+        tls: 'none',
+        smtp_username: MANAGED_KEY,
+        smtp_password: SMTP_PASSWORD,
+      },
+    });
     assert.equal(r.status, 201, 'the save succeeds whatever the provider says');
     assert.ok(await savedSignalJob(s.app.db, r.body.id), 'the upkeep is stored with the channel');
     await s.app.jobs.drain();
-    assert.ok(await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `mailer.tenant_upkeep:${inboxD}`).executeTakeFirst(), 'the failed upkeep waits for its retry');
+    assert.ok(
+      await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `mailer.tenant_upkeep:${inboxD}`).executeTakeFirst(),
+      'the failed upkeep waits for its retry',
+    );
     assert.equal(tenantOf(inboxD), undefined);
     assert.match((await row(inboxD))!.last_error!, /AccessDeniedException: User is not authorized/);
     const shown = await svc(['inbox', 'mailer-tenant', 'show', '--workspace', seed.workspaceId, '--inbox', inboxD]);
@@ -308,7 +402,13 @@ describe('per-inbox Amazon SES tenants', () => {
     const writes = ses.writes().length;
     const dry = await svc(['inbox', 'mailer-tenant', 'sync', '--workspace', seed.workspaceId, '--inbox', inboxD, '--dry-run']);
     assert.equal(dry.code, 0, dry.stderr);
-    assert.match(dry.stdout, new RegExp(`^${inboxD}\\tbilling\\twould create tenant svc-${inboxD}; would associate arn:aws:ses:us-east-1:${ACCOUNT}:configuration-set/svc-feedback-set; would associate arn:aws:ses:us-east-1:${ACCOUNT}:identity/shop.example$`, 'm'));
+    assert.match(
+      dry.stdout,
+      new RegExp(
+        `^${inboxD}\\tbilling\\twould create tenant svc-${inboxD}; would associate arn:aws:ses:us-east-1:${ACCOUNT}:configuration-set/svc-feedback-set; would associate arn:aws:ses:us-east-1:${ACCOUNT}:identity/shop.example$`,
+        'm',
+      ),
+    );
     assert.equal(ses.writes().length, writes);
     assert.equal(tenantOf(inboxD), undefined);
 
@@ -328,17 +428,34 @@ describe('per-inbox Amazon SES tenants', () => {
     const inboxE = (await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Events' })).id;
     const created = await s.request('POST', '/v1/channels', {
       token: seed.apiKey,
-      body: { kind: 'email', inbox_id: inboxE, name: 'Events', address: 'events@shop.example', smtp_host: '127.0.0.1', smtp_port: sink.port, tls: 'none', smtp_username: MANAGED_KEY, smtp_password: SMTP_PASSWORD },
+      body: {
+        kind: 'email',
+        inbox_id: inboxE,
+        name: 'Events',
+        address: 'events@shop.example',
+        smtp_host: '127.0.0.1',
+        smtp_port: sink.port,
+        tls: 'none',
+        smtp_username: MANAGED_KEY,
+        smtp_password: SMTP_PASSWORD,
+      },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     await s.app.jobs.drain();
     assert.equal(tenantOf(inboxE), undefined, 'another SMTP host: not managed');
     const patched = await s.request('PATCH', `/v1/channels/${created.body.id}`, { token: seed.ownerToken, body: { smtp_host: SES_HOST } });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
-    assert.deepEqual((await savedSignalJob(s.app.db, created.body.id))?.former, { inboxId: inboxE, smtpHost: '127.0.0.1' }, 'the upkeep is stored with the change, with where it sent from');
+    assert.deepEqual(
+      (await savedSignalJob(s.app.db, created.body.id))?.former,
+      { inboxId: inboxE, smtpHost: '127.0.0.1' },
+      'the upkeep is stored with the change, with where it sent from',
+    );
     await s.app.jobs.drain();
     assert.ok(tenantOf(inboxE), 'the tenant is created after the PATCH');
-    assert.equal((await s.app.db.selectFrom('mailer_channels').select('managed').where('channel_id', '=', created.body.id).executeTakeFirstOrThrow()).managed, 1);
+    assert.equal(
+      (await s.app.db.selectFrom('mailer_channels').select('managed').where('channel_id', '=', created.body.id).executeTakeFirstOrThrow()).managed,
+      1,
+    );
 
     const del = await s.request('DELETE', `/v1/inboxes/${inboxE}`, { token: seed.ownerToken });
     assert.equal(del.status, 202, JSON.stringify(del.body));

@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { deliverMail, INGRESS_SECRET, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { deliverMail, INGRESS_SECRET, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 import { connectMcp, type McpSession } from './helpers.js';
 
 const MIGRATION_TOOLS = [
@@ -33,7 +33,16 @@ const MIGRATION_TOOLS = [
   'migration_probe',
   'migration_finish',
 ];
-const CONVERSATION_TOOLS = ['search_conversations', 'list_conversations', 'read_conversation', 'reply', 'add_note', 'assign_conversation', 'set_conversation_status', 'set_conversation_labels'];
+const CONVERSATION_TOOLS = [
+  'search_conversations',
+  'list_conversations',
+  'read_conversation',
+  'reply',
+  'add_note',
+  'assign_conversation',
+  'set_conversation_status',
+  'set_conversation_labels',
+];
 
 describe('MCP server at /v1/mcp', () => {
   let s: TestServer;
@@ -44,7 +53,8 @@ describe('MCP server at /v1/mcp', () => {
   let otherInboxId: string;
   let conversationId: string;
   let otherConversationId: string;
-  const keyWith = async (scopes: string[], inboxIds?: string[]) => (await createApiKey(s.app, { workspaceId: seed.workspaceId, name: `k ${scopes.join(' ')}`, scopes, inboxIds })).secret;
+  const keyWith = async (scopes: string[], inboxIds?: string[]) =>
+    (await createApiKey(s.app, { workspaceId: seed.workspaceId, name: `k ${scopes.join(' ')}`, scopes, inboxIds })).secret;
 
   before(async () => {
     sink = await startSmtpSink(SINK_LOGIN);
@@ -55,7 +65,8 @@ describe('MCP server at /v1/mcp', () => {
     const other = await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Billing' });
     otherInboxId = other.id;
     const billing = await seedEmailChannel(s.app, { workspaceId: seed.workspaceId, inboxId: other.id });
-    conversationId = (await deliverMail(s, supportAddress, { From: 'Ada <ada@customer.test>', Subject: 'Printer on fire' }, 'The printer is on fire.')).conversation_id;
+    conversationId = (await deliverMail(s, supportAddress, { From: 'Ada <ada@customer.test>', Subject: 'Printer on fire' }, 'The printer is on fire.'))
+      .conversation_id;
     otherConversationId = (await deliverMail(s, billing.address!, { From: 'Bob <bob@customer.test>', Subject: 'Invoice' })).conversation_id;
     full = await connectMcp(s, seed.apiKey);
   });
@@ -66,7 +77,12 @@ describe('MCP server at /v1/mcp', () => {
   });
 
   test('only a workspace API key opens it: no key 401, a session token 403, GET 405, all with the API’s error shape', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
     const headers = { accept: 'application/json, text/event-stream' };
     const none = await s.request('POST', '/v1/mcp', { body: init, headers });
     assert.equal(none.status, 401);
@@ -82,7 +98,11 @@ describe('MCP server at /v1/mcp', () => {
     const get = await s.request('GET', '/v1/mcp', { token: seed.apiKey });
     assert.equal(get.status, 405);
     assert.equal(get.body.error.code, 'method_not_allowed');
-    const bad = await s.request('POST', '/v1/mcp', { raw: '{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"\\u0000"}}', headers: { ...headers, 'content-type': 'application/json' }, token: seed.apiKey });
+    const bad = await s.request('POST', '/v1/mcp', {
+      raw: '{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":"\\u0000"}}',
+      headers: { ...headers, 'content-type': 'application/json' },
+      token: seed.apiKey,
+    });
     assert.equal(bad.status, 400, 'U+0000 is refused before any tool sees it');
     assert.equal(bad.body.error.code, 'invalid_request');
   });
@@ -99,7 +119,8 @@ describe('MCP server at /v1/mcp', () => {
     }
     const create = tools.find((t) => t.name === 'migration_create')!;
     const props = create.inputSchema.properties as Record<string, { type?: unknown }>;
-    for (const field of ['source_address', 'inbox_id', 'channel_id', 'folders', 'date_from', 'close_after_days', 'skip_automatic', 'keep_originals']) assert.ok(props[field], `migration_create has ${field}`);
+    for (const field of ['source_address', 'inbox_id', 'channel_id', 'folders', 'date_from', 'close_after_days', 'skip_automatic', 'keep_originals'])
+      assert.ok(props[field], `migration_create has ${field}`);
     const finish = tools.find((t) => t.name === 'migration_finish')!;
     assert.deepEqual(finish.inputSchema.required, ['migration_id']);
     assert.equal((finish.inputSchema.properties as Record<string, { type: string }>).force.type, 'boolean');
@@ -118,11 +139,27 @@ describe('MCP server at /v1/mcp', () => {
     const text = got.messages.map((m) => (m.content.type === 'text' ? m.content.text : '')).join('\n');
     assert.match(text, /help@acme\.test/);
     assert.ok(text.includes(seed.inboxId));
-    const order = ['migration_detect', 'migration_create', 'migration_credentials_link', 'migration_folders', 'migration_scan', 'migration_start', 'migration_probe', 'migration_finish'];
+    const order = [
+      'migration_detect',
+      'migration_create',
+      'migration_credentials_link',
+      'migration_folders',
+      'migration_scan',
+      'migration_start',
+      'migration_probe',
+      'migration_finish',
+    ];
     const steps = text.slice(text.indexOf('Steps:'));
     const positions = order.map((name) => steps.indexOf(name));
-    assert.ok(positions.every((p) => p >= 0), JSON.stringify(positions));
-    assert.deepEqual(positions, [...positions].sort((a, b) => a - b), 'in the order of the steps');
+    assert.ok(
+      positions.every((p) => p >= 0),
+      JSON.stringify(positions),
+    );
+    assert.deepEqual(
+      positions,
+      [...positions].sort((a, b) => a - b),
+      'in the order of the steps',
+    );
     assert.match(text, /only read/);
     assert.match(text, /Never ask for, accept or repeat a password/);
     assert.match(text, /dry run/);
@@ -143,7 +180,12 @@ describe('MCP server at /v1/mcp', () => {
         assert.equal(presets.body.error.code, 'forbidden');
         assert.equal(presets.body.error.status, 403);
         assert.match(presets.body.error.message, why);
-        const created = await session.call('migration_create', { source_address: 'help@acme.test', provider: 'imap', imap: { host: 'imap.acme.test' }, inbox_id: seed.inboxId });
+        const created = await session.call('migration_create', {
+          source_address: 'help@acme.test',
+          provider: 'imap',
+          imap: { host: 'imap.acme.test' },
+          inbox_id: seed.inboxId,
+        });
         assert.equal(created.body.error.code, 'forbidden');
       }
       assert.equal((await s.app.db.selectFrom('mailbox_migrations').select('id').execute()).length, 0, 'nothing was created');
@@ -181,8 +223,14 @@ describe('MCP server at /v1/mcp', () => {
     const limited = await connectMcp(s, await keyWith(['conversations:read', 'conversations:write'], [seed.inboxId]));
     try {
       const inboxes = await limited.call('list_inboxes');
-      assert.deepEqual(inboxes.body.data.map((i: { id: string }) => i.id), [seed.inboxId]);
-      assert.deepEqual(inboxes.body.data[0].channels.map((c: { address: string }) => c.address), [supportAddress]);
+      assert.deepEqual(
+        inboxes.body.data.map((i: { id: string }) => i.id),
+        [seed.inboxId],
+      );
+      assert.deepEqual(
+        inboxes.body.data[0].channels.map((c: { address: string }) => c.address),
+        [supportAddress],
+      );
       assert.equal(inboxes.body.data[0].channels[0].smtp.password_set, true);
       assert.ok(!inboxes.text.includes(SINK_LOGIN.password), 'the SMTP password never leaves');
       const channels = await limited.call('list_channels', { inbox_id: otherInboxId });
@@ -194,7 +242,10 @@ describe('MCP server at /v1/mcp', () => {
       const search = await limited.call('search_conversations', { q: 'invoice' });
       assert.deepEqual(search.body.conversations, [], 'another inbox’s conversation is not found');
       const list = await limited.call('list_conversations', {});
-      assert.deepEqual(list.body.data.map((c: { id: string }) => c.id), [conversationId]);
+      assert.deepEqual(
+        list.body.data.map((c: { id: string }) => c.id),
+        [conversationId],
+      );
       const all = await full.call('list_inboxes');
       assert.equal(all.body.data.length, 2);
     } finally {
@@ -205,7 +256,10 @@ describe('MCP server at /v1/mcp', () => {
   test('conversation tools: search, read, reply (mailed), note, assign, status and labels, as the API does them', async () => {
     const found = await full.call('search_conversations', { q: 'printer fire' });
     assert.equal(found.isError, false, found.text);
-    assert.deepEqual(found.body.conversations.map((h: { conversation: { id: string } }) => h.conversation.id), [conversationId]);
+    assert.deepEqual(
+      found.body.conversations.map((h: { conversation: { id: string } }) => h.conversation.id),
+      [conversationId],
+    );
     const read = await full.call('read_conversation', { conversation_id: conversationId });
     assert.equal(read.body.conversation.subject, 'Printer on fire');
     assert.match(read.body.messages[0].body, /on fire/);
@@ -232,9 +286,15 @@ describe('MCP server at /v1/mcp', () => {
     const labelled = await full.call('set_conversation_labels', { conversation_id: conversationId, labels: ['hardware', 'urgent'] });
     assert.deepEqual([...labelled.body.labels].sort(), ['hardware', 'urgent']);
     const api = await s.request('GET', `/v1/conversations/${conversationId}`, { token: seed.apiKey });
-    assert.deepEqual({ status: api.body.status, assignee: api.body.assignee_id, labels: [...api.body.labels].sort() }, { status: 'closed', assignee: seed.ownerId, labels: ['hardware', 'urgent'] });
+    assert.deepEqual(
+      { status: api.body.status, assignee: api.body.assignee_id, labels: [...api.body.labels].sort() },
+      { status: 'closed', assignee: seed.ownerId, labels: ['hardware', 'urgent'] },
+    );
     const messages = await s.request('GET', `/v1/conversations/${conversationId}/messages?order=asc`, { token: seed.apiKey });
-    assert.deepEqual(messages.body.data.filter((m: { kind: string }) => m.kind !== 'event').map((m: { kind: string; body: string }) => m.kind), ['message', 'message', 'note']);
+    assert.deepEqual(
+      messages.body.data.filter((m: { kind: string }) => m.kind !== 'event').map((m: { kind: string; body: string }) => m.kind),
+      ['message', 'message', 'note'],
+    );
     const members = await full.call('list_members');
     assert.ok(members.body.data.some((m: { person_id: string }) => m.person_id === seed.ownerId));
   });

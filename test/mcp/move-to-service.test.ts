@@ -8,14 +8,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
-import { MINUTE, ManualClock } from '../../src/platform/clock.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { INGRESS_SECRET, ingressPort, sendToIngress } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
 import { SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { startTestServer, testEnv, type TestEnv, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 import { connectMcp, type McpSession } from './helpers.js';
 
 const WRONG_PASSWORD = 'wrong-pass-7781';
@@ -47,11 +47,36 @@ describe('move_to_service, scripted, from the address to completed', { skip: dov
     d = await startDovecot();
     d.addUser(SUPPORT, SUPPORT_PASSWORD);
     d.deliver(SUPPORT, 'INBOX', [
-      { raw: await buildMail({ from: 'Tina <tina@customer.test>', to: SUPPORT, subject: 'Where is my order', messageId: 'order@customer.test', date: daysAgo(now, 3) }), flags: 'S', receivedAt: daysAgo(now, 3) },
-      { raw: await buildMail({ from: 'Tom <tom@customer.test>', to: SUPPORT, subject: 'Refund', messageId: 'refund@customer.test', date: daysAgo(now, 2) }), flags: 'S', receivedAt: daysAgo(now, 2) },
+      {
+        raw: await buildMail({
+          from: 'Tina <tina@customer.test>',
+          to: SUPPORT,
+          subject: 'Where is my order',
+          messageId: 'order@customer.test',
+          date: daysAgo(now, 3),
+        }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 3),
+      },
+      {
+        raw: await buildMail({ from: 'Tom <tom@customer.test>', to: SUPPORT, subject: 'Refund', messageId: 'refund@customer.test', date: daysAgo(now, 2) }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 2),
+      },
     ]);
     d.deliver(SUPPORT, 'Sent', [
-      { raw: await buildMail({ from: `Acme <${SUPPORT}>`, to: 'tina@customer.test', subject: 'Re: Where is my order', messageId: 'order-answer@acme.test', inReplyTo: 'order@customer.test', references: ['order@customer.test'], date: daysAgo(now, 2) }), flags: 'S' },
+      {
+        raw: await buildMail({
+          from: `Acme <${SUPPORT}>`,
+          to: 'tina@customer.test',
+          subject: 'Re: Where is my order',
+          messageId: 'order-answer@acme.test',
+          inReplyTo: 'order@customer.test',
+          references: ['order@customer.test'],
+          date: daysAgo(now, 2),
+        }),
+        flags: 'S',
+      },
     ]);
     sink = await startSmtpSink();
     te = await testEnv({
@@ -84,19 +109,34 @@ describe('move_to_service, scripted, from the address to completed', { skip: dov
 
     // 1. Source.
     const inboxes = await step('list_inboxes');
-    assert.deepEqual(inboxes.data.map((i: { id: string; channels: unknown[] }) => [i.id, i.channels.length]), [[seed.inboxId, 0]], 'the inbox has no channel yet');
+    assert.deepEqual(
+      inboxes.data.map((i: { id: string; channels: unknown[] }) => [i.id, i.channels.length]),
+      [[seed.inboxId, 0]],
+      'the inbox has no channel yet',
+    );
     const found = await step('migration_detect', { address: SUPPORT });
     assert.equal(found.provider, 'imap');
 
     // 2. Create: only the inbox is named, so a channel for the address is made, without SMTP.
-    const created = await step('migration_create', { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId });
+    const created = await step('migration_create', {
+      provider: 'imap',
+      source_address: SUPPORT,
+      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+      inbox_id: seed.inboxId,
+    });
     const id: string = created.migration.id;
     assert.equal(created.migration.state, 'draft');
     assert.equal(created.migration.created_channel.address, SUPPORT);
     assert.equal(created.migration.channel_id, created.migration.created_channel.id);
-    assert.ok(created.notices.some((n: string) => /SMTP server, user name and password in the panel.*before replies can be sent/.test(n)), JSON.stringify(created.notices));
+    assert.ok(
+      created.notices.some((n: string) => /SMTP server, user name and password in the panel.*before replies can be sent/.test(n)),
+      JSON.stringify(created.notices),
+    );
     const channels = await step('list_channels', { inbox_id: seed.inboxId });
-    assert.deepEqual(channels.data.map((c: { address: string; smtp: unknown }) => [c.address, c.smtp]), [[SUPPORT, null]]);
+    assert.deepEqual(
+      channels.data.map((c: { address: string; smtp: unknown }) => [c.address, c.smtp]),
+      [[SUPPORT, null]],
+    );
     assert.match(created.next_step, /migration_credentials_link/);
 
     // 3. Connect: a link for the person; the assistant polls until connected.
@@ -130,7 +170,12 @@ describe('move_to_service, scripted, from the address to completed', { skip: dov
     const connected = await step('migration_status', { migration_id: id });
     assert.equal(connected.migration.state, 'connected');
     assert.equal(connected.migration.credentials.set, true);
-    const log = await s.app.db.selectFrom('mailbox_migration_log').select(['action', 'actor_type', 'detail']).where('migration_id', '=', id).orderBy('id').execute();
+    const log = await s.app.db
+      .selectFrom('mailbox_migration_log')
+      .select(['action', 'actor_type', 'detail'])
+      .where('migration_id', '=', id)
+      .orderBy('id')
+      .execute();
     const set = log.find((l) => l.action === 'credentials_set')!;
     assert.equal(set.actor_type, 'api_key', 'in the name of the key that asked for the link');
     assert.equal(JSON.parse(set.detail!).via, 'link');
@@ -160,7 +205,10 @@ describe('move_to_service, scripted, from the address to completed', { skip: dov
     const syncing = await step('migration_status', { migration_id: id });
     assert.equal(syncing.migration.state, 'syncing', JSON.stringify(syncing.migration.attention));
     assert.equal(syncing.migration.progress.conversations, 2);
-    assert.ok(syncing.notices.some((n: string) => /no SMTP account/.test(n)), 'the status keeps saying SMTP is missing');
+    assert.ok(
+      syncing.notices.some((n: string) => /no SMTP account/.test(n)),
+      'the status keeps saying SMTP is missing',
+    );
 
     // 7. Switch: the test message, forwarded to the channel's forwarding address.
     const refused = await mcp.call('migration_finish', { migration_id: id });

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createInbox } from '../../src/inboxes/service.js';
 import { acceptInvite } from '../../src/members/invites.js';
+import { createSession, findOrCreatePerson } from '../../src/people/service.js';
 import { DAY, ManualClock } from '../../src/platform/clock.js';
-import { findOrCreatePerson, createSession } from '../../src/people/service.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const tokenOf = (url: string) => url.slice(url.indexOf('#') + 1);
 
@@ -20,7 +20,13 @@ describe('invites', () => {
     clock = new ManualClock('2026-09-01T08:00:00Z');
     s = await startTestServer({
       clock,
-      env: { SVC_SMTP_HOST: '127.0.0.1', SVC_SMTP_PORT: String(sink.port), SVC_SMTP_TLS: 'none', SVC_SMTP_FROM: 'svc@example.test', SVC_PUBLIC_URL: 'https://support.example.test' },
+      env: {
+        SVC_SMTP_HOST: '127.0.0.1',
+        SVC_SMTP_PORT: String(sink.port),
+        SVC_SMTP_TLS: 'none',
+        SVC_SMTP_FROM: 'svc@example.test',
+        SVC_PUBLIC_URL: 'https://support.example.test',
+      },
     });
     seed = await seedWorkspace(s.app, { name: 'Acme Support' });
   });
@@ -74,7 +80,10 @@ describe('invites', () => {
     const members = await s.request('GET', '/v1/members', { token: accepted.body.token });
     const me = members.body.data.find((m: { email: string }) => m.email === 'new.agent@example.com');
     assert.deepEqual(me.inbox_ids, [sales.id]);
-    assert.deepEqual((await s.request('GET', '/v1/inboxes', { token: accepted.body.token })).body.data.map((i: { id: string }) => i.id), [sales.id]);
+    assert.deepEqual(
+      (await s.request('GET', '/v1/inboxes', { token: accepted.body.token })).body.data.map((i: { id: string }) => i.id),
+      [sales.id],
+    );
 
     const again = await s.request('POST', '/v1/invites/accept', { body: { token } });
     assert.equal(again.status, 410);
@@ -90,7 +99,12 @@ describe('invites', () => {
     assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected', 'rejected']);
     // A late one may already see the new account (then it needs a sign-in); either way it is refused.
     for (const r of results) if (r.status === 'rejected') assert.ok(['invite_used', 'sign_in_required'].includes(r.reason.code), String(r.reason));
-    const rows = await s.app.db.selectFrom('memberships').innerJoin('people', 'people.id', 'memberships.person_id').select('memberships.id').where('people.email', '=', 'race@example.com').execute();
+    const rows = await s.app.db
+      .selectFrom('memberships')
+      .innerJoin('people', 'people.id', 'memberships.person_id')
+      .select('memberships.id')
+      .where('people.email', '=', 'race@example.com')
+      .execute();
     assert.equal(rows.length, 1);
   });
 
@@ -128,7 +142,10 @@ describe('invites', () => {
     const late = await s.request('POST', '/v1/invites/accept', { body: { token: tokenOf(expiring.body.url) } });
     assert.equal(late.status, 410);
     assert.equal(late.body.error.code, 'invite_expired');
-    assert.equal((await s.request('GET', '/v1/invites', { token: seed.ownerToken })).body.data.find((i: { id: string }) => i.id === expiring.body.id).status, 'expired');
+    assert.equal(
+      (await s.request('GET', '/v1/invites', { token: seed.ownerToken })).body.data.find((i: { id: string }) => i.id === expiring.body.id).status,
+      'expired',
+    );
 
     const before = sink.messages.length;
     const resent = await s.request('POST', `/v1/invites/${expiring.body.id}/resend`, { token: seed.ownerToken });
@@ -161,11 +178,21 @@ describe('invites', () => {
     assert.equal(r.body.invited_by, admin.personId);
     const { r: ownerInvite } = await invite({ email: 'x5@example.com', role: 'owner' });
     assert.equal((await s.request('DELETE', `/v1/invites/${ownerInvite.body.id}`, { token: admin.token })).status, 403);
-    assert.equal(await s.app.db.selectFrom('invites').select('id').where('email', 'in', ['x1@example.com', 'x2@example.com', 'x3@example.com']).executeTakeFirst(), undefined);
+    assert.equal(
+      await s.app.db.selectFrom('invites').select('id').where('email', 'in', ['x1@example.com', 'x2@example.com', 'x3@example.com']).executeTakeFirst(),
+      undefined,
+    );
   });
 
   test('bad input and duplicates are refused and change nothing', async () => {
-    for (const body of [{ email: 'nope', role: 'agent' }, { email: 'a@example.com', role: 'boss' }, { email: 'a@example.com' }, { email: 'a@example.com', role: 'admin', inbox_ids: [seed.inboxId] }, { email: 'a@example.com', role: 'agent', inbox_ids: ['inb_nope'] }, { email: 'a@example.com', role: 'agent', x: 1 }]) {
+    for (const body of [
+      { email: 'nope', role: 'agent' },
+      { email: 'a@example.com', role: 'boss' },
+      { email: 'a@example.com' },
+      { email: 'a@example.com', role: 'admin', inbox_ids: [seed.inboxId] },
+      { email: 'a@example.com', role: 'agent', inbox_ids: ['inb_nope'] },
+      { email: 'a@example.com', role: 'agent', x: 1 },
+    ]) {
       const r = await s.request('POST', '/v1/invites', { token: seed.ownerToken, body });
       assert.equal(r.status, 400, JSON.stringify(body));
       assert.equal(r.body.error.code, 'invalid_request');

@@ -5,7 +5,7 @@ import { memberAccess } from '../../src/auth/access.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { updateMember } from '../../src/members/service.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { eventsAfter, lastEventSeq } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -39,7 +39,10 @@ describe('members and roles', () => {
   }
 
   async function feedback(seed: Seed, inboxId = seed.inboxId) {
-    const r = await s.request('POST', '/v1/feedback', { token: seed.apiKey, body: { inbox_id: inboxId, contact: { email: `c${Math.random()}@example.com` }, body: 'hello' } });
+    const r = await s.request('POST', '/v1/feedback', {
+      token: seed.apiKey,
+      body: { inbox_id: inboxId, contact: { email: `c${Math.random()}@example.com` }, body: 'hello' },
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     return r.body.conversation.id as string;
   }
@@ -118,7 +121,15 @@ describe('members and roles', () => {
     const agent = await addPerson(s.app, seed.workspaceId, 'agent');
     const id = await memberId(seed, agent.personId);
     const other = await seedWorkspace(s.app);
-    for (const body of [{ role: 'boss' }, { role: 'admin', extra: 1 }, { inbox_ids: 'all' }, { inbox_ids: [] }, { inbox_ids: ['inb_nope'] }, { role: 'admin', inbox_ids: [seed.inboxId] }, [1]]) {
+    for (const body of [
+      { role: 'boss' },
+      { role: 'admin', extra: 1 },
+      { inbox_ids: 'all' },
+      { inbox_ids: [] },
+      { inbox_ids: ['inb_nope'] },
+      { role: 'admin', inbox_ids: [seed.inboxId] },
+      [1],
+    ]) {
       const r = await s.request('PATCH', `/v1/members/${id}`, { token: seed.ownerToken, body });
       assert.equal(r.status, 400, JSON.stringify(body));
       assert.equal(r.body.error.code, 'invalid_request');
@@ -143,10 +154,16 @@ describe('members and roles', () => {
     assert.equal(limited.status, 200);
     assert.deepEqual(limited.body.inbox_ids, [sales.id]);
 
-    assert.deepEqual((await s.request('GET', '/v1/inboxes', { token: agent.token })).body.data.map((i: { id: string }) => i.id), [sales.id]);
+    assert.deepEqual(
+      (await s.request('GET', '/v1/inboxes', { token: agent.token })).body.data.map((i: { id: string }) => i.id),
+      [sales.id],
+    );
     assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}`, { token: agent.token })).status, 404);
     const list = await s.request('GET', '/v1/conversations', { token: agent.token });
-    assert.deepEqual(list.body.data.map((c: { id: string }) => c.id), [inSales]);
+    assert.deepEqual(
+      list.body.data.map((c: { id: string }) => c.id),
+      [inSales],
+    );
     assert.equal((await s.request('GET', `/v1/conversations/${inSupport}`, { token: agent.token })).status, 404);
     assert.equal((await s.request('PATCH', `/v1/conversations/${inSupport}`, { token: agent.token, body: { status: 'closed' } })).status, 404);
     assert.equal((await s.request('PATCH', `/v1/conversations/${inSales}`, { token: agent.token, body: { labels: ['vip'] } })).status, 200);
@@ -168,7 +185,11 @@ describe('members and roles', () => {
     const open = await feedback(seed);
     const pending = await feedback(seed);
     const closed = await feedback(seed);
-    for (const [cv, status] of [[open, 'open'], [pending, 'pending'], [closed, 'closed']]) {
+    for (const [cv, status] of [
+      [open, 'open'],
+      [pending, 'pending'],
+      [closed, 'closed'],
+    ]) {
       const r = await s.request('PATCH', `/v1/conversations/${cv}`, { token: seed.ownerToken, body: { assignee_id: agent.personId, status } });
       assert.equal(r.status, 200, JSON.stringify(r.body));
     }

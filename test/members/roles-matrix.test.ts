@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createInbox } from '../../src/inboxes/service.js';
 import { createSession } from '../../src/people/service.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 type Who = 'owner' | 'admin' | 'agent' | 'limited agent';
@@ -18,7 +18,11 @@ const GROUPS: { name: string; matches: (method: string, path: string) => boolean
     matches: (m, p) => (p === '/v1/workspace' && m !== 'GET') || p === '/v1/workspace/broadcasts/approval-request',
     refused: ['admin', 'agent', 'limited agent'],
   },
-  { name: 'creating a workspace: only with open sign-up (closed here), for everyone alike', matches: (m, p) => m === 'POST' && p === '/v1/workspaces', refused: WHO },
+  {
+    name: 'creating a workspace: only with open sign-up (closed here), for everyone alike',
+    matches: (m, p) => m === 'POST' && p === '/v1/workspaces',
+    refused: WHO,
+  },
   {
     name: 'members, invites, API keys, webhooks, inboxes and channels, broadcasts, migrations and usage: owners and admins',
     matches: (m, p) =>
@@ -88,7 +92,11 @@ describe('the roles matrix over every /v1 route', () => {
     people.set('admin', (await addPerson(s.app, seed.workspaceId, 'admin')).personId);
     people.set('agent', (await addPerson(s.app, seed.workspaceId, 'agent')).personId);
     const limited = await addPerson(s.app, seed.workspaceId, 'agent');
-    await s.app.db.updateTable('memberships').set({ inbox_ids: JSON.stringify([limitedTo.id]) }).where('person_id', '=', limited.personId).execute();
+    await s.app.db
+      .updateTable('memberships')
+      .set({ inbox_ids: JSON.stringify([limitedTo.id]) })
+      .where('person_id', '=', limited.personId)
+      .execute();
     people.set('limited agent', limited.personId);
     doc = (await s.request('GET', '/v1/openapi.json')).body;
   });
@@ -125,7 +133,10 @@ describe('the roles matrix over every /v1 route', () => {
           const refused = r.status === 403;
           const expected = group.refused.includes(who);
           checked++;
-          if (refused !== expected) mismatches.push(`${m} ${path} as ${who}: ${r.status} ${JSON.stringify(r.body).slice(0, 160)} (expected ${expected ? '403' : 'not 403'}: ${group.name})`);
+          if (refused !== expected)
+            mismatches.push(
+              `${m} ${path} as ${who}: ${r.status} ${JSON.stringify(r.body).slice(0, 160)} (expected ${expected ? '403' : 'not 403'}: ${group.name})`,
+            );
         }
       }
     }
@@ -154,7 +165,8 @@ describe('the roles matrix over every /v1 route', () => {
       assert.ok(op, `${method} ${path} is missing`);
       const ok = Object.entries(op.responses as Schema).find(([status]) => status.startsWith('2'))![1] as Schema;
       assert.ok(ok.content?.['application/json']?.schema, `${method} ${path} has no answer schema`);
-      if (['post', 'patch'].includes(method) && !path.endsWith('/resend')) assert.ok(op.requestBody?.content?.['application/json']?.schema, `${method} ${path} has no body schema`);
+      if (['post', 'patch'].includes(method) && !path.endsWith('/resend'))
+        assert.ok(op.requestBody?.content?.['application/json']?.schema, `${method} ${path} has no body schema`);
     }
     assert.ok(doc.components.schemas.Member && doc.components.schemas.Invite && doc.components.schemas.Session);
   });

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { MINUTE, type ManualClock } from '../../src/platform/clock.js';
-import { generateVapidKeys } from '../../src/push/commands.js';
-import { mentionedMembers } from '../../src/notifications/mentions.js';
-import { markConnection } from '../../src/realtime/connections.js';
 import { createInbox } from '../../src/inboxes/service.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { mentionedMembers } from '../../src/notifications/mentions.js';
+import { type ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { generateVapidKeys } from '../../src/push/commands.js';
+import { markConnection } from '../../src/realtime/connections.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
-import { fakeBrowser, startPushService, type PushService } from '../helpers/push-service.js';
+import { fakeBrowser, type PushService, startPushService } from '../helpers/push-service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const VAPID = generateVapidKeys();
 const SUBJECT = 'mailto:ops@notify.example';
@@ -68,7 +68,11 @@ describe('notifications to the team', () => {
     bob = await addPerson(s.app, seed.workspaceId, 'agent');
     lim = await addPerson(s.app, seed.workspaceId, 'agent');
     const other = await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Other' });
-    await s.app.db.updateTable('memberships').set({ inbox_ids: JSON.stringify([other.id]) }).where('person_id', '=', lim.personId).execute();
+    await s.app.db
+      .updateTable('memberships')
+      .set({ inbox_ids: JSON.stringify([other.id]) })
+      .where('person_id', '=', lim.personId)
+      .execute();
     address = (await seedEmailChannel(s.app, seed)).address!;
     // Everyone has a panel open unless a test says otherwise: no e-mail by default.
     for (const p of [owner, ann, bob, lim]) await markConnection(s.app, { workspaceId: seed.workspaceId, kind: 'member', subjectId: p.personId });
@@ -94,7 +98,12 @@ describe('notifications to the team', () => {
     assert.equal(r.status, 201, JSON.stringify(r.body));
   }
   async function replyFromCustomer(conversationId: string) {
-    const first = await s.app.db.selectFrom('mail_ids').select('rfc_id').where('conversation_id', '=', conversationId).orderBy('created_at').executeTakeFirstOrThrow();
+    const first = await s.app.db
+      .selectFrom('mail_ids')
+      .select('rfc_id')
+      .where('conversation_id', '=', conversationId)
+      .orderBy('created_at')
+      .executeTakeFirstOrThrow();
     clock.advance(1000);
     return deliverMail(s, address, { 'In-Reply-To': `<${first.rfc_id}>`, Subject: 'Re: Help' }, 'Any news?\r\n');
   }
@@ -200,12 +209,23 @@ describe('notifications to the team', () => {
 
     const { conversation_id } = await newConversation();
     await s.app.jobs.drain();
-    const seq = (await s.app.db.selectFrom('events').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirstOrThrow()).m;
+    const seq = (
+      await s.app.db
+        .selectFrom('events')
+        .select((eb) => eb.fn.max('seq').as('m'))
+        .executeTakeFirstOrThrow()
+    ).m;
     await assign(conversation_id, owner, bob);
     await s.app.jobs.drain();
     const last = (await notificationsOf(bob)).at(-1)!;
     assert.equal(last.trigger, 'assigned', 'still recorded');
-    const realtime = await s.app.db.selectFrom('events').select('id').where('type', '=', 'notification').where('person_id', '=', bob.personId).where('seq', '>', Number(seq)).execute();
+    const realtime = await s.app.db
+      .selectFrom('events')
+      .select('id')
+      .where('type', '=', 'notification')
+      .where('person_id', '=', bob.personId)
+      .where('seq', '>', Number(seq))
+      .execute();
     assert.equal(realtime.length, 0, 'realtime switched off for assignments');
     const doc = await s.request('GET', '/v1/openapi.json');
     assert.ok(doc.body.paths['/v1/me/notification-preferences'].patch);
@@ -223,7 +243,17 @@ describe('notifications to the team', () => {
       const now = new Date(clock.now()).toISOString();
       await s.app.db
         .insertInto('push_subscriptions')
-        .values({ id: ids[name], person_id: ann.personId, endpoint: `${push.url}${path}`, key_p256dh: b.p256dh, key_auth: b.auth, expires_at: null, user_agent: name, created_at: now, updated_at: now })
+        .values({
+          id: ids[name],
+          person_id: ann.personId,
+          endpoint: `${push.url}${path}`,
+          key_p256dh: b.p256dh,
+          key_auth: b.auth,
+          expires_at: null,
+          user_agent: name,
+          created_at: now,
+          updated_at: now,
+        })
         .execute();
     }
     push.answer.set('/push/gone', 410);
@@ -288,6 +318,17 @@ describe('notifications to the team', () => {
     clock.advance(10 * MINUTE);
     await s.app.jobs.drain();
     assert.equal(mailsTo(ann).length, 2);
-    assert.equal((await s.app.db.selectFrom('jobs').select('id').where('kind', '=', 'notifications.mail').where('unique_key', '=', `notifications.mail:${ann.personId}`).execute()).length, 0, 'nothing waiting: the job ends');
+    assert.equal(
+      (
+        await s.app.db
+          .selectFrom('jobs')
+          .select('id')
+          .where('kind', '=', 'notifications.mail')
+          .where('unique_key', '=', `notifications.mail:${ann.personId}`)
+          .execute()
+      ).length,
+      0,
+      'nothing waiting: the job ends',
+    );
   });
 });

@@ -3,16 +3,16 @@
 // mail read while syncing is live mail and does notify (so this test can tell the two apart).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { HOUR, MINUTE, ManualClock } from '../../src/platform/clock.js';
+import { HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { generateVapidKeys } from '../../src/push/commands.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
 import { expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { fakeBrowser, startPushService, type PushService } from '../helpers/push-service.js';
+import { fakeBrowser, type PushService, startPushService } from '../helpers/push-service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const VAPID = generateVapidKeys();
 
@@ -66,17 +66,51 @@ describe('imported mail notifies nobody', { skip: dovecotMissing }, () => {
       const t = clock.now().toISOString();
       await s.app.db
         .insertInto('push_subscriptions')
-        .values({ id: `push_quiet_${i}`, person_id: p.personId, endpoint: `${push.url}/push/${i}`, key_p256dh: browser.p256dh, key_auth: browser.auth, expires_at: null, user_agent: null, created_at: t, updated_at: t })
+        .values({
+          id: `push_quiet_${i}`,
+          person_id: p.personId,
+          endpoint: `${push.url}/push/${i}`,
+          key_p256dh: browser.p256dh,
+          key_auth: browser.auth,
+          expires_at: null,
+          user_agent: null,
+          created_at: t,
+          updated_at: t,
+        })
         .execute();
     }
     // History: a thread the customer wrote last (open), one the team answered, one long ago.
     d.deliver(SUPPORT, 'INBOX', [
-      { raw: await buildMail({ from: 'Tina <tina@customer.test>', to: SUPPORT, subject: 'T1', messageId: 't1@customer.test', date: daysAgo(now, 3) }), receivedAt: daysAgo(now, 3), isNew: true },
-      { raw: await buildMail({ from: 'Tom <tom@customer.test>', to: SUPPORT, subject: 'T2', messageId: 't2@customer.test', date: daysAgo(now, 2) }), flags: 'S', receivedAt: daysAgo(now, 2) },
-      { raw: await buildMail({ from: 'Olga <olga@customer.test>', to: SUPPORT, subject: 'Old one', messageId: 'old@customer.test', date: daysAgo(now, 40) }), flags: 'S', receivedAt: daysAgo(now, 40) },
+      {
+        raw: await buildMail({ from: 'Tina <tina@customer.test>', to: SUPPORT, subject: 'T1', messageId: 't1@customer.test', date: daysAgo(now, 3) }),
+        receivedAt: daysAgo(now, 3),
+        isNew: true,
+      },
+      {
+        raw: await buildMail({ from: 'Tom <tom@customer.test>', to: SUPPORT, subject: 'T2', messageId: 't2@customer.test', date: daysAgo(now, 2) }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 2),
+      },
+      {
+        raw: await buildMail({ from: 'Olga <olga@customer.test>', to: SUPPORT, subject: 'Old one', messageId: 'old@customer.test', date: daysAgo(now, 40) }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 40),
+      },
     ]);
     d.deliver(SUPPORT, 'Sent', [
-      { raw: await buildMail({ from: `Acme <${SUPPORT}>`, to: 'tom@customer.test', subject: 'Re: T2', messageId: 't2-answer@acme.test', inReplyTo: 't2@customer.test', references: ['t2@customer.test'], date: daysAgo(now, 1) }), flags: 'S', receivedAt: daysAgo(now, 1) },
+      {
+        raw: await buildMail({
+          from: `Acme <${SUPPORT}>`,
+          to: 'tom@customer.test',
+          subject: 'Re: T2',
+          messageId: 't2-answer@acme.test',
+          inReplyTo: 't2@customer.test',
+          references: ['t2@customer.test'],
+          date: daysAgo(now, 1),
+        }),
+        flags: 'S',
+        receivedAt: daysAgo(now, 1),
+      },
     ]);
     // Nobody has had a panel open: e-mail would be sent for anything that notifies.
     clock.advance(10 * MINUTE);
@@ -90,7 +124,13 @@ describe('imported mail notifies nobody', { skip: dovecotMissing }, () => {
 
   test('the copy and history read while syncing: no notification, push or e-mail; new mail afterwards notifies', async () => {
     const channel = await seedEmailChannel(s.app, seed, { address: SUPPORT });
-    const created = await api('POST', '/v1/migrations', { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId, channel_id: channel.id });
+    const created = await api('POST', '/v1/migrations', {
+      provider: 'imap',
+      source_address: SUPPORT,
+      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+      inbox_id: seed.inboxId,
+      channel_id: channel.id,
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     id = created.body.id;
     assert.equal((await api('PUT', `/v1/migrations/${id}/credentials`, { password: SUPPORT_PASSWORD })).status, 200);
@@ -105,13 +145,39 @@ describe('imported mail notifies nobody', { skip: dovecotMissing }, () => {
     assert.equal(imported.length, 3, 'the history was imported');
 
     // History read while syncing: received before the copy ended, and the team's answer to it.
-    d.deliver(SUPPORT, 'INBOX', [{ raw: await buildMail({ from: 'Lars <lars@customer.test>', to: SUPPORT, subject: 'Late history', messageId: 'late@customer.test', date: at(-HOUR) }), receivedAt: at(-HOUR), isNew: true }]);
+    d.deliver(SUPPORT, 'INBOX', [
+      {
+        raw: await buildMail({ from: 'Lars <lars@customer.test>', to: SUPPORT, subject: 'Late history', messageId: 'late@customer.test', date: at(-HOUR) }),
+        receivedAt: at(-HOUR),
+        isNew: true,
+      },
+    ]);
     d.deliver(SUPPORT, 'Sent', [
-      { raw: await buildMail({ from: `Acme <${SUPPORT}>`, to: 'lars@customer.test', subject: 'Re: Late history', messageId: 'late-answer@acme.test', inReplyTo: 'late@customer.test', references: ['late@customer.test'], date: at(MINUTE) }), flags: 'S', receivedAt: at(MINUTE) },
+      {
+        raw: await buildMail({
+          from: `Acme <${SUPPORT}>`,
+          to: 'lars@customer.test',
+          subject: 'Re: Late history',
+          messageId: 'late-answer@acme.test',
+          inReplyTo: 'late@customer.test',
+          references: ['late@customer.test'],
+          date: at(MINUTE),
+        }),
+        flags: 'S',
+        receivedAt: at(MINUTE),
+      },
     ]);
     clock.advance(2 * MINUTE);
     await s.app.jobs.drain();
-    assert.ok(await s.app.db.selectFrom('messages').select('id').where('mail_message_id', '=', 'late@customer.test').where('imported_at', 'is not', null).executeTakeFirst(), 'history read while syncing is imported');
+    assert.ok(
+      await s.app.db
+        .selectFrom('messages')
+        .select('id')
+        .where('mail_message_id', '=', 'late@customer.test')
+        .where('imported_at', 'is not', null)
+        .executeTakeFirst(),
+      'history read while syncing is imported',
+    );
     clock.advance(10 * MINUTE);
     await s.app.jobs.drain();
 
@@ -122,11 +188,20 @@ describe('imported mail notifies nobody', { skip: dovecotMissing }, () => {
     assert.deepEqual(push.problems, []);
 
     // New mail read while syncing (received after the copy ended) is live mail: it notifies.
-    d.deliver(SUPPORT, 'INBOX', [{ raw: await buildMail({ from: 'Nina <nina@customer.test>', to: SUPPORT, subject: 'Brand new', messageId: 'new@customer.test', date: at(20_000) }), receivedAt: at(20_000), isNew: true }]);
+    d.deliver(SUPPORT, 'INBOX', [
+      {
+        raw: await buildMail({ from: 'Nina <nina@customer.test>', to: SUPPORT, subject: 'Brand new', messageId: 'new@customer.test', date: at(20_000) }),
+        receivedAt: at(20_000),
+        isNew: true,
+      },
+    ]);
     clock.advance(2 * MINUTE);
     await s.app.jobs.drain();
     const told = await s.app.db.selectFrom('notifications').select(['person_id', 'trigger']).where('workspace_id', '=', seed.workspaceId).execute();
-    assert.deepEqual(told.map((n) => n.trigger), ['new_conversation', 'new_conversation']);
+    assert.deepEqual(
+      told.map((n) => n.trigger),
+      ['new_conversation', 'new_conversation'],
+    );
     assert.equal(push.received.length, 2);
     assert.match(String(push.received[0].payload.title), /Brand new/);
     await sink.waitFor(2);

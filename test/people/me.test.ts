@@ -2,7 +2,7 @@
 // them, and bad input is refused with 400 without changing anything.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('my account: name and locale', () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { runRetention } from '../../src/lifecycle/retention.js';
-import { passkeyChallengesRule, PASSKEY_CHALLENGE_TTL_MS, PASSKEYS_PER_PERSON, relyingParty } from '../../src/people/passkeys.js';
+import { PASSKEY_CHALLENGE_TTL_MS, PASSKEYS_PER_PERSON, passkeyChallengesRule, relyingParty } from '../../src/people/passkeys.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { addPerson, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -28,7 +28,10 @@ describe('passkeys', () => {
     const authenticator = new SoftAuthenticator(ORIGIN);
     const options = await s.request('POST', '/v1/me/passkeys/options', { token: ws.ownerToken });
     assert.equal(options.status, 200, JSON.stringify(options.body));
-    const created = await s.request('POST', '/v1/me/passkeys', { token: ws.ownerToken, body: { credential: authenticator.register(options.body), ...(name ? { name } : {}) } });
+    const created = await s.request('POST', '/v1/me/passkeys', {
+      token: ws.ownerToken,
+      body: { credential: authenticator.register(options.body), ...(name ? { name } : {}) },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const email = (await s.request('GET', '/v1/me', { token: ws.ownerToken })).body.person.email as string;
     return { ws, token: ws.ownerToken, email, authenticator, passkey: created.body };
@@ -41,8 +44,17 @@ describe('passkeys', () => {
   }
 
   const verify = (credential: unknown) => s.request('POST', '/v1/auth/passkey/verify', { body: { credential } });
-  const sessions = async () => Number((await s.app.db.selectFrom('sessions').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-  const counterOf = async (passkeyId: string) => Number((await s.app.db.selectFrom('passkeys').select('sign_count').where('id', '=', passkeyId).executeTakeFirstOrThrow()).sign_count);
+  const sessions = async () =>
+    Number(
+      (
+        await s.app.db
+          .selectFrom('sessions')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const counterOf = async (passkeyId: string) =>
+    Number((await s.app.db.selectFrom('passkeys').select('sign_count').where('id', '=', passkeyId).executeTakeFirstOrThrow()).sign_count);
 
   test('register, list, rename, sign in with and without the address, delete', async () => {
     const { token, email, authenticator, passkey } = await personWithPasskey('Laptop');
@@ -54,7 +66,11 @@ describe('passkeys', () => {
     assert.equal(options.body.rp.id, 'svc.example.test');
     assert.equal(options.body.authenticatorSelection.residentKey, 'required');
     assert.equal(options.body.authenticatorSelection.userVerification, 'required');
-    assert.deepEqual(options.body.excludeCredentials.map((c: { id: string }) => c.id), [authenticator.id], 'the registered passkey is excluded');
+    assert.deepEqual(
+      options.body.excludeCredentials.map((c: { id: string }) => c.id),
+      [authenticator.id],
+      'the registered passkey is excluded',
+    );
 
     // Discoverable: no address.
     const any = await signInOptions();
@@ -70,7 +86,10 @@ describe('passkeys', () => {
 
     // After typing the address: only that person's passkeys are offered.
     const typed = await signInOptions(email.toUpperCase());
-    assert.deepEqual(typed.allowCredentials.map((c: { id: string }) => c.id), [authenticator.id]);
+    assert.deepEqual(
+      typed.allowCredentials.map((c: { id: string }) => c.id),
+      [authenticator.id],
+    );
     const second = await verify(authenticator.assert(typed));
     assert.equal(second.status, 200, JSON.stringify(second.body));
     assert.equal(await counterOf(passkey.id), 2, 'the counter is stored');
@@ -116,7 +135,10 @@ describe('passkeys', () => {
     const reg = await s.request('POST', '/v1/me/passkeys/options', { token });
     assert.equal((await verify(authenticator.assert(reg.body))).status, 401);
     const fresh = new SoftAuthenticator(ORIGIN);
-    const wrongKind = await s.request('POST', '/v1/me/passkeys', { token, body: { credential: fresh.register({ challenge: (await signInOptions()).challenge, user: { id: 'x' } }) } });
+    const wrongKind = await s.request('POST', '/v1/me/passkeys', {
+      token,
+      body: { credential: fresh.register({ challenge: (await signInOptions()).challenge, user: { id: 'x' } }) },
+    });
     assert.equal(wrongKind.status, 400);
     // Another person's registration options are not yours.
     const other = await addPerson(s.app, (await seedWorkspace(s.app)).workspaceId, 'agent');
@@ -149,7 +171,10 @@ describe('passkeys', () => {
     }
     assert.equal(await sessions(), before, 'no session was opened');
     assert.equal(await counterOf(passkey.id), 1, 'the stored counter stayed');
-    assert.ok(s.logs.some((l) => l.msg.includes('sign counter did not grow') && l.credential === passkey.id), 'a possible clone is logged');
+    assert.ok(
+      s.logs.some((l) => l.msg.includes('sign counter did not grow') && l.credential === passkey.id),
+      'a possible clone is logged',
+    );
     // A growing counter is accepted again.
     const ok = await verify(authenticator.assert(await signInOptions(), { counter: 7 }));
     assert.equal(ok.status, 200);
@@ -266,7 +291,15 @@ describe('passkeys', () => {
   });
 
   test('retention removes expired challenges only; deleting the account removes passkeys and their options', async () => {
-    const challenges = async () => Number((await s.app.db.selectFrom('passkey_challenges').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const challenges = async () =>
+      Number(
+        (
+          await s.app.db
+            .selectFrom('passkey_challenges')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     clock.advance(PASSKEY_CHALLENGE_TTL_MS);
     await runRetention(s.app, [passkeyChallengesRule]);
     assert.equal(await challenges(), 0, 'what earlier tests left has expired');
@@ -316,7 +349,11 @@ describe('passkeys', () => {
     assert.deepEqual(relyingParty({ publicUrl: 'http://localhost:8080' }), { id: 'localhost', origin: 'http://localhost:8080' });
     assert.deepEqual(relyingParty({ publicUrl: 'http://panel.localhost:8080' }), { id: 'panel.localhost', origin: 'http://panel.localhost:8080' });
     for (const publicUrl of ['http://127.0.0.1:8080', 'https://127.0.0.1', 'https://[::1]:8443', 'http://svc.example.com']) {
-      assert.throws(() => relyingParty({ publicUrl }), (e: { code?: string }) => e.code === 'passkeys_unavailable', publicUrl);
+      assert.throws(
+        () => relyingParty({ publicUrl }),
+        (e: { code?: string }) => e.code === 'passkeys_unavailable',
+        publicUrl,
+      );
     }
     const plain = await startTestServer();
     try {

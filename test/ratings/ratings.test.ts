@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DAY, ManualClock } from '../../src/platform/clock.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const SECRET = 'ratings-secret';
 
@@ -31,7 +31,10 @@ describe('satisfaction ratings', () => {
   });
 
   async function conversation(from: string) {
-    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { raw: rawMail({ To: address, From: from, Subject: 'Question' }), token: SECRET });
+    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, {
+      raw: rawMail({ To: address, From: from, Subject: 'Question' }),
+      token: SECRET,
+    });
     assert.equal(r.status, 201);
     return r.body.data[0].conversation_id as string;
   }
@@ -48,7 +51,10 @@ describe('satisfaction ratings', () => {
     return links.map((l) => new URL(l).pathname + new URL(l).search);
   }
 
-  const form = (score: string, comment = '') => ({ raw: new URLSearchParams({ score, comment }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const form = (score: string, comment = '') => ({
+    raw: new URLSearchParams({ score, comment }).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
 
   test('off by default: a close asks nothing', async () => {
     const id = await conversation('quiet@cust.example');
@@ -87,7 +93,10 @@ describe('satisfaction ratings', () => {
     const bad = await s.request('POST', links[3].split('?')[0], form('9'));
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.code, 'invalid_request');
-    const badInBrowser = await s.request('POST', links[3].split('?')[0], { ...form('9'), headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' } });
+    const badInBrowser = await s.request('POST', links[3].split('?')[0], {
+      ...form('9'),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+    });
     assert.equal(badInBrowser.status, 400);
     assert.match(String(badInBrowser.body), /role="alert"/);
     assert.equal((await s.request('GET', `/v1/conversations/${id}`, { token: seed.apiKey })).body.rating, null);

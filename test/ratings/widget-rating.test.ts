@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createChatChannel } from '../../src/channels/service.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const ORIGIN = 'https://shop.example.com';
@@ -18,7 +18,9 @@ describe('satisfaction ratings in the chat widget', () => {
     s = await startTestServer({ clock: new ManualClock('2026-11-04T09:00:00Z') });
     await s.app.jobs.stop();
     seed = await seedWorkspace(s.app);
-    publicKey = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [ORIGIN], allowAnonymous: true })).public_key!;
+    publicKey = (
+      await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [ORIGIN], allowAnonymous: true })
+    ).public_key!;
     await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/ratings`, { token: seed.apiKey, body: { enabled: true } });
   });
   after(() => s.stop());
@@ -35,11 +37,19 @@ describe('satisfaction ratings in the chat widget', () => {
     const v = await visitorWithConversation('Hello');
     const rating = () => visitor('GET', `/v1/widget/conversations/${v.conversationId}/rating`, v.token);
     assert.deepEqual((await rating()).body, { asked: false, rating: null });
-    assert.equal((await visitor('POST', `/v1/widget/conversations/${v.conversationId}/rating`, v.token, { score: 5 })).status, 409, 'nothing to answer before the close');
+    assert.equal(
+      (await visitor('POST', `/v1/widget/conversations/${v.conversationId}/rating`, v.token, { score: 5 })).status,
+      409,
+      'nothing to answer before the close',
+    );
 
     await s.request('PATCH', `/v1/conversations/${v.conversationId}`, { token: seed.ownerToken, body: { status: 'closed' } });
     assert.deepEqual((await rating()).body, { asked: true, rating: null });
-    assert.deepEqual(await s.app.db.selectFrom('jobs').select('id').where('kind', '=', 'rating.request').execute(), [], 'a chat is asked in the widget, not by mail');
+    assert.deepEqual(
+      await s.app.db.selectFrom('jobs').select('id').where('kind', '=', 'rating.request').execute(),
+      [],
+      'a chat is asked in the widget, not by mail',
+    );
 
     const other = await visitorWithConversation('Someone else');
     assert.equal((await visitor('GET', `/v1/widget/conversations/${v.conversationId}/rating`, other.token)).status, 404);

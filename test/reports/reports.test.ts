@@ -3,14 +3,14 @@
 // report and counted apart in usage.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startConversation } from '../../src/conversations/service.js';
 import { findOrCreateContactByEmail } from '../../src/contacts/service.js';
+import { startConversation } from '../../src/conversations/service.js';
 import { HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { durationFigures } from '../../src/reports/service.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const SECRET = 'reports-secret';
 
@@ -73,7 +73,10 @@ describe('reports and usage', () => {
     // The customer of A rates 5, of B rates 2 (B is unassigned: rating goes to no member).
     await s.request('PATCH', `/v1/conversations/${a}`, { ...as(seed.ownerToken), body: { assignee_id: seed.ownerId } });
     await s.app.jobs.drain();
-    for (const [id, score] of [[a, '5'], [b, '2']] as const) {
+    for (const [id, score] of [
+      [a, '5'],
+      [b, '2'],
+    ] as const) {
       const request = await s.app.db.selectFrom('rating_requests').select('id').where('conversation_id', '=', id).executeTakeFirstOrThrow();
       const { ratingToken } = await import('../../src/ratings/service.js');
       const token = await ratingToken(s.app, request.id);
@@ -91,9 +94,24 @@ describe('reports and usage', () => {
       const { view } = await findOrCreateContactByEmail(tx, { workspaceId: seed.workspaceId, email: 'old@cust.example', quiet: true });
       const when = new Date('2026-11-03T07:00:00Z');
       await startConversation(tx, {
-        conversation: { workspaceId: seed.workspaceId, inboxId: seed.inboxId, contactId: view.contact.id, source: 'email', imported: true, status: 'closed', createdAt: when },
+        conversation: {
+          workspaceId: seed.workspaceId,
+          inboxId: seed.inboxId,
+          contactId: view.contact.id,
+          source: 'email',
+          imported: true,
+          status: 'closed',
+          createdAt: when,
+        },
         contact: view,
-        message: { kind: 'message', direction: 'in', author: { type: 'contact', contactId: view.contact.id }, body: 'old', createdAt: when, importedAt: clock.now() },
+        message: {
+          kind: 'message',
+          direction: 'in',
+          author: { type: 'contact', contactId: view.contact.id },
+          body: 'old',
+          createdAt: when,
+          importedAt: clock.now(),
+        },
         quiet: true,
       });
     });

@@ -4,11 +4,11 @@ import { createApiKey } from '../../src/api-keys/service.js';
 import { createChatChannel } from '../../src/channels/service.js';
 import { iso } from '../../src/platform/clock.js';
 import { newId } from '../../src/platform/ids.js';
-import { MAX_PERSONAL_REPLIES, deleteWorkspaceSavedReplies } from '../../src/saved-replies/service.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
-import { rawMail, seedEmailChannel, SINK_LOGIN } from '../helpers/mail.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { deleteWorkspaceSavedReplies, MAX_PERSONAL_REPLIES } from '../../src/saved-replies/service.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const SECRET = 'saved-replies-ingress';
 
@@ -36,7 +36,10 @@ describe('saved replies and signatures', () => {
   });
 
   async function customerMail(from: string, subject = 'Where is my order?') {
-    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { raw: rawMail({ To: address, From: from, Subject: subject }), token: SECRET });
+    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, {
+      raw: rawMail({ To: address, From: from, Subject: subject }),
+      token: SECRET,
+    });
     assert.equal(r.status, 201);
     return r.body.data[0].conversation_id as string;
   }
@@ -44,7 +47,10 @@ describe('saved replies and signatures', () => {
   const list = async (token: string, query = '') => s.request('GET', `/v1/saved-replies${query}`, { token });
 
   test('workspace replies are for every member, personal ones for their owner only', async () => {
-    const shared = await s.request('POST', '/v1/saved-replies', { token: seed.ownerToken, body: { scope: 'workspace', name: 'Refund', body: 'Hi {{contact.first_name}}, your refund is on its way.' } });
+    const shared = await s.request('POST', '/v1/saved-replies', {
+      token: seed.ownerToken,
+      body: { scope: 'workspace', name: 'Refund', body: 'Hi {{contact.first_name}}, your refund is on its way.' },
+    });
     assert.equal(shared.status, 201);
     assert.equal(shared.body.scope, 'workspace');
     assert.equal(shared.body.owner_id, null);
@@ -56,12 +62,18 @@ describe('saved replies and signatures', () => {
     assert.equal((await s.request('PATCH', `/v1/saved-replies/${shared.body.id}`, { token: agent.token, body: { body: 'changed' } })).status, 403);
     assert.equal((await s.request('DELETE', `/v1/saved-replies/${shared.body.id}`, { token: agent.token })).status, 403);
     // Admins edit them.
-    const edited = await s.request('PATCH', `/v1/saved-replies/${shared.body.id}`, { token: admin.token, body: { body: 'Hi {{contact.first_name}}, your refund is on its way!' } });
+    const edited = await s.request('PATCH', `/v1/saved-replies/${shared.body.id}`, {
+      token: admin.token,
+      body: { body: 'Hi {{contact.first_name}}, your refund is on its way!' },
+    });
     assert.equal(edited.status, 200);
     assert.match(edited.body.body, /on its way!$/);
 
     // A member's own reply (personal is the default for members).
-    const mine = await s.request('POST', '/v1/saved-replies', { token: agent.token, body: { name: 'Thanks', body: 'Thanks, {{contact.name}}! — {{member.first_name}}' } });
+    const mine = await s.request('POST', '/v1/saved-replies', {
+      token: agent.token,
+      body: { name: 'Thanks', body: 'Thanks, {{contact.name}}! — {{member.first_name}}' },
+    });
     assert.equal(mine.status, 201);
     assert.equal(mine.body.scope, 'personal');
     assert.equal(mine.body.owner_id, agent.personId);
@@ -70,7 +82,11 @@ describe('saved replies and signatures', () => {
     assert.deepEqual(agentSees, [shared.body.id, mine.body.id]); // by name: Refund, Thanks
     const ownerSees = (await list(seed.ownerToken)).body.data.map((r: any) => r.id);
     assert.ok(ownerSees.includes(shared.body.id) && !ownerSees.includes(mine.body.id), 'nobody else sees a personal reply, owners included');
-    for (const [method, body] of [['GET', undefined], ['PATCH', { body: 'stolen' }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PATCH', { body: 'stolen' }],
+      ['DELETE', undefined],
+    ] as const) {
       const r = await s.request(method, `/v1/saved-replies/${mine.body.id}`, { token: seed.ownerToken, body });
       assert.equal(r.status, 404, `${method} of another member's personal reply`);
     }
@@ -81,7 +97,10 @@ describe('saved replies and signatures', () => {
     const writer = await key(['conversations:write']);
     const keySees = await list(writer);
     assert.equal(keySees.status, 200);
-    assert.deepEqual(keySees.body.data.map((r: any) => r.id), [shared.body.id]);
+    assert.deepEqual(
+      keySees.body.data.map((r: any) => r.id),
+      [shared.body.id],
+    );
     assert.equal((await list(await key(['conversations:read']))).status, 403);
     assert.equal((await s.request('POST', '/v1/saved-replies', { token: writer, body: { name: 'By key', body: 'x' } })).status, 403);
     const manager = await key(['workspace:manage', 'conversations:write']);
@@ -94,9 +113,20 @@ describe('saved replies and signatures', () => {
   });
 
   test('bad input is refused with a 400 or 409 that names the problem, and nothing is stored', async () => {
-    const count = async () => Number((await s.app.db.selectFrom('saved_replies').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const count = async () =>
+      Number(
+        (
+          await s.app.db
+            .selectFrom('saved_replies')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const before = await count();
-    const unknown = await s.request('POST', '/v1/saved-replies', { token: agent.token, body: { name: 'Bad', body: 'Hi {{contact.nickname}} and {{ order.id }}, {{contact.name}}' } });
+    const unknown = await s.request('POST', '/v1/saved-replies', {
+      token: agent.token,
+      body: { name: 'Bad', body: 'Hi {{contact.nickname}} and {{ order.id }}, {{contact.name}}' },
+    });
     assert.equal(unknown.status, 400);
     assert.equal(unknown.body.error.code, 'invalid_request');
     assert.match(unknown.body.error.message, /\{\{contact\.nickname\}\}/);
@@ -174,9 +204,15 @@ describe('saved replies and signatures', () => {
     assert.deepEqual(await names('pass link'), ['Password reset'], 'every word must match');
     assert.deepEqual(await names('zzz'), []);
     const page1 = await list(person.token, '?scope=personal&limit=3');
-    assert.deepEqual(page1.body.data.map((r: any) => r.name), ['Discount', 'Greeting', 'Invoice']);
+    assert.deepEqual(
+      page1.body.data.map((r: any) => r.name),
+      ['Discount', 'Greeting', 'Invoice'],
+    );
     const page2 = await list(person.token, `?scope=personal&limit=3&cursor=${page1.body.next_cursor}`);
-    assert.deepEqual(page2.body.data.map((r: any) => r.name), ['Password reset']);
+    assert.deepEqual(
+      page2.body.data.map((r: any) => r.name),
+      ['Password reset'],
+    );
     assert.equal(page2.body.next_cursor, null);
     assert.equal((await list(person.token, '?cursor=bogus')).status, 400);
   });
@@ -184,26 +220,47 @@ describe('saved replies and signatures', () => {
   test('render-reply fills placeholders for the conversation; missing values render sensibly', async () => {
     const named = await customerMail('Ada Lovelace <ada@cust.example>', 'Order 42');
     const anonymous = await customerMail('nobody@cust.example', 'No name');
-    const reply = await s.request('POST', '/v1/saved-replies', { token: agent.token, body: { name: 'Full', body: 'Hi {{contact.first_name}} ({{ contact.name }}, {{contact.email}}), re "{{conversation.subject}}" — {{member.name}} of {{inbox.name}}' } });
+    const reply = await s.request('POST', '/v1/saved-replies', {
+      token: agent.token,
+      body: {
+        name: 'Full',
+        body: 'Hi {{contact.first_name}} ({{ contact.name }}, {{contact.email}}), re "{{conversation.subject}}" — {{member.name}} of {{inbox.name}}',
+      },
+    });
     assert.equal(reply.status, 201);
     const r = await s.request('POST', `/v1/conversations/${named}/render-reply`, { token: agent.token, body: { saved_reply_id: reply.body.id } });
     assert.equal(r.status, 200);
     assert.equal(r.body.body, 'Hi Ada (Ada Lovelace, ada@cust.example), re "Order 42" — Grace Hopper of Support');
-    const missing = await s.request('POST', `/v1/conversations/${anonymous}/render-reply`, { token: agent.token, body: { body: 'Hi {{contact.first_name}}, {{contact.name|friend}}. {{member.name|The team}}' } });
+    const missing = await s.request('POST', `/v1/conversations/${anonymous}/render-reply`, {
+      token: agent.token,
+      body: { body: 'Hi {{contact.first_name}}, {{contact.name|friend}}. {{member.name|The team}}' },
+    });
     assert.equal(missing.body.body, 'Hi there, friend. Grace Hopper');
     // The owner has no name: the fallback applies.
-    const owner = await s.request('POST', `/v1/conversations/${anonymous}/render-reply`, { token: seed.ownerToken, body: { body: '{{member.name|The team}}' } });
+    const owner = await s.request('POST', `/v1/conversations/${anonymous}/render-reply`, {
+      token: seed.ownerToken,
+      body: { body: '{{member.name|The team}}' },
+    });
     assert.equal(owner.body.body, 'The team');
     // Keys render as a member they name.
-    const asAgent = await s.request('POST', `/v1/conversations/${named}/render-reply`, { token: seed.apiKey, body: { body: '{{member.first_name}}', member_id: agent.personId } });
+    const asAgent = await s.request('POST', `/v1/conversations/${named}/render-reply`, {
+      token: seed.apiKey,
+      body: { body: '{{member.first_name}}', member_id: agent.personId },
+    });
     assert.equal(asAgent.body.body, 'Grace');
 
     const bad = await s.request('POST', `/v1/conversations/${named}/render-reply`, { token: agent.token, body: { body: '{{contact.age}}' } });
     assert.equal(bad.status, 400);
     assert.equal((await s.request('POST', `/v1/conversations/${named}/render-reply`, { token: agent.token, body: {} })).status, 400);
-    assert.equal((await s.request('POST', `/v1/conversations/${named}/render-reply`, { token: agent.token, body: { body: 'x', saved_reply_id: reply.body.id } })).status, 400);
+    assert.equal(
+      (await s.request('POST', `/v1/conversations/${named}/render-reply`, { token: agent.token, body: { body: 'x', saved_reply_id: reply.body.id } })).status,
+      400,
+    );
     // Another member's personal reply does not render for the owner.
-    assert.equal((await s.request('POST', `/v1/conversations/${named}/render-reply`, { token: seed.ownerToken, body: { saved_reply_id: reply.body.id } })).status, 404);
+    assert.equal(
+      (await s.request('POST', `/v1/conversations/${named}/render-reply`, { token: seed.ownerToken, body: { saved_reply_id: reply.body.id } })).status,
+      404,
+    );
     assert.equal((await s.request('POST', `/v1/conversations/cv_missing/render-reply`, { token: agent.token, body: { body: 'x' } })).status, 404);
   });
 
@@ -216,19 +273,37 @@ describe('saved replies and signatures', () => {
     assert.equal((await s.request('GET', '/v1/me/signature', { token: agent.token })).body.body, '{{member.name}}\nSupport engineer');
     assert.equal((await s.request('GET', '/v1/me/signature', { token: admin.token })).body.body, '');
     assert.equal((await s.request('PUT', `/v1/inboxes/${seed.inboxId}/signature`, { token: agent.token, body: { body: 'x' } })).status, 403);
-    const inbox = await s.request('PUT', `/v1/inboxes/${seed.inboxId}/signature`, { token: admin.token, body: { body: '{{inbox.name}} team · https://acme.example' } });
+    const inbox = await s.request('PUT', `/v1/inboxes/${seed.inboxId}/signature`, {
+      token: admin.token,
+      body: { body: '{{inbox.name}} team · https://acme.example' },
+    });
     assert.equal(inbox.status, 200);
-    assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/signature`, { token: agent.token })).body.body, '{{inbox.name}} team · https://acme.example');
+    assert.equal(
+      (await s.request('GET', `/v1/inboxes/${seed.inboxId}/signature`, { token: agent.token })).body.body,
+      '{{inbox.name}} team · https://acme.example',
+    );
     assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/signature`, { token: await key(['conversations:read']) })).status, 200);
     assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/signature`, { token: await key(['contacts:read']) })).status, 403);
     const elsewhere = await key(['conversations:read']);
-    await s.app.db.updateTable('api_keys').set({ inbox_ids: JSON.stringify(['inb_other']) }).where('prefix', '=', elsewhere.slice(0, 15)).execute();
-    assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/signature`, { token: elsewhere })).status, 404, 'keys limited to other inboxes do not see it');
+    await s.app.db
+      .updateTable('api_keys')
+      .set({ inbox_ids: JSON.stringify(['inb_other']) })
+      .where('prefix', '=', elsewhere.slice(0, 15))
+      .execute();
+    assert.equal(
+      (await s.request('GET', `/v1/inboxes/${seed.inboxId}/signature`, { token: elsewhere })).status,
+      404,
+      'keys limited to other inboxes do not see it',
+    );
     const badSig = await s.request('PUT', '/v1/me/signature', { token: agent.token, body: { body: 'Cheers {{member.nick}}' } });
     assert.equal(badSig.status, 400);
     assert.match(badSig.body.error.message, /member\.nick/);
     assert.equal((await s.request('PUT', '/v1/me/signature', { token: agent.token, body: { body: 'x'.repeat(2001) } })).status, 400);
-    assert.equal((await s.request('GET', '/v1/me/signature', { token: agent.token })).body.body, '{{member.name}}\nSupport engineer', 'refused changes change nothing');
+    assert.equal(
+      (await s.request('GET', '/v1/me/signature', { token: agent.token })).body.body,
+      '{{member.name}}\nSupport engineer',
+      'refused changes change nothing',
+    );
     assert.equal((await s.request('PUT', '/v1/me/signature', { token: seed.apiKey, body: { body: 'x' } })).status, 403);
 
     const expected = 'Thanks, on it.\n\n-- \nGrace Hopper\nSupport engineer\n\n-- \nSupport team · https://acme.example';
@@ -238,7 +313,10 @@ describe('saved replies and signatures', () => {
     const note = await s.request('POST', `/v1/conversations/${conversation}/messages`, { token: agent.token, body: { kind: 'note', body: 'VIP customer' } });
     assert.equal(note.body.body, 'VIP customer');
     // A key without a member gets the inbox's signature only; with html, the html is signed too.
-    const byKey = await s.request('POST', `/v1/conversations/${conversation}/messages`, { token: seed.apiKey, body: { body: 'Automated update.', html: '<p>Automated update.</p>' } });
+    const byKey = await s.request('POST', `/v1/conversations/${conversation}/messages`, {
+      token: seed.apiKey,
+      body: { body: 'Automated update.', html: '<p>Automated update.</p>' },
+    });
     assert.equal(byKey.body.body, 'Automated update.\n\n-- \nSupport team · https://acme.example');
     assert.match(byKey.body.html, /<p>Automated update\.<\/p><div class="svc-signature"><p>-- <br>Support team · https:\/\/acme\.example<\/p><\/div>$/);
 
@@ -261,12 +339,18 @@ describe('saved replies and signatures', () => {
   test('chat replies get no signature, and placeholders render in chat too', async () => {
     const origin = 'https://shop.example';
     const publicKey = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [origin] })).public_key!;
-    const visitor = await s.request('POST', '/v1/widget/sessions', { body: { public_key: publicKey, email: 'vera@shop.example', name: 'Vera Rubin' }, headers: { origin } });
+    const visitor = await s.request('POST', '/v1/widget/sessions', {
+      body: { public_key: publicKey, email: 'vera@shop.example', name: 'Vera Rubin' },
+      headers: { origin },
+    });
     assert.equal(visitor.status, 201);
     const started = await s.request('POST', '/v1/widget/conversations', { token: visitor.body.token, body: { body: 'Hello?' }, headers: { origin } });
     const conversation = started.body.conversation.id;
     assert.equal((await s.request('PUT', '/v1/me/signature', { token: agent.token, body: { body: 'Grace, Acme' } })).status, 200);
-    const rendered = await s.request('POST', `/v1/conversations/${conversation}/render-reply`, { token: agent.token, body: { body: 'Hi {{contact.first_name}}!' } });
+    const rendered = await s.request('POST', `/v1/conversations/${conversation}/render-reply`, {
+      token: agent.token,
+      body: { body: 'Hi {{contact.first_name}}!' },
+    });
     assert.equal(rendered.body.body, 'Hi Vera!');
     const reply = await s.request('POST', `/v1/conversations/${conversation}/messages`, { token: agent.token, body: { body: rendered.body.body } });
     assert.equal(reply.status, 201);
@@ -284,6 +368,9 @@ describe('saved replies and signatures', () => {
     for (const table of ['saved_replies', 'member_signatures', 'inbox_signatures'] as const) {
       assert.equal((await s.app.db.selectFrom(table).select('workspace_id').where('workspace_id', '=', other.workspaceId).execute()).length, 0, table);
     }
-    assert.ok((await s.app.db.selectFrom('saved_replies').select('id').where('workspace_id', '=', seed.workspaceId).execute()).length > 0, 'other workspaces keep theirs');
+    assert.ok(
+      (await s.app.db.selectFrom('saved_replies').select('id').where('workspace_id', '=', seed.workspaceId).execute()).length > 0,
+      'other workspaces keep theirs',
+    );
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -28,19 +28,34 @@ describe('GET /v1/search', () => {
   const find = async (q: string, token = seed.ownerToken) => {
     const r = await s.request('GET', `/v1/search?q=${encodeURIComponent(q)}`, { token });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    return r.body as { conversations: { conversation: { id: string; inbox_id: string }; message_id: string; snippet: string }[]; contacts: { id: string; emails: string[] }[] };
+    return r.body as {
+      conversations: { conversation: { id: string; inbox_id: string }; message_id: string; snippet: string }[];
+      contacts: { id: string; emails: string[] }[];
+    };
   };
 
   test('finds conversations by words in bodies and subjects, by prefix, every word required', async () => {
-    const printer = await deliverMail(s, supportAddress, { From: 'Pat <pat@search.example>', Subject: 'Printer trouble' }, 'The laserjet in room 4 smells of smoke since Tuesday.\r\n');
+    const printer = await deliverMail(
+      s,
+      supportAddress,
+      { From: 'Pat <pat@search.example>', Subject: 'Printer trouble' },
+      'The laserjet in room 4 smells of smoke since Tuesday.\r\n',
+    );
     await deliverMail(s, supportAddress, { From: 'quinn@search.example', Subject: 'Smoke alarm' }, 'Our alarm beeps at night.\r\n');
     const bySubject = await find('printer');
-    assert.deepEqual(bySubject.conversations.map((c) => c.conversation.id), [printer.conversation_id]);
+    assert.deepEqual(
+      bySubject.conversations.map((c) => c.conversation.id),
+      [printer.conversation_id],
+    );
     const byPrefix = await find('laser');
     assert.equal(byPrefix.conversations[0]?.conversation.id, printer.conversation_id);
     assert.match(byPrefix.conversations[0].snippet, /laserjet in room 4/);
     assert.equal((await find('smoke')).conversations.length, 2);
-    assert.deepEqual((await find('smoke tuesday')).conversations.map((c) => c.conversation.id), [printer.conversation_id], 'every word must match');
+    assert.deepEqual(
+      (await find('smoke tuesday')).conversations.map((c) => c.conversation.id),
+      [printer.conversation_id],
+      'every word must match',
+    );
     assert.equal((await find('nonexistentword')).conversations.length, 0);
     const turkish = await deliverMail(s, supportAddress, { From: 'ayse@search.example', Subject: 'Sipariş' }, 'Siparişim nerede kaldı?\r\n');
     assert.equal((await find('siparişim')).conversations[0]?.conversation.id, turkish.conversation_id);
@@ -57,12 +72,18 @@ describe('GET /v1/search', () => {
       'the subject counts more, though both body matches are newer; "kangaroo" also begins "kangaroos"; newer first on a tie',
     );
     assert.equal((await find('kanga')).conversations.length, 3);
-    assert.deepEqual((await find('kangaroos')).conversations.map((c) => c.conversation.id), [plural.conversation_id]);
+    assert.deepEqual(
+      (await find('kangaroos')).conversations.map((c) => c.conversation.id),
+      [plural.conversation_id],
+    );
   });
 
   test('notes are found; the index follows edits and deletions in the same transaction', async () => {
     const c = await deliverMail(s, supportAddress, { From: 'rita@search.example', Subject: 'Refund' }, 'Please refund me.\r\n');
-    const note = await s.request('POST', `/v1/conversations/${c.conversation_id}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'Escalated to finance (ticket zebracorn).' } });
+    const note = await s.request('POST', `/v1/conversations/${c.conversation_id}/messages`, {
+      token: seed.ownerToken,
+      body: { kind: 'note', body: 'Escalated to finance (ticket zebracorn).' },
+    });
     assert.equal(note.status, 201);
     assert.equal((await find('zebracorn')).conversations[0]?.message_id, note.body.id);
     // Status changes are internal event lines, not searchable text.

@@ -9,7 +9,7 @@ import { createInbox } from '../../src/inboxes/service.js';
 import { retentionRules } from '../../src/lifecycle/registry.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { VIEWING_MIN_INTERVAL_MS, VIEWING_SHOWN_MS } from '../../src/typing/viewing.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -33,8 +33,16 @@ describe('viewing presence', () => {
   });
   after(() => s.stop());
 
-  const viewingRows = () => s.app.db.selectFrom('events').select(['seq', 'data', 'webhook', 'related_inbox_ids']).where('type', '=', 'viewing').where('workspace_id', '=', seed.workspaceId).orderBy('seq').execute();
-  const signal = (method: 'POST' | 'DELETE', conversationId: string, token: string) => s.request(method, `/v1/conversations/${conversationId}/viewing`, { token, headers: { 'svc-workspace': seed.workspaceId } });
+  const viewingRows = () =>
+    s.app.db
+      .selectFrom('events')
+      .select(['seq', 'data', 'webhook', 'related_inbox_ids'])
+      .where('type', '=', 'viewing')
+      .where('workspace_id', '=', seed.workspaceId)
+      .orderBy('seq')
+      .execute();
+  const signal = (method: 'POST' | 'DELETE', conversationId: string, token: string) =>
+    s.request(method, `/v1/conversations/${conversationId}/viewing`, { token, headers: { 'svc-workspace': seed.workspaceId } });
 
   test('open, repeat, leave: realtime-only events with the member and an expiry, throttled, no webhook, no message', async () => {
     const { conversation_id: id } = await deliverMail(s, address, { From: 'buyer@cust.example', Subject: 'Where is my order?' });
@@ -52,7 +60,11 @@ describe('viewing presence', () => {
     clock.advance(1000);
     const repeat = await signal('POST', id, ayse.token);
     assert.equal(repeat.body.stored, false, 'a repeat within the interval is not stored');
-    assert.deepEqual(repeat.body.viewers.map((v: any) => v.member_id), [seed.ownerId], 'but still answers who else is here');
+    assert.deepEqual(
+      repeat.body.viewers.map((v: any) => v.member_id),
+      [seed.ownerId],
+      'but still answers who else is here',
+    );
     clock.advance(VIEWING_MIN_INTERVAL_MS);
     assert.equal((await signal('POST', id, ayse.token)).body.stored, true);
 
@@ -63,7 +75,10 @@ describe('viewing presence', () => {
     assert.deepEqual(left.body.viewers, []);
     assert.deepEqual((await signal('POST', id, seed.ownerToken)).body.viewers, [], 'Ayşe left (and the caller is never listed)');
     assert.equal((await signal('POST', id, ayse.token)).body.stored, true, 'after leaving, coming back is announced at once');
-    assert.deepEqual((await signal('POST', id, seed.ownerToken)).body.viewers.map((v: any) => v.member_id), [ayse.personId]);
+    assert.deepEqual(
+      (await signal('POST', id, seed.ownerToken)).body.viewers.map((v: any) => v.member_id),
+      [ayse.personId],
+    );
     clock.advance(VIEWING_SHOWN_MS);
     assert.deepEqual((await signal('POST', id, seed.ownerToken)).body.viewers, [], 'a signal past its until is not listed');
 
@@ -76,7 +91,15 @@ describe('viewing presence', () => {
     assert.equal(ayses[0].left, false);
     assert.equal(ayses[2].left, true);
     assert.ok(rows.every((r) => r.webhook === 0));
-    const deliveries = await s.app.db.selectFrom('webhook_deliveries').select('event_seq').where('event_seq', 'in', rows.map((r) => r.seq)).execute();
+    const deliveries = await s.app.db
+      .selectFrom('webhook_deliveries')
+      .select('event_seq')
+      .where(
+        'event_seq',
+        'in',
+        rows.map((r) => r.seq),
+      )
+      .execute();
     assert.deepEqual(deliveries, []);
     const messagesAfter = await s.app.db.selectFrom('messages').select('id').where('conversation_id', '=', id).execute();
     assert.equal(messagesAfter.length, messagesBefore.length, 'never stored as conversation history');
@@ -89,8 +112,17 @@ describe('viewing presence', () => {
   test('the owner’s socket gets the viewing event live; an agent limited to another inbox never does', async () => {
     const { conversation_id: id } = await deliverMail(s, address, { From: 'live@cust.example', Subject: 'Live' });
     const limited = await addPerson(s.app, seed.workspaceId, 'agent');
-    const billing = await s.app.db.selectFrom('inboxes').select('id').where('workspace_id', '=', seed.workspaceId).where('name', '=', 'Billing').executeTakeFirstOrThrow();
-    await s.app.db.updateTable('memberships').set({ inbox_ids: JSON.stringify([billing.id]) }).where('person_id', '=', limited.personId).execute();
+    const billing = await s.app.db
+      .selectFrom('inboxes')
+      .select('id')
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('name', '=', 'Billing')
+      .executeTakeFirstOrThrow();
+    await s.app.db
+      .updateTable('memberships')
+      .set({ inbox_ids: JSON.stringify([billing.id]) })
+      .where('person_id', '=', limited.personId)
+      .execute();
 
     const owner = await openSocket(seed.ownerToken);
     const outsider = await openSocket(limited.token);

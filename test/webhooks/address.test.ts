@@ -6,10 +6,10 @@ import { iso, ManualClock } from '../../src/platform/clock.js';
 import { newId } from '../../src/platform/ids.js';
 import { checkWebhookUrl, nonPublicRange, URL_MAX_LENGTH } from '../../src/webhooks/address.js';
 import { newSigningSecret } from '../../src/webhooks/signing.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { emitMessage } from '../helpers/events.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startReceiver, type Receiver } from '../helpers/webhooks.js';
+import { type Receiver, startReceiver } from '../helpers/webhooks.js';
 
 // A documentation-free public address that is only ever "resolved", never connected to.
 const PUBLIC = '93.184.216.34';
@@ -123,7 +123,10 @@ describe('webhook address safety', () => {
       assert.equal(r.body.error.code, 'invalid_request');
       assert.match(r.body.error.message, new RegExp(`which is a ${escaped(range)} address;`), `${url}: ${r.body.error.message}`);
     }
-    const count = await s.app.db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const count = await s.app.db
+      .selectFrom('webhook_endpoints')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 0, 'nothing was saved');
   });
 
@@ -159,7 +162,16 @@ describe('webhook address safety', () => {
   });
 
   test('only http and https, no credentials in the URL; updates are checked too', async () => {
-    for (const url of ['ftp://public.test/x', 'file:///etc/passwd', 'gopher://public.test/', 'javascript:alert(1)', 'not a url', 'https://user:pw@public.test/', 'https://user@public.test/', 'https://:pw@public.test/']) {
+    for (const url of [
+      'ftp://public.test/x',
+      'file:///etc/passwd',
+      'gopher://public.test/',
+      'javascript:alert(1)',
+      'not a url',
+      'https://user:pw@public.test/',
+      'https://user@public.test/',
+      'https://:pw@public.test/',
+    ]) {
       const r = await s.request('POST', '/v1/webhooks', { token: seed.apiKey, body: { url } });
       assert.equal(r.status, 400, url);
     }
@@ -226,7 +238,13 @@ describe('webhook address safety', () => {
       await emitMessage(s.app, ws.workspaceId, ws.inboxId);
       await s.app.jobs.drain();
     }
-    const attempts = await s.app.db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', r.body.id).orderBy('started_at').orderBy('id').execute();
+    const attempts = await s.app.db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('endpoint_id', '=', r.body.id)
+      .orderBy('started_at')
+      .orderBy('id')
+      .execute();
     assert.equal(attempts.length, forms.length);
     for (const [i, a] of attempts.entries()) {
       assert.equal(a.outcome, 'failed');

@@ -4,12 +4,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
-import { buildServices, type App } from '../../src/context.js';
+import { type App, buildServices } from '../../src/context.js';
 import { createLogger } from '../../src/platform/log.js';
-import { seedWorkspace } from '../helpers/fixtures.js';
 import { emitMessage } from '../helpers/events.js';
-import { spawnServer, testEnv, type ChildServer, type TestEnv } from '../helpers/server.js';
-import { startReceiver, verifyDelivery, type Receiver } from '../helpers/webhooks.js';
+import { seedWorkspace } from '../helpers/fixtures.js';
+import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
+import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
 
 describe('webhook outbox survives kill -9', () => {
   let te: TestEnv;
@@ -52,7 +52,10 @@ describe('webhook outbox survives kill -9', () => {
     const underWay = new Set(rx.received.map((r) => String(r.headers['webhook-id'])));
     const pending = await app.db.selectFrom('webhook_deliveries').select('status').execute();
     assert.equal(pending.length, 40);
-    assert.ok(pending.every((d) => d.status === 'pending'), 'nothing was marked done by the dead process');
+    assert.ok(
+      pending.every((d) => d.status === 'pending'),
+      'nothing was marked done by the dead process',
+    );
 
     rx.handler = () => ({ status: 200, body: 'ok' });
     rx.releaseHeld(200);

@@ -5,16 +5,13 @@ import diagnostics_channel from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { ManualClock, HOUR, MINUTE } from '../../src/platform/clock.js';
-import { markConnection, closeConnection, deleteStaleConnections, touchConnection } from '../../src/realtime/connections.js';
-import {
-  DISABLED_FAILING,
-  DISABLED_GONE,
-} from '../../src/webhooks/dispatcher.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { closeConnection, deleteStaleConnections, markConnection, touchConnection } from '../../src/realtime/connections.js';
+import { DISABLED_FAILING, DISABLED_GONE } from '../../src/webhooks/dispatcher.js';
 import { contactData, emit, emitMessage } from '../helpers/events.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startReceiver, verifyDelivery, type Receiver } from '../helpers/webhooks.js';
+import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
 
 describe('webhook delivery', () => {
   let s: TestServer;
@@ -51,7 +48,16 @@ describe('webhook delivery', () => {
     const occurredAt = new Date(clock.now().getTime() - 1500);
     const contact = contactData();
     const conversation = { id: 'cv_x', inbox_id: seed.inboxId, status: 'open' };
-    const message = { id: 'm_x', conversation_id: 'cv_x', kind: 'message', direction: 'in', author: { type: 'contact' }, body: 'Hi', attachments: [], created_at: occurredAt.toISOString() };
+    const message = {
+      id: 'm_x',
+      conversation_id: 'cv_x',
+      kind: 'message',
+      direction: 'in',
+      author: { type: 'contact' },
+      body: 'Hi',
+      attachments: [],
+      created_at: occurredAt.toISOString(),
+    };
     const { id: eventId } = await emit(s.app, {
       workspaceId: seed.workspaceId,
       inboxId: seed.inboxId,
@@ -122,7 +128,10 @@ describe('webhook delivery', () => {
     const kinds = (ep: { path: string; secret: string }) =>
       at(ep.path)
         .map((r) => verifyDelivery(r, ep.secret, clock))
-        .map((p) => `${p.type}:${p.data.message?.kind ?? ''}:${p.inbox_id === salesInbox || p.data.contact.external_ids?.[0]?.inbox_id === salesInbox ? 'sales' : 'support'}`)
+        .map(
+          (p) =>
+            `${p.type}:${p.data.message?.kind ?? ''}:${p.inbox_id === salesInbox || p.data.contact.external_ids?.[0]?.inbox_id === salesInbox ? 'sales' : 'support'}`,
+        )
         .sort();
     assert.deepEqual(kinds(plain), ['contact.updated::sales', 'contact.updated::support', 'message.created:message:sales', 'message.created:message:support']);
     assert.deepEqual(kinds(notes), [
@@ -154,7 +163,10 @@ describe('webhook delivery', () => {
     await drain();
     const flags = at(ep.path).map((r) => verifyDelivery(r, ep.secret, clock).data.contact.online);
     assert.deepEqual(flags, [true, false, false]);
-    assert.deepEqual((await attempts(ep.id)).map((a) => a.outcome), ['succeeded', 'succeeded', 'succeeded']);
+    assert.deepEqual(
+      (await attempts(ep.id)).map((a) => a.outcome),
+      ['succeeded', 'succeeded', 'succeeded'],
+    );
   });
 
   test('stale connection records are kept one hour', async () => {
@@ -163,7 +175,8 @@ describe('webhook delivery', () => {
     const silent = await markConnection(s.app, { workspaceId: seed.workspaceId, kind: 'contact', subjectId: 'ct_silent' });
     const live = await markConnection(s.app, { workspaceId: seed.workspaceId, kind: 'api_key', subjectId: 'key_live' });
     await closeConnection(s.app, closed.id);
-    const ids = async () => (await s.app.db.selectFrom('realtime_connections').select('id').where('workspace_id', '=', seed.workspaceId).execute()).map((r) => r.id).sort();
+    const ids = async () =>
+      (await s.app.db.selectFrom('realtime_connections').select('id').where('workspace_id', '=', seed.workspaceId).execute()).map((r) => r.id).sort();
     clock.advance(59 * MINUTE);
     await touchConnection(s.app, live.id);
     await deleteStaleConnections(s.app);
@@ -208,7 +221,10 @@ describe('webhook delivery', () => {
         last = due;
       }
       // Each slot gets a random share of its 10%: all nine landing exactly on their slots has odds below 1e-20.
-      assert.ok(lateBy.some((ms) => ms > 0), 'retries are spread by jitter');
+      assert.ok(
+        lateBy.some((ms) => ms > 0),
+        'retries are spread by jitter',
+      );
       const [d] = await deliveries(ep.id);
       assert.equal(d.status, 'failed', 'given up after the ninth retry');
       assert.equal(d.attempts, 10);
@@ -216,12 +232,18 @@ describe('webhook delivery', () => {
       const got = at(ep.path);
       assert.equal(new Set(got.map((r) => r.headers['webhook-id'])).size, 1, 'one webhook-id on every retry');
       const stamps = got.map((r) => Number(r.headers['webhook-timestamp']));
-      assert.deepEqual(stamps, [...stamps].sort((a, b) => a - b));
+      assert.deepEqual(
+        stamps,
+        [...stamps].sort((a, b) => a - b),
+      );
       assert.equal(new Set(stamps).size, stamps.length, 'each attempt is signed at send time');
       // Each attempt verifies at its own time (checked when it arrived: the clock has moved on since).
       const log = await attempts(ep.id);
       assert.equal(log.length, 10);
-      assert.deepEqual(log.map((a) => a.attempt), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      assert.deepEqual(
+        log.map((a) => a.attempt),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      );
       assert.ok(log.every((a) => a.outcome === 'failed' && a.status_code === 500 && a.response === 'boom' && a.error === 'the receiver answered 500'));
       // The tenth attempt fails 24 h 36 min 5 s or more after the first: the endpoint is disabled then, with the reason shown.
       assert.ok(last - first >= 24 * HOUR + 36 * MINUTE + 5_000);
@@ -513,10 +535,22 @@ describe('webhook delivery', () => {
       const attemptsPage = await s.request('GET', `/v1/webhooks/${ep.id}/attempts?limit=2`, { token: seed.apiKey });
       assert.equal(attemptsPage.status, 200);
       assert.equal(attemptsPage.body.data.length, 2);
-      assert.deepEqual(attemptsPage.body.data.map((a: any) => [a.manual, a.status_code]), [[true, 500], [true, 200]]);
+      assert.deepEqual(
+        attemptsPage.body.data.map((a: any) => [a.manual, a.status_code]),
+        [
+          [true, 500],
+          [true, 200],
+        ],
+      );
       assert.ok(attemptsPage.body.next_cursor);
       const rest = await s.request('GET', `/v1/webhooks/${ep.id}/attempts?limit=2&cursor=${attemptsPage.body.next_cursor}`, { token: seed.apiKey });
-      assert.deepEqual(rest.body.data.map((a: any) => [a.attempt, a.status_code]), [[2, 500], [1, 500]]);
+      assert.deepEqual(
+        rest.body.data.map((a: any) => [a.attempt, a.status_code]),
+        [
+          [2, 500],
+          [1, 500],
+        ],
+      );
       assert.equal(rest.body.next_cursor, null);
       assert.ok(rest.body.data.every((a: any) => a.webhook_id === entry.webhook_id && a.delivery_id === entry.delivery_id));
 

@@ -5,10 +5,10 @@ import { createApiKey } from '../../src/api-keys/service.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/events/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
 import { emitMessage } from '../helpers/events.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { startReceiver, verifyDelivery, type Receiver } from '../helpers/webhooks.js';
+import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
 
 describe('webhook endpoints API', () => {
   let s: TestServer;
@@ -77,9 +77,15 @@ describe('webhook endpoints API', () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await s.request('POST', '/v1/webhooks', { token: ws.apiKey, body: { url: `${rx.url}/p${i}` } })).body.id);
     const first = await s.request('GET', '/v1/webhooks?limit=3', { token: ws.apiKey });
-    assert.deepEqual(first.body.data.map((e: any) => e.id), ids.slice().reverse().slice(0, 3));
+    assert.deepEqual(
+      first.body.data.map((e: any) => e.id),
+      ids.slice().reverse().slice(0, 3),
+    );
     const second = await s.request('GET', `/v1/webhooks?limit=3&cursor=${first.body.next_cursor}`, { token: ws.apiKey });
-    assert.deepEqual(second.body.data.map((e: any) => e.id), ids.slice().reverse().slice(3));
+    assert.deepEqual(
+      second.body.data.map((e: any) => e.id),
+      ids.slice().reverse().slice(3),
+    );
     assert.equal(second.body.next_cursor, null);
   });
 
@@ -137,7 +143,10 @@ describe('webhook endpoints API', () => {
     assert.equal(own.status, 201);
     const workspaceWide = await s.request('POST', '/v1/webhooks', { token: ws.apiKey, body: { url: `${rx.url}/l` } });
     const listed = await s.request('GET', '/v1/webhooks', { token: limited.secret });
-    assert.deepEqual(listed.body.data.map((e: any) => e.id), [own.body.id]);
+    assert.deepEqual(
+      listed.body.data.map((e: any) => e.id),
+      [own.body.id],
+    );
     assert.equal((await s.request('GET', `/v1/webhooks/${workspaceWide.body.id}`, { token: limited.secret })).status, 404);
     assert.equal((await s.request('DELETE', `/v1/webhooks/${workspaceWide.body.id}`, { token: limited.secret })).status, 404);
   });
@@ -177,7 +186,17 @@ describe('webhook endpoints API', () => {
 
   test('the OpenAPI document describes the webhook, event and realtime routes', async () => {
     const doc = await s.request('GET', '/v1/openapi.json');
-    for (const p of ['/v1/webhooks', '/v1/webhooks/{webhookId}', '/v1/webhooks/{webhookId}/secret', '/v1/webhooks/{webhookId}/deliveries', '/v1/webhooks/{webhookId}/attempts', '/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver', '/v1/webhooks/{webhookId}/enable', '/v1/events', '/v1/realtime']) {
+    for (const p of [
+      '/v1/webhooks',
+      '/v1/webhooks/{webhookId}',
+      '/v1/webhooks/{webhookId}/secret',
+      '/v1/webhooks/{webhookId}/deliveries',
+      '/v1/webhooks/{webhookId}/attempts',
+      '/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver',
+      '/v1/webhooks/{webhookId}/enable',
+      '/v1/events',
+      '/v1/realtime',
+    ]) {
       assert.ok(doc.body.paths[p], p);
     }
   });
@@ -200,7 +219,15 @@ describe('workspace deletion and retention steps for webhooks, events and connec
       }
       await s.app.jobs.drain();
       const count = async (table: 'webhook_endpoints' | 'webhook_deliveries' | 'webhook_attempts' | 'events' | 'realtime_connections', ws: string) =>
-        Number((await s.app.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', ws).executeTakeFirstOrThrow()).n);
+        Number(
+          (
+            await s.app.db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll<number>().as('n'))
+              .where('workspace_id', '=', ws)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       assert.equal(await count('webhook_attempts', gone.workspaceId), 14);
       for (const name of ['webhooks', 'events', 'realtime_connections']) {
         const step = workspaceDataSteps.find((x) => x.name === name)!;

@@ -44,8 +44,14 @@ describe('webhook signatures', () => {
     assert.deepEqual([...RETRY_SCHEDULE_MS], [5_000, 60_000, 300_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 32_400_000]);
     for (let attempt = 1; attempt <= 9; attempt++) {
       const base = RETRY_SCHEDULE_MS[attempt - 1];
-      assert.equal(retryDelayMs(attempt, () => 0), base);
-      assert.equal(retryDelayMs(attempt, () => 0.999999), Math.round(base * (1 + RETRY_JITTER * 0.999999)));
+      assert.equal(
+        retryDelayMs(attempt, () => 0),
+        base,
+      );
+      assert.equal(
+        retryDelayMs(attempt, () => 0.999999),
+        Math.round(base * (1 + RETRY_JITTER * 0.999999)),
+      );
       for (let i = 0; i < 200; i++) {
         const d = retryDelayMs(attempt)!;
         assert.ok(d >= base && d <= base * 1.1, `attempt ${attempt}: ${d}`);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { createChatChannel } from '../../src/channels/service.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const ORIGIN = 'https://shop.example.com';
@@ -17,7 +17,9 @@ describe('chat widget: visitor attachments', () => {
   before(async () => {
     s = await startTestServer({ env: { SVC_ATTACHMENT_MAX_BYTES: String(MAX_BYTES) } });
     seed = await seedWorkspace(s.app);
-    publicKey = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [ORIGIN], allowAnonymous: true })).public_key!;
+    publicKey = (
+      await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [ORIGIN], allowAnonymous: true })
+    ).public_key!;
   });
   after(() => s.stop());
 
@@ -32,9 +34,21 @@ describe('chat widget: visitor attachments', () => {
   }
 
   const upload = (token: string | undefined, conversationId: string, data: Buffer | string, type = 'image/png', filename = 'photo.png') =>
-    visitor('POST', `/v1/widget/conversations/${conversationId}/attachments?filename=${encodeURIComponent(filename)}`, { token, raw: data, headers: { 'content-type': type } });
+    visitor('POST', `/v1/widget/conversations/${conversationId}/attachments?filename=${encodeURIComponent(filename)}`, {
+      token,
+      raw: data,
+      headers: { 'content-type': type },
+    });
 
-  const attachmentCount = async () => Number((await s.app.db.selectFrom('attachments').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const attachmentCount = async () =>
+    Number(
+      (
+        await s.app.db
+          .selectFrom('attachments')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   test('a visitor uploads an image and sends it; the team sees it on the message and the visitor downloads it', async () => {
     const { token, conversationId } = await chat();
@@ -47,7 +61,10 @@ describe('chat widget: visitor attachments', () => {
 
     const sent = await visitor('POST', `/v1/widget/conversations/${conversationId}/messages`, { token, body: { body: '', attachment_ids: [up.body.id] } });
     assert.equal(sent.status, 201, JSON.stringify(sent.body));
-    assert.deepEqual(sent.body.attachments.map((a: { id: string }) => a.id), [up.body.id]);
+    assert.deepEqual(
+      sent.body.attachments.map((a: { id: string }) => a.id),
+      [up.body.id],
+    );
 
     const team = await s.request('GET', `/v1/conversations/${conversationId}/messages`, { token: seed.apiKey });
     const teamMessage = team.body.data.find((m: { id: string }) => m.id === sent.body.id);
@@ -56,7 +73,10 @@ describe('chat widget: visitor attachments', () => {
     assert.deepEqual(Buffer.from(await teamFile.arrayBuffer()), PNG);
 
     const listed = await visitor('GET', `/v1/widget/conversations/${conversationId}/messages`, { token });
-    assert.deepEqual(listed.body.data.at(-1).attachments.map((a: { id: string }) => a.id), [up.body.id]);
+    assert.deepEqual(
+      listed.body.data.at(-1).attachments.map((a: { id: string }) => a.id),
+      [up.body.id],
+    );
     const own = await fetch(`${s.url}${up.body.url}`, { headers: { authorization: `Bearer ${token}`, origin: ORIGIN } });
     assert.equal(own.status, 200);
     assert.equal(own.headers.get('content-type'), 'image/png');
@@ -72,15 +92,35 @@ describe('chat widget: visitor attachments', () => {
     await new Promise((r) => ws.once('open', r));
     try {
       const teamUpload = async (name: string) => {
-        const r = await s.request('POST', `/v1/conversations/${conversationId}/attachments?filename=${name}`, { token: seed.apiKey, raw: PNG, headers: { 'content-type': 'image/png' } });
+        const r = await s.request('POST', `/v1/conversations/${conversationId}/attachments?filename=${name}`, {
+          token: seed.apiKey,
+          raw: PNG,
+          headers: { 'content-type': 'image/png' },
+        });
         assert.equal(r.status, 201, JSON.stringify(r.body));
         return r.body.id as string;
       };
       const replied = await teamUpload('label.png');
       const noted = await teamUpload('internal.png');
       const unsent = await teamUpload('draft.png');
-      assert.equal((await s.request('POST', `/v1/conversations/${conversationId}/messages`, { token: seed.apiKey, body: { body: 'Here is your label', attachment_ids: [replied] } })).status, 201);
-      assert.equal((await s.request('POST', `/v1/conversations/${conversationId}/messages`, { token: seed.apiKey, body: { kind: 'note', body: 'internal', attachment_ids: [noted] } })).status, 201);
+      assert.equal(
+        (
+          await s.request('POST', `/v1/conversations/${conversationId}/messages`, {
+            token: seed.apiKey,
+            body: { body: 'Here is your label', attachment_ids: [replied] },
+          })
+        ).status,
+        201,
+      );
+      assert.equal(
+        (
+          await s.request('POST', `/v1/conversations/${conversationId}/messages`, {
+            token: seed.apiKey,
+            body: { kind: 'note', body: 'internal', attachment_ids: [noted] },
+          })
+        ).status,
+        201,
+      );
 
       const deadline = Date.now() + 5000;
       while (!frames.some((f) => f.type === 'message' && f.message.body === 'Here is your label')) {
@@ -88,9 +128,13 @@ describe('chat widget: visitor attachments', () => {
         await new Promise((r) => setTimeout(r, 20));
       }
       const live = frames.find((f) => f.type === 'message' && f.message.body === 'Here is your label');
-      assert.deepEqual(live.message.attachments.map((a: { id: string; url: string }) => [a.id, a.url]), [[replied, `/v1/widget/attachments/${replied}/content`]]);
+      assert.deepEqual(
+        live.message.attachments.map((a: { id: string; url: string }) => [a.id, a.url]),
+        [[replied, `/v1/widget/attachments/${replied}/content`]],
+      );
 
-      const get = (id: string, t = token) => fetch(`${s.url}/v1/widget/attachments/${id}/content`, { headers: { authorization: `Bearer ${t}`, origin: ORIGIN } });
+      const get = (id: string, t = token) =>
+        fetch(`${s.url}/v1/widget/attachments/${id}/content`, { headers: { authorization: `Bearer ${t}`, origin: ORIGIN } });
       assert.equal((await get(replied)).status, 200);
       const noteFile = await get(noted);
       assert.equal(noteFile.status, 404);
@@ -123,21 +167,37 @@ describe('chat widget: visitor attachments', () => {
     const foreign = await upload(mine.token, theirs.conversationId, PNG);
     assert.equal(foreign.status, 404);
     assert.equal(foreign.body.error.code, 'not_found');
-    const wrongOrigin = await s.request('POST', `/v1/widget/conversations/${mine.conversationId}/attachments`, { token: mine.token, raw: PNG, headers: { origin: 'https://evil.example', 'content-type': 'image/png' } });
+    const wrongOrigin = await s.request('POST', `/v1/widget/conversations/${mine.conversationId}/attachments`, {
+      token: mine.token,
+      raw: PNG,
+      headers: { origin: 'https://evil.example', 'content-type': 'image/png' },
+    });
     assert.equal(wrongOrigin.status, 403);
     assert.equal(await attachmentCount(), before);
 
     // Another session's upload cannot be sent from this conversation.
     const theirUpload = await upload(theirs.token, theirs.conversationId, PNG);
     assert.equal(theirUpload.status, 201);
-    const stolen = await visitor('POST', `/v1/widget/conversations/${mine.conversationId}/messages`, { token: mine.token, body: { body: 'mine now', attachment_ids: [theirUpload.body.id] } });
+    const stolen = await visitor('POST', `/v1/widget/conversations/${mine.conversationId}/messages`, {
+      token: mine.token,
+      body: { body: 'mine now', attachment_ids: [theirUpload.body.id] },
+    });
     assert.equal(stolen.status, 400);
     assert.equal(stolen.body.error.code, 'invalid_request');
-    const unknown = await visitor('POST', `/v1/widget/conversations/${mine.conversationId}/messages`, { token: mine.token, body: { body: '', attachment_ids: ['att_nope'] } });
+    const unknown = await visitor('POST', `/v1/widget/conversations/${mine.conversationId}/messages`, {
+      token: mine.token,
+      body: { body: '', attachment_ids: ['att_nope'] },
+    });
     assert.equal(unknown.status, 400);
-    const empty = await visitor('POST', `/v1/widget/conversations/${mine.conversationId}/messages`, { token: mine.token, body: { body: ' ', attachment_ids: [] } });
+    const empty = await visitor('POST', `/v1/widget/conversations/${mine.conversationId}/messages`, {
+      token: mine.token,
+      body: { body: ' ', attachment_ids: [] },
+    });
     assert.equal(empty.status, 400);
-    const badIds = await visitor('POST', `/v1/widget/conversations/${mine.conversationId}/messages`, { token: mine.token, body: { body: 'x', attachment_ids: 'att_1' } });
+    const badIds = await visitor('POST', `/v1/widget/conversations/${mine.conversationId}/messages`, {
+      token: mine.token,
+      body: { body: 'x', attachment_ids: 'att_1' },
+    });
     assert.equal(badIds.status, 400);
     const messages = await visitor('GET', `/v1/widget/conversations/${mine.conversationId}/messages`, { token: mine.token });
     assert.equal(messages.body.data.length, 1, 'no refused message was kept');

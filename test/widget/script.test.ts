@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { initialLoad, INITIAL_LOAD_BUDGET_BYTES } from '../helpers/widget-script.js';
+import { INITIAL_LOAD_BUDGET_BYTES, initialLoad } from '../helpers/widget-script.js';
 
 describe('the widget script', () => {
   let s: TestServer;

@@ -8,7 +8,7 @@ import { createChatChannel } from '../../src/channels/service.js';
 import { retentionRules } from '../../src/lifecycle/registry.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { TYPING_MIN_INTERVAL_MS } from '../../src/typing/service.js';
-import { seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const ORIGIN = 'https://shop.example.com';
@@ -23,7 +23,9 @@ describe('typing signals', () => {
     clock = new ManualClock('2026-06-01T09:00:00Z');
     s = await startTestServer({ clock });
     seed = await seedWorkspace(s.app);
-    publicKey = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [ORIGIN], allowAnonymous: true })).public_key!;
+    publicKey = (
+      await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [ORIGIN], allowAnonymous: true })
+    ).public_key!;
   });
   after(() => s.stop());
 
@@ -37,7 +39,13 @@ describe('typing signals', () => {
     return { token: session.body.token as string, conversationId: started.body.conversation.id as string };
   }
 
-  const typingRows = () => s.app.db.selectFrom('events').select(['seq', 'data', 'webhook', 'occurred_at']).where('type', '=', 'typing').where('workspace_id', '=', seed.workspaceId).execute();
+  const typingRows = () =>
+    s.app.db
+      .selectFrom('events')
+      .select(['seq', 'data', 'webhook', 'occurred_at'])
+      .where('type', '=', 'typing')
+      .where('workspace_id', '=', seed.workspaceId)
+      .execute();
 
   test('the visitor types: a realtime-only event the team sees, throttled, and no webhook delivery', async () => {
     const v = await visitorWithConversation('Hello');
@@ -56,7 +64,15 @@ describe('typing signals', () => {
     assert.equal(last.webhook, 0, 'never a webhook event (the outbox skips events with webhook = 0)');
     assert.deepEqual(JSON.parse(last.data).conversation.id, v.conversationId);
     assert.equal(JSON.parse(last.data).author.type, 'contact');
-    const deliveries = await s.app.db.selectFrom('webhook_deliveries').select('event_seq').where('event_seq', 'in', rows.map((r) => r.seq)).execute();
+    const deliveries = await s.app.db
+      .selectFrom('webhook_deliveries')
+      .select('event_seq')
+      .where(
+        'event_seq',
+        'in',
+        rows.map((r) => r.seq),
+      )
+      .execute();
     assert.deepEqual(deliveries, []);
 
     // The team's event stream shows it.

@@ -6,12 +6,12 @@ import { createChatChannel } from '../../src/channels/service.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/context.js';
 import { updateConversation } from '../../src/conversations/service.js';
-import { createLogger } from '../../src/platform/log.js';
 import { retentionRules } from '../../src/lifecycle/registry.js';
 import { DAY, ManualClock } from '../../src/platform/clock.js';
+import { createLogger } from '../../src/platform/log.js';
 import { isContactOnline } from '../../src/realtime/connections.js';
 import { identityHash } from '../../src/widget/service.js';
-import { addPerson, seedWorkspace, type Seed } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const ORIGIN = 'https://shop.example.com';
@@ -27,8 +27,12 @@ describe('chat widget (visitor API)', () => {
     clock = new ManualClock('2026-06-01T09:00:00Z');
     s = await startTestServer({ clock });
     seed = await seedWorkspace(s.app);
-    publicKey = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [ORIGIN], greeting: 'Hello there' })).public_key!;
-    anonKey = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Anon widget', origins: [ORIGIN], allowAnonymous: true })).public_key!;
+    publicKey = (
+      await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [ORIGIN], greeting: 'Hello there' })
+    ).public_key!;
+    anonKey = (
+      await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Anon widget', origins: [ORIGIN], allowAnonymous: true })
+    ).public_key!;
   });
   after(() => s.stop());
 
@@ -86,7 +90,10 @@ describe('chat widget (visitor API)', () => {
     const conv = await s.request('GET', `/v1/conversations/${conversationId}`, { token: seed.apiKey });
     assert.equal(conv.body.source ?? conv.body.conversation?.source, 'chat');
 
-    const note = await s.request('POST', `/v1/conversations/${conversationId}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'internal: check the warehouse' } });
+    const note = await s.request('POST', `/v1/conversations/${conversationId}/messages`, {
+      token: seed.ownerToken,
+      body: { kind: 'note', body: 'internal: check the warehouse' },
+    });
     assert.equal(note.status, 201, JSON.stringify(note.body));
     const reply = await s.request('POST', `/v1/conversations/${conversationId}/messages`, { token: seed.ownerToken, body: { body: 'It ships today.' } });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
@@ -97,7 +104,10 @@ describe('chat widget (visitor API)', () => {
     assert.equal(live.message.author.type, 'team');
 
     const list = await visitor('GET', `/v1/widget/conversations/${conversationId}/messages`, { token: v.token });
-    assert.deepEqual(list.body.data.map((m: { body: string }) => m.body), ['Where is my order?', 'It ships today.']);
+    assert.deepEqual(
+      list.body.data.map((m: { body: string }) => m.body),
+      ['Where is my order?', 'It ships today.'],
+    );
     ws.close();
     await waitFor(async () => !(await isContactOnline(s.app, v.contact_id)));
   });
@@ -182,7 +192,8 @@ describe('chat widget (visitor API)', () => {
 
   test('a deleted workspace’s public key and visitor sessions stop at once', async () => {
     const other = await seedWorkspace(s.app);
-    const key = (await createChatChannel(s.app, { workspaceId: other.workspaceId, inboxId: other.inboxId, name: 'W', origins: [ORIGIN], allowAnonymous: true })).public_key!;
+    const key = (await createChatChannel(s.app, { workspaceId: other.workspaceId, inboxId: other.inboxId, name: 'W', origins: [ORIGIN], allowAnonymous: true }))
+      .public_key!;
     const v = await session({ public_key: key });
     await s.app.db.updateTable('workspaces').set({ deleted_at: clock.now().toISOString() }).where('id', '=', other.workspaceId).execute();
     assert.equal((await visitor('GET', '/v1/widget/conversations', { token: v.token })).status, 401);

@@ -6,25 +6,32 @@
 // webhooks, notifications or outbound mail; only migration.progress reaches owners and admins.
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import type { Ctx } from '../../context.js';
 import { createAnonymousContact, findOrCreateContactByEmail } from '../../contacts/service.js';
 import type { ContactView } from '../../contacts/store.js';
+import type { Ctx } from '../../context.js';
 import { attachmentKey, rawEmailKey } from '../../conversations/files.js';
 import type { ConversationRow } from '../../conversations/format.js';
-import { addConversationLabels, conversationById, firstConversationOf, newestMessage, replaceImportDivider, setConversationStatus } from '../../conversations/imported.js';
-import { checkLabels, insertConversation, insertMessage, type Author, type StoredAttachment } from '../../conversations/service.js';
+import {
+  addConversationLabels,
+  conversationById,
+  firstConversationOf,
+  newestMessage,
+  replaceImportDivider,
+  setConversationStatus,
+} from '../../conversations/imported.js';
+import { type Author, checkLabels, insertConversation, insertMessage, type StoredAttachment } from '../../conversations/service.js';
 import type { Database, MailboxMigrationItemsTable } from '../../db/schema.js';
 import { announceEvents } from '../../events/service.js';
+import { findStoredCopy, type MailIdentity, mailIdentity, registerStoredMail, type StoredCopy } from '../../mail/duplicates.js';
 import { conversationIdsOfMailIds, storedCopyByMailId } from '../../mail/imported.js';
-import { findStoredCopy, mailIdentity, registerStoredMail, type MailIdentity, type StoredCopy } from '../../mail/duplicates.js';
-import { mailHeadersOf, type InboundMail } from '../../mail/parse.js';
+import { type InboundMail, mailHeadersOf } from '../../mail/parse.js';
 import { sanitizeMailHtml } from '../../mail/sanitize.js';
 import { iso } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
 import type { MailSource } from '../sources/mail-source.js';
+import { loadProgress, lockMigration, type MigrationRow, recordMigrationProgress } from '../store.js';
 import { importedStatus, labelOfFolder } from './plan.js';
-import { loadProgress, lockMigration, recordMigrationProgress, type MigrationRow } from '../store.js';
-import { teamAddressesOf, type TeamAddresses } from './team.js';
+import { type TeamAddresses, teamAddressesOf } from './team.js';
 
 /** Per batch: at most this many threads, messages and bytes of source. */
 export const BATCH_THREADS = 100;
@@ -97,7 +104,12 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (
 }
 
 /** Reads the next batch's messages from the mailbox; items missing there are marked gone. */
-async function fetchBatch(ctx: Ctx, m: MigrationRow, mailbox: MailSource, items: ItemRow[]): Promise<{ raws: Map<string, Buffer>; failed: Map<string, string>; gone: string[] }> {
+async function fetchBatch(
+  ctx: Ctx,
+  m: MigrationRow,
+  mailbox: MailSource,
+  items: ItemRow[],
+): Promise<{ raws: Map<string, Buffer>; failed: Map<string, string>; gone: string[] }> {
   const raws = new Map<string, Buffer>();
   const failed = new Map<string, string>();
   const gone: string[] = [];
@@ -110,7 +122,8 @@ async function fetchBatch(ctx: Ctx, m: MigrationRow, mailbox: MailSource, items:
   for (const [folder, list] of byFolder) {
     const box = await mailbox.examine(folder);
     const current = list.filter((i) => uidValidityOf(i.source_key) === box.uidValidity);
-    for (const i of list) if (!current.includes(i)) failed.set(i.source_key, 'the folder was rebuilt at the provider (its UIDVALIDITY changed); scan again to copy this message');
+    for (const i of list)
+      if (!current.includes(i)) failed.set(i.source_key, 'the folder was rebuilt at the provider (its UIDVALIDITY changed); scan again to copy this message');
     const byUid = new Map(current.map((i) => [Number(i.uid), i]));
     for await (const { uid, source } of mailbox.sources([...byUid.keys()].sort((a, b) => a - b))) {
       const item = byUid.get(uid);
@@ -133,7 +146,16 @@ async function storeFiles(ctx: Ctx, m: MigrationRow, f: Fetched): Promise<void> 
     const key = attachmentKey(m.workspace_id, id);
     const stored = await ctx.storage.put(key, a.content, { contentType: a.contentType });
     f.written.push(key);
-    f.files.push({ id, filename: a.filename, contentType: a.contentType, size: stored.size, sha256: stored.sha256, storageKey: key, contentId: a.contentId, inline: a.inline });
+    f.files.push({
+      id,
+      filename: a.filename,
+      contentType: a.contentType,
+      size: stored.size,
+      sha256: stored.sha256,
+      storageKey: key,
+      contentId: a.contentId,
+      inline: a.inline,
+    });
   }
   if (m.keep_originals) {
     const key = rawEmailKey(m.workspace_id, newId('eml'));
@@ -153,7 +175,11 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
   const started = performance.now();
   const limits = deps.limits ?? { batchThreads: BATCH_THREADS, batchMessages: BATCH_MESSAGES, batchBytes: BATCH_BYTES };
   const team = await teamAddressesOf(ctx, m);
-  const folderRows = await ctx.db.selectFrom('mailbox_migration_folders').select(['path', 'special_use', 'delimiter']).where('migration_id', '=', m.id).execute();
+  const folderRows = await ctx.db
+    .selectFrom('mailbox_migration_folders')
+    .select(['path', 'special_use', 'delimiter'])
+    .where('migration_id', '=', m.id)
+    .execute();
   const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
   const labelOf = new Map(folderRows.map((f) => [f.path, labelOfFolder(f.path, f.special_use, f.delimiter, mapping)]));
   for (;;) {
@@ -275,10 +301,17 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
       const f = byKey.get(item.source_key)!;
       const mail = f.mail;
       const identity = mailIdentity(mail, mail.messageId ?? item.rfc_id);
-      const known = (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ?? (await importedBeforeDigests(trx, m, inboxId, identity, f.raw));
+      const known =
+        (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ?? (await importedBeforeDigests(trx, m, inboxId, identity, f.raw));
       if (known) {
         // Stored once: the inbox has this message already (an earlier copy, or it arrived by mail).
-        await setItem(item.source_key, { status: 'duplicate', skip_reason: 'duplicate', message_id: known.message_id, conversation_id: known.conversation_id, copied_at: iso(now) });
+        await setItem(item.source_key, {
+          status: 'duplicate',
+          skip_reason: 'duplicate',
+          message_id: known.message_id,
+          conversation_id: known.conversation_id,
+          copied_at: iso(now),
+        });
         await Promise.allSettled(f.written.map((k) => ctx.storage.delete(k)));
         conversation ??= await conversationById(trx, known.conversation_id);
         continue;
@@ -298,7 +331,10 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         author = { type: 'contact', contactId: (await contactFor(item.from_address, mail.from.name ?? item.from_name)).contact.id };
       }
       if (!conversation) {
-        const customer = await contactFor(thread.customer_address, thread.customer_address === item.from_address ? (mail.from.name ?? item.from_name) : thread.customer_name);
+        const customer = await contactFor(
+          thread.customer_address,
+          thread.customer_address === item.from_address ? (mail.from.name ?? item.from_name) : thread.customer_name,
+        );
         ({ conversation } = await insertConversation(tx, {
           workspaceId: m.workspace_id,
           inboxId,
@@ -323,7 +359,12 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         subject: mail.subject,
         automatic: mail.automatic,
         details,
-        mail: { messageId: identity.messageId, references: mail.references, replyTo: fromTeam ? null : (mail.replyTo ?? item.from_address), headers: { ...mailHeadersOf(mail), message_id: identity.messageId } },
+        mail: {
+          messageId: identity.messageId,
+          references: mail.references,
+          replyTo: fromTeam ? null : (mail.replyTo ?? item.from_address),
+          headers: { ...mailHeadersOf(mail), message_id: identity.messageId },
+        },
         files: f.files,
         attachmentsOmitted: f.omitted,
         raw: f.rawStored,
@@ -331,7 +372,15 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         importedAt: now,
       });
       conversation = inserted.conversation;
-      if (!(await registerStoredMail(tx, { workspaceId: m.workspace_id, inboxId, conversationId: conversation.id, messageId: inserted.message.id, mail: identity }))) {
+      if (
+        !(await registerStoredMail(tx, {
+          workspaceId: m.workspace_id,
+          inboxId,
+          conversationId: conversation.id,
+          messageId: inserted.message.id,
+          mail: identity,
+        }))
+      ) {
         throw new Error('the same mail was stored in the inbox meanwhile; the batch is copied again');
       }
       await setItem(item.source_key, { status: 'copied', message_id: inserted.message.id, conversation_id: conversation.id, copied_at: iso(now), error: null });
@@ -347,21 +396,38 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         .where('thread_key', '=', thread.thread_key)
         .execute();
     } else {
-      await trx.updateTable('mailbox_migration_threads').set({ status: 'copied' }).where('migration_id', '=', m.id).where('thread_key', '=', thread.thread_key).execute();
+      await trx
+        .updateTable('mailbox_migration_threads')
+        .set({ status: 'copied' })
+        .where('migration_id', '=', m.id)
+        .where('thread_key', '=', thread.thread_key)
+        .execute();
     }
   }
   return copied;
 }
 
 /** A message without Message-ID imported before mail digests were kept (migration 0017), registered under an id made from its source. */
-async function importedBeforeDigests(trx: Transaction<Database>, m: MigrationRow, inboxId: string, mail: MailIdentity, raw: Buffer): Promise<StoredCopy | undefined> {
+async function importedBeforeDigests(
+  trx: Transaction<Database>,
+  m: MigrationRow,
+  inboxId: string,
+  mail: MailIdentity,
+  raw: Buffer,
+): Promise<StoredCopy | undefined> {
   if (mail.messageId) return undefined;
   const legacyId = `sha256-${createHash('sha256').update(raw).digest('hex')}@import.svc`;
   return storedCopyByMailId(trx, m.workspace_id, inboxId, legacyId);
 }
 
 /** The conversation a thread goes into: the one it went into before, or one holding a message it names. */
-async function existingConversation(trx: Transaction<Database>, m: MigrationRow, thread: { conversation_id: string | null }, members: ItemRow[], byKey: Map<string, Fetched>): Promise<ConversationRow | undefined> {
+async function existingConversation(
+  trx: Transaction<Database>,
+  m: MigrationRow,
+  thread: { conversation_id: string | null },
+  members: ItemRow[],
+  byKey: Map<string, Fetched>,
+): Promise<ConversationRow | undefined> {
   if (thread.conversation_id) {
     const row = await conversationById(trx, thread.conversation_id);
     if (row) return row;
@@ -383,7 +449,12 @@ async function existingConversation(trx: Transaction<Database>, m: MigrationRow,
  * rule, the divider after the last imported message, and updated_at = now (retention of imported
  * mail counts from the day of the import).
  */
-async function settleImportedConversation(tx: { db: Transaction<Database>; clock: Ctx['clock'] }, m: MigrationRow, conversation: ConversationRow, labels: string[]): Promise<void> {
+async function settleImportedConversation(
+  tx: { db: Transaction<Database>; clock: Ctx['clock'] },
+  m: MigrationRow,
+  conversation: ConversationRow,
+  labels: string[],
+): Promise<void> {
   const trx = tx.db;
   const now = tx.clock.now();
   await addConversationLabels(trx, conversation.id, labels);

@@ -223,11 +223,12 @@ export function importedStatus(input: { lastMessageAt: Date; teamWroteLast: bool
 
 /** Label of a folder: the user's mapping, else none for the inbox and sent mail, else the folder path. */
 export function labelOfFolder(path: string, specialUse: string | null, delimiter: string | null, mapping: Record<string, string | null>): string | null {
-  if (Object.prototype.hasOwnProperty.call(mapping, path)) {
+  if (Object.hasOwn(mapping, path)) {
     const mapped = mapping[path];
     return mapped === null ? null : mapped.trim() || null;
   }
-  if (path.toUpperCase() === 'INBOX' || specialUse === '\\Sent' || specialUse === '\\Inbox' || specialUse === '\\All' || specialUse === '\\Archive') return null;
+  if (path.toUpperCase() === 'INBOX' || specialUse === '\\Sent' || specialUse === '\\Inbox' || specialUse === '\\All' || specialUse === '\\Archive')
+    return null;
   const label = (delimiter ? path.split(delimiter).join('/') : path).replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
   return label ? label.slice(0, 100) : null;
 }

@@ -3,19 +3,19 @@
 // it stopped. When every chosen folder is read, the copy is planned (plan.ts) and the migration is
 // ready (or paused again, when the plan was changed during a pause).
 import { sql } from 'kysely';
+import { countContactEmails } from '../../contacts/imported.js';
+import { normalizeAddress } from '../../contacts/service.js';
 import type { Ctx } from '../../context.js';
 import type { MailboxMigrationItemsTable } from '../../db/schema.js';
-import { normalizeAddress } from '../../contacts/service.js';
-import { countContactEmails } from '../../contacts/imported.js';
-import { AUTOMATIC_HEADER_FIELDS, parseHeaderBlock, type InboundMail } from '../../mail/parse.js';
+import { AUTOMATIC_HEADER_FIELDS, type InboundMail, parseHeaderBlock } from '../../mail/parse.js';
 import { iso } from '../../platform/clock.js';
+import { formatMigration } from '../format.js';
 import type { ImapFolder } from '../sources/imap.js';
 import type { MailSource } from '../sources/mail-source.js';
-import { formatMigration } from '../format.js';
-import { mapLimit } from './copy.js';
-import { estimateSeconds, labelOfFolder, NEVER_READ_SPECIAL_USE, planItems, SKIP_REASONS, type PlanItem } from './plan.js';
 import { findPreset } from '../sources/presets.js';
-import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from '../store.js';
+import { loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, SYSTEM, saveMigration } from '../store.js';
+import { mapLimit } from './copy.js';
+import { estimateSeconds, labelOfFolder, NEVER_READ_SPECIAL_USE, type PlanItem, planItems, SKIP_REASONS } from './plan.js';
 import { teamAddressesOf } from './team.js';
 
 /** Header fields a scan reads: threading, parties, subject, date, and every one that marks automatic mail. */
@@ -76,7 +76,16 @@ export type HeaderParser = (headers: Buffer) => Promise<InboundMail>;
 
 /** What the scan stores of one message, from its header block. */
 export async function itemFromHeaders(
-  input: { migrationId: string; sourceKey: string; folder: string; uid: number | null; headers: Buffer; size: number; internalDate: Date | null; flags: string[] },
+  input: {
+    migrationId: string;
+    sourceKey: string;
+    folder: string;
+    uid: number | null;
+    headers: Buffer;
+    size: number;
+    internalDate: Date | null;
+    flags: string[];
+  },
   parse: HeaderParser = parseHeaderBlock,
 ): Promise<MailboxMigrationItemsTable> {
   const mail = await parse(input.headers);
@@ -127,7 +136,13 @@ export async function insertItems(ctx: Pick<Ctx, 'db'>, rows: MailboxMigrationIt
  * One step of the scan: reads headers until the time budget is used. Returns 'more' while folders
  * are left, 'done' once every folder is read (the caller then plans).
  */
-export async function scanStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, budgetMs: number, parse: HeaderParser = parseHeaderBlock): Promise<'more' | 'done'> {
+export async function scanStep(
+  ctx: Ctx,
+  m: MigrationRow,
+  mailbox: MailSource,
+  budgetMs: number,
+  parse: HeaderParser = parseHeaderBlock,
+): Promise<'more' | 'done'> {
   const started = performance.now();
   const { chosen } = chooseFolders(m, await mailbox.folders());
   const rows = await ctx.db.selectFrom('mailbox_migration_folders').selectAll().where('migration_id', '=', m.id).execute();
@@ -140,7 +155,12 @@ export async function scanStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, b
     if (!row || row.uid_validity !== box.uidValidity || row.uid_next === null) {
       // New folder, first look in this scan, or the server rebuilt the folder (new UIDVALIDITY).
       if (row && row.uid_validity !== null && row.uid_validity !== box.uidValidity) {
-        await ctx.db.deleteFrom('mailbox_migration_items').where('migration_id', '=', m.id).where('folder', '=', folder.path).where('status', '!=', 'copied').execute();
+        await ctx.db
+          .deleteFrom('mailbox_migration_items')
+          .where('migration_id', '=', m.id)
+          .where('folder', '=', folder.path)
+          .where('status', '!=', 'copied')
+          .execute();
       }
       const scannedUid = row && row.uid_validity === box.uidValidity ? row.scanned_uid : 0;
       if (scannedUid > 0) {
@@ -155,7 +175,11 @@ export async function scanStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, b
           .execute();
         const gone = stale.filter((s) => s.uid !== null && !present.has(Number(s.uid))).map((s) => s.source_key);
         for (let i = 0; i < gone.length; i += 500) {
-          await ctx.db.deleteFrom('mailbox_migration_items').where('migration_id', '=', m.id).where('source_key', 'in', gone.slice(i, i + 500)).execute();
+          await ctx.db
+            .deleteFrom('mailbox_migration_items')
+            .where('migration_id', '=', m.id)
+            .where('source_key', 'in', gone.slice(i, i + 500))
+            .execute();
         }
       }
       const values = {
@@ -182,13 +206,27 @@ export async function scanStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, b
       for await (const h of mailbox.headers(`${from}:${to}`, SCAN_HEADER_FIELDS)) if (h.uid >= from && h.uid <= to) fetched.push(h);
       const items = await mapLimit(fetched, 8, (h) =>
         itemFromHeaders(
-          { migrationId: m.id, sourceKey: sourceKey(folder.path, box.uidValidity, h.uid), folder: folder.path, uid: h.uid, headers: h.headers, size: h.size, internalDate: h.internalDate, flags: h.flags },
+          {
+            migrationId: m.id,
+            sourceKey: sourceKey(folder.path, box.uidValidity, h.uid),
+            folder: folder.path,
+            uid: h.uid,
+            headers: h.headers,
+            size: h.size,
+            internalDate: h.internalDate,
+            flags: h.flags,
+          },
           parse,
         ),
       );
       await ctx.db.transaction().execute(async (trx) => {
         await insertItems({ db: trx }, items);
-        await trx.updateTable('mailbox_migration_folders').set({ scanned_uid: to, scan_done: to >= last ? 1 : 0 }).where('migration_id', '=', m.id).where('path', '=', folder.path).execute();
+        await trx
+          .updateTable('mailbox_migration_folders')
+          .set({ scanned_uid: to, scan_done: to >= last ? 1 : 0 })
+          .where('migration_id', '=', m.id)
+          .where('path', '=', folder.path)
+          .execute();
       });
       from = to + 1;
       if (performance.now() - started > budgetMs && from <= last) return 'more';
@@ -236,7 +274,12 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
   const readable = folders.chosen.filter((f) => !f.neverRead).map((f) => f.path);
   // Items of folders that are no longer chosen leave the plan (copied ones stay on record).
   if (readable.length) {
-    await ctx.db.deleteFrom('mailbox_migration_items').where('migration_id', '=', m.id).where('status', '!=', 'copied').where('folder', 'not in', readable).execute();
+    await ctx.db
+      .deleteFrom('mailbox_migration_items')
+      .where('migration_id', '=', m.id)
+      .where('status', '!=', 'copied')
+      .where('folder', 'not in', readable)
+      .execute();
   } else {
     await ctx.db.deleteFrom('mailbox_migration_items').where('migration_id', '=', m.id).where('status', '!=', 'copied').execute();
   }
@@ -283,7 +326,11 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
     folderOrder: readable,
   });
 
-  const existingThreads = await ctx.db.selectFrom('mailbox_migration_threads').select(['thread_key', 'conversation_id']).where('migration_id', '=', m.id).execute();
+  const existingThreads = await ctx.db
+    .selectFrom('mailbox_migration_threads')
+    .select(['thread_key', 'conversation_id'])
+    .where('migration_id', '=', m.id)
+    .execute();
   const conversationOf = new Map(existingThreads.map((t) => [t.thread_key, t.conversation_id]));
 
   // Summary: every message of the chosen folders counts in the total.
@@ -292,7 +339,16 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
   for (const f of folders.chosen) labelsByFolder.set(f.path, labelOfFolder(f.path, f.specialUse, f.delimiter, mapping));
   const perFolder = new Map<string, FolderSummary>();
   for (const f of folders.chosen) {
-    perFolder.set(f.path, { path: f.path, special_use: f.specialUse, never_read: f.neverRead, messages: 0, to_copy: 0, skipped: 0, duplicates: 0, label: f.neverRead ? null : labelsByFolder.get(f.path) ?? null });
+    perFolder.set(f.path, {
+      path: f.path,
+      special_use: f.specialUse,
+      never_read: f.neverRead,
+      messages: 0,
+      to_copy: 0,
+      skipped: 0,
+      duplicates: 0,
+      label: f.neverRead ? null : (labelsByFolder.get(f.path) ?? null),
+    });
   }
   const skipped: Record<string, number> = {};
   let toCopy = 0;
@@ -354,7 +410,12 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
   const names = new Map<string, { subject: string | null; from_name: string | null }>();
   const keys = [...wanted];
   for (let i = 0; i < keys.length; i += 500) {
-    const rows = await ctx.db.selectFrom('mailbox_migration_items').select(['source_key', 'subject', 'from_name']).where('migration_id', '=', m.id).where('source_key', 'in', keys.slice(i, i + 500)).execute();
+    const rows = await ctx.db
+      .selectFrom('mailbox_migration_items')
+      .select(['source_key', 'subject', 'from_name'])
+      .where('migration_id', '=', m.id)
+      .where('source_key', 'in', keys.slice(i, i + 500))
+      .execute();
     for (const r of rows) names.set(r.source_key, { subject: r.subject, from_name: r.from_name });
   }
 
@@ -384,10 +445,20 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
       skip_reason: t.skip_reason,
       conversation_id: conversationOf.get(t.thread_key) ?? null,
     }));
-    for (let i = 0; i < threadRows.length; i += 300) await trx.insertInto('mailbox_migration_threads').values(threadRows.slice(i, i + 300)).execute();
+    for (let i = 0; i < threadRows.length; i += 300)
+      await trx
+        .insertInto('mailbox_migration_threads')
+        .values(threadRows.slice(i, i + 300))
+        .execute();
     const next = current.copy_started_at ? 'paused' : 'ready';
     const saved = await saveMigration(tx, current, { state: next, scanned_version: current.plan_version, summary: JSON.stringify(summary) });
-    await logActivity(tx, saved, SYSTEM, 'scan_finished', { total: summary.total, to_copy: summary.to_copy, conversations: summary.conversations, skipped: summary.skipped, duplicates });
+    await logActivity(tx, saved, SYSTEM, 'scan_finished', {
+      total: summary.total,
+      to_copy: summary.to_copy,
+      conversations: summary.conversations,
+      skipped: summary.skipped,
+      duplicates,
+    });
     await recordMigrationUpdated(tx, saved, { migration: formatMigration(saved, await loadProgress(trx, saved.id)) });
     return saved;
   });

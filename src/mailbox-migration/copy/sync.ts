@@ -9,15 +9,15 @@ import { findChannel } from '../../channels/store.js';
 import type { Ctx } from '../../context.js';
 import type { MailboxMigrationItemsTable } from '../../db/schema.js';
 import { announceEvents } from '../../events/service.js';
+import { findStoredCopy, mailIdentity } from '../../mail/duplicates.js';
 import { storeInboundMail } from '../../mail/ingest.js';
 import type { InboundMail } from '../../mail/parse.js';
-import { findStoredCopy, mailIdentity } from '../../mail/duplicates.js';
 import { iso } from '../../platform/clock.js';
 import type { MailSource } from '../sources/mail-source.js';
-import { threadKeyOf } from './plan.js';
-import { chooseFolders, itemFromHeaders, SCAN_HEADER_FIELDS, sourceKey, type HeaderParser } from './scan.js';
+import { lockMigration, logActivity, type MigrationRow, SYSTEM, saveMigration } from '../store.js';
 import { isProbeMail } from '../switching/service.js';
-import { lockMigration, logActivity, saveMigration, SYSTEM, type MigrationRow } from '../store.js';
+import { threadKeyOf } from './plan.js';
+import { chooseFolders, type HeaderParser, itemFromHeaders, SCAN_HEADER_FIELDS, sourceKey } from './scan.js';
 import { teamAddressesOf } from './team.js';
 
 /** UIDs read per poll and folder (the rest is read by the next run, at once). */
@@ -52,7 +52,15 @@ export async function pollOldMailbox(ctx: Ctx, m: MigrationRow, mailbox: MailSou
     if (!row || row.uid_validity !== box.uidValidity) {
       // A folder chosen without a scan, or rebuilt at the provider: its present messages are not
       // read again (Message-IDs would de-duplicate them anyway); reading starts at its next UID.
-      const values = { delimiter: folder.delimiter, special_use: folder.specialUse, uid_validity: box.uidValidity, scanned_uid: Math.max(0, box.uidNext - 1), messages: box.exists, uid_next: box.uidNext, scan_done: 1 };
+      const values = {
+        delimiter: folder.delimiter,
+        special_use: folder.specialUse,
+        uid_validity: box.uidValidity,
+        scanned_uid: Math.max(0, box.uidNext - 1),
+        messages: box.exists,
+        uid_next: box.uidNext,
+        scan_done: 1,
+      };
       await ctx.db
         .insertInto('mailbox_migration_folders')
         .values({ migration_id: m.id, path: folder.path, ...values })
@@ -71,7 +79,16 @@ export async function pollOldMailbox(ctx: Ctx, m: MigrationRow, mailbox: MailSou
     fetched.sort((a, b) => a.uid - b.uid);
     for (const h of fetched) {
       const item = await itemFromHeaders(
-        { migrationId: m.id, sourceKey: sourceKey(folder.path, box.uidValidity, h.uid), folder: folder.path, uid: h.uid, headers: h.headers, size: h.size, internalDate: h.internalDate, flags: h.flags },
+        {
+          migrationId: m.id,
+          sourceKey: sourceKey(folder.path, box.uidValidity, h.uid),
+          folder: folder.path,
+          uid: h.uid,
+          headers: h.headers,
+          size: h.size,
+          internalDate: h.internalDate,
+          flags: h.flags,
+        },
         deps.parseHeaders,
       );
       item.team = item.from_address && team.addresses.has(item.from_address) ? 1 : 0;
@@ -92,7 +109,13 @@ export async function pollOldMailbox(ctx: Ctx, m: MigrationRow, mailbox: MailSou
       }
     }
     // Nothing came back for the rest of the range (expunged meanwhile): move on past it.
-    await ctx.db.updateTable('mailbox_migration_folders').set({ scanned_uid: to }).where('migration_id', '=', m.id).where('path', '=', folder.path).where('scanned_uid', '<', to).execute();
+    await ctx.db
+      .updateTable('mailbox_migration_folders')
+      .set({ scanned_uid: to })
+      .where('migration_id', '=', m.id)
+      .where('path', '=', folder.path)
+      .where('scanned_uid', '<', to)
+      .execute();
   }
   return outcome;
 }
@@ -100,8 +123,18 @@ export async function pollOldMailbox(ctx: Ctx, m: MigrationRow, mailbox: MailSou
 /** Records an item and moves the folder's read point past its UID, together. */
 async function recordItem(ctx: Ctx, m: MigrationRow, folder: string, uid: number, item: MailboxMigrationItemsTable): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
-    await trx.insertInto('mailbox_migration_items').values(item).onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing()).execute();
-    await trx.updateTable('mailbox_migration_folders').set({ scanned_uid: uid }).where('migration_id', '=', m.id).where('path', '=', folder).where('scanned_uid', '<', uid).execute();
+    await trx
+      .insertInto('mailbox_migration_items')
+      .values(item)
+      .onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing())
+      .execute();
+    await trx
+      .updateTable('mailbox_migration_folders')
+      .set({ scanned_uid: uid })
+      .where('migration_id', '=', m.id)
+      .where('path', '=', folder)
+      .where('scanned_uid', '<', uid)
+      .execute();
   });
 }
 
@@ -114,19 +147,48 @@ async function planHistory(ctx: Ctx, m: MigrationRow, folder: string, uid: numbe
   const names = [...new Set([item.rfc_id, ...refs].filter((x): x is string => !!x))];
   await ctx.db.transaction().execute(async (trx) => {
     const related = names.length
-      ? await trx.selectFrom('mailbox_migration_items').select('thread_key').where('migration_id', '=', m.id).where('rfc_id', 'in', names).where('thread_key', 'is not', null).limit(1).executeTakeFirst()
+      ? await trx
+          .selectFrom('mailbox_migration_items')
+          .select('thread_key')
+          .where('migration_id', '=', m.id)
+          .where('rfc_id', 'in', names)
+          .where('thread_key', 'is not', null)
+          .limit(1)
+          .executeTakeFirst()
       : undefined;
     const threadKey = related?.thread_key ?? threadKeyOf(item.rfc_id ?? `\u0000${item.source_key}`);
     // A message that starts a thread is skipped by the plan's rules for whole threads.
     const skipReason = related ? null : item.team ? 'team_only' : item.automatic && m.skip_automatic ? 'automatic_only' : null;
     if (skipReason) {
-      await trx.insertInto('mailbox_migration_items').values({ ...item, thread_key: threadKey, status: 'skipped', skip_reason: skipReason }).onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing()).execute();
-      await trx.updateTable('mailbox_migration_folders').set({ scanned_uid: uid }).where('migration_id', '=', m.id).where('path', '=', folder).where('scanned_uid', '<', uid).execute();
+      await trx
+        .insertInto('mailbox_migration_items')
+        .values({ ...item, thread_key: threadKey, status: 'skipped', skip_reason: skipReason })
+        .onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing())
+        .execute();
+      await trx
+        .updateTable('mailbox_migration_folders')
+        .set({ scanned_uid: uid })
+        .where('migration_id', '=', m.id)
+        .where('path', '=', folder)
+        .where('scanned_uid', '<', uid)
+        .execute();
       return;
     }
-    const existing = await trx.selectFrom('mailbox_migration_threads').select(['thread_key', 'newest_at', 'messages']).where('migration_id', '=', m.id).where('thread_key', '=', threadKey).executeTakeFirst();
+    const existing = await trx
+      .selectFrom('mailbox_migration_threads')
+      .select(['thread_key', 'newest_at', 'messages'])
+      .where('migration_id', '=', m.id)
+      .where('thread_key', '=', threadKey)
+      .executeTakeFirst();
     const duplicate = item.rfc_id
-      ? await trx.selectFrom('mailbox_migration_items').select('source_key').where('migration_id', '=', m.id).where('rfc_id', '=', item.rfc_id).where('status', 'in', ['planned', 'copied']).limit(1).executeTakeFirst()
+      ? await trx
+          .selectFrom('mailbox_migration_items')
+          .select('source_key')
+          .where('migration_id', '=', m.id)
+          .where('rfc_id', '=', item.rfc_id)
+          .where('status', 'in', ['planned', 'copied'])
+          .limit(1)
+          .executeTakeFirst()
       : undefined;
     const status = duplicate ? 'duplicate' : 'planned';
     await trx
@@ -138,7 +200,12 @@ async function planHistory(ctx: Ctx, m: MigrationRow, folder: string, uid: numbe
       if (existing) {
         await trx
           .updateTable('mailbox_migration_threads')
-          .set({ status: 'planned', skip_reason: null, messages: existing.messages + 1, newest_at: item.sent_at > existing.newest_at ? item.sent_at : existing.newest_at })
+          .set({
+            status: 'planned',
+            skip_reason: null,
+            messages: existing.messages + 1,
+            newest_at: item.sent_at > existing.newest_at ? item.sent_at : existing.newest_at,
+          })
           .where('migration_id', '=', m.id)
           .where('thread_key', '=', threadKey)
           .execute();
@@ -161,7 +228,13 @@ async function planHistory(ctx: Ctx, m: MigrationRow, folder: string, uid: numbe
           .execute();
       }
     }
-    await trx.updateTable('mailbox_migration_folders').set({ scanned_uid: uid }).where('migration_id', '=', m.id).where('path', '=', folder).where('scanned_uid', '<', uid).execute();
+    await trx
+      .updateTable('mailbox_migration_folders')
+      .set({ scanned_uid: uid })
+      .where('migration_id', '=', m.id)
+      .where('path', '=', folder)
+      .where('scanned_uid', '<', uid)
+      .execute();
   });
 }
 
@@ -170,7 +243,15 @@ async function planHistory(ctx: Ctx, m: MigrationRow, folder: string, uid: numbe
  * has it already (it came by the new route too). One transaction holds the message, the item and
  * the folder's read point.
  */
-async function deliverNewMail(ctx: Ctx, m: MigrationRow, mailbox: MailSource, folder: string, uid: number, item: MailboxMigrationItemsTable, deps: SyncDeps): Promise<'new' | 'both_ways'> {
+async function deliverNewMail(
+  ctx: Ctx,
+  m: MigrationRow,
+  mailbox: MailSource,
+  folder: string,
+  uid: number,
+  item: MailboxMigrationItemsTable,
+  deps: SyncDeps,
+): Promise<'new' | 'both_ways'> {
   let raw: Buffer | undefined;
   for await (const s of mailbox.sources([uid])) if (s.uid === uid) raw = s.source;
   if (!raw) {
@@ -205,10 +286,24 @@ async function deliverNewMail(ctx: Ctx, m: MigrationRow, mailbox: MailSource, fo
         }
         await trx
           .insertInto('mailbox_migration_items')
-          .values({ ...item, status: outcome === 'new' ? 'copied' : 'duplicate', skip_reason: outcome === 'new' ? null : 'duplicate', message_id: stored.message_id, conversation_id: stored.conversation_id, copied_at: iso(ctx.clock.now()), new_mail: 1 })
+          .values({
+            ...item,
+            status: outcome === 'new' ? 'copied' : 'duplicate',
+            skip_reason: outcome === 'new' ? null : 'duplicate',
+            message_id: stored.message_id,
+            conversation_id: stored.conversation_id,
+            copied_at: iso(ctx.clock.now()),
+            new_mail: 1,
+          })
           .onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing())
           .execute();
-        await trx.updateTable('mailbox_migration_folders').set({ scanned_uid: uid }).where('migration_id', '=', m.id).where('path', '=', folder).where('scanned_uid', '<', uid).execute();
+        await trx
+          .updateTable('mailbox_migration_folders')
+          .set({ scanned_uid: uid })
+          .where('migration_id', '=', m.id)
+          .where('path', '=', folder)
+          .where('scanned_uid', '<', uid)
+          .execute();
         return outcome;
       });
       announceEvents(ctx);

@@ -1,8 +1,8 @@
 // The team's addresses in an old mailbox: mail from them is outgoing (authored by the mapped member,
 // else shown by its original name and address); everyone else is a customer.
 import { findChannel } from '../../channels/store.js';
-import type { Ctx } from '../../context.js';
 import { normalizeAddress } from '../../contacts/service.js';
+import type { Ctx } from '../../context.js';
 import { memberPersonIds } from '../../members/team.js';
 import { peopleEmails } from '../../people/directory.js';
 import type { MigrationRow } from '../store.js';
@@ -22,7 +22,10 @@ function clean(raw: string | null | undefined): string | null {
   }
 }
 
-export async function teamAddressesOf(ctx: Pick<Ctx, 'db'>, m: Pick<MigrationRow, 'workspace_id' | 'team_members' | 'source_address' | 'username' | 'channel_id'>): Promise<TeamAddresses> {
+export async function teamAddressesOf(
+  ctx: Pick<Ctx, 'db'>,
+  m: Pick<MigrationRow, 'workspace_id' | 'team_members' | 'source_address' | 'username' | 'channel_id'>,
+): Promise<TeamAddresses> {
   const addresses = new Set<string>();
   const members = new Map<string, string>();
   const add = (raw: string | null | undefined) => {

@@ -4,26 +4,26 @@
 // A failure to reach the mailbox moves the migration to needs_attention (login refused: wait for a
 // new password; provider limit or a run of connection failures: try again later by itself).
 import type { Ctx } from '../../context.js';
+import type { Db } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { announceEvents } from '../../events/service.js';
 import { ParsePool } from '../../mail/parse-pool.js';
-import { workspaceDeletedAt } from '../../workspaces/live.js';
+import type { Clock } from '../../platform/clock.js';
 import { iso, MINUTE } from '../../platform/clock.js';
 import { enqueue, type JobKind } from '../../platform/jobs.js';
-import type { Db } from '../../db/schema.js';
-import type { Clock } from '../../platform/clock.js';
-import { BATCH_BYTES, BATCH_MESSAGES, BATCH_THREADS, copyStep } from './copy.js';
+import { workspaceDeletedAt } from '../../workspaces/live.js';
 import { formatMigration } from '../format.js';
+import { removalStep } from '../removal.js';
+import { openSource, recordBlocked, SourceError } from '../sources/connect.js';
 import { classifyImapError, describeImapError, ReadOnlyViolation } from '../sources/imap.js';
 import type { MailSource } from '../sources/mail-source.js';
-import { removalStep } from '../removal.js';
-import { chooseFolders, finishScan, scanStep } from './scan.js';
-import { endBySystem, endingNow, quietPeriodEnd, syncLimitEnd } from '../switching/service.js';
-import { pollOldMailbox } from './sync.js';
-import { openSource, recordBlocked, SourceError } from '../sources/connect.js';
 import { isMailboxSource, WORKING_STATES } from '../states.js';
+import { loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, SYSTEM, saveMigration } from '../store.js';
+import { endBySystem, endingNow, quietPeriodEnd, syncLimitEnd } from '../switching/service.js';
 import { openFileSource } from '../upload/service.js';
-import { loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type MigrationRow } from '../store.js';
+import { BATCH_BYTES, BATCH_MESSAGES, BATCH_THREADS, copyStep } from './copy.js';
+import { chooseFolders, finishScan, scanStep } from './scan.js';
+import { pollOldMailbox } from './sync.js';
 
 export const MIGRATION_JOB = 'migration.work';
 const HEADER_END = Buffer.from('\r\n\r\n');
@@ -169,12 +169,20 @@ export class MigrationWorker {
   }
 
   private async copy(m: MigrationRow): Promise<Date | undefined> {
-    const planned = await this.ctx.db.selectFrom('mailbox_migration_threads').select('thread_key').where('migration_id', '=', m.id).where('status', '=', 'planned').limit(1).executeTakeFirst();
+    const planned = await this.ctx.db
+      .selectFrom('mailbox_migration_threads')
+      .select('thread_key')
+      .where('migration_id', '=', m.id)
+      .where('status', '=', 'planned')
+      .limit(1)
+      .executeTakeFirst();
     if (!planned) {
       if (m.state === 'copying') await this.copyEnded(m);
       return this.finishIfIdle(m.id);
     }
-    const outcome = await this.withReconnect(m, (mb) => copyStep(this.ctx, m, mb, { parse: (raw) => this.parse(raw), limits: this.limits }, this.limits.budgetMs));
+    const outcome = await this.withReconnect(m, (mb) =>
+      copyStep(this.ctx, m, mb, { parse: (raw) => this.parse(raw), limits: this.limits }, this.limits.budgetMs),
+    );
     await this.resetFailures(m);
     if (outcome === 'done' && m.state === 'copying') await this.copyEnded(m);
     return this.ctx.clock.now();
@@ -203,13 +211,30 @@ export class MigrationWorker {
       );
       await this.resetFailures(m);
       if (outcome.history || outcome.newMail || outcome.bothWays) {
-        await inTransaction(ctx.db, (trx) => logActivity({ db: trx, clock: ctx.clock }, m, SYSTEM, 'old_mailbox_read', { history: outcome.history, new_mail: outcome.newMail, arrived_both_ways: outcome.bothWays }));
+        await inTransaction(ctx.db, (trx) =>
+          logActivity({ db: trx, clock: ctx.clock }, m, SYSTEM, 'old_mailbox_read', {
+            history: outcome.history,
+            new_mail: outcome.newMail,
+            arrived_both_ways: outcome.bothWays,
+          }),
+        );
       }
       if (outcome.more) return ctx.clock.now();
-      await ctx.db.updateTable('mailbox_migrations').set({ sync_polled_at: iso(now) }).where('id', '=', m.id).where('state', '=', 'syncing').execute();
+      await ctx.db
+        .updateTable('mailbox_migrations')
+        .set({ sync_polled_at: iso(now) })
+        .where('id', '=', m.id)
+        .where('state', '=', 'syncing')
+        .execute();
       m = { ...m, sync_polled_at: iso(now) };
     }
-    const planned = await ctx.db.selectFrom('mailbox_migration_threads').select('thread_key').where('migration_id', '=', m.id).where('status', '=', 'planned').limit(1).executeTakeFirst();
+    const planned = await ctx.db
+      .selectFrom('mailbox_migration_threads')
+      .select('thread_key')
+      .where('migration_id', '=', m.id)
+      .where('status', '=', 'planned')
+      .limit(1)
+      .executeTakeFirst();
     if (planned) return this.copy(m);
     const current = (await ctx.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', m.id).executeTakeFirst()) ?? m;
     const next = [now.getTime() + SYNC_POLL_MS - (now.getTime() - new Date(current.sync_polled_at ?? iso(now)).getTime())];
@@ -238,7 +263,12 @@ export class MigrationWorker {
       if (!current || current.state !== 'copying') return undefined;
       const progress = await loadProgress(trx, m.id);
       const next = await saveMigration(tx, current, { state: 'syncing', copy_ended_at: iso(this.ctx.clock.now()) });
-      await logActivity(tx, next, SYSTEM, 'copy_finished', { copied: progress.copied, failed: progress.failed, skipped: progress.skipped, duplicates: progress.duplicates });
+      await logActivity(tx, next, SYSTEM, 'copy_finished', {
+        copied: progress.copied,
+        failed: progress.failed,
+        skipped: progress.skipped,
+        duplicates: progress.duplicates,
+      });
       await recordMigrationUpdated(tx, next, { migration: formatMigration(next, progress) });
       return next;
     });
@@ -270,7 +300,14 @@ export class MigrationWorker {
       const tx = { db: trx, clock: this.ctx.clock };
       const current = await lockMigration(trx, m.id);
       if (!current || current.state !== 'needs_attention') return;
-      const next = await saveMigration(tx, current, { state: current.resume_state ?? 'copying', resume_state: null, attention_reason: null, attention_message: null, attention_retry_at: null, connect_failures: 0 });
+      const next = await saveMigration(tx, current, {
+        state: current.resume_state ?? 'copying',
+        resume_state: null,
+        attention_reason: null,
+        attention_message: null,
+        attention_retry_at: null,
+        connect_failures: 0,
+      });
       await logActivity(tx, next, SYSTEM, 'resumed', { after: current.attention_reason });
       await recordMigrationUpdated(tx, next, { migration: formatMigration(next, await loadProgress(trx, m.id)) });
     });
@@ -308,7 +345,11 @@ export class MigrationWorker {
     else if (kind === 'provider_limit') attention = { reason: 'provider_limit', retryAt: new Date(now.getTime() + PROVIDER_LIMIT_PAUSE_MS) };
     else {
       const failures = m.connect_failures + 1;
-      if (failures >= MAX_CONNECT_FAILURES || kind === 'address') attention = { reason: kind === 'address' ? 'address_refused' : 'connection_failed', retryAt: kind === 'address' ? null : new Date(now.getTime() + CONNECTION_RETRY_MS) };
+      if (failures >= MAX_CONNECT_FAILURES || kind === 'address')
+        attention = {
+          reason: kind === 'address' ? 'address_refused' : 'connection_failed',
+          retryAt: kind === 'address' ? null : new Date(now.getTime() + CONNECTION_RETRY_MS),
+        };
       else {
         await ctx.db.updateTable('mailbox_migrations').set({ connect_failures: failures }).where('id', '=', m.id).execute();
         retryAt = new Date(now.getTime() + 30_000 * 2 ** (failures - 1));
@@ -324,7 +365,11 @@ export class MigrationWorker {
       const current = await lockMigration(trx, m.id);
       if (!current) return undefined;
       if (current.state === 'needs_attention') {
-        return saveMigration(tx, current, { attention_reason: reason, attention_message: message, attention_retry_at: attentionRetry ? iso(attentionRetry) : null });
+        return saveMigration(tx, current, {
+          attention_reason: reason,
+          attention_message: message,
+          attention_retry_at: attentionRetry ? iso(attentionRetry) : null,
+        });
       }
       if (!WORKING_STATES.has(current.state)) return undefined;
       const next = await saveMigration(tx, current, {
@@ -351,7 +396,11 @@ export class MigrationWorker {
   private async finishIfIdle(migrationId: string): Promise<Date | undefined> {
     return inTransaction(this.ctx.db, async (trx) => {
       const current = await lockMigration(trx, migrationId);
-      if (current && current.deleted_at === null && (WORKING_STATES.has(current.state) || (current.state === 'needs_attention' && current.attention_retry_at))) {
+      if (
+        current &&
+        current.deleted_at === null &&
+        (WORKING_STATES.has(current.state) || (current.state === 'needs_attention' && current.attention_retry_at))
+      ) {
         return current.state === 'needs_attention' ? new Date(current.attention_retry_at!) : this.ctx.clock.now();
       }
       await trx.deleteFrom('jobs').where('unique_key', '=', workerKey(migrationId)).execute();

@@ -22,7 +22,8 @@ export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/migrations/{migrationId}/credentials-link',
       tags,
       summary: 'A link to the panel page where a person enters the mailbox password (single use, 30 minutes; a new link ends the earlier one)',
-      description: 'For assistants and scripts that must never handle the password. Once a password entered through the link connected, credentials.set is true and the migration is connected.',
+      description:
+        'For assistants and scripts that must never handle the password. Once a password entered through the link connected, credentials.set is true and the migration is connected.',
       security: bearer,
       request: { params },
       responses: {
@@ -52,7 +53,9 @@ export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
             mailbox: z.string().nullable(),
             username: z.string().nullable(),
             provider_name: z.string(),
-            app_password: z.enum(['required', 'with_two_step', 'no']).openapi({ description: 'whether the provider needs an app password (with_two_step: when two-step sign-in is on)' }),
+            app_password: z
+              .enum(['required', 'with_two_step', 'no'])
+              .openapi({ description: 'whether the provider needs an app password (with_two_step: when two-step sign-in is on)' }),
             app_password_url: z.string().nullable(),
             expires_at: z.string(),
           }),
@@ -69,7 +72,8 @@ export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/migration-links/{migrationId}/credentials',
       tags,
       summary: 'Enter the mailbox password with a credentials link: it is sealed at once, the connection is tested, and a passing test uses the link up',
-      description: 'A failed test leaves the link usable until it expires (connected is false and test says which step failed). Connection tests are rate limited (429).',
+      description:
+        'A failed test leaves the link usable until it expires (connected is false and test says which step failed). Connection tests are rate limited (429).',
       request: {
         params,
         body: jsonBody(z.object({ token, username: z.string().max(320).optional(), password: z.string().min(1).max(1000) }).strict()),

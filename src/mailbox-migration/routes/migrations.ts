@@ -5,10 +5,6 @@ import type { Ctx } from '../../context.js';
 import type { ApiApp } from '../../http/app.js';
 import { bearer, jsonAnswer, jsonBody, noContent } from '../../http/openapi.js';
 import { listQuery, pageSchema } from '../../http/pagination.js';
-import { MIGRATION_STATES } from '../states.js';
-import { registerMigrationSwitchingRoutes } from './switching.js';
-import { registerCredentialLinkRoutes } from './credential-links.js';
-import { migrationManager, params, tags } from './common.js';
 import {
   cancelMigration,
   createMigration,
@@ -30,6 +26,10 @@ import {
   testConnection,
   updateMigration,
 } from '../service.js';
+import { MIGRATION_STATES } from '../states.js';
+import { migrationManager, params, tags } from './common.js';
+import { registerCredentialLinkRoutes } from './credential-links.js';
+import { registerMigrationSwitchingRoutes } from './switching.js';
 
 const TLS = z.enum(['tls', 'starttls', 'none']);
 
@@ -54,7 +54,9 @@ export const MigrationSchema = z
     close_after_days: z.number().int(),
     skip_automatic: z.boolean(),
     keep_originals: z.boolean(),
-    plan: z.object({ current: z.boolean(), summary: z.record(z.string(), z.unknown()).nullable() }).openapi({ description: 'the dry run: counts per folder, skipped items with reasons, contacts, labels, estimates' }),
+    plan: z
+      .object({ current: z.boolean(), summary: z.record(z.string(), z.unknown()).nullable() })
+      .openapi({ description: 'the dry run: counts per folder, skipped items with reasons, contacts, labels, estimates' }),
     progress: z.object({
       total: z.number().int(),
       planned: z.number().int(),
@@ -82,22 +84,38 @@ const MigrationBody = z
   .object({
     provider: z.string().max(50).optional().openapi({ description: 'a preset id; default: found from source_address (or "imap" with imap)' }),
     source_address: z.string().max(320).nullable().optional(),
-    imap: z.object({ host: z.string().min(1).max(253), port: z.number().int().optional(), tls: TLS.optional() }).strict().nullable().optional(),
+    imap: z
+      .object({ host: z.string().min(1).max(253), port: z.number().int().optional(), tls: TLS.optional() })
+      .strict()
+      .nullable()
+      .optional(),
     username: z.string().max(320).nullable().optional(),
     inbox_id: z.string().max(100).nullable().optional(),
     channel_id: z.string().max(100).nullable().optional(),
-    folders: z.array(z.string().max(1000)).max(1000).nullable().optional().openapi({ description: 'folder paths; null: the inbox, sent mail and the provider’s defaults' }),
+    folders: z
+      .array(z.string().max(1000))
+      .max(1000)
+      .nullable()
+      .optional()
+      .openapi({ description: 'folder paths; null: the inbox, sent mail and the provider’s defaults' }),
     date_from: z.string().max(10).nullable().optional().openapi({ description: 'YYYY-MM-DD' }),
     date_to: z.string().max(10).nullable().optional().openapi({ description: 'YYYY-MM-DD (the whole day)' }),
     folder_labels: z.record(z.string(), z.string().max(100).nullable()).optional().openapi({ description: 'folder → label (null: no label)' }),
-    team_members: z.record(z.string(), z.string().max(100).nullable()).optional().openapi({ description: 'team address → member id (null: shown by its original name and address)' }),
+    team_members: z
+      .record(z.string(), z.string().max(100).nullable())
+      .optional()
+      .openapi({ description: 'team address → member id (null: shown by its original name and address)' }),
     close_after_days: z.number().int().optional().openapi({ description: 'imported conversations whose last message is older are closed (default 14)' }),
     skip_automatic: z.boolean().optional().openapi({ description: 'skip threads of only automatic mail (default true)' }),
     keep_originals: z.boolean().optional().openapi({ description: 'store the original of every message (default false)' }),
   })
   .strict();
 
-const StepSchema = z.object({ step: z.enum(['dns', 'connect', 'tls', 'login', 'list']), status: z.enum(['ok', 'failed', 'skipped']), detail: z.string().nullable() });
+const StepSchema = z.object({
+  step: z.enum(['dns', 'connect', 'tls', 'login', 'list']),
+  status: z.enum(['ok', 'failed', 'skipped']),
+  detail: z.string().nullable(),
+});
 const TestSchema = z.object({
   ok: z.boolean(),
   failed_step: z.enum(['dns', 'connect', 'tls', 'login', 'list']).nullable(),
@@ -105,7 +123,6 @@ const TestSchema = z.object({
   steps: z.array(StepSchema),
   migration: MigrationSchema,
 });
-
 
 export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
   const manager = migrationManager(ctx);
@@ -127,7 +144,14 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
     );
 
   app.openapi(
-    createRoute({ method: 'get', path: '/v1/migrations/presets', tags, summary: 'Providers this server offers, with servers, TLS, folders and whether an app password is needed', security: bearer, responses: { 200: jsonAnswer(z.object({ data: z.array(z.record(z.string(), z.unknown())) }), 'presets') } }),
+    createRoute({
+      method: 'get',
+      path: '/v1/migrations/presets',
+      tags,
+      summary: 'Providers this server offers, with servers, TLS, folders and whether an app password is needed',
+      security: bearer,
+      responses: { 200: jsonAnswer(z.object({ data: z.array(z.record(z.string(), z.unknown())) }), 'presets') },
+    }),
     async (c) => {
       await manager(c);
       return c.json({ data: listPresets() }, 200);
@@ -151,7 +175,15 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
   );
 
   app.openapi(
-    createRoute({ method: 'get', path: '/v1/migrations', tags, summary: 'Migrations, newest first', security: bearer, request: { query: listQuery }, responses: { 200: jsonAnswer(pageSchema(MigrationSchema), 'migrations') } }),
+    createRoute({
+      method: 'get',
+      path: '/v1/migrations',
+      tags,
+      summary: 'Migrations, newest first',
+      security: bearer,
+      request: { query: listQuery },
+      responses: { 200: jsonAnswer(pageSchema(MigrationSchema), 'migrations') },
+    }),
     async (c) => {
       const access = await manager(c);
       return c.json(await listMigrations(ctx, access, c.req.valid('query')), 200);
@@ -159,7 +191,15 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
   );
 
   app.openapi(
-    createRoute({ method: 'post', path: '/v1/migrations', tags, summary: 'Start a migration; the result is a draft', security: bearer, request: { body: jsonBody(MigrationBody) }, responses: { 201: jsonAnswer(MigrationSchema, 'the draft') } }),
+    createRoute({
+      method: 'post',
+      path: '/v1/migrations',
+      tags,
+      summary: 'Start a migration; the result is a draft',
+      security: bearer,
+      request: { body: jsonBody(MigrationBody) },
+      responses: { 201: jsonAnswer(MigrationSchema, 'the draft') },
+    }),
     async (c) => {
       const access = await manager(c);
       return c.json(await createMigration(ctx, access, c.req.valid('json')), 201);
@@ -167,7 +207,15 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
   );
 
   app.openapi(
-    createRoute({ method: 'get', path: '/v1/migrations/{migrationId}', tags, summary: 'A migration with its allowed actions, plan and progress', security: bearer, request: { params }, responses: { 200: jsonAnswer(MigrationSchema, 'the migration') } }),
+    createRoute({
+      method: 'get',
+      path: '/v1/migrations/{migrationId}',
+      tags,
+      summary: 'A migration with its allowed actions, plan and progress',
+      security: bearer,
+      request: { params },
+      responses: { 200: jsonAnswer(MigrationSchema, 'the migration') },
+    }),
     async (c) => {
       const access = await manager(c);
       return c.json(await getMigrationView(ctx, access, c.req.valid('param').migrationId), 200);
@@ -191,7 +239,15 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
   );
 
   app.openapi(
-    createRoute({ method: 'delete', path: '/v1/migrations/{migrationId}', tags, summary: 'Delete a migration (imported conversations stay; see remove-history)', security: bearer, request: { params }, responses: { 204: noContent('deleted') } }),
+    createRoute({
+      method: 'delete',
+      path: '/v1/migrations/{migrationId}',
+      tags,
+      summary: 'Delete a migration (imported conversations stay; see remove-history)',
+      security: bearer,
+      request: { params },
+      responses: { 204: noContent('deleted') },
+    }),
     async (c) => {
       const access = await manager(c);
       await deleteMigration(ctx, access, c.req.valid('param').migrationId);
@@ -280,7 +336,9 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
       summary: 'What went wrong: failed messages with their reason, why the migration needs attention, refused commands',
       security: bearer,
       request: { params, query: listQuery },
-      responses: { 200: jsonAnswer(z.object({ data: z.array(z.record(z.string(), z.unknown())), next_cursor: z.string().nullable() }).passthrough(), 'errors') },
+      responses: {
+        200: jsonAnswer(z.object({ data: z.array(z.record(z.string(), z.unknown())), next_cursor: z.string().nullable() }).passthrough(), 'errors'),
+      },
     }),
     async (c) => {
       const access = await manager(c);

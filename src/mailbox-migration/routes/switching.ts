@@ -9,7 +9,6 @@ import { act } from '../service.js';
 import { finishMigration, sendProbe } from '../switching/service.js';
 import { migrationManager, params, tags } from './common.js';
 
-
 export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, MigrationSchema: z.ZodType) {
   const manager = migrationManager(ctx);
 
@@ -18,10 +17,14 @@ export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, Migratio
       method: 'post',
       path: '/v1/migrations/{migrationId}/probe',
       tags,
-      summary: 'Mail the old mailbox a test message from the server’s own account; when it reaches the server by the new route the migration records whether it came by forwarding or directly (rate limited, 429)',
+      summary:
+        'Mail the old mailbox a test message from the server’s own account; when it reaches the server by the new route the migration records whether it came by forwarding or directly (rate limited, 429)',
       security: bearer,
       request: { params },
-      responses: { 202: jsonAnswer(MigrationSchema, 'the migration; test_message.sent_at is set'), 429: { description: 'rate_limited: too many test messages' } },
+      responses: {
+        202: jsonAnswer(MigrationSchema, 'the migration; test_message.sent_at is set'),
+        429: { description: 'rate_limited: too many test messages' },
+      },
     }),
     async (c) => {
       const access = await manager(c);
@@ -39,7 +42,18 @@ export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, Migratio
       request: {
         params,
         body: {
-          content: { 'application/json': { schema: z.object({ force: z.boolean().optional().openapi({ description: 'finish without a test message; mail that still reaches only the old mailbox is then not copied' }) }).strict() } },
+          content: {
+            'application/json': {
+              schema: z
+                .object({
+                  force: z
+                    .boolean()
+                    .optional()
+                    .openapi({ description: 'finish without a test message; mail that still reaches only the old mailbox is then not copied' }),
+                })
+                .strict(),
+            },
+          },
           required: false,
         },
       },
@@ -57,7 +71,8 @@ export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, Migratio
       method: 'post',
       path: '/v1/migrations/{migrationId}/remove-history',
       tags,
-      summary: 'Remove imported history (completed or cancelled migrations): confirm_count must equal remove_history.confirm_count (else 409 confirm_count_mismatch); the migration is removing, then removed',
+      summary:
+        'Remove imported history (completed or cancelled migrations): confirm_count must equal remove_history.confirm_count (else 409 confirm_count_mismatch); the migration is removing, then removed',
       security: bearer,
       request: { params, body: jsonBody(z.object({ confirm_count: z.number().int().min(0) }).strict()) },
       responses: { 202: jsonAnswer(MigrationSchema, 'the migration, removing') },

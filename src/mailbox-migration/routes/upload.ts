@@ -7,15 +7,19 @@ import type { Ctx } from '../../context.js';
 import type { ApiApp, BodyLimitRule } from '../../http/app.js';
 import { bearer, jsonAnswer } from '../../http/openapi.js';
 import { invalid } from '../../platform/errors.js';
-import { MigrationSchema } from './migrations.js';
 import { completeUpload, getUpload, MAX_PART_BYTES, MAX_PARTS, PART_SHA256_HEADER, putPart } from '../upload/service.js';
 import { migrationManager, params, tags } from './common.js';
-
+import { MigrationSchema } from './migrations.js';
 
 export const uploadBodyLimits: BodyLimitRule[] = [{ method: 'POST', path: /^\/v1\/migrations\/[^/]+\/upload\/parts\/[^/]+$/, maxBytes: () => MAX_PART_BYTES }];
 
 const partParams = params.extend({
-  part: z.coerce.number().int().min(1).max(MAX_PARTS).openapi({ param: { name: 'part', in: 'path' }, example: 1, description: `part number, 1 to ${MAX_PARTS}, in file order` }),
+  part: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PARTS)
+    .openapi({ param: { name: 'part', in: 'path' }, example: 1, description: `part number, 1 to ${MAX_PARTS}, in file order` }),
 });
 
 const PartSchema = z.object({ part: z.number().int(), size: z.number().int(), sha256: z.string() }).openapi('UploadPart');
@@ -27,9 +31,14 @@ const FileSchema = z
     bytes: z.number().int(),
     sha256: z.string(),
     messages: z.number().int(),
-    oversize_messages: z.number().int().openapi({ description: 'messages over SVC_MIGRATION_MAX_MESSAGE_BYTES: only their headers were kept; the plan skips them' }),
+    oversize_messages: z
+      .number()
+      .int()
+      .openapi({ description: 'messages over SVC_MIGRATION_MAX_MESSAGE_BYTES: only their headers were kept; the plan skips them' }),
     folders: z.array(z.object({ path: z.string(), special_use: z.string().nullable(), messages: z.number().int() })),
-    ignored: z.array(z.object({ name: z.string(), reason: z.enum(['nested_archive', 'not_mail']) })).openapi({ description: 'entries that were not read (first 100): nested archives are never opened' }),
+    ignored: z
+      .array(z.object({ name: z.string(), reason: z.enum(['nested_archive', 'not_mail']) }))
+      .openapi({ description: 'entries that were not read (first 100): nested archives are never opened' }),
     ignored_count: z.number().int(),
     read_at: z.string(),
   })
@@ -118,7 +127,11 @@ export function registerMigrationUploadRoutes(app: ApiApp, ctx: Ctx) {
       request: {
         params,
         body: {
-          content: { 'application/json': { schema: z.object({ parts: z.number().int().min(1).max(MAX_PARTS).optional(), sha256: z.string().max(64).optional() }).strict() } },
+          content: {
+            'application/json': {
+              schema: z.object({ parts: z.number().int().min(1).max(MAX_PARTS).optional(), sha256: z.string().max(64).optional() }).strict(),
+            },
+          },
           required: false,
         },
       },
@@ -135,7 +148,10 @@ export function registerMigrationUploadRoutes(app: ApiApp, ctx: Ctx) {
         } catch {
           throw invalid('the body is not JSON');
         }
-        const parsed = z.object({ parts: z.number().int().min(1).max(MAX_PARTS).optional(), sha256: z.string().max(64).optional() }).strict().safeParse(json);
+        const parsed = z
+          .object({ parts: z.number().int().min(1).max(MAX_PARTS).optional(), sha256: z.string().max(64).optional() })
+          .strict()
+          .safeParse(json);
         if (!parsed.success) throw invalid('the body has optional parts (integer) and sha256 (64 hex digits) only');
         input = parsed.data;
       }

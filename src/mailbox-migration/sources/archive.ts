@@ -31,7 +31,16 @@ export const EXPORT_LIMITS = {
   headerKeepBytes: 256 * 1024,
 };
 
-export type RefusalReason = 'not_an_export' | 'damaged' | 'unsafe_name' | 'too_many_entries' | 'too_large' | 'compression_ratio' | 'encrypted' | 'unsupported' | 'empty';
+export type RefusalReason =
+  | 'not_an_export'
+  | 'damaged'
+  | 'unsafe_name'
+  | 'too_many_entries'
+  | 'too_large'
+  | 'compression_ratio'
+  | 'encrypted'
+  | 'unsupported'
+  | 'empty';
 
 /** The file cannot be read safely; nothing of it is kept. */
 export class ExportRefused extends Error {
@@ -151,7 +160,8 @@ export class Spool {
   folderNumber(folder: string, specialUseFlag: string | null): number {
     let n = this.folderNumbers.get(folder);
     if (n === undefined) {
-      if (this.folders.length >= EXPORT_LIMITS.maxFolders) throw new ExportRefused('too_many_entries', `the export holds more than ${EXPORT_LIMITS.maxFolders} folders`);
+      if (this.folders.length >= EXPORT_LIMITS.maxFolders)
+        throw new ExportRefused('too_many_entries', `the export holds more than ${EXPORT_LIMITS.maxFolders} folders`);
       n = this.folders.length;
       this.folders.push({ path: folder, specialUse: specialUseFlag, messages: 0 });
       this.folderNumbers.set(folder, n);
@@ -414,8 +424,10 @@ async function* entryChunks(entry: ZipEntry, budget: { total: number }): AsyncGe
       seen += chunk.length;
       budget.total += chunk.length;
       if (seen > limit) throw new ExportRefused('compression_ratio', `${entry.path} inflates to more than the ${declared} bytes it declares (a zip bomb?)`);
-      if (seen > ratioCap) throw new ExportRefused('compression_ratio', `${entry.path} inflates more than ${EXPORT_LIMITS.maxRatio} times its compressed size (a zip bomb?)`);
-      if (budget.total > EXPORT_LIMITS.maxTotalBytes) throw new ExportRefused('too_large', `the export inflates to more than ${EXPORT_LIMITS.maxTotalBytes} bytes`);
+      if (seen > ratioCap)
+        throw new ExportRefused('compression_ratio', `${entry.path} inflates more than ${EXPORT_LIMITS.maxRatio} times its compressed size (a zip bomb?)`);
+      if (budget.total > EXPORT_LIMITS.maxTotalBytes)
+        throw new ExportRefused('too_large', `the export inflates to more than ${EXPORT_LIMITS.maxTotalBytes} bytes`);
       crc = zlib.crc32(chunk, crc);
       yield chunk;
     }
@@ -425,8 +437,9 @@ async function* entryChunks(entry: ZipEntry, budget: { total: number }): AsyncGe
   } finally {
     stream.destroy();
   }
-  if (seen !== declared) throw new ExportRefused('damaged', `${entry.path} is ${seen} bytes where the archive says ${declared}: the zip archive is damaged or incomplete`);
-  if ((crc >>> 0) !== (entry.crc32 >>> 0)) throw new ExportRefused('damaged', `${entry.path} fails its checksum: the zip archive is damaged`);
+  if (seen !== declared)
+    throw new ExportRefused('damaged', `${entry.path} is ${seen} bytes where the archive says ${declared}: the zip archive is damaged or incomplete`);
+  if (crc >>> 0 !== entry.crc32 >>> 0) throw new ExportRefused('damaged', `${entry.path} fails its checksum: the zip archive is damaged`);
 }
 
 const PK = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
@@ -477,7 +490,8 @@ export function declaredEntries(file: string): number {
     const tail = Buffer.alloc(tailLength);
     fs.readSync(fd, tail, 0, tailLength, size - tailLength);
     const eocd = tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-    if (eocd === -1 || eocd + 22 > tailLength) throw new ExportRefused('damaged', 'the zip archive is damaged or incomplete: its table of contents is missing (was the upload cut short?)');
+    if (eocd === -1 || eocd + 22 > tailLength)
+      throw new ExportRefused('damaged', 'the zip archive is damaged or incomplete: its table of contents is missing (was the upload cut short?)');
     let entries = tail.readUInt16LE(eocd + 10);
     const locator = eocd - 20;
     if (locator >= 0 && tail.readUInt32LE(locator) === 0x07064b50) {
@@ -494,7 +508,8 @@ export function declaredEntries(file: string): number {
 
 async function readZip(file: string, spool: Spool, ignored: ExportManifest['ignored'], counts: { ignored: number; contents: Set<ContentKind> }): Promise<void> {
   const declaredCount = declaredEntries(file);
-  if (declaredCount > EXPORT_LIMITS.maxEntries) throw new ExportRefused('too_many_entries', `the zip archive holds ${declaredCount} entries; at most ${EXPORT_LIMITS.maxEntries} are read`);
+  if (declaredCount > EXPORT_LIMITS.maxEntries)
+    throw new ExportRefused('too_many_entries', `the zip archive holds ${declaredCount} entries; at most ${EXPORT_LIMITS.maxEntries} are read`);
   let directory: CentralDirectory;
   try {
     // Loaded on first use, like imapflow: most servers never read an export file.
@@ -504,18 +519,28 @@ async function readZip(file: string, spool: Spool, ignored: ExportManifest['igno
     throw new ExportRefused('damaged', `the zip archive is damaged or incomplete: its table of contents cannot be read (${(error as Error).message ?? error})`);
   }
   const entries = directory.files;
-  if (entries.length > EXPORT_LIMITS.maxEntries) throw new ExportRefused('too_many_entries', `the zip archive holds ${entries.length} entries; at most ${EXPORT_LIMITS.maxEntries} are read`);
+  if (entries.length > EXPORT_LIMITS.maxEntries)
+    throw new ExportRefused('too_many_entries', `the zip archive holds ${entries.length} entries; at most ${EXPORT_LIMITS.maxEntries} are read`);
   // Every name and size is checked before anything is read.
   let declared = 0;
   for (const e of entries) {
     const problem = unsafeName(e.path);
-    if (problem) throw new ExportRefused('unsafe_name', `the zip archive holds an entry named ${JSON.stringify(e.path.slice(0, 200))}, which is refused because ${problem}`);
+    if (problem)
+      throw new ExportRefused(
+        'unsafe_name',
+        `the zip archive holds an entry named ${JSON.stringify(e.path.slice(0, 200))}, which is refused because ${problem}`,
+      );
     if (e.flags & 1) throw new ExportRefused('encrypted', `${e.path} is encrypted; export the mailbox without a password`);
-    if (e.compressionMethod !== 0 && e.compressionMethod !== 8) throw new ExportRefused('unsupported', `${e.path} uses compression method ${e.compressionMethod}; only stored and deflated entries are read`);
+    if (e.compressionMethod !== 0 && e.compressionMethod !== 8)
+      throw new ExportRefused('unsupported', `${e.path} uses compression method ${e.compressionMethod}; only stored and deflated entries are read`);
     declared += e.uncompressedSize;
-    if (declared > EXPORT_LIMITS.maxTotalBytes) throw new ExportRefused('too_large', `the zip archive declares more than ${EXPORT_LIMITS.maxTotalBytes} uncompressed bytes`);
+    if (declared > EXPORT_LIMITS.maxTotalBytes)
+      throw new ExportRefused('too_large', `the zip archive declares more than ${EXPORT_LIMITS.maxTotalBytes} uncompressed bytes`);
     if (e.uncompressedSize > EXPORT_LIMITS.ratioFloorBytes && e.uncompressedSize > e.compressedSize * EXPORT_LIMITS.maxRatio) {
-      throw new ExportRefused('compression_ratio', `${e.path} would inflate ${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))} times (at most ${EXPORT_LIMITS.maxRatio}); zip bombs are refused`);
+      throw new ExportRefused(
+        'compression_ratio',
+        `${e.path} would inflate ${Math.round(e.uncompressedSize / Math.max(1, e.compressedSize))} times (at most ${EXPORT_LIMITS.maxRatio}); zip bombs are refused`,
+      );
     }
   }
   const ignore = (name: string, reason: 'nested_archive' | 'not_mail') => {
@@ -544,7 +569,15 @@ async function readZip(file: string, spool: Spool, ignored: ExportManifest['igno
     }
     if (MAILDIR_META.test(base)) continue;
     if (/\.eml$/i.test(base)) plans.push({ entry: e, kind: 'eml', folder: segments.slice(0, -1).join('/') });
-    else if (/\.(mbox|mbx)$/i.test(base) || !/\.[A-Za-z0-9]{1,5}$/.test(base)) plans.push({ entry: e, kind: 'mbox', folder: segments.join('/').replace(/\.(mbox|mbx)$/i, '').replace(/\.sbd\//gi, '/') });
+    else if (/\.(mbox|mbx)$/i.test(base) || !/\.[A-Za-z0-9]{1,5}$/.test(base))
+      plans.push({
+        entry: e,
+        kind: 'mbox',
+        folder: segments
+          .join('/')
+          .replace(/\.(mbox|mbx)$/i, '')
+          .replace(/\.sbd\//gi, '/'),
+      });
     else ignore(e.path, 'not_mail');
   }
   // Folder names: Maildir roots relative to the top one (Maildir++ ".Sent" → "Sent"); mbox and
@@ -601,7 +634,11 @@ async function* fileChunks(file: string): AsyncGenerator<Buffer> {
  * Reads the assembled upload at `file` into `dir` (spool, index, manifest.json). Throws
  * ExportRefused when the file is not an export this server reads, or is unsafe to read.
  */
-export async function readExport(file: string, dir: string, opts: { maxMessageBytes: number; bytes: number; sha256: string; now: Date }): Promise<ExportManifest> {
+export async function readExport(
+  file: string,
+  dir: string,
+  opts: { maxMessageBytes: number; bytes: number; sha256: string; now: Date },
+): Promise<ExportManifest> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const head = Buffer.alloc(5);
   const fd = fs.openSync(file, 'r');
@@ -648,4 +685,3 @@ export async function readExport(file: string, dir: string, opts: { maxMessageBy
   fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest), { mode: 0o600 });
   return manifest;
 }
-

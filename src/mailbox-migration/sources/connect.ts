@@ -7,9 +7,9 @@ import type { Ctx } from '../../context.js';
 import type { ImapTlsMode } from '../../db/schema.js';
 import { conflict } from '../../platform/errors.js';
 import { nonPublicRange } from '../../webhooks/address.js';
-import { classifyImapError, connectReadOnly, describeImapError, ReadOnlyViolation, type ReadOnlyMailbox } from './imap.js';
+import { logActivity, type MigrationRow, SYSTEM } from '../store.js';
+import { classifyImapError, connectReadOnly, describeImapError, type ReadOnlyMailbox, ReadOnlyViolation } from './imap.js';
 import { findPreset } from './presets.js';
-import { logActivity, SYSTEM, type MigrationRow } from '../store.js';
 
 export interface ImapServer {
   host: string;
@@ -54,7 +54,12 @@ export async function resolveServer(ctx: Pick<Ctx, 'lookup' | 'config'>, server:
   if (!ctx.config.migration.allowPrivate) {
     for (const address of addresses) {
       const range = nonPublicRange(address);
-      if (range) throw new SourceError('dns', `${server.host === address ? address : `${server.host} resolves to ${address}`}, which is a ${range} address; mailboxes are read from public internet addresses only (SVC_MIGRATION_ALLOW_PRIVATE lifts this)`, 'address');
+      if (range)
+        throw new SourceError(
+          'dns',
+          `${server.host === address ? address : `${server.host} resolves to ${address}`}, which is a ${range} address; mailboxes are read from public internet addresses only (SVC_MIGRATION_ALLOW_PRIVATE lifts this)`,
+          'address',
+        );
     }
   }
   return addresses[0];

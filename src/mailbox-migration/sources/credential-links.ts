@@ -7,7 +7,7 @@
 // migration's earlier unused ones; the link works only while whoever asked for it may still manage
 // migrations. Expired links are removed by the `migration_credential_links` retention rule
 // (../lifecycle.ts).
-import { authorize, type Access } from '../../auth/access.js';
+import { type Access, authorize } from '../../auth/access.js';
 import { currentAccessOf } from '../../auth/credentials.js';
 import type { Ctx } from '../../context.js';
 import type { MigrationCredentialLinksTable } from '../../db/schema.js';
@@ -15,7 +15,7 @@ import { iso, MINUTE } from '../../platform/clock.js';
 import { sha256Hex } from '../../platform/crypto.js';
 import { AppError, forbidden } from '../../platform/errors.js';
 import { newId, randomText } from '../../platform/ids.js';
-import { setCredentials, testConnection, type TestResult } from '../service.js';
+import { setCredentials, type TestResult, testConnection } from '../service.js';
 import { allowedActions, requireAction } from '../states.js';
 import { actorOf, getMigration, logActivity } from '../store.js';
 import { findPreset } from './presets.js';
@@ -43,7 +43,13 @@ export async function createCredentialsLink(ctx: Pick<Ctx, 'db' | 'clock' | 'con
   const expiresAt = iso(now.getTime() + CREDENTIALS_LINK_TTL_MS);
   await ctx.db.transaction().execute(async (trx) => {
     // One live link per migration: the newest.
-    await trx.updateTable('migration_credential_links').set({ expires_at: iso(now) }).where('migration_id', '=', m.id).where('used_at', 'is', null).where('expires_at', '>', iso(now)).execute();
+    await trx
+      .updateTable('migration_credential_links')
+      .set({ expires_at: iso(now) })
+      .where('migration_id', '=', m.id)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', iso(now))
+      .execute();
     await trx
       .insertInto('migration_credential_links')
       .values({
@@ -118,7 +124,11 @@ interface LinkCredentialsResult {
  * Seals the password as PUT …/credentials does (in the name of whoever asked for the link), then
  * tests the connection when the migration allows a test. A passing test uses the link up.
  */
-export async function useCredentialsLink(ctx: Ctx, migrationId: string, input: { token: string; username?: string; password: string }): Promise<LinkCredentialsResult> {
+export async function useCredentialsLink(
+  ctx: Ctx,
+  migrationId: string,
+  input: { token: string; username?: string; password: string },
+): Promise<LinkCredentialsResult> {
   const { link, access } = await liveLink(ctx, migrationId, input.token);
   const saved = await setCredentials(ctx, access, migrationId, { username: input.username, password: input.password }, { via: 'link' });
   let test: TestResult | null = null;
@@ -129,6 +139,12 @@ export async function useCredentialsLink(ctx: Ctx, migrationId: string, input: {
     state = tested.migration.state;
   }
   const connected = test === null || test.ok;
-  if (connected) await ctx.db.updateTable('migration_credential_links').set({ used_at: iso(ctx.clock.now()) }).where('id', '=', link.id).where('used_at', 'is', null).execute();
+  if (connected)
+    await ctx.db
+      .updateTable('migration_credential_links')
+      .set({ used_at: iso(ctx.clock.now()) })
+      .where('id', '=', link.id)
+      .where('used_at', 'is', null)
+      .execute();
   return { connected, test, state };
 }

@@ -4,7 +4,7 @@
 // validity is taken from the file's SHA-256, so the same file always gives the same source keys.
 import fs from 'node:fs';
 import path from 'node:path';
-import { decodeRecord, EXPORT_LIMITS, FLAG_BITS, FLAGS_FROM_HEADERS, RECORD_BYTES, type ExportManifest, type IndexRecord } from './archive.js';
+import { decodeRecord, EXPORT_LIMITS, type ExportManifest, FLAG_BITS, FLAGS_FROM_HEADERS, type IndexRecord, RECORD_BYTES } from './archive.js';
 import type { HeaderFetch, ImapFolder, OpenedFolder } from './imap.js';
 import type { MailSource } from './mail-source.js';
 
@@ -71,7 +71,13 @@ export class FileMailbox implements MailSource {
   }
 
   async folders(): Promise<ImapFolder[]> {
-    return this.manifest.folders.map((f) => ({ path: f.path, name: f.path.split('/').pop() ?? f.path, delimiter: '/', specialUse: f.specialUse, noSelect: false }));
+    return this.manifest.folders.map((f) => ({
+      path: f.path,
+      name: f.path.split('/').pop() ?? f.path,
+      delimiter: '/',
+      specialUse: f.specialUse,
+      noSelect: false,
+    }));
   }
 
   private folderNumber(folderPath: string): number {

@@ -431,7 +431,12 @@ export function classifyImapError(error: unknown): ImapFailure {
   if (code === 'AUTHENTICATIONFAILED' || code === 'AUTHORIZATIONFAILED' || code === 'EXPIRED') return 'login';
   const errCode = typeof e?.code === 'string' ? e.code : '';
   if (/^ERR_TLS|^ERR_SSL|CERT|^DEPTH_ZERO|^UNABLE_TO|^SELF_SIGNED|HOSTNAME/i.test(errCode) || /certificate|tls|ssl/i.test(text)) return 'tls';
-  if (/^E(CONNREFUSED|CONNRESET|TIMEDOUT|HOSTUNREACH|NETUNREACH|PIPE|ADDRNOTAVAIL|NOTFOUND|AI_AGAIN)$|^NoConnection$|^EConnectionClosed$|^ETIMEOUT|CONNECT_TIMEOUT|GREETING_TIMEOUT|^ClosedAfterConnect/.test(errCode)) return 'connect';
+  if (
+    /^E(CONNREFUSED|CONNRESET|TIMEDOUT|HOSTUNREACH|NETUNREACH|PIPE|ADDRNOTAVAIL|NOTFOUND|AI_AGAIN)$|^NoConnection$|^EConnectionClosed$|^ETIMEOUT|CONNECT_TIMEOUT|GREETING_TIMEOUT|^ClosedAfterConnect/.test(
+      errCode,
+    )
+  )
+    return 'connect';
   if (/timeout|closed|ECONN|socket/i.test(text)) return 'connect';
   return 'protocol';
 }

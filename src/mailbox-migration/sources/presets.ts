@@ -263,7 +263,10 @@ export interface Detection {
 }
 
 function domainOf(address: string): string {
-  return address.slice(address.lastIndexOf('@') + 1).toLowerCase().replace(/\.$/, '');
+  return address
+    .slice(address.lastIndexOf('@') + 1)
+    .toLowerCase()
+    .replace(/\.$/, '');
 }
 
 const matchesSuffix = (host: string, suffix: string) => host === suffix || host.endsWith(`.${suffix}`);

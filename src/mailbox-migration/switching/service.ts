@@ -4,7 +4,7 @@
 // force), and the sync limit. Every way a migration ends here deletes its password at once.
 import type { Access } from '../../auth/access.js';
 import { activeForwardingAddress } from '../../channels/service.js';
-import { findChannel, type ChannelRow } from '../../channels/store.js';
+import { type ChannelRow, findChannel } from '../../channels/store.js';
 import type { Ctx } from '../../context.js';
 import { inTransaction } from '../../db/transaction.js';
 import { announceEvents, recordEvent } from '../../events/service.js';
@@ -13,11 +13,23 @@ import type { InboundMail } from '../../mail/parse.js';
 import type { MailTarget } from '../../mail/recipients.js';
 import { DAY, HOUR, iso, MINUTE } from '../../platform/clock.js';
 import { AppError, conflict } from '../../platform/errors.js';
-import type { DbWindow } from '../../platform/rate-limit.js';
 import { randomText } from '../../platform/ids.js';
+import type { DbWindow } from '../../platform/rate-limit.js';
 import { formatMigration } from '../format.js';
 import { stateError } from '../states.js';
-import { checkLogWindow, getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, SYSTEM, type Actor, type MigrationRow, type Tx } from '../store.js';
+import {
+  type Actor,
+  checkLogWindow,
+  getMigration,
+  loadProgress,
+  lockMigration,
+  logActivity,
+  type MigrationRow,
+  recordMigrationUpdated,
+  SYSTEM,
+  saveMigration,
+  type Tx,
+} from '../store.js';
 
 /** Test messages per migration: 3 per 10 minutes (429 beyond). */
 export const PROBE_WINDOW: DbWindow = { limit: 3, windowMs: 10 * MINUTE, what: 'test messages' };
@@ -39,7 +51,16 @@ function probeMigrationId(rfcId: string | null): string | undefined {
 
 /** The columns that end a migration: completed, the password deleted, the audit period starts. */
 export function completion(now: Date, reason: EndReason): Partial<MigrationRow> {
-  return { state: 'completed', password_sealed: null, ended_at: iso(now), end_reason: reason, resume_state: null, attention_reason: null, attention_message: null, attention_retry_at: null };
+  return {
+    state: 'completed',
+    password_sealed: null,
+    ended_at: iso(now),
+    end_reason: reason,
+    resume_state: null,
+    attention_reason: null,
+    attention_message: null,
+    attention_retry_at: null,
+  };
 }
 
 /** When the quiet period after the test message passes (null: no test message arrived yet). */
@@ -128,7 +149,11 @@ export async function sendProbe(ctx: Ctx, access: Access, id: string, act: ActRu
 export async function finishMigration(ctx: Ctx, access: Access, id: string, input: { force?: boolean }, act: ActRunner) {
   return act(ctx, access, id, 'finish', async (m) => {
     if (!m.probe_arrived_at && !input.force) {
-      throw stateError(m, 'finish', 'finish is refused until a test message arrived by the new route (POST …/probe); send {"force": true} to finish without checking');
+      throw stateError(
+        m,
+        'finish',
+        'finish is refused until a test message arrived by the new route (POST …/probe); send {"force": true} to finish without checking',
+      );
     }
     const reason: EndReason = m.probe_arrived_at ? 'finish' : 'finish_forced';
     return { set: completion(ctx.clock.now(), reason), log: 'finished', detail: { forced: reason === 'finish_forced', credentials_deleted: true } };
@@ -199,7 +224,10 @@ export async function switchingView(ctx: Pick<Ctx, 'db' | 'config'>, m: Migratio
     test_message: { sent_at: m.probe_sent_at, arrived_at: m.probe_arrived_at, route: m.probe_route },
     sync,
     end_reason: m.end_reason,
-    remove_history: removable || m.removal ? { confirm_count: removable ? await removalCount(m) : null, ...(m.removal ? (JSON.parse(m.removal) as Record<string, unknown>) : {}) } : null,
+    remove_history:
+      removable || m.removal
+        ? { confirm_count: removable ? await removalCount(m) : null, ...(m.removal ? (JSON.parse(m.removal) as Record<string, unknown>) : {}) }
+        : null,
   };
 }
 
@@ -259,7 +287,11 @@ async function takeMigrationMail(ctx: Ctx, mail: InboundMail, targets: MailTarge
           },
           webhook: false,
         });
-        await logActivity(tx, m, SYSTEM, 'forwarding_confirmation_received', { from: mail.from.address, has_code: !!confirmation.code, has_link: !!confirmation.link });
+        await logActivity(tx, m, SYSTEM, 'forwarding_confirmation_received', {
+          from: mail.from.address,
+          has_code: !!confirmation.code,
+          has_link: !!confirmation.link,
+        });
       }
     });
     ctx.log.info('forwarding confirmation mail received', { channel_id: target.channel.id, migrations: migrations.length });
@@ -297,7 +329,9 @@ const CONFIRMATION_SENDERS = /^forwarding-noreply@google\.com$/i;
  * conversation); any other mail that looks like one is surfaced and stored as usual, so that a
  * customer's mail is never lost to a guess.
  */
-export function forwardingConfirmation(mail: Pick<InboundMail, 'subject' | 'text' | 'from'>): { code: string | null; link: string | null; only: boolean } | undefined {
+export function forwardingConfirmation(
+  mail: Pick<InboundMail, 'subject' | 'text' | 'from'>,
+): { code: string | null; link: string | null; only: boolean } | undefined {
   const subject = mail.subject ?? '';
   const text = (mail.text ?? '').slice(0, 20_000);
   const only = CONFIRMATION_SENDERS.test(mail.from.address ?? '');
@@ -317,4 +351,3 @@ export function forwardingConfirmation(mail: Pick<InboundMail, 'subject' | 'text
   if (!code && !link) return undefined;
   return { code, link, only };
 }
-

@@ -15,16 +15,16 @@ import type { Access } from '../../auth/access.js';
 import type { Ctx } from '../../context.js';
 import { inTransaction } from '../../db/transaction.js';
 import { announceEvents } from '../../events/service.js';
-import type { RetentionRule, WorkspaceDataStep } from '../../platform/lifecycle.js';
 import { AppError, conflict, invalid, tooLarge } from '../../platform/errors.js';
 import { randomText } from '../../platform/ids.js';
+import type { RetentionRule, WorkspaceDataStep } from '../../platform/lifecycle.js';
 import { workspacesDeletedAt } from '../../workspaces/live.js';
-import { ExportRefused, readExport, type ExportManifest } from '../sources/archive.js';
-import { FileMailbox } from '../sources/file.js';
 import { formatMigration } from '../format.js';
+import { type ExportManifest, ExportRefused, readExport } from '../sources/archive.js';
 import { SourceError } from '../sources/connect.js';
+import { FileMailbox } from '../sources/file.js';
 import { ENDED_STATES, requireAction, stateError } from '../states.js';
-import { actorOf, getMigration, loadProgress, lockMigration, logActivity, recordMigrationUpdated, saveMigration, type MigrationRow } from '../store.js';
+import { actorOf, getMigration, loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, saveMigration } from '../store.js';
 
 /** The request header carrying a part's SHA-256 (64 hex digits). */
 export const PART_SHA256_HEADER = 'X-Part-SHA256';
@@ -92,7 +92,12 @@ function uploadable(ctx: Pick<Ctx, 'db'>, m: MigrationRow): void {
 }
 
 /** Stores one part (replacing a part of the same number); nothing is kept unless size and SHA-256 match. */
-export async function putPart(ctx: Ctx, access: Access, id: string, input: { part: number; sha256: string | undefined; contentLength: number | undefined; data: Readable }): Promise<HeldPart> {
+export async function putPart(
+  ctx: Ctx,
+  access: Access,
+  id: string,
+  input: { part: number; sha256: string | undefined; contentLength: number | undefined; data: Readable },
+): Promise<HeldPart> {
   const m = await getMigration(ctx.db, access.workspaceId, id);
   uploadable(ctx, m);
   if (!Number.isInteger(input.part) || input.part < 1 || input.part > MAX_PARTS) throw invalid(`part must be a number from 1 to ${MAX_PARTS}`);
@@ -123,7 +128,11 @@ export async function putPart(ctx: Ctx, access: Access, id: string, input: { par
   const received = hash.digest('hex');
   try {
     if (size === 0) throw invalid('the part is empty');
-    if (received !== expected) throw invalid(`part ${input.part} does not match its ${PART_SHA256_HEADER} (received data hashes to ${received}); nothing was kept, send the part again`, { part: input.part, expected_sha256: expected, received_sha256: received });
+    if (received !== expected)
+      throw invalid(
+        `part ${input.part} does not match its ${PART_SHA256_HEADER} (received data hashes to ${received}); nothing was kept, send the part again`,
+        { part: input.part, expected_sha256: expected, received_sha256: received },
+      );
     const others = heldParts(d.parts).filter((p) => p.part !== input.part);
     const total = others.reduce((s, p) => s + p.size, 0) + size;
     if (total > MAX_UPLOAD_BYTES) throw tooLarge(`an export file is at most ${MAX_UPLOAD_BYTES} bytes`);
@@ -216,21 +225,34 @@ export async function completeUpload(ctx: Ctx, access: Access, id: string, input
   const readTmp = path.join(d.tmp, `read-${randomText(12)}`);
   try {
     // What an interrupted completion left (a crash while reading) goes first.
-    for (const old of fs.existsSync(d.tmp) ? fs.readdirSync(d.tmp) : []) if (old.startsWith('read-')) fs.rmSync(path.join(d.tmp, old), { recursive: true, force: true });
+    for (const old of fs.existsSync(d.tmp) ? fs.readdirSync(d.tmp) : [])
+      if (old.startsWith('read-')) fs.rmSync(path.join(d.tmp, old), { recursive: true, force: true });
     const parts = heldParts(d.parts);
     if (parts.length === 0) throw conflict('no part has been uploaded; POST /v1/migrations/{id}/upload/parts/1 first', 'conflict');
     const missing = missingParts(parts, input.parts);
-    if (missing.length) throw conflict(`parts ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''} are missing; upload them, then complete again`, 'conflict', { missing_parts: missing });
-    if (input.parts !== undefined && parts.length !== input.parts) throw conflict(`${parts.length} parts are held, not ${input.parts}`, 'conflict', { missing_parts: [] });
+    if (missing.length)
+      throw conflict(`parts ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''} are missing; upload them, then complete again`, 'conflict', {
+        missing_parts: missing,
+      });
+    if (input.parts !== undefined && parts.length !== input.parts)
+      throw conflict(`${parts.length} parts are held, not ${input.parts}`, 'conflict', { missing_parts: [] });
     fs.mkdirSync(d.tmp, { recursive: true, mode: 0o700 });
     const assembled = await assemble(parts, d.parts, d.file);
     if (wanted && assembled.sha256 !== wanted) {
       fs.rmSync(d.file, { force: true });
-      throw invalid(`the assembled file hashes to ${assembled.sha256}, not ${wanted}; check the parts (GET /v1/migrations/{id}/upload) and send the wrong ones again`, { reason: 'sha256_mismatch', received_sha256: assembled.sha256 });
+      throw invalid(
+        `the assembled file hashes to ${assembled.sha256}, not ${wanted}; check the parts (GET /v1/migrations/{id}/upload) and send the wrong ones again`,
+        { reason: 'sha256_mismatch', received_sha256: assembled.sha256 },
+      );
     }
     let manifest: ExportManifest;
     try {
-      manifest = await readExport(d.file, readTmp, { maxMessageBytes: ctx.config.migration.maxMessageBytes, bytes: assembled.bytes, sha256: assembled.sha256, now: ctx.clock.now() });
+      manifest = await readExport(d.file, readTmp, {
+        maxMessageBytes: ctx.config.migration.maxMessageBytes,
+        bytes: assembled.bytes,
+        sha256: assembled.sha256,
+        now: ctx.clock.now(),
+      });
     } catch (error) {
       fs.rmSync(readTmp, { recursive: true, force: true });
       if (!(error instanceof ExportRefused)) throw error;
@@ -238,7 +260,11 @@ export async function completeUpload(ctx: Ctx, access: Access, id: string, input
       fs.rmSync(d.root, { recursive: true, force: true });
       ctx.log.warn('migration export file refused', { migration_id: m.id, reason: error.reason });
       await inTransaction(ctx.db, async (trx) => {
-        await logActivity({ db: trx, clock: ctx.clock }, m, actorOf(access), 'upload_refused', { reason: error.reason, message: error.message, bytes: assembled.bytes });
+        await logActivity({ db: trx, clock: ctx.clock }, m, actorOf(access), 'upload_refused', {
+          reason: error.reason,
+          message: error.message,
+          bytes: assembled.bytes,
+        });
       });
       throw invalid(`the export file was refused: ${error.message}. Nothing of it was kept; upload a new file from part 1`, { reason: error.reason });
     }
@@ -279,7 +305,8 @@ export async function completeUpload(ctx: Ctx, access: Access, id: string, input
 /** The export file of a migration as a mail source for the scan and the copy. */
 export async function openFileSource(ctx: Pick<Ctx, 'config'>, m: Pick<MigrationRow, 'id'>): Promise<FileMailbox> {
   const d = dirs(ctx, m.id);
-  if (!readManifest(d.read)) throw new SourceError('connect', 'the export file of this migration is no longer on the server; create a new migration and upload it again');
+  if (!readManifest(d.read))
+    throw new SourceError('connect', 'the export file of this migration is no longer on the server; create a new migration and upload it again');
   return FileMailbox.open(d.read);
 }
 
@@ -308,7 +335,10 @@ export const migrationUploadsRule: RetentionRule = {
     for (let i = 0; i < names.length && removed < batch; i += 200) {
       const chunk = names.slice(i, i + 200);
       const rows = await ctx.db.selectFrom('mailbox_migrations').select(['id', 'state', 'deleted_at', 'workspace_id']).where('id', 'in', chunk).execute();
-      const workspaceDeleted = await workspacesDeletedAt(ctx.db, rows.map((r) => r.workspace_id));
+      const workspaceDeleted = await workspacesDeletedAt(
+        ctx.db,
+        rows.map((r) => r.workspace_id),
+      );
       const byId = new Map(rows.map((r) => [r.id, { ...r, workspace_deleted_at: workspaceDeleted.get(r.workspace_id) ?? null }]));
       for (const name of chunk) {
         if (removed >= batch) break;
@@ -344,4 +374,3 @@ export const migrationUploadsWorkspaceStep: WorkspaceDataStep = {
     return { rows: removed, files: removed };
   },
 };
-

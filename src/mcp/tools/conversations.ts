@@ -4,7 +4,15 @@
 import { z } from 'zod';
 import { requireScope } from '../../auth/access.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from '../../conversations/messages.js';
-import { conversationView, getConversationFor, listConversations, listMessages, MAX_LABEL_LENGTH, MAX_LABELS, updateConversation } from '../../conversations/service.js';
+import {
+  conversationView,
+  getConversationFor,
+  listConversations,
+  listMessages,
+  MAX_LABEL_LENGTH,
+  MAX_LABELS,
+  updateConversation,
+} from '../../conversations/service.js';
 import { search } from '../../search/service.js';
 import { defineTool } from '../tool.js';
 
@@ -18,7 +26,8 @@ export const conversationTools = [
   defineTool({
     name: 'search_conversations',
     title: 'Search conversations',
-    description: 'Full-text search of conversations (subjects and messages, notes and imported mail included); every word must match as a prefix. Each hit has the conversation, the matching message id and a snippet; contacts too when the key has contacts:read.',
+    description:
+      'Full-text search of conversations (subjects and messages, notes and imported mail included); every word must match as a prefix. Each hit has the conversation, the matching message id and a snippet; contacts too when the key has contacts:read.',
     input: { q: z.string().min(1).max(200).describe('words to find'), limit: z.number().int().min(1).max(50).optional().describe('conversations, default 20') },
     annotations: readOnly,
     async run({ q, limit }, { ctx, access }) {
@@ -48,7 +57,11 @@ export const conversationTools = [
     name: 'read_conversation',
     title: 'Read a conversation',
     description: 'A conversation (status, assignee, labels, subject) and its messages, notes and events, oldest first; pass next_cursor to read on.',
-    input: { conversation_id: conversationId, limit: z.number().int().min(1).max(200).optional().describe('messages, default 50'), cursor: z.string().max(500).optional() },
+    input: {
+      conversation_id: conversationId,
+      limit: z.number().int().min(1).max(200).optional().describe('messages, default 50'),
+      cursor: z.string().max(500).optional(),
+    },
     annotations: readOnly,
     async run({ conversation_id, limit, cursor }, { ctx, access }) {
       requireScope(access, 'conversations:read');
@@ -60,7 +73,8 @@ export const conversationTools = [
   defineTool({
     name: 'reply',
     title: 'Reply',
-    description: 'Sends a reply to the customer through the conversation’s channel (e-mail replies carry the signatures). Refused with smtp_not_configured when the e-mail channel has no SMTP account yet.',
+    description:
+      'Sends a reply to the customer through the conversation’s channel (e-mail replies carry the signatures). Refused with smtp_not_configured when the e-mail channel has no SMTP account yet.',
     input: { conversation_id: conversationId, body: z.string().min(1).max(MAX_API_BODY_CHARS).describe('plain text'), member_id: memberId },
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
     async run({ conversation_id, body, member_id }, { ctx, access }) {

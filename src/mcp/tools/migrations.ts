@@ -3,11 +3,12 @@
 // tool takes or returns a password: migration_credentials_link hands out a page where the person
 // enters it.
 import { z } from 'zod';
-import { authorize, type Access } from '../../auth/access.js';
+import { type Access, authorize } from '../../auth/access.js';
 import { getChannel } from '../../channels/service.js';
 import type { Ctx } from '../../context.js';
 import { hasSmtpAccount } from '../../mail/transport.js';
 import {
+  act,
   cancelMigration,
   createMigration,
   detect,
@@ -16,6 +17,7 @@ import {
   listFolders,
   listMigrations,
   listPresets,
+  type MigrationInput,
   pauseCopy,
   previewMigration,
   resumeCopy,
@@ -24,9 +26,7 @@ import {
   startScan,
   testConnection,
   updateMigration,
-  type MigrationInput,
 } from '../../mailbox-migration/service.js';
-import { act } from '../../mailbox-migration/service.js';
 import { createCredentialsLink } from '../../mailbox-migration/sources/credential-links.js';
 import { finishMigration, sendProbe } from '../../mailbox-migration/switching/service.js';
 import { defineTool, type ToolContext } from '../tool.js';
@@ -46,13 +46,26 @@ const choices = {
     .optional()
     .describe('the IMAP server, for provider "imap" (any other server)'),
   username: z.string().max(320).nullable().optional().describe('the mailbox user name when it is not the address'),
-  inbox_id: z.string().max(100).nullable().optional().describe('the inbox to copy into; without channel_id its e-mail channel for the address is used, or one is made (without an SMTP account)'),
+  inbox_id: z
+    .string()
+    .max(100)
+    .nullable()
+    .optional()
+    .describe('the inbox to copy into; without channel_id its e-mail channel for the address is used, or one is made (without an SMTP account)'),
   channel_id: z.string().max(100).nullable().optional().describe('an e-mail channel of the inbox'),
-  folders: z.array(z.string().max(1000)).max(1000).nullable().optional().describe('folder paths to copy (see migration_folders); null: the inbox, sent mail and the provider’s defaults'),
+  folders: z
+    .array(z.string().max(1000))
+    .max(1000)
+    .nullable()
+    .optional()
+    .describe('folder paths to copy (see migration_folders); null: the inbox, sent mail and the provider’s defaults'),
   date_from: z.string().max(10).nullable().optional().describe('YYYY-MM-DD: copy mail from this day'),
   date_to: z.string().max(10).nullable().optional().describe('YYYY-MM-DD: copy mail up to this day (the whole day)'),
   folder_labels: z.record(z.string(), z.string().max(100).nullable()).optional().describe('folder → label (null: no label)'),
-  team_members: z.record(z.string(), z.string().max(100).nullable()).optional().describe('team address → member person id (null: shown by its original name and address)'),
+  team_members: z
+    .record(z.string(), z.string().max(100).nullable())
+    .optional()
+    .describe('team address → member person id (null: shown by its original name and address)'),
   close_after_days: z.number().int().min(0).max(3650).optional().describe('imported conversations whose last message is older are closed (default 14)'),
   skip_automatic: z.boolean().optional().describe('skip threads of only automatic mail (default true)'),
   keep_originals: z.boolean().optional().describe('store the original of every message (uses more storage; default false)'),
@@ -91,18 +104,32 @@ function nextStep(m: { state: string; allowed_actions: string[]; credentials: { 
 }
 
 /** The migration as the API shows it, what to do next, and whether its channel can send replies. */
-async function status(ctx: Ctx, access: Access, view: Record<string, unknown> & { channel_id: string | null; state: string; allowed_actions: string[]; credentials: { set: boolean }; plan: { current: boolean } }) {
+async function status(
+  ctx: Ctx,
+  access: Access,
+  view: Record<string, unknown> & {
+    channel_id: string | null;
+    state: string;
+    allowed_actions: string[];
+    credentials: { set: boolean };
+    plan: { current: boolean };
+  },
+) {
   const notices: string[] = [];
   const created = view.created_channel as { message: string } | undefined;
   if (created) notices.push(created.message);
   else if (view.channel_id) {
     const channel = await getChannel(ctx, access.workspaceId, view.channel_id).catch(() => undefined);
-    if (channel && !hasSmtpAccount(channel)) notices.push(`Channel ${channel.id} (${channel.address}) has no SMTP account: set its SMTP server, user name and password in the panel before replies can be sent.`);
+    if (channel && !hasSmtpAccount(channel))
+      notices.push(
+        `Channel ${channel.id} (${channel.address}) has no SMTP account: set its SMTP server, user name and password in the panel before replies can be sent.`,
+      );
   }
   return { migration: view, next_step: nextStep(view), notices };
 }
 
-const onMigration = (run: (ctx: Ctx, access: Access, id: string) => Promise<Awaited<ReturnType<typeof getMigrationView>>>) =>
+const onMigration =
+  (run: (ctx: Ctx, access: Access, id: string) => Promise<Awaited<ReturnType<typeof getMigrationView>>>) =>
   async ({ migration_id }: { migration_id: string }, { ctx, access }: ToolContext) => {
     manager(access);
     return status(ctx, access, await run(ctx, access, migration_id));
@@ -112,7 +139,8 @@ export const migrationTools = [
   defineTool({
     name: 'migration_presets',
     title: 'Migration providers',
-    description: 'The providers this server can move a mailbox from: IMAP servers, whether an app password is needed and where to make one, and the default folders. Spam, trash and drafts are never read.',
+    description:
+      'The providers this server can move a mailbox from: IMAP servers, whether an app password is needed and where to make one, and the default folders. Spam, trash and drafts are never read.',
     input: {},
     annotations: readOnly,
     async run(_args, { access }) {
@@ -157,7 +185,8 @@ export const migrationTools = [
   defineTool({
     name: 'migration_update',
     title: 'Change a migration',
-    description: 'Changes the mailbox, inbox, channel and options of a migration. A changed choice plans the copy again (run the dry run again before starting). Mailbox, inbox and channel cannot change once copying began.',
+    description:
+      'Changes the mailbox, inbox, channel and options of a migration. A changed choice plans the copy again (run the dry run again before starting). Mailbox, inbox and channel cannot change once copying began.',
     input: { migration_id: migrationId, ...choices },
     annotations: changes,
     async run({ migration_id, ...input }, { ctx, access }) {
@@ -168,7 +197,8 @@ export const migrationTools = [
   defineTool({
     name: 'migration_status',
     title: 'Migration status',
-    description: 'A migration with its state, allowed actions (anything else is refused with migration_state), credentials set or not (never the password), the dry-run summary, progress, routing and test message, plus the next step. Poll it while waiting for the person to enter the password or for the scan and copy.',
+    description:
+      'A migration with its state, allowed actions (anything else is refused with migration_state), credentials set or not (never the password), the dry-run summary, progress, routing and test message, plus the next step. Poll it while waiting for the person to enter the password or for the scan and copy.',
     input: { migration_id: migrationId },
     annotations: readOnly,
     run: onMigration((ctx, access, id) => getMigrationView(ctx, access, id)),
@@ -188,7 +218,8 @@ export const migrationTools = [
   defineTool({
     name: 'migration_test',
     title: 'Test the connection',
-    description: 'Tests the connection to the old mailbox (DNS, connect, TLS, login, list) and says which step failed; a passing test makes a draft connected. Rate limited (rate_limited).',
+    description:
+      'Tests the connection to the old mailbox (DNS, connect, TLS, login, list) and says which step failed; a passing test makes a draft connected. Rate limited (rate_limited).',
     input: { migration_id: migrationId },
     annotations: { readOnlyHint: false, openWorldHint: true },
     async run({ migration_id }, { ctx, access }) {
@@ -211,7 +242,8 @@ export const migrationTools = [
   defineTool({
     name: 'migration_scan',
     title: 'Dry run',
-    description: 'Reads only the headers of the chosen folders and plans the copy; nothing is imported. The state goes scanning, then ready: migration_status then shows the dry run (plan.summary: counts per folder, skipped items and reasons, contacts, labels, storage and time). Always do this and show it before migration_start.',
+    description:
+      'Reads only the headers of the chosen folders and plans the copy; nothing is imported. The state goes scanning, then ready: migration_status then shows the dry run (plan.summary: counts per folder, skipped items and reasons, contacts, labels, storage and time). Always do this and show it before migration_start.',
     input: { migration_id: migrationId },
     annotations: changes,
     run: onMigration(startScan),
@@ -230,12 +262,20 @@ export const migrationTools = [
   defineTool({
     name: 'migration_start',
     title: 'Start copying',
-    description: 'Starts copying, newest conversations first, quietly (no notifications, webhooks or auto-replies for imported mail). Only after the person has seen the dry run; needs a current plan (state ready).',
+    description:
+      'Starts copying, newest conversations first, quietly (no notifications, webhooks or auto-replies for imported mail). Only after the person has seen the dry run; needs a current plan (state ready).',
     input: { migration_id: migrationId },
     annotations: changes,
     run: onMigration(startCopy),
   }),
-  defineTool({ name: 'migration_pause', title: 'Pause', description: 'Pauses the copy (migration_resume continues).', input: { migration_id: migrationId }, annotations: changes, run: onMigration(pauseCopy) }),
+  defineTool({
+    name: 'migration_pause',
+    title: 'Pause',
+    description: 'Pauses the copy (migration_resume continues).',
+    input: { migration_id: migrationId },
+    annotations: changes,
+    run: onMigration(pauseCopy),
+  }),
   defineTool({
     name: 'migration_resume',
     title: 'Resume',
@@ -252,7 +292,14 @@ export const migrationTools = [
     annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false },
     run: onMigration(cancelMigration),
   }),
-  defineTool({ name: 'migration_retry', title: 'Retry failed messages', description: 'Plans the failed messages again (see migration_errors).', input: { migration_id: migrationId }, annotations: changes, run: onMigration(retryFailed) }),
+  defineTool({
+    name: 'migration_retry',
+    title: 'Retry failed messages',
+    description: 'Plans the failed messages again (see migration_errors).',
+    input: { migration_id: migrationId },
+    annotations: changes,
+    run: onMigration(retryFailed),
+  }),
   defineTool({
     name: 'migration_errors',
     title: 'What went wrong',
@@ -267,7 +314,8 @@ export const migrationTools = [
   defineTool({
     name: 'migration_probe',
     title: 'Send the test message',
-    description: 'While syncing: mails the old mailbox a short test message. When it reaches the service by the new route (forwarding or MX), migration_status shows test_message.arrived_at and the route. Rate limited.',
+    description:
+      'While syncing: mails the old mailbox a short test message. When it reaches the service by the new route (forwarding or MX), migration_status shows test_message.arrived_at and the route. Rate limited.',
     input: { migration_id: migrationId },
     annotations: { readOnlyHint: false, openWorldHint: true },
     async run({ migration_id }, { ctx, access }) {

@@ -13,7 +13,8 @@ export const placeTools = [
   defineTool({
     name: 'list_inboxes',
     title: 'List inboxes',
-    description: 'The inboxes this key reaches, each with its channels (e-mail channels show their address, forwarding address and whether an SMTP account is set; passwords never). Use the inbox id in migration_create and the conversation tools.',
+    description:
+      'The inboxes this key reaches, each with its channels (e-mail channels show their address, forwarding address and whether an SMTP account is set; passwords never). Use the inbox id in migration_create and the conversation tools.',
     input: {},
     annotations: readOnly,
     async run(_args, { ctx, access }) {
@@ -30,7 +31,8 @@ export const placeTools = [
   defineTool({
     name: 'list_channels',
     title: 'List channels',
-    description: 'The channels (e-mail and chat) of the workspace, or of one inbox, that this key reaches. An e-mail channel with smtp null cannot send replies until its SMTP server, user name and password are set in the panel.',
+    description:
+      'The channels (e-mail and chat) of the workspace, or of one inbox, that this key reaches. An e-mail channel with smtp null cannot send replies until its SMTP server, user name and password are set in the panel.',
     input: { inbox_id: z.string().max(100).optional().describe('only this inbox’s channels') },
     annotations: readOnly,
     async run({ inbox_id }, { ctx, access }) {
@@ -42,7 +44,8 @@ export const placeTools = [
   defineTool({
     name: 'list_members',
     title: 'List members',
-    description: 'Members of the workspace (id, name, e-mail, role), to assign conversations to (assign_conversation takes a member’s person_id). Needs conversations:read.',
+    description:
+      'Members of the workspace (id, name, e-mail, role), to assign conversations to (assign_conversation takes a member’s person_id). Needs conversations:read.',
     input: { limit: z.number().int().min(1).max(200).optional(), cursor: z.string().max(500).optional() },
     annotations: readOnly,
     async run({ limit, cursor }, { ctx, access }) {

@@ -8,7 +8,9 @@ export type ConversationListItem = Schemas['ConversationListItem'];
 export type Message = Schemas['Message'];
 export type Inbox = Schemas['Inbox'];
 /** The JSON body an operation takes. */
-export type BodyOf<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+export type BodyOf<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } }
+  ? B
+  : never;
 
 export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
 

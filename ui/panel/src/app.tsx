@@ -1,13 +1,13 @@
 // Routes of the panel. Every URL is real: a reload lands on the same view.
 import { useEffect } from 'preact/hooks';
-import { lazy, LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { whenUnauthorized } from './api';
 import { NotificationListener } from './components/Notifications';
 import { Toasts } from './components/Toasts';
-import { AcceptInvite, SignInLink } from './pages/Links';
 import { ConnectMailbox } from './pages/ConnectMailbox';
-import { SignIn } from './pages/SignIn';
+import { AcceptInvite, SignInLink } from './pages/Links';
 import { Settings } from './pages/Settings';
+import { SignIn } from './pages/SignIn';
 import { Workspace } from './pages/Workspace';
 import { loadMe, me } from './state';
 

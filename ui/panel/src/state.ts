@@ -1,9 +1,12 @@
 // What the whole panel shares: who is signed in, which workspace, its inboxes, toasts.
 import { computed, signal } from '@preact/signals';
-import { api, must, useWorkspace, type Inbox, type Schemas } from './api';
+import { api, type Inbox, must, type Schemas, useWorkspace } from './api';
 import { setLocale } from './i18n';
 
-type Me = { person: { id: string; email: string; name: string | null; locale: string }; memberships: { workspace_id: string; workspace_name: string; role: 'owner' | 'admin' | 'agent' }[] };
+type Me = {
+  person: { id: string; email: string; name: string | null; locale: string };
+  memberships: { workspace_id: string; workspace_name: string; role: 'owner' | 'admin' | 'agent' }[];
+};
 
 /** undefined while the first /v1/me is in flight; null when signed out. */
 export const me = signal<Me | null | undefined>(undefined);
@@ -12,7 +15,11 @@ export const inboxes = signal<Inbox[]>([]);
 export const members = signal<Schemas['Member'][]>([]);
 export const toasts = signal<{ id: number; text: string }[]>([]);
 export const connection = signal<'live' | 'reconnecting'>('live');
-export const overview = signal<{ unread: { all: number; mine: number; unassigned: number; inboxes: Record<string, number> }; importing: { inbox_id: string; state: string; percent: number }[]; labels: { label: string; open: number }[] } | null>(null);
+export const overview = signal<{
+  unread: { all: number; mine: number; unassigned: number; inboxes: Record<string, number> };
+  importing: { inbox_id: string; state: string; percent: number }[];
+  labels: { label: string; open: number }[];
+} | null>(null);
 
 export const membership = computed(() => me.value?.memberships.find((m) => m.workspace_id === workspaceId.value) ?? null);
 

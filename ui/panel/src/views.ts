@@ -28,7 +28,11 @@ export function listUrl(f: ListFilter, conversationId?: string | null): string {
 }
 
 /** Does a conversation belong in this list? (Realtime updates are filtered on the client.) */
-export function matches(c: { status: string; assignee_id: string | null; inbox_id: string; labels: string[]; spam: boolean }, f: ListFilter, me: string): boolean {
+export function matches(
+  c: { status: string; assignee_id: string | null; inbox_id: string; labels: string[]; spam: boolean },
+  f: ListFilter,
+  me: string,
+): boolean {
   if (c.spam || c.status !== f.status) return false;
   if (f.view === 'mine' && c.assignee_id !== me) return false;
   if (f.view === 'unassigned' && c.assignee_id !== null) return false;

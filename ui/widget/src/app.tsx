@@ -3,11 +3,11 @@
 // team's typing, a reconnecting banner, and for identified visitors all of their conversations.
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import panelCss from './panel.css?inline';
 import { ApiError, type Link, type VisitorConversation, type VisitorMessage } from './client';
+import { fileBlobUrl, fileSize, isImage, uploadFile, type VisitorAttachment } from './files';
 import { locale, replyTime, t } from './i18n';
 import { sheet, type Widget } from './main';
-import { fileBlobUrl, fileSize, isImage, uploadFile, type VisitorAttachment } from './files';
+import panelCss from './panel.css?inline';
 
 const TYPING_SHOWN_MS = 6_000;
 const TYPING_SEND_EVERY_MS = 2_500;
@@ -365,7 +365,12 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
               {files.map((f, i) => (
                 <li key={`${i}-${f.name}`}>
                   <span>{f.name}</span>
-                  <button type="button" class="icon-btn small" aria-label={t('remove_file', { name: f.name })} onClick={() => setFiles((fs) => fs.filter((_, j) => j !== i))}>
+                  <button
+                    type="button"
+                    class="icon-btn small"
+                    aria-label={t('remove_file', { name: f.name })}
+                    onClick={() => setFiles((fs) => fs.filter((_, j) => j !== i))}
+                  >
                     ×
                   </button>
                 </li>
@@ -431,7 +436,14 @@ function FileView({ widget, attachment }: { widget: Widget; attachment: VisitorA
   }, [attachment.id]);
   const label = `${attachment.filename} (${fileSize(attachment.size)})`;
   return (
-    <a class={image ? 'file thumb' : 'file'} href={url ?? undefined} download={image ? undefined : attachment.filename} target="_blank" rel="noopener" title={label}>
+    <a
+      class={image ? 'file thumb' : 'file'}
+      href={url ?? undefined}
+      download={image ? undefined : attachment.filename}
+      target="_blank"
+      rel="noopener"
+      title={label}
+    >
       {image && url ? <img src={url} alt={attachment.filename} onError={() => setBroken(true)} /> : label}
     </a>
   );
@@ -440,8 +452,20 @@ function FileView({ widget, attachment }: { widget: Widget; attachment: VisitorA
 // The satisfaction rating of a closed conversation, when the team asks for one. Its strings live
 // here (this chunk loads when the chat opens), not in the launcher's catalogue.
 const RATING_TEXT = {
-  en: { question: 'How satisfied are you with our answer?', score: '{n} of 5', comment: 'Anything to add? (optional)', send: 'Send rating', thanks: 'Thank you for your rating!' },
-  tr: { question: 'Yanıtımızdan ne kadar memnun kaldınız?', score: '5 üzerinden {n}', comment: 'Eklemek istediğiniz bir şey var mı? (isteğe bağlı)', send: 'Değerlendirmeyi gönder', thanks: 'Değerlendirmeniz için teşekkürler!' },
+  en: {
+    question: 'How satisfied are you with our answer?',
+    score: '{n} of 5',
+    comment: 'Anything to add? (optional)',
+    send: 'Send rating',
+    thanks: 'Thank you for your rating!',
+  },
+  tr: {
+    question: 'Yanıtımızdan ne kadar memnun kaldınız?',
+    score: '5 üzerinden {n}',
+    comment: 'Eklemek istediğiniz bir şey var mı? (isteğe bağlı)',
+    send: 'Değerlendirmeyi gönder',
+    thanks: 'Değerlendirmeniz için teşekkürler!',
+  },
 };
 
 function RatingPrompt({ widget, conversationId }: { widget: Widget; conversationId: string }) {
@@ -453,9 +477,10 @@ function RatingPrompt({ widget, conversationId }: { widget: Widget; conversation
   const client = widget.client;
   const auth = () => ({ authorization: `Bearer ${client.session()?.token ?? ''}` });
   useEffect(() => {
-    void client.api
-      .GET('/v1/widget/conversations/{conversationId}/rating', { params: { path: { conversationId } }, headers: auth() })
-      .then((r) => r.data?.asked && setState('asking'), () => undefined);
+    void client.api.GET('/v1/widget/conversations/{conversationId}/rating', { params: { path: { conversationId } }, headers: auth() }).then(
+      (r) => r.data?.asked && setState('asking'),
+      () => undefined,
+    );
   }, [conversationId]);
   if (state === 'hidden') return null;
   if (state === 'thanks')
@@ -484,7 +509,14 @@ function RatingPrompt({ widget, conversationId }: { widget: Widget; conversation
         <div class="rating-scores">
           {[1, 2, 3, 4, 5].map((n) => (
             <label key={n} class={n === score ? 'on' : undefined}>
-              <input type="radio" name="svc-rating" value={n} checked={n === score} onChange={() => setScore(n)} aria-label={text.score.replace('{n}', String(n))} />
+              <input
+                type="radio"
+                name="svc-rating"
+                value={n}
+                checked={n === score}
+                onChange={() => setScore(n)}
+                aria-label={text.score.replace('{n}', String(n))}
+              />
               <span aria-hidden="true">{n}</span>
             </label>
           ))}

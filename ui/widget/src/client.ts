@@ -108,7 +108,14 @@ export class WidgetClient {
     for (const k of ['external_id', 'identity_hash', 'email', 'name'] as const) if (identity[k]) body[k] = identity[k];
     const r = await this.must(this.api.POST('/v1/widget/sessions', { body }));
     this.disconnect();
-    const s: StoredSession = { token: r.token, expires_at: r.expires_at, verified: r.verified, external_id: identity.external_id ?? null, conversation_id: null, cursor: null };
+    const s: StoredSession = {
+      token: r.token,
+      expires_at: r.expires_at,
+      verified: r.verified,
+      external_id: identity.external_id ?? null,
+      conversation_id: null,
+      cursor: null,
+    };
     this.save(s);
     return s;
   }
@@ -130,13 +137,21 @@ export class WidgetClient {
   }
   messages(conversationId: string, after?: string) {
     const query = after ? { limit: 200, after } : { limit: 200 };
-    return this.must(this.api.GET('/v1/widget/conversations/{conversationId}/messages', { ...this.auth(), params: { path: { conversationId }, query } })).then((r) => r.data);
+    return this.must(this.api.GET('/v1/widget/conversations/{conversationId}/messages', { ...this.auth(), params: { path: { conversationId }, query } })).then(
+      (r) => r.data,
+    );
   }
   start(body: string) {
     return this.must(this.api.POST('/v1/widget/conversations', { ...this.auth(), body: { body } }));
   }
   post(conversationId: string, body: string, attachment_ids?: string[]) {
-    return this.must(this.api.POST('/v1/widget/conversations/{conversationId}/messages', { ...this.auth(), params: { path: { conversationId } }, body: { body, attachment_ids } }));
+    return this.must(
+      this.api.POST('/v1/widget/conversations/{conversationId}/messages', {
+        ...this.auth(),
+        params: { path: { conversationId } },
+        body: { body, attachment_ids },
+      }),
+    );
   }
   typing(conversationId: string) {
     return this.must(this.api.POST('/v1/widget/conversations/{conversationId}/typing', { ...this.auth(), params: { path: { conversationId } } }));

@@ -18,7 +18,11 @@ async function failure(response: Response): Promise<ApiError> {
 export async function uploadFile(client: WidgetClient, conversationId: string, file: File): Promise<VisitorAttachment> {
   const url = new URL(`/v1/widget/conversations/${encodeURIComponent(conversationId)}/attachments`, client.origin);
   url.searchParams.set('filename', file.name || 'file');
-  const response = await fetch(url, { method: 'POST', headers: { authorization: bearer(client), 'content-type': file.type || 'application/octet-stream' }, body: file });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: bearer(client), 'content-type': file.type || 'application/octet-stream' },
+    body: file,
+  });
   if (!response.ok) throw await failure(response);
   return (await response.json()) as VisitorAttachment;
 }

@@ -51,13 +51,21 @@ export function ContactCard(props: { contact: Contact; onChanged: (c: Contact) =
       <h4 class="attr-title" id="attr-title">
         {t('details.attributes')}
       </h4>
-      {attributes.length === 0 && <p class="muted" style={{ margin: 0 }}>{t('attr.none')}</p>}
+      {attributes.length === 0 && (
+        <p class="muted" style={{ margin: 0 }}>
+          {t('attr.none')}
+        </p>
+      )}
       {attributes.length > 0 && (
         <ul role="list" class="attrs" aria-labelledby="attr-title">
           {attributes.map(([key, value]) =>
             typeof editing === 'object' && editing !== null && editing.key === key ? (
               <li key={key}>
-                <AttributeForm initial={{ key, value }} onCancel={() => setEditing(null)} onSave={async (k, v) => (await patch({ attributes: { [k]: v } }), setEditing(null))} />
+                <AttributeForm
+                  initial={{ key, value }}
+                  onCancel={() => setEditing(null)}
+                  onSave={async (k, v) => (await patch({ attributes: { [k]: v } }), setEditing(null))}
+                />
               </li>
             ) : (
               <li key={key} class="attr">
@@ -93,7 +101,12 @@ export function ContactCard(props: { contact: Contact; onChanged: (c: Contact) =
         </ul>
       )}
       {typeof editing === 'object' && editing !== null && editing.key === null ? (
-        <AttributeForm initial={null} taken={attributes.map(([k]) => k)} onCancel={() => setEditing(null)} onSave={async (k, v) => (await patch({ attributes: { [k]: v } }), setEditing(null))} />
+        <AttributeForm
+          initial={null}
+          taken={attributes.map(([k]) => k)}
+          onCancel={() => setEditing(null)}
+          onSave={async (k, v) => (await patch({ attributes: { [k]: v } }), setEditing(null))}
+        />
       ) : (
         <button class="btn" type="button" onClick={() => setEditing({ key: null })}>
           {t('attr.add')}
@@ -145,7 +158,12 @@ function ContactForm(props: { contact: Contact; onCancel: () => void; onSave: (b
   );
 }
 
-function AttributeForm(props: { initial: { key: string; value: unknown } | null; taken?: string[]; onCancel: () => void; onSave: (key: string, value: string | number | boolean) => Promise<unknown> }) {
+function AttributeForm(props: {
+  initial: { key: string; value: unknown } | null;
+  taken?: string[];
+  onCancel: () => void;
+  onSave: (key: string, value: string | number | boolean) => Promise<unknown>;
+}) {
   const init = props.initial;
   const [key, setKey] = useState(init?.key ?? '');
   const [kind, setKind] = useState<Kind>((init && kindOf(init.value)) || 'text');
@@ -202,7 +220,14 @@ function AttributeForm(props: { initial: { key: string; value: unknown } | null;
             <option value="no">{t('attr.no')}</option>
           </select>
         ) : (
-          <input id={`${id}-value`} class="input" inputMode={kind === 'number' ? 'decimal' : undefined} maxLength={kind === 'text' ? TEXT_MAX : 40} value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+          <input
+            id={`${id}-value`}
+            class="input"
+            inputMode={kind === 'number' ? 'decimal' : undefined}
+            maxLength={kind === 'text' ? TEXT_MAX : 40}
+            value={value}
+            onInput={(e) => setValue(e.currentTarget.value)}
+          />
         )}
       </div>
       {error && (

@@ -2,12 +2,12 @@
 // as a window of rows (smooth at tens of thousands), kept current by the realtime stream.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, errorText, must, type BodyOf, type ConversationListItem } from '../api';
-import { relativeTime, absoluteTime, t } from '../i18n';
+import { api, type BodyOf, type ConversationListItem, errorText, must } from '../api';
+import { absoluteTime, relativeTime, t } from '../i18n';
+import { isTyping } from '../pages/Workspace';
 import { isSignal, onEvent, onReset } from '../realtime';
 import { inboxes, me, overview, toast } from '../state';
-import { listUrl, matches, type ListFilter } from '../views';
-import { isTyping } from '../pages/Workspace';
+import { type ListFilter, listUrl, matches } from '../views';
 import { SearchBox, SearchResults } from './Search';
 
 const ROW_HEIGHT = 76;
@@ -96,9 +96,14 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
         const next: Item = {
           ...(prev ?? { preview: null, unread: false }),
           ...conv,
-          contact: contact ? { id: contact.id, name: contact.name ?? null, email: contact.emails?.[0] ?? null } : (prev?.contact ?? { id: conv.contact_id, name: null, email: null }),
+          contact: contact
+            ? { id: contact.id, name: contact.name ?? null, email: contact.emails?.[0] ?? null }
+            : (prev?.contact ?? { id: conv.contact_id, name: null, email: null }),
           preview: message && message.kind === 'message' ? String(message.body).replace(/\s+/g, ' ').trim().slice(0, 200) : (prev?.preview ?? null),
-          unread: message && message.kind === 'message' && message.direction === 'in' ? conv.id !== props.selectedId : (prev?.unread ?? ev.type === 'conversation.created'),
+          unread:
+            message && message.kind === 'message' && message.direction === 'in'
+              ? conv.id !== props.selectedId
+              : (prev?.unread ?? ev.type === 'conversation.created'),
         } as Item;
         const rest = old.filter((x) => x.id !== conv.id);
         if (!matches(next, f, myId)) return rest;
@@ -176,7 +181,11 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
     if (el.scrollTop + el.clientHeight > items.length * ROW_HEIGHT - 10 * ROW_HEIGHT) void loadMore();
   }
 
-  const title = f.label ? f.label : f.inbox ? (inboxes.value.find((x) => x.id === f.inbox)?.name ?? '') : t(f.view === 'mine' ? 'nav.mine' : f.view === 'unassigned' ? 'nav.unassigned' : 'nav.all');
+  const title = f.label
+    ? f.label
+    : f.inbox
+      ? (inboxes.value.find((x) => x.id === f.inbox)?.name ?? '')
+      : t(f.view === 'mine' ? 'nav.mine' : f.view === 'unassigned' ? 'nav.unassigned' : 'nav.all');
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
   const last = Math.min(items.length, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
 
@@ -237,22 +246,31 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
               <div class="empty">
                 <strong>{t('list.empty_title')}</strong>
                 {inboxes.value.length === 0 ? (
-              <>
-                {t('list.empty_setup')} <a href="/settings/inboxes">{t('settings.inboxes')}</a>
-              </>
-            ) : f.status === 'open' ? (
-              t('list.empty_open')
-            ) : (
-              t('list.empty_other')
-            )}
+                  <>
+                    {t('list.empty_setup')} <a href="/settings/inboxes">{t('settings.inboxes')}</a>
+                  </>
+                ) : f.status === 'open' ? (
+                  t('list.empty_open')
+                ) : (
+                  t('list.empty_other')
+                )}
               </div>
             )}
             {state === 'ready' && items.length > 0 && (
-              <ul role="list" aria-label={title} style={{ height: `${items.length * ROW_HEIGHT}px`, position: 'relative', margin: 0, padding: 0, listStyle: 'none' }}>
+              <ul
+                role="list"
+                aria-label={title}
+                style={{ height: `${items.length * ROW_HEIGHT}px`, position: 'relative', margin: 0, padding: 0, listStyle: 'none' }}
+              >
                 {items.slice(first, last).map((c, i) => (
                   <li key={c.id} class={`row-slot${checked.has(c.id) ? ' checked' : ''}`} style={{ top: `${(first + i) * ROW_HEIGHT}px` }}>
                     <label class="row-check">
-                      <input type="checkbox" checked={checked.has(c.id)} onChange={() => toggleChecked(c.id)} aria-label={t('bulk.select', { name: c.subject || c.contact.name || c.contact.email || c.id })} />
+                      <input
+                        type="checkbox"
+                        checked={checked.has(c.id)}
+                        onChange={() => toggleChecked(c.id)}
+                        aria-label={t('bulk.select', { name: c.subject || c.contact.name || c.contact.email || c.id })}
+                      />
                     </label>
                     <Row item={c} href={listUrl(f, c.id)} selected={c.id === props.selectedId} />
                   </li>
@@ -300,7 +318,12 @@ function BulkBar(props: { ids: string[]; onDone: (updated: Map<string, Partial<I
           // Labels replace; add to each conversation's own labels (one request per conversation).
           for (const id of ids) {
             const current = await must(api.GET('/v1/conversations/{conversationId}', { params: { path: { conversationId: id } } }));
-            const next = await must(api.PATCH('/v1/conversations/{conversationId}', { params: { path: { conversationId: id } }, body: { labels: [...new Set([...current.labels, labelToAdd])] } }));
+            const next = await must(
+              api.PATCH('/v1/conversations/{conversationId}', {
+                params: { path: { conversationId: id } },
+                body: { labels: [...new Set([...current.labels, labelToAdd])] },
+              }),
+            );
             updated.set(id, next);
           }
           continue;
@@ -353,7 +376,14 @@ function BulkBar(props: { ids: string[]; onDone: (updated: Map<string, Partial<I
           if (v) void apply({}, v).then(() => (input.value = ''));
         }}
       >
-        <input name="bulk-label" class="input" style={{ width: '120px', minHeight: '32px' }} placeholder={t('bulk.label')} aria-label={t('bulk.label')} disabled={busy} />
+        <input
+          name="bulk-label"
+          class="input"
+          style={{ width: '120px', minHeight: '32px' }}
+          placeholder={t('bulk.label')}
+          aria-label={t('bulk.label')}
+          disabled={busy}
+        />
       </form>
       <button class="btn btn-ghost" type="button" onClick={props.onClear}>
         {t('bulk.clear')}
@@ -370,7 +400,10 @@ function ImportBanner(props: { inbox: string | null }) {
     <div class="banner" role="status">
       {copies.map((m) => (
         <p key={m.inbox_id} style={{ margin: 0 }}>
-          {t(m.state === 'copying' ? 'import.copying' : 'import.stopped', { inbox: inboxes.value.find((i) => i.id === m.inbox_id)?.name ?? '', percent: m.percent })}
+          {t(m.state === 'copying' ? 'import.copying' : 'import.stopped', {
+            inbox: inboxes.value.find((i) => i.id === m.inbox_id)?.name ?? '',
+            percent: m.percent,
+          })}
         </p>
       ))}
     </div>

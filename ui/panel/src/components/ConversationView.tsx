@@ -1,15 +1,14 @@
 // One conversation: its thread, the composer and the details column.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, errorText, must, type Conversation, type Message } from '../api';
+import { api, type Conversation, errorText, type Message, must } from '../api';
 import { absoluteTime, t } from '../i18n';
+import { isTyping } from '../pages/Workspace';
 import { isSignal, onEvent, onReset } from '../realtime';
 import { inboxes, me, memberName, toast } from '../state';
-import { isTyping } from '../pages/Workspace';
 import { Composer, type ComposerHandle } from './Composer';
-import { Details, type Contact, type ConversationPatch } from './Details';
 import { ContactTyping } from './ContactTyping';
+import { type Contact, type ConversationPatch, Details } from './Details';
 import { PresenceLine, usePresence } from './Presence';
-
 
 export function ConversationPane(props: { conversationId: string | null; onBack: () => void }) {
   if (!props.conversationId) {
@@ -140,7 +139,12 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           </button>
           <h2 title={conv.subject ?? ''}>{conv.subject || t('list.no_subject')}</h2>
           {conv.imported && <span class="badge">{t('conv.imported')}</span>}
-          <button class="btn" type="button" onClick={() => void change({ status: conv.status === 'closed' ? 'open' : 'closed' })} title={`${conv.status === 'closed' ? t('action.reopen') : t('action.close')} (e)`}>
+          <button
+            class="btn"
+            type="button"
+            onClick={() => void change({ status: conv.status === 'closed' ? 'open' : 'closed' })}
+            title={`${conv.status === 'closed' ? t('action.reopen') : t('action.close')} (e)`}
+          >
             {conv.status === 'closed' ? t('action.reopen') : t('action.close')}
           </button>
           <button class="btn btn-ghost" type="button" aria-expanded={showDetails} onClick={() => setShowDetails(!showDetails)}>
@@ -150,11 +154,22 @@ function ConversationView(props: { id: string; onBack: () => void }) {
         <PresenceLine presence={presence} />
         <div class="thread" ref={thread} role="log" aria-live="polite" aria-label={conv.subject ?? t('list.no_subject')}>
           {messages.map((m) => (
-            <MessageItem key={m.id} message={m} contact={contact} myId={myId} onUpdated={(u) => setMessages((old) => old.map((x) => (x.id === u.id ? u : x)))} />
+            <MessageItem
+              key={m.id}
+              message={m}
+              contact={contact}
+              myId={myId}
+              onUpdated={(u) => setMessages((old) => old.map((x) => (x.id === u.id ? u : x)))}
+            />
           ))}
         </div>
         <ContactTyping conversationId={conv.id} contactName={contact?.name ?? null} />
-        <Composer ref={composer} conversationId={conv.id} presence={presence} onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old : [...old, m]))} />
+        <Composer
+          ref={composer}
+          conversationId={conv.id}
+          presence={presence}
+          onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old : [...old, m]))}
+        />
       </div>
       {showDetails && <Details conversation={conv} contact={contact} onChange={change} onContactChanged={(c) => setContact(c)} />}
     </section>
@@ -165,8 +180,14 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
   const m = props.message;
   const [formatted, setFormatted] = useState(false);
   const [remoteImages, setRemoteImages] = useState(false);
-  if (m.kind === 'event' && (m.details as { type?: string } | null)?.type === 'imported_divider') return <div class="divider">{t('conv.imported_divider')}</div>;
-  if (m.kind === 'event') return <p class="event-line">{describeEvent(m)} · <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time></p>;
+  if (m.kind === 'event' && (m.details as { type?: string } | null)?.type === 'imported_divider')
+    return <div class="divider">{t('conv.imported_divider')}</div>;
+  if (m.kind === 'event')
+    return (
+      <p class="event-line">
+        {describeEvent(m)} · <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time>
+      </p>
+    );
   const author =
     m.author.type === 'contact'
       ? (props.contact?.name ?? props.contact?.emails?.[0] ?? t('list.unknown_contact'))
@@ -235,7 +256,13 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
             type="button"
             onClick={async () => {
               try {
-                props.onUpdated(await must(api.POST('/v1/conversations/{conversationId}/messages/{messageId}/retry', { params: { path: { conversationId: m.conversation_id, messageId: m.id } } })));
+                props.onUpdated(
+                  await must(
+                    api.POST('/v1/conversations/{conversationId}/messages/{messageId}/retry', {
+                      params: { path: { conversationId: m.conversation_id, messageId: m.id } },
+                    }),
+                  ),
+                );
               } catch (e) {
                 toast(t('action.failed', { error: errorText(e) }));
               }
@@ -253,6 +280,9 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
 function describeEvent(m: Message): string {
   const d = (m.details ?? {}) as Record<string, { from: unknown; to: unknown }>;
   if (d.status) return t('event.status', { to: t(`status.${d.status.to as 'open'}`) });
-  if (d.assignee_id) return d.assignee_id.to === null ? t('event.assignee_cleared') : t('event.assignee_set', { to: memberName(d.assignee_id.to as string, t('conv.you'), t('conv.team')) });
+  if (d.assignee_id)
+    return d.assignee_id.to === null
+      ? t('event.assignee_cleared')
+      : t('event.assignee_set', { to: memberName(d.assignee_id.to as string, t('conv.you'), t('conv.team')) });
   return t('event.other', { what: Object.keys(d).join(', ') || m.body });
 }

@@ -2,7 +2,7 @@
 // priority, labels, spam and inbox. Changes are optimistic; the caller rolls back on failure.
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, errorText, must, type Conversation, type Schemas } from '../api';
+import { api, type Conversation, errorText, must, type Schemas } from '../api';
 import { absoluteTime, t } from '../i18n';
 import { inboxes, me, memberName, members, toast } from '../state';
 import { Confirm } from './Confirm';
@@ -12,7 +12,12 @@ export type Contact = Schemas['Contact'];
 export type ConversationPatch = Partial<Pick<Conversation, 'status' | 'assignee_id' | 'priority' | 'labels' | 'spam' | 'inbox_id'>>;
 const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
 
-export function Details(props: { conversation: Conversation; contact: Contact | null; onChange: (patch: ConversationPatch) => Promise<void>; onContactChanged: (c: Contact) => void }) {
+export function Details(props: {
+  conversation: Conversation;
+  contact: Contact | null;
+  onChange: (patch: ConversationPatch) => Promise<void>;
+  onContactChanged: (c: Contact) => void;
+}) {
   const conv = props.conversation;
   const contact = props.contact;
   const myId = me.value!.person.id;
@@ -45,7 +50,12 @@ export function Details(props: { conversation: Conversation; contact: Contact | 
       <h3>{t('details.conversation')}</h3>
       <div class="field">
         <label for="status">{t('details.status')}</label>
-        <select id="status" class="select" value={conv.status} onChange={(e) => void props.onChange({ status: e.currentTarget.value as Conversation['status'] })}>
+        <select
+          id="status"
+          class="select"
+          value={conv.status}
+          onChange={(e) => void props.onChange({ status: e.currentTarget.value as Conversation['status'] })}
+        >
           {(['open', 'pending', 'closed'] as const).map((s) => (
             <option value={s} key={s}>
               {t(`status.${s}`)}
@@ -55,9 +65,16 @@ export function Details(props: { conversation: Conversation; contact: Contact | 
       </div>
       <div class="field">
         <label for="assignee">{t('details.assignee')}</label>
-        <select id="assignee" class="select" value={conv.assignee_id ?? ''} onChange={(e) => void props.onChange({ assignee_id: e.currentTarget.value || null })}>
+        <select
+          id="assignee"
+          class="select"
+          value={conv.assignee_id ?? ''}
+          onChange={(e) => void props.onChange({ assignee_id: e.currentTarget.value || null })}
+        >
           <option value="">{t('details.unassigned')}</option>
-          {conv.assignee_id && !members.value.some((m) => m.person_id === conv.assignee_id) && <option value={conv.assignee_id}>{memberName(conv.assignee_id, t('conv.you'), t('conv.team'))}</option>}
+          {conv.assignee_id && !members.value.some((m) => m.person_id === conv.assignee_id) && (
+            <option value={conv.assignee_id}>{memberName(conv.assignee_id, t('conv.you'), t('conv.team'))}</option>
+          )}
           {members.value.map((m) => (
             <option key={m.person_id} value={m.person_id}>
               {m.person_id === myId ? `${m.name ?? m.email} ${t('members.you')}` : (m.name ?? m.email)}
@@ -72,7 +89,12 @@ export function Details(props: { conversation: Conversation; contact: Contact | 
       </div>
       <div class="field">
         <label for="priority">{t('details.priority')}</label>
-        <select id="priority" class="select" value={conv.priority ?? ''} onChange={(e) => void props.onChange({ priority: (e.currentTarget.value || null) as Conversation['priority'] })}>
+        <select
+          id="priority"
+          class="select"
+          value={conv.priority ?? ''}
+          onChange={(e) => void props.onChange({ priority: (e.currentTarget.value || null) as Conversation['priority'] })}
+        >
           <option value="">{t('details.priority_none')}</option>
           {PRIORITIES.map((p) => (
             <option value={p} key={p}>
@@ -88,7 +110,12 @@ export function Details(props: { conversation: Conversation; contact: Contact | 
             {conv.labels.map((l) => (
               <li key={l} class="label-chip">
                 {l}
-                <button type="button" class="btn-ghost label-remove" aria-label={t('details.remove_label', { label: l })} onClick={() => void props.onChange({ labels: conv.labels.filter((x) => x !== l) })}>
+                <button
+                  type="button"
+                  class="btn-ghost label-remove"
+                  aria-label={t('details.remove_label', { label: l })}
+                  onClick={() => void props.onChange({ labels: conv.labels.filter((x) => x !== l) })}
+                >
                   ×
                 </button>
               </li>
@@ -99,7 +126,14 @@ export function Details(props: { conversation: Conversation; contact: Contact | 
           <label class="visually-hidden" for="add-label">
             {t('details.add_label')}
           </label>
-          <input id="add-label" class="input" maxLength={64} placeholder={t('details.add_label')} value={label} onInput={(e) => setLabel(e.currentTarget.value)} />
+          <input
+            id="add-label"
+            class="input"
+            maxLength={64}
+            placeholder={t('details.add_label')}
+            value={label}
+            onInput={(e) => setLabel(e.currentTarget.value)}
+          />
         </form>
       </div>
       {inboxes.value.length > 1 && (
@@ -115,7 +149,11 @@ export function Details(props: { conversation: Conversation; contact: Contact | 
         </div>
       )}
       <div class="field">
-        {conv.spam && <p class="pill-bad" style={{ margin: 0 }}>{t('details.is_spam')}</p>}
+        {conv.spam && (
+          <p class="pill-bad" style={{ margin: 0 }}>
+            {t('details.is_spam')}
+          </p>
+        )}
         <button class="btn" type="button" onClick={() => void props.onChange({ spam: !conv.spam })}>
           {conv.spam ? t('details.not_spam') : t('details.spam')}
         </button>
@@ -186,7 +224,12 @@ function MergeDialog(props: { contact: Contact; onClose: () => void; onMerged: (
       <ul role="list" class="results">
         {found.map((c) => (
           <li key={c.id}>
-            <button type="button" class="result" style={{ width: '100%', textAlign: 'left', background: 'none', border: 0, cursor: 'pointer' }} onClick={() => setInto(c)}>
+            <button
+              type="button"
+              class="result"
+              style={{ width: '100%', textAlign: 'left', background: 'none', border: 0, cursor: 'pointer' }}
+              onClick={() => setInto(c)}
+            >
               <span class="who">{c.name ?? t('details.no_name')}</span>
               <span class="snippet">{c.emails.join(', ')}</span>
             </button>

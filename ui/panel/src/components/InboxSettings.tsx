@@ -2,13 +2,13 @@
 // test, forwarding address), chat widgets (origins, greeting, the embed snippet), deletion.
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, errorText, must, type BodyOf, type Inbox, type Schemas } from '../api';
+import { api, type BodyOf, errorText, type Inbox, must, type Schemas } from '../api';
 import { t } from '../i18n';
+import { InboxSignatureCard } from '../pages/SavedRepliesSettings';
 import { loadInboxes, toast } from '../state';
 import { Confirm } from './Confirm';
-import { CopyField } from './Secret';
-import { InboxSignatureCard } from '../pages/SavedRepliesSettings';
 import { GreetingCard, RatingsCard } from './CustomerReplySettings';
+import { CopyField } from './Secret';
 
 type Channel = Schemas['Channel'];
 type InboxPatch = BodyOf<'/v1/inboxes/{inboxId}', 'patch'>;
@@ -68,7 +68,10 @@ export function InboxDetail(props: { id: string }) {
   const [channels, setChannels] = useState<Channel[]>([]);
   const [deleting, setDeleting] = useState(false);
   const load = async () => {
-    const [i, c] = await Promise.all([must(api.GET('/v1/inboxes/{inboxId}', { params: { path: { inboxId: props.id } } })), must(api.GET('/v1/channels', { params: { query: { inbox_id: props.id } } }))]);
+    const [i, c] = await Promise.all([
+      must(api.GET('/v1/inboxes/{inboxId}', { params: { path: { inboxId: props.id } } })),
+      must(api.GET('/v1/channels', { params: { query: { inbox_id: props.id } } })),
+    ]);
     setInbox(i);
     setDraft({ name: i.name, slug: i.slug, locale: i.locale, timezone: i.timezone, mode: i.mode, expected_reply_minutes: i.expected_reply_minutes });
     setChannels(c.data);
@@ -151,7 +154,13 @@ export function InboxDetail(props: { id: string }) {
 
       <h2>{t('channels.title')}</h2>
       {channels.length === 0 && <p class="empty">{t('channels.none')}</p>}
-      {channels.map((c) => (c.kind === 'email' ? <EmailChannel key={c.id} channel={c} onChanged={() => void load()} /> : <ChatChannel key={c.id} channel={c} onChanged={() => void load()} />))}
+      {channels.map((c) =>
+        c.kind === 'email' ? (
+          <EmailChannel key={c.id} channel={c} onChanged={() => void load()} />
+        ) : (
+          <ChatChannel key={c.id} channel={c} onChanged={() => void load()} />
+        ),
+      )}
       <NewChannel inboxId={inbox.id} onCreated={() => void load()} />
 
       <section class="card danger-zone" aria-labelledby="inbox-delete">
@@ -223,13 +232,25 @@ function ChannelShell(props: { channel: Channel; onChanged: () => void; children
 function EmailChannel(props: { channel: Channel; onChanged: () => void }) {
   const c = props.channel;
   const id = c.id;
-  const [draft, setDraft] = useState<ChannelPatch>({ display_name: c.display_name, from_address: c.from_address, smtp_host: c.smtp?.host ?? '', smtp_port: c.smtp?.port ?? 587, tls: (c.smtp?.tls as ChannelPatch['tls']) ?? 'starttls', smtp_username: c.smtp?.username ?? '' });
+  const [draft, setDraft] = useState<ChannelPatch>({
+    display_name: c.display_name,
+    from_address: c.from_address,
+    smtp_host: c.smtp?.host ?? '',
+    smtp_port: c.smtp?.port ?? 587,
+    tls: (c.smtp?.tls as ChannelPatch['tls']) ?? 'starttls',
+    smtp_username: c.smtp?.username ?? '',
+  });
   const [password, setPassword] = useState('');
   const [result, setResult] = useState<Schemas['SmtpTest'] | null>(null);
   const set = (patch: ChannelPatch) => setDraft({ ...draft, ...patch });
   async function save(e: Event) {
     e.preventDefault();
-    const body: ChannelPatch = { ...draft, smtp_host: draft.smtp_host?.trim() || null, display_name: draft.display_name || null, from_address: draft.from_address || null };
+    const body: ChannelPatch = {
+      ...draft,
+      smtp_host: draft.smtp_host?.trim() || null,
+      display_name: draft.display_name || null,
+      from_address: draft.from_address || null,
+    };
     if (!body.smtp_host) {
       delete body.smtp_port;
       delete body.tls;
@@ -253,7 +274,13 @@ function EmailChannel(props: { channel: Channel; onChanged: () => void }) {
           <span style={{ fontWeight: 600, fontSize: 'var(--text-sm)' }}>{t('channels.forwarding')}</span>
           <span class="hint">{t('channels.forwarding_hint')}</span>
           <CopyField label={t('channels.forwarding')} value={c.forwarding_address} />
-          <button class="btn" type="button" onClick={() => void must(api.POST('/v1/channels/{channelId}/forwarding-address/rotate', { params: { path: { channelId: id } } })).then(props.onChanged, fail)}>
+          <button
+            class="btn"
+            type="button"
+            onClick={() =>
+              void must(api.POST('/v1/channels/{channelId}/forwarding-address/rotate', { params: { path: { channelId: id } } })).then(props.onChanged, fail)
+            }
+          >
             {t('channels.rotate')}
           </button>
         </div>
@@ -265,7 +292,14 @@ function EmailChannel(props: { channel: Channel; onChanged: () => void }) {
         </div>
         <div class="field">
           <label for={`fa-${id}`}>{t('channels.from_address')}</label>
-          <input id={`fa-${id}`} class="input" type="email" maxLength={254} value={draft.from_address ?? ''} onInput={(e) => set({ from_address: e.currentTarget.value })} />
+          <input
+            id={`fa-${id}`}
+            class="input"
+            type="email"
+            maxLength={254}
+            value={draft.from_address ?? ''}
+            onInput={(e) => set({ from_address: e.currentTarget.value })}
+          />
         </div>
         <fieldset class="field" style={{ border: 0, padding: 0 }}>
           <legend style={{ fontWeight: 600 }}>{t('channels.smtp')}</legend>
@@ -277,7 +311,15 @@ function EmailChannel(props: { channel: Channel; onChanged: () => void }) {
             </div>
             <div class="field">
               <label for={`port-${id}`}>{t('channels.smtp_port')}</label>
-              <input id={`port-${id}`} class="input" type="number" min={1} max={65535} value={draft.smtp_port} onInput={(e) => set({ smtp_port: Number(e.currentTarget.value) })} />
+              <input
+                id={`port-${id}`}
+                class="input"
+                type="number"
+                min={1}
+                max={65535}
+                value={draft.smtp_port}
+                onInput={(e) => set({ smtp_port: Number(e.currentTarget.value) })}
+              />
             </div>
             <div class="field">
               <label for={`tls-${id}`}>{t('channels.tls')}</label>
@@ -290,15 +332,40 @@ function EmailChannel(props: { channel: Channel; onChanged: () => void }) {
           </div>
           <div class="field">
             <label for={`user-${id}`}>{t('channels.smtp_username')}</label>
-            <input id={`user-${id}`} class="input" autoComplete="off" maxLength={500} value={draft.smtp_username ?? ''} onInput={(e) => set({ smtp_username: e.currentTarget.value })} />
+            <input
+              id={`user-${id}`}
+              class="input"
+              autoComplete="off"
+              maxLength={500}
+              value={draft.smtp_username ?? ''}
+              onInput={(e) => set({ smtp_username: e.currentTarget.value })}
+            />
           </div>
           <div class="field">
             <label for={`pw-${id}`}>{t('channels.smtp_password')}</label>
-            <input id={`pw-${id}`} class="input" type="password" autoComplete="new-password" maxLength={2000} value={password} aria-describedby={`pw-hint-${id}`} onInput={(e) => setPassword(e.currentTarget.value)} />
+            <input
+              id={`pw-${id}`}
+              class="input"
+              type="password"
+              autoComplete="new-password"
+              maxLength={2000}
+              value={password}
+              aria-describedby={`pw-hint-${id}`}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
             {c.smtp?.password_set && (
               <span class="hint" id={`pw-hint-${id}`}>
                 {t('channels.password_set')}{' '}
-                <button class="btn btn-ghost" type="button" onClick={() => void must(api.PATCH('/v1/channels/{channelId}', { params: { path: { channelId: id } }, body: { smtp_password: null } })).then(props.onChanged, fail)}>
+                <button
+                  class="btn btn-ghost"
+                  type="button"
+                  onClick={() =>
+                    void must(api.PATCH('/v1/channels/{channelId}', { params: { path: { channelId: id } }, body: { smtp_password: null } })).then(
+                      props.onChanged,
+                      fail,
+                    )
+                  }
+                >
                   {t('channels.password_remove')}
                 </button>
               </span>
@@ -310,14 +377,20 @@ function EmailChannel(props: { channel: Channel; onChanged: () => void }) {
             {t('settings.save')}
           </button>
           {c.smtp?.host && (
-            <button class="btn" type="button" onClick={() => void must(api.POST('/v1/channels/{channelId}/smtp-test', { params: { path: { channelId: id } } })).then(setResult, fail)}>
+            <button
+              class="btn"
+              type="button"
+              onClick={() => void must(api.POST('/v1/channels/{channelId}/smtp-test', { params: { path: { channelId: id } } })).then(setResult, fail)}
+            >
               {t('channels.test')}
             </button>
           )}
         </div>
         {result && (
           <p role="status" class={result.ok ? 'pill-ok' : 'pill-bad'}>
-            {result.ok ? t('channels.test_ok', { message: result.message }) : t('channels.test_failed', { step: result.failed_step ?? '', message: result.message })}
+            {result.ok
+              ? t('channels.test_ok', { message: result.message })
+              : t('channels.test_failed', { step: result.failed_step ?? '', message: result.message })}
           </p>
         )}
       </form>
@@ -340,8 +413,16 @@ function ChatChannel(props: { channel: Channel; onChanged: () => void }) {
         onSubmit={async (e) => {
           e.preventDefault();
           try {
-            const list = origins.split(/\s+/).map((o) => o.trim()).filter(Boolean);
-            await must(api.PATCH('/v1/channels/{channelId}', { params: { path: { channelId: c.id } }, body: { origins: list, greeting: greeting.trim() || null, allow_anonymous: anonymous, ask_email_offline: askEmail } }));
+            const list = origins
+              .split(/\s+/)
+              .map((o) => o.trim())
+              .filter(Boolean);
+            await must(
+              api.PATCH('/v1/channels/{channelId}', {
+                params: { path: { channelId: c.id } },
+                body: { origins: list, greeting: greeting.trim() || null, allow_anonymous: anonymous, ask_email_offline: askEmail },
+              }),
+            );
             toast(t('settings.saved'));
             props.onChanged();
           } catch (err) {
@@ -384,7 +465,10 @@ function NewChannel(props: { inboxId: string; onCreated: () => void }) {
       onSubmit={async (e) => {
         e.preventDefault();
         try {
-          const body = kind === 'email' ? { kind, inbox_id: props.inboxId, name, address } : { kind, inbox_id: props.inboxId, name, origins: origin.split(/\s+/).filter(Boolean) };
+          const body =
+            kind === 'email'
+              ? { kind, inbox_id: props.inboxId, name, address }
+              : { kind, inbox_id: props.inboxId, name, origins: origin.split(/\s+/).filter(Boolean) };
           await must(api.POST('/v1/channels', { body }));
           setName('');
           setAddress('');
@@ -415,7 +499,15 @@ function NewChannel(props: { inboxId: string; onCreated: () => void }) {
       ) : (
         <div class="field">
           <label for="ch-origin">{t('channels.origins')}</label>
-          <textarea id="ch-origin" class="textarea mono" rows={2} required placeholder="https://www.example.com" value={origin} onInput={(e) => setOrigin(e.currentTarget.value)} />
+          <textarea
+            id="ch-origin"
+            class="textarea mono"
+            rows={2}
+            required
+            placeholder="https://www.example.com"
+            value={origin}
+            onInput={(e) => setOrigin(e.currentTarget.value)}
+          />
         </div>
       )}
       <button class="btn btn-primary" type="submit">

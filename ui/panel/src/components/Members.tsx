@@ -36,7 +36,12 @@ export function Members() {
     <>
       <h1>{t('settings.members')}</h1>
       <p class="lead">{t('members.lead')}</p>
-      {link && <SecretOnce label={`${t('invites.link', { email: link.email })}. ${link.mailed ? t('invites.mail_sent') : t('invites.mail_not_sent')}`} value={link.url} />}
+      {link && (
+        <SecretOnce
+          label={`${t('invites.link', { email: link.email })}. ${link.mailed ? t('invites.mail_sent') : t('invites.mail_not_sent')}`}
+          value={link.url}
+        />
+      )}
       {manager && (
         <form
           class="card"
@@ -82,10 +87,18 @@ export function Members() {
                 <span style={{ flex: 1, minWidth: 0 }}>
                   {i.email} · {t(`role.${i.role}`)} <span class="muted">· {t('invites.expires', { when: relativeTime(i.expires_at) })}</span>
                 </span>
-                <button class="btn" type="button" onClick={() => void must(api.POST('/v1/invites/{inviteId}/resend', { params: { path: { inviteId: i.id } } })).then(showLink, fail)}>
+                <button
+                  class="btn"
+                  type="button"
+                  onClick={() => void must(api.POST('/v1/invites/{inviteId}/resend', { params: { path: { inviteId: i.id } } })).then(showLink, fail)}
+                >
                   {t('invites.resend')}
                 </button>
-                <button class="btn btn-danger" type="button" onClick={() => void must(api.DELETE('/v1/invites/{inviteId}', { params: { path: { inviteId: i.id } } })).then(load, fail)}>
+                <button
+                  class="btn btn-danger"
+                  type="button"
+                  onClick={() => void must(api.DELETE('/v1/invites/{inviteId}', { params: { path: { inviteId: i.id } } })).then(load, fail)}
+                >
                   {t('invites.revoke')}
                 </button>
               </li>
@@ -112,7 +125,13 @@ export function Members() {
                     <label class="visually-hidden" for={`role-${m.id}`}>
                       {t('members.role')}: {m.name ?? m.email}
                     </label>
-                    <select id={`role-${m.id}`} class="select" style={{ width: 'auto' }} value={m.role} onChange={(e) => void update(m, { role: e.currentTarget.value as Role })}>
+                    <select
+                      id={`role-${m.id}`}
+                      class="select"
+                      style={{ width: 'auto' }}
+                      value={m.role}
+                      onChange={(e) => void update(m, { role: e.currentTarget.value as Role })}
+                    >
                       {ROLES.filter((r) => myRole === 'owner' || r !== 'owner').map((r) => (
                         <option key={r} value={r}>
                           {t(`role.${r}`)}
@@ -134,7 +153,11 @@ export function Members() {
                   <legend style={{ fontSize: 'var(--text-sm)', fontWeight: 600 }}>{t('members.inboxes')}</legend>
                   <div class="checks">
                     <label>
-                      <input type="checkbox" checked={m.inbox_ids === null} onChange={() => void update(m, { inbox_ids: m.inbox_ids === null ? [inboxes.value[0].id] : null })} />
+                      <input
+                        type="checkbox"
+                        checked={m.inbox_ids === null}
+                        onChange={() => void update(m, { inbox_ids: m.inbox_ids === null ? [inboxes.value[0].id] : null })}
+                      />
                       {t('members.all_inboxes')}
                     </label>
                     {m.inbox_ids !== null &&
@@ -161,7 +184,11 @@ export function Members() {
       {removing && (
         <Confirm
           title={removing.person_id === myPersonId ? t('members.leave') : t('members.remove')}
-          lead={removing.person_id === myPersonId ? t('members.leave_lead', { workspace: membership.value?.workspace_name ?? '' }) : t('members.remove_lead', { name: removing.name ?? removing.email })}
+          lead={
+            removing.person_id === myPersonId
+              ? t('members.leave_lead', { workspace: membership.value?.workspace_name ?? '' })
+              : t('members.remove_lead', { name: removing.name ?? removing.email })
+          }
           action={removing.person_id === myPersonId ? t('members.leave') : t('members.remove')}
           onClose={() => setRemoving(null)}
           onConfirm={async () => {
@@ -196,13 +223,20 @@ export function Sessions() {
       </h2>
       <ul role="list" style={{ listStyle: 'none', padding: 0 }}>
         {sessions.map((s) => (
-          <li key={s.id} style={{ display: 'flex', gap: 'var(--space-2)', alignItems: 'center', padding: 'var(--space-2) 0', borderBottom: '1px solid var(--border)' }}>
+          <li
+            key={s.id}
+            style={{ display: 'flex', gap: 'var(--space-2)', alignItems: 'center', padding: 'var(--space-2) 0', borderBottom: '1px solid var(--border)' }}
+          >
             <span style={{ flex: 1, minWidth: 0, overflowWrap: 'anywhere' }}>
               {s.user_agent ?? t('sessions.unknown')} {s.current && <strong>({t('sessions.current')})</strong>}
               <div class="muted">{t('sessions.used', { when: relativeTime(s.last_used_at) })}</div>
             </span>
             {!s.current && (
-              <button class="btn" type="button" onClick={() => void must(api.DELETE('/v1/me/sessions/{sessionId}', { params: { path: { sessionId: s.id } } })).then(load, fail)}>
+              <button
+                class="btn"
+                type="button"
+                onClick={() => void must(api.DELETE('/v1/me/sessions/{sessionId}', { params: { path: { sessionId: s.id } } })).then(load, fail)}
+              >
                 {t('sessions.end')}
               </button>
             )}

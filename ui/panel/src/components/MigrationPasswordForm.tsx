@@ -3,7 +3,7 @@
 // where a person enters the password for a migration (e.g. from a link an assistant handed out).
 // The password field is never filled back in: the server never shows it again.
 import { useState } from 'preact/hooks';
-import { api, ApiError, errorText, must, type Schemas } from '../api';
+import { ApiError, api, errorText, must, type Schemas } from '../api';
 import { t } from '../i18n';
 
 type Migration = Schemas['Migration'];
@@ -72,7 +72,15 @@ export function MigrationPasswordForm(props: {
       {props.migration.credentials.set && <p class="muted">{t('mig.pw.is_set')}</p>}
       <div class="field">
         <label for={`${id}-username`}>{t('mig.pw.username')}</label>
-        <input id={`${id}-username`} class="input" autoComplete="username" required maxLength={320} value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+        <input
+          id={`${id}-username`}
+          class="input"
+          autoComplete="username"
+          required
+          maxLength={320}
+          value={username}
+          onInput={(e) => setUsername(e.currentTarget.value)}
+        />
       </div>
       <div class="field">
         <label for={`${id}-password`}>{t('mig.pw.password')}</label>
@@ -133,7 +141,9 @@ export function ConnectionTestSteps(props: { result: ConnectionTestResult }) {
   return (
     <div class={result.ok ? 'notice' : 'notice notice-warn'} role="status">
       <p style={{ margin: 0 }}>
-        <strong>{result.ok ? t('mig.test.ok') : t('mig.test.failed', { step: t(STEP_KEYS[result.failed_step as keyof typeof STEP_KEYS] ?? 'mig.test.connect') })}</strong>
+        <strong>
+          {result.ok ? t('mig.test.ok') : t('mig.test.failed', { step: t(STEP_KEYS[result.failed_step as keyof typeof STEP_KEYS] ?? 'mig.test.connect') })}
+        </strong>
       </p>
       <ol class="mig-test-steps">
         {result.steps.map((s) => (

@@ -3,7 +3,7 @@
 // already (GET …/upload) with the same size and checksum are not sent again, so a cut upload
 // resumes after a reload once the same file is chosen again.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, errorText, must, type Schemas } from '../api';
+import { ApiError, api, errorText, must, type Schemas } from '../api';
 import { t } from '../i18n';
 import { workspaceId } from '../state';
 
@@ -68,7 +68,12 @@ export function MigrationUpload(props: { migrationId: string; onConnected: (m: M
           if (workspaceId.value) headers['Svc-Workspace'] = workspaceId.value;
           let r: Response;
           try {
-            r = await fetch(`/v1/migrations/${encodeURIComponent(props.migrationId)}/upload/parts/${part}`, { method: 'POST', credentials: 'same-origin', headers, body: bytes });
+            r = await fetch(`/v1/migrations/${encodeURIComponent(props.migrationId)}/upload/parts/${part}`, {
+              method: 'POST',
+              credentials: 'same-origin',
+              headers,
+              body: bytes,
+            });
           } catch (e) {
             throw new ApiError(0, 'network', errorText(e));
           }
@@ -126,7 +131,11 @@ export function MigrationUpload(props: { migrationId: string; onConnected: (m: M
         <div class="mig-progress-block">
           <progress class="mig-progress" max={100} value={percent} aria-label={t('mig.upload.progress_label')} />
           <p class="muted" aria-live="polite">
-            {phase === 'reading' ? t('mig.upload.reading') : phase === 'done' ? t('mig.upload.done') : t('mig.upload.progress', { sent: formatBytes(sent), total: formatBytes(total), percent })}
+            {phase === 'reading'
+              ? t('mig.upload.reading')
+              : phase === 'done'
+                ? t('mig.upload.done')
+                : t('mig.upload.progress', { sent: formatBytes(sent), total: formatBytes(total), percent })}
           </p>
         </div>
       )}

@@ -1,7 +1,7 @@
 import { t } from '../i18n';
-import { NotificationBell } from './Notifications';
 import { inboxes, me, overview, signOut, switchWorkspace, workspaceId } from '../state';
-import { listUrl, type ListFilter, type View } from '../views';
+import { type ListFilter, listUrl, type View } from '../views';
+import { NotificationBell } from './Notifications';
 
 export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp: () => void }) {
   const f = props.filter;
@@ -19,7 +19,12 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
             <label class="visually-hidden" for="ws">
               {t('nav.workspace')}
             </label>
-            <select id="ws" class="select" value={workspaceId.value ?? ''} onChange={(e) => void switchWorkspace(e.currentTarget.value).then(() => location.assign('/conversations'))}>
+            <select
+              id="ws"
+              class="select"
+              value={workspaceId.value ?? ''}
+              onChange={(e) => void switchWorkspace(e.currentTarget.value).then(() => location.assign('/conversations'))}
+            >
               {memberships.map((m) => (
                 <option value={m.workspace_id} key={m.workspace_id}>
                   {m.workspace_name}
@@ -39,7 +44,12 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
         <ul role="list" aria-labelledby="nav-views" style={{ listStyle: 'none', margin: 0, padding: 0 }}>
           {views.map(([view, label]) => (
             <li key={view}>
-              <a class="nav-link" href={listUrl({ ...f, view, inbox: null, label: null })} aria-current={!f.inbox && f.view === view ? 'page' : undefined} onClick={props.onNavigate}>
+              <a
+                class="nav-link"
+                href={listUrl({ ...f, view, inbox: null, label: null })}
+                aria-current={!f.inbox && f.view === view ? 'page' : undefined}
+                onClick={props.onNavigate}
+              >
                 {label}
                 <Count n={overview.value?.unread[view] ?? 0} />
               </a>
@@ -54,7 +64,12 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
             <ul role="list" aria-labelledby="nav-inboxes" style={{ listStyle: 'none', margin: 0, padding: 0 }}>
               {inboxes.value.map((inbox) => (
                 <li key={inbox.id}>
-                  <a class="nav-link" href={listUrl({ ...f, view: 'all', inbox: inbox.id, label: null })} aria-current={f.inbox === inbox.id ? 'page' : undefined} onClick={props.onNavigate}>
+                  <a
+                    class="nav-link"
+                    href={listUrl({ ...f, view: 'all', inbox: inbox.id, label: null })}
+                    aria-current={f.inbox === inbox.id ? 'page' : undefined}
+                    onClick={props.onNavigate}
+                  >
                     {inbox.name}
                     <Count n={overview.value?.unread.inboxes[inbox.id] ?? 0} />
                   </a>
@@ -71,7 +86,12 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
             <ul role="list" aria-labelledby="nav-labels" style={{ listStyle: 'none', margin: 0, padding: 0 }}>
               {overview.value!.labels.map((l) => (
                 <li key={l.label}>
-                  <a class="nav-link" href={listUrl({ ...f, view: 'all', inbox: null, label: l.label })} aria-current={f.label === l.label ? 'page' : undefined} onClick={props.onNavigate}>
+                  <a
+                    class="nav-link"
+                    href={listUrl({ ...f, view: 'all', inbox: null, label: l.label })}
+                    aria-current={f.label === l.label ? 'page' : undefined}
+                    onClick={props.onNavigate}
+                  >
                     {l.label}
                     <span class="count">{l.open}</span>
                   </a>

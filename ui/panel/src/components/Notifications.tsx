@@ -3,7 +3,7 @@
 // button that subscribes this browser to Web Push (through the service worker /sw.js).
 import { signal } from '@preact/signals';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, errorText, must } from '../api';
+import { ApiError, api, errorText, must } from '../api';
 import { t } from '../i18n';
 import type { MessageKey } from '../locales/en';
 import { onEvent } from '../realtime';
@@ -97,7 +97,12 @@ async function subscribeThisBrowser(): Promise<void> {
   const json = sub.toJSON();
   await must(
     api.POST('/v1/me/push-subscriptions', {
-      body: { endpoint: sub.endpoint, keys: { p256dh: json.keys!.p256dh, auth: json.keys!.auth }, expiration_time: sub.expirationTime, user_agent: navigator.userAgent.slice(0, 300) },
+      body: {
+        endpoint: sub.endpoint,
+        keys: { p256dh: json.keys!.p256dh, auth: json.keys!.auth },
+        expiration_time: sub.expirationTime,
+        user_agent: navigator.userAgent.slice(0, 300),
+      },
     }),
   );
 }

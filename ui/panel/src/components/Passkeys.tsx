@@ -27,7 +27,17 @@ export function Passkeys() {
       {keys && keys.length > 0 && (
         <ul role="list" style={{ listStyle: 'none', padding: 0 }}>
           {keys.map((k) => (
-            <li key={k.id} style={{ display: 'flex', flexWrap: 'wrap', gap: 'var(--space-2)', alignItems: 'center', padding: 'var(--space-2) 0', borderBottom: '1px solid var(--border)' }}>
+            <li
+              key={k.id}
+              style={{
+                display: 'flex',
+                flexWrap: 'wrap',
+                gap: 'var(--space-2)',
+                alignItems: 'center',
+                padding: 'var(--space-2) 0',
+                borderBottom: '1px solid var(--border)',
+              }}
+            >
               {renaming === k.id ? (
                 <form
                   style={{ display: 'flex', gap: 'var(--space-2)', flex: 1 }}
@@ -45,7 +55,15 @@ export function Passkeys() {
                   <label class="visually-hidden" for={`pk-${k.id}`}>
                     {t('passkeys.name')}
                   </label>
-                  <input id={`pk-${k.id}`} class="input" maxLength={100} value={name} autoFocus onInput={(e) => setName(e.currentTarget.value)} onKeyDown={(e) => e.key === 'Escape' && setRenaming(null)} />
+                  <input
+                    id={`pk-${k.id}`}
+                    class="input"
+                    maxLength={100}
+                    value={name}
+                    autoFocus
+                    onInput={(e) => setName(e.currentTarget.value)}
+                    onKeyDown={(e) => e.key === 'Escape' && setRenaming(null)}
+                  />
                   <button class="btn btn-primary" type="submit">
                     {t('settings.save')}
                   </button>

@@ -42,7 +42,8 @@ export function usePresence(conversationId: string): Presence {
       else next.delete(id);
       return next;
     });
-  const nameOf = (who: { member_id?: string; name?: string | null } | undefined) => who?.name || memberName(who?.member_id, t('conv.you'), t('presence.someone'));
+  const nameOf = (who: { member_id?: string; name?: string | null } | undefined) =>
+    who?.name || memberName(who?.member_id, t('conv.you'), t('presence.someone'));
 
   // Announce this member while the conversation is open and visible.
   useEffect(() => {
@@ -122,7 +123,8 @@ export function PresenceLine(props: { presence: Presence }) {
   const onlyViewing = viewing.filter((x) => !typingIds.has(x.id));
   const parts: string[] = [];
   if (typing.length) parts.push(t('presence.typing', { name: joinNames(typing.map((x) => x.name)) }));
-  if (onlyViewing.length) parts.push(t(onlyViewing.length === 1 ? 'presence.viewing' : 'presence.viewing_many', { name: joinNames(onlyViewing.map((x) => x.name)) }));
+  if (onlyViewing.length)
+    parts.push(t(onlyViewing.length === 1 ? 'presence.viewing' : 'presence.viewing_many', { name: joinNames(onlyViewing.map((x) => x.name)) }));
   return (
     <p class={`presence-line${parts.length ? '' : ' empty'}`} role="status">
       {parts.length > 0 && <span class={`presence-dot${typing.length ? ' typing' : ''}`} aria-hidden="true" />}

@@ -60,9 +60,21 @@ export function comboboxProps(open: boolean, state: PickerState) {
   };
 }
 
-export function SavedReplyPicker(props: { open: boolean; query: string; state: PickerState; onChoose: (reply: SavedReply) => void; onHover: (index: number) => void }) {
+export function SavedReplyPicker(props: {
+  open: boolean;
+  query: string;
+  state: PickerState;
+  onChoose: (reply: SavedReply) => void;
+  onHover: (index: number) => void;
+}) {
   const { open, state } = props;
-  const status = !open ? '' : state.loading && !state.replies.length ? t('picker.loading') : state.replies.length ? t('picker.count', { n: String(state.replies.length) }) : t('picker.none', { q: props.query });
+  const status = !open
+    ? ''
+    : state.loading && !state.replies.length
+      ? t('picker.loading')
+      : state.replies.length
+        ? t('picker.count', { n: String(state.replies.length) })
+        : t('picker.none', { q: props.query });
   return (
     <>
       <ul id={PICKER_ID} role="listbox" aria-label={t('picker.label')} class="picker" hidden={!open || state.replies.length === 0}>

@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, must, type Schemas } from '../api';
 import { relativeTime, t } from '../i18n';
 import { isTyping } from '../pages/Workspace';
-import { listUrl, type ListFilter } from '../views';
+import { type ListFilter, listUrl } from '../views';
 
 type Result = { conversation: Schemas['ConversationListItem']; message_id: string; snippet: string };
 
@@ -65,7 +65,12 @@ export function SearchResults(props: { q: string; filter: ListFilter; selectedId
       clearTimeout(timer);
     };
   }, [props.q]);
-  if (error) return <p class="empty" role="alert">{error}</p>;
+  if (error)
+    return (
+      <p class="empty" role="alert">
+        {error}
+      </p>
+    );
   if (!results) return <div class="skeleton" style={{ margin: 'var(--space-3)' }} />;
   if (!results.length) return <p class="empty">{t('search.none', { q: props.q })}</p>;
   return (

@@ -12,7 +12,8 @@ export const en = {
   'signin.code_sent': 'If {email} has an account, a code is on its way. It is valid for a few minutes.',
   'signin.verify': 'Sign in',
   'signin.other_address': 'Use another address',
-  'signin.no_mail': 'This server has no mail account, so it cannot mail sign-in codes. Ask your operator for a sign-in link (svc person sign-in-link --email …).',
+  'signin.no_mail':
+    'This server has no mail account, so it cannot mail sign-in codes. Ask your operator for a sign-in link (svc person sign-in-link --email …).',
   'signin.passkey': 'Sign in with a passkey',
   'signin.or': 'or',
   'signin.link_working': 'Signing you in…',
@@ -128,9 +129,11 @@ export const en = {
   'settings.not_allowed': 'Only owners and admins can change this.',
   'workspace.name': 'Name',
   'workspace.retention': 'Delete closed conversations after (days)',
-  'workspace.retention_hint': 'Leave empty to keep everything. Closed conversations unchanged for this many days are deleted with their files, and original e-mails older than this are removed (the messages stay).',
+  'workspace.retention_hint':
+    'Leave empty to keep everything. Closed conversations unchanged for this many days are deleted with their files, and original e-mails older than this are removed (the messages stay).',
   'workspace.delete': 'Delete workspace',
-  'workspace.delete_lead': 'Deleting {name} stops it at once: members lose access, mail to its addresses is refused, webhooks stop. Every conversation, contact, file, inbox and channel is then deleted. This cannot be undone.',
+  'workspace.delete_lead':
+    'Deleting {name} stops it at once: members lose access, mail to its addresses is refused, webhooks stop. Every conversation, contact, file, inbox and channel is then deleted. This cannot be undone.',
   'workspace.delete_confirm': 'Type the workspace name, {name}, to confirm',
   'workspace.deleted': 'The workspace is being deleted.',
   'secret.once': 'Copy it now: you will not see it again.',
@@ -275,7 +278,8 @@ export const en = {
   'inboxes.mode_async': 'Async: show the expected reply time',
   'inboxes.reply_minutes': 'Expected reply time (minutes)',
   'inboxes.delete': 'Delete inbox',
-  'inboxes.delete_lead': 'Deleting {name} stops it at once: its e-mail addresses refuse mail, its chat widgets stop, webhooks and migrations limited to it end. Its conversations and files are then deleted. This cannot be undone.',
+  'inboxes.delete_lead':
+    'Deleting {name} stops it at once: its e-mail addresses refuse mail, its chat widgets stop, webhooks and migrations limited to it end. Its conversations and files are then deleted. This cannot be undone.',
   'inboxes.delete_confirm': 'Type the inbox name, {name}, to confirm',
   'inboxes.deleted': 'The inbox is being deleted.',
   'channels.title': 'Channels',
@@ -366,7 +370,8 @@ export const en = {
   'settings.saved_replies': 'Saved replies & signatures',
   'replies.lead': 'Saved replies are inserted in the composer: type # and a few letters of the name or text. Placeholders are filled in for the conversation.',
   'replies.placeholders': 'Placeholders',
-  'replies.placeholders_hint': 'Use them in saved replies and signatures. A fallback after a bar replaces a missing value: {{contact.first_name|friend}}. Without one, a missing contact name becomes “there”, anything else stays empty.',
+  'replies.placeholders_hint':
+    'Use them in saved replies and signatures. A fallback after a bar replaces a missing value: {{contact.first_name|friend}}. Without one, a missing contact name becomes “there”, anything else stays empty.',
   'replies.title': 'Saved replies',
   'replies.new': 'New saved reply',
   'replies.edit_title': 'Edit #{name}',
@@ -389,7 +394,8 @@ export const en = {
   'signature.mine': 'My signature',
   'signature.inbox': 'Inbox signature',
   'signature.text': 'Signature',
-  'signature.mine_hint': 'Added under your e-mail replies in this workspace, before the inbox signature. Never added to notes or chat replies. Leave empty for none.',
+  'signature.mine_hint':
+    'Added under your e-mail replies in this workspace, before the inbox signature. Never added to notes or chat replies. Leave empty for none.',
   'signature.inbox_hint': 'Added under every e-mail reply from this inbox, after the member’s own signature. Leave empty for none.',
   'picker.label': 'Saved replies',
   'picker.loading': 'Looking for saved replies…',
@@ -434,9 +440,11 @@ export const en = {
   'greeting.enabled': 'Send the greeting',
   'greeting.text_en': 'Text in English',
   'greeting.text_tr': 'Text in Turkish',
-  'greeting.never': 'Never sent to automatic mail, noreply or list addresses, your team’s own addresses, imported mail, or the same customer twice in 24 hours.',
+  'greeting.never':
+    'Never sent to automatic mail, noreply or list addresses, your team’s own addresses, imported mail, or the same customer twice in 24 hours.',
   'ratings.title': 'Satisfaction ratings',
-  'ratings.lead': 'When a member closes a conversation, the customer is asked once to rate the answer from 1 to 5: by e-mail with one-click links, or in the chat widget.',
+  'ratings.lead':
+    'When a member closes a conversation, the customer is asked once to rate the answer from 1 to 5: by e-mail with one-click links, or in the chat widget.',
   'ratings.enabled': 'Ask for a rating',
   'reports.title': 'Reports',
   'reports.from': 'From',

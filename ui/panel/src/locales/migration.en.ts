@@ -2,7 +2,8 @@
 export const migrationEn = {
   'settings.migrations': 'Move to the service',
   'mig.title': 'Move to the service',
-  'mig.lead': 'Copy the history of an existing mailbox or help desk into an inbox, then switch incoming mail over. The old mailbox is only read, never changed.',
+  'mig.lead':
+    'Copy the history of an existing mailbox or help desk into an inbox, then switch incoming mail over. The old mailbox is only read, never changed.',
   'mig.new': 'New migration',
   'mig.empty': 'No migrations yet. Start one to bring your old mailbox’s conversations here.',
   'mig.not_allowed': 'Only owners and admins can move a mailbox to the service.',
@@ -51,7 +52,8 @@ export const migrationEn = {
   'mig.action.probe': 'Send test message',
   'mig.action.finish': 'Finish',
   'mig.action.remove_history': 'Remove imported history',
-  'mig.cancel.lead': 'The migration stops and its password is deleted from this server. Conversations copied so far stay (you can remove them afterwards). The old mailbox is not changed.',
+  'mig.cancel.lead':
+    'The migration stops and its password is deleted from this server. Conversations copied so far stay (you can remove them afterwards). The old mailbox is not changed.',
   'mig.delete.lead': 'The migration and its activity log are deleted. Imported conversations stay; remove them first if you do not want them.',
   'mig.readonly.title': 'No changes were made to the provider.',
   'mig.readonly.text': 'Folders are opened read-only and messages are read without marking them; any other command is refused before it is sent.',
@@ -66,7 +68,8 @@ export const migrationEn = {
   'mig.source.found_domain': 'This mailbox is at {name}.',
   'mig.source.found_mx': 'The domain’s mail is handled by {name}.',
   'mig.source.found_none': 'The provider was not recognised: choose one below, or “Other IMAP server” with its server name.',
-  'mig.source.not_configured': 'This provider connects with a sign-in this server is not set up for. Choose an IMAP preset with an app password, or an export file.',
+  'mig.source.not_configured':
+    'This provider connects with a sign-in this server is not set up for. Choose an IMAP preset with an app password, or an export file.',
   'mig.source.provider': 'Provider',
   'mig.source.pick': 'Choose a provider…',
   'mig.source.needs_setup': 'needs server set-up',
@@ -207,7 +210,8 @@ export const migrationEn = {
   'mig.attention.other_fix': 'See the activity log for the cause, then resume.',
   'mig.attention.save_password': 'Save new password',
   'mig.switch.title': 'Switch incoming mail over',
-  'mig.switch.lead': 'History is copied. Until you finish, the old mailbox is read every {minutes} minutes and mail that reaches only it is copied as new mail. Mail that arrives both ways is stored once.',
+  'mig.switch.lead':
+    'History is copied. Until you finish, the old mailbox is read every {minutes} minutes and mail that reaches only it is copied as new mail. Mail that arrives both ways is stored once.',
   'mig.switch.mx_only': 'This server has no forwarding domain, so the only way is to point the domain’s MX records here.',
   'mig.switch.forwarding_address': 'Forwarding address',
   'mig.way.forwarding': 'Forward the mailbox',
@@ -256,8 +260,10 @@ export const migrationEn = {
   'mig.end.finish': 'Finished after the test message arrived.',
   'mig.end.finish_forced': 'Finished without checking.',
   'mig.end.sync_limit': 'Reading stopped at the sync limit without finishing.',
-  'mig.remove.explain': 'Remove imported history deletes the {n} imported conversation(s) nobody wrote in since, then the contacts this migration created that are left without a conversation.',
-  'mig.remove.lead': 'This deletes {n} imported conversation(s) nobody wrote in since, with their messages and files, then the contacts this migration created that are left without a conversation. Conversations your team wrote in stay, and so do labels. The old mailbox is unchanged.',
+  'mig.remove.explain':
+    'Remove imported history deletes the {n} imported conversation(s) nobody wrote in since, then the contacts this migration created that are left without a conversation.',
+  'mig.remove.lead':
+    'This deletes {n} imported conversation(s) nobody wrote in since, with their messages and files, then the contacts this migration created that are left without a conversation. Conversations your team wrote in stay, and so do labels. The old mailbox is unchanged.',
   'mig.remove.type': 'Type {n} to confirm',
   'mig.remove.mismatch': 'That is not the number shown. Nothing was removed.',
   'mig.activity': 'Activity log',

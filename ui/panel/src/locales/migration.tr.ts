@@ -4,7 +4,8 @@ import type { migrationEn } from './migration.en';
 export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'settings.migrations': 'Hizmete taşı',
   'mig.title': 'Hizmete taşı',
-  'mig.lead': 'Var olan bir posta kutusunun ya da destek masasının geçmişini bir gelen kutusuna kopyalayın, sonra gelen postayı buraya yönlendirin. Eski posta kutusu yalnızca okunur, hiç değiştirilmez.',
+  'mig.lead':
+    'Var olan bir posta kutusunun ya da destek masasının geçmişini bir gelen kutusuna kopyalayın, sonra gelen postayı buraya yönlendirin. Eski posta kutusu yalnızca okunur, hiç değiştirilmez.',
   'mig.new': 'Yeni taşıma',
   'mig.empty': 'Henüz taşıma yok. Eski posta kutunuzdaki konuşmaları buraya getirmek için bir taşıma başlatın.',
   'mig.not_allowed': 'Bir posta kutusunu hizmete yalnızca sahipler ve yöneticiler taşıyabilir.',
@@ -53,7 +54,8 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.action.probe': 'Deneme iletisi gönder',
   'mig.action.finish': 'Bitir',
   'mig.action.remove_history': 'İçe aktarılan geçmişi sil',
-  'mig.cancel.lead': 'Taşıma durur ve parolası bu sunucudan silinir. Şimdiye kadar kopyalanan konuşmalar kalır (sonra silebilirsiniz). Eski posta kutusu değiştirilmez.',
+  'mig.cancel.lead':
+    'Taşıma durur ve parolası bu sunucudan silinir. Şimdiye kadar kopyalanan konuşmalar kalır (sonra silebilirsiniz). Eski posta kutusu değiştirilmez.',
   'mig.delete.lead': 'Taşıma ve etkinlik kaydı silinir. İçe aktarılan konuşmalar kalır; istemiyorsanız önce onları silin.',
   'mig.readonly.title': 'Sağlayıcıda hiçbir değişiklik yapılmadı.',
   'mig.readonly.text': 'Klasörler salt okunur açılır ve iletiler işaretlenmeden okunur; başka her komut gönderilmeden önce reddedilir.',
@@ -68,7 +70,8 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.source.found_domain': 'Bu posta kutusu {name} üzerinde.',
   'mig.source.found_mx': 'Alan adının postasını {name} yönetiyor.',
   'mig.source.found_none': 'Sağlayıcı tanınmadı: aşağıdan birini seçin ya da sunucu adıyla “Başka bir IMAP sunucusu”nu seçin.',
-  'mig.source.not_configured': 'Bu sağlayıcı, bu sunucunun kurulu olmadığı bir oturum açma yöntemiyle bağlanıyor. Uygulama parolalı bir IMAP ön ayarı ya da dışa aktarma dosyası seçin.',
+  'mig.source.not_configured':
+    'Bu sağlayıcı, bu sunucunun kurulu olmadığı bir oturum açma yöntemiyle bağlanıyor. Uygulama parolalı bir IMAP ön ayarı ya da dışa aktarma dosyası seçin.',
   'mig.source.provider': 'Sağlayıcı',
   'mig.source.pick': 'Bir sağlayıcı seçin…',
   'mig.source.needs_setup': 'sunucu kurulumu gerekir',
@@ -105,7 +108,8 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.test.status_skipped': 'Çalıştırılmadı',
   'mig.test.rate_limited': 'Kısa sürede çok fazla sınama yapıldı. {minutes} dk sonra yeniden deneyin.',
   'mig.upload.title': 'Dışa aktarma dosyasını yükle',
-  'mig.upload.lead': 'mbox dosyaları, .eml dosyaları ya da bir Maildir içeren bir zip ya da tek bir mbox dosyası. 8 MiB’lık parçalar hâlinde gönderilir, her biri varışta denetlenir.',
+  'mig.upload.lead':
+    'mbox dosyaları, .eml dosyaları ya da bir Maildir içeren bir zip ya da tek bir mbox dosyası. 8 MiB’lık parçalar hâlinde gönderilir, her biri varışta denetlenir.',
   'mig.upload.choose': 'Dışa aktarma dosyası',
   'mig.upload.hint': 'Yükleme yarıda kesilirse aynı dosyayı yeniden seçin: sunucuda olan parçalar yeniden gönderilmez.',
   'mig.upload.resume': 'Önceki bir yükleme yarıda kesildi: {parts} parça ({size}) sunucuda. Devam etmek için aynı dosyayı seçin.',
@@ -200,7 +204,8 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.attention.provider_limit': 'Sağlayıcı şu anda ne kadar okunabileceğini sınırlıyor.',
   'mig.attention.provider_limit_fix': 'Yapacak bir şey yok: kopyalama {when} zamanında kaldığı yerden kendiliğinden sürer. Sürdür daha erken dener.',
   'mig.attention.connection_failed': 'Posta sunucusuna art arda birkaç kez ulaşılamadı.',
-  'mig.attention.connection_failed_fix': '{when} zamanında yeniden denenecek; sunucu adını ve sunucunun çalıştığını denetleyin ya da şimdi denemek için sürdürün.',
+  'mig.attention.connection_failed_fix':
+    '{when} zamanında yeniden denenecek; sunucu adını ve sunucunun çalıştığını denetleyin ya da şimdi denemek için sürdürün.',
   'mig.attention.address_refused': 'Sunucunun adresine izin verilmiyor (özel ya da yerel ağ adresi).',
   'mig.attention.address_refused_fix': 'İşletmeciden özel posta sunucularına izin vermesini isteyin ya da sağlayıcının herkese açık sunucu adını kullanın.',
   'mig.attention.read_only_check': 'Posta kutusunu değiştirebilecek bir komut gönderilmek üzereydi ve reddedildi; bağlantı kapatıldı.',
@@ -209,7 +214,8 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.attention.other_fix': 'Nedeni için etkinlik kaydına bakın, sonra sürdürün.',
   'mig.attention.save_password': 'Yeni parolayı kaydet',
   'mig.switch.title': 'Gelen postayı buraya geçirin',
-  'mig.switch.lead': 'Geçmiş kopyalandı. Siz bitirene kadar eski posta kutusu her {minutes} dakikada bir okunur ve yalnızca oraya ulaşan posta yeni posta olarak kopyalanır. İki yoldan gelen posta bir kez saklanır.',
+  'mig.switch.lead':
+    'Geçmiş kopyalandı. Siz bitirene kadar eski posta kutusu her {minutes} dakikada bir okunur ve yalnızca oraya ulaşan posta yeni posta olarak kopyalanır. İki yoldan gelen posta bir kez saklanır.',
   'mig.switch.mx_only': 'Bu sunucunun yönlendirme alan adı yok; tek yol alan adının MX kayıtlarını buraya yöneltmektir.',
   'mig.switch.forwarding_address': 'Yönlendirme adresi',
   'mig.way.forwarding': 'Posta kutusunu yönlendirin',
@@ -258,8 +264,10 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.end.finish': 'Deneme iletisi geldikten sonra bitirildi.',
   'mig.end.finish_forced': 'Denetlemeden bitirildi.',
   'mig.end.sync_limit': 'Okuma, bitirilmeden eşitleme sınırında durdu.',
-  'mig.remove.explain': 'İçe aktarılan geçmişi silmek, o günden beri kimsenin yazmadığı {n} içe aktarılmış konuşmayı, ardından bu taşımanın oluşturduğu ve konuşmasız kalan kişileri siler.',
-  'mig.remove.lead': 'Bu işlem, o günden beri kimsenin yazmadığı {n} içe aktarılmış konuşmayı iletileri ve dosyalarıyla, ardından bu taşımanın oluşturduğu ve konuşmasız kalan kişileri siler. Ekibinizin yazdığı konuşmalar ve etiketler kalır. Eski posta kutusu değişmez.',
+  'mig.remove.explain':
+    'İçe aktarılan geçmişi silmek, o günden beri kimsenin yazmadığı {n} içe aktarılmış konuşmayı, ardından bu taşımanın oluşturduğu ve konuşmasız kalan kişileri siler.',
+  'mig.remove.lead':
+    'Bu işlem, o günden beri kimsenin yazmadığı {n} içe aktarılmış konuşmayı iletileri ve dosyalarıyla, ardından bu taşımanın oluşturduğu ve konuşmasız kalan kişileri siler. Ekibinizin yazdığı konuşmalar ve etiketler kalır. Eski posta kutusu değişmez.',
   'mig.remove.type': 'Onaylamak için {n} yazın',
   'mig.remove.mismatch': 'Bu, gösterilen sayı değil. Hiçbir şey silinmedi.',
   'mig.activity': 'Etkinlik kaydı',

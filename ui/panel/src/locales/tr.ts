@@ -13,7 +13,8 @@ export const tr: Record<MessageKey, string> = {
   'signin.code_sent': '{email} adresinin bir hesabı varsa kod yolda. Kod birkaç dakika geçerlidir.',
   'signin.verify': 'Giriş yap',
   'signin.other_address': 'Başka bir adres kullan',
-  'signin.no_mail': 'Bu sunucunun e-posta hesabı yok, bu yüzden giriş kodu gönderemiyor. Yöneticinizden bir giriş bağlantısı isteyin (svc person sign-in-link --email …).',
+  'signin.no_mail':
+    'Bu sunucunun e-posta hesabı yok, bu yüzden giriş kodu gönderemiyor. Yöneticinizden bir giriş bağlantısı isteyin (svc person sign-in-link --email …).',
   'signin.passkey': 'Geçiş anahtarıyla giriş yap',
   'signin.or': 'veya',
   'signin.link_working': 'Giriş yapılıyor…',
@@ -129,15 +130,18 @@ export const tr: Record<MessageKey, string> = {
   'settings.not_allowed': 'Bunu yalnızca sahipler ve yöneticiler değiştirebilir.',
   'workspace.name': 'Ad',
   'workspace.retention': 'Kapalı konuşmaları şu kadar gün sonra sil',
-  'workspace.retention_hint': 'Her şeyi saklamak için boş bırakın. Bu kadar gündür değişmeyen kapalı konuşmalar dosyalarıyla silinir; bundan eski özgün e-postalar kaldırılır (mesajlar kalır).',
+  'workspace.retention_hint':
+    'Her şeyi saklamak için boş bırakın. Bu kadar gündür değişmeyen kapalı konuşmalar dosyalarıyla silinir; bundan eski özgün e-postalar kaldırılır (mesajlar kalır).',
   'workspace.delete': 'Çalışma alanını sil',
-  'workspace.delete_lead': '{name} silindiği anda durur: üyeler erişimini kaybeder, adreslerine gelen e-postalar reddedilir, webhook’lar durur. Ardından tüm konuşmalar, kişiler, dosyalar, gelen kutuları ve kanallar silinir. Bu geri alınamaz.',
+  'workspace.delete_lead':
+    '{name} silindiği anda durur: üyeler erişimini kaybeder, adreslerine gelen e-postalar reddedilir, webhook’lar durur. Ardından tüm konuşmalar, kişiler, dosyalar, gelen kutuları ve kanallar silinir. Bu geri alınamaz.',
   'workspace.delete_confirm': 'Onaylamak için çalışma alanının adını ({name}) yazın',
   'workspace.deleted': 'Çalışma alanı siliniyor.',
   'secret.once': 'Şimdi kopyalayın: bir daha göremeyeceksiniz.',
   'secret.copy': 'Kopyala',
   'secret.copied': 'Kopyalandı',
-  'keys.lead': 'Anahtarlar kendi sistemlerinizin /v1 API’sini kullanmasını sağlar. Her anahtar verdiğiniz yetkilere sahiptir ve gelen kutularıyla sınırlanabilir.',
+  'keys.lead':
+    'Anahtarlar kendi sistemlerinizin /v1 API’sini kullanmasını sağlar. Her anahtar verdiğiniz yetkilere sahiptir ve gelen kutularıyla sınırlanabilir.',
   'keys.name': 'Ad',
   'keys.scopes': 'Yetkiler',
   'keys.scopes_hint': 'Hiçbiri seçilmezse tüm yetkiler verilir.',
@@ -248,7 +252,8 @@ export const tr: Record<MessageKey, string> = {
   'bulk.clear': 'Seçimi temizle',
   'bulk.done': '{count} konuşma güncellendi',
   'shortcuts.select': 'Konuşmayı seç',
-  'import.copying': 'E-posta geçmişi {inbox} gelen kutusuna kopyalanıyor (%{percent}). İçe aktarılan konuşmalar İçe aktarıldı olarak işaretlenir ve kimseye bildirim gitmez.',
+  'import.copying':
+    'E-posta geçmişi {inbox} gelen kutusuna kopyalanıyor (%{percent}). İçe aktarılan konuşmalar İçe aktarıldı olarak işaretlenir ve kimseye bildirim gitmez.',
   'import.stopped': '{inbox} gelen kutusuna e-posta geçmişi kopyalama %{percent} noktasında duraklatıldı.',
   'signin.passkey_cancelled': 'Geçiş anahtarı penceresi kapatıldı. Yeniden deneyin ya da kodla giriş yapın.',
   'passkeys.title': 'Geçiş anahtarları',
@@ -276,7 +281,8 @@ export const tr: Record<MessageKey, string> = {
   'inboxes.mode_async': 'Eşzamansız: beklenen yanıt süresini göster',
   'inboxes.reply_minutes': 'Beklenen yanıt süresi (dakika)',
   'inboxes.delete': 'Gelen kutusunu sil',
-  'inboxes.delete_lead': '{name} silindiği anda durur: e-posta adresleri postayı reddeder, sohbet pencereleri durur, ona bağlı webhook’lar ve taşımalar sona erer. Ardından konuşmaları ve dosyaları silinir. Bu geri alınamaz.',
+  'inboxes.delete_lead':
+    '{name} silindiği anda durur: e-posta adresleri postayı reddeder, sohbet pencereleri durur, ona bağlı webhook’lar ve taşımalar sona erer. Ardından konuşmaları ve dosyaları silinir. Bu geri alınamaz.',
   'inboxes.delete_confirm': 'Onaylamak için gelen kutusunun adını ({name}) yazın',
   'inboxes.deleted': 'Gelen kutusu siliniyor.',
   'channels.title': 'Kanallar',
@@ -323,7 +329,8 @@ export const tr: Record<MessageKey, string> = {
   'connect.title_for': '{mailbox} posta kutusunu bağla',
   'connect.checking': 'Bağlantı denetleniyor…',
   'connect.link_gone': 'Bu bağlantı bilinmiyor, kullanılmış ya da süresi dolmuş. Yeni bir bağlantı isteyin.',
-  'connect.lead': '{provider} üzerindeki bu posta kutusunun parolasını girin. Hizmet posta kutusunu yalnızca okur: orada hiçbir şey silinmez, taşınmaz ya da okundu olarak işaretlenmez.',
+  'connect.lead':
+    '{provider} üzerindeki bu posta kutusunun parolasını girin. Hizmet posta kutusunu yalnızca okur: orada hiçbir şey silinmez, taşınmaz ya da okundu olarak işaretlenmez.',
   'connect.app_password': 'Bu sağlayıcı her zamanki parolanızı değil, bir uygulama parolası ister.',
   'connect.app_password_link': 'Uygulama parolası oluştur',
   'connect.username': 'Kullanıcı adı',
@@ -367,7 +374,8 @@ export const tr: Record<MessageKey, string> = {
   'settings.saved_replies': 'Hazır yanıtlar ve imzalar',
   'replies.lead': 'Hazır yanıtlar yazma alanına eklenir: # yazıp adından ya da metninden birkaç harf girin. Yer tutucular konuşmaya göre doldurulur.',
   'replies.placeholders': 'Yer tutucular',
-  'replies.placeholders_hint': 'Hazır yanıtlarda ve imzalarda kullanılabilir. Dikey çizgiden sonraki yedek değer eksik bir değerin yerine geçer: {{contact.first_name|dostum}}. Yedek değer yoksa eksik kişi adı “there” olur, diğerleri boş kalır.',
+  'replies.placeholders_hint':
+    'Hazır yanıtlarda ve imzalarda kullanılabilir. Dikey çizgiden sonraki yedek değer eksik bir değerin yerine geçer: {{contact.first_name|dostum}}. Yedek değer yoksa eksik kişi adı “there” olur, diğerleri boş kalır.',
   'replies.title': 'Hazır yanıtlar',
   'replies.new': 'Yeni hazır yanıt',
   'replies.edit_title': '#{name} düzenleniyor',
@@ -390,7 +398,8 @@ export const tr: Record<MessageKey, string> = {
   'signature.mine': 'İmzam',
   'signature.inbox': 'Gelen kutusu imzası',
   'signature.text': 'İmza',
-  'signature.mine_hint': 'Bu çalışma alanındaki e-posta yanıtlarınızın altına, gelen kutusu imzasından önce eklenir. Notlara ve sohbet yanıtlarına eklenmez. İmza istemiyorsanız boş bırakın.',
+  'signature.mine_hint':
+    'Bu çalışma alanındaki e-posta yanıtlarınızın altına, gelen kutusu imzasından önce eklenir. Notlara ve sohbet yanıtlarına eklenmez. İmza istemiyorsanız boş bırakın.',
   'signature.inbox_hint': 'Bu gelen kutusundan giden her e-posta yanıtının altına, üyenin kendi imzasından sonra eklenir. İmza istemiyorsanız boş bırakın.',
   'picker.label': 'Hazır yanıtlar',
   'picker.loading': 'Hazır yanıtlar aranıyor…',
@@ -435,9 +444,11 @@ export const tr: Record<MessageKey, string> = {
   'greeting.enabled': 'Karşılama mesajını gönder',
   'greeting.text_en': 'İngilizce metin',
   'greeting.text_tr': 'Türkçe metin',
-  'greeting.never': 'Otomatik e-postalara, noreply veya liste adreslerine, ekibinizin kendi adreslerine, içe aktarılan e-postalara ve aynı müşteriye 24 saat içinde ikinci kez asla gönderilmez.',
+  'greeting.never':
+    'Otomatik e-postalara, noreply veya liste adreslerine, ekibinizin kendi adreslerine, içe aktarılan e-postalara ve aynı müşteriye 24 saat içinde ikinci kez asla gönderilmez.',
   'ratings.title': 'Memnuniyet değerlendirmesi',
-  'ratings.lead': 'Bir ekip üyesi yazışmayı kapattığında müşteriden yanıtı 1 ile 5 arasında bir kez değerlendirmesi istenir: tek tıklamalı bağlantılarla e-postada veya sohbet penceresinde.',
+  'ratings.lead':
+    'Bir ekip üyesi yazışmayı kapattığında müşteriden yanıtı 1 ile 5 arasında bir kez değerlendirmesi istenir: tek tıklamalı bağlantılarla e-postada veya sohbet penceresinde.',
   'ratings.enabled': 'Değerlendirme iste',
   'reports.title': 'Raporlar',
   'reports.from': 'Başlangıç',

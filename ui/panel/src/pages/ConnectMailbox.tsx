@@ -37,7 +37,12 @@ export function ConnectMailbox({ id }: { id?: string }) {
     setBusy(true);
     setFailed(null);
     try {
-      const r: Outcome = await must(api.PUT('/v1/migration-links/{migrationId}/credentials', { params: { path: { migrationId } }, body: { token, username: username.trim() || undefined, password } }));
+      const r: Outcome = await must(
+        api.PUT('/v1/migration-links/{migrationId}/credentials', {
+          params: { path: { migrationId } },
+          body: { token, username: username.trim() || undefined, password },
+        }),
+      );
       if (r.connected) {
         setDone(true);
         setPassword('');
@@ -79,11 +84,27 @@ export function ConnectMailbox({ id }: { id?: string }) {
             )}
             <div class="field">
               <label for="connect-username">{t('connect.username')}</label>
-              <input id="connect-username" class="input" autoComplete="username" maxLength={320} value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+              <input
+                id="connect-username"
+                class="input"
+                autoComplete="username"
+                maxLength={320}
+                value={username}
+                onInput={(e) => setUsername(e.currentTarget.value)}
+              />
             </div>
             <div class="field">
               <label for="connect-password">{t('connect.password')}</label>
-              <input id="connect-password" class="input" type="password" autoComplete="off" required maxLength={1000} value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+              <input
+                id="connect-password"
+                class="input"
+                type="password"
+                autoComplete="off"
+                required
+                maxLength={1000}
+                value={password}
+                onInput={(e) => setPassword(e.currentTarget.value)}
+              />
             </div>
             <p class="muted">{t('connect.sealed')}</p>
             {failed && (

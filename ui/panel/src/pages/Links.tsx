@@ -2,7 +2,7 @@
 // Tokens sit after '#', so they never reach server logs or Referer headers.
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, ApiError, errorText, must } from '../api';
+import { ApiError, api, errorText, must } from '../api';
 import { t } from '../i18n';
 import { loadMe, me, selectWorkspace } from '../state';
 

@@ -5,10 +5,10 @@
 // from realtime (migration.progress, migration.updated, migration.forwarding_confirmation).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, ApiError, errorText, must, type Schemas } from '../api';
+import { ApiError, api, errorText, must, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
 import { Loading, useLoad } from '../components/Loading';
-import { ConnectionTestSteps, MigrationPasswordForm, RateLimited, runConnectionTest, type ConnectionTestResult } from '../components/MigrationPasswordForm';
+import { type ConnectionTestResult, ConnectionTestSteps, MigrationPasswordForm, RateLimited, runConnectionTest } from '../components/MigrationPasswordForm';
 import { formatBytes, MigrationUpload } from '../components/MigrationUpload';
 import { CopyField } from '../components/Secret';
 import { absoluteTime, relativeTime, t } from '../i18n';
@@ -18,17 +18,46 @@ import { inboxes, loadInboxes, me, members, membership, toast, workspaceId } fro
 import '../styles/migration.css';
 
 type Migration = Schemas['Migration'] & {
-  routing?: { forwarding_address: string | null; ways: { way: 'forwarding' | 'server_routing' | 'mx'; address?: string; domain?: string | null; old_mailbox_keeps_a_copy: boolean }[] };
+  routing?: {
+    forwarding_address: string | null;
+    ways: { way: 'forwarding' | 'server_routing' | 'mx'; address?: string; domain?: string | null; old_mailbox_keeps_a_copy: boolean }[];
+  };
   test_message?: { sent_at: string | null; arrived_at: string | null; route: 'forwarding' | 'direct' | null };
-  sync?: { history_until: string; poll_seconds: number; last_polled_at: string | null; new_mail_from_old_mailbox: number; arrived_both_ways: number; quiet_period_hours: number; completes_at: string | null; stops_at: string | null } | null;
+  sync?: {
+    history_until: string;
+    poll_seconds: number;
+    last_polled_at: string | null;
+    new_mail_from_old_mailbox: number;
+    arrived_both_ways: number;
+    quiet_period_hours: number;
+    completes_at: string | null;
+    stops_at: string | null;
+  } | null;
   end_reason?: string | null;
   remove_history?: { confirm_count: number | null; conversations_deleted?: number; contacts_deleted?: number } | null;
 };
 type State = Migration['state'];
-type Preset = { id: string; name: string; kind: 'imap' | 'sign_in' | 'help_desk' | 'export_file'; imap: { host: string; port: number; tls: 'tls' | 'starttls' | 'none' } | null; app_password: 'required' | 'with_two_step' | 'no'; app_password_url: string | null; note: string | null };
+type Preset = {
+  id: string;
+  name: string;
+  kind: 'imap' | 'sign_in' | 'help_desk' | 'export_file';
+  imap: { host: string; port: number; tls: 'tls' | 'starttls' | 'none' } | null;
+  app_password: 'required' | 'with_two_step' | 'no';
+  app_password_url: string | null;
+  note: string | null;
+};
 type Detected = { address: string; provider: string; provider_name: string; kind: Preset['kind']; found_by: 'domain' | 'mx' | 'none'; configured: boolean };
 type Folder = { path: string; name: string; special_use: string | null; selectable: boolean; never_read: boolean; chosen: boolean; messages: number | null };
-type FolderSummary = { path: string; special_use: string | null; never_read: boolean; messages: number; to_copy: number; skipped: number; duplicates: number; label: string | null };
+type FolderSummary = {
+  path: string;
+  special_use: string | null;
+  never_read: boolean;
+  messages: number;
+  to_copy: number;
+  skipped: number;
+  duplicates: number;
+  label: string | null;
+};
 type PlanSummary = {
   total: number;
   to_copy: number;
@@ -65,7 +94,12 @@ function stepOfState(state: State): Step {
 }
 
 /** The action that lets a person go back to an earlier step. */
-const STEP_ACTION: Partial<Record<Step, string[]>> = { connect: ['credentials', 'test', 'upload'], choose: ['folders', 'update'], map: ['update'], review: ['preview'] };
+const STEP_ACTION: Partial<Record<Step, string[]>> = {
+  connect: ['credentials', 'test', 'upload'],
+  choose: ['folders', 'update'],
+  map: ['update'],
+  review: ['preview'],
+};
 
 function reachable(m: Migration, step: Step): boolean {
   const natural = STEPS.indexOf(stepOfState(m.state));
@@ -239,7 +273,16 @@ function SourceStep() {
         <h2 style={{ marginTop: 0 }}>{t('mig.step.source')}</h2>
         <div class="field">
           <label for="mig-address">{t('mig.source.address')}</label>
-          <input id="mig-address" class="input" type="email" autoComplete="off" maxLength={320} value={address} aria-describedby="mig-address-hint" onInput={(e) => setAddress(e.currentTarget.value)} />
+          <input
+            id="mig-address"
+            class="input"
+            type="email"
+            autoComplete="off"
+            maxLength={320}
+            value={address}
+            aria-describedby="mig-address-hint"
+            onInput={(e) => setAddress(e.currentTarget.value)}
+          />
           <span class="hint" id="mig-address-hint">
             {t('mig.source.address_hint')}
           </span>
@@ -249,7 +292,9 @@ function SourceStep() {
         </button>
         {detected && (
           <p class="notice" role="status" data-testid="detected">
-            {detected.found_by === 'none' ? t('mig.source.found_none') : t(detected.found_by === 'mx' ? 'mig.source.found_mx' : 'mig.source.found_domain', { name: detected.provider_name })}
+            {detected.found_by === 'none'
+              ? t('mig.source.found_none')
+              : t(detected.found_by === 'mx' ? 'mig.source.found_mx' : 'mig.source.found_domain', { name: detected.provider_name })}
             {!detected.configured && <> {t('mig.source.not_configured')}</>}
           </p>
         )}
@@ -327,7 +372,15 @@ function useMigration(id: string) {
   useEffect(() => {
     void load();
     const off = onEvent((ev) => {
-      const data = ev.data as { migration_id?: string; migration?: { id: string }; progress?: Migration['progress']; state?: State; code?: string | null; link?: string | null; from?: string | null };
+      const data = ev.data as {
+        migration_id?: string;
+        migration?: { id: string };
+        progress?: Migration['progress'];
+        state?: State;
+        code?: string | null;
+        link?: string | null;
+        from?: string | null;
+      };
       const about = data.migration_id ?? data.migration?.id;
       if (about !== id) return;
       if (ev.type === 'migration.progress' && data.progress) {
@@ -390,7 +443,14 @@ function ReadOnlyNote(props: { m: Migration }) {
 
 /** Actions that change the migration from the bar; the others open the step where their form is. */
 const BUTTON_ACTIONS = new Set(['scan', 'start', 'pause', 'resume', 'cancel', 'retry', 'probe', 'finish', 'remove_history', 'delete']);
-const FORM_STEPS: Record<string, Step[]> = { update: ['map', 'choose', 'connect'], credentials: ['connect'], test: ['connect'], upload: ['connect'], folders: ['choose'], preview: ['review'] };
+const FORM_STEPS: Record<string, Step[]> = {
+  update: ['map', 'choose', 'connect'],
+  credentials: ['connect'],
+  test: ['connect'],
+  upload: ['connect'],
+  folders: ['choose'],
+  preview: ['review'],
+};
 
 /** The step whose form does an action: the first of its steps open now. */
 function formStep(m: Migration, action: string): Step {
@@ -457,17 +517,42 @@ function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; rel
           const primary = a === 'start' || a === 'resume' || (a === 'scan' && m.state === 'connected');
           const confirm = a === 'cancel' || a === 'delete' || a === 'remove_history' || a === 'finish';
           return (
-            <button key={a} type="button" data-action={a} disabled={busy} class={`btn ${danger ? 'btn-danger' : primary ? 'btn-primary' : ''}`} onClick={() => (confirm ? setAsking(a) : void run(a))}>
+            <button
+              key={a}
+              type="button"
+              data-action={a}
+              disabled={busy}
+              class={`btn ${danger ? 'btn-danger' : primary ? 'btn-primary' : ''}`}
+              onClick={() => (confirm ? setAsking(a) : void run(a))}
+            >
               {t(ACTION_KEY(a))}
             </button>
           );
         })}
       </div>
       {probeWait !== null && <RateLimited seconds={probeWait} />}
-      {asking === 'cancel' && <Confirm title={t('mig.action.cancel')} lead={t('mig.cancel.lead')} action={t('mig.action.cancel')} onClose={() => setAsking(null)} onConfirm={() => run('cancel')} />}
-      {asking === 'delete' && <Confirm title={t('mig.action.delete')} lead={t('mig.delete.lead')} action={t('mig.action.delete')} onClose={() => setAsking(null)} onConfirm={() => run('delete')} />}
+      {asking === 'cancel' && (
+        <Confirm
+          title={t('mig.action.cancel')}
+          lead={t('mig.cancel.lead')}
+          action={t('mig.action.cancel')}
+          onClose={() => setAsking(null)}
+          onConfirm={() => run('cancel')}
+        />
+      )}
+      {asking === 'delete' && (
+        <Confirm
+          title={t('mig.action.delete')}
+          lead={t('mig.delete.lead')}
+          action={t('mig.action.delete')}
+          onClose={() => setAsking(null)}
+          onConfirm={() => run('delete')}
+        />
+      )}
       {asking === 'finish' && <FinishDialog m={m} onClose={() => setAsking(null)} onFinish={(force) => run('finish', force ? { force: true } : undefined)} />}
-      {asking === 'remove_history' && <RemoveHistoryDialog m={m} onClose={() => setAsking(null)} onRemoved={(next) => (props.onChanged(next), void props.reload())} />}
+      {asking === 'remove_history' && (
+        <RemoveHistoryDialog m={m} onClose={() => setAsking(null)} onRemoved={(next) => (props.onChanged(next), void props.reload())} />
+      )}
     </>
   );
 }
@@ -515,10 +600,13 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
         </h2>
         {m.imap && (
           <p>
-            {t('mig.connect.server')} <span class="mono">{`${m.imap.host}:${m.imap.port}`}</span> · {m.imap.tls === 'none' ? t('mig.connect.no_tls') : m.imap.tls.toUpperCase()}
+            {t('mig.connect.server')} <span class="mono">{`${m.imap.host}:${m.imap.port}`}</span> ·{' '}
+            {m.imap.tls === 'none' ? t('mig.connect.no_tls') : m.imap.tls.toUpperCase()}
           </p>
         )}
-        {preset && preset.app_password !== 'no' && <p>{t(preset.app_password === 'required' ? 'mig.connect.app_password_required' : 'mig.connect.app_password_two_step')}</p>}
+        {preset && preset.app_password !== 'no' && (
+          <p>{t(preset.app_password === 'required' ? 'mig.connect.app_password_required' : 'mig.connect.app_password_two_step')}</p>
+        )}
         {preset?.note && <p class="muted">{preset.note}</p>}
         {preset?.app_password_url && (
           <p>
@@ -561,7 +649,10 @@ const SINCE_OPTIONS = [
 function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
   const { m } = props;
   const { route } = useLocation();
-  const folders = useLoad(() => must(api.GET('/v1/migrations/{migrationId}/folders', { params: { path: { migrationId: m.id } } })).then((r) => r.data as unknown as Folder[]), [m.id]);
+  const folders = useLoad(
+    () => must(api.GET('/v1/migrations/{migrationId}/folders', { params: { path: { migrationId: m.id } } })).then((r) => r.data as unknown as Folder[]),
+    [m.id],
+  );
   const [picked, setPicked] = useState<string[] | null>(null);
   const [since, setSince] = useState(m.date_from ?? '');
   const [error, setError] = useState<string | null>(null);
@@ -584,7 +675,9 @@ function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => void }) 
     e.preventDefault();
     setError(null);
     try {
-      const next = await must(api.PATCH('/v1/migrations/{migrationId}', { params: { path: { migrationId: m.id } }, body: { folders: picked!, date_from: since || null } }));
+      const next = await must(
+        api.PATCH('/v1/migrations/{migrationId}', { params: { path: { migrationId: m.id } }, body: { folders: picked!, date_from: since || null } }),
+      );
       props.onChanged(next as Migration);
       route(`/settings/migrations/${m.id}?step=map`);
     } catch (err) {
@@ -657,7 +750,13 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
   const { m } = props;
   const { route } = useLocation();
   const [inboxId, setInboxId] = useState(m.inbox_id ?? inboxes.value[0]?.id ?? '');
-  const channels = useLoad(() => (inboxId ? must(api.GET('/v1/channels', { params: { query: { inbox_id: inboxId } } })).then((r) => r.data.filter((c) => c.kind === 'email')) : Promise.resolve([])), [inboxId]);
+  const channels = useLoad(
+    () =>
+      inboxId
+        ? must(api.GET('/v1/channels', { params: { query: { inbox_id: inboxId } } })).then((r) => r.data.filter((c) => c.kind === 'email'))
+        : Promise.resolve([]),
+    [inboxId],
+  );
   const [channelId, setChannelId] = useState(m.channel_id ?? '');
   const [newChannel, setNewChannel] = useState({ name: '', address: m.source_address ?? '' });
   const startTeam = { ...(m.source_address ? { [m.source_address]: null } : {}), ...m.team_members };
@@ -679,7 +778,9 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
   async function createChannel() {
     setError(null);
     try {
-      const c = await must(api.POST('/v1/channels', { body: { kind: 'email', inbox_id: inboxId, name: newChannel.name || newChannel.address, address: newChannel.address } }));
+      const c = await must(
+        api.POST('/v1/channels', { body: { kind: 'email', inbox_id: inboxId, name: newChannel.name || newChannel.address, address: newChannel.address } }),
+      );
       await channels.reload();
       setChannelId(c.id);
       void loadInboxes();
@@ -692,7 +793,11 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
     setError(null);
     setBusy(true);
     try {
-      const folderLabels = Object.fromEntries(Object.entries(labels).filter(([, v]) => v.trim() !== '').map(([k, v]) => [k, v.trim()]));
+      const folderLabels = Object.fromEntries(
+        Object.entries(labels)
+          .filter(([, v]) => v.trim() !== '')
+          .map(([k, v]) => [k, v.trim()]),
+      );
       const body = {
         ...(locked ? {} : { inbox_id: inboxId || null, channel_id: channelId || null }),
         team_members: Object.fromEntries(Object.entries(team).filter(([a]) => a.trim())),
@@ -702,7 +807,8 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
         keep_originals: keepOriginals,
       };
       let next = (await must(api.PATCH('/v1/migrations/{migrationId}', { params: { path: { migrationId: m.id } }, body }))) as Migration;
-      if (next.state === 'connected' && next.allowed_actions.includes('scan')) next = (await must(api.POST('/v1/migrations/{migrationId}/scan', { params: { path: { migrationId: m.id } } }))) as Migration;
+      if (next.state === 'connected' && next.allowed_actions.includes('scan'))
+        next = (await must(api.POST('/v1/migrations/{migrationId}/scan', { params: { path: { migrationId: m.id } } }))) as Migration;
       props.onChanged(next);
       route(`/settings/migrations/${m.id}?step=review`);
     } catch (err) {
@@ -727,7 +833,13 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
         </div>
         <div class="field">
           <label for="mig-channel">{t('mig.map.channel')}</label>
-          <select id="mig-channel" class="select" value={channelId} disabled={locked || !channels.data?.length} onChange={(e) => setChannelId(e.currentTarget.value)}>
+          <select
+            id="mig-channel"
+            class="select"
+            value={channelId}
+            disabled={locked || !channels.data?.length}
+            onChange={(e) => setChannelId(e.currentTarget.value)}
+          >
             {(channels.data ?? []).map((c) => (
               <option key={c.id} value={c.id}>
                 {c.address ? `${c.name} <${c.address}>` : c.name}
@@ -742,11 +854,23 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
           <div class="mig-inline">
             <div class="field">
               <label for="mig-ch-name">{t('channels.name')}</label>
-              <input id="mig-ch-name" class="input" maxLength={200} value={newChannel.name} onInput={(e) => setNewChannel({ ...newChannel, name: e.currentTarget.value })} />
+              <input
+                id="mig-ch-name"
+                class="input"
+                maxLength={200}
+                value={newChannel.name}
+                onInput={(e) => setNewChannel({ ...newChannel, name: e.currentTarget.value })}
+              />
             </div>
             <div class="field">
               <label for="mig-ch-address">{t('channels.address')}</label>
-              <input id="mig-ch-address" class="input" type="email" value={newChannel.address} onInput={(e) => setNewChannel({ ...newChannel, address: e.currentTarget.value })} />
+              <input
+                id="mig-ch-address"
+                class="input"
+                type="email"
+                value={newChannel.address}
+                onInput={(e) => setNewChannel({ ...newChannel, address: e.currentTarget.value })}
+              />
             </div>
           </div>
           <button class="btn" type="button" disabled={!newChannel.address.trim()} onClick={() => void createChannel()}>
@@ -765,7 +889,12 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
                   {addr}
                 </th>
                 <td>
-                  <select class="select" aria-label={t('mig.map.member_for', { address: addr })} value={person ?? ''} onChange={(e) => setTeam({ ...team, [addr]: e.currentTarget.value || null })}>
+                  <select
+                    class="select"
+                    aria-label={t('mig.map.member_for', { address: addr })}
+                    value={person ?? ''}
+                    onChange={(e) => setTeam({ ...team, [addr]: e.currentTarget.value || null })}
+                  >
                     <option value="">{t('mig.map.original_name')}</option>
                     {members.value.map((mem) => (
                       <option key={mem.person_id} value={mem.person_id}>
@@ -779,7 +908,14 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
           </tbody>
         </table>
         <div class="mig-inline">
-          <input class="input" type="email" aria-label={t('mig.map.add_address')} placeholder={t('mig.map.add_address')} value={extra} onInput={(e) => setExtra(e.currentTarget.value)} />
+          <input
+            class="input"
+            type="email"
+            aria-label={t('mig.map.add_address')}
+            placeholder={t('mig.map.add_address')}
+            value={extra}
+            onInput={(e) => setExtra(e.currentTarget.value)}
+          />
           <button
             class="btn"
             type="button"
@@ -822,7 +958,17 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
       )}
       <div class="field">
         <label for="mig-close">{t('mig.map.close_after')}</label>
-        <input id="mig-close" class="input" type="number" min={0} max={3650} style={{ maxWidth: '140px' }} value={closeAfter} aria-describedby="mig-close-hint" onInput={(e) => setCloseAfter(e.currentTarget.value)} />
+        <input
+          id="mig-close"
+          class="input"
+          type="number"
+          min={0}
+          max={3650}
+          style={{ maxWidth: '140px' }}
+          value={closeAfter}
+          aria-describedby="mig-close-hint"
+          onInput={(e) => setCloseAfter(e.currentTarget.value)}
+        />
         <span class="hint" id="mig-close-hint">
           {t('mig.map.close_after_hint')}
         </span>
@@ -834,7 +980,9 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
       <label class="field mig-check">
         <input type="checkbox" checked={keepOriginals} onChange={() => setKeepOriginals(!keepOriginals)} />
         {t('mig.map.keep_originals')}
-        {summary && <span class="muted"> · {t('mig.map.keep_cost', { size: formatBytes(keepOriginals ? summary.estimated_bytes / 2 : summary.estimated_bytes) })}</span>}
+        {summary && (
+          <span class="muted"> · {t('mig.map.keep_cost', { size: formatBytes(keepOriginals ? summary.estimated_bytes / 2 : summary.estimated_bytes) })}</span>
+        )}
       </label>
       {error && (
         <p class="error-text" role="alert">
@@ -856,7 +1004,9 @@ function ReviewStep(props: { m: Migration }) {
   const preview = useLoad(
     () =>
       m.allowed_actions.includes('preview') && summary
-        ? must(api.GET('/v1/migrations/{migrationId}/preview', { params: { path: { migrationId: m.id }, query: { limit: 10 } } })).then((r) => r.data as unknown as PreviewConversation[])
+        ? must(api.GET('/v1/migrations/{migrationId}/preview', { params: { path: { migrationId: m.id }, query: { limit: 10 } } })).then(
+            (r) => r.data as unknown as PreviewConversation[],
+          )
         : Promise.resolve([]),
     [m.id, m.plan.current, m.state],
   );
@@ -973,7 +1123,8 @@ function ReviewStep(props: { m: Migration }) {
               <li key={i} class="mig-preview-row">
                 <span class={`dot-${c.status}`} aria-hidden="true" />
                 <div>
-                  <strong>{c.contact.name ?? c.contact.email ?? t('list.unknown_contact')}</strong> <span class="muted">{c.subject ?? t('list.no_subject')}</span>
+                  <strong>{c.contact.name ?? c.contact.email ?? t('list.unknown_contact')}</strong>{' '}
+                  <span class="muted">{c.subject ?? t('list.no_subject')}</span>
                   <div class="muted">
                     {t(`status.${c.status}`)} · {t('conv.imported')} · {t('mig.review.n_messages', { n: c.messages.length })}
                     {c.labels.length > 0 && <> · {c.labels.join(', ')}</>}
@@ -1026,7 +1177,10 @@ const ATTENTION_KEYS: Record<string, [MessageKey, MessageKey]> = {
 function CopyStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
   const { m } = props;
   const p = m.progress;
-  const errors = useLoad(() => must(api.GET('/v1/migrations/{migrationId}/errors', { params: { path: { migrationId: m.id }, query: { limit: 50 } } })), [m.id, p.failed, m.state]);
+  const errors = useLoad(
+    () => must(api.GET('/v1/migrations/{migrationId}/errors', { params: { path: { migrationId: m.id }, query: { limit: 50 } } })),
+    [m.id, p.failed, m.state],
+  );
   return (
     <>
       {m.state === 'needs_attention' && m.attention && <Attention m={m} onChanged={props.onChanged} />}
@@ -1065,12 +1219,17 @@ function CopyStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
         {m.state === 'paused' && <p class="notice">{t('mig.copy.paused')}</p>}
         <p class="muted">{t('mig.copy.banner')}</p>
       </section>
-      {errors.data && (errors.data.data.length > 0 || (errors.data as { blocked_commands?: unknown[] }).blocked_commands?.length) ? <ErrorList data={errors.data as unknown as ErrorsAnswer} /> : null}
+      {errors.data && (errors.data.data.length > 0 || (errors.data as { blocked_commands?: unknown[] }).blocked_commands?.length) ? (
+        <ErrorList data={errors.data as unknown as ErrorsAnswer} />
+      ) : null}
     </>
   );
 }
 
-type ErrorsAnswer = { data: { source: { folder: string; uid: number | null }; subject: string | null; sent_at: string | null; error: string | null; attempts: number }[]; blocked_commands: { at: string; command?: string }[] };
+type ErrorsAnswer = {
+  data: { source: { folder: string; uid: number | null }; subject: string | null; sent_at: string | null; error: string | null; attempts: number }[];
+  blocked_commands: { at: string; command?: string }[];
+};
 
 function ErrorList(props: { data: ErrorsAnswer }) {
   return (
@@ -1081,7 +1240,8 @@ function ErrorList(props: { data: ErrorsAnswer }) {
       <ul>
         {props.data.data.map((e, i) => (
           <li key={i}>
-            <strong>{e.subject ?? t('list.no_subject')}</strong> <span class="muted mono">{e.source.folder}</span> — {e.error ?? ''} <span class="muted">{t('mig.errors.attempts', { n: e.attempts })}</span>
+            <strong>{e.subject ?? t('list.no_subject')}</strong> <span class="muted mono">{e.source.folder}</span> — {e.error ?? ''}{' '}
+            <span class="muted">{t('mig.errors.attempts', { n: e.attempts })}</span>
           </li>
         ))}
         {props.data.blocked_commands.map((b, i) => (
@@ -1187,7 +1347,11 @@ function SwitchStep(props: { m: Migration; confirmation: { code: string | null; 
             {sync.stops_at && <li>{t('mig.switch.stops_at', { when: absoluteTime(sync.stops_at) })}</li>}
           </ul>
         )}
-        {sync?.completes_at ? <Countdown until={sync.completes_at} /> : <p class="muted">{t('mig.switch.quiet_after_test', { hours: sync?.quiet_period_hours ?? 24 })}</p>}
+        {sync?.completes_at ? (
+          <Countdown until={sync.completes_at} />
+        ) : (
+          <p class="muted">{t('mig.switch.quiet_after_test', { hours: sync?.quiet_period_hours ?? 24 })}</p>
+        )}
       </section>
     </>
   );
@@ -1240,7 +1404,15 @@ function DoneStep(props: { m: Migration }) {
   return (
     <section class="card" aria-labelledby="mig-done-title">
       <h2 id="mig-done-title" style={{ marginTop: 0 }}>
-        {t(m.state === 'completed' ? 'mig.done.completed' : m.state === 'cancelled' ? 'mig.done.cancelled' : m.state === 'removing' ? 'mig.done.removing' : 'mig.done.removed')}
+        {t(
+          m.state === 'completed'
+            ? 'mig.done.completed'
+            : m.state === 'cancelled'
+              ? 'mig.done.cancelled'
+              : m.state === 'removing'
+                ? 'mig.done.removing'
+                : 'mig.done.removed',
+        )}
       </h2>
       {m.end_reason && <p class="muted">{t(`mig.end.${m.end_reason}` as MessageKey)}</p>}
       <p>{t('mig.done.copied', { copied: m.progress.copied, conversations: m.progress.conversations })}</p>
@@ -1263,7 +1435,9 @@ function DoneStep(props: { m: Migration }) {
           {t('mig.done.removed_lead', { conversations: Number(removal.conversations_deleted ?? 0), contacts: Number(removal.contacts_deleted ?? 0) })}
         </p>
       )}
-      {m.allowed_actions.includes('remove_history') && removal?.confirm_count != null && <p class="muted">{t('mig.remove.explain', { n: removal.confirm_count })}</p>}
+      {m.allowed_actions.includes('remove_history') && removal?.confirm_count != null && (
+        <p class="muted">{t('mig.remove.explain', { n: removal.confirm_count })}</p>
+      )}
     </section>
   );
 }
@@ -1281,7 +1455,12 @@ function RemoveHistoryDialog(props: { m: Migration; onClose: () => void; onRemov
           setBusy(true);
           setError(null);
           try {
-            const next = await must(api.POST('/v1/migrations/{migrationId}/remove-history', { params: { path: { migrationId: props.m.id } }, body: { confirm_count: Number(text.trim()) } }));
+            const next = await must(
+              api.POST('/v1/migrations/{migrationId}/remove-history', {
+                params: { path: { migrationId: props.m.id } },
+                body: { confirm_count: Number(text.trim()) },
+              }),
+            );
             props.onRemoved(next as Migration);
             props.onClose();
           } catch (err) {
@@ -1311,7 +1490,10 @@ function RemoveHistoryDialog(props: { m: Migration; onClose: () => void; onRemov
 // ---- The activity log ----
 
 function Activity(props: { id: string; updatedAt: string }) {
-  const log = useLoad(() => must(api.GET('/v1/migrations/{migrationId}/activity', { params: { path: { migrationId: props.id }, query: { limit: 50 } } })), [props.id, props.updatedAt]);
+  const log = useLoad(
+    () => must(api.GET('/v1/migrations/{migrationId}/activity', { params: { path: { migrationId: props.id }, query: { limit: 50 } } })),
+    [props.id, props.updatedAt],
+  );
   return (
     <details class="card mig-activity">
       <summary>{t('mig.activity')}</summary>
@@ -1327,7 +1509,10 @@ function Activity(props: { id: string; updatedAt: string }) {
                   {relativeTime(entry.at)}
                 </time>{' '}
                 {activityText(entry.action)}
-                <span class="muted"> · {entry.actor.type === 'system' ? t('conv.system') : entry.actor.type === 'api_key' ? t('conv.api') : t('conv.team')}</span>
+                <span class="muted">
+                  {' '}
+                  · {entry.actor.type === 'system' ? t('conv.system') : entry.actor.type === 'api_key' ? t('conv.api') : t('conv.team')}
+                </span>
                 {entry.detail && typeof entry.detail.message === 'string' && <span class="muted"> · {entry.detail.message}</span>}
               </li>
             );

@@ -8,7 +8,16 @@ import { t } from '../i18n';
 import { inboxes, membership, toast } from '../state';
 
 type SavedReply = Schemas['SavedReply'];
-const PLACEHOLDERS = ['contact.name', 'contact.first_name', 'contact.email', 'member.name', 'member.first_name', 'member.email', 'inbox.name', 'conversation.subject'];
+const PLACEHOLDERS = [
+  'contact.name',
+  'contact.first_name',
+  'contact.email',
+  'member.name',
+  'member.first_name',
+  'member.email',
+  'inbox.name',
+  'conversation.subject',
+];
 
 export function SavedRepliesSettings() {
   const manager = membership.value?.role === 'owner' || membership.value?.role === 'admin';
@@ -59,7 +68,15 @@ function SignatureForm(props: { id: string; title: string; hint: string; value: 
     >
       <div class="field">
         <label for={props.id}>{props.title}</label>
-        <textarea id={props.id} class="textarea" rows={4} maxLength={2000} value={body} aria-describedby={`${props.id}-hint`} onInput={(e) => setBody(e.currentTarget.value)} />
+        <textarea
+          id={props.id}
+          class="textarea"
+          rows={4}
+          maxLength={2000}
+          value={body}
+          aria-describedby={`${props.id}-hint`}
+          onInput={(e) => setBody(e.currentTarget.value)}
+        />
         <span class="hint" id={`${props.id}-hint`}>
           {props.hint}
         </span>
@@ -197,7 +214,16 @@ function SavedReplies(props: { manager: boolean }) {
         <h3 style={{ marginTop: 0 }}>{editing ? t('replies.edit_title', { name: editing.name }) : t('replies.new')}</h3>
         <div class="field">
           <label for="reply-name">{t('replies.name')}</label>
-          <input id="reply-name" class="input" required maxLength={64} value={name} aria-describedby="reply-name-hint" onInput={(e) => setName(e.currentTarget.value)} style={{ maxWidth: '320px' }} />
+          <input
+            id="reply-name"
+            class="input"
+            required
+            maxLength={64}
+            value={name}
+            aria-describedby="reply-name-hint"
+            onInput={(e) => setName(e.currentTarget.value)}
+            style={{ maxWidth: '320px' }}
+          />
           <span class="hint" id="reply-name-hint">
             {t('replies.name_hint')}
           </span>

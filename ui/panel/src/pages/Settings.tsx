@@ -2,15 +2,15 @@
 // person's own account, each at its own URL.
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, ApiError, errorText, must, type BodyOf, type Schemas } from '../api';
+import { ApiError, api, type BodyOf, errorText, must, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
-import { Loading, useLoad } from '../components/Loading';
 import { InboxDetail, InboxList } from '../components/InboxSettings';
+import { Loading, useLoad } from '../components/Loading';
 import { Members, Sessions } from '../components/Members';
 import { NotificationSettings } from '../components/Notifications';
 import { Passkeys } from '../components/Passkeys';
 import { SecretOnce } from '../components/Secret';
-import { absoluteTime, pickLocale, relativeTime, setLocale, t, type Locale } from '../i18n';
+import { absoluteTime, type Locale, pickLocale, relativeTime, setLocale, t } from '../i18n';
 import { inboxes, loadInboxes, me, membership, toast } from '../state';
 import { MigrationsPage } from './Migrations';
 import { SavedRepliesSettings } from './SavedRepliesSettings';
@@ -86,7 +86,18 @@ function WorkspaceSettings(props: { manager: boolean }) {
       <form class="card" onSubmit={save}>
         <div class="field">
           <label for="retention">{t('workspace.retention')}</label>
-          <input id="retention" class="input" type="number" min={1} max={36500} inputMode="numeric" value={retention} disabled={!owner} aria-describedby="retention-hint" onInput={(e) => setRetention(e.currentTarget.value)} />
+          <input
+            id="retention"
+            class="input"
+            type="number"
+            min={1}
+            max={36500}
+            inputMode="numeric"
+            value={retention}
+            disabled={!owner}
+            aria-describedby="retention-hint"
+            onInput={(e) => setRetention(e.currentTarget.value)}
+          />
           <span class="hint" id="retention-hint">
             {t('workspace.retention_hint')}
           </span>
@@ -134,7 +145,16 @@ function WorkspaceSettings(props: { manager: boolean }) {
 }
 
 type Scope = NonNullable<BodyOf<'/v1/api-keys', 'post'>['scopes']>[number];
-const SCOPES: Scope[] = ['conversations:read', 'conversations:write', 'contacts:read', 'contacts:write', 'webhooks:manage', 'broadcasts:manage', 'migrations:manage', 'workspace:manage'];
+const SCOPES: Scope[] = [
+  'conversations:read',
+  'conversations:write',
+  'contacts:read',
+  'contacts:write',
+  'webhooks:manage',
+  'broadcasts:manage',
+  'migrations:manage',
+  'workspace:manage',
+];
 
 function ApiKeys() {
   const { data, error, reload } = useLoad(() => must(api.GET('/v1/api-keys')));
@@ -152,7 +172,12 @@ function ApiKeys() {
     try {
       const key = await must(
         api.POST('/v1/api-keys', {
-          body: { name, ...(scopes.length ? { scopes } : {}), ...(limit.length ? { inbox_ids: limit } : {}), ...(expires ? { expires_at: new Date(`${expires}T23:59:59`).toISOString() } : {}) },
+          body: {
+            name,
+            ...(scopes.length ? { scopes } : {}),
+            ...(limit.length ? { inbox_ids: limit } : {}),
+            ...(expires ? { expires_at: new Date(`${expires}T23:59:59`).toISOString() } : {}),
+          },
         }),
       );
       setSecret({ name: key.name, value: key.secret });
@@ -242,7 +267,9 @@ function ApiKeys() {
                   </td>
                   <td class="mono">
                     {k.scopes.length === SCOPES.length ? t('keys.all_scopes') : k.scopes.join(', ')}
-                    <div class="muted">{k.inbox_ids ? k.inbox_ids.map((id) => inboxes.value.find((i) => i.id === id)?.name ?? id).join(', ') : t('keys.all_inboxes')}</div>
+                    <div class="muted">
+                      {k.inbox_ids ? k.inbox_ids.map((id) => inboxes.value.find((i) => i.id === id)?.name ?? id).join(', ') : t('keys.all_inboxes')}
+                    </div>
                   </td>
                   <td>{k.last_used_at ? <time title={absoluteTime(k.last_used_at)}>{relativeTime(k.last_used_at)}</time> : t('keys.never')}</td>
                   <td>
@@ -314,7 +341,16 @@ function Webhooks() {
         <h2 style={{ marginTop: 0 }}>{t('webhooks.new')}</h2>
         <div class="field">
           <label for="wh-url">{t('webhooks.url')}</label>
-          <input id="wh-url" class="input" type="url" required placeholder="https://example.com/hooks/svc" value={url} aria-describedby="wh-url-hint" onInput={(e) => setUrl(e.currentTarget.value)} />
+          <input
+            id="wh-url"
+            class="input"
+            type="url"
+            required
+            placeholder="https://example.com/hooks/svc"
+            value={url}
+            aria-describedby="wh-url-hint"
+            onInput={(e) => setUrl(e.currentTarget.value)}
+          />
           <span class="hint" id="wh-url-hint">
             {t('webhooks.url_hint')}
           </span>
@@ -325,7 +361,11 @@ function Webhooks() {
           <div class="checks">
             {EVENTS.map((ev) => (
               <label key={ev}>
-                <input type="checkbox" checked={events.includes(ev)} onChange={() => setEvents(events.includes(ev) ? events.filter((x) => x !== ev) : [...events, ev])} />
+                <input
+                  type="checkbox"
+                  checked={events.includes(ev)}
+                  onChange={() => setEvents(events.includes(ev) ? events.filter((x) => x !== ev) : [...events, ev])}
+                />
                 <span class="mono">{ev}</span>
               </label>
             ))}
@@ -366,7 +406,9 @@ function Webhooks() {
               <a href={`/settings/webhooks/${w.id}`} class="mono">
                 {w.url}
               </a>
-              <div class={w.enabled ? 'pill-ok' : 'pill-bad'}>{w.enabled ? t('webhooks.enabled') : t('webhooks.disabled', { reason: w.disabled_reason ?? '' })}</div>
+              <div class={w.enabled ? 'pill-ok' : 'pill-bad'}>
+                {w.enabled ? t('webhooks.enabled') : t('webhooks.disabled', { reason: w.disabled_reason ?? '' })}
+              </div>
             </li>
           ))}
         </ul>
@@ -413,7 +455,11 @@ function WebhookDetail(props: { id: string }) {
             {t('webhooks.enable')}
           </button>
         )}
-        <button class="btn" type="button" onClick={() => void act(async () => setSecret((await must(api.POST('/v1/webhooks/{webhookId}/secret', { params: { path } }))).secret))}>
+        <button
+          class="btn"
+          type="button"
+          onClick={() => void act(async () => setSecret((await must(api.POST('/v1/webhooks/{webhookId}/secret', { params: { path } }))).secret))}
+        >
           {t('webhooks.rotate')}
         </button>
         <button class="btn btn-danger" type="button" onClick={() => setDeleting(true)}>
@@ -458,7 +504,11 @@ function WebhookDetail(props: { id: string }) {
                       type="button"
                       onClick={() =>
                         void act(async () => {
-                          await must(api.POST('/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver', { params: { path: { webhookId: props.id, deliveryId: a.delivery_id } } }));
+                          await must(
+                            api.POST('/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver', {
+                              params: { path: { webhookId: props.id, deliveryId: a.delivery_id } },
+                            }),
+                          );
                           toast(t('webhooks.redelivered'));
                         })
                       }
@@ -567,7 +617,16 @@ function Profile() {
       </dl>
       <div class="field">
         <label for="my-name">{t('account.name')}</label>
-        <input id="my-name" class="input" autoComplete="name" maxLength={100} value={name} aria-describedby="my-name-hint" aria-invalid={formError ? true : undefined} onInput={(e) => setName(e.currentTarget.value)} />
+        <input
+          id="my-name"
+          class="input"
+          autoComplete="name"
+          maxLength={100}
+          value={name}
+          aria-describedby="my-name-hint"
+          aria-invalid={formError ? true : undefined}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
         <span class="hint" id="my-name-hint">
           {t('account.name_hint')}
         </span>

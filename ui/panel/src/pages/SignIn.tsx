@@ -74,9 +74,21 @@ export function SignIn() {
             {codesMailed && <p>{t('signin.lead')}</p>}
             <div class="field">
               <label for="email">{t('signin.email')}</label>
-              <input id="email" class="input" type="email" autoComplete="username webauthn" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+              <input
+                id="email"
+                class="input"
+                type="email"
+                autoComplete="username webauthn"
+                required
+                value={email}
+                onInput={(e) => setEmail(e.currentTarget.value)}
+              />
             </div>
-            {error && <p class="error-text" role="alert">{error}</p>}
+            {error && (
+              <p class="error-text" role="alert">
+                {error}
+              </p>
+            )}
             {codesMailed && (
               <button class="btn btn-primary" type="submit" disabled={busy}>
                 {t('signin.send')}
@@ -93,12 +105,29 @@ export function SignIn() {
           </form>
         ) : (
           <form onSubmit={verify}>
-            {notice && <div class="notice" role="status">{notice}</div>}
+            {notice && (
+              <div class="notice" role="status">
+                {notice}
+              </div>
+            )}
             <div class="field">
               <label for="code">{t('signin.code')}</label>
-              <input id="code" class="input" inputMode="numeric" autoComplete="one-time-code" required autoFocus value={code} onInput={(e) => setCode(e.currentTarget.value)} />
+              <input
+                id="code"
+                class="input"
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                required
+                autoFocus
+                value={code}
+                onInput={(e) => setCode(e.currentTarget.value)}
+              />
             </div>
-            {error && <p class="error-text" role="alert">{error}</p>}
+            {error && (
+              <p class="error-text" role="alert">
+                {error}
+              </p>
+            )}
             <button class="btn btn-primary" type="submit" disabled={busy}>
               {t('signin.verify')}
             </button>
