@@ -82,6 +82,21 @@ export const ALLOWED = [
     why: 'mail to an address (at RCPT) and a chat key resolve only in a workspace not deleted: one indexed join where they are looked up',
   },
   { path: 'src/operator-digest/', tables: '*', why: 'the operator digest is an aggregate over every workspace (counts only, no content)' },
+  {
+    path: 'src/people/service.ts',
+    tables: ['memberships', 'workspaces'],
+    why: "an account spans workspaces: its list of workspaces, the only-owner check of its deletion and the Postgres lock that keeps two owners deleting themselves at once from both passing it are one transaction's statements over the person's memberships",
+  },
+  {
+    path: 'src/webhooks/',
+    tables: ['events'],
+    why: 'a webhook delivery is a row of the event stream sent somewhere: the dispatcher and the delivery log read the event they deliver by its seq (payload, type), in the same query as the delivery',
+  },
+  {
+    path: 'src/events/service.ts',
+    tables: ['webhook_deliveries'],
+    why: 'pruning the event stream keeps the events a kept delivery still refers to, for redelivery: one statement, so one snapshot',
+  },
 ];
 
 /**
@@ -89,17 +104,7 @@ export const ALLOWED = [
  * file and one table. This list only shrinks: a reference that is gone makes its line a warning
  * ("remove it here"); a new cross-owner reference fails.
  */
-export const NOT_YET_MOVED = [
-  { file: 'src/events/service.ts', table: 'webhook_deliveries' },
-  { file: 'src/mail/outbound.ts', table: 'attachments' },
-  { file: 'src/mail/outbound.ts', table: 'conversations' },
-  { file: 'src/mail/outbound.ts', table: 'messages' },
-  { file: 'src/members/service.ts', table: 'people' },
-  { file: 'src/people/service.ts', table: 'memberships' },
-  { file: 'src/people/service.ts', table: 'workspaces' },
-  { file: 'src/webhooks/dispatcher.ts', table: 'events' },
-  { file: 'src/webhooks/service.ts', table: 'events' },
-];
+export const NOT_YET_MOVED = [];
 
 const CALL =
   /\b(selectFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto|innerJoin|leftJoin|rightJoin|fullJoin|crossJoin)\(\s*(\[[^\]]*\]|'[^']*'|"[^"]*")/g;

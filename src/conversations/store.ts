@@ -169,3 +169,37 @@ export async function inboxesOfConversations(db: Db, conversationIds: readonly s
 export async function messageById(db: Db, id: string): Promise<MessageRow | undefined> {
   return db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
 }
+
+/** The newest message of a conversation that has a Message-ID (what a reply threads under). */
+export async function latestMailOf(db: Db, conversationId: string): Promise<Pick<MessageRow, 'mail_message_id' | 'mail_references'> | undefined> {
+  return db
+    .selectFrom('messages')
+    .select(['mail_message_id', 'mail_references'])
+    .where('conversation_id', '=', conversationId)
+    .where('mail_message_id', 'is not', null)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** The Reply-To (else From) of the newest inbound mail of a conversation: where a reply goes. */
+export async function latestInboundReplyTo(db: Db, conversationId: string): Promise<Pick<MessageRow, 'mail_reply_to'> | undefined> {
+  return db
+    .selectFrom('messages')
+    .select('mail_reply_to')
+    .where('conversation_id', '=', conversationId)
+    .where('direction', '=', 'in')
+    .where('mail_reply_to', 'is not', null)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** Stores how sending a reply went (status, attempts, error, and once sent its time and headers). */
+export async function setMessageDelivery(
+  db: Db,
+  messageId: string,
+  set: Partial<Pick<MessageRow, 'delivery_status' | 'delivery_attempts' | 'delivery_error' | 'sent_at' | 'mail_headers'>>,
+): Promise<void> {
+  await db.updateTable('messages').set(set).where('id', '=', messageId).execute();
+}

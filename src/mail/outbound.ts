@@ -12,7 +12,7 @@ import { type ChannelRow, findChannel } from '../channels/store.js';
 import { loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { type ConversationRow, formatMessage, type MessageRow } from '../conversations/format.js';
-import { attachmentsOf } from '../conversations/store.js';
+import { attachmentsOf, conversationById, latestInboundReplyTo, latestMailOf, messageById, setMessageDelivery } from '../conversations/store.js';
 import type { Db, MailHeaders } from '../db/schema.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import { findInbox } from '../inboxes/store.js';
@@ -35,14 +35,7 @@ export function outboundMessageId(messageId: string, channel: ChannelRow): strin
 
 /** References of a new reply: the References of the latest mail in the conversation plus its Message-ID. */
 export async function replyReferences(db: Db, conversationId: string): Promise<string[]> {
-  const parent = await db
-    .selectFrom('messages')
-    .select(['mail_message_id', 'mail_references'])
-    .where('conversation_id', '=', conversationId)
-    .where('mail_message_id', 'is not', null)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const parent = await latestMailOf(db, conversationId);
   if (!parent) return [];
   const chain = [...new Set([...(parent.mail_references ? (JSON.parse(parent.mail_references) as string[]) : []), parent.mail_message_id!])];
   return chain.length <= MAX_REFERENCES ? chain : [chain[0], ...chain.slice(chain.length - (MAX_REFERENCES - 1))];
@@ -63,15 +56,7 @@ async function recipientOf(
   workspaceId: string,
   contactId: string,
 ): Promise<string | { name: string; address: string } | undefined> {
-  const inbound = await db
-    .selectFrom('messages')
-    .select('mail_reply_to')
-    .where('conversation_id', '=', conversationId)
-    .where('direction', '=', 'in')
-    .where('mail_reply_to', 'is not', null)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const inbound = await latestInboundReplyTo(db, conversationId);
   const contact = await loadContactView(db, workspaceId, contactId);
   const address = inbound?.mail_reply_to ?? contact?.emails[0];
   if (!address) return undefined;
@@ -120,14 +105,14 @@ export function describeSendError(error: unknown): string {
 class SendFailure extends Error {}
 
 async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
-  const conversation = await ctx.db.selectFrom('conversations').selectAll().where('id', '=', message.conversation_id).executeTakeFirst();
+  const conversation = await conversationById(ctx.db, message.conversation_id);
   if (!conversation) throw new SendFailure('the conversation no longer exists');
   const channel = conversation.channel_id ? await findChannel(ctx.db, conversation.channel_id) : undefined;
   if (!channel || channel.kind !== 'email') throw new SendFailure('the conversation has no e-mail channel');
   const references = message.mail_references ? (JSON.parse(message.mail_references) as string[]) : [];
   const sent = await replyHeaders(ctx.db, conversation, channel, { messageId: message.mail_message_id!, references, subject: message.subject });
   if (sent.to.length === 0) throw new SendFailure('the contact has no e-mail address');
-  const files = await ctx.db.selectFrom('attachments').selectAll().where('message_id', '=', message.id).orderBy('id').execute();
+  const files = (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? [];
   const streams: Readable[] = [];
   // Managed channels (an Amazon SES tenant per inbox) name the tenant and configuration set.
   const headers: Record<string, string> = { ...(await mailerHeaders(ctx, channel)) };
@@ -171,13 +156,9 @@ async function setDeliveryState(
   alsoInTransaction?: (tx: { db: Db; clock: Clock }) => Promise<void>,
 ) {
   await ctx.db.transaction().execute(async (trx) => {
-    await trx.updateTable('messages').set(set).where('id', '=', message.id).execute();
+    await setMessageDelivery(trx, message.id, set);
     await alsoInTransaction?.({ db: trx, clock: ctx.clock });
-    const conversation = await trx
-      .selectFrom('conversations')
-      .select(['id', 'inbox_id', 'contact_id'])
-      .where('id', '=', message.conversation_id)
-      .executeTakeFirst();
+    const conversation = await conversationById(trx, message.conversation_id);
     if (!conversation) return;
     const files = await attachmentsOf(trx, [message.id]);
     await recordEvent(
@@ -211,7 +192,7 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
     kind: EMAIL_SEND_JOB,
     leaseMs: 5 * MINUTE,
     async run({ messageId }, job: JobRow) {
-      const message = await ctx.db.selectFrom('messages').selectAll().where('id', '=', messageId).executeTakeFirst();
+      const message = await messageById(ctx.db, messageId);
       if (!message || message.delivery_status !== 'pending') return;
       // A deleted workspace sends nothing more (its data is on the way out).
       const ws = await findWorkspace(ctx.db, message.workspace_id);
@@ -233,7 +214,7 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
           error: reason,
         });
         if (final) await setDeliveryState(ctx, message, { delivery_attempts: attempt, delivery_error: reason, delivery_status: 'failed' });
-        else await ctx.db.updateTable('messages').set({ delivery_attempts: attempt, delivery_error: reason }).where('id', '=', message.id).execute();
+        else await setMessageDelivery(ctx.db, message.id, { delivery_attempts: attempt, delivery_error: reason });
         ctx.metrics.mailSent.inc({ outcome: final ? 'failed' : 'retried' });
         if (final) {
           ctx.log.error('email send failed, message marked failed', { message_id: message.id, conversation_id: message.conversation_id, attempts: attempt });

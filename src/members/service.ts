@@ -205,25 +205,24 @@ export interface InboxMember {
 
 /** The members who see an inbox (no inbox limit, or a limit that names it), for notifications. */
 export async function membersSeeingInbox(ctx: Pick<Ctx, 'db'>, workspaceId: string, inboxId: string): Promise<InboxMember[]> {
-  const rows = await ctx.db
-    .selectFrom('memberships')
-    .innerJoin('people', 'people.id', 'memberships.person_id')
-    .select(['memberships.person_id', 'memberships.inbox_ids', 'people.email', 'people.name', 'people.locale'])
-    .where('memberships.workspace_id', '=', workspaceId)
-    .orderBy('memberships.person_id')
-    .execute();
-  return rows
-    .filter((r) => r.inbox_ids === null || (JSON.parse(r.inbox_ids) as string[]).includes(inboxId))
-    .map((r) => ({ personId: r.person_id, email: r.email, name: r.name, locale: r.locale }));
+  const rows = await ctx.db.selectFrom('memberships').select(['person_id', 'inbox_ids']).where('workspace_id', '=', workspaceId).orderBy('person_id').execute();
+  const seeing = rows.filter((r) => r.inbox_ids === null || (JSON.parse(r.inbox_ids) as string[]).includes(inboxId));
+  const people = await peopleByIds(
+    ctx.db,
+    seeing.map((r) => r.person_id),
+  );
+  return seeing.flatMap((r) => {
+    const person = people.get(r.person_id);
+    return person ? [{ personId: r.person_id, email: person.email, name: person.name, locale: person.locale }] : [];
+  });
 }
 
 /** The e-mail addresses of the workspace's members (lower case): mail to the team's own people is never answered automatically. */
 export async function memberAddresses(db: Db, workspaceId: string): Promise<Set<string>> {
-  const rows = await db
-    .selectFrom('memberships')
-    .innerJoin('people', 'people.id', 'memberships.person_id')
-    .select('people.email')
-    .where('memberships.workspace_id', '=', workspaceId)
-    .execute();
-  return new Set(rows.map((r) => r.email.toLowerCase()));
+  const rows = await db.selectFrom('memberships').select('person_id').where('workspace_id', '=', workspaceId).execute();
+  const people = await peopleByIds(
+    db,
+    rows.map((r) => r.person_id),
+  );
+  return new Set([...people.values()].map((p) => p.email.toLowerCase()));
 }
