@@ -8,6 +8,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+// The `svc` bin (`npx svc`, package.json "bin"): tsc writes it without the executable bit.
+fs.chmodSync(path.join(root, 'dist', 'src', 'main.js'), 0o755);
 const generated = path.join(root, 'ui', 'generated');
 fs.mkdirSync(generated, { recursive: true });
 

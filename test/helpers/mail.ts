@@ -169,8 +169,9 @@ export async function deliverMail(s: TestServer, to: string, headers: Record<str
 }
 
 /** Events recorded after sequence number `after`, oldest first, with parsed data. */
+/** The workspace's events after a seq; one member's own `notification` events (person_id set) are left out. */
 export async function eventsAfter(s: TestServer, after: number) {
-  const rows = await s.app.db.selectFrom('events').selectAll().where('seq', '>', after).orderBy('seq').execute();
+  const rows = await s.app.db.selectFrom('events').selectAll().where('seq', '>', after).where('person_id', 'is', null).orderBy('seq').execute();
   return rows.map((r) => ({ ...r, data: JSON.parse(r.data) as any }));
 }
 
