@@ -13,7 +13,7 @@ export const TESTS_BY_SOURCE = {
   'src/mailbox-migration/sources/imap.ts': ['mailbox-migration/imap'],
   'src/conversations/retention.ts': ['lifecycle/retention'],
   'src/lifecycle/retention.ts': ['lifecycle/retention'],
-  'src/people/retention.ts': ['lifecycle/retention'],
+  'src/platform/retention-rule.ts': ['lifecycle/retention', 'people/passkeys', 'members/invites'],
 };
 
 const BUILT = 'dist/.mutation-built';
