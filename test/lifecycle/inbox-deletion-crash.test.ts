@@ -11,6 +11,9 @@ import { seedWorkspace } from '../helpers/fixtures.js';
 import { holdWriteLock, seedConversations, storedKeys, waitUntil } from '../helpers/lifecycle.js';
 import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 
+// How long the restarted server may take to finish: a bound for a loaded CI machine, not a timing.
+const LIVENESS_MS = 120_000;
+
 const CONVERSATIONS = 1500;
 const KEPT = 20;
 
@@ -64,8 +67,12 @@ describe('inbox deletion survives kill -9', () => {
 
     const second = await spawnServer(te.env);
     children.push(second);
-    await waitUntil(() => second.stderrLines.some((l) => l.includes('"msg":"inbox deletion"') && l.includes('"done":true')), 30_000, 'the done line');
-    await waitUntil(async () => (await app!.db.selectFrom('jobs').select('id').where('kind', '=', 'files.delete').execute()).length === 0, 30_000, 'file jobs');
+    await waitUntil(() => second.stderrLines.some((l) => l.includes('"msg":"inbox deletion"') && l.includes('"done":true')), LIVENESS_MS, 'the done line');
+    await waitUntil(
+      async () => (await app!.db.selectFrom('jobs').select('id').where('kind', '=', 'files.delete').execute()).length === 0,
+      LIVENESS_MS,
+      'file jobs',
+    );
     await second.kill('SIGTERM');
 
     const lines = [...first.stderrLines, ...second.stderrLines].filter((l) => l.includes('"msg":"inbox deletion"')).map((l) => JSON.parse(l));
