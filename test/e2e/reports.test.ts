@@ -107,6 +107,7 @@ describe('reports page in the panel', { skip: browserSkipReason() }, () => {
       assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/greeting`, { token: seed.apiKey })).body.text.en, `Hello from ${locale}`);
       assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/ratings`, { token: seed.apiKey })).body.enabled, true);
       await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/ratings`, { token: seed.apiKey, body: { enabled: false } });
+      await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/greeting`, { token: seed.apiKey, body: { enabled: false } });
       assert.deepEqual(errors, []);
       await context.close();
     });

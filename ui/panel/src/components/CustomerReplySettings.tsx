@@ -1,7 +1,7 @@
 // An inbox's automatic mail to customers (on its settings page): the greeting that answers the
 // first mail of a new conversation (en and tr texts), and the satisfaction rating request sent
 // when a member closes a conversation.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, errorText, must } from '../api';
 import { t } from '../i18n';
 import { toast } from '../state';
@@ -12,57 +12,61 @@ const fail = (e: unknown) => toast(t('action.failed', { error: errorText(e) }));
 export function GreetingCard(props: { inboxId: string }) {
   const { inboxId } = props;
   const { data, error, reload } = useLoad(() => must(api.GET('/v1/inboxes/{inboxId}/greeting', { params: { path: { inboxId } } })), [inboxId]);
-  const [enabled, setEnabled] = useState(false);
-  const [en, setEn] = useState('');
-  const [tr, setTr] = useState('');
-  useEffect(() => {
-    if (!data) return;
-    setEnabled(data.enabled);
-    setEn(data.text.en);
-    setTr(data.text.tr);
-  }, [data]);
   return (
     <section class="card" aria-labelledby="greeting-title">
       <h2 id="greeting-title" style={{ marginTop: 0 }}>
         {t('greeting.title')}
       </h2>
       <p class="muted">{t('greeting.lead')}</p>
-      {!data ? (
-        <Loading error={error} retry={reload} />
-      ) : (
-        <form
-          onSubmit={async (e) => {
-            e.preventDefault();
-            try {
-              await must(api.PATCH('/v1/inboxes/{inboxId}/greeting', { params: { path: { inboxId } }, body: { enabled, text: { en, tr } } }));
-              toast(t('settings.saved'));
-              void reload();
-            } catch (err) {
-              fail(err);
-            }
-          }}
-        >
-          <label class="field" style={{ display: 'flex', gap: 'var(--space-2)', fontWeight: 400 }}>
-            <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
-            {t('greeting.enabled')}
-          </label>
-          <div class="field">
-            <label for="greeting-en">{t('greeting.text_en')}</label>
-            <textarea id="greeting-en" class="input" rows={3} required maxLength={5000} value={en} onInput={(e) => setEn(e.currentTarget.value)} />
-          </div>
-          <div class="field">
-            <label for="greeting-tr">{t('greeting.text_tr')}</label>
-            <textarea id="greeting-tr" class="input" rows={3} required maxLength={5000} value={tr} onInput={(e) => setTr(e.currentTarget.value)} />
-          </div>
-          <p class="muted" style={{ fontSize: 'var(--text-sm)' }}>
-            {t('greeting.never')}
-          </p>
-          <button class="btn btn-primary" type="submit">
-            {t('settings.save')}
-          </button>
-        </form>
-      )}
+      {!data ? <Loading error={error} retry={reload} /> : <GreetingForm inboxId={inboxId} saved={data} onSaved={reload} />}
     </section>
+  );
+}
+
+interface Greeting {
+  enabled: boolean;
+  text: { en: string; tr: string };
+}
+
+// Mounted only once the saved greeting is known, so its first render already shows it (a click
+// can never land on a default that the loaded value then overwrites).
+function GreetingForm(props: { inboxId: string; saved: Greeting; onSaved: () => unknown }) {
+  const { inboxId, saved } = props;
+  const [enabled, setEnabled] = useState(saved.enabled);
+  const [en, setEn] = useState(saved.text.en);
+  const [tr, setTr] = useState(saved.text.tr);
+  return (
+    <form
+      onSubmit={async (e) => {
+        e.preventDefault();
+        try {
+          await must(api.PATCH('/v1/inboxes/{inboxId}/greeting', { params: { path: { inboxId } }, body: { enabled, text: { en, tr } } }));
+          toast(t('settings.saved'));
+          void props.onSaved();
+        } catch (err) {
+          fail(err);
+        }
+      }}
+    >
+      <label class="field" style={{ display: 'flex', gap: 'var(--space-2)', fontWeight: 400 }}>
+        <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
+        {t('greeting.enabled')}
+      </label>
+      <div class="field">
+        <label for="greeting-en">{t('greeting.text_en')}</label>
+        <textarea id="greeting-en" class="input" rows={3} required maxLength={5000} value={en} onInput={(e) => setEn(e.currentTarget.value)} />
+      </div>
+      <div class="field">
+        <label for="greeting-tr">{t('greeting.text_tr')}</label>
+        <textarea id="greeting-tr" class="input" rows={3} required maxLength={5000} value={tr} onInput={(e) => setTr(e.currentTarget.value)} />
+      </div>
+      <p class="muted" style={{ fontSize: 'var(--text-sm)' }}>
+        {t('greeting.never')}
+      </p>
+      <button class="btn btn-primary" type="submit">
+        {t('settings.save')}
+      </button>
+    </form>
   );
 }
 
