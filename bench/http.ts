@@ -1,16 +1,23 @@
 // bench/http: authenticated GET /v1/workspace requests/s with 50 connections for 10 s, next to a
 // bare hono JSON handler on @hono/node-server in the same run. Goal: ratio >= 0.5.
-//   node dist/bench/http.js [seconds]
+//   node dist/bench/http.js [seconds] [--processes 2]
+// --processes 2 (Postgres: SVC_TEST_DATABASE_URL) then also runs two servers on the same database,
+// the connections split over both as a load balancer would, and prints the two-process figures.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { benchDir, figure, seededEnv, startBenchServer } from './lib.js';
 
-const seconds = Number(process.argv[2] ?? 10);
+const args = process.argv.slice(2);
+const processesFlag = args.indexOf('--processes');
+const processes = processesFlag >= 0 ? Number(args[processesFlag + 1]) : 1;
+const seconds = Number(args.find((a, i) => /^\d+$/.test(a) && i !== processesFlag + 1) ?? 10);
+if (!(processes >= 1 && processes <= 8)) throw new Error('--processes takes 1 to 8');
+if (processes > 1 && !process.env.SVC_TEST_DATABASE_URL) throw new Error('--processes needs Postgres: set SVC_TEST_DATABASE_URL');
 const connections = 50;
 
-async function load(url: string, headers: Record<string, string> = {}) {
-  const result = await autocannon({ url, connections, duration: seconds, headers });
+async function load(url: string, headers: Record<string, string> = {}, conns = connections) {
+  const result = await autocannon({ url, connections: conns, duration: seconds, headers });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   return result;
 }
@@ -30,6 +37,24 @@ const server = await startBenchServer(te.env);
 const ours = await load(`${server.url}/v1/workspace`, { authorization: `Bearer ${apiKey}` });
 const rss = server.rssMb();
 await server.stop();
+
+// The same load split over several servers on one database (each its own autocannon share).
+let several: { requests: number; p99: number; rss: number } | undefined;
+if (processes > 1) {
+  const servers = [];
+  for (let i = 0; i < processes; i++) servers.push(await startBenchServer(te.env));
+  const shares = await Promise.all(
+    servers.map((s, i) =>
+      load(`${s.url}/v1/workspace`, { authorization: `Bearer ${apiKey}` }, Math.floor(connections / processes) + (i < connections % processes ? 1 : 0)),
+    ),
+  );
+  several = {
+    requests: shares.reduce((sum, r) => sum + r.requests.average, 0),
+    p99: Math.max(...shares.map((r) => r.latency.p99)),
+    rss: servers.reduce((sum, s) => sum + s.rssMb(), 0),
+  };
+  for (const s of servers) await s.stop();
+}
 await te.cleanup();
 
 figure('bare_hono_requests_per_second', floor.requests.average, 'req/s');
@@ -37,3 +62,10 @@ figure('svc_get_workspace_requests_per_second', ours.requests.average, 'req/s');
 figure('svc_get_workspace_p99_latency', ours.latency.p99, 'ms');
 figure('svc_rss_after_load', rss, 'MB');
 figure('ratio', ours.requests.average / floor.requests.average);
+if (several) {
+  figure(`svc_get_workspace_requests_per_second_${processes}_processes`, several.requests, 'req/s');
+  figure(`svc_get_workspace_p99_latency_${processes}_processes`, several.p99, 'ms');
+  figure(`svc_rss_after_load_${processes}_processes`, several.rss, 'MB');
+  figure(`speedup_${processes}_processes`, several.requests / ours.requests.average);
+  figure(`ratio_${processes}_processes`, several.requests / floor.requests.average);
+}

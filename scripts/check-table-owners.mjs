@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 export const OWNER_OF = {
   // tables/core.ts: the foundation's tables, each with the feature that manages it
   server_meta: 'platform',
+  rate_limits: 'platform',
   workspaces: 'workspaces',
   people: 'people',
   sessions: 'people',

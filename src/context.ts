@@ -7,6 +7,7 @@ import { type DbHandle, type DialectName, openDatabase } from './db/connection.j
 import type { Db } from './db/schema.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { MasterKeyError, masterKeySealer, type Sealer } from './platform/crypto.js';
+import { newId } from './platform/ids.js';
 import { JobRunner } from './platform/jobs.js';
 import { createLogger, type Logger } from './platform/log.js';
 import { createMetrics, type Metrics } from './platform/metrics.js';
@@ -27,6 +28,8 @@ export interface Ctx {
   systemMail: SystemMailer;
   /** In-process wake-up signals ('events' when events were written, and feature-specific ones). */
   hub: EventEmitter;
+  /** This process among the servers sharing the database: its presence record and its Postgres application_name. */
+  instanceId: string;
   /** Group commit for frequent small write transactions (inbound mail). */
   writes: TransactionBatcher;
   /** Name resolution for outbound connections (webhooks, IMAP); tests swap in their own answers. */
@@ -60,7 +63,8 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const clock = opts.clock ?? systemClock;
   const sealer = masterKeySealer(config, log, { create: opts.createMasterKey ?? false });
-  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const instanceId = newId('srv');
+  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, applicationName: applicationName(instanceId) });
   const hub = new EventEmitter();
   hub.setMaxListeners(0);
   const jobs = new JobRunner({ db: handle.db, clock, log }, { pollMs: opts.jobPollMs });
@@ -77,6 +81,7 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
     jobs,
     systemMail,
     hub,
+    instanceId,
     writes: new TransactionBatcher(handle.db),
     lookup: opts.lookup ?? systemLookup,
     resolveMx: opts.resolveMx ?? ((domain) => dnsResolveMx(domain)),
@@ -89,6 +94,11 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
   };
   hub.on('events', () => jobs.wake());
   return app;
+}
+
+/** A server's Postgres sessions carry its instance id, so that its own notifications can be told apart (src/events/watch.ts). */
+export function applicationName(instanceId: string): string {
+  return `svc ${instanceId}`;
 }
 
 const KEY_CHECK = 'master_key_check';

@@ -4,8 +4,10 @@
 // (the mean is the floor: this machine's load moves within a run). The outbox backlog must return
 // to zero.
 //
-//   npm run build && node dist/bench/webhooks/main.js
+//   npm run build && node dist/bench/webhooks/main.js [--processes 2]
 //   (SVC_BENCH_DATABASE_URL=postgres://… runs the server on Postgres; default SQLite in a temp dir)
+// --processes 2 (Postgres only) adds `svc serve` child processes on the same database: every
+// server's dispatcher claims from the one outbox, and deliveries are counted at the receiver.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -20,6 +22,7 @@ import { announceEvents, recordEvent } from '../../src/events/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { createLogger } from '../../src/platform/log.js';
 import { startServer } from '../../src/server/serve.js';
+import { type BenchServer, startBenchServer } from '../lib.js';
 import { CONNECTIONS_PER_ORIGIN } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/service.js';
 import { createWorkspace } from '../../src/workspaces/service.js';
@@ -34,6 +37,8 @@ const PRODUCERS = 8;
 const DRAIN_LIMIT_SECONDS = 120;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const processesFlag = process.argv.indexOf('--processes');
+const PROCESSES = processesFlag >= 0 ? Number(process.argv[processesFlag + 1]) : 1;
 
 async function startReceiverProcess(): Promise<{ url: string; stop(): void }> {
   const child = spawn(process.execPath, [path.join(here, 'receiver.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -100,13 +105,20 @@ async function startProfiler() {
   return { stop: async () => (await post('Profiler.stop')).profile };
 }
 
+async function receiverCount(url: string): Promise<number> {
+  return ((await (await request(`${url}/stats`)).body.json()) as { count: number }).count;
+}
+
 async function main() {
+  if (!(PROCESSES >= 1 && PROCESSES <= 8)) throw new Error('--processes takes 1 to 8');
+  if (PROCESSES > 1 && !process.env.SVC_BENCH_DATABASE_URL) throw new Error('--processes needs Postgres: set SVC_BENCH_DATABASE_URL');
   const receiver = await startReceiverProcess();
+  const others: BenchServer[] = [];
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
   try {
     const floorBefore = await floor(receiver.url);
 
-    const config = loadConfig({
+    const env = {
       SVC_DATA_DIR: dataDir,
       SVC_HTTP_ADDR: '127.0.0.1:0',
       SVC_METRICS_ADDR: 'off',
@@ -114,9 +126,12 @@ async function main() {
       SVC_WEBHOOK_ALLOW_PRIVATE: '1',
       SVC_LOG_LEVEL: 'error',
       ...(process.env.SVC_BENCH_DATABASE_URL ? { SVC_DATABASE_URL: process.env.SVC_BENCH_DATABASE_URL } : {}),
-    });
+    };
+    const config = loadConfig(env);
     const app = buildServices(config, { log: createLogger({ level: 'error' }), createMasterKey: true });
     const server = await startServer(app);
+    // The other servers wait for their "listening" line, which SVC_LOG_LEVEL=error would hide.
+    for (let i = 1; i < PROCESSES; i++) others.push(await startBenchServer({ ...env, SVC_LOG_LEVEL: 'info' }));
     const { workspace } = await createWorkspace(app, { name: 'Bench', ownerEmail: 'bench@example.com', origin: 'bootstrap' });
     const inbox = await createInbox(app, { workspaceId: workspace.id, name: 'Support' });
     const access = keyAccess(workspace.id, 'key_bench', [...SCOPES], null);
@@ -127,11 +142,14 @@ async function main() {
     }
     await request(`${receiver.url}/secrets`, { method: 'PUT', body: JSON.stringify(secrets) }).then((r) => r.body.dump());
 
+    const receivedBefore = await receiverCount(receiver.url);
     const attempts = () =>
-      app.metrics.registry
-        .getSingleMetric('svc_webhook_attempts_total')!
-        .get()
-        .then((m) => m.values.reduce((sum, v) => sum + v.value, 0));
+      PROCESSES > 1
+        ? receiverCount(receiver.url).then((n) => n - receivedBefore)
+        : app.metrics.registry
+            .getSingleMetric('svc_webhook_attempts_total')!
+            .get()
+            .then((m) => m.values.reduce((sum, v) => sum + v.value, 0));
     const data = JSON.parse(sampleBody).data;
     const profiler = process.env.BENCH_CPU_PROFILE ? await startProfiler() : undefined;
     let produced = 0;
@@ -175,7 +193,11 @@ async function main() {
     const floorAfter = await floor(receiver.url);
     const floorRate = (floorBefore + floorAfter) / 2;
     console.log(`floor_undici_requests: ${floorRate.toFixed(0)} requests/s (before ${floorBefore.toFixed(0)}, after ${floorAfter.toFixed(0)})`);
-    console.log(`webhook_deliveries: ${deliveryRate.toFixed(0)} deliveries/s (${ENDPOINTS} endpoints, ${RUN_SECONDS} s)`);
+    console.log(`webhook_deliveries: ${deliveryRate.toFixed(0)} deliveries/s (${ENDPOINTS} endpoints, ${RUN_SECONDS} s${PROCESSES > 1 ? `, ${PROCESSES} processes` : ''})`);
+    if (PROCESSES > 1) {
+      const own = (await app.metrics.registry.getSingleMetric('svc_webhook_attempts_total')!.get()).values.reduce((sum, v) => sum + v.value, 0);
+      console.log(`webhook_deliveries_by_first_process: ${((100 * own) / Math.max(1, delivered)).toFixed(0)} %`);
+    }
     console.log(`webhook_events: ${(deliveryRate / ENDPOINTS).toFixed(0)} events/s`);
     console.log(`ratio: ${(deliveryRate / floorRate).toFixed(2)}`);
     console.log(`backlog_after: ${pending} deliveries`);
@@ -190,6 +212,7 @@ async function main() {
     await server.close();
     if (pending !== 0 || stats.failed !== 0) process.exitCode = 1;
   } finally {
+    for (const other of others) await other.stop();
     receiver.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

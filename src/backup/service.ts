@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import SQLite from 'better-sqlite3';
 import * as tar from 'tar';
 import { z } from 'zod';
+import { sql } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 import type { Config } from '../config.js';
 import { type DbHandle, openDatabase } from '../db/connection.js';
@@ -19,17 +20,17 @@ import { systemClock } from '../platform/clock.js';
 import { resolveMasterKey } from '../platform/crypto.js';
 import { AppError, conflict, invalid } from '../platform/errors.js';
 import { createLogger } from '../platform/log.js';
+import { PRESENCE_KEY_SQL, type Presence, parsePresence, presenceIsLive, readPresences } from '../platform/presence.js';
 import { readVersion } from '../version.js';
 import { BACKUP_HOLD_KEY, holdFileDeletion } from './hold.js';
-import { PRESENCE_KEY, type Presence, presenceIsLive } from './presence.js';
 
 export const MANIFEST_FILE = 'manifest.json';
 export const SQLITE_FILE = 'svc.db';
 export const POSTGRES_FILE = 'database.sql';
 export const FILES_ARCHIVE = 'files.tar';
 export const BACKUP_FORMAT = 1;
-/** Rows that describe the running process, not the data: never restored. */
-const TRANSIENT_META = [BACKUP_HOLD_KEY, PRESENCE_KEY];
+/** Rows that describe the running processes, not the data: never restored (and the presence records, PRESENCE_KEY_SQL). */
+const TRANSIENT_META = [BACKUP_HOLD_KEY];
 
 const ManifestSchema = z.object({
   format: z.literal(BACKUP_FORMAT),
@@ -161,7 +162,7 @@ async function snapshotSqlite(config: Config, target: string): Promise<void> {
   // The copy is one self-contained file without the rows about the running processes.
   const copy = new SQLite(target);
   try {
-    copy.prepare(`delete from server_meta where key in (${TRANSIENT_META.map(() => '?').join(', ')})`).run(...TRANSIENT_META);
+    copy.prepare(`delete from server_meta where key in (${TRANSIENT_META.map(() => '?').join(', ')}) or ${PRESENCE_KEY_SQL}`).run(...TRANSIENT_META);
     copy.pragma('journal_mode = DELETE');
   } finally {
     copy.close();
@@ -302,36 +303,32 @@ async function verifyPart(dir: string, part: { file: string; bytes: number; sha2
   }
 }
 
-/** The presence record of the data the restore would replace (undefined when nothing is there). */
-async function currentPresence(config: Config): Promise<Presence | undefined> {
-  let value: string | undefined;
+/** The presence records of servers running on the data the restore would replace (none when nothing is there). */
+async function runningServers(config: Config): Promise<Presence[]> {
+  let records: Presence[] = [];
   if (!config.databaseUrl) {
-    if (!fs.existsSync(sqliteFile(config))) return undefined;
+    if (!fs.existsSync(sqliteFile(config))) return [];
     const db = new SQLite(sqliteFile(config), { fileMustExist: true });
     try {
       db.pragma('busy_timeout = 5000');
-      value = (db.prepare('select value from server_meta where key = ?').get(PRESENCE_KEY) as { value: string } | undefined)?.value;
+      const rows = db.prepare(`select value from server_meta where ${PRESENCE_KEY_SQL}`).all() as { value: string }[];
+      records = rows.flatMap((r) => parsePresence(r.value) ?? []);
     } catch {
-      value = undefined; // no svc schema there
+      records = []; // no svc schema there
     } finally {
       db.close();
     }
   } else {
     const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
     try {
-      value = (await handle.db.selectFrom('server_meta').select('value').where('key', '=', PRESENCE_KEY).executeTakeFirst())?.value;
+      records = (await readPresences(handle.db)).map((r) => r.presence);
     } catch {
-      value = undefined;
+      records = [];
     } finally {
       await handle.close();
     }
   }
-  if (!value) return undefined;
-  try {
-    return JSON.parse(value) as Presence;
-  } catch {
-    return undefined;
-  }
+  return records.filter((p) => presenceIsLive(p));
 }
 
 async function restoreSqlite(config: Config, source: string): Promise<void> {
@@ -360,7 +357,10 @@ async function restorePostgres(config: Config, source: string): Promise<void> {
   await runTool('psql', ['--no-psqlrc', '--quiet', '--single-transaction', '--set=ON_ERROR_STOP=1', `--dbname=${dbname}`, '--file=-'], { env, stdin: input });
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
   try {
-    await handle.db.deleteFrom('server_meta').where('key', 'in', TRANSIENT_META).execute();
+    await handle.db
+      .deleteFrom('server_meta')
+      .where((eb) => eb.or([eb('key', 'in', TRANSIENT_META), sql<boolean>`${sql.raw(PRESENCE_KEY_SQL)}`]))
+      .execute();
   } finally {
     await handle.close();
   }
@@ -416,8 +416,8 @@ export async function restoreBackup(config: Config, from: string, say: BackupPro
   await verifyPart(dir, manifest.database);
   if (manifest.files.included) await verifyPart(dir, manifest.files);
 
-  const presence = await currentPresence(config);
-  if (presence && presenceIsLive(presence)) {
+  const [presence] = await runningServers(config);
+  if (presence) {
     throw conflict(
       `a server is running on this data (pid ${presence.pid} on ${presence.host}, last seen ${presence.seen_at}); stop it before restoring`,
       'server_running',

@@ -26,7 +26,7 @@ const numericTypes = (types: typeof pg.types) => ({
   },
 });
 
-export function openDatabase(opts: { databaseUrl?: string; dataDir: string; poolSize?: number }): DbHandle {
+export function openDatabase(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; applicationName?: string }): DbHandle {
   if (opts.databaseUrl) {
     // Loaded only here: a server on SQLite never pays for the Postgres driver.
     const { Pool, types } = createRequire(import.meta.url)('pg') as typeof pg;
@@ -35,6 +35,7 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
       max: opts.poolSize ?? 10,
       types: numericTypes(types),
       connectionTimeoutMillis: 5000,
+      ...(opts.applicationName ? { application_name: opts.applicationName } : {}),
     });
     // A dropped connection must not take the process down; the next query reconnects.
     pool.on('error', () => {});

@@ -194,7 +194,7 @@ export function inboxDeletionJob(ctx: Ctx): JobKind<{ inboxId: string }> {
   };
 }
 
-/** At start: a deletion that a killed process had under way continues at once. */
+/** At start, when no other server runs: a deletion that a killed process had under way continues at once. */
 export async function resumeInboxDeletions(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<void> {
   await ctx.db
     .updateTable('jobs')

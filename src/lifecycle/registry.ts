@@ -16,6 +16,7 @@ import { deleteOldNotifications, deleteWorkspaceNotifications } from '../notific
 import { passkeyChallengesRule } from '../people/passkeys.js';
 import { expiredSessionsRule, signInCodesRule, signInLinksRule } from '../people/retention.js';
 import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
+import { deleteEndedRateWindows } from '../platform/rate-limit.js';
 import { deleteWorkspaceRatingRequests } from '../ratings/service.js';
 import { deleteStaleConnections, deleteWorkspaceConnections } from '../realtime/connections.js';
 import { deleteWorkspaceReportTotals } from '../reports/service.js';
@@ -36,6 +37,7 @@ export const retentionRules: RetentionRule[] = [
   { name: 'webhook_deliveries', deleteBatch: (ctx, _now, batch) => pruneDeliveries(ctx, batch) },
   { name: 'events', deleteBatch: async (ctx, _now, batch) => (await pruneEvents(ctx, batch)).deleted },
   { name: 'realtime_connections', deleteBatch: (ctx, _now, batch) => deleteStaleConnections(ctx, batch) },
+  { name: 'rate_limits', deleteBatch: (ctx, now, batch) => deleteEndedRateWindows(ctx.db, now, batch) },
   { name: 'typing_signals', deleteBatch: (ctx, now, batch) => deleteOldTypingSignals(ctx, now, batch) },
   { name: 'notifications', deleteBatch: (ctx, now, batch) => deleteOldNotifications(ctx, now, batch) },
   { name: 'viewing_signals', deleteBatch: (ctx, now, batch) => deleteOldViewingSignals(ctx, now, batch) },

@@ -68,10 +68,15 @@ export function retentionJob(ctx: Ctx): JobKind {
   };
 }
 
-/** The periodic row exists and is due now: the clean-up runs at every start. */
-export async function runRetentionAtStart(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<void> {
+/**
+ * The periodic row exists and is due now: the clean-up runs at every start. A run under another
+ * server's lease is not started twice (it runs again once that run ends); `takeOverLease` (no other
+ * server runs, so a lease is a dead process's) makes it due at once instead.
+ */
+export async function runRetentionAtStart(ctx: Pick<Ctx, 'db' | 'clock'>, opts: { takeOverLease: boolean } = { takeOverLease: true }): Promise<void> {
   const uniqueKey = `periodic:${RETENTION_JOB}`;
-  await enqueue(ctx.db, ctx.clock, { kind: RETENTION_JOB, uniqueKey });
+  await enqueue(ctx.db, ctx.clock, { kind: RETENTION_JOB, uniqueKey, sooner: true });
+  if (!opts.takeOverLease) return;
   await ctx.db
     .updateTable('jobs')
     .set({ run_at: new Date(ctx.clock.now()).toISOString(), lease_until: null })

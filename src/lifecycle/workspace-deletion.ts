@@ -222,7 +222,7 @@ export function workspaceDeletionJob(ctx: Ctx): JobKind<{ workspaceId: string }>
   };
 }
 
-/** At start: a deletion that a killed process had under way continues at once (one server process runs jobs). */
+/** At start, when no other server runs: a deletion that a killed process had under way continues at once. */
 export async function resumeWorkspaceDeletions(ctx: Pick<Ctx, 'db' | 'clock'>): Promise<void> {
   await ctx.db
     .updateTable('jobs')

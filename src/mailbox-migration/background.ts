@@ -3,6 +3,7 @@ import type { Ctx } from '../context.js';
 import type { BackgroundPart, RunningPart } from '../platform/background.js';
 import { iso } from '../platform/clock.js';
 import { databaseGauge } from '../platform/metrics.js';
+import { aloneOnDatabase } from '../platform/presence.js';
 import { MIGRATION_JOB, MigrationWorker } from './copy/worker.js';
 import { MIGRATION_STATES } from './states.js';
 
@@ -16,14 +17,15 @@ export const migrationBackground: BackgroundPart = {
     observeMigrations(ctx);
     const worker = new MigrationWorker(ctx);
     ctx.jobs.register(worker.job());
-    // One server process runs the jobs: a lease left by a process that died (kill -9) belongs to
-    // nobody now, so migrations continue at once instead of after the lease runs out.
-    await ctx.db
-      .updateTable('jobs')
-      .set({ lease_until: null, run_at: iso(ctx.clock.now()) })
-      .where('kind', '=', MIGRATION_JOB)
-      .where('lease_until', 'is not', null)
-      .execute();
+    // A lease left by a process that died (kill -9) belongs to nobody, so migrations continue at
+    // once instead of after the lease runs out; with other servers running it may be theirs.
+    if (await aloneOnDatabase(ctx))
+      await ctx.db
+        .updateTable('jobs')
+        .set({ lease_until: null, run_at: iso(ctx.clock.now()) })
+        .where('kind', '=', MIGRATION_JOB)
+        .where('lease_until', 'is not', null)
+        .execute();
     const part: MigrationPart = { worker, stop: () => worker.stop() };
     return part;
   },

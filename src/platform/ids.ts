@@ -67,6 +67,7 @@ export type IdPrefix =
   | 'mig'
   | 'bc'
   | 'job'
+  | 'srv'
   | 'inv'
   | 'code'
   | 'fb'

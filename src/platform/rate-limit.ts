@@ -1,33 +1,47 @@
-// In-process fixed-window rate limits (per IP address, per session…). They protect one server
-// process from floods; limits that must survive restarts are counted in the database instead.
-import type { Clock } from './clock.js';
+// Fixed-window rate limits (per IP address, per session…), counted in the database so that every
+// server process sharing it counts the same hits (behind a load balancer one client's requests
+// reach several processes). One statement per hit: the counter row is created, counted up, or
+// started afresh when its window has ended. Keys are stored hashed (an IP address is not kept).
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../db/schema.js';
+import { type Clock, iso } from './clock.js';
 import { rateLimited } from './errors.js';
 
 export class RateLimiter {
-  private windows = new Map<string, { start: number; count: number }>();
-
   constructor(
-    private readonly clock: Clock,
+    private readonly deps: { db: Db; clock: Clock },
+    /** Names the limit, so that two limits never share a counter. */
+    readonly name: string,
     readonly limit: number,
     readonly windowMs: number,
   ) {}
 
   /** Counts one hit for key; throws 429 (with Retry-After) when the window's limit is used up. */
-  hit(key: string, message?: string): void {
-    const now = this.clock.now().getTime();
-    let w = this.windows.get(key);
-    if (!w || now - w.start >= this.windowMs) {
-      if (this.windows.size > 50_000) this.sweep(now);
-      w = { start: now, count: 0 };
-      this.windows.set(key, w);
-    }
-    if (w.count >= this.limit) throw rateLimited(Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000)), message);
-    w.count++;
+  async hit(key: string, message?: string): Promise<void> {
+    const now = this.deps.clock.now();
+    const nowText = iso(now);
+    const ends = iso(now.getTime() + this.windowMs);
+    const counter = createHash('sha256').update(`${this.name}\0${key}`).digest('base64url');
+    // Hits past the limit are counted too: the window (and so Retry-After) does not move.
+    const { rows } = await sql<{ count: number; window_ends_at: string }>`insert into rate_limits (key, window_ends_at, count)
+      values (${counter}, ${ends}, 1)
+      on conflict (key) do update set
+        count = case when rate_limits.window_ends_at <= ${nowText} then 1 else rate_limits.count + 1 end,
+        window_ends_at = case when rate_limits.window_ends_at <= ${nowText} then excluded.window_ends_at else rate_limits.window_ends_at end
+      returning count, window_ends_at`.execute(this.deps.db);
+    const row = rows[0];
+    if (Number(row.count) > this.limit) throw rateLimited(Math.max(1, Math.ceil((Date.parse(row.window_ends_at) - now.getTime()) / 1000)), message);
   }
+}
 
-  private sweep(now: number) {
-    for (const [k, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(k);
-  }
+/** Retention: at most `batch` counters whose window ended before `now`. */
+export async function deleteEndedRateWindows(db: Db, now: Date, batch: number): Promise<number> {
+  const result = await db
+    .deleteFrom('rate_limits')
+    .where('key', 'in', (eb) => eb.selectFrom('rate_limits as r').select('r.key').where('r.window_ends_at', '<', iso(now)).limit(batch))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /**

@@ -1,7 +1,8 @@
 // The background table: job kinds and long-running listeners that features add to the server.
 
-import { presenceBackground } from '../backup/presence.js';
+import { ACCESS_REVOKED } from '../auth/revocation.js';
 import { broadcastsBackground } from '../broadcasts/background.js';
+import { CHANNELS_DELETED } from '../channels/service.js';
 import { conversationsBackground } from '../conversations/background.js';
 import { eventsBackground } from '../events/watch.js';
 import { greetingBackground } from '../greeting/background.js';
@@ -11,6 +12,7 @@ import { migrationBackground } from '../mailbox-migration/background.js';
 import { mailerTenantsBackground } from '../mailer-tenants/background.js';
 import { notificationsBackground } from '../notifications/background.js';
 import type { BackgroundPart } from '../platform/background.js';
+import { presenceBackground } from '../platform/presence.js';
 import { ratingsBackground } from '../ratings/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
 import { mailHandlers } from './mail-handlers.js';
@@ -26,7 +28,7 @@ export const backgroundTable: BackgroundPart[] = [
   mailerTenantsBackground,
   migrationBackground,
   lifecycleBackground,
-  eventsBackground,
+  eventsBackground([ACCESS_REVOKED, CHANNELS_DELETED]),
   notificationsBackground,
   greetingBackground,
   ratingsBackground,

@@ -15,6 +15,7 @@ import { eventPayload } from '../events/service.js';
 import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import type { Drainable } from '../platform/jobs.js';
+import { aloneOnDatabase } from '../platform/presence.js';
 import { Pump } from '../platform/pump.js';
 import { liveWorkspaceIds } from '../workspaces/store.js';
 import { createWebhookAgent } from './address.js';
@@ -146,16 +147,18 @@ export class WebhookDispatcher implements Drainable {
   }
 
   async start(): Promise<void> {
-    // One server process runs the dispatcher: deliveries a previous process had under way (killed
-    // mid-delivery) are due at once instead of when their lease runs out.
-    const now = iso(this.ctx.clock.now());
-    await this.ctx.db
-      .updateTable('webhook_deliveries')
-      .set({ next_attempt_at: now, lease_until: null })
-      .where('lease_until', 'is not', null)
-      .where(sql<boolean>`status = 'pending'`)
-      .execute();
-    await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('lease_until', 'is not', null).execute();
+    // Deliveries a previous process had under way (killed mid-delivery) are due at once instead of
+    // when their lease runs out, unless another server runs: then the leases may be its own.
+    if (await aloneOnDatabase(this.ctx)) {
+      const now = iso(this.ctx.clock.now());
+      await this.ctx.db
+        .updateTable('webhook_deliveries')
+        .set({ next_attempt_at: now, lease_until: null })
+        .where('lease_until', 'is not', null)
+        .where(sql<boolean>`status = 'pending'`)
+        .execute();
+      await this.ctx.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('lease_until', 'is not', null).execute();
+    }
     this.stopped = false;
     this.ctx.hub.on('events', this.onEvents);
     this.ctx.hub.on('webhooks', this.onRedelivery);

@@ -80,8 +80,8 @@ function clientIp(c: Context<AppEnv>): string {
 }
 
 export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
-  const sessionsPerIp = new RateLimiter(ctx.clock, 20, 10 * MINUTE);
-  const messagesPerSession = new RateLimiter(ctx.clock, 30, MINUTE);
+  const sessionsPerIp = new RateLimiter(ctx, 'widget_sessions_per_ip', 20, 10 * MINUTE);
+  const messagesPerSession = new RateLimiter(ctx, 'widget_messages_per_session', 30, MINUTE);
 
   // CORS: answers preflights, and lets the page read answers; each route checks the origin itself.
   app.use('/v1/widget/*', async (c, next) => {
@@ -174,7 +174,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       },
     }),
     async (c) => {
-      sessionsPerIp.hit(clientIp(c), 'too many visitor sessions from this address; try again later');
+      await sessionsPerIp.hit(clientIp(c), 'too many visitor sessions from this address; try again later');
       const b = c.req.valid('json');
       const opened = await openContactSession(ctx, {
         publicKey: b.public_key,
@@ -231,7 +231,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const v = await visitor(c);
-      messagesPerSession.hit(v.session.id, 'too many messages; slow down');
+      await messagesPerSession.hit(v.session.id, 'too many messages; slow down');
       return c.json(await startVisitorConversation(ctx, v, c.req.valid('json')), 201);
     },
   );
@@ -284,7 +284,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const v = await visitor(c);
-      messagesPerSession.hit(v.session.id, 'too many messages; slow down');
+      await messagesPerSession.hit(v.session.id, 'too many messages; slow down');
       return c.json(await postVisitorMessage(ctx, v, c.req.valid('param').conversationId, c.req.valid('json')), 201);
     },
   );
@@ -306,7 +306,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const v = await visitor(c);
-      messagesPerSession.hit(v.session.id, 'too many uploads; slow down');
+      await messagesPerSession.hit(v.session.id, 'too many uploads; slow down');
       const body = c.req.raw.body;
       if (!body) throw invalid('the request has no body');
       const stored = await uploadVisitorAttachment(ctx, v, c.req.valid('param').conversationId, {

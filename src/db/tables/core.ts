@@ -155,8 +155,16 @@ export interface EventsTable {
   position?: Generated<number | null>;
 }
 
+/** A fixed-window counter shared by every server process (0021); `key` is a hash of the limit's name and what it counts. */
+export interface RateLimitsTable {
+  key: string;
+  window_ends_at: string;
+  count: number;
+}
+
 export interface CoreTables {
   server_meta: ServerMetaTable;
+  rate_limits: RateLimitsTable;
   workspaces: WorkspacesTable;
   people: PeopleTable;
   memberships: MembershipsTable;
