@@ -22,10 +22,10 @@ import { announceEvents, recordEvent } from '../../src/events/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { createLogger } from '../../src/platform/log.js';
 import { startServer } from '../../src/server/serve.js';
-import { type BenchServer, startBenchServer } from '../lib.js';
 import { CONNECTIONS_PER_ORIGIN } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/service.js';
 import { createWorkspace } from '../../src/workspaces/service.js';
+import { type BenchServer, startBenchServer } from '../lib.js';
 
 const ENDPOINTS = 10;
 const RUN_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -193,7 +193,9 @@ async function main() {
     const floorAfter = await floor(receiver.url);
     const floorRate = (floorBefore + floorAfter) / 2;
     console.log(`floor_undici_requests: ${floorRate.toFixed(0)} requests/s (before ${floorBefore.toFixed(0)}, after ${floorAfter.toFixed(0)})`);
-    console.log(`webhook_deliveries: ${deliveryRate.toFixed(0)} deliveries/s (${ENDPOINTS} endpoints, ${RUN_SECONDS} s${PROCESSES > 1 ? `, ${PROCESSES} processes` : ''})`);
+    console.log(
+      `webhook_deliveries: ${deliveryRate.toFixed(0)} deliveries/s (${ENDPOINTS} endpoints, ${RUN_SECONDS} s${PROCESSES > 1 ? `, ${PROCESSES} processes` : ''})`,
+    );
     if (PROCESSES > 1) {
       const own = (await app.metrics.registry.getSingleMetric('svc_webhook_attempts_total')!.get()).values.reduce((sum, v) => sum + v.value, 0);
       console.log(`webhook_deliveries_by_first_process: ${((100 * own) / Math.max(1, delivered)).toFixed(0)} %`);

@@ -12,16 +12,14 @@ import { createLogger } from '../../src/platform/log.js';
 import { addresses } from '../helpers/broadcasts.js';
 import { postgresUrl } from '../helpers/db.js';
 import { emitMessage } from '../helpers/events.js';
-import { seedConversations, storedKeys } from '../helpers/lifecycle.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { seedConversations, storedKeys } from '../helpers/lifecycle.js';
 import { SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
 
-const skip = postgresUrl
-  ? false
-  : 'several servers share one Postgres database (SVC_TEST_DATABASE_URL); on SQLite one server runs, with commands beside it';
+const skip = postgresUrl ? false : 'several servers share one Postgres database (SVC_TEST_DATABASE_URL); on SQLite one server runs, with commands beside it';
 const ORIGIN = 'https://shop.example';
 
 async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
@@ -161,7 +159,13 @@ describe('two servers on one Postgres database', { skip }, () => {
   });
 
   test('rate limits count the hits that reach either server', async () => {
-    const channel = await createChatChannel(app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Limits', origins: [ORIGIN], allowAnonymous: true });
+    const channel = await createChatChannel(app, {
+      workspaceId: seed.workspaceId,
+      inboxId: seed.inboxId,
+      name: 'Limits',
+      origins: [ORIGIN],
+      allowAnonymous: true,
+    });
     await app.db.deleteFrom('rate_limits').execute();
     const answers: number[] = [];
     // Visitor sessions: 20 per address per 10 minutes, whichever server the balancer picks.
@@ -188,7 +192,12 @@ describe('two servers on one Postgres database', { skip }, () => {
     const sent: number[] = [];
     for (let i = 0; i < 30; i++) {
       const server = i % 2 === 0 ? b : a;
-      const r = await json(`${server.url}/v1/widget/conversations/${conversationId}/messages`, { method: 'POST', token: v.body.token, body: { body: `m${i}` }, origin: ORIGIN });
+      const r = await json(`${server.url}/v1/widget/conversations/${conversationId}/messages`, {
+        method: 'POST',
+        token: v.body.token,
+        body: { body: `m${i}` },
+        origin: ORIGIN,
+      });
       sent.push(r.status);
     }
     assert.deepEqual(sent, [...Array(29).fill(201), 429], 'the conversation start and 29 messages use up the 30');
@@ -196,10 +205,21 @@ describe('two servers on one Postgres database', { skip }, () => {
   });
 
   test('realtime: events recorded on one server reach team and widget sockets on the other within a second, gap-free', async () => {
-    const channel = await createChatChannel(app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [ORIGIN], allowAnonymous: true });
+    const channel = await createChatChannel(app, {
+      workspaceId: seed.workspaceId,
+      inboxId: seed.inboxId,
+      name: 'Widget',
+      origins: [ORIGIN],
+      allowAnonymous: true,
+    });
     const v = await json(`${a.url}/v1/widget/sessions`, { method: 'POST', body: { public_key: channel.public_key }, origin: ORIGIN });
     assert.equal(v.status, 201, JSON.stringify(v.body));
-    const started = await json(`${a.url}/v1/widget/conversations`, { method: 'POST', token: v.body.token, body: { body: 'Where is my order?' }, origin: ORIGIN });
+    const started = await json(`${a.url}/v1/widget/conversations`, {
+      method: 'POST',
+      token: v.body.token,
+      body: { body: 'Where is my order?' },
+      origin: ORIGIN,
+    });
     const conversationId = started.body.conversation.id as string;
 
     const onB = await openSocket(`${b.url.replace('http', 'ws')}/v1/realtime`, { authorization: `Bearer ${seed.apiKey}` });
@@ -210,7 +230,11 @@ describe('two servers on one Postgres database', { skip }, () => {
 
     // A reply through server A reaches the sockets held by server B.
     const t0 = Date.now();
-    const reply = await json(`${a.url}/v1/conversations/${conversationId}/messages`, { method: 'POST', token: seed.ownerToken, body: { body: 'It ships today.' } });
+    const reply = await json(`${a.url}/v1/conversations/${conversationId}/messages`, {
+      method: 'POST',
+      token: seed.ownerToken,
+      body: { body: 'It ships today.' },
+    });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
     await waitUntil(() => onB.frames.some((f) => f.type === 'event' && f.event.data?.message?.id === reply.body.id), 5_000, 'the team socket on B');
     const teamLate = Date.now() - t0;
@@ -316,8 +340,7 @@ describe('two servers on one Postgres database', { skip }, () => {
   });
 
   test('each server has its own presence record; a stopped one removes its own', async () => {
-    const keys = async () =>
-      (await app.db.selectFrom('server_meta').select('key').where('key', 'like', 'server_running:%').execute()).map((r) => r.key).sort();
+    const keys = async () => (await app.db.selectFrom('server_meta').select('key').where('key', 'like', 'server_running:%').execute()).map((r) => r.key).sort();
     assert.equal((await keys()).length, 2);
     assert.equal(await b.kill('SIGTERM'), 0);
     assert.equal((await keys()).length, 1);
