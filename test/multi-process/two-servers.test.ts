@@ -11,10 +11,12 @@ import { createSession } from '../../src/people/service.js';
 import { createLogger } from '../../src/platform/log.js';
 import { addresses } from '../helpers/broadcasts.js';
 import { postgresUrl } from '../helpers/db.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
 import { emitMessage } from '../helpers/events.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedConversations, storedKeys } from '../helpers/lifecycle.js';
 import { SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
+import { fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
 import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
@@ -344,5 +346,61 @@ describe('two servers on one Postgres database', { skip }, () => {
     assert.equal((await keys()).length, 2);
     assert.equal(await b.kill('SIGTERM'), 0);
     assert.equal((await keys()).length, 1);
+  });
+});
+
+describe('a mailbox migration with two servers running its steps', { skip: skip || dovecotMissing }, () => {
+  let d: Dovecot;
+  let te: TestEnv;
+  let app: App;
+  const servers: ChildServer[] = [];
+
+  before(async () => {
+    d = await startDovecot();
+    d.addUser(SUPPORT, SUPPORT_PASSWORD);
+    te = await testEnv({ SVC_MIGRATION_ALLOW_PRIVATE: '1' });
+    servers.push(await spawnServer(te.env), await spawnServer(te.env));
+    app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
+  });
+  after(async () => {
+    for (const s of servers) if (s.child.exitCode === null) await s.kill('SIGKILL');
+    await app?.close();
+    await te?.cleanup();
+    await d?.stop();
+  });
+
+  test('scan and copy: every message copied once', async () => {
+    const THREADS = 150;
+    const total = (await fillBulkMailbox(d, SUPPORT, { threads: THREADS, perThread: 2, now: new Date() })).messages;
+    const seed = await seedWorkspace(app);
+    await seedEmailChannel(app, seed, { address: SUPPORT });
+    const [a, b] = servers;
+    const created = await json(`${a.url}/v1/migrations`, {
+      method: 'POST',
+      token: seed.apiKey,
+      body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id as string;
+    await json(`${b.url}/v1/migrations/${id}/credentials`, { method: 'PUT', token: seed.apiKey, body: { password: SUPPORT_PASSWORD } });
+    assert.equal((await json(`${a.url}/v1/migrations/${id}/test`, { method: 'POST', token: seed.apiKey })).body.ok, true);
+    await json(`${b.url}/v1/migrations/${id}/scan`, { method: 'POST', token: seed.apiKey });
+    const state = async () => (await json(`${a.url}/v1/migrations/${id}`, { token: seed.apiKey })).body.state;
+    await waitUntil(async () => (await state()) === 'ready', 60_000, 'the scan');
+    assert.equal((await json(`${b.url}/v1/migrations/${id}/start`, { method: 'POST', token: seed.apiKey })).status, 202);
+    await waitUntil(async () => (await state()) === 'syncing', 120_000, 'the copy');
+    const m = (await json(`${b.url}/v1/migrations/${id}`, { token: seed.apiKey })).body;
+    assert.equal(m.progress.copied, total);
+    assert.equal(m.progress.failed, 0);
+    const messages = await app.db
+      .selectFrom('messages')
+      .select('mail_message_id')
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('kind', '=', 'message')
+      .execute();
+    assert.equal(messages.length, total, 'every message once');
+    assert.equal(new Set(messages.map((r) => r.mail_message_id)).size, total);
+    const conversations = await app.db.selectFrom('conversations').select('id').where('workspace_id', '=', seed.workspaceId).execute();
+    assert.equal(conversations.length, THREADS);
   });
 });
