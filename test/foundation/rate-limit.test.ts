@@ -65,7 +65,10 @@ describe('database rate limits', () => {
 
     const rows = await one.db.selectFrom('rate_limits').selectAll().execute();
     assert.equal(rows.length, 3);
-    assert.ok(rows.every((r) => !r.key.includes('203.0.113') && !r.key.includes('198.51')), 'addresses are not stored');
+    assert.ok(
+      rows.every((r) => !r.key.includes('203.0.113') && !r.key.includes('198.51')),
+      'addresses are not stored',
+    );
   });
 
   test('retention removes windows that ended', async () => {
