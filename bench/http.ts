@@ -11,7 +11,7 @@ import { benchDir, figure, seededEnv, startBenchServer } from './lib.js';
 const args = process.argv.slice(2);
 const processesFlag = args.indexOf('--processes');
 const processes = processesFlag >= 0 ? Number(args[processesFlag + 1]) : 1;
-const seconds = Number(args.find((a, i) => /^\d+$/.test(a) && i !== processesFlag + 1) ?? 10);
+const seconds = Number(args.find((a, i) => /^\d+$/.test(a) && (processesFlag < 0 || i !== processesFlag + 1)) ?? 10);
 if (!(processes >= 1 && processes <= 8)) throw new Error('--processes takes 1 to 8');
 if (processes > 1 && !process.env.SVC_TEST_DATABASE_URL) throw new Error('--processes needs Postgres: set SVC_TEST_DATABASE_URL');
 const connections = 50;
