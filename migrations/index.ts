@@ -20,6 +20,7 @@ import * as m0018CredentialLinks from './0018_migration_credential_links.js';
 import * as m0019Notifications from './0019_notifications.js';
 import * as m0020 from './0020_greeting_ratings_reports.js';
 import * as m0021MultiProcess from './0021_multi_process.js';
+import * as m0022Helpdesk from './0022_helpdesk_sources.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0019_notifications': m0019Notifications,
   '0020_greeting_ratings_reports': m0020,
   '0021_multi_process': m0021MultiProcess,
+  '0022_helpdesk_sources': m0022Helpdesk,
 };

@@ -156,6 +156,9 @@ const schema = z.object({
   SVC_MIGRATION_AUDIT_DAYS: positiveInt(365),
   SVC_MIGRATION_QUIET_HOURS: positiveInt(24),
   SVC_MIGRATION_ALLOW_PRIVATE: flag,
+  /** Test and development only: where the Zendesk and Help Scout APIs are read (a loopback fake). */
+  SVC_MIGRATION_ZENDESK_URL: z.string().url().optional(),
+  SVC_MIGRATION_HELPSCOUT_URL: z.string().url().optional(),
 });
 
 type Parsed = z.output<typeof schema>;
@@ -253,6 +256,9 @@ function shapeConfig(p: Parsed) {
       quietHours: p.SVC_MIGRATION_QUIET_HOURS,
       /** Lets migrations read IMAP servers on private or loopback addresses (a LAN mail server, tests). */
       allowPrivate: p.SVC_MIGRATION_ALLOW_PRIVATE,
+      /** Test and development only: API base URLs replacing https://<subdomain>.zendesk.com and https://api.helpscout.net. */
+      zendeskUrl: p.SVC_MIGRATION_ZENDESK_URL,
+      helpScoutUrl: p.SVC_MIGRATION_HELPSCOUT_URL,
     },
   };
 }

@@ -29,6 +29,9 @@ import { ensureWorker } from './copy/worker.js';
 import { formatMigration } from './format.js';
 import { removalCount } from './removal.js';
 import { imapServerOf, openSource, probeTransport, resolveServer, SourceError, type TestStep } from './sources/connect.js';
+import type { HelpDeskReader } from './sources/helpdesk/reader.js';
+import { type HelpDeskCredentials, helpDeskCredentialsOf, openHelpDeskReader } from './sources/helpdesk/source.js';
+import { isHelpDesk, saveHelpDeskAccount, TICKETS_FOLDER } from './sources/helpdesk/store.js';
 import { describeImapError } from './sources/imap.js';
 import { detectProvider, findPreset, PRESETS, providerConfigured } from './sources/presets.js';
 import { allowedActions, ENDED_STATES, type MigrationAction, requireAction, stateError, WORKING_STATES } from './states.js';
@@ -471,7 +474,15 @@ export async function deleteMigration(ctx: Ctx, access: Access, id: string): Pro
   announceEvents(ctx);
 }
 
-export async function setCredentials(ctx: Ctx, access: Access, id: string, input: { username?: string; password: string }, opts: { via?: 'link' } = {}) {
+export async function setCredentials(
+  ctx: Ctx,
+  access: Access,
+  id: string,
+  input: { username?: string; password?: string } & HelpDeskCredentials,
+  opts: { via?: 'link' } = {},
+) {
+  const found = await getMigration(ctx.db, access.workspaceId, id);
+  if (isHelpDesk(found)) return setHelpDeskCredentials(ctx, access, id, found.provider, input, opts);
   if (!input.password || input.password.length > 1000) throw invalid('password must be 1 to 1000 characters');
   const sealed = ctx.sealer.seal(input.password);
   const result = await act(ctx, access, id, 'credentials', async (m) => {
@@ -493,6 +504,35 @@ export async function setCredentials(ctx: Ctx, access: Access, id: string, input
   return result;
 }
 
+/**
+ * A help desk's credentials (Zendesk: subdomain, agent e-mail, API token; Help Scout: app id and
+ * secret): the secret is sealed like a password, then tested at once; the answer carries the test.
+ */
+async function setHelpDeskCredentials(ctx: Ctx, access: Access, id: string, provider: string, input: HelpDeskCredentials, opts: { via?: 'link' }) {
+  const { username, secret, account } = helpDeskCredentialsOf(provider, input);
+  const sealed = ctx.sealer.seal(secret);
+  await act(ctx, access, id, 'credentials', async (m, tx) => {
+    await saveHelpDeskAccount(tx, m, account, username);
+    const set: Partial<MigrationRow> = { username, password_sealed: sealed, credentials_set_at: iso(ctx.clock.now()) };
+    if (m.state === 'needs_attention')
+      Object.assign(set, {
+        state: m.resume_state ?? 'copying',
+        resume_state: null,
+        attention_reason: null,
+        attention_message: null,
+        attention_retry_at: null,
+        connect_failures: 0,
+      });
+    return {
+      set,
+      log: m.password_sealed ? 'credentials_replaced' : 'credentials_set',
+      detail: { username, ...(account ? { account } : {}), ...(opts.via ? { via: opts.via } : {}) },
+    };
+  });
+  const { result, migration } = await testConnection(ctx, access, id);
+  return { ...migration, test: result };
+}
+
 export interface TestResult {
   ok: boolean;
   failed_step: TestStep | null;
@@ -505,6 +545,7 @@ export async function testConnection(ctx: Ctx, access: Access, id: string): Prom
   const m = await getMigration(ctx.db, access.workspaceId, id);
   requireAction(m, 'test');
   await checkLogWindow(ctx, m.id, 'test', CONNECTION_TEST_WINDOW);
+  if (isHelpDesk(m)) return recordTest(ctx, access, m, await testHelpDesk(ctx, m));
   const steps: TestResult['steps'] = [];
   const order: TestStep[] = ['dns', 'connect', 'tls', 'login', 'list'];
   const server = imapServerOf(m);
@@ -544,6 +585,55 @@ export async function testConnection(ctx: Ctx, access: Access, id: string): Prom
     message: failure ? `${failure.step} failed: ${failure.message}` : `connected and listed ${folders} folders; nothing was changed`,
     steps,
   };
+  return recordTest(ctx, access, m, result);
+}
+
+/** The test of a help desk: DNS and TLS, sign-in (401), permission (403, not an agent), and counting tickets; waits (429) are shown. */
+async function testHelpDesk(ctx: Ctx, m: MigrationRow): Promise<TestResult> {
+  const order: TestStep[] = ['dns', 'connect', 'tls', 'login', 'permission', 'list'];
+  const waits: string[] = [];
+  let failure: SourceError | undefined;
+  let outcome: Awaited<ReturnType<HelpDeskReader['test']>> | undefined;
+  try {
+    const reader = await openHelpDeskReader(ctx, m, (w) => {
+      waits.push(`waited ${w.seconds} s (${w.reason === 'retry_after' ? 'the provider answered 429 with Retry-After' : 'rate limit'})`);
+    });
+    outcome = await reader.test();
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    failure = error instanceof SourceError ? error : new SourceError('connect', describeImapError(error));
+  }
+  const failedAt = failure ? order.indexOf(failure.step) : order.length;
+  const steps: TestResult['steps'] = order.map((step, i) => {
+    if (i < failedAt) {
+      const detail =
+        step === 'dns' || step === 'connect'
+          ? (outcome?.host ?? null)
+          : step === 'tls'
+            ? outcome?.secure
+              ? 'HTTPS'
+              : 'plain HTTP (a test setting)'
+            : step === 'login'
+              ? (outcome?.signedInAs ?? null)
+              : step === 'list'
+                ? `${outcome?.tickets ?? '?'} tickets${waits.length ? `; ${waits.join('; ')}` : ''}`
+                : null;
+      return { step, status: 'ok', detail };
+    }
+    if (i === failedAt) return { step, status: 'failed', detail: `${failure!.message}${waits.length ? `; ${waits.join('; ')}` : ''}` };
+    return { step, status: 'skipped', detail: null };
+  });
+  return {
+    ok: !failure,
+    failed_step: failure?.step ?? null,
+    message: failure
+      ? `${failure.step} failed: ${failure.message}`
+      : `signed in as ${outcome!.signedInAs} and counted ${outcome!.tickets ?? 'the'} tickets; nothing was changed (GET requests only)`,
+    steps,
+  };
+}
+
+async function recordTest(ctx: Ctx, access: Access, m: MigrationRow, result: TestResult) {
   const saved = await inTransaction(ctx.db, async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
     const current = (await lockMigration(trx, m.id))!;
@@ -564,6 +654,7 @@ export async function testConnection(ctx: Ctx, access: Access, id: string): Prom
 export async function listFolders(ctx: Ctx, access: Access, id: string) {
   const m = await getMigration(ctx.db, access.workspaceId, id);
   requireAction(m, 'folders');
+  if (isHelpDesk(m)) return { data: [await helpDeskFolder(ctx, m)] };
   let mailbox: Awaited<ReturnType<typeof openSource>>;
   try {
     mailbox = await openSource(ctx, m, { connectTimeoutMs: 15_000 });
@@ -595,6 +686,29 @@ export async function listFolders(ctx: Ctx, access: Access, id: string) {
   } finally {
     await mailbox.logout();
   }
+}
+
+/** A help desk has no folders: one entry, all tickets, with the count the provider gives now. */
+async function helpDeskFolder(ctx: Ctx, m: MigrationRow) {
+  let tickets: number | null;
+  try {
+    tickets = await (await openHelpDeskReader(ctx, m)).ticketCount();
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    const e = error instanceof SourceError ? error : new SourceError('connect', describeImapError(error));
+    throw conflict(`cannot count the help desk's tickets: ${e.step} failed: ${e.message}`, 'mailbox_unreachable', { failed_step: e.step });
+  }
+  return {
+    path: TICKETS_FOLDER,
+    name: 'All tickets',
+    delimiter: null,
+    special_use: '\\All',
+    selectable: true,
+    never_read: false,
+    chosen: true,
+    messages: null,
+    tickets,
+  };
 }
 
 export async function startScan(ctx: Ctx, access: Access, id: string) {

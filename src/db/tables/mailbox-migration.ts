@@ -190,6 +190,32 @@ export interface MigrationCredentialLinksTable {
   used_at: string | null;
 }
 
+/** A help-desk source (Zendesk, Help Scout) of a migration: where it is read and how far. */
+export interface MigrationHelpdeskSourcesTable {
+  migration_id: string;
+  /** Zendesk: the subdomain (acme for acme.zendesk.com); Help Scout: null. Not a secret. */
+  account: string | null;
+  /** The provider's resume point (Zendesk after_cursor, Help Scout JSON {modified_since, page}). */
+  cursor: string | null;
+  /** 1 once the export reached its end (the scan may begin); sync reads on from the cursor. */
+  pull_done: number;
+  next_uid: number;
+  /** JSON array of the agents' addresses seen (their comments are the team's). */
+  agents: string;
+  pulled_at: string | null;
+}
+
+/** One comment (Zendesk) or thread (Help Scout) read from the help desk; uid is its number in this migration. */
+export interface MigrationHelpdeskEntriesTable {
+  migration_id: string;
+  uid: number;
+  entry_key: string;
+  ticket_id: string;
+  sent_at: string;
+  /** JSON of the entry as the copy renders it (see sources/helpdesk/entry.ts). */
+  data: string;
+}
+
 export interface MailboxMigrationTables {
   mailbox_migrations: MailboxMigrationsTable;
   mailbox_migration_folders: MailboxMigrationFoldersTable;
@@ -198,4 +224,6 @@ export interface MailboxMigrationTables {
   mailbox_migration_contacts: MailboxMigrationContactsTable;
   mailbox_migration_log: MailboxMigrationLogTable;
   migration_credential_links: MigrationCredentialLinksTable;
+  migration_helpdesk_sources: MigrationHelpdeskSourcesTable;
+  migration_helpdesk_entries: MigrationHelpdeskEntriesTable;
 }

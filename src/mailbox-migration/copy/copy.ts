@@ -19,7 +19,15 @@ import {
   replaceImportDivider,
   setConversationStatus,
 } from '../../conversations/imported.js';
-import { type Author, checkLabels, insertConversation, insertMessage, type StoredAttachment } from '../../conversations/service.js';
+import {
+  type Author,
+  checkLabels,
+  insertConversation,
+  insertMessage,
+  MAX_LABEL_LENGTH,
+  MAX_LABELS,
+  type StoredAttachment,
+} from '../../conversations/service.js';
 import type { Database, MailboxMigrationItemsTable } from '../../db/schema.js';
 import { announceEvents } from '../../events/service.js';
 import { findStoredCopy, type MailIdentity, mailIdentity, registerStoredMail, type StoredCopy } from '../../mail/duplicates.js';
@@ -28,6 +36,7 @@ import { type InboundMail, mailHeadersOf } from '../../mail/parse.js';
 import { sanitizeMailHtml } from '../../mail/sanitize.js';
 import { iso } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
+import { helpDeskEntryMeta, isHelpDesk } from '../sources/helpdesk/store.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { loadProgress, lockMigration, type MigrationRow, recordMigrationProgress } from '../store.js';
 import { importedStatus, labelOfFolder } from './plan.js';
@@ -217,6 +226,14 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
     const batchKeys = new Set(batch.map((t) => t.thread_key));
     const toCopy = allItems.filter((i) => batchKeys.has(i.thread_key!) && i.status === 'planned');
     const { raws, failed, gone } = await fetchBatch(ctx, m, mailbox, toCopy);
+    // A help desk's entries say more than their mail form: private notes and the ticket's tags.
+    const helpDesk = isHelpDesk(m)
+      ? await helpDeskEntryMeta(
+          ctx.db,
+          m.id,
+          toCopy.map((i) => Number(i.uid)),
+        )
+      : undefined;
     const fetched = await mapLimit(
       toCopy.filter((i) => raws.has(i.source_key)),
       4,
@@ -234,7 +251,7 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
       copied = await ctx.db.transaction().execute(async (trx) => {
         const current = await lockMigration(trx, m.id);
         if (!current || (current.state !== 'copying' && current.state !== 'syncing')) return null;
-        const stored = await writeBatch(ctx, trx, current, { threads: batch, items: allItems, fetched, failed, gone, team, labelOf });
+        const stored = await writeBatch(ctx, trx, current, { threads: batch, items: allItems, fetched, failed, gone, team, labelOf, helpDesk });
         await recordMigrationProgress({ db: trx, clock: ctx.clock }, current, await loadProgress(trx, current.id));
         return stored;
       });
@@ -260,7 +277,12 @@ interface BatchInput {
   gone: string[];
   team: TeamAddresses;
   labelOf: Map<string, string | null>;
+  /** Help-desk entries by UID: notes and tags. */
+  helpDesk?: Map<number, { note: boolean; tags: string[] }>;
 }
+
+/** A help desk's tag that can be a label as it is (others are left out rather than fail the batch). */
+const isLabel = (tag: string) => tag.trim().length > 0 && tag.trim().length <= MAX_LABEL_LENGTH && !/[\u0000-\u001f\u007f]/.test(tag);
 
 /** Writes one batch; returns how many messages it stored. */
 async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow, input: BatchInput): Promise<number> {
@@ -294,7 +316,10 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
   for (const thread of input.threads) {
     const members = input.items.filter((i) => i.thread_key === thread.thread_key);
     const own = members.filter((i) => i.status === 'planned' && byKey.has(i.source_key));
-    const labels = checkLabels([...new Set(members.map((i) => input.labelOf.get(i.folder)).filter((l): l is string => !!l))]);
+    const tags = input.helpDesk ? own.flatMap((i) => input.helpDesk!.get(Number(i.uid))?.tags ?? []).filter(isLabel) : [];
+    const labels = checkLabels(
+      [...new Set([...members.map((i) => input.labelOf.get(i.folder)), ...tags].filter((l): l is string => !!l))].slice(0, MAX_LABELS),
+    );
     let conversation = await existingConversation(trx, m, thread, members, byKey);
     let lastImported: Date | null = null;
     for (const item of own) {
@@ -317,7 +342,8 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         continue;
       }
       const sentAt = new Date(item.sent_at);
-      const fromTeam = item.team === 1;
+      const note = input.helpDesk?.get(Number(item.uid))?.note === true;
+      const fromTeam = item.team === 1 || note;
       let author: Author;
       const details: Record<string, unknown> = { imported: { migration_id: m.id, folder: item.folder } };
       if (fromTeam) {
@@ -351,7 +377,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
       const cids = new Map(f.files.filter((x) => x.contentId).map((x) => [x.contentId!, x.id]));
       const inserted = await insertMessage(tx, conversation, {
         id: newId('m', sentAt.getTime()),
-        kind: 'message',
+        kind: note ? 'note' : 'message',
         direction: fromTeam ? 'out' : 'in',
         author,
         body: mail.text,

@@ -10,6 +10,7 @@ import type { MailboxMigrationItemsTable } from '../../db/schema.js';
 import { AUTOMATIC_HEADER_FIELDS, type InboundMail, parseHeaderBlock } from '../../mail/parse.js';
 import { iso } from '../../platform/clock.js';
 import { formatMigration } from '../format.js';
+import { HELP_DESK_SKIP_REASONS, helpDeskSkipped, isHelpDesk } from '../sources/helpdesk/store.js';
 import type { ImapFolder } from '../sources/imap.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { findPreset } from '../sources/presets.js';
@@ -385,13 +386,21 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
     existingContacts += await countContactEmails(ctx.db, m.workspace_id, addresses.slice(i, i + 500));
   }
   const keepFactor = m.keep_originals ? 2 : 1;
+  // A help desk's tickets left out at the source (deleted, spam) are skipped items too.
+  const skipReasons: Record<string, string> = { ...SKIP_REASONS };
+  if (isHelpDesk(m)) {
+    for (const [reason, count] of Object.entries(await helpDeskSkipped(ctx.db, m.id))) {
+      skipped[`ticket_${reason}`] = count;
+      skipReasons[`ticket_${reason}`] = HELP_DESK_SKIP_REASONS[reason] ?? `tickets the help desk marks ${reason}`;
+    }
+  }
   const summary: PlanSummary = {
     total: plan.items.length,
     to_copy: toCopy,
     conversations: plannedThreads.size,
     duplicates,
     skipped,
-    skip_reasons: SKIP_REASONS,
+    skip_reasons: skipReasons,
     folders: [...perFolder.values()],
     missing_folders: folders.missing,
     contacts_to_create: addresses.length - existingContacts,

@@ -5,6 +5,7 @@ import { normalizeAddress } from '../../contacts/service.js';
 import type { Ctx } from '../../context.js';
 import { memberPersonIds } from '../../members/team.js';
 import { peopleEmails } from '../../people/directory.js';
+import { helpDeskAgents } from '../sources/helpdesk/store.js';
 import type { MigrationRow } from '../store.js';
 
 export interface TeamAddresses {
@@ -24,7 +25,7 @@ function clean(raw: string | null | undefined): string | null {
 
 export async function teamAddressesOf(
   ctx: Pick<Ctx, 'db'>,
-  m: Pick<MigrationRow, 'workspace_id' | 'team_members' | 'source_address' | 'username' | 'channel_id'>,
+  m: Pick<MigrationRow, 'id' | 'workspace_id' | 'team_members' | 'source_address' | 'username' | 'channel_id'>,
 ): Promise<TeamAddresses> {
   const addresses = new Set<string>();
   const members = new Map<string, string>();
@@ -44,6 +45,8 @@ export async function teamAddressesOf(
     const a = add(p.email);
     if (a) members.set(a, p.id);
   }
+  // A help desk's agents wrote as the team (their comments are outgoing, their notes notes).
+  for (const agent of await helpDeskAgents(ctx.db, m.id)) add(agent);
   const mapping = JSON.parse(m.team_members) as Record<string, string | null>;
   for (const [raw, personId] of Object.entries(mapping)) {
     const a = add(raw);

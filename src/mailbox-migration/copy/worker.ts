@@ -3,6 +3,8 @@
 // to run again until the state needs no more work. Mailbox connections are kept between steps.
 // A failure to reach the mailbox moves the migration to needs_attention (login refused: wait for a
 // new password; provider limit or a run of connection failures: try again later by itself).
+
+import { findChannel } from '../../channels/store.js';
 import type { Ctx } from '../../context.js';
 import type { Db } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
@@ -15,6 +17,8 @@ import { workspaceDeletedAt } from '../../workspaces/live.js';
 import { formatMigration } from '../format.js';
 import { removalStep } from '../removal.js';
 import { openSource, recordBlocked, SourceError } from '../sources/connect.js';
+import { HelpDeskMailbox, openHelpDeskReader, pullStep, waitReporter } from '../sources/helpdesk/source.js';
+import { helpDeskAccount, isHelpDesk } from '../sources/helpdesk/store.js';
 import { classifyImapError, describeImapError, ReadOnlyViolation } from '../sources/imap.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { isMailboxSource, WORKING_STATES } from '../states.js';
@@ -108,9 +112,21 @@ export class MigrationWorker {
       return cached.mailbox;
     }
     if (cached) await this.closeConnection(m.id);
-    const mailbox = isMailboxSource(m) ? await openSource(this.ctx, m) : await openFileSource(this.ctx, m);
+    const mailbox = isHelpDesk(m) ? await this.openHelpDesk(m) : isMailboxSource(m) ? await openSource(this.ctx, m) : await openFileSource(this.ctx, m);
     this.connections.set(m.id, { mailbox, timer: this.idleTimer(m.id) });
     return mailbox;
+  }
+
+  private async openHelpDesk(m: MigrationRow): Promise<HelpDeskMailbox> {
+    const reader = await openHelpDeskReader(this.ctx, m, waitReporter(this.ctx, m));
+    let support = m.source_address;
+    if (!support && m.channel_id) support = (await findChannel(this.ctx.db, m.channel_id))?.address ?? null;
+    return new HelpDeskMailbox(this.ctx, m, reader, support ?? 'support@helpdesk.invalid');
+  }
+
+  /** Reads the help desk's export on from its stored cursor; 'more' while pages are left. */
+  private async pullHelpDesk(m: MigrationRow): Promise<'more' | 'done'> {
+    return this.withReconnect(m, (mb) => pullStep(this.ctx, m, (mb as HelpDeskMailbox).reader, this.limits.budgetMs));
   }
 
   private idleTimer(id: string): NodeJS.Timeout {
@@ -155,6 +171,12 @@ export class MigrationWorker {
   }
 
   private async scan(m: MigrationRow): Promise<Date | undefined> {
+    // A help desk is read into entries first (from the stored cursor), then scanned like a mailbox.
+    if (isHelpDesk(m) && !(await helpDeskAccount(this.ctx.db, m.id))?.pull_done) {
+      await this.pullHelpDesk(m);
+      await this.resetFailures(m);
+      return this.ctx.clock.now();
+    }
     const mailbox = await this.withReconnect(m, async (mb) => {
       const step = await scanStep(this.ctx, m, mb, this.limits.budgetMs, (headers) => this.parse(Buffer.concat([headers, HEADER_END])));
       return step === 'done' ? mb : undefined;
@@ -204,8 +226,9 @@ export class MigrationWorker {
     const polledAt = m.sync_polled_at ? new Date(m.sync_polled_at).getTime() : null;
     // An export file has no old mailbox to read: only the test message and finishing apply.
     if (isMailboxSource(m) && (polledAt === null || now.getTime() - polledAt >= SYNC_POLL_MS)) {
-      // A fresh session sees the folders as they are now.
+      // A fresh session sees the folders as they are now; a help desk reads what changed since its cursor.
       await this.closeConnection(m.id);
+      if (isHelpDesk(m) && (await this.pullHelpDesk(m)) === 'more') return ctx.clock.now();
       const outcome = await this.withReconnect(m, (mb) =>
         pollOldMailbox(ctx, m, mb, { parseHeaders: (headers) => this.parse(Buffer.concat([headers, HEADER_END])), parse: (raw) => this.parse(raw) }),
       );

@@ -112,17 +112,28 @@ const MigrationBody = z
   .strict();
 
 const StepSchema = z.object({
-  step: z.enum(['dns', 'connect', 'tls', 'login', 'list']),
+  step: z.enum(['dns', 'connect', 'tls', 'login', 'permission', 'list']),
   status: z.enum(['ok', 'failed', 'skipped']),
   detail: z.string().nullable(),
 });
-const TestSchema = z.object({
+const TestResultSchema = z.object({
   ok: z.boolean(),
-  failed_step: z.enum(['dns', 'connect', 'tls', 'login', 'list']).nullable(),
+  failed_step: z.enum(['dns', 'connect', 'tls', 'login', 'permission', 'list']).nullable(),
   message: z.string(),
   steps: z.array(StepSchema),
-  migration: MigrationSchema,
 });
+const TestSchema = TestResultSchema.extend({ migration: MigrationSchema });
+const CredentialsSchema = z
+  .object({
+    username: z.string().max(320).optional(),
+    password: z.string().min(1).max(1000).optional().openapi({ description: 'IMAP: the (app) password' }),
+    subdomain: z.string().max(100).optional().openapi({ description: 'Zendesk: acme for acme.zendesk.com' }),
+    email: z.string().max(320).optional().openapi({ description: 'Zendesk: the agent’s e-mail address' }),
+    api_token: z.string().max(200).optional().openapi({ description: 'Zendesk: an API token (Admin Center › Apps and integrations › Zendesk API)' }),
+    app_id: z.string().max(200).optional().openapi({ description: 'Help Scout: the App ID of a private app' }),
+    app_secret: z.string().max(200).optional().openapi({ description: 'Help Scout: the App Secret' }),
+  })
+  .strict();
 
 export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
   const manager = migrationManager(ctx);
@@ -260,10 +271,11 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
       method: 'put',
       path: '/v1/migrations/{migrationId}/credentials',
       tags,
-      summary: 'Connect with user name and (app) password; the password is sealed at once and never shown again',
+      summary:
+        'Connect with user name and (app) password, or a help desk’s API credentials (Zendesk: subdomain, email, api_token; Help Scout: app_id, app_secret, then tested at once); secrets are sealed at once and never shown again',
       security: bearer,
-      request: { params, body: jsonBody(z.object({ username: z.string().max(320).optional(), password: z.string().min(1).max(1000) }).strict()) },
-      responses: { 200: jsonAnswer(MigrationSchema, 'the migration') },
+      request: { params, body: jsonBody(CredentialsSchema) },
+      responses: { 200: jsonAnswer(MigrationSchema.extend({ test: TestResultSchema.optional() }), 'the migration (help desks: with the test)') },
     }),
     async (c) => {
       const access = await manager(c);

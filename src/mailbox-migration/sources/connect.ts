@@ -25,7 +25,7 @@ export function imapServerOf(m: Pick<MigrationRow, 'provider' | 'imap_host' | 'i
   return { host: m.imap_host, port: m.imap_port ?? (mode === 'tls' ? 993 : 143), tls: mode };
 }
 
-export type TestStep = 'dns' | 'connect' | 'tls' | 'login' | 'list';
+export type TestStep = 'dns' | 'connect' | 'tls' | 'login' | 'permission' | 'list';
 
 /** A failure at one step of reaching the mailbox. */
 export class SourceError extends Error {

@@ -26,7 +26,7 @@ export interface Preset {
 
 const imap = (host: string, port = 993, tls: ImapTlsMode = 'tls') => ({ host, port, tls });
 
-/** Curated list; a server may add sign-in and help-desk clients later (they answer provider_not_configured until then). */
+/** Curated list; a server may add sign-in clients later (they answer provider_not_configured until then). */
 export const PRESETS: readonly Preset[] = [
   {
     id: 'gmail',
@@ -203,8 +203,8 @@ export const PRESETS: readonly Preset[] = [
     imap: null,
     app_password: 'no',
     app_password_url: null,
-    default_folders: [],
-    note: 'Copies tickets through the Zendesk API.',
+    default_folders: ['Tickets'],
+    note: 'Copies tickets through the Zendesk API (read-only, GET requests only): connect with the Zendesk subdomain, an agent’s e-mail address and an API token.',
     domains: [],
     mx: [],
   },
@@ -215,8 +215,8 @@ export const PRESETS: readonly Preset[] = [
     imap: null,
     app_password: 'no',
     app_password_url: null,
-    default_folders: [],
-    note: 'Copies conversations through the Help Scout API.',
+    default_folders: ['Tickets'],
+    note: 'Copies conversations through the Help Scout API (read-only, GET requests only): connect with the App ID and App Secret of a private app.',
     domains: [],
     mx: [],
   },
@@ -250,9 +250,9 @@ export function findPreset(id: string): Preset | undefined {
   return PRESETS.find((p) => p.id === id);
 }
 
-/** Sign-in and help-desk providers need a client configuration that this server does not have. */
+/** Sign-in providers need an OAuth client configuration that this server does not have; help desks bring their own API credentials. */
 export function providerConfigured(preset: Preset): boolean {
-  return preset.kind === 'imap' || preset.kind === 'export_file';
+  return preset.kind === 'imap' || preset.kind === 'export_file' || preset.kind === 'help_desk';
 }
 
 export interface Detection {
