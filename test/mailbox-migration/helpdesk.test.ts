@@ -151,7 +151,7 @@ describe('help-desk migrations (Zendesk, Help Scout)', () => {
             attachments: [{ id: 9001, file_name: 'fire.png', content_type: 'image/png', bytes: Buffer.from('PNGDATA') }],
           },
           { id: 1002, author_id: 2, public: true, body: 'Please unplug it.', created_at: t(2) },
-          { id: 1003, author_id: 3, public: false, body: 'Internal: replace under warranty.', created_at: t(2) },
+          { id: 1003, author_id: 3, public: false, body: 'Internal: replace under warranty.', created_at: iso(daysAgo(now, 1, 12)) },
           { id: 1004, author_id: 1, public: true, body: 'Still smoking.', created_at: t(1) },
         ],
       },
