@@ -134,7 +134,14 @@ export function RateLimited(props: { seconds: number }) {
   );
 }
 
-const STEP_KEYS = { dns: 'mig.test.dns', connect: 'mig.test.connect', tls: 'mig.test.tls', login: 'mig.test.login', list: 'mig.test.list' } as const;
+const STEP_KEYS = {
+  dns: 'mig.test.dns',
+  connect: 'mig.test.connect',
+  tls: 'mig.test.tls',
+  login: 'mig.test.login',
+  permission: 'mig.test.permission',
+  list: 'mig.test.list',
+} as const;
 
 export function ConnectionTestSteps(props: { result: ConnectionTestResult }) {
   const { result } = props;

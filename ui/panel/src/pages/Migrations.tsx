@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiError, api, errorText, must, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
+import { HelpDeskCredentialsForm } from '../components/HelpDeskCredentialsForm';
 import { Loading, useLoad } from '../components/Loading';
 import { type ConnectionTestResult, ConnectionTestSteps, MigrationPasswordForm, RateLimited, runConnectionTest } from '../components/MigrationPasswordForm';
 import { formatBytes, MigrationUpload } from '../components/MigrationUpload';
@@ -47,7 +48,17 @@ type Preset = {
   note: string | null;
 };
 type Detected = { address: string; provider: string; provider_name: string; kind: Preset['kind']; found_by: 'domain' | 'mx' | 'none'; configured: boolean };
-type Folder = { path: string; name: string; special_use: string | null; selectable: boolean; never_read: boolean; chosen: boolean; messages: number | null };
+type Folder = {
+  path: string;
+  name: string;
+  special_use: string | null;
+  selectable: boolean;
+  never_read: boolean;
+  chosen: boolean;
+  messages: number | null;
+  /** A help desk's one entry: its tickets (null: the count is unknown). */
+  tickets?: number | null;
+};
 type FolderSummary = {
   path: string;
   special_use: string | null;
@@ -310,7 +321,7 @@ function SourceStep() {
               {list.map((p) => (
                 <option key={p.id} value={p.id}>
                   {p.name}
-                  {p.kind === 'sign_in' || p.kind === 'help_desk' ? ` — ${t('mig.source.needs_setup')}` : ''}
+                  {p.kind === 'sign_in' ? ` — ${t('mig.source.needs_setup')}` : ''}
                 </option>
               ))}
             </select>
@@ -616,7 +627,12 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
           </p>
         )}
       </section>
-      {m.allowed_actions.includes('credentials') && <MigrationPasswordForm migration={m} testAfterSave onSaved={(next) => (setResult(null), changed(next))} />}
+      {m.allowed_actions.includes('credentials') &&
+        (preset?.kind === 'help_desk' ? (
+          <HelpDeskCredentialsForm migration={m} onSaved={(next) => (setResult(null), changed(next))} />
+        ) : (
+          <MigrationPasswordForm migration={m} testAfterSave onSaved={(next) => (setResult(null), changed(next))} />
+        ))}
       {m.allowed_actions.includes('test') && (
         <p>
           <button class="btn" type="button" disabled={busy} onClick={() => void test()}>
@@ -670,6 +686,8 @@ function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => void }) 
     );
   }
   if (!folders.data || picked === null) return <Loading error={folders.error} retry={folders.reload} />;
+  // A help desk has no folders: one entry, every ticket, with the count the provider gives.
+  const helpDesk = folders.data.some((f) => f.tickets !== undefined);
   const sinceDays = (days: number) => (days === 0 ? '' : new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10));
   async function save(e: Event) {
     e.preventDefault();
@@ -689,7 +707,7 @@ function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => void }) 
       <h2 style={{ marginTop: 0 }}>{t('mig.choose.title')}</h2>
       <p class="muted">{t('mig.choose.lead')}</p>
       <fieldset class="field mig-box">
-        <legend>{t('mig.choose.folders')}</legend>
+        <legend>{t(helpDesk ? 'mig.choose.tickets' : 'mig.choose.folders')}</legend>
         <ul role="list" class="mig-folder-list">
           {folders.data.map((f) => {
             const disabled = f.never_read || !f.selectable;
@@ -702,8 +720,14 @@ function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => void }) 
                     checked={!disabled && picked.includes(f.path)}
                     onChange={() => setPicked(picked.includes(f.path) ? picked.filter((x) => x !== f.path) : [...picked, f.path])}
                   />
-                  <span class="mono">{f.path}</span>
-                  <span class="muted">{f.messages === null ? '' : t('mig.choose.messages', { n: f.messages })}</span>
+                  {f.tickets !== undefined ? (
+                    <span>{f.tickets === null ? t('mig.choose.all_tickets') : t('mig.choose.all_tickets_n', { n: f.tickets })}</span>
+                  ) : (
+                    <>
+                      <span class="mono">{f.path}</span>
+                      <span class="muted">{f.messages === null ? '' : t('mig.choose.messages', { n: f.messages })}</span>
+                    </>
+                  )}
                 </label>
                 {f.never_read && <span class="hint">{t('mig.choose.never_read')}</span>}
                 {!f.never_read && !f.selectable && <span class="hint">{t('mig.choose.not_selectable')}</span>}
