@@ -51,6 +51,11 @@ export async function lockMigration(db: Db, id: string): Promise<MigrationRow | 
 export async function saveMigration(tx: Tx, row: MigrationRow, changes: Partial<MigrationRow>): Promise<MigrationRow> {
   const set = { ...changes, updated_at: iso(tx.clock.now()) };
   await tx.db.updateTable('mailbox_migrations').set(set).where('id', '=', row.id).execute();
+  if (changes.password_sealed === null) {
+    // The credentials go (the migration ended): so does what was read from a help desk with them.
+    await tx.db.deleteFrom('migration_helpdesk_entries').where('migration_id', '=', row.id).execute();
+    await tx.db.deleteFrom('migration_helpdesk_sources').where('migration_id', '=', row.id).execute();
+  }
   return { ...row, ...set };
 }
 

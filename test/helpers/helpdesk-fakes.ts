@@ -20,12 +20,15 @@ abstract class FakeApi {
   private throttle: { remaining: number; retryAfter: string; only?: RegExp } | null = null;
   private server: http.Server | undefined;
   url = '';
+  /** Milliseconds every answer waits (a slow provider, to stop a reader in the middle). */
+  delayMs = 0;
 
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
+      req.on('end', async () => {
+        if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
         const u = new URL(req.url ?? '/', 'http://127.0.0.1');
         this.requests.push({ method: req.method ?? '', path: u.pathname + u.search, authorization: req.headers.authorization });
         const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {

@@ -7,18 +7,21 @@
 // tickets from the stored cursor, finish; the pull resumes from its cursor without duplicates.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../../src/config.js';
+import { type App, buildServices } from '../../src/context.js';
 import type { MigrationPart } from '../../src/mailbox-migration/background.js';
 import { SourceError } from '../../src/mailbox-migration/sources/connect.js';
 import { HelpScoutReader } from '../../src/mailbox-migration/sources/helpdesk/help-scout.js';
 import { type HttpWait, ReadOnlyHttp } from '../../src/mailbox-migration/sources/helpdesk/http.js';
 import { ReadOnlyViolation } from '../../src/mailbox-migration/sources/imap.js';
 import { ManualClock } from '../../src/platform/clock.js';
+import { createLogger } from '../../src/platform/log.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { FakeHelpScout, FakeZendesk } from '../helpers/helpdesk-fakes.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { daysAgo } from '../helpers/mailbox.js';
 import { expectState } from '../helpers/migration.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type ChildServer, spawnServer, startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
 
 const SUPPORT = 'help@acme.test';
 
@@ -323,6 +326,8 @@ describe('help-desk migrations (Zendesk, Help Scout)', () => {
     await expectState(s, seed.apiKey, id, 'completed');
     const row = await s.app.db.selectFrom('mailbox_migrations').select('password_sealed').where('id', '=', id).executeTakeFirstOrThrow();
     assert.equal(row.password_sealed, null, 'the API token is deleted at the end');
+    const left = await s.app.db.selectFrom('migration_helpdesk_entries').select('uid').where('migration_id', '=', id).execute();
+    assert.equal(left.length, 0, 'what was read from Zendesk goes with the token');
     assert.deepEqual(zendesk.writes(), [], 'nothing but GET reached Zendesk');
     assert.ok(!s.rawLogs.some((l) => l.includes(zendesk.token)), 'the token never reaches the log');
   });
@@ -539,3 +544,108 @@ describe('help-desk migrations (Zendesk, Help Scout)', () => {
     assert.equal((await s.app.db.selectFrom('migration_helpdesk_entries').select('uid').where('migration_id', '=', id).execute()).length, 0);
   });
 });
+
+describe('kill -9 of the server while it reads a help desk', () => {
+  const zendesk = new FakeZendesk();
+  let te: TestEnv;
+  let app: App | undefined;
+  const children: ChildServer[] = [];
+
+  before(async () => {
+    await zendesk.start();
+    te = await testEnv({ SVC_MIGRATION_ALLOW_PRIVATE: '1', SVC_MIGRATION_ZENDESK_URL: zendesk.url });
+  });
+  after(async () => {
+    for (const c of children) if (c.child.exitCode === null) await c.kill('SIGKILL');
+    await app?.close();
+    await te?.cleanup();
+    await zendesk.stop();
+  });
+
+  test('the export and the copy go on from the stored cursor: every comment exactly once', async () => {
+    const TICKETS = 30;
+    const now = Date.now();
+    zendesk.users = [
+      { id: 1, name: 'Customer', email: 'c@customer.test', role: 'end-user' },
+      { id: 4, name: 'Admin', email: zendesk.email, role: 'admin' },
+    ];
+    zendesk.tickets = Array.from({ length: TICKETS }, (_, i) => {
+      const at = (h: number) => new Date(now - (TICKETS - i) * 86_400_000 + h * 3_600_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      return {
+        id: 900 + i,
+        subject: `Ticket ${i}`,
+        status: 'open' as const,
+        tags: ['bulk'],
+        requester_id: 1,
+        created_at: at(0),
+        updated_at: at(2),
+        comments: [
+          { id: 90_000 + i * 10, author_id: 1, public: true, body: `Question ${i}`, created_at: at(0) },
+          { id: 90_001 + i * 10, author_id: 4, public: true, body: `Answer ${i}`, created_at: at(1) },
+        ],
+      };
+    });
+    zendesk.pageSize = 2;
+    zendesk.delayMs = 40;
+    const first = await spawnServer(te.env);
+    children.push(first);
+    app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
+    const seed = await seedWorkspace(app);
+    await seedEmailChannel(app, seed, { address: SUPPORT });
+    const call = async (url: string, method: string, path: string, body?: unknown) => {
+      const res = await fetch(url + path, {
+        method,
+        headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const created = await call(first.url, 'POST', '/v1/migrations', { provider: 'zendesk', inbox_id: seed.inboxId });
+    const id = created.body.id as string;
+    const connected = await call(first.url, 'PUT', `/v1/migrations/${id}/credentials`, { subdomain: 'acme', email: zendesk.email, api_token: zendesk.token });
+    assert.equal(connected.body.test.ok, true, JSON.stringify(connected.body));
+    await call(first.url, 'POST', `/v1/migrations/${id}/scan`);
+    const entries = async () =>
+      Number(
+        (
+          await app!.db
+            .selectFrom('migration_helpdesk_entries')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('migration_id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    await waitUntil(async () => (await entries()) >= 4, 60_000, 5);
+    assert.equal(await first.kill('SIGKILL'), null);
+    const atKill = await entries();
+    assert.ok(atKill < TICKETS * 2, `killed while reading (${atKill} of ${TICKETS * 2})`);
+
+    zendesk.delayMs = 0;
+    const second = await spawnServer(te.env);
+    children.push(second);
+    await waitUntil(async () => (await call(second.url, 'GET', `/v1/migrations/${id}`)).body.state === 'ready', 120_000);
+    const keys = await app.db.selectFrom('migration_helpdesk_entries').select('entry_key').where('migration_id', '=', id).execute();
+    assert.equal(keys.length, TICKETS * 2);
+    assert.equal(new Set(keys.map((k) => k.entry_key)).size, TICKETS * 2, 'no entry read twice');
+    await call(second.url, 'POST', `/v1/migrations/${id}/start`);
+    await waitUntil(async () => (await call(second.url, 'GET', `/v1/migrations/${id}`)).body.state === 'syncing', 120_000);
+    const messages = await app.db
+      .selectFrom('messages')
+      .innerJoin('conversations', 'conversations.id', 'messages.conversation_id')
+      .select('messages.body')
+      .where('conversations.workspace_id', '=', seed.workspaceId)
+      .where('messages.kind', '=', 'message')
+      .execute();
+    assert.equal(messages.length, TICKETS * 2, 'every comment copied once');
+    assert.deepEqual(zendesk.writes(), []);
+    await second.kill('SIGTERM');
+  });
+});
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, everyMs = 100) {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
