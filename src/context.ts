@@ -7,6 +7,7 @@ import { type DbHandle, type DialectName, openDatabase } from './db/connection.j
 import type { Db } from './db/schema.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { MasterKeyError, masterKeySealer, type Sealer } from './platform/crypto.js';
+import type { DurableFs } from './platform/durable.js';
 import { newId } from './platform/ids.js';
 import { JobRunner } from './platform/jobs.js';
 import { createLogger, type Logger } from './platform/log.js';
@@ -30,7 +31,7 @@ export interface Ctx {
   hub: EventEmitter;
   /** This process among the servers sharing the database: its presence record and its Postgres application_name. */
   instanceId: string;
-  /** Group commit for frequent small write transactions (inbound mail). */
+  /** Group commit for frequent small write transactions (inbound mail); answers once committed and on disk. */
   writes: TransactionBatcher;
   /** Name resolution for outbound connections (webhooks, IMAP); tests swap in their own answers. */
   lookup: HostLookup;
@@ -57,6 +58,8 @@ export interface BuildOptions {
   jobPollMs?: number;
   lookup?: HostLookup;
   resolveMx?: MxLookup;
+  /** The flushing file operations of local storage and the SQLite WAL; tests record their order. */
+  durable?: DurableFs;
 }
 
 export function buildServices(config: Config, opts: BuildOptions = {}): App {
@@ -64,7 +67,12 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
   const clock = opts.clock ?? systemClock;
   const sealer = masterKeySealer(config, log, { create: opts.createMasterKey ?? false });
   const instanceId = newId('srv');
-  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, applicationName: applicationName(instanceId) });
+  const handle = openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    applicationName: applicationName(instanceId),
+    durable: opts.durable,
+  });
   const hub = new EventEmitter();
   hub.setMaxListeners(0);
   const jobs = new JobRunner({ db: handle.db, clock, log }, { pollMs: opts.jobPollMs });
@@ -76,13 +84,13 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
     db: handle.db,
     dialect: handle.dialect,
     sealer,
-    storage: createStorage(config),
+    storage: createStorage(config, opts.durable),
     metrics: createMetrics(),
     jobs,
     systemMail,
     hub,
     instanceId,
-    writes: new TransactionBatcher(handle.db),
+    writes: new TransactionBatcher(handle.db, { flushCommits: () => handle.flushCommits() }),
     lookup: opts.lookup ?? systemLookup,
     resolveMx: opts.resolveMx ?? ((domain) => dnsResolveMx(domain)),
     handle,

@@ -1,7 +1,13 @@
 // Group commit: transactional works submitted while one batch runs are run together in the next
-// transaction, each inside its own savepoint, and all of them are answered after that one commit.
-// Under concurrent inbound mail this turns many small commits (each a WAL write, or an fsync on
-// Postgres) into a few larger ones; a single work behaves exactly like its own transaction.
+// transaction, each inside its own savepoint, and all of them are answered after that one commit
+// and its flush to disk (`flushCommits`). Under concurrent inbound mail this turns many small
+// commits (each a WAL write and an fdatasync, or an fsync on Postgres) into a few larger ones; a
+// single work behaves exactly like its own transaction.
+//
+// A work that fails inside the batch is rolled back to its savepoint and only it is refused. When
+// the batch's transaction fails as a whole (its commit, a savepoint the database dropped), nothing
+// of it is stored, and every work is run again in a transaction of its own, so that only the works
+// that fail by themselves are refused and none is stored twice.
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
@@ -11,17 +17,30 @@ interface Pending {
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export interface BatcherOptions {
+  /** The most works in one transaction. */
+  maxBatch?: number;
+  /** Resolves once what was committed before the call is on disk (DbHandle.flushCommits). */
+  flushCommits?: () => Promise<void>;
+}
 
 export class TransactionBatcher {
   private queue: Pending[] = [];
   private running = false;
+  private readonly maxBatch: number;
+  private readonly flushCommits: () => Promise<void>;
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly maxBatch = 32,
-  ) {}
+    opts: BatcherOptions = {},
+  ) {
+    this.maxBatch = opts.maxBatch ?? 32;
+    this.flushCommits = opts.flushCommits ?? (async () => {});
+  }
 
-  /** Runs `work` in a transaction (possibly shared); resolves with its result once committed. */
+  /** Runs `work` in a transaction (possibly shared); resolves with its result once committed and flushed. */
   run<T>(work: Work<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
@@ -33,25 +52,47 @@ export class TransactionBatcher {
     });
   }
 
+  /** Resolves once everything committed so far is on disk (for answers about rows committed elsewhere). */
+  flush(): Promise<void> {
+    return this.flushCommits();
+  }
+
   private async loop(): Promise<void> {
     try {
       while (this.queue.length) {
         const batch = this.queue.splice(0, this.maxBatch);
-        await this.runBatch(batch);
+        const outcomes = await this.runBatch(batch);
+        // The flush runs while the next batch is built and committed; the answers wait for it.
+        void this.answerAfterFlush(batch, outcomes);
       }
     } finally {
       this.running = false;
     }
   }
 
-  private async runBatch(batch: Pending[]): Promise<void> {
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+  private async answerAfterFlush(batch: Pending[], outcomes: Outcome[]): Promise<void> {
+    if (outcomes.some((o) => o.ok)) {
+      try {
+        await this.flushCommits();
+      } catch (error) {
+        // Committed but perhaps not on disk: the caller must not acknowledge it (a sender retries,
+        // and the duplicate check stores it once).
+        for (const p of batch) p.reject(error);
+        return;
+      }
+    }
+    batch.forEach((p, i) => {
+      const o = outcomes[i];
+      if (o.ok) p.resolve(o.value);
+      else p.reject(o.error);
+    });
+  }
+
+  private async runBatch(batch: Pending[]): Promise<Outcome[]> {
+    if (batch.length === 1) return [await this.runAlone(batch[0])];
+    const outcomes: Outcome[] = [];
     try {
       await this.db.transaction().execute(async (trx) => {
-        if (batch.length === 1) {
-          outcomes.push({ ok: true, value: await batch[0].work(trx) });
-          return;
-        }
         for (let i = 0; i < batch.length; i++) {
           await sql.raw(`savepoint batch_${i}`).execute(trx);
           try {
@@ -66,15 +107,20 @@ export class TransactionBatcher {
           }
         }
       });
-    } catch (error) {
-      // The work of a batch of one, or the commit itself, failed: nothing of the batch is stored.
-      for (const p of batch) p.reject(error);
-      return;
+      return outcomes;
+    } catch {
+      // Nothing of the batch is stored: each work on its own, in order.
+      const alone: Outcome[] = [];
+      for (const p of batch) alone.push(await this.runAlone(p));
+      return alone;
     }
-    batch.forEach((p, i) => {
-      const o = outcomes[i];
-      if (o.ok) p.resolve(o.value);
-      else p.reject(o.error);
-    });
+  }
+
+  private async runAlone(p: Pending): Promise<Outcome> {
+    try {
+      return { ok: true, value: await this.db.transaction().execute((trx) => p.work(trx)) };
+    } catch (error) {
+      return { ok: false, error };
+    }
   }
 }

@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type pg from 'pg';
+import { type DurableFs, nodeDurableFs, SharedFlush } from '../platform/durable.js';
 import type { Database } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -14,6 +15,11 @@ export interface DbHandle {
   dialect: DialectName;
   /** Path of the SQLite file, for backups; undefined on Postgres. */
   sqliteFile?: string;
+  /**
+   * Resolves once every transaction committed before the call is on disk (see `walFlush`); on
+   * Postgres a commit already is (synchronous_commit, the default, which svc keeps).
+   */
+  flushCommits(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -26,7 +32,7 @@ const numericTypes = (types: typeof pg.types) => ({
   },
 });
 
-export function openDatabase(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; applicationName?: string }): DbHandle {
+export function openDatabase(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; applicationName?: string; durable?: DurableFs }): DbHandle {
   if (opts.databaseUrl) {
     // Loaded only here: a server on SQLite never pays for the Postgres driver.
     const { Pool, types } = createRequire(import.meta.url)('pg') as typeof pg;
@@ -40,7 +46,7 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
     // A dropped connection must not take the process down; the next query reconnects.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', flushCommits: async () => {}, close: () => db.destroy() };
   }
   fs.mkdirSync(opts.dataDir, { recursive: true });
   const file = path.join(opts.dataDir, 'svc.db');
@@ -48,6 +54,8 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  // NORMAL: a commit writes the WAL without flushing it (a flush would block the event loop); the
+  // commits that must survive power loss are flushed with `walFlush` instead.
   sqlite.pragma('synchronous = NORMAL');
   // Checkpoints (copying the WAL into the database file, with its fsync) run on a worker thread so
   // that they do not stall the event loop; the connection's own checkpoint stays as a fallback for
@@ -59,11 +67,39 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
     db,
     dialect: 'sqlite',
     sqliteFile: file,
+    flushCommits: walFlush(file, opts.durable ?? nodeDurableFs),
     close: async () => {
       await checkpointer.terminate();
       await db.destroy();
     },
   };
+}
+
+/**
+ * What `synchronous = FULL` would do at each commit, done off the event loop and shared between
+ * commits: fdatasync of the WAL file (on the libuv pool) after the commit has written its frames.
+ * Any descriptor of the file flushes them. A checkpoint cannot undo it: with NORMAL, SQLite flushes
+ * the WAL before a checkpoint copies it and the database file after, and only a fully copied WAL
+ * is rewritten from its start, so a flushed commit is on disk in the WAL or in the database file.
+ * The data directory is flushed once, for the WAL file's own entry. Concurrent callers share
+ * flushes (SharedFlush): one batch of mail costs about one fdatasync.
+ */
+function walFlush(file: string, durable: DurableFs): () => Promise<void> {
+  const wal = `${file}-wal`;
+  let dirFlushed = false;
+  const shared = new SharedFlush(async () => {
+    try {
+      await durable.syncFile(wal);
+    } catch (error) {
+      // No WAL file: every commit has been checkpointed into the database file and flushed with it.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    if (!dirFlushed) {
+      await durable.syncDir(path.dirname(file));
+      dirFlushed = true;
+    }
+  });
+  return () => shared.sync(wal);
 }
 
 const CHECKPOINT_EVERY_MS = 200;

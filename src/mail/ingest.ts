@@ -246,6 +246,8 @@ export async function storeInboundMail(
     await Promise.allSettled(written.map((key) => ctx.storage.delete(key)));
     if (error instanceof DuplicateMail) {
       const known = (await findStoredCopy(ctx.db, target, identity))!;
+      // The stored copy may be another sender's mail committed a moment ago: it is on disk before this one is acknowledged.
+      if (!ctx.db.isTransaction) await ctx.writes.flush();
       return { inbox_id: inboxId, ...known, duplicate: true, new_conversation: false };
     }
     throw error;

@@ -7,6 +7,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../config.js';
+import { type DurableFs, directoriesUpTo, nodeDurableFs, SharedFlush } from './durable.js';
 import { randomText } from './ids.js';
 
 export interface StoredFile {
@@ -16,7 +17,11 @@ export interface StoredFile {
 
 export interface Storage {
   readonly kind: 'local' | 's3';
-  /** Stores the data under key; `maxBytes` aborts (and stores nothing) when the data is larger. */
+  /**
+   * Stores the data under key; `maxBytes` aborts (and stores nothing) when the data is larger.
+   * Once it resolves the file is durable (flushed to disk, or an S3 PUT that succeeded), so a
+   * database row committed after it never refers to a file lost on power failure.
+   */
   put(key: string, data: Buffer | Readable, opts?: { maxBytes?: number; contentType?: string }): Promise<StoredFile>;
   get(key: string): Promise<Readable>;
   /** Idempotent: deleting a missing key is not an error. */
@@ -64,30 +69,43 @@ async function spool(data: Buffer | Readable, tmpDir: string, maxBytes?: number)
 
 export class LocalStorage implements Storage {
   readonly kind = 'local' as const;
-  private readonly madeDirs = new Set<string>();
-  constructor(private readonly root: string) {}
+  /** Directories this process made sure of (they exist and their entries in the parents are flushed). */
+  private readonly knownDirs = new Set<string>();
+  private readonly dirFlush: SharedFlush;
+  private readonly root: string;
+  constructor(
+    root: string,
+    private readonly durable: DurableFs = nodeDurableFs,
+  ) {
+    this.root = path.resolve(root);
+    this.dirFlush = new SharedFlush((dir) => this.durable.syncDir(dir));
+  }
 
   private file(key: string) {
     return path.join(this.root, checkKey(key));
   }
 
-  private ensureDir(dir: string) {
-    if (this.madeDirs.has(dir)) return;
+  /** Makes the directory and flushes every parent's entry up to the storage root's, once per process. */
+  private async ensureDir(dir: string) {
+    if (this.knownDirs.has(dir)) return;
     fs.mkdirSync(dir, { recursive: true });
-    if (this.madeDirs.size > 10_000) this.madeDirs.clear();
-    this.madeDirs.add(dir);
+    for (const d of directoriesUpTo(dir, this.root)) await this.dirFlush.sync(path.dirname(d));
+    if (this.knownDirs.size > 10_000) this.knownDirs.clear();
+    this.knownDirs.add(dir);
   }
 
   async put(key: string, data: Buffer | Readable, opts: { maxBytes?: number } = {}): Promise<StoredFile> {
     const target = this.file(key);
-    this.ensureDir(path.dirname(target));
+    const dir = path.dirname(target);
+    await this.ensureDir(dir);
     if (Buffer.isBuffer(data)) {
       if (opts.maxBytes !== undefined && data.length > opts.maxBytes) throw new FileTooLargeError(opts.maxBytes);
       const stored = { size: data.length, sha256: createHash('sha256').update(data).digest('hex') };
       // A new key is written in place (nothing refers to it before put returns); an existing key
       // is replaced through a temporary file, so it is never half-written.
       try {
-        await fs.promises.writeFile(target, data, { mode: 0o600, flag: 'wx' });
+        await this.durable.createFile(target, data, 0o600);
+        await this.dirFlush.sync(dir);
         return stored;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
@@ -97,7 +115,14 @@ export class LocalStorage implements Storage {
       }
     }
     const { tmp, size, sha256 } = await spool(data, path.join(this.root, '.tmp'), opts.maxBytes);
-    fs.renameSync(tmp, target);
+    try {
+      await this.durable.syncFile(tmp);
+      fs.renameSync(tmp, target);
+    } catch (error) {
+      fs.rmSync(tmp, { force: true });
+      throw error;
+    }
+    await this.dirFlush.sync(dir);
     return { size, sha256 };
   }
 
@@ -190,9 +215,10 @@ export class S3Storage implements Storage {
   }
 }
 
-export function createStorage(config: Config): Storage {
+export function createStorage(config: Config, durable: DurableFs = nodeDurableFs): Storage {
   if (config.storage.kind === 's3') {
+    // A successful PUT is S3's promise that the object is stored; the spooled copy is only for the upload.
     return new S3Storage({ ...config.storage.s3, bucket: config.storage.s3.bucket! }, path.join(config.dataDir, 'tmp'));
   }
-  return new LocalStorage(config.storage.localDir);
+  return new LocalStorage(config.storage.localDir, durable);
 }

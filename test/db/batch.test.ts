@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { sql } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql, type Transaction } from 'kysely';
+import { TransactionBatcher } from '../../src/db/batch.js';
+import type { Database } from '../../src/db/schema.js';
 import { startTestServer } from '../helpers/server.js';
 
 describe('group commit (TransactionBatcher)', () => {
@@ -43,6 +46,78 @@ describe('group commit (TransactionBatcher)', () => {
         }),
       );
       assert.equal((await s.app.db.selectFrom('server_meta').select('key').where('key', '=', key(5)).execute()).length, 0);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  test('a batch that fails as a whole is run again work by work: only the bad one is refused, none is stored twice', async () => {
+    const s = await startTestServer();
+    try {
+      const insert = (n: number) => (trx: Transaction<Database>) =>
+        trx
+          .insertInto('server_meta')
+          .values({ key: `fallback-${n}`, value: String(n) })
+          .execute()
+          .then(() => n);
+      let badRuns = 0;
+      const results = await Promise.allSettled([
+        s.app.writes.run(insert(1)),
+        // Drops its own savepoint before failing, as SQLite does when an I/O error or a full disk
+        // rolls the whole transaction back: the batch cannot undo this work alone.
+        s.app.writes.run(async (trx) => {
+          badRuns++;
+          await insert(2)(trx);
+          await sql.raw('release savepoint batch_1').execute(trx);
+          throw new Error('bad work');
+        }),
+        s.app.writes.run(insert(3)),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
+      assert.equal(badRuns, 2, 'tried in the batch, then alone');
+      const rows = await s.app.db.selectFrom('server_meta').select('key').where('key', 'like', 'fallback-%').orderBy('key').execute();
+      assert.deepEqual(
+        rows.map((r) => r.key),
+        ['fallback-1', 'fallback-3'],
+      );
+    } finally {
+      await s.stop();
+    }
+  });
+
+  test('answers wait for the flush to disk; a failed flush refuses what it could not make durable', async () => {
+    const s = await startTestServer();
+    try {
+      let release!: () => void;
+      let entered!: () => void;
+      const flushEntered = new Promise<void>((r) => (entered = r));
+      let failFlush = false;
+      const batcher = new TransactionBatcher(s.app.handle.db, {
+        flushCommits: () => {
+          if (failFlush) return Promise.reject(new Error('EIO'));
+          entered();
+          return new Promise<void>((r) => (release = r));
+        },
+      });
+      let answered = false;
+      const run = batcher.run((trx) => trx.insertInto('server_meta').values({ key: 'flush-1', value: '1' }).execute()).then(() => (answered = true));
+      await flushEntered;
+      // Committed (another reader sees it) but not yet answered.
+      assert.equal((await s.app.db.selectFrom('server_meta').select('key').where('key', '=', 'flush-1').execute()).length, 1);
+      await sleep(20);
+      assert.equal(answered, false, 'no answer before the flush');
+      release();
+      await run;
+      assert.equal(answered, true);
+
+      failFlush = true;
+      await assert.rejects(
+        batcher.run((trx) => trx.insertInto('server_meta').values({ key: 'flush-2', value: '2' }).execute()),
+        /EIO/,
+      );
     } finally {
       await s.stop();
     }

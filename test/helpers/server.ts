@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { type App, buildServices } from '../../src/context.js';
+import { type App, type BuildOptions, buildServices } from '../../src/context.js';
 import { type Clock, ManualClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
 import { type RunningServer, startServer } from '../../src/server/serve.js';
@@ -74,7 +74,9 @@ export interface TestServer {
 }
 
 /** The real server in this process. Pass `clock: new ManualClock(...)` to move time by hand. */
-export async function startTestServer(opts: { env?: Record<string, string>; clock?: Clock; migrate?: boolean; testEnv?: TestEnv } = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: { env?: Record<string, string>; clock?: Clock; migrate?: boolean; testEnv?: TestEnv; durable?: BuildOptions['durable'] } = {},
+): Promise<TestServer> {
   const te = opts.testEnv ?? (await testEnv(opts.env));
   const config = loadConfig({ ...te.env, ...(opts.env ?? {}) });
   const logs: LogLine[] = [];
@@ -87,7 +89,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; cloc
     },
   });
   const clock = opts.clock ?? new ManualClock();
-  const app = buildServices(config, { log, clock, createMasterKey: true, jobPollMs: 50 });
+  const app = buildServices(config, { log, clock, createMasterKey: true, jobPollMs: 50, durable: opts.durable });
   const server = await startServer(app, { migrate: opts.migrate ?? true });
   const url = `http://127.0.0.1:${server.httpPort}`;
   return {
