@@ -128,7 +128,7 @@ async function main() {
     );
     if (channel.code !== 0) throw new Error(channel.stderr);
 
-    server = await spawnServer(CPU_PROF_DIR ? { ...env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : env);
+    server = await spawnServer(env, ['serve'], CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []);
     const listening = JSON.parse(server.stderrLines.find((l) => l.includes('"msg":"listening"'))!) as { smtp: string };
     const port = Number(listening.smtp.slice(listening.smtp.lastIndexOf(':') + 1));
     const pid = server.child.pid!;

@@ -5,8 +5,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export interface DurableFs {
-  /** Creates `file` with `data` and flushes its contents (fails with EEXIST when the file exists). */
-  createFile(file: string, data: Buffer, mode: number): Promise<void>;
+  /**
+   * Creates `file` with `data` and flushes its contents (fails with EEXIST when the file exists).
+   * `flushEntry` (flushing the directory) is started as soon as the file exists, alongside the data
+   * flush, and awaited with it: one disk round trip instead of two.
+   */
+  createFile(file: string, data: Buffer, mode: number, flushEntry?: () => Promise<void>): Promise<void>;
   /** Flushes a file written by other means (a spooled temporary file, SQLite's WAL). */
   syncFile(file: string): Promise<void>;
   /** Flushes a directory's entries: files created or renamed in it, new subdirectories. */
@@ -14,11 +18,11 @@ export interface DurableFs {
 }
 
 export const nodeDurableFs: DurableFs = {
-  async createFile(file, data, mode) {
+  async createFile(file, data, mode, flushEntry) {
     const handle = await fs.promises.open(file, 'wx', mode);
     try {
-      await handle.writeFile(data);
-      await handle.datasync();
+      const flushData = handle.writeFile(data).then(() => handle.datasync());
+      await Promise.all([flushData, flushEntry?.()]);
     } catch (error) {
       await handle.close();
       await fs.promises.rm(file, { force: true });

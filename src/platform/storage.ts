@@ -104,8 +104,7 @@ export class LocalStorage implements Storage {
       // A new key is written in place (nothing refers to it before put returns); an existing key
       // is replaced through a temporary file, so it is never half-written.
       try {
-        await this.durable.createFile(target, data, 0o600);
-        await this.dirFlush.sync(dir);
+        await this.durable.createFile(target, data, 0o600, () => this.dirFlush.sync(dir));
         return stored;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {

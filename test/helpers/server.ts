@@ -162,9 +162,9 @@ export interface ChildServer {
 }
 
 /** Runs `svc serve` as a child process and waits for its "listening" line. */
-export function spawnServer(env: Record<string, string>, args: string[] = ['serve']): Promise<ChildServer> {
+export function spawnServer(env: Record<string, string>, args: string[] = ['serve'], nodeArgs: string[] = []): Promise<ChildServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, MAIN, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const stderrLines: string[] = [];
     let buffered = '';
     let started = false;

@@ -40,8 +40,8 @@ describe('durable before the answer: .eml, directory, commit, WAL', () => {
     );
 
   const recording: DurableFs = {
-    async createFile(file, data, mode) {
-      await nodeDurableFs.createFile(file, data, mode);
+    async createFile(file, data, mode, flushEntry) {
+      await nodeDurableFs.createFile(file, data, mode, flushEntry);
       if (watched && file.includes(`${path.sep}eml${path.sep}`)) events.push(`eml flushed, committed ${await committed()}`);
     },
     async syncDir(dir) {
@@ -74,9 +74,9 @@ describe('durable before the answer: .eml, directory, commit, WAL', () => {
 
   const expected = (answer: string) =>
     s.app.dialect === 'sqlite'
-      ? ['eml flushed, committed 0', 'eml directory flushed, committed 0', 'wal flushed, committed 1', answer]
+      ? ['eml directory flushed, committed 0', 'eml flushed, committed 0', 'wal flushed, committed 1', answer]
       : // Postgres: the commit returns once its WAL record is flushed (synchronous_commit, kept on).
-        ['eml flushed, committed 0', 'eml directory flushed, committed 0', answer];
+        ['eml directory flushed, committed 0', 'eml flushed, committed 0', answer];
 
   test('SMTP: the 250 comes after the .eml, its directory, the commit and the WAL are on disk', async () => {
     events.length = 0;
@@ -113,9 +113,18 @@ describe('local storage flushes what it writes', () => {
     const ops: string[] = [];
     const rel = (p: string) => path.relative(path.dirname(root), p) || '.';
     const storage = new LocalStorage(root, {
-      createFile: async (file, data, mode) => (ops.push(`create ${rel(file)}`), nodeDurableFs.createFile(file, data, mode)),
-      syncFile: async (file) => (ops.push(`sync ${rel(file).startsWith('files/.tmp/') ? 'files/.tmp/<spool>' : rel(file)}`), nodeDurableFs.syncFile(file)),
-      syncDir: async (dir) => (ops.push(`sync dir ${rel(dir)}`), nodeDurableFs.syncDir(dir)),
+      createFile: (file, data, mode, flushEntry) => {
+        ops.push(`create ${rel(file)}`);
+        return nodeDurableFs.createFile(file, data, mode, flushEntry);
+      },
+      syncFile: (file) => {
+        ops.push(`sync ${rel(file).startsWith('files/.tmp/') ? 'files/.tmp/<spool>' : rel(file)}`);
+        return nodeDurableFs.syncFile(file);
+      },
+      syncDir: (dir) => {
+        ops.push(`sync dir ${rel(dir)}`);
+        return nodeDurableFs.syncDir(dir);
+      },
     });
     try {
       await storage.put('ws_1/eml/one', Buffer.from('first'));
