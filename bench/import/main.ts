@@ -2,7 +2,8 @@
 // Dovecot, copied by our migration (headers scan + copy, through the API of a real `svc serve`)
 // and, in the same run, by mbsync (Debian isync, Sync Pull) into a local Maildir: messages per
 // second of both, their ratio, and the server's peak RSS during the copy.
-// Run: npm run build && node dist/bench/import/main.js [messages=10000]   (at most 100,000)
+// Run: npm run build && node dist/bench/import/main.js [--messages 10000]   (at most 100,000; a bare
+// number works too). --no-mbsync leaves the peer out (the long run: time and peak RSS only).
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,7 +13,16 @@ import { fillBulkMailbox } from '../../test/helpers/migration.js';
 import { runSvc, tempDir, testEnv } from '../../test/helpers/server.js';
 import { figure, startBenchServer } from '../lib.js';
 
-const MESSAGES = Math.min(Math.max(Number(process.argv[2] ?? 10_000), 100), 100_000);
+function messagesArgument(args: string[]): number {
+  const flag = args.indexOf('--messages');
+  const value = flag === -1 ? args.find((a) => /^\d+$/.test(a)) : args[flag + 1];
+  const n = Number(value ?? 10_000);
+  if (!Number.isInteger(n) || n < 100 || n > 100_000) throw new Error('--messages takes a whole number from 100 to 100,000');
+  return n;
+}
+
+const MESSAGES = messagesArgument(process.argv.slice(2));
+const WITH_MBSYNC = !process.argv.includes('--no-mbsync');
 const TIME_LIMIT_MS = 45 * 60_000;
 const USER = 'support@bench.test';
 const PASSWORD = 'bench-app-password';
@@ -77,15 +87,19 @@ async function main() {
     );
     fs.mkdirSync(path.join(work, 'state'));
     fs.mkdirSync(path.join(work, 'maildir'));
-    const m0 = performance.now();
-    await run('mbsync', ['-q', '-c', conf, 'pull'], { timeout: TIME_LIMIT_MS, maxBuffer: 1 << 20 });
-    const mbsyncSeconds = (performance.now() - m0) / 1000;
-    const pulled = ['INBOX', 'Sent'].reduce(
-      (n, f) => n + fs.readdirSync(path.join(work, 'maildir', f, 'cur')).length + fs.readdirSync(path.join(work, 'maildir', f, 'new')).length,
-      0,
-    );
-    if (pulled !== made.messages) throw new Error(`mbsync copied ${pulled} of ${made.messages}`);
-    fs.rmSync(path.join(work, 'maildir'), { recursive: true, force: true });
+    let mbsyncSeconds = 0;
+    if (WITH_MBSYNC) {
+      const m0 = performance.now();
+      await run('mbsync', ['-q', '-c', conf, 'pull'], { timeout: TIME_LIMIT_MS, maxBuffer: 1 << 20 });
+      mbsyncSeconds = (performance.now() - m0) / 1000;
+      const pulled = ['INBOX', 'Sent'].reduce(
+        (n, f) => n + fs.readdirSync(path.join(work, 'maildir', f, 'cur')).length + fs.readdirSync(path.join(work, 'maildir', f, 'new')).length,
+        0,
+      );
+      if (pulled !== made.messages) throw new Error(`mbsync copied ${pulled} of ${made.messages}`);
+      fs.rmSync(path.join(work, 'maildir'), { recursive: true, force: true });
+    }
+    const mbsyncCommands = dovecot.rawlogCommands(USER).length;
 
     // svc: a real server, driven through the API.
     const env = te.env;
@@ -146,11 +160,17 @@ async function main() {
     const copySeconds = (performance.now() - c0) / 1000;
     if (done.progress.copied !== made.messages) throw new Error(`copied ${done.progress.copied} of ${made.messages}: ${JSON.stringify(done.progress)}`);
 
-    const mbsyncRate = made.messages / mbsyncSeconds;
     const importRate = made.messages / (scanSeconds + copySeconds);
-    figure('mbsync_msgs_per_s', mbsyncRate, 'msg/s');
     figure('import_msgs_per_s', importRate, 'msg/s');
-    figure('ratio', importRate / mbsyncRate);
+    figure('import_s', scanSeconds + copySeconds, 's');
+    figure('import_imap_commands', dovecot.rawlogCommands(USER).length - mbsyncCommands, 'commands');
+    if (WITH_MBSYNC) {
+      const mbsyncRate = made.messages / mbsyncSeconds;
+      figure('mbsync_msgs_per_s', mbsyncRate, 'msg/s');
+      figure('mbsync_s', mbsyncSeconds, 's');
+      figure('mbsync_imap_commands', mbsyncCommands, 'commands');
+      figure('ratio', importRate / mbsyncRate);
+    }
     figure('import_scan_s', scanSeconds, 's');
     figure('import_copy_msgs_per_s', made.messages / copySeconds, 'msg/s');
     figure('server_peak_rss_scan', scanPeak, 'MB');

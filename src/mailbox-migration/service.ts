@@ -22,7 +22,8 @@ import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
 import { CONNECTION_TEST_WINDOW } from '../platform/rate-limit.js';
-import { importedStatus, labelOfFolder, SKIP_REASONS } from './copy/plan.js';
+import { folderLabelsOf } from './copy/copy.js';
+import { importedStatus, SKIP_REASONS } from './copy/plan.js';
 import { chooseFolders, isNeverRead } from './copy/scan.js';
 import { teamAddressesOf } from './copy/team.js';
 import { ensureWorker } from './copy/worker.js';
@@ -819,13 +820,7 @@ export async function previewMigration(ctx: Ctx, access: Access, id: string, lim
         .orderBy('sent_at')
         .execute()
     : [];
-  const folderRows = await ctx.db
-    .selectFrom('mailbox_migration_folders')
-    .select(['path', 'special_use', 'delimiter'])
-    .where('migration_id', '=', m.id)
-    .execute();
-  const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
-  const labelOf = new Map(folderRows.map((f) => [f.path, labelOfFolder(f.path, f.special_use, f.delimiter, mapping)]));
+  const labelOf = await folderLabelsOf(ctx, m);
   const team = await teamAddressesOf(ctx, m);
   const customers = threads.map((t) => t.customer_address).filter((a): a is string => !!a);
   const existing = await knownContactEmails(ctx.db, m.workspace_id, customers);

@@ -97,29 +97,15 @@ function uidValidityOf(sourceKey: string): string | null {
   return m ? m[1] : null;
 }
 
-/** Runs work over items with at most `limit` at a time, keeping their order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= items.length) return;
-      out[i] = await work(items[i]);
-    }
-  });
-  await Promise.all(runners);
-  return out;
-}
-
-/** Reads the next batch's messages from the mailbox; items missing there are marked gone. */
+/**
+ * Reads the batch's messages from the mailbox, handing each to `take` as it arrives (so parsing
+ * overlaps the fetch); items missing there are marked gone.
+ */
 async function fetchBatch(
-  ctx: Ctx,
-  m: MigrationRow,
   mailbox: MailSource,
   items: ItemRow[],
-): Promise<{ raws: Map<string, Buffer>; failed: Map<string, string>; gone: string[] }> {
-  const raws = new Map<string, Buffer>();
+  take: (item: ItemRow, source: Buffer) => void,
+): Promise<{ failed: Map<string, string>; gone: string[] }> {
   const failed = new Map<string, string>();
   const gone: string[] = [];
   const byFolder = new Map<string, ItemRow[]>();
@@ -134,15 +120,16 @@ async function fetchBatch(
     for (const i of list)
       if (!current.includes(i)) failed.set(i.source_key, 'the folder was rebuilt at the provider (its UIDVALIDITY changed); scan again to copy this message');
     const byUid = new Map(current.map((i) => [Number(i.uid), i]));
+    const received = new Set<string>();
     for await (const { uid, source } of mailbox.sources([...byUid.keys()].sort((a, b) => a - b))) {
       const item = byUid.get(uid);
-      if (item) raws.set(item.source_key, source);
+      if (!item || received.has(item.source_key)) continue;
+      received.add(item.source_key);
+      take(item, source);
     }
-    for (const i of current) if (!raws.has(i.source_key)) gone.push(i.source_key);
+    for (const i of current) if (!received.has(i.source_key)) gone.push(i.source_key);
   }
-  void ctx;
-  void m;
-  return { raws, failed, gone };
+  return { failed, gone };
 }
 
 /** Stores what is kept of one message (attachments, and the original when asked) before the transaction. */
@@ -174,6 +161,17 @@ async function storeFiles(ctx: Ctx, m: MigrationRow, f: Fetched): Promise<void> 
   }
 }
 
+/** The label each of the migration's folders gives its conversations (the user's mapping, else the default). */
+export async function folderLabelsOf(ctx: Pick<Ctx, 'db'>, m: Pick<MigrationRow, 'id' | 'folder_labels'>): Promise<Map<string, string | null>> {
+  const folderRows = await ctx.db
+    .selectFrom('mailbox_migration_folders')
+    .select(['path', 'special_use', 'delimiter'])
+    .where('migration_id', '=', m.id)
+    .execute();
+  const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
+  return new Map(folderRows.map((f) => [f.path, labelOfFolder(f.path, f.special_use, f.delimiter, mapping)]));
+}
+
 export type CopyOutcome = 'more' | 'done' | 'stopped';
 
 /**
@@ -184,13 +182,7 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
   const started = performance.now();
   const limits = deps.limits ?? { batchThreads: BATCH_THREADS, batchMessages: BATCH_MESSAGES, batchBytes: BATCH_BYTES };
   const team = await teamAddressesOf(ctx, m);
-  const folderRows = await ctx.db
-    .selectFrom('mailbox_migration_folders')
-    .select(['path', 'special_use', 'delimiter'])
-    .where('migration_id', '=', m.id)
-    .execute();
-  const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
-  const labelOf = new Map(folderRows.map((f) => [f.path, labelOfFolder(f.path, f.special_use, f.delimiter, mapping)]));
+  const labelOf = await folderLabelsOf(ctx, m);
   for (;;) {
     const threads = await ctx.db
       .selectFrom('mailbox_migration_threads')
@@ -225,7 +217,6 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
     }
     const batchKeys = new Set(batch.map((t) => t.thread_key));
     const toCopy = allItems.filter((i) => batchKeys.has(i.thread_key!) && i.status === 'planned');
-    const { raws, failed, gone } = await fetchBatch(ctx, m, mailbox, toCopy);
     // A help desk's entries say more than their mail form: private notes and the ticket's tags.
     const helpDesk = isHelpDesk(m)
       ? await helpDeskEntryMeta(
@@ -234,17 +225,36 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
           toCopy.map((i) => Number(i.uid)),
         )
       : undefined;
-    const fetched = await mapLimit(
-      toCopy.filter((i) => raws.has(i.source_key)),
-      4,
-      async (item): Promise<Fetched> => {
-        const raw = raws.get(item.source_key)!;
-        const f: Fetched = { item, mail: await deps.parse(raw), raw, files: [], omitted: 0, written: [] };
+    // Each message is parsed (off the main thread) and its files stored as soon as it arrives.
+    const preparing: Promise<Fetched>[] = [];
+    const prepare = async (item: ItemRow, raw: Buffer): Promise<Fetched> => {
+      const f: Fetched = { item, mail: await deps.parse(raw), raw, files: [], omitted: 0, written: [] };
+      try {
         await storeFiles(ctx, m, f);
-        return f;
-      },
+      } catch (error) {
+        await Promise.allSettled(f.written.map((k) => ctx.storage.delete(k)));
+        throw error;
+      }
+      return f;
+    };
+    const fetching = fetchBatch(mailbox, toCopy, (item, raw) => {
+      const p = prepare(item, raw);
+      p.catch(() => undefined);
+      preparing.push(p);
+    }).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
     );
-    raws.clear();
+    const fetchResult = await fetching;
+    // Every prepared message has finished before anything is decided (no files left unreferenced).
+    const settled = await Promise.allSettled(preparing);
+    const fetched = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if ('error' in fetchResult || rejected) {
+      await Promise.allSettled(fetched.flatMap((f) => f.written.map((k) => ctx.storage.delete(k))));
+      throw 'error' in fetchResult ? fetchResult.error : rejected!.reason;
+    }
+    const { failed, gone } = fetchResult.value;
     // Messages stored by the batch, or null when the migration left the copying state meanwhile.
     let copied: number | null = null;
     try {

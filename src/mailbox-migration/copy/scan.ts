@@ -11,11 +11,10 @@ import { AUTOMATIC_HEADER_FIELDS, type InboundMail, parseHeaderBlock } from '../
 import { iso } from '../../platform/clock.js';
 import { formatMigration } from '../format.js';
 import { HELP_DESK_SKIP_REASONS, helpDeskSkipped, isHelpDesk } from '../sources/helpdesk/store.js';
-import type { ImapFolder } from '../sources/imap.js';
+import type { HeaderFetch, ImapFolder } from '../sources/imap.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { findPreset } from '../sources/presets.js';
 import { loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, SYSTEM, saveMigration } from '../store.js';
-import { mapLimit } from './copy.js';
 import { estimateSeconds, labelOfFolder, NEVER_READ_SPECIAL_USE, type PlanItem, planItems, SKIP_REASONS } from './plan.js';
 import { teamAddressesOf } from './team.js';
 
@@ -133,6 +132,42 @@ export async function insertItems(ctx: Pick<Ctx, 'db'>, rows: MailboxMigrationIt
   }
 }
 
+/** Marks a promise as handled now (it is awaited later): a rejection meanwhile must not end the process. */
+function settledLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
+/** The item of one fetched header block of a folder. */
+export function itemOfHeaders(migrationId: string, folder: string, uidValidity: string, h: HeaderFetch, parse: HeaderParser): Promise<MailboxMigrationItemsTable> {
+  return itemFromHeaders(
+    {
+      migrationId,
+      sourceKey: sourceKey(folder, uidValidity, h.uid),
+      folder,
+      uid: h.uid,
+      headers: h.headers,
+      size: h.size,
+      internalDate: h.internalDate,
+      flags: h.flags,
+    },
+    parse,
+  );
+}
+
+/** A chunk's items and the folder's resume point past it, in one transaction. */
+async function storeScannedChunk(ctx: Ctx, migrationId: string, folder: string, items: MailboxMigrationItemsTable[], to: number, done: boolean): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    await insertItems({ db: trx }, items);
+    await trx
+      .updateTable('mailbox_migration_folders')
+      .set({ scanned_uid: to, scan_done: done ? 1 : 0 })
+      .where('migration_id', '=', migrationId)
+      .where('path', '=', folder)
+      .execute();
+  });
+}
+
 /**
  * One step of the scan: reads headers until the time budget is used. Returns 'more' while folders
  * are left, 'done' once every folder is read (the caller then plans).
@@ -201,37 +236,31 @@ export async function scanStep(
     }
     const last = Math.max(0, Number(row.uid_next ?? 1) - 1);
     let from = Number(row.scanned_uid) + 1;
-    while (from <= last) {
-      const to = Math.min(last, from + SCAN_CHUNK - 1);
-      const fetched = [];
-      for await (const h of mailbox.headers(`${from}:${to}`, SCAN_HEADER_FIELDS)) if (h.uid >= from && h.uid <= to) fetched.push(h);
-      const items = await mapLimit(fetched, 8, (h) =>
-        itemFromHeaders(
-          {
-            migrationId: m.id,
-            sourceKey: sourceKey(folder.path, box.uidValidity, h.uid),
-            folder: folder.path,
-            uid: h.uid,
-            headers: h.headers,
-            size: h.size,
-            internalDate: h.internalDate,
-            flags: h.flags,
-          },
-          parse,
-        ),
-      );
-      await ctx.db.transaction().execute(async (trx) => {
-        await insertItems({ db: trx }, items);
-        await trx
-          .updateTable('mailbox_migration_folders')
-          .set({ scanned_uid: to, scan_done: to >= last ? 1 : 0 })
-          .where('migration_id', '=', m.id)
-          .where('path', '=', folder.path)
-          .execute();
-      });
-      from = to + 1;
-      if (performance.now() - started > budgetMs && from <= last) return 'more';
+    // Pipelined: each header block goes to the parser as it arrives, and a chunk's rows are written
+    // while the next chunk is fetched (one write at a time, in UID order, so the resume point only
+    // moves past rows that are stored).
+    let writing: Promise<void> | undefined;
+    try {
+      while (from <= last) {
+        const to = Math.min(last, from + SCAN_CHUNK - 1);
+        const parsing: Promise<MailboxMigrationItemsTable>[] = [];
+        for await (const h of mailbox.headers(`${from}:${to}`, SCAN_HEADER_FIELDS)) {
+          if (h.uid >= from && h.uid <= to) parsing.push(settledLater(itemOfHeaders(m.id, folder.path, box.uidValidity, h, parse)));
+        }
+        const items = await Promise.all(parsing);
+        await writing;
+        writing = settledLater(storeScannedChunk(ctx, m.id, folder.path, items, to, to >= last));
+        from = to + 1;
+        if (performance.now() - started > budgetMs && from <= last) {
+          await writing;
+          return 'more';
+        }
+      }
+    } finally {
+      // A failed fetch still lets the chunk before it finish (its resume point is kept).
+      await writing?.catch(() => undefined);
     }
+    await writing;
     if (last === 0 || from > last) {
       await ctx.db.updateTable('mailbox_migration_folders').set({ scan_done: 1 }).where('migration_id', '=', m.id).where('path', '=', folder.path).execute();
     }

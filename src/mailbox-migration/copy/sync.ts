@@ -7,7 +7,7 @@
 // copy ended is still history (an outgoing message, quietly), never an incoming one.
 import { findChannel } from '../../channels/store.js';
 import type { Ctx } from '../../context.js';
-import type { MailboxMigrationItemsTable } from '../../db/schema.js';
+import type { Db, MailboxMigrationItemsTable } from '../../db/schema.js';
 import { announceEvents } from '../../events/service.js';
 import { findStoredCopy, mailIdentity } from '../../mail/duplicates.js';
 import { storeInboundMail } from '../../mail/ingest.js';
@@ -17,7 +17,7 @@ import type { MailSource } from '../sources/mail-source.js';
 import { lockMigration, logActivity, type MigrationRow, SYSTEM, saveMigration } from '../store.js';
 import { isProbeMail } from '../switching/service.js';
 import { threadKeyOf } from './plan.js';
-import { chooseFolders, type HeaderParser, itemFromHeaders, SCAN_HEADER_FIELDS, sourceKey } from './scan.js';
+import { chooseFolders, type HeaderParser, itemOfHeaders, SCAN_HEADER_FIELDS } from './scan.js';
 import { teamAddressesOf } from './team.js';
 
 /** UIDs read per poll and folder (the rest is read by the next run, at once). */
@@ -78,19 +78,7 @@ export async function pollOldMailbox(ctx: Ctx, m: MigrationRow, mailbox: MailSou
     for await (const h of mailbox.headers(`${seen + 1}:${to}`, SCAN_HEADER_FIELDS)) if (h.uid > seen && h.uid <= to) fetched.push(h);
     fetched.sort((a, b) => a.uid - b.uid);
     for (const h of fetched) {
-      const item = await itemFromHeaders(
-        {
-          migrationId: m.id,
-          sourceKey: sourceKey(folder.path, box.uidValidity, h.uid),
-          folder: folder.path,
-          uid: h.uid,
-          headers: h.headers,
-          size: h.size,
-          internalDate: h.internalDate,
-          flags: h.flags,
-        },
-        deps.parseHeaders,
-      );
+      const item = await itemOfHeaders(m.id, folder.path, box.uidValidity, h, deps.parseHeaders);
       item.team = item.from_address && team.addresses.has(item.from_address) ? 1 : 0;
       const receivedAt = h.internalDate && !Number.isNaN(h.internalDate.getTime()) ? iso(h.internalDate) : item.sent_at;
       const isNew = receivedAt >= copyEnded && item.team === 0;
@@ -109,32 +97,36 @@ export async function pollOldMailbox(ctx: Ctx, m: MigrationRow, mailbox: MailSou
       }
     }
     // Nothing came back for the rest of the range (expunged meanwhile): move on past it.
-    await ctx.db
-      .updateTable('mailbox_migration_folders')
-      .set({ scanned_uid: to })
-      .where('migration_id', '=', m.id)
-      .where('path', '=', folder.path)
-      .where('scanned_uid', '<', to)
-      .execute();
+    await advanceReadPoint(ctx.db, m.id, folder.path, to);
   }
   return outcome;
+}
+
+/** Stores an item once (a repeated read of the same UID keeps the first row). */
+async function insertItem(trx: Db, item: MailboxMigrationItemsTable): Promise<void> {
+  await trx
+    .insertInto('mailbox_migration_items')
+    .values(item)
+    .onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing())
+    .execute();
+}
+
+/** Moves a folder's read point past a UID (never back). */
+async function advanceReadPoint(trx: Db, migrationId: string, folder: string, uid: number): Promise<void> {
+  await trx
+    .updateTable('mailbox_migration_folders')
+    .set({ scanned_uid: uid })
+    .where('migration_id', '=', migrationId)
+    .where('path', '=', folder)
+    .where('scanned_uid', '<', uid)
+    .execute();
 }
 
 /** Records an item and moves the folder's read point past its UID, together. */
 async function recordItem(ctx: Ctx, m: MigrationRow, folder: string, uid: number, item: MailboxMigrationItemsTable): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('mailbox_migration_items')
-      .values(item)
-      .onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing())
-      .execute();
-    await trx
-      .updateTable('mailbox_migration_folders')
-      .set({ scanned_uid: uid })
-      .where('migration_id', '=', m.id)
-      .where('path', '=', folder)
-      .where('scanned_uid', '<', uid)
-      .execute();
+    await insertItem(trx, item);
+    await advanceReadPoint(trx, m.id, folder, uid);
   });
 }
 
@@ -160,18 +152,8 @@ async function planHistory(ctx: Ctx, m: MigrationRow, folder: string, uid: numbe
     // A message that starts a thread is skipped by the plan's rules for whole threads.
     const skipReason = related ? null : item.team ? 'team_only' : item.automatic && m.skip_automatic ? 'automatic_only' : null;
     if (skipReason) {
-      await trx
-        .insertInto('mailbox_migration_items')
-        .values({ ...item, thread_key: threadKey, status: 'skipped', skip_reason: skipReason })
-        .onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing())
-        .execute();
-      await trx
-        .updateTable('mailbox_migration_folders')
-        .set({ scanned_uid: uid })
-        .where('migration_id', '=', m.id)
-        .where('path', '=', folder)
-        .where('scanned_uid', '<', uid)
-        .execute();
+      await insertItem(trx, { ...item, thread_key: threadKey, status: 'skipped', skip_reason: skipReason });
+      await advanceReadPoint(trx, m.id, folder, uid);
       return;
     }
     const existing = await trx
@@ -191,11 +173,7 @@ async function planHistory(ctx: Ctx, m: MigrationRow, folder: string, uid: numbe
           .executeTakeFirst()
       : undefined;
     const status = duplicate ? 'duplicate' : 'planned';
-    await trx
-      .insertInto('mailbox_migration_items')
-      .values({ ...item, thread_key: threadKey, status, skip_reason: duplicate ? 'duplicate' : null })
-      .onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing())
-      .execute();
+    await insertItem(trx, { ...item, thread_key: threadKey, status, skip_reason: duplicate ? 'duplicate' : null });
     if (!duplicate) {
       if (existing) {
         await trx
@@ -228,13 +206,7 @@ async function planHistory(ctx: Ctx, m: MigrationRow, folder: string, uid: numbe
           .execute();
       }
     }
-    await trx
-      .updateTable('mailbox_migration_folders')
-      .set({ scanned_uid: uid })
-      .where('migration_id', '=', m.id)
-      .where('path', '=', folder)
-      .where('scanned_uid', '<', uid)
-      .execute();
+    await advanceReadPoint(trx, m.id, folder, uid);
   });
 }
 
@@ -284,9 +256,7 @@ async function deliverNewMail(
           stored = r;
           await saveMigration({ db: trx, clock: ctx.clock }, current, { last_old_only_at: iso(ctx.clock.now()) });
         }
-        await trx
-          .insertInto('mailbox_migration_items')
-          .values({
+        await insertItem(trx, {
             ...item,
             status: outcome === 'new' ? 'copied' : 'duplicate',
             skip_reason: outcome === 'new' ? null : 'duplicate',
@@ -294,16 +264,8 @@ async function deliverNewMail(
             conversation_id: stored.conversation_id,
             copied_at: iso(ctx.clock.now()),
             new_mail: 1,
-          })
-          .onConflict((oc) => oc.columns(['migration_id', 'source_key']).doNothing())
-          .execute();
-        await trx
-          .updateTable('mailbox_migration_folders')
-          .set({ scanned_uid: uid })
-          .where('migration_id', '=', m.id)
-          .where('path', '=', folder)
-          .where('scanned_uid', '<', uid)
-          .execute();
+          });
+        await advanceReadPoint(trx, m.id, folder, uid);
         return outcome;
       });
       announceEvents(ctx);

@@ -66,6 +66,18 @@ export interface WorkerLimits {
   batchBytes: number;
 }
 
+/** Whether a thread of the migration still waits to be copied. */
+async function hasPlannedThread(ctx: Pick<Ctx, 'db'>, migrationId: string): Promise<boolean> {
+  const planned = await ctx.db
+    .selectFrom('mailbox_migration_threads')
+    .select('thread_key')
+    .where('migration_id', '=', migrationId)
+    .where('status', '=', 'planned')
+    .limit(1)
+    .executeTakeFirst();
+  return planned !== undefined;
+}
+
 export class MigrationWorker {
   readonly limits: WorkerLimits = { budgetMs: 10_000, batchThreads: BATCH_THREADS, batchMessages: BATCH_MESSAGES, batchBytes: BATCH_BYTES };
   private readonly connections = new Map<string, { mailbox: MailSource; timer: NodeJS.Timeout }>();
@@ -191,14 +203,7 @@ export class MigrationWorker {
   }
 
   private async copy(m: MigrationRow): Promise<Date | undefined> {
-    const planned = await this.ctx.db
-      .selectFrom('mailbox_migration_threads')
-      .select('thread_key')
-      .where('migration_id', '=', m.id)
-      .where('status', '=', 'planned')
-      .limit(1)
-      .executeTakeFirst();
-    if (!planned) {
+    if (!(await hasPlannedThread(this.ctx, m.id))) {
       if (m.state === 'copying') await this.copyEnded(m);
       return this.finishIfIdle(m.id);
     }
@@ -251,14 +256,7 @@ export class MigrationWorker {
         .execute();
       m = { ...m, sync_polled_at: iso(now) };
     }
-    const planned = await ctx.db
-      .selectFrom('mailbox_migration_threads')
-      .select('thread_key')
-      .where('migration_id', '=', m.id)
-      .where('status', '=', 'planned')
-      .limit(1)
-      .executeTakeFirst();
-    if (planned) return this.copy(m);
+    if (await hasPlannedThread(ctx, m.id)) return this.copy(m);
     const current = (await ctx.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', m.id).executeTakeFirst()) ?? m;
     const next = [now.getTime() + SYNC_POLL_MS - (now.getTime() - new Date(current.sync_polled_at ?? iso(now)).getTime())];
     for (const at of [quietPeriodEnd(ctx, current), syncLimitEnd(ctx, current)]) if (at) next.push(at.getTime());
