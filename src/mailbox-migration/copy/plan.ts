@@ -128,7 +128,14 @@ export function planItems(items: readonly PlanItem[], opts: PlanOptions): { item
     for (const ref of item.refs) if (ref < best) best = ref;
     smallest.set(root, best);
   }
-  const keyOf = (item: PlanItem) => threadKeyOf(smallest.get(uf.find(nodeOf(item)))!);
+  // One key per thread, hashed once (not once per message: the plan of a large mailbox stays small).
+  const keyOfRoot = new Map<string, string>();
+  const keyOf = (item: PlanItem) => {
+    const root = uf.find(nodeOf(item));
+    let key = keyOfRoot.get(root);
+    if (key === undefined) keyOfRoot.set(root, (key = threadKeyOf(smallest.get(root)!)));
+    return key;
+  };
 
   // Duplicates: one item per Message-ID is copied (one already copied wins, else the first folder).
   const folderRank = new Map(opts.folderOrder.map((f, i) => [f, i]));

@@ -139,7 +139,13 @@ function settledLater<T>(promise: Promise<T>): Promise<T> {
 }
 
 /** The item of one fetched header block of a folder. */
-export function itemOfHeaders(migrationId: string, folder: string, uidValidity: string, h: HeaderFetch, parse: HeaderParser): Promise<MailboxMigrationItemsTable> {
+export function itemOfHeaders(
+  migrationId: string,
+  folder: string,
+  uidValidity: string,
+  h: HeaderFetch,
+  parse: HeaderParser,
+): Promise<MailboxMigrationItemsTable> {
   return itemFromHeaders(
     {
       migrationId,

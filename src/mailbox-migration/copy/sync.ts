@@ -257,14 +257,14 @@ async function deliverNewMail(
           await saveMigration({ db: trx, clock: ctx.clock }, current, { last_old_only_at: iso(ctx.clock.now()) });
         }
         await insertItem(trx, {
-            ...item,
-            status: outcome === 'new' ? 'copied' : 'duplicate',
-            skip_reason: outcome === 'new' ? null : 'duplicate',
-            message_id: stored.message_id,
-            conversation_id: stored.conversation_id,
-            copied_at: iso(ctx.clock.now()),
-            new_mail: 1,
-          });
+          ...item,
+          status: outcome === 'new' ? 'copied' : 'duplicate',
+          skip_reason: outcome === 'new' ? null : 'duplicate',
+          message_id: stored.message_id,
+          conversation_id: stored.conversation_id,
+          copied_at: iso(ctx.clock.now()),
+          new_mail: 1,
+        });
         await advanceReadPoint(trx, m.id, folder, uid);
         return outcome;
       });
