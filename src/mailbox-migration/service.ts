@@ -22,7 +22,7 @@ import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
 import { CONNECTION_TEST_WINDOW } from '../platform/rate-limit.js';
-import { folderLabelsOf } from './copy/copy.js';
+import { folderLabelsOf, THREAD_MEMBER_STATUSES, threadItemsQuery } from './copy/copy.js';
 import { importedStatus, SKIP_REASONS } from './copy/plan.js';
 import { chooseFolders, isNeverRead } from './copy/scan.js';
 import { teamAddressesOf } from './copy/team.js';
@@ -811,14 +811,11 @@ export async function previewMigration(ctx: Ctx, access: Access, id: string, lim
     .execute();
   const keys = threads.map((t) => t.thread_key);
   const items = keys.length
-    ? await ctx.db
-        .selectFrom('mailbox_migration_items')
-        .select(['thread_key', 'folder', 'sent_at', 'from_address', 'from_name', 'subject', 'team', 'status', 'size'])
-        .where('migration_id', '=', m.id)
-        .where('thread_key', 'in', keys)
-        .where('status', 'in', ['planned', 'copied', 'duplicate'])
-        .orderBy('sent_at')
-        .execute()
+    ? (
+        await threadItemsQuery(ctx.db, m.id, keys)
+          .select(['thread_key', 'folder', 'sent_at', 'from_address', 'from_name', 'subject', 'team', 'status', 'size'])
+          .execute()
+      ).filter((i) => THREAD_MEMBER_STATUSES.has(i.status))
     : [];
   const labelOf = await folderLabelsOf(ctx, m);
   const team = await teamAddressesOf(ctx, m);

@@ -28,7 +28,7 @@ import {
   MAX_LABELS,
   type StoredAttachment,
 } from '../../conversations/service.js';
-import type { Database, MailboxMigrationItemsTable } from '../../db/schema.js';
+import type { Database, Db, MailboxMigrationItemsTable } from '../../db/schema.js';
 import { announceEvents } from '../../events/service.js';
 import { findStoredCopy, type MailIdentity, mailIdentity, registerStoredMail, type StoredCopy } from '../../mail/duplicates.js';
 import { conversationIdsOfMailIds, storedCopyByMailId } from '../../mail/imported.js';
@@ -172,6 +172,19 @@ export async function folderLabelsOf(ctx: Pick<Ctx, 'db'>, m: Pick<MigrationRow,
   return new Map(folderRows.map((f) => [f.path, labelOfFolder(f.path, f.special_use, f.delimiter, mapping)]));
 }
 
+/** Items that are part of a thread's conversation (skipped and failed ones are not). */
+export const THREAD_MEMBER_STATUSES: ReadonlySet<string> = new Set(['planned', 'duplicate', 'copied']);
+
+/**
+ * The items of some threads, oldest first. The status is filtered by the caller: a condition on it
+ * here made SQLite choose the (migration, status) index, which holds nearly every item of the
+ * migration, over (migration, thread_key) — a read of the whole migration per batch (0.8 s of
+ * 100,000 items instead of 0.06 s on a loaded machine).
+ */
+export function threadItemsQuery(db: Db, migrationId: string, threadKeys: string[]) {
+  return db.selectFrom('mailbox_migration_items').where('migration_id', '=', migrationId).where('thread_key', 'in', threadKeys).orderBy('sent_at');
+}
+
 export type CopyOutcome = 'more' | 'done' | 'stopped';
 
 /**
@@ -195,14 +208,7 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
       .execute();
     if (threads.length === 0) return 'done';
     const keys = threads.map((t) => t.thread_key);
-    const allItems = await ctx.db
-      .selectFrom('mailbox_migration_items')
-      .selectAll()
-      .where('migration_id', '=', m.id)
-      .where('thread_key', 'in', keys)
-      .where('status', 'in', ['planned', 'duplicate', 'copied'])
-      .orderBy('sent_at')
-      .execute();
+    const allItems = (await threadItemsQuery(ctx.db, m.id, keys).selectAll().execute()).filter((i) => THREAD_MEMBER_STATUSES.has(i.status));
     // Whole threads, newest first, while the batch stays under its bounds (at least one thread).
     const batch: typeof threads = [];
     let messages = 0;
@@ -252,7 +258,7 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
     const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if ('error' in fetchResult || rejected) {
       await Promise.allSettled(fetched.flatMap((f) => f.written.map((k) => ctx.storage.delete(k))));
-      throw 'error' in fetchResult ? fetchResult.error : rejected!.reason;
+      throw 'error' in fetchResult ? fetchResult.error : rejected?.reason;
     }
     const { failed, gone } = fetchResult.value;
     // Messages stored by the batch, or null when the migration left the copying state meanwhile.
