@@ -46,7 +46,7 @@ describe('the upload processing job after kill -9', () => {
   });
 
   test('killed while reading, it resumes in the restarted server; the file is read once', async () => {
-    te = await testEnv({ SVC_LOG_LEVEL: 'warn' });
+    te = await testEnv();
     const { file, messages } = bigMbox(120 * 1024 * 1024);
     const first = await spawnServer(te.env);
     children.push(first);
