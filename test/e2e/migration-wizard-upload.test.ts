@@ -165,6 +165,13 @@ describe('the export-file upload of the migration wizard', { skip: browserSkipRe
       await page.goto(`${s.url}/settings/migrations/${id}`);
       await page.locator('#mig-file').setInputFiles(notExport);
       await page.getByTestId('upload-processing').waitFor({ timeout: 30_000 });
+      // The page says so as it sends complete: the job is there once the server holds it processing.
+      for (const started = Date.now(); ; ) {
+        const u = await s.request('GET', `/v1/migrations/${id}/upload`, { token: seed.apiKey });
+        if (u.body.state === 'processing') break;
+        assert.ok(Date.now() - started < 30_000, `complete reached the server (${u.body.state})`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
       await s.app.jobs.drain();
       const alert = page.getByTestId('upload-failed');
       await alert.getByText(cause).waitFor({ timeout: 30_000 });
