@@ -8,6 +8,13 @@ export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) =
   description,
 });
 
+/** A JSON body the client may leave out (the route then reads `c.req.valid('json') ?? {}`). */
+export const optionalJsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
+  content: { 'application/json': { schema } },
+  required: false,
+  description,
+});
+
 export const jsonAnswer = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { 'application/json': { schema } },
   description,

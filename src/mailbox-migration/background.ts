@@ -1,4 +1,5 @@
-// The migration part of `svc serve`: the worker job that scans, copies and syncs mailboxes.
+// The migration part of `svc serve`: the worker job that scans, copies and syncs mailboxes, and the
+// job that verifies and reads a completed export-file upload.
 import type { Ctx } from '../context.js';
 import type { BackgroundPart, RunningPart } from '../platform/background.js';
 import { iso } from '../platform/clock.js';
@@ -6,6 +7,7 @@ import { databaseGauge } from '../platform/metrics.js';
 import { aloneOnDatabase } from '../platform/presence.js';
 import { MIGRATION_JOB, MigrationWorker } from './copy/worker.js';
 import { MIGRATION_STATES } from './states.js';
+import { uploadJob } from './upload/processing.js';
 
 export interface MigrationPart extends RunningPart {
   worker: MigrationWorker;
@@ -17,6 +19,7 @@ export const migrationBackground: BackgroundPart = {
     observeMigrations(ctx);
     const worker = new MigrationWorker(ctx);
     ctx.jobs.register(worker.job());
+    ctx.jobs.register(uploadJob(ctx));
     // A lease left by a process that died (kill -9) belongs to nobody, so migrations continue at
     // once instead of after the lease runs out; with other servers running it may be theirs.
     if (await aloneOnDatabase(ctx))

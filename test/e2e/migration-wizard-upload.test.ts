@@ -1,12 +1,17 @@
 // The wizard's export-file upload in a real browser: an mbox of three 8 MiB parts, each with its
 // SHA-256 computed in the page; the upload is cut after two parts, the page is reloaded, it says
-// what the server already holds, and choosing the same file again sends only the missing part,
-// then the file is read and the migration is connected.
+// what the server already holds, and choosing the same file again sends only the missing part;
+// then the server processes the file in the background while the page shows its progress (from
+// migration.progress), and the migration is connected. A file that is not an export ends with the
+// cause shown, in English and in Turkish.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { inTransaction } from '../../src/db/transaction.js';
+import { announceEvents } from '../../src/events/service.js';
+import { recordUploadProgress } from '../../src/mailbox-migration/upload/service.js';
 import { systemClock } from '../../src/platform/clock.js';
 import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { mbox, sha256 } from '../helpers/export-files.js';
@@ -100,6 +105,36 @@ describe('the export-file upload of the migration wizard', { skip: browserSkipRe
     await screenshot(page, 'migration-wizard-upload-resume');
     const before = parts.length;
     await page.getByLabel('Export file', { exact: true }).setInputFiles(file);
+    // Every part is there: complete answered at once and the file waits for its job (the runner is
+    // stopped in this test), which the page says, with where it stands.
+    const processing = page.getByTestId('upload-processing');
+    await processing.getByText('Uploaded. Checking the file: 0 B of').waitFor({ timeout: 30_000 });
+    await page.getByText('You may leave this page').waitFor();
+    assert.equal((await s.request('GET', `/v1/migrations/${id}/upload`, { token: seed.apiKey })).body.state, 'processing');
+    await assertAccessible(page);
+    await screenshot(page, 'migration-wizard-upload-processing');
+    // Progress reaches the page from migration.progress alone (no request of its own meanwhile).
+    let uploadReads = 0;
+    page.on('request', (r) => {
+      if (r.url().endsWith(`/v1/migrations/${id}/upload`) && r.method() === 'GET') uploadReads++;
+    });
+    await s.app.db
+      .updateTable('mailbox_migration_uploads')
+      .set({ phase: 'reading', done_bytes: 5, total_bytes: 10, messages: 7 })
+      .where('migration_id', '=', id)
+      .execute();
+    const row = await s.app.db.selectFrom('mailbox_migration_uploads').selectAll().where('migration_id', '=', id).executeTakeFirstOrThrow();
+    const m0 = await s.app.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    await inTransaction(s.app.db, (trx) => recordUploadProgress({ db: trx, clock: s.app.clock }, m0, row));
+    announceEvents(s.app);
+    await processing.getByText('Reading the file: 7 messages so far (50%)').waitFor();
+    assert.equal(uploadReads, 0, 'the progress came from migration.progress');
+    await s.app.db
+      .updateTable('mailbox_migration_uploads')
+      .set({ phase: 'verifying', done_bytes: 0, total_bytes: bytes.length, messages: 0 })
+      .where('migration_id', '=', id)
+      .execute();
+    await s.app.jobs.drain();
     await page.locator('h1 [data-state="connected"]').waitFor({ timeout: 60_000 });
     assert.deepEqual(
       parts.slice(before).map((p) => p.part),
@@ -114,5 +149,41 @@ describe('the export-file upload of the migration wizard', { skip: browserSkipRe
     await page.getByRole('link', { name: 'Next: map' }).waitFor();
     await assertAccessible(page);
     assert.deepEqual(errors, []);
+  });
+
+  test('a file that is not an export: the cause is shown once it was processed, in English and in Turkish', async () => {
+    const notExport = path.join(dir, 'notes.mbox');
+    fs.writeFileSync(notExport, 'These are my notes, not a mailbox.\n');
+    for (const [locale, cause] of [
+      ['en', 'The file was not accepted: it is neither a zip archive nor an mbox file.'],
+      ['tr', 'Dosya kabul edilmedi: ne bir zip arşivi ne de bir mbox dosyası.'],
+    ] as const) {
+      await s.app.db.updateTable('people').set({ locale }).where('id', '=', seed.ownerId).execute();
+      const { context, page } = await browser.newPage({ viewport: { width: 390, height: 844 } });
+      await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+      const id = (await s.request('POST', '/v1/migrations', { token: seed.apiKey, body: { provider: 'export_file', inbox_id: seed.inboxId } })).body.id;
+      await page.goto(`${s.url}/settings/migrations/${id}`);
+      await page.locator('#mig-file').setInputFiles(notExport);
+      await page.getByTestId('upload-processing').waitFor({ timeout: 30_000 });
+      // The page says so as it sends complete: the job is there once the server holds it processing.
+      for (const started = Date.now(); ; ) {
+        const u = await s.request('GET', `/v1/migrations/${id}/upload`, { token: seed.apiKey });
+        if (u.body.state === 'processing') break;
+        assert.ok(Date.now() - started < 30_000, `complete reached the server (${u.body.state})`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await s.app.jobs.drain();
+      const alert = page.getByTestId('upload-failed');
+      await alert.getByText(cause).waitFor({ timeout: 30_000 });
+      assert.equal(await alert.getAttribute('data-reason'), 'not_an_export');
+      assert.equal(await alert.getAttribute('role'), 'alert');
+      await assertAccessible(page);
+      if (locale === 'tr') await screenshot(page, 'migration-wizard-upload-refused-tr');
+      // The migration stays a draft and the page takes a new file.
+      assert.equal((await s.request('GET', `/v1/migrations/${id}`, { token: seed.apiKey })).body.state, 'draft');
+      assert.equal(await page.locator('#mig-file').isEnabled(), true);
+      await context.close();
+    }
+    await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
   });
 });

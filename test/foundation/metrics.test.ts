@@ -179,7 +179,7 @@ describe('metrics an operator alerts on', () => {
         text: `Body ${n}`,
       });
     const file = await zipBuffer([{ name: 'Inbox.mbox', data: mbox([await mail(1), await mail(2), await mail(3)]) }]);
-    assert.equal((await uploadExport(s.url, seed.apiKey, id, file)).status, 200);
+    assert.equal((await uploadExport(s.url, seed.apiKey, id, file, { settle: () => s.app.jobs.drain() })).upload.state, 'read');
     assert.equal((await s.request('POST', `/v1/migrations/${id}/scan`, { token: seed.apiKey })).status, 202);
     await s.app.jobs.drain();
     await expectState(s, seed.apiKey, id, 'ready');

@@ -107,17 +107,48 @@ export async function sendPart(baseUrl: string, token: string, migrationId: stri
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-/** Uploads a whole file in parts and completes the upload. */
-export async function uploadExport(baseUrl: string, token: string, migrationId: string, source: Buffer | string, partBytes = 8 * 1024 * 1024) {
+/**
+ * GET …/upload until the processing after complete has ended (read or failed). `settle` runs first
+ * each time (in-process tests drain the job runner there; a spawned server needs nothing).
+ */
+export async function awaitProcessed(baseUrl: string, token: string, migrationId: string, opts: { settle?: () => Promise<unknown>; timeoutMs?: number } = {}) {
+  const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+  for (;;) {
+    await opts.settle?.();
+    const res = await fetch(`${baseUrl}/v1/migrations/${migrationId}/upload`, { headers: { authorization: `Bearer ${token}` } });
+    const body = (await res.json()) as any;
+    if (res.status !== 200) throw new Error(`GET upload: ${res.status} ${JSON.stringify(body)}`);
+    if (body.state !== 'processing') return body;
+    if (Date.now() > deadline) throw new Error(`the upload is still processing: ${JSON.stringify(body.processing)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Uploads a whole file in parts and completes the upload (`completed`: the 202 answer, or the
+ * refusal); then waits for the processing and gives the upload (`upload`: read or failed, with
+ * `file` or `processing.error`) and the migration as they are after it.
+ */
+export async function uploadExport(
+  baseUrl: string,
+  token: string,
+  migrationId: string,
+  source: Buffer | string,
+  opts: { partBytes?: number; sha256?: string; settle?: () => Promise<unknown> } = {},
+) {
   let n = 0;
-  for await (const part of parts(source, partBytes)) {
+  for await (const part of parts(source, opts.partBytes ?? 8 * 1024 * 1024)) {
     const r = await sendPart(baseUrl, token, migrationId, ++n, part);
     if (r.status !== 200) throw new Error(`part ${n}: ${r.status} ${JSON.stringify(r.body)}`);
   }
   const res = await fetch(`${baseUrl}/v1/migrations/${migrationId}/upload/complete`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ parts: n }),
+    body: JSON.stringify({ parts: n, ...(opts.sha256 ? { sha256: opts.sha256 } : {}) }),
   });
-  return { status: res.status, body: await res.json(), parts: n };
+  const completed = { status: res.status, body: (await res.json()) as any };
+  if (res.status !== 202) return { completed, upload: null, migration: null, parts: n };
+  const upload = await awaitProcessed(baseUrl, token, migrationId, { settle: opts.settle });
+  const migration = (await (await fetch(`${baseUrl}/v1/migrations/${migrationId}`, { headers: { authorization: `Bearer ${token}` } })).json()) as any;
+  return { completed, upload, migration, parts: n };
 }

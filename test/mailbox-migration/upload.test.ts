@@ -10,9 +10,21 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { retentionRules, workspaceDataSteps } from '../../src/lifecycle/registry.js';
-import { EXPORT_LIMITS } from '../../src/mailbox-migration/sources/archive.js';
+import { EXPORT_LIMITS, RECORD_BYTES } from '../../src/mailbox-migration/sources/archive.js';
+import { processUpload, UPLOAD_PROGRESS } from '../../src/mailbox-migration/upload/processing.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import { mbox, mboxMessage, patchBytes, patchDeclaredSize, sendPart, sha256, uploadExport, zipBuffer } from '../helpers/export-files.js';
+import {
+  awaitProcessed,
+  mbox,
+  mboxMessage,
+  parts,
+  patchBytes,
+  patchDeclaredSize,
+  sendPart,
+  sha256,
+  uploadExport as uploadInParts,
+  zipBuffer,
+} from '../helpers/export-files.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
@@ -48,6 +60,9 @@ describe('mailbox migration from an export file', () => {
   };
   const uploadDir = (id: string) => path.join(s.app.config.dataDir, 'migration-uploads', id);
   const complete = (id: string, body?: unknown) => api('POST', `/v1/migrations/${id}/upload/complete`, body);
+  const settle = () => s.app.jobs.drain();
+  const processed = (id: string) => awaitProcessed(s.url, seed.apiKey, id, { settle });
+  const uploadExport = (url: string, token: string, id: string, file: Buffer) => uploadInParts(url, token, id, file, { settle });
 
   const mail = (n: number, opts: { from?: string; to?: string; subject?: string; text?: string; messageId?: string; inReplyTo?: string; days?: number } = {}) =>
     buildMail({
@@ -127,14 +142,28 @@ describe('mailbox migration from an export file', () => {
       [1, 2, 3],
     );
     const wrongWhole = await complete(id, { parts: 3, sha256: '0'.repeat(64) });
-    assert.equal(wrongWhole.status, 400);
-    assert.equal(wrongWhole.body.error.reason, 'sha256_mismatch');
-    const done = await complete(id, { parts: 3, sha256: sha256(file) });
-    assert.equal(done.status, 200, JSON.stringify(done.body));
-    assert.equal(done.body.migration.state, 'connected');
-    assert.equal(done.body.file.messages, 3);
-    assert.equal(done.body.file.sha256, sha256(file));
-    assert.deepEqual(done.body.file.folders, [{ path: 'INBOX', special_use: '\\Inbox', messages: 3 }]);
+    assert.equal(wrongWhole.status, 202, JSON.stringify(wrongWhole.body));
+    const mismatch = await processed(id);
+    assert.equal(mismatch.state, 'failed');
+    assert.equal(mismatch.processing.error.code, 'invalid_request');
+    assert.equal(mismatch.processing.error.reason, 'sha256_mismatch');
+    assert.match(mismatch.processing.error.message, new RegExp(`hashes to ${sha256(file)}, not 0{64}`));
+    assert.equal(mismatch.data.length, 3, 'after a checksum mismatch the parts stay, to send the wrong ones again');
+    await expectState(s, seed.apiKey, id, 'draft');
+    const accepted = await complete(id, { parts: 3, sha256: sha256(file) });
+    assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+    assert.equal(accepted.body.migration.state, 'draft', 'complete answers before the file is read');
+    assert.equal(accepted.body.upload.state, 'processing');
+    assert.equal(accepted.body.upload.processing.phase, 'verifying');
+    assert.equal(accepted.body.upload.processing.error, null);
+    const read = await processed(id);
+    assert.equal(read.state, 'read');
+    assert.equal(read.processing.percent, 100);
+    assert.equal(read.processing.messages, 3);
+    assert.equal(read.file.messages, 3);
+    assert.equal(read.file.sha256, sha256(file));
+    assert.deepEqual(read.file.folders, [{ path: 'INBOX', special_use: '\\Inbox', messages: 3 }]);
+    await expectState(s, seed.apiKey, id, 'connected');
     assert.ok(!fs.existsSync(path.join(uploadDir(id), 'parts')), 'parts go once the file is read');
     assert.equal((await sendPart(s.url, seed.apiKey, id, 1, p1)).body.error.code, 'migration_state', 'no uploads once connected');
     const log = await api('GET', `/v1/migrations/${id}/activity`);
@@ -151,6 +180,158 @@ describe('mailbox migration from an export file', () => {
     assert.ok(!fs.existsSync(uploadDir(id)));
   });
 
+  const sendAll = async (id: string, file: Buffer, partBytes: number) => {
+    let n = 0;
+    for await (const part of parts(file, partBytes)) assert.equal((await sendPart(s.url, seed.apiKey, id, ++n, part)).status, 200);
+    return n;
+  };
+  const uploadEvents = async (id: string, afterSeq: number) =>
+    (
+      await s.app.db
+        .selectFrom('events')
+        .select(['seq', 'type', 'data', 'audience', 'webhook'])
+        .where('workspace_id', '=', seed.workspaceId)
+        .where('seq', '>', afterSeq)
+        .where('type', 'like', 'migration.%')
+        .orderBy('seq')
+        .execute()
+    )
+      .map((e) => ({ ...e, data: JSON.parse(e.data) }))
+      .filter((e) => (e.data.migration_id ?? e.data.migration?.id) === id);
+  const lastSeq = async () =>
+    Number(
+      (
+        await s.app.db
+          .selectFrom('events')
+          .select((eb) => eb.fn.max('seq').as('seq'))
+          .executeTakeFirst()
+      )?.seq ?? 0,
+    );
+
+  test('complete answers 202 at once; a stored job verifies, then reads the file, with progress in GET …/upload and migration.progress', async () => {
+    const id = await newMigration();
+    const messages = await Promise.all(Array.from({ length: 30 }, (_, n) => mail(100 + n, { text: crypto.randomBytes(24_000).toString('base64') })));
+    const file = await zipBuffer([{ name: 'Inbox.mbox', data: mbox(messages) }]);
+    const n = await sendAll(id, file, 128 * 1024);
+    assert.ok(n >= 4, `several parts (${n})`);
+    const seq = await lastSeq();
+    const accepted = await complete(id, { parts: n });
+    assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+    assert.equal(accepted.body.migration.state, 'draft');
+    assert.equal(accepted.body.upload.state, 'processing');
+    assert.equal(accepted.body.upload.completing, true);
+    assert.deepEqual(
+      { phase: accepted.body.upload.processing.phase, done: accepted.body.upload.processing.done_bytes, total: accepted.body.upload.processing.total_bytes },
+      { phase: 'verifying', done: 0, total: file.length },
+    );
+    // Stored before it is done: the job row is there (the runner is stopped in this test).
+    const job = await s.app.db.selectFrom('jobs').select('kind').where('unique_key', '=', `migration-upload:${id}`).executeTakeFirst();
+    assert.equal(job?.kind, 'migration.upload');
+    // While it is processing: no part is taken, the same complete answers the same upload, another is refused.
+    const late = await sendPart(s.url, seed.apiKey, id, n + 1, Buffer.from('From x\n'));
+    assert.equal(late.status, 409);
+    assert.equal(late.body.error.code, 'conflict');
+    const same = await complete(id, { parts: n });
+    assert.equal(same.status, 202);
+    assert.equal(same.body.upload.state, 'processing');
+    const other = await complete(id, { parts: n, sha256: sha256(file).replace(/^./, (c) => (c === '0' ? '1' : '0')) });
+    assert.equal(other.status, 409);
+    assert.equal(other.body.error.code, 'conflict');
+    assert.equal((await expectState(s, seed.apiKey, id, 'draft')).state, 'draft');
+
+    UPLOAD_PROGRESS.everyMs = 0;
+    try {
+      await s.app.jobs.drain();
+    } finally {
+      UPLOAD_PROGRESS.everyMs = 1000;
+    }
+    const read = await processed(id);
+    assert.equal(read.state, 'read');
+    assert.equal(read.completing, false);
+    assert.equal(read.processing.messages, 30);
+    assert.equal(read.file.messages, 30);
+    assert.deepEqual(read.data, [], 'the parts go once the file is read');
+    await expectState(s, seed.apiKey, id, 'connected');
+
+    const events = await uploadEvents(id, seq);
+    assert.ok(
+      events.every((e) => e.audience === 'admins' && e.webhook === 0),
+      'migration events go to owners and admins only, never to webhooks',
+    );
+    const progress = events.filter((e) => e.type === 'migration.progress').map((e) => e.data.upload);
+    const verifying = progress.filter((u) => u.phase === 'verifying');
+    const reading = progress.filter((u) => u.phase === 'reading');
+    assert.ok(verifying.length >= 3, `verifying reported as it went (${verifying.length})`);
+    assert.ok(
+      verifying.every((u, i) => i === 0 || u.done_bytes >= verifying[i - 1].done_bytes),
+      'bytes only go up',
+    );
+    assert.equal(verifying.at(-1).done_bytes, file.length);
+    assert.ok(reading.length >= 3, `reading reported as it went (${reading.length})`);
+    assert.ok(
+      reading.some((u) => u.done_bytes > 0 && u.done_bytes < u.total_bytes && u.messages > 0 && u.messages < 30),
+      'part-way through the read',
+    );
+    assert.ok(progress.indexOf(reading[0]) > progress.indexOf(verifying.at(-1)), 'verifying comes first');
+    assert.deepEqual(
+      { state: progress.at(-1).state, percent: progress.at(-1).percent, messages: progress.at(-1).messages },
+      { state: 'read', percent: 100, messages: 30 },
+    );
+    const updated = events.filter((e) => e.type === 'migration.updated');
+    assert.equal(updated.length, 1);
+    assert.equal(updated[0].data.migration.state, 'connected');
+    const log = await s.app.db.selectFrom('mailbox_migration_log').select(['action', 'actor_type']).where('migration_id', '=', id).execute();
+    assert.deepEqual(
+      log.filter((l) => l.action.startsWith('upload')),
+      [{ action: 'upload_completed', actor_type: 'api_key' }],
+      'the log names who completed the upload',
+    );
+  });
+
+  test('two runs of the upload job at once: one reads, the other waits for its claim; the file is read once', async () => {
+    const id = await newMigration();
+    const file = mbox(await Promise.all([201, 202, 203].map((n) => mail(n))));
+    const n = await sendAll(id, file, 8 * 1024 * 1024);
+    assert.equal((await complete(id, { parts: n })).status, 202);
+    const [a, b] = await Promise.all([processUpload(s.app, id), processUpload(s.app, id)]);
+    const waits = [a, b].filter((r) => r !== undefined);
+    assert.equal(waits.length, 1, 'one run found the upload claimed');
+    assert.ok(waits[0]! > clock.now(), 'and asks to look again once the claim would run out');
+    assert.equal((await api('GET', `/v1/migrations/${id}/upload`)).body.state, 'read');
+    assert.equal(await processUpload(s.app, id), undefined, 'a run after the read has nothing to do');
+    const completed = await s.app.db
+      .selectFrom('mailbox_migration_log')
+      .select('id')
+      .where('migration_id', '=', id)
+      .where('action', '=', 'upload_completed')
+      .execute();
+    assert.equal(completed.length, 1);
+    const index = fs.statSync(path.join(uploadDir(id), 'read', 'index')).size;
+    assert.equal(index, 3 * RECORD_BYTES, 'every message once in the spool');
+    await s.app.db.deleteFrom('jobs').where('unique_key', '=', `migration-upload:${id}`).execute();
+  });
+
+  test('cancel or delete while the file is processed: the job stops, nothing is read, nothing is left', async () => {
+    const cancelled = await newMigration();
+    const file = mbox(await Promise.all([301, 302].map((n) => mail(n))));
+    await sendAll(cancelled, file, 8 * 1024 * 1024);
+    assert.equal((await complete(cancelled)).status, 202, 'complete without a body');
+    assert.equal((await api('POST', `/v1/migrations/${cancelled}/cancel`)).status, 200);
+    const deleted = await newMigration();
+    await sendAll(deleted, file, 8 * 1024 * 1024);
+    assert.equal((await complete(deleted, {})).status, 202);
+    assert.equal((await api('DELETE', `/v1/migrations/${deleted}`)).status, 204);
+    await s.app.jobs.drain();
+    await expectState(s, seed.apiKey, cancelled, 'cancelled');
+    assert.equal((await api('GET', `/v1/migrations/${deleted}`)).status, 404);
+    for (const id of [cancelled, deleted]) {
+      assert.ok(!fs.existsSync(uploadDir(id)), 'nothing of the upload is left');
+      assert.equal(await s.app.db.selectFrom('mailbox_migration_uploads').select('state').where('migration_id', '=', id).executeTakeFirst(), undefined);
+      assert.equal(await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `migration-upload:${id}`).executeTakeFirst(), undefined);
+    }
+    assert.equal(s.logs.filter((l) => l.level === 'error').length, 0);
+  });
+
   test('each kind of export: zip of mbox files, of .eml files, of a Maildir tree, and a bare mbox', async () => {
     // A zip of mbox files (mboxrd escaping, Takeout-like common directories).
     const tricky = await mail(1, { text: 'Hello\n\nFrom the start of a line.\n>From quoted once.\nEnd.' });
@@ -161,16 +342,16 @@ describe('mailbox migration from an export file', () => {
     ]);
     let id = await newMigration();
     let r = await uploadExport(s.url, seed.apiKey, id, zipOfMbox);
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.file.contents, ['mbox']);
+    assert.equal(r.upload.state, 'read', JSON.stringify(r.upload));
+    assert.deepEqual(r.upload.file.contents, ['mbox']);
     assert.deepEqual(
-      r.body.file.folders.map((f: { path: string; messages: number; special_use: string | null }) => [f.path, f.messages, f.special_use]),
+      r.upload.file.folders.map((f: { path: string; messages: number; special_use: string | null }) => [f.path, f.messages, f.special_use]),
       [
         ['INBOX', 2, '\\Inbox'],
         ['Sent', 1, '\\Sent'],
       ],
     );
-    assert.deepEqual(r.body.file.ignored, [{ name: 'Takeout/archive_browser.html', reason: 'not_mail' }]);
+    assert.deepEqual(r.upload.file.ignored, [{ name: 'Takeout/archive_browser.html', reason: 'not_mail' }]);
     assert.equal((await api('POST', `/v1/migrations/${id}/scan`)).status, 202);
     await s.app.jobs.drain();
     assert.equal((await expectState(s, seed.apiKey, id, 'ready')).plan.summary.total, 3);
@@ -193,10 +374,10 @@ describe('mailbox migration from an export file', () => {
     ]);
     id = await newMigration();
     r = await uploadExport(s.url, seed.apiKey, id, zipOfEml);
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.file.contents, ['eml']);
+    assert.equal(r.upload.state, 'read', JSON.stringify(r.upload));
+    assert.deepEqual(r.upload.file.contents, ['eml']);
     assert.deepEqual(
-      r.body.file.folders.map((f: { path: string; messages: number }) => [f.path, f.messages]),
+      r.upload.file.folders.map((f: { path: string; messages: number }) => [f.path, f.messages]),
       [
         ['INBOX', 2],
         ['Archive', 1],
@@ -215,10 +396,10 @@ describe('mailbox migration from an export file', () => {
     ]);
     id = await newMigration();
     r = await uploadExport(s.url, seed.apiKey, id, zipOfMaildir);
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.file.contents, ['maildir']);
+    assert.equal(r.upload.state, 'read', JSON.stringify(r.upload));
+    assert.deepEqual(r.upload.file.contents, ['maildir']);
     assert.deepEqual(
-      r.body.file.folders.map((f: { path: string; messages: number; special_use: string | null }) => [f.path, f.messages, f.special_use]),
+      r.upload.file.folders.map((f: { path: string; messages: number; special_use: string | null }) => [f.path, f.messages, f.special_use]),
       [
         ['INBOX', 2, '\\Inbox'],
         ['Sent', 1, '\\Sent'],
@@ -250,9 +431,9 @@ describe('mailbox migration from an export file', () => {
     const withStatus = (await mail(31)).toString().replace('\r\n\r\n', '\r\nStatus: RO\r\nX-Status: A\r\n\r\n');
     id = await newMigration();
     r = await uploadExport(s.url, seed.apiKey, id, mbox([withStatus, await mail(32)]));
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.equal(r.body.file.kind, 'mbox');
-    assert.deepEqual(r.body.file.folders, [{ path: 'INBOX', special_use: '\\Inbox', messages: 2 }]);
+    assert.equal(r.upload.state, 'read', JSON.stringify(r.upload));
+    assert.equal(r.upload.file.kind, 'mbox');
+    assert.deepEqual(r.upload.file.folders, [{ path: 'INBOX', special_use: '\\Inbox', messages: 2 }]);
     await api('POST', `/v1/migrations/${id}/scan`);
     await s.app.jobs.drain();
     await expectState(s, seed.apiKey, id, 'ready');
@@ -260,20 +441,35 @@ describe('mailbox migration from an export file', () => {
     assert.deepEqual(JSON.parse(bare[0].flags!), ['\\Seen', '\\Answered']);
   });
 
-  test('hostile archives are refused cleanly: nothing kept, nothing imported, the migration stays a draft', async () => {
+  test('hostile archives are refused cleanly: the upload ends failed with the cause, nothing kept, nothing imported, the migration stays a draft', async () => {
     const conversationsBefore = await s.app.db.selectFrom('conversations').select('id').where('workspace_id', '=', seed.workspaceId).execute();
     const refused = async (file: Buffer, reason: string, message: RegExp) => {
       const id = await newMigration();
       const r = await uploadExport(s.url, seed.apiKey, id, file);
-      assert.equal(r.status, 400, JSON.stringify(r.body));
-      assert.equal(r.body.error.code, 'invalid_request');
-      assert.equal(r.body.error.reason, reason);
-      assert.match(r.body.error.message, message);
+      assert.equal(r.completed.status, 202, JSON.stringify(r.completed.body));
+      assert.equal(r.upload.state, 'failed', JSON.stringify(r.upload));
+      assert.equal(r.upload.processing.error.code, 'invalid_request');
+      assert.equal(r.upload.processing.error.reason, reason);
+      assert.match(r.upload.processing.error.message, message);
       await expectState(s, seed.apiKey, id, 'draft');
       assert.ok(!fs.existsSync(uploadDir(id)), 'nothing of a refused file is kept');
       const held = await api('GET', `/v1/migrations/${id}/upload`);
       assert.deepEqual(held.body.data, []);
       assert.equal(held.body.file, null);
+      assert.equal(held.body.processing.error.reason, reason, 'the cause stays shown until a new upload begins');
+      const log = await s.app.db
+        .selectFrom('mailbox_migration_log')
+        .select('detail')
+        .where('migration_id', '=', id)
+        .where('action', '=', 'upload_refused')
+        .execute();
+      assert.equal(log.length, 1);
+      assert.equal(JSON.parse(log[0].detail!).reason, reason);
+      // A new upload begins from part 1: the refusal is no longer the upload's state.
+      assert.equal((await sendPart(s.url, seed.apiKey, id, 1, Buffer.from(mboxMessage(ok)))).status, 200);
+      const again = await api('GET', `/v1/migrations/${id}/upload`);
+      assert.equal(again.body.state, 'receiving');
+      assert.equal(again.body.processing, null);
       return id;
     };
     const ok = await mail(41);
@@ -341,10 +537,10 @@ describe('mailbox migration from an export file', () => {
     ]);
     const id = await newMigration();
     const r = await uploadExport(s.url, seed.apiKey, id, zip);
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.equal(r.body.file.messages, 2);
-    assert.equal(r.body.file.oversize_messages, 1);
-    assert.deepEqual(r.body.file.ignored, [
+    assert.equal(r.upload.state, 'read', JSON.stringify(r.upload));
+    assert.equal(r.upload.file.messages, 2);
+    assert.equal(r.upload.file.oversize_messages, 1);
+    assert.deepEqual(r.upload.file.ignored, [
       { name: 'mail/inside.zip', reason: 'nested_archive' },
       { name: 'mail/hidden.mbox', reason: 'nested_archive' },
     ]);
@@ -394,8 +590,8 @@ describe('mailbox migration from an export file', () => {
     const agent = await addPerson(s.app, seed.workspaceId, 'agent');
     assert.equal((await sendPart(s.url, agent.token, id, 1, zip)).status, 403, 'agents may not upload');
     const r = await uploadExport(s.url, seed.apiKey, id, zip);
-    assert.equal(r.status, 200);
-    assert.deepEqual(r.body.migration.allowed_actions, ['update', 'delete', 'scan', 'cancel']);
+    assert.equal(r.upload.state, 'read');
+    assert.deepEqual(r.migration.allowed_actions, ['update', 'delete', 'scan', 'cancel']);
     await api('POST', `/v1/migrations/${id}/scan`);
     await s.app.jobs.drain();
     const ready = await expectState(s, seed.apiKey, id, 'ready');
@@ -460,7 +656,7 @@ describe('mailbox migration from an export file', () => {
     // Left behind (as by a crash between the cancel and the file removal): the sweep removes it.
     const other = await newMigration();
     const r = await uploadExport(s.url, seed.apiKey, other, mbox([await mail(72)]));
-    assert.equal(r.status, 200);
+    assert.equal(r.upload.state, 'read');
     await s.app.db.updateTable('mailbox_migrations').set({ state: 'cancelled' }).where('id', '=', other).execute();
     const kept = await newMigration();
     assert.equal((await sendPart(s.url, seed.apiKey, kept, 1, Buffer.from('From x\n'))).status, 200);

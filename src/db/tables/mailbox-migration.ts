@@ -216,6 +216,45 @@ export interface MigrationHelpdeskEntriesTable {
   data: string;
 }
 
+export type MigrationUploadState = 'processing' | 'read' | 'failed';
+export type MigrationUploadPhase = 'verifying' | 'reading';
+
+/**
+ * An export-file upload once `complete` was asked for (no row: parts are still being received).
+ * The processing job verifies the parts' whole-file SHA-256, then reads the file into the message
+ * spool; progress, the outcome and a refused file's cause are kept here for GET …/upload.
+ */
+export interface MailboxMigrationUploadsTable {
+  migration_id: string;
+  workspace_id: string;
+  state: MigrationUploadState;
+  phase: MigrationUploadPhase | null;
+  /** Parts and bytes of the file as completed. */
+  parts: number;
+  bytes: number;
+  /** The whole file's SHA-256 the client named (checked), or null. */
+  expected_sha256: string | null;
+  /** The whole file's SHA-256 once verified (a restarted job goes on with the read). */
+  sha256: string | null;
+  /** Bytes done and to do in the current phase (verifying: of the file; reading: uncompressed). */
+  done_bytes: number;
+  total_bytes: number;
+  /** Messages found so far (reading) or in the file (read). */
+  messages: number;
+  /** A refused file: RefusalReason or sha256_mismatch, and the message shown. */
+  error_reason: string | null;
+  error_message: string | null;
+  /** Who completed the upload (the activity log names them when the file is read). */
+  actor_type: string;
+  actor_id: string | null;
+  /** The run processing it now and until when its claim holds (renewed as it goes). */
+  runner: string | null;
+  runner_until: string | null;
+  started_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
 export interface MailboxMigrationTables {
   mailbox_migrations: MailboxMigrationsTable;
   mailbox_migration_folders: MailboxMigrationFoldersTable;
@@ -226,4 +265,5 @@ export interface MailboxMigrationTables {
   migration_credential_links: MigrationCredentialLinksTable;
   migration_helpdesk_sources: MigrationHelpdeskSourcesTable;
   migration_helpdesk_entries: MigrationHelpdeskEntriesTable;
+  mailbox_migration_uploads: MailboxMigrationUploadsTable;
 }

@@ -3,7 +3,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Ctx } from '../../context.js';
 import type { ApiApp } from '../../http/app.js';
-import { bearer, jsonAnswer, jsonBody } from '../../http/openapi.js';
+import { bearer, jsonAnswer, jsonBody, optionalJsonBody } from '../../http/openapi.js';
 import { removeHistory } from '../removal.js';
 import { act } from '../service.js';
 import { finishMigration, sendProbe } from '../switching/service.js';
@@ -41,21 +41,16 @@ export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, Migratio
       security: bearer,
       request: {
         params,
-        body: {
-          content: {
-            'application/json': {
-              schema: z
-                .object({
-                  force: z
-                    .boolean()
-                    .optional()
-                    .openapi({ description: 'finish without a test message; mail that still reaches only the old mailbox is then not copied' }),
-                })
-                .strict(),
-            },
-          },
-          required: false,
-        },
+        body: optionalJsonBody(
+          z
+            .object({
+              force: z
+                .boolean()
+                .optional()
+                .openapi({ description: 'finish without a test message; mail that still reaches only the old mailbox is then not copied' }),
+            })
+            .strict(),
+        ),
       },
       responses: { 200: jsonAnswer(MigrationSchema, 'the completed migration') },
     }),

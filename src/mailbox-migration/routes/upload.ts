@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Ctx } from '../../context.js';
 import type { ApiApp, BodyLimitRule } from '../../http/app.js';
-import { bearer, jsonAnswer } from '../../http/openapi.js';
+import { bearer, jsonAnswer, optionalJsonBody } from '../../http/openapi.js';
 import { invalid } from '../../platform/errors.js';
 import { completeUpload, getUpload, MAX_PART_BYTES, MAX_PARTS, PART_SHA256_HEADER, putPart } from '../upload/service.js';
 import { migrationManager, params, tags } from './common.js';
@@ -44,15 +44,42 @@ const FileSchema = z
   })
   .openapi('MigrationExportFile');
 
+const ProcessingSchema = z
+  .object({
+    state: z.enum(['processing', 'read', 'failed']),
+    phase: z
+      .enum(['verifying', 'reading'])
+      .nullable()
+      .openapi({ description: "verifying: the whole file's SHA-256 over the parts; reading: splitting it into messages (null once ended)" }),
+    done_bytes: z.number().int().openapi({ description: 'bytes done in this phase (reading: uncompressed bytes of the mail in the file)' }),
+    total_bytes: z.number().int(),
+    percent: z.number().int(),
+    messages: z.number().int().openapi({ description: 'messages found so far (all of them once read)' }),
+    started_at: z.string(),
+    finished_at: z.string().nullable(),
+    error: z
+      .object({ code: z.literal('invalid_request'), reason: z.string(), message: z.string() })
+      .nullable()
+      .openapi({
+        description:
+          'why the file was refused (state failed): reason is sha256_mismatch, not_an_export, damaged, unsafe_name, too_many_entries, too_large, compression_ratio, encrypted, unsupported, empty or unreadable. Nothing of the file is kept (after sha256_mismatch the parts stay, to send the wrong ones again)',
+      }),
+  })
+  .openapi('MigrationUploadProcessing');
+
 const UploadSchema = z
   .object({
+    state: z.enum(['receiving', 'processing', 'read', 'failed']).openapi({
+      description: 'receiving parts; processing after complete (see processing); read (the migration is connected); failed (see processing.error)',
+    }),
     data: z.array(PartSchema).openapi({ description: 'the parts the server holds, in order' }),
     next_cursor: z.null(),
     total_bytes: z.number().int(),
     missing_parts: z.array(z.number().int()).openapi({ description: 'part numbers below the highest held one that are not held' }),
     max_part_bytes: z.number().int(),
     sha256_header: z.string(),
-    completing: z.boolean(),
+    completing: z.boolean().openapi({ description: 'the same as state processing' }),
+    processing: ProcessingSchema.nullable().openapi({ description: 'the processing after complete: phase, progress and outcome' }),
     file: FileSchema.nullable().openapi({ description: 'what was read from the file once the upload was completed' }),
   })
   .openapi('MigrationUpload');
@@ -119,43 +146,38 @@ export function registerMigrationUploadRoutes(app: ApiApp, ctx: Ctx) {
       method: 'post',
       path: '/v1/migrations/{migrationId}/upload/complete',
       tags,
-      summary: 'Finish the upload: the parts are assembled, the file is read, and the migration becomes connected',
+      summary: 'Finish the upload: the file is checked and read in the background, then the migration becomes connected',
       description:
-        'Optional `parts` (how many parts the file has) and `sha256` (of the whole file) are checked when given. A file that is not an export, or that is unsafe to read ' +
-        '(zip bomb, entry names with .., absolute paths or backslashes, damaged or truncated zip, too many entries), is refused with 400 and a `reason`; nothing of it is kept.',
+        'Every part 1…n must be held (else 409 with `missing_parts`). Optional `parts` (how many parts the file has) and `sha256` (of the whole file) are checked when given. ' +
+        'The answer (202) comes at once with the upload processing: the whole file is verified, then read into messages; GET …/upload shows the phase and progress ' +
+        '(also sent as migration.progress events), and the migration becomes connected once the file is read (migration.updated). A file that is not an export, or that is ' +
+        'unsafe to read (zip bomb, entry names with .., absolute paths or backslashes, damaged or truncated zip, too many entries), or whose SHA-256 is not `sha256`, ends ' +
+        'with the upload failed and `processing.error` giving the `reason`; nothing of it is kept and the migration stays a draft. Asked again while processing with the same ' +
+        'input, the answer is the same upload.',
       security: bearer,
       request: {
         params,
-        body: {
-          content: {
-            'application/json': {
-              schema: z.object({ parts: z.number().int().min(1).max(MAX_PARTS).optional(), sha256: z.string().max(64).optional() }).strict(),
-            },
-          },
-          required: false,
-        },
+        body: optionalJsonBody(
+          z
+            .object({
+              parts: z.number().int().min(1).max(MAX_PARTS).optional(),
+              sha256: z.string().max(64).optional().openapi({ description: 'SHA-256 of the whole file, 64 hex digits' }),
+            })
+            .strict(),
+        ),
       },
-      responses: { 200: jsonAnswer(z.object({ migration: MigrationSchema, file: FileSchema }), 'the connected migration and what was read from the file') },
+      responses: {
+        202: jsonAnswer(
+          z.object({ migration: MigrationSchema, upload: UploadSchema }),
+          'the upload is being processed: the migration (still a draft) and the upload',
+        ),
+        409: { description: 'parts missing, nothing uploaded, or the migration is not a draft' },
+      },
     }),
     async (c) => {
       const access = await manager(c);
-      const text = await c.req.text();
-      let input: { parts?: number; sha256?: string } = {};
-      if (text.trim()) {
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          throw invalid('the body is not JSON');
-        }
-        const parsed = z
-          .object({ parts: z.number().int().min(1).max(MAX_PARTS).optional(), sha256: z.string().max(64).optional() })
-          .strict()
-          .safeParse(json);
-        if (!parsed.success) throw invalid('the body has optional parts (integer) and sha256 (64 hex digits) only');
-        input = parsed.data;
-      }
-      return c.json(await completeUpload(ctx, access, c.req.valid('param').migrationId, input), 200);
+      const body = (c.req.valid('json') ?? {}) as { parts?: number; sha256?: string };
+      return c.json(await completeUpload(ctx, access, c.req.valid('param').migrationId, body), 202);
     },
   );
 }

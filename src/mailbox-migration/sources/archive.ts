@@ -16,6 +16,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { specialUse } from 'imapflow/lib/special-use.js';
 import type { CentralDirectory, File as ZipEntry } from 'unzipper';
+import type { PartsFile } from './parts-file.js';
 
 export const EXPORT_LIMITS = {
   /** Entries (files and directories) in a zip. */
@@ -49,6 +50,36 @@ export class ExportRefused extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/** How far the read is: uncompressed bytes read of the total, and the messages found so far. */
+export interface ReadProgress {
+  doneBytes: number;
+  totalBytes: number;
+  messages: number;
+}
+
+/**
+ * Called as the read goes on (the caller decides how often it reports); what it throws ends the
+ * read as it is (the spool is abandoned), e.g. when the migration was cancelled meanwhile.
+ */
+export type ProgressListener = (progress: ReadProgress) => Promise<void>;
+
+class Meter {
+  doneBytes = 0;
+  totalBytes = 0;
+  constructor(
+    private readonly spool: Spool,
+    private readonly listener: ProgressListener | undefined,
+  ) {}
+
+  async *count(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+    for await (const chunk of chunks) {
+      this.doneBytes += chunk.length;
+      if (this.listener) await this.listener({ doneBytes: this.doneBytes, totalBytes: this.totalBytes, messages: this.spool.count });
+      yield chunk;
+    }
   }
 }
 
@@ -482,39 +513,38 @@ async function peek(chunks: AsyncIterable<Buffer>, bytes: number): Promise<{ hea
  * The entry count the zip's end-of-central-directory record declares (zip64 too), read before
  * unzipper lists the entries: a zip declaring millions of entries is refused without listing them.
  */
-export function declaredEntries(file: string): number {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const size = fs.fstatSync(fd).size;
-    const tailLength = Math.min(size, 22 + 0xffff);
-    const tail = Buffer.alloc(tailLength);
-    fs.readSync(fd, tail, 0, tailLength, size - tailLength);
-    const eocd = tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-    if (eocd === -1 || eocd + 22 > tailLength)
-      throw new ExportRefused('damaged', 'the zip archive is damaged or incomplete: its table of contents is missing (was the upload cut short?)');
-    let entries = tail.readUInt16LE(eocd + 10);
-    const locator = eocd - 20;
-    if (locator >= 0 && tail.readUInt32LE(locator) === 0x07064b50) {
-      const record = Buffer.alloc(56);
-      fs.readSync(fd, record, 0, 56, Number(tail.readBigUInt64LE(locator + 8)));
-      if (record.readUInt32LE(0) !== 0x06064b50) throw new ExportRefused('damaged', 'the zip archive is damaged: its zip64 table of contents cannot be found');
-      entries = Number(record.readBigUInt64LE(32));
-    }
-    return entries;
-  } finally {
-    fs.closeSync(fd);
+export async function declaredEntries(file: PartsFile): Promise<number> {
+  const tailLength = Math.min(file.size, 22 + 0xffff);
+  const tail = await file.read(file.size - tailLength, tailLength);
+  const eocd = tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  if (eocd === -1 || eocd + 22 > tailLength)
+    throw new ExportRefused('damaged', 'the zip archive is damaged or incomplete: its table of contents is missing (was the upload cut short?)');
+  let entries = tail.readUInt16LE(eocd + 10);
+  const locator = eocd - 20;
+  if (locator >= 0 && tail.readUInt32LE(locator) === 0x07064b50) {
+    const record = await file.read(Number(tail.readBigUInt64LE(locator + 8)), 56);
+    if (record.length < 56 || record.readUInt32LE(0) !== 0x06064b50)
+      throw new ExportRefused('damaged', 'the zip archive is damaged: its zip64 table of contents cannot be found');
+    entries = Number(record.readBigUInt64LE(32));
   }
+  return entries;
 }
 
-async function readZip(file: string, spool: Spool, ignored: ExportManifest['ignored'], counts: { ignored: number; contents: Set<ContentKind> }): Promise<void> {
-  const declaredCount = declaredEntries(file);
+async function readZip(
+  file: PartsFile,
+  spool: Spool,
+  meter: Meter,
+  ignored: ExportManifest['ignored'],
+  counts: { ignored: number; contents: Set<ContentKind> },
+): Promise<void> {
+  const declaredCount = await declaredEntries(file);
   if (declaredCount > EXPORT_LIMITS.maxEntries)
     throw new ExportRefused('too_many_entries', `the zip archive holds ${declaredCount} entries; at most ${EXPORT_LIMITS.maxEntries} are read`);
   let directory: CentralDirectory;
   try {
     // Loaded on first use, like imapflow: most servers never read an export file.
     const { default: unzipper } = await import('unzipper');
-    directory = await unzipper.Open.file(file);
+    directory = await unzipper.Open.custom({ size: async () => file.size, stream: (offset: number, length?: number) => file.stream(offset, length) } as never);
   } catch (error) {
     throw new ExportRefused('damaged', `the zip archive is damaged or incomplete: its table of contents cannot be read (${(error as Error).message ?? error})`);
   }
@@ -599,8 +629,9 @@ async function readZip(file: string, spool: Spool, ignored: ExportManifest['igno
   for (const p of plans) if (p.kind === 'maildir') p.folder = maildirName(p.folder);
 
   const budget = { total: 0 };
+  meter.totalBytes = plans.reduce((sum, p) => sum + p.entry.uncompressedSize, 0);
   for (const p of plans) {
-    const { head, rest, close } = await peek(entryChunks(p.entry, budget), 4);
+    const { head, rest, close } = await peek(meter.count(entryChunks(p.entry, budget)), 4);
     if (head.equals(PK)) {
       // A zip inside the zip is not opened, whatever its name.
       ignore(p.entry.path, 'nested_archive');
@@ -626,40 +657,32 @@ async function readZip(file: string, spool: Spool, ignored: ExportManifest['igno
   }
 }
 
-async function* fileChunks(file: string): AsyncGenerator<Buffer> {
-  for await (const chunk of fs.createReadStream(file, { highWaterMark: 1024 * 1024 })) yield chunk as Buffer;
-}
-
 /**
- * Reads the assembled upload at `file` into `dir` (spool, index, manifest.json). Throws
+ * Reads the uploaded file (its parts, in order) into `dir` (spool, index, manifest.json). Throws
  * ExportRefused when the file is not an export this server reads, or is unsafe to read.
  */
 export async function readExport(
-  file: string,
+  file: PartsFile,
   dir: string,
-  opts: { maxMessageBytes: number; bytes: number; sha256: string; now: Date },
+  opts: { maxMessageBytes: number; bytes: number; sha256: string; now: Date; onProgress?: ProgressListener },
 ): Promise<ExportManifest> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const head = Buffer.alloc(5);
-  const fd = fs.openSync(file, 'r');
-  let headBytes = 0;
-  try {
-    headBytes = fs.readSync(fd, head, 0, 5, 0);
-  } finally {
-    fs.closeSync(fd);
-  }
+  const head = await file.read(0, 5);
+  const headBytes = head.length;
   const spool = await Spool.open(dir, opts.maxMessageBytes);
+  const meter = new Meter(spool, opts.onProgress);
   const ignored: ExportManifest['ignored'] = [];
   const counts = { ignored: 0, contents: new Set<ContentKind>() };
   let kind: ExportKind;
   try {
     if (headBytes >= 4 && (head.subarray(0, 4).equals(PK) || (head[0] === 0x50 && head[1] === 0x4b && head[2] === 5 && head[3] === 6))) {
       kind = 'zip';
-      await readZip(file, spool, ignored, counts);
+      await readZip(file, spool, meter, ignored, counts);
     } else if (headBytes === 5 && head.equals(FROM_)) {
       kind = 'mbox';
       counts.contents.add('mbox');
-      await splitMbox(fileChunks(file), spool, spool.folderNumber('INBOX', '\\Inbox'));
+      meter.totalBytes = file.size;
+      await splitMbox(meter.count(file.chunks()), spool, spool.folderNumber('INBOX', '\\Inbox'));
     } else {
       throw new ExportRefused('not_an_export', 'the file is neither a zip archive nor an mbox file (an mbox starts with a "From " line)');
     }

@@ -1,10 +1,12 @@
 // Export-file uploads of a migration: parts of at most 8 MiB, each with its SHA-256 in the
 // X-Part-SHA256 header, kept under $SVC_DATA_DIR/migration-uploads/<migration id>/ (never under a
-// name from the request); GET …/upload lists the parts held so a cut upload resumes; complete
-// assembles the parts into one file, reads it (archive.ts) into the message spool the file source
-// serves, and moves the migration to connected. What is kept there goes when the migration is
-// deleted, cancelled, completed or removed, and with its workspace (the sweeper below also runs
-// hourly with the retention job, for anything a crash left behind).
+// name from the request); GET …/upload lists the parts held so a cut upload resumes. `complete`
+// checks that every part is there, stores the upload as processing with its job (processing.ts
+// verifies the whole file's SHA-256 and reads it into the message spool the file source serves,
+// then moves the migration to connected) and answers at once; GET …/upload and migration.progress
+// events show how far it is, and a refused file's cause. What is kept there goes when the
+// migration is deleted, cancelled, completed or removed, and with its workspace (the sweeper below
+// also runs hourly with the retention job, for anything a crash left behind).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,18 +15,21 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Access } from '../../auth/access.js';
 import type { Ctx } from '../../context.js';
+import type { Db, MailboxMigrationUploadsTable } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
-import { announceEvents } from '../../events/service.js';
+import { announceEvents, recordEvent } from '../../events/service.js';
+import { iso } from '../../platform/clock.js';
 import { AppError, conflict, invalid, tooLarge } from '../../platform/errors.js';
 import { randomText } from '../../platform/ids.js';
+import { enqueue } from '../../platform/jobs.js';
 import type { RetentionRule, WorkspaceDataStep } from '../../platform/lifecycle.js';
 import { workspacesDeletedAt } from '../../workspaces/live.js';
 import { formatMigration } from '../format.js';
-import { type ExportManifest, ExportRefused, readExport } from '../sources/archive.js';
+import type { ExportManifest } from '../sources/archive.js';
 import { SourceError } from '../sources/connect.js';
 import { FileMailbox } from '../sources/file.js';
 import { ENDED_STATES, requireAction, stateError } from '../states.js';
-import { actorOf, getMigration, loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, saveMigration } from '../store.js';
+import { actorOf, getMigration, loadProgress, lockMigration, type MigrationRow, type Tx } from '../store.js';
 
 /** The request header carrying a part's SHA-256 (64 hex digits). */
 export const PART_SHA256_HEADER = 'X-Part-SHA256';
@@ -33,6 +38,12 @@ export const MAX_PART_BYTES = 8 * 1024 * 1024;
 export const MAX_PARTS = 10_000;
 /** All parts of one upload together. */
 export const MAX_UPLOAD_BYTES = 64 * 1024 ** 3;
+/** The job that verifies and reads a completed upload (one per migration: uploadJobKey). */
+export const UPLOAD_JOB = 'migration.upload';
+
+export function uploadJobKey(migrationId: string): string {
+  return `migration-upload:${migrationId}`;
+}
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const PART_FILE = /^(\d{6})\.([0-9a-f]{64})$/;
@@ -41,10 +52,10 @@ export function uploadRoot(dataDir: string): string {
   return path.join(dataDir, 'migration-uploads');
 }
 
-function dirs(ctx: Pick<Ctx, 'config'>, migrationId: string) {
+export function uploadDirs(ctx: Pick<Ctx, 'config'>, migrationId: string) {
   if (!/^mig_[A-Za-z0-9]+$/.test(migrationId)) throw new Error(`not a migration id: ${migrationId}`);
   const root = path.join(uploadRoot(ctx.config.dataDir), migrationId);
-  return { root, parts: path.join(root, 'parts'), tmp: path.join(root, 'tmp'), file: path.join(root, 'file'), read: path.join(root, 'read') };
+  return { root, parts: path.join(root, 'parts'), tmp: path.join(root, 'tmp'), read: path.join(root, 'read') };
 }
 
 export interface HeldPart {
@@ -53,7 +64,11 @@ export interface HeldPart {
   sha256: string;
 }
 
-function heldParts(partsDir: string): HeldPart[] {
+export function partFileName(p: Pick<HeldPart, 'part' | 'sha256'>): string {
+  return `${String(p.part).padStart(6, '0')}.${p.sha256}`;
+}
+
+export function heldParts(partsDir: string): HeldPart[] {
   let names: string[];
   try {
     names = fs.readdirSync(partsDir);
@@ -69,7 +84,7 @@ function heldParts(partsDir: string): HeldPart[] {
   return out.sort((a, b) => a.part - b.part);
 }
 
-function readManifest(readDir: string): ExportManifest | null {
+export function readManifest(readDir: string): ExportManifest | null {
   try {
     return JSON.parse(fs.readFileSync(path.join(readDir, 'manifest.json'), 'utf8')) as ExportManifest;
   } catch {
@@ -77,18 +92,17 @@ function readManifest(readDir: string): ExportManifest | null {
   }
 }
 
-/** Uploads being assembled and read now, per server (one process serves the API): parts wait for them. */
-const completing = new WeakMap<object, Set<string>>();
+export type UploadRow = MailboxMigrationUploadsTable;
 
-function busyOf(ctx: Pick<Ctx, 'db'>): Set<string> {
-  let set = completing.get(ctx.db);
-  if (!set) completing.set(ctx.db, (set = new Set()));
-  return set;
+export async function findUploadRow(db: Db, migrationId: string): Promise<UploadRow | undefined> {
+  return db.selectFrom('mailbox_migration_uploads').selectAll().where('migration_id', '=', migrationId).executeTakeFirst();
 }
 
-function uploadable(ctx: Pick<Ctx, 'db'>, m: MigrationRow): void {
+/** Parts are taken only while nothing is being processed (and not once the file was read). */
+async function uploadable(ctx: Pick<Ctx, 'db'>, m: MigrationRow): Promise<void> {
   requireAction(m, 'upload');
-  if (busyOf(ctx).has(m.id)) throw conflict('the upload is being completed; wait for its answer', 'conflict');
+  const row = await findUploadRow(ctx.db, m.id);
+  if (row?.state === 'processing') throw conflict('the uploaded file is being processed; follow its progress with GET /v1/migrations/{id}/upload', 'conflict');
 }
 
 /** Stores one part (replacing a part of the same number); nothing is kept unless size and SHA-256 match. */
@@ -99,12 +113,12 @@ export async function putPart(
   input: { part: number; sha256: string | undefined; contentLength: number | undefined; data: Readable },
 ): Promise<HeldPart> {
   const m = await getMigration(ctx.db, access.workspaceId, id);
-  uploadable(ctx, m);
+  await uploadable(ctx, m);
   if (!Number.isInteger(input.part) || input.part < 1 || input.part > MAX_PARTS) throw invalid(`part must be a number from 1 to ${MAX_PARTS}`);
   const expected = input.sha256?.trim().toLowerCase();
   if (!expected || !SHA256.test(expected)) throw invalid(`send the part's SHA-256 as 64 hex digits in the ${PART_SHA256_HEADER} header`);
   if (input.contentLength !== undefined && input.contentLength > MAX_PART_BYTES) throw tooLarge(`a part is at most ${MAX_PART_BYTES} bytes (8 MiB)`);
-  const d = dirs(ctx, m.id);
+  const d = uploadDirs(ctx, m.id);
   fs.mkdirSync(d.parts, { recursive: true, mode: 0o700 });
   fs.mkdirSync(d.tmp, { recursive: true, mode: 0o700 });
   const tmp = path.join(d.tmp, `part-${randomText(12)}`);
@@ -136,18 +150,20 @@ export async function putPart(
     const others = heldParts(d.parts).filter((p) => p.part !== input.part);
     const total = others.reduce((s, p) => s + p.size, 0) + size;
     if (total > MAX_UPLOAD_BYTES) throw tooLarge(`an export file is at most ${MAX_UPLOAD_BYTES} bytes`);
-    // The migration may have been cancelled or deleted while the part streamed in.
+    // The migration may have been cancelled or deleted, or the upload completed, while the part streamed in.
     const current = await getMigration(ctx.db, access.workspaceId, id);
-    uploadable(ctx, current);
+    await uploadable(ctx, current);
   } catch (error) {
     fs.rmSync(tmp, { force: true });
     throw error;
   }
-  const name = `${String(input.part).padStart(6, '0')}.${received}`;
+  const name = partFileName({ part: input.part, sha256: received });
   fs.renameSync(tmp, path.join(d.parts, name));
   for (const old of fs.readdirSync(d.parts)) {
     if (old !== name && old.startsWith(`${String(input.part).padStart(6, '0')}.`)) fs.rmSync(path.join(d.parts, old), { force: true });
   }
+  // A new upload after a refused file: the refusal is history now (the activity log keeps it).
+  await ctx.db.deleteFrom('mailbox_migration_uploads').where('migration_id', '=', m.id).where('state', '=', 'failed').execute();
   return { part: input.part, size, sha256: received };
 }
 
@@ -175,136 +191,142 @@ function fileView(manifest: ExportManifest | null) {
   };
 }
 
-/** The parts held (to resume a cut upload) and, once completed, what was read from the file. */
+/** Where the processing of a completed upload is (the `processing` field and migration.progress events). */
+export function processingView(row: UploadRow) {
+  const total = Number(row.total_bytes);
+  const done = Number(row.done_bytes);
+  return {
+    state: row.state,
+    phase: row.phase,
+    done_bytes: done,
+    total_bytes: total,
+    percent: row.state === 'read' ? 100 : total > 0 ? Math.min(100, Math.floor((done * 100) / total)) : 0,
+    messages: row.messages,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    error:
+      row.state === 'failed'
+        ? { code: 'invalid_request' as const, reason: row.error_reason ?? 'unreadable', message: row.error_message ?? 'the export file could not be read' }
+        : null,
+  };
+}
+
+/** Records migration.progress for an upload being processed (owners and admins only, never webhooks). */
+export async function recordUploadProgress(tx: Tx, m: Pick<MigrationRow, 'id' | 'workspace_id' | 'state'>, row: UploadRow): Promise<void> {
+  await recordEvent(tx, {
+    workspaceId: m.workspace_id,
+    type: 'migration.progress',
+    occurredAt: tx.clock.now(),
+    data: { migration_id: m.id, state: m.state, upload: processingView(row) },
+    webhook: false,
+  });
+}
+
+/**
+ * The parts held (to resume a cut upload), the upload's state (`receiving` parts, `processing`
+ * after complete, `read`, or `failed` with the cause) and, once read, what was read from the file.
+ */
 export async function getUpload(ctx: Ctx, access: Access, id: string) {
   const m = await getMigration(ctx.db, access.workspaceId, id);
-  const d = dirs(ctx, m.id);
+  return uploadView(ctx, m);
+}
+
+async function uploadView(ctx: Pick<Ctx, 'db' | 'config'>, m: MigrationRow) {
+  const d = uploadDirs(ctx, m.id);
   const parts = heldParts(d.parts);
+  const row = await findUploadRow(ctx.db, m.id);
+  const manifest = readManifest(d.read);
+  // A migration read before uploads had a row (or moved on since) still shows as read.
+  const state: UploadRow['state'] | 'receiving' = row?.state ?? (manifest ? 'read' : 'receiving');
   return {
+    state,
     data: parts,
     next_cursor: null,
     total_bytes: parts.reduce((s, p) => s + p.size, 0),
     missing_parts: missingParts(parts),
     max_part_bytes: MAX_PART_BYTES,
     sha256_header: PART_SHA256_HEADER,
-    completing: busyOf(ctx).has(m.id),
-    file: fileView(readManifest(d.read)),
+    completing: state === 'processing',
+    processing: row ? processingView(row) : null,
+    file: fileView(manifest),
   };
 }
 
-async function assemble(parts: HeldPart[], partsDir: string, target: string): Promise<{ bytes: number; sha256: string }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  const out = fs.createWriteStream(target, { mode: 0o600 });
-  async function* chunks() {
-    for (const p of parts) {
-      for await (const chunk of fs.createReadStream(path.join(partsDir, `${String(p.part).padStart(6, '0')}.${p.sha256}`), { highWaterMark: 1024 * 1024 })) {
-        hash.update(chunk as Buffer);
-        bytes += (chunk as Buffer).length;
-        yield chunk as Buffer;
-      }
-    }
-  }
-  await pipeline(chunks, out);
-  return { bytes, sha256: hash.digest('hex') };
-}
-
 /**
- * Assembles the parts (1…n, none missing) and reads the file. A file that is not an export, or is
- * unsafe to read, is refused (400 with `reason`) and everything of the upload is discarded; the
- * migration stays a draft. On success the migration is connected.
+ * Checks that parts 1…n are all held, then stores the upload as processing and its job, and
+ * answers at once (202): the job verifies the file's SHA-256 and reads it (processing.ts). A file
+ * that is not an export, is unsafe to read, or does not match `sha256` ends `failed` with the
+ * cause (`reason`) in GET …/upload, and nothing of it is kept; the migration stays a draft. Asking
+ * again while it is processing answers the same upload (when `parts` and `sha256` agree).
  */
 export async function completeUpload(ctx: Ctx, access: Access, id: string, input: { parts?: number; sha256?: string }) {
   const m = await getMigration(ctx.db, access.workspaceId, id);
-  uploadable(ctx, m);
+  requireAction(m, 'upload');
   const wanted = input.sha256?.trim().toLowerCase();
   if (wanted !== undefined && !SHA256.test(wanted)) throw invalid('sha256 must be 64 hex digits');
-  const busy = busyOf(ctx);
-  busy.add(m.id);
-  const d = dirs(ctx, m.id);
-  const readTmp = path.join(d.tmp, `read-${randomText(12)}`);
-  try {
-    // What an interrupted completion left (a crash while reading) goes first.
-    for (const old of fs.existsSync(d.tmp) ? fs.readdirSync(d.tmp) : [])
-      if (old.startsWith('read-')) fs.rmSync(path.join(d.tmp, old), { recursive: true, force: true });
-    const parts = heldParts(d.parts);
-    if (parts.length === 0) throw conflict('no part has been uploaded; POST /v1/migrations/{id}/upload/parts/1 first', 'conflict');
-    const missing = missingParts(parts, input.parts);
-    if (missing.length)
-      throw conflict(`parts ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''} are missing; upload them, then complete again`, 'conflict', {
-        missing_parts: missing,
-      });
-    if (input.parts !== undefined && parts.length !== input.parts)
-      throw conflict(`${parts.length} parts are held, not ${input.parts}`, 'conflict', { missing_parts: [] });
-    fs.mkdirSync(d.tmp, { recursive: true, mode: 0o700 });
-    const assembled = await assemble(parts, d.parts, d.file);
-    if (wanted && assembled.sha256 !== wanted) {
-      fs.rmSync(d.file, { force: true });
-      throw invalid(
-        `the assembled file hashes to ${assembled.sha256}, not ${wanted}; check the parts (GET /v1/migrations/{id}/upload) and send the wrong ones again`,
-        { reason: 'sha256_mismatch', received_sha256: assembled.sha256 },
-      );
-    }
-    let manifest: ExportManifest;
-    try {
-      manifest = await readExport(d.file, readTmp, {
-        maxMessageBytes: ctx.config.migration.maxMessageBytes,
-        bytes: assembled.bytes,
-        sha256: assembled.sha256,
-        now: ctx.clock.now(),
-      });
-    } catch (error) {
-      fs.rmSync(readTmp, { recursive: true, force: true });
-      if (!(error instanceof ExportRefused)) throw error;
-      // Refused: nothing of it is kept; the next upload starts from part 1.
-      fs.rmSync(d.root, { recursive: true, force: true });
-      ctx.log.warn('migration export file refused', { migration_id: m.id, reason: error.reason });
-      await inTransaction(ctx.db, async (trx) => {
-        await logActivity({ db: trx, clock: ctx.clock }, m, actorOf(access), 'upload_refused', {
-          reason: error.reason,
-          message: error.message,
-          bytes: assembled.bytes,
-        });
-      });
-      throw invalid(`the export file was refused: ${error.message}. Nothing of it was kept; upload a new file from part 1`, { reason: error.reason });
-    }
-    fs.rmSync(d.read, { recursive: true, force: true });
-    fs.renameSync(readTmp, d.read);
-    const saved = await inTransaction(ctx.db, async (trx) => {
-      const tx = { db: trx, clock: ctx.clock };
-      const current = await lockMigration(trx, m.id);
-      if (!current || current.deleted_at || current.state !== 'draft') throw stateError(current ?? m, 'upload');
-      const next = await saveMigration(tx, current, { state: 'connected' });
-      await logActivity(tx, next, actorOf(access), 'upload_completed', {
-        kind: manifest.kind,
-        contents: manifest.contents,
-        bytes: manifest.bytes,
-        sha256: manifest.sha256,
-        messages: manifest.messages,
-        folders: manifest.folders.length,
-        oversize: manifest.oversize,
-        ignored: manifest.ignored_count,
-      });
-      await recordMigrationUpdated(tx, next, { migration: formatMigration(next, await loadProgress(trx, next.id)) });
-      return next;
-    });
-    announceEvents(ctx);
-    // The spool holds every message now: the parts and the assembled file are not needed any more.
-    fs.rmSync(d.parts, { recursive: true, force: true });
-    fs.rmSync(d.file, { force: true });
-    ctx.log.info('migration export file read', { migration_id: m.id, kind: manifest.kind, bytes: manifest.bytes, messages: manifest.messages });
-    return { migration: formatMigration(saved, await loadProgress(ctx.db, saved.id)), file: fileView(manifest)! };
-  } catch (error) {
-    fs.rmSync(readTmp, { recursive: true, force: true });
-    throw error;
-  } finally {
-    busy.delete(m.id);
+  const same = (row: UploadRow) => (input.parts === undefined || input.parts === row.parts) && (wanted === undefined || wanted === row.expected_sha256);
+  const running = await findUploadRow(ctx.db, m.id);
+  if (running?.state === 'processing') {
+    if (!same(running)) throw conflict('the upload is being processed already with other parts or sha256; wait for its outcome', 'conflict');
+    return { migration: formatMigration(m, await loadProgress(ctx.db, m.id)), upload: await uploadView(ctx, m) };
   }
+  const d = uploadDirs(ctx, m.id);
+  const parts = heldParts(d.parts);
+  if (parts.length === 0) throw conflict('no part has been uploaded; POST /v1/migrations/{id}/upload/parts/1 first', 'conflict');
+  const missing = missingParts(parts, input.parts);
+  if (missing.length)
+    throw conflict(`parts ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''} are missing; upload them, then complete again`, 'conflict', {
+      missing_parts: missing,
+    });
+  if (input.parts !== undefined && parts.length !== input.parts)
+    throw conflict(`${parts.length} parts are held, not ${input.parts}`, 'conflict', { missing_parts: [] });
+  const bytes = parts.reduce((s, p) => s + p.size, 0);
+  const actor = actorOf(access);
+  const saved = await inTransaction(ctx.db, async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    const current = await lockMigration(trx, m.id);
+    if (!current || current.deleted_at || current.state !== 'draft') throw stateError(current ?? m, 'upload');
+    const other = await findUploadRow(trx, m.id);
+    if (other?.state === 'processing') {
+      if (!same(other)) throw conflict('the upload is being processed already with other parts or sha256; wait for its outcome', 'conflict');
+      return current;
+    }
+    const now = iso(ctx.clock.now());
+    const row: UploadRow = {
+      migration_id: m.id,
+      workspace_id: m.workspace_id,
+      state: 'processing',
+      phase: 'verifying',
+      parts: parts.length,
+      bytes,
+      expected_sha256: wanted ?? null,
+      sha256: null,
+      done_bytes: 0,
+      total_bytes: bytes,
+      messages: 0,
+      error_reason: null,
+      error_message: null,
+      actor_type: actor.type,
+      actor_id: actor.id,
+      runner: null,
+      runner_until: null,
+      started_at: now,
+      updated_at: now,
+      finished_at: null,
+    };
+    await trx.deleteFrom('mailbox_migration_uploads').where('migration_id', '=', m.id).execute();
+    await trx.insertInto('mailbox_migration_uploads').values(row).execute();
+    await enqueue(trx, ctx.clock, { kind: UPLOAD_JOB, payload: { migrationId: m.id }, uniqueKey: uploadJobKey(m.id), sooner: true });
+    await recordUploadProgress(tx, current, row);
+    return current;
+  });
+  announceEvents(ctx);
+  return { migration: formatMigration(saved, await loadProgress(ctx.db, saved.id)), upload: await uploadView(ctx, saved) };
 }
 
 /** The export file of a migration as a mail source for the scan and the copy. */
 export async function openFileSource(ctx: Pick<Ctx, 'config'>, m: Pick<MigrationRow, 'id'>): Promise<FileMailbox> {
-  const d = dirs(ctx, m.id);
+  const d = uploadDirs(ctx, m.id);
   if (!readManifest(d.read))
     throw new SourceError('connect', 'the export file of this migration is no longer on the server; create a new migration and upload it again');
   return FileMailbox.open(d.read);
@@ -312,7 +334,7 @@ export async function openFileSource(ctx: Pick<Ctx, 'config'>, m: Pick<Migration
 
 /** Removes everything uploaded for a migration (parts, assembled file, read spool). */
 export function discardUpload(ctx: Pick<Ctx, 'config'>, migrationId: string): void {
-  fs.rmSync(dirs(ctx, migrationId).root, { recursive: true, force: true });
+  fs.rmSync(uploadDirs(ctx, migrationId).root, { recursive: true, force: true });
 }
 
 const DONE_STATES = new Set([...ENDED_STATES]);
@@ -346,8 +368,9 @@ export const migrationUploadsRule: RetentionRule = {
         if (r && !r.deleted_at && !r.workspace_deleted_at && !DONE_STATES.has(r.state)) {
           // Read already (a crash after the migration was connected, before the parts went): only the spool is needed.
           if (r.state !== 'draft') {
-            const d = dirs(ctx, name);
-            for (const p of [d.parts, d.file, d.tmp]) fs.rmSync(p, { recursive: true, force: true });
+            const d = uploadDirs(ctx, name);
+            // (`file` is where uploads were assembled before they were read from their parts.)
+            for (const p of [d.parts, path.join(d.root, 'file'), d.tmp]) fs.rmSync(p, { recursive: true, force: true });
           }
           continue;
         }
@@ -367,7 +390,7 @@ export const migrationUploadsWorkspaceStep: WorkspaceDataStep = {
     let removed = 0;
     for (const id of ids) {
       if (removed >= batch) break;
-      if (!fs.existsSync(dirs(ctx, id).root)) continue;
+      if (!fs.existsSync(uploadDirs(ctx, id).root)) continue;
       discardUpload(ctx, id);
       removed++;
     }

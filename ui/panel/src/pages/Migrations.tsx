@@ -394,9 +394,10 @@ function useMigration(id: string) {
       };
       const about = data.migration_id ?? data.migration?.id;
       if (about !== id) return;
-      if (ev.type === 'migration.progress' && data.progress) {
-        // Progress arrives often: shown at once, without a request.
-        setM((cur) => (cur ? { ...cur, progress: data.progress!, state: data.state ?? cur.state } : cur));
+      if (ev.type === 'migration.progress') {
+        // Progress arrives often: shown at once, without a request (an export file's processing
+        // progress is the upload step's own; migration.updated follows once it is read).
+        if (data.progress) setM((cur) => (cur ? { ...cur, progress: data.progress!, state: data.state ?? cur.state } : cur));
         return;
       }
       if (ev.type === 'migration.forwarding_confirmation') setConfirmation({ code: data.code ?? null, link: data.link ?? null, from: data.from ?? null });
