@@ -19,10 +19,10 @@ import { aloneOnDatabase } from '../platform/presence.js';
 import { Pump } from '../platform/pump.js';
 import { liveWorkspaceIds } from '../workspaces/store.js';
 import { createWebhookAgent } from './address.js';
-import { ATTEMPT_HEADERS, type AttemptResult, sendAttempt } from './attempt.js';
+import { ATTEMPT_HEADERS, type AttemptResult, attemptTarget, sendAttempt } from './attempt.js';
 import { deliveryIdOf, webhookMessageId } from './outbox.js';
 import { signingSecrets } from './service.js';
-import { signedHeaders } from './signing.js';
+import { signedHeaders, signingKey } from './signing.js';
 
 /** Delays before retries 1..9 after a failed attempt (spec: 5 s, 1 min, 5 min, 30 min, 1 h, 2 h, 4 h, 8 h, 9 h). */
 export const RETRY_SCHEDULE_MS = [5_000, MINUTE, 5 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 9 * HOUR] as const;
@@ -293,18 +293,20 @@ export class WebhookDispatcher implements Drainable {
       ),
     );
     const now = clock.now();
-    const secrets = new Map([...endpoints.values()].map((e) => [e.id, signingSecrets(sealer, e, now)]));
-    const bodies = new Map<number, string>();
+    // Per endpoint and per event once a batch: signing keys, where to send, the body's bytes.
+    const keys = new Map([...endpoints.values()].map((e) => [e.id, signingSecrets(sealer, e, now).map(signingKey)]));
+    const targets = new Map([...endpoints.values()].map((e) => [e.id, attemptTarget(e.url)]));
+    const bodies = new Map<number, Buffer>();
     for (const d of claimed) {
       const endpoint = endpoints.get(d.endpoint_id);
       const event = events.get(d.event_seq);
       if (!endpoint || !event) continue; // deleted meanwhile (the delivery went with it)
       let body = bodies.get(d.event_seq);
-      if (body === undefined) bodies.set(d.event_seq, (body = JSON.stringify(eventPayload(event))));
+      if (body === undefined) bodies.set(d.event_seq, (body = Buffer.from(JSON.stringify(eventPayload(event)))));
       const startedAt = clock.now();
-      const headers = signedHeaders(secrets.get(endpoint.id)!, webhookMessageId(d.event_id), Math.floor(startedAt.getTime() / 1000), body, ATTEMPT_HEADERS);
+      const headers = signedHeaders(keys.get(endpoint.id)!, webhookMessageId(d.event_id), Math.floor(startedAt.getTime() / 1000), body, ATTEMPT_HEADERS);
       this.endpointLoad.set(d.endpoint_id, (this.endpointLoad.get(d.endpoint_id) ?? 0) + 1);
-      const p = sendAttempt({ agent: this.agent, clock }, { url: endpoint.url, headers, body })
+      const p = sendAttempt({ agent: this.agent, clock }, { target: targets.get(endpoint.id)!, headers, body })
         .then((result) => {
           this.attemptsTotal.inc({ outcome: result.succeeded ? 'succeeded' : 'failed' });
           this.results.push({ delivery: d, startedAt, finishedAt: clock.now(), result });
