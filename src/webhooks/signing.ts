@@ -16,7 +16,7 @@ export function signingKey(secret: string): KeyObject {
 /** `body` may be the UTF-8 bytes of the body: one event's bytes then serve every endpoint's attempt. */
 export function signatureFor(secret: string | KeyObject, msgId: string, timestampSeconds: number, body: string | Buffer): string {
   const key = typeof secret === 'string' ? signingKey(secret) : secret;
-  return 'v1,' + createHmac('sha256', key).update(`${msgId}.${timestampSeconds}.`).update(body).digest('base64');
+  return `v1,${createHmac('sha256', key).update(`${msgId}.${timestampSeconds}.`).update(body).digest('base64')}`;
 }
 
 /** The three headers of one attempt; every secret given signs (two during a rotation overlap), newest first. */
