@@ -70,8 +70,16 @@ const sampleBody = JSON.stringify({
   },
 });
 
+/** CPU time of this process (all its threads), in microseconds. */
+const cpuMicros = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+const floorCpu = { micros: 0, requests: 0 };
+
 /** The floor: a bare undici request loop, same concurrency and connections, same receiver. */
 async function floor(url: string): Promise<number> {
+  const cpuStarted = cpuMicros();
   const agent = new Agent({ connections: CONNECTIONS, keepAliveTimeout: 10_000 });
   const until = Date.now() + FLOOR_SECONDS * 1000;
   let done = 0;
@@ -90,6 +98,8 @@ async function floor(url: string): Promise<number> {
   const started = Date.now();
   await Promise.all(Array.from({ length: CONCURRENCY }, loop));
   const seconds = (Date.now() - started) / 1000;
+  floorCpu.micros += cpuMicros() - cpuStarted;
+  floorCpu.requests += done;
   await agent.close();
   return done / seconds;
 }
@@ -153,6 +163,7 @@ async function main() {
     const data = JSON.parse(sampleBody).data;
     const profiler = process.env.BENCH_CPU_PROFILE ? await startProfiler() : undefined;
     let produced = 0;
+    const cpuStarted = cpuMicros();
     const started = Date.now();
     const until = started + RUN_SECONDS * 1000;
     // Producers record events while the backlog allows: several at once, one event per transaction
@@ -175,6 +186,7 @@ async function main() {
     clearInterval(watch);
     const delivered = await attempts();
     const seconds = (Date.now() - started) / 1000;
+    const cpuUsed = cpuMicros() - cpuStarted;
     if (profiler) fs.writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(await profiler.stop()));
     const deliveryRate = delivered / seconds;
 
@@ -202,6 +214,11 @@ async function main() {
     }
     console.log(`webhook_events: ${(deliveryRate / ENDPOINTS).toFixed(0)} events/s`);
     console.log(`ratio: ${(deliveryRate / floorRate).toFixed(2)}`);
+    // CPU time per request is steadier than rates on a shared machine: it shows what each delivery
+    // costs (recording its share of the event included) next to what a bare request costs. Only
+    // this process is measured, so only with one server process.
+    if (PROCESSES === 1)
+      console.log(`cpu_per_delivery: ${(cpuUsed / delivered).toFixed(0)} µs (floor ${(floorCpu.micros / floorCpu.requests).toFixed(0)} µs per request)`);
     console.log(`backlog_after: ${pending} deliveries`);
     console.log(`backlog_drain: ${((Date.now() - drainStarted) / 1000).toFixed(1)} s`);
     const logged = await app.db

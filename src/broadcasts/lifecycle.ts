@@ -2,6 +2,7 @@
 // recipients of a finished broadcast go 400 days after it finished (its counts stay); daily
 // sending totals go after 90 days; sent operator digest lines after 30 days.
 import type { Ctx } from '../context.js';
+import { deleteChosen } from '../db/bulk.js';
 import { deleteSentDigestLines } from '../operator-digest/service.js';
 import { DAY, iso } from '../platform/clock.js';
 import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
@@ -87,31 +88,13 @@ export const broadcastWorkspaceSteps: WorkspaceDataStep[] = [
   {
     name: 'broadcasts',
     async deleteBatch(ctx, workspaceId, batch) {
-      const rows = await ctx.db.selectFrom('broadcasts').select('id').where('workspace_id', '=', workspaceId).limit(batch).execute();
-      if (rows.length)
-        await ctx.db
-          .deleteFrom('broadcasts')
-          .where(
-            'id',
-            'in',
-            rows.map((r) => r.id),
-          )
-          .execute();
-      return { rows: rows.length, files: 0 };
+      const rows = await deleteChosen(ctx.db, 'broadcasts', 'id', ctx.db.selectFrom('broadcasts').select('id').where('workspace_id', '=', workspaceId), batch);
+      return { rows, files: 0 };
     },
     // A deleted inbox's broadcasts (cancelled when it was deleted); the workspace's daily totals stay.
     async deleteInboxBatch(ctx, { inboxId }, batch) {
-      const rows = await ctx.db.selectFrom('broadcasts').select('id').where('inbox_id', '=', inboxId).limit(batch).execute();
-      if (rows.length)
-        await ctx.db
-          .deleteFrom('broadcasts')
-          .where(
-            'id',
-            'in',
-            rows.map((r) => r.id),
-          )
-          .execute();
-      return { rows: rows.length, files: 0 };
+      const rows = await deleteChosen(ctx.db, 'broadcasts', 'id', ctx.db.selectFrom('broadcasts').select('id').where('inbox_id', '=', inboxId), batch);
+      return { rows, files: 0 };
     },
   },
   {

@@ -5,7 +5,7 @@ import { inTransaction } from '../db/transaction.js';
 import { announceEvents, recordEvent, recordSignal } from '../events/service.js';
 import { unfinishedMigrationsThrough } from '../mailbox-migration/store.js';
 import { normalizeEmail } from '../people/service.js';
-import { iso } from '../platform/clock.js';
+import { type Clock, iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId, randomText } from '../platform/ids.js';
 import { type ChannelRow, findWorkspaceChannel } from './store.js';
@@ -337,23 +337,9 @@ export async function updateChannel(
       .set({ ...set, updated_at: next.updated_at })
       .where('id', '=', current.id)
       .execute();
-    await recordEvent(
-      { db: trx, clock: ctx.clock },
-      {
-        workspaceId,
-        inboxId: current.inbox_id,
-        type: 'channel.updated',
-        occurredAt: ctx.clock.now(),
-        data: {
-          channel: formatChannel(next, ctx.config),
-          changed: changed.map((k) => (k === 'smtp_password_sealed' ? 'smtp_password' : k === 'smtp_tls' ? 'tls' : k)),
-        },
-        webhook: false,
-      },
-    );
-    await recordSignal({ db: trx, clock: ctx.clock }, 'channel.saved', {
-      channelId: current.id,
-      former: { inboxId: current.inbox_id, smtpHost: current.smtp_host },
+    await recordChannelChange({ db: trx, clock: ctx.clock }, current, 'channel.updated', {
+      channel: formatChannel(next, ctx.config),
+      changed: changed.map((k) => (k === 'smtp_password_sealed' ? 'smtp_password' : k === 'smtp_tls' ? 'tls' : k)),
     });
     return { channel: next, changed };
   });
@@ -385,20 +371,8 @@ export async function deleteChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'config' | '
       });
     }
     await trx.deleteFrom('channels').where('id', '=', current.id).execute();
-    await recordEvent(
-      { db: trx, clock: ctx.clock },
-      {
-        workspaceId,
-        inboxId: current.inbox_id,
-        type: 'channel.deleted',
-        occurredAt: ctx.clock.now(),
-        data: { channel: { id: current.id, kind: current.kind, inbox_id: current.inbox_id, name: current.name } },
-        webhook: false,
-      },
-    );
-    await recordSignal({ db: trx, clock: ctx.clock }, 'channel.saved', {
-      channelId: current.id,
-      former: { inboxId: current.inbox_id, smtpHost: current.smtp_host },
+    await recordChannelChange({ db: trx, clock: ctx.clock }, current, 'channel.deleted', {
+      channel: { id: current.id, kind: current.kind, inbox_id: current.inbox_id, name: current.name },
     });
     return current;
   });
@@ -406,6 +380,20 @@ export async function deleteChannel(ctx: Pick<Ctx, 'db' | 'clock' | 'config' | '
   ctx.hub.emit(CHANNELS_DELETED, { channelIds: [channel.id] } satisfies ChannelsDeleted);
   announceEvents(ctx);
   return channel;
+}
+
+/**
+ * In the transaction of a change to an existing channel: its event (shown to the team, never sent as
+ * a webhook) and the channel.saved signal naming where it sent from before the change.
+ */
+async function recordChannelChange(
+  tx: { db: Db; clock: Clock },
+  before: ChannelRow,
+  type: 'channel.updated' | 'channel.deleted',
+  data: Record<string, unknown>,
+): Promise<void> {
+  await recordEvent(tx, { workspaceId: before.workspace_id, inboxId: before.inbox_id, type, occurredAt: tx.clock.now(), data, webhook: false });
+  await recordSignal(tx, 'channel.saved', { channelId: before.id, former: { inboxId: before.inbox_id, smtpHost: before.smtp_host } });
 }
 
 /** Every address the workspace's e-mail channels send or receive as (lower case). */

@@ -21,7 +21,7 @@ import { iso } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { checkFreeJson } from '../platform/json-limits.js';
-import { decodeCursor, toPage } from '../platform/pagination.js';
+import { decodeCursor, toPageById } from '../platform/pagination.js';
 import { formatContact } from './format.js';
 import {
   type ContactRow,
@@ -32,6 +32,7 @@ import {
   inboxesOfContact,
   loadContactView,
   loadContactViews,
+  reachableFrom,
 } from './store.js';
 
 export const MAX_EMAILS = 50;
@@ -502,21 +503,7 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
     .where('contacts.workspace_id', '=', access.workspaceId)
     .where('contacts.merged_into_id', 'is', null);
   const reach = access.inboxIds;
-  if (reach !== null) {
-    const inboxes = reach.length ? [...reach] : [''];
-    q = q.where((eb) =>
-      eb.or([
-        contactHasConversationIn(eb, inboxes),
-        eb.exists(
-          eb
-            .selectFrom('contact_external_ids')
-            .select('contact_external_ids.contact_id')
-            .whereRef('contact_external_ids.contact_id', '=', 'contacts.id')
-            .where('contact_external_ids.inbox_id', 'in', inboxes),
-        ),
-      ]),
-    );
-  }
+  if (reach !== null) q = q.where((eb) => reachableFrom(eb, reach));
   if (filter.email) {
     let email: string;
     try {
@@ -576,15 +563,11 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
     .orderBy('contacts.id', 'desc')
     .limit(limit + 1)
     .execute();
-  const views = await loadContactViews(
-    ctx.db,
-    rows.slice(0, limit).map((r) => r.id),
-  );
-  return toPage(
+  return toPageById(
     rows,
     limit,
-    (r) => ({ id: r.id }),
-    (r) => formatContact(views.get(r.id)!, { inboxIds: access.inboxIds }),
+    (ids) => loadContactViews(ctx.db, ids),
+    (r, views) => formatContact(views.get(r.id)!, { inboxIds: access.inboxIds }),
   );
 }
 

@@ -75,7 +75,7 @@ export async function inboxesOfContact(db: Db, contactId: string): Promise<Set<s
 }
 
 /** A condition over `contacts`: reachable from these inboxes (a conversation there, or an external id of one). */
-function reachableFrom(eb: ExpressionBuilder<Database, 'contacts'>, inboxIds: readonly string[]) {
+export function reachableFrom(eb: ExpressionBuilder<Database, 'contacts'>, inboxIds: readonly string[]) {
   const inboxes = inboxIds.length ? [...inboxIds] : [''];
   return eb.or([
     contactHasConversationIn(eb, inboxes),

@@ -30,7 +30,7 @@ import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { decodeCursor, toPage } from '../platform/pagination.js';
+import { decodeCursor, toPage, toPageById } from '../platform/pagination.js';
 import { type AttachmentRow, type ConversationRow, formatConversation, formatMessage, type MessageRow } from './format.js';
 import { attachmentsOf, findConversation, labelsOf } from './store.js';
 
@@ -690,15 +690,11 @@ export async function listMessages(ctx: Pick<Ctx, 'db'>, conversation: Conversat
     .orderBy('id', order)
     .limit(limit + 1)
     .execute();
-  const files = await attachmentsOf(
-    ctx.db,
-    rows.slice(0, limit).map((r) => r.id),
-  );
-  return toPage(
+  return toPageById(
     rows,
     limit,
-    (r) => ({ id: r.id }),
-    (r) => formatMessage(r, files.get(r.id) ?? []),
+    (ids) => attachmentsOf(ctx.db, ids),
+    (r, files) => formatMessage(r, files.get(r.id) ?? []),
   );
 }
 

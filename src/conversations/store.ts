@@ -33,30 +33,30 @@ export async function conversationIdsOfContacts(db: Db, contactIds: readonly str
 }
 
 export async function labelsOf(db: Db, conversationIds: readonly string[]): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>();
-  for (const id of conversationIds) out.set(id, []);
-  if (conversationIds.length === 0) return out;
-  const rows = await db
-    .selectFrom('conversation_labels')
-    .select(['conversation_id', 'label'])
-    .where('conversation_id', 'in', [...new Set(conversationIds)])
-    .orderBy('label')
-    .execute();
-  for (const r of rows) out.get(r.conversation_id)?.push(r.label);
-  return out;
+  return groupedBy(
+    conversationIds,
+    (ids) => db.selectFrom('conversation_labels').select(['conversation_id', 'label']).where('conversation_id', 'in', ids).orderBy('label').execute(),
+    (r) => [r.conversation_id, r.label],
+  );
 }
 
 export async function attachmentsOf(db: Db, messageIds: readonly string[]): Promise<Map<string, AttachmentRow[]>> {
-  const out = new Map<string, AttachmentRow[]>();
-  for (const id of messageIds) out.set(id, []);
-  if (messageIds.length === 0) return out;
-  const rows = await db
-    .selectFrom('attachments')
-    .selectAll()
-    .where('message_id', 'in', [...new Set(messageIds)])
-    .orderBy('id')
-    .execute();
-  for (const r of rows) out.get(r.message_id!)?.push(r);
+  return groupedBy(
+    messageIds,
+    (ids) => db.selectFrom('attachments').selectAll().where('message_id', 'in', ids).orderBy('id').execute(),
+    (r) => [r.message_id!, r],
+  );
+}
+
+/** What `load` finds for each id (read once for all of them), in its order; an id with nothing has an empty list. */
+async function groupedBy<R, V>(ids: readonly string[], load: (ids: string[]) => Promise<R[]>, entry: (r: R) => [string, V]): Promise<Map<string, V[]>> {
+  const out = new Map<string, V[]>();
+  for (const id of ids) out.set(id, []);
+  if (ids.length === 0) return out;
+  for (const r of await load([...new Set(ids)])) {
+    const [id, value] = entry(r);
+    out.get(id)?.push(value);
+  }
   return out;
 }
 

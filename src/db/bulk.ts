@@ -1,8 +1,8 @@
 // Statements over many rows written as SQL text with placeholders, for hot paths where building
 // the statement with the query builder (a node per value) costs more than running it.
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, type SelectQueryBuilder, sql } from 'kysely';
 import { isPostgres } from './dialect.js';
-import type { Db } from './schema.js';
+import type { Database, Db } from './schema.js';
 
 /** "(?, ?), (?, ?)" or "($1, $2), ($3, $4)" for `rows` tuples of `width` values, numbered from `first`. */
 function tuples(db: Db, rows: number, width: number, first = 1): string {
@@ -42,4 +42,19 @@ export async function updateByKeys(
   const set = isPostgres(db) ? assignments.replace(/\?/g, () => `$${n++}`) : assignments;
   const text = `update ${table} set ${set} where (${keyColumns.join(', ')}) in (${tuples(db, keys.length, keyColumns.length, values.length + 1)})`;
   await db.executeQuery(CompiledQuery.raw(text, [...values, ...keys.flat()]));
+}
+
+/**
+ * Deletes up to `batch` of the rows of `table` that `chosen` selects (it selects the `key` column),
+ * in one statement: DELETE … WHERE key IN (chosen LIMIT batch). Returns how many were deleted.
+ */
+export async function deleteChosen<T extends keyof Database & string>(
+  db: Db,
+  table: T,
+  key: keyof Database[T] & string,
+  chosen: SelectQueryBuilder<Database, T, unknown>,
+  batch: number,
+): Promise<number> {
+  const r = await sql`delete from ${sql.table(table)} where ${sql.ref(key)} in (${chosen.limit(batch)})`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
 }

@@ -15,6 +15,7 @@ import { loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { appendMessage, registerMailId, type Tx } from '../conversations/service.js';
 import { findConversation, firstMessage } from '../conversations/store.js';
+import { deleteChosen } from '../db/bulk.js';
 import type { Db, InboxGreetingsTable } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
 import { resolveInbox } from '../inboxes/service.js';
@@ -170,31 +171,17 @@ export function greetingJob(ctx: Ctx): JobKind<GreetingJobPayload> {
 
 /** Workspace deletion step: the greeting log (settings go with the inboxes). */
 export async function deleteWorkspaceGreetings(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
-  const ids = await ctx.db.selectFrom('greetings_sent').select('message_id').where('workspace_id', '=', workspaceId).limit(batch).execute();
-  if (ids.length === 0) return 0;
-  await ctx.db
-    .deleteFrom('greetings_sent')
-    .where(
-      'message_id',
-      'in',
-      ids.map((r) => r.message_id),
-    )
-    .execute();
-  return ids.length;
+  return deleteChosen(
+    ctx.db,
+    'greetings_sent',
+    'message_id',
+    ctx.db.selectFrom('greetings_sent').select('message_id').where('workspace_id', '=', workspaceId),
+    batch,
+  );
 }
 
 /** Retention: the log is only read for the last 24 hours. */
 export async function deleteOldGreetingLog(ctx: Pick<Ctx, 'db'>, now: Date, batch: number): Promise<number> {
   const before = iso(new Date(now.getTime() - 2 * GREETING_INTERVAL_MS));
-  const ids = await ctx.db.selectFrom('greetings_sent').select('message_id').where('sent_at', '<', before).limit(batch).execute();
-  if (ids.length === 0) return 0;
-  await ctx.db
-    .deleteFrom('greetings_sent')
-    .where(
-      'message_id',
-      'in',
-      ids.map((r) => r.message_id),
-    )
-    .execute();
-  return ids.length;
+  return deleteChosen(ctx.db, 'greetings_sent', 'message_id', ctx.db.selectFrom('greetings_sent').select('message_id').where('sent_at', '<', before), batch);
 }

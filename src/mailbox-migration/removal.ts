@@ -73,28 +73,27 @@ export async function removalStep(ctx: Ctx, migrationId: string): Promise<boolea
     const m = await lockMigration(trx, migrationId);
     if (!m || m.state !== 'removing') return true;
     const record = JSON.parse(m.removal ?? '{}') as RemovalRecord;
+    // A batch done: its counts are kept and the step runs again for the next one.
+    const batchDone = async () => {
+      await trx
+        .updateTable('mailbox_migrations')
+        .set({ removal: JSON.stringify(record) })
+        .where('id', '=', m.id)
+        .execute();
+      return false;
+    };
     const conversations = await unwrittenImportedIds(trx, m.workspace_id, threadConversations(trx, m), REMOVAL_BATCH);
     if (conversations.length) {
       const r = await deleteConversationsWithFiles(tx, conversations);
       record.conversations_deleted += r.conversations;
       record.files_deleted += r.files;
-      await trx
-        .updateTable('mailbox_migrations')
-        .set({ removal: JSON.stringify(record) })
-        .where('id', '=', m.id)
-        .execute();
-      return false;
+      return batchDone();
     }
     const contacts = (await leftoverContacts(trx, m).orderBy('mc.contact_id').limit(REMOVAL_BATCH).execute()).map((r) => r.contact_id);
     if (contacts.length) {
       await deleteUnlinkedContacts(trx, contacts);
       record.contacts_deleted += contacts.length;
-      await trx
-        .updateTable('mailbox_migrations')
-        .set({ removal: JSON.stringify(record) })
-        .where('id', '=', m.id)
-        .execute();
-      return false;
+      return batchDone();
     }
     const next = await saveMigration(tx, m, { state: 'removed', removal: JSON.stringify(record) });
     await logActivity(tx, next, SYSTEM, 'history_removed', { ...record });

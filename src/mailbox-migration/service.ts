@@ -491,15 +491,7 @@ export async function setCredentials(
     if (!username || username.length > 320) throw invalid('username must be 1 to 320 characters (or set source_address)');
     const set: Partial<MigrationRow> = { username, password_sealed: sealed, credentials_set_at: iso(ctx.clock.now()) };
     // A new password fixes a refused login: the work continues where it stopped.
-    if (m.state === 'needs_attention')
-      Object.assign(set, {
-        state: m.resume_state ?? 'copying',
-        resume_state: null,
-        attention_reason: null,
-        attention_message: null,
-        attention_retry_at: null,
-        connect_failures: 0,
-      });
+    if (m.state === 'needs_attention') Object.assign(set, resumedFromAttention(m));
     return { set, log: m.password_sealed ? 'credentials_replaced' : 'credentials_set', detail: { username, ...(opts.via ? { via: opts.via } : {}) } };
   });
   return result;
@@ -730,18 +722,23 @@ export async function pauseCopy(ctx: Ctx, access: Access, id: string) {
   return act(ctx, access, id, 'pause', async () => ({ set: { state: 'paused' }, log: 'paused' }));
 }
 
+/** Leaving needs_attention: back to the state the problem interrupted, the problem and the failure count cleared. */
+function resumedFromAttention(m: MigrationRow): Partial<MigrationRow> {
+  return {
+    state: m.resume_state ?? 'copying',
+    resume_state: null,
+    attention_reason: null,
+    attention_message: null,
+    attention_retry_at: null,
+    connect_failures: 0,
+  };
+}
+
 export async function resumeCopy(ctx: Ctx, access: Access, id: string) {
   return act(ctx, access, id, 'resume', async (m) => {
     if (m.state === 'paused') return { set: { state: 'copying' }, log: 'resumed' };
     return {
-      set: {
-        state: m.resume_state ?? 'copying',
-        resume_state: null,
-        attention_reason: null,
-        attention_message: null,
-        attention_retry_at: null,
-        connect_failures: 0,
-      },
+      set: resumedFromAttention(m),
       log: 'resumed',
       detail: { after: m.attention_reason },
     };

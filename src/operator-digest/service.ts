@@ -3,6 +3,7 @@
 // A line is a row first; the `operator.digest` job batches whatever is waiting into one e-mail.
 // Lines never hold mail content or recipient addresses.
 import type { Ctx } from '../context.js';
+import { deleteChosen } from '../db/bulk.js';
 import type { DigestLineKind } from '../db/schema.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
@@ -119,21 +120,6 @@ export function digestJob(ctx: Ctx): JobKind {
 /** Retention: sent lines older than 30 days. */
 export async function deleteSentDigestLines(ctx: Pick<Ctx, 'db'>, now: Date, batch: number): Promise<number> {
   const cutoff = iso(now.getTime() - SENT_LINES_KEEP_MS);
-  const rows = await ctx.db
-    .selectFrom('operator_digest_lines')
-    .select('id')
-    .where('sent_at', 'is not', null)
-    .where('sent_at', '<', cutoff)
-    .limit(batch)
-    .execute();
-  if (rows.length === 0) return 0;
-  await ctx.db
-    .deleteFrom('operator_digest_lines')
-    .where(
-      'id',
-      'in',
-      rows.map((r) => r.id),
-    )
-    .execute();
-  return rows.length;
+  const sent = ctx.db.selectFrom('operator_digest_lines').select('id').where('sent_at', 'is not', null).where('sent_at', '<', cutoff);
+  return deleteChosen(ctx.db, 'operator_digest_lines', 'id', sent, batch);
 }

@@ -22,7 +22,7 @@ export class ManualClock implements Clock {
     this.ms = new Date(to).getTime();
     this.fireDeadlines();
   }
-  /** A deadline that fires once the clock is moved `ms` or more past now (see startDeadline). */
+  /** A deadline that fires once the clock is moved `ms` or more past now (see whenTimeUp). */
   deadlineAfter(ms: number): Deadline {
     const controller = new AbortController();
     const entry = { at: this.ms + ms, controller };
@@ -48,16 +48,20 @@ export interface Deadline {
 }
 
 /**
- * A deadline `ms` from now by the given clock: a real timer on the system clock, and on a
- * ManualClock when a test moves the clock past it (deadlines are tested without sleeping).
+ * Calls `onTimeUp` once `ms` pass by the given clock: a real timer on the system clock, and on a
+ * ManualClock when a test moves the clock past it (deadlines are tested without sleeping). clear()
+ * once the work ended in time. A callback rather than an AbortSignal: no AbortController per use.
  */
-export function startDeadline(clock: Clock, ms: number): Deadline {
+export function whenTimeUp(clock: Clock, ms: number, onTimeUp: () => void): { clear(): void } {
   const manual = clock as Partial<ManualClock>;
-  if (typeof manual.deadlineAfter === 'function') return manual.deadlineAfter.call(clock, ms);
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException('the deadline passed', 'TimeoutError')), ms);
+  if (typeof manual.deadlineAfter === 'function') {
+    const deadline = manual.deadlineAfter.call(clock, ms);
+    deadline.signal.addEventListener('abort', onTimeUp, { once: true });
+    return deadline;
+  }
+  const timer = setTimeout(onTimeUp, ms);
   timer.unref();
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  return { clear: () => clearTimeout(timer) };
 }
 
 export const MINUTE = 60_000;

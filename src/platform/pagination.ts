@@ -25,3 +25,22 @@ export function toPage<Row, Out>(rows: Row[], limit: number, cursorOf: (row: Row
     next_cursor: more ? encodeCursor(cursorOf(kept[kept.length - 1])) : null,
   };
 }
+
+/**
+ * toPage for rows keyed by id (the cursor): `load` first reads, in one go, what the kept rows need
+ * to be shown (given their ids); `format` then shows each row with it.
+ */
+export async function toPageById<Row extends { id: string }, Loaded, Out>(
+  rows: Row[],
+  limit: number,
+  load: (ids: string[]) => Promise<Loaded>,
+  format: (row: Row, loaded: Loaded) => Out,
+) {
+  const loaded = await load(rows.slice(0, limit).map((r) => r.id));
+  return toPage(
+    rows,
+    limit,
+    (r) => ({ id: r.id }),
+    (r) => format(r, loaded),
+  );
+}

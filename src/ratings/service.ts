@@ -19,6 +19,7 @@ import type { Ctx } from '../context.js';
 import { formatConversation } from '../conversations/format.js';
 import { setConversationRating, type Tx } from '../conversations/service.js';
 import { closedInLatestChange, findConversation, firstMessage, labelsOf } from '../conversations/store.js';
+import { deleteChosen } from '../db/bulk.js';
 import { announceEvents, type NewEvent, recordEvent } from '../events/service.js';
 import { customerLocale, type GreetingLocale } from '../greeting/rules.js';
 import { resolveInbox } from '../inboxes/service.js';
@@ -329,15 +330,5 @@ export const RATING_PAGE_STYLE_HASH = `'sha256-${createHash('sha256').update(PAG
 
 /** Workspace deletion step (the ratings on conversations go with them). */
 export async function deleteWorkspaceRatingRequests(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
-  const ids = await ctx.db.selectFrom('rating_requests').select('id').where('workspace_id', '=', workspaceId).limit(batch).execute();
-  if (ids.length === 0) return 0;
-  await ctx.db
-    .deleteFrom('rating_requests')
-    .where(
-      'id',
-      'in',
-      ids.map((r) => r.id),
-    )
-    .execute();
-  return ids.length;
+  return deleteChosen(ctx.db, 'rating_requests', 'id', ctx.db.selectFrom('rating_requests').select('id').where('workspace_id', '=', workspaceId), batch);
 }

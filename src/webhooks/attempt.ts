@@ -1,9 +1,8 @@
 // One delivery attempt over HTTP: POST the body, a 2xx within the deadline is a success; the deadline
 // covers resolving, connecting, TLS, the answer's head and the part of its body that is read.
 import { performance } from 'node:perf_hooks';
-import type { Readable } from 'node:stream';
-import { type Dispatcher, request } from 'undici';
-import { type Clock, startDeadline } from '../platform/clock.js';
+import type { Dispatcher } from 'undici';
+import { type Clock, whenTimeUp } from '../platform/clock.js';
 import { readVersion } from '../version.js';
 
 /** The receiver must answer 2xx within this time (spec Limits). */
@@ -16,29 +15,6 @@ export const RESPONSE_KEPT_BYTES = 1024;
 /** Headers every attempt carries besides the signature headers. */
 export const ATTEMPT_HEADERS = { 'content-type': 'application/json', 'user-agent': `svc-webhooks/${readVersion()}` } as const;
 
-/**
- * Reads at most ANSWER_READ_LIMIT bytes of an answer and gives back its start (RESPONSE_KEPT_BYTES);
- * the rest is never read (the body is destroyed, which closes the connection).
- */
-function readStart(body: Readable): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const kept: Buffer[] = [];
-    let read = 0;
-    const done = () => resolve(kept.length ? Buffer.concat(kept).toString('utf8') : null);
-    body.on('data', (chunk: Buffer) => {
-      const take = Math.min(chunk.length, ANSWER_READ_LIMIT - read);
-      if (read < RESPONSE_KEPT_BYTES) kept.push(chunk.subarray(0, Math.min(take, RESPONSE_KEPT_BYTES - read)));
-      read += take;
-      if (read >= ANSWER_READ_LIMIT) {
-        body.destroy();
-        done();
-      }
-    });
-    body.once('end', done);
-    body.once('error', reject);
-  });
-}
-
 export interface AttemptResult {
   succeeded: boolean;
   statusCode: number | null;
@@ -50,44 +26,123 @@ export interface AttemptResult {
   gone: boolean;
 }
 
-export async function sendAttempt(
+/** Where an attempt goes, parsed once per endpoint URL (undici's dispatch takes origin and path apart). */
+export interface AttemptTarget {
+  origin: string;
+  path: string;
+}
+
+export function attemptTarget(url: string): AttemptTarget {
+  const parsed = new URL(url);
+  return { origin: parsed.origin, path: parsed.pathname + parsed.search };
+}
+
+/**
+ * Sends one attempt through undici's dispatch with a handler of its own: no response stream, no
+ * AbortSignal and no promise per step, which costs about half of what `request` does per attempt.
+ */
+export function sendAttempt(
   deps: { agent: Dispatcher; clock: Clock },
-  req: { url: string; headers: Record<string, string>; body: string },
+  req: { target: AttemptTarget; headers: Record<string, string>; body: string | Buffer },
 ): Promise<AttemptResult> {
-  const started = performance.now();
-  const deadline = startDeadline(deps.clock, ANSWER_DEADLINE_MS);
-  const signal = deadline.signal;
-  const elapsed = () => Math.round(performance.now() - started);
-  let statusCode: number | null = null;
-  let response: string | null = null;
-  try {
-    // undici honours the signal once connected; while it is still resolving or connecting it waits
-    // for its own connect timeout, so the deadline is also raced here.
-    const timeUp = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
-    const sent = request(req.url, { method: 'POST', dispatcher: deps.agent, signal, headers: req.headers, body: req.body });
-    sent.catch(() => {}); // settled after the deadline when it lost the race
-    timeUp.catch(() => {});
-    const res = await Promise.race([sent, timeUp]);
-    statusCode = res.statusCode;
-    response = await readStart(res.body);
+  return new Promise((resolve) => {
+    const attempt = new Attempt(deps.clock, resolve);
+    try {
+      deps.agent.dispatch({ origin: req.target.origin, path: req.target.path, method: 'POST', headers: req.headers, body: req.body }, attempt);
+    } catch (e) {
+      attempt.onResponseError(undefined, e as Error);
+    }
+  });
+}
+
+/** One attempt's handler: reads the start of the answer, ends at the deadline or the read limit. */
+class Attempt implements Dispatcher.DispatchHandler {
+  private readonly started = performance.now();
+  private readonly deadline: { clear(): void };
+  private controller: Dispatcher.DispatchController | undefined;
+  private statusCode: number | null = null;
+  private location: string | undefined;
+  private readonly kept: Buffer[] = [];
+  private read = 0;
+  private timedOut = false;
+  private settled = false;
+
+  constructor(
+    clock: Clock,
+    private readonly resolve: (result: AttemptResult) => void,
+  ) {
+    this.deadline = whenTimeUp(clock, ANSWER_DEADLINE_MS, () => this.timeUp());
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    // Time ran out while the request waited for a connection: it is not sent.
+    if (this.timedOut) controller.abort(new Error('the deadline passed'));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    this.statusCode = statusCode;
+    const location = headers.location;
+    this.location = typeof location === 'string' ? location : undefined;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    const take = Math.min(chunk.length, ANSWER_READ_LIMIT - this.read);
+    if (this.read < RESPONSE_KEPT_BYTES) this.kept.push(chunk.subarray(0, Math.min(take, RESPONSE_KEPT_BYTES - this.read)));
+    this.read += take;
+    if (this.read >= ANSWER_READ_LIMIT) {
+      // The rest is never read: aborting closes the connection.
+      this.answered();
+      controller.abort(new Error('the answer read limit was reached'));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.answered();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    this.finish(false, this.timedOut ? `no complete answer within ${ANSWER_DEADLINE_MS / 1000} s` : describeFailure(error));
+  }
+
+  private timeUp(): void {
+    this.timedOut = true;
+    // Still resolving or connecting: undici waits for its own connect timeout, so the attempt ends
+    // here and the request is dropped once it reaches onRequestStart.
+    this.finish(false, `no complete answer within ${ANSWER_DEADLINE_MS / 1000} s`);
+    this.controller?.abort(new Error('the deadline passed'));
+  }
+
+  private answered(): void {
+    const statusCode = this.statusCode ?? 0;
     const ok = statusCode >= 200 && statusCode < 300;
     let error: string | null = null;
     if (statusCode >= 300 && statusCode < 400) {
-      const location = res.headers.location;
-      error = `redirect (${statusCode}${typeof location === 'string' ? ` to ${location.slice(0, 200)}` : ''}) not followed; redirects count as failures`;
+      error = `redirect (${statusCode}${this.location !== undefined ? ` to ${this.location.slice(0, 200)}` : ''}) not followed; redirects count as failures`;
     } else if (!ok) {
       error = `the receiver answered ${statusCode}`;
     }
-    return { succeeded: ok, statusCode, durationMs: elapsed(), response, error, gone: statusCode === 410 };
-  } catch (e) {
-    return { succeeded: false, statusCode, durationMs: elapsed(), response, error: describeFailure(e, signal), gone: false };
-  } finally {
-    deadline.clear();
+    this.finish(ok, error, true);
+  }
+
+  /** `answered`: the answer's status decides (and its start is kept); otherwise the attempt failed without an answer. */
+  private finish(succeeded: boolean, error: string | null, answered = false): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.deadline.clear();
+    this.resolve({
+      succeeded,
+      statusCode: this.statusCode,
+      durationMs: Math.round(performance.now() - this.started),
+      response: answered && this.kept.length ? Buffer.concat(this.kept).toString('utf8') : null,
+      error,
+      gone: answered && this.statusCode === 410,
+    });
   }
 }
 
-function describeFailure(e: unknown, signal: AbortSignal): string {
-  if (signal.aborted) return `no complete answer within ${ANSWER_DEADLINE_MS / 1000} s`;
+function describeFailure(e: unknown): string {
   const err = e as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const inner = err.cause && typeof err.cause === 'object' ? err.cause : err;
   const code = inner.code ?? err.code;

@@ -5,6 +5,7 @@
 // A crash loses nothing: a delivery stays pending until its result is written, and a new process
 // takes over deliveries whose lease it finds (at-least-once, same webhook-id).
 
+import type { KeyObject } from 'node:crypto';
 import { type ExpressionBuilder, sql } from 'kysely';
 import { Counter } from 'prom-client';
 import type { Agent } from 'undici';
@@ -19,10 +20,10 @@ import { aloneOnDatabase } from '../platform/presence.js';
 import { Pump } from '../platform/pump.js';
 import { liveWorkspaceIds } from '../workspaces/store.js';
 import { createWebhookAgent } from './address.js';
-import { ATTEMPT_HEADERS, type AttemptResult, sendAttempt } from './attempt.js';
+import { ATTEMPT_HEADERS, type AttemptResult, attemptTarget, sendAttempt } from './attempt.js';
 import { deliveryIdOf, webhookMessageId } from './outbox.js';
 import { signingSecrets } from './service.js';
-import { signedHeaders } from './signing.js';
+import { signedHeaders, signingKey } from './signing.js';
 
 /** Delays before retries 1..9 after a failed attempt (spec: 5 s, 1 min, 5 min, 30 min, 1 h, 2 h, 4 h, 8 h, 9 h). */
 export const RETRY_SCHEDULE_MS = [5_000, MINUTE, 5 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 9 * HOUR] as const;
@@ -32,6 +33,10 @@ export const RETRY_JITTER = 0.1;
 export const FAILURE_WINDOW_MS = 24 * HOUR;
 /** Open connections to one origin at most. */
 export const CONNECTIONS_PER_ORIGIN = 128;
+/** Signing keys kept open (by sealed secret); beyond this many the cache starts over. */
+const SIGNING_KEYS_KEPT = 10_000;
+/** Rows per multi-row statement at most; batches are cut in powers of two so that few statement texts (each prepared once) serve every batch size. */
+const STATEMENT_ROWS = 128;
 /** Wake-ups this close together are handled as one. */
 const WAKE_DELAY_MS = 5;
 /** How long a claimed delivery stays with its dispatcher before another may take it. */
@@ -106,6 +111,7 @@ export class WebhookDispatcher implements Drainable {
   private inFlight = new Map<string, Promise<void>>();
   private filling = new Set<Promise<number>>();
   private endpointLoad = new Map<string, number>();
+  private readonly signingKeys = new Map<string, KeyObject>();
   private results: Finished[] = [];
   private writing: Promise<void> = Promise.resolve();
   private flushTimer: NodeJS.Timeout | undefined;
@@ -271,11 +277,11 @@ export class WebhookDispatcher implements Drainable {
   }
 
   private async startAll(claimed: Claimed[]): Promise<void> {
-    const { db, sealer, clock } = this.ctx;
+    const { db, clock } = this.ctx;
     const endpointIds = [...new Set(claimed.map((c) => c.endpoint_id))];
     const seqs = [...new Set(claimed.map((c) => c.event_seq))];
     // Endpoints of live workspaces only: nothing more is sent for a deleted workspace.
-    const endpointRows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', endpointIds).execute();
+    const endpointRows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', paddedList(endpointIds)).execute();
     const live = await liveWorkspaceIds(
       db,
       endpointRows.map((e) => e.workspace_id),
@@ -288,23 +294,29 @@ export class WebhookDispatcher implements Drainable {
         .where((eb) => deliveryIn(eb, orphans))
         .execute();
     const events = new Map(
-      (await db.selectFrom('events').select(['seq', 'id', 'type', 'occurred_at', 'workspace_id', 'inbox_id', 'data']).where('seq', 'in', seqs).execute()).map(
-        (e) => [Number(e.seq), e],
-      ),
+      (
+        await db
+          .selectFrom('events')
+          .select(['seq', 'id', 'type', 'occurred_at', 'workspace_id', 'inbox_id', 'data'])
+          .where('seq', 'in', paddedList(seqs))
+          .execute()
+      ).map((e) => [Number(e.seq), e]),
     );
     const now = clock.now();
-    const secrets = new Map([...endpoints.values()].map((e) => [e.id, signingSecrets(sealer, e, now)]));
-    const bodies = new Map<number, string>();
+    // Per endpoint and per event once a batch: signing keys, where to send, the body's bytes.
+    const keys = new Map([...endpoints.values()].map((e) => [e.id, signingSecrets((sealed) => this.signingKeyOf(sealed), e, now)]));
+    const targets = new Map([...endpoints.values()].map((e) => [e.id, attemptTarget(e.url)]));
+    const bodies = new Map<number, Buffer>();
     for (const d of claimed) {
       const endpoint = endpoints.get(d.endpoint_id);
       const event = events.get(d.event_seq);
       if (!endpoint || !event) continue; // deleted meanwhile (the delivery went with it)
       let body = bodies.get(d.event_seq);
-      if (body === undefined) bodies.set(d.event_seq, (body = JSON.stringify(eventPayload(event))));
+      if (body === undefined) bodies.set(d.event_seq, (body = Buffer.from(JSON.stringify(eventPayload(event)))));
       const startedAt = clock.now();
-      const headers = signedHeaders(secrets.get(endpoint.id)!, webhookMessageId(d.event_id), Math.floor(startedAt.getTime() / 1000), body, ATTEMPT_HEADERS);
+      const headers = signedHeaders(keys.get(endpoint.id)!, webhookMessageId(d.event_id), Math.floor(startedAt.getTime() / 1000), body, ATTEMPT_HEADERS);
       this.endpointLoad.set(d.endpoint_id, (this.endpointLoad.get(d.endpoint_id) ?? 0) + 1);
-      const p = sendAttempt({ agent: this.agent, clock }, { url: endpoint.url, headers, body })
+      const p = sendAttempt({ agent: this.agent, clock }, { target: targets.get(endpoint.id)!, headers, body })
         .then((result) => {
           this.attemptsTotal.inc({ outcome: result.succeeded ? 'succeeded' : 'failed' });
           this.results.push({ delivery: d, startedAt, finishedAt: clock.now(), result });
@@ -319,6 +331,20 @@ export class WebhookDispatcher implements Drainable {
         });
       this.inFlight.set(keyOf(d), p);
     }
+  }
+
+  /**
+   * Opening a sealed secret costs more than signing with it, so keys are kept by sealed value (a
+   * rotated secret is a new sealed value; the previous one ages out through signingSecrets).
+   */
+  private signingKeyOf(sealed: string): KeyObject {
+    let key = this.signingKeys.get(sealed);
+    if (!key) {
+      if (this.signingKeys.size >= SIGNING_KEYS_KEPT) this.signingKeys.clear();
+      key = signingKey(this.ctx.sealer.open(sealed));
+      this.signingKeys.set(sealed, key);
+    }
+    return key;
   }
 
   private scheduleFlush(): void {
@@ -352,6 +378,26 @@ export class WebhookDispatcher implements Drainable {
       });
     return this.writing;
   }
+}
+
+/** `rows` in chunks of STATEMENT_ROWS, then 64, 32, … 1: at most eight statement texts for any number of rows. */
+function statementChunks<T>(rows: readonly T[]): T[][] {
+  const chunks: T[][] = [];
+  let at = 0;
+  for (let size = STATEMENT_ROWS; size >= 1; size >>= 1) {
+    while (rows.length - at >= size) {
+      chunks.push(rows.slice(at, at + size));
+      at += size;
+    }
+  }
+  return chunks;
+}
+
+/** An IN list padded to a power of two by repeating its last value: the same rows, and few statement texts for any length. */
+function paddedList<T>(values: readonly T[]): T[] {
+  let length = 1;
+  while (length < values.length) length <<= 1;
+  return [...values, ...Array<T>(length - values.length).fill(values[values.length - 1])];
 }
 
 /** Deliveries a batch of results settled: finished well, scheduled again, or ended as failed. */
@@ -400,12 +446,12 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
     f.result.response,
     f.result.error,
   ]);
-  for (let i = 0; i < attemptRows.length; i += 200) await insertRows(db, 'webhook_attempts', ATTEMPT_COLUMNS, attemptRows.slice(i, i + 200));
+  for (const rows of statementChunks(attemptRows)) await insertRows(db, 'webhook_attempts', ATTEMPT_COLUMNS, rows);
 
   // Endpoint failure windows, in the order the attempts finished.
   const endpointIds = [...new Set(kept.map((f) => f.delivery.endpoint_id))];
   const endpoints = new Map(
-    (await db.selectFrom('webhook_endpoints').select(['id', 'failing_since', 'disabled_at']).where('id', 'in', endpointIds).execute()).map((e) => [
+    (await db.selectFrom('webhook_endpoints').select(['id', 'failing_since', 'disabled_at']).where('id', 'in', paddedList(endpointIds)).execute()).map((e) => [
       e.id,
       { ...e, before: e.failing_since, disableReason: null as string | null },
     ]),
@@ -448,8 +494,8 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
   const succeeded = kept.filter((f) => f.result.succeeded);
   const scheduledOk = succeeded.filter((f) => !f.delivery.manual).map((f) => f.delivery);
   tally.succeeded += succeeded.length;
-  for (let i = 0; i < scheduledOk.length; i += 200) {
-    const keys = scheduledOk.slice(i, i + 200).map((d) => [d.event_seq, d.endpoint_id]);
+  for (const chunk of statementChunks(scheduledOk)) {
+    const keys = chunk.map((d) => [d.event_seq, d.endpoint_id]);
     await updateByKeys(
       db,
       'webhook_deliveries',

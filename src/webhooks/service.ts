@@ -9,7 +9,6 @@ import type { Db, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpoints
 import { WEBHOOK_EVENT_TYPES } from '../events/service.js';
 import { findLiveInbox } from '../inboxes/store.js';
 import { DAY, HOUR, iso } from '../platform/clock.js';
-import type { Sealer } from '../platform/crypto.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { checkWebhookUrl } from './address.js';
@@ -30,15 +29,18 @@ export const DELIVERY_LOG_SIZE = 100;
 
 type C = Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'lookup' | 'hub'>;
 
-/** The secrets that sign an attempt made now: the current one, and the previous one during its overlap. */
-export function signingSecrets(
-  sealer: Sealer,
+/**
+ * The secrets that sign an attempt made now: the current one, and the previous one during its
+ * overlap, each given to `open` (sealed) and returned as it opens them.
+ */
+export function signingSecrets<T>(
+  open: (sealed: string) => T,
   e: Pick<EndpointRow, 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>,
   now: Date,
-): string[] {
-  const out = [sealer.open(e.secret_sealed)];
+): T[] {
+  const out = [open(e.secret_sealed)];
   if (e.previous_secret_sealed && e.previous_secret_expires_at && Date.parse(e.previous_secret_expires_at) > now.getTime()) {
-    out.push(sealer.open(e.previous_secret_sealed));
+    out.push(open(e.previous_secret_sealed));
   }
   return out;
 }

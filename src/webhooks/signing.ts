@@ -1,6 +1,6 @@
 // Standard Webhooks signatures: base64 HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<body>",
 // keyed with the base64-decoded part of the secret after "whsec_".
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -8,17 +8,23 @@ export function newSigningSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64');
 }
 
-export function signatureFor(secret: string, msgId: string, timestampSeconds: number, body: string): string {
-  const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64');
-  return 'v1,' + createHmac('sha256', key).update(`${msgId}.${timestampSeconds}.${body}`).digest('base64');
+/** The HMAC key of a secret, decoded once for all the attempts signed with it. */
+export function signingKey(secret: string): KeyObject {
+  return createSecretKey(Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64'));
+}
+
+/** `body` may be the UTF-8 bytes of the body: one event's bytes then serve every endpoint's attempt. */
+export function signatureFor(secret: string | KeyObject, msgId: string, timestampSeconds: number, body: string | Buffer): string {
+  const key = typeof secret === 'string' ? signingKey(secret) : secret;
+  return `v1,${createHmac('sha256', key).update(`${msgId}.${timestampSeconds}.`).update(body).digest('base64')}`;
 }
 
 /** The three headers of one attempt; every secret given signs (two during a rotation overlap), newest first. */
 export function signedHeaders(
-  secrets: readonly string[],
+  secrets: readonly (string | KeyObject)[],
   msgId: string,
   timestampSeconds: number,
-  body: string,
+  body: string | Buffer,
   extra: Record<string, string> = {},
 ): Record<string, string> {
   return {

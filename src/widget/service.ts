@@ -6,6 +6,7 @@
 
 import { createHmac } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import type { SelectQueryBuilder } from 'kysely';
 import { chatChannelForPublicKey, findChannel } from '../channels/store.js';
 import { contactMergeState } from '../contacts/merged.js';
 import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContactByExternalId } from '../contacts/service.js';
@@ -17,7 +18,7 @@ import { appendMessage, applyConversationChanges, startConversation, type Tx } f
 import { attachmentsOf, findConversation } from '../conversations/store.js';
 import { attachmentOfSentMessage, contactConversationIdsInInbox, conversationsByLastMessage, sentMessagesOf } from '../conversations/visitor.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
-import type { ChannelsTable, ContactSessionsTable, Db, MessagesTable } from '../db/schema.js';
+import type { ChannelsTable, ContactSessionsTable, Database, Db, MessagesTable } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { findInbox, type InboxRow } from '../inboxes/store.js';
@@ -350,47 +351,24 @@ export function requireVisitorOrigin(visitor: VisitorSession, origin: string | u
 
 /** Retention: sessions 7 days after their last use. */
 export async function deleteExpiredContactSessions(ctx: Pick<Ctx, 'db'>, now: Date, batch: number): Promise<number> {
-  const ids = await ctx.db.selectFrom('contact_sessions').select('id').where('expires_at', '<=', iso(now)).limit(batch).execute();
-  if (!ids.length) return 0;
-  await ctx.db
-    .deleteFrom('contact_session_conversations')
-    .where(
-      'session_id',
-      'in',
-      ids.map((r) => r.id),
-    )
-    .execute();
-  const r = await ctx.db
-    .deleteFrom('contact_sessions')
-    .where(
-      'id',
-      'in',
-      ids.map((r) => r.id),
-    )
-    .executeTakeFirst();
-  return Number(r.numDeletedRows);
+  return deleteContactSessions(ctx, ctx.db.selectFrom('contact_sessions').select('id').where('expires_at', '<=', iso(now)), batch);
 }
 
 /** Workspace deletion: every visitor session of the workspace. */
 export async function deleteWorkspaceContactSessions(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
-  const ids = await ctx.db.selectFrom('contact_sessions').select('id').where('workspace_id', '=', workspaceId).limit(batch).execute();
+  return deleteContactSessions(ctx, ctx.db.selectFrom('contact_sessions').select('id').where('workspace_id', '=', workspaceId), batch);
+}
+
+/** Deletes up to `batch` of the sessions `chosen` selects, with their conversation links; returns how many. */
+async function deleteContactSessions(
+  ctx: Pick<Ctx, 'db'>,
+  chosen: SelectQueryBuilder<Database, 'contact_sessions', { id: string }>,
+  batch: number,
+): Promise<number> {
+  const ids = (await chosen.limit(batch).execute()).map((r) => r.id);
   if (!ids.length) return 0;
-  await ctx.db
-    .deleteFrom('contact_session_conversations')
-    .where(
-      'session_id',
-      'in',
-      ids.map((r) => r.id),
-    )
-    .execute();
-  const r = await ctx.db
-    .deleteFrom('contact_sessions')
-    .where(
-      'id',
-      'in',
-      ids.map((r) => r.id),
-    )
-    .executeTakeFirst();
+  await ctx.db.deleteFrom('contact_session_conversations').where('session_id', 'in', ids).execute();
+  const r = await ctx.db.deleteFrom('contact_sessions').where('id', 'in', ids).executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 

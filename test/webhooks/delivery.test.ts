@@ -5,6 +5,7 @@ import diagnostics_channel from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { announceEvents, recordEvent } from '../../src/events/service.js';
 import { HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { closeConnection, deleteStaleConnections, markConnection, touchConnection } from '../../src/realtime/connections.js';
 import { DISABLED_FAILING, DISABLED_GONE } from '../../src/webhooks/dispatcher.js';
@@ -83,6 +84,40 @@ describe('webhook delivery', () => {
     const [d] = await deliveries(ep.id);
     assert.equal(d.status, 'succeeded');
     assert.equal(d.attempts, 1);
+  });
+
+  test('a burst claimed and written as one batch (more rows than one statement takes): each delivery sent once, logged once, finished', async () => {
+    const seed = await seedWorkspace(s.app);
+    const eps = [];
+    for (let i = 0; i < 5; i++) eps.push(await endpoint(seed));
+    // 30 events in one transaction: the dispatcher claims all 150 deliveries at once and writes their
+    // results together (attempt rows and updates cut into 128 + 16 + 4 + 2 rows).
+    const eventIds = await s.app.db.transaction().execute(async (trx) => {
+      const ids: string[] = [];
+      for (let i = 0; i < 30; i++) {
+        const contact = contactData();
+        const r = await recordEvent(
+          { db: trx, clock },
+          { workspaceId: seed.workspaceId, contactId: contact.id, type: 'contact.updated', occurredAt: clock.now(), data: { contact } },
+        );
+        ids.push(r.id);
+      }
+      return ids;
+    });
+    announceEvents(s.app);
+    await drain();
+    for (const ep of eps) {
+      const got = at(ep.path);
+      assert.deepEqual(got.map((r) => r.headers['webhook-id']).sort(), eventIds.map((id) => `msg_${id.slice(4)}`).sort());
+      for (const r of got) verifyDelivery(r, ep.secret, clock);
+      const ds = await deliveries(ep.id);
+      assert.equal(ds.length, 30);
+      assert.ok(ds.every((d) => d.status === 'succeeded' && d.attempts === 1 && d.next_attempt_at === null && d.lease_until === null));
+      const log = await attempts(ep.id);
+      assert.equal(log.length, 30);
+      assert.ok(log.every((a) => a.outcome === 'succeeded' && a.attempt === 1 && a.status_code === 200));
+      assert.deepEqual(new Set(log.map((a) => a.event_seq)).size, 30);
+    }
   });
 
   test('contact events carry no inbox_id; contact.deleted keeps merged_into_id and the external ids', async () => {
