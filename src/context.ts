@@ -8,6 +8,7 @@ import type { Db } from './db/schema.js';
 import { type Clock, systemClock } from './platform/clock.js';
 import { MasterKeyError, masterKeySealer, type Sealer } from './platform/crypto.js';
 import type { DurableFs } from './platform/durable.js';
+import { EpochCache } from './platform/epoch-cache.js';
 import { newId } from './platform/ids.js';
 import { JobRunner } from './platform/jobs.js';
 import { createLogger, type Logger } from './platform/log.js';
@@ -37,6 +38,8 @@ export interface Ctx {
   lookup: HostLookup;
   /** MX records of a domain (finding a mailbox's provider); tests swap in their own answers. */
   resolveMx: MxLookup;
+  /** Credentials already checked, valid while the database's credentials epoch stays the same (src/auth/credentials.ts). */
+  credentialCache: EpochCache<unknown>;
 }
 
 export type HostLookup = (hostname: string) => Promise<{ address: string; family: number }[]>;
@@ -93,6 +96,7 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
     writes: new TransactionBatcher(handle.db, { flushCommits: () => handle.flushCommits() }),
     lookup: opts.lookup ?? systemLookup,
     resolveMx: opts.resolveMx ?? ((domain) => dnsResolveMx(domain)),
+    credentialCache: new EpochCache(),
     handle,
     async close() {
       await jobs.stop();

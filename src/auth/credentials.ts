@@ -5,14 +5,44 @@
 // (api_keys, sessions, memberships) are written by their features (api-keys, people, members); this
 // file is the only one that reads them to decide about a caller. A widget visitor's session
 // (svc_cs_…, bound to one chat channel) is a different credential: src/widget/service.ts.
+//
+// Answers are cached in ctx.credentialCache while the credentials epoch (one row, moved by triggers
+// in the transaction of every change that can end or narrow a credential: migration 0024) stays the
+// same. Each lookup reads the epoch first, so a change made by this process, another server process
+// or a `svc` command is seen on the very next request; expiry is checked against the clock on every
+// use, cached or not.
 import type { Ctx } from '../context.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { Role } from '../db/schema.js';
 import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
+import type { EpochCache } from '../platform/epoch-cache.js';
 import { forbidden, invalid } from '../platform/errors.js';
 import { type Access, keyAccess, memberAccess, type Scope } from './access.js';
 
-type C = Pick<Ctx, 'db' | 'clock'>;
+/** Without credentialCache (a bare db and clock) every lookup reads the rows. */
+type C = Pick<Ctx, 'db' | 'clock'> & Partial<Pick<Ctx, 'credentialCache'>>;
+
+/** What the cache keeps: the rows a lookup read, never the secret (keys and sessions by hash). */
+type CachedCredential =
+  | { kind: 'api_key'; keyId: string; workspaceId: string; scopes: Scope[]; inboxIds: string[] | null; expiresAt: string | null; lastUsedAt: string | null }
+  | { kind: 'session'; sessionId: string; personId: string; email: string; expiresAt: string; lastUsedAt: string }
+  | { kind: 'membership'; membershipId: string; workspaceId: string; role: Role; inboxIds: string[] | null; lastSeenAt: string | null };
+
+const readEpoch = reusableQuery((db) => db.selectFrom('credentials_epoch').select('epoch').where('id', '=', 1));
+
+/**
+ * Reads the credentials epoch and brings the cache in step with it; the epoch is what entries read
+ * afterwards are stored under. Undefined (and nothing cached) without a cache.
+ */
+async function cacheFor(ctx: C): Promise<{ cache: EpochCache<CachedCredential>; epoch: number } | undefined> {
+  if (!ctx.credentialCache) return undefined;
+  const cache = ctx.credentialCache as EpochCache<CachedCredential>;
+  const [row] = await readEpoch(ctx.db);
+  const epoch = Number(row.epoch);
+  cache.sync(epoch);
+  return { cache, epoch };
+}
 
 export const KEY_PREFIX = 'svc_sk_';
 export const SESSION_TOKEN_PREFIX = 'svc_ses_';
@@ -42,52 +72,77 @@ export async function resolveCredential(ctx: C, token: string): Promise<Identity
 export async function authenticateApiKey(ctx: C, secret: string): Promise<Access | undefined> {
   if (!secret.startsWith(KEY_PREFIX)) return undefined;
   const now = ctx.clock.now();
-  const key = await ctx.db
-    .selectFrom('api_keys')
-    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-    .select([
-      'api_keys.id',
-      'api_keys.workspace_id',
-      'api_keys.scopes',
-      'api_keys.inbox_ids',
-      'api_keys.expires_at',
-      'api_keys.revoked_at',
-      'api_keys.last_used_at',
-    ])
-    .where('api_keys.secret_hash', '=', sha256Hex(secret))
-    .where('workspaces.deleted_at', 'is', null)
-    .executeTakeFirst();
-  if (!key || key.revoked_at || (key.expires_at && Date.parse(key.expires_at) <= now.getTime())) return undefined;
-  // last_used_at is kept to the minute so that a busy key does not turn every request into a write.
-  if (!key.last_used_at || now.getTime() - Date.parse(key.last_used_at) >= MINUTE) {
-    await ctx.db
-      .updateTable('api_keys')
-      .set({ last_used_at: iso(now) })
-      .where('id', '=', key.id)
-      .execute();
+  const hash = sha256Hex(secret);
+  const cached = await cacheFor(ctx);
+  const cacheKey = `key:${hash}`;
+  let key = cached?.cache.get(cacheKey);
+  if (key?.kind !== 'api_key') {
+    const row = await ctx.db
+      .selectFrom('api_keys')
+      .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+      .select(['api_keys.id', 'api_keys.workspace_id', 'api_keys.scopes', 'api_keys.inbox_ids', 'api_keys.expires_at', 'api_keys.last_used_at'])
+      .where('api_keys.secret_hash', '=', hash)
+      .where('api_keys.revoked_at', 'is', null)
+      .where('workspaces.deleted_at', 'is', null)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    key = {
+      kind: 'api_key',
+      keyId: row.id,
+      workspaceId: row.workspace_id,
+      scopes: JSON.parse(row.scopes) as Scope[],
+      inboxIds: row.inbox_ids ? (JSON.parse(row.inbox_ids) as string[]) : null,
+      expiresAt: row.expires_at,
+      lastUsedAt: row.last_used_at,
+    };
+    cached?.cache.set(cached.epoch, cacheKey, key);
   }
-  return keyAccess(key.workspace_id, key.id, JSON.parse(key.scopes) as Scope[], key.inbox_ids ? (JSON.parse(key.inbox_ids) as string[]) : null);
+  if (key.expiresAt && Date.parse(key.expiresAt) <= now.getTime()) return undefined;
+  // last_used_at is kept to the minute so that a busy key does not turn every request into a write.
+  if (!key.lastUsedAt || now.getTime() - Date.parse(key.lastUsedAt) >= MINUTE) {
+    key.lastUsedAt = iso(now);
+    await ctx.db.updateTable('api_keys').set({ last_used_at: key.lastUsedAt }).where('id', '=', key.keyId).execute();
+  }
+  // Copies: an Access is the request's own, the cached lists are shared.
+  return keyAccess(key.workspaceId, key.keyId, key.scopes, key.inboxIds && [...key.inboxIds]);
 }
 
 /** The live session of a token, sliding its expiry forward (written at most every 5 minutes). */
 export async function findSession(ctx: C, token: string) {
   const now = ctx.clock.now();
-  const row = await ctx.db
-    .selectFrom('sessions')
-    .innerJoin('people', 'people.id', 'sessions.person_id')
-    .select(['sessions.id as session_id', 'sessions.last_used_at', 'people.id as person_id', 'people.email'])
-    .where('sessions.token_hash', '=', sha256Hex(token))
-    .where('sessions.expires_at', '>', iso(now))
-    .executeTakeFirst();
-  if (!row) return undefined;
-  if (now.getTime() - Date.parse(row.last_used_at) > SESSION_TOUCH_MS) {
-    await ctx.db
-      .updateTable('sessions')
-      .set({ last_used_at: iso(now), expires_at: iso(now.getTime() + SESSION_IDLE_MS) })
-      .where('id', '=', row.session_id)
-      .execute();
+  const hash = sha256Hex(token);
+  const cached = await cacheFor(ctx);
+  const cacheKey = `session:${hash}`;
+  let session = cached?.cache.get(cacheKey);
+  // A cached expiry may be older than the row's (another process slid it forward): read the row again.
+  if (session?.kind !== 'session' || Date.parse(session.expiresAt) <= now.getTime()) {
+    const row = await ctx.db
+      .selectFrom('sessions')
+      .innerJoin('people', 'people.id', 'sessions.person_id')
+      .select(['sessions.id as session_id', 'sessions.last_used_at', 'sessions.expires_at', 'people.id as person_id', 'people.email'])
+      .where('sessions.token_hash', '=', hash)
+      .where('sessions.expires_at', '>', iso(now))
+      .executeTakeFirst();
+    if (!row) {
+      cached?.cache.delete(cacheKey);
+      return undefined;
+    }
+    session = {
+      kind: 'session',
+      sessionId: row.session_id,
+      personId: row.person_id,
+      email: row.email,
+      expiresAt: row.expires_at,
+      lastUsedAt: row.last_used_at,
+    };
+    cached?.cache.set(cached.epoch, cacheKey, session);
   }
-  return row;
+  if (now.getTime() - Date.parse(session.lastUsedAt) > SESSION_TOUCH_MS) {
+    session.lastUsedAt = iso(now);
+    session.expiresAt = iso(now.getTime() + SESSION_IDLE_MS);
+    await ctx.db.updateTable('sessions').set({ last_used_at: session.lastUsedAt, expires_at: session.expiresAt }).where('id', '=', session.sessionId).execute();
+  }
+  return { session_id: session.sessionId, person_id: session.personId, email: session.email };
 }
 
 /**
@@ -96,19 +151,35 @@ export async function findSession(ctx: C, token: string) {
  * and named none. Notes the member as seen (written at most every 5 minutes).
  */
 export async function resolveMembership(ctx: C, person: { personId: string; sessionId: string }, workspaceId: string | undefined): Promise<Access> {
-  let q = ctx.db
-    .selectFrom('memberships')
-    .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
-    .select(['memberships.id', 'memberships.workspace_id', 'memberships.role', 'memberships.inbox_ids', 'memberships.last_seen_at'])
-    .where('memberships.person_id', '=', person.personId)
-    .where('workspaces.deleted_at', 'is', null);
-  if (workspaceId) q = q.where('memberships.workspace_id', '=', workspaceId);
-  const rows = await q.limit(2).execute();
-  if (rows.length === 0) throw forbidden(workspaceId ? 'you are not a member of that workspace' : 'you are not a member of any workspace');
-  if (rows.length > 1) throw invalid('you belong to several workspaces; name one in the Svc-Workspace header');
-  const m = rows[0];
-  const access = memberAccess(m.workspace_id, person.personId, m.role as Role, person.sessionId, m.inbox_ids ? (JSON.parse(m.inbox_ids) as string[]) : null);
-  await noteMemberSeen(ctx, m.id, m.last_seen_at);
+  const cached = await cacheFor(ctx);
+  const cacheKey = `membership:${person.personId}:${workspaceId ?? ''}`;
+  let m = cached?.cache.get(cacheKey);
+  if (m?.kind !== 'membership') {
+    let q = ctx.db
+      .selectFrom('memberships')
+      .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
+      .select(['memberships.id', 'memberships.workspace_id', 'memberships.role', 'memberships.inbox_ids', 'memberships.last_seen_at'])
+      .where('memberships.person_id', '=', person.personId)
+      .where('workspaces.deleted_at', 'is', null);
+    if (workspaceId) q = q.where('memberships.workspace_id', '=', workspaceId);
+    const rows = await q.limit(2).execute();
+    if (rows.length === 0) throw forbidden(workspaceId ? 'you are not a member of that workspace' : 'you are not a member of any workspace');
+    if (rows.length > 1) throw invalid('you belong to several workspaces; name one in the Svc-Workspace header');
+    const row = rows[0];
+    m = {
+      kind: 'membership',
+      membershipId: row.id,
+      workspaceId: row.workspace_id,
+      role: row.role as Role,
+      inboxIds: row.inbox_ids ? (JSON.parse(row.inbox_ids) as string[]) : null,
+      lastSeenAt: row.last_seen_at,
+    };
+    cached?.cache.set(cached.epoch, cacheKey, m);
+  }
+  const access = memberAccess(m.workspaceId, person.personId, m.role, person.sessionId, m.inboxIds && [...m.inboxIds]);
+  const lastSeenAt = m.lastSeenAt;
+  if (!lastSeenAt || ctx.clock.now().getTime() - Date.parse(lastSeenAt) >= SEEN_EVERY_MS) m.lastSeenAt = iso(ctx.clock.now());
+  await noteMemberSeen(ctx, m.membershipId, lastSeenAt);
   return access;
 }
 

@@ -1,5 +1,6 @@
 // The one place that says which tables exist. Each feature's table types live in ./tables/.
 import type { Kysely, Transaction } from 'kysely';
+import type { AuthTables } from './tables/auth.js';
 import type { BroadcastTables } from './tables/broadcasts.js';
 import type { ConversationTables } from './tables/conversations.js';
 import type { CoreTables } from './tables/core.js';
@@ -33,11 +34,13 @@ export interface Database
     NotificationTables,
     GreetingTables,
     RatingTables,
-    ReportTables {}
+    ReportTables,
+    AuthTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
+export type * from './tables/auth.js';
 export type * from './tables/broadcasts.js';
 export type * from './tables/conversations.js';
 export type * from './tables/core.js';

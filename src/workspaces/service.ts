@@ -1,4 +1,5 @@
 import type { Ctx } from '../context.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { Role, WorkspacesTable } from '../db/schema.js';
 import { addMember } from '../members/store.js';
 import { findOrCreatePerson } from '../people/service.js';
@@ -36,8 +37,11 @@ export async function resolveWorkspace(ctx: C, ref: string): Promise<WorkspaceRo
   return byName[0];
 }
 
+// Read on every GET /v1/workspace: compiled once.
+const liveWorkspaceById = reusableQuery((db, id: string) => db.selectFrom('workspaces').selectAll().where('id', '=', id).where('deleted_at', 'is', null));
+
 export async function getWorkspace(ctx: C, id: string): Promise<WorkspaceRow> {
-  const row = await ctx.db.selectFrom('workspaces').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  const [row] = await liveWorkspaceById(ctx.db, id);
   if (!row) throw notFound('workspace');
   return row;
 }
