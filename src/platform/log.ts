@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import { type ConsolaInstance, createConsola, LogLevels, type LogObject } from 'consola';
 
 export type LogFields = Record<string, unknown>;
 
@@ -18,9 +17,19 @@ const SECRET_FIELD = /pass(word|wd|phrase)?s?(?![a-z])|secret|token|authorizatio
 // (`broadcast_recipients: 120` in the retention line) is kept.
 const RECIPIENT_FIELD = /recipients?$/i;
 
+// The same few field names come on every line: what the patterns say about a name is kept.
+const secretNames = new Map<string, boolean>();
+const recipientNames = new Map<string, boolean>();
+
 function hidden(key: string, value: unknown): boolean {
-  if (SECRET_FIELD.test(key)) return true;
-  return RECIPIENT_FIELD.test(key) && typeof value !== 'number' && typeof value !== 'bigint';
+  let secret = secretNames.get(key);
+  if (secret === undefined) {
+    secret = SECRET_FIELD.test(key);
+    recipientNames.set(key, RECIPIENT_FIELD.test(key));
+    if (secretNames.size < 10_000) secretNames.set(key, secret);
+  }
+  if (secret) return true;
+  return (recipientNames.get(key) ?? RECIPIENT_FIELD.test(key)) && typeof value !== 'number' && typeof value !== 'bigint';
 }
 
 function clean(value: unknown, depth = 0): unknown {
@@ -37,18 +46,12 @@ function clean(value: unknown, depth = 0): unknown {
   return out;
 }
 
-const LEVEL_NAMES: Record<number, string> = { 0: 'error', 1: 'warn', 2: 'info', 3: 'info', 4: 'debug', 5: 'debug' };
-
 /** One JSON object per line: time, level, msg, then the fields. */
-function jsonReporter(write: (line: string, urgent: boolean) => void) {
-  return {
-    log(obj: LogObject) {
-      const [msg, fields] = obj.args as [string, LogFields | undefined];
-      const line: LogFields = { time: obj.date.toISOString(), level: LEVEL_NAMES[obj.level] ?? 'info', msg: String(msg) };
-      if (fields) Object.assign(line, clean(fields) as LogFields);
-      write(JSON.stringify(line) + '\n', obj.level <= 1);
-    },
-  };
+function jsonLine(level: LogLevel, msg: string, base: LogFields, fields: LogFields | undefined): string {
+  const line: LogFields = { time: new Date().toISOString(), level, msg: String(msg) };
+  Object.assign(line, clean(base) as LogFields);
+  if (fields) Object.assign(line, clean(fields) as LogFields);
+  return JSON.stringify(line) + '\n';
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -83,24 +86,26 @@ function batchedStderr(): (line: string, urgent: boolean) => void {
   };
 }
 
+const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
+
 export function createLogger(opts: { level?: LogLevel; write?: (line: string) => void } = {}): Logger {
-  const consola = createConsola({
-    level: LogLevels[opts.level ?? 'info'],
-    // consola folds repeated identical lines into "(repeated n times)" by default; every line an
-    // operator may alert on must be written, so that is off.
-    throttle: 0,
-    reporters: [jsonReporter(opts.write ?? batchedStderr())],
+  const write = opts.write ?? batchedStderr();
+  const max = RANK[opts.level ?? 'info'];
+  return wrap({}, (level, msg, base, fields) => {
+    // Nothing is built for a line below the level.
+    if (RANK[level] > max) return;
+    write(jsonLine(level, msg, base, fields), RANK[level] <= RANK.warn);
   });
-  return wrap(consola, {});
 }
 
-function wrap(consola: ConsolaInstance, base: LogFields): Logger {
-  const at = (fn: (...args: unknown[]) => void) => (msg: string, fields?: LogFields) => fn(msg, fields ? { ...base, ...fields } : base);
+type Emit = (level: LogLevel, msg: string, base: LogFields, fields: LogFields | undefined) => void;
+
+function wrap(base: LogFields, emit: Emit): Logger {
   return {
-    debug: at(consola.debug),
-    info: at(consola.info),
-    warn: at(consola.warn),
-    error: at(consola.error),
-    child: (fields) => wrap(consola, { ...base, ...fields }),
+    debug: (msg, fields) => emit('debug', msg, base, fields),
+    info: (msg, fields) => emit('info', msg, base, fields),
+    warn: (msg, fields) => emit('warn', msg, base, fields),
+    error: (msg, fields) => emit('error', msg, base, fields),
+    child: (fields) => wrap({ ...base, ...fields }, emit),
   };
 }
