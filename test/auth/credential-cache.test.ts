@@ -1,0 +1,166 @@
+// The credentials cache (src/auth/credentials.ts, ctx.credentialCache): a key, session or membership
+// checked once is not read again while the credentials epoch stays the same, and every change that
+// ends or narrows a credential — made by this server, by a second `svc serve` process on the same
+// database, or by a `svc` command — is honoured on the very next request.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createApiKey } from '../../src/api-keys/service.js';
+import { SESSION_IDLE_MS } from '../../src/auth/credentials.js';
+import { addMember } from '../../src/members/store.js';
+import { DAY, ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { type ChildServer, runSvc, spawnServer, startTestServer, type TestServer } from '../helpers/server.js';
+
+type Answer = { status: number; body: any };
+
+/** A request to the second server process. */
+async function call(server: ChildServer, method: string, urlPath: string, token: string, body?: unknown): Promise<Answer> {
+  const res = await fetch(server.url + urlPath, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+describe('credentials cache across processes', () => {
+  let s: TestServer;
+  let second: ChildServer;
+  before(async () => {
+    // The second process runs on the real clock: this one's starts at the real time too, so both
+    // agree on which sessions and keys are still alive.
+    s = await startTestServer({ clock: new ManualClock(Date.now()) });
+    second = await spawnServer(s.env);
+  });
+  after(async () => {
+    await second.kill();
+    await s.stop();
+  });
+
+  /** Two answers from this server, so that the credential is in its cache before the change. */
+  async function warm(token: string, urlPath = '/v1/workspace', headers: Record<string, string> = {}): Promise<void> {
+    for (let i = 0; i < 2; i++) assert.equal((await s.request('GET', urlPath, { token, headers })).status, 200);
+  }
+
+  async function memberId(seed: Seed, personId: string): Promise<string> {
+    const r = await s.request('GET', '/v1/members', { token: seed.ownerToken });
+    return r.body.data.find((m: { person_id: string }) => m.person_id === personId).id;
+  }
+
+  test('a checked credential is kept in the cache and read again only when the epoch moves', async () => {
+    const seed = await seedWorkspace(s.app);
+    await warm(seed.apiKey);
+    const before = s.app.credentialCache.size;
+    assert.ok(before >= 1, 'the key is cached');
+    await warm(seed.apiKey);
+    assert.equal(s.app.credentialCache.size, before, 'answered from the cache, nothing added');
+    await s.app.db.updateTable('credentials_epoch').set({ epoch: (eb) => eb('epoch', '+', 1) }).execute();
+    assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 200);
+    assert.equal(s.app.credentialCache.size, 1, 'a moved epoch empties the cache; only this key was read again');
+  });
+
+  test('a key revoked by a second server process is refused by the first on its next request', async () => {
+    const seed = await seedWorkspace(s.app);
+    const { key, secret } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'to revoke' });
+    await warm(secret);
+    const revoked = await call(second, 'DELETE', `/v1/api-keys/${key.id}`, seed.ownerToken);
+    assert.ok(revoked.status < 300, JSON.stringify(revoked.body));
+    const r = await s.request('GET', '/v1/workspace', { token: secret });
+    assert.equal(r.status, 401);
+    assert.equal(r.body.error.code, 'unauthorized');
+    assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 200, 'the other key still works');
+  });
+
+  test('a key revoked with `svc api-key revoke` is refused on the next request', async () => {
+    const seed = await seedWorkspace(s.app);
+    const { key, secret } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'to revoke by command' });
+    await warm(secret);
+    const out = await runSvc(['api-key', 'revoke', key.id], { env: s.env });
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal((await s.request('GET', '/v1/workspace', { token: secret })).status, 401);
+  });
+
+  test('a member removed by a second process is refused on the next request', async () => {
+    const seed = await seedWorkspace(s.app);
+    const agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    await warm(agent.token);
+    const removed = await call(second, 'DELETE', `/v1/members/${await memberId(seed, agent.personId)}`, seed.ownerToken);
+    assert.ok(removed.status < 300, JSON.stringify(removed.body));
+    const r = await s.request('GET', '/v1/workspace', { token: agent.token });
+    assert.equal(r.status, 403);
+    assert.equal(r.body.error.code, 'forbidden');
+  });
+
+  test('a role lowered by a second process applies on the next request', async () => {
+    const seed = await seedWorkspace(s.app);
+    const admin = await addPerson(s.app, seed.workspaceId, 'admin');
+    await warm(admin.token, '/v1/api-keys');
+    const changed = await call(second, 'PATCH', `/v1/members/${await memberId(seed, admin.personId)}`, seed.ownerToken, { role: 'agent' });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.equal((await s.request('GET', '/v1/api-keys', { token: admin.token })).status, 403, 'agents do not manage keys');
+    assert.equal((await s.request('GET', '/v1/workspace', { token: admin.token })).status, 200, 'still a member');
+  });
+
+  test('a membership added: the one workspace a session named none for is no longer implied', async () => {
+    const seed = await seedWorkspace(s.app);
+    const agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    await warm(agent.token);
+    const other = await seedWorkspace(s.app);
+    await addMember(s.app, other.workspaceId, agent.personId, 'agent');
+    assert.equal((await s.request('GET', '/v1/workspace', { token: agent.token })).status, 400, 'several workspaces and none named');
+  });
+
+  test('sessions ended by a second process are refused on the next request', async () => {
+    const seed = await seedWorkspace(s.app);
+    const agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    await warm(agent.token);
+    const ended = await call(second, 'DELETE', '/v1/me/sessions', agent.token);
+    assert.ok(ended.status < 300, JSON.stringify(ended.body));
+    assert.equal((await s.request('GET', '/v1/workspace', { token: agent.token })).status, 401);
+  });
+
+  test('a workspace deleted by a second process: its keys and members are refused on the next request', async () => {
+    const seed = await seedWorkspace(s.app);
+    const agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    await warm(seed.apiKey);
+    await warm(agent.token);
+    const name = (await s.request('GET', '/v1/workspace', { token: seed.apiKey })).body.name;
+    const deleted = await call(second, 'DELETE', '/v1/workspace', seed.ownerToken, { name });
+    assert.equal(deleted.status, 202, JSON.stringify(deleted.body));
+    assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 401);
+    assert.equal((await s.request('GET', '/v1/workspace', { token: agent.token })).status, 403);
+  });
+});
+
+describe('credentials cache and the clock', () => {
+  let s: TestServer;
+  let clock: ManualClock;
+  before(async () => {
+    clock = new ManualClock('2026-05-01T09:00:00Z');
+    s = await startTestServer({ clock });
+  });
+  after(() => s.stop());
+
+  test('a cached key is refused once its expiry passes', async () => {
+    const seed = await seedWorkspace(s.app);
+    const { secret } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'short', expiresAt: new Date(clock.now().getTime() + DAY).toISOString() });
+    assert.equal((await s.request('GET', '/v1/workspace', { token: secret })).status, 200);
+    clock.advance(DAY - MINUTE);
+    assert.equal((await s.request('GET', '/v1/workspace', { token: secret })).status, 200);
+    clock.advance(2 * MINUTE);
+    assert.equal((await s.request('GET', '/v1/workspace', { token: secret })).status, 401);
+  });
+
+  test('a cached session is refused once it has been idle too long, and slides while used', async () => {
+    const seed = await seedWorkspace(s.app);
+    const agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    assert.equal((await s.request('GET', '/v1/workspace', { token: agent.token })).status, 200);
+    clock.advance(SESSION_IDLE_MS - MINUTE);
+    assert.equal((await s.request('GET', '/v1/workspace', { token: agent.token })).status, 200, 'used before it ends: slides forward');
+    const row = await s.app.db.selectFrom('sessions').select('expires_at').where('person_id', '=', agent.personId).executeTakeFirstOrThrow();
+    assert.equal(row.expires_at, new Date(clock.now().getTime() + SESSION_IDLE_MS).toISOString(), 'the slide is written');
+    clock.advance(SESSION_IDLE_MS + MINUTE);
+    assert.equal((await s.request('GET', '/v1/workspace', { token: agent.token })).status, 401);
+  });
+});
