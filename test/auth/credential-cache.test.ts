@@ -55,7 +55,10 @@ describe('credentials cache across processes', () => {
     assert.ok(before >= 1, 'the key is cached');
     await warm(seed.apiKey);
     assert.equal(s.app.credentialCache.size, before, 'answered from the cache, nothing added');
-    await s.app.db.updateTable('credentials_epoch').set({ epoch: (eb) => eb('epoch', '+', 1) }).execute();
+    await s.app.db
+      .updateTable('credentials_epoch')
+      .set({ epoch: (eb) => eb('epoch', '+', 1) })
+      .execute();
     assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 200);
     assert.equal(s.app.credentialCache.size, 1, 'a moved epoch empties the cache; only this key was read again');
   });
@@ -144,7 +147,11 @@ describe('credentials cache and the clock', () => {
 
   test('a cached key is refused once its expiry passes', async () => {
     const seed = await seedWorkspace(s.app);
-    const { secret } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'short', expiresAt: new Date(clock.now().getTime() + DAY).toISOString() });
+    const { secret } = await createApiKey(s.app, {
+      workspaceId: seed.workspaceId,
+      name: 'short',
+      expiresAt: new Date(clock.now().getTime() + DAY).toISOString(),
+    });
     assert.equal((await s.request('GET', '/v1/workspace', { token: secret })).status, 200);
     clock.advance(DAY - MINUTE);
     assert.equal((await s.request('GET', '/v1/workspace', { token: secret })).status, 200);
