@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Config, decodeKey } from '../config.js';
@@ -92,7 +92,8 @@ export function masterKeySealer(config: Config, log: Logger, { create }: { creat
 }
 
 export function sha256Hex(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex');
+  // The one-shot form: half the cost of a Hash object, and every authenticated request hashes its token.
+  return hash('sha256', data, 'hex');
 }
 
 export function randomToken(bytes = 24): string {
