@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { type ConsolaInstance, createConsola, LogLevels, type LogObject } from 'consola';
 
 export type LogFields = Record<string, unknown>;
 
@@ -46,12 +47,19 @@ function clean(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** One JSON object per line: time, level, msg, then the fields. */
-function jsonLine(level: LogLevel, msg: string, base: LogFields, fields: LogFields | undefined): string {
-  const line: LogFields = { time: new Date().toISOString(), level, msg: String(msg) };
-  Object.assign(line, clean(base) as LogFields);
-  if (fields) Object.assign(line, clean(fields) as LogFields);
-  return JSON.stringify(line) + '\n';
+const LEVEL_NAMES: Record<number, string> = { 0: 'error', 1: 'warn', 2: 'info', 3: 'info', 4: 'debug', 5: 'debug' };
+
+/** One JSON object per line: time, level, msg, then the fields (a child logger's first). */
+function jsonReporter(write: (line: string, urgent: boolean) => void) {
+  return {
+    log(obj: LogObject) {
+      const [msg, base, fields] = obj.args as [string, LogFields, LogFields | undefined];
+      const line: LogFields = { time: obj.date.toISOString(), level: LEVEL_NAMES[obj.level] ?? 'info', msg: String(msg) };
+      Object.assign(line, clean(base) as LogFields);
+      if (fields) Object.assign(line, clean(fields) as LogFields);
+      write(JSON.stringify(line) + '\n', obj.level <= 1);
+    },
+  };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -86,26 +94,26 @@ function batchedStderr(): (line: string, urgent: boolean) => void {
   };
 }
 
-const RANK: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
-
 export function createLogger(opts: { level?: LogLevel; write?: (line: string) => void } = {}): Logger {
-  const write = opts.write ?? batchedStderr();
-  const max = RANK[opts.level ?? 'info'];
-  return wrap({}, (level, msg, base, fields) => {
-    // Nothing is built for a line below the level.
-    if (RANK[level] > max) return;
-    write(jsonLine(level, msg, base, fields), RANK[level] <= RANK.warn);
+  const consola = createConsola({
+    level: LogLevels[opts.level ?? 'info'],
+    // consola folds repeated identical lines into "(repeated n times)" by default; every line an
+    // operator may alert on must be written, so that is off.
+    throttle: 0,
+    reporters: [jsonReporter(opts.write ?? batchedStderr())],
   });
+  return wrap(consola, {});
 }
 
-type Emit = (level: LogLevel, msg: string, base: LogFields, fields: LogFields | undefined) => void;
-
-function wrap(base: LogFields, emit: Emit): Logger {
+// The fields are handed over unmerged: consola drops a line below its level before the reporter
+// runs, so nothing is copied or cleaned for it.
+function wrap(consola: ConsolaInstance, base: LogFields): Logger {
+  const at = (fn: (...args: unknown[]) => void) => (msg: string, fields?: LogFields) => fn(msg, base, fields);
   return {
-    debug: (msg, fields) => emit('debug', msg, base, fields),
-    info: (msg, fields) => emit('info', msg, base, fields),
-    warn: (msg, fields) => emit('warn', msg, base, fields),
-    error: (msg, fields) => emit('error', msg, base, fields),
-    child: (fields) => wrap({ ...base, ...fields }, emit),
+    debug: at(consola.debug),
+    info: at(consola.info),
+    warn: at(consola.warn),
+    error: at(consola.error),
+    child: (fields) => wrap(consola, { ...base, ...fields }),
   };
 }
