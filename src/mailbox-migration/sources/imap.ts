@@ -365,7 +365,9 @@ function guard(client: ImapFlow, refuse: (command: string, reason: string) => Re
 
 export interface ConnectOptions extends ImapEndpoint {
   user: string;
-  password: string;
+  /** A password (LOGIN/AUTHENTICATE PLAIN), or an OAuth 2.0 access token (AUTHENTICATE XOAUTH2). */
+  password?: string;
+  accessToken?: string;
   onBlocked?: (blocked: BlockedCommand) => void;
   connectTimeoutMs?: number;
 }
@@ -381,7 +383,7 @@ export async function connectReadOnly(opts: ConnectOptions): Promise<ReadOnlyMai
     doSTARTTLS: opts.tls === 'starttls' ? true : opts.tls === 'none' ? false : undefined,
     servername: opts.servername,
     tls: { servername: opts.servername, minVersion: 'TLSv1.2' },
-    auth: { user: opts.user, pass: opts.password },
+    auth: opts.accessToken !== undefined ? { user: opts.user, accessToken: opts.accessToken } : { user: opts.user, pass: opts.password ?? '' },
     logger: false,
     disableAutoIdle: true,
     disableCompression: true,
