@@ -22,6 +22,7 @@ import * as m0020 from './0020_greeting_ratings_reports.js';
 import * as m0021MultiProcess from './0021_multi_process.js';
 import * as m0022Helpdesk from './0022_helpdesk_sources.js';
 import * as m0023MigrationUploads from './0023_migration_uploads.js';
+import * as m0024SignIns from './0024_migration_sign_ins.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '0021_multi_process': m0021MultiProcess,
   '0022_helpdesk_sources': m0022Helpdesk,
   '0023_migration_uploads': m0023MigrationUploads,
+  '0024_migration_sign_ins': m0024SignIns,
 };
