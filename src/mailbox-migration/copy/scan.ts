@@ -43,8 +43,14 @@ export function chooseFolders(m: Pick<MigrationRow, 'folders' | 'provider'>, all
     const defaults = new Set<string>();
     // An export file: every folder (those never read are left out when reading).
     const everything = findPreset(m.provider)?.kind === 'export_file';
-    for (const f of all) if (everything || f.path.toUpperCase() === 'INBOX' || f.specialUse === '\\Sent') defaults.add(f.path);
-    for (const p of findPreset(m.provider)?.default_folders ?? []) if (byPath.has(p)) defaults.add(p);
+    // Gmail through a Google sign-in: All Mail (whatever its name in the account's language) holds
+    // every message once, its labels come with X-GM-LABELS; label folders would only repeat it.
+    const allMail = m.provider === 'google' ? all.find((f) => f.specialUse === '\\All' && !f.noSelect) : undefined;
+    if (allMail) defaults.add(allMail.path);
+    else {
+      for (const f of all) if (everything || f.path.toUpperCase() === 'INBOX' || f.specialUse === '\\Sent') defaults.add(f.path);
+      for (const p of findPreset(m.provider)?.default_folders ?? []) if (byPath.has(p)) defaults.add(p);
+    }
     wanted = [...defaults];
   }
   const chosen: ChosenFolder[] = [];
