@@ -20,8 +20,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('migration_sign_ins_migration').on('migration_sign_ins').column('migration_id').execute();
   await db.schema.createIndex('migration_sign_ins_expiry').on('migration_sign_ins').column('expires_at').execute();
+  // Gmail through a sign-in copies All Mail once; each message's labels (X-GM-LABELS) are kept here.
+  await db.schema.alterTable('mailbox_migration_items').addColumn('gmail_labels', 'text').execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('mailbox_migration_items').dropColumn('gmail_labels').execute();
   await db.schema.dropTable('migration_sign_ins').execute();
 }

@@ -23,7 +23,7 @@ import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
 import { CONNECTION_TEST_WINDOW } from '../platform/rate-limit.js';
 import { folderLabelsOf, THREAD_MEMBER_STATUSES, threadItemsQuery } from './copy/copy.js';
-import { importedStatus, SKIP_REASONS } from './copy/plan.js';
+import { importedStatus, labelsOfItem, SKIP_REASONS } from './copy/plan.js';
 import { chooseFolders, isNeverRead } from './copy/scan.js';
 import { teamAddressesOf } from './copy/team.js';
 import { ensureWorker } from './copy/worker.js';
@@ -806,11 +806,12 @@ export async function previewMigration(ctx: Ctx, access: Access, id: string, lim
   const items = keys.length
     ? (
         await threadItemsQuery(ctx.db, m.id, keys)
-          .select(['thread_key', 'folder', 'sent_at', 'from_address', 'from_name', 'subject', 'team', 'status', 'size'])
+          .select(['thread_key', 'folder', 'gmail_labels', 'sent_at', 'from_address', 'from_name', 'subject', 'team', 'status', 'size'])
           .execute()
       ).filter((i) => THREAD_MEMBER_STATUSES.has(i.status))
     : [];
   const labelOf = await folderLabelsOf(ctx, m);
+  const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
   const team = await teamAddressesOf(ctx, m);
   const customers = threads.map((t) => t.customer_address).filter((a): a is string => !!a);
   const existing = await knownContactEmails(ctx.db, m.workspace_id, customers);
@@ -823,8 +824,7 @@ export async function previewMigration(ctx: Ctx, access: Access, id: string, lim
         ...new Set(
           items
             .filter((i) => i.thread_key === t.thread_key)
-            .map((i) => labelOf.get(i.folder))
-            .filter((l): l is string => !!l),
+            .flatMap((i) => labelsOfItem(i, labelOf, mapping)),
         ),
       ].sort();
       return {

@@ -124,6 +124,8 @@ export interface MailboxMigrationItemsTable {
   subject: string | null;
   /** JSON array of the source's flags (IMAP flags, or Maildir flags of an export). */
   flags: string | null;
+  /** JSON array of the message's Gmail labels (X-GM-LABELS; Gmail only), mapped like folders. */
+  gmail_labels: string | null;
   automatic: number;
   team: number;
   status: MigrationItemStatus;
