@@ -820,13 +820,7 @@ export async function previewMigration(ctx: Ctx, access: Access, id: string, lim
     data: threads.map((t) => {
       const own = items.filter((i) => i.thread_key === t.thread_key && i.status !== 'duplicate');
       const last = own[own.length - 1];
-      const labels = [
-        ...new Set(
-          items
-            .filter((i) => i.thread_key === t.thread_key)
-            .flatMap((i) => labelsOfItem(i, labelOf, mapping)),
-        ),
-      ].sort();
+      const labels = [...new Set(items.filter((i) => i.thread_key === t.thread_key).flatMap((i) => labelsOfItem(i, labelOf, mapping)))].sort();
       return {
         subject: t.subject,
         contact: { email: t.customer_address, name: t.customer_name, exists: t.customer_address ? existing.has(t.customer_address) : false },

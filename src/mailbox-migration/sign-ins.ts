@@ -114,7 +114,9 @@ export async function finishSignIn(ctx: Ctx, input: CallbackInput, browserPerson
   const back = (query: string) => `${ctx.config.publicUrl}/settings/migrations/${encodeURIComponent(row.migration_id)}?${query}`;
   const failed = async (code: string, message: string) => {
     const m = await getMigration(ctx.db, row.workspace_id, row.migration_id);
-    await inTransaction(ctx.db, (trx) => logActivity({ db: trx, clock: ctx.clock }, m, actorOf(access), 'sign_in_failed', { provider: row.provider, error: code, message }));
+    await inTransaction(ctx.db, (trx) =>
+      logActivity({ db: trx, clock: ctx.clock }, m, actorOf(access), 'sign_in_failed', { provider: row.provider, error: code, message }),
+    );
     return { redirect: back(`sign_in_error=${encodeURIComponent(code)}`) };
   };
   if (input.error || !input.code) {

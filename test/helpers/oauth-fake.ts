@@ -67,7 +67,7 @@ export async function startOAuthFake(clients: Record<FakeProvider, { id: string;
       : {
           error: 'invalid_grant',
           error_description:
-            "AADSTS65001: The user or administrator has not consented to use the application. Send an interactive authorization request for this user and resource.\r\nTrace ID: 0\r\nCorrelation ID: 0\r\nTimestamp: 2026-01-01 00:00:00Z",
+            'AADSTS65001: The user or administrator has not consented to use the application. Send an interactive authorization request for this user and resource.\r\nTrace ID: 0\r\nCorrelation ID: 0\r\nTimestamp: 2026-01-01 00:00:00Z',
           error_codes: [65001],
           timestamp: '2026-01-01 00:00:00Z',
           trace_id: '00000000-0000-0000-0000-000000000000',
@@ -144,11 +144,7 @@ export async function startOAuthFake(clients: Record<FakeProvider, { id: string;
         const pending = codes.get(form.get('code') ?? '');
         codes.delete(form.get('code') ?? '');
         const verifier = form.get('code_verifier') ?? '';
-        if (
-          !pending ||
-          pending.redirectUri !== form.get('redirect_uri') ||
-          b64url(createHash('sha256').update(verifier).digest()) !== pending.challenge
-        ) {
+        if (!pending || pending.redirectUri !== form.get('redirect_uri') || b64url(createHash('sha256').update(verifier).digest()) !== pending.challenge) {
           record(false);
           return json(res, 400, invalidGrant(provider));
         }

@@ -63,7 +63,12 @@ describe('Gmail labels', () => {
 
   test('a Google sign-in reads only All Mail (found by \\All, in any language) unless folders are chosen', () => {
     const folder = (path: string, specialUse: string | null): ImapFolder => ({ path, name: path, delimiter: '/', specialUse, noSelect: false });
-    const all = [folder('INBOX', '\\Inbox'), folder('[Google Mail]/Gesendet', '\\Sent'), folder('[Google Mail]/Alle Nachrichten', '\\All'), folder('Billing', null)];
+    const all = [
+      folder('INBOX', '\\Inbox'),
+      folder('[Google Mail]/Gesendet', '\\Sent'),
+      folder('[Google Mail]/Alle Nachrichten', '\\All'),
+      folder('Billing', null),
+    ];
     assert.deepEqual(
       chooseFolders({ provider: 'google', folders: null }, all).chosen.map((f) => f.path),
       ['[Google Mail]/Alle Nachrichten'],
@@ -82,7 +87,13 @@ describe('Gmail labels', () => {
       { type: 'ATOM', value: 'X-GM-LABELS' },
     ];
     assert.equal(checkImapCommand('UID FETCH', [{ type: 'SEQUENCE', value: '1:10' }, items]), undefined);
-    assert.match(checkImapCommand('UID STORE', [{ type: 'SEQUENCE', value: '1' }, { type: 'ATOM', value: '+X-GM-LABELS' }]) ?? '', /not allowed/);
+    assert.match(
+      checkImapCommand('UID STORE', [
+        { type: 'SEQUENCE', value: '1' },
+        { type: 'ATOM', value: '+X-GM-LABELS' },
+      ]) ?? '',
+      /not allowed/,
+    );
   });
 });
 
@@ -91,7 +102,9 @@ describe('X-GM-LABELS through the checked client', { skip: dovecotMissing }, () 
   before(async () => {
     d = await startDovecot();
     d.addUser('gm@example.test', 'pw');
-    d.deliver('gm@example.test', 'INBOX', [{ raw: await buildMail({ from: 'a@customer.test', to: 'gm@example.test', subject: 'Hi', messageId: 'hi@customer.test', date: new Date() }) }]);
+    d.deliver('gm@example.test', 'INBOX', [
+      { raw: await buildMail({ from: 'a@customer.test', to: 'gm@example.test', subject: 'Hi', messageId: 'hi@customer.test', date: new Date() }) },
+    ]);
   });
   after(async () => d?.stop());
 

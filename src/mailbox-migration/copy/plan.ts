@@ -246,7 +246,19 @@ export function labelOfFolder(path: string, specialUse: string | null, delimiter
  * Gmail's system labels (X-GM-LABELS) that are not labels here: where a message is (inbox, sent),
  * Gmail's own marks, and what is never read (drafts, spam, trash).
  */
-const GMAIL_SYSTEM_LABELS = new Set(['\\INBOX', '\\SENT', '\\IMPORTANT', '\\STARRED', '\\DRAFT', '\\DRAFTS', '\\SPAM', '\\TRASH', '\\ALL', '\\CHAT', '\\MUTED']);
+const GMAIL_SYSTEM_LABELS = new Set([
+  '\\INBOX',
+  '\\SENT',
+  '\\IMPORTANT',
+  '\\STARRED',
+  '\\DRAFT',
+  '\\DRAFTS',
+  '\\SPAM',
+  '\\TRASH',
+  '\\ALL',
+  '\\CHAT',
+  '\\MUTED',
+]);
 
 /**
  * The labels a message's Gmail labels give, mapped like folders: a label is named like the folder

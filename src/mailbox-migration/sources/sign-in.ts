@@ -12,8 +12,8 @@ import type { Ctx } from '../../context.js';
 import { iso, MINUTE } from '../../platform/clock.js';
 import { AppError } from '../../platform/errors.js';
 import type { MigrationRow } from '../store.js';
-import { SourceError } from './source-error.js';
 import { findPreset, operatorSettings, type Preset } from './presets.js';
+import { SourceError } from './source-error.js';
 
 export type SignInProviderId = 'google' | 'microsoft';
 
@@ -179,11 +179,7 @@ function grantFrom(answer: TokenAnswer, now: Date, previousRefresh?: string): Gr
 }
 
 /** Exchanges the callback's code (with the PKCE verifier) for the grant. */
-export async function exchangeCode(
-  ctx: Pick<Ctx, 'config' | 'clock'>,
-  provider: SignInProviderId,
-  input: { code: string; verifier: string },
-): Promise<Grant> {
+export async function exchangeCode(ctx: Pick<Ctx, 'config' | 'clock'>, provider: SignInProviderId, input: { code: string; verifier: string }): Promise<Grant> {
   const client = clientOf(ctx.config, findPreset(provider)!);
   const answer = await tokenRequest(ctx.config, provider, {
     grant_type: 'authorization_code',
@@ -212,8 +208,7 @@ export async function accessTokenFor(ctx: Pick<Ctx, 'config' | 'clock' | 'sealer
     throw new SourceError('login', `not signed in with ${providerName(provider)}; sign in with PUT /v1/migrations/{id}/credentials first`, 'sign_in');
   const preset = findPreset(provider)!;
   const client = ctx.config.oauth[provider];
-  if (!client)
-    throw new SourceError('login', `${operatorSettings(preset)[0]} is no longer set on this server: the operator must set it again`, 'sign_in');
+  if (!client) throw new SourceError('login', `${operatorSettings(preset)[0]} is no longer set on this server: the operator must set it again`, 'sign_in');
   const grant = JSON.parse(ctx.sealer.open(m.password_sealed)) as Grant;
   const now = ctx.clock.now();
   if (grant.access_token && grant.expires_at && Date.parse(grant.expires_at) - now.getTime() > REFRESH_MARGIN_MS) return grant.access_token;
