@@ -111,6 +111,7 @@ describe('signing in to Google from the migration wizard', { skip: browserSkipRe
     try {
       const { page } = await panelPage();
       await page.goto(`${s.url}/settings/migrations/new`);
+      await page.getByLabel('Sağlayıcı').locator('option[value="google"]').waitFor({ state: 'attached' });
       const options = await page.getByLabel('Sağlayıcı').locator('option').allInnerTexts();
       assert.ok(options.includes('Google (Google ile oturum açarak)'), options.join(' | '));
       assert.ok(
