@@ -107,6 +107,9 @@ describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecot
     const id = await draft('google', GMAIL_USER);
     const refused = await api('PUT', `/v1/migrations/${id}/credentials`, { password: 'a password' });
     assert.equal(refused.status, 400, 'a sign-in provider takes no password');
+    const link = await api('POST', `/v1/migrations/${id}/credentials-link`);
+    assert.equal(link.status, 409, 'no password link: the sign-in address is what to hand out');
+    assert.equal(link.body.error.code, 'sign_in_provider');
 
     const started = await api('PUT', `/v1/migrations/${id}/credentials`, {});
     assert.equal(started.status, 200, JSON.stringify(started.body));
