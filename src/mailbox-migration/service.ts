@@ -18,7 +18,7 @@ import { announceEvents } from '../events/service.js';
 import { findLiveInbox } from '../inboxes/store.js';
 import { isMember } from '../members/team.js';
 import { iso, MINUTE } from '../platform/clock.js';
-import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
+import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
 import { CONNECTION_TEST_WINDOW } from '../platform/rate-limit.js';
