@@ -18,7 +18,7 @@ import { announceEvents } from '../events/service.js';
 import { findLiveInbox } from '../inboxes/store.js';
 import { isMember } from '../members/team.js';
 import { iso, MINUTE } from '../platform/clock.js';
-import { conflict, invalid, notFound } from '../platform/errors.js';
+import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
 import { CONNECTION_TEST_WINDOW } from '../platform/rate-limit.js';
@@ -479,7 +479,9 @@ export async function setCredentials(
   const found = await getMigration(ctx.db, access.workspaceId, id);
   if (isHelpDesk(found)) return setHelpDeskCredentials(ctx, access, id, found.provider, input, opts);
   if (isSignInProvider(found.provider))
-    throw invalid(`${findPreset(found.provider)!.name} connects with a sign-in, not a password: PUT …/credentials without a password answers the address to open`);
+    throw invalid(
+      `${findPreset(found.provider)!.name} connects with a sign-in, not a password: PUT …/credentials without a password answers the address to open`,
+    );
   if (!input.password || input.password.length > 1000) throw invalid('password must be 1 to 1000 characters');
   const sealed = ctx.sealer.seal(input.password);
   const result = await act(ctx, access, id, 'credentials', async (m) => {
