@@ -23,6 +23,7 @@ import * as m0021MultiProcess from './0021_multi_process.js';
 import * as m0022Helpdesk from './0022_helpdesk_sources.js';
 import * as m0023MigrationUploads from './0023_migration_uploads.js';
 import * as m0024CredentialsEpoch from './0024_credentials_epoch.js';
+import * as m0025SignIns from './0025_migration_sign_ins.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0022_helpdesk_sources': m0022Helpdesk,
   '0023_migration_uploads': m0023MigrationUploads,
   '0024_credentials_epoch': m0024CredentialsEpoch,
+  '0025_migration_sign_ins': m0025SignIns,
 };

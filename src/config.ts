@@ -159,6 +159,26 @@ const schema = z.object({
   /** Test and development only: where the Zendesk and Help Scout APIs are read (a loopback fake). */
   SVC_MIGRATION_ZENDESK_URL: z.string().url().optional(),
   SVC_MIGRATION_HELPSCOUT_URL: z.string().url().optional(),
+
+  SVC_GOOGLE_CLIENT_ID: optionalText,
+  SVC_GOOGLE_CLIENT_SECRET: optionalText,
+  SVC_MICROSOFT_CLIENT_ID: optionalText,
+  SVC_MICROSOFT_CLIENT_SECRET: optionalText,
+  SVC_MICROSOFT_TENANT: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      const t = v === undefined || v.trim() === '' ? 'common' : v.trim();
+      if (!/^[A-Za-z0-9.-]{1,100}$/.test(t)) {
+        ctx.addIssue({ code: 'custom', message: 'expected a tenant id, a domain, or common, organizations or consumers' });
+        return z.NEVER;
+      }
+      return t;
+    }),
+  // Development and tests only: where the providers' OAuth endpoints (<url>/<provider>/authorize,
+  // …/token) and the IMAP server of sign-in providers are, instead of Google's and Microsoft's.
+  SVC_OAUTH_ENDPOINT: optionalText,
+  SVC_OAUTH_IMAP: listenAddress('off'),
 });
 
 type Parsed = z.output<typeof schema>;
@@ -182,6 +202,15 @@ function shapeConfig(p: Parsed) {
   }
   if (p.SVC_VAPID_SUBJECT && !/^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/.test(p.SVC_VAPID_SUBJECT)) {
     throw new ConfigError('SVC_VAPID_SUBJECT must be a mailto: address or an https: URL (push services contact the operator there)');
+  }
+  for (const [id, secret] of [
+    ['SVC_GOOGLE_CLIENT_ID', 'SVC_GOOGLE_CLIENT_SECRET'],
+    ['SVC_MICROSOFT_CLIENT_ID', 'SVC_MICROSOFT_CLIENT_SECRET'],
+  ] as const) {
+    if ((p[id] === undefined) !== (p[secret] === undefined)) throw new ConfigError(`${id} and ${secret} must be set together`);
+  }
+  if (p.SVC_OAUTH_ENDPOINT !== undefined && !/^https?:\/\/[^/\s]+\/?$/.test(p.SVC_OAUTH_ENDPOINT)) {
+    throw new ConfigError('SVC_OAUTH_ENDPOINT must be an http(s) origin such as http://127.0.0.1:8099 (development and tests only)');
   }
   const http = p.SVC_HTTP_ADDR ?? { host: '0.0.0.0', port: 8080 };
   const publicHost = http.host === '0.0.0.0' || http.host === '::' ? '127.0.0.1' : http.host;
@@ -259,6 +288,17 @@ function shapeConfig(p: Parsed) {
       /** Test and development only: API base URLs replacing https://<subdomain>.zendesk.com and https://api.helpscout.net. */
       zendeskUrl: p.SVC_MIGRATION_ZENDESK_URL,
       helpScoutUrl: p.SVC_MIGRATION_HELPSCOUT_URL,
+    },
+    /** OAuth clients of the providers whose mailboxes connect with a sign-in (Google, Microsoft). */
+    oauth: {
+      google: p.SVC_GOOGLE_CLIENT_ID ? { clientId: p.SVC_GOOGLE_CLIENT_ID, clientSecret: p.SVC_GOOGLE_CLIENT_SECRET! } : undefined,
+      microsoft: p.SVC_MICROSOFT_CLIENT_ID
+        ? { clientId: p.SVC_MICROSOFT_CLIENT_ID, clientSecret: p.SVC_MICROSOFT_CLIENT_SECRET!, tenant: p.SVC_MICROSOFT_TENANT }
+        : undefined,
+      /** Development and tests: the providers' endpoints under this origin instead of theirs. */
+      endpoint: p.SVC_OAUTH_ENDPOINT?.replace(/\/$/, ''),
+      /** Development and tests: the sign-in providers' IMAP server (plain, no TLS) instead of theirs. */
+      imap: p.SVC_OAUTH_IMAP ?? undefined,
     },
   };
 }

@@ -1,5 +1,5 @@
-// What the API and the realtime events show of a migration. The password (sealed) never leaves
-// through here: only whether one is set.
+// What the API and the realtime events show of a migration. The password or sign-in grant (sealed)
+// never leaves through here: only whether one is set.
 
 import { imapServerOf } from './sources/connect.js';
 import { findPreset } from './sources/presets.js';
@@ -49,7 +49,9 @@ export function formatMigration(m: MigrationRow, progress: Progress) {
             deleted_here: m.password_sealed === null,
             remove_at_provider: preset?.app_password_url ?? null,
             message:
-              'The password was deleted from this server. This server cannot revoke an app password at the provider: remove it there if you made one for this migration.',
+              preset?.kind === 'sign_in'
+                ? `The sign-in was deleted from this server. To end this server's access at ${preset.id === 'google' ? 'Google' : 'Microsoft'} as well, remove it in your account's app permissions.`
+                : 'The password was deleted from this server. This server cannot revoke an app password at the provider: remove it there if you made one for this migration.',
           }
         : null,
     copy_started_at: m.copy_started_at,

@@ -23,18 +23,19 @@ import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
 import { CONNECTION_TEST_WINDOW } from '../platform/rate-limit.js';
 import { folderLabelsOf, THREAD_MEMBER_STATUSES, threadItemsQuery } from './copy/copy.js';
-import { importedStatus, SKIP_REASONS } from './copy/plan.js';
+import { importedStatus, labelsOfItem, SKIP_REASONS } from './copy/plan.js';
 import { chooseFolders, isNeverRead } from './copy/scan.js';
 import { teamAddressesOf } from './copy/team.js';
 import { ensureWorker } from './copy/worker.js';
 import { formatMigration } from './format.js';
 import { removalCount } from './removal.js';
-import { imapServerOf, openSource, probeTransport, resolveServer, SourceError, type TestStep } from './sources/connect.js';
+import { openSource, probeTransport, resolveServer, SourceError, sourceServerOf, type TestStep } from './sources/connect.js';
 import type { HelpDeskReader } from './sources/helpdesk/reader.js';
 import { type HelpDeskCredentials, helpDeskCredentialsOf, openHelpDeskReader } from './sources/helpdesk/source.js';
 import { isHelpDesk, saveHelpDeskAccount, TICKETS_FOLDER } from './sources/helpdesk/store.js';
 import { describeImapError } from './sources/imap.js';
-import { detectProvider, findPreset, PRESETS, providerConfigured } from './sources/presets.js';
+import { detectProvider, findPreset, operatorSettings, PRESETS, providerConfigured } from './sources/presets.js';
+import { isSignInProvider, notConfigured } from './sources/sign-in.js';
 import { allowedActions, ENDED_STATES, type MigrationAction, requireAction, stateError, WORKING_STATES } from './states.js';
 import {
   actorOf,
@@ -184,21 +185,14 @@ function checkFolders(folders: string[] | null): string[] | null {
 }
 
 /** The columns an input sets (validated). `plan` says whether the copy must be planned again. */
-async function columnsOf(ctx: Pick<Ctx, 'db'>, workspaceId: string, input: MigrationInput, current?: MigrationRow) {
+async function columnsOf(ctx: Pick<Ctx, 'db' | 'config'>, workspaceId: string, input: MigrationInput, current?: MigrationRow) {
   const set: Partial<MigrationRow> = {};
   let mailboxChanged = false;
   let planChanged = false;
   if (input.provider !== undefined) {
     const preset = findPreset(input.provider);
     if (!preset) throw invalid(`unknown provider ${JSON.stringify(input.provider)}; see GET /v1/migrations/presets`);
-    if (!providerConfigured(preset)) {
-      throw new AppError(
-        409,
-        'provider_not_configured',
-        `${preset.name} connects with a sign-in or an API client that this server has not been configured for; use an IMAP preset with an app password or an export file`,
-        { provider: preset.id },
-      );
-    }
+    if (!providerConfigured(preset, ctx.config)) throw notConfigured(preset);
     set.provider = preset.id;
     mailboxChanged ||= current?.provider !== preset.id;
   }
@@ -419,7 +413,7 @@ export async function act(
 export async function updateMigration(ctx: Ctx, access: Access, id: string, input: MigrationInput) {
   let created_channel: Awaited<ReturnType<typeof createChannelForMailbox>> | undefined;
   const updated = await act(ctx, access, id, 'update', async (m, tx) => {
-    const { set, mailboxChanged, planChanged, createChannelFor } = await columnsOf(tx, access.workspaceId, input, m);
+    const { set, mailboxChanged, planChanged, createChannelFor } = await columnsOf({ ...tx, config: ctx.config }, access.workspaceId, input, m);
     if (
       m.copy_started_at &&
       (mailboxChanged || (set.inbox_id !== undefined && set.inbox_id !== m.inbox_id) || (set.channel_id !== undefined && set.channel_id !== m.channel_id))
@@ -484,6 +478,10 @@ export async function setCredentials(
 ) {
   const found = await getMigration(ctx.db, access.workspaceId, id);
   if (isHelpDesk(found)) return setHelpDeskCredentials(ctx, access, id, found.provider, input, opts);
+  if (isSignInProvider(found.provider))
+    throw invalid(
+      `${findPreset(found.provider)!.name} connects with a sign-in, not a password: PUT …/credentials without a password answers the address to open`,
+    );
   if (!input.password || input.password.length > 1000) throw invalid('password must be 1 to 1000 characters');
   const sealed = ctx.sealer.seal(input.password);
   const result = await act(ctx, access, id, 'credentials', async (m) => {
@@ -541,7 +539,7 @@ export async function testConnection(ctx: Ctx, access: Access, id: string): Prom
   if (isHelpDesk(m)) return recordTest(ctx, access, m, await testHelpDesk(ctx, m));
   const steps: TestResult['steps'] = [];
   const order: TestStep[] = ['dns', 'connect', 'tls', 'login', 'list'];
-  const server = imapServerOf(m);
+  const server = sourceServerOf(ctx, m);
   let failure: SourceError | undefined;
   let folders = 0;
   const mark = (step: TestStep, status: 'ok' | 'failed' | 'skipped', detail: string | null = null) => steps.push({ step, status, detail });
@@ -810,11 +808,12 @@ export async function previewMigration(ctx: Ctx, access: Access, id: string, lim
   const items = keys.length
     ? (
         await threadItemsQuery(ctx.db, m.id, keys)
-          .select(['thread_key', 'folder', 'sent_at', 'from_address', 'from_name', 'subject', 'team', 'status', 'size'])
+          .select(['thread_key', 'folder', 'gmail_labels', 'sent_at', 'from_address', 'from_name', 'subject', 'team', 'status', 'size'])
           .execute()
       ).filter((i) => THREAD_MEMBER_STATUSES.has(i.status))
     : [];
   const labelOf = await folderLabelsOf(ctx, m);
+  const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
   const team = await teamAddressesOf(ctx, m);
   const customers = threads.map((t) => t.customer_address).filter((a): a is string => !!a);
   const existing = await knownContactEmails(ctx.db, m.workspace_id, customers);
@@ -823,14 +822,7 @@ export async function previewMigration(ctx: Ctx, access: Access, id: string, lim
     data: threads.map((t) => {
       const own = items.filter((i) => i.thread_key === t.thread_key && i.status !== 'duplicate');
       const last = own[own.length - 1];
-      const labels = [
-        ...new Set(
-          items
-            .filter((i) => i.thread_key === t.thread_key)
-            .map((i) => labelOf.get(i.folder))
-            .filter((l): l is string => !!l),
-        ),
-      ].sort();
+      const labels = [...new Set(items.filter((i) => i.thread_key === t.thread_key).flatMap((i) => labelsOfItem(i, labelOf, mapping)))].sort();
       return {
         subject: t.subject,
         contact: { email: t.customer_address, name: t.customer_name, exists: t.customer_address ? existing.has(t.customer_address) : false },
@@ -920,7 +912,7 @@ export async function listActivity(ctx: Pick<Ctx, 'db'>, access: Access, id: str
   );
 }
 
-export function listPresets() {
+export function listPresets(config: Pick<Ctx['config'], 'oauth'>) {
   return PRESETS.map((p) => ({
     id: p.id,
     name: p.name,
@@ -931,10 +923,13 @@ export function listPresets() {
     default_folders: p.default_folders,
     never_read: ['spam', 'trash', 'drafts'],
     note: p.note,
+    configured: providerConfigured(p, config),
+    /** What the operator sets for this provider (sign-in providers' OAuth clients); empty for the others. */
+    operator_settings: operatorSettings(p),
   }));
 }
 
-export async function detect(ctx: Pick<Ctx, 'resolveMx'>, rawAddress: string) {
+export async function detect(ctx: Pick<Ctx, 'resolveMx' | 'config'>, rawAddress: string) {
   const a = address(rawAddress, 'address');
   const found = await detectProvider(a, ctx.resolveMx);
   const p = found.provider;
@@ -948,7 +943,7 @@ export async function detect(ctx: Pick<Ctx, 'resolveMx'>, rawAddress: string) {
     imap: p.imap,
     app_password: p.app_password,
     app_password_url: p.app_password_url,
-    configured: providerConfigured(p),
+    configured: providerConfigured(p, ctx.config),
     default_folders: p.default_folders,
   };
 }

@@ -57,7 +57,7 @@ describe('the credentials link page in the panel', { skip: browserSkipReason() ?
     await page.getByRole('button', { name: 'Connect' }).click();
     const alert = page.getByRole('alert');
     await alert.waitFor();
-    assert.match(await alert.innerText(), /login failed/);
+    assert.match(await alert.innerText(), /The test failed at: Signing in/);
     assert.equal((await s.request('GET', `/v1/migrations/${migrationId}`, { token: seed.apiKey })).body.state, 'draft');
 
     await page.getByLabel('Password').fill(SUPPORT_PASSWORD);

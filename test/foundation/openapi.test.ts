@@ -29,8 +29,9 @@ function operationAt(doc: any, pointer: string | undefined) {
 
 /** Redocly's warnings that are kept, and why: each is true of the operation it names. */
 const ACCEPTED_WARNINGS: Record<string, (op: any) => boolean> = {
-  // WebSocket routes (GET /v1/realtime, GET /v1/widget/realtime) succeed with 101, not a 2xx.
-  'operation-2xx-response': (op) => !!op?.responses['101'],
+  // WebSocket routes (GET /v1/realtime, GET /v1/widget/realtime) succeed with 101, not a 2xx; the
+  // sign-in providers' callback (GET /v1/migration-sign-in/callback) sends the browser on with 303.
+  'operation-2xx-response': (op) => !!op?.responses['101'] || !!op?.responses['303'],
   // GET /healthz, /readyz, /v1/version and /v1/auth/methods take no input and no credentials: nothing to refuse.
   'operation-4xx-response': (op) => !!op && takesNothing(op),
 };
@@ -54,7 +55,7 @@ describe('the API document (GET /v1/openapi.json)', () => {
       .filter((p) => !ACCEPTED_WARNINGS[p.ruleId]?.(operationAt(doc, p.location[0]?.pointer)))
       .map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
     assert.deepEqual(unexpected, []);
-    assert.ok(warnings.length <= 6, `${warnings.length} warnings`);
+    assert.ok(warnings.length <= 7, `${warnings.length} warnings`);
   });
 
   test('every operation has its own operationId, derived from method and path', () => {

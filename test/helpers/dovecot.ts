@@ -82,7 +82,7 @@ let uniqueCounter = 0;
  * Starts Dovecot. As root the mail processes run as `nobody` (Dovecot refuses uid 0 for mail), as
  * any other user everything runs as that user.
  */
-export async function startDovecot(opts: { maxUserIpConnections?: number } = {}): Promise<Dovecot> {
+export async function startDovecot(opts: { maxUserIpConnections?: number; oauth2IntrospectionUrl?: string } = {}): Promise<Dovecot> {
   if (!DOVECOT) throw new Error(dovecotMissing as string);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-dovecot-'));
   fs.chmodSync(dir, 0o755);
@@ -97,6 +97,14 @@ export async function startDovecot(opts: { maxUserIpConnections?: number } = {})
   const usersFile = path.join(dir, 'users');
   for (const d of [mailRoot, rawlog, path.join(dir, 'base'), path.join(dir, 'state')]) fs.mkdirSync(d, { recursive: true });
   fs.writeFileSync(usersFile, '');
+  // XOAUTH2/OAUTHBEARER logins: Dovecot asks the (fake) provider's introspection endpoint whether
+  // the access token is live and whose it is; the user name logged in with must be that account.
+  const oauth2File = path.join(dir, 'oauth2.conf.ext');
+  if (opts.oauth2IntrospectionUrl)
+    fs.writeFileSync(
+      oauth2File,
+      `introspection_mode = post\nintrospection_url = ${opts.oauth2IntrospectionUrl}\nusername_attribute = username\nactive_attribute = active\nactive_value = true\nforce_introspection = yes\n`,
+    );
   if (root) {
     fs.chownSync(mailRoot, mailUid, mailGid);
     fs.chownSync(rawlog, mailUid, mailGid);
@@ -110,7 +118,7 @@ instance_name = svc-test-${path.basename(dir)}
 log_path = ${dir}/dovecot.log
 ssl = no
 disable_plaintext_auth = no
-auth_mechanisms = plain login
+auth_mechanisms = plain login${opts.oauth2IntrospectionUrl ? ' xoauth2 oauthbearer' : ''}
 auth_failure_delay = 0
 default_internal_user = ${root ? 'dovecot' : me.username}
 default_login_user = ${root ? 'dovenull' : me.username}
@@ -123,9 +131,9 @@ mail_max_userip_connections = ${opts.maxUserIpConnections ?? 100}
 login_trusted_networks = 127.0.0.1/8
 passdb {
   driver = passwd-file
-  args = scheme=PLAIN username_format=%u ${usersFile}
+  args = scheme=PLAIN username_format=%u ${usersFile}${opts.oauth2IntrospectionUrl ? '\n  mechanisms = plain login' : ''}
 }
-userdb {
+${opts.oauth2IntrospectionUrl ? `passdb {\n  driver = oauth2\n  mechanisms = xoauth2 oauthbearer\n  args = ${oauth2File}\n}\n` : ''}userdb {
   driver = static
   args = uid=${mailUid} gid=${mailGid} home=${mailRoot}/%u
 }

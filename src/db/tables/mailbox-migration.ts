@@ -124,6 +124,8 @@ export interface MailboxMigrationItemsTable {
   subject: string | null;
   /** JSON array of the source's flags (IMAP flags, or Maildir flags of an export). */
   flags: string | null;
+  /** JSON array of the message's Gmail labels (X-GM-LABELS; Gmail only), mapped like folders. */
+  gmail_labels: string | null;
   automatic: number;
   team: number;
   status: MigrationItemStatus;
@@ -255,6 +257,28 @@ export interface MailboxMigrationUploadsTable {
   finished_at: string | null;
 }
 
+/**
+ * A sign-in with Google or Microsoft under way (PUT …/credentials of a sign-in provider): the
+ * OAuth `state` is single use (the row is deleted when the callback comes), expires, and is bound
+ * to the migration and to who started it.
+ */
+export interface MigrationSignInsTable {
+  /** SHA-256 (hex) of the `state` sent to the provider. */
+  state_hash: string;
+  migration_id: string;
+  workspace_id: string;
+  provider: string;
+  /** The address signed in as (XOAUTH2's user), sent as login_hint. */
+  username: string;
+  /** The PKCE code_verifier, sealed under the master key. */
+  verifier_sealed: string;
+  /** Who started it: a member (whose panel session must bring the callback) or an API key. */
+  created_by_type: 'member' | 'api_key';
+  created_by_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface MailboxMigrationTables {
   mailbox_migrations: MailboxMigrationsTable;
   mailbox_migration_folders: MailboxMigrationFoldersTable;
@@ -266,4 +290,5 @@ export interface MailboxMigrationTables {
   migration_helpdesk_sources: MigrationHelpdeskSourcesTable;
   migration_helpdesk_entries: MigrationHelpdeskEntriesTable;
   mailbox_migration_uploads: MailboxMigrationUploadsTable;
+  migration_sign_ins: MigrationSignInsTable;
 }

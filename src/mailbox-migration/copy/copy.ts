@@ -39,7 +39,7 @@ import { newId } from '../../platform/ids.js';
 import { helpDeskEntryMeta, isHelpDesk } from '../sources/helpdesk/store.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { loadProgress, lockMigration, type MigrationRow, recordMigrationProgress } from '../store.js';
-import { importedStatus, labelOfFolder } from './plan.js';
+import { importedStatus, labelOfFolder, labelsOfItem } from './plan.js';
 import { type TeamAddresses, teamAddressesOf } from './team.js';
 
 /** Per batch: at most this many threads, messages and bytes of source. */
@@ -196,6 +196,7 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
   const limits = deps.limits ?? { batchThreads: BATCH_THREADS, batchMessages: BATCH_MESSAGES, batchBytes: BATCH_BYTES };
   const team = await teamAddressesOf(ctx, m);
   const labelOf = await folderLabelsOf(ctx, m);
+  const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
   for (;;) {
     const threads = await ctx.db
       .selectFrom('mailbox_migration_threads')
@@ -267,7 +268,7 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
       copied = await ctx.db.transaction().execute(async (trx) => {
         const current = await lockMigration(trx, m.id);
         if (!current || (current.state !== 'copying' && current.state !== 'syncing')) return null;
-        const stored = await writeBatch(ctx, trx, current, { threads: batch, items: allItems, fetched, failed, gone, team, labelOf, helpDesk });
+        const stored = await writeBatch(ctx, trx, current, { threads: batch, items: allItems, fetched, failed, gone, team, labelOf, mapping, helpDesk });
         await recordMigrationProgress({ db: trx, clock: ctx.clock }, current, await loadProgress(trx, current.id));
         return stored;
       });
@@ -295,6 +296,8 @@ interface BatchInput {
   labelOf: Map<string, string | null>;
   /** Help-desk entries by UID: notes and tags. */
   helpDesk?: Map<number, { note: boolean; tags: string[] }>;
+  /** folder_labels: Gmail labels are mapped by it too. */
+  mapping: Record<string, string | null>;
 }
 
 /** A help desk's tag that can be a label as it is (others are left out rather than fail the batch). */
@@ -334,7 +337,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
     const own = members.filter((i) => i.status === 'planned' && byKey.has(i.source_key));
     const tags = input.helpDesk ? own.flatMap((i) => input.helpDesk!.get(Number(i.uid))?.tags ?? []).filter(isLabel) : [];
     const labels = checkLabels(
-      [...new Set([...members.map((i) => input.labelOf.get(i.folder)), ...tags].filter((l): l is string => !!l))].slice(0, MAX_LABELS),
+      [...new Set([...members.flatMap((i) => labelsOfItem(i, input.labelOf, input.mapping)), ...tags].filter((l): l is string => !!l))].slice(0, MAX_LABELS),
     );
     let conversation = await existingConversation(trx, m, thread, members, byKey);
     let lastImported: Date | null = null;

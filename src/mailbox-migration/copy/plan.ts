@@ -33,6 +33,8 @@ export interface PlanItem {
   recipients: string | null;
   automatic: boolean;
   status: MigrationItemStatus;
+  /** JSON array of Gmail labels (X-GM-LABELS), or null. */
+  gmail_labels?: string | null;
 }
 
 export interface PlanOptions {
@@ -238,6 +240,52 @@ export function labelOfFolder(path: string, specialUse: string | null, delimiter
     return null;
   const label = (delimiter ? path.split(delimiter).join('/') : path).replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
   return label ? label.slice(0, 100) : null;
+}
+
+/**
+ * Gmail's system labels (X-GM-LABELS) that are not labels here: where a message is (inbox, sent),
+ * Gmail's own marks, and what is never read (drafts, spam, trash).
+ */
+const GMAIL_SYSTEM_LABELS = new Set([
+  '\\INBOX',
+  '\\SENT',
+  '\\IMPORTANT',
+  '\\STARRED',
+  '\\DRAFT',
+  '\\DRAFTS',
+  '\\SPAM',
+  '\\TRASH',
+  '\\ALL',
+  '\\CHAT',
+  '\\MUTED',
+]);
+
+/**
+ * The labels a message's Gmail labels give, mapped like folders: a label is named like the folder
+ * Gmail shows for it ("Customers/VIP"), so `folder_labels` maps it by that name (null: no label);
+ * system labels give none unless mapped.
+ */
+export function labelsOfGmailLabels(gmailLabels: readonly string[], mapping: Record<string, string | null>): string[] {
+  const out = new Set<string>();
+  for (const raw of gmailLabels) {
+    const name = raw.trim();
+    if (!name) continue;
+    if (GMAIL_SYSTEM_LABELS.has(name.toUpperCase()) && !Object.hasOwn(mapping, name)) continue;
+    const label = labelOfFolder(name, null, '/', mapping);
+    if (label) out.add(label);
+  }
+  return [...out];
+}
+
+/** A stored item's labels: its folder's, and its Gmail labels' (read with X-GM-LABELS). */
+export function labelsOfItem(
+  item: { folder: string; gmail_labels: string | null },
+  labelOf: ReadonlyMap<string, string | null>,
+  mapping: Record<string, string | null>,
+): string[] {
+  const folderLabel = labelOf.get(item.folder);
+  const gmail = item.gmail_labels ? labelsOfGmailLabels(JSON.parse(item.gmail_labels) as string[], mapping) : [];
+  return folderLabel ? [folderLabel, ...gmail] : gmail;
 }
 
 /** Rough duration of the copy: about 3 Mbit/s and 20 ms per message, as typical for IMAP providers. */

@@ -15,7 +15,7 @@ import type { HeaderFetch, ImapFolder } from '../sources/imap.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { findPreset } from '../sources/presets.js';
 import { loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, SYSTEM, saveMigration } from '../store.js';
-import { estimateSeconds, labelOfFolder, NEVER_READ_SPECIAL_USE, type PlanItem, planItems, SKIP_REASONS } from './plan.js';
+import { estimateSeconds, labelOfFolder, labelsOfItem, NEVER_READ_SPECIAL_USE, type PlanItem, planItems, SKIP_REASONS } from './plan.js';
 import { teamAddressesOf } from './team.js';
 
 /** Header fields a scan reads: threading, parties, subject, date, and every one that marks automatic mail. */
@@ -43,8 +43,14 @@ export function chooseFolders(m: Pick<MigrationRow, 'folders' | 'provider'>, all
     const defaults = new Set<string>();
     // An export file: every folder (those never read are left out when reading).
     const everything = findPreset(m.provider)?.kind === 'export_file';
-    for (const f of all) if (everything || f.path.toUpperCase() === 'INBOX' || f.specialUse === '\\Sent') defaults.add(f.path);
-    for (const p of findPreset(m.provider)?.default_folders ?? []) if (byPath.has(p)) defaults.add(p);
+    // Gmail through a Google sign-in: All Mail (whatever its name in the account's language) holds
+    // every message once, its labels come with X-GM-LABELS; label folders would only repeat it.
+    const allMail = m.provider === 'google' ? all.find((f) => f.specialUse === '\\All' && !f.noSelect) : undefined;
+    if (allMail) defaults.add(allMail.path);
+    else {
+      for (const f of all) if (everything || f.path.toUpperCase() === 'INBOX' || f.specialUse === '\\Sent') defaults.add(f.path);
+      for (const p of findPreset(m.provider)?.default_folders ?? []) if (byPath.has(p)) defaults.add(p);
+    }
     wanted = [...defaults];
   }
   const chosen: ChosenFolder[] = [];
@@ -85,6 +91,7 @@ export async function itemFromHeaders(
     size: number;
     internalDate: Date | null;
     flags: string[];
+    gmailLabels?: string[];
   },
   parse: HeaderParser = parseHeaderBlock,
 ): Promise<MailboxMigrationItemsTable> {
@@ -110,6 +117,7 @@ export async function itemFromHeaders(
     recipients: recipients.length ? JSON.stringify(recipients.slice(0, 100)) : null,
     subject: mail.subject ? mail.subject.slice(0, 500) : null,
     flags: input.flags.length ? JSON.stringify(input.flags) : null,
+    gmail_labels: input.gmailLabels?.length ? JSON.stringify(input.gmailLabels.slice(0, 200)) : null,
     automatic: mail.automatic ? 1 : 0,
     team: 0,
     status: 'planned',
@@ -156,6 +164,7 @@ export function itemOfHeaders(
       size: h.size,
       internalDate: h.internalDate,
       flags: h.flags,
+      gmailLabels: h.labels,
     },
     parse,
   );
@@ -327,7 +336,7 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
   for (;;) {
     let q = ctx.db
       .selectFrom('mailbox_migration_items')
-      .select(['source_key', 'folder', 'uid', 'rfc_id', 'refs', 'sent_at', 'size', 'from_address', 'recipients', 'automatic', 'status'])
+      .select(['source_key', 'folder', 'uid', 'rfc_id', 'refs', 'sent_at', 'size', 'from_address', 'recipients', 'automatic', 'status', 'gmail_labels'])
       .where('migration_id', '=', m.id);
     if (after !== undefined) q = q.where('source_key', '>', after);
     const page = await q.orderBy('source_key').limit(5000).execute();
@@ -346,6 +355,7 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
         recipients: r.recipients,
         automatic: r.automatic === 1,
         status: r.status,
+        gmail_labels: r.gmail_labels,
       });
     }
     if (page.length < 5000) break;
@@ -401,14 +411,13 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
       toCopy++;
       bytes += item.size;
       if (fs) fs.to_copy++;
-      const label = labelsByFolder.get(item.folder);
-      if (label) labels.add(label);
+      for (const label of labelsOfItem({ folder: item.folder, gmail_labels: item.gmail_labels ?? null }, labelsByFolder, mapping)) labels.add(label);
       if (!p.team && item.from_address) senders.add(item.from_address);
     } else if (p.status === 'duplicate') {
       duplicates++;
       if (fs) fs.duplicates++;
-      const label = labelsByFolder.get(item.folder);
-      if (label && plannedThreads.has(p.thread_key)) labels.add(label);
+      if (plannedThreads.has(p.thread_key))
+        for (const label of labelsOfItem({ folder: item.folder, gmail_labels: item.gmail_labels ?? null }, labelsByFolder, mapping)) labels.add(label);
     } else if (p.status === 'skipped') {
       skipped[p.skip_reason ?? 'other'] = (skipped[p.skip_reason ?? 'other'] ?? 0) + 1;
       if (fs) fs.skipped++;

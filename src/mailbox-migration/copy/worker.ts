@@ -2,7 +2,7 @@
 // runner, that does a bounded step of whatever the migration's state asks (scan, copy, …) and asks
 // to run again until the state needs no more work. Mailbox connections are kept between steps.
 // A failure to reach the mailbox moves the migration to needs_attention (login refused: wait for a
-// new password; provider limit or a run of connection failures: try again later by itself).
+// new password; a sign-in the provider no longer accepts: wait for a new sign-in; provider limit or a run of connection failures: try again later by itself).
 
 import { findChannel } from '../../channels/store.js';
 import type { Ctx } from '../../context.js';
@@ -362,6 +362,7 @@ export class MigrationWorker {
     let attention: { reason: string; retryAt: Date | null } | undefined;
     let retryAt: Date | undefined;
     if (kind === 'login') attention = { reason: 'login_failed', retryAt: null };
+    else if (kind === 'sign_in') attention = { reason: 'sign_in_needed', retryAt: null };
     else if (kind === 'read_only') attention = { reason: 'read_only_check', retryAt: null };
     else if (kind === 'provider_limit') attention = { reason: 'provider_limit', retryAt: new Date(now.getTime() + PROVIDER_LIMIT_PAUSE_MS) };
     else {

@@ -20,15 +20,16 @@ import {
   previewMigration,
   resumeCopy,
   retryFailed,
-  setCredentials,
   startCopy,
   startScan,
   testConnection,
   updateMigration,
 } from '../service.js';
+import { putCredentials } from '../sign-ins.js';
 import { MIGRATION_STATES } from '../states.js';
 import { migrationManager, params, tags } from './common.js';
 import { registerCredentialLinkRoutes } from './credential-links.js';
+import { registerSignInRoutes } from './sign-in.js';
 import { registerMigrationSwitchingRoutes } from './switching.js';
 
 const TLS = z.enum(['tls', 'starttls', 'none']);
@@ -165,7 +166,7 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       await manager(c);
-      return c.json({ data: listPresets() }, 200);
+      return c.json({ data: listPresets(ctx.config) }, 200);
     },
   );
 
@@ -273,13 +274,15 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
       tags,
       summary:
         'Connect with user name and (app) password, or a help desk’s API credentials (Zendesk: subdomain, email, api_token; Help Scout: app_id, app_secret, then tested at once); secrets are sealed at once and never shown again',
+      description:
+        'Sign-in providers (google, microsoft) take no password: the answer carries `sign_in.url`, the provider’s page to open in a browser (valid 15 minutes, single use); after the sign-in the provider returns to /v1/migration-sign-in/callback, which stores the grant sealed like a password. 409 provider_not_configured when the operator has not set the provider’s OAuth client.',
       security: bearer,
       request: { params, body: jsonBody(CredentialsSchema) },
       responses: { 200: jsonAnswer(MigrationSchema.extend({ test: TestResultSchema.optional() }), 'the migration (help desks: with the test)') },
     }),
     async (c) => {
       const access = await manager(c);
-      return c.json(await setCredentials(ctx, access, c.req.valid('param').migrationId, c.req.valid('json')), 200);
+      return c.json(await putCredentials(ctx, access, c.req.valid('param').migrationId, c.req.valid('json')), 200);
     },
   );
 
@@ -376,4 +379,5 @@ export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
 
   registerMigrationSwitchingRoutes(app, ctx, MigrationSchema);
   registerCredentialLinkRoutes(app, ctx);
+  registerSignInRoutes(app, ctx);
 }

@@ -10,11 +10,23 @@ import { nonPublicRange } from '../../webhooks/address.js';
 import { logActivity, type MigrationRow, SYSTEM } from '../store.js';
 import { classifyImapError, connectReadOnly, describeImapError, type ReadOnlyMailbox, ReadOnlyViolation } from './imap.js';
 import { findPreset } from './presets.js';
+import { accessTokenFor, isSignInProvider } from './sign-in.js';
+import { SourceError, type TestStep } from './source-error.js';
 
 export interface ImapServer {
   host: string;
   port: number;
   tls: ImapTlsMode;
+}
+
+/**
+ * The server a migration reads: imapServerOf, except that SVC_OAUTH_IMAP (development and tests)
+ * stands in for the sign-in providers' servers.
+ */
+export function sourceServerOf(ctx: Pick<Ctx, 'config'>, m: Pick<MigrationRow, 'provider' | 'imap_host' | 'imap_port' | 'imap_tls'>): ImapServer | undefined {
+  const override = ctx.config.oauth.imap;
+  if (override && isSignInProvider(m.provider)) return { host: override.host, port: override.port, tls: 'none' };
+  return imapServerOf(m);
 }
 
 export function imapServerOf(m: Pick<MigrationRow, 'provider' | 'imap_host' | 'imap_port' | 'imap_tls'>): ImapServer | undefined {
@@ -25,18 +37,7 @@ export function imapServerOf(m: Pick<MigrationRow, 'provider' | 'imap_host' | 'i
   return { host: m.imap_host, port: m.imap_port ?? (mode === 'tls' ? 993 : 143), tls: mode };
 }
 
-export type TestStep = 'dns' | 'connect' | 'tls' | 'login' | 'permission' | 'list';
-
-/** A failure at one step of reaching the mailbox. */
-export class SourceError extends Error {
-  constructor(
-    readonly step: TestStep,
-    message: string,
-    readonly failure: ReturnType<typeof classifyImapError> | 'address' = 'connect',
-  ) {
-    super(message);
-  }
-}
+export { SourceError, type TestStep };
 
 /** Resolves the server's name and checks every address; returns the one to connect to. */
 export async function resolveServer(ctx: Pick<Ctx, 'lookup' | 'config'>, server: ImapServer): Promise<string> {
@@ -85,9 +86,12 @@ export async function recordBlocked(ctx: Ctx, m: MigrationRow, violation: ReadOn
 
 /** Opens the mailbox read-only (every command checked). Failures are SourceErrors naming the step. */
 export async function openSource(ctx: Ctx, m: MigrationRow, opts: { connectTimeoutMs?: number } = {}): Promise<ReadOnlyMailbox> {
-  const server = imapServerOf(m);
+  const server = sourceServerOf(ctx, m);
   if (!server) throw conflict('the migration has no IMAP server; set imap.host first', 'migration_state');
   const address = await resolveServer(ctx, server);
+  const signIn = isSignInProvider(m.provider);
+  // A sign-in provider's grant gives an access token (refreshed when it is about to expire).
+  const secret = signIn ? { accessToken: await accessTokenFor(ctx, m) } : { password: password(ctx, m) };
   try {
     return await connectReadOnly({
       address,
@@ -95,7 +99,7 @@ export async function openSource(ctx: Ctx, m: MigrationRow, opts: { connectTimeo
       tls: server.tls,
       servername: net.isIP(server.host) ? undefined : server.host,
       user: m.username ?? m.source_address ?? '',
-      password: password(ctx, m),
+      ...secret,
       connectTimeoutMs: opts.connectTimeoutMs,
     });
   } catch (error) {
@@ -104,6 +108,12 @@ export async function openSource(ctx: Ctx, m: MigrationRow, opts: { connectTimeo
       throw new SourceError('login', error.message, 'read_only');
     }
     const kind = classifyImapError(error);
+    if (signIn && kind === 'login')
+      throw new SourceError(
+        'login',
+        `the IMAP server refused the sign-in of ${m.username ?? m.source_address ?? 'this mailbox'} (${describeImapError(error)}); check that IMAP is on for the mailbox, and sign in again`,
+        'sign_in',
+      );
     const step: TestStep = kind === 'login' ? 'login' : kind === 'tls' ? 'tls' : kind === 'connect' ? 'connect' : 'login';
     throw new SourceError(step, describeImapError(error), kind);
   }

@@ -13,12 +13,13 @@ import type { Ctx } from '../../context.js';
 import type { MigrationCredentialLinksTable } from '../../db/schema.js';
 import { iso, MINUTE } from '../../platform/clock.js';
 import { sha256Hex } from '../../platform/crypto.js';
-import { AppError, forbidden } from '../../platform/errors.js';
+import { AppError, conflict, forbidden } from '../../platform/errors.js';
 import { newId, randomText } from '../../platform/ids.js';
 import { setCredentials, type TestResult, testConnection } from '../service.js';
 import { allowedActions, requireAction } from '../states.js';
 import { actorOf, getMigration, logActivity } from '../store.js';
 import { findPreset } from './presets.js';
+import { isSignInProvider } from './sign-in.js';
 
 export const CREDENTIALS_LINK_TTL_MS = 30 * MINUTE;
 const CREDENTIALS_LINK_PREFIX = 'svc_mcl_';
@@ -37,6 +38,12 @@ function credentialsLinkUrl(publicUrl: string, migrationId: string, token: strin
 export async function createCredentialsLink(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, access: Access, migrationId: string, requestOrigin?: string) {
   const m = await getMigration(ctx.db, access.workspaceId, migrationId);
   requireAction(m, 'credentials');
+  // A sign-in provider's mailbox takes no password: the sign-in address itself is what to hand out.
+  if (isSignInProvider(m.provider))
+    throw conflict(
+      `${findPreset(m.provider)?.name ?? m.provider} connects with a sign-in, not a password: PUT /v1/migrations/{id}/credentials answers sign_in.url, the address to hand to the mailbox's owner (valid 15 minutes, single use)`,
+      'sign_in_provider',
+    );
   const actor = actorOf(access);
   const now = ctx.clock.now();
   const token = CREDENTIALS_LINK_PREFIX + randomText(32);

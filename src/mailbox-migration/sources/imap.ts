@@ -163,6 +163,8 @@ export interface HeaderFetch {
   internalDate: Date | null;
   size: number;
   headers: Buffer;
+  /** Gmail's labels of the message (X-GM-LABELS, asked only when the server has X-GM-EXT-1). */
+  labels?: string[];
 }
 
 export const CONNECT_TIMEOUT_MS = 20_000;
@@ -258,7 +260,8 @@ export class ReadOnlyMailbox {
 
   /** Headers (selected fields), flags, dates and sizes of messages of the open folder, by UID. */
   async *headers(uids: string, fields: string[]): AsyncGenerator<HeaderFetch> {
-    const iterator = this.client.fetch(uids, { uid: true, flags: true, internalDate: true, size: true, headers: fields }, { uid: true });
+    // `labels`: imapflow adds X-GM-LABELS only for servers with X-GM-EXT-1 (Gmail).
+    const iterator = this.client.fetch(uids, { uid: true, flags: true, internalDate: true, size: true, headers: fields, labels: true }, { uid: true });
     for await (const m of this.wrapIterator(iterator)) {
       yield {
         uid: m.uid,
@@ -266,6 +269,7 @@ export class ReadOnlyMailbox {
         internalDate: m.internalDate ? new Date(m.internalDate) : null,
         size: m.size ?? 0,
         headers: m.headers ?? Buffer.alloc(0),
+        ...(m.labels ? { labels: [...m.labels] } : {}),
       };
     }
   }
@@ -365,7 +369,9 @@ function guard(client: ImapFlow, refuse: (command: string, reason: string) => Re
 
 export interface ConnectOptions extends ImapEndpoint {
   user: string;
-  password: string;
+  /** A password (LOGIN/AUTHENTICATE PLAIN), or an OAuth 2.0 access token (AUTHENTICATE XOAUTH2). */
+  password?: string;
+  accessToken?: string;
   onBlocked?: (blocked: BlockedCommand) => void;
   connectTimeoutMs?: number;
 }
@@ -381,7 +387,7 @@ export async function connectReadOnly(opts: ConnectOptions): Promise<ReadOnlyMai
     doSTARTTLS: opts.tls === 'starttls' ? true : opts.tls === 'none' ? false : undefined,
     servername: opts.servername,
     tls: { servername: opts.servername, minVersion: 'TLSv1.2' },
-    auth: { user: opts.user, pass: opts.password },
+    auth: opts.accessToken !== undefined ? { user: opts.user, accessToken: opts.accessToken } : { user: opts.user, pass: opts.password ?? '' },
     logger: false,
     disableAutoIdle: true,
     disableCompression: true,

@@ -1,6 +1,7 @@
 // The providers a migration can copy from (GET /v1/migrations/presets) and finding the provider of
 // an address (POST /v1/migrations/detect): by the address's domain, else by the domain's MX records.
 // Nothing is read from the mailbox to detect it.
+import type { Config } from '../../config.js';
 import type { MxLookup } from '../../context.js';
 import type { ImapTlsMode } from '../../db/schema.js';
 
@@ -176,11 +177,12 @@ export const PRESETS: readonly Preset[] = [
     id: 'google',
     name: 'Google (sign in with Google)',
     kind: 'sign_in',
-    imap: null,
+    imap: imap('imap.gmail.com'),
     app_password: 'no',
     app_password_url: 'https://myaccount.google.com/permissions',
-    default_folders: ['INBOX', '[Gmail]/Sent Mail'],
-    note: 'Connects with a Google sign-in instead of a password.',
+    // All Mail holds every message once; its labels (X-GM-LABELS) become the conversation's labels.
+    default_folders: ['[Gmail]/All Mail'],
+    note: 'Connects with a Google sign-in instead of a password; every message is copied once from All Mail, with its Gmail labels.',
     domains: [],
     mx: [],
   },
@@ -188,7 +190,7 @@ export const PRESETS: readonly Preset[] = [
     id: 'microsoft',
     name: 'Microsoft 365 and Outlook.com (sign in with Microsoft)',
     kind: 'sign_in',
-    imap: null,
+    imap: imap('outlook.office365.com'),
     app_password: 'no',
     app_password_url: 'https://account.live.com/consent/Manage',
     default_folders: ['INBOX', 'Sent Items'],
@@ -250,8 +252,16 @@ export function findPreset(id: string): Preset | undefined {
   return PRESETS.find((p) => p.id === id);
 }
 
-/** Sign-in providers need an OAuth client configuration that this server does not have; help desks bring their own API credentials. */
-export function providerConfigured(preset: Preset): boolean {
+/** The settings an operator sets before a sign-in provider can be used (empty: nothing to set). */
+export function operatorSettings(preset: Preset): string[] {
+  if (preset.id === 'google') return ['SVC_GOOGLE_CLIENT_ID', 'SVC_GOOGLE_CLIENT_SECRET'];
+  if (preset.id === 'microsoft') return ['SVC_MICROSOFT_CLIENT_ID', 'SVC_MICROSOFT_CLIENT_SECRET', 'SVC_MICROSOFT_TENANT'];
+  return [];
+}
+
+/** Sign-in providers need the operator's OAuth client; help desks bring their own API credentials. */
+export function providerConfigured(preset: Preset, config: Pick<Config, 'oauth'>): boolean {
+  if (preset.kind === 'sign_in') return (preset.id === 'google' || preset.id === 'microsoft') && config.oauth[preset.id] !== undefined;
   return preset.kind === 'imap' || preset.kind === 'export_file' || preset.kind === 'help_desk';
 }
 

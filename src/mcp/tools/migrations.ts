@@ -143,9 +143,9 @@ export const migrationTools = [
       'The providers this server can move a mailbox from: IMAP servers, whether an app password is needed and where to make one, and the default folders. Spam, trash and drafts are never read.',
     input: {},
     annotations: readOnly,
-    async run(_args, { access }) {
+    async run(_args, { ctx, access }) {
       manager(access);
-      return { data: listPresets() };
+      return { data: listPresets(ctx.config) };
     },
   }),
   defineTool({

@@ -1,6 +1,6 @@
 // A migration's user name and (app) password, and the connection test that says which step failed.
-// Used by the wizard's Connect step, by a migration that needs a new password, and by any page
-// where a person enters the password for a migration (e.g. from a link an assistant handed out).
+// The one form for it: the wizard's Connect step, a migration that needs a new password, and the
+// credentials-link page (pages/ConnectMailbox.tsx, which puts the password with the link's token).
 // The password field is never filled back in: the server never shows it again.
 import { useState } from 'preact/hooks';
 import { ApiError, api, errorText, must, type Schemas } from '../api';
@@ -16,14 +16,24 @@ export type ConnectionTestResult = {
 
 export function MigrationPasswordForm(props: {
   migration: Pick<Migration, 'id' | 'username' | 'source_address' | 'credentials'>;
-  /** Called with the migration after the password was stored (and tested, with `testAfterSave`). */
-  onSaved: (migration: Migration, test: ConnectionTestResult | null) => void;
+  /**
+   * Called after the password was stored (and tested, with `testAfterSave` or a `submit` that
+   * tests): with the migration, or null when `submit` does not answer one (the link page).
+   */
+  onSaved: (migration: Migration | null, test: ConnectionTestResult | null) => void;
   /** Runs the connection test right after saving (the wizard's Connect step). */
   testAfterSave?: boolean;
   submitLabel?: string;
   idPrefix?: string;
-  /** How the user name and password reach the server; default: PUT …/credentials with the member's session. */
-  submit?: (input: { username?: string; password: string }) => Promise<Migration>;
+  /** The heading; null: none (the page has its own). */
+  title?: string | null;
+  /** A line under the fields (what happens to the password). */
+  hint?: string;
+  /**
+   * How the user name and password reach the server; default: PUT …/credentials with the member's
+   * session. The link page's answers the connection test it ran instead of the migration.
+   */
+  submit?: (input: { username?: string; password: string }) => Promise<{ migration: Migration | null; test: ConnectionTestResult | null }>;
 }) {
   const id = props.idPrefix ?? 'mig';
   const [username, setUsername] = useState(props.migration.username ?? props.migration.source_address ?? '');
@@ -41,13 +51,18 @@ export function MigrationPasswordForm(props: {
     setResult(null);
     try {
       const input = { username: username.trim() || undefined, password };
-      let migration = props.submit
+      const saved = props.submit
         ? await props.submit(input)
-        : await must(api.PUT('/v1/migrations/{migrationId}/credentials', { params: { path: { migrationId: props.migration.id } }, body: input }));
+        : {
+            migration: await must(api.PUT('/v1/migrations/{migrationId}/credentials', { params: { path: { migrationId: props.migration.id } }, body: input })),
+            test: null,
+          };
+      let migration = saved.migration;
       // The field is emptied at once: the password lives only on the server now, sealed.
       setPassword('');
-      let test: ConnectionTestResult | null = null;
-      if (props.testAfterSave) {
+      let test: ConnectionTestResult | null = saved.test;
+      if (test) setResult(test);
+      else if (props.testAfterSave) {
         const tested = await runConnectionTest(props.migration.id);
         if ('retryAfter' in tested) setWait(tested.retryAfter);
         else {
@@ -65,10 +80,12 @@ export function MigrationPasswordForm(props: {
   }
 
   return (
-    <form class="card" onSubmit={submit} aria-labelledby={`${id}-pw-title`}>
-      <h2 id={`${id}-pw-title`} style={{ marginTop: 0 }}>
-        {t('mig.pw.title')}
-      </h2>
+    <form class={props.title === null ? undefined : 'card'} onSubmit={submit} aria-labelledby={props.title === null ? undefined : `${id}-pw-title`}>
+      {props.title !== null && (
+        <h2 id={`${id}-pw-title`} style={{ marginTop: 0 }}>
+          {props.title ?? t('mig.pw.title')}
+        </h2>
+      )}
       {props.migration.credentials.set && <p class="muted">{t('mig.pw.is_set')}</p>}
       <div class="field">
         <label for={`${id}-username`}>{t('mig.pw.username')}</label>
@@ -96,7 +113,7 @@ export function MigrationPasswordForm(props: {
           onInput={(e) => setPassword(e.currentTarget.value)}
         />
         <span class="hint" id={`${id}-password-hint`}>
-          {t('mig.pw.hint')}
+          {props.hint ?? t('mig.pw.hint')}
         </span>
       </div>
       {error && (
@@ -146,7 +163,7 @@ const STEP_KEYS = {
 export function ConnectionTestSteps(props: { result: ConnectionTestResult }) {
   const { result } = props;
   return (
-    <div class={result.ok ? 'notice' : 'notice notice-warn'} role="status">
+    <div class={result.ok ? 'notice' : 'notice notice-warn'} role={result.ok ? 'status' : 'alert'}>
       <p style={{ margin: 0 }}>
         <strong>
           {result.ok ? t('mig.test.ok') : t('mig.test.failed', { step: t(STEP_KEYS[result.failed_step as keyof typeof STEP_KEYS] ?? 'mig.test.connect') })}

@@ -1,13 +1,14 @@
 // The page of a credentials link (/migrations/<id>/connect#token=…): the person whose mailbox is
-// moved types its password here, so an assistant or script never handles it. It works signed out —
+// moved types its password here (in the same form as the wizard's), so an assistant or script never handles it. It works signed out —
 // the token is the authority — and names the mailbox it is for. The token stays after '#', so it
 // never reaches a server log or a Referer header; it is sent only in request bodies.
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorText, must } from '../api';
+import { api, must } from '../api';
+import { type ConnectionTestResult, MigrationPasswordForm } from '../components/MigrationPasswordForm';
 import { t } from '../i18n';
 
 type LinkInfo = { mailbox: string | null; username: string | null; provider_name: string; app_password: string; app_password_url: string | null };
-type Outcome = { connected: boolean; test: { failed_step: string | null; message: string } | null };
+type Outcome = { connected: boolean; test: ConnectionTestResult | null };
 
 const tokenFromHash = () => new URLSearchParams(location.hash.replace(/^#/, '')).get('token') ?? '';
 
@@ -16,42 +17,18 @@ export function ConnectMailbox({ id }: { id?: string }) {
   const [token] = useState(tokenFromHash);
   const [info, setInfo] = useState<LinkInfo | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  const [username, setUsername] = useState('');
-  const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [failed, setFailed] = useState<string | null>(null);
   const [done, setDone] = useState(false);
 
   useEffect(() => {
     if (!token) return setProblem(t('connect.link_gone'));
     must(api.POST('/v1/migration-links/{migrationId}/check', { params: { path: { migrationId } }, body: { token } }))
-      .then((r) => {
-        setInfo(r);
-        setUsername(r.username ?? r.mailbox ?? '');
-      })
+      .then(setInfo)
       .catch(() => setProblem(t('connect.link_gone')));
   }, []);
 
-  async function submit(e: Event) {
-    e.preventDefault();
-    setBusy(true);
-    setFailed(null);
-    try {
-      const r: Outcome = await must(
-        api.PUT('/v1/migration-links/{migrationId}/credentials', {
-          params: { path: { migrationId } },
-          body: { token, username: username.trim() || undefined, password },
-        }),
-      );
-      if (r.connected) {
-        setDone(true);
-        setPassword('');
-      } else setFailed(t('connect.failed', { message: r.test?.message ?? '' }));
-    } catch (err) {
-      setFailed(t('common.error', { error: errorText(err) }));
-    } finally {
-      setBusy(false);
-    }
+  async function submit(input: { username?: string; password: string }) {
+    const r: Outcome = await must(api.PUT('/v1/migration-links/{migrationId}/credentials', { params: { path: { migrationId } }, body: { token, ...input } }));
+    return { migration: null, test: r.test };
   }
 
   return (
@@ -70,7 +47,7 @@ export function ConnectMailbox({ id }: { id?: string }) {
         ) : done ? (
           <p role="status">{t('connect.done')}</p>
         ) : (
-          <form onSubmit={submit}>
+          <>
             <p>{t('connect.lead', { provider: info.provider_name })}</p>
             {info.app_password !== 'no' && (
               <p>
@@ -82,40 +59,16 @@ export function ConnectMailbox({ id }: { id?: string }) {
                 )}
               </p>
             )}
-            <div class="field">
-              <label for="connect-username">{t('connect.username')}</label>
-              <input
-                id="connect-username"
-                class="input"
-                autoComplete="username"
-                maxLength={320}
-                value={username}
-                onInput={(e) => setUsername(e.currentTarget.value)}
-              />
-            </div>
-            <div class="field">
-              <label for="connect-password">{t('connect.password')}</label>
-              <input
-                id="connect-password"
-                class="input"
-                type="password"
-                autoComplete="off"
-                required
-                maxLength={1000}
-                value={password}
-                onInput={(e) => setPassword(e.currentTarget.value)}
-              />
-            </div>
-            <p class="muted">{t('connect.sealed')}</p>
-            {failed && (
-              <p class="error-text" role="alert">
-                {failed}
-              </p>
-            )}
-            <button class="btn btn-primary" type="submit" disabled={busy || !password}>
-              {busy ? t('connect.testing') : t('connect.submit')}
-            </button>
-          </form>
+            <MigrationPasswordForm
+              migration={{ id: migrationId, username: info.username, source_address: info.mailbox, credentials: { set: false, set_at: null } }}
+              idPrefix="connect"
+              title={null}
+              hint={t('connect.sealed')}
+              submitLabel={t('connect.submit')}
+              submit={submit}
+              onSaved={(_migration, test) => setDone(test === null || test.ok)}
+            />
+          </>
         )}
       </div>
     </main>

@@ -10,10 +10,12 @@ import { Confirm } from '../components/Confirm';
 import { HelpDeskCredentialsForm } from '../components/HelpDeskCredentialsForm';
 import { Loading, useLoad } from '../components/Loading';
 import { type ConnectionTestResult, ConnectionTestSteps, MigrationPasswordForm, RateLimited, runConnectionTest } from '../components/MigrationPasswordForm';
+import { MigrationSignIn, SignInNotConfigured, SignInOutcome } from '../components/MigrationSignIn';
 import { formatBytes, MigrationUpload } from '../components/MigrationUpload';
 import { CopyField } from '../components/Secret';
 import { absoluteTime, relativeTime, t } from '../i18n';
 import type { MessageKey } from '../locales/en';
+import { migrationEn } from '../locales/migration.en';
 import { connectRealtime, onEvent } from '../realtime';
 import { inboxes, loadInboxes, me, members, membership, toast, workspaceId } from '../state';
 import '../styles/migration.css';
@@ -46,7 +48,16 @@ type Preset = {
   app_password: 'required' | 'with_two_step' | 'no';
   app_password_url: string | null;
   note: string | null;
+  configured?: boolean;
+  operator_settings?: string[];
 };
+
+/** A preset's name or note in the panel's language (the server's text when there is no translation). */
+function presetText(p: { id: string; name?: string; note?: string | null }, field: 'name' | 'note'): string | null {
+  const key = `mig.preset.${p.id}.${field}`;
+  if (key in migrationEn) return t(key as MessageKey);
+  return (field === 'name' ? p.name : p.note) ?? null;
+}
 type Detected = { address: string; provider: string; provider_name: string; kind: Preset['kind']; found_by: 'domain' | 'mx' | 'none'; configured: boolean };
 type Folder = {
   path: string;
@@ -320,14 +331,15 @@ function SourceStep() {
               <option value="">{t('mig.source.pick')}</option>
               {list.map((p) => (
                 <option key={p.id} value={p.id}>
-                  {p.name}
-                  {p.kind === 'sign_in' ? ` — ${t('mig.source.needs_setup')}` : ''}
+                  {presetText(p, 'name')}
+                  {p.configured === false ? ` — ${t('mig.source.needs_setup')}` : ''}
                 </option>
               ))}
             </select>
           </div>
         )}
-        {chosen?.note && <p class="muted">{chosen.note}</p>}
+        {chosen?.note && <p class="muted">{presetText(chosen, 'note')}</p>}
+        {chosen?.kind === 'sign_in' && chosen.configured === false && <SignInNotConfigured preset={chosen} />}
         {chosen?.id === 'imap' && (
           <fieldset class="field mig-box">
             <legend>{t('mig.source.server')}</legend>
@@ -584,6 +596,16 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
   const [result, setResult] = useState<ConnectionTestResult | null>(null);
   const [wait, setWait] = useState<number | null>(null);
   const [busy, setBusy] = useState(false);
+  // Back from the provider's sign-in: test the connection once, at once.
+  const signedIn = typeof query.signed_in === 'string' ? query.signed_in : undefined;
+  const signInError = typeof query.sign_in_error === 'string' ? query.sign_in_error : undefined;
+  const [testedAfterSignIn, setTestedAfterSignIn] = useState(false);
+  useEffect(() => {
+    if (signedIn && !testedAfterSignIn && m.allowed_actions.includes('test')) {
+      setTestedAfterSignIn(true);
+      void test();
+    }
+  }, [signedIn, m.allowed_actions.includes('test')]);
   if (m.allowed_actions.includes('upload') || (preset?.kind === 'export_file' && m.state === 'draft')) {
     return <MigrationUpload migrationId={m.id} onConnected={props.onChanged} />;
   }
@@ -619,8 +641,8 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
         {preset && preset.app_password !== 'no' && (
           <p>{t(preset.app_password === 'required' ? 'mig.connect.app_password_required' : 'mig.connect.app_password_two_step')}</p>
         )}
-        {preset?.note && <p class="muted">{preset.note}</p>}
-        {preset?.app_password_url && (
+        {preset?.note && <p class="muted">{presetText(preset, 'note')}</p>}
+        {preset?.app_password_url && preset.kind !== 'sign_in' && (
           <p>
             <a href={preset.app_password_url} target="_blank" rel="noopener noreferrer">
               {t('mig.connect.make_app_password')}
@@ -628,11 +650,14 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
           </p>
         )}
       </section>
+      {preset?.kind === 'sign_in' && <SignInOutcome signedIn={signedIn} error={signInError} provider={m.provider} />}
       {m.allowed_actions.includes('credentials') &&
-        (preset?.kind === 'help_desk' ? (
+        (preset?.kind === 'sign_in' ? (
+          <MigrationSignIn migration={m} preset={preset} />
+        ) : preset?.kind === 'help_desk' ? (
           <HelpDeskCredentialsForm migration={m} onSaved={(next) => (setResult(null), changed(next))} />
         ) : (
-          <MigrationPasswordForm migration={m} testAfterSave onSaved={(next) => (setResult(null), changed(next))} />
+          preset && <MigrationPasswordForm migration={m} testAfterSave onSaved={(next) => (setResult(null), next && changed(next))} />
         ))}
       {m.allowed_actions.includes('test') && (
         <p>
@@ -1197,6 +1222,7 @@ const ATTENTION_KEYS: Record<string, [MessageKey, MessageKey]> = {
   connection_failed: ['mig.attention.connection_failed', 'mig.attention.connection_failed_fix'],
   address_refused: ['mig.attention.address_refused', 'mig.attention.address_refused_fix'],
   read_only_check: ['mig.attention.read_only_check', 'mig.attention.read_only_check_fix'],
+  sign_in_needed: ['mig.attention.sign_in_needed', 'mig.attention.sign_in_needed_fix'],
 };
 
 function CopyStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
@@ -1302,7 +1328,15 @@ function Attention(props: { m: Migration; onChanged: (m: Migration) => void }) {
       {a.message && <p class="muted mono">{a.message}</p>}
       <p>{t(fix, { when: a.retry_at ? absoluteTime(a.retry_at) : '' })}</p>
       {a.reason === 'login_failed' && m.allowed_actions.includes('credentials') && (
-        <MigrationPasswordForm migration={m} idPrefix="mig-fix" submitLabel={t('mig.attention.save_password')} onSaved={(next) => props.onChanged(next)} />
+        <MigrationPasswordForm
+          migration={m}
+          idPrefix="mig-fix"
+          submitLabel={t('mig.attention.save_password')}
+          onSaved={(next) => next && props.onChanged(next)}
+        />
+      )}
+      {a.reason === 'sign_in_needed' && m.allowed_actions.includes('credentials') && (
+        <MigrationSignIn migration={m} preset={{ id: m.provider, configured: true }} />
       )}
     </section>
   );

@@ -1,0 +1,131 @@
+// The migration wizard's Connect step for sign-in providers, in a real browser: "Sign in with
+// Google" goes to the (loopback fake) provider, which consents and sends the browser to the server's
+// callback; the wizard comes back, tests the connection (IMAP XOAUTH2 against Dovecot's oauth2
+// passdb) and is connected. A provider the operator has not set up says what must be set; the
+// presets' names and notes are in Turkish in the Turkish panel.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { systemClock } from '../../src/platform/clock.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser } from '../helpers/browser.js';
+import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { fillBulkMailbox } from '../helpers/migration.js';
+import { type OAuthFake, startOAuthFake } from '../helpers/oauth-fake.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const MAILBOX = 'team@gmail-workspace.test';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('signing in to Google from the migration wizard', { skip: browserSkipReason() ?? dovecotMissing }, () => {
+  let fake: OAuthFake;
+  let d: Dovecot;
+  let s: TestServer;
+  let seed: Seed;
+  let browser: BrowserSession;
+
+  before(async () => {
+    fake = await startOAuthFake({ google: { id: 'g-client', secret: 'g-secret' }, microsoft: { id: 'm-client', secret: 'm-secret' } });
+    d = await startDovecot({ oauth2IntrospectionUrl: fake.introspectionUrl });
+    d.addUser(MAILBOX, 'unused');
+    await fillBulkMailbox(d, MAILBOX, { threads: 3, perThread: 1, now: new Date() });
+    // The provider sends the browser to the public URL: the server listens where it says.
+    const port = await freePort();
+    s = await startTestServer({
+      clock: systemClock,
+      env: {
+        SVC_HTTP_ADDR: `127.0.0.1:${port}`,
+        SVC_MIGRATION_ALLOW_PRIVATE: '1',
+        // Google is set up; Microsoft is not.
+        SVC_GOOGLE_CLIENT_ID: 'g-client',
+        SVC_GOOGLE_CLIENT_SECRET: 'g-secret',
+        SVC_OAUTH_ENDPOINT: fake.url,
+        SVC_OAUTH_IMAP: `127.0.0.1:${d.port}`,
+      },
+    });
+    await s.app.jobs.stop();
+    seed = await seedWorkspace(s.app, { name: 'Acme' });
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await s?.stop();
+    await d?.stop();
+    await fake?.stop();
+  });
+
+  async function panelPage() {
+    const { context, page } = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
+    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    return { page, errors };
+  }
+
+  test('Sign in with Google, back to the wizard, connected', async () => {
+    const { page, errors } = await panelPage();
+    await page.goto(`${s.url}/settings/migrations/new`);
+    await page.getByLabel('Mailbox address').fill(MAILBOX);
+    await page.getByLabel('Provider').selectOption('microsoft');
+    const notSetUp = page.getByTestId('sign-in-not-configured');
+    await notSetUp.waitFor();
+    assert.match(await notSetUp.innerText(), /SVC_MICROSOFT_CLIENT_ID, SVC_MICROSOFT_CLIENT_SECRET/);
+    await assertAccessible(page);
+
+    await page.getByLabel('Provider').selectOption('google');
+    assert.equal(await notSetUp.count(), 0);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.waitForURL(/\/settings\/migrations\/mig_/);
+    const id = new URL(page.url()).pathname.split('/').pop()!;
+    const button = page.getByRole('button', { name: 'Sign in with Google' });
+    await button.waitFor();
+    await page.getByText('uses it read-only').waitFor();
+    assert.equal(await page.getByLabel('App password').count(), 0, 'no password is asked for');
+    await assertAccessible(page);
+
+    await button.click();
+    await page.waitForURL((url) => url.pathname === `/settings/migrations/${id}` && url.searchParams.get('signed_in') === 'google');
+    await page.getByText('Signed in with Google.').waitFor();
+    await page.getByText('Connected. The folders were listed').waitFor();
+    const m = (await s.request('GET', `/v1/migrations/${id}`, { token: seed.apiKey })).body;
+    assert.equal(m.state, 'connected');
+    assert.equal(m.credentials.set, true);
+    assert.ok(fake.authorizeRequests.some((q) => q.get('login_hint') === MAILBOX && q.get('code_challenge_method') === 'S256'));
+    await page.getByText('Signed in. The access is stored sealed').waitFor();
+    await assertAccessible(page);
+    assert.deepEqual(errors, []);
+  });
+
+  test('the presets’ names and notes in Turkish', async () => {
+    await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
+    try {
+      const { page } = await panelPage();
+      await page.goto(`${s.url}/settings/migrations/new`);
+      await page.getByLabel('Sağlayıcı').locator('option[value="google"]').waitFor({ state: 'attached' });
+      const options = await page.getByLabel('Sağlayıcı').locator('option').allInnerTexts();
+      assert.ok(options.includes('Google (Google ile oturum açarak)'), options.join(' | '));
+      assert.ok(
+        options.some((o) => o.startsWith('Microsoft 365 ve Outlook.com (Microsoft ile oturum açarak) — sunucu kurulumu gerekir')),
+        options.join(' | '),
+      );
+      assert.ok(options.includes('Başka bir IMAP sunucusu'));
+      await page.getByLabel('Sağlayıcı').selectOption('gmail');
+      await page.getByText('İki Adımlı Doğrulama ve IMAP erişimi açık olmalıdır').waitFor();
+      await page.getByLabel('Sağlayıcı').selectOption('microsoft');
+      await page.getByText('ile oturum açma bu sunucuda kurulu değil').waitFor();
+      await assertAccessible(page);
+    } finally {
+      await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
+    }
+  });
+});
