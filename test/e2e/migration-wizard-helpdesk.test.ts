@@ -72,9 +72,10 @@ describe('the migration wizard for help desks', { skip: browserSkipReason() }, (
     await page.getByText('The test failed at: Signing in').waitFor();
     await page.getByLabel('API token').fill(zendesk.token);
     await page.getByRole('button', { name: 'Save and test' }).click();
-    await page.getByRole('link', { name: 'Next: choose folders' }).waitFor();
+    await page.getByText('Connected. The ticket list was read; nothing was changed.').waitFor();
+    await page.getByRole('link', { name: 'Next: choose tickets' }).waitFor();
     assert.equal(await page.getByLabel('API token').inputValue(), '', 'the token is not kept in the page');
-    await page.getByRole('link', { name: 'Next: choose folders' }).click();
+    await page.getByRole('link', { name: 'Next: choose tickets' }).click();
     await page.getByText('All tickets (2)').waitFor();
     assert.equal(await page.getByRole('group', { name: 'Tickets' }).count(), 1);
     await assertAccessible(page);
@@ -94,7 +95,8 @@ describe('the migration wizard for help desks', { skip: browserSkipReason() }, (
       await page.getByLabel('App ID').fill(helpScout.appId);
       await page.getByLabel('App Secret').fill(helpScout.appSecret);
       await page.getByRole('button', { name: 'Kaydet ve sına' }).click();
-      await page.getByRole('link', { name: 'Sonraki: klasörleri seç' }).click();
+      await page.getByText('Talep listesi okundu', { exact: false }).waitFor();
+      await page.getByRole('link', { name: 'Sonraki: talepleri seç' }).click();
       await page.getByText('Tüm talepler (0)').waitFor();
       await assertAccessible(page);
       assert.deepEqual(helpScout.writes(), []);

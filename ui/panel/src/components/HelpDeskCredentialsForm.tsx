@@ -102,7 +102,7 @@ export function HelpDeskCredentialsForm(props: {
           {error}
         </p>
       )}
-      {result && <ConnectionTestSteps result={result} />}
+      {result && <ConnectionTestSteps result={result} helpDesk />}
       <button class="btn btn-primary" type="submit" disabled={busy}>
         {busy ? t('mig.working') : t('mig.pw.save_test')}
       </button>

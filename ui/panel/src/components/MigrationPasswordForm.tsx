@@ -160,19 +160,22 @@ const STEP_KEYS = {
   list: 'mig.test.list',
 } as const;
 
-export function ConnectionTestSteps(props: { result: ConnectionTestResult }) {
+// A help desk is read through its API: its last step lists tickets, not folders.
+export function ConnectionTestSteps(props: { result: ConnectionTestResult; helpDesk?: boolean }) {
   const { result } = props;
+  const stepKey = (step: string) =>
+    props.helpDesk && step === 'list' ? 'mig.test.list_tickets' : (STEP_KEYS[step as keyof typeof STEP_KEYS] ?? 'mig.test.connect');
   return (
     <div class={result.ok ? 'notice' : 'notice notice-warn'} role={result.ok ? 'status' : 'alert'}>
       <p style={{ margin: 0 }}>
         <strong>
-          {result.ok ? t('mig.test.ok') : t('mig.test.failed', { step: t(STEP_KEYS[result.failed_step as keyof typeof STEP_KEYS] ?? 'mig.test.connect') })}
+          {result.ok ? t(props.helpDesk ? 'mig.test.ok_tickets' : 'mig.test.ok') : t('mig.test.failed', { step: t(stepKey(result.failed_step ?? 'connect')) })}
         </strong>
       </p>
       <ol class="mig-test-steps">
         {result.steps.map((s) => (
           <li key={s.step} data-status={s.status}>
-            <strong>{t(`mig.test.status_${s.status}`)}</strong> · {t(STEP_KEYS[s.step as keyof typeof STEP_KEYS] ?? 'mig.test.connect')}
+            <strong>{t(`mig.test.status_${s.status}`)}</strong> · {t(stepKey(s.step))}
             {s.detail && <span class="muted"> · {s.detail}</span>}
           </li>
         ))}

@@ -667,11 +667,11 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
         </p>
       )}
       {wait !== null && <RateLimited seconds={wait} />}
-      {result && <ConnectionTestSteps result={result} />}
+      {result && <ConnectionTestSteps result={result} helpDesk={preset?.kind === 'help_desk'} />}
       {m.state !== 'draft' && (
         <p>
           <a class="btn btn-primary mig-link-btn" href={`/settings/migrations/${m.id}?step=choose`}>
-            {t('mig.next.choose')}
+            {t(preset?.kind === 'help_desk' ? 'mig.next.choose_tickets' : 'mig.next.choose')}
           </a>
         </p>
       )}
