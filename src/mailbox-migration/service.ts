@@ -36,7 +36,7 @@ import { isHelpDesk, saveHelpDeskAccount, TICKETS_FOLDER } from './sources/helpd
 import { describeImapError } from './sources/imap.js';
 import { detectProvider, findPreset, operatorSettings, PRESETS, providerConfigured } from './sources/presets.js';
 import { isSignInProvider, notConfigured } from './sources/sign-in.js';
-import { allowedActions, ENDED_STATES, type MigrationAction, requireAction, stateError, WORKING_STATES } from './states.js';
+import { allowedActions, ENDED_STATES, type MigrationAction, requireAction, resumedFromAttention, stateError, WORKING_STATES } from './states.js';
 import {
   actorOf,
   checkLogWindow,
@@ -505,15 +505,7 @@ async function setHelpDeskCredentials(ctx: Ctx, access: Access, id: string, prov
   await act(ctx, access, id, 'credentials', async (m, tx) => {
     await saveHelpDeskAccount(tx, m, account, username);
     const set: Partial<MigrationRow> = { username, password_sealed: sealed, credentials_set_at: iso(ctx.clock.now()) };
-    if (m.state === 'needs_attention')
-      Object.assign(set, {
-        state: m.resume_state ?? 'copying',
-        resume_state: null,
-        attention_reason: null,
-        attention_message: null,
-        attention_retry_at: null,
-        connect_failures: 0,
-      });
+    if (m.state === 'needs_attention') Object.assign(set, resumedFromAttention(m));
     return {
       set,
       log: m.password_sealed ? 'credentials_replaced' : 'credentials_set',
@@ -718,18 +710,6 @@ export async function startCopy(ctx: Ctx, access: Access, id: string) {
 
 export async function pauseCopy(ctx: Ctx, access: Access, id: string) {
   return act(ctx, access, id, 'pause', async () => ({ set: { state: 'paused' }, log: 'paused' }));
-}
-
-/** Leaving needs_attention: back to the state the problem interrupted, the problem and the failure count cleared. */
-function resumedFromAttention(m: MigrationRow): Partial<MigrationRow> {
-  return {
-    state: m.resume_state ?? 'copying',
-    resume_state: null,
-    attention_reason: null,
-    attention_message: null,
-    attention_retry_at: null,
-    connect_failures: 0,
-  };
 }
 
 export async function resumeCopy(ctx: Ctx, access: Access, id: string) {

@@ -25,7 +25,7 @@ import {
   type SignInProviderId,
   TokenError,
 } from './sources/sign-in.js';
-import { requireAction } from './states.js';
+import { requireAction, resumedFromAttention } from './states.js';
 import { actorOf, getMigration, logActivity, type MigrationRow } from './store.js';
 
 /** What PUT …/credentials takes: a password, a help desk's API credentials, or (sign-in providers) at most the address. */
@@ -134,15 +134,7 @@ export async function finishSignIn(ctx: Ctx, input: CallbackInput, browserPerson
   await act(ctx, access, row.migration_id, 'credentials', async (m) => {
     const set: Partial<MigrationRow> = { username: row.username, password_sealed: sealed, credentials_set_at: iso(ctx.clock.now()) };
     // A new sign-in fixes a refused one: the work continues where it stopped.
-    if (m.state === 'needs_attention')
-      Object.assign(set, {
-        state: m.resume_state ?? 'copying',
-        resume_state: null,
-        attention_reason: null,
-        attention_message: null,
-        attention_retry_at: null,
-        connect_failures: 0,
-      });
+    if (m.state === 'needs_attention') Object.assign(set, resumedFromAttention(m));
     return {
       set,
       log: m.password_sealed ? 'credentials_replaced' : 'credentials_set',

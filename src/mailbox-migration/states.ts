@@ -89,3 +89,15 @@ export function stateError(m: Row, action: MigrationAction, message?: string): A
 export function requireAction(m: Row, action: MigrationAction): void {
   if (!allowedActions(m).includes(action)) throw stateError(m, action);
 }
+
+/** Leaving needs_attention: back to the state the problem interrupted, the problem and the failure count cleared. */
+export function resumedFromAttention(m: MailboxMigrationsTable): Partial<MailboxMigrationsTable> {
+  return {
+    state: m.resume_state ?? 'copying',
+    resume_state: null,
+    attention_reason: null,
+    attention_message: null,
+    attention_retry_at: null,
+    connect_failures: 0,
+  };
+}

@@ -21,7 +21,7 @@ import { HelpDeskMailbox, openHelpDeskReader, pullStep, waitReporter } from '../
 import { helpDeskAccount, isHelpDesk } from '../sources/helpdesk/store.js';
 import { classifyImapError, describeImapError, ReadOnlyViolation } from '../sources/imap.js';
 import type { MailSource } from '../sources/mail-source.js';
-import { isMailboxSource, WORKING_STATES } from '../states.js';
+import { isMailboxSource, resumedFromAttention, WORKING_STATES } from '../states.js';
 import { loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, SYSTEM, saveMigration } from '../store.js';
 import { endBySystem, endingNow, quietPeriodEnd, syncLimitEnd } from '../switching/service.js';
 import { openFileSource } from '../upload/service.js';
@@ -321,14 +321,7 @@ export class MigrationWorker {
       const tx = { db: trx, clock: this.ctx.clock };
       const current = await lockMigration(trx, m.id);
       if (!current || current.state !== 'needs_attention') return;
-      const next = await saveMigration(tx, current, {
-        state: current.resume_state ?? 'copying',
-        resume_state: null,
-        attention_reason: null,
-        attention_message: null,
-        attention_retry_at: null,
-        connect_failures: 0,
-      });
+      const next = await saveMigration(tx, current, resumedFromAttention(current));
       await logActivity(tx, next, SYSTEM, 'resumed', { after: current.attention_reason });
       await recordMigrationUpdated(tx, next, { migration: formatMigration(next, await loadProgress(trx, m.id)) });
     });
