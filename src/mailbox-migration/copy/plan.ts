@@ -67,34 +67,79 @@ export interface PlannedThread {
   customer: number | null;
 }
 
-class UnionFind {
-  private parent = new Map<string, string>();
-  find(x: string): string {
-    let root = x;
-    for (;;) {
-      const p = this.parent.get(root);
-      if (p === undefined || p === root) break;
-      root = p;
+/**
+ * Threads by union-find over compact numeric ids: each Message-ID (or reference) is interned once
+ * and the sets live in typed arrays, so a large mailbox's references need not be held per item.
+ * Each set remembers its smallest node, which names the thread whatever the order of unions.
+ */
+export class ThreadGrouper {
+  private readonly ids = new Map<string, number>();
+  private readonly names: string[] = [];
+  private parent = new Int32Array(1024);
+  /** Per root: the id of the set's smallest node. */
+  private smallest = new Int32Array(1024);
+
+  private idOf(node: string): number {
+    let id = this.ids.get(node);
+    if (id !== undefined) return id;
+    id = this.names.length;
+    if (id === this.parent.length) {
+      const parent = new Int32Array(id * 2);
+      parent.set(this.parent);
+      this.parent = parent;
+      const smallest = new Int32Array(id * 2);
+      smallest.set(this.smallest);
+      this.smallest = smallest;
     }
+    this.ids.set(node, id);
+    this.names.push(node);
+    this.parent[id] = id;
+    this.smallest[id] = id;
+    return id;
+  }
+
+  private root(id: number): number {
+    let root = id;
+    while (this.parent[root] !== root) root = this.parent[root];
     // Path compression keeps later finds short on long reference chains.
-    let cur = x;
-    while (cur !== root) {
-      const next = this.parent.get(cur)!;
-      this.parent.set(cur, root);
-      cur = next;
+    while (id !== root) {
+      const next = this.parent[id];
+      this.parent[id] = root;
+      id = next;
     }
-    if (!this.parent.has(root)) this.parent.set(root, root);
     return root;
   }
-  union(a: string, b: string): void {
-    const ra = this.find(a);
-    const rb = this.find(b);
-    if (ra !== rb) this.parent.set(ra < rb ? rb : ra, ra < rb ? ra : rb);
+
+  /** Adds a message's node and joins it with the messages it references; returns the node's id. */
+  add(node: string, refs: Iterable<string>): number {
+    const id = this.idOf(node);
+    for (const ref of refs) {
+      const a = this.root(id);
+      const b = this.root(this.idOf(ref));
+      if (a === b) continue;
+      const sa = this.smallest[a];
+      const sb = this.smallest[b];
+      this.parent[b] = a;
+      this.smallest[a] = this.names[sb] < this.names[sa] ? sb : sa;
+    }
+    return id;
+  }
+
+  /** The set a known node belongs to, as a number stable until the next `add`. */
+  setOf(node: string): number {
+    const id = this.ids.get(node);
+    if (id === undefined) throw new Error('node was never added');
+    return this.root(id);
+  }
+
+  /** The smallest node of a set (see `setOf`). */
+  smallestOf(set: number): string {
+    return this.names[this.smallest[set]];
   }
 }
 
 /** The node a message is known by: its Message-ID, or (marked apart) its source identity when it has none. */
-function nodeOf(item: Pick<PlanItem, 'rfc_id' | 'source_key'>): string {
+export function nodeOf(item: Pick<PlanItem, 'rfc_id' | 'source_key'>): string {
   return item.rfc_id ?? `\u0000${item.source_key}`;
 }
 
@@ -113,29 +158,20 @@ function inRange(sentAt: string, from: string | null, to: string | null): boolea
  * Plans every item of a migration. Items already copied keep their status; everything else gets a
  * status (planned, skipped with a reason, duplicate) and a thread.
  */
-export function planItems(items: readonly PlanItem[], opts: PlanOptions): { items: PlannedItem[]; threads: PlannedThread[] } {
-  const uf = new UnionFind();
-  for (const item of items) {
-    const node = nodeOf(item);
-    uf.find(node);
-    for (const ref of item.refs) uf.union(node, ref);
+export function planItems(items: readonly PlanItem[], opts: PlanOptions, grouper?: ThreadGrouper): { items: PlannedItem[]; threads: PlannedThread[] } {
+  // A caller that reads items in pages groups them as it reads (and may drop their refs).
+  let threads = grouper;
+  if (!threads) {
+    threads = new ThreadGrouper();
+    for (const item of items) threads.add(nodeOf(item), item.refs);
   }
-  // The smallest node of each set names the thread, so the key does not depend on the order of unions.
-  const smallest = new Map<string, string>();
-  for (const item of items) {
-    const node = nodeOf(item);
-    const root = uf.find(node);
-    let best = smallest.get(root);
-    if (best === undefined || node < best) best = node;
-    for (const ref of item.refs) if (ref < best) best = ref;
-    smallest.set(root, best);
-  }
+  const grouped = threads;
   // One key per thread, hashed once (not once per message: the plan of a large mailbox stays small).
-  const keyOfRoot = new Map<string, string>();
+  const keyOfSet = new Map<number, string>();
   const keyOf = (item: PlanItem) => {
-    const root = uf.find(nodeOf(item));
-    let key = keyOfRoot.get(root);
-    if (key === undefined) keyOfRoot.set(root, (key = threadKeyOf(smallest.get(root)!)));
+    const set = grouped.setOf(nodeOf(item));
+    let key = keyOfSet.get(set);
+    if (key === undefined) keyOfSet.set(set, (key = threadKeyOf(grouped.smallestOf(set))));
     return key;
   };
 
@@ -172,7 +208,7 @@ export function planItems(items: readonly PlanItem[], opts: PlanOptions): { item
     if (!reason) members.push(index);
   });
 
-  const threads: PlannedThread[] = [];
+  const plannedThreads: PlannedThread[] = [];
   for (const [key, members] of byThread) {
     if (members.length === 0) continue;
     const sorted = [...members].sort((a, b) => (items[a].sent_at < items[b].sent_at ? -1 : items[a].sent_at > items[b].sent_at ? 1 : 0));
@@ -210,7 +246,7 @@ export function planItems(items: readonly PlanItem[], opts: PlanOptions): { item
         planned[i].skip_reason = reason;
       }
     }
-    threads.push({
+    plannedThreads.push({
       thread_key: key,
       newest_at: items[sorted[sorted.length - 1]].sent_at,
       messages: members.length,
@@ -221,7 +257,7 @@ export function planItems(items: readonly PlanItem[], opts: PlanOptions): { item
       customer: customerIndex,
     });
   }
-  return { items: planned, threads };
+  return { items: planned, threads: plannedThreads };
 }
 
 /** The spec's rule for an imported conversation's status. */

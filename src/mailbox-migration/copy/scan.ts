@@ -15,7 +15,7 @@ import type { HeaderFetch, ImapFolder } from '../sources/imap.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { findPreset } from '../sources/presets.js';
 import { loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, SYSTEM, saveMigration } from '../store.js';
-import { estimateSeconds, labelOfFolder, labelsOfItem, NEVER_READ_SPECIAL_USE, type PlanItem, planItems, SKIP_REASONS } from './plan.js';
+import { estimateSeconds, labelOfFolder, labelsOfItem, NEVER_READ_SPECIAL_USE, nodeOf, type PlanItem, planItems, SKIP_REASONS, ThreadGrouper } from './plan.js';
 import { teamAddressesOf } from './team.js';
 
 /** Header fields a scan reads: threading, parties, subject, date, and every one that marks automatic mail. */
@@ -328,8 +328,10 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
   } else {
     await ctx.db.deleteFrom('mailbox_migration_items').where('migration_id', '=', m.id).where('status', '!=', 'copied').execute();
   }
-  // One compact record per message: the plan of a mailbox of 100,000 messages stays small.
+  // One compact record per message: the plan of a mailbox of 100,000 messages stays small. The
+  // references are joined into threads page by page and not kept.
   const folderNames = new Map<string, string>();
+  const grouper = new ThreadGrouper();
   const NO_REFS: readonly string[] = [];
   const items: PlanItem[] = [];
   let after: string | undefined;
@@ -343,12 +345,13 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
     for (const r of page) {
       let folder = folderNames.get(r.folder);
       if (folder === undefined) folderNames.set(r.folder, (folder = r.folder));
+      grouper.add(nodeOf(r), r.refs ? (JSON.parse(r.refs) as string[]) : NO_REFS);
       items.push({
         source_key: r.source_key,
         folder,
         uid: r.uid === null ? null : Number(r.uid),
         rfc_id: r.rfc_id,
-        refs: r.refs ? (JSON.parse(r.refs) as string[]) : NO_REFS,
+        refs: NO_REFS,
         sent_at: r.sent_at,
         size: Number(r.size),
         from_address: r.from_address,
@@ -363,14 +366,18 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
   }
   const team = await teamAddressesOf(ctx, m);
   const dateTo = m.date_to ? iso(new Date(new Date(m.date_to).getTime() + 86_400_000)) : null;
-  const plan = planItems(items, {
-    teamAddresses: team.addresses,
-    maxMessageBytes: ctx.config.migration.maxMessageBytes,
-    dateFrom: m.date_from ? iso(new Date(m.date_from)) : null,
-    dateTo,
-    skipAutomatic: m.skip_automatic === 1,
-    folderOrder: readable,
-  });
+  const plan = planItems(
+    items,
+    {
+      teamAddresses: team.addresses,
+      maxMessageBytes: ctx.config.migration.maxMessageBytes,
+      dateFrom: m.date_from ? iso(new Date(m.date_from)) : null,
+      dateTo,
+      skipAutomatic: m.skip_automatic === 1,
+      folderOrder: readable,
+    },
+    grouper,
+  );
 
   const existingThreads = await ctx.db
     .selectFrom('mailbox_migration_threads')
