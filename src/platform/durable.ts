@@ -17,18 +17,65 @@ export interface DurableFs {
   syncDir(dir: string): Promise<void>;
 }
 
+const CREATE_NEW = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
+
+const callback = {
+  open: (file: string, flags: number, mode: number) =>
+    new Promise<number>((resolve, reject) => fs.open(file, flags, mode, (error, fd) => (error ? reject(error) : resolve(fd)))),
+  write: (fd: number, data: Buffer, offset: number) =>
+    new Promise<number>((resolve, reject) => fs.write(fd, data, offset, data.length - offset, null, (error, n) => (error ? reject(error) : resolve(n)))),
+  fdatasync: (fd: number) => new Promise<void>((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()))),
+  fsync: (fd: number) => new Promise<void>((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve()))),
+  close: (fd: number) => new Promise<void>((resolve) => fs.close(fd, () => resolve())),
+};
+
+/**
+ * Open descriptors of the directories flushed lately, so a directory flush is one call instead of
+ * open, fsync and close. Bounded: past MAX_OPEN_DIRS the oldest is closed. Like LocalStorage's
+ * known directories, it assumes a directory svc writes into is not removed and recreated while
+ * it runs (its descriptor would then flush the removed one).
+ */
+const MAX_OPEN_DIRS = 256;
+const openDirs = new Map<string, Promise<number>>();
+
+function dirDescriptor(dir: string): Promise<number> {
+  let fd = openDirs.get(dir);
+  if (fd) {
+    openDirs.delete(dir);
+    openDirs.set(dir, fd);
+    return fd;
+  }
+  fd = callback.open(dir, fs.constants.O_RDONLY, 0);
+  openDirs.set(dir, fd);
+  fd.catch(() => {
+    if (openDirs.get(dir) === fd) openDirs.delete(dir);
+  });
+  for (const [oldest, oldFd] of openDirs) {
+    if (openDirs.size <= MAX_OPEN_DIRS) break;
+    openDirs.delete(oldest);
+    void oldFd.then(callback.close, () => {});
+  }
+  return fd;
+}
+
+// The callback API rather than FileHandle promises: ingest makes several of these calls per mail,
+// and each FileHandle call costs noticeably more main-thread time than the thread-pool work it hands off.
 export const nodeDurableFs: DurableFs = {
   async createFile(file, data, mode, flushEntry) {
-    const handle = await fs.promises.open(file, 'wx', mode);
+    const fd = await callback.open(file, CREATE_NEW, mode);
     try {
-      const flushData = handle.writeFile(data).then(() => handle.datasync());
+      const flushData = (async () => {
+        for (let offset = 0; offset < data.length; ) offset += await callback.write(fd, data, offset);
+        await callback.fdatasync(fd);
+      })();
       await Promise.all([flushData, flushEntry?.()]);
     } catch (error) {
-      await handle.close();
+      await callback.close(fd);
       await fs.promises.rm(file, { force: true });
       throw error;
     }
-    await handle.close();
+    // The data is on disk once fdatasync returned; closing is not waited for.
+    void callback.close(fd);
   },
   async syncFile(file) {
     // fdatasync flushes the file's data (and its size), whichever descriptor wrote it.
@@ -40,11 +87,16 @@ export const nodeDurableFs: DurableFs = {
     }
   },
   async syncDir(dir) {
-    const handle = await fs.promises.open(dir, 'r');
+    const fd = dirDescriptor(dir);
     try {
-      await handle.sync();
-    } finally {
-      await handle.close();
+      await callback.fsync(await fd);
+    } catch (error) {
+      // A descriptor that failed once is not trusted again: the next flush opens the directory anew.
+      if (openDirs.get(dir) === fd) {
+        openDirs.delete(dir);
+        void fd.then(callback.close, () => {});
+      }
+      throw error;
     }
   },
 };

@@ -139,6 +139,31 @@ describe('local storage flushes what it writes', () => {
     }
   });
 
+  test('nodeDurableFs: a directory flush reuses one open descriptor; a created file has its data, an existing one is refused', async () => {
+    const dir = tempDir();
+    const descriptorsOf = (target: string) =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`) === target;
+        } catch {
+          return false;
+        }
+      }).length;
+    try {
+      for (let i = 0; i < 20; i++) await nodeDurableFs.syncDir(dir);
+      assert.equal(descriptorsOf(dir), 1, 'one descriptor kept open for the directory, not one per flush');
+      const file = path.join(dir, 'one.eml');
+      await nodeDurableFs.createFile(file, Buffer.from('first'), 0o600, () => nodeDurableFs.syncDir(dir));
+      assert.equal(fs.readFileSync(file, 'utf8'), 'first');
+      assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+      await assert.rejects(nodeDurableFs.createFile(file, Buffer.from('second'), 0o600), { code: 'EEXIST' });
+      assert.equal(fs.readFileSync(file, 'utf8'), 'first');
+      assert.equal(descriptorsOf(dir), 1);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('concurrent flushes of one directory share: a request waits for a flush that started after it', async () => {
     const gates: (() => void)[] = [];
     let flushes = 0;
