@@ -1197,6 +1197,7 @@ function ReviewStep(props: { m: Migration }) {
 const SKIP_KEYS: Record<string, MessageKey> = {
   never_read: 'mig.skip.never_read',
   duplicate: 'mig.skip.duplicate',
+  draft: 'mig.skip.draft',
   too_large: 'mig.skip.too_large',
   outside_date_range: 'mig.skip.outside_date_range',
   automatic_only: 'mig.skip.automatic_only',
