@@ -117,14 +117,14 @@ const StepSchema = z.object({
   status: z.enum(['ok', 'failed', 'skipped']),
   detail: z.string().nullable(),
 });
-const TestResultSchema = z.object({
+export const TestResultSchema = z.object({
   ok: z.boolean(),
   failed_step: z.enum(['dns', 'connect', 'tls', 'login', 'permission', 'list']).nullable(),
   message: z.string(),
   steps: z.array(StepSchema),
 });
 const TestSchema = TestResultSchema.extend({ migration: MigrationSchema });
-const CredentialsSchema = z
+export const CredentialsSchema = z
   .object({
     username: z.string().max(320).optional(),
     password: z.string().min(1).max(1000).optional().openapi({ description: 'IMAP: the (app) password' }),

@@ -655,7 +655,7 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
         (preset?.kind === 'sign_in' ? (
           <MigrationSignIn migration={m} preset={preset} />
         ) : preset?.kind === 'help_desk' ? (
-          <HelpDeskCredentialsForm migration={m} onSaved={(next) => (setResult(null), changed(next))} />
+          <HelpDeskCredentialsForm migration={m} onSaved={(next) => (setResult(null), next && changed(next))} />
         ) : (
           preset && <MigrationPasswordForm migration={m} testAfterSave onSaved={(next) => (setResult(null), next && changed(next))} />
         ))}
