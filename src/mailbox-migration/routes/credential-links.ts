@@ -8,8 +8,7 @@ import type { Ctx } from '../../context.js';
 import type { ApiApp } from '../../http/app.js';
 import { bearer, jsonAnswer, jsonBody } from '../../http/openapi.js';
 import { createCredentialsLink, describeCredentialsLink, useCredentialsLink } from '../sources/credential-links.js';
-import { migrationManager, params, tags } from './common.js';
-import { CredentialsSchema, TestResultSchema } from './migrations.js';
+import { CredentialsSchema, migrationManager, params, TestResultSchema, tags } from './common.js';
 
 const token = z.string().min(1).max(200).openapi({ description: 'the token after #token= in the link' });
 
