@@ -127,30 +127,40 @@ async function recordContactUpdated(tx: Tx, view: ContactView, at: Date) {
 
 /**
  * The contact that owns the address in the workspace, created when there is none. A contact
- * without a name takes the display name of the mail (contact.updated unless quiet).
+ * without a name takes the display name of the mail; `attributes` are merged into the found
+ * contact's (its other attributes kept) (contact.updated unless quiet).
  */
 export async function findOrCreateContactByEmail(
   tx: Tx,
-  input: { workspaceId: string; email: string; name?: string | null; quiet?: boolean },
+  input: { workspaceId: string; email: string; name?: string | null; attributes?: Record<string, string>; quiet?: boolean },
 ): Promise<{ view: ContactView; created: boolean }> {
   const email = normalizeAddress(input.email);
   const id = await contactIdByEmail(tx.db, input.workspaceId, email);
   if (id) {
     const view = (await loadContactView(tx.db, input.workspaceId, id))!;
+    const set: { name?: string; attributes?: string } = {};
     const name = checkName(input.name);
-    if (view.contact.name === null && name) {
+    if (view.contact.name === null && name) set.name = name;
+    if (input.attributes) {
+      const current = JSON.parse(view.contact.attributes) as Record<string, unknown>;
+      if (Object.entries(input.attributes).some(([k, v]) => current[k] !== v)) set.attributes = checkAttributes({ ...current, ...input.attributes });
+    }
+    if (set.name !== undefined || set.attributes !== undefined) {
       const now = tx.clock.now();
       await tx.db
         .updateTable('contacts')
-        .set({ name, updated_at: iso(now) })
+        .set({ ...set, updated_at: iso(now) })
         .where('id', '=', id)
         .execute();
-      view.contact = { ...view.contact, name, updated_at: iso(now) };
+      view.contact = { ...view.contact, ...set, updated_at: iso(now) };
       if (!input.quiet) await recordContactUpdated(tx, view, now);
     }
     return { view, created: false };
   }
-  return { view: await insertContact(tx, { workspaceId: input.workspaceId, name: input.name, emails: [email] }), created: true };
+  return {
+    view: await insertContact(tx, { workspaceId: input.workspaceId, name: input.name, emails: [email], attributes: input.attributes }),
+    created: true,
+  };
 }
 
 /** A contact without an address (mail whose sender cannot be read, anonymous feedback). */

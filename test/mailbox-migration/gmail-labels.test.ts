@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parser } from 'imapflow/lib/handler/imap-handler.js';
 import { formatMessageResponse } from 'imapflow/lib/tools.js';
-import { labelsOfGmailLabels, labelsOfItem, planItems } from '../../src/mailbox-migration/copy/plan.js';
+import { isGmailDraft, labelsOfGmailLabels, labelsOfItem, planItems, SKIP_REASONS } from '../../src/mailbox-migration/copy/plan.js';
 import { chooseFolders } from '../../src/mailbox-migration/copy/scan.js';
 import { checkImapCommand, connectReadOnly, type ImapFolder } from '../../src/mailbox-migration/sources/imap.js';
 import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
@@ -59,6 +59,52 @@ describe('Gmail labels', () => {
     const labelOf = new Map([['[Gmail]/All Mail', null]]);
     const labels = new Set(items.flatMap((i) => labelsOfItem(i, labelOf, {})));
     assert.deepEqual([...labels].sort(), ['A', 'B']);
+  });
+
+  test('a draft in All Mail (label \\Draft) is skipped with reason draft; the sent message of the same Message-ID is copied', () => {
+    const item = (key: string, rfc: string, gmail: string[], refs: string[] = []) => ({
+      source_key: key,
+      folder: '[Gmail]/All Mail',
+      uid: Number(key),
+      rfc_id: rfc,
+      refs,
+      sent_at: new Date(Date.UTC(2026, 0, Number(key))).toISOString(),
+      size: 1000,
+      from_address: 'ada@customer.test',
+      recipients: null,
+      automatic: false,
+      status: 'planned' as const,
+      gmail_labels: JSON.stringify(gmail),
+    });
+    const items = [
+      item('1', 'a@customer.test', ['\\Inbox']),
+      item('2', 'draft-only@team.test', ['\\Draft'], ['a@customer.test']),
+      // A draft (uid 3, read first) and the message sent from it later share a Message-ID.
+      item('3', 'sent@team.test', ['\\Draft', 'Customers']),
+      item('4', 'sent@team.test', ['\\Sent', 'Customers']),
+      item('5', 'drafty@customer.test', ['Drafts of contracts']),
+    ];
+    const plan = planItems(items, {
+      teamAddresses: new Set(),
+      skipAutomatic: true,
+      maxMessageBytes: 50 * 1024 * 1024,
+      dateFrom: null,
+      dateTo: null,
+      folderOrder: ['[Gmail]/All Mail'],
+    });
+    assert.deepEqual(
+      plan.items.map((p) => [p.source_key, p.status, p.skip_reason]),
+      [
+        ['1', 'planned', null],
+        ['2', 'skipped', 'draft'],
+        ['3', 'skipped', 'draft'],
+        ['4', 'planned', null],
+        ['5', 'planned', null],
+      ],
+    );
+    assert.match(SKIP_REASONS.draft, /draft/i, 'the dry run explains the reason');
+    assert.equal(isGmailDraft({ gmail_labels: null }), false);
+    assert.equal(isGmailDraft({ gmail_labels: JSON.stringify(['\\DRAFT']) }), true);
   });
 
   test('a Google sign-in reads only All Mail (found by \\All, in any language) unless folders are chosen', () => {

@@ -186,6 +186,9 @@ describe('help-desk migrations (Zendesk, Help Scout)', () => {
         ],
       },
     ];
+    // Grace is a contact already, with attributes of her own that the copy keeps.
+    const grace = await api('POST', '/v1/contacts', { name: 'Grace H.', emails: ['grace@customer.test'], attributes: { plan: 'gold' } });
+    assert.equal(grace.status, 201, JSON.stringify(grace.body));
     const created = await api('POST', '/v1/migrations', { provider: 'zendesk', inbox_id: seed.inboxId, channel_id: channelId });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const id = created.body.id as string;
@@ -239,6 +242,13 @@ describe('help-desk migrations (Zendesk, Help Scout)', () => {
     assert.equal(summary.conversations, 3);
     assert.equal(summary.skipped.ticket_deleted, 1);
     assert.match(summary.skip_reasons.ticket_deleted, /deleted/);
+    // The tickets' tags are the labels the copy gives, counted like folder labels.
+    assert.deepEqual(summary.labels, ['billing', 'printer', 'urgent']);
+    assert.deepEqual(summary.tags, [
+      { tag: 'billing', messages: 2, conversations: 1 },
+      { tag: 'printer', messages: 4, conversations: 1 },
+      { tag: 'urgent', messages: 4, conversations: 1 },
+    ]);
     const activity = await api('GET', `/v1/migrations/${id}/activity?limit=200`);
     const wait = activity.body.data.find((a: { action: string }) => a.action === 'provider_wait');
     assert.deepEqual(wait?.detail, { seconds: 1, reason: 'retry_after', limit: 'zendesk_export' });
@@ -296,6 +306,15 @@ describe('help-desk migrations (Zendesk, Help Scout)', () => {
       .where('email', '=', 'ada@customer.test')
       .execute();
     assert.equal(contact.length, 1);
+    // The requester's Zendesk user id is kept as an attribute (external ids are the customer backend's).
+    const attributesOf = async (email: string) => {
+      const found = await api('GET', `/v1/contacts?email=${encodeURIComponent(email)}`);
+      assert.equal(found.status, 200, JSON.stringify(found.body));
+      assert.equal(found.body.data.length, 1);
+      return { attributes: found.body.data[0].attributes, external_ids: found.body.data[0].external_ids };
+    };
+    assert.deepEqual(await attributesOf('ada@customer.test'), { attributes: { zendesk_user_id: '1' }, external_ids: [] });
+    assert.deepEqual(await attributesOf('grace@customer.test'), { attributes: { plan: 'gold', zendesk_user_id: '5' }, external_ids: [] });
 
     // Sync: a ticket made after the copy ended is read from the stored cursor and arrives as new mail.
     zendesk.tickets.push({
@@ -427,6 +446,8 @@ describe('help-desk migrations (Zendesk, Help Scout)', () => {
     assert.equal(summary.conversations, 2);
     assert.equal(summary.skipped.ticket_spam, 1);
     assert.equal(summary.skipped.ticket_deleted, 1);
+    assert.deepEqual(summary.labels, ['refund']);
+    assert.deepEqual(summary.tags, [{ tag: 'refund', messages: 3, conversations: 1 }]);
 
     helpScout.expiresIn = 7200;
     assert.equal((await api('POST', `/v1/migrations/${id}/start`)).status, 202);
@@ -439,6 +460,8 @@ describe('help-desk migrations (Zendesk, Help Scout)', () => {
       .where('subject', '=', 'Refund please')
       .executeTakeFirstOrThrow();
     assert.equal(refund.imported, 1);
+    const ann_ = await api('GET', '/v1/contacts?email=ann%40customer.test');
+    assert.deepEqual(ann_.body.data[0]?.attributes, { help_scout_customer_id: '71' }, 'the Help Scout customer id is a contact attribute');
     assert.equal(refund.status, 'pending');
     const hello = await s.app.db
       .selectFrom('conversations')

@@ -6,7 +6,7 @@
 // webhooks, notifications or outbound mail; only migration.progress reaches owners and admins.
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
-import { createAnonymousContact, findOrCreateContactByEmail } from '../../contacts/service.js';
+import { createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } from '../../contacts/service.js';
 import type { ContactView } from '../../contacts/store.js';
 import type { Ctx } from '../../context.js';
 import { attachmentKey, rawEmailKey } from '../../conversations/files.js';
@@ -19,15 +19,7 @@ import {
   replaceImportDivider,
   setConversationStatus,
 } from '../../conversations/imported.js';
-import {
-  type Author,
-  checkLabels,
-  insertConversation,
-  insertMessage,
-  MAX_LABEL_LENGTH,
-  MAX_LABELS,
-  type StoredAttachment,
-} from '../../conversations/service.js';
+import { type Author, checkLabels, insertConversation, insertMessage, MAX_LABELS, type StoredAttachment } from '../../conversations/service.js';
 import type { Database, Db, MailboxMigrationItemsTable } from '../../db/schema.js';
 import { announceEvents } from '../../events/service.js';
 import { findStoredCopy, type MailIdentity, mailIdentity, registerStoredMail, type StoredCopy } from '../../mail/duplicates.js';
@@ -36,7 +28,7 @@ import { type InboundMail, mailHeadersOf } from '../../mail/parse.js';
 import { sanitizeMailHtml } from '../../mail/sanitize.js';
 import { iso } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
-import { helpDeskEntryMeta, isHelpDesk } from '../sources/helpdesk/store.js';
+import { type HelpDeskEntryMeta, helpDeskCustomerAttribute, helpDeskEntryMeta, isHelpDesk, tagLabels } from '../sources/helpdesk/store.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { loadProgress, lockMigration, type MigrationRow, recordMigrationProgress } from '../store.js';
 import { importedStatus, labelOfFolder, labelsOfItem } from './plan.js';
@@ -295,13 +287,10 @@ interface BatchInput {
   team: TeamAddresses;
   labelOf: Map<string, string | null>;
   /** Help-desk entries by UID: notes and tags. */
-  helpDesk?: Map<number, { note: boolean; tags: string[] }>;
+  helpDesk?: Map<number, HelpDeskEntryMeta>;
   /** folder_labels: Gmail labels are mapped by it too. */
   mapping: Record<string, string | null>;
 }
-
-/** A help desk's tag that can be a label as it is (others are left out rather than fail the batch). */
-const isLabel = (tag: string) => tag.trim().length > 0 && tag.trim().length <= MAX_LABEL_LENGTH && !/[\u0000-\u001f\u007f]/.test(tag);
 
 /** Writes one batch; returns how many messages it stored. */
 async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow, input: BatchInput): Promise<number> {
@@ -310,11 +299,27 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
   const now = ctx.clock.now();
   const inboxId = m.inbox_id!;
   const contacts = new Map<string, ContactView>();
+  // A help desk's customers keep the provider's id as an attribute (external ids are the customer backend's).
+  const providerIds = new Map<string, string>();
+  const addressKey = (address: string) => {
+    try {
+      return normalizeAddress(address);
+    } catch {
+      return null; // an address the provider holds but mail cannot carry: no contact is found by it
+    }
+  };
+  for (const meta of input.helpDesk?.values() ?? [])
+    for (const c of meta.customerIds) {
+      const key = addressKey(c.email);
+      if (key) providerIds.set(key, c.externalId);
+    }
   const contactFor = async (address: string | null, name: string | null): Promise<ContactView> => {
     if (!address) return createAnonymousContact(tx, { workspaceId: m.workspace_id, name: name ?? 'Unknown sender' });
     const cached = contacts.get(address);
     if (cached) return cached;
-    const { view, created } = await findOrCreateContactByEmail(tx, { workspaceId: m.workspace_id, email: address, name, quiet: true });
+    const providerId = providerIds.get(addressKey(address) ?? '');
+    const attributes = providerId ? { [helpDeskCustomerAttribute(m)]: providerId } : undefined;
+    const { view, created } = await findOrCreateContactByEmail(tx, { workspaceId: m.workspace_id, email: address, name, attributes, quiet: true });
     if (created) {
       await trx
         .insertInto('mailbox_migration_contacts')
@@ -335,7 +340,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
   for (const thread of input.threads) {
     const members = input.items.filter((i) => i.thread_key === thread.thread_key);
     const own = members.filter((i) => i.status === 'planned' && byKey.has(i.source_key));
-    const tags = input.helpDesk ? own.flatMap((i) => input.helpDesk!.get(Number(i.uid))?.tags ?? []).filter(isLabel) : [];
+    const tags = input.helpDesk ? own.flatMap((i) => tagLabels(input.helpDesk!.get(Number(i.uid))?.tags ?? [])) : [];
     const labels = checkLabels(
       [...new Set([...members.flatMap((i) => labelsOfItem(i, input.labelOf, input.mapping)), ...tags].filter((l): l is string => !!l))].slice(0, MAX_LABELS),
     );

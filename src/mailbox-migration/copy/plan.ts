@@ -5,11 +5,12 @@ import { createHash } from 'node:crypto';
 import type { ConversationStatus, MigrationItemStatus } from '../../db/schema.js';
 import { DAY } from '../../platform/clock.js';
 
-export type SkipReason = 'too_large' | 'outside_date_range' | 'automatic_only' | 'team_only' | 'gone';
+export type SkipReason = 'draft' | 'too_large' | 'outside_date_range' | 'automatic_only' | 'team_only' | 'gone';
 
 export const SKIP_REASONS: Record<SkipReason | 'never_read' | 'duplicate', string> = {
   never_read: 'spam, trash and drafts are never read',
   duplicate: 'the same message (Message-ID) is in another folder or was copied already',
+  draft: 'Gmail drafts (label \\Draft, read in All Mail) are never sent mail and are not copied',
   too_large: 'larger than SVC_MIGRATION_MAX_MESSAGE_BYTES',
   outside_date_range: 'outside the chosen date range',
   automatic_only: 'a thread of only automatic mail (auto-replies, newsletters, delivery reports)',
@@ -180,7 +181,7 @@ export function planItems(items: readonly PlanItem[], opts: PlanOptions, grouper
   const rank = (i: PlanItem) => (i.status === 'copied' ? -1 : (folderRank.get(i.folder) ?? opts.folderOrder.length));
   const primary = new Map<string, PlanItem>();
   for (const item of items) {
-    if (!item.rfc_id) continue;
+    if (!item.rfc_id || (item.status !== 'copied' && isGmailDraft(item))) continue;
     const cur = primary.get(item.rfc_id);
     if (!cur || rank(item) < rank(cur) || (rank(item) === rank(cur) && (item.uid ?? 0) < (cur.uid ?? 0))) primary.set(item.rfc_id, item);
   }
@@ -195,6 +196,10 @@ export function planItems(items: readonly PlanItem[], opts: PlanOptions, grouper
     if (item.status === 'copied') {
       planned.push({ source_key: item.source_key, status: 'copied', skip_reason: null, thread_key: key, team });
       members.push(index);
+      return;
+    }
+    if (isGmailDraft(item)) {
+      planned.push({ source_key: item.source_key, status: 'skipped', skip_reason: 'draft', thread_key: key, team });
       return;
     }
     if (item.rfc_id && primary.get(item.rfc_id) !== item) {
@@ -311,6 +316,15 @@ export function labelsOfGmailLabels(gmailLabels: readonly string[], mapping: Rec
     if (label) out.add(label);
   }
   return [...out];
+}
+
+/**
+ * A Gmail draft: All Mail holds drafts too (the Drafts folder is never read), known by the system
+ * label \\Draft; one is never sent mail, so it is not copied whatever other labels it has.
+ */
+export function isGmailDraft(item: { gmail_labels?: string | null }): boolean {
+  if (!item.gmail_labels || !/draft/i.test(item.gmail_labels)) return false;
+  return (JSON.parse(item.gmail_labels) as string[]).some((l) => /^\\drafts?$/i.test(l.trim()));
 }
 
 /** A stored item's labels: its folder's, and its Gmail labels' (read with X-GM-LABELS). */

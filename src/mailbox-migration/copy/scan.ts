@@ -10,7 +10,7 @@ import type { MailboxMigrationItemsTable } from '../../db/schema.js';
 import { AUTOMATIC_HEADER_FIELDS, type InboundMail, parseHeaderBlock } from '../../mail/parse.js';
 import { iso } from '../../platform/clock.js';
 import { formatMigration } from '../format.js';
-import { HELP_DESK_SKIP_REASONS, helpDeskSkipped, isHelpDesk } from '../sources/helpdesk/store.js';
+import { HELP_DESK_SKIP_REASONS, helpDeskEntryMeta, helpDeskSkipped, isHelpDesk, tagLabels } from '../sources/helpdesk/store.js';
 import type { HeaderFetch, ImapFolder } from '../sources/imap.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { findPreset } from '../sources/presets.js';
@@ -306,6 +306,8 @@ export interface PlanSummary {
   missing_folders: string[];
   contacts_to_create: number;
   labels: string[];
+  /** A help desk's tags that become labels: messages to copy and conversations of each. */
+  tags: { tag: string; messages: number; conversations: number }[];
   estimated_bytes: number;
   estimated_seconds: number;
   planned_at: string;
@@ -431,6 +433,27 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
     }
   });
   for (const t of plan.threads) if (t.status === 'planned' && t.customer_address) senders.add(t.customer_address);
+  // A help desk's tags are labels of the conversations whose copied entries carry them.
+  const tags = new Map<string, { messages: number; threads: Set<string> }>();
+  if (isHelpDesk(m)) {
+    const planned = plan.items.flatMap((p, index) =>
+      p.status === 'planned' && items[index].uid !== null ? [{ uid: items[index].uid!, thread: p.thread_key }] : [],
+    );
+    const meta = await helpDeskEntryMeta(
+      ctx.db,
+      m.id,
+      planned.map((p) => p.uid),
+    );
+    for (const p of planned) {
+      for (const tag of new Set(tagLabels(meta.get(p.uid)?.tags ?? []))) {
+        let count = tags.get(tag);
+        if (!count) tags.set(tag, (count = { messages: 0, threads: new Set() }));
+        count.messages++;
+        if (p.thread) count.threads.add(p.thread);
+        labels.add(tag);
+      }
+    }
+  }
   let existingContacts = 0;
   const addresses = [...senders];
   for (let i = 0; i < addresses.length; i += 500) {
@@ -456,6 +479,9 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
     missing_folders: folders.missing,
     contacts_to_create: addresses.length - existingContacts,
     labels: [...labels].sort(),
+    tags: [...tags.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([tag, c]) => ({ tag, messages: c.messages, conversations: c.threads.size })),
     estimated_bytes: bytes * keepFactor,
     estimated_seconds: estimateSeconds(toCopy, bytes),
     planned_at: iso(ctx.clock.now()),

@@ -8,10 +8,9 @@ import type { Ctx } from '../../context.js';
 import type { ApiApp } from '../../http/app.js';
 import { bearer, jsonAnswer, jsonBody } from '../../http/openapi.js';
 import { createCredentialsLink, describeCredentialsLink, useCredentialsLink } from '../sources/credential-links.js';
-import { migrationManager, params, tags } from './common.js';
+import { CredentialsSchema, migrationManager, params, TestResultSchema, tags } from './common.js';
 
 const token = z.string().min(1).max(200).openapi({ description: 'the token after #token= in the link' });
-const Step = z.object({ step: z.enum(['dns', 'connect', 'tls', 'login', 'list']), status: z.enum(['ok', 'failed', 'skipped']), detail: z.string().nullable() });
 
 export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
   const manager = migrationManager(ctx);
@@ -50,6 +49,10 @@ export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
         200: jsonAnswer(
           z.object({
             migration_id: z.string(),
+            provider: z.string(),
+            kind: z
+              .enum(['mailbox', 'help_desk'])
+              .openapi({ description: 'help_desk: the page asks for the help desk’s API credentials instead of a password' }),
             mailbox: z.string().nullable(),
             username: z.string().nullable(),
             provider_name: z.string(),
@@ -71,19 +74,17 @@ export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
       method: 'put',
       path: '/v1/migration-links/{migrationId}/credentials',
       tags,
-      summary: 'Enter the mailbox password with a credentials link: it is sealed at once, the connection is tested, and a passing test uses the link up',
+      summary:
+        'Enter the mailbox password (or a help desk’s API credentials) with a credentials link: sealed at once, the connection is tested, and a passing test uses the link up',
       description:
-        'A failed test leaves the link usable until it expires (connected is false and test says which step failed). Connection tests are rate limited (429).',
-      request: {
-        params,
-        body: jsonBody(z.object({ token, username: z.string().max(320).optional(), password: z.string().min(1).max(1000) }).strict()),
-      },
+        'The fields and their checks are those of PUT /v1/migrations/{id}/credentials (Zendesk: subdomain, email, api_token; Help Scout: app_id, app_secret). A failed test leaves the link usable until it expires (connected is false and test says which step failed). Connection tests are rate limited (429).',
+      request: { params, body: jsonBody(CredentialsSchema.extend({ token }).strict()) },
       responses: {
         200: jsonAnswer(
           z.object({
             connected: z.boolean(),
             state: z.string(),
-            test: z.object({ ok: z.boolean(), failed_step: z.string().nullable(), message: z.string(), steps: z.array(Step) }).nullable(),
+            test: TestResultSchema.nullable(),
           }),
           'the result',
         ),

@@ -27,7 +27,7 @@ import {
 } from '../service.js';
 import { putCredentials } from '../sign-ins.js';
 import { MIGRATION_STATES } from '../states.js';
-import { migrationManager, params, tags } from './common.js';
+import { CredentialsSchema, migrationManager, params, TestResultSchema, tags } from './common.js';
 import { registerCredentialLinkRoutes } from './credential-links.js';
 import { registerSignInRoutes } from './sign-in.js';
 import { registerMigrationSwitchingRoutes } from './switching.js';
@@ -112,29 +112,7 @@ const MigrationBody = z
   })
   .strict();
 
-const StepSchema = z.object({
-  step: z.enum(['dns', 'connect', 'tls', 'login', 'permission', 'list']),
-  status: z.enum(['ok', 'failed', 'skipped']),
-  detail: z.string().nullable(),
-});
-const TestResultSchema = z.object({
-  ok: z.boolean(),
-  failed_step: z.enum(['dns', 'connect', 'tls', 'login', 'permission', 'list']).nullable(),
-  message: z.string(),
-  steps: z.array(StepSchema),
-});
 const TestSchema = TestResultSchema.extend({ migration: MigrationSchema });
-const CredentialsSchema = z
-  .object({
-    username: z.string().max(320).optional(),
-    password: z.string().min(1).max(1000).optional().openapi({ description: 'IMAP: the (app) password' }),
-    subdomain: z.string().max(100).optional().openapi({ description: 'Zendesk: acme for acme.zendesk.com' }),
-    email: z.string().max(320).optional().openapi({ description: 'Zendesk: the agent’s e-mail address' }),
-    api_token: z.string().max(200).optional().openapi({ description: 'Zendesk: an API token (Admin Center › Apps and integrations › Zendesk API)' }),
-    app_id: z.string().max(200).optional().openapi({ description: 'Help Scout: the App ID of a private app' }),
-    app_secret: z.string().max(200).optional().openapi({ description: 'Help Scout: the App Secret' }),
-  })
-  .strict();
 
 export function registerMigrationRoutes(app: ApiApp, ctx: Ctx) {
   const manager = migrationManager(ctx);

@@ -18,6 +18,8 @@ import { newId, randomText } from '../../platform/ids.js';
 import { setCredentials, type TestResult, testConnection } from '../service.js';
 import { allowedActions, requireAction } from '../states.js';
 import { actorOf, getMigration, logActivity } from '../store.js';
+import type { HelpDeskCredentials } from './helpdesk/source.js';
+import { isHelpDesk } from './helpdesk/store.js';
 import { findPreset } from './presets.js';
 import { isSignInProvider } from './sign-in.js';
 
@@ -111,6 +113,9 @@ export async function describeCredentialsLink(ctx: Pick<Ctx, 'db' | 'clock'>, mi
   const preset = findPreset(m.provider);
   return {
     migration_id: m.id,
+    provider: m.provider,
+    /** help_desk: the page asks for the help desk's API credentials (Zendesk, Help Scout), not a password. */
+    kind: isHelpDesk(m) ? ('help_desk' as const) : ('mailbox' as const),
     mailbox: m.source_address ?? m.username,
     username: m.username,
     provider_name: preset?.name ?? m.provider,
@@ -128,19 +133,23 @@ interface LinkCredentialsResult {
 }
 
 /**
- * Seals the password as PUT …/credentials does (in the name of whoever asked for the link), then
- * tests the connection when the migration allows a test. A passing test uses the link up.
+ * Seals the password, or a help desk's API credentials, as PUT …/credentials does (same checks, in
+ * the name of whoever asked for the link), then tests the connection when the migration allows a
+ * test (a help desk's credentials are tested as they are set). A passing test uses the link up.
  */
 export async function useCredentialsLink(
   ctx: Ctx,
   migrationId: string,
-  input: { token: string; username?: string; password: string },
+  input: { token: string; username?: string; password?: string } & HelpDeskCredentials,
 ): Promise<LinkCredentialsResult> {
-  const { link, access } = await liveLink(ctx, migrationId, input.token);
-  const saved = await setCredentials(ctx, access, migrationId, { username: input.username, password: input.password }, { via: 'link' });
-  let test: TestResult | null = null;
+  const { token, ...credentials } = input;
+  const { link, access } = await liveLink(ctx, migrationId, token);
+  const saved: Awaited<ReturnType<typeof setCredentials>> & { test?: TestResult } = await setCredentials(ctx, access, migrationId, credentials, {
+    via: 'link',
+  });
+  let test: TestResult | null = saved.test ?? null;
   let state = saved.state;
-  if (saved.allowed_actions.includes('test')) {
+  if (!test && saved.allowed_actions.includes('test')) {
     const tested = await testConnection(ctx, access, migrationId);
     test = tested.result;
     state = tested.migration.state;

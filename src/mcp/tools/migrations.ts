@@ -1,7 +1,7 @@
 // The mailbox migration steps, for keys with migrations:manage and no inbox limit (the same rule as
 // the migration endpoints: every tool calls `authorize(access, 'migrations:manage')` first). No
 // tool takes or returns a password: migration_credentials_link hands out a page where the person
-// enters it.
+// enters it (or a help desk's API credentials), or for a sign-in provider the sign-in address.
 import { z } from 'zod';
 import { type Access, authorize } from '../../auth/access.js';
 import { getChannel } from '../../channels/service.js';
@@ -27,7 +27,9 @@ import {
   testConnection,
   updateMigration,
 } from '../../mailbox-migration/service.js';
+import { putCredentials } from '../../mailbox-migration/sign-ins.js';
 import { createCredentialsLink } from '../../mailbox-migration/sources/credential-links.js';
+import { isSignInProvider } from '../../mailbox-migration/sources/sign-in.js';
 import { finishMigration, sendProbe } from '../../mailbox-migration/switching/service.js';
 import { defineTool, type ToolContext } from '../tool.js';
 
@@ -81,7 +83,7 @@ function nextStep(m: { state: string; allowed_actions: string[]; credentials: { 
     case 'draft':
       return m.credentials.set
         ? 'Run migration_test to check the connection (it says which step failed).'
-        : 'Call migration_credentials_link and give the person the link; they enter the (app) password there. Then check migration_status until the state is connected.';
+        : 'Call migration_credentials_link and give the person the link (or, for Google and Microsoft, the sign-in address it returns); they enter the (app) password or the help desk’s API credentials there, or sign in. Then check migration_status until the state is connected.';
     case 'connected':
       return 'Choose folders (migration_folders) and options (migration_update), then run migration_scan for the dry run.';
     case 'scanning':
@@ -207,12 +209,24 @@ export const migrationTools = [
     name: 'migration_credentials_link',
     title: 'Link for entering the password',
     description:
-      'Returns a link to a page of this service where the person enters the mailbox’s (app) password themselves: single use, valid 30 minutes, bound to this migration; a new link ends the earlier one. Give the link to the person; never ask them for the password. The page tests the connection; then migration_status shows credentials.set and the state connected.',
+      'Returns a link to a page of this service where the person enters the mailbox’s (app) password themselves, or a help desk’s API credentials (Zendesk: subdomain, agent e-mail, API token; Help Scout: App ID and App Secret): single use, valid 30 minutes, bound to this migration; a new link ends the earlier one. For Google and Microsoft (sign-in providers) there is no password: the answer is sign_in.url instead, the provider’s sign-in page (single use, 15 minutes) for the mailbox’s owner to open. Give the link or address to the person; never ask them for the password or the secret. The page (or the sign-in) tests the connection; then migration_status shows credentials.set and the state connected.',
     input: { migration_id: migrationId },
     annotations: changes,
     async run({ migration_id }, { ctx, access, origin }) {
       manager(access);
-      return createCredentialsLink(ctx, access, migration_id, origin);
+      const m = await getMigrationView(ctx, access, migration_id);
+      if (!isSignInProvider(m.provider)) return createCredentialsLink(ctx, access, migration_id, origin);
+      // Started with this API key, the sign-in needs no session: its address can go to the mailbox's owner.
+      const started = await putCredentials(ctx, access, migration_id, {});
+      if (!('sign_in' in started)) throw new Error('a sign-in provider answers a sign-in address');
+      const signIn = started.sign_in as { provider: string; url: string; expires_at: string };
+      return {
+        migration_id,
+        mailbox: m.source_address ?? m.username,
+        sign_in: signIn,
+        single_use: true,
+        instructions: `Give sign_in.url to the owner of the mailbox: they open it, sign in at ${signIn.provider === 'google' ? 'Google' : 'Microsoft'} and allow read access; no password is typed here. It works once, until expires_at. Then poll migration_status until credentials.set is true and the state is connected; an expired address: call this tool again.`,
+      };
     },
   }),
   defineTool({

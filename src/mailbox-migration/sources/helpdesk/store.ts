@@ -1,6 +1,7 @@
 // What a help-desk migration keeps of its source (tables migration_helpdesk_sources and
 // migration_helpdesk_entries): the account, the export cursor, the agents seen, the entries read.
 // The scan, the copy and the team addresses read it through these functions.
+import { MAX_LABEL_LENGTH } from '../../../conversations/service.js';
 import type { Db } from '../../../db/schema.js';
 import type { MigrationRow } from '../../store.js';
 import type { HelpDeskEntry } from './entry.js';
@@ -35,13 +36,27 @@ export async function helpDeskAgents(db: Db, migrationId: string): Promise<strin
   return row ? (JSON.parse(row.agents) as string[]) : [];
 }
 
-/** Notes and tags of entries by UID (what the copy needs beyond the rendered message). */
-export async function helpDeskEntryMeta(
-  db: Db,
-  migrationId: string,
-  uids: number[],
-): Promise<Map<number, { note: boolean; tags: string[]; status: string | null }>> {
-  const out = new Map<number, { note: boolean; tags: string[]; status: string | null }>();
+/** The entry's tags that can be labels as they are (others are left out rather than fail the batch). */
+export function tagLabels(tags: readonly string[]): string[] {
+  return tags.map((t) => t.trim()).filter((t) => t.length > 0 && t.length <= MAX_LABEL_LENGTH && !/[\u0000-\u001f\u007f]/.test(t));
+}
+
+export interface HelpDeskEntryMeta {
+  note: boolean;
+  tags: string[];
+  status: string | null;
+  /** The provider's ids of the customers the entry names (its author when a customer wrote it, the requester), by e-mail address. */
+  customerIds: { email: string; externalId: string }[];
+}
+
+/** The contact attribute that keeps the provider's id of a customer. */
+export function helpDeskCustomerAttribute(m: Pick<MigrationRow, 'provider'>): string {
+  return m.provider === 'zendesk' ? 'zendesk_user_id' : 'help_scout_customer_id';
+}
+
+/** Notes, tags and customer ids of entries by UID (what the copy needs beyond the rendered message). */
+export async function helpDeskEntryMeta(db: Db, migrationId: string, uids: number[]): Promise<Map<number, HelpDeskEntryMeta>> {
+  const out = new Map<number, HelpDeskEntryMeta>();
   for (let i = 0; i < uids.length; i += 500) {
     const rows = await db
       .selectFrom('migration_helpdesk_entries')
@@ -51,7 +66,9 @@ export async function helpDeskEntryMeta(
       .execute();
     for (const r of rows) {
       const e = JSON.parse(r.data) as HelpDeskEntry;
-      out.set(Number(r.uid), { note: e.note, tags: e.tags, status: e.status });
+      const customers = [e.author.role === 'customer' ? e.author : null, e.requester];
+      const customerIds = customers.flatMap((p) => (p?.email && p.externalId ? [{ email: p.email, externalId: p.externalId }] : []));
+      out.set(Number(r.uid), { note: e.note, tags: e.tags, status: e.status, customerIds });
     }
   }
   return out;

@@ -8,10 +8,13 @@ import { t } from '../i18n';
 import { type ConnectionTestResult, ConnectionTestSteps } from './MigrationPasswordForm';
 
 type Migration = Schemas['Migration'];
+export type HelpDeskCredentialsBody = { subdomain: string; email: string; api_token: string } | { app_id: string; app_secret: string };
 
 export function HelpDeskCredentialsForm(props: {
   migration: Pick<Migration, 'id' | 'provider' | 'username' | 'credentials'>;
-  onSaved: (migration: Migration, test: ConnectionTestResult | null) => void;
+  onSaved: (migration: Migration | null, test: ConnectionTestResult | null) => void;
+  /** Where the credentials go; by default PUT /v1/migrations/{id}/credentials (a credentials link's page puts them with its token). */
+  submit?: (body: HelpDeskCredentialsBody) => Promise<{ migration: Migration | null; test: ConnectionTestResult | null }>;
 }) {
   const zendesk = props.migration.provider === 'zendesk';
   const [subdomain, setSubdomain] = useState('');
@@ -22,18 +25,25 @@ export function HelpDeskCredentialsForm(props: {
   const [error, setError] = useState<string | null>(null);
   const [result, setResult] = useState<ConnectionTestResult | null>(null);
 
+  async function putCredentials(body: HelpDeskCredentialsBody) {
+    const answer = await must(api.PUT('/v1/migrations/{migrationId}/credentials', { params: { path: { migrationId: props.migration.id } }, body }));
+    const { test, ...migration } = answer as Migration & { test?: ConnectionTestResult };
+    return { migration: migration as Migration, test: test ?? null };
+  }
+
   async function submit(e: Event) {
     e.preventDefault();
     setBusy(true);
     setError(null);
     setResult(null);
     try {
-      const body = zendesk ? { subdomain: subdomain.trim(), email: email.trim(), api_token: secret } : { app_id: appId.trim(), app_secret: secret };
-      const answer = await must(api.PUT('/v1/migrations/{migrationId}/credentials', { params: { path: { migrationId: props.migration.id } }, body }));
+      const body: HelpDeskCredentialsBody = zendesk
+        ? { subdomain: subdomain.trim(), email: email.trim(), api_token: secret }
+        : { app_id: appId.trim(), app_secret: secret };
+      const { migration, test } = await (props.submit ?? putCredentials)(body);
       setSecret('');
-      const { test, ...migration } = answer as Migration & { test?: ConnectionTestResult };
       if (test) setResult(test);
-      props.onSaved(migration as Migration, test ?? null);
+      props.onSaved(migration, test);
     } catch (err) {
       setError(errorText(err));
     } finally {

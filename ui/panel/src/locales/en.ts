@@ -327,6 +327,7 @@ export const en = {
   'connect.checking': 'Checking the link…',
   'connect.link_gone': 'This link is unknown, used or expired. Ask for a new one.',
   'connect.lead': 'Enter the password of this mailbox at {provider}. The service only reads the mailbox: nothing there is deleted, moved or marked read.',
+  'connect.lead_help_desk': 'Enter the API credentials of {provider}. The service only reads the help desk: nothing there is changed or deleted.',
   'connect.app_password': 'This provider needs an app password, not your usual one.',
   'connect.app_password_link': 'Make an app password',
   'connect.username': 'User name',

@@ -215,6 +215,7 @@ export const migrationEn = {
   'mig.review.n_messages': '{n} message(s)',
   'mig.skip.never_read': 'spam, trash and drafts are never read',
   'mig.skip.duplicate': 'the same message is in another folder or was copied already',
+  'mig.skip.draft': 'a Gmail draft (never sent)',
   'mig.skip.too_large': 'larger than the server’s message size limit',
   'mig.skip.outside_date_range': 'outside the chosen dates',
   'mig.skip.automatic_only': 'a thread of only automatic mail',

@@ -218,6 +218,7 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.review.n_messages': '{n} ileti',
   'mig.skip.never_read': 'istenmeyen, çöp ve taslaklar hiç okunmaz',
   'mig.skip.duplicate': 'aynı ileti başka bir klasörde ya da zaten kopyalandı',
+  'mig.skip.draft': 'bir Gmail taslağı (hiç gönderilmedi)',
   'mig.skip.too_large': 'sunucunun ileti boyutu sınırından büyük',
   'mig.skip.outside_date_range': 'seçilen tarihlerin dışında',
   'mig.skip.automatic_only': 'yalnızca otomatik postadan oluşan bir yazışma',

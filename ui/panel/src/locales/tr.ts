@@ -331,6 +331,7 @@ export const tr: Record<MessageKey, string> = {
   'connect.link_gone': 'Bu bağlantı bilinmiyor, kullanılmış ya da süresi dolmuş. Yeni bir bağlantı isteyin.',
   'connect.lead':
     '{provider} üzerindeki bu posta kutusunun parolasını girin. Hizmet posta kutusunu yalnızca okur: orada hiçbir şey silinmez, taşınmaz ya da okundu olarak işaretlenmez.',
+  'connect.lead_help_desk': '{provider} API kimlik bilgilerini girin. Hizmet yardım masasını yalnızca okur: orada hiçbir şey değiştirilmez ya da silinmez.',
   'connect.app_password': 'Bu sağlayıcı her zamanki parolanızı değil, bir uygulama parolası ister.',
   'connect.app_password_link': 'Uygulama parolası oluştur',
   'connect.username': 'Kullanıcı adı',

@@ -1,13 +1,23 @@
 // The page of a credentials link (/migrations/<id>/connect#token=…): the person whose mailbox is
-// moved types its password here (in the same form as the wizard's), so an assistant or script never handles it. It works signed out —
+// moved types its password here (in the same form as the wizard's; a help desk's API credentials in
+// the wizard's help-desk form), so an assistant or script never handles it. It works signed out —
 // the token is the authority — and names the mailbox it is for. The token stays after '#', so it
 // never reaches a server log or a Referer header; it is sent only in request bodies.
 import { useEffect, useState } from 'preact/hooks';
 import { api, must } from '../api';
+import { type HelpDeskCredentialsBody, HelpDeskCredentialsForm } from '../components/HelpDeskCredentialsForm';
 import { type ConnectionTestResult, MigrationPasswordForm } from '../components/MigrationPasswordForm';
 import { t } from '../i18n';
 
-type LinkInfo = { mailbox: string | null; username: string | null; provider_name: string; app_password: string; app_password_url: string | null };
+type LinkInfo = {
+  provider: string;
+  kind: 'mailbox' | 'help_desk';
+  mailbox: string | null;
+  username: string | null;
+  provider_name: string;
+  app_password: string;
+  app_password_url: string | null;
+};
 type Outcome = { connected: boolean; test: ConnectionTestResult | null };
 
 const tokenFromHash = () => new URLSearchParams(location.hash.replace(/^#/, '')).get('token') ?? '';
@@ -26,7 +36,7 @@ export function ConnectMailbox({ id }: { id?: string }) {
       .catch(() => setProblem(t('connect.link_gone')));
   }, []);
 
-  async function submit(input: { username?: string; password: string }) {
+  async function submit(input: { username?: string; password: string } | HelpDeskCredentialsBody) {
     const r: Outcome = await must(api.PUT('/v1/migration-links/{migrationId}/credentials', { params: { path: { migrationId } }, body: { token, ...input } }));
     return { migration: null, test: r.test };
   }
@@ -46,6 +56,15 @@ export function ConnectMailbox({ id }: { id?: string }) {
           <p aria-busy="true">{t('connect.checking')}</p>
         ) : done ? (
           <p role="status">{t('connect.done')}</p>
+        ) : info.kind === 'help_desk' ? (
+          <>
+            <p>{t('connect.lead_help_desk', { provider: info.provider_name })}</p>
+            <HelpDeskCredentialsForm
+              migration={{ id: migrationId, provider: info.provider, username: info.username, credentials: { set: false, set_at: null } }}
+              submit={submit}
+              onSaved={(_migration, test) => setDone(test === null || test.ok)}
+            />
+          </>
         ) : (
           <>
             <p>{t('connect.lead', { provider: info.provider_name })}</p>

@@ -655,7 +655,7 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
         (preset?.kind === 'sign_in' ? (
           <MigrationSignIn migration={m} preset={preset} />
         ) : preset?.kind === 'help_desk' ? (
-          <HelpDeskCredentialsForm migration={m} onSaved={(next) => (setResult(null), changed(next))} />
+          <HelpDeskCredentialsForm migration={m} onSaved={(next) => (setResult(null), next && changed(next))} />
         ) : (
           preset && <MigrationPasswordForm migration={m} testAfterSave onSaved={(next) => (setResult(null), next && changed(next))} />
         ))}
@@ -1197,6 +1197,7 @@ function ReviewStep(props: { m: Migration }) {
 const SKIP_KEYS: Record<string, MessageKey> = {
   never_read: 'mig.skip.never_read',
   duplicate: 'mig.skip.duplicate',
+  draft: 'mig.skip.draft',
   too_large: 'mig.skip.too_large',
   outside_date_range: 'mig.skip.outside_date_range',
   automatic_only: 'mig.skip.automatic_only',
