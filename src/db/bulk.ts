@@ -4,6 +4,29 @@ import { CompiledQuery, type SelectQueryBuilder, sql } from 'kysely';
 import { isPostgres } from './dialect.js';
 import type { Database, Db } from './schema.js';
 
+/**
+ * Statement texts by shape: callers cut their rows into a few batch sizes, so a handful of texts
+ * serve every call and building them (thousands of placeholders) is done once.
+ */
+const statementTexts = new Map<string, string>();
+const STATEMENT_TEXTS_KEPT = 256;
+
+function cachedText(key: string, build: () => string): string {
+  let text = statementTexts.get(key);
+  if (text === undefined) {
+    if (statementTexts.size >= STATEMENT_TEXTS_KEPT) statementTexts.clear();
+    text = build();
+    statementTexts.set(key, text);
+  }
+  return text;
+}
+
+/** Rows given as arrays, as one list of parameters in row order. */
+function flatValues(rows: readonly unknown[][], into: unknown[] = []): unknown[] {
+  for (const row of rows) for (let i = 0; i < row.length; i++) into.push(row[i]);
+  return into;
+}
+
 /** "(?, ?), (?, ?)" or "($1, $2), ($3, $4)" for `rows` tuples of `width` values, numbered from `first`. */
 function tuples(db: Db, rows: number, width: number, first = 1): string {
   const pg = isPostgres(db);
@@ -20,8 +43,11 @@ function tuples(db: Db, rows: number, width: number, first = 1): string {
 /** INSERT INTO table (columns) VALUES (…), (…) for rows given as arrays in column order. */
 export async function insertRows(db: Db, table: string, columns: readonly string[], rows: readonly unknown[][]): Promise<void> {
   if (rows.length === 0) return;
-  const text = `insert into ${table} (${columns.join(', ')}) values ${tuples(db, rows.length, columns.length)}`;
-  await db.executeQuery(CompiledQuery.raw(text, rows.flat()));
+  const text = cachedText(
+    `insert|${isPostgres(db)}|${table}|${columns.join(',')}|${rows.length}`,
+    () => `insert into ${table} (${columns.join(', ')}) values ${tuples(db, rows.length, columns.length)}`,
+  );
+  await db.executeQuery(CompiledQuery.raw(text, flatValues(rows)));
 }
 
 /**
@@ -38,10 +64,12 @@ export async function updateByKeys(
   keys: readonly unknown[][],
 ): Promise<void> {
   if (keys.length === 0) return;
-  let n = 1;
-  const set = isPostgres(db) ? assignments.replace(/\?/g, () => `$${n++}`) : assignments;
-  const text = `update ${table} set ${set} where (${keyColumns.join(', ')}) in (${tuples(db, keys.length, keyColumns.length, values.length + 1)})`;
-  await db.executeQuery(CompiledQuery.raw(text, [...values, ...keys.flat()]));
+  const text = cachedText(`update|${isPostgres(db)}|${table}|${assignments}|${keyColumns.join(',')}|${keys.length}`, () => {
+    let n = 1;
+    const set = isPostgres(db) ? assignments.replace(/\?/g, () => `$${n++}`) : assignments;
+    return `update ${table} set ${set} where (${keyColumns.join(', ')}) in (${tuples(db, keys.length, keyColumns.length, values.length + 1)})`;
+  });
+  await db.executeQuery(CompiledQuery.raw(text, flatValues(keys, [...values])));
 }
 
 /**

@@ -2,7 +2,7 @@
 // covers resolving, connecting, TLS, the answer's head and the part of its body that is read.
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
-import { type Clock, whenTimeUp } from '../platform/clock.js';
+import { type Clock, type ManualClock, whenTimeUp } from '../platform/clock.js';
 import { readVersion } from '../version.js';
 
 /** The receiver must answer 2xx within this time (spec Limits). */
@@ -37,16 +37,92 @@ export function attemptTarget(url: string): AttemptTarget {
   return { origin: parsed.origin, path: parsed.pathname + parsed.search };
 }
 
+interface QueuedDeadline {
+  at: number;
+  onTimeUp: (() => void) | null;
+  clear(): void;
+}
+
+/**
+ * The deadlines of one dispatcher's attempts on the system clock. They all last the same time, so
+ * they run out in the order they were set: one timer for the earliest serves them all, where a
+ * timer per attempt (set, then cleared) cost more than the rest of the bookkeeping. An attempt on
+ * a ManualClock keeps `whenTimeUp` (tests move that clock).
+ */
+export class AttemptDeadlines {
+  private queue: QueuedDeadline[] = [];
+  private head = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly ms: number = ANSWER_DEADLINE_MS) {}
+
+  add(onTimeUp: () => void): { clear(): void } {
+    const entry: QueuedDeadline = {
+      at: performance.now() + this.ms,
+      onTimeUp,
+      clear: () => {
+        entry.onTimeUp = null;
+        this.dropCleared();
+      },
+    };
+    this.queue.push(entry);
+    if (this.timer === undefined) this.arm(entry.at);
+    return entry;
+  }
+
+  /** How many deadlines are still set. */
+  get pending(): number {
+    let n = 0;
+    for (let i = this.head; i < this.queue.length; i++) if (this.queue[i]!.onTimeUp) n++;
+    return n;
+  }
+
+  private dropCleared(): void {
+    while (this.head < this.queue.length && this.queue[this.head]!.onTimeUp === null) this.head++;
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    } else if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private arm(at: number): void {
+    this.timer = setTimeout(() => this.fire(), Math.max(0, at - performance.now()));
+    this.timer.unref();
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    const now = performance.now();
+    while (this.head < this.queue.length && this.queue[this.head]!.at <= now) {
+      const entry = this.queue[this.head++]!;
+      const onTimeUp = entry.onTimeUp;
+      entry.onTimeUp = null;
+      onTimeUp?.();
+    }
+    this.dropCleared();
+    if (this.head < this.queue.length && this.timer === undefined) this.arm(this.queue[this.head]!.at);
+  }
+}
+
+function isManual(clock: Clock): boolean {
+  return typeof (clock as Partial<ManualClock>).deadlineAfter === 'function';
+}
+
 /**
  * Sends one attempt through undici's dispatch with a handler of its own: no response stream, no
  * AbortSignal and no promise per step, which costs about half of what `request` does per attempt.
  */
 export function sendAttempt(
-  deps: { agent: Dispatcher; clock: Clock },
+  deps: { agent: Dispatcher; clock: Clock; deadlines?: AttemptDeadlines },
   req: { target: AttemptTarget; headers: Record<string, string>; body: string | Buffer },
 ): Promise<AttemptResult> {
   return new Promise((resolve) => {
-    const attempt = new Attempt(deps.clock, resolve);
+    const attempt = new Attempt(deps.clock, deps.deadlines, resolve);
     try {
       deps.agent.dispatch({ origin: req.target.origin, path: req.target.path, method: 'POST', headers: req.headers, body: req.body }, attempt);
     } catch (e) {
@@ -69,9 +145,11 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   constructor(
     clock: Clock,
+    deadlines: AttemptDeadlines | undefined,
     private readonly resolve: (result: AttemptResult) => void,
   ) {
-    this.deadline = whenTimeUp(clock, ANSWER_DEADLINE_MS, () => this.timeUp());
+    const timeUp = () => this.timeUp();
+    this.deadline = deadlines && !isManual(clock) ? deadlines.add(timeUp) : whenTimeUp(clock, ANSWER_DEADLINE_MS, timeUp);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {

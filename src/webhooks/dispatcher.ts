@@ -20,7 +20,7 @@ import { aloneOnDatabase } from '../platform/presence.js';
 import { Pump } from '../platform/pump.js';
 import { liveWorkspaceIds } from '../workspaces/store.js';
 import { createWebhookAgent } from './address.js';
-import { ATTEMPT_HEADERS, type AttemptResult, attemptTarget, sendAttempt } from './attempt.js';
+import { ATTEMPT_HEADERS, AttemptDeadlines, type AttemptResult, attemptTarget, sendAttempt } from './attempt.js';
 import { deliveryIdOf, webhookMessageId } from './outbox.js';
 import { signingSecrets } from './service.js';
 import { signedHeaders, signingKey } from './signing.js';
@@ -37,6 +37,13 @@ export const CONNECTIONS_PER_ORIGIN = 128;
 const SIGNING_KEYS_KEPT = 10_000;
 /** Rows per multi-row statement at most; batches are cut in powers of two so that few statement texts (each prepared once) serve every batch size. */
 const STATEMENT_ROWS = 128;
+/**
+ * Finished attempts are written together once this many have gathered, or this long after the first
+ * of them finished: a larger transaction writes fewer pages per delivery (rows share pages), and the
+ * deliveries stay leased (so never sent twice) until it commits.
+ */
+const FLUSH_RESULTS = 1024;
+const FLUSH_DELAY_MS = 50;
 /** Wake-ups this close together are handled as one. */
 const WAKE_DELAY_MS = 5;
 /** How long a claimed delivery stays with its dispatcher before another may take it. */
@@ -108,7 +115,8 @@ export class WebhookDispatcher implements Drainable {
   private readonly perEndpoint: number;
   private readonly claimBatch: number;
   private readonly pollMs: number;
-  private inFlight = new Map<string, Promise<void>>();
+  private inFlight = new Set<Promise<void>>();
+  private readonly deadlines = new AttemptDeadlines();
   private filling = new Set<Promise<number>>();
   private endpointLoad = new Map<string, number>();
   private readonly signingKeys = new Map<string, KeyObject>();
@@ -186,7 +194,7 @@ export class WebhookDispatcher implements Drainable {
     this.ctx.hub.off('webhooks', this.onRedelivery);
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
-    await Promise.allSettled([...this.inFlight.values()]);
+    await Promise.allSettled([...this.inFlight]);
     await this.flush();
     // Attempts have all ended (each by its deadline at the latest); a connection still being set up
     // for one that lost the race to its deadline is dropped rather than waited for.
@@ -213,7 +221,7 @@ export class WebhookDispatcher implements Drainable {
       await Promise.allSettled([...this.filling]);
       this.lookForManual = true;
       const started = await this.fill();
-      const running = [...this.inFlight.values()];
+      const running = [...this.inFlight];
       if (started === 0 && running.length === 0 && this.filling.size === 0) break;
       await Promise.all(running);
       done += running.length;
@@ -316,21 +324,24 @@ export class WebhookDispatcher implements Drainable {
       const startedAt = clock.now();
       const headers = signedHeaders(keys.get(endpoint.id)!, webhookMessageId(d.event_id), Math.floor(startedAt.getTime() / 1000), body, ATTEMPT_HEADERS);
       this.endpointLoad.set(d.endpoint_id, (this.endpointLoad.get(d.endpoint_id) ?? 0) + 1);
-      const p = sendAttempt({ agent: this.agent, clock }, { target: targets.get(endpoint.id)!, headers, body })
-        .then((result) => {
-          this.attemptsTotal.inc({ outcome: result.succeeded ? 'succeeded' : 'failed' });
-          this.results.push({ delivery: d, startedAt, finishedAt: clock.now(), result });
-          this.scheduleFlush();
-        })
-        .finally(() => {
-          this.inFlight.delete(keyOf(d));
-          const left = (this.endpointLoad.get(d.endpoint_id) ?? 1) - 1;
-          if (left > 0) this.endpointLoad.set(d.endpoint_id, left);
-          else this.endpointLoad.delete(d.endpoint_id);
-          this.wake();
-        });
-      this.inFlight.set(keyOf(d), p);
+      const p: Promise<void> = sendAttempt({ agent: this.agent, clock, deadlines: this.deadlines }, { target: targets.get(endpoint.id)!, headers, body }).then(
+        (result) => this.finished(p, { delivery: d, startedAt, finishedAt: clock.now(), result }),
+      );
+      this.inFlight.add(p);
     }
+  }
+
+  /** sendAttempt never rejects: an attempt's end is always a result. */
+  private finished(p: Promise<void>, f: Finished): void {
+    this.inFlight.delete(p);
+    const endpointId = f.delivery.endpoint_id;
+    const left = (this.endpointLoad.get(endpointId) ?? 1) - 1;
+    if (left > 0) this.endpointLoad.set(endpointId, left);
+    else this.endpointLoad.delete(endpointId);
+    this.attemptsTotal.inc({ outcome: f.result.succeeded ? 'succeeded' : 'failed' });
+    this.results.push(f);
+    this.scheduleFlush();
+    this.wake();
   }
 
   /**
@@ -348,13 +359,12 @@ export class WebhookDispatcher implements Drainable {
   }
 
   private scheduleFlush(): void {
-    if (this.results.length >= 512) {
+    if (this.results.length >= FLUSH_RESULTS) {
       void this.flush();
       return;
     }
     if (this.flushTimer) return;
-    // Results are written in batches: one transaction per batch keeps the write cost per delivery low.
-    this.flushTimer = setTimeout(() => void this.flush(), 20);
+    this.flushTimer = setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
   }
 
   /** Writes the results gathered so far (one transaction); resolves when everything gathered is written. */
