@@ -314,18 +314,25 @@ export class WebhookDispatcher implements Drainable {
     // Per endpoint and per event once a batch: signing keys, where to send, the body's bytes.
     const keys = new Map([...endpoints.values()].map((e) => [e.id, signingSecrets((sealed) => this.signingKeyOf(sealed), e, now)]));
     const targets = new Map([...endpoints.values()].map((e) => [e.id, attemptTarget(e.url)]));
-    const bodies = new Map<number, Buffer>();
+    const bodies = new Map<number, { body: Buffer; msgId: string }>();
+    // The batch's attempts start together: one start time (and signature timestamp) for all.
+    const startedAt = now;
+    const timestamp = Math.floor(startedAt.getTime() / 1000);
+    const deps = { agent: this.agent, clock, deadlines: this.deadlines };
     for (const d of claimed) {
       const endpoint = endpoints.get(d.endpoint_id);
       const event = events.get(d.event_seq);
       if (!endpoint || !event) continue; // deleted meanwhile (the delivery went with it)
-      let body = bodies.get(d.event_seq);
-      if (body === undefined) bodies.set(d.event_seq, (body = Buffer.from(JSON.stringify(eventPayload(event)))));
-      const startedAt = clock.now();
-      const headers = signedHeaders(keys.get(endpoint.id)!, webhookMessageId(d.event_id), Math.floor(startedAt.getTime() / 1000), body, ATTEMPT_HEADERS);
+      let message = bodies.get(d.event_seq);
+      if (message === undefined) {
+        message = { body: Buffer.from(JSON.stringify(eventPayload(event))), msgId: webhookMessageId(d.event_id) };
+        bodies.set(d.event_seq, message);
+      }
+      const { body } = message;
+      const headers = signedHeaders(keys.get(endpoint.id)!, message.msgId, timestamp, body, ATTEMPT_HEADERS);
       this.endpointLoad.set(d.endpoint_id, (this.endpointLoad.get(d.endpoint_id) ?? 0) + 1);
-      const p: Promise<void> = sendAttempt({ agent: this.agent, clock, deadlines: this.deadlines }, { target: targets.get(endpoint.id)!, headers, body }).then(
-        (result) => this.finished(p, { delivery: d, startedAt, finishedAt: clock.now(), result }),
+      const p: Promise<void> = sendAttempt(deps, { target: targets.get(endpoint.id)!, headers, body }).then((result) =>
+        this.finished(p, { delivery: d, startedAt, finishedAt: clock.now(), result }),
       );
       this.inFlight.add(p);
     }
