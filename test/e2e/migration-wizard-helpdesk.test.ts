@@ -3,10 +3,14 @@
 // subdomain, agent e-mail, API token; Help Scout: App ID and App Secret), a wrong secret shows the
 // failed sign-in step, the right one connects (the secret field is emptied), and Choose offers all
 // tickets with their count instead of folders. Once in English, once in Turkish; axe on each page.
+// Every other text of the wizard follows the source too (action bar, read-only banner, Map, the dry
+// run with the tickets' tag counts, the activity log), in English on a desktop and in Turkish on a
+// phone, driven by the keyboard.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser } from '../helpers/browser.js';
+import type { Page } from 'playwright-core';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { FakeHelpScout, FakeZendesk } from '../helpers/helpdesk-fakes.js';
 import { seedEmailChannel } from '../helpers/mail.js';
@@ -30,18 +34,24 @@ describe('the migration wizard for help desks', { skip: browserSkipReason() }, (
     await s.app.jobs.stop();
     seed = await seedWorkspace(s.app, { name: 'Acme' });
     channelId = (await seedEmailChannel(s.app, seed, { address: 'help@acme.test' })).id;
-    zendesk.users = [{ id: 4, name: 'Admin', email: zendesk.email, role: 'admin' }];
-    const ticket = (id: number) => ({
+    zendesk.users = [
+      { id: 4, name: 'Admin', email: zendesk.email, role: 'admin' },
+      { id: 5, name: 'Ada Customer', email: 'ada@customer.test', role: 'end-user' },
+    ];
+    const ticket = (id: number, tags: string[]) => ({
       id,
       subject: `Ticket ${id}`,
       status: 'open' as const,
-      tags: [],
-      requester_id: 4,
+      tags,
+      requester_id: 5,
       created_at: '2026-01-01T00:00:00Z',
       updated_at: '2026-01-01T00:00:00Z',
-      comments: [],
+      comments: [
+        { id: id * 10, author_id: 5, public: true, body: `Question ${id}`, created_at: '2026-01-01T00:00:00Z' },
+        { id: id * 10 + 1, author_id: 4, public: true, body: `Answer ${id}`, created_at: '2026-01-01T01:00:00Z' },
+      ],
     });
-    zendesk.tickets = [ticket(1), ticket(2)];
+    zendesk.tickets = [ticket(1, ['billing', 'vip']), ticket(2, ['billing'])];
     browser = await launchBrowser();
   });
   after(async () => {
@@ -100,6 +110,122 @@ describe('the migration wizard for help desks', { skip: browserSkipReason() }, (
       await page.getByText('Tüm talepler (0)').waitFor();
       await assertAccessible(page);
       assert.deepEqual(helpScout.writes(), []);
+      await context.close();
+    } finally {
+      await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
+    }
+  });
+
+  /** A Zendesk migration connected through the API, ready for the Choose step. */
+  const connectedZendesk = async () => {
+    const id = await create('zendesk');
+    const r = await s.request('PUT', `/v1/migrations/${id}/credentials`, {
+      token: seed.apiKey,
+      body: { subdomain: 'acme', email: zendesk.email, api_token: zendesk.token },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.state, 'connected');
+    return id;
+  };
+  const actionTexts = (page: Page) =>
+    page.locator('.mig-actions [data-action]').evaluateAll((els) => Object.fromEntries(els.map((e) => [e.getAttribute('data-action'), e.textContent])));
+  /** Presses Tab until the element has the focus (keyboard only, as a person would). */
+  async function tabTo(page: Page, selector: string) {
+    for (let i = 0; i < 60; i++) {
+      await page.keyboard.press('Tab');
+      if (await page.evaluate((sel) => document.activeElement?.matches(sel) ?? false, selector)) return;
+    }
+    assert.fail(`Tab never reached ${selector}`);
+  }
+
+  test('Zendesk: the action bar, banner, Map, dry run (with tag counts) and log speak of tickets and API credentials', async () => {
+    const id = await connectedZendesk();
+    const { context, page } = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    await page.goto(`${s.url}/settings/migrations/${id}`);
+    await page.locator('h1 [data-state="connected"]').waitFor();
+    const bar = await actionTexts(page);
+    assert.equal(bar.credentials, 'Change API credentials');
+    assert.equal(bar.folders, 'Choose tickets');
+    assert.equal(bar.scan, 'Read tickets for the dry run');
+    const banner = await page.getByTestId('read-only').innerText();
+    assert.match(banner, /No changes were made to the provider\. Tickets are read through the help desk’s API with GET requests only/);
+    assert.doesNotMatch(banner, /[Ff]older/);
+    assert.doesNotMatch(await page.locator('main').innerText(), /password|[Ff]olders are opened|Read headers/);
+
+    // Choose, then Map: one label for the tickets (their tags become labels), agents' addresses.
+    await page.getByRole('button', { name: 'Next: map' }).click();
+    await page.getByRole('group', { name: 'A label for the imported tickets' }).waitFor();
+    await page.getByText('Each ticket’s tags become labels as well.').waitFor();
+    await page.getByText('Replies from these agent addresses are the team’s').waitFor();
+    await assertAccessible(page);
+    await page.getByRole('button', { name: 'Next: review the dry run' }).click();
+    await page.locator('h1 [data-state="scanning"]').waitFor();
+    await page.getByText('Reading the tickets…').waitFor();
+    assert.equal(await page.locator('h1 [data-state="scanning"]').innerText(), 'Reading tickets');
+    await s.app.jobs.drain();
+    await page.locator('h1 [data-state="ready"]').waitFor();
+    const m = (await s.request('GET', `/v1/migrations/${id}`, { token: seed.apiKey })).body;
+    const summary = m.plan.summary;
+    assert.deepEqual(summary.tags, [
+      { tag: 'billing', messages: 4, conversations: 2 },
+      { tag: 'vip', messages: 2, conversations: 1 },
+    ]);
+    const totals = page.getByTestId('totals');
+    assert.equal(await totals.locator('dt:has-text("Messages in the tickets") + dd').innerText(), String(summary.total));
+    await page.getByRole('region', { name: 'Counts', exact: true }).getByRole('columnheader', { name: 'Source' }).waitFor();
+    const tagRows = await page
+      .getByTestId('tag-counts')
+      .locator('tbody tr')
+      .evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
+    assert.deepEqual(
+      tagRows,
+      summary.tags.map((x: { tag: string; conversations: number; messages: number }) => [x.tag, String(x.conversations), String(x.messages)]),
+    );
+    await page.getByRole('heading', { name: 'Tags that become labels' }).waitFor();
+    assert.equal((await actionTexts(page)).scan, 'Read tickets for the dry run');
+    await page.locator('.mig-activity summary').click();
+    await page.locator('.mig-log li', { hasText: 'API credentials entered' }).waitFor();
+    await page.locator('.mig-log li', { hasText: 'Reading tickets' }).waitFor();
+    await assertAccessible(page);
+    await screenshot(page, 'migration-helpdesk-review-en');
+
+    // Cancelling names the API credentials and the help desk, not a password and a mailbox.
+    await page.locator('[data-action="cancel"]').click();
+    await page.getByText('The migration stops and its API credentials are deleted from this server.').waitFor();
+    await page.getByText('The help desk is not changed.', { exact: false }).waitFor();
+    await page.keyboard.press('Escape');
+    assert.deepEqual(zendesk.writes(), []);
+    await context.close();
+  });
+
+  test('in Turkish on a phone, by the keyboard: the same texts for tickets', async () => {
+    await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
+    try {
+      const id = await connectedZendesk();
+      const { context, page } = await browser.newPage({ viewport: { width: 390, height: 844 } });
+      await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+      await page.goto(`${s.url}/settings/migrations/${id}`);
+      await page.locator('h1 [data-state="connected"]').waitFor();
+      const bar = await actionTexts(page);
+      assert.equal(bar.credentials, 'API kimlik bilgilerini değiştir');
+      assert.equal(bar.folders, 'Talepleri seç');
+      assert.equal(bar.scan, 'Deneme çalışması için talepleri oku');
+      assert.match(await page.getByTestId('read-only').innerText(), /yalnızca GET istekleriyle okunur/);
+      assert.doesNotMatch(await page.locator('main').innerText(), /Parola|Klasörler salt okunur|başlıkları oku/);
+      assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true, 'no horizontal scrolling');
+      await assertAccessible(page);
+      await tabTo(page, '[data-action="scan"]');
+      await page.keyboard.press('Enter');
+      await page.getByText('Talepler okunuyor…').waitFor();
+      await s.app.jobs.drain();
+      await page.locator('h1 [data-state="ready"]').waitFor();
+      await page.getByRole('heading', { name: 'Etikete dönüşen talep etiketleri' }).waitFor();
+      const tags = await page.getByTestId('tag-counts').locator('tbody th').allInnerTexts();
+      assert.deepEqual(tags, ['billing', 'vip']);
+      await page.getByTestId('totals').locator('dt:has-text("Taleplerdeki iletiler")').waitFor();
+      await assertAccessible(page);
+      await screenshot(page, 'migration-helpdesk-review-tr-phone');
       await context.close();
     } finally {
       await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();

@@ -117,6 +117,7 @@ export const en = {
   'nav.settings': 'Settings',
   'settings.title': 'Settings',
   'settings.back': 'Back to conversations',
+  'settings.menu_current': 'Settings: {page}',
   'settings.workspace': 'Workspace',
   'settings.api_keys': 'API keys',
   'settings.webhooks': 'Webhooks',

@@ -118,6 +118,7 @@ export const tr: Record<MessageKey, string> = {
   'nav.settings': 'Ayarlar',
   'settings.title': 'Ayarlar',
   'settings.back': 'Konuşmalara dön',
+  'settings.menu_current': 'Ayarlar: {page}',
   'settings.workspace': 'Çalışma alanı',
   'settings.api_keys': 'API anahtarları',
   'settings.webhooks': 'Webhook’lar',

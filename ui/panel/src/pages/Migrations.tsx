@@ -3,7 +3,8 @@
 // migration's state; `?step=` opens an earlier step while its action is allowed. Every state's
 // screen offers exactly the migration's allowed_actions (the action bar), and live changes come
 // from realtime (migration.progress, migration.updated, migration.forwarding_confirmation).
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { createContext } from 'preact';
+import { useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiError, api, errorText, must, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
@@ -58,6 +59,37 @@ function presetText(p: { id: string; name?: string; note?: string | null }, fiel
   if (key in migrationEn) return t(key as MessageKey);
   return (field === 'name' ? p.name : p.note) ?? null;
 }
+/** What kind of source a migration reads, for wording: the preset's kind and the provider's id. */
+type Source = { kind: Preset['kind']; provider: string };
+const SourceContext = createContext<Source>({ kind: 'imap', provider: 'imap' });
+
+/**
+ * A text in the wording of the source (a help desk has tickets and API credentials, a sign-in
+ * provider a sign-in, an export file only the file): `key@provider`, then `key@kind`, then `key`.
+ */
+function sourceText(source: Source, key: MessageKey, vars?: Record<string, string | number>): string {
+  for (const variant of [`${key}@${source.provider}`, `${key}@${source.kind}`]) if (variant in migrationEn) return t(variant as MessageKey, vars);
+  return t(key, vars);
+}
+/** sourceText for the migration the wizard shows. */
+function useSourceText() {
+  const source = useContext(SourceContext);
+  return (key: MessageKey, vars?: Record<string, string | number>) => sourceText(source, key, vars);
+}
+
+// The presets change only with the server's settings: read once per page load.
+let presetsRequest: Promise<Preset[]> | null = null;
+function loadPresets(): Promise<Preset[]> {
+  presetsRequest ??= must(api.GET('/v1/migrations/presets'))
+    .then((r) => r.data as unknown as Preset[])
+    .catch((err: unknown) => {
+      presetsRequest = null;
+      throw err;
+    });
+  return presetsRequest;
+}
+const sourceOf = (presets: Preset[], provider: string): Source => ({ kind: presets.find((p) => p.id === provider)?.kind ?? 'imap', provider });
+
 type Detected = { address: string; provider: string; provider_name: string; kind: Preset['kind']; found_by: 'domain' | 'mx' | 'none'; configured: boolean };
 type Folder = {
   path: string;
@@ -90,6 +122,8 @@ type PlanSummary = {
   missing_folders: string[];
   contacts_to_create: number;
   labels: string[];
+  /** A help desk's tags that become labels (absent in plans made before tags were counted). */
+  tags?: { tag: string; messages: number; conversations: number }[];
   estimated_bytes: number;
   estimated_seconds: number;
 };
@@ -151,6 +185,7 @@ export function MigrationsPage(props: { id?: string }) {
 
 function MigrationList() {
   const { data, error, reload } = useLoad(() => must(api.GET('/v1/migrations', { params: { query: { limit: 200 } } })));
+  const presets = useLoad(loadPresets);
   useEffect(() => onEvent((ev) => ev.type === 'migration.updated' && void reload()), []);
   return (
     <>
@@ -184,7 +219,9 @@ function MigrationList() {
                     <div class="muted">{m.provider_name}</div>
                   </td>
                   <td>
-                    <StatePill state={m.state} />
+                    <SourceContext.Provider value={sourceOf(presets.data ?? [], m.provider)}>
+                      <StatePill state={m.state} />
+                    </SourceContext.Provider>
                   </td>
                   <td>{m.progress.total > 0 ? t('mig.list.copied', { copied: m.progress.copied, percent: m.progress.percent }) : '—'}</td>
                   <td>
@@ -201,11 +238,12 @@ function MigrationList() {
 }
 
 function StatePill(props: { state: State }) {
+  const st = useSourceText();
   const bad = props.state === 'needs_attention' || props.state === 'cancelled';
   const ok = props.state === 'completed' || props.state === 'syncing' || props.state === 'copying';
   return (
     <span class={`mig-state ${bad ? 'pill-bad' : ok ? 'pill-ok' : ''}`} data-state={props.state}>
-      {t(STATE_KEY(props.state))}
+      {st(STATE_KEY(props.state))}
     </span>
   );
 }
@@ -240,7 +278,7 @@ function Stepper(props: { current: Step; migration: Migration | null }) {
 
 function SourceStep() {
   const { route } = useLocation();
-  const presets = useLoad(() => must(api.GET('/v1/migrations/presets')).then((r) => r.data as unknown as Preset[]));
+  const presets = useLoad(loadPresets);
   const [address, setAddress] = useState('');
   const [detected, setDetected] = useState<Detected | null>(null);
   const [provider, setProvider] = useState('');
@@ -427,13 +465,15 @@ function useMigration(id: string) {
 
 function Wizard(props: { id: string }) {
   const { m, setM, error, reload, confirmation } = useMigration(props.id);
+  const presets = useLoad(loadPresets);
   const { query } = useLocation();
   if (!m) return <Loading error={error} retry={reload} />;
+  if (!presets.data) return <Loading error={presets.error} retry={presets.reload} />;
   const requested = STEPS.find((s) => s === query.step);
   const step = requested && reachable(m, requested) ? requested : stepOfState(m.state);
   const update = (next: Migration) => setM(next);
   return (
-    <>
+    <SourceContext.Provider value={sourceOf(presets.data, m.provider)}>
       <p>
         <a href="/settings/migrations">← {t('mig.title')}</a>
       </p>
@@ -452,15 +492,16 @@ function Wizard(props: { id: string }) {
       {step === 'switch' && <SwitchStep m={m} confirmation={confirmation} />}
       {step === 'done' && <DoneStep m={m} />}
       <Activity id={m.id} updatedAt={m.updated_at} />
-    </>
+    </SourceContext.Provider>
   );
 }
 
 function ReadOnlyNote(props: { m: Migration }) {
+  const st = useSourceText();
   return (
     <p class="notice mig-readonly" role="note" data-testid="read-only">
-      <strong>{t('mig.readonly.title')}</strong> {t('mig.readonly.text')}
-      {props.m.read_only.blocked_commands > 0 && <> {t('mig.readonly.blocked', { n: props.m.read_only.blocked_commands })}</>}
+      <strong>{t('mig.readonly.title')}</strong> {st('mig.readonly.text')}
+      {props.m.read_only.blocked_commands > 0 && <> {st('mig.readonly.blocked', { n: props.m.read_only.blocked_commands })}</>}
     </p>
   );
 }
@@ -485,6 +526,7 @@ function formStep(m: Migration, action: string): Step {
 /** Exactly the migration's allowed_actions, each as a button or as a link to its form. */
 function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; reload: () => Promise<void> }) {
   const { m } = props;
+  const st = useSourceText();
   const { route } = useLocation();
   const [asking, setAsking] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -533,7 +575,7 @@ function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; rel
             const step = formStep(m, a);
             return (
               <a key={a} class="btn btn-ghost" data-action={a} href={`/settings/migrations/${m.id}?step=${step}`}>
-                {t(ACTION_KEY(a))}
+                {st(ACTION_KEY(a))}
               </a>
             );
           }
@@ -549,7 +591,7 @@ function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; rel
               class={`btn ${danger ? 'btn-danger' : primary ? 'btn-primary' : ''}`}
               onClick={() => (confirm ? setAsking(a) : void run(a))}
             >
-              {t(ACTION_KEY(a))}
+              {st(ACTION_KEY(a))}
             </button>
           );
         })}
@@ -558,7 +600,7 @@ function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; rel
       {asking === 'cancel' && (
         <Confirm
           title={t('mig.action.cancel')}
-          lead={t('mig.cancel.lead')}
+          lead={st('mig.cancel.lead')}
           action={t('mig.action.cancel')}
           onClose={() => setAsking(null)}
           onConfirm={() => run('cancel')}
@@ -591,7 +633,8 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
     if (next.state !== 'draft' && query.step !== 'connect') route(`/settings/migrations/${m.id}?step=connect`, true);
     props.onChanged(next);
   };
-  const presets = useLoad(() => must(api.GET('/v1/migrations/presets')).then((r) => r.data as unknown as Preset[]));
+  const st = useSourceText();
+  const presets = useLoad(loadPresets);
   const preset = presets.data?.find((p) => p.id === m.provider);
   const [result, setResult] = useState<ConnectionTestResult | null>(null);
   const [wait, setWait] = useState<number | null>(null);
@@ -630,7 +673,7 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
     <>
       <section class="card" aria-labelledby="mig-how">
         <h2 id="mig-how" style={{ marginTop: 0 }}>
-          {t('mig.connect.title')}
+          {st('mig.connect.title')}
         </h2>
         {m.imap && (
           <p>
@@ -671,7 +714,7 @@ function ConnectStep(props: { m: Migration; onChanged: (m: Migration) => void })
       {m.state !== 'draft' && (
         <p>
           <a class="btn btn-primary mig-link-btn" href={`/settings/migrations/${m.id}?step=choose`}>
-            {t(preset?.kind === 'help_desk' ? 'mig.next.choose_tickets' : 'mig.next.choose')}
+            {st('mig.next.choose')}
           </a>
         </p>
       )}
@@ -690,6 +733,7 @@ const SINCE_OPTIONS = [
 
 function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
   const { m } = props;
+  const st = useSourceText();
   const { route } = useLocation();
   const folders = useLoad(
     () => must(api.GET('/v1/migrations/{migrationId}/folders', { params: { path: { migrationId: m.id } } })).then((r) => r.data as unknown as Folder[]),
@@ -731,7 +775,7 @@ function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => void }) 
   return (
     <form class="card" onSubmit={save}>
       <h2 style={{ marginTop: 0 }}>{t('mig.choose.title')}</h2>
-      <p class="muted">{t('mig.choose.lead')}</p>
+      <p class="muted">{st('mig.choose.lead')}</p>
       <fieldset class="field mig-box">
         <legend>{t(helpDesk ? 'mig.choose.tickets' : 'mig.choose.folders')}</legend>
         <ul role="list" class="mig-folder-list">
@@ -798,6 +842,7 @@ function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => void }) 
 
 function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
   const { m } = props;
+  const st = useSourceText();
   const { route } = useLocation();
   const [inboxId, setInboxId] = useState(m.inbox_id ?? inboxes.value[0]?.id ?? '');
   const channels = useLoad(
@@ -930,7 +975,7 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
       )}
       <fieldset class="field mig-box">
         <legend>{t('mig.map.team')}</legend>
-        <span class="hint">{t('mig.map.team_hint')}</span>
+        <span class="hint">{st('mig.map.team_hint')}</span>
         <table class="table mig-map-table">
           <tbody>
             {Object.entries(team).map(([addr, person]) => (
@@ -981,8 +1026,8 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
       </fieldset>
       {chosenFolders.length > 0 && (
         <fieldset class="field mig-box">
-          <legend>{t('mig.map.labels')}</legend>
-          <span class="hint">{t('mig.map.labels_hint')}</span>
+          <legend>{st('mig.map.labels')}</legend>
+          <span class="hint">{st('mig.map.labels_hint')}</span>
           <table class="table mig-map-table">
             <tbody>
               {chosenFolders.map((f) => (
@@ -1050,6 +1095,8 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
 
 function ReviewStep(props: { m: Migration }) {
   const { m } = props;
+  const st = useSourceText();
+  const source = useContext(SourceContext);
   const summary = m.plan.summary as PlanSummary | null;
   const preview = useLoad(
     () =>
@@ -1064,7 +1111,7 @@ function ReviewStep(props: { m: Migration }) {
     return (
       <section class="card" aria-busy="true">
         <h2 style={{ marginTop: 0 }}>{t('mig.review.title')}</h2>
-        <p role="status">{m.state === 'scanning' ? t('mig.review.scanning') : t('mig.review.not_planned')}</p>
+        <p role="status">{m.state === 'scanning' ? st('mig.review.scanning') : t('mig.review.not_planned')}</p>
       </section>
     );
   }
@@ -1079,7 +1126,7 @@ function ReviewStep(props: { m: Migration }) {
         {!m.plan.current && <p class="notice notice-warn">{t('mig.review.outdated')}</p>}
         <dl class="mig-totals" data-testid="totals">
           <div>
-            <dt>{t('mig.review.total')}</dt>
+            <dt>{st('mig.review.total')}</dt>
             <dd>{summary.total}</dd>
           </div>
           <div>
@@ -1111,12 +1158,12 @@ function ReviewStep(props: { m: Migration }) {
             <dd>{formatDuration(summary.estimated_seconds)}</dd>
           </div>
         </dl>
-        <div class="table-wrap" tabIndex={0} role="region" aria-label={t('mig.review.per_folder')}>
+        <div class="table-wrap" tabIndex={0} role="region" aria-label={st('mig.review.per_folder')}>
           <table class="table">
-            <caption class="visually-hidden">{t('mig.review.per_folder')}</caption>
+            <caption class="visually-hidden">{st('mig.review.per_folder')}</caption>
             <thead>
               <tr>
-                <th scope="col">{t('mig.review.folder')}</th>
+                <th scope="col">{st('mig.review.folder')}</th>
                 <th scope="col">{t('mig.review.messages')}</th>
                 <th scope="col">{t('mig.review.to_copy')}</th>
                 <th scope="col">{t('mig.review.skipped')}</th>
@@ -1143,7 +1190,7 @@ function ReviewStep(props: { m: Migration }) {
         </div>
         {skippedTotal > 0 && (
           <>
-            <h3>{t('mig.review.skipped_why')}</h3>
+            <h3>{st('mig.review.skipped_why')}</h3>
             <ul>
               {Object.entries(summary.skipped)
                 .filter(([, n]) => n > 0)
@@ -1157,6 +1204,7 @@ function ReviewStep(props: { m: Migration }) {
         )}
         {summary.missing_folders.length > 0 && <p class="notice notice-warn">{t('mig.review.missing', { folders: summary.missing_folders.join(', ') })}</p>}
         {summary.labels.length > 0 && <p>{t('mig.review.labels', { labels: summary.labels.join(', ') })}</p>}
+        {source.kind === 'help_desk' && summary.tags && <TagCounts tags={summary.tags} />}
         <p class="muted">{t('mig.review.change_hint')}</p>
       </section>
       <section class="card" aria-labelledby="mig-preview-title">
@@ -1190,6 +1238,36 @@ function ReviewStep(props: { m: Migration }) {
           </ul>
         )}
       </section>
+    </>
+  );
+}
+
+/** A help desk's tags that become labels, with the conversations and messages to copy that carry each. */
+function TagCounts(props: { tags: NonNullable<PlanSummary['tags']> }) {
+  if (props.tags.length === 0) return <p class="muted">{t('mig.review.no_tags')}</p>;
+  return (
+    <>
+      <h3 id="mig-tags-title">{t('mig.review.tags')}</h3>
+      <div class="table-wrap" tabIndex={0} role="region" aria-labelledby="mig-tags-title">
+        <table class="table" data-testid="tag-counts">
+          <thead>
+            <tr>
+              <th scope="col">{t('mig.review.tag')}</th>
+              <th scope="col">{t('mig.review.conversations')}</th>
+              <th scope="col">{t('mig.review.messages')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.tags.map((tag) => (
+              <tr key={tag.tag}>
+                <th scope="row">{tag.tag}</th>
+                <td>{tag.conversations}</td>
+                <td>{tag.messages}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }
@@ -1318,6 +1396,8 @@ function ProgressBar(props: { m: Migration }) {
 
 function Attention(props: { m: Migration; onChanged: (m: Migration) => void }) {
   const { m } = props;
+  const st = useSourceText();
+  const source = useContext(SourceContext);
   const a = m.attention!;
   const [cause, fix] = ATTENTION_KEYS[a.reason ?? ''] ?? ['mig.attention.other', 'mig.attention.other_fix'];
   return (
@@ -1325,10 +1405,16 @@ function Attention(props: { m: Migration; onChanged: (m: Migration) => void }) {
       <h2 id="mig-attention-title" style={{ marginTop: 0 }}>
         {t('mig.attention.title')}
       </h2>
-      <p data-testid="attention-cause">{t(cause)}</p>
+      <p data-testid="attention-cause">{st(cause)}</p>
       {a.message && <p class="muted mono">{a.message}</p>}
-      <p>{t(fix, { when: a.retry_at ? absoluteTime(a.retry_at) : '' })}</p>
-      {a.reason === 'login_failed' && m.allowed_actions.includes('credentials') && (
+      <p>{st(fix, { when: a.retry_at ? absoluteTime(a.retry_at) : '' })}</p>
+      {a.reason === 'login_failed' && m.allowed_actions.includes('credentials') && source.kind === 'help_desk' && (
+        <HelpDeskCredentialsForm migration={m} onSaved={(next) => next && props.onChanged(next)} />
+      )}
+      {a.reason === 'login_failed' && m.allowed_actions.includes('credentials') && source.kind === 'sign_in' && (
+        <MigrationSignIn migration={m} preset={{ id: m.provider, configured: true }} />
+      )}
+      {a.reason === 'login_failed' && m.allowed_actions.includes('credentials') && source.kind === 'imap' && (
         <MigrationPasswordForm
           migration={m}
           idPrefix="mig-fix"
@@ -1347,6 +1433,7 @@ function Attention(props: { m: Migration; onChanged: (m: Migration) => void }) {
 
 function SwitchStep(props: { m: Migration; confirmation: { code: string | null; link: string | null; from: string | null } | null }) {
   const { m } = props;
+  const st = useSourceText();
   const routing = m.routing;
   const tm = m.test_message;
   const sync = m.sync;
@@ -1357,7 +1444,7 @@ function SwitchStep(props: { m: Migration; confirmation: { code: string | null; 
         <h2 id="mig-switch-title" style={{ marginTop: 0 }}>
           {t('mig.switch.title')}
         </h2>
-        <p>{t('mig.switch.lead', { minutes: Math.round((sync?.poll_seconds ?? 120) / 60) })}</p>
+        <p>{st('mig.switch.lead', { minutes: Math.round((sync?.poll_seconds ?? 120) / 60) })}</p>
         {!routing?.forwarding_address && <p class="notice">{t('mig.switch.mx_only')}</p>}
         <ol class="mig-ways">
           {routing?.ways.map((w) => (
@@ -1391,7 +1478,7 @@ function SwitchStep(props: { m: Migration; confirmation: { code: string | null; 
         <h2 id="mig-test-title" style={{ marginTop: 0 }}>
           {t('mig.switch.test_title')}
         </h2>
-        <p class="muted">{t('mig.switch.test_lead')}</p>
+        <p class="muted">{st('mig.switch.test_lead')}</p>
         <p role="status" data-testid="test-message">
           {tm?.arrived_at
             ? t(tm.route === 'forwarding' ? 'mig.switch.arrived_forwarding' : 'mig.switch.arrived_direct', { when: absoluteTime(tm.arrived_at) })
@@ -1402,15 +1489,15 @@ function SwitchStep(props: { m: Migration; confirmation: { code: string | null; 
         {sync && (
           <ul class="muted">
             <li>{t('mig.switch.history_until', { when: absoluteTime(sync.history_until) })}</li>
-            {sync.last_polled_at && <li>{t('mig.switch.last_polled', { when: relativeTime(sync.last_polled_at) })}</li>}
-            <li>{t('mig.switch.new_mail', { n: sync.new_mail_from_old_mailbox, both: sync.arrived_both_ways })}</li>
+            {sync.last_polled_at && <li>{st('mig.switch.last_polled', { when: relativeTime(sync.last_polled_at) })}</li>}
+            <li>{st('mig.switch.new_mail', { n: sync.new_mail_from_old_mailbox, both: sync.arrived_both_ways })}</li>
             {sync.stops_at && <li>{t('mig.switch.stops_at', { when: absoluteTime(sync.stops_at) })}</li>}
           </ul>
         )}
         {sync?.completes_at ? (
           <Countdown until={sync.completes_at} />
         ) : (
-          <p class="muted">{t('mig.switch.quiet_after_test', { hours: sync?.quiet_period_hours ?? 24 })}</p>
+          <p class="muted">{st('mig.switch.quiet_after_test', { hours: sync?.quiet_period_hours ?? 24 })}</p>
         )}
       </section>
     </>
@@ -1418,6 +1505,7 @@ function SwitchStep(props: { m: Migration; confirmation: { code: string | null; 
 }
 
 function Countdown(props: { until: string }) {
+  const st = useSourceText();
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), 1000);
@@ -1429,15 +1517,16 @@ function Countdown(props: { until: string }) {
   const s = Math.floor((left % 60_000) / 1000);
   return (
     <p class="notice" data-testid="countdown">
-      {t('mig.switch.countdown', { time: `${h}:${String(min).padStart(2, '0')}:${String(s).padStart(2, '0')}`, when: absoluteTime(props.until) })}
+      {st('mig.switch.countdown', { time: `${h}:${String(min).padStart(2, '0')}:${String(s).padStart(2, '0')}`, when: absoluteTime(props.until) })}
     </p>
   );
 }
 
 function FinishDialog(props: { m: Migration; onClose: () => void; onFinish: (force: boolean) => Promise<void> }) {
+  const st = useSourceText();
   const arrived = !!props.m.test_message?.arrived_at;
   return (
-    <Confirm title={t('mig.action.finish')} lead={arrived ? t('mig.finish.lead') : t('mig.finish.no_test')} onClose={props.onClose}>
+    <Confirm title={t('mig.action.finish')} lead={arrived ? st('mig.finish.lead') : t('mig.finish.no_test')} onClose={props.onClose}>
       <div class="row-actions">
         {arrived && (
           <button class="btn btn-primary" type="button" onClick={() => void props.onFinish(false)}>
@@ -1446,7 +1535,7 @@ function FinishDialog(props: { m: Migration; onClose: () => void; onFinish: (for
         )}
       </div>
       <div class="notice notice-warn">
-        <p style={{ marginTop: 0 }}>{t('mig.finish.force_warning')}</p>
+        <p style={{ marginTop: 0 }}>{st('mig.finish.force_warning')}</p>
         <button class="btn btn-danger" type="button" onClick={() => void props.onFinish(true)}>
           {t('mig.finish.force')}
         </button>
@@ -1459,7 +1548,9 @@ function FinishDialog(props: { m: Migration; onClose: () => void; onFinish: (for
 
 function DoneStep(props: { m: Migration }) {
   const { m } = props;
-  const ap = m.app_password;
+  const st = useSourceText();
+  // An export file had no password or sign-in to delete.
+  const ap = useContext(SourceContext).kind === 'export_file' ? null : m.app_password;
   const removal = m.remove_history;
   return (
     <section class="card" aria-labelledby="mig-done-title">
@@ -1478,12 +1569,12 @@ function DoneStep(props: { m: Migration }) {
       <p>{t('mig.done.copied', { copied: m.progress.copied, conversations: m.progress.conversations })}</p>
       {ap && (
         <div class="notice" data-testid="app-password">
-          <p style={{ marginTop: 0 }}>{t('mig.done.password_deleted')}</p>
-          <p>{t('mig.done.revoke')}</p>
+          <p style={{ marginTop: 0 }}>{st('mig.done.password_deleted')}</p>
+          <p>{st('mig.done.revoke')}</p>
           {ap.remove_at_provider && (
             <p>
               <a href={ap.remove_at_provider} target="_blank" rel="noopener noreferrer">
-                {t('mig.done.revoke_link')}
+                {st('mig.done.revoke_link')}
               </a>
             </p>
           )}
@@ -1492,7 +1583,7 @@ function DoneStep(props: { m: Migration }) {
       {m.state === 'removing' && <p role="status">{t('mig.done.removing_lead')}</p>}
       {m.state === 'removed' && removal && (
         <p role="status" data-testid="removed">
-          {t('mig.done.removed_lead', { conversations: Number(removal.conversations_deleted ?? 0), contacts: Number(removal.contacts_deleted ?? 0) })}
+          {st('mig.done.removed_lead', { conversations: Number(removal.conversations_deleted ?? 0), contacts: Number(removal.contacts_deleted ?? 0) })}
         </p>
       )}
       {m.allowed_actions.includes('remove_history') && removal?.confirm_count != null && (
@@ -1503,12 +1594,13 @@ function DoneStep(props: { m: Migration }) {
 }
 
 function RemoveHistoryDialog(props: { m: Migration; onClose: () => void; onRemoved: (m: Migration) => void }) {
+  const st = useSourceText();
   const count = props.m.remove_history?.confirm_count ?? 0;
   const [text, setText] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   return (
-    <Confirm title={t('mig.action.remove_history')} lead={t('mig.remove.lead', { n: count })} onClose={props.onClose}>
+    <Confirm title={t('mig.action.remove_history')} lead={st('mig.remove.lead', { n: count })} onClose={props.onClose}>
       <form
         onSubmit={async (e) => {
           e.preventDefault();
@@ -1550,6 +1642,7 @@ function RemoveHistoryDialog(props: { m: Migration; onClose: () => void; onRemov
 // ---- The activity log ----
 
 function Activity(props: { id: string; updatedAt: string }) {
+  const st = useSourceText();
   const log = useLoad(
     () => must(api.GET('/v1/migrations/{migrationId}/activity', { params: { path: { migrationId: props.id }, query: { limit: 50 } } })),
     [props.id, props.updatedAt],
@@ -1568,7 +1661,7 @@ function Activity(props: { id: string; updatedAt: string }) {
                 <time class="muted" title={absoluteTime(entry.at)}>
                   {relativeTime(entry.at)}
                 </time>{' '}
-                {activityText(entry.action)}
+                {ACTIVITY_KEYS[entry.action] ? st(ACTIVITY_KEYS[entry.action]) : entry.action.replace(/_/g, ' ')}
                 <span class="muted">
                   {' '}
                   · {entry.actor.type === 'system' ? t('conv.system') : entry.actor.type === 'api_key' ? t('conv.api') : t('conv.team')}
@@ -1609,7 +1702,7 @@ const ACTIVITY_KEYS: Record<string, MessageKey> = {
   remove_history_started: 'mig.log.remove_history',
   history_removed: 'mig.log.history_removed',
   command_blocked: 'mig.log.command_blocked',
+  sign_in_started: 'mig.log.sign_in_started',
+  sign_in_failed: 'mig.log.sign_in_failed',
 };
-function activityText(action: string): string {
-  return ACTIVITY_KEYS[action] ? t(ACTIVITY_KEYS[action]) : action.replace(/_/g, ' ');
-}
+

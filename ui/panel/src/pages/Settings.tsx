@@ -1,6 +1,6 @@
 // Settings: workspace, members, inboxes and channels, API keys, webhooks, saved replies and the
 // person's own account, each at its own URL.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { ApiError, api, type BodyOf, errorText, must, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
@@ -32,17 +32,49 @@ export function Settings() {
   const section = (SECTIONS.find(([s]) => s === params.section)?.[0] ?? 'workspace') as Section;
   const manager = membership.value?.role === 'owner' || membership.value?.role === 'admin';
   const visible = SECTIONS.filter(([, , managersOnly]) => manager || !managersOnly);
+  const current = SECTIONS.find(([id]) => id === section)!;
+  // Below 900 px the section list is a disclosure behind a "Settings: <page>" button (the CSS hides
+  // the button on wider screens, where the list is always shown); a chosen page or Esc closes it.
+  const [menuOpen, setMenuOpen] = useState(false);
+  const toggle = useRef<HTMLButtonElement>(null);
+  useEffect(() => setMenuOpen(false), [section]);
   return (
     <div class="settings">
-      <nav class="nav" aria-label={t('settings.title')}>
+      <nav
+        class={menuOpen ? 'nav settings-nav open' : 'nav settings-nav'}
+        aria-label={t('settings.title')}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape' && menuOpen) {
+            setMenuOpen(false);
+            toggle.current?.focus();
+          }
+        }}
+      >
         <div class="nav-head">
           <a class="nav-link" href="/conversations">
             ← {t('settings.back')}
           </a>
+          <button
+            ref={toggle}
+            type="button"
+            class="btn settings-menu-toggle"
+            aria-expanded={menuOpen}
+            aria-controls="settings-sections"
+            onClick={() => setMenuOpen(!menuOpen)}
+          >
+            <span class="settings-menu-label">{t('settings.menu_current', { page: t(current[1]) })}</span>
+            <span class="chevron" aria-hidden="true" />
+          </button>
         </div>
-        <div class="nav-scroll">
+        <div class="nav-scroll" id="settings-sections">
           {visible.map(([id, label]) => (
-            <a key={id} class="nav-link" href={`/settings/${id}`} aria-current={section === id ? 'page' : undefined}>
+            <a
+              key={id}
+              class="nav-link"
+              href={`/settings/${id}`}
+              aria-current={section === id ? 'page' : undefined}
+              onClick={() => setMenuOpen(false)}
+            >
               {t(label)}
             </a>
           ))}
