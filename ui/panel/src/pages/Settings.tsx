@@ -51,8 +51,8 @@ export function Settings() {
         }}
       >
         <div class="nav-head">
-          <a class="nav-link" href="/conversations">
-            ← {t('settings.back')}
+          <a class="nav-link settings-back" href="/conversations">
+            <span aria-hidden="true">←</span> <span class="settings-back-text">{t('settings.back')}</span>
           </a>
           <button
             ref={toggle}
