@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser } from '../helpers/browser.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { fillBulkMailbox } from '../helpers/migration.js';
@@ -64,8 +64,10 @@ describe('signing in to Google from the migration wizard', { skip: browserSkipRe
     await fake?.stop();
   });
 
-  async function panelPage() {
-    const { context, page } = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
+  let connectedId: string | undefined;
+
+  async function panelPage(viewport = { width: 1280, height: 800 }) {
+    const { context, page } = await browser.newPage({ viewport, locale: 'en-US' });
     await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(String(e)));
@@ -102,8 +104,40 @@ describe('signing in to Google from the migration wizard', { skip: browserSkipRe
     assert.equal(m.credentials.set, true);
     assert.ok(fake.authorizeRequests.some((q) => q.get('login_hint') === MAILBOX && q.get('code_challenge_method') === 'S256'));
     await page.getByText('Signed in. The access is stored sealed').waitFor();
+    // The wizard speaks of a sign-in, never of changing a password.
+    assert.equal(await page.locator('.mig-actions [data-action="credentials"]').innerText(), 'Sign in again');
+    assert.doesNotMatch(await page.locator('main').innerText(), /Change password|app password|Password entered/i);
+    await page.locator('.mig-activity summary').click();
+    await page.locator('.mig-log li', { hasText: 'Signed in with the provider' }).waitFor();
+    await page.locator('.mig-log li', { hasText: 'Sign-in with the provider started' }).waitFor();
     await assertAccessible(page);
     assert.deepEqual(errors, []);
+    connectedId = id;
+  });
+
+  test('a connected Google mailbox in Turkish on a phone: "Sign in again", no password', async () => {
+    assert.ok(connectedId, 'the sign-in test ran first');
+    await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
+    try {
+      const { page, errors } = await panelPage({ width: 390, height: 844 });
+      await page.goto(`${s.url}/settings/migrations/${connectedId}`);
+      await page.locator('h1 [data-state="connected"]').waitFor();
+      const again = page.locator('.mig-actions [data-action="credentials"]');
+      assert.equal(await again.innerText(), 'Yeniden oturum aç');
+      await page.locator('main p.muted', { hasText: 'Google (Google ile oturum açarak)' }).first().waitFor();
+      assert.doesNotMatch(await page.locator('main').innerText(), /Parolayı değiştir|uygulama parolası/i);
+      // By the keyboard: the action opens the Connect step with the provider's sign-in button.
+      for (let i = 0; i < 40 && !(await page.evaluate(() => document.activeElement?.getAttribute('data-action') === 'credentials')); i++)
+        await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await page.waitForURL((url) => url.searchParams.get('step') === 'connect');
+      await page.getByRole('button', { name: 'Google ile oturum aç' }).waitFor();
+      await assertAccessible(page);
+      await screenshot(page, 'migration-sign-in-again-tr-phone');
+      assert.deepEqual(errors, []);
+    } finally {
+      await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
+    }
   });
 
   test('the presets’ names and notes in Turkish', async () => {

@@ -147,6 +147,10 @@ describe('the export-file upload of the migration wizard', { skip: browserSkipRe
     assert.equal(upload.file.messages, MESSAGES);
     assert.equal(upload.file.sha256, sha256(bytes));
     await page.getByRole('link', { name: 'Next: map' }).waitFor();
+    // The wording is the export file's: only the file is read, no password to change.
+    assert.match(await page.getByTestId('read-only').innerText(), /Only the uploaded file is read: nothing is sent to the provider\./);
+    assert.equal(await page.locator('.mig-actions [data-action="scan"]').innerText(), 'Read the file’s headers for the dry run');
+    assert.equal(await page.locator('.mig-actions [data-action="credentials"]').count(), 0);
     await assertAccessible(page);
     assert.deepEqual(errors, []);
   });

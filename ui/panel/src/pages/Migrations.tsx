@@ -215,8 +215,8 @@ function MigrationList() {
               {data.data.map((m) => (
                 <tr key={m.id}>
                   <td>
-                    <a href={`/settings/migrations/${m.id}`}>{m.source_address ?? m.provider_name}</a>
-                    <div class="muted">{m.provider_name}</div>
+                    <a href={`/settings/migrations/${m.id}`}>{m.source_address ?? presetText({ id: m.provider, name: m.provider_name }, 'name')}</a>
+                    <div class="muted">{presetText({ id: m.provider, name: m.provider_name }, 'name')}</div>
                   </td>
                   <td>
                     <SourceContext.Provider value={sourceOf(presets.data ?? [], m.provider)}>
@@ -478,9 +478,9 @@ function Wizard(props: { id: string }) {
         <a href="/settings/migrations">← {t('mig.title')}</a>
       </p>
       <h1 class="mig-title">
-        {m.source_address ?? m.provider_name} <StatePill state={m.state} />
+        {m.source_address ?? presetText({ id: m.provider, name: m.provider_name }, 'name')} <StatePill state={m.state} />
       </h1>
-      <p class="muted">{m.provider_name}</p>
+      <p class="muted">{presetText({ id: m.provider, name: m.provider_name }, 'name')}</p>
       <Stepper current={step} migration={m} />
       <ReadOnlyNote m={m} />
       <ActionBar m={m} onChanged={update} reload={reload} />
