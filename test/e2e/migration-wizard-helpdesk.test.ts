@@ -8,8 +8,8 @@
 // phone, driven by the keyboard.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { systemClock } from '../../src/platform/clock.js';
 import type { Page } from 'playwright-core';
+import { systemClock } from '../../src/platform/clock.js';
 import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { FakeHelpScout, FakeZendesk } from '../helpers/helpdesk-fakes.js';

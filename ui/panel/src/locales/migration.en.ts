@@ -414,8 +414,7 @@ export const migrationEn = {
   'mig.switch.countdown@help_desk': 'Finishes by itself in {time} ({when}) unless something reaches only the help desk.',
   'mig.finish.lead@sign_in': 'The test message arrived by the new route. Finishing stops reading the old mailbox and deletes the sign-in.',
   'mig.finish.lead@help_desk': 'The test message arrived by the new route. Finishing stops reading the help desk and deletes its API credentials.',
-  'mig.finish.force_warning@help_desk':
-    'Finishing without checking works without a test message: what then still reaches only the help desk is not copied.',
+  'mig.finish.force_warning@help_desk': 'Finishing without checking works without a test message: what then still reaches only the help desk is not copied.',
   'mig.done.password_deleted@sign_in': 'The sign-in was deleted from this server.',
   'mig.done.password_deleted@help_desk': 'The API credentials were deleted from this server.',
   'mig.done.revoke@sign_in': 'To end this server’s access at the provider as well, remove it in your account’s app permissions.',

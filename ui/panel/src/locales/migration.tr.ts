@@ -381,8 +381,7 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
     'Taşıma durur ve oturum açma erişimi bu sunucudan silinir. Şimdiye kadar kopyalanan konuşmalar kalır (sonra silebilirsiniz). Eski posta kutusu değiştirilmez.',
   'mig.cancel.lead@help_desk':
     'Taşıma durur ve API kimlik bilgileri bu sunucudan silinir. Şimdiye kadar kopyalanan konuşmalar kalır (sonra silebilirsiniz). Yardım masası değiştirilmez.',
-  'mig.cancel.lead@export_file':
-    'Taşıma durur ve yüklenen dosya bu sunucudan silinir. Şimdiye kadar kopyalanan konuşmalar kalır (sonra silebilirsiniz).',
+  'mig.cancel.lead@export_file': 'Taşıma durur ve yüklenen dosya bu sunucudan silinir. Şimdiye kadar kopyalanan konuşmalar kalır (sonra silebilirsiniz).',
   'mig.readonly.text@help_desk': 'Talepler yardım masasının API’si üzerinden yalnızca GET istekleriyle okunur; başka her istek gönderilmeden önce reddedilir.',
   'mig.readonly.text@export_file': 'Yalnızca yüklenen dosya okunur: sağlayıcıya hiçbir şey gönderilmez.',
   'mig.readonly.blocked@help_desk': '{n} istek gönderilmeden önce reddedildi.',
@@ -410,8 +409,7 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.attention.read_only_check@help_desk': 'Yardım masasını değiştirebilecek bir istek gönderilmek üzereydi ve reddedildi.',
   'mig.switch.lead@help_desk':
     'Geçmiş kopyalandı. Siz bitirene kadar yardım masası her {minutes} dakikada bir okunur ve yalnızca oraya ulaşanlar yeni posta olarak kopyalanır. İki yoldan gelen posta bir kez saklanır.',
-  'mig.switch.test_lead@help_desk':
-    'Hizmet yardım masasının adresine kısa bir ileti gönderir; ileti yeni yoldan buraya ulaştığında nasıl geldiğini gösterir.',
+  'mig.switch.test_lead@help_desk': 'Hizmet yardım masasının adresine kısa bir ileti gönderir; ileti yeni yoldan buraya ulaştığında nasıl geldiğini gösterir.',
   'mig.switch.last_polled@help_desk': 'Yardım masası en son {when} okundu',
   'mig.switch.new_mail@help_desk': 'Yardım masasından kopyalanan yeni iletiler: {n}; iki yoldan gelen: {both}',
   'mig.switch.quiet_after_test@help_desk':
@@ -419,8 +417,7 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.switch.countdown@help_desk': 'Yalnızca yardım masasına bir şey ulaşmazsa {time} sonra ({when}) kendiliğinden biter.',
   'mig.finish.lead@sign_in': 'Deneme iletisi yeni yoldan geldi. Bitirmek eski posta kutusunun okunmasını durdurur ve oturum açma erişimini siler.',
   'mig.finish.lead@help_desk': 'Deneme iletisi yeni yoldan geldi. Bitirmek yardım masasının okunmasını durdurur ve API kimlik bilgilerini siler.',
-  'mig.finish.force_warning@help_desk':
-    'Denetlemeden bitirmek deneme iletisi olmadan çalışır: sonrasında hâlâ yalnızca yardım masasına ulaşanlar kopyalanmaz.',
+  'mig.finish.force_warning@help_desk': 'Denetlemeden bitirmek deneme iletisi olmadan çalışır: sonrasında hâlâ yalnızca yardım masasına ulaşanlar kopyalanmaz.',
   'mig.done.password_deleted@sign_in': 'Oturum açma erişimi bu sunucudan silindi.',
   'mig.done.password_deleted@help_desk': 'API kimlik bilgileri bu sunucudan silindi.',
   'mig.done.revoke@sign_in': 'Bu sunucunun sağlayıcıdaki erişimini de sonlandırmak için hesabınızın uygulama izinlerinden kaldırın.',

@@ -1705,4 +1705,3 @@ const ACTIVITY_KEYS: Record<string, MessageKey> = {
   sign_in_started: 'mig.log.sign_in_started',
   sign_in_failed: 'mig.log.sign_in_failed',
 };
-

@@ -68,13 +68,7 @@ export function Settings() {
         </div>
         <div class="nav-scroll" id="settings-sections">
           {visible.map(([id, label]) => (
-            <a
-              key={id}
-              class="nav-link"
-              href={`/settings/${id}`}
-              aria-current={section === id ? 'page' : undefined}
-              onClick={() => setMenuOpen(false)}
-            >
+            <a key={id} class="nav-link" href={`/settings/${id}`} aria-current={section === id ? 'page' : undefined} onClick={() => setMenuOpen(false)}>
               {t(label)}
             </a>
           ))}
