@@ -12,7 +12,7 @@ import { inTransaction } from '../db/transaction.js';
 import { iso } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import { AppError, forbidden, invalid } from '../platform/errors.js';
-import { act, getMigrationView, setCredentials } from './service.js';
+import { act, getMigrationView, setCredentials, testConnection } from './service.js';
 import { findPreset } from './sources/presets.js';
 import {
   authorizeUrl,
@@ -25,7 +25,7 @@ import {
   type SignInProviderId,
   TokenError,
 } from './sources/sign-in.js';
-import { requireAction, resumedFromAttention } from './states.js';
+import { allowedActions, requireAction, resumedFromAttention } from './states.js';
 import { actorOf, getMigration, logActivity, type MigrationRow } from './store.js';
 
 /** What PUT …/credentials takes: a password, a help desk's API credentials, or (sign-in providers) at most the address. */
@@ -44,6 +44,15 @@ export async function putCredentials(ctx: Ctx, access: Access, id: string, input
 }
 
 async function startSignIn(ctx: Ctx, access: Access, m: MigrationRow, rawUsername: string | undefined) {
+  const signIn = await beginSignIn(ctx, access, m, rawUsername);
+  return { ...(await getMigrationView(ctx, access, m.id)), sign_in: signIn };
+}
+
+/**
+ * Stores a new sign-in of the migration and answers the provider's address. `viaLink` is the
+ * credentials link it was started from: then whoever holds the link finishes it, in any browser.
+ */
+export async function beginSignIn(ctx: Ctx, access: Access, m: MigrationRow, rawUsername: string | undefined, viaLink?: { linkId: string }) {
   const preset = findPreset(m.provider)!;
   const client = clientOf(ctx.config, preset);
   requireAction(m, 'credentials');
@@ -67,13 +76,13 @@ async function startSignIn(ctx: Ctx, access: Access, m: MigrationRow, rawUsernam
         provider: m.provider,
         username,
         verifier_sealed: ctx.sealer.seal(secrets.verifier),
-        created_by_type: actor.type === 'member' ? 'member' : 'api_key',
-        created_by_id: actor.id!,
+        created_by_type: viaLink ? 'link' : actor.type === 'member' ? 'member' : 'api_key',
+        created_by_id: viaLink ? viaLink.linkId : actor.id!,
         created_at: iso(now),
         expires_at: expiresAt,
       })
       .execute();
-    await logActivity({ db: trx, clock: ctx.clock }, m, actor, 'sign_in_started', { provider: m.provider, username });
+    await logActivity({ db: trx, clock: ctx.clock }, m, actor, 'sign_in_started', { provider: m.provider, username, ...(viaLink ? { via: 'link' } : {}) });
   });
   const url = authorizeUrl(ctx.config, m.provider as SignInProviderId, {
     clientId: client.clientId,
@@ -81,7 +90,7 @@ async function startSignIn(ctx: Ctx, access: Access, m: MigrationRow, rawUsernam
     challenge: secrets.challenge,
     loginHint: username,
   });
-  return { ...(await getMigrationView(ctx, access, m.id)), sign_in: { provider: m.provider, url, expires_at: expiresAt } };
+  return { provider: m.provider, url, expires_at: expiresAt };
 }
 
 export interface CallbackInput {
@@ -103,15 +112,28 @@ export async function finishSignIn(ctx: Ctx, input: CallbackInput, browserPerson
   const hash = sha256Hex(input.state);
   const row = await ctx.db.selectFrom('migration_sign_ins').selectAll().where('state_hash', '=', hash).executeTakeFirst();
   if (!row || row.expires_at <= iso(ctx.clock.now())) throw new AppError(400, 'sign_in_expired', STATE_GONE);
+  // A credentials link's sign-in is finished by whoever holds the link, in the name of its creator.
+  const link =
+    row.created_by_type === 'link'
+      ? await ctx.db
+          .selectFrom('migration_credential_links')
+          .select(['id', 'created_by_type', 'created_by_id', 'used_at'])
+          .where('id', '=', row.created_by_id)
+          .executeTakeFirst()
+      : undefined;
+  if (row.created_by_type === 'link' && (!link || link.used_at !== null)) throw new AppError(400, 'sign_in_expired', STATE_GONE);
   if (row.created_by_type === 'member' && row.created_by_id !== browserPersonId)
     throw forbidden('this sign-in was started by another person (or in a browser signed out of the panel); start it again while signed in');
   // Single use: whoever deletes the row finishes the sign-in.
   const deleted = await ctx.db.deleteFrom('migration_sign_ins').where('state_hash', '=', hash).executeTakeFirst();
   if (Number(deleted.numDeletedRows) !== 1) throw new AppError(400, 'sign_in_expired', STATE_GONE);
-  const access = await currentAccessOf(ctx, row.workspace_id, { type: row.created_by_type, id: row.created_by_id }, 'sign-in');
+  const creator = link ? { type: link.created_by_type, id: link.created_by_id } : { type: row.created_by_type as 'member' | 'api_key', id: row.created_by_id };
+  const access = await currentAccessOf(ctx, row.workspace_id, creator, 'sign-in');
   if (!access) throw forbidden('whoever started this sign-in may no longer manage migrations');
   authorize(access, 'migrations:manage');
-  const back = (query: string) => `${ctx.config.publicUrl}/settings/migrations/${encodeURIComponent(row.migration_id)}?${query}`;
+  // Back to the wizard, or to the link's page (which works signed out).
+  const back = (query: string) =>
+    `${ctx.config.publicUrl}${link ? '/migrations/' : '/settings/migrations/'}${encodeURIComponent(row.migration_id)}${link ? '/connect' : ''}?${query}`;
   const failed = async (code: string, message: string) => {
     const m = await getMigration(ctx.db, row.workspace_id, row.migration_id);
     await inTransaction(ctx.db, (trx) =>
@@ -138,8 +160,24 @@ export async function finishSignIn(ctx: Ctx, input: CallbackInput, browserPerson
     return {
       set,
       log: m.password_sealed ? 'credentials_replaced' : 'credentials_set',
-      detail: { username: row.username, via: 'sign_in', provider: row.provider },
+      detail: { username: row.username, via: link ? 'link' : 'sign_in', provider: row.provider },
     };
   });
-  return { redirect: back(`signed_in=${encodeURIComponent(row.provider)}`) };
+  if (!link) return { redirect: back(`signed_in=${encodeURIComponent(row.provider)}`) };
+  // As with a password entered through a link: the connection is tested, and a passing test uses the link up.
+  let connected = false;
+  try {
+    const m = await getMigration(ctx.db, row.workspace_id, row.migration_id);
+    connected = allowedActions(m).includes('test') ? (await testConnection(ctx, access, row.migration_id)).result.ok : true;
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+  }
+  if (connected)
+    await ctx.db
+      .updateTable('migration_credential_links')
+      .set({ used_at: iso(ctx.clock.now()) })
+      .where('id', '=', link.id)
+      .where('used_at', 'is', null)
+      .execute();
+  return { redirect: back(`signed_in=${encodeURIComponent(row.provider)}&connected=${connected ? 1 : 0}`) };
 }

@@ -272,8 +272,11 @@ export interface MigrationSignInsTable {
   username: string;
   /** The PKCE code_verifier, sealed under the master key. */
   verifier_sealed: string;
-  /** Who started it: a member (whose panel session must bring the callback) or an API key. */
-  created_by_type: 'member' | 'api_key';
+  /**
+   * Who started it: a member (whose panel session must bring the callback), an API key, or a
+   * credentials link (created_by_id is the link's id; its creator's access applies, any browser may finish).
+   */
+  created_by_type: 'member' | 'api_key' | 'link';
   created_by_id: string;
   created_at: string;
   expires_at: string;

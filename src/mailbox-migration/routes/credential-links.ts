@@ -7,7 +7,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Ctx } from '../../context.js';
 import type { ApiApp } from '../../http/app.js';
 import { bearer, jsonAnswer, jsonBody } from '../../http/openapi.js';
-import { createCredentialsLink, describeCredentialsLink, useCredentialsLink } from '../sources/credential-links.js';
+import { createCredentialsLink, describeCredentialsLink, startLinkSignIn, useCredentialsLink } from '../sources/credential-links.js';
 import { CredentialsSchema, migrationManager, params, TestResultSchema, tags } from './common.js';
 
 const token = z.string().min(1).max(200).openapi({ description: 'the token after #token= in the link' });
@@ -20,7 +20,8 @@ export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
       method: 'post',
       path: '/v1/migrations/{migrationId}/credentials-link',
       tags,
-      summary: 'A link to the panel page where a person enters the mailbox password (single use, 30 minutes; a new link ends the earlier one)',
+      summary:
+        'A link to the panel page where a person enters the mailbox password, or signs in to Google or Microsoft (single use, 30 minutes; a new link ends the earlier one)',
       description:
         'For assistants and scripts that must never handle the password. Once a password entered through the link connected, credentials.set is true and the migration is connected.',
       security: bearer,
@@ -50,9 +51,10 @@ export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
           z.object({
             migration_id: z.string(),
             provider: z.string(),
-            kind: z
-              .enum(['mailbox', 'help_desk'])
-              .openapi({ description: 'help_desk: the page asks for the help desk’s API credentials instead of a password' }),
+            kind: z.enum(['mailbox', 'help_desk', 'sign_in']).openapi({
+              description:
+                'help_desk: the page asks for the help desk’s API credentials instead of a password; sign_in: the page starts the provider’s sign-in (POST …/sign-in)',
+            }),
             mailbox: z.string().nullable(),
             username: z.string().nullable(),
             provider_name: z.string(),
@@ -67,6 +69,22 @@ export function registerCredentialLinkRoutes(app: ApiApp, ctx: Ctx) {
       },
     }),
     async (c) => c.json(await describeCredentialsLink(ctx, c.req.valid('param').migrationId, c.req.valid('json').token), 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/migration-links/{migrationId}/sign-in',
+      tags,
+      summary: 'Start the sign-in of a Google or Microsoft mailbox with a credentials link; answers the provider’s address to open',
+      description:
+        'The provider sends the browser back to the link’s page with `signed_in=<provider>&connected=1|0` (or `sign_in_error=<code>`); a sign-in that connected uses the link up. 409 `not_sign_in_provider` for mailboxes that take a password.',
+      request: { params, body: jsonBody(z.object({ token }).strict()) },
+      responses: {
+        200: jsonAnswer(z.object({ provider: z.string(), url: z.string(), expires_at: z.string() }), 'the provider’s sign-in address (single use)'),
+      },
+    }),
+    async (c) => c.json(await startLinkSignIn(ctx, c.req.valid('param').migrationId, c.req.valid('json').token), 200),
   );
 
   app.openapi(

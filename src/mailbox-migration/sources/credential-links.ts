@@ -16,12 +16,13 @@ import { sha256Hex } from '../../platform/crypto.js';
 import { AppError, conflict, forbidden } from '../../platform/errors.js';
 import { newId, randomText } from '../../platform/ids.js';
 import { setCredentials, type TestResult, testConnection } from '../service.js';
+import { beginSignIn } from '../sign-ins.js';
 import { allowedActions, requireAction } from '../states.js';
 import { actorOf, getMigration, logActivity } from '../store.js';
 import type { HelpDeskCredentials } from './helpdesk/source.js';
 import { isHelpDesk } from './helpdesk/store.js';
 import { findPreset } from './presets.js';
-import { isSignInProvider } from './sign-in.js';
+import { clientOf, isSignInProvider } from './sign-in.js';
 
 export const CREDENTIALS_LINK_TTL_MS = 30 * MINUTE;
 const CREDENTIALS_LINK_PREFIX = 'svc_mcl_';
@@ -40,12 +41,8 @@ function credentialsLinkUrl(publicUrl: string, migrationId: string, token: strin
 export async function createCredentialsLink(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, access: Access, migrationId: string, requestOrigin?: string) {
   const m = await getMigration(ctx.db, access.workspaceId, migrationId);
   requireAction(m, 'credentials');
-  // A sign-in provider's mailbox takes no password: the sign-in address itself is what to hand out.
-  if (isSignInProvider(m.provider))
-    throw conflict(
-      `${findPreset(m.provider)?.name ?? m.provider} connects with a sign-in, not a password: PUT /v1/migrations/{id}/credentials answers sign_in.url, the address to hand to the mailbox's owner (valid 15 minutes, single use)`,
-      'sign_in_provider',
-    );
+  // A sign-in provider's link page starts the sign-in: only worth handing out once the operator set it up.
+  if (isSignInProvider(m.provider)) clientOf(ctx.config, findPreset(m.provider)!);
   const actor = actorOf(access);
   const now = ctx.clock.now();
   const token = CREDENTIALS_LINK_PREFIX + randomText(32);
@@ -114,8 +111,8 @@ export async function describeCredentialsLink(ctx: Pick<Ctx, 'db' | 'clock'>, mi
   return {
     migration_id: m.id,
     provider: m.provider,
-    /** help_desk: the page asks for the help desk's API credentials (Zendesk, Help Scout), not a password. */
-    kind: isHelpDesk(m) ? ('help_desk' as const) : ('mailbox' as const),
+    /** help_desk: the page asks for the help desk's API credentials (Zendesk, Help Scout), not a password; sign_in: it starts the provider's sign-in. */
+    kind: isHelpDesk(m) ? ('help_desk' as const) : isSignInProvider(m.provider) ? ('sign_in' as const) : ('mailbox' as const),
     mailbox: m.source_address ?? m.username,
     username: m.username,
     provider_name: preset?.name ?? m.provider,
@@ -123,6 +120,18 @@ export async function describeCredentialsLink(ctx: Pick<Ctx, 'db' | 'clock'>, mi
     app_password_url: preset?.app_password_url ?? null,
     expires_at: link.expires_at,
   };
+}
+
+/**
+ * The link page of a sign-in provider's mailbox (Google, Microsoft): starts the sign-in in the name
+ * of whoever made the link and answers the provider's address. The callback brings the browser back
+ * to the link's page; a sign-in that connected uses the link up.
+ */
+export async function startLinkSignIn(ctx: Ctx, migrationId: string, token: string) {
+  const { link, access } = await liveLink(ctx, migrationId, token);
+  const m = await getMigration(ctx.db, access.workspaceId, migrationId);
+  if (!isSignInProvider(m.provider)) throw conflict('this mailbox connects with a password: PUT /v1/migration-links/{id}/credentials', 'not_sign_in_provider');
+  return beginSignIn(ctx, access, m, undefined, { linkId: link.id });
 }
 
 interface LinkCredentialsResult {

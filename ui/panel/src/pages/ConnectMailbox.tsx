@@ -2,16 +2,19 @@
 // moved types its password here (in the same form as the wizard's; a help desk's API credentials in
 // the wizard's help-desk form), so an assistant or script never handles it. It works signed out —
 // the token is the authority — and names the mailbox it is for. The token stays after '#', so it
-// never reaches a server log or a Referer header; it is sent only in request bodies.
+// never reaches a server log or a Referer header; it is sent only in request bodies. A Google or
+// Microsoft mailbox is connected with the provider's sign-in, started here with the token; the
+// provider's callback brings the browser back here with ?signed_in= (or ?sign_in_error=).
 import { useEffect, useState } from 'preact/hooks';
-import { api, must } from '../api';
+import { api, errorText, must } from '../api';
 import { type HelpDeskCredentialsBody, HelpDeskCredentialsForm } from '../components/HelpDeskCredentialsForm';
 import { type ConnectionTestResult, MigrationPasswordForm } from '../components/MigrationPasswordForm';
+import { providerLabel } from '../components/MigrationSignIn';
 import { t } from '../i18n';
 
 type LinkInfo = {
   provider: string;
-  kind: 'mailbox' | 'help_desk';
+  kind: 'mailbox' | 'help_desk' | 'sign_in';
   mailbox: string | null;
   username: string | null;
   provider_name: string;
@@ -22,14 +25,68 @@ type Outcome = { connected: boolean; test: ConnectionTestResult | null };
 
 const tokenFromHash = () => new URLSearchParams(location.hash.replace(/^#/, '')).get('token') ?? '';
 
+/** Back from the provider's sign-in: what the callback said. */
+function SignInReturn(props: { query: URLSearchParams }) {
+  const error = props.query.get('sign_in_error');
+  if (error)
+    return (
+      <p class="error-text" role="alert">
+        {t('connect.sign_in_failed', { error })}
+      </p>
+    );
+  const provider = providerLabel(props.query.get('signed_in') ?? '');
+  return (
+    <>
+      <p role="status">{t('mig.signin.signed_in', { provider })}</p>
+      <p role="status">{props.query.get('connected') === '1' ? t('connect.done') : t('connect.signed_in_not_connected')}</p>
+    </>
+  );
+}
+
+function LinkSignIn(props: { migrationId: string; token: string; info: LinkInfo }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const google = props.info.provider === 'google';
+  async function start() {
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await must(
+        api.POST('/v1/migration-links/{migrationId}/sign-in', { params: { path: { migrationId: props.migrationId } }, body: { token: props.token } }),
+      );
+      location.assign(r.url);
+    } catch (err) {
+      setError(errorText(err));
+      setBusy(false);
+    }
+  }
+  return (
+    <>
+      <p>{t('connect.lead_sign_in', { provider: providerLabel(props.info.provider) })}</p>
+      <p class="muted">{t(google ? 'mig.signin.google_scope' : 'mig.signin.microsoft_scope')}</p>
+      {error && (
+        <p class="error-text" role="alert">
+          {error}
+        </p>
+      )}
+      <button class="btn btn-primary" type="button" disabled={busy} onClick={() => void start()}>
+        {busy ? t('mig.working') : t(google ? 'mig.signin.button_google' : 'mig.signin.button_microsoft')}
+      </button>
+    </>
+  );
+}
+
 export function ConnectMailbox({ id }: { id?: string }) {
   const migrationId = id ?? '';
   const [token] = useState(tokenFromHash);
+  const [query] = useState(() => new URLSearchParams(location.search));
+  const returned = query.has('signed_in') || query.has('sign_in_error');
   const [info, setInfo] = useState<LinkInfo | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [done, setDone] = useState(false);
 
   useEffect(() => {
+    if (returned) return;
     if (!token) return setProblem(t('connect.link_gone'));
     must(api.POST('/v1/migration-links/{migrationId}/check', { params: { path: { migrationId } }, body: { token } }))
       .then(setInfo)
@@ -48,7 +105,9 @@ export function ConnectMailbox({ id }: { id?: string }) {
           {t('app.name')}
         </p>
         <h1>{info?.mailbox ? t('connect.title_for', { mailbox: info.mailbox }) : t('connect.title')}</h1>
-        {problem ? (
+        {returned ? (
+          <SignInReturn query={query} />
+        ) : problem ? (
           <p class="error-text" role="alert">
             {problem}
           </p>
@@ -56,6 +115,8 @@ export function ConnectMailbox({ id }: { id?: string }) {
           <p aria-busy="true">{t('connect.checking')}</p>
         ) : done ? (
           <p role="status">{t('connect.done')}</p>
+        ) : info.kind === 'sign_in' ? (
+          <LinkSignIn migrationId={migrationId} token={token} info={info} />
         ) : info.kind === 'help_desk' ? (
           <>
             <p>{t('connect.lead_help_desk', { provider: info.provider_name })}</p>
