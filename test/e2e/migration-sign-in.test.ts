@@ -15,6 +15,7 @@ import { type OAuthFake, startOAuthFake } from '../helpers/oauth-fake.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const MAILBOX = 'team@gmail-workspace.test';
+const LINK_MAILBOX = 'owner@gmail-workspace.test';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -38,6 +39,7 @@ describe('signing in to Google from the migration wizard', { skip: browserSkipRe
     fake = await startOAuthFake({ google: { id: 'g-client', secret: 'g-secret' }, microsoft: { id: 'm-client', secret: 'm-secret' } });
     d = await startDovecot({ oauth2IntrospectionUrl: fake.introspectionUrl });
     d.addUser(MAILBOX, 'unused');
+    d.addUser(LINK_MAILBOX, 'unused');
     await fillBulkMailbox(d, MAILBOX, { threads: 3, perThread: 1, now: new Date() });
     // The provider sends the browser to the public URL: the server listens where it says.
     const port = await freePort();
@@ -138,6 +140,45 @@ describe('signing in to Google from the migration wizard', { skip: browserSkipRe
     } finally {
       await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
     }
+  });
+
+  test('a credentials link, signed out, on a phone by the keyboard: the page starts the Google sign-in and comes back connected', async () => {
+    const created = await s.request('POST', '/v1/migrations', { token: seed.apiKey, body: { provider: 'google', source_address: LINK_MAILBOX } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id as string;
+    const made = await s.request('POST', `/v1/migrations/${id}/credentials-link`, { token: seed.ownerToken });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    // Whoever opens the link has no panel session: the link is the authority.
+    const { context, page } = await browser.newPage({ viewport: { width: 390, height: 844 }, locale: 'tr-TR' });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(made.body.url);
+    await page.getByRole('heading', { name: `${LINK_MAILBOX} posta kutusunu bağla` }).waitFor();
+    await page.getByText('Google parola yerine oturum açarak bağlanır').waitFor();
+    assert.equal(await page.getByLabel('Parola', { exact: false }).count(), 0, 'no password is asked for');
+    await assertAccessible(page);
+    await screenshot(page, 'connect-link-sign-in-tr-phone');
+    await page.keyboard.press('Tab');
+    for (let i = 0; i < 10 && !(await page.evaluate(() => document.activeElement?.textContent === 'Google ile oturum aç')); i++)
+      await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.waitForURL((url) => url.pathname === `/migrations/${id}/connect` && url.searchParams.get('signed_in') === 'google');
+    assert.equal(new URL(page.url()).searchParams.get('connected'), '1');
+    await page.getByText('Google ile oturum açıldı.').waitFor();
+    await page.getByText('Bağlandı. Bu sayfayı kapatabilirsiniz').waitFor();
+    await assertAccessible(page);
+    const m = (await s.request('GET', `/v1/migrations/${id}`, { token: seed.apiKey })).body;
+    assert.equal(m.state, 'connected');
+    assert.equal(m.credentials.set, true);
+    assert.deepEqual(errors, []);
+    await context.close();
+
+    // The link is used up: opened again, the page says so (in English for an English browser).
+    const { context: again, page: later } = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
+    await later.goto(made.body.url);
+    await later.getByText('This link is unknown, used or expired. Ask for a new one.').waitFor();
+    await assertAccessible(later);
+    await again.close();
   });
 
   test('the presets’ names and notes in Turkish', async () => {

@@ -22,6 +22,7 @@ const CLIENTS = { google: { id: 'google-client.apps.test', secret: 'google-secre
 const GMAIL_USER = 'support@gmail-workspace.test';
 const OUTLOOK_USER = 'help@contoso.test';
 const THREADS = 6;
+const LINK_USER = 'owner@gmail-workspace.test';
 
 describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecotMissing }, () => {
   let fake: OAuthFake;
@@ -39,6 +40,7 @@ describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecot
       d.addUser(user, `unused-${user}`);
       await fillBulkMailbox(d, user, { threads: THREADS, perThread: 2, now });
     }
+    d.addUser(LINK_USER, 'unused-link-user');
     s = await startTestServer({
       clock,
       env: {
@@ -107,10 +109,6 @@ describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecot
     const id = await draft('google', GMAIL_USER);
     const refused = await api('PUT', `/v1/migrations/${id}/credentials`, { password: 'a password' });
     assert.equal(refused.status, 400, 'a sign-in provider takes no password');
-    const link = await api('POST', `/v1/migrations/${id}/credentials-link`);
-    assert.equal(link.status, 409, 'no password link: the sign-in address is what to hand out');
-    assert.equal(link.body.error.code, 'sign_in_provider');
-
     const started = await api('PUT', `/v1/migrations/${id}/credentials`, {});
     assert.equal(started.status, 200, JSON.stringify(started.body));
     assert.equal(started.body.credentials.set, false);
@@ -253,6 +251,55 @@ describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecot
     const expired = await api('PUT', `/v1/migrations/${id}/credentials`, {}, seed.ownerToken);
     clock.advance(HOUR);
     assert.equal((await signIn(expired.body.sign_in.url, { cookie: `svc_session=${seed.ownerToken}` })).res.status, 400, 'an expired state is refused');
+  });
+
+  test('a credentials link: its page starts the sign-in, any browser finishes it, back to the page, tested, the link used up', async () => {
+    const id = await draft('google', LINK_USER);
+    const made = await api('POST', `/v1/migrations/${id}/credentials-link`, undefined, seed.ownerToken);
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const url = new URL(made.body.url);
+    assert.equal(url.pathname, `/migrations/${id}/connect`);
+    const token = new URLSearchParams(url.hash.slice(1)).get('token')!;
+    const link = (path: string, body: unknown) => s.request('POST', `/v1/migration-links/${id}/${path}`, { body });
+
+    const checked = await link('check', { token });
+    assert.equal(checked.status, 200);
+    assert.equal(checked.body.kind, 'sign_in');
+    assert.equal((await link('sign-in', { token: 'svc_mcl_wrong' })).status, 404);
+    const started = await link('sign-in', { token });
+    assert.equal(started.status, 200, JSON.stringify(started.body));
+    assert.deepEqual(Object.keys(started.body).sort(), ['expires_at', 'provider', 'url'], 'only the address, not the migration');
+    assert.equal(new URL(started.body.url).searchParams.get('login_hint'), LINK_USER);
+    const declinedStart = await link('sign-in', { token });
+    fake.denyNext();
+    const declined = await signIn(declinedStart.body.url);
+    assert.equal(declined.res.status, 303);
+    assert.equal(declined.location, `${s.app.config.publicUrl}/migrations/${id}/connect?sign_in_error=access_denied`);
+    assert.equal((await link('check', { token })).status, 200, 'a declined sign-in leaves the link usable');
+
+    // The member who made the link is not the one signing in: no panel session comes with the callback.
+    const again = await link('sign-in', { token });
+    const done = await signIn(again.body.url);
+    assert.equal(done.res.status, 303);
+    assert.equal(done.location, `${s.app.config.publicUrl}/migrations/${id}/connect?signed_in=google&connected=1`);
+    const m = (await api('GET', `/v1/migrations/${id}`)).body;
+    assert.equal(m.credentials.set, true);
+    assert.equal(m.username, LINK_USER);
+    assert.equal(m.state, 'connected');
+    assert.equal((await link('check', { token })).status, 404, 'the link is used up');
+    assert.equal((await link('sign-in', { token })).status, 404);
+    const log = await s.app.db.selectFrom('mailbox_migration_log').select(['action', 'actor_id', 'detail']).where('migration_id', '=', id).execute();
+    const set = log.find((e) => e.action === 'credentials_set')!;
+    assert.equal(set.actor_id, seed.ownerId, 'in the name of whoever made the link');
+    assert.match(set.detail!, /"via":"link"/);
+
+    // A mailbox that takes a password has no sign-in through its link.
+    const imap = await api('POST', '/v1/migrations', { provider: 'imap', imap: { host: '127.0.0.1', port: d.port, tls: 'none' } });
+    const imapLink = await api('POST', `/v1/migrations/${imap.body.id}/credentials-link`);
+    const imapToken = new URLSearchParams(new URL(imapLink.body.url).hash.slice(1)).get('token')!;
+    const refused = await s.request('POST', `/v1/migration-links/${imap.body.id}/sign-in`, { body: { token: imapToken } });
+    assert.equal(refused.status, 409);
+    assert.equal(refused.body.error.code, 'not_sign_in_provider');
   });
 
   test('no token, code, secret or verifier reaches the logs or the API', async () => {

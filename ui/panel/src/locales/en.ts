@@ -337,8 +337,10 @@ export const en = {
   'connect.submit': 'Connect',
   'connect.testing': 'Testing the connection…',
   'connect.failed': 'The connection failed: {message}. Check the password and try again.',
-  'connect.lead_sign_in': '{provider} connects with a sign-in instead of a password: you go to {provider} to allow read access, then come back here. The service only reads the mailbox: nothing there is deleted, moved or marked read.',
-  'connect.signed_in_not_connected': 'Signed in, but the connection test did not pass. Whoever sent you this link can see why in the service; you may open the link again to sign in again.',
+  'connect.lead_sign_in':
+    '{provider} connects with a sign-in instead of a password: you go to {provider} to allow read access, then come back here. The service only reads the mailbox: nothing there is deleted, moved or marked read.',
+  'connect.signed_in_not_connected':
+    'Signed in, but the connection test did not pass. Whoever sent you this link can see why in the service; you may open the link again to sign in again.',
   'connect.sign_in_failed': 'The sign-in did not finish ({error}). Open the link again to try once more.',
   'connect.done': 'Connected. You can close this page; the move continues in the service.',
   'settings.members': 'Members',

@@ -341,8 +341,10 @@ export const tr: Record<MessageKey, string> = {
   'connect.submit': 'Bağlan',
   'connect.testing': 'Bağlantı deneniyor…',
   'connect.failed': 'Bağlantı kurulamadı: {message}. Parolayı denetleyip yeniden deneyin.',
-  'connect.lead_sign_in': '{provider} parola yerine oturum açarak bağlanır: okuma erişimine izin vermek için {provider} sayfasına gidip buraya dönersiniz. Hizmet posta kutusunu yalnızca okur: orada hiçbir şey silinmez, taşınmaz ya da okundu olarak işaretlenmez.',
-  'connect.signed_in_not_connected': 'Oturum açıldı, ancak bağlantı sınaması geçmedi. Size bu bağlantıyı gönderen kişi nedenini hizmette görebilir; yeniden oturum açmak için bağlantıyı yeniden açabilirsiniz.',
+  'connect.lead_sign_in':
+    '{provider} parola yerine oturum açarak bağlanır: okuma erişimine izin vermek için {provider} sayfasına gidip buraya dönersiniz. Hizmet posta kutusunu yalnızca okur: orada hiçbir şey silinmez, taşınmaz ya da okundu olarak işaretlenmez.',
+  'connect.signed_in_not_connected':
+    'Oturum açıldı, ancak bağlantı sınaması geçmedi. Size bu bağlantıyı gönderen kişi nedenini hizmette görebilir; yeniden oturum açmak için bağlantıyı yeniden açabilirsiniz.',
   'connect.sign_in_failed': 'Oturum açma tamamlanmadı ({error}). Yeniden denemek için bağlantıyı yeniden açın.',
   'connect.done': 'Bağlandı. Bu sayfayı kapatabilirsiniz; taşıma hizmette sürüyor.',
   'settings.members': 'Üyeler',
