@@ -63,6 +63,7 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
   sqlite.pragma('wal_autocheckpoint = 10000');
   const checkpointer = startCheckpointer(file);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  sqliteConnections.set(db, sqlite);
   return {
     db,
     dialect: 'sqlite',
@@ -73,6 +74,17 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
       await db.destroy();
     },
   };
+}
+
+// The better-sqlite3 connection behind each Kysely instance openDatabase made (not its transactions).
+const sqliteConnections = new WeakMap<object, SQLite.Database>();
+
+/**
+ * The SQLite connection behind `db`, for the few reads that run on it directly
+ * (src/db/reusable-query.ts); undefined on Postgres and for a transaction's Kysely.
+ */
+export function sqliteConnectionOf(db: object): SQLite.Database | undefined {
+  return sqliteConnections.get(db);
 }
 
 /**

@@ -2,7 +2,15 @@
 // parameter values: kysely otherwise builds the operation tree and compiles it to SQL on every call,
 // which costs more than running a small query on SQLite. The SQL text is the same string each time,
 // so SQLite's statement cache (src/db/connection.ts) finds its prepared statement at once.
+//
+// On SQLite a read outside any transaction goes straight to its prepared statement: better-sqlite3
+// answers synchronously, and kysely's executor, connection provider and connection lock would add
+// a dozen promise steps (more than the read itself) for nothing. The connection lock only matters
+// while a transaction is open on the connection (`inTransaction`): then the read waits its turn
+// through kysely as before, so it never sees another caller's uncommitted rows.
+import type SQLite from 'better-sqlite3';
 import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
+import { sqliteConnectionOf } from './connection.js';
 import { isPostgres } from './dialect.js';
 import type { Database, Db } from './schema.js';
 
@@ -22,8 +30,10 @@ interface Compiled {
  */
 export function reusableQuery<Row, V extends unknown[]>(build: (db: Kysely<Database>, ...placeholders: V) => Compilable<Row>) {
   const byDialect = new Map<boolean, Compiled>();
+  const statements = new WeakMap<SQLite.Database, SQLite.Statement>();
   return async (db: Db, ...values: V): Promise<Row[]> => {
-    const postgres = isPostgres(db);
+    const sqlite = sqliteConnectionOf(db);
+    const postgres = sqlite ? false : isPostgres(db);
     let compiled = byDialect.get(postgres);
     if (!compiled) {
       const slots = values.map((_, i): Slot => ({ slot: i }));
@@ -39,6 +49,15 @@ export function reusableQuery<Row, V extends unknown[]>(build: (db: Kysely<Datab
       byDialect.set(postgres, compiled);
     }
     const parameters = compiled.parameters.map((p) => ('slot' in p ? values[p.slot] : p.constant));
+    if (sqlite?.open && !sqlite.inTransaction) {
+      let statement = statements.get(sqlite);
+      if (!statement) {
+        statement = sqlite.prepare(compiled.sql);
+        if (!statement.reader) throw new Error(`reusableQuery: only reads run directly on SQLite (${compiled.sql})`);
+        statements.set(sqlite, statement);
+      }
+      return statement.all(parameters) as Row[];
+    }
     const result = await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters));
     return result.rows;
   };

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import { type ConsolaInstance, createConsola, LogLevels, type LogObject } from 'consola';
 
 export type LogFields = Record<string, unknown>;
 
@@ -47,19 +46,14 @@ function clean(value: unknown, depth = 0): unknown {
   return out;
 }
 
-const LEVEL_NAMES: Record<number, string> = { 0: 'error', 1: 'warn', 2: 'info', 3: 'info', 4: 'debug', 5: 'debug' };
+const LEVEL_RANK = { error: 0, warn: 1, info: 3, debug: 4 } as const;
 
 /** One JSON object per line: time, level, msg, then the fields (a child logger's first). */
-function jsonReporter(write: (line: string, urgent: boolean) => void) {
-  return {
-    log(obj: LogObject) {
-      const [msg, base, fields] = obj.args as [string, LogFields, LogFields | undefined];
-      const line: LogFields = { time: obj.date.toISOString(), level: LEVEL_NAMES[obj.level] ?? 'info', msg: String(msg) };
-      Object.assign(line, clean(base) as LogFields);
-      if (fields) Object.assign(line, clean(fields) as LogFields);
-      write(JSON.stringify(line) + '\n', obj.level <= 1);
-    },
-  };
+function jsonLine(level: LogLevel, msg: string, base: LogFields, fields: LogFields | undefined): string {
+  const line: LogFields = { time: new Date().toISOString(), level, msg: String(msg) };
+  Object.assign(line, clean(base) as LogFields);
+  if (fields) Object.assign(line, clean(fields) as LogFields);
+  return JSON.stringify(line) + '\n';
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -94,26 +88,24 @@ function batchedStderr(): (line: string, urgent: boolean) => void {
   };
 }
 
-export function createLogger(opts: { level?: LogLevel; write?: (line: string) => void } = {}): Logger {
-  const consola = createConsola({
-    level: LogLevels[opts.level ?? 'info'],
-    // consola folds repeated identical lines into "(repeated n times)" by default; every line an
-    // operator may alert on must be written, so that is off.
-    throttle: 0,
-    reporters: [jsonReporter(opts.write ?? batchedStderr())],
-  });
-  return wrap(consola, {});
+export function createLogger(opts: { level?: LogLevel; write?: (line: string, urgent: boolean) => void } = {}): Logger {
+  return wrap(LEVEL_RANK[opts.level ?? 'info'], opts.write ?? batchedStderr(), {});
 }
 
-// The fields are handed over unmerged: consola drops a line below its level before the reporter
-// runs, so nothing is copied or cleaned for it.
-function wrap(consola: ConsolaInstance, base: LogFields): Logger {
-  const at = (fn: (...args: unknown[]) => void) => (msg: string, fields?: LogFields) => fn(msg, base, fields);
+// The fields are handed over unmerged and a line below the level returns before anything is built,
+// copied or cleaned. (No logging library in between: on the request path it cost more than the
+// line itself.)
+function wrap(maxRank: number, write: (line: string, urgent: boolean) => void, base: LogFields): Logger {
+  const at = (level: LogLevel) => {
+    if (LEVEL_RANK[level] > maxRank) return () => {};
+    const urgent = LEVEL_RANK[level] <= LEVEL_RANK.warn;
+    return (msg: string, fields?: LogFields) => write(jsonLine(level, msg, base, fields), urgent);
+  };
   return {
-    debug: at(consola.debug),
-    info: at(consola.info),
-    warn: at(consola.warn),
-    error: at(consola.error),
-    child: (fields) => wrap(consola, { ...base, ...fields }),
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (fields) => wrap(maxRank, write, { ...base, ...fields }),
   };
 }

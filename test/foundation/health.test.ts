@@ -41,12 +41,15 @@ describe('health, version, metrics, logs', () => {
   test('metrics are labelled by route pattern, never the raw path, and pass promtool', async () => {
     const seed = await seedWorkspace(s.app);
     await s.request('GET', `/v1/inboxes/${seed.inboxId}`, { token: seed.apiKey });
+    await s.request('GET', `/v1/inboxes/${seed.inboxId}`, { token: seed.apiKey });
     await s.request('GET', '/v1/inboxes/inb_doesnotexist', { token: seed.apiKey });
     await s.request('GET', '/v1/no/such/thing/12345');
     // A panel path answers the app's index.html: counted without its raw path too.
     await s.request('GET', '/conversations/cv_panelpath');
     const text = await (await fetch(s.metricsUrl)).text();
-    assert.match(text, /svc_http_requests_total\{method="GET",route="\/v1\/inboxes\/:inboxId",status="200"\} 1/);
+    // The same series again adds to its count (each series is looked up once and kept).
+    assert.match(text, /svc_http_requests_total\{method="GET",route="\/v1\/inboxes\/:inboxId",status="200"\} 2/);
+    assert.match(text, /svc_http_request_seconds_count\{method="GET",route="\/v1\/inboxes\/:inboxId",status="200"\} 2/);
     assert.match(text, /svc_http_requests_total\{method="GET",route="\/v1\/inboxes\/:inboxId",status="404"\} 1/);
     assert.match(text, /svc_http_requests_total\{method="GET",route="unmatched",status="404"\} 1/);
     assert.match(text, /svc_http_requests_total\{method="GET",route="unmatched",status="200"\} 1/);

@@ -31,3 +31,55 @@ describe('log redaction', () => {
     assert.equal(line.recipients, 4);
   });
 });
+
+describe('log levels and line shape', () => {
+  function capture(level?: 'debug' | 'info' | 'warn' | 'error') {
+    const lines: { line: Record<string, any>; urgent: boolean }[] = [];
+    const log = createLogger({ level, write: (l, urgent) => lines.push({ line: JSON.parse(l), urgent }) });
+    return { log, lines };
+  }
+
+  test('a line below the level is not written; the others carry time, level, msg and their fields', () => {
+    const { log, lines } = capture('info');
+    log.debug('hidden', { n: 1 });
+    log.info('shown', { n: 2 });
+    log.child({ component: 'x' }).debug('hidden too');
+    log.child({ component: 'x' }).warn('warned', { n: 3 });
+    assert.deepEqual(
+      lines.map((l) => [l.line.level, l.line.msg, l.line.n, l.line.component]),
+      [
+        ['info', 'shown', 2, undefined],
+        ['warn', 'warned', 3, 'x'],
+      ],
+    );
+    assert.ok(!Number.isNaN(Date.parse(lines[0].line.time)) && lines[0].line.time.endsWith('Z'));
+    assert.deepEqual(Object.keys(lines[1].line).slice(0, 4), ['time', 'level', 'msg', 'component'], 'the child logger’s fields come first');
+  });
+
+  test('warnings and errors are written at once (urgent); info and debug may wait for the batch', () => {
+    const { log, lines } = capture('debug');
+    log.debug('d');
+    log.info('i');
+    log.warn('w');
+    log.error('e', { error: new Error('boom') });
+    assert.deepEqual(
+      lines.map((l) => [l.line.level, l.urgent]),
+      [
+        ['debug', false],
+        ['info', false],
+        ['warn', true],
+        ['error', true],
+      ],
+    );
+    assert.deepEqual(lines[3].line.error, { message: 'boom' });
+  });
+
+  test('at level error only errors are written; a child logger’s secret fields are redacted too', () => {
+    const { log, lines } = capture('error');
+    const child = log.child({ api_key: 'svc_sk_secret' });
+    child.warn('w');
+    child.error('e');
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0].line.api_key, '[redacted]');
+  });
+});

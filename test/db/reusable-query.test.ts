@@ -1,0 +1,57 @@
+// Reusable queries (src/db/reusable-query.ts): compiled once, and on SQLite run straight on the
+// connection when no transaction is open on it; inside one they wait their turn through kysely.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { reusableQuery } from '../../src/db/reusable-query.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const metaByKey = reusableQuery((db, key: string) => db.selectFrom('server_meta').select(['key', 'value']).where('key', '=', key));
+
+describe('reusable queries', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer();
+  });
+  after(() => s.stop());
+
+  test('answer what the same query built by kysely answers, with each call’s values', async () => {
+    await s.app.db
+      .insertInto('server_meta')
+      .values([
+        { key: 'rq-a', value: 'one' },
+        { key: 'rq-b', value: 'two' },
+      ])
+      .execute();
+    for (const key of ['rq-a', 'rq-b', 'rq-none']) {
+      const built = await s.app.db.selectFrom('server_meta').select(['key', 'value']).where('key', '=', key).execute();
+      assert.deepEqual(await metaByKey(s.app.db, key), built, key);
+    }
+    assert.deepEqual(await metaByKey(s.app.db, 'rq-b'), [{ key: 'rq-b', value: 'two' }]);
+  });
+
+  test('never see the rows of a transaction still open on the connection, nor of one rolled back', async () => {
+    let reads: Promise<unknown>[] = [];
+    let readBeforeEnd: unknown[] | undefined;
+    await assert.rejects(
+      s.app.db.transaction().execute(async (trx) => {
+        await trx.insertInto('server_meta').values({ key: 'rq-uncommitted', value: 'x' }).execute();
+        // Asked while the transaction holds its write: on SQLite the read shares the connection.
+        reads = [metaByKey(s.app.db, 'rq-uncommitted').then((rows) => (readBeforeEnd ??= rows))];
+        await new Promise((r) => setTimeout(r, 20));
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    await Promise.all(reads);
+    assert.deepEqual(readBeforeEnd, [], 'the uncommitted, then rolled back row was never seen');
+    assert.deepEqual(await metaByKey(s.app.db, 'rq-uncommitted'), []);
+  });
+
+  test('inside a transaction, its own Kysely reads what it wrote', async () => {
+    await s.app.db.transaction().execute(async (trx) => {
+      await trx.insertInto('server_meta').values({ key: 'rq-own', value: 'mine' }).execute();
+      assert.deepEqual(await metaByKey(trx, 'rq-own'), [{ key: 'rq-own', value: 'mine' }]);
+    });
+    assert.deepEqual(await metaByKey(s.app.db, 'rq-own'), [{ key: 'rq-own', value: 'mine' }]);
+  });
+});
