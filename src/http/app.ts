@@ -1,5 +1,6 @@
 // The HTTP application: middleware, error mapping, and the routes it is given (the route table is
 // src/server/routes.ts).
+import type { ServerResponse } from 'node:http';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -108,9 +109,14 @@ function observe(ctx: Ctx) {
     const incoming = c.req.header('x-request-id');
     const requestId = incoming && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : `${requestIdPrefix}${(++requestCounter).toString(36)}`;
     c.set('requestId', requestId);
-    // Set before the handler answers: changing headers afterwards would make the node adapter
-    // rebuild the response on its slow path.
-    c.header('x-request-id', requestId);
+    // On the node server the header goes straight onto the outgoing response (node merges it into
+    // the answer's own headers), so an answer without other headers keeps the adapter's plain-object
+    // path instead of building a Headers object per request. Elsewhere (a WebSocket upgrade, tests
+    // calling app.request) it is set on the context, before the handler answers: changing headers
+    // afterwards would make the node adapter rebuild the response on its slow path.
+    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    if (outgoing) outgoing.setHeader('x-request-id', requestId);
+    else c.header('x-request-id', requestId);
     await next();
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     // After next(), routePath is the pattern of the last handler that ran; only the catch-all

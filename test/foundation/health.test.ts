@@ -82,6 +82,25 @@ describe('health, version, metrics, logs', () => {
     assert.equal(typeof line.time, 'string');
   });
 
+  test('every answer carries one request id (JSON, error, not found, panel page), the one its log line names', async () => {
+    for (const [urlPath, status] of [
+      ['/healthz', 200],
+      ['/v1/workspace', 401],
+      ['/v1/no/such/route', 404],
+      ['/conversations/cv_panelpath', 200],
+    ] as const) {
+      const before = s.logs.length;
+      const r = await s.request('GET', urlPath);
+      assert.equal(r.status, status, urlPath);
+      const id = r.headers.get('x-request-id');
+      assert.match(id ?? '', /^[A-Za-z0-9._-]{1,64}$/, `${urlPath}: one request id, not repeated`);
+      assert.ok(
+        s.logs.slice(before).some((l) => l.msg === 'request' && l.request_id === id),
+        urlPath,
+      );
+    }
+  });
+
   test('startup warns about the features that are off', () => {
     const warnings = s.logs.filter((l) => l.level === 'warn').map((l) => l.msg);
     assert.ok(warnings.includes('SVC_SMTP_HOST is not set'));
