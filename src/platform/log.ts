@@ -50,10 +50,37 @@ const LEVEL_RANK = { error: 0, warn: 1, info: 3, debug: 4 } as const;
 
 /** One JSON object per line: time, level, msg, then the fields (a child logger's first). */
 function jsonLine(level: LogLevel, msg: string, base: LogFields, fields: LogFields | undefined): string {
-  const line: LogFields = { time: new Date().toISOString(), level, msg: String(msg) };
-  Object.assign(line, clean(base) as LogFields);
-  if (fields) Object.assign(line, clean(fields) as LogFields);
-  return JSON.stringify(line) + '\n';
+  const time = new Date().toISOString();
+  // A field named like another one (or like time, level, msg) takes that one's place: the object
+  // below does it. Otherwise the line is written field by field, without copying the fields first.
+  if (repeatsAName(base, fields)) {
+    const line: LogFields = { time, level, msg: String(msg) };
+    Object.assign(line, clean(base) as LogFields);
+    if (fields) Object.assign(line, clean(fields) as LogFields);
+    return JSON.stringify(line) + '\n';
+  }
+  let text = `{"time":"${time}","level":"${level}","msg":${JSON.stringify(String(msg))}`;
+  for (const own of [base, fields]) {
+    if (!own) continue;
+    for (const key in own) {
+      if (!Object.hasOwn(own, key)) continue;
+      const value = own[key];
+      const json = JSON.stringify(hidden(key, value) ? '[redacted]' : clean(value, 1));
+      if (json !== undefined) text += `,${JSON.stringify(key)}:${json}`;
+    }
+  }
+  return text + '}\n';
+}
+
+const LINE_NAMES = ['time', 'level', 'msg'];
+
+function repeatsAName(base: LogFields, fields: LogFields | undefined): boolean {
+  for (const own of [base, fields]) {
+    if (own) for (const name of LINE_NAMES) if (Object.hasOwn(own, name)) return true;
+  }
+  if (!fields) return false;
+  for (const key in base) if (Object.hasOwn(base, key) && Object.hasOwn(fields, key)) return true;
+  return false;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';

@@ -83,3 +83,46 @@ describe('log levels and line shape', () => {
     assert.equal(lines[0].line.api_key, '[redacted]');
   });
 });
+
+describe('log line building', () => {
+  // What the line must equal: the fields merged over time, level and msg, cleaned, as one object.
+  function expected(level: string, msg: string, base: Record<string, unknown>, fields: Record<string, unknown>) {
+    return { level, msg, ...base, ...fields };
+  }
+
+  test('the same object whether fields repeat a name or not: later fields win, undefined values are left out', () => {
+    const cases: [Record<string, unknown>, Record<string, unknown>][] = [
+      [{}, { method: 'GET', status: 200, nested: { a: [1, { b: 'x' }] }, gone: undefined, when: null }],
+      [{ component: 'smtp' }, { component: 'imap', n: 1 }],
+      [{}, { msg: 'a field named msg', level: 'shadowed' }],
+      [{ time: 'base time' }, { other: true }],
+      [{ 'quote"key': 'va\\lue\n' }, { ünï: '☃' }],
+    ];
+    for (const [base, fields] of cases) {
+      const lines: string[] = [];
+      createLogger({ write: (l) => lines.push(l) })
+        .child(base)
+        .info('hello', fields);
+      const line = JSON.parse(lines[0]);
+      const { time, ...rest } = line;
+      assert.equal(typeof time, 'string');
+      const want = JSON.parse(JSON.stringify(expected('info', 'hello', base, fields)));
+      if ('time' in base || 'time' in fields) {
+        want.time = time;
+        assert.equal(time, (fields.time ?? base.time) as string);
+      }
+      const { time: _t, ...wantRest } = want;
+      assert.deepEqual(rest, wantRest, JSON.stringify([base, fields]));
+      assert.ok(lines[0].endsWith('}\n'));
+    }
+  });
+
+  test('secrets are redacted at the top level and nested; nested objects are written whole', () => {
+    const lines: string[] = [];
+    createLogger({ write: (l) => lines.push(l) }).info('x', { token: 't', inner: { authorization: 'a', deep: { deeper: { deepest: { x: { y: 1 } } } } } });
+    const line = JSON.parse(lines[0]);
+    assert.equal(line.token, '[redacted]');
+    assert.equal(line.inner.authorization, '[redacted]');
+    assert.deepEqual(line.inner.deep, { deeper: { deepest: { x: { y: 1 } } } });
+  });
+});
