@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { type ConsolaInstance, createConsola, LogLevels, type LogObject } from 'consola';
 
 export type LogFields = Record<string, unknown>;
 
@@ -46,11 +47,11 @@ function clean(value: unknown, depth = 0): unknown {
   return out;
 }
 
-const LEVEL_RANK = { error: 0, warn: 1, info: 3, debug: 4 } as const;
+const LEVEL_NAMES: Record<number, LogLevel> = { 0: 'error', 1: 'warn', 2: 'info', 3: 'info', 4: 'debug', 5: 'debug' };
 
 /** One JSON object per line: time, level, msg, then the fields (a child logger's first). */
-function jsonLine(level: LogLevel, msg: string, base: LogFields, fields: LogFields | undefined): string {
-  const time = new Date().toISOString();
+function jsonLine(date: Date, level: LogLevel, msg: string, base: LogFields, fields: LogFields | undefined): string {
+  const time = date.toISOString();
   // A field named like another one (or like time, level, msg) takes that one's place: the object
   // below does it. Otherwise the line is written field by field, without copying the fields first.
   if (repeatsAName(base, fields)) {
@@ -115,24 +116,35 @@ function batchedStderr(): (line: string, urgent: boolean) => void {
   };
 }
 
-export function createLogger(opts: { level?: LogLevel; write?: (line: string, urgent: boolean) => void } = {}): Logger {
-  return wrap(LEVEL_RANK[opts.level ?? 'info'], opts.write ?? batchedStderr(), {});
+function jsonReporter(write: (line: string, urgent: boolean) => void) {
+  return {
+    log(obj: LogObject) {
+      const [msg, base, fields] = obj.args as [string, LogFields, LogFields | undefined];
+      write(jsonLine(obj.date, LEVEL_NAMES[obj.level] ?? 'info', msg, base, fields), obj.level <= 1);
+    },
+  };
 }
 
-// The fields are handed over unmerged and a line below the level returns before anything is built,
-// copied or cleaned. (No logging library in between: on the request path it cost more than the
-// line itself.)
-function wrap(maxRank: number, write: (line: string, urgent: boolean) => void, base: LogFields): Logger {
-  const at = (level: LogLevel) => {
-    if (LEVEL_RANK[level] > maxRank) return () => {};
-    const urgent = LEVEL_RANK[level] <= LEVEL_RANK.warn;
-    return (msg: string, fields?: LogFields) => write(jsonLine(level, msg, base, fields), urgent);
-  };
+export function createLogger(opts: { level?: LogLevel; write?: (line: string, urgent: boolean) => void } = {}): Logger {
+  const consola = createConsola({
+    level: LogLevels[opts.level ?? 'info'],
+    // consola folds repeated identical lines into "(repeated n times)" by default; every line an
+    // operator may alert on must be written, so that is off.
+    throttle: 0,
+    reporters: [jsonReporter(opts.write ?? batchedStderr())],
+  });
+  return wrap(consola, {});
+}
+
+// The fields are handed over unmerged: consola drops a line below its level before the reporter
+// runs, so nothing is copied or cleaned for it.
+function wrap(consola: ConsolaInstance, base: LogFields): Logger {
+  const at = (fn: (...args: unknown[]) => void) => (msg: string, fields?: LogFields) => fn(msg, base, fields);
   return {
-    debug: at('debug'),
-    info: at('info'),
-    warn: at('warn'),
-    error: at('error'),
-    child: (fields) => wrap(maxRank, write, { ...base, ...fields }),
+    debug: at(consola.debug),
+    info: at(consola.info),
+    warn: at(consola.warn),
+    error: at(consola.error),
+    child: (fields) => wrap(consola, { ...base, ...fields }),
   };
 }
