@@ -375,8 +375,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
       const mail = f.mail;
       const identity = mailIdentity(mail, mail.messageId ?? item.rfc_id);
       const known =
-        (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ??
-        (await importedBeforeDigests(trx, m, inboxId, identity, f.legacyId));
+        (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ?? (await importedBeforeDigests(trx, m, inboxId, identity, f.legacyId));
       if (known) {
         // Stored once: the inbox has this message already (an earlier copy, or it arrived by mail).
         await setItem(item.source_key, {
