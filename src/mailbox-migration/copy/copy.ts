@@ -38,6 +38,11 @@ import { type TeamAddresses, teamAddressesOf } from './team.js';
 export const BATCH_THREADS = 100;
 export const BATCH_MESSAGES = 200;
 export const BATCH_BYTES = 8 * 1024 * 1024;
+/**
+ * Source bytes read but not yet parsed and stored: the read waits beyond this, so a fast source (an
+ * export file on disk) cannot queue a whole batch of raw messages for the parser at once.
+ */
+export const PREPARING_BYTES = 2 * 1024 * 1024;
 
 /** Attachment types this server does not keep from imported mail (they stay in the original). */
 const UNKEPT_TYPES = new Set([
@@ -76,8 +81,10 @@ type ItemRow = MailboxMigrationItemsTable;
 
 interface Fetched {
   item: ItemRow;
+  /** The parsed message; attachment contents are dropped once stored. */
   mail: InboundMail;
-  raw: Buffer;
+  /** The id a message without Message-ID was registered under before mail digests (from its raw source, which is not kept). */
+  legacyId: string | null;
   files: StoredAttachment[];
   omitted: number;
   rawStored?: { storageKey: string; size: number; sha256: string };
@@ -96,7 +103,7 @@ function uidValidityOf(sourceKey: string): string | null {
 async function fetchBatch(
   mailbox: MailSource,
   items: ItemRow[],
-  take: (item: ItemRow, source: Buffer) => void,
+  take: (item: ItemRow, source: Buffer) => Promise<void>,
 ): Promise<{ failed: Map<string, string>; gone: string[] }> {
   const failed = new Map<string, string>();
   const gone: string[] = [];
@@ -117,7 +124,7 @@ async function fetchBatch(
       const item = byUid.get(uid);
       if (!item || received.has(item.source_key)) continue;
       received.add(item.source_key);
-      take(item, source);
+      await take(item, source);
     }
     for (const i of current) if (!received.has(i.source_key)) gone.push(i.source_key);
   }
@@ -125,7 +132,7 @@ async function fetchBatch(
 }
 
 /** Stores what is kept of one message (attachments, and the original when asked) before the transaction. */
-async function storeFiles(ctx: Ctx, m: MigrationRow, f: Fetched): Promise<void> {
+async function storeFiles(ctx: Ctx, m: MigrationRow, f: Fetched, raw: Buffer): Promise<void> {
   const maxBytes = ctx.config.attachmentMaxBytes;
   const kept = f.mail.attachments.filter((a) => keepsAttachment({ filename: a.filename, contentType: a.contentType, size: a.content.length }, maxBytes));
   f.omitted = f.mail.attachmentsOmitted + (f.mail.attachments.length - kept.length);
@@ -147,7 +154,7 @@ async function storeFiles(ctx: Ctx, m: MigrationRow, f: Fetched): Promise<void> 
   }
   if (m.keep_originals) {
     const key = rawEmailKey(m.workspace_id, newId('eml'));
-    const stored = await ctx.storage.put(key, f.raw, { contentType: 'message/rfc822' });
+    const stored = await ctx.storage.put(key, raw, { contentType: 'message/rfc822' });
     f.written.push(key);
     f.rawStored = { storageKey: key, size: stored.size, sha256: stored.sha256 };
   }
@@ -225,21 +232,38 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
         )
       : undefined;
     // Each message is parsed (off the main thread) and its files stored as soon as it arrives.
+    // Only what the transaction needs is kept of a message once its files are stored (not its raw
+    // source, not its attachments' contents), and the read waits while PREPARING_BYTES are in hand.
     const preparing: Promise<Fetched>[] = [];
+    const inHand = new Set<Promise<unknown>>();
+    let inHandBytes = 0;
     const prepare = async (item: ItemRow, raw: Buffer): Promise<Fetched> => {
-      const f: Fetched = { item, mail: await deps.parse(raw), raw, files: [], omitted: 0, written: [] };
+      const mail = await deps.parse(raw);
+      const f: Fetched = { item, mail, legacyId: mail.messageId ? null : legacyIdOf(raw), files: [], omitted: 0, written: [] };
       try {
-        await storeFiles(ctx, m, f);
+        await storeFiles(ctx, m, f, raw);
       } catch (error) {
         await Promise.allSettled(f.written.map((k) => ctx.storage.delete(k)));
         throw error;
       }
+      f.mail = { ...mail, attachments: [] };
       return f;
     };
-    const fetching = fetchBatch(mailbox, toCopy, (item, raw) => {
+    const fetching = fetchBatch(mailbox, toCopy, async (item, raw) => {
+      while (inHandBytes > 0 && inHandBytes + raw.length > PREPARING_BYTES) await Promise.race(inHand);
       const p = prepare(item, raw);
       p.catch(() => undefined);
       preparing.push(p);
+      const done = p.then(
+        () => undefined,
+        () => undefined,
+      );
+      inHand.add(done);
+      inHandBytes += raw.length;
+      void done.then(() => {
+        inHand.delete(done);
+        inHandBytes -= raw.length;
+      });
     }).then(
       (value) => ({ value }),
       (error: unknown) => ({ error }),
@@ -351,7 +375,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
       const mail = f.mail;
       const identity = mailIdentity(mail, mail.messageId ?? item.rfc_id);
       const known =
-        (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ?? (await importedBeforeDigests(trx, m, inboxId, identity, f.raw));
+        (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ?? (await importedBeforeDigests(trx, m, inboxId, identity, f.legacyId));
       if (known) {
         // Stored once: the inbox has this message already (an earlier copy, or it arrived by mail).
         await setItem(item.source_key, {
@@ -457,16 +481,20 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
   return copied;
 }
 
-/** A message without Message-ID imported before mail digests were kept (migration 0017), registered under an id made from its source. */
+/** The made-up Message-ID a message without one was imported under before mail digests were kept (migration 0017). */
+function legacyIdOf(raw: Buffer): string {
+  return `sha256-${createHash('sha256').update(raw).digest('hex')}@import.svc`;
+}
+
+/** A message without Message-ID imported before mail digests were kept, registered under `legacyIdOf` its source. */
 async function importedBeforeDigests(
   trx: Transaction<Database>,
   m: MigrationRow,
   inboxId: string,
   mail: MailIdentity,
-  raw: Buffer,
+  legacyId: string | null,
 ): Promise<StoredCopy | undefined> {
-  if (mail.messageId) return undefined;
-  const legacyId = `sha256-${createHash('sha256').update(raw).digest('hex')}@import.svc`;
+  if (mail.messageId || !legacyId) return undefined;
   return storedCopyByMailId(trx, m.workspace_id, inboxId, legacyId);
 }
 

@@ -126,6 +126,11 @@ export class ThreadGrouper {
     return id;
   }
 
+  /** The node of an id `add` returned: the one string kept for it (callers share it instead of holding their own copy). */
+  nameOf(id: number): string {
+    return this.names[id];
+  }
+
   /** The set a known node belongs to, as a number stable until the next `add`. */
   setOf(node: string): number {
     const id = this.ids.get(node);

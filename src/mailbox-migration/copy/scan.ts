@@ -331,8 +331,16 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
     await ctx.db.deleteFrom('mailbox_migration_items').where('migration_id', '=', m.id).where('status', '!=', 'copied').execute();
   }
   // One compact record per message: the plan of a mailbox of 100,000 messages stays small. The
-  // references are joined into threads page by page and not kept.
-  const folderNames = new Map<string, string>();
+  // references are joined into threads page by page and not kept; a Message-ID is held once (the
+  // grouper's), and values many messages repeat (folders, senders, recipient lists, labels) once each.
+  const shared = new Map<string, string>();
+  const once = (value: string | null): string | null => {
+    if (value === null) return null;
+    const known = shared.get(value);
+    if (known !== undefined) return known;
+    shared.set(value, value);
+    return value;
+  };
   const grouper = new ThreadGrouper();
   const NO_REFS: readonly string[] = [];
   const items: PlanItem[] = [];
@@ -345,27 +353,26 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
     if (after !== undefined) q = q.where('source_key', '>', after);
     const page = await q.orderBy('source_key').limit(5000).execute();
     for (const r of page) {
-      let folder = folderNames.get(r.folder);
-      if (folder === undefined) folderNames.set(r.folder, (folder = r.folder));
-      grouper.add(nodeOf(r), r.refs ? (JSON.parse(r.refs) as string[]) : NO_REFS);
+      const node = grouper.add(nodeOf(r), r.refs ? (JSON.parse(r.refs) as string[]) : NO_REFS);
       items.push({
         source_key: r.source_key,
-        folder,
+        folder: once(r.folder)!,
         uid: r.uid === null ? null : Number(r.uid),
-        rfc_id: r.rfc_id,
+        rfc_id: r.rfc_id === null ? null : grouper.nameOf(node),
         refs: NO_REFS,
         sent_at: r.sent_at,
         size: Number(r.size),
-        from_address: r.from_address,
-        recipients: r.recipients,
+        from_address: once(r.from_address),
+        recipients: once(r.recipients),
         automatic: r.automatic === 1,
         status: r.status,
-        gmail_labels: r.gmail_labels,
+        gmail_labels: once(r.gmail_labels),
       });
     }
     if (page.length < 5000) break;
     after = page[page.length - 1].source_key;
   }
+  shared.clear();
   const team = await teamAddressesOf(ctx, m);
   const dateTo = m.date_to ? iso(new Date(new Date(m.date_to).getTime() + 86_400_000)) : null;
   const plan = planItems(

@@ -39,6 +39,13 @@ function headerBlock(head: Buffer): Buffer {
 export class FileMailbox implements MailSource {
   private open_: OpenedFolder | undefined;
   private closed = false;
+  /**
+   * The first read of every header block goes here (its block is copied out): a fresh 16 KiB
+   * buffer per message left the allocator's heap full of holes, and the server's RSS grew with
+   * every message a scan read.
+   */
+  private readonly scratch = Buffer.allocUnsafeSlow(FIRST_HEADER_READ);
+  private scratchBusy = false;
 
   private constructor(
     private readonly manifest: ExportManifest,
@@ -111,8 +118,8 @@ export class FileMailbox implements MailSource {
     return out;
   }
 
-  private async read(offset: number, length: number): Promise<Buffer> {
-    const buf = Buffer.allocUnsafe(length);
+  private async read(offset: number, length: number, into?: Buffer): Promise<Buffer> {
+    const buf = into ? into.subarray(0, length) : Buffer.allocUnsafe(length);
     let done = 0;
     while (done < length) {
       const { bytesRead } = await this.messages.read(buf, done, length - done, offset + done);
@@ -124,13 +131,19 @@ export class FileMailbox implements MailSource {
 
   /** A message's header block: a first small read, a larger one only for very long headers; copied out so the read buffer goes. */
   private async headerOf(r: IndexRecord): Promise<Buffer> {
-    let read = await this.read(r.offset, Math.min(r.stored, FIRST_HEADER_READ));
-    let block = headerBlock(read);
-    if (block.length === read.length && r.stored > read.length) {
-      read = await this.read(r.offset, Math.min(r.stored, EXPORT_LIMITS.headerKeepBytes));
-      block = headerBlock(read);
+    const useScratch = !this.scratchBusy;
+    this.scratchBusy = true;
+    try {
+      let read = await this.read(r.offset, Math.min(r.stored, FIRST_HEADER_READ), useScratch ? this.scratch : undefined);
+      let block = headerBlock(read);
+      if (block.length === read.length && r.stored > read.length) {
+        read = await this.read(r.offset, Math.min(r.stored, EXPORT_LIMITS.headerKeepBytes));
+        block = headerBlock(read);
+      }
+      return Buffer.from(block);
+    } finally {
+      if (useScratch) this.scratchBusy = false;
     }
-    return Buffer.from(block);
   }
 
   async *headers(range: string, _fields: string[]): AsyncGenerator<HeaderFetch> {
