@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { type KyselyPlugin, type PluginTransformResultArgs, type RootOperationNode, TableNode, UpdateQueryNode } from 'kysely';
 import { parseHeaderBlock, parseMail } from '../../src/mail/parse.js';
 import { copyStep, threadItemsQuery } from '../../src/mailbox-migration/copy/copy.js';
 import { scanStep } from '../../src/mailbox-migration/copy/scan.js';
@@ -18,6 +19,26 @@ import { expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../help
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 type Event = 'fetch_ended' | 'parsed';
+
+/** Counts the statements that change the migration's items or threads (query builder or raw SQL). */
+function countingItemUpdates(): KyselyPlugin & { count: number } {
+  const isItemUpdate = (node: RootOperationNode): boolean => {
+    if (UpdateQueryNode.is(node)) {
+      const table = node.table && TableNode.is(node.table) ? node.table.table.identifier.name : '';
+      return table === 'mailbox_migration_items' || table === 'mailbox_migration_threads';
+    }
+    return node.kind === 'RawNode' && /^\s*update mailbox_migration_(items|threads)\b/i.test(node.sqlFragments.join('?'));
+  };
+  const plugin = {
+    count: 0,
+    transformQuery({ node }: { node: RootOperationNode }) {
+      if (isItemUpdate(node)) plugin.count++;
+      return node;
+    },
+    transformResult: async ({ result }: PluginTransformResultArgs) => result,
+  };
+  return plugin;
+}
 
 /** The real mailbox, with a note of every FETCH's end and every parse, in the order they happened. */
 function recording(mailbox: ReadOnlyMailbox, events: Event[]): MailSource {
@@ -114,8 +135,12 @@ describe('scan and copy overlap the FETCH with parsing', { skip: dovecotMissing 
       return parseMail(raw);
     };
     const limits = { batchThreads: 100, batchMessages: 200, batchBytes: 8 * 1024 * 1024 };
-    assert.equal(await copyStep(s.app, await migration(), recording(mailbox, events), { parse, limits }, 60_000), 'done');
+    const updates = countingItemUpdates();
+    const ctx = { ...s.app, db: s.app.db.withPlugin(updates) };
+    assert.equal(await copyStep(ctx, await migration(), recording(mailbox, events), { parse, limits }, 60_000), 'done');
     assert.equal(events.filter((e) => e === 'parsed').length, THREADS * 2);
+    // One batch: its items and threads are marked in a few statements, not one per message and thread.
+    assert.ok(updates.count <= 3, `${updates.count} updates of items and threads for one batch of ${THREADS * 2} messages`);
     assert.ok(events.indexOf('parsed') < events.indexOf('fetch_ended'), `parsing waited for the whole FETCH: ${events.join(' ')}`);
     const messages = await s.app.db
       .selectFrom('messages')

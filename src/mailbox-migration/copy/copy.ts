@@ -5,7 +5,7 @@
 // nothing (an item is either copied with its message, or still planned). Imported mail is quiet: no
 // webhooks, notifications or outbound mail; only migration.progress reaches owners and admins.
 import { createHash } from 'node:crypto';
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } from '../../contacts/service.js';
 import type { ContactView } from '../../contacts/store.js';
 import type { Ctx } from '../../context.js';
@@ -358,6 +358,11 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
   const setItem = (sourceKey: string, values: Partial<ItemRow>) =>
     trx.updateTable('mailbox_migration_items').set(values).where('migration_id', '=', m.id).where('source_key', '=', sourceKey).execute();
 
+  // Copied and duplicate items, and the batch's threads, are written together at the end (a few
+  // statements per batch instead of one per message and thread).
+  const settled: SettledItem[] = [];
+  const threadsDone: { threadKey: string; conversationId: string | null }[] = [];
+
   for (const [key, error] of input.failed) await setItem(key, { status: 'failed', error, attempts: 1 });
   for (const key of input.gone) await setItem(key, { status: 'skipped', skip_reason: 'gone' });
 
@@ -378,13 +383,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ?? (await importedBeforeDigests(trx, m, inboxId, identity, f.legacyId));
       if (known) {
         // Stored once: the inbox has this message already (an earlier copy, or it arrived by mail).
-        await setItem(item.source_key, {
-          status: 'duplicate',
-          skip_reason: 'duplicate',
-          message_id: known.message_id,
-          conversation_id: known.conversation_id,
-          copied_at: iso(now),
-        });
+        settled.push({ sourceKey: item.source_key, status: 'duplicate', messageId: known.message_id, conversationId: known.conversation_id });
         await Promise.allSettled(f.written.map((k) => ctx.storage.delete(k)));
         conversation ??= await conversationById(trx, known.conversation_id);
         continue;
@@ -457,28 +456,56 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
       ) {
         throw new Error('the same mail was stored in the inbox meanwhile; the batch is copied again');
       }
-      await setItem(item.source_key, { status: 'copied', message_id: inserted.message.id, conversation_id: conversation.id, copied_at: iso(now), error: null });
+      settled.push({ sourceKey: item.source_key, status: 'copied', messageId: inserted.message.id, conversationId: conversation.id });
       copied++;
       if (!lastImported || sentAt > lastImported) lastImported = sentAt;
     }
-    if (conversation) {
-      if (conversation.imported === 1 && lastImported) await settleImportedConversation(tx, m, conversation, labels);
-      await trx
-        .updateTable('mailbox_migration_threads')
-        .set({ status: 'copied', conversation_id: conversation.id })
-        .where('migration_id', '=', m.id)
-        .where('thread_key', '=', thread.thread_key)
-        .execute();
-    } else {
-      await trx
-        .updateTable('mailbox_migration_threads')
-        .set({ status: 'copied' })
-        .where('migration_id', '=', m.id)
-        .where('thread_key', '=', thread.thread_key)
-        .execute();
+    if (conversation?.imported === 1 && lastImported) await settleImportedConversation(tx, m, conversation, labels);
+    threadsDone.push({ threadKey: thread.thread_key, conversationId: conversation?.id ?? null });
+  }
+  await markItemsSettled(trx, m.id, settled, iso(now));
+  await markThreadsCopied(trx, m.id, threadsDone);
+  return copied;
+}
+
+interface SettledItem {
+  sourceKey: string;
+  status: 'copied' | 'duplicate';
+  messageId: string;
+  conversationId: string;
+}
+
+/** Rows per statement of the batched updates below. */
+const UPDATE_CHUNK = 200;
+
+/** Copied items (their error cleared) and duplicates (skip reason `duplicate`), one statement per status and chunk. */
+async function markItemsSettled(trx: Transaction<Database>, migrationId: string, settled: SettledItem[], copiedAt: string): Promise<void> {
+  for (const status of ['copied', 'duplicate'] as const) {
+    const rows = settled.filter((s) => s.status === status);
+    for (let i = 0; i < rows.length; i += UPDATE_CHUNK) {
+      const values = sql.join(rows.slice(i, i + UPDATE_CHUNK).map((r) => sql`(${r.sourceKey}, ${r.messageId}, ${r.conversationId})`));
+      const more = status === 'copied' ? sql`error = null` : sql`skip_reason = ${'duplicate'}`;
+      await sql`update mailbox_migration_items as i
+        set status = ${status}, message_id = v.column2, conversation_id = v.column3, copied_at = ${copiedAt}, ${more}
+        from (values ${values}) as v
+        where i.migration_id = ${migrationId} and i.source_key = v.column1`.execute(trx);
     }
   }
-  return copied;
+}
+
+/** The batch's threads are copied; those that went into a conversation name it. */
+async function markThreadsCopied(
+  trx: Transaction<Database>,
+  migrationId: string,
+  threads: { threadKey: string; conversationId: string | null }[],
+): Promise<void> {
+  for (let i = 0; i < threads.length; i += UPDATE_CHUNK) {
+    const values = sql.join(threads.slice(i, i + UPDATE_CHUNK).map((t) => sql`(${t.threadKey}, ${t.conversationId})`));
+    await sql`update mailbox_migration_threads as t
+      set status = ${'copied'}, conversation_id = coalesce(v.column2, t.conversation_id)
+      from (values ${values}) as v
+      where t.migration_id = ${migrationId} and t.thread_key = v.column1`.execute(trx);
+  }
 }
 
 /** The made-up Message-ID a message without one was imported under before mail digests were kept (migration 0017). */
