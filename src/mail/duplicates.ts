@@ -4,8 +4,10 @@
 // the Message-ID alone: a different message that reuses a Message-ID is stored as well, and the
 // first message keeps that Message-ID's place in threading (mail_ids).
 
+import { sql } from 'kysely';
 import { registerMailId, type Tx } from '../conversations/service.js';
 import { messageById } from '../conversations/store.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { Db, MailHeaders } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 import type { InboundMail } from './parse.js';
@@ -26,24 +28,38 @@ export interface StoredCopy {
   message_id: string;
 }
 
+/**
+ * One statement for both ways a stored copy is found (most mail is new, and then both come back
+ * empty): the same digest, or the Message-ID held without a digest (see sameAsUndigested). Built
+ * and compiled once; rfc_id = null matches nothing when the mail has no Message-ID.
+ */
+const storedCopyCandidates = reusableQuery((db, workspaceId: string, inboxId: string, digest: string, idWorkspaceId: string, rfcId: string | null, idInboxId: string) =>
+  db
+    .selectFrom('mail_digests')
+    .select(['conversation_id', 'message_id', sql<number>`0`.as('by_id')])
+    .where('workspace_id', '=', workspaceId)
+    .where('inbox_id', '=', inboxId)
+    .where('digest', '=', digest)
+    .unionAll(
+      db
+        .selectFrom('mail_ids')
+        .select(['conversation_id', 'message_id', sql<number>`1`.as('by_id')])
+        .where('workspace_id', '=', idWorkspaceId)
+        .where('rfc_id', '=', rfcId as string)
+        .where('inbox_id', '=', idInboxId)
+        .where('digest', 'is', null),
+    ),
+);
+
 /** The message an inbox already holds for this mail, if any. */
 export async function findStoredCopy(db: Db, target: { workspaceId: string; inboxId: string }, mail: MailIdentity): Promise<StoredCopy | undefined> {
-  const same = await db
-    .selectFrom('mail_digests')
-    .select(['conversation_id', 'message_id'])
-    .where('workspace_id', '=', target.workspaceId)
-    .where('inbox_id', '=', target.inboxId)
-    .where('digest', '=', mail.digest)
-    .executeTakeFirst();
-  if (same || !mail.messageId) return same;
-  const byId = await db
-    .selectFrom('mail_ids')
-    .select(['conversation_id', 'message_id', 'digest'])
-    .where('workspace_id', '=', target.workspaceId)
-    .where('rfc_id', '=', mail.messageId)
-    .where('inbox_id', '=', target.inboxId)
-    .executeTakeFirst();
-  return byId && (await sameAsUndigested(db, byId, mail)) ? { conversation_id: byId.conversation_id, message_id: byId.message_id } : undefined;
+  const rows = await storedCopyCandidates(db, target.workspaceId, target.inboxId, mail.digest, target.workspaceId, mail.messageId, target.inboxId);
+  const same = rows.find((r) => Number(r.by_id) === 0);
+  if (same) return { conversation_id: same.conversation_id, message_id: same.message_id };
+  const byId = mail.messageId ? rows.find((r) => Number(r.by_id) === 1) : undefined;
+  return byId && (await sameAsUndigested(db, { message_id: byId.message_id, digest: null }, mail))
+    ? { conversation_id: byId.conversation_id, message_id: byId.message_id }
+    : undefined;
 }
 
 /**

@@ -78,12 +78,13 @@ export const nodeDurableFs: DurableFs = {
     void callback.close(fd);
   },
   async syncFile(file) {
-    // fdatasync flushes the file's data (and its size), whichever descriptor wrote it.
-    const handle = await fs.promises.open(file, 'r');
+    // fdatasync flushes the file's data (and its size), whichever descriptor wrote it. The callback
+    // calls here too: a WAL flush follows every group-committed batch of mail.
+    const fd = await callback.open(file, fs.constants.O_RDONLY, 0);
     try {
-      await handle.datasync();
+      await callback.fdatasync(fd);
     } finally {
-      await handle.close();
+      void callback.close(fd);
     }
   },
   async syncDir(dir) {

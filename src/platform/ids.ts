@@ -20,7 +20,7 @@ function increment(text: string): string {
     }
     digits[i] = ALPHABET[0];
   }
-  return randomText(text.length);
+  return idRandomText(text.length);
 }
 
 /** A 26-character time-sortable id body: 48 bits of milliseconds, then 80 random bits. */
@@ -32,18 +32,38 @@ export function sortableId(nowMs: number = Date.now()): string {
     t = Math.floor(t / 32);
   }
   const previous = lastRandomByMs.get(nowMs);
-  const random = previous ? increment(previous) : randomText(16);
+  const random = previous ? increment(previous) : idRandomText(16);
   lastRandomByMs.delete(nowMs);
   lastRandomByMs.set(nowMs, random);
   if (lastRandomByMs.size > REMEMBERED_MS) lastRandomByMs.delete(lastRandomByMs.keys().next().value!);
   return time + random;
 }
 
-/** Random base32 text of the given length (5 bits of entropy per character). */
+/** Random base32 text of the given length (5 bits of entropy per character); fresh bytes, for secrets too. */
 export function randomText(length: number): string {
-  const bytes = randomBytes(length);
+  return encode(randomBytes(length), 0, length);
+}
+
+// The random part of ids (not secrets) comes from a pool filled 4 KB at a time: a call into the
+// CSPRNG per id cost more than the rest of making it, and a stored message makes several ids.
+// Each byte is used once.
+const POOL_SIZE = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+function idRandomText(length: number): string {
+  if (poolOffset + length > pool.length) {
+    pool = randomBytes(POOL_SIZE);
+    poolOffset = 0;
+  }
+  const out = encode(pool, poolOffset, length);
+  poolOffset += length;
+  return out;
+}
+
+function encode(bytes: Buffer, start: number, length: number): string {
   let out = '';
-  for (let i = 0; i < length; i++) out += ALPHABET[bytes[i] & 31];
+  for (let i = start; i < start + length; i++) out += ALPHABET[bytes[i] & 31];
   return out;
 }
 

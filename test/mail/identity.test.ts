@@ -2,6 +2,7 @@
 // de-duplication of inbound mail by what the message is rather than by its Message-ID alone.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { findStoredCopy } from '../../src/mail/duplicates.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -196,5 +197,29 @@ describe('message identity and storing the same mail once', () => {
     assert.equal(different.body.data[0].duplicate, false);
     const stored = await s.app.db.selectFrom('messages').select('body').where('workspace_id', '=', seed.workspaceId).where('subject', '=', 'No id').execute();
     assert.deepEqual(stored.map((m) => m.body.trim()).sort(), ['Another text.', 'The same text.']);
+  });
+  test('looking for a stored copy of new mail is one statement, and it still finds both kinds of copy', async () => {
+    let statements = 0;
+    const counting = s.app.db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements++;
+        return args.result;
+      },
+    });
+    const target = { workspaceId: seed.workspaceId, inboxId: seed.inboxId };
+    const fresh = { messageId: `new-${Date.now()}@customer.example`, digest: 'f'.repeat(64), sender: 'fay@customer.example' };
+    assert.equal(await findStoredCopy(counting, target, fresh), undefined);
+    assert.equal(statements, 1);
+
+    const stored = await deliverMail(s, address, { From: 'Fay <fay@customer.example>', Subject: 'Copy', 'Message-ID': '<copy-1@customer.example>' });
+    const digest = (await s.app.db.selectFrom('mail_digests').select('digest').where('message_id', '=', stored.message_id).executeTakeFirstOrThrow()).digest;
+    const expected = { conversation_id: stored.conversation_id, message_id: stored.message_id };
+    assert.deepEqual(await findStoredCopy(s.app.db, target, { messageId: 'copy-1@customer.example', digest, sender: 'fay@customer.example' }), expected);
+    // Held by its Message-ID with a digest: a different message reusing the id is not a copy.
+    assert.equal(await findStoredCopy(s.app.db, target, { messageId: 'copy-1@customer.example', digest: 'e'.repeat(64), sender: 'fay@customer.example' }), undefined);
+    // Held without a digest (stored before digests were kept): the Message-ID alone decides.
+    await s.app.db.updateTable('mail_ids').set({ digest: null }).where('message_id', '=', stored.message_id).execute();
+    assert.deepEqual(await findStoredCopy(s.app.db, target, { messageId: 'copy-1@customer.example', digest: 'e'.repeat(64), sender: 'fay@customer.example' }), expected);
   });
 });
