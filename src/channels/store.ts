@@ -1,5 +1,6 @@
 // Reads of channels for other features (mail, broadcasts, migrations, the widget, tenants): they
 // use these instead of querying the channels table themselves. Imports no feature, so any may use it.
+import { reusableQuery } from '../db/reusable-query.js';
 import type { ChannelsTable, Db } from '../db/schema.js';
 
 export type ChannelRow = ChannelsTable;
@@ -39,17 +40,31 @@ export async function smtpChannelsOfWorkspace(db: Db, workspaceId: string): Prom
 }
 
 /** The e-mail channel mail to the address reaches (its address, or its forwarding address when `forwarding`), in a workspace not deleted. */
-export async function emailChannelForAddress(db: Db, address: string, opts: { forwarding: boolean }): Promise<ChannelRow | undefined> {
-  return db
+// Asked at every RCPT TO of the SMTP ingress: built and compiled once.
+const emailChannelByAddress = reusableQuery((db, address: string) =>
+  db
     .selectFrom('channels')
     .innerJoin('workspaces', 'workspaces.id', 'channels.workspace_id')
     .selectAll('channels')
     .where('channels.kind', '=', 'email')
     .where('workspaces.deleted_at', 'is', null)
-    .where((eb) =>
-      opts.forwarding ? eb.or([eb('channels.address', '=', address), eb('channels.forwarding_address', '=', address)]) : eb('channels.address', '=', address),
-    )
-    .executeTakeFirst();
+    .where('channels.address', '=', address)
+    .limit(1),
+);
+const emailChannelByAddressOrForwarding = reusableQuery((db, address: string, forwardingAddress: string) =>
+  db
+    .selectFrom('channels')
+    .innerJoin('workspaces', 'workspaces.id', 'channels.workspace_id')
+    .selectAll('channels')
+    .where('channels.kind', '=', 'email')
+    .where('workspaces.deleted_at', 'is', null)
+    .where((eb) => eb.or([eb('channels.address', '=', address), eb('channels.forwarding_address', '=', forwardingAddress)]))
+    .limit(1),
+);
+
+export async function emailChannelForAddress(db: Db, address: string, opts: { forwarding: boolean }): Promise<ChannelRow | undefined> {
+  const rows = opts.forwarding ? await emailChannelByAddressOrForwarding(db, address, address) : await emailChannelByAddress(db, address);
+  return rows[0];
 }
 
 /** The chat channel of a public key, in a workspace not deleted. */

@@ -33,22 +33,23 @@ export interface StoredCopy {
  * empty): the same digest, or the Message-ID held without a digest (see sameAsUndigested). Built
  * and compiled once; rfc_id = null matches nothing when the mail has no Message-ID.
  */
-const storedCopyCandidates = reusableQuery((db, workspaceId: string, inboxId: string, digest: string, idWorkspaceId: string, rfcId: string | null, idInboxId: string) =>
-  db
-    .selectFrom('mail_digests')
-    .select(['conversation_id', 'message_id', sql<number>`0`.as('by_id')])
-    .where('workspace_id', '=', workspaceId)
-    .where('inbox_id', '=', inboxId)
-    .where('digest', '=', digest)
-    .unionAll(
-      db
-        .selectFrom('mail_ids')
-        .select(['conversation_id', 'message_id', sql<number>`1`.as('by_id')])
-        .where('workspace_id', '=', idWorkspaceId)
-        .where('rfc_id', '=', rfcId as string)
-        .where('inbox_id', '=', idInboxId)
-        .where('digest', 'is', null),
-    ),
+const storedCopyCandidates = reusableQuery(
+  (db, workspaceId: string, inboxId: string, digest: string, idWorkspaceId: string, rfcId: string | null, idInboxId: string) =>
+    db
+      .selectFrom('mail_digests')
+      .select(['conversation_id', 'message_id', sql<number>`0`.as('by_id')])
+      .where('workspace_id', '=', workspaceId)
+      .where('inbox_id', '=', inboxId)
+      .where('digest', '=', digest)
+      .unionAll(
+        db
+          .selectFrom('mail_ids')
+          .select(['conversation_id', 'message_id', sql<number>`1`.as('by_id')])
+          .where('workspace_id', '=', idWorkspaceId)
+          .where('rfc_id', '=', rfcId as string)
+          .where('inbox_id', '=', idInboxId)
+          .where('digest', 'is', null),
+      ),
 );
 
 /** The message an inbox already holds for this mail, if any. */

@@ -217,9 +217,15 @@ describe('message identity and storing the same mail once', () => {
     const expected = { conversation_id: stored.conversation_id, message_id: stored.message_id };
     assert.deepEqual(await findStoredCopy(s.app.db, target, { messageId: 'copy-1@customer.example', digest, sender: 'fay@customer.example' }), expected);
     // Held by its Message-ID with a digest: a different message reusing the id is not a copy.
-    assert.equal(await findStoredCopy(s.app.db, target, { messageId: 'copy-1@customer.example', digest: 'e'.repeat(64), sender: 'fay@customer.example' }), undefined);
+    assert.equal(
+      await findStoredCopy(s.app.db, target, { messageId: 'copy-1@customer.example', digest: 'e'.repeat(64), sender: 'fay@customer.example' }),
+      undefined,
+    );
     // Held without a digest (stored before digests were kept): the Message-ID alone decides.
     await s.app.db.updateTable('mail_ids').set({ digest: null }).where('message_id', '=', stored.message_id).execute();
-    assert.deepEqual(await findStoredCopy(s.app.db, target, { messageId: 'copy-1@customer.example', digest: 'e'.repeat(64), sender: 'fay@customer.example' }), expected);
+    assert.deepEqual(
+      await findStoredCopy(s.app.db, target, { messageId: 'copy-1@customer.example', digest: 'e'.repeat(64), sender: 'fay@customer.example' }),
+      expected,
+    );
   });
 });
