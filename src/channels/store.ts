@@ -39,7 +39,6 @@ export async function smtpChannelsOfWorkspace(db: Db, workspaceId: string): Prom
     .execute();
 }
 
-/** The e-mail channel mail to the address reaches (its address, or its forwarding address when `forwarding`), in a workspace not deleted. */
 // Asked at every RCPT TO of the SMTP ingress: built and compiled once.
 const emailChannelByAddress = reusableQuery((db, address: string) =>
   db
@@ -62,6 +61,7 @@ const emailChannelByAddressOrForwarding = reusableQuery((db, address: string, fo
     .limit(1),
 );
 
+/** The e-mail channel mail to the address reaches (its address, or its forwarding address when `forwarding`), in a workspace not deleted. */
 export async function emailChannelForAddress(db: Db, address: string, opts: { forwarding: boolean }): Promise<ChannelRow | undefined> {
   const rows = opts.forwarding ? await emailChannelByAddressOrForwarding(db, address, address) : await emailChannelByAddress(db, address);
   return rows[0];
