@@ -1,6 +1,7 @@
 // Group commit: transactional works submitted while one batch runs are run together in the next
 // transaction, each inside its own savepoint, and all of them are answered after that one commit
-// and its flush to disk (`flushCommits`). Under concurrent inbound mail this turns many small
+// and its flush to disk (`flushCommits`); the next batch starts once that flush has ended, so works
+// that come during a flush share the commit after it. Under concurrent inbound mail this turns many small
 // commits (each a WAL write and an fdatasync, or an fsync on Postgres) into a few larger ones; a
 // single work behaves exactly like its own transaction.
 //
@@ -31,6 +32,8 @@ export class TransactionBatcher {
   private running = false;
   private readonly maxBatch: number;
   private readonly flushCommits: () => Promise<void>;
+  /** The last batch's flush and answers (never rejects: a failed flush refuses that batch's works). */
+  private flushing: Promise<void> | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -60,10 +63,12 @@ export class TransactionBatcher {
   private async loop(): Promise<void> {
     try {
       while (this.queue.length) {
+        // Works that come while the last batch's flush runs would wait for the flush after it
+        // anyway: they queue up and are committed together once it ends (fewer commits per work).
+        if (this.flushing) await this.flushing;
         const batch = this.queue.splice(0, this.maxBatch);
         const outcomes = await this.runBatch(batch);
-        // The flush runs while the next batch is built and committed; the answers wait for it.
-        void this.answerAfterFlush(batch, outcomes);
+        this.flushing = this.answerAfterFlush(batch, outcomes);
       }
     } finally {
       this.running = false;

@@ -122,4 +122,44 @@ describe('group commit (TransactionBatcher)', () => {
       await s.stop();
     }
   });
+  test('works that come while a flush runs are committed together once it has ended', async () => {
+    const s = await startTestServer();
+    try {
+      const releases: (() => void)[] = [];
+      let flushes = 0;
+      const batcher = new TransactionBatcher(s.app.handle.db, {
+        flushCommits: () => {
+          flushes++;
+          return new Promise<void>((r) => releases.push(r));
+        },
+      });
+      const transactions: Transaction<Database>[] = [];
+      const insert = (key: string) => (trx: Transaction<Database>) => {
+        transactions.push(trx);
+        return trx.insertInto('server_meta').values({ key, value: key }).execute();
+      };
+      const stored = async (key: string) => (await s.app.db.selectFrom('server_meta').select('key').where('key', '=', key).execute()).length;
+      const first = batcher.run(insert('during-flush-a'));
+      while (flushes === 0) await sleep(5);
+      // The first batch is committed and its flush held; two works come one after the other.
+      const second = batcher.run(insert('during-flush-b'));
+      await sleep(20);
+      const third = batcher.run(insert('during-flush-c'));
+      await sleep(20);
+      assert.equal(await stored('during-flush-a'), 1);
+      assert.equal(await stored('during-flush-b'), 0, 'not committed while the flush runs');
+      assert.equal(flushes, 1);
+      releases[0]();
+      await first;
+      while (flushes === 1) await sleep(5);
+      assert.equal(await stored('during-flush-b'), 1);
+      assert.equal(await stored('during-flush-c'), 1);
+      assert.equal(transactions.length, 3);
+      assert.equal(transactions[1], transactions[2], 'one transaction for both');
+      releases[1]();
+      await Promise.all([second, third]);
+    } finally {
+      await s.stop();
+    }
+  });
 });
