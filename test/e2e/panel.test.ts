@@ -296,7 +296,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.getByRole('heading', { name: 'Partners', level: 1 }).waitFor();
     await page.getByLabel('Expected reply time (minutes)').fill('90');
     await page.getByRole('button', { name: 'Save' }).first().click();
-    await page.getByText('Saved').first().waitFor();
+    await page.getByText('Saved', { exact: true }).first().waitFor();
     const inboxId = page.url().split('/').pop()!;
     assert.equal((await s.request('GET', `/v1/inboxes/${inboxId}`, { token: seed.apiKey })).body.expected_reply_minutes, 90);
 

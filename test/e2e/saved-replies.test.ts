@@ -50,7 +50,7 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
 
     await mySignature.fill('{{member.name}}\nAcme billing');
     await page.getByRole('region', { name: 'My signature' }).getByRole('button', { name: 'Save' }).click();
-    await page.getByText('Saved').first().waitFor();
+    await page.getByText('Saved', { exact: true }).first().waitFor();
     const inboxSignature = page.locator('#inbox-signature');
     await inboxSignature.fill('{{inbox.name}} · acme.example');
     await page.getByRole('region', { name: 'Inbox signature' }).getByRole('button', { name: 'Save' }).click();
