@@ -26,7 +26,7 @@ import {
   TokenError,
 } from './sources/sign-in.js';
 import { allowedActions, requireAction, resumedFromAttention } from './states.js';
-import { actorOf, getMigration, logActivity, type MigrationRow } from './store.js';
+import { actorOf, getMigration, logActivity, type MigrationRow, markCredentialLinkUsed } from './store.js';
 
 /** What PUT …/credentials takes: a password, a help desk's API credentials, or (sign-in providers) at most the address. */
 export type CredentialsInput = Parameters<typeof setCredentials>[3];
@@ -172,12 +172,6 @@ export async function finishSignIn(ctx: Ctx, input: CallbackInput, browserPerson
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
   }
-  if (connected)
-    await ctx.db
-      .updateTable('migration_credential_links')
-      .set({ used_at: iso(ctx.clock.now()) })
-      .where('id', '=', link.id)
-      .where('used_at', 'is', null)
-      .execute();
+  if (connected) await markCredentialLinkUsed(ctx, link.id);
   return { redirect: back(`signed_in=${encodeURIComponent(row.provider)}&connected=${connected ? 1 : 0}`) };
 }

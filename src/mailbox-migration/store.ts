@@ -59,6 +59,16 @@ export async function saveMigration(tx: Tx, row: MigrationRow, changes: Partial<
   return { ...row, ...set };
 }
 
+/** A credentials link is used up once its mailbox connected (not again if it already was). */
+export async function markCredentialLinkUsed(ctx: Ctx, linkId: string): Promise<void> {
+  await ctx.db
+    .updateTable('migration_credential_links')
+    .set({ used_at: iso(ctx.clock.now()) })
+    .where('id', '=', linkId)
+    .where('used_at', 'is', null)
+    .execute();
+}
+
 export async function logActivity(
   tx: Tx,
   m: Pick<MigrationRow, 'id' | 'workspace_id'>,

@@ -18,7 +18,7 @@ import { newId, randomText } from '../../platform/ids.js';
 import { setCredentials, type TestResult, testConnection } from '../service.js';
 import { beginSignIn } from '../sign-ins.js';
 import { allowedActions, requireAction } from '../states.js';
-import { actorOf, getMigration, logActivity } from '../store.js';
+import { actorOf, getMigration, logActivity, markCredentialLinkUsed } from '../store.js';
 import type { HelpDeskCredentials } from './helpdesk/source.js';
 import { isHelpDesk } from './helpdesk/store.js';
 import { findPreset } from './presets.js';
@@ -164,12 +164,6 @@ export async function useCredentialsLink(
     state = tested.migration.state;
   }
   const connected = test === null || test.ok;
-  if (connected)
-    await ctx.db
-      .updateTable('migration_credential_links')
-      .set({ used_at: iso(ctx.clock.now()) })
-      .where('id', '=', link.id)
-      .where('used_at', 'is', null)
-      .execute();
+  if (connected) await markCredentialLinkUsed(ctx, link.id);
   return { connected, test, state };
 }
