@@ -73,6 +73,26 @@ export async function updateByKeys(
 }
 
 /**
+ * Runs SQL text written with "?" placeholders (numbered for Postgres here), its text built once per
+ * `key`: for hot statements whose building and compiling with the query builder costs more than
+ * running them. The key must name everything the text depends on besides the dialect.
+ */
+export async function runText<R>(db: Db, key: string, build: () => string, params: readonly unknown[]): Promise<R[]> {
+  const pg = isPostgres(db);
+  const text = cachedText(`text|${pg}|${key}`, () => {
+    const written = build();
+    let n = 1;
+    return pg ? written.replace(/\?/g, () => `$${n++}`) : written;
+  });
+  return (await db.executeQuery<R>(CompiledQuery.raw(text, params as unknown[]))).rows as R[];
+}
+
+/** "?, ?, ?" for an IN list of `count` values. */
+export function placeholders(count: number): string {
+  return Array.from({ length: count }, () => '?').join(', ');
+}
+
+/**
  * Deletes up to `batch` of the rows of `table` that `chosen` selects (it selects the `key` column),
  * in one statement: DELETE … WHERE key IN (chosen LIMIT batch). Returns how many were deleted.
  */

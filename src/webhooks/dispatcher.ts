@@ -6,12 +6,13 @@
 // takes over deliveries whose lease it finds (at-least-once, same webhook-id).
 
 import type { KeyObject } from 'node:crypto';
-import { type ExpressionBuilder, sql } from 'kysely';
+import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import { Counter } from 'prom-client';
 import type { Agent } from 'undici';
 import type { Ctx } from '../context.js';
-import { insertRows, updateByKeys } from '../db/bulk.js';
-import type { Database, Db, WebhookAttemptsTable } from '../db/schema.js';
+import { insertRows, placeholders, runText, updateByKeys } from '../db/bulk.js';
+import { isPostgres } from '../db/dialect.js';
+import type { Database, Db, EventsTable, WebhookAttemptsTable, WebhookEndpointsTable } from '../db/schema.js';
 import { eventPayload } from '../events/service.js';
 import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
@@ -59,7 +60,7 @@ export function retryDelayMs(attempt: number, random: () => number = Math.random
   return Math.round(base * (1 + RETRY_JITTER * random()));
 }
 
-interface Claimed {
+export interface Claimed {
   endpoint_id: string;
   workspace_id: string;
   event_seq: number;
@@ -255,33 +256,8 @@ export class WebhookDispatcher implements Drainable {
     return claimed.length;
   }
 
-  /**
-   * Takes due deliveries with a lease. A scheduled claim also moves next_attempt_at to the end of the
-   * lease (a visibility timeout): the due index then never holds deliveries under way, and one whose
-   * dispatcher died is due again when the lease runs out.
-   */
-  private async claim(limit: number, busyEndpoints: string[], manual: boolean): Promise<Claimed[]> {
-    const now = this.ctx.clock.now();
-    const nowText = iso(now);
-    const lease = iso(now.getTime() + LEASE_MS);
-    const free = (w: ExpressionBuilder<Database, 'webhook_deliveries'>) => w.or([w('lease_until', 'is', null), w('lease_until', '<', nowText)]);
-    const rows = await this.ctx.db
-      .updateTable('webhook_deliveries')
-      .set(manual ? { lease_until: lease } : { lease_until: lease, next_attempt_at: lease })
-      .where((w) => {
-        let q = w.selectFrom('webhook_deliveries as d').select(['d.event_seq', 'd.endpoint_id']);
-        q = manual
-          ? q.where(sql<boolean>`d.manual_requested_at is not null`).orderBy('d.manual_requested_at')
-          : q.where(sql<boolean>`d.status = 'pending'`).where('d.next_attempt_at', '<=', nowText).orderBy('d.next_attempt_at');
-        if (busyEndpoints.length) q = q.where('d.endpoint_id', 'not in', busyEndpoints);
-        return sql<boolean>`(event_seq, endpoint_id) in (${q.limit(limit)})`;
-      })
-      // Checked again on the row itself: a concurrent dispatcher's claim wins, never both.
-      .where(free)
-      .$if(!manual, (q) => q.where(sql<boolean>`status = 'pending'`).where('next_attempt_at', '<=', nowText))
-      .returning(['endpoint_id', 'workspace_id', 'event_seq', 'event_id', 'attempts'])
-      .execute();
-    return rows.map((r) => ({ ...r, event_seq: Number(r.event_seq), manual }));
+  private claim(limit: number, busyEndpoints: string[], manual: boolean): Promise<Claimed[]> {
+    return claimDeliveries(this.ctx, { limit, busyEndpoints, manual });
   }
 
   private async startAll(claimed: Claimed[]): Promise<void> {
@@ -289,7 +265,13 @@ export class WebhookDispatcher implements Drainable {
     const endpointIds = [...new Set(claimed.map((c) => c.endpoint_id))];
     const seqs = [...new Set(claimed.map((c) => c.event_seq))];
     // Endpoints of live workspaces only: nothing more is sent for a deleted workspace.
-    const endpointRows = await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', paddedList(endpointIds)).execute();
+    const endpointList = paddedList(endpointIds);
+    const endpointRows = await runText<Selectable<WebhookEndpointsTable>>(
+      db,
+      `webhooks.endpoints|${endpointList.length}`,
+      () => `select * from webhook_endpoints where id in (${placeholders(endpointList.length)})`,
+      endpointList,
+    );
     const live = await liveWorkspaceIds(
       db,
       endpointRows.map((e) => e.workspace_id),
@@ -301,15 +283,14 @@ export class WebhookDispatcher implements Drainable {
         .deleteFrom('webhook_deliveries')
         .where((eb) => deliveryIn(eb, orphans))
         .execute();
-    const events = new Map(
-      (
-        await db
-          .selectFrom('events')
-          .select(['seq', 'id', 'type', 'occurred_at', 'workspace_id', 'inbox_id', 'data'])
-          .where('seq', 'in', paddedList(seqs))
-          .execute()
-      ).map((e) => [Number(e.seq), e]),
+    const seqList = paddedList(seqs);
+    const eventRows = await runText<Pick<Selectable<EventsTable>, 'seq' | 'id' | 'type' | 'occurred_at' | 'workspace_id' | 'inbox_id' | 'data'>>(
+      db,
+      `webhooks.events|${seqList.length}`,
+      () => `select seq, id, type, occurred_at, workspace_id, inbox_id, data from events where seq in (${placeholders(seqList.length)})`,
+      seqList,
     );
+    const events = new Map(eventRows.map((e) => [Number(e.seq), e]));
     const now = clock.now();
     // Per endpoint and per event once a batch: signing keys, where to send, the body's bytes.
     const keys = new Map([...endpoints.values()].map((e) => [e.id, signingSecrets((sealed) => this.signingKeyOf(sealed), e, now)]));
@@ -395,6 +376,63 @@ export class WebhookDispatcher implements Drainable {
       });
     return this.writing;
   }
+}
+
+/**
+ * Takes due deliveries with a lease (scheduled ones, or those a redelivery was asked for). A
+ * scheduled claim also moves next_attempt_at to the end of the lease (a visibility timeout): the due
+ * index then never holds deliveries under way, and one whose dispatcher died is due again when the
+ * lease runs out. The statement's text is built once per shape (kind, dialect, padded busy list).
+ * On Postgres the candidates are locked with SKIP LOCKED: dispatchers of other processes claiming at
+ * the same moment take the next rows instead of waiting for this claim's locks and then finding
+ * them taken.
+ */
+export async function claimDeliveries(
+  ctx: Pick<Ctx, 'clock'> & { db: Db },
+  opts: { limit: number; busyEndpoints: readonly string[]; manual: boolean },
+): Promise<Claimed[]> {
+  const { manual } = opts;
+  const now = ctx.clock.now();
+  const nowText = iso(now);
+  const lease = iso(now.getTime() + LEASE_MS);
+  const busy = opts.busyEndpoints.length ? paddedList(opts.busyEndpoints) : [];
+  const postgres = isPostgres(ctx.db);
+  // Postgres reads the candidates once (a materialized CTE): as an IN subquery the planner may
+  // run it again per row, and a locking subquery run again skips rows this statement has just
+  // claimed and returns the next ones, so more than `limit` would be taken.
+  const candidateParams = manual ? [...busy, opts.limit] : [nowText, ...busy, opts.limit];
+  const setParams = manual ? [lease] : [lease, lease];
+  const whereParams = manual ? [nowText] : [nowText, nowText];
+  const rows = await runText<{ endpoint_id: string; workspace_id: string; event_seq: number | string; event_id: string; attempts: number }>(
+    ctx.db,
+    `webhooks.claim|${manual}|${busy.length}`,
+    () => {
+      const notBusy = busy.length ? `and d.endpoint_id not in (${placeholders(busy.length)})` : '';
+      const candidates = manual
+        ? `select d.event_seq, d.endpoint_id from webhook_deliveries d
+           where d.manual_requested_at is not null ${notBusy} order by d.manual_requested_at limit ?`
+        : `select d.event_seq, d.endpoint_id from webhook_deliveries d
+           where d.status = 'pending' and d.next_attempt_at <= ? ${notBusy} order by d.next_attempt_at limit ?`;
+      // Checked again on the row itself: a concurrent dispatcher's claim wins, never both.
+      const update = (chosen: string) => `update webhook_deliveries set lease_until = ?${manual ? '' : ', next_attempt_at = ?'}
+        where (event_seq, endpoint_id) in (${chosen})
+          and (lease_until is null or lease_until < ?)
+          ${manual ? '' : "and status = 'pending' and next_attempt_at <= ?"}
+        returning endpoint_id, workspace_id, event_seq, event_id, attempts`;
+      return postgres
+        ? `with candidates as materialized (${candidates} for update skip locked) ${update('select event_seq, endpoint_id from candidates')}`
+        : update(candidates);
+    },
+    postgres ? [...candidateParams, ...setParams, ...whereParams] : [...setParams, ...candidateParams, ...whereParams],
+  );
+  return rows.map((r) => ({
+    endpoint_id: r.endpoint_id,
+    workspace_id: r.workspace_id,
+    event_seq: Number(r.event_seq),
+    event_id: r.event_id,
+    attempts: Number(r.attempts),
+    manual,
+  }));
 }
 
 /** `rows` in chunks of STATEMENT_ROWS, then 64, 32, … 1: at most eight statement texts for any number of rows. */

@@ -1,0 +1,129 @@
+// Claiming due deliveries (below the HTTP level, no dispatcher running): each claim takes due work
+// once and leases it, busy endpoints are left alone, and on Postgres a claim skips rows another
+// claimer holds instead of waiting for them.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { keyAccess, SCOPES } from '../../src/auth/access.js';
+import { loadConfig } from '../../src/config.js';
+import { type App, buildServices } from '../../src/context.js';
+import { isPostgres } from '../../src/db/dialect.js';
+import { checkResult, createMigrator } from '../../src/db/migrator.js';
+import { ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { createLogger } from '../../src/platform/log.js';
+import { claimDeliveries, LEASE_MS } from '../../src/webhooks/dispatcher.js';
+import { createEndpoint } from '../../src/webhooks/service.js';
+import { emitMessage } from '../helpers/events.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { type TestEnv, testEnv } from '../helpers/server.js';
+
+describe('claiming webhook deliveries', () => {
+  let te: TestEnv;
+  let app: App;
+  let clock: ManualClock;
+  let seed: Seed;
+
+  before(async () => {
+    te = await testEnv({ SVC_WEBHOOK_ALLOW_PRIVATE: '1' });
+    clock = new ManualClock('2030-01-01T00:00:00Z');
+    app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }), clock });
+    checkResult(await createMigrator(app.db).migrateToLatest());
+    seed = await seedWorkspace(app);
+  });
+  after(async () => {
+    await app.close();
+    await te.cleanup();
+  });
+
+  async function endpointWithDeliveries(count: number): Promise<string> {
+    const access = keyAccess(seed.workspaceId, 'key_claim', [...SCOPES], null);
+    const { endpoint } = await createEndpoint(app, access, { url: `http://127.0.0.1:9/${Math.random().toString(36).slice(2)}`, events: ['message.created'] });
+    await app.db.updateTable('webhook_endpoints').set({ disabled_at: clock.now().toISOString() }).where('id', '!=', endpoint.id).execute();
+    for (let i = 0; i < count; i++) await emitMessage(app, seed.workspaceId, seed.inboxId);
+    return endpoint.id;
+  }
+
+  test('due deliveries are taken once, leased, and moved out of the due order; busy endpoints wait', async () => {
+    const endpointId = await endpointWithDeliveries(6);
+    const none = await claimDeliveries(app, { limit: 10, busyEndpoints: [endpointId, 'wh_other'], manual: false });
+    assert.equal(none.length, 0, 'a busy endpoint is skipped');
+
+    const first = await claimDeliveries(app, { limit: 4, busyEndpoints: ['wh_other'], manual: false });
+    assert.equal(first.length, 4);
+    const second = await claimDeliveries(app, { limit: 10, busyEndpoints: [], manual: false });
+    assert.equal(second.length, 2);
+    assert.equal((await claimDeliveries(app, { limit: 10, busyEndpoints: [], manual: false })).length, 0);
+    const seqs = [...first, ...second].map((d) => d.event_seq);
+    assert.equal(new Set(seqs).size, 6, 'no delivery is claimed twice');
+    for (const d of [...first, ...second]) {
+      assert.equal(typeof d.event_seq, 'number');
+      assert.equal(d.endpoint_id, endpointId);
+      assert.equal(d.workspace_id, seed.workspaceId);
+      assert.match(d.event_id, /^evt_/);
+      assert.equal(d.attempts, 0);
+      assert.equal(d.manual, false);
+    }
+    const lease = new Date(clock.now().getTime() + LEASE_MS).toISOString();
+    const rows = await app.db.selectFrom('webhook_deliveries').select(['lease_until', 'next_attempt_at']).where('endpoint_id', '=', endpointId).execute();
+    for (const r of rows) {
+      assert.equal(r.lease_until, lease);
+      assert.equal(r.next_attempt_at, lease, 'due again when the lease runs out');
+    }
+
+    // A manual redelivery is claimed apart, once, while the lease of the scheduled claim holds it not.
+    clock.advance(LEASE_MS + MINUTE);
+    await app.db
+      .updateTable('webhook_deliveries')
+      .set({ manual_requested_at: clock.now().toISOString() })
+      .where('endpoint_id', '=', endpointId)
+      .where('event_seq', '=', seqs[0]!)
+      .execute();
+    const manual = await claimDeliveries(app, { limit: 10, busyEndpoints: [], manual: true });
+    assert.deepEqual(
+      manual.map((d) => [d.event_seq, d.manual]),
+      [[seqs[0], true]],
+    );
+    assert.equal((await claimDeliveries(app, { limit: 10, busyEndpoints: [], manual: true })).length, 0, 'leased: not claimed again');
+    // The lease ran out for the scheduled claims: all six are due again (the manual one is leased).
+    assert.equal((await claimDeliveries(app, { limit: 10, busyEndpoints: [], manual: false })).length, 5);
+    await app.db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', endpointId).execute();
+  });
+
+  test('Postgres: a claim skips rows another transaction holds instead of waiting for it', async (t) => {
+    if (!isPostgres(app.db)) return t.skip('Postgres only (set SVC_TEST_DATABASE_URL)');
+    const endpointId = await endpointWithDeliveries(6);
+    const seqs = (await app.db.selectFrom('webhook_deliveries').select('event_seq').where('endpoint_id', '=', endpointId).orderBy('event_seq').execute()).map(
+      (r) => Number(r.event_seq),
+    );
+    const held = seqs.slice(0, 3);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    // Another dispatcher's claim in the middle of its statement: it holds the first three rows.
+    const holder = app.db.transaction().execute(async (trx) => {
+      await sql`select event_seq from webhook_deliveries where endpoint_id = ${endpointId} and event_seq in (${sql.join(held)}) for update`.execute(trx);
+      locked();
+      await released;
+    });
+    await isLocked;
+    try {
+      const claim = claimDeliveries(app, { limit: 10, busyEndpoints: [], manual: false });
+      const outcome = await Promise.race([claim, new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 3000))]);
+      assert.notEqual(outcome, 'waited', 'the claim waited for the other transaction');
+      assert.deepEqual(
+        (outcome as { event_seq: number }[]).map((d) => d.event_seq).sort((a, b) => a - b),
+        seqs.slice(3),
+      );
+    } finally {
+      release();
+      await holder;
+    }
+    // Once the other transaction ends, its rows are free to claim.
+    const rest = await claimDeliveries(app, { limit: 10, busyEndpoints: [], manual: false });
+    assert.deepEqual(
+      rest.map((d) => d.event_seq).sort((a, b) => a - b),
+      held,
+    );
+  });
+});
