@@ -115,6 +115,18 @@ async function startProfiler() {
   return { stop: async () => (await post('Profiler.stop')).profile };
 }
 
+/** BENCH_HEAP_PROFILE=file.heapprofile samples every allocation of the webhook phase (collected ones too). */
+async function startHeapSampler() {
+  const inspector = await import('node:inspector');
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<any>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('HeapProfiler.enable');
+  await post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return { stop: async () => (await post('HeapProfiler.stopSampling')).profile };
+}
+
 async function receiverCount(url: string): Promise<number> {
   return ((await (await request(`${url}/stats`)).body.json()) as { count: number }).count;
 }
@@ -162,6 +174,7 @@ async function main() {
             .then((m) => m.values.reduce((sum, v) => sum + v.value, 0));
     const data = JSON.parse(sampleBody).data;
     const profiler = process.env.BENCH_CPU_PROFILE ? await startProfiler() : undefined;
+    const heapSampler = process.env.BENCH_HEAP_PROFILE ? await startHeapSampler() : undefined;
     let produced = 0;
     const cpuStarted = cpuMicros();
     const started = Date.now();
@@ -188,6 +201,7 @@ async function main() {
     const seconds = (Date.now() - started) / 1000;
     const cpuUsed = cpuMicros() - cpuStarted;
     if (profiler) fs.writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(await profiler.stop()));
+    if (heapSampler) fs.writeFileSync(process.env.BENCH_HEAP_PROFILE!, JSON.stringify(await heapSampler.stop()));
     const deliveryRate = delivered / seconds;
 
     const drainStarted = Date.now();

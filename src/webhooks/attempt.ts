@@ -113,22 +113,33 @@ function isManual(clock: Clock): boolean {
   return typeof (clock as Partial<ManualClock>).deadlineAfter === 'function';
 }
 
+/** An attempt's headers: a record, or a flat list of names and values (what the dispatcher builds). */
+export type AttemptHeaders = Record<string, string> | string[];
+
 /**
  * Sends one attempt through undici's dispatch with a handler of its own: no response stream, no
  * AbortSignal and no promise per step, which costs about half of what `request` does per attempt.
+ * `done` is called once with the attempt's result (never an exception).
  */
+export function startAttempt(
+  deps: { agent: Dispatcher; clock: Clock; deadlines?: AttemptDeadlines },
+  req: { target: AttemptTarget; headers: AttemptHeaders; body: string | Buffer },
+  done: (result: AttemptResult) => void,
+): void {
+  const attempt = new Attempt(deps.clock, deps.deadlines, done);
+  try {
+    deps.agent.dispatch({ origin: req.target.origin, path: req.target.path, method: 'POST', headers: req.headers, body: req.body }, attempt);
+  } catch (e) {
+    attempt.onResponseError(undefined, e as Error);
+  }
+}
+
+/** startAttempt as a promise (it never rejects). */
 export function sendAttempt(
   deps: { agent: Dispatcher; clock: Clock; deadlines?: AttemptDeadlines },
-  req: { target: AttemptTarget; headers: Record<string, string>; body: string | Buffer },
+  req: { target: AttemptTarget; headers: AttemptHeaders; body: string | Buffer },
 ): Promise<AttemptResult> {
-  return new Promise((resolve) => {
-    const attempt = new Attempt(deps.clock, deps.deadlines, resolve);
-    try {
-      deps.agent.dispatch({ origin: req.target.origin, path: req.target.path, method: 'POST', headers: req.headers, body: req.body }, attempt);
-    } catch (e) {
-      attempt.onResponseError(undefined, e as Error);
-    }
-  });
+  return new Promise((resolve) => startAttempt(deps, req, resolve));
 }
 
 /** One attempt's handler: reads the start of the answer, ends at the deadline or the read limit. */

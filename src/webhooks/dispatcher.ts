@@ -21,10 +21,10 @@ import { aloneOnDatabase } from '../platform/presence.js';
 import { Pump } from '../platform/pump.js';
 import { liveWorkspaceIds } from '../workspaces/store.js';
 import { createWebhookAgent } from './address.js';
-import { ATTEMPT_HEADERS, AttemptDeadlines, type AttemptResult, attemptTarget, sendAttempt } from './attempt.js';
+import { ATTEMPT_HEADERS, AttemptDeadlines, type AttemptResult, attemptTarget, startAttempt } from './attempt.js';
 import { deliveryIdOf, webhookMessageId } from './outbox.js';
 import { signingSecrets } from './service.js';
-import { signedHeaders, signingKey } from './signing.js';
+import { signatureValue, signedPrefix, signingKey } from './signing.js';
 
 /** Delays before retries 1..9 after a failed attempt (spec: 5 s, 1 min, 5 min, 30 min, 1 h, 2 h, 4 h, 8 h, 9 h). */
 export const RETRY_SCHEDULE_MS = [5_000, MINUTE, 5 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 4 * HOUR, 8 * HOUR, 9 * HOUR] as const;
@@ -72,6 +72,8 @@ export interface Claimed {
 interface Finished {
   delivery: Claimed;
   startedAt: Date;
+  /** startedAt as stored (one text per claimed batch). */
+  startedAtText: string;
   finishedAt: Date;
   result: AttemptResult;
 }
@@ -116,7 +118,10 @@ export class WebhookDispatcher implements Drainable {
   private readonly perEndpoint: number;
   private readonly claimBatch: number;
   private readonly pollMs: number;
-  private inFlight = new Set<Promise<void>>();
+  /** Attempts under way, and who waits for none to be. */
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+  private attemptsEnded = 0;
   private readonly deadlines = new AttemptDeadlines();
   private filling = new Set<Promise<number>>();
   private endpointLoad = new Map<string, number>();
@@ -130,7 +135,7 @@ export class WebhookDispatcher implements Drainable {
   /** Claims are made in batches: refill once half the room is free (or nothing is under way). */
   private readonly pump = new Pump(
     async () => {
-      while (!this.stopped && this.inFlight.size <= this.maxInFlight / 2 && (await this.fill()) > 0);
+      while (!this.stopped && this.inFlight <= this.maxInFlight / 2 && (await this.fill()) > 0);
     },
     { active: () => !this.stopped, onError: (error) => this.ctx.log.error('webhook outbox unavailable', { error }) },
   );
@@ -141,7 +146,8 @@ export class WebhookDispatcher implements Drainable {
     this.lookForManual = true;
     this.wake();
   };
-  private readonly attemptsTotal: Counter<'outcome'>;
+  private readonly attemptsSucceeded: Counter.Internal;
+  private readonly attemptsFailed: Counter.Internal;
 
   constructor(
     private readonly ctx: Ctx,
@@ -153,12 +159,14 @@ export class WebhookDispatcher implements Drainable {
     this.pollMs = opts.pollMs ?? 1000;
     // Several endpoints often share one receiver (origin); its pool holds up to a full dispatcher's worth.
     this.agent = createWebhookAgent({ lookup: (host) => ctx.lookup(host), allowPrivate: ctx.config.webhookAllowPrivate, connections: CONNECTIONS_PER_ORIGIN });
-    this.attemptsTotal = new Counter({
+    const attemptsTotal = new Counter({
       name: 'svc_webhook_attempts_total',
       help: 'Webhook delivery attempts, by outcome.',
       labelNames: ['outcome'] as const,
       registers: [ctx.metrics.registry],
     });
+    this.attemptsSucceeded = attemptsTotal.labels({ outcome: 'succeeded' });
+    this.attemptsFailed = attemptsTotal.labels({ outcome: 'failed' });
   }
 
   async start(): Promise<void> {
@@ -195,7 +203,7 @@ export class WebhookDispatcher implements Drainable {
     this.ctx.hub.off('webhooks', this.onRedelivery);
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
-    await Promise.allSettled([...this.inFlight]);
+    await this.idle();
     await this.flush();
     // Attempts have all ended (each by its deadline at the latest); a connection still being set up
     // for one that lost the race to its deadline is dropped rather than waited for.
@@ -222,10 +230,10 @@ export class WebhookDispatcher implements Drainable {
       await Promise.allSettled([...this.filling]);
       this.lookForManual = true;
       const started = await this.fill();
-      const running = [...this.inFlight];
-      if (started === 0 && running.length === 0 && this.filling.size === 0) break;
-      await Promise.all(running);
-      done += running.length;
+      if (started === 0 && this.inFlight === 0 && this.filling.size === 0) break;
+      const endedBefore = this.attemptsEnded;
+      await this.idle();
+      done += this.attemptsEnded - endedBefore;
       await this.flush();
     }
     await this.flush();
@@ -240,7 +248,7 @@ export class WebhookDispatcher implements Drainable {
   }
 
   private async claimAndStart(): Promise<number> {
-    const room = Math.min(this.maxInFlight - this.inFlight.size, this.claimBatch);
+    const room = Math.min(this.maxInFlight - this.inFlight, this.claimBatch);
     if (room <= 0) return 0;
     const busy = [...this.endpointLoad].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
     const claimed = [...(await this.claim(room, busy, false))];
@@ -295,41 +303,68 @@ export class WebhookDispatcher implements Drainable {
     // Per endpoint and per event once a batch: signing keys, where to send, the body's bytes.
     const keys = new Map([...endpoints.values()].map((e) => [e.id, signingSecrets((sealed) => this.signingKeyOf(sealed), e, now)]));
     const targets = new Map([...endpoints.values()].map((e) => [e.id, attemptTarget(e.url)]));
-    const bodies = new Map<number, { body: Buffer; msgId: string }>();
+    const messages = new Map<number, { body: Buffer; msgId: string; prefix: string }>();
     // The batch's attempts start together: one start time (and signature timestamp) for all.
     const startedAt = now;
+    const startedAtText = iso(startedAt);
     const timestamp = Math.floor(startedAt.getTime() / 1000);
+    const timestampText = String(timestamp);
     const deps = { agent: this.agent, clock, deadlines: this.deadlines };
     for (const d of claimed) {
       const endpoint = endpoints.get(d.endpoint_id);
       const event = events.get(d.event_seq);
       if (!endpoint || !event) continue; // deleted meanwhile (the delivery went with it)
-      let message = bodies.get(d.event_seq);
+      let message = messages.get(d.event_seq);
       if (message === undefined) {
-        message = { body: Buffer.from(JSON.stringify(eventPayload(event))), msgId: webhookMessageId(d.event_id) };
-        bodies.set(d.event_seq, message);
+        const msgId = webhookMessageId(d.event_id);
+        message = { body: Buffer.from(JSON.stringify(eventPayload(event))), msgId, prefix: signedPrefix(msgId, timestamp) };
+        messages.set(d.event_seq, message);
       }
       const { body } = message;
-      const headers = signedHeaders(keys.get(endpoint.id)!, message.msgId, timestamp, body, ATTEMPT_HEADERS);
+      // A flat list of names and values: undici takes it as it is (a record costs an object and its keys per attempt).
+      const headers = [
+        'content-type',
+        ATTEMPT_HEADERS['content-type'],
+        'user-agent',
+        ATTEMPT_HEADERS['user-agent'],
+        'webhook-id',
+        message.msgId,
+        'webhook-timestamp',
+        timestampText,
+        'webhook-signature',
+        signatureValue(keys.get(endpoint.id)!, message.prefix, body),
+      ];
       this.endpointLoad.set(d.endpoint_id, (this.endpointLoad.get(d.endpoint_id) ?? 0) + 1);
-      const p: Promise<void> = sendAttempt(deps, { target: targets.get(endpoint.id)!, headers, body }).then((result) =>
-        this.finished(p, { delivery: d, startedAt, finishedAt: clock.now(), result }),
+      this.inFlight++;
+      startAttempt(deps, { target: targets.get(endpoint.id)!, headers, body }, (result) =>
+        this.finished({ delivery: d, startedAt, startedAtText, finishedAt: clock.now(), result }),
       );
-      this.inFlight.add(p);
     }
   }
 
-  /** sendAttempt never rejects: an attempt's end is always a result. */
-  private finished(p: Promise<void>, f: Finished): void {
-    this.inFlight.delete(p);
+  /** Resolves once no attempt is under way. */
+  private idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** An attempt's end is always a result (startAttempt never throws). */
+  private finished(f: Finished): void {
+    this.inFlight--;
+    this.attemptsEnded++;
     const endpointId = f.delivery.endpoint_id;
     const left = (this.endpointLoad.get(endpointId) ?? 1) - 1;
     if (left > 0) this.endpointLoad.set(endpointId, left);
     else this.endpointLoad.delete(endpointId);
-    this.attemptsTotal.inc({ outcome: f.result.succeeded ? 'succeeded' : 'failed' });
+    (f.result.succeeded ? this.attemptsSucceeded : this.attemptsFailed).inc();
     this.results.push(f);
     this.scheduleFlush();
     this.wake();
+    if (this.inFlight === 0 && this.idleWaiters.length) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
   }
 
   /**
@@ -494,7 +529,7 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
     f.delivery.workspace_id,
     f.delivery.manual ? null : f.delivery.attempts + 1,
     f.delivery.manual ? 1 : 0,
-    iso(f.startedAt),
+    f.startedAtText,
     f.result.durationMs,
     f.result.succeeded ? 'succeeded' : 'failed',
     f.result.statusCode,
@@ -518,7 +553,7 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
       e.failing_since = null;
       continue;
     }
-    e.failing_since ??= iso(f.startedAt);
+    e.failing_since ??= f.startedAtText;
     if (e.disabled_at || e.disableReason) continue;
     if (f.result.gone) e.disableReason = DISABLED_GONE;
     else if (f.finishedAt.getTime() - Date.parse(e.failing_since) >= FAILURE_WINDOW_MS) e.disableReason = DISABLED_FAILING;
