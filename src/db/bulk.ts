@@ -73,6 +73,33 @@ export async function updateByKeys(
 }
 
 /**
+ * UPDATE table SET <assignments> FROM (VALUES (…), …) AS v WHERE table.<key> = v.column1 … [AND <where>] for rows
+ * that each carry their own values: the leading key columns (`keyColumns` of them, `table`'s names)
+ * match, the assignments read the rest as v.column<n> (VALUES names its columns column1, column2, …
+ * on both dialects). `types` are the Postgres types of the row's values, which parameters inside
+ * VALUES do not get from a column. Placeholders in `assignments` are written "?" and come first.
+ */
+export async function updateFromValues(
+  db: Db,
+  table: string,
+  statement: { assignments: string; values: readonly unknown[]; keyColumns: readonly string[]; types: readonly string[]; where?: string },
+  rows: readonly unknown[][],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const { assignments, values, keyColumns, types, where } = statement;
+  const pg = isPostgres(db);
+  const text = cachedText(`values|${pg}|${table}|${assignments}|${types.join(',')}|${where}|${keyColumns.join(',')}|${rows.length}`, () => {
+    let n = 1;
+    const set = pg ? assignments.replace(/\?/g, () => `$${n++}`) : assignments;
+    const row = () => `(${types.map((t) => (pg ? `$${n++}::${t}` : '?')).join(', ')})`;
+    const list = Array.from({ length: rows.length }, row).join(', ');
+    const match = keyColumns.map((c, i) => `${table}.${c} = v.column${i + 1}`).join(' and ');
+    return `update ${table} set ${set} from (values ${list}) as v where ${match}${where ? ` and ${where}` : ''}`;
+  });
+  await db.executeQuery(CompiledQuery.raw(text, flatValues(rows, [...values])));
+}
+
+/**
  * Runs SQL text written with "?" placeholders (numbered for Postgres here), its text built once per
  * `key`: for hot statements whose building and compiling with the query builder costs more than
  * running them. The key must name everything the text depends on besides the dialect.

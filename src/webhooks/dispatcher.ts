@@ -10,7 +10,7 @@ import { type ExpressionBuilder, type Selectable, sql } from 'kysely';
 import { Counter } from 'prom-client';
 import type { Agent } from 'undici';
 import type { Ctx } from '../context.js';
-import { insertRows, placeholders, runText, updateByKeys } from '../db/bulk.js';
+import { insertRows, placeholders, runText, updateByKeys, updateFromValues } from '../db/bulk.js';
 import { isPostgres } from '../db/dialect.js';
 import type { Database, Db, EventsTable, WebhookAttemptsTable, WebhookEndpointsTable } from '../db/schema.js';
 import { eventPayload } from '../events/service.js';
@@ -595,21 +595,18 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
       keys,
     );
   }
+  // Manual attempts, retries and given-up deliveries: a few multi-row statements, whatever the number
+  // of failures (a receiver that is down fails a whole batch).
+  const manualSucceeded: unknown[][] = [];
+  const manualFailed: unknown[][] = [];
+  const retried: unknown[][] = [];
+  const givenUp: unknown[][] = [];
   for (const f of kept) {
     const d = f.delivery;
     const disabled = Boolean(endpoints.get(d.endpoint_id)?.disabled_at || endpoints.get(d.endpoint_id)?.disableReason);
     if (d.manual) {
       // One manual attempt: it ends the delivery only by succeeding; it never changes the schedule.
-      await db
-        .updateTable('webhook_deliveries')
-        .set(
-          f.result.succeeded
-            ? { status: 'succeeded', next_attempt_at: null, finished_at: nowText, manual_requested_at: null, lease_until: null, last_attempt_at: nowText }
-            : { manual_requested_at: null, lease_until: null, last_attempt_at: nowText },
-        )
-        .where('event_seq', '=', d.event_seq)
-        .where('endpoint_id', '=', d.endpoint_id)
-        .execute();
+      (f.result.succeeded ? manualSucceeded : manualFailed).push([d.event_seq, d.endpoint_id]);
       continue;
     }
     if (f.result.succeeded) continue;
@@ -619,23 +616,12 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
     if (delay === undefined && !disabled) tally.failed++;
     else if (delay !== undefined) tally.retried++;
     if (delay === undefined) {
-      await db
-        .updateTable('webhook_deliveries')
-        .set({ status: 'failed', attempts: attempt, next_attempt_at: null, lease_until: null, last_attempt_at: nowText, finished_at: nowText })
-        .where('event_seq', '=', d.event_seq)
-        .where('endpoint_id', '=', d.endpoint_id)
-        .execute();
+      givenUp.push([d.event_seq, d.endpoint_id, attempt]);
       if (!disabled)
         log.warn('webhook delivery given up', { endpoint_id: d.endpoint_id, delivery_id: deliveryIdOf(d.event_id), attempts: attempt, error: f.result.error });
     } else {
       const next = iso(f.finishedAt.getTime() + delay);
-      await db
-        .updateTable('webhook_deliveries')
-        .set({ attempts: attempt, next_attempt_at: next, lease_until: null, last_attempt_at: nowText })
-        .where('event_seq', '=', d.event_seq)
-        .where('endpoint_id', '=', d.endpoint_id)
-        .where(sql<boolean>`status = 'pending'`)
-        .execute();
+      retried.push([d.event_seq, d.endpoint_id, attempt, next]);
       log.info('webhook attempt failed, retrying', {
         endpoint_id: d.endpoint_id,
         delivery_id: deliveryIdOf(d.event_id),
@@ -646,5 +632,42 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
       });
     }
   }
+  const keyColumns = ['event_seq', 'endpoint_id'];
+  for (const keys of statementChunks(manualSucceeded))
+    await updateByKeys(
+      db,
+      'webhook_deliveries',
+      "status = 'succeeded', next_attempt_at = null, finished_at = ?, manual_requested_at = null, lease_until = null, last_attempt_at = ?",
+      [nowText, nowText],
+      keyColumns,
+      keys,
+    );
+  for (const keys of statementChunks(manualFailed))
+    await updateByKeys(db, 'webhook_deliveries', 'manual_requested_at = null, lease_until = null, last_attempt_at = ?', [nowText], keyColumns, keys);
+  for (const rows of statementChunks(retried))
+    await updateFromValues(
+      db,
+      'webhook_deliveries',
+      {
+        assignments: 'attempts = v.column3, next_attempt_at = v.column4, lease_until = null, last_attempt_at = ?',
+        values: [nowText],
+        keyColumns,
+        types: ['bigint', 'text', 'integer', 'text'],
+        where: "webhook_deliveries.status = 'pending'",
+      },
+      rows,
+    );
+  for (const rows of statementChunks(givenUp))
+    await updateFromValues(
+      db,
+      'webhook_deliveries',
+      {
+        assignments: "status = 'failed', attempts = v.column3, next_attempt_at = null, lease_until = null, last_attempt_at = ?, finished_at = ?",
+        values: [nowText, nowText],
+        keyColumns,
+        types: ['bigint', 'text', 'integer'],
+      },
+      rows,
+    );
   return tally;
 }

@@ -1,6 +1,7 @@
-// Claiming due deliveries (below the HTTP level, no dispatcher running): each claim takes due work
-// once and leases it, busy endpoints are left alone, and on Postgres a claim skips rows another
-// claimer holds instead of waiting for them.
+// The dispatcher's statements below the HTTP level (no dispatcher running): each claim takes due work
+// once and leases it, busy endpoints are left alone, on Postgres a claim skips rows another claimer
+// holds instead of waiting for them, and a batch of results is written with a few statements
+// however many attempts failed.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
@@ -11,13 +12,13 @@ import { isPostgres } from '../../src/db/dialect.js';
 import { checkResult, createMigrator } from '../../src/db/migrator.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
-import { claimDeliveries, LEASE_MS } from '../../src/webhooks/dispatcher.js';
+import { claimDeliveries, LEASE_MS, RETRY_JITTER, RETRY_SCHEDULE_MS, writeResults } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/service.js';
 import { emitMessage } from '../helpers/events.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { type TestEnv, testEnv } from '../helpers/server.js';
 
-describe('claiming webhook deliveries', () => {
+describe('webhook dispatcher statements', () => {
   let te: TestEnv;
   let app: App;
   let clock: ManualClock;
@@ -125,5 +126,70 @@ describe('claiming webhook deliveries', () => {
       rest.map((d) => d.event_seq).sort((a, b) => a - b),
       held,
     );
+  });
+
+  test('a batch of failed attempts is written with a few statements: retries scheduled, the last retry given up', async () => {
+    const endpointId = await endpointWithDeliveries(300);
+    const claimed = await claimDeliveries(app, { limit: 1000, busyEndpoints: [], manual: false });
+    assert.equal(claimed.length, 300);
+    // The first 50 have had their last retry: this failure gives them up.
+    const last = claimed.slice(0, 50);
+    for (const d of last) d.attempts = RETRY_SCHEDULE_MS.length;
+    await app.db
+      .updateTable('webhook_deliveries')
+      .set({ attempts: RETRY_SCHEDULE_MS.length })
+      .where('endpoint_id', '=', endpointId)
+      .where(
+        'event_seq',
+        'in',
+        last.map((d) => d.event_seq),
+      )
+      .execute();
+    const startedAt = clock.now();
+    const finishedAt = new Date(startedAt.getTime() + 20);
+    const batch = claimed.map((delivery) => ({
+      delivery,
+      startedAt,
+      startedAtText: startedAt.toISOString(),
+      finishedAt,
+      result: { succeeded: false, statusCode: 500, durationMs: 20, response: 'down', error: 'the receiver answered 500', gone: false },
+    }));
+    let statements = 0;
+    const counting = app.db.withPlugin({
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        statements++;
+        return args.result;
+      },
+    });
+    const tally = await counting.transaction().execute((trx) => writeResults({ db: trx, clock, log: app.log }, batch, { checkExisting: false }));
+    assert.deepEqual(tally, { succeeded: 0, retried: 250, failed: 50 });
+    // Attempt rows (128 + 128 + 32 + 8 + 4), the endpoint's failure window, retries and given-up
+    // deliveries in as many chunks; one statement per failed delivery before.
+    assert.ok(statements <= 20, `${statements} statements for 300 failed attempts`);
+
+    const rows = await app.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).execute();
+    const lastSeqs = new Set(last.map((d) => d.event_seq));
+    for (const r of rows) {
+      assert.equal(r.lease_until, null);
+      assert.equal(r.last_attempt_at, clock.now().toISOString());
+      if (lastSeqs.has(Number(r.event_seq))) {
+        assert.equal(r.status, 'failed');
+        assert.equal(r.attempts, RETRY_SCHEDULE_MS.length + 1);
+        assert.equal(r.next_attempt_at, null);
+        assert.equal(r.finished_at, clock.now().toISOString());
+      } else {
+        assert.equal(r.status, 'pending');
+        assert.equal(r.attempts, 1);
+        const delay = Date.parse(r.next_attempt_at!) - finishedAt.getTime();
+        assert.ok(delay >= RETRY_SCHEDULE_MS[0] && delay <= RETRY_SCHEDULE_MS[0] * (1 + RETRY_JITTER), `retry in ${delay} ms`);
+        assert.equal(r.finished_at, null);
+      }
+    }
+    const logged = await app.db.selectFrom('webhook_attempts').select(['attempt', 'outcome']).where('endpoint_id', '=', endpointId).execute();
+    assert.equal(logged.length, 300);
+    assert.ok(logged.every((a) => a.outcome === 'failed'));
+    const endpoint = await app.db.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', endpointId).executeTakeFirstOrThrow();
+    assert.equal(endpoint.failing_since, startedAt.toISOString());
   });
 });
