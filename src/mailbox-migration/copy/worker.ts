@@ -10,6 +10,7 @@ import type { Db } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { announceEvents } from '../../events/service.js';
 import { ParsePool } from '../../mail/parse-pool.js';
+import { DIRECT_HEADER_BLOCK_BYTES, parseHeaderBlock } from '../../mail/parse.js';
 import type { Clock } from '../../platform/clock.js';
 import { iso, MINUTE } from '../../platform/clock.js';
 import { enqueue, type JobKind } from '../../platform/jobs.js';
@@ -116,6 +117,13 @@ export class MigrationWorker {
     return this.parsePool.parse(raw);
   }
 
+  /**
+   * A scanned header block: read directly on this thread (tens of microseconds, less than handing it
+   * to the parse worker and back), unless it is large enough to be worth the worker's time limit.
+   */
+  private parseHeaders = (headers: Buffer) =>
+    headers.length <= DIRECT_HEADER_BLOCK_BYTES ? parseHeaderBlock(headers) : this.parse(Buffer.concat([headers, HEADER_END]));
+
   private async connection(m: MigrationRow): Promise<MailSource> {
     const cached = this.connections.get(m.id);
     if (cached && cached.mailbox.usable) {
@@ -190,7 +198,7 @@ export class MigrationWorker {
       return this.ctx.clock.now();
     }
     const mailbox = await this.withReconnect(m, async (mb) => {
-      const step = await scanStep(this.ctx, m, mb, this.limits.budgetMs, (headers) => this.parse(Buffer.concat([headers, HEADER_END])));
+      const step = await scanStep(this.ctx, m, mb, this.limits.budgetMs, this.parseHeaders);
       return step === 'done' ? mb : undefined;
     });
     if (mailbox) {
@@ -235,7 +243,7 @@ export class MigrationWorker {
       await this.closeConnection(m.id);
       if (isHelpDesk(m) && (await this.pullHelpDesk(m)) === 'more') return ctx.clock.now();
       const outcome = await this.withReconnect(m, (mb) =>
-        pollOldMailbox(ctx, m, mb, { parseHeaders: (headers) => this.parse(Buffer.concat([headers, HEADER_END])), parse: (raw) => this.parse(raw) }),
+        pollOldMailbox(ctx, m, mb, { parseHeaders: this.parseHeaders, parse: (raw) => this.parse(raw) }),
       );
       await this.resetFailures(m);
       if (outcome.history || outcome.newMail || outcome.bothWays) {
