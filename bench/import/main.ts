@@ -28,6 +28,12 @@ const USER = 'support@bench.test';
 const PASSWORD = 'bench-app-password';
 const run = promisify(execFile);
 
+/** CPU seconds (user + system, every thread) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function main() {
   const deadline = Date.now() + TIME_LIMIT_MS;
   const dovecot = await startDovecot();
@@ -148,9 +154,11 @@ async function main() {
       }
     };
     const s0 = performance.now();
+    const scanCpu0 = cpuSeconds(server.child.pid!);
     await api('POST', `/v1/migrations/${m.id}/scan`);
     const ready = await waitFor('ready');
     const scanSeconds = (performance.now() - s0) / 1000;
+    const scanCpu = cpuSeconds(server.child.pid!) - scanCpu0;
     const scanPeak = peak;
     peak = server.rssMb();
     if (ready.plan.summary.total !== made.messages) throw new Error(`scan found ${ready.plan.summary.total} of ${made.messages}`);
@@ -158,6 +166,7 @@ async function main() {
     await api('POST', `/v1/migrations/${m.id}/start`);
     const done = await waitFor('syncing');
     const copySeconds = (performance.now() - c0) / 1000;
+    const copyCpu = cpuSeconds(server.child.pid!) - scanCpu0 - scanCpu;
     if (done.progress.copied !== made.messages) throw new Error(`copied ${done.progress.copied} of ${made.messages}: ${JSON.stringify(done.progress)}`);
 
     const importRate = made.messages / (scanSeconds + copySeconds);
@@ -173,6 +182,9 @@ async function main() {
     }
     figure('import_scan_s', scanSeconds, 's');
     figure('import_copy_msgs_per_s', made.messages / copySeconds, 'msg/s');
+    // The server's own CPU per phase: steadier than the times on a shared machine.
+    figure('import_scan_server_cpu_s', scanCpu, 's');
+    figure('import_copy_server_cpu_s', copyCpu, 's');
     figure('server_peak_rss_scan', scanPeak, 'MB');
     figure('server_peak_rss_copy', peak, 'MB');
     figure('server_peak_rss', Math.max(scanPeak, peak), 'MB');

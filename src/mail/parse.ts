@@ -368,7 +368,7 @@ export async function parseHeaderBlockWithMailparser(headers: Buffer): Promise<I
 interface HeaderLibraries {
   Headers: typeof import('@zone-eu/mailsplit').Headers;
   libmime: typeof import('libmime').default;
-  addressparser: (typeof import('nodemailer/lib/addressparser'))['default'];
+  addressparser: typeof import('nodemailer/lib/addressparser')['default'];
 }
 
 let headerLibraries: HeaderLibraries | undefined;

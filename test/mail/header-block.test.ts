@@ -75,14 +75,27 @@ const CORPUS: { name: string; lines: (string | Buffer)[] }[] = [
     name: 'raw 8-bit UTF-8 headers',
     lines: [Buffer.from('Subject: Überweisung für Jörg'), Buffer.from('From: Jörg Müller <joerg@example.de>'), Buffer.from('To: Zoë <zoe@example.com>')],
   },
-  { name: 'raw Latin-1 bytes', lines: [Buffer.from([...Buffer.from('Subject: caf'), 0xe9]), Buffer.from([...Buffer.from('From: Ren'), 0xe9, ...Buffer.from(' <r@example.fr>')])] },
+  {
+    name: 'raw Latin-1 bytes',
+    lines: [Buffer.from([...Buffer.from('Subject: caf'), 0xe9]), Buffer.from([...Buffer.from('From: Ren'), 0xe9, ...Buffer.from(' <r@example.fr>')])],
+  },
   {
     name: 'message ids without brackets, empty, several',
     lines: ['Message-ID: bare-id@example.com', 'In-Reply-To: <one@example.com> <two@example.com>', 'References: three@example.com four@example.com'],
   },
   { name: 'empty message id then another', lines: ['Message-ID:', 'Message-ID: <second@example.com>', 'Subject:', 'Subject: second subject'] },
   { name: 'encoded message id', lines: ['Message-ID: =?utf-8?Q?=3Cenc-id=40example.com=3E?=', 'References: =?utf-8?Q?=3Cref=40example.com=3E?='] },
-  { name: 'duplicate headers', lines: ['From: first@example.com', 'From: second@example.com', 'Subject: first', 'Subject: second', 'Date: Mon, 2 Nov 2026 00:00:00 +0000', 'Date: Sun, 1 Nov 2026 00:00:00 +0000'] },
+  {
+    name: 'duplicate headers',
+    lines: [
+      'From: first@example.com',
+      'From: second@example.com',
+      'Subject: first',
+      'Subject: second',
+      'Date: Mon, 2 Nov 2026 00:00:00 +0000',
+      'Date: Sun, 1 Nov 2026 00:00:00 +0000',
+    ],
+  },
   { name: 'mbox From line first', lines: ['From sender@example.com Tue Nov  3 10:00:00 2026', 'From: real@example.com', 'Subject: mbox'] },
   { name: 'folded first line', lines: [' leading continuation', 'Subject: after it', 'From: a@example.com'] },
   { name: 'line without colon', lines: ['Subject: x', 'garbage line', 'From: a@example.com'] },
@@ -98,13 +111,19 @@ const CORPUS: { name: string; lines: (string | Buffer)[] }[] = [
       'X-Autoreply: yes',
     ],
   },
-  { name: 'delivered-to and x-original-to', lines: ['Delivered-To: support@acme.test', 'X-Original-To: <sales@acme.test>', 'To: someone@example.com', 'From: a@example.com'] },
+  {
+    name: 'delivered-to and x-original-to',
+    lines: ['Delivered-To: support@acme.test', 'X-Original-To: <sales@acme.test>', 'To: someone@example.com', 'From: a@example.com'],
+  },
   { name: 'control characters', lines: ['Subject: tab\there \u0001 bell\u0007', 'From: "Ctl\u0002" <ctl@example.com>'] },
   {
     name: 'many references',
     lines: [`References: ${Array.from({ length: 120 }, (_, i) => `<ref${i}@example.com>`).join('\r\n ')}`, 'In-Reply-To: <ref119@example.com>'],
   },
-  { name: 'malformed encoded words', lines: ['Subject: =?utf-8?B?broken', 'From: =?unknown-charset?Q?x?= <x@example.com>', 'To: =?utf-8?Q?unterminated <t@example.com>'] },
+  {
+    name: 'malformed encoded words',
+    lines: ['Subject: =?utf-8?B?broken', 'From: =?unknown-charset?Q?x?= <x@example.com>', 'To: =?utf-8?Q?unterminated <t@example.com>'],
+  },
   { name: 'empty block', lines: [] },
 ];
 

@@ -375,6 +375,9 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
     );
     let conversation = await existingConversation(trx, m, thread, members, byKey);
     let lastImported: Date | null = null;
+    // A conversation this batch creates holds only what the batch writes: its newest message is known here.
+    let createdHere = false;
+    let newest: NewestMessage | undefined;
     for (const item of own) {
       const f = byKey.get(item.source_key)!;
       const mail = f.mail;
@@ -420,6 +423,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
           labels,
           createdAt: sentAt,
         }));
+        createdHere = true;
       }
       const cids = new Map(f.files.filter((x) => x.contentId).map((x) => [x.contentId!, x.id]));
       const inserted = await insertMessage(tx, conversation, {
@@ -445,6 +449,13 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         importedAt: now,
       });
       conversation = inserted.conversation;
+      const written = inserted.message;
+      if (
+        written.kind === 'message' &&
+        (!newest || written.created_at > newest.created_at || (written.created_at === newest.created_at && written.id > newest.id))
+      ) {
+        newest = { id: written.id, direction: written.direction, created_at: written.created_at };
+      }
       if (
         !(await registerStoredMail(tx, {
           workspaceId: m.workspace_id,
@@ -460,7 +471,9 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
       copied++;
       if (!lastImported || sentAt > lastImported) lastImported = sentAt;
     }
-    if (conversation?.imported === 1 && lastImported) await settleImportedConversation(tx, m, conversation, labels);
+    if (conversation?.imported === 1 && lastImported) {
+      await settleImportedConversation(tx, m, conversation, labels, createdHere ? { newest: newest ?? null } : undefined);
+    }
     threadsDone.push({ threadKey: thread.thread_key, conversationId: conversation?.id ?? null });
   }
   await markItemsSettled(trx, m.id, settled, iso(now));
@@ -549,23 +562,32 @@ async function existingConversation(
   return firstConversationOf(trx, await conversationIdsOfMailIds(trx, m.workspace_id, m.inbox_id!, list));
 }
 
+interface NewestMessage {
+  id: string;
+  direction: 'in' | 'out';
+  created_at: string;
+}
+
 /**
  * After messages were imported into an imported conversation: labels, the status by the spec's
  * rule, the divider after the last imported message, and updated_at = now (retention of imported
- * mail counts from the day of the import).
+ * mail counts from the day of the import). `createdByBatch`: the conversation was created by this
+ * batch with its labels, and `newest` is its newest message (kind message) the batch wrote; then
+ * nothing is read back (that message is both its newest and its newest imported one).
  */
 async function settleImportedConversation(
   tx: { db: Transaction<Database>; clock: Ctx['clock'] },
   m: MigrationRow,
   conversation: ConversationRow,
   labels: string[],
+  createdByBatch?: { newest: NewestMessage | null },
 ): Promise<void> {
   const trx = tx.db;
   const now = tx.clock.now();
-  await addConversationLabels(trx, conversation.id, labels);
-  const lastImported = await newestMessage(trx, conversation.id, { importedOnly: true });
+  if (!createdByBatch) await addConversationLabels(trx, conversation.id, labels);
+  const lastImported = createdByBatch ? createdByBatch.newest : await newestMessage(trx, conversation.id, { importedOnly: true });
   if (!lastImported) return;
-  const last = (await newestMessage(trx, conversation.id))!;
+  const last = createdByBatch ? lastImported : (await newestMessage(trx, conversation.id))!;
   const status = importedStatus({ lastMessageAt: new Date(last.created_at), teamWroteLast: last.direction === 'out', closeAfterDays: m.close_after_days, now });
   // The divider sits right after the last imported message (moved when more history arrives).
   await replaceImportDivider(trx, conversation, {

@@ -9,8 +9,8 @@ import type { Ctx } from '../../context.js';
 import type { Db } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { announceEvents } from '../../events/service.js';
-import { ParsePool } from '../../mail/parse-pool.js';
 import { DIRECT_HEADER_BLOCK_BYTES, parseHeaderBlock } from '../../mail/parse.js';
+import { ParsePool } from '../../mail/parse-pool.js';
 import type { Clock } from '../../platform/clock.js';
 import { iso, MINUTE } from '../../platform/clock.js';
 import { enqueue, type JobKind } from '../../platform/jobs.js';
@@ -242,9 +242,7 @@ export class MigrationWorker {
       // A fresh session sees the folders as they are now; a help desk reads what changed since its cursor.
       await this.closeConnection(m.id);
       if (isHelpDesk(m) && (await this.pullHelpDesk(m)) === 'more') return ctx.clock.now();
-      const outcome = await this.withReconnect(m, (mb) =>
-        pollOldMailbox(ctx, m, mb, { parseHeaders: this.parseHeaders, parse: (raw) => this.parse(raw) }),
-      );
+      const outcome = await this.withReconnect(m, (mb) => pollOldMailbox(ctx, m, mb, { parseHeaders: this.parseHeaders, parse: (raw) => this.parse(raw) }));
       await this.resetFailures(m);
       if (outcome.history || outcome.newMail || outcome.bothWays) {
         await inTransaction(ctx.db, (trx) =>
