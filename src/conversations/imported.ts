@@ -1,8 +1,8 @@
 // Imported history (the mailbox migration): the reads and writes of conversations, labels and
 // messages that the copy and the removal need, taking the caller's transaction (`db`) so a batch
 // stays one transaction.
-import { type Expression, expressionBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
-import type { ConversationStatus, Database, Db } from '../db/schema.js';
+import { type Expression, expressionBuilder, type Insertable, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
+import type { ConversationStatus, Database, Db, MessagesTable } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import type { ConversationRow } from './format.js';
@@ -53,38 +53,43 @@ export async function replaceImportDivider(
   divider: { details: string; body: string; at: Date; importedAt: Date },
 ): Promise<void> {
   await db.deleteFrom('messages').where('conversation_id', '=', conversation.id).where('kind', '=', 'event').where('details', '=', divider.details).execute();
-  await db
-    .insertInto('messages')
-    .values({
-      id: newId('m', divider.at.getTime()),
-      workspace_id: conversation.workspace_id,
-      conversation_id: conversation.id,
-      kind: 'event',
-      direction: 'out',
-      author_type: 'system',
-      author_person_id: null,
-      author_key_id: null,
-      author_contact_id: null,
-      body: divider.body,
-      html: null,
-      subject: null,
-      automatic: 0,
-      details: divider.details,
-      delivery_status: null,
-      delivery_error: null,
-      delivery_attempts: 0,
-      sent_at: null,
-      mail_message_id: null,
-      mail_references: null,
-      mail_reply_to: null,
-      attachments_omitted: 0,
-      raw_storage_key: null,
-      raw_size: null,
-      raw_sha256: null,
-      created_at: iso(divider.at),
-      imported_at: iso(divider.importedAt),
-    })
-    .execute();
+  await db.insertInto('messages').values(importDividerRow(conversation, divider)).execute();
+}
+
+/** The row of an "imported history ends here" divider (replaceImportDivider; a conversation a batch creates writes it with its messages). */
+export function importDividerRow(
+  conversation: Pick<ConversationRow, 'id' | 'workspace_id'>,
+  divider: { details: string; body: string; at: Date; importedAt: Date },
+): Insertable<MessagesTable> {
+  return {
+    id: newId('m', divider.at.getTime()),
+    workspace_id: conversation.workspace_id,
+    conversation_id: conversation.id,
+    kind: 'event',
+    direction: 'out',
+    author_type: 'system',
+    author_person_id: null,
+    author_key_id: null,
+    author_contact_id: null,
+    body: divider.body,
+    html: null,
+    subject: null,
+    automatic: 0,
+    details: divider.details,
+    delivery_status: null,
+    delivery_error: null,
+    delivery_attempts: 0,
+    sent_at: null,
+    mail_message_id: null,
+    mail_references: null,
+    mail_reply_to: null,
+    attachments_omitted: 0,
+    raw_storage_key: null,
+    raw_size: null,
+    raw_sha256: null,
+    created_at: iso(divider.at),
+    imported_at: iso(divider.importedAt),
+  };
 }
 
 export async function setConversationStatus(db: Db, conversationId: string, status: ConversationStatus, updatedAt: Date): Promise<void> {

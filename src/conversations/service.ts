@@ -3,6 +3,7 @@
 // and startConversation/appendMessage, which record the events in the caller's transaction unless
 // the work is `quiet` (imported history: no events and no outbound mail).
 
+import type { Insertable } from 'kysely';
 import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
@@ -93,6 +94,18 @@ export interface NewConversation {
 }
 
 export async function insertConversation(tx: Tx, input: NewConversation): Promise<{ conversation: ConversationRow; labels: string[] }> {
+  const { conversation, labels } = newConversationRow(tx, input);
+  await tx.db.insertInto('conversations').values(conversation).execute();
+  if (labels.length)
+    await tx.db
+      .insertInto('conversation_labels')
+      .values(labels.map((label) => ({ conversation_id: conversation.id, label })))
+      .execute();
+  return { conversation, labels };
+}
+
+/** The row insertConversation writes, and its checked labels, without writing them (see insertConversationRows). */
+export function newConversationRow(tx: Pick<Tx, 'clock'>, input: NewConversation): { conversation: ConversationRow; labels: string[] } {
   const at = input.createdAt ?? tx.clock.now();
   const conversation: ConversationRow = {
     id: newId('cv', at.getTime()),
@@ -112,14 +125,43 @@ export async function insertConversation(tx: Tx, input: NewConversation): Promis
     updated_at: iso(at),
     last_message_at: iso(at),
   };
-  await tx.db.insertInto('conversations').values(conversation).execute();
-  const labels = input.labels ? checkLabels(input.labels) : [];
-  if (labels.length)
-    await tx.db
-      .insertInto('conversation_labels')
-      .values(labels.map((label) => ({ conversation_id: conversation.id, label })))
+  return { conversation, labels: input.labels ? checkLabels(input.labels) : [] };
+}
+
+/** Rows per multi-row insert of the batch writers below (well under both databases' parameter limits). */
+const INSERT_CHUNK = 100;
+
+/** Conversations built with newConversationRow (and changed since, e.g. by newMessageRows), with their labels: a few multi-row inserts. */
+export async function insertConversationRows(db: Db, rows: readonly { conversation: ConversationRow; labels: readonly string[] }[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await db
+      .insertInto('conversations')
+      .values(rows.slice(i, i + INSERT_CHUNK).map((r) => r.conversation))
       .execute();
-  return { conversation, labels };
+  }
+  const labels = rows.flatMap((r) => r.labels.map((label) => ({ conversation_id: r.conversation.id, label })));
+  for (let i = 0; i < labels.length; i += INSERT_CHUNK) {
+    await db
+      .insertInto('conversation_labels')
+      .values(labels.slice(i, i + INSERT_CHUNK))
+      .execute();
+  }
+}
+
+/** Messages and attachments built with newMessageRows (their conversations written first): a few multi-row inserts. */
+export async function insertMessageRows(db: Db, messages: readonly Insertable<MessageRow>[], attachments: readonly AttachmentRow[]): Promise<void> {
+  for (let i = 0; i < messages.length; i += INSERT_CHUNK) {
+    await db
+      .insertInto('messages')
+      .values(messages.slice(i, i + INSERT_CHUNK))
+      .execute();
+  }
+  for (let i = 0; i < attachments.length; i += INSERT_CHUNK) {
+    await db
+      .insertInto('attachments')
+      .values(attachments.slice(i, i + INSERT_CHUNK))
+      .execute();
+  }
 }
 
 /** A file already written to storage, to be recorded as an attachment of a new message. */
@@ -165,6 +207,44 @@ export async function insertMessage(
   conversation: ConversationRow,
   input: NewMessage,
 ): Promise<{ message: MessageRow; attachments: AttachmentRow[]; conversation: ConversationRow }> {
+  const { message, attachments, times } = newMessageRows(tx, conversation, input);
+  await tx.db.insertInto('messages').values(message).execute();
+  if (attachments.length) {
+    for (let i = 0; i < attachments.length; i += 100)
+      await tx.db
+        .insertInto('attachments')
+        .values(attachments.slice(i, i + 100))
+        .execute();
+  }
+  if (input.attachmentIds?.length) {
+    const ids = [...new Set(input.attachmentIds)];
+    const r = await tx.db
+      .updateTable('attachments')
+      .set({ message_id: message.id })
+      .where('conversation_id', '=', conversation.id)
+      .where('message_id', 'is', null)
+      .where('id', 'in', ids)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== ids.length) throw invalid('attachment_ids must name uploads of this conversation that were not sent yet');
+    attachments.push(...(await tx.db.selectFrom('attachments').selectAll().where('id', 'in', ids).orderBy('id').execute()));
+  }
+  let updated = conversation;
+  if (Object.keys(times).length) {
+    await tx.db.updateTable('conversations').set(times).where('id', '=', conversation.id).execute();
+    updated = { ...conversation, ...times };
+  }
+  return { message, attachments, conversation: updated };
+}
+
+/**
+ * The rows insertMessage writes for a message and its new files, and how the conversation's times
+ * move, without writing anything (uploads named by `attachmentIds` are insertMessage's alone).
+ */
+export function newMessageRows(
+  tx: Pick<Tx, 'clock'>,
+  conversation: ConversationRow,
+  input: NewMessage,
+): { message: MessageRow; attachments: AttachmentRow[]; times: Partial<ConversationRow> } {
   const at = input.createdAt ?? tx.clock.now();
   const message: MessageRow = {
     id: input.id ?? newId('m', at.getTime()),
@@ -194,8 +274,6 @@ export async function insertMessage(
     created_at: iso(at),
     imported_at: input.importedAt ? iso(input.importedAt) : null,
   };
-  await tx.db.insertInto('messages').values(message).execute();
-
   const attachments: AttachmentRow[] = (input.files ?? []).map((f) => ({
     id: f.id,
     workspace_id: conversation.workspace_id,
@@ -210,26 +288,6 @@ export async function insertMessage(
     inline: f.inline ? 1 : 0,
     created_at: iso(at),
   }));
-  if (attachments.length) {
-    for (let i = 0; i < attachments.length; i += 100)
-      await tx.db
-        .insertInto('attachments')
-        .values(attachments.slice(i, i + 100))
-        .execute();
-  }
-  if (input.attachmentIds?.length) {
-    const ids = [...new Set(input.attachmentIds)];
-    const r = await tx.db
-      .updateTable('attachments')
-      .set({ message_id: message.id })
-      .where('conversation_id', '=', conversation.id)
-      .where('message_id', 'is', null)
-      .where('id', 'in', ids)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) !== ids.length) throw invalid('attachment_ids must name uploads of this conversation that were not sent yet');
-    attachments.push(...(await tx.db.selectFrom('attachments').selectAll().where('id', 'in', ids).orderBy('id').execute()));
-  }
-
   const times: Partial<ConversationRow> = {};
   if (message.created_at > conversation.updated_at) times.updated_at = message.created_at;
   if (message.kind === 'message' && message.created_at > conversation.last_message_at) times.last_message_at = message.created_at;
@@ -237,12 +295,7 @@ export async function insertMessage(
   if (message.kind === 'message' && message.direction === 'in' && !message.imported_at && message.created_at > (conversation.last_inbound_at ?? '')) {
     times.last_inbound_at = message.created_at;
   }
-  let updated = conversation;
-  if (Object.keys(times).length) {
-    await tx.db.updateTable('conversations').set(times).where('id', '=', conversation.id).execute();
-    updated = { ...conversation, ...times };
-  }
-  return { message, attachments, conversation: updated };
+  return { message, attachments, times };
 }
 
 const PREVIEW_CHARS = 200;

@@ -11,6 +11,7 @@ import { reusableQuery } from '../db/reusable-query.js';
 import type { Db, MailHeaders } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 import type { InboundMail } from './parse.js';
+import { insertMailIds } from './store.js';
 
 export interface MailIdentity {
   messageId: string | null;
@@ -112,3 +113,69 @@ export async function registerStoredMail(
     .executeTakeFirstOrThrow();
   return !(await sameAsUndigested(tx.db, holder, mail));
 }
+
+/**
+ * registerStoredMail for many mails at once (a migration batch's new conversations), in a few
+ * multi-row inserts. False when the inbox holds one of them already; the caller must then undo its
+ * work. The mails are distinct (no digest twice); of several with one Message-ID the first takes it.
+ */
+export async function registerStoredMails(
+  tx: Tx,
+  inputs: readonly { workspaceId: string; inboxId: string; conversationId: string; messageId: string; mail: MailIdentity }[],
+): Promise<boolean> {
+  const createdAt = iso(tx.clock.now());
+  for (let i = 0; i < inputs.length; i += REGISTER_CHUNK) {
+    const chunk = inputs.slice(i, i + REGISTER_CHUNK);
+    const digests = await tx.db
+      .insertInto('mail_digests')
+      .values(
+        chunk.map((r) => ({
+          workspace_id: r.workspaceId,
+          inbox_id: r.inboxId,
+          digest: r.mail.digest,
+          conversation_id: r.conversationId,
+          message_id: r.messageId,
+          created_at: createdAt,
+        })),
+      )
+      .onConflict((oc) => oc.columns(['workspace_id', 'inbox_id', 'digest']).doNothing())
+      .returning('digest')
+      .execute();
+    if (digests.length !== chunk.length) return false;
+  }
+  const withId = inputs.filter((r) => r.mail.messageId);
+  for (let i = 0; i < withId.length; i += REGISTER_CHUNK) {
+    const chunk = withId.slice(i, i + REGISTER_CHUNK);
+    const taken = await insertMailIds(
+      tx.db,
+      chunk.map((r) => ({
+        workspace_id: r.workspaceId,
+        inbox_id: r.inboxId,
+        rfc_id: r.mail.messageId!,
+        conversation_id: r.conversationId,
+        message_id: r.messageId,
+        digest: r.mail.digest,
+        created_at: createdAt,
+      })),
+    );
+    // Each id written went to its first mail; the others ask who holds the id, as registerStoredMail does.
+    const first = new Set<string>();
+    for (const r of chunk) {
+      const rfcId = r.mail.messageId!;
+      const isFirst = !first.has(rfcId);
+      first.add(rfcId);
+      if (isFirst && taken.has(rfcId)) continue;
+      const holder = await tx.db
+        .selectFrom('mail_ids')
+        .select(['message_id', 'digest'])
+        .where('workspace_id', '=', r.workspaceId)
+        .where('rfc_id', '=', rfcId)
+        .where('inbox_id', '=', r.inboxId)
+        .executeTakeFirstOrThrow();
+      if (await sameAsUndigested(tx.db, holder, r.mail)) return false;
+    }
+  }
+  return true;
+}
+
+const REGISTER_CHUNK = 100;

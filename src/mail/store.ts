@@ -26,3 +26,15 @@ export async function deleteMailOfConversations(db: Db, conversationIds: readonl
     .where('conversation_id', 'in', [...conversationIds])
     .execute();
 }
+
+/** Message-IDs for threading, many at once; answers the ids this wrote (one already held is left as it is). */
+export async function insertMailIds(db: Db, rows: readonly Insertable<MailIdsTable>[]): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
+  const written = await db
+    .insertInto('mail_ids')
+    .values([...rows])
+    .onConflict((oc) => oc.columns(['workspace_id', 'rfc_id', 'inbox_id']).doNothing())
+    .returning('rfc_id')
+    .execute();
+  return new Set(written.map((r) => r.rfc_id));
+}

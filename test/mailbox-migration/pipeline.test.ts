@@ -5,7 +5,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { type KyselyPlugin, type PluginTransformResultArgs, type RootOperationNode, SelectQueryNode, TableNode, UpdateQueryNode } from 'kysely';
+import {
+  InsertQueryNode,
+  type KyselyPlugin,
+  type PluginTransformResultArgs,
+  type RootOperationNode,
+  SelectQueryNode,
+  TableNode,
+  UpdateQueryNode,
+} from 'kysely';
 import { parseHeaderBlock, parseMail } from '../../src/mail/parse.js';
 import { copyStep, threadItemsQuery } from '../../src/mailbox-migration/copy/copy.js';
 import { scanStep } from '../../src/mailbox-migration/copy/scan.js';
@@ -46,6 +54,19 @@ function countingReadsOf(table: string): KyselyPlugin & { count: number } {
     count: 0,
     transformQuery({ node }: { node: RootOperationNode }) {
       if (SelectQueryNode.is(node) && node.from?.froms.some((f) => TableNode.is(f) && f.table.identifier.name === table)) plugin.count++;
+      return node;
+    },
+    transformResult: async ({ result }: PluginTransformResultArgs) => result,
+  };
+  return plugin;
+}
+
+/** Counts the inserts into a table (query builder). */
+function countingInsertsInto(table: string): KyselyPlugin & { count: number } {
+  const plugin = {
+    count: 0,
+    transformQuery({ node }: { node: RootOperationNode }) {
+      if (InsertQueryNode.is(node) && node.into?.table.identifier.name === table) plugin.count++;
       return node;
     },
     transformResult: async ({ result }: PluginTransformResultArgs) => result,
@@ -150,13 +171,19 @@ describe('scan and copy overlap the FETCH with parsing', { skip: dovecotMissing 
     const limits = { batchThreads: 100, batchMessages: 200, batchBytes: 8 * 1024 * 1024 };
     const updates = countingItemUpdates();
     const messageReads = countingReadsOf('messages');
-    const ctx = { ...s.app, db: s.app.db.withPlugin(updates).withPlugin(messageReads) };
+    const inserts = Object.fromEntries(['conversations', 'messages', 'mail_digests', 'mail_ids'].map((t) => [t, countingInsertsInto(t)]));
+    let db = s.app.db.withPlugin(updates).withPlugin(messageReads);
+    for (const plugin of Object.values(inserts)) db = db.withPlugin(plugin);
+    const ctx = { ...s.app, db };
     assert.equal(await copyStep(ctx, await migration(), recording(mailbox, events), { parse, limits }, 60_000), 'done');
     assert.equal(events.filter((e) => e === 'parsed').length, THREADS * 2);
     // One batch: its items and threads are marked in a few statements, not one per message and thread.
     assert.ok(updates.count <= 3, `${updates.count} updates of items and threads for one batch of ${THREADS * 2} messages`);
     // Conversations the batch created are settled from what it wrote: their messages are not read back.
     assert.equal(messageReads.count, 0, `${messageReads.count} reads of messages for one batch of ${THREADS} new conversations`);
+    // The batch's new conversations, their messages (with dividers) and stored-mail records: a few multi-row inserts.
+    for (const [table, plugin] of Object.entries(inserts))
+      assert.ok(plugin.count <= 1, `${plugin.count} inserts into ${table} for one batch of ${THREADS * 2} messages`);
     assert.ok(events.indexOf('parsed') < events.indexOf('fetch_ended'), `parsing waited for the whole FETCH: ${events.join(' ')}`);
     const messages = await s.app.db
       .selectFrom('messages')

@@ -5,24 +5,37 @@
 // nothing (an item is either copied with its message, or still planned). Imported mail is quiet: no
 // webhooks, notifications or outbound mail; only migration.progress reaches owners and admins.
 import { createHash } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import { type Insertable, sql, type Transaction } from 'kysely';
 import { createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } from '../../contacts/service.js';
 import type { ContactView } from '../../contacts/store.js';
 import type { Ctx } from '../../context.js';
 import { attachmentKey, rawEmailKey } from '../../conversations/files.js';
-import type { ConversationRow } from '../../conversations/format.js';
+import type { AttachmentRow, ConversationRow, MessageRow } from '../../conversations/format.js';
 import {
   addConversationLabels,
   conversationById,
   firstConversationOf,
+  importDividerRow,
   newestMessage,
   replaceImportDivider,
   setConversationStatus,
 } from '../../conversations/imported.js';
-import { type Author, checkLabels, insertConversation, insertMessage, MAX_LABELS, type StoredAttachment } from '../../conversations/service.js';
+import {
+  type Author,
+  checkLabels,
+  insertConversationRows,
+  insertMessage,
+  insertMessageRows,
+  MAX_LABELS,
+  type NewConversation,
+  type NewMessage,
+  newConversationRow,
+  newMessageRows,
+  type StoredAttachment,
+} from '../../conversations/service.js';
 import type { Database, Db, MailboxMigrationItemsTable } from '../../db/schema.js';
 import { announceEvents } from '../../events/service.js';
-import { findStoredCopy, type MailIdentity, mailIdentity, registerStoredMail, type StoredCopy } from '../../mail/duplicates.js';
+import { findStoredCopy, type MailIdentity, mailIdentity, registerStoredMail, registerStoredMails, type StoredCopy } from '../../mail/duplicates.js';
 import { conversationIdsOfMailIds, storedCopyByMailId } from '../../mail/imported.js';
 import { type InboundMail, mailHeadersOf } from '../../mail/parse.js';
 import { sanitizeMailHtml } from '../../mail/sanitize.js';
@@ -323,6 +336,11 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
   const now = ctx.clock.now();
   const inboxId = m.inbox_id!;
   const contacts = new Map<string, ContactView>();
+  /** Contacts this batch created, recorded as the migration's at its end. */
+  const createdContacts: string[] = [];
+  // Conversations the batch creates are written with their messages at its end (or earlier, when
+  // something must read them first), a few multi-row inserts instead of several statements a message.
+  const pending = new PendingWrites(tx);
   // A help desk's customers keep the provider's id as an attribute (external ids are the customer backend's).
   const providerIds = new Map<string, string>();
   const addressKey = (address: string) => {
@@ -344,13 +362,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
     const providerId = providerIds.get(addressKey(address) ?? '');
     const attributes = providerId ? { [helpDeskCustomerAttribute(m)]: providerId } : undefined;
     const { view, created } = await findOrCreateContactByEmail(tx, { workspaceId: m.workspace_id, email: address, name, attributes, quiet: true });
-    if (created) {
-      await trx
-        .insertInto('mailbox_migration_contacts')
-        .values({ migration_id: m.id, contact_id: view.contact.id, created_at: iso(now) })
-        .onConflict((oc) => oc.columns(['migration_id', 'contact_id']).doNothing())
-        .execute();
-    }
+    if (created) createdContacts.push(view.contact.id);
     contacts.set(address, view);
     return view;
   };
@@ -373,17 +385,19 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
     const labels = checkLabels(
       [...new Set([...members.flatMap((i) => labelsOfItem(i, input.labelOf, input.mapping)), ...tags].filter((l): l is string => !!l))].slice(0, MAX_LABELS),
     );
+    if (pending.names(threadMailIds(members, byKey))) await pending.flush();
     let conversation = await existingConversation(trx, m, thread, members, byKey);
     let lastImported: Date | null = null;
-    // A conversation this batch creates holds only what the batch writes: its newest message is known here.
-    let createdHere = false;
-    let newest: NewestMessage | undefined;
     for (const item of own) {
       const f = byKey.get(item.source_key)!;
       const mail = f.mail;
       const identity = mailIdentity(mail, mail.messageId ?? item.rfc_id);
+      const knownInBatch = pending.copyOf(identity);
+      if (knownInBatch && !conversation) await pending.flush();
       const known =
-        (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ?? (await importedBeforeDigests(trx, m, inboxId, identity, f.legacyId));
+        knownInBatch ??
+        (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ??
+        (await importedBeforeDigests(trx, m, inboxId, identity, f.legacyId));
       if (known) {
         // Stored once: the inbox has this message already (an earlier copy, or it arrived by mail).
         settled.push({ sourceKey: item.source_key, status: 'duplicate', messageId: known.message_id, conversationId: known.conversation_id });
@@ -411,7 +425,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
           thread.customer_address,
           thread.customer_address === item.from_address ? (mail.from.name ?? item.from_name) : thread.customer_name,
         );
-        ({ conversation } = await insertConversation(tx, {
+        conversation = pending.createConversation({
           workspaceId: m.workspace_id,
           inboxId,
           contactId: customer.contact.id,
@@ -422,11 +436,10 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
           imported: true,
           labels,
           createdAt: sentAt,
-        }));
-        createdHere = true;
+        });
       }
       const cids = new Map(f.files.filter((x) => x.contentId).map((x) => [x.contentId!, x.id]));
-      const inserted = await insertMessage(tx, conversation, {
+      const newMessage: NewMessage = {
         id: newId('m', sentAt.getTime()),
         kind: note ? 'note' : 'message',
         direction: fromTeam ? 'out' : 'in',
@@ -447,34 +460,36 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         raw: f.rawStored,
         createdAt: sentAt,
         importedAt: now,
-      });
-      conversation = inserted.conversation;
-      const written = inserted.message;
-      if (
-        written.kind === 'message' &&
-        (!newest || written.created_at > newest.created_at || (written.created_at === newest.created_at && written.id > newest.id))
-      ) {
-        newest = { id: written.id, direction: written.direction, created_at: written.created_at };
+      };
+      const registration = { workspaceId: m.workspace_id, inboxId, mail: identity };
+      let messageId: string;
+      if (pending.holds(conversation.id)) {
+        ({ conversation, messageId } = pending.addMessage(conversation.id, newMessage, registration));
+      } else {
+        // An earlier conversation: written at once (the batch's own are written first, so the order stays).
+        await pending.flush();
+        const inserted = await insertMessage(tx, conversation, newMessage);
+        conversation = inserted.conversation;
+        messageId = inserted.message.id;
+        if (!(await registerStoredMail(tx, { ...registration, conversationId: conversation.id, messageId }))) throw new StoredMeanwhile();
       }
-      if (
-        !(await registerStoredMail(tx, {
-          workspaceId: m.workspace_id,
-          inboxId,
-          conversationId: conversation.id,
-          messageId: inserted.message.id,
-          mail: identity,
-        }))
-      ) {
-        throw new Error('the same mail was stored in the inbox meanwhile; the batch is copied again');
-      }
-      settled.push({ sourceKey: item.source_key, status: 'copied', messageId: inserted.message.id, conversationId: conversation.id });
+      settled.push({ sourceKey: item.source_key, status: 'copied', messageId, conversationId: conversation.id });
       copied++;
       if (!lastImported || sentAt > lastImported) lastImported = sentAt;
     }
     if (conversation?.imported === 1 && lastImported) {
-      await settleImportedConversation(tx, m, conversation, labels, createdHere ? { newest: newest ?? null } : undefined);
+      if (pending.holds(conversation.id)) pending.settle(conversation.id, m);
+      else await settleImportedConversation(tx, m, conversation, labels);
     }
     threadsDone.push({ threadKey: thread.thread_key, conversationId: conversation?.id ?? null });
+  }
+  await pending.flush();
+  if (createdContacts.length) {
+    await trx
+      .insertInto('mailbox_migration_contacts')
+      .values(createdContacts.map((id) => ({ migration_id: m.id, contact_id: id, created_at: iso(now) })))
+      .onConflict((oc) => oc.columns(['migration_id', 'contact_id']).doNothing())
+      .execute();
   }
   await markItemsSettled(trx, m.id, settled, iso(now));
   await markThreadsCopied(trx, m.id, threadsDone);
@@ -550,51 +565,154 @@ async function existingConversation(
     const row = await conversationById(trx, thread.conversation_id);
     if (row) return row;
   }
-  const ids = new Set<string>();
-  for (const i of members) {
-    if (i.rfc_id) ids.add(i.rfc_id);
-    for (const r of i.refs ? (JSON.parse(i.refs) as string[]) : []) ids.add(r);
-    const mail = byKey.get(i.source_key)?.mail;
-    if (mail?.messageId) ids.add(mail.messageId);
-  }
-  const list = [...ids].slice(0, 500);
+  const list = [...new Set(threadMailIds(members, byKey))].slice(0, 500);
   if (list.length === 0) return undefined;
   return firstConversationOf(trx, await conversationIdsOfMailIds(trx, m.workspace_id, m.inbox_id!, list));
-}
-
-interface NewestMessage {
-  id: string;
-  direction: 'in' | 'out';
-  created_at: string;
 }
 
 /**
  * After messages were imported into an imported conversation: labels, the status by the spec's
  * rule, the divider after the last imported message, and updated_at = now (retention of imported
- * mail counts from the day of the import). `createdByBatch`: the conversation was created by this
- * batch with its labels, and `newest` is its newest message (kind message) the batch wrote; then
- * nothing is read back (that message is both its newest and its newest imported one).
+ * mail counts from the day of the import). A conversation the batch creates is settled the same
+ * way by PendingWrites.settle, without reading anything back.
  */
 async function settleImportedConversation(
   tx: { db: Transaction<Database>; clock: Ctx['clock'] },
   m: MigrationRow,
   conversation: ConversationRow,
   labels: string[],
-  createdByBatch?: { newest: NewestMessage | null },
 ): Promise<void> {
   const trx = tx.db;
   const now = tx.clock.now();
-  if (!createdByBatch) await addConversationLabels(trx, conversation.id, labels);
-  const lastImported = createdByBatch ? createdByBatch.newest : await newestMessage(trx, conversation.id, { importedOnly: true });
+  await addConversationLabels(trx, conversation.id, labels);
+  const lastImported = await newestMessage(trx, conversation.id, { importedOnly: true });
   if (!lastImported) return;
-  const last = createdByBatch ? lastImported : (await newestMessage(trx, conversation.id))!;
+  const last = (await newestMessage(trx, conversation.id))!;
   const status = importedStatus({ lastMessageAt: new Date(last.created_at), teamWroteLast: last.direction === 'out', closeAfterDays: m.close_after_days, now });
   // The divider sits right after the last imported message (moved when more history arrives).
-  await replaceImportDivider(trx, conversation, {
+  await replaceImportDivider(trx, conversation, importDivider(m, lastImported.created_at, now));
+  await setConversationStatus(trx, conversation.id, status, now);
+}
+
+function importDivider(m: Pick<MigrationRow, 'id'>, lastImportedAt: string, now: Date) {
+  return {
     details: JSON.stringify({ type: DIVIDER_TYPE, migration_id: m.id }),
     body: 'Imported history ends here. Earlier messages were copied from the old mailbox.',
-    at: new Date(new Date(lastImported.created_at).getTime() + 1),
+    at: new Date(new Date(lastImportedAt).getTime() + 1),
     importedAt: now,
-  });
-  await setConversationStatus(trx, conversation.id, status, now);
+  };
+}
+
+class StoredMeanwhile extends Error {
+  constructor() {
+    super('the same mail was stored in the inbox meanwhile; the batch is copied again');
+  }
+}
+
+/** The Message-IDs a thread's conversation is looked up by (as existingConversation gathers them). */
+function threadMailIds(members: ItemRow[], byKey: Map<string, Fetched>): string[] {
+  const ids: string[] = [];
+  for (const i of members) {
+    if (i.rfc_id) ids.push(i.rfc_id);
+    for (const r of i.refs ? (JSON.parse(i.refs) as string[]) : []) ids.push(r);
+    const mail = byKey.get(i.source_key)?.mail;
+    if (mail?.messageId) ids.push(mail.messageId);
+  }
+  return ids;
+}
+
+interface PendingConversation {
+  conversation: ConversationRow;
+  labels: string[];
+  /** Its newest message of kind message: its newest imported one too, as every message of it is imported. */
+  newest?: { id: string; direction: 'in' | 'out'; created_at: string };
+}
+
+/**
+ * The conversations a batch creates, with their messages, attachments, dividers and stored-mail
+ * records, kept until flush writes them in a few multi-row inserts (in the batch's transaction).
+ * What later steps of the batch would read of them is answered from here (copyOf, names), or they
+ * are written first (flush).
+ */
+class PendingWrites {
+  private conversations = new Map<string, PendingConversation>();
+  private messages: Insertable<MessageRow>[] = [];
+  private attachments: AttachmentRow[] = [];
+  private stored: Parameters<typeof registerStoredMails>[1][number][] = [];
+  private digests = new Map<string, StoredCopy>();
+  private mailIds = new Set<string>();
+
+  constructor(private readonly tx: { db: Transaction<Database>; clock: Ctx['clock'] }) {}
+
+  holds(conversationId: string): boolean {
+    return this.conversations.has(conversationId);
+  }
+
+  /** Whether any of these Message-IDs is one of a pending message. */
+  names(ids: readonly string[]): boolean {
+    return this.mailIds.size > 0 && ids.some((id) => this.mailIds.has(id));
+  }
+
+  /** The pending message that is this mail (the same digest), as findStoredCopy would find it once written. */
+  copyOf(mail: MailIdentity): StoredCopy | undefined {
+    return this.digests.get(mail.digest);
+  }
+
+  createConversation(input: NewConversation): ConversationRow {
+    const { conversation, labels } = newConversationRow(this.tx, input);
+    this.conversations.set(conversation.id, { conversation, labels });
+    return conversation;
+  }
+
+  addMessage(
+    conversationId: string,
+    input: NewMessage,
+    registration: { workspaceId: string; inboxId: string; mail: MailIdentity },
+  ): { conversation: ConversationRow; messageId: string } {
+    const entry = this.conversations.get(conversationId)!;
+    const { message, attachments, times } = newMessageRows(this.tx, entry.conversation, input);
+    entry.conversation = { ...entry.conversation, ...times };
+    this.messages.push(message);
+    this.attachments.push(...attachments);
+    const newest = entry.newest;
+    if (
+      message.kind === 'message' &&
+      (!newest || message.created_at > newest.created_at || (message.created_at === newest.created_at && message.id > newest.id))
+    ) {
+      entry.newest = { id: message.id, direction: message.direction, created_at: message.created_at };
+    }
+    this.stored.push({ ...registration, conversationId, messageId: message.id });
+    this.digests.set(registration.mail.digest, { conversation_id: conversationId, message_id: message.id });
+    if (registration.mail.messageId) this.mailIds.add(registration.mail.messageId);
+    return { conversation: entry.conversation, messageId: message.id };
+  }
+
+  /** settleImportedConversation of a pending conversation: its labels are pending already, its newest message is known. */
+  settle(conversationId: string, m: Pick<MigrationRow, 'id' | 'close_after_days'>): void {
+    const entry = this.conversations.get(conversationId)!;
+    if (!entry.newest) return;
+    const now = this.tx.clock.now();
+    const status = importedStatus({
+      lastMessageAt: new Date(entry.newest.created_at),
+      teamWroteLast: entry.newest.direction === 'out',
+      closeAfterDays: m.close_after_days,
+      now,
+    });
+    this.messages.push(importDividerRow(entry.conversation, importDivider(m, entry.newest.created_at, now)));
+    entry.conversation = { ...entry.conversation, status, updated_at: iso(now) };
+  }
+
+  async flush(): Promise<void> {
+    if (this.conversations.size === 0) return;
+    const db = this.tx.db;
+    await insertConversationRows(db, [...this.conversations.values()]);
+    await insertMessageRows(db, this.messages, this.attachments);
+    if (!(await registerStoredMails(this.tx, this.stored))) throw new StoredMeanwhile();
+    this.conversations = new Map();
+    this.messages = [];
+    this.attachments = [];
+    this.stored = [];
+    this.digests = new Map();
+    this.mailIds = new Set();
+  }
 }
