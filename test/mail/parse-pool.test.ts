@@ -25,6 +25,32 @@ describe('mail parsing in worker threads', () => {
     }
   });
 
+  test('attachment contents are moved from the worker, each in a buffer of its own size', async () => {
+    const pool = new ParsePool(createLogger({ write: () => {} }), { size: 1 });
+    try {
+      const large = Buffer.alloc(50_000, 7);
+      const raw = rawMail(
+        { Subject: 'Moved', 'MIME-Version': '1.0', 'Content-Type': 'multipart/mixed; boundary="P"' },
+        '--P\r\nContent-Type: text/plain\r\n\r\nhello\r\n' +
+          '--P\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename="small.pdf"\r\n\r\n%PDF-1\r\n' +
+          '--P\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename="note.txt"\r\n\r\nsecond small\r\n' +
+          `--P\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="large.bin"\r\nContent-Transfer-Encoding: base64\r\n\r\n${large.toString('base64').replace(/(.{76})/g, '$1\r\n')}\r\n--P--\r\n`,
+      );
+      // Twice: the worker's own buffers (its small-buffer pool) still work after a transfer.
+      for (let round = 0; round < 2; round++) {
+        const mail = await pool.parse(raw);
+        const [small, note, big] = mail.attachments;
+        assert.equal(small.content.toString(), '%PDF-1');
+        assert.equal(note.content.toString(), 'second small');
+        assert.ok(big.content.equals(large));
+        // Cloned, a small attachment brought the worker's whole 8 KiB pool slab along with it.
+        for (const a of mail.attachments) assert.equal(a.content.buffer.byteLength, a.content.byteLength, a.filename);
+      }
+    } finally {
+      await pool.close();
+    }
+  });
+
   test('a parse that outlasts the time limit keeps the headers, and the pool goes on with a fresh worker', async () => {
     const lines: string[] = [];
     const pool = new ParsePool(createLogger({ write: (l) => lines.push(l) }), { size: 1, timeoutMs: 0 });
