@@ -3,6 +3,7 @@ import { handleCommandError, parseBooleanFlag, UsageError } from '../cli.js';
 import { loadConfig } from '../config.js';
 import { buildServices } from '../context.js';
 import { checkResult, createMigrator, migrationStatus } from '../db/migrator.js';
+import { keepHeapTight } from '../platform/heap.js';
 import { createLogger } from '../platform/log.js';
 import { startServer } from './serve.js';
 
@@ -12,6 +13,7 @@ export const serveArgs = {
 
 export async function runServe(migrateFlag: unknown): Promise<void> {
   const migrate = parseBooleanFlag(migrateFlag, 'migrate') ?? true;
+  keepHeapTight();
   const config = loadConfig();
   const log = createLogger({ level: config.logLevel });
   const app = buildServices(config, { log, createMasterKey: true });
