@@ -136,6 +136,8 @@ async function main() {
     };
     const m = await api('POST', '/v1/migrations', { provider: 'export_file', inbox_id: inbox });
 
+    const phase = (name: string) => process.stderr.write(`phase ${name} ${Date.now()}\n`);
+    phase('upload');
     const u0 = performance.now();
     let n = 0;
     const whole = crypto.createHash('sha256');
@@ -155,6 +157,7 @@ async function main() {
     const wholeSha256 = whole.digest('hex');
     const uploadPeak = peak;
     peak = server.rssMb();
+    phase('processing');
     const r0 = performance.now();
     const completed = await api('POST', `/v1/migrations/${m.id}/upload/complete`, { parts: n, sha256: wholeSha256 });
     const answerMs = performance.now() - r0;
@@ -196,6 +199,7 @@ async function main() {
         await new Promise((r) => setTimeout(r, 250));
       }
     };
+    phase('scan');
     const s0 = performance.now();
     await api('POST', `/v1/migrations/${m.id}/scan`);
     const ready = await waitFor('ready');
@@ -203,12 +207,14 @@ async function main() {
     const scanPeak = peak;
     peak = server.rssMb();
     if (ready.plan.summary.total !== messages) throw new Error(`scan found ${ready.plan.summary.total} of ${messages}`);
+    phase('copy');
     const c0 = performance.now();
     await api('POST', `/v1/migrations/${m.id}/start`);
     const done = await waitFor('syncing');
     const copySeconds = (performance.now() - c0) / 1000;
     if (done.progress.copied !== messages) throw new Error(`copied ${done.progress.copied} of ${messages}: ${JSON.stringify(done.progress)}`);
 
+    phase('end');
     figure('export_scan_s', scanSeconds, 's');
     figure('export_copy_msgs_per_s', messages / copySeconds, 'msg/s');
     figure('export_import_msgs_per_s', messages / (readSeconds + scanSeconds + copySeconds), 'msg/s');
