@@ -22,7 +22,7 @@ async function peakHeapMb(tight: boolean): Promise<number> {
   return Number(stdout.trim());
 }
 
-test('keepHeapTight: old space grows far less past what the last full GC kept', async () => {
+test('keepHeapTight: old space grows much less past what the last full GC kept', async () => {
   const loose = await peakHeapMb(false);
   const tight = await peakHeapMb(true);
   assert.ok(tight < loose * 0.8, `peak heap ${tight.toFixed(0)} MB with keepHeapTight vs ${loose.toFixed(0)} MB without`);
