@@ -24,6 +24,7 @@ import * as m0022Helpdesk from './0022_helpdesk_sources.js';
 import * as m0023MigrationUploads from './0023_migration_uploads.js';
 import * as m0024CredentialsEpoch from './0024_credentials_epoch.js';
 import * as m0025SignIns from './0025_migration_sign_ins.js';
+import * as m0026ReactionSettingsEpoch from './0026_reaction_settings_epoch.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0023_migration_uploads': m0023MigrationUploads,
   '0024_credentials_epoch': m0024CredentialsEpoch,
   '0025_migration_sign_ins': m0025SignIns,
+  '0026_reaction_settings_epoch': m0026ReactionSettingsEpoch,
 };

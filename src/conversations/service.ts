@@ -357,8 +357,20 @@ export async function startConversation(
   tx: Tx,
   input: { conversation: NewConversation; contact: ContactView; message: NewMessage; feedback?: boolean } & RecordOptions,
 ): Promise<{ conversation: ConversationRow; labels: string[]; message: MessageRow; attachments: AttachmentRow[] }> {
-  const created = await insertConversation(tx, { ...input.conversation, createdAt: input.conversation.createdAt ?? input.message.createdAt });
-  const { message, attachments, conversation } = await insertMessage(tx, created.conversation, input.message);
+  const created = newConversationRow(tx, { ...input.conversation, createdAt: input.conversation.createdAt ?? input.message.createdAt });
+  let written: { message: MessageRow; attachments: AttachmentRow[]; conversation: ConversationRow };
+  if (input.message.attachmentIds?.length) {
+    await insertConversationRows(tx.db, [created]);
+    written = await insertMessage(tx, created.conversation, input.message);
+  } else {
+    // The first message's times and preview go in with the conversation's insert (no update after it).
+    const { message, attachments, times } = newMessageRows(tx, created.conversation, input.message);
+    const conversation = { ...created.conversation, ...times };
+    await insertConversationRows(tx.db, [{ conversation, labels: created.labels }]);
+    await insertMessageRows(tx.db, [message], attachments);
+    written = { message, attachments, conversation };
+  }
+  const { message, attachments, conversation } = written;
   const view = { conversation, labels: created.labels, contact: input.contact, message, attachments };
   if (!input.quiet) {
     await recordEvent(tx, {

@@ -4,6 +4,7 @@ import type { AuthTables } from './tables/auth.js';
 import type { BroadcastTables } from './tables/broadcasts.js';
 import type { ConversationTables } from './tables/conversations.js';
 import type { CoreTables } from './tables/core.js';
+import type { EventTables } from './tables/events.js';
 import type { GreetingTables } from './tables/greeting.js';
 import type { LifecycleTables } from './tables/lifecycle.js';
 import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
@@ -35,7 +36,8 @@ export interface Database
     GreetingTables,
     RatingTables,
     ReportTables,
-    AuthTables {}
+    AuthTables,
+    EventTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;

@@ -2,7 +2,9 @@
 // greeting on stores a `greeting.send` job in the recording transaction; the job (./service.ts)
 // checks every rule and writes the greeting with its email.send job.
 import { firstMessage } from '../conversations/store.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { Reaction } from '../events/reaction-types.js';
+import { cachedReactionSetting } from '../events/settings-cache.js';
 import { enqueue } from '../platform/jobs.js';
 
 export const GREETING_JOB = 'greeting.send';
@@ -13,6 +15,8 @@ export interface GreetingJobPayload {
   messageId: string;
 }
 
+const greetingSwitch = reusableQuery((db, inboxId: string) => db.selectFrom('inbox_greetings').select('enabled').where('inbox_id', '=', inboxId));
+
 export const greetingReaction: Reaction = {
   name: 'greeting',
   async onEvent(tx, event) {
@@ -21,8 +25,9 @@ export const greetingReaction: Reaction = {
     const message = event.data.message as { id?: string; kind?: string; direction?: string; automatic?: boolean } | undefined;
     if (!conversation?.id || conversation.source !== 'email' || conversation.imported) return;
     if (!message?.id || message.kind !== 'message' || message.direction !== 'in' || message.automatic) return;
-    const settings = await tx.db.selectFrom('inbox_greetings').select('enabled').where('inbox_id', '=', event.inboxId).executeTakeFirst();
-    if (settings?.enabled !== 1) return;
+    const inboxId = event.inboxId;
+    const enabled = await cachedReactionSetting(tx.db, `greeting:${inboxId}`, async () => (await greetingSwitch(tx.db, inboxId))[0]?.enabled === 1);
+    if (!enabled) return;
     // Only the message that started the conversation.
     if ((await firstMessage(tx.db, conversation.id))?.id !== message.id) return;
     const payload: GreetingJobPayload = { workspaceId: event.workspaceId, conversationId: conversation.id, messageId: message.id };

@@ -44,13 +44,13 @@ interface ShownMessage {
 
 /** Keeps report_days and report_durations. */
 async function countForReports(tx: ReactionTx, event: RecordedEvent): Promise<void> {
-  const shown = event.data.conversation as { id?: string; imported?: boolean; inbox_id?: string } | undefined;
+  const shown = event.data.conversation as { id?: string; imported?: boolean; inbox_id?: string; created_at?: string } | undefined;
   if (!shown?.id) return;
   if (event.type === 'conversation.created') {
     if (shown.imported) return;
-    const conversation = await findConversation(tx.db, event.workspaceId, shown.id);
-    if (!conversation) return;
-    await add(tx, { workspace_id: event.workspaceId, day: dayOf(conversation.created_at), inbox_id: conversation.inbox_id, member_id: '' }, { opened: 1 });
+    // The event shows the conversation as it was just inserted in this transaction: no need to read it back.
+    if (!shown.inbox_id || !shown.created_at) return;
+    await add(tx, { workspace_id: event.workspaceId, day: dayOf(shown.created_at), inbox_id: shown.inbox_id, member_id: '' }, { opened: 1 });
     return;
   }
   if (event.type === 'message.created') {

@@ -2,8 +2,10 @@
 // in the same transaction, so that a crash can neither lose an event's deliveries nor invent them.
 import { CompiledQuery, sql } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { Db } from '../db/schema.js';
 import type { Reaction } from '../events/reaction-types.js';
+import { cachedReactionSetting } from '../events/settings-cache.js';
 import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import { ageSeconds, databaseGauge, type Metrics } from '../platform/metrics.js';
@@ -49,6 +51,13 @@ function enqueueStatement(postgres: boolean, note: boolean, inboxCount: number):
   return text;
 }
 
+type EndpointFilter = { events: string; include_notes: number; inbox_id: string | null };
+
+/** What decides which of a workspace's endpoints take an event (the conditions of enqueueStatement). */
+const endpointFilters = reusableQuery((db, workspaceId: string) =>
+  db.selectFrom('webhook_endpoints').select(['events', 'include_notes', 'inbox_id']).where('workspace_id', '=', workspaceId),
+);
+
 /**
  * Writes the deliveries of one event in one statement; call inside the transaction that recorded it.
  * An enabled endpoint of the workspace receives the event when it lists the type, notes only with
@@ -59,6 +68,14 @@ export async function enqueueDeliveries(ctx: { db: Db; clock: Clock }, event: Ou
   if (event.webhook !== 1) return 0;
   const now = iso(ctx.clock.now());
   const inboxes = event.type.startsWith('contact.') ? [...event.relatedInboxIds] : event.inbox_id ? [event.inbox_id] : [];
+  // The workspace's endpoint filters are cached (src/events/settings-cache.ts): an event that no
+  // endpoint could take costs no statement. Whether an endpoint is disabled is not cached: the
+  // statement checks it.
+  const endpoints = await cachedReactionSetting(ctx.db, `webhooks:${event.workspace_id}`, () => endpointFilters(ctx.db, event.workspace_id));
+  const quoted = JSON.stringify(event.type);
+  const wanted = (e: EndpointFilter) =>
+    e.events.includes(quoted) && (event.is_note !== 1 || e.include_notes === 1) && (e.inbox_id === null || inboxes.includes(e.inbox_id));
+  if (!endpoints.some(wanted)) return 0;
   // Plain SQL text, built once per shape: building and compiling it per event cost more than running it.
   const text = enqueueStatement(isPostgres(ctx.db), event.is_note === 1, inboxes.length);
   const result = await ctx.db.executeQuery(
