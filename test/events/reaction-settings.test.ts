@@ -1,0 +1,120 @@
+// The reactions' settings cache (src/events/settings-cache.ts): a workspace's webhook endpoint filters
+// and an inbox's greeting switch are read once and kept while the reaction settings epoch (migration
+// 0026) stays the same; a change made anywhere else — a second `svc serve` process, or a statement
+// behind the server's back — is honoured by the next mail. Also what a new mail costs inside its
+// transaction: the statements it runs (SQLite, where they can be counted on the connection).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type SQLite from 'better-sqlite3';
+import { sqliteConnectionOf } from '../../src/db/connection.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
+import { type ChildServer, spawnServer, startTestServer, type TestServer } from '../helpers/server.js';
+
+describe('reaction settings cache', () => {
+  let s: TestServer;
+  let seed: Seed;
+  let address: string;
+  let n = 0;
+  before(async () => {
+    s = await startTestServer({ env: { SVC_INGRESS_SECRET: INGRESS_SECRET, SVC_WEBHOOK_ALLOW_PRIVATE: '1' } });
+    await s.app.jobs.stop();
+    seed = await seedWorkspace(s.app);
+    address = (await seedEmailChannel(s.app, seed)).address!;
+  });
+  after(async () => {
+    await s.stop();
+  });
+
+  const mail = (from = `c${++n}@cust.example`) => deliverMail(s, address, { From: from, 'Message-ID': `<rs-${n}-${Date.now()}@cust.example>` });
+
+  async function deliveriesOf(messageId: string): Promise<number> {
+    const rows = await s.app.db
+      .selectFrom('webhook_deliveries')
+      .innerJoin('events', 'events.seq', 'webhook_deliveries.event_seq')
+      .select('events.type')
+      .where('events.type', '=', 'message.created')
+      .where('events.data', 'like', `%${messageId}%`)
+      .execute();
+    return rows.length;
+  }
+
+  test('an endpoint given the event type behind the cache, as another process would, receives the next mail', async () => {
+    const created = await s.request('POST', '/v1/webhooks', {
+      token: seed.apiKey,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['conversation.updated'] },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const first = await mail();
+    assert.equal(await deliveriesOf(first.message_id), 0, 'the endpoint does not take message.created');
+    const second = await mail();
+    assert.equal(await deliveriesOf(second.message_id), 0, 'answered from the cache: still none');
+
+    await s.app.db.updateTable('webhook_endpoints').set({ events: JSON.stringify(['message.created']) }).where('id', '=', created.body.id).execute();
+    const third = await mail();
+    assert.equal(await deliveriesOf(third.message_id), 1, 'the moved epoch made the outbox read the endpoint again');
+
+    await s.app.db.updateTable('webhook_endpoints').set({ disabled_at: new Date().toISOString() }).where('id', '=', created.body.id).execute();
+    const fourth = await mail();
+    assert.equal(await deliveriesOf(fourth.message_id), 0, 'a disabled endpoint (not part of the cache) gets nothing');
+    await s.app.db.deleteFrom('webhook_endpoints').where('id', '=', created.body.id).execute();
+  });
+
+  describe('with a second server process', () => {
+    let second: ChildServer;
+    before(async () => {
+      second = await spawnServer(s.env);
+    });
+    after(async () => {
+      await second.kill();
+    });
+
+    test('a greeting switched on by a second server process greets the next mail here', async () => {
+      const warm = await mail();
+      const jobs = async (conversationId: string) =>
+        (await s.app.db.selectFrom('jobs').select('unique_key').where('unique_key', '=', `greeting.send:${conversationId}`).execute()).length;
+      assert.equal(await jobs(warm.conversation_id), 0, 'off: no greeting job');
+      const on = await fetch(`${second.url}/v1/inboxes/${seed.inboxId}/greeting`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ enabled: true }),
+      });
+      assert.equal(on.status, 200, await on.text());
+      const next = await mail();
+      assert.equal(await jobs(next.conversation_id), 1, 'the greeting job is stored with the mail');
+      const off = await fetch(`${second.url}/v1/inboxes/${seed.inboxId}/greeting`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ enabled: false }),
+      });
+      assert.equal(off.status, 200, await off.text());
+      const last = await mail();
+      assert.equal(await jobs(last.conversation_id), 0, 'switched off again: no job');
+    });
+  });
+
+  test('a new mail in a new conversation runs at most 16 statements in its transaction (SQLite)', async (t) => {
+    const connection = sqliteConnectionOf(s.app.db);
+    if (!connection) return t.skip('counts statements on the SQLite connection');
+    await mail('known@cust.example');
+    // Every statement better-sqlite3 runs between this transaction's begin and its commit.
+    const proto = Object.getPrototypeOf(connection.prepare('select 1')) as Record<string, (...a: unknown[]) => unknown>;
+    const originals = new Map((['run', 'all', 'get', 'iterate'] as const).map((m) => [m, proto[m]]));
+    const seen: string[] = [];
+    for (const [name, original] of originals)
+      proto[name] = function (this: SQLite.Statement, ...a: unknown[]) {
+        seen.push(this.source);
+        return original.apply(this, a);
+      };
+    try {
+      await mail('known@cust.example');
+    } finally {
+      for (const [name, original] of originals) proto[name] = original;
+    }
+    const begin = seen.findIndex((q) => /^begin/i.test(q));
+    const commit = seen.findIndex((q, i) => i > begin && /^commit/i.test(q));
+    assert.ok(begin >= 0 && commit > begin, seen.join('\n'));
+    const inside = seen.slice(begin + 1, commit);
+    assert.ok(inside.length <= 16, `${inside.length} statements:\n${inside.join('\n')}`);
+  });
+});
