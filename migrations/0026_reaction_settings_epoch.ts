@@ -31,7 +31,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       end $$`.execute(db);
     for (const c of CHANGES) {
       await sql
-        .raw(`create trigger reaction_settings_epoch_${c.name} after ${c.event} on ${c.table} for each statement execute function reaction_settings_epoch_bump()`)
+        .raw(
+          `create trigger reaction_settings_epoch_${c.name} after ${c.event} on ${c.table} for each statement execute function reaction_settings_epoch_bump()`,
+        )
         .execute(db);
     }
     return;

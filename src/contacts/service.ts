@@ -31,6 +31,7 @@ import {
   type ExternalId,
   inboxesOfContact,
   loadContactView,
+  loadContactViewByEmail,
   loadContactViews,
   reachableFrom,
 } from './store.js';
@@ -135,9 +136,9 @@ export async function findOrCreateContactByEmail(
   input: { workspaceId: string; email: string; name?: string | null; attributes?: Record<string, string>; quiet?: boolean },
 ): Promise<{ view: ContactView; created: boolean }> {
   const email = normalizeAddress(input.email);
-  const id = await contactIdByEmail(tx.db, input.workspaceId, email);
-  if (id) {
-    const view = (await loadContactView(tx.db, input.workspaceId, id))!;
+  const view = await loadContactViewByEmail(tx.db, input.workspaceId, email);
+  if (view) {
+    const id = view.contact.id;
     const set: { name?: string; attributes?: string } = {};
     const name = checkName(input.name);
     if (view.contact.name === null && name) set.name = name;

@@ -2,6 +2,7 @@
 // the row with its emails (in order) and its external ids.
 import type { ExpressionBuilder } from 'kysely';
 import { contactHasConversationIn, inboxIdsOfContactConversations } from '../conversations/store.js';
+import { reusableQuery } from '../db/reusable-query.js';
 import type { ContactsTable, Database, Db } from '../db/schema.js';
 
 export type ContactRow = ContactsTable;
@@ -41,6 +42,31 @@ export async function loadContactViews(db: Db, ids: readonly string[]): Promise<
 export async function loadContactView(db: Db, workspaceId: string, id: string): Promise<ContactView | undefined> {
   const view = (await loadContactViews(db, [id])).get(id);
   return view && view.contact.workspace_id === workspaceId ? view : undefined;
+}
+
+// One contact by address, compiled once (every inbound mail looks its sender up): the row found
+// through its address in one statement, then its addresses and external ids.
+const contactRowByEmail = reusableQuery((db, workspaceId: string, email: string) =>
+  db
+    .selectFrom('contact_emails')
+    .innerJoin('contacts', 'contacts.id', 'contact_emails.contact_id')
+    .selectAll('contacts')
+    .where('contact_emails.workspace_id', '=', workspaceId)
+    .where('contact_emails.email', '=', email),
+);
+const emailsOfContact = reusableQuery((db, id: string) =>
+  db.selectFrom('contact_emails').select('email').where('contact_id', '=', id).orderBy('position').orderBy('email'),
+);
+const externalIdsOfContact = reusableQuery((db, id: string) =>
+  db.selectFrom('contact_external_ids').select(['inbox_id', 'external_id']).where('contact_id', '=', id).orderBy('created_at').orderBy('inbox_id'),
+);
+
+/** The contact that owns an address in the workspace, as a view; undefined when none does. */
+export async function loadContactViewByEmail(db: Db, workspaceId: string, email: string): Promise<ContactView | undefined> {
+  const [contact] = await contactRowByEmail(db, workspaceId, email);
+  if (!contact) return undefined;
+  const [emails, externalIds] = await Promise.all([emailsOfContact(db, contact.id), externalIdsOfContact(db, contact.id)]);
+  return { contact, emails: emails.map((e) => e.email), externalIds };
 }
 
 /** The live contact that owns an address in the workspace (addresses move to the target on merge). */
