@@ -11,6 +11,7 @@ import { findChannel, firstChannelOfInbox } from '../channels/store.js';
 import { formatContact } from '../contacts/format.js';
 import { type ContactView, findContact, loadContactView, loadContactViews } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
+import { reusableInsert } from '../db/reusable-query.js';
 import type {
   AuthorType,
   ConversationPriority,
@@ -93,9 +94,14 @@ export interface NewConversation {
   createdAt?: Date;
 }
 
+// Every new message, conversation and (single) attachment: compiled once per dialect and shape.
+const insertConversationRow = reusableInsert('conversations');
+const insertMessageRow = reusableInsert('messages');
+const insertAttachmentRow = reusableInsert('attachments');
+
 export async function insertConversation(tx: Tx, input: NewConversation): Promise<{ conversation: ConversationRow; labels: string[] }> {
   const { conversation, labels } = newConversationRow(tx, input);
-  await tx.db.insertInto('conversations').values(conversation).execute();
+  await insertConversationRow(tx.db, conversation);
   if (labels.length)
     await tx.db
       .insertInto('conversation_labels')
@@ -208,8 +214,9 @@ export async function insertMessage(
   input: NewMessage,
 ): Promise<{ message: MessageRow; attachments: AttachmentRow[]; conversation: ConversationRow }> {
   const { message, attachments, times } = newMessageRows(tx, conversation, input);
-  await tx.db.insertInto('messages').values(message).execute();
-  if (attachments.length) {
+  await insertMessageRow(tx.db, message);
+  if (attachments.length === 1) await insertAttachmentRow(tx.db, attachments[0]);
+  else if (attachments.length) {
     for (let i = 0; i < attachments.length; i += 100)
       await tx.db
         .insertInto('attachments')
@@ -366,8 +373,15 @@ export async function startConversation(
     // The first message's times and preview go in with the conversation's insert (no update after it).
     const { message, attachments, times } = newMessageRows(tx, created.conversation, input.message);
     const conversation = { ...created.conversation, ...times };
-    await insertConversationRows(tx.db, [{ conversation, labels: created.labels }]);
-    await insertMessageRows(tx.db, [message], attachments);
+    await insertConversationRow(tx.db, conversation);
+    if (created.labels.length)
+      await tx.db
+        .insertInto('conversation_labels')
+        .values(created.labels.map((label) => ({ conversation_id: conversation.id, label })))
+        .execute();
+    await insertMessageRow(tx.db, message);
+    if (attachments.length === 1) await insertAttachmentRow(tx.db, attachments[0]);
+    else await insertMessageRows(tx.db, [], attachments);
     written = { message, attachments, conversation };
   }
   const { message, attachments, conversation } = written;

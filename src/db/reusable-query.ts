@@ -9,7 +9,7 @@
 // while a transaction is open on the connection (`inTransaction`): then the read waits its turn
 // through kysely as before, so it never sees another caller's uncommitted rows.
 import type SQLite from 'better-sqlite3';
-import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
+import { type Compilable, CompiledQuery, type Insertable, type InsertQueryBuilder, type InsertResult, type Kysely } from 'kysely';
 import { sqliteConnectionOf } from './connection.js';
 import { isPostgres } from './dialect.js';
 import type { Database, Db } from './schema.js';
@@ -65,4 +65,36 @@ export function reusableQuery<Row, V extends unknown[]>(build: (db: Kysely<Datab
 
 function isSlot(value: unknown, slots: Slot[]): boolean {
   return slots.includes(value as Slot);
+}
+
+/**
+ * A one-row insert built and compiled once per dialect and set of columns (the row's own keys, in
+ * order), then run with the row's values through the caller's connection or transaction. `finish`
+ * adds what follows the values (an `on conflict` clause). Answers the number of rows written.
+ * If kysely would pass the row's values other than as given (no such plugin is used today), the
+ * statement is built for every row instead.
+ */
+export function reusableInsert<T extends keyof Database & string>(
+  table: T,
+  finish: (query: InsertQueryBuilder<Database, T, InsertResult>) => InsertQueryBuilder<Database, T, InsertResult> = (query) => query,
+) {
+  const texts = new Map<string, string | null>();
+  return async (db: Db, row: Insertable<Database[T]>): Promise<number> => {
+    const columns = Object.keys(row) as (keyof typeof row & string)[];
+    const values = columns.map((c) => row[c] as unknown);
+    const key = `${isPostgres(db)}|${columns.join(',')}`;
+    let text = texts.get(key);
+    if (text === undefined) {
+      const q = finish((db as Kysely<Database>).insertInto(table).values(row)).compile();
+      const same = q.parameters.length === values.length && q.parameters.every((p, i) => p === values[i]);
+      text = same ? q.sql : null;
+      texts.set(key, text);
+    }
+    if (text === null) {
+      const result = await finish((db as Kysely<Database>).insertInto(table).values(row)).execute();
+      return Number(result[0]?.numInsertedOrUpdatedRows ?? 0n);
+    }
+    const result = await db.executeQuery(CompiledQuery.raw(text, values));
+    return Number(result.numAffectedRows ?? 0n);
+  };
 }

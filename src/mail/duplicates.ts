@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import { registerMailId, type Tx } from '../conversations/service.js';
 import { messageById } from '../conversations/store.js';
-import { reusableQuery } from '../db/reusable-query.js';
+import { reusableInsert, reusableQuery } from '../db/reusable-query.js';
 import type { Db, MailHeaders } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 import type { InboundMail } from './parse.js';
@@ -77,6 +77,8 @@ async function sameAsUndigested(db: Db, holder: { message_id: string; digest?: s
   return from.toLowerCase() === (mail.sender ?? '').trim().toLowerCase();
 }
 
+const insertDigestRow = reusableInsert('mail_digests', (q) => q.onConflict((oc) => oc.columns(['workspace_id', 'inbox_id', 'digest']).doNothing()));
+
 /**
  * Records a stored mail in the caller's transaction: its digest, and its Message-ID for threading
  * unless another message holds that id already. False when the inbox holds the same mail (another
@@ -87,19 +89,15 @@ export async function registerStoredMail(
   input: { workspaceId: string; inboxId: string; conversationId: string; messageId: string; mail: MailIdentity },
 ): Promise<boolean> {
   const { workspaceId, inboxId, conversationId, messageId, mail } = input;
-  const r = await tx.db
-    .insertInto('mail_digests')
-    .values({
-      workspace_id: workspaceId,
-      inbox_id: inboxId,
-      digest: mail.digest,
-      conversation_id: conversationId,
-      message_id: messageId,
-      created_at: iso(tx.clock.now()),
-    })
-    .onConflict((oc) => oc.columns(['workspace_id', 'inbox_id', 'digest']).doNothing())
-    .executeTakeFirst();
-  if (Number(r.numInsertedOrUpdatedRows ?? 0) !== 1) return false;
+  const digestStored = await insertDigestRow(tx.db, {
+    workspace_id: workspaceId,
+    inbox_id: inboxId,
+    digest: mail.digest,
+    conversation_id: conversationId,
+    message_id: messageId,
+    created_at: iso(tx.clock.now()),
+  });
+  if (digestStored !== 1) return false;
   if (!mail.messageId) return true;
   if (await registerMailId(tx, { workspaceId, inboxId, rfcId: mail.messageId, conversationId, messageId, digest: mail.digest })) return true;
   // The id is taken: by mail we sent or stored before digests (perhaps the same message after all),

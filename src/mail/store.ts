@@ -2,17 +2,15 @@
 // the ids of their messages and delete them with their conversations through these. Imports no
 // feature, so any may use it.
 import type { Insertable } from 'kysely';
+import { reusableInsert } from '../db/reusable-query.js';
 import type { Db, MailIdsTable } from '../db/schema.js';
 
 /** Stores a Message-ID for threading; false when the inbox holds it already. */
 export async function insertMailId(db: Db, row: Insertable<MailIdsTable>): Promise<boolean> {
-  const r = await db
-    .insertInto('mail_ids')
-    .values(row)
-    .onConflict((oc) => oc.columns(['workspace_id', 'rfc_id', 'inbox_id']).doNothing())
-    .executeTakeFirst();
-  return Number(r.numInsertedOrUpdatedRows ?? 0) === 1;
+  return (await insertMailIdRow(db, row)) === 1;
 }
+
+const insertMailIdRow = reusableInsert('mail_ids', (q) => q.onConflict((oc) => oc.columns(['workspace_id', 'rfc_id', 'inbox_id']).doNothing()));
 
 /** Deletes the Message-IDs and digests of these conversations (at most a few hundred per call). */
 export async function deleteMailOfConversations(db: Db, conversationIds: readonly string[]): Promise<void> {
