@@ -2,10 +2,12 @@
 // connection when no transaction is open on it; inside one they wait their turn through kysely.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { reusableQuery } from '../../src/db/reusable-query.js';
+import { reusableInsert, reusableQuery } from '../../src/db/reusable-query.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const metaByKey = reusableQuery((db, key: string) => db.selectFrom('server_meta').select(['key', 'value']).where('key', '=', key));
+
+const insertMeta = reusableInsert('server_meta', (q) => q.onConflict((oc) => oc.column('key').doNothing()));
 
 describe('reusable queries', () => {
   let s: TestServer;
@@ -53,5 +55,26 @@ describe('reusable queries', () => {
       assert.deepEqual(await metaByKey(trx, 'rq-own'), [{ key: 'rq-own', value: 'mine' }]);
     });
     assert.deepEqual(await metaByKey(s.app.db, 'rq-own'), [{ key: 'rq-own', value: 'mine' }]);
+  });
+  test('a reusable insert writes each row with its own values, answers how many it wrote, and runs in the caller’s transaction', async () => {
+    assert.equal(await insertMeta(s.app.db, { key: 'ri-a', value: 'one' }), 1);
+    assert.equal(await insertMeta(s.app.db, { key: 'ri-b', value: 'two' }), 1);
+    assert.equal(await insertMeta(s.app.db, { key: 'ri-a', value: 'again' }), 0, 'the conflict clause: nothing written');
+    // Another set of columns is another statement (here: the columns in another order).
+    assert.equal(await insertMeta(s.app.db, { value: 'three', key: 'ri-c' }), 1);
+    const rows = await s.app.db.selectFrom('server_meta').select(['key', 'value']).where('key', 'like', 'ri-%').orderBy('key').execute();
+    assert.deepEqual(rows, [
+      { key: 'ri-a', value: 'one' },
+      { key: 'ri-b', value: 'two' },
+      { key: 'ri-c', value: 'three' },
+    ]);
+    await assert.rejects(
+      s.app.db.transaction().execute(async (trx) => {
+        assert.equal(await insertMeta(trx, { key: 'ri-rolled-back', value: 'x' }), 1);
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.equal((await s.app.db.selectFrom('server_meta').select('key').where('key', '=', 'ri-rolled-back').execute()).length, 0);
   });
 });
