@@ -216,6 +216,16 @@ export async function findEvent(ctx: Pick<Ctx, 'db'>, id: string): Promise<Event
   return ctx.db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The events of these ids that exist (one statement), in no particular order. */
+export async function findEvents(ctx: Pick<Ctx, 'db'>, ids: readonly string[]): Promise<EventRow[]> {
+  if (ids.length === 0) return [];
+  return ctx.db
+    .selectFrom('events')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .execute();
+}
+
 const PRUNED_THROUGH_KEY = 'events_pruned_through';
 
 /** Events up to this sequence number may have been removed; a cursor below it has expired. */

@@ -6,7 +6,7 @@ import { sendPush } from '../push/send.js';
 import { dropPushSubscription, findPushSubscription } from '../push/service.js';
 import { sendNotificationMail } from './mail.js';
 import { NOTIFY_EVENT_JOB, type NotifyEventPayload } from './reaction.js';
-import { MAIL_JOB, notifyEvent, PUSH_JOB, type PushJobPayload } from './service.js';
+import { MAIL_JOB, notifyEvent, notifyEvents, PUSH_JOB, type PushJobPayload } from './service.js';
 
 function notificationJobs(ctx: Ctx): JobKind[] {
   return [
@@ -14,6 +14,13 @@ function notificationJobs(ctx: Ctx): JobKind[] {
       kind: NOTIFY_EVENT_JOB,
       async run(payload: NotifyEventPayload) {
         await notifyEvent(ctx, payload);
+      },
+      // Under inbound mail these come one per new conversation: claimed, told and removed together.
+      async runBatch(jobs: { payload: NotifyEventPayload }[]) {
+        await notifyEvents(
+          ctx,
+          jobs.map((j) => j.payload),
+        );
       },
     },
     {

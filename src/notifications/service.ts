@@ -11,7 +11,7 @@
 // for imported conversations, for history (imported and synced history record no events at all).
 import type { Ctx } from '../context.js';
 import type { NotificationTrigger } from '../db/schema.js';
-import { announceEvents, findEvent, recordEvent } from '../events/service.js';
+import { announceEvents, type EventRow, findEvents, recordEvent } from '../events/service.js';
 import { type InboxMember, membersSeeingInbox } from '../members/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
@@ -65,12 +65,9 @@ function memberName(m: InboxMember | undefined): string | null {
 }
 
 /** Who is told what about one stored event. */
-function targetsOf(
-  row: { type: string },
-  data: EventData,
-  payload: NotifyEventPayload,
-  members: InboxMember[],
-): { member: InboxMember; trigger: NotificationTrigger }[] {
+type Target = { member: InboxMember; trigger: NotificationTrigger };
+
+function targetsOf(row: { type: string }, data: EventData, payload: NotifyEventPayload, members: InboxMember[]): Target[] {
   const conversation = data.conversation;
   if (!conversation || conversation.spam) return [];
   const byId = new Map(members.map((m) => [m.personId, m]));
@@ -103,80 +100,105 @@ function targetsOf(
   }
 }
 
-/** The `notifications.event` job: tells the members an event concerns, on the channels each chose. */
+/** The `notifications.event` job for one event; see notifyEvents. */
 export async function notifyEvent(ctx: Ctx, payload: NotifyEventPayload): Promise<number> {
-  const row = await findEvent(ctx, payload.event_id);
-  if (!row || !row.inbox_id) return 0;
-  const data = JSON.parse(row.data) as EventData;
-  const members = await membersSeeingInbox(ctx, row.workspace_id, row.inbox_id);
-  const targets = targetsOf(row, data, payload, members);
-  if (targets.length === 0) return 0;
-  const conversation = data.conversation!;
-  const people = targets.map((t) => t.member.personId);
+  return notifyEvents(ctx, [payload]);
+}
+
+/**
+ * The `notifications.event` jobs, claimed together (src/platform/jobs.ts runBatch): tells the members
+ * each event concerns, on the channels each chose. The reads are made once for all the events
+ * (events, each inbox's members, preferences, open panels, push subscriptions) and everything is
+ * stored in one transaction, so a batch run again (after a crash, or one job at a time after the
+ * batch failed) tells nobody twice: the notifications are unique per (event, member). Returns how
+ * many notifications were stored.
+ */
+export async function notifyEvents(ctx: Ctx, payloads: readonly NotifyEventPayload[]): Promise<number> {
+  const rows = new Map((await findEvents(ctx, [...new Set(payloads.map((p) => p.event_id))])).map((r) => [r.id, r]));
+  const membersByInbox = new Map<string, InboxMember[]>();
+  const work: { row: EventRow & { inbox_id: string }; data: EventData; members: InboxMember[]; targets: Target[] }[] = [];
+  for (const payload of payloads) {
+    const row = rows.get(payload.event_id);
+    if (!row?.inbox_id) continue;
+    const inboxKey = `${row.workspace_id}/${row.inbox_id}`;
+    let members = membersByInbox.get(inboxKey);
+    if (!members) {
+      members = await membersSeeingInbox(ctx, row.workspace_id, row.inbox_id);
+      membersByInbox.set(inboxKey, members);
+    }
+    const data = JSON.parse(row.data) as EventData;
+    const targets = targetsOf(row, data, payload, members);
+    if (targets.length) work.push({ row: { ...row, inbox_id: row.inbox_id }, data, members, targets });
+  }
+  if (work.length === 0) return 0;
+  const people = [...new Set(work.flatMap((w) => w.targets.map((t) => t.member.personId)))];
   const preferences = await preferencesOf(ctx, people);
   const now = ctx.clock.now();
   const atPanel = await membersConnectedSince(ctx, people, new Date(now.getTime() - PANEL_AWAY_MS));
   const subscriptions = ctx.config.vapid ? await pushSubscriptionsOf(ctx, people) : [];
-  const authorName = memberName(members.find((m) => m.personId === data.message?.author?.member_id));
-  const url = `${ctx.config.publicUrl}/conversations/${conversation.id}`;
   let told = 0;
   await ctx.db.transaction().execute(async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
-    for (const { member, trigger } of targets) {
-      const text = notificationText(member.locale, trigger, {
-        subject: conversation.subject,
-        contact: contactName(data),
-        author: authorName,
-        preview: preview(trigger === 'customer_reply' || trigger === 'mention' ? data.message?.body : undefined),
-      });
-      const id = newId('ntf', now.getTime());
-      const inserted = await trx
-        .insertInto('notifications')
-        .values({
-          id,
-          person_id: member.personId,
-          workspace_id: row.workspace_id,
-          event_id: row.id,
-          trigger,
-          conversation_id: conversation.id,
-          title: text.title,
-          body: text.body,
-          created_at: iso(now),
-        })
-        .onConflict((oc) => oc.columns(['event_id', 'person_id']).doNothing())
-        .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
-      told++;
-      const wants = preferences.get(member.personId)!;
-      const shown = { id, trigger, conversation_id: conversation.id, inbox_id: row.inbox_id, title: text.title, body: text.body, url, created_at: iso(now) };
-      if (wants[trigger].realtime) {
-        await recordEvent(tx, {
-          workspaceId: row.workspace_id,
-          personId: member.personId,
-          type: 'notification',
-          occurredAt: now,
-          data: { notification: shown },
-          webhook: false,
+    for (const { row, data, members, targets } of work) {
+      const conversation = data.conversation!;
+      const authorName = memberName(members.find((m) => m.personId === data.message?.author?.member_id));
+      const url = `${ctx.config.publicUrl}/conversations/${conversation.id}`;
+      for (const { member, trigger } of targets) {
+        const text = notificationText(member.locale, trigger, {
+          subject: conversation.subject,
+          contact: contactName(data),
+          author: authorName,
+          preview: preview(trigger === 'customer_reply' || trigger === 'mention' ? data.message?.body : undefined),
         });
-      }
-      if (wants[trigger].push) {
-        const message: PushMessage = { title: text.title, body: text.body, url, tag: `svc-${conversation.id}`, conversation_id: conversation.id };
-        for (const sub of subscriptions.filter((s) => s.person_id === member.personId)) {
-          const job: PushJobPayload = { subscription_id: sub.id, notification_id: id, message };
-          await enqueue(trx, ctx.clock, { kind: PUSH_JOB, payload: job, uniqueKey: `${PUSH_JOB}:${id}:${sub.id}` });
+        const id = newId('ntf', now.getTime());
+        const inserted = await trx
+          .insertInto('notifications')
+          .values({
+            id,
+            person_id: member.personId,
+            workspace_id: row.workspace_id,
+            event_id: row.id,
+            trigger,
+            conversation_id: conversation.id,
+            title: text.title,
+            body: text.body,
+            created_at: iso(now),
+          })
+          .onConflict((oc) => oc.columns(['event_id', 'person_id']).doNothing())
+          .executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
+        told++;
+        const wants = preferences.get(member.personId)!;
+        const shown = { id, trigger, conversation_id: conversation.id, inbox_id: row.inbox_id, title: text.title, body: text.body, url, created_at: iso(now) };
+        if (wants[trigger].realtime) {
+          await recordEvent(tx, {
+            workspaceId: row.workspace_id,
+            personId: member.personId,
+            type: 'notification',
+            occurredAt: now,
+            data: { notification: shown },
+            webhook: false,
+          });
         }
-      }
-      if (wants[trigger].email && ctx.config.smtp && !atPanel.has(member.personId)) {
-        await trx
-          .insertInto('notification_mail_lines')
-          .values({ notification_id: id, person_id: member.personId, created_at: iso(now) })
-          .execute();
-        // One mail job per member: while it waits (the 10 minutes after a mail), lines gather.
-        await enqueue(trx, ctx.clock, { kind: MAIL_JOB, payload: { person_id: member.personId }, uniqueKey: `${MAIL_JOB}:${member.personId}` });
+        if (wants[trigger].push) {
+          const message: PushMessage = { title: text.title, body: text.body, url, tag: `svc-${conversation.id}`, conversation_id: conversation.id };
+          for (const sub of subscriptions.filter((s) => s.person_id === member.personId)) {
+            const job: PushJobPayload = { subscription_id: sub.id, notification_id: id, message };
+            await enqueue(trx, ctx.clock, { kind: PUSH_JOB, payload: job, uniqueKey: `${PUSH_JOB}:${id}:${sub.id}` });
+          }
+        }
+        if (wants[trigger].email && ctx.config.smtp && !atPanel.has(member.personId)) {
+          await trx
+            .insertInto('notification_mail_lines')
+            .values({ notification_id: id, person_id: member.personId, created_at: iso(now) })
+            .execute();
+          // One mail job per member: while it waits (the 10 minutes after a mail), lines gather.
+          await enqueue(trx, ctx.clock, { kind: MAIL_JOB, payload: { person_id: member.personId }, uniqueKey: `${MAIL_JOB}:${member.personId}` });
+        }
       }
     }
   });
-  announceEvents(ctx);
+  if (told) announceEvents(ctx);
   return told;
 }
 

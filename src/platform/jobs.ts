@@ -7,6 +7,7 @@ import { iso } from './clock.js';
 import { newId } from './ids.js';
 import type { Logger } from './log.js';
 import { ageSeconds, databaseGauge, type Metrics } from './metrics.js';
+import { WakeWindow } from './wake-window.js';
 
 export interface JobRow {
   id: string;
@@ -28,7 +29,23 @@ export interface JobKind<P = any> {
   onGiveUp?(payload: P, error: unknown): Promise<void>;
   /** For periodic work: the job is kept and run again this long after each run. */
   everyMs?: number;
+  /**
+   * Runs many due jobs of this kind at once: they are claimed with one statement (up to
+   * `batchSize`) and removed with one when it returns (each is done: no retryAt). When it throws,
+   * each job is run alone with `run`, so only the ones that fail by themselves are retried; a
+   * batch must therefore be safe to run again (stored in one transaction, or idempotent).
+   */
+  runBatch?(jobs: { payload: P; job: JobRow }[]): Promise<void>;
+  /** The most jobs one runBatch call gets (DEFAULT_BATCH_SIZE). */
+  batchSize?: number;
 }
+
+const DEFAULT_BATCH_SIZE = 64;
+/**
+ * Wake-ups (a job stored, an event committed, a job ended) within this long of the last look for
+ * due work are one look: a burst of inbound mail costs one claim per window, not one per mail.
+ */
+export const JOB_WAKE_WINDOW_MS = 20;
 
 /**
  * Stores a job; returns its id. With a uniqueKey that exists already nothing new is stored, and the
@@ -73,6 +90,12 @@ interface ClaimedJob extends JobRow {
   leaseUntil: string;
 }
 
+/** What one claim took: one job, or for a kind with runBatch, up to its batchSize (one lease end). */
+interface Claim {
+  kind: JobKind;
+  jobs: ClaimedJob[];
+}
+
 const defaultBackoff = (attempt: number) => (attempt >= 8 ? undefined : Math.min(2 ** attempt * 1000, 3_600_000));
 
 /** Work outside the jobs table that tests drain together with the jobs (for example the webhook outbox). */
@@ -84,16 +107,20 @@ export interface Drainable {
 export class JobRunner {
   private kinds = new Map<string, JobKind>();
   private drainables: Drainable[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
   private running = new Set<Promise<void>>();
   private ticking: Promise<void> | undefined;
+  private tickUnderway = false;
   private stopped = true;
   private wakeRequested = false;
+  private readonly wakeWindow: WakeWindow;
 
   constructor(
     private readonly deps: { db: Db; clock: Clock; log: Logger },
-    private readonly opts: { pollMs?: number; concurrency?: number } = {},
-  ) {}
+    private readonly opts: { pollMs?: number; concurrency?: number; wakeWindowMs?: number } = {},
+  ) {
+    this.wakeWindow = new WakeWindow(() => this.startTick(), opts.wakeWindowMs ?? JOB_WAKE_WINDOW_MS);
+  }
 
   /**
    * svc_jobs_due and svc_jobs_oldest_due_age_seconds per registered kind: jobs whose time has come
@@ -148,19 +175,24 @@ export class JobRunner {
 
   start(): void {
     this.stopped = false;
-    this.schedule(0);
+    this.wake();
   }
 
-  /** Asks the loop to look for due work now instead of at the next poll. */
+  /**
+   * Asks the loop to look for due work soon instead of at the next poll: at once after a quiet
+   * spell, else within JOB_WAKE_WINDOW_MS (wake-ups meanwhile are one look; see WakeWindow). A
+   * wake-up while a look is under way makes another follow it.
+   */
   wake(): void {
     if (this.stopped) return;
     this.wakeRequested = true;
-    this.schedule(0);
+    if (!this.tickUnderway) this.wakeWindow.wake();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    clearTimeout(this.pollTimer);
+    this.wakeWindow.cancel();
     // A tick may be between claiming a job and starting it.
     await this.ticking;
     await Promise.allSettled([...this.running]);
@@ -173,10 +205,10 @@ export class JobRunner {
       // A job the background loop claimed is invisible to claim() here until it ends: wait for it.
       let didSomething = await this.settleBackground();
       for (let i = 0; i < maxRounds; i++) {
-        const job = await this.claim();
-        if (!job) break;
-        await this.execute(job);
-        didSomething++;
+        const claim = await this.claim();
+        if (!claim) break;
+        await this.execute(claim);
+        didSomething += claim.jobs.length;
       }
       for (const d of this.drainables) didSomething += await d.drain();
       done += didSomething;
@@ -193,13 +225,21 @@ export class JobRunner {
     return inFlight.length;
   }
 
-  private schedule(ms: number) {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.ticking = this.tick();
-    }, ms);
-    this.timer.unref();
+  /** One look for due work at a time; the next look is a wake-up (windowed) or the poll. */
+  private startTick(): void {
+    if (this.stopped || this.tickUnderway) return;
+    clearTimeout(this.pollTimer);
+    this.tickUnderway = true;
+    this.ticking = this.tick().finally(() => {
+      this.tickUnderway = false;
+      if (this.stopped) return;
+      if (this.wakeRequested) {
+        this.wakeWindow.wake();
+        return;
+      }
+      this.pollTimer = setTimeout(() => this.wake(), this.opts.pollMs ?? 1000);
+      this.pollTimer.unref();
+    });
   }
 
   private async tick() {
@@ -207,21 +247,21 @@ export class JobRunner {
     const limit = this.opts.concurrency ?? 4;
     try {
       while (!this.stopped && this.running.size < limit) {
-        const job = await this.claim();
-        if (!job) break;
-        const p = this.execute(job).finally(() => {
+        const claim = await this.claim();
+        if (!claim) break;
+        const p = this.execute(claim).finally(() => {
           this.running.delete(p);
-          if (!this.stopped) this.schedule(0);
+          // Room for the next job: look again (within the wake window).
+          this.wake();
         });
         this.running.add(p);
       }
     } catch (error) {
       this.deps.log.error('job queue unavailable', { error });
     }
-    this.schedule(this.wakeRequested ? 0 : (this.opts.pollMs ?? 1000));
   }
 
-  private async claim(): Promise<ClaimedJob | undefined> {
+  private async claim(): Promise<Claim | undefined> {
     const kinds = [...this.kinds.keys()];
     if (kinds.length === 0) return undefined;
     const now = this.deps.clock.now();
@@ -236,8 +276,30 @@ export class JobRunner {
       .limit(1)
       .executeTakeFirst();
     if (!candidate) return undefined;
-    const leaseMs = this.kinds.get(candidate.kind)?.leaseMs ?? 5 * 60_000;
+    const kind = this.kinds.get(candidate.kind)!;
+    const leaseMs = kind.leaseMs ?? 5 * 60_000;
     const leaseUntil = iso(now.getTime() + leaseMs);
+    if (kind.runBatch) {
+      // Every due job of the kind that nobody holds, oldest first, up to a batch: one statement.
+      const rows = await this.deps.db
+        .updateTable('jobs')
+        .set({ lease_until: leaseUntil, run_at: leaseUntil, attempts: sql`attempts + 1` })
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('jobs as due')
+            .select('due.id')
+            .where('due.kind', '=', kind.kind)
+            .where('due.run_at', '<=', nowText)
+            .where((w) => w.or([w('due.lease_until', 'is', null), w('due.lease_until', '<', nowText)]))
+            .orderBy('due.run_at')
+            .limit(kind.batchSize ?? DEFAULT_BATCH_SIZE),
+        )
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', nowText)]))
+        .returning(['id', 'kind', 'payload', 'attempts'])
+        .execute();
+      if (rows.length === 0) return this.claim();
+      return { kind, jobs: rows.map((r) => ({ ...r, payload: JSON.parse(r.payload), leaseMs, leaseUntil })) };
+    }
     // The lease is taken only if nobody took it in between (compare-and-set on the same condition).
     const claimed = await this.deps.db
       .updateTable('jobs')
@@ -249,11 +311,22 @@ export class JobRunner {
       .returning(['id', 'kind', 'payload', 'attempts'])
       .executeTakeFirst();
     if (!claimed) return this.claim();
-    return { ...claimed, payload: JSON.parse(claimed.payload), leaseMs, leaseUntil };
+    return { kind, jobs: [{ ...claimed, payload: JSON.parse(claimed.payload), leaseMs, leaseUntil }] };
   }
 
-  private async execute(job: ClaimedJob): Promise<void> {
-    const kind = this.kinds.get(job.kind)!;
+  private async execute({ kind, jobs }: Claim): Promise<void> {
+    if (!kind.runBatch || jobs.length === 1) return this.executeOne(kind, jobs[0]);
+    try {
+      await kind.runBatch(jobs.map((job) => ({ payload: job.payload, job })));
+    } catch (error) {
+      this.deps.log.warn('job batch failed, running its jobs one by one', { kind: kind.kind, jobs: jobs.length, error });
+      for (const job of jobs) await this.executeOne(kind, job);
+      return;
+    }
+    await this.finishBatch(jobs);
+  }
+
+  private async executeOne(kind: JobKind, job: ClaimedJob): Promise<void> {
     const { clock, log } = this.deps;
     try {
       const outcome = await kind.run(job.payload, job);
@@ -287,6 +360,22 @@ export class JobRunner {
    * run_at before the lease's end means a `sooner` enqueue asked for another run meanwhile: that
    * request stands (the earlier of the two times, and a done job is kept for it).
    */
+  /** finish(job, 'done') for a claimed batch (one lease end), in one statement unless a job was asked for again meanwhile. */
+  private async finishBatch(jobs: ClaimedJob[]): Promise<void> {
+    const { db } = this.deps;
+    const ids = jobs.map((j) => j.id);
+    const leaseUntil = jobs[0].leaseUntil;
+    const removed = await db
+      .deleteFrom('jobs')
+      .where('id', 'in', ids)
+      .where('lease_until', '=', leaseUntil)
+      .where('run_at', '=', leaseUntil)
+      .executeTakeFirst();
+    if (Number(removed.numDeletedRows) < ids.length) {
+      await db.updateTable('jobs').set({ lease_until: null }).where('id', 'in', ids).where('lease_until', '=', leaseUntil).execute();
+    }
+  }
+
   private async finish(job: ClaimedJob, next: 'done' | { runAt: Date; set?: { attempts?: number; last_error?: string | null } }): Promise<void> {
     const { db } = this.deps;
     const mine = db.updateTable('jobs').where('id', '=', job.id).where('lease_until', '=', job.leaseUntil);

@@ -19,6 +19,7 @@ import { newId } from '../platform/ids.js';
 import type { Drainable } from '../platform/jobs.js';
 import { aloneOnDatabase } from '../platform/presence.js';
 import { Pump } from '../platform/pump.js';
+import { WakeWindow } from '../platform/wake-window.js';
 import { liveWorkspaceIds } from '../workspaces/store.js';
 import { createWebhookAgent } from './address.js';
 import { ATTEMPT_HEADERS, AttemptDeadlines, type AttemptResult, attemptTarget, startAttempt } from './attempt.js';
@@ -47,6 +48,11 @@ const FLUSH_RESULTS = 1024;
 const FLUSH_DELAY_MS = 50;
 /** Wake-ups this close together are handled as one. */
 const WAKE_DELAY_MS = 5;
+/**
+ * Committed events (every group-commit flush under inbound mail, most of them with no delivery to
+ * make) wake the dispatcher at most once per this long; the poll finds what other processes stored.
+ */
+export const EVENTS_WAKE_WINDOW_MS = 20;
 /** How long a claimed delivery stays with its dispatcher before another may take it. */
 export const LEASE_MS = 2 * MINUTE;
 
@@ -139,7 +145,8 @@ export class WebhookDispatcher implements Drainable {
     },
     { active: () => !this.stopped, onError: (error) => this.ctx.log.error('webhook outbox unavailable', { error }) },
   );
-  private readonly onEvents = () => this.wake();
+  private readonly eventWakes = new WakeWindow(() => this.wake(), EVENTS_WAKE_WINDOW_MS);
+  private readonly onEvents = () => this.eventWakes.wake();
   /** Redeliveries are looked for when one was asked for here, and on every poll (another process may have asked). */
   private lookForManual = true;
   private readonly onRedelivery = () => {
@@ -203,6 +210,7 @@ export class WebhookDispatcher implements Drainable {
     this.ctx.hub.off('webhooks', this.onRedelivery);
     clearTimeout(this.pollTimer);
     clearTimeout(this.wakeTimer);
+    this.eventWakes.cancel();
     await this.idle();
     await this.flush();
     // Attempts have all ended (each by its deadline at the latest); a connection still being set up
