@@ -116,6 +116,8 @@ export interface DispatcherOptions {
   perEndpoint?: number;
   claimBatch?: number;
   pollMs?: number;
+  /** EVENTS_WAKE_WINDOW_MS unless set. */
+  eventsWakeWindowMs?: number;
 }
 
 export class WebhookDispatcher implements Drainable {
@@ -145,7 +147,7 @@ export class WebhookDispatcher implements Drainable {
     },
     { active: () => !this.stopped, onError: (error) => this.ctx.log.error('webhook outbox unavailable', { error }) },
   );
-  private readonly eventWakes = new WakeWindow(() => this.wake(), EVENTS_WAKE_WINDOW_MS);
+  private readonly eventWakes: WakeWindow;
   private readonly onEvents = () => this.eventWakes.wake();
   /** Redeliveries are looked for when one was asked for here, and on every poll (another process may have asked). */
   private lookForManual = true;
@@ -164,6 +166,7 @@ export class WebhookDispatcher implements Drainable {
     this.perEndpoint = opts.perEndpoint ?? 32;
     this.claimBatch = opts.claimBatch ?? 200;
     this.pollMs = opts.pollMs ?? 1000;
+    this.eventWakes = new WakeWindow(() => this.wake(), opts.eventsWakeWindowMs ?? EVENTS_WAKE_WINDOW_MS);
     // Several endpoints often share one receiver (origin); its pool holds up to a full dispatcher's worth.
     this.agent = createWebhookAgent({ lookup: (host) => ctx.lookup(host), allowPrivate: ctx.config.webhookAllowPrivate, connections: CONNECTIONS_PER_ORIGIN });
     const attemptsTotal = new Counter({

@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DAY, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { enqueue, type JobOutcome, JobRunner } from '../../src/platform/jobs.js';
+import { countQueries } from '../helpers/count-queries.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (await check()) return;
+    await sleep(10);
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
 
 describe('jobs: a unique job brought forward', () => {
   let s: TestServer;
@@ -98,5 +108,111 @@ describe('jobs: a unique job brought forward', () => {
     await r.drain();
     assert.equal(runs, 2);
     assert.equal(await row('done:1'), undefined);
+  });
+});
+
+describe('jobs: wake-ups and batches', () => {
+  let s: TestServer;
+  let clock: ManualClock;
+  const HOUR_MS = 3_600_000;
+  const left = (kind: string) => s.app.db.selectFrom('jobs').selectAll().where('kind', '=', kind).execute();
+
+  before(async () => {
+    clock = new ManualClock('2031-06-01T10:00:00Z');
+    s = await startTestServer({ clock });
+    await s.app.jobs.stop();
+  });
+  after(() => s.stop());
+
+  test('the first wake-up after a quiet spell looks at once; wake-ups within the window after it are one later look', async () => {
+    const counted = countQueries(s.app.db);
+    const runs: string[] = [];
+    // A window of an hour: within the test, only the first wake-up can look.
+    const r = new JobRunner({ db: counted.db, clock, log: s.app.log }, { pollMs: HOUR_MS, wakeWindowMs: HOUR_MS });
+    r.register({ kind: 'test.wake', run: async (p: { n: string }) => void runs.push(p.n) });
+    await enqueue(s.app.db, clock, { kind: 'test.wake', payload: { n: 'first' } });
+    r.start();
+    await until(() => counted.count('delete', 'jobs') === 1, 'the first job to run and end');
+    await sleep(50);
+    assert.deepEqual(runs, ['first']);
+    const looks = counted.count('select', 'jobs');
+    // Mail committed in one flush after another: every commit announces its events (a wake-up) on a turn of its own.
+    for (let i = 0; i < 20; i++) {
+      await enqueue(s.app.db, clock, { kind: 'test.wake', payload: { n: `burst-${i}` } });
+      r.wake();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await sleep(50);
+    assert.equal(counted.count('select', 'jobs'), looks, 'no look before the window ends');
+    assert.deepEqual(runs, ['first']);
+    await r.stop();
+    assert.equal(await r.drain(), 20, 'stored, so run by the next look');
+  });
+
+  test('a batch kind: due jobs claimed with one statement per batch, run together, removed with one', async () => {
+    const counted = countQueries(s.app.db);
+    const batches: string[][] = [];
+    const r = new JobRunner({ db: counted.db, clock, log: s.app.log });
+    r.register({
+      kind: 'test.batch',
+      batchSize: 8,
+      run: async (p: { n: string }) => void batches.push([p.n]),
+      runBatch: async (jobs: { payload: { n: string } }[]) => void batches.push(jobs.map((j) => j.payload.n)),
+    });
+    for (let i = 0; i < 10; i++) await enqueue(s.app.db, clock, { kind: 'test.batch', payload: { n: String(i) } });
+    assert.equal(await r.drain(), 10);
+    assert.deepEqual(
+      batches.map((b) => b.length),
+      [8, 2],
+    );
+    assert.deepEqual(batches.flat().sort(), ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9'], 'each job once');
+    assert.equal(counted.count('update', 'jobs'), 2, 'one claim statement per batch');
+    assert.equal(counted.count('delete', 'jobs'), 2, 'one removal per batch');
+    assert.deepEqual(await left('test.batch'), []);
+  });
+
+  test('a batch that fails is run one job at a time: only the job that fails alone is retried; one asked for again meanwhile is kept', async () => {
+    const runs: string[] = [];
+    let batchRuns = 0;
+    const r = new JobRunner({ db: s.app.db, clock, log: s.app.log });
+    r.register({
+      kind: 'test.fragile',
+      run: async (p: { n: string }) => {
+        if (p.n === 'bad') throw new Error('bad payload');
+        runs.push(p.n);
+      },
+      runBatch: async () => {
+        batchRuns++;
+        throw new Error('one of them is bad');
+      },
+    });
+    for (const n of ['good-1', 'bad', 'good-2']) await enqueue(s.app.db, clock, { kind: 'test.fragile', payload: { n }, uniqueKey: `fragile:${n}` });
+    assert.equal(await r.drain(), 3);
+    assert.equal(batchRuns, 1);
+    assert.deepEqual(runs.sort(), ['good-1', 'good-2'], 'each good job once');
+    const [bad, ...rest] = await left('test.fragile');
+    assert.equal(rest.length, 0);
+    assert.equal(bad.unique_key, 'fragile:bad');
+    assert.equal(bad.lease_until, null);
+    assert.equal(bad.attempts, 1);
+    assert.equal(bad.run_at, new Date(clock.now().getTime() + 2000).toISOString(), 'retried on the default backoff');
+    await s.app.db.deleteFrom('jobs').where('kind', '=', 'test.fragile').execute();
+
+    // A run asked for during the batch's run (sooner) stands: that job is kept, the others removed.
+    const kept = new JobRunner({ db: s.app.db, clock, log: s.app.log });
+    kept.register({
+      kind: 'test.again',
+      run: async () => {},
+      runBatch: async () => {
+        await enqueue(s.app.db, clock, { kind: 'test.again', uniqueKey: 'again:b', sooner: true });
+      },
+    });
+    for (const n of ['a', 'b', 'c']) await enqueue(s.app.db, clock, { kind: 'test.again', uniqueKey: `again:${n}` });
+    assert.equal(await kept.drain(1), 3);
+    const again = await left('test.again');
+    assert.deepEqual(
+      again.map((j) => [j.unique_key, j.lease_until, j.run_at]),
+      [['again:b', null, clock.now().toISOString()]],
+    );
   });
 });

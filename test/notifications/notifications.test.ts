@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createInbox } from '../../src/inboxes/service.js';
 import { mentionedMembers } from '../../src/notifications/mentions.js';
+import type { NotifyEventPayload } from '../../src/notifications/reaction.js';
+import { notifyEvents } from '../../src/notifications/service.js';
 import { type ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { generateVapidKeys } from '../../src/push/commands.js';
 import { markConnection } from '../../src/realtime/connections.js';
@@ -133,6 +135,31 @@ describe('notifications to the team', () => {
     assert.ok(!keyEvents.body.data.some((e: any) => e.type === 'notification'), 'API keys never see notifications');
     const deliveries = await s.app.db.selectFrom('events').select('webhook').where('type', '=', 'notification').execute();
     assert.ok(deliveries.length > 0 && deliveries.every((d) => d.webhook === 0), 'never a webhook');
+  });
+
+  test('events told together (one batch of notifications.event jobs): each member once per event; the batch run again tells nobody twice', async () => {
+    await s.app.jobs.drain();
+    const before = { owner: await count(owner), ann: await count(ann), bob: await count(bob), lim: await count(lim) };
+    const conversations: string[] = [];
+    for (const subject of ['Batch one', 'Batch two', 'Batch three']) conversations.push((await newConversation(subject)).conversation_id);
+    const stored = await s.app.db.selectFrom('jobs').select('payload').where('kind', '=', 'notifications.event').execute();
+    assert.equal(stored.length, 3, 'one job per new conversation, stored with the mail');
+    const payloads = stored.map((j) => JSON.parse(j.payload) as NotifyEventPayload);
+    assert.equal(await notifyEvents(s.app, [...payloads, payloads[0]]), 9, 'three members, three events; an event given twice is told once');
+    assert.equal(await notifyEvents(s.app, payloads), 0, 'the batch run again tells nobody twice');
+    // The stored jobs run (claimed together) after their work was done: nothing more.
+    assert.equal(await s.app.jobs.drain(), 3);
+    assert.equal((await count(owner)) - before.owner, 3);
+    assert.equal((await count(ann)) - before.ann, 3);
+    assert.equal((await count(bob)) - before.bob, 3);
+    assert.equal((await count(lim)) - before.lim, 0, 'the inbox is not theirs');
+    for (const conversationId of conversations) {
+      const told = await s.app.db.selectFrom('notifications').select('person_id').where('conversation_id', '=', conversationId).execute();
+      assert.deepEqual(told.map((n) => n.person_id).sort(), [owner, ann, bob].map((p) => p.personId).sort());
+    }
+    const annEvents = await s.request('GET', '/v1/events?limit=200', { token: ann.token });
+    const shown = annEvents.body.data.filter((e: any) => e.type === 'notification' && conversations.includes(e.data.notification.conversation_id));
+    assert.equal(shown.length, 3, 'one realtime notification per event');
   });
 
   test('assignment notifies the assignee, not someone assigning themselves', async () => {
