@@ -30,8 +30,8 @@ export interface JobKind<P = any> {
   /** For periodic work: the job is kept and run again this long after each run. */
   everyMs?: number;
   /**
-   * Runs many due jobs of this kind at once: they are claimed with one statement (up to
-   * `batchSize`) and removed with one when it returns (each is done: no retryAt). When it throws,
+   * Runs many due jobs of this kind at once, in the order they were stored: they are claimed with
+   * one statement (up to `batchSize`) and removed with one when it returns (each is done: no retryAt). When it throws,
    * each job is run alone with `run`, so only the ones that fail by themselves are retried; a
    * batch must therefore be safe to run again (stored in one transaction, or idempotent).
    */
@@ -45,7 +45,7 @@ const DEFAULT_BATCH_SIZE = 64;
  * Wake-ups (a job stored, an event committed, a job ended) within this long of the last look for
  * due work are one look: a burst of inbound mail costs one claim per window, not one per mail.
  */
-export const JOB_WAKE_WINDOW_MS = 20;
+export const JOB_WAKE_WINDOW_MS = 50;
 
 /**
  * Stores a job; returns its id. With a uniqueKey that exists already nothing new is stored, and the
@@ -298,6 +298,8 @@ export class JobRunner {
         .returning(['id', 'kind', 'payload', 'attempts'])
         .execute();
       if (rows.length === 0) return this.claim();
+      // RETURNING has no order (Postgres): the batch runs in the order its jobs were stored (ids sort by time).
+      rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       return { kind, jobs: rows.map((r) => ({ ...r, payload: JSON.parse(r.payload), leaseMs, leaseUntil })) };
     }
     // The lease is taken only if nobody took it in between (compare-and-set on the same condition).
