@@ -31,9 +31,10 @@ export interface JobKind<P = any> {
   everyMs?: number;
   /**
    * Runs many due jobs of this kind at once, in the order they were stored: they are claimed with
-   * one statement (up to `batchSize`) and removed with one when it returns (each is done: no retryAt). When it throws,
-   * each job is run alone with `run`, so only the ones that fail by themselves are retried; a
-   * batch must therefore be safe to run again (stored in one transaction, or idempotent).
+   * one statement (up to `batchSize`) and removed with one when it returns (each is done: no
+   * retryAt). When it throws, each job is run alone with `run`, so only the ones that fail by
+   * themselves are retried; a batch must therefore be safe to run again (stored in one
+   * transaction, or idempotent).
    */
   runBatch?(jobs: { payload: P; job: JobRow }[]): Promise<void>;
   /** The most jobs one runBatch call gets (DEFAULT_BATCH_SIZE). */
