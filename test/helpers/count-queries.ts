@@ -1,5 +1,6 @@
 // Counts the statements a component sends through its Kysely instance: `counted.db` is the same
-// database with a plugin that notes each query's kind and table (transactions started from it too).
+// database with a plugin that notes each query's kind and table (transactions started from it too),
+// and statements it runs as compiled SQL text (executeQuery) by their text.
 import type { KyselyPlugin, OperationNode, RootOperationNode } from 'kysely';
 import type { Db } from '../../src/db/schema.js';
 
@@ -32,6 +33,17 @@ function describeQuery(node: RootOperationNode): CountedQuery {
   }
 }
 
+/** A statement given as SQL text (src/db/bulk.ts runText): its first write, else the table it reads. */
+function describeText(text: string): CountedQuery {
+  const write = /\b(update|delete\s+from|insert\s+into)\s+"?(\w+)/i.exec(text);
+  if (write) {
+    const verb = write[1].toLowerCase();
+    return { kind: verb.startsWith('update') ? 'update' : verb.startsWith('delete') ? 'delete' : 'insert', table: write[2] };
+  }
+  const read = /\bfrom\s+"?(\w+)/i.exec(text);
+  return read ? { kind: 'select', table: read[1] } : { kind: 'other', table: undefined };
+}
+
 export function countQueries(db: Db): { db: Db; queries: CountedQuery[]; count(kind: CountedQuery['kind'], table: string): number } {
   const queries: CountedQuery[] = [];
   const plugin: KyselyPlugin = {
@@ -41,8 +53,15 @@ export function countQueries(db: Db): { db: Db; queries: CountedQuery[]; count(k
     },
     transformResult: async ({ result }) => result,
   };
+  const counted = db.withPlugin(plugin);
+  // Statements run as compiled text pass no plugin: they are noted by their text.
+  const execute = counted.executeQuery.bind(counted);
+  counted.executeQuery = ((query: Parameters<typeof execute>[0], queryId?: Parameters<typeof execute>[1]) => {
+    if ('sql' in query && query.query.kind === 'RawNode') queries.push(describeText(query.sql));
+    return execute(query, queryId);
+  }) as typeof counted.executeQuery;
   return {
-    db: db.withPlugin(plugin),
+    db: counted,
     queries,
     count: (kind, table) => queries.filter((q) => q.kind === kind && q.table === table).length,
   };
