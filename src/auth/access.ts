@@ -98,8 +98,9 @@ export function memberAccess(workspaceId: string, personId: string, role: Role, 
   };
 }
 
-export function keyAccess(workspaceId: string, keyId: string, scopes: Scope[], inboxIds: string[] | null): Access {
-  return { workspaceId, actor: { kind: 'api_key', keyId }, scopes: new Set(scopes), inboxIds };
+/** A key's access; a set of scopes is shared as it is (it is read-only), a list is made into one. */
+export function keyAccess(workspaceId: string, keyId: string, scopes: readonly Scope[] | ReadonlySet<Scope>, inboxIds: string[] | null): Access {
+  return { workspaceId, actor: { kind: 'api_key', keyId }, scopes: scopes instanceof Set ? scopes : new Set(scopes), inboxIds };
 }
 
 /** Whether the caller may do it (see PERMISSIONS). */

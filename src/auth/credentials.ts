@@ -25,7 +25,16 @@ import { type Access, keyAccess, memberAccess, type Scope } from './access.js';
 type C = Pick<Ctx, 'db' | 'clock'> & Partial<Pick<Ctx, 'credentialCache'>>;
 
 /** What the cache keeps: the rows a lookup read, never the secret (keys and sessions by hash). */
-type CachedKey = { kind: 'api_key'; keyId: string; workspaceId: string; scopes: Scope[]; inboxIds: string[] | null; expiresAt: string | null; lastUsedAt: string | null };
+/** Times as milliseconds and the scopes as a set: a cached key is used on every request, parsed once. */
+type CachedKey = {
+  kind: 'api_key';
+  keyId: string;
+  workspaceId: string;
+  scopes: ReadonlySet<Scope>;
+  inboxIds: string[] | null;
+  expiresMs: number | null;
+  lastUsedMs: number | null;
+};
 type CachedCredential =
   | CachedKey
   | { kind: 'session'; sessionId: string; personId: string; email: string; expiresAt: string; lastUsedAt: string }
@@ -141,26 +150,26 @@ async function readApiKey(ctx: C, hash: string): Promise<CachedKey | undefined> 
     kind: 'api_key',
     keyId: row.id,
     workspaceId: row.workspace_id,
-    scopes: JSON.parse(row.scopes) as Scope[],
+    scopes: new Set(JSON.parse(row.scopes) as Scope[]),
     inboxIds: row.inbox_ids ? (JSON.parse(row.inbox_ids) as string[]) : null,
-    expiresAt: row.expires_at,
-    lastUsedAt: row.last_used_at,
+    expiresMs: row.expires_at ? Date.parse(row.expires_at) : null,
+    lastUsedMs: row.last_used_at ? Date.parse(row.last_used_at) : null,
   };
 }
 
 /** A live key's access, unless it has expired; notes its use (written at most every minute). */
 function keyInUse(ctx: C, key: CachedKey, workspaceRow: WorkspacesTable | undefined): MaybePromise<Access | undefined> {
-  const now = ctx.clock.now();
-  if (key.expiresAt && Date.parse(key.expiresAt) <= now.getTime()) return undefined;
-  // Copies: an Access is the request's own, the cached lists are shared.
+  const nowMs = ctx.clock.now().getTime();
+  if (key.expiresMs !== null && key.expiresMs <= nowMs) return undefined;
+  // A copy of the inbox list: an Access is the request's own (the scope set is read-only).
   const access = keyAccess(key.workspaceId, key.keyId, key.scopes, key.inboxIds && [...key.inboxIds]);
   if (workspaceRow) access.workspaceRow = workspaceRow;
   // last_used_at is kept to the minute so that a busy key does not turn every request into a write.
-  if (key.lastUsedAt && now.getTime() - Date.parse(key.lastUsedAt) < MINUTE) return access;
-  key.lastUsedAt = iso(now);
+  if (key.lastUsedMs !== null && nowMs - key.lastUsedMs < MINUTE) return access;
+  key.lastUsedMs = nowMs;
   return ctx.db
     .updateTable('api_keys')
-    .set({ last_used_at: key.lastUsedAt })
+    .set({ last_used_at: iso(nowMs) })
     .where('id', '=', key.keyId)
     .execute()
     .then(() => access);

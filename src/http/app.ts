@@ -126,7 +126,9 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
     if (outgoing) outgoing.setHeader('x-request-id', requestId);
     else c.header('x-request-id', requestId);
     try {
-      await check(c, next);
+      // As hono's compose does with a middleware's answer: a refusal (413) is the response.
+      const refusal = await check(c, next);
+      if (refusal instanceof Response && !c.finalized) c.res = refusal;
     } catch (error) {
       // What compose would do with a middleware's error: the onError answer, still observed below.
       c.res = toErrorResponse(error, c, ctx.log);
