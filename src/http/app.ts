@@ -12,6 +12,7 @@ import { randomText } from '../platform/ids.js';
 import { serveApiDocument } from './api-document.js';
 import { ErrorSchema, errorBody, toErrorResponse, zodIssues } from './errors.js';
 import { checkJsonBody } from './json-body.js';
+import { RememberingRouter } from './router.js';
 
 export type AppEnv = { Variables: { requestId: string; identity?: Identity; access?: Access } };
 export type ApiApp = OpenAPIHono<AppEnv>;
@@ -33,6 +34,7 @@ export interface FeatureRoutes {
 
 export function createApp(ctx: Ctx, routeTable: readonly FeatureRoutes[]): ApiApp {
   const app: ApiApp = new OpenAPIHono<AppEnv>({
+    router: new RememberingRouter(),
     defaultHook: (result, c) => {
       if (!result.success) {
         return c.json(errorBody('invalid_request', 'the request does not match the expected shape', { issues: zodIssues(result.error) }), 400);
