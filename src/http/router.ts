@@ -9,6 +9,8 @@ import { RegExpRouter } from 'hono/router/reg-exp-router';
 import { SmartRouter } from 'hono/router/smart-router';
 import { TrieRouter } from 'hono/router/trie-router';
 
+const MAX_KEPT_PATH = 256;
+
 export class RememberingRouter<T> implements Router<T> {
   readonly name = 'RememberingRouter';
   readonly #router: Router<T> = new SmartRouter<T>({ routers: [new RegExpRouter<T>(), new TrieRouter<T>()] });
@@ -22,6 +24,8 @@ export class RememberingRouter<T> implements Router<T> {
   }
 
   match(method: string, path: string): Result<T> {
+    // Ids make paths of a few dozen characters; a longer one (made up, most likely) is not kept.
+    if (path.length > MAX_KEPT_PATH) return this.#router.match(method, path);
     const key = `${method} ${path}`;
     let answer = this.#answers.get(key);
     if (answer === undefined) {

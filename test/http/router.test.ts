@@ -60,4 +60,6 @@ test('keeps at most its number of answers; a forgotten one is asked again and st
     assert.deepEqual(matched(remembering, 'GET', path), matched(plain, 'GET', path));
   }
   assert.deepEqual(matched(remembering, 'GET', '/v1/conversations/cv_0'), matched(plain, 'GET', '/v1/conversations/cv_0'));
+  const long = `/v1/conversations/${'x'.repeat(300)}`;
+  for (let i = 0; i < 2; i++) assert.deepEqual(matched(remembering, 'GET', long), matched(plain, 'GET', long));
 });
