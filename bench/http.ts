@@ -3,20 +3,26 @@
 // first gets the same load for a warm-up (a fifth of the time, at least 2 s) that is not counted:
 // the JIT, lazily loaded modules and caches settle before the measured run.
 //   node dist/bench/http.js [seconds] [--processes 2]
-// --processes 2 (Postgres: SVC_TEST_DATABASE_URL) then also runs two servers on the same database,
-// the connections split over both as a load balancer would, and prints the two-process figures.
+// On Postgres with SVC_BENCH_DATABASE_URL=postgres://… (as bench/webhooks; SVC_TEST_DATABASE_URL
+// works too): each run makes a fresh database on that server. --processes 2 (Postgres only) then
+// also runs two servers on the same database, the connections split over both as a load balancer
+// would, and prints the two-process figures.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { benchDir, figure, seededEnv, startBenchServer } from './lib.js';
+
+const databaseUrl = process.env.SVC_BENCH_DATABASE_URL ?? process.env.SVC_TEST_DATABASE_URL;
+// The test helpers behind lib.js read SVC_TEST_DATABASE_URL when they load, so it is set first.
+if (databaseUrl) process.env.SVC_TEST_DATABASE_URL = databaseUrl;
+const { benchDir, figure, seededEnv, startBenchServer } = await import('./lib.js');
 
 const args = process.argv.slice(2);
 const processesFlag = args.indexOf('--processes');
 const processes = processesFlag >= 0 ? Number(args[processesFlag + 1]) : 1;
 const seconds = Number(args.find((a, i) => /^\d+$/.test(a) && (processesFlag < 0 || i !== processesFlag + 1)) ?? 10);
 if (!(processes >= 1 && processes <= 8)) throw new Error('--processes takes 1 to 8');
-if (processes > 1 && !process.env.SVC_TEST_DATABASE_URL) throw new Error('--processes needs Postgres: set SVC_TEST_DATABASE_URL');
+if (processes > 1 && !databaseUrl) throw new Error('--processes needs Postgres: set SVC_BENCH_DATABASE_URL');
 const warmUpSeconds = Math.max(2, seconds / 5);
 const connections = 50;
 

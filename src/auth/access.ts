@@ -1,7 +1,7 @@
 // Who may do what: the permission matrix. Every route names the permission it needs (`authorize`)
 // or the key scope (`requireScope`); nothing else decides about roles, scopes or inboxes.
 // README.md ("Members, roles and invites") shows the same matrix to users.
-import type { Role } from '../db/schema.js';
+import type { Role, WorkspacesTable } from '../db/schema.js';
 import { forbidden, notFound } from '../platform/errors.js';
 
 export const SCOPES = [
@@ -80,6 +80,12 @@ export interface Access {
   scopes: ReadonlySet<Scope>;
   /** null: every inbox of the workspace; otherwise only these (a key's or an agent's limit). */
   inboxIds: readonly string[] | null;
+  /**
+   * The workspace's row as the request found it, when the credential came from the cache: read in
+   * the same statement as the credentials epoch (src/auth/credentials.ts), so a route that shows the
+   * workspace needs no read of its own. Undefined otherwise; never a deleted workspace's.
+   */
+  workspaceRow?: WorkspacesTable;
 }
 
 /** A member's access; an inbox limit applies to agents only (owners and admins manage every inbox). */
@@ -92,8 +98,9 @@ export function memberAccess(workspaceId: string, personId: string, role: Role, 
   };
 }
 
-export function keyAccess(workspaceId: string, keyId: string, scopes: Scope[], inboxIds: string[] | null): Access {
-  return { workspaceId, actor: { kind: 'api_key', keyId }, scopes: new Set(scopes), inboxIds };
+/** A key's access; a set of scopes is shared as it is (it is read-only), a list is made into one. */
+export function keyAccess(workspaceId: string, keyId: string, scopes: readonly Scope[] | ReadonlySet<Scope>, inboxIds: string[] | null): Access {
+  return { workspaceId, actor: { kind: 'api_key', keyId }, scopes: scopes instanceof Set ? scopes : new Set(scopes), inboxIds };
 }
 
 /** Whether the caller may do it (see PERMISSIONS). */

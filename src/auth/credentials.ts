@@ -13,35 +13,85 @@
 // use, cached or not.
 import type { Ctx } from '../context.js';
 import { reusableQuery } from '../db/reusable-query.js';
-import type { Role } from '../db/schema.js';
+import type { Role, WorkspacesTable } from '../db/schema.js';
 import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import type { EpochCache } from '../platform/epoch-cache.js';
 import { forbidden, invalid } from '../platform/errors.js';
+import { andThen, type MaybePromise } from '../platform/maybe-promise.js';
 import { type Access, keyAccess, memberAccess, type Scope } from './access.js';
 
 /** Without credentialCache (a bare db and clock) every lookup reads the rows. */
 type C = Pick<Ctx, 'db' | 'clock'> & Partial<Pick<Ctx, 'credentialCache'>>;
 
 /** What the cache keeps: the rows a lookup read, never the secret (keys and sessions by hash). */
+/** Times as milliseconds and the scopes as a set: a cached key is used on every request, parsed once. */
+type CachedKey = {
+  kind: 'api_key';
+  keyId: string;
+  workspaceId: string;
+  scopes: ReadonlySet<Scope>;
+  inboxIds: string[] | null;
+  expiresMs: number | null;
+  lastUsedMs: number | null;
+};
 type CachedCredential =
-  | { kind: 'api_key'; keyId: string; workspaceId: string; scopes: Scope[]; inboxIds: string[] | null; expiresAt: string | null; lastUsedAt: string | null }
+  | CachedKey
   | { kind: 'session'; sessionId: string; personId: string; email: string; expiresAt: string; lastUsedAt: string }
   | { kind: 'membership'; membershipId: string; workspaceId: string; role: Role; inboxIds: string[] | null; lastSeenAt: string | null };
 
-const readEpoch = reusableQuery((db) => db.selectFrom('credentials_epoch').select('epoch').where('id', '=', 1));
+/**
+ * The credentials epoch and, in the same statement, the row of the workspace the cached credential
+ * reaches (nulls when it is deleted, or when nothing was cached): one read per request instead of
+ * two for a route that shows the workspace, one round trip on Postgres. The columns are named, not
+ * `*`: a prepared statement's result columns must not change when a migration adds one.
+ */
+const readEpochAndWorkspace = reusableQuery((db, workspaceId: string | null) =>
+  db
+    .selectFrom('credentials_epoch')
+    .leftJoin('workspaces', (join) => join.on('workspaces.id', '=', workspaceId as string).on('workspaces.deleted_at', 'is', null))
+    .select([
+      'credentials_epoch.epoch',
+      'workspaces.id',
+      'workspaces.name',
+      'workspaces.origin',
+      'workspaces.retention_days',
+      'workspaces.created_at',
+      'workspaces.updated_at',
+      'workspaces.deleted_at',
+    ])
+    .where('credentials_epoch.id', '=', 1),
+);
+
+type EpochRow = Awaited<ReturnType<typeof readEpochAndWorkspace>>[number];
+
+interface EpochRead {
+  cache: EpochCache<CachedCredential>;
+  epoch: number;
+  /** The live row of the workspace asked for, read with the epoch. */
+  workspace: WorkspacesTable | undefined;
+}
 
 /**
- * Reads the credentials epoch and brings the cache in step with it; the epoch is what entries read
- * afterwards are stored under. Undefined (and nothing cached) without a cache.
+ * Reads the credentials epoch (with the row of `workspaceId`, when given) and brings the cache in
+ * step with it; the epoch is what entries read afterwards are stored under. Undefined (and nothing
+ * cached) without a cache. At once on SQLite; a promise on Postgres.
  */
-async function cacheFor(ctx: C): Promise<{ cache: EpochCache<CachedCredential>; epoch: number } | undefined> {
+function cacheFor(ctx: C, workspaceId: string | null = null): MaybePromise<EpochRead | undefined> {
   if (!ctx.credentialCache) return undefined;
   const cache = ctx.credentialCache as EpochCache<CachedCredential>;
-  const [row] = await readEpoch(ctx.db);
-  const epoch = Number(row.epoch);
-  cache.sync(epoch);
-  return { cache, epoch };
+  const synced = ([row]: EpochRow[]): EpochRead => {
+    const epoch = Number(row.epoch);
+    cache.sync(epoch);
+    return { cache, epoch, workspace: row.id === null ? undefined : (row as WorkspacesTable) };
+  };
+  const rows = readEpochAndWorkspace.now(ctx.db, workspaceId);
+  return rows ? synced(rows) : readEpochAndWorkspace(ctx.db, workspaceId).then(synced);
+}
+
+/** The workspace row read with the epoch, when it is the one the credential reaches. */
+function workspaceRowFor(read: EpochRead | undefined, workspaceId: string): WorkspacesTable | undefined {
+  return read?.workspace?.id === workspaceId ? read.workspace : undefined;
 }
 
 export const KEY_PREFIX = 'svc_sk_';
@@ -56,55 +106,73 @@ export const SEEN_EVERY_MS = 5 * MINUTE;
 export type Identity = { kind: 'session'; personId: string; email: string; sessionId: string } | { kind: 'api_key'; access: Access };
 
 /** The identity behind a bearer token (key or session), or undefined for an unknown, revoked or expired one. */
-export async function resolveCredential(ctx: C, token: string): Promise<Identity | undefined> {
-  if (token.startsWith(KEY_PREFIX)) {
-    const access = await authenticateApiKey(ctx, token);
-    return access && { kind: 'api_key', access };
-  }
+export function resolveCredential(ctx: C, token: string): MaybePromise<Identity | undefined> {
+  if (token.startsWith(KEY_PREFIX)) return andThen(authenticateApiKey(ctx, token), (access) => access && { kind: 'api_key', access });
   if (token.startsWith(SESSION_TOKEN_PREFIX)) {
-    const s = await findSession(ctx, token);
-    return s && { kind: 'session', personId: s.person_id, email: s.email, sessionId: s.session_id };
+    return findSession(ctx, token).then((s) => s && { kind: 'session', personId: s.person_id, email: s.email, sessionId: s.session_id });
   }
   return undefined;
 }
 
-/** The access a secret grants, or undefined for unknown, revoked, expired keys and deleted workspaces. */
-export async function authenticateApiKey(ctx: C, secret: string): Promise<Access | undefined> {
+/**
+ * The access a secret grants, or undefined for unknown, revoked, expired keys and deleted workspaces.
+ * A cached key on SQLite is answered at once (no promise); the rest is awaited.
+ */
+export function authenticateApiKey(ctx: C, secret: string): MaybePromise<Access | undefined> {
   if (!secret.startsWith(KEY_PREFIX)) return undefined;
-  const now = ctx.clock.now();
   const hash = sha256Hex(secret);
-  const cached = await cacheFor(ctx);
   const cacheKey = `key:${hash}`;
-  let key = cached?.cache.get(cacheKey);
-  if (key?.kind !== 'api_key') {
-    const row = await ctx.db
-      .selectFrom('api_keys')
-      .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-      .select(['api_keys.id', 'api_keys.workspace_id', 'api_keys.scopes', 'api_keys.inbox_ids', 'api_keys.expires_at', 'api_keys.last_used_at'])
-      .where('api_keys.secret_hash', '=', hash)
-      .where('api_keys.revoked_at', 'is', null)
-      .where('workspaces.deleted_at', 'is', null)
-      .executeTakeFirst();
-    if (!row) return undefined;
-    key = {
-      kind: 'api_key',
-      keyId: row.id,
-      workspaceId: row.workspace_id,
-      scopes: JSON.parse(row.scopes) as Scope[],
-      inboxIds: row.inbox_ids ? (JSON.parse(row.inbox_ids) as string[]) : null,
-      expiresAt: row.expires_at,
-      lastUsedAt: row.last_used_at,
-    };
-    cached?.cache.set(cached.epoch, cacheKey, key);
-  }
-  if (key.expiresAt && Date.parse(key.expiresAt) <= now.getTime()) return undefined;
+  // The workspace of the key as cached before the epoch read: its row comes with the epoch, and is
+  // used only if the key is still cached once the cache is in step with the epoch.
+  const peeked = ctx.credentialCache?.get(cacheKey) as CachedCredential | undefined;
+  return andThen(cacheFor(ctx, peeked?.kind === 'api_key' ? peeked.workspaceId : null), (read) => {
+    const key = read?.cache.get(cacheKey);
+    if (key?.kind === 'api_key') return keyInUse(ctx, key, workspaceRowFor(read, key.workspaceId));
+    return readApiKey(ctx, hash).then((row) => {
+      if (!row) return undefined;
+      read?.cache.set(read.epoch, cacheKey, row);
+      return keyInUse(ctx, row, undefined);
+    });
+  });
+}
+
+async function readApiKey(ctx: C, hash: string): Promise<CachedKey | undefined> {
+  const row = await ctx.db
+    .selectFrom('api_keys')
+    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+    .select(['api_keys.id', 'api_keys.workspace_id', 'api_keys.scopes', 'api_keys.inbox_ids', 'api_keys.expires_at', 'api_keys.last_used_at'])
+    .where('api_keys.secret_hash', '=', hash)
+    .where('api_keys.revoked_at', 'is', null)
+    .where('workspaces.deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    kind: 'api_key',
+    keyId: row.id,
+    workspaceId: row.workspace_id,
+    scopes: new Set(JSON.parse(row.scopes) as Scope[]),
+    inboxIds: row.inbox_ids ? (JSON.parse(row.inbox_ids) as string[]) : null,
+    expiresMs: row.expires_at ? Date.parse(row.expires_at) : null,
+    lastUsedMs: row.last_used_at ? Date.parse(row.last_used_at) : null,
+  };
+}
+
+/** A live key's access, unless it has expired; notes its use (written at most every minute). */
+function keyInUse(ctx: C, key: CachedKey, workspaceRow: WorkspacesTable | undefined): MaybePromise<Access | undefined> {
+  const nowMs = ctx.clock.now().getTime();
+  if (key.expiresMs !== null && key.expiresMs <= nowMs) return undefined;
+  // A copy of the inbox list: an Access is the request's own (the scope set is read-only).
+  const access = keyAccess(key.workspaceId, key.keyId, key.scopes, key.inboxIds && [...key.inboxIds]);
+  if (workspaceRow) access.workspaceRow = workspaceRow;
   // last_used_at is kept to the minute so that a busy key does not turn every request into a write.
-  if (!key.lastUsedAt || now.getTime() - Date.parse(key.lastUsedAt) >= MINUTE) {
-    key.lastUsedAt = iso(now);
-    await ctx.db.updateTable('api_keys').set({ last_used_at: key.lastUsedAt }).where('id', '=', key.keyId).execute();
-  }
-  // Copies: an Access is the request's own, the cached lists are shared.
-  return keyAccess(key.workspaceId, key.keyId, key.scopes, key.inboxIds && [...key.inboxIds]);
+  if (key.lastUsedMs !== null && nowMs - key.lastUsedMs < MINUTE) return access;
+  key.lastUsedMs = nowMs;
+  return ctx.db
+    .updateTable('api_keys')
+    .set({ last_used_at: iso(nowMs) })
+    .where('id', '=', key.keyId)
+    .execute()
+    .then(() => access);
 }
 
 /** The live session of a token, sliding its expiry forward (written at most every 5 minutes). */
@@ -151,9 +219,11 @@ export async function findSession(ctx: C, token: string) {
  * and named none. Notes the member as seen (written at most every 5 minutes).
  */
 export async function resolveMembership(ctx: C, person: { personId: string; sessionId: string }, workspaceId: string | undefined): Promise<Access> {
-  const cached = await cacheFor(ctx);
   const cacheKey = `membership:${person.personId}:${workspaceId ?? ''}`;
+  const peeked = ctx.credentialCache?.get(cacheKey) as CachedCredential | undefined;
+  const cached = await cacheFor(ctx, peeked?.kind === 'membership' ? peeked.workspaceId : null);
   let m = cached?.cache.get(cacheKey);
+  const workspaceRow = m?.kind === 'membership' ? workspaceRowFor(cached, m.workspaceId) : undefined;
   if (m?.kind !== 'membership') {
     let q = ctx.db
       .selectFrom('memberships')
@@ -177,6 +247,7 @@ export async function resolveMembership(ctx: C, person: { personId: string; sess
     cached?.cache.set(cached.epoch, cacheKey, m);
   }
   const access = memberAccess(m.workspaceId, person.personId, m.role, person.sessionId, m.inboxIds && [...m.inboxIds]);
+  if (workspaceRow) access.workspaceRow = workspaceRow;
   const lastSeenAt = m.lastSeenAt;
   if (!lastSeenAt || ctx.clock.now().getTime() - Date.parse(lastSeenAt) >= SEEN_EVERY_MS) m.lastSeenAt = iso(ctx.clock.now());
   await noteMemberSeen(ctx, m.membershipId, lastSeenAt);

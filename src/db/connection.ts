@@ -46,6 +46,7 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
     // A dropped connection must not take the process down; the next query reconnects.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    postgresPools.set(db, pool);
     return { db, dialect: 'postgres', flushCommits: async () => {}, close: () => db.destroy() };
   }
   fs.mkdirSync(opts.dataDir, { recursive: true });
@@ -85,6 +86,17 @@ const sqliteConnections = new WeakMap<object, SQLite.Database>();
  */
 export function sqliteConnectionOf(db: object): SQLite.Database | undefined {
   return sqliteConnections.get(db);
+}
+
+// The pg pool behind each Kysely instance openDatabase made on Postgres (not its transactions).
+const postgresPools = new WeakMap<object, pg.Pool>();
+
+/**
+ * The Postgres pool behind `db`, for the few reads that run on it directly as named prepared
+ * statements (src/db/reusable-query.ts); undefined on SQLite and for a transaction's Kysely.
+ */
+export function postgresPoolOf(db: object): pg.Pool | undefined {
+  return postgresPools.get(db);
 }
 
 /**

@@ -1,16 +1,21 @@
 // Queries on the request path that are built and compiled once per dialect and then run with new
 // parameter values: kysely otherwise builds the operation tree and compiles it to SQL on every call,
-// which costs more than running a small query on SQLite. The SQL text is the same string each time,
-// so SQLite's statement cache (src/db/connection.ts) finds its prepared statement at once.
+// which costs more than running a small query on SQLite. The SQL text is the same string each time.
 //
 // On SQLite a read outside any transaction goes straight to its prepared statement: better-sqlite3
 // answers synchronously, and kysely's executor, connection provider and connection lock would add
 // a dozen promise steps (more than the read itself) for nothing. The connection lock only matters
 // while a transaction is open on the connection (`inTransaction`): then the read waits its turn
-// through kysely as before, so it never sees another caller's uncommitted rows.
+// through kysely as before, so it never sees another caller's uncommitted rows. The statement hands
+// out arrays (`raw`), made into row objects here: better-sqlite3 builds each row object through the
+// V8 API one property at a time, which cost more than the read itself under load.
+//
+// On Postgres a read outside any transaction goes straight to the pool as a named prepared statement
+// (parsed and planned once per connection instead of on every call, and none of kysely's promise
+// steps); inside a transaction it goes through kysely on the transaction's connection.
 import type SQLite from 'better-sqlite3';
 import { type Compilable, CompiledQuery, type Insertable, type InsertQueryBuilder, type InsertResult, type Kysely } from 'kysely';
-import { sqliteConnectionOf } from './connection.js';
+import { postgresPoolOf, sqliteConnectionOf } from './connection.js';
 import { isPostgres } from './dialect.js';
 import type { Database, Db } from './schema.js';
 
@@ -19,48 +24,104 @@ type Slot = { slot: number };
 
 interface Compiled {
   sql: string;
-  query: CompiledQuery['query'];
   /** Per parameter: the index of the value it takes, or the constant it keeps. */
   parameters: ({ slot: number } | { constant: unknown })[];
+  /** The name of its prepared statement on Postgres; null once Postgres refused it (see below). */
+  statementName: string | null;
 }
+
+interface SqliteStatement {
+  statement: SQLite.Statement;
+  columns: string[];
+}
+
+export interface ReusableQuery<Row, V extends unknown[]> {
+  /** The rows for these values. */
+  (db: Db, ...values: V): Promise<Row[]>;
+  /**
+   * The rows at once when the query can run without waiting (SQLite, no transaction open on the
+   * connection); otherwise undefined, and the caller awaits the query instead.
+   */
+  now(db: Db, ...values: V): Row[] | undefined;
+}
+
+let statementNames = 0;
 
 /**
  * `build(db, p0, p1, …)` must use each placeholder as a plain value (`where('id', '=', p0)`);
  * the returned function runs the compiled query with `values` in their place and answers its rows.
  */
-export function reusableQuery<Row, V extends unknown[]>(build: (db: Kysely<Database>, ...placeholders: V) => Compilable<Row>) {
+export function reusableQuery<Row, V extends unknown[]>(build: (db: Kysely<Database>, ...placeholders: V) => Compilable<Row>): ReusableQuery<Row, V> {
   const byDialect = new Map<boolean, Compiled>();
-  const statements = new WeakMap<SQLite.Database, SQLite.Statement>();
-  return async (db: Db, ...values: V): Promise<Row[]> => {
-    const sqlite = sqliteConnectionOf(db);
-    const postgres = sqlite ? false : isPostgres(db);
+  const statements = new WeakMap<SQLite.Database, SqliteStatement>();
+  const statementName = `svc_rq_${++statementNames}`;
+
+  const compiledFor = (db: Db, postgres: boolean, values: V): Compiled => {
     let compiled = byDialect.get(postgres);
     if (!compiled) {
       const slots = values.map((_, i): Slot => ({ slot: i }));
       const q = build(db as Kysely<Database>, ...(slots as V)).compile();
       compiled = {
         sql: q.sql,
-        query: q.query,
         parameters: q.parameters.map((p) => (isSlot(p, slots) ? { slot: (p as Slot).slot } : { constant: p })),
+        statementName: postgres ? statementName : null,
       };
       if (compiled.parameters.filter((p) => 'slot' in p).length !== values.length) {
         throw new Error(`reusableQuery: every placeholder must appear once as a parameter (${q.sql})`);
       }
       byDialect.set(postgres, compiled);
     }
-    const parameters = compiled.parameters.map((p) => ('slot' in p ? values[p.slot] : p.constant));
-    if (sqlite?.open && !sqlite.inTransaction) {
-      let statement = statements.get(sqlite);
-      if (!statement) {
-        statement = sqlite.prepare(compiled.sql);
-        if (!statement.reader) throw new Error(`reusableQuery: only reads run directly on SQLite (${compiled.sql})`);
-        statements.set(sqlite, statement);
+    return compiled;
+  };
+  const parametersOf = (compiled: Compiled, values: V) => compiled.parameters.map((p) => ('slot' in p ? values[p.slot] : p.constant));
+
+  const now = (db: Db, ...values: V): Row[] | undefined => {
+    const sqlite = sqliteConnectionOf(db);
+    if (!sqlite?.open || sqlite.inTransaction) return undefined;
+    const compiled = compiledFor(db, false, values);
+    let prepared = statements.get(sqlite);
+    if (!prepared) {
+      const statement = sqlite.prepare(compiled.sql);
+      if (!statement.reader) throw new Error(`reusableQuery: only reads run directly on SQLite (${compiled.sql})`);
+      prepared = { statement: statement.raw(true), columns: statement.columns().map((c) => c.name) };
+      statements.set(sqlite, prepared);
+    }
+    const rows = prepared.statement.all(parametersOf(compiled, values)) as unknown[][];
+    // SQLite prepares a statement again after a schema change, and `*` may then name more columns.
+    if (rows.length > 0 && rows[0].length !== prepared.columns.length) prepared.columns = prepared.statement.columns().map((c) => c.name);
+    const { columns } = prepared;
+    const answer = new Array<Row>(rows.length);
+    for (let r = 0; r < rows.length; r++) {
+      const values = rows[r];
+      // A later column of the same name wins, as in better-sqlite3's own row objects.
+      const row: Record<string, unknown> = {};
+      for (let i = 0; i < columns.length; i++) row[columns[i]] = values[i];
+      answer[r] = row as Row;
+    }
+    return answer;
+  };
+
+  const run = async (db: Db, ...values: V): Promise<Row[]> => {
+    const rows = now(db, ...values);
+    if (rows) return rows;
+    const pool = postgresPoolOf(db);
+    const compiled = compiledFor(db, sqliteConnectionOf(db) ? false : isPostgres(db), values);
+    const parameters = parametersOf(compiled, values);
+    if (pool && compiled.statementName) {
+      try {
+        return (await pool.query({ name: compiled.statementName, text: compiled.sql, values: parameters })).rows as Row[];
+      } catch (error) {
+        // A prepared statement's result columns are fixed when it is prepared: after a migration
+        // changed a table it reads (another process upgraded the schema), Postgres refuses it with
+        // "cached plan must not change result type". The query goes unprepared from then on.
+        if ((error as { code?: string }).code !== '0A000') throw error;
+        compiled.statementName = null;
       }
-      return statement.all(parameters) as Row[];
     }
     const result = await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters));
     return result.rows;
   };
+  return Object.assign(run, { now });
 }
 
 function isSlot(value: unknown, slots: Slot[]): boolean {

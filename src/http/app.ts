@@ -12,6 +12,7 @@ import { randomText } from '../platform/ids.js';
 import { serveApiDocument } from './api-document.js';
 import { ErrorSchema, errorBody, toErrorResponse, zodIssues } from './errors.js';
 import { checkJsonBody } from './json-body.js';
+import { RememberingRouter } from './router.js';
 
 export type AppEnv = { Variables: { requestId: string; identity?: Identity; access?: Access } };
 export type ApiApp = OpenAPIHono<AppEnv>;
@@ -33,6 +34,7 @@ export interface FeatureRoutes {
 
 export function createApp(ctx: Ctx, routeTable: readonly FeatureRoutes[]): ApiApp {
   const app: ApiApp = new OpenAPIHono<AppEnv>({
+    router: new RememberingRouter(),
     defaultHook: (result, c) => {
       if (!result.success) {
         return c.json(errorBody('invalid_request', 'the request does not match the expected shape', { issues: zodIssues(result.error) }), 400);
@@ -47,21 +49,9 @@ export function createApp(ctx: Ctx, routeTable: readonly FeatureRoutes[]): ApiAp
   app.openAPIRegistry.register('Error', ErrorSchema);
   takeJsonBodiesThroughTheCheck(app);
 
-  app.use('*', observe(ctx));
   const rules: BodyLimitRule[] = routeTable.flatMap((r) => r.bodyLimits ?? []);
-  app.use('*', (c, next) => {
-    // Postgres text cannot hold U+0000 and no id or query value needs it: refused here, not as a 500.
-    if (c.req.url.includes('%00')) throw invalid('the URL must not contain %00 (NUL)');
-    // Looking at the body of a GET would make the node adapter build a full Request for nothing.
-    if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
-    const rule = rules.find((r) => r.method === c.req.method && r.path.test(c.req.path));
-    const maxSize = rule ? rule.maxBytes(ctx) : DEFAULT_BODY_LIMIT;
-    return bodyLimit({
-      maxSize,
-      // The rest of the body is never read, so the connection cannot carry another request.
-      onError: (c) => c.json(errorBody('too_large', `request body is larger than ${maxSize} bytes`), 413, { connection: 'close' }),
-    })(c, next);
-  });
+  // One middleware for everything every request passes (each layer of hono's compose costs promise steps).
+  app.use('*', observe(ctx, checkRequest(ctx, rules)));
   app.onError((err, c) => toErrorResponse(err, c, ctx.log));
   app.notFound((c) => c.json(errorBody('not_found', 'no such route'), 404));
 
@@ -84,14 +74,34 @@ function takeJsonBodiesThroughTheCheck(app: ApiApp) {
   }) as ApiApp['openapi'];
 }
 
+/** The URL and body checks every request passes before its route; `next` when they pass. */
+function checkRequest(ctx: Ctx, rules: BodyLimitRule[]) {
+  return (c: Context<AppEnv>, next: Next) => {
+    // Postgres text cannot hold U+0000 and no id or query value needs it: refused here, not as a 500.
+    if (c.req.url.includes('%00')) throw invalid('the URL must not contain %00 (NUL)');
+    // Looking at the body of a GET would make the node adapter build a full Request for nothing.
+    if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
+    const rule = rules.find((r) => r.method === c.req.method && r.path.test(c.req.path));
+    const maxSize = rule ? rule.maxBytes(ctx) : DEFAULT_BODY_LIMIT;
+    return bodyLimit({
+      maxSize,
+      // The rest of the body is never read, so the connection cannot carry another request.
+      onError: (c) => c.json(errorBody('too_large', `request body is larger than ${maxSize} bytes`), 413, { connection: 'close' }),
+    })(c, next);
+  };
+}
+
 // Request ids: a random prefix per process and a counter (random bytes per request cost a system call).
 const requestIdPrefix = randomText(8) + '-';
 let requestCounter = 0;
 
 type HttpSeries = { count: { inc(): void }; seconds: { observe(value: number): void } };
 
-/** Request id, one log line per request, and the HTTP metrics (labelled by route pattern, never the raw path). */
-function observe(ctx: Ctx) {
+/**
+ * Request id, one log line per request, and the HTTP metrics (labelled by route pattern, never the
+ * raw path), around `check` (which calls the route's `next` when the request may go on).
+ */
+function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<unknown> | unknown) {
   // The metric series of each method, route and status, looked up once (prom-client hashes the
   // labels on every call otherwise). Bounded: routes are patterns, methods and statuses few.
   const series = new Map<string, HttpSeries>();
@@ -117,7 +127,14 @@ function observe(ctx: Ctx) {
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
     if (outgoing) outgoing.setHeader('x-request-id', requestId);
     else c.header('x-request-id', requestId);
-    await next();
+    try {
+      // As hono's compose does with a middleware's answer: a refusal (413) is the response.
+      const refusal = await check(c, next);
+      if (refusal instanceof Response && !c.finalized) c.res = refusal;
+    } catch (error) {
+      // What compose would do with a middleware's error: the onError answer, still observed below.
+      c.res = toErrorResponse(error, c, ctx.log);
+    }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     // After next(), routePath is the pattern of the last handler that ran; only the catch-all
     // middleware ran when no route matched.

@@ -7,6 +7,7 @@ import type { Access } from '../auth/access.js';
 import { type Identity, resolveCredential, resolveMembership } from '../auth/credentials.js';
 import type { Ctx } from '../context.js';
 import { AppError, forbidden, unauthorized } from '../platform/errors.js';
+import { andThen, type MaybePromise } from '../platform/maybe-promise.js';
 import type { AppEnv } from './app.js';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -73,15 +74,17 @@ function credential(c: Context<AppEnv>, ctx: Ctx): string | undefined {
   return cookie;
 }
 
-/** Who is calling; 401 without valid credentials. */
-export async function requireIdentity(c: Context<AppEnv>, ctx: Ctx): Promise<Identity> {
+/** Who is calling; 401 without valid credentials. At once for a cached API key on SQLite, a promise otherwise. */
+export function requireIdentity(c: Context<AppEnv>, ctx: Ctx): MaybePromise<Identity> {
   const cached = c.get('identity');
   if (cached) return cached;
   const token = credential(c, ctx);
-  const identity = token ? await resolveCredential(ctx, token) : undefined;
-  if (!identity) throw unauthorized(token ? 'the key or session is unknown, revoked or expired' : 'missing credentials: send Authorization: Bearer <API key>');
-  c.set('identity', identity);
-  return identity;
+  if (!token) throw unauthorized('missing credentials: send Authorization: Bearer <API key>');
+  return andThen(resolveCredential(ctx, token), (identity) => {
+    if (!identity) throw unauthorized('the key or session is unknown, revoked or expired');
+    c.set('identity', identity);
+    return identity;
+  });
 }
 
 /** The signed-in person when the request carries a live session; undefined without (or with a stale) one. API keys: 403. */
@@ -106,13 +109,18 @@ export async function requirePerson(c: Context<AppEnv>, ctx: Ctx) {
  * The caller's access to one workspace. Keys belong to one workspace; a person picks one with the
  * Svc-Workspace header, which may be left out when they belong to exactly one.
  */
-export async function requireAccess(c: Context<AppEnv>, ctx: Ctx): Promise<Access> {
+export function requireAccess(c: Context<AppEnv>, ctx: Ctx): MaybePromise<Access> {
   const cached = c.get('access');
   if (cached) return cached;
-  const identity = await requireIdentity(c, ctx);
-  // ?workspace= serves clients that cannot send headers (a browser's WebSocket).
-  const access =
-    identity.kind === 'api_key' ? identity.access : await resolveMembership(ctx, identity, c.req.header(WORKSPACE_HEADER) ?? c.req.query('workspace'));
-  c.set('access', access);
-  return access;
+  return andThen(requireIdentity(c, ctx), (identity) => {
+    if (identity.kind === 'api_key') {
+      c.set('access', identity.access);
+      return identity.access;
+    }
+    // ?workspace= serves clients that cannot send headers (a browser's WebSocket).
+    return resolveMembership(ctx, identity, c.req.header(WORKSPACE_HEADER) ?? c.req.query('workspace')).then((access) => {
+      c.set('access', access);
+      return access;
+    });
+  });
 }

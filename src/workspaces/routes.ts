@@ -24,7 +24,8 @@ export function registerWorkspaceRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
-      return c.json(formatWorkspace(await getWorkspace(ctx, access.workspaceId)), 200);
+      // A cached credential brought the workspace's row with the credentials epoch (one statement).
+      return c.json(formatWorkspace(access.workspaceRow ?? (await getWorkspace(ctx, access.workspaceId))), 200);
     },
   );
 

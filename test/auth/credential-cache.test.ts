@@ -3,6 +3,7 @@
 // ends or narrows a credential — made by this server, by a second `svc serve` process on the same
 // database, or by a `svc` command — is honoured on the very next request.
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { SESSION_IDLE_MS } from '../../src/auth/credentials.js';
@@ -133,6 +134,86 @@ describe('credentials cache across processes', () => {
     assert.equal(deleted.status, 202, JSON.stringify(deleted.body));
     assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 401);
     assert.equal((await s.request('GET', '/v1/workspace', { token: agent.token })).status, 403);
+  });
+});
+
+/**
+ * Counts the statements that reach either driver while `work` runs and name one of `tables`:
+ * better-sqlite3's statements and pg's client queries (kysely and the pool both end there).
+ */
+async function statementsNaming(tables: string[], work: () => Promise<void>): Promise<string[]> {
+  const require = createRequire(import.meta.url);
+  const seen: string[] = [];
+  const note = (text: unknown) => {
+    const sqlText = typeof text === 'string' ? text : (text as { text?: string } | null)?.text;
+    if (sqlText && tables.some((t) => sqlText.includes(`"${t}"`))) seen.push(sqlText);
+  };
+  const SQLite = require('better-sqlite3');
+  const probe = new SQLite(':memory:');
+  const statementProto = Object.getPrototypeOf(probe.prepare('select 1'));
+  probe.close();
+  const pg = require('pg');
+  const patched: [object, string, (...args: unknown[]) => unknown][] = [];
+  for (const name of ['all', 'get', 'run', 'iterate']) {
+    const original = statementProto[name];
+    patched.push([statementProto, name, original]);
+    statementProto[name] = function (this: { source: string }, ...args: unknown[]) {
+      note(this.source);
+      return original.apply(this, args);
+    };
+  }
+  const query = pg.Client.prototype.query;
+  patched.push([pg.Client.prototype, 'query', query]);
+  pg.Client.prototype.query = function (this: unknown, config: unknown, ...args: unknown[]) {
+    note(config);
+    return query.call(this, config, ...args);
+  };
+  try {
+    await work();
+  } finally {
+    for (const [target, name, original] of patched) (target as Record<string, unknown>)[name] = original;
+  }
+  return seen;
+}
+
+describe('credentials cache: what a request reads', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer();
+  });
+  after(() => s.stop());
+
+  test('GET /v1/workspace with a cached key is one statement: the epoch and the workspace row together', async () => {
+    const seed = await seedWorkspace(s.app);
+    for (let i = 0; i < 2; i++) assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 200);
+    let answer: Answer | undefined;
+    const statements = await statementsNaming(['credentials_epoch', 'workspaces', 'api_keys'], async () => {
+      answer = await s.request('GET', '/v1/workspace', { token: seed.apiKey });
+    });
+    assert.equal(answer?.status, 200);
+    assert.equal(answer?.body.id, seed.workspaceId);
+    assert.equal(statements.length, 1, statements.join('\n'));
+  });
+
+  test('the workspace row that comes with the epoch is read on every request, never kept', async () => {
+    const seed = await seedWorkspace(s.app);
+    for (let i = 0; i < 2; i++) assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 200);
+    // Changed behind the server's back (as another process would): the epoch does not move.
+    await s.app.db.updateTable('workspaces').set({ name: 'Renamed elsewhere', retention_days: 9 }).where('id', '=', seed.workspaceId).execute();
+    const r = await s.request('GET', '/v1/workspace', { token: seed.apiKey });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.name, 'Renamed elsewhere');
+    assert.equal(r.body.retention_days, 9);
+  });
+
+  test('a session’s membership brings its workspace row the same way', async () => {
+    const seed = await seedWorkspace(s.app);
+    for (let i = 0; i < 2; i++) assert.equal((await s.request('GET', '/v1/workspace', { token: seed.ownerToken })).status, 200);
+    await s.app.db.updateTable('workspaces').set({ name: 'Seen by members' }).where('id', '=', seed.workspaceId).execute();
+    const r = await s.request('GET', '/v1/workspace', { token: seed.ownerToken });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.id, seed.workspaceId);
+    assert.equal(r.body.name, 'Seen by members');
   });
 });
 

@@ -2,10 +2,12 @@
 // connection when no transaction is open on it; inside one they wait their turn through kysely.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { reusableInsert, reusableQuery } from '../../src/db/reusable-query.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const metaByKey = reusableQuery((db, key: string) => db.selectFrom('server_meta').select(['key', 'value']).where('key', '=', key));
+const wholeMetaRow = reusableQuery((db, key: string) => db.selectFrom('server_meta').selectAll().where('key', '=', key));
 
 const insertMeta = reusableInsert('server_meta', (q) => q.onConflict((oc) => oc.column('key').doNothing()));
 
@@ -76,5 +78,52 @@ describe('reusable queries', () => {
       /roll back/,
     );
     assert.equal((await s.app.db.selectFrom('server_meta').select('key').where('key', '=', 'ri-rolled-back').execute()).length, 0);
+  });
+
+  test('answer at once on SQLite outside a transaction (`now`); otherwise `now` leaves it to the awaited query', async () => {
+    await s.app.db.insertInto('server_meta').values({ key: 'rq-now', value: 'at once' }).execute();
+    const rows = metaByKey.now(s.app.db, 'rq-now');
+    if (s.app.dialect === 'sqlite') assert.deepEqual(rows, [{ key: 'rq-now', value: 'at once' }]);
+    else assert.equal(rows, undefined, 'Postgres never answers without a round trip');
+    await s.app.db.transaction().execute(async (trx) => {
+      assert.equal(metaByKey.now(s.app.db, 'rq-now'), undefined, 'a transaction is open on the connection');
+      assert.equal(metaByKey.now(trx, 'rq-now'), undefined, 'a transaction’s own Kysely goes through kysely');
+      assert.deepEqual(await metaByKey(trx, 'rq-now'), [{ key: 'rq-now', value: 'at once' }]);
+    });
+  });
+
+  test('rows with a null, a number and a repeated column name come out as kysely’s do', async () => {
+    const shaped = reusableQuery((db, key: string) =>
+      db
+        .selectFrom('server_meta as a')
+        .innerJoin('server_meta as b', 'b.key', 'a.key')
+        .select(['a.key', 'b.key', sql<number>`42`.as('n'), sql<null>`null`.as('nothing')])
+        .where('a.key', '=', key),
+    );
+    await s.app.db.insertInto('server_meta').values({ key: 'rq-shape', value: 'v' }).execute();
+    const built = await s.app.db
+      .selectFrom('server_meta as a')
+      .innerJoin('server_meta as b', 'b.key', 'a.key')
+      .select(['a.key', 'b.key', sql<number>`42`.as('n'), sql<null>`null`.as('nothing')])
+      .where('a.key', '=', 'rq-shape')
+      .execute();
+    assert.deepEqual(await shaped(s.app.db, 'rq-shape'), built);
+    assert.deepEqual(built, [{ key: 'rq-shape', n: 42, nothing: null }]);
+  });
+
+  test('a column added by a migration while the server runs: the prepared statement gives way, the rows come', async () => {
+    await s.app.db.insertInto('server_meta').values({ key: 'rq-schema', value: 'before' }).execute();
+    // Prepared (on Postgres: a named statement on the pool's connection) before the change.
+    for (let i = 0; i < 3; i++) assert.deepEqual(await wholeMetaRow(s.app.db, 'rq-schema'), [{ key: 'rq-schema', value: 'before' }]);
+    await sql`alter table server_meta add column rq_extra text`.execute(s.app.db);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const rows = await wholeMetaRow(s.app.db, 'rq-schema');
+        assert.equal(rows.length, 1);
+        assert.equal(rows[0].value, 'before');
+      }
+    } finally {
+      await sql`alter table server_meta drop column rq_extra`.execute(s.app.db);
+    }
   });
 });
