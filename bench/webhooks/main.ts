@@ -25,6 +25,7 @@ import { startServer } from '../../src/server/serve.js';
 import { CONNECTIONS_PER_ORIGIN } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint } from '../../src/webhooks/service.js';
 import { createWorkspace } from '../../src/workspaces/service.js';
+import { createTestDatabase } from '../../test/helpers/db.js';
 import { type BenchServer, startBenchServer } from '../lib.js';
 
 const ENDPOINTS = 10;
@@ -137,6 +138,8 @@ async function main() {
   const receiver = await startReceiverProcess();
   const others: BenchServer[] = [];
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-'));
+  // A database of its own on the Postgres server named, so a run never meets another run's master key.
+  const database = await createTestDatabase(process.env.SVC_BENCH_DATABASE_URL);
   try {
     const floorBefore = await floor(receiver.url);
 
@@ -147,7 +150,7 @@ async function main() {
       SVC_MASTER_KEY: randomBytes(32).toString('base64'),
       SVC_WEBHOOK_ALLOW_PRIVATE: '1',
       SVC_LOG_LEVEL: 'error',
-      ...(process.env.SVC_BENCH_DATABASE_URL ? { SVC_DATABASE_URL: process.env.SVC_BENCH_DATABASE_URL } : {}),
+      ...(database.url ? { SVC_DATABASE_URL: database.url } : {}),
     };
     const config = loadConfig(env);
     const app = buildServices(config, { log: createLogger({ level: 'error' }), createMasterKey: true });
@@ -248,6 +251,7 @@ async function main() {
     for (const other of others) await other.stop();
     receiver.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
+    await database.drop();
   }
 }
 
