@@ -171,6 +171,19 @@ export async function fillOldMailbox(d: Dovecot, now: Date, opts: { ownerEmail: 
   return { ids, total: 16, toCopy: 11, conversations: 7 };
 }
 
+/** An IMAP migration of SUPPORT's mailbox on `d` into the seed's inbox, credentials set and tested; its id. */
+export async function connectedImapMigration(s: TestServer, token: string, inboxId: string, d: Dovecot): Promise<string> {
+  const created = await s.request('POST', '/v1/migrations', {
+    token,
+    body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: inboxId },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const id = created.body.id as string;
+  await s.request('PUT', `/v1/migrations/${id}/credentials`, { token, body: { password: SUPPORT_PASSWORD } });
+  assert.equal((await s.request('POST', `/v1/migrations/${id}/test`, { token })).body.ok, true);
+  return id;
+}
+
 /** Runs a migration through the API to a state, draining the background work on the way. */
 export async function expectState(s: TestServer, token: string, id: string, state: string) {
   const r = await s.request('GET', `/v1/migrations/${id}`, { token });

@@ -11,7 +11,7 @@ import { ManualClock } from '../../src/platform/clock.js';
 import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
-import { expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
+import { connectedImapMigration, expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('the copy reads no further ahead of the parser than PREPARING_BYTES', { skip: dovecotMissing }, () => {
@@ -33,13 +33,7 @@ describe('the copy reads no further ahead of the parser than PREPARING_BYTES', {
     await s.app.jobs.stop();
     seed = await seedWorkspace(s.app);
     await seedEmailChannel(s.app, seed, { address: SUPPORT });
-    const created = await s.request('POST', '/v1/migrations', {
-      token: seed.apiKey,
-      body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId },
-    });
-    id = created.body.id;
-    await s.request('PUT', `/v1/migrations/${id}/credentials`, { token: seed.apiKey, body: { password: SUPPORT_PASSWORD } });
-    assert.equal((await s.request('POST', `/v1/migrations/${id}/test`, { token: seed.apiKey })).body.ok, true);
+    id = await connectedImapMigration(s, seed.apiKey, seed.inboxId, d);
     assert.equal((await s.request('POST', `/v1/migrations/${id}/scan`, { token: seed.apiKey })).status, 202);
     await s.app.jobs.drain();
     await expectState(s, seed.apiKey, id, 'ready');

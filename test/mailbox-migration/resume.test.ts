@@ -12,7 +12,7 @@ import { createLogger } from '../../src/platform/log.js';
 import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
-import { expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
+import { connectedImapMigration, expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
 import { type ChildServer, spawnServer, startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
 
 async function countCopies(app: Pick<App, 'db'>, workspaceId: string) {
@@ -45,13 +45,7 @@ describe('pause, resume, a revoked password and a provider limit', { skip: dovec
     worker = (s.server.parts['mailbox-migration'] as MigrationPart).worker;
     seed = await seedWorkspace(s.app);
     await seedEmailChannel(s.app, seed, { address: SUPPORT });
-    const created = await s.request('POST', '/v1/migrations', {
-      token: seed.apiKey,
-      body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId },
-    });
-    id = created.body.id;
-    await s.request('PUT', `/v1/migrations/${id}/credentials`, { token: seed.apiKey, body: { password: SUPPORT_PASSWORD } });
-    assert.equal((await s.request('POST', `/v1/migrations/${id}/test`, { token: seed.apiKey })).body.ok, true);
+    id = await connectedImapMigration(s, seed.apiKey, seed.inboxId, d);
     await s.request('POST', `/v1/migrations/${id}/scan`, { token: seed.apiKey });
     await s.app.jobs.drain();
     await expectState(s, seed.apiKey, id, 'ready');
