@@ -148,6 +148,9 @@ describe('members and roles', () => {
     const sales = await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Sales' });
     const inSupport = await feedback(seed);
     const inSales = await feedback(seed, sales.id);
+    // Their notifications are told before the agent joins: told afterwards, the then unlimited agent
+    // would rightly be notified of both conversations, and the notification would name the other inbox's.
+    await s.app.jobs.drain();
     const agent = await addPerson(s.app, seed.workspaceId, 'agent');
     const id = await memberId(seed, agent.personId);
     const limited = await s.request('PATCH', `/v1/members/${id}`, { token: seed.ownerToken, body: { inbox_ids: [sales.id] } });
