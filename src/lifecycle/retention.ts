@@ -35,7 +35,7 @@ export async function runRetention(ctx: Ctx, rules: readonly RetentionRule[] = r
     for (;;) {
       const n = await rule.deleteBatch(ctx, now, batch);
       deleted[rule.name] += n;
-      if (n === 0) break;
+      if (n === 0 || (rule.shortBatchIsLast && n < batch)) break;
       if (performance.now() - started > budgetMs) {
         more = true;
         break;

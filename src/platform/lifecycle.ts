@@ -11,6 +11,11 @@ export interface RetentionRule {
   deleteBatch(ctx: Ctx, now: Date, batch: number): Promise<number>;
   /** Rows per batch (default DEFAULT_BATCH); smaller for rows that take many others with them. */
   batchSize?: number;
+  /**
+   * A batch that deleted fewer than `batch` rows found everything that was due, so the run moves on
+   * without asking again (a rule whose count is not of the rows its batch chose leaves it unset).
+   */
+  shortBatchIsLast?: boolean;
 }
 
 /**

@@ -23,6 +23,7 @@ export interface OlderThanRule<T extends keyof Database & string> {
 export function olderThanRule<T extends keyof Database & string>(rule: OlderThanRule<T>): RetentionRule {
   return {
     name: rule.name,
+    shortBatchIsLast: true,
     async deleteBatch(ctx, now, batch) {
       const before = iso(now.getTime() - rule.keptMs);
       const op = sql.raw(rule.inclusive ? '<=' : '<');

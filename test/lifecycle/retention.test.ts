@@ -8,7 +8,7 @@ import { runRetention } from '../../src/lifecycle/retention.js';
 import { storeInboundMail } from '../../src/mail/ingest.js';
 import { parseMail } from '../../src/mail/parse.js';
 import { resolveRecipient } from '../../src/mail/recipients.js';
-import { signInCodesRule, signInLinksRule } from '../../src/people/retention.js';
+import { expiredSessionsRule, signInCodesRule, signInLinksRule } from '../../src/people/retention.js';
 import { createSession } from '../../src/people/service.js';
 import { DAY, HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { closeConnection, markConnection, touchConnection } from '../../src/realtime/connections.js';
@@ -241,6 +241,31 @@ describe('retention', () => {
     clock.advance(2 * MINUTE);
     await runRetention(s.app, rules);
     assert.deepEqual(await left(), { code: 0, link: 0 });
+  });
+
+  test('expired sessions: a run with none expired leaves the credentials epoch alone; a short batch is the last one asked', async () => {
+    const credentialsEpoch = async () =>
+      Number((await s.app.db.selectFrom('credentials_epoch').select('epoch').where('id', '=', 1).executeTakeFirstOrThrow()).epoch);
+    let calls = 0;
+    const counted: RetentionRule = { ...expiredSessionsRule, deleteBatch: (...a) => (calls++, expiredSessionsRule.deleteBatch(...a)) };
+    const ws = await seedWorkspace(s.app);
+    await runRetention(s.app, [counted]);
+    let epoch = await credentialsEpoch();
+    calls = 0;
+    const idle = await runRetention(s.app, [counted]);
+    assert.deepEqual(idle.deleted, { sessions: 0 });
+    assert.equal(await credentialsEpoch(), epoch, 'nothing expired, nothing changed: every process keeps its cached credentials');
+    assert.equal(calls, 1);
+
+    await createSession(s.app, ws.ownerId);
+    await createSession(s.app, ws.ownerId);
+    clock.advance(31 * DAY);
+    epoch = await credentialsEpoch();
+    calls = 0;
+    const report = await runRetention(s.app, [counted]);
+    assert.ok(report.deleted.sessions >= 3, JSON.stringify(report.deleted));
+    assert.ok((await credentialsEpoch()) > epoch, 'deleted sessions move the epoch');
+    assert.equal(calls, 1, 'fewer than a batch deleted: nothing is left to ask for');
   });
 
   // A rule that deletes one row per batch, `rows` times, counting its calls.
