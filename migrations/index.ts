@@ -26,6 +26,7 @@ import * as m0024CredentialsEpoch from './0024_credentials_epoch.js';
 import * as m0025SignIns from './0025_migration_sign_ins.js';
 import * as m0026ReactionSettingsEpoch from './0026_reaction_settings_epoch.js';
 import * as m0027EpochsOnRowChanges from './0027_epochs_on_row_changes.js';
+import * as m0028NotificationEventInboxes from './0028_notification_event_inboxes.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '0025_migration_sign_ins': m0025SignIns,
   '0026_reaction_settings_epoch': m0026ReactionSettingsEpoch,
   '0027_epochs_on_row_changes': m0027EpochsOnRowChanges,
+  '0028_notification_event_inboxes': m0028NotificationEventInboxes,
 };

@@ -202,10 +202,16 @@ export function requireViewer(viewer: EventViewer): EventViewer {
   return viewer;
 }
 
+/**
+ * An event addressed to one member (a notification) reaches only that member, and like every
+ * conversation event only while they see its inbox: the viewer's inboxes are the current ones, so
+ * a narrowed inbox limit hides what was told before.
+ */
 export function canSeeEvent(viewer: EventViewer, row: Pick<EventRow, 'audience' | 'type' | 'related_inbox_ids' | 'person_id'>): boolean {
-  if (row.person_id) return viewer.personId === row.person_id;
-  if (row.audience === 'admins') return viewer.admin;
-  if (row.type.startsWith('contact.') ? !viewer.contacts : !viewer.conversations) return false;
+  if (row.person_id) {
+    if (viewer.personId !== row.person_id) return false;
+  } else if (row.audience === 'admins') return viewer.admin;
+  else if (row.type.startsWith('contact.') ? !viewer.contacts : !viewer.conversations) return false;
   if (viewer.inboxIds === null) return true;
   const related = row.related_inbox_ids ? (JSON.parse(row.related_inbox_ids) as string[]) : [];
   return related.some((id) => viewer.inboxIds!.includes(id));

@@ -173,6 +173,8 @@ export async function notifyEvents(ctx: Ctx, payloads: readonly NotifyEventPaylo
         if (wants[trigger].realtime) {
           await recordEvent(tx, {
             workspaceId: row.workspace_id,
+            // The conversation's inbox: the member sees the notification only while they see the inbox.
+            inboxId: row.inbox_id,
             personId: member.personId,
             type: 'notification',
             occurredAt: now,

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
+import { up as giveOldNotificationsTheirInbox } from '../../migrations/0028_notification_event_inboxes.js';
+import { recordEvent } from '../../src/events/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { mentionedMembers } from '../../src/notifications/mentions.js';
 import type { NotifyEventPayload } from '../../src/notifications/reaction.js';
@@ -357,5 +360,117 @@ describe('notifications to the team', () => {
       0,
       'nothing waiting: the job ends',
     );
+  });
+});
+
+// A member's `notification` events name a conversation: like every conversation event, they show
+// (GET /v1/events, the realtime socket's replay) only while the member sees its inbox now, not when
+// they were told.
+describe('a member’s notifications follow their current inbox limit', () => {
+  let s: TestServer;
+  let seed: Seed;
+  let agent: Person;
+  let memberId: string;
+  let otherInbox: string;
+  let address: string;
+
+  before(async () => {
+    s = await startTestServer({ env: { SVC_INGRESS_SECRET: INGRESS_SECRET } });
+    // Jobs run when a test drains them.
+    await s.app.jobs.stop();
+    seed = await seedWorkspace(s.app);
+    agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    otherInbox = (await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Other' })).id;
+    address = (await seedEmailChannel(s.app, seed)).address!;
+    const members = await s.request('GET', '/v1/members', { token: seed.ownerToken });
+    memberId = members.body.data.find((m: { person_id: string }) => m.person_id === agent.personId).id;
+  });
+  after(() => s.stop());
+
+  async function limitAgentTo(inboxIds: string[] | null) {
+    const r = await s.request('PATCH', `/v1/members/${memberId}`, { token: seed.ownerToken, body: { inbox_ids: inboxIds } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+  }
+
+  /** The agent's notification events about a conversation, from GET /v1/events. */
+  async function listed(conversationId: string): Promise<string[]> {
+    const r = await s.request('GET', '/v1/events?limit=200', { token: agent.token });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return r.body.data.filter((e: any) => e.type === 'notification' && e.data.notification.conversation_id === conversationId).map((e: any) => e.id);
+  }
+
+  /** The same from the realtime socket: its replay from the start, up to the `live` frame that ends it. */
+  async function replayed(conversationId: string): Promise<string[]> {
+    const ws = new WebSocket(`${s.url.replace('http', 'ws')}/v1/realtime?after=0`, { headers: { authorization: `Bearer ${agent.token}` } });
+    const frames: any[] = [];
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const deadline = setTimeout(() => reject(new Error(`no live frame within 20 s; frames: ${JSON.stringify(frames.slice(-3))}`)), 20_000);
+        ws.on('message', (data) => {
+          const frame = JSON.parse(String(data));
+          frames.push(frame);
+          if (frame.type === 'live') {
+            clearTimeout(deadline);
+            resolve();
+          }
+        });
+        ws.once('unexpected-response', (_req, res) => reject(new Error(`refused with ${res.statusCode}`)));
+        ws.once('error', reject);
+      });
+    } finally {
+      ws.close();
+    }
+    return frames
+      .filter((f) => f.type === 'event' && f.event.type === 'notification' && f.event.data.notification.conversation_id === conversationId)
+      .map((f) => f.event.id);
+  }
+
+  test('told while the agent saw the inbox; hidden once the limit leaves it out; shown again when widened', async () => {
+    await limitAgentTo([seed.inboxId, otherInbox]);
+    const { conversation_id } = await deliverMail(s, address, { Subject: 'Limited view' });
+    await s.app.jobs.drain();
+    const told = await s.app.db
+      .selectFrom('notifications')
+      .select('id')
+      .where('person_id', '=', agent.personId)
+      .where('conversation_id', '=', conversation_id)
+      .execute();
+    assert.equal(told.length, 1, 'the agent saw the inbox and was told');
+    const shown = await listed(conversation_id);
+    assert.equal(shown.length, 1);
+    assert.deepEqual(await replayed(conversation_id), shown);
+
+    await limitAgentTo([otherInbox]);
+    assert.deepEqual(await listed(conversation_id), [], 'GET /v1/events: the inbox is no longer theirs');
+    assert.deepEqual(await replayed(conversation_id), [], 'the realtime replay neither');
+    const conversation = await s.request('GET', `/v1/conversations/${conversation_id}`, { token: agent.token });
+    assert.equal(conversation.status, 404, 'as the conversation itself');
+
+    await limitAgentTo([seed.inboxId]);
+    assert.deepEqual(await listed(conversation_id), shown, 'widened again: shown again');
+    assert.deepEqual(await replayed(conversation_id), shown);
+    await limitAgentTo(null);
+    assert.deepEqual(await listed(conversation_id), shown, 'no limit: every inbox');
+  });
+
+  test('notification events recorded before they carried their inbox get it from their data (migration 0028)', async () => {
+    await limitAgentTo([otherInbox]);
+    const conversationId = 'cv_recorded_before';
+    // As the notification job recorded them before: no inbox on the event, only in its data.
+    const old = await recordEvent(s.app, {
+      workspaceId: seed.workspaceId,
+      personId: agent.personId,
+      type: 'notification',
+      occurredAt: s.app.clock.now(),
+      data: { notification: { id: 'ntf_before', conversation_id: conversationId, inbox_id: seed.inboxId, title: 't', body: 'b' } },
+      webhook: false,
+    });
+    await giveOldNotificationsTheirInbox(s.app.db);
+    const row = await s.app.db.selectFrom('events').select(['inbox_id', 'related_inbox_ids']).where('id', '=', old.id).executeTakeFirstOrThrow();
+    assert.equal(row.inbox_id, seed.inboxId);
+    assert.deepEqual(JSON.parse(row.related_inbox_ids ?? 'null'), [seed.inboxId]);
+    assert.deepEqual(await listed(conversationId), [], 'limited to another inbox');
+    await limitAgentTo([seed.inboxId]);
+    assert.deepEqual(await listed(conversationId), [old.id]);
   });
 });
