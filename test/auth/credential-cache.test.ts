@@ -180,8 +180,8 @@ describe('credentials cache: what a request reads', () => {
   let s: TestServer;
   before(async () => {
     s = await startTestServer();
-    // The retention run due at start deletes expired sessions; on Postgres the statement-level
-    // trigger moves the epoch even when it deletes none, which would empty the cache mid-test.
+    // The retention run due at start deletes expired sessions: one that expired while the test ran
+    // would move the epoch and empty the cache mid-test.
     await s.app.jobs.stop();
   });
   after(() => s.stop());
