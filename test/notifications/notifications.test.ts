@@ -368,6 +368,8 @@ describe('notifications to the team', () => {
 // they were told.
 describe('a member’s notifications follow their current inbox limit', () => {
   let s: TestServer;
+  let clock: ManualClock;
+  let sink: SmtpSink;
   let seed: Seed;
   let agent: Person;
   let memberId: string;
@@ -375,7 +377,17 @@ describe('a member’s notifications follow their current inbox limit', () => {
   let address: string;
 
   before(async () => {
-    s = await startTestServer({ env: { SVC_INGRESS_SECRET: INGRESS_SECRET } });
+    sink = await startSmtpSink();
+    s = await startTestServer({
+      env: {
+        SVC_INGRESS_SECRET: INGRESS_SECRET,
+        SVC_SMTP_HOST: '127.0.0.1',
+        SVC_SMTP_PORT: String(sink.port),
+        SVC_SMTP_TLS: 'none',
+        SVC_SMTP_FROM: 'svc@notify.example',
+      },
+    });
+    clock = s.clock as ManualClock;
     // Jobs run when a test drains them.
     await s.app.jobs.stop();
     seed = await seedWorkspace(s.app);
@@ -385,7 +397,10 @@ describe('a member’s notifications follow their current inbox limit', () => {
     const members = await s.request('GET', '/v1/members', { token: seed.ownerToken });
     memberId = members.body.data.find((m: { person_id: string }) => m.person_id === agent.personId).id;
   });
-  after(() => s.stop());
+  after(async () => {
+    await s.stop();
+    await sink.close();
+  });
 
   async function limitAgentTo(inboxIds: string[] | null) {
     const r = await s.request('PATCH', `/v1/members/${memberId}`, { token: seed.ownerToken, body: { inbox_ids: inboxIds } });
@@ -472,5 +487,32 @@ describe('a member’s notifications follow their current inbox limit', () => {
     assert.deepEqual(await listed(conversationId), [], 'limited to another inbox');
     await limitAgentTo([seed.inboxId]);
     assert.deepEqual(await listed(conversationId), [old.id]);
+  });
+
+  test('a notification e-mail waiting when the limit narrows leaves out what the member no longer sees', async () => {
+    await limitAgentTo([seed.inboxId, otherInbox]);
+    const on = await s.request('PATCH', '/v1/me/notification-preferences', { token: agent.token, body: { new_conversation: { email: true } } });
+    assert.equal(on.status, 200, JSON.stringify(on.body));
+    const mailsToAgent = () => sink.messages.filter((m) => m.to.includes(agent.email));
+    // No panel open for 5 minutes (the replays above were realtime connections): told by e-mail.
+    clock.advance(6 * MINUTE);
+    await deliverMail(s, address, { Subject: 'Mailed at once' });
+    await s.app.jobs.drain();
+    await sink.waitFor(1);
+    assert.equal(mailsToAgent().length, 1);
+    assert.match(mailsToAgent()[0].parsed.text ?? '', /Mailed at once/);
+
+    clock.advance(MINUTE);
+    await deliverMail(s, address, { Subject: 'Waiting while narrowed' });
+    await s.app.jobs.drain();
+    const waiting = () => s.app.db.selectFrom('notification_mail_lines').select('notification_id').where('person_id', '=', agent.personId).execute();
+    assert.equal((await waiting()).length, 1, 'the line waits for the next mail');
+    await limitAgentTo([otherInbox]);
+    clock.advance(10 * MINUTE);
+    await s.app.jobs.drain();
+    assert.equal(mailsToAgent().length, 1, 'nothing about an inbox the agent no longer sees is mailed');
+    assert.deepEqual(await waiting(), [], 'the line is dropped');
+    const job = await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `notifications.mail:${agent.personId}`).execute();
+    assert.deepEqual(job, [], 'nothing mailed, nothing waiting: the job ends');
   });
 });
