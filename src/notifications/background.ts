@@ -15,11 +15,13 @@ function notificationJobs(ctx: Ctx): JobKind[] {
       async run(payload: NotifyEventPayload) {
         await notifyEvent(ctx, payload);
       },
-      // Under inbound mail these come one per new conversation: claimed, told and removed together.
-      async runBatch(jobs: { payload: NotifyEventPayload }[]) {
+      // Under inbound mail these come one per new conversation: claimed, told and removed together
+      // (the removal in the transaction that stores the notifications).
+      async runBatch(jobs: { payload: NotifyEventPayload }[], done) {
         await notifyEvents(
           ctx,
           jobs.map((j) => j.payload),
+          { alsoInTransaction: done },
         );
       },
     },

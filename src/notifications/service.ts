@@ -10,7 +10,7 @@
 // conversation); a mention in a note (./mentions.ts). Never: for the member's own action, for spam,
 // for imported conversations, for history (imported and synced history record no events at all).
 import type { Ctx } from '../context.js';
-import type { NotificationTrigger } from '../db/schema.js';
+import type { Db, NotificationTrigger } from '../db/schema.js';
 import { announceEvents, type EventRow, findEvents, recordEvent } from '../events/service.js';
 import { type InboxMember, membersSeeingInbox } from '../members/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
@@ -113,7 +113,12 @@ export async function notifyEvent(ctx: Ctx, payload: NotifyEventPayload): Promis
  * batch failed) tells nobody twice: the notifications are unique per (event, member). Returns how
  * many notifications were stored.
  */
-export async function notifyEvents(ctx: Ctx, payloads: readonly NotifyEventPayload[]): Promise<number> {
+export async function notifyEvents(
+  ctx: Ctx,
+  payloads: readonly NotifyEventPayload[],
+  /** Run inside the transaction that stores the notifications (the job runner removes the batch's jobs there). */
+  opts: { alsoInTransaction?: (trx: Db) => Promise<void> } = {},
+): Promise<number> {
   const rows = new Map((await findEvents(ctx, [...new Set(payloads.map((p) => p.event_id))])).map((r) => [r.id, r]));
   const membersByInbox = new Map<string, InboxMember[]>();
   const work: { row: EventRow & { inbox_id: string }; data: EventData; members: InboxMember[]; targets: Target[] }[] = [];
@@ -199,6 +204,7 @@ export async function notifyEvents(ctx: Ctx, payloads: readonly NotifyEventPaylo
         }
       }
     }
+    await opts.alsoInTransaction?.(trx);
   });
   if (told) announceEvents(ctx);
   return told;

@@ -34,12 +34,17 @@ export interface JobKind<P = any> {
    * one statement (up to `batchSize`) and removed with one when it returns (each is done: no
    * retryAt). When it throws, each job is run alone with `run`, so only the ones that fail by
    * themselves are retried; a batch must therefore be safe to run again (stored in one
-   * transaction, or idempotent).
+   * transaction, or idempotent). A batch that stores its work in a transaction of its own passes
+   * that transaction to `done`: the jobs are removed in it, so their end commits with their work
+   * (one commit instead of two) and a rollback keeps them.
    */
-  runBatch?(jobs: { payload: P; job: JobRow }[]): Promise<void>;
+  runBatch?(jobs: { payload: P; job: JobRow }[], done: JobBatchDone): Promise<void>;
   /** The most jobs one runBatch call gets (DEFAULT_BATCH_SIZE). */
   batchSize?: number;
 }
+
+/** Removes a claimed batch's jobs inside the given transaction (see JobKind.runBatch). */
+export type JobBatchDone = (trx: Db) => Promise<void>;
 
 const DEFAULT_BATCH_SIZE = 64;
 /**
@@ -318,19 +323,28 @@ export class JobRunner {
   }
 
   private async execute({ kind, jobs }: Claim): Promise<void> {
-    if (!kind.runBatch || jobs.length === 1) return this.executeOne(kind, jobs[0]);
+    if (!kind.runBatch) return this.executeOne(kind, jobs[0]);
+    // A batch of one goes through runBatch too, so that its removal can join the batch's transaction.
+    let removedBy: Db | undefined;
     try {
-      await kind.runBatch(jobs.map((job) => ({ payload: job.payload, job })));
+      await kind.runBatch(
+        jobs.map((job) => ({ payload: job.payload, job })),
+        async (trx) => {
+          await this.finishBatch(jobs, trx);
+          removedBy = trx;
+        },
+      );
     } catch (error) {
+      if (jobs.length === 1) return this.failed(kind, jobs[0], error);
       this.deps.log.warn('job batch failed, running its jobs one by one', { kind: kind.kind, jobs: jobs.length, error });
       for (const job of jobs) await this.executeOne(kind, job);
       return;
     }
-    await this.finishBatch(jobs);
+    if (!removedBy) await this.finishBatch(jobs, this.deps.db);
   }
 
   private async executeOne(kind: JobKind, job: ClaimedJob): Promise<void> {
-    const { clock, log } = this.deps;
+    const { clock } = this.deps;
     try {
       const outcome = await kind.run(job.payload, job);
       if (outcome && 'retryAt' in outcome) {
@@ -341,19 +355,25 @@ export class JobRunner {
         await this.finish(job, 'done');
       }
     } catch (error) {
-      const delay = kind.everyMs ?? (kind.backoffMs ?? defaultBackoff)(job.attempts);
-      const message = error instanceof Error ? error.message : String(error);
-      if (delay === undefined) {
-        log.error('job failed, giving up', { kind: job.kind, job_id: job.id, attempts: job.attempts, error });
-        try {
-          await kind.onGiveUp?.(job.payload, error);
-        } finally {
-          await this.finish(job, 'done');
-        }
-      } else {
-        log.warn('job failed, retrying', { kind: job.kind, job_id: job.id, attempts: job.attempts, error });
-        await this.finish(job, { runAt: new Date(clock.now().getTime() + delay), set: { last_error: message.slice(0, 500) } });
+      await this.failed(kind, job, error);
+    }
+  }
+
+  /** A run that threw: retried on the kind's backoff, or given up after its last attempt. */
+  private async failed(kind: JobKind, job: ClaimedJob, error: unknown): Promise<void> {
+    const { clock, log } = this.deps;
+    const delay = kind.everyMs ?? (kind.backoffMs ?? defaultBackoff)(job.attempts);
+    const message = error instanceof Error ? error.message : String(error);
+    if (delay === undefined) {
+      log.error('job failed, giving up', { kind: job.kind, job_id: job.id, attempts: job.attempts, error });
+      try {
+        await kind.onGiveUp?.(job.payload, error);
+      } finally {
+        await this.finish(job, 'done');
       }
+    } else {
+      log.warn('job failed, retrying', { kind: job.kind, job_id: job.id, attempts: job.attempts, error });
+      await this.finish(job, { runAt: new Date(clock.now().getTime() + delay), set: { last_error: message.slice(0, 500) } });
     }
   }
 
@@ -364,8 +384,7 @@ export class JobRunner {
    * request stands (the earlier of the two times, and a done job is kept for it).
    */
   /** finish(job, 'done') for a claimed batch (one lease end), in one statement unless a job was asked for again meanwhile. */
-  private async finishBatch(jobs: ClaimedJob[]): Promise<void> {
-    const { db } = this.deps;
+  private async finishBatch(jobs: ClaimedJob[], db: Db): Promise<void> {
     const ids = jobs.map((j) => j.id);
     const leaseUntil = jobs[0].leaseUntil;
     const removed = await db

@@ -171,6 +171,67 @@ describe('jobs: wake-ups and batches', () => {
     assert.deepEqual(await left('test.batch'), []);
   });
 
+  test('a batch that passes its transaction to done has its jobs removed in it: nothing is removed after it, and a rollback keeps them', async () => {
+    const counted = countQueries(s.app.db);
+    const removalsWhenCommitted: number[] = [];
+    const r = new JobRunner({ db: counted.db, clock, log: s.app.log });
+    r.register({
+      kind: 'test.joined',
+      run: async () => {},
+      runBatch: async (_jobs, done) => {
+        await counted.db.transaction().execute(async (trx) => {
+          await done(trx);
+          removalsWhenCommitted.push(counted.count('delete', 'jobs'));
+        });
+      },
+    });
+    for (const n of ['a', 'b', 'c']) await enqueue(s.app.db, clock, { kind: 'test.joined', uniqueKey: `joined:${n}` });
+    assert.equal(await r.drain(), 3);
+    assert.deepEqual(removalsWhenCommitted, [1], 'removed with one statement inside the batch transaction');
+    assert.equal(counted.count('delete', 'jobs'), 1, 'no removal after the batch');
+    assert.deepEqual(await left('test.joined'), []);
+
+    // The batch's transaction rolls back after done: its jobs are still there and run one by one.
+    const alone: string[] = [];
+    const failing = new JobRunner({ db: s.app.db, clock, log: s.app.log });
+    failing.register({
+      kind: 'test.rolledback',
+      run: async (p: { n: string }) => void alone.push(p.n),
+      runBatch: async (_jobs, done) => {
+        await s.app.db.transaction().execute(async (trx) => {
+          await done(trx);
+          throw new Error('the batch fails after removing its jobs');
+        });
+      },
+    });
+    for (const n of ['x', 'y']) await enqueue(s.app.db, clock, { kind: 'test.rolledback', payload: { n }, uniqueKey: `rolledback:${n}` });
+    assert.equal(await failing.drain(), 2);
+    assert.deepEqual(alone.sort(), ['x', 'y'], 'the rolled-back removal left both jobs to run alone');
+    assert.deepEqual(await left('test.rolledback'), []);
+  });
+
+  test('a batch kind with one due job runs it through runBatch; when that throws the job is retried on the backoff', async () => {
+    let batchRuns = 0;
+    let singleRuns = 0;
+    const r = new JobRunner({ db: s.app.db, clock, log: s.app.log });
+    r.register({
+      kind: 'test.single',
+      run: async () => void singleRuns++,
+      runBatch: async () => {
+        batchRuns++;
+        throw new Error('not now');
+      },
+    });
+    await enqueue(s.app.db, clock, { kind: 'test.single', uniqueKey: 'single:1' });
+    assert.equal(await r.drain(), 1);
+    assert.deepEqual([batchRuns, singleRuns], [1, 0]);
+    const [job] = await left('test.single');
+    assert.equal(job.attempts, 1);
+    assert.equal(job.last_error, 'not now');
+    assert.equal(job.run_at, new Date(clock.now().getTime() + 2000).toISOString(), 'retried on the default backoff');
+    await s.app.db.deleteFrom('jobs').where('kind', '=', 'test.single').execute();
+  });
+
   test('a batch that fails is run one job at a time: only the job that fails alone is retried; one asked for again meanwhile is kept', async () => {
     const runs: string[] = [];
     let batchRuns = 0;
