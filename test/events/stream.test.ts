@@ -474,7 +474,7 @@ async function positionOf(app: App, eventId: string): Promise<number> {
   return streamPosition(await app.db.selectFrom('events').selectAll().where('id', '=', eventId).executeTakeFirstOrThrow());
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000) {
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000) {
   const started = Date.now();
   while (!(await check())) {
     if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
