@@ -105,7 +105,7 @@ describe('two servers on one Postgres database', { skip }, () => {
   });
 
   test('webhook deliveries: a server that starts while the other holds leases takes none of them; each delivery is sent once', async (t) => {
-    // The receiver holds A's first requests while B starts, each for 6 s at most: held past the 10 s
+    // The receiver holds A's first requests while B starts, each for 8 s at most: held past the 10 s
     // answer deadline, A would rightly count a timeout and send it again (a loaded machine can take
     // that long to start B).
     const held = new Set<http.ServerResponse>();
@@ -114,7 +114,7 @@ describe('two servers on one Postgres database', { skip }, () => {
     };
     rx.handler = () => (res) => {
       held.add(res);
-      setTimeout(() => answer(res), 6_000).unref();
+      setTimeout(() => answer(res), 8_000).unref();
     };
     const created = await json(`${a.url}/v1/webhooks`, { method: 'POST', token: seed.apiKey, body: { url: `${rx.url}/hook`, events: ['message.created'] } });
     assert.equal(created.status, 201, JSON.stringify(created.body));
