@@ -124,7 +124,11 @@ describe('mailbox migration from an export file', () => {
     // machine decides: waited for, bounded).
     const tmp = path.join(uploadDir(id), 'tmp');
     for (const deadline = Date.now() + 20_000; fs.readdirSync(tmp).length > 0; ) {
-      assert.ok(Date.now() < deadline, `the cut part's temporary file is still there: ${fs.readdirSync(tmp).join(', ')}`);
+      const answered = s.logs.filter((l) => l.msg === 'request' && String(l.path).includes('/upload/parts/')).map((l) => `${l.method} ${l.path} ${l.status}`);
+      assert.ok(
+        Date.now() < deadline,
+        `the cut part's temporary file is still there: ${fs.readdirSync(tmp).join(', ')}; parts answered: ${answered.join(', ')}`,
+      );
       await new Promise((r) => setTimeout(r, 20));
     }
     // Only part 1 is held; completing now names what is missing.
