@@ -21,5 +21,19 @@ if (chosen.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.SVC_TEST_CONCURRENCY ?? String(Math.max(2, os.availableParallelism()));
-const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...chosen], { stdio: 'inherit' });
+// node:test applies this to each file as a whole (and to each suite and test in it): far above what
+// the slowest file takes on a loaded 2-core CI machine, it only turns a hung file into a failure
+// that names it, instead of a run that never ends.
+const timeoutMs = process.env.SVC_TEST_TIMEOUT_MS ?? String(30 * 60_000);
+// The usual output (TAP, or spec on a terminal), then every failure again at the end (CI logs show
+// their tail): scripts/failures-reporter.mjs.
+const reporters = [
+  `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+  '--test-reporter-destination=stdout',
+  `--test-reporter=${new URL('./failures-reporter.mjs', import.meta.url).href}`,
+  '--test-reporter-destination=stderr',
+];
+const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...reporters, ...chosen], {
+  stdio: 'inherit',
+});
 process.exit(result.status ?? 1);

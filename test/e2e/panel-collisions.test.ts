@@ -114,7 +114,8 @@ describe('collision warnings in the panel', { skip: browserSkipReason() }, () =>
       .first()
       .waitFor();
     await ayseTab.page.goto(`${s.url}/conversations`);
-    await presence(grace.page).filter({ hasText: 'Ayşe' }).waitFor({ state: 'detached', timeout: 10_000 });
+    // Gone on the "left" signal: without it the last one would stay shown for 50 s.
+    await presence(grace.page).filter({ hasText: 'Ayşe' }).waitFor({ state: 'detached', timeout: 20_000 });
 
     // Viewing and typing signals never became messages of the conversation.
     const all = (await s.request('GET', `/v1/conversations/${id}/messages?limit=200`, { token: seed.apiKey })).body.data;

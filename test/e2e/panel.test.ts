@@ -96,7 +96,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
       messageId: '<ada-1@customer.example>',
     });
     const row = page.getByRole('link', { name: /Ada Lovelace/ });
-    await row.waitFor({ timeout: 5000 });
+    await row.waitFor({ timeout: 20_000 });
     assert.match((await row.getAttribute('class')) ?? '', /unread/);
     const nav = page.getByRole('navigation', { name: 'Menu' });
     await nav.getByRole('link', { name: 'All 1 unread' }).waitFor();
@@ -125,7 +125,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.getByRole('list', { name: 'Files to send' }).getByText('refund.txt').waitFor();
     await page.locator('#composer-body').focus();
     await page.keyboard.press('Control+Enter');
-    const [reply] = (await customerSink.waitFor(sent + 1, 10_000)).slice(sent);
+    const [reply] = (await customerSink.waitFor(sent + 1)).slice(sent);
     assert.deepEqual(
       reply.parsed.attachments.map((a) => [a.filename, a.content.toString()]),
       [['refund.txt', 'refund receipt']],

@@ -106,7 +106,7 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
       messageId: '<ada-sr@customer.example>',
     });
     await page.goto(`${s.url}/conversations`);
-    await page.getByRole('link', { name: /Ada Lovelace/ }).waitFor({ timeout: 5000 });
+    await page.getByRole('link', { name: /Ada Lovelace/ }).waitFor({ timeout: 20_000 });
     await page.keyboard.press('j');
     await page.waitForURL(/\/conversations\/cv_/);
     await page.getByRole('article', { name: 'Ada Lovelace' }).getByText('I was charged twice.').waitFor();
@@ -144,7 +144,7 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
 
     const sent = customerSink.messages.length;
     await page.keyboard.press('Control+Enter');
-    const [mail] = (await customerSink.waitFor(sent + 1, 10_000)).slice(sent);
+    const [mail] = (await customerSink.waitFor(sent + 1)).slice(sent);
     assert.deepEqual(mail.to, ['ada@customer.example']);
     assert.equal(mail.parsed.text!.trimEnd(), `${expectedText} Thanks!\n\n-- \nGrace Hopper\nAcme billing\n\n-- \nSupport · acme.example`);
     // The conversation shows what was sent, signature included.

@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
     if (await check()) return;
     await sleep(10);
   }

@@ -86,7 +86,6 @@ export async function startDovecot(opts: { maxUserIpConnections?: number; oauth2
   if (!DOVECOT) throw new Error(dovecotMissing as string);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-dovecot-'));
   fs.chmodSync(dir, 0o755);
-  const port = await freePort();
   const root = process.getuid?.() === 0;
   const me = os.userInfo();
   const mailUser = root ? 'nobody' : me.username;
@@ -109,7 +108,7 @@ export async function startDovecot(opts: { maxUserIpConnections?: number; oauth2
     fs.chownSync(mailRoot, mailUid, mailGid);
     fs.chownSync(rawlog, mailUid, mailGid);
   }
-  const config = `
+  const configFor = (port: number) => `
 protocols = imap
 listen = 127.0.0.1
 base_dir = ${dir}/base
@@ -174,19 +173,34 @@ namespace inbox {
 }
 `;
   const configFile = path.join(dir, 'dovecot.conf');
-  fs.writeFileSync(configFile, config);
-  const child = spawn(DOVECOT, ['-F', '-c', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const logFile = path.join(dir, 'dovecot.log');
   let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const readLog = () => output + (fs.existsSync(path.join(dir, 'dovecot.log')) ? fs.readFileSync(path.join(dir, 'dovecot.log'), 'utf8') : '');
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    await waitForPort(port, child, readLog);
-  } catch (error) {
-    child.kill('SIGKILL');
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw error;
+  const readLog = () => output + (fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8') : '');
+  let port: number;
+  let child: ChildProcess;
+  let exited: Promise<void>;
+  // The free port is found before Dovecot binds it: on a busy machine (test files run in parallel)
+  // another process may take it in between, and Dovecot then exits; a few tries with fresh ports.
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    fs.writeFileSync(configFile, configFor(port));
+    fs.rmSync(logFile, { force: true });
+    output = '';
+    const started = spawn(DOVECOT, ['-F', '-c', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    started.stdout!.on('data', (d) => (output += d));
+    started.stderr!.on('data', (d) => (output += d));
+    child = started;
+    exited = new Promise<void>((resolve) => started.once('exit', () => resolve()));
+    try {
+      await waitForPort(port, child, readLog);
+      break;
+    } catch (error) {
+      child.kill('SIGKILL');
+      await exited;
+      if (attempt < 3 && /Address already in use/i.test(readLog())) continue;
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
   }
 
   const own = (p: string) => {

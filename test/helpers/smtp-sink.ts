@@ -73,7 +73,7 @@ export async function startSmtpSink(
       if (answer) rejected.set(address.toLowerCase(), answer);
       else rejected.delete(address.toLowerCase());
     },
-    waitFor(count, timeoutMs = 10_000) {
+    waitFor(count, timeoutMs = 20_000) {
       return new Promise((resolve, reject) => {
         const deadline = setTimeout(() => reject(new Error(`expected ${count} mails, got ${messages.length}`)), timeoutMs);
         const check = () => {

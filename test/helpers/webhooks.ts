@@ -26,6 +26,8 @@ export interface Receiver {
   waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
   /** Answers every held request with 200. */
   releaseHeld(status?: number): void;
+  /** Connections open to the receiver now (once a killed sender's are all closed, nothing more of it can arrive). */
+  openConnections(): number;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,11 @@ export async function startReceiver(handler: Handler = () => ({ status: 200, bod
     });
   });
   server.keepAliveTimeout = 60_000;
+  let connections = 0;
+  server.on('connection', (socket) => {
+    connections++;
+    socket.once('close', () => connections--);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const receiver: Receiver = {
@@ -72,6 +79,7 @@ export async function startReceiver(handler: Handler = () => ({ status: 200, bod
         });
       });
     },
+    openConnections: () => connections,
     releaseHeld(status = 200) {
       for (const { res, r } of held.splice(0)) {
         if (res.destroyed) continue;

@@ -57,10 +57,9 @@ describe('wake-ups between server processes (Postgres)', { skip }, () => {
 
   test('another writer’s commit wakes the watch at once; its own commits do not', async () => {
     const before = wakes;
-    const t0 = Date.now();
     await write(writer);
-    await waitUntil(() => wakes > before, 2_000, 'the wake-up');
-    assert.ok(Date.now() - t0 < 1_000);
+    // Nothing but the notification can wake it: its timed polls are ten minutes out.
+    await waitUntil(() => wakes > before, 20_000, 'the wake-up');
 
     await new Promise((r) => setTimeout(r, 200));
     const settled = wakes;
@@ -71,7 +70,7 @@ describe('wake-ups between server processes (Postgres)', { skip }, () => {
 
   test('relayed hub signals reach the other process once and are not sent back', async () => {
     writer.hub.emit('test-signal', { sessionIds: ['ses_1'] });
-    await waitUntil(() => signals.watcher.length === 1, 2_000, 'the relayed signal');
+    await waitUntil(() => signals.watcher.length === 1, 20_000, 'the relayed signal');
     assert.deepEqual(signals.watcher, [{ sessionIds: ['ses_1'] }]);
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(signals.writer.length, 1, 'only the writer’s own emit');
@@ -84,9 +83,9 @@ describe('wake-ups between server processes (Postgres)', { skip }, () => {
       where application_name = ${mine} and query ilike 'listen%'`.execute(writer.db);
     assert.equal(terminated.rows.length, 1, 'one listening connection');
     // Written while the watcher knows it is not listening (it reconnects after a pause).
-    await waitUntil(() => warnings.includes('event notifications unavailable; polling meanwhile'), 5_000, 'the drop to be noticed');
+    await waitUntil(() => warnings.includes('event notifications unavailable; polling meanwhile'), 20_000, 'the drop to be noticed');
     const before = wakes;
     await write(writer);
-    await waitUntil(() => wakes > before, 10_000, 'the wake-up after reconnecting');
+    await waitUntil(() => wakes > before, 20_000, 'the wake-up after reconnecting');
   });
 });

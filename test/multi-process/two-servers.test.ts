@@ -2,6 +2,7 @@
 // behind a load balancer: background work runs once across them, realtime reaches sockets held by
 // the other process, and rate limits count the hits of both.
 import assert from 'node:assert/strict';
+import type http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { createChatChannel } from '../../src/channels/service.js';
@@ -69,7 +70,7 @@ async function openSocket(url: string, headers: Record<string, string>): Promise
     ws.once('open', resolve);
     ws.once('error', reject);
   });
-  await waitUntil(() => frames.some((f) => f.type === 'hello' || f.type === 'live'), 5_000, 'the hello frame');
+  await waitUntil(() => frames.some((f) => f.type === 'hello' || f.type === 'live'), 20_000, 'the hello frame');
   return { ws, frames, closed };
 }
 
@@ -103,7 +104,18 @@ describe('two servers on one Postgres database', { skip }, () => {
     await te?.cleanup();
   });
 
-  test('webhook deliveries: a server that starts while the other holds leases takes none of them; each delivery is sent once', async () => {
+  test('webhook deliveries: a server that starts while the other holds leases takes none of them; each delivery is sent once', async (t) => {
+    // The receiver holds A's first requests while B starts, each for 8 s at most: held past the 10 s
+    // answer deadline, A would rightly count a timeout and send it again (a loaded machine can take
+    // that long to start B).
+    const held = new Set<http.ServerResponse>();
+    const answer = (res: http.ServerResponse) => {
+      if (held.delete(res) && !res.destroyed) res.writeHead(200).end('ok');
+    };
+    rx.handler = () => (res) => {
+      held.add(res);
+      setTimeout(() => answer(res), 8_000).unref();
+    };
     const created = await json(`${a.url}/v1/webhooks`, { method: 'POST', token: seed.apiKey, body: { url: `${rx.url}/hook`, events: ['message.created'] } });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const secret = created.body.secret as string;
@@ -118,12 +130,13 @@ describe('two servers on one Postgres database', { skip }, () => {
     servers.push(b);
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(rx.received.length, 10, 'nothing held by A was sent again by B');
+    if (held.size < 10) t.diagnostic(`only ${held.size} of A's 10 requests were still held once B had started (a slow start)`);
 
     rx.handler = async () => {
       await new Promise((r) => setTimeout(r, 5));
       return { status: 200, body: 'ok' };
     };
-    rx.releaseHeld(200);
+    for (const res of [...held]) answer(res);
     // One event at a time: both servers are woken by each commit and race for its delivery.
     const rest = [];
     for (let i = 0; i < 90; i++) {
@@ -147,7 +160,15 @@ describe('two servers on one Postgres database', { skip }, () => {
     const counts = new Map<string, number>();
     for (const r of rx.received) counts.set(String(r.headers['webhook-id']), (counts.get(String(r.headers['webhook-id'])) ?? 0) + 1);
     assert.deepEqual(new Set(counts.keys()), new Set(all.map((e) => `msg_${e.id.slice(4)}`)));
-    for (const [id, n] of counts) assert.equal(n, 1, `${id} was sent ${n} times`);
+    for (const [id, n] of counts) {
+      if (n === 1) continue;
+      const tried = await app.db
+        .selectFrom('webhook_attempts')
+        .select(['started_at', 'duration_ms', 'outcome', 'status_code', 'error'])
+        .where('event_id', '=', `evt_${id.slice(4)}`)
+        .execute();
+      assert.fail(`${id} was sent ${n} times; its attempts: ${JSON.stringify(tried)}`);
+    }
     for (const r of rx.received.slice(0, 20)) verifyDelivery(r, secret, { now: () => new Date() });
     const attempts = await app.db
       .selectFrom('webhook_attempts')
@@ -206,7 +227,7 @@ describe('two servers on one Postgres database', { skip }, () => {
     await app.db.deleteFrom('rate_limits').execute();
   });
 
-  test('realtime: events recorded on one server reach team and widget sockets on the other within a second, gap-free', async () => {
+  test('realtime: events recorded on one server reach team and widget sockets on the other, gap-free', async () => {
     const channel = await createChatChannel(app, {
       workspaceId: seed.workspaceId,
       inboxId: seed.inboxId,
@@ -230,20 +251,17 @@ describe('two servers on one Postgres database', { skip }, () => {
     sockets.push(onB.ws, onA.ws, widgetOnB.ws);
     const cursor = onB.frames.find((f) => f.type === 'hello').cursor as number;
 
-    // A reply through server A reaches the sockets held by server B.
-    const t0 = Date.now();
+    // A reply through server A reaches the sockets held by server B. How soon is not timed here (a
+    // loaded machine may take seconds): that another process's commit wakes the watch at once, with
+    // its timed polls out of the way, is test/multi-process/notify.test.ts.
     const reply = await json(`${a.url}/v1/conversations/${conversationId}/messages`, {
       method: 'POST',
       token: seed.ownerToken,
       body: { body: 'It ships today.' },
     });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
-    await waitUntil(() => onB.frames.some((f) => f.type === 'event' && f.event.data?.message?.id === reply.body.id), 5_000, 'the team socket on B');
-    const teamLate = Date.now() - t0;
-    await waitUntil(() => widgetOnB.frames.some((f) => f.type === 'message' && f.message.body === 'It ships today.'), 5_000, 'the widget socket on B');
-    const widgetLate = Date.now() - t0;
-    assert.ok(teamLate < 1_000, `the team socket on B had it ${teamLate} ms after the reply on A`);
-    assert.ok(widgetLate < 1_000, `the widget socket on B had it ${widgetLate} ms after the reply on A`);
+    await waitUntil(() => onB.frames.some((f) => f.type === 'event' && f.event.data?.message?.id === reply.body.id), 20_000, 'the team socket on B');
+    await waitUntil(() => widgetOnB.frames.some((f) => f.type === 'message' && f.message.body === 'It ships today.'), 20_000, 'the widget socket on B');
 
     // Writes through both servers at once: both sockets see the same stream, in order, once each.
     await Promise.all(
@@ -270,7 +288,7 @@ describe('two servers on one Postgres database', { skip }, () => {
     const stored = await replay();
     assert.ok(stored.length >= 31, `${stored.length} events stored`);
     const seqs = (s: Socket) => s.frames.filter((f) => f.type === 'event').map((f) => f.event.seq as number);
-    await waitUntil(() => seqs(onB).length >= stored.length && seqs(onA).length >= stored.length, 5_000, 'every event on both sockets');
+    await waitUntil(() => seqs(onB).length >= stored.length && seqs(onA).length >= stored.length, 20_000, 'every event on both sockets');
     // Background work may add events after the replay was read: the sockets' first ones are the replay.
     assert.deepEqual(seqs(onB).slice(0, stored.length), stored, 'the socket on B: every event once, in stream order');
     assert.deepEqual(seqs(onA).slice(0, stored.length), stored, 'the socket on A: the same');
@@ -281,12 +299,14 @@ describe('two servers on one Postgres database', { skip }, () => {
     const { token } = await createSession(app, seed.ownerId);
     const onB = await openSocket(`${b.url.replace('http', 'ws')}/v1/realtime`, { authorization: `Bearer ${token}` });
     sockets.push(onB.ws);
-    const t0 = Date.now();
     const out = await json(`${a.url}/v1/auth/signout`, { method: 'POST', token });
     assert.ok(out.status < 300, JSON.stringify(out.body));
-    assert.equal(await onB.closed, 4403);
-    const late = Date.now() - t0;
-    assert.ok(late < 1_000, `closed ${late} ms after the sign-out on A (the heartbeat check would take up to 25 s)`);
+    // The socket's first heartbeat check (which would find the session gone too) is 25 s after it
+    // opened: closed well before that, it was the relayed signal that closed it, however loaded the machine.
+    let timer: NodeJS.Timeout | undefined;
+    const giveUp = new Promise((r) => (timer = setTimeout(() => r('still open 15 s after the sign-out on A'), 15_000)));
+    assert.equal(await Promise.race([onB.closed, giveUp]), 4403);
+    clearTimeout(timer);
   });
 
   test('broadcast sends: every recipient gets one mail with both servers running the send job', async () => {

@@ -49,6 +49,9 @@ describe('webhook outbox survives kill -9', () => {
     // The receiver holds every request: deliveries are under way when the server is killed.
     await rx.waitFor(5);
     assert.equal(await first.kill('SIGKILL'), null);
+    // Requests the dead process had written may still be read by the receiver after the exit is
+    // noticed: once its connections are closed, every one of them has arrived.
+    await waitUntil(async () => rx.openConnections() === 0, 20_000);
     const underWay = new Set(rx.received.map((r) => String(r.headers['webhook-id'])));
     const pending = await app.db.selectFrom('webhook_deliveries').select('status').execute();
     assert.equal(pending.length, 40);

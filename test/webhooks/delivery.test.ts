@@ -645,7 +645,7 @@ describe('webhook delivery', () => {
   });
 });
 
-async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+async function waitUntil(check: () => boolean, timeoutMs = 20_000): Promise<void> {
   const started = Date.now();
   while (!check()) {
     if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');

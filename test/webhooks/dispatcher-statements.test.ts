@@ -110,7 +110,8 @@ describe('webhook dispatcher statements', () => {
     await isLocked;
     try {
       const claim = claimDeliveries(app, { limit: 10, busyEndpoints: [], manual: false });
-      const outcome = await Promise.race([claim, new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 3000))]);
+      // Without SKIP LOCKED it would wait until the other transaction ends, which is never before the release below.
+      const outcome = await Promise.race([claim, new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 20_000).unref())]);
       assert.notEqual(outcome, 'waited', 'the claim waited for the other transaction');
       assert.deepEqual(
         (outcome as { event_seq: number }[]).map((d) => d.event_seq).sort((a, b) => a - b),

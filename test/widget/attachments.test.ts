@@ -122,7 +122,7 @@ describe('chat widget: visitor attachments', () => {
         201,
       );
 
-      const deadline = Date.now() + 5000;
+      const deadline = Date.now() + 20_000;
       while (!frames.some((f) => f.type === 'message' && f.message.body === 'Here is your label')) {
         if (Date.now() > deadline) throw new Error('no live reply');
         await new Promise((r) => setTimeout(r, 20));

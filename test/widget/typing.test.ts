@@ -129,7 +129,7 @@ describe('typing signals', () => {
   });
 });
 
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000) {
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('timed out waiting');
