@@ -130,15 +130,30 @@ describe('a copy batch and what the inbox held before', { skip: dovecotMissing }
   const clock = new ManualClock(now);
   const daysAgo = (n: number) => new Date(now.getTime() - n * 86_400_000);
   let question: Buffer;
+  let shipping: Buffer;
 
   before(async () => {
     d = await startDovecot();
     d.addUser(SUPPORT, SUPPORT_PASSWORD);
     question = await buildMail({ from: 'Bo <bo@customer.test>', to: SUPPORT, subject: 'Invoice', messageId: 'p1@customer.test', date: daysAgo(6) });
+    // Arrives by mail only (deleted from the old mailbox); Bo's follow-up to it is in the old mailbox.
+    shipping = await buildMail({ from: 'Bo <bo@customer.test>', to: SUPPORT, subject: 'Shipping', messageId: 's1@customer.test', date: daysAgo(4) });
     d.deliver(SUPPORT, 'INBOX', [
       { raw: question, flags: 'S' },
       {
         raw: await buildMail({ from: 'Cy Known <CY@customer.test>', to: SUPPORT, subject: 'Hello', messageId: 'n1@customer.test', date: daysAgo(2) }),
+        flags: 'S',
+      },
+      {
+        raw: await buildMail({
+          from: 'Bo <bo@customer.test>',
+          to: SUPPORT,
+          subject: 'Re: Shipping',
+          messageId: 's2@customer.test',
+          inReplyTo: 's1@customer.test',
+          references: ['s1@customer.test'],
+          date: daysAgo(3),
+        }),
         flags: 'S',
       },
     ]);
@@ -173,13 +188,21 @@ describe('a copy batch and what the inbox held before', { skip: dovecotMissing }
 
   test('mail that arrived by mail is a duplicate, its reply joins its conversation, a known contact is reused', async () => {
     // Before the copy: the question arrived by mail, and Cy is a contact without a name.
-    const ingested = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(SUPPORT)}`, { raw: question, token: INGRESS_SECRET });
-    assert.ok(ingested.status < 300, JSON.stringify(ingested.body));
+    for (const raw of [question, shipping]) {
+      const ingested = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(SUPPORT)}`, { raw, token: INGRESS_SECRET });
+      assert.ok(ingested.status < 300, JSON.stringify(ingested.body));
+    }
     const stored = await s.app.db
       .selectFrom('messages')
       .select(['id', 'conversation_id'])
       .where('workspace_id', '=', seed.workspaceId)
       .where('mail_message_id', '=', 'p1@customer.test')
+      .executeTakeFirstOrThrow();
+    const shippingStored = await s.app.db
+      .selectFrom('messages')
+      .select(['conversation_id'])
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('mail_message_id', '=', 's1@customer.test')
       .executeTakeFirstOrThrow();
     const cy = await s.request('POST', '/v1/contacts', { token: seed.apiKey, body: { emails: ['cy@customer.test'] } });
     assert.equal(cy.status, 201, JSON.stringify(cy.body));
@@ -197,7 +220,7 @@ describe('a copy batch and what the inbox held before', { skip: dovecotMissing }
       .where('migration_id', '=', id)
       .execute();
     const bySubject = new Map(items.map((i) => [i.subject, i]));
-    assert.equal(items.length, 3);
+    assert.equal(items.length, 4);
     assert.deepEqual(
       { ...bySubject.get('Invoice') },
       { subject: 'Invoice', status: 'duplicate', message_id: stored.id, conversation_id: stored.conversation_id },
@@ -206,9 +229,15 @@ describe('a copy batch and what the inbox held before', { skip: dovecotMissing }
     assert.equal(bySubject.get('Re: Invoice')?.status, 'copied');
     assert.equal(bySubject.get('Re: Invoice')?.conversation_id, stored.conversation_id, 'the reply joins the conversation of the question');
     assert.equal(bySubject.get('Hello')?.status, 'copied');
+    assert.equal(bySubject.get('Re: Shipping')?.status, 'copied');
+    assert.equal(
+      bySubject.get('Re: Shipping')?.conversation_id,
+      shippingStored.conversation_id,
+      'a follow-up to mail the old mailbox no longer holds joins its conversation',
+    );
 
     const messages = await s.app.db.selectFrom('messages').select('id').where('workspace_id', '=', seed.workspaceId).where('kind', '=', 'message').execute();
-    assert.equal(messages.length, 3, 'the question once, its reply, and Cy’s mail');
+    assert.equal(messages.length, 5, 'the question once, its reply, Shipping and its follow-up, and Cy’s mail');
     const contacts = await s.app.db
       .selectFrom('contact_emails')
       .innerJoin('contacts', 'contacts.id', 'contact_emails.contact_id')
