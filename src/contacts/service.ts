@@ -33,6 +33,7 @@ import {
   loadContactView,
   loadContactViewByEmail,
   loadContactViews,
+  loadContactViewsByEmail,
   reachableFrom,
 } from './store.js';
 
@@ -133,10 +134,18 @@ async function recordContactUpdated(tx: Tx, view: ContactView, at: Date) {
  */
 export async function findOrCreateContactByEmail(
   tx: Tx,
-  input: { workspaceId: string; email: string; name?: string | null; attributes?: Record<string, string>; quiet?: boolean },
+  input: {
+    workspaceId: string;
+    email: string;
+    name?: string | null;
+    attributes?: Record<string, string>;
+    quiet?: boolean;
+    /** The contact contactsByEmail found for this address in the same transaction (null: none), so it is not looked up again. */
+    found?: ContactView | null;
+  },
 ): Promise<{ view: ContactView; created: boolean }> {
   const email = normalizeAddress(input.email);
-  const view = await loadContactViewByEmail(tx.db, input.workspaceId, email);
+  const view = input.found !== undefined ? input.found : await loadContactViewByEmail(tx.db, input.workspaceId, email);
   if (view) {
     const id = view.contact.id;
     const set: { name?: string; attributes?: string } = {};
@@ -162,6 +171,11 @@ export async function findOrCreateContactByEmail(
     view: await insertContact(tx, { workspaceId: input.workspaceId, name: input.name, emails: [email], attributes: input.attributes }),
     created: true,
   };
+}
+
+/** The contacts owning these addresses in the workspace, by normalized address (the keys findOrCreateContactByEmail's `found` is for). */
+export async function contactsByEmail(db: Db, workspaceId: string, normalizedEmails: readonly string[]): Promise<Map<string, ContactView>> {
+  return loadContactViewsByEmail(db, workspaceId, normalizedEmails);
 }
 
 /** A contact without an address (mail whose sender cannot be read, anonymous feedback). */

@@ -69,6 +69,28 @@ export async function loadContactViewByEmail(db: Db, workspaceId: string, email:
   return { contact, emails: emails.map((e) => e.email), externalIds };
 }
 
+/** The contacts owning these (normalized) addresses in the workspace, by address: one statement, then their views. */
+export async function loadContactViewsByEmail(db: Db, workspaceId: string, emails: readonly string[]): Promise<Map<string, ContactView>> {
+  const out = new Map<string, ContactView>();
+  const unique = [...new Set(emails)];
+  const owners = new Map<string, string>();
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await db
+      .selectFrom('contact_emails')
+      .select(['email', 'contact_id'])
+      .where('workspace_id', '=', workspaceId)
+      .where('email', 'in', unique.slice(i, i + 500))
+      .execute();
+    for (const r of rows) owners.set(r.email, r.contact_id);
+  }
+  const views = await loadContactViews(db, [...owners.values()]);
+  for (const [email, id] of owners) {
+    const view = views.get(id);
+    if (view) out.set(email, view);
+  }
+  return out;
+}
+
 /** The live contact that owns an address in the workspace (addresses move to the target on merge). */
 /** A contact of the workspace by id (merged ones too: `merged_into_id` says where they went). */
 export async function findContact(db: Db, workspaceId: string, id: string): Promise<ContactRow | undefined> {

@@ -64,6 +64,52 @@ export async function findStoredCopy(db: Db, target: { workspaceId: string; inbo
     : undefined;
 }
 
+/** Digests or Message-IDs per statement of findStoredCopies. */
+const LOOKUP_CHUNK = 500;
+
+/**
+ * findStoredCopy for many mails at once (a migration batch's), in one statement per 500 digests
+ * and one per 500 Message-IDs: the stored copy of each mail that has one, by its digest.
+ */
+export async function findStoredCopies(
+  db: Db,
+  target: { workspaceId: string; inboxId: string },
+  mails: readonly MailIdentity[],
+): Promise<Map<string, StoredCopy>> {
+  const found = new Map<string, StoredCopy>();
+  const digests = [...new Set(mails.map((m) => m.digest))];
+  for (let i = 0; i < digests.length; i += LOOKUP_CHUNK) {
+    const rows = await db
+      .selectFrom('mail_digests')
+      .select(['digest', 'conversation_id', 'message_id'])
+      .where('workspace_id', '=', target.workspaceId)
+      .where('inbox_id', '=', target.inboxId)
+      .where('digest', 'in', digests.slice(i, i + LOOKUP_CHUNK))
+      .execute();
+    for (const r of rows) found.set(r.digest, { conversation_id: r.conversation_id, message_id: r.message_id });
+  }
+  const byId = mails.filter((m) => m.messageId && !found.has(m.digest));
+  const rfcIds = [...new Set(byId.map((m) => m.messageId!))];
+  const holders = new Map<string, StoredCopy>();
+  for (let i = 0; i < rfcIds.length; i += LOOKUP_CHUNK) {
+    const rows = await db
+      .selectFrom('mail_ids')
+      .select(['rfc_id', 'conversation_id', 'message_id'])
+      .where('workspace_id', '=', target.workspaceId)
+      .where('rfc_id', 'in', rfcIds.slice(i, i + LOOKUP_CHUNK))
+      .where('inbox_id', '=', target.inboxId)
+      .where('digest', 'is', null)
+      .execute();
+    for (const r of rows) holders.set(r.rfc_id, { conversation_id: r.conversation_id, message_id: r.message_id });
+  }
+  for (const mail of byId) {
+    const holder = holders.get(mail.messageId!);
+    if (holder && !found.has(mail.digest) && (await sameAsUndigested(db, { message_id: holder.message_id, digest: null }, mail)))
+      found.set(mail.digest, holder);
+  }
+  return found;
+}
+
 /**
  * Whether mail is the message holding its Message-ID in mail_ids without a digest: a reply we sent
  * (the same when it comes back from the address we sent it from, as a copy to ourselves does), or

@@ -3,18 +3,21 @@
 import type { Db } from '../db/schema.js';
 import type { StoredCopy } from './duplicates.js';
 
-/** The conversations of the inbox holding a message with one of these Message-IDs. */
-export async function conversationIdsOfMailIds(db: Db, workspaceId: string, inboxId: string, rfcIds: readonly string[]): Promise<string[]> {
-  if (rfcIds.length === 0) return [];
-  const rows = await db
-    .selectFrom('mail_ids')
-    .select('conversation_id')
-    .distinct()
-    .where('workspace_id', '=', workspaceId)
-    .where('inbox_id', '=', inboxId)
-    .where('rfc_id', 'in', [...rfcIds])
-    .execute();
-  return rows.map((r) => r.conversation_id);
+/** Of these Message-IDs, those the inbox holds, with the conversation of each (one statement per 500 ids). */
+export async function conversationsByMailId(db: Db, workspaceId: string, inboxId: string, rfcIds: readonly string[]): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const unique = [...new Set(rfcIds)];
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await db
+      .selectFrom('mail_ids')
+      .select(['rfc_id', 'conversation_id'])
+      .where('workspace_id', '=', workspaceId)
+      .where('inbox_id', '=', inboxId)
+      .where('rfc_id', 'in', unique.slice(i, i + 500))
+      .execute();
+    for (const r of rows) found.set(r.rfc_id, r.conversation_id);
+  }
+  return found;
 }
 
 /** The message registered in the inbox under exactly this Message-ID. */

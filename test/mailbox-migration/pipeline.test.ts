@@ -166,8 +166,9 @@ describe('scan and copy overlap the FETCH with parsing', { skip: dovecotMissing 
     const updates = countingItemUpdates();
     const messageReads = countingReadsOf('messages');
     const inserts = Object.fromEntries(['conversations', 'messages', 'mail_digests', 'mail_ids'].map((t) => [t, countingInsertsInto(t)]));
+    const lookups = Object.fromEntries(['mail_digests', 'mail_ids', 'contact_emails', 'conversations'].map((t) => [t, countingReadsOf(t)]));
     let db = s.app.db.withPlugin(updates).withPlugin(messageReads);
-    for (const plugin of Object.values(inserts)) db = db.withPlugin(plugin);
+    for (const plugin of [...Object.values(inserts), ...Object.values(lookups)]) db = db.withPlugin(plugin);
     const ctx = { ...s.app, db };
     assert.equal(await copyStep(ctx, await migration(), recording(mailbox, events), { parse, limits }, 60_000), 'done');
     assert.equal(events.filter((e) => e === 'parsed').length, THREADS * 2);
@@ -178,6 +179,11 @@ describe('scan and copy overlap the FETCH with parsing', { skip: dovecotMissing 
     // The batch's new conversations, their messages (with dividers) and stored-mail records: a few multi-row inserts.
     for (const [table, plugin] of Object.entries(inserts))
       assert.ok(plugin.count <= 1, `${plugin.count} inserts into ${table} for one batch of ${THREADS * 2} messages`);
+    // Stored copies, the conversations of named Message-IDs and contacts by address are looked up
+    // for the whole batch at once (mail_ids: by Message-ID for stored copies, and for threading).
+    const lookupLimits: Record<string, number> = { mail_digests: 1, mail_ids: 2, contact_emails: 2, conversations: 0 };
+    for (const [table, plugin] of Object.entries(lookups))
+      assert.ok(plugin.count <= lookupLimits[table], `${plugin.count} reads of ${table} for one batch of ${THREADS * 2} messages and ${THREADS} threads`);
     assert.ok(events.indexOf('parsed') < events.indexOf('fetch_ended'), `parsing waited for the whole FETCH: ${events.join(' ')}`);
     const messages = await s.app.db
       .selectFrom('messages')

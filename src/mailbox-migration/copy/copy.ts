@@ -6,7 +6,7 @@
 // webhooks, notifications or outbound mail; only migration.progress reaches owners and admins.
 import { createHash } from 'node:crypto';
 import { type Insertable, sql, type Transaction } from 'kysely';
-import { createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } from '../../contacts/service.js';
+import { contactsByEmail, createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } from '../../contacts/service.js';
 import type { ContactView } from '../../contacts/store.js';
 import type { Ctx } from '../../context.js';
 import { attachmentKey, rawEmailKey } from '../../conversations/files.js';
@@ -35,8 +35,8 @@ import {
 } from '../../conversations/service.js';
 import type { Database, Db, MailboxMigrationItemsTable } from '../../db/schema.js';
 import { announceEvents } from '../../events/service.js';
-import { findStoredCopy, type MailIdentity, mailIdentity, registerStoredMail, registerStoredMails, type StoredCopy } from '../../mail/duplicates.js';
-import { conversationIdsOfMailIds, storedCopyByMailId } from '../../mail/imported.js';
+import { findStoredCopies, type MailIdentity, mailIdentity, registerStoredMail, registerStoredMails, type StoredCopy } from '../../mail/duplicates.js';
+import { conversationsByMailId, storedCopyByMailId } from '../../mail/imported.js';
 import { type InboundMail, mailHeadersOf } from '../../mail/parse.js';
 import { sanitizeMailHtml } from '../../mail/sanitize.js';
 import { iso } from '../../platform/clock.js';
@@ -355,18 +355,56 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
       const key = addressKey(c.email);
       if (key) providerIds.set(key, c.externalId);
     }
+  const byKey = new Map(input.fetched.map((f) => [f.item.source_key, f]));
+  const batchThreadKeys = new Set(input.threads.map((t) => t.thread_key));
+  const toStore = input.items.filter((i) => i.status === 'planned' && byKey.has(i.source_key) && batchThreadKeys.has(i.thread_key!));
+  // What the batch looks up message by message is read for the whole batch first, one statement
+  // per kind: the contacts of its addresses, the stored copies of its mails, the conversations
+  // holding the Message-IDs its threads name. What the batch itself stores is added as it goes
+  // (storedInBatch, mailIdsInBatch; a created contact is cached), so every answer stays what a
+  // lookup at that moment would give.
+  const addresses = [...input.threads.map((t) => t.customer_address), ...toStore.map((i) => i.from_address)];
+  const knownContacts = await contactsByEmail(
+    trx,
+    m.workspace_id,
+    addresses.flatMap((a) => {
+      const key = a ? addressKey(a) : null;
+      return key ? [key] : [];
+    }),
+  );
   const contactFor = async (address: string | null, name: string | null): Promise<ContactView> => {
     if (!address) return createAnonymousContact(tx, { workspaceId: m.workspace_id, name: name ?? 'Unknown sender' });
-    const cached = contacts.get(address);
+    const key = addressKey(address);
+    const cached = contacts.get(key ?? address);
     if (cached) return cached;
-    const providerId = providerIds.get(addressKey(address) ?? '');
+    const providerId = providerIds.get(key ?? '');
     const attributes = providerId ? { [helpDeskCustomerAttribute(m)]: providerId } : undefined;
-    const { view, created } = await findOrCreateContactByEmail(tx, { workspaceId: m.workspace_id, email: address, name, attributes, quiet: true });
+    const found = key ? (knownContacts.get(key) ?? null) : undefined;
+    const { view, created } = await findOrCreateContactByEmail(tx, { workspaceId: m.workspace_id, email: address, name, attributes, quiet: true, found });
     if (created) createdContacts.push(view.contact.id);
-    contacts.set(address, view);
+    contacts.set(key ?? address, view);
     return view;
   };
-  const byKey = new Map(input.fetched.map((f) => [f.item.source_key, f]));
+  const identityOf = (item: ItemRow) => {
+    const mail = byKey.get(item.source_key)!.mail;
+    return mailIdentity(mail, mail.messageId ?? item.rfc_id);
+  };
+  const storedBefore = await findStoredCopies(
+    trx,
+    { workspaceId: m.workspace_id, inboxId },
+    toStore.map((i) => identityOf(i)),
+  );
+  const storedInBatch = new Map<string, StoredCopy>();
+  const threadIds = (members: ItemRow[]) => [...new Set(threadMailIds(members, byKey))].slice(0, 500);
+  const lookedUp = new Set(input.threads.flatMap((t) => threadIds(input.items.filter((i) => i.thread_key === t.thread_key))));
+  const mailIdsBefore = await conversationsByMailId(trx, m.workspace_id, inboxId, [...lookedUp]);
+  /** Message-IDs the batch registered (an id held before keeps its conversation; of the batch's, the first takes it). */
+  const mailIdsInBatch = new Map<string, string>();
+  const stored = (identity: MailIdentity, copy: StoredCopy) => {
+    storedInBatch.set(identity.digest, copy);
+    const id = identity.messageId;
+    if (id && lookedUp.has(id) && !mailIdsBefore.has(id) && !mailIdsInBatch.has(id)) mailIdsInBatch.set(id, copy.conversation_id);
+  };
   const setItem = (sourceKey: string, values: Partial<ItemRow>) =>
     trx.updateTable('mailbox_migration_items').set(values).where('migration_id', '=', m.id).where('source_key', '=', sourceKey).execute();
 
@@ -386,18 +424,15 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
       [...new Set([...members.flatMap((i) => labelsOfItem(i, input.labelOf, input.mapping)), ...tags].filter((l): l is string => !!l))].slice(0, MAX_LABELS),
     );
     if (pending.names(threadMailIds(members, byKey))) await pending.flush();
-    let conversation = await existingConversation(trx, m, thread, members, byKey);
+    let conversation = await existingConversation(trx, thread, threadIds(members), (id) => mailIdsBefore.get(id) ?? mailIdsInBatch.get(id));
     let lastImported: Date | null = null;
     for (const item of own) {
       const f = byKey.get(item.source_key)!;
       const mail = f.mail;
-      const identity = mailIdentity(mail, mail.messageId ?? item.rfc_id);
-      const knownInBatch = pending.copyOf(identity);
-      if (knownInBatch && !conversation) await pending.flush();
-      const known =
-        knownInBatch ??
-        (await findStoredCopy(trx, { workspaceId: m.workspace_id, inboxId }, identity)) ??
-        (await importedBeforeDigests(trx, m, inboxId, identity, f.legacyId));
+      const identity = identityOf(item);
+      const knownInBatch = storedInBatch.get(identity.digest);
+      if (knownInBatch && !conversation && pending.holds(knownInBatch.conversation_id)) await pending.flush();
+      const known = knownInBatch ?? storedBefore.get(identity.digest) ?? (await importedBeforeDigests(trx, m, inboxId, identity, f.legacyId));
       if (known) {
         // Stored once: the inbox has this message already (an earlier copy, or it arrived by mail).
         settled.push({ sourceKey: item.source_key, status: 'duplicate', messageId: known.message_id, conversationId: known.conversation_id });
@@ -473,6 +508,7 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
         messageId = inserted.message.id;
         if (!(await registerStoredMail(tx, { ...registration, conversationId: conversation.id, messageId }))) throw new StoredMeanwhile();
       }
+      stored(identity, { conversation_id: conversation.id, message_id: messageId });
       settled.push({ sourceKey: item.source_key, status: 'copied', messageId, conversationId: conversation.id });
       copied++;
       if (!lastImported || sentAt > lastImported) lastImported = sentAt;
@@ -553,21 +589,23 @@ async function importedBeforeDigests(
   return storedCopyByMailId(trx, m.workspace_id, inboxId, legacyId);
 }
 
-/** The conversation a thread goes into: the one it went into before, or one holding a message it names. */
+/**
+ * The conversation a thread goes into: the one it went into before, or one holding a message it
+ * names (`conversationOf` a Message-ID, as the inbox's mail_ids hold it now).
+ */
 async function existingConversation(
   trx: Transaction<Database>,
-  m: MigrationRow,
   thread: { conversation_id: string | null },
-  members: ItemRow[],
-  byKey: Map<string, Fetched>,
+  mailIds: readonly string[],
+  conversationOf: (rfcId: string) => string | undefined,
 ): Promise<ConversationRow | undefined> {
   if (thread.conversation_id) {
     const row = await conversationById(trx, thread.conversation_id);
     if (row) return row;
   }
-  const list = [...new Set(threadMailIds(members, byKey))].slice(0, 500);
-  if (list.length === 0) return undefined;
-  return firstConversationOf(trx, await conversationIdsOfMailIds(trx, m.workspace_id, m.inbox_id!, list));
+  const ids = new Set(mailIds.flatMap((id) => conversationOf(id) ?? []));
+  if (ids.size === 0) return undefined;
+  return firstConversationOf(trx, [...ids]);
 }
 
 /**
@@ -631,15 +669,14 @@ interface PendingConversation {
 /**
  * The conversations a batch creates, with their messages, attachments, dividers and stored-mail
  * records, kept until flush writes them in a few multi-row inserts (in the batch's transaction).
- * What later steps of the batch would read of them is answered from here (copyOf, names), or they
- * are written first (flush).
+ * What later steps of the batch would read of them is answered from here (names) or from the batch's
+ * own records (writeBatch's storedInBatch), or they are written first (flush).
  */
 class PendingWrites {
   private conversations = new Map<string, PendingConversation>();
   private messages: Insertable<MessageRow>[] = [];
   private attachments: AttachmentRow[] = [];
   private stored: Parameters<typeof registerStoredMails>[1][number][] = [];
-  private digests = new Map<string, StoredCopy>();
   private mailIds = new Set<string>();
 
   constructor(private readonly tx: { db: Transaction<Database>; clock: Ctx['clock'] }) {}
@@ -651,11 +688,6 @@ class PendingWrites {
   /** Whether any of these Message-IDs is one of a pending message. */
   names(ids: readonly string[]): boolean {
     return this.mailIds.size > 0 && ids.some((id) => this.mailIds.has(id));
-  }
-
-  /** The pending message that is this mail (the same digest), as findStoredCopy would find it once written. */
-  copyOf(mail: MailIdentity): StoredCopy | undefined {
-    return this.digests.get(mail.digest);
   }
 
   createConversation(input: NewConversation): ConversationRow {
@@ -682,7 +714,6 @@ class PendingWrites {
       entry.newest = { id: message.id, direction: message.direction, created_at: message.created_at };
     }
     this.stored.push({ ...registration, conversationId, messageId: message.id });
-    this.digests.set(registration.mail.digest, { conversation_id: conversationId, message_id: message.id });
     if (registration.mail.messageId) this.mailIds.add(registration.mail.messageId);
     return { conversation: entry.conversation, messageId: message.id };
   }
@@ -712,7 +743,6 @@ class PendingWrites {
     this.messages = [];
     this.attachments = [];
     this.stored = [];
-    this.digests = new Map();
     this.mailIds = new Set();
   }
 }
