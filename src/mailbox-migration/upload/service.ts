@@ -132,9 +132,13 @@ export async function putPart(
       done(null, chunk);
     },
   });
+  const out = fs.createWriteStream(tmp, { mode: 0o600 });
   try {
-    await pipeline(input.data, meter, fs.createWriteStream(tmp, { mode: 0o600 }));
+    await pipeline(input.data, meter, out);
   } catch (error) {
+    // The file is opened asynchronously: a part cut early can fail the pipeline before the open has
+    // created it, and removing it before the stream has closed would leave the file behind.
+    if (!out.closed) await new Promise<void>((closed) => out.once('close', () => closed()));
     fs.rmSync(tmp, { force: true });
     if (error instanceof AppError) throw error;
     throw invalid(`the part was not received whole (${(error as Error).message})`);
