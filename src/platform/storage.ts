@@ -58,13 +58,25 @@ async function spool(data: Buffer | Readable, tmpDir: string, maxBytes?: number)
       done(null, chunk);
     },
   });
+  await pipeToNewFile(Buffer.isBuffer(data) ? Readable.from([data]) : data, meter, tmp);
+  return { tmp, size, sha256: hash.digest('hex') };
+}
+
+/**
+ * Streams `source` through `meter` into a new private file; when that fails, nothing of the file is
+ * left. The file is opened asynchronously, so a source that fails early (a client cutting its
+ * upload) can end the pipeline before the open has created the file: it is removed only once the
+ * file's stream has closed.
+ */
+export async function pipeToNewFile(source: Readable, meter: Transform, file: string): Promise<void> {
+  const out = fs.createWriteStream(file, { mode: 0o600 });
   try {
-    await pipeline(Buffer.isBuffer(data) ? Readable.from([data]) : data, meter, fs.createWriteStream(tmp, { mode: 0o600 }));
+    await pipeline(source, meter, out);
   } catch (error) {
-    fs.rmSync(tmp, { force: true });
+    if (!out.closed) await new Promise<void>((closed) => out.once('close', () => closed()));
+    fs.rmSync(file, { force: true });
     throw error;
   }
-  return { tmp, size, sha256: hash.digest('hex') };
 }
 
 export class LocalStorage implements Storage {

@@ -12,7 +12,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Access } from '../../auth/access.js';
 import type { Ctx } from '../../context.js';
 import type { Db, MailboxMigrationUploadsTable } from '../../db/schema.js';
@@ -23,6 +22,7 @@ import { AppError, conflict, invalid, tooLarge } from '../../platform/errors.js'
 import { randomText } from '../../platform/ids.js';
 import { enqueue } from '../../platform/jobs.js';
 import type { RetentionRule, WorkspaceDataStep } from '../../platform/lifecycle.js';
+import { pipeToNewFile } from '../../platform/storage.js';
 import { workspacesDeletedAt } from '../../workspaces/live.js';
 import { formatMigration } from '../format.js';
 import type { ExportManifest } from '../sources/archive.js';
@@ -132,14 +132,9 @@ export async function putPart(
       done(null, chunk);
     },
   });
-  const out = fs.createWriteStream(tmp, { mode: 0o600 });
   try {
-    await pipeline(input.data, meter, out);
+    await pipeToNewFile(input.data, meter, tmp);
   } catch (error) {
-    // The file is opened asynchronously: a part cut early can fail the pipeline before the open has
-    // created it, and removing it before the stream has closed would leave the file behind.
-    if (!out.closed) await new Promise<void>((closed) => out.once('close', () => closed()));
-    fs.rmSync(tmp, { force: true });
     if (error instanceof AppError) throw error;
     throw invalid(`the part was not received whole (${(error as Error).message})`);
   }
