@@ -147,10 +147,17 @@ describe('log writing to stderr', () => {
     // 'close': the process has exited and its stderr is read to the end.
     const code = await new Promise((resolve) => child.once('close', resolve));
     assert.equal(code, 0, err.slice(0, 500));
-    const lines = err.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = err
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(lines.length, 3200);
     const numbered = lines.filter((l) => l.i !== undefined).map((l) => l.i);
-    assert.deepEqual(numbered, Array.from({ length: 3200 }, (_, i) => i).filter((i) => i !== 3000), 'every numbered line, in order');
+    assert.deepEqual(
+      numbered,
+      Array.from({ length: 3200 }, (_, i) => i).filter((i) => i !== 3000),
+      'every numbered line, in order',
+    );
     assert.equal(lines[3000].msg, 'long');
     assert.ok(lines[3000].note === '☃'.repeat(30000), 'the long line whole');
     assert.ok(lines[7].note === 'ünïcödé ☃ '.repeat(20), 'non-ASCII text whole');
