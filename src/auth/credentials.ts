@@ -65,7 +65,7 @@ const readEpochAndWorkspace = reusableQuery((db, workspaceId: string | null) =>
 
 type EpochRow = Awaited<ReturnType<typeof readEpochAndWorkspace>>[number];
 
-interface EpochRead {
+export interface EpochRead {
   cache: EpochCache<CachedCredential>;
   epoch: number;
   /** The live row of the workspace asked for, read with the epoch. */
@@ -103,13 +103,28 @@ const SESSION_TOUCH_MS = 5 * MINUTE;
 /** memberships.last_seen_at is written at most this often per member. */
 export const SEEN_EVERY_MS = 5 * MINUTE;
 
-export type Identity = { kind: 'session'; personId: string; email: string; sessionId: string } | { kind: 'api_key'; access: Access };
+export type Identity =
+  | {
+      kind: 'session';
+      personId: string;
+      email: string;
+      sessionId: string;
+      /** The credentials epoch read that found the session: resolveMembership in the same request uses it instead of reading again. */
+      read?: EpochRead;
+    }
+  | { kind: 'api_key'; access: Access };
 
-/** The identity behind a bearer token (key or session), or undefined for an unknown, revoked or expired one. */
-export function resolveCredential(ctx: C, token: string): MaybePromise<Identity | undefined> {
+/**
+ * The identity behind a bearer token (key or session), or undefined for an unknown, revoked or
+ * expired one. `workspaceId` is the workspace a session's request names (resolveMembership's), so
+ * that the one epoch read can bring its row.
+ */
+export function resolveCredential(ctx: C, token: string, workspaceId?: string): MaybePromise<Identity | undefined> {
   if (token.startsWith(KEY_PREFIX)) return andThen(authenticateApiKey(ctx, token), (access) => access && { kind: 'api_key', access });
   if (token.startsWith(SESSION_TOKEN_PREFIX)) {
-    return findSession(ctx, token).then((s) => s && { kind: 'session', personId: s.person_id, email: s.email, sessionId: s.session_id });
+    return findSession(ctx, token, workspaceId).then(
+      (s) => s && { kind: 'session', personId: s.person_id, email: s.email, sessionId: s.session_id, read: s.read },
+    );
   }
   return undefined;
 }
@@ -175,12 +190,23 @@ function keyInUse(ctx: C, key: CachedKey, workspaceRow: WorkspacesTable | undefi
     .then(() => access);
 }
 
-/** The live session of a token, sliding its expiry forward (written at most every 5 minutes). */
-export async function findSession(ctx: C, token: string) {
+const membershipKey = (personId: string, workspaceId: string | undefined) => `membership:${personId}:${workspaceId ?? ''}`;
+
+/**
+ * The live session of a token, sliding its expiry forward (written at most every 5 minutes), with
+ * the epoch read it was judged under. When the session and its membership of `workspaceId` (or the
+ * one implied) were cached, that read brings the workspace's row as for a key.
+ */
+export async function findSession(ctx: C, token: string, workspaceId?: string) {
   const now = ctx.clock.now();
   const hash = sha256Hex(token);
-  const cached = await cacheFor(ctx);
   const cacheKey = `session:${hash}`;
+  const peekedSession = ctx.credentialCache?.get(cacheKey) as CachedCredential | undefined;
+  const peekedMembership =
+    peekedSession?.kind === 'session'
+      ? (ctx.credentialCache?.get(membershipKey(peekedSession.personId, workspaceId)) as CachedCredential | undefined)
+      : undefined;
+  const cached = await cacheFor(ctx, peekedMembership?.kind === 'membership' ? peekedMembership.workspaceId : null);
   let session = cached?.cache.get(cacheKey);
   // A cached expiry may be older than the row's (another process slid it forward): read the row again.
   if (session?.kind !== 'session' || Date.parse(session.expiresAt) <= now.getTime()) {
@@ -210,7 +236,7 @@ export async function findSession(ctx: C, token: string) {
     session.expiresAt = iso(now.getTime() + SESSION_IDLE_MS);
     await ctx.db.updateTable('sessions').set({ last_used_at: session.lastUsedAt, expires_at: session.expiresAt }).where('id', '=', session.sessionId).execute();
   }
-  return { session_id: session.sessionId, person_id: session.personId, email: session.email };
+  return { session_id: session.sessionId, person_id: session.personId, email: session.email, read: cached };
 }
 
 /**
@@ -218,10 +244,15 @@ export async function findSession(ctx: C, token: string) {
  * their only one when none is named. 403 when they are not a member, 400 when they belong to several
  * and named none. Notes the member as seen (written at most every 5 minutes).
  */
-export async function resolveMembership(ctx: C, person: { personId: string; sessionId: string }, workspaceId: string | undefined): Promise<Access> {
-  const cacheKey = `membership:${person.personId}:${workspaceId ?? ''}`;
+export async function resolveMembership(
+  ctx: C,
+  person: { personId: string; sessionId: string; read?: EpochRead },
+  workspaceId: string | undefined,
+): Promise<Access> {
+  const cacheKey = membershipKey(person.personId, workspaceId);
   const peeked = ctx.credentialCache?.get(cacheKey) as CachedCredential | undefined;
-  const cached = await cacheFor(ctx, peeked?.kind === 'membership' ? peeked.workspaceId : null);
+  // The session was found under an epoch read of this request: the cache is in step with it.
+  const cached = person.read ?? (await cacheFor(ctx, peeked?.kind === 'membership' ? peeked.workspaceId : null));
   let m = cached?.cache.get(cacheKey);
   const workspaceRow = m?.kind === 'membership' ? workspaceRowFor(cached, m.workspaceId) : undefined;
   if (m?.kind !== 'membership') {

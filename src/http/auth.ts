@@ -76,11 +76,20 @@ function credential(c: Context<AppEnv>, ctx: Ctx): string | undefined {
 
 /** Who is calling; 401 without valid credentials. At once for a cached API key on SQLite, a promise otherwise. */
 export function requireIdentity(c: Context<AppEnv>, ctx: Ctx): MaybePromise<Identity> {
+  return identityFor(c, ctx, undefined);
+}
+
+/** The workspace a session's request names (Svc-Workspace; ?workspace= for clients that cannot send headers, a browser's WebSocket). */
+function namedWorkspace(c: Context<AppEnv>): string | undefined {
+  return c.req.header(WORKSPACE_HEADER) ?? c.req.query('workspace');
+}
+
+function identityFor(c: Context<AppEnv>, ctx: Ctx, workspaceId: string | undefined): MaybePromise<Identity> {
   const cached = c.get('identity');
   if (cached) return cached;
   const token = credential(c, ctx);
   if (!token) throw unauthorized('missing credentials: send Authorization: Bearer <API key>');
-  return andThen(resolveCredential(ctx, token), (identity) => {
+  return andThen(resolveCredential(ctx, token, workspaceId), (identity) => {
     if (!identity) throw unauthorized('the key or session is unknown, revoked or expired');
     c.set('identity', identity);
     return identity;
@@ -112,13 +121,13 @@ export async function requirePerson(c: Context<AppEnv>, ctx: Ctx) {
 export function requireAccess(c: Context<AppEnv>, ctx: Ctx): MaybePromise<Access> {
   const cached = c.get('access');
   if (cached) return cached;
-  return andThen(requireIdentity(c, ctx), (identity) => {
+  // The named workspace goes with the credential: a session's one epoch read can bring its row.
+  return andThen(identityFor(c, ctx, namedWorkspace(c)), (identity) => {
     if (identity.kind === 'api_key') {
       c.set('access', identity.access);
       return identity.access;
     }
-    // ?workspace= serves clients that cannot send headers (a browser's WebSocket).
-    return resolveMembership(ctx, identity, c.req.header(WORKSPACE_HEADER) ?? c.req.query('workspace')).then((access) => {
+    return resolveMembership(ctx, identity, namedWorkspace(c)).then((access) => {
       c.set('access', access);
       return access;
     });

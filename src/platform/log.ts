@@ -18,19 +18,30 @@ const SECRET_FIELD = /pass(word|wd|phrase)?s?(?![a-z])|secret|token|authorizatio
 // (`broadcast_recipients: 120` in the retention line) is kept.
 const RECIPIENT_FIELD = /recipients?$/i;
 
-// The same few field names come on every line: what the patterns say about a name is kept.
-const secretNames = new Map<string, boolean>();
-const recipientNames = new Map<string, boolean>();
+// The same few field names come on every line: what the patterns say about a name is kept, with
+// the name as it is written in a line (`,"name":`).
+interface FieldName {
+  prefix: string;
+  secret: boolean;
+  recipient: boolean;
+}
+const fieldNames = new Map<string, FieldName>();
+
+function fieldName(key: string): FieldName {
+  let name = fieldNames.get(key);
+  if (name === undefined) {
+    name = { prefix: `,${JSON.stringify(key)}:`, secret: SECRET_FIELD.test(key), recipient: RECIPIENT_FIELD.test(key) };
+    if (fieldNames.size < 10_000) fieldNames.set(key, name);
+  }
+  return name;
+}
+
+function hiddenName(name: FieldName, value: unknown): boolean {
+  return name.secret || (name.recipient && typeof value !== 'number' && typeof value !== 'bigint');
+}
 
 function hidden(key: string, value: unknown): boolean {
-  let secret = secretNames.get(key);
-  if (secret === undefined) {
-    secret = SECRET_FIELD.test(key);
-    recipientNames.set(key, RECIPIENT_FIELD.test(key));
-    if (secretNames.size < 10_000) secretNames.set(key, secret);
-  }
-  if (secret) return true;
-  return (recipientNames.get(key) ?? RECIPIENT_FIELD.test(key)) && typeof value !== 'number' && typeof value !== 'bigint';
+  return hiddenName(fieldName(key), value);
 }
 
 function clean(value: unknown, depth = 0): unknown {
@@ -49,9 +60,22 @@ function clean(value: unknown, depth = 0): unknown {
 
 const LEVEL_NAMES: Record<number, LogLevel> = { 0: 'error', 1: 'warn', 2: 'info', 3: 'info', 4: 'debug', 5: 'debug' };
 
+// Lines written within the same millisecond share its ISO text.
+let lastTimeMs = Number.NaN;
+let lastTime = '';
+
+function isoTime(date: Date): string {
+  const ms = date.getTime();
+  if (ms !== lastTimeMs) {
+    lastTime = date.toISOString();
+    lastTimeMs = ms;
+  }
+  return lastTime;
+}
+
 /** One JSON object per line: time, level, msg, then the fields (a child logger's first). */
 function jsonLine(date: Date, level: LogLevel, msg: string, base: LogFields, fields: LogFields | undefined): string {
-  const time = date.toISOString();
+  const time = isoTime(date);
   // A field named like another one (or like time, level, msg) takes that one's place: the object
   // below does it. Otherwise the line is written field by field, without copying the fields first.
   if (repeatsAName(base, fields)) {
@@ -66,11 +90,19 @@ function jsonLine(date: Date, level: LogLevel, msg: string, base: LogFields, fie
     for (const key in own) {
       if (!Object.hasOwn(own, key)) continue;
       const value = own[key];
-      const json = JSON.stringify(hidden(key, value) ? '[redacted]' : clean(value, 1));
-      if (json !== undefined) text += `,${JSON.stringify(key)}:${json}`;
+      const name = fieldName(key);
+      const json = hiddenName(name, value) ? '"[redacted]"' : fieldJson(value);
+      if (json !== undefined) text += name.prefix + json;
     }
   }
   return text + '}\n';
+}
+
+/** A field's value as JSON (undefined leaves the field out, as JSON.stringify does). */
+function fieldJson(value: unknown): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
+  if (typeof value === 'string') return JSON.stringify(value);
+  return JSON.stringify(clean(value, 1));
 }
 
 const LINE_NAMES = ['time', 'level', 'msg'];
@@ -86,32 +118,38 @@ function repeatsAName(base: LogFields, fields: LogFields | undefined): boolean {
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
+const BATCH_BYTES = 64 * 1024;
+
 /**
  * stderr writer that gathers lines for up to 25 ms (or 64 KiB) into one write: a line per request
- * would otherwise cost a system call per request. Warnings and errors go out at once, and whatever
- * is pending is written synchronously when the process exits.
+ * would otherwise cost a system call per request. Lines are copied into a buffer as they come, so
+ * that a line's text dies young instead of waiting in the heap for the write. Warnings and errors go
+ * out at once, and whatever is pending is written synchronously when the process exits.
  */
 function batchedStderr(): (line: string, urgent: boolean) => void {
-  let pending: string[] = [];
-  let bytes = 0;
+  let pending = Buffer.allocUnsafe(BATCH_BYTES);
+  let used = 0;
   let timer: NodeJS.Timeout | undefined;
   const flush = () => {
     clearTimeout(timer);
     timer = undefined;
-    if (pending.length === 0) return;
-    const text = pending.join('');
-    pending = [];
-    bytes = 0;
+    if (used === 0) return;
+    const text = pending.subarray(0, used);
+    // The written part goes with the write; the next lines go into a new buffer.
+    pending = Buffer.allocUnsafe(BATCH_BYTES);
+    used = 0;
     process.stderr.write(text);
   };
   process.once('exit', () => {
-    if (pending.length) fs.writeSync(2, pending.join(''));
-    pending = [];
+    if (used) fs.writeSync(2, pending, 0, used);
+    used = 0;
   });
   return (line, urgent) => {
-    pending.push(line);
-    bytes += line.length;
-    if (urgent || bytes >= 65536) flush();
+    // A UTF-16 unit takes at most 3 bytes in UTF-8.
+    if (used + line.length * 3 > BATCH_BYTES) flush();
+    if (line.length * 3 > BATCH_BYTES) process.stderr.write(line);
+    else used += pending.write(line, used);
+    if (urgent) flush();
     else timer ??= setTimeout(flush, 25);
   };
 }

@@ -198,6 +198,27 @@ describe('credentials cache: what a request reads', () => {
     assert.equal(statements.length, 1, statements.join('\n'));
   });
 
+  test('a request with a cached session reads the credentials epoch once, with the workspace row', async () => {
+    const seed = await seedWorkspace(s.app);
+    // Implied (the person's only workspace) and named, in the header or the query (a browser's WebSocket).
+    const ways: { path: string; headers?: Record<string, string> }[] = [
+      { path: '/v1/workspace' },
+      { path: '/v1/workspace', headers: { 'svc-workspace': seed.workspaceId } },
+      { path: `/v1/workspace?workspace=${seed.workspaceId}` },
+    ];
+    for (const way of ways) {
+      for (let i = 0; i < 2; i++) assert.equal((await s.request('GET', way.path, { token: seed.ownerToken, headers: way.headers })).status, 200);
+      let answer: Answer | undefined;
+      const statements = await statementsNaming(['credentials_epoch', 'workspaces', 'sessions', 'memberships'], async () => {
+        answer = await s.request('GET', way.path, { token: seed.ownerToken, headers: way.headers });
+      });
+      assert.equal(answer?.status, 200, way.path);
+      assert.equal(answer?.body.id, seed.workspaceId);
+      assert.equal(statements.length, 1, `${JSON.stringify(way)}\n${statements.join('\n')}`);
+      assert.match(statements[0], /credentials_epoch/);
+    }
+  });
+
   test('the workspace row that comes with the epoch is read on every request, never kept', async () => {
     const seed = await seedWorkspace(s.app);
     for (let i = 0; i < 2; i++) assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 200);

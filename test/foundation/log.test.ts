@@ -126,3 +126,40 @@ describe('log line building', () => {
     assert.deepEqual(line.inner.deep, { deeper: { deepest: { x: { y: 1 } } } });
   });
 });
+
+describe('log writing to stderr', () => {
+  test('batched lines reach stderr whole and in order: non-ASCII, lines longer than a batch, more than a batch, at exit', async () => {
+    const { spawn } = await import('node:child_process');
+    const path = await import('node:path');
+    const logModule = path.resolve('dist/src/platform/log.js');
+    const script = `
+      const { createLogger } = await import(${JSON.stringify(logModule)});
+      const log = createLogger();
+      for (let i = 0; i < 3000; i++) log.info('line', { i, note: i % 7 === 0 ? 'ünïcödé ☃ '.repeat(20) : 'plain' });
+      log.info('long', { note: '☃'.repeat(30000) });
+      log.warn('urgent', { i: 3001 });
+      for (let i = 3002; i < 3100; i++) log.info('line', { i });
+      setTimeout(() => { for (let i = 3100; i < 3200; i++) log.info('line', { i }); process.exit(0); }, 50);
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    // 'close': the process has exited and its stderr is read to the end.
+    const code = await new Promise((resolve) => child.once('close', resolve));
+    assert.equal(code, 0, err.slice(0, 500));
+    const lines = err
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.equal(lines.length, 3200);
+    const numbered = lines.filter((l) => l.i !== undefined).map((l) => l.i);
+    assert.deepEqual(
+      numbered,
+      Array.from({ length: 3200 }, (_, i) => i).filter((i) => i !== 3000),
+      'every numbered line, in order',
+    );
+    assert.equal(lines[3000].msg, 'long');
+    assert.ok(lines[3000].note === '☃'.repeat(30000), 'the long line whole');
+    assert.ok(lines[7].note === 'ünïcödé ☃ '.repeat(20), 'non-ASCII text whole');
+  });
+});
