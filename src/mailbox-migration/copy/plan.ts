@@ -1,7 +1,9 @@
 // The copy plan made from the scanned headers (the dry run): threads joined by References and
 // In-Reply-To only (never by subject), duplicates by Message-ID, what is skipped and why, and the
-// status each imported conversation gets. Pure functions over the items; the scan stores the result.
+// status each imported conversation gets. Pure functions over the items (`planItemsInSlices` lets the
+// event loop turn while it plans); the scan stores the result.
 import { createHash } from 'node:crypto';
+import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import type { ConversationStatus, MigrationItemStatus } from '../../db/schema.js';
 import { DAY } from '../../platform/clock.js';
 
@@ -160,16 +162,54 @@ function inRange(sentAt: string, from: string | null, to: string | null): boolea
   return true;
 }
 
+export interface Plan {
+  items: PlannedItem[];
+  threads: PlannedThread[];
+}
+
+/** Items (or threads) planned between two turns of the event loop in `planItemsInSlices`. */
+const PLAN_SLICE = 2000;
+
 /**
  * Plans every item of a migration. Items already copied keep their status; everything else gets a
  * status (planned, skipped with a reason, duplicate) and a thread.
  */
-export function planItems(items: readonly PlanItem[], opts: PlanOptions, grouper?: ThreadGrouper): { items: PlannedItem[]; threads: PlannedThread[] } {
+export function planItems(items: readonly PlanItem[], opts: PlanOptions, grouper?: ThreadGrouper): Plan {
+  const steps = planSteps(items, opts, grouper);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The same plan as `planItems`, letting the event loop turn after every slice of work: planning a
+ * large mailbox takes seconds of CPU, in which a server would otherwise answer nothing.
+ */
+export async function planItemsInSlices(items: readonly PlanItem[], opts: PlanOptions, grouper?: ThreadGrouper): Promise<Plan> {
+  const steps = planSteps(items, opts, grouper);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await yieldToOthers();
+  }
+}
+
+/** The plan, pausing (yield) after about every PLAN_SLICE items or threads. */
+function* planSteps(items: readonly PlanItem[], opts: PlanOptions, grouper?: ThreadGrouper): Generator<void, Plan> {
+  let work = 0;
+  const slice = () => {
+    work++;
+    return work % PLAN_SLICE === 0;
+  };
   // A caller that reads items in pages groups them as it reads (and may drop their refs).
   let threads = grouper;
   if (!threads) {
     threads = new ThreadGrouper();
-    for (const item of items) threads.add(nodeOf(item), item.refs);
+    for (const item of items) {
+      threads.add(nodeOf(item), item.refs);
+      if (slice()) yield;
+    }
   }
   const grouped = threads;
   // One key per thread, hashed once (not once per message: the plan of a large mailbox stays small).
@@ -186,6 +226,7 @@ export function planItems(items: readonly PlanItem[], opts: PlanOptions, grouper
   const rank = (i: PlanItem) => (i.status === 'copied' ? -1 : (folderRank.get(i.folder) ?? opts.folderOrder.length));
   const primary = new Map<string, PlanItem>();
   for (const item of items) {
+    if (slice()) yield;
     if (!item.rfc_id || (item.status !== 'copied' && isGmailDraft(item))) continue;
     const cur = primary.get(item.rfc_id);
     if (!cur || rank(item) < rank(cur) || (rank(item) === rank(cur) && (item.uid ?? 0) < (cur.uid ?? 0))) primary.set(item.rfc_id, item);
@@ -193,7 +234,9 @@ export function planItems(items: readonly PlanItem[], opts: PlanOptions, grouper
 
   const planned: PlannedItem[] = [];
   const byThread = new Map<string, number[]>();
-  items.forEach((item, index) => {
+  for (let index = 0; index < items.length; index++) {
+    if (slice()) yield;
+    const item = items[index];
     const key = keyOf(item);
     const team = !!item.from_address && opts.teamAddresses.has(item.from_address);
     let members = byThread.get(key);
@@ -201,25 +244,26 @@ export function planItems(items: readonly PlanItem[], opts: PlanOptions, grouper
     if (item.status === 'copied') {
       planned.push({ source_key: item.source_key, status: 'copied', skip_reason: null, thread_key: key, team });
       members.push(index);
-      return;
+      continue;
     }
     if (isGmailDraft(item)) {
       planned.push({ source_key: item.source_key, status: 'skipped', skip_reason: 'draft', thread_key: key, team });
-      return;
+      continue;
     }
     if (item.rfc_id && primary.get(item.rfc_id) !== item) {
       planned.push({ source_key: item.source_key, status: 'duplicate', skip_reason: 'duplicate', thread_key: key, team });
-      return;
+      continue;
     }
     let reason: SkipReason | null = null;
     if (item.size > opts.maxMessageBytes) reason = 'too_large';
     else if (!inRange(item.sent_at, opts.dateFrom, opts.dateTo)) reason = 'outside_date_range';
     planned.push({ source_key: item.source_key, status: reason ? 'skipped' : 'planned', skip_reason: reason, thread_key: key, team });
     if (!reason) members.push(index);
-  });
+  }
 
   const plannedThreads: PlannedThread[] = [];
   for (const [key, members] of byThread) {
+    if (slice()) yield;
     if (members.length === 0) continue;
     const sorted = [...members].sort((a, b) => (items[a].sent_at < items[b].sent_at ? -1 : items[a].sent_at > items[b].sent_at ? 1 : 0));
     const isTeam = (i: number) => planned[i].team;

@@ -2,6 +2,7 @@
 // folder in UID order, with the resume point stored after every chunk, so a restart continues where
 // it stopped. When every chosen folder is read, the copy is planned (plan.ts) and the migration is
 // ready (or paused again, when the plan was changed during a pause).
+import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { countContactEmails } from '../../contacts/imported.js';
 import { normalizeAddress } from '../../contacts/service.js';
@@ -15,7 +16,17 @@ import type { HeaderFetch, ImapFolder } from '../sources/imap.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { findPreset } from '../sources/presets.js';
 import { loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, SYSTEM, saveMigration } from '../store.js';
-import { estimateSeconds, labelOfFolder, labelsOfItem, NEVER_READ_SPECIAL_USE, nodeOf, type PlanItem, planItems, SKIP_REASONS, ThreadGrouper } from './plan.js';
+import {
+  estimateSeconds,
+  labelOfFolder,
+  labelsOfItem,
+  NEVER_READ_SPECIAL_USE,
+  nodeOf,
+  type PlanItem,
+  planItemsInSlices,
+  SKIP_REASONS,
+  ThreadGrouper,
+} from './plan.js';
 import { teamAddressesOf } from './team.js';
 
 /** Header fields a scan reads: threading, parties, subject, date, and every one that marks automatic mail. */
@@ -313,9 +324,29 @@ export interface PlanSummary {
   planned_at: string;
 }
 
+/** Items read per page, and plan rows written per statement, between two turns of the event loop. */
+const PLAN_READ_PAGE = 2000;
+const PLAN_ITEMS_PER_UPDATE = 400;
+const PLAN_THREADS_PER_INSERT = 300;
+
+/** Whether the migration is still in the scan this plan was made for (else its plan is not written). */
+async function stillScanning(ctx: Ctx, m: MigrationRow): Promise<boolean> {
+  const row = await ctx.db.selectFrom('mailbox_migrations').select(['state', 'plan_version']).where('id', '=', m.id).executeTakeFirst();
+  return row?.state === 'scanning' && row.plan_version === m.plan_version;
+}
+
 /**
  * Plans the copy from every scanned item (in memory: one migration's headers) and writes the result:
  * item statuses and threads, the summary, and the state (ready, or paused when the copy had begun).
+ *
+ * The event loop turns between pages, slices of planning and statements (on SQLite every query runs
+ * on the event loop, and one transaction would hold the only connection): a plan of 60,000 messages
+ * otherwise kept the server from answering anything for seconds. So the items' statuses and the
+ * threads are written slice by slice while the migration is still scanning (nothing reads them as a
+ * plan until it is ready, and a scanning migration allows no change but cancel), and one short
+ * transaction at the end drops threads no longer planned and makes the migration ready. A run
+ * stopped half-way (kill -9) leaves it scanning; the next run plans again from the same rows (only
+ * `copied` is read back) and writes every item and thread again, keeping threads' conversations.
  */
 export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: ChosenFolder[]; missing: string[] }): Promise<MigrationRow | undefined> {
   const readable = folders.chosen.filter((f) => !f.neverRead).map((f) => f.path);
@@ -351,7 +382,7 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
       .select(['source_key', 'folder', 'uid', 'rfc_id', 'refs', 'sent_at', 'size', 'from_address', 'recipients', 'automatic', 'status', 'gmail_labels'])
       .where('migration_id', '=', m.id);
     if (after !== undefined) q = q.where('source_key', '>', after);
-    const page = await q.orderBy('source_key').limit(5000).execute();
+    const page = await q.orderBy('source_key').limit(PLAN_READ_PAGE).execute();
     for (const r of page) {
       const node = grouper.add(nodeOf(r), r.refs ? (JSON.parse(r.refs) as string[]) : NO_REFS);
       items.push({
@@ -369,13 +400,14 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
         gmail_labels: once(r.gmail_labels),
       });
     }
-    if (page.length < 5000) break;
+    if (page.length < PLAN_READ_PAGE) break;
     after = page[page.length - 1].source_key;
+    await yieldToOthers();
   }
   shared.clear();
   const team = await teamAddressesOf(ctx, m);
   const dateTo = m.date_to ? iso(new Date(new Date(m.date_to).getTime() + 86_400_000)) : null;
-  const plan = planItems(
+  const plan = await planItemsInSlices(
     items,
     {
       teamAddresses: team.addresses,
@@ -387,13 +419,6 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
     },
     grouper,
   );
-
-  const existingThreads = await ctx.db
-    .selectFrom('mailbox_migration_threads')
-    .select(['thread_key', 'conversation_id'])
-    .where('migration_id', '=', m.id)
-    .execute();
-  const conversationOf = new Map(existingThreads.map((t) => [t.thread_key, t.conversation_id]));
 
   // Summary: every message of the chosen folders counts in the total.
   const labelsByFolder = new Map<string, string | null>();
@@ -419,7 +444,9 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
   const labels = new Set<string>();
   const plannedThreads = new Set(plan.threads.filter((t) => t.status === 'planned').map((t) => t.thread_key));
   const senders = new Set<string>();
-  plan.items.forEach((p, index) => {
+  for (let index = 0; index < plan.items.length; index++) {
+    if (index % 5000 === 4999) await yieldToOthers();
+    const p = plan.items[index];
     const item = items[index];
     const fs = perFolder.get(item.folder);
     if (fs) fs.messages++;
@@ -438,7 +465,7 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
       skipped[p.skip_reason ?? 'other'] = (skipped[p.skip_reason ?? 'other'] ?? 0) + 1;
       if (fs) fs.skipped++;
     }
-  });
+  }
   for (const t of plan.threads) if (t.status === 'planned' && t.customer_address) senders.add(t.customer_address);
   // A help desk's tags are labels of the conversations whose copied entries carry them.
   const tags = new Map<string, { messages: number; threads: Set<string> }>();
@@ -510,39 +537,71 @@ export async function finishScan(ctx: Ctx, m: MigrationRow, folders: { chosen: C
       .where('source_key', 'in', keys.slice(i, i + 500))
       .execute();
     for (const r of rows) names.set(r.source_key, { subject: r.subject, from_name: r.from_name });
+    await yieldToOthers();
   }
+
+  // Statuses, reasons, threads and team marks of every item, one statement per slice.
+  for (let i = 0; i < plan.items.length; i += PLAN_ITEMS_PER_UPDATE) {
+    if (!(await stillScanning(ctx, m))) return undefined;
+    const chunk = plan.items.slice(i, i + PLAN_ITEMS_PER_UPDATE);
+    const values = sql.join(chunk.map((p) => sql`(${p.source_key}, ${p.status}, ${p.skip_reason}, ${p.thread_key}, cast(${p.team ? 1 : 0} as integer))`));
+    await sql`update mailbox_migration_items as i
+      set status = v.column2, skip_reason = v.column3, thread_key = v.column4, team = v.column5
+      from (values ${values}) as v
+      where i.migration_id = ${m.id} and i.source_key = v.column1`.execute(ctx.db);
+    await yieldToOthers();
+  }
+  // Threads are written over the ones of an earlier plan: a thread already copied keeps its conversation.
+  const staleThreads = new Set(
+    (await ctx.db.selectFrom('mailbox_migration_threads').select('thread_key').where('migration_id', '=', m.id).execute()).map((t) => t.thread_key),
+  );
+  for (let i = 0; i < plan.threads.length; i += PLAN_THREADS_PER_INSERT) {
+    if (!(await stillScanning(ctx, m))) return undefined;
+    const rows = plan.threads.slice(i, i + PLAN_THREADS_PER_INSERT).map((t) => {
+      staleThreads.delete(t.thread_key);
+      return {
+        migration_id: m.id,
+        thread_key: t.thread_key,
+        newest_at: t.newest_at,
+        messages: t.messages,
+        customer_address: t.customer_address,
+        customer_name: t.customer !== null ? (names.get(items[t.customer].source_key)?.from_name ?? null) : null,
+        subject: names.get(items[t.first].source_key)?.subject ?? null,
+        status: t.status,
+        skip_reason: t.skip_reason,
+        conversation_id: null,
+      };
+    });
+    await ctx.db
+      .insertInto('mailbox_migration_threads')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.columns(['migration_id', 'thread_key']).doUpdateSet((eb) => ({
+          newest_at: eb.ref('excluded.newest_at'),
+          messages: eb.ref('excluded.messages'),
+          customer_address: eb.ref('excluded.customer_address'),
+          customer_name: eb.ref('excluded.customer_name'),
+          subject: eb.ref('excluded.subject'),
+          status: eb.ref('excluded.status'),
+          skip_reason: eb.ref('excluded.skip_reason'),
+        })),
+      )
+      .execute();
+    await yieldToOthers();
+  }
+  const stale = [...staleThreads];
 
   return ctx.db.transaction().execute(async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
     const current = await lockMigration(trx, m.id);
     if (!current || current.state !== 'scanning' || current.plan_version !== m.plan_version) return undefined;
-    // Statuses, reasons, threads and team marks of every item, 400 rows per statement.
-    for (let i = 0; i < plan.items.length; i += 400) {
-      const chunk = plan.items.slice(i, i + 400);
-      const values = sql.join(chunk.map((p) => sql`(${p.source_key}, ${p.status}, ${p.skip_reason}, ${p.thread_key}, cast(${p.team ? 1 : 0} as integer))`));
-      await sql`update mailbox_migration_items as i
-        set status = v.column2, skip_reason = v.column3, thread_key = v.column4, team = v.column5
-        from (values ${values}) as v
-        where i.migration_id = ${m.id} and i.source_key = v.column1`.execute(trx);
-    }
-    await trx.deleteFrom('mailbox_migration_threads').where('migration_id', '=', m.id).execute();
-    const threadRows = plan.threads.map((t) => ({
-      migration_id: m.id,
-      thread_key: t.thread_key,
-      newest_at: t.newest_at,
-      messages: t.messages,
-      customer_address: t.customer_address,
-      customer_name: t.customer !== null ? (names.get(items[t.customer].source_key)?.from_name ?? null) : null,
-      subject: names.get(items[t.first].source_key)?.subject ?? null,
-      status: t.status,
-      skip_reason: t.skip_reason,
-      conversation_id: conversationOf.get(t.thread_key) ?? null,
-    }));
-    for (let i = 0; i < threadRows.length; i += 300)
+    for (let i = 0; i < stale.length; i += 500) {
       await trx
-        .insertInto('mailbox_migration_threads')
-        .values(threadRows.slice(i, i + 300))
+        .deleteFrom('mailbox_migration_threads')
+        .where('migration_id', '=', m.id)
+        .where('thread_key', 'in', stale.slice(i, i + 500))
         .execute();
+    }
     const next = current.copy_started_at ? 'paused' : 'ready';
     const saved = await saveMigration(tx, current, { state: next, scanned_version: current.plan_version, summary: JSON.stringify(summary) });
     await logActivity(tx, saved, SYSTEM, 'scan_finished', {
