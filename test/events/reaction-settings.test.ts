@@ -65,33 +65,34 @@ describe('reaction settings cache', () => {
   });
 
   describe('with a second server process', () => {
-    let second: ChildServer;
-    before(async () => {
-      second = await spawnServer(s.env);
-    });
-    after(async () => {
-      await second.kill();
-    });
+    /**
+     * A second `svc serve` on the same database switches the greeting, then stops: its job runner
+     * polls the shared database and would otherwise take (and remove) the greeting job of the next
+     * mail before it is counted here.
+     */
+    async function switchGreetingElsewhere(enabled: boolean): Promise<void> {
+      const second: ChildServer = await spawnServer(s.env);
+      try {
+        const r = await fetch(`${second.url}/v1/inboxes/${seed.inboxId}/greeting`, {
+          method: 'PATCH',
+          headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ enabled }),
+        });
+        assert.equal(r.status, 200, await r.text());
+      } finally {
+        await second.kill();
+      }
+    }
 
     test('a greeting switched on by a second server process greets the next mail here', async () => {
       const warm = await mail();
       const jobs = async (conversationId: string) =>
         (await s.app.db.selectFrom('jobs').select('unique_key').where('unique_key', '=', `greeting.send:${conversationId}`).execute()).length;
       assert.equal(await jobs(warm.conversation_id), 0, 'off: no greeting job');
-      const on = await fetch(`${second.url}/v1/inboxes/${seed.inboxId}/greeting`, {
-        method: 'PATCH',
-        headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ enabled: true }),
-      });
-      assert.equal(on.status, 200, await on.text());
+      await switchGreetingElsewhere(true);
       const next = await mail();
       assert.equal(await jobs(next.conversation_id), 1, 'the greeting job is stored with the mail');
-      const off = await fetch(`${second.url}/v1/inboxes/${seed.inboxId}/greeting`, {
-        method: 'PATCH',
-        headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ enabled: false }),
-      });
-      assert.equal(off.status, 200, await off.text());
+      await switchGreetingElsewhere(false);
       const last = await mail();
       assert.equal(await jobs(last.conversation_id), 0, 'switched off again: no job');
     });

@@ -68,22 +68,29 @@ describe('credentials', () => {
     const person = await addPerson(s.app, seed.workspaceId, 'agent');
     const identity = await resolveCredential(s.app, person.token);
     assert.ok(identity?.kind === 'session');
+    // Each request finds its session anew, under its own credentials epoch read, and resolves its
+    // membership under that same read: a change made between two requests is seen by the second.
+    const request = async () => {
+      const again = await resolveCredential(s.app, person.token);
+      assert.ok(again?.kind === 'session');
+      return again;
+    };
 
-    const only = await resolveMembership(s.app, identity, undefined);
+    const only = await resolveMembership(s.app, await request(), undefined);
     assert.equal(only.workspaceId, seed.workspaceId);
     assert.deepEqual(only.actor, { kind: 'member', personId: person.personId, role: 'agent', sessionId: identity.sessionId });
-    assert.equal(await status(resolveMembership(s.app, identity, 'ws_not_theirs')), 403);
+    assert.equal(await status(resolveMembership(s.app, await request(), 'ws_not_theirs')), 403);
 
     const second = await createWorkspace(s.app, { name: 'Second', ownerEmail: `second-owner-${Date.now()}@example.com`, origin: 'bootstrap' });
     await addMember(s.app, second.workspace.id, person.personId, 'admin');
-    assert.equal(await status(resolveMembership(s.app, identity, undefined)), 400, 'several workspaces and none named');
-    const named = await resolveMembership(s.app, identity, second.workspace.id);
+    assert.equal(await status(resolveMembership(s.app, await request(), undefined)), 400, 'several workspaces and none named');
+    const named = await resolveMembership(s.app, await request(), second.workspace.id);
     assert.equal(named.workspaceId, second.workspace.id);
     assert.equal(named.actor.kind === 'member' && named.actor.role, 'admin');
 
     await s.app.db.updateTable('workspaces').set({ deleted_at: clock.now().toISOString() }).where('id', '=', second.workspace.id).execute();
-    assert.equal(await status(resolveMembership(s.app, identity, second.workspace.id)), 403, 'a deleted workspace is no membership');
-    assert.equal((await resolveMembership(s.app, identity, undefined)).workspaceId, seed.workspaceId, 'the one left is the only one');
+    assert.equal(await status(resolveMembership(s.app, await request(), second.workspace.id)), 403, 'a deleted workspace is no membership');
+    assert.equal((await resolveMembership(s.app, await request(), undefined)).workspaceId, seed.workspaceId, 'the one left is the only one');
   });
 
   test('resolving a membership notes the member as seen, at most every few minutes', async () => {
