@@ -2,14 +2,16 @@
 // src/server/routes.ts).
 import type { ServerResponse } from 'node:http';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context, Next } from 'hono';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { Access } from '../auth/access.js';
 import type { Identity } from '../auth/credentials.js';
 import type { Ctx } from '../context.js';
 import { invalid } from '../platform/errors.js';
 import { randomText } from '../platform/ids.js';
+import type { MaybePromise } from '../platform/maybe-promise.js';
 import { serveApiDocument } from './api-document.js';
+import { dispatchInline } from './dispatch.js';
 import { ErrorSchema, errorBody, toErrorResponse, zodIssues } from './errors.js';
 import { checkJsonBody } from './json-body.js';
 import { RememberingRouter } from './router.js';
@@ -51,9 +53,12 @@ export function createApp(ctx: Ctx, routeTable: readonly FeatureRoutes[]): ApiAp
 
   const rules: BodyLimitRule[] = routeTable.flatMap((r) => r.bodyLimits ?? []);
   // One middleware for everything every request passes (each layer of hono's compose costs promise steps).
-  app.use('*', observe(ctx, checkRequest(ctx, rules)));
-  app.onError((err, c) => toErrorResponse(err, c, ctx.log));
-  app.notFound((c) => c.json(errorBody('not_found', 'no such route'), 404));
+  app.use('*', observe(ctx, checkRequest(ctx, rules)) as MiddlewareHandler<AppEnv>);
+  const onError = (err: Error, c: Context<AppEnv>) => toErrorResponse(err, c, ctx.log);
+  const notFound = (c: Context<AppEnv>) => c.json(errorBody('not_found', 'no such route'), 404);
+  app.onError(onError);
+  app.notFound(notFound);
+  dispatchInline(app, { onError, notFound });
 
   for (const feature of routeTable) feature.register(app, ctx);
 
@@ -114,7 +119,7 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
     }
     return s;
   };
-  return async (c: Context<AppEnv>, next: Next) => {
+  return (c: Context<AppEnv>, next: Next): MaybePromise<void> => {
     const started = process.hrtime.bigint();
     const incoming = c.req.header('x-request-id');
     const requestId = incoming && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : `${requestIdPrefix}${(++requestCounter).toString(36)}`;
@@ -127,14 +132,28 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
     if (outgoing) outgoing.setHeader('x-request-id', requestId);
     else c.header('x-request-id', requestId);
-    try {
-      // As hono's compose does with a middleware's answer: a refusal (413) is the response.
-      const refusal = await check(c, next);
+    // As hono's compose does with a middleware's answer: a refusal (413) is the response.
+    const answered = (refusal: unknown) => {
       if (refusal instanceof Response && !c.finalized) c.res = refusal;
-    } catch (error) {
-      // What compose would do with a middleware's error: the onError answer, still observed below.
+      finish(c, started, requestId);
+    };
+    // What compose would do with a middleware's error: the onError answer, still observed.
+    const failed = (error: unknown) => {
       c.res = toErrorResponse(error, c, ctx.log);
+      finish(c, started, requestId);
+    };
+    // Synchronous while the route answers at once (see dispatch.ts), so the answer is too.
+    let checked: unknown;
+    try {
+      checked = check(c, next);
+    } catch (error) {
+      return failed(error);
     }
+    if (checked instanceof Promise) return checked.then(answered, failed);
+    return answered(checked);
+  };
+
+  function finish(c: Context<AppEnv>, started: bigint, requestId: string) {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     // After next(), routePath is the pattern of the last handler that ran; only the catch-all
     // middleware ran when no route matched.
@@ -153,5 +172,5 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
       duration_ms: Math.round(seconds * 1e5) / 100,
       request_id: requestId,
     });
-  };
+  }
 }

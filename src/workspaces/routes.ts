@@ -6,6 +6,7 @@ import { requireAccess, requirePerson } from '../http/auth.js';
 import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { deleteWorkspace } from '../lifecycle/workspace-deletion.js';
 import { forbidden } from '../platform/errors.js';
+import { andThen } from '../platform/maybe-promise.js';
 import { createWorkspace, formatWorkspace, getWorkspace, updateWorkspace, WORKSPACE_NAME_MAX } from './service.js';
 
 export const WorkspaceSchema = z
@@ -22,11 +23,14 @@ export function registerWorkspaceRoutes(app: ApiApp, ctx: Ctx) {
       security: bearer,
       responses: { 200: jsonAnswer(WorkspaceSchema, 'the workspace') },
     }),
-    async (c) => {
-      const access = await requireAccess(c, ctx);
-      // A cached credential brought the workspace's row with the credentials epoch (one statement).
-      return c.json(formatWorkspace(access.workspaceRow ?? (await getWorkspace(ctx, access.workspaceId))), 200);
-    },
+    (c) =>
+      // Answered at once when nothing needs awaiting (a cached key on SQLite): see src/http/dispatch.ts.
+      andThen(requireAccess(c, ctx), (access) =>
+        // A cached credential brought the workspace's row with the credentials epoch (one statement).
+        access.workspaceRow
+          ? c.json(formatWorkspace(access.workspaceRow), 200)
+          : getWorkspace(ctx, access.workspaceId).then((row) => c.json(formatWorkspace(row), 200)),
+      ),
   );
 
   app.openapi(
