@@ -31,7 +31,7 @@ export function dispatchInline<E extends Env>(app: Hono<E>, handlers: { onError:
     };
     try {
       const done = compose(matchResult[0] as unknown as MatchedLayers, c, onError, onNotFound);
-      return isPromise(done) ? done.then(finalized, handleError) : finalized(done);
+      return isPromise(done) ? done.then(finalized).catch(handleError) : finalized(done);
     } catch (err) {
       return handleError(err);
     }
