@@ -49,7 +49,7 @@ function buildApp(inline: boolean) {
     (c) => c.text('short-circuit', 202),
     (c) => c.text('never', 200),
   );
-  app.get('/twice', async (c, next) => {
+  app.get('/twice', async (_c, next) => {
     await next();
     await next();
   });
