@@ -11,8 +11,8 @@
 // that fail by themselves are refused and none is stored twice.
 //
 // Files a work refers to (an inbound mail's .eml and attachments) may come with it unflushed: the
-// batch flushes all of them, and each of their directories once, while its works run, and commits
-// only once they are on disk (a row never points at a file a power cut could lose).
+// batch flushes all of them, and each of their directories once, before its transaction begins, so
+// a row never points at a file a power cut could lose.
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { WrittenFile } from '../platform/storage.js';
 import type { Database } from './schema.js';
@@ -110,21 +110,46 @@ export class TransactionBatcher {
     });
   }
 
-  /** Starts flushing the batch's files (they are flushed while its works run); awaited before the commit. */
-  private startFileFlush(batch: Pending[]): Promise<void> | undefined {
+  /**
+   * Flushes the files of the batch's works together (each directory once), before its transaction
+   * begins: the connection is not held while the disk works. Answers, per work, the error that
+   * keeps it out of the batch: when the flush fails, each work's files are flushed again on their
+   * own (those done are not flushed twice), so only the works whose own files fail are refused.
+   */
+  private async flushBatchFiles(batch: Pending[]): Promise<({ error: unknown } | undefined)[]> {
     const files = batch.flatMap((p) => p.files);
-    if (files.length === 0) return undefined;
-    const flushed = this.flushFiles(files);
-    flushed.catch(() => {}); // awaited before the commit; a work that throws first must not leave it unhandled
-    return flushed;
+    if (files.length) {
+      try {
+        await this.flushFiles(files);
+      } catch {
+        return Promise.all(
+          batch.map((p) =>
+            p.files.length
+              ? this.flushFiles(p.files).then(
+                  () => undefined,
+                  (error: unknown) => ({ error }),
+                )
+              : undefined,
+          ),
+        );
+      }
+    }
+    return batch.map(() => undefined);
   }
 
-  private async runBatch(batch: Pending[]): Promise<Outcome[]> {
+  private async runBatch(all: Pending[]): Promise<Outcome[]> {
+    const fileErrors = await this.flushBatchFiles(all);
+    const batch = all.filter((_, i) => !fileErrors[i]);
+    const ran = await this.runTransaction(batch);
+    return fileErrors.map((failed) => (failed ? { ok: false, error: failed.error } : ran.shift()!));
+  }
+
+  private async runTransaction(batch: Pending[]): Promise<Outcome[]> {
+    if (batch.length === 0) return [];
     if (batch.length === 1) return [await this.runAlone(batch[0])];
     const outcomes: Outcome[] = [];
     try {
       await this.db.transaction().execute(async (trx) => {
-        const filesFlushed = this.startFileFlush(batch);
         for (let i = 0; i < batch.length; i++) {
           await sql.raw(`savepoint batch_${i}`).execute(trx);
           try {
@@ -138,8 +163,6 @@ export class TransactionBatcher {
             outcomes.push({ ok: false, error });
           }
         }
-        // A failed file flush rolls the batch back: then each work runs alone, with its own files.
-        await filesFlushed;
       });
       return outcomes;
     } catch {
@@ -152,15 +175,7 @@ export class TransactionBatcher {
 
   private async runAlone(p: Pending): Promise<Outcome> {
     try {
-      return {
-        ok: true,
-        value: await this.db.transaction().execute(async (trx) => {
-          const filesFlushed = this.startFileFlush([p]);
-          const value = await p.work(trx);
-          await filesFlushed;
-          return value;
-        }),
-      };
+      return { ok: true, value: await this.db.transaction().execute((trx) => p.work(trx)) };
     } catch (error) {
       return { ok: false, error };
     }
