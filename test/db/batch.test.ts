@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Transaction } from 'kysely';
-import fs from 'node:fs';
-import path from 'node:path';
 import { TransactionBatcher } from '../../src/db/batch.js';
 import type { Database } from '../../src/db/schema.js';
 import { type DurableFs, nodeDurableFs } from '../../src/platform/durable.js';
@@ -129,7 +129,8 @@ describe('group commit (TransactionBatcher)', () => {
     const insert = (key: string) => (trx: Transaction<Database>) => trx.insertInto('server_meta').values({ key, value: '1' }).execute();
     try {
       const files = [];
-      for (let i = 0; i < 3; i++) files.push([await storage.write(`ws_1/eml/m${i}`, Buffer.from(`mail ${i}`)), await storage.write(`ws_1/att/a${i}`, Buffer.from(`att ${i}`))]);
+      for (let i = 0; i < 3; i++)
+        files.push([await storage.write(`ws_1/eml/m${i}`, Buffer.from(`mail ${i}`)), await storage.write(`ws_1/att/a${i}`, Buffer.from(`att ${i}`))]);
       ops.length = 0; // the directories' first flushes (when they were made)
       holdFile = 'a2';
       let answered = 0;
@@ -147,13 +148,23 @@ describe('group commit (TransactionBatcher)', () => {
         ['sync dir ws_1/att', 'sync dir ws_1/eml'],
         'each directory flushed once for the batch, not once per file',
       );
-      assert.deepEqual(ops.filter((o) => o.startsWith('flush ')).sort(), ['flush ws_1/att/a0', 'flush ws_1/att/a1', 'flush ws_1/att/a2', 'flush ws_1/eml/m0', 'flush ws_1/eml/m1', 'flush ws_1/eml/m2']);
+      assert.deepEqual(ops.filter((o) => o.startsWith('flush ')).sort(), [
+        'flush ws_1/att/a0',
+        'flush ws_1/att/a1',
+        'flush ws_1/att/a2',
+        'flush ws_1/eml/m0',
+        'flush ws_1/eml/m1',
+        'flush ws_1/eml/m2',
+      ]);
       assert.equal(fs.readFileSync(path.join(root, 'ws_1/eml/m1'), 'utf8'), 'mail 1');
 
       // Asked again (a work retried in a later batch): the files are not flushed twice.
       ops.length = 0;
       await batcher.run(insert('files-again'), { files: files[0] });
-      assert.deepEqual(ops.filter((o) => o.startsWith('flush ')), []);
+      assert.deepEqual(
+        ops.filter((o) => o.startsWith('flush ')),
+        [],
+      );
 
       const good = await storage.write('ws_1/eml/good', Buffer.from('good'));
       const bad = await storage.write('ws_1/eml/bad', Buffer.from('bad'));
