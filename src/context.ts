@@ -80,6 +80,7 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
   hub.setMaxListeners(0);
   const jobs = new JobRunner({ db: handle.db, clock, log }, { pollMs: opts.jobPollMs });
   const systemMail = createSystemMailer(config, log);
+  const storage = createStorage(config, opts.durable);
   const app: App = {
     config,
     log,
@@ -87,13 +88,13 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
     db: handle.db,
     dialect: handle.dialect,
     sealer,
-    storage: createStorage(config, opts.durable),
+    storage,
     metrics: createMetrics(),
     jobs,
     systemMail,
     hub,
     instanceId,
-    writes: new TransactionBatcher(handle.db, { flushCommits: () => handle.flushCommits() }),
+    writes: new TransactionBatcher(handle.db, { flushCommits: () => handle.flushCommits(), flushFiles: (files) => storage.flushWritten(files) }),
     lookup: opts.lookup ?? systemLookup,
     resolveMx: opts.resolveMx ?? ((domain) => dnsResolveMx(domain)),
     credentialCache: new EpochCache(),

@@ -9,12 +9,18 @@
 // the batch's transaction fails as a whole (its commit, a savepoint the database dropped), nothing
 // of it is stored, and every work is run again in a transaction of its own, so that only the works
 // that fail by themselves are refused and none is stored twice.
+//
+// Files a work refers to (an inbound mail's .eml and attachments) may come with it unflushed: the
+// batch flushes all of them, and each of their directories once, before its transaction begins, so
+// a row never points at a file a power cut could lose.
 import { type Kysely, sql, type Transaction } from 'kysely';
+import type { WrittenFile } from '../platform/storage.js';
 import type { Database } from './schema.js';
 
 type Work<T> = (trx: Transaction<Database>) => Promise<T>;
 interface Pending {
   work: Work<unknown>;
+  files: readonly WrittenFile[];
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -25,6 +31,8 @@ export interface BatcherOptions {
   maxBatch?: number;
   /** Resolves once what was committed before the call is on disk (DbHandle.flushCommits). */
   flushCommits?: () => Promise<void>;
+  /** Makes the works' files durable (Storage.flushWritten); needed when works come with files. */
+  flushFiles?: (files: readonly WrittenFile[]) => Promise<void>;
 }
 
 export class TransactionBatcher {
@@ -32,6 +40,7 @@ export class TransactionBatcher {
   private running = false;
   private readonly maxBatch: number;
   private readonly flushCommits: () => Promise<void>;
+  private readonly flushFiles: (files: readonly WrittenFile[]) => Promise<void>;
   /** The last batch's flush and answers (never rejects: a failed flush refuses that batch's works). */
   private flushing: Promise<void> | undefined;
 
@@ -41,12 +50,20 @@ export class TransactionBatcher {
   ) {
     this.maxBatch = opts.maxBatch ?? 32;
     this.flushCommits = opts.flushCommits ?? (async () => {});
+    this.flushFiles =
+      opts.flushFiles ??
+      (async (files) => {
+        if (files.length) throw new Error('this batcher cannot flush files');
+      });
   }
 
-  /** Runs `work` in a transaction (possibly shared); resolves with its result once committed and flushed. */
-  run<T>(work: Work<T>): Promise<T> {
+  /**
+   * Runs `work` in a transaction (possibly shared); resolves with its result once committed and
+   * flushed. `files` (written, not yet flushed) are on disk before that transaction commits.
+   */
+  run<T>(work: Work<T>, opts: { files?: readonly WrittenFile[] } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ work, files: opts.files ?? [], resolve: resolve as (v: unknown) => void, reject });
       if (!this.running) {
         this.running = true;
         // One turn of the event loop lets works that are ready at the same time join the batch.
@@ -93,7 +110,42 @@ export class TransactionBatcher {
     });
   }
 
-  private async runBatch(batch: Pending[]): Promise<Outcome[]> {
+  /**
+   * Flushes the files of the batch's works together (each directory once), before its transaction
+   * begins: the connection is not held while the disk works. Answers, per work, the error that
+   * keeps it out of the batch: when the flush fails, each work's files are flushed again on their
+   * own (those done are not flushed twice), so only the works whose own files fail are refused.
+   */
+  private async flushBatchFiles(batch: Pending[]): Promise<({ error: unknown } | undefined)[]> {
+    const files = batch.flatMap((p) => p.files);
+    if (files.length) {
+      try {
+        await this.flushFiles(files);
+      } catch {
+        return Promise.all(
+          batch.map((p) =>
+            p.files.length
+              ? this.flushFiles(p.files).then(
+                  () => undefined,
+                  (error: unknown) => ({ error }),
+                )
+              : undefined,
+          ),
+        );
+      }
+    }
+    return batch.map(() => undefined);
+  }
+
+  private async runBatch(all: Pending[]): Promise<Outcome[]> {
+    const fileErrors = await this.flushBatchFiles(all);
+    const batch = all.filter((_, i) => !fileErrors[i]);
+    const ran = await this.runTransaction(batch);
+    return fileErrors.map((failed) => (failed ? { ok: false, error: failed.error } : ran.shift()!));
+  }
+
+  private async runTransaction(batch: Pending[]): Promise<Outcome[]> {
+    if (batch.length === 0) return [];
     if (batch.length === 1) return [await this.runAlone(batch[0])];
     const outcomes: Outcome[] = [];
     try {

@@ -15,6 +15,7 @@ import { announceEvents } from '../events/service.js';
 import { iso } from '../platform/clock.js';
 import { invalid, notFound, tooLarge } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import type { WrittenFile } from '../platform/storage.js';
 import { findStoredCopy, mailIdentity, registerStoredMail } from './duplicates.js';
 import { claimRecipients, type MailHandlers, offerMessage } from './handlers.js';
 import { type InboundMail, mailHeadersOf, parseMail } from './parse.js';
@@ -140,25 +141,25 @@ export async function storeInboundMail(
   const messageId = newId('m', (input.receivedAt ?? ctx.clock.now()).getTime());
   let raw: { id: string; key: string; size: number; sha256: string } | undefined;
   try {
-    // The original and the attachments are written side by side.
+    // The original and the attachments are written side by side. Inside a caller's transaction (an
+    // import) each is flushed before it is used; otherwise the group commit flushes them together
+    // (each directory once per batch) before its commit.
+    const joinsTransaction = ctx.db.isTransaction;
+    const store = (key: string, data: Buffer, contentType: string) =>
+      (joinsTransaction ? ctx.storage.put(key, data, { contentType }).then((r) => ({ key, ...r })) : ctx.storage.write(key, data)).then(
+        (r) => (written.push(key), r),
+      );
     const rawId = input.keepRaw !== false ? newId('eml') : undefined;
     const fileIds = mail.attachments.map(() => newId('att'));
     const writes = await Promise.allSettled([
-      rawId
-        ? ctx.storage
-            .put(rawEmailKey(workspaceId, rawId), input.raw, { contentType: 'message/rfc822' })
-            .then((r) => (written.push(rawEmailKey(workspaceId, rawId)), r))
-        : undefined,
-      ...mail.attachments.map((a, i) =>
-        ctx.storage
-          .put(attachmentKey(workspaceId, fileIds[i]), a.content, { contentType: a.contentType })
-          .then((r) => (written.push(attachmentKey(workspaceId, fileIds[i])), r)),
-      ),
+      rawId ? store(rawEmailKey(workspaceId, rawId), input.raw, 'message/rfc822') : undefined,
+      ...mail.attachments.map((a, i) => store(attachmentKey(workspaceId, fileIds[i]), a.content, a.contentType)),
     ]);
     const failed = writes.find((w) => w.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
-    const stored = writes.map((w) => (w as PromiseFulfilledResult<{ size: number; sha256: string } | undefined>).value);
-    if (rawId) raw = { id: rawId, key: rawEmailKey(workspaceId, rawId), ...stored[0]! };
+    const stored = writes.map((w) => (w as PromiseFulfilledResult<WrittenFile | undefined>).value);
+    const unflushed = joinsTransaction ? [] : stored.filter((w) => w !== undefined);
+    if (rawId) raw = { id: rawId, ...stored[0]! };
     mail.attachments.forEach((a, i) => {
       const s = stored[i + 1]!;
       files.push({
@@ -191,7 +192,8 @@ export async function storeInboundMail(
     };
 
     // Inside a caller's transaction (an import) the work joins it; otherwise it is group-committed.
-    const transact = <T>(work: (trx: Transaction<Database>) => Promise<T>) => (ctx.db.isTransaction ? inTransaction(ctx.db, work) : ctx.writes.run(work));
+    const transact = <T>(work: (trx: Transaction<Database>) => Promise<T>) =>
+      joinsTransaction ? inTransaction(ctx.db, work) : ctx.writes.run(work, { files: unflushed });
     const result = await retryOnUniqueViolation(() =>
       transact(async (trx) => {
         const tx = { db: trx, clock: ctx.clock };

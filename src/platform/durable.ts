@@ -11,6 +11,14 @@ export interface DurableFs {
    * flush, and awaited with it: one disk round trip instead of two.
    */
   createFile(file: string, data: Buffer, mode: number, flushEntry?: () => Promise<void>): Promise<void>;
+  /**
+   * Creates `file` with `data` without flushing it (fails with EEXIST when the file exists); the
+   * descriptor it answers stays open for `flushCreated`. A group commit flushes the files of its
+   * works together before its commit (LocalStorage.write, flushWritten).
+   */
+  createUnflushed(file: string, data: Buffer, mode: number): Promise<number>;
+  /** Flushes the data of a file made by `createUnflushed` and closes its descriptor, also when the flush fails. */
+  flushCreated(file: string, fd: number): Promise<void>;
   /** Flushes a file written by other means (a spooled temporary file, SQLite's WAL). */
   syncFile(file: string): Promise<void>;
   /** Flushes a directory's entries: files created or renamed in it, new subdirectories. */
@@ -76,6 +84,24 @@ export const nodeDurableFs: DurableFs = {
     }
     // The data is on disk once fdatasync returned; closing is not waited for.
     void callback.close(fd);
+  },
+  async createUnflushed(file, data, mode) {
+    const fd = await callback.open(file, CREATE_NEW, mode);
+    try {
+      for (let offset = 0; offset < data.length; ) offset += await callback.write(fd, data, offset);
+    } catch (error) {
+      await callback.close(fd);
+      await fs.promises.rm(file, { force: true });
+      throw error;
+    }
+    return fd;
+  },
+  async flushCreated(_file, fd) {
+    try {
+      await callback.fdatasync(fd);
+    } finally {
+      void callback.close(fd);
+    }
   },
   async syncFile(file) {
     // fdatasync flushes the file's data (and its size), whichever descriptor wrote it. The callback

@@ -1,6 +1,7 @@
 // Durable background work. Anything that must happen later is a `jobs` row first and work second;
 // a worker claims a row with a lease, so after a crash the lease runs out and the job runs again.
 import { sql } from 'kysely';
+import { reusableInsert } from '../db/reusable-query.js';
 import type { Db } from '../db/schema.js';
 import type { Clock } from './clock.js';
 import { iso } from './clock.js';
@@ -53,6 +54,17 @@ const DEFAULT_BATCH_SIZE = 64;
  */
 export const JOB_WAKE_WINDOW_MS = 50;
 
+// Compiled once (a job is stored with every inbound mail); `sooner` brings an existing unique job forward.
+const insertJob = reusableInsert('jobs', (q) => q.onConflict((oc) => oc.column('unique_key').doNothing()));
+const insertJobSooner = reusableInsert('jobs', (q) =>
+  q.onConflict((oc) =>
+    oc
+      .column('unique_key')
+      .doUpdateSet({ run_at: (eb) => eb.ref('excluded.run_at') })
+      .where('jobs.run_at', '>', (eb) => eb.ref('excluded.run_at')),
+  ),
+);
+
 /**
  * Stores a job; returns its id. With a uniqueKey that exists already nothing new is stored, and the
  * existing job keeps its time unless `sooner` is set: then it is brought forward to `runAt` (now by
@@ -66,27 +78,16 @@ export async function enqueue(
 ): Promise<string> {
   const now = clock.now();
   const id = newId('job', now.getTime());
-  await db
-    .insertInto('jobs')
-    .values({
-      id,
-      kind: job.kind,
-      unique_key: job.uniqueKey ?? null,
-      payload: JSON.stringify(job.payload ?? {}),
-      run_at: iso(job.runAt ?? now),
-      lease_until: null,
-      last_error: null,
-      created_at: iso(now),
-    })
-    .onConflict((oc) =>
-      job.sooner
-        ? oc
-            .column('unique_key')
-            .doUpdateSet({ run_at: (eb) => eb.ref('excluded.run_at') })
-            .where('jobs.run_at', '>', (eb) => eb.ref('excluded.run_at'))
-        : oc.column('unique_key').doNothing(),
-    )
-    .execute();
+  await (job.sooner ? insertJobSooner : insertJob)(db, {
+    id,
+    kind: job.kind,
+    unique_key: job.uniqueKey ?? null,
+    payload: JSON.stringify(job.payload ?? {}),
+    run_at: iso(job.runAt ?? now),
+    lease_until: null,
+    last_error: null,
+    created_at: iso(now),
+  });
   return id;
 }
 

@@ -23,10 +23,22 @@ export interface Storage {
    * database row committed after it never refers to a file lost on power failure.
    */
   put(key: string, data: Buffer | Readable, opts?: { maxBytes?: number; contentType?: string }): Promise<StoredFile>;
+  /**
+   * Stores a new key's data like `put`, but leaves the flush to `flushWritten`: a group commit
+   * (src/db/batch.ts) flushes the files of all its works, and each of their directories once,
+   * before its commit. Until then the file may be lost on power failure (never referred to yet).
+   */
+  write(key: string, data: Buffer): Promise<WrittenFile>;
+  /** Makes files from `write` durable (each file once, however often it is asked). */
+  flushWritten(files: readonly WrittenFile[]): Promise<void>;
   get(key: string): Promise<Readable>;
   /** Idempotent: deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
   exists(key: string): Promise<boolean>;
+}
+
+export interface WrittenFile extends StoredFile {
+  readonly key: string;
 }
 
 export class FileTooLargeError extends Error {
@@ -137,6 +149,53 @@ export class LocalStorage implements Storage {
     return { size, sha256 };
   }
 
+  /** Descriptors of files written by `write` and not flushed yet, by path. */
+  private readonly unflushed = new Map<string, number>();
+  /** Flushes of such files still running, or failed (until the file is deleted). */
+  private readonly fileFlushes = new Map<string, Promise<void>>();
+
+  async write(key: string, data: Buffer): Promise<WrittenFile> {
+    const target = this.file(key);
+    await this.ensureDir(path.dirname(target));
+    const sha256 = createHash('sha256').update(data).digest('hex');
+    try {
+      this.unflushed.set(target, await this.durable.createUnflushed(target, data, 0o600));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // A key that exists is replaced the careful way, flushed at once.
+      return { key, ...(await this.put(key, data)) };
+    }
+    return { key, size: data.length, sha256 };
+  }
+
+  async flushWritten(files: readonly WrittenFile[]): Promise<void> {
+    const dirs = new Set<string>();
+    const flushes: Promise<void>[] = [];
+    for (const { key } of files) {
+      const target = this.file(key);
+      dirs.add(path.dirname(target));
+      const fd = this.unflushed.get(target);
+      if (fd !== undefined) {
+        this.unflushed.delete(target);
+        const flush = this.durable.flushCreated(target, fd);
+        this.fileFlushes.set(target, flush);
+        // Done: forgotten (durable). Failed: kept, so asking again fails too until the file is deleted.
+        flush.then(
+          () => this.fileFlushes.get(target) === flush && this.fileFlushes.delete(target),
+          () => {},
+        );
+      }
+      // Asked again while it runs (a batch run again work by work): wait for the same flush.
+      const running = this.fileFlushes.get(target);
+      if (running) flushes.push(running);
+    }
+    // Every file was created before this call, so one flush of each directory started now covers them all.
+    for (const dir of dirs) flushes.push(this.durable.syncDir(dir));
+    const outcomes = await Promise.allSettled(flushes);
+    const failed = outcomes.find((o) => o.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+  }
+
   async get(key: string): Promise<Readable> {
     const file = this.file(key);
     await fs.promises.access(file);
@@ -144,7 +203,14 @@ export class LocalStorage implements Storage {
   }
 
   async delete(key: string): Promise<void> {
-    await fs.promises.rm(this.file(key), { force: true });
+    const file = this.file(key);
+    this.fileFlushes.delete(file);
+    const fd = this.unflushed.get(file);
+    if (fd !== undefined) {
+      this.unflushed.delete(file);
+      fs.close(fd, () => {});
+    }
+    await fs.promises.rm(file, { force: true });
   }
 
   async exists(key: string): Promise<boolean> {
@@ -202,6 +268,13 @@ export class S3Storage implements Storage {
     }
     return { size, sha256 };
   }
+
+  /** An S3 PUT that succeeded is already durable. */
+  async write(key: string, data: Buffer): Promise<WrittenFile> {
+    return { key, ...(await this.put(key, data)) };
+  }
+
+  async flushWritten(): Promise<void> {}
 
   async get(key: string): Promise<Readable> {
     const { client, s3 } = await this.load();

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Transaction } from 'kysely';
 import { TransactionBatcher } from '../../src/db/batch.js';
 import type { Database } from '../../src/db/schema.js';
-import { startTestServer } from '../helpers/server.js';
+import { type DurableFs, nodeDurableFs } from '../../src/platform/durable.js';
+import { LocalStorage } from '../../src/platform/storage.js';
+import { startTestServer, tempDir } from '../helpers/server.js';
 
 describe('group commit (TransactionBatcher)', () => {
   test('works submitted together share a transaction; a failing one is undone alone', async () => {
@@ -85,6 +89,101 @@ describe('group commit (TransactionBatcher)', () => {
       );
     } finally {
       await s.stop();
+    }
+  });
+
+  test("a batch's files are flushed before its commit: each file once, each directory once per batch; a file that fails to flush refuses only its work", async () => {
+    const s = await startTestServer();
+    const root = path.join(tempDir(), 'files');
+    const ops: string[] = [];
+    let holdFile: string | undefined;
+    let releaseHeld!: () => void;
+    let heldEntered!: () => void;
+    const held = new Promise<void>((r) => (heldEntered = r));
+    const recording: DurableFs = {
+      ...nodeDurableFs,
+      async flushCreated(file, fd) {
+        if (path.basename(file) === holdFile) {
+          heldEntered();
+          await new Promise<void>((r) => (releaseHeld = r));
+        }
+        if (path.basename(file).startsWith('bad')) {
+          await nodeDurableFs.flushCreated(file, fd);
+          throw new Error('EIO');
+        }
+        await nodeDurableFs.flushCreated(file, fd);
+        ops.push(`flush ${path.relative(root, file)}`);
+      },
+      async syncDir(dir) {
+        await nodeDurableFs.syncDir(dir);
+        ops.push(`sync dir ${path.relative(root, dir) || '.'}`);
+      },
+    };
+    const storage = new LocalStorage(root, recording);
+    const batcher = new TransactionBatcher(s.app.handle.db, {
+      flushFiles: (files) => storage.flushWritten(files),
+      flushCommits: async () => {
+        ops.push('commit flushed');
+      },
+    });
+    const insert = (key: string) => (trx: Transaction<Database>) => trx.insertInto('server_meta').values({ key, value: '1' }).execute();
+    try {
+      const files = [];
+      for (let i = 0; i < 3; i++)
+        files.push([await storage.write(`ws_1/eml/m${i}`, Buffer.from(`mail ${i}`)), await storage.write(`ws_1/att/a${i}`, Buffer.from(`att ${i}`))]);
+      ops.length = 0; // the directories' first flushes (when they were made)
+      holdFile = 'a2';
+      let answered = 0;
+      const runs = files.map((f, i) => batcher.run(insert(`files-${i}`), { files: f }).then(() => answered++));
+      await held;
+      await sleep(20);
+      assert.equal(answered, 0, 'no work is answered while one of the batch files is being flushed');
+      assert.ok(!ops.includes('commit flushed'), 'not committed before the files are on disk');
+      releaseHeld();
+      await Promise.all(runs);
+      assert.equal(ops.at(-1), 'commit flushed');
+      assert.deepEqual(ops.filter((o) => o === 'commit flushed').length, 1, 'one batch');
+      assert.deepEqual(
+        ops.filter((o) => o.startsWith('sync dir')).sort(),
+        ['sync dir ws_1/att', 'sync dir ws_1/eml'],
+        'each directory flushed once for the batch, not once per file',
+      );
+      assert.deepEqual(ops.filter((o) => o.startsWith('flush ')).sort(), [
+        'flush ws_1/att/a0',
+        'flush ws_1/att/a1',
+        'flush ws_1/att/a2',
+        'flush ws_1/eml/m0',
+        'flush ws_1/eml/m1',
+        'flush ws_1/eml/m2',
+      ]);
+      assert.equal(fs.readFileSync(path.join(root, 'ws_1/eml/m1'), 'utf8'), 'mail 1');
+
+      // Asked again (a work retried in a later batch): the files are not flushed twice.
+      ops.length = 0;
+      await batcher.run(insert('files-again'), { files: files[0] });
+      assert.deepEqual(
+        ops.filter((o) => o.startsWith('flush ')),
+        [],
+      );
+
+      const good = await storage.write('ws_1/eml/good', Buffer.from('good'));
+      const bad = await storage.write('ws_1/eml/bad', Buffer.from('bad'));
+      const outcomes = await Promise.allSettled([batcher.run(insert('files-good'), { files: [good] }), batcher.run(insert('files-bad'), { files: [bad] })]);
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'rejected'],
+      );
+      const rows = await s.app.db.selectFrom('server_meta').select('key').where('key', 'like', 'files-%').orderBy('key').execute();
+      assert.deepEqual(
+        rows.map((r) => r.key),
+        ['files-0', 'files-1', 'files-2', 'files-again', 'files-good'],
+      );
+      await assert.rejects(storage.flushWritten([bad]), /EIO/, 'a failed flush does not pass for done when asked again');
+      await storage.delete('ws_1/eml/bad');
+      assert.equal(fs.existsSync(path.join(root, 'ws_1/eml/bad')), false);
+    } finally {
+      await s.stop();
+      fs.rmSync(path.dirname(root), { recursive: true, force: true });
     }
   });
 
