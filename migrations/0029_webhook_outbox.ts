@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { isPostgres, notNull } from '../src/db/dialect.js';
 
 // The webhook outbox becomes one row per event: the recording transaction writes the event's
@@ -6,6 +6,10 @@ import { isPostgres, notNull } from '../src/db/dialect.js';
 // row per endpoint (ten rows of a WITHOUT ROWID table and its due index, rewritten pages in every
 // commit). The dispatcher turns outbox rows into delivery rows, already claimed, in its own
 // transactions (expandOutbox, src/webhooks/dispatcher.ts). Deliveries stored before stay as they are.
+// The recording transaction now also decides from the cached endpoint settings whether an endpoint is
+// disabled, so disabling or enabling one moves the reaction settings epoch (0026, 0027) like a
+// filter change does.
+const DISABLED_CHANGED = '(old.disabled_at is null) <> (new.disabled_at is null)';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('webhook_outbox')
@@ -19,8 +23,24 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', notNull)
     .execute();
   await db.schema.createIndex('webhook_outbox_workspace').on('webhook_outbox').column('workspace_id').execute();
+  await sql
+    .raw(
+      isPostgres(db)
+        ? `create trigger reaction_settings_epoch_webhook_endpoints_disabled after update of disabled_at on webhook_endpoints for each row when (${DISABLED_CHANGED}) execute function reaction_settings_epoch_bump()`
+        : `create trigger reaction_settings_epoch_webhook_endpoints_disabled after update of disabled_at on webhook_endpoints when ${DISABLED_CHANGED} begin
+            update reaction_settings_epoch set epoch = epoch + 1 where id = 1;
+          end`,
+    )
+    .execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql
+    .raw(
+      isPostgres(db)
+        ? 'drop trigger reaction_settings_epoch_webhook_endpoints_disabled on webhook_endpoints'
+        : 'drop trigger reaction_settings_epoch_webhook_endpoints_disabled',
+    )
+    .execute(db);
   await db.schema.dropTable('webhook_outbox').execute();
 }

@@ -459,9 +459,9 @@ const DELIVERY_COLUMNS = [
  * in one transaction: the outbox rows go and their deliveries come together, so a crash loses or
  * repeats none. Deliveries that fit in `room` (and whose endpoint has fewer than `perEndpoint` under
  * way, counting `load`) are written claimed, with a lease, and returned to be sent now; the others
- * are written due (all of them when `room` is 0). An endpoint deleted meanwhile gets none; one disabled before the event was
- * recorded gets none, one disabled since gets the delivery as failed (as disabling ends open
- * deliveries). On Postgres the outbox rows are locked SKIP LOCKED, so dispatchers of several
+ * are written due (all of them when `room` is 0). An endpoint deleted meanwhile gets none; one
+ * disabled since the event was recorded (the outbox lists enabled endpoints only) gets the delivery
+ * as failed, as disabling ends open deliveries. On Postgres the outbox rows are locked SKIP LOCKED, so dispatchers of several
  * processes take different events. `more`: the outbox may hold more events.
  */
 export async function expandOutbox(
@@ -512,7 +512,6 @@ export async function expandOutbox(
         const disabledAt = endpoints.get(endpointId);
         if (disabledAt === undefined) continue; // deleted
         if (disabledAt !== null) {
-          if (disabledAt <= e.created_at) continue;
           rows.push([seq, endpointId, e.workspace_id, e.event_id, 'failed', null, null, nowText, e.created_at]);
           failed++;
           continue;

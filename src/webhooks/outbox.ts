@@ -23,11 +23,13 @@ export interface OutboxEvent {
   relatedInboxIds: readonly string[];
 }
 
-type EndpointFilter = { id: string; events: string; include_notes: number; inbox_id: string | null };
-
 /** What decides which of a workspace's endpoints take an event. */
 const endpointFilters = reusableQuery((db, workspaceId: string) =>
-  db.selectFrom('webhook_endpoints').select(['id', 'events', 'include_notes', 'inbox_id']).where('workspace_id', '=', workspaceId).orderBy('id'),
+  db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'events', 'include_notes', 'inbox_id', 'disabled_at'])
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('id'),
 );
 
 const OUTBOX_INSERT_SQLITE =
@@ -39,21 +41,21 @@ const OUTBOX_INSERT_POSTGRES =
  * Writes the deliveries of one event as one outbox row (the endpoints it matches); call inside the
  * transaction that recorded it. An endpoint of the workspace receives the event when it lists the
  * type, notes only with include_notes, and with an inbox filter only that inbox's conversations plus
- * contact events of contacts that have an external id or a conversation in that inbox. Whether an
- * endpoint is disabled is decided when the dispatcher makes the delivery rows (src/webhooks/dispatcher.ts:
- * one disabled before the event was recorded gets none). Returns how many deliveries it stored.
+ * contact events of contacts that have an external id or a conversation in that inbox; a disabled
+ * endpoint takes none. Returns how many deliveries it stored.
  */
 export async function enqueueDeliveries(ctx: { db: Db; clock: Clock }, event: OutboxEvent): Promise<number> {
   if (event.webhook !== 1) return 0;
   const inboxes = event.type.startsWith('contact.') ? event.relatedInboxIds : event.inbox_id ? [event.inbox_id] : [];
-  // The workspace's endpoint filters are cached (src/events/settings-cache.ts): read again in the
-  // transaction after any insert, delete or filter change of an endpoint, by whoever made it.
+  // The workspace's endpoint filters and disabled states are cached (src/events/settings-cache.ts):
+  // read again in the transaction after any insert, delete, filter change, disabling or enabling of
+  // an endpoint, by whoever made it (migrations 0026, 0027, 0029).
   const endpoints = await cachedReactionSetting(ctx.db, `webhooks:${event.workspace_id}`, () => endpointFilters(ctx.db, event.workspace_id));
   const quoted = JSON.stringify(event.type);
   let ids = '';
   let count = 0;
   for (const e of endpoints) {
-    if (!e.events.includes(quoted) || (event.is_note === 1 && e.include_notes !== 1) || (e.inbox_id !== null && !inboxes.includes(e.inbox_id))) continue;
+    if (e.disabled_at !== null || !e.events.includes(quoted) || (event.is_note === 1 && e.include_notes !== 1) || (e.inbox_id !== null && !inboxes.includes(e.inbox_id))) continue;
     ids = count === 0 ? e.id : `${ids},${e.id}`;
     count++;
   }

@@ -63,7 +63,7 @@ describe('reaction settings cache', () => {
 
     await s.app.db.updateTable('webhook_endpoints').set({ disabled_at: new Date().toISOString() }).where('id', '=', created.body.id).execute();
     const fourth = await mail();
-    assert.equal(await deliveriesOf(fourth.message_id), 0, 'a disabled endpoint (not part of the cache) gets nothing');
+    assert.equal(await deliveriesOf(fourth.message_id), 0, 'a disabled endpoint gets nothing (disabling moves the epoch too)');
     await s.app.db.deleteFrom('webhook_endpoints').where('id', '=', created.body.id).execute();
   });
 
