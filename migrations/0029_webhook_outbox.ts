@@ -22,7 +22,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('endpoint_count', 'integer', notNull)
     .addColumn('created_at', 'text', notNull)
     .execute();
-  await db.schema.createIndex('webhook_outbox_workspace').on('webhook_outbox').column('workspace_id').execute();
   await sql
     .raw(
       isPostgres(db)

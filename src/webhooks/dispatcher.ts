@@ -470,11 +470,11 @@ export async function expandOutbox(
 ): Promise<{ claimed: Claimed[]; failed: number; more: boolean }> {
   const postgres = isPostgres(ctx.db);
   return ctx.db.transaction().execute(async (trx) => {
-    const candidates = await runText<Selectable<WebhookOutboxTable>>(
+    // Which events (narrow rows); then those taken, deleted with their contents returned.
+    const candidates = await runText<{ event_seq: number | string; endpoint_count: number }>(
       trx,
       'webhooks.outbox',
-      () =>
-        `select event_seq, workspace_id, event_id, endpoint_ids, endpoint_count, created_at from webhook_outbox order by event_seq limit ?${postgres ? ' for update skip locked' : ''}`,
+      () => `select event_seq, endpoint_count from webhook_outbox order by event_seq limit ?${postgres ? ' for update skip locked' : ''}`,
       [opts.maxEvents],
     );
     if (candidates.length === 0) return { claimed: [], failed: 0, more: false };
@@ -486,9 +486,15 @@ export async function expandOutbox(
       deliveries += Number(candidates[taken]!.endpoint_count);
       taken++;
     }
-    const events = candidates.slice(0, taken);
-    const seqList = paddedList(events.map((e) => Number(e.event_seq)));
-    await runText(trx, `webhooks.outbox.delete|${seqList.length}`, () => `delete from webhook_outbox where event_seq in (${placeholders(seqList.length)})`, seqList);
+    const seqList = paddedList(candidates.slice(0, taken).map((e) => Number(e.event_seq)));
+    const events = (
+      await runText<Omit<Selectable<WebhookOutboxTable>, 'endpoint_count'>>(
+        trx,
+        `webhooks.outbox.take|${seqList.length}`,
+        () => `delete from webhook_outbox where event_seq in (${placeholders(seqList.length)}) returning event_seq, workspace_id, event_id, endpoint_ids, created_at`,
+        seqList,
+      )
+    ).sort((a, b) => Number(a.event_seq) - Number(b.event_seq));
     const endpointIds = paddedList([...new Set(events.flatMap((e) => e.endpoint_ids.split(',')))]);
     const endpoints = new Map(
       (
