@@ -491,7 +491,8 @@ export async function expandOutbox(
       await runText<Omit<Selectable<WebhookOutboxTable>, 'endpoint_count'>>(
         trx,
         `webhooks.outbox.take|${seqList.length}`,
-        () => `delete from webhook_outbox where event_seq in (${placeholders(seqList.length)}) returning event_seq, workspace_id, event_id, endpoint_ids, created_at`,
+        () =>
+          `delete from webhook_outbox where event_seq in (${placeholders(seqList.length)}) returning event_seq, workspace_id, event_id, endpoint_ids, created_at`,
         seqList,
       )
     ).sort((a, b) => Number(a.event_seq) - Number(b.event_seq));

@@ -25,11 +25,7 @@ export interface OutboxEvent {
 
 /** What decides which of a workspace's endpoints take an event. */
 const endpointFilters = reusableQuery((db, workspaceId: string) =>
-  db
-    .selectFrom('webhook_endpoints')
-    .select(['id', 'events', 'include_notes', 'inbox_id', 'disabled_at'])
-    .where('workspace_id', '=', workspaceId)
-    .orderBy('id'),
+  db.selectFrom('webhook_endpoints').select(['id', 'events', 'include_notes', 'inbox_id', 'disabled_at']).where('workspace_id', '=', workspaceId).orderBy('id'),
 );
 
 const OUTBOX_INSERT_SQLITE =
@@ -55,7 +51,13 @@ export async function enqueueDeliveries(ctx: { db: Db; clock: Clock }, event: Ou
   let ids = '';
   let count = 0;
   for (const e of endpoints) {
-    if (e.disabled_at !== null || !e.events.includes(quoted) || (event.is_note === 1 && e.include_notes !== 1) || (e.inbox_id !== null && !inboxes.includes(e.inbox_id))) continue;
+    if (
+      e.disabled_at !== null ||
+      !e.events.includes(quoted) ||
+      (event.is_note === 1 && e.include_notes !== 1) ||
+      (e.inbox_id !== null && !inboxes.includes(e.inbox_id))
+    )
+      continue;
     ids = count === 0 ? e.id : `${ids},${e.id}`;
     count++;
   }

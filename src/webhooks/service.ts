@@ -5,8 +5,8 @@
 import { type Selectable, sql } from 'kysely';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import type { Db, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
 import { deleteChosen } from '../db/bulk.js';
+import type { Db, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
 import { WEBHOOK_EVENT_TYPES } from '../events/service.js';
 import { findLiveInbox } from '../inboxes/store.js';
 import { DAY, HOUR, iso } from '../platform/clock.js';
@@ -365,7 +365,13 @@ export async function pruneDeliveries(ctx: Pick<Ctx, 'db' | 'clock'>, batch = Nu
  */
 export async function deleteWorkspaceWebhooks(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
   // Deliveries not made yet are never made (the outbox is small: no index by workspace, which would cost every recording a page).
-  const unsent = await deleteChosen(ctx.db, 'webhook_outbox', 'event_seq', ctx.db.selectFrom('webhook_outbox').select('event_seq').where('workspace_id', '=', workspaceId), batch);
+  const unsent = await deleteChosen(
+    ctx.db,
+    'webhook_outbox',
+    'event_seq',
+    ctx.db.selectFrom('webhook_outbox').select('event_seq').where('workspace_id', '=', workspaceId),
+    batch,
+  );
   if (unsent > 0) return unsent;
   const seqs = (
     await ctx.db

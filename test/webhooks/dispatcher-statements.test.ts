@@ -69,8 +69,7 @@ describe('webhook dispatcher statements', () => {
       assert.equal(Number(row.endpoint_count), 4);
     }
     const seqs = outbox.map((o) => Number(o.event_seq));
-    const deliveriesOf = (seq: number) =>
-      app.db.selectFrom('webhook_deliveries').selectAll().where('event_seq', '=', seq).orderBy('endpoint_id').execute();
+    const deliveriesOf = (seq: number) => app.db.selectFrom('webhook_deliveries').selectAll().where('event_seq', '=', seq).orderBy('endpoint_id').execute();
     assert.equal((await deliveriesOf(seqs[0]!)).length, 0, 'no delivery row before the dispatcher makes them');
 
     await app.db.deleteFrom('webhook_endpoints').where('id', '=', deleted).execute();
@@ -88,7 +87,11 @@ describe('webhook dispatcher statements', () => {
     const made = new Map((await deliveriesOf(seqs[0]!)).map((d) => [d.endpoint_id, d]));
     assert.deepEqual([...made.keys()].sort(), [sent, busy, disabledLater].sort());
     assert.deepEqual([made.get(sent)!.status, made.get(sent)!.lease_until, made.get(sent)!.next_attempt_at], ['pending', lease, lease]);
-    assert.deepEqual([made.get(busy)!.status, made.get(busy)!.lease_until, made.get(busy)!.next_attempt_at], ['pending', null, outbox[0]!.created_at], 'due since recorded');
+    assert.deepEqual(
+      [made.get(busy)!.status, made.get(busy)!.lease_until, made.get(busy)!.next_attempt_at],
+      ['pending', null, outbox[0]!.created_at],
+      'due since recorded',
+    );
     assert.deepEqual([made.get(disabledLater)!.status, made.get(disabledLater)!.finished_at], ['failed', now]);
     assert.equal(made.get(sent)!.created_at, outbox[0]!.created_at);
     assert.equal((await app.db.selectFrom('webhook_outbox').select('event_seq').execute()).length, 2);
@@ -131,7 +134,10 @@ describe('webhook dispatcher statements', () => {
       await holder;
     }
     const rest = await expandOutbox(app, { room: 10, load: new Map(), perEndpoint: 32, maxEvents: 64 });
-    assert.deepEqual(rest.claimed.map((c) => c.event_seq).sort((a, b) => a - b), seqs.slice(0, 2));
+    assert.deepEqual(
+      rest.claimed.map((c) => c.event_seq).sort((a, b) => a - b),
+      seqs.slice(0, 2),
+    );
     await app.db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', endpointId).execute();
   });
 
