@@ -13,7 +13,7 @@ import { checkResult, createMigrator } from '../../src/db/migrator.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
 import { claimDeliveries, expandOutbox, LEASE_MS, RETRY_JITTER, RETRY_SCHEDULE_MS, writeResults } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint } from '../../src/webhooks/service.js';
+import { createEndpoint, deleteWorkspaceWebhooks } from '../../src/webhooks/service.js';
 import { emitMessage } from '../helpers/events.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { type TestEnv, testEnv } from '../helpers/server.js';
@@ -289,5 +289,15 @@ describe('webhook dispatcher statements', () => {
     assert.ok(logged.every((a) => a.outcome === 'failed'));
     const endpoint = await app.db.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', endpointId).executeTakeFirstOrThrow();
     assert.equal(endpoint.failing_since, startedAt.toISOString());
+  });
+  test("workspace deletion removes the workspace's events still in the outbox first: their deliveries are never made", async () => {
+    await endpointWithDeliveries(0);
+    for (let i = 0; i < 3; i++) await emitMessage(app, seed.workspaceId, seed.inboxId);
+    const unsent = () => app.db.selectFrom('webhook_outbox').select('event_seq').where('workspace_id', '=', seed.workspaceId).execute();
+    assert.equal((await unsent()).length, 3);
+    assert.equal(await deleteWorkspaceWebhooks(app, seed.workspaceId, 2), 2, 'in batches');
+    assert.equal(await deleteWorkspaceWebhooks(app, seed.workspaceId, 2), 1);
+    assert.equal((await unsent()).length, 0);
+    assert.deepEqual((await expandOutbox(app, { room: 10, load: new Map(), perEndpoint: 32, maxEvents: 64 })).claimed, []);
   });
 });
