@@ -95,8 +95,8 @@ export const ALLOWED = [
   },
   {
     path: 'src/events/service.ts',
-    tables: ['webhook_deliveries'],
-    why: 'pruning the event stream keeps the events a kept delivery still refers to, for redelivery: one statement, so one snapshot',
+    tables: ['webhook_deliveries', 'webhook_outbox'],
+    why: 'pruning the event stream keeps the events a kept delivery (or one not yet made from the outbox) still refers to, for redelivery: one statement, so one snapshot',
   },
 ];
 

@@ -215,7 +215,11 @@ async function main() {
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('status', '=', 'pending')
         .executeTakeFirstOrThrow();
-      pending = Number(row.n);
+      const unsent = await app.db
+        .selectFrom('webhook_outbox')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('endpoint_count'), eb.lit(0)).as('n'))
+        .executeTakeFirstOrThrow();
+      pending = Number(row.n) + Number(unsent.n);
       if (pending === 0) break;
       await new Promise((r) => setTimeout(r, 100));
     }

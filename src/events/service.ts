@@ -326,6 +326,7 @@ export async function pruneEvents(
           .select('e.seq')
           .where(`e.${column}`, '<=', horizon)
           .where((w) => w.not(w.exists(w.selectFrom('webhook_deliveries as d').select('d.event_seq').whereRef('d.event_seq', '=', 'e.seq'))))
+          .where((w) => w.not(w.exists(w.selectFrom('webhook_outbox as o').select('o.event_seq').whereRef('o.event_seq', '=', 'e.seq'))))
           .limit(chunk),
       )
       .executeTakeFirst();

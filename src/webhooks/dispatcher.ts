@@ -12,7 +12,7 @@ import type { Agent } from 'undici';
 import type { Ctx } from '../context.js';
 import { insertRows, placeholders, runText, updateByKeys, updateFromValues } from '../db/bulk.js';
 import { isPostgres } from '../db/dialect.js';
-import type { Database, Db, EventsTable, WebhookAttemptsTable, WebhookEndpointsTable } from '../db/schema.js';
+import type { Database, Db, EventsTable, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable, WebhookOutboxTable } from '../db/schema.js';
 import { eventPayload } from '../events/service.js';
 import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
@@ -53,6 +53,8 @@ const WAKE_DELAY_MS = 5;
  * make) wake the dispatcher at most once per this long; the poll finds what other processes stored.
  */
 export const EVENTS_WAKE_WINDOW_MS = 20;
+/** Outbox rows (events) made into deliveries at most per transaction. */
+const OUTBOX_EVENTS_PER_EXPANSION = 64;
 /** How long a claimed delivery stays with its dispatcher before another may take it. */
 export const LEASE_MS = 2 * MINUTE;
 
@@ -148,7 +150,12 @@ export class WebhookDispatcher implements Drainable {
     { active: () => !this.stopped, onError: (error) => this.ctx.log.error('webhook outbox unavailable', { error }) },
   );
   private readonly eventWakes: WakeWindow;
-  private readonly onEvents = () => this.eventWakes.wake();
+  /** The outbox may hold events (one was recorded here, or a poll may find another process's). */
+  private outboxMayHold = true;
+  private readonly onEvents = () => {
+    this.outboxMayHold = true;
+    this.eventWakes.wake();
+  };
   /** Redeliveries are looked for when one was asked for here, and on every poll (another process may have asked). */
   private lookForManual = true;
   private readonly onRedelivery = () => {
@@ -198,6 +205,7 @@ export class WebhookDispatcher implements Drainable {
     const poll = () => {
       this.pollTimer = setTimeout(() => {
         this.lookForManual = true;
+        this.outboxMayHold = true;
         this.wake();
         poll();
       }, this.pollMs);
@@ -240,6 +248,7 @@ export class WebhookDispatcher implements Drainable {
       // A claim made by the live loop may not have started its attempts yet.
       await Promise.allSettled([...this.filling]);
       this.lookForManual = true;
+      this.outboxMayHold = true;
       const started = await this.fill();
       if (started === 0 && this.inFlight === 0 && this.filling.size === 0) break;
       const endedBefore = this.attemptsEnded;
@@ -263,6 +272,15 @@ export class WebhookDispatcher implements Drainable {
     if (room <= 0) return 0;
     const busy = [...this.endpointLoad].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
     const claimed = [...(await this.claim(room, busy, false))];
+    if (claimed.length < room && this.outboxMayHold) {
+      // Claimed rows are not counted in endpointLoad until they start.
+      const load = new Map(this.endpointLoad);
+      for (const c of claimed) load.set(c.endpoint_id, (load.get(c.endpoint_id) ?? 0) + 1);
+      const taken = await expandOutbox(this.ctx, { room: room - claimed.length, load, perEndpoint: this.perEndpoint, maxEvents: OUTBOX_EVENTS_PER_EXPANSION });
+      if (!taken.more) this.outboxMayHold = false;
+      if (taken.failed) this.ctx.metrics.webhookDeliveries.inc({ outcome: 'failed' }, taken.failed);
+      claimed.push(...taken.claimed);
+    }
     if (claimed.length < room && this.lookForManual) {
       this.lookForManual = false;
       const manual = await this.claim(room - claimed.length, busy, true);
@@ -422,6 +440,103 @@ export class WebhookDispatcher implements Drainable {
       });
     return this.writing;
   }
+}
+
+const DELIVERY_COLUMNS = [
+  'event_seq',
+  'endpoint_id',
+  'workspace_id',
+  'event_id',
+  'status',
+  'next_attempt_at',
+  'lease_until',
+  'finished_at',
+  'created_at',
+] as const satisfies readonly (keyof WebhookDeliveriesTable)[];
+
+/**
+ * Makes outbox rows (one per event, src/webhooks/outbox.ts) into delivery rows, oldest events first,
+ * in one transaction: the outbox rows go and their deliveries come together, so a crash loses or
+ * repeats none. Deliveries that fit in `room` (and whose endpoint has fewer than `perEndpoint` under
+ * way, counting `load`) are written claimed, with a lease, and returned to be sent now; the others
+ * are written due (all of them when `room` is 0). An endpoint deleted meanwhile gets none; one
+ * disabled since the event was recorded (the outbox lists enabled endpoints only) gets the delivery
+ * as failed, as disabling ends open deliveries. On Postgres the outbox rows are locked SKIP LOCKED, so dispatchers of several
+ * processes take different events. `more`: the outbox may hold more events.
+ */
+export async function expandOutbox(
+  ctx: Pick<Ctx, 'clock'> & { db: Db },
+  opts: { room: number; load: Map<string, number>; perEndpoint: number; maxEvents: number },
+): Promise<{ claimed: Claimed[]; failed: number; more: boolean }> {
+  const postgres = isPostgres(ctx.db);
+  return ctx.db.transaction().execute(async (trx) => {
+    // Which events (narrow rows); then those taken, deleted with their contents returned.
+    const candidates = await runText<{ event_seq: number | string; endpoint_count: number }>(
+      trx,
+      'webhooks.outbox',
+      () => `select event_seq, endpoint_count from webhook_outbox order by event_seq limit ?${postgres ? ' for update skip locked' : ''}`,
+      [opts.maxEvents],
+    );
+    if (candidates.length === 0) return { claimed: [], failed: 0, more: false };
+    // Whole events, as many as the room takes (at least one); with no room, every candidate (made due).
+    const fits = opts.room > 0 ? opts.room : Number.POSITIVE_INFINITY;
+    let taken = 0;
+    let deliveries = 0;
+    while (taken < candidates.length && (taken === 0 || deliveries + Number(candidates[taken]!.endpoint_count) <= fits)) {
+      deliveries += Number(candidates[taken]!.endpoint_count);
+      taken++;
+    }
+    const seqList = paddedList(candidates.slice(0, taken).map((e) => Number(e.event_seq)));
+    const events = (
+      await runText<Omit<Selectable<WebhookOutboxTable>, 'endpoint_count'>>(
+        trx,
+        `webhooks.outbox.take|${seqList.length}`,
+        () =>
+          `delete from webhook_outbox where event_seq in (${placeholders(seqList.length)}) returning event_seq, workspace_id, event_id, endpoint_ids, created_at`,
+        seqList,
+      )
+    ).sort((a, b) => Number(a.event_seq) - Number(b.event_seq));
+    const endpointIds = paddedList([...new Set(events.flatMap((e) => e.endpoint_ids.split(',')))]);
+    const endpoints = new Map(
+      (
+        await runText<{ id: string; disabled_at: string | null }>(
+          trx,
+          `webhooks.outbox.endpoints|${endpointIds.length}`,
+          () => `select id, disabled_at from webhook_endpoints where id in (${placeholders(endpointIds.length)})`,
+          endpointIds,
+        )
+      ).map((e) => [e.id, e.disabled_at]),
+    );
+    const now = ctx.clock.now();
+    const nowText = iso(now);
+    const lease = iso(now.getTime() + LEASE_MS);
+    const rows: unknown[][] = [];
+    const claimed: Claimed[] = [];
+    let failed = 0;
+    for (const e of events) {
+      const seq = Number(e.event_seq);
+      for (const endpointId of e.endpoint_ids.split(',')) {
+        const disabledAt = endpoints.get(endpointId);
+        if (disabledAt === undefined) continue; // deleted
+        if (disabledAt !== null) {
+          rows.push([seq, endpointId, e.workspace_id, e.event_id, 'failed', null, null, nowText, e.created_at]);
+          failed++;
+          continue;
+        }
+        const load = opts.load.get(endpointId) ?? 0;
+        if (claimed.length < opts.room && load < opts.perEndpoint) {
+          opts.load.set(endpointId, load + 1);
+          rows.push([seq, endpointId, e.workspace_id, e.event_id, 'pending', lease, lease, null, e.created_at]);
+          claimed.push({ endpoint_id: endpointId, workspace_id: e.workspace_id, event_seq: seq, event_id: e.event_id, attempts: 0, manual: false });
+        } else {
+          // Due since the event was recorded: older events stay first in the due order.
+          rows.push([seq, endpointId, e.workspace_id, e.event_id, 'pending', e.created_at, null, null, e.created_at]);
+        }
+      }
+    }
+    for (const chunk of statementChunks(rows)) await insertRows(trx, 'webhook_deliveries', DELIVERY_COLUMNS, chunk);
+    return { claimed, failed, more: candidates.length === opts.maxEvents || taken < candidates.length };
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
-// The durable outbox: when an event is recorded, one delivery row per interested endpoint is written
-// in the same transaction, so that a crash can neither lose an event's deliveries nor invent them.
+// The durable outbox: when an event is recorded, one outbox row naming the interested endpoints is
+// written in the same transaction, so that a crash can neither lose an event's deliveries nor invent
+// them; the dispatcher makes it into one delivery row per endpoint (expandOutbox, src/webhooks/dispatcher.ts).
 import { CompiledQuery, sql } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
 import { reusableQuery } from '../db/reusable-query.js';
@@ -22,66 +23,57 @@ export interface OutboxEvent {
   relatedInboxIds: readonly string[];
 }
 
-const enqueueStatements = new Map<string, string>();
-
-/**
- * The statement that writes one event's deliveries, by shape (dialect, note or not, how many inboxes
- * the event concerns); its text is built once per shape. `events` is a JSON array of type names: the
- * quoted name occurs in it exactly when it is listed, and a substring search (instr, strpos) costs
- * about half of what LIKE does per endpoint.
- */
-function enqueueStatement(postgres: boolean, note: boolean, inboxCount: number): string {
-  const key = `${postgres}|${note}|${inboxCount}`;
-  let text = enqueueStatements.get(key);
-  if (text === undefined) {
-    let n = 0;
-    const param = () => (postgres ? `$${++n}` : '?');
-    text = `insert into webhook_deliveries
-      (event_seq, endpoint_id, workspace_id, event_id, status, next_attempt_at, created_at)
-    select ${param()}, e.id, e.workspace_id, ${param()}, 'pending', ${param()}, ${param()}
-    from webhook_endpoints e
-    where e.workspace_id = ${param()}
-      and e.disabled_at is null
-      and ${postgres ? 'strpos' : 'instr'}(e.events, ${param()}) > 0
-      ${note ? 'and e.include_notes = 1' : ''}
-      and (e.inbox_id is null${inboxCount ? ` or e.inbox_id in (${Array.from({ length: inboxCount }, param).join(', ')})` : ''})`;
-    // Contact events may concern any number of inboxes: only the common shapes are kept.
-    if (inboxCount <= 8) enqueueStatements.set(key, text);
-  }
-  return text;
-}
-
-type EndpointFilter = { events: string; include_notes: number; inbox_id: string | null };
-
-/** What decides which of a workspace's endpoints take an event (the conditions of enqueueStatement). */
+/** What decides which of a workspace's endpoints take an event. */
 const endpointFilters = reusableQuery((db, workspaceId: string) =>
-  db.selectFrom('webhook_endpoints').select(['events', 'include_notes', 'inbox_id']).where('workspace_id', '=', workspaceId),
+  db.selectFrom('webhook_endpoints').select(['id', 'events', 'include_notes', 'inbox_id', 'disabled_at']).where('workspace_id', '=', workspaceId).orderBy('id'),
 );
 
+const OUTBOX_INSERT_SQLITE =
+  'insert into webhook_outbox (event_seq, workspace_id, event_id, endpoint_ids, endpoint_count, created_at) values (?, ?, ?, ?, ?, ?)';
+const OUTBOX_INSERT_POSTGRES =
+  'insert into webhook_outbox (event_seq, workspace_id, event_id, endpoint_ids, endpoint_count, created_at) values ($1, $2, $3, $4, $5, $6)';
+
 /**
- * Writes the deliveries of one event in one statement; call inside the transaction that recorded it.
- * An enabled endpoint of the workspace receives the event when it lists the type, notes only with
- * include_notes, and with an inbox filter only that inbox's conversations plus contact events of
- * contacts that have an external id or a conversation in that inbox.
+ * Writes the deliveries of one event as one outbox row (the endpoints it matches); call inside the
+ * transaction that recorded it. An endpoint of the workspace receives the event when it lists the
+ * type, notes only with include_notes, and with an inbox filter only that inbox's conversations plus
+ * contact events of contacts that have an external id or a conversation in that inbox; a disabled
+ * endpoint takes none. Returns how many deliveries it stored.
  */
 export async function enqueueDeliveries(ctx: { db: Db; clock: Clock }, event: OutboxEvent): Promise<number> {
   if (event.webhook !== 1) return 0;
-  const now = iso(ctx.clock.now());
-  const inboxes = event.type.startsWith('contact.') ? [...event.relatedInboxIds] : event.inbox_id ? [event.inbox_id] : [];
-  // The workspace's endpoint filters are cached (src/events/settings-cache.ts): an event that no
-  // endpoint could take costs no statement. Whether an endpoint is disabled is not cached: the
-  // statement checks it.
+  const inboxes = event.type.startsWith('contact.') ? event.relatedInboxIds : event.inbox_id ? [event.inbox_id] : [];
+  // The workspace's endpoint filters and disabled states are cached (src/events/settings-cache.ts):
+  // read again in the transaction after any insert, delete, filter change, disabling or enabling of
+  // an endpoint, by whoever made it (migrations 0026, 0027, 0029).
   const endpoints = await cachedReactionSetting(ctx.db, `webhooks:${event.workspace_id}`, () => endpointFilters(ctx.db, event.workspace_id));
   const quoted = JSON.stringify(event.type);
-  const wanted = (e: EndpointFilter) =>
-    e.events.includes(quoted) && (event.is_note !== 1 || e.include_notes === 1) && (e.inbox_id === null || inboxes.includes(e.inbox_id));
-  if (!endpoints.some(wanted)) return 0;
-  // Plain SQL text, built once per shape: building and compiling it per event cost more than running it.
-  const text = enqueueStatement(isPostgres(ctx.db), event.is_note === 1, inboxes.length);
-  const result = await ctx.db.executeQuery(
-    CompiledQuery.raw(text, [event.seq, event.id, now, now, event.workspace_id, JSON.stringify(event.type), ...inboxes]),
+  let ids = '';
+  let count = 0;
+  for (const e of endpoints) {
+    if (
+      e.disabled_at !== null ||
+      !e.events.includes(quoted) ||
+      (event.is_note === 1 && e.include_notes !== 1) ||
+      (e.inbox_id !== null && !inboxes.includes(e.inbox_id))
+    )
+      continue;
+    ids = count === 0 ? e.id : `${ids},${e.id}`;
+    count++;
+  }
+  if (count === 0) return 0;
+  // Plain SQL text: building and compiling it per event cost more than running it.
+  await ctx.db.executeQuery(
+    CompiledQuery.raw(isPostgres(ctx.db) ? OUTBOX_INSERT_POSTGRES : OUTBOX_INSERT_SQLITE, [
+      event.seq,
+      event.workspace_id,
+      event.id,
+      ids,
+      count,
+      iso(ctx.clock.now()),
+    ]),
   );
-  return Number(result.numAffectedRows ?? 0);
+  return count;
 }
 
 /** The webhooks reaction (src/events/registry.ts): the event's deliveries, in its transaction. */
@@ -135,7 +127,14 @@ export function observeOutbox(ctx: { db: Db; clock: Clock; metrics: Metrics }): 
       ])
       .where(sql<boolean>`status = 'pending'`)
       .executeTakeFirstOrThrow();
-    return { now, pending: Number(row.pending), due: Number(row.due), oldest: row.oldest };
+    // Events whose deliveries the dispatcher has not made into rows yet are due.
+    const outbox = await ctx.db
+      .selectFrom('webhook_outbox')
+      .select([sql<number>`coalesce(sum(endpoint_count), 0)`.as('deliveries'), sql<string | null>`min(created_at)`.as('oldest')])
+      .executeTakeFirstOrThrow();
+    const waiting = Number(outbox.deliveries);
+    const oldest = outbox.oldest !== null && (row.oldest === null || outbox.oldest < row.oldest) ? outbox.oldest : row.oldest;
+    return { now, pending: Number(row.pending) + waiting, due: Number(row.due) + waiting, oldest };
   };
   databaseGauge(ctx.metrics, {
     name: 'svc_webhook_outbox_pending',

@@ -5,6 +5,7 @@
 import { type Selectable, sql } from 'kysely';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
+import { deleteChosen } from '../db/bulk.js';
 import type { Db, WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
 import { WEBHOOK_EVENT_TYPES } from '../events/service.js';
 import { findLiveInbox } from '../inboxes/store.js';
@@ -363,6 +364,15 @@ export async function pruneDeliveries(ctx: Pick<Ctx, 'db' | 'clock'>, batch = Nu
  * attempts) per call, found through its events; once none is left, its endpoints.
  */
 export async function deleteWorkspaceWebhooks(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
+  // Deliveries not made yet are never made (the outbox is small: no index by workspace, which would cost every recording a page).
+  const unsent = await deleteChosen(
+    ctx.db,
+    'webhook_outbox',
+    'event_seq',
+    ctx.db.selectFrom('webhook_outbox').select('event_seq').where('workspace_id', '=', workspaceId),
+    batch,
+  );
+  if (unsent > 0) return unsent;
   const seqs = (
     await ctx.db
       .selectFrom('events as e')

@@ -14,6 +14,7 @@ import { EMAIL_SEND_JOB, SEND_MAX_ATTEMPTS, SEND_RETRY_DELAYS_MS } from '../../s
 import { MIGRATION_STATES } from '../../src/mailbox-migration/states.js';
 import { type ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { enqueue } from '../../src/platform/jobs.js';
+import { expandOutbox } from '../../src/webhooks/dispatcher.js';
 import { addresses, createBroadcast, getBroadcast, schedule } from '../helpers/broadcasts.js';
 import { emitMessage } from '../helpers/events.js';
 import { mbox, uploadExport, zipBuffer } from '../helpers/export-files.js';
@@ -221,7 +222,10 @@ describe('metrics an operator alerts on', () => {
     assert.equal(await pending('due'), 2);
     clock.advance(90_000);
     assert.equal(await metric('svc_webhook_outbox_oldest_due_age_seconds'), 90);
-    // One of them waits for a retry an hour from now.
+    // One of them waits for a retry an hour from now (its delivery row made as the dispatcher would).
+    await expandOutbox(s.app, { room: 0, load: new Map(), perEndpoint: 32, maxEvents: 256 });
+    assert.equal(await pending('due'), 2);
+    assert.equal(await metric('svc_webhook_outbox_oldest_due_age_seconds'), 90, 'due since recorded');
     const one = await s.app.db
       .selectFrom('webhook_deliveries')
       .select(['event_seq', 'endpoint_id'])

@@ -12,8 +12,8 @@ import { isPostgres } from '../../src/db/dialect.js';
 import { checkResult, createMigrator } from '../../src/db/migrator.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
-import { claimDeliveries, LEASE_MS, RETRY_JITTER, RETRY_SCHEDULE_MS, writeResults } from '../../src/webhooks/dispatcher.js';
-import { createEndpoint } from '../../src/webhooks/service.js';
+import { claimDeliveries, expandOutbox, LEASE_MS, RETRY_JITTER, RETRY_SCHEDULE_MS, writeResults } from '../../src/webhooks/dispatcher.js';
+import { createEndpoint, deleteWorkspaceWebhooks } from '../../src/webhooks/service.js';
 import { emitMessage } from '../helpers/events.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { type TestEnv, testEnv } from '../helpers/server.js';
@@ -41,8 +41,105 @@ describe('webhook dispatcher statements', () => {
     const { endpoint } = await createEndpoint(app, access, { url: `http://127.0.0.1:9/${Math.random().toString(36).slice(2)}`, events: ['message.created'] });
     await app.db.updateTable('webhook_endpoints').set({ disabled_at: clock.now().toISOString() }).where('id', '!=', endpoint.id).execute();
     for (let i = 0; i < count; i++) await emitMessage(app, seed.workspaceId, seed.inboxId);
+    await makeDeliveries();
     return endpoint.id;
   }
+
+  /** What the dispatcher does first: the outbox's events become due delivery rows. */
+  async function makeDeliveries(): Promise<void> {
+    while ((await expandOutbox(app, { room: 0, load: new Map(), perEndpoint: 32, maxEvents: 256 })).more);
+  }
+
+  test('an event is one outbox row; the dispatcher makes its deliveries once: claimed within the room, the rest due, none for a deleted endpoint, failed for one disabled since', async () => {
+    const access = keyAccess(seed.workspaceId, 'key_outbox', [...SCOPES], null);
+    await app.db.updateTable('webhook_endpoints').set({ disabled_at: clock.now().toISOString() }).where('disabled_at', 'is', null).execute();
+    clock.advance(1000);
+    const make = async (events = ['message.created']) =>
+      (await createEndpoint(app, access, { url: `http://127.0.0.1:9/${Math.random().toString(36).slice(2)}`, events })).endpoint.id;
+    const [sent, busy, deleted, disabledLater] = [await make(), await make(), await make(), await make()];
+    await make(['conversation.created']); // takes none of these events
+    const disabledBefore = await make();
+    await app.db.updateTable('webhook_endpoints').set({ disabled_at: clock.now().toISOString() }).where('id', '=', disabledBefore).execute();
+    clock.advance(1000);
+    for (let i = 0; i < 3; i++) await emitMessage(app, seed.workspaceId, seed.inboxId);
+    const outbox = await app.db.selectFrom('webhook_outbox').selectAll().orderBy('event_seq').execute();
+    assert.equal(outbox.length, 3, 'one outbox row per event');
+    for (const row of outbox) {
+      assert.deepEqual(row.endpoint_ids.split(',').sort(), [sent, busy, deleted, disabledLater].sort(), 'enabled endpoints that take the type');
+      assert.equal(Number(row.endpoint_count), 4);
+    }
+    const seqs = outbox.map((o) => Number(o.event_seq));
+    const deliveriesOf = (seq: number) => app.db.selectFrom('webhook_deliveries').selectAll().where('event_seq', '=', seq).orderBy('endpoint_id').execute();
+    assert.equal((await deliveriesOf(seqs[0]!)).length, 0, 'no delivery row before the dispatcher makes them');
+
+    await app.db.deleteFrom('webhook_endpoints').where('id', '=', deleted).execute();
+    clock.advance(1000);
+    await app.db.updateTable('webhook_endpoints').set({ disabled_at: clock.now().toISOString() }).where('id', '=', disabledLater).execute();
+    const now = clock.now().toISOString();
+    const lease = new Date(clock.now().getTime() + LEASE_MS).toISOString();
+    const first = await expandOutbox(app, { room: 2, load: new Map([[busy, 32]]), perEndpoint: 32, maxEvents: 64 });
+    assert.equal(first.more, true, 'events are taken whole, as many as the room holds');
+    assert.deepEqual(
+      first.claimed.map((c) => [c.event_seq, c.endpoint_id, c.attempts, c.manual]),
+      [[seqs[0], sent, 0, false]],
+    );
+    assert.equal(first.failed, 1);
+    const made = new Map((await deliveriesOf(seqs[0]!)).map((d) => [d.endpoint_id, d]));
+    assert.deepEqual([...made.keys()].sort(), [sent, busy, disabledLater].sort());
+    assert.deepEqual([made.get(sent)!.status, made.get(sent)!.lease_until, made.get(sent)!.next_attempt_at], ['pending', lease, lease]);
+    assert.deepEqual(
+      [made.get(busy)!.status, made.get(busy)!.lease_until, made.get(busy)!.next_attempt_at],
+      ['pending', null, outbox[0]!.created_at],
+      'due since recorded',
+    );
+    assert.deepEqual([made.get(disabledLater)!.status, made.get(disabledLater)!.finished_at], ['failed', now]);
+    assert.equal(made.get(sent)!.created_at, outbox[0]!.created_at);
+    assert.equal((await app.db.selectFrom('webhook_outbox').select('event_seq').execute()).length, 2);
+
+    const rest = await expandOutbox(app, { room: 0, load: new Map(), perEndpoint: 32, maxEvents: 64 });
+    assert.deepEqual([rest.claimed.length, rest.failed, rest.more], [0, 2, false]);
+    assert.equal((await app.db.selectFrom('webhook_outbox').select('event_seq').execute()).length, 0);
+    const again = await expandOutbox(app, { room: 10, load: new Map(), perEndpoint: 32, maxEvents: 64 });
+    assert.deepEqual([again.claimed.length, again.more], [0, false]);
+    for (const seq of seqs.slice(1)) assert.equal((await deliveriesOf(seq)).length, 3, 'made once');
+    await app.db.deleteFrom('webhook_deliveries').where('event_seq', 'in', seqs).execute();
+  });
+
+  test('Postgres: making deliveries skips outbox rows another dispatcher holds instead of waiting for it', async (t) => {
+    if (!isPostgres(app.db)) return t.skip('Postgres only (set SVC_TEST_DATABASE_URL)');
+    const endpointId = await endpointWithDeliveries(0);
+    for (let i = 0; i < 3; i++) await emitMessage(app, seed.workspaceId, seed.inboxId);
+    const seqs = (await app.db.selectFrom('webhook_outbox').select('event_seq').orderBy('event_seq').execute()).map((r) => Number(r.event_seq));
+    assert.equal(seqs.length, 3);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = app.db.transaction().execute(async (trx) => {
+      await sql`select event_seq from webhook_outbox where event_seq in (${sql.join(seqs.slice(0, 2))}) for update`.execute(trx);
+      locked();
+      await released;
+    });
+    await isLocked;
+    try {
+      const taking = expandOutbox(app, { room: 10, load: new Map(), perEndpoint: 32, maxEvents: 64 });
+      const outcome = await Promise.race([taking, new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 20_000).unref())]);
+      assert.notEqual(outcome, 'waited', 'making deliveries waited for the other transaction');
+      assert.deepEqual(
+        (outcome as { claimed: { event_seq: number; endpoint_id: string }[] }).claimed.map((c) => [c.event_seq, c.endpoint_id]),
+        [[seqs[2], endpointId]],
+      );
+    } finally {
+      release();
+      await holder;
+    }
+    const rest = await expandOutbox(app, { room: 10, load: new Map(), perEndpoint: 32, maxEvents: 64 });
+    assert.deepEqual(
+      rest.claimed.map((c) => c.event_seq).sort((a, b) => a - b),
+      seqs.slice(0, 2),
+    );
+    await app.db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', endpointId).execute();
+  });
 
   test('due deliveries are taken once, leased, and moved out of the due order; busy endpoints wait', async () => {
     const endpointId = await endpointWithDeliveries(6);
@@ -192,5 +289,15 @@ describe('webhook dispatcher statements', () => {
     assert.ok(logged.every((a) => a.outcome === 'failed'));
     const endpoint = await app.db.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', endpointId).executeTakeFirstOrThrow();
     assert.equal(endpoint.failing_since, startedAt.toISOString());
+  });
+  test("workspace deletion removes the workspace's events still in the outbox first: their deliveries are never made", async () => {
+    await endpointWithDeliveries(0);
+    for (let i = 0; i < 3; i++) await emitMessage(app, seed.workspaceId, seed.inboxId);
+    const unsent = () => app.db.selectFrom('webhook_outbox').select('event_seq').where('workspace_id', '=', seed.workspaceId).execute();
+    assert.equal((await unsent()).length, 3);
+    assert.equal(await deleteWorkspaceWebhooks(app, seed.workspaceId, 2), 2, 'in batches');
+    assert.equal(await deleteWorkspaceWebhooks(app, seed.workspaceId, 2), 1);
+    assert.equal((await unsent()).length, 0);
+    assert.deepEqual((await expandOutbox(app, { room: 10, load: new Map(), perEndpoint: 32, maxEvents: 64 })).claimed, []);
   });
 });

@@ -43,6 +43,20 @@ export interface WebhookDeliveriesTable {
   created_at: string;
 }
 
+/**
+ * An event's deliveries not yet made into delivery rows: one row per event, written in the
+ * recording transaction; the dispatcher replaces it by the delivery rows (expandOutbox, src/webhooks/dispatcher.ts).
+ */
+export interface WebhookOutboxTable {
+  event_seq: number;
+  workspace_id: string;
+  event_id: string;
+  /** The endpoints the event matched when it was recorded, comma-separated. */
+  endpoint_ids: string;
+  endpoint_count: number;
+  created_at: string;
+}
+
 export interface WebhookAttemptsTable {
   id: string;
   /** The delivery: (event_seq, endpoint_id). */
@@ -65,5 +79,6 @@ export interface WebhookAttemptsTable {
 export interface WebhookTables {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_outbox: WebhookOutboxTable;
   webhook_attempts: WebhookAttemptsTable;
 }
