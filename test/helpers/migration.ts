@@ -175,15 +175,22 @@ export async function fillOldMailbox(d: Dovecot, now: Date, opts: { ownerEmail: 
   return { ids, total: 16, toCopy: 11, conversations: 7 };
 }
 
-/** An IMAP migration of SUPPORT's mailbox on `d` into the seed's inbox, credentials set and tested; its id. */
-export async function connectedImapMigration(s: TestServer, token: string, inboxId: string, d: Dovecot): Promise<string> {
+/** An IMAP migration of SUPPORT's mailbox on `d` into the inbox (through its channel, or the one named), credentials set and tested; its id. */
+export async function connectedImapMigration(s: TestServer, token: string, inboxId: string, d: Dovecot, opts: { channelId?: string } = {}): Promise<string> {
   const created = await s.request('POST', '/v1/migrations', {
     token,
-    body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: inboxId },
+    body: {
+      provider: 'imap',
+      source_address: SUPPORT,
+      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+      inbox_id: inboxId,
+      ...(opts.channelId ? { channel_id: opts.channelId } : {}),
+    },
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const id = created.body.id as string;
-  await s.request('PUT', `/v1/migrations/${id}/credentials`, { token, body: { password: SUPPORT_PASSWORD } });
+  const credentials = await s.request('PUT', `/v1/migrations/${id}/credentials`, { token, body: { password: SUPPORT_PASSWORD } });
+  assert.equal(credentials.status, 200, JSON.stringify(credentials.body));
   assert.equal((await s.request('POST', `/v1/migrations/${id}/test`, { token })).body.ok, true);
   return id;
 }

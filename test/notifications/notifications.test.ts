@@ -23,6 +23,33 @@ const SUBJECT = 'mailto:ops@notify.example';
 
 type Person = { personId: string; email: string; token: string };
 
+/**
+ * A server that tells by realtime, Web Push (to a loopback push service) and e-mail (to an SMTP
+ * sink), with a workspace; its jobs run when a test drains them.
+ */
+async function startNotifyingServer(): Promise<{ s: TestServer; clock: ManualClock; sink: SmtpSink; push: PushService; seed: Seed }> {
+  const sink = await startSmtpSink();
+  const s = await startTestServer({
+    env: {
+      SVC_INGRESS_SECRET: INGRESS_SECRET,
+      SVC_VAPID_PUBLIC_KEY: VAPID.publicKey,
+      SVC_VAPID_PRIVATE_KEY: VAPID.privateKey,
+      SVC_VAPID_SUBJECT: SUBJECT,
+      // The loopback push service is on 127.0.0.1: pushes use the webhooks' address rules.
+      SVC_WEBHOOK_ALLOW_PRIVATE: '1',
+      SVC_SMTP_HOST: '127.0.0.1',
+      SVC_SMTP_PORT: String(sink.port),
+      SVC_SMTP_TLS: 'none',
+      SVC_SMTP_FROM: 'svc@notify.example',
+    },
+  });
+  const clock = s.clock as ManualClock;
+  await s.app.jobs.stop();
+  const push = await startPushService(VAPID.publicKey, () => Math.floor(clock.now().getTime() / 1000));
+  const seed = await seedWorkspace(s.app);
+  return { s, clock, sink, push, seed };
+}
+
 /** A push subscription of the person at the loopback push service, inserted directly: the API accepts only https endpoints on public addresses. */
 async function subscribeAt(s: TestServer, push: PushService, person: Person, name: string): Promise<{ id: string; path: string; browser: FakeBrowser }> {
   const browser = fakeBrowser();
@@ -73,25 +100,7 @@ describe('notifications to the team', () => {
   let address: string;
 
   before(async () => {
-    sink = await startSmtpSink();
-    s = await startTestServer({
-      env: {
-        SVC_INGRESS_SECRET: INGRESS_SECRET,
-        SVC_VAPID_PUBLIC_KEY: VAPID.publicKey,
-        SVC_VAPID_PRIVATE_KEY: VAPID.privateKey,
-        SVC_VAPID_SUBJECT: SUBJECT,
-        // The loopback push service is on 127.0.0.1: pushes use the webhooks' address rules.
-        SVC_WEBHOOK_ALLOW_PRIVATE: '1',
-        SVC_SMTP_HOST: '127.0.0.1',
-        SVC_SMTP_PORT: String(sink.port),
-        SVC_SMTP_TLS: 'none',
-        SVC_SMTP_FROM: 'svc@notify.example',
-      },
-    });
-    clock = s.clock as ManualClock;
-    await s.app.jobs.stop();
-    push = await startPushService(VAPID.publicKey, () => Math.floor(clock.now().getTime() / 1000));
-    seed = await seedWorkspace(s.app);
+    ({ s, clock, sink, push, seed } = await startNotifyingServer());
     const ownerRow = await s.app.db.selectFrom('people').select('email').where('id', '=', seed.ownerId).executeTakeFirstOrThrow();
     owner = { personId: seed.ownerId, email: ownerRow.email, token: seed.ownerToken };
     ann = await addPerson(s.app, seed.workspaceId, 'agent', `ann.lee-${Date.now()}@team.example`);
@@ -383,25 +392,7 @@ describe('a member’s notifications follow their current inbox limit', () => {
   let address: string;
 
   before(async () => {
-    sink = await startSmtpSink();
-    s = await startTestServer({
-      env: {
-        SVC_INGRESS_SECRET: INGRESS_SECRET,
-        SVC_VAPID_PUBLIC_KEY: VAPID.publicKey,
-        SVC_VAPID_PRIVATE_KEY: VAPID.privateKey,
-        SVC_VAPID_SUBJECT: SUBJECT,
-        SVC_WEBHOOK_ALLOW_PRIVATE: '1',
-        SVC_SMTP_HOST: '127.0.0.1',
-        SVC_SMTP_PORT: String(sink.port),
-        SVC_SMTP_TLS: 'none',
-        SVC_SMTP_FROM: 'svc@notify.example',
-      },
-    });
-    clock = s.clock as ManualClock;
-    // Jobs run when a test drains them.
-    await s.app.jobs.stop();
-    push = await startPushService(VAPID.publicKey, () => Math.floor(clock.now().getTime() / 1000));
-    seed = await seedWorkspace(s.app);
+    ({ s, clock, sink, push, seed } = await startNotifyingServer());
     agent = await addPerson(s.app, seed.workspaceId, 'agent');
     otherInbox = (await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Other' })).id;
     address = (await seedEmailChannel(s.app, seed)).address!;
