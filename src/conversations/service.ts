@@ -1,7 +1,8 @@
 // Conversations and their messages. Every path that creates them (inbound mail, API replies and
-// notes, feedback, the chat widget, mailbox imports) goes through insertConversation/insertMessage
-// and startConversation/appendMessage, which record the events in the caller's transaction unless
-// the work is `quiet` (imported history: no events and no outbound mail).
+// notes, feedback, the chat widget, mailbox imports) goes through startConversation/appendMessage,
+// which record the events in the caller's transaction unless the work is `quiet` (imported history:
+// no events and no outbound mail); a copy batch builds its rows with newConversationRow/newMessageRows
+// and writes them with insertConversationRows/insertMessageRows.
 
 import type { Insertable } from 'kysely';
 import { z } from 'zod';
@@ -99,18 +100,7 @@ const insertConversationRow = reusableInsert('conversations');
 const insertMessageRow = reusableInsert('messages');
 const insertAttachmentRow = reusableInsert('attachments');
 
-export async function insertConversation(tx: Tx, input: NewConversation): Promise<{ conversation: ConversationRow; labels: string[] }> {
-  const { conversation, labels } = newConversationRow(tx, input);
-  await insertConversationRow(tx.db, conversation);
-  if (labels.length)
-    await tx.db
-      .insertInto('conversation_labels')
-      .values(labels.map((label) => ({ conversation_id: conversation.id, label })))
-      .execute();
-  return { conversation, labels };
-}
-
-/** The row insertConversation writes, and its checked labels, without writing them (see insertConversationRows). */
+/** A new conversation's row and its checked labels, without writing them (startConversation writes one; insertConversationRows many). */
 export function newConversationRow(tx: Pick<Tx, 'clock'>, input: NewConversation): { conversation: ConversationRow; labels: string[] } {
   const at = input.createdAt ?? tx.clock.now();
   const conversation: ConversationRow = {

@@ -217,11 +217,6 @@ export function canSeeEvent(viewer: EventViewer, row: Pick<EventRow, 'audience' 
   return related.some((id) => viewer.inboxIds!.includes(id));
 }
 
-/** One stored event by id (for the jobs reactions stored), or undefined once retention removed it. */
-export async function findEvent(ctx: Pick<Ctx, 'db'>, id: string): Promise<EventRow | undefined> {
-  return ctx.db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
 /** The events of these ids that exist (one statement), in no particular order. */
 export async function findEvents(ctx: Pick<Ctx, 'db'>, ids: readonly string[]): Promise<EventRow[]> {
   if (ids.length === 0) return [];

@@ -6,7 +6,7 @@ import { sendPush } from '../push/send.js';
 import { dropPushSubscription, findPushSubscription } from '../push/service.js';
 import { sendNotificationMail } from './mail.js';
 import { NOTIFY_EVENT_JOB, type NotifyEventPayload } from './reaction.js';
-import { MAIL_JOB, notifyEvent, notifyEvents, PUSH_JOB, type PushJobPayload } from './service.js';
+import { MAIL_JOB, notifyEvent, notifyEvents, PUSH_JOB, type PushJobPayload, pushStillSeen } from './service.js';
 
 function notificationJobs(ctx: Ctx): JobKind[] {
   return [
@@ -30,6 +30,11 @@ function notificationJobs(ctx: Ctx): JobKind[] {
       async run(payload: PushJobPayload) {
         const sub = await findPushSubscription(ctx, payload.subscription_id);
         if (!sub || !ctx.config.vapid) return;
+        // Queued when the member was told; sent only if they would still be shown it now.
+        if (!(await pushStillSeen(ctx, payload.notification_id))) {
+          ctx.log.info('push not sent: the member no longer sees the conversation', { notification_id: payload.notification_id, person_id: sub.person_id });
+          return;
+        }
         const outcome = await sendPush(ctx, sub, { ...payload.message }, { urgency: 'high' });
         if (outcome === 'gone') {
           await dropPushSubscription(ctx, sub.id);

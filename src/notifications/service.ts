@@ -9,9 +9,11 @@
 // customer's message in a conversation assigned to them (not its first message: that is the new
 // conversation); a mention in a note (./mentions.ts). Never: for the member's own action, for spam,
 // for imported conversations, for history (imported and synced history record no events at all).
+import { currentAccessOf } from '../auth/credentials.js';
 import type { Ctx } from '../context.js';
+import { inboxesOfConversations } from '../conversations/store.js';
 import type { Db, NotificationTrigger } from '../db/schema.js';
-import { announceEvents, type EventRow, findEvents, recordEvent } from '../events/service.js';
+import { announceEvents, canSeeEvent, type EventRow, findEvents, recordEvent, viewerFor } from '../events/service.js';
 import { type InboxMember, membersSeeingInbox } from '../members/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
@@ -208,6 +210,49 @@ export async function notifyEvents(
   });
   if (told) announceEvents(ctx);
   return told;
+}
+
+/**
+ * The notifications of one member that they would still be shown now, for what goes out after they
+ * were told (a push, the batched mail): meanwhile their inbox limit may have narrowed, their role or
+ * membership changed, the workspace gone, or the conversation moved to another inbox. The rule is
+ * the stream's (canSeeEvent for the member's `notification` event) over the member's current access
+ * and the conversation's current inbox; a conversation that is gone is not shown.
+ */
+export async function notificationsSeenNow<N extends { workspace_id: string; conversation_id: string }>(
+  ctx: Pick<Ctx, 'db' | 'clock'>,
+  personId: string,
+  notifications: readonly N[],
+): Promise<N[]> {
+  if (notifications.length === 0) return [];
+  const inboxOf = await inboxesOfConversations(
+    ctx.db,
+    notifications.map((n) => n.conversation_id),
+  );
+  const viewers = new Map<string, ReturnType<typeof viewerFor> | undefined>();
+  const out: N[] = [];
+  for (const n of notifications) {
+    const inboxId = inboxOf.get(n.conversation_id);
+    if (!inboxId) continue;
+    if (!viewers.has(n.workspace_id)) {
+      const access = await currentAccessOf(ctx, n.workspace_id, { type: 'member', id: personId }, 'notification');
+      viewers.set(n.workspace_id, access && viewerFor(access));
+    }
+    const viewer = viewers.get(n.workspace_id);
+    const asEvent = { type: 'notification', audience: 'all' as const, person_id: personId, related_inbox_ids: JSON.stringify([inboxId]) };
+    if (viewer && canSeeEvent(viewer, asEvent)) out.push(n);
+  }
+  return out;
+}
+
+/** Whether a push of this notification may still go out (see notificationsSeenNow); false once the notification is gone. */
+export async function pushStillSeen(ctx: Pick<Ctx, 'db' | 'clock'>, notificationId: string): Promise<boolean> {
+  const n = await ctx.db
+    .selectFrom('notifications')
+    .select(['person_id', 'workspace_id', 'conversation_id'])
+    .where('id', '=', notificationId)
+    .executeTakeFirst();
+  return !!n && (await notificationsSeenNow(ctx, n.person_id, [n])).length === 1;
 }
 
 /** Retention: notifications older than this are removed (their mail lines with them). */

@@ -164,7 +164,6 @@ export async function endSession(ctx: Pick<Ctx, 'db'>, sessionId: string): Promi
 
 /** The languages the panel speaks (and `svc bootstrap --locale` takes). */
 export const PERSON_LOCALES = ['en', 'tr'] as const;
-export type PersonLocale = (typeof PERSON_LOCALES)[number];
 export const PERSON_NAME_MAX = 100;
 
 /** A person changes their own name and panel language; a name is trimmed and 1–100 characters. */

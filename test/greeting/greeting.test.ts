@@ -6,10 +6,10 @@ import { after, before, describe, test } from 'node:test';
 import { isNoReplyAddress } from '../../src/greeting/rules.js';
 import { DAY, HOUR, ManualClock } from '../../src/platform/clock.js';
 import { newId } from '../../src/platform/ids.js';
-import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+import { addPerson, type Seed } from '../helpers/fixtures.js';
+import { rawMail, seedEmailChannel, startMailingServer } from '../helpers/mail.js';
+import type { TestServer } from '../helpers/server.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 
 const SECRET = 'greeting-secret';
 
@@ -21,11 +21,7 @@ describe('inbox greeting', () => {
   const clock = new ManualClock(new Date('2026-11-02T09:00:00Z'));
 
   before(async () => {
-    sink = await startSmtpSink({ username: SINK_LOGIN.username, password: SINK_LOGIN.password });
-    s = await startTestServer({ env: { SVC_INGRESS_SECRET: SECRET }, clock });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
-    address = (await seedEmailChannel(s.app, seed, { smtpPort: sink.port })).address!;
+    ({ s, seed, address, sink } = await startMailingServer({ ingressSecret: SECRET, clock }));
   });
   after(async () => {
     await s.stop();

@@ -9,7 +9,7 @@ import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.j
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { INGRESS_SECRET, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
-import { expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
+import { connectedImapMigration, expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
 import { startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
@@ -72,17 +72,7 @@ describe('a migration with greeting and ratings switched on sends nothing', { sk
     assert.equal((await api('PATCH', `/v1/inboxes/${seed.inboxId}/greeting`, { enabled: true })).status, 200);
     assert.equal((await api('PATCH', `/v1/inboxes/${seed.inboxId}/ratings`, { enabled: true })).status, 200);
     const channel = await seedEmailChannel(s.app, seed, { address: SUPPORT, smtpPort: replies.port });
-    const created = await api('POST', '/v1/migrations', {
-      provider: 'imap',
-      source_address: SUPPORT,
-      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
-      inbox_id: seed.inboxId,
-      channel_id: channel.id,
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    id = created.body.id;
-    assert.equal((await api('PUT', `/v1/migrations/${id}/credentials`, { password: SUPPORT_PASSWORD })).status, 200);
-    assert.equal((await api('POST', `/v1/migrations/${id}/test`)).body.ok, true);
+    id = await connectedImapMigration(s, seed.apiKey, seed.inboxId, d, { channelId: channel.id });
     await api('POST', `/v1/migrations/${id}/scan`);
     await drain();
     await expectState(s, seed.apiKey, id, 'ready');

@@ -1,6 +1,7 @@
 // Data for lifecycle tests: mail with an attachment (so a conversation has stored files), the files
 // in local storage, the storage keys the database refers to, bulk conversations written straight
-// into the tables, and the database's write lock taken from outside (for kill -9 tests).
+// into the tables, the database's write lock taken from outside, and the kill -9 step of the deletion crash tests.
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -10,6 +11,7 @@ import { attachmentKey, rawEmailKey } from '../../src/conversations/files.js';
 import type { Db } from '../../src/db/schema.js';
 import { newId, randomText } from '../../src/platform/ids.js';
 import { INGRESS_SECRET } from './mail.js';
+import { type ChildServer, spawnServer } from './server.js';
 
 /** A raw multipart message with a text part and one attachment. */
 export function mailWithFile(to: string, opts: { from?: string; subject?: string; inReplyTo?: string; file?: string } = {}): Buffer {
@@ -207,4 +209,47 @@ export async function holdWriteLock(env: Record<string, string>): Promise<{ rele
       db.close();
     },
   };
+}
+
+/**
+ * The middle of a deletion crash test: the deletion was asked of `first`; once its first batch
+ * committed (`left()` below `total`), the test takes the write lock so the next batch waits on it,
+ * kills `first` with -9 there, starts a second server that resumes the job, waits for its done line
+ * (`msg`) and for the file jobs, and stops it. Returns the `msg` lines of both servers, parsed.
+ */
+export async function killMidDeletionAndResume(opts: {
+  env: Record<string, string>;
+  app: App;
+  first: ChildServer;
+  /** Every server started, so that the test's `after` kills what is left. */
+  children: ChildServer[];
+  msg: string;
+  total: number;
+  left: () => Promise<number>;
+  /** How long the restarted server may take to finish: a bound for a loaded CI machine, not a timing. */
+  livenessMs: number;
+}): Promise<any[]> {
+  const { env, app, first, children, msg, total, left, livenessMs } = opts;
+  const started = Date.now();
+  while ((await left()) === total) {
+    if (Date.now() - started > 20_000) throw new Error('the deletion did not start');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const lock = await holdWriteLock(env);
+  assert.equal(await first.kill('SIGKILL'), null);
+  await lock.release();
+  const afterKill = await left();
+  assert.ok(afterKill > 0, `killed part-way (${afterKill} left)`);
+
+  const second = await spawnServer(env);
+  children.push(second);
+  await waitUntil(() => second.stderrLines.some((l) => l.includes(`"msg":"${msg}"`) && l.includes('"done":true')), livenessMs, 'the done line');
+  // Files of a batch committed just before the kill go through their stored jobs.
+  await waitUntil(
+    async () => (await app.db.selectFrom('jobs').select('id').where('kind', '=', 'files.delete').execute()).length === 0,
+    livenessMs,
+    'file jobs',
+  );
+  await second.kill('SIGTERM');
+  return [...first.stderrLines, ...second.stderrLines].filter((l) => l.includes(`"msg":"${msg}"`)).map((l) => JSON.parse(l));
 }

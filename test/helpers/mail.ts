@@ -10,9 +10,11 @@ import S3rver from 's3rver';
 import { SMTPServer } from 'smtp-server';
 import { createEmailChannel } from '../../src/channels/service.js';
 import type { Ctx } from '../../src/context.js';
+import type { Clock } from '../../src/platform/clock.js';
 import { randomText } from '../../src/platform/ids.js';
-import type { TestServer } from './server.js';
-import { tempDir } from './server.js';
+import { type Seed, seedWorkspace } from './fixtures.js';
+import { startTestServer, type TestServer, tempDir } from './server.js';
+import { type SmtpSink, startSmtpSink } from './smtp-sink.js';
 
 /** The SMTP ingress port of a test server started with SVC_INGRESS_SECRET. */
 export function ingressPort(s: TestServer): number {
@@ -178,4 +180,20 @@ export async function eventsAfter(s: TestServer, after: number) {
 export async function lastEventSeq(s: TestServer): Promise<number> {
   const row = await s.app.db.selectFrom('events').select('seq').orderBy('seq', 'desc').limit(1).executeTakeFirst();
   return row ? Number(row.seq) : 0;
+}
+
+/**
+ * A server that takes inbound mail with `ingressSecret`, its jobs waiting for the test, and a
+ * workspace whose e-mail channel sends through an SMTP sink (that asks for SINK_LOGIN).
+ */
+export async function startMailingServer(opts: {
+  ingressSecret: string;
+  clock?: Clock;
+}): Promise<{ s: TestServer; seed: Seed; address: string; sink: SmtpSink }> {
+  const sink = await startSmtpSink(SINK_LOGIN);
+  const s = await startTestServer({ env: { SVC_INGRESS_SECRET: opts.ingressSecret }, clock: opts.clock });
+  await s.app.jobs.stop();
+  const seed = await seedWorkspace(s.app);
+  const address = (await seedEmailChannel(s.app, seed, { smtpPort: sink.port })).address!;
+  return { s, seed, address, sink };
 }

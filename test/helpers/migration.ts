@@ -1,9 +1,13 @@
 // An old support mailbox with known history for migration tests (in a real Dovecot), and helpers to
 // drive a migration through the API.
 import assert from 'node:assert/strict';
+import { connectReadOnly, type ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
+import type { ManualClock } from '../../src/platform/clock.js';
 import type { Dovecot } from './dovecot.js';
+import { type Seed, seedWorkspace } from './fixtures.js';
+import { seedEmailChannel } from './mail.js';
 import { buildMail, daysAgo } from './mailbox.js';
-import type { TestServer } from './server.js';
+import { startTestServer, type TestServer } from './server.js';
 
 export const SUPPORT = 'support@acme.test';
 export const SUPPORT_PASSWORD = 'app-pass-0001';
@@ -171,17 +175,56 @@ export async function fillOldMailbox(d: Dovecot, now: Date, opts: { ownerEmail: 
   return { ids, total: 16, toCopy: 11, conversations: 7 };
 }
 
-/** An IMAP migration of SUPPORT's mailbox on `d` into the seed's inbox, credentials set and tested; its id. */
-export async function connectedImapMigration(s: TestServer, token: string, inboxId: string, d: Dovecot): Promise<string> {
+/** An IMAP migration of SUPPORT's mailbox on `d` into the inbox (through its channel, or the one named), credentials set and tested; its id. */
+export async function connectedImapMigration(s: TestServer, token: string, inboxId: string, d: Dovecot, opts: { channelId?: string } = {}): Promise<string> {
   const created = await s.request('POST', '/v1/migrations', {
     token,
-    body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: inboxId },
+    body: {
+      provider: 'imap',
+      source_address: SUPPORT,
+      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
+      inbox_id: inboxId,
+      ...(opts.channelId ? { channel_id: opts.channelId } : {}),
+    },
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const id = created.body.id as string;
-  await s.request('PUT', `/v1/migrations/${id}/credentials`, { token, body: { password: SUPPORT_PASSWORD } });
+  const credentials = await s.request('PUT', `/v1/migrations/${id}/credentials`, { token, body: { password: SUPPORT_PASSWORD } });
+  assert.equal(credentials.status, 200, JSON.stringify(credentials.body));
   assert.equal((await s.request('POST', `/v1/migrations/${id}/test`, { token })).body.ok, true);
   return id;
+}
+
+/** What a test that runs the scan and copy steps itself starts from (startStepScene). */
+export interface StepScene {
+  s: TestServer;
+  seed: Seed;
+  /** The migration's id. */
+  id: string;
+  /** A read-only connection to SUPPORT's mailbox, for the steps. */
+  mailbox: ReadOnlyMailbox;
+}
+
+/**
+ * A server whose jobs wait (the test runs the steps), a workspace with SUPPORT's e-mail channel, an
+ * IMAP migration of SUPPORT's mailbox on `d` (credentials set and tested) and a read-only connection
+ * to that mailbox. Close with stopStepScene.
+ */
+export async function startStepScene(d: Dovecot, clock: ManualClock, env: Record<string, string> = {}): Promise<StepScene> {
+  const s = await startTestServer({ clock, env: { SVC_MIGRATION_ALLOW_PRIVATE: '1', ...env } });
+  await s.app.jobs.stop();
+  const seed = await seedWorkspace(s.app);
+  await seedEmailChannel(s.app, seed, { address: SUPPORT });
+  const id = await connectedImapMigration(s, seed.apiKey, seed.inboxId, d);
+  const mailbox = await connectReadOnly({ address: d.host, port: d.port, tls: 'none', user: SUPPORT, password: SUPPORT_PASSWORD });
+  return { s, seed, id, mailbox };
+}
+
+/** Ends what startStepScene started, and the Dovecot; any part may be missing (a failed `before`). */
+export async function stopStepScene(scene: Partial<StepScene>, d: Dovecot | undefined): Promise<void> {
+  await scene.mailbox?.logout();
+  await scene.s?.stop();
+  await d?.stop();
 }
 
 /** Runs a migration through the API to a state, draining the background work on the way. */

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import { type App, buildServices } from '../../src/context.js';
 import { createLogger } from '../../src/platform/log.js';
 import { seedWorkspace } from '../helpers/fixtures.js';
-import { holdWriteLock, seedConversations, storedKeys, waitUntil } from '../helpers/lifecycle.js';
+import { killMidDeletionAndResume, seedConversations, storedKeys } from '../helpers/lifecycle.js';
 import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 
 // How long the restarted server may take to finish: a bound for a loaded CI machine, not a timing.
@@ -51,31 +51,16 @@ describe('workspace deletion survives kill -9', () => {
       body: JSON.stringify({ name: 'Crash Test' }),
     });
     assert.equal(r.status, 202);
-    // Part-way: once the first batch committed, the test takes the database's write lock so the
-    // server's next batch waits on it, and kills the server there.
-    const started = Date.now();
-    while ((await left()) === CONVERSATIONS) {
-      if (Date.now() - started > 20_000) throw new Error('the deletion did not start');
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    const lock = await holdWriteLock(te.env);
-    assert.equal(await first.kill('SIGKILL'), null);
-    await lock.release();
-    const afterKill = await left();
-    assert.ok(afterKill > 0, `killed part-way (${afterKill} left)`);
-
-    const second = await spawnServer(te.env);
-    children.push(second);
-    await waitUntil(() => second.stderrLines.some((l) => l.includes('"msg":"workspace deletion"') && l.includes('"done":true')), LIVENESS_MS, 'the done line');
-    // Files of a batch committed just before the kill go through their stored jobs.
-    await waitUntil(
-      async () => (await app!.db.selectFrom('jobs').select('id').where('kind', '=', 'files.delete').execute()).length === 0,
-      LIVENESS_MS,
-      'file jobs',
-    );
-    await second.kill('SIGTERM');
-
-    const lines = [...first.stderrLines, ...second.stderrLines].filter((l) => l.includes('"msg":"workspace deletion"')).map((l) => JSON.parse(l));
+    const lines = await killMidDeletionAndResume({
+      env: te.env,
+      app,
+      first,
+      children,
+      msg: 'workspace deletion',
+      total: CONVERSATIONS,
+      left: left,
+      livenessMs: LIVENESS_MS,
+    });
     for (const line of lines) assert.equal(line.conversations_deleted + line.conversations_left, CONVERSATIONS, 'deleted + left = all, in every line');
     const last = lines.at(-1);
     assert.equal(last.conversations_deleted, CONVERSATIONS);

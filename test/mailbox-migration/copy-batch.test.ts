@@ -7,14 +7,14 @@ import { after, before, describe, test } from 'node:test';
 import { parseHeaderBlock, parseMail } from '../../src/mail/parse.js';
 import { copyStep } from '../../src/mailbox-migration/copy/copy.js';
 import { chooseFolders, finishScan, scanStep } from '../../src/mailbox-migration/copy/scan.js';
-import { connectReadOnly, type ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
+import type { ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
+import type { Seed } from '../helpers/fixtures.js';
+import { INGRESS_SECRET } from '../helpers/mail.js';
 import { buildMail } from '../helpers/mailbox.js';
-import { connectedImapMigration, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { SUPPORT, SUPPORT_PASSWORD, startStepScene, stopStepScene } from '../helpers/migration.js';
+import type { TestServer } from '../helpers/server.js';
 
 describe('a copy batch and the conversations it creates', { skip: dovecotMissing }, () => {
   let d: Dovecot;
@@ -52,17 +52,10 @@ describe('a copy batch and the conversations it creates', { skip: dovecotMissing
         flags: 'S',
       },
     ]);
-    s = await startTestServer({ clock, env: { SVC_MIGRATION_ALLOW_PRIVATE: '1' } });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
-    await seedEmailChannel(s.app, seed, { address: SUPPORT });
-    id = await connectedImapMigration(s, seed.apiKey, seed.inboxId, d);
-    mailbox = await connectReadOnly({ address: d.host, port: d.port, tls: 'none', user: SUPPORT, password: SUPPORT_PASSWORD });
+    ({ s, seed, id, mailbox } = await startStepScene(d, clock));
   });
   after(async () => {
-    await mailbox?.logout();
-    await s?.stop();
-    await d?.stop();
+    await stopStepScene({ s, mailbox }, d);
   });
 
   const migration = () => s.app.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -171,17 +164,10 @@ describe('a copy batch and what the inbox held before', { skip: dovecotMissing }
         flags: 'S',
       },
     ]);
-    s = await startTestServer({ clock, env: { SVC_MIGRATION_ALLOW_PRIVATE: '1', SVC_INGRESS_SECRET: INGRESS_SECRET } });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
-    await seedEmailChannel(s.app, seed, { address: SUPPORT });
-    id = await connectedImapMigration(s, seed.apiKey, seed.inboxId, d);
-    mailbox = await connectReadOnly({ address: d.host, port: d.port, tls: 'none', user: SUPPORT, password: SUPPORT_PASSWORD });
+    ({ s, seed, id, mailbox } = await startStepScene(d, clock, { SVC_INGRESS_SECRET: INGRESS_SECRET }));
   });
   after(async () => {
-    await mailbox?.logout();
-    await s?.stop();
-    await d?.stop();
+    await stopStepScene({ s, mailbox }, d);
   });
 
   const migration = () => s.app.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

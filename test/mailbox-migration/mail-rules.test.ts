@@ -9,7 +9,7 @@ import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.j
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
-import { expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
+import { connectedImapMigration, expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** A multipart/report as mail servers write them (nodemailer's composer cannot). */
@@ -153,17 +153,7 @@ describe('migration mail rules: automatic mail, References-only replies, identit
         flags: 'S',
       },
     ]);
-    const created = await api('POST', '/v1/migrations', {
-      provider: 'imap',
-      source_address: SUPPORT,
-      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
-      inbox_id: seed.inboxId,
-      channel_id: channel.id,
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    id = created.body.id;
-    assert.equal((await api('PUT', `/v1/migrations/${id}/credentials`, { password: SUPPORT_PASSWORD })).status, 200);
-    assert.equal((await api('POST', `/v1/migrations/${id}/test`)).body.ok, true);
+    id = await connectedImapMigration(s, seed.apiKey, seed.inboxId, d, { channelId: channel.id });
   });
   after(async () => {
     await s?.stop();

@@ -17,14 +17,13 @@ import {
 import { parseHeaderBlock, parseMail } from '../../src/mail/parse.js';
 import { copyStep, threadItemsQuery } from '../../src/mailbox-migration/copy/copy.js';
 import { scanStep } from '../../src/mailbox-migration/copy/scan.js';
-import { connectReadOnly, type ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
+import type { ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
 import type { MailSource } from '../../src/mailbox-migration/sources/mail-source.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { seedEmailChannel } from '../helpers/mail.js';
-import { connectedImapMigration, expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { Seed } from '../helpers/fixtures.js';
+import { expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD, startStepScene, stopStepScene } from '../helpers/migration.js';
+import type { TestServer } from '../helpers/server.js';
 
 type Event = 'fetch_ended' | 'parsed';
 
@@ -109,17 +108,10 @@ describe('scan and copy overlap the FETCH with parsing', { skip: dovecotMissing 
     d = await startDovecot();
     d.addUser(SUPPORT, SUPPORT_PASSWORD);
     await fillBulkMailbox(d, SUPPORT, { threads: THREADS, perThread: 2, now, attachmentEvery: 5, attachmentBytes: 4000 });
-    s = await startTestServer({ clock, env: { SVC_MIGRATION_ALLOW_PRIVATE: '1' } });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
-    await seedEmailChannel(s.app, seed, { address: SUPPORT });
-    id = await connectedImapMigration(s, seed.apiKey, seed.inboxId, d);
-    mailbox = await connectReadOnly({ address: d.host, port: d.port, tls: 'none', user: SUPPORT, password: SUPPORT_PASSWORD });
+    ({ s, seed, id, mailbox } = await startStepScene(d, clock));
   });
   after(async () => {
-    await mailbox?.logout();
-    await s?.stop();
-    await d?.stop();
+    await stopStepScene({ s, mailbox }, d);
   });
 
   const migration = () => s.app.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();

@@ -4,15 +4,17 @@ import WebSocket from 'ws';
 import { up as giveOldNotificationsTheirInbox } from '../../migrations/0028_notification_event_inboxes.js';
 import { recordEvent } from '../../src/events/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
+import { notificationsBackground } from '../../src/notifications/background.js';
 import { mentionedMembers } from '../../src/notifications/mentions.js';
-import type { NotifyEventPayload } from '../../src/notifications/reaction.js';
-import { notifyEvents } from '../../src/notifications/service.js';
+import { NOTIFY_EVENT_JOB, type NotifyEventPayload } from '../../src/notifications/reaction.js';
+import { notifyEvents, PUSH_JOB } from '../../src/notifications/service.js';
 import { type ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { JobRunner } from '../../src/platform/jobs.js';
 import { generateVapidKeys } from '../../src/push/commands.js';
 import { markConnection } from '../../src/realtime/connections.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
-import { fakeBrowser, type PushService, startPushService } from '../helpers/push-service.js';
+import { type FakeBrowser, fakeBrowser, type PushService, startPushService } from '../helpers/push-service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
@@ -20,6 +22,57 @@ const VAPID = generateVapidKeys();
 const SUBJECT = 'mailto:ops@notify.example';
 
 type Person = { personId: string; email: string; token: string };
+
+/**
+ * A server that tells by realtime, Web Push (to a loopback push service) and e-mail (to an SMTP
+ * sink), with a workspace; its jobs run when a test drains them.
+ */
+async function startNotifyingServer(): Promise<{ s: TestServer; clock: ManualClock; sink: SmtpSink; push: PushService; seed: Seed }> {
+  const sink = await startSmtpSink();
+  const s = await startTestServer({
+    env: {
+      SVC_INGRESS_SECRET: INGRESS_SECRET,
+      SVC_VAPID_PUBLIC_KEY: VAPID.publicKey,
+      SVC_VAPID_PRIVATE_KEY: VAPID.privateKey,
+      SVC_VAPID_SUBJECT: SUBJECT,
+      // The loopback push service is on 127.0.0.1: pushes use the webhooks' address rules.
+      SVC_WEBHOOK_ALLOW_PRIVATE: '1',
+      SVC_SMTP_HOST: '127.0.0.1',
+      SVC_SMTP_PORT: String(sink.port),
+      SVC_SMTP_TLS: 'none',
+      SVC_SMTP_FROM: 'svc@notify.example',
+    },
+  });
+  const clock = s.clock as ManualClock;
+  await s.app.jobs.stop();
+  const push = await startPushService(VAPID.publicKey, () => Math.floor(clock.now().getTime() / 1000));
+  const seed = await seedWorkspace(s.app);
+  return { s, clock, sink, push, seed };
+}
+
+/** A push subscription of the person at the loopback push service, inserted directly: the API accepts only https endpoints on public addresses. */
+async function subscribeAt(s: TestServer, push: PushService, person: Person, name: string): Promise<{ id: string; path: string; browser: FakeBrowser }> {
+  const browser = fakeBrowser();
+  const path = `/push/${name}`;
+  push.browsers.set(path, browser);
+  const id = `push_test_${name}`;
+  const now = s.app.clock.now().toISOString();
+  await s.app.db
+    .insertInto('push_subscriptions')
+    .values({
+      id,
+      person_id: person.personId,
+      endpoint: `${push.url}${path}`,
+      key_p256dh: browser.p256dh,
+      key_auth: browser.auth,
+      expires_at: null,
+      user_agent: name,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  return { id, path, browser };
+}
 
 test('mentions: display name (spaces allowed, longest wins) or address local part, any case; not inside words or addresses', () => {
   const ann = { personId: 'a', email: 'ann@x.example', name: 'Ann' };
@@ -47,25 +100,7 @@ describe('notifications to the team', () => {
   let address: string;
 
   before(async () => {
-    sink = await startSmtpSink();
-    s = await startTestServer({
-      env: {
-        SVC_INGRESS_SECRET: INGRESS_SECRET,
-        SVC_VAPID_PUBLIC_KEY: VAPID.publicKey,
-        SVC_VAPID_PRIVATE_KEY: VAPID.privateKey,
-        SVC_VAPID_SUBJECT: SUBJECT,
-        // The loopback push service is on 127.0.0.1: pushes use the webhooks' address rules.
-        SVC_WEBHOOK_ALLOW_PRIVATE: '1',
-        SVC_SMTP_HOST: '127.0.0.1',
-        SVC_SMTP_PORT: String(sink.port),
-        SVC_SMTP_TLS: 'none',
-        SVC_SMTP_FROM: 'svc@notify.example',
-      },
-    });
-    clock = s.clock as ManualClock;
-    await s.app.jobs.stop();
-    push = await startPushService(VAPID.publicKey, () => Math.floor(clock.now().getTime() / 1000));
-    seed = await seedWorkspace(s.app);
+    ({ s, clock, sink, push, seed } = await startNotifyingServer());
     const ownerRow = await s.app.db.selectFrom('people').select('email').where('id', '=', seed.ownerId).executeTakeFirstOrThrow();
     owner = { personId: seed.ownerId, email: ownerRow.email, token: seed.ownerToken };
     ann = await addPerson(s.app, seed.workspaceId, 'agent', `ann.lee-${Date.now()}@team.example`);
@@ -263,29 +298,8 @@ describe('notifications to the team', () => {
   });
 
   test('Web Push: VAPID-signed, encrypted per RFC 8291 for the subscription; 404 and 410 remove it; other failures are retried', async () => {
-    const browsers = { ok: fakeBrowser(), gone: fakeBrowser(), missing: fakeBrowser(), flaky: fakeBrowser() };
-    const ids: Record<string, string> = {};
-    for (const [name, b] of Object.entries(browsers)) {
-      const path = `/push/${name}`;
-      push.browsers.set(path, b);
-      // Inserted directly: the API accepts only https endpoints on public addresses.
-      ids[name] = `push_test_${name}`;
-      const now = new Date(clock.now()).toISOString();
-      await s.app.db
-        .insertInto('push_subscriptions')
-        .values({
-          id: ids[name],
-          person_id: ann.personId,
-          endpoint: `${push.url}${path}`,
-          key_p256dh: b.p256dh,
-          key_auth: b.auth,
-          expires_at: null,
-          user_agent: name,
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
-    }
+    const subs: Record<string, { id: string; browser: FakeBrowser }> = {};
+    for (const name of ['ok', 'gone', 'missing', 'flaky']) subs[name] = await subscribeAt(s, push, ann, name);
     push.answer.set('/push/gone', 410);
     push.answer.set('/push/missing', 404);
     push.answer.set('/push/flaky', 503);
@@ -301,12 +315,12 @@ describe('notifications to the team', () => {
     assert.equal(ok[0].payload.url, `${s.app.config.publicUrl}/conversations/${conversation_id}`);
 
     const left = await s.app.db.selectFrom('push_subscriptions').select('id').where('person_id', '=', ann.personId).execute();
-    assert.deepEqual(left.map((r) => r.id).sort(), [ids.flaky, ids.ok].sort(), '404 and 410: removed');
+    assert.deepEqual(left.map((r) => r.id).sort(), [subs.flaky.id, subs.ok.id].sort(), '404 and 410: removed');
     assert.equal(push.received.filter((r) => r.path === '/push/missing' || r.path === '/push/gone').length, 2, 'each was tried once');
     const retry = await s.app.db.selectFrom('jobs').selectAll().where('kind', '=', 'notifications.push').execute();
     assert.equal(retry.length, 1, 'the 503 waits for a retry');
     assert.match(retry[0].last_error ?? '', /503/);
-    assert.ok(!JSON.stringify(s.logs).includes(browsers.flaky.auth), 'keys never reach the logs');
+    assert.ok(!JSON.stringify(s.logs).includes(subs.flaky.browser.auth), 'keys never reach the logs');
     push.answer.set('/push/flaky', 201);
     clock.advance(MINUTE);
     await s.app.jobs.drain();
@@ -370,6 +384,7 @@ describe('a member’s notifications follow their current inbox limit', () => {
   let s: TestServer;
   let clock: ManualClock;
   let sink: SmtpSink;
+  let push: PushService;
   let seed: Seed;
   let agent: Person;
   let memberId: string;
@@ -377,20 +392,7 @@ describe('a member’s notifications follow their current inbox limit', () => {
   let address: string;
 
   before(async () => {
-    sink = await startSmtpSink();
-    s = await startTestServer({
-      env: {
-        SVC_INGRESS_SECRET: INGRESS_SECRET,
-        SVC_SMTP_HOST: '127.0.0.1',
-        SVC_SMTP_PORT: String(sink.port),
-        SVC_SMTP_TLS: 'none',
-        SVC_SMTP_FROM: 'svc@notify.example',
-      },
-    });
-    clock = s.clock as ManualClock;
-    // Jobs run when a test drains them.
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
+    ({ s, clock, sink, push, seed } = await startNotifyingServer());
     agent = await addPerson(s.app, seed.workspaceId, 'agent');
     otherInbox = (await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Other' })).id;
     address = (await seedEmailChannel(s.app, seed)).address!;
@@ -400,6 +402,7 @@ describe('a member’s notifications follow their current inbox limit', () => {
   after(async () => {
     await s.stop();
     await sink.close();
+    await push.close();
   });
 
   async function limitAgentTo(inboxIds: string[] | null) {
@@ -514,5 +517,46 @@ describe('a member’s notifications follow their current inbox limit', () => {
     assert.deepEqual(await waiting(), [], 'the line is dropped');
     const job = await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `notifications.mail:${agent.personId}`).execute();
     assert.deepEqual(job, [], 'nothing mailed, nothing waiting: the job ends');
+  });
+
+  test('a push queued while the agent saw the inbox goes out only if they still see the conversation when it is sent', async () => {
+    await limitAgentTo([seed.inboxId, otherInbox]);
+    const { path } = await subscribeAt(s, push, agent, 'limited-agent');
+    const pushedAbout = (conversationId: string) => push.received.filter((r) => r.path === path && r.payload.conversation_id === conversationId);
+    const pushJobs = () => s.app.db.selectFrom('jobs').select('id').where('kind', '=', PUSH_JOB).execute();
+    // Tells the member (stores the push job) without sending: a runner that knows only that job.
+    const tell = new JobRunner({ db: s.app.db, clock, log: s.app.log });
+    tell.register(notificationsBackground.jobs!(s.app).find((k) => k.kind === NOTIFY_EVENT_JOB)!);
+
+    const narrowed = await deliverMail(s, address, { Subject: 'Queued, then narrowed' });
+    await tell.drain();
+    assert.equal((await pushJobs()).length, 1, 'the push is queued');
+    await limitAgentTo([otherInbox]);
+    await s.app.jobs.drain();
+    assert.deepEqual(pushedAbout(narrowed.conversation_id), [], 'the limit no longer includes the inbox: not sent');
+    assert.deepEqual(await pushJobs(), [], 'and not kept for later');
+
+    await limitAgentTo([seed.inboxId]);
+    const widened = await deliverMail(s, address, { Subject: 'After widening' });
+    await s.app.jobs.drain();
+    assert.deepEqual(push.problems, []);
+    assert.equal(pushedAbout(widened.conversation_id).length, 1, 'widened again: a later push goes out');
+    assert.deepEqual(pushedAbout(narrowed.conversation_id), [], 'nothing dropped is sent late');
+
+    const moved = await deliverMail(s, address, { Subject: 'Queued, then moved' });
+    await tell.drain();
+    assert.equal((await pushJobs()).length, 1);
+    const move = await s.request('PATCH', `/v1/conversations/${moved.conversation_id}`, { token: seed.ownerToken, body: { inbox_id: otherInbox } });
+    assert.equal(move.status, 200, JSON.stringify(move.body));
+    await s.app.jobs.drain();
+    assert.deepEqual(pushedAbout(moved.conversation_id), [], 'moved to an inbox the agent does not see: not sent');
+
+    const removed = await deliverMail(s, address, { Subject: 'Queued, then left' });
+    await tell.drain();
+    assert.equal((await pushJobs()).length, 1);
+    const left = await s.request('DELETE', `/v1/members/${memberId}`, { token: seed.ownerToken });
+    assert.ok(left.status === 200 || left.status === 204, JSON.stringify(left.body));
+    await s.app.jobs.drain();
+    assert.deepEqual(pushedAbout(removed.conversation_id), [], 'no longer a member: not sent');
   });
 });

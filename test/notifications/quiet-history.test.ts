@@ -9,7 +9,7 @@ import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.j
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
-import { expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
+import { connectedImapMigration, expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
 import { fakeBrowser, type PushService, startPushService } from '../helpers/push-service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
@@ -124,17 +124,7 @@ describe('imported mail notifies nobody', { skip: dovecotMissing }, () => {
 
   test('the copy and history read while syncing: no notification, push or e-mail; new mail afterwards notifies', async () => {
     const channel = await seedEmailChannel(s.app, seed, { address: SUPPORT });
-    const created = await api('POST', '/v1/migrations', {
-      provider: 'imap',
-      source_address: SUPPORT,
-      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
-      inbox_id: seed.inboxId,
-      channel_id: channel.id,
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    id = created.body.id;
-    assert.equal((await api('PUT', `/v1/migrations/${id}/credentials`, { password: SUPPORT_PASSWORD })).status, 200);
-    assert.equal((await api('POST', `/v1/migrations/${id}/test`)).body.ok, true);
+    id = await connectedImapMigration(s, seed.apiKey, seed.inboxId, d, { channelId: channel.id });
     await api('POST', `/v1/migrations/${id}/scan`);
     await s.app.jobs.drain();
     await expectState(s, seed.apiKey, id, 'ready');

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DAY, ManualClock } from '../../src/platform/clock.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+import type { Seed } from '../helpers/fixtures.js';
+import { rawMail, startMailingServer } from '../helpers/mail.js';
+import type { TestServer } from '../helpers/server.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 
 const SECRET = 'ratings-secret';
 
@@ -19,11 +19,7 @@ describe('satisfaction ratings', () => {
   const clock = new ManualClock(new Date('2026-11-03T10:00:00Z'));
 
   before(async () => {
-    sink = await startSmtpSink({ username: SINK_LOGIN.username, password: SINK_LOGIN.password });
-    s = await startTestServer({ env: { SVC_INGRESS_SECRET: SECRET }, clock });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
-    address = (await seedEmailChannel(s.app, seed, { smtpPort: sink.port })).address!;
+    ({ s, seed, address, sink } = await startMailingServer({ ingressSecret: SECRET, clock }));
   });
   after(async () => {
     await s.stop();
