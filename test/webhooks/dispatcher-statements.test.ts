@@ -10,7 +10,8 @@ import { loadConfig } from '../../src/config.js';
 import { type App, buildServices } from '../../src/context.js';
 import { isPostgres } from '../../src/db/dialect.js';
 import { checkResult, createMigrator } from '../../src/db/migrator.js';
-import { ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { pruneEvents } from '../../src/events/service.js';
+import { DAY, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
 import { claimDeliveries, expandOutbox, LEASE_MS, RETRY_JITTER, RETRY_SCHEDULE_MS, writeResults } from '../../src/webhooks/dispatcher.js';
 import { createEndpoint, deleteWorkspaceWebhooks } from '../../src/webhooks/service.js';
@@ -299,5 +300,21 @@ describe('webhook dispatcher statements', () => {
     assert.equal(await deleteWorkspaceWebhooks(app, seed.workspaceId, 2), 1);
     assert.equal((await unsent()).length, 0);
     assert.deepEqual((await expandOutbox(app, { room: 10, load: new Map(), perEndpoint: 32, maxEvents: 64 })).claimed, []);
+  });
+  test('an event still in the outbox outlives the events retention until its deliveries are made', async () => {
+    const endpointId = await endpointWithDeliveries(0);
+    const unsent = await emitMessage(app, seed.workspaceId, seed.inboxId);
+    const internal = await emitMessage(app, seed.workspaceId, seed.inboxId, { webhook: false });
+    clock.advance((app.config.eventsRetentionDays + 1) * DAY);
+    await pruneEvents(app);
+    const kept = await app.db.selectFrom('events').select(['id', 'seq']).where('id', 'in', [unsent.message.id, unsent.id, internal.id]).execute();
+    assert.deepEqual(
+      kept.map((e) => e.id),
+      [unsent.id],
+      'the event waiting in the outbox stays; an old event no delivery needs goes',
+    );
+    await makeDeliveries();
+    const delivery = await app.db.selectFrom('webhook_deliveries').select('event_seq').where('endpoint_id', '=', endpointId).executeTakeFirstOrThrow();
+    assert.equal(Number(delivery.event_seq), Number(kept[0].seq));
   });
 });
