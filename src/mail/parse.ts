@@ -2,6 +2,7 @@
 // throws here: a message mailparser cannot read is kept with its headers (when they can be read),
 // a short explanation as body, and the original .eml.
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { domainToUnicode } from 'node:url';
 import type { AddressObject, EmailAddress, ParsedMail, SimpleParserOptions } from 'mailparser';
 import type { MailHeaders } from '../db/schema.js';
@@ -327,12 +328,64 @@ let mailparser: Promise<typeof import('mailparser')> | undefined;
 export const loadMailparser = () => (mailparser ??= import('mailparser'));
 
 export async function parseMail(raw: Buffer): Promise<InboundMail> {
+  const direct = await parsePlainTextMail(raw);
+  if (direct) return direct;
+  return parseMailWithMailparser(raw);
+}
+
+/** parseMail through simpleParser alone: for every message parsePlainTextMail leaves, and what it is tested against. */
+export async function parseMailWithMailparser(raw: Buffer): Promise<InboundMail> {
   const { simpleParser } = await loadMailparser();
   try {
     return fromParsed(await simpleParser(raw, PARSER_OPTIONS), null);
   } catch (error) {
     return parseHeadersOnly(raw, error instanceof Error ? error.message : String(error));
   }
+}
+
+// The one shape of message parsePlainTextMail reads: a single text/plain part in UTF-8 or ASCII,
+// neither flowed nor an attachment, in a transfer encoding that is not base64. Anything else (a
+// parameter other than charset, a comment, a header given twice) goes to mailparser.
+const PLAIN_TEXT_TYPE = /^text\/plain\s*(?:;\s*charset\s*=\s*(?:"([^"\\]*)"|([^\s;"()<>@,:\\/[\]?=]+))\s*;?\s*)?$/i;
+const PLAIN_TRANSFER_ENCODING = /^(?:7bit|8bit|binary|quoted-printable)$/i;
+
+/**
+ * A message that is one plain-text part (most replies of a support conversation), read directly:
+ * the header block as parseHeaderBlock reads it, and the body decoded as mailparser decodes such a
+ * part (the same quoted-printable decoder, UTF-8, line ends as LF). simpleParser builds a stream
+ * pipeline per message, several times this CPU and garbage. Null for any other message.
+ * `test/mail/plain-text-mail.test.ts` reads a corpus both ways and compares every field.
+ */
+export async function parsePlainTextMail(raw: Buffer): Promise<InboundMail | null> {
+  const end = headerBlockEnd(raw);
+  if (end > DIRECT_HEADER_BLOCK_BYTES) return null;
+  const libraries = (headerLibraries ??= await loadHeaderLibraries());
+  const block = raw.subarray(0, end);
+  let lines: HeaderLine[];
+  try {
+    lines = new libraries.Headers(block).getList();
+  } catch {
+    return null;
+  }
+  const contentType = lines.filter((l) => l.key === 'content-type');
+  const transferEncoding = lines.filter((l) => l.key === 'content-transfer-encoding');
+  if (contentType.length > 1 || transferEncoding.length > 1 || lines.some((l) => l.key === 'content-disposition')) return null;
+  let charset: string | undefined;
+  if (contentType.length === 1) {
+    const type = PLAIN_TEXT_TYPE.exec(headerValue(libraries.libmime, contentType[0].line));
+    if (!type) return null;
+    charset = type[1] ?? type[2];
+  }
+  // As mailparser: these names need no charset conversion; any other goes through iconv there.
+  if (charset !== undefined && !['ascii', 'usascii', 'utf8'].includes(charset.toLowerCase().replace(/[^a-z0-9]+/g, ''))) return null;
+  const encoding = transferEncoding.length === 1 ? headerValue(libraries.libmime, transferEncoding[0].line) : '';
+  if (encoding && !PLAIN_TRANSFER_ENCODING.test(encoding)) return null;
+  const body = raw.subarray(end);
+  const decoded = encoding.toLowerCase() === 'quoted-printable' ? libraries.libqp.decode(body) : body;
+  const parsed = parsedHeaders(libraries, block, lines);
+  const text = decoded.toString().replace(/\r?\n/g, '\n');
+  if (text) parsed.text = text;
+  return fromParsed(parsed, null);
 }
 
 /** Header blocks up to this size are read directly (parseHeaderBlock); larger ones go through mailparser. */
@@ -369,12 +422,17 @@ interface HeaderLibraries {
   Headers: typeof import('@zone-eu/mailsplit').Headers;
   libmime: typeof import('libmime').default;
   addressparser: typeof import('nodemailer/lib/addressparser')['default'];
+  /** The quoted-printable decoder mailsplit decodes body parts with (its own dependency). */
+  libqp: { decode(input: Buffer): Buffer };
 }
+
+type HeaderLine = { key: string; line: string };
 
 let headerLibraries: HeaderLibraries | undefined;
 async function loadHeaderLibraries(): Promise<HeaderLibraries> {
   const [mailsplit, libmime, addressparser] = await Promise.all([import('@zone-eu/mailsplit'), import('libmime'), import('nodemailer/lib/addressparser')]);
-  return { Headers: mailsplit.default.Headers, libmime: libmime.default, addressparser: addressparser.default };
+  const libqp = createRequire(import.meta.resolve('@zone-eu/mailsplit'))('libqp') as HeaderLibraries['libqp'];
+  return { Headers: mailsplit.default.Headers, libmime: libmime.default, addressparser: addressparser.default, libqp };
 }
 
 /** The end of a header block as mailsplit finds it: just past the first line that is empty (LF or CRLF). */
@@ -434,8 +492,8 @@ function unicodeDomain(domain: string): string | null {
 }
 
 /** A header block read into the parts of mailparser's answer that fromParsed reads (a body-less mail). */
-function parsedHeaders({ Headers, libmime, addressparser }: HeaderLibraries, raw: Buffer): ParsedMail {
-  const lines = new Headers(raw.subarray(0, headerBlockEnd(raw))).getList();
+function parsedHeaders({ Headers, libmime, addressparser }: HeaderLibraries, raw: Buffer, read?: HeaderLine[]): ParsedMail {
+  const lines = read ?? new Headers(raw.subarray(0, headerBlockEnd(raw))).getList();
   const headers = new Map<string, unknown>();
   const addresses = (value: string): AddressObject => {
     const list = addressparser(value) as EmailAddress[];
