@@ -117,16 +117,20 @@ async function fetchBatch(
   mailbox: MailSource,
   items: ItemRow[],
   take: (item: ItemRow, source: Buffer) => Promise<void>,
+  folders: { last?: string },
 ): Promise<{ failed: Map<string, string>; gone: string[] }> {
   const failed = new Map<string, string>();
   const gone: string[] = [];
   const byFolder = new Map<string, ItemRow[]>();
+  // The folder the last batch ended in first: it is still open, so the batch starts without an EXAMINE.
+  if (folders.last !== undefined && items.some((i) => i.folder === folders.last)) byFolder.set(folders.last, []);
   for (const item of items) {
     let list = byFolder.get(item.folder);
     if (!list) byFolder.set(item.folder, (list = []));
     list.push(item);
   }
   for (const [folder, list] of byFolder) {
+    folders.last = folder;
     const box = await mailbox.examine(folder);
     const current = list.filter((i) => uidValidityOf(i.source_key) === box.uidValidity);
     for (const i of list)
@@ -199,70 +203,98 @@ export function threadItemsQuery(db: Db, migrationId: string, threadKeys: string
 
 export type CopyOutcome = 'more' | 'done' | 'stopped';
 
+type BatchLimits = NonNullable<CopyDeps['limits']>;
+
+/** A batch read from the mailbox: its messages parsed and their files stored, not yet written. */
+interface ReadBatch {
+  threads: ThreadRow[];
+  items: ItemRow[];
+  helpDesk?: Map<number, HelpDeskEntryMeta>;
+  fetched: Fetched[];
+  failed: Map<string, string>;
+  gone: string[];
+}
+
+type ThreadRow = Awaited<ReturnType<typeof plannedThreads>>[number];
+
+function plannedThreads(ctx: Pick<Ctx, 'db'>, migrationId: string, limit: number) {
+  return ctx.db
+    .selectFrom('mailbox_migration_threads')
+    .selectAll()
+    .where('migration_id', '=', migrationId)
+    .where('status', '=', 'planned')
+    .orderBy('newest_at', 'desc')
+    .orderBy('thread_key')
+    .limit(limit)
+    .execute();
+}
+
+/** Deletes the files a batch stored before its transaction (it was not written, or failed). */
+async function discardFiles(ctx: Pick<Ctx, 'storage'>, fetched: readonly Fetched[]): Promise<void> {
+  await Promise.allSettled(fetched.flatMap((f) => f.written.map((k) => ctx.storage.delete(k))));
+}
+
 /**
- * Copies batches until the time budget is used or nothing is left. 'done': every planned thread is
- * copied; 'stopped': the migration left the copying state (pause, cancel) meanwhile.
+ * Chooses the next batch (planned threads newest first, leaving out `reading`: the threads of a
+ * batch read but not yet written) and reads it: null when no planned thread is left.
  */
-export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, deps: CopyDeps, budgetMs: number): Promise<CopyOutcome> {
-  const started = performance.now();
-  const limits = deps.limits ?? { batchThreads: BATCH_THREADS, batchMessages: BATCH_MESSAGES, batchBytes: BATCH_BYTES };
-  const team = await teamAddressesOf(ctx, m);
-  const labelOf = await folderLabelsOf(ctx, m);
-  const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
-  for (;;) {
-    const threads = await ctx.db
-      .selectFrom('mailbox_migration_threads')
-      .selectAll()
-      .where('migration_id', '=', m.id)
-      .where('status', '=', 'planned')
-      .orderBy('newest_at', 'desc')
-      .orderBy('thread_key')
-      .limit(limits.batchThreads)
-      .execute();
-    if (threads.length === 0) return 'done';
-    const keys = threads.map((t) => t.thread_key);
-    const allItems = (await threadItemsQuery(ctx.db, m.id, keys).selectAll().execute()).filter((i) => THREAD_MEMBER_STATUSES.has(i.status));
-    // Whole threads, newest first, while the batch stays under its bounds (at least one thread).
-    const batch: typeof threads = [];
-    let messages = 0;
-    let bytes = 0;
-    for (const t of threads) {
-      const own = allItems.filter((i) => i.thread_key === t.thread_key && i.status === 'planned');
-      const size = own.reduce((s, i) => s + Number(i.size), 0);
-      if (batch.length > 0 && (messages + own.length > limits.batchMessages || bytes + size > limits.batchBytes)) break;
-      batch.push(t);
-      messages += own.length;
-      bytes += size;
+async function readBatch(
+  ctx: Ctx,
+  m: MigrationRow,
+  mailbox: MailSource,
+  deps: CopyDeps,
+  limits: BatchLimits,
+  reading: ReadonlySet<string>,
+  folders: { last?: string },
+): Promise<ReadBatch | null> {
+  const threads = (await plannedThreads(ctx, m.id, limits.batchThreads + reading.size)).filter((t) => !reading.has(t.thread_key)).slice(0, limits.batchThreads);
+  if (threads.length === 0) return null;
+  const keys = threads.map((t) => t.thread_key);
+  const allItems = (await threadItemsQuery(ctx.db, m.id, keys).selectAll().execute()).filter((i) => THREAD_MEMBER_STATUSES.has(i.status));
+  // Whole threads, newest first, while the batch stays under its bounds (at least one thread).
+  const batch: ThreadRow[] = [];
+  let messages = 0;
+  let bytes = 0;
+  for (const t of threads) {
+    const own = allItems.filter((i) => i.thread_key === t.thread_key && i.status === 'planned');
+    const size = own.reduce((s, i) => s + Number(i.size), 0);
+    if (batch.length > 0 && (messages + own.length > limits.batchMessages || bytes + size > limits.batchBytes)) break;
+    batch.push(t);
+    messages += own.length;
+    bytes += size;
+  }
+  const batchKeys = new Set(batch.map((t) => t.thread_key));
+  const toCopy = allItems.filter((i) => batchKeys.has(i.thread_key!) && i.status === 'planned');
+  // A help desk's entries say more than their mail form: private notes and the ticket's tags.
+  const helpDesk = isHelpDesk(m)
+    ? await helpDeskEntryMeta(
+        ctx.db,
+        m.id,
+        toCopy.map((i) => Number(i.uid)),
+      )
+    : undefined;
+  // Each message is parsed (off the main thread) and its files stored as soon as it arrives.
+  // Only what the transaction needs is kept of a message once its files are stored (not its raw
+  // source, not its attachments' contents), and the read waits while PREPARING_BYTES are in hand.
+  const preparing: Promise<Fetched>[] = [];
+  const inHand = new Set<Promise<unknown>>();
+  let inHandBytes = 0;
+  const prepare = async (item: ItemRow, raw: Buffer): Promise<Fetched> => {
+    const mail = await deps.parse(raw);
+    const f: Fetched = { item, mail, legacyId: mail.messageId ? null : legacyIdOf(raw), files: [], omitted: 0, written: [] };
+    try {
+      await storeFiles(ctx, m, f, raw);
+    } catch (error) {
+      await discardFiles(ctx, [f]);
+      throw error;
     }
-    const batchKeys = new Set(batch.map((t) => t.thread_key));
-    const toCopy = allItems.filter((i) => batchKeys.has(i.thread_key!) && i.status === 'planned');
-    // A help desk's entries say more than their mail form: private notes and the ticket's tags.
-    const helpDesk = isHelpDesk(m)
-      ? await helpDeskEntryMeta(
-          ctx.db,
-          m.id,
-          toCopy.map((i) => Number(i.uid)),
-        )
-      : undefined;
-    // Each message is parsed (off the main thread) and its files stored as soon as it arrives.
-    // Only what the transaction needs is kept of a message once its files are stored (not its raw
-    // source, not its attachments' contents), and the read waits while PREPARING_BYTES are in hand.
-    const preparing: Promise<Fetched>[] = [];
-    const inHand = new Set<Promise<unknown>>();
-    let inHandBytes = 0;
-    const prepare = async (item: ItemRow, raw: Buffer): Promise<Fetched> => {
-      const mail = await deps.parse(raw);
-      const f: Fetched = { item, mail, legacyId: mail.messageId ? null : legacyIdOf(raw), files: [], omitted: 0, written: [] };
-      try {
-        await storeFiles(ctx, m, f, raw);
-      } catch (error) {
-        await Promise.allSettled(f.written.map((k) => ctx.storage.delete(k)));
-        throw error;
-      }
-      f.mail = { ...mail, attachments: [] };
-      return f;
-    };
-    const fetching = fetchBatch(mailbox, toCopy, async (item, raw) => {
+    f.mail = { ...mail, attachments: [] };
+    return f;
+  };
+  const fetchResult = await fetchBatch(
+    mailbox,
+    toCopy,
+    async (item, raw) => {
       while (inHandBytes > 0 && inHandBytes + raw.length > PREPARING_BYTES) await Promise.race(inHand);
       const p = prepare(item, raw);
       p.catch(() => undefined);
@@ -277,41 +309,73 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
         inHand.delete(done);
         inHandBytes -= raw.length;
       });
-    }).then(
-      (value) => ({ value }),
-      (error: unknown) => ({ error }),
-    );
-    const fetchResult = await fetching;
-    // Every prepared message has finished before anything is decided (no files left unreferenced).
-    const settled = await Promise.allSettled(preparing);
-    const fetched = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-    const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if ('error' in fetchResult || rejected) {
-      await Promise.allSettled(fetched.flatMap((f) => f.written.map((k) => ctx.storage.delete(k))));
-      throw 'error' in fetchResult ? fetchResult.error : rejected?.reason;
-    }
-    const { failed, gone } = fetchResult.value;
+    },
+    folders,
+  ).then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  // Every prepared message has finished before anything is decided (no files left unreferenced).
+  const settled = await Promise.allSettled(preparing);
+  const fetched = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if ('error' in fetchResult || rejected) {
+    await discardFiles(ctx, fetched);
+    throw 'error' in fetchResult ? fetchResult.error : rejected?.reason;
+  }
+  return { threads: batch, items: allItems, helpDesk, fetched, ...fetchResult.value };
+}
+
+/**
+ * Copies batches until the time budget is used or nothing is left. 'done': every planned thread is
+ * copied; 'stopped': the migration left the copying state (pause, cancel) meanwhile. The next batch
+ * is read from the mailbox (fetched, parsed, its files stored) while one is written, so the old
+ * mailbox's server, the parse worker and the database work at the same time; the writes stay one
+ * transaction per batch, in order, and a batch read ahead that is not written has its files deleted.
+ */
+export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, deps: CopyDeps, budgetMs: number): Promise<CopyOutcome> {
+  const started = performance.now();
+  const limits = deps.limits ?? { batchThreads: BATCH_THREADS, batchMessages: BATCH_MESSAGES, batchBytes: BATCH_BYTES };
+  const team = await teamAddressesOf(ctx, m);
+  const labelOf = await folderLabelsOf(ctx, m);
+  const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
+  const folders: { last?: string } = {};
+  const none = new Set<string>();
+  let next: Promise<ReadBatch | null> = readBatch(ctx, m, mailbox, deps, limits, none, folders);
+  for (;;) {
+    const current = await next;
+    if (!current) return 'done';
+    const reading = new Set(current.threads.map((t) => t.thread_key));
+    const ahead = performance.now() - started <= budgetMs ? readBatch(ctx, m, mailbox, deps, limits, reading, folders) : undefined;
+    ahead?.catch(() => undefined);
+    const discardAhead = async () => {
+      const read = await ahead?.catch(() => null);
+      if (read) await discardFiles(ctx, read.fetched);
+    };
     // Messages stored by the batch, or null when the migration left the copying state meanwhile.
     let copied: number | null = null;
     try {
       copied = await ctx.db.transaction().execute(async (trx) => {
-        const current = await lockMigration(trx, m.id);
-        if (!current || (current.state !== 'copying' && current.state !== 'syncing')) return null;
-        const stored = await writeBatch(ctx, trx, current, { threads: batch, items: allItems, fetched, failed, gone, team, labelOf, mapping, helpDesk });
-        await recordMigrationProgress({ db: trx, clock: ctx.clock }, current, await loadProgress(trx, current.id));
+        const locked = await lockMigration(trx, m.id);
+        if (!locked || (locked.state !== 'copying' && locked.state !== 'syncing')) return null;
+        const stored = await writeBatch(ctx, trx, locked, { ...current, team, labelOf, mapping });
+        await recordMigrationProgress({ db: trx, clock: ctx.clock }, locked, await loadProgress(trx, locked.id));
         return stored;
       });
     } catch (error) {
-      await Promise.allSettled(fetched.flatMap((f) => f.written.map((k) => ctx.storage.delete(k))));
+      await discardFiles(ctx, current.fetched);
+      await discardAhead();
       throw error;
     }
     if (copied === null) {
-      await Promise.allSettled(fetched.flatMap((f) => f.written.map((k) => ctx.storage.delete(k))));
+      await discardFiles(ctx, current.fetched);
+      await discardAhead();
       return 'stopped';
     }
     ctx.metrics.migrationMessagesCopied.inc(copied);
     announceEvents(ctx);
-    if (performance.now() - started > budgetMs) return 'more';
+    if (!ahead) return 'more';
+    next = ahead;
   }
 }
 
