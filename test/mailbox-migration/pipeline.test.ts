@@ -22,6 +22,7 @@ import type { MailSource } from '../../src/mailbox-migration/sources/mail-source
 import { ManualClock } from '../../src/platform/clock.js';
 import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
 import type { Seed } from '../helpers/fixtures.js';
+import { referencedKeys, storedKeys } from '../helpers/lifecycle.js';
 import { expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD, startStepScene, stopStepScene } from '../helpers/migration.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -208,5 +209,118 @@ describe('scan and copy overlap the FETCH with parsing', { skip: dovecotMissing 
     } finally {
       reader.close();
     }
+  });
+});
+
+describe('the copy reads the next batch while one is written', { skip: dovecotMissing }, () => {
+  let d: Dovecot;
+  let s: TestServer;
+  let seed: Seed;
+  let mailbox: ReadOnlyMailbox;
+  let id: string;
+  const now = new Date();
+  const clock = new ManualClock(now);
+  const THREADS = 30;
+  const limits = { batchThreads: 10, batchMessages: 200, batchBytes: 8 * 1024 * 1024 };
+
+  before(async () => {
+    d = await startDovecot();
+    d.addUser(SUPPORT, SUPPORT_PASSWORD);
+    await fillBulkMailbox(d, SUPPORT, { threads: THREADS, perThread: 2, now, attachmentEvery: 3, attachmentBytes: 4000 });
+    ({ s, seed, id, mailbox } = await startStepScene(d, clock));
+  });
+  after(async () => {
+    await stopStepScene({ s, mailbox }, d);
+  });
+
+  /** The scene's migration, scanned and started (copying). */
+  async function startCopying(): Promise<void> {
+    assert.equal((await s.request('POST', `/v1/migrations/${id}/scan`, { token: seed.apiKey })).status, 202);
+    await s.app.jobs.drain();
+    await expectState(s, seed.apiKey, id, 'ready');
+    assert.equal((await s.request('POST', `/v1/migrations/${id}/start`, { token: seed.apiKey })).status, 202);
+  }
+  const migration = (id: string) => s.app.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+  /** The mailbox, noting each FETCH of whole messages as it starts. */
+  function noteFetches(events: string[]): MailSource {
+    return {
+      get usable() {
+        return mailbox.usable;
+      },
+      folders: () => mailbox.folders(),
+      examine: (path) => mailbox.examine(path),
+      uids: (from) => mailbox.uids(from),
+      headers: (uids, fields) => mailbox.headers(uids, fields),
+      async *sources(uids) {
+        events.push('fetch');
+        yield* mailbox.sources(uids);
+      },
+      logout: () => mailbox.logout(),
+    };
+  }
+
+  test('a batch read ahead and not written (the migration was paused meanwhile) leaves no files', async () => {
+    await startCopying();
+    let parsed = 0;
+    const parse = async (raw: Buffer) => {
+      // Paused as the last message of the first batch is parsed: that batch's transaction finds the
+      // migration paused, with the second batch being read.
+      if (++parsed === 20) await s.app.db.updateTable('mailbox_migrations').set({ state: 'paused' }).where('id', '=', id).execute();
+      return parseMail(raw);
+    };
+    const events: string[] = [];
+    assert.equal(await copyStep(s.app, await migration(id), noteFetches(events), { parse, limits }, 60_000), 'stopped');
+    assert.ok(events.length > 2, `the second batch was not read: ${events.join(' ')}`);
+    const copied = await s.app.db
+      .selectFrom('mailbox_migration_items')
+      .select('source_key')
+      .where('migration_id', '=', id)
+      .where('status', '=', 'copied')
+      .execute();
+    assert.deepEqual(copied, []);
+    assert.deepEqual(await referencedKeys(s.app.db), []);
+    assert.deepEqual([...storedKeys(s.env.SVC_DATA_DIR)], []);
+  });
+
+  test('the next FETCH is sent before the batch before it is written, and every message is stored once', async () => {
+    await s.app.db.updateTable('mailbox_migrations').set({ state: 'copying' }).where('id', '=', id).execute();
+    const events: string[] = [];
+    const written = countingInsertsInto('conversations');
+    const notingWrites: KyselyPlugin = {
+      transformQuery(args) {
+        written.transformQuery(args);
+        if (InsertQueryNode.is(args.node) && args.node.into?.table.identifier.name === 'conversations') events.push('write');
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    const ctx = { ...s.app, db: s.app.db.withPlugin(notingWrites) };
+    assert.equal(await copyStep(ctx, await migration(id), noteFetches(events), { parse: parseMail, limits }, 60_000), 'done');
+    // Three batches of ten threads, each a FETCH in INBOX and one in Sent, each written once.
+    assert.equal(events.filter((e) => e === 'write').length, 3, events.join(' '));
+    assert.equal(events.filter((e) => e === 'fetch').length, 6, events.join(' '));
+    const firstWrite = events.indexOf('write');
+    assert.ok(
+      events.slice(0, firstWrite).filter((e) => e === 'fetch').length > 2,
+      `the second batch was read only after the first was written: ${events.join(' ')}`,
+    );
+    const messages = await s.app.db
+      .selectFrom('messages')
+      .select(['mail_message_id'])
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('kind', '=', 'message')
+      .execute();
+    assert.equal(messages.length, THREADS * 2);
+    assert.equal(new Set(messages.map((m) => m.mail_message_id)).size, THREADS * 2);
+    const left = await s.app.db
+      .selectFrom('mailbox_migration_threads')
+      .select('thread_key')
+      .where('migration_id', '=', id)
+      .where('status', '!=', 'copied')
+      .execute();
+    assert.deepEqual(left, []);
+    // Every stored file is one a row refers to.
+    assert.deepEqual([...storedKeys(s.env.SVC_DATA_DIR)].sort(), (await referencedKeys(s.app.db)).sort());
   });
 });

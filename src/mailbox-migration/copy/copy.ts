@@ -234,19 +234,13 @@ async function discardFiles(ctx: Pick<Ctx, 'storage'>, fetched: readonly Fetched
   await Promise.allSettled(fetched.flatMap((f) => f.written.map((k) => ctx.storage.delete(k))));
 }
 
+type ChosenBatch = Pick<ReadBatch, 'threads' | 'items' | 'helpDesk'> & { toCopy: ItemRow[] };
+
 /**
- * Chooses the next batch (planned threads newest first, leaving out `reading`: the threads of a
- * batch read but not yet written) and reads it: null when no planned thread is left.
+ * The next batch: planned threads newest first, leaving out `reading` (the threads of a batch read
+ * but not yet written); null when no planned thread is left.
  */
-async function readBatch(
-  ctx: Ctx,
-  m: MigrationRow,
-  mailbox: MailSource,
-  deps: CopyDeps,
-  limits: BatchLimits,
-  reading: ReadonlySet<string>,
-  folders: { last?: string },
-): Promise<ReadBatch | null> {
+async function chooseBatch(ctx: Ctx, m: MigrationRow, limits: BatchLimits, reading: ReadonlySet<string>): Promise<ChosenBatch | null> {
   const threads = (await plannedThreads(ctx, m.id, limits.batchThreads + reading.size)).filter((t) => !reading.has(t.thread_key)).slice(0, limits.batchThreads);
   if (threads.length === 0) return null;
   const keys = threads.map((t) => t.thread_key);
@@ -273,6 +267,12 @@ async function readBatch(
         toCopy.map((i) => Number(i.uid)),
       )
     : undefined;
+  return { threads: batch, items: allItems, helpDesk, toCopy };
+}
+
+/** Reads a chosen batch from the mailbox: its messages parsed and their files stored. */
+async function readBatch(ctx: Ctx, m: MigrationRow, mailbox: MailSource, deps: CopyDeps, chosen: ChosenBatch, folders: { last?: string }): Promise<ReadBatch> {
+  const { toCopy, ...batch } = chosen;
   // Each message is parsed (off the main thread) and its files stored as soon as it arrives.
   // Only what the transaction needs is kept of a message once its files are stored (not its raw
   // source, not its attachments' contents), and the read waits while PREPARING_BYTES are in hand.
@@ -323,7 +323,7 @@ async function readBatch(
     await discardFiles(ctx, fetched);
     throw 'error' in fetchResult ? fetchResult.error : rejected?.reason;
   }
-  return { threads: batch, items: allItems, helpDesk, fetched, ...fetchResult.value };
+  return { ...batch, fetched, ...fetchResult.value };
 }
 
 /**
@@ -340,13 +340,22 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
   const labelOf = await folderLabelsOf(ctx, m);
   const mapping = JSON.parse(m.folder_labels) as Record<string, string | null>;
   const folders: { last?: string } = {};
-  const none = new Set<string>();
-  let next: Promise<ReadBatch | null> = readBatch(ctx, m, mailbox, deps, limits, none, folders);
+  const first = await chooseBatch(ctx, m, limits, new Set());
+  if (!first) return 'done';
+  let next = readBatch(ctx, m, mailbox, deps, first, folders);
   for (;;) {
     const current = await next;
-    if (!current) return 'done';
-    const reading = new Set(current.threads.map((t) => t.thread_key));
-    const ahead = performance.now() - started <= budgetMs ? readBatch(ctx, m, mailbox, deps, limits, reading, folders) : undefined;
+    // The next batch is chosen before this one's transaction begins (on SQLite its queries would
+    // wait for the whole transaction), so its FETCH is on its way while this one is written.
+    const withinBudget = performance.now() - started <= budgetMs;
+    let chosen: ChosenBatch | null = null;
+    try {
+      if (withinBudget) chosen = await chooseBatch(ctx, m, limits, new Set(current.threads.map((t) => t.thread_key)));
+    } catch (error) {
+      await discardFiles(ctx, current.fetched);
+      throw error;
+    }
+    const ahead = chosen ? readBatch(ctx, m, mailbox, deps, chosen, folders) : undefined;
     ahead?.catch(() => undefined);
     const discardAhead = async () => {
       const read = await ahead?.catch(() => null);
@@ -374,7 +383,7 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
     }
     ctx.metrics.migrationMessagesCopied.inc(copied);
     announceEvents(ctx);
-    if (!ahead) return 'more';
+    if (!ahead) return withinBudget ? 'done' : 'more';
     next = ahead;
   }
 }
