@@ -144,31 +144,71 @@ function startCheckpointer(file: string): Worker {
   return worker;
 }
 
+/** Statements with more parameters than this (an `in` list, a multi-row insert) are kept apart. */
+export const MANY_PARAMETERS = 32;
+/** Those are kept while their parameters add up to at most this (about 200 bytes of SQLite's memory each). */
+export const KEPT_PARAMETERS = 16_384;
+
+function parameterCount(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('?'); i !== -1; i = text.indexOf('?', i + 1)) n++;
+  return n;
+}
+
 /**
  * Kysely prepares every query afresh; preparing costs more than running a small query, so the
  * statements of the most recent distinct SQL texts are kept (kysely runs one query at a time on
  * this connection, so a cached statement is never in use twice).
  *
+ * Statements with many parameters are kept apart, within KEPT_PARAMETERS: a statement's compiled
+ * program lives in SQLite's native memory, about 200 bytes per parameter (100 KB for an `in` list
+ * of 500), and lists and multi-row inserts change length from call to call. A migration copy's
+ * batch makes a dozen such texts (its one-time lookups, its inserts), so a cache of 1,000
+ * statements of any size filled with tens of MB that no heap figure shows (issue 19). Preparing
+ * such a statement again costs little next to the work it does.
+ *
  * Transactions begin IMMEDIATE: a deferred transaction that reads and then writes fails at once
  * (SQLITE_BUSY_SNAPSHOT, which busy_timeout does not wait out) when another process — a command
  * run next to the server — committed in between.
  */
-function withStatementCache(sqlite: SQLite.Database, max = 1000) {
-  const cache = new Map<string, SQLite.Statement>();
+export function withStatementCache(sqlite: SQLite.Database, max = 1000) {
+  const few = new Map<string, SQLite.Statement>();
+  const many = new Map<string, { statement: SQLite.Statement; parameters: number }>();
+  let manyParameters = 0;
   return {
     close: () => sqlite.close(),
     prepare(original: string) {
       const text = original === 'begin' ? 'begin immediate' : original;
-      let statement = cache.get(text);
+      let statement = few.get(text);
       if (statement) {
-        cache.delete(text);
-      } else {
-        statement = sqlite.prepare(text);
-        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+        few.delete(text);
+        few.set(text, statement);
+        return statement;
       }
-      cache.set(text, statement);
+      const kept = many.get(text);
+      if (kept) {
+        many.delete(text);
+        many.set(text, kept);
+        return kept.statement;
+      }
+      statement = sqlite.prepare(text);
+      const parameters = parameterCount(text);
+      if (parameters <= MANY_PARAMETERS) {
+        if (few.size >= max) few.delete(few.keys().next().value!);
+        few.set(text, statement);
+      } else if (parameters <= KEPT_PARAMETERS) {
+        for (const [oldest, { parameters: n }] of many) {
+          if (manyParameters + parameters <= KEPT_PARAMETERS) break;
+          many.delete(oldest);
+          manyParameters -= n;
+        }
+        many.set(text, { statement, parameters });
+        manyParameters += parameters;
+      }
       return statement;
     },
+    /** What is kept (for tests): statements, and those with many parameters and their parameters. */
+    cached: () => ({ statements: few.size + many.size, many: many.size, manyParameters }),
   };
 }
 
