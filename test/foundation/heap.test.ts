@@ -27,3 +27,32 @@ test('keepHeapTight: old space grows much less past what the last full GC kept',
   const tight = await peakHeapMb(true);
   assert.ok(tight < loose * 0.8, `peak heap ${tight.toFixed(0)} MB with keepHeapTight vs ${loose.toFixed(0)} MB without`);
 });
+
+/** Peak heap size (MB) of batches made after a large plan died, with or without collectDeadHeap in between. */
+async function peakHeapAfterPlanMb(collect: boolean): Promise<number> {
+  const script = `
+    const heap = await import(${JSON.stringify(HEAP_MODULE)});
+    heap.keepHeapTight();
+    let plan = [];
+    for (let i = 0; i < 600_000; i++) plan.push({ key: 'key' + i, at: i, to: 'x' + (i % 1000) });
+    plan = null;
+    ${collect ? 'heap.collectDeadHeap();' : ''}
+    let peak = 0;
+    const batches = [];
+    for (let b = 0; b < 200; b++) {
+      const batch = [];
+      for (let j = 0; j < 5000; j++) batch.push({ a: 'x' + j + '-' + b, b: [j, b] });
+      batches.push(batch);
+      if (batches.length > 4) batches.shift();
+      peak = Math.max(peak, process.memoryUsage().heapTotal);
+    }
+    console.log(peak / 1048576);`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script]);
+  return Number(stdout.trim());
+}
+
+test('collectDeadHeap: batches made after a large plan died do not fill the heap up to the limit the plan set', async () => {
+  const without = await peakHeapAfterPlanMb(false);
+  const collected = await peakHeapAfterPlanMb(true);
+  assert.ok(collected < without * 0.6, `peak heap ${collected.toFixed(0)} MB after collectDeadHeap vs ${without.toFixed(0)} MB without`);
+});

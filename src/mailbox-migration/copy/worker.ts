@@ -13,6 +13,7 @@ import { DIRECT_HEADER_BLOCK_BYTES, parseHeaderBlock } from '../../mail/parse.js
 import { ParsePool } from '../../mail/parse-pool.js';
 import type { Clock } from '../../platform/clock.js';
 import { iso, MINUTE } from '../../platform/clock.js';
+import { collectDeadHeap } from '../../platform/heap.js';
 import { enqueue, type JobKind } from '../../platform/jobs.js';
 import { workspaceDeletedAt } from '../../workspaces/live.js';
 import { formatMigration } from '../format.js';
@@ -204,6 +205,8 @@ export class MigrationWorker {
     if (mailbox) {
       const folders = chooseFolders(m, await mailbox.folders());
       const saved = await finishScan(this.ctx, m, folders);
+      // The plan held one record per message; none of it is live now.
+      collectDeadHeap();
       if (saved) announceEvents(this.ctx);
       await this.resetFailures(m);
     }
