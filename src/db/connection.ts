@@ -147,7 +147,7 @@ function startCheckpointer(file: string): Worker {
 /** Statements with more parameters than this (an `in` list, a multi-row insert) are kept apart. */
 export const MANY_PARAMETERS = 32;
 /** Those are kept while their parameters add up to at most this (about 200 bytes of SQLite's memory each). */
-export const KEPT_PARAMETERS = 30_000;
+export const KEPT_PARAMETERS = 100_000;
 
 function parameterCount(text: string): number {
   let n = 0;
