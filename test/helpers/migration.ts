@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { connectReadOnly, type ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
 import type { ManualClock } from '../../src/platform/clock.js';
-import type { Dovecot } from './dovecot.js';
+import { type Dovecot, startDovecot } from './dovecot.js';
 import { type Seed, seedWorkspace } from './fixtures.js';
 import { seedEmailChannel } from './mail.js';
 import { buildMail, daysAgo } from './mailbox.js';
@@ -225,6 +225,19 @@ export async function stopStepScene(scene: Partial<StepScene>, d: Dovecot | unde
   await scene.mailbox?.logout();
   await scene.s?.stop();
   await d?.stop();
+}
+
+/** A Dovecot whose SUPPORT mailbox fillBulkMailbox filled, and a step scene on it (stopStepScene ends both). */
+export async function startBulkStepScene(clock: ManualClock, fill: BulkOptions): Promise<StepScene & { d: Dovecot }> {
+  const d = await startDovecot();
+  d.addUser(SUPPORT, SUPPORT_PASSWORD);
+  try {
+    await fillBulkMailbox(d, SUPPORT, fill);
+    return { d, ...(await startStepScene(d, clock)) };
+  } catch (error) {
+    await d.stop();
+    throw error;
+  }
 }
 
 /** Runs a migration through the API to a state, draining the background work on the way. */

@@ -13,8 +13,19 @@ import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.j
 import type { Seed } from '../helpers/fixtures.js';
 import { INGRESS_SECRET } from '../helpers/mail.js';
 import { buildMail } from '../helpers/mailbox.js';
-import { SUPPORT, SUPPORT_PASSWORD, startStepScene, stopStepScene } from '../helpers/migration.js';
+import { type StepScene, SUPPORT, SUPPORT_PASSWORD, startStepScene, stopStepScene } from '../helpers/migration.js';
 import type { TestServer } from '../helpers/server.js';
+
+/** Scans the scene's mailbox, plans it, starts the migration and copies it all in one copy step. */
+async function scanAndCopy({ s, seed, id, mailbox }: StepScene): Promise<void> {
+  const migration = () => s.app.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  assert.equal((await s.request('POST', `/v1/migrations/${id}/scan`, { token: seed.apiKey })).status, 202);
+  assert.equal(await scanStep(s.app, await migration(), mailbox, 60_000, parseHeaderBlock), 'done');
+  await finishScan(s.app, await migration(), chooseFolders(await migration(), await mailbox.folders()));
+  assert.equal((await s.request('POST', `/v1/migrations/${id}/start`, { token: seed.apiKey })).status, 202);
+  const limits = { batchThreads: 100, batchMessages: 200, batchBytes: 8 * 1024 * 1024 };
+  assert.equal(await copyStep(s.app, await migration(), mailbox, { parse: parseMail, limits }, 60_000), 'done');
+}
 
 describe('a copy batch and the conversations it creates', { skip: dovecotMissing }, () => {
   let d: Dovecot;
@@ -58,15 +69,8 @@ describe('a copy batch and the conversations it creates', { skip: dovecotMissing
     await stopStepScene({ s, mailbox }, d);
   });
 
-  const migration = () => s.app.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-
   test('the same mail without Message-ID in two folders is stored once; a thread keeps one conversation', async () => {
-    assert.equal((await s.request('POST', `/v1/migrations/${id}/scan`, { token: seed.apiKey })).status, 202);
-    assert.equal(await scanStep(s.app, await migration(), mailbox, 60_000, parseHeaderBlock), 'done');
-    await finishScan(s.app, await migration(), chooseFolders(await migration(), await mailbox.folders()));
-    assert.equal((await s.request('POST', `/v1/migrations/${id}/start`, { token: seed.apiKey })).status, 202);
-    const limits = { batchThreads: 100, batchMessages: 200, batchBytes: 8 * 1024 * 1024 };
-    assert.equal(await copyStep(s.app, await migration(), mailbox, { parse: parseMail, limits }, 60_000), 'done');
+    await scanAndCopy({ s, seed, id, mailbox });
 
     const items = await s.app.db
       .selectFrom('mailbox_migration_items')
@@ -170,8 +174,6 @@ describe('a copy batch and what the inbox held before', { skip: dovecotMissing }
     await stopStepScene({ s, mailbox }, d);
   });
 
-  const migration = () => s.app.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-
   test('mail that arrived by mail is a duplicate, its reply joins its conversation, a known contact is reused', async () => {
     // Before the copy: the question arrived by mail, and Cy is a contact without a name.
     for (const raw of [question, shipping]) {
@@ -193,12 +195,7 @@ describe('a copy batch and what the inbox held before', { skip: dovecotMissing }
     const cy = await s.request('POST', '/v1/contacts', { token: seed.apiKey, body: { emails: ['cy@customer.test'] } });
     assert.equal(cy.status, 201, JSON.stringify(cy.body));
 
-    assert.equal((await s.request('POST', `/v1/migrations/${id}/scan`, { token: seed.apiKey })).status, 202);
-    assert.equal(await scanStep(s.app, await migration(), mailbox, 60_000, parseHeaderBlock), 'done');
-    await finishScan(s.app, await migration(), chooseFolders(await migration(), await mailbox.folders()));
-    assert.equal((await s.request('POST', `/v1/migrations/${id}/start`, { token: seed.apiKey })).status, 202);
-    const limits = { batchThreads: 100, batchMessages: 200, batchBytes: 8 * 1024 * 1024 };
-    assert.equal(await copyStep(s.app, await migration(), mailbox, { parse: parseMail, limits }, 60_000), 'done');
+    await scanAndCopy({ s, seed, id, mailbox });
 
     const items = await s.app.db
       .selectFrom('mailbox_migration_items')

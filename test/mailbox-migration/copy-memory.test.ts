@@ -6,13 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parseMail } from '../../src/mail/parse.js';
 import { copyStep, PREPARING_BYTES } from '../../src/mailbox-migration/copy/copy.js';
-import { connectReadOnly, type ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
+import type { ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { seedEmailChannel } from '../helpers/mail.js';
-import { connectedImapMigration, expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type Dovecot, dovecotMissing } from '../helpers/dovecot.js';
+import type { Seed } from '../helpers/fixtures.js';
+import { expectState, startBulkStepScene, stopStepScene } from '../helpers/migration.js';
+import type { TestServer } from '../helpers/server.js';
 
 describe('the copy reads no further ahead of the parser than PREPARING_BYTES', { skip: dovecotMissing }, () => {
   let d: Dovecot;
@@ -26,23 +25,13 @@ describe('the copy reads no further ahead of the parser than PREPARING_BYTES', {
   const THREADS = 40;
 
   before(async () => {
-    d = await startDovecot();
-    d.addUser(SUPPORT, SUPPORT_PASSWORD);
-    await fillBulkMailbox(d, SUPPORT, { threads: THREADS, perThread: 2, now, attachmentEvery: 1, attachmentBytes: 150_000 });
-    s = await startTestServer({ clock, env: { SVC_MIGRATION_ALLOW_PRIVATE: '1' } });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
-    await seedEmailChannel(s.app, seed, { address: SUPPORT });
-    id = await connectedImapMigration(s, seed.apiKey, seed.inboxId, d);
+    ({ d, s, seed, id, mailbox } = await startBulkStepScene(clock, { threads: THREADS, perThread: 2, now, attachmentEvery: 1, attachmentBytes: 150_000 }));
     assert.equal((await s.request('POST', `/v1/migrations/${id}/scan`, { token: seed.apiKey })).status, 202);
     await s.app.jobs.drain();
     await expectState(s, seed.apiKey, id, 'ready');
-    mailbox = await connectReadOnly({ address: d.host, port: d.port, tls: 'none', user: SUPPORT, password: SUPPORT_PASSWORD });
   });
   after(async () => {
-    await mailbox?.logout();
-    await s?.stop();
-    await d?.stop();
+    await stopStepScene({ s, mailbox }, d);
   });
 
   test('a slow parser holds the read back, and every message is still copied once', async () => {

@@ -20,10 +20,10 @@ import { scanStep } from '../../src/mailbox-migration/copy/scan.js';
 import type { ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
 import type { MailSource } from '../../src/mailbox-migration/sources/mail-source.js';
 import { ManualClock } from '../../src/platform/clock.js';
-import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { type Dovecot, dovecotMissing } from '../helpers/dovecot.js';
 import type { Seed } from '../helpers/fixtures.js';
 import { referencedKeys, storedKeys } from '../helpers/lifecycle.js';
-import { expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD, startStepScene, stopStepScene } from '../helpers/migration.js';
+import { expectState, startBulkStepScene, stopStepScene } from '../helpers/migration.js';
 import type { TestServer } from '../helpers/server.js';
 
 type Event = 'fetch_ended' | 'parsed';
@@ -106,10 +106,7 @@ describe('scan and copy overlap the FETCH with parsing', { skip: dovecotMissing 
   const THREADS = 30;
 
   before(async () => {
-    d = await startDovecot();
-    d.addUser(SUPPORT, SUPPORT_PASSWORD);
-    await fillBulkMailbox(d, SUPPORT, { threads: THREADS, perThread: 2, now, attachmentEvery: 5, attachmentBytes: 4000 });
-    ({ s, seed, id, mailbox } = await startStepScene(d, clock));
+    ({ d, s, seed, id, mailbox } = await startBulkStepScene(clock, { threads: THREADS, perThread: 2, now, attachmentEvery: 5, attachmentBytes: 4000 }));
   });
   after(async () => {
     await stopStepScene({ s, mailbox }, d);
@@ -224,10 +221,7 @@ describe('the copy reads the next batch while one is written', { skip: dovecotMi
   const limits = { batchThreads: 10, batchMessages: 200, batchBytes: 8 * 1024 * 1024 };
 
   before(async () => {
-    d = await startDovecot();
-    d.addUser(SUPPORT, SUPPORT_PASSWORD);
-    await fillBulkMailbox(d, SUPPORT, { threads: THREADS, perThread: 2, now, attachmentEvery: 3, attachmentBytes: 4000 });
-    ({ s, seed, id, mailbox } = await startStepScene(d, clock));
+    ({ d, s, seed, id, mailbox } = await startBulkStepScene(clock, { threads: THREADS, perThread: 2, now, attachmentEvery: 3, attachmentBytes: 4000 }));
   });
   after(async () => {
     await stopStepScene({ s, mailbox }, d);
