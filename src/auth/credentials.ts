@@ -12,6 +12,7 @@
 // or a `svc` command is seen on the very next request; expiry is checked against the clock on every
 // use, cached or not.
 import type { Ctx } from '../context.js';
+import { sqliteChangeStamp } from '../db/change-stamp.js';
 import { reusableQuery } from '../db/reusable-query.js';
 import type { Role, WorkspacesTable } from '../db/schema.js';
 import { DAY, iso, MINUTE } from '../platform/clock.js';
@@ -65,6 +66,19 @@ const readEpochAndWorkspace = reusableQuery((db, workspaceId: string | null) =>
 
 type EpochRow = Awaited<ReturnType<typeof readEpochAndWorkspace>>[number];
 
+/**
+ * On SQLite, the epoch reads (by workspace asked for) made since the database last changed
+ * (`sqliteChangeStamp`): while no connection of any process has changed a row, a read would answer
+ * the same rows, so a request's one statement is the stamp. Postgres reads the epoch every time.
+ */
+interface KeptReads {
+  stamp: number;
+  rows: Map<string | null, EpochRow>;
+}
+const keptReads = new WeakMap<EpochCache<CachedCredential>, KeptReads>();
+/** Workspaces whose row is kept per stamp; reads beyond that are made every time. */
+const KEPT_READS = 1_000;
+
 export interface EpochRead {
   cache: EpochCache<CachedCredential>;
   epoch: number;
@@ -85,8 +99,22 @@ function cacheFor(ctx: C, workspaceId: string | null = null): MaybePromise<Epoch
     cache.sync(epoch);
     return { cache, epoch, workspace: row.id === null ? undefined : (row as WorkspacesTable) };
   };
+  // The stamp is taken before the read: a change committed in between makes the next one differ.
+  const stamp = sqliteChangeStamp(ctx.db);
+  let kept: KeptReads | undefined;
+  if (stamp !== undefined) {
+    kept = keptReads.get(cache);
+    if (kept?.stamp !== stamp) {
+      kept = { stamp, rows: new Map() };
+      keptReads.set(cache, kept);
+    }
+    const row = kept.rows.get(workspaceId);
+    if (row) return synced([row]);
+  }
   const rows = readEpochAndWorkspace.now(ctx.db, workspaceId);
-  return rows ? synced(rows) : readEpochAndWorkspace(ctx.db, workspaceId).then(synced);
+  if (!rows) return readEpochAndWorkspace(ctx.db, workspaceId).then(synced);
+  if (kept && kept.rows.size < KEPT_READS) kept.rows.set(workspaceId, rows[0]);
+  return synced(rows);
 }
 
 /** The workspace row read with the epoch, when it is the one the credential reaches. */

@@ -4,11 +4,13 @@
 // database, or by a `svc` command — is honoured on the very next request.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { SESSION_IDLE_MS } from '../../src/auth/credentials.js';
 import { addMember } from '../../src/members/store.js';
 import { DAY, ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { postgresUrl } from '../helpers/db.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { type ChildServer, runSvc, spawnServer, startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -137,6 +139,28 @@ describe('credentials cache across processes', () => {
   });
 });
 
+const onPostgres = Boolean(postgresUrl);
+/** The table-valued function of src/db/change-stamp.ts's statement. */
+const CHANGE_STAMP = 'pragma_data_version';
+
+/** A connection of its own to the server's database, as another process or `svc` command would have. */
+async function otherConnection(env: Record<string, string>): Promise<{ run(sql: string, values: unknown[]): Promise<void>; close(): Promise<void> }> {
+  const require = createRequire(import.meta.url);
+  if (env.SVC_DATABASE_URL) {
+    const pg = require('pg');
+    const client = new pg.Client({ connectionString: env.SVC_DATABASE_URL });
+    await client.connect();
+    return { run: async (sql, values) => void (await client.query(sql, values)), close: () => client.end() };
+  }
+  const SQLite = require('better-sqlite3');
+  const db = new SQLite(path.join(env.SVC_DATA_DIR, 'svc.db'));
+  db.pragma('busy_timeout = 10000');
+  return {
+    run: async (sql, values) => void db.prepare(sql.replace(/\$\d+/g, '?')).run(...values),
+    close: async () => db.close(),
+  };
+}
+
 /**
  * Counts the statements that reach either driver while `work` runs and name one of `tables`:
  * better-sqlite3's statements and pg's client queries (kysely and the pool both end there).
@@ -146,7 +170,7 @@ async function statementsNaming(tables: string[], work: () => Promise<void>): Pr
   const seen: string[] = [];
   const note = (text: unknown) => {
     const sqlText = typeof text === 'string' ? text : (text as { text?: string } | null)?.text;
-    if (sqlText && tables.some((t) => sqlText.includes(`"${t}"`))) seen.push(sqlText);
+    if (sqlText && tables.some((t) => sqlText.includes(t === CHANGE_STAMP ? t : `"${t}"`))) seen.push(sqlText);
   };
   const SQLite = require('better-sqlite3');
   const probe = new SQLite(':memory:');
@@ -186,19 +210,21 @@ describe('credentials cache: what a request reads', () => {
   });
   after(() => s.stop());
 
-  test('GET /v1/workspace with a cached key is one statement: the epoch and the workspace row together', async () => {
+  test('GET /v1/workspace with a cached key is one statement: on SQLite the change stamp, on Postgres the epoch with the workspace row', async () => {
     const seed = await seedWorkspace(s.app);
     for (let i = 0; i < 2; i++) assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 200);
     let answer: Answer | undefined;
-    const statements = await statementsNaming(['credentials_epoch', 'workspaces', 'api_keys'], async () => {
+    const statements = await statementsNaming(['credentials_epoch', 'workspaces', 'api_keys', CHANGE_STAMP], async () => {
       answer = await s.request('GET', '/v1/workspace', { token: seed.apiKey });
     });
     assert.equal(answer?.status, 200);
     assert.equal(answer?.body.id, seed.workspaceId);
     assert.equal(statements.length, 1, statements.join('\n'));
+    // SQLite: nothing changed since the last request, so the epoch and the workspace row read then still hold.
+    assert.match(statements[0], onPostgres ? /credentials_epoch/ : new RegExp(CHANGE_STAMP));
   });
 
-  test('a request with a cached session reads the credentials epoch once, with the workspace row', async () => {
+  test('a request with a cached session is one statement too, with the workspace row', async () => {
     const seed = await seedWorkspace(s.app);
     // Implied (the person's only workspace) and named, in the header or the query (a browser's WebSocket).
     const ways: { path: string; headers?: Record<string, string> }[] = [
@@ -209,25 +235,44 @@ describe('credentials cache: what a request reads', () => {
     for (const way of ways) {
       for (let i = 0; i < 2; i++) assert.equal((await s.request('GET', way.path, { token: seed.ownerToken, headers: way.headers })).status, 200);
       let answer: Answer | undefined;
-      const statements = await statementsNaming(['credentials_epoch', 'workspaces', 'sessions', 'memberships'], async () => {
+      const statements = await statementsNaming(['credentials_epoch', 'workspaces', 'sessions', 'memberships', CHANGE_STAMP], async () => {
         answer = await s.request('GET', way.path, { token: seed.ownerToken, headers: way.headers });
       });
       assert.equal(answer?.status, 200, way.path);
       assert.equal(answer?.body.id, seed.workspaceId);
       assert.equal(statements.length, 1, `${JSON.stringify(way)}\n${statements.join('\n')}`);
-      assert.match(statements[0], /credentials_epoch/);
+      assert.match(statements[0], onPostgres ? /credentials_epoch/ : new RegExp(CHANGE_STAMP));
     }
   });
 
-  test('the workspace row that comes with the epoch is read on every request, never kept', async () => {
+  test('the workspace row that comes with the epoch is read again once this process changed a row', async () => {
     const seed = await seedWorkspace(s.app);
     for (let i = 0; i < 2; i++) assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 200);
-    // Changed behind the server's back (as another process would): the epoch does not move.
+    // Changed through the server's own connection, without going through its services: the epoch does not move.
     await s.app.db.updateTable('workspaces').set({ name: 'Renamed elsewhere', retention_days: 9 }).where('id', '=', seed.workspaceId).execute();
     const r = await s.request('GET', '/v1/workspace', { token: seed.apiKey });
     assert.equal(r.status, 200);
     assert.equal(r.body.name, 'Renamed elsewhere');
     assert.equal(r.body.retention_days, 9);
+  });
+
+  test('a change committed by another connection is seen on the next request: workspace renamed, then the key revoked', async () => {
+    const seed = await seedWorkspace(s.app);
+    const other = await otherConnection(s.env);
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 200);
+      await other.run('update workspaces set name = $1 where id = $2', ['Renamed by another connection', seed.workspaceId]);
+      const renamed = await s.request('GET', '/v1/workspace', { token: seed.apiKey });
+      assert.equal(renamed.status, 200);
+      assert.equal(renamed.body.name, 'Renamed by another connection');
+      for (let i = 0; i < 2; i++) assert.equal((await s.request('GET', '/v1/workspace', { token: seed.apiKey })).status, 200);
+      await other.run('update api_keys set revoked_at = $1 where workspace_id = $2', ['2020-01-01T00:00:00.000Z', seed.workspaceId]);
+      const revoked = await s.request('GET', '/v1/workspace', { token: seed.apiKey });
+      assert.equal(revoked.status, 401);
+      assert.equal(revoked.body.error.code, 'unauthorized');
+    } finally {
+      await other.close();
+    }
   });
 
   test('a session’s membership brings its workspace row the same way', async () => {
