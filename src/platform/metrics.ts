@@ -1,11 +1,11 @@
 import http from 'node:http';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { ListenAddress } from '../config.js';
 
 export interface Metrics {
   registry: Registry;
-  httpRequests: Counter<'method' | 'route' | 'status'>;
-  httpSeconds: Histogram<'method' | 'route' | 'status'>;
+  httpRequests: SeriesCounter<'method' | 'route' | 'status'>;
+  httpSeconds: SeriesHistogram<'method' | 'route' | 'status'>;
   /** Inbound mail per receiving inbox: via smtp, http or cli; result stored or duplicate. */
   mailReceived: Counter<'via' | 'result'>;
   /** Attempts to send a reply: sent, retried (failed, tried again later) or failed (given up). */
@@ -75,19 +75,19 @@ export function createMetrics(): Metrics {
   registry.removeSingleMetric('nodejs_active_handles_total');
   registry.removeSingleMetric('nodejs_active_requests_total');
   registry.removeSingleMetric('nodejs_active_resources_total');
-  const httpRequests = new Counter({
-    name: 'svc_http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
-  });
-  const httpSeconds = new Histogram({
-    name: 'svc_http_request_seconds',
-    help: 'Time to answer HTTP requests, by method, route pattern and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
+  const httpRequests = new SeriesCounter(
+    'svc_http_requests_total',
+    'HTTP requests answered, by method, route pattern and status.',
+    ['method', 'route', 'status'] as const,
+    registry,
+  );
+  const httpSeconds = new SeriesHistogram(
+    'svc_http_request_seconds',
+    'Time to answer HTTP requests, by method, route pattern and status.',
+    ['method', 'route', 'status'] as const,
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registry,
+  );
   const mailReceived = new Counter({
     name: 'svc_mail_received_total',
     help: 'Inbound mail delivered to an inbox, by way in (smtp, http, cli) and result (stored, duplicate).',
@@ -164,4 +164,193 @@ export async function startMetricsServer(metrics: Metrics, addr: ListenAddress):
     server.listen(addr.port, addr.host, () => resolve());
   });
   return server;
+}
+
+// The request metrics are counted per request: prom-client's own inc and observe validate and hash
+// the labels on every call, even on a series taken with labels() (~1.6 µs per request, ~7 % of an
+// authenticated GET in-process). These keep each series as a plain object found once by its label
+// values and counted in place; the registry formats what get() answers exactly as prom-client's
+// Counter and Histogram answer it, so /metrics shows the same lines.
+
+type Labels<L extends string> = Record<L, string>;
+
+/** What prom-client's registry reads from a metric (its Counter's and Histogram's get()). */
+interface MetricAnswer {
+  name: string;
+  help: string;
+  type: 'counter' | 'histogram';
+  values: { labels: object; value: number; metricName?: string; sharedLabels?: object; exemplar?: null | undefined }[];
+  aggregator: 'sum';
+}
+
+abstract class Series<L extends string, S extends { labels: Labels<L>; live: boolean }> {
+  protected readonly series = new Map<string, S>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly L[],
+    registry: Registry,
+  ) {
+    registry.registerMetric(this as never);
+  }
+
+  protected abstract create(labels: Labels<L>): S;
+
+  protected seriesOf(values: string[]): S {
+    if (values.length !== this.labelNames.length) throw new Error(`${this.name}: ${this.labelNames.length} label values expected`);
+    const key = values.join('\u0000');
+    let s = this.series.get(key);
+    if (!s) {
+      const labels = {} as Labels<L>;
+      this.labelNames.forEach((name, i) => {
+        labels[name] = values[i];
+      });
+      s = this.create(labels);
+      this.series.set(key, s);
+    }
+    return s;
+  }
+
+  /** A series handed out before a reset counts from zero again and shows up once it does. */
+  protected revive(s: S): void {
+    s.live = true;
+    this.series.set(this.labelNames.map((name) => s.labels[name]).join('\u0000'), s);
+  }
+
+  reset(): void {
+    for (const s of this.series.values()) s.live = false;
+    this.series.clear();
+  }
+}
+
+interface CounterSeries<L extends string> {
+  labels: Labels<L>;
+  live: boolean;
+  value: number;
+  inc(by?: number): void;
+}
+
+/** A counter by labels, counted in plain JS (see above). */
+export class SeriesCounter<L extends string> extends Series<L, CounterSeries<L>> {
+  /** The series of these label values (in labelNames' order), to count on. */
+  labels(...values: string[]): { inc(by?: number): void } {
+    return this.seriesOf(values);
+  }
+
+  protected create(labels: Labels<L>): CounterSeries<L> {
+    const owner = this;
+    return {
+      labels,
+      live: true,
+      value: 0,
+      inc(by = 1) {
+        if (!(by >= 0) || !Number.isFinite(by)) throw new Error('It is not possible to decrease a counter');
+        if (!this.live) {
+          this.value = 0;
+          owner.revive(this);
+        }
+        this.value += by;
+      },
+    };
+  }
+
+  async get(): Promise<MetricAnswer> {
+    return {
+      name: this.name,
+      help: this.help,
+      type: 'counter',
+      values: [...this.series.values()].map((s) => ({ labels: { ...s.labels }, value: s.value })),
+      aggregator: 'sum',
+    };
+  }
+}
+
+interface HistogramSeries<L extends string> {
+  labels: Labels<L>;
+  live: boolean;
+  /** Observations per bucket (not cumulative); those above every bound are only in count. */
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+  observe(value: number): void;
+}
+
+/** A histogram by labels, counted in plain JS (see above). */
+export class SeriesHistogram<L extends string> extends Series<L, HistogramSeries<L>> {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    readonly upperBounds: readonly number[],
+    registry: Registry,
+  ) {
+    super(name, help, labelNames, registry);
+  }
+
+  /** The series of these label values (in labelNames' order), to observe on. */
+  labels(...values: string[]): { observe(value: number): void } {
+    return this.seriesOf(values);
+  }
+
+  protected create(labels: Labels<L>): HistogramSeries<L> {
+    const owner = this;
+    const bounds = this.upperBounds;
+    return {
+      labels,
+      live: true,
+      buckets: new Float64Array(bounds.length),
+      sum: 0,
+      count: 0,
+      observe(value: number) {
+        if (!Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`);
+        if (!this.live) {
+          this.buckets.fill(0);
+          this.sum = 0;
+          this.count = 0;
+          owner.revive(this);
+        }
+        for (let i = 0; i < bounds.length; i++) {
+          if (value <= bounds[i]) {
+            this.buckets[i]++;
+            break;
+          }
+        }
+        this.sum += value;
+        this.count++;
+      },
+    };
+  }
+
+  /** As prom-client's Histogram: the series' labels beside `le`, not inside (the text format's order). */
+  async getForPromString(): Promise<MetricAnswer> {
+    const values: MetricAnswer['values'] = [];
+    const bucketName = `${this.name}_bucket`;
+    // As prom-client's Histogram: `le` in labels, the series' own labels as sharedLabels.
+    const pair = (labels: object, value: number, metricName: string, sharedLabels: Labels<L>, exemplar: null | undefined) => ({
+      labels,
+      sharedLabels,
+      value,
+      metricName,
+      exemplar,
+    });
+    for (const s of this.series.values()) {
+      let cumulative = 0;
+      this.upperBounds.forEach((bound, i) => {
+        cumulative += s.buckets[i];
+        values.push(pair({ le: bound }, cumulative, bucketName, s.labels, null));
+      });
+      values.push(pair({ le: '+Inf' }, s.count, bucketName, s.labels, null));
+      values.push(pair({}, s.sum, `${this.name}_sum`, s.labels, undefined));
+      values.push(pair({}, s.count, `${this.name}_count`, s.labels, undefined));
+    }
+    return { name: this.name, help: this.help, type: 'histogram', values, aggregator: 'sum' };
+  }
+
+  /** As prom-client's Histogram: the series' labels merged into each value's (JSON, cluster merges). */
+  async get(): Promise<MetricAnswer> {
+    const answer = await this.getForPromString();
+    answer.values = answer.values.map(({ sharedLabels, labels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } }));
+    return answer;
+  }
 }
