@@ -8,9 +8,10 @@
 //
 // Answers are cached in ctx.credentialCache while the credentials epoch (one row, moved by triggers
 // in the transaction of every change that can end or narrow a credential: migration 0024) stays the
-// same. Each lookup reads the epoch first, so a change made by this process, another server process
-// or a `svc` command is seen on the very next request; expiry is checked against the clock on every
-// use, cached or not.
+// same. Each lookup reads the epoch first (on SQLite only when a connection changed a row since the
+// last read: see keptReads), so a change made by this process, another server process or a `svc`
+// command is seen on the very next request; expiry is checked against the clock on every use,
+// cached or not.
 import type { Ctx } from '../context.js';
 import { sqliteChangeStamp } from '../db/change-stamp.js';
 import { reusableQuery } from '../db/reusable-query.js';
