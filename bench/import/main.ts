@@ -34,6 +34,43 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** CPU seconds of each thread of the process, by thread id. */
+function threadCpuSeconds(pid: number): Map<number, number> {
+  const byThread = new Map<number, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      byThread.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byThread;
+}
+
+/**
+ * Per-thread CPU of a phase and its share of the phase's wall time: the main thread, the busiest
+ * other thread (the parse worker, when it is busy) and the rest (V8's GC and compiler helpers,
+ * libuv's pool) together.
+ */
+function threadFigures(phase: string, pid: number, before: Map<number, number>, after: Map<number, number>, wallSeconds: number): void {
+  const used = [...after].map(([tid, cpu]) => ({ tid, cpu: cpu - (before.get(tid) ?? 0) }));
+  const main = used.find((t) => t.tid === pid)?.cpu ?? 0;
+  const others = used.filter((t) => t.tid !== pid).sort((a, b) => b.cpu - a.cpu);
+  const busiest = others[0]?.cpu ?? 0;
+  const rest = others.slice(1).reduce((s, t) => s + t.cpu, 0);
+  // Every thread on stderr (id less the process id: V8's helpers start first, then libuv's pool, then workers).
+  process.stderr.write(`threads ${phase}: ${used.filter((t) => t.cpu > 0).map((t) => `${t.tid - pid}=${t.cpu.toFixed(2)}`).join(' ')}\n`);
+  for (const [name, cpu] of [
+    ['main', main],
+    ['busiest_other', busiest],
+    ['rest', rest],
+  ] as const) {
+    figure(`import_${phase}_cpu_${name}_s`, cpu, 's');
+    figure(`import_${phase}_busy_${name}`, wallSeconds > 0 ? cpu / wallSeconds : 0);
+  }
+}
+
 async function main() {
   const deadline = Date.now() + TIME_LIMIT_MS;
   const dovecot = await startDovecot();
@@ -155,11 +192,17 @@ async function main() {
     };
     const s0 = performance.now();
     const scanCpu0 = cpuSeconds(server.child.pid!);
+    const threads0 = threadCpuSeconds(server.child.pid!);
+    // Phase bounds on the monotonic clock, to cut a server's --cpu-prof profile by phase.
+    const phaseMark = (name: string) => process.stderr.write(`phase ${name} ${process.hrtime.bigint() / 1000n}\n`);
+    phaseMark('scan');
     await api('POST', `/v1/migrations/${m.id}/scan`);
     const ready = await waitFor('ready');
     const scanSeconds = (performance.now() - s0) / 1000;
     const scanCpu = cpuSeconds(server.child.pid!) - scanCpu0;
     const scanPeak = peak;
+    const threads1 = threadCpuSeconds(server.child.pid!);
+    phaseMark('copy');
     peak = server.rssMb();
     if (ready.plan.summary.total !== made.messages) throw new Error(`scan found ${ready.plan.summary.total} of ${made.messages}`);
     const c0 = performance.now();
@@ -167,6 +210,8 @@ async function main() {
     const done = await waitFor('syncing');
     const copySeconds = (performance.now() - c0) / 1000;
     const copyCpu = cpuSeconds(server.child.pid!) - scanCpu0 - scanCpu;
+    const threads2 = threadCpuSeconds(server.child.pid!);
+    phaseMark('end');
     if (done.progress.copied !== made.messages) throw new Error(`copied ${done.progress.copied} of ${made.messages}: ${JSON.stringify(done.progress)}`);
 
     const importRate = made.messages / (scanSeconds + copySeconds);
@@ -185,6 +230,8 @@ async function main() {
     // The server's own CPU per phase: steadier than the times on a shared machine.
     figure('import_scan_server_cpu_s', scanCpu, 's');
     figure('import_copy_server_cpu_s', copyCpu, 's');
+    threadFigures('scan', server.child.pid!, threads0, threads1, scanSeconds);
+    threadFigures('copy', server.child.pid!, threads1, threads2, copySeconds);
     figure('server_peak_rss_scan', scanPeak, 'MB');
     figure('server_peak_rss_copy', peak, 'MB');
     figure('server_peak_rss', Math.max(scanPeak, peak), 'MB');

@@ -24,6 +24,19 @@ interface Slot {
   timer?: NodeJS.Timeout;
 }
 
+/**
+ * The message that hands a raw source to a worker: an exact-size copy of its bytes, moved rather
+ * than cloned. A clone copies the whole ArrayBuffer under a Buffer, and a small source (imapflow's
+ * literals, most mail under 4 KiB) is a slice of Node's 8 KiB pool slab, so each message cost an
+ * 8 KiB copy here and an 8 KiB allocation on the worker's heap. The caller's Buffer is left as it
+ * is (it may be a slice of a shared slab, and the copy reads it again after the parse).
+ */
+export function parseJobMessage(id: number, raw: Buffer): { message: { id: number; raw: Uint8Array }; transfer: ArrayBuffer[] } {
+  const copy = new Uint8Array(raw.byteLength);
+  copy.set(raw);
+  return { message: { id, raw: copy }, transfer: [copy.buffer] };
+}
+
 export class ParsePool {
   private readonly slots: Slot[] = [];
   private readonly waiting: Job[] = [];
@@ -107,7 +120,8 @@ export class ParsePool {
         this.log.warn('mail parse timed out; keeping its headers only', { bytes: job.raw.length });
         this.replace(slot, new Error('parse timed out'));
       }, this.timeoutMs);
-      slot.worker.postMessage({ id: job.id, raw: job.raw });
+      const { message, transfer } = parseJobMessage(job.id, job.raw);
+      slot.worker.postMessage(message, transfer);
     }
   }
 

@@ -139,10 +139,7 @@ export async function loadProgress(db: Db, migrationId: string): Promise<Progres
     .where('migration_id', '=', migrationId)
     .where('status', '=', 'copied')
     .executeTakeFirst();
-  const total = n('planned') + n('copied') + n('skipped') + n('duplicate') + n('failed');
-  const toCopy = n('planned') + n('copied') + n('failed');
-  return {
-    total,
+  return progressOf({
     planned: n('planned'),
     copied: n('copied'),
     skipped: n('skipped'),
@@ -150,8 +147,39 @@ export async function loadProgress(db: Db, migrationId: string): Promise<Progres
     failed: n('failed'),
     conversations: Number(conversations?.n ?? 0),
     copied_bytes: by.get('copied')?.bytes ?? 0,
-    percent: toCopy === 0 ? (total > 0 ? 100 : 0) : Math.floor((n('copied') * 100) / toCopy),
-  };
+  });
+}
+
+type ProgressCounts = Omit<Progress, 'total' | 'percent'>;
+
+function progressOf(c: ProgressCounts): Progress {
+  const total = c.planned + c.copied + c.skipped + c.duplicates + c.failed;
+  const toCopy = c.planned + c.copied + c.failed;
+  return { total, ...c, percent: toCopy === 0 ? (total > 0 ? 100 : 0) : Math.floor((c.copied * 100) / toCopy) };
+}
+
+/** What a copy batch changed: planned items it copied, found stored already, could not read or found gone, and threads it copied. */
+export interface ProgressChange {
+  copied: number;
+  copied_bytes: number;
+  duplicates: number;
+  failed: number;
+  skipped: number;
+  conversations: number;
+}
+
+/** loadProgress after a batch that changed only planned items and threads (as `change` says), without counting again. */
+export function progressAfter(p: Progress, change: ProgressChange): Progress {
+  const settled = change.copied + change.duplicates + change.failed + change.skipped;
+  return progressOf({
+    planned: p.planned - settled,
+    copied: p.copied + change.copied,
+    skipped: p.skipped + change.skipped,
+    duplicates: p.duplicates + change.duplicates,
+    failed: p.failed + change.failed,
+    conversations: p.conversations + change.conversations,
+    copied_bytes: p.copied_bytes + change.copied_bytes,
+  });
 }
 
 /** Records migration.updated (owners and admins only, never webhooks) in the caller's transaction. */

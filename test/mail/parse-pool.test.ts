@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ParsePool } from '../../src/mail/parse-pool.js';
+import { ParsePool, parseJobMessage } from '../../src/mail/parse-pool.js';
 import { createLogger } from '../../src/platform/log.js';
 import { rawMail } from '../helpers/mail.js';
 
@@ -46,6 +46,29 @@ describe('mail parsing in worker threads', () => {
         // Cloned, a small attachment brought the worker's whole 8 KiB pool slab along with it.
         for (const a of mail.attachments) assert.equal(a.content.buffer.byteLength, a.content.byteLength, a.filename);
       }
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a raw source goes to the worker moved, in a buffer of its own size, and the caller keeps its own', async () => {
+    // A small Buffer is a slice of Node's shared 8 KiB pool slab (as imapflow's literals are).
+    const raw = Buffer.concat([Buffer.from(rawMail({ Subject: 'Slab' }, 'first part ')), Buffer.from('second part')]);
+    assert.ok(raw.buffer.byteLength > raw.byteLength, 'the test needs a pooled slice');
+    const { message, transfer } = parseJobMessage(7, raw);
+    assert.equal(message.id, 7);
+    assert.equal(message.raw.buffer.byteLength, raw.byteLength);
+    assert.deepEqual(transfer, [message.raw.buffer]);
+    assert.ok(Buffer.from(message.raw).equals(raw));
+    const pool = new ParsePool(createLogger({ write: () => {} }), { size: 1 });
+    try {
+      const before = Buffer.from(raw);
+      const mail = await pool.parse(raw);
+      assert.equal(mail.subject, 'Slab');
+      assert.match(mail.text, /first part second part/);
+      // Moving the copy leaves the caller's Buffer (and the slab it shares) readable and unchanged.
+      assert.ok(raw.equals(before));
+      assert.equal(Buffer.from('after').toString(), 'after');
     } finally {
       await pool.close();
     }

@@ -43,7 +43,7 @@ import { iso } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
 import { type HelpDeskEntryMeta, helpDeskCustomerAttribute, helpDeskEntryMeta, isHelpDesk, tagLabels } from '../sources/helpdesk/store.js';
 import type { MailSource } from '../sources/mail-source.js';
-import { loadProgress, lockMigration, type MigrationRow, recordMigrationProgress } from '../store.js';
+import { loadProgress, lockMigration, type MigrationRow, type Progress, type ProgressChange, progressAfter, recordMigrationProgress } from '../store.js';
 import { importedStatus, labelOfFolder, labelsOfItem } from './plan.js';
 import { type TeamAddresses, teamAddressesOf } from './team.js';
 
@@ -343,6 +343,11 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
   const first = await chooseBatch(ctx, m, limits, new Set());
   if (!first) return 'done';
   let next = readBatch(ctx, m, mailbox, deps, first, folders);
+  // The progress each batch records: counted by the step's first batch, then carried forward by
+  // what each batch changed (counting every item of the migration per batch grew with its size).
+  // An action meanwhile (retry moves failed items back to planned) changes the migration's
+  // updated_at, and the next batch counts again.
+  let progress: { counted: Progress; migrationUpdatedAt: string } | undefined;
   for (;;) {
     const current = await next;
     // The next batch is chosen before this one's transaction begins (on SQLite its queries would
@@ -367,9 +372,12 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
       copied = await ctx.db.transaction().execute(async (trx) => {
         const locked = await lockMigration(trx, m.id);
         if (!locked || (locked.state !== 'copying' && locked.state !== 'syncing')) return null;
-        const stored = await writeBatch(ctx, trx, locked, { ...current, team, labelOf, mapping });
-        await recordMigrationProgress({ db: trx, clock: ctx.clock }, locked, await loadProgress(trx, locked.id));
-        return stored;
+        const written = await writeBatch(ctx, trx, locked, { ...current, team, labelOf, mapping });
+        const counted =
+          progress && progress.migrationUpdatedAt === locked.updated_at ? progressAfter(progress.counted, written.change) : await loadProgress(trx, locked.id);
+        await recordMigrationProgress({ db: trx, clock: ctx.clock }, locked, counted);
+        progress = { counted, migrationUpdatedAt: locked.updated_at };
+        return written.copied;
       });
     } catch (error) {
       await discardFiles(ctx, current.fetched);
@@ -402,8 +410,8 @@ interface BatchInput {
   mapping: Record<string, string | null>;
 }
 
-/** Writes one batch; returns how many messages it stored. */
-async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow, input: BatchInput): Promise<number> {
+/** Writes one batch; returns how many messages it stored, and how it changed the migration's progress. */
+async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow, input: BatchInput): Promise<{ copied: number; change: ProgressChange }> {
   let copied = 0;
   const tx = { db: trx, clock: ctx.clock };
   const now = ctx.clock.now();
@@ -602,7 +610,25 @@ async function writeBatch(ctx: Ctx, trx: Transaction<Database>, m: MigrationRow,
   }
   await markItemsSettled(trx, m.id, settled, iso(now));
   await markThreadsCopied(trx, m.id, threadsDone);
-  return copied;
+  return { copied, change: progressChangeOf(input, settled) };
+}
+
+/** What writeBatch changed, as loadProgress counts it (mail received while syncing, `new_mail`, is not history). */
+function progressChangeOf(input: Pick<BatchInput, 'items' | 'threads' | 'failed' | 'gone'>, settled: readonly SettledItem[]): ProgressChange {
+  const history = new Map(input.items.flatMap((i) => (i.new_mail ? [] : [[i.source_key, i] as const])));
+  const change: ProgressChange = { copied: 0, copied_bytes: 0, duplicates: 0, failed: 0, skipped: 0, conversations: input.threads.length };
+  for (const key of input.failed.keys()) if (history.has(key)) change.failed++;
+  for (const key of input.gone) if (history.has(key)) change.skipped++;
+  for (const s of settled) {
+    const item = history.get(s.sourceKey);
+    if (!item) continue;
+    if (s.status === 'duplicate') change.duplicates++;
+    else {
+      change.copied++;
+      change.copied_bytes += Number(item.size);
+    }
+  }
+  return change;
 }
 
 interface SettledItem {
