@@ -60,7 +60,12 @@ function threadFigures(phase: string, pid: number, before: Map<number, number>, 
   const busiest = others[0]?.cpu ?? 0;
   const rest = others.slice(1).reduce((s, t) => s + t.cpu, 0);
   // Every thread on stderr (id less the process id: V8's helpers start first, then libuv's pool, then workers).
-  process.stderr.write(`threads ${phase}: ${used.filter((t) => t.cpu > 0).map((t) => `${t.tid - pid}=${t.cpu.toFixed(2)}`).join(' ')}\n`);
+  process.stderr.write(
+    `threads ${phase}: ${used
+      .filter((t) => t.cpu > 0)
+      .map((t) => `${t.tid - pid}=${t.cpu.toFixed(2)}`)
+      .join(' ')}\n`,
+  );
   for (const [name, cpu] of [
     ['main', main],
     ['busiest_other', busiest],
