@@ -4,7 +4,7 @@
 // are checked to be left.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseMail, parseMailWithMailparser, parsePlainTextMail } from '../../src/mail/parse.js';
+import { DIRECT_MAIL_BYTES, parseMail, parseMailWithMailparser, parsePlainTextMail, parseSmallPlainTextMail } from '../../src/mail/parse.js';
 import { buildMail } from '../helpers/mailbox.js';
 
 const HEAD = ['Message-ID: <p1@example.com>', 'Date: Tue, 3 Nov 2026 10:00:00 +0100', 'From: Ann Example <ann@example.com>', 'To: support@acme.test'];
@@ -139,4 +139,28 @@ describe('plain-text mail read directly', () => {
       assert.deepEqual(await parseMail(raw), await parseMailWithMailparser(raw));
     });
   }
+});
+
+// The migration worker reads plain-text mail on its own thread (parseSmallPlainTextMail) and hands
+// the rest to its parse worker: what it reads there must be what the worker would answer.
+describe('plain-text mail read on the calling thread', () => {
+  for (const c of DIRECT) {
+    test(`${c.name}: read here, the same as parseMail`, async () => {
+      const raw = await c.raw();
+      assert.deepEqual(await parseSmallPlainTextMail(raw), await parseMail(raw));
+    });
+  }
+  for (const c of LEFT) {
+    test(`${c.name}: left to the parse worker`, async () => {
+      assert.equal(await parseSmallPlainTextMail(await c.raw()), null);
+    });
+  }
+  test('a plain-text message larger than DIRECT_MAIL_BYTES is left to the parse worker', async () => {
+    const line = `${'x'.repeat(76)}\r\n`;
+    const large = message(HEAD, line.repeat(Math.ceil(DIRECT_MAIL_BYTES / line.length) + 1));
+    assert.ok(await parsePlainTextMail(large), 'the direct read takes it');
+    assert.equal(await parseSmallPlainTextMail(large), null);
+    const small = message(HEAD, line.repeat(10));
+    assert.deepEqual(await parseSmallPlainTextMail(small), await parseMail(small));
+  });
 });

@@ -9,7 +9,7 @@ import type { Ctx } from '../../context.js';
 import type { Db } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { announceEvents } from '../../events/service.js';
-import { DIRECT_HEADER_BLOCK_BYTES, parseHeaderBlock } from '../../mail/parse.js';
+import { DIRECT_HEADER_BLOCK_BYTES, type InboundMail, parseHeaderBlock, parseSmallPlainTextMail } from '../../mail/parse.js';
 import { ParsePool } from '../../mail/parse-pool.js';
 import type { Clock } from '../../platform/clock.js';
 import { iso, MINUTE } from '../../platform/clock.js';
@@ -113,7 +113,10 @@ export class MigrationWorker {
     await c.mailbox.logout();
   }
 
-  private parse(raw: Buffer) {
+  /** A message: plain-text mail (most of a support mailbox) read on this thread, the rest in the parse worker. */
+  private async parse(raw: Buffer): Promise<InboundMail> {
+    const plain = await parseSmallPlainTextMail(raw);
+    if (plain) return plain;
     this.parsePool ??= new ParsePool(this.ctx.log, { resourceLimits: PARSE_WORKER_LIMITS });
     return this.parsePool.parse(raw);
   }
