@@ -37,8 +37,6 @@ export const FAILURE_WINDOW_MS = 24 * HOUR;
 export const CONNECTIONS_PER_ORIGIN = 128;
 /** Signing keys kept open (by sealed secret); beyond this many the cache starts over. */
 const SIGNING_KEYS_KEPT = 10_000;
-/** Rows per multi-row statement at most; batches are cut in powers of two so that few statement texts (each prepared once) serve every batch size. */
-const STATEMENT_ROWS = 128;
 /**
  * Finished attempts are written together once this many have gathered, or this long after the first
  * of them finished: a larger transaction writes fewer pages per delivery (rows share pages), and the
@@ -101,6 +99,10 @@ const ATTEMPT_COLUMNS = [
   'response',
   'error',
 ] as const satisfies readonly (keyof WebhookAttemptsTable)[];
+/** Postgres types of ATTEMPT_COLUMNS (rows go as one array per column). */
+const ATTEMPT_TYPES = ['text', 'bigint', 'text', 'text', 'text', 'integer', 'integer', 'text', 'integer', 'text', 'integer', 'text', 'text'];
+/** A delivery's key, with its Postgres types. */
+const DELIVERY_KEY = { keyColumns: ['event_seq', 'endpoint_id'], keyTypes: ['bigint', 'text'] };
 
 const keyOf = (d: { event_seq: number; endpoint_id: string }) => `${d.event_seq}:${d.endpoint_id}`;
 
@@ -453,6 +455,7 @@ const DELIVERY_COLUMNS = [
   'finished_at',
   'created_at',
 ] as const satisfies readonly (keyof WebhookDeliveriesTable)[];
+const DELIVERY_TYPES = ['bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text'];
 
 /**
  * Makes outbox rows (one per event, src/webhooks/outbox.ts) into delivery rows, oldest events first,
@@ -534,7 +537,7 @@ export async function expandOutbox(
         }
       }
     }
-    for (const chunk of statementChunks(rows)) await insertRows(trx, 'webhook_deliveries', DELIVERY_COLUMNS, chunk);
+    await insertRows(trx, 'webhook_deliveries', DELIVERY_COLUMNS, rows, DELIVERY_TYPES);
     return { claimed, failed, more: candidates.length === opts.maxEvents || taken < candidates.length };
   });
 }
@@ -596,19 +599,6 @@ export async function claimDeliveries(
   }));
 }
 
-/** `rows` in chunks of STATEMENT_ROWS, then 64, 32, … 1: at most eight statement texts for any number of rows. */
-function statementChunks<T>(rows: readonly T[]): T[][] {
-  const chunks: T[][] = [];
-  let at = 0;
-  for (let size = STATEMENT_ROWS; size >= 1; size >>= 1) {
-    while (rows.length - at >= size) {
-      chunks.push(rows.slice(at, at + size));
-      at += size;
-    }
-  }
-  return chunks;
-}
-
 /** An IN list padded to a power of two by repeating its last value: the same rows, and few statement texts for any length. */
 function paddedList<T>(values: readonly T[]): T[] {
   let length = 1;
@@ -662,7 +652,7 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
     f.result.response,
     f.result.error,
   ]);
-  for (const rows of statementChunks(attemptRows)) await insertRows(db, 'webhook_attempts', ATTEMPT_COLUMNS, rows);
+  await insertRows(db, 'webhook_attempts', ATTEMPT_COLUMNS, attemptRows, ATTEMPT_TYPES);
 
   // Endpoint failure windows, in the order the attempts finished.
   const endpointIds = [...new Set(kept.map((f) => f.delivery.endpoint_id))];
@@ -710,17 +700,16 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
   const succeeded = kept.filter((f) => f.result.succeeded);
   const scheduledOk = succeeded.filter((f) => !f.delivery.manual).map((f) => f.delivery);
   tally.succeeded += succeeded.length;
-  for (const chunk of statementChunks(scheduledOk)) {
-    const keys = chunk.map((d) => [d.event_seq, d.endpoint_id]);
-    await updateByKeys(
-      db,
-      'webhook_deliveries',
-      "status = 'succeeded', attempts = attempts + 1, next_attempt_at = null, lease_until = null, last_attempt_at = ?, finished_at = ?",
-      [nowText, nowText],
-      ['event_seq', 'endpoint_id'],
-      keys,
-    );
-  }
+  await updateByKeys(
+    db,
+    'webhook_deliveries',
+    {
+      assignments: "status = 'succeeded', attempts = attempts + 1, next_attempt_at = null, lease_until = null, last_attempt_at = ?, finished_at = ?",
+      values: [nowText, nowText],
+      ...DELIVERY_KEY,
+    },
+    scheduledOk.map((d) => [d.event_seq, d.endpoint_id]),
+  );
   // Manual attempts, retries and given-up deliveries: a few multi-row statements, whatever the number
   // of failures (a receiver that is down fails a whole batch).
   const manualSucceeded: unknown[][] = [];
@@ -758,42 +747,44 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
       });
     }
   }
-  const keyColumns = ['event_seq', 'endpoint_id'];
-  for (const keys of statementChunks(manualSucceeded))
-    await updateByKeys(
-      db,
-      'webhook_deliveries',
-      "status = 'succeeded', next_attempt_at = null, finished_at = ?, manual_requested_at = null, lease_until = null, last_attempt_at = ?",
-      [nowText, nowText],
-      keyColumns,
-      keys,
-    );
-  for (const keys of statementChunks(manualFailed))
-    await updateByKeys(db, 'webhook_deliveries', 'manual_requested_at = null, lease_until = null, last_attempt_at = ?', [nowText], keyColumns, keys);
-  for (const rows of statementChunks(retried))
-    await updateFromValues(
-      db,
-      'webhook_deliveries',
-      {
-        assignments: 'attempts = v.column3, next_attempt_at = v.column4, lease_until = null, last_attempt_at = ?',
-        values: [nowText],
-        keyColumns,
-        types: ['bigint', 'text', 'integer', 'text'],
-        where: "webhook_deliveries.status = 'pending'",
-      },
-      rows,
-    );
-  for (const rows of statementChunks(givenUp))
-    await updateFromValues(
-      db,
-      'webhook_deliveries',
-      {
-        assignments: "status = 'failed', attempts = v.column3, next_attempt_at = null, lease_until = null, last_attempt_at = ?, finished_at = ?",
-        values: [nowText, nowText],
-        keyColumns,
-        types: ['bigint', 'text', 'integer'],
-      },
-      rows,
-    );
+  await updateByKeys(
+    db,
+    'webhook_deliveries',
+    {
+      assignments: "status = 'succeeded', next_attempt_at = null, finished_at = ?, manual_requested_at = null, lease_until = null, last_attempt_at = ?",
+      values: [nowText, nowText],
+      ...DELIVERY_KEY,
+    },
+    manualSucceeded,
+  );
+  await updateByKeys(
+    db,
+    'webhook_deliveries',
+    { assignments: 'manual_requested_at = null, lease_until = null, last_attempt_at = ?', values: [nowText], ...DELIVERY_KEY },
+    manualFailed,
+  );
+  await updateFromValues(
+    db,
+    'webhook_deliveries',
+    {
+      assignments: 'attempts = v.column3, next_attempt_at = v.column4, lease_until = null, last_attempt_at = ?',
+      values: [nowText],
+      keyColumns: DELIVERY_KEY.keyColumns,
+      types: ['bigint', 'text', 'integer', 'text'],
+      where: "webhook_deliveries.status = 'pending'",
+    },
+    retried,
+  );
+  await updateFromValues(
+    db,
+    'webhook_deliveries',
+    {
+      assignments: "status = 'failed', attempts = v.column3, next_attempt_at = null, lease_until = null, last_attempt_at = ?, finished_at = ?",
+      values: [nowText, nowText],
+      keyColumns: DELIVERY_KEY.keyColumns,
+      types: ['bigint', 'text', 'integer'],
+    },
+    givenUp,
+  );
   return tally;
 }
