@@ -158,6 +158,15 @@ export class WebhookDispatcher implements Drainable {
     this.outboxMayHold = true;
     this.eventWakes.wake();
   };
+  /**
+   * Scheduled deliveries may be due: at start, on every poll (another process's rows, leases run
+   * out), after an expansion wrote some due, after a claim that filled its room or skipped busy
+   * endpoints, and when a retry this process wrote comes due. Otherwise a fill skips the claim of
+   * due rows (a statement per fill while the outbox supplies everything).
+   */
+  private dueMayHold = true;
+  /** When the retries this process wrote come due (ms by ctx.clock), earliest first. */
+  private retriesDue: number[] = [];
   /** Redeliveries are looked for when one was asked for here, and on every poll (another process may have asked). */
   private lookForManual = true;
   private readonly onRedelivery = () => {
@@ -207,6 +216,7 @@ export class WebhookDispatcher implements Drainable {
     const poll = () => {
       this.pollTimer = setTimeout(() => {
         this.lookForManual = true;
+        this.dueMayHold = true;
         this.outboxMayHold = true;
         this.wake();
         poll();
@@ -251,6 +261,7 @@ export class WebhookDispatcher implements Drainable {
       await Promise.allSettled([...this.filling]);
       this.lookForManual = true;
       this.outboxMayHold = true;
+      this.dueMayHold = true;
       const started = await this.fill();
       if (started === 0 && this.inFlight === 0 && this.filling.size === 0) break;
       const endedBefore = this.attemptsEnded;
@@ -273,13 +284,20 @@ export class WebhookDispatcher implements Drainable {
     const room = Math.min(this.maxInFlight - this.inFlight, this.claimBatch);
     if (room <= 0) return 0;
     const busy = [...this.endpointLoad].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
-    const claimed = [...(await this.claim(room, busy, false))];
+    const claimed: Claimed[] = [];
+    if (this.dueMayHold || this.retryDue()) {
+      this.dueMayHold = false;
+      claimed.push(...(await this.claim(room, busy, false)));
+      // A full claim may leave more behind; a busy endpoint's due rows were left.
+      if (claimed.length === room || busy.length) this.dueMayHold = true;
+    }
     if (claimed.length < room && this.outboxMayHold) {
       // Claimed rows are not counted in endpointLoad until they start.
       const load = new Map(this.endpointLoad);
       for (const c of claimed) load.set(c.endpoint_id, (load.get(c.endpoint_id) ?? 0) + 1);
       const taken = await expandOutbox(this.ctx, { room: room - claimed.length, load, perEndpoint: this.perEndpoint, maxEvents: OUTBOX_EVENTS_PER_EXPANSION });
       if (!taken.more) this.outboxMayHold = false;
+      if (taken.due) this.dueMayHold = true;
       if (taken.failed) this.ctx.metrics.webhookDeliveries.inc({ outcome: 'failed' }, taken.failed);
       claimed.push(...taken.claimed);
     }
@@ -293,6 +311,15 @@ export class WebhookDispatcher implements Drainable {
     if (claimed.length === 0) return 0;
     await this.startAll(claimed);
     return claimed.length;
+  }
+
+  /** Whether a retry written here is due now; those due are forgotten (the claim that follows takes them). */
+  private retryDue(): boolean {
+    if (this.retriesDue.length === 0) return false;
+    const now = this.ctx.clock.now().getTime();
+    if (this.retriesDue[0]! > now) return false;
+    this.retriesDue = this.retriesDue.filter((at) => at > now);
+    return true;
   }
 
   private claim(limit: number, busyEndpoints: string[], manual: boolean): Promise<Claimed[]> {
@@ -433,6 +460,7 @@ export class WebhookDispatcher implements Drainable {
       // A delivery removed meanwhile (its endpoint was deleted) fails the batch; write it again without those.
       .catch(() => this.ctx.db.transaction().execute((trx) => writeResults({ ...this.ctx, db: trx }, batch, { checkExisting: true })))
       .then((tally) => {
+        if (tally.retryTimes.length) this.retriesDue = [...this.retriesDue, ...tally.retryTimes].sort((a, b) => a - b);
         for (const outcome of ['succeeded', 'retried', 'failed'] as const)
           if (tally[outcome]) this.ctx.metrics.webhookDeliveries.inc({ outcome }, tally[outcome]);
       })
@@ -470,7 +498,7 @@ const DELIVERY_TYPES = ['bigint', 'text', 'text', 'text', 'text', 'text', 'text'
 export async function expandOutbox(
   ctx: Pick<Ctx, 'clock'> & { db: Db },
   opts: { room: number; load: Map<string, number>; perEndpoint: number; maxEvents: number },
-): Promise<{ claimed: Claimed[]; failed: number; more: boolean }> {
+): Promise<{ claimed: Claimed[]; failed: number; due: number; more: boolean }> {
   const postgres = isPostgres(ctx.db);
   return ctx.db.transaction().execute(async (trx) => {
     // Which events (narrow rows); then those taken, deleted with their contents returned.
@@ -480,7 +508,7 @@ export async function expandOutbox(
       () => `select event_seq, endpoint_count from webhook_outbox order by event_seq limit ?${postgres ? ' for update skip locked' : ''}`,
       [opts.maxEvents],
     );
-    if (candidates.length === 0) return { claimed: [], failed: 0, more: false };
+    if (candidates.length === 0) return { claimed: [], failed: 0, due: 0, more: false };
     // Whole events, as many as the room takes (at least one); with no room, every candidate (made due).
     const fits = opts.room > 0 ? opts.room : Number.POSITIVE_INFINITY;
     let taken = 0;
@@ -516,6 +544,7 @@ export async function expandOutbox(
     const rows: unknown[][] = [];
     const claimed: Claimed[] = [];
     let failed = 0;
+    let due = 0;
     for (const e of events) {
       const seq = Number(e.event_seq);
       for (const endpointId of e.endpoint_ids.split(',')) {
@@ -534,11 +563,12 @@ export async function expandOutbox(
         } else {
           // Due since the event was recorded: older events stay first in the due order.
           rows.push([seq, endpointId, e.workspace_id, e.event_id, 'pending', e.created_at, null, null, e.created_at]);
+          due++;
         }
       }
     }
     await insertRows(trx, 'webhook_deliveries', DELIVERY_COLUMNS, rows, DELIVERY_TYPES);
-    return { claimed, failed, more: candidates.length === opts.maxEvents || taken < candidates.length };
+    return { claimed, failed, due, more: candidates.length === opts.maxEvents || taken < candidates.length };
   });
 }
 
@@ -611,11 +641,13 @@ export interface DeliveryTally {
   succeeded: number;
   retried: number;
   failed: number;
+  /** When the retries written come due (ms). */
+  retryTimes: number[];
 }
 
 /** Applies a batch of attempt results: attempt log, delivery states, endpoint failure windows. */
 export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db }, batch: Finished[], opts: { checkExisting: boolean }): Promise<DeliveryTally> {
-  const tally: DeliveryTally = { succeeded: 0, retried: 0, failed: 0 };
+  const tally: DeliveryTally = { succeeded: 0, retried: 0, failed: 0, retryTimes: [] };
   const { db, clock, log } = ctx;
   const now = clock.now();
   const nowText = iso(now);
@@ -735,7 +767,9 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
       if (!disabled)
         log.warn('webhook delivery given up', { endpoint_id: d.endpoint_id, delivery_id: deliveryIdOf(d.event_id), attempts: attempt, error: f.result.error });
     } else {
-      const next = iso(f.finishedAt.getTime() + delay);
+      const nextAt = f.finishedAt.getTime() + delay;
+      tally.retryTimes.push(nextAt);
+      const next = iso(nextAt);
       retried.push([d.event_seq, d.endpoint_id, attempt, next]);
       log.info('webhook attempt failed, retrying', {
         endpoint_id: d.endpoint_id,
