@@ -27,57 +27,111 @@ function flatValues(rows: readonly unknown[][], into: unknown[] = []): unknown[]
   return into;
 }
 
-/** "(?, ?), (?, ?)" or "($1, $2), ($3, $4)" for `rows` tuples of `width` values, numbered from `first`. */
-function tuples(db: Db, rows: number, width: number, first = 1): string {
-  const pg = isPostgres(db);
-  let n = first;
-  const out: string[] = [];
-  for (let r = 0; r < rows; r++) {
-    const one: string[] = [];
-    for (let c = 0; c < width; c++) one.push(pg ? `$${n++}` : '?');
-    out.push(`(${one.join(', ')})`);
-  }
-  return out.join(', ');
+/** "(?, ?), (?, ?)" for `rows` tuples of `width` values (SQLite; Postgres takes arrays). */
+function tuples(rows: number, width: number): string {
+  const one = `(${Array.from({ length: width }, () => '?').join(', ')})`;
+  return Array.from({ length: rows }, () => one).join(', ');
 }
 
-/** INSERT INTO table (columns) VALUES (…), (…) for rows given as arrays in column order. */
-export async function insertRows(db: Db, table: string, columns: readonly string[], rows: readonly unknown[][]): Promise<void> {
-  if (rows.length === 0) return;
-  const text = cachedText(
-    `insert|${isPostgres(db)}|${table}|${columns.join(',')}|${rows.length}`,
-    () => `insert into ${table} (${columns.join(', ')}) values ${tuples(db, rows.length, columns.length)}`,
-  );
-  await db.executeQuery(CompiledQuery.raw(text, flatValues(rows)));
+/** Rows per multi-row statement on SQLite at most; rows go in chunks of this, then 64, 32, … 1, so that few statement texts (each prepared once) serve every number of rows. */
+export const STATEMENT_ROWS = 128;
+
+/** `rows` in chunks of STATEMENT_ROWS, then 64, 32, … 1: at most eight statement texts for any number of rows. */
+export function statementChunks<T>(rows: readonly T[]): T[][] {
+  if (rows.length <= STATEMENT_ROWS && (rows.length & (rows.length - 1)) === 0) return rows.length ? [rows as T[]] : [];
+  const chunks: T[][] = [];
+  let at = 0;
+  for (let size = STATEMENT_ROWS; size >= 1; size >>= 1) {
+    while (rows.length - at >= size) {
+      chunks.push(rows.slice(at, at + size));
+      at += size;
+    }
+  }
+  return chunks;
 }
 
 /**
- * UPDATE table SET <assignments> WHERE (key columns) IN ((…), …). `assignments` is SQL text whose
- * placeholders come first (pass their values in `values`; write them as "?" — they are numbered
- * for Postgres here).
+ * On Postgres, rows go as one array parameter per column, spread by unnest(): one statement (one
+ * round trip, one text) for any number of rows. `types` are the columns' Postgres types.
+ */
+function unnestFrom(types: readonly string[], first: number): string {
+  return `unnest(${types.map((t, i) => `$${first + i}::${t}[]`).join(', ')})`;
+}
+
+function columnArrays(rows: readonly unknown[][], width: number): unknown[][] {
+  const columns: unknown[][] = Array.from({ length: width }, () => new Array(rows.length));
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    for (let c = 0; c < width; c++) columns[c]![r] = row[c];
+  }
+  return columns;
+}
+
+/**
+ * INSERT INTO table (columns) … for rows given as arrays in column order: on SQLite VALUES (…), (…)
+ * in chunks (statementChunks), on Postgres one statement over unnest() of one array per column
+ * (`types`: the columns' Postgres types).
+ */
+export async function insertRows(db: Db, table: string, columns: readonly string[], rows: readonly unknown[][], types: readonly string[]): Promise<void> {
+  if (rows.length === 0) return;
+  if (isPostgres(db)) {
+    const text = cachedText(
+      `insert|unnest|${table}|${columns.join(',')}|${types.join(',')}`,
+      () => `insert into ${table} (${columns.join(', ')}) select * from ${unnestFrom(types, 1)}`,
+    );
+    await db.executeQuery(CompiledQuery.raw(text, columnArrays(rows, columns.length)));
+    return;
+  }
+  for (const chunk of statementChunks(rows)) {
+    const text = cachedText(
+      `insert|false|${table}|${columns.join(',')}|${chunk.length}`,
+      () => `insert into ${table} (${columns.join(', ')}) values ${tuples(chunk.length, columns.length)}`,
+    );
+    await db.executeQuery(CompiledQuery.raw(text, flatValues(chunk)));
+  }
+}
+
+/**
+ * UPDATE table SET <assignments> WHERE (key columns) IN ((…), …), in chunks on SQLite; on Postgres
+ * one statement joining unnest() of one array per key column (`keyTypes`). `assignments` is SQL
+ * text whose placeholders come first (pass their values in `values`; write them as "?" — they are
+ * numbered for Postgres here).
  */
 export async function updateByKeys(
   db: Db,
   table: string,
-  assignments: string,
-  values: readonly unknown[],
-  keyColumns: readonly string[],
+  statement: { assignments: string; values: readonly unknown[]; keyColumns: readonly string[]; keyTypes: readonly string[] },
   keys: readonly unknown[][],
 ): Promise<void> {
   if (keys.length === 0) return;
-  const text = cachedText(`update|${isPostgres(db)}|${table}|${assignments}|${keyColumns.join(',')}|${keys.length}`, () => {
-    let n = 1;
-    const set = isPostgres(db) ? assignments.replace(/\?/g, () => `$${n++}`) : assignments;
-    return `update ${table} set ${set} where (${keyColumns.join(', ')}) in (${tuples(db, keys.length, keyColumns.length, values.length + 1)})`;
-  });
-  await db.executeQuery(CompiledQuery.raw(text, flatValues(keys, [...values])));
+  const { assignments, values, keyColumns, keyTypes } = statement;
+  if (isPostgres(db)) {
+    const text = cachedText(`update|unnest|${table}|${assignments}|${keyColumns.join(',')}|${keyTypes.join(',')}`, () => {
+      let n = 1;
+      const set = assignments.replace(/\?/g, () => `$${n++}`);
+      const names = keyColumns.map((_, i) => `key${i + 1}`);
+      const match = keyColumns.map((c, i) => `${table}.${c} = k.${names[i]}`).join(' and ');
+      return `update ${table} set ${set} from ${unnestFrom(keyTypes, n)} as k(${names.join(', ')}) where ${match}`;
+    });
+    await db.executeQuery(CompiledQuery.raw(text, [...values, ...columnArrays(keys, keyColumns.length)]));
+    return;
+  }
+  for (const chunk of statementChunks(keys)) {
+    const text = cachedText(
+      `update|false|${table}|${assignments}|${keyColumns.join(',')}|${chunk.length}`,
+      () => `update ${table} set ${assignments} where (${keyColumns.join(', ')}) in (${tuples(chunk.length, keyColumns.length)})`,
+    );
+    await db.executeQuery(CompiledQuery.raw(text, flatValues(chunk, [...values])));
+  }
 }
 
 /**
  * UPDATE table SET <assignments> FROM (VALUES (…), …) AS v WHERE table.<key> = v.column1 … [AND <where>] for rows
  * that each carry their own values: the leading key columns (`keyColumns` of them, `table`'s names)
  * match, the assignments read the rest as v.column<n> (VALUES names its columns column1, column2, …
- * on both dialects). `types` are the Postgres types of the row's values, which parameters inside
- * VALUES do not get from a column. Placeholders in `assignments` are written "?" and come first.
+ * on SQLite; on Postgres the rows come from unnest() of one array per column, named the same).
+ * `types` are the Postgres types of the row's values. Placeholders in `assignments` are written "?"
+ * and come first. SQLite takes the rows in chunks, Postgres in one statement.
  */
 export async function updateFromValues(
   db: Db,
@@ -87,16 +141,25 @@ export async function updateFromValues(
 ): Promise<void> {
   if (rows.length === 0) return;
   const { assignments, values, keyColumns, types, where } = statement;
-  const pg = isPostgres(db);
-  const text = cachedText(`values|${pg}|${table}|${assignments}|${types.join(',')}|${where}|${keyColumns.join(',')}|${rows.length}`, () => {
-    let n = 1;
-    const set = pg ? assignments.replace(/\?/g, () => `$${n++}`) : assignments;
-    const row = () => `(${types.map((t) => (pg ? `$${n++}::${t}` : '?')).join(', ')})`;
-    const list = Array.from({ length: rows.length }, row).join(', ');
-    const match = keyColumns.map((c, i) => `${table}.${c} = v.column${i + 1}`).join(' and ');
-    return `update ${table} set ${set} from (values ${list}) as v where ${match}${where ? ` and ${where}` : ''}`;
-  });
-  await db.executeQuery(CompiledQuery.raw(text, flatValues(rows, [...values])));
+  const match = keyColumns.map((c, i) => `${table}.${c} = v.column${i + 1}`).join(' and ');
+  if (isPostgres(db)) {
+    const text = cachedText(`values|unnest|${table}|${assignments}|${types.join(',')}|${where}|${keyColumns.join(',')}`, () => {
+      let n = 1;
+      const set = assignments.replace(/\?/g, () => `$${n++}`);
+      const names = types.map((_, i) => `column${i + 1}`).join(', ');
+      return `update ${table} set ${set} from ${unnestFrom(types, n)} as v(${names}) where ${match}${where ? ` and ${where}` : ''}`;
+    });
+    await db.executeQuery(CompiledQuery.raw(text, [...values, ...columnArrays(rows, types.length)]));
+    return;
+  }
+  for (const chunk of statementChunks(rows)) {
+    const text = cachedText(`values|false|${table}|${assignments}|${types.length}|${where}|${keyColumns.join(',')}|${chunk.length}`, () => {
+      const row = `(${types.map(() => '?').join(', ')})`;
+      const list = Array.from({ length: chunk.length }, () => row).join(', ');
+      return `update ${table} set ${assignments} from (values ${list}) as v where ${match}${where ? ` and ${where}` : ''}`;
+    });
+    await db.executeQuery(CompiledQuery.raw(text, flatValues(chunk, [...values])));
+  }
 }
 
 /**

@@ -37,8 +37,6 @@ export const FAILURE_WINDOW_MS = 24 * HOUR;
 export const CONNECTIONS_PER_ORIGIN = 128;
 /** Signing keys kept open (by sealed secret); beyond this many the cache starts over. */
 const SIGNING_KEYS_KEPT = 10_000;
-/** Rows per multi-row statement at most; batches are cut in powers of two so that few statement texts (each prepared once) serve every batch size. */
-const STATEMENT_ROWS = 128;
 /**
  * Finished attempts are written together once this many have gathered, or this long after the first
  * of them finished: a larger transaction writes fewer pages per delivery (rows share pages), and the
@@ -101,6 +99,10 @@ const ATTEMPT_COLUMNS = [
   'response',
   'error',
 ] as const satisfies readonly (keyof WebhookAttemptsTable)[];
+/** Postgres types of ATTEMPT_COLUMNS (rows go as one array per column). */
+const ATTEMPT_TYPES = ['text', 'bigint', 'text', 'text', 'text', 'integer', 'integer', 'text', 'integer', 'text', 'integer', 'text', 'text'];
+/** A delivery's key, with its Postgres types. */
+const DELIVERY_KEY = { keyColumns: ['event_seq', 'endpoint_id'], keyTypes: ['bigint', 'text'] };
 
 const keyOf = (d: { event_seq: number; endpoint_id: string }) => `${d.event_seq}:${d.endpoint_id}`;
 
@@ -156,6 +158,15 @@ export class WebhookDispatcher implements Drainable {
     this.outboxMayHold = true;
     this.eventWakes.wake();
   };
+  /**
+   * Scheduled deliveries may be due: at start, on every poll (another process's rows, leases run
+   * out), after an expansion wrote some due, after a claim that filled its room or skipped busy
+   * endpoints, and when a retry this process wrote comes due. Otherwise a fill skips the claim of
+   * due rows (a statement per fill while the outbox supplies everything).
+   */
+  private dueMayHold = true;
+  /** When the retries this process wrote come due (ms by ctx.clock), earliest first. */
+  private retriesDue: number[] = [];
   /** Redeliveries are looked for when one was asked for here, and on every poll (another process may have asked). */
   private lookForManual = true;
   private readonly onRedelivery = () => {
@@ -205,6 +216,7 @@ export class WebhookDispatcher implements Drainable {
     const poll = () => {
       this.pollTimer = setTimeout(() => {
         this.lookForManual = true;
+        this.dueMayHold = true;
         this.outboxMayHold = true;
         this.wake();
         poll();
@@ -249,6 +261,7 @@ export class WebhookDispatcher implements Drainable {
       await Promise.allSettled([...this.filling]);
       this.lookForManual = true;
       this.outboxMayHold = true;
+      this.dueMayHold = true;
       const started = await this.fill();
       if (started === 0 && this.inFlight === 0 && this.filling.size === 0) break;
       const endedBefore = this.attemptsEnded;
@@ -271,13 +284,20 @@ export class WebhookDispatcher implements Drainable {
     const room = Math.min(this.maxInFlight - this.inFlight, this.claimBatch);
     if (room <= 0) return 0;
     const busy = [...this.endpointLoad].filter(([, n]) => n >= this.perEndpoint).map(([id]) => id);
-    const claimed = [...(await this.claim(room, busy, false))];
+    const claimed: Claimed[] = [];
+    if (this.dueMayHold || this.retryDue()) {
+      this.dueMayHold = false;
+      claimed.push(...(await this.claim(room, busy, false)));
+      // A full claim may leave more behind; a busy endpoint's due rows were left.
+      if (claimed.length === room || busy.length) this.dueMayHold = true;
+    }
     if (claimed.length < room && this.outboxMayHold) {
       // Claimed rows are not counted in endpointLoad until they start.
       const load = new Map(this.endpointLoad);
       for (const c of claimed) load.set(c.endpoint_id, (load.get(c.endpoint_id) ?? 0) + 1);
       const taken = await expandOutbox(this.ctx, { room: room - claimed.length, load, perEndpoint: this.perEndpoint, maxEvents: OUTBOX_EVENTS_PER_EXPANSION });
       if (!taken.more) this.outboxMayHold = false;
+      if (taken.due) this.dueMayHold = true;
       if (taken.failed) this.ctx.metrics.webhookDeliveries.inc({ outcome: 'failed' }, taken.failed);
       claimed.push(...taken.claimed);
     }
@@ -291,6 +311,15 @@ export class WebhookDispatcher implements Drainable {
     if (claimed.length === 0) return 0;
     await this.startAll(claimed);
     return claimed.length;
+  }
+
+  /** Whether a retry written here is due now; those due are forgotten (the claim that follows takes them). */
+  private retryDue(): boolean {
+    if (this.retriesDue.length === 0) return false;
+    const now = this.ctx.clock.now().getTime();
+    if (this.retriesDue[0]! > now) return false;
+    this.retriesDue = this.retriesDue.filter((at) => at > now);
+    return true;
   }
 
   private claim(limit: number, busyEndpoints: string[], manual: boolean): Promise<Claimed[]> {
@@ -431,6 +460,7 @@ export class WebhookDispatcher implements Drainable {
       // A delivery removed meanwhile (its endpoint was deleted) fails the batch; write it again without those.
       .catch(() => this.ctx.db.transaction().execute((trx) => writeResults({ ...this.ctx, db: trx }, batch, { checkExisting: true })))
       .then((tally) => {
+        if (tally.retryTimes.length) this.retriesDue = [...this.retriesDue, ...tally.retryTimes].sort((a, b) => a - b);
         for (const outcome of ['succeeded', 'retried', 'failed'] as const)
           if (tally[outcome]) this.ctx.metrics.webhookDeliveries.inc({ outcome }, tally[outcome]);
       })
@@ -453,6 +483,7 @@ const DELIVERY_COLUMNS = [
   'finished_at',
   'created_at',
 ] as const satisfies readonly (keyof WebhookDeliveriesTable)[];
+const DELIVERY_TYPES = ['bigint', 'text', 'text', 'text', 'text', 'text', 'text', 'text', 'text'];
 
 /**
  * Makes outbox rows (one per event, src/webhooks/outbox.ts) into delivery rows, oldest events first,
@@ -467,7 +498,7 @@ const DELIVERY_COLUMNS = [
 export async function expandOutbox(
   ctx: Pick<Ctx, 'clock'> & { db: Db },
   opts: { room: number; load: Map<string, number>; perEndpoint: number; maxEvents: number },
-): Promise<{ claimed: Claimed[]; failed: number; more: boolean }> {
+): Promise<{ claimed: Claimed[]; failed: number; due: number; more: boolean }> {
   const postgres = isPostgres(ctx.db);
   return ctx.db.transaction().execute(async (trx) => {
     // Which events (narrow rows); then those taken, deleted with their contents returned.
@@ -477,7 +508,7 @@ export async function expandOutbox(
       () => `select event_seq, endpoint_count from webhook_outbox order by event_seq limit ?${postgres ? ' for update skip locked' : ''}`,
       [opts.maxEvents],
     );
-    if (candidates.length === 0) return { claimed: [], failed: 0, more: false };
+    if (candidates.length === 0) return { claimed: [], failed: 0, due: 0, more: false };
     // Whole events, as many as the room takes (at least one); with no room, every candidate (made due).
     const fits = opts.room > 0 ? opts.room : Number.POSITIVE_INFINITY;
     let taken = 0;
@@ -513,6 +544,7 @@ export async function expandOutbox(
     const rows: unknown[][] = [];
     const claimed: Claimed[] = [];
     let failed = 0;
+    let due = 0;
     for (const e of events) {
       const seq = Number(e.event_seq);
       for (const endpointId of e.endpoint_ids.split(',')) {
@@ -531,11 +563,12 @@ export async function expandOutbox(
         } else {
           // Due since the event was recorded: older events stay first in the due order.
           rows.push([seq, endpointId, e.workspace_id, e.event_id, 'pending', e.created_at, null, null, e.created_at]);
+          due++;
         }
       }
     }
-    for (const chunk of statementChunks(rows)) await insertRows(trx, 'webhook_deliveries', DELIVERY_COLUMNS, chunk);
-    return { claimed, failed, more: candidates.length === opts.maxEvents || taken < candidates.length };
+    await insertRows(trx, 'webhook_deliveries', DELIVERY_COLUMNS, rows, DELIVERY_TYPES);
+    return { claimed, failed, due, more: candidates.length === opts.maxEvents || taken < candidates.length };
   });
 }
 
@@ -596,19 +629,6 @@ export async function claimDeliveries(
   }));
 }
 
-/** `rows` in chunks of STATEMENT_ROWS, then 64, 32, … 1: at most eight statement texts for any number of rows. */
-function statementChunks<T>(rows: readonly T[]): T[][] {
-  const chunks: T[][] = [];
-  let at = 0;
-  for (let size = STATEMENT_ROWS; size >= 1; size >>= 1) {
-    while (rows.length - at >= size) {
-      chunks.push(rows.slice(at, at + size));
-      at += size;
-    }
-  }
-  return chunks;
-}
-
 /** An IN list padded to a power of two by repeating its last value: the same rows, and few statement texts for any length. */
 function paddedList<T>(values: readonly T[]): T[] {
   let length = 1;
@@ -621,11 +641,13 @@ export interface DeliveryTally {
   succeeded: number;
   retried: number;
   failed: number;
+  /** When the retries written come due (ms). */
+  retryTimes: number[];
 }
 
 /** Applies a batch of attempt results: attempt log, delivery states, endpoint failure windows. */
 export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db }, batch: Finished[], opts: { checkExisting: boolean }): Promise<DeliveryTally> {
-  const tally: DeliveryTally = { succeeded: 0, retried: 0, failed: 0 };
+  const tally: DeliveryTally = { succeeded: 0, retried: 0, failed: 0, retryTimes: [] };
   const { db, clock, log } = ctx;
   const now = clock.now();
   const nowText = iso(now);
@@ -662,7 +684,7 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
     f.result.response,
     f.result.error,
   ]);
-  for (const rows of statementChunks(attemptRows)) await insertRows(db, 'webhook_attempts', ATTEMPT_COLUMNS, rows);
+  await insertRows(db, 'webhook_attempts', ATTEMPT_COLUMNS, attemptRows, ATTEMPT_TYPES);
 
   // Endpoint failure windows, in the order the attempts finished.
   const endpointIds = [...new Set(kept.map((f) => f.delivery.endpoint_id))];
@@ -710,17 +732,16 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
   const succeeded = kept.filter((f) => f.result.succeeded);
   const scheduledOk = succeeded.filter((f) => !f.delivery.manual).map((f) => f.delivery);
   tally.succeeded += succeeded.length;
-  for (const chunk of statementChunks(scheduledOk)) {
-    const keys = chunk.map((d) => [d.event_seq, d.endpoint_id]);
-    await updateByKeys(
-      db,
-      'webhook_deliveries',
-      "status = 'succeeded', attempts = attempts + 1, next_attempt_at = null, lease_until = null, last_attempt_at = ?, finished_at = ?",
-      [nowText, nowText],
-      ['event_seq', 'endpoint_id'],
-      keys,
-    );
-  }
+  await updateByKeys(
+    db,
+    'webhook_deliveries',
+    {
+      assignments: "status = 'succeeded', attempts = attempts + 1, next_attempt_at = null, lease_until = null, last_attempt_at = ?, finished_at = ?",
+      values: [nowText, nowText],
+      ...DELIVERY_KEY,
+    },
+    scheduledOk.map((d) => [d.event_seq, d.endpoint_id]),
+  );
   // Manual attempts, retries and given-up deliveries: a few multi-row statements, whatever the number
   // of failures (a receiver that is down fails a whole batch).
   const manualSucceeded: unknown[][] = [];
@@ -746,7 +767,9 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
       if (!disabled)
         log.warn('webhook delivery given up', { endpoint_id: d.endpoint_id, delivery_id: deliveryIdOf(d.event_id), attempts: attempt, error: f.result.error });
     } else {
-      const next = iso(f.finishedAt.getTime() + delay);
+      const nextAt = f.finishedAt.getTime() + delay;
+      tally.retryTimes.push(nextAt);
+      const next = iso(nextAt);
       retried.push([d.event_seq, d.endpoint_id, attempt, next]);
       log.info('webhook attempt failed, retrying', {
         endpoint_id: d.endpoint_id,
@@ -758,42 +781,44 @@ export async function writeResults(ctx: Pick<Ctx, 'clock' | 'log'> & { db: Db },
       });
     }
   }
-  const keyColumns = ['event_seq', 'endpoint_id'];
-  for (const keys of statementChunks(manualSucceeded))
-    await updateByKeys(
-      db,
-      'webhook_deliveries',
-      "status = 'succeeded', next_attempt_at = null, finished_at = ?, manual_requested_at = null, lease_until = null, last_attempt_at = ?",
-      [nowText, nowText],
-      keyColumns,
-      keys,
-    );
-  for (const keys of statementChunks(manualFailed))
-    await updateByKeys(db, 'webhook_deliveries', 'manual_requested_at = null, lease_until = null, last_attempt_at = ?', [nowText], keyColumns, keys);
-  for (const rows of statementChunks(retried))
-    await updateFromValues(
-      db,
-      'webhook_deliveries',
-      {
-        assignments: 'attempts = v.column3, next_attempt_at = v.column4, lease_until = null, last_attempt_at = ?',
-        values: [nowText],
-        keyColumns,
-        types: ['bigint', 'text', 'integer', 'text'],
-        where: "webhook_deliveries.status = 'pending'",
-      },
-      rows,
-    );
-  for (const rows of statementChunks(givenUp))
-    await updateFromValues(
-      db,
-      'webhook_deliveries',
-      {
-        assignments: "status = 'failed', attempts = v.column3, next_attempt_at = null, lease_until = null, last_attempt_at = ?, finished_at = ?",
-        values: [nowText, nowText],
-        keyColumns,
-        types: ['bigint', 'text', 'integer'],
-      },
-      rows,
-    );
+  await updateByKeys(
+    db,
+    'webhook_deliveries',
+    {
+      assignments: "status = 'succeeded', next_attempt_at = null, finished_at = ?, manual_requested_at = null, lease_until = null, last_attempt_at = ?",
+      values: [nowText, nowText],
+      ...DELIVERY_KEY,
+    },
+    manualSucceeded,
+  );
+  await updateByKeys(
+    db,
+    'webhook_deliveries',
+    { assignments: 'manual_requested_at = null, lease_until = null, last_attempt_at = ?', values: [nowText], ...DELIVERY_KEY },
+    manualFailed,
+  );
+  await updateFromValues(
+    db,
+    'webhook_deliveries',
+    {
+      assignments: 'attempts = v.column3, next_attempt_at = v.column4, lease_until = null, last_attempt_at = ?',
+      values: [nowText],
+      keyColumns: DELIVERY_KEY.keyColumns,
+      types: ['bigint', 'text', 'integer', 'text'],
+      where: "webhook_deliveries.status = 'pending'",
+    },
+    retried,
+  );
+  await updateFromValues(
+    db,
+    'webhook_deliveries',
+    {
+      assignments: "status = 'failed', attempts = v.column3, next_attempt_at = null, lease_until = null, last_attempt_at = ?, finished_at = ?",
+      values: [nowText, nowText],
+      keyColumns: DELIVERY_KEY.keyColumns,
+      types: ['bigint', 'text', 'integer'],
+    },
+    givenUp,
+  );
   return tally;
 }
