@@ -8,6 +8,7 @@ import { isTyping } from '../pages/Workspace';
 import { isSignal, onEvent, onReset } from '../realtime';
 import { inboxes, me, overview, toast } from '../state';
 import { type ListFilter, listUrl, matches } from '../views';
+import { InboxOptions } from './InboxOptions';
 import { SearchBox, SearchResults } from './Search';
 
 const ROW_HEIGHT = 76;
@@ -362,11 +363,7 @@ function BulkBar(props: { ids: string[]; onDone: (updated: Map<string, Partial<I
         }}
       >
         <option value="">{t('bulk.move')}</option>
-        {inboxes.value.map((i) => (
-          <option key={i.id} value={i.id}>
-            {i.name}
-          </option>
-        ))}
+        <InboxOptions />
       </select>
       <form
         onSubmit={(e) => {

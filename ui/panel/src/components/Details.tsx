@@ -7,6 +7,7 @@ import { absoluteTime, t } from '../i18n';
 import { inboxes, me, memberName, members, toast } from '../state';
 import { Confirm } from './Confirm';
 import { ContactCard } from './ContactCard';
+import { InboxOptions } from './InboxOptions';
 
 export type Contact = Schemas['Contact'];
 export type ConversationPatch = Partial<Pick<Conversation, 'status' | 'assignee_id' | 'priority' | 'labels' | 'spam' | 'inbox_id'>>;
@@ -140,11 +141,7 @@ export function Details(props: {
         <div class="field">
           <label for="move-inbox">{t('details.move')}</label>
           <select id="move-inbox" class="select" value={conv.inbox_id} onChange={(e) => void props.onChange({ inbox_id: e.currentTarget.value })}>
-            {inboxes.value.map((i) => (
-              <option value={i.id} key={i.id}>
-                {i.name}
-              </option>
-            ))}
+            <InboxOptions />
           </select>
         </div>
       )}

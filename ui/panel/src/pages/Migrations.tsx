@@ -8,6 +8,7 @@ import { useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiError, api, errorText, must, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
+import { DataTable, LoadedList } from '../components/DataTable';
 import { HelpDeskCredentialsForm } from '../components/HelpDeskCredentialsForm';
 import { Loading, useLoad } from '../components/Loading';
 import { type ConnectionTestResult, ConnectionTestSteps, MigrationPasswordForm, RateLimited, runConnectionTest } from '../components/MigrationPasswordForm';
@@ -20,6 +21,7 @@ import { migrationEn } from '../locales/migration.en';
 import { connectRealtime, onEvent } from '../realtime';
 import { inboxes, loadInboxes, me, members, membership, toast, workspaceId } from '../state';
 import '../styles/migration.css';
+import { InboxOptions } from '../components/InboxOptions';
 
 type Migration = Schemas['Migration'] & {
   routing?: {
@@ -196,43 +198,29 @@ function MigrationList() {
           {t('mig.new')}
         </a>
       </p>
-      {!data ? (
-        <Loading error={error} retry={reload} />
-      ) : data.data.length === 0 ? (
-        <p class="empty">{t('mig.empty')}</p>
-      ) : (
-        <div class="table-wrap" tabIndex={0} role="region" aria-label={t('mig.title')}>
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">{t('mig.list.mailbox')}</th>
-                <th scope="col">{t('mig.list.state')}</th>
-                <th scope="col">{t('mig.list.progress')}</th>
-                <th scope="col">{t('mig.list.created')}</th>
+      <LoadedList rows={data?.data} error={error} retry={reload} empty={t('mig.empty')}>
+        {(migrations) => (
+          <DataTable label={t('mig.title')} columns={[t('mig.list.mailbox'), t('mig.list.state'), t('mig.list.progress'), t('mig.list.created')]}>
+            {migrations.map((m) => (
+              <tr key={m.id}>
+                <td>
+                  <a href={`/settings/migrations/${m.id}`}>{m.source_address ?? presetText({ id: m.provider, name: m.provider_name }, 'name')}</a>
+                  <div class="muted">{presetText({ id: m.provider, name: m.provider_name }, 'name')}</div>
+                </td>
+                <td>
+                  <SourceContext.Provider value={sourceOf(presets.data ?? [], m.provider)}>
+                    <StatePill state={m.state} />
+                  </SourceContext.Provider>
+                </td>
+                <td>{m.progress.total > 0 ? t('mig.list.copied', { copied: m.progress.copied, percent: m.progress.percent }) : '—'}</td>
+                <td>
+                  <time title={absoluteTime(m.created_at)}>{relativeTime(m.created_at)}</time>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {data.data.map((m) => (
-                <tr key={m.id}>
-                  <td>
-                    <a href={`/settings/migrations/${m.id}`}>{m.source_address ?? presetText({ id: m.provider, name: m.provider_name }, 'name')}</a>
-                    <div class="muted">{presetText({ id: m.provider, name: m.provider_name }, 'name')}</div>
-                  </td>
-                  <td>
-                    <SourceContext.Provider value={sourceOf(presets.data ?? [], m.provider)}>
-                      <StatePill state={m.state} />
-                    </SourceContext.Provider>
-                  </td>
-                  <td>{m.progress.total > 0 ? t('mig.list.copied', { copied: m.progress.copied, percent: m.progress.percent }) : '—'}</td>
-                  <td>
-                    <time title={absoluteTime(m.created_at)}>{relativeTime(m.created_at)}</time>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </DataTable>
+        )}
+      </LoadedList>
     </>
   );
 }
@@ -919,11 +907,7 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
         <div class="field">
           <label for="mig-inbox">{t('mig.map.inbox')}</label>
           <select id="mig-inbox" class="select" value={inboxId} disabled={locked} onChange={(e) => setInboxId(e.currentTarget.value)}>
-            {inboxes.value.map((i) => (
-              <option key={i.id} value={i.id}>
-                {i.name}
-              </option>
-            ))}
+            <InboxOptions />
           </select>
         </div>
         <div class="field">
@@ -1158,36 +1142,32 @@ function ReviewStep(props: { m: Migration }) {
             <dd>{formatDuration(summary.estimated_seconds)}</dd>
           </div>
         </dl>
-        <div class="table-wrap" tabIndex={0} role="region" aria-label={st('mig.review.per_folder')}>
-          <table class="table">
-            <caption class="visually-hidden">{st('mig.review.per_folder')}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{st('mig.review.folder')}</th>
-                <th scope="col">{t('mig.review.messages')}</th>
-                <th scope="col">{t('mig.review.to_copy')}</th>
-                <th scope="col">{t('mig.review.skipped')}</th>
-                <th scope="col">{t('mig.review.duplicates')}</th>
-                <th scope="col">{t('mig.review.label')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {summary.folders.map((f) => (
-                <tr key={f.path} class={f.never_read ? 'mig-folder never' : undefined}>
-                  <th scope="row" class="mono">
-                    {f.path}
-                    {f.never_read && <div class="hint">{t('mig.choose.never_read')}</div>}
-                  </th>
-                  <td>{f.messages}</td>
-                  <td>{f.to_copy}</td>
-                  <td>{f.skipped}</td>
-                  <td>{f.duplicates}</td>
-                  <td>{f.label ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          label={st('mig.review.per_folder')}
+          caption
+          columns={[
+            st('mig.review.folder'),
+            t('mig.review.messages'),
+            t('mig.review.to_copy'),
+            t('mig.review.skipped'),
+            t('mig.review.duplicates'),
+            t('mig.review.label'),
+          ]}
+        >
+          {summary.folders.map((f) => (
+            <tr key={f.path} class={f.never_read ? 'mig-folder never' : undefined}>
+              <th scope="row" class="mono">
+                {f.path}
+                {f.never_read && <div class="hint">{t('mig.choose.never_read')}</div>}
+              </th>
+              <td>{f.messages}</td>
+              <td>{f.to_copy}</td>
+              <td>{f.skipped}</td>
+              <td>{f.duplicates}</td>
+              <td>{f.label ?? '—'}</td>
+            </tr>
+          ))}
+        </DataTable>
         {skippedTotal > 0 && (
           <>
             <h3>{st('mig.review.skipped_why')}</h3>
@@ -1211,32 +1191,30 @@ function ReviewStep(props: { m: Migration }) {
         <h2 id="mig-preview-title" style={{ marginTop: 0 }}>
           {t('mig.review.preview')}
         </h2>
-        {!preview.data ? (
-          <Loading error={preview.error} retry={preview.reload} />
-        ) : preview.data.length === 0 ? (
-          <p class="empty">{t('mig.review.preview_empty')}</p>
-        ) : (
-          <ul role="list" class="mig-preview">
-            {preview.data.map((c, i) => (
-              <li key={i} class="mig-preview-row">
-                <span class={`dot-${c.status}`} aria-hidden="true" />
-                <div>
-                  <strong>{c.contact.name ?? c.contact.email ?? t('list.unknown_contact')}</strong>{' '}
-                  <span class="muted">{c.subject ?? t('list.no_subject')}</span>
-                  <div class="muted">
-                    {t(`status.${c.status}`)} · {t('conv.imported')} · {t('mig.review.n_messages', { n: c.messages.length })}
-                    {c.labels.length > 0 && <> · {c.labels.join(', ')}</>}
+        <LoadedList rows={preview.data} error={preview.error} retry={preview.reload} empty={t('mig.review.preview_empty')}>
+          {(conversations) => (
+            <ul role="list" class="mig-preview">
+              {conversations.map((c, i) => (
+                <li key={i} class="mig-preview-row">
+                  <span class={`dot-${c.status}`} aria-hidden="true" />
+                  <div>
+                    <strong>{c.contact.name ?? c.contact.email ?? t('list.unknown_contact')}</strong>{' '}
+                    <span class="muted">{c.subject ?? t('list.no_subject')}</span>
+                    <div class="muted">
+                      {t(`status.${c.status}`)} · {t('conv.imported')} · {t('mig.review.n_messages', { n: c.messages.length })}
+                      {c.labels.length > 0 && <> · {c.labels.join(', ')}</>}
+                    </div>
                   </div>
-                </div>
-                {c.last_message_at && (
-                  <time class="muted" title={absoluteTime(c.last_message_at)}>
-                    {relativeTime(c.last_message_at)}
-                  </time>
-                )}
-              </li>
-            ))}
-          </ul>
-        )}
+                  {c.last_message_at && (
+                    <time class="muted" title={absoluteTime(c.last_message_at)}>
+                      {relativeTime(c.last_message_at)}
+                    </time>
+                  )}
+                </li>
+              ))}
+            </ul>
+          )}
+        </LoadedList>
       </section>
     </>
   );
@@ -1247,27 +1225,16 @@ function TagCounts(props: { tags: NonNullable<PlanSummary['tags']> }) {
   if (props.tags.length === 0) return <p class="muted">{t('mig.review.no_tags')}</p>;
   return (
     <>
-      <h3 id="mig-tags-title">{t('mig.review.tags')}</h3>
-      <div class="table-wrap" tabIndex={0} role="region" aria-labelledby="mig-tags-title">
-        <table class="table" data-testid="tag-counts">
-          <thead>
-            <tr>
-              <th scope="col">{t('mig.review.tag')}</th>
-              <th scope="col">{t('mig.review.conversations')}</th>
-              <th scope="col">{t('mig.review.messages')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.tags.map((tag) => (
-              <tr key={tag.tag}>
-                <th scope="row">{tag.tag}</th>
-                <td>{tag.conversations}</td>
-                <td>{tag.messages}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <h3>{t('mig.review.tags')}</h3>
+      <DataTable label={t('mig.review.tags')} testId="tag-counts" columns={[t('mig.review.tag'), t('mig.review.conversations'), t('mig.review.messages')]}>
+        {props.tags.map((tag) => (
+          <tr key={tag.tag}>
+            <th scope="row">{tag.tag}</th>
+            <td>{tag.conversations}</td>
+            <td>{tag.messages}</td>
+          </tr>
+        ))}
+      </DataTable>
     </>
   );
 }

@@ -5,6 +5,8 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api';
+import { DataTable } from '../components/DataTable';
+import { InboxOptions } from '../components/InboxOptions';
 import { Loading, useLoad } from '../components/Loading';
 import { t } from '../i18n';
 import { inboxes, membership } from '../state';
@@ -58,31 +60,16 @@ function Chart(props: { title: string; days: string[]; series: Series[] }) {
       <div ref={box} role="img" aria-label={t('reports.chart_label', { title: props.title })} />
       <details>
         <summary>{t('reports.as_table')}</summary>
-        <div class="table-wrap" tabIndex={0} role="region" aria-label={props.title}>
-          <table class="table">
-            <caption class="visually-hidden">{props.title}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t('reports.day')}</th>
-                {props.series.map((s) => (
-                  <th key={s.label} scope="col">
-                    {s.label}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {props.days.map((d, i) => (
-                <tr key={d}>
-                  <th scope="row">{d}</th>
-                  {props.series.map((s) => (
-                    <td key={s.label}>{s.values[i] ?? '—'}</td>
-                  ))}
-                </tr>
+        <DataTable label={props.title} caption columns={[t('reports.day'), ...props.series.map((s) => s.label)]}>
+          {props.days.map((d, i) => (
+            <tr key={d}>
+              <th scope="row">{d}</th>
+              {props.series.map((s) => (
+                <td key={s.label}>{s.values[i] ?? '—'}</td>
               ))}
-            </tbody>
-          </table>
-        </div>
+            </tr>
+          ))}
+        </DataTable>
       </details>
     </figure>
   );
@@ -121,30 +108,26 @@ function Usage() {
         {t('reports.usage')}
       </h2>
       <p class="muted">{t('reports.storage', { mb: (data.storage_bytes / 1e6).toFixed(1) })}</p>
-      <div class="table-wrap" tabIndex={0} role="region" aria-labelledby="usage-title">
-        <table class="table">
-          <thead>
-            <tr>
-              <th scope="col">{t('reports.month')}</th>
-              <th scope="col">{t('reports.conversations_billed')}</th>
-              <th scope="col">{t('reports.conversations_imported')}</th>
-              <th scope="col">{t('reports.messages_billed')}</th>
-              <th scope="col">{t('reports.messages_imported')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.months.map((m) => (
-              <tr key={m.month}>
-                <th scope="row">{m.month}</th>
-                <td>{m.conversations.billed}</td>
-                <td>{m.conversations.imported}</td>
-                <td>{m.messages.billed}</td>
-                <td>{m.messages.imported}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        label={t('reports.usage')}
+        columns={[
+          t('reports.month'),
+          t('reports.conversations_billed'),
+          t('reports.conversations_imported'),
+          t('reports.messages_billed'),
+          t('reports.messages_imported'),
+        ]}
+      >
+        {data.months.map((m) => (
+          <tr key={m.month}>
+            <th scope="row">{m.month}</th>
+            <td>{m.conversations.billed}</td>
+            <td>{m.conversations.imported}</td>
+            <td>{m.messages.billed}</td>
+            <td>{m.messages.imported}</td>
+          </tr>
+        ))}
+      </DataTable>
     </section>
   );
 }
@@ -180,11 +163,7 @@ export function Reports() {
           <label for="report-inbox">{t('reports.inbox')}</label>
           <select id="report-inbox" class="select" value={inbox} onChange={(e) => setInbox(e.currentTarget.value)}>
             <option value="">{t('reports.all_inboxes')}</option>
-            {inboxes.value.map((i) => (
-              <option key={i.id} value={i.id}>
-                {i.name}
-              </option>
-            ))}
+            <InboxOptions />
           </select>
         </div>
         <div class="field">

@@ -3,6 +3,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, must, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
+import { DataTable, LoadedList } from '../components/DataTable';
+import { InboxOptions } from '../components/InboxOptions';
 import { Loading, useLoad } from '../components/Loading';
 import { t } from '../i18n';
 import { inboxes, membership, toast } from '../state';
@@ -131,11 +133,7 @@ function InboxSignature() {
       <div class="field">
         <label for="sig-inbox">{t('details.inbox')}</label>
         <select id="sig-inbox" class="select" value={inboxId} onChange={(e) => setInboxId(e.currentTarget.value)} style={{ maxWidth: '320px' }}>
-          {inboxes.value.map((i) => (
-            <option key={i.id} value={i.id}>
-              {i.name}
-            </option>
-          ))}
+          <InboxOptions />
         </select>
       </div>
       <InboxSignatureForm inboxId={inboxId} />
@@ -264,47 +262,31 @@ function SavedReplies(props: { manager: boolean }) {
           )}
         </div>
       </form>
-      {!data ? (
-        <Loading error={error} retry={reload} />
-      ) : data.data.length === 0 ? (
-        <p class="empty">{t('replies.empty')}</p>
-      ) : (
-        <div class="table-wrap">
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">{t('replies.name')}</th>
-                <th scope="col">{t('replies.body')}</th>
-                <th scope="col">{t('replies.scope')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('replies.actions')}</span>
-                </th>
+      <LoadedList rows={data?.data} error={error} retry={reload} empty={t('replies.empty')}>
+        {(replies) => (
+          <DataTable label={t('replies.title')} columns={[t('replies.name'), t('replies.body'), t('replies.scope'), { hidden: t('replies.actions') }]}>
+            {replies.map((r) => (
+              <tr key={r.id}>
+                <td class="mono">#{r.name}</td>
+                <td class="reply-body">{r.body}</td>
+                <td>{r.scope === 'personal' ? t('replies.personal') : t('replies.workspace')}</td>
+                <td>
+                  {mayEdit(r) && (
+                    <div style={{ display: 'flex', gap: 'var(--space-1)' }}>
+                      <button class="btn" type="button" onClick={() => edit(r)} aria-label={t('replies.edit_named', { name: r.name })}>
+                        {t('replies.edit')}
+                      </button>
+                      <button class="btn btn-danger" type="button" onClick={() => setDeleting(r)} aria-label={t('replies.delete_named', { name: r.name })}>
+                        {t('replies.delete')}
+                      </button>
+                    </div>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {data.data.map((r) => (
-                <tr key={r.id}>
-                  <td class="mono">#{r.name}</td>
-                  <td class="reply-body">{r.body}</td>
-                  <td>{r.scope === 'personal' ? t('replies.personal') : t('replies.workspace')}</td>
-                  <td>
-                    {mayEdit(r) && (
-                      <div style={{ display: 'flex', gap: 'var(--space-1)' }}>
-                        <button class="btn" type="button" onClick={() => edit(r)} aria-label={t('replies.edit_named', { name: r.name })}>
-                          {t('replies.edit')}
-                        </button>
-                        <button class="btn btn-danger" type="button" onClick={() => setDeleting(r)} aria-label={t('replies.delete_named', { name: r.name })}>
-                          {t('replies.delete')}
-                        </button>
-                      </div>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </DataTable>
+        )}
+      </LoadedList>
       {deleting && (
         <Confirm
           title={t('replies.delete')}

@@ -4,6 +4,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { ApiError, api, type BodyOf, errorText, must, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
+import { DataTable, LoadedList } from '../components/DataTable';
+import { InboxOptions } from '../components/InboxOptions';
 import { InboxDetail, InboxList } from '../components/InboxSettings';
 import { Loading, useLoad } from '../components/Loading';
 import { Members, Sessions } from '../components/Members';
@@ -267,52 +269,36 @@ function ApiKeys() {
           {t('settings.create')}
         </button>
       </form>
-      {!data ? (
-        <Loading error={error} retry={reload} />
-      ) : data.data.length === 0 ? (
-        <p class="empty">{t('keys.empty')}</p>
-      ) : (
-        <div class="table-wrap">
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">{t('keys.name')}</th>
-                <th scope="col">{t('keys.scopes')}</th>
-                <th scope="col">{t('keys.last_used')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('keys.revoke')}</span>
-                </th>
+      <LoadedList rows={data?.data} error={error} retry={reload} empty={t('keys.empty')}>
+        {(keys) => (
+          <DataTable label={t('settings.api_keys')} columns={[t('keys.name'), t('keys.scopes'), t('keys.last_used'), { hidden: t('keys.revoke') }]}>
+            {keys.map((k) => (
+              <tr key={k.id}>
+                <td>
+                  {k.name}
+                  <div class="mono muted">{k.prefix}…</div>
+                </td>
+                <td class="mono">
+                  {k.scopes.length === SCOPES.length ? t('keys.all_scopes') : k.scopes.join(', ')}
+                  <div class="muted">
+                    {k.inbox_ids ? k.inbox_ids.map((id) => inboxes.value.find((i) => i.id === id)?.name ?? id).join(', ') : t('keys.all_inboxes')}
+                  </div>
+                </td>
+                <td>{k.last_used_at ? <time title={absoluteTime(k.last_used_at)}>{relativeTime(k.last_used_at)}</time> : t('keys.never')}</td>
+                <td>
+                  {k.revoked_at ? (
+                    <span class="muted">{t('keys.revoked')}</span>
+                  ) : (
+                    <button class="btn btn-danger" type="button" onClick={() => setRevoking(k)}>
+                      {t('keys.revoke')}
+                    </button>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {data.data.map((k) => (
-                <tr key={k.id}>
-                  <td>
-                    {k.name}
-                    <div class="mono muted">{k.prefix}…</div>
-                  </td>
-                  <td class="mono">
-                    {k.scopes.length === SCOPES.length ? t('keys.all_scopes') : k.scopes.join(', ')}
-                    <div class="muted">
-                      {k.inbox_ids ? k.inbox_ids.map((id) => inboxes.value.find((i) => i.id === id)?.name ?? id).join(', ') : t('keys.all_inboxes')}
-                    </div>
-                  </td>
-                  <td>{k.last_used_at ? <time title={absoluteTime(k.last_used_at)}>{relativeTime(k.last_used_at)}</time> : t('keys.never')}</td>
-                  <td>
-                    {k.revoked_at ? (
-                      <span class="muted">{t('keys.revoked')}</span>
-                    ) : (
-                      <button class="btn btn-danger" type="button" onClick={() => setRevoking(k)}>
-                        {t('keys.revoke')}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </DataTable>
+        )}
+      </LoadedList>
       {revoking && (
         <Confirm
           title={t('keys.revoke')}
@@ -401,11 +387,7 @@ function Webhooks() {
           <label for="wh-inbox">{t('webhooks.inbox')}</label>
           <select id="wh-inbox" class="select" value={inbox} onChange={(e) => setInbox(e.currentTarget.value)}>
             <option value="">{t('webhooks.any_inbox')}</option>
-            {inboxes.value.map((i) => (
-              <option key={i.id} value={i.id}>
-                {i.name}
-              </option>
-            ))}
+            <InboxOptions />
           </select>
         </div>
         <label class="field" style={{ flexDirection: 'row', gap: 'var(--space-2)', alignItems: 'center', fontWeight: 400 }}>
@@ -421,24 +403,22 @@ function Webhooks() {
           {t('settings.create')}
         </button>
       </form>
-      {!data ? (
-        <Loading error={error} retry={reload} />
-      ) : data.data.length === 0 ? (
-        <p class="empty">{t('webhooks.empty')}</p>
-      ) : (
-        <ul role="list" style={{ listStyle: 'none', padding: 0 }}>
-          {data.data.map((w) => (
-            <li key={w.id} class="card">
-              <a href={`/settings/webhooks/${w.id}`} class="mono">
-                {w.url}
-              </a>
-              <div class={w.enabled ? 'pill-ok' : 'pill-bad'}>
-                {w.enabled ? t('webhooks.enabled') : t('webhooks.disabled', { reason: w.disabled_reason ?? '' })}
-              </div>
-            </li>
-          ))}
-        </ul>
-      )}
+      <LoadedList rows={data?.data} error={error} retry={reload} empty={t('webhooks.empty')}>
+        {(hooks) => (
+          <ul role="list" style={{ listStyle: 'none', padding: 0 }}>
+            {hooks.map((w) => (
+              <li key={w.id} class="card">
+                <a href={`/settings/webhooks/${w.id}`} class="mono">
+                  {w.url}
+                </a>
+                <div class={w.enabled ? 'pill-ok' : 'pill-bad'}>
+                  {w.enabled ? t('webhooks.enabled') : t('webhooks.disabled', { reason: w.disabled_reason ?? '' })}
+                </div>
+              </li>
+            ))}
+          </ul>
+        )}
+      </LoadedList>
     </>
   );
 }
@@ -493,61 +473,47 @@ function WebhookDetail(props: { id: string }) {
         </button>
       </div>
       <h2>{t('webhooks.deliveries')}</h2>
-      {!log.data ? (
-        <Loading error={log.error} retry={log.reload} />
-      ) : log.data.data.length === 0 ? (
-        <p class="empty">{t('webhooks.no_deliveries')}</p>
-      ) : (
-        <div class="table-wrap">
-          <table class="table">
-            <thead>
-              <tr>
-                <th scope="col">{t('webhooks.when')}</th>
-                <th scope="col">{t('webhooks.event')}</th>
-                <th scope="col">{t('webhooks.result')}</th>
-                <th scope="col">{t('webhooks.answer')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('webhooks.redeliver')}</span>
-                </th>
+      <LoadedList rows={log.data?.data} error={log.error} retry={log.reload} empty={t('webhooks.no_deliveries')}>
+        {(attempts) => (
+          <DataTable
+            label={t('webhooks.deliveries')}
+            columns={[t('webhooks.when'), t('webhooks.event'), t('webhooks.result'), t('webhooks.answer'), { hidden: t('webhooks.redeliver') }]}
+          >
+            {attempts.map((a) => (
+              <tr key={a.id}>
+                <td>
+                  <time title={absoluteTime(a.started_at)}>{relativeTime(a.started_at)}</time>
+                  {a.latency_ms != null && <div class="muted">{t('webhooks.latency', { ms: a.latency_ms })}</div>}
+                </td>
+                <td class="mono">{a.event_type ?? a.event_id}</td>
+                <td class={a.status === 'succeeded' ? 'pill-ok' : 'pill-bad'}>
+                  {a.status_code ?? a.status}
+                  {a.error && <div class="muted">{a.error}</div>}
+                </td>
+                <td class="mono">{a.response ?? ''}</td>
+                <td>
+                  <button
+                    class="btn"
+                    type="button"
+                    onClick={() =>
+                      void act(async () => {
+                        await must(
+                          api.POST('/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver', {
+                            params: { path: { webhookId: props.id, deliveryId: a.delivery_id } },
+                          }),
+                        );
+                        toast(t('webhooks.redelivered'));
+                      })
+                    }
+                  >
+                    {t('webhooks.redeliver')}
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {log.data.data.map((a) => (
-                <tr key={a.id}>
-                  <td>
-                    <time title={absoluteTime(a.started_at)}>{relativeTime(a.started_at)}</time>
-                    {a.latency_ms != null && <div class="muted">{t('webhooks.latency', { ms: a.latency_ms })}</div>}
-                  </td>
-                  <td class="mono">{a.event_type ?? a.event_id}</td>
-                  <td class={a.status === 'succeeded' ? 'pill-ok' : 'pill-bad'}>
-                    {a.status_code ?? a.status}
-                    {a.error && <div class="muted">{a.error}</div>}
-                  </td>
-                  <td class="mono">{a.response ?? ''}</td>
-                  <td>
-                    <button
-                      class="btn"
-                      type="button"
-                      onClick={() =>
-                        void act(async () => {
-                          await must(
-                            api.POST('/v1/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver', {
-                              params: { path: { webhookId: props.id, deliveryId: a.delivery_id } },
-                            }),
-                          );
-                          toast(t('webhooks.redelivered'));
-                        })
-                      }
-                    >
-                      {t('webhooks.redeliver')}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+            ))}
+          </DataTable>
+        )}
+      </LoadedList>
       {deleting && (
         <Confirm
           title={t('webhooks.delete')}
