@@ -7,6 +7,7 @@ import { useImperativeHandle, useRef, useState } from 'preact/hooks';
 import { api, errorText, type Message, must, type Schemas } from '../api';
 import { t } from '../i18n';
 import { workspaceId } from '../state';
+import { FormError } from './FormError';
 import { joinNames, type Presence } from './Presence';
 import { comboboxProps, hashQueryAt, SavedReplyPicker, useSavedReplies } from './SavedReplyPicker';
 
@@ -234,11 +235,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
           />
           <SavedReplyPicker open={pickerOpen} query={hash?.query ?? ''} state={picker} onChoose={(r) => void choose(r)} onHover={setActive} />
         </div>
-        {error && (
-          <p class="error-text" role="alert">
-            {error}
-          </p>
-        )}
+        <FormError error={error} />
         {collision && (
           <div class="collision" role="alert">
             <p>{collision}</p>

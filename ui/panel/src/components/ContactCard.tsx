@@ -7,6 +7,7 @@ import { api, errorText, must } from '../api';
 import { t } from '../i18n';
 import { toast } from '../state';
 import type { Contact } from './Details';
+import { FormError } from './FormError';
 
 type Kind = 'text' | 'number' | 'bool';
 const KEY_MAX = 64;
@@ -141,11 +142,7 @@ function ContactForm(props: { contact: Contact; onCancel: () => void; onSave: (b
         <label for="contact-emails">{t('contact.emails')}</label>
         <textarea id="contact-emails" class="textarea" rows={2} value={emails} onInput={(e) => setEmails(e.currentTarget.value)} />
       </div>
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
       <div class="row-actions">
         <button class="btn btn-primary" type="submit">
           {t('settings.save')}
@@ -230,11 +227,7 @@ function AttributeForm(props: {
           />
         )}
       </div>
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
       <div class="row-actions">
         <button class="btn btn-primary" type="submit">
           {t('settings.save')}

@@ -5,6 +5,7 @@
 import { useState } from 'preact/hooks';
 import { api, errorText, must, type Schemas } from '../api';
 import { t } from '../i18n';
+import { FormError } from './FormError';
 import { type ConnectionTestResult, ConnectionTestSteps } from './MigrationPasswordForm';
 
 type Migration = Schemas['Migration'];
@@ -107,11 +108,7 @@ export function HelpDeskCredentialsForm(props: {
           {field('mig-hd-app-secret', t('mig.hd.app_secret'), secret, setSecret, { secret: true, hint: t('mig.hd.app_secret_hint') })}
         </>
       )}
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
       {result && <ConnectionTestSteps result={result} helpDesk />}
       <button class="btn btn-primary" type="submit" disabled={busy}>
         {busy ? t('mig.working') : t('mig.pw.save_test')}

@@ -5,6 +5,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api, errorText, must, type Schemas } from '../api';
 import { t } from '../i18n';
+import { FormError } from './FormError';
 
 type Migration = Schemas['Migration'];
 export type ConnectionTestResult = {
@@ -116,11 +117,7 @@ export function MigrationPasswordForm(props: {
           {props.hint ?? t('mig.pw.hint')}
         </span>
       </div>
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
       {wait !== null && <RateLimited seconds={wait} />}
       {result && <ConnectionTestSteps result={result} />}
       <button class="btn btn-primary" type="submit" disabled={busy}>

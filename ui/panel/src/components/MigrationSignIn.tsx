@@ -5,6 +5,7 @@
 import { useState } from 'preact/hooks';
 import { api, errorText, must, type Schemas } from '../api';
 import { t } from '../i18n';
+import { FormError } from './FormError';
 
 type Migration = Schemas['Migration'];
 export type SignInPreset = { id: string; configured?: boolean; operator_settings?: string[] };
@@ -45,11 +46,7 @@ export function MigrationSignIn(props: { migration: Pick<Migration, 'id' | 'cred
       <p>{t('mig.signin.lead', { provider: providerLabel(preset.id) })}</p>
       <p class="muted">{t(preset.id === 'google' ? 'mig.signin.google_scope' : 'mig.signin.microsoft_scope')}</p>
       {props.migration.credentials.set && <p class="muted">{t('mig.signin.is_set')}</p>}
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
       <button class="btn btn-primary" type="button" disabled={busy} onClick={() => void start()}>
         {busy ? t('mig.working') : t(preset.id === 'google' ? 'mig.signin.button_google' : 'mig.signin.button_microsoft')}
       </button>

@@ -11,6 +11,7 @@ import { t } from '../i18n';
 import type { MessageKey } from '../locales/en';
 import { onEvent } from '../realtime';
 import { workspaceId } from '../state';
+import { FormError } from './FormError';
 
 type Upload = Schemas['MigrationUpload'];
 type Processing = Schemas['MigrationUploadProcessing'];
@@ -211,11 +212,7 @@ export function MigrationUpload(props: { migrationId: string; onConnected: (m: M
           <p>{t(held && held.data.length > 0 ? 'mig.upload.failed_parts_kept' : 'mig.upload.failed_again')}</p>
         </div>
       )}
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
       {readFile && (
         <p class="notice" role="status">
           {t('mig.upload.read', { messages: readFile.messages, folders: readFile.folders.length })}

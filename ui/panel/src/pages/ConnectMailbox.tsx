@@ -7,6 +7,8 @@
 // provider's callback brings the browser back here with ?signed_in= (or ?sign_in_error=).
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, must } from '../api';
+import { AuthCard } from '../components/AuthCard';
+import { FormError } from '../components/FormError';
 import { type HelpDeskCredentialsBody, HelpDeskCredentialsForm } from '../components/HelpDeskCredentialsForm';
 import { type ConnectionTestResult, MigrationPasswordForm } from '../components/MigrationPasswordForm';
 import { providerLabel } from '../components/MigrationSignIn';
@@ -64,11 +66,7 @@ function LinkSignIn(props: { migrationId: string; token: string; info: LinkInfo 
     <>
       <p>{t('connect.lead_sign_in', { provider: providerLabel(props.info.provider) })}</p>
       <p class="muted">{t(google ? 'mig.signin.google_scope' : 'mig.signin.microsoft_scope')}</p>
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
       <button class="btn btn-primary" type="button" disabled={busy} onClick={() => void start()}>
         {busy ? t('mig.working') : t(google ? 'mig.signin.button_google' : 'mig.signin.button_microsoft')}
       </button>
@@ -99,58 +97,52 @@ export function ConnectMailbox({ id }: { id?: string }) {
   }
 
   return (
-    <main class="auth">
-      <div class="auth-card">
-        <p class="brand" aria-hidden="true">
-          {t('app.name')}
+    <AuthCard title={info?.mailbox ? t('connect.title_for', { mailbox: info.mailbox }) : t('connect.title')}>
+      {returned ? (
+        <SignInReturn query={query} />
+      ) : problem ? (
+        <p class="error-text" role="alert">
+          {problem}
         </p>
-        <h1>{info?.mailbox ? t('connect.title_for', { mailbox: info.mailbox }) : t('connect.title')}</h1>
-        {returned ? (
-          <SignInReturn query={query} />
-        ) : problem ? (
-          <p class="error-text" role="alert">
-            {problem}
-          </p>
-        ) : !info ? (
-          <p aria-busy="true">{t('connect.checking')}</p>
-        ) : done ? (
-          <p role="status">{t('connect.done')}</p>
-        ) : info.kind === 'sign_in' ? (
-          <LinkSignIn migrationId={migrationId} token={token} info={info} />
-        ) : info.kind === 'help_desk' ? (
-          <>
-            <p>{t('connect.lead_help_desk', { provider: info.provider_name })}</p>
-            <HelpDeskCredentialsForm
-              migration={{ id: migrationId, provider: info.provider, username: info.username, credentials: { set: false, set_at: null } }}
-              submit={submit}
-              onSaved={(_migration, test) => setDone(test === null || test.ok)}
-            />
-          </>
-        ) : (
-          <>
-            <p>{t('connect.lead', { provider: info.provider_name })}</p>
-            {info.app_password !== 'no' && (
-              <p>
-                {t('connect.app_password')}{' '}
-                {info.app_password_url && (
-                  <a href={info.app_password_url} target="_blank" rel="noopener noreferrer">
-                    {t('connect.app_password_link')}
-                  </a>
-                )}
-              </p>
-            )}
-            <MigrationPasswordForm
-              migration={{ id: migrationId, username: info.username, source_address: info.mailbox, credentials: { set: false, set_at: null } }}
-              idPrefix="connect"
-              title={null}
-              hint={t('connect.sealed')}
-              submitLabel={t('connect.submit')}
-              submit={submit}
-              onSaved={(_migration, test) => setDone(test === null || test.ok)}
-            />
-          </>
-        )}
-      </div>
-    </main>
+      ) : !info ? (
+        <p aria-busy="true">{t('connect.checking')}</p>
+      ) : done ? (
+        <p role="status">{t('connect.done')}</p>
+      ) : info.kind === 'sign_in' ? (
+        <LinkSignIn migrationId={migrationId} token={token} info={info} />
+      ) : info.kind === 'help_desk' ? (
+        <>
+          <p>{t('connect.lead_help_desk', { provider: info.provider_name })}</p>
+          <HelpDeskCredentialsForm
+            migration={{ id: migrationId, provider: info.provider, username: info.username, credentials: { set: false, set_at: null } }}
+            submit={submit}
+            onSaved={(_migration, test) => setDone(test === null || test.ok)}
+          />
+        </>
+      ) : (
+        <>
+          <p>{t('connect.lead', { provider: info.provider_name })}</p>
+          {info.app_password !== 'no' && (
+            <p>
+              {t('connect.app_password')}{' '}
+              {info.app_password_url && (
+                <a href={info.app_password_url} target="_blank" rel="noopener noreferrer">
+                  {t('connect.app_password_link')}
+                </a>
+              )}
+            </p>
+          )}
+          <MigrationPasswordForm
+            migration={{ id: migrationId, username: info.username, source_address: info.mailbox, credentials: { set: false, set_at: null } }}
+            idPrefix="connect"
+            title={null}
+            hint={t('connect.sealed')}
+            submitLabel={t('connect.submit')}
+            submit={submit}
+            onSaved={(_migration, test) => setDone(test === null || test.ok)}
+          />
+        </>
+      )}
+    </AuthCard>
   );
 }

@@ -3,6 +3,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiError, api, errorText, must } from '../api';
+import { AuthCard } from '../components/AuthCard';
+import { FormError } from '../components/FormError';
 import { t } from '../i18n';
 import { loadMe, me, selectWorkspace } from '../state';
 
@@ -21,18 +23,15 @@ export function SignInLink() {
       .catch(() => setError(t('signin.link_failed')));
   }, []);
   return (
-    <main class="auth">
-      <div class="auth-card">
-        <h1>{t('signin.link_title')}</h1>
-        {error ? (
-          <p class="error-text" role="alert">
-            {error} <a href="/sign-in">{t('signin.title')}</a>
-          </p>
-        ) : (
-          <p aria-busy="true">{t('signin.link_working')}</p>
-        )}
-      </div>
-    </main>
+    <AuthCard title={t('signin.link_title')}>
+      {error ? (
+        <p class="error-text" role="alert">
+          {error} <a href="/sign-in">{t('signin.title')}</a>
+        </p>
+      ) : (
+        <p aria-busy="true">{t('signin.link_working')}</p>
+      )}
+    </AuthCard>
   );
 }
 
@@ -56,36 +55,26 @@ export function AcceptInvite() {
     }
   }
   return (
-    <main class="auth">
-      <div class="auth-card">
-        <p class="brand" aria-hidden="true">
-          {t('app.name')}
+    <AuthCard title={t('invite.accept')}>
+      <p>{t('invite.lead')}</p>
+      {needsSignIn ? (
+        <p role="alert">
+          {t('invite.sign_in_first')} <a href={`/sign-in?next=${encodeURIComponent(`/invite#${token}`)}`}>{t('signin.title')}</a>
         </p>
-        <h1>{t('invite.accept')}</h1>
-        <p>{t('invite.lead')}</p>
-        {needsSignIn ? (
-          <p role="alert">
-            {t('invite.sign_in_first')} <a href={`/sign-in?next=${encodeURIComponent(`/invite#${token}`)}`}>{t('signin.title')}</a>
-          </p>
-        ) : (
-          <form onSubmit={accept}>
-            {!me.value && (
-              <div class="field">
-                <label for="invite-name">{t('invite.name')}</label>
-                <input id="invite-name" class="input" autoComplete="name" maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
-              </div>
-            )}
-            {error && (
-              <p class="error-text" role="alert">
-                {error}
-              </p>
-            )}
-            <button class="btn btn-primary" type="submit" disabled={!token}>
-              {t('invite.accept')}
-            </button>
-          </form>
-        )}
-      </div>
-    </main>
+      ) : (
+        <form onSubmit={accept}>
+          {!me.value && (
+            <div class="field">
+              <label for="invite-name">{t('invite.name')}</label>
+              <input id="invite-name" class="input" autoComplete="name" maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+            </div>
+          )}
+          <FormError error={error} />
+          <button class="btn btn-primary" type="submit" disabled={!token}>
+            {t('invite.accept')}
+          </button>
+        </form>
+      )}
+    </AuthCard>
   );
 }

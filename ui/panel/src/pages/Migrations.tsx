@@ -21,6 +21,7 @@ import { migrationEn } from '../locales/migration.en';
 import { connectRealtime, onEvent } from '../realtime';
 import { inboxes, loadInboxes, me, members, membership, toast, workspaceId } from '../state';
 import '../styles/migration.css';
+import { FormError } from '../components/FormError';
 import { InboxOptions } from '../components/InboxOptions';
 
 type Migration = Schemas['Migration'] & {
@@ -390,11 +391,7 @@ function SourceStep() {
           </fieldset>
         )}
         {chosen?.kind === 'export_file' && <p class="muted">{t('mig.source.export_hint')}</p>}
-        {error && (
-          <p class="error-text" role="alert">
-            {error}
-          </p>
-        )}
+        <FormError error={error} />
         <button class="btn btn-primary" type="button" disabled={!chosen || busy || (chosen.id === 'imap' && !host.trim())} onClick={() => void create()}>
           {t('mig.source.continue')}
         </button>
@@ -814,11 +811,7 @@ function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => void }) 
           {since && !SINCE_OPTIONS.some(([, d]) => sinceDays(d) === since) && <option value="custom">{since}</option>}
         </select>
       </div>
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
       <button class="btn btn-primary" type="submit" disabled={picked.length === 0}>
         {t('mig.next.map')}
       </button>
@@ -1063,11 +1056,7 @@ function MapStep(props: { m: Migration; onChanged: (m: Migration) => void }) {
           <span class="muted"> · {t('mig.map.keep_cost', { size: formatBytes(keepOriginals ? summary.estimated_bytes / 2 : summary.estimated_bytes) })}</span>
         )}
       </label>
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
       <button class="btn btn-primary" type="submit" disabled={busy || !inboxId || !channelId}>
         {busy ? t('mig.working') : t('mig.next.review')}
       </button>
@@ -1593,11 +1582,7 @@ function RemoveHistoryDialog(props: { m: Migration; onClose: () => void; onRemov
           <label for="mig-remove-count">{t('mig.remove.type', { n: count })}</label>
           <input id="mig-remove-count" class="input" inputMode="numeric" autoComplete="off" value={text} onInput={(e) => setText(e.currentTarget.value)} />
         </div>
-        {error && (
-          <p class="error-text" role="alert">
-            {error}
-          </p>
-        )}
+        <FormError error={error} />
         <button class="btn btn-primary btn-danger-fill" type="submit" disabled={busy || !/^\d+$/.test(text.trim())}>
           {t('mig.action.remove_history')}
         </button>

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, must, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
 import { DataTable, LoadedList } from '../components/DataTable';
+import { FormError } from '../components/FormError';
 import { InboxOptions } from '../components/InboxOptions';
 import { Loading, useLoad } from '../components/Loading';
 import { t } from '../i18n';
@@ -83,11 +84,7 @@ function SignatureForm(props: { id: string; title: string; hint: string; value: 
           {props.hint}
         </span>
       </div>
-      {error && (
-        <p class="error-text" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError error={error} />
       <button class="btn btn-primary" type="submit">
         {t('settings.save')}
       </button>
@@ -246,11 +243,7 @@ function SavedReplies(props: { manager: boolean }) {
             {!props.manager && <span class="hint">{t('replies.workspace_managers')}</span>}
           </fieldset>
         )}
-        {formError && (
-          <p class="error-text" role="alert">
-            {formError}
-          </p>
-        )}
+        <FormError error={formError} />
         <div style={{ display: 'flex', gap: 'var(--space-2)' }}>
           <button class="btn btn-primary" type="submit">
             {editing ? t('settings.save') : t('settings.create')}

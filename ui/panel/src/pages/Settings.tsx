@@ -5,6 +5,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import { ApiError, api, type BodyOf, errorText, must, type Schemas } from '../api';
 import { Confirm } from '../components/Confirm';
 import { DataTable, LoadedList } from '../components/DataTable';
+import { FormError } from '../components/FormError';
 import { InboxOptions } from '../components/InboxOptions';
 import { InboxDetail, InboxList } from '../components/InboxSettings';
 import { Loading, useLoad } from '../components/Loading';
@@ -260,11 +261,7 @@ function ApiKeys() {
           <label for="key-expires">{t('keys.expires')}</label>
           <input id="key-expires" class="input" type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} style={{ maxWidth: '220px' }} />
         </div>
-        {formError && (
-          <p class="error-text" role="alert">
-            {formError}
-          </p>
-        )}
+        <FormError error={formError} />
         <button class="btn btn-primary" type="submit">
           {t('settings.create')}
         </button>
@@ -394,11 +391,7 @@ function Webhooks() {
           <input type="checkbox" checked={notes} onChange={() => setNotes(!notes)} />
           {t('webhooks.include_notes')}
         </label>
-        {formError && (
-          <p class="error-text" role="alert">
-            {formError}
-          </p>
-        )}
+        <FormError error={formError} />
         <button class="btn btn-primary" type="submit">
           {t('settings.create')}
         </button>
@@ -634,11 +627,7 @@ function Profile() {
           </option>
         </select>
       </div>
-      {formError && (
-        <p class="error-text" role="alert">
-          {formError}
-        </p>
-      )}
+      <FormError error={formError} />
       <button class="btn btn-primary" type="submit" disabled={busy}>
         {t('settings.save')}
       </button>

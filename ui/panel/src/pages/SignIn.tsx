@@ -1,6 +1,8 @@
 // Sign in with a mailed one-time code. (Passkeys and sign-in links join here as the API offers them.)
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, must } from '../api';
+import { AuthCard } from '../components/AuthCard';
+import { FormError } from '../components/FormError';
 import { t } from '../i18n';
 import { passkeysSupported, signInWithPasskey } from '../passkeys';
 import { loadMe } from '../state';
@@ -58,87 +60,73 @@ export function SignIn() {
   }
 
   return (
-    <main class="auth">
-      <div class="auth-card">
-        <p class="brand" aria-hidden="true">
-          {t('app.name')}
-        </p>
-        <h1>{t('signin.title')}</h1>
-        {!codesMailed && (
-          <div class="notice notice-warn" role="status">
-            {t('signin.no_mail')}
+    <AuthCard title={t('signin.title')}>
+      {!codesMailed && (
+        <div class="notice notice-warn" role="status">
+          {t('signin.no_mail')}
+        </div>
+      )}
+      {step === 'email' ? (
+        <form onSubmit={sendCode}>
+          {codesMailed && <p>{t('signin.lead')}</p>}
+          <div class="field">
+            <label for="email">{t('signin.email')}</label>
+            <input
+              id="email"
+              class="input"
+              type="email"
+              autoComplete="username webauthn"
+              required
+              value={email}
+              onInput={(e) => setEmail(e.currentTarget.value)}
+            />
           </div>
-        )}
-        {step === 'email' ? (
-          <form onSubmit={sendCode}>
-            {codesMailed && <p>{t('signin.lead')}</p>}
-            <div class="field">
-              <label for="email">{t('signin.email')}</label>
-              <input
-                id="email"
-                class="input"
-                type="email"
-                autoComplete="username webauthn"
-                required
-                value={email}
-                onInput={(e) => setEmail(e.currentTarget.value)}
-              />
-            </div>
-            {error && (
-              <p class="error-text" role="alert">
-                {error}
-              </p>
-            )}
-            {codesMailed && (
-              <button class="btn btn-primary" type="submit" disabled={busy}>
-                {t('signin.send')}
-              </button>
-            )}
-            {passkeysSupported() && (
-              <>
-                <div class="auth-divider">{t('signin.or')}</div>
-                <button class="btn" type="button" disabled={busy} onClick={() => void passkey()}>
-                  {t('signin.passkey')}
-                </button>
-              </>
-            )}
-          </form>
-        ) : (
-          <form onSubmit={verify}>
-            {notice && (
-              <div class="notice" role="status">
-                {notice}
-              </div>
-            )}
-            <div class="field">
-              <label for="code">{t('signin.code')}</label>
-              <input
-                id="code"
-                class="input"
-                inputMode="numeric"
-                autoComplete="one-time-code"
-                required
-                autoFocus
-                value={code}
-                onInput={(e) => setCode(e.currentTarget.value)}
-              />
-            </div>
-            {error && (
-              <p class="error-text" role="alert">
-                {error}
-              </p>
-            )}
+          <FormError error={error} />
+          {codesMailed && (
             <button class="btn btn-primary" type="submit" disabled={busy}>
-              {t('signin.verify')}
+              {t('signin.send')}
             </button>
-            <p>
-              <button class="btn btn-ghost" type="button" onClick={() => (setStep('email'), setCode(''), setError(null))}>
-                {t('signin.other_address')}
+          )}
+          {passkeysSupported() && (
+            <>
+              <div class="auth-divider">{t('signin.or')}</div>
+              <button class="btn" type="button" disabled={busy} onClick={() => void passkey()}>
+                {t('signin.passkey')}
               </button>
-            </p>
-          </form>
-        )}
-      </div>
-    </main>
+            </>
+          )}
+        </form>
+      ) : (
+        <form onSubmit={verify}>
+          {notice && (
+            <div class="notice" role="status">
+              {notice}
+            </div>
+          )}
+          <div class="field">
+            <label for="code">{t('signin.code')}</label>
+            <input
+              id="code"
+              class="input"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              required
+              autoFocus
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value)}
+            />
+          </div>
+          <FormError error={error} />
+          <button class="btn btn-primary" type="submit" disabled={busy}>
+            {t('signin.verify')}
+          </button>
+          <p>
+            <button class="btn btn-ghost" type="button" onClick={() => (setStep('email'), setCode(''), setError(null))}>
+              {t('signin.other_address')}
+            </button>
+          </p>
+        </form>
+      )}
+    </AuthCard>
   );
 }
