@@ -1,6 +1,7 @@
 // The typed client: paths and schemas come from the server's own /v1/openapi.json at build time.
 import createClient from 'openapi-fetch';
 import type { components, paths } from '../../generated/api';
+import { t } from './i18n';
 
 export type Schemas = components['schemas'];
 export type Conversation = Schemas['Conversation'];
@@ -60,6 +61,16 @@ export async function must<T>(call: Promise<{ data?: T; error?: unknown; respons
   return result.data as T;
 }
 
+/**
+ * What to tell the person about a failed call, in their language when the cause is not theirs to
+ * fix in the form (no connection, the server failing, too many requests); otherwise the server's
+ * message, which names the field or the conflict.
+ */
 export function errorText(e: unknown): string {
+  if (e instanceof ApiError) {
+    if (e.status === 0) return t('error.network');
+    if (e.status === 429) return t('error.rate_limited');
+    if (e.status >= 500) return t('error.server');
+  }
   return e instanceof Error ? e.message : String(e);
 }

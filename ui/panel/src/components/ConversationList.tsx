@@ -196,7 +196,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
         <button class="btn btn-ghost back" type="button" onClick={props.onMenu} aria-label={t('nav.menu')}>
           ☰
         </button>
-        <h2>{title}</h2>
+        <h1>{title}</h1>
       </div>
       <ImportBanner inbox={f.inbox} />
       <SearchBox value={q} onChange={setQ} />

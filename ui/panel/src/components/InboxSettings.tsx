@@ -8,6 +8,8 @@ import { InboxSignatureCard } from '../pages/SavedRepliesSettings';
 import { loadInboxes, toast } from '../state';
 import { Confirm } from './Confirm';
 import { GreetingCard, RatingsCard } from './CustomerReplySettings';
+import { LoadedList } from './DataTable';
+import { useLoad } from './Loading';
 import { CopyField } from './Secret';
 
 type Channel = Schemas['Channel'];
@@ -17,22 +19,24 @@ type ChannelPatch = BodyOf<'/v1/channels/{channelId}', 'patch'>;
 const fail = (e: unknown) => toast(t('action.failed', { error: errorText(e) }));
 
 export function InboxList() {
-  const [list, setList] = useState<Inbox[] | null>(null);
+  const list = useLoad(() => must(api.GET('/v1/inboxes')));
   const [name, setName] = useState('');
   const { route } = useLocation();
-  const load = () => must(api.GET('/v1/inboxes')).then((r) => setList(r.data), fail);
-  useEffect(() => void load(), []);
   return (
     <>
       <h1>{t('settings.inboxes')}</h1>
       <p class="lead">{t('inboxes.lead')}</p>
-      <ul role="list" style={{ listStyle: 'none', padding: 0 }}>
-        {(list ?? []).map((i) => (
-          <li key={i.id} class="card">
-            <a href={`/settings/inboxes/${i.id}`}>{i.name}</a> <span class="muted mono">{i.slug}</span>
-          </li>
-        ))}
-      </ul>
+      <LoadedList rows={list.data?.data} error={list.error} retry={list.reload} empty={t('inboxes.empty')}>
+        {(rows) => (
+          <ul role="list" style={{ listStyle: 'none', padding: 0 }}>
+            {rows.map((i) => (
+              <li key={i.id} class="card">
+                <a href={`/settings/inboxes/${i.id}`}>{i.name}</a> <span class="muted mono">{i.slug}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </LoadedList>
       <form
         class="card"
         onSubmit={async (e) => {

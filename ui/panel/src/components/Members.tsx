@@ -4,6 +4,7 @@ import { api, errorText, must, type Schemas } from '../api';
 import { relativeTime, t } from '../i18n';
 import { inboxes, me, membership, toast } from '../state';
 import { Confirm } from './Confirm';
+import { Loading } from './Loading';
 import { SecretOnce } from './Secret';
 
 type Member = Schemas['Member'];
@@ -26,7 +27,13 @@ export function Members() {
     setMembers((await must(api.GET('/v1/members', { params: { query: { limit: 200 } } }))).data);
     if (manager) setInvites((await must(api.GET('/v1/invites'))).data.filter((i) => i.status === 'pending'));
   };
-  useEffect(() => void load().catch(fail), []);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const reload = () =>
+    load().then(
+      () => setLoadError(null),
+      (e) => setLoadError(errorText(e)),
+    );
+  useEffect(() => void reload(), []);
   const mayChange = (m: Member) => manager && (myRole === 'owner' || m.role !== 'owner');
   const update = (m: Member, body: { role?: Role; inbox_ids?: string[] | null }) =>
     must(api.PATCH('/v1/members/{memberId}', { params: { path: { memberId: m.id } }, body })).then(load, fail);
@@ -84,7 +91,7 @@ export function Members() {
           <ul role="list" style={{ listStyle: 'none', padding: 0 }}>
             {invites.map((i) => (
               <li key={i.id} class="card" style={{ display: 'flex', flexWrap: 'wrap', gap: 'var(--space-2)', alignItems: 'center' }}>
-                <span style={{ flex: 1, minWidth: 0 }}>
+                <span class="row-text">
                   {i.email} · {t(`role.${i.role}`)} <span class="muted">· {t('invites.expires', { when: relativeTime(i.expires_at) })}</span>
                 </span>
                 <button
@@ -108,13 +115,13 @@ export function Members() {
       )}
       <h2>{t('settings.members')}</h2>
       {!members ? (
-        <div class="skeleton" style={{ width: '60%' }} />
+        <Loading error={loadError} retry={reload} />
       ) : (
         <ul role="list" style={{ listStyle: 'none', padding: 0 }}>
           {members.map((m) => (
             <li key={m.id} class="card">
               <div style={{ display: 'flex', flexWrap: 'wrap', gap: 'var(--space-2)', alignItems: 'center' }}>
-                <span style={{ flex: 1, minWidth: 0 }}>
+                <span class="row-text">
                   <strong>{m.name ?? m.email}</strong> {m.person_id === myPersonId && <span class="muted">{t('members.you')}</span>}
                   <div class="muted">
                     {m.email} · {m.last_seen_at ? t('members.last_seen', { when: relativeTime(m.last_seen_at) }) : t('members.never_seen')}

@@ -69,7 +69,7 @@ export function Passkeys() {
                   </button>
                 </form>
               ) : (
-                <span style={{ flex: 1, minWidth: 0 }}>
+                <span class="row-text">
                   <strong>{k.name ?? t('passkeys.unnamed')}</strong>
                   <span class="muted">
                     {' · '}

@@ -109,7 +109,7 @@ function Usage() {
       </h2>
       <p class="muted">{t('reports.storage', { mb: (data.storage_bytes / 1e6).toFixed(1) })}</p>
       <DataTable
-        label={t('reports.usage')}
+        label={t('reports.usage_by_month')}
         columns={[
           t('reports.month'),
           t('reports.conversations_billed'),

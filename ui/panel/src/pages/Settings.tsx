@@ -96,7 +96,14 @@ function WorkspaceSettings(props: { manager: boolean }) {
   const [retention, setRetention] = useState('');
   const [deleting, setDeleting] = useState(false);
   useEffect(() => setRetention(data?.retention_days == null ? '' : String(data.retention_days)), [data]);
-  if (!data) return <Loading error={error} retry={reload} />;
+  if (!data) {
+    return (
+      <>
+        <h1>{t('settings.workspace')}</h1>
+        <Loading error={error} retry={reload} />
+      </>
+    );
+  }
   const owner = membership.value?.role === 'owner';
   async function save(e: Event) {
     e.preventDefault();

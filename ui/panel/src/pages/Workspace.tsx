@@ -63,8 +63,10 @@ export function Workspace() {
   return (
     <div class="shell" data-pane={pane}>
       <Nav filter={filter} onNavigate={() => setNavOpen(false)} onHelp={() => setHelpOpen(true)} />
-      <ConversationList filter={filter} selectedId={conversationId} onMenu={() => setNavOpen(true)} />
-      <ConversationPane key={conversationId ?? 'none'} conversationId={conversationId} onBack={() => route(listUrl(filter))} />
+      <main class="shell-main" id="main">
+        <ConversationList filter={filter} selectedId={conversationId} onMenu={() => setNavOpen(true)} />
+        <ConversationPane key={conversationId ?? 'none'} conversationId={conversationId} onBack={() => route(listUrl(filter))} />
+      </main>
       {connection.value === 'reconnecting' && (
         <div class="banner" role="status" style={{ position: 'fixed', top: 0, left: 0, right: 0 }}>
           {t('realtime.reconnecting')}

@@ -1,0 +1,228 @@
+// What a walk through the panel as an agent found, kept fixed: the navigation's footer fits its
+// column; on a phone the shortcuts dialog opens from the navigation; the conversations page has one
+// main landmark (in the browser's accessibility tree too) and a first-level heading naming the view;
+// the settings lists show the shared loading, error-with-retry and empty states (the error in the
+// person's language when the server fails), and a table takes the focus only where it scrolls
+// sideways; the reports page names every landmark once. English and Turkish.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import AxeBuilder from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
+import { systemClock } from '../../src/platform/clock.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+const TEXT = {
+  en: {
+    all: 'All',
+    menu: 'Menu',
+    shortcuts: 'Keyboard shortcuts',
+    signOut: 'Sign out',
+    server: 'The server could not answer. Try again in a moment.',
+    retry: 'Try again',
+  },
+  tr: {
+    all: 'Tümü',
+    menu: 'Menü',
+    shortcuts: 'Klavye kısayolları',
+    signOut: 'Çıkış yap',
+    server: 'Sunucu yanıt veremedi. Birazdan tekrar deneyin.',
+    retry: 'Tekrar dene',
+  },
+} as const;
+
+describe('panel review fixes', { skip: browserSkipReason() }, () => {
+  let s: TestServer;
+  let seed: Seed;
+  let browser: BrowserSession;
+
+  before(async () => {
+    s = await startTestServer({ clock: systemClock });
+    seed = await seedWorkspace(s.app, { name: 'Acme' });
+    await s.request('POST', '/v1/api-keys', {
+      token: seed.ownerToken,
+      body: { name: 'Zapier integration with a rather long name', scopes: ['conversations:read'] },
+    });
+    await addPerson(s.app, seed.workspaceId, 'agent', 'a-rather-long-support-agent-address@example.com');
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await s?.stop();
+  });
+
+  async function ownerPage(lang: 'en' | 'tr', viewport: { width: number; height: number }) {
+    await s.app.db.updateTable('people').set({ locale: lang }).where('id', '=', seed.ownerId).execute();
+    const { context, page } = await browser.newPage({ viewport, locale: lang === 'tr' ? 'tr-TR' : 'en-US' });
+    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    return { context, page, errors };
+  }
+  /** axe's rules for landmarks and headings (moderate, so assertAccessible lets them pass). */
+  async function landmarkViolations(page: Page) {
+    const results = await new AxeBuilder({ page }).withRules(['landmark-one-main', 'page-has-heading-one', 'landmark-unique']).analyze();
+    return results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  }
+  const box = async (page: Page, selector: string) => (await page.locator(selector).first().boundingBox())!;
+
+  for (const lang of ['en', 'tr'] as const) {
+    const x = TEXT[lang];
+
+    test(`conversations page: footer inside the navigation, one main landmark, the view as the heading (${lang})`, async () => {
+      const { context, page, errors } = await ownerPage(lang, { width: 1280, height: 800 });
+      await page.goto(`${s.url}/conversations`);
+      await page.getByRole('button', { name: x.signOut, exact: true }).waitFor();
+      const nav = await box(page, '.shell > .nav');
+      for (const name of [x.signOut]) {
+        const b = (await page.getByRole('button', { name, exact: true }).boundingBox())!;
+        assert.ok(b.x + b.width <= nav.x + nav.width, `${name} ends at ${b.x + b.width}, the navigation at ${nav.x + nav.width}`);
+      }
+      await page.getByRole('heading', { level: 1, name: x.all, exact: true }).waitFor();
+      assert.equal(await page.getByRole('main').count(), 1);
+      // The main element only groups grid cells (display: contents); the browser must still expose it.
+      const cdp = await context.newCDPSession(page);
+      const { nodes } = (await cdp.send('Accessibility.getFullAXTree')) as { nodes: { role?: { value?: string }; ignored?: boolean }[] };
+      assert.ok(
+        nodes.some((n) => n.role?.value === 'main' && !n.ignored),
+        'a main landmark in the accessibility tree',
+      );
+      assert.deepEqual(await landmarkViolations(page), []);
+      await assertAccessible(page);
+      await screenshot(page, `review-conversations-${lang}`);
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    test(`phone: the shortcuts dialog opens from the navigation and Esc closes it (${lang})`, async () => {
+      const { context, page, errors } = await ownerPage(lang, { width: 390, height: 844 });
+      await page.goto(`${s.url}/conversations`);
+      await page.getByRole('button', { name: x.menu, exact: true }).click();
+      const help = page.getByRole('button', { name: x.shortcuts, exact: true });
+      await help.focus();
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: x.shortcuts });
+      await dialog.waitFor({ state: 'visible' });
+      assert.equal(await page.evaluate(() => document.activeElement?.closest('[role="dialog"]') !== null), true, 'the focus moved into the dialog');
+      await assertAccessible(page);
+      await screenshot(page, `review-phone-shortcuts-${lang}`);
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    test(`settings lists: error in the person's language with a retry, the table focusable only when it scrolls (${lang})`, async () => {
+      for (const viewport of [
+        { width: 1280, height: 800 },
+        { width: 390, height: 844 },
+      ]) {
+        const { context, page, errors } = await ownerPage(lang, viewport);
+        const fail = (route: { fulfill: (r: object) => Promise<void> }) =>
+          route.fulfill({
+            status: 503,
+            contentType: 'application/json',
+            body: JSON.stringify({ error: { code: 'unavailable', message: 'Service unavailable' } }),
+          });
+        await page.route('**/v1/api-keys', fail);
+        await page.goto(`${s.url}/settings/api-keys`);
+        const alert = page.getByRole('alert').filter({ hasText: x.server });
+        await alert.waitFor();
+        assert.equal(await page.getByText('Service unavailable').count(), 0, 'not the server’s English text');
+        await assertAccessible(page);
+        await page.unroute('**/v1/api-keys', fail);
+        await alert.getByRole('button', { name: x.retry }).click();
+        const region = page.getByRole('region', { name: lang === 'tr' ? 'API anahtarları' : 'API keys' });
+        await region.getByRole('cell', { name: /Zapier integration/ }).waitFor();
+        const scrolls = await region.evaluate((el) => el.scrollWidth > el.clientWidth);
+        assert.equal(await region.getAttribute('tabindex'), scrolls ? '0' : null, `scrolls: ${scrolls} at ${viewport.width}`);
+        if (viewport.width === 1280) assert.equal(scrolls, false, 'the keys table fits a desktop');
+        await assertAccessible(page);
+        assert.deepEqual(errors, []);
+        await context.close();
+      }
+    });
+
+    test(`inboxes and workspace settings: skeleton, error with retry and a heading in every state (${lang})`, async () => {
+      const { context, page, errors } = await ownerPage(lang, { width: 1280, height: 800 });
+      await page.goto(`${s.url}/settings/account`);
+      await page.locator('.settings-main h1').waitFor();
+      // The inbox list fails once, after the panel itself has loaded the inboxes.
+      let failures = 0;
+      await page.route('**/v1/inboxes', (route) => {
+        failures++;
+        return route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"code":"unavailable","message":"Service unavailable"}}' });
+      });
+      await page.getByRole('link', { name: lang === 'tr' ? 'Gelen kutuları ve kanallar' : 'Inboxes and channels', exact: true }).click();
+      const alert = page.getByRole('alert').filter({ hasText: x.server });
+      await alert.waitFor();
+      assert.ok(failures >= 1);
+      await page.unroute('**/v1/inboxes');
+      await alert.getByRole('button', { name: x.retry }).click();
+      await page.getByRole('link', { name: 'Support', exact: true }).waitFor();
+
+      await page.route('**/v1/workspace', (route) =>
+        route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"code":"unavailable","message":"Service unavailable"}}' }),
+      );
+      await page.goto(`${s.url}/settings/workspace`);
+      await page.getByRole('alert').filter({ hasText: x.server }).waitFor();
+      await page.getByRole('heading', { level: 1, name: lang === 'tr' ? 'Çalışma alanı' : 'Workspace' }).waitFor();
+      assert.deepEqual(await landmarkViolations(page), []);
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    test(`members on a phone: a long address wraps and the role picker moves below it (${lang})`, async () => {
+      const { context, page, errors } = await ownerPage(lang, { width: 390, height: 844 });
+      await page.goto(`${s.url}/settings/members`);
+      await page.getByText('a-rather-long-support-agent-address@example.com').first().waitFor();
+      const problems = await page.evaluate(() =>
+        [...document.querySelectorAll('.settings-main li.card > div > span:first-child')].flatMap((text) => {
+          const out: string[] = [];
+          const label = (text.textContent ?? '').slice(0, 30);
+          if (text.scrollWidth > text.clientWidth + 1) out.push(`${label}: its text overflows (${text.scrollWidth} > ${text.clientWidth})`);
+          const r = text.getBoundingClientRect();
+          for (const control of text.parentElement!.querySelectorAll('select, button')) {
+            const c = control.getBoundingClientRect();
+            if (c.left < r.right && c.right > r.left && c.top < r.bottom && c.bottom > r.top) out.push(`${label}: covered by ${control.tagName}`);
+          }
+          return out;
+        }),
+      );
+      assert.deepEqual(problems, []);
+      await assertAccessible(page);
+      await screenshot(page, `review-members-phone-${lang}`);
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    test(`reports: every landmark named once (${lang})`, async () => {
+      const { context, page, errors } = await ownerPage(lang, { width: 1280, height: 800 });
+      await page.goto(`${s.url}/reports`);
+      await page.getByRole('region', { name: lang === 'tr' ? 'Aylara göre kullanım' : 'Usage by month' }).waitFor();
+      assert.deepEqual(await landmarkViolations(page), []);
+      assert.deepEqual(errors, []);
+      await context.close();
+      // On a phone the five columns of usage scroll sideways: the keyboard reaches the table to scroll it.
+      const phone = await ownerPage(lang, { width: 390, height: 844 });
+      await phone.page.goto(`${s.url}/reports`);
+      const usage = phone.page.getByRole('region', { name: lang === 'tr' ? 'Aylara göre kullanım' : 'Usage by month' });
+      await usage.waitFor();
+      assert.equal(await usage.evaluate((el) => el.scrollWidth > el.clientWidth), true, 'the usage table is wider than a phone');
+      assert.equal(await usage.getAttribute('tabindex'), '0');
+      await usage.focus();
+      await phone.page.keyboard.press('ArrowRight');
+      await phone.page.waitForFunction(
+        (name) => {
+          const el = [...document.querySelectorAll('.table-wrap')].find((w) => w.getAttribute('aria-label') === name);
+          return !!el && el.scrollLeft > 0;
+        },
+        lang === 'tr' ? 'Aylara göre kullanım' : 'Usage by month',
+      );
+      await assertAccessible(phone.page);
+      assert.deepEqual(phone.errors, []);
+      await phone.context.close();
+    });
+  }
+});
