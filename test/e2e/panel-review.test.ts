@@ -11,10 +11,13 @@ import type { Page } from 'playwright-core';
 import { systemClock } from '../../src/platform/clock.js';
 import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const TEXT = {
   en: {
+    details: 'Details',
+    hide: 'Hide details',
     all: 'All',
     menu: 'Menu',
     shortcuts: 'Keyboard shortcuts',
@@ -23,6 +26,8 @@ const TEXT = {
     retry: 'Try again',
   },
   tr: {
+    details: 'Ayrıntılar',
+    hide: 'Ayrıntıları gizle',
     all: 'Tümü',
     menu: 'Menü',
     shortcuts: 'Klavye kısayolları',
@@ -36,10 +41,13 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
   let s: TestServer;
   let seed: Seed;
   let browser: BrowserSession;
+  let conversationId: string;
 
   before(async () => {
-    s = await startTestServer({ clock: systemClock });
+    s = await startTestServer({ clock: systemClock, env: { SVC_INGRESS_SECRET: INGRESS_SECRET } });
     seed = await seedWorkspace(s.app, { name: 'Acme' });
+    const channel = await seedEmailChannel(s.app, seed);
+    conversationId = (await deliverMail(s, channel.address!, { From: 'Ada <ada@example.com>', Subject: 'Invoice 4411' }, 'Charged twice.')).conversation_id;
     await s.request('POST', '/v1/api-keys', {
       token: seed.ownerToken,
       body: { name: 'Zapier integration with a rather long name', scopes: ['conversations:read'] },
@@ -66,6 +74,15 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
     return results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   }
   const box = async (page: Page, selector: string) => (await page.locator(selector).first().boundingBox())!;
+
+  test('without JavaScript the page says what it needs in English and Turkish', async () => {
+    const { context, page } = await browser.newPage({ javaScriptEnabled: false });
+    await page.goto(`${s.url}/sign-in`);
+    await page.getByText('The svc panel needs JavaScript.').waitFor();
+    await page.getByText('svc paneli JavaScript gerektirir.').waitFor();
+    assert.equal(await page.getByText('svc paneli JavaScript gerektirir.').getAttribute('lang'), 'tr');
+    await context.close();
+  });
 
   for (const lang of ['en', 'tr'] as const) {
     const x = TEXT[lang];
@@ -109,6 +126,31 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
       await screenshot(page, `review-phone-shortcuts-${lang}`);
       await page.keyboard.press('Escape');
       await dialog.waitFor({ state: 'detached' });
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    test(`phone: the details have a way back to the conversation, and the focus follows (${lang})`, async () => {
+      const { context, page, errors } = await ownerPage(lang, { width: 390, height: 844 });
+      await page.goto(`${s.url}/conversations/${conversationId}`);
+      const toggle = page.getByRole('button', { name: x.details, exact: true });
+      await toggle.focus();
+      await page.keyboard.press('Enter');
+      const back = page.getByRole('button', { name: `← ${x.hide}`, exact: true });
+      await back.waitFor({ state: 'visible' });
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), `← ${x.hide}`, 'the focus is on the way back');
+      assert.equal(await page.getByRole('log').isVisible(), false, 'the details replace the conversation');
+      await assertAccessible(page);
+      await screenshot(page, `review-phone-details-${lang}`);
+      await page.keyboard.press('Enter');
+      await page.getByRole('log').waitFor({ state: 'visible' });
+      await page.waitForFunction((name) => document.activeElement?.textContent?.trim() === name, x.details);
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+      // On a desktop the details sit beside the conversation and the way back is not there.
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await toggle.click();
+      await page.getByRole('complementary', { name: x.details }).waitFor();
+      assert.equal(await back.isVisible(), false);
       assert.deepEqual(errors, []);
       await context.close();
     });
@@ -220,6 +262,10 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
         },
         lang === 'tr' ? 'Aylara göre kullanım' : 'Usage by month',
       );
+      // The eight totals sit two to a row on a phone rather than one long column.
+      const tops = await phone.page.locator('.report-totals > div').evaluateAll((items) => items.map((i) => Math.round(i.getBoundingClientRect().top)));
+      assert.equal(tops.length, 8);
+      assert.equal(new Set(tops).size, 4, `rows at ${tops.join(', ')}`);
       await assertAccessible(phone.page);
       assert.deepEqual(phone.errors, []);
       await phone.context.close();

@@ -31,6 +31,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
   const [state, setState] = useState<'loading' | 'ready' | 'error'>('loading');
   const [error, setError] = useState('');
   const [showDetails, setShowDetails] = useState(() => matchMedia('(min-width: 900px)').matches);
+  const detailsToggle = useRef<HTMLButtonElement>(null);
   const thread = useRef<HTMLDivElement>(null);
   const composer = useRef<ComposerHandle>(null);
   const myId = me.value!.person.id;
@@ -147,7 +148,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           >
             {conv.status === 'closed' ? t('action.reopen') : t('action.close')}
           </button>
-          <button class="btn btn-ghost" type="button" aria-expanded={showDetails} onClick={() => setShowDetails(!showDetails)}>
+          <button ref={detailsToggle} class="btn btn-ghost" type="button" aria-expanded={showDetails} onClick={() => setShowDetails(!showDetails)}>
             {showDetails ? t('conv.hide_details') : t('conv.details')}
           </button>
         </div>
@@ -171,7 +172,18 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old : [...old, m]))}
         />
       </div>
-      {showDetails && <Details conversation={conv} contact={contact} onChange={change} onContactChanged={(c) => setContact(c)} />}
+      {showDetails && (
+        <Details
+          conversation={conv}
+          contact={contact}
+          onChange={change}
+          onContactChanged={(c) => setContact(c)}
+          onClose={() => {
+            setShowDetails(false);
+            requestAnimationFrame(() => detailsToggle.current?.focus());
+          }}
+        />
+      )}
     </section>
   );
 }

@@ -1,6 +1,6 @@
 // The details column of a conversation: contact (editable, with attributes, merge and delete), status, assignee,
 // priority, labels, spam and inbox. Changes are optimistic; the caller rolls back on failure.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, type Conversation, errorText, must, type Schemas } from '../api';
 import { absoluteTime, t } from '../i18n';
@@ -18,6 +18,7 @@ export function Details(props: {
   contact: Contact | null;
   onChange: (patch: ConversationPatch) => Promise<void>;
   onContactChanged: (c: Contact) => void;
+  onClose: () => void;
 }) {
   const conv = props.conversation;
   const contact = props.contact;
@@ -33,8 +34,18 @@ export function Details(props: {
     setLabel('');
   }
 
+  // Below 900 px the details replace the conversation, whose header held the toggle: the way back
+  // is here, and it takes the focus when it is shown (hidden by CSS on wider screens).
+  const close = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (close.current?.offsetParent) close.current.focus();
+  }, []);
+
   return (
     <aside class="details" aria-label={t('conv.details')}>
+      <button ref={close} class="btn btn-ghost details-close" type="button" onClick={props.onClose}>
+        ← {t('conv.hide_details')}
+      </button>
       <h3>{t('details.contact')}</h3>
       {contact ? <ContactCard contact={contact} onChanged={props.onContactChanged} /> : <p class="muted">{t('details.no_name')}</p>}
       {contact && (
