@@ -142,15 +142,7 @@ function ContactForm(props: { contact: Contact; onCancel: () => void; onSave: (b
         <label for="contact-emails">{t('contact.emails')}</label>
         <textarea id="contact-emails" class="textarea" rows={2} value={emails} onInput={(e) => setEmails(e.currentTarget.value)} />
       </div>
-      <FormError error={error} />
-      <div class="row-actions">
-        <button class="btn btn-primary" type="submit">
-          {t('settings.save')}
-        </button>
-        <button class="btn" type="button" onClick={props.onCancel}>
-          {t('attr.cancel')}
-        </button>
-      </div>
+      <SaveOrCancel error={error} onCancel={props.onCancel} />
     </form>
   );
 }
@@ -227,7 +219,16 @@ function AttributeForm(props: {
           />
         )}
       </div>
-      <FormError error={error} />
+      <SaveOrCancel error={error} onCancel={props.onCancel} />
+    </form>
+  );
+}
+
+/** The end of the card's inline forms: the error, Save (the form's submit) and Cancel. */
+function SaveOrCancel(props: { error: string | null; onCancel: () => void }) {
+  return (
+    <>
+      <FormError error={props.error} />
       <div class="row-actions">
         <button class="btn btn-primary" type="submit">
           {t('settings.save')}
@@ -236,6 +237,6 @@ function AttributeForm(props: {
           {t('attr.cancel')}
         </button>
       </div>
-    </form>
+    </>
   );
 }
