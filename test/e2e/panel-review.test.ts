@@ -44,7 +44,7 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
   let conversationId: string;
 
   before(async () => {
-    s = await startTestServer({ clock: systemClock, env: { SVC_INGRESS_SECRET: INGRESS_SECRET } });
+    s = await startTestServer({ clock: systemClock, env: { SVC_INGRESS_SECRET: INGRESS_SECRET, SVC_MIGRATION_ALLOW_PRIVATE: '1' } });
     seed = await seedWorkspace(s.app, { name: 'Acme' });
     const channel = await seedEmailChannel(s.app, seed);
     conversationId = (await deliverMail(s, channel.address!, { From: 'Ada <ada@example.com>', Subject: 'Invoice 4411' }, 'Charged twice.')).conversation_id;
@@ -53,6 +53,13 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
       body: { name: 'Zapier integration with a rather long name', scopes: ['conversations:read'] },
     });
     await addPerson(s.app, seed.workspaceId, 'agent', 'a-rather-long-support-agent-address@example.com');
+    // A migration with no mailbox address yet: the list names it by its provider, once.
+    const migration = await s.request('POST', '/v1/migrations', {
+      token: seed.ownerToken,
+      body: { provider: 'imap', inbox_id: seed.inboxId, imap: { host: '127.0.0.1', port: 9, tls: 'none' } },
+    });
+    assert.equal(migration.status, 201, JSON.stringify(migration.body));
+    await s.request('POST', '/v1/saved-replies', { token: seed.ownerToken, body: { name: 'refund', body: 'We refunded the charge.', scope: 'workspace' } });
     browser = await launchBrowser();
   });
   after(async () => {
@@ -148,8 +155,12 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
       // On a desktop the details sit beside the conversation and the way back is not there.
       await page.setViewportSize({ width: 1280, height: 800 });
       await toggle.click();
-      await page.getByRole('complementary', { name: x.details }).waitFor();
+      const details = page.getByRole('complementary', { name: x.details });
+      await details.waitFor();
       assert.equal(await back.isVisible(), false);
+      // The hidden way back leaves no gap: the first heading starts at the column's padding.
+      const gap = await details.evaluate((el) => el.querySelector('h3')!.getBoundingClientRect().top - el.getBoundingClientRect().top);
+      assert.ok(gap <= 17, `the first heading starts ${gap} px down`);
       assert.deepEqual(errors, []);
       await context.close();
     });
@@ -234,6 +245,32 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
       assert.deepEqual(problems, []);
       await assertAccessible(page);
       await screenshot(page, `review-members-phone-${lang}`);
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    test(`migrations: a migration without an address is named by its provider once (${lang})`, async () => {
+      const { context, page, errors } = await ownerPage(lang, { width: 390, height: 844 });
+      await page.goto(`${s.url}/settings/migrations`);
+      const row = page
+        .getByRole('region', { name: lang === 'tr' ? 'Hizmete taşı' : 'Move to the service' })
+        .getByRole('row')
+        .nth(1);
+      await row.getByRole('link').waitFor();
+      const name = (await row.getByRole('link').textContent())!.trim();
+      assert.equal((await row.getByRole('cell').first().textContent())!.trim(), name);
+      await row.getByRole('link').click();
+      await page.getByRole('heading', { level: 1, name: new RegExp(name) }).waitFor();
+      assert.equal(await page.locator('.settings-main h1 + p.muted', { hasText: name }).count(), 0, 'not repeated under the heading');
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    test(`saved replies: the table's region is named apart from its section (${lang})`, async () => {
+      const { context, page, errors } = await ownerPage(lang, { width: 1280, height: 800 });
+      await page.goto(`${s.url}/settings/saved-replies`);
+      await page.getByRole('cell', { name: '#refund' }).waitFor();
+      assert.deepEqual(await landmarkViolations(page), []);
       assert.deepEqual(errors, []);
       await context.close();
     });

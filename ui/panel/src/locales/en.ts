@@ -384,6 +384,7 @@ export const en = {
   'replies.placeholders_hint':
     'Use them in saved replies and signatures. A fallback after a bar replaces a missing value: {{contact.first_name|friend}}. Without one, a missing contact name becomes “there”, anything else stays empty.',
   'replies.title': 'Saved replies',
+  'replies.table': 'Saved replies by name',
   'replies.new': 'New saved reply',
   'replies.edit_title': 'Edit #{name}',
   'replies.name': 'Name',

@@ -388,6 +388,7 @@ export const tr: Record<MessageKey, string> = {
   'replies.placeholders_hint':
     'Hazır yanıtlarda ve imzalarda kullanılabilir. Dikey çizgiden sonraki yedek değer eksik bir değerin yerine geçer: {{contact.first_name|dostum}}. Yedek değer yoksa eksik kişi adı “there” olur, diğerleri boş kalır.',
   'replies.title': 'Hazır yanıtlar',
+  'replies.table': 'Ada göre hazır yanıtlar',
   'replies.new': 'Yeni hazır yanıt',
   'replies.edit_title': '#{name} düzenleniyor',
   'replies.name': 'Ad',

@@ -206,7 +206,7 @@ function MigrationList() {
               <tr key={m.id}>
                 <td>
                   <a href={`/settings/migrations/${m.id}`}>{m.source_address ?? presetText({ id: m.provider, name: m.provider_name }, 'name')}</a>
-                  <div class="muted">{presetText({ id: m.provider, name: m.provider_name }, 'name')}</div>
+                  {m.source_address && <div class="muted">{presetText({ id: m.provider, name: m.provider_name }, 'name')}</div>}
                 </td>
                 <td>
                   <SourceContext.Provider value={sourceOf(presets.data ?? [], m.provider)}>
@@ -465,7 +465,7 @@ function Wizard(props: { id: string }) {
       <h1 class="mig-title">
         {m.source_address ?? presetText({ id: m.provider, name: m.provider_name }, 'name')} <StatePill state={m.state} />
       </h1>
-      <p class="muted">{presetText({ id: m.provider, name: m.provider_name }, 'name')}</p>
+      {m.source_address && <p class="muted">{presetText({ id: m.provider, name: m.provider_name }, 'name')}</p>}
       <Stepper current={step} migration={m} />
       <ReadOnlyNote m={m} />
       <ActionBar m={m} onChanged={update} reload={reload} />

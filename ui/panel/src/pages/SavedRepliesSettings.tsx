@@ -257,7 +257,7 @@ function SavedReplies(props: { manager: boolean }) {
       </form>
       <LoadedList rows={data?.data} error={error} retry={reload} empty={t('replies.empty')}>
         {(replies) => (
-          <DataTable label={t('replies.title')} columns={[t('replies.name'), t('replies.body'), t('replies.scope'), { hidden: t('replies.actions') }]}>
+          <DataTable label={t('replies.table')} columns={[t('replies.name'), t('replies.body'), t('replies.scope'), { hidden: t('replies.actions') }]}>
             {replies.map((r) => (
               <tr key={r.id}>
                 <td class="mono">#{r.name}</td>
