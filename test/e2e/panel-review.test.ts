@@ -269,7 +269,7 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
     test(`saved replies: the table's region is named apart from its section (${lang})`, async () => {
       const { context, page, errors } = await ownerPage(lang, { width: 1280, height: 800 });
       await page.goto(`${s.url}/settings/saved-replies`);
-      await page.getByRole('cell', { name: '#refund' }).waitFor();
+      await page.getByRole('cell', { name: '#refund', exact: true }).waitFor();
       assert.deepEqual(await landmarkViolations(page), []);
       assert.deepEqual(errors, []);
       await context.close();
