@@ -10,9 +10,11 @@
 // of it is stored, and every work is run again in a transaction of its own, so that only the works
 // that fail by themselves are refused and none is stored twice.
 //
-// Files a work refers to (an inbound mail's .eml and attachments) may come with it unflushed: the
-// batch flushes all of them, and each of their directories once, before its transaction begins, so
-// a row never points at a file a power cut could lose.
+// Files a work refers to (an inbound mail's .eml and attachments) may come with it unflushed: they
+// are flushed, the files of all works waiting together and each of their directories once, before
+// the work may join a transaction, so a row never points at a file a power cut could lose. Files
+// are flushed while the previous batch commits and flushes its commit (two stages of a pipeline:
+// the disk works on the next batch's files and on the last batch's WAL at the same time).
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { WrittenFile } from '../platform/storage.js';
 import type { Database } from './schema.js';
@@ -36,8 +38,12 @@ export interface BatcherOptions {
 }
 
 export class TransactionBatcher {
-  private queue: Pending[] = [];
-  private running = false;
+  /** Works whose files are being flushed or wait for the next file flush. */
+  private unflushed: Pending[] = [];
+  /** Works that may join the next transaction (files flushed, or none). */
+  private ready: Pending[] = [];
+  private flushingFiles = false;
+  private committing = false;
   private readonly maxBatch: number;
   private readonly flushCommits: () => Promise<void>;
   private readonly flushFiles: (files: readonly WrittenFile[]) => Promise<void>;
@@ -63,11 +69,13 @@ export class TransactionBatcher {
    */
   run<T>(work: Work<T>, opts: { files?: readonly WrittenFile[] } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, files: opts.files ?? [], resolve: resolve as (v: unknown) => void, reject });
-      if (!this.running) {
-        this.running = true;
-        // One turn of the event loop lets works that are ready at the same time join the batch.
-        setImmediate(() => void this.loop());
+      const pending: Pending = { work, files: opts.files ?? [], resolve: resolve as (v: unknown) => void, reject };
+      if (pending.files.length) {
+        this.unflushed.push(pending);
+        this.startFileFlushes();
+      } else {
+        this.ready.push(pending);
+        this.startCommits();
       }
     });
   }
@@ -77,18 +85,50 @@ export class TransactionBatcher {
     return this.flushCommits();
   }
 
-  private async loop(): Promise<void> {
+  private startFileFlushes(): void {
+    if (this.flushingFiles) return;
+    this.flushingFiles = true;
+    // One turn of the event loop lets works that are ready at the same time share the flush.
+    setImmediate(() => void this.fileFlushLoop());
+  }
+
+  private startCommits(): void {
+    if (this.committing) return;
+    this.committing = true;
+    // One turn of the event loop lets works that are ready at the same time join the batch.
+    setImmediate(() => void this.commitLoop());
+  }
+
+  /** Flushes the files of the works waiting, together; works that come meanwhile share the next flush. */
+  private async fileFlushLoop(): Promise<void> {
     try {
-      while (this.queue.length) {
+      while (this.unflushed.length) {
+        const group = this.unflushed.splice(0);
+        const fileErrors = await this.flushBatchFiles(group);
+        group.forEach((p, i) => {
+          const failed = fileErrors[i];
+          if (failed) p.reject(failed.error);
+          else this.ready.push(p);
+        });
+        if (this.ready.length) this.startCommits();
+      }
+    } finally {
+      this.flushingFiles = false;
+    }
+  }
+
+  private async commitLoop(): Promise<void> {
+    try {
+      while (this.ready.length) {
         // Works that come while the last batch's flush runs would wait for the flush after it
         // anyway: they queue up and are committed together once it ends (fewer commits per work).
         if (this.flushing) await this.flushing;
-        const batch = this.queue.splice(0, this.maxBatch);
-        const outcomes = await this.runBatch(batch);
+        const batch = this.ready.splice(0, this.maxBatch);
+        const outcomes = await this.runTransaction(batch);
         this.flushing = this.answerAfterFlush(batch, outcomes);
       }
     } finally {
-      this.running = false;
+      this.committing = false;
     }
   }
 
@@ -111,10 +151,10 @@ export class TransactionBatcher {
   }
 
   /**
-   * Flushes the files of the batch's works together (each directory once), before its transaction
-   * begins: the connection is not held while the disk works. Answers, per work, the error that
-   * keeps it out of the batch: when the flush fails, each work's files are flushed again on their
-   * own (those done are not flushed twice), so only the works whose own files fail are refused.
+   * Flushes the files of the works together (each directory once), before they may join a
+   * transaction: the connection is not held while the disk works. Answers, per work, the error that
+   * keeps it out: when the flush fails, each work's files are flushed again on their own (those
+   * done are not flushed twice), so only the works whose own files fail are refused.
    */
   private async flushBatchFiles(batch: Pending[]): Promise<({ error: unknown } | undefined)[]> {
     const files = batch.flatMap((p) => p.files);
@@ -135,13 +175,6 @@ export class TransactionBatcher {
       }
     }
     return batch.map(() => undefined);
-  }
-
-  private async runBatch(all: Pending[]): Promise<Outcome[]> {
-    const fileErrors = await this.flushBatchFiles(all);
-    const batch = all.filter((_, i) => !fileErrors[i]);
-    const ran = await this.runTransaction(batch);
-    return fileErrors.map((failed) => (failed ? { ok: false, error: failed.error } : ran.shift()!));
   }
 
   private async runTransaction(batch: Pending[]): Promise<Outcome[]> {

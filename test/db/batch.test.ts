@@ -261,4 +261,43 @@ describe('group commit (TransactionBatcher)', () => {
       await s.stop();
     }
   });
+  test("the next works' files are flushed while the last batch's commit is flushed, and they join the commit after it", async () => {
+    const s = await startTestServer();
+    try {
+      const commitReleases: (() => void)[] = [];
+      const flushedFiles: string[] = [];
+      const batcher = new TransactionBatcher(s.app.handle.db, {
+        flushCommits: () => new Promise<void>((r) => commitReleases.push(r)),
+        flushFiles: async (files) => {
+          flushedFiles.push(...files.map((f) => f.key));
+        },
+      });
+      const insert = (key: string) => (trx: Transaction<Database>) => trx.insertInto('server_meta').values({ key, value: key }).execute();
+      const stored = async (key: string) => (await s.app.db.selectFrom('server_meta').select('key').where('key', '=', key).execute()).length;
+      const until = async (what: string, predicate: () => boolean | Promise<boolean>) => {
+        const deadline = Date.now() + 10_000;
+        while (!(await predicate())) {
+          if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+          await sleep(5);
+        }
+      };
+      const first = batcher.run(insert('pipeline-a'));
+      await until('the first commit flush', () => commitReleases.length === 1);
+      // The first batch is committed and its flush held; a work with a file comes.
+      const file = { key: 'ws/eml/pipeline-b', size: 1, sha256: 'x' };
+      const second = batcher.run(insert('pipeline-b'), { files: [file] });
+      await until("the second work's file flush", () => flushedFiles.includes(file.key));
+      assert.equal(await stored('pipeline-b'), 0, 'not committed while the last commit is flushed');
+      assert.equal(commitReleases.length, 1);
+      commitReleases[0]();
+      await first;
+      await until('the second commit flush', () => commitReleases.length === 2);
+      assert.equal(await stored('pipeline-b'), 1);
+      commitReleases[1]();
+      await second;
+      assert.deepEqual(flushedFiles, [file.key], 'each file flushed once');
+    } finally {
+      await s.stop();
+    }
+  });
 });
