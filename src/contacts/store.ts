@@ -44,29 +44,38 @@ export async function loadContactView(db: Db, workspaceId: string, id: string): 
   return view && view.contact.workspace_id === workspaceId ? view : undefined;
 }
 
-// One contact by address, compiled once (every inbound mail looks its sender up): the row found
-// through its address in one statement, then its addresses and external ids.
-const contactRowByEmail = reusableQuery((db, workspaceId: string, email: string) =>
+// One contact by address as a view in one statement, compiled once (every inbound mail looks its
+// sender up): the row found through the address, joined with each of its addresses and external ids.
+const contactViewRowsByEmail = reusableQuery((db, workspaceId: string, email: string) =>
   db
-    .selectFrom('contact_emails')
-    .innerJoin('contacts', 'contacts.id', 'contact_emails.contact_id')
+    .selectFrom('contact_emails as found')
+    .innerJoin('contacts', 'contacts.id', 'found.contact_id')
+    .innerJoin('contact_emails as address', 'address.contact_id', 'contacts.id')
+    .leftJoin('contact_external_ids as external', 'external.contact_id', 'contacts.id')
     .selectAll('contacts')
-    .where('contact_emails.workspace_id', '=', workspaceId)
-    .where('contact_emails.email', '=', email),
-);
-const emailsOfContact = reusableQuery((db, id: string) =>
-  db.selectFrom('contact_emails').select('email').where('contact_id', '=', id).orderBy('position').orderBy('email'),
-);
-const externalIdsOfContact = reusableQuery((db, id: string) =>
-  db.selectFrom('contact_external_ids').select(['inbox_id', 'external_id']).where('contact_id', '=', id).orderBy('created_at').orderBy('inbox_id'),
+    .select(['address.email as view_email', 'external.inbox_id as view_inbox_id', 'external.external_id as view_external_id'])
+    .where('found.workspace_id', '=', workspaceId)
+    .where('found.email', '=', email)
+    .orderBy('address.position')
+    .orderBy('address.email')
+    .orderBy('external.created_at')
+    .orderBy('external.inbox_id'),
 );
 
 /** The contact that owns an address in the workspace, as a view; undefined when none does. */
 export async function loadContactViewByEmail(db: Db, workspaceId: string, email: string): Promise<ContactView | undefined> {
-  const [contact] = await contactRowByEmail(db, workspaceId, email);
-  if (!contact) return undefined;
-  const [emails, externalIds] = await Promise.all([emailsOfContact(db, contact.id), externalIdsOfContact(db, contact.id)]);
-  return { contact, emails: emails.map((e) => e.email), externalIds };
+  const rows = await contactViewRowsByEmail(db, workspaceId, email);
+  if (rows.length === 0) return undefined;
+  const { view_email: _e, view_inbox_id: _i, view_external_id: _x, ...contact } = rows[0];
+  // Rows are (address × external id), addresses first in order: the first address's rows hold the external ids in order.
+  const emails: string[] = [];
+  const externalIds: ExternalId[] = [];
+  for (const r of rows) {
+    if (emails[emails.length - 1] !== r.view_email) emails.push(r.view_email);
+    if (r.view_email === emails[0] && r.view_inbox_id !== null && r.view_external_id !== null)
+      externalIds.push({ inbox_id: r.view_inbox_id, external_id: r.view_external_id });
+  }
+  return { contact, emails, externalIds };
 }
 
 /** The contacts owning these (normalized) addresses in the workspace, by address: one statement, then their views. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
+import { loadContactView, loadContactViewByEmail } from '../../src/contacts/store.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, eventsAfter, INGRESS_SECRET, lastEventSeq, seedEmailChannel } from '../helpers/mail.js';
@@ -94,6 +95,41 @@ describe('contacts API', () => {
     const foreign = await deliverMail(s, otherAddress, { From: 'g@cobol.example' });
     const foreignConv = await s.app.db.selectFrom('conversations').select('contact_id').where('id', '=', foreign.conversation_id).executeTakeFirstOrThrow();
     assert.notEqual(foreignConv.contact_id, id);
+  });
+
+  test("a sender's contact read by address (one statement) is the same view as read by id: addresses and external ids in order", async () => {
+    const created = await s.request('POST', '/v1/contacts', {
+      token: seed.apiKey,
+      body: {
+        name: 'Ada',
+        emails: ['ada@engine.example', 'countess@engine.example', 'ada.l@engine.example'],
+        external_ids: [
+          { inbox_id: inboxB, external_id: 'ada-b' },
+          { inbox_id: seed.inboxId, external_id: 'ada-a' },
+        ],
+      },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const byId = await loadContactView(s.app.db, seed.workspaceId, created.body.id);
+    assert.deepEqual(byId?.emails, ['ada@engine.example', 'countess@engine.example', 'ada.l@engine.example']);
+    assert.equal(byId?.externalIds.length, 2);
+    for (const email of byId!.emails) assert.deepEqual(await loadContactViewByEmail(s.app.db, seed.workspaceId, email), byId, email);
+    const bare = await s.request('POST', '/v1/contacts', { token: seed.apiKey, body: { emails: ['plain@engine.example'] } });
+    assert.equal(bare.status, 201, JSON.stringify(bare.body));
+    assert.deepEqual(
+      await loadContactViewByEmail(s.app.db, seed.workspaceId, 'plain@engine.example'),
+      await loadContactView(s.app.db, seed.workspaceId, bare.body.id),
+    );
+    assert.equal(await loadContactViewByEmail(s.app.db, seed.workspaceId, 'nobody@engine.example'), undefined);
+    assert.equal(await loadContactViewByEmail(s.app.db, 'ws_other', 'ada@engine.example'), undefined, 'another workspace');
+    // A mail from the second address is the same contact, and its event carries the whole view.
+    const before = await lastEventSeq(s);
+    const stored = await deliverMail(s, address, { From: 'Ada <countess@engine.example>' });
+    const conversation = await s.app.db.selectFrom('conversations').select('contact_id').where('id', '=', stored.conversation_id).executeTakeFirstOrThrow();
+    assert.equal(conversation.contact_id, created.body.id);
+    const event = (await eventsAfter(s, before)).find((e) => e.type === 'conversation.created');
+    assert.deepEqual(event?.data.contact?.emails, byId!.emails, JSON.stringify(event?.data));
+    assert.deepEqual(event?.data.contact?.external_ids, byId!.externalIds);
   });
 
   test('merge: the target gets addresses, external ids and conversations; the source shows merged_into_id', async () => {

@@ -101,7 +101,7 @@ describe('reaction settings cache', () => {
     });
   });
 
-  test('a new mail in a new conversation runs at most 15 statements in its transaction (SQLite)', async (t) => {
+  test('a new mail in a new conversation runs at most 12 statements in its transaction (SQLite)', async (t) => {
     const connection = sqliteConnectionOf(s.app.db);
     if (!connection) return t.skip('counts statements on the SQLite connection');
     await mail('known@cust.example');
@@ -123,6 +123,6 @@ describe('reaction settings cache', () => {
     const commit = seen.findIndex((q, i) => i > begin && /^commit/i.test(q));
     assert.ok(begin >= 0 && commit > begin, seen.join('\n'));
     const inside = seen.slice(begin + 1, commit);
-    assert.ok(inside.length <= 15, `${inside.length} statements:\n${inside.join('\n')}`);
+    assert.ok(inside.length <= 12, `${inside.length} statements:\n${inside.join('\n')}`);
   });
 });
