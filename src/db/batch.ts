@@ -43,6 +43,8 @@ export class TransactionBatcher {
   /** Works that may join the next transaction (files flushed, or none). */
   private ready: Pending[] = [];
   private flushingFiles = false;
+  /** The running flush of a group of works' files (never rejects: failed works are refused). */
+  private fileFlush: Promise<void> | undefined;
   private committing = false;
   private readonly maxBatch: number;
   private readonly flushCommits: () => Promise<void>;
@@ -104,15 +106,18 @@ export class TransactionBatcher {
     try {
       while (this.unflushed.length) {
         const group = this.unflushed.splice(0);
-        const fileErrors = await this.flushBatchFiles(group);
-        group.forEach((p, i) => {
-          const failed = fileErrors[i];
-          if (failed) p.reject(failed.error);
-          else this.ready.push(p);
+        this.fileFlush = this.flushBatchFiles(group).then((fileErrors) => {
+          group.forEach((p, i) => {
+            const failed = fileErrors[i];
+            if (failed) p.reject(failed.error);
+            else this.ready.push(p);
+          });
         });
+        await this.fileFlush;
         if (this.ready.length) this.startCommits();
       }
     } finally {
+      this.fileFlush = undefined;
       this.flushingFiles = false;
     }
   }
@@ -123,6 +128,9 @@ export class TransactionBatcher {
         // Works that come while the last batch's flush runs would wait for the flush after it
         // anyway: they queue up and are committed together once it ends (fewer commits per work).
         if (this.flushing) await this.flushing;
+        // Files being flushed now (alongside that commit's flush) join this batch rather than the next:
+        // one commit fewer for about the same wait. Later works' files are the next batch's.
+        if (this.fileFlush) await this.fileFlush;
         const batch = this.ready.splice(0, this.maxBatch);
         const outcomes = await this.runTransaction(batch);
         this.flushing = this.answerAfterFlush(batch, outcomes);
