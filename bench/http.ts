@@ -8,14 +8,13 @@
 // also runs two servers on the same database, the connections split over both as a load balancer
 // would, and prints the two-process figures.
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 
 const databaseUrl = process.env.SVC_BENCH_DATABASE_URL ?? process.env.SVC_TEST_DATABASE_URL;
 // The test helpers behind lib.js read SVC_TEST_DATABASE_URL when they load, so it is set first.
 if (databaseUrl) process.env.SVC_TEST_DATABASE_URL = databaseUrl;
-const { benchDir, figure, seededEnv, startBenchServer } = await import('./lib.js');
+const { benchDir, cpuSeconds, figure, seededEnv, startBenchServer } = await import('./lib.js');
 
 const args = process.argv.slice(2);
 const processesFlag = args.indexOf('--processes');
@@ -44,12 +43,6 @@ async function loadWithCpu(url: string, pid: number, headers: Record<string, str
   const cpuUsPerRequest = ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests.total;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
   return { result, cpuUsPerRequest };
-}
-
-/** User + system CPU seconds of a process so far (clock ticks of 1/100 s). */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 async function bareHono(): Promise<{ url: string; pid: number; stop(): void }> {

@@ -7,10 +7,10 @@
 // Run: npm run build && node dist/bench/ingest.js [count] [--cpu-prof <dir>]  (the profile is the server's)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { runSvc, spawnServer, testEnv } from '../test/helpers/server.js';
+import { cpuSeconds, figure, rssMb, threadCpuSeconds, threadFigures } from './lib.js';
 
 const args = process.argv.slice(2);
 const profIndex = args.indexOf('--cpu-prof');
@@ -84,18 +84,6 @@ async function blast(port: number, to: string, count: number, onProgress?: (done
   return count / seconds;
 }
 
-/** CPU seconds (user + system, all threads) the process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function rssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return Math.round(kb / 102.4) / 10;
-}
-
 async function startFloor(): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, [path.resolve('dist/bench/smtp-floor-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
@@ -142,22 +130,27 @@ async function main() {
     const start = rssMb(pid);
     let middle = 0;
     const cpuBefore = cpuSeconds(pid);
+    const threadsBefore = threadCpuSeconds(pid);
+    const blastStarted = performance.now();
     const rate = await blast(port, 'support@bench.example', COUNT, (done) => {
       if (done === Math.floor(COUNT / 2)) middle = rssMb(pid);
     });
+    const wallSeconds = (performance.now() - blastStarted) / 1000;
+    const threadsAfter = threadCpuSeconds(pid);
     const end = rssMb(pid);
     const cpuMs = ((cpuSeconds(pid) - cpuBefore) * 1000) / COUNT;
     const errors = server.stderrLines.filter((l) => l.includes('"level":"error"'));
     if (errors.length) throw new Error(`server logged errors:\n${errors.slice(0, 5).join('\n')}`);
 
-    console.log(`floor_smtp_msgs_per_s: ${floorRate.toFixed(0)} msg/s`);
-    console.log(`ingest_smtp_msgs_per_s: ${rate.toFixed(0)} msg/s`);
-    console.log('durability: on (.eml, its directory and the commit flushed before each 250)');
-    console.log(`ratio: ${(rate / floorRate).toFixed(2)}`);
-    console.log(`server_cpu_per_msg: ${cpuMs.toFixed(2)} ms`);
-    console.log(`server_rss_start: ${start} MB`);
-    console.log(`server_rss_middle: ${middle} MB`);
-    console.log(`server_rss_end: ${end} MB`);
+    figure('floor_smtp_msgs_per_s', floorRate, 'msg/s');
+    figure('ingest_smtp_msgs_per_s', rate, 'msg/s');
+    figure('durability', 'on (.eml, its directory and the commit flushed before each 250)');
+    figure('ratio', rate / floorRate);
+    figure('server_cpu_per_msg', cpuMs, 'ms');
+    threadFigures('server', pid, threadsBefore, threadsAfter, wallSeconds, { count: COUNT, unit: 'msg' });
+    figure('server_rss_start', start, 'MB');
+    figure('server_rss_middle', middle, 'MB');
+    figure('server_rss_end', end, 'MB');
   } finally {
     await server?.kill('SIGTERM');
     await te.cleanup();

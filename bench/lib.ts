@@ -69,3 +69,60 @@ export async function seededEnv(extra: Record<string, string> = {}): Promise<{ t
 }
 
 export const benchDir = path.dirname(new URL(import.meta.url).pathname);
+
+/** CPU seconds (user + system, every thread) a process has used so far (clock ticks of 1/100 s). */
+export function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds of each thread of a process, by thread id. */
+export function threadCpuSeconds(pid: number): Map<number, number> {
+  const byThread = new Map<number, number>();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      byThread.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byThread;
+}
+
+/**
+ * Per-thread CPU of a phase (`<prefix>_cpu_main_s` …) and its share of the phase's wall time
+ * (`<prefix>_busy_main` …): the main thread, the busiest other thread (the parse worker, when it is
+ * busy) and the rest (V8's GC and compiler helpers, libuv's pool) together. `per` divides the CPU
+ * figures by a count of work (printed in ms per item) instead of printing seconds.
+ */
+export function threadFigures(
+  prefix: string,
+  pid: number,
+  before: Map<number, number>,
+  after: Map<number, number>,
+  wallSeconds: number,
+  per?: { count: number; unit: string },
+): void {
+  const used = [...after].map(([tid, cpu]) => ({ tid, cpu: cpu - (before.get(tid) ?? 0) }));
+  const main = used.find((t) => t.tid === pid)?.cpu ?? 0;
+  const others = used.filter((t) => t.tid !== pid).sort((a, b) => b.cpu - a.cpu);
+  const busiest = others[0]?.cpu ?? 0;
+  const rest = others.slice(1).reduce((s, t) => s + t.cpu, 0);
+  // Every thread on stderr (id less the process id: V8's helpers start first, then libuv's pool, then workers).
+  process.stderr.write(
+    `threads ${prefix}: ${used
+      .filter((t) => t.cpu > 0)
+      .map((t) => `${t.tid - pid}=${t.cpu.toFixed(2)}`)
+      .join(' ')}\n`,
+  );
+  for (const [name, cpu] of [
+    ['main', main],
+    ['busiest_other', busiest],
+    ['rest', rest],
+  ] as const) {
+    if (per) figure(`${prefix}_cpu_${name}_per_${per.unit}`, (cpu * 1000) / per.count, 'ms');
+    else figure(`${prefix}_cpu_${name}_s`, cpu, 's');
+    figure(`${prefix}_busy_${name}`, wallSeconds > 0 ? cpu / wallSeconds : 0);
+  }
+}

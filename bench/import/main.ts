@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { startDovecot } from '../../test/helpers/dovecot.js';
 import { fillBulkMailbox } from '../../test/helpers/migration.js';
 import { runSvc, tempDir, testEnv } from '../../test/helpers/server.js';
-import { figure, startBenchServer } from '../lib.js';
+import { cpuSeconds, figure, startBenchServer, threadCpuSeconds, threadFigures } from '../lib.js';
 
 function messagesArgument(args: string[]): number {
   const flag = args.indexOf('--messages');
@@ -27,54 +27,6 @@ const TIME_LIMIT_MS = 45 * 60_000;
 const USER = 'support@bench.test';
 const PASSWORD = 'bench-app-password';
 const run = promisify(execFile);
-
-/** CPU seconds (user + system, every thread) the process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** CPU seconds of each thread of the process, by thread id. */
-function threadCpuSeconds(pid: number): Map<number, number> {
-  const byThread = new Map<number, number>();
-  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const fields = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
-      byThread.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return byThread;
-}
-
-/**
- * Per-thread CPU of a phase and its share of the phase's wall time: the main thread, the busiest
- * other thread (the parse worker, when it is busy) and the rest (V8's GC and compiler helpers,
- * libuv's pool) together.
- */
-function threadFigures(phase: string, pid: number, before: Map<number, number>, after: Map<number, number>, wallSeconds: number): void {
-  const used = [...after].map(([tid, cpu]) => ({ tid, cpu: cpu - (before.get(tid) ?? 0) }));
-  const main = used.find((t) => t.tid === pid)?.cpu ?? 0;
-  const others = used.filter((t) => t.tid !== pid).sort((a, b) => b.cpu - a.cpu);
-  const busiest = others[0]?.cpu ?? 0;
-  const rest = others.slice(1).reduce((s, t) => s + t.cpu, 0);
-  // Every thread on stderr (id less the process id: V8's helpers start first, then libuv's pool, then workers).
-  process.stderr.write(
-    `threads ${phase}: ${used
-      .filter((t) => t.cpu > 0)
-      .map((t) => `${t.tid - pid}=${t.cpu.toFixed(2)}`)
-      .join(' ')}\n`,
-  );
-  for (const [name, cpu] of [
-    ['main', main],
-    ['busiest_other', busiest],
-    ['rest', rest],
-  ] as const) {
-    figure(`import_${phase}_cpu_${name}_s`, cpu, 's');
-    figure(`import_${phase}_busy_${name}`, wallSeconds > 0 ? cpu / wallSeconds : 0);
-  }
-}
 
 async function main() {
   const deadline = Date.now() + TIME_LIMIT_MS;
@@ -235,8 +187,8 @@ async function main() {
     // The server's own CPU per phase: steadier than the times on a shared machine.
     figure('import_scan_server_cpu_s', scanCpu, 's');
     figure('import_copy_server_cpu_s', copyCpu, 's');
-    threadFigures('scan', server.child.pid!, threads0, threads1, scanSeconds);
-    threadFigures('copy', server.child.pid!, threads1, threads2, copySeconds);
+    threadFigures('import_scan', server.child.pid!, threads0, threads1, scanSeconds);
+    threadFigures('import_copy', server.child.pid!, threads1, threads2, copySeconds);
     figure('server_peak_rss_scan', scanPeak, 'MB');
     figure('server_peak_rss_copy', peak, 'MB');
     figure('server_peak_rss', Math.max(scanPeak, peak), 'MB');
