@@ -70,10 +70,10 @@ type EpochRow = Awaited<ReturnType<typeof readEpochAndWorkspace>>[number];
 /**
  * On SQLite, the epoch reads (by workspace asked for) made since the database last changed
  * (`sqliteChangeStamp`): while no connection of any process has changed a row, a read would answer
- * the same rows, so a request's one statement is the stamp. Postgres reads the epoch every time.
+ * the same rows, so a request reads only the stamp (no statement). Postgres reads the epoch every time.
  */
 interface KeptReads {
-  stamp: number;
+  stamp: string;
   rows: Map<string | null, EpochRow>;
 }
 const keptReads = new WeakMap<EpochCache<CachedCredential>, KeptReads>();
