@@ -6,10 +6,9 @@
 // the warm-up (start), halfway (middle) and at the end: flat is the goal.
 // Run: npm run build && node dist/bench/ingest.js [count] [--cpu-prof <dir>]  (the profile is the server's)
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
-import { runSvc, spawnServer, testEnv } from '../test/helpers/server.js';
+import { BENCH_ADDRESS, benchMail, startIngestServer } from './ingest-scene.js';
 import { cpuSeconds, figure, rssMb, threadCpuSeconds, threadFigures } from './lib.js';
 
 const args = process.argv.slice(2);
@@ -20,35 +19,6 @@ const COUNT = Math.min(Number(args[0] ?? 2000), 20_000);
 const WARMUP = 500;
 const CONNECTIONS = 5;
 const TIME_LIMIT_MS = 180_000;
-
-function message(i: number, to: string): { raw: Buffer; envelope: { from: string; to: string[] } } {
-  const sender = `customer${i % 250}@bench.example`;
-  const text = `Hello,\r\n\r\n${'I have a question about my order and the delivery date. '.repeat(60)}\r\n\r\nThanks, customer ${i}\r\n`;
-  const attachment = randomBytes(600).toString('base64').replace(/.{76}/g, '$&\r\n');
-  const raw = [
-    `From: Customer ${i % 250} <${sender}>`,
-    `To: ${to}`,
-    `Subject: Order question ${i}`,
-    `Message-ID: <bench-${i}-${randomBytes(6).toString('hex')}@bench.example>`,
-    `Date: ${new Date().toUTCString()}`,
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/mixed; boundary="bench-boundary"',
-    '',
-    '--bench-boundary',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    text,
-    '--bench-boundary',
-    'Content-Type: application/octet-stream',
-    'Content-Disposition: attachment; filename="receipt.bin"',
-    'Content-Transfer-Encoding: base64',
-    '',
-    attachment,
-    '--bench-boundary--',
-    '',
-  ].join('\r\n');
-  return { raw: Buffer.from(raw), envelope: { from: sender, to: [to] } };
-}
 
 /** Sends `count` messages over a pool of CONNECTIONS connections; returns messages per second. */
 async function blast(port: number, to: string, count: number, onProgress?: (done: number) => void): Promise<number> {
@@ -61,7 +31,7 @@ async function blast(port: number, to: string, count: number, onProgress?: (done
     maxConnections: CONNECTIONS,
     maxMessages: Infinity,
   });
-  const messages = Array.from({ length: count }, (_, i) => message(i, to));
+  const messages = Array.from({ length: count }, (_, i) => benchMail(i, to));
   const started = process.hrtime.bigint();
   let done = 0;
   const deadline = setTimeout(() => {
@@ -96,43 +66,21 @@ async function startFloor(): Promise<{ child: ChildProcess; port: number }> {
 async function main() {
   // Floor: the bare smtp-server, same client, same messages.
   const floor = await startFloor();
-  await blast(floor.port, 'support@bench.example', WARMUP);
-  const floorRate = await blast(floor.port, 'support@bench.example', COUNT);
+  await blast(floor.port, BENCH_ADDRESS, WARMUP);
+  const floorRate = await blast(floor.port, BENCH_ADDRESS, COUNT);
   floor.child.kill('SIGTERM');
 
-  const te = await testEnv({ SVC_INGRESS_SECRET: 'bench-secret', SVC_METRICS_ADDR: 'off' });
-  const env = te.env;
-  let server: Awaited<ReturnType<typeof spawnServer>> | undefined;
+  const ingest = await startIngestServer(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []);
   try {
-    const migrated = await runSvc(['migrate', 'up'], { env });
-    if (migrated.code !== 0) throw new Error(migrated.stderr);
-    const ws = await runSvc(['bootstrap', '--email', 'owner@bench.example', '--workspace', 'Bench'], { env });
-    if (ws.code !== 0) throw new Error(ws.stderr);
-    const inbox = await runSvc(['inbox', 'create', '--workspace', 'Bench', '--name', 'Support'], { env });
-    if (inbox.code !== 0) throw new Error(inbox.stderr);
-    const channel = await runSvc(
-      ['channel', 'create-email', '--workspace', 'Bench', '--inbox', inbox.stdout.trim(), '--name', 'Mail', '--address', 'support@bench.example'],
-      { env },
-    );
-    if (channel.code !== 0) throw new Error(channel.stderr);
-
-    server = await spawnServer(env, ['serve'], CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []);
-    const listening = JSON.parse(server.stderrLines.find((l) => l.includes('"msg":"listening"'))!) as { smtp: string };
-    const port = Number(listening.smtp.slice(listening.smtp.lastIndexOf(':') + 1));
+    const { server, port } = ingest;
     const pid = server.child.pid!;
-    // The server writes a log line per mail; keep only the count so the pipe never backs up.
-    server.stderrLines.length = 0;
-    server.child.stderr!.on('data', () => {
-      if (server!.stderrLines.length > 1000) server!.stderrLines.splice(0, server!.stderrLines.length - 100);
-    });
-
-    await blast(port, 'support@bench.example', WARMUP);
+    await blast(port, BENCH_ADDRESS, WARMUP);
     const start = rssMb(pid);
     let middle = 0;
     const cpuBefore = cpuSeconds(pid);
     const threadsBefore = threadCpuSeconds(pid);
     const blastStarted = performance.now();
-    const rate = await blast(port, 'support@bench.example', COUNT, (done) => {
+    const rate = await blast(port, BENCH_ADDRESS, COUNT, (done) => {
       if (done === Math.floor(COUNT / 2)) middle = rssMb(pid);
     });
     const wallSeconds = (performance.now() - blastStarted) / 1000;
@@ -152,8 +100,7 @@ async function main() {
     figure('server_rss_middle', middle, 'MB');
     figure('server_rss_end', end, 'MB');
   } finally {
-    await server?.kill('SIGTERM');
-    await te.cleanup();
+    await ingest.stop();
   }
 }
 
