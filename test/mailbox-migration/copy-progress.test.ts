@@ -100,39 +100,50 @@ describe('the progress a copy batch records', { skip: dovecotMissing }, () => {
     assert.deepEqual((await progressEvents()).at(-1), afterBatches.at(-1));
 
     // A message that fails and is retried while the copy runs: made failed here, retried through the
-    // API between two batches of the next step (its events must follow the retry).
-    const failedKey = (
-      await s.app.db
-        .selectFrom('mailbox_migration_items')
-        .select('source_key')
-        .where('migration_id', '=', id)
-        .where('status', '=', 'planned')
-        .orderBy('source_key')
-        .executeTakeFirstOrThrow()
-    ).source_key;
+    // API while the batch holding the rest of its thread is read (chosen, not yet written), after the
+    // step's first batch was written. That batch must leave the thread planned and the step copy the
+    // retried message, and its events must follow the retry.
+    const failed = await s.app.db
+      .selectFrom('mailbox_migration_items')
+      .select(['source_key', 'thread_key'])
+      .where('migration_id', '=', id)
+      .where('status', '=', 'planned')
+      .orderBy('source_key')
+      .executeTakeFirstOrThrow();
+    const sibling = await s.app.db
+      .selectFrom('mailbox_migration_items')
+      .select(['folder', 'uid'])
+      .where('migration_id', '=', id)
+      .where('thread_key', '=', failed.thread_key)
+      .where('source_key', '!=', failed.source_key)
+      .executeTakeFirstOrThrow();
     await s.app.db
       .updateTable('mailbox_migration_items')
       .set({ status: 'failed', error: 'test' })
       .where('migration_id', '=', id)
-      .where('source_key', '=', failedKey)
+      .where('source_key', '=', failed.source_key)
       .execute();
     clock.advance(1000);
-    const sources = watching.sources;
-    let fetches = 0;
+    const eventsBeforeStep = (await progressEvents()).length;
+    let examined = '';
+    let retriedAfterFirstBatch = false;
+    watching.examine = (path) => {
+      examined = path;
+      return mailbox.examine(path);
+    };
     watching.sources = async function* (uids) {
-      // The step's third FETCH starts after its first batch was written (each batch's FETCH starts
-      // before the batch before it is written): the retry lands after the step's count.
-      if (++fetches === 3 && !retried) {
+      if (!retried && examined === sibling.folder && uids.includes(Number(sibling.uid))) {
         retried = true;
+        retriedAfterFirstBatch = (await progressEvents()).length > eventsBeforeStep;
         clock.advance(1000);
         assert.equal((await s.request('POST', `/v1/migrations/${id}/retry`, { token: seed.apiKey })).status, 202);
       }
-      yield* sources(uids);
+      yield* mailbox.sources(uids);
     };
     counts.count = 0;
     const second = await step();
     assert.equal(second.outcome, 'done');
-    assert.ok(retried);
+    assert.ok(retried && retriedAfterFirstBatch, 'the retry came while a later batch was read');
     // Once for the step, once more after the retry: not once per batch.
     assert.ok(second.events.length >= 3, `${second.events.length} batches`);
     assert.equal(counts.count, 2, `${counts.count} counts of the migration's items for ${second.events.length} batches`);

@@ -391,8 +391,16 @@ export async function copyStep(ctx: Ctx, m: MigrationRow, mailbox: MailSource, d
     }
     ctx.metrics.migrationMessagesCopied.inc(copied);
     announceEvents(ctx);
-    if (!ahead) return withinBudget ? 'done' : 'more';
-    next = ahead;
+    if (ahead) {
+      next = ahead;
+      continue;
+    }
+    if (!withinBudget) return 'more';
+    // Nothing was left when this batch was chosen, but a retry meanwhile may have planned again a
+    // thread of the batch itself (left planned by markThreadsCopied): looked for once more.
+    const again = await chooseBatch(ctx, m, limits, new Set());
+    if (!again) return 'done';
+    next = readBatch(ctx, m, mailbox, deps, again, folders);
   }
 }
 
@@ -656,7 +664,11 @@ async function markItemsSettled(trx: Transaction<Database>, migrationId: string,
   }
 }
 
-/** The batch's threads are copied; those that went into a conversation name it. */
+/**
+ * The batch's threads are copied; those that went into a conversation name it. A thread with an item
+ * planned again meanwhile (a retry committed after the batch was chosen, before it was written)
+ * stays planned, so a later batch copies that item.
+ */
 async function markThreadsCopied(
   trx: Transaction<Database>,
   migrationId: string,
@@ -667,7 +679,9 @@ async function markThreadsCopied(
     await sql`update mailbox_migration_threads as t
       set status = ${'copied'}, conversation_id = coalesce(v.column2, t.conversation_id)
       from (values ${values}) as v
-      where t.migration_id = ${migrationId} and t.thread_key = v.column1`.execute(trx);
+      where t.migration_id = ${migrationId} and t.thread_key = v.column1
+        and not exists (select 1 from mailbox_migration_items as i
+          where i.migration_id = t.migration_id and i.thread_key = t.thread_key and i.status = ${'planned'})`.execute(trx);
   }
 }
 
