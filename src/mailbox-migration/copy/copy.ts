@@ -665,6 +665,13 @@ async function markItemsSettled(trx: Transaction<Database>, migrationId: string,
 }
 
 /**
+ * An item's status in a condition that must not choose the (migration_id, status) index: without
+ * statistics SQLite took it for "this thread's planned items" and read every planned item of the
+ * migration per thread (5.4 s of a 10,000-message copy); the thread index finds a thread's few items.
+ */
+const STATUS_NOT_INDEXED = sql`coalesce(i.status, '')`;
+
+/**
  * The batch's threads are copied; those that went into a conversation name it. A thread with an item
  * planned again meanwhile (a retry committed after the batch was chosen, before it was written)
  * stays planned, so a later batch copies that item.
@@ -681,7 +688,7 @@ async function markThreadsCopied(
       from (values ${values}) as v
       where t.migration_id = ${migrationId} and t.thread_key = v.column1
         and not exists (select 1 from mailbox_migration_items as i
-          where i.migration_id = t.migration_id and i.thread_key = t.thread_key and i.status = ${'planned'})`.execute(trx);
+          where i.migration_id = t.migration_id and i.thread_key = t.thread_key and ${STATUS_NOT_INDEXED} = ${'planned'})`.execute(trx);
   }
 }
 
