@@ -108,6 +108,8 @@ describe('the progress a copy batch records', { skip: dovecotMissing }, () => {
       .select(['source_key', 'thread_key'])
       .where('migration_id', '=', id)
       .where('status', '=', 'planned')
+      // A customer's first message: it names no other, so only the thread's conversation leads to it.
+      .where('folder', '=', 'INBOX')
       .orderBy('source_key')
       .executeTakeFirstOrThrow();
     const sibling = await s.app.db
@@ -155,6 +157,16 @@ describe('the progress a copy batch records', { skip: dovecotMissing }, () => {
     assert.equal(final.failed, 0);
     assert.equal(final.conversations, THREADS);
     assert.equal(final.percent, 100);
+    // The retried message joined the conversation the rest of its thread went into.
+    const conversationsOfThread = await s.app.db
+      .selectFrom('mailbox_migration_items')
+      .select('conversation_id')
+      .distinct()
+      .where('migration_id', '=', id)
+      .where('thread_key', '=', failed.thread_key)
+      .execute();
+    assert.equal(conversationsOfThread.length, 1, JSON.stringify(conversationsOfThread));
+    assert.ok(conversationsOfThread[0]!.conversation_id);
     assert.ok(batches >= 3);
   });
 });

@@ -674,7 +674,7 @@ const STATUS_NOT_INDEXED = sql`coalesce(i.status, '')`;
 /**
  * The batch's threads are copied; those that went into a conversation name it. A thread with an item
  * planned again meanwhile (a retry committed after the batch was chosen, before it was written)
- * stays planned, so a later batch copies that item.
+ * stays planned, so a later batch copies that item, into the conversation named here.
  */
 async function markThreadsCopied(
   trx: Transaction<Database>,
@@ -684,11 +684,12 @@ async function markThreadsCopied(
   for (let i = 0; i < threads.length; i += UPDATE_CHUNK) {
     const values = sql.join(threads.slice(i, i + UPDATE_CHUNK).map((t) => sql`(${t.threadKey}, ${t.conversationId})`));
     await sql`update mailbox_migration_threads as t
-      set status = ${'copied'}, conversation_id = coalesce(v.column2, t.conversation_id)
+      set status = case when exists (select 1 from mailbox_migration_items as i
+            where i.migration_id = t.migration_id and i.thread_key = t.thread_key and ${STATUS_NOT_INDEXED} = ${'planned'})
+          then ${'planned'} else ${'copied'} end,
+        conversation_id = coalesce(v.column2, t.conversation_id)
       from (values ${values}) as v
-      where t.migration_id = ${migrationId} and t.thread_key = v.column1
-        and not exists (select 1 from mailbox_migration_items as i
-          where i.migration_id = t.migration_id and i.thread_key = t.thread_key and ${STATUS_NOT_INDEXED} = ${'planned'})`.execute(trx);
+      where t.migration_id = ${migrationId} and t.thread_key = v.column1`.execute(trx);
   }
 }
 
