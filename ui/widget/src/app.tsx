@@ -79,18 +79,24 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
     setConversations(list);
     return list;
   }
-  async function choose(id: string | null) {
+  async function show(id: string | null) {
     setCurrent(id);
-    setListing(false);
     client.remember({ conversation_id: id });
     setMessages(id ? await client.messages(id) : []);
   }
+  /** The visitor picked a conversation (or a new one) from the list: the list closes. */
+  async function choose(id: string | null) {
+    setListing(false);
+    await show(id);
+  }
+  // A reload (at the start, and each time the live connection comes back) leaves the list as the
+  // visitor left it: it used to close a list they had just opened when the connection went live.
   async function reload() {
     setError(null);
     try {
       const list = await loadConversations();
       const id = current && list.some((c) => c.id === current) ? current : (list[0]?.id ?? null);
-      await choose(id);
+      await show(id);
     } catch (e) {
       if (!(e instanceof ApiError && e.status === 401)) setError(t('load_failed', { error: errorText(e) }));
     }
