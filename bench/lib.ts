@@ -19,11 +19,16 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** Starts `svc serve`; its stderr is scanned for the listening line, then drained without keeping it. */
+/**
+ * Starts `svc serve`; its stderr is scanned for the listening line, then drained without keeping it.
+ * BENCH_NODE_OPTIONS, when set, becomes the server's NODE_OPTIONS (to profile it:
+ * `--require <a preload that starts the inspector's profiler>`; `--cpu-prof` is refused there).
+ */
 export function startBenchServer(env: Record<string, string>): Promise<BenchServer> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const nodeOptions = process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {};
+    const child = spawn(process.execPath, [MAIN, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env, ...nodeOptions }, stdio: ['ignore', 'ignore', 'pipe'] });
     let buf = '';
     let started = false;
     child.stderr!.on('data', (chunk: Buffer) => {

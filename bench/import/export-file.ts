@@ -90,7 +90,7 @@ async function makeZip(file: string): Promise<number> {
 async function main() {
   const deadline = Date.now() + TIME_LIMIT_MS;
   const work = tempDir('svc-bench-export-');
-  const te = await testEnv({ SVC_METRICS_ADDR: 'off', ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}) });
+  const te = await testEnv({ SVC_METRICS_ADDR: 'off' });
   let server: Awaited<ReturnType<typeof startBenchServer>> | undefined;
   let sampler: NodeJS.Timeout | undefined;
   try {

@@ -35,7 +35,6 @@ async function main() {
   const te = await testEnv({
     SVC_MIGRATION_ALLOW_PRIVATE: '1',
     SVC_METRICS_ADDR: 'off',
-    ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
   });
   let server: Awaited<ReturnType<typeof startBenchServer>> | undefined;
   try {
