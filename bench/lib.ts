@@ -28,7 +28,10 @@ export function startBenchServer(env: Record<string, string>): Promise<BenchServ
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const nodeOptions = process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {};
-    const child = spawn(process.execPath, [MAIN, 'serve'], { env: { PATH: process.env.PATH ?? '', ...env, ...nodeOptions }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN, 'serve'], {
+      env: { PATH: process.env.PATH ?? '', ...env, ...nodeOptions },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let buf = '';
     let started = false;
     child.stderr!.on('data', (chunk: Buffer) => {
