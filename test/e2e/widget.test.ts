@@ -121,7 +121,7 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
 <script src="${svc}/widget.js" data-key="${page.key}" async></script></body></html>`);
   }
 
-  async function visit(name: string, page: HostPage, opts: { origin?: string; width?: number; height?: number } = {}) {
+  async function visit(name: string, page: HostPage, opts: { origin?: string; width?: number; height?: number; beforeLoad?: (p: Page) => Promise<void> } = {}) {
     pages.set(name, page);
     const { context, page: p } = await browser.newPage({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 } });
     const problems: string[] = [];
@@ -130,6 +130,7 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     p.on('console', (m) => {
       if (m.type() === 'error' || /Content Security Policy|svc widget/.test(m.text())) problems.push(m.text());
     });
+    await opts.beforeLoad?.(p);
     await p.goto(`${opts.origin ?? shop}/${name}`);
     return { context, page: p, problems };
   }
@@ -410,14 +411,38 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
       assert.equal(opened.status, 201);
       assert.equal((await s.request('POST', '/v1/widget/conversations', { token: opened.body.token, body: { body }, headers: { origin: shop } })).status, 201);
     }
-    const { context, page, problems } = await visit('identified', {
-      key: keys.plain,
-      identify: { external_id: externalId, identity_hash: hash, name: 'Deniz' },
-    });
+    // Its sockets go through a route, so the test can cut the live connection while the list is open.
+    const sockets: { close(): Promise<void> }[] = [];
+    const { context, page, problems } = await visit(
+      'identified',
+      { key: keys.plain, identify: { external_id: externalId, identity_hash: hash, name: 'Deniz' } },
+      {
+        beforeLoad: (p) =>
+          p.routeWebSocket(/\/v1\/widget\/realtime/, (ws) => {
+            ws.connectToServer();
+            sockets.push(ws);
+          }),
+      },
+    );
     await launcher(page).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByRole('button', { name: 'Your conversations (2)' }).click();
     await dialog.getByRole('button', { name: 'New conversation' }).waitFor();
+    assert.equal(await dialog.locator('.conv:not(.new)').count(), 2);
+
+    // The connection comes back while the list is open: the widget reloads (its conversations, then
+    // the shown conversation's messages from the start), and the list stays open.
+    let reloads = 0;
+    page.on('response', (r) => {
+      if (/\/v1\/widget\/conversations\/[^/]+\/messages/.test(r.url()) && !r.url().includes('after=')) reloads++;
+    });
+    for (let i = 0; i < 100 && sockets.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    await Promise.all(sockets.splice(0).map((ws) => ws.close()));
+    await dialog.getByRole('status').filter({ hasText: 'Reconnecting…' }).waitFor();
+    await dialog.getByText('Reconnecting…').waitFor({ state: 'detached', timeout: 20_000 });
+    for (let i = 0; i < 200 && reloads === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(reloads, 1, 'reloaded once the connection was live again');
+    assert.equal(await dialog.getByRole('button', { name: 'New conversation' }).isVisible(), true, 'the list is still open');
     assert.equal(await dialog.locator('.conv:not(.new)').count(), 2);
     await dialog.locator('.conv:not(.new)').nth(1).click();
     await dialog.getByText('First question').waitFor();
