@@ -8,7 +8,9 @@ import WebSocket from 'ws';
 import { createChatChannel } from '../../src/channels/service.js';
 import { loadConfig } from '../../src/config.js';
 import { type App, buildServices } from '../../src/context.js';
+import { ensureWorker } from '../../src/mailbox-migration/copy/worker.js';
 import { createSession } from '../../src/people/service.js';
+import { DAY, iso, MINUTE, systemClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
 import { addresses } from '../helpers/broadcasts.js';
 import { postgresUrl } from '../helpers/db.js';
@@ -17,8 +19,9 @@ import { emitMessage } from '../helpers/events.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedConversations, storedKeys } from '../helpers/lifecycle.js';
 import { SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
+import { buildMail } from '../helpers/mailbox.js';
 import { fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
+import { type ChildServer, runSvc, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
 
@@ -374,6 +377,7 @@ describe('a mailbox migration with two servers running its steps', { skip: skip 
   let te: TestEnv;
   let app: App;
   const servers: ChildServer[] = [];
+  let migration: { id: string; seed: Seed } | undefined;
 
   before(async () => {
     d = await startDovecot();
@@ -422,5 +426,128 @@ describe('a mailbox migration with two servers running its steps', { skip: skip 
     assert.equal(new Set(messages.map((r) => r.mail_message_id)).size, total);
     const conversations = await app.db.selectFrom('conversations').select('id').where('workspace_id', '=', seed.workspaceId).execute();
     assert.equal(conversations.length, THREADS);
+    migration = { id, seed };
+  });
+
+  test('sync steps: mail that reaches the old mailbox while both servers sync is stored once', async () => {
+    assert.ok(migration, 'the copy above ran');
+    const { id, seed } = migration;
+    const ROUNDS = 3;
+    const PER_ROUND = 8;
+    // The old mailbox dates mail to the second: mail from the second the copy ended in would be history.
+    const { copy_ended_at } = await app.db.selectFrom('mailbox_migrations').select('copy_ended_at').where('id', '=', id).executeTakeFirstOrThrow();
+    const wait = Date.parse(copy_ended_at!) + 1100 - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const sent: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const batch = [];
+      for (let i = 0; i < PER_ROUND; i++) {
+        const messageId = `sync-${round}-${i}@customer.test`;
+        sent.push(messageId);
+        batch.push({
+          raw: await buildMail({
+            from: `Customer ${i} <c${round}-${i}@customer.test>`,
+            to: SUPPORT,
+            subject: `New ${round}/${i}`,
+            messageId,
+            date: new Date(),
+          }),
+          isNew: true,
+        });
+      }
+      d.deliver(SUPPORT, 'INBOX', batch);
+      // The next poll is due now (as two minutes after the last), on whichever server claims it first.
+      await app.db
+        .updateTable('mailbox_migrations')
+        .set({ sync_polled_at: iso(Date.now() - 3 * MINUTE) })
+        .where('id', '=', id)
+        .execute();
+      await ensureWorker({ db: app.db, clock: systemClock }, id, { runAt: new Date(), sooner: true });
+      const wanted = sent.length;
+      await waitUntil(
+        async () => {
+          const rows = await app.db
+            .selectFrom('messages')
+            .select('id')
+            .where('workspace_id', '=', seed.workspaceId)
+            .where('mail_message_id', 'in', sent)
+            .execute();
+          return rows.length >= wanted;
+        },
+        60_000,
+        `round ${round}'s mail`,
+      );
+    }
+    const rows = await app.db
+      .selectFrom('messages')
+      .select('mail_message_id')
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('mail_message_id', 'in', sent)
+      .execute();
+    assert.equal(rows.length, sent.length, 'each new mail stored once');
+    assert.equal(new Set(rows.map((r) => r.mail_message_id)).size, sent.length);
+    const m = (await json(`${servers[1].url}/v1/migrations/${id}`, { token: seed.apiKey })).body;
+    assert.equal(m.state, 'syncing');
+    assert.equal(m.sync.new_mail_from_old_mailbox, sent.length, 'each new mail counted once');
+    assert.equal(m.progress.failed, 0);
+    const items = await app.db.selectFrom('mailbox_migration_items').select('rfc_id').where('migration_id', '=', id).where('rfc_id', 'in', sent).execute();
+    assert.equal(items.length, sent.length, 'one item per new mail');
+  });
+});
+
+describe('retention with two servers starting at once', { skip }, () => {
+  let te: TestEnv;
+  let app: App;
+  const servers: ChildServer[] = [];
+
+  before(async () => {
+    te = await testEnv();
+    assert.equal((await runSvc(['migrate', 'up'], { env: te.env })).code, 0);
+    app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
+  });
+  after(async () => {
+    for (const s of servers) if (s.child.exitCode === null) await s.kill('SIGKILL');
+    await app?.close();
+    await te?.cleanup();
+  });
+
+  test('the start runs do not overlap; every expired conversation and file goes, each counted once', async () => {
+    const ws = await seedWorkspace(app);
+    const conversations = 600; // 12 batches of the conversations rule
+    const keys = await seedConversations(app, te.dataDir, ws, conversations);
+    const old = iso(Date.now() - 40 * DAY);
+    await app.db.updateTable('conversations').set({ status: 'closed', updated_at: old }).where('workspace_id', '=', ws.workspaceId).execute();
+    await app.db.updateTable('workspaces').set({ retention_days: 30 }).where('id', '=', ws.workspaceId).execute();
+
+    // Both start at once, and each start asks for a retention run (one run may answer both asks).
+    servers.push(...(await Promise.all([spawnServer(te.env), spawnServer(te.env)])));
+    const runs = () =>
+      servers
+        .flatMap((s) => s.stderrLines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'retention'))
+        .map((l: { time: string; duration_ms: number; deleted: Record<string, number> }) => ({
+          end: Date.parse(l.time),
+          start: Date.parse(l.time) - l.duration_ms,
+          conversations: l.deleted.conversations,
+        }))
+        .sort((x, y) => x.start - y.start);
+    const counted = () => runs().reduce((sum, r) => sum + r.conversations, 0);
+    await waitUntil(() => counted() >= conversations, 60_000, 'the retention runs');
+    await new Promise((r) => setTimeout(r, 1500)); // a second run still going would show here
+    const done = runs();
+    assert.ok(done.length >= 1 && done.length <= 2, `one run per start at most: ${JSON.stringify(done)}`);
+    for (let i = 1; i < done.length; i++) assert.ok(done[i].start >= done[i - 1].end - 5, `runs overlap: ${JSON.stringify(done)}`);
+    assert.equal(counted(), conversations, 'each conversation counted once');
+    const left = await app.db.selectFrom('conversations').select('id').where('workspace_id', '=', ws.workspaceId).execute();
+    assert.deepEqual(left, []);
+    await waitUntil(
+      () => {
+        const onDisk = storedKeys(te.dataDir);
+        return keys.every((k) => !onDisk.has(k));
+      },
+      60_000,
+      'every file removed',
+    );
+    const errors = servers.flatMap((s) => s.stderrLines.map((l) => JSON.parse(l)).filter((l) => l.level === 'error'));
+    assert.deepEqual(errors, []);
   });
 });
