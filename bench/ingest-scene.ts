@@ -2,6 +2,7 @@
 // ingress on, one workspace, inbox and e-mail channel (support@bench.example).
 import { randomBytes } from 'node:crypto';
 import { type ChildServer, runSvc, spawnServer, type TestEnv, testEnv } from '../test/helpers/server.js';
+import { benchServerEnv } from './lib.js';
 
 export const BENCH_ADDRESS = 'support@bench.example';
 
@@ -57,7 +58,7 @@ export async function startIngestServer(nodeArgs: string[] = []): Promise<Ingest
     await svc(['bootstrap', '--email', 'owner@bench.example', '--workspace', 'Bench']);
     const inbox = await svc(['inbox', 'create', '--workspace', 'Bench', '--name', 'Support']);
     await svc(['channel', 'create-email', '--workspace', 'Bench', '--inbox', inbox, '--name', 'Mail', '--address', BENCH_ADDRESS]);
-    const server = await spawnServer(env, ['serve'], nodeArgs);
+    const server = await spawnServer({ ...env, ...benchServerEnv() }, ['serve'], nodeArgs);
     const listening = JSON.parse(server.stderrLines.find((l) => l.includes('"msg":"listening"'))!) as { smtp: string };
     // The server writes a log line per mail; only the latest lines are kept so the pipe never backs up.
     server.stderrLines.length = 0;

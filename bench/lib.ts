@@ -20,16 +20,19 @@ export interface BenchServer {
 }
 
 /**
- * Starts `svc serve`; its stderr is scanned for the listening line, then drained without keeping it.
- * BENCH_NODE_OPTIONS, when set, becomes the server's NODE_OPTIONS (to profile it:
- * `--require <a preload that starts the inspector's profiler>`; `--cpu-prof` is refused there).
+ * The environment a bench server adds: BENCH_NODE_OPTIONS, when set, becomes its NODE_OPTIONS (to
+ * profile it: `--require <a preload that starts the inspector's profiler>`; `--cpu-prof` is refused there).
  */
+export function benchServerEnv(): Record<string, string> {
+  return process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {};
+}
+
+/** Starts `svc serve`; its stderr is scanned for the listening line, then drained without keeping it. */
 export function startBenchServer(env: Record<string, string>): Promise<BenchServer> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const nodeOptions = process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {};
     const child = spawn(process.execPath, [MAIN, 'serve'], {
-      env: { PATH: process.env.PATH ?? '', ...env, ...nodeOptions },
+      env: { PATH: process.env.PATH ?? '', ...env, ...benchServerEnv() },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let buf = '';

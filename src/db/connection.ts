@@ -3,10 +3,11 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { type DurableFs, nodeDurableFs, SharedFlush } from '../platform/durable.js';
 import type { Database } from './schema.js';
+import { SvcSqliteDialect } from './sqlite-dialect.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -63,7 +64,7 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
   // a WAL that grows past 10,000 pages.
   sqlite.pragma('wal_autocheckpoint = 10000');
   const checkpointer = startCheckpointer(file);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({ dialect: new SvcSqliteDialect({ database: withStatementCache(sqlite) }) });
   sqliteConnections.set(db, sqlite);
   return {
     db,

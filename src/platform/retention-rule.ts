@@ -33,7 +33,7 @@ export function olderThanRule<T extends keyof Database & string>(rule: OlderThan
       );
       const table = sql.table(rule.table);
       const key = sql.ref(rule.key);
-      const r = await sql`delete from ${table} where ${key} in (select ${key} from ${table} where ${due} limit ${batch})`.execute(ctx.db);
+      const r = await sql`delete from ${table} where ${key} in (select ${key} from ${table} where ${due} limit cast(${batch} as integer))`.execute(ctx.db);
       return Number(r.numAffectedRows ?? 0);
     },
   };

@@ -505,7 +505,7 @@ export async function expandOutbox(
     const candidates = await runText<{ event_seq: number | string; endpoint_count: number }>(
       trx,
       'webhooks.outbox',
-      () => `select event_seq, endpoint_count from webhook_outbox order by event_seq limit ?${postgres ? ' for update skip locked' : ''}`,
+      () => `select event_seq, endpoint_count from webhook_outbox order by event_seq limit cast(? as integer)${postgres ? ' for update skip locked' : ''}`,
       [opts.maxEvents],
     );
     if (candidates.length === 0) return { claimed: [], failed: 0, due: 0, more: false };
