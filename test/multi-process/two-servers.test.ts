@@ -439,6 +439,8 @@ describe('a mailbox migration with two servers running its steps', { skip: skip 
     const wait = Date.parse(copy_ended_at!) + 1100 - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const sent: string[] = [];
+    const stored = () =>
+      app.db.selectFrom('messages').select('mail_message_id').where('workspace_id', '=', seed.workspaceId).where('mail_message_id', 'in', sent).execute();
     for (let round = 0; round < ROUNDS; round++) {
       const batch = [];
       for (let i = 0; i < PER_ROUND; i++) {
@@ -464,26 +466,9 @@ describe('a mailbox migration with two servers running its steps', { skip: skip 
         .execute();
       await ensureWorker({ db: app.db, clock: systemClock }, id, { runAt: new Date(), sooner: true });
       const wanted = sent.length;
-      await waitUntil(
-        async () => {
-          const rows = await app.db
-            .selectFrom('messages')
-            .select('id')
-            .where('workspace_id', '=', seed.workspaceId)
-            .where('mail_message_id', 'in', sent)
-            .execute();
-          return rows.length >= wanted;
-        },
-        60_000,
-        `round ${round}'s mail`,
-      );
+      await waitUntil(async () => (await stored()).length >= wanted, 60_000, `round ${round}'s mail`);
     }
-    const rows = await app.db
-      .selectFrom('messages')
-      .select('mail_message_id')
-      .where('workspace_id', '=', seed.workspaceId)
-      .where('mail_message_id', 'in', sent)
-      .execute();
+    const rows = await stored();
     assert.equal(rows.length, sent.length, 'each new mail stored once');
     assert.equal(new Set(rows.map((r) => r.mail_message_id)).size, sent.length);
     const m = (await json(`${servers[1].url}/v1/migrations/${id}`, { token: seed.apiKey })).body;
