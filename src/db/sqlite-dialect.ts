@@ -1,7 +1,7 @@
 // Kysely's SQLite dialect with one change to the SQL it writes: LIMIT and OFFSET values are bound
 // as `cast(? as integer)` instead of a bare `?`.
 //
-// SQLite's planner reads the value bound to a bare parameter in LIMIT or OFFSET, so binding one
+// Recent SQLite's planner reads the value bound to a bare parameter in LIMIT or OFFSET, so binding one
 // expires the statement and every run is prepared again: measured with better-sqlite3 in a loop,
 // `select * from t where id = ? limit ?` took 4.8 µs against 1.2 µs for `limit 1` and 1.4 µs for
 // `limit cast(? as integer)`, and the SMTP ingress's channel lookup at RCPT (a join of 21 columns)

@@ -146,11 +146,11 @@ async function recentMatchIdsPostgres(ctx: Pick<Ctx, 'db'>, access: Access, quer
   for (const newest of POSTGRES_RECENT_PROBES) {
     const recent = await sql<{ message_id: string }>`
       select s.message_id from (
-        select message_id, document from message_search where workspace_id = ${access.workspaceId} order by message_id desc limit cast(${newest} as integer)
+        select message_id, document from message_search where workspace_id = ${access.workspaceId} order by message_id desc limit ${newest}
       ) s
       where s.document @@ to_tsquery('simple', ${query}) ${reach}
       order by s.message_id desc
-      limit cast(${RECENT_MATCHES} as integer)`.execute(ctx.db);
+      limit ${RECENT_MATCHES}`.execute(ctx.db);
     if (recent.rows.length >= enough) return recent.rows.map((r) => r.message_id);
     if (recent.rows.length === 0) break;
   }
@@ -161,7 +161,7 @@ async function recentMatchIdsPostgres(ctx: Pick<Ctx, 'db'>, access: Access, quer
       select s.message_id from message_search s
       where s.workspace_id = ${access.workspaceId} and s.document @@ to_tsquery('simple', ${query}) ${reach}
     )
-    select message_id from matches order by message_id desc limit cast(${RECENT_MATCHES} as integer)`.execute(ctx.db);
+    select message_id from matches order by message_id desc limit ${RECENT_MATCHES}`.execute(ctx.db);
   return all.rows.map((r) => r.message_id);
 }
 
