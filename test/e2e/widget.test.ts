@@ -441,7 +441,7 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await dialog.getByRole('status').filter({ hasText: 'Reconnecting…' }).waitFor();
     await dialog.getByText('Reconnecting…').waitFor({ state: 'detached', timeout: 20_000 });
     for (let i = 0; i < 200 && reloads === 0; i++) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(reloads, 1, 'reloaded once the connection was live again');
+    assert.ok(reloads >= 1, 'reloaded once the connection was live again');
     assert.equal(await dialog.getByRole('button', { name: 'New conversation' }).isVisible(), true, 'the list is still open');
     assert.equal(await dialog.locator('.conv:not(.new)').count(), 2);
     await dialog.locator('.conv:not(.new)').nth(1).click();
