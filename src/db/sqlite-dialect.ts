@@ -1,14 +1,14 @@
 // Kysely's SQLite dialect with one change to the SQL it writes: LIMIT and OFFSET values are bound
 // as `cast(? as integer)` instead of a bare `?`.
 //
-// Recent SQLite's planner reads the value bound to a bare parameter in LIMIT or OFFSET, so binding one
-// expires the statement and every run is prepared again: measured with better-sqlite3 in a loop,
-// `select * from t where id = ? limit ?` took 4.8 µs against 1.2 µs for `limit 1` and 1.4 µs for
-// `limit cast(? as integer)`, and the SMTP ingress's channel lookup at RCPT (a join of 21 columns)
-// 27–35 µs against 7 µs — the extra grows with the statement, as a new prepare does. Kysely writes
-// `.limit(n)` as `limit ?`, so every such query paid it, prepared-statement cache or not. An
-// expression around the parameter is not planned by its value. Raw SQL on the request and
-// ingest paths writes the cast itself (`limit cast(${n} as integer)`, valid on Postgres too).
+// With a bare parameter in LIMIT or OFFSET, every run of a statement costs as much as preparing it
+// again (most likely the planner reads the bound value, so a new binding expires the statement).
+// Measured with better-sqlite3 in a loop: `select * from t where id = ? limit ?` took 4.8 µs against
+// 1.2 µs for `limit 1` and 1.4 µs for `limit cast(? as integer)`; the SMTP ingress's channel lookup
+// at RCPT (a join of 21 columns) 27–35 µs against 7 µs. The extra grows with the statement, as a
+// new prepare would. Kysely writes `.limit(n)` as `limit ?`, so every such query paid it, with or
+// without the statement cache; an expression around the parameter is not read that way. Raw SQL
+// that runs on SQLite writes the cast itself (`limit cast(${n} as integer)`, valid on Postgres too).
 import { type LimitNode, type OffsetNode, type QueryCompiler, SqliteDialect, SqliteQueryCompiler } from 'kysely';
 
 class SqliteQueryCompilerWithCastLimits extends SqliteQueryCompiler {
