@@ -21,10 +21,11 @@ import { removalStep } from '../removal.js';
 import { openSource, recordBlocked, SourceError } from '../sources/connect.js';
 import { HelpDeskMailbox, openHelpDeskReader, pullStep, waitReporter } from '../sources/helpdesk/source.js';
 import { helpDeskAccount, isHelpDesk } from '../sources/helpdesk/store.js';
-import { classifyImapError, describeImapError, ReadOnlyViolation } from '../sources/imap.js';
+import { classifyImapError, describeImapError, type ReadOnlyMailbox, ReadOnlyViolation } from '../sources/imap.js';
+import { FolderConnections } from '../sources/imap-folders.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { isMailboxSource, resumedFromAttention, WORKING_STATES } from '../states.js';
-import { loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, SYSTEM, saveMigration } from '../store.js';
+import { findMigration, loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, SYSTEM, saveMigration } from '../store.js';
 import { endBySystem, endingNow, quietPeriodEnd, syncLimitEnd } from '../switching/service.js';
 import { openFileSource } from '../upload/service.js';
 import { BATCH_BYTES, BATCH_MESSAGES, BATCH_THREADS, copyStep } from './copy.js';
@@ -136,9 +137,20 @@ export class MigrationWorker {
       return cached.mailbox;
     }
     if (cached) await this.closeConnection(m.id);
-    const mailbox = isHelpDesk(m) ? await this.openHelpDesk(m) : isMailboxSource(m) ? await openSource(this.ctx, m) : await openFileSource(this.ctx, m);
+    const mailbox = isHelpDesk(m)
+      ? await this.openHelpDesk(m)
+      : isMailboxSource(m)
+        ? new FolderConnections(await openSource(this.ctx, m), () => this.openAgain(m))
+        : await openFileSource(this.ctx, m);
     this.connections.set(m.id, { mailbox, timer: this.idleTimer(m.id) });
     return mailbox;
+  }
+
+  /** A further connection to the mailbox, from the migration's row as it is now (a sign-in's token may have been renewed meanwhile). */
+  private async openAgain(m: MigrationRow): Promise<ReadOnlyMailbox> {
+    const now = await findMigration(this.ctx.db, m.workspace_id, m.id);
+    if (!now) throw new Error('the migration is gone');
+    return openSource(this.ctx, now);
   }
 
   private async openHelpDesk(m: MigrationRow): Promise<HelpDeskMailbox> {

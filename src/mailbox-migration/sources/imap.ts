@@ -239,9 +239,15 @@ export class ReadOnlyMailbox {
     });
   }
 
+  /** The folder EXAMINE last opened, while it is still open. */
+  get openFolder(): string | undefined {
+    const path = this.current?.path;
+    return path !== undefined && this.client.mailbox && (this.client.mailbox as { path?: string }).path === path ? path : undefined;
+  }
+
   /** EXAMINE (read-only); reused when the folder is open already. */
   async examine(path: string): Promise<OpenedFolder> {
-    if (this.current?.path === path && this.client.mailbox && (this.client.mailbox as { path?: string }).path === path) return this.current;
+    if (this.current && this.openFolder === path) return this.current;
     return this.run(async () => {
       this.hideXlist();
       const box = await this.client.mailboxOpen(path, { readOnly: true });
