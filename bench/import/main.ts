@@ -1,7 +1,7 @@
 // bench/import: a generated mailbox (threads in both directions, some attachments) in a local
 // Dovecot, copied by our migration (headers scan + copy, through the API of a real `svc serve`)
 // and, in the same run, by mbsync (Debian isync, Sync Pull) into a local Maildir: messages per
-// second of both, their ratio, and the server's peak RSS during the copy.
+// second of both, their ratio, the server's peak RSS during the copy, and the CPU Dovecot spent on each.
 // Run: npm run build && node dist/bench/import/main.js [--messages 10000]   (at most 100,000; a bare
 // number works too). --no-mbsync leaves the peer out (the long run: time and peak RSS only).
 import { execFile } from 'node:child_process';
@@ -28,9 +28,37 @@ const USER = 'support@bench.test';
 const PASSWORD = 'bench-app-password';
 const run = promisify(execFile);
 
+/**
+ * CPU seconds used by Dovecot's imap processes (one per connection; every imap process on the
+ * machine, so run the bench on a machine without another Dovecot at work). Sampled every 100 ms and
+ * kept per process as last read, so a session that logs out keeps what it used up to its last sample.
+ */
+function dovecotCpuSampler(): { total(): number; stop(): void } {
+  const used = new Map<number, number>();
+  const sample = () => {
+    for (const name of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        if (fs.readFileSync(`/proc/${name}/comm`, 'utf8').trim() === 'imap') used.set(Number(name), cpuSeconds(Number(name)));
+      } catch {
+        // the process ended meanwhile
+      }
+    }
+  };
+  const timer = setInterval(sample, 100);
+  return {
+    total: () => {
+      sample();
+      return [...used.values()].reduce((a, b) => a + b, 0);
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
 async function main() {
   const deadline = Date.now() + TIME_LIMIT_MS;
   const dovecot = await startDovecot();
+  const dovecotCpu = dovecotCpuSampler();
   const work = tempDir('svc-bench-import-');
   const te = await testEnv({
     SVC_MIGRATION_ALLOW_PRIVATE: '1',
@@ -87,10 +115,13 @@ async function main() {
     fs.mkdirSync(path.join(work, 'state'));
     fs.mkdirSync(path.join(work, 'maildir'));
     let mbsyncSeconds = 0;
+    let mbsyncDovecotCpu = 0;
     if (WITH_MBSYNC) {
       const m0 = performance.now();
+      const dovecotBefore = dovecotCpu.total();
       await run('mbsync', ['-q', '-c', conf, 'pull'], { timeout: TIME_LIMIT_MS, maxBuffer: 1 << 20 });
       mbsyncSeconds = (performance.now() - m0) / 1000;
+      mbsyncDovecotCpu = dovecotCpu.total() - dovecotBefore;
       const pulled = ['INBOX', 'Sent'].reduce(
         (n, f) => n + fs.readdirSync(path.join(work, 'maildir', f, 'cur')).length + fs.readdirSync(path.join(work, 'maildir', f, 'new')).length,
         0,
@@ -147,6 +178,7 @@ async function main() {
       }
     };
     const s0 = performance.now();
+    const dovecot0 = dovecotCpu.total();
     const scanCpu0 = cpuSeconds(server.child.pid!);
     const threads0 = threadCpuSeconds(server.child.pid!);
     // Phase bounds on the monotonic clock, to cut a server's --cpu-prof profile by phase.
@@ -158,6 +190,7 @@ async function main() {
     const scanCpu = cpuSeconds(server.child.pid!) - scanCpu0;
     const scanPeak = peak;
     const threads1 = threadCpuSeconds(server.child.pid!);
+    const dovecot1 = dovecotCpu.total();
     phaseMark('copy');
     peak = server.rssMb();
     if (ready.plan.summary.total !== made.messages) throw new Error(`scan found ${ready.plan.summary.total} of ${made.messages}`);
@@ -167,6 +200,7 @@ async function main() {
     const copySeconds = (performance.now() - c0) / 1000;
     const copyCpu = cpuSeconds(server.child.pid!) - scanCpu0 - scanCpu;
     const threads2 = threadCpuSeconds(server.child.pid!);
+    const dovecot2 = dovecotCpu.total();
     phaseMark('end');
     if (done.progress.copied !== made.messages) throw new Error(`copied ${done.progress.copied} of ${made.messages}: ${JSON.stringify(done.progress)}`);
 
@@ -179,6 +213,7 @@ async function main() {
       figure('mbsync_msgs_per_s', mbsyncRate, 'msg/s');
       figure('mbsync_s', mbsyncSeconds, 's');
       figure('mbsync_imap_commands', mbsyncCommands, 'commands');
+      figure('mbsync_dovecot_cpu_s', mbsyncDovecotCpu, 's');
       figure('ratio', importRate / mbsyncRate);
     }
     figure('import_scan_s', scanSeconds, 's');
@@ -186,6 +221,9 @@ async function main() {
     // The server's own CPU per phase: steadier than the times on a shared machine.
     figure('import_scan_server_cpu_s', scanCpu, 's');
     figure('import_copy_server_cpu_s', copyCpu, 's');
+    // The old mailbox's server works too: a command pattern that makes it resync a folder shows here.
+    figure('import_scan_dovecot_cpu_s', dovecot1 - dovecot0, 's');
+    figure('import_copy_dovecot_cpu_s', dovecot2 - dovecot1, 's');
     threadFigures('import_scan', server.child.pid!, threads0, threads1, scanSeconds);
     threadFigures('import_copy', server.child.pid!, threads1, threads2, copySeconds);
     figure('server_peak_rss_scan', scanPeak, 'MB');
@@ -195,6 +233,7 @@ async function main() {
   } finally {
     await server?.stop();
     await te.cleanup();
+    dovecotCpu.stop();
     await dovecot.stop();
     fs.rmSync(work, { recursive: true, force: true });
   }
