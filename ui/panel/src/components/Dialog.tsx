@@ -1,11 +1,13 @@
 // A modal dialog: focus moves in and stays in; Esc closes; focus returns where it was.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { t } from '../i18n';
 
 export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren }) {
   const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => {
+  // A layout effect: the focus is inside before the dialog is first painted (an effect runs after
+  // the paint, so a key pressed at once still went to the page behind).
+  useLayoutEffect(() => {
     const before = document.activeElement as HTMLElement | null;
     const focusables = () => [
       ...(ref.current?.querySelectorAll<HTMLElement>('button, [href], input, select, textarea, [tabindex]:not([tabindex="-1"])') ?? []),
