@@ -22,6 +22,8 @@ const TEXT = {
     menu: 'Menu',
     shortcuts: 'Keyboard shortcuts',
     signOut: 'Sign out',
+    remove: 'Remove',
+    cancel: 'Cancel',
     server: 'The server could not answer. Try again in a moment.',
     retry: 'Try again',
   },
@@ -32,6 +34,8 @@ const TEXT = {
     menu: 'Menü',
     shortcuts: 'Klavye kısayolları',
     signOut: 'Çıkış yap',
+    remove: 'Çıkar',
+    cancel: 'Vazgeç',
     server: 'Sunucu yanıt veremedi. Birazdan tekrar deneyin.',
     retry: 'Tekrar dene',
   },
@@ -245,6 +249,29 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
       assert.deepEqual(problems, []);
       await assertAccessible(page);
       await screenshot(page, `review-members-phone-${lang}`);
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    test(`a confirmation in the settings covers the window, starts on Cancel and returns the focus (${lang})`, async () => {
+      const { context, page, errors } = await ownerPage(lang, { width: 1280, height: 800 });
+      await page.goto(`${s.url}/settings/members`);
+      const remove = page.getByRole('button', { name: x.remove, exact: true }).first();
+      await remove.focus();
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog');
+      await dialog.waitFor();
+      // The settings column's own rules (its children's width, its headings' margins) do not reach it.
+      assert.deepEqual(await box(page, '.dialog-backdrop'), { x: 0, y: 0, width: 1280, height: 800 });
+      const d = await box(page, '.dialog');
+      assert.ok(Math.abs(d.x + d.width / 2 - 640) <= 1 && Math.abs(d.y + d.height / 2 - 400) <= 1, `centred: ${JSON.stringify(d)}`);
+      // Enter right away must not remove anyone; one way to dismiss, not two.
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), x.cancel);
+      assert.deepEqual(await dialog.getByRole('button').allTextContents(), [x.remove, x.cancel]);
+      await screenshot(page, `review-confirm-${lang}`);
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      assert.equal(await remove.evaluate((el) => el === document.activeElement), true, 'the focus is back on Remove');
       assert.deepEqual(errors, []);
       await context.close();
     });

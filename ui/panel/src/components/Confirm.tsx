@@ -18,7 +18,7 @@ export function Confirm(props: {
   const [busy, setBusy] = useState(false);
   const ok = !props.typed || text.trim() === props.typed.value;
   return (
-    <Dialog title={props.title} onClose={props.onClose}>
+    <Dialog title={props.title} onClose={props.onClose} closeButton={false}>
       <p>{props.lead}</p>
       {props.children}
       <form
@@ -36,7 +36,7 @@ export function Confirm(props: {
         {props.typed && (
           <div class="field">
             <label for="confirm-text">{props.typed.label}</label>
-            <input id="confirm-text" class="input" autoComplete="off" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+            <input id="confirm-text" data-autofocus class="input" autoComplete="off" value={text} onInput={(e) => setText(e.currentTarget.value)} />
           </div>
         )}
         <div style={{ display: 'flex', gap: 'var(--space-2)' }}>
@@ -45,7 +45,8 @@ export function Confirm(props: {
               {props.action}
             </button>
           )}
-          <button class="btn" type="button" onClick={props.onClose}>
+          {/* Enter on a destructive step must not destroy: the focus starts on Cancel (or on the field to type). */}
+          <button class="btn" type="button" onClick={props.onClose} data-autofocus={props.action && !props.typed ? true : undefined}>
             {t('settings.cancel')}
           </button>
         </div>

@@ -1,9 +1,18 @@
-// A modal dialog: focus moves in and stays in; Esc closes; focus returns where it was.
+// A modal dialog: focus moves in and stays in; Esc closes; focus returns where it was. It is rendered
+// at the end of <body>, so the page it opens from (the settings column's width and heading rules)
+// cannot size or style it.
 import type { ComponentChildren } from 'preact';
+import { createPortal } from 'preact/compat';
 import { useLayoutEffect, useRef } from 'preact/hooks';
 import { t } from '../i18n';
 
-export function Dialog(props: { title: string; onClose: () => void; children: ComponentChildren }) {
+export function Dialog(props: {
+  title: string;
+  onClose: () => void;
+  children: ComponentChildren;
+  /** False when the content has its own way to dismiss (a confirmation's Cancel). */
+  closeButton?: boolean;
+}) {
   const ref = useRef<HTMLDivElement>(null);
   // A layout effect: the focus is inside before the dialog is first painted (an effect runs after
   // the paint, so a key pressed at once still went to the page behind).
@@ -12,7 +21,8 @@ export function Dialog(props: { title: string; onClose: () => void; children: Co
     const focusables = () => [
       ...(ref.current?.querySelectorAll<HTMLElement>('button, [href], input, select, textarea, [tabindex]:not([tabindex="-1"])') ?? []),
     ];
-    focusables()[0]?.focus();
+    // The content may name where the focus starts (data-autofocus); otherwise the first control.
+    (ref.current?.querySelector<HTMLElement>('[data-autofocus]') ?? focusables()[0])?.focus();
     const onKey = (e: KeyboardEvent) => {
       if (e.key === 'Escape') {
         e.preventDefault();
@@ -38,17 +48,20 @@ export function Dialog(props: { title: string; onClose: () => void; children: Co
       before?.focus();
     };
   }, []);
-  return (
+  return createPortal(
     <div class="dialog-backdrop" onClick={(e) => e.target === e.currentTarget && props.onClose()}>
       <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="dialog-title" ref={ref}>
         <h2 id="dialog-title">{props.title}</h2>
         {props.children}
-        <p>
-          <button class="btn" type="button" onClick={props.onClose}>
-            {t('common.close')}
-          </button>
-        </p>
+        {props.closeButton !== false && (
+          <p>
+            <button class="btn" type="button" onClick={props.onClose}>
+              {t('common.close')}
+            </button>
+          </p>
+        )}
       </div>
-    </div>
+    </div>,
+    document.body,
   );
 }
