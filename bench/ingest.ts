@@ -3,9 +3,12 @@
 // measured in the same run with the same client. 5 KB messages with one small attachment, 5
 // connections, 2,000 messages. Durability is on, as in production: each 250 waits until the .eml,
 // its directory and the commit (the SQLite WAL) are flushed to disk. Also the server's RSS after
-// the warm-up (start), halfway (middle) and at the end: flat is the goal.
+// the warm-up (start), halfway (middle) and at the end: flat is the goal. And the CPU per message
+// of each server and of the client: cpu_bound_ratio is the ratio the machine's cores would allow
+// if nothing ever waited (the client and the server share the cores).
 // Run: npm run build && node dist/bench/ingest.js [count] [--cpu-prof <dir>]  (the profile is the server's)
 import { type ChildProcess, spawn } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import { BENCH_ADDRESS, benchMail, startIngestServer } from './ingest-scene.js';
@@ -21,7 +24,7 @@ const CONNECTIONS = 5;
 const TIME_LIMIT_MS = 180_000;
 
 /** Sends `count` messages over a pool of CONNECTIONS connections; returns messages per second. */
-async function blast(port: number, to: string, count: number, onProgress?: (done: number) => void): Promise<number> {
+async function blast(port: number, to: string, count: number, onProgress?: (done: number) => void): Promise<{ rate: number; clientCpuMs: number }> {
   const transport = nodemailer.createTransport({
     host: '127.0.0.1',
     port,
@@ -33,6 +36,7 @@ async function blast(port: number, to: string, count: number, onProgress?: (done
   });
   const messages = Array.from({ length: count }, (_, i) => benchMail(i, to));
   const started = process.hrtime.bigint();
+  const clientCpuBefore = process.cpuUsage();
   let done = 0;
   const deadline = setTimeout(() => {
     throw new Error(`bench did not finish within ${TIME_LIMIT_MS / 1000} s`);
@@ -51,7 +55,8 @@ async function blast(port: number, to: string, count: number, onProgress?: (done
     transport.close();
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return count / seconds;
+  const clientCpu = process.cpuUsage(clientCpuBefore);
+  return { rate: count / seconds, clientCpuMs: (clientCpu.user + clientCpu.system) / 1000 / count };
 }
 
 async function startFloor(): Promise<{ child: ChildProcess; port: number }> {
@@ -67,7 +72,9 @@ async function main() {
   // Floor: the bare smtp-server, same client, same messages.
   const floor = await startFloor();
   await blast(floor.port, BENCH_ADDRESS, WARMUP);
-  const floorRate = await blast(floor.port, BENCH_ADDRESS, COUNT);
+  const floorCpuBefore = cpuSeconds(floor.child.pid!);
+  const { rate: floorRate, clientCpuMs: floorClientCpuMs } = await blast(floor.port, BENCH_ADDRESS, COUNT);
+  const floorCpuMs = ((cpuSeconds(floor.child.pid!) - floorCpuBefore) * 1000) / COUNT;
   floor.child.kill('SIGTERM');
 
   const ingest = await startIngestServer(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []);
@@ -80,7 +87,7 @@ async function main() {
     const cpuBefore = cpuSeconds(pid);
     const threadsBefore = threadCpuSeconds(pid);
     const blastStarted = performance.now();
-    const rate = await blast(port, BENCH_ADDRESS, COUNT, (done) => {
+    const { rate, clientCpuMs } = await blast(port, BENCH_ADDRESS, COUNT, (done) => {
       if (done === Math.floor(COUNT / 2)) middle = rssMb(pid);
     });
     const wallSeconds = (performance.now() - blastStarted) / 1000;
@@ -94,7 +101,13 @@ async function main() {
     figure('ingest_smtp_msgs_per_s', rate, 'msg/s');
     figure('durability', 'on (.eml, its directory and the commit flushed before each 250)');
     figure('ratio', rate / floorRate);
+    figure('floor_server_cpu_per_msg', floorCpuMs, 'ms');
+    figure('floor_client_cpu_per_msg', floorClientCpuMs, 'ms');
     figure('server_cpu_per_msg', cpuMs, 'ms');
+    figure('client_cpu_per_msg', clientCpuMs, 'ms');
+    // What the machine's cores allow whatever the waits: the client and the server share them.
+    const cores = os.availableParallelism();
+    figure('cpu_bound_ratio', (cores * 1000) / (clientCpuMs + cpuMs) / floorRate);
     threadFigures('server', pid, threadsBefore, threadsAfter, wallSeconds, { count: COUNT, unit: 'msg' });
     figure('server_rss_start', start, 'MB');
     figure('server_rss_middle', middle, 'MB');
