@@ -155,6 +155,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.keyboard.press('e');
     await page.getByRole('button', { name: 'Reopen' }).waitFor();
     await page.getByText('Nothing here').waitFor();
+    await page.locator('.event-line').filter({ hasText: 'Status changed to Closed · by you' }).waitFor();
 
     // The draft survives a reload.
     await page.keyboard.press('r');
@@ -196,6 +197,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
       const row = page.getByRole('link', { name: /Ada Lovelace/ });
       await row.click();
       await page.getByRole('button', { name: /Geri/ }).waitFor();
+      await page.locator('.event-line').filter({ hasText: 'Durum Kapalı olarak değişti · sizin tarafınızdan' }).waitFor();
       assert.equal(await page.getByRole('heading', { name: 'Tümü' }).isVisible(), false, 'the list is hidden while a conversation is open');
       await assertAccessible(page);
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
@@ -259,6 +261,20 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await details.getByText('bo.keeper@dup.example').waitFor();
     conv = await api(`/v1/conversations/${c.conversation_id}`);
     assert.equal(conv.contact_id, keep.body.id);
+
+    // The timeline says what changed and who changed it (each line came live, without a reload).
+    const timeline = page.locator('.event-line');
+    for (const line of [
+      /^Priority changed to Urgent · by you ·/,
+      /^Label added: vip · by you ·/,
+      /^Self-assigned · by you ·/,
+      /^Marked as spam · by you ·/,
+      /^No longer marked as spam · by you ·/,
+      /^Moved to the inbox Billing · by you ·/,
+      /^Moved here when two contacts were merged ·/,
+    ])
+      await timeline.filter({ hasText: line }).waitFor();
+    assert.equal(await timeline.filter({ hasText: 'Changed:' }).count(), 0, 'every change is described');
     assert.deepEqual(errors, []);
     await context.close();
   });

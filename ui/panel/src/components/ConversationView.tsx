@@ -1,10 +1,11 @@
 // One conversation: its thread, the composer and the details column.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Conversation, errorText, type Message, must } from '../api';
+import { describeEvent } from '../event-line';
 import { absoluteTime, t } from '../i18n';
 import { isTyping } from '../pages/Workspace';
 import { isSignal, onEvent, onReset } from '../realtime';
-import { inboxes, me, memberName, toast } from '../state';
+import { me, memberName, toast } from '../state';
 import { Composer, type ComposerHandle } from './Composer';
 import { ContactTyping } from './ContactTyping';
 import { type Contact, type ConversationPatch, Details } from './Details';
@@ -56,12 +57,27 @@ function ConversationView(props: { id: string; onBack: () => void }) {
     }
   }
 
+  /** Adds the thread's newest lines not shown yet: a change's event line comes with no message in its event. */
+  async function loadNewest() {
+    const page = await api.GET('/v1/conversations/{conversationId}/messages', {
+      params: { path: { conversationId: props.id }, query: { order: 'desc', limit: 20 } },
+    });
+    if (!page.data) return;
+    const newest = page.data.data;
+    setMessages((old) => {
+      const known = new Set(old.map((x) => x.id));
+      const added = newest.filter((x) => !known.has(x.id)).reverse();
+      return added.length ? [...old, ...added].sort((a, b) => a.created_at.localeCompare(b.created_at)) : old;
+    });
+  }
+
   useEffect(() => {
     void load();
     const off = onEvent((ev) => {
       const c = ev.data.conversation;
       if (!c || c.id !== props.id || isSignal(ev)) return;
       setConv((old) => ({ ...(old ?? {}), ...c }));
+      if (ev.type === 'conversation.updated') void loadNewest();
       const m = ev.data.message as Message | undefined;
       if (m) {
         setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? m : x)) : [...old, m]));
@@ -197,7 +213,7 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
   if (m.kind === 'event')
     return (
       <p class="event-line">
-        {describeEvent(m)} · <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time>
+        {describeEvent(m).join(' · ')} · <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time>
       </p>
     );
   const author =
@@ -287,14 +303,4 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
       {m.status === 'pending' && <p class="msg-status-pending">{t('conv.pending')}</p>}
     </article>
   );
-}
-
-function describeEvent(m: Message): string {
-  const d = (m.details ?? {}) as Record<string, { from: unknown; to: unknown }>;
-  if (d.status) return t('event.status', { to: t(`status.${d.status.to as 'open'}`) });
-  if (d.assignee_id)
-    return d.assignee_id.to === null
-      ? t('event.assignee_cleared')
-      : t('event.assignee_set', { to: memberName(d.assignee_id.to as string, t('conv.you'), t('conv.team')) });
-  return t('event.other', { what: Object.keys(d).join(', ') || m.body });
 }
