@@ -50,7 +50,9 @@ describe('reports page in the panel', { skip: browserSkipReason() }, () => {
         .set({ locale: tr ? 'tr' : 'en' })
         .where('id', '=', seed.ownerId)
         .execute();
-      const { context, page } = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale });
+      // Time zones on both sides of UTC: the report's days are UTC days wherever the browser is.
+      const timezoneId = tr ? 'Europe/Istanbul' : 'America/Los_Angeles';
+      const { context, page } = await browser.newPage({ viewport: { width: 1280, height: 900 }, locale, timezoneId });
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
       page.on('console', (m) => m.type() === 'error' && !/Failed to load resource/.test(m.text()) && errors.push(m.text()));
@@ -68,9 +70,17 @@ describe('reports page in the panel', { skip: browserSkipReason() }, () => {
         .getByText(tr ? 'Tablo olarak göster' : 'Show as a table')
         .first()
         .click();
-      const today = new Date().toISOString().slice(0, 10);
+      // Days in the page's language, UTC days as the report counts them.
+      const today = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date());
       const row = page.getByRole('row', { name: new RegExp(today) }).first();
       assert.match((await row.textContent()) ?? '', new RegExp(`${today}\\s*2\\s*1\\s*1`));
+      // The chart's own words are translated too: its day axis and legend.
+      assert.equal(await page.locator('.report-chart .u-legend').first().getByText('Time').count(), 0);
+      await page
+        .locator('.report-chart .u-legend')
+        .first()
+        .getByText(tr ? 'Gün' : 'Day')
+        .waitFor();
       await page.getByRole('heading', { name: tr ? 'Kullanım' : 'Usage' }).waitFor();
       await assertAccessible(page);
       await screenshot(page, `reports-${locale}`);

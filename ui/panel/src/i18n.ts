@@ -47,6 +47,25 @@ export function relativeTime(isoTime: string, now = Date.now()): string {
   return formatter('day', (tag) => new Intl.DateTimeFormat(tag, { day: 'numeric', month: 'short' })).format(then);
 }
 
+/** A calendar day (YYYY-MM-DD, a UTC day as reports count them) in the person's locale: "Nov 3, 2026", "3 Kas 2026". */
+export function calendarDay(day: string): string {
+  return formatter('calendar-day', (tag) => new Intl.DateTimeFormat(tag, { dateStyle: 'medium', timeZone: 'UTC' })).format(Date.parse(`${day}T00:00:00Z`));
+}
+
+/** A calendar day without its year, for chart axes: "Nov 3", "3 Kas". */
+export function shortCalendarDay(day: string): string {
+  return formatter('short-calendar-day', (tag) => new Intl.DateTimeFormat(tag, { day: 'numeric', month: 'short', timeZone: 'UTC' })).format(
+    Date.parse(`${day}T00:00:00Z`),
+  );
+}
+
+/** A calendar month (YYYY-MM) in the person's locale: "Jan 2026", "Oca 2026". */
+export function calendarMonth(month: string): string {
+  return formatter('calendar-month', (tag) => new Intl.DateTimeFormat(tag, { month: 'short', year: 'numeric', timeZone: 'UTC' })).format(
+    Date.parse(`${month}-01T00:00:00Z`),
+  );
+}
+
 /** The full date and time in the person's locale and time zone: in threads and tooltips. */
 export function absoluteTime(isoTime: string): string {
   return formatter('absolute', (tag) => new Intl.DateTimeFormat(tag, { dateStyle: 'medium', timeStyle: 'short' })).format(Date.parse(isoTime));

@@ -8,7 +8,7 @@ import { api, must, type Schemas } from '../api';
 import { DataTable } from '../components/DataTable';
 import { InboxOptions } from '../components/InboxOptions';
 import { Loading, useLoad } from '../components/Loading';
-import { t } from '../i18n';
+import { calendarDay, calendarMonth, locale, shortCalendarDay, t } from '../i18n';
 import { inboxes, membership } from '../state';
 
 type Report = Schemas['Report'];
@@ -32,14 +32,27 @@ function Chart(props: { title: string; days: string[]; series: Series[] }) {
     const el = box.current;
     if (!el) return;
     const xs = props.days.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000);
+    // uPlot would write the days in the browser's time zone and in US style, and call the axis "Time".
+    const dayOf = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
     const width = () => Math.max(260, el.clientWidth);
     const plot = new uPlot(
       {
         width: width(),
         height: 220,
-        series: [{}, ...props.series.map((s) => ({ label: s.label, stroke: s.color, width: 2, spanGaps: true }))],
-        axes: [{ stroke: 'currentColor' }, { stroke: 'currentColor' }],
+        series: [
+          { label: t('reports.day'), value: (_u, seconds) => (seconds == null ? '—' : calendarDay(dayOf(seconds))) },
+          ...props.series.map((s) => ({
+            label: s.label,
+            stroke: s.color,
+            width: 2,
+            spanGaps: true,
+            value: (_u: uPlot, v: number | null) => (v == null ? '—' : v.toLocaleString(locale.value)),
+          })),
+        ],
+        axes: [{ stroke: 'currentColor', values: (_u, splits) => splits.map((seconds) => shortCalendarDay(dayOf(seconds))) }, { stroke: 'currentColor' }],
         scales: { x: { time: true } },
+        // Ticks on UTC midnights, the days the report counts.
+        tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC'),
         legend: { show: true },
       },
       [xs, ...props.series.map((s) => s.values)] as uPlot.AlignedData,
@@ -63,7 +76,9 @@ function Chart(props: { title: string; days: string[]; series: Series[] }) {
         <DataTable label={props.title} caption columns={[t('reports.day'), ...props.series.map((s) => s.label)]}>
           {props.days.map((d, i) => (
             <tr key={d}>
-              <th scope="row">{d}</th>
+              <th scope="row">
+                <time dateTime={d}>{calendarDay(d)}</time>
+              </th>
               {props.series.map((s) => (
                 <td key={s.label}>{s.values[i] ?? '—'}</td>
               ))}
@@ -120,7 +135,9 @@ function Usage() {
       >
         {data.months.map((m) => (
           <tr key={m.month}>
-            <th scope="row">{m.month}</th>
+            <th scope="row">
+              <time dateTime={m.month}>{calendarMonth(m.month)}</time>
+            </th>
             <td>{m.conversations.billed}</td>
             <td>{m.conversations.imported}</td>
             <td>{m.messages.billed}</td>
