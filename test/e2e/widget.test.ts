@@ -261,6 +261,49 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await context.close();
   });
 
+  test('a reply that comes live while the thread is still loading stays when the thread arrives', async () => {
+    const since = new Date().toISOString();
+    const { context, page, problems } = await visit('late-thread', { key: keys.plain });
+    // The live connection opens with the first message and reloads the thread; that answer is held
+    // back, as a slow network would, until a reply has come over the connection.
+    let threadAnswers = 0;
+    page.on('response', (r) => {
+      if (r.request().method() === 'GET' && /\/v1\/widget\/conversations\/[^/]+\/messages/.test(r.url())) threadAnswers++;
+    });
+    let held!: () => void;
+    const heldBack = new Promise<void>((resolve) => (held = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let first = true;
+    await page.route(/\/v1\/widget\/conversations\/[^/]+\/messages/, async (route) => {
+      if (route.request().method() !== 'GET' || !first) return route.continue();
+      first = false;
+      const response = await route.fetch();
+      held();
+      await released;
+      await route.fulfill({ response });
+    });
+    await launcher(page).click();
+    const dialog = page.getByRole('dialog');
+    const box = dialog.getByLabel('Write a message');
+    await box.fill('Is my parcel lost?');
+    await box.press('Enter');
+    const conversation = await conversationOf(null, since);
+    await heldBack;
+    await s.request('POST', `/v1/conversations/${conversation.id}/messages`, { token: seed.ownerToken, body: { kind: 'message', body: 'Found it, it ships now.' } });
+    await dialog.getByText('Found it, it ships now.').waitFor();
+    release();
+    for (let i = 0; threadAnswers < 1; i++) {
+      assert.ok(i < 100, 'the held answer arrived');
+      await page.waitForTimeout(100);
+    }
+    await page.waitForTimeout(500);
+    assert.equal(await dialog.getByText('Found it, it ships now.').count(), 1, 'the older thread did not replace the live reply');
+    await dialog.getByText('Is my parcel lost?').waitFor();
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   test('offline, with "ask e-mail when offline": the visitor leaves an address before the first message', async () => {
     const since = new Date().toISOString();
     const { context, page, problems } = await visit('offline', { key: keys.offline, httpOnly: true });

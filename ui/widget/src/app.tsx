@@ -68,6 +68,8 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
   const thread = useRef<HTMLDivElement>(null);
   const currentRef = useRef(current);
   currentRef.current = current;
+  /** The conversation `show` was last asked for (set before its thread is fetched). */
+  const shownRef = useRef(current);
   const lastTypingSent = useRef(0);
   const typingTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
 
@@ -80,9 +82,21 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
     return list;
   }
   async function show(id: string | null) {
+    shownRef.current = id;
     setCurrent(id);
     client.remember({ conversation_id: id });
-    setMessages(id ? await client.messages(id) : []);
+    if (!id) {
+      setMessages([]);
+      return;
+    }
+    const fetched = await client.messages(id);
+    if (shownRef.current !== id) return;
+    // A message that came live while the thread was on its way is newer than it: kept, not replaced.
+    setMessages((ms) => {
+      const known = new Set(fetched.map((m) => m.id));
+      const live = ms.filter((m) => m.conversation_id === id && !known.has(m.id));
+      return live.length ? [...fetched, ...live] : fetched;
+    });
   }
   /** The visitor picked a conversation (or a new one) from the list: the list closes. */
   async function choose(id: string | null) {
@@ -187,6 +201,7 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
         id = started.conversation.id;
         rest = '';
         client.remember({ conversation_id: id });
+        shownRef.current = id;
         setCurrent(id);
         setMessages([started.message]);
         setConversations((cs) => [started.conversation, ...cs]);

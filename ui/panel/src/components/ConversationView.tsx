@@ -46,7 +46,13 @@ function ConversationView(props: { id: string; onBack: () => void }) {
         must(api.GET('/v1/conversations/{conversationId}/messages', { params: { path: { conversationId: props.id }, query: { order: 'desc', limit: 200 } } })),
       ]);
       setConv(c);
-      setMessages(page.data.slice().reverse());
+      const fetched = page.data.slice().reverse();
+      // A line that came live while the thread was on its way is newer than it: kept, not replaced.
+      setMessages((old) => {
+        const known = new Set(fetched.map((m) => m.id));
+        const live = old.filter((m) => m.conversation_id === props.id && !known.has(m.id));
+        return live.length ? [...fetched, ...live] : fetched;
+      });
       setState('ready');
       void api.POST('/v1/conversations/{conversationId}/read', { params: { path: { conversationId: props.id } } });
       const ct = await api.GET('/v1/contacts/{contactId}', { params: { path: { contactId: c.contact_id } } });
