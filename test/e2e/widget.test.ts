@@ -290,7 +290,10 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await box.press('Enter');
     const conversation = await conversationOf(null, since);
     await heldBack;
-    await s.request('POST', `/v1/conversations/${conversation.id}/messages`, { token: seed.ownerToken, body: { kind: 'message', body: 'Found it, it ships now.' } });
+    await s.request('POST', `/v1/conversations/${conversation.id}/messages`, {
+      token: seed.ownerToken,
+      body: { kind: 'message', body: 'Found it, it ships now.' },
+    });
     await dialog.getByText('Found it, it ships now.').waitFor();
     release();
     for (let i = 0; threadAnswers < 1; i++) {
