@@ -122,15 +122,21 @@ export interface Progress {
   percent: number;
 }
 
+/** The history's items by status, counted from the status index alone (migration 0030). */
+export function itemCountsQuery(db: Db, migrationId: string) {
+  return (
+    db
+      .selectFrom('mailbox_migration_items')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('size').as('bytes')])
+      .where('migration_id', '=', migrationId)
+      // New mail read from the old mailbox while syncing is not history (see sync.ts).
+      .where('new_mail', '=', 0)
+      .groupBy('status')
+  );
+}
+
 export async function loadProgress(db: Db, migrationId: string): Promise<Progress> {
-  const rows = await db
-    .selectFrom('mailbox_migration_items')
-    .select(['status', (eb) => eb.fn.countAll<number>().as('n'), (eb) => eb.fn.sum<number>('size').as('bytes')])
-    .where('migration_id', '=', migrationId)
-    // New mail read from the old mailbox while syncing is not history (see sync.ts).
-    .where('new_mail', '=', 0)
-    .groupBy('status')
-    .execute();
+  const rows = await itemCountsQuery(db, migrationId).execute();
   const by = new Map<MigrationItemStatus, { n: number; bytes: number }>(rows.map((r) => [r.status, { n: Number(r.n), bytes: Number(r.bytes ?? 0) }]));
   const n = (s: MigrationItemStatus) => by.get(s)?.n ?? 0;
   const conversations = await db

@@ -19,6 +19,7 @@ import { copyStep, threadItemsQuery } from '../../src/mailbox-migration/copy/cop
 import { scanStep } from '../../src/mailbox-migration/copy/scan.js';
 import type { ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
 import type { MailSource } from '../../src/mailbox-migration/sources/mail-source.js';
+import { itemCountsQuery } from '../../src/mailbox-migration/store.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { type Dovecot, dovecotMissing } from '../helpers/dovecot.js';
 import type { Seed } from '../helpers/fixtures.js';
@@ -203,6 +204,19 @@ describe('scan and copy overlap the FETCH with parsing', { skip: dovecotMissing 
       const details = reader.prepare(`explain query plan ${compiled.sql}`).all(...(compiled.parameters as unknown[])) as { detail: string }[];
       const text = details.map((d) => d.detail).join(' / ');
       assert.match(text, /USING INDEX mailbox_migration_items_thread /, text);
+    } finally {
+      reader.close();
+    }
+  });
+
+  test('the progress counts the items from the status index alone, not their rows (SQLite)', async (t) => {
+    if (!s.app.handle.sqliteFile) return t.skip('a SQLite query plan');
+    const compiled = itemCountsQuery(s.app.db, id).compile();
+    const reader = new Database(s.app.handle.sqliteFile, { readonly: true });
+    try {
+      const details = reader.prepare(`explain query plan ${compiled.sql}`).all(...(compiled.parameters as unknown[])) as { detail: string }[];
+      const text = details.map((d) => d.detail).join(' / ');
+      assert.match(text, /USING COVERING INDEX mailbox_migration_items_status /, text);
     } finally {
       reader.close();
     }
