@@ -97,8 +97,20 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     await page.locator(`h1 [data-state="${state}"]`).waitFor();
     const m = (await api('GET', `/v1/migrations/${id}`)).body;
     assert.equal(m.state, state);
-    const shown = await page.locator('.mig-actions [data-action]').evaluateAll((els) => els.map((e) => e.getAttribute('data-action')));
-    assert.deepEqual(shown, m.allowed_actions, `the actions offered while ${state}`);
+    const shown = await page.locator('.mig-actions [data-action]').evaluateAll((els) => els.map((e) => e.getAttribute('data-action') ?? ''));
+    assert.deepEqual([...shown].sort(), [...m.allowed_actions].sort(), `the actions offered while ${state}`);
+    // The step's next action comes first; the ones that end or delete something come last, apart.
+    const primary = await page.locator('.mig-actions .btn-primary').evaluateAll((els) => els.map((e) => e.getAttribute('data-action')));
+    if (primary.length) assert.equal(shown[0], primary[0], `the next action first while ${state}: ${shown.join(', ')}`);
+    const danger = ['cancel', 'delete', 'remove_history'];
+    const firstDanger = shown.findIndex((a) => danger.includes(a));
+    if (firstDanger >= 0) {
+      assert.ok(
+        shown.slice(firstDanger).every((a) => danger.includes(a)),
+        `destructive actions last while ${state}: ${shown.join(', ')}`,
+      );
+      assert.equal(await page.locator('.mig-actions .mig-actions-danger').getAttribute('data-action'), shown[firstDanger]);
+    }
     return m;
   }
 

@@ -493,6 +493,14 @@ function ReadOnlyNote(props: { m: Migration }) {
 
 /** Actions that change the migration from the bar; the others open the step where their form is. */
 const BUTTON_ACTIONS = new Set(['scan', 'start', 'pause', 'resume', 'cancel', 'retry', 'probe', 'finish', 'remove_history', 'delete']);
+const DANGER_ACTIONS = new Set(['cancel', 'delete', 'remove_history']);
+const isPrimaryAction = (m: Migration, a: string) => a === 'start' || a === 'resume' || (a === 'scan' && m.state === 'connected');
+
+/** The action bar's order: the step's next action first, the ones that end or delete something last. */
+function actionOrder(m: Migration): string[] {
+  const rank = (a: string) => (isPrimaryAction(m, a) ? 0 : DANGER_ACTIONS.has(a) ? 2 : 1);
+  return [...m.allowed_actions].sort((a, b) => rank(a) - rank(b));
+}
 const FORM_STEPS: Record<string, Step[]> = {
   update: ['map', 'choose', 'connect'],
   credentials: ['connect'],
@@ -550,7 +558,7 @@ function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; rel
       setAsking(null);
     }
   }
-  const shown = m.allowed_actions;
+  const shown = actionOrder(m);
   if (shown.length === 0) return <p class="muted mig-actions-none">{t('mig.actions.none')}</p>;
   return (
     <>
@@ -564,16 +572,18 @@ function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; rel
               </a>
             );
           }
-          const danger = a === 'cancel' || a === 'delete' || a === 'remove_history';
-          const primary = a === 'start' || a === 'resume' || (a === 'scan' && m.state === 'connected');
-          const confirm = a === 'cancel' || a === 'delete' || a === 'remove_history' || a === 'finish';
+          const danger = DANGER_ACTIONS.has(a);
+          const primary = isPrimaryAction(m, a);
+          const confirm = danger || a === 'finish';
+          // The first of the destructive actions starts a group of its own, set apart at the end.
+          const firstDanger = danger && shown.find((x) => DANGER_ACTIONS.has(x)) === a;
           return (
             <button
               key={a}
               type="button"
               data-action={a}
               disabled={busy}
-              class={`btn ${danger ? 'btn-danger' : primary ? 'btn-primary' : ''}`}
+              class={`btn ${danger ? 'btn-danger' : primary ? 'btn-primary' : ''}${firstDanger ? ' mig-actions-danger' : ''}`}
               onClick={() => (confirm ? setAsking(a) : void run(a))}
             >
               {st(ACTION_KEY(a))}
