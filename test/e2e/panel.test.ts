@@ -275,6 +275,13 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     ])
       await timeline.filter({ hasText: line }).waitFor();
     assert.equal(await timeline.filter({ hasText: 'Changed:' }).count(), 0, 'every change is described');
+    // Changes made elsewhere arrive live too, worded for the person reading them.
+    for (const assignee of [null, seed.ownerId]) {
+      const r = await s.request('PATCH', `/v1/conversations/${c.conversation_id}`, { token: seed.apiKey, body: { assignee_id: assignee } });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    }
+    await timeline.filter({ hasText: /^Unassigned · through the API ·/ }).waitFor();
+    await timeline.filter({ hasText: /^Assigned to you · through the API ·/ }).waitFor();
     assert.deepEqual(errors, []);
     await context.close();
   });

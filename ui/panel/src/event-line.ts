@@ -30,6 +30,7 @@ function describeChange(m: Message, field: string, change: Change, reason: strin
         return [t('event.assignee_cleared')];
       }
       if (m.author.type === 'member' && change.to === m.author.member_id) return [t('event.self_assigned')];
+      if (change.to === me.value?.person.id) return [t('event.assigned_to_you')];
       return [t('event.assignee_set', { to: memberName(change.to as string, t('conv.you'), t('conv.team')) })];
     case 'priority':
       return [change.to === null ? t('event.priority_cleared') : t('event.priority', { to: priorityName(change.to) })];

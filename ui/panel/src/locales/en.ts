@@ -71,6 +71,7 @@ export const en = {
   'event.reopened_by_reply': 'Reopened by the customer’s reply',
   'event.unassigned_member_left': 'Unassigned: the assignee left the team',
   'event.unassigned_member_removed': 'Unassigned: the assignee was removed from the team',
+  'event.assigned_to_you': 'Assigned to you',
   'event.self_assigned': 'Self-assigned',
   'event.priority': 'Priority changed to {to}',
   'event.priority_cleared': 'Priority removed',

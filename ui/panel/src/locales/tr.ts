@@ -72,6 +72,7 @@ export const tr: Record<MessageKey, string> = {
   'event.reopened_by_reply': 'Müşterinin yanıtıyla yeniden açıldı',
   'event.unassigned_member_left': 'Atama kaldırıldı: atanan kişi ekipten ayrıldı',
   'event.unassigned_member_removed': 'Atama kaldırıldı: atanan kişi ekipten çıkarıldı',
+  'event.assigned_to_you': 'Size atandı',
   'event.self_assigned': 'Kendine atandı',
   'event.priority': 'Öncelik {to} olarak değişti',
   'event.priority_cleared': 'Öncelik kaldırıldı',
