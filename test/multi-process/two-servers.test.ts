@@ -8,7 +8,7 @@ import WebSocket from 'ws';
 import { createChatChannel } from '../../src/channels/service.js';
 import { loadConfig } from '../../src/config.js';
 import { type App, buildServices } from '../../src/context.js';
-import { ensureWorker } from '../../src/mailbox-migration/copy/worker.js';
+import { ensureWorker, workerKey } from '../../src/mailbox-migration/copy/worker.js';
 import { createSession } from '../../src/people/service.js';
 import { DAY, iso, MINUTE, systemClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
@@ -441,7 +441,17 @@ describe('a mailbox migration with two servers running its steps', { skip: skip 
     const sent: string[] = [];
     const stored = () =>
       app.db.selectFrom('messages').select('mail_message_id').where('workspace_id', '=', seed.workspaceId).where('mail_message_id', 'in', sent).execute();
+    // A poll under way ends by recording its own time as the last poll, over the one set below: the
+    // next round starts only once a poll has been recorded and no run holds the migration's job.
+    const pollSettled = async () => {
+      const [m, job] = await Promise.all([
+        app.db.selectFrom('mailbox_migrations').select('sync_polled_at').where('id', '=', id).executeTakeFirstOrThrow(),
+        app.db.selectFrom('jobs').select('lease_until').where('unique_key', '=', workerKey(id)).executeTakeFirst(),
+      ]);
+      return m.sync_polled_at !== null && (!job?.lease_until || job.lease_until < iso(Date.now()));
+    };
     for (let round = 0; round < ROUNDS; round++) {
+      await waitUntil(pollSettled, 60_000, `the poll before round ${round}`);
       const batch = [];
       for (let i = 0; i < PER_ROUND; i++) {
         const messageId = `sync-${round}-${i}@customer.test`;
