@@ -8,6 +8,7 @@ import { requireAccess } from '../http/auth.js';
 import { fileResponse } from '../http/files.js';
 import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
+import { htmlNestsDeeperThan, MAX_HTML_CHARS, MAX_HTML_DEPTH } from '../mail/html-limits.js';
 import { retryFailedReply } from '../mail/outbound.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
@@ -221,7 +222,8 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
               body: z.string().max(MAX_API_BODY_CHARS),
               html: z
                 .string()
-                .max(2 * 1024 * 1024)
+                .max(MAX_HTML_CHARS)
+                .refine((html) => !htmlNestsDeeperThan(html), `html must not nest elements deeper than ${MAX_HTML_DEPTH} levels`)
                 .optional()
                 .openapi({ description: 'sanitized before it is stored' }),
               attachment_ids: z.array(z.string().max(100)).max(100).optional().openapi({ description: 'uploads of this conversation' }),

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { domainToUnicode } from 'node:url';
 import type { AddressObject, EmailAddress, ParsedMail, SimpleParserOptions } from 'mailparser';
 import type { MailHeaders } from '../db/schema.js';
+import { htmlNestsDeeperThan, MAX_HTML_CHARS, MAX_HTML_DEPTH } from './html-limits.js';
 
 /** Attachments stored per message; the rest stay in the original .eml (counted as omitted). */
 export const MAX_ATTACHMENTS = 100;
@@ -231,6 +232,25 @@ export function trimTrailingBlankLines(text: string): string {
   return trimmed.trim() === '' ? '' : trimmed;
 }
 
+let htmlToText: typeof import('html-to-text').convert | undefined;
+
+/**
+ * The text of an HTML body that came without one. mailparser makes it only when the HTML is the whole
+ * message or stands beside a text part; HTML mail with attachments or inline images (an HTML part in
+ * multipart/mixed or /related and no text part) would have no text to show, preview, search or send
+ * on in webhooks. Loaded on first use, as mailparser is (which loads the same library).
+ */
+function textOfHtml(html: string): string {
+  const input = html.length > MAX_HTML_CHARS ? html.slice(0, MAX_HTML_CHARS) : html;
+  if (htmlNestsDeeperThan(input)) return `This message's HTML nests elements deeper than ${MAX_HTML_DEPTH} levels and could not be read. The original is kept.`;
+  htmlToText ??= (createRequire(import.meta.url)('html-to-text') as typeof import('html-to-text')).convert;
+  try {
+    return trimTrailingBlankLines(htmlToText(input, { limits: { maxDepth: MAX_HTML_DEPTH } }));
+  } catch {
+    return '';
+  }
+}
+
 /** `rawBody`: the undecoded body of a message that could not be parsed (what identifies it then). */
 function fromParsed(parsed: ParsedMail, unreadable: string | null, rawBody?: Buffer): InboundMail {
   const from = firstMailbox(parsed.from);
@@ -243,8 +263,9 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null, rawBody?: Buf
     contentId: (a.cid ?? a.contentId?.replace(/^<|>$/g, ''))?.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 500) || null,
     inline: a.related === true || (a.contentDisposition === 'inline' && !!a.contentId),
   }));
-  const text = unreadable ?? trimTrailingBlankLines((parsed.text ?? '').replace(/\u0000/g, ''));
+  const parsedText = unreadable ?? trimTrailingBlankLines((parsed.text ?? '').replace(/\u0000/g, ''));
   const html = unreadable === null && typeof parsed.html === 'string' && parsed.html.trim() ? parsed.html.replace(/\u0000/g, '') : null;
+  const text = parsedText === '' && html ? textOfHtml(html) : parsedText;
   const messageId = messageIds(parsed.messageId)[0] ?? null;
   const subject = parsed.subject?.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '').trim() || null;
   // mailparser dates a Date header it cannot read to the time of parsing; that is no date at all.
@@ -258,7 +279,7 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null, rawBody?: Buf
   const to = addressList(parsed.to);
   const body = rawBody
     ? ['raw', createHash('sha256').update(rawBody).digest('hex')]
-    : [normaliseText(text), normaliseText(html ?? ''), ...all.map((a) => createHash('sha256').update(a.content).digest('hex'))];
+    : [normaliseText(parsedText), normaliseText(html ?? ''), ...all.map((a) => createHash('sha256').update(a.content).digest('hex'))];
   return {
     messageId,
     inReplyTo: rawHeaderValues(parsed, 'in-reply-to').flatMap(messageIds),

@@ -4,8 +4,7 @@
 import { createRequire } from 'node:module';
 import type SanitizeHtml from 'sanitize-html';
 import { attachmentUrl } from '../conversations/format.js';
-
-export const MAX_HTML_CHARS = 2 * 1024 * 1024;
+import { htmlNestsDeeperThan, MAX_HTML_CHARS } from './html-limits.js';
 
 const SAFE_STYLE = {
   color: [/^[#a-z0-9(),.\s%]+$/i],
@@ -17,13 +16,17 @@ const SAFE_STYLE = {
   'font-size': [/^\d{1,3}(\.\d+)?(px|pt|em|rem|%)$/],
 };
 
-/** Returns sanitized HTML, or null when nothing is left. `cids` maps Content-IDs to attachment ids. */
+/**
+ * Returns sanitized HTML, or null when nothing is left or the HTML nests too deep to read (see
+ * html-limits.ts; the text and the original stay). `cids` maps Content-IDs to attachment ids.
+ */
 let sanitizer: typeof SanitizeHtml | undefined;
 
 export function sanitizeMailHtml(html: string, cids: ReadonlyMap<string, string> = new Map()): string | null {
   // Required on first use: a server that never stores HTML does not carry the parser.
   const sanitizeHtml = (sanitizer ??= createRequire(import.meta.url)('sanitize-html') as typeof SanitizeHtml);
   const input = html.length > MAX_HTML_CHARS ? html.slice(0, MAX_HTML_CHARS) : html;
+  if (htmlNestsDeeperThan(input)) return null;
   const out = sanitizeHtml(input, {
     allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'font', 'center', 'del', 'ins', 'big', 'small'],
     disallowedTagsMode: 'discard',

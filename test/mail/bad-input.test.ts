@@ -105,6 +105,10 @@ function corpus(to: string): { name: string; raw: Buffer }[] {
     },
     { name: '3,000 attachments', raw: multipartWithParts(3000, to) },
     { name: '6,000 MIME parts (past the parser limit)', raw: multipartWithParts(6000, to) },
+    {
+      name: 'HTML nested 300,000 deep',
+      raw: h([`To: ${to}`, 'From: a@cust.example', 'Content-Type: text/html'], `${'<b>'.repeat(300_000)}deep${'</b>'.repeat(300_000)}`),
+    },
     { name: 'multiparts nested 300 deep', raw: deeplyNested(300, to) },
     { name: 'multiparts nested 3,000 deep', raw: deeplyNested(3000, to) },
   ];
@@ -156,6 +160,10 @@ describe('bad input: a corpus of broken mail', () => {
     assert.match(deep.m.body, /deep inside/);
     await message('multiparts nested 3,000 deep');
 
+    // Its HTML is not read (an HTML parser takes O(n²) of the main thread for it): no HTML, the original kept.
+    const deepHtml = await message('HTML nested 300,000 deep');
+    assert.equal(deepHtml.m.html, null);
+    assert.match(deepHtml.m.body, /could not be read/);
     const hostile = await message('hostile HTML');
     assert.ok(hostile.m.html === null || !/javascript:|<iframe|<style|<form|<input|url\(/i.test(hostile.m.html));
     const utf7 = await message('UTF-7 body with markup');

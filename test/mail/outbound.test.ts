@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { MAX_HTML_DEPTH } from '../../src/mail/html-limits.js';
 import { SEND_MAX_ATTEMPTS, SEND_RETRY_DELAYS_MS } from '../../src/mail/outbound.js';
 import type { ManualClock } from '../../src/platform/clock.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
@@ -193,6 +194,18 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
       body: { body: 'again', attachment_ids: [up.body.id] },
     });
     assert.equal(again.status, 400);
+  });
+
+  test('HTML nested deeper than any real mail is refused with a clear error; nothing is stored or sent', async () => {
+    const first = await customerMail({ Subject: 'Deep HTML' });
+    const html = `${'<div>'.repeat(MAX_HTML_DEPTH + 1)}hi${'</div>'.repeat(MAX_HTML_DEPTH + 1)}`;
+    const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'hi', html } });
+    assert.equal(r.status, 400);
+    assert.equal(r.body.error.code, 'invalid_request');
+    assert.match(JSON.stringify(r.body.error), /deeper than 1000 levels/);
+    const msgs = await s.app.db.selectFrom('messages').select('id').where('conversation_id', '=', first.conversation_id).execute();
+    assert.equal(msgs.length, 1);
+    assert.equal((await s.app.db.selectFrom('jobs').select('id').where('kind', '=', 'email.send').execute()).length, 0);
   });
 
   test('a channel without an SMTP account refuses replies with 409 and stores nothing', async () => {
