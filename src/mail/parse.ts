@@ -238,14 +238,15 @@ let htmlToText: typeof import('html-to-text').convert | undefined;
  * The text of an HTML body that came without one. mailparser makes it only when the HTML is the whole
  * message or stands beside a text part; HTML mail with attachments or inline images (an HTML part in
  * multipart/mixed or /related and no text part) would have no text to show, preview, search or send
- * on in webhooks. Loaded on first use, as mailparser is (which loads the same library).
+ * on in webhooks. Unwrapped: the panel and the widget wrap lines to their width. Loaded on first use,
+ * as mailparser is (which loads the same library).
  */
 function textOfHtml(html: string): string {
   const input = html.length > MAX_HTML_CHARS ? html.slice(0, MAX_HTML_CHARS) : html;
   if (htmlNestsDeeperThan(input)) return `This message's HTML nests elements deeper than ${MAX_HTML_DEPTH} levels and could not be read. The original is kept.`;
   htmlToText ??= (createRequire(import.meta.url)('html-to-text') as typeof import('html-to-text')).convert;
   try {
-    return trimTrailingBlankLines(htmlToText(input, { limits: { maxDepth: MAX_HTML_DEPTH } }));
+    return trimTrailingBlankLines(htmlToText(input, { wordwrap: false, limits: { maxDepth: MAX_HTML_DEPTH } }));
   } catch {
     return '';
   }

@@ -30,6 +30,10 @@ describe('HTML bodies', () => {
       assert.ok(mail.html?.includes('<b>cannot sign in</b>'));
       assert.equal(mail.attachments.length, 1);
     }
+    // Long lines stay whole: the panel and the widget wrap them to their width.
+    const long = `A sentence much longer than eighty characters, as customers write them, ${'and then some more '.repeat(5)}end.`;
+    const wide = await parseMail(await build({ html: `<p>${long}</p>`, attachments: [{ filename: 'a.txt', content: 'x' }] }));
+    assert.equal(wide.text, long);
     // mailparser alone leaves the text empty for these; the identity of a message stays what it was.
     const alone = await parseMailWithMailparser(withFile);
     assert.equal((await parseMail(withFile)).digest, alone.digest);

@@ -124,7 +124,8 @@ export function Members() {
                 <span class="row-text">
                   <strong>{m.name ?? m.email}</strong> {m.person_id === myPersonId && <span class="muted">{t('members.you')}</span>}
                   <div class="muted">
-                    {m.email} · {m.last_seen_at ? t('members.last_seen', { when: relativeTime(m.last_seen_at) }) : t('members.never_seen')}
+                    {m.name ? `${m.email} · ` : ''}
+                    {m.last_seen_at ? t('members.last_seen', { when: relativeTime(m.last_seen_at) }) : t('members.never_seen')}
                   </div>
                 </span>
                 {mayChange(m) ? (
