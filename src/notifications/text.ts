@@ -9,8 +9,8 @@ export interface NotificationFacts {
 }
 
 type Texts = {
-  noSubject: string;
-  title: Record<NotificationTrigger, (f: NotificationFacts, subject: string) => string>;
+  /** The title before the subject (a chat has none: the title ends there, the preview follows). */
+  title: Record<NotificationTrigger, (f: NotificationFacts) => string>;
   mailSubject: (n: number) => string;
   mailIntro: string;
   mailFooter: (settingsUrl: string) => string;
@@ -18,24 +18,22 @@ type Texts = {
 
 const TEXTS: Record<'en' | 'tr', Texts> = {
   en: {
-    noSubject: '(no subject)',
     title: {
-      new_conversation: (f, subject) => `New conversation from ${f.contact ?? 'a customer'}: ${subject}`,
-      assigned: (_f, subject) => `Assigned to you: ${subject}`,
-      customer_reply: (f, subject) => `${f.contact ?? 'A customer'} replied: ${subject}`,
-      mention: (f, subject) => `${f.author ?? 'A teammate'} mentioned you: ${subject}`,
+      new_conversation: (f) => `New conversation from ${f.contact ?? 'a customer'}`,
+      assigned: () => 'Assigned to you',
+      customer_reply: (f) => `${f.contact ?? 'A customer'} replied`,
+      mention: (f) => `${f.author ?? 'A teammate'} mentioned you`,
     },
     mailSubject: (n) => (n === 1 ? '1 new notification' : `${n} new notifications`),
     mailIntro: 'While you were away from the panel:',
     mailFooter: (url) => `You get this mail because no panel of yours was open. Choose what reaches you under My account: ${url}`,
   },
   tr: {
-    noSubject: '(konu yok)',
     title: {
-      new_conversation: (f, subject) => `${f.contact ?? 'Bir müşteri'} yeni bir konuşma başlattı: ${subject}`,
-      assigned: (_f, subject) => `Size atandı: ${subject}`,
-      customer_reply: (f, subject) => `${f.contact ?? 'Bir müşteri'} yanıt verdi: ${subject}`,
-      mention: (f, subject) => `${f.author ?? 'Bir ekip arkadaşı'} sizden bahsetti: ${subject}`,
+      new_conversation: (f) => `${f.contact ?? 'Bir müşteri'} yeni bir konuşma başlattı`,
+      assigned: () => 'Size atandı',
+      customer_reply: (f) => `${f.contact ?? 'Bir müşteri'} yanıt verdi`,
+      mention: (f) => `${f.author ?? 'Bir ekip arkadaşı'} sizden bahsetti`,
     },
     mailSubject: (n) => `${n} yeni bildirim`,
     mailIntro: 'Panelden uzaktayken:',
@@ -49,5 +47,6 @@ export function textsFor(locale: string): Texts {
 
 export function notificationText(locale: string, trigger: NotificationTrigger, facts: NotificationFacts): { title: string; body: string } {
   const t = textsFor(locale);
-  return { title: t.title[trigger](facts, facts.subject?.trim() || t.noSubject), body: facts.preview };
+  const subject = facts.subject?.trim();
+  return { title: subject ? `${t.title[trigger](facts)}: ${subject}` : t.title[trigger](facts), body: facts.preview };
 }

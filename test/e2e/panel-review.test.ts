@@ -8,12 +8,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
+import { createChatChannel } from '../../src/channels/service.js';
 import { systemClock } from '../../src/platform/clock.js';
 import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
+const SHOP = 'https://shop.example';
 const TEXT = {
   en: {
     details: 'Details',
@@ -26,6 +28,10 @@ const TEXT = {
     cancel: 'Cancel',
     server: 'The server could not answer. Try again in a moment.',
     retry: 'Try again',
+    chat: 'Chat',
+    channel: 'Channel',
+    email: 'E-mail',
+    noSubject: '(no subject)',
   },
   tr: {
     details: 'Ayrıntılar',
@@ -38,6 +44,10 @@ const TEXT = {
     cancel: 'Vazgeç',
     server: 'Sunucu yanıt veremedi. Birazdan tekrar deneyin.',
     retry: 'Tekrar dene',
+    chat: 'Sohbet',
+    channel: 'Kanal',
+    email: 'E-posta',
+    noSubject: '(konu yok)',
   },
 } as const;
 
@@ -64,6 +74,22 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
     });
     assert.equal(migration.status, 201, JSON.stringify(migration.body));
     await s.request('POST', '/v1/saved-replies', { token: seed.ownerToken, body: { name: 'refund', body: 'We refunded the charge.', scope: 'workspace' } });
+    const chat = await createChatChannel(s.app, {
+      workspaceId: seed.workspaceId,
+      inboxId: seed.inboxId,
+      name: 'Chat',
+      origins: [SHOP],
+      allowAnonymous: true,
+      askEmailOffline: false,
+      greeting: undefined,
+    });
+    const visitor = await s.request('POST', '/v1/widget/sessions', { body: { public_key: chat.public_key, name: 'Visitor Kim' }, headers: { origin: SHOP } });
+    const asked = await s.request('POST', '/v1/widget/conversations', {
+      token: visitor.body.token,
+      body: { body: 'Do you ship to Canada?' },
+      headers: { origin: SHOP },
+    });
+    assert.equal(asked.status, 201, JSON.stringify(asked.body));
     browser = await launchBrowser();
   });
   after(async () => {
@@ -118,6 +144,24 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
       assert.deepEqual(await landmarkViolations(page), []);
       await assertAccessible(page);
       await screenshot(page, `review-conversations-${lang}`);
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    test(`a chat is named by its channel, not as mail without a subject; the details name the channel (${lang})`, async () => {
+      const { context, page, errors } = await ownerPage(lang, { width: 1280, height: 800 });
+      await page.goto(`${s.url}/conversations`);
+      const row = page.getByRole('link', { name: /Visitor Kim/ });
+      await row.waitFor();
+      assert.equal(await row.locator('.subject').innerText(), x.chat);
+      assert.ok(!(await row.innerText()).includes(x.noSubject));
+      await row.click();
+      await page.getByRole('heading', { level: 2, name: x.chat, exact: true }).waitFor();
+      const channel = page.locator('.details dt', { hasText: x.channel }).locator('xpath=following-sibling::dd[1]');
+      assert.equal(await channel.innerText(), x.chat);
+      await page.goto(`${s.url}/conversations/${conversationId}`);
+      await page.getByRole('heading', { level: 2, name: 'Invoice 4411', exact: true }).waitFor();
+      assert.equal(await channel.innerText(), x.email);
       assert.deepEqual(errors, []);
       await context.close();
     });
@@ -232,7 +276,10 @@ describe('panel review fixes', { skip: browserSkipReason() }, () => {
     test(`members on a phone: a long address wraps and the role picker moves below it (${lang})`, async () => {
       const { context, page, errors } = await ownerPage(lang, { width: 390, height: 844 });
       await page.goto(`${s.url}/settings/members`);
-      await page.getByText('a-rather-long-support-agent-address@example.com').first().waitFor();
+      // A member without a name is named by the address, once.
+      const card = page.locator('li.card', { hasText: 'a-rather-long-support-agent-address@example.com' });
+      await card.waitFor();
+      assert.equal((await card.locator('.row-text').innerText()).split('a-rather-long-support-agent-address@example.com').length - 1, 1);
       const problems = await page.evaluate(() =>
         [...document.querySelectorAll('.settings-main li.card > div > span:first-child')].flatMap((text) => {
           const out: string[] = [];

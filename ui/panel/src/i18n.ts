@@ -22,6 +22,11 @@ export function t(key: MessageKey, vars?: Record<string, string | number>): stri
   return vars ? text.replace(/\{(\w+)\}/g, (_, name: string) => String(vars[name] ?? '')) : text;
 }
 
+/** What a conversation is called: its subject, else (a chat, feedback or API conversation has none) its channel. */
+export function conversationTitle(c: { subject: string | null; source: 'email' | 'chat' | 'feedback' | 'api' }): string {
+  return c.subject || (c.source === 'email' ? t('list.no_subject') : t(`source.${c.source}`));
+}
+
 // Formatters are made once per language: making one costs far more than using it, and the list
 // formats two times for every row it shows while scrolling.
 const formatters = new Map<string, Intl.RelativeTimeFormat | Intl.DateTimeFormat>();

@@ -3,7 +3,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, type BodyOf, type ConversationListItem, errorText, must } from '../api';
-import { absoluteTime, relativeTime, t } from '../i18n';
+import { absoluteTime, conversationTitle, relativeTime, t } from '../i18n';
 import { isTyping } from '../pages/Workspace';
 import { isSignal, onEvent, onReset } from '../realtime';
 import { inboxes, me, overview, toast } from '../state';
@@ -299,7 +299,7 @@ function Row(props: { item: Item; href: string; selected: boolean }) {
       <time class="when" dateTime={c.last_message_at} title={absoluteTime(c.last_message_at)}>
         {relativeTime(c.last_message_at)}
       </time>
-      <span class="subject">{c.subject || t('list.no_subject')}</span>
+      <span class={`subject${c.subject ? '' : ' muted'}`}>{conversationTitle(c)}</span>
       <span class="snippet">{c.preview ?? ''}</span>
     </a>
   );

@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Conversation, errorText, type Message, must } from '../api';
 import { describeEvent } from '../event-line';
-import { absoluteTime, t } from '../i18n';
+import { absoluteTime, conversationTitle, t } from '../i18n';
 import { isTyping } from '../pages/Workspace';
 import { isSignal, onEvent, onReset } from '../realtime';
 import { me, memberName, toast } from '../state';
@@ -154,13 +154,13 @@ function ConversationView(props: { id: string; onBack: () => void }) {
   }
 
   return (
-    <section class={`conv-pane${showDetails ? ' details-open' : ' details-hidden'}`} aria-label={conv.subject ?? t('list.no_subject')}>
+    <section class={`conv-pane${showDetails ? ' details-open' : ' details-hidden'}`} aria-label={conversationTitle(conv)}>
       <div class="conv-main">
         <div class="pane-head">
           <button class="btn btn-ghost back" type="button" onClick={props.onBack}>
             ← {t('conv.back')}
           </button>
-          <h2 title={conv.subject ?? ''}>{conv.subject || t('list.no_subject')}</h2>
+          <h2 title={conv.subject ?? ''}>{conversationTitle(conv)}</h2>
           {conv.imported && <span class="badge">{t('conv.imported')}</span>}
           <button
             class="btn"
@@ -175,7 +175,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           </button>
         </div>
         <PresenceLine presence={presence} />
-        <div class="thread" ref={thread} role="log" aria-live="polite" aria-label={conv.subject ?? t('list.no_subject')}>
+        <div class="thread" ref={thread} role="log" aria-live="polite" aria-label={conversationTitle(conv)}>
           {messages.map((m) => (
             <MessageItem
               key={m.id}

@@ -170,7 +170,7 @@ export function Details(props: {
         <dt>{t('details.inbox')}</dt>
         <dd>{inboxes.value.find((x) => x.id === conv.inbox_id)?.name ?? '—'}</dd>
         <dt>{t('details.source')}</dt>
-        <dd>{conv.source}</dd>
+        <dd>{t(`source.${conv.source}`)}</dd>
         <dt>{t('details.created')}</dt>
         <dd>
           <time dateTime={conv.created_at}>{absoluteTime(conv.created_at)}</time>

@@ -1,7 +1,7 @@
 // The search box above the list: "/" focuses it, Esc clears it; results replace the list.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, must, type Schemas } from '../api';
-import { relativeTime, t } from '../i18n';
+import { conversationTitle, relativeTime, t } from '../i18n';
 import { isTyping } from '../pages/Workspace';
 import { type ListFilter, listUrl } from '../views';
 
@@ -80,7 +80,7 @@ export function SearchResults(props: { q: string; filter: ListFilter; selectedId
           <a class="result" href={listUrl(props.filter, r.conversation.id)} aria-current={r.conversation.id === props.selectedId ? 'true' : undefined}>
             <span class="who">{r.conversation.contact.name || r.conversation.contact.email || t('list.unknown_contact')}</span>
             <span class="when">{relativeTime(r.conversation.last_message_at)}</span>
-            <span class="subject">{r.conversation.subject || t('list.no_subject')}</span>
+            <span class={`subject${r.conversation.subject ? '' : ' muted'}`}>{conversationTitle(r.conversation)}</span>
             <span class="snippet">{r.snippet}</span>
           </a>
         </li>
