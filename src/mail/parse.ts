@@ -278,6 +278,7 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null, rawBody?: Buf
       ? parsed.date
       : null;
   const to = addressList(parsed.to);
+  // The digest reads mailparser's text, not the text taken from HTML: stored mail keeps the identity it was stored with.
   const body = rawBody
     ? ['raw', createHash('sha256').update(rawBody).digest('hex')]
     : [normaliseText(parsedText), normaliseText(html ?? ''), ...all.map((a) => createHash('sha256').update(a.content).digest('hex'))];

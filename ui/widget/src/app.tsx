@@ -291,7 +291,7 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
               {conversations.map((c) => (
                 <li key={c.id}>
                   <button type="button" class="conv" aria-current={c.id === current ? 'true' : undefined} onClick={() => void choose(c.id)}>
-                    {c.subject ?? new Date(c.created_at).toLocaleString()}
+                    {c.subject ?? new Date(c.created_at).toLocaleString(locale(), { dateStyle: 'medium', timeStyle: 'short' })}
                   </button>
                 </li>
               ))}
@@ -334,7 +334,7 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
             {m.attachments.map((a) => (
               <FileView key={a.id} widget={widget} attachment={a} />
             ))}
-            <time dateTime={m.created_at}>{new Date(m.created_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}</time>
+            <time dateTime={m.created_at}>{new Date(m.created_at).toLocaleTimeString(locale(), { hour: '2-digit', minute: '2-digit' })}</time>
           </div>
         ))}
       </div>
