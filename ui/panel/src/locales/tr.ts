@@ -236,7 +236,7 @@ export const tr: Record<MessageKey, string> = {
   'details.not_spam': 'İstenmeyen değil',
   'details.is_spam': 'İstenmeyen olarak işaretli',
   'details.move': 'Gelen kutusuna taşı',
-  'details.attributes': 'Öznitelikler',
+  'details.attributes': 'Özellikler',
   'details.no_name': 'Adsız',
   'contact.edit': 'Kişiyi düzenle',
   'contact.name': 'Ad',
