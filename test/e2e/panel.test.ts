@@ -149,6 +149,12 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
       .waitFor();
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(customerSink.messages.length, sent + 1, 'notes are never mailed');
+    // Choosing Reply or Note with the pointer starts the writing too.
+    await page.getByRole('button', { name: 'Reply', exact: true }).click();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'composer-body');
+    await page.getByRole('button', { name: 'Note', exact: true }).click();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'composer-body');
+    assert.match((await page.locator('#composer-body').getAttribute('placeholder')) ?? '', /note for the team/);
 
     // e closes; the conversation leaves the Open list.
     await page.keyboard.press('Escape');

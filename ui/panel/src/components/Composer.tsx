@@ -33,11 +33,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     const pickerOpen = hash !== null;
 
     useImperativeHandle(ref, () => ({
-      focus(k) {
-        // Focus now, in the same keystroke: keys typed right after must land in the text box.
-        area.current?.focus();
-        switchKind(k);
-      },
+      focus: chooseKind,
     }));
 
     // The draft is stored in the same task as the change: an effect runs after paint, and one from an
@@ -49,7 +45,10 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
       setBody(value);
     }
 
-    function switchKind(k: 'message' | 'note') {
+    /** Choosing Reply or Note (a chip or r/n) is choosing to write one: the writing starts in the box. */
+    function chooseKind(k: 'message' | 'note') {
+      // Focus now, in the same keystroke: keys typed right after must land in the text box.
+      area.current?.focus();
       setKind(k);
       setCollision(null);
       setBody(localStorage.getItem(draftKey(props.conversationId, k)) ?? '');
@@ -168,10 +167,10 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
         }}
       >
         <div class="composer-tabs" role="group" aria-label={t('composer.reply')}>
-          <button class="chip" type="button" aria-pressed={kind === 'message'} onClick={() => switchKind('message')} title={`${t('composer.reply')} (r)`}>
+          <button class="chip" type="button" aria-pressed={kind === 'message'} onClick={() => chooseKind('message')} title={`${t('composer.reply')} (r)`}>
             {t('composer.reply')}
           </button>
-          <button class="chip" type="button" aria-pressed={kind === 'note'} onClick={() => switchKind('note')} title={`${t('composer.note')} (n)`}>
+          <button class="chip" type="button" aria-pressed={kind === 'note'} onClick={() => chooseKind('note')} title={`${t('composer.note')} (n)`}>
             {t('composer.note')}
           </button>
         </div>
