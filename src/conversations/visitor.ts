@@ -28,6 +28,24 @@ export async function conversationsByLastMessage(db: Db, ids: readonly string[],
     .execute();
 }
 
+/** Each conversation's latest message (kind message: no notes nor events), by conversation id. */
+export async function latestSentMessages(db: Db, ids: readonly string[]): Promise<Map<string, Pick<MessageRow, 'body' | 'author_type'>>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('messages as m')
+    .select(['m.conversation_id', 'm.body', 'm.author_type'])
+    .where('m.conversation_id', 'in', [...ids])
+    .where('m.id', '=', (eb) =>
+      eb
+        .selectFrom('messages as later')
+        .select((l) => l.fn.max('later.id').as('id'))
+        .whereRef('later.conversation_id', '=', 'm.conversation_id')
+        .where('later.kind', '=', 'message'),
+    )
+    .execute();
+  return new Map(rows.map((r) => [r.conversation_id, r]));
+}
+
 /** The conversation's messages (kind message: no notes nor events) after the id `after`, oldest first. */
 export async function sentMessagesOf(db: Db, conversationId: string, opts: { after?: string; limit: number }): Promise<MessageRow[]> {
   let q = db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('kind', '=', 'message');

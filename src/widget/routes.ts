@@ -67,6 +67,13 @@ const VisitorConversation = z
     subject: z.string().nullable(),
     created_at: z.string(),
     last_message_at: z.string(),
+    latest: z
+      .object({
+        text: z.string().openapi({ description: 'the start of the message, on one line (at most 200 characters)' }),
+        from: z.enum(['contact', 'team']),
+      })
+      .nullable()
+      .openapi({ description: 'the latest message the visitor can read (never a note)' }),
   })
   .openapi('VisitorConversation');
 const Body = z.object({ body: z.string().min(1).max(MAX_VISITOR_MESSAGE_CHARS) }).strict();

@@ -13,10 +13,16 @@ import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContact
 import { type ContactView, loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { openAttachment, storeUpload } from '../conversations/attachments.js';
-import type { AttachmentRow } from '../conversations/format.js';
-import { appendMessage, applyConversationChanges, startConversation, type Tx } from '../conversations/service.js';
+import type { AttachmentRow, ConversationRow } from '../conversations/format.js';
+import { appendMessage, applyConversationChanges, previewOf, startConversation, type Tx } from '../conversations/service.js';
 import { attachmentsOf, findConversation } from '../conversations/store.js';
-import { attachmentOfSentMessage, contactConversationIdsInInbox, conversationsByLastMessage, sentMessagesOf } from '../conversations/visitor.js';
+import {
+  attachmentOfSentMessage,
+  contactConversationIdsInInbox,
+  conversationsByLastMessage,
+  latestSentMessages,
+  sentMessagesOf,
+} from '../conversations/visitor.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import type { ChannelsTable, ContactSessionsTable, Database, Db, MessagesTable } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
@@ -216,7 +222,26 @@ export async function listVisitorConversations(ctx: Pick<Ctx, 'db'>, visitor: Vi
   const ids = await visibleConversationIds(ctx.db, visitor.session);
   if (!ids.length) return [];
   const rows = await conversationsByLastMessage(ctx.db, ids, 100);
-  return rows.map((c) => ({ id: c.id, status: c.status, subject: c.subject, created_at: c.created_at, last_message_at: c.last_message_at }));
+  const latest = await latestSentMessages(
+    ctx.db,
+    rows.map((c) => c.id),
+  );
+  return rows.map((c) => formatVisitorConversation(c, latest.get(c.id)));
+}
+
+/** What a visitor sees of a conversation, with the latest message they can read (never a note). */
+function formatVisitorConversation(
+  c: Pick<ConversationRow, 'id' | 'status' | 'subject' | 'created_at' | 'last_message_at'>,
+  latest: Pick<MessagesTable, 'body' | 'author_type'> | undefined,
+) {
+  return {
+    id: c.id,
+    status: c.status,
+    subject: c.subject,
+    created_at: c.created_at,
+    last_message_at: c.last_message_at,
+    latest: latest ? { text: previewOf(latest.body), from: latest.author_type === 'contact' ? ('contact' as const) : ('team' as const) } : null,
+  };
 }
 
 export async function listVisitorMessages(ctx: Pick<Ctx, 'db'>, visitor: VisitorSession, conversationId: string, opts: { after?: string; limit: number }) {
@@ -290,16 +315,7 @@ export async function startVisitorConversation(ctx: Ctx, visitor: VisitorSession
     }),
   );
   announceEvents(ctx);
-  return {
-    conversation: {
-      id: result.conversation.id,
-      status: result.conversation.status,
-      subject: result.conversation.subject,
-      created_at: result.conversation.created_at,
-      last_message_at: result.conversation.last_message_at,
-    },
-    message: formatVisitorMessage(result.message, null),
-  };
+  return { conversation: formatVisitorConversation(result.conversation, result.message), message: formatVisitorMessage(result.message, null) };
 }
 
 export async function postVisitorMessage(ctx: Ctx, visitor: VisitorSession, conversationId: string, input: { body: string; attachment_ids?: string[] }) {

@@ -475,6 +475,8 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await dialog.getByRole('button', { name: 'Your conversations (2)' }).click();
     await dialog.getByRole('button', { name: 'New conversation' }).waitFor();
     assert.equal(await dialog.locator('.conv:not(.new)').count(), 2);
+    // Each names its latest message, whose it is.
+    assert.deepEqual(await dialog.locator('.conv:not(.new) .conv-latest').allInnerTexts(), ['You: Second question', 'You: First question']);
 
     // The connection comes back while the list is open: the widget reloads (its conversations, then
     // the shown conversation's messages from the start), and the list stays open.

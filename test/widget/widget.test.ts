@@ -77,6 +77,7 @@ describe('chat widget (visitor API)', () => {
     const started = await visitor('POST', '/v1/widget/conversations', { token: v.token, body: { body: 'Where is my order?' } });
     assert.equal(started.status, 201);
     const conversationId = started.body.conversation.id;
+    assert.deepEqual(started.body.conversation.latest, { text: 'Where is my order?', from: 'contact' });
     const events = await s.app.db.selectFrom('events').select(['type', 'contact_id']).where('workspace_id', '=', seed.workspaceId).orderBy('seq').execute();
     assert.ok(events.some((e) => e.type === 'conversation.created' && e.contact_id === v.contact_id));
     assert.ok(events.some((e) => e.type === 'message.created' && e.contact_id === v.contact_id));
@@ -108,6 +109,14 @@ describe('chat widget (visitor API)', () => {
       list.body.data.map((m: { body: string }) => m.body),
       ['Where is my order?', 'It ships today.'],
     );
+    // The list shows the latest message the visitor can read: the team's answer; a later note changes nothing.
+    const latest = async () =>
+      (await visitor('GET', '/v1/widget/conversations', { token: v.token })).body.data.find((c: { id: string }) => c.id === conversationId).latest;
+    assert.deepEqual(await latest(), { text: 'It ships today.', from: 'team' });
+    await s.request('POST', `/v1/conversations/${conversationId}/messages`, { token: seed.ownerToken, body: { kind: 'note', body: 'internal: shipped' } });
+    assert.deepEqual(await latest(), { text: 'It ships today.', from: 'team' });
+    await visitor('POST', `/v1/widget/conversations/${conversationId}/messages`, { token: v.token, body: { body: 'Thanks!\n\nSee   you' } });
+    assert.deepEqual(await latest(), { text: 'Thanks! See you', from: 'contact' });
     ws.close();
     await waitFor(async () => !(await isContactOnline(s.app, v.contact_id)));
   });

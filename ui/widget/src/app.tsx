@@ -98,6 +98,11 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
       return live.length ? [...fetched, ...live] : fetched;
     });
   }
+  /** The list opens with each conversation's latest message as it is now (the shown one's moved on live). */
+  function openList() {
+    setListing(true);
+    loadConversations().catch(() => undefined);
+  }
   /** The visitor picked a conversation (or a new one) from the list: the list closes. */
   async function choose(id: string | null) {
     setListing(false);
@@ -291,7 +296,12 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
               {conversations.map((c) => (
                 <li key={c.id}>
                   <button type="button" class="conv" aria-current={c.id === current ? 'true' : undefined} onClick={() => void choose(c.id)}>
-                    {c.subject ?? new Date(c.created_at).toLocaleString(locale(), { dateStyle: 'medium', timeStyle: 'short' })}
+                    <span class="conv-title">{c.subject ?? new Date(c.created_at).toLocaleString(locale(), { dateStyle: 'medium', timeStyle: 'short' })}</span>
+                    {c.latest && (
+                      <span class="conv-latest">
+                        {c.latest.from === 'contact' ? t('you') : t('team')}: {c.latest.text}
+                      </span>
+                    )}
                   </button>
                 </li>
               ))}
@@ -302,7 +312,7 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
               </li>
             </ul>
           ) : (
-            <button type="button" class="link-btn" aria-expanded="false" onClick={() => setListing(true)}>
+            <button type="button" class="link-btn" aria-expanded="false" onClick={openList}>
               {t('conversations')} ({conversations.length})
             </button>
           )}
