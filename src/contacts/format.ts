@@ -13,6 +13,7 @@ export function formatContact(view: ContactView, opts: { inboxIds?: readonly str
     external_ids: reach === null ? view.externalIds : view.externalIds.filter((x) => reach.includes(x.inbox_id)),
     attributes: JSON.parse(contact.attributes) as Record<string, unknown>,
     merged_into_id: contact.merged_into_id,
+    unverified_email: contact.unverified_email ?? null,
     created_at: contact.created_at,
     updated_at: contact.updated_at,
   };
@@ -26,6 +27,10 @@ export const ContactSchema = z
     external_ids: z.array(z.object({ inbox_id: z.string(), external_id: z.string() })),
     attributes: z.record(z.string(), z.unknown()),
     merged_into_id: z.string().nullable().openapi({ description: 'set when this contact was merged into another' }),
+    unverified_email: z.string().nullable().openapi({
+      description:
+        'an address a chat visitor typed without proof: never used to find the contact or to send mail; add it to emails to confirm it, or merge this contact into the one that owns it',
+    }),
     created_at: z.string(),
     updated_at: z.string(),
   })

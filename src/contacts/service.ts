@@ -26,14 +26,11 @@ import { formatContact } from './format.js';
 import {
   type ContactRow,
   type ContactView,
-  contactIdByEmail,
   contactIdByExternalId,
   type ExternalId,
   inboxesOfContact,
   loadContactView,
-  loadContactViewByEmail,
   loadContactViews,
-  loadContactViewsByEmail,
   reachableFrom,
 } from './store.js';
 
@@ -54,26 +51,34 @@ export function normalizeAddress(raw: string): string {
   return normalizeEmail(text);
 }
 
-function checkName(name: string | null | undefined): string | null {
+export function checkName(name: string | null | undefined): string | null {
   if (name === undefined || name === null) return null;
   const n = name.replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
   return n ? n.slice(0, MAX_NAME_LENGTH) : null;
 }
 
-function checkExternalId(x: ExternalId): ExternalId {
+export function checkExternalId(x: ExternalId): ExternalId {
   const id = x.external_id.trim();
   if (!id || id.length > 255) throw invalid('external_id must be 1 to 255 characters');
   return { inbox_id: x.inbox_id, external_id: id };
 }
 
-function checkAttributes(attrs: Record<string, unknown>): string {
+export function checkAttributes(attrs: Record<string, unknown>): string {
   checkFreeJson('attributes', attrs, MAX_ATTRIBUTES_BYTES);
   return JSON.stringify(attrs);
 }
 
-async function insertContact(
+export async function insertContact(
   tx: Tx,
-  input: { workspaceId: string; name?: string | null; emails?: string[]; externalIds?: ExternalId[]; attributes?: Record<string, unknown>; createdAt?: Date },
+  input: {
+    workspaceId: string;
+    name?: string | null;
+    emails?: string[];
+    externalIds?: ExternalId[];
+    attributes?: Record<string, unknown>;
+    unverifiedEmail?: string | null;
+    createdAt?: Date;
+  },
 ): Promise<ContactView> {
   const at = input.createdAt ?? tx.clock.now();
   const contact: ContactRow = {
@@ -82,6 +87,7 @@ async function insertContact(
     name: checkName(input.name),
     attributes: checkAttributes(input.attributes ?? {}),
     merged_into_id: null,
+    unverified_email: input.unverifiedEmail ?? null,
     created_at: iso(at),
     updated_at: iso(at),
   };
@@ -116,7 +122,7 @@ async function conversationInboxes(db: Db, contactId: string): Promise<string[]>
   return inboxIdsOfContactConversations(db, contactId);
 }
 
-async function recordContactUpdated(tx: Tx, view: ContactView, at: Date) {
+export async function recordContactUpdated(tx: Tx, view: ContactView, at: Date) {
   await recordEvent(tx, {
     workspaceId: view.contact.workspace_id,
     contactId: view.contact.id,
@@ -125,85 +131,6 @@ async function recordContactUpdated(tx: Tx, view: ContactView, at: Date) {
     occurredAt: at,
     data: { contact: formatContact(view) },
   });
-}
-
-/**
- * The contact that owns the address in the workspace, created when there is none. A contact
- * without a name takes the display name of the mail; `attributes` are merged into the found
- * contact's (its other attributes kept) (contact.updated unless quiet).
- */
-export async function findOrCreateContactByEmail(
-  tx: Tx,
-  input: {
-    workspaceId: string;
-    email: string;
-    name?: string | null;
-    attributes?: Record<string, string>;
-    quiet?: boolean;
-    /** The contact contactsByEmail found for this address in the same transaction (null: none), so it is not looked up again. */
-    found?: ContactView | null;
-  },
-): Promise<{ view: ContactView; created: boolean }> {
-  const email = normalizeAddress(input.email);
-  const view = input.found !== undefined ? input.found : await loadContactViewByEmail(tx.db, input.workspaceId, email);
-  if (view) {
-    const id = view.contact.id;
-    const set: { name?: string; attributes?: string } = {};
-    const name = checkName(input.name);
-    if (view.contact.name === null && name) set.name = name;
-    if (input.attributes) {
-      const current = JSON.parse(view.contact.attributes) as Record<string, unknown>;
-      if (Object.entries(input.attributes).some(([k, v]) => current[k] !== v)) set.attributes = checkAttributes({ ...current, ...input.attributes });
-    }
-    if (set.name !== undefined || set.attributes !== undefined) {
-      const now = tx.clock.now();
-      await tx.db
-        .updateTable('contacts')
-        .set({ ...set, updated_at: iso(now) })
-        .where('id', '=', id)
-        .execute();
-      view.contact = { ...view.contact, ...set, updated_at: iso(now) };
-      if (!input.quiet) await recordContactUpdated(tx, view, now);
-    }
-    return { view, created: false };
-  }
-  return {
-    view: await insertContact(tx, { workspaceId: input.workspaceId, name: input.name, emails: [email], attributes: input.attributes }),
-    created: true,
-  };
-}
-
-/** The contacts owning these addresses in the workspace, by normalized address (the keys findOrCreateContactByEmail's `found` is for). */
-export async function contactsByEmail(db: Db, workspaceId: string, normalizedEmails: readonly string[]): Promise<Map<string, ContactView>> {
-  return loadContactViewsByEmail(db, workspaceId, normalizedEmails);
-}
-
-/** A contact without an address (mail whose sender cannot be read, anonymous feedback). */
-export async function createAnonymousContact(tx: Tx, input: { workspaceId: string; name?: string | null }): Promise<ContactView> {
-  return insertContact(tx, { workspaceId: input.workspaceId, name: input.name ?? null });
-}
-
-/** The contact the customer backend knows by this id in the inbox, created when there is none. */
-export async function findOrCreateContactByExternalId(
-  tx: Tx,
-  input: { workspaceId: string; inboxId: string; externalId: string; name?: string | null; email?: string | null },
-): Promise<{ view: ContactView; created: boolean }> {
-  const x = checkExternalId({ inbox_id: input.inboxId, external_id: input.externalId });
-  const id = await contactIdByExternalId(tx.db, input.workspaceId, x.inbox_id, x.external_id);
-  if (id) return { view: (await loadContactView(tx.db, input.workspaceId, id))!, created: false };
-  if (input.email) {
-    const email = normalizeAddress(input.email);
-    const byEmail = await contactIdByEmail(tx.db, input.workspaceId, email);
-    if (byEmail) {
-      await tx.db
-        .insertInto('contact_external_ids')
-        .values({ workspace_id: input.workspaceId, ...x, contact_id: byEmail, created_at: iso(tx.clock.now()) })
-        .execute();
-      return { view: (await loadContactView(tx.db, input.workspaceId, byEmail))!, created: false };
-    }
-    return { view: await insertContact(tx, { workspaceId: input.workspaceId, name: input.name, emails: [email], externalIds: [x] }), created: true };
-  }
-  return { view: await insertContact(tx, { workspaceId: input.workspaceId, name: input.name, externalIds: [x] }), created: true };
 }
 
 // ---- reach of inbox-limited callers ----
@@ -344,6 +271,8 @@ export async function updateContact(ctx: Ctx, access: Access, id: string, patch:
         const text = checkAttributes(merged);
         if (text !== view.contact.attributes) set.attributes = text;
       }
+      // Confirming a visitor's typed address: it is now a proven one.
+      if (emails && view.contact.unverified_email && emails.includes(view.contact.unverified_email)) set.unverified_email = null;
       let changed = Object.keys(set).length > 0;
       if (emails && emails.join('\n') !== view.emails.join('\n')) {
         await refuseTakenEmails(trx, access.workspaceId, emails, id);

@@ -5,7 +5,7 @@
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import { formatContact } from '../contacts/format.js';
-import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContactByExternalId } from '../contacts/service.js';
+import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContactByExternalId } from '../contacts/identify.js';
 import { type ContactView, loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { formatConversation, formatMessage } from '../conversations/format.js';
@@ -37,7 +37,16 @@ async function feedbackContact(tx: Tx, workspaceId: string, input: NewFeedback):
     return view;
   }
   if (c.externalId)
-    return (await findOrCreateContactByExternalId(tx, { workspaceId, inboxId: input.inboxId, externalId: c.externalId, name: c.name, email: c.email })).view;
+    return (
+      await findOrCreateContactByExternalId(tx, {
+        workspaceId,
+        inboxId: input.inboxId,
+        externalId: c.externalId,
+        name: c.name,
+        email: c.email,
+        emailProven: true,
+      })
+    ).view;
   if (c.email) return (await findOrCreateContactByEmail(tx, { workspaceId, email: c.email, name: c.name })).view;
   return createAnonymousContact(tx, { workspaceId, name: c.name ?? null });
 }

@@ -3,7 +3,8 @@
 // transaction find or create the contact, thread or start the conversation, add the message and
 // record the events. The caller answers (SMTP 250, HTTP 201) only after that commit.
 import type { Transaction } from 'kysely';
-import { createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } from '../contacts/service.js';
+import { createAnonymousContact, findOrCreateContactByEmail } from '../contacts/identify.js';
+import { normalizeAddress } from '../contacts/service.js';
 import type { ContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { attachmentKey, rawEmailKey } from '../conversations/files.js';

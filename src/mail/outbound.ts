@@ -9,6 +9,7 @@
 
 import type { Readable } from 'node:stream';
 import { type ChannelRow, findChannel } from '../channels/store.js';
+import { contactIdsMergedInto } from '../contacts/merged.js';
 import { loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { type ConversationRow, formatMessage, type MessageRow } from '../conversations/format.js';
@@ -47,7 +48,7 @@ export async function scheduleEmailSend(tx: { db: Db; clock: Clock }, messageId:
 }
 
 /**
- * Where the reply goes: Reply-To (else From) of the newest inbound mail, else the contact's first
+ * Where the reply goes: Reply-To (else From) of the contact's newest inbound mail, else its first
  * address; with the contact's name when the address is one of the contact's (nodemailer encodes it).
  */
 async function recipientOf(
@@ -56,7 +57,7 @@ async function recipientOf(
   workspaceId: string,
   contactId: string,
 ): Promise<string | { name: string; address: string } | undefined> {
-  const inbound = await latestInboundReplyTo(db, conversationId);
+  const inbound = await latestInboundReplyTo(db, conversationId, await contactIdsMergedInto(db, contactId));
   const contact = await loadContactView(db, workspaceId, contactId);
   const address = inbound?.mail_reply_to ?? contact?.emails[0];
   if (!address) return undefined;

@@ -8,8 +8,8 @@ import { createHmac } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { SelectQueryBuilder } from 'kysely';
 import { chatChannelForPublicKey, findChannel } from '../channels/store.js';
+import { createAnonymousContact, findOrCreateContactByExternalId } from '../contacts/identify.js';
 import { contactMergeState } from '../contacts/merged.js';
-import { createAnonymousContact, findOrCreateContactByEmail, findOrCreateContactByExternalId } from '../contacts/service.js';
 import { type ContactView, loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { openAttachment, storeUpload } from '../conversations/attachments.js';
@@ -65,9 +65,14 @@ export function checkOrigin(channel: Pick<ChatChannel, 'origins'>, origin: strin
   if (!allowed.includes(origin)) throw new AppError(403, 'origin_not_allowed', `the origin ${origin} is not allowed for this chat channel`);
 }
 
-/** The proof an SDK or site sends for an external id: hex HMAC-SHA256 of it under the inbox identity secret. */
-export function identityHash(identitySecret: string, externalId: string): string {
-  return createHmac('sha256', identitySecret).update(externalId).digest('hex');
+/**
+ * The proof an SDK or site sends: hex HMAC-SHA256 under the inbox identity secret of the external
+ * id alone, or of `external_id + "\n" + email` (the address exactly as sent) to prove the address too.
+ */
+export function identityHash(identitySecret: string, externalId: string, email?: string): string {
+  return createHmac('sha256', identitySecret)
+    .update(email === undefined ? externalId : `${externalId}\n${email}`)
+    .digest('hex');
 }
 
 export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: ChatChannel) {
@@ -98,11 +103,16 @@ export async function openContactSession(ctx: Ctx, input: OpenSession) {
   const channel = await chatChannelByKey(ctx, input.publicKey);
   checkOrigin(channel, input.origin);
   let verified = false;
+  let emailProven = false;
   if (input.externalId !== undefined) {
     const inbox = await inboxOfChannel(ctx.db, channel);
-    const expected = identityHash(ctx.sealer.open(inbox.identity_secret_sealed), input.externalId);
-    if (!input.identityHash || !safeEqual(expected, input.identityHash.toLowerCase())) {
-      throw unauthorized('identity_hash does not prove this external id (HMAC-SHA256 of it under the inbox identity secret)');
+    const secret = ctx.sealer.open(inbox.identity_secret_sealed);
+    const given = (input.identityHash ?? '').toLowerCase();
+    emailProven = input.email !== undefined && safeEqual(identityHash(secret, input.externalId, input.email), given);
+    if (!emailProven && !safeEqual(identityHash(secret, input.externalId), given)) {
+      throw unauthorized(
+        'identity_hash does not prove this external id (hex HMAC-SHA256 under the inbox identity secret of external_id, or of external_id + "\\n" + email)',
+      );
     }
     verified = true;
   } else if (input.email === undefined && channel.allow_anonymous !== 1) {
@@ -115,11 +125,19 @@ export async function openContactSession(ctx: Ctx, input: OpenSession) {
       const tx = { db: trx, clock: ctx.clock };
       const workspaceId = channel.workspace_id;
       const name = input.name?.trim() || null;
+      // An address the identity hash does not cover never selects or joins an existing contact.
       const contact = verified
-        ? (await findOrCreateContactByExternalId(tx, { workspaceId, inboxId: channel.inbox_id, externalId: input.externalId!, name, email: input.email })).view
-        : input.email !== undefined
-          ? (await findOrCreateContactByEmail(tx, { workspaceId, email: input.email, name })).view
-          : await createAnonymousContact(tx, { workspaceId, name });
+        ? (
+            await findOrCreateContactByExternalId(tx, {
+              workspaceId,
+              inboxId: channel.inbox_id,
+              externalId: input.externalId!,
+              name,
+              email: input.email,
+              emailProven,
+            })
+          ).view
+        : await createAnonymousContact(tx, { workspaceId, name, unverifiedEmail: input.email });
       const session: ContactSessionRow = {
         id: newId('cs', now.getTime()),
         workspace_id: workspaceId,

@@ -3,7 +3,7 @@
 // report and counted apart in usage.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { findOrCreateContactByEmail } from '../../src/contacts/service.js';
+import { findOrCreateContactByEmail } from '../../src/contacts/identify.js';
 import { startConversation } from '../../src/conversations/service.js';
 import { HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { durationFigures } from '../../src/reports/service.js';

@@ -9,6 +9,8 @@ export interface ContactsTable {
   attributes: string;
   /** Set when this contact was merged into another; its emails and external ids moved there. */
   merged_into_id: string | null;
+  /** An address a widget visitor typed without proof: shown to the team, never matched or mailed (added by 0031). */
+  unverified_email?: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -6,7 +6,8 @@
 // webhooks, notifications or outbound mail; only migration.progress reaches owners and admins.
 import { createHash } from 'node:crypto';
 import { type Insertable, sql, type Transaction } from 'kysely';
-import { contactsByEmail, createAnonymousContact, findOrCreateContactByEmail, normalizeAddress } from '../../contacts/service.js';
+import { contactsByEmail, createAnonymousContact, findOrCreateContactByEmail } from '../../contacts/identify.js';
+import { normalizeAddress } from '../../contacts/service.js';
 import type { ContactView } from '../../contacts/store.js';
 import type { Ctx } from '../../context.js';
 import { attachmentKey, rawEmailKey } from '../../conversations/files.js';

@@ -2,7 +2,7 @@
 // edit and remove. The API takes any JSON as an attribute value; the panel offers the simple kinds
 // (text, number, yes/no) and shows anything else read-only. Every change is one
 // PATCH /v1/contacts/{id} (attributes merge; null removes a key), and its answer replaces the contact.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, must } from '../api';
 import { t } from '../i18n';
 import { toast } from '../state';
@@ -21,7 +21,7 @@ function shown(v: unknown): string {
   return JSON.stringify(v);
 }
 
-export function ContactCard(props: { contact: Contact; onChanged: (c: Contact) => void }) {
+export function ContactCard(props: { contact: Contact; onChanged: (c: Contact) => void; onMergeInto: (owner: Contact) => void }) {
   const c = props.contact;
   const [editing, setEditing] = useState<'contact' | { key: string | null } | null>(null);
   const attributes = Object.entries(c.attributes ?? {});
@@ -44,6 +44,9 @@ export function ContactCard(props: { contact: Contact; onChanged: (c: Contact) =
               {e}
             </p>
           ))}
+          {c.unverified_email && (
+            <UnverifiedEmail contact={c} onConfirm={() => patch({ emails: [...c.emails, c.unverified_email!] })} onMergeInto={props.onMergeInto} />
+          )}
           <button class="btn btn-ghost" type="button" onClick={() => setEditing('contact')}>
             {t('contact.edit')}
           </button>
@@ -238,5 +241,54 @@ function SaveOrCancel(props: { error: string | null; onCancel: () => void }) {
         </button>
       </div>
     </>
+  );
+}
+
+/**
+ * An address a chat visitor typed without proof. It never finds or joins the contact that owns it:
+ * the team checks, then merges this contact into the owner or confirms the address.
+ */
+function UnverifiedEmail(props: { contact: Contact; onConfirm: () => Promise<unknown>; onMergeInto: (owner: Contact) => void }) {
+  const address = props.contact.unverified_email!;
+  const [owner, setOwner] = useState<Contact | null | undefined>(undefined);
+  useEffect(() => {
+    let live = true;
+    setOwner(undefined);
+    void api.GET('/v1/contacts', { params: { query: { email: address, limit: 1 } } }).then((r) => {
+      if (live) setOwner(r.data?.data.find((o) => o.id !== props.contact.id) ?? null);
+    });
+    return () => {
+      live = false;
+    };
+  }, [address, props.contact.id]);
+  return (
+    <div class="unverified-email">
+      <p style={{ margin: 0, overflowWrap: 'anywhere' }}>
+        <span class="muted">{address}</span> <span class="badge badge-warn">{t('contact.unverified')}</span>
+      </p>
+      <p class="muted" style={{ margin: 0 }}>
+        {owner ? t('contact.unverified_owned', { name: owner.name ?? owner.emails[0] ?? owner.id }) : t('contact.unverified_hint')}
+      </p>
+      {owner ? (
+        <button class="btn" type="button" onClick={() => props.onMergeInto(owner)}>
+          {t('contact.unverified_merge', { name: owner.name ?? owner.emails[0] ?? owner.id })}
+        </button>
+      ) : owner === null ? (
+        <button
+          class="btn"
+          type="button"
+          onClick={async () => {
+            try {
+              await props.onConfirm();
+              toast(t('contact.saved'));
+            } catch (e) {
+              toast(t('action.failed', { error: errorText(e) }));
+            }
+          }}
+        >
+          {t('contact.unverified_confirm')}
+        </button>
+      ) : null}
+    </div>
   );
 }

@@ -222,9 +222,24 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
         {describeEvent(m).join(' · ')} · <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time>
       </p>
     );
+  // Mail from someone else who joined the thread (by In-Reply-To/References) is shown as its real
+  // sender, never under the contact's name; replies still go to the contact.
+  const from = m.email?.from ?? null;
+  const contact = props.contact;
+  const otherSender =
+    m.author.type === 'contact' &&
+    contact !== null &&
+    from !== null &&
+    m.author.contact_id !== contact.id &&
+    !contact.emails.includes(from.address.toLowerCase());
+  const contactName = contact?.name ?? contact?.emails?.[0] ?? t('list.unknown_contact');
   const author =
     m.author.type === 'contact'
-      ? (props.contact?.name ?? props.contact?.emails?.[0] ?? t('list.unknown_contact'))
+      ? otherSender
+        ? from.name
+          ? `${from.name} <${from.address}>`
+          : from.address
+        : contactName
       : m.author.type === 'member'
         ? memberName(m.author.member_id, t('conv.you'), t('conv.team'))
         : m.author.type === 'api_key'
@@ -238,6 +253,7 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
         {m.kind === 'note' && <span class="badge">{t('conv.note')}</span>}
         {m.automatic && <span class="badge">{t('conv.automatic')}</span>}
         <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time>
+        {otherSender && <p class="sender-note">{t('conv.not_contact', { contact: contactName })}</p>}
         {m.html && (
           <button class="btn btn-ghost" type="button" style={{ minHeight: '24px' }} onClick={() => setFormatted(!formatted)}>
             {formatted ? t('conv.show_text') : t('conv.show_formatted')}

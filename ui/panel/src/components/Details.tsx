@@ -25,6 +25,7 @@ export function Details(props: {
   const myId = me.value!.person.id;
   const [label, setLabel] = useState('');
   const [dialog, setDialog] = useState<'merge' | 'delete' | null>(null);
+  const [mergeInto, setMergeInto] = useState<Contact | null>(null);
 
   function addLabel(e: Event) {
     e.preventDefault();
@@ -47,10 +48,28 @@ export function Details(props: {
         ← {t('conv.hide_details')}
       </button>
       <h3>{t('details.contact')}</h3>
-      {contact ? <ContactCard contact={contact} onChanged={props.onContactChanged} /> : <p class="muted">{t('details.no_name')}</p>}
+      {contact ? (
+        <ContactCard
+          contact={contact}
+          onChanged={props.onContactChanged}
+          onMergeInto={(owner) => {
+            setMergeInto(owner);
+            setDialog('merge');
+          }}
+        />
+      ) : (
+        <p class="muted">{t('details.no_name')}</p>
+      )}
       {contact && (
         <div class="row-actions" style={{ marginTop: 'var(--space-2)' }}>
-          <button class="btn" type="button" onClick={() => setDialog('merge')}>
+          <button
+            class="btn"
+            type="button"
+            onClick={() => {
+              setMergeInto(null);
+              setDialog('merge');
+            }}
+          >
             {t('contact.merge')}
           </button>
           <button class="btn btn-danger" type="button" onClick={() => setDialog('delete')}>
@@ -185,7 +204,7 @@ export function Details(props: {
           </>
         )}
       </dl>
-      {dialog === 'merge' && contact && <MergeDialog contact={contact} onClose={() => setDialog(null)} onMerged={props.onContactChanged} />}
+      {dialog === 'merge' && contact && <MergeDialog contact={contact} into={mergeInto} onClose={() => setDialog(null)} onMerged={props.onContactChanged} />}
       {dialog === 'delete' && contact && <DeleteContactDialog contact={contact} onClose={() => setDialog(null)} />}
     </aside>
   );
@@ -193,10 +212,10 @@ export function Details(props: {
 
 const contactName = (c: Contact) => c.name ?? c.emails[0] ?? c.id;
 
-function MergeDialog(props: { contact: Contact; onClose: () => void; onMerged: (c: Contact) => void }) {
+function MergeDialog(props: { contact: Contact; into: Contact | null; onClose: () => void; onMerged: (c: Contact) => void }) {
   const [q, setQ] = useState('');
   const [found, setFound] = useState<Contact[]>([]);
-  const [into, setInto] = useState<Contact | null>(null);
+  const [into, setInto] = useState<Contact | null>(props.into);
   async function search(value: string) {
     setQ(value);
     if (value.trim().length < 2) return setFound([]);
