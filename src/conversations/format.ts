@@ -1,7 +1,9 @@
 // What the API, webhooks and realtime show of conversations, messages and attachments.
 // Storage keys, raw mail headers and delivery internals never leave through anything else.
+
 import { z } from '@hono/zod-openapi';
 import type { AttachmentsTable, ConversationsTable, MailHeaders, MessagesTable } from '../db/schema.js';
+import { withoutBidiControls } from '../platform/foreign-text.js';
 
 export type ConversationRow = ConversationsTable;
 export type MessageRow = MessagesTable;
@@ -35,7 +37,8 @@ export function attachmentUrl(id: string): string {
 export function formatAttachment(a: AttachmentRow) {
   return {
     id: a.id,
-    filename: a.filename,
+    // Names stored before bidi controls were replaced at ingress are shown safely too.
+    filename: withoutBidiControls(a.filename),
     content_type: a.content_type,
     size: a.size,
     sha256: a.sha256,

@@ -1,12 +1,14 @@
 // Answering with a stored file: safe headers for content the server did not write.
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
+import { withoutBidiControls } from '../platform/foreign-text.js';
 import type { AppEnv } from './app.js';
 
 /** Types a browser may show inline; everything else is offered as a download. */
 const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf']);
 
-export function contentDisposition(kind: 'inline' | 'attachment', filename: string): string {
+export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
+  const filename = withoutBidiControls(name);
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;

@@ -1,11 +1,13 @@
 // Reading inbound mail with mailparser into what the conversation model stores. Bad input never
 // throws here: a message mailparser cannot read is kept with its headers (when they can be read),
 // a short explanation as body, and the original .eml.
+
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { domainToUnicode } from 'node:url';
 import type { AddressObject, EmailAddress, ParsedMail, SimpleParserOptions } from 'mailparser';
 import type { MailHeaders } from '../db/schema.js';
+import { oneLine, withoutBidiControls } from '../platform/foreign-text.js';
 import { htmlNestsDeeperThan, MAX_HTML_CHARS, MAX_HTML_DEPTH } from './html-limits.js';
 
 /** Attachments stored per message; the rest stay in the original .eml (counted as omitted). */
@@ -268,7 +270,7 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null, rawBody?: Buf
   const html = unreadable === null && typeof parsed.html === 'string' && parsed.html.trim() ? parsed.html.replace(/\u0000/g, '') : null;
   const text = parsedText === '' && html ? textOfHtml(html) : parsedText;
   const messageId = messageIds(parsed.messageId)[0] ?? null;
-  const subject = parsed.subject?.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '').trim() || null;
+  const subject = parsed.subject ? oneLine(parsed.subject) || null : null;
   // mailparser dates a Date header it cannot read to the time of parsing; that is no date at all.
   const date =
     parsed.date instanceof Date &&
@@ -287,7 +289,7 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null, rawBody?: Buf
     inReplyTo: rawHeaderValues(parsed, 'in-reply-to').flatMap(messageIds),
     references: capReferences(rawHeaderValues(parsed, 'references').flatMap(messageIds)),
     subject,
-    from: { address: from?.address ?? null, name: from?.name?.trim() || null },
+    from: { address: from?.address ?? null, name: from?.name ? oneLine(from.name) || null : null },
     replyTo: replyTo?.address ?? null,
     text,
     html,
@@ -320,8 +322,8 @@ function headerRecipients(parsed: ParsedMail): string[] {
 }
 
 export function cleanFilename(name: string | undefined, contentType: string, index: number): string {
-  const cleaned = (name ?? '')
-    .replace(/[\u0000-\u001f\u007f/\\]/g, '_')
+  const cleaned = withoutBidiControls(name ?? '')
+    .replace(/[\u0000-\u001f\u007f-\u009f/\\]/g, '_')
     .trim()
     .slice(0, 255);
   if (cleaned && cleaned !== '.' && cleaned !== '..') return cleaned;

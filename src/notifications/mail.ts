@@ -4,9 +4,11 @@
 // A run with nothing waiting ends the job. A line about a conversation the member no longer sees (their
 // inbox limit narrowed, they left the workspace, or the conversation moved, while it waited) is
 // dropped, never mailed (notificationsSeenNow, the rule the push job follows too).
+
 import type { Ctx } from '../context.js';
 import { findPersonById } from '../people/service.js';
 import { MINUTE } from '../platform/clock.js';
+import { oneLine } from '../platform/foreign-text.js';
 import type { JobOutcome } from '../platform/jobs.js';
 import { notificationsSeenNow } from './service.js';
 import { textsFor } from './text.js';
@@ -39,7 +41,14 @@ export async function sendNotificationMail(ctx: Ctx, personId: string): Promise<
     const text = [
       t.mailIntro,
       '',
-      ...shown.flatMap((l) => [`- ${l.title}`, ...(l.body ? [`  ${l.body}`] : []), `  ${ctx.config.publicUrl}/conversations/${l.conversation_id}`, '']),
+      // Titles and previews carry a stranger's words (subject, name, message): one line each, the
+      // preview quoted, so nothing in them reads as a line of this mail.
+      ...shown.flatMap((l) => [
+        `- ${oneLine(l.title)}`,
+        ...(l.body ? [`  > ${oneLine(l.body)}`] : []),
+        `  ${ctx.config.publicUrl}/conversations/${l.conversation_id}`,
+        '',
+      ]),
       t.mailFooter(`${ctx.config.publicUrl}/settings/account`),
     ].join('\n');
     const sent = await ctx.systemMail.send(

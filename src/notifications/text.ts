@@ -48,5 +48,6 @@ export function textsFor(locale: string): Texts {
 export function notificationText(locale: string, trigger: NotificationTrigger, facts: NotificationFacts): { title: string; body: string } {
   const t = textsFor(locale);
   const subject = facts.subject?.trim();
-  return { title: subject ? `${t.title[trigger](facts)}: ${subject}` : t.title[trigger](facts), body: facts.preview };
+  // The subject is a stranger's words: quoted, so in a mail or a push it never reads as ours.
+  return { title: subject ? `${t.title[trigger](facts)}: “${subject}”` : t.title[trigger](facts), body: facts.preview };
 }

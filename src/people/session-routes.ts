@@ -2,11 +2,11 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
-import { clearSessionCookie, requirePerson, requireSameOrigin } from '../http/auth.js';
+import { clearSessionCookie, optionalPerson, requirePerson, requireSameOrigin } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { answerNewSession, NewSession } from './routes.js';
 import { endSessions, listSessions } from './sessions.js';
-import { redeemSignInLink } from './sign-in-links.js';
+import { redeemSignInLink, signInLinkAccount } from './sign-in-links.js';
 
 const SessionSchema = z
   .object({
@@ -58,12 +58,48 @@ export function registerSessionRoutes(app: ApiApp, ctx: Ctx) {
       summary: 'Exchange a one-time sign-in link for a session',
       description:
         'The operator makes links with `svc person sign-in-link --email …` (and `svc bootstrap` prints one for the first owner): <SVC_PUBLIC_URL>/sign-in/link#<token>, valid 15 minutes, single use. The panel posts the token here; there is no GET that signs in.',
-      request: { body: jsonBody(z.object({ token: z.string().min(1).max(200) }).strict()) },
-      responses: { 200: jsonAnswer(NewSession, 'a session: the token works as a Bearer credential and is also set as a cookie') },
+      request: {
+        body: jsonBody(
+          z
+            .object({
+              token: z.string().min(1).max(200),
+              switch_account: z.boolean().optional().openapi({
+                description: 'required when the browser is signed in to another account: a session is never replaced silently',
+              }),
+            })
+            .strict(),
+        ),
+      },
+      responses: {
+        200: jsonAnswer(NewSession, 'a session: the token works as a Bearer credential and is also set as a cookie'),
+        409: { description: 'signed_in_as_other: the browser is signed in to another account and switch_account is not true' },
+      },
     }),
     async (c) => {
       requireSameOrigin(c, ctx);
-      return answerNewSession(c, ctx, await redeemSignInLink(ctx, c.req.valid('json').token, { userAgent: c.req.header('user-agent') }));
+      const body = c.req.valid('json');
+      const current = await optionalPerson(c, ctx);
+      return answerNewSession(
+        c,
+        ctx,
+        await redeemSignInLink(ctx, body.token, { userAgent: c.req.header('user-agent'), signedInAs: current?.personId, switchAccount: body.switch_account }),
+      );
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/auth/link/account',
+      tags: ['sign-in'],
+      summary: 'The account a sign-in link is for, without using the link',
+      description: 'The panel names the account and asks before it signs in with a link, so a link opened by another site signs nobody in.',
+      request: { body: jsonBody(z.object({ token: z.string().min(1).max(200) }).strict()) },
+      responses: { 200: jsonAnswer(z.object({ email: z.string() }), 'the account of a live, unused link') },
+    }),
+    async (c) => {
+      requireSameOrigin(c, ctx);
+      return c.json({ email: (await signInLinkAccount(ctx, c.req.valid('json').token)).email }, 200);
     },
   );
 

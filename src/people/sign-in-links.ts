@@ -3,7 +3,7 @@
 import type { Ctx } from '../context.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { randomToken, sha256Hex } from '../platform/crypto.js';
-import { unauthorized } from '../platform/errors.js';
+import { AppError, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { createSession, findPersonById, type PersonRow } from './service.js';
 
@@ -33,15 +33,42 @@ export async function createSignInLink(
   return { url: signInLinkUrl(ctx.config.publicUrl, token), token, expiresAt };
 }
 
-/** Uses a link once and opens a session; 401 for a wrong, used or expired link. */
+const refuseLink = () => unauthorized('the sign-in link is wrong, was used already or has expired; ask the operator for a new one');
+
+/**
+ * The account a live link signs in to, without using it: the panel names it and asks before it
+ * signs in, so a page elsewhere that opens a link cannot sign a browser into another account.
+ */
+export async function signInLinkAccount(ctx: Pick<Ctx, 'db' | 'clock'>, token: string): Promise<PersonRow> {
+  if (!token.startsWith(SIGN_IN_LINK_PREFIX)) throw refuseLink();
+  const link = await ctx.db
+    .selectFrom('sign_in_links')
+    .select('person_id')
+    .where('token_hash', '=', sha256Hex(token))
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', iso(ctx.clock.now()))
+    .executeTakeFirst();
+  const person = link ? await findPersonById(ctx, link.person_id) : undefined;
+  if (!person) throw refuseLink();
+  return person;
+}
+
+/**
+ * Uses a link once and opens a session; 401 for a wrong, used or expired link. `signedInAs` is the
+ * person of the browser's live session: a link of another account is refused (409
+ * `signed_in_as_other`) unless `switchAccount`, so a session is never replaced silently.
+ */
 export async function redeemSignInLink(
   ctx: Pick<Ctx, 'db' | 'clock'>,
   token: string,
-  opts: { userAgent?: string } = {},
+  opts: { userAgent?: string; signedInAs?: string; switchAccount?: boolean } = {},
 ): Promise<{ token: string; expiresAt: string; person: PersonRow }> {
   const now = iso(ctx.clock.now());
-  const refuse = unauthorized('the sign-in link is wrong, was used already or has expired; ask the operator for a new one');
+  const refuse = refuseLink();
   if (!token.startsWith(SIGN_IN_LINK_PREFIX)) throw refuse;
+  if (opts.signedInAs && !opts.switchAccount && (await signInLinkAccount(ctx, token)).id !== opts.signedInAs) {
+    throw new AppError(409, 'signed_in_as_other', 'this browser is signed in to another account; confirm the switch (switch_account: true)');
+  }
   return ctx.db.transaction().execute(async (trx) => {
     const link = await trx.selectFrom('sign_in_links').select(['id', 'person_id']).where('token_hash', '=', sha256Hex(token)).executeTakeFirst();
     if (!link) throw refuse;

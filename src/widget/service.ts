@@ -32,6 +32,7 @@ import { peopleNames } from '../people/directory.js';
 import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
 import { AppError, forbidden, invalid, notFound, unauthorized } from '../platform/errors.js';
+import { withoutBidiControls } from '../platform/foreign-text.js';
 import { newId } from '../platform/ids.js';
 import { answerInWidget, openWidgetRequest } from '../ratings/service.js';
 import { teamOnline } from '../realtime/team-online.js';
@@ -216,7 +217,7 @@ export function visitorAttachmentUrl(id: string): string {
 }
 
 function formatVisitorAttachment(a: VisitorAttachmentFields) {
-  return { id: a.id, filename: a.filename, content_type: a.content_type, size: a.size, url: visitorAttachmentUrl(a.id) };
+  return { id: a.id, filename: withoutBidiControls(a.filename), content_type: a.content_type, size: a.size, url: visitorAttachmentUrl(a.id) };
 }
 
 /** What a visitor sees of a message: never notes, internal events, delivery details or member ids. */

@@ -6,8 +6,8 @@ import { notificationText } from '../../src/notifications/text.js';
 
 test('a notification names the subject when there is one, and only then', () => {
   const facts = { subject: 'Broken order', contact: 'Ada', author: 'Deniz', preview: 'It arrived broken.' };
-  assert.deepEqual(notificationText('en', 'new_conversation', facts), { title: 'New conversation from Ada: Broken order', body: 'It arrived broken.' });
-  assert.equal(notificationText('tr-TR', 'customer_reply', facts).title, 'Ada yanıt verdi: Broken order');
+  assert.deepEqual(notificationText('en', 'new_conversation', facts), { title: 'New conversation from Ada: “Broken order”', body: 'It arrived broken.' });
+  assert.equal(notificationText('tr-TR', 'customer_reply', facts).title, 'Ada yanıt verdi: “Broken order”');
   const chat = { ...facts, subject: null, contact: 'Visitor Kim', preview: 'Do you ship to Canada?' };
   assert.deepEqual(notificationText('en', 'new_conversation', chat), { title: 'New conversation from Visitor Kim', body: 'Do you ship to Canada?' });
   assert.equal(notificationText('en', 'assigned', { ...chat, subject: '  ' }).title, 'Assigned to you');

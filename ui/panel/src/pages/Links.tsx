@@ -10,26 +10,65 @@ import { loadMe, me, selectWorkspace } from '../state';
 
 const tokenFromHash = () => decodeURIComponent(location.hash.replace(/^#/, ''));
 
+/**
+ * A link names its account and signs in only when the person says so: a page elsewhere can open
+ * this URL with someone else's link (login CSRF), and a browser signed in to another account is
+ * never switched without a choice.
+ */
 export function SignInLink() {
-  const [error, setError] = useState<string | null>(null);
+  const [token] = useState(tokenFromHash);
+  const [account, setAccount] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(token ? null : t('signin.link_failed'));
+  const [busy, setBusy] = useState(false);
   const { route } = useLocation();
+  const current = me.value?.person.email ?? null;
   useEffect(() => {
-    const token = tokenFromHash();
     history.replaceState(null, '', location.pathname);
-    if (!token) return setError(t('signin.link_failed'));
-    must(api.POST('/v1/auth/link', { body: { token } }))
-      .then(() => loadMe())
-      .then(() => route('/conversations', true))
+    if (!token) return;
+    must(api.POST('/v1/auth/link/account', { body: { token } }))
+      .then((r) => setAccount(r.email))
       .catch(() => setError(t('signin.link_failed')));
   }, []);
+  async function signIn() {
+    setBusy(true);
+    try {
+      await must(api.POST('/v1/auth/link', { body: { token, ...(current ? { switch_account: true } : {}) } }));
+      await loadMe();
+      route('/conversations', true);
+    } catch {
+      setError(t('signin.link_failed'));
+      setBusy(false);
+    }
+  }
+  const same = account !== null && current !== null && account.toLowerCase() === current.toLowerCase();
   return (
     <AuthCard title={t('signin.link_title')}>
       {error ? (
         <p class="error-text" role="alert">
           {error} <a href="/sign-in">{t('signin.title')}</a>
         </p>
+      ) : account === null ? (
+        <p aria-busy="true">{t('signin.link_checking')}</p>
+      ) : same ? (
+        <>
+          <p>{t('signin.link_already', { email: account })}</p>
+          <a class="btn btn-primary" href="/conversations">
+            {t('signin.link_continue')}
+          </a>
+        </>
       ) : (
-        <p aria-busy="true">{t('signin.link_working')}</p>
+        <>
+          <p>{current ? t('signin.link_switch_lead', { current, email: account }) : t('signin.link_ask', { email: account })}</p>
+          <p class="muted">{t('signin.link_warning')}</p>
+          <div class="row-actions">
+            <button class="btn btn-primary" type="button" disabled={busy} onClick={() => void signIn()}>
+              {current ? t('signin.link_switch', { email: account }) : t('signin.link_sign_in', { email: account })}
+            </button>
+            <a class="btn" href={current ? '/conversations' : '/sign-in'}>
+              {current ? t('signin.link_stay', { email: current }) : t('signin.link_cancel')}
+            </a>
+          </div>
+        </>
       )}
     </AuthCard>
   );
