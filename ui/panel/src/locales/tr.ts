@@ -21,7 +21,8 @@ export const tr: Record<MessageKey, string> = {
   'signin.link_ask': '{email} olarak giriş yapılsın mı?',
   'signin.link_sign_in': '{email} olarak giriş yap',
   'signin.link_cancel': 'Vazgeç',
-  'signin.link_warning': 'Yalnızca bu bağlantıyı siz istediyseniz devam edin. İstemediğiniz bir bağlantı, sizi kendi hesabında çalıştırmak isteyen birinden gelmiş olabilir.',
+  'signin.link_warning':
+    'Yalnızca bu bağlantıyı siz istediyseniz devam edin. İstemediğiniz bir bağlantı, sizi kendi hesabında çalıştırmak isteyen birinden gelmiş olabilir.',
   'signin.link_switch_lead': '{current} olarak giriş yaptınız. Bu bağlantı bu tarayıcıda bunun yerine {email} olarak giriş yapar.',
   'signin.link_switch': '{email} hesabına geç',
   'signin.link_stay': '{email} olarak kal',
