@@ -104,6 +104,7 @@ export function formatMessage(m: MessageRow, attachments: readonly AttachmentRow
     /** Mail sent through a channel: pending, sent or failed (after the retries); null otherwise. */
     status: m.delivery_status,
     error: m.delivery_error,
+    retry_at: m.delivery_status === 'pending' ? (m.delivery_retry_at ?? null) : null,
     sent_at: m.sent_at,
     details,
     email: formatMailHeaders(m),
@@ -195,6 +196,9 @@ export const MessageSchema = z
     has_original: z.boolean().openapi({ description: 'the original .eml is kept: GET …/messages/{messageId}/raw (retention removes it after retention_days)' }),
     status: z.enum(['pending', 'sent', 'failed']).nullable().openapi({ description: 'mail sent through a channel; failed once the retries are used up' }),
     error: z.string().nullable(),
+    retry_at: z.string().nullable().openapi({
+      description: 'while sending keeps failing (status pending, error set): when the next attempt is due; POST …/retry tries at once',
+    }),
     sent_at: z.string().nullable(),
     details: z.record(z.string(), z.unknown()).nullable().openapi({ description: 'for kind event: what changed' }),
     email: MailHeadersSchema.nullable(),

@@ -274,8 +274,9 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       method: 'post',
       path: '/v1/conversations/{conversationId}/messages/{messageId}/retry',
       tags: ['conversations'],
-      summary: 'Send a reply whose sending failed once more (a fresh set of attempts)',
-      description: '409 message_state unless the message is a reply with status failed.',
+      summary: 'Send a reply whose sending failed once more, or try a waiting one now',
+      description:
+        'A reply with status failed gets a fresh set of attempts; a pending reply whose last attempt failed (error and retry_at set) is tried at once. 409 message_state otherwise.',
       security: bearer,
       request: { params: messageParams },
       responses: { 200: jsonAnswer(MessageSchema, 'the message, pending again') },

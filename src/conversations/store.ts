@@ -208,7 +208,7 @@ export async function latestInboundReplyTo(
 export async function setMessageDelivery(
   db: Db,
   messageId: string,
-  set: Partial<Pick<MessageRow, 'delivery_status' | 'delivery_attempts' | 'delivery_error' | 'sent_at' | 'mail_headers'>>,
+  set: Partial<Pick<MessageRow, 'delivery_status' | 'delivery_attempts' | 'delivery_error' | 'delivery_retry_at' | 'sent_at' | 'mail_headers'>>,
 ): Promise<void> {
   await db.updateTable('messages').set(set).where('id', '=', messageId).execute();
 }

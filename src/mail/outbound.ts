@@ -153,7 +153,11 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
 async function setDeliveryState(
   ctx: Ctx,
   message: MessageRow,
-  set: Pick<MessageRow, 'delivery_status' | 'delivery_attempts' | 'delivery_error'> & { sent_at?: string; mail_headers?: string },
+  set: Pick<MessageRow, 'delivery_status' | 'delivery_attempts' | 'delivery_error'> & {
+    delivery_retry_at?: string | null;
+    sent_at?: string;
+    mail_headers?: string;
+  },
   alsoInTransaction?: (tx: { db: Db; clock: Clock }) => Promise<void>,
 ) {
   await ctx.db.transaction().execute(async (trx) => {
@@ -180,12 +184,27 @@ async function setDeliveryState(
   announceEvents(ctx);
 }
 
-/** Sends a reply that failed for good once more, with a fresh set of attempts. */
+/**
+ * Sends a reply that failed for good once more, with a fresh set of attempts; or tries a reply that
+ * is waiting for its next attempt now instead (its attempts go on counting).
+ */
 export async function retryFailedReply(ctx: Ctx, message: MessageRow): Promise<void> {
-  if (message.kind !== 'message' || message.direction !== 'out' || message.delivery_status !== 'failed') {
-    throw conflict('only a reply whose sending failed can be sent again', 'message_state', { status: message.delivery_status });
+  if (message.kind !== 'message' || message.direction !== 'out') throw conflict('only a reply can be sent again', 'message_state', { status: null });
+  if (message.delivery_status === 'pending' && message.delivery_error !== null) {
+    await setDeliveryState(
+      ctx,
+      message,
+      { delivery_status: 'pending', delivery_attempts: message.delivery_attempts, delivery_error: message.delivery_error, delivery_retry_at: null },
+      (tx) => scheduleEmailSend(tx, message.id),
+    );
+    return;
   }
-  await setDeliveryState(ctx, message, { delivery_status: 'pending', delivery_attempts: 0, delivery_error: null }, (tx) => scheduleEmailSend(tx, message.id));
+  if (message.delivery_status !== 'failed') {
+    throw conflict('only a reply whose sending failed or is waiting to be tried again can be sent again', 'message_state', { status: message.delivery_status });
+  }
+  await setDeliveryState(ctx, message, { delivery_status: 'pending', delivery_attempts: 0, delivery_error: null, delivery_retry_at: null }, (tx) =>
+    scheduleEmailSend(tx, message.id),
+  );
 }
 
 export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
@@ -214,8 +233,14 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
           retry_in_seconds: retryInMs === undefined ? null : retryInMs / 1000,
           error: reason,
         });
-        if (final) await setDeliveryState(ctx, message, { delivery_attempts: attempt, delivery_error: reason, delivery_status: 'failed' });
-        else await setMessageDelivery(ctx.db, message.id, { delivery_attempts: attempt, delivery_error: reason });
+        const retryAt = final ? null : iso(ctx.clock.now().getTime() + retryInMs!);
+        // Open panels hear of every failed attempt: "Not sent yet — will retry at …", not "Sending…".
+        await setDeliveryState(ctx, message, {
+          delivery_attempts: attempt,
+          delivery_error: reason,
+          delivery_status: final ? 'failed' : 'pending',
+          delivery_retry_at: retryAt,
+        });
         ctx.metrics.mailSent.inc({ outcome: final ? 'failed' : 'retried' });
         if (final) {
           ctx.log.error('email send failed, message marked failed', { message_id: message.id, conversation_id: message.conversation_id, attempts: attempt });
@@ -227,6 +252,7 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
         delivery_status: 'sent',
         delivery_attempts: attempt,
         delivery_error: null,
+        delivery_retry_at: null,
         sent_at: iso(ctx.clock.now()),
         mail_headers: JSON.stringify(sent),
       });

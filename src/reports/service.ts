@@ -8,6 +8,7 @@ import type { Ctx } from '../context.js';
 import { usageByMonth } from '../conversations/usage.js';
 import { DAY } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
+import { findWorkspace } from '../workspaces/store.js';
 
 export const REPORT_MAX_DAYS = 366;
 export const REPORT_DEFAULT_DAYS = 30;
@@ -158,11 +159,19 @@ function parseMonth(text: string, name: string): { year: number; month: number }
 
 const monthText = (y: number, m: number) => `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}`;
 
-/** Usage per month from..to (default: the last 12 months up to this one, UTC). */
+/**
+ * Usage per month from..to (default: the last 12 months up to this one, UTC, and none from before
+ * the workspace existed).
+ */
 export async function getUsage(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, input: { from?: string; to?: string }) {
   const now = ctx.clock.now();
   const to = input.to ? parseMonth(input.to, 'to') : { year: now.getUTCFullYear(), month: now.getUTCMonth() + 1 };
-  const from = input.from ? parseMonth(input.from, 'from') : { year: to.month === 12 ? to.year : to.year - 1, month: (to.month % 12) + 1 };
+  let from = input.from ? parseMonth(input.from, 'from') : { year: to.month === 12 ? to.year : to.year - 1, month: (to.month % 12) + 1 };
+  const created = input.from ? undefined : (await findWorkspace(ctx.db, access.workspaceId))?.created_at;
+  if (created) {
+    const start = { year: Number(created.slice(0, 4)), month: Number(created.slice(5, 7)) };
+    if (start.year * 12 + start.month > from.year * 12 + from.month && start.year * 12 + start.month <= to.year * 12 + to.month) from = start;
+  }
   const count = (to.year - from.year) * 12 + (to.month - from.month) + 1;
   if (count < 1) throw invalid('from must not be after to');
   if (count > USAGE_MAX_MONTHS) throw invalid(`usage covers at most ${USAGE_MAX_MONTHS} months`);

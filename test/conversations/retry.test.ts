@@ -56,4 +56,33 @@ describe('retrying a failed reply', () => {
     assert.equal((await s.request('POST', `/v1/conversations/${c.conversation_id}/messages/${note.body.id}/retry`, { token: seed.ownerToken })).status, 409);
     assert.equal((await s.request('POST', `/v1/conversations/${c.conversation_id}/messages/m_nope/retry`, { token: seed.ownerToken })).status, 404);
   });
+
+  test('a reply waiting for its next attempt says when and why, and "retry now" tries at once', async () => {
+    const address = (await seedEmailChannel(s.app, seed, { smtpPort: sink.port })).address!;
+    const c = await deliverMail(s, address, { From: 'finn@retry.example', Subject: 'waiting' });
+    sink.failWith(451);
+    const reply = await s.request('POST', `/v1/conversations/${c.conversation_id}/messages`, { token: seed.ownerToken, body: { body: 'Soon' } });
+    const path = `/v1/conversations/${c.conversation_id}/messages/${reply.body.id}`;
+    assert.equal(reply.body.retry_at, null);
+    await s.app.jobs.drain();
+    const waiting = await s.request('GET', path, { token: seed.ownerToken });
+    assert.equal(waiting.body.status, 'pending');
+    assert.match(waiting.body.error, /451/);
+    assert.equal(waiting.body.retry_at, new Date(clock.now().getTime() + 60_000).toISOString(), 'the first retry is a minute later');
+    // Open panels are told of the failed attempt at once (a message.updated event).
+    const event = await s.app.db.selectFrom('events').select('data').where('type', '=', 'message.updated').orderBy('seq', 'desc').executeTakeFirstOrThrow();
+    assert.equal(JSON.parse(event.data).message.retry_at, waiting.body.retry_at);
+
+    sink.failWith(null);
+    const now = await s.request('POST', `${path}/retry`, { token: seed.ownerToken });
+    assert.equal(now.status, 200);
+    assert.equal(now.body.status, 'pending');
+    assert.equal(now.body.retry_at, null);
+    const count = sink.messages.length;
+    await s.app.jobs.drain(); // no clock moved: the job was brought forward
+    const mails = await sink.waitFor(count + 1);
+    assert.deepEqual(mails[count].to, ['finn@retry.example']);
+    const sent = await s.request('GET', path, { token: seed.ownerToken });
+    assert.deepEqual([sent.body.status, sent.body.error, sent.body.retry_at], ['sent', null, null]);
+  });
 });

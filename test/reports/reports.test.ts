@@ -179,5 +179,13 @@ describe('reports and usage', () => {
     assert.ok(r.body.storage_bytes > 0, 'the original e-mails are stored');
     assert.equal((await s.request('GET', '/v1/usage', as(agent.token))).status, 403);
     assert.equal((await s.request('GET', '/v1/usage?from=2026-1', { token: seed.apiKey })).status, 400);
+    // By default no month from before the workspace existed (it was made in November 2026).
+    const recent = await s.request('GET', '/v1/usage', { token: seed.apiKey });
+    assert.deepEqual(
+      recent.body.months.map((m: { month: string }) => m.month),
+      ['2026-11'],
+    );
+    // Asked for, earlier months are still given.
+    assert.equal((await s.request('GET', '/v1/usage?from=2026-09', { token: seed.apiKey })).body.months.length, 3);
   });
 });

@@ -118,6 +118,8 @@ export interface MessagesTable {
   delivery_status: MessageDeliveryStatus | null;
   delivery_error: string | null;
   delivery_attempts: number;
+  /** While a send keeps failing: when the next attempt is due (added by 0035). */
+  delivery_retry_at?: string | null;
   sent_at: string | null;
   /** Mail headers (without angle brackets) used for threading and for the replies we send. */
   mail_message_id: string | null;

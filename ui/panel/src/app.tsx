@@ -4,6 +4,7 @@ import { LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { whenUnauthorized } from './api';
 import { NotificationListener } from './components/Notifications';
 import { Toasts } from './components/Toasts';
+import { t } from './i18n';
 import { ConnectMailbox } from './pages/ConnectMailbox';
 import { AcceptInvite, SignInLink } from './pages/Links';
 import { Settings } from './pages/Settings';
@@ -43,18 +44,43 @@ function Gate() {
   }, [signedIn, path]);
   if (signedIn === undefined) return <div class="auth" aria-busy="true" />;
   return (
-    <Router>
-      <Route path="/sign-in" component={SignIn} />
-      <Route path="/sign-in/link" component={SignInLink} />
-      <Route path="/invite" component={AcceptInvite} />
-      <Route path="/migrations/:id/connect" component={ConnectMailbox} />
-      <Route path="/conversations/:id?" component={Workspace} />
-      <Route path="/inboxes/:inbox/:id?" component={Workspace} />
-      <Route path="/settings/:section?/:id?" component={Settings} />
-      <Route path="/reports" component={Reports} />
-      <Route default component={Workspace} />
-    </Router>
+    <>
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(e) => {
+          // The router would take the link as a navigation; focus the page's main region instead.
+          e.preventDefault();
+          skipToMain();
+        }}
+      >
+        {t('a11y.skip')}
+      </a>
+      <Router>
+        <Route path="/sign-in" component={SignIn} />
+        <Route path="/sign-in/link" component={SignInLink} />
+        <Route path="/invite" component={AcceptInvite} />
+        <Route path="/migrations/:id/connect" component={ConnectMailbox} />
+        <Route path="/conversations/:id?" component={Workspace} />
+        <Route path="/inboxes/:inbox/:id?" component={Workspace} />
+        <Route path="/settings/:section?/:id?" component={Settings} />
+        <Route path="/reports" component={Reports} />
+        <Route default component={Workspace} />
+      </Router>
+    </>
   );
+}
+
+/** Moves the focus to the page's main region (its first shown pane where the region has no box of its own). */
+function skipToMain() {
+  const main = document.getElementById('main');
+  if (!main) return;
+  main.focus();
+  if (document.activeElement === main) return;
+  const pane = [...main.children].find((el): el is HTMLElement => el instanceof HTMLElement && el.offsetParent !== null);
+  if (!pane) return;
+  if (!pane.hasAttribute('tabindex')) pane.setAttribute('tabindex', '-1');
+  pane.focus();
 }
 
 /** Where to go after signing in: a same-site panel path only. */

@@ -29,8 +29,8 @@ export function conversationTitle(c: { subject: string | null; source: 'email' |
 
 // Formatters are made once per language: making one costs far more than using it, and the list
 // formats two times for every row it shows while scrolling.
-const formatters = new Map<string, Intl.RelativeTimeFormat | Intl.DateTimeFormat>();
-function formatter<T extends Intl.RelativeTimeFormat | Intl.DateTimeFormat>(kind: string, make: (tag: string) => T): T {
+const formatters = new Map<string, Intl.RelativeTimeFormat | Intl.DateTimeFormat | Intl.NumberFormat>();
+function formatter<T extends Intl.RelativeTimeFormat | Intl.DateTimeFormat | Intl.NumberFormat>(kind: string, make: (tag: string) => T): T {
   const key = `${kind}:${locale.value}`;
   let f = formatters.get(key) as T | undefined;
   if (!f) formatters.set(key, (f = make(locale.value)));
@@ -39,8 +39,17 @@ function formatter<T extends Intl.RelativeTimeFormat | Intl.DateTimeFormat>(kind
 
 const rtf = () => formatter('relative', (tag) => new Intl.RelativeTimeFormat(tag, { numeric: 'auto', style: 'short' }));
 
+/**
+ * The time relative times are counted from, moved on every 20 seconds: a component that shows a
+ * relative time reads it while rendering, so a panel left open never shows "4 min ago" for longer.
+ */
+export const relativeNow = signal(Date.now());
+setInterval(() => {
+  relativeNow.value = Date.now();
+}, 20_000);
+
 /** "3 min", "yesterday", or a date: for lists. */
-export function relativeTime(isoTime: string, now = Date.now()): string {
+export function relativeTime(isoTime: string, now = relativeNow.value): string {
   const then = Date.parse(isoTime);
   const seconds = Math.round((then - now) / 1000);
   const abs = Math.abs(seconds);
@@ -50,6 +59,27 @@ export function relativeTime(isoTime: string, now = Date.now()): string {
   if (abs < 2 * 86400 && seconds < 0) return t('time.yesterday');
   if (abs < 7 * 86400) return rtf().format(Math.round(seconds / 86400), 'day');
   return formatter('day', (tag) => new Intl.DateTimeFormat(tag, { day: 'numeric', month: 'short' })).format(then);
+}
+
+/** A time of day in the person's language: "14:05", "2:05 PM". */
+export function clockTime(isoTime: string): string {
+  return formatter('clock-time', (tag) => new Intl.DateTimeFormat(tag, { hour: 'numeric', minute: '2-digit' })).format(Date.parse(isoTime));
+}
+
+/** A duration in the unit that fits it: "45 sec", "12 min", "3.5 hr", "2.3 days" (in the person's language). */
+export function durationText(seconds: number): string {
+  const [value, unit, digits] =
+    seconds < 60
+      ? [seconds, 'second', 0]
+      : seconds < 3600
+        ? [seconds / 60, 'minute', 0]
+        : seconds < 2 * 86400
+          ? [seconds / 3600, 'hour', 1]
+          : [seconds / 86400, 'day', 1];
+  return formatter(
+    `duration-${unit}-${digits}`,
+    (tag) => new Intl.NumberFormat(tag, { style: 'unit', unit, unitDisplay: 'short', maximumFractionDigits: digits }),
+  ).format(value);
 }
 
 /** A calendar day (YYYY-MM-DD, a UTC day as reports count them) in the person's locale: "Nov 3, 2026", "3 Kas 2026". */

@@ -5,7 +5,7 @@ import { t } from '../i18n';
 
 export function AuthCard(props: { title: string; children: ComponentChildren }) {
   return (
-    <main class="auth">
+    <main class="auth" id="main" tabIndex={-1}>
       <div class="auth-card">
         <p class="brand" aria-hidden="true">
           {t('app.name')}

@@ -2,7 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Conversation, errorText, type Message, must } from '../api';
 import { describeEvent } from '../event-line';
-import { absoluteTime, conversationTitle, t } from '../i18n';
+import { absoluteTime, clockTime, conversationTitle, t } from '../i18n';
 import { isTyping } from '../pages/Workspace';
 import { isSignal, onEvent, onReset } from '../realtime';
 import { me, memberName, toast } from '../state';
@@ -166,9 +166,9 @@ function ConversationView(props: { id: string; onBack: () => void }) {
             class="btn"
             type="button"
             onClick={() => void change({ status: conv.status === 'closed' ? 'open' : 'closed' })}
-            title={`${conv.status === 'closed' ? t('action.reopen') : t('action.close')} (e)`}
+            title={`${conv.status === 'closed' ? t('action.reopen_conversation') : t('action.close_conversation')} (e)`}
           >
-            {conv.status === 'closed' ? t('action.reopen') : t('action.close')}
+            {conv.status === 'closed' ? t('action.reopen_conversation') : t('action.close_conversation')}
           </button>
           <button ref={detailsToggle} class="btn btn-ghost" type="button" aria-expanded={showDetails} onClick={() => setShowDetails(!showDetails)}>
             {showDetails ? t('conv.hide_details') : t('conv.details')}
@@ -301,28 +301,44 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
       {m.status === 'failed' && (
         <p class="msg-status-failed" role="status">
           {t('conv.failed', { error: m.error ?? '' })}
-          <button
-            class="btn"
-            type="button"
-            onClick={async () => {
-              try {
-                props.onUpdated(
-                  await must(
-                    api.POST('/v1/conversations/{conversationId}/messages/{messageId}/retry', {
-                      params: { path: { conversationId: m.conversation_id, messageId: m.id } },
-                    }),
-                  ),
-                );
-              } catch (e) {
-                toast(t('action.failed', { error: errorText(e) }));
-              }
-            }}
-          >
-            {t('conv.retry')}
-          </button>
+          <RetryButton message={m} label={t('conv.retry')} onUpdated={props.onUpdated} />
         </p>
       )}
-      {m.status === 'pending' && <p class="msg-status-pending">{t('conv.pending')}</p>}
+      {m.status === 'pending' &&
+        (m.error ? (
+          <p class="msg-status-pending" role="status">
+            {m.retry_at ? t('conv.retrying_at', { time: clockTime(m.retry_at), error: m.error }) : t('conv.retrying', { error: m.error })}
+            <RetryButton message={m} label={t('conv.retry_now')} onUpdated={props.onUpdated} />
+          </p>
+        ) : (
+          <p class="msg-status-pending">{t('conv.pending')}</p>
+        ))}
     </article>
+  );
+}
+
+/** Sends a failed reply again, or tries a reply waiting for its next attempt now. */
+function RetryButton(props: { message: Message; label: string; onUpdated: (m: Message) => void }) {
+  const m = props.message;
+  return (
+    <button
+      class="btn"
+      type="button"
+      onClick={async () => {
+        try {
+          props.onUpdated(
+            await must(
+              api.POST('/v1/conversations/{conversationId}/messages/{messageId}/retry', {
+                params: { path: { conversationId: m.conversation_id, messageId: m.id } },
+              }),
+            ),
+          );
+        } catch (e) {
+          toast(t('action.failed', { error: errorText(e) }));
+        }
+      }}
+    >
+      {props.label}
+    </button>
   );
 }

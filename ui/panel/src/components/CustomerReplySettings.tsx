@@ -82,7 +82,7 @@ export function RatingsCard(props: { inboxId: string }) {
       {!data ? (
         <Loading error={error} retry={reload} />
       ) : (
-        <label class="field" style={{ display: 'flex', gap: 'var(--space-2)', fontWeight: 400 }}>
+        <label class="field check-row">
           <input
             type="checkbox"
             checked={data.enabled}

@@ -330,7 +330,7 @@ function EmailChannel(props: { channel: Channel; onChanged: () => void }) {
               <select id={`tls-${id}`} class="select" value={draft.tls} onChange={(e) => set({ tls: e.currentTarget.value as ChannelPatch['tls'] })}>
                 <option value="starttls">STARTTLS</option>
                 <option value="tls">TLS</option>
-                <option value="none">—</option>
+                <option value="none">{t('channels.tls_none')}</option>
               </select>
             </div>
           </div>

@@ -8,7 +8,7 @@ import { api, must, type Schemas } from '../api';
 import { DataTable } from '../components/DataTable';
 import { InboxOptions } from '../components/InboxOptions';
 import { Loading, useLoad } from '../components/Loading';
-import { calendarDay, calendarMonth, locale, shortCalendarDay, t } from '../i18n';
+import { calendarDay, calendarMonth, durationText, locale, shortCalendarDay, t } from '../i18n';
 import { inboxes, membership } from '../state';
 
 type Report = Schemas['Report'];
@@ -17,7 +17,7 @@ type Day = Report['days'][number];
 const today = () => new Date().toISOString().slice(0, 10);
 const daysBefore = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
 const hours = (seconds: number | null) => (seconds === null ? null : Math.round((seconds / 3600) * 10) / 10);
-const hoursText = (seconds: number | null) => (seconds === null ? '—' : t('reports.hours', { n: hours(seconds)! }));
+const hoursText = (seconds: number | null) => (seconds === null ? '—' : durationText(seconds));
 
 interface Series {
   label: string;
@@ -162,7 +162,7 @@ export function Reports() {
   const manager = membership.value?.role === 'owner' || membership.value?.role === 'admin';
   const days = data?.days.map((d: Day) => d.day) ?? [];
   return (
-    <main class="settings-main reports" id="main">
+    <main class="settings-main reports" id="main" tabIndex={-1}>
       <p>
         <a href="/conversations">← {t('settings.back')}</a>
       </p>

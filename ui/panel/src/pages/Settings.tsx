@@ -77,17 +77,41 @@ export function Settings() {
           ))}
         </div>
       </nav>
-      <main class="settings-main">
-        {section === 'workspace' && <WorkspaceSettings manager={manager} />}
-        {section === 'members' && <Members />}
-        {section === 'inboxes' && (params.id ? <InboxDetail id={params.id} /> : <InboxList />)}
-        {section === 'api-keys' && <ApiKeys />}
-        {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}
-        {section === 'saved-replies' && <SavedRepliesSettings />}
-        {section === 'migrations' && <MigrationsPage id={params.id} />}
-        {section === 'account' && <Account />}
+      <main class="settings-main" id="main" tabIndex={-1}>
+        {current[2] && !manager ? <NoAccess /> : <SettingsSection section={section} id={params.id} manager={manager} />}
       </main>
     </div>
+  );
+}
+
+/** A page only owners and admins may use, opened by someone else (a link, a typed URL). */
+function NoAccess() {
+  return (
+    <section class="card" aria-labelledby="no-access-title">
+      <h1 id="no-access-title">{t('settings.no_access')}</h1>
+      <p class="muted">{t('settings.no_access_lead')}</p>
+      <p>
+        <a class="btn" href="/settings/account">
+          {t('settings.no_access_back')}
+        </a>
+      </p>
+    </section>
+  );
+}
+
+function SettingsSection({ section, id, manager }: { section: Section; id: string | undefined; manager: boolean }) {
+  const params = { id };
+  return (
+    <>
+      {section === 'workspace' && <WorkspaceSettings manager={manager} />}
+      {section === 'members' && <Members />}
+      {section === 'inboxes' && (params.id ? <InboxDetail id={params.id} /> : <InboxList />)}
+      {section === 'api-keys' && <ApiKeys />}
+      {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}
+      {section === 'saved-replies' && <SavedRepliesSettings />}
+      {section === 'migrations' && <MigrationsPage id={params.id} />}
+      {section === 'account' && <Account />}
+    </>
   );
 }
 

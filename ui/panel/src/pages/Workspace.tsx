@@ -52,7 +52,7 @@ export function Workspace() {
   if (!me.value) return null;
   if (!workspaceId.value) {
     return (
-      <main class="auth">
+      <main class="auth" id="main" tabIndex={-1}>
         <div class="auth-card">
           <p>{t('signin.no_workspace', { email: me.value.person.email })}</p>
         </div>
@@ -63,7 +63,7 @@ export function Workspace() {
   return (
     <div class="shell" data-pane={pane}>
       <Nav filter={filter} onNavigate={() => setNavOpen(false)} onHelp={() => setHelpOpen(true)} />
-      <main class="shell-main" id="main">
+      <main class="shell-main" id="main" tabIndex={-1}>
         <ConversationList filter={filter} selectedId={conversationId} onMenu={() => setNavOpen(true)} />
         <ConversationPane key={conversationId ?? 'none'} conversationId={conversationId} onBack={() => route(listUrl(filter))} />
       </main>
