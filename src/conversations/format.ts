@@ -140,7 +140,10 @@ export const ConversationSchema = z
 
 export const ConversationListItemSchema = ConversationSchema.extend({
   contact: z.object({ id: z.string(), name: z.string().nullable(), email: z.string().nullable() }),
-  preview: z.string().nullable().openapi({ description: 'the start of the latest message' }),
+  preview: z
+    .string()
+    .nullable()
+    .openapi({ description: 'the start of the latest message that is not automatic mail (greetings, rating requests, auto-replies)' }),
   unread: z.boolean().openapi({ description: 'the customer wrote since the calling member last opened it (always false for API keys and imported mail)' }),
 }).openapi('ConversationListItem');
 

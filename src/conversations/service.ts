@@ -288,7 +288,9 @@ export function newMessageRows(
   const times: Partial<ConversationRow> = {};
   if (message.created_at > conversation.updated_at) times.updated_at = message.created_at;
   if (message.kind === 'message' && message.created_at > conversation.last_message_at) times.last_message_at = message.created_at;
-  if (message.kind === 'message' && message.created_at >= conversation.last_message_at) times.preview = previewOf(message.body);
+  // Lists show the people's latest words: automatic mail (a greeting, a rating request, an
+  // auto-reply) never replaces the preview.
+  if (message.kind === 'message' && !message.automatic && message.created_at >= conversation.last_message_at) times.preview = previewOf(message.body);
   if (message.kind === 'message' && message.direction === 'in' && !message.imported_at && message.created_at > (conversation.last_inbound_at ?? '')) {
     times.last_inbound_at = message.created_at;
   }

@@ -93,6 +93,9 @@ describe('inbox greeting', () => {
     assert.equal(mail.parsed.headers.get('auto-submitted'), 'auto-replied');
     assert.equal(mail.parsed.inReplyTo, '<g1@cust.example>');
     assert.equal(mail.parsed.subject, 'Re: Order 42');
+    // The list keeps showing the customer's words, not the greeting (issue 43).
+    const listed = await s.request('GET', '/v1/conversations?limit=200', { token: seed.apiKey });
+    assert.equal(listed.body.data.find((x: { id: string }) => x.id === c.conversation_id).preview, 'Hello there.');
     // The customer's reply threads into the conversation and is not greeted again.
     clock.advance(2 * DAY);
     const reply = await customerMail({ From: 'ada@cust.example', Subject: 'Re: Order 42', 'In-Reply-To': '<g1@cust.example>' });
