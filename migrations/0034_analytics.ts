@@ -16,6 +16,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', notNull)
     // Set when deleted: the retention job then removes its data in batches, and the row last.
     .addColumn('deleted_at', 'text')
+    // The last UTC day the rollup job summed up (null: none yet).
+    .addColumn('rolled_through', 'text')
     .execute();
   // A domain belongs to one live property on the server (the tracker names only the domain).
   await db.schema.createIndex('analytics_properties_domain').on('analytics_properties').column('domain').unique().execute();
@@ -85,6 +87,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('exit_path', 'text', notNull)
     .addColumn('pageviews', 'integer', notNull)
     .addColumn('events', 'integer', notNull)
+    .addColumn('duration_s', 'integer', notNull)
     .addColumn('referrer', 'text')
     .addColumn('source', 'text')
     .addColumn('utm_source', 'text')

@@ -6,6 +6,7 @@ import { addDigestLine } from '../operator-digest/service.js';
 import { findPersonById } from '../people/service.js';
 import type { BackgroundPart } from '../platform/background.js';
 import type { JobKind } from '../platform/jobs.js';
+import { rollupJob } from './reports.js';
 import { ingestionOf } from './runtime.js';
 import { LIMIT_NOTICE_JOB } from './writer.js';
 
@@ -68,7 +69,7 @@ function limitNoticeJob(ctx: Ctx): JobKind<Notice> {
 
 export const analyticsBackground: BackgroundPart = {
   name: 'analytics',
-  jobs: (ctx) => [limitNoticeJob(ctx)],
+  jobs: (ctx) => [limitNoticeJob(ctx), rollupJob(ctx)],
   async start(ctx) {
     const ingestion = ingestionOf(ctx);
     return {

@@ -81,6 +81,7 @@ export async function createProperty(ctx: C, input: NewProperty): Promise<Proper
       created_at: iso(now),
       updated_at: iso(now),
       deleted_at: null,
+      rolled_through: null,
     };
     await trx.insertInto('analytics_properties').values(row).execute();
     return row;

@@ -114,6 +114,7 @@ export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
         const pageview = e.name === 'pageview';
         if (v && atMs - Date.parse(v.last_at) <= VISIT_IDLE_MS) {
           v.last_at = e.at;
+          v.duration_s = Math.round((atMs - Date.parse(v.started_at)) / 1000);
           if (pageview) {
             v.exit_path = e.path;
             v.pageviews++;
@@ -134,6 +135,7 @@ export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
             exit_path: e.path,
             pageviews: pageview ? 1 : 0,
             events: 1,
+            duration_s: 0,
             referrer: e.referrer,
             source: e.source,
             utm_source: e.utm_source,
@@ -155,7 +157,7 @@ export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
     for (const v of changed.values()) {
       await trx
         .updateTable('analytics_visits')
-        .set({ last_at: v.last_at, exit_path: v.exit_path, pageviews: v.pageviews, events: v.events })
+        .set({ last_at: v.last_at, exit_path: v.exit_path, pageviews: v.pageviews, events: v.events, duration_s: v.duration_s })
         .where('id', '=', v.id)
         .execute();
     }
@@ -173,7 +175,8 @@ async function openVisits(db: Db, batch: PendingEvent[]): Promise<Map<string, Vi
   const visitors = [...new Set(withVisitor.map((e) => e.visitor_id!))];
   for (const ids of chunks(visitors, 500)) {
     const rows = await db.selectFrom('analytics_visits').selectAll().where('visitor_id', 'in', ids).where('last_at', '>=', since).orderBy('last_at').execute();
-    for (const r of rows) out.set(`${r.property_id}\0${r.visitor_id}`, { ...r, pageviews: Number(r.pageviews), events: Number(r.events) });
+    for (const r of rows)
+      out.set(`${r.property_id}\0${r.visitor_id}`, { ...r, pageviews: Number(r.pageviews), events: Number(r.events), duration_s: Number(r.duration_s) });
   }
   return out;
 }

@@ -3,6 +3,7 @@
 
 import { registerAnalyticsIngestRoutes } from '../analytics/ingest-routes.js';
 import { registerAnalyticsRoutes } from '../analytics/routes.js';
+import { registerAnalyticsStatsRoutes } from '../analytics/stats-routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
 import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerChannelRoutes } from '../channels/routes.js';
@@ -75,6 +76,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerMigrationUploadRoutes, bodyLimits: uploadBodyLimits },
   { register: registerMcpRoutes },
   { register: registerAnalyticsRoutes },
+  { register: registerAnalyticsStatsRoutes },
   { register: registerAnalyticsIngestRoutes },
   // Last: its fallback answers every GET no route above took.
   { register: registerPanelRoutes },

@@ -88,3 +88,23 @@ describe('/v1/analytics/properties', () => {
     assert.equal(again.status, 201, 'a deleted property frees its domain');
   });
 });
+
+describe('/a.js', () => {
+  test('the tracker is at most 600 bytes gzipped, cacheable, and touches no cookie or storage', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const s = await startTestServer();
+    try {
+      const r = await fetch(`${s.url}/a.js`);
+      assert.equal(r.status, 200);
+      assert.match(r.headers.get('content-type') ?? '', /^text\/javascript/);
+      assert.match(r.headers.get('cache-control') ?? '', /max-age=3600/);
+      const text = await r.text();
+      const size = gzipSync(Buffer.from(text), { level: 9 }).length;
+      assert.ok(size <= 600, `${size} bytes gzipped`);
+      for (const word of ['cookie', 'localStorage', 'sessionStorage', 'indexedDB']) assert.ok(!text.includes(word), word);
+      assert.ok(text.includes('sendBeacon') && text.includes('webdriver') && text.includes('pushState'));
+    } finally {
+      await s.stop();
+    }
+  });
+});

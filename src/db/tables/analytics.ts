@@ -12,6 +12,8 @@ export interface AnalyticsPropertiesTable {
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
+  /** The last UTC day the rollup job summed up. */
+  rolled_through: string | null;
 }
 
 export interface AnalyticsLimitsTable {
@@ -74,6 +76,8 @@ export interface AnalyticsVisitsTable {
   exit_path: string;
   pageviews: number;
   events: number;
+  /** Seconds from the first to the last event. */
+  duration_s: number;
   referrer: string | null;
   source: string | null;
   utm_source: string | null;
