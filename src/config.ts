@@ -152,6 +152,8 @@ const schema = z.object({
   SVC_EVENTS_RETENTION_DAYS: positiveInt(7),
   SVC_ANALYTICS_MONTHLY_EVENTS: positiveInt(0),
   SVC_ANALYTICS_RAW_DAYS: positiveInt(90),
+  SVC_GEOIP_ACCOUNT_ID: optionalText,
+  SVC_GEOIP_LICENSE_KEY: optionalText,
 
   SVC_MIGRATION_MAX_MESSAGE_BYTES: positiveInt(50 * 1024 * 1024),
   SVC_MIGRATION_SYNC_MAX_DAYS: positiveInt(30),
@@ -285,6 +287,8 @@ function shapeConfig(p: Parsed) {
       monthlyEvents: p.SVC_ANALYTICS_MONTHLY_EVENTS,
       /** Raw events and visits are kept this many days (rollups stay). */
       rawDays: Math.max(1, p.SVC_ANALYTICS_RAW_DAYS),
+      /** MaxMind account for `svc analytics geoip-update --source maxmind`. */
+      maxmind: p.SVC_GEOIP_ACCOUNT_ID && p.SVC_GEOIP_LICENSE_KEY ? { accountId: p.SVC_GEOIP_ACCOUNT_ID, licenseKey: p.SVC_GEOIP_LICENSE_KEY } : undefined,
     },
     migration: {
       maxMessageBytes: p.SVC_MIGRATION_MAX_MESSAGE_BYTES,

@@ -72,8 +72,12 @@ export const analyticsBackground: BackgroundPart = {
   jobs: (ctx) => [limitNoticeJob(ctx), rollupJob(ctx)],
   async start(ctx) {
     const ingestion = ingestionOf(ctx);
+    ingestion.geo.start();
     return {
-      stop: () => ingestion.writer.flush().catch(() => {}),
+      stop: async () => {
+        ingestion.geo.stop();
+        await ingestion.writer.flush().catch(() => {});
+      },
     };
   },
 };

@@ -1,7 +1,8 @@
 // Operator commands: `svc analytics property create|list` and `svc workspace analytics-limit`.
 import { defineCommand } from 'citty';
-import { dbCommand, parseIntFlag, UsageError } from '../cli.js';
+import { configCommand, dbCommand, parseIntFlag, UsageError } from '../cli.js';
 import { resolveWorkspace } from '../workspaces/service.js';
+import { updateGeoip } from './geoip-update.js';
 import { createProperty, eventsThisMonth, listProperties, setMonthlyLimit, workspaceUsage } from './properties.js';
 
 const createPropertyCommand = dbCommand({
@@ -52,6 +53,7 @@ export const analyticsCommand = defineCommand({
       meta: { name: 'property', description: 'Websites counted for analytics' },
       subCommands: { create: createPropertyCommand, list: listPropertiesCommand },
     }),
+    'geoip-update': () => geoipUpdateCommand,
   },
 });
 
@@ -69,5 +71,22 @@ export const analyticsLimitCommand = dbCommand({
     const usage = await workspaceUsage(app, ws.id);
     const limitText = usage.limit ? `${usage.limit} events a month${monthly === 0 ? ' (the server default)' : ''}` : 'no limit';
     io.say(`workspace ${JSON.stringify(ws.name)}: ${limitText}; ${usage.events} events counted in ${usage.month}${usage.limit ? ` (${usage.percent} %)` : ''}`);
+  },
+});
+
+export const geoipUpdateCommand = configCommand({
+  meta: { name: 'geoip-update', description: 'Fetch, check and install the location database; running servers load it without a restart' },
+  args: {
+    source: {
+      type: 'string',
+      description: 'maxmind (SVC_GEOIP_ACCOUNT_ID/SVC_GEOIP_LICENSE_KEY), dbip, an https URL or file:<path> (default maxmind when set, else dbip)',
+    },
+    edition: { type: 'string', description: 'country (default) or city' },
+    sha256: { type: 'string', description: 'the expected SHA-256 of a URL or file download (a URL’s <url>.sha256 is used when present)' },
+  },
+  async run({ config, args, io }) {
+    const r = await updateGeoip(config, { source: args.source, edition: args.edition, sha256: args.sha256 });
+    io.say(`installed ${r.databaseType} from ${r.source} (sha256 ${r.sha256}) at ${r.file}; running servers load it within a minute`);
+    if (r.attribution) io.say(`its licence asks for this attribution, shown on the dashboard: ${r.attribution}`);
   },
 });

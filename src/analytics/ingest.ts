@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { MINUTE } from '../platform/clock.js';
+import type { GeoDatabase } from './geoip.js';
 import { type PropertyRow, propertyForDomain } from './properties.js';
 import { isBotAgent, reduceAgent, type SaltCache, visitorHash } from './visitor.js';
 import type { EventWriter, PendingEvent } from './writer.js';
@@ -53,6 +54,7 @@ export class Ingestion {
     private readonly ctx: Pick<Ctx, 'db' | 'clock' | 'config' | 'log' | 'metrics'>,
     readonly writer: EventWriter,
     private readonly salts: SaltCache,
+    readonly geo: GeoDatabase,
   ) {}
 
   private async property(domain: string): Promise<PropertyRow | undefined> {
@@ -121,6 +123,7 @@ export class Ingestion {
     const agent = reduceAgent(input.userAgent!, parsed.w);
     const q = page.searchParams;
     const referrer = referrerHost(parsed.r, property);
+    const place = this.geo.lookup(input.address);
     const event: PendingEvent = {
       property_id: property.id,
       workspace_id: property.workspace_id,
@@ -136,7 +139,9 @@ export class Ingestion {
       utm_campaign: text(q.get('utm_campaign')),
       utm_content: text(q.get('utm_content')),
       utm_term: text(q.get('utm_term')),
-      country: null,
+      country: place.country,
+      region: place.region,
+      city: place.city,
       browser: agent.browser,
       os: agent.os,
       device: agent.device,

@@ -2,6 +2,7 @@
 // event buffer. One per application object, shared by the routes and the background part (which
 // flushes the buffer when the server stops).
 import type { Ctx } from '../context.js';
+import { GeoDatabase, geoipDir } from './geoip.js';
 import { Ingestion } from './ingest.js';
 import { SaltCache } from './visitor.js';
 import { EventWriter } from './writer.js';
@@ -11,7 +12,7 @@ const running = new WeakMap<Ctx, Ingestion>();
 export function ingestionOf(ctx: Ctx): Ingestion {
   let ingestion = running.get(ctx);
   if (!ingestion) {
-    ingestion = new Ingestion(ctx, new EventWriter(ctx), new SaltCache());
+    ingestion = new Ingestion(ctx, new EventWriter(ctx), new SaltCache(), new GeoDatabase(geoipDir(ctx.config.dataDir), ctx.log));
     running.set(ctx, ingestion);
   }
   return ingestion;

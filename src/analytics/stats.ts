@@ -14,7 +14,20 @@ export type Metric = (typeof METRICS)[number];
 const VISIT_METRICS: ReadonlySet<Metric> = new Set(['visits', 'bounce_rate', 'visit_duration', 'views_per_visit']);
 
 type EventColumn = 'path' | 'name';
-type VisitColumn = 'entry_path' | 'exit_path' | 'source' | 'referrer' | 'utm_source' | 'utm_medium' | 'utm_campaign' | 'country' | 'browser' | 'os' | 'device';
+type VisitColumn =
+  | 'entry_path'
+  | 'exit_path'
+  | 'source'
+  | 'referrer'
+  | 'utm_source'
+  | 'utm_medium'
+  | 'utm_campaign'
+  | 'country'
+  | 'region'
+  | 'city'
+  | 'browser'
+  | 'os'
+  | 'device';
 type DimensionSpec = { table: 'events'; column: EventColumn } | { table: 'visits'; column: VisitColumn };
 
 export const DIMENSIONS: Record<string, DimensionSpec> = {
@@ -28,6 +41,8 @@ export const DIMENSIONS: Record<string, DimensionSpec> = {
   'visit:utm_medium': { table: 'visits', column: 'utm_medium' },
   'visit:utm_campaign': { table: 'visits', column: 'utm_campaign' },
   'visit:country': { table: 'visits', column: 'country' },
+  'visit:region': { table: 'visits', column: 'region' },
+  'visit:city': { table: 'visits', column: 'city' },
   'visit:browser': { table: 'visits', column: 'browser' },
   'visit:os': { table: 'visits', column: 'os' },
   'visit:device': { table: 'visits', column: 'device' },

@@ -142,6 +142,8 @@ export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
             utm_medium: e.utm_medium,
             utm_campaign: e.utm_campaign,
             country: e.country,
+            region: e.region,
+            city: e.city,
             browser: e.browser,
             os: e.os,
             device: e.device,

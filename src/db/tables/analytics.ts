@@ -56,7 +56,11 @@ export interface AnalyticsEventsTable {
   utm_campaign: string | null;
   utm_content: string | null;
   utm_term: string | null;
+  /** ISO 3166-1 code from the location database; null without one. */
   country: string | null;
+  /** With a city database: the first subdivision's name and the city's name (English). */
+  region: string | null;
+  city: string | null;
   browser: string | null;
   os: string | null;
   device: string | null;
@@ -83,7 +87,11 @@ export interface AnalyticsVisitsTable {
   utm_source: string | null;
   utm_medium: string | null;
   utm_campaign: string | null;
+  /** ISO 3166-1 code from the location database; null without one. */
   country: string | null;
+  /** With a city database: the first subdivision's name and the city's name (English). */
+  region: string | null;
+  city: string | null;
   browser: string | null;
   os: string | null;
   device: string | null;
