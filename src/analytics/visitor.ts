@@ -64,12 +64,28 @@ export function isBotAgent(userAgent: string | undefined): boolean {
   return !userAgent || isbot(userAgent) || /HeadlessChrome|PhantomJS|Lighthouse/i.test(userAgent);
 }
 
+// Parsed user agents, per process: a site's visitors share few distinct strings, and parsing one
+// costs far more than the rest of an event. Bounded: cleared when full.
+const parsed = new Map<string, { browser: string | null; os: string | null; type: string | undefined }>();
+const MAX_PARSED = 5000;
+
+function parseAgent(userAgent: string) {
+  let r = parsed.get(userAgent);
+  if (!r) {
+    const p = UAParser(userAgent);
+    r = { browser: p.browser.name ?? null, os: p.os.name ?? null, type: p.device.type };
+    if (parsed.size >= MAX_PARSED) parsed.clear();
+    parsed.set(userAgent, r);
+  }
+  return r;
+}
+
 /** The user agent reduced to browser name, OS name and device class; the string itself is not kept. */
 export function reduceAgent(userAgent: string, screenWidth: number | undefined): Agent {
-  const r = UAParser(userAgent);
-  const type = r.device.type;
+  const r = parseAgent(userAgent);
+  const type = r.type;
   let device: Agent['device'] = type === 'mobile' || type === 'wearable' ? 'mobile' : type === 'tablet' ? 'tablet' : null;
   if (!device && screenWidth !== undefined) device = screenWidth < 576 ? 'mobile' : screenWidth < 992 ? 'tablet' : 'desktop';
   device ??= 'desktop';
-  return { browser: r.browser.name ?? null, os: r.os.name ?? null, device };
+  return { browser: r.browser, os: r.os, device };
 }
