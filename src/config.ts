@@ -150,6 +150,10 @@ const schema = z.object({
   SVC_WEBHOOK_ALLOW_PRIVATE: flag,
   SVC_FORWARDING_DOMAIN: optionalText,
   SVC_EVENTS_RETENTION_DAYS: positiveInt(7),
+  SVC_ANALYTICS_MONTHLY_EVENTS: positiveInt(0),
+  SVC_ANALYTICS_RAW_DAYS: positiveInt(90),
+  SVC_GEOIP_ACCOUNT_ID: optionalText,
+  SVC_GEOIP_LICENSE_KEY: optionalText,
 
   SVC_MIGRATION_MAX_MESSAGE_BYTES: positiveInt(50 * 1024 * 1024),
   SVC_MIGRATION_SYNC_MAX_DAYS: positiveInt(30),
@@ -278,6 +282,14 @@ function shapeConfig(p: Parsed) {
     webhookAllowPrivate: p.SVC_WEBHOOK_ALLOW_PRIVATE,
     forwardingDomain: p.SVC_FORWARDING_DOMAIN?.toLowerCase(),
     eventsRetentionDays: p.SVC_EVENTS_RETENTION_DAYS,
+    analytics: {
+      /** A workspace's monthly event limit when it has none of its own; 0 = no limit. */
+      monthlyEvents: p.SVC_ANALYTICS_MONTHLY_EVENTS,
+      /** Raw events and visits are kept this many days (rollups stay). */
+      rawDays: Math.max(1, p.SVC_ANALYTICS_RAW_DAYS),
+      /** MaxMind account for `svc analytics geoip-update --source maxmind`. */
+      maxmind: p.SVC_GEOIP_ACCOUNT_ID && p.SVC_GEOIP_LICENSE_KEY ? { accountId: p.SVC_GEOIP_ACCOUNT_ID, licenseKey: p.SVC_GEOIP_LICENSE_KEY } : undefined,
+    },
     migration: {
       maxMessageBytes: p.SVC_MIGRATION_MAX_MESSAGE_BYTES,
       syncMaxDays: p.SVC_MIGRATION_SYNC_MAX_DAYS,

@@ -22,6 +22,7 @@ const main = defineCommand({
     person: () => import('./people/commands.js').then((m) => m.personCommand),
     backup: () => import('./backup/commands.js').then((m) => m.backupCommand),
     restore: () => import('./backup/commands.js').then((m) => m.restoreCommand),
+    analytics: () => import('./analytics/commands.js').then((m) => m.analyticsCommand),
   },
 });
 

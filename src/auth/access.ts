@@ -13,6 +13,7 @@ export const SCOPES = [
   'broadcasts:manage',
   'migrations:manage',
   'workspace:manage',
+  'analytics:read',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -55,6 +56,9 @@ export const PERMISSIONS = {
   /** Reports of the inboxes the caller reaches (agents see their inboxes' figures). */
   'reports:read': { roles: EVERYONE, scope: 'conversations:read', what: 'reading reports' },
   'usage:read': { roles: MANAGERS, scope: 'workspace:manage', wholeWorkspace: true, what: 'reading the workspace’s usage' },
+  /** Web analytics: every member reads the figures; owners and admins manage the properties. */
+  'analytics:read': { roles: EVERYONE, scope: 'analytics:read', what: 'reading web analytics' },
+  'analytics:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing analytics properties' },
   'workspace:manage': { roles: OWNERS, scope: 'workspace:manage', what: 'changing workspace settings' },
   'workspace:delete': { roles: OWNERS, scope: null, what: 'deleting the workspace' },
 } as const satisfies Record<string, Rule>;

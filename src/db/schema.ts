@@ -1,5 +1,6 @@
 // The one place that says which tables exist. Each feature's table types live in ./tables/.
 import type { Kysely, Transaction } from 'kysely';
+import type { AnalyticsTables } from './tables/analytics.js';
 import type { AuthTables } from './tables/auth.js';
 import type { BroadcastTables } from './tables/broadcasts.js';
 import type { ConversationTables } from './tables/conversations.js';
@@ -37,11 +38,13 @@ export interface Database
     RatingTables,
     ReportTables,
     AuthTables,
-    EventTables {}
+    EventTables,
+    AnalyticsTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
+export type * from './tables/analytics.js';
 export type * from './tables/auth.js';
 export type * from './tables/broadcasts.js';
 export type * from './tables/conversations.js';

@@ -3,6 +3,7 @@
 // the retention job and the workspace deletion job run them in small batches, so that no run holds
 // a long write lock and a restart simply continues. The jobs are in ./retention.ts and
 // ./workspace-deletion.ts; the entry types are in src/platform/lifecycle.ts.
+import { analyticsRetentionRules, analyticsWorkspaceStep } from '../analytics/lifecycle.js';
 import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
 import { workspaceContactsStep } from '../contacts/retention.js';
 import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep } from '../conversations/retention.js';
@@ -51,6 +52,7 @@ export const retentionRules: RetentionRule[] = [
   migrationUploadsRule,
   credentialLinksRule,
   { name: 'greetings_sent', deleteBatch: (ctx, now, batch) => deleteOldGreetingLog(ctx, now, batch) },
+  ...analyticsRetentionRules,
 ];
 
 /**
@@ -86,6 +88,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   { name: 'report_totals', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceReportTotals(ctx, workspaceId, batch), files: 0 }) },
   { name: 'saved_replies', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceSavedReplies(ctx, workspaceId, batch), files: 0 }) },
   ...broadcastWorkspaceSteps,
+  analyticsWorkspaceStep,
   // Tenants at the provider go before the inboxes they belong to.
   ...mailerTenantWorkspaceSteps,
 ];

@@ -8,11 +8,12 @@ import type { Ctx } from '../context.js';
 import { readVersion } from '../version.js';
 import { MOVE_TO_SERVICE, moveToServiceArgs, moveToServiceText } from './prompt.js';
 import { registerTools, type ToolSpec } from './tool.js';
+import { analyticsTools } from './tools/analytics.js';
 import { conversationTools } from './tools/conversations.js';
 import { migrationTools } from './tools/migrations.js';
 import { placeTools } from './tools/places.js';
 
-const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [...placeTools, ...migrationTools, ...conversationTools] as never;
+const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [...placeTools, ...migrationTools, ...conversationTools, ...analyticsTools] as never;
 
 export function buildMcpServer(ctx: Ctx, access: Access, origin: string): McpServer {
   const server = new McpServer(

@@ -24,3 +24,15 @@ export async function addMember(ctx: { db: Db; clock: Clock }, workspaceId: stri
     .onConflict((oc) => oc.columns(['workspace_id', 'person_id']).doUpdateSet({ role }))
     .execute();
 }
+
+/** The people who own the workspace (for notices meant for owners). */
+export async function ownerIdsOf(db: Db, workspaceId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('memberships')
+    .select('person_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('role', '=', 'owner')
+    .orderBy('person_id')
+    .execute();
+  return rows.map((r) => r.person_id);
+}

@@ -22,6 +22,7 @@ export const DIGEST_HEADINGS: Record<DigestLineKind, string> = {
   workspace_suspended: 'Workspace suspended from broadcasts',
   broadcast_paused: 'Broadcast paused',
   tenant_paused: 'Tenant paused',
+  analytics_limit: 'Analytics monthly limit',
 };
 
 type C = Pick<Ctx, 'db' | 'clock' | 'config' | 'log'>;

@@ -103,7 +103,10 @@ export type IdPrefix =
   | 'sr'
   | 'mcl'
   | 'ntf'
-  | 'rr';
+  | 'rr'
+  | 'ap'
+  | 'aev'
+  | 'avi';
 
 export function newId(prefix: IdPrefix, nowMs?: number): string {
   return `${prefix}_${sortableId(nowMs)}`;

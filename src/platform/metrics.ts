@@ -24,6 +24,8 @@ export interface Metrics {
   broadcastRecipients: Counter<'outcome'>;
   /** Broadcasts paused, by reason. */
   broadcastsPaused: Counter<'reason'>;
+  /** Analytics events dropped at ingestion, by reason: bot, quota, origin, rate, invalid. */
+  analyticsDropped: Counter<'reason'>;
 }
 
 export interface GaugeReading<L extends string> {
@@ -124,6 +126,12 @@ export function createMetrics(): Metrics {
     'Broadcasts paused, by reason (manual, workspace_suspended, mailer_tenant, bounce_rate, complaint_rate, sender_error).',
     ['reason'] as const,
   );
+  const analyticsDropped = counter(
+    'svc_analytics_events_dropped_total',
+    'Analytics events dropped at ingestion, by reason: bot, quota, origin, rate, invalid.',
+    ['reason'] as const,
+  );
+  for (const reason of ['bot', 'quota', 'origin', 'rate', 'invalid']) analyticsDropped.inc({ reason }, 0);
   return {
     registry,
     httpRequests,
@@ -137,6 +145,7 @@ export function createMetrics(): Metrics {
     migrationMessagesCopied,
     broadcastRecipients,
     broadcastsPaused,
+    analyticsDropped,
   };
 }
 

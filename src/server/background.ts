@@ -1,5 +1,6 @@
 // The background table: job kinds and long-running listeners that features add to the server.
 
+import { analyticsBackground } from '../analytics/background.js';
 import { ACCESS_REVOKED } from '../auth/revocation.js';
 import { broadcastsBackground } from '../broadcasts/background.js';
 import { CHANNELS_DELETED } from '../channels/service.js';
@@ -32,4 +33,5 @@ export const backgroundTable: BackgroundPart[] = [
   notificationsBackground,
   greetingBackground,
   ratingsBackground,
+  analyticsBackground,
 ];

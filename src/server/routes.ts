@@ -1,6 +1,9 @@
 // The route table: every feature that answers HTTP registers here, in one list. It lives with the
 // server assembly because it imports every feature; src/http stays plumbing that imports none.
 
+import { registerAnalyticsIngestRoutes } from '../analytics/ingest-routes.js';
+import { registerAnalyticsRoutes } from '../analytics/routes.js';
+import { registerAnalyticsStatsRoutes } from '../analytics/stats-routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
 import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerChannelRoutes } from '../channels/routes.js';
@@ -72,6 +75,9 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerMigrationRoutes },
   { register: registerMigrationUploadRoutes, bodyLimits: uploadBodyLimits },
   { register: registerMcpRoutes },
+  { register: registerAnalyticsRoutes },
+  { register: registerAnalyticsStatsRoutes },
+  { register: registerAnalyticsIngestRoutes },
   // Last: its fallback answers every GET no route above took.
   { register: registerPanelRoutes },
 ];

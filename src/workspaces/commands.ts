@@ -64,5 +64,6 @@ export const workspaceCommand = defineCommand({
   subCommands: {
     delete: deleteWorkspaceCommand,
     broadcasts: () => import('../broadcasts/commands.js').then((m) => m.broadcastsCommand),
+    'analytics-limit': () => import('../analytics/commands.js').then((m) => m.analyticsLimitCommand),
   },
 });

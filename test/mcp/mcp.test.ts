@@ -110,7 +110,17 @@ describe('MCP server at /v1/mcp', () => {
   test('the tool list: every step with a description and an object schema; no tool takes a password', async () => {
     const { tools } = await full.client.listTools();
     const names = tools.map((t) => t.name);
-    assert.deepEqual([...names].sort(), [...['list_inboxes', 'list_channels', 'list_members'], ...MIGRATION_TOOLS, ...CONVERSATION_TOOLS].sort());
+    assert.deepEqual(
+      [...names].sort(),
+      [
+        ...['list_inboxes', 'list_channels', 'list_members'],
+        ...MIGRATION_TOOLS,
+        ...CONVERSATION_TOOLS,
+        'list_analytics_properties',
+        'analytics_stats',
+        'analytics_realtime',
+      ].sort(),
+    );
     for (const tool of tools) {
       assert.ok(tool.description && tool.description.length > 30, `${tool.name} is described`);
       assert.equal(tool.inputSchema.type, 'object', tool.name);

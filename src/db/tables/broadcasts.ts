@@ -110,7 +110,7 @@ export interface BroadcastDailyTotalsTable {
   rate_pauses: Generated<number>;
 }
 
-export type DigestLineKind = 'approval_requested' | 'workspace_suspended' | 'broadcast_paused' | 'tenant_paused';
+export type DigestLineKind = 'approval_requested' | 'workspace_suspended' | 'broadcast_paused' | 'tenant_paused' | 'analytics_limit';
 
 export interface OperatorDigestLinesTable {
   id: string;

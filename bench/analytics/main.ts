@@ -1,0 +1,241 @@
+// bench/analytics: web analytics ingestion and the dashboard query.
+//
+// 1. Ingestion: a real `svc serve` child process; this process is the load generator on the same
+//    machine, posting tracker events (POST /a/e, keep-alive, BENCH_CONCURRENCY connections) for
+//    BENCH_SECONDS. Each connection comes from its own loopback address (127.x.y.z) and moves to a
+//    new one every 100 events, as many visitors would (one address may send 120 events a minute).
+//    Prints accepted events/s, p50/p99 answer time, drops, the events written, RSS at start and end.
+//    Goal: ≥ 5,000 events/s sustained, p99 ≤ 50 ms, RSS flat over 5 minutes (BENCH_SECONDS=300).
+// 2. Dashboard: a property with BENCH_EVENTS events over 30 days (default 10,000,000): 29 finished
+//    days as the daily rollups the rollup job keeps (the distribution of pages, sources, countries,
+//    browsers… of that many events) and today's share as raw events and visits. Prints p50/p99 of
+//    the 30-day queries the dashboard makes. Goal: ≤ 200 ms.
+//
+//   npm run build && node dist/bench/analytics/main.js
+//   SVC_TEST_DATABASE_URL=postgres://… node dist/bench/analytics/main.js   (Postgres)
+import http from 'node:http';
+import { createProperty } from '../../src/analytics/properties.js';
+import { DIMENSIONS } from '../../src/analytics/stats.js';
+import { dayOf } from '../../src/analytics/visitor.js';
+import { type PendingEvent, writeBatch } from '../../src/analytics/writer.js';
+import { loadConfig } from '../../src/config.js';
+import { buildServices } from '../../src/context.js';
+import { createLogger } from '../../src/platform/log.js';
+import { figure, seededEnv, startBenchServer } from '../lib.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
+const QUERIES = Number(process.env.BENCH_QUERIES ?? 30);
+const DAY_MS = 86_400_000;
+const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+
+function random(seed: number) {
+  let x = seed;
+  return () => {
+    x = (x * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return x / 2_147_483_648;
+  };
+}
+
+async function main() {
+  const dialect = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+  figure('database', dialect);
+  const { te, apiKey } = await seededEnv();
+  const setup = buildServices(loadConfig(te.env), { log: createLogger({ level: 'warn' }) });
+  const ws = await setup.db.selectFrom('workspaces').select('id').executeTakeFirstOrThrow();
+  const load = await createProperty(setup, { workspaceId: ws.id, domain: 'load.example' });
+  const dash = await createProperty(setup, { workspaceId: ws.id, domain: 'dashboard.example' });
+  const server = await startBenchServer(te.env);
+  const target = new URL(server.url);
+
+  // ---- 1. ingestion
+  const rssStart = server.rssMb();
+  const latencies: number[] = [];
+  let accepted = 0;
+  let dropped = 0;
+  let next = 1;
+  const address = () => {
+    const n = next++;
+    return `127.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255 || 1}`;
+  };
+  const ends = performance.now() + SECONDS * 1000;
+  const post = (agent: http.Agent, i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const body = JSON.stringify({
+        d: 'load.example',
+        u: `https://load.example/page/${i % 500}?utm_source=s${i % 20}`,
+        r: 'https://www.google.com/',
+        w: 1280,
+      });
+      const t0 = performance.now();
+      const req = http.request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: '/a/e',
+          method: 'POST',
+          agent,
+          headers: { origin: 'https://load.example', 'user-agent': UA, 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(performance.now() - t0);
+            if (res.statusCode === 202 && !res.headers['svc-analytics-dropped']) accepted++;
+            else dropped++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const worker = async () => {
+    let i = 0;
+    while (performance.now() < ends) {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1, localAddress: address() });
+      for (let k = 0; k < 100 && performance.now() < ends; k++) await post(agent, i++);
+      agent.destroy();
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  const rssEnd = server.rssMb();
+  latencies.sort((a, b) => a - b);
+  figure('ingest events/s', accepted / elapsed, 'events/s');
+  figure('ingest p50', percentile(latencies, 0.5), 'ms');
+  figure('ingest p99', percentile(latencies, 0.99), 'ms');
+  figure('ingest dropped', dropped, 'events');
+  figure('ingest rss start', rssStart, 'MB');
+  figure('ingest rss end', rssEnd, 'MB');
+  await new Promise((r) => setTimeout(r, 2500)); // the last buffered second is written
+  const written = await setup.db
+    .selectFrom('analytics_events')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('property_id', '=', load.id)
+    .executeTakeFirstOrThrow();
+  figure('ingest events written', Number(written.n), 'events');
+
+  // ---- 2. dashboard
+  const rand = random(7);
+  const today = dayOf(Date.now());
+  const perDay = Math.round(EVENTS / 30);
+  const cardinality: Record<string, number> = {
+    'event:page': 2000,
+    'event:name': 5,
+    'visit:entry_page': 800,
+    'visit:exit_page': 800,
+    'visit:source': 300,
+    'visit:referrer': 400,
+    'visit:utm_source': 40,
+    'visit:utm_medium': 10,
+    'visit:utm_campaign': 60,
+    'visit:country': 120,
+    'visit:region': 600,
+    'visit:city': 2000,
+    'visit:browser': 12,
+    'visit:os': 8,
+    'visit:device': 3,
+  };
+  for (let d = 29; d >= 1; d--) {
+    const day = dayOf(Date.now() - d * DAY_MS);
+    const visits = Math.round(perDay / 3);
+    const rows = [{ dimension: '', value: '', share: 1 }];
+    for (const dim of Object.keys(DIMENSIONS)) {
+      let left = 1;
+      for (let v = 0; v < cardinality[dim] && left > 0.0001; v++) {
+        const share = v === cardinality[dim] - 1 ? left : left * (0.05 + rand() * 0.2);
+        left -= share;
+        rows.push({ dimension: dim, value: `${dim.split(':')[1]}-${v}`, share });
+      }
+    }
+    for (let i = 0; i < rows.length; i += 500) {
+      await setup.db
+        .insertInto('analytics_rollups')
+        .values(
+          rows.slice(i, i + 500).map((r) => ({
+            property_id: dash.id,
+            workspace_id: ws.id,
+            day,
+            dimension: r.dimension,
+            value: r.value,
+            visitors: Math.round(visits * 0.8 * r.share),
+            pageviews: Math.round(perDay * 0.9 * r.share),
+            events: Math.round(perDay * r.share),
+            visits: Math.round(visits * r.share),
+            bounces: Math.round(visits * 0.4 * r.share),
+            duration_s: Math.round(visits * 70 * r.share),
+          })),
+        )
+        .execute();
+    }
+  }
+  await setup.db
+    .updateTable('analytics_properties')
+    .set({ rolled_through: dayOf(Date.now() - DAY_MS) })
+    .where('id', '=', dash.id)
+    .execute();
+  const now = Date.now();
+  const batch: PendingEvent[] = [];
+  for (let i = 0; i < perDay; i++) {
+    batch.push({
+      property_id: dash.id,
+      workspace_id: ws.id,
+      at: new Date(now - Math.floor(rand() * (now - Date.parse(`${today}T00:00:00Z`)))).toISOString(),
+      day: today,
+      name: i % 20 === 0 ? 'Signup' : 'pageview',
+      visitor_id: `v${Math.floor(rand() * perDay * 0.3)}`,
+      path: `/page/${Math.floor(rand() * 2000)}`,
+      referrer: 'google.com',
+      source: `source-${Math.floor(rand() * 300)}`,
+      utm_source: null,
+      utm_medium: null,
+      utm_campaign: null,
+      utm_content: null,
+      utm_term: null,
+      country: `C${Math.floor(rand() * 120)}`,
+      region: null,
+      city: null,
+      browser: 'Chrome',
+      os: 'Windows',
+      device: 'desktop',
+      props: null,
+    });
+    if (batch.length === 5000) await writeBatch(setup, batch.splice(0));
+  }
+  if (batch.length) await writeBatch(setup, batch.splice(0));
+  figure('dashboard events', perDay * 30, 'events');
+
+  const queries = {
+    'dashboard 30d aggregate': 'period=30d&metrics=visitors,pageviews,visits,bounce_rate,visit_duration&compare=previous_period',
+    'dashboard 30d time series': 'period=30d&metrics=visitors,pageviews&dimension=time:day',
+    'dashboard 30d top pages': 'period=30d&metrics=visitors,pageviews&dimension=event:page&limit=10',
+    'dashboard 30d top sources': 'period=30d&metrics=visitors,bounce_rate&dimension=visit:source&limit=10',
+  };
+  for (const [name, q] of Object.entries(queries)) {
+    const times: number[] = [];
+    for (let i = 0; i < QUERIES; i++) {
+      const t0 = performance.now();
+      const res = await fetch(`${server.url}/v1/analytics/stats?property_id=${dash.id}&${q}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      await res.text();
+      if (res.status !== 200) throw new Error(`${name}: ${res.status}`);
+      times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    figure(`${name} p50`, percentile(times, 0.5), 'ms');
+    figure(`${name} p99`, percentile(times, 0.99), 'ms');
+  }
+
+  await server.stop();
+  await setup.close();
+  await te.cleanup();
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

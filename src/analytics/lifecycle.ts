@@ -1,0 +1,82 @@
+// Analytics in the data-lifecycle tables: raw events and visits older than SVC_ANALYTICS_RAW_DAYS,
+// salts older than yesterday, deleted properties' data, and a deleted workspace's data.
+import type { Ctx } from '../context.js';
+import type { Db } from '../db/schema.js';
+import { DAY, iso } from '../platform/clock.js';
+import type { RetentionRule, WorkspaceDataStep } from '../platform/lifecycle.js';
+import { deleteOldSalts } from './visitor.js';
+
+async function deleteById(db: Db, table: 'analytics_events' | 'analytics_visits', ids: string[]): Promise<number> {
+  if (!ids.length) return 0;
+  return Number((await db.deleteFrom(table).where('id', 'in', ids).executeTakeFirst()).numDeletedRows);
+}
+
+const rawEventsRule: RetentionRule = {
+  name: 'analytics_events',
+  shortBatchIsLast: true,
+  async deleteBatch(ctx, now, batch) {
+    const before = iso(now.getTime() - ctx.config.analytics.rawDays * DAY);
+    const ids = await ctx.db.selectFrom('analytics_events').select('id').where('at', '<', before).limit(batch).execute();
+    return deleteById(
+      ctx.db,
+      'analytics_events',
+      ids.map((r) => r.id),
+    );
+  },
+};
+
+const rawVisitsRule: RetentionRule = {
+  name: 'analytics_visits',
+  shortBatchIsLast: true,
+  async deleteBatch(ctx, now, batch) {
+    const before = iso(now.getTime() - ctx.config.analytics.rawDays * DAY);
+    const ids = await ctx.db.selectFrom('analytics_visits').select('id').where('last_at', '<', before).limit(batch).execute();
+    return deleteById(
+      ctx.db,
+      'analytics_visits',
+      ids.map((r) => r.id),
+    );
+  },
+};
+
+const saltsRule: RetentionRule = { name: 'analytics_salts', deleteBatch: (ctx, now) => deleteOldSalts(ctx.db, now) };
+
+/** One batch of a property's (or a workspace's) analytics rows; 0 when none is left. */
+async function deleteDataBatch(ctx: Pick<Ctx, 'db'>, column: 'property_id' | 'workspace_id', id: string, batch: number): Promise<number> {
+  for (const table of ['analytics_events', 'analytics_visits'] as const) {
+    const ids = (await ctx.db.selectFrom(table).select('id').where(column, '=', id).limit(batch).execute()).map((r) => r.id);
+    if (ids.length) return deleteById(ctx.db, table, ids);
+  }
+  const rollup = await ctx.db.selectFrom('analytics_rollups').select('day').where(column, '=', id).orderBy('day').limit(1).offset(batch).executeTakeFirst();
+  let q = ctx.db.deleteFrom('analytics_rollups').where(column, '=', id);
+  if (rollup) q = q.where('day', '<', rollup.day);
+  const n = Number((await q.executeTakeFirst()).numDeletedRows);
+  return n;
+}
+
+/** Deleted properties: their data in batches, then the row. */
+const deletedPropertiesRule: RetentionRule = {
+  name: 'analytics_deleted_properties',
+  async deleteBatch(ctx, _now, batch) {
+    const p = await ctx.db.selectFrom('analytics_properties').select('id').where('deleted_at', 'is not', null).orderBy('deleted_at').executeTakeFirst();
+    if (!p) return 0;
+    const n = await deleteDataBatch(ctx, 'property_id', p.id, batch);
+    if (n) return n;
+    return Number((await ctx.db.deleteFrom('analytics_properties').where('id', '=', p.id).executeTakeFirst()).numDeletedRows);
+  },
+};
+
+export const analyticsRetentionRules: RetentionRule[] = [rawEventsRule, rawVisitsRule, saltsRule, deletedPropertiesRule];
+
+export const analyticsWorkspaceStep: WorkspaceDataStep = {
+  name: 'analytics',
+  async deleteBatch(ctx, workspaceId, batch) {
+    let rows = await deleteDataBatch(ctx, 'workspace_id', workspaceId, batch);
+    if (!rows) {
+      for (const table of ['analytics_usage', 'analytics_limits', 'analytics_properties'] as const) {
+        rows += Number((await ctx.db.deleteFrom(table).where('workspace_id', '=', workspaceId).executeTakeFirst()).numDeletedRows);
+      }
+    }
+    return { rows, files: 0 };
+  },
+};

@@ -1,0 +1,86 @@
+// GET /v1/analytics/stats and /v1/analytics/realtime: members, or keys with analytics:read.
+import { createRoute, z } from '@hono/zod-openapi';
+import { authorize } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import type { ApiApp } from '../http/app.js';
+import { requireAccess } from '../http/auth.js';
+import { bearer, jsonAnswer } from '../http/openapi.js';
+import { MAX_BREAKDOWN_LIMIT, queryStats, realtime } from './reports.js';
+import { DIMENSIONS, MAX_CUSTOM_DAYS, METRICS, PERIODS } from './stats.js';
+
+const metricValue = z.object({ value: z.number(), change: z.number().nullable().optional() });
+const StatsSchema = z
+  .object({
+    property_id: z.string(),
+    period: z.object({ from: z.string(), to: z.string() }).openapi({ description: 'first and last UTC day, inclusive' }),
+    metrics: z.array(z.enum(METRICS)),
+    dimension: z.string().nullable(),
+    results: z.union([z.record(z.string(), metricValue), z.array(z.record(z.string(), z.union([z.string(), z.number(), z.null()])))]).openapi({
+      description:
+        'Without a dimension: {"<metric>": {"value": n, "change": % against the previous period or null}}. With one: a list of {"<dimension name>": value, "<metric>": n, …}, best first; time:day lists every day as {"date": …}.',
+    }),
+    rolled_through: z.string().nullable().openapi({ description: 'the days up to this one were read from the daily rollups' }),
+  })
+  .openapi('AnalyticsStats');
+
+const RealtimeSchema = z
+  .object({
+    property_id: z.string(),
+    visitors: z.number().int().openapi({ description: 'visitors with a pageview in the last 5 minutes' }),
+    pageviews: z.number().int(),
+    pages: z.array(z.object({ page: z.string(), visitors: z.number().int() })),
+  })
+  .openapi('AnalyticsRealtime');
+
+const day = z.string().max(10).optional();
+
+export function registerAnalyticsStatsRoutes(app: ApiApp, ctx: Ctx) {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/analytics/stats',
+      tags: ['analytics'],
+      summary: 'Web analytics figures of a property over a period (modelled on Plausible’s Stats API)',
+      description: `Periods: ${PERIODS.join(', ')} (the N days ending on \`date\`, default today UTC; month: the month of \`date\` so far; custom: \`from\`..\`to\`, at most ${MAX_CUSTOM_DAYS} days). Metrics: ${METRICS.join(', ')} (visit metrics not with event:* dimensions). Dimensions: time:day, ${Object.keys(DIMENSIONS).join(', ')}. Filters: \`dimension==a|b;dimension!=c\`. \`compare=previous_period\` adds each metric's change in %. Visitors with Sec-GPC are counted in pageviews and events, not as visitors.`,
+      security: bearer,
+      request: {
+        query: z.object({
+          property_id: z.string().min(1).max(100),
+          period: z.enum(PERIODS).optional().openapi({ description: 'default 30d' }),
+          date: day,
+          from: day,
+          to: day,
+          metrics: z.string().max(200).optional().openapi({ description: 'comma-separated; default visitors' }),
+          dimension: z.string().max(50).optional(),
+          filters: z.string().max(4000).optional(),
+          compare: z.enum(['previous_period']).optional(),
+          limit: z.coerce.number().int().min(1).max(MAX_BREAKDOWN_LIMIT).optional(),
+        }),
+      },
+      responses: { 200: jsonAnswer(StatsSchema, 'the figures') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      authorize(access, 'analytics:read');
+      const q = c.req.valid('query');
+      return c.json(await queryStats(ctx, access.workspaceId, { ...q, propertyId: q.property_id }), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/analytics/realtime',
+      tags: ['analytics'],
+      summary: 'Visitors on a property’s pages in the last 5 minutes',
+      security: bearer,
+      request: { query: z.object({ property_id: z.string().min(1).max(100) }) },
+      responses: { 200: jsonAnswer(RealtimeSchema, 'the last 5 minutes') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      authorize(access, 'analytics:read');
+      return c.json(await realtime(ctx, access.workspaceId, c.req.valid('query').property_id), 200);
+    },
+  );
+}

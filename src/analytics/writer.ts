@@ -1,0 +1,228 @@
+// The event buffer: accepted events wait in memory and are written in batches, one transaction per
+// flush (at FLUSH_SIZE events or FLUSH_MS after the first waiting one), together with the visits
+// they extend and the month's usage. A kill -9 loses what waits (at most FLUSH_MS, about one
+// second of traffic): the tracker was answered 202 already and nothing else depends on the rows,
+// so a one-second gap in statistical counts is the price of not making one disk write per
+// pageview; a normal stop (SIGTERM) flushes first.
+//
+// The monthly limit is decided here too, from the usage rows plus what waits, re-read after each
+// flush and every few seconds (several processes may share the database).
+import type { Ctx } from '../context.js';
+import type { AnalyticsEventsTable, AnalyticsVisitsTable, Db } from '../db/schema.js';
+import { inTransaction } from '../db/transaction.js';
+import { iso, MINUTE } from '../platform/clock.js';
+import { newId } from '../platform/ids.js';
+import { enqueue } from '../platform/jobs.js';
+import { monthlyLimit, monthOf } from './properties.js';
+
+export const FLUSH_SIZE = 500;
+export const FLUSH_MS = 1000;
+export const VISIT_IDLE_MS = 30 * MINUTE;
+const QUOTA_REFRESH_MS = 5000;
+export const LIMIT_NOTICE_JOB = 'analytics.limit_notice';
+
+/** Events the widget records for conversations: never dropped for the monthly limit. */
+export const CONVERSATION_EVENTS: ReadonlySet<string> = new Set(['Chat Opened', 'Conversation Started']);
+
+export type PendingEvent = Omit<AnalyticsEventsTable, 'id' | 'visit_id'>;
+
+interface Quota {
+  month: string;
+  used: number;
+  limit: number;
+  loadedAt: number;
+}
+
+type C = Pick<Ctx, 'db' | 'clock' | 'config' | 'log'>;
+
+export class EventWriter {
+  private pending: PendingEvent[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private quotas = new Map<string, Quota>();
+
+  constructor(private readonly ctx: C) {}
+
+  /** 'quota' when the workspace is past 110 % of its limit this month (conversation events always pass). */
+  async admit(workspaceId: string, name: string): Promise<'ok' | 'quota'> {
+    const month = monthOf(this.ctx.clock.now());
+    let q = this.quotas.get(workspaceId);
+    if (!q || q.month !== month || performance.now() - q.loadedAt > QUOTA_REFRESH_MS) {
+      q = await this.loadQuota(workspaceId, month);
+      this.quotas.set(workspaceId, q);
+    }
+    if (q.limit && q.used * 10 >= q.limit * 11 && !CONVERSATION_EVENTS.has(name)) return 'quota';
+    q.used++;
+    return 'ok';
+  }
+
+  private async loadQuota(workspaceId: string, month: string): Promise<Quota> {
+    const row = await this.ctx.db
+      .selectFrom('analytics_usage')
+      .select('events')
+      .where('workspace_id', '=', workspaceId)
+      .where('month', '=', month)
+      .executeTakeFirst();
+    const { limit } = await monthlyLimit(this.ctx, workspaceId);
+    const waiting = this.pending.filter((e) => e.workspace_id === workspaceId && monthOf(new Date(e.at)) === month).length;
+    return { month, used: Number(row?.events ?? 0) + waiting, limit, loadedAt: performance.now() };
+  }
+
+  add(event: PendingEvent): void {
+    this.pending.push(event);
+    if (this.pending.length >= FLUSH_SIZE) void this.flush().catch(() => {});
+    else this.timer ??= setTimeout(() => void this.flush().catch(() => {}), FLUSH_MS).unref();
+  }
+
+  /** Writes everything waiting (after any flush under way); resolves once committed. */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const run = this.flushing.then(async () => {
+      const batch = this.pending.splice(0);
+      if (!batch.length) return;
+      try {
+        await writeBatch(this.ctx, batch);
+      } catch (error) {
+        this.ctx.log.error('analytics events not written', { events: batch.length, error });
+        throw error;
+      } finally {
+        this.quotas.clear();
+      }
+    });
+    this.flushing = run.catch(() => {});
+    return run;
+  }
+}
+
+type VisitRow = AnalyticsVisitsTable;
+
+/** Writes a batch in one transaction: visits found or started, events, the month's usage. */
+export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
+  batch.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  await inTransaction(ctx.db, async (trx) => {
+    const visits = await openVisits(trx, batch);
+    const created = new Map<string, VisitRow>();
+    const changed = new Map<string, VisitRow>();
+    const events: AnalyticsEventsTable[] = [];
+    for (const e of batch) {
+      let visitId: string | null = null;
+      if (e.visitor_id) {
+        const key = `${e.property_id}\0${e.visitor_id}`;
+        const v = visits.get(key);
+        const atMs = Date.parse(e.at);
+        const pageview = e.name === 'pageview';
+        if (v && atMs - Date.parse(v.last_at) <= VISIT_IDLE_MS) {
+          v.last_at = e.at;
+          v.duration_s = Math.round((atMs - Date.parse(v.started_at)) / 1000);
+          if (pageview) {
+            v.exit_path = e.path;
+            v.pageviews++;
+          }
+          v.events++;
+          if (!created.has(v.id)) changed.set(v.id, v);
+          visitId = v.id;
+        } else {
+          const nv: VisitRow = {
+            id: newId('avi', atMs),
+            property_id: e.property_id,
+            workspace_id: e.workspace_id,
+            visitor_id: e.visitor_id,
+            day: e.day,
+            started_at: e.at,
+            last_at: e.at,
+            entry_path: e.path,
+            exit_path: e.path,
+            pageviews: pageview ? 1 : 0,
+            events: 1,
+            duration_s: 0,
+            referrer: e.referrer,
+            source: e.source,
+            utm_source: e.utm_source,
+            utm_medium: e.utm_medium,
+            utm_campaign: e.utm_campaign,
+            country: e.country,
+            region: e.region,
+            city: e.city,
+            browser: e.browser,
+            os: e.os,
+            device: e.device,
+          };
+          visits.set(key, nv);
+          created.set(nv.id, nv);
+          visitId = nv.id;
+        }
+      }
+      events.push({ ...e, id: newId('aev', Date.parse(e.at)), visit_id: visitId });
+    }
+    for (const rows of chunks([...created.values()], 200)) await trx.insertInto('analytics_visits').values(rows).execute();
+    for (const v of changed.values()) {
+      await trx
+        .updateTable('analytics_visits')
+        .set({ last_at: v.last_at, exit_path: v.exit_path, pageviews: v.pageviews, events: v.events, duration_s: v.duration_s })
+        .where('id', '=', v.id)
+        .execute();
+    }
+    for (const rows of chunks(events, 200)) await trx.insertInto('analytics_events').values(rows).execute();
+    await countUsage(ctx, trx, batch);
+  });
+}
+
+/** The latest visit of each visitor in the batch that may still go on (last event within 30 minutes). */
+async function openVisits(db: Db, batch: PendingEvent[]): Promise<Map<string, VisitRow>> {
+  const out = new Map<string, VisitRow>();
+  const withVisitor = batch.filter((e) => e.visitor_id);
+  if (!withVisitor.length) return out;
+  const since = iso(Date.parse(withVisitor[0].at) - VISIT_IDLE_MS);
+  const visitors = [...new Set(withVisitor.map((e) => e.visitor_id!))];
+  for (const ids of chunks(visitors, 500)) {
+    const rows = await db.selectFrom('analytics_visits').selectAll().where('visitor_id', 'in', ids).where('last_at', '>=', since).orderBy('last_at').execute();
+    for (const r of rows)
+      out.set(`${r.property_id}\0${r.visitor_id}`, { ...r, pageviews: Number(r.pageviews), events: Number(r.events), duration_s: Number(r.duration_s) });
+  }
+  return out;
+}
+
+/** Adds the batch to each workspace's month; crossing 80 % or 100 % of the limit stores a notice job (once). */
+async function countUsage(ctx: C, trx: Db, batch: PendingEvent[]): Promise<void> {
+  const counts = new Map<string, number>();
+  for (const e of batch) {
+    const key = `${e.workspace_id}\0${monthOf(new Date(e.at))}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const now = iso(ctx.clock.now());
+  for (const [key, n] of counts) {
+    const [workspaceId, month] = key.split('\0');
+    const row = await trx
+      .insertInto('analytics_usage')
+      .values({ workspace_id: workspaceId, month, events: n, warned_80_at: null, warned_100_at: null })
+      .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ events: eb('analytics_usage.events', '+', n) })))
+      .returning(['events', 'warned_80_at', 'warned_100_at'])
+      .executeTakeFirstOrThrow();
+    const { limit } = await monthlyLimit({ db: trx, config: ctx.config }, workspaceId);
+    if (!limit) continue;
+    const events = Number(row.events);
+    for (const level of [100, 80] as const) {
+      const column = level === 100 ? 'warned_100_at' : 'warned_80_at';
+      if (events * 100 < limit * level || row[column]) continue;
+      await trx
+        .updateTable('analytics_usage')
+        .set(level === 100 ? { warned_100_at: now, warned_80_at: row.warned_80_at ?? now } : { warned_80_at: now })
+        .where('workspace_id', '=', workspaceId)
+        .where('month', '=', month)
+        .execute();
+      await enqueue(trx, ctx.clock, {
+        kind: LIMIT_NOTICE_JOB,
+        payload: { workspaceId, month, level, events, limit },
+        uniqueKey: `${LIMIT_NOTICE_JOB}:${workspaceId}:${month}:${level}`,
+      });
+      break; // past 100 % the 80 % notice is not sent as well
+    }
+  }
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

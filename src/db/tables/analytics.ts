@@ -1,0 +1,122 @@
+// Web analytics (migration 0034): properties, raw events and visits, rollups, salts, limits, usage.
+
+export interface AnalyticsPropertiesTable {
+  id: string;
+  workspace_id: string;
+  /** Lower-case host name, without www. */
+  domain: string;
+  name: string;
+  /** 1: pages on subdomains of the domain count too. */
+  subdomains: number;
+  chat_channel_id: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+  /** The last UTC day the rollup job summed up. */
+  rolled_through: string | null;
+}
+
+export interface AnalyticsLimitsTable {
+  workspace_id: string;
+  monthly_events: number;
+  updated_at: string;
+}
+
+export interface AnalyticsUsageTable {
+  workspace_id: string;
+  /** YYYY-MM, UTC. */
+  month: string;
+  events: number;
+  warned_80_at: string | null;
+  warned_100_at: string | null;
+}
+
+/** The random salt of one UTC day; only today's and yesterday's exist. */
+export interface AnalyticsSaltsTable {
+  day: string;
+  salt: string;
+  created_at: string;
+}
+
+export interface AnalyticsEventsTable {
+  id: string;
+  property_id: string;
+  workspace_id: string;
+  at: string;
+  day: string;
+  name: string;
+  /** Hash of the day's salt, property, address and user agent; null when the browser sent Sec-GPC: 1. */
+  visitor_id: string | null;
+  visit_id: string | null;
+  path: string;
+  referrer: string | null;
+  source: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  utm_content: string | null;
+  utm_term: string | null;
+  /** ISO 3166-1 code from the location database; null without one. */
+  country: string | null;
+  /** With a city database: the first subdivision's name and the city's name (English). */
+  region: string | null;
+  city: string | null;
+  browser: string | null;
+  os: string | null;
+  device: string | null;
+  /** JSON object of custom event props. */
+  props: string | null;
+}
+
+export interface AnalyticsVisitsTable {
+  id: string;
+  property_id: string;
+  workspace_id: string;
+  visitor_id: string;
+  day: string;
+  started_at: string;
+  last_at: string;
+  entry_path: string;
+  exit_path: string;
+  pageviews: number;
+  events: number;
+  /** Seconds from the first to the last event. */
+  duration_s: number;
+  referrer: string | null;
+  source: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  /** ISO 3166-1 code from the location database; null without one. */
+  country: string | null;
+  /** With a city database: the first subdivision's name and the city's name (English). */
+  region: string | null;
+  city: string | null;
+  browser: string | null;
+  os: string | null;
+  device: string | null;
+}
+
+export interface AnalyticsRollupsTable {
+  property_id: string;
+  workspace_id: string;
+  day: string;
+  dimension: string;
+  value: string;
+  visitors: number;
+  pageviews: number;
+  events: number;
+  visits: number;
+  bounces: number;
+  duration_s: number;
+}
+
+export interface AnalyticsTables {
+  analytics_properties: AnalyticsPropertiesTable;
+  analytics_limits: AnalyticsLimitsTable;
+  analytics_usage: AnalyticsUsageTable;
+  analytics_salts: AnalyticsSaltsTable;
+  analytics_events: AnalyticsEventsTable;
+  analytics_visits: AnalyticsVisitsTable;
+  analytics_rollups: AnalyticsRollupsTable;
+}
