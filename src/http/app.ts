@@ -11,6 +11,7 @@ import { invalid } from '../platform/errors.js';
 import { randomText } from '../platform/ids.js';
 import type { MaybePromise } from '../platform/maybe-promise.js';
 import { serveApiDocument } from './api-document.js';
+import { clientAddress } from './client-address.js';
 import { dispatchInline } from './dispatch.js';
 import { ErrorSchema, errorBody, toErrorResponse, zodIssues } from './errors.js';
 import { checkJsonBody } from './json-body.js';
@@ -96,6 +97,9 @@ function checkRequest(ctx: Ctx, rules: BodyLimitRule[]) {
   };
 }
 
+/** Strict-Transport-Security with an https SVC_PUBLIC_URL (one year; subdomains are not this server's to pin). */
+export const HSTS_VALUE = 'max-age=31536000';
+
 // Request ids: a random prefix per process and a counter (random bytes per request cost a system call).
 const requestIdPrefix = randomText(8) + '-';
 let requestCounter = 0;
@@ -119,6 +123,7 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
     }
     return s;
   };
+  const hsts = ctx.config.hsts;
   return (c: Context<AppEnv>, next: Next): MaybePromise<void> => {
     const started = process.hrtime.bigint();
     const incoming = c.req.header('x-request-id');
@@ -130,8 +135,15 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
     // calling app.request) it is set on the context, before the handler answers: changing headers
     // afterwards would make the node adapter rebuild the response on its slow path.
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-    if (outgoing) outgoing.setHeader('x-request-id', requestId);
-    else c.header('x-request-id', requestId);
+    const set = outgoing ? (name: string, value: string) => outgoing.setHeader(name, value) : (name: string, value: string) => c.header(name, value);
+    set('x-request-id', requestId);
+    // API answers hold conversation data: never cached (it would outlive a sign-out) and never
+    // sniffed as another type. A route's own value (a cacheable file) replaces these.
+    if (c.req.path.startsWith('/v1/')) {
+      set('x-content-type-options', 'nosniff');
+      set('cache-control', 'no-store');
+    }
+    if (hsts) set('strict-transport-security', HSTS_VALUE);
     // As hono's compose does with a middleware's answer: a refusal (413) is the response.
     const answered = (refusal: unknown) => {
       if (refusal instanceof Response && !c.finalized) c.res = refusal;
@@ -171,6 +183,7 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
       status,
       duration_ms: Math.round(seconds * 1e5) / 100,
       request_id: requestId,
+      client: clientAddress(c, ctx.config.clientAddress),
     });
   }
 }

@@ -3,11 +3,11 @@
 
 import { Readable } from 'node:stream';
 import { upgradeWebSocket } from '@hono/node-server';
-import { getConnInfo } from '@hono/node-server/conninfo';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { Ctx } from '../context.js';
 import type { ApiApp, AppEnv } from '../http/app.js';
+import { clientAddress } from '../http/client-address.js';
 import { errorBody } from '../http/errors.js';
 import { fileResponse } from '../http/files.js';
 import { idParam, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
@@ -77,14 +77,6 @@ const VisitorConversation = z
   })
   .openapi('VisitorConversation');
 const Body = z.object({ body: z.string().min(1).max(MAX_VISITOR_MESSAGE_CHARS) }).strict();
-
-function clientIp(c: Context<AppEnv>): string {
-  try {
-    return getConnInfo(c).remote.address ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
   const sessionsPerIp = new RateLimiter(ctx, 'widget_sessions_per_ip', 20, 10 * MINUTE);
@@ -181,7 +173,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       },
     }),
     async (c) => {
-      await sessionsPerIp.hit(clientIp(c), 'too many visitor sessions from this address; try again later');
+      await sessionsPerIp.hit(clientAddress(c, ctx.config.clientAddress), 'too many visitor sessions from this address; try again later');
       const b = c.req.valid('json');
       const opened = await openContactSession(ctx, {
         publicKey: b.public_key,
