@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import type { ZodError } from 'zod';
 import type { Access } from '../auth/access.js';
 import type { Identity } from '../auth/credentials.js';
 import type { Ctx } from '../context.js';
@@ -67,17 +68,68 @@ export function createApp(ctx: Ctx, routeTable: readonly FeatureRoutes[]): ApiAp
   return app;
 }
 
-/** Every route declared with a JSON body reads it through checkJsonBody first (UTF-8, JSON, depth, Unicode). */
+/**
+ * Every route declared with a JSON body reads it through checkJsonBody first (UTF-8, JSON, depth,
+ * Unicode). A route for credentials (security: bearer) authorizes before it validates: see
+ * deferValidation.
+ */
 function takeJsonBodiesThroughTheCheck(app: ApiApp) {
   const declare = app.openapi;
   app.openapi = ((route, handler, hook) => {
     const content = route.request?.body?.content ?? {};
-    if (Object.keys(content).some((type) => /json/i.test(type))) {
-      const own = route.middleware ? (Array.isArray(route.middleware) ? route.middleware : [route.middleware]) : [];
-      route = { ...route, middleware: [checkJsonBody, ...own] };
+    let own = route.middleware ? (Array.isArray(route.middleware) ? route.middleware : [route.middleware]) : [];
+    if (Object.keys(content).some((type) => /json/i.test(type))) own = [checkJsonBody, ...own];
+    if (!hook && route.security?.some((requirement) => 'bearer' in requirement)) {
+      own = [deferValidation, ...own];
+      hook = keepValidationProblem as never;
     }
+    if (own.length > 0) route = { ...route, middleware: own };
     return declare(route, handler, hook);
   }) as ApiApp['openapi'];
+}
+
+/**
+ * Authorize before validating: on a route for credentials, a request whose params, query or body
+ * do not fit the route's schema still reaches the handler, which checks who calls and what they may
+ * do first; the 400 comes when the handler reads its input (c.req.valid), so a caller without the
+ * permission gets 403 whatever the ids and the body (issue 32). A handler that answered without
+ * reading its input still answers 400. Bytes that are no JSON at all are refused before (checkJsonBody).
+ */
+const PROBLEM = Symbol('validation problem');
+type Issues = ReturnType<typeof zodIssues>;
+type WithProblem = { [PROBLEM]?: { byTarget: Map<string, Issues>; surfaced: boolean } };
+
+function keepValidationProblem(result: { success: boolean; error?: ZodError; target: string }, c: Context<AppEnv>) {
+  if (result.success) return undefined;
+  const req = c.req as typeof c.req & WithProblem;
+  let problem = req[PROBLEM];
+  if (!problem) {
+    const found = { byTarget: new Map<string, Issues>(), surfaced: false };
+    problem = found;
+    req[PROBLEM] = found;
+    const valid = req.valid.bind(req);
+    req.valid = ((target: string) => {
+      const issues = found.byTarget.get(target);
+      if (!issues) return valid(target as never);
+      found.surfaced = true;
+      throw invalid('the request does not match the expected shape', { issues });
+    }) as never;
+  }
+  problem.byTarget.set(result.target, zodIssues(result.error!));
+  // The validator goes on to the handler (its value undefined, never read: c.req.valid throws).
+  return { response: undefined };
+}
+
+function deferValidation(c: Context<AppEnv>, next: Next) {
+  const after = () => {
+    const problem = (c.req as WithProblem)[PROBLEM];
+    if (problem && !problem.surfaced && c.res.status < 400) {
+      const issues = [...problem.byTarget.values()].flat();
+      c.res = c.json(errorBody('invalid_request', 'the request does not match the expected shape', { issues }), 400);
+    }
+  };
+  const done = next();
+  return done instanceof Promise ? done.then(after) : after();
 }
 
 /** The URL and body checks every request passes before its route; `next` when they pass. */
