@@ -168,7 +168,7 @@ const schema = z.object({
   SVC_HSTS: z.enum(['on', 'off']).optional().default('on'),
   SVC_WIDGET_UPLOAD_SESSION_BYTES: positiveInt(50 * 1024 * 1024),
   SVC_WIDGET_UPLOAD_ADDRESS_BYTES: positiveInt(100 * 1024 * 1024),
-  SVC_WIDGET_UPLOAD_WORKSPACE_DAILY_BYTES: positiveInt(2 * 1024 * 1024 * 1024),
+  SVC_WIDGET_UPLOAD_WORKSPACE_DAILY_BYTES: positiveInt(1024 * 1024 * 1024),
   SVC_FORWARDING_DOMAIN: optionalText,
   SVC_EVENTS_RETENTION_DAYS: positiveInt(7),
 
