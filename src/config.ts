@@ -1,6 +1,7 @@
 // Every SVC_* setting is read here, once. Nothing else in the program reads process.env.
 import path from 'node:path';
 import { z } from 'zod';
+import { parseTrustedProxies } from './platform/client-address.js';
 
 export class ConfigError extends Error {}
 
@@ -148,6 +149,26 @@ const schema = z.object({
   SVC_VAPID_SUBJECT: optionalText,
 
   SVC_WEBHOOK_ALLOW_PRIVATE: flag,
+  SVC_TRUSTED_PROXIES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      try {
+        return parseTrustedProxies(v);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
+  SVC_TRUSTED_PROXY_HEADER: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').trim().toLowerCase() || 'x-forwarded-for')
+    .pipe(z.enum(['x-forwarded-for', 'forwarded'])),
+  SVC_HSTS: z.enum(['on', 'off']).optional().default('on'),
+  SVC_WIDGET_UPLOAD_SESSION_BYTES: positiveInt(50 * 1024 * 1024),
+  SVC_WIDGET_UPLOAD_ADDRESS_BYTES: positiveInt(100 * 1024 * 1024),
+  SVC_WIDGET_UPLOAD_WORKSPACE_DAILY_BYTES: positiveInt(1024 * 1024 * 1024),
   SVC_FORWARDING_DOMAIN: optionalText,
   SVC_EVENTS_RETENTION_DAYS: positiveInt(7),
   SVC_ANALYTICS_MONTHLY_EVENTS: positiveInt(0),
@@ -280,6 +301,16 @@ function shapeConfig(p: Parsed) {
     attachmentMaxBytes: p.SVC_ATTACHMENT_MAX_BYTES,
     vapid: p.SVC_VAPID_PUBLIC_KEY ? { publicKey: p.SVC_VAPID_PUBLIC_KEY, privateKey: p.SVC_VAPID_PRIVATE_KEY!, subject: p.SVC_VAPID_SUBJECT } : undefined,
     webhookAllowPrivate: p.SVC_WEBHOOK_ALLOW_PRIVATE,
+    /** Whose forwarding header is believed for the client address (src/http/client-address.ts). */
+    clientAddress: { trustedProxies: p.SVC_TRUSTED_PROXIES, proxyHeader: p.SVC_TRUSTED_PROXY_HEADER },
+    /** Strict-Transport-Security on every answer: with an https SVC_PUBLIC_URL, unless SVC_HSTS=off (the proxy sends it). */
+    hsts: p.SVC_HSTS === 'on' && (p.SVC_PUBLIC_URL ?? '').trim().startsWith('https://'),
+    /** Bytes of widget uploads not yet sent, per visitor session and per client address; uploads per workspace per day. */
+    widgetUploads: {
+      sessionBytes: p.SVC_WIDGET_UPLOAD_SESSION_BYTES,
+      addressBytes: p.SVC_WIDGET_UPLOAD_ADDRESS_BYTES,
+      workspaceDailyBytes: p.SVC_WIDGET_UPLOAD_WORKSPACE_DAILY_BYTES,
+    },
     forwardingDomain: p.SVC_FORWARDING_DOMAIN?.toLowerCase(),
     eventsRetentionDays: p.SVC_EVENTS_RETENTION_DAYS,
     analytics: {

@@ -406,8 +406,8 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const result = await unsubscribe(ctx, c.req.valid('param').token);
-      if (!result.found) return c.html(page('This unsubscribe link is not valid or has expired.'), 404);
-      return c.html(page('You are unsubscribed and will not get these e-mails again.'), 200);
+      if (!result.found) return c.html(page('This unsubscribe link is not valid or has expired.'), 404, PAGE_HEADERS);
+      return c.html(page('You are unsubscribed and will not get these e-mails again.'), 200, PAGE_HEADERS);
     },
   );
 
@@ -422,17 +422,28 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const token = c.req.valid('param').token;
-      if (!/^[a-z0-9_-]{1,200}$/i.test(token)) return c.html(page('This unsubscribe link is not valid.'), 404);
+      if (!/^[a-z0-9_-]{1,200}$/i.test(token)) return c.html(page('This unsubscribe link is not valid.'), 404, PAGE_HEADERS);
       return c.html(
         page(
           'Do you want to stop getting these e-mails?',
           `<form method="post" action="/v1/unsubscribe/${token}"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`,
         ),
         200,
+        PAGE_HEADERS,
       );
     },
   );
 }
+
+/**
+ * The unsubscribe page runs no script and loads nothing; another site may not frame it (a framed
+ * button could be clicked for the recipient), and its address (a token) is not sent on as a referrer.
+ */
+const PAGE_HEADERS = {
+  'content-security-policy': "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+};
 
 function page(message: string, extra = ''): string {
   return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Unsubscribe</title></head><body><p>${message}</p>${extra}</body></html>`;

@@ -31,14 +31,14 @@ export async function uploadAttachment(
 export async function storeUpload(
   ctx: Ctx,
   conversation: Pick<ConversationRow, 'id' | 'workspace_id'>,
-  input: { filename?: string; contentType?: string; data: Readable | Buffer },
+  input: { filename?: string; contentType?: string; data: Readable | Buffer; maxBytes?: number },
 ): Promise<AttachmentRow> {
   const id = newId('att');
   const key = attachmentKey(conversation.workspace_id, id);
   const contentType = cleanContentType(input.contentType?.split(';')[0]);
   let stored: Awaited<ReturnType<typeof ctx.storage.put>>;
   try {
-    stored = await ctx.storage.put(key, input.data, { maxBytes: ctx.config.attachmentMaxBytes, contentType });
+    stored = await ctx.storage.put(key, input.data, { maxBytes: input.maxBytes ?? ctx.config.attachmentMaxBytes, contentType });
   } catch (error) {
     if (error instanceof FileTooLargeError) throw tooLarge(`the attachment is larger than ${ctx.config.attachmentMaxBytes} bytes`);
     throw error;

@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import type { ZodError } from 'zod';
 import type { Access } from '../auth/access.js';
 import type { Identity } from '../auth/credentials.js';
 import type { Ctx } from '../context.js';
@@ -11,6 +12,7 @@ import { invalid } from '../platform/errors.js';
 import { randomText } from '../platform/ids.js';
 import type { MaybePromise } from '../platform/maybe-promise.js';
 import { serveApiDocument } from './api-document.js';
+import { clientAddress } from './client-address.js';
 import { dispatchInline } from './dispatch.js';
 import { ErrorSchema, errorBody, toErrorResponse, zodIssues } from './errors.js';
 import { checkJsonBody } from './json-body.js';
@@ -66,17 +68,68 @@ export function createApp(ctx: Ctx, routeTable: readonly FeatureRoutes[]): ApiAp
   return app;
 }
 
-/** Every route declared with a JSON body reads it through checkJsonBody first (UTF-8, JSON, depth, Unicode). */
+/**
+ * Every route declared with a JSON body reads it through checkJsonBody first (UTF-8, JSON, depth,
+ * Unicode). A route for credentials (security: bearer) authorizes before it validates: see
+ * deferValidation.
+ */
 function takeJsonBodiesThroughTheCheck(app: ApiApp) {
   const declare = app.openapi;
   app.openapi = ((route, handler, hook) => {
     const content = route.request?.body?.content ?? {};
-    if (Object.keys(content).some((type) => /json/i.test(type))) {
-      const own = route.middleware ? (Array.isArray(route.middleware) ? route.middleware : [route.middleware]) : [];
-      route = { ...route, middleware: [checkJsonBody, ...own] };
+    let own = route.middleware ? (Array.isArray(route.middleware) ? route.middleware : [route.middleware]) : [];
+    if (Object.keys(content).some((type) => /json/i.test(type))) own = [checkJsonBody, ...own];
+    if (!hook && route.security?.some((requirement) => 'bearer' in requirement)) {
+      own = [deferValidation, ...own];
+      hook = keepValidationProblem as never;
     }
+    if (own.length > 0) route = { ...route, middleware: own };
     return declare(route, handler, hook);
   }) as ApiApp['openapi'];
+}
+
+/**
+ * Authorize before validating: on a route for credentials, a request whose params, query or body
+ * do not fit the route's schema still reaches the handler, which checks who calls and what they may
+ * do first; the 400 comes when the handler reads its input (c.req.valid), so a caller without the
+ * permission gets 403 whatever the ids and the body (issue 32). A handler that answered without
+ * reading its input still answers 400. Bytes that are no JSON at all are refused before (checkJsonBody).
+ */
+const PROBLEM = Symbol('validation problem');
+type Issues = ReturnType<typeof zodIssues>;
+type WithProblem = { [PROBLEM]?: { byTarget: Map<string, Issues>; surfaced: boolean } };
+
+function keepValidationProblem(result: { success: boolean; error?: ZodError; target: string }, c: Context<AppEnv>) {
+  if (result.success) return undefined;
+  const req = c.req as typeof c.req & WithProblem;
+  let problem = req[PROBLEM];
+  if (!problem) {
+    const found = { byTarget: new Map<string, Issues>(), surfaced: false };
+    problem = found;
+    req[PROBLEM] = found;
+    const valid = req.valid.bind(req);
+    req.valid = ((target: string) => {
+      const issues = found.byTarget.get(target);
+      if (!issues) return valid(target as never);
+      found.surfaced = true;
+      throw invalid('the request does not match the expected shape', { issues });
+    }) as never;
+  }
+  problem.byTarget.set(result.target, zodIssues(result.error!));
+  // The validator goes on to the handler (its value undefined, never read: c.req.valid throws).
+  return { response: undefined };
+}
+
+function deferValidation(c: Context<AppEnv>, next: Next) {
+  const after = () => {
+    const problem = (c.req as WithProblem)[PROBLEM];
+    if (problem && !problem.surfaced && c.res.status < 400) {
+      const issues = [...problem.byTarget.values()].flat();
+      c.res = c.json(errorBody('invalid_request', 'the request does not match the expected shape', { issues }), 400);
+    }
+  };
+  const done = next();
+  return done instanceof Promise ? done.then(after) : after();
 }
 
 /** The URL and body checks every request passes before its route; `next` when they pass. */
@@ -95,6 +148,9 @@ function checkRequest(ctx: Ctx, rules: BodyLimitRule[]) {
     })(c, next);
   };
 }
+
+/** Strict-Transport-Security with an https SVC_PUBLIC_URL (one year; subdomains are not this server's to pin). */
+export const HSTS_VALUE = 'max-age=31536000';
 
 // Request ids: a random prefix per process and a counter (random bytes per request cost a system call).
 const requestIdPrefix = randomText(8) + '-';
@@ -119,6 +175,7 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
     }
     return s;
   };
+  const hsts = ctx.config.hsts;
   return (c: Context<AppEnv>, next: Next): MaybePromise<void> => {
     const started = process.hrtime.bigint();
     const incoming = c.req.header('x-request-id');
@@ -130,8 +187,15 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
     // calling app.request) it is set on the context, before the handler answers: changing headers
     // afterwards would make the node adapter rebuild the response on its slow path.
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-    if (outgoing) outgoing.setHeader('x-request-id', requestId);
-    else c.header('x-request-id', requestId);
+    const set = outgoing ? (name: string, value: string) => outgoing.setHeader(name, value) : (name: string, value: string) => c.header(name, value);
+    set('x-request-id', requestId);
+    // API answers hold conversation data: never cached (it would outlive a sign-out) and never
+    // sniffed as another type. A route's own value (a cacheable file) replaces these.
+    if (c.req.path.startsWith('/v1/')) {
+      set('x-content-type-options', 'nosniff');
+      set('cache-control', 'no-store');
+    }
+    if (hsts) set('strict-transport-security', HSTS_VALUE);
     // As hono's compose does with a middleware's answer: a refusal (413) is the response.
     const answered = (refusal: unknown) => {
       if (refusal instanceof Response && !c.finalized) c.res = refusal;
@@ -171,6 +235,7 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
       status,
       duration_ms: Math.round(seconds * 1e5) / 100,
       request_id: requestId,
+      client: clientAddress(c, ctx.config.clientAddress),
     });
   }
 }

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { authorize } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { optionalPerson, requireAccess, requireSameOrigin, setSessionCookie } from '../http/auth.js';
@@ -82,6 +83,7 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
+      authorize(access, 'members:manage');
       const body = c.req.valid('json');
       return c.json(await updateMember(ctx, access, c.req.valid('param').memberId, { role: body.role, inboxIds: body.inbox_ids }), 200);
     },
@@ -125,6 +127,7 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
+      authorize(access, 'members:manage');
       const body = c.req.valid('json');
       const { invite, url, mailSent } = await createInvite(ctx, access, { email: body.email, role: body.role, inboxIds: body.inbox_ids });
       return c.json({ ...formatInvite(invite, ctx.clock.now()), url, mail_sent: mailSent }, 201);
@@ -219,8 +222,8 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       // The answer can set a session cookie: only the panel's own pages may ask for it.
       requireSameOrigin(c, ctx);
-      const body = c.req.valid('json');
       const signedIn = await optionalPerson(c, ctx);
+      const body = c.req.valid('json');
       const r = await acceptInvite(ctx, { token: body.token, name: body.name, signedIn, userAgent: c.req.header('user-agent') });
       if (r.session) setSessionCookie(c, ctx, r.session.token, r.session.expiresAt);
       return c.json(

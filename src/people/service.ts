@@ -4,10 +4,12 @@ import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import type { Ctx } from '../context.js';
 import { forgetPersonInConversations } from '../conversations/store.js';
 import type { Db, PeopleTable, Role } from '../db/schema.js';
-import { iso, MINUTE } from '../platform/clock.js';
+import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
-import { conflict, invalid, notFound, rateLimited, unauthorized } from '../platform/errors.js';
+import { conflict, invalid, notFound, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { enqueue, type JobKind } from '../platform/jobs.js';
+import { RateLimiter } from '../platform/rate-limit.js';
 
 export type PersonRow = PeopleTable;
 
@@ -63,23 +65,33 @@ function codeHash(email: string, code: string) {
   return sha256Hex(`${email}\n${code}`);
 }
 
+/** The job that makes and mails a sign-in code (see requestSignInCode). */
+export const SIGN_IN_CODE_JOB = 'people.sign_in_code';
+
 /**
- * Mails a one-time sign-in code. The answer is the same whether or not the address has an account
- * (with open sign-up, a code lets a new person in). Limited to CODES_PER_HOUR per address.
+ * Asks for a one-time sign-in code. The request does the same work whether or not the address has
+ * an account, so neither its answer nor its time tells: it counts against the address's limit of
+ * CODES_PER_HOUR (addresses without an account included) and stores a job. The job decides whether
+ * a code is made and mailed (an account, or open sign-up: a code lets a new person in), so the
+ * answer never waits for the mail server.
  */
 export async function requestSignInCode(ctx: Ctx, rawEmail: string): Promise<void> {
   const email = normalizeEmail(rawEmail);
   if (!ctx.config.smtp) throw mailNotConfigured();
-  const now = ctx.clock.now();
-  const recent = await ctx.db
-    .selectFrom('sign_in_codes')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('email', '=', email)
-    .where('created_at', '>', iso(now.getTime() - 60 * MINUTE))
-    .executeTakeFirstOrThrow();
-  if (Number(recent.n) >= CODES_PER_HOUR) throw rateLimited(15 * 60, 'too many sign-in codes for this address; try again later');
+  await new RateLimiter(ctx, 'sign_in_codes_per_address', CODES_PER_HOUR, HOUR).hit(email, 'too many sign-in codes for this address; try again later');
+  await enqueue(ctx.db, ctx.clock, { kind: SIGN_IN_CODE_JOB, payload: { email } });
+  ctx.jobs.wake();
+}
+
+/**
+ * Makes a code for an address that may sign in and mails it. A mail server that fails is logged
+ * ("mail not sent") and not tried again: the person asks for another code, which a retry of this
+ * one could not be told apart from.
+ */
+export async function mailSignInCode(ctx: Ctx, email: string): Promise<void> {
   const person = await findPersonByEmail(ctx, email);
   if (!person && ctx.config.signup !== 'open') return;
+  const now = ctx.clock.now();
   const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
   await ctx.db
     .insertInto('sign_in_codes')
@@ -93,6 +105,10 @@ export async function requestSignInCode(ctx: Ctx, rawEmail: string): Promise<voi
     },
     'sign-in code',
   );
+}
+
+export function signInCodeJob(ctx: Ctx): JobKind<{ email: string }> {
+  return { kind: SIGN_IN_CODE_JOB, leaseMs: MINUTE, backoffMs: () => undefined, run: ({ email }) => mailSignInCode(ctx, email) };
 }
 
 /** Checks a code and opens a session. Returns the bearer/cookie token once. */

@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { requireManager } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
@@ -17,9 +18,11 @@ import {
   MAX_PERSONAL_REPLIES,
   MAX_QUERY_CHARS,
   MAX_WORKSPACE_REPLIES,
+  requireReplyReader,
+  requireReplyWriter,
   updateSavedReply,
 } from './service.js';
-import { getInboxSignature, getMemberSignature, MAX_SIGNATURE_CHARS, setInboxSignature, setMemberSignature } from './signatures.js';
+import { getInboxSignature, getMemberSignature, MAX_SIGNATURE_CHARS, memberOf, setInboxSignature, setMemberSignature } from './signatures.js';
 
 const PLACEHOLDER_HELP = `Placeholders: ${PLACEHOLDER_KEYS.map((k) => `{{${k}}}`).join(', ')}; a fallback after a bar, {{contact.first_name|friend}}, replaces a missing value (without one, a missing contact name or first name renders as "there", anything else as nothing). Unknown placeholders are refused with 400.`;
 
@@ -107,6 +110,7 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
+      requireReplyWriter(access);
       const b = c.req.valid('json');
       const scope = b.scope ?? (access.actor.kind === 'member' ? 'personal' : 'workspace');
       return c.json(formatSavedReply(await createSavedReply(ctx, access, { name: b.name, body: b.body, scope })), 201);
@@ -141,6 +145,7 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
+      requireReplyWriter(access);
       return c.json(formatSavedReply(await updateSavedReply(ctx, access, c.req.valid('param').savedReplyId, c.req.valid('json'))), 200);
     },
   );
@@ -187,6 +192,7 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
+      requireReplyReader(access);
       const b = c.req.valid('json');
       return c.json(
         await renderForConversation(ctx, access, c.req.valid('param').conversationId, { savedReplyId: b.saved_reply_id, body: b.body, memberId: b.member_id }),
@@ -219,6 +225,7 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
+      memberOf(access);
       return c.json(await setMemberSignature(ctx, access, c.req.valid('json').body), 200);
     },
   );
@@ -249,6 +256,7 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
+      requireManager(access, 'workspace:manage');
       return c.json(await setInboxSignature(ctx, access, c.req.valid('param').inboxId, c.req.valid('json').body), 200);
     },
   );

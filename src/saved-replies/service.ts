@@ -64,6 +64,14 @@ async function visibleReply(db: Db, access: Access, id: string): Promise<SavedRe
   return row;
 }
 
+/**
+ * Who may write saved replies at all, before the body says which: every member (personal ones at
+ * least); an API key only with what workspace replies need.
+ */
+export function requireReplyWriter(access: Access): void {
+  if (access.actor.kind === 'api_key') requireEditor(access, 'workspace');
+}
+
 function requireEditor(access: Access, scope: SavedReplyScope): void {
   if (scope === 'workspace') requireManager(access, 'workspace:manage', { wholeWorkspace: true });
   else if (access.actor.kind !== 'member') throw forbidden('personal saved replies belong to members; API keys use workspace replies');

@@ -30,7 +30,7 @@ function checkSignature(body: string): string {
   return text;
 }
 
-function memberOf(access: Access): string {
+export function memberOf(access: Access): string {
   if (access.actor.kind !== 'member') throw forbidden('signatures belong to members; API keys have none');
   return access.actor.personId;
 }

@@ -12,6 +12,7 @@ import { mailBackground } from '../mail/background.js';
 import { migrationBackground } from '../mailbox-migration/background.js';
 import { mailerTenantsBackground } from '../mailer-tenants/background.js';
 import { notificationsBackground } from '../notifications/background.js';
+import { peopleBackground } from '../people/background.js';
 import type { BackgroundPart } from '../platform/background.js';
 import { presenceBackground } from '../platform/presence.js';
 import { ratingsBackground } from '../ratings/background.js';
@@ -34,4 +35,5 @@ export const backgroundTable: BackgroundPart[] = [
   greetingBackground,
   ratingsBackground,
   analyticsBackground,
+  peopleBackground,
 ];

@@ -68,7 +68,10 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerRealtimeRoutes },
   { register: registerPushRoutes },
   { register: registerNotificationRoutes },
-  { register: registerWidgetRoutes },
+  {
+    register: registerWidgetRoutes,
+    bodyLimits: [{ method: 'POST', path: /^\/v1\/widget\/conversations\/[^/]+\/attachments$/, maxBytes: (ctx) => ctx.config.attachmentMaxBytes }],
+  },
   { register: registerWidgetScriptRoutes },
   { register: registerTypingRoutes },
   { register: registerBroadcastRoutes },

@@ -3,11 +3,11 @@
 
 import { Readable } from 'node:stream';
 import { upgradeWebSocket } from '@hono/node-server';
-import { getConnInfo } from '@hono/node-server/conninfo';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { Ctx } from '../context.js';
 import type { ApiApp, AppEnv } from '../http/app.js';
+import { clientAddress } from '../http/client-address.js';
 import { errorBody } from '../http/errors.js';
 import { fileResponse } from '../http/files.js';
 import { idParam, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
@@ -77,14 +77,6 @@ const VisitorConversation = z
   })
   .openapi('VisitorConversation');
 const Body = z.object({ body: z.string().min(1).max(MAX_VISITOR_MESSAGE_CHARS) }).strict();
-
-function clientIp(c: Context<AppEnv>): string {
-  try {
-    return getConnInfo(c).remote.address ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
   const sessionsPerIp = new RateLimiter(ctx, 'widget_sessions_per_ip', 20, 10 * MINUTE);
@@ -181,7 +173,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       },
     }),
     async (c) => {
-      await sessionsPerIp.hit(clientIp(c), 'too many visitor sessions from this address; try again later');
+      await sessionsPerIp.hit(clientAddress(c, ctx.config.clientAddress), 'too many visitor sessions from this address; try again later');
       const b = c.req.valid('json');
       const opened = await openContactSession(ctx, {
         publicKey: b.public_key,
@@ -302,26 +294,40 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/widget/conversations/{conversationId}/attachments',
       tags: ['widget'],
       summary: 'Upload a file (raw request body, its type in Content-Type) to send with a message by id',
-      description: 'At most SVC_ATTACHMENT_MAX_BYTES (413 too_large otherwise); uploads never sent are removed after a day.',
+      description:
+        'At most SVC_ATTACHMENT_MAX_BYTES (413 too_large otherwise); uploads never sent are removed after a day. Unsent uploads are limited per session (SVC_WIDGET_UPLOAD_SESSION_BYTES) and per client address (SVC_WIDGET_UPLOAD_ADDRESS_BYTES), and uploads per workspace per 24 hours (SVC_WIDGET_UPLOAD_WORKSPACE_DAILY_BYTES): beyond them 429 upload_quota_exceeded with quota, limit_bytes and Retry-After.',
       security: visitorAuth,
       request: {
         params: conversationParam,
         query: z.object({ filename: z.string().min(1).max(255).optional() }),
         body: { content: { '*/*': { schema: z.string().openapi({ format: 'binary' }) } }, required: true },
       },
-      responses: { 201: jsonAnswer(VisitorAttachment, 'the stored upload'), 413: { description: 'too_large' } },
+      responses: {
+        201: jsonAnswer(VisitorAttachment, 'the stored upload'),
+        413: { description: 'too_large' },
+        429: { description: 'rate_limited (uploads too fast), or upload_quota_exceeded' },
+      },
     }),
     async (c) => {
       const v = await visitor(c);
       await messagesPerSession.hit(v.session.id, 'too many uploads; slow down');
       const body = c.req.raw.body;
       if (!body) throw invalid('the request has no body');
-      const stored = await uploadVisitorAttachment(ctx, v, c.req.valid('param').conversationId, {
-        filename: c.req.valid('query').filename,
-        contentType: c.req.header('content-type'),
-        data: Readable.fromWeb(body as never),
-      });
-      return c.json(stored, 201);
+      const declared = Number(c.req.header('content-length'));
+      try {
+        const stored = await uploadVisitorAttachment(ctx, v, c.req.valid('param').conversationId, {
+          filename: c.req.valid('query').filename,
+          contentType: c.req.header('content-type'),
+          data: Readable.fromWeb(body as never),
+          address: clientAddress(c, ctx.config.clientAddress),
+          declaredBytes: Number.isFinite(declared) ? declared : undefined,
+        });
+        return c.json(stored, 201);
+      } catch (error) {
+        // A refusal leaves the rest of the body unread, so the connection cannot carry another request.
+        c.header('connection', 'close');
+        throw error;
+      }
     },
   );
 

@@ -38,6 +38,7 @@ import { answerInWidget, openWidgetRequest } from '../ratings/service.js';
 import { teamOnline } from '../realtime/team-online.js';
 import { signalTyping, type TypingThrottle } from '../typing/service.js';
 import { workspaceIsLive } from '../workspaces/live.js';
+import { markUploadsSent, recordUpload, uploadBudget } from './uploads.js';
 
 export type ContactSessionRow = ContactSessionsTable;
 export const CONTACT_SESSION_IDLE_MS = 7 * DAY;
@@ -282,10 +283,22 @@ export async function uploadVisitorAttachment(
   ctx: Ctx,
   visitor: VisitorSession,
   conversationId: string,
-  input: { filename?: string; contentType?: string; data: Readable | Buffer },
+  input: { filename?: string; contentType?: string; data: Readable | Buffer; address: string; declaredBytes?: number },
 ) {
   const conversation = await visibleConversation(ctx.db, visitor.session, conversationId);
-  return formatVisitorAttachment(await storeUpload(ctx, conversation, input));
+  const who = { workspaceId: visitor.session.workspace_id, sessionId: visitor.session.id, address: input.address };
+  const budget = await uploadBudget(ctx, who);
+  if (budget.remaining <= 0 || (input.declaredBytes ?? 0) > budget.remaining) throw budget.exceeded();
+  const largest = ctx.config.attachmentMaxBytes;
+  let row: AttachmentRow;
+  try {
+    row = await storeUpload(ctx, conversation, { ...input, maxBytes: Math.min(largest, budget.remaining) });
+  } catch (error) {
+    if (error instanceof AppError && error.status === 413 && budget.remaining < largest) throw budget.exceeded();
+    throw error;
+  }
+  await recordUpload(ctx, who, row);
+  return formatVisitorAttachment(row);
 }
 
 /**
@@ -349,11 +362,13 @@ export async function postVisitorMessage(ctx: Ctx, visitor: VisitorSession, conv
     if (conversation.status === 'closed') {
       ({ conversation } = await applyConversationChanges(tx, { conversation, patch: { status: 'open' }, author, reason: 'customer_reply' }));
     }
-    return appendMessage(tx, {
+    const appended = await appendMessage(tx, {
       conversation,
       contact: conversation.contact_id === contact.contact.id ? contact : undefined,
       message: { kind: 'message', direction: 'in', author, body, attachmentIds: input.attachment_ids },
     });
+    await markUploadsSent(trx, input.attachment_ids ?? []);
+    return appended;
   });
   announceEvents(ctx);
   return formatVisitorMessage(result.message, null, result.attachments);

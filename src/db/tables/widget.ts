@@ -16,7 +16,21 @@ export interface ContactSessionConversationsTable {
   conversation_id: string;
 }
 
+/** One file uploaded through the widget, for the upload quotas (migration 0032). */
+export interface WidgetUploadsTable {
+  attachment_id: string;
+  workspace_id: string;
+  session_id: string;
+  /** sha256 of the client address (the address itself is not kept). */
+  address_hash: string;
+  size: number;
+  /** 1 once a message carries it. */
+  sent: number;
+  created_at: string;
+}
+
 export interface WidgetTables {
   contact_sessions: ContactSessionsTable;
   contact_session_conversations: ContactSessionConversationsTable;
+  widget_uploads: WidgetUploadsTable;
 }
