@@ -62,6 +62,8 @@ export interface InboundMail {
   cc: MailAddress[];
   /** Identifies the message itself, whichever way it came (see mailDigest). */
   digest: string;
+  /** The digest this mail was stored under before a Message-ID made the Date irrelevant (it included the Date); null when the same as digest. */
+  priorDigest: string | null;
 }
 
 /** The identity of a received mail as the API shows it (`email` of a message). */
@@ -109,6 +111,17 @@ export function mailDigest(m: {
   // Each part with its length in front, so that no two different lists of parts hash alike.
   for (const part of parts) hash.update(`${Buffer.byteLength(part)}:`).update(part);
   return hash.digest('hex');
+}
+
+/**
+ * The digest of a received mail, and the one it had before (see InboundMail.priorDigest). With a
+ * Message-ID, the Date does not count: a mail re-sent with a new Date (same Message-ID, sender,
+ * recipients, subject and body) is the same message. Without one, the Date tells mails apart.
+ */
+function mailDigests(m: Parameters<typeof mailDigest>[0]): { digest: string; priorDigest: string | null } {
+  const prior = mailDigest(m);
+  if (!m.messageId || !m.date) return { digest: prior, priorDigest: null };
+  return { digest: mailDigest({ ...m, date: null }), priorDigest: prior };
 }
 
 /** Message-IDs in a header value: `<a@b> <c@d>`, or bare ids when a sender left out the brackets. */
@@ -299,7 +312,7 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null, rawBody?: Buf
     date,
     to,
     cc: addressList(parsed.cc),
-    digest: mailDigest({ messageId, date, from: from?.address ?? null, to: to.map((a) => a.address), subject, body }),
+    ...mailDigests({ messageId, date, from: from?.address ?? null, to: to.map((a) => a.address), subject, body }),
   };
 }
 
@@ -633,6 +646,7 @@ export async function parseHeadersOnly(raw: Buffer, reason: string): Promise<Inb
       to: [],
       cc: [],
       digest: mailDigest({ messageId: null, date: null, from: null, to: [], subject: null, body: ['raw', createHash('sha256').update(raw).digest('hex')] }),
+      priorDigest: null,
     };
   }
 }
