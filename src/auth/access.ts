@@ -55,7 +55,8 @@ export const PERMISSIONS = {
   /** Reports of the inboxes the caller reaches (agents see their inboxes' figures). */
   'reports:read': { roles: EVERYONE, scope: 'conversations:read', what: 'reading reports' },
   'usage:read': { roles: MANAGERS, scope: 'workspace:manage', wholeWorkspace: true, what: 'reading the workspace’s usage' },
-  'workspace:manage': { roles: OWNERS, scope: 'workspace:manage', what: 'changing workspace settings' },
+  /** Retention deletes data: the spec's "owner only", like deleting the workspace (no key, whatever its scopes). */
+  'workspace:manage': { roles: OWNERS, scope: null, what: 'changing workspace settings' },
   'workspace:delete': { roles: OWNERS, scope: null, what: 'deleting the workspace' },
 } as const satisfies Record<string, Rule>;
 export type Permission = keyof typeof PERMISSIONS;

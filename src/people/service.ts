@@ -8,6 +8,7 @@ import { iso, MINUTE } from '../platform/clock.js';
 import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
 import { conflict, invalid, notFound, rateLimited, unauthorized } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { charCount } from '../platform/text.js';
 
 export type PersonRow = PeopleTable;
 
@@ -172,7 +173,7 @@ export async function updatePerson(ctx: Pick<Ctx, 'db' | 'clock'>, personId: str
   const set: Partial<PersonRow> = {};
   if (patch.name !== undefined) {
     const name = patch.name.trim();
-    if (name.length < 1 || name.length > PERSON_NAME_MAX) throw invalid(`name must be 1 to ${PERSON_NAME_MAX} characters after trimming`);
+    if (charCount(name) < 1 || charCount(name) > PERSON_NAME_MAX) throw invalid(`name must be 1 to ${PERSON_NAME_MAX} characters after trimming`);
     set.name = name;
   }
   if (patch.locale !== undefined) {
