@@ -29,6 +29,7 @@ import * as m0027EpochsOnRowChanges from './0027_epochs_on_row_changes.js';
 import * as m0028NotificationEventInboxes from './0028_notification_event_inboxes.js';
 import * as m0029WebhookOutbox from './0029_webhook_outbox.js';
 import * as m0030MigrationItemCounts from './0030_migration_item_counts.js';
+import * as m0033NotificationInbox from './0033_notification_inbox.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '0028_notification_event_inboxes': m0028NotificationEventInboxes,
   '0029_webhook_outbox': m0029WebhookOutbox,
   '0030_migration_item_counts': m0030MigrationItemCounts,
+  '0033_notification_inbox': m0033NotificationInbox,
 };
