@@ -31,6 +31,7 @@ import * as m0029WebhookOutbox from './0029_webhook_outbox.js';
 import * as m0030MigrationItemCounts from './0030_migration_item_counts.js';
 import * as m0031ContactUnverifiedEmail from './0031_contact_unverified_email.js';
 import * as m0032WidgetUploads from './0032_widget_uploads.js';
+import * as m0033NotificationInbox from './0033_notification_inbox.js';
 import * as m0034Analytics from './0034_analytics.js';
 import * as m0035MessageRetryAt from './0035_message_retry_at.js';
 
@@ -66,6 +67,7 @@ export const migrations: Record<string, Migration> = {
   '0030_migration_item_counts': m0030MigrationItemCounts,
   '0031_contact_unverified_email': m0031ContactUnverifiedEmail,
   '0032_widget_uploads': m0032WidgetUploads,
+  '0033_notification_inbox': m0033NotificationInbox,
   '0034_analytics': m0034Analytics,
   '0035_message_retry_at': m0035MessageRetryAt,
 };

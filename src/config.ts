@@ -1,5 +1,7 @@
 // Every SVC_* setting is read here, once. Nothing else in the program reads process.env.
+import { isIP } from 'node:net';
 import path from 'node:path';
+import { domainToASCII } from 'node:url';
 import { z } from 'zod';
 import { parseTrustedProxies } from './platform/client-address.js';
 
@@ -15,18 +17,74 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
-const positiveInt = (fallback: number) =>
+/** A whole number from `min` up (1 unless zero means something: "no limit", "at once"). */
+const wholeNumber = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z
     .string()
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v.trim() === '') return fallback;
-      if (!/^\d+$/.test(v.trim())) {
-        ctx.addIssue({ code: 'custom', message: `expected a whole number, got "${v}"` });
+      const n = /^\d+$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
+      if (!(n >= min && n <= max)) {
+        const range =
+          max === Number.MAX_SAFE_INTEGER ? (min === 0 ? 'a whole number' : `a whole number of at least ${min}`) : `a whole number from ${min} to ${max}`;
+        ctx.addIssue({ code: 'custom', message: `expected ${range}, got "${v}"` });
         return z.NEVER;
       }
-      return Number(v.trim());
+      return n;
     });
+const positiveInt = (fallback: number) => wholeNumber(fallback, 1);
+const countOrZero = (fallback: number) => wholeNumber(fallback, 0);
+
+/** A text setting that, when set, must pass `check` (which returns the problem, or null). */
+const checkedText = (check: (v: string) => string | null) =>
+  optionalText.transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const problem = check(v);
+    if (problem) {
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }
+    return v;
+  });
+
+/** Whether text is a DNS host name (letters, digits and hyphens in dot-separated labels; an IDN is written in Unicode or as xn--). */
+export function isDomainName(text: string): boolean {
+  const ascii = domainToASCII(text.replace(/\.$/, ''));
+  if (!ascii || ascii.length > 253) return false;
+  return ascii.split('.').every((label) => /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i.test(label));
+}
+
+function hostProblem(v: string): string | null {
+  return isDomainName(v) || isIP(v.replace(/^\[|\]$/g, '')) ? null : `expected a host name or IP address, got "${v}"`;
+}
+
+/** An absolute http(s) URL without user, query or fragment. */
+function httpUrlProblem(v: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    return `expected an absolute http:// or https:// URL, got "${v}"`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `expected an absolute http:// or https:// URL, got "${v}"`;
+  if (url.username || url.password || url.search || url.hash) return `expected a URL without user, query or fragment, got "${v}"`;
+  return null;
+}
+
+const httpUrl = checkedText(httpUrlProblem);
+
+/** An AWS region name such as eu-west-1 or us-gov-west-1. */
+const awsRegion = checkedText((v) => (/^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/.test(v) ? null : `expected an AWS region such as eu-west-1, got "${v}"`));
+
+/** An SNS topic ARN: arn:<partition>:sns:<region>:<account>:<topic>. */
+const SNS_TOPIC_ARN = /^arn:aws(?:-[a-z]+)*:sns:[a-z]{2}(?:-[a-z]+)+-\d{1,2}:\d{12}:[A-Za-z0-9_-]{1,256}(?:\.fifo)?$/;
+
+/** A Web Push (VAPID) key: base64url of `bytes` bytes. */
+const vapidKey = (bytes: number, what: string) =>
+  checkedText((v) =>
+    /^[A-Za-z0-9_-]+={0,2}$/.test(v) && Buffer.from(v, 'base64url').length === bytes ? null : `expected ${what} (svc vapid-keys makes a pair)`,
+  );
 
 /** host:port; ":0" style random ports are allowed so tests can bind anywhere. */
 const listenAddress = (fallback: string) =>
@@ -87,7 +145,7 @@ const schema = z.object({
   SVC_HTTP_ADDR: listenAddress('0.0.0.0:8080'),
   SVC_METRICS_ADDR: listenAddress('127.0.0.1:9090'),
   SVC_SMTP_ADDR: listenAddress('0.0.0.0:2525'),
-  SVC_PUBLIC_URL: optionalText,
+  SVC_PUBLIC_URL: httpUrl,
   SVC_DATABASE_URL: z
     .string()
     .optional()
@@ -101,12 +159,14 @@ const schema = z.object({
     }),
   SVC_MASTER_KEY: masterKey,
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).optional().default('info'),
-  SVC_SHUTDOWN_TIMEOUT_SECONDS: positiveInt(10),
+  SVC_SHUTDOWN_TIMEOUT_SECONDS: countOrZero(10),
 
   SVC_STORAGE: z.enum(['local', 's3']).optional().default('local'),
-  SVC_S3_BUCKET: optionalText,
-  SVC_S3_ENDPOINT: optionalText,
-  SVC_S3_REGION: optionalText,
+  SVC_S3_BUCKET: checkedText((v) =>
+    /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(v) ? null : `expected a bucket name (3 to 63 lowercase letters, digits, dots or hyphens), got "${v}"`,
+  ),
+  SVC_S3_ENDPOINT: httpUrl,
+  SVC_S3_REGION: awsRegion,
   SVC_S3_ACCESS_KEY_ID: optionalText,
   SVC_S3_SECRET_ACCESS_KEY: optionalText,
   SVC_S3_FORCE_PATH_STYLE: flag,
@@ -114,13 +174,15 @@ const schema = z.object({
 
   SVC_SIGNUP: z.enum(['open', 'closed']).optional().default('closed'),
   SVC_BROADCASTS: z.enum(['on', 'approval']).optional(),
-  SVC_BROADCAST_DAILY_RECIPIENTS: positiveInt(0),
+  SVC_BROADCAST_DAILY_RECIPIENTS: countOrZero(0),
   SVC_OPERATOR_EMAIL: emailAddress,
 
-  SVC_MAILER_REGION: optionalText,
+  SVC_MAILER_REGION: awsRegion,
   SVC_MAILER_ACCESS_KEY_ID: optionalText,
   SVC_MAILER_SECRET_ACCESS_KEY: optionalText,
-  SVC_MAILER_CONFIGURATION_SET: optionalText,
+  SVC_MAILER_CONFIGURATION_SET: checkedText((v) =>
+    /^[A-Za-z0-9_-]{1,64}$/.test(v) ? null : `expected a configuration set name (up to 64 letters, digits, - or _), got "${v}"`,
+  ),
   // Tenant names are `<prefix><inbox id>` (30 characters): letters, digits, - and _ , at most 64.
   SVC_MAILER_TENANT_PREFIX: z
     .string()
@@ -130,11 +192,19 @@ const schema = z.object({
   SVC_MAILER_TOPIC_ARNS: z
     .string()
     .optional()
-    .transform((v) => (v ?? '').split(/[\s,]+/).filter(Boolean)),
-  SVC_MAILER_ENDPOINT: optionalText,
+    .transform((v, ctx) => {
+      const arns = (v ?? '').split(/[\s,]+/).filter(Boolean);
+      const bad = arns.find((a) => !SNS_TOPIC_ARN.test(a));
+      if (bad) {
+        ctx.addIssue({ code: 'custom', message: `expected SNS topic ARNs such as arn:aws:sns:eu-west-1:123456789012:svc-feedback, got "${bad}"` });
+        return z.NEVER;
+      }
+      return arns;
+    }),
+  SVC_MAILER_ENDPOINT: httpUrl,
 
-  SVC_SMTP_HOST: optionalText,
-  SVC_SMTP_PORT: positiveInt(587),
+  SVC_SMTP_HOST: checkedText(hostProblem),
+  SVC_SMTP_PORT: wholeNumber(587, 1, 65535),
   SVC_SMTP_TLS: z.enum(['starttls', 'tls', 'none']).optional().default('starttls'),
   SVC_SMTP_USERNAME: optionalText,
   SVC_SMTP_PASSWORD: optionalText,
@@ -144,8 +214,8 @@ const schema = z.object({
   SVC_INGRESS_MAX_BYTES: positiveInt(30 * 1024 * 1024),
   SVC_ATTACHMENT_MAX_BYTES: positiveInt(25 * 1024 * 1024),
 
-  SVC_VAPID_PUBLIC_KEY: optionalText,
-  SVC_VAPID_PRIVATE_KEY: optionalText,
+  SVC_VAPID_PUBLIC_KEY: vapidKey(65, 'a P-256 public key in base64url (87 characters)'),
+  SVC_VAPID_PRIVATE_KEY: vapidKey(32, 'a P-256 private key in base64url (43 characters)'),
   SVC_VAPID_SUBJECT: optionalText,
 
   SVC_WEBHOOK_ALLOW_PRIVATE: flag,
@@ -169,9 +239,9 @@ const schema = z.object({
   SVC_WIDGET_UPLOAD_SESSION_BYTES: positiveInt(50 * 1024 * 1024),
   SVC_WIDGET_UPLOAD_ADDRESS_BYTES: positiveInt(100 * 1024 * 1024),
   SVC_WIDGET_UPLOAD_WORKSPACE_DAILY_BYTES: positiveInt(1024 * 1024 * 1024),
-  SVC_FORWARDING_DOMAIN: optionalText,
+  SVC_FORWARDING_DOMAIN: checkedText((v) => (isDomainName(v) ? null : `expected a domain name such as in.example.com, got "${v}"`)),
   SVC_EVENTS_RETENTION_DAYS: positiveInt(7),
-  SVC_ANALYTICS_MONTHLY_EVENTS: positiveInt(0),
+  SVC_ANALYTICS_MONTHLY_EVENTS: countOrZero(0),
   SVC_ANALYTICS_RAW_DAYS: positiveInt(90),
   SVC_GEOIP_ACCOUNT_ID: optionalText,
   SVC_GEOIP_LICENSE_KEY: optionalText,
@@ -182,8 +252,8 @@ const schema = z.object({
   SVC_MIGRATION_QUIET_HOURS: positiveInt(24),
   SVC_MIGRATION_ALLOW_PRIVATE: flag,
   /** Test and development only: where the Zendesk and Help Scout APIs are read (a loopback fake). */
-  SVC_MIGRATION_ZENDESK_URL: z.string().url().optional(),
-  SVC_MIGRATION_HELPSCOUT_URL: z.string().url().optional(),
+  SVC_MIGRATION_ZENDESK_URL: httpUrl,
+  SVC_MIGRATION_HELPSCOUT_URL: httpUrl,
 
   SVC_GOOGLE_CLIENT_ID: optionalText,
   SVC_GOOGLE_CLIENT_SECRET: optionalText,

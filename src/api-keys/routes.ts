@@ -3,7 +3,7 @@ import { authorize, SCOPES } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
-import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { bearer, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { createApiKey, formatApiKey, listApiKeys, revokeApiKey } from './service.js';
 
 export const ApiKeySchema = z
@@ -48,7 +48,7 @@ export function registerApiKeyRoutes(app: ApiApp, ctx: Ctx) {
         body: jsonBody(
           z
             .object({
-              name: z.string().min(1).max(200),
+              name: textUpTo(200, 1),
               scopes: z.array(z.enum(SCOPES)).optional().openapi({ description: 'default: every scope' }),
               inbox_ids: z.array(z.string()).optional().openapi({ description: 'default: every inbox' }),
               expires_at: z.iso.datetime({ offset: true }).nullable().optional(),

@@ -7,6 +7,7 @@ import { iso } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { newId, randomText } from '../platform/ids.js';
+import { charCount } from '../platform/text.js';
 
 export type ApiKeyRow = ApiKeysTable;
 type C = Pick<Ctx, 'db' | 'clock'>;
@@ -18,7 +19,7 @@ export async function createApiKey(
   input: { workspaceId: string; name: string; scopes?: string[]; inboxIds?: string[]; expiresAt?: string | null },
 ): Promise<{ key: ApiKeyRow; secret: string }> {
   const name = input.name.trim();
-  if (!name || name.length > 200) throw invalid('key name must be 1 to 200 characters');
+  if (!name || charCount(name) > 200) throw invalid('key name must be 1 to 200 characters');
   const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : [...SCOPES];
   const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length) throw invalid(`unknown scope ${unknown.join(', ')}; scopes are ${SCOPES.join(', ')}`);

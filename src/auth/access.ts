@@ -59,7 +59,8 @@ export const PERMISSIONS = {
   /** Web analytics: every member reads the figures; owners and admins manage the properties. */
   'analytics:read': { roles: EVERYONE, scope: 'analytics:read', what: 'reading web analytics' },
   'analytics:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing analytics properties' },
-  'workspace:manage': { roles: OWNERS, scope: 'workspace:manage', what: 'changing workspace settings' },
+  /** Retention deletes data: the spec's "owner only", like deleting the workspace (no key, whatever its scopes). */
+  'workspace:manage': { roles: OWNERS, scope: null, what: 'changing workspace settings' },
   'workspace:delete': { roles: OWNERS, scope: null, what: 'deleting the workspace' },
 } as const satisfies Record<string, Rule>;
 export type Permission = keyof typeof PERMISSIONS;

@@ -1,6 +1,7 @@
 // `svc workspace broadcasts approve|deny|suspend|limit|show`: the operator's side of governance.
 import { defineCommand } from 'citty';
 import { dbCommand, parseIntFlag, UsageError } from '../cli.js';
+import { charCount } from '../platform/text.js';
 import { resolveWorkspace } from '../workspaces/service.js';
 import { approveBroadcasts, denyBroadcasts, REASON_MAX, setDailyLimit, suspendBroadcasts } from './governance.js';
 import { governanceOverview } from './overview.js';
@@ -9,7 +10,7 @@ const target = { workspace: { type: 'string', required: true, description: 'work
 const withReason = { ...target, reason: { type: 'string', description: `up to ${REASON_MAX} characters, shown to the workspace’s owners` } } as const;
 
 function checkReason(reason: string | undefined): string | undefined {
-  if (reason !== undefined && reason.trim().length > REASON_MAX) throw new UsageError(`--reason must be at most ${REASON_MAX} characters`);
+  if (reason !== undefined && charCount(reason.trim()) > REASON_MAX) throw new UsageError(`--reason must be at most ${REASON_MAX} characters`);
   return reason;
 }
 

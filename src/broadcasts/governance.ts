@@ -25,6 +25,7 @@ import { workspaceApproved } from '../mailer-tenants/service.js';
 import { addDigestLine } from '../operator-digest/service.js';
 import { DAY, iso } from '../platform/clock.js';
 import { conflict, invalid } from '../platform/errors.js';
+import { charCount } from '../platform/text.js';
 import { findWorkspace } from '../workspaces/store.js';
 import { pauseBroadcasts } from './store.js';
 
@@ -120,7 +121,7 @@ export async function assertMaySend(ctx: Pick<Ctx, 'db' | 'config'>, workspace: 
 function checkReason(reason: string | undefined): string | null {
   if (reason === undefined) return null;
   const r = reason.trim();
-  if (r.length > REASON_MAX) throw invalid(`the reason must be at most ${REASON_MAX} characters`);
+  if (charCount(r) > REASON_MAX) throw invalid(`the reason must be at most ${REASON_MAX} characters`);
   return r || null;
 }
 
@@ -211,9 +212,9 @@ export async function requestApproval(ctx: Ctx, workspace: Workspace, personEmai
   const website = input.website.trim();
   const senders = input.senders.trim();
   const consent = input.consent.trim();
-  if (!website || website.length > 500) throw invalid('website must be 1 to 500 characters');
-  if (!senders || senders.length > REQUEST_FIELD_MAX) throw invalid(`senders (who sends and what) must be 1 to ${REQUEST_FIELD_MAX} characters`);
-  if (!consent || consent.length > REQUEST_FIELD_MAX) throw invalid(`consent (how subscribers agreed) must be 1 to ${REQUEST_FIELD_MAX} characters`);
+  if (!website || charCount(website) > 500) throw invalid('website must be 1 to 500 characters');
+  if (!senders || charCount(senders) > REQUEST_FIELD_MAX) throw invalid(`senders (who sends and what) must be 1 to ${REQUEST_FIELD_MAX} characters`);
+  if (!consent || charCount(consent) > REQUEST_FIELD_MAX) throw invalid(`consent (how subscribers agreed) must be 1 to ${REQUEST_FIELD_MAX} characters`);
   const row = await ctx.db.transaction().execute(async (trx) => {
     const current = await ensureGovernance({ db: trx, clock: ctx.clock }, workspace.id);
     const status = shownStatus(ctx.config, workspace, current);

@@ -3,7 +3,7 @@ import { authorize, requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess, requireIdentity } from '../http/auth.js';
-import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { bearer, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { notFound } from '../platform/errors.js';
 import { getWorkspace } from '../workspaces/service.js';
@@ -352,9 +352,9 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
         body: jsonBody(
           z
             .object({
-              website: z.string().min(1).max(500),
-              senders: z.string().min(1).max(REQUEST_FIELD_MAX).openapi({ description: 'who sends and what' }),
-              consent: z.string().min(1).max(REQUEST_FIELD_MAX).openapi({ description: 'how subscribers agreed' }),
+              website: textUpTo(500, 1),
+              senders: textUpTo(REQUEST_FIELD_MAX, 1).openapi({ description: 'who sends and what' }),
+              consent: textUpTo(REQUEST_FIELD_MAX, 1).openapi({ description: 'how subscribers agreed' }),
             })
             .strict(),
         ),

@@ -23,6 +23,7 @@ import { iso } from '../platform/clock.js';
 import { type AppError, conflict, hostedLimit, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
+import { charCount } from '../platform/text.js';
 import { getWorkspace } from '../workspaces/service.js';
 import { assertMaySend } from './governance.js';
 import { scheduleSendJob } from './sender.js';
@@ -52,8 +53,10 @@ function checkContent(input: { subject?: string; text?: string; html?: string | 
   if (input.subject !== undefined && (!input.subject.trim() || input.subject.length > MAX_SUBJECT || /[\r\n]/.test(input.subject))) {
     throw invalid(`subject must be 1 to ${MAX_SUBJECT} characters on one line`);
   }
-  if (input.text !== undefined && (!input.text.trim() || input.text.length > MAX_BODY_CHARS)) throw invalid(`text must be 1 to ${MAX_BODY_CHARS} characters`);
-  if (input.html !== undefined && input.html !== null && input.html.length > MAX_BODY_CHARS) throw invalid(`html must be at most ${MAX_BODY_CHARS} characters`);
+  if (input.text !== undefined && (!input.text.trim() || charCount(input.text) > MAX_BODY_CHARS))
+    throw invalid(`text must be 1 to ${MAX_BODY_CHARS} characters`);
+  if (input.html !== undefined && input.html !== null && charCount(input.html) > MAX_BODY_CHARS)
+    throw invalid(`html must be at most ${MAX_BODY_CHARS} characters`);
 }
 
 function actorId(access: Access): string {

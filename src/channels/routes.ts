@@ -3,7 +3,7 @@ import { authorize, requireInbox, requireManager } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
-import { bearer, idParam, jsonAnswer, jsonBody, noContent } from '../http/openapi.js';
+import { bearer, idParam, jsonAnswer, jsonBody, noContent, textUpTo } from '../http/openapi.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { ChannelSchema } from './format.js';
 import { createChatChannel, createEmailChannel, deleteChannel, formatChannel, getChannel, listChannels, updateChannel } from './service.js';
@@ -13,9 +13,9 @@ const NewEmail = z
   .object({
     kind: z.literal('email'),
     inbox_id: z.string(),
-    name: z.string().min(1).max(200),
+    name: textUpTo(200, 1),
     address: z.string().min(3).max(254),
-    display_name: z.string().max(200).optional(),
+    display_name: textUpTo(200).optional(),
     from_address: z.string().max(254).optional(),
     smtp_host: z.string().max(253).optional(),
     smtp_port: z.number().int().min(1).max(65535).optional(),
@@ -28,18 +28,18 @@ const NewChat = z
   .object({
     kind: z.literal('chat'),
     inbox_id: z.string(),
-    name: z.string().min(1).max(200),
+    name: textUpTo(200, 1),
     origins: z.array(z.string().max(500)).min(1).max(50),
     allow_anonymous: z.boolean().optional(),
     ask_email_offline: z.boolean().optional(),
-    greeting: z.string().max(2000).optional(),
+    greeting: textUpTo(2000).optional(),
   })
   .strict();
 
 const ChannelPatchSchema = z
   .object({
-    name: z.string().min(1).max(200).optional(),
-    display_name: z.string().max(200).nullable().optional(),
+    name: textUpTo(200, 1).optional(),
+    display_name: textUpTo(200).nullable().optional(),
     from_address: z.string().max(254).nullable().optional(),
     smtp_host: z.string().max(253).nullable().optional().openapi({ description: 'null removes the SMTP account (port, TLS mode, user name and password too)' }),
     smtp_port: z.number().int().min(1).max(65535).optional(),
@@ -52,7 +52,7 @@ const ChannelPatchSchema = z
       .optional()
       .openapi({ description: 'a new password (sealed; answers say only whether one is set); null deletes it; "" is refused' }),
     origins: z.array(z.string().max(500)).min(1).max(50).optional(),
-    greeting: z.string().max(2000).nullable().optional(),
+    greeting: textUpTo(2000).nullable().optional(),
     allow_anonymous: z.boolean().optional(),
     ask_email_offline: z.boolean().optional(),
   })

@@ -8,6 +8,7 @@ import { normalizeEmail } from '../people/service.js';
 import { type Clock, iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId, randomText } from '../platform/ids.js';
+import { charCount } from '../platform/text.js';
 import { type ChannelRow, findWorkspaceChannel } from './store.js';
 
 export type { ChannelRow } from './store.js';
@@ -20,7 +21,7 @@ const DEFAULT_PORT: Record<TlsMode, number> = { tls: 465, starttls: 587, none: 2
 
 function checkName(name: string): string {
   const n = name.trim();
-  if (!n || n.length > 200) throw invalid('channel name must be 1 to 200 characters');
+  if (!n || charCount(n) > 200) throw invalid('channel name must be 1 to 200 characters');
   return n;
 }
 
@@ -121,7 +122,7 @@ export interface NewChatChannel {
 export async function createChatChannel(ctx: C, input: NewChatChannel): Promise<ChannelRow> {
   if (input.origins.length === 0) throw invalid('a chat channel needs at least one origin');
   const origins = [...new Set(input.origins.map(checkOrigin))];
-  if (input.greeting !== undefined && input.greeting.length > 2000) throw invalid('greeting must be at most 2000 characters');
+  if (input.greeting !== undefined && charCount(input.greeting) > 2000) throw invalid('greeting must be at most 2000 characters');
   const now = iso(ctx.clock.now());
   const channel: ChannelRow = {
     ...emptyChannel(),
@@ -269,7 +270,7 @@ function channelChanges(ctx: Pick<Ctx, 'sealer'>, current: ChannelRow, patch: Ch
       set.origins = JSON.stringify([...new Set(patch.origins.map(checkOrigin))]);
     }
     if (patch.greeting !== undefined) {
-      if (patch.greeting !== null && patch.greeting.length > 2000) throw invalid('greeting must be at most 2000 characters');
+      if (patch.greeting !== null && charCount(patch.greeting) > 2000) throw invalid('greeting must be at most 2000 characters');
       set.greeting = patch.greeting;
     }
     if (patch.allowAnonymous !== undefined) set.allow_anonymous = patch.allowAnonymous ? 1 : 0;

@@ -3,7 +3,7 @@ import { requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
-import { bearer, freeJsonObject, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { bearer, freeJsonObject, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { ContactSchema, formatContact } from './format.js';
 import {
@@ -59,7 +59,7 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
         body: jsonBody(
           z
             .object({
-              name: z.string().max(200).nullable().optional(),
+              name: textUpTo(200).nullable().optional(),
               emails: z.array(z.string().max(254)).max(MAX_EMAILS).optional(),
               external_ids: z.array(ExternalIdSchema).max(MAX_EXTERNAL_IDS).optional(),
               attributes: freeJsonObject(MAX_ATTRIBUTES_BYTES, 'free attributes').optional(),
@@ -127,7 +127,7 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
         body: jsonBody(
           z
             .object({
-              name: z.string().max(200).nullable().optional(),
+              name: textUpTo(200).nullable().optional(),
               emails: z.array(z.string().max(254)).max(MAX_EMAILS).optional(),
               external_ids: z.array(ExternalIdSchema).max(MAX_EXTERNAL_IDS).optional(),
               attributes: freeJsonObject(MAX_ATTRIBUTES_BYTES, 'attributes to merge; null removes a key').optional(),

@@ -22,6 +22,7 @@ import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { checkFreeJson } from '../platform/json-limits.js';
 import { decodeCursor, toPageById } from '../platform/pagination.js';
+import { charCount } from '../platform/text.js';
 import { formatContact } from './format.js';
 import {
   type ContactRow,
@@ -59,7 +60,7 @@ export function checkName(name: string | null | undefined): string | null {
 
 export function checkExternalId(x: ExternalId): ExternalId {
   const id = x.external_id.trim();
-  if (!id || id.length > 255) throw invalid('external_id must be 1 to 255 characters');
+  if (!id || charCount(id) > 255) throw invalid('external_id must be 1 to 255 characters');
   return { inbox_id: x.inbox_id, external_id: id };
 }
 

@@ -13,6 +13,7 @@ import { hasSmtpAccount } from '../mail/transport.js';
 import { isMemberOf } from '../members/store.js';
 import { conflict, invalid } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { charCount } from '../platform/text.js';
 import { replySignatures, withSignatures } from '../saved-replies/signatures.js';
 import { formatMessage } from './format.js';
 import { appendMessage, authorFromAccess, getConversationFor, type NewMessage, registerMailId } from './service.js';
@@ -31,7 +32,7 @@ export interface NewTeamMessage {
 export async function createTeamMessage(ctx: Ctx, access: Access, conversationId: string, input: NewTeamMessage) {
   if (input.memberId && access.actor.kind === 'member') throw invalid('member_id is for API keys; members write as themselves');
   if (!input.body.trim() && !input.attachmentIds?.length) throw invalid('body must not be empty');
-  if (input.body.length > MAX_API_BODY_CHARS) throw invalid(`body must be at most ${MAX_API_BODY_CHARS} characters`);
+  if (charCount(input.body) > MAX_API_BODY_CHARS) throw invalid(`body must be at most ${MAX_API_BODY_CHARS} characters`);
   const result = await inTransaction(ctx.db, async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
     const conversation = await getConversationFor(tx, access, conversationId);

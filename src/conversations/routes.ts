@@ -6,7 +6,7 @@ import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { fileResponse } from '../http/files.js';
-import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { bearer, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { htmlNestsDeeperThan, MAX_HTML_CHARS, MAX_HTML_DEPTH } from '../mail/html-limits.js';
 import { retryFailedReply } from '../mail/outbound.js';
@@ -84,7 +84,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           inbox_id: z.string().max(100).optional(),
           status: z.enum(['open', 'pending', 'closed']).optional(),
           assignee_id: z.string().max(100).optional().openapi({ description: 'a person id, or none for unassigned' }),
-          label: z.string().max(MAX_LABEL_LENGTH).optional(),
+          label: textUpTo(MAX_LABEL_LENGTH).optional(),
           contact_id: z.string().max(100).optional(),
           spam: z.enum(['true', 'false']).optional(),
           imported: z.enum(['true', 'false']).optional(),
@@ -219,7 +219,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           z
             .object({
               kind: z.enum(['message', 'note']).optional().openapi({ description: 'default message' }),
-              body: z.string().max(MAX_API_BODY_CHARS),
+              body: textUpTo(MAX_API_BODY_CHARS),
               html: z
                 .string()
                 .max(MAX_HTML_CHARS)

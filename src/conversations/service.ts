@@ -34,6 +34,7 @@ import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage, toPageById } from '../platform/pagination.js';
+import { charCount } from '../platform/text.js';
 import { type AttachmentRow, type ConversationRow, formatConversation, formatMessage, type MessageRow } from './format.js';
 import { attachmentsOf, findConversation, labelsOf } from './store.js';
 
@@ -74,7 +75,7 @@ export function checkLabels(labels: readonly string[]): string[] {
   const out = [...new Set(labels.map((l) => l.trim()))];
   if (out.length > MAX_LABELS) throw invalid(`at most ${MAX_LABELS} labels`);
   for (const l of out) {
-    if (!l || l.length > MAX_LABEL_LENGTH || /[\u0000-\u001f\u007f]/.test(l)) throw invalid(`labels must be 1 to ${MAX_LABEL_LENGTH} printable characters`);
+    if (!l || charCount(l) > MAX_LABEL_LENGTH || /[\u0000-\u001f\u007f]/.test(l)) throw invalid(`labels must be 1 to ${MAX_LABEL_LENGTH} printable characters`);
   }
   return out.sort();
 }

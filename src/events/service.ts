@@ -210,6 +210,8 @@ export function requireViewer(viewer: EventViewer): EventViewer {
 export function canSeeEvent(viewer: EventViewer, row: Pick<EventRow, 'audience' | 'type' | 'related_inbox_ids' | 'person_id'>): boolean {
   if (row.person_id) {
     if (viewer.personId !== row.person_id) return false;
+    // Which of their notifications the member read: about no inbox, for every panel of theirs.
+    if (row.type === 'notification.read') return true;
   } else if (row.audience === 'admins') return viewer.admin;
   else if (row.type.startsWith('contact.') ? !viewer.contacts : !viewer.conversations) return false;
   if (viewer.inboxIds === null) return true;

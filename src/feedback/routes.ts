@@ -5,7 +5,7 @@ import type { Ctx } from '../context.js';
 import { ConversationSchema, MessageSchema } from '../conversations/format.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
-import { bearer, freeJsonObject, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { bearer, freeJsonObject, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { createFeedback, MAX_FEEDBACK_CHARS, MAX_METADATA_BYTES } from './service.js';
 
 export function registerFeedbackRoutes(app: ApiApp, ctx: Ctx) {
@@ -26,13 +26,13 @@ export function registerFeedbackRoutes(app: ApiApp, ctx: Ctx) {
                   id: z.string().max(100).optional(),
                   email: z.string().max(254).optional(),
                   external_id: z.string().min(1).max(255).optional().openapi({ description: 'your backend’s id of the person, per inbox' }),
-                  name: z.string().max(200).optional(),
+                  name: textUpTo(200).optional(),
                 })
                 .strict()
                 .optional()
                 .openapi({ description: 'who sent it: a contact id, an external id, an address, or nothing for anonymous feedback' }),
               subject: z.string().max(998).optional(),
-              body: z.string().min(1).max(MAX_FEEDBACK_CHARS),
+              body: textUpTo(MAX_FEEDBACK_CHARS, 1),
               metadata: freeJsonObject(MAX_METADATA_BYTES, 'free details (app version, page, rating…)').optional(),
             })
             .strict(),

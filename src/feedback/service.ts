@@ -16,6 +16,7 @@ import { announceEvents } from '../events/service.js';
 import { findLiveInbox } from '../inboxes/store.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { checkFreeJson } from '../platform/json-limits.js';
+import { charCount } from '../platform/text.js';
 
 export const MAX_FEEDBACK_CHARS = 20_000;
 export const MAX_METADATA_BYTES = 16 * 1024;
@@ -53,7 +54,7 @@ async function feedbackContact(tx: Tx, workspaceId: string, input: NewFeedback):
 
 export async function createFeedback(ctx: Ctx, access: Access, input: NewFeedback) {
   if (!input.body.trim()) throw invalid('body must not be empty');
-  if (input.body.length > MAX_FEEDBACK_CHARS) throw invalid(`body must be at most ${MAX_FEEDBACK_CHARS} characters`);
+  if (charCount(input.body) > MAX_FEEDBACK_CHARS) throw invalid(`body must be at most ${MAX_FEEDBACK_CHARS} characters`);
   if (input.metadata) checkFreeJson('metadata', input.metadata, MAX_METADATA_BYTES);
   if (!canSeeInbox(access, input.inboxId)) throw notFound(`inbox ${input.inboxId}`);
   const result = await retryOnUniqueViolation(() =>

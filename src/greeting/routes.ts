@@ -3,7 +3,7 @@ import { authorize, requireInbox } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
-import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { bearer, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { GreetingSchema } from './format.js';
 import { GREETING_MAX_CHARS, getGreeting, setGreeting } from './service.js';
@@ -12,7 +12,7 @@ const GreetingPatchSchema = z
   .object({
     enabled: z.boolean().optional(),
     text: z
-      .object({ en: z.string().max(GREETING_MAX_CHARS).optional(), tr: z.string().max(GREETING_MAX_CHARS).optional() })
+      .object({ en: textUpTo(GREETING_MAX_CHARS).optional(), tr: textUpTo(GREETING_MAX_CHARS).optional() })
       .strict()
       .optional(),
   })

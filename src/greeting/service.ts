@@ -27,6 +27,7 @@ import { iso, MINUTE } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import type { JobKind } from '../platform/jobs.js';
+import { charCount } from '../platform/text.js';
 import { DEFAULT_GREETING, formatGreeting } from './format.js';
 import { GREETING_JOB, type GreetingJobPayload } from './reaction.js';
 import { customerLocale, GREETING_INTERVAL_MS, type GreetingLocale, isNoReplyAddress } from './rules.js';
@@ -43,7 +44,7 @@ function checkText(text: string | undefined, locale: GreetingLocale): string | u
   if (text === undefined) return undefined;
   const trimmed = text.trim();
   if (!trimmed) throw invalid(`text.${locale} must not be empty`);
-  if (trimmed.length > GREETING_MAX_CHARS) throw invalid(`text.${locale} must be at most ${GREETING_MAX_CHARS} characters`);
+  if (charCount(trimmed) > GREETING_MAX_CHARS) throw invalid(`text.${locale} must be at most ${GREETING_MAX_CHARS} characters`);
   return trimmed;
 }
 

@@ -1,6 +1,19 @@
 // Small helpers for declaring routes with their zod schemas (one OpenAPI document comes from them).
 import { z } from '@hono/zod-openapi';
 import { FREE_JSON_MAX_DEPTH, freeJsonProblem } from '../platform/json-limits.js';
+import { charCount } from '../platform/text.js';
+
+/**
+ * A text of at most `max` characters (code points, as people count them: an emoji is one, not the
+ * two UTF-16 units zod's max would count); up to twice that many UTF-16 units get past the first check.
+ */
+export const textUpTo = (max: number, min = 0) =>
+  z
+    .string()
+    .min(min)
+    .max(max * 2)
+    .refine((v) => charCount(v) <= max, { message: `at most ${max} characters` })
+    .openapi({ maxLength: max });
 
 export const jsonBody = <T extends z.ZodType>(schema: T, description?: string) => ({
   content: { 'application/json': { schema } },

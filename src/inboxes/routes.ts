@@ -3,7 +3,7 @@ import { authorize, requireInbox, requireManager } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
-import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { bearer, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { deleteInbox } from '../lifecycle/inbox-deletion.js';
 import { createInbox, formatInbox, listInboxes, resolveInbox, rotateIdentitySecret, updateInbox } from './service.js';
 
@@ -23,7 +23,7 @@ export const InboxSchema = z
 
 const InboxPatchSchema = z
   .object({
-    name: z.string().min(1).max(200).optional(),
+    name: textUpTo(200, 1).optional(),
     slug: z.string().min(1).max(64).optional(),
     locale: z.string().min(1).max(100).optional(),
     timezone: z.string().min(1).max(100).optional(),
@@ -91,7 +91,7 @@ export function registerInboxRoutes(app: ApiApp, ctx: Ctx) {
         body: jsonBody(
           z
             .object({
-              name: z.string().min(1).max(200),
+              name: textUpTo(200, 1),
               slug: z.string().optional(),
               locale: z.string().optional(),
               timezone: z.string().optional(),

@@ -5,6 +5,7 @@ import { iso } from '../platform/clock.js';
 import { randomToken } from '../platform/crypto.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { charCount } from '../platform/text.js';
 import { type InboxRow, inboxByRef } from './store.js';
 
 export type { InboxRow } from './store.js';
@@ -78,7 +79,7 @@ export async function createInbox(ctx: C, input: NewInbox): Promise<InboxRow> {
 
 function checkInboxName(raw: string): string {
   const name = raw.trim();
-  if (!name || name.length > 200) throw invalid('inbox name must be 1 to 200 characters');
+  if (!name || charCount(name) > 200) throw invalid('inbox name must be 1 to 200 characters');
   return name;
 }
 

@@ -1,8 +1,10 @@
 // The same mail is stored once per inbox, however often and by whichever way it arrives: a relay
 // retrying, forwarded and routed at once, in the old mailbox while a migration syncs, imported
-// twice. "The same" is decided by mailDigest (Message-ID, Date, From, To, Subject and body), not by
-// the Message-ID alone: a different message that reuses a Message-ID is stored as well, and the
-// first message keeps that Message-ID's place in threading (mail_ids).
+// twice, re-sent by the customer's mailer with a new Date. "The same" is decided by mailDigest
+// (Message-ID, From, To, Subject and body; the Date only for mail without a Message-ID), not by the
+// Message-ID alone: a different message that reuses a Message-ID is stored as well, and the first
+// message keeps that Message-ID's place in threading (mail_ids). Mail stored before the Date stopped
+// counting is found by its prior digest (InboundMail.priorDigest).
 
 import { sql } from 'kysely';
 import { registerMailId, type Tx } from '../conversations/service.js';
@@ -16,12 +18,14 @@ import { insertMailIds } from './store.js';
 export interface MailIdentity {
   messageId: string | null;
   digest: string;
+  /** The digest the same mail was stored under before (with its Date); null when there is none. */
+  priorDigest?: string | null;
   /** The From address. */
   sender: string | null;
 }
 
 export function mailIdentity(mail: InboundMail, messageId = mail.messageId): MailIdentity {
-  return { messageId, digest: mail.digest, sender: mail.from.address };
+  return { messageId, digest: mail.digest, priorDigest: mail.priorDigest, sender: mail.from.address };
 }
 
 export interface StoredCopy {
@@ -35,13 +39,13 @@ export interface StoredCopy {
  * and compiled once; rfc_id = null matches nothing when the mail has no Message-ID.
  */
 const storedCopyCandidates = reusableQuery(
-  (db, workspaceId: string, inboxId: string, digest: string, idWorkspaceId: string, rfcId: string | null, idInboxId: string) =>
+  (db, workspaceId: string, inboxId: string, digest: string, priorDigest: string, idWorkspaceId: string, rfcId: string | null, idInboxId: string) =>
     db
       .selectFrom('mail_digests')
       .select(['conversation_id', 'message_id', sql<number>`0`.as('by_id')])
       .where('workspace_id', '=', workspaceId)
       .where('inbox_id', '=', inboxId)
-      .where('digest', '=', digest)
+      .where((eb) => eb.or([eb('digest', '=', digest), eb('digest', '=', priorDigest)]))
       .unionAll(
         db
           .selectFrom('mail_ids')
@@ -55,7 +59,16 @@ const storedCopyCandidates = reusableQuery(
 
 /** The message an inbox already holds for this mail, if any. */
 export async function findStoredCopy(db: Db, target: { workspaceId: string; inboxId: string }, mail: MailIdentity): Promise<StoredCopy | undefined> {
-  const rows = await storedCopyCandidates(db, target.workspaceId, target.inboxId, mail.digest, target.workspaceId, mail.messageId, target.inboxId);
+  const rows = await storedCopyCandidates(
+    db,
+    target.workspaceId,
+    target.inboxId,
+    mail.digest,
+    mail.priorDigest ?? mail.digest,
+    target.workspaceId,
+    mail.messageId,
+    target.inboxId,
+  );
   const same = rows.find((r) => Number(r.by_id) === 0);
   if (same) return { conversation_id: same.conversation_id, message_id: same.message_id };
   const byId = mail.messageId ? rows.find((r) => Number(r.by_id) === 1) : undefined;
@@ -77,7 +90,9 @@ export async function findStoredCopies(
   mails: readonly MailIdentity[],
 ): Promise<Map<string, StoredCopy>> {
   const found = new Map<string, StoredCopy>();
-  const digests = [...new Set(mails.map((m) => m.digest))];
+  // A mail stored under its prior digest is found by it, and known here by its digest.
+  const byPrior = new Map(mails.filter((m) => m.priorDigest).map((m) => [m.priorDigest!, m.digest]));
+  const digests = [...new Set(mails.flatMap((m) => (m.priorDigest ? [m.digest, m.priorDigest] : [m.digest])))];
   for (let i = 0; i < digests.length; i += LOOKUP_CHUNK) {
     const rows = await db
       .selectFrom('mail_digests')
@@ -86,7 +101,13 @@ export async function findStoredCopies(
       .where('inbox_id', '=', target.inboxId)
       .where('digest', 'in', digests.slice(i, i + LOOKUP_CHUNK))
       .execute();
-    for (const r of rows) found.set(r.digest, { conversation_id: r.conversation_id, message_id: r.message_id });
+    for (const r of rows) {
+      const copy = { conversation_id: r.conversation_id, message_id: r.message_id };
+      if (byPrior.has(r.digest)) {
+        const digest = byPrior.get(r.digest)!;
+        if (!found.has(digest)) found.set(digest, copy);
+      } else found.set(r.digest, copy);
+    }
   }
   const byId = mails.filter((m) => m.messageId && !found.has(m.digest));
   const rfcIds = [...new Set(byId.map((m) => m.messageId!))];

@@ -4,11 +4,17 @@
 
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { domainToUnicode } from 'node:url';
 import type { AddressObject, EmailAddress, ParsedMail, SimpleParserOptions } from 'mailparser';
 import type { MailHeaders } from '../db/schema.js';
 import { oneLine, withoutBidiControls } from '../platform/foreign-text.js';
+import { isAutomatic } from './automatic.js';
+import { mailDigest, mailDigests, normaliseText } from './digest.js';
+import { type HeaderLine, headerBlockEnd, headerLibraries, headerValue, parsedHeaders } from './header-block.js';
 import { htmlNestsDeeperThan, MAX_HTML_CHARS, MAX_HTML_DEPTH } from './html-limits.js';
+import { emlName, forwardedSummary, isEnclosedMessage, rawBodyText, repairMime } from './unusual.js';
+
+export { AUTOMATIC_HEADER_FIELDS, type HeaderValues, isAutomatic } from './automatic.js';
+export { mailDigest } from './digest.js';
 
 /** Attachments stored per message; the rest stay in the original .eml (counted as omitted). */
 export const MAX_ATTACHMENTS = 100;
@@ -64,6 +70,8 @@ export interface InboundMail {
   cc: MailAddress[];
   /** Identifies the message itself, whichever way it came (see mailDigest). */
   digest: string;
+  /** The digest this mail was stored under before a Message-ID made the Date irrelevant (it included the Date); null when the same as digest. */
+  priorDigest: string | null;
 }
 
 /** The identity of a received mail as the API shows it (`email` of a message). */
@@ -77,40 +85,6 @@ export function mailHeadersOf(mail: InboundMail): MailHeaders {
     cc: mail.cc,
     subject: mail.subject,
   };
-}
-
-const normaliseText = (text: string) =>
-  text
-    .replace(/\r\n?/g, '\n')
-    .replace(/[ \t]+$/gm, '')
-    .trim();
-
-/**
- * What makes two copies of a mail the same message, whichever way each came (sent directly,
- * forwarded, routed, read from the old mailbox): Message-ID, Date, From, To, Subject and body
- * (text, HTML and attachment contents). Normalised, so that trace headers added on the way, display
- * names, time-zone notation, folding, line endings and transfer encodings do not count.
- */
-export function mailDigest(m: {
-  messageId: string | null;
-  date: Date | null;
-  from: string | null;
-  to: readonly string[];
-  subject: string | null;
-  body: readonly string[];
-}): string {
-  const parts = [
-    m.messageId ?? '',
-    m.date ? m.date.toISOString() : '',
-    (m.from ?? '').trim().toLowerCase(),
-    [...new Set(m.to.map((a) => a.trim().toLowerCase()))].sort().join(','),
-    (m.subject ?? '').replace(/\s+/g, ' ').trim(),
-    ...m.body,
-  ];
-  const hash = createHash('sha256');
-  // Each part with its length in front, so that no two different lists of parts hash alike.
-  for (const part of parts) hash.update(`${Buffer.byteLength(part)}:`).update(part);
-  return hash.digest('hex');
 }
 
 /** Message-IDs in a header value: `<a@b> <c@d>`, or bare ids when a sender left out the brackets. */
@@ -146,65 +120,6 @@ function firstMailbox(obj: AddressObject | AddressObject[] | undefined): EmailAd
     }
   }
   return undefined;
-}
-
-/** Every header an automatic-mail decision reads (a mailbox scan must fetch each of them). */
-export const AUTOMATIC_HEADER_FIELDS = [
-  'auto-submitted',
-  'precedence',
-  'content-type',
-  'x-autoreply',
-  'x-autorespond',
-  'list-id',
-  'list-unsubscribe',
-  'from',
-] as const;
-
-/** The unfolded values of a header, by lower-case name, every occurrence. */
-export type HeaderValues = (name: (typeof AUTOMATIC_HEADER_FIELDS)[number]) => string[];
-
-/** Report types whose multipart/report is a machine's answer: delivery reports and read receipts. */
-const AUTOMATIC_REPORT_TYPES = new Set(['delivery-status', 'disposition-notification']);
-
-/** A parameter of a structured header value (`type/subtype; name=value; name="value"`), lower-cased. */
-function headerParameter(value: string, name: string): string | null {
-  for (const part of value.split(';').slice(1)) {
-    const eq = part.indexOf('=');
-    if (eq < 0 || part.slice(0, eq).trim().toLowerCase() !== name) continue;
-    return part
-      .slice(eq + 1)
-      .trim()
-      .replace(/^"|"$/g, '')
-      .trim()
-      .toLowerCase();
-  }
-  return null;
-}
-
-/**
- * Automatic mail: stored, never answered automatically, never reopens a conversation, and a thread
- * of only such mail is not imported by a migration. Auto-Submitted other than `no` (RFC 3834),
- * X-Autoreply/X-Autorespond, Precedence bulk/junk/list, mailing lists and newsletters (List-Id,
- * List-Unsubscribe), delivery reports and read receipts (multipart/report of those report types),
- * and mail from MAILER-DAEMON or postmaster. The one rule for ingress, the migration scan and sync.
- */
-export function isAutomatic(header: HeaderValues): boolean {
-  const first = (name: Parameters<HeaderValues>[0]) => (header(name)[0] ?? '').trim();
-  const autoSubmitted = first('auto-submitted')
-    .split(/[;(\s]/)[0]
-    .toLowerCase();
-  if (autoSubmitted && autoSubmitted !== 'no') return true;
-  for (const name of ['x-autoreply', 'x-autorespond'] as const) {
-    const v = first(name).toLowerCase();
-    if (v && !/^(no|false|0)$/.test(v)) return true;
-  }
-  if (/^(bulk|junk|list)\b/i.test(first('precedence'))) return true;
-  if (header('list-id').some((v) => v.trim()) || header('list-unsubscribe').some((v) => v.trim())) return true;
-  const contentType = first('content-type');
-  if (/^multipart\/report\s*(;|$)/i.test(contentType) && AUTOMATIC_REPORT_TYPES.has(headerParameter(contentType, 'report-type') ?? '')) return true;
-  const from = first('from');
-  if (/^(mailer-daemon|postmaster)@/i.test((/<([^<>]*)>\s*$/.exec(from)?.[1] ?? from).trim())) return true;
-  return false;
 }
 
 function addressList(obj: AddressObject | AddressObject[] | undefined): MailAddress[] {
@@ -301,7 +216,7 @@ function fromParsed(parsed: ParsedMail, unreadable: string | null, rawBody?: Buf
     date,
     to,
     cc: addressList(parsed.cc),
-    digest: mailDigest({ messageId, date, from: from?.address ?? null, to: to.map((a) => a.address), subject, body }),
+    ...mailDigests({ messageId, date, from: from?.address ?? null, to: to.map((a) => a.address), subject, body }),
   };
 }
 
@@ -326,6 +241,9 @@ export function cleanFilename(name: string | undefined, contentType: string, ind
     .replace(/[\u0000-\u001f\u007f-\u009f/\\]/g, '_')
     .trim()
     .slice(0, 255);
+  // An attached message is kept as an .eml file (which mail programs open), whatever its sender named it.
+  if (/^message\/(rfc822|global)$/i.test(contentType.trim()))
+    return cleaned && cleaned !== '.' && cleaned !== '..' ? (/\.eml$/i.test(cleaned) ? cleaned : `${cleaned.slice(0, 251)}.eml`) : emlName(null, index);
   if (cleaned && cleaned !== '.' && cleaned !== '..') return cleaned;
   const ext = contentType
     .split('/')[1]
@@ -359,13 +277,40 @@ export async function parseMail(raw: Buffer): Promise<InboundMail> {
 }
 
 /** parseMail through simpleParser alone: for every message parsePlainTextMail leaves, and what it is tested against. */
-export async function parseMailWithMailparser(raw: Buffer): Promise<InboundMail> {
+export async function parseMailWithMailparser(raw: Buffer, depth = 0): Promise<InboundMail> {
   const { simpleParser } = await loadMailparser();
+  let mail: InboundMail;
+  let parsed: ParsedMail;
   try {
-    return fromParsed(await simpleParser(raw, PARSER_OPTIONS), null);
+    parsed = await simpleParser(repairMime(raw), PARSER_OPTIONS);
+    mail = fromParsed(parsed, null);
   } catch (error) {
     return parseHeadersOnly(raw, error instanceof Error ? error.message : String(error));
   }
+  const type = rawHeaderValues(parsed, 'content-type')[0];
+  if (isEnclosedMessage(type) && depth < MAX_ENCLOSED_DEPTH && mail.attachments[0]) return withEnclosedMessage(mail, mail.attachments[0], depth);
+  if (!mail.text.trim() && !mail.html && mail.attachments.length === 0 && mail.unreadable === null) mail.text = await rawBodyText(raw);
+  return mail;
+}
+
+/** Messages enclosed in messages (a forward of a forward) read for their words; deeper ones stay files. */
+const MAX_ENCLOSED_DEPTH = 3;
+
+/**
+ * A message that is a forwarded message: its words are the enclosed message's text under a summary
+ * of its headers; the enclosed message is kept as an .eml file, then its own files.
+ */
+async function withEnclosedMessage(outer: InboundMail, enclosed: InboundAttachment, depth: number): Promise<InboundMail> {
+  const inner = await parseMailWithMailparser(enclosed.content, depth + 1);
+  const eml = { ...enclosed, filename: emlName(inner.subject, 0), contentType: 'message/rfc822', inline: false };
+  const files = [eml, ...inner.attachments];
+  return {
+    ...outer,
+    text: [forwardedSummary(inner), inner.text].filter((t) => t.trim()).join('\n\n'),
+    html: null,
+    attachments: files.slice(0, MAX_ATTACHMENTS),
+    attachmentsOmitted: outer.attachmentsOmitted + inner.attachmentsOmitted + Math.max(0, files.length - MAX_ATTACHMENTS),
+  };
 }
 
 // The one shape of message parsePlainTextMail reads: a single text/plain part in UTF-8 or ASCII,
@@ -384,7 +329,7 @@ const PLAIN_TRANSFER_ENCODING = /^(?:7bit|8bit|binary|quoted-printable)$/i;
 export async function parsePlainTextMail(raw: Buffer): Promise<InboundMail | null> {
   const end = headerBlockEnd(raw);
   if (end > DIRECT_HEADER_BLOCK_BYTES) return null;
-  const libraries = (headerLibraries ??= await loadHeaderLibraries());
+  const libraries = await headerLibraries();
   const block = raw.subarray(0, end);
   let lines: HeaderLine[];
   try {
@@ -446,7 +391,7 @@ export const DIRECT_HEADER_BLOCK_BYTES = 64 * 1024;
  */
 export async function parseHeaderBlock(headers: Buffer): Promise<InboundMail> {
   if (headers.length > DIRECT_HEADER_BLOCK_BYTES) return parseHeaderBlockWithMailparser(headers);
-  const libraries = (headerLibraries ??= await loadHeaderLibraries());
+  const libraries = await headerLibraries();
   try {
     return fromParsed(parsedHeaders(libraries, headers), null);
   } catch (error) {
@@ -462,150 +407,6 @@ export async function parseHeaderBlockWithMailparser(headers: Buffer): Promise<I
   } catch (error) {
     return parseHeadersOnly(headers, error instanceof Error ? error.message : String(error));
   }
-}
-
-interface HeaderLibraries {
-  Headers: typeof import('@zone-eu/mailsplit').Headers;
-  libmime: typeof import('libmime').default;
-  addressparser: typeof import('nodemailer/lib/addressparser')['default'];
-  /** The quoted-printable decoder mailsplit decodes body parts with (its own dependency). */
-  libqp: { decode(input: Buffer): Buffer };
-}
-
-type HeaderLine = { key: string; line: string };
-
-let headerLibraries: HeaderLibraries | undefined;
-async function loadHeaderLibraries(): Promise<HeaderLibraries> {
-  const [mailsplit, libmime, addressparser] = await Promise.all([import('@zone-eu/mailsplit'), import('libmime'), import('nodemailer/lib/addressparser')]);
-  const libqp = createRequire(import.meta.resolve('@zone-eu/mailsplit'))('libqp') as HeaderLibraries['libqp'];
-  return { Headers: mailsplit.default.Headers, libmime: libmime.default, addressparser: addressparser.default, libqp };
-}
-
-/** The end of a header block as mailsplit finds it: just past the first line that is empty (LF or CRLF). */
-function headerBlockEnd(raw: Buffer): number {
-  let start = 0;
-  while (start < raw.length) {
-    const lf = raw.indexOf(0x0a, start);
-    if (lf === -1) return raw.length;
-    const length = lf + 1 - start;
-    if (length === 1 || (length === 2 && raw[start] === 0x0d)) return lf + 1;
-    start = lf + 1;
-  }
-  return raw.length;
-}
-
-// An RFC 2047 encoded word (in an address, where none may stand).
-const ENCODED_WORD = /[=]\?[^?]+\?[BbQq]\?[^?]*\?[=]/;
-
-/** Display names and addresses as mailparser decodes them (encoded words, punycode domains, groups), in place. */
-function decodeAddresses(libmime: HeaderLibraries['libmime'], addresses: EmailAddress[]): void {
-  for (const address of addresses) {
-    address.name = (address.name || '').toString().trim();
-    if (address.name) {
-      try {
-        address.name = libmime.decodeWords(address.name);
-      } catch {
-        // kept as it is
-      }
-    }
-    if (address.address && ENCODED_WORD.test(address.address)) {
-      try {
-        const decoded = libmime.decodeWords(address.address);
-        address.address = /^[^\s@]+@[^\s@]+$/.test(decoded) && !/[=]\?/.test(decoded) ? decoded : '';
-      } catch {
-        address.address = '';
-      }
-    }
-    if (address.address && /@xn--/.test(address.address)) {
-      const at = address.address.lastIndexOf('@') + 1;
-      const domain = unicodeDomain(address.address.slice(at));
-      if (domain !== null) address.address = address.address.slice(0, at) + domain;
-    }
-    if (address.group) decodeAddresses(libmime, address.group);
-  }
-}
-
-/** The labels of a domain that are punycode (`xn--`) in Unicode, the others as they are; null when one cannot be decoded. */
-function unicodeDomain(domain: string): string | null {
-  const labels = domain.split(/[\x2E\u3002\uFF0E\uFF61]/);
-  for (let i = 0; i < labels.length; i++) {
-    if (!labels[i].startsWith('xn--')) continue;
-    const decoded = domainToUnicode(labels[i].toLowerCase());
-    if (!decoded) return null;
-    labels[i] = decoded;
-  }
-  return labels.join('.');
-}
-
-/** A header block read into the parts of mailparser's answer that fromParsed reads (a body-less mail). */
-function parsedHeaders({ Headers, libmime, addressparser }: HeaderLibraries, raw: Buffer, read?: HeaderLine[]): ParsedMail {
-  const lines = read ?? new Headers(raw.subarray(0, headerBlockEnd(raw))).getList();
-  const headers = new Map<string, unknown>();
-  const addresses = (value: string): AddressObject => {
-    const list = addressparser(value) as EmailAddress[];
-    decodeAddresses(libmime, list);
-    return { value: list, html: '', text: '' };
-  };
-  const decodeWords = (value: string) => {
-    try {
-      return libmime.decodeWords(value);
-    } catch {
-      return value;
-    }
-  };
-  const to: AddressObject[] = [];
-  const cc: AddressObject[] = [];
-  for (const line of lines) {
-    const key = line.key;
-    // As mailparser: the first occurrence with a value of a single header; every To and Cc.
-    if (key === 'to' || key === 'cc') {
-      (key === 'to' ? to : cc).push(addresses(headerValue(libmime, line.line)));
-      continue;
-    }
-    if (headers.has(key)) continue;
-    const value = headerValue(libmime, line.line);
-    switch (key) {
-      case 'from':
-      case 'reply-to':
-        headers.set(key, addresses(value));
-        break;
-      case 'subject': {
-        const subject = decodeWords(value);
-        if (subject) headers.set(key, subject);
-        break;
-      }
-      case 'message-id': {
-        let id = decodeWords(value);
-        if (!id) break;
-        if (!id.startsWith('<')) id = `<${id}`;
-        if (!id.endsWith('>')) id += '>';
-        headers.set(key, id);
-        break;
-      }
-      case 'date':
-        headers.set(key, new Date(value));
-        break;
-    }
-  }
-  return {
-    headerLines: lines,
-    headers,
-    from: headers.get('from'),
-    replyTo: headers.get('reply-to'),
-    to: to.length === 0 ? undefined : to.length === 1 ? to[0] : to,
-    cc: cc.length === 0 ? undefined : cc.length === 1 ? cc[0] : cc,
-    subject: headers.get('subject'),
-    messageId: headers.get('message-id'),
-    date: headers.get('date'),
-    attachments: [],
-    html: false,
-  } as ParsedMail;
-}
-
-/** A header line's unfolded value, its 8-bit bytes read as UTF-8 (as mailparser reads them). */
-function headerValue(libmime: HeaderLibraries['libmime'], line: string): string {
-  const value = (libmime.decodeHeader(line).value || '').toString().trim();
-  return Buffer.from(value, 'binary').toString();
 }
 
 /** A message whose body cannot be read: its headers (when they can be read) and an explanation. */
@@ -635,6 +436,7 @@ export async function parseHeadersOnly(raw: Buffer, reason: string): Promise<Inb
       to: [],
       cc: [],
       digest: mailDigest({ messageId: null, date: null, from: null, to: [], subject: null, body: ['raw', createHash('sha256').update(raw).digest('hex')] }),
+      priorDigest: null,
     };
   }
 }

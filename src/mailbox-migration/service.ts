@@ -22,6 +22,7 @@ import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
 import { CONNECTION_TEST_WINDOW } from '../platform/rate-limit.js';
+import { charCount } from '../platform/text.js';
 import { folderLabelsOf, THREAD_MEMBER_STATUSES, threadItemsQuery } from './copy/copy.js';
 import { importedStatus, labelsOfItem, SKIP_REASONS } from './copy/plan.js';
 import { chooseFolders, isNeverRead } from './copy/scan.js';
@@ -171,7 +172,7 @@ function checkFolderLabels(mapping: Record<string, string | null>): Record<strin
   if (entries.length > 1000) throw invalid('folder_labels maps at most 1000 folders');
   const out: Record<string, string | null> = {};
   for (const [folder, label] of entries) {
-    if (!folder || folder.length > 1000) throw invalid('folder_labels: folder names are 1 to 1000 characters');
+    if (!folder || charCount(folder) > 1000) throw invalid('folder_labels: folder names are 1 to 1000 characters');
     out[folder] = label === null ? null : (checkLabels([label])[0] ?? null);
   }
   return out;
@@ -180,7 +181,7 @@ function checkFolderLabels(mapping: Record<string, string | null>): Record<strin
 function checkFolders(folders: string[] | null): string[] | null {
   if (folders === null) return null;
   if (folders.length === 0 || folders.length > 1000) throw invalid('folders lists 1 to 1000 folders (null: the default folders)');
-  for (const f of folders) if (!f || f.length > 1000 || /[\u0000\r\n]/.test(f)) throw invalid('folder names are 1 to 1000 characters on one line');
+  for (const f of folders) if (!f || charCount(f) > 1000 || /[\u0000\r\n]/.test(f)) throw invalid('folder names are 1 to 1000 characters on one line');
   return [...new Set(folders)];
 }
 
@@ -212,7 +213,7 @@ async function columnsOf(ctx: Pick<Ctx, 'db' | 'config'>, workspaceId: string, i
   }
   if (input.username !== undefined) {
     const u = input.username === null ? null : input.username.trim();
-    if (u !== null && (!u || u.length > 320 || /[\u0000-\u001f]/.test(u))) throw invalid('username must be 1 to 320 printable characters');
+    if (u !== null && (!u || charCount(u) > 320 || /[\u0000-\u001f]/.test(u))) throw invalid('username must be 1 to 320 printable characters');
     set.username = u;
     mailboxChanged ||= current?.username !== u;
   }
@@ -482,11 +483,11 @@ export async function setCredentials(
     throw invalid(
       `${findPreset(found.provider)!.name} connects with a sign-in, not a password: PUT …/credentials without a password answers the address to open`,
     );
-  if (!input.password || input.password.length > 1000) throw invalid('password must be 1 to 1000 characters');
+  if (!input.password || charCount(input.password) > 1000) throw invalid('password must be 1 to 1000 characters');
   const sealed = ctx.sealer.seal(input.password);
   const result = await act(ctx, access, id, 'credentials', async (m) => {
     const username = input.username?.trim() || m.username || m.source_address;
-    if (!username || username.length > 320) throw invalid('username must be 1 to 320 characters (or set source_address)');
+    if (!username || charCount(username) > 320) throw invalid('username must be 1 to 320 characters (or set source_address)');
     const set: Partial<MigrationRow> = { username, password_sealed: sealed, credentials_set_at: iso(ctx.clock.now()) };
     // A new password fixes a refused login: the work continues where it stopped.
     if (m.state === 'needs_attention') Object.assign(set, resumedFromAttention(m));

@@ -4,12 +4,14 @@
 // sync command leads to a write.
 import type { BackgroundPart } from '../platform/background.js';
 import { mailerProvider } from './provider.js';
-import { mailerTenantJobs } from './service.js';
+import { mailerOnSince, mailerTenantJobs } from './service.js';
 
 export const mailerTenantsBackground: BackgroundPart = {
   name: 'mailer-tenants',
   jobs: (ctx) => mailerTenantJobs(ctx),
   async start(ctx) {
+    // Records whether the feature is on (and since when): a channel save queued while it was off is then not acted on.
+    await mailerOnSince(ctx);
     if (!ctx.config.mailer) return;
     return {
       async stop() {

@@ -38,7 +38,7 @@ import {
   type ReputationEntity,
   sesSmtpEndpoint,
 } from './provider.js';
-import { CHANNEL_SAVED_JOB } from './reaction.js';
+import { CHANNEL_SAVED_JOB, type ChannelSavedJob } from './reaction.js';
 
 export type TenantRow = Selectable<MailerTenantsTable>;
 
@@ -459,11 +459,43 @@ export async function workspaceApproved(ctx: Pick<Ctx, 'db' | 'clock' | 'config'
   return candidates.length;
 }
 
+const MAILER_ON_SINCE_KEY = 'mailer_tenants_on_since';
+/** server_meta value while the feature is off. */
+const MAILER_OFF = 'off';
+
+/**
+ * Since when the tenant feature (SVC_MAILER_*) has been on, as this database knows it: `off` is stored
+ * while a server runs without the settings; the first server (or job) with them turns it into the
+ * time. Never recorded before (an upgrade from a version that kept no record): since always, as then.
+ */
+export async function mailerOnSince(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>): Promise<string | null> {
+  if (!ctx.config.mailer) {
+    await ctx.db
+      .insertInto('server_meta')
+      .values({ key: MAILER_ON_SINCE_KEY, value: MAILER_OFF })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value: MAILER_OFF }))
+      .execute();
+    return null;
+  }
+  await ctx.db
+    .updateTable('server_meta')
+    .set({ value: iso(ctx.clock.now()) })
+    .where('key', '=', MAILER_ON_SINCE_KEY)
+    .where('value', '=', MAILER_OFF)
+    .execute();
+  const row = await ctx.db.selectFrom('server_meta').select('value').where('key', '=', MAILER_ON_SINCE_KEY).executeTakeFirst();
+  return row?.value ?? '';
+}
+
 export function mailerTenantJobs(ctx: Ctx): JobKind[] {
   // Stored by every channel save (src/mailer-tenants/reaction.ts), so it runs with or without the mailer settings.
-  const saved: JobKind<ChannelSavedSignal> = {
+  // A save stored while the feature was off is not acted on when it is turned on ("never writes to the
+  // provider at startup"): the operator's `sync` back-fills those channels, a save or an approval acts.
+  const saved: JobKind<ChannelSavedJob> = {
     kind: CHANNEL_SAVED_JOB,
-    async run({ channelId, former }) {
+    async run({ channelId, former, saved_at }) {
+      const since = await mailerOnSince(ctx);
+      if (since === null || (saved_at ?? '') < since) return;
       await channelSaved(ctx, channelId, former);
     },
   };

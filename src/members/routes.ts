@@ -3,7 +3,7 @@ import { authorize } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { optionalPerson, requireAccess, requireSameOrigin, setSessionCookie } from '../http/auth.js';
-import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { bearer, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { formatPerson } from '../people/service.js';
 import { acceptInvite, createInvite, formatInvite, listInvites, resendInvite, revokeInvite } from './invites.js';
@@ -198,7 +198,7 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
       security: [{}, ...bearer],
       request: {
         body: jsonBody(
-          z.object({ token: z.string().min(1).max(200), name: z.string().max(200).optional().openapi({ description: 'the new account’s name' }) }).strict(),
+          z.object({ token: z.string().min(1).max(200), name: textUpTo(200).optional().openapi({ description: 'the new account’s name' }) }).strict(),
         ),
       },
       responses: {

@@ -25,3 +25,17 @@ export const NotificationPreferencesSchema = z
 export function formatPreferences(config: Ctx['config'], preferences: NotificationPreferences) {
   return { preferences, available: { realtime: true, push: !!config.vapid, email: !!config.smtp } };
 }
+
+export const NotificationSchema = z
+  .object({
+    id: z.string(),
+    trigger: z.enum(['new_conversation', 'assigned', 'customer_reply', 'mention']),
+    conversation_id: z.string(),
+    inbox_id: z.string().nullable().openapi({ description: 'the conversation’s inbox now' }),
+    title: z.string(),
+    body: z.string(),
+    url: z.string().openapi({ description: 'the conversation in the panel' }),
+    created_at: z.string(),
+    read_at: z.string().nullable().openapi({ description: 'when the member read it; null while unread' }),
+  })
+  .openapi('Notification');

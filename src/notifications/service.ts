@@ -170,13 +170,24 @@ export async function notifyEvents(
             title: text.title,
             body: text.body,
             created_at: iso(now),
+            in_panel: preferences.get(member.personId)![trigger].realtime ? 1 : 0,
           })
           .onConflict((oc) => oc.columns(['event_id', 'person_id']).doNothing())
           .executeTakeFirst();
         if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
         told++;
         const wants = preferences.get(member.personId)!;
-        const shown = { id, trigger, conversation_id: conversation.id, inbox_id: row.inbox_id, title: text.title, body: text.body, url, created_at: iso(now) };
+        const shown = {
+          id,
+          trigger,
+          conversation_id: conversation.id,
+          inbox_id: row.inbox_id,
+          title: text.title,
+          body: text.body,
+          url,
+          created_at: iso(now),
+          read_at: null,
+        };
         if (wants[trigger].realtime) {
           await recordEvent(tx, {
             workspaceId: row.workspace_id,

@@ -10,6 +10,7 @@ import { conflict, invalid, notFound, unauthorized } from '../platform/errors.js
 import { newId } from '../platform/ids.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
 import { RateLimiter } from '../platform/rate-limit.js';
+import { charCount } from '../platform/text.js';
 
 export type PersonRow = PeopleTable;
 
@@ -188,7 +189,7 @@ export async function updatePerson(ctx: Pick<Ctx, 'db' | 'clock'>, personId: str
   const set: Partial<PersonRow> = {};
   if (patch.name !== undefined) {
     const name = patch.name.trim();
-    if (name.length < 1 || name.length > PERSON_NAME_MAX) throw invalid(`name must be 1 to ${PERSON_NAME_MAX} characters after trimming`);
+    if (charCount(name) < 1 || charCount(name) > PERSON_NAME_MAX) throw invalid(`name must be 1 to ${PERSON_NAME_MAX} characters after trimming`);
     set.name = name;
   }
   if (patch.locale !== undefined) {

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { defineCommand } from 'citty';
+import { configCommand } from '../cli.js';
 
 /** A VAPID (Web Push) key pair: the public key as an uncompressed P-256 point, both base64url. */
 export function generateVapidKeys(): { publicKey: string; privateKey: string } {
@@ -9,8 +9,10 @@ export function generateVapidKeys(): { publicKey: string; privateKey: string } {
   return { publicKey: point.toString('base64url'), privateKey: jwk.d! };
 }
 
-export const vapidKeysCommand = defineCommand({
+// A configCommand, as every command: a bad setting stops it with one line.
+export const vapidKeysCommand = configCommand({
   meta: { name: 'vapid-keys', description: 'Print a new Web Push key pair (needs no database)' },
+  args: {},
   run() {
     const keys = generateVapidKeys();
     process.stdout.write(`SVC_VAPID_PUBLIC_KEY=${keys.publicKey}\nSVC_VAPID_PRIVATE_KEY=${keys.privateKey}\n`);

@@ -30,6 +30,7 @@ import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';
+import { charCount } from '../platform/text.js';
 import { formatRatingSettings } from './format.js';
 import { RATING_LINK_DAYS, RATING_REQUEST_JOB } from './reaction.js';
 
@@ -215,7 +216,7 @@ export function checkScore(score: unknown): number {
 
 function checkComment(comment: string | undefined | null): string | null {
   const c = (comment ?? '').trim();
-  if (c.length > RATING_COMMENT_MAX_CHARS) throw invalid(`comment must be at most ${RATING_COMMENT_MAX_CHARS} characters`);
+  if (charCount(c) > RATING_COMMENT_MAX_CHARS) throw invalid(`comment must be at most ${RATING_COMMENT_MAX_CHARS} characters`);
   return c || null;
 }
 

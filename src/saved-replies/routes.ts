@@ -48,7 +48,7 @@ const signatureBody = z
   .object({
     body: z
       .string()
-      .max(MAX_SIGNATURE_CHARS + 100)
+      .max(MAX_SIGNATURE_CHARS * 2 + 100)
       .openapi({ description: `at most ${MAX_SIGNATURE_CHARS} characters; empty removes it. ${PLACEHOLDER_HELP}` }),
   })
   .strict();
@@ -60,7 +60,7 @@ const nameField = z
   .openapi({ description: `1 to ${MAX_NAME_CHARS} characters, one line; unique (ignoring case) among the workspace’s replies, or among the member’s own` });
 const bodyField = z
   .string()
-  .max(MAX_BODY_CHARS)
+  .max(MAX_BODY_CHARS * 2)
   .openapi({ description: `at most ${MAX_BODY_CHARS} characters. ${PLACEHOLDER_HELP}` });
 
 export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {

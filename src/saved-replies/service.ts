@@ -13,6 +13,7 @@ import { iso } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
+import { charCount } from '../platform/text.js';
 import { checkPlaceholders } from './placeholders.js';
 
 export type SavedReplyRow = SavedRepliesTable;
@@ -40,7 +41,7 @@ export function requireReplyReader(access: Access): void {
 function checkName(raw: string): string {
   const name = raw.trim();
   if (!name) throw invalid('name must not be empty', { issues: [{ path: ['name'], message: 'must not be empty' }] });
-  if ([...name].length > MAX_NAME_CHARS)
+  if (charCount(name) > MAX_NAME_CHARS)
     throw invalid(`name must be at most ${MAX_NAME_CHARS} characters`, { issues: [{ path: ['name'], message: `at most ${MAX_NAME_CHARS} characters` }] });
   if (/[\p{Cc}]/u.test(name))
     throw invalid('name must be one line without control characters', { issues: [{ path: ['name'], message: 'one line, no control characters' }] });
@@ -49,7 +50,7 @@ function checkName(raw: string): string {
 
 function checkBody(body: string): string {
   if (!body.trim()) throw invalid('body must not be empty', { issues: [{ path: ['body'], message: 'must not be empty' }] });
-  if (body.length > MAX_BODY_CHARS)
+  if (charCount(body) > MAX_BODY_CHARS)
     throw invalid(`body must be at most ${MAX_BODY_CHARS} characters`, { issues: [{ path: ['body'], message: `at most ${MAX_BODY_CHARS} characters` }] });
   checkPlaceholders(body, 'body');
   return body;
@@ -93,7 +94,7 @@ export async function listSavedReplies(ctx: C, access: Access, input: { q?: stri
   const owners = input.scope === 'workspace' || !person ? [''] : input.scope === 'personal' ? [person] : ['', person];
   let q = ctx.db.selectFrom('saved_replies').selectAll().where('workspace_id', '=', access.workspaceId).where('owner_key', 'in', owners);
   const words = (input.q ?? '').toLowerCase().trim();
-  if (words.length > MAX_QUERY_CHARS) throw invalid(`q must be at most ${MAX_QUERY_CHARS} characters`);
+  if (charCount(words) > MAX_QUERY_CHARS) throw invalid(`q must be at most ${MAX_QUERY_CHARS} characters`);
   for (const word of words.split(/\s+/).filter(Boolean)) {
     const pattern = `%${word.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
     q = q.where(sql<boolean>`search_text like ${pattern} escape '\\'`);

@@ -13,6 +13,7 @@ import type { Db } from '../db/schema.js';
 import { inboxByRef } from '../inboxes/store.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
+import { charCount } from '../platform/text.js';
 import { checkPlaceholders, renderPlaceholders } from './placeholders.js';
 import { placeholderValues } from './render.js';
 
@@ -22,7 +23,7 @@ type C = Pick<Ctx, 'db' | 'clock'>;
 
 function checkSignature(body: string): string {
   const text = body.replace(/\r\n?/g, '\n').replace(/\s+$/, '');
-  if (text.length > MAX_SIGNATURE_CHARS)
+  if (charCount(text) > MAX_SIGNATURE_CHARS)
     throw invalid(`signature must be at most ${MAX_SIGNATURE_CHARS} characters`, {
       issues: [{ path: ['body'], message: `at most ${MAX_SIGNATURE_CHARS} characters` }],
     });

@@ -34,6 +34,7 @@ import { randomToken, safeEqual, sha256Hex } from '../platform/crypto.js';
 import { AppError, forbidden, invalid, notFound, unauthorized } from '../platform/errors.js';
 import { withoutBidiControls } from '../platform/foreign-text.js';
 import { newId } from '../platform/ids.js';
+import { charCount } from '../platform/text.js';
 import { answerInWidget, openWidgetRequest } from '../ratings/service.js';
 import { teamOnline } from '../realtime/team-online.js';
 import { signalTyping, type TypingThrottle } from '../typing/service.js';
@@ -313,7 +314,7 @@ export async function openVisitorAttachment(ctx: Ctx, visitor: VisitorSession, a
 
 function checkBody(body: string, attachmentIds?: string[]): string {
   if (!body.trim() && !attachmentIds?.length) throw invalid('body must not be empty');
-  if (body.length > MAX_VISITOR_MESSAGE_CHARS) throw invalid(`body must be at most ${MAX_VISITOR_MESSAGE_CHARS} characters`);
+  if (charCount(body) > MAX_VISITOR_MESSAGE_CHARS) throw invalid(`body must be at most ${MAX_VISITOR_MESSAGE_CHARS} characters`);
   return body;
 }
 

@@ -3,7 +3,7 @@ import { authorize } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess, requirePerson } from '../http/auth.js';
-import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { bearer, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { deleteWorkspace } from '../lifecycle/workspace-deletion.js';
 import { forbidden } from '../platform/errors.js';
 import { andThen } from '../platform/maybe-promise.js';
@@ -38,7 +38,7 @@ export function registerWorkspaceRoutes(app: ApiApp, ctx: Ctx) {
       method: 'patch',
       path: '/v1/workspace',
       tags: ['workspace'],
-      summary: 'Change workspace settings (owners, or keys with workspace:manage)',
+      summary: 'Change workspace settings (owners only; retention deletes data, so no API key may)',
       security: bearer,
       request: {
         body: jsonBody(
@@ -72,7 +72,7 @@ export function registerWorkspaceRoutes(app: ApiApp, ctx: Ctx) {
       tags: ['workspace'],
       summary: 'Create a workspace with the signed-in person as owner (only with SVC_SIGNUP=open)',
       security: bearer,
-      request: { body: jsonBody(z.object({ name: z.string().min(1).max(WORKSPACE_NAME_MAX) }).strict()) },
+      request: { body: jsonBody(z.object({ name: textUpTo(WORKSPACE_NAME_MAX, 1) }).strict()) },
       responses: { 201: jsonAnswer(WorkspaceSchema, 'the new workspace') },
     }),
     async (c) => {
@@ -93,7 +93,7 @@ export function registerWorkspaceRoutes(app: ApiApp, ctx: Ctx) {
         'The workspace stops working at once: members, API keys, chat keys and its e-mail addresses are refused (mail is answered as an unknown recipient), webhook endpoints receive nothing more and are removed, and members left without another workspace lose their push subscriptions. A background job then deletes the data in batches. People keep their accounts.',
       security: bearer,
       request: {
-        body: jsonBody(z.object({ name: z.string().min(1).max(WORKSPACE_NAME_MAX).openapi({ description: 'the exact name of the workspace' }) }).strict()),
+        body: jsonBody(z.object({ name: textUpTo(WORKSPACE_NAME_MAX, 1).openapi({ description: 'the exact name of the workspace' }) }).strict()),
       },
       responses: { 202: jsonAnswer(z.object({ workspace_id: z.string(), deleted_at: z.string() }), 'deleted; the data goes in the background') },
     }),

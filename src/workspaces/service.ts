@@ -6,6 +6,7 @@ import { findOrCreatePerson } from '../people/service.js';
 import { iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
+import { charCount } from '../platform/text.js';
 
 export type WorkspaceRow = WorkspacesTable;
 type C = Pick<Ctx, 'db' | 'clock'>;
@@ -15,7 +16,7 @@ export const WORKSPACE_NAME_MAX = 200;
 function checkName(name: string): string {
   const trimmed = name.trim();
   if (!trimmed) throw invalid('workspace name must not be empty');
-  if (trimmed.length > WORKSPACE_NAME_MAX) throw invalid(`workspace name must be at most ${WORKSPACE_NAME_MAX} characters`);
+  if (charCount(trimmed) > WORKSPACE_NAME_MAX) throw invalid(`workspace name must be at most ${WORKSPACE_NAME_MAX} characters`);
   return trimmed;
 }
 

@@ -1,5 +1,7 @@
 // Notifications in a real browser: a new conversation shows as a toast and on the bell with its
-// unread count in the open panel; My account has the choices per trigger and channel, which save.
+// unread count in the open panel; the bell is the inbox kept on the server, so the count survives a
+// reload and shows on another device, and reading there clears it here; My account has the choices
+// per trigger and channel, which save.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
@@ -78,12 +80,59 @@ describe('notifications in the panel', { skip: browserSkipReason() }, () => {
     const bell = page.getByRole('button', { name: /Notifications/ });
     await assert.doesNotReject(bell.locator('.notif-count', { hasText: '1' }).waitFor());
     await bell.click();
+    const entry = page.locator('#notif-list').getByRole('link', { name: /Toaster on fire/ });
+    await entry.waitFor();
+    await assertAccessible(page);
+    await bell.click();
+
+    // A reload keeps the count and the entry: they come from the server, not the page's memory.
+    await page.reload();
+    await page.getByRole('heading', { name: 'All' }).waitFor();
+    await bell.locator('.notif-count', { hasText: '1' }).waitFor();
+    await bell.click();
     await page
       .locator('#notif-list')
       .getByRole('link', { name: /Toaster on fire/ })
       .waitFor();
-    assert.equal(await bell.locator('.notif-count').count(), 0, 'opening the list reads them');
-    await assertAccessible(page);
+    await bell.click();
+
+    // Another device (another browser context, the same member signed in): the same count.
+    const other = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'tr-TR' });
+    await other.context.addCookies(await page.context().cookies());
+    await other.page.goto(`${s.url}/conversations`);
+    const otherBell = other.page.locator('.notif-bell > button');
+    await otherBell.locator('.notif-count', { hasText: '1' }).waitFor();
+    await otherBell.click();
+    await other.page.locator('#notif-list li.notif-unread', { hasText: 'Toaster on fire' }).waitFor();
+    await assertAccessible(other.page);
+    await otherBell.click();
+    // Read on the first device: the other's bell clears at once (realtime), and after its reload too.
+    await bell.click();
+    await page
+      .locator('#notif-list')
+      .getByRole('link', { name: /Toaster on fire/ })
+      .click();
+    await page.waitForURL(/\/conversations\/cv_/);
+    await bell.locator('.notif-count').waitFor({ state: 'detached' });
+    await otherBell.locator('.notif-count').waitFor({ state: 'detached' });
+    await other.page.reload();
+    await other.page.locator('.notif-bell').waitFor();
+    await otherBell.click();
+    await other.page.locator('#notif-list li:not(.notif-unread)', { hasText: 'Toaster on fire' }).waitFor();
+    assert.equal(await otherBell.locator('.notif-count').count(), 0, 'read stays read after a reload');
+    // A second one, then "Mark all as read" on the other device.
+    await deliverMail(s, address, { Subject: 'Kettle leaking' });
+    await bell.locator('.notif-count', { hasText: '1' }).waitFor();
+    await otherBell.locator('.notif-count', { hasText: '1' }).waitFor();
+    // The list is still open there: the new one is in it, unread.
+    await other.page.locator('#notif-list li.notif-unread', { hasText: 'Kettle leaking' }).waitFor();
+    await other.page.locator('#notif-list .notif-read-all').click();
+    await bell.locator('.notif-count').waitFor({ state: 'detached' });
+    await page.reload();
+    await page.locator('.notif-bell').waitFor();
+    await page.waitForLoadState('networkidle');
+    assert.equal(await bell.locator('.notif-count').count(), 0);
+    await other.context.close();
 
     await page.goto(`${s.url}/settings/account`);
     await page.getByRole('heading', { name: 'Notifications' }).waitFor();

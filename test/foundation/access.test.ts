@@ -59,10 +59,22 @@ describe('authentication and authorization', () => {
 
   test('a key without the scope gets 403', async () => {
     const { secret } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'reader', scopes: ['contacts:read'] });
-    const r = await s.request('PATCH', '/v1/workspace', { token: secret, body: { retention_days: 30 } });
+    const r = await s.request('GET', '/v1/webhooks', { token: secret });
     assert.equal(r.status, 403);
     assert.equal(r.body.error.code, 'forbidden');
-    assert.match(r.body.error.message, /workspace:manage/);
+    assert.match(r.body.error.message, /webhooks:manage/);
+  });
+
+  test('PATCH /v1/workspace (retention) is owner only: an API key is refused even with workspace:manage, and nothing changes', async () => {
+    const { secret } = await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'manager', scopes: ['workspace:manage'] });
+    const before = (await s.request('GET', '/v1/workspace', { token: seed.ownerToken })).body.retention_days;
+    for (const token of [secret, seed.apiKey]) {
+      const r = await s.request('PATCH', '/v1/workspace', { token, body: { retention_days: 1 } });
+      assert.equal(r.status, 403);
+      assert.equal(r.body.error.code, 'forbidden');
+      assert.match(r.body.error.message, /owners only, not to API keys/);
+    }
+    assert.equal((await s.request('GET', '/v1/workspace', { token: seed.ownerToken })).body.retention_days, before);
   });
 
   test('an inbox limit hides the other inboxes', async () => {
@@ -119,7 +131,7 @@ describe('authentication and authorization', () => {
   });
 
   test('PATCH /v1/workspace refuses wrong types and values and changes nothing', async () => {
-    await s.request('PATCH', '/v1/workspace', { token: seed.apiKey, body: { retention_days: 10 } });
+    await s.request('PATCH', '/v1/workspace', { token: seed.ownerToken, body: { retention_days: 10 } });
     for (const body of [
       { retention_days: 0 },
       { retention_days: -5 },
@@ -129,26 +141,26 @@ describe('authentication and authorization', () => {
       [1],
       'text',
     ]) {
-      const r = await s.request('PATCH', '/v1/workspace', { token: seed.apiKey, body });
+      const r = await s.request('PATCH', '/v1/workspace', { token: seed.ownerToken, body });
       assert.equal(r.status, 400, JSON.stringify(body));
       assert.equal(r.body.error.code, 'invalid_request');
       assert.ok(Array.isArray(r.body.error.issues));
     }
     const malformed = await s.request('PATCH', '/v1/workspace', {
-      token: seed.apiKey,
+      token: seed.ownerToken,
       raw: '{"retention_days": 3',
       headers: { 'content-type': 'application/json' },
     });
     assert.equal(malformed.status, 400);
     assert.equal(malformed.body.error.code, 'invalid_request');
     const huge = await s.request('PATCH', '/v1/workspace', {
-      token: seed.apiKey,
+      token: seed.ownerToken,
       raw: JSON.stringify({ retention_days: 5, pad: 'x'.repeat(2 * 1024 * 1024) }),
       headers: { 'content-type': 'application/json' },
     });
     assert.equal(huge.status, 413);
     assert.equal(huge.body.error.code, 'too_large');
-    const ws = await s.request('GET', '/v1/workspace', { token: seed.apiKey });
+    const ws = await s.request('GET', '/v1/workspace', { token: seed.ownerToken });
     assert.equal(ws.body.retention_days, 10);
   });
 

@@ -64,6 +64,55 @@ describe('settings', () => {
     }
   });
 
+  test('every setting is checked for what it means: domains, ARNs, URLs, regions, positive days and sizes', () => {
+    const bad: [string, string, RegExp][] = [
+      ['SVC_FORWARDING_DOMAIN', 'bad domain', /domain name/],
+      ['SVC_FORWARDING_DOMAIN', '-in.example.com', /domain name/],
+      ['SVC_MAILER_TOPIC_ARNS', 'garbage', /SNS topic ARN/],
+      ['SVC_MAILER_TOPIC_ARNS', 'arn:aws:sns:us-east-1:123456789012:ok, arn:aws:s3:::bucket', /SNS topic ARN/],
+      ['SVC_PUBLIC_URL', 'notaurl', /absolute http/],
+      ['SVC_PUBLIC_URL', 'ftp://files.example.com', /absolute http/],
+      ['SVC_PUBLIC_URL', 'https://support.example.com/?x=1', /without user, query or fragment/],
+      ['SVC_MIGRATION_SYNC_MAX_DAYS', '0', /at least 1/],
+      ['SVC_EVENTS_RETENTION_DAYS', '0', /at least 1/],
+      ['SVC_MIGRATION_AUDIT_DAYS', '0', /at least 1/],
+      ['SVC_MIGRATION_QUIET_HOURS', '0', /at least 1/],
+      ['SVC_INGRESS_MAX_BYTES', '0', /at least 1/],
+      ['SVC_ATTACHMENT_MAX_BYTES', '0', /at least 1/],
+      ['SVC_MIGRATION_MAX_MESSAGE_BYTES', '0', /at least 1/],
+      ['SVC_SMTP_PORT', '70000', /from 1 to 65535/],
+      ['SVC_SMTP_HOST', 'mail server', /host name or IP/],
+      ['SVC_S3_ENDPOINT', 'minio:9000', /absolute http/],
+      ['SVC_S3_REGION', 'Europe', /AWS region/],
+      ['SVC_S3_BUCKET', 'My Bucket', /bucket name/],
+      ['SVC_MAILER_REGION', 'eu west 1', /AWS region/],
+      ['SVC_MAILER_ENDPOINT', 'localhost:4566', /absolute http/],
+      ['SVC_MAILER_CONFIGURATION_SET', 'set with spaces', /configuration set/],
+      ['SVC_VAPID_PUBLIC_KEY', 'nonsense', /P-256 public key/],
+      ['SVC_MIGRATION_ZENDESK_URL', 'zendesk', /absolute http/],
+    ];
+    for (const [key, value, why] of bad) {
+      assert.throws(
+        () => loadConfig({ [key]: value }),
+        (e: unknown) => e instanceof ConfigError && e.message.startsWith(`invalid setting ${key}: `) && why.test(e.message) && !e.message.includes('\n'),
+        `${key}=${value}`,
+      );
+    }
+    const good = loadConfig({
+      SVC_FORWARDING_DOMAIN: 'In.Example.com',
+      SVC_MAILER_TOPIC_ARNS: 'arn:aws:sns:us-east-1:123456789012:svc-feedback, arn:aws-us-gov:sns:us-gov-west-1:123456789012:b.fifo',
+      SVC_PUBLIC_URL: 'https://support.example.com/',
+      SVC_SMTP_HOST: '127.0.0.1',
+      SVC_S3_ENDPOINT: 'http://127.0.0.1:9000',
+      SVC_BROADCAST_DAILY_RECIPIENTS: '0',
+      SVC_SHUTDOWN_TIMEOUT_SECONDS: '0',
+    });
+    assert.equal(good.forwardingDomain, 'in.example.com');
+    assert.equal(good.mailerTopicArns.length, 2);
+    assert.equal(good.publicUrl, 'https://support.example.com');
+    assert.equal(good.broadcasts.dailyRecipients, 0);
+  });
+
   test('the master key is read as hex or base64', () => {
     const key = randomBytes(32);
     assert.deepEqual(loadConfig({ SVC_MASTER_KEY: key.toString('hex') }).masterKey, key);
@@ -85,6 +134,19 @@ describe('settings at the command line', () => {
       assert.ok(oneLine(r.stderr), r.stderr);
       assert.match(r.stderr, /SVC_STORAGE/);
       assert.equal(r.stdout, '');
+    }
+    for (const [key, value] of [
+      ['SVC_FORWARDING_DOMAIN', 'bad domain'],
+      ['SVC_PUBLIC_URL', 'notaurl'],
+      ['SVC_EVENTS_RETENTION_DAYS', '0'],
+    ]) {
+      for (const args of [['serve'], ['migrate', 'status'], ['vapid-keys'], ['inbox', 'list', '--workspace', 'x']]) {
+        const bad = await runSvc(args, { env: { ...te.env, [key]: value } });
+        assert.notEqual(bad.code, 0, `${key} ${args.join(' ')}`);
+        assert.ok(oneLine(bad.stderr), bad.stderr);
+        assert.match(bad.stderr, new RegExp(`^error: invalid setting ${key}: `));
+        assert.equal(bad.stdout, '');
+      }
     }
     const r = await runSvc(['migrate', 'status'], { env: { ...te.env, SVC_MAILER_REGION: 'eu-west-1' } });
     assert.notEqual(r.code, 0);

@@ -175,6 +175,64 @@ describe('message identity and storing the same mail once', () => {
     assert.equal(stored.length, 2);
   });
 
+  test('a mail re-sent with a new Date (same Message-ID, sender, subject and text) is the same message: no second conversation, no second greeting', async () => {
+    const on = await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/greeting`, { token: seed.apiKey, body: { enabled: true, text: { en: 'We got it.' } } });
+    assert.equal(on.status, 200);
+    const headers = { From: 'Gus <gus@customer.example>', To: address, Subject: 'Invoice 7', 'Message-ID': '<resent-1@customer.example>' };
+    const first = await post(rawMail({ ...headers, Date: 'Wed, 07 Jan 2026 09:00:00 +0000' }, 'Where is invoice 7?\r\n'));
+    assert.equal(first.status, 201);
+    await s.app.jobs.drain();
+    // The customer's mailer sends it again an hour later: a new Date, other trace headers.
+    const resent = await post(
+      rawMail(
+        { Received: 'from mx2.example by relay.example; Wed, 07 Jan 2026 10:00:03 +0000', ...headers, Date: 'Wed, 07 Jan 2026 10:00:00 +0000' },
+        'Where is invoice 7?\r\n',
+      ),
+    );
+    assert.equal(resent.status, 201);
+    await s.app.jobs.drain();
+    const a = first.body.data[0];
+    const b = resent.body.data[0];
+    assert.equal(a.duplicate, false);
+    assert.equal(b.duplicate, true, 'the re-sent mail is the stored one');
+    assert.equal(b.message_id, a.message_id);
+    assert.equal(b.conversation_id, a.conversation_id);
+    const conversations = await s.app.db
+      .selectFrom('conversations')
+      .select('id')
+      .where('workspace_id', '=', seed.workspaceId)
+      .where('subject', '=', 'Invoice 7')
+      .execute();
+    assert.equal(conversations.length, 1, 'no second conversation');
+    const messages = await messagesOf(a.conversation_id);
+    assert.equal(messages.filter((m) => m.direction === 'in').length, 1);
+    assert.equal(messages.filter((m) => m.details?.greeting).length, 1, 'greeted once');
+    // A different text under the same Message-ID is still a different message (kept apart).
+    const other = await post(rawMail({ ...headers, Date: 'Wed, 07 Jan 2026 11:00:00 +0000' }, 'Never mind, found it.\r\n'));
+    assert.equal(other.body.data[0].duplicate, false);
+    assert.notEqual(other.body.data[0].conversation_id, a.conversation_id);
+    const off = await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/greeting`, { token: seed.apiKey, body: { enabled: false } });
+    assert.equal(off.status, 200);
+  });
+
+  test('mail stored before the Date stopped counting is still found when the same copy comes again', async () => {
+    const { parseMail } = await import('../../src/mail/parse.js');
+    const raw = rawMail(
+      { From: 'Hal <hal@customer.example>', To: address, Subject: 'Old', 'Message-ID': '<old-1@customer.example>', Date: 'Thu, 08 Jan 2026 09:00:00 +0000' },
+      'Old mail.\r\n',
+    );
+    const first = await post(raw);
+    const a = first.body.data[0];
+    // As it was stored before: under the digest that included the Date.
+    const { digest, priorDigest } = await parseMail(raw);
+    assert.ok(priorDigest && priorDigest !== digest);
+    await s.app.db.updateTable('mail_digests').set({ digest: priorDigest }).where('message_id', '=', a.message_id).execute();
+    await s.app.db.updateTable('mail_ids').set({ digest: priorDigest }).where('message_id', '=', a.message_id).execute();
+    const again = await post(raw);
+    assert.equal(again.body.data[0].duplicate, true);
+    assert.equal(again.body.data[0].message_id, a.message_id);
+  });
+
   test('mail without a Message-ID is stored once however often it comes, and told apart from different mail', async () => {
     const headers = { From: 'Erin <erin@customer.example>', To: address, Subject: 'No id', 'Message-ID': '', Date: 'Tue, 06 Jan 2026 09:00:00 +0100' };
     const first = await post(rawMail(headers, 'The same text.\r\n'));

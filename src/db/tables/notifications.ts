@@ -1,4 +1,5 @@
 // Notifications to the team (migration 0018).
+import type { ColumnType } from 'kysely';
 
 export type NotificationTrigger = 'new_conversation' | 'assigned' | 'customer_reply' | 'mention';
 
@@ -20,6 +21,10 @@ export interface NotificationsTable {
   title: string;
   body: string;
   created_at: string;
+  /** When the member read it (opened it, or marked it or all read); null while unread (0033). */
+  read_at: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 1 when shown under the bell: the member wanted this trigger "in the panel" when it was made (0033). */
+  in_panel: ColumnType<number, number | undefined, number>;
 }
 
 export interface NotificationMailLinesTable {

@@ -7,6 +7,7 @@
 import type { Ctx } from '../../../context.js';
 import { iso } from '../../../platform/clock.js';
 import { conflict, invalid as conflictFree } from '../../../platform/errors.js';
+import { charCount } from '../../../platform/text.js';
 import { keepsAttachment } from '../../copy/copy.js';
 import { logActivity, type MigrationRow, SYSTEM } from '../../store.js';
 import type { HeaderFetch, ImapFolder, OpenedFolder } from '../imap.js';
@@ -37,7 +38,7 @@ const SUBDOMAIN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 export function helpDeskCredentialsOf(provider: string, input: HelpDeskCredentials): { username: string; secret: string; account: string | null } {
   const need = (v: string | undefined, field: string, max = 320) => {
     const t = v?.trim();
-    if (!t || t.length > max || /[\u0000-\u001f]/.test(t)) throw conflictFree(`${field} is required (1 to ${max} printable characters)`);
+    if (!t || charCount(t) > max || /[\u0000-\u001f]/.test(t)) throw conflictFree(`${field} is required (1 to ${max} printable characters)`);
     return t;
   };
   if (provider === 'zendesk') {

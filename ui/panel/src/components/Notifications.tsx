@@ -1,35 +1,60 @@
-// Notifications in the panel: realtime `notification` events become a toast and an entry under the
-// bell (with the unread count), and My account has the choices per trigger and channel plus the
-// button that subscribes this browser to Web Push (through the service worker /sw.js).
+// Notifications in the panel: the bell shows the member's notification inbox, kept on the server
+// (GET /v1/notifications), so the unread count survives a reload and is the same on every device.
+// Realtime `notification` events add an entry (and a toast); `notification.read` events (the member
+// read some on this or another device) set the count. My account has the choices per trigger and
+// channel plus the button that subscribes this browser to Web Push (through the service worker /sw.js).
 import { signal } from '@preact/signals';
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, errorText, must } from '../api';
+import { ApiError, api, errorText, must, type Schemas } from '../api';
 import { t } from '../i18n';
 import type { MessageKey } from '../locales/en';
-import { onEvent } from '../realtime';
-import { toast } from '../state';
+import { onEvent, onReset } from '../realtime';
+import { connection, toast, workspaceId } from '../state';
 
-interface Shown {
-  id: string;
-  trigger: string;
-  conversation_id: string;
-  title: string;
-  body: string;
-  created_at: string;
-}
+type Shown = Schemas['Notification'];
 
 const received = signal<Shown[]>([]);
 const unread = signal(0);
+/** Entries shown under the bell (the newest). */
+const SHOWN = 30;
 
-/** Mounted once: turns the member's notification events into a toast and a bell entry. */
+async function loadNotifications(): Promise<void> {
+  const page = await must(api.GET('/v1/notifications', { params: { query: { limit: SHOWN } } }));
+  received.value = page.data;
+  unread.value = page.unread_count;
+}
+
+function markShownRead(ids: string[] | 'all', at: string) {
+  received.value = received.value.map((n) => (n.read_at === null && (ids === 'all' || ids.includes(n.id)) ? { ...n, read_at: at } : n));
+}
+
+/** Mounted once: loads the inbox for the workspace, and keeps it current from the member's events. */
 export function NotificationListener() {
+  const ws = workspaceId.value;
+  const live = connection.value === 'live';
+  useEffect(() => {
+    if (!ws) {
+      received.value = [];
+      unread.value = 0;
+      return;
+    }
+    // Loaded again after a reconnect: what was told meanwhile may be beyond the resumed stream.
+    if (live) void loadNotifications().catch(() => {});
+  }, [ws, live]);
+  useEffect(() => onReset(() => void loadNotifications().catch(() => {})), []);
   useEffect(
     () =>
       onEvent((ev) => {
+        if (ev.type === 'notification.read') {
+          markShownRead(ev.data.all ? 'all' : (ev.data.notification_ids as string[]), ev.timestamp);
+          unread.value = ev.data.unread_count as number;
+          return;
+        }
         if (ev.type !== 'notification') return;
-        const n = ev.data.notification as Shown;
+        const told = ev.data.notification as Shown;
+        const n = { ...told, read_at: told.read_at ?? null };
         if (received.value.some((x) => x.id === n.id)) return;
-        received.value = [n, ...received.value].slice(0, 30);
+        received.value = [n, ...received.value].slice(0, SHOWN);
         unread.value += 1;
         toast(n.title);
       }),
@@ -40,13 +65,23 @@ export function NotificationListener() {
 
 export function NotificationBell() {
   const [open, setOpen] = useState(false);
-  const toggle = () => {
-    setOpen(!open);
-    unread.value = 0;
+  const fail = (err: unknown) => toast(t('action.failed', { error: errorText(err) }));
+  const read = (n: Shown) => {
+    setOpen(false);
+    if (n.read_at !== null) return;
+    void must(api.POST('/v1/notifications/{id}/read', { params: { path: { id: n.id } } })).then((r) => {
+      markShownRead([n.id], r.notification.read_at ?? new Date().toISOString());
+      unread.value = r.unread_count;
+    }, fail);
   };
+  const readAll = () =>
+    void must(api.POST('/v1/notifications/read')).then((r) => {
+      markShownRead('all', new Date().toISOString());
+      unread.value = r.unread_count;
+    }, fail);
   return (
     <div class="notif-bell">
-      <button class="btn" type="button" aria-expanded={open} aria-controls="notif-list" onClick={toggle}>
+      <button class="btn" type="button" aria-expanded={open} aria-controls="notif-list" onClick={() => setOpen(!open)}>
         {t('notif.bell')}
         {unread.value > 0 && (
           <span class="badge notif-count">
@@ -56,17 +91,25 @@ export function NotificationBell() {
         )}
       </button>
       {open && (
-        <ul id="notif-list" class="notif-list card" role="list">
-          {received.value.length === 0 && <li class="muted">{t('notif.none')}</li>}
-          {received.value.map((n) => (
-            <li key={n.id}>
-              <a href={`/conversations/${n.conversation_id}`} onClick={() => setOpen(false)}>
-                {n.title}
-              </a>
-              {n.body && <div class="muted">{n.body}</div>}
-            </li>
-          ))}
-        </ul>
+        <div id="notif-list" class="notif-list card">
+          {unread.value > 0 && (
+            <button class="btn btn-ghost notif-read-all" type="button" onClick={readAll}>
+              {t('notif.mark_all_read')}
+            </button>
+          )}
+          <ul role="list">
+            {received.value.length === 0 && <li class="muted">{t('notif.none')}</li>}
+            {received.value.map((n) => (
+              <li key={n.id} class={n.read_at === null ? 'notif-unread' : undefined}>
+                <a href={`/conversations/${n.conversation_id}`} onClick={() => read(n)}>
+                  {n.title}
+                  {n.read_at === null && <span class="visually-hidden"> ({t('notif.unread')})</span>}
+                </a>
+                {n.body && <div class="muted">{n.body}</div>}
+              </li>
+            ))}
+          </ul>
+        </div>
       )}
     </div>
   );

@@ -471,6 +471,7 @@ export const en = {
   'composer.attach_failed': '{name} was not attached: {error}',
   'notif.bell': 'Notifications',
   'notif.unread': 'unread',
+  'notif.mark_all_read': 'Mark all as read',
   'notif.none': 'Nothing new yet.',
   'notif.title': 'Notifications',
   'notif.lead': 'Choose what reaches you, and how. E-mail comes only after you have had no panel open for 5 minutes, at most one mail every 10 minutes.',

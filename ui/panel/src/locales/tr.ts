@@ -477,6 +477,7 @@ export const tr: Record<MessageKey, string> = {
   'composer.attach_failed': '{name} eklenemedi: {error}',
   'notif.bell': 'Bildirimler',
   'notif.unread': 'okunmamış',
+  'notif.mark_all_read': 'Tümünü okundu işaretle',
   'notif.none': 'Henüz yeni bir şey yok.',
   'notif.title': 'Bildirimler',
   'notif.lead': 'Neyin size nasıl ulaşacağını seçin. E-posta yalnızca 5 dakikadır açık bir paneliniz yoksa gelir, 10 dakikada en fazla bir tane.',
