@@ -61,7 +61,8 @@ FROM ${NODE_IMAGE} AS runtime
 # zombies; -s keeps that working under `docker run --init` too.
 RUN apt-get update \
   && apt-get install -y --no-install-recommends tini \
-  && rm -rf /var/lib/apt/lists/* \
+  && apt-get clean \
+  && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin \
   && rm -rf /usr/local/lib/node_modules /usr/local/include /usr/local/share/doc /usr/local/share/man \
        /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg \
        /opt/yarn-* /usr/local/bin/docker-entrypoint.sh \

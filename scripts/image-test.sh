@@ -210,15 +210,16 @@ uid=$(dk run --rm --entrypoint id "$IMAGE" -u)
 [ "$(inspect '{{index .Config.Labels "org.opencontainers.image.revision"}}')" = "$REVISION" ] ||
   fail "org.opencontainers.image.revision is not $REVISION"
 [ "$(inspect '{{json .Config.Volumes}}')" = '{"/data":{}}' ] || fail "the volume is not /data"
-[ "$(inspect '{{index .Config.Env}}' | tr ' ' '\n' | grep -c '^SVC_DATA_DIR=/data$')" = 1 ] || fail "SVC_DATA_DIR is not /data"
+ENV_JSON=$(inspect '{{json .Config.Env}}')
+grep -q '"SVC_DATA_DIR=/data"' <<<"$ENV_JSON" || fail "SVC_DATA_DIR is not /data: $ENV_JSON"
 for port in 8080/tcp 2525/tcp 9090/tcp; do
-  inspect '{{json .Config.ExposedPorts}}' | grep -q "\"$port\"" || fail "port $port is not exposed"
+  grep -q "\"$port\"" <<<"$(inspect '{{json .Config.ExposedPorts}}')" || fail "port $port is not exposed"
 done
 # No secret: none in the configuration or the build history, no key or env file in the file system.
-if inspect '{{json .Config.Env}}' | grep -Eiq 'KEY|SECRET|PASSWORD|TOKEN'; then
-  fail "the image's environment names a secret: $(inspect '{{json .Config.Env}}')"
+if grep -Eiq 'KEY|SECRET|PASSWORD|TOKEN' <<<"$ENV_JSON"; then
+  fail "the image's environment names a secret: $ENV_JSON"
 fi
-if dk history --no-trunc --format '{{.CreatedBy}}' "$IMAGE" | grep -Eiq 'MASTER_KEY=|SECRET=|PASSWORD='; then
+if grep -Eiq 'MASTER_KEY=|SECRET=|PASSWORD=' <<<"$(dk history --no-trunc --format '{{.CreatedBy}}' "$IMAGE")"; then
   fail "the build history holds a secret"
 fi
 found=$(dk run --rm --user 0 --entrypoint sh "$IMAGE" -c \
@@ -252,7 +253,7 @@ if ! diff -u "$WORK/npm-ls.sorted" "$WORK/node-modules.sorted" >"$WORK/npm-diff"
   fail "node_modules is not what npm ls --omit=dev lists (diff above: - npm ls, + node_modules)"
 fi
 [ -s "$WORK/node-modules.sorted" ] || fail "no packages found in /app/node_modules"
-ts=$(dk run --rm --entrypoint sh "$IMAGE" -c 'find /app \( -name "*.ts" -o -name "*.tsx" -o -name "*.test.*" -o -name test -type d \) -print | head -5')
+ts=$(dk run --rm --entrypoint sh "$IMAGE" -c 'find /app \( -name "*.ts" -o -name "*.tsx" \) -print | head -5; find /app/dist \( -name "*.test.*" -o -name test -o -name bench \) -print | head -5')
 [ -z "$ts" ] || fail "the image holds TypeScript or test files: $ts"
 echo "non-root (uid $uid), labels, no secret, no build tools, $(wc -l <"$WORK/node-modules.sorted") production packages = npm ls --omit=dev, no .ts files"
 
@@ -264,6 +265,15 @@ chmod 0400 "$WORK/master.key"
 INGRESS_SECRET=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
 dk volume create "$VOLUME" >/dev/null
 
+# published NAME PORT: the loopback address:port Docker published the container's PORT on.
+published() {
+  local out
+  out=$(dk port "$1" "$2/tcp")
+  out=${out%%$'\n'*}
+  [[ "$out" == 127.0.0.1:* ]] || fail "$1: port $2 is not published on 127.0.0.1 ($out)"
+  echo "$out"
+}
+
 # run_svc NAME [docker run options…]: starts a server container on the volume, ports on loopback.
 run_svc() {
   local name=$1
@@ -274,9 +284,10 @@ run_svc() {
     -v "$WORK/master.key:/run/secrets/svc_master_key:ro" -e SVC_MASTER_KEY_FILE=/run/secrets/svc_master_key \
     -e SVC_INGRESS_SECRET="$INGRESS_SECRET" -e SVC_SHUTDOWN_TIMEOUT_SECONDS="$SHUTDOWN_TIMEOUT" \
     -p 127.0.0.1::8080 -p 127.0.0.1::2525 -p 127.0.0.1::9090 --health-interval=2s "$@" "$IMAGE" >/dev/null
-  HTTP="http://$(dk port "$name" 8080/tcp | head -n 1)"
-  SMTP_PORT=$(dk port "$name" 2525/tcp | head -n 1 | sed 's/.*://')
-  METRICS="http://$(dk port "$name" 9090/tcp | head -n 1)"
+  HTTP="http://$(published "$name" 8080)"
+  SMTP_PORT=$(published "$name" 2525)
+  SMTP_PORT=${SMTP_PORT##*:}
+  METRICS="http://$(published "$name" 9090)"
 }
 
 running() { [ "$(dk inspect -f '{{.State.Running}}' "$1")" = true ]; }
@@ -311,8 +322,9 @@ stop_svc() {
   local ms=$(((t1 - t0) / 1000000))
   [ "$code" = 0 ] || fail "$name: exit code $code after SIGTERM (0 expected)"
   [ "$ms" -le $((SHUTDOWN_TIMEOUT * 1000)) ] || fail "$name: the stop took $ms ms, over the ${SHUTDOWN_TIMEOUT} s shutdown timeout"
-  dk logs "$name" 2>&1 | grep -q '"shutting down".*"signal":"SIGTERM"' || fail "$name: no 'shutting down' log line for SIGTERM"
-  dk logs "$name" 2>&1 | grep -q '"msg":"stopped"' || fail "$name: no 'stopped' log line"
+  dk logs "$name" >"$WORK/$name.log" 2>&1
+  grep -q '"msg":"shutting down","signal":"SIGTERM"' "$WORK/$name.log" || fail "$name: no 'shutting down' log line for SIGTERM"
+  grep -q '"msg":"stopped"' "$WORK/$name.log" || fail "$name: no 'stopped' log line"
   echo "$name: SIGTERM, drained and exited 0 in $ms ms"
 }
 
@@ -337,7 +349,7 @@ step "sign in with the link over HTTP"
 LINK_PATH=${LINK#*://*/}
 LINK_PATH=/${LINK_PATH%%#*}
 code=$(curl -s -o "$WORK/link.html" -w '%{http_code}' -m 10 "$HTTP$LINK_PATH")
-[ "$code" = 200 ] && grep -qi '<html' "$WORK/link.html" || fail "GET $LINK_PATH answered $code, not the panel page"
+if [ "$code" != 200 ] || ! grep -qi '<html' "$WORK/link.html"; then fail "GET $LINK_PATH answered $code, not the panel page"; fi
 jq -n --arg token "${LINK#*#}" '{token: $token}' >"$WORK/link.json"
 curl -sS -m 10 -o "$WORK/session.json" -w '%{http_code}' -H 'content-type: application/json' \
   --data-binary @"$WORK/link.json" "$HTTP/v1/auth/link" >"$WORK/session.code"
@@ -380,15 +392,22 @@ dk exec "$RUN_ID-1" node -e 'fetch("http://127.0.0.1:9090/metrics").then((r) => 
 step "stop container 1 (SIGTERM)"
 stop_svc "$RUN_ID-1"
 
-step "container 2 (under docker run --init): same volume, data kept"
+step "container 2 (under docker run --init): same volume, data kept; svc backup"
 run_svc "$RUN_ID-2" --init
 wait_ready "$RUN_ID-2"
 [ "$(api "$HTTP/v1/conversations/$CONVERSATION" | jq -r .subject)" = "$SUBJECT" ] ||
   fail "the conversation (or the session) is gone in a new container on the same volume"
 dk exec "$RUN_ID-2" svc migrate status >"$WORK/migrate-status" 2>&1 || fail "svc migrate status: $(cat "$WORK/migrate-status")"
+# The README's backup: svc backup into the volume while the server runs, restore while it is stopped.
+dk exec "$RUN_ID-2" svc backup --out /data/backups/image-test >"$WORK/backup" 2>&1 || fail "svc backup: $(cat "$WORK/backup")"
+dk exec "$RUN_ID-2" test -s /data/backups/image-test/manifest.json || fail "svc backup wrote no manifest.json"
 stop_svc "$RUN_ID-2"
+CONTAINERS+=("$RUN_ID-restore")
+dk run --name "$RUN_ID-restore" -v "$VOLUME:/data" -v "$WORK/master.key:/run/secrets/svc_master_key:ro" \
+  -e SVC_MASTER_KEY_FILE=/run/secrets/svc_master_key "$IMAGE" restore --from /data/backups/image-test >"$WORK/restore" 2>&1 ||
+  fail "svc restore: $(cat "$WORK/restore")"
 
-step "migrations again: svc migrate up on the migrated volume, then container 3 with metrics asked for"
+step "migrations again: svc migrate up on the restored volume, then container 3 with metrics asked for"
 CONTAINERS+=("$RUN_ID-migrate")
 dk run --name "$RUN_ID-migrate" -v "$VOLUME:/data" -v "$WORK/master.key:/run/secrets/svc_master_key:ro" \
   -e SVC_MASTER_KEY_FILE=/run/secrets/svc_master_key "$IMAGE" migrate up >"$WORK/migrate-up" 2>&1 ||
@@ -397,7 +416,8 @@ grep -q 'nothing to apply' "$WORK/migrate-up" || fail "svc migrate up applied mi
 run_svc "$RUN_ID-3" -e SVC_METRICS_ADDR=0.0.0.0:9090
 wait_ready "$RUN_ID-3"
 [ "$(api "$HTTP/v1/conversations/$CONVERSATION" | jq -r .subject)" = "$SUBJECT" ] || fail "the conversation is gone in container 3"
-curl -sS -m 5 "$METRICS/metrics" | grep -q '^svc_' || fail "/metrics is not published with SVC_METRICS_ADDR=0.0.0.0:9090"
+curl -sS -m 5 -o "$WORK/metrics" "$METRICS/metrics" || fail "/metrics is not published with SVC_METRICS_ADDR=0.0.0.0:9090"
+grep -q '^svc_' "$WORK/metrics" || fail "/metrics answered without svc_ metrics"
 stop_svc "$RUN_ID-3"
 CURRENT=""
 
