@@ -39,13 +39,19 @@ RUN version="$(node -p 'require("./package.json").version')" \
   && node -e 'const fs=require("fs");const c=JSON.parse(fs.readFileSync("tsconfig.json","utf8"));c.include=["src","migrations"];fs.writeFileSync("tsconfig.json",JSON.stringify(c))' \
   && npm run build --silent
 # /app: package.json (the version the server reports), the compiled server, migrations and UI, and
-# the production dependencies without what only compilers and editors read (type declarations,
-# source maps, TypeScript sources, better-sqlite3's C sources and object files).
-RUN npm prune --omit=dev --no-audit --no-fund --loglevel=error \
-  && mkdir -p /app/dist \
+# the production dependencies: the top-level packages `npm ls --omit=dev` lists, copied with what
+# they nest (the same tree `npm prune --omit=dev` leaves, without deleting hundreds of packages
+# from a lower layer, which is slow on overlay file systems), less what only compilers and editors
+# read (type declarations, source maps, TypeScript sources, better-sqlite3's C sources and objects).
+RUN npm ls --omit=dev --all --parseable >/tmp/production-packages \
+  && mkdir -p /app/dist /app/node_modules \
   && cp package.json package-lock.json /app/ \
   && cp -R dist/src dist/migrations dist/ui /app/dist/ \
-  && cp -R node_modules /app/node_modules \
+  && sed -n 's#^/src/node_modules/\(@[^/]*/[^/]*\|[^@/][^/]*\)$#\1#p' /tmp/production-packages | sort -u >/tmp/top-level \
+  && test -s /tmp/top-level \
+  && while read -r pkg; do \
+       mkdir -p "/app/node_modules/$(dirname "$pkg")" && cp -R "node_modules/$pkg" "/app/node_modules/$pkg" || exit 1; \
+     done </tmp/top-level \
   && cd /app \
   && find dist node_modules -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.cts' -o -name '*.d.mts' \
        -o -name '*.ts' -o -name '*.cts' -o -name '*.mts' -o -name '*.tsx' \) -delete \

@@ -14,7 +14,11 @@
 #    SIGTERM stop that exits 0 within the shutdown timeout; then a new container (under --init) on
 #    the same volume keeps the data, `svc migrate up` finds nothing to apply, and a third container
 #    serves /metrics on all interfaces only because SVC_METRICS_ADDR asks for it.
-# 5. Removes its containers and volume, stops the dockerd it started, prints `image_size: N MB`.
+#    With SVC_IMAGE_TEST_DATABASE_URL (postgres://…, a role that may create databases), one more
+#    container runs on a fresh database of that Postgres (host network, loopback only), its URL
+#    read from a file through SVC_DATABASE_URL_FILE.
+# 5. Removes its containers, volumes and database, stops the dockerd it started, prints
+#    `image_size: N MB`.
 #
 # Only 127.0.0.1 is used: published ports bind to loopback, on ports Docker picks.
 set -euo pipefail
@@ -37,6 +41,9 @@ MIRROR=${SVC_IMAGE_TEST_MIRROR:-http://deb.debian.org/debian}
 SECURITY_MIRROR=${SVC_IMAGE_TEST_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 RUN_ID="svc-image-test-$$"
 VOLUME="$RUN_ID-data"
+PG_VOLUME="$RUN_ID-pg-data"
+PG_URL_ADMIN=${SVC_IMAGE_TEST_DATABASE_URL:-}
+PG_DB=""
 WORK=$(mktemp -d /tmp/svc-image-test.XXXXXX)
 DOCKERD_LOG=/tmp/svc-image-test-dockerd.log
 DOCKERD_PID=""
@@ -55,7 +62,10 @@ cleanup() {
     dk logs --tail 40 "$CURRENT" >&2 2>&1
   fi
   for c in "${CONTAINERS[@]}"; do dk rm -f "$c" >/dev/null 2>&1; done
-  if [ -x "$DOCKER" ] && dk volume inspect "$VOLUME" >/dev/null 2>&1; then dk volume rm -f "$VOLUME" >/dev/null; fi
+  for v in "$VOLUME" "$PG_VOLUME"; do
+    if [ -x "$DOCKER" ] && dk volume inspect "$v" >/dev/null 2>&1; then dk volume rm -f "$v" >/dev/null; fi
+  done
+  if [ -n "$PG_DB" ]; then psql "$PG_URL_ADMIN" -qc "drop database if exists $PG_DB with (force)" >/dev/null 2>&1; fi
   rm -rf "$WORK"
   if [ -n "$DOCKERD_PID" ]; then
     step "stopping the dockerd this script started (pid $DOCKERD_PID)"
@@ -157,7 +167,7 @@ find "\$root/usr/local/include/node/openssl/archs" -mindepth 1 -maxdepth 1 ! -na
 if [ -n "$ca" ]; then install -D -m 0644 "$ca" "\$root/usr/local/share/ca-certificates/build-network-extra-ca.pem"; fi
 chroot "\$root" groupadd --gid 1000 node
 chroot "\$root" useradd --uid 1000 --gid node --shell /bin/bash --create-home node
-chroot "\$root" node --version >/dev/null
+chroot "\$root" /usr/local/bin/node --version >/dev/null
 HOOK
   chmod +x "$WORK/base-hook.sh"
 
@@ -191,6 +201,8 @@ fi
 
 # ---------------------------------------------------------------------------------------------
 VERSION=$(node -p 'require("./package.json").version')
+grep -q "image: \${SVC_IMAGE:-svc:$VERSION}" compose.yaml && grep -q "SVC_VERSION: $VERSION " compose.yaml ||
+  fail "compose.yaml does not build and name version $VERSION (package.json's): update its image and SVC_VERSION"
 REVISION=$(git rev-parse HEAD 2>/dev/null || true)
 step "docker build $IMAGE (version $VERSION)"
 if ! DOCKER_BUILDKIT=1 timeout 1500 "$DOCKER" build --progress=plain \
@@ -420,6 +432,49 @@ curl -sS -m 5 -o "$WORK/metrics" "$METRICS/metrics" || fail "/metrics is not pub
 grep -q '^svc_' "$WORK/metrics" || fail "/metrics answered without svc_ metrics"
 stop_svc "$RUN_ID-3"
 CURRENT=""
+
+if [ -n "$PG_URL_ADMIN" ]; then
+  step "Postgres: a container on a fresh database of this machine's Postgres"
+  command -v psql >/dev/null || fail "psql is needed for the Postgres check"
+  PG_DB="svc_image_test_$$"
+  psql "$PG_URL_ADMIN" -qc "create database $PG_DB" >/dev/null || fail "could not create database $PG_DB"
+  node -e 'const u = new URL(process.argv[1]); u.pathname = "/" + process.argv[2]; console.log(u.href)' \
+    "$PG_URL_ADMIN" "$PG_DB" >"$WORK/database.url"
+  chown "$uid:$uid" "$WORK/database.url"
+  chmod 0400 "$WORK/database.url"
+  name="$RUN_ID-pg"
+  CONTAINERS+=("$name")
+  CURRENT=$name
+  # Host network to reach Postgres on 127.0.0.1; the server listens on a loopback port it picks.
+  dk run -d --name "$name" --network host -v "$PG_VOLUME:/data" \
+    -v "$WORK/master.key:/run/secrets/svc_master_key:ro" -e SVC_MASTER_KEY_FILE=/run/secrets/svc_master_key \
+    -v "$WORK/database.url:/run/secrets/svc_database_url:ro" -e SVC_DATABASE_URL_FILE=/run/secrets/svc_database_url \
+    -e SVC_HTTP_ADDR=127.0.0.1:0 -e SVC_METRICS_ADDR=off -e SVC_SHUTDOWN_TIMEOUT_SECONDS="$SHUTDOWN_TIMEOUT" \
+    "$IMAGE" >/dev/null
+  listening=""
+  for _ in $(seq 1 240); do
+    running "$name" || fail "container $name exited (code $(dk inspect -f '{{.State.ExitCode}}' "$name")) before it listened"
+    dk logs "$name" >"$WORK/pg.log" 2>&1
+    listening=$(grep -o '"msg":"listening".*' "$WORK/pg.log" || true)
+    [ -n "$listening" ] && break
+    sleep 0.5
+  done
+  [ -n "$listening" ] || fail "$name: no 'listening' log line within 120 s"
+  grep -q '"database":"postgres"' <<<"$listening" || fail "$name does not run on Postgres: $listening"
+  HTTP="http://$(sed -n 's/.*"http":"\(127\.0\.0\.1:[0-9]*\)".*/\1/p' <<<"$listening")"
+  code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "$HTTP/readyz" || true)
+  [ "$code" = 200 ] || fail "$name: GET /readyz answered $code"
+  dk exec "$name" svc bootstrap --email owner@example.com --workspace Acme >/dev/null 2>"$WORK/pg-bootstrap.err" ||
+    fail "svc bootstrap on Postgres: $(cat "$WORK/pg-bootstrap.err")"
+  stop_svc "$name"
+  CONTAINERS+=("$name-migrate")
+  dk run --name "$name-migrate" --network host -v "$PG_VOLUME:/data" \
+    -v "$WORK/master.key:/run/secrets/svc_master_key:ro" -e SVC_MASTER_KEY_FILE=/run/secrets/svc_master_key \
+    -v "$WORK/database.url:/run/secrets/svc_database_url:ro" -e SVC_DATABASE_URL_FILE=/run/secrets/svc_database_url \
+    "$IMAGE" migrate up >"$WORK/pg-migrate-up" 2>&1 || fail "svc migrate up on Postgres: $(cat "$WORK/pg-migrate-up")"
+  grep -q 'nothing to apply' "$WORK/pg-migrate-up" || fail "svc migrate up applied migrations a second time on Postgres"
+  CURRENT=""
+fi
 
 owner=$(dk run --rm -v "$VOLUME:/data" --entrypoint stat "$IMAGE" -c '%u' /data/svc.db)
 [ "$owner" = "$uid" ] || fail "the database in the volume is owned by uid $owner, not $uid"
