@@ -1,4 +1,4 @@
-// The import rules of src/ (issue 20). docs/internals.md ("Layers") shows the same picture.
+// The import rules of src/ (issue 20) and ui/ (issue 41). docs/internals.md ("Layers") shows the same picture.
 //
 //   src/main.ts, src/cli.ts, src/server/          assembly: command, route, background and lifecycle tables
 //        ↓
