@@ -1,4 +1,4 @@
-// The import rules of src/ (issue 20). docs/internals.md ("Layers") shows the same picture.
+// The import rules of src/ (issue 20) and ui/ (issue 41). docs/internals.md ("Layers") shows the same picture.
 //
 //   src/main.ts, src/cli.ts, src/server/          assembly: command, route, background and lifecycle tables
 //        ↓
@@ -12,6 +12,17 @@
 //
 // An arrow may go down (or stay inside a layer), never up.
 const BELOW_FEATURES = '^(src/(http|auth|platform|db)/|src/(config|context|version)\\.ts$|migrations/)';
+
+// The panel (ui/panel/src, issue 41) has the same shape: areas over shared pieces.
+//
+//   main.tsx, app.tsx, strings.ts, settings/*.tsx   assembly: routes, the settings page, the catalogues
+//        ↓  (only through an area's index.ts, or its strings/)
+//   <area>/, settings/<section>/                     areas: pages, components, state and strings
+//        ↓  (another area only through its index.ts)
+//   components/ i18n/ styles/ api.ts state.ts realtime.ts passkeys.ts     shared: import no area
+const PANEL_SHARED = '^ui/panel/src/(components/|i18n/|styles/|(api|state|realtime|passkeys)\\.ts$)';
+const PANEL_AREA = '^ui/panel/src/(settings/[^/]+|(?!settings/|components/|i18n/|styles/)[^/]+)/';
+const PANEL_AREA_FACE = '^ui/panel/src/(settings/[^/]+|[^/]+)/(index\\.tsx?|strings/[^/]+\\.ts)$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -76,13 +87,50 @@ module.exports = {
       },
       to: { path: '^src/http/' },
     },
+    {
+      name: 'panel-shared-imports-no-area',
+      severity: 'error',
+      comment: "The panel's shared pieces (components/, i18n/, styles/, the API client, state, realtime) import no area and no assembly.",
+      from: { path: PANEL_SHARED },
+      to: { path: '^ui/panel/src/', pathNot: PANEL_SHARED },
+    },
+    {
+      name: 'panel-areas-import-no-internals-of-others',
+      severity: 'error',
+      comment:
+        "A panel area imports its own files and shared pieces; another area only through that area's index.ts; never the assembly " +
+        '(app.tsx, strings.ts, settings/Settings.tsx).',
+      from: { path: PANEL_AREA },
+      to: { path: '^ui/panel/src/', pathNot: ['^ui/panel/src/$1/', PANEL_SHARED, '^ui/panel/src/(settings/[^/]+|[^/]+)/index\\.tsx?$'] },
+    },
+    {
+      name: 'panel-assembly-imports-area-faces',
+      severity: 'error',
+      comment: "The panel's assembly (main.tsx, app.tsx, strings.ts, the settings page) reaches an area through its index.ts or its strings/.",
+      from: { path: '^ui/panel/src/(settings/)?[^/]+\\.tsx?$' },
+      to: { path: PANEL_AREA, pathNot: PANEL_AREA_FACE },
+    },
+    {
+      name: 'panel-and-widget-apart',
+      severity: 'error',
+      comment: 'The panel and the widget are separate bundles: neither imports the other.',
+      from: { path: '^ui/(panel|widget)/' },
+      to: { path: '^ui/(panel|widget)/', pathNot: '^ui/$1/' },
+    },
+    {
+      name: 'ui-imports-no-server',
+      severity: 'error',
+      comment: 'ui/ talks to the server only over /v1, typed from its OpenAPI document (ui/generated), never by importing src/.',
+      from: { path: '^ui/' },
+      to: { path: '^(src|migrations)/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(dist|ui|test|bench)/' },
+    exclude: { path: '^(dist|test|bench)/|^ui/generated/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'] },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.tsx', '.js', '.mjs', '.cjs', '.json'] },
     reporterOptions: { text: { highlightFocused: true } },
   },
 };

@@ -22,7 +22,9 @@ export default defineConfig({
     sourcemap: false,
     rollupOptions: {
       input: { widget: here('./widget/src/main.ts') },
-      preserveEntrySignatures: 'exports-only',
+      // The chat panel imports what it shares with the launcher (client, strings, host) from the entry,
+      // which the page has loaded already, rather than from a third chunk both would fetch.
+      preserveEntrySignatures: 'allow-extension',
       output: { format: 'es', entryFileNames: 'assets/[name]-[hash].js', chunkFileNames: 'assets/[name]-[hash].js' },
     },
   },

@@ -4,7 +4,7 @@
 // @hono/node-server writes an answer given at once from inside node's parser callback; for a
 // promise it adds a close listener per request and writes the answer from the microtask queue,
 // after node's callback scope. Under load over real sockets that path cost svc more than the
-// in-process figures showed (see docs/internals.md, the request path's speed).
+// in-process figures showed (see src/http/README.md, the request path's speed).
 // The semantics are those of hono 4's compose and dispatch: each layer's index in `c.req.routeIndex`,
 // an error thrown by a layer becomes the error handler's answer for the layers around it, a layer
 // that answers nothing falls through to the not-found handler, HEAD goes to hono's own dispatch.

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type SQLite from 'better-sqlite3';
 import { sqliteConnectionOf } from '../../src/db/connection.js';
-import { expandOutbox } from '../../src/webhooks/dispatcher.js';
+import { expandOutbox } from '../../src/webhooks/deliveries.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { type ChildServer, spawnServer, startTestServer, type TestServer } from '../helpers/server.js';

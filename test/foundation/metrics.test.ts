@@ -14,7 +14,7 @@ import { EMAIL_SEND_JOB, SEND_MAX_ATTEMPTS, SEND_RETRY_DELAYS_MS } from '../../s
 import { MIGRATION_STATES } from '../../src/mailbox-migration/states.js';
 import { type ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { enqueue } from '../../src/platform/jobs.js';
-import { expandOutbox } from '../../src/webhooks/dispatcher.js';
+import { expandOutbox } from '../../src/webhooks/deliveries.js';
 import { addresses, createBroadcast, getBroadcast, schedule } from '../helpers/broadcasts.js';
 import { emitMessage } from '../helpers/events.js';
 import { mbox, uploadExport, zipBuffer } from '../helpers/export-files.js';

@@ -4,14 +4,17 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import type { App } from '../../src/context.js';
+import { loadConfig } from '../../src/config.js';
+import { type App, buildServices } from '../../src/context.js';
 import { attachmentKey, rawEmailKey } from '../../src/conversations/files.js';
 import type { Db } from '../../src/db/schema.js';
 import { newId, randomText } from '../../src/platform/ids.js';
+import { createLogger } from '../../src/platform/log.js';
 import { INGRESS_SECRET } from './mail.js';
-import { type ChildServer, spawnServer } from './server.js';
+import { type ChildServer, spawnServer, type TestEnv, testEnv } from './server.js';
 
 /** A raw multipart message with a text part and one attachment. */
 export function mailWithFile(to: string, opts: { from?: string; subject?: string; inReplyTo?: string; file?: string } = {}): Buffer {
@@ -252,4 +255,54 @@ export async function killMidDeletionAndResume(opts: {
   );
   await second.kill('SIGTERM');
   return [...first.stderrLines, ...second.stderrLines].filter((l) => l.includes(`"msg":"${msg}"`)).map((l) => JSON.parse(l));
+}
+
+/**
+ * The frame of a deletion crash test, called inside its `describe`: a test environment, every server
+ * spawned (killed in `after` if still running), and `start()`: the first server and an App on the same
+ * database for the test's own reads.
+ */
+export function deletionCrashScene() {
+  const scene = {
+    te: undefined as unknown as TestEnv,
+    app: undefined as App | undefined,
+    children: [] as ChildServer[],
+    async start(): Promise<{ first: ChildServer; app: App }> {
+      const first = await spawnServer(scene.te.env);
+      scene.children.push(first);
+      scene.app = buildServices(loadConfig(scene.te.env), { log: createLogger({ level: 'error', write: () => {} }) });
+      return { first, app: scene.app };
+    },
+  };
+  before(async () => {
+    scene.te = await testEnv();
+  });
+  after(async () => {
+    for (const c of scene.children) if (c.child.exitCode === null) await c.kill('SIGKILL');
+    await scene.app?.close();
+    await scene.te.cleanup();
+  });
+  return scene;
+}
+
+/** How many conversations are left where `column` is `value`. */
+export async function conversationsLeft(app: App, column: 'workspace_id' | 'inbox_id', value: string): Promise<number> {
+  return Number(
+    (
+      await app.db
+        .selectFrom('conversations')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where(column, '=', value)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+}
+
+/** A deletion's log lines: deleted and left add up to `total` in every one; the last deleted all, each file counted once. */
+export function assertDeletionCounts(lines: any[], total: number, files: number): void {
+  for (const line of lines) assert.equal(line.conversations_deleted + line.conversations_left, total, 'deleted + left = all, in every line');
+  const last = lines.at(-1);
+  assert.equal(last.conversations_deleted, total);
+  assert.equal(last.conversations_left, 0);
+  assert.equal(last.files_deleted, files, 'each file counted once');
 }

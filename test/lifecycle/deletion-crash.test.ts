@@ -1,13 +1,9 @@
 // The workspace deletion job, killed with kill -9 part-way, resumes after a restart and finishes with
 // counts that add up (every conversation and file deleted exactly once in the totals).
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { loadConfig } from '../../src/config.js';
-import { type App, buildServices } from '../../src/context.js';
-import { createLogger } from '../../src/platform/log.js';
+import { describe, test } from 'node:test';
 import { seedWorkspace } from '../helpers/fixtures.js';
-import { killMidDeletionAndResume, seedConversations, storedKeys } from '../helpers/lifecycle.js';
-import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
+import { assertDeletionCounts, conversationsLeft, deletionCrashScene, killMidDeletionAndResume, seedConversations, storedKeys } from '../helpers/lifecycle.js';
 
 // How long the restarted server may take to finish: a bound for a loaded CI machine, not a timing.
 const LIVENESS_MS = 120_000;
@@ -15,35 +11,14 @@ const LIVENESS_MS = 120_000;
 const CONVERSATIONS = 1500;
 
 describe('workspace deletion survives kill -9', () => {
-  let te: TestEnv;
-  let app: App | undefined;
-  const children: ChildServer[] = [];
-
-  before(async () => {
-    te = await testEnv();
-  });
-  after(async () => {
-    for (const c of children) if (c.child.exitCode === null) await c.kill('SIGKILL');
-    await app?.close();
-    await te.cleanup();
-  });
+  const scene = deletionCrashScene();
 
   test('restarted after kill -9 the job finishes and the counts add up', async () => {
-    const first = await spawnServer(te.env);
-    children.push(first);
-    app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
+    const { te, children } = scene;
+    const { first, app } = await scene.start();
     const ws = await seedWorkspace(app, { name: 'Crash Test' });
     const keys = await seedConversations(app, te.dataDir, ws, CONVERSATIONS);
-    const left = async () =>
-      Number(
-        (
-          await app!.db
-            .selectFrom('conversations')
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .where('workspace_id', '=', ws.workspaceId)
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+    const left = () => conversationsLeft(app, 'workspace_id', ws.workspaceId);
 
     const r = await fetch(`${first.url}/v1/workspace`, {
       method: 'DELETE',
@@ -61,11 +36,7 @@ describe('workspace deletion survives kill -9', () => {
       left: left,
       livenessMs: LIVENESS_MS,
     });
-    for (const line of lines) assert.equal(line.conversations_deleted + line.conversations_left, CONVERSATIONS, 'deleted + left = all, in every line');
-    const last = lines.at(-1);
-    assert.equal(last.conversations_deleted, CONVERSATIONS);
-    assert.equal(last.conversations_left, 0);
-    assert.equal(last.files_deleted, keys.length, 'each file counted once');
+    assertDeletionCounts(lines, CONVERSATIONS, keys.length);
     assert.equal(await left(), 0);
     const onDisk = storedKeys(te.dataDir);
     assert.equal(keys.filter((k) => onDisk.has(k)).length, 0, 'every file is gone');

@@ -29,51 +29,35 @@ import type { TestServer } from '../helpers/server.js';
 
 type Event = 'fetch_ended' | 'parsed';
 
+/** A plugin that counts the statements `matches` picks (query builder, or raw SQL as a RawNode). */
+function counting(matches: (node: RootOperationNode) => boolean): KyselyPlugin & { count: number } {
+  const plugin = {
+    count: 0,
+    transformQuery({ node }: { node: RootOperationNode }) {
+      if (matches(node)) plugin.count++;
+      return node;
+    },
+    transformResult: async ({ result }: PluginTransformResultArgs) => result,
+  };
+  return plugin;
+}
+
 /** Counts the statements that change the migration's items or threads (query builder or raw SQL). */
-function countingItemUpdates(): KyselyPlugin & { count: number } {
-  const isItemUpdate = (node: RootOperationNode): boolean => {
+const countingItemUpdates = () =>
+  counting((node) => {
     if (UpdateQueryNode.is(node)) {
       const table = node.table && TableNode.is(node.table) ? node.table.table.identifier.name : '';
       return table === 'mailbox_migration_items' || table === 'mailbox_migration_threads';
     }
     return node.kind === 'RawNode' && /^\s*update mailbox_migration_(items|threads)\b/i.test(node.sqlFragments.join('?'));
-  };
-  const plugin = {
-    count: 0,
-    transformQuery({ node }: { node: RootOperationNode }) {
-      if (isItemUpdate(node)) plugin.count++;
-      return node;
-    },
-    transformResult: async ({ result }: PluginTransformResultArgs) => result,
-  };
-  return plugin;
-}
+  });
 
 /** Counts the reads of a table (query builder). */
-function countingReadsOf(table: string): KyselyPlugin & { count: number } {
-  const plugin = {
-    count: 0,
-    transformQuery({ node }: { node: RootOperationNode }) {
-      if (SelectQueryNode.is(node) && node.from?.froms.some((f) => TableNode.is(f) && f.table.identifier.name === table)) plugin.count++;
-      return node;
-    },
-    transformResult: async ({ result }: PluginTransformResultArgs) => result,
-  };
-  return plugin;
-}
+const countingReadsOf = (table: string) =>
+  counting((node) => SelectQueryNode.is(node) && !!node.from?.froms.some((f) => TableNode.is(f) && f.table.identifier.name === table));
 
 /** Counts the inserts into a table (query builder). */
-function countingInsertsInto(table: string): KyselyPlugin & { count: number } {
-  const plugin = {
-    count: 0,
-    transformQuery({ node }: { node: RootOperationNode }) {
-      if (InsertQueryNode.is(node) && node.into?.table.identifier.name === table) plugin.count++;
-      return node;
-    },
-    transformResult: async ({ result }: PluginTransformResultArgs) => result,
-  };
-  return plugin;
-}
+const countingInsertsInto = (table: string) => counting((node) => InsertQueryNode.is(node) && node.into?.table.identifier.name === table);
 
 /** The real mailbox, with a note of every FETCH's end and every parse, in the order they happened. */
 function recording(mailbox: ReadOnlyMailbox, events: Event[]): MailSource {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { type App, buildServices } from '../../src/context.js';
-import { RECORD_BYTES } from '../../src/mailbox-migration/sources/archive.js';
+import { RECORD_BYTES } from '../../src/mailbox-migration/sources/spool.js';
 import { createLogger } from '../../src/platform/log.js';
 import { awaitProcessed, mboxMessage, sendPart, sha256 } from '../helpers/export-files.js';
 import { seedWorkspace } from '../helpers/fixtures.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { retentionRules, workspaceDataSteps } from '../../src/lifecycle/registry.js';
-import { EXPORT_LIMITS, RECORD_BYTES } from '../../src/mailbox-migration/sources/archive.js';
+import { EXPORT_LIMITS, RECORD_BYTES } from '../../src/mailbox-migration/sources/spool.js';
 import { processUpload, UPLOAD_PROGRESS } from '../../src/mailbox-migration/upload/processing.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import {

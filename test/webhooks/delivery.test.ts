@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { announceEvents, recordEvent } from '../../src/events/service.js';
 import { HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { closeConnection, deleteStaleConnections, markConnection, touchConnection } from '../../src/realtime/connections.js';
-import { DISABLED_FAILING, DISABLED_GONE } from '../../src/webhooks/dispatcher.js';
+import { DISABLED_FAILING, DISABLED_GONE } from '../../src/webhooks/deliveries.js';
 import { contactData, emit, emitMessage } from '../helpers/events.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -13,7 +13,7 @@ import { checkResult, createMigrator } from '../../src/db/migrator.js';
 import { pruneEvents } from '../../src/events/service.js';
 import { DAY, ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
-import { claimDeliveries, expandOutbox, LEASE_MS, RETRY_JITTER, RETRY_SCHEDULE_MS, writeResults } from '../../src/webhooks/dispatcher.js';
+import { claimDeliveries, expandOutbox, LEASE_MS, RETRY_JITTER, RETRY_SCHEDULE_MS, writeResults } from '../../src/webhooks/deliveries.js';
 import { createEndpoint, deleteWorkspaceWebhooks } from '../../src/webhooks/service.js';
 import { emitMessage } from '../helpers/events.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';

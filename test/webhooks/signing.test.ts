@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { RETRY_JITTER, RETRY_SCHEDULE_MS, retryDelayMs } from '../../src/webhooks/dispatcher.js';
+import { RETRY_JITTER, RETRY_SCHEDULE_MS, retryDelayMs } from '../../src/webhooks/deliveries.js';
 import { newSigningSecret, signatureFor, signedHeaders } from '../../src/webhooks/signing.js';
 
 // The test vector of the Standard Webhooks specification (standard-webhooks/standard-webhooks, libraries' tests).

@@ -29,7 +29,8 @@ import { findMigration, loadProgress, lockMigration, logActivity, type Migration
 import { endBySystem, endingNow, quietPeriodEnd, syncLimitEnd } from '../switching/service.js';
 import { openFileSource } from '../upload/service.js';
 import { BATCH_BYTES, BATCH_MESSAGES, BATCH_THREADS, copyStep } from './copy.js';
-import { chooseFolders, finishScan, scanStep } from './scan.js';
+import { finishScan } from './finish-scan.js';
+import { chooseFolders, scanStep } from './scan.js';
 import { pollOldMailbox } from './sync.js';
 
 export const MIGRATION_JOB = 'migration.work';

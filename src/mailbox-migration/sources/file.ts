@@ -4,9 +4,9 @@
 // validity is taken from the file's SHA-256, so the same file always gives the same source keys.
 import fs from 'node:fs';
 import path from 'node:path';
-import { decodeRecord, EXPORT_LIMITS, type ExportManifest, FLAG_BITS, FLAGS_FROM_HEADERS, type IndexRecord, RECORD_BYTES } from './archive.js';
 import type { HeaderFetch, ImapFolder, OpenedFolder } from './imap.js';
 import type { MailSource } from './mail-source.js';
+import { decodeRecord, EXPORT_LIMITS, type ExportManifest, FLAG_BITS, FLAGS_FROM_HEADERS, type IndexRecord, RECORD_BYTES } from './spool.js';
 
 /** Bytes read first for a header block (most are a few KiB). */
 const FIRST_HEADER_READ = 16 * 1024;

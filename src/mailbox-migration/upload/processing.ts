@@ -19,8 +19,9 @@ import { iso } from '../../platform/clock.js';
 import { randomText } from '../../platform/ids.js';
 import type { JobKind } from '../../platform/jobs.js';
 import { formatMigration } from '../format.js';
-import { ExportRefused, readExport } from '../sources/archive.js';
+import { readExport } from '../sources/archive.js';
 import { PartsFile } from '../sources/parts-file.js';
+import { ExportRefused } from '../sources/spool.js';
 import { type Actor, loadProgress, lockMigration, logActivity, type MigrationRow, recordMigrationUpdated, saveMigration } from '../store.js';
 import { findUploadRow, heldParts, partFileName, recordUploadProgress, UPLOAD_JOB, type UploadRow, uploadDirs } from './service.js';
 

@@ -25,9 +25,9 @@ import type { RetentionRule, WorkspaceDataStep } from '../../platform/lifecycle.
 import { pipeToNewFile } from '../../platform/storage.js';
 import { workspacesDeletedAt } from '../../workspaces/live.js';
 import { formatMigration } from '../format.js';
-import type { ExportManifest } from '../sources/archive.js';
 import { SourceError } from '../sources/connect.js';
 import { FileMailbox } from '../sources/file.js';
+import type { ExportManifest } from '../sources/spool.js';
 import { ENDED_STATES, requireAction, stateError } from '../states.js';
 import { actorOf, getMigration, loadProgress, lockMigration, type MigrationRow, type Tx } from '../store.js';
 

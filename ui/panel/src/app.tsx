@@ -2,18 +2,17 @@
 import { useEffect } from 'preact/hooks';
 import { LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { whenUnauthorized } from './api';
-import { NotificationListener } from './components/Notifications';
 import { Toasts } from './components/Toasts';
+import { Workspace } from './conversations';
+import { ConnectMailbox } from './migrations';
+import { NotificationListener } from './notifications';
+import { Settings } from './settings';
+import { AcceptInvite, SignIn, SignInLink } from './sign-in';
 import { t } from './i18n';
-import { ConnectMailbox } from './pages/ConnectMailbox';
-import { AcceptInvite, SignInLink } from './pages/Links';
-import { Settings } from './pages/Settings';
-import { SignIn } from './pages/SignIn';
-import { Workspace } from './pages/Workspace';
 import { loadMe, me } from './state';
 
 // Charts (uPlot) load with the reports page only.
-const Reports = lazy(() => import('./pages/Reports'));
+const Reports = lazy(() => import('./reports'));
 
 whenUnauthorized(() => {
   if (!location.pathname.startsWith('/sign-in') && location.pathname !== '/invite') me.value = null;

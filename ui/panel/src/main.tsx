@@ -1,6 +1,12 @@
+// Strings first: every area's catalogue is in place before any module renders.
+import './strings';
 import { render } from 'preact';
 import { App } from './app';
 import './styles/tokens.css';
 import './styles/app.css';
+import './styles/workspace.css';
+import './styles/overlays.css';
+import './styles/settings.css';
+import './styles/picker-bell-reports.css';
 
 render(<App />, document.getElementById('app')!);

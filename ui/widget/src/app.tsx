@@ -3,11 +3,13 @@
 // team's typing, a reconnecting banner, and for identified visitors all of their conversations.
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { FileView } from './attachment';
 import { ApiError, type Link, type VisitorConversation, type VisitorMessage } from './client';
-import { fileBlobUrl, fileSize, isImage, uploadFile, type VisitorAttachment } from './files';
+import { uploadFile } from './files';
+import { sheet, type Widget } from './host';
 import { locale, replyTime, t } from './i18n';
-import { sheet, type Widget } from './main';
 import panelCss from './panel.css?inline';
+import { RatingPrompt } from './rating';
 
 const TYPING_SHOWN_MS = 6_000;
 const TYPING_SEND_EVERY_MS = 2_500;
@@ -447,118 +449,5 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
         </form>
       )}
     </section>
-  );
-}
-
-/** An image as a thumbnail (a link to the full picture), any other file as a download link. */
-function FileView({ widget, attachment }: { widget: Widget; attachment: VisitorAttachment }) {
-  const [url, setUrl] = useState<string | null>(null);
-  const [broken, setBroken] = useState(false);
-  const image = isImage(attachment.content_type) && !broken;
-  useEffect(() => {
-    let live = true;
-    fileBlobUrl(widget.client, attachment).then(
-      (u) => live && setUrl(u),
-      () => live && setBroken(true),
-    );
-    return () => {
-      live = false;
-    };
-  }, [attachment.id]);
-  const label = `${attachment.filename} (${fileSize(attachment.size)})`;
-  return (
-    <a
-      class={image ? 'file thumb' : 'file'}
-      href={url ?? undefined}
-      download={image ? undefined : attachment.filename}
-      target="_blank"
-      rel="noopener"
-      title={label}
-    >
-      {image && url ? <img src={url} alt={attachment.filename} onError={() => setBroken(true)} /> : label}
-    </a>
-  );
-}
-
-// The satisfaction rating of a closed conversation, when the team asks for one. Its strings live
-// here (this chunk loads when the chat opens), not in the launcher's catalogue.
-const RATING_TEXT = {
-  en: {
-    question: 'How satisfied are you with our answer?',
-    score: '{n} of 5',
-    comment: 'Anything to add? (optional)',
-    send: 'Send rating',
-    thanks: 'Thank you for your rating!',
-  },
-  tr: {
-    question: 'Yanıtımızdan ne kadar memnun kaldınız?',
-    score: '5 üzerinden {n}',
-    comment: 'Eklemek istediğiniz bir şey var mı? (isteğe bağlı)',
-    send: 'Değerlendirmeyi gönder',
-    thanks: 'Değerlendirmeniz için teşekkürler!',
-  },
-};
-
-function RatingPrompt({ widget, conversationId }: { widget: Widget; conversationId: string }) {
-  const text = RATING_TEXT[locale()];
-  const [state, setState] = useState<'hidden' | 'asking' | 'thanks'>('hidden');
-  const [score, setScore] = useState(0);
-  const [comment, setComment] = useState('');
-  const [failed, setFailed] = useState<string | null>(null);
-  const client = widget.client;
-  const auth = () => ({ authorization: `Bearer ${client.session()?.token ?? ''}` });
-  useEffect(() => {
-    void client.api.GET('/v1/widget/conversations/{conversationId}/rating', { params: { path: { conversationId } }, headers: auth() }).then(
-      (r) => r.data?.asked && setState('asking'),
-      () => undefined,
-    );
-  }, [conversationId]);
-  if (state === 'hidden') return null;
-  if (state === 'thanks')
-    return (
-      <p class="rating-done" role="status">
-        {text.thanks}
-      </p>
-    );
-  return (
-    <form
-      class="rating"
-      onSubmit={async (e) => {
-        e.preventDefault();
-        if (!score) return;
-        const r = await client.api.POST('/v1/widget/conversations/{conversationId}/rating', {
-          params: { path: { conversationId } },
-          headers: auth(),
-          body: comment.trim() ? { score, comment: comment.trim() } : { score },
-        });
-        if (r.response.ok || r.response.status === 409) setState('thanks');
-        else setFailed(t('send_failed', { error: r.response.statusText }));
-      }}
-    >
-      <fieldset>
-        <legend>{text.question}</legend>
-        <div class="rating-scores">
-          {[1, 2, 3, 4, 5].map((n) => (
-            <label key={n} class={n === score ? 'on' : undefined}>
-              <input
-                type="radio"
-                name="svc-rating"
-                value={n}
-                checked={n === score}
-                onChange={() => setScore(n)}
-                aria-label={text.score.replace('{n}', String(n))}
-              />
-              <span aria-hidden="true">{n}</span>
-            </label>
-          ))}
-        </div>
-      </fieldset>
-      <label for="svc-rating-comment">{text.comment}</label>
-      <textarea id="svc-rating-comment" rows={2} maxLength={2000} value={comment} onInput={(e) => setComment(e.currentTarget.value)} />
-      {failed && <p role="alert">{failed}</p>}
-      <button type="submit" class="send" disabled={!score}>
-        {text.send}
-      </button>
-    </form>
   );
 }

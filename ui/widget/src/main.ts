@@ -3,6 +3,7 @@
 // panel (Preact) is imported when the visitor opens it.
 
 import { type Identity, type VisitorMessage, WidgetClient, type WidgetConfig } from './client';
+import { sheet, type Widget } from './host';
 import { setLocale, t } from './i18n';
 import launcherCss from './launcher.css?inline';
 
@@ -12,26 +13,11 @@ interface Panel {
   show(): void;
   hide(): void;
 }
-export interface Widget {
-  client: WidgetClient;
-  config: WidgetConfig;
-  root: ShadowRoot;
-  launcher: HTMLButtonElement;
-  close(): void;
-  emit(type: 'message', message: VisitorMessage): void;
-}
 
 const CHAT_ICON =
   '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H9l-5 4v-4H4a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z"/></svg>';
 const CLOSE_ICON =
   '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6.4 5 12 10.6 17.6 5 19 6.4 13.4 12l5.6 5.6-1.4 1.4-5.6-5.6L6.4 19 5 17.6 10.6 12 5 6.4z"/></svg>';
-
-export function sheet(css: string): CSSStyleSheet {
-  // Constructable sheets are CSSOM, not inline style: a host CSP without 'unsafe-inline' allows them.
-  const s = new CSSStyleSheet();
-  s.replaceSync(css);
-  return s;
-}
 
 export async function start(script: HTMLScriptElement | null | undefined): Promise<void> {
   const src = script?.src;

@@ -1,0 +1,2 @@
+// Contacts: the contact card shown beside a conversation.
+export { ContactCard } from './ContactCard';

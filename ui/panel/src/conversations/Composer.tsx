@@ -1,0 +1,303 @@
+// Reply (sent through the conversation's channel) or note (never sent). The draft survives reloads.
+// `#` at the start of a word opens the saved-reply picker (./SavedReplyPicker.tsx). A reply sent while
+// a teammate is writing one, or after a teammate replied since the conversation was opened, asks first
+// (./Presence.tsx).
+import { forwardRef } from 'preact/compat';
+import { useImperativeHandle, useRef, useState } from 'preact/hooks';
+import { api, errorText, type Message, must, type Schemas } from '../api';
+import { FormError } from '../components/FormError';
+import { t } from '../i18n';
+import { workspaceId } from '../state';
+import { joinNames, type Presence } from './Presence';
+import { comboboxProps, hashQueryAt, SavedReplyPicker, useSavedReplies } from './SavedReplyPicker';
+
+export interface ComposerHandle {
+  focus(kind: 'message' | 'note'): void;
+}
+
+const draftKey = (id: string, kind: string) => `svc.draft.${id}.${kind}`;
+/** How often a reply being written tells the contact "the team is typing". */
+const TYPING_SIGNAL_EVERY_MS = 2_500;
+
+export const Composer = forwardRef<ComposerHandle, { conversationId: string; onSent: (m: Message) => void; presence?: Presence }>(
+  function Composer(props, ref) {
+    const [kind, setKind] = useState<'message' | 'note'>('message');
+    const [body, setBody] = useState(() => localStorage.getItem(draftKey(props.conversationId, 'message')) ?? '');
+    const [busy, setBusy] = useState(false);
+    const [error, setError] = useState<string | null>(null);
+    const [collision, setCollision] = useState<string | null>(null);
+    const area = useRef<HTMLTextAreaElement>(null);
+    const typingSentAt = useRef(0);
+    const [hash, setHash] = useState<{ start: number; query: string } | null>(null);
+    const [picker, setActive] = useSavedReplies(hash ? hash.query : null);
+    const pickerOpen = hash !== null;
+
+    useImperativeHandle(ref, () => ({
+      focus: chooseKind,
+    }));
+
+    // The draft is stored in the same task as the change: an effect runs after paint, and one from an
+    // earlier render could overwrite the last keys just before a reload.
+    function changeBody(value: string, k = kind) {
+      const key = draftKey(props.conversationId, k);
+      if (value) localStorage.setItem(key, value);
+      else localStorage.removeItem(key);
+      setBody(value);
+    }
+
+    /** Choosing Reply or Note (a chip or r/n) is choosing to write one: the writing starts in the box. */
+    function chooseKind(k: 'message' | 'note') {
+      // Focus now, in the same keystroke: keys typed right after must land in the text box.
+      area.current?.focus();
+      setKind(k);
+      setCollision(null);
+      setBody(localStorage.getItem(draftKey(props.conversationId, k)) ?? '');
+    }
+
+    function findHash() {
+      const el = area.current;
+      setHash(el && el.selectionStart === el.selectionEnd ? hashQueryAt(el.value, el.selectionStart) : null);
+    }
+
+    async function choose(reply: Schemas['SavedReply']) {
+      const at = hash;
+      setHash(null);
+      if (!at) return;
+      let text: string;
+      try {
+        text = (
+          await must(
+            api.POST('/v1/conversations/{conversationId}/render-reply', {
+              params: { path: { conversationId: props.conversationId } },
+              body: { saved_reply_id: reply.id },
+            }),
+          )
+        ).body;
+      } catch (e) {
+        setError(t('picker.failed', { error: errorText(e) }));
+        return;
+      }
+      const el = area.current;
+      if (!el) return;
+      const current = el.value;
+      const typed = `#${at.query}`;
+      // The text may have changed while the reply was rendered: replace the #word only if it is still there.
+      const still = current.slice(at.start, at.start + typed.length) === typed;
+      const start = still ? at.start : el.selectionStart;
+      const end = still ? at.start + typed.length : el.selectionEnd;
+      const next = current.slice(0, start) + text + current.slice(end);
+      // Write the text box now and put the caret after the reply in the same task, so keys typed right
+      // after land there (the re-render then finds the same value and leaves the caret alone).
+      el.value = next;
+      el.focus();
+      el.setSelectionRange(start + text.length, start + text.length);
+      changeBody(next);
+    }
+
+    // Files are uploaded as soon as they are chosen or dropped, then sent with the message by id.
+    const [files, setFiles] = useState<{ id: string; filename: string; size: number }[]>([]);
+    const [uploading, setUploading] = useState(0);
+    async function attach(list: FileList | File[]) {
+      for (const file of Array.from(list)) {
+        setUploading((n) => n + 1);
+        try {
+          const res = await fetch(`/v1/conversations/${props.conversationId}/attachments?filename=${encodeURIComponent(file.name)}`, {
+            method: 'POST',
+            credentials: 'same-origin',
+            headers: { 'content-type': file.type || 'application/octet-stream', ...(workspaceId.value ? { 'svc-workspace': workspaceId.value } : {}) },
+            body: file,
+          });
+          const answer = await res.json();
+          if (!res.ok) throw new Error(answer?.error?.message ?? res.statusText);
+          setFiles((old) => [...old, { id: answer.id, filename: answer.filename, size: answer.size }]);
+        } catch (e) {
+          setError(t('composer.attach_failed', { name: file.name, error: errorText(e) }));
+        } finally {
+          setUploading((n) => n - 1);
+        }
+      }
+    }
+
+    /** Why a reply should wait for a second look, or null: someone else replied or is writing one. */
+    function collisionWarning(): string | null {
+      const p = props.presence;
+      if (!p || kind !== 'message') return null;
+      if (p.typing.length) return t('composer.collision_typing', { name: joinNames(p.typing.map((x) => x.name)) });
+      if (p.repliedBy) return t('composer.collision_replied', { name: p.repliedBy });
+      return null;
+    }
+
+    async function send(anyway = false) {
+      if (!body.trim() || busy || uploading) return;
+      const warning = anyway ? null : collisionWarning();
+      setCollision(warning);
+      if (warning) return;
+      if (anyway) props.presence?.acknowledge();
+      setBusy(true);
+      setError(null);
+      try {
+        const m = await must(
+          api.POST('/v1/conversations/{conversationId}/messages', {
+            params: { path: { conversationId: props.conversationId } },
+            body: { kind, body, ...(files.length ? { attachment_ids: files.map((f) => f.id) } : {}) },
+          }),
+        );
+        props.onSent(m);
+        setFiles([]);
+        changeBody('');
+      } catch (e) {
+        setError(t('composer.failed', { error: errorText(e) }));
+      } finally {
+        setBusy(false);
+      }
+    }
+
+    return (
+      <form
+        class={`composer${kind === 'note' ? ' note' : ''}`}
+        onSubmit={(e) => {
+          e.preventDefault();
+          void send();
+        }}
+        onDragOver={(e) => e.preventDefault()}
+        onDrop={(e) => {
+          if (!e.dataTransfer?.files.length) return;
+          e.preventDefault();
+          void attach(e.dataTransfer.files);
+        }}
+      >
+        <div class="composer-tabs" role="group" aria-label={t('composer.reply')}>
+          <button class="chip" type="button" aria-pressed={kind === 'message'} onClick={() => chooseKind('message')} title={`${t('composer.reply')} (r)`}>
+            {t('composer.reply')}
+          </button>
+          <button class="chip" type="button" aria-pressed={kind === 'note'} onClick={() => chooseKind('note')} title={`${t('composer.note')} (n)`}>
+            {t('composer.note')}
+          </button>
+        </div>
+        <label class="visually-hidden" for="composer-body">
+          {kind === 'note' ? t('composer.note') : t('composer.reply')}
+        </label>
+        <div class="composer-field">
+          <textarea
+            id="composer-body"
+            ref={area}
+            class="textarea"
+            rows={4}
+            value={body}
+            placeholder={kind === 'note' ? t('composer.note_placeholder') : t('composer.reply_placeholder')}
+            aria-describedby="composer-hint"
+            {...comboboxProps(pickerOpen, picker)}
+            onInput={(e) => {
+              changeBody(e.currentTarget.value);
+              findHash();
+              if (kind === 'message' && Date.now() - typingSentAt.current > TYPING_SIGNAL_EVERY_MS) {
+                typingSentAt.current = Date.now();
+                void api.POST('/v1/conversations/{conversationId}/typing', { params: { path: { conversationId: props.conversationId } } });
+              }
+            }}
+            onClick={findHash}
+            onBlur={() => setHash(null)}
+            onKeyDown={(e) => {
+              if (pickerOpen && !e.ctrlKey && !e.metaKey) {
+                const n = picker.replies.length;
+                if (e.key === 'ArrowDown' && n) {
+                  e.preventDefault();
+                  setActive((picker.active + 1) % n);
+                  return;
+                }
+                if (e.key === 'ArrowUp' && n) {
+                  e.preventDefault();
+                  setActive((picker.active - 1 + n) % n);
+                  return;
+                }
+                if (e.key === 'Enter' && n) {
+                  e.preventDefault();
+                  void choose(picker.replies[picker.active]);
+                  return;
+                }
+                if (e.key === 'Escape') {
+                  e.preventDefault();
+                  e.stopPropagation();
+                  setHash(null);
+                  return;
+                }
+              }
+              if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
+                e.preventDefault();
+                void send();
+              }
+              if (e.key === 'Escape') area.current?.blur();
+            }}
+            onKeyUp={(e) => {
+              if (['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(e.key)) findHash();
+            }}
+          />
+          <SavedReplyPicker open={pickerOpen} query={hash?.query ?? ''} state={picker} onChoose={(r) => void choose(r)} onHover={setActive} />
+        </div>
+        <FormError error={error} />
+        {collision && (
+          <div class="collision" role="alert">
+            <p>{collision}</p>
+            <div class="row-actions">
+              <button class="btn btn-primary" type="button" onClick={() => void send(true)}>
+                {t('composer.send_anyway')}
+              </button>
+              <button
+                class="btn"
+                type="button"
+                onClick={() => {
+                  setCollision(null);
+                  area.current?.focus();
+                }}
+              >
+                {t('composer.dont_send')}
+              </button>
+            </div>
+          </div>
+        )}
+        {files.length > 0 && (
+          <ul role="list" class="labels" aria-label={t('composer.attachments')}>
+            {files.map((f) => (
+              <li key={f.id} class="label-chip">
+                {f.filename}
+                <button
+                  type="button"
+                  class="btn-ghost label-remove"
+                  aria-label={t('composer.remove_file', { name: f.filename })}
+                  onClick={() => setFiles((old) => old.filter((x) => x.id !== f.id))}
+                >
+                  ×
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+        <div class="composer-foot">
+          <label class="btn btn-ghost" title={t('composer.attach')}>
+            <input
+              type="file"
+              multiple
+              class="visually-hidden"
+              onChange={(e) => {
+                const input = e.currentTarget;
+                if (input.files?.length) void attach(input.files).then(() => (input.value = ''));
+              }}
+            />
+            {uploading ? t('composer.uploading') : t('composer.attach')}
+          </label>
+          <span class="muted" id="composer-hint">
+            {t('composer.hint')}
+          </span>
+          <button
+            class="btn btn-primary"
+            type="submit"
+            disabled={busy || uploading > 0 || !body.trim()}
+            title={`${kind === 'note' ? t('composer.add_note') : t('composer.send')} (Ctrl+Enter)`}
+          >
+            {busy ? t('composer.sending') : kind === 'note' ? t('composer.add_note') : t('composer.send')}
+          </button>
+        </div>
+      </form>
+    );
+  },
+);

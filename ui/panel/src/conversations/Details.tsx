@@ -1,0 +1,296 @@
+// The details column of a conversation: contact (editable, with attributes, merge and delete), status, assignee,
+// priority, labels, spam and inbox. Changes are optimistic; the caller rolls back on failure.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, type Conversation, errorText, must, type Schemas } from '../api';
+import { Confirm } from '../components/Confirm';
+import { InboxOptions } from '../components/InboxOptions';
+import { ContactCard } from '../contacts';
+import { absoluteTime, t } from '../i18n';
+import { inboxes, me, memberName, members, toast } from '../state';
+
+export type Contact = Schemas['Contact'];
+export type ConversationPatch = Partial<Pick<Conversation, 'status' | 'assignee_id' | 'priority' | 'labels' | 'spam' | 'inbox_id'>>;
+const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
+
+export function Details(props: {
+  conversation: Conversation;
+  contact: Contact | null;
+  onChange: (patch: ConversationPatch) => Promise<void>;
+  onContactChanged: (c: Contact) => void;
+  onClose: () => void;
+}) {
+  const conv = props.conversation;
+  const contact = props.contact;
+  const myId = me.value!.person.id;
+  const [label, setLabel] = useState('');
+  const [dialog, setDialog] = useState<'merge' | 'delete' | null>(null);
+  const [mergeInto, setMergeInto] = useState<Contact | null>(null);
+
+  function addLabel(e: Event) {
+    e.preventDefault();
+    const value = label.trim();
+    if (!value || conv.labels.includes(value)) return setLabel('');
+    void props.onChange({ labels: [...conv.labels, value] });
+    setLabel('');
+  }
+
+  // Below 900 px the details replace the conversation, whose header held the toggle: the way back
+  // is here, and it takes the focus when it is shown (hidden by CSS on wider screens).
+  const close = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (close.current?.offsetParent) close.current.focus();
+  }, []);
+
+  return (
+    <aside class="details" aria-label={t('conv.details')}>
+      <button ref={close} class="btn btn-ghost details-close" type="button" onClick={props.onClose}>
+        ← {t('conv.hide_details')}
+      </button>
+      <h3>{t('details.contact')}</h3>
+      {contact ? (
+        <ContactCard
+          contact={contact}
+          onChanged={props.onContactChanged}
+          onMergeInto={(owner) => {
+            setMergeInto(owner);
+            setDialog('merge');
+          }}
+        />
+      ) : (
+        <p class="muted">{t('details.no_name')}</p>
+      )}
+      {contact && (
+        <div class="row-actions" style={{ marginTop: 'var(--space-2)' }}>
+          <button
+            class="btn"
+            type="button"
+            onClick={() => {
+              setMergeInto(null);
+              setDialog('merge');
+            }}
+          >
+            {t('contact.merge')}
+          </button>
+          <button class="btn btn-danger" type="button" onClick={() => setDialog('delete')}>
+            {t('contact.delete')}
+          </button>
+        </div>
+      )}
+
+      <h3>{t('details.conversation')}</h3>
+      <div class="field">
+        <label for="status">{t('details.status')}</label>
+        <select
+          id="status"
+          class="select"
+          value={conv.status}
+          onChange={(e) => void props.onChange({ status: e.currentTarget.value as Conversation['status'] })}
+        >
+          {(['open', 'pending', 'closed'] as const).map((s) => (
+            <option value={s} key={s}>
+              {t(`status.${s}`)}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="assignee">{t('details.assignee')}</label>
+        <select
+          id="assignee"
+          class="select"
+          value={conv.assignee_id ?? ''}
+          onChange={(e) => void props.onChange({ assignee_id: e.currentTarget.value || null })}
+        >
+          <option value="">{t('details.unassigned')}</option>
+          {conv.assignee_id && !members.value.some((m) => m.person_id === conv.assignee_id) && (
+            <option value={conv.assignee_id}>{memberName(conv.assignee_id, t('conv.you'), t('conv.team'))}</option>
+          )}
+          {members.value.map((m) => (
+            <option key={m.person_id} value={m.person_id}>
+              {m.person_id === myId ? `${m.name ?? m.email} ${t('members.you')}` : (m.name ?? m.email)}
+            </option>
+          ))}
+        </select>
+        {conv.assignee_id !== myId && (
+          <button class="btn" type="button" onClick={() => void props.onChange({ assignee_id: myId })} title={`${t('details.assign_me')} (a)`}>
+            {t('details.assign_me')}
+          </button>
+        )}
+      </div>
+      <div class="field">
+        <label for="priority">{t('details.priority')}</label>
+        <select
+          id="priority"
+          class="select"
+          value={conv.priority ?? ''}
+          onChange={(e) => void props.onChange({ priority: (e.currentTarget.value || null) as Conversation['priority'] })}
+        >
+          <option value="">{t('details.priority_none')}</option>
+          {PRIORITIES.map((p) => (
+            <option value={p} key={p}>
+              {t(`priority.${p}`)}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <span style={{ fontWeight: 600, fontSize: 'var(--text-sm)' }}>{t('details.labels')}</span>
+        {conv.labels.length > 0 && (
+          <ul role="list" class="labels">
+            {conv.labels.map((l) => (
+              <li key={l} class="label-chip">
+                {l}
+                <button
+                  type="button"
+                  class="btn-ghost label-remove"
+                  aria-label={t('details.remove_label', { label: l })}
+                  onClick={() => void props.onChange({ labels: conv.labels.filter((x) => x !== l) })}
+                >
+                  ×
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+        <form onSubmit={addLabel}>
+          <label class="visually-hidden" for="add-label">
+            {t('details.add_label')}
+          </label>
+          <input
+            id="add-label"
+            class="input"
+            maxLength={64}
+            placeholder={t('details.add_label')}
+            value={label}
+            onInput={(e) => setLabel(e.currentTarget.value)}
+          />
+        </form>
+      </div>
+      {inboxes.value.length > 1 && (
+        <div class="field">
+          <label for="move-inbox">{t('details.move')}</label>
+          <select id="move-inbox" class="select" value={conv.inbox_id} onChange={(e) => void props.onChange({ inbox_id: e.currentTarget.value })}>
+            <InboxOptions />
+          </select>
+        </div>
+      )}
+      <div class="field">
+        {conv.spam && (
+          <p class="pill-bad" style={{ margin: 0 }}>
+            {t('details.is_spam')}
+          </p>
+        )}
+        <button class="btn" type="button" onClick={() => void props.onChange({ spam: !conv.spam })}>
+          {conv.spam ? t('details.not_spam') : t('details.spam')}
+        </button>
+      </div>
+      <dl>
+        <dt>{t('details.inbox')}</dt>
+        <dd>{inboxes.value.find((x) => x.id === conv.inbox_id)?.name ?? '—'}</dd>
+        <dt>{t('details.source')}</dt>
+        <dd>{t(`source.${conv.source}`)}</dd>
+        <dt>{t('details.created')}</dt>
+        <dd>
+          <time dateTime={conv.created_at}>{absoluteTime(conv.created_at)}</time>
+        </dd>
+        {conv.rating && (
+          <>
+            <dt>{t('details.rating')}</dt>
+            <dd>
+              <span aria-label={t('details.rating_of', { score: conv.rating.score })}>{'★'.repeat(conv.rating.score) + '☆'.repeat(5 - conv.rating.score)}</span>
+              {conv.rating.comment && <blockquote style={{ margin: 'var(--space-1) 0 0' }}>{conv.rating.comment}</blockquote>}
+            </dd>
+          </>
+        )}
+      </dl>
+      {dialog === 'merge' && contact && <MergeDialog contact={contact} into={mergeInto} onClose={() => setDialog(null)} onMerged={props.onContactChanged} />}
+      {dialog === 'delete' && contact && <DeleteContactDialog contact={contact} onClose={() => setDialog(null)} />}
+    </aside>
+  );
+}
+
+const contactName = (c: Contact) => c.name ?? c.emails[0] ?? c.id;
+
+function MergeDialog(props: { contact: Contact; into: Contact | null; onClose: () => void; onMerged: (c: Contact) => void }) {
+  const [q, setQ] = useState('');
+  const [found, setFound] = useState<Contact[]>([]);
+  const [into, setInto] = useState<Contact | null>(props.into);
+  async function search(value: string) {
+    setQ(value);
+    if (value.trim().length < 2) return setFound([]);
+    const r = await api.GET('/v1/contacts', { params: { query: { q: value.trim(), limit: 8 } } });
+    setFound((r.data?.data ?? []).filter((c) => c.id !== props.contact.id));
+  }
+  if (into) {
+    return (
+      <Confirm
+        title={t('contact.merge')}
+        lead={t('contact.merge_lead', { from: contactName(props.contact), into: contactName(into) })}
+        action={t('contact.merge_action')}
+        onClose={props.onClose}
+        onConfirm={async () => {
+          try {
+            await must(api.POST('/v1/contacts/{contactId}/merge', { params: { path: { contactId: props.contact.id } }, body: { into_contact_id: into.id } }));
+            props.onMerged(await must(api.GET('/v1/contacts/{contactId}', { params: { path: { contactId: into.id } } })));
+            toast(t('contact.merged'));
+            props.onClose();
+          } catch (e) {
+            toast(t('action.failed', { error: errorText(e) }));
+          }
+        }}
+      />
+    );
+  }
+  return (
+    <Confirm title={t('contact.merge')} lead={t('contact.merge_lead', { from: contactName(props.contact), into: '…' })} onClose={props.onClose}>
+      <div class="field">
+        <label for="merge-q">{t('contact.merge_search')}</label>
+        <input id="merge-q" class="input" type="search" value={q} onInput={(e) => void search(e.currentTarget.value)} />
+      </div>
+      <ul role="list" class="results">
+        {found.map((c) => (
+          <li key={c.id}>
+            <button
+              type="button"
+              class="result"
+              style={{ width: '100%', textAlign: 'left', background: 'none', border: 0, cursor: 'pointer' }}
+              onClick={() => setInto(c)}
+            >
+              <span class="who">{c.name ?? t('details.no_name')}</span>
+              <span class="snippet">{c.emails.join(', ')}</span>
+            </button>
+          </li>
+        ))}
+      </ul>
+    </Confirm>
+  );
+}
+
+function DeleteContactDialog(props: { contact: Contact; onClose: () => void }) {
+  const { route } = useLocation();
+  const [count, setCount] = useState<string>('…');
+  useEffect(() => {
+    void api.GET('/v1/conversations', { params: { query: { contact_id: props.contact.id, limit: 200 } } }).then((r) => {
+      const n = r.data?.data.length ?? 0;
+      setCount(r.data?.next_cursor ? `${n}+` : String(n));
+    });
+  }, [props.contact.id]);
+  return (
+    <Confirm
+      title={t('contact.delete')}
+      lead={t('contact.delete_lead', { name: contactName(props.contact), count })}
+      action={t('contact.delete')}
+      onClose={props.onClose}
+      onConfirm={async () => {
+        try {
+          await must(api.DELETE('/v1/contacts/{contactId}', { params: { path: { contactId: props.contact.id } } }));
+          toast(t('contact.deleted'));
+          route('/conversations');
+        } catch (e) {
+          toast(t('action.failed', { error: errorText(e) }));
+        }
+      }}
+    />
+  );
+}

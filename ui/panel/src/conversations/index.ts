@@ -1,0 +1,2 @@
+// Conversations: the workspace (list, conversation, composer, details), its nav and search.
+export { Workspace } from './Workspace';

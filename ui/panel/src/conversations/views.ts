@@ -1,0 +1,42 @@
+// Which conversations a list shows, read from and written to the URL.
+import type { ConversationStatus } from '../state';
+
+export type View = 'mine' | 'unassigned' | 'all';
+export interface ListFilter {
+  view: View;
+  status: ConversationStatus;
+  inbox: string | null;
+  label: string | null;
+}
+
+export function filterFromUrl(query: Record<string, string>, params: Record<string, string | undefined>): ListFilter {
+  const view = (['mine', 'unassigned', 'all'] as const).find((v) => v === query.view) ?? 'all';
+  const status = (['open', 'pending', 'closed'] as const).find((s) => s === query.status) ?? 'open';
+  return { view, status, inbox: params.inbox ?? null, label: query.label || null };
+}
+
+/** The URL of a list (and optionally one conversation in it). */
+export function listUrl(f: ListFilter, conversationId?: string | null): string {
+  const base = f.inbox ? `/inboxes/${encodeURIComponent(f.inbox)}` : '/conversations';
+  const path = conversationId ? (f.inbox ? `${base}/${conversationId}` : `${base}/${conversationId}`) : base;
+  const q = new URLSearchParams();
+  if (f.view !== 'all') q.set('view', f.view);
+  if (f.status !== 'open') q.set('status', f.status);
+  if (f.label) q.set('label', f.label);
+  const s = q.toString();
+  return s ? `${path}?${s}` : path;
+}
+
+/** Does a conversation belong in this list? (Realtime updates are filtered on the client.) */
+export function matches(
+  c: { status: string; assignee_id: string | null; inbox_id: string; labels: string[]; spam: boolean },
+  f: ListFilter,
+  me: string,
+): boolean {
+  if (c.spam || c.status !== f.status) return false;
+  if (f.view === 'mine' && c.assignee_id !== me) return false;
+  if (f.view === 'unassigned' && c.assignee_id !== null) return false;
+  if (f.inbox && c.inbox_id !== f.inbox) return false;
+  if (f.label && !c.labels.includes(f.label)) return false;
+  return true;
+}

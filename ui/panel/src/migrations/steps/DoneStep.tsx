@@ -1,0 +1,97 @@
+// Step 8, Done: the outcome, and removing the copied history.
+import { useContext, useState } from 'preact/hooks';
+import { ApiError, api, errorText, must } from '../../api';
+import { Confirm } from '../../components/Confirm';
+import { FormError } from '../../components/FormError';
+import type { MessageKey } from '../../i18n';
+import { t } from '../../i18n';
+import { type Migration, SourceContext, useSourceText } from '../model';
+
+export function DoneStep(props: { m: Migration }) {
+  const { m } = props;
+  const st = useSourceText();
+  // An export file had no password or sign-in to delete.
+  const ap = useContext(SourceContext).kind === 'export_file' ? null : m.app_password;
+  const removal = m.remove_history;
+  return (
+    <section class="card" aria-labelledby="mig-done-title">
+      <h2 id="mig-done-title" style={{ marginTop: 0 }}>
+        {t(
+          m.state === 'completed'
+            ? 'mig.done.completed'
+            : m.state === 'cancelled'
+              ? 'mig.done.cancelled'
+              : m.state === 'removing'
+                ? 'mig.done.removing'
+                : 'mig.done.removed',
+        )}
+      </h2>
+      {m.end_reason && <p class="muted">{t(`mig.end.${m.end_reason}` as MessageKey)}</p>}
+      <p>{t('mig.done.copied', { copied: m.progress.copied, conversations: m.progress.conversations })}</p>
+      {ap && (
+        <div class="notice" data-testid="app-password">
+          <p style={{ marginTop: 0 }}>{st('mig.done.password_deleted')}</p>
+          <p>{st('mig.done.revoke')}</p>
+          {ap.remove_at_provider && (
+            <p>
+              <a href={ap.remove_at_provider} target="_blank" rel="noopener noreferrer">
+                {st('mig.done.revoke_link')}
+              </a>
+            </p>
+          )}
+        </div>
+      )}
+      {m.state === 'removing' && <p role="status">{t('mig.done.removing_lead')}</p>}
+      {m.state === 'removed' && removal && (
+        <p role="status" data-testid="removed">
+          {st('mig.done.removed_lead', { conversations: Number(removal.conversations_deleted ?? 0), contacts: Number(removal.contacts_deleted ?? 0) })}
+        </p>
+      )}
+      {m.allowed_actions.includes('remove_history') && removal?.confirm_count != null && (
+        <p class="muted">{t('mig.remove.explain', { n: removal.confirm_count })}</p>
+      )}
+    </section>
+  );
+}
+
+export function RemoveHistoryDialog(props: { m: Migration; onClose: () => void; onRemoved: (m: Migration) => void }) {
+  const st = useSourceText();
+  const count = props.m.remove_history?.confirm_count ?? 0;
+  const [text, setText] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  return (
+    <Confirm title={t('mig.action.remove_history')} lead={st('mig.remove.lead', { n: count })} onClose={props.onClose}>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setBusy(true);
+          setError(null);
+          try {
+            const next = await must(
+              api.POST('/v1/migrations/{migrationId}/remove-history', {
+                params: { path: { migrationId: props.m.id } },
+                body: { confirm_count: Number(text.trim()) },
+              }),
+            );
+            props.onRemoved(next as Migration);
+            props.onClose();
+          } catch (err) {
+            setError(err instanceof ApiError && err.code === 'confirm_count_mismatch' ? t('mig.remove.mismatch') : errorText(err));
+          } finally {
+            setBusy(false);
+          }
+        }}
+      >
+        <div class="field">
+          <label for="mig-remove-count">{t('mig.remove.type', { n: count })}</label>
+          <input id="mig-remove-count" class="input" inputMode="numeric" autoComplete="off" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        </div>
+        <FormError error={error} />
+        <button class="btn btn-primary btn-danger-fill" type="submit" disabled={busy || !/^\d+$/.test(text.trim())}>
+          {t('mig.action.remove_history')}
+        </button>
+      </form>
+    </Confirm>
+  );
+}

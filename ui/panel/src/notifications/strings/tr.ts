@@ -1,0 +1,24 @@
+// Notifications: the strings in Turkish, with the same keys as en.ts.
+import type { notificationsEn } from './en';
+
+export const notificationsTr: Record<keyof typeof notificationsEn, string> = {
+  'notif.bell': 'Bildirimler',
+  'notif.unread': 'okunmamış',
+  'notif.none': 'Henüz yeni bir şey yok.',
+  'notif.title': 'Bildirimler',
+  'notif.lead': 'Neyin size nasıl ulaşacağını seçin. E-posta yalnızca 5 dakikadır açık bir paneliniz yoksa gelir, 10 dakikada en fazla bir tane.',
+  'notif.trigger': 'Ne zaman',
+  'notif.trigger.new_conversation': 'Gelen kutularımda yeni bir konuşma',
+  'notif.trigger.assigned': 'Bir konuşma bana atandı',
+  'notif.trigger.customer_reply': 'Bana atanmış bir konuşmada müşteri yanıt verdi',
+  'notif.trigger.mention': 'Biri bir notta benden bahsetti (@ad)',
+  'notif.channel.realtime': 'Panelde',
+  'notif.channel.push': 'Anlık bildirim',
+  'notif.channel.email': 'E-posta',
+  'notif.push_subscribe': 'Bu tarayıcıda anlık bildirim al',
+  'notif.push_on': 'Bu tarayıcı artık anlık bildirim alıyor.',
+  'notif.push_off': 'Bu sunucuda Web Push kapalı.',
+  'notif.push_unsupported': 'Bu tarayıcı anlık bildirim alamıyor.',
+  'notif.push_denied': 'Tarayıcıda bu site için bildirimler engellendi.',
+  'notif.mark_all_read': 'Tümünü okundu işaretle',
+};

@@ -1,0 +1,1 @@
+export { ApiKeys } from './ApiKeys';

@@ -1,0 +1,1 @@
+export { InboxDetail, InboxList } from './InboxSettings';

@@ -1,0 +1,1 @@
+export { InboxSignatureCard, SavedRepliesSettings } from './SavedRepliesSettings';

@@ -1,0 +1,1 @@
+export { WebhookDetail, Webhooks } from './Webhooks';

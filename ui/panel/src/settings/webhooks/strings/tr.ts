@@ -1,0 +1,33 @@
+// Settings › Webhooks: the strings in Turkish, with the same keys as en.ts.
+import type { webhooksEn } from './en';
+
+export const webhooksTr: Record<keyof typeof webhooksEn, string> = {
+  'webhooks.lead': 'Webhook’lar olaylar olduğu anda imzalı olarak arka ucunuza gönderilir.',
+  'webhooks.url': 'Uç nokta adresi',
+  'webhooks.url_hint': 'Herkese açık bir http ya da https adresi; özel ve yerel adresler reddedilir.',
+  'webhooks.events': 'Olaylar',
+  'webhooks.events_hint': 'Hiçbiri seçilmezse tüm olaylar.',
+  'webhooks.inbox': 'Yalnızca bu gelen kutusu',
+  'webhooks.any_inbox': 'Tüm gelen kutuları',
+  'webhooks.include_notes': 'message.created içinde notları da gönder',
+  'webhooks.new': 'Yeni webhook',
+  'webhooks.created': 'Webhook oluşturuldu. İmzalama anahtarı:',
+  'webhooks.empty': 'Henüz webhook yok.',
+  'webhooks.enabled': 'Etkin',
+  'webhooks.disabled': 'Devre dışı: {reason}',
+  'webhooks.enable': 'Yeniden etkinleştir',
+  'webhooks.rotate': 'Anahtarı yenile',
+  'webhooks.rotated': 'Yeni imzalama anahtarı (eskisi 24 saat daha imzalamaya devam eder):',
+  'webhooks.delete': 'Sil',
+  'webhooks.delete_confirm': '{url} adresine giden webhook silinsin mi? Ona artık hiçbir şey gönderilmez.',
+  'webhooks.deliveries': 'Son gönderimler',
+  'webhooks.no_deliveries': 'Henüz bir şey gönderilmedi.',
+  'webhooks.redeliver': 'Yeniden gönder',
+  'webhooks.redelivered': 'Yeniden gönderim sıraya alındı',
+  'webhooks.event': 'Olay',
+  'webhooks.result': 'Sonuç',
+  'webhooks.answer': 'Yanıt',
+  'webhooks.when': 'Zaman',
+  'webhooks.latency': '{ms} ms',
+  'webhooks.failing_since': '{when} tarihinden beri başarısız',
+};

@@ -1,0 +1,1 @@
+export { WorkspaceSettings } from './WorkspaceSettings';

@@ -1,0 +1,66 @@
+// Every area's strings, added to the catalogues before the app renders (i18n/ imports no area).
+
+import { contactsEn } from './contacts/strings/en';
+import { contactsTr } from './contacts/strings/tr';
+import { conversationsEn } from './conversations/strings/en';
+import { conversationsTr } from './conversations/strings/tr';
+import { addStrings } from './i18n';
+import { migrationEn } from './migrations/strings/en';
+import { migrationTr } from './migrations/strings/tr';
+import { notificationsEn } from './notifications/strings/en';
+import { notificationsTr } from './notifications/strings/tr';
+import { reportsEn } from './reports/strings/en';
+import { reportsTr } from './reports/strings/tr';
+import { accountEn } from './settings/account/strings/en';
+import { accountTr } from './settings/account/strings/tr';
+import { apiKeysEn } from './settings/api-keys/strings/en';
+import { apiKeysTr } from './settings/api-keys/strings/tr';
+import { inboxSettingsEn } from './settings/inboxes/strings/en';
+import { inboxSettingsTr } from './settings/inboxes/strings/tr';
+import { membersEn } from './settings/members/strings/en';
+import { membersTr } from './settings/members/strings/tr';
+import { savedRepliesEn } from './settings/saved-replies/strings/en';
+import { savedRepliesTr } from './settings/saved-replies/strings/tr';
+import { settingsEn } from './settings/strings/en';
+import { settingsTr } from './settings/strings/tr';
+import { webhooksEn } from './settings/webhooks/strings/en';
+import { webhooksTr } from './settings/webhooks/strings/tr';
+import { workspaceSettingsEn } from './settings/workspace/strings/en';
+import { workspaceSettingsTr } from './settings/workspace/strings/tr';
+import { signInEn } from './sign-in/strings/en';
+import { signInTr } from './sign-in/strings/tr';
+
+addStrings(
+  'en',
+  contactsEn,
+  conversationsEn,
+  migrationEn,
+  notificationsEn,
+  reportsEn,
+  settingsEn,
+  accountEn,
+  apiKeysEn,
+  inboxSettingsEn,
+  membersEn,
+  savedRepliesEn,
+  webhooksEn,
+  workspaceSettingsEn,
+  signInEn,
+);
+addStrings(
+  'tr',
+  contactsTr,
+  conversationsTr,
+  migrationTr,
+  notificationsTr,
+  reportsTr,
+  settingsTr,
+  accountTr,
+  apiKeysTr,
+  inboxSettingsTr,
+  membersTr,
+  savedRepliesTr,
+  webhooksTr,
+  workspaceSettingsTr,
+  signInTr,
+);
