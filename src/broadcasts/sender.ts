@@ -26,7 +26,7 @@ import type { Ctx } from '../context.js';
 import { findInbox } from '../inboxes/store.js';
 import { describeSendError } from '../mail/outbound.js';
 import { channelSender, channelTransport, hasSmtpAccount } from '../mail/transport.js';
-import { mailerHeaders, tenantBlock } from '../mailer-tenants/service.js';
+import { mailerHeaders, tenantBlock } from '../mailer-tenants/sending.js';
 import { addDigestLine } from '../operator-digest/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { enqueue, type JobKind, type JobOutcome } from '../platform/jobs.js';

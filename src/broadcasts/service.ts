@@ -18,7 +18,7 @@ import type { Ctx } from '../context.js';
 import type { BroadcastRecipientsTable, BroadcastsTable, Database, Db, RecipientStatus } from '../db/schema.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { hasSmtpAccount } from '../mail/transport.js';
-import { assertTenantMaySend } from '../mailer-tenants/service.js';
+import { assertTenantMaySend } from '../mailer-tenants/sending.js';
 import { iso } from '../platform/clock.js';
 import { type AppError, conflict, hostedLimit, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';

@@ -17,7 +17,7 @@ import { attachmentsOf, conversationById, latestInboundReplyTo, latestMailOf, me
 import type { Db, MailHeaders } from '../db/schema.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import { findInbox } from '../inboxes/store.js';
-import { mailerHeaders } from '../mailer-tenants/service.js';
+import { mailerHeaders } from '../mailer-tenants/sending.js';
 import { type Clock, HOUR, iso, MINUTE } from '../platform/clock.js';
 import { conflict } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';

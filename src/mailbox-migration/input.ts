@@ -10,10 +10,10 @@ import type { Db, ImapTlsMode } from '../db/schema.js';
 import { findLiveInbox } from '../inboxes/store.js';
 import { isMember } from '../members/team.js';
 import { invalid, notFound } from '../platform/errors.js';
+import { charCount } from '../platform/text.js';
 import { findPreset, providerConfigured } from './sources/presets.js';
 import { notConfigured } from './sources/sign-in.js';
 import { actorOf, logActivity, type MigrationRow } from './store.js';
-import { charCount } from '../platform/text.js';
 
 export const CLOSE_AFTER_DEFAULT_DAYS = 14;
 export interface MigrationInput {

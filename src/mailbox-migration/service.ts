@@ -13,6 +13,7 @@ import { iso } from '../platform/clock.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
+import { charCount } from '../platform/text.js';
 import { testConnection } from './connection.js';
 import { ensureWorker } from './copy/worker.js';
 import { formatMigration } from './format.js';
@@ -35,7 +36,6 @@ import {
 } from './store.js';
 import { discardUpload } from './upload/service.js';
 import { view } from './view.js';
-import { charCount } from '../platform/text.js';
 
 // Parts of the service in files of their own; other features, routes and commands import them from here.
 export { listFolders, type TestResult, testConnection } from './connection.js';

@@ -25,7 +25,7 @@ import { customerLocale, type GreetingLocale } from '../greeting/rules.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { describeSendError, replyReferences } from '../mail/outbound.js';
 import { channelMailDomain, channelSender, channelTransport, hasSmtpAccount } from '../mail/transport.js';
-import { mailerHeaders } from '../mailer-tenants/service.js';
+import { mailerHeaders } from '../mailer-tenants/sending.js';
 import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';

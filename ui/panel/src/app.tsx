@@ -4,11 +4,11 @@ import { LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { whenUnauthorized } from './api';
 import { Toasts } from './components/Toasts';
 import { Workspace } from './conversations';
+import { t } from './i18n';
 import { ConnectMailbox } from './migrations';
 import { NotificationListener } from './notifications';
 import { Settings } from './settings';
 import { AcceptInvite, SignIn, SignInLink } from './sign-in';
-import { t } from './i18n';
 import { loadMe, me } from './state';
 
 // Charts (uPlot) load with the reports page only.

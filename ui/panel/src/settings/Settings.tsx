@@ -98,14 +98,14 @@ function SettingsSection({ section, id, manager }: { section: Section; id: strin
   const params = { id };
   return (
     <>
-        {section === 'workspace' && <WorkspaceSettings manager={manager} />}
-        {section === 'members' && <Members />}
-        {section === 'inboxes' && (params.id ? <InboxDetail id={params.id} /> : <InboxList />)}
-        {section === 'api-keys' && <ApiKeys />}
-        {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}
-        {section === 'saved-replies' && <SavedRepliesSettings />}
-        {section === 'migrations' && <MigrationsPage id={params.id} />}
-        {section === 'account' && <Account />}
+      {section === 'workspace' && <WorkspaceSettings manager={manager} />}
+      {section === 'members' && <Members />}
+      {section === 'inboxes' && (params.id ? <InboxDetail id={params.id} /> : <InboxList />)}
+      {section === 'api-keys' && <ApiKeys />}
+      {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}
+      {section === 'saved-replies' && <SavedRepliesSettings />}
+      {section === 'migrations' && <MigrationsPage id={params.id} />}
+      {section === 'account' && <Account />}
     </>
   );
 }
