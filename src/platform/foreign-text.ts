@@ -10,7 +10,7 @@ const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** A one-line field as stored and shown: every run of controls and line breaks becomes one space. */
 export function oneLine(text: string): string {
-  return text.replace(LINE_BREAKING, ' ').replace(/ {2,}/g, ' ').trim();
+  return text.replace(LINE_BREAKING, ' ').trim();
 }
 
 /** A file name as stored and shown: each bidirectional control becomes a visible `_`. */

@@ -17,15 +17,15 @@ describe('shutdown', () => {
   test('SIGTERM stops accepting, lets an in-flight request finish, then exits 0', async () => {
     const server = await spawnServer(te.env);
     const url = new URL(server.url);
-    const body = JSON.stringify({ retention_days: 12 });
+    const body = JSON.stringify({ name: 'In flight' });
     // A request whose body arrives in two parts, with SIGTERM in between.
     const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
       const req = http.request(
         {
           host: url.hostname,
           port: url.port,
-          method: 'PATCH',
-          path: '/v1/workspace',
+          method: 'POST',
+          path: '/v1/contacts',
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
         },
         (res) => {
@@ -42,8 +42,8 @@ describe('shutdown', () => {
       }, 200);
     });
     const r = await answer;
-    assert.equal(r.status, 200);
-    assert.equal(JSON.parse(r.text).retention_days, 12);
+    assert.equal(r.status, 201, r.text);
+    assert.equal(JSON.parse(r.text).name, 'In flight');
     assert.equal(await server.exited, 0);
     assert.ok(server.stderrLines.some((l) => l.includes('"msg":"stopped"')));
     await assert.rejects(fetch(`${server.url}/healthz`));

@@ -33,6 +33,11 @@ const GROUPS: { name: string; matches: (method: string, path: string) => boolean
       (/^\/v1\/(inboxes|channels)(\/|$)/.test(p) && m !== 'GET'),
     refused: ['agent', 'limited agent'],
   },
+  {
+    name: 'analytics properties: every member reads them and their figures, owners and admins manage them',
+    matches: (m, p) => p.startsWith('/v1/analytics/properties') && m !== 'GET',
+    refused: ['agent', 'limited agent'],
+  },
   { name: 'everything else: conversations, contacts, events, the caller’s own account, public routes', matches: () => true, refused: [] },
 ];
 
