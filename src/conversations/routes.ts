@@ -12,23 +12,11 @@ import { htmlNestsDeeperThan, MAX_HTML_CHARS, MAX_HTML_DEPTH } from '../mail/htm
 import { retryFailedReply } from '../mail/outbound.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
+import { bulkUpdateConversations, type ConversationPatch, MAX_BULK, updateConversation } from './changes.js';
 import { AttachmentSchema, attachmentUrl, ConversationListItemSchema, ConversationSchema, formatAttachment, formatMessage, MessageSchema } from './format.js';
+import { listConversations, listMessages, markConversationRead } from './lists.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
-import {
-  bulkUpdateConversations,
-  type ConversationPatch,
-  conversationView,
-  getConversationFor,
-  listConversations,
-  listMessages,
-  MAX_BULK,
-  MAX_LABEL_LENGTH,
-  MAX_LABELS,
-  markConversationRead,
-  PRIORITIES,
-  STATUSES,
-  updateConversation,
-} from './service.js';
+import { conversationView, getConversationFor, MAX_LABEL_LENGTH, MAX_LABELS, PRIORITIES, STATUSES } from './service.js';
 import { attachmentsOf, findMessage } from './store.js';
 
 const conversationParams = z.object({ conversationId: idParam('conversationId', 'cv_01hxyz') });

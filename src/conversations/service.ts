@@ -5,12 +5,10 @@
 // and writes them with insertConversationRows/insertMessageRows.
 
 import type { Insertable } from 'kysely';
-import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
-import { findChannel, firstChannelOfInbox } from '../channels/store.js';
 import { formatContact } from '../contacts/format.js';
-import { type ContactView, findContact, loadContactView, loadContactViews } from '../contacts/store.js';
+import { type ContactView, loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { reusableInsert } from '../db/reusable-query.js';
 import type {
@@ -24,19 +22,15 @@ import type {
   MessageDirection,
   MessageKind,
 } from '../db/schema.js';
-import { inTransaction } from '../db/transaction.js';
-import { announceEvents, recordEvent } from '../events/service.js';
-import { findLiveInbox, inboxIsDeleted } from '../inboxes/store.js';
+import { recordEvent } from '../events/service.js';
 import { insertMailId } from '../mail/store.js';
-import { isMemberOf } from '../members/store.js';
 import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
-import { forbidden, invalid, notFound } from '../platform/errors.js';
+import { invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import { decodeCursor, toPage, toPageById } from '../platform/pagination.js';
 import { charCount } from '../platform/text.js';
 import { type AttachmentRow, type ConversationRow, formatConversation, formatMessage, type MessageRow } from './format.js';
-import { attachmentsOf, findConversation, labelsOf } from './store.js';
+import { findConversation, labelsOf } from './store.js';
 
 /** A transaction (or connection) and the clock: what the insert functions need. */
 export type Tx = { db: Db; clock: Clock };
@@ -409,135 +403,6 @@ export async function appendMessage(
   return view;
 }
 
-export interface ConversationPatch {
-  status?: ConversationStatus;
-  assigneeId?: string | null;
-  priority?: ConversationPriority | null;
-  labels?: string[];
-  subject?: string | null;
-  spam?: boolean;
-  contactId?: string;
-  inboxId?: string;
-}
-
-type Change = { from: unknown; to: unknown };
-
-function describe(changes: Record<string, Change>): string {
-  return Object.entries(changes)
-    .map(([field, c]) => `${field}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`)
-    .join('; ');
-}
-
-/**
- * Applies changes to one conversation inside the caller's transaction: validates them, writes an
- * 'event' message that records what changed, and records one conversation.updated event.
- * Returns the conversation as it is now and whether anything changed.
- */
-export async function applyConversationChanges(
-  tx: Tx,
-  input: { conversation: ConversationRow; patch: ConversationPatch; author: Author; reason?: string } & RecordOptions,
-): Promise<{ conversation: ConversationRow; labels: string[]; changed: boolean }> {
-  const current = input.conversation;
-  const patch = input.patch;
-  const currentLabels = (await labelsOf(tx.db, [current.id])).get(current.id)!;
-  const set: Partial<ConversationRow> = {};
-  const changes: Record<string, Change> = {};
-  const note = (field: string, from: unknown, to: unknown) => {
-    changes[field] = { from, to };
-  };
-
-  if (patch.status !== undefined && patch.status !== current.status) {
-    if (!STATUSES.includes(patch.status)) throw invalid('status must be open, pending or closed');
-    set.status = patch.status;
-    note('status', current.status, patch.status);
-  }
-  if (patch.assigneeId !== undefined && patch.assigneeId !== current.assignee_id) {
-    if (patch.assigneeId !== null) {
-      if (!(await isMemberOf(tx.db, current.workspace_id, patch.assigneeId))) throw invalid(`assignee ${patch.assigneeId} is not a member of this workspace`);
-    }
-    set.assignee_id = patch.assigneeId;
-    note('assignee_id', current.assignee_id, patch.assigneeId);
-  }
-  if (patch.priority !== undefined && patch.priority !== current.priority) {
-    if (patch.priority !== null && !PRIORITIES.includes(patch.priority)) throw invalid('priority must be low, medium, high, urgent or null');
-    set.priority = patch.priority;
-    note('priority', current.priority, patch.priority);
-  }
-  if (patch.subject !== undefined) {
-    const subject = patch.subject === null ? null : patch.subject.trim().slice(0, MAX_SUBJECT_LENGTH) || null;
-    if (subject !== current.subject) {
-      set.subject = subject;
-      note('subject', current.subject, subject);
-    }
-  }
-  if (patch.spam !== undefined && (patch.spam ? 1 : 0) !== current.spam) {
-    set.spam = patch.spam ? 1 : 0;
-    note('spam', current.spam === 1, patch.spam);
-  }
-  if (patch.contactId !== undefined && patch.contactId !== current.contact_id) {
-    const target = await findContact(tx.db, current.workspace_id, patch.contactId);
-    if (!target) throw notFound(`contact ${patch.contactId}`);
-    if (target.merged_into_id) throw invalid(`contact ${patch.contactId} was merged into ${target.merged_into_id}; use that one`);
-    set.contact_id = patch.contactId;
-    note('contact_id', current.contact_id, patch.contactId);
-  }
-  if (patch.inboxId !== undefined && patch.inboxId !== current.inbox_id) {
-    const inbox = await findLiveInbox(tx.db, current.workspace_id, patch.inboxId);
-    if (!inbox) throw notFound(`inbox ${patch.inboxId}`);
-    set.inbox_id = patch.inboxId;
-    note('inbox_id', current.inbox_id, patch.inboxId);
-    // Replies go out through the new inbox's channel of the same kind (its oldest), if it has one.
-    if (current.channel_id) {
-      const former = await findChannel(tx.db, current.channel_id);
-      const replacement = former ? await firstChannelOfInbox(tx.db, patch.inboxId, former.kind) : undefined;
-      set.channel_id = replacement?.id ?? null;
-    }
-  }
-  let labels = currentLabels;
-  if (patch.labels !== undefined) {
-    const next = checkLabels(patch.labels);
-    if (next.join('\n') !== currentLabels.join('\n')) {
-      await tx.db.deleteFrom('conversation_labels').where('conversation_id', '=', current.id).execute();
-      if (next.length)
-        await tx.db
-          .insertInto('conversation_labels')
-          .values(next.map((label) => ({ conversation_id: current.id, label })))
-          .execute();
-      note('labels', currentLabels, next);
-      labels = next;
-    }
-  }
-
-  if (Object.keys(changes).length === 0) return { conversation: current, labels, changed: false };
-  const now = tx.clock.now();
-  set.updated_at = iso(now);
-  await tx.db.updateTable('conversations').set(set).where('id', '=', current.id).execute();
-  let conversation: ConversationRow = { ...current, ...set };
-  const details: Record<string, unknown> = { changes };
-  if (input.reason) details.reason = input.reason;
-  ({ conversation } = await insertMessage(tx, conversation, {
-    kind: 'event',
-    direction: 'out',
-    author: input.author,
-    body: describe(changes),
-    details,
-    createdAt: now,
-  }));
-  if (!input.quiet) {
-    const contact = await loadContactView(tx.db, conversation.workspace_id, conversation.contact_id);
-    await recordEvent(tx, {
-      workspaceId: conversation.workspace_id,
-      inboxId: conversation.inbox_id,
-      contactId: conversation.contact_id,
-      type: 'conversation.updated',
-      occurredAt: now,
-      data: { conversation: formatConversation(conversation, labels), contact: contact ? formatContact(contact) : null },
-      cause: { personId: input.author.type === 'member' ? input.author.personId : null, changes },
-    });
-  }
-  return { conversation, labels, changed: true };
-}
-
 /** A conversation the caller reaches (404 otherwise, so ids outside their inboxes stay secret). */
 export async function getConversationFor(ctx: Pick<Ctx, 'db'>, access: Access, id: string): Promise<ConversationRow> {
   const row = await findConversation(ctx.db, access.workspaceId, id);
@@ -547,227 +412,6 @@ export async function getConversationFor(ctx: Pick<Ctx, 'db'>, access: Access, i
 
 export async function conversationView(db: Db, row: ConversationRow) {
   return formatConversation(row, (await labelsOf(db, [row.id])).get(row.id)!);
-}
-
-/** PATCH of one conversation by a caller. */
-export async function updateConversation(ctx: Ctx, access: Access, id: string, patch: ConversationPatch) {
-  if (patch.inboxId !== undefined && !canSeeInbox(access, patch.inboxId)) throw notFound(`inbox ${patch.inboxId}`);
-  const result = await inTransaction(ctx.db, async (trx) => {
-    const tx = { db: trx, clock: ctx.clock };
-    const conversation = await getConversationFor(tx, access, id);
-    return applyConversationChanges(tx, { conversation, patch, author: authorFromAccess(access) });
-  });
-  if (result.changed) announceEvents(ctx);
-  return formatConversation(result.conversation, result.labels);
-}
-
-export const MAX_BULK = 100;
-
-/** The same changes to several conversations in one transaction; one conversation.updated each. */
-export async function bulkUpdateConversations(ctx: Ctx, access: Access, ids: readonly string[], patch: ConversationPatch) {
-  const unique = [...new Set(ids)];
-  if (unique.length === 0 || unique.length > MAX_BULK) throw invalid(`name 1 to ${MAX_BULK} conversations`);
-  if (patch.inboxId !== undefined && !canSeeInbox(access, patch.inboxId)) throw notFound(`inbox ${patch.inboxId}`);
-  const results = await inTransaction(ctx.db, async (trx) => {
-    const tx = { db: trx, clock: ctx.clock };
-    const out = [];
-    for (const id of unique) {
-      const conversation = await getConversationFor(tx, access, id);
-      out.push(await applyConversationChanges(tx, { conversation, patch, author: authorFromAccess(access) }));
-    }
-    return out;
-  });
-  if (results.some((r) => r.changed)) announceEvents(ctx);
-  return results.map((r) => formatConversation(r.conversation, r.labels));
-}
-
-export interface ConversationFilter {
-  inboxId?: string;
-  status?: ConversationStatus;
-  /** A person id, or 'none' for unassigned. */
-  assigneeId?: string;
-  label?: string;
-  contactId?: string;
-  spam?: boolean;
-  imported?: boolean;
-}
-
-const cursorShape = z.object({ id: z.string() });
-const activityCursorShape = z.object({ at: z.string(), id: z.string() });
-
-export type ConversationSort = 'created' | 'activity';
-
-/**
- * Keyset-paginated, only inboxes the caller reaches: newest first by creation, or by last activity
- * (the panel's order). Items carry what a list shows beside the conversation: the contact's name
- * and address, the start of the latest message, and whether it is unread for the calling member.
- */
-export async function listConversations(
-  ctx: Pick<Ctx, 'db'>,
-  access: Access,
-  filter: ConversationFilter,
-  page: { limit?: number; cursor?: string; sort?: ConversationSort },
-) {
-  const limit = page.limit ?? 50;
-  const sort = page.sort ?? 'created';
-  let q = ctx.db
-    .selectFrom('conversations')
-    .selectAll()
-    .where('workspace_id', '=', access.workspaceId)
-    // Those of a deleted inbox are gone for readers at once (the deletion job removes them in batches).
-    .where((eb) => eb.not(inboxIsDeleted('conversations.inbox_id')));
-  if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('inbox_id', 'in', access.inboxIds) : q.where('inbox_id', '=', '');
-  if (filter.inboxId) q = q.where('inbox_id', '=', filter.inboxId);
-  if (filter.status) q = q.where('status', '=', filter.status);
-  if (filter.assigneeId === 'none') q = q.where('assignee_id', 'is', null);
-  else if (filter.assigneeId) q = q.where('assignee_id', '=', filter.assigneeId);
-  if (filter.contactId) q = q.where('contact_id', '=', filter.contactId);
-  if (filter.spam !== undefined) q = q.where('spam', '=', filter.spam ? 1 : 0);
-  if (filter.imported !== undefined) q = q.where('imported', '=', filter.imported ? 1 : 0);
-  if (filter.label) {
-    const label = filter.label;
-    q = q.where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('conversation_labels')
-          .select('conversation_labels.label')
-          .whereRef('conversation_labels.conversation_id', '=', 'conversations.id')
-          .where('conversation_labels.label', '=', label),
-      ),
-    );
-  }
-  let rows: ConversationRow[];
-  let cursorOf: (r: ConversationRow) => unknown;
-  if (sort === 'activity') {
-    const after = decodeCursor(page.cursor, activityCursorShape);
-    if (after) q = q.where((eb) => eb.or([eb('last_message_at', '<', after.at), eb.and([eb('last_message_at', '=', after.at), eb('id', '<', after.id)])]));
-    rows = await q
-      .orderBy('last_message_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit + 1)
-      .execute();
-    cursorOf = (r) => ({ at: r.last_message_at, id: r.id });
-  } else {
-    const after = decodeCursor(page.cursor, cursorShape);
-    if (after) q = q.where('id', '<', after.id);
-    rows = await q
-      .orderBy('id', 'desc')
-      .limit(limit + 1)
-      .execute();
-    cursorOf = (r) => ({ id: r.id });
-  }
-  const items = await listItems(ctx, access, rows.slice(0, limit));
-  const byId = new Map(items.map((x) => [x.id, x]));
-  return toPage(rows, limit, cursorOf, (r) => byId.get(r.id)!);
-}
-
-/** Conversations as lists show them: with the contact, the latest message's start and unread state. */
-export async function listItems(ctx: Pick<Ctx, 'db'>, access: Access, rows: ConversationRow[]) {
-  const ids = rows.map((r) => r.id);
-  const personId = access.actor.kind === 'member' ? access.actor.personId : null;
-  const [labels, contacts, reads] = await Promise.all([
-    labelsOf(ctx.db, ids),
-    loadContactViews(
-      ctx.db,
-      rows.map((r) => r.contact_id),
-    ),
-    personId && ids.length
-      ? ctx.db
-          .selectFrom('conversation_reads')
-          .select(['conversation_id', 'read_at'])
-          .where('person_id', '=', personId)
-          .where('conversation_id', 'in', ids)
-          .execute()
-      : Promise.resolve([]),
-  ]);
-  const readAt = new Map(reads.map((r) => [r.conversation_id, r.read_at]));
-  return rows.map((r) => {
-    const contact = contacts.get(r.contact_id);
-    return {
-      ...formatConversation(r, labels.get(r.id) ?? []),
-      contact: { id: r.contact_id, name: contact?.contact.name ?? null, email: contact?.emails[0] ?? null },
-      preview: r.preview ?? null,
-      unread: personId !== null && isUnread(r, readAt.get(r.id)),
-    };
-  });
-}
-
-/** Open conversations unread by the calling member: per inbox, assigned to them, unassigned, all. */
-export async function unreadCounts(ctx: Pick<Ctx, 'db'>, access: Access) {
-  const counts = { all: 0, mine: 0, unassigned: 0, inboxes: {} as Record<string, number> };
-  if (access.actor.kind !== 'member') return counts;
-  const personId = access.actor.personId;
-  let q = ctx.db
-    .selectFrom('conversations as c')
-    .leftJoin('conversation_reads as r', (j) => j.onRef('r.conversation_id', '=', 'c.id').on('r.person_id', '=', personId))
-    .select(['c.inbox_id', 'c.assignee_id', (eb) => eb.fn.countAll<number>().as('n')])
-    .where('c.workspace_id', '=', access.workspaceId)
-    .where('c.status', '=', 'open')
-    .where('c.spam', '=', 0)
-    .where('c.last_inbound_at', 'is not', null)
-    .where((eb) => eb.or([eb('r.read_at', 'is', null), eb('r.read_at', '<', eb.ref('c.last_inbound_at'))]))
-    .where((eb) => eb.not(inboxIsDeleted('c.inbox_id')));
-  if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
-  for (const row of await q.groupBy(['c.inbox_id', 'c.assignee_id']).execute()) {
-    const n = Number(row.n);
-    counts.all += n;
-    counts.inboxes[row.inbox_id] = (counts.inboxes[row.inbox_id] ?? 0) + n;
-    if (row.assignee_id === personId) counts.mine += n;
-    if (row.assignee_id === null) counts.unassigned += n;
-  }
-  return counts;
-}
-
-/** Labels in use on open conversations the caller reaches, with how many carry each (for navigation). */
-export async function openLabelCounts(ctx: Pick<Ctx, 'db'>, access: Access): Promise<{ label: string; open: number }[]> {
-  let q = ctx.db
-    .selectFrom('conversation_labels as l')
-    .innerJoin('conversations as c', 'c.id', 'l.conversation_id')
-    .select(['l.label', (eb) => eb.fn.countAll<number>().as('open')])
-    .where('c.workspace_id', '=', access.workspaceId)
-    .where('c.status', '=', 'open')
-    .where('c.spam', '=', 0);
-  if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
-  const rows = await q.groupBy('l.label').orderBy('l.label').limit(200).execute();
-  return rows.map((r) => ({ label: r.label, open: Number(r.open) }));
-}
-
-/** Unread for a member until they open it after the customer's latest (live) message. */
-export function isUnread(c: Pick<ConversationRow, 'last_inbound_at'>, readAt: string | undefined): boolean {
-  return !!c.last_inbound_at && (!readAt || readAt < c.last_inbound_at);
-}
-
-/** Records that a member opened a conversation now (it stops being unread for them). */
-export async function markConversationRead(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, conversationId: string): Promise<{ read_at: string }> {
-  if (access.actor.kind !== 'member') throw forbidden('only a signed-in member has an unread state');
-  const conversation = await findConversation(ctx.db, access.workspaceId, conversationId);
-  if (!conversation || !canSeeInbox(access, conversation.inbox_id)) throw notFound('conversation');
-  const readAt = iso(ctx.clock.now());
-  await ctx.db
-    .insertInto('conversation_reads')
-    .values({ conversation_id: conversation.id, person_id: access.actor.personId, read_at: readAt })
-    .onConflict((oc) => oc.columns(['conversation_id', 'person_id']).doUpdateSet({ read_at: readAt }))
-    .execute();
-  return { read_at: readAt };
-}
-
-/** Messages of a conversation, newest first unless order is 'asc'. */
-export async function listMessages(ctx: Pick<Ctx, 'db'>, conversation: ConversationRow, page: { limit?: number; cursor?: string; order?: 'asc' | 'desc' }) {
-  const limit = page.limit ?? 50;
-  const order = page.order ?? 'desc';
-  const after = decodeCursor(page.cursor, cursorShape);
-  let q = ctx.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversation.id);
-  if (after) q = q.where('id', order === 'desc' ? '<' : '>', after.id);
-  const rows = await q
-    .orderBy('id', order)
-    .limit(limit + 1)
-    .execute();
-  return toPageById(
-    rows,
-    limit,
-    (ids) => attachmentsOf(ctx.db, ids),
-    (r, files) => formatMessage(r, files.get(r.id) ?? []),
-  );
 }
 
 /** Stores the customer's satisfaction rating on the conversation (src/ratings); undefined when it is gone. */

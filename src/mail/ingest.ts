@@ -7,8 +7,9 @@ import { createAnonymousContact, findOrCreateContactByEmail } from '../contacts/
 import { normalizeAddress } from '../contacts/service.js';
 import type { ContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
+import { applyConversationChanges } from '../conversations/changes.js';
 import { attachmentKey, rawEmailKey } from '../conversations/files.js';
-import { appendMessage, applyConversationChanges, type NewMessage, type StoredAttachment, startConversation } from '../conversations/service.js';
+import { appendMessage, type NewMessage, type StoredAttachment, startConversation } from '../conversations/service.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import type { Database } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { type Access, authorize } from '../auth/access.js';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import type { Ctx } from '../context.js';
-import { applyConversationChanges } from '../conversations/service.js';
+import { applyConversationChanges } from '../conversations/changes.js';
 import { openConversationsAssignedTo } from '../conversations/store.js';
 import type { Db, Role } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';

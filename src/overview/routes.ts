@@ -4,7 +4,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { canSeeInbox, requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import { openLabelCounts, unreadCounts } from '../conversations/service.js';
+import { openLabelCounts, unreadCounts } from '../conversations/lists.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, jsonAnswer } from '../http/openapi.js';

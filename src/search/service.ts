@@ -18,7 +18,7 @@ import { sql } from 'kysely';
 import { type Access, canSeeInbox } from '../auth/access.js';
 import { listContacts } from '../contacts/service.js';
 import type { Ctx } from '../context.js';
-import { listItems } from '../conversations/service.js';
+import { listItems } from '../conversations/lists.js';
 import { deletedInboxIds } from '../inboxes/store.js';
 import { invalid } from '../platform/errors.js';
 

@@ -13,8 +13,9 @@ import { contactMergeState } from '../contacts/merged.js';
 import { type ContactView, loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { openAttachment, storeUpload } from '../conversations/attachments.js';
+import { applyConversationChanges } from '../conversations/changes.js';
 import type { AttachmentRow, ConversationRow } from '../conversations/format.js';
-import { appendMessage, applyConversationChanges, previewOf, startConversation, type Tx } from '../conversations/service.js';
+import { appendMessage, previewOf, startConversation, type Tx } from '../conversations/service.js';
 import { attachmentsOf, findConversation } from '../conversations/store.js';
 import {
   attachmentOfSentMessage,

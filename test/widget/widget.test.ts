@@ -5,7 +5,7 @@ import { memberAccess } from '../../src/auth/access.js';
 import { createChatChannel } from '../../src/channels/service.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/context.js';
-import { updateConversation } from '../../src/conversations/service.js';
+import { updateConversation } from '../../src/conversations/changes.js';
 import { retentionRules } from '../../src/lifecycle/registry.js';
 import { DAY, ManualClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';

@@ -3,16 +3,10 @@
 // exactly as GET/POST/PATCH /v1/conversations… are (the same service functions).
 import { z } from 'zod';
 import { requireScope } from '../../auth/access.js';
+import { updateConversation } from '../../conversations/changes.js';
+import { listConversations, listMessages } from '../../conversations/lists.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from '../../conversations/messages.js';
-import {
-  conversationView,
-  getConversationFor,
-  listConversations,
-  listMessages,
-  MAX_LABEL_LENGTH,
-  MAX_LABELS,
-  updateConversation,
-} from '../../conversations/service.js';
+import { conversationView, getConversationFor, MAX_LABEL_LENGTH, MAX_LABELS } from '../../conversations/service.js';
 import { search } from '../../search/service.js';
 import { defineTool } from '../tool.js';
 

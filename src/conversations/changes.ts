@@ -1,0 +1,188 @@
+import type { Access } from '../auth/access.js';
+import { canSeeInbox } from '../auth/access.js';
+import { findChannel, firstChannelOfInbox } from '../channels/store.js';
+import { formatContact } from '../contacts/format.js';
+import { findContact, loadContactView } from '../contacts/store.js';
+import type { Ctx } from '../context.js';
+import type { ConversationPriority, ConversationStatus } from '../db/schema.js';
+import { inTransaction } from '../db/transaction.js';
+import { announceEvents, recordEvent } from '../events/service.js';
+import { findLiveInbox } from '../inboxes/store.js';
+import { isMemberOf } from '../members/store.js';
+import { iso } from '../platform/clock.js';
+import { invalid, notFound } from '../platform/errors.js';
+import { type ConversationRow, formatConversation } from './format.js';
+import {
+  type Author,
+  authorFromAccess,
+  checkLabels,
+  getConversationFor,
+  insertMessage,
+  MAX_SUBJECT_LENGTH,
+  PRIORITIES,
+  type RecordOptions,
+  STATUSES,
+  type Tx,
+} from './service.js';
+import { labelsOf } from './store.js';
+
+export interface ConversationPatch {
+  status?: ConversationStatus;
+  assigneeId?: string | null;
+  priority?: ConversationPriority | null;
+  labels?: string[];
+  subject?: string | null;
+  spam?: boolean;
+  contactId?: string;
+  inboxId?: string;
+}
+
+type Change = { from: unknown; to: unknown };
+
+function describe(changes: Record<string, Change>): string {
+  return Object.entries(changes)
+    .map(([field, c]) => `${field}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`)
+    .join('; ');
+}
+
+/**
+ * Applies changes to one conversation inside the caller's transaction: validates them, writes an
+ * 'event' message that records what changed, and records one conversation.updated event.
+ * Returns the conversation as it is now and whether anything changed.
+ */
+export async function applyConversationChanges(
+  tx: Tx,
+  input: { conversation: ConversationRow; patch: ConversationPatch; author: Author; reason?: string } & RecordOptions,
+): Promise<{ conversation: ConversationRow; labels: string[]; changed: boolean }> {
+  const current = input.conversation;
+  const patch = input.patch;
+  const currentLabels = (await labelsOf(tx.db, [current.id])).get(current.id)!;
+  const set: Partial<ConversationRow> = {};
+  const changes: Record<string, Change> = {};
+  const note = (field: string, from: unknown, to: unknown) => {
+    changes[field] = { from, to };
+  };
+
+  if (patch.status !== undefined && patch.status !== current.status) {
+    if (!STATUSES.includes(patch.status)) throw invalid('status must be open, pending or closed');
+    set.status = patch.status;
+    note('status', current.status, patch.status);
+  }
+  if (patch.assigneeId !== undefined && patch.assigneeId !== current.assignee_id) {
+    if (patch.assigneeId !== null) {
+      if (!(await isMemberOf(tx.db, current.workspace_id, patch.assigneeId))) throw invalid(`assignee ${patch.assigneeId} is not a member of this workspace`);
+    }
+    set.assignee_id = patch.assigneeId;
+    note('assignee_id', current.assignee_id, patch.assigneeId);
+  }
+  if (patch.priority !== undefined && patch.priority !== current.priority) {
+    if (patch.priority !== null && !PRIORITIES.includes(patch.priority)) throw invalid('priority must be low, medium, high, urgent or null');
+    set.priority = patch.priority;
+    note('priority', current.priority, patch.priority);
+  }
+  if (patch.subject !== undefined) {
+    const subject = patch.subject === null ? null : patch.subject.trim().slice(0, MAX_SUBJECT_LENGTH) || null;
+    if (subject !== current.subject) {
+      set.subject = subject;
+      note('subject', current.subject, subject);
+    }
+  }
+  if (patch.spam !== undefined && (patch.spam ? 1 : 0) !== current.spam) {
+    set.spam = patch.spam ? 1 : 0;
+    note('spam', current.spam === 1, patch.spam);
+  }
+  if (patch.contactId !== undefined && patch.contactId !== current.contact_id) {
+    const target = await findContact(tx.db, current.workspace_id, patch.contactId);
+    if (!target) throw notFound(`contact ${patch.contactId}`);
+    if (target.merged_into_id) throw invalid(`contact ${patch.contactId} was merged into ${target.merged_into_id}; use that one`);
+    set.contact_id = patch.contactId;
+    note('contact_id', current.contact_id, patch.contactId);
+  }
+  if (patch.inboxId !== undefined && patch.inboxId !== current.inbox_id) {
+    const inbox = await findLiveInbox(tx.db, current.workspace_id, patch.inboxId);
+    if (!inbox) throw notFound(`inbox ${patch.inboxId}`);
+    set.inbox_id = patch.inboxId;
+    note('inbox_id', current.inbox_id, patch.inboxId);
+    // Replies go out through the new inbox's channel of the same kind (its oldest), if it has one.
+    if (current.channel_id) {
+      const former = await findChannel(tx.db, current.channel_id);
+      const replacement = former ? await firstChannelOfInbox(tx.db, patch.inboxId, former.kind) : undefined;
+      set.channel_id = replacement?.id ?? null;
+    }
+  }
+  let labels = currentLabels;
+  if (patch.labels !== undefined) {
+    const next = checkLabels(patch.labels);
+    if (next.join('\n') !== currentLabels.join('\n')) {
+      await tx.db.deleteFrom('conversation_labels').where('conversation_id', '=', current.id).execute();
+      if (next.length)
+        await tx.db
+          .insertInto('conversation_labels')
+          .values(next.map((label) => ({ conversation_id: current.id, label })))
+          .execute();
+      note('labels', currentLabels, next);
+      labels = next;
+    }
+  }
+
+  if (Object.keys(changes).length === 0) return { conversation: current, labels, changed: false };
+  const now = tx.clock.now();
+  set.updated_at = iso(now);
+  await tx.db.updateTable('conversations').set(set).where('id', '=', current.id).execute();
+  let conversation: ConversationRow = { ...current, ...set };
+  const details: Record<string, unknown> = { changes };
+  if (input.reason) details.reason = input.reason;
+  ({ conversation } = await insertMessage(tx, conversation, {
+    kind: 'event',
+    direction: 'out',
+    author: input.author,
+    body: describe(changes),
+    details,
+    createdAt: now,
+  }));
+  if (!input.quiet) {
+    const contact = await loadContactView(tx.db, conversation.workspace_id, conversation.contact_id);
+    await recordEvent(tx, {
+      workspaceId: conversation.workspace_id,
+      inboxId: conversation.inbox_id,
+      contactId: conversation.contact_id,
+      type: 'conversation.updated',
+      occurredAt: now,
+      data: { conversation: formatConversation(conversation, labels), contact: contact ? formatContact(contact) : null },
+      cause: { personId: input.author.type === 'member' ? input.author.personId : null, changes },
+    });
+  }
+  return { conversation, labels, changed: true };
+}
+
+/** PATCH of one conversation by a caller. */
+export async function updateConversation(ctx: Ctx, access: Access, id: string, patch: ConversationPatch) {
+  if (patch.inboxId !== undefined && !canSeeInbox(access, patch.inboxId)) throw notFound(`inbox ${patch.inboxId}`);
+  const result = await inTransaction(ctx.db, async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    const conversation = await getConversationFor(tx, access, id);
+    return applyConversationChanges(tx, { conversation, patch, author: authorFromAccess(access) });
+  });
+  if (result.changed) announceEvents(ctx);
+  return formatConversation(result.conversation, result.labels);
+}
+
+export const MAX_BULK = 100;
+
+/** The same changes to several conversations in one transaction; one conversation.updated each. */
+export async function bulkUpdateConversations(ctx: Ctx, access: Access, ids: readonly string[], patch: ConversationPatch) {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0 || unique.length > MAX_BULK) throw invalid(`name 1 to ${MAX_BULK} conversations`);
+  if (patch.inboxId !== undefined && !canSeeInbox(access, patch.inboxId)) throw notFound(`inbox ${patch.inboxId}`);
+  const results = await inTransaction(ctx.db, async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    const out = [];
+    for (const id of unique) {
+      const conversation = await getConversationFor(tx, access, id);
+      out.push(await applyConversationChanges(tx, { conversation, patch, author: authorFromAccess(access) }));
+    }
+    return out;
+  });
+  if (results.some((r) => r.changed)) announceEvents(ctx);
+  return results.map((r) => formatConversation(r.conversation, r.labels));
+}

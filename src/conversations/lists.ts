@@ -1,0 +1,201 @@
+import { z } from 'zod';
+import type { Access } from '../auth/access.js';
+import { canSeeInbox } from '../auth/access.js';
+import { loadContactViews } from '../contacts/store.js';
+import type { Ctx } from '../context.js';
+import type { ConversationStatus } from '../db/schema.js';
+import { inboxIsDeleted } from '../inboxes/store.js';
+import { iso } from '../platform/clock.js';
+import { forbidden, notFound } from '../platform/errors.js';
+import { decodeCursor, toPage, toPageById } from '../platform/pagination.js';
+import { type ConversationRow, formatConversation, formatMessage } from './format.js';
+import { attachmentsOf, findConversation, labelsOf } from './store.js';
+
+export interface ConversationFilter {
+  inboxId?: string;
+  status?: ConversationStatus;
+  /** A person id, or 'none' for unassigned. */
+  assigneeId?: string;
+  label?: string;
+  contactId?: string;
+  spam?: boolean;
+  imported?: boolean;
+}
+
+const cursorShape = z.object({ id: z.string() });
+const activityCursorShape = z.object({ at: z.string(), id: z.string() });
+
+export type ConversationSort = 'created' | 'activity';
+
+/**
+ * Keyset-paginated, only inboxes the caller reaches: newest first by creation, or by last activity
+ * (the panel's order). Items carry what a list shows beside the conversation: the contact's name
+ * and address, the start of the latest message, and whether it is unread for the calling member.
+ */
+export async function listConversations(
+  ctx: Pick<Ctx, 'db'>,
+  access: Access,
+  filter: ConversationFilter,
+  page: { limit?: number; cursor?: string; sort?: ConversationSort },
+) {
+  const limit = page.limit ?? 50;
+  const sort = page.sort ?? 'created';
+  let q = ctx.db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('workspace_id', '=', access.workspaceId)
+    // Those of a deleted inbox are gone for readers at once (the deletion job removes them in batches).
+    .where((eb) => eb.not(inboxIsDeleted('conversations.inbox_id')));
+  if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('inbox_id', 'in', access.inboxIds) : q.where('inbox_id', '=', '');
+  if (filter.inboxId) q = q.where('inbox_id', '=', filter.inboxId);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  if (filter.assigneeId === 'none') q = q.where('assignee_id', 'is', null);
+  else if (filter.assigneeId) q = q.where('assignee_id', '=', filter.assigneeId);
+  if (filter.contactId) q = q.where('contact_id', '=', filter.contactId);
+  if (filter.spam !== undefined) q = q.where('spam', '=', filter.spam ? 1 : 0);
+  if (filter.imported !== undefined) q = q.where('imported', '=', filter.imported ? 1 : 0);
+  if (filter.label) {
+    const label = filter.label;
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('conversation_labels')
+          .select('conversation_labels.label')
+          .whereRef('conversation_labels.conversation_id', '=', 'conversations.id')
+          .where('conversation_labels.label', '=', label),
+      ),
+    );
+  }
+  let rows: ConversationRow[];
+  let cursorOf: (r: ConversationRow) => unknown;
+  if (sort === 'activity') {
+    const after = decodeCursor(page.cursor, activityCursorShape);
+    if (after) q = q.where((eb) => eb.or([eb('last_message_at', '<', after.at), eb.and([eb('last_message_at', '=', after.at), eb('id', '<', after.id)])]));
+    rows = await q
+      .orderBy('last_message_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
+    cursorOf = (r) => ({ at: r.last_message_at, id: r.id });
+  } else {
+    const after = decodeCursor(page.cursor, cursorShape);
+    if (after) q = q.where('id', '<', after.id);
+    rows = await q
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
+    cursorOf = (r) => ({ id: r.id });
+  }
+  const items = await listItems(ctx, access, rows.slice(0, limit));
+  const byId = new Map(items.map((x) => [x.id, x]));
+  return toPage(rows, limit, cursorOf, (r) => byId.get(r.id)!);
+}
+
+/** Conversations as lists show them: with the contact, the latest message's start and unread state. */
+export async function listItems(ctx: Pick<Ctx, 'db'>, access: Access, rows: ConversationRow[]) {
+  const ids = rows.map((r) => r.id);
+  const personId = access.actor.kind === 'member' ? access.actor.personId : null;
+  const [labels, contacts, reads] = await Promise.all([
+    labelsOf(ctx.db, ids),
+    loadContactViews(
+      ctx.db,
+      rows.map((r) => r.contact_id),
+    ),
+    personId && ids.length
+      ? ctx.db
+          .selectFrom('conversation_reads')
+          .select(['conversation_id', 'read_at'])
+          .where('person_id', '=', personId)
+          .where('conversation_id', 'in', ids)
+          .execute()
+      : Promise.resolve([]),
+  ]);
+  const readAt = new Map(reads.map((r) => [r.conversation_id, r.read_at]));
+  return rows.map((r) => {
+    const contact = contacts.get(r.contact_id);
+    return {
+      ...formatConversation(r, labels.get(r.id) ?? []),
+      contact: { id: r.contact_id, name: contact?.contact.name ?? null, email: contact?.emails[0] ?? null },
+      preview: r.preview ?? null,
+      unread: personId !== null && isUnread(r, readAt.get(r.id)),
+    };
+  });
+}
+
+/** Open conversations unread by the calling member: per inbox, assigned to them, unassigned, all. */
+export async function unreadCounts(ctx: Pick<Ctx, 'db'>, access: Access) {
+  const counts = { all: 0, mine: 0, unassigned: 0, inboxes: {} as Record<string, number> };
+  if (access.actor.kind !== 'member') return counts;
+  const personId = access.actor.personId;
+  let q = ctx.db
+    .selectFrom('conversations as c')
+    .leftJoin('conversation_reads as r', (j) => j.onRef('r.conversation_id', '=', 'c.id').on('r.person_id', '=', personId))
+    .select(['c.inbox_id', 'c.assignee_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('c.workspace_id', '=', access.workspaceId)
+    .where('c.status', '=', 'open')
+    .where('c.spam', '=', 0)
+    .where('c.last_inbound_at', 'is not', null)
+    .where((eb) => eb.or([eb('r.read_at', 'is', null), eb('r.read_at', '<', eb.ref('c.last_inbound_at'))]))
+    .where((eb) => eb.not(inboxIsDeleted('c.inbox_id')));
+  if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
+  for (const row of await q.groupBy(['c.inbox_id', 'c.assignee_id']).execute()) {
+    const n = Number(row.n);
+    counts.all += n;
+    counts.inboxes[row.inbox_id] = (counts.inboxes[row.inbox_id] ?? 0) + n;
+    if (row.assignee_id === personId) counts.mine += n;
+    if (row.assignee_id === null) counts.unassigned += n;
+  }
+  return counts;
+}
+
+/** Labels in use on open conversations the caller reaches, with how many carry each (for navigation). */
+export async function openLabelCounts(ctx: Pick<Ctx, 'db'>, access: Access): Promise<{ label: string; open: number }[]> {
+  let q = ctx.db
+    .selectFrom('conversation_labels as l')
+    .innerJoin('conversations as c', 'c.id', 'l.conversation_id')
+    .select(['l.label', (eb) => eb.fn.countAll<number>().as('open')])
+    .where('c.workspace_id', '=', access.workspaceId)
+    .where('c.status', '=', 'open')
+    .where('c.spam', '=', 0);
+  if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
+  const rows = await q.groupBy('l.label').orderBy('l.label').limit(200).execute();
+  return rows.map((r) => ({ label: r.label, open: Number(r.open) }));
+}
+
+/** Unread for a member until they open it after the customer's latest (live) message. */
+export function isUnread(c: Pick<ConversationRow, 'last_inbound_at'>, readAt: string | undefined): boolean {
+  return !!c.last_inbound_at && (!readAt || readAt < c.last_inbound_at);
+}
+
+/** Records that a member opened a conversation now (it stops being unread for them). */
+export async function markConversationRead(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, conversationId: string): Promise<{ read_at: string }> {
+  if (access.actor.kind !== 'member') throw forbidden('only a signed-in member has an unread state');
+  const conversation = await findConversation(ctx.db, access.workspaceId, conversationId);
+  if (!conversation || !canSeeInbox(access, conversation.inbox_id)) throw notFound('conversation');
+  const readAt = iso(ctx.clock.now());
+  await ctx.db
+    .insertInto('conversation_reads')
+    .values({ conversation_id: conversation.id, person_id: access.actor.personId, read_at: readAt })
+    .onConflict((oc) => oc.columns(['conversation_id', 'person_id']).doUpdateSet({ read_at: readAt }))
+    .execute();
+  return { read_at: readAt };
+}
+
+/** Messages of a conversation, newest first unless order is 'asc'. */
+export async function listMessages(ctx: Pick<Ctx, 'db'>, conversation: ConversationRow, page: { limit?: number; cursor?: string; order?: 'asc' | 'desc' }) {
+  const limit = page.limit ?? 50;
+  const order = page.order ?? 'desc';
+  const after = decodeCursor(page.cursor, cursorShape);
+  let q = ctx.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversation.id);
+  if (after) q = q.where('id', order === 'desc' ? '<' : '>', after.id);
+  const rows = await q
+    .orderBy('id', order)
+    .limit(limit + 1)
+    .execute();
+  return toPageById(
+    rows,
+    limit,
+    (ids) => attachmentsOf(ctx.db, ids),
+    (r, files) => formatMessage(r, files.get(r.id) ?? []),
+  );
+}
