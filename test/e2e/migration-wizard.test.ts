@@ -419,7 +419,7 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     await page.getByRole('link', { name: 'Members' }).waitFor();
     assert.equal(await page.getByRole('link', { name: 'Move to the service' }).count(), 0);
     await page.goto(`${s.url}/settings/migrations`);
-    await page.getByText('Only owners and admins can move a mailbox to the service.').waitFor();
+    await page.getByRole('heading', { name: 'You don’t have access to this page' }).waitFor();
     assert.equal(await page.getByRole('link', { name: 'New migration' }).count(), 0);
     const answers = await page.evaluate(async (workspace) => {
       const headers = { 'Svc-Workspace': workspace, 'content-type': 'application/json' };
