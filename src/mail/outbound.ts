@@ -194,7 +194,7 @@ export async function retryFailedReply(ctx: Ctx, message: MessageRow): Promise<v
     await setDeliveryState(
       ctx,
       message,
-      { delivery_status: 'pending', delivery_attempts: message.delivery_attempts, delivery_error: message.delivery_error, delivery_retry_at: null },
+      { delivery_status: 'pending', delivery_attempts: message.delivery_attempts, delivery_error: null, delivery_retry_at: null },
       (tx) => scheduleEmailSend(tx, message.id),
     );
     return;
