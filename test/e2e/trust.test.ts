@@ -12,7 +12,7 @@ import { createSignInLink } from '../../src/people/sign-in-links.js';
 import { systemClock } from '../../src/platform/clock.js';
 import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
+import { deliverMail, INGRESS_SECRET, rloAttachmentBody, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const ATTACKER = 'attacker@evil.example';
@@ -124,20 +124,7 @@ describe('trust holes in the browser', { skip: browserSkipReason() }, () => {
         'MIME-Version': '1.0',
         'Content-Type': `multipart/mixed; boundary="${boundary}"`,
       },
-      [
-        `--${boundary}`,
-        'Content-Type: text/plain',
-        '',
-        'Please pay to the new account in the attached invoice.',
-        `--${boundary}`,
-        'Content-Type: application/pdf',
-        "Content-Disposition: attachment; filename*=UTF-8''invoice%E2%80%AEfdp.exe",
-        'Content-Transfer-Encoding: base64',
-        '',
-        'TVqQAAMAAAAEAAAA',
-        `--${boundary}--`,
-        '',
-      ].join('\r\n'),
+      rloAttachmentBody(boundary, 'Please pay to the new account in the attached invoice.'),
     );
     const { context, page } = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
     await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);

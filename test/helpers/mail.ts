@@ -197,3 +197,25 @@ export async function startMailingServer(opts: {
   const address = (await seedEmailChannel(s.app, seed, { smtpPort: sink.port })).address!;
   return { s, seed, address, sink };
 }
+
+/**
+ * A multipart body with a text part and an attachment whose name hides `.exe` behind a
+ * right-to-left override (`invoice\u202Efdp.exe`): send it with
+ * `Content-Type: multipart/mixed; boundary="<boundary>"`.
+ */
+export function rloAttachmentBody(boundary: string, text: string): string {
+  return [
+    `--${boundary}`,
+    'Content-Type: text/plain',
+    '',
+    text,
+    `--${boundary}`,
+    'Content-Type: application/pdf',
+    "Content-Disposition: attachment; filename*=UTF-8''invoice%E2%80%AEfdp.exe",
+    'Content-Transfer-Encoding: base64',
+    '',
+    'TVqQAAMAAAAEAAAA',
+    `--${boundary}--`,
+    '',
+  ].join('\r\n');
+}

@@ -6,7 +6,7 @@ import type { ManualClock } from '../../src/platform/clock.js';
 import { MINUTE } from '../../src/platform/clock.js';
 import { oneLine, withoutBidiControls } from '../../src/platform/foreign-text.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
+import { deliverMail, INGRESS_SECRET, rloAttachmentBody, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
@@ -82,20 +82,7 @@ describe('foreign text at the ingress', () => {
       s,
       address,
       { Subject: 'Invoice', 'MIME-Version': '1.0', 'Content-Type': `multipart/mixed; boundary="${boundary}"` },
-      [
-        `--${boundary}`,
-        'Content-Type: text/plain',
-        '',
-        'See attached.',
-        `--${boundary}`,
-        'Content-Type: application/pdf',
-        "Content-Disposition: attachment; filename*=UTF-8''invoice%E2%80%AEfdp.exe",
-        'Content-Transfer-Encoding: base64',
-        '',
-        'TVqQAAMAAAAEAAAA',
-        `--${boundary}--`,
-        '',
-      ].join('\r\n'),
+      rloAttachmentBody(boundary, 'See attached.'),
     );
     const messages = await s.request('GET', `/v1/conversations/${stored.conversation_id}/messages`, { token: seed.apiKey });
     const [file] = messages.body.data[0].attachments;
