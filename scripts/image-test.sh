@@ -48,6 +48,8 @@ WORK=$(mktemp -d /tmp/svc-image-test.XXXXXX)
 DOCKERD_LOG=/tmp/svc-image-test-dockerd.log
 DOCKERD_PID=""
 CONTAINERS=()
+COMPOSE_PROJECTS=()
+COMPOSE=()
 CURRENT=""
 # Debian's docker client, the same version as its daemon (an unrelated docker client may come first
 # on PATH).
@@ -62,6 +64,11 @@ cleanup() {
     dk logs --tail 40 "$CURRENT" >&2 2>&1
   fi
   for c in "${CONTAINERS[@]}"; do dk rm -f "$c" >/dev/null 2>&1; done
+  for p in "${COMPOSE_PROJECTS[@]}"; do
+    local files=()
+    for f in ${p#*:}; do files+=(-f "$WORK/compose/$f"); done
+    (cd "$WORK/compose" && "${COMPOSE[@]}" -p "${p%%:*}" "${files[@]}" down -v >/dev/null 2>&1)
+  done
   for v in "$VOLUME" "$PG_VOLUME"; do
     if [ -x "$DOCKER" ] && dk volume inspect "$v" >/dev/null 2>&1; then dk volume rm -f "$v" >/dev/null; fi
   done
@@ -304,7 +311,9 @@ run_svc() {
 
 running() { [ "$(dk inspect -f '{{.State.Running}}' "$1")" = true ]; }
 
-# wait_ready NAME: /readyz 200 within 120 s (migrations run first), then the HEALTHCHECK healthy.
+# wait_ready NAME [--no-health]: /readyz 200 within 120 s (migrations run first), then the
+# HEALTHCHECK healthy (containers started here probe every 2 s; compose's keep the image's 30 s,
+# already proven above, so they skip that wait).
 wait_ready() {
   local name=$1 code=""
   for _ in $(seq 1 240); do
@@ -314,6 +323,7 @@ wait_ready() {
     sleep 0.5
   done
   [ "$code" = 200 ] || fail "$name: GET /readyz did not answer 200 within 120 s (last: $code)"
+  [ "${2:-}" = --no-health ] && return 0
   local health=""
   for _ in $(seq 1 60); do
     health=$(dk inspect -f '{{.State.Health.Status}}' "$name")
@@ -342,6 +352,26 @@ stop_svc() {
 
 api() { curl -sS -m 10 -H "authorization: Bearer $SESSION" "$@"; }
 
+# sign_in LINK: opens the printed sign-in link's page and exchanges its token for a session (SESSION).
+sign_in() {
+  local link=$1 link_path code
+  link_path=${link#*://*/}
+  link_path=/${link_path%%#*}
+  code=$(curl -s -o "$WORK/link.html" -w '%{http_code}' -m 10 "$HTTP$link_path")
+  if [ "$code" != 200 ] || ! grep -qi '<html' "$WORK/link.html"; then fail "GET $link_path answered $code, not the panel page"; fi
+  jq -n --arg token "${link#*#}" '{token: $token}' >"$WORK/link.json"
+  curl -sS -m 10 -o "$WORK/session.json" -w '%{http_code}' -H 'content-type: application/json' \
+    --data-binary @"$WORK/link.json" "$HTTP/v1/auth/link" >"$WORK/session.code"
+  [ "$(cat "$WORK/session.code")" = 200 ] || fail "POST /v1/auth/link answered $(cat "$WORK/session.code"): $(cat "$WORK/session.json")"
+  SESSION=$(jq -r .token "$WORK/session.json")
+  [ "$(api "$HTTP/v1/me" | jq -r '.email // .person.email')" = owner@example.com ] || fail "GET /v1/me does not name the owner"
+}
+
+# bootstrap_link FILE: the sign-in link svc bootstrap printed (to stderr, saved in FILE).
+bootstrap_link() {
+  grep -Eo 'https?://[^ ]+/sign-in/link#svc_link_[A-Za-z0-9_-]+' "$1" | head -n 1 || true
+}
+
 step "container 1: fresh volume"
 run_svc "$RUN_ID-1"
 wait_ready "$RUN_ID-1"
@@ -353,21 +383,12 @@ dk exec "$RUN_ID-1" svc bootstrap --email owner@example.com --workspace Acme >"$
   fail "svc bootstrap failed: $(cat "$WORK/bootstrap.err")"
 WORKSPACE=$(tr -d '[:space:]' <"$WORK/bootstrap.out")
 [ -n "$WORKSPACE" ] || fail "svc bootstrap printed no workspace id"
-LINK=$(grep -Eo 'https?://[^ ]+/sign-in/link#svc_link_[A-Za-z0-9_-]+' "$WORK/bootstrap.err" | head -n 1 || true)
+LINK=$(bootstrap_link "$WORK/bootstrap.err")
 [ -n "$LINK" ] || fail "svc bootstrap printed no sign-in link: $(cat "$WORK/bootstrap.err")"
 echo "workspace $WORKSPACE; link ${LINK%%#*}#…"
 
 step "sign in with the link over HTTP"
-LINK_PATH=${LINK#*://*/}
-LINK_PATH=/${LINK_PATH%%#*}
-code=$(curl -s -o "$WORK/link.html" -w '%{http_code}' -m 10 "$HTTP$LINK_PATH")
-if [ "$code" != 200 ] || ! grep -qi '<html' "$WORK/link.html"; then fail "GET $LINK_PATH answered $code, not the panel page"; fi
-jq -n --arg token "${LINK#*#}" '{token: $token}' >"$WORK/link.json"
-curl -sS -m 10 -o "$WORK/session.json" -w '%{http_code}' -H 'content-type: application/json' \
-  --data-binary @"$WORK/link.json" "$HTTP/v1/auth/link" >"$WORK/session.code"
-[ "$(cat "$WORK/session.code")" = 200 ] || fail "POST /v1/auth/link answered $(cat "$WORK/session.code"): $(cat "$WORK/session.json")"
-SESSION=$(jq -r .token "$WORK/session.json")
-[ "$(api "$HTTP/v1/me" | jq -r '.email // .person.email')" = owner@example.com ] || fail "GET /v1/me does not name the owner"
+sign_in "$LINK"
 echo "signed in as owner@example.com"
 
 step "a mail to the SMTP ingress, seen over the API"
@@ -432,6 +453,80 @@ curl -sS -m 5 -o "$WORK/metrics" "$METRICS/metrics" || fail "/metrics is not pub
 grep -q '^svc_' "$WORK/metrics" || fail "/metrics answered without svc_ metrics"
 stop_svc "$RUN_ID-3"
 CURRENT=""
+
+# ---------------------------------------------------------------------------------------------
+# The compose files as shipped (copied beside a master.key and a .env, as the README says), with
+# the image built above and ports published on loopback only.
+free_port() { node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'; }
+
+# compose PROJECT FILE…  -- ARGS…: docker compose (the plugin) or Debian's docker-compose.
+compose() {
+  local project=$1 files=()
+  shift
+  while [ "$1" != -- ]; do files+=(-f "$WORK/compose/$1"); shift; done
+  shift
+  (cd "$WORK/compose" && "${COMPOSE[@]}" -p "$project" "${files[@]}" "$@")
+}
+
+# compose_run PROJECT LABEL FILE…: up on fresh volumes, ready, bootstrap and sign in, stop (exit 0),
+# up again with the data kept, then down with its volumes.
+compose_run() {
+  local project=$1 label=$2 id
+  shift 2
+  COMPOSE_PROJECTS+=("$project:$*")
+  compose "$project" "$@" -- up -d --no-build >"$WORK/compose-up.log" 2>&1 || fail "$label: compose up: $(tail -20 "$WORK/compose-up.log")"
+  id=$(compose "$project" "$@" -- ps -q svc)
+  [ -n "$id" ] || fail "$label: compose started no svc container"
+  CURRENT=$id
+  wait_ready "$id" --no-health
+  compose "$project" "$@" -- exec -T svc svc bootstrap --email owner@example.com --workspace Acme \
+    >"$WORK/compose-bootstrap.out" 2>"$WORK/compose-bootstrap.err" || fail "$label: svc bootstrap: $(cat "$WORK/compose-bootstrap.err")"
+  sign_in "$(bootstrap_link "$WORK/compose-bootstrap.err")"
+  stop_svc "$id"
+  compose "$project" "$@" -- up -d --no-build >"$WORK/compose-up.log" 2>&1 || fail "$label: compose up again: $(tail -20 "$WORK/compose-up.log")"
+  wait_ready "$id" --no-health
+  [ "$(api "$HTTP/v1/me" | jq -r '.email // .person.email')" = owner@example.com ] || fail "$label: the session is gone after a restart"
+  dk logs "$id" 2>&1 | grep -o '"msg":"listening".*' | tail -n 1 >"$WORK/compose-listening"
+  compose "$project" "$@" -- down -v >/dev/null 2>&1 || fail "$label: compose down failed"
+  CURRENT=""
+}
+
+step "compose.yaml (SQLite) and compose.postgres.yaml"
+if "$DOCKER" compose version >/dev/null 2>&1; then COMPOSE=("$DOCKER" compose); else
+  command -v docker-compose >/dev/null || {
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
+  }
+  COMPOSE=(docker-compose)
+fi
+mkdir -p "$WORK/compose"
+cp compose.yaml compose.postgres.yaml "$WORK/compose/"
+cp -p "$WORK/master.key" "$WORK/compose/master.key"
+HTTP_PORT=$(free_port)
+SMTP_PUBLISH_PORT=$(free_port)
+cat >"$WORK/compose/.env" <<ENV
+SVC_IMAGE=$IMAGE
+SVC_PUBLIC_URL=http://127.0.0.1:$HTTP_PORT
+SVC_HTTP_PUBLISH=127.0.0.1:$HTTP_PORT
+SVC_SMTP_PUBLISH=127.0.0.1:$SMTP_PUBLISH_PORT
+SVC_INGRESS_SECRET=$INGRESS_SECRET
+SVC_POSTGRES_PASSWORD=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+ENV
+HTTP="http://127.0.0.1:$HTTP_PORT"
+compose_run "$RUN_ID-compose" compose.yaml compose.yaml
+echo "compose.yaml: ready, bootstrap, sign-in, stop (exit 0) and restart with the data kept"
+
+# Postgres: the official image is not reachable here, so a stand-in built from bookworm's
+# postgresql package (scripts/image-test/postgres.Dockerfile) takes its place.
+if ! dk image inspect postgres:17-bookworm >/dev/null 2>&1; then
+  dk image inspect svc-image-test/postgres:15 >/dev/null 2>&1 ||
+    dk build -q -f scripts/image-test/postgres.Dockerfile -t svc-image-test/postgres:15 scripts/image-test >"$WORK/pg-image.log" 2>&1 ||
+    fail "could not build the Postgres stand-in: $(tail -20 "$WORK/pg-image.log")"
+  echo "SVC_POSTGRES_IMAGE=svc-image-test/postgres:15" >>"$WORK/compose/.env"
+fi
+compose_run "$RUN_ID-compose-pg" compose.postgres.yaml compose.yaml compose.postgres.yaml
+grep -q '"database":"postgres"' "$WORK/compose-listening" || fail "compose.postgres.yaml: svc does not run on Postgres: $(cat "$WORK/compose-listening")"
+echo "compose.yaml + compose.postgres.yaml: svc on Postgres, ready, bootstrap, sign-in, restart with the data kept"
 
 if [ -n "$PG_URL_ADMIN" ]; then
   step "Postgres: a container on a fresh database of this machine's Postgres"
