@@ -7,7 +7,8 @@ import { bearer, freeJsonObject, idParam, jsonAnswer, jsonBody, textUpTo } from 
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { ContactSchema, formatContact } from './format.js';
 import { deleteContact, deleteContactByExternalId, mergeContact } from './removal.js';
-import { createContact, getContactFor, listContacts, MAX_ATTRIBUTES_BYTES, MAX_EMAILS, MAX_EXTERNAL_IDS, updateContact } from './service.js';
+import { listContacts } from './list.js';
+import { createContact, getContactFor, MAX_ATTRIBUTES_BYTES, MAX_EMAILS, MAX_EXTERNAL_IDS, updateContact } from './service.js';
 
 const ExternalIdSchema = z.object({ inbox_id: z.string().max(100), external_id: z.string().min(1).max(255) }).strict();
 const contactParams = z.object({ contactId: idParam('contactId', 'ct_01hxyz') });
@@ -25,7 +26,10 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
           email: z.string().max(254).optional(),
           inbox_id: z.string().max(100).optional().openapi({ description: 'contacts with an external id or a conversation in this inbox' }),
           external_id: z.string().max(255).optional().openapi({ description: 'with inbox_id: the contact the backend knows by this id' }),
-          q: z.string().max(200).optional().openapi({ description: 'part of the name or address' }),
+          q: z.string().max(200).optional().openapi({ description: 'part of the name, an address, an external id or an attribute' }),
+          has_open: z.enum(['true', 'false']).optional().openapi({ description: 'true: contacts with a conversation that is not closed; false: without one' }),
+          created_after: z.string().max(40).optional().openapi({ description: 'created at or after this time (ISO 8601)' }),
+          created_before: z.string().max(40).optional().openapi({ description: 'created before this time (ISO 8601)' }),
         }),
       },
       responses: { 200: jsonAnswer(pageSchema(ContactSchema), 'a page of contacts') },
@@ -34,7 +38,16 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'contacts:read');
       const q = c.req.valid('query');
-      return c.json(await listContacts(ctx, access, { email: q.email, inboxId: q.inbox_id, externalId: q.external_id, query: q.q }, q), 200);
+      const filter = {
+        email: q.email,
+        inboxId: q.inbox_id,
+        externalId: q.external_id,
+        query: q.q,
+        hasOpen: q.has_open === undefined ? undefined : q.has_open === 'true',
+        createdAfter: q.created_after,
+        createdBefore: q.created_before,
+      };
+      return c.json(await listContacts(ctx, access, filter, q), 200);
     },
   );
 

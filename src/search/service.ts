@@ -16,7 +16,7 @@
 //   as prefixes ("lapt" finds "laptop"), and the two merged.
 import { sql } from 'kysely';
 import { type Access, canSeeInbox } from '../auth/access.js';
-import { listContacts } from '../contacts/service.js';
+import { listContacts } from '../contacts/list.js';
 import type { Ctx } from '../context.js';
 import { listItems } from '../conversations/lists.js';
 import { deletedInboxIds } from '../inboxes/store.js';
