@@ -6,8 +6,8 @@ import { requireAccess } from '../http/auth.js';
 import { bearer, freeJsonObject, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { ContactSchema, formatContact } from './format.js';
-import { deleteContact, deleteContactByExternalId, mergeContact } from './removal.js';
 import { listContacts } from './list.js';
+import { deleteContact, deleteContactByExternalId, mergeContact } from './removal.js';
 import { createContact, getContactFor, MAX_ATTRIBUTES_BYTES, MAX_EMAILS, MAX_EXTERNAL_IDS, updateContact } from './service.js';
 
 const ExternalIdSchema = z.object({ inbox_id: z.string().max(100), external_id: z.string().min(1).max(255) }).strict();
