@@ -5,11 +5,10 @@
 // of their inboxes; deleting or merging needs every inbox the contact touches to be theirs.
 
 import { domainToASCII } from 'node:url';
-import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { Tx } from '../conversations/service.js';
-import { contactHasConversationIn, inboxIdsOfContactConversations } from '../conversations/store.js';
+import { inboxIdsOfContactConversations } from '../conversations/store.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
@@ -20,7 +19,6 @@ import { iso } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { checkFreeJson } from '../platform/json-limits.js';
-import { decodeCursor, toPageById } from '../platform/pagination.js';
 import { charCount } from '../platform/text.js';
 import { formatContact } from './format.js';
 import {
@@ -31,7 +29,6 @@ import {
   inboxesOfContact,
   loadContactView,
   loadContactViews,
-  reachableFrom,
 } from './store.js';
 
 export const MAX_EMAILS = 50;
