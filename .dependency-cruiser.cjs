@@ -22,7 +22,8 @@ const BELOW_FEATURES = '^(src/(http|auth|platform|db)/|src/(config|context|versi
 //   components/ i18n/ styles/ api.ts state.ts realtime.ts passkeys.ts     shared: import no area
 const PANEL_SHARED = '^ui/panel/src/(components/|i18n/|styles/|(api|state|realtime|passkeys)\\.ts$)';
 const PANEL_AREA = '^ui/panel/src/(settings/[^/]+|(?!settings/|components/|i18n/|styles/)[^/]+)/';
-const PANEL_AREA_FACE = '^ui/panel/src/(settings/[^/]+|[^/]+)/(index\\.tsx?|strings/[^/]+\\.ts)$';
+// An area's faces: index.ts, its strings, and pages.tsx where its pages load lazily apart from what index.ts gives.
+const PANEL_AREA_FACE = '^ui/panel/src/(settings/[^/]+|[^/]+)/(index\\.tsx?|pages\\.tsx|strings/[^/]+\\.ts)$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -106,7 +107,7 @@ module.exports = {
     {
       name: 'panel-assembly-imports-area-faces',
       severity: 'error',
-      comment: "The panel's assembly (main.tsx, app.tsx, strings.ts, the settings page) reaches an area through its index.ts or its strings/.",
+      comment: "The panel's assembly (main.tsx, app.tsx, strings.ts, the settings page) reaches an area through its index.ts, pages.tsx or strings/.",
       from: { path: '^ui/panel/src/(settings/)?[^/]+\\.tsx?$' },
       to: { path: PANEL_AREA, pathNot: PANEL_AREA_FACE },
     },

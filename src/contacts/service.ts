@@ -21,15 +21,7 @@ import { newId } from '../platform/ids.js';
 import { checkFreeJson } from '../platform/json-limits.js';
 import { charCount } from '../platform/text.js';
 import { formatContact } from './format.js';
-import {
-  type ContactRow,
-  type ContactView,
-  contactIdByExternalId,
-  type ExternalId,
-  inboxesOfContact,
-  loadContactView,
-  loadContactViews,
-} from './store.js';
+import { type ContactRow, type ContactView, contactIdByExternalId, type ExternalId, inboxesOfContact, loadContactView, loadContactViews } from './store.js';
 
 export const MAX_EMAILS = 50;
 export const MAX_EXTERNAL_IDS = 100;

@@ -13,6 +13,8 @@ import { loadMe, me } from './state';
 
 // Charts (uPlot) load with the reports page only.
 const Reports = lazy(() => import('./reports'));
+// The contacts list and a contact's page, likewise.
+const Contacts = lazy(() => import('./contacts/pages'));
 
 whenUnauthorized(() => {
   if (!location.pathname.startsWith('/sign-in') && location.pathname !== '/invite') me.value = null;
@@ -65,6 +67,7 @@ function Gate() {
         <Route path="/inboxes/:inbox/:id?" component={Workspace} />
         <Route path="/settings/:section?/:id?" component={Settings} />
         <Route path="/reports" component={Reports} />
+        <Route path="/contacts/:id?" component={Contacts} />
         <Route default component={Workspace} />
       </Router>
     </>

@@ -2,10 +2,9 @@
 // priority, labels, spam and inbox. Changes are optimistic; the caller rolls back on failure.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, type Conversation, errorText, must, type Schemas } from '../api';
-import { Confirm } from '../components/Confirm';
+import type { Conversation, Schemas } from '../api';
 import { InboxOptions } from '../components/InboxOptions';
-import { ContactCard } from '../contacts';
+import { ContactCard, DeleteContactDialog, MergeDialog } from '../contacts';
 import { absoluteTime, t } from '../i18n';
 import { inboxes, me, memberName, members, toast } from '../state';
 
@@ -23,6 +22,7 @@ export function Details(props: {
   const conv = props.conversation;
   const contact = props.contact;
   const myId = me.value!.person.id;
+  const { route } = useLocation();
   const [label, setLabel] = useState('');
   const [dialog, setDialog] = useState<'merge' | 'delete' | null>(null);
   const [mergeInto, setMergeInto] = useState<Contact | null>(null);
@@ -205,92 +205,7 @@ export function Details(props: {
         )}
       </dl>
       {dialog === 'merge' && contact && <MergeDialog contact={contact} into={mergeInto} onClose={() => setDialog(null)} onMerged={props.onContactChanged} />}
-      {dialog === 'delete' && contact && <DeleteContactDialog contact={contact} onClose={() => setDialog(null)} />}
+      {dialog === 'delete' && contact && <DeleteContactDialog contact={contact} onClose={() => setDialog(null)} onDeleted={() => route('/conversations')} />}
     </aside>
-  );
-}
-
-const contactName = (c: Contact) => c.name ?? c.emails[0] ?? c.id;
-
-function MergeDialog(props: { contact: Contact; into: Contact | null; onClose: () => void; onMerged: (c: Contact) => void }) {
-  const [q, setQ] = useState('');
-  const [found, setFound] = useState<Contact[]>([]);
-  const [into, setInto] = useState<Contact | null>(props.into);
-  async function search(value: string) {
-    setQ(value);
-    if (value.trim().length < 2) return setFound([]);
-    const r = await api.GET('/v1/contacts', { params: { query: { q: value.trim(), limit: 8 } } });
-    setFound((r.data?.data ?? []).filter((c) => c.id !== props.contact.id));
-  }
-  if (into) {
-    return (
-      <Confirm
-        title={t('contact.merge')}
-        lead={t('contact.merge_lead', { from: contactName(props.contact), into: contactName(into) })}
-        action={t('contact.merge_action')}
-        onClose={props.onClose}
-        onConfirm={async () => {
-          try {
-            await must(api.POST('/v1/contacts/{contactId}/merge', { params: { path: { contactId: props.contact.id } }, body: { into_contact_id: into.id } }));
-            props.onMerged(await must(api.GET('/v1/contacts/{contactId}', { params: { path: { contactId: into.id } } })));
-            toast(t('contact.merged'));
-            props.onClose();
-          } catch (e) {
-            toast(t('action.failed', { error: errorText(e) }));
-          }
-        }}
-      />
-    );
-  }
-  return (
-    <Confirm title={t('contact.merge')} lead={t('contact.merge_lead', { from: contactName(props.contact), into: '…' })} onClose={props.onClose}>
-      <div class="field">
-        <label for="merge-q">{t('contact.merge_search')}</label>
-        <input id="merge-q" class="input" type="search" value={q} onInput={(e) => void search(e.currentTarget.value)} />
-      </div>
-      <ul role="list" class="results">
-        {found.map((c) => (
-          <li key={c.id}>
-            <button
-              type="button"
-              class="result"
-              style={{ width: '100%', textAlign: 'left', background: 'none', border: 0, cursor: 'pointer' }}
-              onClick={() => setInto(c)}
-            >
-              <span class="who">{c.name ?? t('details.no_name')}</span>
-              <span class="snippet">{c.emails.join(', ')}</span>
-            </button>
-          </li>
-        ))}
-      </ul>
-    </Confirm>
-  );
-}
-
-function DeleteContactDialog(props: { contact: Contact; onClose: () => void }) {
-  const { route } = useLocation();
-  const [count, setCount] = useState<string>('…');
-  useEffect(() => {
-    void api.GET('/v1/conversations', { params: { query: { contact_id: props.contact.id, limit: 200 } } }).then((r) => {
-      const n = r.data?.data.length ?? 0;
-      setCount(r.data?.next_cursor ? `${n}+` : String(n));
-    });
-  }, [props.contact.id]);
-  return (
-    <Confirm
-      title={t('contact.delete')}
-      lead={t('contact.delete_lead', { name: contactName(props.contact), count })}
-      action={t('contact.delete')}
-      onClose={props.onClose}
-      onConfirm={async () => {
-        try {
-          await must(api.DELETE('/v1/contacts/{contactId}', { params: { path: { contactId: props.contact.id } } }));
-          toast(t('contact.deleted'));
-          route('/conversations');
-        } catch (e) {
-          toast(t('action.failed', { error: errorText(e) }));
-        }
-      }}
-    />
   );
 }

@@ -102,6 +102,9 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
         )}
       </div>
       <div class="nav-foot">
+        <a class="nav-link" href="/contacts" style={{ width: 'auto' }}>
+          {t('nav.contacts')}
+        </a>
         <a class="nav-link" href="/reports" style={{ width: 'auto' }}>
           {t('nav.reports')}
         </a>
