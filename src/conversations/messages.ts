@@ -43,7 +43,8 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
   const result = await inTransaction(ctx.db, async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
     let conversation = await getConversationFor(tx, access, conversationId);
-    if (named.length && input.kind === 'note') throw invalid(`${named[0]}: a note is never mailed`, { issues: [{ path: named[0], message: 'a note is never mailed' }] });
+    if (named.length && input.kind === 'note')
+      throw invalid(`${named[0]}: a note is never mailed`, { issues: [{ path: named[0], message: 'a note is never mailed' }] });
     if (input.memberId) {
       if (!(await isMemberOf(trx, access.workspaceId, input.memberId))) throw invalid(`member_id ${input.memberId} is not a member of this workspace`);
     }
@@ -73,7 +74,11 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
         message.subject = conversation.subject;
         const recipients = await replyRecipients(trx, conversation, input);
         const mail = { messageId: outboundMessageId(id, channel), references: await replyReferences(trx, conversation.id) };
-        message.mail = { ...mail, headers: await replyHeaders(trx, conversation, channel, { ...mail, subject: conversation.subject }, recipients), bcc: recipients.bcc };
+        message.mail = {
+          ...mail,
+          headers: await replyHeaders(trx, conversation, channel, { ...mail, subject: conversation.subject }, recipients),
+          bcc: recipients.bcc,
+        };
         // Addresses the team wrote to become participants (Bcc never does).
         if (input.to !== undefined || input.cc !== undefined) {
           const added = [...recipients.to.map((r) => ({ ...r, role: 'to' as const })), ...recipients.cc.map((r) => ({ ...r, role: 'cc' as const }))];

@@ -182,6 +182,24 @@ export async function latestMailOf(db: Db, conversationId: string): Promise<Pick
     .executeTakeFirst();
 }
 
+/** The newest inbound mail of a conversation with a reply address, newest first (where a reply goes: src/mail/reply-recipients.ts). */
+export async function latestInboundMail(
+  db: Db,
+  conversationId: string,
+  limit: number,
+): Promise<Pick<MessageRow, 'mail_reply_to' | 'mail_headers' | 'author_contact_id'>[]> {
+  return db
+    .selectFrom('messages')
+    .select(['mail_reply_to', 'mail_headers', 'author_contact_id'])
+    .where('conversation_id', '=', conversationId)
+    .where('direction', '=', 'in')
+    .where('kind', '=', 'message')
+    .where('mail_reply_to', 'is not', null)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
 /** Stores how sending a reply went (status, attempts, error, and once sent its time and headers). */
 export async function setMessageDelivery(
   db: Db,

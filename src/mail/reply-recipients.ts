@@ -10,8 +10,10 @@ import { checkName, normalizeAddress } from '../contacts/service.js';
 import { loadContactView } from '../contacts/store.js';
 import type { ConversationRow } from '../conversations/format.js';
 import { MAX_RECIPIENTS, type Participant, participantsOf, withParticipants } from '../conversations/participants.js';
+import { latestInboundMail } from '../conversations/store.js';
 import type { Db, MailHeaders } from '../db/schema.js';
-import { memberAddresses } from '../members/service.js';
+import { memberIdsOf } from '../members/store.js';
+import { peopleByIds } from '../people/store.js';
 import { invalid } from '../platform/errors.js';
 import type { InboundMail } from './parse.js';
 
@@ -41,7 +43,12 @@ const fieldError = (path: string, message: string) => invalid(`${path}: ${messag
 export function parseRecipient(raw: string, path: string): Recipient {
   const text = raw.trim();
   const angled = /^(.*)<([^<>]*)>$/s.exec(text);
-  const rawName = angled ? angled[1].trim().replace(/^"(.*)"$/s, '$1').replace(/\\(.)/g, '$1') : '';
+  const rawName = angled
+    ? angled[1]
+        .trim()
+        .replace(/^"(.*)"$/s, '$1')
+        .replace(/\\(.)/g, '$1')
+    : '';
   const rawAddress = angled ? angled[2] : text;
   let address: string;
   try {
@@ -64,7 +71,8 @@ function parseList(list: readonly string[] | undefined, field: RecipientField): 
 
 /** Every address of the team (lower case): channel, forwarding and from addresses, and members' addresses. */
 export async function teamAddresses(db: Db, workspaceId: string): Promise<Set<string>> {
-  return new Set([...(await channelAddresses(db, workspaceId)), ...(await memberAddresses(db, workspaceId))]);
+  const members = await peopleByIds(db, await memberIdsOf(db, workspaceId));
+  return new Set([...(await channelAddresses(db, workspaceId)), ...[...members.values()].map((p) => p.email.toLowerCase())]);
 }
 
 const key = (a: string) => a.toLowerCase();
@@ -76,16 +84,7 @@ const key = (a: string) => a.toLowerCase();
 async function lastWriter(db: Db, conversation: ConversationRow, participants: readonly Participant[]) {
   const contactIds = new Set(await contactIdsMergedInto(db, conversation.contact_id));
   const known = new Set(participants.map((p) => key(p.address)));
-  const rows = await db
-    .selectFrom('messages')
-    .select(['mail_reply_to', 'mail_headers', 'author_contact_id'])
-    .where('conversation_id', '=', conversation.id)
-    .where('direction', '=', 'in')
-    .where('kind', '=', 'message')
-    .where('mail_reply_to', 'is not', null)
-    .orderBy('id', 'desc')
-    .limit(200)
-    .execute();
+  const rows = await latestInboundMail(db, conversation.id, 200);
   for (const r of rows) {
     const from = r.mail_headers ? (JSON.parse(r.mail_headers) as MailHeaders).from : null;
     if ((r.author_contact_id && contactIds.has(r.author_contact_id)) || (from && known.has(key(from.address)))) {
@@ -111,9 +110,7 @@ export async function defaultReplyRecipients(db: Db, conversation: ConversationR
   }
   // The writer is answered at its Reply-To alone, as a mail client's reply-all does.
   const answered = new Set([address, writer?.from?.address].filter((a) => a).map((a) => key(a!)));
-  const cc = participants
-    .filter((p) => !own.has(key(p.address)) && !answered.has(key(p.address)))
-    .map((p) => ({ name: p.name, address: p.address }));
+  const cc = participants.filter((p) => !own.has(key(p.address)) && !answered.has(key(p.address))).map((p) => ({ name: p.name, address: p.address }));
   // Nobody to answer but participants (the writer was one of the team): the first one is To.
   if (to.length === 0 && cc.length) to.push(cc.shift()!);
   return { to, cc };

@@ -6,6 +6,7 @@ import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type CaughtMail, type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+import { connectMcp } from '../mcp/helpers.js';
 
 const SECRET = 'recipients-secret';
 
@@ -208,17 +209,29 @@ describe('recipients: participants, reply-all, To/Cc/Bcc', () => {
     // Participants: the team's addresses and invalid ones are refused too; a stranger's conversation is 404.
     for (const [list, path] of [
       [[{ address }], 'participants.0.address'],
-      [[{ address: 'a@cust.example', role: 'to' }, { address: 'nope', role: 'cc' }], 'participants.1.address'],
+      [
+        [
+          { address: 'a@cust.example', role: 'to' },
+          { address: 'nope', role: 'cc' },
+        ],
+        'participants.1.address',
+      ],
     ] as const) {
       const r = await s.request('PATCH', `/v1/conversations/${first.conversation_id}`, {
         token: seed.apiKey,
         body: { participants: list.map((p) => ({ role: 'cc', ...p })) },
       });
       assert.equal(r.status, 400, JSON.stringify(r.body));
-      assert.ok(r.body.error.issues.some((i: { path: string }) => i.path === path), JSON.stringify(r.body));
+      assert.ok(
+        r.body.error.issues.some((i: { path: string }) => i.path === path),
+        JSON.stringify(r.body),
+      );
     }
     const other = await seedWorkspace(s.app);
-    const foreign = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, { token: other.apiKey, body: { body: 'x', cc: ['a@b.example'] } });
+    const foreign = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, {
+      token: other.apiKey,
+      body: { body: 'x', cc: ['a@b.example'] },
+    });
     assert.equal(foreign.status, 404);
   });
 
@@ -244,5 +257,24 @@ describe('recipients: participants, reply-all, To/Cc/Bcc', () => {
     const sent = await reply(first.conversation_id, {});
     assert.deepEqual(sent.body.email.cc, [{ name: 'Pam', address: 'pam@cust.example' }]);
     assert.deepEqual((await sendAll()).to.sort(), ['nia@cust.example', 'pam@cust.example']);
+  });
+
+  test('the MCP reply tool takes to, cc and bcc as the API does', async () => {
+    const first = await inbound({ From: 'quinn@cust.example', Cc: 'rae@cust.example', Subject: 'MCP', 'Message-ID': '<r7-a@cust.example>' });
+    const mcp = await connectMcp(s, seed.apiKey);
+    try {
+      const bad = await mcp.call('reply', { conversation_id: first.conversation_id, body: 'x', cc: ['nope'] });
+      assert.equal(bad.isError, true);
+      assert.match(bad.text, /cc\.0/);
+      const r = await mcp.call('reply', { conversation_id: first.conversation_id, body: 'Done.', cc: [], bcc: ['sam@hidden.example'] });
+      assert.equal(r.isError, false, r.text);
+      assert.deepEqual(r.body.email.cc, []);
+      assert.deepEqual(r.body.email.bcc, [{ name: null, address: 'sam@hidden.example' }]);
+    } finally {
+      await mcp.close();
+    }
+    const mail = await sendAll();
+    assert.deepEqual(mail.to.sort(), ['quinn@cust.example', 'sam@hidden.example']);
+    assert.equal(header(mail, 'cc').length, 0);
   });
 });
