@@ -8,10 +8,12 @@ import type { ConversationPriority, ConversationStatus } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import { findLiveInbox } from '../inboxes/store.js';
+import { checkParticipants } from '../mail/reply-recipients.js';
 import { isMemberOf } from '../members/store.js';
 import { iso } from '../platform/clock.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { type ConversationRow, formatConversation } from './format.js';
+import { participantsOf } from './participants.js';
 import {
   type Author,
   authorFromAccess,
@@ -35,6 +37,8 @@ export interface ConversationPatch {
   spam?: boolean;
   contactId?: string;
   inboxId?: string;
+  /** E-mail conversations only; replaces the list (checked by checkParticipants). */
+  participants?: { name?: string | null; address: string; role: 'to' | 'cc' }[];
 }
 
 type Change = { from: unknown; to: unknown };
@@ -110,6 +114,18 @@ export async function applyConversationChanges(
       set.channel_id = replacement?.id ?? null;
     }
   }
+  if (patch.participants !== undefined) {
+    if (current.source !== 'email')
+      throw invalid('participants: only e-mail conversations have participants', {
+        issues: [{ path: 'participants', message: 'only e-mail conversations have participants' }],
+      });
+    const before = participantsOf(current) ?? [];
+    const next = await checkParticipants(tx.db, current.workspace_id, patch.participants);
+    if (JSON.stringify(next) !== JSON.stringify(before)) {
+      set.participants = JSON.stringify(next);
+      note('participants', before, next);
+    }
+  }
   let labels = currentLabels;
   if (patch.labels !== undefined) {
     const next = checkLabels(patch.labels);
@@ -174,6 +190,10 @@ export async function bulkUpdateConversations(ctx: Ctx, access: Access, ids: rea
   const unique = [...new Set(ids)];
   if (unique.length === 0 || unique.length > MAX_BULK) throw invalid(`name 1 to ${MAX_BULK} conversations`);
   if (patch.inboxId !== undefined && !canSeeInbox(access, patch.inboxId)) throw notFound(`inbox ${patch.inboxId}`);
+  if (patch.participants !== undefined)
+    throw invalid('changes.participants: participants are changed one conversation at a time', {
+      issues: [{ path: 'changes.participants', message: 'participants are changed one conversation at a time' }],
+    });
   const results = await inTransaction(ctx.db, async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
     const out = [];

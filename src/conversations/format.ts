@@ -2,7 +2,7 @@
 // Storage keys, raw mail headers and delivery internals never leave through anything else.
 
 import { z } from '@hono/zod-openapi';
-import type { AttachmentsTable, ConversationsTable, MailHeaders, MessagesTable } from '../db/schema.js';
+import type { AttachmentsTable, ConversationsTable, MailHeaders, MessagesTable, Participant } from '../db/schema.js';
 import { withoutBidiControls } from '../platform/foreign-text.js';
 
 export type ConversationRow = ConversationsTable;
@@ -27,6 +27,7 @@ export function formatConversation(c: ConversationRow, labels: readonly string[]
     updated_at: c.updated_at,
     last_message_at: c.last_message_at,
     rating: c.rating_score ? { score: c.rating_score, comment: c.rating_comment ?? null, rated_at: c.rated_at ?? null } : null,
+    participants: c.participants ? (JSON.parse(c.participants) as Participant[]) : [],
   };
 }
 
@@ -86,7 +87,11 @@ export function formatMailHeaders(m: Pick<MessageRow, 'mail_headers' | 'mail_mes
   };
 }
 
-export function formatMessage(m: MessageRow, attachments: readonly AttachmentRow[]) {
+/**
+ * `bcc: true` (answers to the team's own requests) adds the Bcc a reply went to; events, webhooks and
+ * realtime never carry it.
+ */
+export function formatMessage(m: MessageRow, attachments: readonly AttachmentRow[], opts: { bcc?: boolean } = {}) {
   const details = m.details ? (JSON.parse(m.details) as Record<string, unknown>) : null;
   return {
     id: m.id,
@@ -107,12 +112,20 @@ export function formatMessage(m: MessageRow, attachments: readonly AttachmentRow
     retry_at: m.delivery_status === 'pending' ? (m.delivery_retry_at ?? null) : null,
     sent_at: m.sent_at,
     details,
-    email: formatMailHeaders(m),
+    email: withBcc(formatMailHeaders(m), opts.bcc ? m.mail_bcc : null),
     created_at: m.created_at,
   };
 }
 
+function withBcc(headers: MailHeaders | null, bcc: string | null | undefined): (MailHeaders & { bcc?: MailHeaders['to'] }) | null {
+  return headers && bcc ? { ...headers, bcc: JSON.parse(bcc) as MailHeaders['to'] } : headers;
+}
+
 // Response schemas (the OpenAPI document's Conversation, Message, …): other features' routes use them too.
+
+export const ParticipantSchema = z
+  .object({ name: z.string().nullable(), address: z.string(), role: z.enum(['to', 'cc']) })
+  .openapi('Participant', { description: 'an address taking part in an e-mail conversation, To or Cc of a reply-all' });
 
 export const ConversationSchema = z
   .object({
@@ -135,6 +148,10 @@ export const ConversationSchema = z
       .object({ score: z.number().int().min(1).max(5), comment: z.string().nullable(), rated_at: z.string().nullable() })
       .nullable()
       .openapi({ description: 'the customer’s satisfaction rating, when the inbox asked for one and they answered' }),
+    participants: z.array(ParticipantSchema).openapi({
+      description:
+        'e-mail conversations: the contact and every outside address that took part (From, To and Cc of inbound mail, what the team added); a reply without recipients goes To the one who wrote last and Cc the others. Never the team’s own addresses; empty for other conversations',
+    }),
   })
   .openapi('Conversation');
 
@@ -163,6 +180,10 @@ export const AttachmentSchema = z
 
 const MailAddressSchema = z.object({ name: z.string().nullable(), address: z.string() }).openapi('MailAddress');
 
+export const ReplyRecipientsSchema = z
+  .object({ to: z.array(MailAddressSchema), cc: z.array(MailAddressSchema) })
+  .openapi('ReplyRecipients', { description: 'where a reply without named recipients goes' });
+
 export const MailHeadersSchema = z
   .object({
     message_id: z.string().nullable().openapi({ description: 'Message-ID without angle brackets; an imported message keeps its original one' }),
@@ -171,6 +192,10 @@ export const MailHeadersSchema = z
     from: MailAddressSchema.nullable(),
     to: z.array(MailAddressSchema),
     cc: z.array(MailAddressSchema),
+    bcc: z
+      .array(MailAddressSchema)
+      .optional()
+      .openapi({ description: 'replies sent with Bcc: shown in answers to the team only, never in events, webhooks or the mail’s headers' }),
     subject: z.string().nullable(),
   })
   .openapi('MailHeaders', {

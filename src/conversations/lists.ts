@@ -196,6 +196,6 @@ export async function listMessages(ctx: Pick<Ctx, 'db'>, conversation: Conversat
     rows,
     limit,
     (ids) => attachmentsOf(ctx.db, ids),
-    (r, files) => formatMessage(r, files.get(r.id) ?? []),
+    (r, files) => formatMessage(r, files.get(r.id) ?? [], { bcc: true }),
   );
 }

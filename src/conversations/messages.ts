@@ -8,6 +8,7 @@ import type { Ctx } from '../context.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { outboundMessageId, replyHeaders, replyReferences, scheduleEmailSend } from '../mail/outbound.js';
+import { replyRecipients } from '../mail/reply-recipients.js';
 import { sanitizeMailHtml } from '../mail/sanitize.js';
 import { hasSmtpAccount } from '../mail/transport.js';
 import { isMemberOf } from '../members/store.js';
@@ -16,6 +17,7 @@ import { newId } from '../platform/ids.js';
 import { charCount } from '../platform/text.js';
 import { replySignatures, withSignatures } from '../saved-replies/signatures.js';
 import { formatMessage } from './format.js';
+import { participantsOf, saveParticipants, withParticipants } from './participants.js';
 import { appendMessage, authorFromAccess, getConversationFor, type NewMessage, registerMailId } from './service.js';
 
 export const MAX_API_BODY_CHARS = 200_000;
@@ -27,15 +29,22 @@ export interface NewTeamMessage {
   attachmentIds?: string[];
   /** API keys may write on behalf of a member of the workspace. */
   memberId?: string;
+  /** E-mail replies: each named field replaces reply-all's (src/mail/reply-recipients.ts). */
+  to?: string[];
+  cc?: string[];
+  bcc?: string[];
 }
 
 export async function createTeamMessage(ctx: Ctx, access: Access, conversationId: string, input: NewTeamMessage) {
   if (input.memberId && access.actor.kind === 'member') throw invalid('member_id is for API keys; members write as themselves');
   if (!input.body.trim() && !input.attachmentIds?.length) throw invalid('body must not be empty');
   if (charCount(input.body) > MAX_API_BODY_CHARS) throw invalid(`body must be at most ${MAX_API_BODY_CHARS} characters`);
+  const named = (['to', 'cc', 'bcc'] as const).filter((f) => input[f] !== undefined);
   const result = await inTransaction(ctx.db, async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
-    const conversation = await getConversationFor(tx, access, conversationId);
+    let conversation = await getConversationFor(tx, access, conversationId);
+    if (named.length && input.kind === 'note')
+      throw invalid(`${named[0]}: a note is never mailed`, { issues: [{ path: named[0], message: 'a note is never mailed' }] });
     if (input.memberId) {
       if (!(await isMemberOf(trx, access.workspaceId, input.memberId))) throw invalid(`member_id ${input.memberId} is not a member of this workspace`);
     }
@@ -55,13 +64,27 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
       if (conversation.source === 'email' && (!channel || channel.kind !== 'email')) {
         throw conflict('this conversation’s inbox has no e-mail channel to send the reply through', 'no_email_channel');
       }
+      if (named.length && channel?.kind !== 'email') {
+        throw invalid(`${named[0]}: only e-mail replies have recipients`, { issues: [{ path: named[0], message: 'only e-mail replies have recipients' }] });
+      }
       if (channel?.kind === 'email') {
         if (!hasSmtpAccount(channel))
           throw conflict(`channel ${channel.id} has no SMTP account; set its SMTP server, user name and password first`, 'smtp_not_configured');
         message.deliveryStatus = 'pending';
         message.subject = conversation.subject;
+        const recipients = await replyRecipients(trx, conversation, input);
         const mail = { messageId: outboundMessageId(id, channel), references: await replyReferences(trx, conversation.id) };
-        message.mail = { ...mail, headers: await replyHeaders(trx, conversation, channel, { ...mail, subject: conversation.subject }) };
+        message.mail = {
+          ...mail,
+          headers: await replyHeaders(trx, conversation, channel, { ...mail, subject: conversation.subject }, recipients),
+          bcc: recipients.bcc,
+        };
+        // Addresses the team wrote to become participants (Bcc never does).
+        if (input.to !== undefined || input.cc !== undefined) {
+          const added = [...recipients.to.map((r) => ({ ...r, role: 'to' as const })), ...recipients.cc.map((r) => ({ ...r, role: 'cc' as const }))];
+          const next = withParticipants(participantsOf(conversation) ?? [], added);
+          if (JSON.stringify(next) !== conversation.participants) conversation = await saveParticipants(trx, conversation, next);
+        }
         // Stored with the signatures, so the message shows exactly what is mailed.
         const signatures = await replySignatures(trx, conversation, message.author.type === 'member' ? message.author.personId : null);
         Object.assign(message, withSignatures(message.body, message.html ?? null, signatures));
@@ -83,5 +106,5 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
   });
   announceEvents(ctx);
   ctx.jobs.wake();
-  return formatMessage(result.message, result.attachments);
+  return formatMessage(result.message, result.attachments, { bcc: true });
 }

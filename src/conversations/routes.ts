@@ -10,12 +10,23 @@ import { bearer, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { htmlNestsDeeperThan, MAX_HTML_CHARS, MAX_HTML_DEPTH } from '../mail/html-limits.js';
 import { retryFailedReply } from '../mail/outbound.js';
+import { defaultReplyRecipients } from '../mail/reply-recipients.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
 import { bulkUpdateConversations, type ConversationPatch, MAX_BULK, updateConversation } from './changes.js';
-import { AttachmentSchema, attachmentUrl, ConversationListItemSchema, ConversationSchema, formatAttachment, formatMessage, MessageSchema } from './format.js';
+import {
+  AttachmentSchema,
+  attachmentUrl,
+  ConversationListItemSchema,
+  ConversationSchema,
+  formatAttachment,
+  formatMessage,
+  MessageSchema,
+  ReplyRecipientsSchema,
+} from './format.js';
 import { listConversations, listMessages, markConversationRead } from './lists.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
+import { MAX_RECIPIENTS } from './participants.js';
 import { conversationView, getConversationFor, MAX_LABEL_LENGTH, MAX_LABELS, PRIORITIES, STATUSES } from './service.js';
 import { attachmentsOf, findMessage } from './store.js';
 
@@ -38,8 +49,34 @@ const PatchSchema = z
   })
   .strict();
 
-function toPatch(b: z.infer<typeof PatchSchema>): ConversationPatch {
+const ParticipantsInput = z
+  .array(
+    z
+      .object({
+        name: z.string().max(200).nullable().optional(),
+        address: z.string().max(320).openapi({ description: '`addr` or `Name <addr>`' }),
+        role: z.enum(['to', 'cc']),
+      })
+      .strict(),
+  )
+  .max(MAX_RECIPIENTS);
+
+const SinglePatchSchema = PatchSchema.extend({
+  participants: ParticipantsInput.optional().openapi({
+    description: `e-mail conversations: replaces the participants (at most ${MAX_RECIPIENTS}; never the team’s own addresses)`,
+  }),
+}).strict();
+
+const recipientList = (what: string) =>
+  z
+    .array(z.string().max(500))
+    .max(MAX_RECIPIENTS)
+    .optional()
+    .openapi({ description: `${what}: each \`addr\` or \`Name <addr>\`; at most ${MAX_RECIPIENTS} in to, cc and bcc together` });
+
+function toPatch(b: z.infer<typeof SinglePatchSchema>): ConversationPatch {
   return {
+    participants: b.participants,
     status: b.status as ConversationPatch['status'],
     assigneeId: b.assignee_id,
     priority: b.priority as ConversationPatch['priority'],
@@ -143,9 +180,9 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       method: 'patch',
       path: '/v1/conversations/{conversationId}',
       tags: ['conversations'],
-      summary: 'Change status, assignee, priority, labels, subject, spam flag, contact or inbox',
+      summary: 'Change status, assignee, priority, labels, subject, spam flag, contact, inbox or participants',
       security: bearer,
-      request: { params: conversationParams, body: jsonBody(PatchSchema) },
+      request: { params: conversationParams, body: jsonBody(SinglePatchSchema) },
       responses: { 200: jsonAnswer(ConversationSchema, 'the conversation as it is now') },
     }),
     async (c) => {
@@ -216,6 +253,9 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
                 .openapi({ description: 'sanitized before it is stored' }),
               attachment_ids: z.array(z.string().max(100)).max(100).optional().openapi({ description: 'uploads of this conversation' }),
               member_id: z.string().max(100).optional().openapi({ description: 'API keys: write on behalf of this member' }),
+              to: recipientList('e-mail replies: To (default: the participant who wrote last, its Reply-To when set)'),
+              cc: recipientList('e-mail replies: Cc (default: the other participants)'),
+              bcc: recipientList('e-mail replies: Bcc (default none; never a participant, never in events or webhooks)'),
             })
             .strict(),
         ),
@@ -232,8 +272,29 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
         html: b.html,
         attachmentIds: b.attachment_ids,
         memberId: b.member_id,
+        to: b.to,
+        cc: b.cc,
+        bcc: b.bcc,
       });
       return c.json(message, 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/conversations/{conversationId}/reply-recipients',
+      tags: ['conversations'],
+      summary: 'Where a reply without named recipients goes (reply-all: To the participant who wrote last, Cc the others)',
+      security: bearer,
+      request: { params: conversationParams },
+      responses: { 200: jsonAnswer(ReplyRecipientsSchema, 'To and Cc of a reply now; empty for conversations that are not e-mail') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'conversations:read');
+      const conversation = await getConversationFor(ctx, access, c.req.valid('param').conversationId);
+      return c.json(conversation.source === 'email' ? await defaultReplyRecipients(ctx.db, conversation) : { to: [], cc: [] }, 200);
     },
   );
 
@@ -253,7 +314,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       const p = c.req.valid('param');
       const { message } = await messageFor(ctx, access, p);
       const files = await attachmentsOf(ctx.db, [message.id]);
-      return c.json(formatMessage(message, files.get(message.id) ?? []), 200);
+      return c.json(formatMessage(message, files.get(message.id) ?? [], { bcc: true }), 200);
     },
   );
 
@@ -276,7 +337,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       const { conversation, message } = await messageFor(ctx, access, p);
       await retryFailedReply(ctx, message);
       const again = (await findMessage(ctx.db, conversation.id, message.id))!;
-      return c.json(formatMessage(again, (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? []), 200);
+      return c.json(formatMessage(again, (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? [], { bcc: true }), 200);
     },
   );
 

@@ -21,6 +21,7 @@ import type {
   MessageDeliveryStatus,
   MessageDirection,
   MessageKind,
+  Participant,
 } from '../db/schema.js';
 import { recordEvent } from '../events/service.js';
 import { insertMailId } from '../mail/store.js';
@@ -86,6 +87,8 @@ export interface NewConversation {
   imported?: boolean;
   spam?: boolean;
   labels?: string[];
+  /** E-mail conversations: who replies go to (./participants.ts). */
+  participants?: Participant[] | null;
   /** Original time (imports); default now. */
   createdAt?: Date;
 }
@@ -116,6 +119,7 @@ export function newConversationRow(tx: Pick<Tx, 'clock'>, input: NewConversation
     updated_at: iso(at),
     last_message_at: iso(at),
   };
+  if (input.participants) conversation.participants = JSON.stringify(input.participants);
   return { conversation, labels: input.labels ? checkLabels(input.labels) : [] };
 }
 
@@ -179,7 +183,7 @@ export interface NewMessage {
   details?: Record<string, unknown> | null;
   deliveryStatus?: MessageDeliveryStatus | null;
   /** `headers`: the identity the mail was received or sent with (shown as `email`). */
-  mail?: { messageId?: string | null; references?: string[]; replyTo?: string | null; headers?: MailHeaders };
+  mail?: { messageId?: string | null; references?: string[]; replyTo?: string | null; headers?: MailHeaders; bcc?: MailHeaders['to'] };
   /** New files (already in storage). */
   files?: StoredAttachment[];
   /** Uploads of this conversation waiting to be sent with a message. */
@@ -258,6 +262,7 @@ export function newMessageRows(
     mail_references: input.mail?.references?.length ? JSON.stringify(input.mail.references) : null,
     mail_reply_to: input.mail?.replyTo ?? null,
     mail_headers: input.mail?.headers ? JSON.stringify(input.mail.headers) : null,
+    ...(input.mail?.bcc?.length ? { mail_bcc: JSON.stringify(input.mail.bcc) } : {}),
     attachments_omitted: input.attachmentsOmitted ?? 0,
     raw_storage_key: input.raw?.storageKey ?? null,
     raw_size: input.raw?.size ?? null,

@@ -182,26 +182,22 @@ export async function latestMailOf(db: Db, conversationId: string): Promise<Pick
     .executeTakeFirst();
 }
 
-/**
- * The Reply-To (else From) of the newest inbound mail the conversation's contact sent (`contactIds`:
- * it and the contacts merged into it): where a reply goes. Mail from someone else who joined the thread by its
- * Message-IDs never changes it.
- */
-export async function latestInboundReplyTo(
+/** The newest inbound mail of a conversation with a reply address, newest first (where a reply goes: src/mail/reply-recipients.ts). */
+export async function latestInboundMail(
   db: Db,
   conversationId: string,
-  contactIds: readonly string[],
-): Promise<Pick<MessageRow, 'mail_reply_to'> | undefined> {
+  limit: number,
+): Promise<Pick<MessageRow, 'mail_reply_to' | 'mail_headers' | 'author_contact_id'>[]> {
   return db
     .selectFrom('messages')
-    .select('mail_reply_to')
+    .select(['mail_reply_to', 'mail_headers', 'author_contact_id'])
     .where('conversation_id', '=', conversationId)
     .where('direction', '=', 'in')
+    .where('kind', '=', 'message')
     .where('mail_reply_to', 'is not', null)
-    .where('author_contact_id', 'in', contactIds)
     .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(limit)
+    .execute();
 }
 
 /** Stores how sending a reply went (status, attempts, error, and once sent its time and headers). */

@@ -20,6 +20,7 @@ import type { Db, InboxGreetingsTable } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { outboundMessageId, replyHeaders, replyReferences, scheduleEmailSend } from '../mail/outbound.js';
+import { defaultReplyRecipients } from '../mail/reply-recipients.js';
 import { hasSmtpAccount } from '../mail/transport.js';
 import { migrationUnderwayInto } from '../mailbox-migration/store.js';
 import { memberAddresses } from '../members/service.js';
@@ -126,7 +127,9 @@ async function greetInTransaction(tx: Tx, job: GreetingJobPayload): Promise<bool
 
   const id = newId('m', now.getTime());
   const mail = { messageId: outboundMessageId(id, channel), references: await replyReferences(db, conversation.id) };
-  const headers = await replyHeaders(db, conversation, channel, { ...mail, subject: conversation.subject });
+  // An automatic answer goes to its sender alone, never to everyone they copied (RFC 3834).
+  const { to } = await defaultReplyRecipients(db, conversation);
+  const headers = await replyHeaders(db, conversation, channel, { ...mail, subject: conversation.subject }, { to, cc: [] });
   await appendMessage(tx, {
     conversation,
     contact,

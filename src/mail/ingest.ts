@@ -9,6 +9,8 @@ import type { ContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { applyConversationChanges } from '../conversations/changes.js';
 import { attachmentKey, rawEmailKey } from '../conversations/files.js';
+import type { ConversationRow } from '../conversations/format.js';
+import { saveParticipants } from '../conversations/participants.js';
 import { appendMessage, type NewMessage, type StoredAttachment, startConversation } from '../conversations/service.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import type { Database } from '../db/schema.js';
@@ -22,6 +24,7 @@ import { findStoredCopy, mailIdentity, registerStoredMail } from './duplicates.j
 import { claimRecipients, type MailHandlers, offerMessage } from './handlers.js';
 import { type InboundMail, mailHeadersOf, parseMail } from './parse.js';
 import { type MailTarget, resolveRecipients } from './recipients.js';
+import { participantsAfterInbound } from './reply-recipients.js';
 import { sanitizeMailHtml } from './sanitize.js';
 import { findThread } from './threading.js';
 
@@ -217,6 +220,15 @@ export async function storeInboundMail(
               quiet: input.quiet,
             }));
           }
+          const participants = await participantsAfterInbound(trx, {
+            conversation,
+            created: false,
+            fromContact: conversation.contact_id === contact.contact.id,
+            sender,
+            mail,
+            channel: target.channel,
+          });
+          if (participants) conversation = await saveParticipants(trx, conversation, participants);
           await appendMessage(tx, {
             conversation,
             contact: conversation.contact_id === contact.contact.id ? contact : undefined,
@@ -224,6 +236,14 @@ export async function storeInboundMail(
             quiet: input.quiet,
           });
         } else {
+          const participants = await participantsAfterInbound(trx, {
+            conversation: { workspace_id: workspaceId, participants: null } as ConversationRow,
+            created: true,
+            fromContact: true,
+            sender,
+            mail,
+            channel: target.channel,
+          });
           ({ conversation } = await startConversation(tx, {
             conversation: {
               workspaceId,
@@ -233,6 +253,7 @@ export async function storeInboundMail(
               source: 'email',
               subject: mail.subject,
               imported: input.imported,
+              participants,
             },
             contact,
             message: { ...message, author },

@@ -9,11 +9,9 @@
 
 import type { Readable } from 'node:stream';
 import { type ChannelRow, findChannel } from '../channels/store.js';
-import { contactIdsMergedInto } from '../contacts/merged.js';
-import { loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
-import { type ConversationRow, formatMessage, type MessageRow } from '../conversations/format.js';
-import { attachmentsOf, conversationById, latestInboundReplyTo, latestMailOf, messageById, setMessageDelivery } from '../conversations/store.js';
+import { type ConversationRow, formatMailHeaders, formatMessage, type MessageRow } from '../conversations/format.js';
+import { attachmentsOf, conversationById, latestMailOf, messageById, setMessageDelivery } from '../conversations/store.js';
 import type { Db, MailHeaders } from '../db/schema.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import { findInbox } from '../inboxes/store.js';
@@ -23,6 +21,7 @@ import { conflict } from '../platform/errors.js';
 import { enqueue, type JobKind, type JobRow } from '../platform/jobs.js';
 import { findWorkspace } from '../workspaces/store.js';
 import { MAX_REFERENCES } from './parse.js';
+import { defaultReplyRecipients, type Recipient } from './reply-recipients.js';
 import { channelMailDomain, channelSender, channelTransport } from './transport.js';
 
 export const EMAIL_SEND_JOB = 'email.send';
@@ -47,25 +46,6 @@ export async function scheduleEmailSend(tx: { db: Db; clock: Clock }, messageId:
   await enqueue(tx.db, tx.clock, { kind: EMAIL_SEND_JOB, payload: { messageId }, uniqueKey: `${EMAIL_SEND_JOB}:${messageId}`, sooner: true });
 }
 
-/**
- * Where the reply goes: Reply-To (else From) of the contact's newest inbound mail, else its first
- * address; with the contact's name when the address is one of the contact's (nodemailer encodes it).
- */
-async function recipientOf(
-  db: Db,
-  conversationId: string,
-  workspaceId: string,
-  contactId: string,
-): Promise<string | { name: string; address: string } | undefined> {
-  const inbound = await latestInboundReplyTo(db, conversationId, await contactIdsMergedInto(db, contactId));
-  const contact = await loadContactView(db, workspaceId, contactId);
-  const address = inbound?.mail_reply_to ?? contact?.emails[0];
-  if (!address) return undefined;
-  const name = contact?.contact.name?.trim();
-  const owned = contact?.emails.some((e) => e.toLowerCase() === address.toLowerCase());
-  return name && owned ? { name, address } : address;
-}
-
 function replySubject(subject: string | null): string {
   const s = (subject ?? '').trim();
   if (!s) return 'Re: your message';
@@ -74,24 +54,26 @@ function replySubject(subject: string | null): string {
 
 /**
  * The headers a reply goes out with: stored when the reply is written (so the API shows its
- * Message-ID at once) and again as sent, since the recipient is decided at sending time.
+ * Message-ID and recipients at once) and again as sent. Without `recipients`: reply-all
+ * (src/mail/reply-recipients.ts).
  */
 export async function replyHeaders(
   db: Db,
   conversation: ConversationRow,
   channel: ChannelRow,
   mail: { messageId: string; references: string[]; subject: string | null },
+  recipients?: { to: Recipient[]; cc: Recipient[] },
 ): Promise<MailHeaders> {
   const inbox = await findInbox(db, conversation.inbox_id);
   if (!inbox) throw new Error(`inbox ${conversation.inbox_id} of conversation ${conversation.id} is gone`);
-  const to = await recipientOf(db, conversation.id, conversation.workspace_id, conversation.contact_id);
+  const { to, cc } = recipients ?? (await defaultReplyRecipients(db, conversation));
   return {
     message_id: mail.messageId,
     in_reply_to: mail.references.length ? [mail.references[mail.references.length - 1]] : [],
     references: mail.references,
     from: channelSender(channel, inbox.name),
-    to: to ? [typeof to === 'string' ? { name: null, address: to } : to] : [],
-    cc: [],
+    to,
+    cc,
     subject: replySubject(conversation.subject ?? mail.subject),
   };
 }
@@ -105,14 +87,22 @@ export function describeSendError(error: unknown): string {
 
 class SendFailure extends Error {}
 
+/** An address for nodemailer, which encodes the name. */
+const mailboxOf = (r: Recipient) => (r.name ? { name: r.name, address: r.address } : r.address);
+
 async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
   const conversation = await conversationById(ctx.db, message.conversation_id);
   if (!conversation) throw new SendFailure('the conversation no longer exists');
   const channel = conversation.channel_id ? await findChannel(ctx.db, conversation.channel_id) : undefined;
   if (!channel || channel.kind !== 'email') throw new SendFailure('the conversation has no e-mail channel');
   const references = message.mail_references ? (JSON.parse(message.mail_references) as string[]) : [];
-  const sent = await replyHeaders(ctx.db, conversation, channel, { messageId: message.mail_message_id!, references, subject: message.subject });
+  // The recipients stored when the reply was written; a reply written before any was known (the
+  // contact had no address then) takes the conversation's reply-all now.
+  const stored = formatMailHeaders(message);
+  const recipients = stored?.to.length ? { to: stored.to, cc: stored.cc } : undefined;
+  const sent = await replyHeaders(ctx.db, conversation, channel, { messageId: message.mail_message_id!, references, subject: message.subject }, recipients);
   if (sent.to.length === 0) throw new SendFailure('the contact has no e-mail address');
+  const bcc = recipients && message.mail_bcc ? (JSON.parse(message.mail_bcc) as Recipient[]) : [];
   const files = (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? [];
   const streams: Readable[] = [];
   // Managed channels (an Amazon SES tenant per inbox) name the tenant and configuration set.
@@ -129,7 +119,10 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
     }
     await transport.sendMail({
       from: { name: sent.from!.name ?? '', address: sent.from!.address },
-      to: sent.to[0].name ? { name: sent.to[0].name, address: sent.to[0].address } : sent.to[0].address,
+      to: sent.to.map(mailboxOf),
+      cc: sent.cc.length ? sent.cc.map(mailboxOf) : undefined,
+      // nodemailer puts Bcc in the envelope only, never in the message's headers.
+      bcc: bcc.length ? bcc.map(mailboxOf) : undefined,
       subject: sent.subject!,
       text: message.body,
       html: message.html ?? undefined,

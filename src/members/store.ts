@@ -36,3 +36,9 @@ export async function ownerIdsOf(db: Db, workspaceId: string): Promise<string[]>
     .execute();
   return rows.map((r) => r.person_id);
 }
+
+/** Every member of the workspace (person ids). */
+export async function memberIdsOf(db: Db, workspaceId: string): Promise<string[]> {
+  const rows = await db.selectFrom('memberships').select('person_id').where('workspace_id', '=', workspaceId).execute();
+  return rows.map((r) => r.person_id);
+}

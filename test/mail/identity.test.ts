@@ -112,7 +112,8 @@ describe('message identity and storing the same mail once', () => {
     const email = doc.components.schemas.Message.properties.email;
     assert.ok(email, 'Message.email is documented');
     const headers = doc.components.schemas.MailHeaders;
-    assert.deepEqual(Object.keys(headers.properties).sort(), ['cc', 'from', 'in_reply_to', 'message_id', 'references', 'subject', 'to']);
+    assert.deepEqual(Object.keys(headers.properties).sort(), ['bcc', 'cc', 'from', 'in_reply_to', 'message_id', 'references', 'subject', 'to']);
+    assert.ok(!headers.required.includes('bcc'), 'bcc is shown to the team only, so optional');
   });
 
   test('a different message reusing a Message-ID is stored too and does not take over its thread', async () => {

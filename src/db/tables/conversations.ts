@@ -65,6 +65,15 @@ export interface ConversationsTable {
   rating_score?: number | null;
   rating_comment?: string | null;
   rated_at?: string | null;
+  /** E-mail conversations: JSON `Participant[]`, who replies go to (src/conversations/participants.ts; 0036). */
+  participants?: string | null;
+}
+
+/** An address that takes part in an e-mail conversation: To or Cc of a reply-all. */
+export interface Participant {
+  name: string | null;
+  address: string;
+  role: 'to' | 'cc';
 }
 
 /** When a member last opened a conversation. */
@@ -132,6 +141,8 @@ export interface MessagesTable {
    * In-Reply-To, References, From, To, Cc, Subject); null for other messages (added by 0017).
    */
   mail_headers?: string | null;
+  /** JSON list of the addresses a reply went to in Bcc: shown to the team only, never in events (0036). */
+  mail_bcc?: string | null;
   /** Attachments past the per-message limit, kept only in the raw .eml. */
   attachments_omitted: number;
   /** The original .eml of an inbound mail in storage (null once retention removed it). */

@@ -6,6 +6,7 @@ import { requireScope } from '../../auth/access.js';
 import { updateConversation } from '../../conversations/changes.js';
 import { listConversations, listMessages } from '../../conversations/lists.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from '../../conversations/messages.js';
+import { MAX_RECIPIENTS } from '../../conversations/participants.js';
 import { conversationView, getConversationFor, MAX_LABEL_LENGTH, MAX_LABELS } from '../../conversations/service.js';
 import { search } from '../../search/service.js';
 import { defineTool } from '../tool.js';
@@ -14,6 +15,12 @@ const conversationId = z.string().min(1).max(100).describe('the conversation id 
 const readOnly = { readOnlyHint: true, openWorldHint: false } as const;
 const changes = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const;
 const status = z.enum(['open', 'pending', 'closed']);
+const recipients = (what: string) =>
+  z
+    .array(z.string().max(500))
+    .max(MAX_RECIPIENTS)
+    .optional()
+    .describe(`e-mail only: ${what}; each addr or "Name <addr>", at most ${MAX_RECIPIENTS} in to, cc and bcc together`);
 const memberId = z.string().max(100).optional().describe('write on behalf of this member (person id, see list_members)');
 
 export const conversationTools = [
@@ -68,12 +75,19 @@ export const conversationTools = [
     name: 'reply',
     title: 'Reply',
     description:
-      'Sends a reply to the customer through the conversation’s channel (e-mail replies carry the signatures). Refused with smtp_not_configured when the e-mail channel has no SMTP account yet.',
-    input: { conversation_id: conversationId, body: z.string().min(1).max(MAX_API_BODY_CHARS).describe('plain text'), member_id: memberId },
+      'Sends a reply to the customer through the conversation’s channel (e-mail replies carry the signatures). An e-mail reply goes to all participants (To the one who wrote last, Cc the others) unless to/cc name others; bcc is never shown to the customers. Refused with smtp_not_configured when the e-mail channel has no SMTP account yet.',
+    input: {
+      conversation_id: conversationId,
+      body: z.string().min(1).max(MAX_API_BODY_CHARS).describe('plain text'),
+      member_id: memberId,
+      to: recipients('To (replaces reply-all’s To)'),
+      cc: recipients('Cc (replaces reply-all’s Cc; [] for none)'),
+      bcc: recipients('Bcc'),
+    },
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
-    async run({ conversation_id, body, member_id }, { ctx, access }) {
+    async run({ conversation_id, body, member_id, to, cc, bcc }, { ctx, access }) {
       requireScope(access, 'conversations:write');
-      return createTeamMessage(ctx, access, conversation_id, { kind: 'message', body, memberId: member_id });
+      return createTeamMessage(ctx, access, conversation_id, { kind: 'message', body, memberId: member_id, to, cc, bcc });
     },
   }),
   defineTool({

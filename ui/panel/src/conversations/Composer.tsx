@@ -9,6 +9,7 @@ import { FormError } from '../components/FormError';
 import { t } from '../i18n';
 import { workspaceId } from '../state';
 import { joinNames, type Presence } from './Presence';
+import { useRecipients } from './Recipients';
 import { comboboxProps, hashQueryAt, SavedReplyPicker, useSavedReplies } from './SavedReplyPicker';
 
 export interface ComposerHandle {
@@ -31,6 +32,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     const [hash, setHash] = useState<{ start: number; query: string } | null>(null);
     const [picker, setActive] = useSavedReplies(hash ? hash.query : null);
     const pickerOpen = hash !== null;
+    const recipients = useRecipients(props.conversationId, kind === 'message');
 
     useImperativeHandle(ref, () => ({
       focus: chooseKind,
@@ -139,10 +141,11 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
         const m = await must(
           api.POST('/v1/conversations/{conversationId}/messages', {
             params: { path: { conversationId: props.conversationId } },
-            body: { kind, body, ...(files.length ? { attachment_ids: files.map((f) => f.id) } : {}) },
+            body: { kind, body, ...(files.length ? { attachment_ids: files.map((f) => f.id) } : {}), ...recipients.payload() },
           }),
         );
         props.onSent(m);
+        if (kind === 'message') void recipients.reload();
         setFiles([]);
         changeBody('');
       } catch (e) {
@@ -174,6 +177,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
             {t('composer.note')}
           </button>
         </div>
+        {recipients.row}
         <label class="visually-hidden" for="composer-body">
           {kind === 'note' ? t('composer.note') : t('composer.reply')}
         </label>

@@ -9,6 +9,7 @@ import { ContactTyping } from './ContactTyping';
 import { type Contact, type ConversationPatch, Details } from './Details';
 import { describeEvent } from './event-line';
 import { PresenceLine, usePresence } from './Presence';
+import { AddParticipant, keepBcc, MessageRecipients } from './Recipients';
 import { isTyping } from './typing';
 
 export function ConversationPane(props: { conversationId: string | null; onBack: () => void }) {
@@ -86,7 +87,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
       if (ev.type === 'conversation.updated') void loadNewest();
       const m = ev.data.message as Message | undefined;
       if (m) {
-        setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? m : x)) : [...old, m]));
+        setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? keepBcc(x, m) : x)) : [...old, m]));
         if (m.direction === 'in') void api.POST('/v1/conversations/{conversationId}/read', { params: { path: { conversationId: props.id } } });
       }
     });
@@ -183,6 +184,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
               contact={contact}
               myId={myId}
               onUpdated={(u) => setMessages((old) => old.map((x) => (x.id === u.id ? u : x)))}
+              onConversation={setConv}
             />
           ))}
         </div>
@@ -210,7 +212,13 @@ function ConversationView(props: { id: string; onBack: () => void }) {
   );
 }
 
-function MessageItem(props: { message: Message; contact: Contact | null; myId: string; onUpdated: (m: Message) => void }) {
+function MessageItem(props: {
+  message: Message;
+  contact: Contact | null;
+  myId: string;
+  onUpdated: (m: Message) => void;
+  onConversation: (c: Conversation) => void;
+}) {
   const m = props.message;
   const [formatted, setFormatted] = useState(false);
   const [remoteImages, setRemoteImages] = useState(false);
@@ -253,13 +261,18 @@ function MessageItem(props: { message: Message; contact: Contact | null; myId: s
         {m.kind === 'note' && <span class="badge">{t('conv.note')}</span>}
         {m.automatic && <span class="badge">{t('conv.automatic')}</span>}
         <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time>
-        {otherSender && <p class="sender-note">{t('conv.not_contact', { contact: contactName })}</p>}
+        {otherSender && (
+          <p class="sender-note">
+            {t('conv.not_contact', { contact: contactName })} <AddParticipant conversationId={m.conversation_id} sender={from} onAdded={props.onConversation} />
+          </p>
+        )}
         {m.html && (
           <button class="btn btn-ghost" type="button" style={{ minHeight: '24px' }} onClick={() => setFormatted(!formatted)}>
             {formatted ? t('conv.show_text') : t('conv.show_formatted')}
           </button>
         )}
       </header>
+      <MessageRecipients message={m} />
       {formatted && m.html ? (
         // Served with its own CSP: no scripts or forms, and no images from elsewhere until asked.
         <>

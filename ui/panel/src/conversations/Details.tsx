@@ -7,9 +7,10 @@ import { InboxOptions } from '../components/InboxOptions';
 import { ContactCard, DeleteContactDialog, MergeDialog } from '../contacts';
 import { absoluteTime, t } from '../i18n';
 import { inboxes, me, memberName, members, toast } from '../state';
+import { Participants } from './Recipients';
 
 export type Contact = Schemas['Contact'];
-export type ConversationPatch = Partial<Pick<Conversation, 'status' | 'assignee_id' | 'priority' | 'labels' | 'spam' | 'inbox_id'>>;
+export type ConversationPatch = Partial<Pick<Conversation, 'status' | 'assignee_id' | 'priority' | 'labels' | 'spam' | 'inbox_id' | 'participants'>>;
 const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
 
 export function Details(props: {
@@ -79,6 +80,7 @@ export function Details(props: {
       )}
 
       <h3>{t('details.conversation')}</h3>
+      <Participants conversation={conv} onChange={props.onChange} />
       <div class="field">
         <label for="status">{t('details.status')}</label>
         <select

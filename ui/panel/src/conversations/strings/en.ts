@@ -147,6 +147,16 @@ export const conversationsEn = {
   'conv.retry_now': 'Retry now',
   'action.close_conversation': 'Close conversation',
   'action.reopen_conversation': 'Reopen conversation',
+  'recipients.legend': 'Recipients',
+  'recipients.to': 'To',
+  'recipients.cc': 'Cc',
+  'recipients.bcc': 'Bcc',
+  'recipients.bcc_placeholder': 'Hidden copies (never shown to the customers)',
+  'recipients.participants': 'Participants',
+  'recipients.no_participants': 'Nobody yet: replies go to the contact.',
+  'recipients.remove_participant': 'Remove {address}',
+  'recipients.add': 'Add a participant (address)',
+  'recipients.add_participant': 'Add {address} as participant',
 } as const;
 
 declare module '../../i18n' {
