@@ -16,6 +16,7 @@ import { conflict, invalid } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { charCount } from '../platform/text.js';
 import { replySignatures, withSignatures } from '../saved-replies/signatures.js';
+import { removeDraft } from './drafts.js';
 import { formatMessage } from './format.js';
 import { appendMessage, authorFromAccess, getConversationFor, type NewMessage, registerMailId } from './service.js';
 
@@ -76,6 +77,8 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
       }
     }
     const appended = await appendMessage(tx, { conversation, message });
+    // Sent: the member's draft here is done with.
+    if (access.actor.kind === 'member') await removeDraft(trx, conversation.id, access.actor.personId);
     if (mailed) {
       await registerMailId(tx, {
         workspaceId: conversation.workspace_id,

@@ -13,6 +13,7 @@ import { retryFailedReply } from '../mail/outbound.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
 import { bulkUpdateConversations, type ConversationPatch, MAX_BULK, updateConversation } from './changes.js';
+import { registerDraftRoutes } from './draft-routes.js';
 import { AttachmentSchema, attachmentUrl, ConversationListItemSchema, ConversationSchema, formatAttachment, formatMessage, MessageSchema } from './format.js';
 import { listConversations, listMessages, markConversationRead } from './lists.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
@@ -60,6 +61,7 @@ async function messageFor(ctx: Ctx, access: Access, p: { conversationId: string;
 }
 
 export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
+  registerDraftRoutes(app, ctx);
   app.openapi(
     createRoute({
       method: 'get',

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
 import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { INGRESS_SECRET, ingressPort, SINK_LOGIN, seedEmailChannel, sendToIngress } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
@@ -155,5 +155,40 @@ describe('the formatted composer', { skip: browserSkipReason() }, () => {
     } finally {
       await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
     }
+  });
+
+  test('a draft typed in one browser comes back in another of the same member; a teammate is told', async () => {
+    const first = await openConversation('en-US', { width: 1280, height: 800 }, 'Draft travel');
+    const conversationUrl = first.page.url();
+    await first.page.keyboard.press('r');
+    await first.page.keyboard.type('Half done, **really**');
+    // Saved on the server as you type (debounced): wait for the row, not for a time.
+    for (let i = 0; ; i++) {
+      const row = await s.app.db.selectFrom('drafts').select('html').where('person_id', '=', seed.ownerId).executeTakeFirst();
+      if (row?.html.includes('<strong>really</strong>')) break;
+      assert.ok(i < 200, 'the draft reached the server');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await first.context.close();
+
+    // Another browser (no local storage) of the same member.
+    const { context, page } = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    await page.goto(conversationUrl);
+    await page.locator('#composer-body[contenteditable="true"] strong', { hasText: 'really' }).waitFor();
+    assert.equal(await page.locator('#composer-body').textContent(), 'Half done, really');
+    assert.deepEqual(errors, []);
+    await context.close();
+
+    // A teammate opening the conversation is told before starting a second answer.
+    const agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    const mate = await browser.newPage({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
+    await mate.context.addCookies([{ name: 'svc_session', value: agent.token, url: s.url }]);
+    await mate.page.goto(conversationUrl);
+    await mate.page.getByRole('status').filter({ hasText: 'has a draft reply here. Check before you answer.' }).waitFor();
+    await assertAccessible(mate.page);
+    await mate.context.close();
   });
 });

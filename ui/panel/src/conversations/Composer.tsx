@@ -4,11 +4,11 @@
 // a teammate is writing one, or after a teammate replied since the conversation was opened, asks first
 // (./Presence.tsx).
 import { forwardRef } from 'preact/compat';
-import { useImperativeHandle, useRef, useState } from 'preact/hooks';
+import { useEffect, useImperativeHandle, useRef, useState } from 'preact/hooks';
 import { api, errorText, type Message, must, type Schemas } from '../api';
 import { FormError } from '../components/FormError';
 import { t } from '../i18n';
-import { workspaceId } from '../state';
+import { memberName, workspaceId } from '../state';
 import { RichText, type RichTextHandle } from './editor/RichText';
 import { joinNames, type Presence } from './Presence';
 import { comboboxProps, hashQueryAt, SavedReplyPicker, useSavedReplies } from './SavedReplyPicker';
@@ -20,6 +20,8 @@ export interface ComposerHandle {
 const draftKey = (id: string, kind: string) => `svc.draft.${id}.${kind}`;
 /** How often a reply being written tells the contact "the team is typing". */
 const TYPING_SIGNAL_EVERY_MS = 2_500;
+/** A draft is saved on the server this long after the last change (restored on any device). */
+const DRAFT_SAVE_AFTER_MS = 800;
 
 export const Composer = forwardRef<ComposerHandle, { conversationId: string; onSent: (m: Message) => void; presence?: Presence }>(
   function Composer(props, ref) {
@@ -39,6 +41,37 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
       focus: chooseKind,
     }));
 
+    // The server's draft (saved from any device) and which teammates have one here.
+    const [teammateDrafts, setTeammateDrafts] = useState<Schemas['ConversationDrafts']['teammates']>([]);
+    const typedHere = useRef(false);
+    const saveTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+    useEffect(() => {
+      let gone = false;
+      typedHere.current = false;
+      void api.GET('/v1/conversations/{conversationId}/draft', { params: { path: { conversationId: props.conversationId } } }).then(({ data }) => {
+        if (gone || !data) return;
+        setTeammateDrafts(data.teammates);
+        const d = data.draft;
+        if (!d?.html || typedHere.current) return;
+        localStorage.setItem(draftKey(props.conversationId, d.kind), d.html);
+        setKind(d.kind);
+        area.current?.setHtml(d.html);
+        setBody(d.html);
+      });
+      return () => {
+        gone = true;
+        clearTimeout(saveTimer.current);
+      };
+    }, [props.conversationId]);
+
+    function saveDraft(html: string, k: 'message' | 'note') {
+      clearTimeout(saveTimer.current);
+      const conversationId = props.conversationId;
+      saveTimer.current = setTimeout(() => {
+        void api.PUT('/v1/conversations/{conversationId}/draft', { params: { path: { conversationId } }, body: { kind: k, html } });
+      }, DRAFT_SAVE_AFTER_MS);
+    }
+
     // The draft is stored in the same task as the change: an effect runs after paint, and one from an
     // earlier render could overwrite the last keys just before a reload.
     function changeBody(value: string, k = kind) {
@@ -46,6 +79,8 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
       if (value) localStorage.setItem(key, value);
       else localStorage.removeItem(key);
       setBody(value);
+      typedHere.current = true;
+      saveDraft(value, k);
     }
 
     /** Choosing Reply or Note (a chip or r/n) is choosing to write one: the writing starts in the box. */
@@ -132,6 +167,8 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
       if (anyway) props.presence?.acknowledge();
       setBusy(true);
       setError(null);
+      // A draft save still waiting must not land after the send (which removes the draft).
+      clearTimeout(saveTimer.current);
       try {
         const m = await must(
           api.POST('/v1/conversations/{conversationId}/messages', {
@@ -143,6 +180,8 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
         setFiles([]);
         area.current?.setHtml('');
         changeBody('');
+        // The server removed the draft with the send.
+        clearTimeout(saveTimer.current);
       } catch (e) {
         setError(t('composer.failed', { error: errorText(e) }));
       } finally {
@@ -232,6 +271,11 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
           />
           <SavedReplyPicker open={pickerOpen} query={hash?.query ?? ''} state={picker} onChoose={(r) => void choose(r)} onHover={setActive} />
         </div>
+        {teammateDrafts.length > 0 && (
+          <p class="muted draft-notice" role="status">
+            {t('composer.teammate_draft', { name: joinNames(teammateDrafts.map((d) => memberName(d.member_id, t('conv.you'), t('conv.team')))) })}
+          </p>
+        )}
         <FormError error={error} />
         {collision && (
           <div class="collision" role="alert">

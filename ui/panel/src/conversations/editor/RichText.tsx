@@ -61,6 +61,8 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
   const latest = useRef(props);
   latest.current = props;
   const [ready, setReady] = useState(false);
+  /** Html given before the editor loaded (a draft from the server): the editor starts with it. */
+  const pending = useRef<string | null>(null);
   const [, setTick] = useState(0);
   const [linkOpen, setLinkOpen] = useState(false);
   const [linkHref, setLinkHref] = useState('');
@@ -73,7 +75,7 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
       const typed = fallback.current?.value ?? '';
       const hadFocus = document.activeElement === fallback.current;
       const rich = createRichEditor(mount.current, {
-        html: typed ? textToHtml(typed) : latest.current.initialHtml,
+        html: pending.current ?? (typed ? textToHtml(typed) : latest.current.initialHtml),
         placeholder: () => latest.current.placeholder,
         attributes: attributes(latest.current),
         onChange: () => {
@@ -114,7 +116,10 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
     html: () => (editor.current ? editor.current.html() : textToHtml(fallback.current?.value ?? '')),
     setHtml(html) {
       if (editor.current) editor.current.setHtml(html);
-      else if (fallback.current) fallback.current.value = new DOMParser().parseFromString(html, 'text/html').body.innerText;
+      else {
+        pending.current = html;
+        if (fallback.current) fallback.current.value = new DOMParser().parseFromString(html, 'text/html').body.textContent ?? '';
+      }
     },
     textBeforeCaret() {
       if (editor.current) return editor.current.textBeforeCaret();
@@ -204,7 +209,10 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
           rows={4}
           {...attributes(props)}
           placeholder={props.placeholder}
-          onInput={(e) => props.onChange(textToHtml(e.currentTarget.value))}
+          onInput={(e) => {
+            pending.current = null;
+            props.onChange(textToHtml(e.currentTarget.value));
+          }}
           onKeyDown={(e) => props.onKeyDown(e)}
         />
       )}

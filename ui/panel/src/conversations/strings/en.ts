@@ -144,6 +144,7 @@ export const conversationsEn = {
   'composer.attachments': 'Files to send',
   'composer.remove_file': 'Remove {name}',
   'composer.attach_failed': '{name} was not attached: {error}',
+  'composer.teammate_draft': '{name} has a draft reply here. Check before you answer.',
   'composer.formatting': 'Formatting',
   'composer.bold': 'Bold',
   'composer.italic': 'Italic',

@@ -147,6 +147,7 @@ export const conversationsTr: Record<keyof typeof conversationsEn, string> = {
   'composer.attachments': 'Gönderilecek dosyalar',
   'composer.remove_file': '{name} kaldır',
   'composer.attach_failed': '{name} eklenemedi: {error}',
+  'composer.teammate_draft': '{name} burada bir yanıt taslağı yazıyor. Yanıtlamadan önce kontrol edin.',
   'composer.formatting': 'Biçimlendirme',
   'composer.bold': 'Kalın',
   'composer.italic': 'İtalik',
