@@ -35,6 +35,7 @@ import * as m0033NotificationInbox from './0033_notification_inbox.js';
 import * as m0034Analytics from './0034_analytics.js';
 import * as m0035MessageRetryAt from './0035_message_retry_at.js';
 import * as m0036Participants from './0036_participants.js';
+import * as m0038Drafts from './0038_drafts.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -72,4 +73,5 @@ export const migrations: Record<string, Migration> = {
   '0034_analytics': m0034Analytics,
   '0035_message_retry_at': m0035MessageRetryAt,
   '0036_participants': m0036Participants,
+  '0038_drafts': m0038Drafts,
 };

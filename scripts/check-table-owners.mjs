@@ -36,6 +36,7 @@ export const OWNER_OF = {
   conversations: 'conversations',
   conversation_labels: 'conversations',
   conversation_reads: 'conversations',
+  drafts: 'conversations',
   messages: 'conversations',
   attachments: 'conversations',
   mail_ids: 'mail',

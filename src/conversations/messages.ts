@@ -8,6 +8,7 @@ import type { Ctx } from '../context.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { outboundMessageId, replyHeaders, replyReferences, scheduleEmailSend } from '../mail/outbound.js';
+import { plainFromHtml } from '../mail/plain-text.js';
 import { replyRecipients } from '../mail/reply-recipients.js';
 import { sanitizeMailHtml } from '../mail/sanitize.js';
 import { hasSmtpAccount } from '../mail/transport.js';
@@ -16,6 +17,7 @@ import { conflict, invalid } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { charCount } from '../platform/text.js';
 import { replySignatures, withSignatures } from '../saved-replies/signatures.js';
+import { removeDraft } from './drafts.js';
 import { formatMessage } from './format.js';
 import { participantsOf, saveParticipants, withParticipants } from './participants.js';
 import { appendMessage, authorFromAccess, getConversationFor, type NewMessage, registerMailId } from './service.js';
@@ -24,7 +26,8 @@ export const MAX_API_BODY_CHARS = 200_000;
 
 export interface NewTeamMessage {
   kind: 'message' | 'note';
-  body: string;
+  /** Plain text; ignored when `html` is given (the plain text is then made from the html). */
+  body?: string;
   html?: string;
   attachmentIds?: string[];
   /** API keys may write on behalf of a member of the workspace. */
@@ -37,8 +40,13 @@ export interface NewTeamMessage {
 
 export async function createTeamMessage(ctx: Ctx, access: Access, conversationId: string, input: NewTeamMessage) {
   if (input.memberId && access.actor.kind === 'member') throw invalid('member_id is for API keys; members write as themselves');
-  if (!input.body.trim() && !input.attachmentIds?.length) throw invalid('body must not be empty');
-  if (charCount(input.body) > MAX_API_BODY_CHARS) throw invalid(`body must be at most ${MAX_API_BODY_CHARS} characters`);
+  // One stored representation: the sanitized html, with the plain text (stored and mailed as the
+  // text/plain part) made from it, so the two parts of the mail cannot say different things.
+  const html = input.html ? sanitizeMailHtml(input.html) : null;
+  const body = html !== null ? plainFromHtml(html) : (input.body ?? '');
+  const hasImage = html !== null && /<img\s/i.test(html);
+  if (!body.trim() && !hasImage && !input.attachmentIds?.length) throw invalid(input.html ? 'html must not be empty' : 'body must not be empty');
+  if (charCount(body) > MAX_API_BODY_CHARS) throw invalid(`body must be at most ${MAX_API_BODY_CHARS} characters`);
   const named = (['to', 'cc', 'bcc'] as const).filter((f) => input[f] !== undefined);
   const result = await inTransaction(ctx.db, async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
@@ -54,8 +62,8 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
       kind: input.kind,
       direction: 'out',
       author: authorFromAccess(access, input.memberId),
-      body: input.body,
-      html: input.html ? sanitizeMailHtml(input.html) : null,
+      body,
+      html,
       attachmentIds: input.attachmentIds,
     };
     let mailed = false;
@@ -92,6 +100,8 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
       }
     }
     const appended = await appendMessage(tx, { conversation, message });
+    // Sent: the member's draft here is done with.
+    if (access.actor.kind === 'member') await removeDraft(trx, conversation.id, access.actor.personId);
     if (mailed) {
       await registerMailId(tx, {
         workspaceId: conversation.workspace_id,

@@ -14,6 +14,7 @@ import { defaultReplyRecipients } from '../mail/reply-recipients.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
 import { bulkUpdateConversations, type ConversationPatch, MAX_BULK, updateConversation } from './changes.js';
+import { registerDraftRoutes } from './draft-routes.js';
 import {
   AttachmentSchema,
   attachmentUrl,
@@ -97,6 +98,7 @@ async function messageFor(ctx: Ctx, access: Access, p: { conversationId: string;
 }
 
 export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
+  registerDraftRoutes(app, ctx);
   app.openapi(
     createRoute({
       method: 'get',
@@ -244,13 +246,18 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           z
             .object({
               kind: z.enum(['message', 'note']).optional().openapi({ description: 'default message' }),
-              body: textUpTo(MAX_API_BODY_CHARS),
+              body: textUpTo(MAX_API_BODY_CHARS)
+                .optional()
+                .openapi({ description: 'plain text; required unless html is given (then the plain text is made from the html and body is ignored)' }),
               html: z
                 .string()
                 .max(MAX_HTML_CHARS)
                 .refine((html) => !htmlNestsDeeperThan(html), `html must not nest elements deeper than ${MAX_HTML_DEPTH} levels`)
                 .optional()
-                .openapi({ description: 'sanitized before it is stored' }),
+                .openapi({
+                  description:
+                    'formatted text, sanitized before it is stored; replies then go out as multipart/alternative with a plain part made from it (lists, links as `text (url)`, quotes with `>`)',
+                }),
               attachment_ids: z.array(z.string().max(100)).max(100).optional().openapi({ description: 'uploads of this conversation' }),
               member_id: z.string().max(100).optional().openapi({ description: 'API keys: write on behalf of this member' }),
               to: recipientList('e-mail replies: To (default: the participant who wrote last, its Reply-To when set)'),

@@ -154,7 +154,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'composer-body');
     await page.getByRole('button', { name: 'Note', exact: true }).click();
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'composer-body');
-    assert.match((await page.locator('#composer-body').getAttribute('placeholder')) ?? '', /note for the team/);
+    assert.match((await page.locator('#composer-body').getAttribute('aria-placeholder')) ?? '', /note for the team/);
 
     // e closes; the conversation leaves the Open list.
     await page.keyboard.press('Escape');
@@ -168,7 +168,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.keyboard.type('Half-written answer');
     await page.reload();
     await page.getByLabel('Reply').first().waitFor();
-    assert.equal(await page.locator('#composer-body').inputValue(), 'Half-written answer');
+    await page.locator('#composer-body[contenteditable]').getByText('Half-written answer').waitFor();
 
     // / searches across conversations.
     await page.locator('body').click({ position: { x: 5, y: 790 } });

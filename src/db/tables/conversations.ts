@@ -200,6 +200,19 @@ export interface AttachmentsTable {
   created_at: string;
 }
 
+/** A member's unsent reply or note in a conversation (src/conversations/drafts.ts). */
+export interface DraftsTable {
+  conversation_id: string;
+  person_id: string;
+  workspace_id: string;
+  kind: 'message' | 'note';
+  /** Sanitized html, as the composer sends it. */
+  html: string;
+  /** JSON array of upload ids of the conversation. */
+  attachment_ids: string;
+  updated_at: string;
+}
+
 export interface ConversationTables {
   contacts: ContactsTable;
   contact_emails: ContactEmailsTable;
@@ -207,6 +220,7 @@ export interface ConversationTables {
   conversations: ConversationsTable;
   conversation_labels: ConversationLabelsTable;
   conversation_reads: ConversationReadsTable;
+  drafts: DraftsTable;
   messages: MessagesTable;
   mail_ids: MailIdsTable;
   mail_digests: MailDigestsTable;

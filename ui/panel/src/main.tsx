@@ -9,5 +9,6 @@ import './styles/overlays.css';
 import './styles/settings.css';
 import './styles/picker-bell-reports.css';
 import './styles/recipients.css';
+import './styles/editor.css';
 
 render(<App />, document.getElementById('app')!);

@@ -1,13 +1,15 @@
-// Reply (sent through the conversation's channel) or note (never sent). The draft survives reloads.
+// Reply (sent through the conversation's channel) or note (never sent), written in the formatted
+// editor (./editor/RichText.tsx) and sent as html (the server makes the plain part). The draft survives reloads.
 // `#` at the start of a word opens the saved-reply picker (./SavedReplyPicker.tsx). A reply sent while
 // a teammate is writing one, or after a teammate replied since the conversation was opened, asks first
 // (./Presence.tsx).
 import { forwardRef } from 'preact/compat';
-import { useImperativeHandle, useRef, useState } from 'preact/hooks';
+import { useEffect, useImperativeHandle, useRef, useState } from 'preact/hooks';
 import { api, errorText, type Message, must, type Schemas } from '../api';
 import { FormError } from '../components/FormError';
 import { t } from '../i18n';
-import { workspaceId } from '../state';
+import { memberName, workspaceId } from '../state';
+import { RichText, type RichTextHandle } from './editor/RichText';
 import { joinNames, type Presence } from './Presence';
 import { useRecipients } from './Recipients';
 import { comboboxProps, hashQueryAt, SavedReplyPicker, useSavedReplies } from './SavedReplyPicker';
@@ -19,15 +21,18 @@ export interface ComposerHandle {
 const draftKey = (id: string, kind: string) => `svc.draft.${id}.${kind}`;
 /** How often a reply being written tells the contact "the team is typing". */
 const TYPING_SIGNAL_EVERY_MS = 2_500;
+/** A draft is saved on the server this long after the last change (restored on any device). */
+const DRAFT_SAVE_AFTER_MS = 800;
 
 export const Composer = forwardRef<ComposerHandle, { conversationId: string; onSent: (m: Message) => void; presence?: Presence }>(
   function Composer(props, ref) {
     const [kind, setKind] = useState<'message' | 'note'>('message');
+    // The html written so far ('' when empty).
     const [body, setBody] = useState(() => localStorage.getItem(draftKey(props.conversationId, 'message')) ?? '');
     const [busy, setBusy] = useState(false);
     const [error, setError] = useState<string | null>(null);
     const [collision, setCollision] = useState<string | null>(null);
-    const area = useRef<HTMLTextAreaElement>(null);
+    const area = useRef<RichTextHandle>(null);
     const typingSentAt = useRef(0);
     const [hash, setHash] = useState<{ start: number; query: string } | null>(null);
     const [picker, setActive] = useSavedReplies(hash ? hash.query : null);
@@ -38,6 +43,37 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
       focus: chooseKind,
     }));
 
+    // The server's draft (saved from any device) and which teammates have one here.
+    const [teammateDrafts, setTeammateDrafts] = useState<Schemas['ConversationDrafts']['teammates']>([]);
+    const typedHere = useRef(false);
+    const saveTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+    useEffect(() => {
+      let gone = false;
+      typedHere.current = false;
+      void api.GET('/v1/conversations/{conversationId}/draft', { params: { path: { conversationId: props.conversationId } } }).then(({ data }) => {
+        if (gone || !data) return;
+        setTeammateDrafts(data.teammates);
+        const d = data.draft;
+        if (!d?.html || typedHere.current) return;
+        localStorage.setItem(draftKey(props.conversationId, d.kind), d.html);
+        setKind(d.kind);
+        area.current?.setHtml(d.html);
+        setBody(d.html);
+      });
+      return () => {
+        gone = true;
+        clearTimeout(saveTimer.current);
+      };
+    }, [props.conversationId]);
+
+    function saveDraft(html: string, k: 'message' | 'note') {
+      clearTimeout(saveTimer.current);
+      const conversationId = props.conversationId;
+      saveTimer.current = setTimeout(() => {
+        void api.PUT('/v1/conversations/{conversationId}/draft', { params: { path: { conversationId } }, body: { kind: k, html } });
+      }, DRAFT_SAVE_AFTER_MS);
+    }
+
     // The draft is stored in the same task as the change: an effect runs after paint, and one from an
     // earlier render could overwrite the last keys just before a reload.
     function changeBody(value: string, k = kind) {
@@ -45,6 +81,8 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
       if (value) localStorage.setItem(key, value);
       else localStorage.removeItem(key);
       setBody(value);
+      typedHere.current = true;
+      saveDraft(value, k);
     }
 
     /** Choosing Reply or Note (a chip or r/n) is choosing to write one: the writing starts in the box. */
@@ -53,12 +91,14 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
       area.current?.focus();
       setKind(k);
       setCollision(null);
-      setBody(localStorage.getItem(draftKey(props.conversationId, k)) ?? '');
+      const draft = localStorage.getItem(draftKey(props.conversationId, k)) ?? '';
+      if (k !== kind) area.current?.setHtml(draft);
+      setBody(draft);
     }
 
     function findHash() {
-      const el = area.current;
-      setHash(el && el.selectionStart === el.selectionEnd ? hashQueryAt(el.value, el.selectionStart) : null);
+      const before = area.current?.textBeforeCaret() ?? '';
+      setHash(hashQueryAt(before, before.length));
     }
 
     async function choose(reply: Schemas['SavedReply']) {
@@ -79,21 +119,13 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
         setError(t('picker.failed', { error: errorText(e) }));
         return;
       }
-      const el = area.current;
-      if (!el) return;
-      const current = el.value;
+      const box = area.current;
+      if (!box) return;
       const typed = `#${at.query}`;
-      // The text may have changed while the reply was rendered: replace the #word only if it is still there.
-      const still = current.slice(at.start, at.start + typed.length) === typed;
-      const start = still ? at.start : el.selectionStart;
-      const end = still ? at.start + typed.length : el.selectionEnd;
-      const next = current.slice(0, start) + text + current.slice(end);
-      // Write the text box now and put the caret after the reply in the same task, so keys typed right
-      // after land there (the re-render then finds the same value and leaves the caret alone).
-      el.value = next;
-      el.focus();
-      el.setSelectionRange(start + text.length, start + text.length);
-      changeBody(next);
+      // The text may have changed while the reply was rendered: replace the #word only if it is still
+      // before the caret. The caret ends after the reply, so keys typed right after land there.
+      box.replaceBeforeCaret(box.textBeforeCaret().endsWith(typed) ? typed.length : 0, text);
+      changeBody(box.html());
     }
 
     // Files are uploaded as soon as they are chosen or dropped, then sent with the message by id.
@@ -130,24 +162,29 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
     }
 
     async function send(anyway = false) {
-      if (!body.trim() || busy || uploading) return;
+      if (!body || busy || uploading) return;
       const warning = anyway ? null : collisionWarning();
       setCollision(warning);
       if (warning) return;
       if (anyway) props.presence?.acknowledge();
       setBusy(true);
       setError(null);
+      // A draft save still waiting must not land after the send (which removes the draft).
+      clearTimeout(saveTimer.current);
       try {
         const m = await must(
           api.POST('/v1/conversations/{conversationId}/messages', {
             params: { path: { conversationId: props.conversationId } },
-            body: { kind, body, ...(files.length ? { attachment_ids: files.map((f) => f.id) } : {}), ...recipients.payload() },
+            body: { kind, html: body, ...(files.length ? { attachment_ids: files.map((f) => f.id) } : {}), ...recipients.payload() },
           }),
         );
         props.onSent(m);
         if (kind === 'message') void recipients.reload();
         setFiles([]);
+        area.current?.setHtml('');
         changeBody('');
+        // The server removed the draft with the send.
+        clearTimeout(saveTimer.current);
       } catch (e) {
         setError(t('composer.failed', { error: errorText(e) }));
       } finally {
@@ -182,24 +219,25 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
           {kind === 'note' ? t('composer.note') : t('composer.reply')}
         </label>
         <div class="composer-field">
-          <textarea
-            id="composer-body"
+          <RichText
             ref={area}
-            class="textarea"
-            rows={4}
-            value={body}
+            id="composer-body"
+            initialHtml={body}
             placeholder={kind === 'note' ? t('composer.note_placeholder') : t('composer.reply_placeholder')}
-            aria-describedby="composer-hint"
-            {...comboboxProps(pickerOpen, picker)}
-            onInput={(e) => {
-              changeBody(e.currentTarget.value);
+            attributes={{
+              'aria-label': kind === 'note' ? t('composer.note') : t('composer.reply'),
+              'aria-describedby': 'composer-hint',
+              ...comboboxProps(pickerOpen, picker),
+            }}
+            onChange={(html) => {
+              changeBody(html);
               findHash();
               if (kind === 'message' && Date.now() - typingSentAt.current > TYPING_SIGNAL_EVERY_MS) {
                 typingSentAt.current = Date.now();
                 void api.POST('/v1/conversations/{conversationId}/typing', { params: { path: { conversationId: props.conversationId } } });
               }
             }}
-            onClick={findHash}
+            onCaret={findHash}
             onBlur={() => setHash(null)}
             onKeyDown={(e) => {
               if (pickerOpen && !e.ctrlKey && !e.metaKey) {
@@ -207,37 +245,41 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
                 if (e.key === 'ArrowDown' && n) {
                   e.preventDefault();
                   setActive((picker.active + 1) % n);
-                  return;
+                  return true;
                 }
                 if (e.key === 'ArrowUp' && n) {
                   e.preventDefault();
                   setActive((picker.active - 1 + n) % n);
-                  return;
+                  return true;
                 }
                 if (e.key === 'Enter' && n) {
                   e.preventDefault();
                   void choose(picker.replies[picker.active]);
-                  return;
+                  return true;
                 }
                 if (e.key === 'Escape') {
                   e.preventDefault();
                   e.stopPropagation();
                   setHash(null);
-                  return;
+                  return true;
                 }
               }
               if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) {
                 e.preventDefault();
                 void send();
+                return true;
               }
-              if (e.key === 'Escape') area.current?.blur();
-            }}
-            onKeyUp={(e) => {
-              if (['ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(e.key)) findHash();
+              if (e.key === 'Escape') (document.activeElement as HTMLElement | null)?.blur();
+              return false;
             }}
           />
           <SavedReplyPicker open={pickerOpen} query={hash?.query ?? ''} state={picker} onChoose={(r) => void choose(r)} onHover={setActive} />
         </div>
+        {teammateDrafts.length > 0 && (
+          <p class="muted draft-notice" role="status">
+            {t('composer.teammate_draft', { name: joinNames(teammateDrafts.map((d) => memberName(d.member_id, t('conv.you'), t('conv.team')))) })}
+          </p>
+        )}
         <FormError error={error} />
         {collision && (
           <div class="collision" role="alert">
@@ -295,7 +337,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
           <button
             class="btn btn-primary"
             type="submit"
-            disabled={busy || uploading > 0 || !body.trim()}
+            disabled={busy || uploading > 0 || !body}
             title={`${kind === 'note' ? t('composer.add_note') : t('composer.send')} (Ctrl+Enter)`}
           >
             {busy ? t('composer.sending') : kind === 'note' ? t('composer.add_note') : t('composer.send')}

@@ -1,0 +1,119 @@
+// The formatted editor, loaded lazily (./RichText.tsx imports it when a conversation opens) so the
+// panel's first load stays small. Tiptap core with its starter kit, no framework binding: it mounts
+// into a plain element Preact leaves alone. Markdown shortcuts come from the kit's input rules
+// (`**bold**`, `*italic*`, `` `code` ``, `- `, `1. `, `> `); Ctrl+B, Ctrl+I, Ctrl+E, Ctrl+Shift+7/8/B
+// from its keymaps.
+import { Editor } from '@tiptap/core';
+import { Placeholder } from '@tiptap/extensions';
+import StarterKit from '@tiptap/starter-kit';
+import { textToHtml } from './text';
+
+export type Mark = 'bold' | 'italic' | 'code' | 'link';
+export type Block = 'bulletList' | 'orderedList' | 'blockquote';
+
+export interface RichEditor {
+  focus(): void;
+  /** The html, '' when nothing is written. */
+  html(): string;
+  isEmpty(): boolean;
+  setHtml(html: string): void;
+  /** The text of the current paragraph before the caret ('' with a selection). */
+  textBeforeCaret(): string;
+  /** Replaces the `chars` characters before the caret with `text` (paragraphs at blank lines). */
+  replaceBeforeCaret(chars: number, text: string): void;
+  toggle(what: Mark | Block): void;
+  isActive(what: Mark | Block): boolean;
+  /** The link under the caret, '' when none. */
+  link(): string;
+  /** Links the selection (or the word at the caret) to `href`; '' removes the link. */
+  setLink(href: string): void;
+  setAttributes(attributes: Record<string, string>): void;
+  destroy(): void;
+}
+
+export function createRichEditor(
+  element: HTMLElement,
+  opts: {
+    html: string;
+    placeholder: () => string;
+    attributes: Record<string, string>;
+    onChange: () => void;
+    onSelection: () => void;
+    /** True when the key was handled (the editor then ignores it). */
+    onKeyDown: (event: KeyboardEvent) => boolean;
+    onBlur: () => void;
+  },
+): RichEditor {
+  const editor = new Editor({
+    element,
+    // The panel's CSP allows no inline styles: the editor's few rules are in styles/workspace.css.
+    injectCSS: false,
+    content: opts.html,
+    extensions: [
+      StarterKit.configure({
+        heading: false,
+        horizontalRule: false,
+        strike: false,
+        underline: false,
+        link: { openOnClick: false, autolink: true, linkOnPaste: true, defaultProtocol: 'https', protocols: ['mailto', 'tel'] },
+      }),
+      Placeholder.configure({ placeholder: () => opts.placeholder() }),
+    ],
+    editorProps: { attributes: opts.attributes, handleKeyDown: (_view, event) => opts.onKeyDown(event) },
+    onUpdate: () => opts.onChange(),
+    onSelectionUpdate: () => opts.onSelection(),
+    onBlur: () => opts.onBlur(),
+  });
+
+  return {
+    focus: () => editor.commands.focus(),
+    html: () => (editor.isEmpty ? '' : editor.getHTML()),
+    isEmpty: () => editor.isEmpty,
+    setHtml: (html) => editor.commands.setContent(html, { emitUpdate: false }),
+    textBeforeCaret() {
+      const { $from, empty } = editor.state.selection;
+      return empty ? $from.parent.textBetween(0, $from.parentOffset, undefined, '\ufffc') : '';
+    },
+    replaceBeforeCaret(chars, text) {
+      const at = editor.state.selection.from;
+      const single = !/\n/.test(text);
+      editor
+        .chain()
+        .focus()
+        .deleteRange({ from: at - chars, to: at })
+        .insertContent(single ? (text ? { type: 'text', text } : '') : textToHtml(text))
+        .run();
+    },
+    toggle(what) {
+      const chain = editor.chain().focus();
+      if (what === 'bold') chain.toggleBold();
+      else if (what === 'italic') chain.toggleItalic();
+      else if (what === 'code') chain.toggleCode();
+      else if (what === 'bulletList') chain.toggleBulletList();
+      else if (what === 'orderedList') chain.toggleOrderedList();
+      else if (what === 'blockquote') chain.toggleBlockquote();
+      chain.run();
+    },
+    isActive: (what) => editor.isActive(what),
+    link: () => (editor.getAttributes('link').href as string | undefined) ?? '',
+    setLink(href) {
+      const chain = editor.chain().focus().extendMarkRange('link');
+      if (!href) {
+        chain.unsetLink().run();
+        return;
+      }
+      if (editor.state.selection.empty && !editor.isActive('link')) {
+        // Nothing chosen: the address itself is the text of the link.
+        // …and what is typed next is not part of it.
+        chain
+          .insertContent({ type: 'text', text: href, marks: [{ type: 'link', attrs: { href } }] })
+          .unsetMark('link')
+          .run();
+        return;
+      }
+      chain.setLink({ href }).run();
+    },
+    setAttributes: (attributes) => editor.setOptions({ editorProps: { ...editor.options.editorProps, attributes } }),
+    destroy: () => editor.destroy(),
+  };
+}
