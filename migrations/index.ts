@@ -34,6 +34,8 @@ import * as m0032WidgetUploads from './0032_widget_uploads.js';
 import * as m0033NotificationInbox from './0033_notification_inbox.js';
 import * as m0034Analytics from './0034_analytics.js';
 import * as m0035MessageRetryAt from './0035_message_retry_at.js';
+import * as m0040Snooze from './0040_snooze.js';
+import * as m0041BusinessHours from './0041_business_hours.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -70,4 +72,6 @@ export const migrations: Record<string, Migration> = {
   '0033_notification_inbox': m0033NotificationInbox,
   '0034_analytics': m0034Analytics,
   '0035_message_retry_at': m0035MessageRetryAt,
+  '0040_snooze': m0040Snooze,
+  '0041_business_hours': m0041BusinessHours,
 };

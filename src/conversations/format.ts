@@ -9,6 +9,9 @@ export type ConversationRow = ConversationsTable;
 export type MessageRow = MessagesTable;
 export type AttachmentRow = AttachmentsTable;
 
+/** What `snoozed_until` says while a conversation sleeps until the customer's next message. */
+export const SNOOZE_UNTIL_REPLY = 'customer_reply';
+
 export function formatConversation(c: ConversationRow, labels: readonly string[]) {
   return {
     id: c.id,
@@ -27,6 +30,8 @@ export function formatConversation(c: ConversationRow, labels: readonly string[]
     updated_at: c.updated_at,
     last_message_at: c.last_message_at,
     rating: c.rating_score ? { score: c.rating_score, comment: c.rating_comment ?? null, rated_at: c.rated_at ?? null } : null,
+    snoozed_at: c.snoozed_at ?? null,
+    snoozed_until: c.snoozed_at ? (c.snoozed_until ?? SNOOZE_UNTIL_REPLY) : null,
   };
 }
 
@@ -135,6 +140,11 @@ export const ConversationSchema = z
       .object({ score: z.number().int().min(1).max(5), comment: z.string().nullable(), rated_at: z.string().nullable() })
       .nullable()
       .openapi({ description: 'the customer’s satisfaction rating, when the inbox asked for one and they answered' }),
+    snoozed_at: z.string().nullable().openapi({ description: 'when it was snoozed; null when it is not snoozed' }),
+    snoozed_until: z.string().nullable().openapi({
+      description:
+        'when a snoozed conversation wakes (back to open, the assignee notified), or `customer_reply` when it sleeps until the customer writes; it wakes at the customer’s next message in any case. null when not snoozed',
+    }),
   })
   .openapi('Conversation');
 

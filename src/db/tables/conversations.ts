@@ -65,6 +65,9 @@ export interface ConversationsTable {
   rating_score?: number | null;
   rating_comment?: string | null;
   rated_at?: string | null;
+  /** Snooze (0040): when it was put aside (null: not snoozed) and when it wakes (null: when the customer answers). */
+  snoozed_at?: string | null;
+  snoozed_until?: string | null;
 }
 
 /** When a member last opened a conversation. */

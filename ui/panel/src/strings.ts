@@ -29,6 +29,8 @@ import { workspaceSettingsEn } from './settings/workspace/strings/en';
 import { workspaceSettingsTr } from './settings/workspace/strings/tr';
 import { signInEn } from './sign-in/strings/en';
 import { signInTr } from './sign-in/strings/tr';
+import { snoozeEn } from './snooze/strings/en';
+import { snoozeTr } from './snooze/strings/tr';
 
 addStrings(
   'en',
@@ -46,6 +48,7 @@ addStrings(
   webhooksEn,
   workspaceSettingsEn,
   signInEn,
+  snoozeEn,
 );
 addStrings(
   'tr',
@@ -63,4 +66,5 @@ addStrings(
   webhooksTr,
   workspaceSettingsTr,
   signInTr,
+  snoozeTr,
 );
