@@ -15,6 +15,8 @@ import { accountEn } from './settings/account/strings/en';
 import { accountTr } from './settings/account/strings/tr';
 import { apiKeysEn } from './settings/api-keys/strings/en';
 import { apiKeysTr } from './settings/api-keys/strings/tr';
+import { hoursEn } from './settings/business-hours/strings/en';
+import { hoursTr } from './settings/business-hours/strings/tr';
 import { inboxSettingsEn } from './settings/inboxes/strings/en';
 import { inboxSettingsTr } from './settings/inboxes/strings/tr';
 import { membersEn } from './settings/members/strings/en';
@@ -49,6 +51,7 @@ addStrings(
   workspaceSettingsEn,
   signInEn,
   snoozeEn,
+  hoursEn,
 );
 addStrings(
   'tr',
@@ -67,4 +70,5 @@ addStrings(
   workspaceSettingsTr,
   signInTr,
   snoozeTr,
+  hoursTr,
 );
