@@ -36,6 +36,8 @@ import * as m0034Analytics from './0034_analytics.js';
 import * as m0035MessageRetryAt from './0035_message_retry_at.js';
 import * as m0036Participants from './0036_participants.js';
 import * as m0038Drafts from './0038_drafts.js';
+import * as m0040Snooze from './0040_snooze.js';
+import * as m0041BusinessHours from './0041_business_hours.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -74,4 +76,6 @@ export const migrations: Record<string, Migration> = {
   '0035_message_retry_at': m0035MessageRetryAt,
   '0036_participants': m0036Participants,
   '0038_drafts': m0038Drafts,
+  '0040_snooze': m0040Snooze,
+  '0041_business_hours': m0041BusinessHours,
 };

@@ -12,7 +12,8 @@ import { checkParticipants } from '../mail/reply-recipients.js';
 import { isMemberOf } from '../members/store.js';
 import { iso } from '../platform/clock.js';
 import { invalid, notFound } from '../platform/errors.js';
-import { type ConversationRow, formatConversation } from './format.js';
+import { scheduleWake } from '../snooze/schedule.js';
+import { type ConversationRow, formatConversation, SNOOZE_UNTIL_REPLY } from './format.js';
 import { participantsOf } from './participants.js';
 import {
   type Author,
@@ -39,7 +40,12 @@ export interface ConversationPatch {
   inboxId?: string;
   /** E-mail conversations only; replaces the list (checked by checkParticipants). */
   participants?: { name?: string | null; address: string; role: 'to' | 'cc' }[];
+  /** Snooze until a time, until the customer answers ('customer_reply'), or wake now (null). */
+  snoozedUntil?: Date | typeof SNOOZE_UNTIL_REPLY | null;
 }
+
+/** The furthest a snooze may reach. */
+export const MAX_SNOOZE_MS = 2 * 366 * 24 * 3600_000;
 
 type Change = { from: unknown; to: unknown };
 
@@ -124,6 +130,31 @@ export async function applyConversationChanges(
     if (JSON.stringify(next) !== JSON.stringify(before)) {
       set.participants = JSON.stringify(next);
       note('participants', before, next);
+      }
+    }
+  let wakeAt: Date | null = null;
+  if (patch.snoozedUntil !== undefined) {
+    const shown = formatConversation(current, []).snoozed_until;
+    if (patch.snoozedUntil === null) {
+      if (current.snoozed_at) {
+        set.snoozed_at = null;
+        set.snoozed_until = null;
+        note('snoozed_until', shown, null);
+      }
+    } else {
+      const until = patch.snoozedUntil === SNOOZE_UNTIL_REPLY ? null : patch.snoozedUntil;
+      const now = tx.clock.now().getTime();
+      if (until && until.getTime() <= now)
+        throw invalid('snoozed_until must be in the future', { issues: [{ path: 'snoozed_until', message: 'must be in the future' }] });
+      if (until && until.getTime() > now + MAX_SNOOZE_MS)
+        throw invalid('snoozed_until may be at most two years ahead', { issues: [{ path: 'snoozed_until', message: 'at most two years ahead' }] });
+      const untilText = until ? iso(until) : null;
+      if (!current.snoozed_at || untilText !== (current.snoozed_until ?? null)) {
+        set.snoozed_at = iso(tx.clock.now());
+        set.snoozed_until = untilText;
+        note('snoozed_until', shown, untilText ?? SNOOZE_UNTIL_REPLY);
+        wakeAt = until;
+      }
     }
   }
   let labels = currentLabels;
@@ -146,6 +177,7 @@ export async function applyConversationChanges(
   set.updated_at = iso(now);
   await tx.db.updateTable('conversations').set(set).where('id', '=', current.id).execute();
   let conversation: ConversationRow = { ...current, ...set };
+  if (wakeAt) await scheduleWake(tx.db, tx.clock, { workspaceId: current.workspace_id, conversationId: current.id }, wakeAt);
   const details: Record<string, unknown> = { changes };
   if (input.reason) details.reason = input.reason;
   ({ conversation } = await insertMessage(tx, conversation, {
@@ -165,7 +197,7 @@ export async function applyConversationChanges(
       type: 'conversation.updated',
       occurredAt: now,
       data: { conversation: formatConversation(conversation, labels), contact: contact ? formatContact(contact) : null },
-      cause: { personId: input.author.type === 'member' ? input.author.personId : null, changes },
+      cause: { personId: input.author.type === 'member' ? input.author.personId : null, changes, reason: input.reason },
     });
   }
   return { conversation, labels, changed: true };

@@ -9,6 +9,9 @@ export type ConversationRow = ConversationsTable;
 export type MessageRow = MessagesTable;
 export type AttachmentRow = AttachmentsTable;
 
+/** What `snoozed_until` says while a conversation sleeps until the customer's next message. */
+export const SNOOZE_UNTIL_REPLY = 'customer_reply';
+
 export function formatConversation(c: ConversationRow, labels: readonly string[]) {
   return {
     id: c.id,
@@ -28,6 +31,8 @@ export function formatConversation(c: ConversationRow, labels: readonly string[]
     last_message_at: c.last_message_at,
     rating: c.rating_score ? { score: c.rating_score, comment: c.rating_comment ?? null, rated_at: c.rated_at ?? null } : null,
     participants: c.participants ? (JSON.parse(c.participants) as Participant[]) : [],
+    snoozed_at: c.snoozed_at ?? null,
+    snoozed_until: c.snoozed_at ? (c.snoozed_until ?? SNOOZE_UNTIL_REPLY) : null,
   };
 }
 
@@ -151,6 +156,11 @@ export const ConversationSchema = z
     participants: z.array(ParticipantSchema).openapi({
       description:
         'e-mail conversations: the contact and every outside address that took part (From, To and Cc of inbound mail, what the team added); a reply without recipients goes To the one who wrote last and Cc the others. Never the team’s own addresses; empty for other conversations',
+    }),
+    snoozed_at: z.string().nullable().openapi({ description: 'when it was snoozed; null when it is not snoozed' }),
+    snoozed_until: z.string().nullable().openapi({
+      description:
+        'when a snoozed conversation wakes (back to open, the assignee notified), or `customer_reply` when it sleeps until the customer writes; it wakes at the customer’s next message in any case. null when not snoozed',
     }),
   })
   .openapi('Conversation');

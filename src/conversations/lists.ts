@@ -20,6 +20,8 @@ export interface ConversationFilter {
   contactId?: string;
   spam?: boolean;
   imported?: boolean;
+  /** true: only snoozed; false: none. Unset: snoozed ones leave the open list (status open). */
+  snoozed?: boolean;
 }
 
 const cursorShape = z.object({ id: z.string() });
@@ -54,6 +56,8 @@ export async function listConversations(
   if (filter.contactId) q = q.where('contact_id', '=', filter.contactId);
   if (filter.spam !== undefined) q = q.where('spam', '=', filter.spam ? 1 : 0);
   if (filter.imported !== undefined) q = q.where('imported', '=', filter.imported ? 1 : 0);
+  const snoozed = filter.snoozed ?? (filter.status === 'open' ? false : undefined);
+  if (snoozed !== undefined) q = q.where('snoozed_at', snoozed ? 'is not' : 'is', null);
   if (filter.label) {
     const label = filter.label;
     q = q.where((eb) =>
@@ -134,6 +138,7 @@ export async function unreadCounts(ctx: Pick<Ctx, 'db'>, access: Access) {
     .where('c.workspace_id', '=', access.workspaceId)
     .where('c.status', '=', 'open')
     .where('c.spam', '=', 0)
+    .where('c.snoozed_at', 'is', null)
     .where('c.last_inbound_at', 'is not', null)
     .where((eb) => eb.or([eb('r.read_at', 'is', null), eb('r.read_at', '<', eb.ref('c.last_inbound_at'))]))
     .where((eb) => eb.not(inboxIsDeleted('c.inbox_id')));

@@ -24,6 +24,7 @@ import {
   formatMessage,
   MessageSchema,
   ReplyRecipientsSchema,
+  SNOOZE_UNTIL_REPLY,
 } from './format.js';
 import { listConversations, listMessages, markConversationRead } from './lists.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
@@ -47,6 +48,14 @@ const PatchSchema = z
     spam: z.boolean().optional(),
     contact_id: z.string().max(100).optional().openapi({ description: 'move the conversation to another contact' }),
     inbox_id: z.string().max(100).optional().openapi({ description: 'move the conversation to another inbox' }),
+    snoozed_until: z
+      .union([z.iso.datetime({ offset: true }), z.literal(SNOOZE_UNTIL_REPLY)])
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          'snooze until this time (future, at most two years ahead), or `customer_reply` until the customer writes; null wakes it now. A snoozed conversation leaves the open list and wakes (back to open, the assignee notified) at its time or at the customer’s next message, whichever comes first',
+      }),
   })
   .strict();
 
@@ -86,6 +95,8 @@ function toPatch(b: z.infer<typeof SinglePatchSchema>): ConversationPatch {
     spam: b.spam,
     contactId: b.contact_id,
     inboxId: b.inbox_id,
+    snoozedUntil:
+      b.snoozed_until === undefined || b.snoozed_until === null || b.snoozed_until === SNOOZE_UNTIL_REPLY ? b.snoozed_until : new Date(b.snoozed_until),
   };
 }
 
@@ -115,6 +126,9 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           contact_id: z.string().max(100).optional(),
           spam: z.enum(['true', 'false']).optional(),
           imported: z.enum(['true', 'false']).optional(),
+          snoozed: z.enum(['true', 'false']).optional().openapi({
+            description: 'true: only snoozed conversations (the Snoozed view); false: none. Without it, `status=open` leaves snoozed conversations out',
+          }),
           sort: z.enum(['created', 'activity']).optional().openapi({ description: 'created (default): newest first; activity: latest message first' }),
         }),
       },
@@ -135,6 +149,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           contactId: q.contact_id,
           spam: q.spam === undefined ? undefined : q.spam === 'true',
           imported: q.imported === undefined ? undefined : q.imported === 'true',
+          snoozed: q.snoozed === undefined ? undefined : q.snoozed === 'true',
         },
         { limit: q.limit, cursor: q.cursor, sort: q.sort },
       );

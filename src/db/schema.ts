@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { AnalyticsTables } from './tables/analytics.js';
 import type { AuthTables } from './tables/auth.js';
 import type { BroadcastTables } from './tables/broadcasts.js';
+import type { BusinessHoursTables } from './tables/business-hours.js';
 import type { ConversationTables } from './tables/conversations.js';
 import type { CoreTables } from './tables/core.js';
 import type { EventTables } from './tables/events.js';
@@ -35,6 +36,7 @@ export interface Database
     SavedReplyTables,
     NotificationTables,
     GreetingTables,
+    BusinessHoursTables,
     RatingTables,
     ReportTables,
     AuthTables,
@@ -47,6 +49,7 @@ export type Db = Kysely<Database> | Transaction<Database>;
 export type * from './tables/analytics.js';
 export type * from './tables/auth.js';
 export type * from './tables/broadcasts.js';
+export type * from './tables/business-hours.js';
 export type * from './tables/conversations.js';
 export type * from './tables/core.js';
 export type * from './tables/greeting.js';

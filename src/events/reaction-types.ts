@@ -18,6 +18,8 @@ export interface EventCause {
   personId?: string | null;
   /** conversation.updated: the fields that changed. */
   changes?: Record<string, { from: unknown; to: unknown }>;
+  /** conversation.updated: why the server made the change (customer_reply, snooze_ended, …). */
+  reason?: string;
 }
 
 /** An event as reactions see it, after its row was written. */
@@ -52,7 +54,7 @@ export type ChannelSavedSignal = InternalSignals['channel.saved'];
  * Names of the reactions. `greeting`, `rating_requests` and `statistics` are the slots of the inbox
  * greeting, satisfaction ratings and reports (issue 18, part 2): they join `reactions` below.
  */
-export type ReactionName = 'webhooks' | 'realtime' | 'notifications' | 'tenant_upkeep' | 'greeting' | 'rating_requests' | 'statistics';
+export type ReactionName = 'webhooks' | 'realtime' | 'notifications' | 'tenant_upkeep' | 'greeting' | 'rating_requests' | 'statistics' | 'snooze';
 
 export interface Reaction {
   name: ReactionName;

@@ -14,6 +14,7 @@ import { notificationsReaction } from '../notifications/reaction.js';
 import { ratingRequestReaction } from '../ratings/reaction.js';
 import { contactOnlineReaction } from '../realtime/online.js';
 import { statisticsReaction } from '../reports/statistics.js';
+import { snoozeReaction } from '../snooze/reaction.js';
 import { webhookOutboxReaction } from '../webhooks/outbox.js';
 import type { InternalSignals, Reaction, ReactionTx, RecordedEvent, SignalName } from './reaction-types.js';
 
@@ -28,6 +29,7 @@ export const reactions: readonly Reaction[] = [
   statisticsReaction,
   greetingReaction,
   ratingRequestReaction,
+  snoozeReaction,
 ];
 
 export async function enrichEvent(

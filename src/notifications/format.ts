@@ -14,7 +14,8 @@ export const NotificationPreferencesSchema = z
         Object.fromEntries(NOTIFICATION_TRIGGERS.map((t) => [t, ChannelSwitches])) as Record<(typeof NOTIFICATION_TRIGGERS)[number], typeof ChannelSwitches>,
       )
       .openapi({
-        description: 'per trigger (new_conversation, assigned, customer_reply, mention): realtime (open panels), push (Web Push), email (batched mail)',
+        description:
+          'per trigger (new_conversation, assigned, customer_reply, mention, snooze_ended): realtime (open panels), push (Web Push), email (batched mail)',
       }),
     available: z
       .object({ realtime: z.boolean(), push: z.boolean(), email: z.boolean() })
@@ -29,7 +30,7 @@ export function formatPreferences(config: Ctx['config'], preferences: Notificati
 export const NotificationSchema = z
   .object({
     id: z.string(),
-    trigger: z.enum(['new_conversation', 'assigned', 'customer_reply', 'mention']),
+    trigger: z.enum(['new_conversation', 'assigned', 'customer_reply', 'mention', 'snooze_ended']),
     conversation_id: z.string(),
     inbox_id: z.string().nullable().openapi({ description: 'the conversation’s inbox now' }),
     title: z.string(),

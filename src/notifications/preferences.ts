@@ -4,7 +4,13 @@ import type { Ctx } from '../context.js';
 import type { NotificationTrigger } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 
-export const NOTIFICATION_TRIGGERS = ['new_conversation', 'assigned', 'customer_reply', 'mention'] as const satisfies readonly NotificationTrigger[];
+export const NOTIFICATION_TRIGGERS = [
+  'new_conversation',
+  'assigned',
+  'customer_reply',
+  'mention',
+  'snooze_ended',
+] as const satisfies readonly NotificationTrigger[];
 export const NOTIFICATION_CHANNELS = ['realtime', 'push', 'email'] as const;
 export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number];
 export type NotificationPreferences = Record<NotificationTrigger, Record<NotificationChannel, boolean>>;
@@ -17,6 +23,7 @@ export function defaultPreferences(): NotificationPreferences {
     assigned: { realtime: true, push: true, email: true },
     customer_reply: { realtime: true, push: true, email: true },
     mention: { realtime: true, push: true, email: true },
+    snooze_ended: { realtime: true, push: true, email: true },
   };
 }
 

@@ -13,7 +13,12 @@ export interface NotifyEventPayload {
   actor: string | null;
   /** conversation.updated: the member the conversation was just assigned to. */
   assigned_to?: string;
+  /** conversation.updated: a snoozed conversation woke (its assignee is told). */
+  woke?: boolean;
 }
+
+/** The reasons a snoozed conversation wakes by itself (src/conversations/snooze.ts). */
+const WAKE_REASONS = new Set(['snooze_ended', 'customer_reply']);
 
 type Shown = { kind?: string; direction?: string; body?: string };
 type ShownConversation = { spam?: boolean; imported?: boolean; assignee_id?: string | null };
@@ -27,7 +32,9 @@ function notifiable(event: RecordedEvent): Omit<NotifyEventPayload, 'event_id' |
       return conversation.imported ? undefined : {};
     case 'conversation.updated': {
       const to = event.cause.changes?.assignee_id?.to;
-      return typeof to === 'string' ? { assigned_to: to } : undefined;
+      if (typeof to === 'string') return { assigned_to: to };
+      const woke = event.cause.changes?.snoozed_until && event.cause.changes.snoozed_until.to === null && WAKE_REASONS.has(event.cause.reason ?? '');
+      return woke && conversation.assignee_id ? { woke: true } : undefined;
     }
     case 'message.created': {
       const message = event.data.message as Shown | undefined;

@@ -79,6 +79,10 @@ function targetsOf(row: { type: string }, data: EventData, payload: NotifyEventP
       if (conversation.imported) return [];
       return members.filter(others).map((member) => ({ member, trigger: 'new_conversation' }));
     case 'conversation.updated': {
+      if (payload.woke) {
+        const assignee = conversation.assignee_id ? byId.get(conversation.assignee_id) : undefined;
+        return assignee ? [{ member: assignee, trigger: 'snooze_ended' }] : [];
+      }
       const member = payload.assigned_to ? byId.get(payload.assigned_to) : undefined;
       return others(member) ? [{ member, trigger: 'assigned' }] : [];
     }

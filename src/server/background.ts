@@ -16,6 +16,7 @@ import { peopleBackground } from '../people/background.js';
 import type { BackgroundPart } from '../platform/background.js';
 import { presenceBackground } from '../platform/presence.js';
 import { ratingsBackground } from '../ratings/background.js';
+import { snoozeBackground } from '../snooze/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
 import { mailHandlers } from './mail-handlers.js';
 
@@ -33,6 +34,7 @@ export const backgroundTable: BackgroundPart[] = [
   eventsBackground([ACCESS_REVOKED, CHANNELS_DELETED]),
   notificationsBackground,
   greetingBackground,
+  snoozeBackground,
   ratingsBackground,
   analyticsBackground,
   peopleBackground,

@@ -6,6 +6,7 @@ import { registerAnalyticsRoutes } from '../analytics/routes.js';
 import { registerAnalyticsStatsRoutes } from '../analytics/stats-routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
 import { registerBroadcastRoutes } from '../broadcasts/routes.js';
+import { registerBusinessHoursRoutes } from '../business-hours/routes.js';
 import { registerChannelRoutes } from '../channels/routes.js';
 import { registerContactRoutes } from '../contacts/routes.js';
 import type { Ctx } from '../context.js';
@@ -59,6 +60,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerOverviewRoutes },
   { register: registerSavedReplyRoutes },
   { register: registerGreetingRoutes },
+  { register: registerBusinessHoursRoutes },
   { register: registerRatingRoutes },
   { register: registerReportRoutes },
   { register: registerFeedbackRoutes },

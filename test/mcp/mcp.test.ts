@@ -42,6 +42,7 @@ const CONVERSATION_TOOLS = [
   'assign_conversation',
   'set_conversation_status',
   'set_conversation_labels',
+  'snooze_conversation',
 ];
 
 describe('MCP server at /v1/mcp', () => {

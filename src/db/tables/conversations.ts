@@ -67,6 +67,9 @@ export interface ConversationsTable {
   rated_at?: string | null;
   /** E-mail conversations: JSON `Participant[]`, who replies go to (src/conversations/participants.ts; 0036). */
   participants?: string | null;
+  /** Snooze (0040): when it was put aside (null: not snoozed) and when it wakes (null: when the customer answers). */
+  snoozed_at?: string | null;
+  snoozed_until?: string | null;
 }
 
 /** An address that takes part in an e-mail conversation: To or Cc of a reply-all. */

@@ -15,6 +15,8 @@ import { accountEn } from './settings/account/strings/en';
 import { accountTr } from './settings/account/strings/tr';
 import { apiKeysEn } from './settings/api-keys/strings/en';
 import { apiKeysTr } from './settings/api-keys/strings/tr';
+import { hoursEn } from './settings/business-hours/strings/en';
+import { hoursTr } from './settings/business-hours/strings/tr';
 import { inboxSettingsEn } from './settings/inboxes/strings/en';
 import { inboxSettingsTr } from './settings/inboxes/strings/tr';
 import { membersEn } from './settings/members/strings/en';
@@ -29,6 +31,8 @@ import { workspaceSettingsEn } from './settings/workspace/strings/en';
 import { workspaceSettingsTr } from './settings/workspace/strings/tr';
 import { signInEn } from './sign-in/strings/en';
 import { signInTr } from './sign-in/strings/tr';
+import { snoozeEn } from './snooze/strings/en';
+import { snoozeTr } from './snooze/strings/tr';
 
 addStrings(
   'en',
@@ -46,6 +50,8 @@ addStrings(
   webhooksEn,
   workspaceSettingsEn,
   signInEn,
+  snoozeEn,
+  hoursEn,
 );
 addStrings(
   'tr',
@@ -63,4 +69,6 @@ addStrings(
   webhooksTr,
   workspaceSettingsTr,
   signInTr,
+  snoozeTr,
+  hoursTr,
 );

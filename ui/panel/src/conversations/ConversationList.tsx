@@ -4,8 +4,9 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, type BodyOf, type ConversationListItem, errorText, must } from '../api';
 import { InboxOptions } from '../components/InboxOptions';
-import { absoluteTime, conversationTitle, relativeTime, t } from '../i18n';
+import { absoluteTime, conversationTitle, locale, relativeTime, t } from '../i18n';
 import { isSignal, onEvent, onReset } from '../realtime';
+import { wakeText } from '../snooze';
 import { inboxes, me, overview, toast } from '../state';
 import { SearchBox, SearchResults } from './Search';
 import { isTyping } from './typing';
@@ -43,7 +44,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   const query = () => ({
     sort: 'activity' as const,
     limit: PAGE,
-    status: f.status,
+    ...(f.status === 'snoozed' ? { snoozed: 'true' as const } : { status: f.status }),
     ...(f.inbox ? { inbox_id: f.inbox } : {}),
     ...(f.label ? { label: f.label } : {}),
     ...(f.view === 'mine' ? { assignee_id: myId } : f.view === 'unassigned' ? { assignee_id: 'none' } : {}),
@@ -207,9 +208,9 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
       ) : (
         <>
           <div class="filters" role="group" aria-label={t('details.status')}>
-            {(['open', 'pending', 'closed'] as const).map((s) => (
+            {(['open', 'pending', 'closed', 'snoozed'] as const).map((s) => (
               <button key={s} class="chip" type="button" aria-pressed={f.status === s} onClick={() => route(listUrl({ ...f, status: s }))}>
-                {t(`status.${s}`)}
+                {s === 'snoozed' ? t('snooze.view') : t(`status.${s}`)}
               </button>
             ))}
           </div>
@@ -250,6 +251,8 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
                   <>
                     {t('list.empty_setup')} <a href="/settings/inboxes">{t('settings.inboxes')}</a>
                   </>
+                ) : f.status === 'snoozed' ? (
+                  t('snooze.empty')
                 ) : f.status === 'open' ? (
                   t('list.empty_open')
                 ) : (
@@ -296,9 +299,15 @@ function Row(props: { item: Item; href: string; selected: boolean }) {
         {who}
         {unread && <span class="visually-hidden"> ({t('list.unread')})</span>}
       </span>
-      <time class="when" dateTime={c.last_message_at} title={absoluteTime(c.last_message_at)}>
-        {relativeTime(c.last_message_at)}
-      </time>
+      {c.snoozed_at ? (
+        <span class="when snooze-when" title={c.snoozed_until === 'customer_reply' ? t('snooze.badge_reply') : absoluteTime(c.snoozed_until ?? c.snoozed_at)}>
+          {c.snoozed_until === 'customer_reply' || !c.snoozed_until ? t('snooze.view') : wakeText(c.snoozed_until, locale.value)}
+        </span>
+      ) : (
+        <time class="when" dateTime={c.last_message_at} title={absoluteTime(c.last_message_at)}>
+          {relativeTime(c.last_message_at)}
+        </time>
+      )}
       <span class={`subject${c.subject ? '' : ' muted'}`}>{conversationTitle(c)}</span>
       <span class="snippet">{c.preview ?? ''}</span>
     </a>

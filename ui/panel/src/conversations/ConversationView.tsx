@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Conversation, errorText, type Message, must } from '../api';
 import { absoluteTime, clockTime, conversationTitle, t } from '../i18n';
 import { isSignal, onEvent, onReset } from '../realtime';
+import { SnoozeBadge, SnoozeButton, type SnoozeValue } from '../snooze';
 import { me, memberName, toast } from '../state';
 import { Composer, type ComposerHandle } from './Composer';
 import { ContactTyping } from './ContactTyping';
@@ -32,6 +33,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
   const [contact, setContact] = useState<Contact | null>(null);
   const [state, setState] = useState<'loading' | 'ready' | 'error'>('loading');
   const [error, setError] = useState('');
+  const [snoozing, setSnoozing] = useState(false);
   const [showDetails, setShowDetails] = useState(() => matchMedia('(min-width: 900px)').matches);
   const detailsToggle = useRef<HTMLButtonElement>(null);
   const thread = useRef<HTMLDivElement>(null);
@@ -103,6 +105,15 @@ function ConversationView(props: { id: string; onBack: () => void }) {
     if (el) el.scrollTop = el.scrollHeight;
   }, [messages.length, state]);
 
+  async function snooze(value: SnoozeValue) {
+    if (!conv) return;
+    try {
+      setConv(await must(api.PATCH('/v1/conversations/{conversationId}', { params: { path: { conversationId: props.id } }, body: { snoozed_until: value } })));
+    } catch (e) {
+      toast(t('action.failed', { error: errorText(e) }));
+    }
+  }
+
   async function change(patch: ConversationPatch) {
     if (!conv) return;
     const before = conv;
@@ -119,6 +130,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
     const onKey = (e: KeyboardEvent) => {
       if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target) || !conv) return;
       if (e.key === 'e') void change({ status: conv.status === 'closed' ? 'open' : 'closed' });
+      else if (e.key === 'z') setSnoozing(true);
       else if (e.key === 'a') void change({ assignee_id: myId });
       else if (e.key === 'r') composer.current?.focus('message');
       else if (e.key === 'n') composer.current?.focus('note');
@@ -163,6 +175,8 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           </button>
           <h2 title={conv.subject ?? ''}>{conversationTitle(conv)}</h2>
           {conv.imported && <span class="badge">{t('conv.imported')}</span>}
+          <SnoozeBadge snoozedUntil={conv.snoozed_until} />
+          <SnoozeButton snoozedUntil={conv.snoozed_until} open={snoozing} onOpen={setSnoozing} onSnooze={(v) => void snooze(v)} />
           <button
             class="btn"
             type="button"

@@ -84,6 +84,7 @@ function ShortcutHelp(props: { onClose: () => void }) {
     ['x', t('shortcuts.select')],
     ['e', t('shortcuts.close')],
     ['a', t('shortcuts.assign')],
+    ['z', t('snooze.shortcut')],
     ['r', t('shortcuts.reply')],
     ['n', t('shortcuts.note')],
     ['/', t('shortcuts.search')],

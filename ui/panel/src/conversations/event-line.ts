@@ -3,6 +3,7 @@
 // key did it.
 import type { Message } from '../api';
 import { t } from '../i18n';
+import { snoozeEventText } from '../snooze';
 import { inboxes, me, memberName } from '../state';
 
 type Change = { from: unknown; to: unknown };
@@ -20,7 +21,11 @@ function labelsOf(value: unknown): string[] {
 
 function describeChange(m: Message, field: string, change: Change, reason: string | undefined): string[] {
   switch (field) {
+    case 'snoozed_until':
+      return [snoozeEventText(change, reason)];
     case 'status':
+      // A snooze that woke says so itself; the status going back to open is part of it.
+      if ((reason === 'snooze_ended' || reason === 'customer_reply') && woke(m)) return [];
       if (reason === 'customer_reply' && change.to === 'open') return [t('event.reopened_by_reply')];
       return [t('event.status', { to: t(`status.${change.to as 'open'}`) })];
     case 'assignee_id':
@@ -57,6 +62,11 @@ function describeChange(m: Message, field: string, change: Change, reason: strin
     default:
       return [t('event.other', { what: field })];
   }
+}
+
+function woke(m: Message): boolean {
+  const c = ((m.details ?? {}) as EventDetails).changes?.snoozed_until;
+  return !!c && c.to === null;
 }
 
 /** Who made the change, when it was a person or an API key (a reason the server gives speaks for itself). */

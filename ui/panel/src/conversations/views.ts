@@ -2,16 +2,18 @@
 import type { ConversationStatus } from '../state';
 
 export type View = 'mine' | 'unassigned' | 'all';
+/** A status, or the Snoozed view (snoozed conversations of any status). */
+export type ListStatus = ConversationStatus | 'snoozed';
 export interface ListFilter {
   view: View;
-  status: ConversationStatus;
+  status: ListStatus;
   inbox: string | null;
   label: string | null;
 }
 
 export function filterFromUrl(query: Record<string, string>, params: Record<string, string | undefined>): ListFilter {
   const view = (['mine', 'unassigned', 'all'] as const).find((v) => v === query.view) ?? 'all';
-  const status = (['open', 'pending', 'closed'] as const).find((s) => s === query.status) ?? 'open';
+  const status = (['open', 'pending', 'closed', 'snoozed'] as const).find((s) => s === query.status) ?? 'open';
   return { view, status, inbox: params.inbox ?? null, label: query.label || null };
 }
 
@@ -29,11 +31,13 @@ export function listUrl(f: ListFilter, conversationId?: string | null): string {
 
 /** Does a conversation belong in this list? (Realtime updates are filtered on the client.) */
 export function matches(
-  c: { status: string; assignee_id: string | null; inbox_id: string; labels: string[]; spam: boolean },
+  c: { status: string; assignee_id: string | null; inbox_id: string; labels: string[]; spam: boolean; snoozed_at?: string | null },
   f: ListFilter,
   me: string,
 ): boolean {
-  if (c.spam || c.status !== f.status) return false;
+  if (c.spam) return false;
+  // A snoozed conversation leaves the open list and shows only in the Snoozed view (as the server lists them).
+  if (f.status === 'snoozed' ? !c.snoozed_at : c.status !== f.status || (f.status === 'open' && !!c.snoozed_at)) return false;
   if (f.view === 'mine' && c.assignee_id !== me) return false;
   if (f.view === 'unassigned' && c.assignee_id !== null) return false;
   if (f.inbox && c.inbox_id !== f.inbox) return false;

@@ -9,6 +9,7 @@ export const notificationsEn = {
   'notif.trigger.new_conversation': 'A new conversation in my inboxes',
   'notif.trigger.assigned': 'A conversation is assigned to me',
   'notif.trigger.customer_reply': 'A customer replies in a conversation assigned to me',
+  'notif.trigger.snooze_ended': 'A snoozed conversation assigned to me wakes up',
   'notif.trigger.mention': 'Someone mentions me in a note (@name)',
   'notif.channel.realtime': 'In the panel',
   'notif.channel.push': 'Push',

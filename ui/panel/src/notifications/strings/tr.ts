@@ -11,6 +11,7 @@ export const notificationsTr: Record<keyof typeof notificationsEn, string> = {
   'notif.trigger.new_conversation': 'Gelen kutularımda yeni bir konuşma',
   'notif.trigger.assigned': 'Bir konuşma bana atandı',
   'notif.trigger.customer_reply': 'Bana atanmış bir konuşmada müşteri yanıt verdi',
+  'notif.trigger.snooze_ended': 'Bana atanmış ertelenen bir konuşma geri döndü',
   'notif.trigger.mention': 'Biri bir notta benden bahsetti (@ad)',
   'notif.channel.realtime': 'Panelde',
   'notif.channel.push': 'Anlık bildirim',

@@ -8,6 +8,7 @@ import { LoadedList } from '../../components/DataTable';
 import { useLoad } from '../../components/Loading';
 import { t } from '../../i18n';
 import { loadInboxes, toast } from '../../state';
+import { BusinessHoursCard } from '../business-hours';
 import { InboxSignatureCard } from '../saved-replies';
 import { type Channel, ChatChannel, EmailChannel, NewChannel } from './Channels';
 import { GreetingCard, RatingsCard } from './CustomerReplySettings';
@@ -151,6 +152,7 @@ export function InboxDetail(props: { id: string }) {
         </button>
       </form>
       <InboxSignatureCard inboxId={inbox.id} />
+      <BusinessHoursCard inboxId={inbox.id} />
       <GreetingCard inboxId={inbox.id} />
       <RatingsCard inboxId={inbox.id} />
 

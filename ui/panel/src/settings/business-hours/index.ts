@@ -1,0 +1,2 @@
+// Business hours: the card on an inbox's settings page.
+export { BusinessHoursCard } from './HoursCard';

@@ -1,0 +1,31 @@
+// Business hours: the strings in Turkish, with the same keys as en.ts.
+import type { hoursEn } from './en';
+
+export const hoursTr: Record<keyof typeof hoursEn, string> = {
+  'hours.title': 'Çalışma saatleri',
+  'hours.lead': 'Ekibin yanıt verdiği saatler, gelen kutusunun saat diliminde. Bu saatlerin dışında gelen kutusu kapalı sayılır.',
+  'hours.always': 'Her zaman açık',
+  'hours.scheduled': 'Bir programa göre açık',
+  'hours.open_now': 'Şu anda açık',
+  'hours.opens': 'Kapalı; {when} açılır',
+  'hours.never': 'Kapalı; ileride açık saat yok',
+  'hours.closed': 'Kapalı',
+  'hours.from': 'Başlangıç, aralık {n}',
+  'hours.to': 'Bitiş, aralık {n}',
+  'hours.add_interval': 'Saat ekle',
+  'hours.remove_interval': 'Bu saatleri kaldır',
+  'hours.exceptions': 'Tatiller ve özel günler',
+  'hours.no_exceptions': 'Yok. Bir günü kapatmak için tatil ya da kısa saatli bir gün ekleyin.',
+  'hours.add_exception': 'Gün ekle',
+  'hours.remove_exception': 'Bu günü kaldır',
+  'hours.date': 'Tarih',
+  'hours.closed_all_day': 'Bütün gün kapalı',
+  'hours.open_from_to': 'Açık',
+  'hours.day.mon': 'Pazartesi',
+  'hours.day.tue': 'Salı',
+  'hours.day.wed': 'Çarşamba',
+  'hours.day.thu': 'Perşembe',
+  'hours.day.fri': 'Cuma',
+  'hours.day.sat': 'Cumartesi',
+  'hours.day.sun': 'Pazar',
+};
