@@ -8,5 +8,6 @@ import './styles/workspace.css';
 import './styles/overlays.css';
 import './styles/settings.css';
 import './styles/picker-bell-reports.css';
+import './styles/messages.css';
 
 render(<App />, document.getElementById('app')!);

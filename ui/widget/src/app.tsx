@@ -7,8 +7,9 @@ import { FileView } from './attachment';
 import { ApiError, type Link, type VisitorConversation, type VisitorMessage, type WidgetConfig } from './client';
 import { uploadFile } from './files';
 import { sheet, type Widget } from './host';
-import { locale, replyTime, t } from './i18n';
+import { locale, t } from './i18n';
 import panelCss from './panel.css?inline';
+import { availability, EmailBesideMessage, emailFirst, PRESENCE_MS, Who } from './presence';
 import { RatingPrompt } from './rating';
 
 const TYPING_SHOWN_MS = 6_000;
@@ -36,16 +37,6 @@ export function mountPanel(widget: Widget) {
       container.hidden = true;
     },
   };
-}
-
-/** How often an open chat asks again whether anyone on the team is online. */
-const PRESENCE_MS = 60_000;
-
-/** What the header says beside the dot: never "away" next to a green dot, never "online" without one. */
-function availability(config: WidgetConfig): string {
-  if (config.team_online) return t('online_now');
-  const minutes = config.inbox.expected_reply_minutes;
-  return minutes ? t('replies_in', { time: replyTime(minutes) }) : t('reply_soon');
 }
 
 function errorText(e: unknown): string {
@@ -78,16 +69,14 @@ function Chat({
   const [files, setFiles] = useState<File[]>([]);
   const [dragging, setDragging] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
-  const offline = !config.team_online;
-  const offlineAsk = offline && config.channel.ask_email_offline;
-  const emailRequired = !config.channel.allow_anonymous;
+  const offlineAsk = !config.team_online && config.channel.ask_email_offline;
   // The e-mail question comes first only while nobody is online; with someone online the visitor
   // writes at once (a channel that needs an address asks for it beside the first message).
-  const [askEmail, setAskEmail] = useState(() => !client.session() && offline && (emailRequired || offlineAsk));
+  const [askEmail, setAskEmail] = useState(() => !client.session() && emailFirst(config));
   /** The visitor chose to write without an address: a later presence check does not ask again. */
   const skipped = useRef(false);
   const [email, setEmail] = useState('');
-  const emailWithMessage = !askEmail && !client.session() && emailRequired;
+  const emailWithMessage = !askEmail && !client.session() && !config.channel.allow_anonymous;
   const area = useRef<HTMLTextAreaElement>(null);
   const emailInput = useRef<HTMLInputElement>(null);
   const thread = useRef<HTMLDivElement>(null);
@@ -105,8 +94,7 @@ function Chat({
       widget.config = fresh;
       setConfig(fresh);
       if (client.session() || skipped.current) return;
-      const away = !fresh.team_online;
-      const ask = away && (!fresh.channel.allow_anonymous || fresh.channel.ask_email_offline);
+      const ask = emailFirst(fresh);
       setAskEmail((was) => {
         if (was !== ask) setTimeout(() => (ask ? emailInput.current : area.current)?.focus());
         return ask;
@@ -391,14 +379,7 @@ function Chat({
         )}
         {messages.map((m) => (
           <div key={m.id} class={`bubble ${m.author.type === 'contact' ? 'me' : 'team'}`}>
-            <span class="who">
-              {m.author.type === 'team' && m.author.name && (
-                <span class="avatar" aria-hidden="true">
-                  {m.author.name.slice(0, 1).toLocaleUpperCase(locale())}
-                </span>
-              )}
-              {m.author.type === 'contact' ? t('you') : (m.author.name ?? t('team'))}
-            </span>
+            <Who author={m.author} />
             {m.body && <p>{m.body}</p>}
             {m.attachments.map((a) => (
               <FileView key={a.id} widget={widget} attachment={a} />
@@ -468,20 +449,7 @@ function Chat({
               ))}
             </ul>
           )}
-          {emailWithMessage && (
-            <div class="with-email">
-              <label for="svc-email">{t('email_ask')}</label>
-              <input
-                id="svc-email"
-                ref={emailInput}
-                type="email"
-                autocomplete="email"
-                placeholder={t('email_label')}
-                value={email}
-                onInput={(e) => setEmail(e.currentTarget.value)}
-              />
-            </div>
-          )}
+          {emailWithMessage && <EmailBesideMessage inputRef={emailInput} value={email} onInput={setEmail} />}
           <input
             ref={fileInput}
             class="visually-hidden"
