@@ -137,6 +137,35 @@ const emailAddress = z
     return v.trim();
   });
 
+/** `Name <address@host>` or a bare address: the server's own mail shows the name. */
+const mailbox = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined;
+    const text = v.trim();
+    const named = /^"?([^"<>]*?)"?\s*<([^\s@<>]+@[^\s@<>]+)>$/.exec(text);
+    if (named) return { name: named[1]!.trim() || undefined, address: named[2]! };
+    if (/^[^\s@<>]+@[^\s@<>]+$/.test(text)) return { name: undefined, address: text };
+    ctx.addIssue({ code: 'custom', message: `expected an e-mail address, or a name and an address such as "Acme Support <support@acme.example>", got "${v}"` });
+    return z.NEVER;
+  });
+
+/**
+ * Who the server's own mail comes from when SVC_SMTP_FROM is unset: "svc" at the public URL's host
+ * (the name the team knows the server by), else at the SMTP host.
+ */
+function smtpFrom(given: { name?: string; address: string } | undefined, publicUrl: string | undefined, smtpHost: string) {
+  const f = given ?? defaultFrom(publicUrl, smtpHost);
+  return { from: f.address, fromName: f.name };
+}
+
+function defaultFrom(publicUrl: string | undefined, smtpHost: string): { name: string; address: string } {
+  const host = publicUrl ? new URL(publicUrl).hostname : '';
+  const usable = host.includes('.') && !/^[\d.]+$/.test(host) && !host.includes(':');
+  return { name: 'svc', address: `svc@${usable ? host.replace(/^www\./, '') : smtpHost}` };
+}
+
 const schema = z.object({
   SVC_DATA_DIR: z
     .string()
@@ -208,7 +237,7 @@ const schema = z.object({
   SVC_SMTP_TLS: z.enum(['starttls', 'tls', 'none']).optional().default('starttls'),
   SVC_SMTP_USERNAME: optionalText,
   SVC_SMTP_PASSWORD: optionalText,
-  SVC_SMTP_FROM: emailAddress,
+  SVC_SMTP_FROM: mailbox,
 
   SVC_INGRESS_SECRET: optionalText,
   SVC_INGRESS_MAX_BYTES: positiveInt(30 * 1024 * 1024),
@@ -361,7 +390,7 @@ function shapeConfig(p: Parsed) {
           tls: p.SVC_SMTP_TLS,
           username: p.SVC_SMTP_USERNAME,
           password: p.SVC_SMTP_PASSWORD,
-          from: p.SVC_SMTP_FROM ?? `svc@${p.SVC_SMTP_HOST}`,
+          ...smtpFrom(p.SVC_SMTP_FROM, p.SVC_PUBLIC_URL, p.SVC_SMTP_HOST),
         }
       : undefined,
     ingress: p.SVC_INGRESS_SECRET ? { secret: p.SVC_INGRESS_SECRET, maxBytes: p.SVC_INGRESS_MAX_BYTES } : undefined,

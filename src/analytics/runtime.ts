@@ -2,9 +2,9 @@
 // event buffer. One per application object, shared by the routes and the background part (which
 // flushes the buffer when the server stops).
 import type { Ctx } from '../context.js';
-import { GeoDatabase, geoipDir } from './geoip.js';
+import { GeoDatabase, geoipDir, type Location } from './geoip.js';
 import { Ingestion } from './ingest.js';
-import { SaltCache } from './visitor.js';
+import { reduceAgent, SaltCache } from './visitor.js';
 import { EventWriter } from './writer.js';
 
 const running = new WeakMap<Ctx, Ingestion>();
@@ -16,4 +16,16 @@ export function ingestionOf(ctx: Ctx): Ingestion {
     running.set(ctx, ingestion);
   }
   return ingestion;
+}
+
+/** Where an address is, by the location database analytics keeps (unknown without one). */
+export function locateAddress(ctx: Ctx, address: string): Location {
+  return ingestionOf(ctx).geo.lookup(address);
+}
+
+/** "Chrome on Linux" from a User-Agent header (what a visitor's contact shows), or null. */
+export function describeAgent(userAgent: string | undefined): string | null {
+  if (!userAgent) return null;
+  const a = reduceAgent(userAgent, undefined);
+  return [a.browser, a.os].filter(Boolean).join(' on ') || null;
 }

@@ -69,10 +69,10 @@ export async function contactsByEmail(db: Db, workspaceId: string, normalizedEma
  */
 export async function createAnonymousContact(
   tx: Tx,
-  input: { workspaceId: string; name?: string | null; unverifiedEmail?: string | null },
+  input: { workspaceId: string; name?: string | null; unverifiedEmail?: string | null; attributes?: Record<string, string> },
 ): Promise<ContactView> {
   const unverifiedEmail = input.unverifiedEmail ? normalizeAddress(input.unverifiedEmail) : null;
-  return insertContact(tx, { workspaceId: input.workspaceId, name: input.name ?? null, unverifiedEmail });
+  return insertContact(tx, { workspaceId: input.workspaceId, name: input.name ?? null, unverifiedEmail, attributes: input.attributes });
 }
 
 /**

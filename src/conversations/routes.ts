@@ -26,6 +26,7 @@ import {
   ReplyRecipientsSchema,
   SNOOZE_UNTIL_REPLY,
 } from './format.js';
+import { htmlPage, htmlPageHeaders, inlineParts } from './html-page.js';
 import { listConversations, listMessages, markConversationRead } from './lists.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
 import { MAX_RECIPIENTS } from './participants.js';
@@ -389,7 +390,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       tags: ['conversations'],
       summary: 'The sanitized HTML of a message as a page for a sandboxed frame (remote images only when asked)',
       description:
-        'No scripts, forms or plugins run (CSP sandbox); inline images (cid:) point at the message’s attachments; images from elsewhere load only with remote_images=true, so opening a mail tells its sender nothing until the reader asks.',
+        'No scripts, forms or plugins run (CSP sandbox); inline images (cid:) are the message’s own parts (small raster images as data: URLs, others their attachment URL); images from elsewhere load only with remote_images=true, so opening a mail tells its sender nothing until the reader asks.',
       security: bearer,
       request: { params: messageParams, query: z.object({ remote_images: z.enum(['true', 'false']).optional() }) },
       responses: { 200: { description: 'text/html', content: { 'text/html': { schema: z.string() } } } },
@@ -401,25 +402,8 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       const { message } = await messageFor(ctx, access, p);
       if (!message.html) throw notFound('HTML of this message');
       const files = (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? [];
-      const byCid = new Map(files.filter((f) => f.content_id).map((f) => [f.content_id!.toLowerCase(), attachmentUrl(f.id)]));
-      const html = message.html.replace(/(["'(\s])cid:([^"')\s>]+)/gi, (all, before: string, cid: string) => {
-        const url = byCid.get(cid.toLowerCase());
-        return url ? `${before}${url}` : all;
-      });
-      const remote = c.req.valid('query').remote_images === 'true';
-      const csp = `default-src 'none'; img-src 'self' data:${remote ? ' https: http:' : ''}; style-src 'unsafe-inline'; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox`;
-      return c.body(
-        `<!doctype html><html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><base target="_blank"></head><body>${html}</body></html>`,
-        200,
-        {
-          'content-type': 'text/html; charset=utf-8',
-          'content-security-policy': csp,
-          'x-frame-options': 'SAMEORIGIN',
-          'x-content-type-options': 'nosniff',
-          'referrer-policy': 'no-referrer',
-          'cache-control': 'private, no-store',
-        },
-      ) as never;
+      const html = await inlineParts(ctx, message.html, files);
+      return c.body(htmlPage(html), 200, htmlPageHeaders(c.req.valid('query').remote_images === 'true')) as never;
     },
   );
 

@@ -10,7 +10,7 @@
 // mail that arrives while a migration into the inbox is under way (the old mailbox is still live).
 import type { Access } from '../auth/access.js';
 import { channelAddresses } from '../channels/service.js';
-import { findChannel } from '../channels/store.js';
+import { channelsOfInbox, findChannel } from '../channels/store.js';
 import { loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { appendMessage, registerMailId, type Tx } from '../conversations/service.js';
@@ -29,7 +29,7 @@ import { invalid } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import type { JobKind } from '../platform/jobs.js';
 import { charCount } from '../platform/text.js';
-import { DEFAULT_GREETING, formatGreeting } from './format.js';
+import { DEFAULT_GREETING, formatGreeting, type GreetingHeld } from './format.js';
 import { GREETING_JOB, type GreetingJobPayload } from './reaction.js';
 import { customerLocale, GREETING_INTERVAL_MS, type GreetingLocale, isNoReplyAddress } from './rules.js';
 
@@ -38,7 +38,17 @@ export const GREETING_MAX_CHARS = 5000;
 export async function getGreeting(ctx: Pick<Ctx, 'db'>, access: Access, inboxRef: string) {
   const inbox = await resolveInbox(ctx, access.workspaceId, inboxRef);
   const row = await ctx.db.selectFrom('inbox_greetings').selectAll().where('inbox_id', '=', inbox.id).executeTakeFirst();
-  return { inboxId: inbox.id, greeting: formatGreeting(row) };
+  return { inboxId: inbox.id, greeting: formatGreeting(row, await greetingHeld(ctx.db, inbox.id)) };
+}
+
+/**
+ * Why no greeting would go out from this inbox now, whatever the mail (the rules of the whole inbox
+ * in greetInTransaction): a migration into it is under way, or none of its e-mail channels can send.
+ */
+export async function greetingHeld(db: Db, inboxId: string): Promise<GreetingHeld | null> {
+  if (await migrationUnderwayInto(db, inboxId)) return 'migration_underway';
+  if (!(await channelsOfInbox(db, inboxId, 'email')).some(hasSmtpAccount)) return 'no_outgoing_mail';
+  return null;
 }
 
 function checkText(text: string | undefined, locale: GreetingLocale): string | undefined {
@@ -72,7 +82,7 @@ export async function setGreeting(
     .values(row)
     .onConflict((oc) => oc.column('inbox_id').doUpdateSet({ enabled: row.enabled, text_en: row.text_en, text_tr: row.text_tr, updated_at: now }))
     .execute();
-  return formatGreeting(row);
+  return formatGreeting(row, await greetingHeld(ctx.db, inboxId));
 }
 
 /** Whether the contact was greeted (by any inbox) within the interval. */

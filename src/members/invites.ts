@@ -198,7 +198,7 @@ export interface AcceptResult {
  */
 export async function acceptInvite(
   ctx: Ctx,
-  input: { token: string; signedIn?: { personId: string; email: string }; name?: string; userAgent?: string },
+  input: { token: string; signedIn?: { personId: string; email: string }; name?: string; locale?: string; userAgent?: string },
 ): Promise<AcceptResult> {
   const now = ctx.clock.now();
   const result = await ctx.db.transaction().execute(async (trx) => {
@@ -237,7 +237,7 @@ export async function acceptInvite(
       .executeTakeFirst();
     if (Number(used.numUpdatedRows) !== 1) throw gone('invite_used', 'this invite was used already');
     const tx = { db: trx, clock: ctx.clock };
-    const person = existing ?? (await findOrCreatePerson(tx, { email: invite.email, name: input.name?.trim() || undefined }));
+    const person = existing ?? (await findOrCreatePerson(tx, { email: invite.email, name: input.name?.trim() || undefined, locale: input.locale }));
     await trx.updateTable('invites').set({ accepted_by: person.id }).where('id', '=', invite.id).execute();
     await addMember(tx, ws.id, person.id, invite.role);
     const m = await trx.selectFrom('memberships').select('id').where('workspace_id', '=', ws.id).where('person_id', '=', person.id).executeTakeFirstOrThrow();

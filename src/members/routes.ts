@@ -5,7 +5,7 @@ import type { ApiApp } from '../http/app.js';
 import { optionalPerson, requireAccess, requireSameOrigin, setSessionCookie } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
-import { formatPerson } from '../people/service.js';
+import { formatPerson, PERSON_LOCALES } from '../people/service.js';
 import { acceptInvite, createInvite, formatInvite, listInvites, resendInvite, revokeInvite } from './invites.js';
 import { listMembers, removeMember, updateMember } from './service.js';
 
@@ -198,7 +198,16 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
       security: [{}, ...bearer],
       request: {
         body: jsonBody(
-          z.object({ token: z.string().min(1).max(200), name: textUpTo(200).optional().openapi({ description: 'the new account’s name' }) }).strict(),
+          z
+            .object({
+              token: z.string().min(1).max(200),
+              name: textUpTo(200).optional().openapi({ description: 'the new account’s name' }),
+              locale: z
+                .enum(PERSON_LOCALES)
+                .optional()
+                .openapi({ description: 'the new account’s panel language (the panel sends the browser’s); an existing account keeps its own' }),
+            })
+            .strict(),
         ),
       },
       responses: {
@@ -224,7 +233,7 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
       requireSameOrigin(c, ctx);
       const signedIn = await optionalPerson(c, ctx);
       const body = c.req.valid('json');
-      const r = await acceptInvite(ctx, { token: body.token, name: body.name, signedIn, userAgent: c.req.header('user-agent') });
+      const r = await acceptInvite(ctx, { token: body.token, name: body.name, locale: body.locale, signedIn, userAgent: c.req.header('user-agent') });
       if (r.session) setSessionCookie(c, ctx, r.session.token, r.session.expiresAt);
       return c.json(
         {

@@ -45,7 +45,7 @@ export function createSystemMailer(config: Config, log: Logger): SystemMailer {
       }
       try {
         await transport.sendMail({
-          from: smtp.from,
+          from: smtp.fromName ? { name: smtp.fromName, address: smtp.from } : smtp.from,
           to: message.to,
           subject: message.subject,
           text: message.text,

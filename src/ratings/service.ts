@@ -170,7 +170,7 @@ async function mailRatingRequest(ctx: Ctx, requestId: string): Promise<void> {
       to,
       subject: conversation.subject ? `${t.subject} (${conversation.subject})` : t.subject,
       text: `${t.intro}\n\n${links.map((l) => `${l.label}: ${l.url}`).join('\n')}\n\n${t.scale}\n`,
-      html: `<p>${escapeHtml(t.intro)}</p><p>${links.map((l) => `<a href="${escapeHtml(l.url)}">${escapeHtml(l.label)}</a>`).join('<br>')}</p>`,
+      html: ratingMailHtml(t, links),
       messageId: `<${request.id}@${channelMailDomain(channel)}>`,
       inReplyTo: references.length ? `<${references[references.length - 1]}>` : undefined,
       references: references.length ? references.map((r) => `<${r}>`).join(' ') : undefined,
@@ -179,6 +179,16 @@ async function mailRatingRequest(ctx: Ctx, requestId: string): Promise<void> {
   } finally {
     transport.close();
   }
+}
+
+/**
+ * The HTML part: the five answers as buttons (a table with inline styles, what mail clients keep),
+ * so no long link is shown; the text part keeps the links for clients without HTML.
+ */
+export function ratingMailHtml(t: { intro: string; scale: string }, links: { n: number; url: string; label: string }[]): string {
+  const button = (l: { url: string; label: string }) =>
+    `<td style="padding:4px"><a href="${escapeHtml(l.url)}" style="display:block;padding:10px 14px;border-radius:6px;background:#1d4ed8;color:#ffffff;text-decoration:none;font:600 15px/1.3 system-ui,sans-serif;text-align:center">${escapeHtml(l.label)}</a></td>`;
+  return `<div style="font:15px/1.5 system-ui,sans-serif;color:#1a1a1a;max-width:560px"><p>${escapeHtml(t.intro)}</p><table role="presentation" cellspacing="0" cellpadding="0" style="border-collapse:collapse;width:100%"><tbody>${links.map((l) => `<tr>${button(l)}</tr>`).join('')}</tbody></table><p style="color:#555;font-size:13px">${escapeHtml(t.scale)}</p></div>`;
 }
 
 export function ratingRequestJob(ctx: Ctx): JobKind<{ requestId: string }> {

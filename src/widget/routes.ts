@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { upgradeWebSocket } from '@hono/node-server';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import { describeAgent, locateAddress } from '../analytics/runtime.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp, AppEnv } from '../http/app.js';
 import { clientAddress } from '../http/client-address.js';
@@ -54,7 +55,10 @@ const VisitorMessage = z
     id: z.string(),
     conversation_id: z.string(),
     direction: z.enum(['in', 'out']),
-    author: z.object({ type: z.enum(['contact', 'team']), name: z.string().nullable() }),
+    author: z.object({
+      type: z.enum(['contact', 'team']),
+      name: z.string().nullable().openapi({ description: 'a team member’s first name (null for the visitor, and for replies without a member)' }),
+    }),
     body: z.string(),
     attachments: z.array(VisitorAttachment),
     created_at: z.string(),
@@ -160,6 +164,16 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
               name: z.string().max(200).optional(),
               external_id: z.string().min(1).max(200).optional(),
               identity_hash: z.string().max(200).optional(),
+              page_url: z
+                .string()
+                .max(2000)
+                .url()
+                .refine((u) => /^https?:\/\//i.test(u), 'an http(s) URL')
+                .optional()
+                .openapi({
+                  description:
+                    'the page the visitor chats from; an anonymous visitor’s new contact keeps it (visitor_page), with visitor_browser, visitor_country and visitor_city from the request',
+                }),
             })
             .strict(),
         ),
@@ -173,11 +187,14 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
       },
     }),
     async (c) => {
-      await sessionsPerIp.hit(clientAddress(c, ctx.config.clientAddress), 'too many visitor sessions from this address; try again later');
+      const address = clientAddress(c, ctx.config.clientAddress);
+      await sessionsPerIp.hit(address, 'too many visitor sessions from this address; try again later');
       const b = c.req.valid('json');
+      const place = locateAddress(ctx, address);
       const opened = await openContactSession(ctx, {
         publicKey: b.public_key,
         origin: c.req.header('origin'),
+        visitor: { page: b.page_url, browser: describeAgent(c.req.header('user-agent')), country: place.country, city: place.city },
         email: b.email,
         name: b.name,
         externalId: b.external_id,

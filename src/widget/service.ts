@@ -94,9 +94,18 @@ export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: Chat
   };
 }
 
+/** Where an anonymous visitor chats from, kept on the new contact's attributes for the team. */
+export interface VisitorContext {
+  page?: string;
+  browser?: string | null;
+  country?: string | null;
+  city?: string | null;
+}
+
 export interface OpenSession {
   publicKey: string;
   origin?: string;
+  visitor?: VisitorContext;
   email?: string;
   name?: string;
   externalId?: string;
@@ -124,11 +133,12 @@ export async function openContactSession(ctx: Ctx, input: OpenSession) {
   }
   const now = ctx.clock.now();
   const token = CONTACT_TOKEN_PREFIX + randomToken(32);
+  const visitorLocale = verified || input.name?.trim() ? 'en' : (await inboxOfChannel(ctx.db, channel)).locale;
   const result = await retryOnUniqueViolation(() =>
     inTransaction(ctx.db, async (trx) => {
       const tx = { db: trx, clock: ctx.clock };
       const workspaceId = channel.workspace_id;
-      const name = input.name?.trim() || null;
+      const name = input.name?.trim() || (verified ? null : visitorName(input.visitor, visitorLocale));
       // An address the identity hash does not cover never selects or joins an existing contact.
       const contact = verified
         ? (
@@ -141,7 +151,7 @@ export async function openContactSession(ctx: Ctx, input: OpenSession) {
               emailProven,
             })
           ).view
-        : await createAnonymousContact(tx, { workspaceId, name, unverifiedEmail: input.email });
+        : await createAnonymousContact(tx, { workspaceId, name, unverifiedEmail: input.email, attributes: visitorAttributes(input.visitor) });
       const session: ContactSessionRow = {
         id: newId('cs', now.getTime()),
         workspace_id: workspaceId,
@@ -160,6 +170,33 @@ export async function openContactSession(ctx: Ctx, input: OpenSession) {
   );
   announceEvents(ctx);
   return { token, ...result };
+}
+
+/**
+ * What an anonymous visitor is called until they give a name: "Visitor from Istanbul, Türkiye" (the
+ * inbox's language; the place as the location database knows it), else "Visitor".
+ */
+export function visitorName(v: VisitorContext | undefined, locale: string): string {
+  const tr = locale.toLowerCase().startsWith('tr');
+  let country: string | undefined;
+  try {
+    country = v?.country ? new Intl.DisplayNames([tr ? 'tr' : 'en'], { type: 'region' }).of(v.country.toUpperCase()) : undefined;
+  } catch {
+    country = undefined;
+  }
+  const place = [v?.city, country].filter(Boolean).join(', ');
+  if (!place) return tr ? 'Ziyaretçi' : 'Visitor';
+  return tr ? `${place} ziyaretçisi` : `Visitor from ${place}`;
+}
+
+/** The attributes the panel reads to show and name a visitor ("Visitor from Türkiye"): only what is known. */
+export function visitorAttributes(v: VisitorContext | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (v?.page) out.visitor_page = v.page;
+  if (v?.browser) out.visitor_browser = v.browser;
+  if (v?.country) out.visitor_country = v.country;
+  if (v?.city) out.visitor_city = v.city;
+  return out;
 }
 
 export interface VisitorSession {
@@ -224,6 +261,12 @@ function formatVisitorAttachment(a: VisitorAttachmentFields) {
 }
 
 /** What a visitor sees of a message: never notes, internal events, delivery details or member ids. */
+/** What a visitor sees of a team member: the first name only, as chat widgets do ("Ayşe", not "Ayşe Kaya"). */
+export function visitorFacingName(name: string | null): string | null {
+  const first = name?.trim().split(/\s+/)[0];
+  return first ? first : null;
+}
+
 export function formatVisitorMessage(
   m: Pick<MessagesTable, 'id' | 'conversation_id' | 'direction' | 'author_type' | 'body' | 'created_at'>,
   authorName: string | null,
@@ -233,7 +276,10 @@ export function formatVisitorMessage(
     id: m.id,
     conversation_id: m.conversation_id,
     direction: m.direction,
-    author: { type: m.author_type === 'contact' ? ('contact' as const) : ('team' as const), name: m.author_type === 'contact' ? null : authorName },
+    author: {
+      type: m.author_type === 'contact' ? ('contact' as const) : ('team' as const),
+      name: m.author_type === 'contact' ? null : visitorFacingName(authorName),
+    },
     body: m.body,
     attachments: attachments.map(formatVisitorAttachment),
     created_at: m.created_at,

@@ -172,7 +172,9 @@ describe('conversation list for the panel', () => {
     assert.doesNotMatch(csp, /script-src/);
     assert.equal(page.headers.get('x-frame-options'), 'SAMEORIGIN');
     const body = await page.text();
-    assert.match(body, /src="\/v1\/attachments\/att_[^"]+\/content"/, 'cid: points at the attachment');
+    // The frame needs no credentials for an inline image: the part itself, as a data: URL (issue 43 item 3).
+    assert.match(body, /<img src="data:image\/gif;base64,R0lGODlhAQABAAAAACwAAAAAAQABAAA=" \/><img src="https:\/\/tracker\.example\/p\.gif" \/>/);
+    assert.match(csp, /sandbox allow-same-origin allow-popups/, 'same origin (the panel sizes the frame), nothing runs');
     const remote = await fetch(`${s.url}/v1/conversations/${conversation_id}/messages/${message_id}/html?remote_images=true`, {
       headers: { authorization: `Bearer ${seed.ownerToken}` },
     });

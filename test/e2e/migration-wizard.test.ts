@@ -98,7 +98,21 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     const m = (await api('GET', `/v1/migrations/${id}`)).body;
     assert.equal(m.state, state);
     const shown = await page.locator('.mig-actions [data-action]').evaluateAll((els) => els.map((e) => e.getAttribute('data-action') ?? ''));
-    assert.deepEqual([...shown].sort(), [...m.allowed_actions].sort(), `the actions offered while ${state}`);
+    // Exactly the allowed actions, less those that would do nothing here (issue 43 item 11): "Retry
+    // failed messages" with no failed message, and a link to a form on the step shown or not open yet.
+    const links = await page.locator('.mig-actions a[data-action]').evaluateAll((els) => els.map((e) => e.getAttribute('data-action') ?? ''));
+    assert.ok(
+      shown.every((a) => m.allowed_actions.includes(a)),
+      `only allowed actions while ${state}: ${shown.join(', ')}`,
+    );
+    const hidden = (m.allowed_actions as string[]).filter((a) => !shown.includes(a));
+    const buttonActions = ['scan', 'start', 'pause', 'resume', 'cancel', 'retry', 'probe', 'finish', 'remove_history', 'delete'];
+    assert.ok(
+      hidden.every((a) => (a === 'retry' && m.progress.failed === 0) || !buttonActions.includes(a)),
+      `hidden while ${state}: ${hidden.join(', ')} (failed: ${m.progress.failed})`,
+    );
+    assert.equal(shown.includes('retry'), m.allowed_actions.includes('retry') && m.progress.failed > 0, 'Retry only with failed messages');
+    assert.ok(links.every((a) => !buttonActions.includes(a)));
     // The step's next action comes first; the ones that end or delete something come last, apart.
     const primary = await page.locator('.mig-actions .btn-primary').evaluateAll((els) => els.map((e) => e.getAttribute('data-action')));
     if (primary.length) assert.equal(shown[0], primary[0], `the next action first while ${state}: ${shown.join(', ')}`);
@@ -145,6 +159,7 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     await page.getByRole('button', { name: 'Save and test' }).click();
     await page.getByText('The test failed at: Signing in').waitFor();
     assert.equal(await page.getByLabel('App password').inputValue(), '');
+    assert.equal(await page.locator('.mig-actions [data-action="folders"]').count(), 0, 'no "Choose folders" that would lead nowhere after a failed sign-in');
     await page.getByLabel('App password').fill(SUPPORT_PASSWORD);
     await page.getByRole('button', { name: 'Save and test' }).click();
     await page.getByText('Connected. The folders were listed').waitFor();
@@ -162,6 +177,23 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     assert.equal(await page.locator('.mig-folder', { hasText: 'INBOX' }).getByRole('checkbox').isChecked(), true);
     await page.locator('.mig-folder', { hasText: 'INBOX' }).getByText('10 messages').waitFor();
     await page.locator('.mig-folder', { hasText: 'Archive' }).getByRole('checkbox').check();
+    assert.equal(await page.locator('.mig-actions [data-action="folders"]').count(), 0, 'no "Choose folders" on the Choose step itself');
+    // INBOX, then Sent, then the rest alphabetically; the folders never read (spam, trash, drafts) last.
+    const order = await page.locator('.mig-folder .mono').allInnerTexts();
+    const never = await page.locator('.mig-folder.never .mono').allInnerTexts();
+    assert.equal(order[0], 'INBOX', order.join(', '));
+    assert.deepEqual(
+      order.slice(order.length - never.length),
+      [...never].sort((a, b) => a.localeCompare(b)),
+      order.join(', '),
+    );
+    const middle = order.slice(1, order.length - never.length).filter((f) => f !== 'Sent');
+    assert.deepEqual(
+      middle,
+      [...middle].sort((a, b) => a.localeCompare(b)),
+      order.join(', '),
+    );
+    if (order.includes('Sent')) assert.equal(order[1], 'Sent', order.join(', '));
     await assertAccessible(page);
     await screenshot(page, 'migration-wizard-3-choose');
     await page.getByRole('button', { name: 'Next: map' }).click();
@@ -198,6 +230,12 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     // page reads nothing); pause, resume, a reload mid-copy, then live progress to switching.
     Object.assign((s.server.parts['mailbox-migration'] as MigrationPart).worker.limits, { budgetMs: 0, batchThreads: 2 });
     await page.getByRole('button', { name: 'Start copying' }).click();
+    // A confirmation that states the plan's counts first.
+    const confirm = page.getByRole('dialog', { name: 'Start copying' });
+    const counts = new RegExp(`Copy ${ready.plan.summary.to_copy} messages? from \\d+ folders? into ${ready.plan.summary.conversations} conversations?\\?`);
+    await confirm.getByText(counts).waitFor();
+    await screenshot(page, 'migration-wizard-6-start-confirm');
+    await confirm.getByRole('button', { name: 'Start copying' }).click();
     await expectScreen(page, id, 'copying');
     await page.getByText('No changes were made to the provider.').waitFor();
     // The page re-reads the migration after the start's migration.updated: let that settle first.

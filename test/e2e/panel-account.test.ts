@@ -80,6 +80,21 @@ describe('my account and contact attributes in the panel', { skip: browserSkipRe
     await context.close();
   });
 
+  test('notification channels this server cannot use say why they are greyed out (issue 43 item 13)', async () => {
+    const { context, page, errors } = await ownerPage();
+    await page.goto(`${s.url}/settings/account`);
+    const why = page.getByText('Push is greyed out: this server has no Web Push keys.', { exact: false });
+    await why.waitFor();
+    await page.getByText('E-mail is greyed out: this server has no mail account to send from', { exact: false }).waitFor();
+    const push = page.locator('input[type=checkbox][aria-describedby="notif-off-push"]');
+    assert.ok((await push.count()) > 0, 'the greyed-out push boxes point at the reason');
+    assert.equal(await push.first().isDisabled(), true);
+    assert.equal(await page.locator('input[type=checkbox][aria-describedby="notif-off-realtime"]').count(), 0, 'in-app needs no reason');
+    await assertAccessible(page);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test('contact details: name and addresses, attributes of each kind added, edited and removed, errors shown', async () => {
     const { conversation_id: id } = await deliverMail(s, address, { From: 'Deniz <deniz@cust.example>', Subject: 'Upgrade please' });
     const contactId = (await s.request('GET', `/v1/conversations/${id}`, { token: seed.apiKey })).body.contact_id as string;

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import zlib from 'node:zlib';
 import type { Page } from 'playwright-core';
 import { createInbox } from '../../src/inboxes/service.js';
 import { createSignInLink } from '../../src/people/sign-in-links.js';
@@ -439,4 +440,177 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
       pixel.close();
     }
   });
+  test('HTML newsletter (issue 43 item 3): its cid: banner renders in the frame, the frame fits the mail, inline parts are not listed as files', async () => {
+    await sendToIngress(ingressPort(s), {
+      from: 'Spring Letter <letter@news.example>',
+      to: address,
+      subject: 'Spring newsletter',
+      text: 'Spring news in plain text',
+      html: `<table width="600" style="width:600px;border-collapse:collapse"><tr><td><img src="cid:banner@news.example" alt="Spring banner" width="600" height="120" style="display:block"></td></tr>
+<tr><td><h1>Spring news</h1>${'<p>Our garden centre opens early this year, with new plants every week.</p>'.repeat(12)}<p>The last line of the letter</p></td></tr></table>`,
+      attachments: [
+        { filename: 'banner.png', content: solidPng(600, 120), contentType: 'image/png', cid: 'banner@news.example', contentDisposition: 'inline' },
+        { filename: 'terms.pdf', content: Buffer.from('%PDF-1.4 terms'), contentType: 'application/pdf' },
+      ],
+    });
+    for (const [locale, width, height, show, text] of [
+      ['en-US', 1280, 800, 'Show formatted', 'Show text'],
+      ['tr-TR', 390, 844, 'Biçimli göster', 'Metin olarak göster'],
+    ] as const) {
+      await s.app.db
+        .updateTable('people')
+        .set({ locale: locale.slice(0, 2) })
+        .where('id', '=', seed.ownerId)
+        .execute();
+      const { context, page, errors } = await panelPage({ width, height, locale });
+      await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+      await page.goto(`${s.url}/conversations`);
+      await page.getByRole('link', { name: /Spring Letter/ }).click();
+      const message = page.locator('article.msg', { hasText: 'Spring Letter' });
+      await message.getByRole('button', { name: show }).click();
+      const frame = page.frameLocator('iframe.mail-frame');
+      await frame.getByText('The last line of the letter').waitFor();
+      const banner = frame.getByRole('img', { name: 'Spring banner' });
+      await banner.waitFor();
+      for (let i = 0; i < 100 && !(await banner.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)); i++) await page.waitForTimeout(50);
+      assert.equal(await banner.evaluate((img: HTMLImageElement) => img.naturalWidth), 600, 'the inline banner rendered');
+      // Wait until the frame has taken its content's size, then check nothing is cut off either way.
+      let fit = { frameH: 0, docH: 1, frameW: 0, shownW: 1 };
+      for (let i = 0; i < 100; i++) {
+        fit = await page.locator('iframe.mail-frame').evaluate((el: HTMLIFrameElement) => {
+          const doc = el.contentDocument!;
+          const zoom = Number(doc.body.style.zoom || 1);
+          return { frameH: el.clientHeight, docH: doc.documentElement.scrollHeight, frameW: el.clientWidth, shownW: Math.ceil(doc.body.scrollWidth * zoom) };
+        });
+        if (fit.frameH >= fit.docH && fit.docH > 300) break;
+        await page.waitForTimeout(50);
+      }
+      assert.ok(fit.frameH >= fit.docH && fit.docH > 300, `the frame is as tall as the mail (${JSON.stringify(fit)})`);
+      assert.ok(fit.shownW <= fit.frameW + 1, `the 600 px mail is scaled into the pane (${JSON.stringify(fit)})`);
+      const files = message.locator('.attachments');
+      await files.getByText('terms.pdf').waitFor();
+      assert.equal(await files.getByText('banner.png').count(), 0, 'the inline banner is not listed again as a file');
+      await screenshot(page, `html-mail-${locale}-${width}`);
+      await assertAccessible(page);
+      await message.getByRole('button', { name: text }).click();
+      await message.getByText('Spring news in plain text').waitFor();
+      assert.deepEqual(errors, []);
+      await context.close();
+    }
+    await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
+  });
+
+  test('mail: the quoted earlier mail is folded; an image attachment opens a preview (issue 43 item 13)', async () => {
+    await sendToIngress(ingressPort(s), {
+      from: 'Quoting Customer <quoter@cust.example>',
+      to: address,
+      subject: 'Re: your order',
+      text: 'Thanks, that helps.\nOne more question about the size.\n\nOn Mon, 2 Nov 2026 at 10:00, Support <support@acme.example> wrote:\n> Your order ships today.\n> Regards',
+      attachments: [{ filename: 'photo.png', content: solidPng(40, 30), contentType: 'image/png' }],
+    });
+    const { context, page, errors } = await panelPage();
+    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    await page.goto(`${s.url}/conversations`);
+    await page.getByRole('link', { name: /Quoting Customer/ }).click();
+    const message = page.locator('article.msg', { hasText: 'One more question about the size.' });
+    await message.waitFor();
+    assert.equal(await message.getByText('Your order ships today.').count(), 0, 'the quote is folded away');
+    await message.getByRole('button', { name: 'Show quoted text' }).click();
+    await message.getByText('Your order ships today.', { exact: false }).waitFor();
+    await message.getByRole('button', { name: 'Hide quoted text' }).waitFor();
+
+    await message.getByRole('button', { name: 'Preview photo.png' }).click();
+    const preview = page.getByRole('dialog', { name: 'photo.png' });
+    const image = preview.getByRole('img', { name: 'photo.png' });
+    await image.waitFor();
+    for (let i = 0; i < 100 && !(await image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)); i++) await page.waitForTimeout(50);
+    assert.equal(await image.evaluate((img: HTMLImageElement) => img.naturalWidth), 40);
+    assert.equal(await preview.getByRole('link', { name: 'Download' }).getAttribute('download'), 'photo.png');
+    await assertAccessible(page);
+    await screenshot(page, 'image-preview-en-1280');
+    await page.keyboard.press('Escape');
+    await preview.waitFor({ state: 'detached' });
+
+    // The list row shows the priority, the first labels and whom it is assigned to.
+    const conv = await s.app.db.selectFrom('conversations').select('id').where('subject', '=', 'Re: your order').executeTakeFirstOrThrow();
+    const patched = await s.request('PATCH', `/v1/conversations/${conv.id}`, {
+      token: seed.ownerToken,
+      body: { priority: 'urgent', labels: ['billing', 'vip', 'later'], assignee_id: seed.ownerId },
+    });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const row = page.locator('a.row', { hasText: 'Quoting Customer' });
+    await row.locator('.row-tags').getByText('Urgent').waitFor();
+    assert.deepEqual(await row.locator('.row-tags .badge').allInnerTexts(), ['Urgent', 'billing', 'vip', '+1']);
+    assert.equal(await row.locator('.row-assignee .visually-hidden').innerText(), 'Assigned to You');
+    await screenshot(page, 'list-row-tags-en-1280');
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test('an agent invited to one inbox (issue 43 item 8) from a Turkish browser gets a Turkish panel (item 7); the limit is edited in the member list', async () => {
+    const sales = await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Sales' });
+    const owner = await panelPage();
+    await owner.context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    const { page } = owner;
+    await page.goto(`${s.url}/settings/members`);
+    await page.getByLabel('E-mail address').fill('limited@acme.example');
+    await page.getByLabel('Role', { exact: true }).selectOption('agent');
+    const limit = page.getByRole('group', { name: 'Inboxes this agent sees' });
+    await limit.getByRole('checkbox', { name: 'Every inbox' }).uncheck();
+    await limit.getByRole('checkbox', { name: 'Sales' }).check();
+    await limit.getByRole('checkbox', { name: 'Support' }).uncheck();
+    await screenshot(page, 'invite-inboxes-en-1280');
+    await page.getByRole('button', { name: 'Send invite' }).click();
+    const link = await page.getByLabel(/Invite link for limited@acme\.example/).inputValue();
+    await page.getByText('limited@acme.example · Agent · Sales').waitFor();
+    const invites = await s.request('GET', '/v1/invites', { token: seed.apiKey });
+    assert.deepEqual(invites.body.data.find((i: { email: string }) => i.email === 'limited@acme.example').inbox_ids, [sales.id]);
+    await assertAccessible(page);
+
+    // The invited person's browser speaks Turkish: the invite page and then the panel are in Turkish.
+    const invited = await panelPage({ locale: 'tr-TR', width: 390, height: 844 });
+    await invited.page.goto(link.replace(/^https?:\/\/[^/]+/, s.url));
+    await invited.page.getByRole('button', { name: 'Daveti kabul et' }).click();
+    await invited.page.waitForURL(/\/conversations/);
+    await invited.page.getByRole('heading', { name: 'Tümü' }).waitFor();
+    const person = await s.app.db.selectFrom('people').select('locale').where('email', '=', 'limited@acme.example').executeTakeFirstOrThrow();
+    assert.equal(person.locale, 'tr', 'kept until the person chooses another');
+    await screenshot(invited.page, 'invited-agent-tr-390');
+    await invited.context.close();
+
+    // The member list names the agent's inboxes and changes them.
+    await page.reload();
+    const row = page.getByRole('listitem').filter({ hasText: 'limited@acme.example' });
+    await row.getByText('Sales ·').waitFor();
+    const edit = row.getByRole('group', { name: 'Inboxes this agent sees' });
+    await edit.getByRole('checkbox', { name: 'Support' }).check();
+    await page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes('/v1/members/'));
+    const members = await s.request('GET', '/v1/members', { token: seed.apiKey });
+    const member = members.body.data.find((m: { email: string }) => m.email === 'limited@acme.example');
+    assert.deepEqual([...member.inbox_ids].sort(), [sales.id, seed.inboxId].sort());
+    await owner.context.close();
+  });
 });
+
+/** A PNG of one colour, width × height (a newsletter's banner). */
+function solidPng(width: number, height: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(Buffer.concat([Buffer.from(type), data])));
+    return Buffer.concat([len, Buffer.from(type), data, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(width * 3, Buffer.from([0x2e, 0x8b, 0x57]))]);
+  const pixels = zlib.deflateSync(Buffer.concat(Array.from({ length: height }, () => row)));
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', pixels),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}

@@ -343,6 +343,99 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await context.close();
   });
 
+  /** Waits until the server counts as many open team connections as asked (the widget's presence reads them). */
+  async function teamConnections(open: boolean) {
+    for (let i = 0; i < 200; i++) {
+      const row = await s.app.db
+        .selectFrom('realtime_connections')
+        .select('id')
+        .where('workspace_id', '=', seed.workspaceId)
+        .where('kind', '=', 'member')
+        .where('closed_at', 'is', null)
+        .executeTakeFirst();
+      if ((row !== undefined) === open) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.fail(open ? 'no team member came online' : 'a team member stayed online');
+  }
+
+  test('presence follows the team (issue 43 item 2): nobody online → a neutral line and the e-mail question first; someone online → "Online now" and the visitor writes at once', async () => {
+    await teamConnections(false);
+    const away = await visit('presence-away', { key: keys.offline });
+    await launcher(away.page).click();
+    let dialog = away.page.getByRole('dialog');
+    await dialog.getByText('We’ll reply as soon as we can').waitFor();
+    assert.equal(await dialog.locator('.dot.on').count(), 0, 'no green dot while nobody is online');
+    assert.equal((await dialog.locator('.availability').innerText()).trim(), 'We’ll reply as soon as we can');
+    await dialog.getByRole('textbox', { name: 'E-mail address' }).waitFor();
+    assert.equal(await dialog.getByLabel('Write a message').count(), 0, 'offline: the address comes first');
+    await screenshot(away.page, 'widget-presence-away-1280');
+
+    // An agent opens the panel: the same visitor, reopening the chat, sees the team online and writes at once.
+    const agent = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await agent.context.addCookies([{ name: 'svc_session', value: seed.ownerToken, domain: new URL(s.url).hostname, path: '/' }]);
+    await agent.page.goto(`${s.url}/conversations`);
+    await teamConnections(true);
+    // Closed and opened again with the launcher: the panel asks for presence as it opens.
+    await away.page.locator('svc-chat').locator('.launcher').click();
+    await dialog.waitFor({ state: 'hidden' });
+    await away.page.locator('svc-chat').locator('.launcher').click();
+    await dialog.getByText('Online now').waitFor();
+    assert.equal(await dialog.locator('.dot.on').count(), 1, 'the green dot with "Online now"');
+    assert.equal((await dialog.locator('.availability').innerText()).trim(), 'Online now');
+    const box = dialog.getByLabel('Write a message');
+    await box.waitFor();
+    assert.equal(await dialog.getByRole('textbox', { name: 'E-mail address' }).count(), 0, 'online: no e-mail question first');
+    assert.deepEqual(away.problems, []);
+    await away.context.close();
+
+    const since = new Date().toISOString();
+    const online = await visit('presence-online', { key: keys.offline }, { width: 390, height: 844 });
+    await launcher(online.page).click();
+    dialog = online.page.getByRole('dialog');
+    await dialog.getByText('Online now').waitFor();
+    const write = dialog.getByLabel('Write a message');
+    assert.equal(await write.evaluate((el) => el === (el.getRootNode() as ShadowRoot).activeElement), true, 'the message box has the focus');
+    await write.fill('Is anyone there?');
+    await write.press('Enter');
+    await dialog.locator('.bubble.me', { hasText: 'Is anyone there?' }).waitFor();
+    assert.ok(await conversationOf(null, since));
+    await assertAccessible(online.page);
+    await screenshot(online.page, 'widget-presence-online-390');
+    await online.context.close();
+
+    // A channel that needs an address, while someone is online: the address goes beside the first message.
+    const needsEmail = (
+      await createChatChannel(s.app, {
+        workspaceId: seed.workspaceId,
+        inboxId: seed.inboxId,
+        name: 'Chat with address',
+        origins: [shop],
+        allowAnonymous: false,
+        askEmailOffline: true,
+      })
+    ).public_key!;
+    const since2 = new Date().toISOString();
+    const asked = await visit('presence-email', { key: needsEmail });
+    await launcher(asked.page).click();
+    dialog = asked.page.getByRole('dialog');
+    await dialog.getByText('Online now').waitFor();
+    const message = dialog.getByLabel('Write a message');
+    await message.fill('Where is my order?');
+    await message.press('Enter');
+    await dialog.getByText('Please enter a valid e-mail address.').waitFor();
+    await dialog.getByRole('textbox', { name: 'Your e-mail address, so we can reply.' }).fill('deniz@example.com');
+    await message.press('Enter');
+    await dialog.locator('.bubble.me', { hasText: 'Where is my order?' }).waitFor();
+    const conversation = await conversationOf(null, since2);
+    const contact = await s.request('GET', `/v1/contacts/${conversation.contact_id}`, { token: seed.ownerToken });
+    assert.equal(contact.body.unverified_email, 'deniz@example.com');
+    assert.deepEqual(asked.problems, []);
+    await asked.context.close();
+    await agent.context.close();
+    await teamConnections(false);
+  });
+
   test('an agent answers from the panel: the panel shows the visitor typing and the widget the team typing', async () => {
     const since = new Date().toISOString();
     const visitor = await visit('panel-chat', { key: keys.plain });
@@ -352,6 +445,7 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await dialog.getByLabel('Write a message').press('Enter');
     const conversation = await conversationOf(null, since);
 
+    await s.app.db.updateTable('people').set({ name: 'Ayşe Kaya' }).where('id', '=', seed.ownerId).execute();
     const agent = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const svcUrl = new URL(s.url);
     await agent.context.addCookies([{ name: 'svc_session', value: seed.ownerToken, domain: svcUrl.hostname, path: '/' }]);
@@ -365,6 +459,11 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await dialog.getByText('The team is typing…').waitFor();
     await agent.page.getByRole('button', { name: 'Send' }).click();
     await dialog.getByText('Yes, we do.').waitFor();
+    // The reply is signed with the member's first name and its initial, not "Team" or the full name (issue 43 item 13).
+    const reply = dialog.locator('.bubble.team', { hasText: 'Yes, we do.' });
+    assert.equal((await reply.locator('.who').innerText()).replace(/\s+/g, ' ').trim(), 'A Ayşe');
+    assert.equal(await reply.locator('.avatar').innerText(), 'A');
+    await s.app.db.updateTable('people').set({ name: null }).where('id', '=', seed.ownerId).execute();
     await agent.context.close();
     await visitor.context.close();
   });
@@ -408,6 +507,7 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await dialog.getByRole('link', { name: /receipt\.txt/ }).waitFor();
 
     // The agent sees the visitor's image in the panel.
+    await s.app.db.updateTable('people').set({ name: 'Ayşe Kaya' }).where('id', '=', seed.ownerId).execute();
     const agent = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const svcUrl = new URL(s.url);
     await agent.context.addCookies([{ name: 'svc_session', value: seed.ownerToken, domain: svcUrl.hostname, path: '/' }]);
@@ -558,6 +658,7 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     await plain.context.close();
     await hostile.context.close();
 
+    await teamConnections(false);
     const phone = await visit('phone', { key: keys.turkish }, { width: 390, height: 844 });
     await phone.page.locator('svc-chat').getByRole('button', { name: 'Sohbeti aç' }).click();
     const dialog = phone.page.getByRole('dialog', { name: 'Destek ile sohbet' });

@@ -23,6 +23,24 @@ describe('settings', () => {
     assert.equal(c.eventsRetentionDays, 7);
   });
 
+  test('SVC_SMTP_FROM takes a display name; unset, the mail comes from svc at the public URL’s host (issue 43 item 13)', () => {
+    const smtp = { SVC_SMTP_HOST: 'smtp.relay.example' };
+    assert.deepEqual(pick(loadConfig({ ...smtp, SVC_SMTP_FROM: 'Acme Support <help@acme.example>' })), ['help@acme.example', 'Acme Support']);
+    assert.deepEqual(pick(loadConfig({ ...smtp, SVC_SMTP_FROM: '"Acme, Support" <help@acme.example>' })), ['help@acme.example', 'Acme, Support']);
+    assert.deepEqual(pick(loadConfig({ ...smtp, SVC_SMTP_FROM: 'help@acme.example' })), ['help@acme.example', undefined]);
+    assert.deepEqual(pick(loadConfig({ ...smtp, SVC_PUBLIC_URL: 'https://help.acme.example/' })), ['svc@help.acme.example', 'svc']);
+    assert.deepEqual(
+      pick(loadConfig({ ...smtp, SVC_PUBLIC_URL: 'http://localhost:8080' })),
+      ['svc@smtp.relay.example', 'svc'],
+      'no usable host: the SMTP host',
+    );
+    assert.deepEqual(pick(loadConfig(smtp)), ['svc@smtp.relay.example', 'svc']);
+    assert.throws(
+      () => loadConfig({ ...smtp, SVC_SMTP_FROM: 'Acme <not an address>' }),
+      (e: unknown) => e instanceof ConfigError && /SVC_SMTP_FROM/.test(e.message),
+    );
+  });
+
   test('SVC_BROADCASTS defaults to approval when sign-up is open', () => {
     assert.equal(loadConfig({ SVC_SIGNUP: 'open' }).broadcasts.mode, 'approval');
     assert.equal(loadConfig({ SVC_SIGNUP: 'open', SVC_BROADCASTS: 'on' }).broadcasts.mode, 'on');
@@ -230,3 +248,7 @@ describe('master key', () => {
     }
   });
 });
+
+function pick(c: ReturnType<typeof loadConfig>) {
+  return [c.smtp?.from, c.smtp?.fromName];
+}

@@ -17,7 +17,7 @@ describe('sign-in with mailed codes', () => {
     clock = new ManualClock('2026-03-01T10:00:00Z');
     s = await startTestServer({
       clock,
-      env: { SVC_SMTP_HOST: '127.0.0.1', SVC_SMTP_PORT: String(sink.port), SVC_SMTP_TLS: 'none', SVC_SMTP_FROM: 'svc@example.test' },
+      env: { SVC_SMTP_HOST: '127.0.0.1', SVC_SMTP_PORT: String(sink.port), SVC_SMTP_TLS: 'none', SVC_SMTP_FROM: 'Acme Support <svc@example.test>' },
     });
   });
   after(async () => {
@@ -31,6 +31,8 @@ describe('sign-in with mailed codes', () => {
     assert.equal(r.status, 202);
     const [mail] = (await sink.waitFor(before + 1)).slice(before);
     assert.deepEqual(mail.to, [email]);
+    // SVC_SMTP_FROM with a display name: the mail shows it (issue 43 item 13).
+    assert.deepEqual(mail.parsed.from?.value, [{ name: 'Acme Support', address: 'svc@example.test' }]);
     // The job that mailed it ends before the test moves the clock (a lease passed by would run it again).
     await s.app.jobs.drain();
     return codeOf(mail.parsed.subject);

@@ -77,6 +77,24 @@ describe('inbox greeting', () => {
     });
     assert.equal(on.status, 200);
     assert.deepEqual(on.body.text, { en: 'Hello, we got your mail.', tr: 'Merhaba, e-postanızı aldık.' });
+    assert.equal(on.body.held, null, 'the inbox has an e-mail channel with an SMTP server: nothing holds the greeting');
+  });
+
+  test('an inbox whose e-mail channels cannot send says the greeting is held (issue 43 item 6)', async () => {
+    const other = await s.request('POST', '/v1/inboxes', { token: seed.apiKey, body: { name: 'No outgoing' } });
+    assert.equal(other.status, 201, JSON.stringify(other.body));
+    const on = await s.request('PATCH', `/v1/inboxes/${other.body.id}/greeting`, { token: seed.apiKey, body: { enabled: true } });
+    assert.equal(on.body.held, 'no_outgoing_mail', 'no e-mail channel');
+    const ch = await s.request('POST', '/v1/channels', {
+      token: seed.apiKey,
+      body: { kind: 'email', inbox_id: other.body.id, name: 'Receive only', address: 'receive-only@acme.example' },
+    });
+    assert.equal(ch.status, 201, JSON.stringify(ch.body));
+    assert.equal(
+      (await s.request('GET', `/v1/inboxes/${other.body.id}/greeting`, { token: seed.apiKey })).body.held,
+      'no_outgoing_mail',
+      'a channel with no SMTP server',
+    );
   });
 
   test('the first mail of a new conversation gets one threaded automatic reply; a follow-up gets none', async () => {
@@ -164,7 +182,10 @@ describe('inbox greeting', () => {
     await s.app.db.updateTable('mailbox_migrations').set({ state: 'syncing' }).where('id', '=', migrationId).execute();
     const c = await customerMail({ From: 'during@cust.example' });
     assert.deepEqual(await greetingsIn(c.conversation_id), []);
+    // The settings say so (issue 43 item 6): the card shows why nothing is sent.
+    assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/greeting`, { token: seed.apiKey })).body.held, 'migration_underway');
     await s.app.db.updateTable('mailbox_migrations').set({ state: 'completed' }).where('id', '=', migrationId).execute();
+    assert.equal((await s.request('GET', `/v1/inboxes/${seed.inboxId}/greeting`, { token: seed.apiKey })).body.held, null);
     const later = await customerMail({ From: 'after@cust.example' });
     assert.equal((await greetingsIn(later.conversation_id)).length, 1);
   });

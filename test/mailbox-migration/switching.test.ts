@@ -493,6 +493,10 @@ describe('switching delivery, finishing and removing imported history', { skip: 
       routingOptions({ config: { forwardingDomain: FORWARDING_DOMAIN } as Config }, channel).ways.map((w) => w.way),
       ['forwarding', 'server_routing', 'mx'],
     );
+    // The MX way names the moved mailbox's domain, not the channel's (issue 43 item 11).
+    const mx = (source?: string) => routingOptions({ config: { forwardingDomain: undefined } as Config }, channel, source).ways.find((w) => w.way === 'mx');
+    assert.equal(mx('Support@Old-Shop.example')?.domain, 'old-shop.example');
+    assert.equal(mx()?.domain, 'shop.test', 'no source address: the channel’s domain');
   });
 
   test('finish with force completes without a test message; mail still reaching only the old mailbox is not copied', async () => {

@@ -44,6 +44,18 @@ describe('satisfaction ratings', () => {
     const links = [...(mail.parsed.text ?? '').matchAll(/https?:\/\/\S+\/v1\/ratings\/\S+/g)].map((m) => m[0]);
     assert.equal(links.length, 5, mail.parsed.text);
     assert.equal(mail.parsed.headers.get('auto-submitted'), 'auto-generated');
+    // HTML with five buttons naming the answers, not bare links (issue 43 item 13); the same five links.
+    const html = String(mail.parsed.html);
+    const buttons = [...html.matchAll(/<a href="([^"]+)" style="display:block;[^"]*background:#1d4ed8[^"]*">([^<]+)<\/a>/g)];
+    assert.deepEqual(
+      buttons.map((b) => b[2]!.replace(/ .*/, '')),
+      ['1', '2', '3', '4', '5'],
+      html,
+    );
+    assert.deepEqual(
+      buttons.map((b) => b[1]!.replace(/&amp;/g, '&')),
+      links,
+    );
     return links.map((l) => new URL(l).pathname + new URL(l).search);
   }
 

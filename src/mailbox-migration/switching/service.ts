@@ -160,10 +160,14 @@ export async function finishMigration(ctx: Ctx, access: Access, id: string, inpu
   });
 }
 
-/** The ways to route mail to the server (only MX without SVC_FORWARDING_DOMAIN). */
-export function routingOptions(ctx: Pick<Ctx, 'config'>, channel: ChannelRow | undefined) {
+/**
+ * The ways to route mail to the server (only MX without SVC_FORWARDING_DOMAIN). MX names the domain
+ * of the mailbox being moved (its mail is what must arrive here), else the channel's.
+ */
+export function routingOptions(ctx: Pick<Ctx, 'config'>, channel: ChannelRow | undefined, sourceAddress?: string | null) {
   const forwarding = channel ? activeForwardingAddress(channel, ctx.config.forwardingDomain) : null;
-  const domain = channel?.address ? channel.address.slice(channel.address.lastIndexOf('@') + 1) : null;
+  const moved = sourceAddress ?? channel?.address;
+  const domain = moved?.includes('@') ? moved.slice(moved.lastIndexOf('@') + 1).toLowerCase() : null;
   const ways: Record<string, unknown>[] = [];
   if (forwarding) {
     ways.push({
@@ -220,7 +224,7 @@ export async function switchingView(ctx: Pick<Ctx, 'db' | 'config'>, m: Migratio
   }
   const removable = m.state === 'completed' || m.state === 'cancelled';
   return {
-    routing: routingOptions(ctx, channel),
+    routing: routingOptions(ctx, channel, m.source_address),
     test_message: { sent_at: m.probe_sent_at, arrived_at: m.probe_arrived_at, route: m.probe_route },
     sync,
     end_reason: m.end_reason,

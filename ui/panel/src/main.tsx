@@ -10,5 +10,6 @@ import './styles/settings.css';
 import './styles/picker-bell-reports.css';
 import './styles/recipients.css';
 import './styles/editor.css';
+import './styles/messages.css';
 
 render(<App />, document.getElementById('app')!);

@@ -4,11 +4,12 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { FileView } from './attachment';
-import { ApiError, type Link, type VisitorConversation, type VisitorMessage } from './client';
+import { ApiError, type Link, type VisitorConversation, type VisitorMessage, type WidgetConfig } from './client';
 import { uploadFile } from './files';
 import { sheet, type Widget } from './host';
-import { locale, replyTime, t } from './i18n';
+import { locale, t } from './i18n';
 import panelCss from './panel.css?inline';
+import { availability, EmailBesideMessage, emailFirst, PRESENCE_MS, Who } from './presence';
 import { RatingPrompt } from './rating';
 
 const TYPING_SHOWN_MS = 6_000;
@@ -24,11 +25,13 @@ export function mountPanel(widget: Widget) {
   container.hidden = true;
   widget.root.prepend(container);
   let focusOnShow = () => {};
-  render(<Chat widget={widget} registerFocus={(f) => (focusOnShow = f)} />, container);
+  let refresh = () => {};
+  render(<Chat widget={widget} registerFocus={(f) => (focusOnShow = f)} registerRefresh={(f) => (refresh = f)} />, container);
   return {
     show() {
       container.hidden = false;
       focusOnShow();
+      refresh();
     },
     hide() {
       container.hidden = true;
@@ -36,18 +39,22 @@ export function mountPanel(widget: Widget) {
   };
 }
 
-function availability(w: Widget): string {
-  const { inbox, team_online } = w.config;
-  if (inbox.mode === 'live') return team_online ? t('online_now') : t('away');
-  return inbox.expected_reply_minutes ? t('replies_in', { time: replyTime(inbox.expected_reply_minutes) }) : t('away');
-}
-
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: () => void) => void }) {
-  const { client, config } = widget;
+function Chat({
+  widget,
+  registerFocus,
+  registerRefresh,
+}: {
+  widget: Widget;
+  registerFocus: (f: () => void) => void;
+  registerRefresh: (f: () => void) => void;
+}) {
+  const { client } = widget;
+  // Presence is asked again each time the chat opens and while it stays open: it follows the team.
+  const [config, setConfig] = useState<WidgetConfig>(widget.config);
   const [link, setLink] = useState<Link>(client.link);
   const [conversations, setConversations] = useState<VisitorConversation[]>([]);
   const [current, setCurrent] = useState<string | null>(client.session()?.conversation_id ?? null);
@@ -63,8 +70,13 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
   const [dragging, setDragging] = useState(false);
   const fileInput = useRef<HTMLInputElement>(null);
   const offlineAsk = !config.team_online && config.channel.ask_email_offline;
-  const [askEmail, setAskEmail] = useState(() => !client.session() && (!config.channel.allow_anonymous || offlineAsk));
+  // The e-mail question comes first only while nobody is online; with someone online the visitor
+  // writes at once (a channel that needs an address asks for it beside the first message).
+  const [askEmail, setAskEmail] = useState(() => !client.session() && emailFirst(config));
+  /** The visitor chose to write without an address: a later presence check does not ask again. */
+  const skipped = useRef(false);
   const [email, setEmail] = useState('');
+  const emailWithMessage = !askEmail && !client.session() && !config.channel.allow_anonymous;
   const area = useRef<HTMLTextAreaElement>(null);
   const emailInput = useRef<HTMLInputElement>(null);
   const thread = useRef<HTMLDivElement>(null);
@@ -76,6 +88,22 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
   const typingTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
 
   registerFocus(() => (askEmail ? emailInput.current : area.current)?.focus());
+  async function refreshPresence() {
+    try {
+      const fresh = await client.config();
+      widget.config = fresh;
+      setConfig(fresh);
+      if (client.session() || skipped.current) return;
+      const ask = emailFirst(fresh);
+      setAskEmail((was) => {
+        if (was !== ask) setTimeout(() => (ask ? emailInput.current : area.current)?.focus());
+        return ask;
+      });
+    } catch {
+      /* the header keeps what it last knew */
+    }
+  }
+  registerRefresh(() => void refreshPresence());
 
   async function loadConversations(): Promise<VisitorConversation[]> {
     if (!client.session()) return [];
@@ -149,6 +177,11 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
   }, []);
 
   useEffect(() => {
+    const timer = setInterval(() => void refreshPresence(), PRESENCE_MS);
+    return () => clearInterval(timer);
+  }, []);
+
+  useEffect(() => {
     let polling = false;
     const timer = setInterval(async () => {
       const id = currentRef.current;
@@ -196,10 +229,15 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
     e?.preventDefault();
     const text = body.trim();
     if ((!text && !files.length) || busy) return;
+    if (emailWithMessage && !EMAIL.test(email.trim())) {
+      setError(t('email_invalid'));
+      emailInput.current?.focus();
+      return;
+    }
     setBusy(true);
     setError(null);
     try {
-      if (!client.session()) await client.open();
+      if (!client.session()) await client.open(emailWithMessage ? { email: email.trim() } : undefined);
       let id = current;
       let rest = text;
       if (!id) {
@@ -277,7 +315,7 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
           <h2 class="title">{title}</h2>
           <p class="availability">
             <span class={`dot${config.team_online ? ' on' : ''}`} aria-hidden="true" />
-            {availability(widget)}
+            {availability(config)}
           </p>
         </div>
         <button type="button" class="icon-btn" aria-label={t('close_chat')} title={`${t('close_chat')} (Esc)`} onClick={() => widget.close()}>
@@ -341,7 +379,7 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
         )}
         {messages.map((m) => (
           <div key={m.id} class={`bubble ${m.author.type === 'contact' ? 'me' : 'team'}`}>
-            <span class="who">{m.author.type === 'contact' ? t('you') : (m.author.name ?? t('team'))}</span>
+            <Who author={m.author} />
             {m.body && <p>{m.body}</p>}
             {m.attachments.map((a) => (
               <FileView key={a.id} widget={widget} attachment={a} />
@@ -382,6 +420,7 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
               type="button"
               class="link-btn"
               onClick={() => {
+                skipped.current = true;
                 setAskEmail(false);
                 setTimeout(() => area.current?.focus());
               }}
@@ -410,6 +449,7 @@ function Chat({ widget, registerFocus }: { widget: Widget; registerFocus: (f: ()
               ))}
             </ul>
           )}
+          {emailWithMessage && <EmailBesideMessage inputRef={emailInput} value={email} onInput={setEmail} />}
           <input
             ref={fileInput}
             class="visually-hidden"

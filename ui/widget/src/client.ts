@@ -104,8 +104,11 @@ export class WidgetClient {
 
   /** Opens a session with these details (an identified visitor replaces any other session). */
   async open(identity: Identity = {}): Promise<StoredSession> {
-    const body: Identity & { public_key: string } = { public_key: this.publicKey };
+    const body: Identity & { public_key: string; page_url?: string } = { public_key: this.publicKey };
     for (const k of ['external_id', 'identity_hash', 'email', 'name'] as const) if (identity[k]) body[k] = identity[k];
+    // The page the visitor chats from, for the team (without its fragment; only http(s) pages).
+    const page = `${location.origin}${location.pathname}${location.search}`;
+    if (/^https?:\/\//.test(page) && page.length <= 2000) body.page_url = page;
     const r = await this.must(this.api.POST('/v1/widget/sessions', { body }));
     this.disconnect();
     const s: StoredSession = {

@@ -7,7 +7,7 @@ import { InboxOptions } from '../components/InboxOptions';
 import { absoluteTime, conversationTitle, locale, relativeTime, t } from '../i18n';
 import { isSignal, onEvent, onReset } from '../realtime';
 import { wakeText } from '../snooze';
-import { inboxes, me, overview, toast } from '../state';
+import { inboxes, me, memberName, overview, toast } from '../state';
 import { SearchBox, SearchResults } from './Search';
 import { isTyping } from './typing';
 import { type ListFilter, listUrl, matches } from './views';
@@ -309,8 +309,33 @@ function Row(props: { item: Item; href: string; selected: boolean }) {
         </time>
       )}
       <span class={`subject${c.subject ? '' : ' muted'}`}>{conversationTitle(c)}</span>
+      <RowTags item={c} />
       <span class="snippet">{c.preview ?? ''}</span>
     </a>
+  );
+}
+
+/** Beside the subject: the priority (when set), the first labels and whom it is assigned to. */
+function RowTags(props: { item: Item }) {
+  const c = props.item;
+  const assignee = c.assignee_id ? memberName(c.assignee_id, t('conv.you'), t('conv.team')) : null;
+  if (!c.priority && !c.labels.length && !assignee) return null;
+  return (
+    <span class="row-tags">
+      {c.priority && <span class={`badge priority-${c.priority}`}>{t(`priority.${c.priority}`)}</span>}
+      {c.labels.slice(0, 2).map((l) => (
+        <span key={l} class="badge label-badge">
+          {l}
+        </span>
+      ))}
+      {c.labels.length > 2 && <span class="badge">+{c.labels.length - 2}</span>}
+      {assignee && (
+        <span class="row-assignee" title={t('list.assigned_to', { name: assignee })}>
+          <span aria-hidden="true">{assignee.slice(0, 1).toLocaleUpperCase()}</span>
+          <span class="visually-hidden">{t('list.assigned_to', { name: assignee })}</span>
+        </span>
+      )}
+    </span>
   );
 }
 

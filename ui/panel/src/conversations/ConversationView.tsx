@@ -9,6 +9,7 @@ import { Composer, type ComposerHandle } from './Composer';
 import { ContactTyping } from './ContactTyping';
 import { type Contact, type ConversationPatch, Details } from './Details';
 import { describeEvent } from './event-line';
+import { Attachments, MailFrame, TextBody } from './MessageBody';
 import { PresenceLine, usePresence } from './Presence';
 import { AddParticipant, keepBcc, MessageRecipients } from './Recipients';
 import { isTyping } from './typing';
@@ -268,6 +269,8 @@ function MessageItem(props: {
           ? t('conv.api')
           : t('conv.system');
   const cls = m.kind === 'note' ? 'msg note' : m.direction === 'out' ? 'msg out' : 'msg';
+  // Inline parts (a newsletter's cid: banner) show inside the formatted mail, not again as files.
+  const listed = formatted && m.html ? m.attachments.filter((a) => !(a.inline && a.content_id)) : m.attachments;
   return (
     <article class={cls} aria-label={`${m.kind === 'note' ? t('conv.note') + ': ' : ''}${author}`}>
       <header class="msg-head">
@@ -290,11 +293,9 @@ function MessageItem(props: {
       {formatted && m.html ? (
         // Served with its own CSP: no scripts or forms, and no images from elsewhere until asked.
         <>
-          <iframe
-            sandbox="allow-popups allow-popups-to-escape-sandbox"
+          <MailFrame
             src={`/v1/conversations/${m.conversation_id}/messages/${m.id}/html${remoteImages ? '?remote_images=true' : ''}`}
             title={t('conv.show_formatted')}
-            style={{ width: '100%', height: '360px', border: 0, background: 'white' }}
           />
           {!remoteImages && (
             <p class="msg-extra">
@@ -305,18 +306,9 @@ function MessageItem(props: {
           )}
         </>
       ) : (
-        <div class="msg-body">{m.body}</div>
+        <TextBody body={m.body ?? ''} email={m.email !== null && m.email !== undefined} />
       )}
-      {m.attachments.length > 0 && (
-        <div class="attachments">
-          {m.attachments.map((a) => (
-            <a class="attachment" key={a.id} href={a.url} download={a.filename}>
-              {a.content_type.startsWith('image/') && !a.content_type.includes('svg') ? <img src={a.url} alt={a.filename} loading="lazy" /> : null}
-              <span>{a.filename}</span>
-            </a>
-          ))}
-        </div>
-      )}
+      <Attachments files={listed} />
       {m.has_original && (
         <p class="msg-extra">
           <a href={`/v1/conversations/${m.conversation_id}/messages/${m.id}/raw`} download>

@@ -6,7 +6,7 @@ import { Confirm } from '../components/Confirm';
 import { t } from '../i18n';
 import { toast } from '../state';
 import { RateLimited } from './MigrationPasswordForm';
-import { ACTION_KEY, type Migration, reachable, type Step, useSourceText } from './model';
+import { ACTION_KEY, type Migration, type PlanSummary, plural, reachable, type Step, useSourceText } from './model';
 import { RemoveHistoryDialog } from './steps/DoneStep';
 import { FinishDialog } from './steps/SwitchStep';
 
@@ -35,8 +35,22 @@ function formStep(m: Migration, action: string): Step {
   return steps.find((s) => reachable(m, s)) ?? steps[0];
 }
 
+/**
+ * The migration's allowed_actions, each as a button or as a link to its form, less what would do
+ * nothing here: a link to the step already shown or to one not open yet (folders after a failed
+ * sign-in), and "Retry failed messages" with no failed message.
+ */
+export function shownActions(m: Migration, step: Step): string[] {
+  return actionOrder(m).filter((a) => {
+    if (a === 'retry') return m.progress.failed > 0;
+    if (BUTTON_ACTIONS.has(a)) return true;
+    const target = formStep(m, a);
+    return target !== step && reachable(m, target);
+  });
+}
+
 /** Exactly the migration's allowed_actions, each as a button or as a link to its form. */
-export function ActionBar(props: { m: Migration; onChanged: (m: Migration) => void; reload: () => Promise<void> }) {
+export function ActionBar(props: { m: Migration; step: Step; onChanged: (m: Migration) => void; reload: () => Promise<void> }) {
   const { m } = props;
   const st = useSourceText();
   const { route } = useLocation();
@@ -77,7 +91,7 @@ export function ActionBar(props: { m: Migration; onChanged: (m: Migration) => vo
       setAsking(null);
     }
   }
-  const shown = actionOrder(m);
+  const shown = shownActions(m, props.step);
   if (shown.length === 0) return <p class="muted mig-actions-none">{t('mig.actions.none')}</p>;
   return (
     <>
@@ -93,7 +107,7 @@ export function ActionBar(props: { m: Migration; onChanged: (m: Migration) => vo
           }
           const danger = DANGER_ACTIONS.has(a);
           const primary = isPrimaryAction(m, a);
-          const confirm = danger || a === 'finish';
+          const confirm = danger || a === 'finish' || a === 'start';
           // The first of the destructive actions starts a group of its own, set apart at the end.
           const firstDanger = danger && shown.find((x) => DANGER_ACTIONS.has(x)) === a;
           return (
@@ -129,10 +143,31 @@ export function ActionBar(props: { m: Migration; onChanged: (m: Migration) => vo
           onConfirm={() => run('delete')}
         />
       )}
+      {asking === 'start' && (
+        <Confirm
+          title={st(ACTION_KEY('start'))}
+          lead={startLead(m)}
+          action={st(ACTION_KEY('start'))}
+          onClose={() => setAsking(null)}
+          onConfirm={() => run('start')}
+        />
+      )}
       {asking === 'finish' && <FinishDialog m={m} onClose={() => setAsking(null)} onFinish={(force) => run('finish', force ? { force: true } : undefined)} />}
       {asking === 'remove_history' && (
         <RemoveHistoryDialog m={m} onClose={() => setAsking(null)} onRemoved={(next) => (props.onChanged(next), void props.reload())} />
       )}
     </>
   );
+}
+
+/** What "Start copying" asks before it starts: the plan's counts, from the last scan. */
+function startLead(m: Migration): string {
+  const summary = m.plan.summary as PlanSummary | null;
+  if (!summary) return t('mig.start.lead_unknown');
+  const folders = summary.folders.filter((f) => !f.never_read && f.to_copy > 0).length;
+  return t('mig.start.lead', {
+    messages: plural('mig.n_messages', summary.to_copy),
+    conversations: plural('mig.n_conversations', summary.conversations),
+    folders: plural('mig.n_folders', folders),
+  });
 }

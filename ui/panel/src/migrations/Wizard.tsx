@@ -83,7 +83,7 @@ export function Wizard(props: { id: string }) {
       {m.source_address && <p class="muted">{presetText({ id: m.provider, name: m.provider_name }, 'name')}</p>}
       <Stepper current={step} migration={m} />
       <ReadOnlyNote m={m} />
-      <ActionBar m={m} onChanged={update} reload={reload} />
+      <ActionBar m={m} step={step} onChanged={update} reload={reload} />
       {step === 'connect' && <ConnectStep m={m} onChanged={update} />}
       {step === 'choose' && <ChooseStep m={m} onChanged={update} />}
       {step === 'map' && <MapStep m={m} onChanged={update} />}

@@ -4,7 +4,7 @@ import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { api, must, type Schemas } from '../api';
 import type { MessageKey } from '../i18n';
-import { t } from '../i18n';
+import { locale, t } from '../i18n';
 import { migrationEn } from './strings/en';
 
 export type Migration = Schemas['Migration'] & {
@@ -162,3 +162,9 @@ export function reachable(m: Migration, step: Step): boolean {
 
 export const STATE_KEY = (s: State) => `mig.state.${s}` as MessageKey;
 export const ACTION_KEY = (a: string) => `mig.action.${a}` as MessageKey;
+
+/** "1 message", "2 messages": the catalogue's `<base>_one` or `<base>_other` by the language's plural rules. */
+export function plural(base: 'mig.n_messages' | 'mig.n_conversations' | 'mig.n_folders', n: number): string {
+  const form = new Intl.PluralRules(locale.value).select(n) === 'one' ? 'one' : 'other';
+  return t(`${base}_${form}` as MessageKey, { n });
+}

@@ -192,6 +192,7 @@ export function NotificationSettings() {
                         aria-label={`${t(`notif.trigger.${trigger}` as MessageKey)}: ${t(`notif.channel.${channel}` as MessageKey)}`}
                         checked={prefs[trigger][channel]}
                         disabled={!available[channel]}
+                        aria-describedby={available[channel] ? undefined : `notif-off-${channel}`}
                         onChange={(e) => void change(trigger, channel, e.currentTarget.checked)}
                       />
                     </td>
@@ -202,6 +203,13 @@ export function NotificationSettings() {
           </table>
         </div>
       )}
+      {(['push', 'email'] as const)
+        .filter((c) => prefs && !available[c])
+        .map((c) => (
+          <p key={c} id={`notif-off-${c}`} class="muted notif-off">
+            {t(c === 'push' ? 'notif.push_no_keys' : 'notif.email_no_smtp')}
+          </p>
+        ))}
       {available.push && (
         <button class="btn" type="button" onClick={() => void subscribeThisBrowser().then(() => toast(t('notif.push_on')), fail)}>
           {t('notif.push_subscribe')}

@@ -5,7 +5,7 @@ import { useLocation } from 'preact-iso';
 import { ApiError, api, errorText, must } from '../api';
 import { AuthCard } from '../components/AuthCard';
 import { FormError } from '../components/FormError';
-import { t } from '../i18n';
+import { locale, t } from '../i18n';
 import { loadMe, me, selectWorkspace } from '../state';
 
 const tokenFromHash = () => decodeURIComponent(location.hash.replace(/^#/, ''));
@@ -84,7 +84,7 @@ export function AcceptInvite() {
     e.preventDefault();
     setError(null);
     try {
-      const r = await must(api.POST('/v1/invites/accept', { body: { token, ...(name.trim() ? { name: name.trim() } : {}) } }));
+      const r = await must(api.POST('/v1/invites/accept', { body: { token, locale: locale.value, ...(name.trim() ? { name: name.trim() } : {}) } }));
       selectWorkspace(r.workspace_id);
       await loadMe();
       route('/conversations', true);

@@ -6,7 +6,7 @@ import { FormError } from '../../components/FormError';
 import { Loading, useLoad } from '../../components/Loading';
 import type { MessageKey } from '../../i18n';
 import { t } from '../../i18n';
-import { type Folder, type Migration, useSourceText } from '../model';
+import { type Folder, type Migration, plural, useSourceText } from '../model';
 
 const SINCE_OPTIONS = [
   ['all', 0],
@@ -63,7 +63,7 @@ export function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => v
       <fieldset class="field mig-box">
         <legend>{t(helpDesk ? 'mig.choose.tickets' : 'mig.choose.folders')}</legend>
         <ul role="list" class="mig-folder-list">
-          {folders.data.map((f) => {
+          {folderOrder(folders.data).map((f) => {
             const disabled = f.never_read || !f.selectable;
             return (
               <li key={f.path} class={disabled ? 'mig-folder never' : 'mig-folder'}>
@@ -79,7 +79,7 @@ export function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => v
                   ) : (
                     <>
                       <span class="mono">{f.path}</span>
-                      <span class="muted">{f.messages === null ? '' : t('mig.choose.messages', { n: f.messages })}</span>
+                      <span class="muted">{f.messages === null ? '' : plural('mig.n_messages', f.messages)}</span>
                     </>
                   )}
                 </label>
@@ -116,4 +116,10 @@ export function ChooseStep(props: { m: Migration; onChanged: (m: Migration) => v
       </button>
     </form>
   );
+}
+
+/** INBOX, then Sent, then the rest alphabetically; folders never read (spam, trash, drafts) last. */
+export function folderOrder(folders: Folder[]): Folder[] {
+  const rank = (f: Folder) => (f.never_read ? 3 : f.path.toUpperCase() === 'INBOX' ? 0 : f.special_use === '\\Sent' ? 1 : 2);
+  return [...folders].sort((a, b) => rank(a) - rank(b) || a.path.localeCompare(b.path));
 }

@@ -6,7 +6,7 @@ import { useLoad } from '../../components/Loading';
 import type { MessageKey } from '../../i18n';
 import { absoluteTime, relativeTime, t } from '../../i18n';
 import { formatBytes } from '../MigrationUpload';
-import { type Migration, type PlanSummary, type PreviewConversation, SourceContext, useSourceText } from '../model';
+import { type Migration, type PlanSummary, type PreviewConversation, plural, SourceContext, useSourceText } from '../model';
 
 export function ReviewStep(props: { m: Migration }) {
   const { m } = props;
@@ -132,7 +132,7 @@ export function ReviewStep(props: { m: Migration }) {
                     <strong>{c.contact.name ?? c.contact.email ?? t('list.unknown_contact')}</strong>{' '}
                     <span class="muted">{c.subject ?? t('list.no_subject')}</span>
                     <div class="muted">
-                      {t(`status.${c.status}`)} · {t('conv.imported')} · {t('mig.review.n_messages', { n: c.messages.length })}
+                      {t(`status.${c.status}`)} · {t('conv.imported')} · {plural('mig.n_messages', c.messages.length)}
                       {c.labels.length > 0 && <> · {c.labels.join(', ')}</>}
                     </div>
                   </div>

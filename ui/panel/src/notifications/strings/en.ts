@@ -14,6 +14,9 @@ export const notificationsEn = {
   'notif.channel.realtime': 'In the panel',
   'notif.channel.push': 'Push',
   'notif.channel.email': 'E-mail',
+  'notif.push_no_keys':
+    'Push is greyed out: this server has no Web Push keys. The operator makes a pair with `svc vapid-keys` and sets SVC_VAPID_PUBLIC_KEY and SVC_VAPID_PRIVATE_KEY.',
+  'notif.email_no_smtp': 'E-mail is greyed out: this server has no mail account to send from (SVC_SMTP_HOST is not set).',
   'notif.push_subscribe': 'Get push notifications in this browser',
   'notif.push_on': 'This browser gets push notifications now.',
   'notif.push_off': 'Web Push is off on this server.',

@@ -16,6 +16,9 @@ export const notificationsTr: Record<keyof typeof notificationsEn, string> = {
   'notif.channel.realtime': 'Panelde',
   'notif.channel.push': 'Anlık bildirim',
   'notif.channel.email': 'E-posta',
+  'notif.push_no_keys':
+    'Anlık bildirim kapalı: bu sunucuda Web Push anahtarları yok. Yönetici `svc vapid-keys` ile bir çift oluşturup SVC_VAPID_PUBLIC_KEY ve SVC_VAPID_PRIVATE_KEY ayarlarını yapar.',
+  'notif.email_no_smtp': 'E-posta kapalı: bu sunucunun gönderim için bir posta hesabı yok (SVC_SMTP_HOST ayarlı değil).',
   'notif.push_subscribe': 'Bu tarayıcıda anlık bildirim al',
   'notif.push_on': 'Bu tarayıcı artık anlık bildirim alıyor.',
   'notif.push_off': 'Bu sunucuda Web Push kapalı.',

@@ -26,6 +26,7 @@ export function GreetingCard(props: { inboxId: string }) {
 interface Greeting {
   enabled: boolean;
   text: { en: string; tr: string };
+  held: 'migration_underway' | 'no_outgoing_mail' | null;
 }
 
 // Mounted only once the saved greeting is known, so its first render already shows it (a click
@@ -52,6 +53,11 @@ function GreetingForm(props: { inboxId: string; saved: Greeting; onSaved: () => 
         <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
         {t('greeting.enabled')}
       </label>
+      {enabled && saved.held && (
+        <p class="notice notice-warn" role="status">
+          {t(saved.held === 'migration_underway' ? 'greeting.held_migration' : 'greeting.held_no_smtp')}
+        </p>
+      )}
       <div class="field">
         <label for="greeting-en">{t('greeting.text_en')}</label>
         <textarea id="greeting-en" class="input" rows={3} required maxLength={5000} value={en} onInput={(e) => setEn(e.currentTarget.value)} />

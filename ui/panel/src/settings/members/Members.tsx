@@ -20,6 +20,8 @@ export function Members() {
   const [link, setLink] = useState<{ email: string; url: string; mailed: boolean } | null>(null);
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('agent');
+  /** The invited agent's inboxes: null is every inbox. */
+  const [inviteInboxes, setInviteInboxes] = useState<string[] | null>(null);
   const myRole = membership.value?.role;
   const manager = myRole === 'owner' || myRole === 'admin';
   const myPersonId = me.value!.person.id;
@@ -55,8 +57,10 @@ export function Members() {
           onSubmit={async (e) => {
             e.preventDefault();
             try {
-              showLink(await must(api.POST('/v1/invites', { body: { email: email.trim(), role } })));
+              const limit = role === 'agent' && inviteInboxes !== null ? { inbox_ids: inviteInboxes } : {};
+              showLink(await must(api.POST('/v1/invites', { body: { email: email.trim(), role, ...limit } })));
               setEmail('');
+              setInviteInboxes(null);
               await load();
             } catch (err) {
               fail(err);
@@ -80,6 +84,7 @@ export function Members() {
               </select>
             </div>
           </div>
+          {role === 'agent' && inboxes.value.length > 1 && <InboxLimit id="invite-inboxes" value={inviteInboxes} onChange={setInviteInboxes} />}
           <button class="btn btn-primary" type="submit">
             {t('invites.send')}
           </button>
@@ -92,7 +97,8 @@ export function Members() {
             {invites.map((i) => (
               <li key={i.id} class="card" style={{ display: 'flex', flexWrap: 'wrap', gap: 'var(--space-2)', alignItems: 'center' }}>
                 <span class="row-text">
-                  {i.email} · {t(`role.${i.role}`)} <span class="muted">· {t('invites.expires', { when: relativeTime(i.expires_at) })}</span>
+                  {i.email} · {t(`role.${i.role}`)}
+                  {i.inbox_ids && ` · ${inboxNames(i.inbox_ids)}`} <span class="muted">· {t('invites.expires', { when: relativeTime(i.expires_at) })}</span>
                 </span>
                 <button
                   class="btn"
@@ -125,6 +131,7 @@ export function Members() {
                   <strong>{m.name ?? m.email}</strong> {m.person_id === myPersonId && <span class="muted">{t('members.you')}</span>}
                   <div class="muted">
                     {m.name ? `${m.email} · ` : ''}
+                    {m.role === 'agent' && m.inbox_ids && `${inboxNames(m.inbox_ids)} · `}
                     {m.last_seen_at ? t('members.last_seen', { when: relativeTime(m.last_seen_at) }) : t('members.never_seen')}
                   </div>
                 </span>
@@ -157,33 +164,7 @@ export function Members() {
                 )}
               </div>
               {m.role === 'agent' && mayChange(m) && inboxes.value.length > 1 && (
-                <fieldset class="field" style={{ border: 0, padding: 0, marginTop: 'var(--space-2)', marginBottom: 0 }}>
-                  <legend style={{ fontSize: 'var(--text-sm)', fontWeight: 600 }}>{t('members.inboxes')}</legend>
-                  <div class="checks">
-                    <label>
-                      <input
-                        type="checkbox"
-                        checked={m.inbox_ids === null}
-                        onChange={() => void update(m, { inbox_ids: m.inbox_ids === null ? [inboxes.value[0].id] : null })}
-                      />
-                      {t('members.all_inboxes')}
-                    </label>
-                    {m.inbox_ids !== null &&
-                      inboxes.value.map((i) => (
-                        <label key={i.id}>
-                          <input
-                            type="checkbox"
-                            checked={m.inbox_ids!.includes(i.id)}
-                            onChange={() => {
-                              const next = m.inbox_ids!.includes(i.id) ? m.inbox_ids!.filter((x) => x !== i.id) : [...m.inbox_ids!, i.id];
-                              void update(m, { inbox_ids: next });
-                            }}
-                          />
-                          {i.name}
-                        </label>
-                      ))}
-                  </div>
-                </fieldset>
+                <InboxLimit id={`inboxes-${m.id}`} value={m.inbox_ids} onChange={(inbox_ids) => void update(m, { inbox_ids })} />
               )}
             </li>
           ))}
@@ -216,5 +197,42 @@ export function Members() {
         />
       )}
     </>
+  );
+}
+
+const inboxNames = (ids: string[]) =>
+  inboxes.value
+    .filter((i) => ids.includes(i.id))
+    .map((i) => i.name)
+    .join(', ') || t('members.no_inboxes');
+
+/** Which inboxes an agent works in: every inbox (null), or the ones ticked (at least one). */
+function InboxLimit(props: { id: string; value: string[] | null; onChange: (ids: string[] | null) => void }) {
+  const { value } = props;
+  return (
+    <fieldset class="field inbox-limit" aria-describedby={`${props.id}-hint`}>
+      <legend>{t('members.inboxes')}</legend>
+      <p id={`${props.id}-hint`} class="muted">
+        {t('members.inboxes_hint')}
+      </p>
+      <div class="checks">
+        <label>
+          <input type="checkbox" checked={value === null} onChange={() => props.onChange(value === null ? [inboxes.value[0].id] : null)} />
+          {t('members.all_inboxes')}
+        </label>
+        {value !== null &&
+          inboxes.value.map((i) => (
+            <label key={i.id}>
+              <input
+                type="checkbox"
+                checked={value.includes(i.id)}
+                disabled={value.length === 1 && value[0] === i.id}
+                onChange={() => props.onChange(value.includes(i.id) ? value.filter((x) => x !== i.id) : [...value, i.id])}
+              />
+              {i.name}
+            </label>
+          ))}
+      </div>
+    </fieldset>
   );
 }

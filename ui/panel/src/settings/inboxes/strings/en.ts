@@ -51,6 +51,9 @@ export const inboxSettingsEn = {
   'greeting.enabled': 'Send the greeting',
   'greeting.text_en': 'Text in English',
   'greeting.text_tr': 'Text in Turkish',
+  'greeting.held_migration':
+    'Not sent now: a migration into this inbox is under way, and the old mailbox still answers its mail. Greetings start once the move is switched over.',
+  'greeting.held_no_smtp': 'Not sent now: none of this inbox’s e-mail channels has an SMTP server to send with. Add one in the channel’s settings.',
   'greeting.never':
     'Never sent to automatic mail, noreply or list addresses, your team’s own addresses, imported mail, or the same customer twice in 24 hours.',
   'ratings.title': 'Satisfaction ratings',

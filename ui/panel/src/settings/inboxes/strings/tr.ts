@@ -53,6 +53,10 @@ export const inboxSettingsTr: Record<keyof typeof inboxSettingsEn, string> = {
   'greeting.enabled': 'Karşılama mesajını gönder',
   'greeting.text_en': 'İngilizce metin',
   'greeting.text_tr': 'Türkçe metin',
+  'greeting.held_migration':
+    'Şu an gönderilmiyor: bu gelen kutusuna bir taşıma sürüyor ve e-postaları hâlâ eski posta kutusu yanıtlıyor. Taşıma tamamlanınca karşılama gönderilmeye başlar.',
+  'greeting.held_no_smtp':
+    'Şu an gönderilmiyor: bu gelen kutusunun hiçbir e-posta kanalında gönderim için bir SMTP sunucusu yok. Kanalın ayarlarından ekleyin.',
   'greeting.never':
     'Otomatik e-postalara, noreply veya liste adreslerine, ekibinizin kendi adreslerine, içe aktarılan e-postalara ve aynı müşteriye 24 saat içinde ikinci kez asla gönderilmez.',
   'ratings.title': 'Memnuniyet değerlendirmesi',

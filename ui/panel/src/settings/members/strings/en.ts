@@ -12,6 +12,8 @@ export const membersEn = {
   'members.remove_lead': 'Remove {name}? They lose access at once and their open conversations become unassigned.',
   'members.leave_lead': 'Leave {workspace}? You lose access at once.',
   'members.inboxes': 'Inboxes this agent sees',
+  'members.inboxes_hint': 'Leave “Every inbox” ticked, or choose the inboxes whose conversations this agent may see and answer.',
+  'members.no_inboxes': 'no inbox',
   'members.all_inboxes': 'Every inbox',
   'invites.title': 'Invite someone',
   'invites.email': 'E-mail address',

@@ -14,6 +14,8 @@ export const membersTr: Record<keyof typeof membersEn, string> = {
   'members.remove_lead': '{name} çıkarılsın mı? Erişimini hemen kaybeder ve açık konuşmalarının ataması kaldırılır.',
   'members.leave_lead': '{workspace} çalışma alanından ayrılınsın mı? Erişiminizi hemen kaybedersiniz.',
   'members.inboxes': 'Bu temsilcinin gördüğü gelen kutuları',
+  'members.inboxes_hint': '“Tüm gelen kutuları” seçili kalsın ya da bu temsilcinin konuşmalarını görüp yanıtlayabileceği gelen kutularını seçin.',
+  'members.no_inboxes': 'gelen kutusu yok',
   'members.all_inboxes': 'Tüm gelen kutuları',
   'invites.title': 'Birini davet edin',
   'invites.email': 'E-posta adresi',
