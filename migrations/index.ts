@@ -34,6 +34,7 @@ import * as m0032WidgetUploads from './0032_widget_uploads.js';
 import * as m0033NotificationInbox from './0033_notification_inbox.js';
 import * as m0034Analytics from './0034_analytics.js';
 import * as m0035MessageRetryAt from './0035_message_retry_at.js';
+import * as m0043AnalyticsConversationVisits from './0043_analytics_conversation_visits.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -70,4 +71,5 @@ export const migrations: Record<string, Migration> = {
   '0033_notification_inbox': m0033NotificationInbox,
   '0034_analytics': m0034Analytics,
   '0035_message_retry_at': m0035MessageRetryAt,
+  '0043_analytics_conversation_visits': m0043AnalyticsConversationVisits,
 };

@@ -231,7 +231,8 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const v = await visitor(c);
       await messagesPerSession.hit(v.session.id, 'too many messages; slow down');
-      return c.json(await startVisitorConversation(ctx, v, c.req.valid('json')), 201);
+      const client = { address: clientAddress(c, ctx.config.clientAddress), userAgent: c.req.header('user-agent'), gpc: c.req.header('sec-gpc') === '1' };
+      return c.json(await startVisitorConversation(ctx, v, c.req.valid('json'), client), 201);
     },
   );
 

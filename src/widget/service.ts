@@ -12,6 +12,7 @@ import { createAnonymousContact, findOrCreateContactByExternalId } from '../cont
 import { contactMergeState } from '../contacts/merged.js';
 import { type ContactView, loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
+import { attachVisit, findRequestVisit, recordConversationStarted, type VisitorRequest } from '../analytics/attribution.js';
 import { openAttachment, storeUpload } from '../conversations/attachments.js';
 import { applyConversationChanges } from '../conversations/changes.js';
 import type { AttachmentRow, ConversationRow } from '../conversations/format.js';
@@ -325,9 +326,17 @@ async function sessionContact(db: Tx['db'], session: ContactSessionRow): Promise
   return contact;
 }
 
-export async function startVisitorConversation(ctx: Ctx, visitor: VisitorSession, input: { body: string; subject?: string }) {
+export async function startVisitorConversation(
+  ctx: Ctx,
+  visitor: VisitorSession,
+  input: { body: string; subject?: string },
+  client?: Omit<VisitorRequest, 'channelId'>,
+) {
   const body = checkBody(input.body);
   const { session, channel } = visitor;
+  // The web visit this visitor came from (a property linked to the channel), found before the
+  // transaction: it is read, never written, and conversation.created carries it.
+  const found = client ? await findRequestVisit(ctx, { ...client, channelId: channel.id }) : null;
   const result = await retryOnUniqueViolation(() =>
     inTransaction(ctx.db, async (trx) => {
       const tx = { db: trx, clock: ctx.clock };
@@ -343,11 +352,13 @@ export async function startVisitorConversation(ctx: Ctx, visitor: VisitorSession
         },
         contact,
         message: { kind: 'message', direction: 'in', author: { type: 'contact', contactId: contact.contact.id }, body },
+        visit: async (conversationId) => (found ? attachVisit(trx, conversationId, found, ctx.clock.now()) : null),
       });
       await trx.insertInto('contact_session_conversations').values({ session_id: session.id, conversation_id: started.conversation.id }).execute();
       return started;
     }),
   );
+  if (found) recordConversationStarted(ctx, found);
   announceEvents(ctx);
   return { conversation: formatVisitorConversation(result.conversation, result.message), message: formatVisitorMessage(result.message, null) };
 }

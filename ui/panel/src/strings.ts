@@ -1,5 +1,7 @@
 // Every area's strings, added to the catalogues before the app renders (i18n/ imports no area).
 
+import { analyticsEn } from './analytics/strings/en';
+import { analyticsTr } from './analytics/strings/tr';
 import { contactsEn } from './contacts/strings/en';
 import { contactsTr } from './contacts/strings/tr';
 import { conversationsEn } from './conversations/strings/en';
@@ -32,6 +34,7 @@ import { signInTr } from './sign-in/strings/tr';
 
 addStrings(
   'en',
+  analyticsEn,
   contactsEn,
   conversationsEn,
   migrationEn,
@@ -49,6 +52,7 @@ addStrings(
 );
 addStrings(
   'tr',
+  analyticsTr,
   contactsTr,
   conversationsTr,
   migrationTr,
