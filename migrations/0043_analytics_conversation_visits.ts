@@ -28,11 +28,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('pages', 'text', notNull)
     .addColumn('attached_at', 'text', notNull)
     .execute();
-  await db.schema
-    .createIndex('analytics_conversation_visits_property')
-    .on('analytics_conversation_visits')
-    .columns(['property_id', 'started_at'])
-    .execute();
+  await db.schema.createIndex('analytics_conversation_visits_property').on('analytics_conversation_visits').columns(['property_id', 'started_at']).execute();
   await db.schema.createIndex('analytics_conversation_visits_workspace').on('analytics_conversation_visits').column('workspace_id').execute();
 }
 

@@ -11,10 +11,8 @@ import { ingestionOf } from './runtime.js';
 import { type ConversationVisit, formatVisit, MAX_VISIT_PAGES } from './visit-store.js';
 import { dayOf, isBotAgent, visitorHash } from './visitor.js';
 
-
 /** The analytics event the widget's conversations add to the visit (never dropped for the limit). */
 export const CONVERSATION_STARTED = 'Conversation Started';
-
 
 /** What attribution keeps until the conversation's row exists (the visit's id and its visitor). */
 export interface FoundVisit {

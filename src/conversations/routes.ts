@@ -21,7 +21,9 @@ import { conversationView, getConversationFor, MAX_LABEL_LENGTH, MAX_LABELS, PRI
 import { attachmentsOf, findMessage } from './store.js';
 
 const ConversationDetailSchema = ConversationSchema.extend({
-  visit: ConversationVisitSchema.nullable().openapi({ description: 'widget conversations: the web visit it came from (a property linked to the chat channel), else null' }),
+  visit: ConversationVisitSchema.nullable().openapi({
+    description: 'widget conversations: the web visit it came from (a property linked to the chat channel), else null',
+  }),
 }).openapi('ConversationDetail');
 
 const conversationParams = z.object({ conversationId: idParam('conversationId', 'cv_01hxyz') });

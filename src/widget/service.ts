@@ -7,12 +7,12 @@
 import { createHmac } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { SelectQueryBuilder } from 'kysely';
+import { attachVisit, findRequestVisit, recordConversationStarted, type VisitorRequest } from '../analytics/attribution.js';
 import { chatChannelForPublicKey, findChannel } from '../channels/store.js';
 import { createAnonymousContact, findOrCreateContactByExternalId } from '../contacts/identify.js';
 import { contactMergeState } from '../contacts/merged.js';
 import { type ContactView, loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
-import { attachVisit, findRequestVisit, recordConversationStarted, type VisitorRequest } from '../analytics/attribution.js';
 import { openAttachment, storeUpload } from '../conversations/attachments.js';
 import { applyConversationChanges } from '../conversations/changes.js';
 import type { AttachmentRow, ConversationRow } from '../conversations/format.js';

@@ -30,7 +30,13 @@ describe('analytics: a widget conversation carries the visit it came from', () =
     clock.set('2026-03-10T09:00:00Z');
     s = await startTestServer({ clock, env: { SVC_WEBHOOK_ALLOW_PRIVATE: 'true' } });
     seed = await seedWorkspace(s.app);
-    const channel = await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Shop', origins: [ORIGIN], allowAnonymous: true });
+    const channel = await createChatChannel(s.app, {
+      workspaceId: seed.workspaceId,
+      inboxId: seed.inboxId,
+      name: 'Shop',
+      origins: [ORIGIN],
+      allowAnonymous: true,
+    });
     publicKey = channel.public_key!;
     await createProperty(s.app, { workspaceId: seed.workspaceId, domain: 'shop.example', chatChannelId: channel.id });
     // A second property on another channel: its visits never attach to this channel's conversations.

@@ -3,7 +3,7 @@
 import type { Schemas } from '../api';
 import { clockTime, locale, t } from '../i18n';
 
-export type ConversationVisit = Schemas['ConversationVisit'];
+export type ConversationVisit = NonNullable<Schemas['ConversationVisit']>;
 
 export function countryName(code: string | null): string {
   if (!code) return t('analytics.unknown');

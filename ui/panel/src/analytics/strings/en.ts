@@ -1,5 +1,6 @@
 // Web analytics: the strings in English. tr.ts has the same keys (test/panel/strings.test.ts checks it).
 export const analyticsEn = {
+  'nav.analytics': 'Analytics',
   'analytics.title': 'Analytics',
   'analytics.visit': 'Visit',
   'analytics.visit_none': 'No visit tied: the widget’s site has no analytics property, or the visitor was not counted.',

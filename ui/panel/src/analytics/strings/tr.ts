@@ -2,6 +2,7 @@
 import type { analyticsEn } from './en';
 
 export const analyticsTr: Record<keyof typeof analyticsEn, string> = {
+  'nav.analytics': 'Analitik',
   'analytics.title': 'Analitik',
   'analytics.visit': 'Ziyaret',
   'analytics.visit_none': 'Bağlı ziyaret yok: sohbet aracının sitesinde analitik mülkü yok ya da ziyaretçi sayılmadı.',

@@ -19,6 +19,7 @@ const SCOPES: Scope[] = [
   'broadcasts:manage',
   'migrations:manage',
   'workspace:manage',
+  'analytics:read',
 ];
 
 export function ApiKeys() {
