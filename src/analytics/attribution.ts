@@ -7,6 +7,7 @@
 import type { Ctx } from '../context.js';
 import type { AnalyticsConversationVisitsTable, Db } from '../db/schema.js';
 import { DAY, iso } from '../platform/clock.js';
+import { originMatches } from './ingest.js';
 import { ingestionOf } from './runtime.js';
 import { type ConversationVisit, formatVisit, MAX_VISIT_PAGES } from './visit-store.js';
 import { dayOf, isBotAgent, visitorHash } from './visitor.js';
@@ -133,4 +134,20 @@ export function recordConversationStarted(ctx: Ctx, found: FoundVisit): void {
     device: r.device,
     props: null,
   });
+}
+
+/**
+ * What widget.js needs to count the host page without /a.js: the domain of the property linked to
+ * the chat channel that the page's origin belongs to (null: none, and the widget counts nothing).
+ */
+export async function widgetAnalytics(db: Db, channelId: string, origin: string | undefined): Promise<{ domain: string } | null> {
+  const rows = await db
+    .selectFrom('analytics_properties')
+    .select(['domain', 'subdomains'])
+    .where('chat_channel_id', '=', channelId)
+    .where('deleted_at', 'is', null)
+    .orderBy('domain')
+    .execute();
+  const found = rows.find((p) => originMatches(origin, p));
+  return found ? { domain: found.domain } : null;
 }

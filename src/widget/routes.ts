@@ -131,6 +131,10 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
               locale: z.string(),
             }),
             team_online: z.boolean(),
+            analytics: z
+              .object({ domain: z.string() })
+              .nullable()
+              .openapi({ description: 'the analytics property of this page (linked to the channel): widget.js counts its pageviews, no /a.js needed' }),
           }),
           'the widget settings',
         ),
@@ -139,7 +143,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const channel = await chatChannelByKey(ctx, c.req.valid('query').public_key);
       checkOrigin(channel, c.req.header('origin'));
-      return c.json(await widgetConfig(ctx, channel), 200);
+      return c.json(await widgetConfig(ctx, channel, c.req.header('origin')), 200);
     },
   );
 

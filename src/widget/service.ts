@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { SelectQueryBuilder } from 'kysely';
-import { attachVisit, findRequestVisit, recordConversationStarted, type VisitorRequest } from '../analytics/attribution.js';
+import { attachVisit, findRequestVisit, recordConversationStarted, type VisitorRequest, widgetAnalytics } from '../analytics/attribution.js';
 import { chatChannelForPublicKey, findChannel } from '../channels/store.js';
 import { createAnonymousContact, findOrCreateContactByExternalId } from '../contacts/identify.js';
 import { contactMergeState } from '../contacts/merged.js';
@@ -80,9 +80,10 @@ export function identityHash(identitySecret: string, externalId: string, email?:
     .digest('hex');
 }
 
-export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: ChatChannel) {
+export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: ChatChannel, origin?: string) {
   const inbox = await inboxOfChannel(ctx.db, channel);
   const online = await teamOnline(ctx.db, channel.workspace_id, ctx.clock.now());
+  const analytics = await widgetAnalytics(ctx.db, channel.id, origin);
   return {
     channel: {
       name: channel.name,
@@ -92,6 +93,7 @@ export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: Chat
     },
     inbox: { name: inbox.name, mode: inbox.mode, expected_reply_minutes: inbox.expected_reply_minutes, timezone: inbox.timezone, locale: inbox.locale },
     team_online: online,
+    analytics,
   };
 }
 
