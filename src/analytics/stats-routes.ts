@@ -6,6 +6,7 @@ import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { conversationFunnel, FUNNEL_GROUPS } from './funnel.js';
 import { DROP_REASONS, eventProps, MAX_NAME_CHARS } from './ingest.js';
 import { getProperty } from './properties.js';
 import { MAX_BREAKDOWN_LIMIT, queryStats, realtime } from './reports.js';
@@ -106,7 +107,11 @@ export function registerAnalyticsStatsRoutes(app: ApiApp, ctx: Ctx) {
               url: z.string().url().max(2048),
               referrer: z.string().max(2048).nullable().optional(),
               props: eventProps.optional(),
-              ip: z.string().max(64).refine((v) => isIP(v) !== 0, 'not an IP address').optional(),
+              ip: z
+                .string()
+                .max(64)
+                .refine((v) => isIP(v) !== 0, 'not an IP address')
+                .optional(),
               user_agent: z.string().min(1).max(1000).optional(),
             })
             .strict(),
@@ -133,6 +138,57 @@ export function registerAnalyticsStatsRoutes(app: ApiApp, ctx: Ctx) {
         userAgent: b.user_agent,
       });
       return c.json({ accepted: dropped === null, dropped }, 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/analytics/funnel',
+      tags: ['analytics'],
+      summary: 'Visitors → chat opened → conversation started → resolved → rated, overall or by source, campaign or page',
+      description:
+        'Visitors and chat opens are distinct visitors (raw events, SVC_ANALYTICS_RAW_DAYS); conversations are the widget conversations tied to a visit in the period, resolved = closed now, rated = with a rating. `by=page`: the pages visitors saw and the page each conversation started on ("pages that start conversations"). At most 100 groups, most conversations first.',
+      security: bearer,
+      request: {
+        query: z.object({
+          property_id: z.string().min(1).max(100),
+          period: z.enum(PERIODS).optional().openapi({ description: 'default 30d' }),
+          date: day,
+          from: day,
+          to: day,
+          by: z.enum(FUNNEL_GROUPS).optional(),
+        }),
+      },
+      responses: {
+        200: jsonAnswer(
+          z
+            .object({
+              property_id: z.string(),
+              period: z.object({ from: z.string(), to: z.string() }),
+              by: z.enum(FUNNEL_GROUPS).nullable(),
+              steps: z.array(z.string()),
+              results: z.array(
+                z.object({
+                  value: z.string().nullable().openapi({ description: 'the source, campaign or page (null: none / all)' }),
+                  visitors: z.number().int(),
+                  chat_opened: z.number().int(),
+                  conversations: z.number().int(),
+                  resolved: z.number().int(),
+                  rated: z.number().int(),
+                }),
+              ),
+            })
+            .openapi('AnalyticsFunnel'),
+          'the funnel',
+        ),
+      },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      authorize(access, 'analytics:read');
+      const q = c.req.valid('query');
+      return c.json(await conversationFunnel(ctx, access.workspaceId, { ...q, propertyId: q.property_id }), 200);
     },
   );
 }

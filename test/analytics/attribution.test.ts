@@ -24,6 +24,8 @@ describe('analytics: a widget conversation carries the visit it came from', () =
   let publicKey: string;
   let clock: ManualClock;
   let noVisit: string;
+  let chromeConversation: string;
+  let propertyId: string;
 
   before(async () => {
     clock = new ManualClock();
@@ -38,7 +40,7 @@ describe('analytics: a widget conversation carries the visit it came from', () =
       allowAnonymous: true,
     });
     publicKey = channel.public_key!;
-    await createProperty(s.app, { workspaceId: seed.workspaceId, domain: 'shop.example', chatChannelId: channel.id });
+    propertyId = (await createProperty(s.app, { workspaceId: seed.workspaceId, domain: 'shop.example', chatChannelId: channel.id })).id;
     // A second property on another channel: its visits never attach to this channel's conversations.
     const other = await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Blog', origins: ['https://blog.example'] });
     await createProperty(s.app, { workspaceId: seed.workspaceId, domain: 'blog.example', chatChannelId: other.id });
@@ -100,7 +102,13 @@ describe('analytics: a widget conversation carries the visit it came from', () =
     clock.advance(60_000);
     await pageview('https://blog.example/post', CHROME, { domain: 'blog.example', origin: 'https://blog.example' });
     clock.advance(60_000);
+    const opened = await s.request('POST', '/a/e', {
+      raw: JSON.stringify({ d: 'shop.example', u: 'https://shop.example/shoes/blue', n: 'Chat Opened', w: 1280 }),
+      headers: { 'content-type': 'text/plain', origin: ORIGIN, 'user-agent': CHROME },
+    });
+    assert.equal(opened.headers.get('svc-analytics-dropped'), null);
     const id = await chat(CHROME);
+    chromeConversation = id;
 
     const { visit } = await read(id);
     assert.ok(visit, 'the conversation has its visit');
@@ -129,7 +137,7 @@ describe('analytics: a widget conversation carries the visit it came from', () =
     assert.equal(started.length, 1);
     assert.equal(started[0].path, '/shoes/blue');
     const visitRow = await s.app.db.selectFrom('analytics_visits').select(['id', 'events']).where('id', '=', started[0].visit_id!).executeTakeFirstOrThrow();
-    assert.equal(Number(visitRow.events), 3, 'two pageviews and the conversation');
+    assert.equal(Number(visitRow.events), 4, 'two pageviews, the chat opened and the conversation');
     const stored = JSON.stringify(await s.app.db.selectFrom('analytics_conversation_visits').selectAll().execute());
     for (const secret of ['127.0.0.1', started[0].visitor_id!, 'secret', 'Chrome/131']) assert.ok(!stored.includes(secret), secret);
   });
@@ -156,6 +164,36 @@ describe('analytics: a widget conversation carries the visit it came from', () =
     clock.advance(2 * 24 * HOUR);
     const lost = await chat(FIREFOX);
     assert.equal((await read(lost)).visit, null, 'the salts of two days ago are gone: the visitor cannot be found');
+  });
+
+  test('the funnel: visitors → chat opened → conversations → resolved → rated, overall, by source and by page', async () => {
+    await s.request('PATCH', `/v1/conversations/${chromeConversation}`, { token: seed.apiKey, body: { status: 'closed' } });
+    await s.app.db.updateTable('conversations').set({ rating_score: 5, rated_at: clock.now().toISOString() }).where('id', '=', chromeConversation).execute();
+    const funnel = async (by?: string) => {
+      const r = await s.request('GET', `/v1/analytics/funnel?property_id=${propertyId}&period=custom&from=2026-03-10&to=2026-03-11${by ? `&by=${by}` : ''}`, {
+        token: seed.apiKey,
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.body.results as Record<string, string | number | null>[];
+    };
+    // Visitors: Chrome, the iPhone and Firefox (late); conversations tied: Chrome's, the iPhone's, Firefox's late one.
+    assert.deepEqual(await funnel(), [{ value: null, visitors: 3, chat_opened: 1, conversations: 3, resolved: 1, rated: 1 }]);
+    assert.deepEqual(await funnel('source'), [
+      { value: null, visitors: 2, chat_opened: 0, conversations: 2, resolved: 0, rated: 0 },
+      { value: 'newsletter', visitors: 1, chat_opened: 1, conversations: 1, resolved: 1, rated: 1 },
+    ]);
+    const pages = await funnel('page');
+    assert.deepEqual(
+      pages.find((r) => r.value === '/shoes/blue'),
+      { value: '/shoes/blue', visitors: 1, chat_opened: 1, conversations: 1, resolved: 1, rated: 1 },
+      'the page the conversation started on',
+    );
+    assert.deepEqual(
+      pages.find((r) => r.value === '/'),
+      { value: '/', visitors: 1, chat_opened: 0, conversations: 0, resolved: 0, rated: 0 },
+    );
+    const bad = await s.request('GET', `/v1/analytics/funnel?property_id=${propertyId}&by=os`, { token: seed.apiKey });
+    assert.equal(bad.status, 400);
   });
 
   test('deleting the workspace deletes the conversations’ visits', async () => {

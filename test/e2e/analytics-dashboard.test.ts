@@ -97,6 +97,9 @@ describe('analytics dashboard in the panel', { skip: browserSkipReason() }, () =
         await sources.getByRole('row', { name: /google\.com\s*1/ }).waitFor();
         const devices = page.getByRole('region', { name: tr ? 'Cihazlar' : 'Devices' });
         await devices.getByRole('row', { name: tr ? /Telefon\s*1/ : /Phone\s*1/ }).waitFor();
+        // The funnel by source: the newsletter visitor started the one conversation.
+        const funnel = page.getByRole('region', { name: tr ? 'Konuşma hunisi' : 'Conversation funnel' });
+        await funnel.getByRole('row', { name: /newsletter\s*1\s*0\s*1\s*0\s*0/ }).waitFor();
         const chartWidth = await page
           .locator('.report-chart canvas')
           .first()

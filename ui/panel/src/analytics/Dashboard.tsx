@@ -10,6 +10,7 @@ import { DataTable } from '../components/DataTable';
 import { Loading, useLoad } from '../components/Loading';
 import { calendarDay, durationText, locale, shortCalendarDay, t } from '../i18n';
 import { membership } from '../state';
+import { Funnel } from './Funnel';
 import { Properties, UsageBanner } from './Properties';
 import { countryName } from './VisitCard';
 
@@ -208,6 +209,7 @@ export function Dashboard() {
             <Breakdown propertyId={property.id} period={period} dimension="visit:country" title={t('analytics.countries')} label={countryName} />
             <Breakdown propertyId={property.id} period={period} dimension="visit:device" title={t('analytics.devices')} label={deviceLabel} />
           </div>
+          <Funnel propertyId={property.id} period={period} />
         </>
       )}
       {manager && list.data && <Properties properties={properties} onChanged={() => void list.reload()} />}

@@ -55,6 +55,16 @@ export const analyticsEn = {
   'analytics.usage_warning': 'This workspace has used {percent}% of its monthly analytics events.',
   'analytics.usage_over': 'Over the monthly limit: pageviews are not counted until the next month. Chats are never affected.',
   'analytics.export': 'Export CSV',
+  'analytics.funnel': 'Conversation funnel',
+  'analytics.funnel_by': 'Group by',
+  'analytics.by_source': 'Source',
+  'analytics.by_campaign': 'Campaign',
+  'analytics.by_page': 'Page (where conversations start)',
+  'analytics.chat_opened': 'Opened the chat',
+  'analytics.conversations': 'Conversations',
+  'analytics.resolved': 'Resolved',
+  'analytics.rated': 'Rated',
+  'analytics.none': 'None',
   'analytics.loading': 'Loading…',
 } as const;
 

@@ -20,6 +20,7 @@ const SCOPES: Scope[] = [
   'migrations:manage',
   'workspace:manage',
   'analytics:read',
+  'analytics:write',
 ];
 
 export function ApiKeys() {
