@@ -56,7 +56,11 @@ export function registerAnalyticsStatsRoutes(app: ApiApp, ctx: Ctx) {
           from: day,
           to: day,
           metrics: z.string().max(200).optional().openapi({ description: 'comma-separated; default visitors' }),
-          dimension: z.string().max(50).optional(),
+          dimension: z
+            .string()
+            .max(100)
+            .optional()
+            .openapi({ description: 'time:day, a visit or event dimension, or event:props:<key> (custom event props, from raw events)' }),
           filters: z.string().max(4000).optional(),
           compare: z.enum(['previous_period']).optional(),
           limit: z.coerce.number().int().min(1).max(MAX_BREAKDOWN_LIMIT).optional(),

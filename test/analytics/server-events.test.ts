@@ -101,6 +101,33 @@ describe('POST /v1/analytics/events (server-side events)', () => {
     assert.equal((await events()).length, before);
   });
 
+  test('custom event props: a breakdown by a prop’s value, filtered by event name', async () => {
+    const r = await post({ property_id: propertyId, name: 'Purchase', url: 'https://shop.example/checkout', props: { plan: 'team', amount: 99 } });
+    assert.deepEqual(r.body, { accepted: true, dropped: null });
+    await post({ property_id: propertyId, name: 'Trial', url: 'https://shop.example/', props: { plan: 'pro' } });
+    await ingestionOf(s.app).writer.flush();
+    const stats = (query: string) => s.request('GET', `/v1/analytics/stats?property_id=${propertyId}&period=day&${query}`, { token: seed.apiKey });
+    const plans = await stats('dimension=event:props:plan&metrics=events,visitors&filters=event:name==Purchase');
+    assert.equal(plans.status, 200, JSON.stringify(plans.body));
+    assert.deepEqual(plans.body.results, [
+      { plan: 'pro', events: 1, visitors: 1 },
+      { plan: 'team', events: 1, visitors: 0 },
+    ]);
+    const all = await stats('dimension=event:props:plan&metrics=events');
+    assert.deepEqual(all.body.results, [
+      { plan: 'pro', events: 2 },
+      { plan: 'team', events: 1 },
+    ]);
+    const amounts = await stats('dimension=event:props:amount&metrics=events');
+    assert.deepEqual(amounts.body.results, [
+      { amount: '49', events: 1 },
+      { amount: '99', events: 1 },
+    ]);
+    assert.equal((await stats('dimension=event:props:plan&metrics=bounce_rate')).status, 400);
+    assert.equal((await stats('dimension=event:props:plan&filters=visit:source==x')).status, 400);
+    assert.equal((await stats('dimension=event:props:')).status, 400);
+  });
+
   test('past 110 % of the monthly limit a server-side event is dropped with quota', async () => {
     await setMonthlyLimit(s.app, seed.workspaceId, 2);
     await ingestionOf(s.app).writer.flush();
