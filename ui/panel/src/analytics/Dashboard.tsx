@@ -107,7 +107,7 @@ function Breakdown(props: { propertyId: string; period: Period; dimension: strin
   );
   const name = props.dimension.split(':')[1];
   return (
-    <section class="card analytics-breakdown" aria-label={props.title}>
+    <section class="card analytics-breakdown">
       <h2 style={{ marginTop: 0 }}>{props.title}</h2>
       {!data ? (
         <Loading error={error} retry={reload} />

@@ -18,10 +18,8 @@ export function Funnel(props: { propertyId: string; period: 'day' | '7d' | '30d'
   const n = (x: number) => x.toLocaleString(locale.value);
   const none = by === 'source' ? t('analytics.direct') : t('analytics.none');
   return (
-    <section class="card analytics-funnel" aria-labelledby="funnel-title">
-      <h2 id="funnel-title" style={{ marginTop: 0 }}>
-        {t('analytics.funnel')}
-      </h2>
+    <section class="card analytics-funnel">
+      <h2 style={{ marginTop: 0 }}>{t('analytics.funnel')}</h2>
       <div class="field">
         <label for="funnel-by">{t('analytics.funnel_by')}</label>
         <select id="funnel-by" class="select" value={by} onChange={(e) => setBy(e.currentTarget.value as By)}>
