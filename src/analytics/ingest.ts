@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { MINUTE } from '../platform/clock.js';
+import { invalid } from '../platform/errors.js';
 import type { GeoDatabase } from './geoip.js';
 import { type PropertyRow, propertyForDomain } from './properties.js';
 import { isBotAgent, reduceAgent, type SaltCache, visitorHash } from './visitor.js';
@@ -43,6 +44,33 @@ export interface IncomingEvent {
   address: string;
   gpc: boolean;
 }
+
+type Props = Record<string, string | number | boolean>;
+
+interface Recorded {
+  name: string;
+  referrer: string | null | undefined;
+  props: Props | undefined;
+  screenWidth: number | undefined;
+  address: string;
+  userAgent: string;
+  gpc: boolean;
+}
+
+export interface ServerEvent {
+  name: string;
+  url: string;
+  referrer?: string | null;
+  props?: Props;
+  /** The visitor's address and user agent (both, for a visitor hash; never stored). */
+  address?: string;
+  userAgent?: string;
+}
+
+/** The body fields of an event, shared by POST /a/e and POST /v1/analytics/events. */
+export const eventProps = z
+  .record(z.string().min(1).max(MAX_PROP_KEY_CHARS), z.union([z.string().max(MAX_PROP_VALUE_CHARS), z.number().finite(), z.boolean()]))
+  .refine((p) => Object.keys(p).length <= MAX_PROPS, `at most ${MAX_PROPS} props`);
 
 /** What the ingestion keeps between requests: the domain → property cache, rate windows, salts. */
 export class Ingestion {
@@ -115,22 +143,58 @@ export class Ingestion {
     if (!property) return 'origin';
     if (!originMatches(input.origin, property) || !hostMatches(page.hostname, property)) return 'origin';
     if (this.overRate(input.address)) return 'rate';
-    const name = parsed.n ?? 'pageview';
-    if ((await this.writer.admit(property.workspace_id, name)) === 'quota') return 'quota';
+    return this.record(property, page, {
+      name: parsed.n ?? 'pageview',
+      referrer: parsed.r,
+      props: parsed.p,
+      screenWidth: parsed.w,
+      address: input.address,
+      userAgent: input.userAgent!,
+      gpc: input.gpc,
+    });
+  }
 
+  /**
+   * A server-side event (POST /v1/analytics/events) for a property of the caller's workspace: the
+   * page must be on the property's domain (400 otherwise); without the visitor's address and user
+   * agent it counts with no visitor hash, as with Sec-GPC. Returns why it was dropped, or null.
+   */
+  async takeFromServer(property: PropertyRow, input: ServerEvent): Promise<DropReason | null> {
+    const page = new URL(input.url);
+    if ((page.protocol !== 'https:' && page.protocol !== 'http:') || !hostMatches(page.hostname, property))
+      throw invalid(`url must be a page of ${property.domain}${property.subdomains ? ' or its subdomains' : ''}`);
+    const reason =
+      input.userAgent && isBotAgent(input.userAgent)
+        ? 'bot'
+        : await this.record(property, page, {
+            name: input.name,
+            referrer: input.referrer,
+            props: input.props,
+            screenWidth: undefined,
+            address: input.address ?? '',
+            userAgent: input.userAgent ?? '',
+            gpc: !input.address || !input.userAgent,
+          });
+    if (reason) this.ctx.metrics.analyticsDropped.labels(reason).inc();
+    return reason;
+  }
+
+  private async record(property: PropertyRow, page: URL, e: Recorded): Promise<DropReason | null> {
+    const name = e.name;
+    if ((await this.writer.admit(property.workspace_id, name)) === 'quota') return 'quota';
     const now = this.ctx.clock.now();
     const { day, salt } = await this.salts.today(this.ctx);
-    const agent = reduceAgent(input.userAgent!, parsed.w);
+    const agent = e.userAgent ? reduceAgent(e.userAgent, e.screenWidth) : { browser: null, os: null, device: null };
     const q = page.searchParams;
-    const referrer = referrerHost(parsed.r, property);
-    const place = this.geo.lookup(input.address);
+    const referrer = referrerHost(e.referrer, property);
+    const place = e.address ? this.geo.lookup(e.address) : { country: null, region: null, city: null };
     const event: PendingEvent = {
       property_id: property.id,
       workspace_id: property.workspace_id,
       at: now.toISOString(),
       day,
       name,
-      visitor_id: input.gpc ? null : visitorHash(salt, property.id, input.address, input.userAgent!),
+      visitor_id: e.gpc ? null : visitorHash(salt, property.id, e.address, e.userAgent),
       path: cleanPath(page.pathname),
       referrer,
       source: text(q.get('utm_source')) ?? text(q.get('ref')) ?? text(q.get('source')) ?? referrer,
@@ -145,7 +209,7 @@ export class Ingestion {
       browser: agent.browser,
       os: agent.os,
       device: agent.device,
-      props: parsed.p && Object.keys(parsed.p).length ? JSON.stringify(parsed.p) : null,
+      props: e.props && Object.keys(e.props).length ? JSON.stringify(e.props) : null,
     };
     this.writer.add(event);
     return null;

@@ -73,7 +73,7 @@ export const analyticsWorkspaceStep: WorkspaceDataStep = {
   async deleteBatch(ctx, workspaceId, batch) {
     let rows = await deleteDataBatch(ctx, 'workspace_id', workspaceId, batch);
     if (!rows) {
-      for (const table of ['analytics_usage', 'analytics_limits', 'analytics_properties'] as const) {
+      for (const table of ['analytics_conversation_visits', 'analytics_usage', 'analytics_limits', 'analytics_properties'] as const) {
         rows += Number((await ctx.db.deleteFrom(table).where('workspace_id', '=', workspaceId).executeTakeFirst()).numDeletedRows);
       }
     }

@@ -7,6 +7,7 @@ import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
 import type { JobKind } from '../platform/jobs.js';
 import { getProperty } from './properties.js';
+import { PROPS_PREFIX, propsBreakdown } from './props.js';
 import {
   byDay,
   byValue,
@@ -72,6 +73,18 @@ async function rowsFor(ctx: C, property: { id: string; rolled_through: string | 
 
 export async function queryStats(ctx: C, workspaceId: string, q: StatsQuery): Promise<StatsAnswer> {
   const property = await getProperty(ctx, workspaceId, q.propertyId);
+  if (q.dimension?.startsWith(PROPS_PREFIX)) {
+    const { from, to } = periodRange(q.period ?? '30d', ctx.clock.now(), q);
+    const limit = Math.min(q.limit ?? 100, MAX_BREAKDOWN_LIMIT);
+    return (await propsBreakdown(ctx, property, {
+      dimension: q.dimension,
+      metrics: q.metrics,
+      filters: parseFilters(q.filters),
+      from,
+      to,
+      limit,
+    })) as StatsAnswer;
+  }
   const dimension = q.dimension && q.dimension !== 'time:day' ? q.dimension : null;
   if (dimension && !DIMENSIONS[dimension]) throw invalidDimension(dimension);
   const metrics = parseMetrics(q.metrics, dimension ?? undefined);
@@ -116,7 +129,7 @@ export async function queryStats(ctx: C, workspaceId: string, q: StatsQuery): Pr
 }
 
 function invalidDimension(d: string) {
-  return invalid(`unknown dimension ${JSON.stringify(d)}; dimensions: time:day, ${Object.keys(DIMENSIONS).join(', ')}`);
+  return invalid(`unknown dimension ${JSON.stringify(d)}; dimensions: time:day, ${Object.keys(DIMENSIONS).join(', ')}, ${PROPS_PREFIX}<key>`);
 }
 
 export interface Realtime {

@@ -1,11 +1,16 @@
 // GET /v1/analytics/stats and /v1/analytics/realtime: members, or keys with analytics:read.
+import { isIP } from 'node:net';
 import { createRoute, z } from '@hono/zod-openapi';
 import { authorize } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
-import { bearer, jsonAnswer } from '../http/openapi.js';
+import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { conversationFunnel, FUNNEL_GROUPS } from './funnel.js';
+import { DROP_REASONS, eventProps, MAX_NAME_CHARS } from './ingest.js';
+import { getProperty } from './properties.js';
 import { MAX_BREAKDOWN_LIMIT, queryStats, realtime } from './reports.js';
+import { ingestionOf } from './runtime.js';
 import { DIMENSIONS, MAX_CUSTOM_DAYS, METRICS, PERIODS } from './stats.js';
 
 const metricValue = z.object({ value: z.number(), change: z.number().nullable().optional() });
@@ -51,7 +56,11 @@ export function registerAnalyticsStatsRoutes(app: ApiApp, ctx: Ctx) {
           from: day,
           to: day,
           metrics: z.string().max(200).optional().openapi({ description: 'comma-separated; default visitors' }),
-          dimension: z.string().max(50).optional(),
+          dimension: z
+            .string()
+            .max(100)
+            .optional()
+            .openapi({ description: 'time:day, a visit or event dimension, or event:props:<key> (custom event props, from raw events)' }),
           filters: z.string().max(4000).optional(),
           compare: z.enum(['previous_period']).optional(),
           limit: z.coerce.number().int().min(1).max(MAX_BREAKDOWN_LIMIT).optional(),
@@ -81,6 +90,109 @@ export function registerAnalyticsStatsRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       authorize(access, 'analytics:read');
       return c.json(await realtime(ctx, access.workspaceId, c.req.valid('query').property_id), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/analytics/events',
+      tags: ['analytics'],
+      summary: 'Record an event from your server (keys with analytics:write)',
+      description:
+        'For what the browser does not see, e.g. a payment confirmed by the shop’s backend. `url` must be a page of the property’s domain. With the visitor’s `ip` and `user_agent` (both; never stored) the event joins that visitor’s visit like a tracker event; without them it counts with no visitor. Answers 202; `dropped` says why an event was not counted (`bot`, or `quota` past 110 % of the monthly limit).',
+      security: bearer,
+      request: {
+        body: jsonBody(
+          z
+            .object({
+              property_id: z.string().min(1).max(100),
+              name: z.string().min(1).max(MAX_NAME_CHARS),
+              url: z.string().url().max(2048),
+              referrer: z.string().max(2048).nullable().optional(),
+              props: eventProps.optional(),
+              ip: z
+                .string()
+                .max(64)
+                .refine((v) => isIP(v) !== 0, 'not an IP address')
+                .optional(),
+              user_agent: z.string().min(1).max(1000).optional(),
+            })
+            .strict(),
+        ),
+      },
+      responses: {
+        202: jsonAnswer(
+          z.object({ accepted: z.boolean(), dropped: z.enum(DROP_REASONS as [string, ...string[]]).nullable() }).openapi('AnalyticsEventAccepted'),
+          'taken (or dropped, and why)',
+        ),
+      },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      authorize(access, 'analytics:write');
+      const b = c.req.valid('json');
+      const property = await getProperty(ctx, access.workspaceId, b.property_id);
+      const dropped = await ingestionOf(ctx).takeFromServer(property, {
+        name: b.name,
+        url: b.url,
+        referrer: b.referrer,
+        props: b.props,
+        address: b.ip,
+        userAgent: b.user_agent,
+      });
+      return c.json({ accepted: dropped === null, dropped }, 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/analytics/funnel',
+      tags: ['analytics'],
+      summary: 'Visitors → chat opened → conversation started → resolved → rated, overall or by source, campaign or page',
+      description:
+        'Visitors and chat opens are distinct visitors (raw events, SVC_ANALYTICS_RAW_DAYS); conversations are the widget conversations tied to a visit in the period, resolved = closed now, rated = with a rating. `by=page`: the pages visitors saw and the page each conversation started on ("pages that start conversations"). At most 100 groups, most conversations first.',
+      security: bearer,
+      request: {
+        query: z.object({
+          property_id: z.string().min(1).max(100),
+          period: z.enum(PERIODS).optional().openapi({ description: 'default 30d' }),
+          date: day,
+          from: day,
+          to: day,
+          by: z.enum(FUNNEL_GROUPS).optional(),
+        }),
+      },
+      responses: {
+        200: jsonAnswer(
+          z
+            .object({
+              property_id: z.string(),
+              period: z.object({ from: z.string(), to: z.string() }),
+              by: z.enum(FUNNEL_GROUPS).nullable(),
+              steps: z.array(z.string()),
+              results: z.array(
+                z.object({
+                  value: z.string().nullable().openapi({ description: 'the source, campaign or page (null: none / all)' }),
+                  visitors: z.number().int(),
+                  chat_opened: z.number().int(),
+                  conversations: z.number().int(),
+                  resolved: z.number().int(),
+                  rated: z.number().int(),
+                }),
+              ),
+            })
+            .openapi('AnalyticsFunnel'),
+          'the funnel',
+        ),
+      },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      authorize(access, 'analytics:read');
+      const q = c.req.valid('query');
+      return c.json(await conversationFunnel(ctx, access.workspaceId, { ...q, propertyId: q.property_id }), 200);
     },
   );
 }

@@ -21,8 +21,10 @@ export const VISIT_IDLE_MS = 30 * MINUTE;
 const QUOTA_REFRESH_MS = 5000;
 export const LIMIT_NOTICE_JOB = 'analytics.limit_notice';
 
+/** The event widget.js sends when a visitor first opens the chat on a page. */
+export const CHAT_OPENED = 'Chat Opened';
 /** Events the widget records for conversations: never dropped for the monthly limit. */
-export const CONVERSATION_EVENTS: ReadonlySet<string> = new Set(['Chat Opened', 'Conversation Started']);
+export const CONVERSATION_EVENTS: ReadonlySet<string> = new Set([CHAT_OPENED, 'Conversation Started']);
 
 export type PendingEvent = Omit<AnalyticsEventsTable, 'id' | 'visit_id'>;
 

@@ -14,6 +14,7 @@ export const SCOPES = [
   'migrations:manage',
   'workspace:manage',
   'analytics:read',
+  'analytics:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -59,6 +60,8 @@ export const PERMISSIONS = {
   /** Web analytics: every member reads the figures; owners and admins manage the properties. */
   'analytics:read': { roles: EVERYONE, scope: 'analytics:read', what: 'reading web analytics' },
   'analytics:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing analytics properties' },
+  /** Server-side events (POST /v1/analytics/events), e.g. a purchase confirmed by the shop's backend. */
+  'analytics:write': { roles: EVERYONE, scope: 'analytics:write', what: 'sending web analytics events' },
   /** Retention deletes data: the spec's "owner only", like deleting the workspace (no key, whatever its scopes). */
   'workspace:manage': { roles: OWNERS, scope: null, what: 'changing workspace settings' },
   'workspace:delete': { roles: OWNERS, scope: null, what: 'deleting the workspace' },

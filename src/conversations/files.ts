@@ -2,6 +2,7 @@
 // a deletion job with their storage keys in the same transaction, so a crash between the database
 // change and the file removal loses nothing: the job runs (again) after a restart.
 
+import { deleteVisitsOfConversations } from '../analytics/visit-store.js';
 import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
@@ -85,6 +86,7 @@ export async function deleteConversationsWithFiles(
     const chunk = conversationIds.slice(i, i + 500);
     // Children first: explicit deletes do not depend on the dialect's cascade behaviour.
     await deleteMailOfConversations(ctx.db, chunk);
+    await deleteVisitsOfConversations(ctx.db, chunk);
     await ctx.db.deleteFrom('attachments').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('messages').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('conversation_labels').where('conversation_id', 'in', chunk).execute();

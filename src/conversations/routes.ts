@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { createRoute, z } from '@hono/zod-openapi';
+import { ConversationVisitSchema, conversationVisit } from '../analytics/visit-store.js';
 import type { Access } from '../auth/access.js';
 import { requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
@@ -32,6 +33,12 @@ import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
 import { MAX_RECIPIENTS } from './participants.js';
 import { conversationView, getConversationFor, MAX_LABEL_LENGTH, MAX_LABELS, PRIORITIES, STATUSES } from './service.js';
 import { attachmentsOf, findMessage } from './store.js';
+
+const ConversationDetailSchema = ConversationSchema.extend({
+  visit: ConversationVisitSchema.nullable().openapi({
+    description: 'widget conversations: the web visit it came from (a property linked to the chat channel), else null',
+  }),
+}).openapi('ConversationDetail');
 
 const conversationParams = z.object({ conversationId: idParam('conversationId', 'cv_01hxyz') });
 const messageParams = conversationParams.extend({ messageId: idParam('messageId', 'm_01hxyz') });
@@ -166,13 +173,13 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       summary: 'One conversation',
       security: bearer,
       request: { params: conversationParams },
-      responses: { 200: jsonAnswer(ConversationSchema, 'the conversation') },
+      responses: { 200: jsonAnswer(ConversationDetailSchema, 'the conversation') },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'conversations:read');
       const row = await getConversationFor(ctx, access, c.req.valid('param').conversationId);
-      return c.json(await conversationView(ctx.db, row), 200);
+      return c.json({ ...(await conversationView(ctx.db, row)), visit: await conversationVisit(ctx.db, row.id) }, 200);
     },
   );
 

@@ -354,7 +354,14 @@ async function recordMessageEvents(
 /** Starts a conversation with its first message and records conversation.created and message.created. */
 export async function startConversation(
   tx: Tx,
-  input: { conversation: NewConversation; contact: ContactView; message: NewMessage; feedback?: boolean } & RecordOptions,
+  input: {
+    conversation: NewConversation;
+    contact: ContactView;
+    message: NewMessage;
+    feedback?: boolean;
+    /** Widget conversations: stores the web visit it came from (src/analytics) once the row exists; conversation.created carries it. */
+    visit?: (conversationId: string) => Promise<unknown>;
+  } & RecordOptions,
 ): Promise<{ conversation: ConversationRow; labels: string[]; message: MessageRow; attachments: AttachmentRow[] }> {
   const created = newConversationRow(tx, { ...input.conversation, createdAt: input.conversation.createdAt ?? input.message.createdAt });
   let written: { message: MessageRow; attachments: AttachmentRow[]; conversation: ConversationRow };
@@ -378,6 +385,7 @@ export async function startConversation(
   }
   const { message, attachments, conversation } = written;
   const view = { conversation, labels: created.labels, contact: input.contact, message, attachments };
+  const visit = input.visit ? { visit: await input.visit(conversation.id) } : {};
   if (!input.quiet) {
     await recordEvent(tx, {
       workspaceId: conversation.workspace_id,
@@ -385,7 +393,7 @@ export async function startConversation(
       contactId: conversation.contact_id,
       type: 'conversation.created',
       occurredAt: new Date(conversation.created_at),
-      data: { conversation: formatConversation(created.conversation, created.labels), contact: formatContact(input.contact) },
+      data: { conversation: formatConversation(created.conversation, created.labels), contact: formatContact(input.contact), ...visit },
       cause: { personId: message.author_person_id },
     });
     await recordMessageEvents(tx, view, { feedback: input.feedback });

@@ -135,6 +135,10 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
               locale: z.string(),
             }),
             team_online: z.boolean(),
+            analytics: z
+              .object({ domain: z.string() })
+              .nullable()
+              .openapi({ description: 'the analytics property of this page (linked to the channel): widget.js counts its pageviews, no /a.js needed' }),
           }),
           'the widget settings',
         ),
@@ -143,7 +147,7 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const channel = await chatChannelByKey(ctx, c.req.valid('query').public_key);
       checkOrigin(channel, c.req.header('origin'));
-      return c.json(await widgetConfig(ctx, channel), 200);
+      return c.json(await widgetConfig(ctx, channel, c.req.header('origin')), 200);
     },
   );
 
@@ -248,7 +252,8 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const v = await visitor(c);
       await messagesPerSession.hit(v.session.id, 'too many messages; slow down');
-      return c.json(await startVisitorConversation(ctx, v, c.req.valid('json')), 201);
+      const client = { address: clientAddress(c, ctx.config.clientAddress), userAgent: c.req.header('user-agent'), gpc: c.req.header('sec-gpc') === '1' };
+      return c.json(await startVisitorConversation(ctx, v, c.req.valid('json'), client), 201);
     },
   );
 

@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { SelectQueryBuilder } from 'kysely';
+import { attachVisit, findRequestVisit, recordConversationStarted, type VisitorRequest, widgetAnalytics } from '../analytics/attribution.js';
 import { chatChannelForPublicKey, findChannel } from '../channels/store.js';
 import { createAnonymousContact, findOrCreateContactByExternalId } from '../contacts/identify.js';
 import { contactMergeState } from '../contacts/merged.js';
@@ -79,9 +80,10 @@ export function identityHash(identitySecret: string, externalId: string, email?:
     .digest('hex');
 }
 
-export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: ChatChannel) {
+export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: ChatChannel, origin?: string) {
   const inbox = await inboxOfChannel(ctx.db, channel);
   const online = await teamOnline(ctx.db, channel.workspace_id, ctx.clock.now());
+  const analytics = await widgetAnalytics(ctx.db, channel.id, origin);
   return {
     channel: {
       name: channel.name,
@@ -91,6 +93,7 @@ export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: Chat
     },
     inbox: { name: inbox.name, mode: inbox.mode, expected_reply_minutes: inbox.expected_reply_minutes, timezone: inbox.timezone, locale: inbox.locale },
     team_online: online,
+    analytics,
   };
 }
 
@@ -371,9 +374,17 @@ async function sessionContact(db: Tx['db'], session: ContactSessionRow): Promise
   return contact;
 }
 
-export async function startVisitorConversation(ctx: Ctx, visitor: VisitorSession, input: { body: string; subject?: string }) {
+export async function startVisitorConversation(
+  ctx: Ctx,
+  visitor: VisitorSession,
+  input: { body: string; subject?: string },
+  client?: Omit<VisitorRequest, 'channelId'>,
+) {
   const body = checkBody(input.body);
   const { session, channel } = visitor;
+  // The web visit this visitor came from (a property linked to the channel), found before the
+  // transaction: it is read, never written, and conversation.created carries it.
+  const found = client ? await findRequestVisit(ctx, { ...client, channelId: channel.id }) : null;
   const result = await retryOnUniqueViolation(() =>
     inTransaction(ctx.db, async (trx) => {
       const tx = { db: trx, clock: ctx.clock };
@@ -389,11 +400,13 @@ export async function startVisitorConversation(ctx: Ctx, visitor: VisitorSession
         },
         contact,
         message: { kind: 'message', direction: 'in', author: { type: 'contact', contactId: contact.contact.id }, body },
+        visit: async (conversationId) => (found ? attachVisit(trx, conversationId, found, ctx.clock.now()) : null),
       });
       await trx.insertInto('contact_session_conversations').values({ session_id: session.id, conversation_id: started.conversation.id }).execute();
       return started;
     }),
   );
+  if (found) recordConversationStarted(ctx, found);
   announceEvents(ctx);
   return { conversation: formatVisitorConversation(result.conversation, result.message), message: formatVisitorMessage(result.message, null) };
 }

@@ -39,7 +39,7 @@ const OTHER_SECRET: Record<string, string> = {
 };
 
 /** The scopes agents hold (src/auth/access.ts): a key refused for another scope means agents are refused too. */
-const AGENT_SCOPES = ['conversations:read', 'conversations:write', 'contacts:read', 'contacts:write', 'analytics:read'];
+const AGENT_SCOPES = ['conversations:read', 'conversations:write', 'contacts:read', 'contacts:write', 'analytics:read', 'analytics:write'];
 
 describe('every secured route authorizes before it looks at the request', () => {
   let s: TestServer;

@@ -111,6 +111,30 @@ export interface AnalyticsRollupsTable {
   duration_s: number;
 }
 
+/** The visit a widget conversation came from (migration 0043), copied when it started. */
+export interface AnalyticsConversationVisitsTable {
+  conversation_id: string;
+  workspace_id: string;
+  property_id: string;
+  visit_id: string;
+  started_at: string;
+  entry_path: string;
+  referrer: string | null;
+  source: string | null;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  country: string | null;
+  region: string | null;
+  city: string | null;
+  browser: string | null;
+  os: string | null;
+  device: string | null;
+  /** JSON array of {path, at}: that visitor's pageviews that day up to the conversation. */
+  pages: string;
+  attached_at: string;
+}
+
 export interface AnalyticsTables {
   analytics_properties: AnalyticsPropertiesTable;
   analytics_limits: AnalyticsLimitsTable;
@@ -119,4 +143,5 @@ export interface AnalyticsTables {
   analytics_events: AnalyticsEventsTable;
   analytics_visits: AnalyticsVisitsTable;
   analytics_rollups: AnalyticsRollupsTable;
+  analytics_conversation_visits: AnalyticsConversationVisitsTable;
 }

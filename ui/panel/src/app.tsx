@@ -1,6 +1,7 @@
 // Routes of the panel. Every URL is real: a reload lands on the same view.
 import { useEffect } from 'preact/hooks';
 import { LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
+import { AnalyticsPage } from './analytics';
 import { whenUnauthorized } from './api';
 import { Toasts } from './components/Toasts';
 import { Workspace } from './conversations';
@@ -68,6 +69,7 @@ function Gate() {
         <Route path="/settings/:section?/:id?" component={Settings} />
         <Route path="/reports" component={Reports} />
         <Route path="/contacts/:id?" component={Contacts} />
+        <Route path="/analytics" component={AnalyticsPage} />
         <Route default component={Workspace} />
       </Router>
     </>

@@ -1,5 +1,7 @@
 // Every area's strings, added to the catalogues before the app renders (i18n/ imports no area).
 
+import { analyticsEn } from './analytics/strings/en';
+import { analyticsTr } from './analytics/strings/tr';
 import { contactsEn } from './contacts/strings/en';
 import { contactsTr } from './contacts/strings/tr';
 import { conversationsEn } from './conversations/strings/en';
@@ -36,6 +38,7 @@ import { snoozeTr } from './snooze/strings/tr';
 
 addStrings(
   'en',
+  analyticsEn,
   contactsEn,
   conversationsEn,
   migrationEn,
@@ -55,6 +58,7 @@ addStrings(
 );
 addStrings(
   'tr',
+  analyticsTr,
   contactsTr,
   conversationsTr,
   migrationTr,

@@ -2,12 +2,13 @@
 // visitor with a session, the socket that counts unread replies while the chat is closed. The chat
 // panel (Preact) is imported when the visitor opens it.
 
+import { startAnalytics } from './analytics';
 import { type Identity, type VisitorMessage, WidgetClient, type WidgetConfig } from './client';
 import { sheet, type Widget } from './host';
 import { setLocale, t } from './i18n';
 import launcherCss from './launcher.css?inline';
 
-type Command = 'identify' | 'open' | 'close' | 'on';
+type Command = 'identify' | 'open' | 'close' | 'on' | 'track';
 type Call = [Command, ...unknown[]];
 interface Panel {
   show(): void;
@@ -32,6 +33,9 @@ export async function start(script: HTMLScriptElement | null | undefined): Promi
     return console.warn(`svc widget: not shown (${(e as Error).message})`);
   }
   setLocale(config.inbox.locale);
+  // The page's pageviews, when a property linked to this channel counts it (no /a.js needed).
+  const track = config.analytics ? startAnalytics(new URL(src).origin, config.analytics.domain) : null;
+  let chatOpened = false;
 
   const host = document.createElement('svc-chat');
   const root = host.attachShadow({ mode: 'open' });
@@ -78,6 +82,10 @@ export async function start(script: HTMLScriptElement | null | undefined): Promi
   async function open() {
     if (opened) return;
     opened = true;
+    if (!chatOpened) {
+      chatOpened = true;
+      track?.('Chat Opened');
+    }
     unread = 0;
     paint();
     loading ??= import('./app').then((m) => m.mountPanel(widget));
@@ -113,6 +121,7 @@ export async function start(script: HTMLScriptElement | null | undefined): Promi
         client.connect();
       } else if (command === 'open') await open();
       else if (command === 'close') close();
+      else if (command === 'track' && typeof args[0] === 'string') track?.(args[0], args[1] as Record<string, unknown> | undefined);
       else if (command === 'on' && args[0] === 'message' && typeof args[1] === 'function') messageListeners.add(args[1] as (m: VisitorMessage) => void);
     } catch (e) {
       console.warn(`svc widget: ${command} failed (${(e as Error).message})`);

@@ -1,5 +1,6 @@
 // One conversation: its thread, the composer and the details column.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { ConversationVisit } from '../analytics';
 import { api, type Conversation, errorText, type Message, must } from '../api';
 import { absoluteTime, clockTime, conversationTitle, t } from '../i18n';
 import { isSignal, onEvent, onReset } from '../realtime';
@@ -32,6 +33,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
   const [conv, setConv] = useState<Conversation | null>(null);
   const [messages, setMessages] = useState<Message[]>([]);
   const [contact, setContact] = useState<Contact | null>(null);
+  const [visit, setVisit] = useState<ConversationVisit | null>(null);
   const [state, setState] = useState<'loading' | 'ready' | 'error'>('loading');
   const [error, setError] = useState('');
   const [snoozing, setSnoozing] = useState(false);
@@ -49,7 +51,9 @@ function ConversationView(props: { id: string; onBack: () => void }) {
         must(api.GET('/v1/conversations/{conversationId}', { params: { path: { conversationId: props.id } } })),
         must(api.GET('/v1/conversations/{conversationId}/messages', { params: { path: { conversationId: props.id }, query: { order: 'desc', limit: 200 } } })),
       ]);
-      setConv(c);
+      const { visit: cameFrom, ...rest } = c;
+      setConv(rest);
+      setVisit(cameFrom);
       const fetched = page.data.slice().reverse();
       // A line that came live while the thread was on its way is newer than it: kept, not replaced.
       setMessages((old) => {
@@ -215,6 +219,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
         <Details
           conversation={conv}
           contact={contact}
+          visit={visit}
           onChange={change}
           onContactChanged={(c) => setContact(c)}
           onClose={() => {

@@ -2,6 +2,7 @@
 // priority, labels, spam and inbox. Changes are optimistic; the caller rolls back on failure.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import { type ConversationVisit, VisitCard } from '../analytics';
 import type { Conversation, Schemas } from '../api';
 import { InboxOptions } from '../components/InboxOptions';
 import { ContactCard, DeleteContactDialog, MergeDialog } from '../contacts';
@@ -16,6 +17,8 @@ const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
 export function Details(props: {
   conversation: Conversation;
   contact: Contact | null;
+  /** The web visit a widget conversation came from (null: none tied; undefined: not a chat). */
+  visit?: ConversationVisit | null;
   onChange: (patch: ConversationPatch) => Promise<void>;
   onContactChanged: (c: Contact) => void;
   onClose: () => void;
@@ -78,6 +81,7 @@ export function Details(props: {
           </button>
         </div>
       )}
+      {props.visit && <VisitCard visit={props.visit} />}
 
       <h3>{t('details.conversation')}</h3>
       <Participants conversation={conv} onChange={props.onChange} />

@@ -108,6 +108,9 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
         <a class="nav-link" href="/reports" style={{ width: 'auto' }}>
           {t('nav.reports')}
         </a>
+        <a class="nav-link" href="/analytics" style={{ width: 'auto' }}>
+          {t('nav.analytics')}
+        </a>
         <a class="nav-link" href="/settings" style={{ width: 'auto' }}>
           {t('nav.settings')}
         </a>

@@ -19,6 +19,8 @@ const SCOPES: Scope[] = [
   'broadcasts:manage',
   'migrations:manage',
   'workspace:manage',
+  'analytics:read',
+  'analytics:write',
 ];
 
 export function ApiKeys() {
