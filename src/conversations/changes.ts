@@ -130,8 +130,8 @@ export async function applyConversationChanges(
     if (JSON.stringify(next) !== JSON.stringify(before)) {
       set.participants = JSON.stringify(next);
       note('participants', before, next);
-      }
     }
+  }
   let wakeAt: Date | null = null;
   if (patch.snoozedUntil !== undefined) {
     const shown = formatConversation(current, []).snoozed_until;
