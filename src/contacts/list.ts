@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import { contactHasConversationIn } from '../conversations/store.js';
+import { contactHasConversationIn, contactHasOpenConversation } from '../conversations/store.js';
 import { invalid } from '../platform/errors.js';
 import { decodeCursor, toPageById } from '../platform/pagination.js';
 import { formatContact } from './format.js';
@@ -71,16 +71,7 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
   }
   if (filter.hasOpen !== undefined) {
     const wanted = filter.hasOpen;
-    q = q.where((eb) => {
-      let open = eb
-        .selectFrom('conversations')
-        .select('conversations.id')
-        .whereRef('conversations.contact_id', '=', 'contacts.id')
-        .where('conversations.status', '!=', 'closed')
-        .where('conversations.spam', '=', 0);
-      if (reach !== null) open = open.where('conversations.inbox_id', 'in', reach.length ? [...reach] : ['']);
-      return wanted ? eb.exists(open) : eb.not(eb.exists(open));
-    });
+    q = q.where((eb) => (wanted ? contactHasOpenConversation(eb, reach) : eb.not(contactHasOpenConversation(eb, reach))));
   }
   if (createdAfter) q = q.where('contacts.created_at', '>=', createdAfter);
   if (createdBefore) q = q.where('contacts.created_at', '<', createdBefore);

@@ -149,6 +149,21 @@ export function contactHasConversationIn(eb: ExpressionBuilder<Database, 'contac
   );
 }
 
+/**
+ * A condition for a query over `contacts`: the contact has a conversation that is not closed (nor
+ * spam), in these inboxes (null: any).
+ */
+export function contactHasOpenConversation(eb: ExpressionBuilder<Database, 'contacts'>, inboxIds: readonly string[] | null) {
+  let open = eb
+    .selectFrom('conversations')
+    .select('conversations.id')
+    .whereRef('conversations.contact_id', '=', 'contacts.id')
+    .where('conversations.status', '!=', 'closed')
+    .where('conversations.spam', '=', 0);
+  if (inboxIds !== null) open = open.where('conversations.inbox_id', 'in', inboxIds.length ? [...inboxIds] : ['']);
+  return eb.exists(open);
+}
+
 /** A conversation by id alone (callers that hold an id from their own rows, not from a request). */
 export async function conversationById(db: Db, id: string): Promise<ConversationRow | undefined> {
   return db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
