@@ -155,7 +155,7 @@ export const ConversationSchema = z
       .openapi({ description: 'the customer’s satisfaction rating, when the inbox asked for one and they answered' }),
     participants: z.array(ParticipantSchema).openapi({
       description:
-        'e-mail conversations: the contact and every outside address that took part (From, To and Cc of inbound mail, what the team added); a reply without recipients goes To the one who wrote last and Cc the others. Never the team’s own addresses; empty for other conversations',
+        'e-mail conversations: the contact and every outside address that took part (From, To and Cc of inbound mail, what the team added); a reply without recipients goes To the customer (the Reply-To of its newest mail) and Cc the others. Never the team’s own addresses; empty for other conversations',
     }),
     snoozed_at: z.string().nullable().openapi({ description: 'when it was snoozed; null when it is not snoozed' }),
     snoozed_until: z.string().nullable().openapi({

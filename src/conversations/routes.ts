@@ -283,7 +283,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
                 }),
               attachment_ids: z.array(z.string().max(100)).max(100).optional().openapi({ description: 'uploads of this conversation' }),
               member_id: z.string().max(100).optional().openapi({ description: 'API keys: write on behalf of this member' }),
-              to: recipientList('e-mail replies: To (default: the participant who wrote last, its Reply-To when set)'),
+              to: recipientList('e-mail replies: To (default: the customer, at the Reply-To of its newest mail)'),
               cc: recipientList('e-mail replies: Cc (default: the other participants)'),
               bcc: recipientList('e-mail replies: Bcc (default none; never a participant, never in events or webhooks)'),
             })
@@ -315,7 +315,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       method: 'get',
       path: '/v1/conversations/{conversationId}/reply-recipients',
       tags: ['conversations'],
-      summary: 'Where a reply without named recipients goes (reply-all: To the participant who wrote last, Cc the others)',
+      summary: 'Where a reply without named recipients goes (reply-all: To the customer, Cc the other participants)',
       security: bearer,
       request: { params: conversationParams },
       responses: { 200: jsonAnswer(ReplyRecipientsSchema, 'To and Cc of a reply now; empty for conversations that are not e-mail') },

@@ -1,6 +1,6 @@
 // Where a reply goes (issue 33). Without recipients named, a reply goes to all participants as a mail
-// client's reply-all does: To the participant who wrote last (its Reply-To when set), Cc the other
-// participants. Named `to`/`cc`/`bcc` replace that field of the default. The team's own addresses
+// client's reply-all does: To the customer (the contact) at the Reply-To of its newest mail, Cc the
+// other participants. Named `to`/`cc`/`bcc` replace that field of the default. The team's own addresses
 // (channel, forwarding and member addresses) are never a recipient nor a participant.
 
 import { channelAddresses } from '../channels/service.js';
@@ -79,16 +79,13 @@ const key = (a: string) => a.toLowerCase();
 
 /**
  * The inbound mail that says where a reply goes: the newest from the contact (or a contact merged
- * into it) or from a participant. A thread joiner's mail does not change where replies go.
+ * into it). Mail from a thread joiner or another participant does not move To: they are Cc.
  */
-async function lastWriter(db: Db, conversation: ConversationRow, participants: readonly Participant[]) {
+async function lastWriter(db: Db, conversation: ConversationRow) {
   const contactIds = new Set(await contactIdsMergedInto(db, conversation.contact_id));
-  const known = new Set(participants.map((p) => key(p.address)));
-  const rows = await latestInboundMail(db, conversation.id, 200);
-  for (const r of rows) {
-    const from = r.mail_headers ? (JSON.parse(r.mail_headers) as MailHeaders).from : null;
-    if ((r.author_contact_id && contactIds.has(r.author_contact_id)) || (from && known.has(key(from.address)))) {
-      return { replyTo: r.mail_reply_to!, from };
+  for (const r of await latestInboundMail(db, conversation.id, 200)) {
+    if (r.author_contact_id && contactIds.has(r.author_contact_id)) {
+      return { replyTo: r.mail_reply_to!, from: r.mail_headers ? (JSON.parse(r.mail_headers) as MailHeaders).from : null };
     }
   }
   return undefined;
@@ -99,7 +96,7 @@ export async function defaultReplyRecipients(db: Db, conversation: ConversationR
   const own = team ?? (await teamAddresses(db, conversation.workspace_id));
   const participants = participantsOf(conversation) ?? [];
   const contact = await loadContactView(db, conversation.workspace_id, conversation.contact_id);
-  const writer = await lastWriter(db, conversation, participants);
+  const writer = await lastWriter(db, conversation);
   const address = writer?.replyTo ?? contact?.emails[0];
   const to: Recipient[] = [];
   if (address && !own.has(key(address))) {

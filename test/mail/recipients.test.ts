@@ -163,7 +163,7 @@ describe('recipients: participants, reply-all, To/Cc/Bcc', () => {
     assert.deepEqual((await sendAll()).to.sort(), ['gina@cust.example', 'hal@else.example']);
   });
 
-  test('a participant who writes is answered To, the others Cc (its Reply-To when set)', async () => {
+  test('a participant who writes stays in Cc; To is the customer (at its Reply-To when set)', async () => {
     const first = await inbound({ From: 'kim@cust.example', Cc: 'Lee <lee@cust.example>', Subject: 'Round', 'Message-ID': '<r4-a@cust.example>' });
     await inbound({
       From: 'Lee <lee@cust.example>',
@@ -174,9 +174,15 @@ describe('recipients: participants, reply-all, To/Cc/Bcc', () => {
       'In-Reply-To': '<r4-a@cust.example>',
     });
     const r = await reply(first.conversation_id, {});
-    assert.deepEqual(r.body.email.to, [{ name: null, address: 'lee.desk@cust.example' }]);
-    assert.deepEqual(r.body.email.cc, [{ name: null, address: 'kim@cust.example' }]);
-    assert.deepEqual((await sendAll()).to.sort(), ['kim@cust.example', 'lee.desk@cust.example']);
+    assert.deepEqual(r.body.email.to, [{ name: null, address: 'kim@cust.example' }]);
+    assert.deepEqual(r.body.email.cc, [{ name: 'Lee', address: 'lee@cust.example' }]);
+    assert.deepEqual((await sendAll()).to.sort(), ['kim@cust.example', 'lee@cust.example']);
+    // The customer's own Reply-To is where To goes.
+    await inbound({ From: 'kim@cust.example', 'Reply-To': 'kim.home@cust.example', Subject: 'Re: Round', 'In-Reply-To': '<r4-a@cust.example>' });
+    const again = await reply(first.conversation_id, {});
+    assert.deepEqual(again.body.email.to, [{ name: null, address: 'kim.home@cust.example' }]);
+    assert.deepEqual(again.body.email.cc, [{ name: 'Lee', address: 'lee@cust.example' }]);
+    await sendAll();
   });
 
   test('bad recipients: 400 naming the field, nothing stored or sent', async () => {

@@ -75,7 +75,7 @@ export const conversationTools = [
     name: 'reply',
     title: 'Reply',
     description:
-      'Sends a reply to the customer through the conversation’s channel (e-mail replies carry the signatures). An e-mail reply goes to all participants (To the one who wrote last, Cc the others) unless to/cc name others; bcc is never shown to the customers. Refused with smtp_not_configured when the e-mail channel has no SMTP account yet.',
+      'Sends a reply to the customer through the conversation’s channel (e-mail replies carry the signatures). An e-mail reply goes to all participants (To the customer, Cc the other participants) unless to/cc name others; bcc is never shown to the customers. Refused with smtp_not_configured when the e-mail channel has no SMTP account yet.',
     input: {
       conversation_id: conversationId,
       body: z.string().min(1).max(MAX_API_BODY_CHARS).describe('plain text'),

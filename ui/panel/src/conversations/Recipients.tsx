@@ -2,7 +2,7 @@
 // as in Help Scout; untouched lines send nothing, so the server's reply-all decides), the recipients
 // a sent reply went to, the participants list in the details, and "add as participant" for a thread
 // joiner. Mounted by Composer.tsx, ConversationView.tsx and Details.tsx.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, type Conversation, errorText, type Message, must } from '../api';
 import { t } from '../i18n';
 import { isSignal, onEvent } from '../realtime';
@@ -42,6 +42,12 @@ export function splitAddresses(text: string): string[] {
   return out;
 }
 
+/** Composers to tell when this tab changed a conversation's participants (before its event comes back). */
+const changeListeners = new Set<(conversationId: string) => void>();
+export function participantsChanged(conversationId: string) {
+  for (const l of changeListeners) l(conversationId);
+}
+
 const joined = (list: readonly (Address | null)[]) =>
   list
     .filter((a): a is Address => a !== null)
@@ -57,6 +63,8 @@ export function useRecipients(conversationId: string, active: boolean) {
   const [values, setValues] = useState<Record<Field, string>>({ to: '', cc: '', bcc: '' });
   const [edited, setEdited] = useState<Record<Field, boolean>>({ to: false, cc: false, bcc: false });
   const [isEmail, setIsEmail] = useState(false);
+  const editedRef = useRef(edited);
+  editedRef.current = edited;
 
   async function reload(keepEdited = false) {
     try {
@@ -69,10 +77,8 @@ export function useRecipients(conversationId: string, active: boolean) {
       setDefaults(d);
       if (keepEdited) {
         // New mail or a changed list moves reply-all; lines the team edited stay as written.
-        setEdited((ed) => {
-          setValues((old) => ({ to: ed.to ? old.to : d.to, cc: ed.cc ? old.cc : d.cc, bcc: old.bcc }));
-          return ed;
-        });
+        const ed = editedRef.current;
+        setValues((old) => ({ to: ed.to ? old.to : d.to, cc: ed.cc ? old.cc : d.cc, bcc: old.bcc }));
       } else {
         setValues({ ...d, bcc: '' });
         setEdited({ to: false, cc: false, bcc: false });
@@ -84,12 +90,18 @@ export function useRecipients(conversationId: string, active: boolean) {
 
   useEffect(() => {
     void reload();
-    return onEvent((ev) => {
+    const refresh = (id: string) => id === conversationId && void reload(true);
+    changeListeners.add(refresh);
+    const off = onEvent((ev) => {
       const c = ev.data.conversation as { id?: string } | undefined;
       if (!c || c.id !== conversationId || isSignal(ev)) return;
       const m = ev.data.message as Message | undefined;
       if (ev.type === 'conversation.updated' || (ev.type === 'message.created' && m?.direction === 'in')) void reload(true);
     });
+    return () => {
+      off();
+      changeListeners.delete(refresh);
+    };
   }, [conversationId]);
 
   function payload(): Partial<Record<Field, string[]>> {
@@ -176,6 +188,7 @@ export function AddParticipant(props: { conversationId: string; sender: Address;
             }),
           ),
         );
+        participantsChanged(props.conversationId);
       }
     } catch (e) {
       setError(errorText(e));
