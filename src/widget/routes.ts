@@ -131,6 +131,9 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
               locale: z.string(),
             }),
             team_online: z.boolean(),
+            hours: z
+              .object({ open_now: z.boolean(), next_opening: z.string().nullable() })
+              .openapi({ description: 'the inbox’s business hours: open now, or when it opens next (null when always open or never)' }),
           }),
           'the widget settings',
         ),

@@ -37,7 +37,12 @@ export function mountPanel(widget: Widget) {
 }
 
 function availability(w: Widget): string {
-  const { inbox, team_online } = w.config;
+  const { inbox, team_online, hours } = w.config;
+  // Outside the inbox's business hours: when the team answers again, on the visitor's own clock.
+  if (hours && !hours.open_now && hours.next_opening) {
+    const when = new Intl.DateTimeFormat(locale(), { weekday: 'long', hour: '2-digit', minute: '2-digit' }).format(Date.parse(hours.next_opening));
+    return t('away_until', { when });
+  }
   if (inbox.mode === 'live') return team_online ? t('online_now') : t('away');
   return inbox.expected_reply_minutes ? t('replies_in', { time: replyTime(inbox.expected_reply_minutes) }) : t('away');
 }
