@@ -139,6 +139,9 @@ export function registerWidgetRoutes(app: ApiApp, ctx: Ctx) {
               .object({ domain: z.string() })
               .nullable()
               .openapi({ description: 'the analytics property of this page (linked to the channel): widget.js counts its pageviews, no /a.js needed' }),
+            hours: z
+              .object({ open_now: z.boolean(), next_opening: z.string().nullable() })
+              .openapi({ description: 'the inbox’s business hours: open now, or when it opens next (null when always open or never)' }),
           }),
           'the widget settings',
         ),

@@ -8,6 +8,8 @@ import { createHmac } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { SelectQueryBuilder } from 'kysely';
 import { attachVisit, findRequestVisit, recordConversationStarted, type VisitorRequest, widgetAnalytics } from '../analytics/attribution.js';
+import { isOpen, nextOpening } from '../business-hours/schedule.js';
+import { inboxHours } from '../business-hours/service.js';
 import { chatChannelForPublicKey, findChannel } from '../channels/store.js';
 import { createAnonymousContact, findOrCreateContactByExternalId } from '../contacts/identify.js';
 import { contactMergeState } from '../contacts/merged.js';
@@ -82,8 +84,12 @@ export function identityHash(identitySecret: string, externalId: string, email?:
 
 export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: ChatChannel, origin?: string) {
   const inbox = await inboxOfChannel(ctx.db, channel);
-  const online = await teamOnline(ctx.db, channel.workspace_id, ctx.clock.now());
+  const now = ctx.clock.now();
+  const online = await teamOnline(ctx.db, channel.workspace_id, now);
   const analytics = await widgetAnalytics(ctx.db, channel.id, origin);
+  const hours = await inboxHours(ctx.db, inbox);
+  const open = isOpen(hours, now);
+  const opening = open ? null : nextOpening(hours, now);
   return {
     channel: {
       name: channel.name,
@@ -94,6 +100,7 @@ export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: Chat
     inbox: { name: inbox.name, mode: inbox.mode, expected_reply_minutes: inbox.expected_reply_minutes, timezone: inbox.timezone, locale: inbox.locale },
     team_online: online,
     analytics,
+    hours: { open_now: open, next_opening: opening ? opening.toISOString() : null },
   };
 }
 

@@ -3,6 +3,7 @@
 // its field with nothing changed, and who may change it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createChatChannel } from '../../src/channels/service.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -131,5 +132,26 @@ describe('business hours API', () => {
     const other = await seedWorkspace(s.app);
     assert.equal((await s.request('GET', `/v1/inboxes/${other.inboxId}/hours`, { token: seed.apiKey })).status, 404);
     assert.equal((await s.request('PUT', `/v1/inboxes/${other.inboxId}/hours`, { token: seed.ownerToken, body: { weekly: null } })).status, 404);
+  });
+});
+
+describe('business hours in the widget', () => {
+  test('the widget config says whether the inbox is open and when it opens next', async () => {
+    const clock = new ManualClock(new Date('2026-11-07T10:00:00Z')); // Saturday 13:00 in Istanbul
+    const s = await startTestServer({ clock });
+    try {
+      await s.app.jobs.stop();
+      const seed = await seedWorkspace(s.app);
+      await s.request('PATCH', `/v1/inboxes/${seed.inboxId}`, { token: seed.ownerToken, body: { timezone: 'Europe/Istanbul' } });
+      const channel = await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Chat', origins: ['https://shop.example'] });
+      const config = () => s.request('GET', `/v1/widget/config?public_key=${channel.public_key}`, { headers: { origin: 'https://shop.example' } });
+      assert.deepEqual((await config()).body.hours, { open_now: true, next_opening: null }, 'always open without a schedule');
+      await s.request('PUT', `/v1/inboxes/${seed.inboxId}/hours`, { token: seed.ownerToken, body: { weekly: { mon: OFFICE } } });
+      assert.deepEqual((await config()).body.hours, { open_now: false, next_opening: '2026-11-09T06:00:00.000Z' }, 'Monday 09:00 Istanbul');
+      clock.set(new Date('2026-11-09T07:00:00Z'));
+      assert.deepEqual((await config()).body.hours, { open_now: true, next_opening: null });
+    } finally {
+      await s.stop();
+    }
   });
 });

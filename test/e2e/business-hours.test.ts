@@ -40,6 +40,8 @@ describe('business hours in the panel', { skip: browserSkipReason() }, () => {
     test(`${lang}: a schedule with a lunch break and a holiday, from a phone; an overlap is refused`, async () => {
       const x = TEXT[lang];
       await s.request('PUT', `/v1/inboxes/${seed.inboxId}/hours`, { token: seed.ownerToken, body: { weekly: null, exceptions: [] } });
+      // The panel speaks the member's language (people.locale).
+      await s.app.db.updateTable('people').set({ locale: lang }).where('id', '=', seed.ownerId).execute();
       const { context, page } = await browser.newPage({ viewport: { width: 390, height: 844 }, locale: lang === 'en' ? 'en-GB' : 'tr-TR' });
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));

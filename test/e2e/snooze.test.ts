@@ -60,6 +60,8 @@ describe('snooze in the panel', { skip: browserSkipReason() }, () => {
       const messageId = `<snooze-${lang}-${Date.now()}@customer.example>`;
       const mail = await deliverMail(s, address, { From: 'Ada Lovelace <ada@customer.example>', Subject: `Printer ${lang}`, 'Message-ID': messageId });
       const id = mail.conversation_id;
+      // The panel speaks the member's language (people.locale).
+      await s.app.db.updateTable('people').set({ locale: lang }).where('id', '=', seed.ownerId).execute();
       const { context, page } = await browser.newPage({
         viewport: { width: 390, height: 844 },
         locale: lang === 'en' ? 'en-GB' : 'tr-TR',

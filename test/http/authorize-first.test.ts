@@ -24,6 +24,7 @@ const OPEN_TO_EVERY_KEY: Record<string, string> = {
   'GET /v1/inboxes/{inboxId}': 'one inbox the credential reaches (404 for any other)',
   'GET /v1/channels': 'the channels of the inboxes the credential reaches',
   'GET /v1/inboxes/{inboxId}/greeting': 'an inbox’s greeting, readable by whoever reaches the inbox',
+  'GET /v1/inboxes/{inboxId}/hours': 'an inbox’s business hours, readable by whoever reaches the inbox',
   'GET /v1/inboxes/{inboxId}/ratings': 'whether an inbox asks for ratings, readable by whoever reaches the inbox',
 };
 

@@ -10,6 +10,12 @@ export const PRESENCE_MS = 60_000;
 /** What the header says beside the dot: never "away" next to a green dot, never "online" without one. */
 export function availability(config: WidgetConfig): string {
   if (config.team_online) return t('online_now');
+  // Outside the inbox's business hours: when the team answers again, on the visitor's own clock.
+  const hours = config.hours;
+  if (hours && !hours.open_now && hours.next_opening) {
+    const when = new Intl.DateTimeFormat(locale(), { weekday: 'long', hour: '2-digit', minute: '2-digit' }).format(Date.parse(hours.next_opening));
+    return t('away_until', { when });
+  }
   const minutes = config.inbox.expected_reply_minutes;
   return minutes ? t('replies_in', { time: replyTime(minutes) }) : t('reply_soon');
 }
