@@ -41,10 +41,19 @@ const NUMBERS = (
   </svg>
 );
 
+// Two chain links, drawn (an emoji may have no font on the member's machine).
+const LINK = (
+  <svg aria-hidden="true" width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round">
+    <path d="M6.5 9.5l3-3" />
+    <path d="M7 4.5l1-1a2.5 2.5 0 013.5 3.5l-1 1" />
+    <path d="M9 11.5l-1 1a2.5 2.5 0 01-3.5-3.5l1-1" />
+  </svg>
+);
+
 const TOOLS: { what: Mark | Block; label: string; keys: string; icon: string | preact.JSX.Element }[] = [
   { what: 'bold', label: 'composer.bold', keys: 'Ctrl+B', icon: 'B' },
   { what: 'italic', label: 'composer.italic', keys: 'Ctrl+I', icon: 'I' },
-  { what: 'link', label: 'composer.link', keys: 'Ctrl+K', icon: '🔗' },
+  { what: 'link', label: 'composer.link', keys: 'Ctrl+K', icon: LINK },
   { what: 'bulletList', label: 'composer.bullets', keys: 'Ctrl+Shift+8', icon: '•' },
   { what: 'orderedList', label: 'composer.numbers', keys: 'Ctrl+Shift+7', icon: NUMBERS },
   { what: 'blockquote', label: 'composer.quote', keys: 'Ctrl+Shift+B', icon: '❝' },

@@ -66,7 +66,9 @@ export function createRichEditor(
   });
 
   return {
-    focus: () => editor.commands.focus(),
+    // At once, not a frame later as Tiptap's focus command does: keys typed right after a
+    // shortcut (r, n) must land here, not in the page's shortcuts.
+    focus: () => editor.view.focus(),
     html: () => (editor.isEmpty ? '' : editor.getHTML()),
     isEmpty: () => editor.isEmpty,
     setHtml: (html) => editor.commands.setContent(html, { emitUpdate: false }),
