@@ -532,7 +532,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.keyboard.press('Escape');
     await preview.waitFor({ state: 'detached' });
 
-    // The list row shows the priority, the first labels and whom it is assigned to.
+    // The list row shows the priority, the first labels (in the stored order) and whom it is assigned to.
     const conv = await s.app.db.selectFrom('conversations').select('id').where('subject', '=', 'Re: your order').executeTakeFirstOrThrow();
     const patched = await s.request('PATCH', `/v1/conversations/${conv.id}`, {
       token: seed.ownerToken,
@@ -541,7 +541,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     const row = page.locator('a.row', { hasText: 'Quoting Customer' });
     await row.locator('.row-tags').getByText('Urgent').waitFor();
-    assert.deepEqual(await row.locator('.row-tags .badge').allInnerTexts(), ['Urgent', 'billing', 'vip', '+1']);
+    assert.deepEqual(await row.locator('.row-tags .badge').allInnerTexts(), ['Urgent', 'billing', 'later', '+1']);
     assert.equal(await row.locator('.row-assignee .visually-hidden').innerText(), 'Assigned to You');
     await screenshot(page, 'list-row-tags-en-1280');
     assert.deepEqual(errors, []);
@@ -564,7 +564,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.getByRole('button', { name: 'Send invite' }).click();
     const link = await page.getByLabel(/Invite link for limited@acme\.example/).inputValue();
     await page.getByText('limited@acme.example · Agent · Sales').waitFor();
-    const invites = await s.request('GET', '/v1/invites', { token: seed.apiKey });
+    const invites = await s.request('GET', '/v1/invites', { token: seed.ownerToken });
     assert.deepEqual(invites.body.data.find((i: { email: string }) => i.email === 'limited@acme.example').inbox_ids, [sales.id]);
     await assertAccessible(page);
 
@@ -586,7 +586,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     const edit = row.getByRole('group', { name: 'Inboxes this agent sees' });
     await edit.getByRole('checkbox', { name: 'Support' }).check();
     await page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes('/v1/members/'));
-    const members = await s.request('GET', '/v1/members', { token: seed.apiKey });
+    const members = await s.request('GET', '/v1/members', { token: seed.ownerToken });
     const member = members.body.data.find((m: { email: string }) => m.email === 'limited@acme.example');
     assert.deepEqual([...member.inbox_ids].sort(), [sales.id, seed.inboxId].sort());
     await owner.context.close();
