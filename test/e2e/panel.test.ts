@@ -584,8 +584,9 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     const row = page.getByRole('listitem').filter({ hasText: 'limited@acme.example' });
     await row.getByText('Sales ·').waitFor();
     const edit = row.getByRole('group', { name: 'Inboxes this agent sees' });
+    const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes('/v1/members/'));
     await edit.getByRole('checkbox', { name: 'Support' }).check();
-    await page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes('/v1/members/'));
+    await saved;
     const members = await s.request('GET', '/v1/members', { token: seed.ownerToken });
     const member = members.body.data.find((m: { email: string }) => m.email === 'limited@acme.example');
     assert.deepEqual([...member.inbox_ids].sort(), [sales.id, seed.inboxId].sort());
