@@ -491,9 +491,10 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
       await files.getByText('terms.pdf').waitFor();
       assert.equal(await files.getByText('banner.png').count(), 0, 'the inline banner is not listed again as a file');
       await screenshot(page, `html-mail-${locale}-${width}`);
-      await assertAccessible(page);
       await message.getByRole('button', { name: text }).click();
       await message.getByText('Spring news in plain text').waitFor();
+      // axe cannot run inside a frame that runs no scripts: the page is checked around it.
+      await assertAccessible(page);
       assert.deepEqual(errors, []);
       await context.close();
     }
@@ -531,7 +532,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.keyboard.press('Escape');
     await preview.waitFor({ state: 'detached' });
 
-    // The list row shows the priority, the first labels and whom it is assigned to.
+    // The list row shows the priority, the first labels (in the stored order) and whom it is assigned to.
     const conv = await s.app.db.selectFrom('conversations').select('id').where('subject', '=', 'Re: your order').executeTakeFirstOrThrow();
     const patched = await s.request('PATCH', `/v1/conversations/${conv.id}`, {
       token: seed.ownerToken,
@@ -540,7 +541,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     const row = page.locator('a.row', { hasText: 'Quoting Customer' });
     await row.locator('.row-tags').getByText('Urgent').waitFor();
-    assert.deepEqual(await row.locator('.row-tags .badge').allInnerTexts(), ['Urgent', 'billing', 'vip', '+1']);
+    assert.deepEqual(await row.locator('.row-tags .badge').allInnerTexts(), ['Urgent', 'billing', 'later', '+1']);
     assert.equal(await row.locator('.row-assignee .visually-hidden').innerText(), 'Assigned to You');
     await screenshot(page, 'list-row-tags-en-1280');
     assert.deepEqual(errors, []);
@@ -563,7 +564,7 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.getByRole('button', { name: 'Send invite' }).click();
     const link = await page.getByLabel(/Invite link for limited@acme\.example/).inputValue();
     await page.getByText('limited@acme.example · Agent · Sales').waitFor();
-    const invites = await s.request('GET', '/v1/invites', { token: seed.apiKey });
+    const invites = await s.request('GET', '/v1/invites', { token: seed.ownerToken });
     assert.deepEqual(invites.body.data.find((i: { email: string }) => i.email === 'limited@acme.example').inbox_ids, [sales.id]);
     await assertAccessible(page);
 
@@ -583,9 +584,10 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     const row = page.getByRole('listitem').filter({ hasText: 'limited@acme.example' });
     await row.getByText('Sales ·').waitFor();
     const edit = row.getByRole('group', { name: 'Inboxes this agent sees' });
+    const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes('/v1/members/'));
     await edit.getByRole('checkbox', { name: 'Support' }).check();
-    await page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes('/v1/members/'));
-    const members = await s.request('GET', '/v1/members', { token: seed.apiKey });
+    await saved;
+    const members = await s.request('GET', '/v1/members', { token: seed.ownerToken });
     const member = members.body.data.find((m: { email: string }) => m.email === 'limited@acme.example');
     assert.deepEqual([...member.inbox_ids].sort(), [sales.id, seed.inboxId].sort());
     await owner.context.close();
