@@ -44,6 +44,7 @@ import { teamOnline } from '../realtime/team-online.js';
 import { signalTyping, type TypingThrottle } from '../typing/service.js';
 import { workspaceIsLive } from '../workspaces/live.js';
 import { markUploadsSent, recordUpload, uploadBudget } from './uploads.js';
+import { type VisitorContext, visitorAttributes, visitorName } from './visitor-context.js';
 
 export type ContactSessionRow = ContactSessionsTable;
 export const CONTACT_SESSION_IDLE_MS = 7 * DAY;
@@ -102,14 +103,6 @@ export async function widgetConfig(ctx: Pick<Ctx, 'db' | 'clock'>, channel: Chat
     analytics,
     hours: { open_now: open, next_opening: opening ? opening.toISOString() : null },
   };
-}
-
-/** Where an anonymous visitor chats from, kept on the new contact's attributes for the team. */
-export interface VisitorContext {
-  page?: string;
-  browser?: string | null;
-  country?: string | null;
-  city?: string | null;
 }
 
 export interface OpenSession {
@@ -180,33 +173,6 @@ export async function openContactSession(ctx: Ctx, input: OpenSession) {
   );
   announceEvents(ctx);
   return { token, ...result };
-}
-
-/**
- * What an anonymous visitor is called until they give a name: "Visitor from Istanbul, Türkiye" (the
- * inbox's language; the place as the location database knows it), else "Visitor".
- */
-export function visitorName(v: VisitorContext | undefined, locale: string): string {
-  const tr = locale.toLowerCase().startsWith('tr');
-  let country: string | undefined;
-  try {
-    country = v?.country ? new Intl.DisplayNames([tr ? 'tr' : 'en'], { type: 'region' }).of(v.country.toUpperCase()) : undefined;
-  } catch {
-    country = undefined;
-  }
-  const place = [v?.city, country].filter(Boolean).join(', ');
-  if (!place) return tr ? 'Ziyaretçi' : 'Visitor';
-  return tr ? `${place} ziyaretçisi` : `Visitor from ${place}`;
-}
-
-/** The attributes the panel reads to show and name a visitor ("Visitor from Türkiye"): only what is known. */
-export function visitorAttributes(v: VisitorContext | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (v?.page) out.visitor_page = v.page;
-  if (v?.browser) out.visitor_browser = v.browser;
-  if (v?.country) out.visitor_country = v.country;
-  if (v?.city) out.visitor_city = v.city;
-  return out;
 }
 
 export interface VisitorSession {
