@@ -84,7 +84,7 @@ describe('collision warnings in the panel', { skip: browserSkipReason() }, () =>
     await assertAccessible(grace.page);
     await grace.page.getByRole('button', { name: 'Not now' }).click();
     await typingWarning.waitFor({ state: 'detached' });
-    assert.equal(await graceBox.inputValue(), 'Hello, we are sending a new charger.', 'the draft stays');
+    assert.equal(await graceBox.textContent(), 'Hello, we are sending a new charger.', 'the draft stays');
     assert.equal((await replies(id)).length, 0, '"Not now" sends nothing');
 
     // Ayşe sends: Grace was typing moments ago, so she is asked too (in Turkish), and sends anyway.

@@ -76,6 +76,9 @@ describe('recipients in the panel', { skip: browserSkipReason() }, () => {
     await page.locator('body').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('r');
     await page.keyboard.type('Here is the invoice.');
+    // Up past the formatting toolbar (one Tab stop) to Bcc.
+    await page.keyboard.press('Shift+Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.closest('[role="toolbar"]') !== null), true, 'the toolbar is one stop');
     await page.keyboard.press('Shift+Tab');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'recipients-bcc');
     await page.keyboard.type('Ledger <books@acme-accounting.example>');
@@ -83,6 +86,7 @@ describe('recipients in the panel', { skip: browserSkipReason() }, () => {
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'recipients-cc');
     await page.keyboard.press('ControlOrMeta+a');
     await page.keyboard.type('Bob <bob@cust.example>');
+    await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'composer-body');

@@ -11,23 +11,33 @@ import { t } from '../i18n';
  */
 export function MailFrame(props: { src: string; title: string }) {
   const frame = useRef<HTMLIFrameElement>(null);
+  const width = useRef(-1);
+  // The frame is as tall as the mail: measured at 1 px high (the page's own height never counts, so
+  // setting the height cannot feed back into the next measure), then set; mail wider than the pane
+  // is scaled down to it.
   const fit = () => {
     const el = frame.current;
     const doc = el?.contentDocument;
     if (!el || !doc?.body) return;
     const root = doc.documentElement;
-    root.style.overflowX = 'hidden';
+    root.style.overflow = 'hidden';
     doc.body.style.margin = '8px';
     doc.body.style.zoom = '';
+    el.style.height = '1px';
     const wide = root.scrollWidth;
     const room = el.clientWidth;
     if (wide > room + 1) doc.body.style.zoom = String(room / wide);
-    el.style.height = `${Math.ceil(root.scrollHeight) + 2}px`;
+    el.style.height = `${Math.ceil(root.scrollHeight)}px`;
   };
   useEffect(() => {
     const el = frame.current;
     if (!el) return;
-    const resized = new ResizeObserver(() => fit());
+    // Only a new width changes the layout inside; the height is ours.
+    const resized = new ResizeObserver(() => {
+      if (el.clientWidth === width.current) return;
+      width.current = el.clientWidth;
+      fit();
+    });
     resized.observe(el);
     return () => resized.disconnect();
   }, []);

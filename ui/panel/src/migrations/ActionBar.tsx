@@ -45,7 +45,8 @@ export function shownActions(m: Migration, step: Step): string[] {
     if (a === 'retry') return m.progress.failed > 0;
     if (BUTTON_ACTIONS.has(a)) return true;
     const target = formStep(m, a);
-    return target !== step && reachable(m, target);
+    // The Connect form (new credentials, a sign-in again, a test) stays open from any later step.
+    return target !== step && (target === 'connect' || reachable(m, target));
   });
 }
 

@@ -74,6 +74,7 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
   const pending = useRef<string | null>(null);
   const [, setTick] = useState(0);
   const [linkOpen, setLinkOpen] = useState(false);
+  const [activeTool, setActiveTool] = useState(0);
   const [linkHref, setLinkHref] = useState('');
   const attributes = (p: Props) => clean({ id: p.id, role: 'textbox', 'aria-multiline': 'true', 'aria-placeholder': p.placeholder, ...p.attributes });
 
@@ -153,11 +154,33 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
 
   return (
     <div class="rich-text">
-      <div class="rich-toolbar" role="toolbar" aria-label={t('composer.formatting')} aria-controls={props.id}>
-        {TOOLS.map((tool) => (
+      {/* One Tab stop, arrows between the tools (the ARIA toolbar pattern). */}
+      <div
+        class="rich-toolbar"
+        role="toolbar"
+        aria-label={t('composer.formatting')}
+        aria-controls={props.id}
+        onKeyDown={(e) => {
+          const keys: Record<string, (i: number) => number> = {
+            ArrowRight: (i) => (i + 1) % TOOLS.length,
+            ArrowLeft: (i) => (i - 1 + TOOLS.length) % TOOLS.length,
+            Home: () => 0,
+            End: () => TOOLS.length - 1,
+          };
+          const move = keys[e.key];
+          if (!move) return;
+          e.preventDefault();
+          const next = move(activeTool);
+          setActiveTool(next);
+          (e.currentTarget.children[next] as HTMLElement | undefined)?.focus();
+        }}
+      >
+        {TOOLS.map((tool, i) => (
           <button
             key={tool.what}
             type="button"
+            tabIndex={i === activeTool ? 0 : -1}
+            onFocus={() => setActiveTool(i)}
             class={`btn btn-ghost rich-tool rich-${tool.what}`}
             disabled={!ready}
             aria-pressed={ready && editor.current ? editor.current.isActive(tool.what) : false}
