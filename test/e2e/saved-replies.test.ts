@@ -129,12 +129,21 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
     ]);
     await assertAccessible(page);
     const active = () => box.getAttribute('aria-activedescendant');
+    // The text box names the selected option (set on the editor just after the list renders).
+    await page.waitForFunction(() => {
+      const selected = document.querySelector('[role="option"][aria-selected="true"]');
+      return selected !== null && document.getElementById('composer-body')?.getAttribute('aria-activedescendant') === selected.id;
+    });
     const first = await active();
-    assert.equal(await listbox.getByRole('option', { selected: true }).getAttribute('id'), first);
+    const activeIs = (id: string | null, same: boolean) =>
+      page.waitForFunction(([want, eq]) => (document.getElementById('composer-body')?.getAttribute('aria-activedescendant') === want) === eq, [
+        id,
+        same,
+      ] as const);
     await page.keyboard.press('ArrowDown');
-    assert.notEqual(await active(), first);
+    await activeIs(first, false);
     await page.keyboard.press('ArrowUp');
-    assert.equal(await active(), first);
+    await activeIs(first, true);
     await page.keyboard.press('Enter');
     await listbox.waitFor({ state: 'hidden' });
     const expectedText = 'Hi Ada, your refund for “Double charge” is on its way.';

@@ -108,7 +108,13 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
       });
       editor.current = rich;
       setReady(true);
-      if (hadFocus) rich.focus();
+      if (typed) {
+        // What was typed before the editor loaded goes on at its end, and the composer sees it (a
+        // "#" typed by then opens the saved-reply picker).
+        if (hadFocus) rich.focusEnd();
+        latest.current.onChange(rich.html());
+        latest.current.onCaret();
+      } else if (hadFocus) rich.focus();
     });
     return () => {
       gone = true;

@@ -13,6 +13,8 @@ export type Block = 'bulletList' | 'orderedList' | 'blockquote';
 
 export interface RichEditor {
   focus(): void;
+  /** Focus with the caret after the last character (text typed before the editor loaded continues there). */
+  focusEnd(): void;
   /** The html, '' when nothing is written. */
   html(): string;
   isEmpty(): boolean;
@@ -69,6 +71,10 @@ export function createRichEditor(
     // At once, not a frame later as Tiptap's focus command does: keys typed right after a
     // shortcut (r, n) must land here, not in the page's shortcuts.
     focus: () => editor.view.focus(),
+    focusEnd: () => {
+      editor.commands.setTextSelection(editor.state.doc.content.size);
+      editor.view.focus();
+    },
     html: () => (editor.isEmpty ? '' : editor.getHTML()),
     isEmpty: () => editor.isEmpty,
     setHtml: (html) => editor.commands.setContent(html, { emitUpdate: false }),
