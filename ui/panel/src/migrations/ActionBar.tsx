@@ -43,7 +43,8 @@ function formStep(m: Migration, action: string): Step {
 export function shownActions(m: Migration, step: Step): string[] {
   return actionOrder(m).filter((a) => {
     if (a === 'retry') return m.progress.failed > 0;
-    if (BUTTON_ACTIONS.has(a)) return true;
+    // New credentials or a sign-in again: from the Connect step too, where the connected mailbox shows no form.
+    if (BUTTON_ACTIONS.has(a) || a === 'credentials') return true;
     const target = formStep(m, a);
     // The Connect form (new credentials, a sign-in again, a test) stays open from any later step.
     return target !== step && (target === 'connect' || reachable(m, target));

@@ -2,7 +2,7 @@
 // editor has loaded, a plain text box with the same id takes the keys; what was typed there moves
 // into the editor (and the focus with it) as soon as it is ready, so nothing typed is lost.
 import { forwardRef } from 'preact/compat';
-import { useEffect, useImperativeHandle, useRef, useState } from 'preact/hooks';
+import { useEffect, useImperativeHandle, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { t } from '../../i18n';
 import { textToHtml } from './text';
 import type { Block, Mark, RichEditor } from './tiptap';
@@ -66,6 +66,7 @@ const clean = (attributes: Record<string, string | undefined>) =>
 export const RichText = forwardRef<RichTextHandle, Props>(function RichText(props, ref) {
   const mount = useRef<HTMLDivElement>(null);
   const fallback = useRef<HTMLTextAreaElement>(null);
+  const handover = useRef<{ typed: boolean; hadFocus: boolean } | null>(null);
   const editor = useRef<RichEditor | null>(null);
   const latest = useRef(props);
   latest.current = props;
@@ -107,14 +108,8 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
         onBlur: () => latest.current.onBlur(),
       });
       editor.current = rich;
+      handover.current = { typed: typed !== '', hadFocus };
       setReady(true);
-      if (typed) {
-        // What was typed before the editor loaded goes on at its end, and the composer sees it (a
-        // "#" typed by then opens the saved-reply picker).
-        if (hadFocus) rich.focusEnd();
-        latest.current.onChange(rich.html());
-        latest.current.onCaret();
-      } else if (hadFocus) rich.focus();
     });
     return () => {
       gone = true;
@@ -122,6 +117,20 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
       editor.current = null;
     };
   }, []);
+
+  // Once the editor is shown (it cannot take the focus while hidden), before the next key: what was
+  // typed in the stand-in goes on at its end, and the composer sees it (a "#" opens the picker).
+  useLayoutEffect(() => {
+    const rich = editor.current;
+    const h = handover.current;
+    if (!ready || !rich || !h) return;
+    handover.current = null;
+    if (h.typed) {
+      if (h.hadFocus) rich.focusEnd();
+      latest.current.onChange(rich.html());
+      latest.current.onCaret();
+    } else if (h.hadFocus) rich.focus();
+  }, [ready]);
 
   useEffect(() => {
     editor.current?.setAttributes(attributes(props));
