@@ -212,7 +212,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           ref={composer}
           conversationId={conv.id}
           presence={presence}
-          onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old : [...old, m]))}
+          onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? keepBcc(m, x) : x)) : [...old, m]))}
         />
       </div>
       {showDetails && (
