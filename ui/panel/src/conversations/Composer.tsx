@@ -179,7 +179,7 @@ export const Composer = forwardRef<ComposerHandle, { conversationId: string; onS
           }),
         );
         props.onSent(m);
-        if (kind === 'message') void recipients.reload();
+        if (kind === 'message') void recipients.reload(true);
         setFiles([]);
         area.current?.setHtml('');
         changeBody('');

@@ -61,12 +61,21 @@ const joined = (list: readonly (Address | null)[]) =>
 export function useRecipients(conversationId: string, active: boolean) {
   const [defaults, setDefaults] = useState<{ to: string; cc: string } | null>(null);
   const [values, setValues] = useState<Record<Field, string>>({ to: '', cc: '', bcc: '' });
-  const [edited, setEdited] = useState<Record<Field, boolean>>({ to: false, cc: false, bcc: false });
   const [isEmail, setIsEmail] = useState(false);
-  const editedRef = useRef(edited);
-  editedRef.current = edited;
+  // What is sent reads these, kept in step at every change: never a render's possibly older copy.
+  const editedRef = useRef<Record<Field, boolean>>({ to: false, cc: false, bcc: false });
+  const valuesRef = useRef(values);
 
-  async function reload(keepEdited = false) {
+  /**
+   * Reply-all as the server sees it now. Lines the team edited stay as written, also when they
+   * were edited while this was on its way; `reset` (after a send) forgets the edits first.
+   */
+  async function reload(reset = false) {
+    if (reset) {
+      editedRef.current = { to: false, cc: false, bcc: false };
+      valuesRef.current = { ...valuesRef.current, bcc: '' };
+      setValues(valuesRef.current);
+    }
     try {
       const [c, r] = await Promise.all([
         must(api.GET('/v1/conversations/{conversationId}', { params: { path: { conversationId } } })),
@@ -75,14 +84,10 @@ export function useRecipients(conversationId: string, active: boolean) {
       setIsEmail(c.source === 'email');
       const d = { to: joined(r.to), cc: joined(r.cc) };
       setDefaults(d);
-      if (keepEdited) {
-        // New mail or a changed list moves reply-all; lines the team edited stay as written.
-        const ed = editedRef.current;
-        setValues((old) => ({ to: ed.to ? old.to : d.to, cc: ed.cc ? old.cc : d.cc, bcc: old.bcc }));
-      } else {
-        setValues({ ...d, bcc: '' });
-        setEdited({ to: false, cc: false, bcc: false });
-      }
+      const ed = editedRef.current;
+      const old = valuesRef.current;
+      valuesRef.current = { to: ed.to ? old.to : d.to, cc: ed.cc ? old.cc : d.cc, bcc: ed.bcc ? old.bcc : '' };
+      setValues(valuesRef.current);
     } catch {
       setIsEmail(false);
     }
@@ -90,13 +95,13 @@ export function useRecipients(conversationId: string, active: boolean) {
 
   useEffect(() => {
     void reload();
-    const refresh = (id: string) => id === conversationId && void reload(true);
+    const refresh = (id: string) => id === conversationId && void reload();
     changeListeners.add(refresh);
     const off = onEvent((ev) => {
       const c = ev.data.conversation as { id?: string } | undefined;
       if (!c || c.id !== conversationId || isSignal(ev)) return;
       const m = ev.data.message as Message | undefined;
-      if (ev.type === 'conversation.updated' || (ev.type === 'message.created' && m?.direction === 'in')) void reload(true);
+      if (ev.type === 'conversation.updated' || (ev.type === 'message.created' && m?.direction === 'in')) void reload();
     });
     return () => {
       off();
@@ -107,7 +112,7 @@ export function useRecipients(conversationId: string, active: boolean) {
   function payload(): Partial<Record<Field, string[]>> {
     if (!isEmail || !active) return {};
     const out: Partial<Record<Field, string[]>> = {};
-    for (const f of ['to', 'cc', 'bcc'] as const) if (edited[f]) out[f] = splitAddresses(values[f]);
+    for (const f of ['to', 'cc', 'bcc'] as const) if (editedRef.current[f]) out[f] = splitAddresses(valuesRef.current[f]);
     return out;
   }
 
@@ -126,8 +131,10 @@ export function useRecipients(conversationId: string, active: boolean) {
               placeholder={f === 'bcc' ? t('recipients.bcc_placeholder') : ''}
               onInput={(e) => {
                 const v = e.currentTarget.value;
-                setValues((old) => ({ ...old, [f]: v }));
-                setEdited((old) => ({ ...old, [f]: f === 'bcc' ? v.trim() !== '' : v !== defaults[f as 'to' | 'cc'] }));
+                valuesRef.current = { ...valuesRef.current, [f]: v };
+                setValues(valuesRef.current);
+                // The ref at once: a reload answered before the next render must see the edit.
+                editedRef.current = { ...editedRef.current, [f]: f === 'bcc' ? v.trim() !== '' : v !== defaults[f as 'to' | 'cc'] };
               }}
             />
           </div>
