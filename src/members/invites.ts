@@ -196,6 +196,21 @@ export interface AcceptResult {
  * link passed on by hand can never open an existing account. Single use; expired and revoked
  * invites are refused with 410.
  */
+/** What an invite link offers, before it is accepted: the workspace, the role and the address it is for. */
+export async function inviteSummary(ctx: Pick<Ctx, 'db' | 'clock'>, token: string) {
+  const invite = token.startsWith(INVITE_TOKEN_PREFIX)
+    ? await ctx.db.selectFrom('invites').selectAll().where('token_hash', '=', sha256Hex(token)).executeTakeFirst()
+    : undefined;
+  if (!invite) throw notFound('invite (the link is wrong or was replaced by a newer one)');
+  const ws = await findLiveWorkspace(ctx.db, invite.workspace_id);
+  if (!ws) throw gone('invite_revoked', 'the workspace of this invite was deleted');
+  const status = inviteStatus(invite, ctx.clock.now());
+  if (status === 'accepted') throw gone('invite_used', 'this invite was used already');
+  if (status === 'revoked') throw gone('invite_revoked', 'this invite was revoked; ask for a new one');
+  if (status === 'expired') throw gone('invite_expired', 'this invite has expired; ask for it to be sent again');
+  return { workspace_name: ws.name, role: invite.role, email: invite.email };
+}
+
 export async function acceptInvite(
   ctx: Ctx,
   input: { token: string; signedIn?: { personId: string; email: string }; name?: string; locale?: string; userAgent?: string },

@@ -6,7 +6,7 @@ import { optionalPerson, requireAccess, requireSameOrigin, setSessionCookie } fr
 import { bearer, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
 import { listQuery, pageSchema } from '../http/pagination.js';
 import { formatPerson, PERSON_LOCALES } from '../people/service.js';
-import { acceptInvite, createInvite, formatInvite, listInvites, resendInvite, revokeInvite } from './invites.js';
+import { acceptInvite, createInvite, formatInvite, inviteSummary, listInvites, resendInvite, revokeInvite } from './invites.js';
 import { listMembers, removeMember, updateMember } from './service.js';
 
 const RoleSchema = z.enum(['owner', 'admin', 'agent']);
@@ -185,6 +185,20 @@ export function registerMemberRoutes(app: ApiApp, ctx: Ctx) {
       const { invite, url, mailSent } = await resendInvite(ctx, access, c.req.valid('param').inviteId);
       return c.json({ ...formatInvite(invite, ctx.clock.now()), url, mail_sent: mailSent }, 200);
     },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/invites/preview',
+      tags: ['members'],
+      summary: 'What an invite link offers, before accepting it: the workspace, the role and the address',
+      description: 'The token in the body, never in the URL. Nothing changes. 404 for an unknown token; 410 invite_used, invite_expired or invite_revoked.',
+      security: [{}],
+      request: { body: jsonBody(z.object({ token: z.string().min(1).max(200) }).strict()) },
+      responses: { 200: jsonAnswer(z.object({ workspace_name: z.string(), role: RoleSchema, email: z.string() }), 'the invite') },
+    }),
+    async (c) => c.json(await inviteSummary(ctx, c.req.valid('json').token), 200),
   );
 
   app.openapi(

@@ -376,6 +376,8 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
 
     const invited = await panelPage();
     await invited.page.goto(link.replace(/^https?:\/\/[^/]+/, s.url));
+    // The page names the workspace, the role and the address before anything is accepted.
+    await invited.page.getByText('You are invited to join Acme as Agent, with newagent@acme.example.').waitFor();
     await invited.page.getByLabel('Your name').fill('Nia Agent');
     await invited.page.getByRole('button', { name: 'Accept the invite' }).click();
     await invited.page.waitForURL(/\/conversations/);

@@ -66,6 +66,13 @@ describe('invites', () => {
     assert.ok(!JSON.stringify(stored).includes(token), 'only a hash is stored');
     assert.ok(!s.rawLogs.join('\n').includes(token), 'the token never reaches the log');
 
+    // The invite page names the workspace and the role before anything is accepted (issue 43, item 13).
+    const preview = await s.request('POST', '/v1/invites/preview', { body: { token } });
+    assert.equal(preview.status, 200, JSON.stringify(preview.body));
+    assert.deepEqual(preview.body, { workspace_name: 'Acme Support', role: 'agent', email: 'new.agent@example.com' });
+    assert.equal((await s.request('POST', '/v1/invites/preview', { body: { token: `${token}x` } })).status, 404);
+    assert.equal((await s.request('POST', '/v1/invites/preview', { body: {} })).status, 400);
+
     const accepted = await s.request('POST', '/v1/invites/accept', { body: { token, name: 'Nia Agent' } });
     assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
     assert.equal(accepted.body.workspace_id, seed.workspaceId);
@@ -88,6 +95,7 @@ describe('invites', () => {
     const again = await s.request('POST', '/v1/invites/accept', { body: { token } });
     assert.equal(again.status, 410);
     assert.equal(again.body.error.code, 'invite_used');
+    assert.equal((await s.request('POST', '/v1/invites/preview', { body: { token } })).body.error.code, 'invite_used');
     assert.ok(!(await s.request('GET', '/v1/invites', { token: seed.ownerToken })).body.data.some((i: { id: string }) => i.id === r.body.id));
   });
 

@@ -80,6 +80,11 @@ export function AcceptInvite() {
   const [error, setError] = useState<string | null>(token ? null : t('invite.missing'));
   const [needsSignIn, setNeedsSignIn] = useState(false);
   const { route } = useLocation();
+  const [offer, setOffer] = useState<{ workspace_name: string; role: string; email: string } | null>(null);
+  useEffect(() => {
+    if (!token) return;
+    must(api.POST('/v1/invites/preview', { body: { token } })).then(setOffer, (err) => setError(t('invite.failed', { error: errorText(err) })));
+  }, [token]);
   async function accept(e: Event) {
     e.preventDefault();
     setError(null);
@@ -95,7 +100,9 @@ export function AcceptInvite() {
   }
   return (
     <AuthCard title={t('invite.accept')}>
-      <p>{t('invite.lead')}</p>
+      <p>
+        {offer ? t('invite.offer', { workspace: offer.workspace_name, role: t(`role.${offer.role}` as 'role.agent'), email: offer.email }) : t('invite.lead')}
+      </p>
       {needsSignIn ? (
         <p role="alert">
           {t('invite.sign_in_first')} <a href={`/sign-in?next=${encodeURIComponent(`/invite#${token}`)}`}>{t('signin.title')}</a>

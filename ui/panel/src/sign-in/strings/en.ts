@@ -15,6 +15,7 @@ export const signInEn = {
   'signin.link_failed': 'This sign-in link is used, expired or wrong. Ask for a new one.',
   'signin.passkey_cancelled': 'The passkey prompt was closed. Try again, or sign in with a code.',
   'signin.link_title': 'Signing in',
+  'invite.offer': 'You are invited to join {workspace} as {role}, with {email}.',
   'invite.lead': 'You were invited to a workspace on svc.',
   'invite.name': 'Your name',
   'invite.accept': 'Accept the invite',

@@ -17,6 +17,7 @@ export const signInTr: Record<keyof typeof signInEn, string> = {
   'signin.link_failed': 'Bu giriş bağlantısı kullanılmış, süresi dolmuş ya da hatalı. Yeni bir bağlantı isteyin.',
   'signin.passkey_cancelled': 'Geçiş anahtarı penceresi kapatıldı. Yeniden deneyin ya da kodla giriş yapın.',
   'signin.link_title': 'Giriş yapılıyor',
+  'invite.offer': '{workspace} çalışma alanına {role} olarak katılmaya davet edildiniz ({email}).',
   'invite.lead': 'svc üzerinde bir çalışma alanına davet edildiniz.',
   'invite.name': 'Adınız',
   'invite.accept': 'Daveti kabul et',
