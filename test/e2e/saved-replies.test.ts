@@ -105,6 +105,14 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
       text: 'I was charged twice.',
       messageId: '<ada-sr@customer.example>',
     });
+    // The formatted editor arrives only after the first keys (as on a slow link): what is typed
+    // before goes into the plain stand-in and moves over with the picker still open.
+    let releaseEditor!: () => void;
+    const editorHeld = new Promise<void>((resolve) => (releaseEditor = resolve));
+    await page.route('**/assets/tiptap-*', async (route) => {
+      await editorHeld;
+      await route.continue();
+    });
     await page.goto(`${s.url}/conversations`);
     await page.getByRole('link', { name: /Ada Lovelace/ }).waitFor({ timeout: 20_000 });
     await page.keyboard.press('j');
@@ -115,7 +123,13 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
 
     // Esc closes the picker and keeps the text box focused.
     await page.keyboard.type('#zzz');
-    await page.getByRole('status').filter({ hasText: 'No saved reply matches “zzz”.' }).waitFor();
+    const noMatch = page.getByRole('status').filter({ hasText: 'No saved reply matches “zzz”.' });
+    await noMatch.waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'TEXTAREA', 'typed before the editor loaded');
+    releaseEditor();
+    await page.waitForFunction(() => document.activeElement?.id === 'composer-body' && document.activeElement.tagName === 'DIV');
+    await noMatch.waitFor();
+    assert.equal(await box.textContent(), '#zzz');
     await page.keyboard.press('Escape');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'composer-body');
     for (let i = 0; i < 4; i++) await page.keyboard.press('Backspace');

@@ -26,7 +26,7 @@ const GROUPS: { name: string; matches: (method: string, path: string) => boolean
   {
     name: 'members, invites, API keys, webhooks, inboxes and channels, broadcasts, migrations and usage: owners and admins',
     matches: (m, p) =>
-      (/^\/v1\/(api-keys|webhooks|broadcasts|migrations|invites)(\/|$)/.test(p) && p !== '/v1/invites/accept') ||
+      (/^\/v1\/(api-keys|webhooks|broadcasts|migrations|invites)(\/|$)/.test(p) && !['/v1/invites/accept', '/v1/invites/preview'].includes(p)) ||
       p === '/v1/usage' ||
       p === '/v1/workspace/broadcasts' ||
       (p.startsWith('/v1/members/') && m !== 'GET') ||
@@ -159,6 +159,7 @@ describe('the roles matrix over every /v1 route', () => {
       ['delete', '/v1/invites/{inviteId}'],
       ['post', '/v1/invites/{inviteId}/resend'],
       ['post', '/v1/invites/accept'],
+      ['post', '/v1/invites/preview'],
       ['post', '/v1/auth/link'],
       ['get', '/v1/auth/methods'],
       ['get', '/v1/me/sessions'],

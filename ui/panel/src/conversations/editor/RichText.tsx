@@ -136,25 +136,31 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
     editor.current?.setAttributes(attributes(props));
   }, [ready, props.id, props.placeholder, ...Object.values(props.attributes)]);
 
-  useImperativeHandle(ref, () => ({
-    focus: () => (editor.current ? editor.current.focus() : fallback.current?.focus()),
-    html: () => (editor.current ? editor.current.html() : textToHtml(fallback.current?.value ?? '')),
-    setHtml(html) {
-      if (editor.current) editor.current.setHtml(html);
-      else {
-        pending.current = html;
-        if (fallback.current) fallback.current.value = new DOMParser().parseFromString(html, 'text/html').body.textContent ?? '';
-      }
-    },
-    textBeforeCaret() {
-      if (editor.current) return editor.current.textBeforeCaret();
-      const el = fallback.current;
-      return el && el.selectionStart === el.selectionEnd ? el.value.slice(0, el.selectionStart) : '';
-    },
-    replaceBeforeCaret(chars, text) {
-      editor.current?.replaceBeforeCaret(chars, text);
-    },
-  }));
+  useImperativeHandle(
+    ref,
+    () => ({
+      focus: () => (editor.current ? editor.current.focus() : fallback.current?.focus()),
+      html: () => (editor.current ? editor.current.html() : textToHtml(fallback.current?.value ?? '')),
+      setHtml(html) {
+        if (editor.current) editor.current.setHtml(html);
+        else {
+          pending.current = html;
+          if (fallback.current) fallback.current.value = new DOMParser().parseFromString(html, 'text/html').body.textContent ?? '';
+        }
+      },
+      textBeforeCaret() {
+        if (editor.current) return editor.current.textBeforeCaret();
+        const el = fallback.current;
+        return el && el.selectionStart === el.selectionEnd ? el.value.slice(0, el.selectionStart) : '';
+      },
+      replaceBeforeCaret(chars, text) {
+        editor.current?.replaceBeforeCaret(chars, text);
+      },
+    }),
+    // Made once: its methods read refs. Remade on every render, the handle would be unset while the
+    // layout effects of a render run, and the handover above would find no text box.
+    [],
+  );
 
   function openLink() {
     setLinkHref(editor.current?.link() ?? '');

@@ -5,6 +5,7 @@
 // from its keymaps.
 import { Editor } from '@tiptap/core';
 import { Placeholder } from '@tiptap/extensions';
+import { Selection } from '@tiptap/pm/state';
 import StarterKit from '@tiptap/starter-kit';
 import { textToHtml } from './text';
 
@@ -72,7 +73,8 @@ export function createRichEditor(
     // shortcut (r, n) must land here, not in the page's shortcuts.
     focus: () => editor.view.focus(),
     focusEnd: () => {
-      editor.commands.setTextSelection(editor.state.doc.content.size);
+      // The last text position: the document's size is past the last paragraph, not inside it.
+      editor.view.dispatch(editor.state.tr.setSelection(Selection.atEnd(editor.state.doc)));
       editor.view.focus();
     },
     html: () => (editor.isEmpty ? '' : editor.getHTML()),
