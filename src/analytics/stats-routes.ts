@@ -6,6 +6,7 @@ import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, jsonAnswer, jsonBody } from '../http/openapi.js';
+import { exportFilename, statsCsv } from './export.js';
 import { conversationFunnel, FUNNEL_GROUPS } from './funnel.js';
 import { DROP_REASONS, eventProps, MAX_NAME_CHARS } from './ingest.js';
 import { getProperty } from './properties.js';
@@ -39,6 +40,23 @@ const RealtimeSchema = z
 
 const day = z.string().max(10).optional();
 
+const statsQuery = z.object({
+  property_id: z.string().min(1).max(100),
+  period: z.enum(PERIODS).optional().openapi({ description: 'default 30d' }),
+  date: day,
+  from: day,
+  to: day,
+  metrics: z.string().max(200).optional().openapi({ description: 'comma-separated; default visitors' }),
+  dimension: z
+    .string()
+    .max(100)
+    .optional()
+    .openapi({ description: 'time:day, a visit or event dimension, or event:props:<key> (custom event props, from raw events)' }),
+  filters: z.string().max(4000).optional(),
+  compare: z.enum(['previous_period']).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_BREAKDOWN_LIMIT).optional(),
+});
+
 export function registerAnalyticsStatsRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
     createRoute({
@@ -49,22 +67,7 @@ export function registerAnalyticsStatsRoutes(app: ApiApp, ctx: Ctx) {
       description: `Periods: ${PERIODS.join(', ')} (the N days ending on \`date\`, default today UTC; month: the month of \`date\` so far; custom: \`from\`..\`to\`, at most ${MAX_CUSTOM_DAYS} days). Metrics: ${METRICS.join(', ')} (visit metrics not with event:* dimensions). Dimensions: time:day, ${Object.keys(DIMENSIONS).join(', ')}. Filters: \`dimension==a|b;dimension!=c\`. \`compare=previous_period\` adds each metric's change in %. Visitors with Sec-GPC are counted in pageviews and events, not as visitors.`,
       security: bearer,
       request: {
-        query: z.object({
-          property_id: z.string().min(1).max(100),
-          period: z.enum(PERIODS).optional().openapi({ description: 'default 30d' }),
-          date: day,
-          from: day,
-          to: day,
-          metrics: z.string().max(200).optional().openapi({ description: 'comma-separated; default visitors' }),
-          dimension: z
-            .string()
-            .max(100)
-            .optional()
-            .openapi({ description: 'time:day, a visit or event dimension, or event:props:<key> (custom event props, from raw events)' }),
-          filters: z.string().max(4000).optional(),
-          compare: z.enum(['previous_period']).optional(),
-          limit: z.coerce.number().int().min(1).max(MAX_BREAKDOWN_LIMIT).optional(),
-        }),
+        query: statsQuery,
       },
       responses: { 200: jsonAnswer(StatsSchema, 'the figures') },
     }),
@@ -73,6 +76,32 @@ export function registerAnalyticsStatsRoutes(app: ApiApp, ctx: Ctx) {
       authorize(access, 'analytics:read');
       const q = c.req.valid('query');
       return c.json(await queryStats(ctx, access.workspaceId, { ...q, propertyId: q.property_id }), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/analytics/export',
+      tags: ['analytics'],
+      summary: 'The same figures as GET /v1/analytics/stats, as a CSV file',
+      description:
+        'One row per dimension value (or per day with time:day), columns: the dimension, then each metric; without a dimension one row per metric (metric, value, change_percent). Cells a spreadsheet would run as a formula are escaped.',
+      security: bearer,
+      request: { query: statsQuery },
+      responses: { 200: { description: 'a CSV file (attachment)', content: { 'text/csv': { schema: z.string() } } } },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      authorize(access, 'analytics:read');
+      const q = c.req.valid('query');
+      const answer = await queryStats(ctx, access.workspaceId, { ...q, propertyId: q.property_id });
+      const property = await getProperty(ctx, access.workspaceId, q.property_id);
+      return c.body(statsCsv(answer), 200, {
+        'content-type': 'text/csv; charset=utf-8',
+        'content-disposition': `attachment; filename="${exportFilename(property.domain, answer)}"`,
+        'cache-control': 'no-store',
+      });
     },
   );
 

@@ -1,5 +1,5 @@
 // The analytics dashboard and a conversation's visit in a real browser: figures that match what was
-// sent to /a/e, the uPlot chart, top pages and sources, the realtime count, adding a website (and a
+// sent to /a/e, the uPlot chart, the breakdown cards (tabs, filters, CSV), the realtime count, adding a website (and a
 // refused domain), the visit card beside a widget conversation; English at phone size and Turkish
 // at desktop and phone size, with axe.
 import assert from 'node:assert/strict';
@@ -71,13 +71,14 @@ describe('analytics dashboard in the panel', { skip: browserSkipReason() }, () =
       page.on('pageerror', (e) => errors.push(String(e)));
       page.on('console', (m) => m.type() === 'error' && !/Failed to load resource/.test(m.text()) && errors.push(m.text()));
       await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+      const totals = page.getByTestId('analytics-totals');
+      const sources = page.getByRole('region', { name: tr ? 'En iyi kaynaklar' : 'Top sources' });
       for (const width of sizes) {
         await page.setViewportSize({ width, height: 900 });
         await page.goto(`${s.url}/analytics`);
         await page.getByRole('heading', { name: tr ? 'Analitik' : 'Analytics', level: 1 }).waitFor();
         // Websites are listed by domain: the other test's website may come first.
         await page.getByLabel(tr ? 'Web sitesi' : 'Website', { exact: true }).selectOption({ label: 'Shop (shop.example)' });
-        const totals = page.getByTestId('analytics-totals');
         await totals.waitFor();
         // Two visitors (Chrome and the iPhone), three pageviews, two visits (once the chosen website's figures came).
         await totals.locator('dd').first().filter({ hasText: /^2/ }).waitFor();
@@ -91,7 +92,6 @@ describe('analytics dashboard in the panel', { skip: browserSkipReason() }, () =
         );
         const pages = page.getByRole('region', { name: tr ? 'En çok görülen sayfalar' : 'Top pages' });
         await pages.getByRole('row', { name: /\/pricing\s*2/ }).waitFor();
-        const sources = page.getByRole('region', { name: tr ? 'En iyi kaynaklar' : 'Top sources' });
         await sources.getByRole('row', { name: /newsletter\s*1/ }).waitFor();
         await sources.getByRole('row', { name: /google\.com\s*1/ }).waitFor();
         const devices = page.getByRole('region', { name: tr ? 'Cihazlar' : 'Devices' });
@@ -109,6 +109,43 @@ describe('analytics dashboard in the panel', { skip: browserSkipReason() }, () =
         await assertAccessible(page);
         await screenshot(page, `analytics-${locale}-${width}`);
       }
+
+      // A card's tabs: one Tab stop, arrows between them; entry pages of the two visits.
+      const pageTabs = page.getByRole('tablist', { name: tr ? 'Sayfalar' : 'Pages' });
+      await pageTabs.getByRole('tab', { name: tr ? 'En çok görülen sayfalar' : 'Top pages' }).focus();
+      await page.keyboard.press('ArrowRight');
+      const entryTab = pageTabs.getByRole('tab', { name: tr ? 'Giriş sayfaları' : 'Entry pages' });
+      assert.equal(await entryTab.getAttribute('aria-selected'), 'true');
+      assert.equal(await entryTab.evaluate((el) => el === document.activeElement), true);
+      const entries = page.getByRole('region', { name: tr ? 'Giriş sayfaları' : 'Entry pages' });
+      await entries.getByRole('row', { name: /^\/\s*1$/ }).waitFor();
+      await entries.getByRole('row', { name: /\/pricing\s*1/ }).waitFor();
+      await page.keyboard.press('ArrowRight');
+      await pageTabs
+        .getByRole('tab', { name: tr ? 'Çıkış sayfaları' : 'Exit pages' })
+        .and(page.locator('[aria-selected="true"]'))
+        .waitFor();
+      await page
+        .getByRole('region', { name: tr ? 'Çıkış sayfaları' : 'Exit pages' })
+        .getByRole('row', { name: /\/pricing\s*2/ })
+        .waitFor();
+
+      // Choosing a source filters the whole page; the chip removes the filter.
+      await sources.getByRole('button', { name: 'newsletter' }).click();
+      const chip = page.getByRole('region', { name: tr ? 'Filtreler' : 'Filters' }).getByText(tr ? 'En iyi kaynaklar: newsletter' : 'Top sources: newsletter');
+      await chip.waitFor();
+      await totals.locator('dd').first().filter({ hasText: /^1/ }).waitFor();
+      assert.match((await totals.locator('dd').nth(1).textContent()) ?? '', /^2/, 'the newsletter visit’s two pageviews');
+      await assertAccessible(page);
+      await screenshot(page, `analytics-filtered-${locale}`);
+      // The CSV of a card is what the card shows, filters included.
+      const csvLink = page.getByRole('link', { name: tr ? 'CSV indir (En iyi kaynaklar)' : 'Export CSV (Top sources)' });
+      const csv = await page.request.get(`${s.url}${await csvLink.getAttribute('href')}`);
+      assert.equal(csv.status(), 200);
+      assert.equal(await csv.text(), 'source,visitors,pageviews\r\nnewsletter,1,2\r\n');
+      await page.getByRole('button', { name: tr ? 'En iyi kaynaklar: newsletter filtresini kaldır' : 'Remove the filter Top sources: newsletter' }).click();
+      await chip.waitFor({ state: 'detached' });
+      await totals.locator('dd').first().filter({ hasText: /^2/ }).waitFor();
 
       // Websites: a refused domain says why and adds nothing; a good one is listed with its snippet.
       const domain = tr ? 'blog-tr.example' : 'blog-en.example';

@@ -1,34 +1,26 @@
 // The analytics dashboard (/analytics): a website and a period; visitors, pageviews, visits, bounce
 // rate and visit duration with their change against the previous period; visitors and pageviews per
-// day (uPlot, loaded with this page only); top pages, sources, countries and devices; the visitors
-// of the last 5 minutes; and, for owners and admins, the websites counted and the month's usage.
+// day (uPlot, loaded with this page only) with its CSV; the breakdown cards (./Breakdowns.tsx), whose
+// rows filter the whole page; the visitors of the last 5 minutes; and, for owners and admins, the
+// websites counted and the month's usage.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api';
-import { DataTable } from '../components/DataTable';
 import { Loading, useLoad } from '../components/Loading';
-import { calendarDay, durationText, locale, shortCalendarDay, t } from '../i18n';
+import { calendarDay, durationText, shortCalendarDay, t } from '../i18n';
 import { membership } from '../state';
+import { Breakdowns, filterText } from './Breakdowns';
 import { Funnel } from './Funnel';
 import { Properties, UsageBanner } from './Properties';
-import { countryName } from './VisitCard';
+import { exportHref, type Filter, number, PERIODS, type Period, type Row, type Scope, scopeKey, stats } from './query';
 
 type Property = Schemas['AnalyticsProperty'];
-type Period = 'day' | '7d' | '30d' | 'month';
-const PERIODS: Period[] = ['day', '7d', '30d', 'month'];
-type Row = Record<string, string | number | null>;
 
-const number = (n: number) => n.toLocaleString(locale.value);
-
-function stats(propertyId: string, period: Period, extra: Record<string, string>) {
-  return must(api.GET('/v1/analytics/stats', { params: { query: { property_id: propertyId, period, ...extra } } }));
-}
-
-function Totals(props: { propertyId: string; period: Period }) {
+function Totals(props: { scope: Scope }) {
   const { data, error, reload } = useLoad(
-    () => stats(props.propertyId, props.period, { metrics: 'visitors,pageviews,visits,bounce_rate,visit_duration', compare: 'previous_period' }),
-    [props.propertyId, props.period],
+    () => stats(props.scope, { metrics: 'visitors,pageviews,visits,bounce_rate,visit_duration', compare: 'previous_period' }),
+    [scopeKey(props.scope)],
   );
   if (!data) return <Loading error={error} retry={reload} />;
   const r = data.results as Record<string, { value: number; change?: number | null }>;
@@ -54,12 +46,10 @@ function Totals(props: { propertyId: string; period: Period }) {
   );
 }
 
-function Chart(props: { propertyId: string; period: Period }) {
+function Chart(props: { scope: Scope }) {
   const box = useRef<HTMLDivElement>(null);
-  const { data, error, reload } = useLoad(
-    () => stats(props.propertyId, props.period, { metrics: 'visitors,pageviews', dimension: 'time:day' }),
-    [props.propertyId, props.period],
-  );
+  const daily = { metrics: 'visitors,pageviews', dimension: 'time:day' };
+  const { data, error, reload } = useLoad(() => stats(props.scope, daily), [scopeKey(props.scope)]);
   const rows = (data?.results ?? []) as Row[];
   useEffect(() => {
     const el = box.current;
@@ -92,38 +82,15 @@ function Chart(props: { propertyId: string; period: Period }) {
   if (!data) return <Loading error={error} retry={reload} />;
   return (
     <figure class="card report-chart" style={{ margin: '0 0 var(--space-4)' }}>
-      <figcaption>
-        <h2 style={{ marginTop: 0 }}>{t('analytics.chart_label')}</h2>
+      <figcaption class="analytics-breakdown-head">
+        <h2>{t('analytics.chart_label')}</h2>
+        <a class="btn btn-ghost analytics-csv" href={exportHref(props.scope, daily)} download>
+          {t('analytics.export')}
+          <span class="visually-hidden"> ({t('analytics.chart_label')})</span>
+        </a>
       </figcaption>
       <div ref={box} role="img" aria-label={t('analytics.chart_label')} />
     </figure>
-  );
-}
-
-function Breakdown(props: { propertyId: string; period: Period; dimension: string; title: string; label: (v: string | null) => string }) {
-  const { data, error, reload } = useLoad(
-    () => stats(props.propertyId, props.period, { metrics: 'visitors', dimension: props.dimension, limit: '10' }),
-    [props.propertyId, props.period],
-  );
-  const name = props.dimension.split(':')[1];
-  return (
-    <section class="card analytics-breakdown">
-      <h2 style={{ marginTop: 0 }}>{props.title}</h2>
-      {!data ? (
-        <Loading error={error} retry={reload} />
-      ) : (data.results as Row[]).length === 0 ? (
-        <p class="muted">{t('analytics.none_yet')}</p>
-      ) : (
-        <DataTable label={props.title} columns={[props.title, t('analytics.visitors')]}>
-          {(data.results as Row[]).map((r) => (
-            <tr key={String(r[name])}>
-              <th scope="row">{props.label(r[name] as string | null)}</th>
-              <td>{number(Number(r.visitors))}</td>
-            </tr>
-          ))}
-        </DataTable>
-      )}
-    </section>
   );
 }
 
@@ -150,15 +117,44 @@ function Realtime(props: { propertyId: string }) {
   );
 }
 
-const deviceLabel = (v: string | null) => (v === 'desktop' || v === 'mobile' || v === 'tablet' ? t(`analytics.device_${v}`) : t('analytics.unknown'));
+/** The filters chosen from the breakdowns, each removable; the figures above and below follow them. */
+function Filters(props: { filters: Filter[]; onChange: (filters: Filter[]) => void }) {
+  if (!props.filters.length) return null;
+  return (
+    <section class="analytics-filters" aria-label={t('analytics.filters')}>
+      <ul>
+        {props.filters.map((f, i) => (
+          <li key={`${f.dimension}=${f.value}`} class="chip">
+            {filterText(f)}
+            <button
+              type="button"
+              class="btn btn-ghost btn-icon"
+              aria-label={t('analytics.remove_filter', { filter: filterText(f) })}
+              onClick={() => props.onChange(props.filters.filter((_, j) => j !== i))}
+            >
+              ×
+            </button>
+          </li>
+        ))}
+      </ul>
+      {props.filters.length > 1 && (
+        <button type="button" class="btn btn-ghost" onClick={() => props.onChange([])}>
+          {t('analytics.clear_filters')}
+        </button>
+      )}
+    </section>
+  );
+}
 
 export function Dashboard() {
   const manager = membership.value?.role === 'owner' || membership.value?.role === 'admin';
   const list = useLoad(() => must(api.GET('/v1/analytics/properties')));
   const [chosen, setChosen] = useState('');
   const [period, setPeriod] = useState<Period>('30d');
+  const [filters, setFilters] = useState<Filter[]>([]);
   const properties: Property[] = list.data?.data ?? [];
   const property = properties.find((p) => p.id === chosen) ?? properties[0];
+  const scope: Scope = { propertyId: property?.id ?? '', period, filters };
   return (
     <main class="settings-main reports analytics" id="main" tabIndex={-1}>
       <p>
@@ -175,7 +171,15 @@ export function Dashboard() {
           <form class="card report-filters" onSubmit={(e) => e.preventDefault()}>
             <div class="field">
               <label for="analytics-property">{t('analytics.property')}</label>
-              <select id="analytics-property" class="select" value={property.id} onChange={(e) => setChosen(e.currentTarget.value)}>
+              <select
+                id="analytics-property"
+                class="select"
+                value={property.id}
+                onChange={(e) => {
+                  setChosen(e.currentTarget.value);
+                  setFilters([]);
+                }}
+              >
                 {properties.map((p) => (
                   <option key={p.id} value={p.id}>
                     {p.name === p.domain ? p.domain : `${p.name} (${p.domain})`}
@@ -195,20 +199,10 @@ export function Dashboard() {
             </div>
           </form>
           <Realtime propertyId={property.id} />
-          <Totals propertyId={property.id} period={period} />
-          <Chart propertyId={property.id} period={period} />
-          <div class="analytics-grid">
-            <Breakdown propertyId={property.id} period={period} dimension="event:page" title={t('analytics.top_pages')} label={(v) => v ?? '—'} />
-            <Breakdown
-              propertyId={property.id}
-              period={period}
-              dimension="visit:source"
-              title={t('analytics.top_sources')}
-              label={(v) => v ?? t('analytics.direct')}
-            />
-            <Breakdown propertyId={property.id} period={period} dimension="visit:country" title={t('analytics.countries')} label={countryName} />
-            <Breakdown propertyId={property.id} period={period} dimension="visit:device" title={t('analytics.devices')} label={deviceLabel} />
-          </div>
+          <Filters filters={filters} onChange={setFilters} />
+          <Totals scope={scope} />
+          <Chart scope={scope} />
+          <Breakdowns scope={scope} onFilter={(f) => setFilters([...filters, f])} />
           <Funnel propertyId={property.id} period={period} />
         </>
       )}
