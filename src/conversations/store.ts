@@ -192,6 +192,8 @@ export async function latestMailOf(db: Db, conversationId: string): Promise<Pick
     .select(['mail_message_id', 'mail_references'])
     .where('conversation_id', '=', conversationId)
     .where('mail_message_id', 'is not', null)
+    // A forward answers nothing: a reply never answers it.
+    .where('forwarded_message_id', 'is', null)
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();

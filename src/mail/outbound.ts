@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import { type ChannelRow, findChannel } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import { type ConversationRow, formatMailHeaders, formatMessage, type MessageRow } from '../conversations/format.js';
-import { attachmentsOf, conversationById, latestMailOf, messageById, setMessageDelivery } from '../conversations/store.js';
+import { attachmentsOf, conversationById, firstMessage, latestMailOf, messageById, setMessageDelivery } from '../conversations/store.js';
 import type { Db, MailHeaders } from '../db/schema.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import { findInbox } from '../inboxes/store.js';
@@ -61,7 +61,7 @@ export async function replyHeaders(
   db: Db,
   conversation: ConversationRow,
   channel: ChannelRow,
-  mail: { messageId: string; references: string[]; subject: string | null },
+  mail: { messageId: string; references: string[]; subject: string | null; subjectAsIs?: boolean },
   recipients?: { to: Recipient[]; cc: Recipient[] },
 ): Promise<MailHeaders> {
   const inbox = await findInbox(db, conversation.inbox_id);
@@ -74,7 +74,8 @@ export async function replyHeaders(
     from: channelSender(channel, inbox.name),
     to,
     cc,
-    subject: replySubject(conversation.subject ?? mail.subject),
+    // Forwards and the first mail of a conversation the team started answer nothing: no "Re:".
+    subject: mail.subjectAsIs ? (mail.subject ?? conversation.subject ?? '') : replySubject(conversation.subject ?? mail.subject),
   };
 }
 
@@ -100,7 +101,8 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
   // contact had no address then) takes the conversation's reply-all now.
   const stored = formatMailHeaders(message);
   const recipients = stored?.to.length ? { to: stored.to, cc: stored.cc } : undefined;
-  const sent = await replyHeaders(ctx.db, conversation, channel, { messageId: message.mail_message_id!, references, subject: message.subject }, recipients);
+  const subjectAsIs = !!message.forwarded_message_id || (references.length === 0 && (await firstMessage(ctx.db, conversation.id))?.id === message.id);
+  const sent = await replyHeaders(ctx.db, conversation, channel, { messageId: message.mail_message_id!, references, subject: message.subject, subjectAsIs }, recipients);
   if (sent.to.length === 0) throw new SendFailure('the contact has no e-mail address');
   const bcc = recipients && message.mail_bcc ? (JSON.parse(message.mail_bcc) as Recipient[]) : [];
   const files = (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? [];
