@@ -8,7 +8,7 @@
 // SMTP server's answer.
 
 import type { Readable } from 'node:stream';
-import { type ChannelRow, findChannel } from '../channels/store.js';
+import { type ChannelRow, findChannel, firstChannelOfInbox } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import { type ConversationRow, formatMailHeaders, formatMessage, type MessageRow } from '../conversations/format.js';
 import { attachmentsOf, conversationById, firstMessage, latestMailOf, messageById, setMessageDelivery } from '../conversations/store.js';
@@ -94,7 +94,9 @@ const mailboxOf = (r: Recipient) => (r.name ? { name: r.name, address: r.address
 async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
   const conversation = await conversationById(ctx.db, message.conversation_id);
   if (!conversation) throw new SendFailure('the conversation no longer exists');
-  const channel = conversation.channel_id ? await findChannel(ctx.db, conversation.channel_id) : undefined;
+  let channel = conversation.channel_id ? await findChannel(ctx.db, conversation.channel_id) : undefined;
+  // A chat message forwarded by mail goes through the inbox's first e-mail channel.
+  if (channel?.kind !== 'email' && message.forwarded_message_id) channel = await firstChannelOfInbox(ctx.db, conversation.inbox_id, 'email');
   if (!channel || channel.kind !== 'email') throw new SendFailure('the conversation has no e-mail channel');
   const references = message.mail_references ? (JSON.parse(message.mail_references) as string[]) : [];
   // The recipients stored when the reply was written; a reply written before any was known (the
