@@ -104,7 +104,13 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
   const stored = formatMailHeaders(message);
   const recipients = stored?.to.length ? { to: stored.to, cc: stored.cc } : undefined;
   const subjectAsIs = !!message.forwarded_message_id || (references.length === 0 && (await firstMessage(ctx.db, conversation.id))?.id === message.id);
-  const sent = await replyHeaders(ctx.db, conversation, channel, { messageId: message.mail_message_id!, references, subject: message.subject, subjectAsIs }, recipients);
+  const sent = await replyHeaders(
+    ctx.db,
+    conversation,
+    channel,
+    { messageId: message.mail_message_id!, references, subject: message.subject, subjectAsIs },
+    recipients,
+  );
   if (sent.to.length === 0) throw new SendFailure('the contact has no e-mail address');
   const bcc = recipients && message.mail_bcc ? (JSON.parse(message.mail_bcc) as Recipient[]) : [];
   const files = (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? [];

@@ -15,7 +15,14 @@ import { migrationTools } from './tools/migrations.js';
 import { placeTools } from './tools/places.js';
 import { snoozeTools } from './tools/snooze.js';
 
-const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [...placeTools, ...migrationTools, ...conversationTools, ...composeTools, ...snoozeTools, ...analyticsTools] as never;
+const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [
+  ...placeTools,
+  ...migrationTools,
+  ...conversationTools,
+  ...composeTools,
+  ...snoozeTools,
+  ...analyticsTools,
+] as never;
 
 export function buildMcpServer(ctx: Ctx, access: Access, origin: string): McpServer {
   const server = new McpServer(

@@ -104,10 +104,38 @@ describe('forward and new conversations by mail', () => {
   }
 
   const counts = async () => ({
-    messages: Number((await s.app.db.selectFrom('messages').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
-    conversations: Number((await s.app.db.selectFrom('conversations').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
-    contacts: Number((await s.app.db.selectFrom('contacts').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
-    jobs: Number((await s.app.db.selectFrom('jobs').select((e) => e.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
+    messages: Number(
+      (
+        await s.app.db
+          .selectFrom('messages')
+          .select((e) => e.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
+    conversations: Number(
+      (
+        await s.app.db
+          .selectFrom('conversations')
+          .select((e) => e.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
+    contacts: Number(
+      (
+        await s.app.db
+          .selectFrom('contacts')
+          .select((e) => e.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
+    jobs: Number(
+      (
+        await s.app.db
+          .selectFrom('jobs')
+          .select((e) => e.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
   });
 
   async function webhooksFor(type: string, messageId: string) {
@@ -342,7 +370,12 @@ describe('forward and new conversations by mail', () => {
     assert.ok(!messageHooks[0].r.body.includes('audit@hidden.example'));
 
     const answer = await inbound(
-      rawMail({ From: 'Hana New <hana@new.example>', Subject: 'Re: Your trial', 'Message-ID': '<n1-b@new.example>', 'In-Reply-To': `<${message.email.message_id}>` }),
+      rawMail({
+        From: 'Hana New <hana@new.example>',
+        Subject: 'Re: Your trial',
+        'Message-ID': '<n1-b@new.example>',
+        'In-Reply-To': `<${message.email.message_id}>`,
+      }),
     );
     assert.equal(answer.conversation_id, conversation.id);
     const list = await s.request('GET', `/v1/conversations?contact_id=${conversation.contact_id}`, { token: seed.apiKey });
@@ -395,7 +428,12 @@ describe('forward and new conversations by mail', () => {
     const first = await inbound(rawMail({ From: 'lea@cust.example', Subject: 'Via MCP', 'Message-ID': '<m1-a@cust.example>' }));
     const mcp = await connectMcp(s, seed.apiKey);
     try {
-      const f = await mcp.call('forward_message', { conversation_id: first.conversation_id, message_id: first.message_id, to: ['ops@partner.example'], note: 'See below' });
+      const f = await mcp.call('forward_message', {
+        conversation_id: first.conversation_id,
+        message_id: first.message_id,
+        to: ['ops@partner.example'],
+        note: 'See below',
+      });
       assert.equal(f.isError, false, f.text);
       assert.equal(f.body.subject, 'Fwd: Via MCP');
       const fm = await sendAll();
