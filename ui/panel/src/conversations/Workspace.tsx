@@ -87,7 +87,10 @@ export function Workspace() {
             setComposing(false);
             if (query.write_to) route(listUrl(filter), true);
           }}
-          onStarted={(id) => route(`/conversations/${id}`)}
+          onStarted={(id) => {
+            setComposing(false);
+            route(`/conversations/${id}`);
+          }}
         />
       )}
     </div>

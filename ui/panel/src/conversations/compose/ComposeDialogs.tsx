@@ -157,8 +157,8 @@ export function NewConversationDialog(props: { contactId?: string; inboxId?: str
     try {
       const out = await must(api.POST('/v1/conversations', { body: { inbox_id: inboxId, ...r, subject, body } }));
       toast(t('compose.sent'));
+      // The opener closes the dialog as it opens the new conversation.
       props.onStarted(out.conversation.id);
-      props.onClose();
     } catch (err) {
       setError(errorText(err));
       setBusy(false);
