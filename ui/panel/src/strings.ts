@@ -4,8 +4,6 @@ import { analyticsEn } from './analytics/strings/en';
 import { analyticsTr } from './analytics/strings/tr';
 import { contactsEn } from './contacts/strings/en';
 import { contactsTr } from './contacts/strings/tr';
-import { composeEn } from './conversations/compose/strings/en';
-import { composeTr } from './conversations/compose/strings/tr';
 import { conversationsEn } from './conversations/strings/en';
 import { conversationsTr } from './conversations/strings/tr';
 import { addStrings } from './i18n';
@@ -43,7 +41,6 @@ addStrings(
   analyticsEn,
   contactsEn,
   conversationsEn,
-  composeEn,
   migrationEn,
   notificationsEn,
   reportsEn,
@@ -64,7 +61,6 @@ addStrings(
   analyticsTr,
   contactsTr,
   conversationsTr,
-  composeTr,
   migrationTr,
   notificationsTr,
   reportsTr,
