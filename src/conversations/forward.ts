@@ -41,7 +41,7 @@ export interface ForwardInput {
 type Address = { name: string | null; address: string };
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
-const mailbox = (a: Address) => (a.name ? `${a.name} <${a.address}>` : a.address);
+const mailbox = (a: Address) => (a.name && a.address ? `${a.name} <${a.address}>` : a.name || a.address);
 const textHtml = (text: string) =>
   text
     .split(/\n{2,}/)
@@ -66,7 +66,9 @@ async function originalHeaders(ctx: Pick<Ctx, 'db'>, conversation: ConversationR
   let from: Address | null = null;
   if (m.author_contact_id) {
     const contact = await loadContactView(ctx.db, conversation.workspace_id, m.author_contact_id);
-    if (contact?.emails[0]) from = { name: contact.contact.name, address: contact.emails[0] };
+    // A chat visitor may have given an address not confirmed yet, or only a name.
+    const address = contact?.emails[0] ?? contact?.contact.unverified_email ?? '';
+    if (contact && (address || contact.contact.name)) from = { name: contact.contact.name, address };
   } else if (m.author_person_id) {
     const person = (await peopleByIds(ctx.db, [m.author_person_id])).get(m.author_person_id);
     if (person) from = { name: person.name, address: person.email };
@@ -153,7 +155,8 @@ export async function forwardMessage(ctx: Ctx, access: Access, conversationId: s
       const top = signed.body.trim();
       const body = top ? `${top}\n\n${block.text}` : block.text;
       const html = original.html || note.html ? sanitizeMailHtml(`${top ? (signed.html ?? '') : ''}${block.html}`) : null;
-      const subject = forwardSubject(headers.subject);
+      // A chat has no subject: the start of the message stands in, as a mail client would need one.
+      const subject = forwardSubject(headers.subject || original.body.replace(/\s+/g, ' ').trim().slice(0, 78));
       const mail = { messageId: outboundMessageId(id, channel), references: [] as string[] };
       const message: NewMessage = {
         id,

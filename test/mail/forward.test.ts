@@ -3,7 +3,9 @@
 // checked with standardwebhooks, answers threading back through the ingress.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
 import { createApiKey } from '../../src/api-keys/service.js';
+import { createChatChannel } from '../../src/channels/service.js';
 import { insertContact } from '../../src/contacts/service.js';
 import { startConversation } from '../../src/conversations/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
@@ -270,23 +272,48 @@ describe('forward and new conversations by mail', () => {
     assert.ok(!plainMail.raw.toString().includes('multipart/alternative'));
   });
 
-  test('a chat message is forwarded through the inbox’s e-mail channel; an inbox without one answers 409', async () => {
-    const tx = { db: s.app.db, clock };
-    const contact = await insertContact(tx, { workspaceId: seed.workspaceId, name: 'Fay', emails: ['fay@cust.example'] });
-    const chat = await startConversation(tx, {
-      conversation: { workspaceId: seed.workspaceId, inboxId: seed.inboxId, contactId: contact.contact.id, source: 'chat' },
-      contact,
-      message: { kind: 'message', direction: 'in', author: { type: 'contact', contactId: contact.contact.id }, body: 'Is the shop open on Sunday?' },
-    });
-    const r = await s.request('POST', `/v1/conversations/${chat.conversation.id}/forward`, {
-      token: seed.apiKey,
-      body: { message_id: chat.message.id, to: ['shop@partner.example'] },
-    });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    const mail = await sendAll();
-    assert.ok(mail.parsed.text!.includes('From: Fay <fay@cust.example>'), mail.parsed.text);
-    assert.ok(mail.parsed.text!.includes('Is the shop open on Sunday?'));
+  test('a chat message is forwarded through the inbox’s e-mail channel, never shown to the visitor; an inbox without one answers 409', async () => {
+    const ORIGIN = 'https://shop.example.com';
+    const publicKey = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [ORIGIN] })).public_key!;
+    const visitor = (method: string, path: string, opts: { token?: string; body?: unknown } = {}) =>
+      s.request(method, path, { token: opts.token, body: opts.body, headers: { origin: ORIGIN } });
+    const v = (await visitor('POST', '/v1/widget/sessions', { body: { public_key: publicKey, email: 'fay@cust.example', name: 'Fay' } })).body;
+    const started = await visitor('POST', '/v1/widget/conversations', { token: v.token, body: { body: 'Is the shop open on Sunday?' } });
+    assert.equal(started.status, 201, JSON.stringify(started.body));
+    const chatId = started.body.conversation.id as string;
+    const first = (await s.request('GET', `/v1/conversations/${chatId}/messages?order=asc`, { token: seed.apiKey })).body.data[0];
 
+    const ws = new WebSocket(`${s.url.replace('http', 'ws')}/v1/widget/realtime?token=${v.token}`, { headers: { origin: ORIGIN } });
+    const frames: { type: string; message?: { id: string; body: string } }[] = [];
+    ws.on('message', (d) => frames.push(JSON.parse(d.toString())));
+    try {
+      await new Promise((r) => ws.once('open', r));
+      await until(() => frames.some((f) => f.type === 'hello'));
+      const r = await s.request('POST', `/v1/conversations/${chatId}/forward`, {
+        token: seed.apiKey,
+        body: { message_id: first.id, to: ['shop@partner.example'], body: 'Internal: can you answer this?' },
+      });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      const mail = await sendAll();
+      assert.equal(mail.parsed.subject, 'Fwd: Is the shop open on Sunday?');
+      assert.ok(mail.parsed.text!.includes('From: Fay <fay@cust.example>'), mail.parsed.text);
+      assert.ok(mail.parsed.text!.includes('Is the shop open on Sunday?'));
+      // A reply after it reaches the visitor; the forward never does (stream, messages, the list's latest line).
+      const reply = await s.request('POST', `/v1/conversations/${chatId}/messages`, { token: seed.apiKey, body: { body: 'Yes, 10 to 4.' } });
+      assert.equal(reply.status, 201, JSON.stringify(reply.body));
+      await until(() => frames.some((f) => f.type === 'message' && f.message?.id === reply.body.id));
+      assert.ok(!frames.some((f) => f.message?.id === r.body.id), 'the forward is not streamed to the visitor');
+      const seen = (await visitor('GET', `/v1/widget/conversations/${chatId}/messages`, { token: v.token })).body.data as { id: string }[];
+      assert.deepEqual(
+        seen.map((m) => m.id),
+        [first.id, reply.body.id],
+      );
+    } finally {
+      ws.close();
+    }
+
+    const tx = { db: s.app.db, clock };
+    const contact = await insertContact(tx, { workspaceId: seed.workspaceId, name: 'Gil', emails: ['gil@cust.example'] });
     const bare = await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Chat only' });
     const lone = await startConversation(tx, {
       conversation: { workspaceId: seed.workspaceId, inboxId: bare.id, contactId: contact.contact.id, source: 'chat' },
@@ -451,3 +478,11 @@ describe('forward and new conversations by mail', () => {
     }
   });
 });
+
+async function until(check: () => boolean, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
