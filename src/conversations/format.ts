@@ -238,7 +238,10 @@ export const MessageSchema = z
       description: 'while sending keeps failing (status pending, error set): when the next attempt is due; POST …/retry tries at once',
     }),
     sent_at: z.string().nullable(),
-    details: z.record(z.string(), z.unknown()).nullable().openapi({ description: 'for kind event: what changed' }),
+    details: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ description: 'for kind event: what changed; for a forward: `forward.message_id`, the message it forwards' }),
     email: MailHeadersSchema.nullable(),
     created_at: z.string(),
   })

@@ -15,6 +15,7 @@ import { defaultReplyRecipients } from '../mail/reply-recipients.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
 import { bulkUpdateConversations, type ConversationPatch, MAX_BULK, updateConversation } from './changes.js';
+import { registerComposeRoutes } from './compose-routes.js';
 import { registerDraftRoutes } from './draft-routes.js';
 import {
   AttachmentSchema,
@@ -118,6 +119,7 @@ async function messageFor(ctx: Ctx, access: Access, p: { conversationId: string;
 
 export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
   registerDraftRoutes(app, ctx);
+  registerComposeRoutes(app, ctx);
   app.openapi(
     createRoute({
       method: 'get',

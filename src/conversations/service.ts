@@ -181,6 +181,8 @@ export interface NewMessage {
   subject?: string | null;
   automatic?: boolean;
   details?: Record<string, unknown> | null;
+  /** A forward: the message it quotes (./forward.ts). */
+  forwardedMessageId?: string | null;
   deliveryStatus?: MessageDeliveryStatus | null;
   /** `headers`: the identity the mail was received or sent with (shown as `email`). */
   mail?: { messageId?: string | null; references?: string[]; replyTo?: string | null; headers?: MailHeaders; bcc?: MailHeaders['to'] };
@@ -263,6 +265,7 @@ export function newMessageRows(
     mail_reply_to: input.mail?.replyTo ?? null,
     mail_headers: input.mail?.headers ? JSON.stringify(input.mail.headers) : null,
     ...(input.mail?.bcc?.length ? { mail_bcc: JSON.stringify(input.mail.bcc) } : {}),
+    ...(input.forwardedMessageId ? { forwarded_message_id: input.forwardedMessageId } : {}),
     attachments_omitted: input.attachmentsOmitted ?? 0,
     raw_storage_key: input.raw?.storageKey ?? null,
     raw_size: input.raw?.size ?? null,

@@ -187,11 +187,13 @@ export async function messageById(db: Db, id: string): Promise<MessageRow | unde
 
 /** The newest message of a conversation that has a Message-ID (what a reply threads under). */
 export async function latestMailOf(db: Db, conversationId: string): Promise<Pick<MessageRow, 'mail_message_id' | 'mail_references'> | undefined> {
+  // A forward answers nothing: a reply never answers it.
   return db
     .selectFrom('messages')
     .select(['mail_message_id', 'mail_references'])
     .where('conversation_id', '=', conversationId)
     .where('mail_message_id', 'is not', null)
+    .where('forwarded_message_id', 'is', null)
     .orderBy('id', 'desc')
     .limit(1)
     .executeTakeFirst();

@@ -40,15 +40,22 @@ export async function latestSentMessages(db: Db, ids: readonly string[]): Promis
         .selectFrom('messages as later')
         .select((l) => l.fn.max('later.id').as('id'))
         .whereRef('later.conversation_id', '=', 'm.conversation_id')
-        .where('later.kind', '=', 'message'),
+        .where('later.kind', '=', 'message')
+        .where('later.forwarded_message_id', 'is', null),
     )
     .execute();
   return new Map(rows.map((r) => [r.conversation_id, r]));
 }
 
-/** The conversation's messages (kind message: no notes nor events) after the id `after`, oldest first. */
+/** The conversation's messages (kind message: no notes, events nor forwards) after the id `after`, oldest first. */
 export async function sentMessagesOf(db: Db, conversationId: string, opts: { after?: string; limit: number }): Promise<MessageRow[]> {
-  let q = db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('kind', '=', 'message');
+  // Forwards went to someone else: the visitor never sees them.
+  let q = db
+    .selectFrom('messages')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('kind', '=', 'message')
+    .where('forwarded_message_id', 'is', null);
   if (opts.after) q = q.where('id', '>', opts.after);
   return q.orderBy('id', 'asc').limit(opts.limit).execute();
 }
@@ -62,5 +69,6 @@ export async function attachmentOfSentMessage(db: Db, workspaceId: string, attac
     .where('attachments.workspace_id', '=', workspaceId)
     .where('attachments.id', '=', attachmentId)
     .where('messages.kind', '=', 'message')
+    .where('messages.forwarded_message_id', 'is', null)
     .executeTakeFirst();
 }

@@ -8,10 +8,10 @@
 // SMTP server's answer.
 
 import type { Readable } from 'node:stream';
-import { type ChannelRow, findChannel } from '../channels/store.js';
+import { type ChannelRow, findChannel, firstChannelOfInbox } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import { type ConversationRow, formatMailHeaders, formatMessage, type MessageRow } from '../conversations/format.js';
-import { attachmentsOf, conversationById, latestMailOf, messageById, setMessageDelivery } from '../conversations/store.js';
+import { attachmentsOf, conversationById, firstMessage, latestMailOf, messageById, setMessageDelivery } from '../conversations/store.js';
 import type { Db, MailHeaders } from '../db/schema.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import { findInbox } from '../inboxes/store.js';
@@ -61,7 +61,7 @@ export async function replyHeaders(
   db: Db,
   conversation: ConversationRow,
   channel: ChannelRow,
-  mail: { messageId: string; references: string[]; subject: string | null },
+  mail: { messageId: string; references: string[]; subject: string | null; subjectAsIs?: boolean },
   recipients?: { to: Recipient[]; cc: Recipient[] },
 ): Promise<MailHeaders> {
   const inbox = await findInbox(db, conversation.inbox_id);
@@ -74,7 +74,8 @@ export async function replyHeaders(
     from: channelSender(channel, inbox.name),
     to,
     cc,
-    subject: replySubject(conversation.subject ?? mail.subject),
+    // Forwards and the first mail of a conversation the team started answer nothing: no "Re:".
+    subject: mail.subjectAsIs ? (mail.subject ?? conversation.subject ?? '') : replySubject(conversation.subject ?? mail.subject),
   };
 }
 
@@ -93,14 +94,23 @@ const mailboxOf = (r: Recipient) => (r.name ? { name: r.name, address: r.address
 async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
   const conversation = await conversationById(ctx.db, message.conversation_id);
   if (!conversation) throw new SendFailure('the conversation no longer exists');
-  const channel = conversation.channel_id ? await findChannel(ctx.db, conversation.channel_id) : undefined;
+  let channel = conversation.channel_id ? await findChannel(ctx.db, conversation.channel_id) : undefined;
+  // A chat message forwarded by mail goes through the inbox's first e-mail channel.
+  if (channel?.kind !== 'email' && message.forwarded_message_id) channel = await firstChannelOfInbox(ctx.db, conversation.inbox_id, 'email');
   if (!channel || channel.kind !== 'email') throw new SendFailure('the conversation has no e-mail channel');
   const references = message.mail_references ? (JSON.parse(message.mail_references) as string[]) : [];
   // The recipients stored when the reply was written; a reply written before any was known (the
   // contact had no address then) takes the conversation's reply-all now.
   const stored = formatMailHeaders(message);
   const recipients = stored?.to.length ? { to: stored.to, cc: stored.cc } : undefined;
-  const sent = await replyHeaders(ctx.db, conversation, channel, { messageId: message.mail_message_id!, references, subject: message.subject }, recipients);
+  const subjectAsIs = !!message.forwarded_message_id || (references.length === 0 && (await firstMessage(ctx.db, conversation.id))?.id === message.id);
+  const sent = await replyHeaders(
+    ctx.db,
+    conversation,
+    channel,
+    { messageId: message.mail_message_id!, references, subject: message.subject, subjectAsIs },
+    recipients,
+  );
   if (sent.to.length === 0) throw new SendFailure('the contact has no e-mail address');
   const bcc = recipients && message.mail_bcc ? (JSON.parse(message.mail_bcc) as Recipient[]) : [];
   const files = (await attachmentsOf(ctx.db, [message.id])).get(message.id) ?? [];

@@ -22,6 +22,7 @@ interface MessageData {
     body: string;
     created_at: string;
     attachments?: { id: string; filename: string; content_type: string; size: number }[];
+    details?: { forward?: unknown } | null;
   };
   conversation: { id: string; status: string };
 }
@@ -102,7 +103,8 @@ export class VisitorStream extends SocketStream {
       return;
     }
     const m = data.message;
-    if (isNote || m.kind !== 'message') return;
+    // A forward went to someone else: never the visitor's to see.
+    if (isNote || m.kind !== 'message' || m.details?.forward) return;
     let name: string | null = null;
     if (m.author.type === 'member' && m.author.member_id) {
       const person = await findPersonById(this.ctx, m.author.member_id);

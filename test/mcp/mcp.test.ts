@@ -42,6 +42,8 @@ const CONVERSATION_TOOLS = [
   'assign_conversation',
   'set_conversation_status',
   'set_conversation_labels',
+  'forward_message',
+  'start_conversation',
   'snooze_conversation',
 ];
 

@@ -146,6 +146,8 @@ export interface MessagesTable {
   mail_headers?: string | null;
   /** JSON list of the addresses a reply went to in Bcc: shown to the team only, never in events (0036). */
   mail_bcc?: string | null;
+  /** A forward: the message it quotes (0044); it answers nothing and is never the mail a reply answers. */
+  forwarded_message_id?: string | null;
   /** Attachments past the per-message limit, kept only in the raw .eml. */
   attachments_omitted: number;
   /** The original .eml of an inbound mail in storage (null once retention removed it). */

@@ -51,6 +51,11 @@ export function ContactCard(props: { contact: Contact; onChanged: (c: Contact) =
           <button class="btn btn-ghost" type="button" onClick={() => setEditing('contact')}>
             {t('contact.edit')}
           </button>
+          {c.emails.length > 0 && (
+            <a class="btn btn-ghost" href={`/conversations?write_to=${encodeURIComponent(c.id)}`}>
+              {t('compose.write_to', { name: c.name ?? c.emails[0] })}
+            </a>
+          )}
         </>
       )}
       <h4 class="attr-title" id="attr-title">

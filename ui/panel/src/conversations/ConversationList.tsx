@@ -18,7 +18,7 @@ const PAGE = 100;
 
 type Item = ConversationListItem;
 
-export function ConversationList(props: { filter: ListFilter; selectedId: string | null; onMenu: () => void }) {
+export function ConversationList(props: { filter: ListFilter; selectedId: string | null; onMenu: () => void; onNew: () => void }) {
   const f = props.filter;
   const { route } = useLocation();
   const [items, setItems] = useState<Item[]>([]);
@@ -198,6 +198,9 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
           ☰
         </button>
         <h1>{title}</h1>
+        <button class="btn btn-primary new-conversation" type="button" onClick={props.onNew} title={`${t('compose.new')} (c)`}>
+          {t('compose.new')}
+        </button>
       </div>
       <ImportBanner inbox={f.inbox} />
       <SearchBox value={q} onChange={setQ} />

@@ -8,6 +8,7 @@ import { SnoozeBadge, SnoozeButton, type SnoozeValue } from '../snooze';
 import { me, memberName, toast } from '../state';
 import { Composer, type ComposerHandle } from './Composer';
 import { ContactTyping } from './ContactTyping';
+import { ForwardDialog, ForwardedLine } from './compose';
 import { type Contact, type ConversationPatch, Details } from './Details';
 import { describeEvent } from './event-line';
 import { Attachments, MailFrame, TextBody } from './MessageBody';
@@ -37,6 +38,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
   const [state, setState] = useState<'loading' | 'ready' | 'error'>('loading');
   const [error, setError] = useState('');
   const [snoozing, setSnoozing] = useState(false);
+  const [forwarding, setForwarding] = useState<Message | null>(null);
   const [showDetails, setShowDetails] = useState(() => matchMedia('(min-width: 900px)').matches);
   const detailsToggle = useRef<HTMLButtonElement>(null);
   const thread = useRef<HTMLDivElement>(null);
@@ -139,12 +141,17 @@ function ConversationView(props: { id: string; onBack: () => void }) {
       else if (e.key === 'a') void change({ assignee_id: myId });
       else if (e.key === 'r') composer.current?.focus('message');
       else if (e.key === 'n') composer.current?.focus('note');
-      else return;
+      else if (e.key === 'f' && !document.querySelector('[role="dialog"]')) {
+        // The newest message (not a note or an event) of the thread.
+        const newest = [...messages].reverse().find((m) => m.kind === 'message');
+        if (!newest) return;
+        setForwarding(newest);
+      } else return;
       e.preventDefault();
     };
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
-  }, [conv]);
+  }, [conv, messages]);
 
   if (state === 'loading' && !conv) {
     return (
@@ -204,6 +211,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
               myId={myId}
               onUpdated={(u) => setMessages((old) => old.map((x) => (x.id === u.id ? u : x)))}
               onConversation={setConv}
+              onForward={() => setForwarding(m)}
             />
           ))}
         </div>
@@ -215,6 +223,14 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? keepBcc(m, x) : x)) : [...old, m]))}
         />
       </div>
+      {forwarding && (
+        <ForwardDialog
+          message={forwarding}
+          subject={conv.subject}
+          onClose={() => setForwarding(null)}
+          onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? keepBcc(m, x) : x)) : [...old, m]))}
+        />
+      )}
       {showDetails && (
         <Details
           conversation={conv}
@@ -238,6 +254,7 @@ function MessageItem(props: {
   myId: string;
   onUpdated: (m: Message) => void;
   onConversation: (c: Conversation) => void;
+  onForward: () => void;
 }) {
   const m = props.message;
   const [formatted, setFormatted] = useState(false);
@@ -282,6 +299,7 @@ function MessageItem(props: {
         <span class="author">{author}</span>
         {m.kind === 'note' && <span class="badge">{t('conv.note')}</span>}
         {m.automatic && <span class="badge">{t('conv.automatic')}</span>}
+        {(m.details as { forward?: unknown } | null)?.forward ? <span class="badge">{t('compose.forwarded')}</span> : null}
         <time dateTime={m.created_at}>{absoluteTime(m.created_at)}</time>
         {otherSender && (
           <p class="sender-note">
@@ -293,7 +311,19 @@ function MessageItem(props: {
             {formatted ? t('conv.show_text') : t('conv.show_formatted')}
           </button>
         )}
+        {m.kind === 'message' && (
+          <button
+            class="btn btn-ghost msg-forward"
+            type="button"
+            style={{ minHeight: '24px' }}
+            onClick={props.onForward}
+            title={`${t('compose.forward_label')} (f)`}
+          >
+            {t('compose.forward')}
+          </button>
+        )}
       </header>
+      <ForwardedLine message={m} />
       <MessageRecipients message={m} />
       {formatted && m.html ? (
         // Served with its own CSP: no scripts or forms, and no images from elsewhere until asked.

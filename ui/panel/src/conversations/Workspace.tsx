@@ -7,6 +7,7 @@ import { connectRealtime, onEvent, onReset } from '../realtime';
 import { connection, me, refreshOverview, workspaceId } from '../state';
 import { ConversationList } from './ConversationList';
 import { ConversationPane } from './ConversationView';
+import { NewConversationDialog } from './compose';
 import { Nav } from './Nav';
 import { isTyping } from './typing';
 import { filterFromUrl, listUrl } from './views';
@@ -18,6 +19,7 @@ export function Workspace() {
   const conversationId = params.id ?? null;
   const [navOpen, setNavOpen] = useState(false);
   const [helpOpen, setHelpOpen] = useState(false);
+  const [composing, setComposing] = useState(false);
 
   useEffect(() => {
     if (!workspaceId.value) return;
@@ -44,6 +46,9 @@ export function Workspace() {
       if (e.key === '?') {
         e.preventDefault();
         setHelpOpen(true);
+      } else if (e.key === 'c' && !document.querySelector('[role="dialog"]')) {
+        e.preventDefault();
+        setComposing(true);
       }
     };
     document.addEventListener('keydown', onKey);
@@ -65,7 +70,7 @@ export function Workspace() {
     <div class="shell" data-pane={pane}>
       <Nav filter={filter} onNavigate={() => setNavOpen(false)} onHelp={() => setHelpOpen(true)} />
       <main class="shell-main" id="main" tabIndex={-1}>
-        <ConversationList filter={filter} selectedId={conversationId} onMenu={() => setNavOpen(true)} />
+        <ConversationList filter={filter} selectedId={conversationId} onMenu={() => setNavOpen(true)} onNew={() => setComposing(true)} />
         <ConversationPane key={conversationId ?? 'none'} conversationId={conversationId} onBack={() => route(listUrl(filter))} />
       </main>
       {connection.value === 'reconnecting' && (
@@ -74,6 +79,20 @@ export function Workspace() {
         </div>
       )}
       {helpOpen && <ShortcutHelp onClose={() => setHelpOpen(false)} />}
+      {(composing || query.write_to) && (
+        <NewConversationDialog
+          inboxId={filter.inbox ?? undefined}
+          contactId={query.write_to || undefined}
+          onClose={() => {
+            setComposing(false);
+            if (query.write_to) route(listUrl(filter), true);
+          }}
+          onStarted={(id) => {
+            setComposing(false);
+            route(`/conversations/${id}`);
+          }}
+        />
+      )}
     </div>
   );
 }
@@ -87,6 +106,8 @@ function ShortcutHelp(props: { onClose: () => void }) {
     ['z', t('snooze.shortcut')],
     ['r', t('shortcuts.reply')],
     ['n', t('shortcuts.note')],
+    ['f', t('compose.forward_label')],
+    ['c', t('compose.new_shortcut')],
     ['/', t('shortcuts.search')],
     ['Ctrl+Enter', t('shortcuts.send')],
     ['?', t('shortcuts.help')],
