@@ -16,6 +16,7 @@ import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
 import { bulkUpdateConversations, type ConversationPatch, MAX_BULK, updateConversation } from './changes.js';
 import { registerDraftRoutes } from './draft-routes.js';
+import { registerMergeRoutes } from './merge-routes.js';
 import {
   AttachmentSchema,
   attachmentUrl,
@@ -118,6 +119,7 @@ async function messageFor(ctx: Ctx, access: Access, p: { conversationId: string;
 
 export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
   registerDraftRoutes(app, ctx);
+  registerMergeRoutes(app, ctx);
   app.openapi(
     createRoute({
       method: 'get',
