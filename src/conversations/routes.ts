@@ -16,7 +16,6 @@ import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
 import { bulkUpdateConversations, type ConversationPatch, MAX_BULK, updateConversation } from './changes.js';
 import { registerDraftRoutes } from './draft-routes.js';
-import { registerMergeRoutes } from './merge-routes.js';
 import {
   AttachmentSchema,
   attachmentUrl,
@@ -30,6 +29,7 @@ import {
 } from './format.js';
 import { htmlPage, htmlPageHeaders, inlineParts } from './html-page.js';
 import { listConversations, listMessages, markConversationRead } from './lists.js';
+import { registerMergeRoutes } from './merge-routes.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
 import { MAX_RECIPIENTS } from './participants.js';
 import { conversationView, getConversationFor, MAX_LABEL_LENGTH, MAX_LABELS, PRIORITIES, STATUSES } from './service.js';
