@@ -10,11 +10,19 @@ import { MOVE_TO_SERVICE, moveToServiceArgs, moveToServiceText } from './prompt.
 import { registerTools, type ToolSpec } from './tool.js';
 import { analyticsTools } from './tools/analytics.js';
 import { conversationTools } from './tools/conversations.js';
+import { mergeTools } from './tools/merge.js';
 import { migrationTools } from './tools/migrations.js';
 import { placeTools } from './tools/places.js';
 import { snoozeTools } from './tools/snooze.js';
 
-const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [...placeTools, ...migrationTools, ...conversationTools, ...snoozeTools, ...analyticsTools] as never;
+const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [
+  ...placeTools,
+  ...migrationTools,
+  ...conversationTools,
+  ...snoozeTools,
+  ...mergeTools,
+  ...analyticsTools,
+] as never;
 
 export function buildMcpServer(ctx: Ctx, access: Access, origin: string): McpServer {
   const server = new McpServer(

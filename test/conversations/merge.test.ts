@@ -11,6 +11,7 @@ import { deliverMail, eventsAfter, INGRESS_SECRET, lastEventSeq, SINK_LOGIN, see
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
+import { connectMcp } from '../mcp/helpers.js';
 
 const MIN = 60_000;
 
@@ -510,6 +511,34 @@ describe('merge, unmerge and split of conversations', () => {
     assert.equal(x3.conversation_id, id);
     await s.app.jobs.drain();
     assert.equal(sink.messages.length, 1, 'only the reply written above was sent');
+  });
+
+  test('MCP: merge_conversations, unmerge_conversation and split_conversation call the same services', async () => {
+    const a = await mail({ From: 'mo@cust.example', Subject: 'Via MCP', 'Message-ID': '<mcp-a@cust.example>' });
+    const b = await mail({ From: 'mo@cust.example', Subject: 'Via MCP 2', 'Message-ID': '<mcp-b@cust.example>' });
+    const mcp = await connectMcp(s, seed.apiKey);
+    try {
+      const self = await mcp.call('merge_conversations', { conversation_id: a.conversation_id, into_id: a.conversation_id });
+      assert.equal(self.isError, true);
+      assert.match(self.text, /invalid_request/);
+      const merged = await mcp.call('merge_conversations', { conversation_id: b.conversation_id, into_id: a.conversation_id });
+      assert.equal(merged.isError, false, merged.text);
+      assert.equal((merged.body as any).source.merged_into_id, a.conversation_id);
+      const undone = await mcp.call('unmerge_conversation', { conversation_id: b.conversation_id });
+      assert.equal(undone.isError, false, undone.text);
+      assert.equal((undone.body as any).source.merged_into_id, null);
+      const reply = await mail({
+        From: 'mo@cust.example',
+        Subject: 'Re: Via MCP',
+        'Message-ID': '<mcp-c@cust.example>',
+        'In-Reply-To': '<mcp-a@cust.example>',
+      });
+      const split = await mcp.call('split_conversation', { conversation_id: a.conversation_id, message_id: reply.message_id });
+      assert.equal(split.isError, false, split.text);
+      assert.deepEqual((split.body as any).message_ids, [reply.message_id]);
+    } finally {
+      await mcp.close();
+    }
   });
 
   // The tests below move the clock by a day (webhook deliveries of older events expire): they run last.

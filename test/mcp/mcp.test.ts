@@ -43,6 +43,9 @@ const CONVERSATION_TOOLS = [
   'set_conversation_status',
   'set_conversation_labels',
   'snooze_conversation',
+  'merge_conversations',
+  'unmerge_conversation',
+  'split_conversation',
 ];
 
 describe('MCP server at /v1/mcp', () => {
