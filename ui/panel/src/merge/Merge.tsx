@@ -99,7 +99,7 @@ function MergeDialog(props: { conversation: Conversation; onClose: () => void })
               <button
                 class="btn merge-target"
                 type="button"
-                aria-label={`${t('merge.into')}: ${conversationTitle(c)}`}
+                title={t('merge.into')}
                 onClick={() => {
                   props.onClose();
                   void merge(props.conversation.id, c, route);
