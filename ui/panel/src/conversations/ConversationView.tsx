@@ -215,12 +215,14 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           ))}
         </div>
         <ContactTyping conversationId={conv.id} contactName={contact?.name ?? null} />
-        <Composer
-          ref={composer}
-          conversationId={conv.id}
-          presence={presence}
-          onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? keepBcc(m, x) : x)) : [...old, m]))}
-        />
+        {!conv.merged_into_id && (
+          <Composer
+            ref={composer}
+            conversationId={conv.id}
+            presence={presence}
+            onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? keepBcc(m, x) : x)) : [...old, m]))}
+          />
+        )}
       </div>
       {showDetails && (
         <Details
