@@ -90,6 +90,10 @@ export async function deleteConversationsWithFiles(
     await ctx.db.deleteFrom('attachments').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('messages').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('conversation_labels').where('conversation_id', 'in', chunk).execute();
+    await ctx.db
+      .deleteFrom('conversation_moves')
+      .where((eb) => eb.or([eb('source_id', 'in', chunk), eb('target_id', 'in', chunk)]))
+      .execute();
     const r = await ctx.db.deleteFrom('conversations').where('id', 'in', chunk).executeTakeFirst();
     deleted += Number(r.numDeletedRows);
   }

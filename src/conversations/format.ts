@@ -33,6 +33,7 @@ export function formatConversation(c: ConversationRow, labels: readonly string[]
     participants: c.participants ? (JSON.parse(c.participants) as Participant[]) : [],
     snoozed_at: c.snoozed_at ?? null,
     snoozed_until: c.snoozed_at ? (c.snoozed_until ?? SNOOZE_UNTIL_REPLY) : null,
+    merged_into_id: c.merged_into_id ?? null,
   };
 }
 
@@ -161,6 +162,9 @@ export const ConversationSchema = z
     snoozed_until: z.string().nullable().openapi({
       description:
         'when a snoozed conversation wakes (back to open, the assignee notified), or `customer_reply` when it sleeps until the customer writes; it wakes at the customer’s next message in any case. null when not snoozed',
+    }),
+    merged_into_id: z.string().nullable().openapi({
+      description: 'set when this conversation was merged into another: it is a closed stub, everything it held (and its Message-IDs) is in that one',
     }),
   })
   .openapi('Conversation');

@@ -30,6 +30,7 @@ import {
 } from './format.js';
 import { htmlPage, htmlPageHeaders, inlineParts } from './html-page.js';
 import { listConversations, listMessages, markConversationRead } from './lists.js';
+import { registerMergeRoutes } from './merge-routes.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
 import { MAX_RECIPIENTS } from './participants.js';
 import { conversationView, getConversationFor, MAX_LABEL_LENGTH, MAX_LABELS, PRIORITIES, STATUSES } from './service.js';
@@ -120,6 +121,7 @@ async function messageFor(ctx: Ctx, access: Access, p: { conversationId: string;
 export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
   registerDraftRoutes(app, ctx);
   registerComposeRoutes(app, ctx);
+  registerMergeRoutes(app, ctx);
   app.openapi(
     createRoute({
       method: 'get',

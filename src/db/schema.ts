@@ -4,6 +4,7 @@ import type { AnalyticsTables } from './tables/analytics.js';
 import type { AuthTables } from './tables/auth.js';
 import type { BroadcastTables } from './tables/broadcasts.js';
 import type { BusinessHoursTables } from './tables/business-hours.js';
+import type { ConversationMoveTables } from './tables/conversation-moves.js';
 import type { ConversationTables } from './tables/conversations.js';
 import type { CoreTables } from './tables/core.js';
 import type { EventTables } from './tables/events.js';
@@ -24,6 +25,7 @@ import type { WidgetTables } from './tables/widget.js';
 export interface Database
   extends CoreTables,
     ConversationTables,
+    ConversationMoveTables,
     WebhookTables,
     RealtimeTables,
     WidgetTables,
@@ -50,6 +52,7 @@ export type * from './tables/analytics.js';
 export type * from './tables/auth.js';
 export type * from './tables/broadcasts.js';
 export type * from './tables/business-hours.js';
+export type * from './tables/conversation-moves.js';
 export type * from './tables/conversations.js';
 export type * from './tables/core.js';
 export type * from './tables/greeting.js';

@@ -11,6 +11,7 @@ import { registerTools, type ToolSpec } from './tool.js';
 import { analyticsTools } from './tools/analytics.js';
 import { composeTools } from './tools/compose.js';
 import { conversationTools } from './tools/conversations.js';
+import { mergeTools } from './tools/merge.js';
 import { migrationTools } from './tools/migrations.js';
 import { placeTools } from './tools/places.js';
 import { snoozeTools } from './tools/snooze.js';
@@ -21,6 +22,7 @@ const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [
   ...conversationTools,
   ...composeTools,
   ...snoozeTools,
+  ...mergeTools,
   ...analyticsTools,
 ] as never;
 

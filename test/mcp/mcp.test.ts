@@ -45,6 +45,9 @@ const CONVERSATION_TOOLS = [
   'forward_message',
   'start_conversation',
   'snooze_conversation',
+  'merge_conversations',
+  'unmerge_conversation',
+  'split_conversation',
 ];
 
 describe('MCP server at /v1/mcp', () => {

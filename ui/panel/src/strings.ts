@@ -7,6 +7,8 @@ import { contactsTr } from './contacts/strings/tr';
 import { conversationsEn } from './conversations/strings/en';
 import { conversationsTr } from './conversations/strings/tr';
 import { addStrings } from './i18n';
+import { mergeEn } from './merge/strings/en';
+import { mergeTr } from './merge/strings/tr';
 import { migrationEn } from './migrations/strings/en';
 import { migrationTr } from './migrations/strings/tr';
 import { notificationsEn } from './notifications/strings/en';
@@ -54,6 +56,7 @@ addStrings(
   workspaceSettingsEn,
   signInEn,
   snoozeEn,
+  mergeEn,
   hoursEn,
 );
 addStrings(
@@ -74,5 +77,6 @@ addStrings(
   workspaceSettingsTr,
   signInTr,
   snoozeTr,
+  mergeTr,
   hoursTr,
 );

@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConversationVisit } from '../analytics';
 import { api, type Conversation, errorText, type Message, must } from '../api';
 import { absoluteTime, clockTime, conversationTitle, t } from '../i18n';
+import { DuplicateHint, MergeButton, MergedBanner, SplitButton } from '../merge';
 import { isSignal, onEvent, onReset } from '../realtime';
 import { SnoozeBadge, SnoozeButton, type SnoozeValue } from '../snooze';
 import { me, memberName, toast } from '../state';
@@ -39,6 +40,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
   const [error, setError] = useState('');
   const [snoozing, setSnoozing] = useState(false);
   const [forwarding, setForwarding] = useState<Message | null>(null);
+  const [merging, setMerging] = useState(false);
   const [showDetails, setShowDetails] = useState(() => matchMedia('(min-width: 900px)').matches);
   const detailsToggle = useRef<HTMLButtonElement>(null);
   const thread = useRef<HTMLDivElement>(null);
@@ -138,6 +140,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
       if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target) || !conv) return;
       if (e.key === 'e') void change({ status: conv.status === 'closed' ? 'open' : 'closed' });
       else if (e.key === 'z') setSnoozing(true);
+      else if (e.key === 'm' && !conv.merged_into_id) setMerging(true);
       else if (e.key === 'a') void change({ assignee_id: myId });
       else if (e.key === 'r') composer.current?.focus('message');
       else if (e.key === 'n') composer.current?.focus('note');
@@ -189,6 +192,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           {conv.imported && <span class="badge">{t('conv.imported')}</span>}
           <SnoozeBadge snoozedUntil={conv.snoozed_until} />
           <SnoozeButton snoozedUntil={conv.snoozed_until} open={snoozing} onOpen={setSnoozing} onSnooze={(v) => void snooze(v)} />
+          <MergeButton conversation={conv} open={merging} onOpen={setMerging} />
           <button
             class="btn"
             type="button"
@@ -202,6 +206,8 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           </button>
         </div>
         <PresenceLine presence={presence} />
+        <MergedBanner conversation={conv} />
+        <DuplicateHint conversation={conv} />
         <div class="thread" ref={thread} role="log" aria-live="polite" aria-label={conversationTitle(conv)}>
           {messages.map((m) => (
             <MessageItem
@@ -209,6 +215,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
               message={m}
               contact={contact}
               myId={myId}
+              canSplit={!conv.merged_into_id}
               onUpdated={(u) => setMessages((old) => old.map((x) => (x.id === u.id ? u : x)))}
               onConversation={setConv}
               onForward={() => setForwarding(m)}
@@ -216,12 +223,14 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           ))}
         </div>
         <ContactTyping conversationId={conv.id} contactName={contact?.name ?? null} />
-        <Composer
-          ref={composer}
-          conversationId={conv.id}
-          presence={presence}
-          onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? keepBcc(m, x) : x)) : [...old, m]))}
-        />
+        {!conv.merged_into_id && (
+          <Composer
+            ref={composer}
+            conversationId={conv.id}
+            presence={presence}
+            onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? keepBcc(m, x) : x)) : [...old, m]))}
+          />
+        )}
       </div>
       {forwarding && (
         <ForwardDialog
@@ -252,6 +261,7 @@ function MessageItem(props: {
   message: Message;
   contact: Contact | null;
   myId: string;
+  canSplit: boolean;
   onUpdated: (m: Message) => void;
   onConversation: (c: Conversation) => void;
   onForward: () => void;
@@ -322,6 +332,7 @@ function MessageItem(props: {
             {t('compose.forward')}
           </button>
         )}
+        {props.canSplit && m.kind === 'message' && <SplitButton message={m} />}
       </header>
       <ForwardedLine message={m} />
       <MessageRecipients message={m} />

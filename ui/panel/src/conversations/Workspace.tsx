@@ -3,6 +3,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { Dialog } from '../components/Dialog';
 import { t } from '../i18n';
+import { MergeUndoToast } from '../merge';
 import { connectRealtime, onEvent, onReset } from '../realtime';
 import { connection, me, refreshOverview, workspaceId } from '../state';
 import { ConversationList } from './ConversationList';
@@ -72,6 +73,7 @@ export function Workspace() {
       <main class="shell-main" id="main" tabIndex={-1}>
         <ConversationList filter={filter} selectedId={conversationId} onMenu={() => setNavOpen(true)} onNew={() => setComposing(true)} />
         <ConversationPane key={conversationId ?? 'none'} conversationId={conversationId} onBack={() => route(listUrl(filter))} />
+        <MergeUndoToast />
       </main>
       {connection.value === 'reconnecting' && (
         <div class="banner" role="status" style={{ position: 'fixed', top: 0, left: 0, right: 0 }}>
@@ -104,6 +106,7 @@ function ShortcutHelp(props: { onClose: () => void }) {
     ['e', t('shortcuts.close')],
     ['a', t('shortcuts.assign')],
     ['z', t('snooze.shortcut')],
+    ['m', t('merge.shortcut')],
     ['r', t('shortcuts.reply')],
     ['n', t('shortcuts.note')],
     ['f', t('compose.forward_label')],

@@ -3,6 +3,7 @@
 // key did it.
 import type { Message } from '../api';
 import { t } from '../i18n';
+import { mergeEventText } from '../merge';
 import { snoozeEventText } from '../snooze';
 import { inboxes, me, memberName } from '../state';
 
@@ -20,6 +21,8 @@ function labelsOf(value: unknown): string[] {
 }
 
 function describeChange(m: Message, field: string, change: Change, reason: string | undefined): string[] {
+  const moved = mergeEventText(field, change);
+  if (moved) return [moved];
   switch (field) {
     case 'snoozed_until':
       return [snoozeEventText(change, reason)];
