@@ -106,7 +106,8 @@ export type IdPrefix =
   | 'rr'
   | 'ap'
   | 'aev'
-  | 'avi';
+  | 'avi'
+  | 'team';
 
 export function newId(prefix: IdPrefix, nowMs?: number): string {
   return `${prefix}_${sortableId(nowMs)}`;

@@ -70,6 +70,8 @@ export interface ConversationsTable {
   /** Snooze (0040): when it was put aside (null: not snoozed) and when it wakes (null: when the customer answers). */
   snoozed_at?: string | null;
   snoozed_until?: string | null;
+  /** The team it belongs to, beside its assignee (0049). */
+  team_id?: string | null;
 }
 
 /** An address that takes part in an e-mail conversation: To or Cc of a reply-all. */

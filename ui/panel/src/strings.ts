@@ -35,6 +35,8 @@ import { signInEn } from './sign-in/strings/en';
 import { signInTr } from './sign-in/strings/tr';
 import { snoozeEn } from './snooze/strings/en';
 import { snoozeTr } from './snooze/strings/tr';
+import { teamsEn } from './teams/strings/en';
+import { teamsTr } from './teams/strings/tr';
 
 addStrings(
   'en',
@@ -55,6 +57,7 @@ addStrings(
   signInEn,
   snoozeEn,
   hoursEn,
+  teamsEn,
 );
 addStrings(
   'tr',
@@ -75,4 +78,5 @@ addStrings(
   signInTr,
   snoozeTr,
   hoursTr,
+  teamsTr,
 );
