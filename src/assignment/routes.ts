@@ -7,6 +7,7 @@ import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody } from '../http/openapi.js';
 import { resolveInbox } from '../inboxes/service.js';
+import { forbidden } from '../platform/errors.js';
 import { getInboxAssignment, MAX_CAPACITY, myAvailability, setInboxAssignment, setMyAvailability } from './service.js';
 
 const Mode = z.enum(['off', 'round_robin', 'least_busy']);
@@ -100,6 +101,10 @@ export function registerAssignmentRoutes(app: ApiApp, ctx: Ctx) {
       request: { body: jsonBody(z.object({ availability: z.enum(['auto', 'available', 'away']) }).strict()) },
       responses: { 200: jsonAnswer(AvailabilitySchema, 'your availability now') },
     }),
-    async (c) => c.json(await setMyAvailability(ctx, await requireAccess(c, ctx), c.req.valid('json').availability), 200),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      if (access.actor.kind !== 'member') throw forbidden('availability belongs to a signed-in member, not to an API key');
+      return c.json(await setMyAvailability(ctx, access, c.req.valid('json').availability), 200);
+    },
   );
 }

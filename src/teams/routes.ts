@@ -1,5 +1,6 @@
 // /v1/teams (issue 36): every member reads the teams; owners and admins (keys with workspace:manage) manage them.
 import { createRoute, z } from '@hono/zod-openapi';
+import { authorize } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
@@ -93,6 +94,7 @@ export function registerTeamRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
+      authorize(access, 'teams:manage');
       const b = c.req.valid('json');
       return c.json(
         await createTeam(ctx, access, { name: b.name, memberIds: b.member_ids, inboxIds: b.inbox_ids, assignment: b.assignment, capacity: b.capacity }),
@@ -128,6 +130,7 @@ export function registerTeamRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
+      authorize(access, 'teams:manage');
       const b = c.req.valid('json');
       return c.json(
         await updateTeam(ctx, access, c.req.valid('param').teamId, {

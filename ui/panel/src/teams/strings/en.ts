@@ -21,7 +21,7 @@ export const teamsEn = {
   'teams.save': 'Save',
   'teams.saved': 'Team saved',
   'teams.delete': 'Delete team',
-  'teams.delete_named': 'Delete {name}',
+  'teams.delete_named': 'Delete team {name}',
   'teams.delete_lead': 'Delete the team {name}? Its conversations leave the team; their assignees keep them.',
   'teams.save_named': 'Save {name}',
   'teams.counts': '{open} open · {unassigned} unassigned',
