@@ -13,8 +13,16 @@ import { conversationTools } from './tools/conversations.js';
 import { migrationTools } from './tools/migrations.js';
 import { placeTools } from './tools/places.js';
 import { snoozeTools } from './tools/snooze.js';
+import { teamTools } from './tools/teams.js';
 
-const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [...placeTools, ...migrationTools, ...conversationTools, ...snoozeTools, ...analyticsTools] as never;
+const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [
+  ...placeTools,
+  ...migrationTools,
+  ...conversationTools,
+  ...snoozeTools,
+  ...teamTools,
+  ...analyticsTools,
+] as never;
 
 export function buildMcpServer(ctx: Ctx, access: Access, origin: string): McpServer {
   const server = new McpServer(

@@ -43,6 +43,8 @@ const CONVERSATION_TOOLS = [
   'set_conversation_status',
   'set_conversation_labels',
   'snooze_conversation',
+  'list_teams',
+  'assign_conversation_team',
 ];
 
 describe('MCP server at /v1/mcp', () => {
