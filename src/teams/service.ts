@@ -219,7 +219,8 @@ export async function updateTeam(ctx: Ctx, access: Access, teamId: string, input
     }
     if (input.assignment !== undefined) set.assignment = input.assignment;
     if (input.capacity !== undefined) set.capacity = input.capacity;
-    await trx.updateTable('teams').set(set).where('id', '=', team.id).execute();
+    // The unassignments (their events) come before the settings change: reactions cache what they
+    // read under the settings epoch, which the change moves (src/events/settings-cache.ts).
     let unassigned = 0;
     if (checked.memberIds) {
       const before = (await trx.selectFrom('team_members').select('person_id').where('team_id', '=', team.id).execute()).map((r) => r.person_id);
@@ -231,8 +232,9 @@ export async function updateTeam(ctx: Ctx, access: Access, teamId: string, input
           unassigned++;
         }
       }
-      await replaceMembers(trx, team, checked.memberIds, at);
     }
+    await trx.updateTable('teams').set(set).where('id', '=', team.id).execute();
+    if (checked.memberIds) await replaceMembers(trx, team, checked.memberIds, at);
     if (checked.inboxIds) await replaceInboxes(trx, team, checked.inboxIds);
     return { team: { ...team, ...set }, unassigned };
   });
