@@ -163,7 +163,7 @@ function TeamEditor({ team, onSaved }: { team: Team; onSaved: () => Promise<void
           <label for={`name-${id}`}>{t('teams.name')}</label>
           <input id={`name-${id}`} class="input" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </div>
-        <fieldset class="field">
+        <fieldset class="field inbox-limit">
           <legend>{t('teams.members')}</legend>
           <div class="checks">
             {members.value.map((m) => (
@@ -174,7 +174,7 @@ function TeamEditor({ team, onSaved }: { team: Team; onSaved: () => Promise<void
             ))}
           </div>
         </fieldset>
-        <fieldset class="field">
+        <fieldset class="field inbox-limit">
           <legend>{t('teams.inboxes')}</legend>
           <div class="checks">
             {inboxes.value.map((i) => (
