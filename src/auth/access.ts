@@ -48,6 +48,9 @@ export const PERMISSIONS = {
   /** The member list (to assign conversations and write for a member). */
   'members:read': { roles: EVERYONE, scope: 'conversations:read', what: 'listing members' },
   'members:manage': { roles: MANAGERS, scope: null, what: 'managing members and invites' },
+  /** Teams: every member reads them (to assign and to see their views); owners and admins manage them. */
+  'teams:read': { roles: EVERYONE, scope: 'conversations:read', what: 'listing teams' },
+  'teams:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing teams' },
   'api_keys:manage': { roles: MANAGERS, scope: null, what: 'managing API keys' },
   'webhooks:manage': { roles: MANAGERS, scope: 'webhooks:manage', what: 'managing webhooks' },
   'inboxes:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing inboxes and channels' },

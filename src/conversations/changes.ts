@@ -1,3 +1,4 @@
+import { autoAssign } from '../assignment/pick.js';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import { findChannel, firstChannelOfInbox } from '../channels/store.js';
@@ -13,6 +14,7 @@ import { isMemberOf } from '../members/store.js';
 import { iso } from '../platform/clock.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { scheduleWake } from '../snooze/schedule.js';
+import { findTeam } from '../teams/store.js';
 import { type ConversationRow, formatConversation, SNOOZE_UNTIL_REPLY } from './format.js';
 import { participantsOf } from './participants.js';
 import {
@@ -32,6 +34,8 @@ import { labelsOf } from './store.js';
 export interface ConversationPatch {
   status?: ConversationStatus;
   assigneeId?: string | null;
+  /** A team of the workspace, or null to take it out of its team. */
+  teamId?: string | null;
   priority?: ConversationPriority | null;
   labels?: string[];
   subject?: string | null;
@@ -84,6 +88,12 @@ export async function applyConversationChanges(
     }
     set.assignee_id = patch.assigneeId;
     note('assignee_id', current.assignee_id, patch.assigneeId);
+  }
+  if (patch.teamId !== undefined && patch.teamId !== (current.team_id ?? null)) {
+    if (patch.teamId !== null && !(await findTeam(tx.db, current.workspace_id, patch.teamId)))
+      throw invalid(`team ${patch.teamId} is not a team of this workspace`, { issues: [{ path: 'team_id', message: 'not a team of this workspace' }] });
+    set.team_id = patch.teamId;
+    note('team_id', current.team_id ?? null, patch.teamId);
   }
   if (patch.priority !== undefined && patch.priority !== current.priority) {
     if (patch.priority !== null && !PRIORITIES.includes(patch.priority)) throw invalid('priority must be low, medium, high, urgent or null');
@@ -169,6 +179,21 @@ export async function applyConversationChanges(
           .execute();
       note('labels', currentLabels, next);
       labels = next;
+    }
+  }
+
+  // A reopened conversation nobody holds is auto-assigned in the same change (src/assignment/pick.ts).
+  const reopened = set.status === 'open' && current.status !== 'open';
+  if (reopened && patch.assigneeId === undefined && current.assignee_id === null && !input.quiet && !current.imported && !(set.spam ?? current.spam)) {
+    const teamId = set.team_id !== undefined ? set.team_id : (current.team_id ?? null);
+    const auto = await autoAssign(tx, { workspaceId: current.workspace_id, inboxId: set.inbox_id ?? current.inbox_id, teamId });
+    if (auto?.teamId && auto.teamId !== teamId) {
+      set.team_id = auto.teamId;
+      note('team_id', teamId, auto.teamId);
+    }
+    if (auto?.assigneeId) {
+      set.assignee_id = auto.assigneeId;
+      note('assignee_id', null, auto.assigneeId);
     }
   }
 

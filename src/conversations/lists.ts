@@ -8,6 +8,7 @@ import { inboxIsDeleted } from '../inboxes/store.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, notFound } from '../platform/errors.js';
 import { decodeCursor, toPage, toPageById } from '../platform/pagination.js';
+import { teamIdsOfMember } from '../teams/store.js';
 import { type ConversationRow, formatConversation, formatMessage } from './format.js';
 import { attachmentsOf, findConversation, labelsOf } from './store.js';
 
@@ -16,6 +17,8 @@ export interface ConversationFilter {
   status?: ConversationStatus;
   /** A person id, or 'none' for unassigned. */
   assigneeId?: string;
+  /** A team id, 'none' for no team, or 'mine' for the calling member's teams. */
+  teamId?: string;
   label?: string;
   contactId?: string;
   spam?: boolean;
@@ -53,6 +56,11 @@ export async function listConversations(
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.assigneeId === 'none') q = q.where('assignee_id', 'is', null);
   else if (filter.assigneeId) q = q.where('assignee_id', '=', filter.assigneeId);
+  if (filter.teamId === 'none') q = q.where('team_id', 'is', null);
+  else if (filter.teamId === 'mine') {
+    const teams = access.actor.kind === 'member' ? await teamIdsOfMember(ctx.db, access.workspaceId, access.actor.personId) : [];
+    q = teams.length ? q.where('team_id', 'in', teams) : q.where('team_id', '=', '');
+  } else if (filter.teamId) q = q.where('team_id', '=', filter.teamId);
   if (filter.contactId) q = q.where('contact_id', '=', filter.contactId);
   if (filter.spam !== undefined) q = q.where('spam', '=', filter.spam ? 1 : 0);
   if (filter.imported !== undefined) q = q.where('imported', '=', filter.imported ? 1 : 0);

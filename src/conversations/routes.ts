@@ -49,6 +49,7 @@ const PatchSchema = z
   .object({
     status: z.enum(STATUSES as [string, ...string[]]).optional(),
     assignee_id: z.string().max(100).nullable().optional().openapi({ description: 'a member’s person id, or null to unassign' }),
+    team_id: z.string().max(100).nullable().optional().openapi({ description: 'a team’s id (GET /v1/teams), or null to take it out of its team' }),
     priority: z
       .enum(PRIORITIES as [string, ...string[]])
       .nullable()
@@ -99,6 +100,7 @@ function toPatch(b: z.infer<typeof SinglePatchSchema>): ConversationPatch {
     participants: b.participants,
     status: b.status as ConversationPatch['status'],
     assigneeId: b.assignee_id,
+    teamId: b.team_id,
     priority: b.priority as ConversationPatch['priority'],
     labels: b.labels,
     subject: b.subject,
@@ -134,6 +136,11 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           inbox_id: z.string().max(100).optional(),
           status: z.enum(['open', 'pending', 'closed']).optional(),
           assignee_id: z.string().max(100).optional().openapi({ description: 'a person id, or none for unassigned' }),
+          team_id: z
+            .string()
+            .max(100)
+            .optional()
+            .openapi({ description: 'a team id; `none`: in no team; `mine`: in any team the signed-in member belongs to (the panel’s “My teams”)' }),
           label: textUpTo(MAX_LABEL_LENGTH).optional(),
           contact_id: z.string().max(100).optional(),
           spam: z.enum(['true', 'false']).optional(),
@@ -157,6 +164,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           inboxId: q.inbox_id,
           status: q.status,
           assigneeId: q.assignee_id,
+          teamId: q.team_id,
           label: q.label,
           contactId: q.contact_id,
           spam: q.spam === undefined ? undefined : q.spam === 'true',

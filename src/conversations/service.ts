@@ -5,6 +5,7 @@
 // and writes them with insertConversationRows/insertMessageRows.
 
 import type { Insertable } from 'kysely';
+import { type AutoAssignment, autoAssign } from '../assignment/pick.js';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import { formatContact } from '../contacts/format.js';
@@ -400,8 +401,44 @@ export async function startConversation(
       cause: { personId: message.author_person_id },
     });
     await recordMessageEvents(tx, view, { feedback: input.feedback });
+    if (!conversation.imported && !conversation.spam) {
+      const auto = await autoAssign(tx, { workspaceId: conversation.workspace_id, inboxId: conversation.inbox_id, teamId: null });
+      if (auto) return { ...view, conversation: await recordAutoAssignment(tx, view, auto) };
+    }
   }
   return view;
+}
+
+/** A new conversation's auto-assignment: its timeline line and one conversation.updated, as a change by hand records them (changes.ts). */
+async function recordAutoAssignment(
+  tx: Tx,
+  view: { conversation: ConversationRow; labels: string[]; contact: ContactView },
+  auto: AutoAssignment,
+): Promise<ConversationRow> {
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  if (auto.teamId) changes.team_id = { from: null, to: auto.teamId };
+  if (auto.assigneeId) changes.assignee_id = { from: null, to: auto.assigneeId };
+  const set = { team_id: auto.teamId, assignee_id: auto.assigneeId };
+  await tx.db.updateTable('conversations').set(set).where('id', '=', view.conversation.id).execute();
+  const reason = 'auto_assignment';
+  const body = Object.entries(changes)
+    .map(([field, c]) => `${field}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`)
+    .join('; ');
+  const { conversation } = await insertMessage(
+    tx,
+    { ...view.conversation, ...set },
+    { kind: 'event', direction: 'out', author: { type: 'system' }, body, details: { changes, reason } },
+  );
+  await recordEvent(tx, {
+    workspaceId: conversation.workspace_id,
+    inboxId: conversation.inbox_id,
+    contactId: conversation.contact_id,
+    type: 'conversation.updated',
+    occurredAt: tx.clock.now(),
+    data: { conversation: formatConversation(conversation, view.labels), contact: formatContact(view.contact) },
+    cause: { personId: null, changes, reason },
+  });
+  return conversation;
 }
 
 /** Adds a message to a conversation and records message.created (never for 'event' messages). */

@@ -225,3 +225,58 @@ export async function setMessageDelivery(
 ): Promise<void> {
   await db.updateTable('messages').set(set).where('id', '=', messageId).execute();
 }
+
+/** Open conversations assigned to each of these members (workspace-wide): auto-assignment's load and capacity. */
+export async function openAssignedCounts(db: Db, workspaceId: string, personIds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>(personIds.map((id) => [id, 0]));
+  if (personIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('conversations')
+    .select(['assignee_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('workspace_id', '=', workspaceId)
+    .where('assignee_id', 'in', personIds)
+    .where('status', '=', 'open')
+    .groupBy('assignee_id')
+    .execute();
+  for (const r of rows) out.set(r.assignee_id!, Number(r.n));
+  return out;
+}
+
+/** A team's conversations that are not closed (optionally only those assigned to one member), oldest first. */
+export async function liveConversationsOfTeam(db: Db, workspaceId: string, teamId: string, assigneeId?: string): Promise<ConversationRow[]> {
+  let q = db.selectFrom('conversations').selectAll().where('workspace_id', '=', workspaceId).where('team_id', '=', teamId).where('status', '!=', 'closed');
+  if (assigneeId) q = q.where('assignee_id', '=', assigneeId);
+  return q.orderBy('id').execute();
+}
+
+/** Closed conversations of a deleted team leave it without a timeline line (they are history). */
+export async function clearTeamOfClosed(db: Db, workspaceId: string, teamId: string): Promise<number> {
+  const r = await db
+    .updateTable('conversations')
+    .set({ team_id: null })
+    .where('workspace_id', '=', workspaceId)
+    .where('team_id', '=', teamId)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/** Open and open-unassigned conversations per team (the teams page's figures). */
+export async function openCountsByTeam(db: Db, workspaceId: string): Promise<Map<string, { open: number; unassigned: number }>> {
+  const rows = await db
+    .selectFrom('conversations')
+    .select(['team_id', 'assignee_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('workspace_id', '=', workspaceId)
+    .where('team_id', 'is not', null)
+    .where('status', '=', 'open')
+    .where('spam', '=', 0)
+    .groupBy(['team_id', 'assignee_id'])
+    .execute();
+  const out = new Map<string, { open: number; unassigned: number }>();
+  for (const r of rows) {
+    const c = out.get(r.team_id!) ?? { open: 0, unassigned: 0 };
+    c.open += Number(r.n);
+    if (r.assignee_id === null) c.unassigned += Number(r.n);
+    out.set(r.team_id!, c);
+  }
+  return out;
+}

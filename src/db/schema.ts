@@ -1,6 +1,7 @@
 // The one place that says which tables exist. Each feature's table types live in ./tables/.
 import type { Kysely, Transaction } from 'kysely';
 import type { AnalyticsTables } from './tables/analytics.js';
+import type { AssignmentTables } from './tables/assignment.js';
 import type { AuthTables } from './tables/auth.js';
 import type { BroadcastTables } from './tables/broadcasts.js';
 import type { BusinessHoursTables } from './tables/business-hours.js';
@@ -19,6 +20,7 @@ import type { RealtimeTables } from './tables/realtime.js';
 import type { ReportTables } from './tables/reports.js';
 import type { SavedReplyTables } from './tables/saved-replies.js';
 import type { TeamTables } from './tables/team.js';
+import type { TeamsTables } from './tables/teams.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { WidgetTables } from './tables/widget.js';
 
@@ -43,12 +45,15 @@ export interface Database
     ReportTables,
     AuthTables,
     EventTables,
-    AnalyticsTables {}
+    AnalyticsTables,
+    TeamsTables,
+    AssignmentTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
 
 export type * from './tables/analytics.js';
+export type * from './tables/assignment.js';
 export type * from './tables/auth.js';
 export type * from './tables/broadcasts.js';
 export type * from './tables/business-hours.js';
@@ -66,5 +71,6 @@ export type * from './tables/realtime.js';
 export type * from './tables/reports.js';
 export type * from './tables/saved-replies.js';
 export type * from './tables/team.js';
+export type * from './tables/teams.js';
 export type * from './tables/webhooks.js';
 export type * from './tables/widget.js';

@@ -15,6 +15,7 @@ import { mergeTools } from './tools/merge.js';
 import { migrationTools } from './tools/migrations.js';
 import { placeTools } from './tools/places.js';
 import { snoozeTools } from './tools/snooze.js';
+import { teamTools } from './tools/teams.js';
 
 const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [
   ...placeTools,
@@ -23,6 +24,7 @@ const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [
   ...composeTools,
   ...snoozeTools,
   ...mergeTools,
+  ...teamTools,
   ...analyticsTools,
 ] as never;
 

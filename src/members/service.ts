@@ -2,6 +2,7 @@
 // Who may do it is decided in src/auth/access.ts; the rules about owners live here.
 
 import { z } from 'zod';
+import { forgetAvailability } from '../assignment/availability.js';
 import { type Access, authorize } from '../auth/access.js';
 import { ACCESS_REVOKED, type AccessRevoked } from '../auth/revocation.js';
 import type { Ctx } from '../context.js';
@@ -13,6 +14,7 @@ import { missingInboxIds } from '../inboxes/store.js';
 import { peopleByIds } from '../people/store.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
+import { leaveAllTeams } from '../teams/store.js';
 import { lockWorkspaces } from '../workspaces/store.js';
 
 export interface MemberRow {
@@ -178,6 +180,8 @@ export async function removeMember(ctx: Ctx, access: Access, memberId: string): 
     if (!leaving && member.role === 'owner' && actorRole(access) !== 'owner') throw forbidden('only an owner removes an owner');
     await refuseLastOwner(trx, member, leaving ? 'leaving' : 'removing the last owner');
     await trx.deleteFrom('memberships').where('id', '=', member.id).execute();
+    await leaveAllTeams(trx, access.workspaceId, member.person_id);
+    await forgetAvailability(trx, access.workspaceId, member.person_id);
     const assigned = await openConversationsAssignedTo(trx, access.workspaceId, member.person_id);
     const tx = { db: trx, clock: ctx.clock };
     const author = access.actor.kind === 'member' ? { type: 'member' as const, personId: access.actor.personId } : { type: 'system' as const };

@@ -42,3 +42,12 @@ export async function memberIdsOf(db: Db, workspaceId: string): Promise<string[]
   const rows = await db.selectFrom('memberships').select('person_id').where('workspace_id', '=', workspaceId).execute();
   return rows.map((r) => r.person_id);
 }
+
+/** Of these people, the members of the workspace who reach the inbox (no inbox limit, or one naming it). */
+export async function membersReachingInbox(db: Db, workspaceId: string, inboxId: string, personIds?: readonly string[]): Promise<string[]> {
+  if (personIds && personIds.length === 0) return [];
+  let q = db.selectFrom('memberships').select(['person_id', 'inbox_ids']).where('workspace_id', '=', workspaceId);
+  if (personIds) q = q.where('person_id', 'in', personIds);
+  const rows = await q.orderBy('person_id').execute();
+  return rows.filter((r) => r.inbox_ids === null || (JSON.parse(r.inbox_ids) as string[]).includes(inboxId)).map((r) => r.person_id);
+}

@@ -107,7 +107,8 @@ export type IdPrefix =
   | 'ap'
   | 'aev'
   | 'avi'
-  | 'cmv';
+  | 'cmv'
+  | 'team';
 
 export function newId(prefix: IdPrefix, nowMs?: number): string {
   return `${prefix}_${sortableId(nowMs)}`;

@@ -5,6 +5,7 @@ import { registerAnalyticsIngestRoutes } from '../analytics/ingest-routes.js';
 import { registerAnalyticsRoutes } from '../analytics/routes.js';
 import { registerAnalyticsStatsRoutes } from '../analytics/stats-routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
+import { registerAssignmentRoutes } from '../assignment/routes.js';
 import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerBusinessHoursRoutes } from '../business-hours/routes.js';
 import { registerChannelRoutes } from '../channels/routes.js';
@@ -34,6 +35,7 @@ import { registerRealtimeRoutes } from '../realtime/routes.js';
 import { registerReportRoutes } from '../reports/routes.js';
 import { registerSavedReplyRoutes } from '../saved-replies/routes.js';
 import { registerSearchRoutes } from '../search/routes.js';
+import { registerTeamRoutes } from '../teams/routes.js';
 import { registerTypingRoutes } from '../typing/routes.js';
 import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerWidgetRoutes } from '../widget/routes.js';
@@ -61,6 +63,8 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerSavedReplyRoutes },
   { register: registerGreetingRoutes },
   { register: registerBusinessHoursRoutes },
+  { register: registerTeamRoutes },
+  { register: registerAssignmentRoutes },
   { register: registerRatingRoutes },
   { register: registerReportRoutes },
   { register: registerFeedbackRoutes },

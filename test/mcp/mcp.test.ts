@@ -48,6 +48,8 @@ const CONVERSATION_TOOLS = [
   'merge_conversations',
   'unmerge_conversation',
   'split_conversation',
+  'list_teams',
+  'assign_conversation_team',
 ];
 
 describe('MCP server at /v1/mcp', () => {

@@ -34,6 +34,11 @@ const GROUPS: { name: string; matches: (method: string, path: string) => boolean
     refused: ['agent', 'limited agent'],
   },
   {
+    name: 'teams: every member reads them, owners and admins manage them',
+    matches: (m, p) => /^\/v1\/teams(\/|$)/.test(p) && m !== 'GET',
+    refused: ['agent', 'limited agent'],
+  },
+  {
     name: 'analytics properties: every member reads them and their figures, owners and admins manage them',
     matches: (m, p) => p.startsWith('/v1/analytics/properties') && m !== 'GET',
     refused: ['agent', 'limited agent'],

@@ -72,6 +72,8 @@ export interface ConversationsTable {
   snoozed_until?: string | null;
   /** A merged conversation's stub points to the conversation it went into (0045). */
   merged_into_id?: string | null;
+  /** The team it belongs to, beside its assignee (0049). */
+  team_id?: string | null;
 }
 
 /** An address that takes part in an e-mail conversation: To or Cc of a reply-all. */

@@ -37,6 +37,8 @@ import { signInEn } from './sign-in/strings/en';
 import { signInTr } from './sign-in/strings/tr';
 import { snoozeEn } from './snooze/strings/en';
 import { snoozeTr } from './snooze/strings/tr';
+import { teamsEn } from './teams/strings/en';
+import { teamsTr } from './teams/strings/tr';
 
 addStrings(
   'en',
@@ -58,6 +60,7 @@ addStrings(
   snoozeEn,
   mergeEn,
   hoursEn,
+  teamsEn,
 );
 addStrings(
   'tr',
@@ -79,4 +82,5 @@ addStrings(
   snoozeTr,
   mergeTr,
   hoursTr,
+  teamsTr,
 );

@@ -8,6 +8,7 @@ import { absoluteTime, conversationTitle, locale, relativeTime, t } from '../i18
 import { isSignal, onEvent, onReset } from '../realtime';
 import { wakeText } from '../snooze';
 import { inboxes, me, memberName, overview, toast } from '../state';
+import { myTeamIds, teamName } from '../teams';
 import { SearchBox, SearchResults } from './Search';
 import { isTyping } from './typing';
 import { type ListFilter, listUrl, matches } from './views';
@@ -47,6 +48,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
     ...(f.status === 'snoozed' ? { snoozed: 'true' as const } : { status: f.status }),
     ...(f.inbox ? { inbox_id: f.inbox } : {}),
     ...(f.label ? { label: f.label } : {}),
+    ...(f.team ? { team_id: f.team } : {}),
     ...(f.view === 'mine' ? { assignee_id: myId } : f.view === 'unassigned' ? { assignee_id: 'none' } : {}),
     spam: 'false' as const,
   });
@@ -83,7 +85,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   useEffect(() => {
     setChecked(new Set());
     void loadFirst();
-  }, [f.view, f.status, f.inbox, f.label]);
+  }, [f.view, f.status, f.inbox, f.label, f.team]);
 
   // Live updates: merge what the events carry; rows added above keep the reader's place.
   useEffect(() => {
@@ -108,7 +110,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
               : (prev?.unread ?? ev.type === 'conversation.created'),
         } as Item;
         const rest = old.filter((x) => x.id !== conv.id);
-        if (!matches(next, f, myId)) return rest;
+        if (!matches(next, f, myId, myTeamIds())) return rest;
         const at = rest.findIndex((x) => x.last_message_at < next.last_message_at || (x.last_message_at === next.last_message_at && x.id < next.id));
         const pos = at === -1 ? rest.length : at;
         if (pos === rest.length && cursor) return rest; // belongs past what is loaded
@@ -125,7 +127,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
       off();
       offReset();
     };
-  }, [f.view, f.status, f.inbox, f.label, props.selectedId, cursor]);
+  }, [f.view, f.status, f.inbox, f.label, f.team, props.selectedId, cursor]);
 
   useLayoutEffect(() => {
     if (shift.current && scroller.current) {
@@ -185,9 +187,13 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
 
   const title = f.label
     ? f.label
-    : f.inbox
-      ? (inboxes.value.find((x) => x.id === f.inbox)?.name ?? '')
-      : t(f.view === 'mine' ? 'nav.mine' : f.view === 'unassigned' ? 'nav.unassigned' : 'nav.all');
+    : f.team
+      ? f.team === 'mine'
+        ? t('teams.mine')
+        : teamName(f.team, t('teams.nav'))
+      : f.inbox
+        ? (inboxes.value.find((x) => x.id === f.inbox)?.name ?? '')
+        : t(f.view === 'mine' ? 'nav.mine' : f.view === 'unassigned' ? 'nav.unassigned' : 'nav.all');
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
   const last = Math.min(items.length, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
 
@@ -222,7 +228,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
               ids={[...checked]}
               onDone={(updated) => {
                 setChecked(new Set());
-                setItems((old) => old.map((x) => (updated.has(x.id) ? { ...x, ...updated.get(x.id) } : x)).filter((x) => matches(x, f, myId)));
+                setItems((old) => old.map((x) => (updated.has(x.id) ? { ...x, ...updated.get(x.id) } : x)).filter((x) => matches(x, f, myId, myTeamIds())));
               }}
               onClear={() => setChecked(new Set())}
             />

@@ -9,9 +9,12 @@ import { ContactCard, DeleteContactDialog, MergeDialog } from '../contacts';
 import { absoluteTime, t } from '../i18n';
 import { inboxes, me, memberName, members, toast } from '../state';
 import { Participants } from './Recipients';
+import { TeamField } from './TeamField';
 
 export type Contact = Schemas['Contact'];
-export type ConversationPatch = Partial<Pick<Conversation, 'status' | 'assignee_id' | 'priority' | 'labels' | 'spam' | 'inbox_id' | 'participants'>>;
+export type ConversationPatch = Partial<
+  Pick<Conversation, 'status' | 'assignee_id' | 'team_id' | 'priority' | 'labels' | 'spam' | 'inbox_id' | 'participants'>
+>;
 const PRIORITIES = ['low', 'medium', 'high', 'urgent'] as const;
 
 export function Details(props: {
@@ -124,6 +127,7 @@ export function Details(props: {
           </button>
         )}
       </div>
+      <TeamField value={conv.team_id} onChange={(team_id) => void props.onChange({ team_id })} />
       <div class="field">
         <label for="priority">{t('details.priority')}</label>
         <select

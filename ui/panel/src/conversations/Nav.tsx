@@ -1,6 +1,7 @@
 import { t } from '../i18n';
 import { NotificationBell } from '../notifications';
 import { inboxes, me, overview, signOut, switchWorkspace, workspaceId } from '../state';
+import { TeamViews } from './TeamViews';
 import { type ListFilter, listUrl, type View } from './views';
 
 export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp: () => void }) {
@@ -46,8 +47,8 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
             <li key={view}>
               <a
                 class="nav-link"
-                href={listUrl({ ...f, view, inbox: null, label: null })}
-                aria-current={!f.inbox && f.view === view ? 'page' : undefined}
+                href={listUrl({ ...f, view, inbox: null, label: null, team: null })}
+                aria-current={!f.inbox && !f.team && f.view === view ? 'page' : undefined}
                 onClick={props.onNavigate}
               >
                 {label}
@@ -66,7 +67,7 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
                 <li key={inbox.id}>
                   <a
                     class="nav-link"
-                    href={listUrl({ ...f, view: 'all', inbox: inbox.id, label: null })}
+                    href={listUrl({ ...f, view: 'all', inbox: inbox.id, label: null, team: null })}
                     aria-current={f.inbox === inbox.id ? 'page' : undefined}
                     onClick={props.onNavigate}
                   >
@@ -78,6 +79,7 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
             </ul>
           </>
         )}
+        <TeamViews filter={f} onNavigate={props.onNavigate} />
         {(overview.value?.labels.length ?? 0) > 0 && (
           <>
             <div class="nav-section" id="nav-labels">
@@ -88,7 +90,7 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
                 <li key={l.label}>
                   <a
                     class="nav-link"
-                    href={listUrl({ ...f, view: 'all', inbox: null, label: l.label })}
+                    href={listUrl({ ...f, view: 'all', inbox: null, label: l.label, team: null })}
                     aria-current={f.label === l.label ? 'page' : undefined}
                     onClick={props.onNavigate}
                   >

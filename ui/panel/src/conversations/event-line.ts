@@ -6,6 +6,7 @@ import { t } from '../i18n';
 import { mergeEventText } from '../merge';
 import { snoozeEventText } from '../snooze';
 import { inboxes, me, memberName } from '../state';
+import { autoAssignedText, teamEventText, teamUnassignText } from '../teams';
 
 type Change = { from: unknown; to: unknown };
 type EventDetails = { changes?: Record<string, Change>; reason?: string };
@@ -35,11 +36,14 @@ function describeChange(m: Message, field: string, change: Change, reason: strin
       if (change.to === null) {
         if (reason === 'member_left') return [t('event.unassigned_member_left')];
         if (reason === 'member_removed') return [t('event.unassigned_member_removed')];
+        if (teamUnassignText(reason)) return [teamUnassignText(reason)!];
         return [t('event.assignee_cleared')];
       }
       if (m.author.type === 'member' && change.to === m.author.member_id) return [t('event.self_assigned')];
       if (change.to === me.value?.person.id) return [t('event.assigned_to_you')];
       return [t('event.assignee_set', { to: memberName(change.to as string, t('conv.you'), t('conv.team')) })];
+    case 'team_id':
+      return [teamEventText(change, reason)];
     case 'priority':
       return [change.to === null ? t('event.priority_cleared') : t('event.priority', { to: priorityName(change.to) })];
     case 'subject':
@@ -88,6 +92,8 @@ export function describeEvent(m: Message): string[] {
   const details = (m.details ?? {}) as EventDetails;
   const changes = Object.entries(details.changes ?? {}).flatMap(([field, change]) => describeChange(m, field, change, details.reason));
   if (changes.length === 0) return [m.body];
+  const auto = autoAssignedText(details.reason);
+  if (auto) return [changes.join('; '), auto];
   const author = describeAuthor(m, details.reason);
   return author ? [changes.join('; '), author] : [changes.join('; ')];
 }

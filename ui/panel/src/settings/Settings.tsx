@@ -10,13 +10,15 @@ import { ApiKeys } from './api-keys';
 import { InboxDetail, InboxList } from './inboxes';
 import { Members } from './members';
 import { SavedRepliesSettings } from './saved-replies';
+import { TeamsSettings } from './teams';
 import { WebhookDetail, Webhooks } from './webhooks';
 import { WorkspaceSettings } from './workspace';
 
-type Section = 'workspace' | 'members' | 'inboxes' | 'api-keys' | 'webhooks' | 'saved-replies' | 'migrations' | 'account';
+type Section = 'workspace' | 'members' | 'teams' | 'inboxes' | 'api-keys' | 'webhooks' | 'saved-replies' | 'migrations' | 'account';
 const SECTIONS: [Section, Parameters<typeof t>[0], boolean][] = [
   ['workspace', 'settings.workspace', false],
   ['members', 'settings.members', false],
+  ['teams', 'teams.title', false],
   ['inboxes', 'settings.inboxes', true],
   ['api-keys', 'settings.api_keys', true],
   ['webhooks', 'settings.webhooks', true],
@@ -100,6 +102,7 @@ function SettingsSection({ section, id, manager }: { section: Section; id: strin
     <>
       {section === 'workspace' && <WorkspaceSettings manager={manager} />}
       {section === 'members' && <Members />}
+      {section === 'teams' && <TeamsSettings />}
       {section === 'inboxes' && (params.id ? <InboxDetail id={params.id} /> : <InboxList />)}
       {section === 'api-keys' && <ApiKeys />}
       {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}

@@ -6,6 +6,7 @@ import { FormError } from '../../components/FormError';
 import { type Locale, pickLocale, setLocale, t } from '../../i18n';
 import { NotificationSettings } from '../../notifications';
 import { loadInboxes, me, toast } from '../../state';
+import { AvailabilityControl } from '../../teams';
 import { Passkeys } from './Passkeys';
 import { Sessions } from './Sessions';
 
@@ -16,6 +17,7 @@ export function Account() {
     <>
       <h1>{t('settings.account')}</h1>
       <Profile />
+      <AvailabilityControl />
       <Passkeys />
       <NotificationSettings />
       <Sessions />
