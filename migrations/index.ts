@@ -39,6 +39,7 @@ import * as m0038Drafts from './0038_drafts.js';
 import * as m0040Snooze from './0040_snooze.js';
 import * as m0041BusinessHours from './0041_business_hours.js';
 import * as m0043AnalyticsConversationVisits from './0043_analytics_conversation_visits.js';
+import * as m0046Sla from './0046_sla.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -80,4 +81,5 @@ export const migrations: Record<string, Migration> = {
   '0040_snooze': m0040Snooze,
   '0041_business_hours': m0041BusinessHours,
   '0043_analytics_conversation_visits': m0043AnalyticsConversationVisits,
+  '0046_sla': m0046Sla,
 };

@@ -4,6 +4,7 @@
 import { z } from '@hono/zod-openapi';
 import type { AttachmentsTable, ConversationsTable, MailHeaders, MessagesTable, Participant } from '../db/schema.js';
 import { withoutBidiControls } from '../platform/foreign-text.js';
+import { formatSla, SlaSchema } from '../sla/format.js';
 
 export type ConversationRow = ConversationsTable;
 export type MessageRow = MessagesTable;
@@ -33,6 +34,7 @@ export function formatConversation(c: ConversationRow, labels: readonly string[]
     participants: c.participants ? (JSON.parse(c.participants) as Participant[]) : [],
     snoozed_at: c.snoozed_at ?? null,
     snoozed_until: c.snoozed_at ? (c.snoozed_until ?? SNOOZE_UNTIL_REPLY) : null,
+    sla: formatSla(c.sla),
   };
 }
 
@@ -162,6 +164,7 @@ export const ConversationSchema = z
       description:
         'when a snoozed conversation wakes (back to open, the assignee notified), or `customer_reply` when it sleeps until the customer writes; it wakes at the customer’s next message in any case. null when not snoozed',
     }),
+    sla: SlaSchema,
   })
   .openapi('Conversation');
 

@@ -17,6 +17,7 @@ import type { RatingTables } from './tables/ratings.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { ReportTables } from './tables/reports.js';
 import type { SavedReplyTables } from './tables/saved-replies.js';
+import type { SlaTables } from './tables/sla.js';
 import type { TeamTables } from './tables/team.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { WidgetTables } from './tables/widget.js';
@@ -37,6 +38,7 @@ export interface Database
     NotificationTables,
     GreetingTables,
     BusinessHoursTables,
+    SlaTables,
     RatingTables,
     ReportTables,
     AuthTables,
@@ -58,6 +60,7 @@ export type * from './tables/mailbox-migration.js';
 export type * from './tables/mailer-tenants.js';
 export type * from './tables/notifications.js';
 export type * from './tables/people.js';
+export type * from './tables/sla.js';
 export type * from './tables/ratings.js';
 export type * from './tables/realtime.js';
 export type * from './tables/reports.js';

@@ -7,6 +7,7 @@ import { registerAnalyticsStatsRoutes } from '../analytics/stats-routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
 import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerBusinessHoursRoutes } from '../business-hours/routes.js';
+import { registerSlaRoutes } from '../sla/routes.js';
 import { registerChannelRoutes } from '../channels/routes.js';
 import { registerContactRoutes } from '../contacts/routes.js';
 import type { Ctx } from '../context.js';
@@ -61,6 +62,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerSavedReplyRoutes },
   { register: registerGreetingRoutes },
   { register: registerBusinessHoursRoutes },
+  { register: registerSlaRoutes },
   { register: registerRatingRoutes },
   { register: registerReportRoutes },
   { register: registerFeedbackRoutes },

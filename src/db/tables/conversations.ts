@@ -70,6 +70,9 @@ export interface ConversationsTable {
   /** Snooze (0040): when it was put aside (null: not snoozed) and when it wakes (null: when the customer answers). */
   snoozed_at?: string | null;
   snoozed_until?: string | null;
+  /** SLA (0046): JSON state of the targets (src/sla/engine.ts), null when no SLA applies; the earliest open due time (a far-future sentinel when none). */
+  sla?: string | null;
+  sla_due_at?: string;
 }
 
 /** An address that takes part in an e-mail conversation: To or Cc of a reply-all. */
