@@ -44,11 +44,7 @@ export interface Outcome {
 }
 
 /** What moved the conversation; `active`: open and not snoozed; `closed`: status closed. */
-export type SlaInput =
-  | { kind: 'customer_message'; at: Date }
-  | { kind: 'team_reply'; at: Date }
-  | { kind: 'status'; at: Date }
-  | { kind: 'check'; at: Date };
+export type SlaInput = { kind: 'customer_message'; at: Date } | { kind: 'team_reply'; at: Date } | { kind: 'status'; at: Date } | { kind: 'check'; at: Date };
 
 export interface Situation {
   active: boolean;

@@ -27,7 +27,10 @@ const TargetSchema = z
     started_at: z.string().openapi({ description: 'when this target’s clock started (the customer’s message; a reopen for resolution)' }),
     target_minutes: z.number().int().openapi({ description: 'the target, in minutes of the inbox’s business hours' }),
     due_at: z.string().nullable().openapi({ description: 'when it falls due; null while paused (resolution while pending or snoozed)' }),
-    warn_at: z.string().nullable().openapi({ description: 'when 80 % of the target’s business time has passed (the assignee is warned; the panel’s clock turns amber)' }),
+    warn_at: z
+      .string()
+      .nullable()
+      .openapi({ description: 'when 80 % of the target’s business time has passed (the assignee is warned; the panel’s clock turns amber)' }),
     breached_at: z.string().nullable().openapi({ description: 'the due time it passed unmet; null while in time' }),
     met_at: z.string().nullable().openapi({ description: 'when it was met (the reply, the close), in time or late' }),
     paused: z.boolean(),

@@ -70,7 +70,11 @@ export async function getSlaPolicy(ctx: Pick<Ctx, 'db'>, inbox: Pick<InboxRow, '
     const r = rows.find((x) => x.priority === p);
     if (r) byPriority[p] = shown(policyOf(r));
   }
-  const updated = rows.map((r) => r.updated_at).sort().at(-1) ?? null;
+  const updated =
+    rows
+      .map((r) => r.updated_at)
+      .sort()
+      .at(-1) ?? null;
   return { inbox_id: inbox.id, default: def ? shown(policyOf(def)) : null, by_priority: byPriority, updated_at: updated };
 }
 

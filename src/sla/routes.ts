@@ -23,14 +23,21 @@ const Targets = z
   .strict()
   .openapi('SlaTargets');
 const ShownTargets = z
-  .object({ first_response_minutes: z.number().int().nullable(), next_response_minutes: z.number().int().nullable(), resolution_minutes: z.number().int().nullable() })
+  .object({
+    first_response_minutes: z.number().int().nullable(),
+    next_response_minutes: z.number().int().nullable(),
+    resolution_minutes: z.number().int().nullable(),
+  })
   .openapi('SlaTargetsShown');
 const Priority = z.enum(['low', 'medium', 'high', 'urgent']);
 
 const PolicyBody = z
   .object({
     default: Targets.nullable().openapi({ description: 'the targets of every conversation of the inbox; null: no SLA' }),
-    by_priority: z.record(z.string(), Targets.nullable()).optional().openapi({ description: 'targets for conversations of one priority (low, medium, high, urgent) instead of the default' }),
+    by_priority: z
+      .record(z.string(), Targets.nullable())
+      .optional()
+      .openapi({ description: 'targets for conversations of one priority (low, medium, high, urgent) instead of the default' }),
   })
   .strict()
   .openapi('SlaPolicyPut');

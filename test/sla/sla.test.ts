@@ -45,11 +45,15 @@ describe('SLA', () => {
 
   const as = (token: string) => ({ token, headers: { 'svc-workspace': seed.workspaceId } });
   async function mail(from: string, extra: Record<string, string> = {}) {
-    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, { raw: rawMail({ To: address, From: from, ...extra }), token: SECRET });
+    const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(address)}`, {
+      raw: rawMail({ To: address, From: from, ...extra }),
+      token: SECRET,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     return r.body.data[0].conversation_id as string;
   }
-  const reply = async (id: string) => assert.equal((await s.request('POST', `/v1/conversations/${id}/messages`, { ...as(agent.token), body: { body: 'Answer' } })).status, 201);
+  const reply = async (id: string) =>
+    assert.equal((await s.request('POST', `/v1/conversations/${id}/messages`, { ...as(agent.token), body: { body: 'Answer' } })).status, 201);
   const patch = async (id: string, body: unknown) => {
     const r = await s.request('PATCH', `/v1/conversations/${id}`, { ...as(seed.ownerToken), body });
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -101,7 +105,10 @@ describe('SLA', () => {
   test('first response, next response and resolution in business hours: warned, breached, met; pending pauses resolution', async () => {
     const put = await s.request('PUT', `/v1/inboxes/${seed.inboxId}/sla`, {
       token: seed.ownerToken,
-      body: { default: { first_response_minutes: 120, next_response_minutes: 60, resolution_minutes: 480 }, by_priority: { urgent: { first_response_minutes: 30 } } },
+      body: {
+        default: { first_response_minutes: 120, next_response_minutes: 60, resolution_minutes: 480 },
+        by_priority: { urgent: { first_response_minutes: 30 } },
+      },
     });
     assert.equal(put.status, 200, JSON.stringify(put.body));
     assert.deepEqual(put.body.default, { first_response_minutes: 120, next_response_minutes: 60, resolution_minutes: 480 });
@@ -157,7 +164,11 @@ describe('SLA', () => {
     const last = (await s.request('GET', `/v1/conversations/${id}/messages?order=desc&limit=5`, { token: seed.apiKey })).body.data.find(
       (m: any) => m.kind === 'message' && m.direction === 'out',
     );
-    const followUp = await mail('ada@cust.example', { Subject: 'Re: answer', 'In-Reply-To': `<${last.email.message_id}>`, References: `<${last.email.message_id}>` });
+    const followUp = await mail('ada@cust.example', {
+      Subject: 'Re: answer',
+      'In-Reply-To': `<${last.email.message_id}>`,
+      References: `<${last.email.message_id}>`,
+    });
     assert.equal(followUp, id, 'the follow-up threads into the conversation');
     st = await sla(id);
     assert.equal(st.next_response.started_at, '2026-11-09T10:00:00.000Z');
@@ -196,7 +207,7 @@ describe('SLA', () => {
     assert.equal((await told(id)).length, 2, 'nothing more after the close');
   });
 
-  test('a priority with its own targets moves the due time; unassigned breaches tell the inbox members; imported mail has none', async () => {
+  test('a priority with its own targets moves the due time; unassigned breaches tell the inbox members', async () => {
     clock.set(new Date('2026-11-11T08:00:00Z')); // Wednesday 09:00 Berlin
     const id = await mail('urgent@cust.example');
     assert.equal((await sla(id)).first_response.due_at, '2026-11-11T10:00:00.000Z');
@@ -206,9 +217,23 @@ describe('SLA', () => {
     await s.app.jobs.drain();
     const members = (await told(id)).filter((n) => n.trigger === 'sla_breached').map((n) => n.person_id);
     assert.deepEqual(members.sort(), [seed.ownerId, agent.personId].sort(), 'every member of the inbox (unassigned)');
+  });
 
-    const imported = await s.app.db.selectFrom('conversations').select('sla').where('imported', '=', 1).execute();
-    for (const row of imported) assert.equal(row.sla, null);
+  test('an imported conversation never gets due times, whatever happens in it', async () => {
+    clock.set(new Date('2026-11-11T09:00:00Z'));
+    const id = await mail('history@cust.example');
+    // As a migration stores it: imported, without SLA (src/conversations/imported.ts).
+    await s.app.db.updateTable('conversations').set({ imported: 1, sla: null, sla_due_at: '9999-12-31T23:59:59.999Z' }).where('id', '=', id).execute();
+    await s.app.db.deleteFrom('jobs').where('unique_key', '=', `sla.check:${id}`).execute();
+    await patch(id, { priority: 'urgent', assignee_id: agent.personId });
+    await reply(id);
+    await patch(id, { status: 'pending' });
+    await patch(id, { status: 'closed' });
+    assert.equal(await sla(id), null);
+    assert.deepEqual(await outcomes(id), []);
+    const row = await s.app.db.selectFrom('conversations').select('sla_due_at').where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(row.sla_due_at, '9999-12-31T23:59:59.999Z');
+    assert.equal((await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `sla.check:${id}`).execute()).length, 0);
   });
 
   test('sort=sla_due lists the earliest due first, nothing due last, and pages by cursor', async () => {
@@ -225,7 +250,9 @@ describe('SLA', () => {
       ids.push(...r.body.data.map((c: { id: string }) => c.id));
       cursor = r.body.next_cursor;
     } while (cursor);
-    const dues = await Promise.all(ids.map(async (id) => (await s.app.db.selectFrom('conversations').select('sla_due_at').where('id', '=', id).executeTakeFirstOrThrow()).sla_due_at));
+    const dues = await Promise.all(
+      ids.map(async (id) => (await s.app.db.selectFrom('conversations').select('sla_due_at').where('id', '=', id).executeTakeFirstOrThrow()).sla_due_at),
+    );
     assert.deepEqual([...dues].sort(), dues, 'due first');
     assert.ok(ids.indexOf(later) < ids.indexOf(late));
     assert.equal(new Set(ids).size, ids.length);
