@@ -33,6 +33,8 @@ import { workspaceSettingsEn } from './settings/workspace/strings/en';
 import { workspaceSettingsTr } from './settings/workspace/strings/tr';
 import { signInEn } from './sign-in/strings/en';
 import { signInTr } from './sign-in/strings/tr';
+import { slaEn } from './sla/strings/en';
+import { slaTr } from './sla/strings/tr';
 import { snoozeEn } from './snooze/strings/en';
 import { snoozeTr } from './snooze/strings/tr';
 
@@ -55,6 +57,7 @@ addStrings(
   signInEn,
   snoozeEn,
   hoursEn,
+  slaEn,
 );
 addStrings(
   'tr',
@@ -75,4 +78,5 @@ addStrings(
   signInTr,
   snoozeTr,
   hoursTr,
+  slaTr,
 );

@@ -4,6 +4,7 @@ import type { ConversationVisit } from '../analytics';
 import { api, type Conversation, errorText, type Message, must } from '../api';
 import { absoluteTime, clockTime, conversationTitle, t } from '../i18n';
 import { isSignal, onEvent, onReset } from '../realtime';
+import { SlaClock } from '../sla';
 import { SnoozeBadge, SnoozeButton, type SnoozeValue } from '../snooze';
 import { me, memberName, toast } from '../state';
 import { Composer, type ComposerHandle } from './Composer';
@@ -181,6 +182,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           <h2 title={conv.subject ?? ''}>{conversationTitle(conv)}</h2>
           {conv.imported && <span class="badge">{t('conv.imported')}</span>}
           <SnoozeBadge snoozedUntil={conv.snoozed_until} />
+          {conv.status !== 'closed' && <SlaClock sla={conv.sla} />}
           <SnoozeButton snoozedUntil={conv.snoozed_until} open={snoozing} onOpen={setSnoozing} onSnooze={(v) => void snooze(v)} />
           <button
             class="btn"
