@@ -12,9 +12,17 @@ import { analyticsTools } from './tools/analytics.js';
 import { conversationTools } from './tools/conversations.js';
 import { migrationTools } from './tools/migrations.js';
 import { placeTools } from './tools/places.js';
+import { slaTools } from './tools/sla.js';
 import { snoozeTools } from './tools/snooze.js';
 
-const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [...placeTools, ...migrationTools, ...conversationTools, ...snoozeTools, ...analyticsTools] as never;
+const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [
+  ...placeTools,
+  ...migrationTools,
+  ...conversationTools,
+  ...snoozeTools,
+  ...slaTools,
+  ...analyticsTools,
+] as never;
 
 export function buildMcpServer(ctx: Ctx, access: Access, origin: string): McpServer {
   const server = new McpServer(

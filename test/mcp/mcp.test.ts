@@ -43,6 +43,8 @@ const CONVERSATION_TOOLS = [
   'set_conversation_status',
   'set_conversation_labels',
   'snooze_conversation',
+  'conversation_sla',
+  'list_sla_due',
 ];
 
 describe('MCP server at /v1/mcp', () => {

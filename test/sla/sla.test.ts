@@ -5,12 +5,14 @@
 // unassigned), the "due first" order, imported conversations without SLA.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createApiKey } from '../../src/api-keys/service.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { checkSla } from '../../src/sla/service.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+import { connectMcp } from '../mcp/helpers.js';
 
 const SECRET = 'sla-secret';
 const OFFICE = [{ start: '09:00', end: '17:00' }];
@@ -256,5 +258,29 @@ describe('SLA', () => {
     assert.deepEqual([...dues].sort(), dues, 'due first');
     assert.ok(ids.indexOf(later) < ids.indexOf(late));
     assert.equal(new Set(ids).size, ids.length);
+  });
+
+  test('MCP reads the SLA state (conversations:read) and lists conversations due first', async () => {
+    clock.set(new Date('2026-11-13T08:00:00Z')); // Friday 09:00 Berlin
+    const id = await mail('mcp@cust.example');
+    const mcp = await connectMcp(s, seed.apiKey);
+    const state = await mcp.call('conversation_sla', { conversation_id: id });
+    assert.equal(state.isError, false, state.text);
+    assert.equal(state.body.sla.first_response.due_at, '2026-11-13T10:00:00.000Z');
+    assert.equal(state.body.policy.default.first_response_minutes, 120);
+    assert.deepEqual(state.body.sla, await sla(id));
+    const due = await mcp.call('list_sla_due', { limit: 200 });
+    const ids = due.body.data.map((c: { id: string }) => c.id);
+    const rest = (await s.request('GET', '/v1/conversations?status=open&sort=sla_due&limit=200', { token: seed.apiKey })).body.data.map(
+      (c: { id: string }) => c.id,
+    );
+    assert.deepEqual(ids, rest);
+    await mcp.close();
+    const narrow = (await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'contacts only', scopes: ['contacts:read'] })).secret;
+    const denied = await connectMcp(s, narrow);
+    const refused = await denied.call('conversation_sla', { conversation_id: id });
+    assert.equal(refused.isError, true);
+    assert.equal(refused.body.error.code, 'forbidden');
+    await denied.close();
   });
 });
