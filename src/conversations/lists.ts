@@ -84,7 +84,8 @@ export async function listConversations(
   } else if (sort === 'sla_due') {
     // Due first (breached ones lead: their due time is past); nothing due sorts last (a sentinel, see src/sla/engine.ts).
     const after = decodeCursor(page.cursor, activityCursorShape);
-    if (after) q = q.where((eb) => eb.or([eb('sla_due_at', '>', after.at), eb.and([eb('sla_due_at', '=', after.at), eb('id', '>', after.id)])]));
+    // A row-value comparison: both dialects seek the (…, sla_due_at, id) index to it.
+    if (after) q = q.where((eb) => eb(eb.refTuple('sla_due_at', 'id'), '>', eb.tuple(after.at, after.id)));
     rows = await q
       .orderBy('sla_due_at', 'asc')
       .orderBy('id', 'asc')
