@@ -19,9 +19,6 @@ export const slaEn = {
   'sla.by_priority': 'Other targets per priority',
   'sla.save': 'Save SLA targets',
   'sla.none': 'No SLA yet: set a target to start the clocks.',
-  'sla.sort_due': 'Due first',
-  'sla.sort_activity': 'Latest activity',
-  'sla.sort': 'Order',
 } as const;
 
 declare module '../../i18n' {

@@ -21,7 +21,4 @@ export const slaTr: Record<keyof typeof slaEn, string> = {
   'sla.by_priority': 'Önceliğe göre farklı hedefler',
   'sla.save': 'SLA hedeflerini kaydet',
   'sla.none': 'Henüz SLA yok: saatleri başlatmak için bir hedef girin.',
-  'sla.sort_due': 'Süresi yaklaşan önce',
-  'sla.sort_activity': 'Son etkinlik',
-  'sla.sort': 'Sıralama',
 };
