@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
+import { checkSla } from '../../src/sla/service.js';
 import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
@@ -22,6 +23,8 @@ const TEXT = {
     left: /left$/,
     over: /over$/,
     hover: /^First response due /,
+    reports: 'SLA',
+    byMember: 'Breaches by member',
   },
   tr: {
     byPriority: 'Önceliğe göre farklı hedefler',
@@ -34,6 +37,8 @@ const TEXT = {
     left: /kaldı$/,
     over: /gecikti$/,
     hover: /^İlk yanıt için son zaman /,
+    reports: 'SLA',
+    byMember: 'Üyeye göre aşımlar',
   },
 } as const;
 
@@ -145,6 +150,49 @@ describe('SLA in the panel', { skip: browserSkipReason() }, () => {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 0, `no horizontal scrolling (${overflow}px)`);
       await screenshot(page, `panel-sla-list-${lang}-phone`);
+      assert.deepEqual(errors, []);
+      await context.close();
+    });
+
+    test(`${lang}: the report's SLA card counts a breach the check job recorded`, async () => {
+      const x = TEXT[lang];
+      await s.request('PUT', `/v1/inboxes/${seed.inboxId}/sla`, { token: seed.ownerToken, body: { default: { first_response_minutes: 100 } } });
+      await s.app.db.updateTable('people').set({ locale: lang }).where('id', '=', seed.ownerId).execute();
+      const id = (await deliverMail(s, address, { From: `Ada <ada-report-${lang}@customer.example>`, Subject: `Report ${lang}` })).conversation_id;
+      await s.request('PATCH', `/v1/conversations/${id}`, { token: seed.ownerToken, body: { assignee_id: seed.ownerId } });
+      // Its due time moved into the past (as after 100 minutes); the check job's run records the breach.
+      const row = await s.app.db.selectFrom('conversations').select('sla').where('id', '=', id).executeTakeFirstOrThrow();
+      const st = JSON.parse(row.sla!);
+      const past = new Date(Date.now() - MIN).toISOString();
+      st.first_response = { ...st.first_response, due_at: past, warn_at: past };
+      await s.app.db
+        .updateTable('conversations')
+        .set({ sla: JSON.stringify(st) })
+        .where('id', '=', id)
+        .execute();
+      const checked = await checkSla(s.app, { conversationId: id });
+      assert.deepEqual(
+        checked.notices.map((n) => n.kind),
+        ['breached'],
+      );
+      const expected = (await s.request('GET', '/v1/reports', { token: seed.apiKey })).body.sla;
+      const { context, page } = await browser.newPage({ viewport: { width: 390, height: 844 }, locale: lang === 'en' ? 'en-GB' : 'tr-TR' });
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+      await page.goto(`${s.url}/reports`);
+      const card = page.getByRole('region', { name: x.reports, exact: true });
+      await card.waitFor();
+      const first = card.getByRole('row', { name: new RegExp(`^${x.first}`) });
+      const cells = await first.getByRole('cell').allInnerTexts();
+      assert.deepEqual(cells.slice(0, 2), [String(expected.first_response.met), String(expected.first_response.breached)]);
+      assert.ok(expected.first_response.breached >= 1);
+      await card.getByRole('heading', { name: x.byMember }).waitFor();
+      await assertAccessible(page);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `no horizontal scrolling (${overflow}px)`);
+      await card.scrollIntoViewIfNeeded();
+      await screenshot(page, `panel-sla-report-${lang}-phone`);
       assert.deepEqual(errors, []);
       await context.close();
     });
