@@ -4,6 +4,7 @@
 import { z } from '@hono/zod-openapi';
 import type { AttachmentsTable, ConversationsTable, MailHeaders, MessagesTable, Participant } from '../db/schema.js';
 import { withoutBidiControls } from '../platform/foreign-text.js';
+import { formatSla, SlaSchema } from '../sla/format.js';
 
 export type ConversationRow = ConversationsTable;
 export type MessageRow = MessagesTable;
@@ -35,6 +36,7 @@ export function formatConversation(c: ConversationRow, labels: readonly string[]
     snoozed_at: c.snoozed_at ?? null,
     snoozed_until: c.snoozed_at ? (c.snoozed_until ?? SNOOZE_UNTIL_REPLY) : null,
     merged_into_id: c.merged_into_id ?? null,
+    sla: formatSla(c.sla),
   };
 }
 
@@ -168,6 +170,7 @@ export const ConversationSchema = z
     merged_into_id: z.string().nullable().openapi({
       description: 'set when this conversation was merged into another: it is a closed stub, everything it held (and its Message-IDs) is in that one',
     }),
+    sla: SlaSchema,
   })
   .openapi('Conversation');
 

@@ -30,7 +30,7 @@ export interface ConversationFilter {
 const cursorShape = z.object({ id: z.string() });
 const activityCursorShape = z.object({ at: z.string(), id: z.string() });
 
-export type ConversationSort = 'created' | 'activity';
+export type ConversationSort = 'created' | 'activity' | 'sla_due';
 
 /**
  * Keyset-paginated, only inboxes the caller reaches: newest first by creation, or by last activity
@@ -89,6 +89,17 @@ export async function listConversations(
       .limit(limit + 1)
       .execute();
     cursorOf = (r) => ({ at: r.last_message_at, id: r.id });
+  } else if (sort === 'sla_due') {
+    // Due first (breached ones lead: their due time is past); nothing due sorts last (a sentinel, see src/sla/engine.ts).
+    const after = decodeCursor(page.cursor, activityCursorShape);
+    // A row-value comparison: both dialects seek the (…, sla_due_at, id) index to it.
+    if (after) q = q.where((eb) => eb(eb.refTuple('sla_due_at', 'id'), '>', eb.tuple(after.at, after.id)));
+    rows = await q
+      .orderBy('sla_due_at', 'asc')
+      .orderBy('id', 'asc')
+      .limit(limit + 1)
+      .execute();
+    cursorOf = (r) => ({ at: r.sla_due_at, id: r.id });
   } else {
     const after = decodeCursor(page.cursor, cursorShape);
     if (after) q = q.where('id', '<', after.id);

@@ -148,7 +148,10 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           snoozed: z.enum(['true', 'false']).optional().openapi({
             description: 'true: only snoozed conversations (the Snoozed view); false: none. Without it, `status=open` leaves snoozed conversations out',
           }),
-          sort: z.enum(['created', 'activity']).optional().openapi({ description: 'created (default): newest first; activity: latest message first' }),
+          sort: z.enum(['created', 'activity', 'sla_due']).optional().openapi({
+            description:
+              'created (default): newest first; activity: latest message first; sla_due: the earliest SLA due time first (breached first, none last)',
+          }),
         }),
       },
       responses: { 200: jsonAnswer(pageSchema(ConversationListItemSchema), 'a page of conversations') },

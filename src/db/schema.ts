@@ -19,6 +19,7 @@ import type { RatingTables } from './tables/ratings.js';
 import type { RealtimeTables } from './tables/realtime.js';
 import type { ReportTables } from './tables/reports.js';
 import type { SavedReplyTables } from './tables/saved-replies.js';
+import type { SlaTables } from './tables/sla.js';
 import type { TeamTables } from './tables/team.js';
 import type { TeamsTables } from './tables/teams.js';
 import type { WebhookTables } from './tables/webhooks.js';
@@ -41,6 +42,7 @@ export interface Database
     NotificationTables,
     GreetingTables,
     BusinessHoursTables,
+    SlaTables,
     RatingTables,
     ReportTables,
     AuthTables,
@@ -70,6 +72,7 @@ export type * from './tables/ratings.js';
 export type * from './tables/realtime.js';
 export type * from './tables/reports.js';
 export type * from './tables/saved-replies.js';
+export type * from './tables/sla.js';
 export type * from './tables/team.js';
 export type * from './tables/teams.js';
 export type * from './tables/webhooks.js';

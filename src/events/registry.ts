@@ -14,6 +14,7 @@ import { notificationsReaction } from '../notifications/reaction.js';
 import { ratingRequestReaction } from '../ratings/reaction.js';
 import { contactOnlineReaction } from '../realtime/online.js';
 import { statisticsReaction } from '../reports/statistics.js';
+import { slaReaction } from '../sla/reaction.js';
 import { snoozeReaction } from '../snooze/reaction.js';
 import { webhookOutboxReaction } from '../webhooks/outbox.js';
 import type { InternalSignals, Reaction, ReactionTx, RecordedEvent, SignalName } from './reaction-types.js';
@@ -22,6 +23,7 @@ export type * from './reaction-types.js';
 
 /** The registry, in the order the reactions run. */
 export const reactions: readonly Reaction[] = [
+  slaReaction,
   contactOnlineReaction,
   webhookOutboxReaction,
   notificationsReaction,

@@ -14,6 +14,7 @@ import { conversationTools } from './tools/conversations.js';
 import { mergeTools } from './tools/merge.js';
 import { migrationTools } from './tools/migrations.js';
 import { placeTools } from './tools/places.js';
+import { slaTools } from './tools/sla.js';
 import { snoozeTools } from './tools/snooze.js';
 import { teamTools } from './tools/teams.js';
 
@@ -25,6 +26,7 @@ const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [
   ...snoozeTools,
   ...mergeTools,
   ...teamTools,
+  ...slaTools,
   ...analyticsTools,
 ] as never;
 

@@ -15,7 +15,7 @@ export const NotificationPreferencesSchema = z
       )
       .openapi({
         description:
-          'per trigger (new_conversation, assigned, customer_reply, mention, snooze_ended): realtime (open panels), push (Web Push), email (batched mail)',
+          'per trigger (new_conversation, assigned, customer_reply, mention, snooze_ended, sla_warning, sla_breached): realtime (open panels), push (Web Push), email (batched mail)',
       }),
     available: z
       .object({ realtime: z.boolean(), push: z.boolean(), email: z.boolean() })
@@ -30,7 +30,7 @@ export function formatPreferences(config: Ctx['config'], preferences: Notificati
 export const NotificationSchema = z
   .object({
     id: z.string(),
-    trigger: z.enum(['new_conversation', 'assigned', 'customer_reply', 'mention', 'snooze_ended']),
+    trigger: z.enum(NOTIFICATION_TRIGGERS),
     conversation_id: z.string(),
     inbox_id: z.string().nullable().openapi({ description: 'the conversation’s inbox now' }),
     title: z.string(),

@@ -10,6 +10,8 @@ export const NOTIFICATION_TRIGGERS = [
   'customer_reply',
   'mention',
   'snooze_ended',
+  'sla_warning',
+  'sla_breached',
 ] as const satisfies readonly NotificationTrigger[];
 export const NOTIFICATION_CHANNELS = ['realtime', 'push', 'email'] as const;
 export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number];
@@ -24,6 +26,8 @@ export function defaultPreferences(): NotificationPreferences {
     customer_reply: { realtime: true, push: true, email: true },
     mention: { realtime: true, push: true, email: true },
     snooze_ended: { realtime: true, push: true, email: true },
+    sla_warning: { realtime: true, push: true, email: true },
+    sla_breached: { realtime: true, push: true, email: true },
   };
 }
 

@@ -36,6 +36,9 @@ function notifiable(event: RecordedEvent): Omit<NotifyEventPayload, 'event_id' |
       const woke = event.cause.changes?.snoozed_until && event.cause.changes.snoozed_until.to === null && WAKE_REASONS.has(event.cause.reason ?? '');
       return woke && conversation.assignee_id ? { woke: true } : undefined;
     }
+    case 'conversation.sla':
+      // An SLA warning or breach (src/sla/service.ts): the assignee, or the inbox's members.
+      return {};
     case 'message.created': {
       const message = event.data.message as Shown | undefined;
       if (message?.kind === 'message' && message.direction === 'in' && conversation.assignee_id) return {};

@@ -23,7 +23,7 @@ import { membersConnectedSince } from '../realtime/connections.js';
 import { mentionedMembers } from './mentions.js';
 import { preferencesOf } from './preferences.js';
 import type { NotifyEventPayload } from './reaction.js';
-import { notificationText } from './text.js';
+import { notificationText, slaTargetName } from './text.js';
 
 export const PUSH_JOB = 'notifications.push';
 export const MAIL_JOB = 'notifications.mail';
@@ -50,6 +50,7 @@ type EventData = {
   conversation?: { id: string; subject: string | null; spam?: boolean; imported?: boolean; assignee_id?: string | null; created_at: string };
   contact?: { name: string | null; emails?: string[] } | null;
   message?: { id: string; kind: string; direction: string; body: string; created_at: string; author?: { type: string; member_id?: string | null } };
+  sla_notice?: { target: string; kind: 'warning' | 'breached'; due_at: string };
 };
 
 function preview(text: string | undefined): string {
@@ -85,6 +86,12 @@ function targetsOf(row: { type: string }, data: EventData, payload: NotifyEventP
       }
       const member = payload.assigned_to ? byId.get(payload.assigned_to) : undefined;
       return others(member) ? [{ member, trigger: 'assigned' }] : [];
+    }
+    case 'conversation.sla': {
+      const trigger = data.sla_notice?.kind === 'breached' ? 'sla_breached' : 'sla_warning';
+      const assignee = conversation.assignee_id ? byId.get(conversation.assignee_id) : undefined;
+      if (conversation.assignee_id) return assignee ? [{ member: assignee, trigger }] : [];
+      return members.map((member) => ({ member, trigger }));
     }
     case 'message.created': {
       const message = data.message;
@@ -160,6 +167,7 @@ export async function notifyEvents(
           contact: contactName(data),
           author: authorName,
           preview: preview(trigger === 'customer_reply' || trigger === 'mention' ? data.message?.body : undefined),
+          target: data.sla_notice ? slaTargetName(member.locale, data.sla_notice.target) : undefined,
         });
         const id = newId('ntf', now.getTime());
         const inserted = await trx

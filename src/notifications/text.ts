@@ -6,6 +6,8 @@ export interface NotificationFacts {
   contact: string | null;
   author: string | null;
   preview: string;
+  /** SLA notices: the target's name (already in the member's language). */
+  target?: string;
 }
 
 type Texts = {
@@ -24,6 +26,8 @@ const TEXTS: Record<'en' | 'tr', Texts> = {
       customer_reply: (f) => `${f.contact ?? 'A customer'} replied`,
       mention: (f) => `${f.author ?? 'A teammate'} mentioned you`,
       snooze_ended: () => 'Back from snooze',
+      sla_warning: (f) => `${f.target ?? 'SLA'} due soon`,
+      sla_breached: (f) => `${f.target ?? 'SLA'} overdue`,
     },
     mailSubject: (n) => (n === 1 ? '1 new notification' : `${n} new notifications`),
     mailIntro: 'While you were away from the panel:',
@@ -36,12 +40,24 @@ const TEXTS: Record<'en' | 'tr', Texts> = {
       customer_reply: (f) => `${f.contact ?? 'Bir müşteri'} yanıt verdi`,
       mention: (f) => `${f.author ?? 'Bir ekip arkadaşı'} sizden bahsetti`,
       snooze_ended: () => 'Ertelenen konuşma geri döndü',
+      sla_warning: (f) => `${f.target ?? 'SLA'} süresi dolmak üzere`,
+      sla_breached: (f) => `${f.target ?? 'SLA'} süresi aşıldı`,
     },
     mailSubject: (n) => `${n} yeni bildirim`,
     mailIntro: 'Panelden uzaktayken:',
     mailFooter: (url) => `Açık bir paneliniz olmadığı için bu e-postayı aldınız. Neyin size ulaşacağını Hesabım sayfasında seçin: ${url}`,
   },
 };
+
+const SLA_TARGET_NAMES: Record<'en' | 'tr', Record<string, string>> = {
+  en: { first_response: 'First response', next_response: 'Next response', resolution: 'Resolution' },
+  tr: { first_response: 'İlk yanıt', next_response: 'Sonraki yanıt', resolution: 'Çözüm' },
+};
+
+/** An SLA target's name in the member's language. */
+export function slaTargetName(locale: string, target: string): string {
+  return SLA_TARGET_NAMES[locale.toLowerCase().startsWith('tr') ? 'tr' : 'en'][target] ?? target;
+}
 
 export function textsFor(locale: string): Texts {
   return locale.toLowerCase().startsWith('tr') ? TEXTS.tr : TEXTS.en;

@@ -19,12 +19,22 @@ const Figures = {
   replies: z.number().int().openapi({ description: 'team replies (notes, automatic mail and imported mail left out)' }),
   first_response: Duration.openapi({ description: 'from the conversation’s start to the first team reply, calendar time; counted on the reply’s day' }),
   resolution: Duration.openapi({ description: 'from the conversation’s start to its close, calendar time; counted on the close’s day' }),
+  first_response_business: Duration.openapi({ description: 'the same first responses counted in the inbox’s business hours' }),
+  resolution_business: Duration.openapi({ description: 'the same resolutions counted in the inbox’s business hours' }),
   ratings: z.object({
     count: z.number().int(),
     average: z.number().nullable(),
     distribution: z.object({ '1': z.number().int(), '2': z.number().int(), '3': z.number().int(), '4': z.number().int(), '5': z.number().int() }),
   }),
 };
+
+const SlaTargetFigures = z
+  .object({
+    met: z.number().int().openapi({ description: 'met in time' }),
+    breached: z.number().int(),
+    met_percent: z.number().nullable().openapi({ description: 'met ÷ (met + breached) × 100, one decimal; null when none ended' }),
+  })
+  .openapi('ReportSlaTarget');
 
 export const ReportSchema = z
   .object({
@@ -33,6 +43,17 @@ export const ReportSchema = z
     inbox_id: z.string().nullable(),
     member_id: z.string().nullable(),
     totals: z.object(Figures),
+    sla: z
+      .object({
+        first_response: SlaTargetFigures,
+        next_response: SlaTargetFigures,
+        resolution: SlaTargetFigures,
+        breaches_by_inbox: z.array(z.object({ inbox_id: z.string(), breaches: z.number().int() })),
+        breaches_by_member: z.array(
+          z.object({ member_id: z.string().nullable().openapi({ description: 'the assignee at the breach; null: unassigned' }), breaches: z.number().int() }),
+        ),
+      })
+      .openapi({ description: 'SLA targets that ended in the period (UTC days of the met or breach time); imported conversations never have one' }),
     days: z.array(z.object({ day: z.string().openapi({ description: 'UTC date' }), ...Figures })),
   })
   .openapi('Report');

@@ -8,6 +8,7 @@ import type { Ctx } from '../context.js';
 import { usageByMonth } from '../conversations/usage.js';
 import { DAY } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
+import { slaOutcomesIn } from '../sla/store.js';
 import { findWorkspace } from '../workspaces/store.js';
 
 export const REPORT_MAX_DAYS = 366;
@@ -46,18 +47,46 @@ export function durationFigures(sorted: readonly number[]) {
 type Totals = { opened: number; closed: number; replies: number; ratings: number; rating_sum: number; dist: number[] };
 const emptyTotals = (): Totals => ({ opened: 0, closed: 0, replies: 0, ratings: 0, rating_sum: 0, dist: [0, 0, 0, 0, 0] });
 
-function figures(t: Totals, durations: { first_response: number[]; resolution: number[] }, withOpened: boolean) {
+type Durations = { first_response: number[]; resolution: number[]; first_response_business: number[]; resolution_business: number[] };
+const emptyDurations = (): Durations => ({ first_response: [], resolution: [], first_response_business: [], resolution_business: [] });
+const DURATION_KEYS = ['first_response', 'resolution', 'first_response_business', 'resolution_business'] as const;
+
+function figures(t: Totals, durations: Durations, withOpened: boolean) {
   return {
     opened: withOpened ? t.opened : null,
     closed: t.closed,
     replies: t.replies,
     first_response: durationFigures(durations.first_response),
     resolution: durationFigures(durations.resolution),
+    first_response_business: durationFigures(durations.first_response_business),
+    resolution_business: durationFigures(durations.resolution_business),
     ratings: {
       count: t.ratings,
       average: t.ratings ? Math.round((t.rating_sum / t.ratings) * 100) / 100 : null,
       distribution: { '1': t.dist[0], '2': t.dist[1], '3': t.dist[2], '4': t.dist[3], '5': t.dist[4] },
     },
+  };
+}
+
+/** SLA over the period: per target how many were met in time and breached, and breaches by inbox and member. */
+function slaFigures(rows: Awaited<ReturnType<typeof slaOutcomesIn>>) {
+  const targets = { first_response: { met: 0, breached: 0 }, next_response: { met: 0, breached: 0 }, resolution: { met: 0, breached: 0 } };
+  const byInbox = new Map<string, number>();
+  const byMember = new Map<string, number>();
+  for (const r of rows) {
+    targets[r.target][r.outcome]++;
+    if (r.outcome !== 'breached') continue;
+    byInbox.set(r.inbox_id, (byInbox.get(r.inbox_id) ?? 0) + 1);
+    byMember.set(r.member_id, (byMember.get(r.member_id) ?? 0) + 1);
+  }
+  const percent = (t: { met: number; breached: number }) => (t.met + t.breached ? Math.round((t.met / (t.met + t.breached)) * 1000) / 10 : null);
+  const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return {
+    first_response: { ...targets.first_response, met_percent: percent(targets.first_response) },
+    next_response: { ...targets.next_response, met_percent: percent(targets.next_response) },
+    resolution: { ...targets.resolution, met_percent: percent(targets.resolution) },
+    breaches_by_inbox: sorted(byInbox).map(([inbox_id, breaches]) => ({ inbox_id, breaches })),
+    breaches_by_member: sorted(byMember).map(([member_id, breaches]) => ({ member_id: member_id || null, breaches })),
   };
 }
 
@@ -103,11 +132,11 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
     .groupBy('day')
     .execute();
   // Sorted here rather than by the database: the rows come straight from a covering index.
-  const durationRows = await scope(ctx.db.selectFrom('report_durations')).select(['day', 'kind', 'seconds']).execute();
+  const durationRows = await scope(ctx.db.selectFrom('report_durations')).select(['day', 'kind', 'seconds', 'business_seconds']).execute();
 
-  const perDay = new Map<string, { totals: Totals; first_response: number[]; resolution: number[] }>();
-  for (const day of days) perDay.set(day, { totals: emptyTotals(), first_response: [], resolution: [] });
-  const all = { totals: emptyTotals(), first_response: [] as number[], resolution: [] as number[] };
+  const perDay = new Map<string, { totals: Totals } & Durations>();
+  for (const day of days) perDay.set(day, { totals: emptyTotals(), ...emptyDurations() });
+  const all = { totals: emptyTotals(), ...emptyDurations() };
   for (const r of totalsRows) {
     const t = perDay.get(r.day)?.totals;
     if (!t) continue;
@@ -126,16 +155,18 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
     if (!bucket) continue;
     const seconds = Number(r.seconds);
     bucket[r.kind].push(seconds);
+    // Rows from before business hours were counted (0046) have none: they count as calendar time.
+    bucket[`${r.kind}_business`].push(r.business_seconds === null || r.business_seconds === undefined ? seconds : Number(r.business_seconds));
   }
   const bySize = (a: number, b: number) => a - b;
   for (const b of perDay.values()) {
-    b.first_response.sort(bySize);
-    b.resolution.sort(bySize);
-    for (const x of b.first_response) all.first_response.push(x);
-    for (const x of b.resolution) all.resolution.push(x);
+    for (const k of DURATION_KEYS) {
+      b[k].sort(bySize);
+      for (const x of b[k]) all[k].push(x);
+    }
   }
-  all.first_response.sort(bySize);
-  all.resolution.sort(bySize);
+  for (const k of DURATION_KEYS) all[k].sort(bySize);
+  const sla = slaFigures(await slaOutcomesIn(ctx.db, { workspaceId: access.workspaceId, from, to, inboxIds, memberId: input.memberId }));
   const withOpened = !input.memberId;
   return {
     from,
@@ -143,6 +174,7 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
     inbox_id: input.inboxId ?? null,
     member_id: input.memberId ?? null,
     totals: figures(all.totals, all, withOpened),
+    sla,
     days: days.map((day) => {
       const b = perDay.get(day)!;
       return { day, ...figures(b.totals, b, withOpened) };

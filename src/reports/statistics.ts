@@ -7,9 +7,12 @@
 // Days are UTC calendar days. member_id: the member who replied or closed, the assignee for
 // ratings, '' for none (conversations opened, API keys without a member).
 import { sql } from 'kysely';
+import { businessMsBetween } from '../business-hours/schedule.js';
+import { inboxHours } from '../business-hours/service.js';
 import { closedInLatestChange, findConversation, firstMessage, teamRepliedBefore } from '../conversations/store.js';
 import type { ReportDaysTable } from '../db/schema.js';
 import type { Reaction, ReactionTx, RecordedEvent } from '../events/reaction-types.js';
+import { findInbox } from '../inboxes/store.js';
 
 type Counter = 'opened' | 'closed' | 'replies' | 'ratings' | 'rating_sum' | 'rating_1' | 'rating_2' | 'rating_3' | 'rating_4' | 'rating_5';
 
@@ -18,6 +21,13 @@ export function dayOf(at: string | Date): string {
 }
 
 const secondsBetween = (from: string, to: string) => Math.max(0, Math.round((Date.parse(to) - Date.parse(from)) / 1000));
+
+/** The same span in the inbox's business hours (issue 35); the calendar span when the inbox is gone. */
+async function businessSecondsBetween(tx: ReactionTx, inboxId: string, from: string, to: string): Promise<number> {
+  const inbox = await findInbox(tx.db, inboxId);
+  if (!inbox) return secondsBetween(from, to);
+  return Math.round(businessMsBetween(await inboxHours(tx.db, inbox), new Date(from), new Date(to)) / 1000);
+}
 
 async function add(
   tx: ReactionTx,
@@ -67,7 +77,13 @@ async function countForReports(tx: ReactionTx, event: RecordedEvent): Promise<vo
     if (!first || first.direction !== 'in' || (await teamRepliedBefore(tx.db, conversation.id, m.id))) return;
     await tx.db
       .insertInto('report_durations')
-      .values({ ...key, kind: 'first_response', conversation_id: conversation.id, seconds: secondsBetween(conversation.created_at, m.created_at) })
+      .values({
+        ...key,
+        kind: 'first_response',
+        conversation_id: conversation.id,
+        seconds: secondsBetween(conversation.created_at, m.created_at),
+        business_seconds: await businessSecondsBetween(tx, conversation.inbox_id, conversation.created_at, m.created_at),
+      })
       .execute();
     return;
   }
@@ -83,7 +99,13 @@ async function countForReports(tx: ReactionTx, event: RecordedEvent): Promise<vo
     await add(tx, key, { closed: 1 });
     await tx.db
       .insertInto('report_durations')
-      .values({ ...key, kind: 'resolution', conversation_id: conversation.id, seconds: secondsBetween(conversation.created_at, closed.at) })
+      .values({
+        ...key,
+        kind: 'resolution',
+        conversation_id: conversation.id,
+        seconds: secondsBetween(conversation.created_at, closed.at),
+        business_seconds: await businessSecondsBetween(tx, conversation.inbox_id, conversation.created_at, closed.at),
+      })
       .execute();
     return;
   }

@@ -16,6 +16,7 @@ import { peopleBackground } from '../people/background.js';
 import type { BackgroundPart } from '../platform/background.js';
 import { presenceBackground } from '../platform/presence.js';
 import { ratingsBackground } from '../ratings/background.js';
+import { slaBackground } from '../sla/background.js';
 import { snoozeBackground } from '../snooze/background.js';
 import { webhooksBackground } from '../webhooks/background.js';
 import { mailHandlers } from './mail-handlers.js';
@@ -35,6 +36,7 @@ export const backgroundTable: BackgroundPart[] = [
   notificationsBackground,
   greetingBackground,
   snoozeBackground,
+  slaBackground,
   ratingsBackground,
   analyticsBackground,
   peopleBackground,

@@ -36,6 +36,7 @@ import { registerReportRoutes } from '../reports/routes.js';
 import { registerSavedReplyRoutes } from '../saved-replies/routes.js';
 import { registerSearchRoutes } from '../search/routes.js';
 import { registerTeamRoutes } from '../teams/routes.js';
+import { registerSlaRoutes } from '../sla/routes.js';
 import { registerTypingRoutes } from '../typing/routes.js';
 import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerWidgetRoutes } from '../widget/routes.js';
@@ -65,6 +66,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerBusinessHoursRoutes },
   { register: registerTeamRoutes },
   { register: registerAssignmentRoutes },
+  { register: registerSlaRoutes },
   { register: registerRatingRoutes },
   { register: registerReportRoutes },
   { register: registerFeedbackRoutes },

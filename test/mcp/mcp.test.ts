@@ -50,6 +50,8 @@ const CONVERSATION_TOOLS = [
   'split_conversation',
   'list_teams',
   'assign_conversation_team',
+  'conversation_sla',
+  'list_sla_due',
 ];
 
 describe('MCP server at /v1/mcp', () => {

@@ -74,6 +74,9 @@ export interface ConversationsTable {
   merged_into_id?: string | null;
   /** The team it belongs to, beside its assignee (0049). */
   team_id?: string | null;
+  /** SLA (0046): JSON state of the targets (src/sla/engine.ts), null when no SLA applies; the earliest open due time (a far-future sentinel when none). */
+  sla?: string | null;
+  sla_due_at?: string;
 }
 
 /** An address that takes part in an e-mail conversation: To or Cc of a reply-all. */

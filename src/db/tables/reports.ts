@@ -29,6 +29,8 @@ export interface ReportDurationsTable {
   kind: ReportDurationKind;
   conversation_id: string;
   seconds: number;
+  /** The same span counted in the inbox's business hours (0046; null for rows from before). */
+  business_seconds?: number | null;
 }
 
 export interface ReportTables {

@@ -35,6 +35,8 @@ import { workspaceSettingsEn } from './settings/workspace/strings/en';
 import { workspaceSettingsTr } from './settings/workspace/strings/tr';
 import { signInEn } from './sign-in/strings/en';
 import { signInTr } from './sign-in/strings/tr';
+import { slaEn } from './sla/strings/en';
+import { slaTr } from './sla/strings/tr';
 import { snoozeEn } from './snooze/strings/en';
 import { snoozeTr } from './snooze/strings/tr';
 import { teamsEn } from './teams/strings/en';
@@ -61,6 +63,7 @@ addStrings(
   mergeEn,
   hoursEn,
   teamsEn,
+  slaEn,
 );
 addStrings(
   'tr',
@@ -83,4 +86,5 @@ addStrings(
   mergeTr,
   hoursTr,
   teamsTr,
+  slaTr,
 );

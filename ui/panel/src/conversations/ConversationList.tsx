@@ -6,6 +6,7 @@ import { api, type BodyOf, type ConversationListItem, errorText, must } from '..
 import { InboxOptions } from '../components/InboxOptions';
 import { absoluteTime, conversationTitle, locale, relativeTime, t } from '../i18n';
 import { isSignal, onEvent, onReset } from '../realtime';
+import { SlaClock } from '../sla';
 import { wakeText } from '../snooze';
 import { inboxes, me, memberName, overview, toast } from '../state';
 import { myTeamIds, teamName } from '../teams';
@@ -328,9 +329,10 @@ function Row(props: { item: Item; href: string; selected: boolean }) {
 function RowTags(props: { item: Item }) {
   const c = props.item;
   const assignee = c.assignee_id ? memberName(c.assignee_id, t('conv.you'), t('conv.team')) : null;
-  if (!c.priority && !c.labels.length && !assignee) return null;
+  if (!c.priority && !c.labels.length && !assignee && !c.sla) return null;
   return (
     <span class="row-tags">
+      {c.status !== 'closed' && <SlaClock sla={c.sla} />}
       {c.priority && <span class={`badge priority-${c.priority}`}>{t(`priority.${c.priority}`)}</span>}
       {c.labels.slice(0, 2).map((l) => (
         <span key={l} class="badge label-badge">

@@ -5,6 +5,7 @@ import { api, type Conversation, errorText, type Message, must } from '../api';
 import { absoluteTime, clockTime, conversationTitle, t } from '../i18n';
 import { DuplicateHint, MergeButton, MergedBanner, SplitButton } from '../merge';
 import { isSignal, onEvent, onReset } from '../realtime';
+import { SlaClock } from '../sla';
 import { SnoozeBadge, SnoozeButton, type SnoozeValue } from '../snooze';
 import { me, memberName, toast } from '../state';
 import { Composer, type ComposerHandle } from './Composer';
@@ -191,6 +192,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           <h2 title={conv.subject ?? ''}>{conversationTitle(conv)}</h2>
           {conv.imported && <span class="badge">{t('conv.imported')}</span>}
           <SnoozeBadge snoozedUntil={conv.snoozed_until} />
+          {conv.status !== 'closed' && <SlaClock sla={conv.sla} />}
           <SnoozeButton snoozedUntil={conv.snoozed_until} open={snoozing} onOpen={setSnoozing} onSnooze={(v) => void snooze(v)} />
           <MergeButton conversation={conv} open={merging} onOpen={setMerging} />
           <button

@@ -10,6 +10,7 @@ import { InboxOptions } from '../components/InboxOptions';
 import { Loading, useLoad } from '../components/Loading';
 import { calendarDay, calendarMonth, durationText, locale, shortCalendarDay, t } from '../i18n';
 import { inboxes, membership } from '../state';
+import { SlaReport } from './SlaReport';
 
 type Report = Schemas['Report'];
 type Day = Report['days'][number];
@@ -100,6 +101,8 @@ function Totals(props: { report: Report }) {
     [t('reports.first_response_p90'), hoursText(x.first_response.p90_seconds)],
     [t('reports.resolution_median'), hoursText(x.resolution.median_seconds)],
     [t('reports.resolution_p90'), hoursText(x.resolution.p90_seconds)],
+    [t('reports.first_response_business'), hoursText(x.first_response_business.median_seconds)],
+    [t('reports.resolution_business'), hoursText(x.resolution_business.median_seconds)],
     [t('reports.rating_average'), x.ratings.average === null ? '—' : `${x.ratings.average} (${x.ratings.count})`],
   ];
   return (
@@ -200,6 +203,7 @@ export function Reports() {
       ) : (
         <>
           <Totals report={data} />
+          <SlaReport sla={data.sla} />
           <Chart
             title={t('reports.volume')}
             days={days}

@@ -10,6 +10,8 @@ export const notificationsEn = {
   'notif.trigger.assigned': 'A conversation is assigned to me',
   'notif.trigger.customer_reply': 'A customer replies in a conversation assigned to me',
   'notif.trigger.snooze_ended': 'A snoozed conversation assigned to me wakes up',
+  'notif.trigger.sla_warning': 'An SLA target of a conversation assigned to me (or unassigned) is nearly due',
+  'notif.trigger.sla_breached': 'An SLA target of a conversation assigned to me (or unassigned) is breached',
   'notif.trigger.mention': 'Someone mentions me in a note (@name)',
   'notif.channel.realtime': 'In the panel',
   'notif.channel.push': 'Push',

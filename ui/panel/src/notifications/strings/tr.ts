@@ -12,6 +12,8 @@ export const notificationsTr: Record<keyof typeof notificationsEn, string> = {
   'notif.trigger.assigned': 'Bir konuşma bana atandı',
   'notif.trigger.customer_reply': 'Bana atanmış bir konuşmada müşteri yanıt verdi',
   'notif.trigger.snooze_ended': 'Bana atanmış ertelenen bir konuşma geri döndü',
+  'notif.trigger.sla_warning': 'Bana atanmış (ya da atanmamış) bir konuşmanın SLA süresi dolmak üzere',
+  'notif.trigger.sla_breached': 'Bana atanmış (ya da atanmamış) bir konuşmanın SLA süresi aşıldı',
   'notif.trigger.mention': 'Biri bir notta benden bahsetti (@ad)',
   'notif.channel.realtime': 'Panelde',
   'notif.channel.push': 'Anlık bildirim',

@@ -10,6 +10,7 @@ import { t } from '../../i18n';
 import { loadInboxes, toast } from '../../state';
 import { BusinessHoursCard } from '../business-hours';
 import { InboxSignatureCard } from '../saved-replies';
+import { SlaCard } from '../sla';
 import { type Channel, ChatChannel, EmailChannel, NewChannel } from './Channels';
 import { GreetingCard, RatingsCard } from './CustomerReplySettings';
 
@@ -153,6 +154,7 @@ export function InboxDetail(props: { id: string }) {
       </form>
       <InboxSignatureCard inboxId={inbox.id} />
       <BusinessHoursCard inboxId={inbox.id} />
+      <SlaCard inboxId={inbox.id} />
       <GreetingCard inboxId={inbox.id} />
       <RatingsCard inboxId={inbox.id} />
 
