@@ -41,8 +41,8 @@ import * as m0041BusinessHours from './0041_business_hours.js';
 import * as m0043AnalyticsConversationVisits from './0043_analytics_conversation_visits.js';
 import * as m0044Forwards from './0044_forwards.js';
 import * as m0045ConversationMerges from './0045_conversation_merges.js';
-import * as m0049Teams from './0049_teams.js';
 import * as m0046Sla from './0046_sla.js';
+import * as m0049Teams from './0049_teams.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -86,6 +86,6 @@ export const migrations: Record<string, Migration> = {
   '0043_analytics_conversation_visits': m0043AnalyticsConversationVisits,
   '0044_forwards': m0044Forwards,
   '0045_conversation_merges': m0045ConversationMerges,
-  '0049_teams': m0049Teams,
   '0046_sla': m0046Sla,
+  '0049_teams': m0049Teams,
 };
