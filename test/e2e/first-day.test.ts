@@ -43,7 +43,7 @@ describe('first day of a new team', { skip: browserSkipReason() }, () => {
     await page.goto(`${s.url}/conversations/${c.conversation_id}`);
     await page.getByRole('button', { name: 'Close conversation' }).waitFor();
     sink.failWith(451);
-    await page.getByPlaceholder('Write a reply…').fill('It left our warehouse today.');
+    await page.getByRole('textbox', { name: 'Reply', exact: true }).fill('It left our warehouse today.');
     await page.keyboard.press('Control+Enter');
     const status = page.locator('.msg-status-pending', { hasText: 'Not sent yet — will retry at' });
     await status.waitFor();

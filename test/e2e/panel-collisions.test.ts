@@ -88,6 +88,12 @@ describe('collision warnings in the panel', { skip: browserSkipReason() }, () =>
     assert.equal((await replies(id)).length, 0, '"Not now" sends nothing');
 
     // Ayşe sends: Grace was typing moments ago, so she is asked too (in Turkish), and sends anyway.
+    // Grace touches her draft first: a typing signal is shown for 6 s, and the checks above can take
+    // longer than that on a loaded machine.
+    await graceBox.press('End');
+    await graceBox.pressSequentially('x');
+    await graceBox.press('Backspace');
+    await presence(ayseTab.page).filter({ hasText: 'Grace yanıt yazıyor…' }).waitFor();
     await ayseTab.page.getByRole('button', { name: 'Gönder', exact: true }).click();
     await ayseTab.page.getByRole('alert').filter({ hasText: 'Grace şu anda bir yanıt yazıyor. Sizinki yine de gönderilsin mi?' }).waitFor();
     await assertAccessible(ayseTab.page);
