@@ -40,6 +40,7 @@ import * as m0040Snooze from './0040_snooze.js';
 import * as m0041BusinessHours from './0041_business_hours.js';
 import * as m0043AnalyticsConversationVisits from './0043_analytics_conversation_visits.js';
 import * as m0044Forwards from './0044_forwards.js';
+import * as m0051SendLater from './0051_send_later.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -82,4 +83,5 @@ export const migrations: Record<string, Migration> = {
   '0041_business_hours': m0041BusinessHours,
   '0043_analytics_conversation_visits': m0043AnalyticsConversationVisits,
   '0044_forwards': m0044Forwards,
+  '0051_send_later': m0051SendLater,
 };
