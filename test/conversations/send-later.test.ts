@@ -173,4 +173,20 @@ describe('undo send and send later', () => {
     const other = await s.request('DELETE', `/v1/conversations/${mail.conversation_id}/messages/m_nope/schedule`, { token: seed.apiKey });
     assert.equal(other.status, 404);
   });
+
+  test('undo_send_seconds: a per-person setting, default 10, 0 = off, at most 60', async () => {
+    const me = await s.request('GET', '/v1/me', { token: seed.ownerToken });
+    assert.equal(me.body.person.undo_send_seconds, 10);
+    const off = await s.request('PATCH', '/v1/me', { token: seed.ownerToken, body: { undo_send_seconds: 0 } });
+    assert.equal(off.status, 200, JSON.stringify(off.body));
+    assert.equal(off.body.person.undo_send_seconds, 0);
+    for (const bad of [61, -1, 2.5]) {
+      const r = await s.request('PATCH', '/v1/me', { token: seed.ownerToken, body: { undo_send_seconds: bad } });
+      assert.equal(r.status, 400, String(bad));
+      assert.match(r.body.error.message, /undo_send_seconds/);
+    }
+    const max = await s.request('PATCH', '/v1/me', { token: seed.ownerToken, body: { undo_send_seconds: 60 } });
+    assert.equal(max.body.person.undo_send_seconds, 60);
+    assert.equal((await s.request('GET', '/v1/me', { token: seed.ownerToken })).body.person.undo_send_seconds, 60);
+  });
 });
