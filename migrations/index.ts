@@ -43,6 +43,7 @@ import * as m0044Forwards from './0044_forwards.js';
 import * as m0045ConversationMerges from './0045_conversation_merges.js';
 import * as m0046Sla from './0046_sla.js';
 import * as m0049Teams from './0049_teams.js';
+import * as m0051SendLater from './0051_send_later.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -88,4 +89,5 @@ export const migrations: Record<string, Migration> = {
   '0045_conversation_merges': m0045ConversationMerges,
   '0046_sla': m0046Sla,
   '0049_teams': m0049Teams,
+  '0051_send_later': m0051SendLater,
 };

@@ -3,8 +3,9 @@
 import type { BackgroundPart } from '../platform/background.js';
 import { attachmentCleanupJob } from './attachments.js';
 import { filesDeleteJob } from './files.js';
+import { sendLaterJob } from './send-later.js';
 
 export const conversationsBackground: BackgroundPart = {
   name: 'conversations',
-  jobs: (ctx) => [filesDeleteJob(ctx), attachmentCleanupJob(ctx)],
+  jobs: (ctx) => [filesDeleteJob(ctx), attachmentCleanupJob(ctx), sendLaterJob(ctx)],
 };

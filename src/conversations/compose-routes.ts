@@ -11,6 +11,7 @@ import { ConversationSchema, MessageSchema } from './format.js';
 import { forwardMessage } from './forward.js';
 import { MAX_API_BODY_CHARS } from './messages.js';
 import { MAX_RECIPIENTS } from './participants.js';
+import { cancelScheduledMessage } from './send-later.js';
 import { MAX_SUBJECT_LENGTH } from './service.js';
 import { startConversationByMail } from './start-by-mail.js';
 
@@ -27,6 +28,11 @@ const html = z
   .refine((h) => !htmlNestsDeeperThan(h), `html must not nest elements deeper than ${MAX_HTML_DEPTH} levels`);
 
 const memberId = z.string().max(100).optional().openapi({ description: 'API keys: write on behalf of this member' });
+const sendAt = z
+  .string()
+  .max(40)
+  .optional()
+  .openapi({ description: 'send later / undo send: an ISO 8601 time in the future (at most 366 days); held as status scheduled until then' });
 
 const ForwardSchema = z
   .object({
@@ -41,8 +47,22 @@ const ForwardSchema = z
       .optional()
       .openapi({ description: 'copy the message’s attachments into the forward (default true; inline images always)' }),
     member_id: memberId,
+    send_at: sendAt,
   })
   .strict();
+
+const Address = z.object({ name: z.string().nullable(), address: z.string() });
+const CancelledSchema = z
+  .object({
+    id: z.string(),
+    body: z.string(),
+    html: z.string().nullable(),
+    to: z.array(Address),
+    cc: z.array(Address),
+    bcc: z.array(Address),
+    attachment_ids: z.array(z.string()),
+  })
+  .openapi('CancelledMessage');
 
 const StartSchema = z
   .object({
@@ -57,6 +77,7 @@ const StartSchema = z
     body: textUpTo(MAX_API_BODY_CHARS).optional().openapi({ description: 'plain text; required unless html is given' }),
     html: html.optional().openapi({ description: 'formatted text (sanitized; mailed as multipart/alternative)' }),
     member_id: memberId,
+    send_at: sendAt,
   })
   .strict();
 
@@ -89,6 +110,7 @@ export function registerComposeRoutes(app: ApiApp, ctx: Ctx) {
         body: b.body,
         html: b.html,
         memberId: b.member_id,
+        sendAt: b.send_at,
       });
       return c.json(out, 201);
     },
@@ -119,8 +141,29 @@ export function registerComposeRoutes(app: ApiApp, ctx: Ctx) {
         html: b.html,
         includeAttachments: b.include_attachments,
         memberId: b.member_id,
+        sendAt: b.send_at,
       });
       return c.json(message, 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/v1/conversations/{conversationId}/messages/{messageId}/schedule',
+      tags: ['conversations'],
+      summary: 'Cancel a scheduled message (undo send, send later) before it is sent',
+      description:
+        'The message (status scheduled) is removed and nothing is mailed; its text, recipients and files (back among the conversation’s uploads) are returned for the composer. 409 message_state once it was handed to sending.',
+      security: bearer,
+      request: { params: z.object({ conversationId: idParam('conversationId', 'cv_01hxyz'), messageId: idParam('messageId', 'm_01hxyz') }) },
+      responses: { 200: jsonAnswer(CancelledSchema, 'what the message said') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'conversations:write');
+      const p = c.req.valid('param');
+      return c.json(await cancelScheduledMessage(ctx, access, p.conversationId, p.messageId), 200);
     },
   );
 }

@@ -120,6 +120,7 @@ export function formatMessage(m: MessageRow, attachments: readonly AttachmentRow
     error: m.delivery_error,
     retry_at: m.delivery_status === 'pending' ? (m.delivery_retry_at ?? null) : null,
     sent_at: m.sent_at,
+    send_at: m.delivery_status === 'scheduled' ? (m.send_at ?? null) : null,
     details,
     email: withBcc(formatMailHeaders(m), opts.bcc ? m.mail_bcc : null),
     created_at: m.created_at,
@@ -241,12 +242,19 @@ export const MessageSchema = z
     attachments: z.array(AttachmentSchema),
     attachments_omitted: z.number().int().openapi({ description: 'attachments past the per-message limit, kept only in the original e-mail' }),
     has_original: z.boolean().openapi({ description: 'the original .eml is kept: GET …/messages/{messageId}/raw (retention removes it after retention_days)' }),
-    status: z.enum(['pending', 'sent', 'failed']).nullable().openapi({ description: 'mail sent through a channel; failed once the retries are used up' }),
+    status: z
+      .enum(['scheduled', 'pending', 'sent', 'failed'])
+      .nullable()
+      .openapi({ description: 'mail sent through a channel: scheduled (held until send_at), pending, sent; failed once the retries are used up' }),
     error: z.string().nullable(),
     retry_at: z.string().nullable().openapi({
       description: 'while sending keeps failing (status pending, error set): when the next attempt is due; POST …/retry tries at once',
     }),
     sent_at: z.string().nullable(),
+    send_at: z
+      .string()
+      .nullable()
+      .openapi({ description: 'status scheduled: when it is handed to sending (undo send, send later); DELETE …/schedule cancels it' }),
     details: z
       .record(z.string(), z.unknown())
       .nullable()

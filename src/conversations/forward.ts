@@ -23,6 +23,7 @@ import { replySignatures, withSignatures } from '../saved-replies/signatures.js'
 import { fieldError, namedRecipients, sendingChannel, teamText } from './compose.js';
 import { attachmentKey } from './files.js';
 import { type ConversationRow, formatMailHeaders, formatMessage, type MessageRow } from './format.js';
+import { parseSendAt, scheduleSendLater } from './send-later.js';
 import { appendMessage, authorFromAccess, getConversationFor, type NewMessage, registerMailId, type StoredAttachment } from './service.js';
 import { attachmentsOf, findMessage } from './store.js';
 
@@ -36,6 +37,8 @@ export interface ForwardInput {
   /** Default true. Inline images of the quoted html are copied in any case. */
   includeAttachments?: boolean;
   memberId?: string;
+  /** Undo send / send later (./send-later.ts). */
+  sendAt?: string;
 }
 
 type Address = { name: string | null; address: string };
@@ -134,6 +137,7 @@ export async function forwardMessage(ctx: Ctx, access: Access, conversationId: s
   if (!original) throw notFound('message');
   if (original.kind !== 'message') throw fieldError('message_id', 'only messages can be forwarded (not notes or events)');
   const note = teamText(input, { required: false });
+  const sendAt = parseSendAt(input.sendAt, ctx.clock.now());
   const channel = await sendingChannel(ctx.db, { inboxId: before.inbox_id, channelId: before.channel_id });
   const recipients = await namedRecipients(ctx.db, before.workspace_id, { to: input.to, cc: input.cc, bcc: input.bcc });
   if (input.memberId && !(await isMemberOf(ctx.db, access.workspaceId, input.memberId))) {
@@ -167,6 +171,7 @@ export async function forwardMessage(ctx: Ctx, access: Access, conversationId: s
         html,
         subject,
         deliveryStatus: 'pending',
+        sendAt,
         details: { forward: { message_id: original.id } },
         forwardedMessageId: original.id,
         files,
@@ -184,7 +189,8 @@ export async function forwardMessage(ctx: Ctx, access: Access, conversationId: s
         conversationId: conversation.id,
         messageId: id,
       });
-      await scheduleEmailSend(tx, id);
+      if (sendAt) await scheduleSendLater(tx, id, sendAt);
+      else await scheduleEmailSend(tx, id);
       return appended;
     });
     announceEvents(ctx);

@@ -20,6 +20,7 @@ import { replySignatures, withSignatures } from '../saved-replies/signatures.js'
 import { removeDraft } from './drafts.js';
 import { formatMessage } from './format.js';
 import { participantsOf, saveParticipants, withParticipants } from './participants.js';
+import { parseSendAt, scheduleSendLater, sendAtError } from './send-later.js';
 import { appendMessage, authorFromAccess, getConversationFor, type NewMessage, registerMailId } from './service.js';
 
 export const MAX_API_BODY_CHARS = 200_000;
@@ -36,6 +37,8 @@ export interface NewTeamMessage {
   to?: string[];
   cc?: string[];
   bcc?: string[];
+  /** Undo send / send later: held until then (./send-later.ts). */
+  sendAt?: string;
 }
 
 export async function createTeamMessage(ctx: Ctx, access: Access, conversationId: string, input: NewTeamMessage) {
@@ -48,6 +51,7 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
   if (!body.trim() && !hasImage && !input.attachmentIds?.length) throw invalid(input.html ? 'html must not be empty' : 'body must not be empty');
   if (charCount(body) > MAX_API_BODY_CHARS) throw invalid(`body must be at most ${MAX_API_BODY_CHARS} characters`);
   const named = (['to', 'cc', 'bcc'] as const).filter((f) => input[f] !== undefined);
+  const sendAt = parseSendAt(input.sendAt, ctx.clock.now());
   const result = await inTransaction(ctx.db, async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
     let conversation = await getConversationFor(tx, access, conversationId);
@@ -67,6 +71,7 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
       attachmentIds: input.attachmentIds,
     };
     let mailed = false;
+    if (sendAt && input.kind === 'note') throw sendAtError('a note is never mailed');
     if (input.kind === 'message') {
       const channel = conversation.channel_id ? await findChannel(trx, conversation.channel_id) : undefined;
       if (conversation.source === 'email' && (!channel || channel.kind !== 'email')) {
@@ -97,8 +102,10 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
         const signatures = await replySignatures(trx, conversation, message.author.type === 'member' ? message.author.personId : null);
         Object.assign(message, withSignatures(message.body, message.html ?? null, signatures));
         mailed = true;
+        message.sendAt = sendAt;
       }
     }
+    if (sendAt && !mailed) throw sendAtError('only e-mail replies can be sent later');
     const appended = await appendMessage(tx, { conversation, message });
     // Sent: the member's draft here is done with.
     if (access.actor.kind === 'member') await removeDraft(trx, conversation.id, access.actor.personId);
@@ -110,7 +117,8 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
         conversationId: conversation.id,
         messageId: id,
       });
-      await scheduleEmailSend(tx, id);
+      if (sendAt) await scheduleSendLater(tx, id, sendAt);
+      else await scheduleEmailSend(tx, id);
     }
     return appended;
   });

@@ -301,6 +301,11 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
               to: recipientList('e-mail replies: To (default: the customer, at the Reply-To of its newest mail)'),
               cc: recipientList('e-mail replies: Cc (default: the other participants)'),
               bcc: recipientList('e-mail replies: Bcc (default none; never a participant, never in events or webhooks)'),
+              send_at: z
+                .string()
+                .max(40)
+                .optional()
+                .openapi({ description: 'e-mail replies: send later / undo send, an ISO time ahead (≤ 366 days); status scheduled until then' }),
             })
             .strict(),
         ),
@@ -320,6 +325,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
         to: b.to,
         cc: b.cc,
         bcc: b.bcc,
+        sendAt: b.send_at,
       });
       return c.json(message, 201);
     },

@@ -32,7 +32,7 @@ import { invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { charCount } from '../platform/text.js';
 import { type AttachmentRow, type ConversationRow, formatConversation, formatMessage, type MessageRow } from './format.js';
-import { findConversation, labelsOf } from './store.js';
+import { attachmentsOf, findConversation, labelsOf } from './store.js';
 
 /** A transaction (or connection) and the clock: what the insert functions need. */
 export type Tx = { db: Db; clock: Clock };
@@ -185,6 +185,8 @@ export interface NewMessage {
   /** A forward: the message it quotes (./forward.ts). */
   forwardedMessageId?: string | null;
   deliveryStatus?: MessageDeliveryStatus | null;
+  /** Send later: held as `scheduled` until then (./send-later.ts); message.created waits for it. */
+  sendAt?: Date;
   /** `headers`: the identity the mail was received or sent with (shown as `email`). */
   mail?: { messageId?: string | null; references?: string[]; replyTo?: string | null; headers?: MailHeaders; bcc?: MailHeaders['to'] };
   /** New files (already in storage). */
@@ -257,7 +259,8 @@ export function newMessageRows(
     subject: input.subject ? input.subject.slice(0, MAX_SUBJECT_LENGTH) : null,
     automatic: input.automatic ? 1 : 0,
     details: input.details ? JSON.stringify(input.details) : null,
-    delivery_status: input.deliveryStatus ?? null,
+    delivery_status: input.sendAt ? 'scheduled' : (input.deliveryStatus ?? null),
+    ...(input.sendAt ? { send_at: iso(input.sendAt) } : {}),
     delivery_error: null,
     delivery_attempts: 0,
     sent_at: null,
@@ -338,7 +341,8 @@ async function recordMessageEvents(
   opts: { feedback?: boolean },
 ) {
   const { conversation, contact, message } = view;
-  if (message.kind === 'event') return;
+  // A scheduled message is announced when it is handed to sending (./send-later.ts).
+  if (message.kind === 'event' || message.delivery_status === 'scheduled') return;
   const data = {
     message: formatMessage(message, view.attachments),
     conversation: formatConversation(conversation, view.labels),
@@ -353,6 +357,17 @@ async function recordMessageEvents(
   };
   await recordEvent(tx, { ...base, type: 'message.created', data, isNote: message.kind === 'note' });
   if (opts.feedback) await recordEvent(tx, { ...base, type: 'feedback.created', data });
+}
+
+/** message.created for a scheduled message that is being handed to sending now (./send-later.ts). */
+export async function recordSentLaterEvents(tx: Tx, message: MessageRow): Promise<void> {
+  const conversation = await findConversation(tx.db, message.workspace_id, message.conversation_id);
+  if (!conversation) return;
+  const contact = await loadContactView(tx.db, conversation.workspace_id, conversation.contact_id);
+  if (!contact) return;
+  const labels = (await labelsOf(tx.db, [conversation.id])).get(conversation.id)!;
+  const attachments = (await attachmentsOf(tx.db, [message.id])).get(message.id) ?? [];
+  await recordMessageEvents(tx, { conversation, labels, contact, message, attachments }, {});
 }
 
 /** Starts a conversation with its first message and records conversation.created and message.created. */

@@ -23,6 +23,7 @@ import { replySignatures, withSignatures } from '../saved-replies/signatures.js'
 import { checkSmtp, fieldError, namedRecipients, sendingChannel, teamText } from './compose.js';
 import { formatMessage } from './format.js';
 import type { Participant } from './participants.js';
+import { parseSendAt, scheduleSendLater } from './send-later.js';
 import { authorFromAccess, conversationView, MAX_SUBJECT_LENGTH, newConversationRow, registerMailId, startConversation } from './service.js';
 
 export interface StartByMailInput {
@@ -36,6 +37,8 @@ export interface StartByMailInput {
   body?: string;
   html?: string;
   memberId?: string;
+  /** Undo send / send later (./send-later.ts). */
+  sendAt?: string;
 }
 
 const CONTACT_ID = /^ct_[0-9A-Za-z]+$/;
@@ -56,6 +59,7 @@ export async function startConversationByMail(ctx: Ctx, access: Access, input: S
   if (!subject) throw fieldError('subject', 'must not be empty');
   if (subject.length > MAX_SUBJECT_LENGTH) throw fieldError('subject', `at most ${MAX_SUBJECT_LENGTH} characters`);
   const text = teamText(input, { required: true });
+  const sendAt = parseSendAt(input.sendAt, ctx.clock.now());
   // Contacts named by id: 404 when unknown or out of reach, 400 when they have no address to write to.
   const named = new Map<string, ContactView>();
   const recipients = await namedRecipients(ctx.db, access.workspaceId, input, async (entry, path): Promise<Recipient | undefined> => {
@@ -110,6 +114,7 @@ export async function startConversationByMail(ctx: Ctx, access: Access, input: S
         html: signed.html,
         subject,
         deliveryStatus: 'pending',
+        sendAt,
         mail: {
           ...mail,
           headers: await replyHeaders(trx, draft, channel, { ...mail, subject, subjectAsIs: true }, recipients),
@@ -124,7 +129,8 @@ export async function startConversationByMail(ctx: Ctx, access: Access, input: S
       conversationId: started.conversation.id,
       messageId: id,
     });
-    await scheduleEmailSend(tx, id);
+    if (sendAt) await scheduleSendLater(tx, id, sendAt);
+    else await scheduleEmailSend(tx, id);
     return started;
   });
   announceEvents(ctx);

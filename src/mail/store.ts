@@ -36,3 +36,8 @@ export async function insertMailIds(db: Db, rows: readonly Insertable<MailIdsTab
     .execute();
   return new Set(written.map((r) => r.rfc_id));
 }
+
+/** Forgets the Message-ID of a message that is never sent (a cancelled scheduled message). */
+export async function deleteMailIdOfMessage(db: Db, messageId: string): Promise<void> {
+  await db.deleteFrom('mail_ids').where('message_id', '=', messageId).execute();
+}

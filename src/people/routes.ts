@@ -15,13 +15,22 @@ import {
   PERSON_NAME_MAX,
   type PersonRow,
   requestSignInCode,
+  UNDO_SEND_DEFAULT_SECONDS,
+  UNDO_SEND_MAX_SECONDS,
   updatePerson,
   verifySignInCode,
 } from './service.js';
 import { endSessions } from './sessions.js';
 
 const Email = z.string().min(3).max(254).openapi({ example: 'ada@example.com' });
-const Person = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), locale: z.string(), created_at: z.string() });
+const Person = z.object({
+  id: z.string(),
+  email: z.string(),
+  name: z.string().nullable(),
+  locale: z.string(),
+  undo_send_seconds: z.number().int().openapi({ description: 'undo send: seconds the panel holds a reply before it goes (0 = off)' }),
+  created_at: z.string(),
+});
 const Membership = z.object({
   workspace_id: z.string(),
   workspace_name: z.string(),
@@ -114,7 +123,7 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/me',
       tags: ['sign-in'],
       summary: 'Change the signed-in person’s name or panel language',
-      description: `name is trimmed and 1–${PERSON_NAME_MAX} characters; locale is one of ${PERSON_LOCALES.join(', ')}. A body without either is refused.`,
+      description: `name is trimmed and 1–${PERSON_NAME_MAX} characters; locale is one of ${PERSON_LOCALES.join(', ')}. undo_send_seconds is 0 (off) to 60. A body without any is refused.`,
       security: bearer,
       request: {
         body: jsonBody(
@@ -126,6 +135,10 @@ export function registerPeopleRoutes(app: ApiApp, ctx: Ctx) {
                 .optional()
                 .openapi({ description: `trimmed, 1–${PERSON_NAME_MAX} characters` }),
               locale: z.enum(PERSON_LOCALES).optional(),
+              undo_send_seconds: z
+                .number()
+                .optional()
+                .openapi({ description: `undo send: 0 (off) to ${UNDO_SEND_MAX_SECONDS} seconds, default ${UNDO_SEND_DEFAULT_SECONDS}` }),
             })
             .strict(),
         ),

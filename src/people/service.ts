@@ -182,10 +182,17 @@ export async function endSession(ctx: Pick<Ctx, 'db'>, sessionId: string): Promi
 /** The languages the panel speaks (and `svc bootstrap --locale` takes). */
 export const PERSON_LOCALES = ['en', 'tr'] as const;
 export const PERSON_NAME_MAX = 100;
+export const UNDO_SEND_MAX_SECONDS = 60;
+export const UNDO_SEND_DEFAULT_SECONDS = 10;
 
 /** A person changes their own name and panel language; a name is trimmed and 1–100 characters. */
-export async function updatePerson(ctx: Pick<Ctx, 'db' | 'clock'>, personId: string, patch: { name?: string; locale?: string }): Promise<PersonRow> {
-  if (patch.name === undefined && patch.locale === undefined) throw invalid('nothing to change: name one of name, locale');
+export async function updatePerson(
+  ctx: Pick<Ctx, 'db' | 'clock'>,
+  personId: string,
+  patch: { name?: string; locale?: string; undo_send_seconds?: number },
+): Promise<PersonRow> {
+  if (patch.name === undefined && patch.locale === undefined && patch.undo_send_seconds === undefined)
+    throw invalid('nothing to change: name one of name, locale, undo_send_seconds');
   const set: Partial<PersonRow> = {};
   if (patch.name !== undefined) {
     const name = patch.name.trim();
@@ -196,6 +203,14 @@ export async function updatePerson(ctx: Pick<Ctx, 'db' | 'clock'>, personId: str
     if (!(PERSON_LOCALES as readonly string[]).includes(patch.locale)) throw invalid(`locale must be one of ${PERSON_LOCALES.join(', ')}`);
     set.locale = patch.locale;
   }
+  if (patch.undo_send_seconds !== undefined) {
+    const n = patch.undo_send_seconds;
+    if (!Number.isInteger(n) || n < 0 || n > UNDO_SEND_MAX_SECONDS)
+      throw invalid(`undo_send_seconds must be a whole number from 0 (off) to ${UNDO_SEND_MAX_SECONDS}`, {
+        issues: [{ path: 'undo_send_seconds', message: `0 to ${UNDO_SEND_MAX_SECONDS}` }],
+      });
+    set.undo_send_seconds = n;
+  }
   set.updated_at = iso(ctx.clock.now());
   const result = await ctx.db.updateTable('people').set(set).where('id', '=', personId).executeTakeFirst();
   const updated = Number(result.numUpdatedRows) === 1 ? await findPersonById(ctx, personId) : undefined;
@@ -204,7 +219,14 @@ export async function updatePerson(ctx: Pick<Ctx, 'db' | 'clock'>, personId: str
 }
 
 export function formatPerson(p: PersonRow) {
-  return { id: p.id, email: p.email, name: p.name, locale: p.locale, created_at: p.created_at };
+  return {
+    id: p.id,
+    email: p.email,
+    name: p.name,
+    locale: p.locale,
+    undo_send_seconds: p.undo_send_seconds ?? UNDO_SEND_DEFAULT_SECONDS,
+    created_at: p.created_at,
+  };
 }
 
 export interface PersonDeletion {

@@ -101,7 +101,7 @@ export interface ConversationLabelsTable {
 export type MessageKind = 'message' | 'note' | 'event';
 export type MessageDirection = 'in' | 'out';
 export type AuthorType = 'contact' | 'member' | 'api_key' | 'system';
-export type MessageDeliveryStatus = 'pending' | 'sent' | 'failed';
+export type MessageDeliveryStatus = 'scheduled' | 'pending' | 'sent' | 'failed';
 
 /** The stored and shown identity of an e-mail message (Message-IDs without angle brackets). */
 export interface MailHeaders {
@@ -155,6 +155,8 @@ export interface MessagesTable {
   mail_bcc?: string | null;
   /** A forward: the message it quotes (0044); it answers nothing and is never the mail a reply answers. */
   forwarded_message_id?: string | null;
+  /** Send later / undo send (0051): when a `scheduled` message is handed to sending. */
+  send_at?: string | null;
   /** Attachments past the per-message limit, kept only in the raw .eml. */
   attachments_omitted: number;
   /** The original .eml of an inbound mail in storage (null once retention removed it). */

@@ -23,6 +23,8 @@ export interface PeopleTable {
   email: string;
   name: string | null;
   locale: string;
+  /** Undo send (0051): seconds the panel holds a reply before it is sent; 0 = off, at most 60. */
+  undo_send_seconds?: number;
   created_at: string;
   updated_at: string;
 }

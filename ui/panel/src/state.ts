@@ -4,7 +4,7 @@ import { api, type Inbox, must, type Schemas, useWorkspace } from './api';
 import { setLocale } from './i18n';
 
 type Me = {
-  person: { id: string; email: string; name: string | null; locale: string };
+  person: { id: string; email: string; name: string | null; locale: string; undo_send_seconds?: number };
   memberships: { workspace_id: string; workspace_name: string; role: 'owner' | 'admin' | 'agent' }[];
 };
 
@@ -13,7 +13,7 @@ export const me = signal<Me | null | undefined>(undefined);
 export const workspaceId = signal<string | null>(null);
 export const inboxes = signal<Inbox[]>([]);
 export const members = signal<Schemas['Member'][]>([]);
-export const toasts = signal<{ id: number; text: string }[]>([]);
+export const toasts = signal<{ id: number; text: string; action?: { label: string; run: () => void } }[]>([]);
 export const connection = signal<'live' | 'reconnecting'>('live');
 export const overview = signal<{
   unread: { all: number; mine: number; unassigned: number; inboxes: Record<string, number> };
@@ -77,6 +77,15 @@ export function toast(text: string) {
   const id = ++toastId;
   toasts.value = [...toasts.value, { id, text }];
   setTimeout(() => (toasts.value = toasts.value.filter((x) => x.id !== id)), 5000);
+}
+
+/** A toast with one button (undo send) for `ms`; the answer removes it early. */
+export function actionToast(text: string, action: { label: string; run: () => void }, ms: number): () => void {
+  const id = ++toastId;
+  const remove = () => (toasts.value = toasts.value.filter((x) => x.id !== id));
+  toasts.value = [...toasts.value, { id, text, action: { label: action.label, run: () => (remove(), action.run()) } }];
+  setTimeout(remove, ms);
+  return remove;
 }
 
 export type ConversationStatus = Schemas['Conversation']['status'];

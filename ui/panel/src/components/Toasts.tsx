@@ -6,6 +6,11 @@ export function Toasts() {
       {toasts.value.map((x) => (
         <div class="toast" key={x.id}>
           {x.text}
+          {x.action && (
+            <button type="button" class="btn toast-action" onClick={x.action.run}>
+              {x.action.label}
+            </button>
+          )}
         </div>
       ))}
     </div>

@@ -219,6 +219,10 @@ function ConversationView(props: { id: string; onBack: () => void }) {
               myId={myId}
               canSplit={!conv.merged_into_id}
               onUpdated={(u) => setMessages((old) => old.map((x) => (x.id === u.id ? u : x)))}
+              onCancelled={(html) => {
+                setMessages((old) => old.filter((x) => x.id !== m.id));
+                composer.current?.restore(html);
+              }}
               onConversation={setConv}
               onForward={() => setForwarding(m)}
             />
@@ -230,6 +234,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
             ref={composer}
             conversationId={conv.id}
             presence={presence}
+            onUndone={(id) => setMessages((old) => old.filter((x) => x.id !== id))}
             onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? keepBcc(m, x) : x)) : [...old, m]))}
           />
         )}
@@ -265,6 +270,7 @@ function MessageItem(props: {
   myId: string;
   canSplit: boolean;
   onUpdated: (m: Message) => void;
+  onCancelled: (html: string) => void;
   onConversation: (c: Conversation) => void;
   onForward: () => void;
 }) {
@@ -369,6 +375,29 @@ function MessageItem(props: {
         <p class="msg-status-failed" role="status">
           {t('conv.failed', { error: m.error ?? '' })}
           <RetryButton message={m} label={t('conv.retry')} onUpdated={props.onUpdated} />
+        </p>
+      )}
+      {m.status === 'scheduled' && m.send_at && (
+        <p class="msg-status-pending" role="status">
+          {t('conv.scheduled', { time: absoluteTime(m.send_at) })}{' '}
+          <button
+            class="btn"
+            type="button"
+            onClick={async () => {
+              try {
+                const back = await must(
+                  api.DELETE('/v1/conversations/{conversationId}/messages/{messageId}/schedule', {
+                    params: { path: { conversationId: m.conversation_id, messageId: m.id } },
+                  }),
+                );
+                props.onCancelled(back.html ?? back.body);
+              } catch (e) {
+                toast(t('composer.undo_failed', { error: errorText(e) }));
+              }
+            }}
+          >
+            {t('conv.cancel_scheduled')}
+          </button>
         </p>
       )}
       {m.status === 'pending' &&

@@ -142,7 +142,7 @@ export function useRecipients(conversationId: string, active: boolean) {
       </fieldset>
     ) : null;
 
-  return { row, payload, reload };
+  return { row, payload, reload, isEmail };
 }
 
 /** A message as events show it has no Bcc (events never carry it): the one the team already has keeps it. */

@@ -56,6 +56,7 @@ function Profile() {
   const person = me.value!.person;
   const [name, setName] = useState(person.name ?? '');
   const [lang, setLang] = useState<Locale>(pickLocale(person.locale));
+  const [undo, setUndo] = useState(person.undo_send_seconds ?? 10);
   const [formError, setFormError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   async function save(e: Event) {
@@ -65,7 +66,7 @@ function Profile() {
     if (trimmed.length < 1 || trimmed.length > 100) return setFormError(t('account.name_invalid'));
     setBusy(true);
     try {
-      const answer = await must(api.PATCH('/v1/me', { body: { name: trimmed, locale: lang } }));
+      const answer = await must(api.PATCH('/v1/me', { body: { name: trimmed, locale: lang, undo_send_seconds: undo } }));
       me.value = { ...me.value!, person: answer.person };
       setName(answer.person.name ?? '');
       setLocale(answer.person.locale);
@@ -112,6 +113,25 @@ function Profile() {
             Türkçe
           </option>
         </select>
+      </div>
+      <div class="field">
+        <label for="my-undo-send">{t('account.undo_send')}</label>
+        <select
+          id="my-undo-send"
+          class="select"
+          value={String(undo)}
+          aria-describedby="my-undo-send-hint"
+          onChange={(e) => setUndo(Number(e.currentTarget.value))}
+        >
+          {[0, 5, 10, 20, 30, 60].map((n) => (
+            <option key={n} value={String(n)}>
+              {n === 0 ? t('account.undo_send_off') : t('account.undo_send_seconds', { count: n })}
+            </option>
+          ))}
+        </select>
+        <span class="hint" id="my-undo-send-hint">
+          {t('account.undo_send_hint')}
+        </span>
       </div>
       <FormError error={formError} />
       <button class="btn btn-primary" type="submit" disabled={busy}>

@@ -1,0 +1,118 @@
+// Undo send and send later (issue 34). A reply, forward or new conversation's first mail with
+// `send_at` is stored at once with delivery status `scheduled`, together with a
+// `message.send_later` job due at that time. The job hands it to sending (status `pending` and the
+// usual `email.send` job) and records message.created then, so webhooks and notifications speak
+// of mail that really goes out. The hand-over is one conditional UPDATE (scheduled → pending): a
+// job run twice, by two processes or after a kill -9, hands it over once; a cancelled message is
+// gone and the job finds nothing.
+import type { Access } from '../auth/access.js';
+import type { Ctx } from '../context.js';
+import { inTransaction } from '../db/transaction.js';
+import { announceEvents } from '../events/service.js';
+import { scheduleEmailSend } from '../mail/outbound.js';
+import { deleteMailIdOfMessage } from '../mail/store.js';
+import { DAY, iso } from '../platform/clock.js';
+import { conflict, invalid, notFound } from '../platform/errors.js';
+import { enqueue, type JobKind } from '../platform/jobs.js';
+import { formatMailHeaders } from './format.js';
+import { getConversationFor, recordSentLaterEvents } from './service.js';
+import { messageById } from './store.js';
+
+export const SEND_LATER_JOB = 'message.send_later';
+/** How far ahead a message may be scheduled. */
+export const MAX_SEND_LATER_MS = 366 * DAY;
+
+export const sendAtError = (message: string) => invalid(`send_at: ${message}`, { issues: [{ path: 'send_at', message }] });
+
+/** `send_at` of a request: a time in the future, at most MAX_SEND_LATER_MS ahead (400 with the field otherwise). */
+export function parseSendAt(value: string | undefined, now: Date): Date | undefined {
+  if (value === undefined) return undefined;
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(value) ? new Date(value) : undefined;
+  if (!at || Number.isNaN(at.getTime())) throw sendAtError('must be an ISO 8601 time with a time zone, e.g. 2026-12-07T09:00:00Z');
+  if (at.getTime() <= now.getTime()) throw sendAtError('must be in the future');
+  if (at.getTime() > now.getTime() + MAX_SEND_LATER_MS) throw sendAtError('must be at most 366 days ahead');
+  return at;
+}
+
+/** Stores the hand-over job of a scheduled message, in the caller's transaction. */
+export async function scheduleSendLater(tx: Parameters<typeof scheduleEmailSend>[0], messageId: string, at: Date): Promise<void> {
+  await enqueue(tx.db, tx.clock, { kind: SEND_LATER_JOB, payload: { messageId }, runAt: at, uniqueKey: `${SEND_LATER_JOB}:${messageId}` });
+}
+
+/** Hands a scheduled message to sending when its time has come; says what happened (tests and logs). */
+export async function sendScheduledMessage(ctx: Pick<Ctx, 'db' | 'clock' | 'log' | 'hub' | 'jobs'>, messageId: string) {
+  const outcome = await inTransaction(ctx.db, async (trx) => {
+    const tx = { db: trx, clock: ctx.clock };
+    const message = await messageById(trx, messageId);
+    if (!message || message.delivery_status !== 'scheduled') return { done: 'not_scheduled' as const };
+    if (message.send_at && message.send_at > iso(ctx.clock.now())) return { later: new Date(message.send_at) };
+    const claimed = await trx
+      .updateTable('messages')
+      .set({ delivery_status: 'pending' })
+      .where('id', '=', messageId)
+      .where('delivery_status', '=', 'scheduled')
+      .executeTakeFirst();
+    if (Number(claimed.numUpdatedRows) !== 1) return { done: 'not_scheduled' as const };
+    await recordSentLaterEvents(tx, { ...message, delivery_status: 'pending' });
+    await scheduleEmailSend(tx, messageId);
+    return { done: 'handed_over' as const };
+  });
+  if ('done' in outcome && outcome.done === 'handed_over') {
+    announceEvents(ctx);
+    ctx.jobs.wake();
+    ctx.log.info('scheduled message handed to sending', { message_id: messageId });
+  }
+  return outcome;
+}
+
+export function sendLaterJob(ctx: Ctx): JobKind<{ messageId: string }> {
+  return {
+    kind: SEND_LATER_JOB,
+    async run({ messageId }) {
+      const outcome = await sendScheduledMessage(ctx, messageId);
+      if ('later' in outcome && outcome.later) return { retryAt: outcome.later };
+    },
+  };
+}
+
+/**
+ * Cancels a scheduled message (undo send, or a scheduled one the team takes back): the message is
+ * removed, its files go back to the conversation's uploads, and its text comes back for the
+ * composer. 409 message_state once it was handed to sending.
+ */
+export async function cancelScheduledMessage(ctx: Ctx, access: Access, conversationId: string, messageId: string) {
+  const result = await inTransaction(ctx.db, async (trx) => {
+    const conversation = await getConversationFor({ db: trx }, access, conversationId);
+    const message = await messageById(trx, messageId);
+    if (!message || message.conversation_id !== conversation.id) throw notFound('message');
+    const files = await trx.selectFrom('attachments').select('id').where('message_id', '=', message.id).execute();
+    const removed = await trx.deleteFrom('messages').where('id', '=', message.id).where('delivery_status', '=', 'scheduled').executeTakeFirst();
+    if (Number(removed.numDeletedRows) !== 1) {
+      throw conflict('only a scheduled message can be cancelled; this one was handed to sending', 'message_state', { status: message.delivery_status });
+    }
+    if (files.length) {
+      // The files stay as uploads of the conversation, ready to go with the message written again.
+      await trx
+        .updateTable('attachments')
+        .set({ message_id: null })
+        .where(
+          'id',
+          'in',
+          files.map((f) => f.id),
+        )
+        .execute();
+    }
+    await deleteMailIdOfMessage(trx, message.id);
+    const headers = formatMailHeaders(message);
+    return {
+      id: message.id,
+      body: message.body,
+      html: message.html,
+      to: headers?.to ?? [],
+      cc: headers?.cc ?? [],
+      bcc: message.mail_bcc ? (JSON.parse(message.mail_bcc) as { name: string | null; address: string }[]) : [],
+      attachment_ids: files.map((f) => f.id),
+    };
+  });
+  return result;
+}

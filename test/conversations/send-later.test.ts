@@ -1,0 +1,192 @@
+// Undo send and send later (issue 34): replies, forwards and new conversations with `send_at` are
+// held as `scheduled`; the stored job hands them to sending at their time exactly once, and
+// message.created (webhooks) fires only then. Cancel before: nothing is mailed, the text comes
+// back; after: 409. Jobs run only when the test drains them, on a moved clock.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sendScheduledMessage } from '../../src/conversations/send-later.js';
+import { ManualClock } from '../../src/platform/clock.js';
+import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { deliverMail, INGRESS_SECRET, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
+
+describe('undo send and send later', () => {
+  let s: TestServer;
+  let clock: ManualClock;
+  let rx: Receiver;
+  let sink: SmtpSink;
+  let seed: Seed;
+  let address: string;
+  let hook: { path: string; secret: string };
+
+  before(async () => {
+    clock = new ManualClock('2030-01-01T00:00:00Z');
+    sink = await startSmtpSink(SINK_LOGIN);
+    s = await startTestServer({ clock, env: { SVC_WEBHOOK_ALLOW_PRIVATE: '1', SVC_INGRESS_SECRET: INGRESS_SECRET } });
+    await s.app.jobs.stop();
+    rx = await startReceiver();
+    seed = await seedWorkspace(s.app);
+    address = (await seedEmailChannel(s.app, seed, { smtpPort: sink.port })).address!;
+    const r = await s.request('POST', '/v1/webhooks', { token: seed.apiKey, body: { url: `${rx.url}/hook`, events: ['message.created'] } });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    hook = { path: '/hook', secret: r.body.secret };
+  });
+  after(async () => {
+    await rx.close();
+    await s.stop();
+    await sink.close();
+  });
+
+  const hooked = (messageId: string) =>
+    rx.received
+      .filter((r) => r.path === hook.path && r.body.includes(messageId))
+      .map((r) => verifyDelivery(r, hook.secret, clock))
+      .filter((p) => p.data.message.id === messageId);
+  const later = (ms: number) => new Date(clock.now().getTime() + ms).toISOString();
+
+  test('undo within the delay: nothing is mailed, no webhook, the text comes back; the job finds nothing', async () => {
+    const mail = await deliverMail(s, address, { From: 'Ada <ada@cust.example>', Subject: 'Undo me' });
+    const before = sink.messages.length;
+    const r = await s.request('POST', `/v1/conversations/${mail.conversation_id}/messages`, {
+      token: seed.apiKey,
+      body: { html: '<p>Oops, <b>wrong</b> one</p>', send_at: later(10_000) },
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.equal(r.body.status, 'scheduled');
+    assert.equal(r.body.send_at, later(10_000));
+    await s.app.jobs.drain();
+    const cancelled = await s.request('DELETE', `/v1/conversations/${mail.conversation_id}/messages/${r.body.id}/schedule`, { token: seed.apiKey });
+    assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+    assert.equal(cancelled.body.body.trim().startsWith('Oops, wrong one'), true);
+    assert.match(cancelled.body.html, /<b>wrong<\/b>/);
+    assert.deepEqual(
+      cancelled.body.to.map((t: { address: string }) => t.address),
+      ['ada@cust.example'],
+    );
+    clock.advance(60_000);
+    await s.app.jobs.drain();
+    assert.equal(sink.messages.length, before, 'the smtp sink stays empty');
+    assert.deepEqual(hooked(r.body.id), [], 'no message.created webhook');
+    const gone = await s.request('GET', `/v1/conversations/${mail.conversation_id}/messages/${r.body.id}`, { token: seed.apiKey });
+    assert.equal(gone.status, 404);
+    // Twice: the message is gone.
+    const again = await s.request('DELETE', `/v1/conversations/${mail.conversation_id}/messages/${r.body.id}/schedule`, { token: seed.apiKey });
+    assert.equal(again.status, 404);
+  });
+
+  test('a scheduled reply goes out at its time exactly once, message.created fires then; cancel afterwards is 409', async () => {
+    const mail = await deliverMail(s, address, { From: 'Bo <bo@cust.example>', Subject: 'Later' });
+    const before = sink.messages.length;
+    const at = later(3 * 60 * 60_000);
+    const r = await s.request('POST', `/v1/conversations/${mail.conversation_id}/messages`, {
+      token: seed.apiKey,
+      body: { body: 'Good morning!', send_at: at },
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.equal(r.body.status, 'scheduled');
+    clock.advance(3 * 60 * 60_000 - 1000);
+    await s.app.jobs.drain();
+    assert.equal(sink.messages.length, before, 'nothing before its time');
+    assert.deepEqual(hooked(r.body.id), []);
+    const listed = await s.request('GET', `/v1/conversations/${mail.conversation_id}/messages/${r.body.id}`, { token: seed.apiKey });
+    assert.equal(listed.body.status, 'scheduled');
+    assert.equal(listed.body.send_at, at);
+
+    clock.advance(1000);
+    await s.app.jobs.drain();
+    const got = await sink.waitFor(before + 1);
+    assert.equal(got[before].parsed.text!.trim().startsWith('Good morning!'), true);
+    const hooks = hooked(r.body.id);
+    assert.equal(hooks.length, 1, 'message.created once, when handed to sending');
+    assert.equal(hooks[0].type, 'message.created');
+    const sent = await s.request('GET', `/v1/conversations/${mail.conversation_id}/messages/${r.body.id}`, { token: seed.apiKey });
+    assert.equal(sent.body.status, 'sent');
+    assert.equal(sent.body.send_at, null);
+
+    // The job run again (another process, a kill -9 before it ended) hands nothing over twice.
+    assert.deepEqual(await sendScheduledMessage(s.app, r.body.id), { done: 'not_scheduled' });
+    clock.advance(60 * 60_000);
+    await s.app.jobs.drain();
+    assert.equal(sink.messages.length, before + 1, 'exactly once');
+    assert.equal(rx.received.filter((d) => d.path === hook.path && d.body.includes(r.body.id)).length, 1);
+
+    const late = await s.request('DELETE', `/v1/conversations/${mail.conversation_id}/messages/${r.body.id}/schedule`, { token: seed.apiKey });
+    assert.equal(late.status, 409);
+    assert.equal(late.body.error.code, 'message_state');
+  });
+
+  test('forward and new conversation take send_at too', async () => {
+    const mail = await deliverMail(s, address, { From: 'Cy <cy@cust.example>', Subject: 'Fwd me' });
+    const before = sink.messages.length;
+    const fwd = await s.request('POST', `/v1/conversations/${mail.conversation_id}/forward`, {
+      token: seed.apiKey,
+      body: { message_id: mail.message_id, to: ['billing@partner.example'], send_at: later(5000) },
+    });
+    assert.equal(fwd.status, 201, JSON.stringify(fwd.body));
+    assert.equal(fwd.body.status, 'scheduled');
+    const start = await s.request('POST', '/v1/conversations', {
+      token: seed.apiKey,
+      body: { inbox_id: seed.inboxId, to: ['dee@cust.example'], subject: 'Hello', body: 'First words', send_at: later(5000) },
+    });
+    assert.equal(start.status, 201, JSON.stringify(start.body));
+    assert.equal(start.body.message.status, 'scheduled');
+    await s.app.jobs.drain();
+    assert.equal(sink.messages.length, before);
+    clock.advance(5000);
+    await s.app.jobs.drain();
+    const got = await sink.waitFor(before + 2);
+    assert.deepEqual(
+      got
+        .slice(before)
+        .flatMap((m) => m.to)
+        .sort(),
+      ['billing@partner.example', 'dee@cust.example'],
+    );
+    assert.equal(hooked(fwd.body.id).length, 1);
+    assert.equal(hooked(start.body.message.id).length, 1);
+  });
+
+  test('a bad send_at is 400 naming the field and stores nothing', async () => {
+    const mail = await deliverMail(s, address, { From: 'Eve <eve@cust.example>', Subject: 'Bad times' });
+    const count = async () => (await s.app.db.selectFrom('messages').select('id').where('conversation_id', '=', mail.conversation_id).execute()).length;
+    const n = await count();
+    for (const send_at of ['tomorrow', '2030-01-01', later(-1000), clock.now().toISOString(), later(400 * 24 * 60 * 60_000), '2030-13-45T99:00:00Z']) {
+      const r = await s.request('POST', `/v1/conversations/${mail.conversation_id}/messages`, { token: seed.apiKey, body: { body: 'x', send_at } });
+      assert.equal(r.status, 400, `${send_at}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.error.code, 'invalid_request');
+      assert.match(r.body.error.message, /^send_at: /);
+    }
+    const note = await s.request('POST', `/v1/conversations/${mail.conversation_id}/messages`, {
+      token: seed.apiKey,
+      body: { kind: 'note', body: 'x', send_at: later(1000) },
+    });
+    assert.equal(note.status, 400);
+    const fwd = await s.request('POST', `/v1/conversations/${mail.conversation_id}/forward`, {
+      token: seed.apiKey,
+      body: { message_id: mail.message_id, to: ['x@partner.example'], send_at: 'soon' },
+    });
+    assert.equal(fwd.status, 400);
+    assert.equal(await count(), n);
+    // Another workspace's member cannot cancel (404 before anything else).
+    const other = await s.request('DELETE', `/v1/conversations/${mail.conversation_id}/messages/m_nope/schedule`, { token: seed.apiKey });
+    assert.equal(other.status, 404);
+  });
+
+  test('undo_send_seconds: a per-person setting, default 10, 0 = off, at most 60', async () => {
+    const me = await s.request('GET', '/v1/me', { token: seed.ownerToken });
+    assert.equal(me.body.person.undo_send_seconds, 10);
+    const off = await s.request('PATCH', '/v1/me', { token: seed.ownerToken, body: { undo_send_seconds: 0 } });
+    assert.equal(off.status, 200, JSON.stringify(off.body));
+    assert.equal(off.body.person.undo_send_seconds, 0);
+    for (const bad of [61, -1, 2.5]) {
+      const r = await s.request('PATCH', '/v1/me', { token: seed.ownerToken, body: { undo_send_seconds: bad } });
+      assert.equal(r.status, 400, String(bad));
+      assert.match(r.body.error.message, /undo_send_seconds/);
+    }
+    const max = await s.request('PATCH', '/v1/me', { token: seed.ownerToken, body: { undo_send_seconds: 60 } });
+    assert.equal(max.body.person.undo_send_seconds, 60);
+    assert.equal((await s.request('GET', '/v1/me', { token: seed.ownerToken })).body.person.undo_send_seconds, 60);
+  });
+});
