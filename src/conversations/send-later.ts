@@ -14,6 +14,7 @@ import { deleteMailIdOfMessage } from '../mail/store.js';
 import { DAY, iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
+import { replySignatures, withoutSignatures } from '../saved-replies/signatures.js';
 import { formatMailHeaders } from './format.js';
 import { getConversationFor, recordSentLaterEvents } from './service.js';
 import { messageById } from './store.js';
@@ -104,10 +105,12 @@ export async function cancelScheduledMessage(ctx: Ctx, access: Access, conversat
     }
     await deleteMailIdOfMessage(trx, message.id);
     const headers = formatMailHeaders(message);
+    // The text as the member wrote it: sent again, it gets its signatures again.
+    const written = withoutSignatures(message.body, message.html, await replySignatures(trx, conversation, message.author_person_id));
     return {
       id: message.id,
-      body: message.body,
-      html: message.html,
+      body: written.body,
+      html: written.html,
       to: headers?.to ?? [],
       cc: headers?.cc ?? [],
       bcc: message.mail_bcc ? (JSON.parse(message.mail_bcc) as { name: string | null; address: string }[]) : [],

@@ -119,13 +119,23 @@ export async function replySignatures(db: Db, conversation: ConversationRow, per
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
+const textSignatures = (signatures: string[]) => `\n\n${signatures.map((s) => `${SIGNATURE_DELIMITER}\n${s}`).join('\n\n')}`;
+const htmlSignatures = (signatures: string[]) =>
+  signatures.map((s) => `<div class="svc-signature"><p>${escapeHtml(SIGNATURE_DELIMITER)}<br>${escapeHtml(s).replace(/\n/g, '<br>')}</p></div>`).join('');
+
 /** The reply's text (and html, when it has one) with the signatures after a "-- " line each. */
 export function withSignatures(body: string, html: string | null, signatures: string[]): { body: string; html: string | null } {
   if (!signatures.length) return { body, html };
-  const text = `${body.replace(/\s+$/, '')}\n\n${signatures.map((s) => `${SIGNATURE_DELIMITER}\n${s}`).join('\n\n')}`;
-  const htmlOut =
-    html === null
-      ? null
-      : `${html}${signatures.map((s) => `<div class="svc-signature"><p>${escapeHtml(SIGNATURE_DELIMITER)}<br>${escapeHtml(s).replace(/\n/g, '<br>')}</p></div>`).join('')}`;
-  return { body: text, html: htmlOut };
+  return { body: `${body.replace(/\s+$/, '')}${textSignatures(signatures)}`, html: html === null ? null : `${html}${htmlSignatures(signatures)}` };
+}
+
+/** What was written before `withSignatures` added these signatures (unchanged when it does not end with them). */
+export function withoutSignatures(body: string, html: string | null, signatures: string[]): { body: string; html: string | null } {
+  if (!signatures.length) return { body, html };
+  const text = textSignatures(signatures);
+  const marked = htmlSignatures(signatures);
+  return {
+    body: body.endsWith(text) ? body.slice(0, -text.length) : body,
+    html: html?.endsWith(marked) ? html.slice(0, -marked.length) : html,
+  };
 }

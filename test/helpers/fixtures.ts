@@ -16,23 +16,29 @@ export interface Seed {
   inboxId: string;
 }
 
-/** A workspace with an owner (and their session token), a full-scope API key and one inbox. */
+// Replies from the panel go out at once in tests: the product's 10 s undo-send hold would only slow
+// every browser test that waits for a mail. Tests of undo send set the delay themselves.
+const sendAtOnce = (ctx: Ctx, personId: string) => ctx.db.updateTable('people').set({ undo_send_seconds: 0 }).where('id', '=', personId).execute();
+
+/** A workspace with an owner (and their session token), a full-scope API key and one inbox; the owner's undo-send delay is 0. */
 export async function seedWorkspace(ctx: Ctx, opts: { name?: string; origin?: 'bootstrap' | 'signup' } = {}): Promise<Seed> {
   const { workspace, personId } = await createWorkspace(ctx, {
     name: opts.name ?? `Acme ${randomText(4)}`,
     ownerEmail: `owner-${randomText(6)}@example.com`,
     origin: opts.origin ?? 'bootstrap',
   });
+  await sendAtOnce(ctx, personId);
   const { token } = await createSession(ctx, personId);
   const { secret } = await createApiKey(ctx, { workspaceId: workspace.id, name: 'test' });
   const inbox = await createInbox(ctx, { workspaceId: workspace.id, name: 'Support' });
   return { workspaceId: workspace.id, ownerId: personId, ownerToken: token, apiKey: secret, inboxId: inbox.id };
 }
 
-/** Another person in the workspace with the given role; returns their session token. */
+/** Another person in the workspace with the given role (undo-send delay 0); returns their session token. */
 export async function addPerson(ctx: Ctx, workspaceId: string, role: Role, email = `${role}-${randomText(6)}@example.com`) {
   const person = await findOrCreatePerson(ctx, { email });
   await addMember(ctx, workspaceId, person.id, role);
+  await sendAtOnce(ctx, person.id);
   const { token } = await createSession(ctx, person.id);
   return { personId: person.id, email, token };
 }
