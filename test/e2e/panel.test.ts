@@ -299,7 +299,10 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     const { context, page, errors } = await panelPage();
     await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
     await page.goto(`${s.url}/conversations/${ids[2]}`);
-    await page.locator('.list-pane').getByRole('link', { name: /bulk3@bulk\.example/ }).waitFor();
+    await page
+      .locator('.list-pane')
+      .getByRole('link', { name: /bulk3@bulk\.example/ })
+      .waitFor();
     await page.locator('body').press('x');
     await page.getByRole('checkbox', { name: 'Select Bulk 2' }).check();
     const bar = page.getByRole('toolbar', { name: '2 selected' });
@@ -308,7 +311,10 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     const before = (await s.app.db.selectFrom('events').select('id').where('type', '=', 'conversation.updated').execute()).length;
     await bar.getByRole('button', { name: 'Close' }).click();
     await page.getByText('2 conversations updated').waitFor();
-    await page.locator('.list-pane').getByRole('link', { name: /bulk2@bulk\.example/ }).waitFor({ state: 'detached' });
+    await page
+      .locator('.list-pane')
+      .getByRole('link', { name: /bulk2@bulk\.example/ })
+      .waitFor({ state: 'detached' });
     const after = (await s.app.db.selectFrom('events').select('id').where('type', '=', 'conversation.updated').execute()).length;
     assert.equal(after - before, 2, 'one conversation.updated per conversation');
     for (const id of [ids[1], ids[2]]) assert.equal((await s.request('GET', `/v1/conversations/${id}`, { token: seed.apiKey })).body.status, 'closed');
