@@ -44,6 +44,7 @@ import * as m0045ConversationMerges from './0045_conversation_merges.js';
 import * as m0046Sla from './0046_sla.js';
 import * as m0049Teams from './0049_teams.js';
 import * as m0051SendLater from './0051_send_later.js';
+import * as m0052AwayReply from './0052_away_reply.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -90,4 +91,5 @@ export const migrations: Record<string, Migration> = {
   '0046_sla': m0046Sla,
   '0049_teams': m0049Teams,
   '0051_send_later': m0051SendLater,
+  '0052_away_reply': m0052AwayReply,
 };

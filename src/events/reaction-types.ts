@@ -54,7 +54,17 @@ export type ChannelSavedSignal = InternalSignals['channel.saved'];
  * Names of the reactions. `greeting`, `rating_requests` and `statistics` are the slots of the inbox
  * greeting, satisfaction ratings and reports (issue 18, part 2): they join `reactions` below.
  */
-export type ReactionName = 'webhooks' | 'realtime' | 'notifications' | 'tenant_upkeep' | 'greeting' | 'rating_requests' | 'statistics' | 'snooze' | 'sla';
+export type ReactionName =
+  | 'webhooks'
+  | 'realtime'
+  | 'notifications'
+  | 'tenant_upkeep'
+  | 'greeting'
+  | 'away_reply'
+  | 'rating_requests'
+  | 'statistics'
+  | 'snooze'
+  | 'sla';
 
 export interface Reaction {
   name: ReactionName;

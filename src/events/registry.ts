@@ -8,7 +8,7 @@
 // own feature, never a service that records events (that service imports this list). Work that needs the whole server (reading other
 // features, sending) belongs in the job the reaction stores, not in the reaction.
 
-import { greetingReaction } from '../greeting/reaction.js';
+import { awayReplyReaction, greetingReaction } from '../greeting/reaction.js';
 import { tenantUpkeepReaction } from '../mailer-tenants/reaction.js';
 import { notificationsReaction } from '../notifications/reaction.js';
 import { ratingRequestReaction } from '../ratings/reaction.js';
@@ -30,6 +30,7 @@ export const reactions: readonly Reaction[] = [
   tenantUpkeepReaction,
   statisticsReaction,
   greetingReaction,
+  awayReplyReaction,
   ratingRequestReaction,
   snoozeReaction,
 ];

@@ -1,5 +1,6 @@
-// The greeting's part of `svc serve`: the job that checks the rules and writes the greeting.
+// The greeting's part of `svc serve`: the jobs that check the rules and write the greeting or the away reply.
 import type { BackgroundPart } from '../platform/background.js';
+import { awayReplyJob } from './away.js';
 import { greetingJob } from './service.js';
 
-export const greetingBackground: BackgroundPart = { name: 'greeting', jobs: (ctx) => [greetingJob(ctx)] };
+export const greetingBackground: BackgroundPart = { name: 'greeting', jobs: (ctx) => [greetingJob(ctx), awayReplyJob(ctx)] };

@@ -6,6 +6,7 @@ import { reusableQuery } from '../db/reusable-query.js';
 import type { Reaction } from '../events/reaction-types.js';
 import { cachedReactionSetting } from '../events/settings-cache.js';
 import { enqueue } from '../platform/jobs.js';
+import { AWAY_JOB, type AwayJobPayload, awayReplyOpening } from './away-rules.js';
 
 export const GREETING_JOB = 'greeting.send';
 
@@ -32,5 +33,21 @@ export const greetingReaction: Reaction = {
     if ((await firstMessage(tx.db, conversation.id))?.id !== message.id) return;
     const payload: GreetingJobPayload = { workspaceId: event.workspaceId, conversationId: conversation.id, messageId: message.id };
     await enqueue(tx.db, tx.clock, { kind: GREETING_JOB, payload, uniqueKey: `${GREETING_JOB}:${conversation.id}` });
+  },
+};
+
+/** A customer's mail while the inbox is closed, with its away reply on: an `away_reply.send` job (./away.ts). */
+export const awayReplyReaction: Reaction = {
+  name: 'away_reply',
+  async onEvent(tx, event) {
+    if (event.type !== 'message.created' || !event.inboxId) return;
+    const conversation = event.data.conversation as { id?: string; source?: string; imported?: boolean } | undefined;
+    const message = event.data.message as { id?: string; kind?: string; direction?: string; automatic?: boolean; created_at?: string } | undefined;
+    if (!conversation?.id || conversation.source !== 'email' || conversation.imported) return;
+    if (!message?.id || message.kind !== 'message' || message.direction !== 'in' || message.automatic) return;
+    const at = message.created_at ? new Date(message.created_at) : tx.clock.now();
+    if (!(await awayReplyOpening(tx.db, event.workspaceId, event.inboxId, at))) return;
+    const payload: AwayJobPayload = { workspaceId: event.workspaceId, conversationId: conversation.id, messageId: message.id };
+    await enqueue(tx.db, tx.clock, { kind: AWAY_JOB, payload, uniqueKey: `${AWAY_JOB}:${message.id}` });
   },
 };

@@ -1,15 +1,30 @@
 // The inbox's business hours card in a real browser at phone size, in English and Turkish: switch
 // from always open to a schedule, add a lunch break and a holiday, save, see it stored; an
-// overlapping interval is refused with the server's reason and changes nothing. axe on the page.
+// overlapping interval is refused with the server's reason and changes nothing. The out-of-office
+// reply card says it is held while the inbox has no hours, and saves its switch and text once it
+// has. axe on the page.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
 import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { waitUntil } from '../helpers/lifecycle.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const TEXT = {
-  en: { title: 'Business hours', scheduled: 'Open on a schedule', monday: 'Monday', add: 'Add hours', addDay: 'Add a day', save: 'Save', saved: 'Saved' },
+  en: {
+    title: 'Business hours',
+    scheduled: 'Open on a schedule',
+    monday: 'Monday',
+    add: 'Add hours',
+    addDay: 'Add a day',
+    save: 'Save',
+    saved: 'Saved',
+    away: 'Out-of-office reply',
+    awayOn: 'Send the out-of-office reply',
+    awayHeld: 'no business hours',
+    english: 'Text in English',
+  },
   tr: {
     title: 'Çalışma saatleri',
     scheduled: 'Bir programa göre açık',
@@ -18,6 +33,10 @@ const TEXT = {
     addDay: 'Gün ekle',
     save: 'Kaydet',
     saved: 'Kaydedildi',
+    away: 'Mesai dışı yanıtı',
+    awayOn: 'Mesai dışı yanıtını gönder',
+    awayHeld: 'çalışma saatleri yok',
+    english: 'İngilizce metin',
   },
 } as const;
 
@@ -40,6 +59,7 @@ describe('business hours in the panel', { skip: browserSkipReason() }, () => {
     test(`${lang}: a schedule with a lunch break and a holiday, from a phone; an overlap is refused`, async () => {
       const x = TEXT[lang];
       await s.request('PUT', `/v1/inboxes/${seed.inboxId}/hours`, { token: seed.ownerToken, body: { weekly: null, exceptions: [] } });
+      await s.request('PATCH', `/v1/inboxes/${seed.inboxId}/away-reply`, { token: seed.ownerToken, body: { enabled: true } });
       // The panel speaks the member's language (people.locale).
       await s.app.db.updateTable('people').set({ locale: lang }).where('id', '=', seed.ownerId).execute();
       const { context, page } = await browser.newPage({ viewport: { width: 390, height: 844 }, locale: lang === 'en' ? 'en-GB' : 'tr-TR' });
@@ -49,6 +69,9 @@ describe('business hours in the panel', { skip: browserSkipReason() }, () => {
       await page.goto(`${s.url}/settings/inboxes/${seed.inboxId}`);
       const card = page.getByRole('region', { name: x.title });
       await card.waitFor();
+      // Switched on, but the inbox is never closed: the away card says why nothing goes out.
+      const away = page.getByRole('region', { name: x.away, exact: true });
+      await away.getByRole('status').filter({ hasText: x.awayHeld }).waitFor();
       await card.getByLabel(x.scheduled).check();
       const monday = card.getByRole('group', { name: x.monday, exact: true });
       await monday.getByRole('button', { name: x.add }).click();
@@ -69,6 +92,19 @@ describe('business hours in the panel', { skip: browserSkipReason() }, () => {
       ]);
       assert.equal(stored.weekly.sat, undefined);
       assert.deepEqual(stored.exceptions, [{ date: '2026-12-25', intervals: [] }]);
+      // With hours saved, the away card no longer says the inbox has no hours (this inbox has no SMTP
+      // server, which it says next); its text is saved with its own button.
+      await away.getByRole('status').filter({ hasText: 'SMTP' }).waitFor();
+      assert.equal(await away.getByRole('status').filter({ hasText: x.awayHeld }).count(), 0);
+      await away.getByLabel(x.english).fill(`Closed now; back {next_opening} (${lang}).`);
+      await away.getByRole('button', { name: x.save, exact: true }).click();
+      await waitUntil(
+        async () =>
+          (await s.request('GET', `/v1/inboxes/${seed.inboxId}/away-reply`, { token: seed.apiKey })).body.text.en ===
+          `Closed now; back {next_opening} (${lang}).`,
+        30_000,
+        'the away text saved',
+      );
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 0, `no horizontal scrolling (${overflow}px)`);
       await screenshot(page, `panel-business-hours-${lang}-phone`);

@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 // Inbox greeting (migration 0019).
 
 export interface InboxGreetingsTable {
@@ -9,9 +11,14 @@ export interface InboxGreetingsTable {
   updated_at: string;
 }
 
-/** One row per greeting sent (the once-per-contact-per-24-hours rule reads it). */
+/** Out-of-office reply per inbox (migration 0052): same shape as the greeting. */
+export type InboxAwayRepliesTable = InboxGreetingsTable;
+
+/** One row per automatic answer sent (the once-per-contact-per-24-hours rule reads it). */
 export interface GreetingsSentTable {
   message_id: string;
+  /** 'greeting' or 'away' (migration 0052). */
+  kind: Generated<string>;
   workspace_id: string;
   inbox_id: string;
   contact_id: string;
@@ -21,5 +28,6 @@ export interface GreetingsSentTable {
 
 export interface GreetingTables {
   inbox_greetings: InboxGreetingsTable;
+  inbox_away_replies: InboxAwayRepliesTable;
   greetings_sent: GreetingsSentTable;
 }

@@ -21,7 +21,7 @@ interface Hours {
   next_opening: string | null;
 }
 
-export function BusinessHoursCard(props: { inboxId: string }) {
+export function BusinessHoursCard(props: { inboxId: string; onSaved?: () => void }) {
   const { inboxId } = props;
   const { data, error, reload } = useLoad(() => must(api.GET('/v1/inboxes/{inboxId}/hours', { params: { path: { inboxId } } })), [inboxId]);
   return (
@@ -30,7 +30,19 @@ export function BusinessHoursCard(props: { inboxId: string }) {
         {t('hours.title')}
       </h2>
       <p class="muted">{t('hours.lead')}</p>
-      {!data ? <Loading error={error} retry={reload} /> : <HoursForm key={data.updated_at ?? ''} inboxId={inboxId} saved={data as Hours} onSaved={reload} />}
+      {!data ? (
+        <Loading error={error} retry={reload} />
+      ) : (
+        <HoursForm
+          key={data.updated_at ?? ''}
+          inboxId={inboxId}
+          saved={data as Hours}
+          onSaved={() => {
+            void reload();
+            props.onSaved?.();
+          }}
+        />
+      )}
     </section>
   );
 }

@@ -12,7 +12,7 @@ import { BusinessHoursCard } from '../business-hours';
 import { InboxSignatureCard } from '../saved-replies';
 import { SlaCard } from '../sla';
 import { type Channel, ChatChannel, EmailChannel, NewChannel } from './Channels';
-import { GreetingCard, RatingsCard } from './CustomerReplySettings';
+import { AwayReplyCard, GreetingCard, RatingsCard } from './CustomerReplySettings';
 
 type InboxPatch = BodyOf<'/v1/inboxes/{inboxId}', 'patch'>;
 
@@ -71,6 +71,7 @@ export function InboxDetail(props: { id: string }) {
   const [draft, setDraft] = useState<InboxPatch>({});
   const [channels, setChannels] = useState<Channel[]>([]);
   const [deleting, setDeleting] = useState(false);
+  const [hoursSaved, setHoursSaved] = useState(0);
   const load = async () => {
     const [i, c] = await Promise.all([
       must(api.GET('/v1/inboxes/{inboxId}', { params: { path: { inboxId: props.id } } })),
@@ -153,7 +154,8 @@ export function InboxDetail(props: { id: string }) {
         </button>
       </form>
       <InboxSignatureCard inboxId={inbox.id} />
-      <BusinessHoursCard inboxId={inbox.id} />
+      <BusinessHoursCard inboxId={inbox.id} onSaved={() => setHoursSaved((n) => n + 1)} />
+      <AwayReplyCard key={hoursSaved} inboxId={inbox.id} />
       <SlaCard inboxId={inbox.id} />
       <GreetingCard inboxId={inbox.id} />
       <RatingsCard inboxId={inbox.id} />

@@ -56,6 +56,13 @@ export const inboxSettingsEn = {
   'greeting.held_no_smtp': 'Not sent now: none of this inbox’s e-mail channels has an SMTP server to send with. Add one in the channel’s settings.',
   'greeting.never':
     'Never sent to automatic mail, noreply or list addresses, your team’s own addresses, imported mail, or the same customer twice in 24 hours.',
+  'away.title': 'Out-of-office reply',
+  'away.lead':
+    'An automatic answer to e-mail that arrives while the inbox is closed by its business hours, saying when your team answers again. It goes instead of the greeting.',
+  'away.enabled': 'Send the out-of-office reply',
+  'away.placeholder_hint': '{next_opening} becomes the next opening on the inbox’s clock, for example “Monday 7 December at 09:00 GMT+3”.',
+  'away.held_no_schedule': 'Not sent now: this inbox has no business hours, so it is never closed. Set its hours above.',
+  'away.never': 'Never sent to automatic mail, noreply or list addresses, your team’s own addresses, imported mail, or the same customer twice in 24 hours.',
   'ratings.title': 'Satisfaction ratings',
   'ratings.lead':
     'When a member closes a conversation, the customer is asked once to rate the answer from 1 to 5: by e-mail with one-click links, or in the chat widget.',

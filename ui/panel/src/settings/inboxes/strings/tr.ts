@@ -59,6 +59,14 @@ export const inboxSettingsTr: Record<keyof typeof inboxSettingsEn, string> = {
     'Şu an gönderilmiyor: bu gelen kutusunun hiçbir e-posta kanalında gönderim için bir SMTP sunucusu yok. Kanalın ayarlarından ekleyin.',
   'greeting.never':
     'Otomatik e-postalara, noreply veya liste adreslerine, ekibinizin kendi adreslerine, içe aktarılan e-postalara ve aynı müşteriye 24 saat içinde ikinci kez asla gönderilmez.',
+  'away.title': 'Mesai dışı yanıtı',
+  'away.lead':
+    'Gelen kutusu çalışma saatleri dışındayken gelen e-postalara, ekibinizin ne zaman yeniden yanıt vereceğini söyleyen otomatik bir yanıt. Karşılama mesajının yerine gider.',
+  'away.enabled': 'Mesai dışı yanıtını gönder',
+  'away.placeholder_hint': '{next_opening}, gelen kutusunun saatine göre bir sonraki açılış zamanına dönüşür; örneğin “7 Aralık Pazartesi 09:00 GMT+3”.',
+  'away.held_no_schedule': 'Şu an gönderilmiyor: bu gelen kutusunun çalışma saatleri yok, bu yüzden hiç kapalı olmuyor. Saatleri yukarıdan ayarlayın.',
+  'away.never':
+    'Otomatik e-postalara, noreply veya liste adreslerine, ekibinizin kendi adreslerine, içe aktarılan e-postalara ve aynı müşteriye 24 saat içinde ikinci kez asla gönderilmez.',
   'ratings.title': 'Memnuniyet değerlendirmesi',
   'ratings.lead':
     'Bir ekip üyesi yazışmayı kapattığında müşteriden yanıtı 1 ile 5 arasında bir kez değerlendirmesi istenir: tek tıklamalı bağlantılarla e-postada veya sohbet penceresinde.',
