@@ -1,13 +1,15 @@
 // SLA in a real browser at phone size, in English and Turkish: the inbox's SLA card (a negative
 // target refused naming the field, nothing stored; targets for every conversation and for urgent
 // ones saved), and the list's clock for three conversations — in time, in the last 20 % (amber) and
-// breached (red) — with the target named on hover. axe on each page; screenshots.
+// breached (red) — with the target named on hover, and "Due first" ordering them by due time (kept
+// in the address). axe on each page; screenshots.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
 import { checkSla } from '../../src/sla/service.js';
 import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { waitUntil } from '../helpers/lifecycle.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -25,6 +27,7 @@ const TEXT = {
     hover: /^First response due /,
     reports: 'SLA',
     byMember: 'Breaches by member',
+    sort: 'Sort',
   },
   tr: {
     byPriority: 'Önceliğe göre farklı hedefler',
@@ -39,6 +42,7 @@ const TEXT = {
     hover: /^İlk yanıt için son zaman /,
     reports: 'SLA',
     byMember: 'Üyeye göre aşımlar',
+    sort: 'Sıralama',
   },
 } as const;
 
@@ -122,7 +126,7 @@ describe('SLA in the panel', { skip: browserSkipReason() }, () => {
         };
         await s.app.db
           .updateTable('conversations')
-          .set({ sla: JSON.stringify(st) })
+          .set({ sla: JSON.stringify(st), sla_due_at: st.first_response.due_at })
           .where('id', '=', ids[state])
           .execute();
       }
@@ -131,7 +135,7 @@ describe('SLA in the panel', { skip: browserSkipReason() }, () => {
       page.on('pageerror', (e) => errors.push(String(e)));
       await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
       await page.goto(`${s.url}/conversations`);
-      const clockOf = (state: keyof typeof ids) => page.locator(`a.row[href$="/conversations/${ids[state]}"] .sla-clock`);
+      const clockOf = (state: keyof typeof ids) => page.locator(`a.row[href*="/conversations/${ids[state]}"] .sla-clock`);
       await clockOf('ok').waitFor();
       assert.equal(await clockOf('ok').getAttribute('data-sla'), 'ok');
       assert.equal(await clockOf('warn').getAttribute('data-sla'), 'warn');
@@ -150,6 +154,32 @@ describe('SLA in the panel', { skip: browserSkipReason() }, () => {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 0, `no horizontal scrolling (${overflow}px)`);
       await screenshot(page, `panel-sla-list-${lang}-phone`);
+
+      // Latest activity first (the newest mail, "ok", leads); "Due first" puts the breached one first.
+      const order = () =>
+        page.evaluate(
+          (wanted) => {
+            const hrefs = [...document.querySelectorAll('a.row')].map((a) => (a.getAttribute('href') ?? '').split('?')[0]);
+            return wanted.map((id) => hrefs.findIndex((h) => h.endsWith(`/conversations/${id}`)));
+          },
+          [ids.breached, ids.warn, ids.ok],
+        );
+      const [b0, w0, o0] = await order();
+      assert.ok(o0 < w0 && w0 < b0, `latest activity first: ${[b0, w0, o0]}`);
+      await page.getByLabel(x.sort, { exact: true }).selectOption('due');
+      await page.waitForURL(/[?&]sort=due/);
+      await waitUntil(
+        async () => {
+          const [b, w, o] = await order();
+          return b >= 0 && b < w && w < o;
+        },
+        15_000,
+        'breached, amber, in time: due first',
+      );
+      await page.reload();
+      await clockOf('ok').waitFor();
+      const [b1, w1, o1] = await order();
+      assert.ok(b1 < w1 && w1 < o1, `the order is in the address and survives a reload: ${[b1, w1, o1]}`);
       assert.deepEqual(errors, []);
       await context.close();
     });

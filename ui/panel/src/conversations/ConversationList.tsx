@@ -12,7 +12,7 @@ import { inboxes, me, memberName, overview, toast } from '../state';
 import { myTeamIds, teamName } from '../teams';
 import { SearchBox, SearchResults } from './Search';
 import { isTyping } from './typing';
-import { type ListFilter, listUrl, matches } from './views';
+import { comesBefore, type ListFilter, type ListSort, listUrl, matches } from './views';
 
 const ROW_HEIGHT = 76;
 const OVERSCAN = 8;
@@ -44,7 +44,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   const myId = me.value!.person.id;
 
   const query = () => ({
-    sort: 'activity' as const,
+    sort: f.sort === 'due' && f.status !== 'closed' ? ('sla_due' as const) : ('activity' as const),
     limit: PAGE,
     ...(f.status === 'snoozed' ? { snoozed: 'true' as const } : { status: f.status }),
     ...(f.inbox ? { inbox_id: f.inbox } : {}),
@@ -86,7 +86,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   useEffect(() => {
     setChecked(new Set());
     void loadFirst();
-  }, [f.view, f.status, f.inbox, f.label, f.team]);
+  }, [f.view, f.status, f.inbox, f.label, f.team, f.sort]);
 
   // Live updates: merge what the events carry; rows added above keep the reader's place.
   useEffect(() => {
@@ -112,7 +112,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
         } as Item;
         const rest = old.filter((x) => x.id !== conv.id);
         if (!matches(next, f, myId, myTeamIds())) return rest;
-        const at = rest.findIndex((x) => x.last_message_at < next.last_message_at || (x.last_message_at === next.last_message_at && x.id < next.id));
+        const at = rest.findIndex((x) => comesBefore(next, x, f.status === 'closed' ? 'activity' : f.sort));
         const pos = at === -1 ? rest.length : at;
         if (pos === rest.length && cursor) return rest; // belongs past what is loaded
         const firstVisible = Math.floor((scroller.current?.scrollTop ?? 0) / ROW_HEIGHT);
@@ -128,7 +128,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
       off();
       offReset();
     };
-  }, [f.view, f.status, f.inbox, f.label, f.team, props.selectedId, cursor]);
+  }, [f.view, f.status, f.inbox, f.label, f.team, f.sort, props.selectedId, cursor]);
 
   useLayoutEffect(() => {
     if (shift.current && scroller.current) {
@@ -223,6 +223,17 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
                 {s === 'snoozed' ? t('snooze.view') : t(`status.${s}`)}
               </button>
             ))}
+            {f.status !== 'closed' && (
+              <select
+                class="input list-sort"
+                aria-label={t('list.sort')}
+                value={f.sort ?? 'activity'}
+                onChange={(e) => route(listUrl({ ...f, sort: e.currentTarget.value as ListSort }))}
+              >
+                <option value="activity">{t('list.sort_activity')}</option>
+                <option value="due">{t('list.sort_due')}</option>
+              </select>
+            )}
           </div>
           {checked.size > 0 && (
             <BulkBar

@@ -11,12 +11,16 @@ export interface ListFilter {
   label: string | null;
   /** A team's id, or 'mine' for the member's teams. */
   team?: string | null;
+  /** 'due': the earliest SLA due time first (breached first, nothing due last); else latest activity first. */
+  sort?: ListSort;
 }
+export type ListSort = 'activity' | 'due';
 
 export function filterFromUrl(query: Record<string, string>, params: Record<string, string | undefined>): ListFilter {
   const view = (['mine', 'unassigned', 'all'] as const).find((v) => v === query.view) ?? 'all';
   const status = (['open', 'pending', 'closed', 'snoozed'] as const).find((s) => s === query.status) ?? 'open';
-  return { view, status, inbox: params.inbox ?? null, label: query.label || null, team: query.team || null };
+  const sort = query.sort === 'due' ? 'due' : 'activity';
+  return { view, status, inbox: params.inbox ?? null, label: query.label || null, team: query.team || null, sort };
 }
 
 /** The URL of a list (and optionally one conversation in it). */
@@ -28,6 +32,7 @@ export function listUrl(f: ListFilter, conversationId?: string | null): string {
   if (f.status !== 'open') q.set('status', f.status);
   if (f.label) q.set('label', f.label);
   if (f.team) q.set('team', f.team);
+  if (f.sort === 'due') q.set('sort', 'due');
   const s = q.toString();
   return s ? `${path}?${s}` : path;
 }
@@ -48,4 +53,26 @@ export function matches(
   if (f.label && !c.labels.includes(f.label)) return false;
   if (f.team && !(f.team === 'mine' ? !!c.team_id && myTeams.includes(c.team_id) : c.team_id === f.team)) return false;
   return true;
+}
+
+type SlaTarget = { due_at: string | null; met_at: string | null } | null;
+type Sortable = { id: string; status: string; last_message_at: string; sla?: Record<string, SlaTarget> | null };
+
+/** The server's due-first key (src/sla/engine.ts sortKey): the earliest due time of a target not yet met. */
+const NOTHING_DUE = '9999-12-31T23:59:59.999Z';
+export function dueKey(c: Sortable): string {
+  if (!c.sla || c.status === 'closed') return NOTHING_DUE;
+  let min = NOTHING_DUE;
+  for (const t of Object.values(c.sla)) if (t && !t.met_at && t.due_at && t.due_at < min) min = t.due_at;
+  return min;
+}
+
+/** Whether `a` comes before `b` in the list's order (the server's order, so live rows land where a reload puts them). */
+export function comesBefore(a: Sortable, b: Sortable, sort: ListSort | undefined): boolean {
+  if (sort === 'due') {
+    const da = dueKey(a);
+    const db = dueKey(b);
+    return da < db || (da === db && a.id < b.id);
+  }
+  return a.last_message_at > b.last_message_at || (a.last_message_at === b.last_message_at && a.id > b.id);
 }
