@@ -1,7 +1,9 @@
 // Undo send in the panel (issue 34): a reply is held for the member's delay with a "Sending… Undo"
 // toast; Undo (keyboard alone) cancels it, nothing reaches the smtp sink, and the text is back in
 // the composer. A held reply is shown in the conversation with its time and a Cancel button (Ayşe,
-// Turkish, phone width). The delay is set to 60 s so the test never races the real clock.
+// Turkish, phone width). Send later, keyboard alone: "Tomorrow" stores the reply as scheduled for
+// 09:00 tomorrow on the member's clock (a zone set on the browser), shown with Cancel; nothing is
+// mailed. The delay is set to 60 s so the test never races the real clock.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
@@ -40,8 +42,8 @@ describe('undo send in the panel', { skip: browserSkipReason() }, () => {
     await sink?.close();
   });
 
-  async function memberPage(token: string, locale: string, viewport: { width: number; height: number }) {
-    const { context, page } = await browser.newPage({ viewport, locale });
+  async function memberPage(token: string, locale: string, viewport: { width: number; height: number }, timezoneId?: string) {
+    const { context, page } = await browser.newPage({ viewport, locale, timezoneId });
     await context.addCookies([{ name: 'svc_session', value: token, url: s.url }]);
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(String(e)));
@@ -99,6 +101,45 @@ describe('undo send in the panel', { skip: browserSkipReason() }, () => {
     await page.locator('#composer-body').getByText('Faturanız yolda.').waitFor();
     await s.app.jobs.drain();
     assert.equal(sink.messages.length, count);
+    assert.deepEqual(errors, []);
+  });
+
+  test('en: Send later → Tomorrow holds the reply until 09:00 tomorrow on the member’s clock', async () => {
+    const { conversation_id: id } = await deliverMail(s, address, { From: 'Cem <cem@cust.example>', Subject: 'Invoice copy' }, 'Could you resend it?');
+    const zone = 'Asia/Tokyo';
+    const { page, errors } = await memberPage(seed.ownerToken, 'en-US', { width: 1280, height: 860 }, zone);
+    await page.goto(`${s.url}/conversations/${id}`);
+    await page.getByRole('heading', { name: 'Invoice copy' }).waitFor();
+    await page.waitForFunction(() => (document.getElementById('recipients-to') as HTMLInputElement | null)?.value !== '');
+    const count = sink.messages.length;
+    await page.locator('body').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('r');
+    await page.keyboard.type('Here it is again.');
+    const later = page.getByRole('button', { name: 'Send later' });
+    await later.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Send later' });
+    await dialog.waitFor();
+    await assertAccessible(page);
+    await dialog.getByRole('button', { name: /^Tomorrow/ }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByText(/^Reply scheduled: /).waitFor();
+    await page.getByText(/^Scheduled for /).waitFor();
+    await page.getByRole('button', { name: 'Cancel' }).waitFor();
+    await screenshot(page, 'send-later-en');
+    const [held] = await s.app.db
+      .selectFrom('messages')
+      .select(['delivery_status', 'send_at'])
+      .where('conversation_id', '=', id)
+      .where('direction', '=', 'out')
+      .execute();
+    assert.equal(held.delivery_status, 'scheduled');
+    // 09:00 tomorrow in Tokyo (UTC+9, no DST): 00:00Z of Tokyo's tomorrow.
+    const tokyoToday = new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(new Date());
+    const tomorrow = new Date(`${tokyoToday}T00:00:00Z`).getTime() + 86_400_000;
+    assert.equal(new Date(held.send_at!).toISOString(), new Date(tomorrow).toISOString());
+    await s.app.jobs.drain();
+    assert.equal(sink.messages.length, count, 'nothing mailed before its time');
     assert.deepEqual(errors, []);
   });
 });

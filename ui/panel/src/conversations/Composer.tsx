@@ -7,12 +7,13 @@ import { forwardRef } from 'preact/compat';
 import { useEffect, useImperativeHandle, useRef, useState } from 'preact/hooks';
 import { api, errorText, type Message, must, type Schemas } from '../api';
 import { FormError } from '../components/FormError';
-import { t } from '../i18n';
+import { absoluteTime, t } from '../i18n';
 import { actionToast, me, memberName, toast, workspaceId } from '../state';
 import { RichText, type RichTextHandle } from './editor/RichText';
 import { joinNames, type Presence } from './Presence';
 import { useRecipients } from './Recipients';
 import { comboboxProps, hashQueryAt, SavedReplyPicker, useSavedReplies } from './SavedReplyPicker';
+import { SendLaterButton } from './SendLater';
 
 export interface ComposerHandle {
   focus(kind: 'message' | 'note'): void;
@@ -186,9 +187,10 @@ export const Composer = forwardRef<
     }
   }
 
-  async function send(anyway = false) {
+  async function send(anyway = false, later?: Date) {
     if (!body || busy || uploading) return;
-    const warning = anyway ? null : collisionWarning();
+    // A reply scheduled for later races nobody now.
+    const warning = anyway || later ? null : collisionWarning();
     setCollision(warning);
     if (warning) return;
     if (anyway) props.presence?.acknowledge();
@@ -198,8 +200,8 @@ export const Composer = forwardRef<
     clearTimeout(saveTimer.current);
     try {
       // Undo send: an e-mail reply is held for the person's delay (a stored job sends it then).
-      const hold = kind === 'message' && recipients.isEmail ? (me.value?.person.undo_send_seconds ?? 10) : 0;
-      const sendAt = hold > 0 ? { send_at: new Date(Date.now() + hold * 1000).toISOString() } : {};
+      const hold = kind === 'message' && recipients.isEmail && !later ? (me.value?.person.undo_send_seconds ?? 10) : 0;
+      const sendAt = later ? { send_at: later.toISOString() } : hold > 0 ? { send_at: new Date(Date.now() + hold * 1000).toISOString() } : {};
       const m = await must(
         api.POST('/v1/conversations/{conversationId}/messages', {
           params: { path: { conversationId: props.conversationId } },
@@ -207,7 +209,8 @@ export const Composer = forwardRef<
         }),
       );
       props.onSent(m);
-      if (m.status === 'scheduled') {
+      if (later) toast(t('composer.scheduled_for', { time: absoluteTime(later.toISOString()) }));
+      else if (m.status === 'scheduled') {
         const conversationId = props.conversationId;
         actionToast(t('composer.sending'), { label: t('composer.undo'), run: () => void undo(conversationId, m.id) }, hold * 1000);
       }
@@ -366,6 +369,7 @@ export const Composer = forwardRef<
         <span class="muted" id="composer-hint">
           {t('composer.hint')}
         </span>
+        {kind === 'message' && recipients.isEmail && <SendLaterButton disabled={busy || uploading > 0 || !body} onPick={(at) => void send(false, at)} />}
         <button
           class="btn btn-primary"
           type="submit"
