@@ -4,7 +4,8 @@
 // Browser tests hold a machine-wide lock (test/helpers/browser.ts), so at most one runs at a time.
 // In one `node --test` with N files at once, a browser file waiting for the lock would sit on a slot
 // doing nothing; so they run in a lane of their own (one file at a time) beside the lane of all the
-// other files (the remaining slots), and the run takes about as long as the longer lane.
+// other files (SVC_TEST_CONCURRENCY slots: most of them wait on sockets and timers more than they
+// compute), and the run takes about as long as the longer lane.
 // On Postgres (SVC_TEST_DATABASE_URL) the browser files are left out unless named by a filter or
 // SVC_TEST_BROWSERS=all: they drive the panel and the widget, whose server side the other files test
 // on both databases, and they run in the SQLite pass.
@@ -84,7 +85,7 @@ function runLane(name, laneFiles, slots, live) {
 
 const lanes = [];
 if (browserFiles.length > 0 && serverFiles.length > 0 && concurrency > 1) {
-  lanes.push(runLane('server', serverFiles, concurrency - 1, true));
+  lanes.push(runLane('server', serverFiles, concurrency, true));
   lanes.push(runLane('browser', browserFiles, 1, false));
 } else {
   lanes.push(runLane('all', [...serverFiles, ...browserFiles], concurrency, true));
