@@ -2,6 +2,7 @@
 // the row with its emails (in order) and its external ids.
 import type { ExpressionBuilder } from 'kysely';
 import { contactHasConversationIn, inboxIdsOfContactConversations } from '../conversations/store.js';
+import { isPostgres } from '../db/dialect.js';
 import { reusableQuery } from '../db/reusable-query.js';
 import type { ContactsTable, Database, Db } from '../db/schema.js';
 
@@ -194,4 +195,11 @@ export async function firstEmailsOf(db: Db, contactIds: readonly string[]): Prom
   const out = new Map<string, string>();
   for (const r of rows) if (!out.has(r.contact_id)) out.set(r.contact_id, r.email);
   return [...out].map(([contactId, email]) => ({ email, contactId }));
+}
+
+/** Locks the contact's row for the rest of the transaction (Postgres; SQLite transactions are serialized). */
+export async function lockContact(db: Db, contactId: string): Promise<void> {
+  let q = db.selectFrom('contacts').select('id').where('id', '=', contactId);
+  if (isPostgres(db as never)) q = q.forUpdate();
+  await q.executeTakeFirst();
 }

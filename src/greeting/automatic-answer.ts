@@ -3,7 +3,7 @@
 // email.send job (one transaction), and the log behind "once per contact per kind in 24 hours".
 import { channelAddresses } from '../channels/service.js';
 import type { ChannelRow } from '../channels/store.js';
-import type { ContactView } from '../contacts/store.js';
+import { type ContactView, lockContact } from '../contacts/store.js';
 import type { ConversationRow, MessageRow } from '../conversations/format.js';
 import { appendMessage, registerMailId, type Tx } from '../conversations/service.js';
 import type { Db } from '../db/schema.js';
@@ -31,8 +31,13 @@ export async function mayAnswerAutomatically(db: Db, conversation: ConversationR
   return !team.has(recipient) && !(sender && team.has(sender));
 }
 
-/** Whether the contact got an answer of this kind (from any inbox) within the interval. */
+/**
+ * Whether the contact got an answer of this kind (from any inbox) within the interval. Locks the
+ * contact first, so that two answers to one contact written at once (two processes) cannot both
+ * find none.
+ */
 export async function answeredRecently(db: Db, contactId: string, kind: AnswerKind, now: Date): Promise<boolean> {
+  await lockContact(db, contactId);
   const since = iso(new Date(now.getTime() - GREETING_INTERVAL_MS));
   const row = await db
     .selectFrom('greetings_sent')
