@@ -4,7 +4,7 @@ import { canSeeInbox } from '../auth/access.js';
 import { loadContactViews } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import type { ConversationStatus } from '../db/schema.js';
-import { inboxIsDeleted } from '../inboxes/store.js';
+import { deletedInboxIds, inboxIsDeleted } from '../inboxes/store.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, notFound } from '../platform/errors.js';
 import { decodeCursor, toPage, toPageById } from '../platform/pagination.js';
@@ -45,12 +45,12 @@ export async function listConversations(
 ) {
   const limit = page.limit ?? 50;
   const sort = page.sort ?? 'created';
-  let q = ctx.db
-    .selectFrom('conversations')
-    .selectAll()
-    .where('workspace_id', '=', access.workspaceId)
-    // Those of a deleted inbox are gone for readers at once (the deletion job removes them in batches).
-    .where((eb) => eb.not(inboxIsDeleted('conversations.inbox_id')));
+  let q = ctx.db.selectFrom('conversations').selectAll().where('workspace_id', '=', access.workspaceId);
+  // Those of a deleted inbox are gone for readers at once (the deletion job removes them in batches).
+  // Named by id, not as an anti-join: Postgres misjudges the anti-join's rows and starts parallel
+  // workers for a 50-row page (40 ms instead of 2 at 100,000 open conversations, bench/sla).
+  const gone = await deletedInboxIds(ctx.db, access.workspaceId);
+  if (gone.length) q = q.where('inbox_id', 'not in', gone);
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('inbox_id', 'in', access.inboxIds) : q.where('inbox_id', '=', '');
   if (filter.inboxId) q = q.where('inbox_id', '=', filter.inboxId);
   if (filter.status) q = q.where('status', '=', filter.status);
