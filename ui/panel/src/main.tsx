@@ -5,6 +5,7 @@ import { App } from './app';
 import './styles/tokens.css';
 import './styles/app.css';
 import './styles/workspace.css';
+import './styles/composer.css';
 import './styles/overlays.css';
 import './styles/settings.css';
 import './styles/picker-bell-reports.css';

@@ -62,6 +62,9 @@ export function useRecipients(conversationId: string, active: boolean) {
   const [defaults, setDefaults] = useState<{ to: string; cc: string } | null>(null);
   const [values, setValues] = useState<Record<Field, string>>({ to: '', cc: '', bcc: '' });
   const [isEmail, setIsEmail] = useState(false);
+  // Cc and Bcc fold behind a "Cc/Bcc" button while empty (as in a mail client); opened, they stay.
+  const [copiesOpen, setCopiesOpen] = useState(false);
+  const firstHidden = useRef<Field | null>(null);
   // What is sent reads these, kept in step at every change: never a render's possibly older copy.
   const editedRef = useRef<Record<Field, boolean>>({ to: false, cc: false, bcc: false });
   const valuesRef = useRef(values);
@@ -94,6 +97,7 @@ export function useRecipients(conversationId: string, active: boolean) {
   }
 
   useEffect(() => {
+    setCopiesOpen(false);
     void reload();
     const refresh = (id: string) => id === conversationId && void reload();
     changeListeners.add(refresh);
@@ -116,10 +120,17 @@ export function useRecipients(conversationId: string, active: boolean) {
     return out;
   }
 
+  useEffect(() => {
+    if (!copiesOpen || !firstHidden.current) return;
+    document.getElementById(`recipients-${firstHidden.current}`)?.focus();
+    firstHidden.current = null;
+  }, [copiesOpen]);
+
+  const shown = (['to', 'cc', 'bcc'] as const).filter((f) => f === 'to' || copiesOpen || values[f] !== '');
   const row =
     isEmail && active && defaults ? (
       <fieldset class="recipients" aria-label={t('recipients.legend')}>
-        {(['to', 'cc', 'bcc'] as const).map((f) => (
+        {shown.map((f) => (
           <div class="recipients-line" key={f}>
             <label for={`recipients-${f}`}>{t(`recipients.${f}`)}</label>
             <input
@@ -137,6 +148,19 @@ export function useRecipients(conversationId: string, active: boolean) {
                 editedRef.current = { ...editedRef.current, [f]: f === 'bcc' ? v.trim() !== '' : v !== defaults[f as 'to' | 'cc'] };
               }}
             />
+            {f === 'to' && shown.length < 3 && (
+              <button
+                class="btn btn-ghost recipients-more"
+                type="button"
+                aria-expanded="false"
+                onClick={() => {
+                  firstHidden.current = (['cc', 'bcc'] as const).find((x) => !shown.includes(x)) ?? null;
+                  setCopiesOpen(true);
+                }}
+              >
+                {t('recipients.show_copies')}
+              </button>
+            )}
           </div>
         ))}
       </fieldset>

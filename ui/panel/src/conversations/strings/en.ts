@@ -180,6 +180,7 @@ export const conversationsEn = {
   'recipients.cc': 'Cc',
   'recipients.bcc': 'Bcc',
   'recipients.bcc_placeholder': 'Hidden copies (never shown to the customers)',
+  'recipients.show_copies': 'Cc/Bcc',
   'recipients.participants': 'Participants',
   'recipients.no_participants': 'Nobody yet: replies go to the contact.',
   'recipients.remove_participant': 'Remove {address}',

@@ -183,6 +183,7 @@ export const conversationsTr: Record<keyof typeof conversationsEn, string> = {
   'recipients.cc': 'Bilgi',
   'recipients.bcc': 'Gizli',
   'recipients.bcc_placeholder': 'Gizli kopyalar (müşterilere asla gösterilmez)',
+  'recipients.show_copies': 'Bilgi/Gizli',
   'recipients.participants': 'Katılımcılar',
   'recipients.no_participants': 'Henüz kimse yok: yanıtlar kişiye gider.',
   'recipients.remove_participant': '{address} adresini çıkar',
