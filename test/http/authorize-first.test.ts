@@ -28,6 +28,7 @@ const OPEN_TO_EVERY_KEY: Record<string, string> = {
   'GET /v1/inboxes/{inboxId}/ratings': 'whether an inbox asks for ratings, readable by whoever reaches the inbox',
   'GET /v1/inboxes/{inboxId}/assignment': 'an inbox’s auto-assignment setting, readable by whoever reaches the inbox',
   'GET /v1/inboxes/{inboxId}/sla': 'an inbox’s SLA targets, readable by whoever reaches the inbox',
+  'GET /v1/inboxes/{inboxId}/away-reply': 'an inbox’s out-of-office reply, readable by whoever reaches the inbox',
 };
 
 /** Routes a key needs a manager's scope for, but agents may use for their own things. */
