@@ -99,12 +99,11 @@ describe('reports page in the panel', { skip: browserSkipReason() }, () => {
       await page.setViewportSize({ width: 1280, height: 900 });
       await page.goto(`${s.url}/settings/inboxes/${seed.inboxId}`);
       await page.getByRole('heading', { name: tr ? 'Karşılama mesajı' : 'Greeting' }).waitFor();
-      await page.getByLabel(tr ? 'Karşılama mesajını gönder' : 'Send the greeting').check();
-      await page.getByLabel(tr ? 'İngilizce metin' : 'Text in English').fill(`Hello from ${locale}`);
-      await page
-        .getByRole('region', { name: tr ? 'Karşılama mesajı' : 'Greeting' })
-        .getByRole('button', { name: tr ? 'Kaydet' : 'Save' })
-        .click();
+      // The out-of-office card has texts with the same labels: the greeting's own region.
+      const greeting = page.getByRole('region', { name: tr ? 'Karşılama mesajı' : 'Greeting' });
+      await greeting.getByLabel(tr ? 'Karşılama mesajını gönder' : 'Send the greeting').check();
+      await greeting.getByLabel(tr ? 'İngilizce metin' : 'Text in English').fill(`Hello from ${locale}`);
+      await greeting.getByRole('button', { name: tr ? 'Kaydet' : 'Save' }).click();
       await page.getByLabel(tr ? 'Değerlendirme iste' : 'Ask for a rating').check();
       await assertAccessible(page);
       for (let i = 0; i < 50; i++) {
