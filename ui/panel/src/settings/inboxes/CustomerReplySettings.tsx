@@ -94,7 +94,7 @@ function AnswerForm(props: {
         }
       }}
     >
-      <label class="field" style={{ display: 'flex', gap: 'var(--space-2)', fontWeight: 400 }}>
+      <label class="field check-row">
         <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
         {labels.enabled}
       </label>
