@@ -44,6 +44,22 @@ export function attachmentUrl(id: string): string {
   return `/v1/attachments/${id}/content`;
 }
 
+/**
+ * Uploads the team's html shows in place (an image pasted into the composer points at its upload's
+ * URL): they go out as inline parts named by this Content-ID, and the URL becomes `cid:` in the mail.
+ */
+export function inlineUploads(html: string | null, ids: readonly string[]): { id: string; contentId: string }[] {
+  if (!html) return [];
+  return ids.filter((id) => html.includes(`src="${attachmentUrl(id)}"`)).map((id) => ({ id, contentId: `${id}@svc` }));
+}
+
+/** The html as mailed: the message's own inline parts by `cid:` instead of their panel URL. */
+export function htmlForMail(html: string, files: readonly Pick<AttachmentRow, 'id' | 'inline' | 'content_id'>[]): string {
+  let out = html;
+  for (const f of files) if (f.inline && f.content_id) out = out.replaceAll(`src="${attachmentUrl(f.id)}"`, `src="cid:${f.content_id}"`);
+  return out;
+}
+
 export function formatAttachment(a: AttachmentRow) {
   return {
     id: a.id,

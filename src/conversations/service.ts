@@ -31,7 +31,7 @@ import { iso } from '../platform/clock.js';
 import { invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { charCount } from '../platform/text.js';
-import { type AttachmentRow, type ConversationRow, formatConversation, formatMessage, type MessageRow } from './format.js';
+import { type AttachmentRow, type ConversationRow, formatConversation, formatMessage, inlineUploads, type MessageRow } from './format.js';
 import { attachmentsOf, findConversation, labelsOf } from './store.js';
 
 /** A transaction (or connection) and the clock: what the insert functions need. */
@@ -227,6 +227,9 @@ export async function insertMessage(
       .where('id', 'in', ids)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== ids.length) throw invalid('attachment_ids must name uploads of this conversation that were not sent yet');
+    // Pictures the text shows in place are the mail's inline parts.
+    for (const p of inlineUploads(message.html, ids))
+      await tx.db.updateTable('attachments').set({ inline: 1, content_id: p.contentId }).where('id', '=', p.id).execute();
     attachments.push(...(await tx.db.selectFrom('attachments').selectAll().where('id', 'in', ids).orderBy('id').execute()));
   }
   let updated = conversation;

@@ -10,7 +10,7 @@
 import type { Readable } from 'node:stream';
 import { type ChannelRow, findChannel, firstChannelOfInbox } from '../channels/store.js';
 import type { Ctx } from '../context.js';
-import { type ConversationRow, formatMailHeaders, formatMessage, type MessageRow } from '../conversations/format.js';
+import { type ConversationRow, formatMailHeaders, formatMessage, htmlForMail, type MessageRow } from '../conversations/format.js';
 import { attachmentsOf, conversationById, firstMessage, latestMailOf, messageById, setMessageDelivery } from '../conversations/store.js';
 import type { Db, MailHeaders } from '../db/schema.js';
 import { announceEvents, recordEvent } from '../events/service.js';
@@ -135,7 +135,7 @@ async function sendOnce(ctx: Ctx, message: MessageRow): Promise<MailHeaders> {
       bcc: bcc.length ? bcc.map(mailboxOf) : undefined,
       subject: sent.subject!,
       text: message.body,
-      html: message.html ?? undefined,
+      html: message.html ? htmlForMail(message.html, files) : undefined,
       messageId: `<${sent.message_id}>`,
       inReplyTo: sent.in_reply_to.length ? `<${sent.in_reply_to[0]}>` : undefined,
       references: references.length ? references.map((r) => `<${r}>`).join(' ') : undefined,

@@ -11,6 +11,9 @@ import { INGRESS_SECRET, ingressPort, SINK_LOGIN, seedEmailChannel, sendToIngres
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
+/** A 1×1 PNG. */
+const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
 describe('the formatted composer', { skip: browserSkipReason() }, () => {
   let sink: SmtpSink;
   let s: TestServer;
@@ -155,6 +158,52 @@ describe('the formatted composer', { skip: browserSkipReason() }, () => {
     } finally {
       await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
     }
+  });
+
+  test('a pasted screenshot goes out in place (cid:, multipart/related) and shows in the sent reply', async () => {
+    const { context, page, errors } = await openConversation('en-US', { width: 1280, height: 800 }, 'Screenshot');
+    await page.keyboard.press('r');
+    await page.keyboard.type('Look here: ');
+    // A 1×1 PNG on the clipboard, as a screenshot tool leaves it (a file, no text).
+    await page.evaluate((b64) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const data = new DataTransfer();
+      data.items.add(new File([bytes], 'image.png', { type: 'image/png' }));
+      document.querySelector('#composer-body')!.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    }, PNG_1X1);
+    const pasted = page.locator('#composer-body img[src^="/v1/attachments/"]');
+    await pasted.waitFor();
+    assert.ok(await pasted.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth === 1), 'the picture shows in the editor');
+    // In the text, not in the attachment list.
+    assert.equal(await page.getByRole('list', { name: 'Attachments' }).count(), 0);
+    await page.keyboard.type(' thanks');
+    const count = sink.messages.length;
+    await page.keyboard.press('Control+Enter');
+    const [mail] = (await sink.waitFor(count + 1)).slice(count);
+    assert.match(mail.raw.toString('utf8'), /Content-Type: multipart\/related;/i);
+    const part = mail.parsed.attachments.find((a) => a.contentType === 'image/png');
+    assert.ok(part?.cid, 'the picture is an inline part with a Content-ID');
+    assert.ok(part.content.equals(Buffer.from(PNG_1X1, 'base64')));
+    assert.equal(part.related, true);
+    // mailparser puts each cid: reference's part in its place as a data: URL: the text points at it.
+    const html = String(mail.parsed.html);
+    assert.ok(html.includes(`<img src="data:image/png;base64,${PNG_1X1}" alt="image.png"`), html);
+    assert.ok(!mail.raw.toString('utf8').includes('/v1/attachments/'), 'no panel URL in the mail');
+    // The panel's own view of the sent mail shows the picture in place, not as a file.
+    await page.getByRole('article', { name: 'You' }).filter({ hasText: 'Look here' }).waitFor();
+    // A draft save on its way when Send was pressed does not bring the draft back after the send.
+    const conversationId = page.url().split('/').pop()!;
+    assert.equal((await s.app.db.selectFrom('drafts').select('html').where('conversation_id', '=', conversationId).execute()).length, 0);
+    // (Its text is inside the frame once it shows formatted: found by place, not by text.)
+    const sent = page.getByRole('article', { name: 'You' }).last();
+    await sent.getByRole('button', { name: 'Show formatted' }).click();
+    const shown = sent.frameLocator('iframe.mail-frame').locator('img');
+    await shown.waitFor({ state: 'attached' });
+    await shown.evaluate((img: HTMLImageElement) => (img.complete ? null : new Promise((r) => img.addEventListener('load', r, { once: true }))));
+    assert.equal(await shown.evaluate((img: HTMLImageElement) => `${img.naturalWidth} ${img.getAttribute('src')!.slice(0, 22)}`), '1 data:image/png;base64,');
+    assert.equal(await sent.getByRole('link', { name: /image\.png/ }).count(), 0);
+    assert.deepEqual(errors, []);
+    await context.close();
   });
 
   test('a draft typed in one browser comes back in another of the same member; a teammate is told', async () => {

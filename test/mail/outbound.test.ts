@@ -161,6 +161,42 @@ describe('replies by e-mail through the channel’s SMTP account', () => {
     assert.equal(left.length, 0);
   });
 
+  test('an upload the html shows (a pasted picture) goes out as an inline part; one it does not is a file', async () => {
+    const first = await customerMail({ Subject: 'Inline picture' });
+    const upload = async (filename: string, type: string, bytes: Buffer) => {
+      const up = await s.request('POST', `/v1/conversations/${first.conversation_id}/attachments?filename=${filename}`, {
+        token: seed.apiKey,
+        raw: bytes,
+        headers: { 'content-type': type },
+      });
+      assert.equal(up.status, 201, JSON.stringify(up.body));
+      return up.body as { id: string; url: string };
+    };
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const picture = await upload('shot.png', 'image/png', png);
+    const file = await upload('notes.txt', 'text/plain', Buffer.from('notes'));
+    const count = sink.messages.length;
+    const r = await s.request('POST', `/v1/conversations/${first.conversation_id}/messages`, {
+      token: seed.apiKey,
+      body: { html: `<p>Here: <img src="${picture.url}" alt="shot"></p>`, attachment_ids: [picture.id, file.id] },
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const byId = new Map((r.body.attachments as { id: string; inline: boolean; content_id: string | null }[]).map((a) => [a.id, a]));
+    assert.deepEqual(byId.get(picture.id), { ...byId.get(picture.id), inline: true, content_id: `${picture.id}@svc` });
+    assert.deepEqual(byId.get(file.id), { ...byId.get(file.id), inline: false, content_id: null });
+    await s.app.jobs.drain();
+    const mail = (await sink.waitFor(count + 1))[count];
+    const raw = mail.raw.toString('utf8');
+    assert.match(raw, /Content-Type: multipart\/related;/i);
+    assert.match(raw, new RegExp(`Content-ID: <${picture.id}@svc>`, 'i'));
+    assert.ok(!raw.includes(picture.url), 'the mail names the part by cid:, not by the panel URL');
+    const parts = new Map(mail.parsed.attachments.map((a) => [a.filename, a]));
+    assert.equal(parts.get('shot.png')?.related, true);
+    assert.ok(parts.get('shot.png')?.content.equals(png));
+    assert.ok(!parts.get('notes.txt')!.related);
+    assert.equal(parts.get('notes.txt')?.contentDisposition, 'attachment');
+  });
+
   test('attachments round-trip: upload, send with the reply, download the same bytes', async () => {
     const first = await customerMail({ Subject: 'Attach' });
     const bytes = Buffer.from(Array.from({ length: 3000 }, (_, i) => i % 251));

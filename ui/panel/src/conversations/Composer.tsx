@@ -57,6 +57,8 @@ export const Composer = forwardRef<
   const [teammateDrafts, setTeammateDrafts] = useState<Schemas['ConversationDrafts']['teammates']>([]);
   const typedHere = useRef(false);
   const saveTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  /** The draft save on its way: a send waits for it, or the draft could land after the send removed it. */
+  const draftSaving = useRef<Promise<unknown>>(Promise.resolve());
   useEffect(() => {
     let gone = false;
     typedHere.current = false;
@@ -80,7 +82,7 @@ export const Composer = forwardRef<
     clearTimeout(saveTimer.current);
     const conversationId = props.conversationId;
     saveTimer.current = setTimeout(() => {
-      void api.PUT('/v1/conversations/{conversationId}/draft', { params: { path: { conversationId } }, body: { kind: k, html } });
+      draftSaving.current = api.PUT('/v1/conversations/{conversationId}/draft', { params: { path: { conversationId } }, body: { kind: k, html } });
     }, DRAFT_SAVE_AFTER_MS);
   }
 
@@ -139,9 +141,11 @@ export const Composer = forwardRef<
   }
 
   // Files are uploaded as soon as they are chosen or dropped, then sent with the message by id.
-  const [files, setFiles] = useState<{ id: string; filename: string; size: number }[]>([]);
+  // Pictures pasted or dropped into the text are uploads too, shown in place (`inline`): they go
+  // with the message while the text still shows them, as inline parts of the mail.
+  const [files, setFiles] = useState<{ id: string; filename: string; size: number; inline?: boolean }[]>([]);
   const [uploading, setUploading] = useState(0);
-  async function attach(list: FileList | File[]) {
+  async function attach(list: FileList | File[], inline = false) {
     for (const file of Array.from(list)) {
       setUploading((n) => n + 1);
       try {
@@ -153,13 +157,22 @@ export const Composer = forwardRef<
         });
         const answer = await res.json();
         if (!res.ok) throw new Error(answer?.error?.message ?? res.statusText);
-        setFiles((old) => [...old, { id: answer.id, filename: answer.filename, size: answer.size }]);
+        setFiles((old) => [...old, { id: answer.id, filename: answer.filename, size: answer.size, inline }]);
+        if (inline) {
+          area.current?.insertImage(answer.url, answer.filename);
+          changeBody(area.current?.html() ?? '');
+        }
       } catch (e) {
         setError(t('composer.attach_failed', { name: file.name, error: errorText(e) }));
       } finally {
         setUploading((n) => n - 1);
       }
     }
+  }
+
+  /** What goes with the message: the attachments, and the pictures the text still shows. */
+  function sentFiles(html: string): string[] {
+    return files.filter((f) => !f.inline || html.includes(`/v1/attachments/${f.id}/content`)).map((f) => f.id);
   }
 
   /** Why a reply should wait for a second look, or null: someone else replied or is writing one. */
@@ -199,13 +212,14 @@ export const Composer = forwardRef<
     // A draft save still waiting must not land after the send (which removes the draft).
     clearTimeout(saveTimer.current);
     try {
+      await draftSaving.current.catch(() => undefined);
       // Undo send: an e-mail reply is held for the person's delay (a stored job sends it then).
       const hold = kind === 'message' && recipients.isEmail && !later ? (me.value?.person.undo_send_seconds ?? 10) : 0;
       const sendAt = later ? { send_at: later.toISOString() } : hold > 0 ? { send_at: new Date(Date.now() + hold * 1000).toISOString() } : {};
       const m = await must(
         api.POST('/v1/conversations/{conversationId}/messages', {
           params: { path: { conversationId: props.conversationId } },
-          body: { kind, html: body, ...(files.length ? { attachment_ids: files.map((f) => f.id) } : {}), ...recipients.payload(), ...sendAt },
+          body: { kind, html: body, ...(sentFiles(body).length ? { attachment_ids: sentFiles(body) } : {}), ...recipients.payload(), ...sendAt },
         }),
       );
       props.onSent(m);
@@ -236,7 +250,8 @@ export const Composer = forwardRef<
       }}
       onDragOver={(e) => e.preventDefault()}
       onDrop={(e) => {
-        if (!e.dataTransfer?.files.length) return;
+        // Pictures dropped into the text were taken there (in place).
+        if (e.defaultPrevented || !e.dataTransfer?.files.length) return;
         e.preventDefault();
         void attach(e.dataTransfer.files);
       }}
@@ -274,6 +289,7 @@ export const Composer = forwardRef<
           }}
           onCaret={findHash}
           onBlur={() => setHash(null)}
+          onPictures={(pictures) => void attach(pictures, true)}
           onKeyDown={(e) => {
             if (pickerOpen && !e.ctrlKey && !e.metaKey) {
               const n = picker.replies.length;
@@ -336,21 +352,23 @@ export const Composer = forwardRef<
           </div>
         </div>
       )}
-      {files.length > 0 && (
+      {files.some((f) => !f.inline) && (
         <ul role="list" class="labels" aria-label={t('composer.attachments')}>
-          {files.map((f) => (
-            <li key={f.id} class="label-chip">
-              {f.filename}
-              <button
-                type="button"
-                class="btn-ghost label-remove"
-                aria-label={t('composer.remove_file', { name: f.filename })}
-                onClick={() => setFiles((old) => old.filter((x) => x.id !== f.id))}
-              >
-                ×
-              </button>
-            </li>
-          ))}
+          {files
+            .filter((f) => !f.inline)
+            .map((f) => (
+              <li key={f.id} class="label-chip">
+                {f.filename}
+                <button
+                  type="button"
+                  class="btn-ghost label-remove"
+                  aria-label={t('composer.remove_file', { name: f.filename })}
+                  onClick={() => setFiles((old) => old.filter((x) => x.id !== f.id))}
+                >
+                  ×
+                </button>
+              </li>
+            ))}
         </ul>
       )}
       <div class="composer-foot">

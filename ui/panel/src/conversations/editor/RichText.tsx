@@ -14,6 +14,7 @@ export interface RichTextHandle {
   setHtml(html: string): void;
   textBeforeCaret(): string;
   replaceBeforeCaret(chars: number, text: string): void;
+  insertImage(src: string, alt: string): void;
 }
 
 interface Props {
@@ -27,6 +28,8 @@ interface Props {
   /** True when the key was handled (the editor then ignores it). */
   onKeyDown: (event: KeyboardEvent) => boolean;
   onBlur: () => void;
+  /** Pictures pasted or dropped into the text, to upload and put in place with insertImage. */
+  onPictures?: (files: File[]) => void;
 }
 
 // A numbered-list mark drawn, not written: "1." as text is not part of the button's name (axe).
@@ -106,6 +109,7 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
           return latest.current.onKeyDown(e);
         },
         onBlur: () => latest.current.onBlur(),
+        onPictures: (files) => latest.current.onPictures?.(files),
       });
       editor.current = rich;
       handover.current = { typed: typed !== '', hadFocus };
@@ -155,6 +159,9 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
       },
       replaceBeforeCaret(chars, text) {
         editor.current?.replaceBeforeCaret(chars, text);
+      },
+      insertImage(src, alt) {
+        editor.current?.insertImage(src, alt);
       },
     }),
     // Made once: its methods read refs. Remade on every render, the handle would be unset while the

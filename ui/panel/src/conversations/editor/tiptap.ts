@@ -4,6 +4,7 @@
 // (`**bold**`, `*italic*`, `` `code` ``, `- `, `1. `, `> `); Ctrl+B, Ctrl+I, Ctrl+E, Ctrl+Shift+7/8/B
 // from its keymaps.
 import { Editor } from '@tiptap/core';
+import Image from '@tiptap/extension-image';
 import { Placeholder } from '@tiptap/extensions';
 import { Selection } from '@tiptap/pm/state';
 import StarterKit from '@tiptap/starter-kit';
@@ -31,7 +32,16 @@ export interface RichEditor {
   /** Links the selection (or the word at the caret) to `href`; '' removes the link. */
   setLink(href: string): void;
   setAttributes(attributes: Record<string, string>): void;
+  /** Puts an image at the caret (a pasted or dropped picture, once uploaded). */
+  insertImage(src: string, alt: string): void;
   destroy(): void;
+}
+
+/** Pictures a mail client shows in place; other files pasted or dropped become attachments. */
+const INLINE_TYPES = /^image\/(png|jpe?g|gif|webp)$/;
+
+function pictures(list: FileList | null | undefined): File[] {
+  return Array.from(list ?? []).filter((f) => INLINE_TYPES.test(f.type));
 }
 
 export function createRichEditor(
@@ -45,6 +55,8 @@ export function createRichEditor(
     /** True when the key was handled (the editor then ignores it). */
     onKeyDown: (event: KeyboardEvent) => boolean;
     onBlur: () => void;
+    /** Pictures pasted or dropped into the text: the caller uploads them and calls insertImage. */
+    onPictures: (files: File[]) => void;
   },
 ): RichEditor {
   const editor = new Editor({
@@ -61,12 +73,33 @@ export function createRichEditor(
         link: { openOnClick: false, autolink: true, linkOnPaste: true, defaultProtocol: 'https', protocols: ['mailto', 'tel'] },
       }),
       Placeholder.configure({ placeholder: () => opts.placeholder() }),
+      Image.configure({ inline: true, allowBase64: false }),
     ],
-    editorProps: { attributes: opts.attributes, handleKeyDown: (_view, event) => opts.onKeyDown(event) },
+    editorProps: {
+      attributes: opts.attributes,
+      handleKeyDown: (_view, event) => opts.onKeyDown(event),
+      // Text copied with a picture of itself (spreadsheet cells) is pasted as text.
+      handlePaste: (_view, event) => !event.clipboardData?.types.includes('text/plain') && takePictures(event.clipboardData?.files),
+      handleDrop: (view, event) => {
+        const files = pictures((event as DragEvent).dataTransfer?.files);
+        if (!files.length) return false;
+        // The caret goes where the picture was dropped, so it lands there.
+        const at = view.posAtCoords({ left: (event as DragEvent).clientX, top: (event as DragEvent).clientY });
+        if (at) view.dispatch(view.state.tr.setSelection(Selection.near(view.state.doc.resolve(at.pos))));
+        return takePictures((event as DragEvent).dataTransfer?.files);
+      },
+    },
     onUpdate: () => opts.onChange(),
     onSelectionUpdate: () => opts.onSelection(),
     onBlur: () => opts.onBlur(),
   });
+
+  function takePictures(list: FileList | null | undefined): boolean {
+    const files = pictures(list);
+    if (!files.length) return false;
+    opts.onPictures(files);
+    return true;
+  }
 
   return {
     // At once, not a frame later as Tiptap's focus command does: keys typed right after a
@@ -122,6 +155,9 @@ export function createRichEditor(
         return;
       }
       chain.setLink({ href }).run();
+    },
+    insertImage: (src, alt) => {
+      editor.chain().focus().setImage({ src, alt }).run();
     },
     setAttributes: (attributes) => editor.setOptions({ editorProps: { ...editor.options.editorProps, attributes } }),
     destroy: () => editor.destroy(),
