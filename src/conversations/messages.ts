@@ -39,6 +39,8 @@ export interface NewTeamMessage {
   bcc?: string[];
   /** Undo send / send later: held until then (./send-later.ts). */
   sendAt?: string;
+  /** Send later: kept back (a note for its author instead) when the customer writes before then. */
+  unlessCustomerReplies?: boolean;
 }
 
 export async function createTeamMessage(ctx: Ctx, access: Access, conversationId: string, input: NewTeamMessage) {
@@ -106,6 +108,10 @@ export async function createTeamMessage(ctx: Ctx, access: Access, conversationId
       }
     }
     if (sendAt && !mailed) throw sendAtError('only e-mail replies can be sent later');
+    if (input.unlessCustomerReplies) {
+      if (!sendAt) throw invalid('unless_customer_replies needs send_at', { issues: [{ path: 'unless_customer_replies', message: 'needs send_at' }] });
+      message.details = { ...message.details, unless_customer_replies: true };
+    }
     const appended = await appendMessage(tx, { conversation, message });
     // Sent: the member's draft here is done with.
     if (access.actor.kind === 'member') await removeDraft(trx, conversation.id, access.actor.personId);

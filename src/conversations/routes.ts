@@ -285,6 +285,10 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
                 .max(40)
                 .optional()
                 .openapi({ description: 'e-mail replies: send later / undo send, an ISO time ahead (≤ 366 days); status scheduled until then' }),
+              unless_customer_replies: z.boolean().optional().openapi({
+                description:
+                  'with send_at: if the customer writes before then, the reply is not sent; it stays as a note (details.held = customer_replied) and its author is notified (reply_held)',
+              }),
             })
             .strict(),
         ),
@@ -305,6 +309,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
         cc: b.cc,
         bcc: b.bcc,
         sendAt: b.send_at,
+        unlessCustomerReplies: b.unless_customer_replies,
       });
       return c.json(message, 201);
     },

@@ -7,15 +7,16 @@
 // gone and the job finds nothing.
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
+import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
 import { scheduleEmailSend } from '../mail/outbound.js';
 import { deleteMailIdOfMessage } from '../mail/store.js';
-import { DAY, iso } from '../platform/clock.js';
+import { type Clock, DAY, iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
 import { replySignatures, withoutSignatures } from '../saved-replies/signatures.js';
-import { formatMailHeaders } from './format.js';
+import { formatMailHeaders, type MessageRow } from './format.js';
 import { getConversationFor, recordSentLaterEvents } from './service.js';
 import { messageById } from './store.js';
 
@@ -47,6 +48,7 @@ export async function sendScheduledMessage(ctx: Pick<Ctx, 'db' | 'clock' | 'log'
     const message = await messageById(trx, messageId);
     if (!message || message.delivery_status !== 'scheduled') return { done: 'not_scheduled' as const };
     if (message.send_at && message.send_at > iso(ctx.clock.now())) return { later: new Date(message.send_at) };
+    if (await keptBackForCustomer(tx, message)) return { done: 'held' as const };
     const claimed = await trx
       .updateTable('messages')
       .set({ delivery_status: 'pending' })
@@ -63,7 +65,43 @@ export async function sendScheduledMessage(ctx: Pick<Ctx, 'db' | 'clock' | 'log'
     ctx.jobs.wake();
     ctx.log.info('scheduled message handed to sending', { message_id: messageId });
   }
+  if ('done' in outcome && outcome.done === 'held') {
+    announceEvents(ctx);
+    ctx.log.info('scheduled message kept back: the customer wrote first', { message_id: messageId });
+  }
   return outcome;
+}
+
+/**
+ * "Unless the customer answers first": when the customer wrote after the reply was scheduled, the
+ * reply is not sent but stays as a note (details.held), so its author sees it beside the new words
+ * and is notified (reply_held). False when the reply should go.
+ */
+async function keptBackForCustomer(tx: { db: Db; clock: Clock }, message: MessageRow): Promise<boolean> {
+  const details = message.details ? (JSON.parse(message.details) as Record<string, unknown>) : {};
+  if (!details.unless_customer_replies) return false;
+  const answered = await tx.db
+    .selectFrom('messages')
+    .select('id')
+    .where('conversation_id', '=', message.conversation_id)
+    .where('kind', '=', 'message')
+    .where('direction', '=', 'in')
+    .where('automatic', '=', 0)
+    .where('created_at', '>', message.created_at)
+    .limit(1)
+    .executeTakeFirst();
+  if (!answered) return false;
+  const note = { ...message, kind: 'note' as const, delivery_status: null, send_at: null, details: JSON.stringify({ ...details, held: 'customer_replied' }) };
+  const kept = await tx.db
+    .updateTable('messages')
+    .set({ kind: note.kind, delivery_status: null, send_at: null, details: note.details })
+    .where('id', '=', message.id)
+    .where('delivery_status', '=', 'scheduled')
+    .executeTakeFirst();
+  if (Number(kept.numUpdatedRows) !== 1) return false;
+  await deleteMailIdOfMessage(tx.db, message.id);
+  await recordSentLaterEvents(tx, note);
+  return true;
 }
 
 export function sendLaterJob(ctx: Ctx): JobKind<{ messageId: string }> {

@@ -12,6 +12,7 @@ export const NOTIFICATION_TRIGGERS = [
   'snooze_ended',
   'sla_warning',
   'sla_breached',
+  'reply_held',
 ] as const satisfies readonly NotificationTrigger[];
 export const NOTIFICATION_CHANNELS = ['realtime', 'push', 'email'] as const;
 export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number];
@@ -28,6 +29,7 @@ export function defaultPreferences(): NotificationPreferences {
     snooze_ended: { realtime: true, push: true, email: true },
     sla_warning: { realtime: true, push: true, email: true },
     sla_breached: { realtime: true, push: true, email: true },
+    reply_held: { realtime: true, push: true, email: true },
   };
 }
 

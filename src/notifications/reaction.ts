@@ -20,7 +20,7 @@ export interface NotifyEventPayload {
 /** The reasons a snoozed conversation wakes by itself (src/conversations/snooze.ts). */
 const WAKE_REASONS = new Set(['snooze_ended', 'customer_reply']);
 
-type Shown = { kind?: string; direction?: string; body?: string };
+type Shown = { kind?: string; direction?: string; body?: string; details?: { held?: string } | null };
 type ShownConversation = { spam?: boolean; imported?: boolean; assignee_id?: string | null };
 
 /** What about this event could notify someone, or undefined when nothing can. */
@@ -42,7 +42,7 @@ function notifiable(event: RecordedEvent): Omit<NotifyEventPayload, 'event_id' |
     case 'message.created': {
       const message = event.data.message as Shown | undefined;
       if (message?.kind === 'message' && message.direction === 'in' && conversation.assignee_id) return {};
-      if (message?.kind === 'note' && message.body?.includes('@')) return {};
+      if (message?.kind === 'note' && (message.body?.includes('@') || message.details?.held)) return {};
       return undefined;
     }
     default:

@@ -49,7 +49,15 @@ export interface PushMessage {
 type EventData = {
   conversation?: { id: string; subject: string | null; spam?: boolean; imported?: boolean; assignee_id?: string | null; created_at: string };
   contact?: { name: string | null; emails?: string[] } | null;
-  message?: { id: string; kind: string; direction: string; body: string; created_at: string; author?: { type: string; member_id?: string | null } };
+  message?: {
+    id: string;
+    kind: string;
+    direction: string;
+    body: string;
+    created_at: string;
+    author?: { type: string; member_id?: string | null };
+    details?: { held?: string } | null;
+  };
   sla_notice?: { target: string; kind: 'warning' | 'breached'; due_at: string };
 };
 
@@ -101,6 +109,11 @@ function targetsOf(row: { type: string }, data: EventData, payload: NotifyEventP
         if (message.created_at === conversation.created_at) return [];
         const member = conversation.assignee_id ? byId.get(conversation.assignee_id) : undefined;
         return others(member) ? [{ member, trigger: 'customer_reply' }] : [];
+      }
+      // A reply scheduled "unless the customer answers first" that was kept back: its author is told.
+      if (message.kind === 'note' && message.details?.held && message.author?.member_id) {
+        const author = byId.get(message.author.member_id);
+        return author ? [{ member: author, trigger: 'reply_held' }] : [];
       }
       if (message.kind === 'note')
         return mentionedMembers(message.body, members)
@@ -166,7 +179,7 @@ export async function notifyEvents(
           subject: conversation.subject,
           contact: contactName(data),
           author: authorName,
-          preview: preview(trigger === 'customer_reply' || trigger === 'mention' ? data.message?.body : undefined),
+          preview: preview(trigger === 'customer_reply' || trigger === 'mention' || trigger === 'reply_held' ? data.message?.body : undefined),
           target: data.sla_notice ? slaTargetName(member.locale, data.sla_notice.target) : undefined,
         });
         const id = newId('ntf', now.getTime());

@@ -122,6 +122,58 @@ describe('undo send and send later', () => {
     assert.equal(late.body.error.code, 'message_state');
   });
 
+  test('"unless the customer answers first": kept back as a note and its author told when the customer wrote; sent when not', async () => {
+    const mail = await deliverMail(s, address, { From: 'Cy <cy@cust.example>', Subject: 'Follow up', 'Message-ID': '<cy-1@cust.example>' });
+    const before = sink.messages.length;
+    const schedule = (body: string) =>
+      s.request('POST', `/v1/conversations/${mail.conversation_id}/messages`, {
+        token: seed.apiKey,
+        body: { body, send_at: later(24 * 60 * 60_000), unless_customer_replies: true, member_id: seed.ownerId },
+      });
+    const r = await schedule('Any news?');
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.equal(r.body.details.unless_customer_replies, true);
+    // Without send_at it means nothing: refused, naming the field.
+    const bare = await s.request('POST', `/v1/conversations/${mail.conversation_id}/messages`, {
+      token: seed.apiKey,
+      body: { body: 'x', unless_customer_replies: true },
+    });
+    assert.equal(bare.status, 400);
+    assert.equal(bare.body.error.issues[0].path, 'unless_customer_replies');
+
+    clock.advance(60 * 60_000);
+    await deliverMail(s, address, { From: 'Cy <cy@cust.example>', Subject: 'Re: Follow up', 'In-Reply-To': '<cy-1@cust.example>' }, 'Sorted it myself, thanks');
+    clock.advance(23 * 60 * 60_000);
+    await s.app.jobs.drain();
+    assert.equal(sink.messages.length, before, 'nothing mailed');
+    const kept = await s.request('GET', `/v1/conversations/${mail.conversation_id}/messages/${r.body.id}`, { token: seed.apiKey });
+    assert.equal(kept.body.kind, 'note');
+    assert.equal(kept.body.status, null);
+    assert.equal(kept.body.details.held, 'customer_replied');
+    assert.equal(kept.body.body, 'Any news?');
+    const told = await s.app.db
+      .selectFrom('notifications')
+      .select(['person_id', 'trigger'])
+      .where('conversation_id', '=', mail.conversation_id)
+      .where('trigger', '=', 'reply_held')
+      .execute();
+    assert.deepEqual(told, [{ person_id: seed.ownerId, trigger: 'reply_held' }], 'its author is told, once');
+    // It became a note: endpoints without include_notes (this one) hear nothing of it.
+    assert.deepEqual(hooked(r.body.id), []);
+    const noted = await s.app.db.selectFrom('events').select('type').where('type', '=', 'message.created').where('data', 'like', `%${r.body.id}%`).execute();
+    assert.equal(noted.length, 1, 'message.created once, for the note');
+    assert.deepEqual(await sendScheduledMessage(s.app, r.body.id), { done: 'not_scheduled' });
+
+    // The customer wrote nothing after this one: it goes as any scheduled reply.
+    const quiet = await schedule('Checking in');
+    clock.advance(24 * 60 * 60_000);
+    await s.app.jobs.drain();
+    await sink.waitFor(before + 1);
+    const sent = await s.request('GET', `/v1/conversations/${mail.conversation_id}/messages/${quiet.body.id}`, { token: seed.apiKey });
+    assert.equal(sent.body.kind, 'message');
+    assert.equal(sent.body.status, 'sent');
+  });
+
   test('forward and new conversation take send_at too', async () => {
     const mail = await deliverMail(s, address, { From: 'Cy <cy@cust.example>', Subject: 'Fwd me' });
     const before = sink.messages.length;

@@ -121,19 +121,25 @@ describe('undo send in the panel', { skip: browserSkipReason() }, () => {
     const dialog = page.getByRole('dialog', { name: 'Send later' });
     await dialog.waitFor();
     await assertAccessible(page);
+    // Kept back if the customer writes first: chosen with the keyboard before the time.
+    const unless = dialog.getByRole('checkbox', { name: /^Unless the customer answers first/ });
+    await unless.focus();
+    await page.keyboard.press('Space');
+    assert.equal(await unless.isChecked(), true);
     await dialog.getByRole('button', { name: /^Tomorrow/ }).focus();
     await page.keyboard.press('Enter');
     await page.getByText(/^Reply scheduled: /).waitFor();
-    await page.getByText(/^Scheduled for /).waitFor();
+    await page.getByText(/^Scheduled for .* · unless the customer writes first/).waitFor();
     await page.getByRole('button', { name: 'Cancel' }).waitFor();
     await screenshot(page, 'send-later-en');
     const [held] = await s.app.db
       .selectFrom('messages')
-      .select(['delivery_status', 'send_at'])
+      .select(['delivery_status', 'send_at', 'details'])
       .where('conversation_id', '=', id)
       .where('direction', '=', 'out')
       .execute();
     assert.equal(held.delivery_status, 'scheduled');
+    assert.equal(JSON.parse(held.details!).unless_customer_replies, true);
     // 09:00 tomorrow in Tokyo (UTC+9, no DST): 00:00Z of Tokyo's tomorrow.
     const tokyoToday = new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(new Date());
     const tomorrow = new Date(`${tokyoToday}T00:00:00Z`).getTime() + 86_400_000;

@@ -200,7 +200,7 @@ export const Composer = forwardRef<
     }
   }
 
-  async function send(anyway = false, later?: Date) {
+  async function send(anyway = false, later?: Date, unlessCustomerReplies = false) {
     if (!body || busy || uploading) return;
     // A reply scheduled for later races nobody now.
     const warning = anyway || later ? null : collisionWarning();
@@ -215,7 +215,11 @@ export const Composer = forwardRef<
       await draftSaving.current.catch(() => undefined);
       // Undo send: an e-mail reply is held for the person's delay (a stored job sends it then).
       const hold = kind === 'message' && recipients.isEmail && !later ? (me.value?.person.undo_send_seconds ?? 10) : 0;
-      const sendAt = later ? { send_at: later.toISOString() } : hold > 0 ? { send_at: new Date(Date.now() + hold * 1000).toISOString() } : {};
+      const sendAt = later
+        ? { send_at: later.toISOString(), ...(unlessCustomerReplies ? { unless_customer_replies: true } : {}) }
+        : hold > 0
+          ? { send_at: new Date(Date.now() + hold * 1000).toISOString() }
+          : {};
       const m = await must(
         api.POST('/v1/conversations/{conversationId}/messages', {
           params: { path: { conversationId: props.conversationId } },
@@ -387,7 +391,9 @@ export const Composer = forwardRef<
         <span class="muted" id="composer-hint">
           {t('composer.hint')}
         </span>
-        {kind === 'message' && recipients.isEmail && <SendLaterButton disabled={busy || uploading > 0 || !body} onPick={(at) => void send(false, at)} />}
+        {kind === 'message' && recipients.isEmail && (
+          <SendLaterButton disabled={busy || uploading > 0 || !body} onPick={(at, unless) => void send(false, at, unless)} />
+        )}
         <button
           class="btn btn-primary"
           type="submit"

@@ -379,7 +379,8 @@ function MessageItem(props: {
       )}
       {m.status === 'scheduled' && m.send_at && (
         <p class="msg-status-pending" role="status">
-          {t('conv.scheduled', { time: absoluteTime(m.send_at) })}{' '}
+          {t('conv.scheduled', { time: absoluteTime(m.send_at) })}
+          {(m.details as { unless_customer_replies?: boolean } | null)?.unless_customer_replies ? ` · ${t('conv.scheduled_unless')}` : ''}{' '}
           <button
             class="btn"
             type="button"
@@ -400,6 +401,7 @@ function MessageItem(props: {
           </button>
         </p>
       )}
+      {(m.details as { held?: string } | null)?.held === 'customer_replied' && <p class="msg-status-pending">{t('conv.held')}</p>}
       {m.status === 'pending' &&
         (m.error ? (
           <p class="msg-status-pending" role="status">

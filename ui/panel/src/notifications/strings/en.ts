@@ -12,6 +12,7 @@ export const notificationsEn = {
   'notif.trigger.snooze_ended': 'A snoozed conversation assigned to me wakes up',
   'notif.trigger.sla_warning': 'An SLA target of a conversation assigned to me (or unassigned) is nearly due',
   'notif.trigger.sla_breached': 'An SLA target of a conversation assigned to me (or unassigned) is breached',
+  'notif.trigger.reply_held': 'A reply I scheduled is kept back because the customer wrote first',
   'notif.trigger.mention': 'Someone mentions me in a note (@name)',
   'notif.channel.realtime': 'In the panel',
   'notif.channel.push': 'Push',
