@@ -1,7 +1,15 @@
 // Notifications to the team (migration 0018).
 import type { ColumnType } from 'kysely';
 
-export type NotificationTrigger = 'new_conversation' | 'assigned' | 'customer_reply' | 'mention' | 'snooze_ended' | 'sla_warning' | 'sla_breached' | 'reply_held';
+export type NotificationTrigger =
+  | 'new_conversation'
+  | 'assigned'
+  | 'customer_reply'
+  | 'mention'
+  | 'snooze_ended'
+  | 'sla_warning'
+  | 'sla_breached'
+  | 'reply_held';
 
 export interface NotificationPreferencesTable {
   person_id: string;
