@@ -11,7 +11,7 @@ import { ConversationSchema, MessageSchema } from './format.js';
 import { forwardMessage } from './forward.js';
 import { MAX_API_BODY_CHARS } from './messages.js';
 import { MAX_RECIPIENTS } from './participants.js';
-import { cancelScheduledMessage } from './send-later.js';
+import { cancelScheduledMessage, rescheduleMessage } from './send-later.js';
 import { MAX_SUBJECT_LENGTH } from './service.js';
 import { startConversationByMail } from './start-by-mail.js';
 
@@ -164,6 +164,28 @@ export function registerComposeRoutes(app: ApiApp, ctx: Ctx) {
       requireScope(access, 'conversations:write');
       const p = c.req.valid('param');
       return c.json(await cancelScheduledMessage(ctx, access, p.conversationId, p.messageId), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'patch',
+      path: '/v1/conversations/{conversationId}/messages/{messageId}/schedule',
+      tags: ['conversations'],
+      summary: 'Move a scheduled message to another time',
+      description: 'Sooner or later, until it is handed to sending (then 409 message_state). Its text is changed by cancelling it and writing it again.',
+      security: bearer,
+      request: {
+        params: z.object({ conversationId: idParam('conversationId', 'cv_01hxyz'), messageId: idParam('messageId', 'm_01hxyz') }),
+        body: jsonBody(z.object({ send_at: z.string().max(40).openapi({ description: 'an ISO 8601 time in the future (at most 366 days)' }) }).strict()),
+      },
+      responses: { 200: jsonAnswer(MessageSchema, 'the message, scheduled for its new time') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'conversations:write');
+      const p = c.req.valid('param');
+      return c.json(await rescheduleMessage(ctx, access, p.conversationId, p.messageId, c.req.valid('json').send_at), 200);
     },
   );
 }

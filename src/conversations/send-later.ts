@@ -16,9 +16,9 @@ import { type Clock, DAY, iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
 import { replySignatures, withoutSignatures } from '../saved-replies/signatures.js';
-import { formatMailHeaders, type MessageRow } from './format.js';
+import { formatMailHeaders, formatMessage, type MessageRow } from './format.js';
 import { getConversationFor, recordSentLaterEvents } from './service.js';
-import { messageById } from './store.js';
+import { attachmentsOf, messageById } from './store.js';
 
 export const SEND_LATER_JOB = 'message.send_later';
 /** How far ahead a message may be scheduled. */
@@ -112,6 +112,29 @@ export function sendLaterJob(ctx: Ctx): JobKind<{ messageId: string }> {
       if ('later' in outcome && outcome.later) return { retryAt: outcome.later };
     },
   };
+}
+
+/** Moves a scheduled message to another time (sooner or later); 409 message_state once it was handed to sending. */
+export async function rescheduleMessage(ctx: Ctx, access: Access, conversationId: string, messageId: string, sendAt: string) {
+  const moved = await inTransaction(ctx.db, async (trx) => {
+    const conversation = await getConversationFor({ db: trx }, access, conversationId);
+    const message = await messageById(trx, messageId);
+    if (!message || message.conversation_id !== conversation.id) throw notFound('message');
+    const at = parseSendAt(sendAt, ctx.clock.now()) as Date;
+    const r = await trx
+      .updateTable('messages')
+      .set({ send_at: iso(at) })
+      .where('id', '=', message.id)
+      .where('delivery_status', '=', 'scheduled')
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) {
+      throw conflict('only a scheduled message can be moved; this one was handed to sending', 'message_state', { status: message.delivery_status });
+    }
+    // Sooner: the job moves up. Later: the job, due at the old time, finds the new one and waits.
+    await enqueue(trx, ctx.clock, { kind: SEND_LATER_JOB, payload: { messageId }, runAt: at, uniqueKey: `${SEND_LATER_JOB}:${messageId}`, sooner: true });
+    return { ...message, send_at: iso(at) };
+  });
+  return formatMessage(moved, (await attachmentsOf(ctx.db, [moved.id])).get(moved.id) ?? [], { bcc: true });
 }
 
 /**

@@ -174,6 +174,40 @@ describe('undo send and send later', () => {
     assert.equal(sent.body.status, 'sent');
   });
 
+  test('a scheduled reply moves to another time, sooner or later, until it goes; then 409', async () => {
+    const mail = await deliverMail(s, address, { From: 'Di <di@cust.example>', Subject: 'Move me' });
+    const before = sink.messages.length;
+    const r = await s.request('POST', `/v1/conversations/${mail.conversation_id}/messages`, {
+      token: seed.apiKey,
+      body: { body: 'Moved reply', send_at: later(5 * 60 * 60_000) },
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const move = (sendAt: string) =>
+      s.request('PATCH', `/v1/conversations/${mail.conversation_id}/messages/${r.body.id}/schedule`, { token: seed.apiKey, body: { send_at: sendAt } });
+    const bad = await move('tomorrow');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.issues[0].path, 'send_at');
+    // Later first: at the old time nothing goes.
+    const laterOne = await move(later(10 * 60 * 60_000));
+    assert.equal(laterOne.status, 200, JSON.stringify(laterOne.body));
+    assert.equal(laterOne.body.send_at, later(10 * 60 * 60_000));
+    clock.advance(6 * 60 * 60_000);
+    await s.app.jobs.drain();
+    assert.equal(sink.messages.length, before, 'not at the old time');
+    // Then sooner than that: it goes at the new time, once.
+    const sooner = await move(later(60 * 60_000));
+    assert.equal(sooner.status, 200);
+    clock.advance(60 * 60_000);
+    await s.app.jobs.drain();
+    await sink.waitFor(before + 1);
+    clock.advance(10 * 60 * 60_000);
+    await s.app.jobs.drain();
+    assert.equal(sink.messages.length, before + 1, 'exactly once');
+    const late = await move(later(60 * 60_000));
+    assert.equal(late.status, 409);
+    assert.equal(late.body.error.code, 'message_state');
+  });
+
   test('forward and new conversation take send_at too', async () => {
     const mail = await deliverMail(s, address, { From: 'Cy <cy@cust.example>', Subject: 'Fwd me' });
     const before = sink.messages.length;

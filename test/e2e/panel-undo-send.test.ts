@@ -144,6 +144,26 @@ describe('undo send in the panel', { skip: browserSkipReason() }, () => {
     const tokyoToday = new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(new Date());
     const tomorrow = new Date(`${tokyoToday}T00:00:00Z`).getTime() + 86_400_000;
     assert.equal(new Date(held.send_at!).toISOString(), new Date(tomorrow).toISOString());
+    // Moved to another time with the keyboard: three days on, 10:00 in Tokyo.
+    await page.getByRole('button', { name: 'Change time' }).focus();
+    await page.keyboard.press('Enter');
+    const move = page.getByRole('dialog', { name: 'Change time' });
+    await move.waitFor();
+    const day = new Date(tomorrow + 2 * 86_400_000).toISOString().slice(0, 10);
+    await move.locator('input[type="datetime-local"]').fill(`${day}T10:00`);
+    await move.getByRole('button', { name: 'Schedule', exact: true }).click();
+    await move.waitFor({ state: 'detached' });
+    for (let i = 0; ; i++) {
+      const row = await s.app.db
+        .selectFrom('messages')
+        .select('send_at')
+        .where('conversation_id', '=', id)
+        .where('direction', '=', 'out')
+        .executeTakeFirstOrThrow();
+      if (row.send_at && new Date(row.send_at).toISOString() === `${day}T01:00:00.000Z`) break;
+      assert.ok(i < 100, `moved to 10:00 Tokyo time, is ${row.send_at}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     await s.app.jobs.drain();
     assert.equal(sink.messages.length, count, 'nothing mailed before its time');
     assert.deepEqual(errors, []);

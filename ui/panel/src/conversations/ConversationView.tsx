@@ -16,6 +16,7 @@ import { describeEvent } from './event-line';
 import { Attachments, MailFrame, TextBody } from './MessageBody';
 import { PresenceLine, usePresence } from './Presence';
 import { AddParticipant, keepBcc, MessageRecipients } from './Recipients';
+import { ScheduledLine } from './SendLater';
 import { isTyping } from './typing';
 
 export function ConversationPane(props: { conversationId: string | null; onBack: () => void }) {
@@ -377,30 +378,7 @@ function MessageItem(props: {
           <RetryButton message={m} label={t('conv.retry')} onUpdated={props.onUpdated} />
         </p>
       )}
-      {m.status === 'scheduled' && m.send_at && (
-        <p class="msg-status-pending" role="status">
-          {t('conv.scheduled', { time: absoluteTime(m.send_at) })}
-          {(m.details as { unless_customer_replies?: boolean } | null)?.unless_customer_replies ? ` · ${t('conv.scheduled_unless')}` : ''}{' '}
-          <button
-            class="btn"
-            type="button"
-            onClick={async () => {
-              try {
-                const back = await must(
-                  api.DELETE('/v1/conversations/{conversationId}/messages/{messageId}/schedule', {
-                    params: { path: { conversationId: m.conversation_id, messageId: m.id } },
-                  }),
-                );
-                props.onCancelled(back.html ?? back.body);
-              } catch (e) {
-                toast(t('composer.undo_failed', { error: errorText(e) }));
-              }
-            }}
-          >
-            {t('conv.cancel_scheduled')}
-          </button>
-        </p>
-      )}
+      {m.status === 'scheduled' && m.send_at && <ScheduledLine message={m} onCancelled={props.onCancelled} onUpdated={props.onUpdated} />}
       {(m.details as { held?: string } | null)?.held === 'customer_replied' && <p class="msg-status-pending">{t('conv.held')}</p>}
       {m.status === 'pending' &&
         (m.error ? (

@@ -79,6 +79,8 @@ export const conversationsEn = {
   'composer.undo': 'Undo',
   'composer.undo_failed': 'Could not undo: {error}',
   'conv.scheduled': 'Scheduled for {time}',
+  'conv.change_time': 'Change time',
+  'conv.move_failed': 'Could not move the reply: {error}',
   'conv.scheduled_unless': 'unless the customer writes first',
   'conv.held': 'Not sent: the customer wrote first. The reply is kept here as a note.',
   'conv.cancel_scheduled': 'Cancel',

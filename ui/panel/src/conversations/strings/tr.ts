@@ -81,6 +81,8 @@ export const conversationsTr: Record<keyof typeof conversationsEn, string> = {
   'composer.undo': 'Geri al',
   'composer.undo_failed': 'Geri alınamadı: {error}',
   'conv.scheduled': '{time} için zamanlandı',
+  'conv.change_time': 'Zamanı değiştir',
+  'conv.move_failed': 'Yanıtın zamanı değiştirilemedi: {error}',
   'conv.scheduled_unless': 'müşteri daha önce yazmazsa',
   'conv.held': 'Gönderilmedi: müşteri önce yazdı. Yanıt burada not olarak duruyor.',
   'conv.cancel_scheduled': 'İptal et',
