@@ -335,7 +335,8 @@ describe('custom fields API', () => {
       (await s.app.db.selectFrom('custom_field_values').select('owner_id').where('workspace_id', '=', seed.workspaceId).execute()).length;
     assert.ok((await total()) > 0);
     let deleted = 0;
-    for (let n; (n = await deleteWorkspaceCustomFields(s.app, seed.workspaceId, 2)) > 0; ) deleted += n;
+    for (let n = await deleteWorkspaceCustomFields(s.app, seed.workspaceId, 2); n > 0; n = await deleteWorkspaceCustomFields(s.app, seed.workspaceId, 2))
+      deleted += n;
     assert.ok(deleted > 0);
     assert.equal(await total(), 0);
   });
