@@ -37,7 +37,7 @@ export const customFieldsEn = {
   'cf.move_up': 'Move {name} up',
   'cf.move_down': 'Move {name} down',
   'cf.delete': 'Delete field',
-  'cf.delete_named': 'Delete the field {name}',
+  'cf.delete_named': 'Delete field {name}',
   'cf.delete_lead':
     'Delete the field {name}? Its values are removed from every {object} that has one, and the API and webhooks stop showing it. This cannot be undone.',
   'cf.deleted': 'Field deleted',
