@@ -99,6 +99,10 @@ describe('custom fields in the panel', { skip: browserSkipReason() }, () => {
     assert.equal((await s.request('GET', `/v1/conversations/${id}`, { token: seed.apiKey })).body.status, 'open');
     await details.getByLabel(/^Plan/).selectOption('Pro');
     await page.getByText('Plan saved').first().waitFor();
+    await page
+      .getByText(/Plan set to Pro/)
+      .first()
+      .waitFor();
 
     const link = details.getByLabel('Order link');
     await link.fill('ftp://shop.example.com/1042');

@@ -2,6 +2,7 @@
 // empty required fields (the details column marks them).
 import { signal } from '@preact/signals';
 import { ApiError, api, type Schemas } from '../api';
+import { t } from '../i18n';
 
 export type CustomField = Schemas['CustomField'];
 export type FieldValues = Schemas['CustomFieldValues'];
@@ -37,4 +38,15 @@ export function missingRequired(values: FieldValues | undefined): string[] {
 
 export function isEmpty(v: unknown): boolean {
   return v === null || v === undefined || v === '' || (Array.isArray(v) && v.length === 0);
+}
+
+/** A timeline line for a change of a custom field (`custom_fields.<key>` in the event's changes), else null. */
+export function customFieldEventText(field: string, change: { from: unknown; to: unknown }): string | null {
+  if (!field.startsWith('custom_fields.')) return null;
+  const key = field.slice('custom_fields.'.length);
+  const name = customFields.value.find((f) => f.object === 'conversation' && f.key === key)?.label ?? key;
+  if (isEmpty(change.to)) return t('cf.event_cleared', { name });
+  const v = change.to;
+  const value = Array.isArray(v) ? v.join(', ') : typeof v === 'boolean' ? t(v ? 'cf.yes' : 'cf.no') : String(v);
+  return t('cf.event_set', { name, value });
 }

@@ -53,6 +53,10 @@ export const customFieldsEn = {
   'cf.bad_link': 'Enter a web address starting with http:// or https://.',
   'cf.required_empty': 'Required before closing.',
   'cf.close_refused': 'This conversation can’t be closed yet: fill in {fields} first.',
+  'cf.event_set': '{name} set to {value}',
+  'cf.event_cleared': '{name} cleared',
+  'cf.yes': 'yes',
+  'cf.no': 'no',
   'cf.close_refused_title': 'Fill in before closing',
 } as const;
 

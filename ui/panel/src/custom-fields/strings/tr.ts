@@ -54,5 +54,9 @@ export const customFieldsTr: Record<keyof typeof customFieldsEn, string> = {
   'cf.bad_link': 'http:// ya da https:// ile başlayan bir web adresi girin.',
   'cf.required_empty': 'Kapatmadan önce zorunlu.',
   'cf.close_refused': 'Bu konuşma henüz kapatılamaz: önce {fields} alanını doldurun.',
+  'cf.event_set': '{name}: {value} olarak ayarlandı',
+  'cf.event_cleared': '{name} temizlendi',
+  'cf.yes': 'evet',
+  'cf.no': 'hayır',
   'cf.close_refused_title': 'Kapatmadan önce doldurun',
 };
