@@ -51,6 +51,9 @@ export const PERMISSIONS = {
   /** Teams: every member reads them (to assign and to see their views); owners and admins manage them. */
   'teams:read': { roles: EVERYONE, scope: 'conversations:read', what: 'listing teams' },
   'teams:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing teams' },
+  /** Custom fields (issue 37): every member reads the definitions (to show and edit values); owners and admins manage them. */
+  'custom_fields:read': { roles: EVERYONE, scope: 'conversations:read', what: 'listing custom fields' },
+  'custom_fields:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing custom fields' },
   'api_keys:manage': { roles: MANAGERS, scope: null, what: 'managing API keys' },
   'webhooks:manage': { roles: MANAGERS, scope: 'webhooks:manage', what: 'managing webhooks' },
   'inboxes:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing inboxes and channels' },

@@ -1,6 +1,7 @@
 // What the API, webhooks and realtime show of a contact. The `online` flag is added by the
 // webhook side when it prepares a delivery.
 import { z } from '@hono/zod-openapi';
+import { CustomFieldValuesSchema } from '../custom-fields/format.js';
 import type { ContactView } from './store.js';
 
 export function formatContact(view: ContactView, opts: { inboxIds?: readonly string[] | null } = {}) {
@@ -33,5 +34,8 @@ export const ContactSchema = z
     }),
     created_at: z.string(),
     updated_at: z.string(),
+    custom_fields: CustomFieldValuesSchema.optional().openapi({
+      description: 'the values of the workspace’s contact custom fields by key (null when empty); shown by GET, POST, PATCH, the list and events',
+    }),
   })
   .openapi('Contact');

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { contactHasConversationIn, contactHasOpenConversation } from '../conversations/store.js';
+import { customFieldsOf } from '../custom-fields/store.js';
 import { invalid } from '../platform/errors.js';
 import { decodeCursor, toPageById } from '../platform/pagination.js';
 import { formatContact } from './format.js';
@@ -118,8 +119,8 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
   return toPageById(
     rows,
     limit,
-    (ids) => loadContactViews(ctx.db, ids),
-    (r, views) => formatContact(views.get(r.id)!, { inboxIds: access.inboxIds }),
+    async (ids) => Promise.all([loadContactViews(ctx.db, ids), customFieldsOf(ctx.db, access.workspaceId, 'contact', ids)]),
+    (r, [views, values]) => ({ ...formatContact(views.get(r.id)!, { inboxIds: access.inboxIds }), custom_fields: values.get(r.id) ?? {} }),
   );
 }
 

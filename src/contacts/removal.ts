@@ -4,6 +4,8 @@ import { applyConversationChanges } from '../conversations/changes.js';
 import { deleteConversationsWithFiles } from '../conversations/files.js';
 import { authorFromAccess } from '../conversations/service.js';
 import { conversationsOfContact } from '../conversations/store.js';
+import { deleteCustomFieldValuesOf } from '../custom-fields/store.js';
+import { mergeCustomFieldValues } from '../custom-fields/values.js';
 import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents, recordEvent } from '../events/service.js';
@@ -47,6 +49,7 @@ export async function mergeContact(ctx: Ctx, access: Access, sourceId: string, t
       .where('contact_id', '=', sourceId)
       .execute();
     await trx.updateTable('contact_external_ids').set({ contact_id: targetId }).where('contact_id', '=', sourceId).execute();
+    await mergeCustomFieldValues(trx, sourceId, targetId);
     await trx.updateTable('contacts').set({ merged_into_id: targetId }).where('merged_into_id', '=', sourceId).execute();
     await trx
       .updateTable('contacts')
@@ -96,6 +99,8 @@ async function deleteContactInTx(ctx: Ctx, trx: Db, access: Access, view: Contac
     occurredAt: now,
     data: { contact: formatContact(view) },
   });
+  // After the event, which shows the values the contact had.
+  await deleteCustomFieldValuesOf(trx, [view.contact.id]);
   return removed;
 }
 
@@ -108,6 +113,7 @@ export async function deleteContact(ctx: Ctx, access: Access, id: string) {
       // Only the record of a merge is left; removing it deletes nothing else.
       await requireReach(trx, access, (await loadContactView(trx, access.workspaceId, view.contact.merged_into_id)) ?? view, 'some');
       await trx.deleteFrom('contacts').where('id', '=', id).execute();
+      await deleteCustomFieldValuesOf(trx, [id]);
       return { conversations: 0, files: 0 };
     }
     return deleteContactInTx(ctx, trx, access, view);

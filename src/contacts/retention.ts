@@ -1,6 +1,7 @@
 // The contacts' part of a workspace or inbox deletion (a step of src/lifecycle/registry.ts).
 import { deleteConversationsWithFiles } from '../conversations/files.js';
 import { conversationIdsOfContacts } from '../conversations/store.js';
+import { deleteCustomFieldValuesOf } from '../custom-fields/store.js';
 import type { DeletionTally, WorkspaceDataStep } from '../platform/lifecycle.js';
 import { removeInboxExternalIds } from './service.js';
 
@@ -21,6 +22,7 @@ export const workspaceContactsStep: WorkspaceDataStep = {
       }
       await trx.deleteFrom('contact_emails').where('contact_id', 'in', ids).execute();
       await trx.deleteFrom('contact_external_ids').where('contact_id', 'in', ids).execute();
+      await deleteCustomFieldValuesOf(trx, ids);
       const r = await trx.deleteFrom('contacts').where('id', 'in', ids).executeTakeFirst();
       return Number(r.numDeletedRows);
     });

@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
+import { customFieldsOf } from '../custom-fields/store.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, freeJsonObject, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
@@ -9,11 +10,17 @@ import { ContactSchema, formatContact } from './format.js';
 import { listContacts } from './list.js';
 import { deleteContact, deleteContactByExternalId, mergeContact } from './removal.js';
 import { createContact, getContactFor, MAX_ATTRIBUTES_BYTES, MAX_EMAILS, MAX_EXTERNAL_IDS, updateContact } from './service.js';
+import type { ContactView } from './store.js';
 
 const ExternalIdSchema = z.object({ inbox_id: z.string().max(100), external_id: z.string().min(1).max(255) }).strict();
 const contactParams = z.object({ contactId: idParam('contactId', 'ct_01hxyz') });
 
 export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
+  /** A contact as the API shows it to this caller, with its custom field values. */
+  const shownTo = (access: { workspaceId: string; inboxIds: readonly string[] | null }) => async (view: ContactView) => {
+    const values = await customFieldsOf(ctx.db, access.workspaceId, 'contact', [view.contact.id]);
+    return { ...formatContact(view, { inboxIds: access.inboxIds }), custom_fields: values.get(view.contact.id)! };
+  };
   app.openapi(
     createRoute({
       method: 'get',
@@ -66,6 +73,10 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
               emails: z.array(z.string().max(254)).max(MAX_EMAILS).optional(),
               external_ids: z.array(ExternalIdSchema).max(MAX_EXTERNAL_IDS).optional(),
               attributes: freeJsonObject(MAX_ATTRIBUTES_BYTES, 'free attributes').optional(),
+              custom_fields: z
+                .record(z.string().max(100), z.unknown())
+                .optional()
+                .openapi({ description: 'values of contact custom fields by key (GET /v1/custom-fields), checked by type; null clears one' }),
             })
             .strict(),
         ),
@@ -76,8 +87,14 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'contacts:write');
       const b = c.req.valid('json');
-      const view = await createContact(ctx, access, { name: b.name, emails: b.emails, externalIds: b.external_ids, attributes: b.attributes });
-      return c.json(formatContact(view, { inboxIds: access.inboxIds }), 201);
+      const view = await createContact(ctx, access, {
+        name: b.name,
+        emails: b.emails,
+        externalIds: b.external_ids,
+        attributes: b.attributes,
+        customFields: b.custom_fields,
+      });
+      return c.json(await shownTo(access)(view), 201);
     },
   );
 
@@ -114,7 +131,7 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'contacts:read');
-      return c.json(formatContact(await getContactFor(ctx, access, c.req.valid('param').contactId), { inboxIds: access.inboxIds }), 200);
+      return c.json(await shownTo(access)(await getContactFor(ctx, access, c.req.valid('param').contactId)), 200);
     },
   );
 
@@ -123,7 +140,7 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
       method: 'patch',
       path: '/v1/contacts/{contactId}',
       tags: ['contacts'],
-      summary: 'Change a contact: name, emails and external_ids replace the lists; attributes merge (null removes a key)',
+      summary: 'Change a contact: name, emails and external_ids replace the lists; attributes and custom_fields merge (null removes a key)',
       security: bearer,
       request: {
         params: contactParams,
@@ -134,6 +151,10 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
               emails: z.array(z.string().max(254)).max(MAX_EMAILS).optional(),
               external_ids: z.array(ExternalIdSchema).max(MAX_EXTERNAL_IDS).optional(),
               attributes: freeJsonObject(MAX_ATTRIBUTES_BYTES, 'attributes to merge; null removes a key').optional(),
+              custom_fields: z
+                .record(z.string().max(100), z.unknown())
+                .optional()
+                .openapi({ description: 'values of contact custom fields by key (GET /v1/custom-fields), checked by type; null clears one' }),
             })
             .strict(),
         ),
@@ -149,8 +170,9 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
         emails: b.emails,
         externalIds: b.external_ids,
         attributes: b.attributes,
+        customFields: b.custom_fields,
       });
-      return c.json(formatContact(view, { inboxIds: access.inboxIds }), 200);
+      return c.json(await shownTo(access)(view), 200);
     },
   );
 
@@ -168,7 +190,7 @@ export function registerContactRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'contacts:write');
       const view = await mergeContact(ctx, access, c.req.valid('param').contactId, c.req.valid('json').into_contact_id);
-      return c.json(formatContact(view, { inboxIds: access.inboxIds }), 200);
+      return c.json(await shownTo(access)(view), 200);
     },
   );
 

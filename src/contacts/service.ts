@@ -9,6 +9,7 @@ import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { Tx } from '../conversations/service.js';
 import { inboxIdsOfContactConversations } from '../conversations/store.js';
+import { setCustomFieldValues } from '../custom-fields/values.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
 import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
@@ -189,6 +190,7 @@ export interface ContactInput {
   emails?: string[];
   externalIds?: ExternalId[];
   attributes?: Record<string, unknown>;
+  customFields?: Record<string, unknown>;
 }
 
 export async function createContact(ctx: Ctx, access: Access, input: ContactInput): Promise<ContactView> {
@@ -199,10 +201,13 @@ export async function createContact(ctx: Ctx, access: Access, input: ContactInpu
       await checkInboxes(trx, access, externalIds);
       await refuseTakenEmails(trx, access.workspaceId, emails);
       await refuseTakenExternalIds(trx, access.workspaceId, externalIds);
-      return insertContact(
+      const view = await insertContact(
         { db: trx, clock: ctx.clock },
         { workspaceId: access.workspaceId, name: input.name, emails, externalIds, attributes: input.attributes },
       );
+      if (input.customFields)
+        await setCustomFieldValues(trx, { workspaceId: access.workspaceId, object: 'contact', ownerId: view.contact.id, values: input.customFields });
+      return view;
     }),
   );
 }
@@ -233,6 +238,8 @@ export interface ContactPatch {
   externalIds?: ExternalId[];
   /** Merged into the current attributes; a null value removes the key. */
   attributes?: Record<string, unknown>;
+  /** Custom field values by key (checked by type; null clears); keys not named stay. */
+  customFields?: Record<string, unknown>;
 }
 
 export async function updateContact(ctx: Ctx, access: Access, id: string, patch: ContactPatch): Promise<ContactView> {
@@ -297,6 +304,10 @@ export async function updateContact(ctx: Ctx, access: Access, id: string, patch:
           }
           changed = true;
         }
+      }
+      if (patch.customFields !== undefined) {
+        const written = await setCustomFieldValues(trx, { workspaceId: access.workspaceId, object: 'contact', ownerId: id, values: patch.customFields });
+        if (Object.keys(written).length) changed = true;
       }
       if (!changed) return { view, changed };
       set.updated_at = iso(now);

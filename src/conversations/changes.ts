@@ -5,6 +5,8 @@ import { findChannel, firstChannelOfInbox } from '../channels/store.js';
 import { formatContact } from '../contacts/format.js';
 import { findContact, loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
+import { customFieldsOf, missingRequiredFields } from '../custom-fields/store.js';
+import { setCustomFieldValues } from '../custom-fields/values.js';
 import type { ConversationPriority, ConversationStatus } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents, recordEvent } from '../events/service.js';
@@ -12,7 +14,7 @@ import { findLiveInbox } from '../inboxes/store.js';
 import { checkParticipants } from '../mail/reply-recipients.js';
 import { isMemberOf } from '../members/store.js';
 import { iso } from '../platform/clock.js';
-import { invalid, notFound } from '../platform/errors.js';
+import { conflict, invalid, notFound } from '../platform/errors.js';
 import { scheduleWake } from '../snooze/schedule.js';
 import { findTeam } from '../teams/store.js';
 import { type ConversationRow, formatConversation, SNOOZE_UNTIL_REPLY } from './format.js';
@@ -46,6 +48,8 @@ export interface ConversationPatch {
   participants?: { name?: string | null; address: string; role: 'to' | 'cc' }[];
   /** Snooze until a time, until the customer answers ('customer_reply'), or wake now (null). */
   snoozedUntil?: Date | typeof SNOOZE_UNTIL_REPLY | null;
+  /** Custom field values by key (checked by type; null clears); keys not named stay. */
+  customFields?: Record<string, unknown>;
 }
 
 /** The furthest a snooze may reach. */
@@ -182,6 +186,24 @@ export async function applyConversationChanges(
     }
   }
 
+  if (patch.customFields !== undefined) {
+    const written = await setCustomFieldValues(tx.db, {
+      workspaceId: current.workspace_id,
+      object: 'conversation',
+      ownerId: current.id,
+      values: patch.customFields,
+    });
+    for (const [key, c] of Object.entries(written)) note(`custom_fields.${key}`, c.from, c.to);
+  }
+  // Closing by a person or a key waits for the fields required before closing (with the values just written).
+  if (set.status === 'closed' && (input.author.type === 'member' || input.author.type === 'api_key') && !input.quiet) {
+    const missing = await missingRequiredFields(tx.db, current.workspace_id, current.id);
+    if (missing.length)
+      throw conflict(`fill in ${missing.map((f) => `${f.label} (${f.key})`).join(', ')} before closing this conversation`, 'custom_fields_required', {
+        fields: missing.map((f) => f.key),
+      });
+  }
+
   // A reopened conversation nobody holds is auto-assigned in the same change (src/assignment/pick.ts).
   const reopened = set.status === 'open' && current.status !== 'open';
   if (reopened && patch.assigneeId === undefined && current.assignee_id === null && !input.quiet && !current.imported && !(set.spam ?? current.spam)) {
@@ -237,7 +259,8 @@ export async function updateConversation(ctx: Ctx, access: Access, id: string, p
     return applyConversationChanges(tx, { conversation, patch, author: authorFromAccess(access) });
   });
   if (result.changed) announceEvents(ctx);
-  return formatConversation(result.conversation, result.labels);
+  const values = await customFieldsOf(ctx.db, access.workspaceId, 'conversation', [result.conversation.id]);
+  return { ...formatConversation(result.conversation, result.labels), custom_fields: values.get(result.conversation.id)! };
 }
 
 export const MAX_BULK = 100;
@@ -261,5 +284,11 @@ export async function bulkUpdateConversations(ctx: Ctx, access: Access, ids: rea
     return out;
   });
   if (results.some((r) => r.changed)) announceEvents(ctx);
-  return results.map((r) => formatConversation(r.conversation, r.labels));
+  const values = await customFieldsOf(
+    ctx.db,
+    access.workspaceId,
+    'conversation',
+    results.map((r) => r.conversation.id),
+  );
+  return results.map((r) => ({ ...formatConversation(r.conversation, r.labels), custom_fields: values.get(r.conversation.id)! }));
 }

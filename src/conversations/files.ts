@@ -5,6 +5,7 @@
 import { deleteVisitsOfConversations } from '../analytics/visit-store.js';
 import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
 import type { Ctx } from '../context.js';
+import { deleteCustomFieldValuesOf } from '../custom-fields/store.js';
 import type { Db } from '../db/schema.js';
 import { deleteMailOfConversations } from '../mail/store.js';
 import type { Clock } from '../platform/clock.js';
@@ -90,6 +91,7 @@ export async function deleteConversationsWithFiles(
     await ctx.db.deleteFrom('attachments').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('messages').where('conversation_id', 'in', chunk).execute();
     await ctx.db.deleteFrom('conversation_labels').where('conversation_id', 'in', chunk).execute();
+    await deleteCustomFieldValuesOf(ctx.db, chunk);
     await ctx.db
       .deleteFrom('conversation_moves')
       .where((eb) => eb.or([eb('source_id', 'in', chunk), eb('target_id', 'in', chunk)]))

@@ -2,6 +2,7 @@
 // Storage keys, raw mail headers and delivery internals never leave through anything else.
 
 import { z } from '@hono/zod-openapi';
+import { CustomFieldValuesSchema } from '../custom-fields/format.js';
 import type { AttachmentsTable, ConversationsTable, MailHeaders, MessagesTable, Participant } from '../db/schema.js';
 import { withoutBidiControls } from '../platform/foreign-text.js';
 import { formatSla, SlaSchema } from '../sla/format.js';
@@ -188,6 +189,9 @@ export const ConversationSchema = z
       description: 'set when this conversation was merged into another: it is a closed stub, everything it held (and its Message-IDs) is in that one',
     }),
     sla: SlaSchema,
+    custom_fields: CustomFieldValuesSchema.optional().openapi({
+      description: 'the values of the workspace’s conversation custom fields by key (null when empty); shown by GET, PATCH, the list and events',
+    }),
   })
   .openapi('Conversation');
 

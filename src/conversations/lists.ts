@@ -3,6 +3,7 @@ import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import { loadContactViews } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
+import { type CustomFieldCondition, customFieldsOf, matchCustomFields } from '../custom-fields/store.js';
 import type { ConversationStatus } from '../db/schema.js';
 import { deletedInboxIds, inboxIsDeleted } from '../inboxes/store.js';
 import { iso } from '../platform/clock.js';
@@ -25,6 +26,8 @@ export interface ConversationFilter {
   imported?: boolean;
   /** true: only snoozed; false: none. Unset: snoozed ones leave the open list (status open). */
   snoozed?: boolean;
+  /** Custom field conditions (customFieldConditions in src/custom-fields/store.ts); all must match. */
+  customFields?: readonly CustomFieldCondition[];
 }
 
 const cursorShape = z.object({ id: z.string() });
@@ -78,6 +81,7 @@ export async function listConversations(
       ),
     );
   }
+  if (filter.customFields?.length) q = q.where(matchCustomFields(filter.customFields, 'conversations.id'));
   let rows: ConversationRow[];
   let cursorOf: (r: ConversationRow) => unknown;
   if (sort === 'activity') {
@@ -118,7 +122,7 @@ export async function listConversations(
 export async function listItems(ctx: Pick<Ctx, 'db'>, access: Access, rows: ConversationRow[]) {
   const ids = rows.map((r) => r.id);
   const personId = access.actor.kind === 'member' ? access.actor.personId : null;
-  const [labels, contacts, reads] = await Promise.all([
+  const [labels, contacts, reads, values] = await Promise.all([
     labelsOf(ctx.db, ids),
     loadContactViews(
       ctx.db,
@@ -132,12 +136,14 @@ export async function listItems(ctx: Pick<Ctx, 'db'>, access: Access, rows: Conv
           .where('conversation_id', 'in', ids)
           .execute()
       : Promise.resolve([]),
+    customFieldsOf(ctx.db, access.workspaceId, 'conversation', ids),
   ]);
   const readAt = new Map(reads.map((r) => [r.conversation_id, r.read_at]));
   return rows.map((r) => {
     const contact = contacts.get(r.contact_id);
     return {
       ...formatConversation(r, labels.get(r.id) ?? []),
+      custom_fields: values.get(r.id) ?? {},
       contact: { id: r.contact_id, name: contact?.contact.name ?? null, email: contact?.emails[0] ?? null },
       preview: r.preview ?? null,
       unread: personId !== null && isUnread(r, readAt.get(r.id)),

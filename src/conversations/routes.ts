@@ -2,6 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { ConversationVisitSchema, conversationVisit } from '../analytics/visit-store.js';
 import { requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
+import { customFieldConditions, customFieldParams, customFieldsOf } from '../custom-fields/store.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
@@ -44,6 +45,10 @@ const PatchSchema = z
     spam: z.boolean().optional(),
     contact_id: z.string().max(100).optional().openapi({ description: 'move the conversation to another contact' }),
     inbox_id: z.string().max(100).optional().openapi({ description: 'move the conversation to another inbox' }),
+    custom_fields: z.record(z.string().max(100), z.unknown()).optional().openapi({
+      description:
+        'values of custom fields by key (GET /v1/custom-fields), checked by type (a 400 names each bad field); null clears one; keys not named stay as they are',
+    }),
     snoozed_until: z
       .union([z.iso.datetime({ offset: true }), z.literal(SNOOZE_UNTIL_REPLY)])
       .nullable()
@@ -92,6 +97,7 @@ function toPatch(b: z.infer<typeof SinglePatchSchema>): ConversationPatch {
     spam: b.spam,
     contactId: b.contact_id,
     inboxId: b.inbox_id,
+    customFields: b.custom_fields,
     snoozedUntil:
       b.snoozed_until === undefined || b.snoozed_until === null || b.snoozed_until === SNOOZE_UNTIL_REPLY ? b.snoozed_until : new Date(b.snoozed_until),
   };
@@ -109,6 +115,8 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/conversations',
       tags: ['conversations'],
       summary: 'Conversations the caller reaches, newest first',
+      description:
+        'Custom fields filter with `custom_field.<key>=<value>` (any number, all must match): equality; a multi-select contains the option; a checkbox is true or false; a date is YYYY-MM-DD. An unknown key or a value the field cannot hold is a 400 naming it.',
       security: bearer,
       request: {
         query: listQuery.extend({
@@ -139,6 +147,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'conversations:read');
       const q = c.req.valid('query');
+      const customFields = await customFieldConditions(ctx.db, access.workspaceId, 'conversation', customFieldParams(c.req.queries()));
       const page = await listConversations(
         ctx,
         access,
@@ -152,6 +161,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           spam: q.spam === undefined ? undefined : q.spam === 'true',
           imported: q.imported === undefined ? undefined : q.imported === 'true',
           snoozed: q.snoozed === undefined ? undefined : q.snoozed === 'true',
+          customFields,
         },
         { limit: q.limit, cursor: q.cursor, sort: q.sort },
       );
@@ -173,7 +183,12 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'conversations:read');
       const row = await getConversationFor(ctx, access, c.req.valid('param').conversationId);
-      return c.json({ ...(await conversationView(ctx.db, row)), visit: await conversationVisit(ctx.db, row.id) }, 200);
+      const [view, values, visit] = await Promise.all([
+        conversationView(ctx.db, row),
+        customFieldsOf(ctx.db, row.workspace_id, 'conversation', [row.id]),
+        conversationVisit(ctx.db, row.id),
+      ]);
+      return c.json({ ...view, custom_fields: values.get(row.id)!, visit }, 200);
     },
   );
 
@@ -199,7 +214,9 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       method: 'patch',
       path: '/v1/conversations/{conversationId}',
       tags: ['conversations'],
-      summary: 'Change status, assignee, priority, labels, subject, spam flag, contact, inbox or participants',
+      summary: 'Change status, assignee, priority, labels, subject, spam flag, contact, inbox, participants or custom fields',
+      description:
+        'Closing is refused with 409 `custom_fields_required` (with `fields`, their keys) while a custom field required before closing is empty; fill it in the same PATCH to close at once.',
       security: bearer,
       request: { params: conversationParams, body: jsonBody(SinglePatchSchema) },
       responses: { 200: jsonAnswer(ConversationSchema, 'the conversation as it is now') },

@@ -8,6 +8,7 @@ import type { BusinessHoursTables } from './tables/business-hours.js';
 import type { ConversationMoveTables } from './tables/conversation-moves.js';
 import type { ConversationTables } from './tables/conversations.js';
 import type { CoreTables } from './tables/core.js';
+import type { CustomFieldsTables } from './tables/custom-fields.js';
 import type { EventTables } from './tables/events.js';
 import type { GreetingTables } from './tables/greeting.js';
 import type { LifecycleTables } from './tables/lifecycle.js';
@@ -49,7 +50,8 @@ export interface Database
     EventTables,
     AnalyticsTables,
     TeamsTables,
-    AssignmentTables {}
+    AssignmentTables,
+    CustomFieldsTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -62,6 +64,7 @@ export type * from './tables/business-hours.js';
 export type * from './tables/conversation-moves.js';
 export type * from './tables/conversations.js';
 export type * from './tables/core.js';
+export type * from './tables/custom-fields.js';
 export type * from './tables/greeting.js';
 export type * from './tables/lifecycle.js';
 export type * from './tables/mailbox-migration.js';

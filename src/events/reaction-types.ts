@@ -64,12 +64,13 @@ export type ReactionName =
   | 'rating_requests'
   | 'statistics'
   | 'snooze'
-  | 'sla';
+  | 'sla'
+  | 'custom_fields';
 
 export interface Reaction {
   name: ReactionName;
-  /** Before the event row is written: fills what the stored data shows (the contact's online flag). */
-  enrich?(tx: ReactionTx, event: { type: string; data: Record<string, unknown> }): Promise<Record<string, unknown>>;
+  /** Before the event row is written: fills what the stored data shows (the contact's online flag, custom field values). */
+  enrich?(tx: ReactionTx, event: { type: string; data: Record<string, unknown>; workspaceId: string }): Promise<Record<string, unknown>>;
   /** After the event row is written, in the same transaction. */
   onEvent?(tx: ReactionTx, event: RecordedEvent): Promise<void>;
   /** Internal signals this reaction handles, in the transaction that recorded them. */

@@ -8,6 +8,7 @@
 // own feature, never a service that records events (that service imports this list). Work that needs the whole server (reading other
 // features, sending) belongs in the job the reaction stores, not in the reaction.
 
+import { customFieldsReaction } from '../custom-fields/reaction.js';
 import { awayReplyReaction, greetingReaction } from '../greeting/reaction.js';
 import { tenantUpkeepReaction } from '../mailer-tenants/reaction.js';
 import { notificationsReaction } from '../notifications/reaction.js';
@@ -24,6 +25,7 @@ export type * from './reaction-types.js';
 /** The registry, in the order the reactions run. */
 export const reactions: readonly Reaction[] = [
   slaReaction,
+  customFieldsReaction,
   contactOnlineReaction,
   webhookOutboxReaction,
   notificationsReaction,
@@ -37,11 +39,11 @@ export const reactions: readonly Reaction[] = [
 
 export async function enrichEvent(
   tx: ReactionTx,
-  event: { type: string; data: Record<string, unknown> },
+  event: { type: string; data: Record<string, unknown>; workspaceId: string },
   list: readonly Reaction[] = reactions,
 ): Promise<Record<string, unknown>> {
   let data = event.data;
-  for (const r of list) if (r.enrich) data = await r.enrich(tx, { type: event.type, data });
+  for (const r of list) if (r.enrich) data = await r.enrich(tx, { type: event.type, data, workspaceId: event.workspaceId });
   return data;
 }
 

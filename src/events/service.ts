@@ -60,7 +60,7 @@ export async function recordEvent(ctx: { db: Db; clock: Ctx['clock'] }, event: N
   const db = ctx.db;
 
   const admin = event.type.startsWith('migration.');
-  const data = await enrichEvent(ctx, { type: event.type, data: event.data });
+  const data = await enrichEvent(ctx, { type: event.type, data: event.data, workspaceId: event.workspaceId });
   const related = relatedInboxIds(event, data);
   const id = newId('evt', ctx.clock.now().getTime());
   const row = {

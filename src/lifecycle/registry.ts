@@ -7,6 +7,7 @@ import { analyticsRetentionRules, analyticsWorkspaceStep } from '../analytics/li
 import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
 import { workspaceContactsStep } from '../contacts/retention.js';
 import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep } from '../conversations/retention.js';
+import { deleteWorkspaceCustomFields } from '../custom-fields/service.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { deleteOldGreetingLog, deleteWorkspaceGreetings } from '../greeting/service.js';
 import { credentialLinksRule, migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
@@ -79,6 +80,11 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   migrationWorkspaceStep,
   workspaceConversationsStep,
   workspaceContactsStep,
+  // After conversations and contacts (which take their values with them): what is left, then the fields.
+  {
+    name: 'custom_fields',
+    deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceCustomFields(ctx, workspaceId, batch), files: 0 }),
+  },
   workspaceInvitesStep,
   { name: 'greetings_sent', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceGreetings(ctx, workspaceId, batch), files: 0 }) },
   {

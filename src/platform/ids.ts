@@ -76,6 +76,7 @@ export type IdPrefix =
   | 'inb'
   | 'ch'
   | 'ct'
+  | 'cf'
   | 'cv'
   | 'm'
   | 'att'

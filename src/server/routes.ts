@@ -12,6 +12,7 @@ import { registerChannelRoutes } from '../channels/routes.js';
 import { registerContactRoutes } from '../contacts/routes.js';
 import type { Ctx } from '../context.js';
 import { registerConversationRoutes } from '../conversations/routes.js';
+import { registerCustomFieldRoutes } from '../custom-fields/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
 import { registerFeedbackRoutes } from '../feedback/routes.js';
 import { registerGreetingRoutes } from '../greeting/routes.js';
@@ -59,6 +60,7 @@ export const routeTable: FeatureRoutes[] = [
     bodyLimits: [{ method: 'POST', path: /^\/v1\/conversations\/[^/]+\/attachments$/, maxBytes: (ctx) => ctx.config.attachmentMaxBytes }],
   },
   { register: registerContactRoutes },
+  { register: registerCustomFieldRoutes },
   { register: registerSearchRoutes },
   { register: registerOverviewRoutes },
   { register: registerSavedReplyRoutes },

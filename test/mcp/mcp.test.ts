@@ -52,6 +52,9 @@ const CONVERSATION_TOOLS = [
   'assign_conversation_team',
   'conversation_sla',
   'list_sla_due',
+  'list_custom_fields',
+  'set_conversation_custom_fields',
+  'set_contact_custom_fields',
 ];
 
 describe('MCP server at /v1/mcp', () => {

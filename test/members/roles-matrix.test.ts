@@ -39,6 +39,11 @@ const GROUPS: { name: string; matches: (method: string, path: string) => boolean
     refused: ['agent', 'limited agent'],
   },
   {
+    name: 'custom fields: every member reads them, owners and admins manage them',
+    matches: (m, p) => /^\/v1\/custom-fields(\/|$)/.test(p) && m !== 'GET',
+    refused: ['agent', 'limited agent'],
+  },
+  {
     name: 'analytics properties: every member reads them and their figures, owners and admins manage them',
     matches: (m, p) => p.startsWith('/v1/analytics/properties') && m !== 'GET',
     refused: ['agent', 'limited agent'],

@@ -8,6 +8,7 @@ import { listConversations, listMessages } from '../../conversations/lists.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from '../../conversations/messages.js';
 import { MAX_RECIPIENTS } from '../../conversations/participants.js';
 import { conversationView, getConversationFor, MAX_LABEL_LENGTH, MAX_LABELS } from '../../conversations/service.js';
+import { customFieldConditions, customFieldsOf } from '../../custom-fields/store.js';
 import { search } from '../../search/service.js';
 import { defineTool } from '../tool.js';
 
@@ -47,11 +48,17 @@ export const conversationTools = [
       label: z.string().max(MAX_LABEL_LENGTH).optional(),
       limit: z.number().int().min(1).max(200).optional(),
       cursor: z.string().max(500).optional(),
+      custom_fields: z
+        .record(z.string().max(100), z.string().max(500))
+        .optional()
+        .describe('custom field key → value, all must match (a multi-select contains it; a checkbox "true"/"false"; a date YYYY-MM-DD)'),
     },
     annotations: readOnly,
-    async run({ inbox_id, status, assignee_id, label, limit, cursor }, { ctx, access }) {
+    async run({ inbox_id, status, assignee_id, label, limit, cursor, custom_fields }, { ctx, access }) {
       requireScope(access, 'conversations:read');
-      return listConversations(ctx, access, { inboxId: inbox_id, status, assigneeId: assignee_id, label }, { limit, cursor, sort: 'activity' });
+      const conditions = Object.entries(custom_fields ?? {}).map(([key, value]) => ({ key, value }));
+      const customFields = await customFieldConditions(ctx.db, access.workspaceId, 'conversation', conditions);
+      return listConversations(ctx, access, { inboxId: inbox_id, status, assigneeId: assignee_id, label, customFields }, { limit, cursor, sort: 'activity' });
     },
   }),
   defineTool({
@@ -68,7 +75,9 @@ export const conversationTools = [
       requireScope(access, 'conversations:read');
       const row = await getConversationFor(ctx, access, conversation_id);
       const messages = await listMessages(ctx, row, { limit, cursor, order: 'asc' });
-      return { conversation: await conversationView(ctx.db, row), messages: messages.data, next_cursor: messages.next_cursor };
+      const shown = await customFieldsOf(ctx.db, access.workspaceId, 'conversation', [row.id]);
+      const conversation = { ...(await conversationView(ctx.db, row)), custom_fields: shown.get(row.id)! };
+      return { conversation, messages: messages.data, next_cursor: messages.next_cursor };
     },
   }),
   defineTool({

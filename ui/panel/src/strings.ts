@@ -6,6 +6,8 @@ import { contactsEn } from './contacts/strings/en';
 import { contactsTr } from './contacts/strings/tr';
 import { conversationsEn } from './conversations/strings/en';
 import { conversationsTr } from './conversations/strings/tr';
+import { customFieldsEn } from './custom-fields/strings/en';
+import { customFieldsTr } from './custom-fields/strings/tr';
 import { addStrings } from './i18n';
 import { mergeEn } from './merge/strings/en';
 import { mergeTr } from './merge/strings/tr';
@@ -64,6 +66,7 @@ addStrings(
   hoursEn,
   teamsEn,
   slaEn,
+  customFieldsEn,
 );
 addStrings(
   'tr',
@@ -87,4 +90,5 @@ addStrings(
   hoursTr,
   teamsTr,
   slaTr,
+  customFieldsTr,
 );

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, type ConversationListItem, errorText, must, type Schemas } from '../api';
 import { Loading } from '../components/Loading';
+import { CustomFieldsEditor } from '../custom-fields';
 import { absoluteTime, conversationTitle, relativeTime, t } from '../i18n';
 import { inboxes } from '../state';
 import { ContactCard } from './ContactCard';
@@ -54,6 +55,16 @@ export function ContactPage() {
                 contact={contact}
                 onChanged={(c) => (c.id === contact.id ? setContact(c) : route(`/contacts/${c.id}`))}
                 onMergeInto={(owner) => setDialog({ kind: 'merge', into: owner })}
+              />
+              <CustomFieldsEditor
+                object="contact"
+                ownerId={contact.id}
+                values={contact.custom_fields}
+                onSave={async (values) =>
+                  setContact(
+                    await must(api.PATCH('/v1/contacts/{contactId}', { params: { path: { contactId: contact.id } }, body: { custom_fields: values } })),
+                  )
+                }
               />
               {contact.external_ids.length > 0 && (
                 <>

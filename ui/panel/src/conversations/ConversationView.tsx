@@ -2,6 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConversationVisit } from '../analytics';
 import { api, type Conversation, errorText, type Message, must } from '../api';
+import { closeRefused, isCloseRefusal, missingRequired } from '../custom-fields';
 import { absoluteTime, clockTime, conversationTitle, t } from '../i18n';
 import { DuplicateHint, MergeButton, MergedBanner, SplitButton } from '../merge';
 import { isSignal, onEvent, onReset } from '../realtime';
@@ -133,8 +134,16 @@ function ConversationView(props: { id: string; onBack: () => void }) {
       setConv(await must(api.PATCH('/v1/conversations/{conversationId}', { params: { path: { conversationId: props.id } }, body: patch })));
     } catch (e) {
       setConv(before);
-      toast(t('action.failed', { error: errorText(e) }));
+      if (!isCloseRefusal(e)) return toast(t('action.failed', { error: errorText(e) }));
+      // Closing waits for required custom fields: the details show and mark them.
+      closeRefused.value = props.id;
+      setShowDetails(true);
+      toast(t('cf.close_refused', { fields: missingRequired(before.custom_fields).join(', ') || errorText(e) }));
     }
+  }
+
+  async function saveFields(values: Record<string, unknown>) {
+    setConv(await must(api.PATCH('/v1/conversations/{conversationId}', { params: { path: { conversationId: props.id } }, body: { custom_fields: values } })));
   }
 
   useEffect(() => {
@@ -254,6 +263,11 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           contact={contact}
           visit={visit}
           onChange={change}
+          onCustomFields={saveFields}
+          onContactFields={async (values) => {
+            if (contact)
+              setContact(await must(api.PATCH('/v1/contacts/{contactId}', { params: { path: { contactId: contact.id } }, body: { custom_fields: values } })));
+          }}
           onContactChanged={(c) => setContact(c)}
           onClose={() => {
             setShowDetails(false);

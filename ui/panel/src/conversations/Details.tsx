@@ -6,6 +6,7 @@ import { type ConversationVisit, VisitCard } from '../analytics';
 import type { Conversation, Schemas } from '../api';
 import { InboxOptions } from '../components/InboxOptions';
 import { ContactCard, DeleteContactDialog, MergeDialog } from '../contacts';
+import { CustomFieldsEditor, closeRefused } from '../custom-fields';
 import { absoluteTime, t } from '../i18n';
 import { inboxes, me, memberName, members, toast } from '../state';
 import { Participants } from './Recipients';
@@ -23,6 +24,9 @@ export function Details(props: {
   /** The web visit a widget conversation came from (null: none tied; undefined: not a chat). */
   visit?: ConversationVisit | null;
   onChange: (patch: ConversationPatch) => Promise<void>;
+  /** Saves custom field values (throws the server's refusal, shown under the field). */
+  onCustomFields: (values: Record<string, unknown>) => Promise<void>;
+  onContactFields: (values: Record<string, unknown>) => Promise<void>;
   onContactChanged: (c: Contact) => void;
   onClose: () => void;
 }) {
@@ -84,6 +88,7 @@ export function Details(props: {
           </button>
         </div>
       )}
+      {contact && <CustomFieldsEditor object="contact" ownerId={contact.id} values={contact.custom_fields} onSave={props.onContactFields} />}
       {props.visit && <VisitCard visit={props.visit} />}
 
       <h3>{t('details.conversation')}</h3>
@@ -177,6 +182,13 @@ export function Details(props: {
           />
         </form>
       </div>
+      <CustomFieldsEditor
+        object="conversation"
+        ownerId={conv.id}
+        values={conv.custom_fields}
+        onSave={props.onCustomFields}
+        closeBlocked={closeRefused.value === conv.id && conv.status !== 'closed'}
+      />
       {inboxes.value.length > 1 && (
         <div class="field">
           <label for="move-inbox">{t('details.move')}</label>

@@ -2,6 +2,7 @@
 // { from, to } per field), why when the server gives a reason, and who when a person or an API
 // key did it.
 import type { Message } from '../api';
+import { customFieldEventText } from '../custom-fields';
 import { t } from '../i18n';
 import { mergeEventText } from '../merge';
 import { snoozeEventText } from '../snooze';
@@ -24,6 +25,8 @@ function labelsOf(value: unknown): string[] {
 function describeChange(m: Message, field: string, change: Change, reason: string | undefined): string[] {
   const moved = mergeEventText(field, change);
   if (moved) return [moved];
+  const custom = customFieldEventText(field, change);
+  if (custom) return [custom];
   switch (field) {
     case 'snoozed_until':
       return [snoozeEventText(change, reason)];

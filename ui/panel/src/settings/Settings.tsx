@@ -7,6 +7,7 @@ import { MigrationsPage } from '../migrations';
 import { membership } from '../state';
 import { Account } from './account';
 import { ApiKeys } from './api-keys';
+import { CustomFieldsSettings } from './custom-fields';
 import { InboxDetail, InboxList } from './inboxes';
 import { Members } from './members';
 import { SavedRepliesSettings } from './saved-replies';
@@ -14,11 +15,12 @@ import { TeamsSettings } from './teams';
 import { WebhookDetail, Webhooks } from './webhooks';
 import { WorkspaceSettings } from './workspace';
 
-type Section = 'workspace' | 'members' | 'teams' | 'inboxes' | 'api-keys' | 'webhooks' | 'saved-replies' | 'migrations' | 'account';
+type Section = 'workspace' | 'members' | 'teams' | 'custom-fields' | 'inboxes' | 'api-keys' | 'webhooks' | 'saved-replies' | 'migrations' | 'account';
 const SECTIONS: [Section, Parameters<typeof t>[0], boolean][] = [
   ['workspace', 'settings.workspace', false],
   ['members', 'settings.members', false],
   ['teams', 'teams.title', false],
+  ['custom-fields', 'cf.title', false],
   ['inboxes', 'settings.inboxes', true],
   ['api-keys', 'settings.api_keys', true],
   ['webhooks', 'settings.webhooks', true],
@@ -103,6 +105,7 @@ function SettingsSection({ section, id, manager }: { section: Section; id: strin
       {section === 'workspace' && <WorkspaceSettings manager={manager} />}
       {section === 'members' && <Members />}
       {section === 'teams' && <TeamsSettings />}
+      {section === 'custom-fields' && <CustomFieldsSettings />}
       {section === 'inboxes' && (params.id ? <InboxDetail id={params.id} /> : <InboxList />)}
       {section === 'api-keys' && <ApiKeys />}
       {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}

@@ -1,0 +1,1 @@
+export { CustomFieldsSettings } from './CustomFieldsSettings';
