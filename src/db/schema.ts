@@ -2,6 +2,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AnalyticsTables } from './tables/analytics.js';
 import type { AssignmentTables } from './tables/assignment.js';
+import type { AutomationTables } from './tables/automation.js';
 import type { AuthTables } from './tables/auth.js';
 import type { BroadcastTables } from './tables/broadcasts.js';
 import type { BusinessHoursTables } from './tables/business-hours.js';
@@ -49,7 +50,8 @@ export interface Database
     EventTables,
     AnalyticsTables,
     TeamsTables,
-    AssignmentTables {}
+    AssignmentTables,
+    AutomationTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -75,5 +77,6 @@ export type * from './tables/saved-replies.js';
 export type * from './tables/sla.js';
 export type * from './tables/team.js';
 export type * from './tables/teams.js';
+export type * from './tables/automation.js';
 export type * from './tables/webhooks.js';
 export type * from './tables/widget.js';
