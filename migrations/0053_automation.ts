@@ -4,7 +4,8 @@ import { isPostgres } from '../src/db/dialect.js';
 // Automation rules, their run log and macros (issue 36). Which triggers a workspace's enabled rules
 // have is read for every event, so changes to that move the reaction settings epoch (0026/0027) and
 // the answer is cached per process. `automation_replies_sent` holds one row per rule and
-// conversation whose saved reply went out: the primary key makes "at most once" hold in the database.
+// conversation whose saved reply went out: the primary key makes "at most once" hold in the database. A run-log row's `run_key` (event and
+// rule, or the timer) is unique: a job run again after a crash finds its rows and repeats nothing.
 const WATCHED: { name: string; event: 'insert' | 'delete' | 'update'; columns?: string[] }[] = [
   { name: 'automation_rules_added', event: 'insert' },
   { name: 'automation_rules_changed', event: 'update', columns: ['enabled', 'trigger_type', 'trigger'] },
@@ -39,6 +40,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('outcome', 'text', (c) => c.notNull())
     .addColumn('reason', 'text')
     .addColumn('actions', 'text', (c) => c.notNull())
+    .addColumn('run_key', 'text', (c) => c.notNull().unique())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('automation_runs_workspace').on('automation_runs').columns(['workspace_id', 'id']).execute();

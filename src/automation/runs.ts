@@ -3,50 +3,12 @@
 import { z } from 'zod';
 import { type Access, authorize } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import type { AutomationRunsTable, Db } from '../db/schema.js';
-import type { Clock } from '../platform/clock.js';
+import type { AutomationRunsTable } from '../db/schema.js';
 import { DAY, iso } from '../platform/clock.js';
-import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
 import type { Action } from './schema.js';
 
 export const RUN_KEEP_DAYS = 30;
-
-export interface RunEntry {
-  workspaceId: string;
-  ruleId: string;
-  ruleName: string;
-  conversationId: string;
-  trigger: string;
-  outcome: AutomationRunsTable['outcome'];
-  reason: string | null;
-  actions: readonly Action[];
-}
-
-export async function logRun(tx: { db: Db; clock: Clock }, run: RunEntry): Promise<void> {
-  const now = tx.clock.now();
-  await tx.db
-    .insertInto('automation_runs')
-    .values({
-      id: newId('arun', now.getTime()),
-      workspace_id: run.workspaceId,
-      rule_id: run.ruleId,
-      rule_name: run.ruleName,
-      conversation_id: run.conversationId,
-      trigger: run.trigger,
-      outcome: run.outcome,
-      reason: run.reason,
-      actions: JSON.stringify(run.actions),
-      created_at: iso(now),
-    })
-    .execute();
-  if (run.outcome === 'acted')
-    await tx.db
-      .updateTable('automation_rules')
-      .set({ last_run_at: iso(now) })
-      .where('id', '=', run.ruleId)
-      .execute();
-}
 
 export function formatRun(r: AutomationRunsTable) {
   return {

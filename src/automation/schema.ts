@@ -1,7 +1,7 @@
 // The API contract of automation rules, their runs and macros (issue 36): the zod schemas that both
 // validate requests and describe answers in the OpenAPI document (the panel's typed client).
+// Lengths count UTF-16 units (zod's max), plus a code-point check where people type text.
 import { z } from '@hono/zod-openapi';
-import { textUpTo } from '../http/openapi.js';
 
 export const MAX_RULES = 200;
 export const MAX_MACROS_PER_OWNER = 200;
@@ -19,6 +19,14 @@ export const MAX_TIMER_HOURS = 24 * 365;
 export const PRIORITY = z.enum(['low', 'medium', 'high', 'urgent']);
 export const STATUS = z.enum(['open', 'pending', 'closed']);
 const id = z.string().min(1).max(100);
+/** A text of 1 to `max` characters (code points: an emoji counts once). */
+const text = (max: number) =>
+  z
+    .string()
+    .max(max * 2)
+    .refine((v) => v.trim().length > 0, { message: 'must not be empty' })
+    .refine((v) => [...v].length <= max, { message: `at most ${max} characters` })
+    .openapi({ maxLength: max });
 const value = z.string().max(MAX_VALUE_CHARS);
 
 export const EVENT_TRIGGERS = ['conversation_created', 'customer_message', 'team_message', 'conversation_updated'] as const;
@@ -96,7 +104,7 @@ export const ActionSchema = z
       })
       .strict(),
     z.object({ type: z.literal('send_saved_reply'), saved_reply_id: id }).strict(),
-    z.object({ type: z.literal('add_note'), text: textUpTo(MAX_NOTE_CHARS, 1) }).strict(),
+    z.object({ type: z.literal('add_note'), text: text(MAX_NOTE_CHARS) }).strict(),
     z.object({ type: z.literal('notify_members'), member_ids: z.array(id).min(1).max(MAX_NOTIFY_MEMBERS) }).strict(),
     z.object({ type: z.literal('mark_spam') }).strict(),
     z.object({ type: z.literal('send_webhook'), endpoint_id: id }).strict(),
@@ -126,7 +134,7 @@ export const RuleSchema = z
 
 export const RuleBody = z
   .object({
-    name: textUpTo(MAX_NAME_CHARS, 1),
+    name: text(MAX_NAME_CHARS),
     enabled: z.boolean().optional().openapi({ description: 'default false: try it with a dry run first' }),
     trigger: TriggerSchema,
     conditions: ConditionsSchema.optional().openapi({ description: 'default: all of none (every conversation)' }),
@@ -194,7 +202,7 @@ export const MacroSchema = z
 
 export const MacroBody = z
   .object({
-    name: textUpTo(MAX_NAME_CHARS, 1),
+    name: text(MAX_NAME_CHARS),
     shared: z.boolean().optional().openapi({ description: 'default false (personal)' }),
     actions: z.array(ActionSchema).min(1).max(MAX_ACTIONS),
   })

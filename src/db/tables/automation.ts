@@ -30,6 +30,8 @@ export interface AutomationRunsTable {
   reason: string | null;
   /** JSON Action[]: what changed something. */
   actions: string;
+  /** Unique: the event and rule (or timer) of the run, so a job run twice logs and acts once. */
+  run_key: string;
   created_at: string;
 }
 
