@@ -45,6 +45,7 @@ import * as m0046Sla from './0046_sla.js';
 import * as m0049Teams from './0049_teams.js';
 import * as m0051SendLater from './0051_send_later.js';
 import * as m0052AwayReply from './0052_away_reply.js';
+import * as m0053Automation from './0053_automation.js';
 import * as m0055CustomFields from './0055_custom_fields.js';
 
 export const migrations: Record<string, Migration> = {
@@ -93,5 +94,6 @@ export const migrations: Record<string, Migration> = {
   '0049_teams': m0049Teams,
   '0051_send_later': m0051SendLater,
   '0052_away_reply': m0052AwayReply,
+  '0053_automation': m0053Automation,
   '0055_custom_fields': m0055CustomFields,
 };

@@ -54,6 +54,8 @@ export const PERMISSIONS = {
   /** Custom fields (issue 37): every member reads the definitions (to show and edit values); owners and admins manage them. */
   'custom_fields:read': { roles: EVERYONE, scope: 'conversations:read', what: 'listing custom fields' },
   'custom_fields:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing custom fields' },
+  /** Automation rules and their run log (issue 36); macros are run by every member. */
+  'automation:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing automation rules' },
   'api_keys:manage': { roles: MANAGERS, scope: null, what: 'managing API keys' },
   'webhooks:manage': { roles: MANAGERS, scope: 'webhooks:manage', what: 'managing webhooks' },
   'inboxes:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing inboxes and channels' },

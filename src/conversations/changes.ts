@@ -9,6 +9,7 @@ import { customFieldsOf, missingRequiredFields } from '../custom-fields/store.js
 import { setCustomFieldValues } from '../custom-fields/values.js';
 import type { ConversationPriority, ConversationStatus } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
+import type { EventCause } from '../events/reaction-types.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import { findLiveInbox } from '../inboxes/store.js';
 import { checkParticipants } from '../mail/reply-recipients.js';
@@ -70,7 +71,7 @@ function describe(changes: Record<string, Change>): string {
  */
 export async function applyConversationChanges(
   tx: Tx,
-  input: { conversation: ConversationRow; patch: ConversationPatch; author: Author; reason?: string } & RecordOptions,
+  input: { conversation: ConversationRow; patch: ConversationPatch; author: Author; reason?: string; automation?: EventCause['automation'] } & RecordOptions,
 ): Promise<{ conversation: ConversationRow; labels: string[]; changed: boolean }> {
   const current = input.conversation;
   const patch = input.patch;
@@ -244,7 +245,7 @@ export async function applyConversationChanges(
       type: 'conversation.updated',
       occurredAt: now,
       data: { conversation: formatConversation(conversation, labels), contact: contact ? formatContact(contact) : null },
-      cause: { personId: input.author.type === 'member' ? input.author.personId : null, changes, reason: input.reason },
+      cause: { personId: input.author.type === 'member' ? input.author.personId : null, changes, reason: input.reason, automation: input.automation },
     });
   }
   return { conversation, labels, changed: true };

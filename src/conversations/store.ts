@@ -76,6 +76,65 @@ export async function firstMessage(db: Db, conversationId: string): Promise<Mess
     .executeTakeFirst();
 }
 
+/** The customer's newest message of a conversation (what automation conditions read when no message started the run). */
+export async function latestCustomerMessage(db: Db, conversationId: string): Promise<MessageRow | undefined> {
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('kind', '=', 'message')
+    .where('direction', '=', 'in')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** Whether a change after `since` touched one of these fields (automation timers re-check that a state lasted). */
+export async function changedSince(db: Db, conversationId: string, since: string, fields: readonly string[]): Promise<boolean> {
+  const rows = await db
+    .selectFrom('messages')
+    .select('details')
+    .where('conversation_id', '=', conversationId)
+    .where('kind', '=', 'event')
+    .where('created_at', '>', since)
+    .execute();
+  return rows.some((r) => {
+    const changes = (JSON.parse(r.details ?? '{}') as { changes?: Record<string, unknown> }).changes ?? {};
+    return fields.some((f) => f in changes);
+  });
+}
+
+/** Whether anyone wrote (customer or team, automatic mail aside) after `since`. */
+export async function wroteSince(db: Db, conversationId: string, since: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('conversation_id', '=', conversationId)
+    .where('kind', '=', 'message')
+    .where('automatic', '=', 0)
+    .where('created_at', '>', since)
+    .limit(1)
+    .executeTakeFirst();
+  return !!row;
+}
+
+/** Live conversations (not imported, spam, merged or in a deleted inbox) created since `since`, newest first (the automation dry run). */
+export async function conversationsCreatedSince(db: Db, workspaceId: string, since: Date, limit: number): Promise<ConversationRow[]> {
+  return db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('created_at', '>=', since.toISOString())
+    .where('imported', '=', 0)
+    .where('spam', '=', 0)
+    .where('merged_into_id', 'is', null)
+    .where((eb) => eb.not(inboxIsDeleted('conversations.inbox_id')))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
 /** The latest change of a conversation (its newest 'event' message: what changed and who changed it). */
 export async function latestChange(db: Db, conversationId: string): Promise<MessageRow | undefined> {
   return db

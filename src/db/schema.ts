@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { AnalyticsTables } from './tables/analytics.js';
 import type { AssignmentTables } from './tables/assignment.js';
 import type { AuthTables } from './tables/auth.js';
+import type { AutomationTables } from './tables/automation.js';
 import type { BroadcastTables } from './tables/broadcasts.js';
 import type { BusinessHoursTables } from './tables/business-hours.js';
 import type { ConversationMoveTables } from './tables/conversation-moves.js';
@@ -51,7 +52,8 @@ export interface Database
     AnalyticsTables,
     TeamsTables,
     AssignmentTables,
-    CustomFieldsTables {}
+    CustomFieldsTables,
+    AutomationTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -59,6 +61,7 @@ export type Db = Kysely<Database> | Transaction<Database>;
 export type * from './tables/analytics.js';
 export type * from './tables/assignment.js';
 export type * from './tables/auth.js';
+export type * from './tables/automation.js';
 export type * from './tables/broadcasts.js';
 export type * from './tables/business-hours.js';
 export type * from './tables/conversation-moves.js';

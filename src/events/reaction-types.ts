@@ -20,6 +20,8 @@ export interface EventCause {
   changes?: Record<string, { from: unknown; to: unknown }>;
   /** conversation.updated: why the server made the change (customer_reply, snooze_ended, …). */
   reason?: string;
+  /** A change made by automation rules (src/automation): how deep the chain is and which rules made it (the loop guard). */
+  automation?: { depth: number; ruleIds: readonly string[] };
 }
 
 /** An event as reactions see it, after its row was written. */
@@ -65,7 +67,8 @@ export type ReactionName =
   | 'statistics'
   | 'snooze'
   | 'sla'
-  | 'custom_fields';
+  | 'custom_fields'
+  | 'automation';
 
 export interface Reaction {
   name: ReactionName;

@@ -8,6 +8,7 @@
 // own feature, never a service that records events (that service imports this list). Work that needs the whole server (reading other
 // features, sending) belongs in the job the reaction stores, not in the reaction.
 
+import { automationReaction } from '../automation/reaction.js';
 import { customFieldsReaction } from '../custom-fields/reaction.js';
 import { awayReplyReaction, greetingReaction } from '../greeting/reaction.js';
 import { tenantUpkeepReaction } from '../mailer-tenants/reaction.js';
@@ -35,6 +36,7 @@ export const reactions: readonly Reaction[] = [
   awayReplyReaction,
   ratingRequestReaction,
   snoozeReaction,
+  automationReaction,
 ];
 
 export async function enrichEvent(

@@ -4,6 +4,8 @@
 // a long write lock and a restart simply continues. The jobs are in ./retention.ts and
 // ./workspace-deletion.ts; the entry types are in src/platform/lifecycle.ts.
 import { analyticsRetentionRules, analyticsWorkspaceStep } from '../analytics/lifecycle.js';
+import { deleteWorkspaceRules } from '../automation/rules.js';
+import { deleteOldRuns } from '../automation/runs.js';
 import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
 import { workspaceContactsStep } from '../contacts/retention.js';
 import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep } from '../conversations/retention.js';
@@ -54,6 +56,7 @@ export const retentionRules: RetentionRule[] = [
   credentialLinksRule,
   { name: 'greetings_sent', deleteBatch: (ctx, now, batch) => deleteOldGreetingLog(ctx, now, batch) },
   ...analyticsRetentionRules,
+  { name: 'automation_runs', deleteBatch: (ctx, now, batch) => deleteOldRuns(ctx, now, batch) },
 ];
 
 /**
@@ -93,6 +96,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   },
   { name: 'report_totals', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceReportTotals(ctx, workspaceId, batch), files: 0 }) },
   { name: 'saved_replies', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceSavedReplies(ctx, workspaceId, batch), files: 0 }) },
+  { name: 'automation', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceRules(ctx, workspaceId, batch), files: 0 }) },
   ...broadcastWorkspaceSteps,
   analyticsWorkspaceStep,
   // Tenants at the provider go before the inboxes they belong to.

@@ -12,6 +12,7 @@ import { analyticsTools } from './tools/analytics.js';
 import { composeTools } from './tools/compose.js';
 import { conversationTools } from './tools/conversations.js';
 import { customFieldTools } from './tools/custom-fields.js';
+import { macroTools } from './tools/macros.js';
 import { mergeTools } from './tools/merge.js';
 import { migrationTools } from './tools/migrations.js';
 import { placeTools } from './tools/places.js';
@@ -27,6 +28,7 @@ const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [
   ...snoozeTools,
   ...mergeTools,
   ...teamTools,
+  ...macroTools,
   ...slaTools,
   ...customFieldTools,
   ...analyticsTools,

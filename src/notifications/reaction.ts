@@ -36,6 +36,9 @@ function notifiable(event: RecordedEvent): Omit<NotifyEventPayload, 'event_id' |
       const woke = event.cause.changes?.snoozed_until && event.cause.changes.snoozed_until.to === null && WAKE_REASONS.has(event.cause.reason ?? '');
       return woke && conversation.assignee_id ? { woke: true } : undefined;
     }
+    case 'conversation.automation_notice':
+      // An automation rule's notify_members action (src/automation): the members it names.
+      return {};
     case 'conversation.sla':
       // An SLA warning or breach (src/sla/service.ts): the assignee, or the inbox's members.
       return {};

@@ -59,6 +59,8 @@ type EventData = {
     details?: { held?: string } | null;
   };
   sla_notice?: { target: string; kind: 'warning' | 'breached'; due_at: string };
+  /** conversation.automation_notice: an automation rule's notify_members action (src/automation). */
+  automation_notice?: { rule_name: string; member_ids: string[] };
 };
 
 function preview(text: string | undefined): string {
@@ -100,6 +102,10 @@ function targetsOf(row: { type: string }, data: EventData, payload: NotifyEventP
       const assignee = conversation.assignee_id ? byId.get(conversation.assignee_id) : undefined;
       if (conversation.assignee_id) return assignee ? [{ member: assignee, trigger }] : [];
       return members.map((member) => ({ member, trigger }));
+    }
+    case 'conversation.automation_notice': {
+      const named = new Set(data.automation_notice?.member_ids ?? []);
+      return members.filter((m) => named.has(m.personId)).map((member) => ({ member, trigger: 'mention' }));
     }
     case 'message.created': {
       const message = data.message;
@@ -172,7 +178,7 @@ export async function notifyEvents(
     const tx = { db: trx, clock: ctx.clock };
     for (const { row, data, members, targets } of work) {
       const conversation = data.conversation!;
-      const authorName = memberName(members.find((m) => m.personId === data.message?.author?.member_id));
+      const authorName = data.automation_notice?.rule_name ?? memberName(members.find((m) => m.personId === data.message?.author?.member_id));
       const url = `${ctx.config.publicUrl}/conversations/${conversation.id}`;
       for (const { member, trigger } of targets) {
         const text = notificationText(member.locale, trigger, {

@@ -109,7 +109,10 @@ export type IdPrefix =
   | 'aev'
   | 'avi'
   | 'cmv'
-  | 'team';
+  | 'team'
+  | 'rule'
+  | 'arun'
+  | 'mac';
 
 export function newId(prefix: IdPrefix, nowMs?: number): string {
   return `${prefix}_${sortableId(nowMs)}`;

@@ -58,6 +58,11 @@ function checkBody(body: string): string {
 
 const searchText = (name: string, body: string) => `${name}\n${body}`.toLowerCase();
 
+/** A reply of the workspace by id, whoever may see it (automation checks and uses it). */
+export async function findSavedReply(db: Db, workspaceId: string, id: string): Promise<SavedReplyRow | undefined> {
+  return db.selectFrom('saved_replies').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
 /** The reply when the caller may see it (404 otherwise: other members' personal replies stay secret). */
 async function visibleReply(db: Db, access: Access, id: string): Promise<SavedReplyRow> {
   const row = await db.selectFrom('saved_replies').selectAll().where('id', '=', id).where('workspace_id', '=', access.workspaceId).executeTakeFirst();

@@ -2,6 +2,7 @@
 
 import { analyticsBackground } from '../analytics/background.js';
 import { ACCESS_REVOKED } from '../auth/revocation.js';
+import { automationBackground } from '../automation/background.js';
 import { broadcastsBackground } from '../broadcasts/background.js';
 import { CHANNELS_DELETED } from '../channels/service.js';
 import { conversationsBackground } from '../conversations/background.js';
@@ -36,6 +37,7 @@ export const backgroundTable: BackgroundPart[] = [
   notificationsBackground,
   greetingBackground,
   snoozeBackground,
+  automationBackground,
   slaBackground,
   ratingsBackground,
   analyticsBackground,

@@ -6,6 +6,8 @@ import { registerAnalyticsRoutes } from '../analytics/routes.js';
 import { registerAnalyticsStatsRoutes } from '../analytics/stats-routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
 import { registerAssignmentRoutes } from '../assignment/routes.js';
+import { registerMacroRoutes } from '../automation/macro-routes.js';
+import { registerAutomationRoutes } from '../automation/routes.js';
 import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerBusinessHoursRoutes } from '../business-hours/routes.js';
 import { registerChannelRoutes } from '../channels/routes.js';
@@ -68,6 +70,8 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerBusinessHoursRoutes },
   { register: registerTeamRoutes },
   { register: registerAssignmentRoutes },
+  { register: registerAutomationRoutes },
+  { register: registerMacroRoutes },
   { register: registerSlaRoutes },
   { register: registerRatingRoutes },
   { register: registerReportRoutes },

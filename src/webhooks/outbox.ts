@@ -76,6 +76,27 @@ export async function enqueueDeliveries(ctx: { db: Db; clock: Clock }, event: Ou
   return count;
 }
 
+/**
+ * One delivery of a recorded event to one endpoint, whatever the endpoint's event filter says (an
+ * automation rule's send_webhook action, src/automation); call in the transaction that recorded it.
+ */
+export async function enqueueDeliveryTo(
+  ctx: { db: Db; clock: Clock },
+  event: { seq: number; id: string; workspaceId: string },
+  endpointId: string,
+): Promise<void> {
+  await ctx.db.executeQuery(
+    CompiledQuery.raw(isPostgres(ctx.db) ? OUTBOX_INSERT_POSTGRES : OUTBOX_INSERT_SQLITE, [
+      event.seq,
+      event.workspaceId,
+      event.id,
+      endpointId,
+      1,
+      iso(ctx.clock.now()),
+    ]),
+  );
+}
+
 /** The webhooks reaction (src/events/registry.ts): the event's deliveries, in its transaction. */
 export const webhookOutboxReaction: Reaction = {
   name: 'webhooks',

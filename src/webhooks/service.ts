@@ -99,6 +99,11 @@ export async function createEndpoint(ctx: C, access: Access, input: EndpointInpu
   return { endpoint, secret };
 }
 
+/** An endpoint of the workspace by id (automation checks the endpoints its rules name). */
+export async function findEndpoint(db: Db, workspaceId: string, id: string): Promise<EndpointRow | undefined> {
+  return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
 /** An endpoint of the caller's workspace that the caller reaches (an inbox-limited key sees its inboxes' endpoints). */
 export async function getEndpoint(ctx: Pick<Ctx, 'db'>, access: Access, id: string): Promise<EndpointRow> {
   const row = await ctx.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('workspace_id', '=', access.workspaceId).executeTakeFirst();
