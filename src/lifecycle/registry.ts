@@ -5,6 +5,7 @@
 // ./workspace-deletion.ts; the entry types are in src/platform/lifecycle.ts.
 import { analyticsRetentionRules, analyticsWorkspaceStep } from '../analytics/lifecycle.js';
 import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
+import { contactImportsRule, workspaceContactImportsStep } from '../contacts/import-lifecycle.js';
 import { workspaceContactsStep } from '../contacts/retention.js';
 import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep } from '../conversations/retention.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
@@ -53,6 +54,7 @@ export const retentionRules: RetentionRule[] = [
   credentialLinksRule,
   { name: 'greetings_sent', deleteBatch: (ctx, now, batch) => deleteOldGreetingLog(ctx, now, batch) },
   ...analyticsRetentionRules,
+  contactImportsRule,
 ];
 
 /**
@@ -78,6 +80,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   migrationUploadsWorkspaceStep,
   migrationWorkspaceStep,
   workspaceConversationsStep,
+  workspaceContactImportsStep,
   workspaceContactsStep,
   workspaceInvitesStep,
   { name: 'greetings_sent', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceGreetings(ctx, workspaceId, batch), files: 0 }) },

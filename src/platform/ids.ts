@@ -108,7 +108,9 @@ export type IdPrefix =
   | 'aev'
   | 'avi'
   | 'cmv'
-  | 'team';
+  | 'team'
+  | 'imp'
+  | 'seg';
 
 export function newId(prefix: IdPrefix, nowMs?: number): string {
   return `${prefix}_${sortableId(nowMs)}`;
