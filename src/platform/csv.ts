@@ -4,7 +4,9 @@
 // The contacts import takes that apostrophe off again, so an export reads back as the same data.
 import { stringify } from 'csv-stringify/sync';
 
-const OPTIONS = { escape_formulas: true, record_delimiter: 'windows' as const };
+// A lone CR in a cell is not quoted by csv-stringify (it only looks for the record delimiter, CRLF),
+// and spreadsheets end the row there: every cell holding CR or LF is quoted.
+const OPTIONS = { escape_formulas: true, record_delimiter: 'windows' as const, quoted_match: /[\r\n]/ };
 
 export type CsvCell = string | number | boolean | null | undefined;
 
