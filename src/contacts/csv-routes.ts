@@ -65,7 +65,7 @@ export function registerContactCsvRoutes(app: ApiApp, ctx: Ctx) {
       path: '/v1/contacts/import',
       tags: ['contacts'],
       summary: 'Upload a CSV of contacts (raw request body): answers a preview to choose the column mapping from',
-      description: `At most ${MAX_IMPORT_BYTES} bytes (10 MB; more: 413 too_large). UTF-8 (a byte-order mark is fine) or UTF-16 with a byte-order mark; comma, semicolon or tab separated; the first row names the columns (at most ${MAX_COLUMNS}). A file that is not one is refused with 400 invalid_request and a reason: empty, binary, encoding, malformed or too_many_columns. Nothing is imported until POST /v1/contacts/imports/{importId}/start. Needs a credential that reaches every inbox.`,
+      description: `At most ${MAX_IMPORT_BYTES} bytes (10 MB; more: 413 too_large). UTF-8 (a byte-order mark is fine) or UTF-16 with a byte-order mark; comma, semicolon or tab separated; the first row names the columns (at most ${MAX_COLUMNS}). A file that is not one is refused with 400 invalid_request and a reason: empty, binary, encoding, malformed or too_many_columns. Nothing is imported until POST /v1/contact-imports/{importId}/start. Needs a credential that reaches every inbox.`,
       security: bearer,
       request: {
         query: z.object({ filename: z.string().max(255).optional() }),
@@ -86,7 +86,7 @@ export function registerContactCsvRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
     createRoute({
       method: 'get',
-      path: '/v1/contacts/imports',
+      path: '/v1/contact-imports',
       tags: ['contacts'],
       summary: 'The workspace’s recent contact imports, newest first (the last 50)',
       security: bearer,
@@ -103,7 +103,7 @@ export function registerContactCsvRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
     createRoute({
       method: 'get',
-      path: '/v1/contacts/imports/{importId}',
+      path: '/v1/contact-imports/{importId}',
       tags: ['contacts'],
       summary: 'An import: its state, progress (rows done of total, created, updated) and per-row errors',
       security: bearer,
@@ -121,7 +121,7 @@ export function registerContactCsvRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
     createRoute({
       method: 'post',
-      path: '/v1/contacts/imports/{importId}/start',
+      path: '/v1/contact-imports/{importId}/start',
       tags: ['contacts'],
       summary: 'Start an uploaded import with a column mapping (one entry per column, in order)',
       description:

@@ -73,11 +73,11 @@ describe('CSV exports', () => {
       { to: 'ignore' },
     ]);
     assert.equal(
-      (await s.request('POST', `/v1/contacts/imports/${up.body.id}/start`, { token: seed.apiKey, body: { mapping: up.body.suggested_mapping } })).status,
+      (await s.request('POST', `/v1/contact-imports/${up.body.id}/start`, { token: seed.apiKey, body: { mapping: up.body.suggested_mapping } })).status,
       200,
     );
     await s.app.jobs.drain();
-    const result = (await s.request('GET', `/v1/contacts/imports/${up.body.id}`, { token: seed.apiKey })).body;
+    const result = (await s.request('GET', `/v1/contact-imports/${up.body.id}`, { token: seed.apiKey })).body;
     assert.equal(result.created, 4, JSON.stringify(result));
     assert.deepEqual(result.errors, []);
     const again = parse((await csv('/v1/contacts/export.csv')).text) as string[][];

@@ -23,8 +23,8 @@ describe('contacts CSV import', () => {
 
   const upload = (raw: string | Buffer, token = seed.apiKey) =>
     s.request('POST', '/v1/contacts/import?filename=contacts.csv', { token, raw, headers: { 'content-type': 'text/csv' } });
-  const start = (id: string, mapping: Mapping, token = seed.apiKey) => s.request('POST', `/v1/contacts/imports/${id}/start`, { token, body: { mapping } });
-  const progress = async (id: string) => (await s.request('GET', `/v1/contacts/imports/${id}`, { token: seed.apiKey })).body;
+  const start = (id: string, mapping: Mapping, token = seed.apiKey) => s.request('POST', `/v1/contact-imports/${id}/start`, { token, body: { mapping } });
+  const progress = async (id: string) => (await s.request('GET', `/v1/contact-imports/${id}`, { token: seed.apiKey })).body;
   const contactsByEmail = async (email: string) =>
     (await s.request('GET', `/v1/contacts?email=${encodeURIComponent(email)}`, { token: seed.apiKey })).body.data as {
       id: string;
@@ -208,7 +208,7 @@ describe('contacts CSV import', () => {
     assert.equal(r.status, 403);
     const up = await upload('name,email\r\nA,a@example.com\r\n');
     const other = await seedWorkspace(s.app, { name: 'Other' });
-    assert.equal((await s.request('GET', `/v1/contacts/imports/${up.body.id}`, { token: other.apiKey })).status, 404);
+    assert.equal((await s.request('GET', `/v1/contact-imports/${up.body.id}`, { token: other.apiKey })).status, 404);
     assert.equal((await start(up.body.id, [{ to: 'name' }, { to: 'email' }], other.apiKey)).status, 404);
   });
 

@@ -48,7 +48,7 @@ export function ImportDialog(props: { onClose: () => void; onDone: () => void })
     setBusy(true);
     setError(null);
     try {
-      setImp(await must(api.POST('/v1/contacts/imports/{importId}/start', { params: { path: { importId: imp.id } }, body: { mapping: mapping as never } })));
+      setImp(await must(api.POST('/v1/contact-imports/{importId}/start', { params: { path: { importId: imp.id } }, body: { mapping: mapping as never } })));
     } catch (e) {
       setError(errorText(e));
     } finally {
@@ -64,7 +64,7 @@ export function ImportDialog(props: { onClose: () => void; onDone: () => void })
     }
     const timer = setTimeout(async () => {
       try {
-        setImp(await must(api.GET('/v1/contacts/imports/{importId}', { params: { path: { importId: imp.id } } })));
+        setImp(await must(api.GET('/v1/contact-imports/{importId}', { params: { path: { importId: imp.id } } })));
       } catch (e) {
         setError(errorText(e));
       }
