@@ -49,6 +49,8 @@ export const BroadcastSchema = z
     started_at: z.string().nullable(),
     finished_at: z.string().nullable(),
     continues_at: z.string().nullable().openapi({ description: 'set while today’s allowance is used up: when sending continues' }),
+    segment_id: z.string().nullable().openapi({ description: 'a contact segment (GET /v1/segments) whose contacts become recipients when sending starts' }),
+    segment_resolved_at: z.string().nullable().openapi({ description: 'when the segment’s contacts were added as recipients' }),
     counts: z.object({
       recipients: z.number().int(),
       pending: z.number().int(),
@@ -120,6 +122,11 @@ const GovernanceSchema = z
   })
   .openapi('BroadcastGovernance');
 
+const segmentIdField = z.string().max(100).nullable().optional().openapi({
+  description:
+    'a contact segment as the audience: its contacts (their first address) are added as recipients when sending starts; suppressed addresses are skipped as always. Needs a credential that reaches every inbox; null removes it',
+});
+
 const broadcastParams = z.object({ broadcastId: idParam('broadcastId', 'bc_01hxyz') });
 const serverLimit = { description: 'hosted_limit (SVC_BROADCAST_DAILY_RECIPIENTS): more recipients than a workspace may mail in one day on this server' };
 
@@ -182,6 +189,7 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
                 .openapi({ description: 'plain-text body; {{unsubscribe_url}} is replaced by the recipient’s unsubscribe link' }),
               html: z.string().max(MAX_BODY_CHARS).nullable().optional(),
               recipients: RecipientsBody.optional(),
+              segment_id: segmentIdField,
             })
             .strict(),
         ),
@@ -199,6 +207,7 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
         text: b.text,
         html: b.html,
         recipients: b.recipients ? { emails: b.recipients.emails, contactIds: b.recipients.contact_ids, allContacts: b.recipients.all_contacts } : undefined,
+        segmentId: b.segment_id,
       });
       return c.json(formatBroadcast(row), 201);
     },
@@ -237,6 +246,7 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
               subject: z.string().min(1).max(MAX_SUBJECT).optional(),
               text: z.string().min(1).max(MAX_BODY_CHARS).optional(),
               html: z.string().max(MAX_BODY_CHARS).nullable().optional(),
+              segment_id: segmentIdField,
             })
             .strict(),
         ),
@@ -252,6 +262,7 @@ export function registerBroadcastRoutes(app: ApiApp, ctx: Ctx) {
         text: b.text,
         html: b.html,
         channelId: b.channel_id,
+        segmentId: b.segment_id,
       });
       return c.json(formatBroadcast(row), 200);
     },

@@ -34,6 +34,7 @@ import { findWorkspace } from '../workspaces/store.js';
 import { addDayTotals, governanceRow, startOfNextUtcDay, utcDay } from './governance.js';
 import { broadcastMessageId, isSesSmtpHost, linkKey, recipientToken, returnPath, unsubscribeUrl } from './links.js';
 import { CLAIM_BATCH, type Claimed, claimBatch, type Failure, type Outcome, recordResults } from './recipients.js';
+import { resolveSegmentAudience } from './segment-audience.js';
 import { type BroadcastRow, findBroadcast, pauseBroadcasts, RUNNING } from './store.js';
 
 export const BROADCAST_SEND_JOB = 'broadcast.send';
@@ -330,6 +331,14 @@ export function broadcastSendJob(ctx: Ctx): JobKind<{ broadcastId: string }> {
             pauseBroadcasts({ db: trx, clock: ctx.clock, metrics: ctx.metrics }, { workspaceId: b.workspace_id, broadcastId: b.id }, 'mailer_tenant', block),
           );
         return;
+      }
+      if (b.segment_id && !b.segment_resolved_at) {
+        const audience = await resolveSegmentAudience(ctx, b);
+        if ('overLimit' in audience) {
+          const limit = ctx.config.broadcasts.dailyRecipients;
+          await selfPause(ctx, b, 'sender_error', `the segment gives ${audience.overLimit} recipients; a broadcast may have at most ${limit} on this server`);
+          return;
+        }
       }
       const nowText = iso(now);
       await ctx.db

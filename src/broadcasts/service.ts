@@ -26,6 +26,7 @@ import { decodeCursor, toPage } from '../platform/pagination.js';
 import { charCount } from '../platform/text.js';
 import { getWorkspace } from '../workspaces/service.js';
 import { assertMaySend } from './governance.js';
+import { checkSegmentAudience } from './segment-audience.js';
 import { scheduleSendJob } from './sender.js';
 import { type BroadcastRow, findBroadcast } from './store.js';
 
@@ -47,6 +48,8 @@ export interface NewBroadcast {
   text: string;
   html?: string | null;
   recipients?: RecipientsInput;
+  /** A contact segment whose contacts become recipients when sending starts. */
+  segmentId?: string | null;
 }
 
 function checkContent(input: { subject?: string; text?: string; html?: string | null }) {
@@ -105,6 +108,7 @@ export async function createBroadcast(ctx: Ctx, access: Access, input: NewBroadc
   const inbox = await resolveInbox(ctx, access.workspaceId, input.inboxId);
   requireInbox(access, inbox.id);
   const channel = await pickChannel(ctx, access.workspaceId, inbox.id, input.channelId);
+  const segmentId = input.segmentId ? await checkSegmentAudience(ctx, access, input.segmentId) : null;
   const now = iso(ctx.clock.now());
   const row: Insertable<BroadcastsTable> & { id: string } = {
     id: newId('bc'),
@@ -124,6 +128,7 @@ export async function createBroadcast(ctx: Ctx, access: Access, input: NewBroadc
     recipients_deleted_at: null,
     continues_at: null,
     sender_domain: null,
+    segment_id: segmentId,
     created_by: actorId(access),
     created_at: now,
     updated_at: now,
@@ -139,7 +144,7 @@ export async function updateBroadcast(
   ctx: Ctx,
   access: Access,
   id: string,
-  patch: { subject?: string; text?: string; html?: string | null; channelId?: string },
+  patch: { subject?: string; text?: string; html?: string | null; channelId?: string; segmentId?: string | null },
 ) {
   checkContent(patch);
   const b = await getBroadcastFor(ctx, access, id);
@@ -149,6 +154,7 @@ export async function updateBroadcast(
   if (patch.text !== undefined) set.text = patch.text;
   if (patch.html !== undefined) set.html = patch.html;
   if (patch.channelId !== undefined) set.channel_id = (await pickChannel(ctx, access.workspaceId, b.inbox_id, patch.channelId)).id;
+  if (patch.segmentId !== undefined) set.segment_id = patch.segmentId === null ? null : await checkSegmentAudience(ctx, access, patch.segmentId);
   await ctx.db.updateTable('broadcasts').set(set).where('id', '=', b.id).where('status', '=', 'draft').execute();
   return (await findBroadcast(ctx.db, b.id))!;
 }
@@ -278,7 +284,7 @@ function senderDomain(channel: ChannelRow): string | null {
 export async function scheduleBroadcast(ctx: Ctx, access: Access, id: string, sendAt?: string) {
   const b = await getBroadcastFor(ctx, access, id);
   if (b.status !== 'draft') throw stateConflict(b, 'scheduled');
-  if (b.recipients_count === 0) throw conflict('the broadcast has no recipients', 'no_recipients');
+  if (b.recipients_count === 0 && !b.segment_id) throw conflict('the broadcast has no recipients', 'no_recipients');
   const channel = await checkMaySend(ctx, b);
   const now = ctx.clock.now();
   const at = sendAt ? new Date(sendAt) : now;
@@ -402,6 +408,8 @@ export function formatBroadcast(b: BroadcastRow) {
     started_at: b.started_at,
     finished_at: b.finished_at,
     continues_at: b.continues_at,
+    segment_id: b.segment_id,
+    segment_resolved_at: b.segment_resolved_at,
     counts: {
       recipients: b.recipients_count,
       pending: b.status === 'cancelled' ? 0 : pending,

@@ -64,3 +64,16 @@ export async function cancelInboxBroadcasts(tx: Pick<Ctx, 'db' | 'clock'>, inbox
     .execute();
   return rows.map((r) => r.id);
 }
+
+/** Broadcasts not finished that take their audience from the segment and have not turned it into recipients yet. */
+export async function broadcastsWaitingOnSegment(db: Db, segmentId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('broadcasts')
+    .select('id')
+    .where('segment_id', '=', segmentId)
+    .where('segment_resolved_at', 'is', null)
+    .where('status', 'in', ['draft', 'scheduled', 'sending', 'paused'])
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
+}

@@ -6,6 +6,7 @@ import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { contactHasConversationIn, contactHasOpenConversation } from '../conversations/store.js';
 import { customFieldsOf } from '../custom-fields/store.js';
+import type { Db } from '../db/schema.js';
 import { invalid } from '../platform/errors.js';
 import { decodeCursor, toPageById } from '../platform/pagination.js';
 import { formatContact } from './format.js';
@@ -30,14 +31,26 @@ const cursorShape = z.object({ id: z.string() });
 export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter: ContactFilter, page: { limit?: number; cursor?: string }) {
   const limit = page.limit ?? 50;
   const after = decodeCursor(page.cursor, cursorShape);
+  let q = filteredContacts(ctx.db, access, filter);
+  if (after) q = q.where('contacts.id', '<', after.id);
+  const rows = await q
+    .orderBy('contacts.id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  return toPageById(
+    rows,
+    limit,
+    async (ids) => Promise.all([loadContactViews(ctx.db, ids), customFieldsOf(ctx.db, access.workspaceId, 'contact', ids)]),
+    (r, [views, values]) => ({ ...formatContact(views.get(r.id)!, { inboxIds: access.inboxIds }), custom_fields: values.get(r.id) ?? {} }),
+  );
+}
+
+/** The ids of the contacts the caller reaches that match the filter (the list, its CSV export and segments). */
+export function filteredContacts(db: Db, access: Pick<Access, 'workspaceId' | 'inboxIds'>, filter: ContactFilter) {
   if (filter.externalId !== undefined && !filter.inboxId) throw invalid('external_id needs inbox_id');
   const createdAfter = filter.createdAfter === undefined ? undefined : isoTime(filter.createdAfter, 'created_after');
   const createdBefore = filter.createdBefore === undefined ? undefined : isoTime(filter.createdBefore, 'created_before');
-  let q = ctx.db
-    .selectFrom('contacts')
-    .select('contacts.id')
-    .where('contacts.workspace_id', '=', access.workspaceId)
-    .where('contacts.merged_into_id', 'is', null);
+  let q = db.selectFrom('contacts').select('contacts.id').where('contacts.workspace_id', '=', access.workspaceId).where('contacts.merged_into_id', 'is', null);
   const reach = access.inboxIds;
   if (reach !== null) q = q.where((eb) => reachableFrom(eb, reach));
   if (filter.email) {
@@ -111,17 +124,7 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
       ]),
     );
   }
-  if (after) q = q.where('contacts.id', '<', after.id);
-  const rows = await q
-    .orderBy('contacts.id', 'desc')
-    .limit(limit + 1)
-    .execute();
-  return toPageById(
-    rows,
-    limit,
-    async (ids) => Promise.all([loadContactViews(ctx.db, ids), customFieldsOf(ctx.db, access.workspaceId, 'contact', ids)]),
-    (r, [views, values]) => ({ ...formatContact(views.get(r.id)!, { inboxIds: access.inboxIds }), custom_fields: values.get(r.id) ?? {} }),
-  );
+  return q;
 }
 
 /** A time from a query parameter, as the stored ISO 8601 text (UTC, milliseconds) it is compared with. */

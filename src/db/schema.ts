@@ -6,6 +6,7 @@ import type { AuthTables } from './tables/auth.js';
 import type { AutomationTables } from './tables/automation.js';
 import type { BroadcastTables } from './tables/broadcasts.js';
 import type { BusinessHoursTables } from './tables/business-hours.js';
+import type { ContactTables } from './tables/contacts.js';
 import type { ConversationMoveTables } from './tables/conversation-moves.js';
 import type { ConversationTables } from './tables/conversations.js';
 import type { CoreTables } from './tables/core.js';
@@ -30,6 +31,7 @@ import type { WidgetTables } from './tables/widget.js';
 export interface Database
   extends CoreTables,
     ConversationTables,
+    ContactTables,
     ConversationMoveTables,
     WebhookTables,
     RealtimeTables,
@@ -64,6 +66,7 @@ export type * from './tables/auth.js';
 export type * from './tables/automation.js';
 export type * from './tables/broadcasts.js';
 export type * from './tables/business-hours.js';
+export type * from './tables/contacts.js';
 export type * from './tables/conversation-moves.js';
 export type * from './tables/conversations.js';
 export type * from './tables/core.js';

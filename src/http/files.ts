@@ -29,3 +29,16 @@ export function fileResponse(c: Context<AppEnv>, stream: Readable, opts: { conte
     },
   });
 }
+
+/** The OpenAPI answer of a CSV download. */
+export const csvDownload = { description: 'a CSV file (attachment, RFC 4180, UTF-8, CRLF)', content: { 'text/csv': { schema: { type: 'string' as const } } } };
+
+/** A CSV download (written by src/platform/csv.ts). */
+export function csvAnswer(c: Context<AppEnv>, text: string, filename: string) {
+  return c.body(text, 200, {
+    'content-type': 'text/csv; charset=utf-8',
+    'content-disposition': contentDisposition('attachment', filename),
+    'x-content-type-options': 'nosniff',
+    'cache-control': 'private, no-store',
+  });
+}

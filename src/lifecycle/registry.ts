@@ -7,6 +7,7 @@ import { analyticsRetentionRules, analyticsWorkspaceStep } from '../analytics/li
 import { deleteWorkspaceRules } from '../automation/rules.js';
 import { deleteOldRuns } from '../automation/runs.js';
 import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
+import { contactImportsRule, workspaceContactImportsStep } from '../contacts/import-lifecycle.js';
 import { workspaceContactsStep } from '../contacts/retention.js';
 import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep } from '../conversations/retention.js';
 import { deleteWorkspaceCustomFields } from '../custom-fields/service.js';
@@ -57,6 +58,7 @@ export const retentionRules: RetentionRule[] = [
   { name: 'greetings_sent', deleteBatch: (ctx, now, batch) => deleteOldGreetingLog(ctx, now, batch) },
   ...analyticsRetentionRules,
   { name: 'automation_runs', deleteBatch: (ctx, now, batch) => deleteOldRuns(ctx, now, batch) },
+  contactImportsRule,
 ];
 
 /**
@@ -82,6 +84,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   migrationUploadsWorkspaceStep,
   migrationWorkspaceStep,
   workspaceConversationsStep,
+  workspaceContactImportsStep,
   workspaceContactsStep,
   // After conversations and contacts (which take their values with them): what is left, then the fields.
   {

@@ -112,7 +112,9 @@ export type IdPrefix =
   | 'team'
   | 'rule'
   | 'arun'
-  | 'mac';
+  | 'mac'
+  | 'imp'
+  | 'seg';
 
 export function newId(prefix: IdPrefix, nowMs?: number): string {
   return `${prefix}_${sortableId(nowMs)}`;

@@ -5,6 +5,7 @@ import { ACCESS_REVOKED } from '../auth/revocation.js';
 import { automationBackground } from '../automation/background.js';
 import { broadcastsBackground } from '../broadcasts/background.js';
 import { CHANNELS_DELETED } from '../channels/service.js';
+import { contactsBackground } from '../contacts/background.js';
 import { conversationsBackground } from '../conversations/background.js';
 import { eventsBackground } from '../events/watch.js';
 import { greetingBackground } from '../greeting/background.js';
@@ -30,6 +31,7 @@ export const backgroundTable: BackgroundPart[] = [
   mailBackground(mailHandlers),
   webhooksBackground,
   broadcastsBackground,
+  contactsBackground,
   mailerTenantsBackground,
   migrationBackground,
   lifecycleBackground,

@@ -11,8 +11,11 @@ import { registerAutomationRoutes } from '../automation/routes.js';
 import { registerBroadcastRoutes } from '../broadcasts/routes.js';
 import { registerBusinessHoursRoutes } from '../business-hours/routes.js';
 import { registerChannelRoutes } from '../channels/routes.js';
+import { contactImportBodyLimits, registerContactCsvRoutes } from '../contacts/csv-routes.js';
 import { registerContactRoutes } from '../contacts/routes.js';
+import { registerSegmentRoutes } from '../contacts/segment-routes.js';
 import type { Ctx } from '../context.js';
+import { registerConversationExportRoutes } from '../conversations/export-routes.js';
 import { registerConversationRoutes } from '../conversations/routes.js';
 import { registerCustomFieldRoutes } from '../custom-fields/routes.js';
 import { registerEventRoutes } from '../events/routes.js';
@@ -57,12 +60,16 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerApiKeyRoutes },
   { register: registerInboxRoutes },
   { register: registerChannelRoutes },
+  // Before the conversation and contact routes: export.csv is not an id.
+  { register: registerConversationExportRoutes },
   {
     register: registerConversationRoutes,
     bodyLimits: [{ method: 'POST', path: /^\/v1\/conversations\/[^/]+\/attachments$/, maxBytes: (ctx) => ctx.config.attachmentMaxBytes }],
   },
+  { register: registerContactCsvRoutes, bodyLimits: contactImportBodyLimits },
   { register: registerContactRoutes },
   { register: registerCustomFieldRoutes },
+  { register: registerSegmentRoutes },
   { register: registerSearchRoutes },
   { register: registerOverviewRoutes },
   { register: registerSavedReplyRoutes },

@@ -28,6 +28,7 @@ const GROUPS: { name: string; matches: (method: string, path: string) => boolean
     matches: (m, p) =>
       (/^\/v1\/(api-keys|webhooks|broadcasts|migrations|invites)(\/|$)/.test(p) && !['/v1/invites/accept', '/v1/invites/preview'].includes(p)) ||
       p === '/v1/usage' ||
+      p === '/v1/usage/export.csv' ||
       p === '/v1/workspace/broadcasts' ||
       (p.startsWith('/v1/members/') && m !== 'GET') ||
       (/^\/v1\/(inboxes|channels)(\/|$)/.test(p) && m !== 'GET'),
@@ -47,6 +48,11 @@ const GROUPS: { name: string; matches: (method: string, path: string) => boolean
     name: 'analytics properties: every member reads them and their figures, owners and admins manage them',
     matches: (m, p) => p.startsWith('/v1/analytics/properties') && m !== 'GET',
     refused: ['agent', 'limited agent'],
+  },
+  {
+    name: 'contact CSV imports: every member, with every inbox in reach (rows may match any contact of the workspace)',
+    matches: (_m, p) => p === '/v1/contacts/import' || /^\/v1\/contact-imports(\/|$)/.test(p),
+    refused: ['limited agent'],
   },
   { name: 'everything else: conversations, contacts, events, the caller’s own account, public routes', matches: () => true, refused: [] },
 ];

@@ -63,6 +63,10 @@ export interface BroadcastsTable {
   bounced_count: Generated<number>;
   complained_count: Generated<number>;
   unsubscribed_count: Generated<number>;
+  /** A contact segment as the audience: its contacts become recipients when sending starts. */
+  segment_id: Generated<string | null>;
+  /** When the segment was turned into recipients (once, at the start of sending). */
+  segment_resolved_at: Generated<string | null>;
   created_by: string | null;
   created_at: string;
   updated_at: string;

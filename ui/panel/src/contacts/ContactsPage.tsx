@@ -6,6 +6,8 @@ import { DataTable } from '../components/DataTable';
 import { FormError } from '../components/FormError';
 import { Loading } from '../components/Loading';
 import { calendarDay, t } from '../i18n';
+import { toast } from '../state';
+import { ImportDialog } from './ImportDialog';
 
 type Contact = Schemas['Contact'];
 type OpenFilter = '' | 'true' | 'false';
@@ -19,6 +21,26 @@ export function ContactsPage() {
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loadingMore, setLoadingMore] = useState(false);
+  const [importing, setImporting] = useState(false);
+  const [segmentName, setSegmentName] = useState<string | null>(null);
+
+  const filters = () => ({ ...(q.trim() ? { q: q.trim() } : {}), ...(open ? { has_open: open } : {}) });
+  async function saveSegment(e: Event) {
+    e.preventDefault();
+    const name = segmentName?.trim();
+    if (!name) return;
+    setError(null);
+    try {
+      const f = filters();
+      await must(
+        api.POST('/v1/segments', { body: { name, filter: { ...(f.q ? { q: f.q } : {}), ...(f.has_open ? { has_open: f.has_open === 'true' } : {}) } } }),
+      );
+      toast(t('segment.saved', { name }));
+      setSegmentName(null);
+    } catch (err) {
+      setError(errorText(err));
+    }
+  }
 
   const query = (cursor?: string) => ({
     limit: PAGE,
@@ -68,7 +90,35 @@ export function ContactsPage() {
       <p>
         <a href="/conversations">← {t('contacts.back')}</a>
       </p>
-      <h1>{t('contacts.title')}</h1>
+      <div class="contacts-head">
+        <h1>{t('contacts.title')}</h1>
+        <div class="contacts-actions">
+          <button class="btn" type="button" onClick={() => setImporting(true)}>
+            {t('import.open')}
+          </button>
+          <a class="btn btn-ghost" href={`/v1/contacts/export.csv?${new URLSearchParams(filters())}`} download>
+            {t('export.csv')}
+          </a>
+          <button class="btn btn-ghost" type="button" onClick={() => setSegmentName('')} aria-expanded={segmentName !== null}>
+            {t('segment.save')}
+          </button>
+        </div>
+      </div>
+      {segmentName !== null && (
+        <form class="card contacts-segment" onSubmit={(e) => void saveSegment(e)}>
+          <div class="field">
+            <label for="segment-name">{t('segment.name')}</label>
+            <input id="segment-name" class="input" value={segmentName} maxLength={100} required onInput={(e) => setSegmentName(e.currentTarget.value)} />
+          </div>
+          <button class="btn btn-primary" type="submit">
+            {t('segment.save')}
+          </button>
+          <button class="btn btn-ghost" type="button" onClick={() => setSegmentName(null)}>
+            {t('segment.cancel')}
+          </button>
+        </form>
+      )}
+      {importing && <ImportDialog onClose={() => setImporting(false)} onDone={() => void load()} />}
       <form class="card contacts-filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <div class="field">
           <label for="contacts-q">{t('contacts.search')}</label>

@@ -205,6 +205,15 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
           ☰
         </button>
         <h1>{title}</h1>
+        <a
+          class="btn btn-ghost list-csv"
+          href={`/v1/conversations/export.csv?${new URLSearchParams(Object.entries(query()).flatMap(([k, v]) => (k === 'limit' ? [] : [[k, String(v)]])))}`}
+          download
+          title={t('list.export_csv')}
+          aria-label={t('list.export_csv')}
+        >
+          CSV
+        </a>
         <button class="btn btn-primary new-conversation" type="button" onClick={props.onNew} title={`${t('compose.new')} (c)`}>
           {t('compose.new')}
         </button>

@@ -126,6 +126,9 @@ function Usage() {
         {t('reports.usage')}
       </h2>
       <p class="muted">{t('reports.storage', { mb: (data.storage_bytes / 1e6).toFixed(1) })}</p>
+      <a class="btn btn-ghost usage-csv" href="/v1/usage/export.csv" download>
+        {t('reports.export_csv')}
+      </a>
       <DataTable
         label={t('reports.usage_by_month')}
         columns={[
@@ -197,6 +200,13 @@ export function Reports() {
             ))}
           </select>
         </div>
+        <a
+          class="btn btn-ghost report-csv"
+          href={`/v1/reports/export.csv?${new URLSearchParams({ from, to, ...(inbox ? { inbox_id: inbox } : {}), ...(member ? { member_id: member } : {}) })}`}
+          download
+        >
+          {t('reports.export_csv')}
+        </a>
       </form>
       {!data ? (
         <Loading error={error} retry={reload} />

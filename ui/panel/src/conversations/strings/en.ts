@@ -1,5 +1,6 @@
 // Conversations: the strings in English. tr.ts has the same keys (test/panel/strings.test.ts checks it).
 export const conversationsEn = {
+  'list.export_csv': 'Export this list as CSV',
   'signin.no_workspace': 'You are signed in as {email} but belong to no workspace yet. Ask an owner for an invite.',
   'signin.sign_out': 'Sign out',
   'nav.views': 'Views',

@@ -2,6 +2,7 @@
 import type { conversationsEn } from './en';
 
 export const conversationsTr: Record<keyof typeof conversationsEn, string> = {
+  'list.export_csv': 'Bu listeyi CSV olarak dışa aktar',
   'signin.no_workspace': '{email} olarak giriş yaptınız ama henüz bir çalışma alanına üye değilsiniz. Bir sahipten davet isteyin.',
   'signin.sign_out': 'Çıkış yap',
   'nav.views': 'Görünümler',

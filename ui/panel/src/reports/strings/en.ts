@@ -1,5 +1,6 @@
 // Reports: the strings in English. tr.ts has the same keys (test/panel/strings.test.ts checks it).
 export const reportsEn = {
+  'reports.export_csv': 'Export CSV',
   'reports.title': 'Reports',
   'reports.from': 'From',
   'reports.to': 'To',

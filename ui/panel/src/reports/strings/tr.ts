@@ -2,6 +2,7 @@
 import type { reportsEn } from './en';
 
 export const reportsTr: Record<keyof typeof reportsEn, string> = {
+  'reports.export_csv': 'CSV olarak dışa aktar',
   'reports.title': 'Raporlar',
   'reports.from': 'Başlangıç',
   'reports.to': 'Bitiş',
