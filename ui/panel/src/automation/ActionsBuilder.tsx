@@ -167,7 +167,13 @@ function ActionValue(props: { id: string; action: Action; onChange: (a: Action) 
       return (
         <div class="field">
           <label for={valueId}>{t('act.priority')}</label>
-          <select id={valueId} class="select" value={a.priority} onChange={(e) => props.onChange({ ...a, priority: e.currentTarget.value as Priority })}>
+          <select
+            id={valueId}
+            class="select"
+            value={a.priority ?? ''}
+            onChange={(e) => props.onChange({ ...a, priority: (e.currentTarget.value || null) as Priority | null })}
+          >
+            <option value="">{t('details.priority_none')}</option>
             {PRIORITIES.map((p) => (
               <option key={p} value={p}>
                 {t(`priority.${p}`)}

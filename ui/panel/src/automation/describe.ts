@@ -1,7 +1,10 @@
 // Rules, actions and results in plain words: "assign to Support", "add label ‘billing’ ×37".
-import { type MessageKey, t } from '../i18n';
+import { locale, type MessageKey, t } from '../i18n';
 import type { Action, Trigger } from './model';
 import { endpoints, memberOptions, nameOf, savedReplies, teamOptions } from './options';
+
+/** A word that is a heading elsewhere ("Urgent") inside a sentence. */
+const lower = (word: string) => word.toLocaleLowerCase(locale.value);
 
 export function describeAction(a: Action): string {
   const gone = t('actd.unknown');
@@ -14,9 +17,9 @@ export function describeAction(a: Action): string {
     case 'remove_label':
       return t(`actd.${a.type}`, { label: a.label });
     case 'set_priority':
-      return t('actd.set_priority', { priority: t(`priority.${a.priority}` as MessageKey) });
+      return t('actd.set_priority', { priority: lower(a.priority ? t(`priority.${a.priority}` as MessageKey) : t('details.priority_none')) });
     case 'set_status':
-      return t('actd.set_status', { status: t(`status.${a.status}` as MessageKey) });
+      return t('actd.set_status', { status: lower(t(`status.${a.status}` as MessageKey)) });
     case 'snooze':
       return t('actd.snooze', { hours: a.hours });
     case 'send_saved_reply':

@@ -9,7 +9,7 @@ export type Action =
   | { type: 'auto_assign' }
   | { type: 'add_label'; label: string }
   | { type: 'remove_label'; label: string }
-  | { type: 'set_priority'; priority: Priority }
+  | { type: 'set_priority'; priority: Priority | null }
   | { type: 'set_status'; status: Status }
   | { type: 'snooze'; hours: number }
   | { type: 'send_saved_reply'; saved_reply_id: string }
