@@ -83,7 +83,7 @@ function RuleList() {
     <section aria-labelledby="rules-title">
       <div class="auto-head">
         <h2 id="rules-title">{t('auto.tab_rules')}</h2>
-        <a class="btn btn-primary" href="/settings/automation/new">
+        <a class="btn btn-primary auto-link-btn" href="/settings/automation/new">
           + {t('auto.new')}
         </a>
       </div>
@@ -157,7 +157,7 @@ function RuleList() {
                   )}
                 </td>
                 <td>
-                  <a class="btn" href={`/settings/automation/${r.id}`} aria-label={t('auto.edit_named', { name: r.name })}>
+                  <a class="btn auto-link-btn" href={`/settings/automation/${r.id}`} aria-label={t('auto.edit_named', { name: r.name })}>
                     {t('auto.edit')}
                   </a>
                 </td>
