@@ -1,14 +1,15 @@
 import { type Kysely, sql } from 'kysely';
 import { isPostgres } from '../src/db/dialect.js';
 
-// Automation rules, their run log and macros (issue 36). Which triggers a workspace's enabled rules
-// have is read for every event, so changes to that move the reaction settings epoch (0026/0027) and
-// the answer is cached per process. `automation_replies_sent` holds one row per rule and
-// conversation whose saved reply went out: the primary key makes "at most once" hold in the database. A run-log row's `run_key` (event and
-// rule, or the timer) is unique: a job run again after a crash finds its rows and repeats nothing.
+// Automation rules, their run log and macros (issue 36). A workspace's enabled rules are read for
+// every event (their triggers) and every run (the whole rules), so any change to a rule moves the
+// reaction settings epoch (0026/0027) and both are cached per process. `automation_replies_sent`
+// holds one row per rule and conversation whose saved reply went out: the primary key makes "at
+// most once" hold in the database. A run-log row's `run_key` (event and rule, or the timer) is
+// unique: a job run again after a crash finds its rows and repeats nothing.
 const WATCHED: { name: string; event: 'insert' | 'delete' | 'update'; columns?: string[] }[] = [
   { name: 'automation_rules_added', event: 'insert' },
-  { name: 'automation_rules_changed', event: 'update', columns: ['enabled', 'trigger_type', 'trigger'] },
+  { name: 'automation_rules_changed', event: 'update', columns: ['enabled', 'trigger_type', 'trigger', 'conditions', 'actions', 'name', 'position'] },
   { name: 'automation_rules_deleted', event: 'delete' },
 ];
 

@@ -8,6 +8,7 @@ import type { ConversationRow } from '../conversations/format.js';
 import { changedSince, conversationById, findMessage, wroteSince } from '../conversations/store.js';
 import type { Db } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
+import { cachedReactionSetting } from '../events/settings-cache.js';
 import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
@@ -24,40 +25,49 @@ export const MAX_DEPTH = 3;
 type Tx = { db: Db; clock: Clock };
 type Outcome = { outcome: 'acted' | 'no_match' | 'skipped'; reason: string | null; actions: Action[] };
 
-/** Claims the run-log row under `key`; false when a run with this key was logged already. */
-async function claimRun(tx: Tx, rule: Rule, conversationId: string, trigger: string, key: string): Promise<string | null> {
-  const id = newId('arun', tx.clock.now().getTime());
-  const r = await tx.db
-    .insertInto('automation_runs')
-    .values({
-      id,
-      workspace_id: rule.workspaceId,
-      rule_id: rule.id,
-      rule_name: rule.name,
-      conversation_id: conversationId,
-      trigger,
-      outcome: 'skipped',
-      reason: 'running',
-      actions: '[]',
-      run_key: key,
-      created_at: iso(tx.clock.now()),
-    })
-    .onConflict((oc) => oc.column('run_key').doNothing())
-    .executeTakeFirst();
-  return Number(r.numInsertedOrUpdatedRows ?? 0) === 0 ? null : id;
+interface RunRow {
+  rule: Rule;
+  conversationId: string;
+  trigger: string;
+  key: string;
+  result: Outcome;
 }
 
-async function settleRun(tx: Tx, runId: string, ruleId: string, o: Outcome): Promise<void> {
+/** Whether runs under these keys were logged already (a job run again after its commit). */
+async function alreadyRun(db: Db, keys: readonly string[]): Promise<boolean> {
+  if (keys.length === 0) return false;
+  const row = await db.selectFrom('automation_runs').select('id').where('run_key', 'in', keys).limit(1).executeTakeFirst();
+  return !!row;
+}
+
+/** The run log of one job, in one statement, and last_run_at of the rules that acted. */
+async function logRuns(tx: Tx, rows: readonly RunRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const now = tx.clock.now();
   await tx.db
-    .updateTable('automation_runs')
-    .set({ outcome: o.outcome, reason: o.reason, actions: JSON.stringify(o.actions) })
-    .where('id', '=', runId)
+    .insertInto('automation_runs')
+    .values(
+      rows.map((r) => ({
+        id: newId('arun', now.getTime()),
+        workspace_id: r.rule.workspaceId,
+        rule_id: r.rule.id,
+        rule_name: r.rule.name,
+        conversation_id: r.conversationId,
+        trigger: r.trigger,
+        outcome: r.result.outcome,
+        reason: r.result.reason,
+        actions: JSON.stringify(r.result.actions),
+        run_key: r.key,
+        created_at: iso(now),
+      })),
+    )
     .execute();
-  if (o.outcome === 'acted')
+  const acted = rows.filter((r) => r.result.outcome === 'acted').map((r) => r.rule.id);
+  if (acted.length)
     await tx.db
       .updateTable('automation_rules')
-      .set({ last_run_at: iso(tx.clock.now()) })
-      .where('id', '=', ruleId)
+      .set({ last_run_at: iso(now) })
+      .where('id', 'in', acted)
       .execute();
 }
 
@@ -83,30 +93,51 @@ export async function runRule(
   return { outcome: 'acted', reason: null, actions: applied.done, conversation: applied.conversation };
 }
 
-/** The rules of one event, in order, each seeing what the ones before it changed. */
-export async function runEventRules(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, p: RunJobPayload): Promise<void> {
-  await ctx.db.transaction().execute(async (trx) => {
-    const tx = { db: trx, clock: ctx.clock };
-    const rules = (await enabledRules(trx, p.workspaceId)).filter((r) => r.trigger.type === p.trigger);
-    let conversation = await conversationById(trx, p.conversationId);
-    if (!conversation || conversation.workspace_id !== p.workspaceId || rules.length === 0) return;
-    const message = p.messageId ? await findMessage(trx, conversation.id, p.messageId) : undefined;
-    // History copied by a migration is never acted on, nor quiet mail.
-    if (conversation.imported || message?.imported_at) return;
-    const at = message && (p.trigger === 'customer_message' || p.trigger === 'team_message') ? new Date(message.created_at) : ctx.clock.now();
-    for (const rule of rules) {
-      const runId = await claimRun(tx, rule, conversation.id, p.trigger, `${p.eventId}:${rule.id}`);
-      if (!runId) continue;
-      if (p.depth >= MAX_DEPTH || p.ruleIds.includes(rule.id)) {
-        const reason = p.depth >= MAX_DEPTH ? `loop_guard: depth ${MAX_DEPTH} reached` : 'loop_guard: its own change';
-        await settleRun(tx, runId, rule.id, { outcome: 'skipped', reason, actions: [] });
-        continue;
-      }
-      const facts = await loadFacts(trx, conversation, { message: message?.direction === 'in' ? message : undefined, at });
-      const result = await runRule(tx, rule, facts, p);
-      conversation = result.conversation;
-      await settleRun(tx, runId, rule.id, result);
+/** The enabled rules of a workspace, cached per process under the reaction settings epoch (migration 0053's triggers). */
+function cachedRules(db: Db, workspaceId: string): Promise<Rule[]> {
+  return cachedReactionSetting(db, `automation-rules:${workspaceId}`, () => enabledRules(db, workspaceId));
+}
+
+/** The rules of one event, in order, each seeing what the ones before it changed; in the caller's transaction. */
+async function eventRules(tx: Tx, p: RunJobPayload): Promise<void> {
+  const rules = (await cachedRules(tx.db, p.workspaceId)).filter((r) => r.trigger.type === p.trigger);
+  if (rules.length === 0) return;
+  const keys = rules.map((r) => `${p.eventId}:${r.id}`);
+  if (await alreadyRun(tx.db, keys)) return;
+  const conversation = await conversationById(tx.db, p.conversationId);
+  if (!conversation || conversation.workspace_id !== p.workspaceId) return;
+  const message = p.messageId ? await findMessage(tx.db, conversation.id, p.messageId) : undefined;
+  // History copied by a migration is never acted on.
+  if (conversation.imported || message?.imported_at) return;
+  const at = message && (p.trigger === 'customer_message' || p.trigger === 'team_message') ? new Date(message.created_at) : tx.clock.now();
+  const shown = message?.direction === 'in' ? message : undefined;
+  let facts = await loadFacts(tx.db, conversation, { message: shown, at });
+  const log: RunRow[] = [];
+  for (const [i, rule] of rules.entries()) {
+    const row = { rule, conversationId: conversation.id, trigger: p.trigger, key: keys[i] };
+    if (p.depth >= MAX_DEPTH || p.ruleIds.includes(rule.id)) {
+      const reason = p.depth >= MAX_DEPTH ? `loop_guard: depth ${MAX_DEPTH} reached` : 'loop_guard: its own change';
+      log.push({ ...row, result: { outcome: 'skipped', reason, actions: [] } });
+      continue;
     }
+    const result = await runRule(tx, rule, facts, p);
+    log.push({ ...row, result });
+    // The next rule sees what this one changed.
+    if (result.outcome === 'acted') facts = await loadFacts(tx.db, result.conversation, { message: shown, at });
+  }
+  await logRuns(tx, log);
+}
+
+export async function runEventRules(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, p: RunJobPayload): Promise<void> {
+  await ctx.db.transaction().execute((trx) => eventRules({ db: trx, clock: ctx.clock }, p));
+  announceEvents(ctx);
+}
+
+/** Many events' rules in one transaction (under inbound mail), the jobs removed in it. */
+async function runEventRulesBatch(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, payloads: readonly RunJobPayload[], done: (trx: Db) => Promise<void>): Promise<void> {
+  await ctx.db.transaction().execute(async (trx) => {
+    for (const p of payloads) await eventRules({ db: trx, clock: ctx.clock }, p);
+    await done(trx);
   });
   announceEvents(ctx);
 }
@@ -132,21 +163,32 @@ export async function runTimerRule(ctx: Pick<Ctx, 'db' | 'clock' | 'hub'>, p: Ti
     const conversation = await conversationById(trx, p.conversationId);
     if (!row || row.enabled !== 1 || !conversation || conversation.imported || conversation.spam) return;
     const rule = parseRule(row);
-    const runId = await claimRun(tx, rule, conversation.id, rule.trigger.type, `timer:${p.ruleId}:${p.conversationId}:${p.since}`);
-    if (!runId) return;
+    const key = `timer:${p.ruleId}:${p.conversationId}:${p.since}`;
+    if (await alreadyRun(trx, [key])) return;
+    const entry = { rule, conversationId: conversation.id, trigger: rule.trigger.type, key };
     if (!(await stateLasted(trx, rule, conversation, p.since))) {
-      await settleRun(tx, runId, rule.id, { outcome: 'skipped', reason: 'state_changed', actions: [] });
+      await logRuns(tx, [{ ...entry, result: { outcome: 'skipped', reason: 'state_changed', actions: [] } }]);
       return;
     }
     const facts = await loadFacts(trx, conversation, { at: ctx.clock.now() });
-    await settleRun(tx, runId, rule.id, await runRule(tx, rule, facts, { depth: 0, ruleIds: [] }));
+    await logRuns(tx, [{ ...entry, result: await runRule(tx, rule, facts, { depth: 0, ruleIds: [] }) }]);
   });
   announceEvents(ctx);
 }
 
 export function automationJobs(ctx: Ctx): JobKind[] {
   return [
-    { kind: RUN_JOB, run: (p: RunJobPayload) => runEventRules(ctx, p), backoffMs: (n) => (n < 5 ? n * 30_000 : undefined) },
+    {
+      kind: RUN_JOB,
+      run: (p: RunJobPayload) => runEventRules(ctx, p),
+      runBatch: (jobs: { payload: RunJobPayload }[], done) =>
+        runEventRulesBatch(
+          ctx,
+          jobs.map((j) => j.payload),
+          done,
+        ),
+      backoffMs: (n) => (n < 5 ? n * 30_000 : undefined),
+    },
     { kind: TIMER_JOB, run: (p: TimerJobPayload) => runTimerRule(ctx, p), backoffMs: (n) => (n < 5 ? n * 30_000 : undefined) },
   ];
 }

@@ -1,6 +1,8 @@
 // /v1/macros and running a macro on a conversation (issue 36). Every member lists and runs the
 // shared macros and their own; owners and admins manage the shared ones.
 import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { type Access, requireScope, type Scope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { ConversationSchema } from '../conversations/format.js';
 import type { ApiApp } from '../http/app.js';
@@ -12,6 +14,13 @@ import { MacroBody, MacroPatch, MacroRunBody, MacroRunSchema, MacroSchema } from
 
 const params = z.object({ macroId: idParam('macroId', 'mac_01hxyz') });
 
+/** Who calls, refused before the request's ids and body are looked at (authorize first). */
+async function caller(c: Context, ctx: Ctx, scope: Scope): Promise<Access> {
+  const access = await requireAccess(c as never, ctx);
+  requireScope(access, scope);
+  return access;
+}
+
 export function registerMacroRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
     createRoute({
@@ -22,7 +31,7 @@ export function registerMacroRoutes(app: ApiApp, ctx: Ctx) {
       security: bearer,
       responses: { 200: jsonAnswer(pageSchema(MacroSchema), 'every macro the caller sees; next_cursor is always null') },
     }),
-    async (c) => c.json(await listMacros(ctx, await requireAccess(c, ctx)), 200),
+    async (c) => c.json(await listMacros(ctx, await caller(c, ctx, 'conversations:read')), 200),
   );
 
   app.openapi(
@@ -37,7 +46,7 @@ export function registerMacroRoutes(app: ApiApp, ctx: Ctx) {
       request: { body: jsonBody(MacroBody) },
       responses: { 201: jsonAnswer(MacroSchema, 'the macro'), 409: { description: 'too_many_macros' } },
     }),
-    async (c) => c.json(await createMacro(ctx, await requireAccess(c, ctx), c.req.valid('json')), 201),
+    async (c) => c.json(await createMacro(ctx, await caller(c, ctx, 'conversations:write'), c.req.valid('json')), 201),
   );
 
   app.openapi(
@@ -50,7 +59,7 @@ export function registerMacroRoutes(app: ApiApp, ctx: Ctx) {
       request: { params, body: jsonBody(MacroPatch) },
       responses: { 200: jsonAnswer(MacroSchema, 'the macro as it is now') },
     }),
-    async (c) => c.json(await updateMacro(ctx, await requireAccess(c, ctx), c.req.valid('param').macroId, c.req.valid('json')), 200),
+    async (c) => c.json(await updateMacro(ctx, await caller(c, ctx, 'conversations:write'), c.req.valid('param').macroId, c.req.valid('json')), 200),
   );
 
   app.openapi(
@@ -64,7 +73,7 @@ export function registerMacroRoutes(app: ApiApp, ctx: Ctx) {
       responses: { 204: { description: 'deleted' } },
     }),
     async (c) => {
-      await deleteMacro(ctx, await requireAccess(c, ctx), c.req.valid('param').macroId);
+      await deleteMacro(ctx, await caller(c, ctx, 'conversations:write'), c.req.valid('param').macroId);
       return c.body(null, 204);
     },
   );
@@ -83,7 +92,7 @@ export function registerMacroRoutes(app: ApiApp, ctx: Ctx) {
     }),
     async (c) => {
       const p = c.req.valid('param');
-      return c.json(await runMacro(ctx, await requireAccess(c, ctx), p.macroId, p.conversationId), 200);
+      return c.json(await runMacro(ctx, await caller(c, ctx, 'conversations:write'), p.macroId, p.conversationId), 200);
     },
   );
 
@@ -98,6 +107,7 @@ export function registerMacroRoutes(app: ApiApp, ctx: Ctx) {
       request: { params, body: jsonBody(MacroRunBody) },
       responses: { 200: jsonAnswer(MacroRunSchema, 'one result per conversation') },
     }),
-    async (c) => c.json(await runMacroOnMany(ctx, await requireAccess(c, ctx), c.req.valid('param').macroId, c.req.valid('json').conversation_ids), 200),
+    async (c) =>
+      c.json(await runMacroOnMany(ctx, await caller(c, ctx, 'conversations:write'), c.req.valid('param').macroId, c.req.valid('json').conversation_ids), 200),
   );
 }

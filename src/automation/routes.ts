@@ -1,6 +1,8 @@
 // /v1/automation (issue 36): rules, their dry run and the run log — owners and admins (keys with
 // workspace:manage). Thin: parse, authorize (in the service, before anything is checked), format.
 import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { type Access, authorize } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
@@ -13,6 +15,13 @@ import { DryRunBody, DryRunSchema, MAX_RULES, RuleBody, RulePatch, RuleSchema, R
 
 const params = z.object({ ruleId: idParam('ruleId', 'rule_01hxyz') });
 
+/** Who calls, refused before the request's ids and body are looked at (authorize first). */
+async function manager(c: Context, ctx: Ctx): Promise<Access> {
+  const access = await requireAccess(c as never, ctx);
+  authorize(access, 'automation:manage');
+  return access;
+}
+
 export function registerAutomationRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
     createRoute({
@@ -23,7 +32,7 @@ export function registerAutomationRoutes(app: ApiApp, ctx: Ctx) {
       security: bearer,
       responses: { 200: jsonAnswer(pageSchema(RuleSchema), `every rule (at most ${MAX_RULES}); next_cursor is always null`) },
     }),
-    async (c) => c.json(await listRules(ctx, await requireAccess(c, ctx)), 200),
+    async (c) => c.json(await listRules(ctx, await manager(c, ctx)), 200),
   );
 
   app.openapi(
@@ -38,7 +47,7 @@ export function registerAutomationRoutes(app: ApiApp, ctx: Ctx) {
       request: { body: jsonBody(RuleBody) },
       responses: { 201: jsonAnswer(RuleSchema, 'the rule'), 409: { description: 'too_many_rules' } },
     }),
-    async (c) => c.json(await createRule(ctx, await requireAccess(c, ctx), c.req.valid('json')), 201),
+    async (c) => c.json(await createRule(ctx, await manager(c, ctx), c.req.valid('json')), 201),
   );
 
   app.openapi(
@@ -51,7 +60,7 @@ export function registerAutomationRoutes(app: ApiApp, ctx: Ctx) {
       request: { params },
       responses: { 200: jsonAnswer(RuleSchema, 'the rule') },
     }),
-    async (c) => c.json(await getRule(ctx, await requireAccess(c, ctx), c.req.valid('param').ruleId), 200),
+    async (c) => c.json(await getRule(ctx, await manager(c, ctx), c.req.valid('param').ruleId), 200),
   );
 
   app.openapi(
@@ -64,7 +73,7 @@ export function registerAutomationRoutes(app: ApiApp, ctx: Ctx) {
       request: { params, body: jsonBody(RulePatch) },
       responses: { 200: jsonAnswer(RuleSchema, 'the rule as it is now') },
     }),
-    async (c) => c.json(await updateRule(ctx, await requireAccess(c, ctx), c.req.valid('param').ruleId, c.req.valid('json')), 200),
+    async (c) => c.json(await updateRule(ctx, await manager(c, ctx), c.req.valid('param').ruleId, c.req.valid('json')), 200),
   );
 
   app.openapi(
@@ -78,7 +87,7 @@ export function registerAutomationRoutes(app: ApiApp, ctx: Ctx) {
       responses: { 204: { description: 'deleted' } },
     }),
     async (c) => {
-      await deleteRule(ctx, await requireAccess(c, ctx), c.req.valid('param').ruleId);
+      await deleteRule(ctx, await manager(c, ctx), c.req.valid('param').ruleId);
       return c.body(null, 204);
     },
   );
@@ -96,8 +105,9 @@ export function registerAutomationRoutes(app: ApiApp, ctx: Ctx) {
       responses: { 200: jsonAnswer(DryRunSchema, 'what it would have done') },
     }),
     async (c) => {
+      const access = await manager(c, ctx);
       const b = c.req.valid('json') ?? {};
-      return c.json(await dryRunRule(ctx, await requireAccess(c, ctx), c.req.valid('param').ruleId, { days: b.days, limitExamples: b.limit_examples }), 200);
+      return c.json(await dryRunRule(ctx, access, c.req.valid('param').ruleId, { days: b.days, limitExamples: b.limit_examples }), 200);
     },
   );
 
@@ -113,11 +123,9 @@ export function registerAutomationRoutes(app: ApiApp, ctx: Ctx) {
       responses: { 200: jsonAnswer(pageSchema(RunSchema), 'a page of runs') },
     }),
     async (c) => {
+      const access = await manager(c, ctx);
       const q = c.req.valid('query');
-      return c.json(
-        await listRuns(ctx, await requireAccess(c, ctx), { ruleId: q.rule_id, conversationId: q.conversation_id, limit: q.limit, cursor: q.cursor }),
-        200,
-      );
+      return c.json(await listRuns(ctx, access, { ruleId: q.rule_id, conversationId: q.conversation_id, limit: q.limit, cursor: q.cursor }), 200);
     },
   );
 }
