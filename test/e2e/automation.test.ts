@@ -3,9 +3,10 @@
 // before anything is saved, tries it on past conversations and reads the answer in words with an
 // example link, turns it on (only possible after the dry run), then a customer's mail is acted on
 // and its run shows in the Runs log; rules reorder by keyboard. A macro is made in Settings › Macros
-// and run from the conversation's Macros menu (keyboard), the command palette (Ctrl+K) and the
-// Shift+M picker. In Turkish on a phone (390 px) the same pages read in Turkish, fit the width, and
-// a macro runs from the menu. axe on each page; screenshots en/tr at 1280 and 390.
+// and run from the conversation's Macros menu (keyboard), the command palette (Ctrl+K), the
+// Shift+M picker and the list's bulk bar. In Turkish on a phone (390 px) the same pages read in
+// Turkish, fit the width, and a macro runs from the menu. axe on the main pages; screenshots en/tr
+// at 1280 and 390.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -200,6 +201,14 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
     await picker.getByRole('option', { name: 'Escalate' }).waitFor();
     await page.keyboard.press('Escape');
     await picker.waitFor({ state: 'detached' });
+
+    // On a selection of the list, from its bulk bar.
+    await page.getByRole('checkbox', { name: 'Select Invoice 42 is wrong' }).check();
+    await page.getByRole('checkbox', { name: 'Select Invoice for March' }).check();
+    await page.getByRole('toolbar', { name: '2 selected' }).getByRole('button', { name: 'Run macro…' }).click();
+    await page.getByRole('dialog', { name: 'Run a macro · 2 selected' }).getByRole('option', { name: 'Wait for customer' }).click();
+    await page.getByText('Macro Wait for customer ran on 2 of 2 conversations').first().waitFor();
+    for (const id of [live.conversation_id, past.conversation_id]) assert.equal((await api('GET', `/v1/conversations/${id}`)).status, 'pending');
     assert.deepEqual(errors, []);
     await context.close();
   });
