@@ -17,6 +17,8 @@ import { waitUntil } from '../helpers/lifecycle.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
+type StoredRule = { id: string; name: string; position: number };
+
 async function noSideScroll(page: Page) {
   const [scroll, width] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
   assert.ok(scroll <= width, `the page scrolls sideways: ${scroll} > ${width}`);
@@ -122,7 +124,7 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
     const live = await deliverMail(s, address, { Subject: 'Invoice 42 is wrong', From: 'bo@customer.test' });
     const other = await deliverMail(s, address, { Subject: 'Hello', From: 'cy@customer.test' });
     const ran = async (conversationId: string) =>
-      (await api('GET', `/v1/automation/runs?conversation_id=${conversationId}`)).data.some((r: any) => r.reason !== 'running');
+      (await api('GET', `/v1/automation/runs?conversation_id=${conversationId}`)).data.some((r: { reason: string | null }) => r.reason !== 'running');
     await waitUntil(async () => (await ran(live.conversation_id)) && (await ran(other.conversation_id)), 20_000, 'the rule runs');
     const acted = await api('GET', `/v1/conversations/${live.conversation_id}`);
     assert.deepEqual([acted.team_id, acted.labels], [teamId, ['billing']]);
@@ -148,7 +150,8 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
     await page.keyboard.press('Enter');
     await page.getByText('Billing to the team is now number 2').first().waitFor();
     await page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Move Billing to the team up');
-    const order = (await api('GET', '/v1/automation/rules')).data.sort((a: any, b: any) => a.position - b.position).map((r: any) => r.name);
+    const rows: StoredRule[] = (await api('GET', '/v1/automation/rules')).data;
+    const order = rows.sort((a, b) => a.position - b.position).map((r) => r.name);
     assert.deepEqual(order, ['Urgent first', 'Billing to the team']);
     await screenshot(page, 'automation-rules-en-1280');
 
@@ -216,7 +219,8 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
   test('tr at 390 (and 1280): the rule, its dry run and runs, macros and the Macros menu read in Turkish and fit a phone', async () => {
     await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
     const rules = (await api('GET', '/v1/automation/rules')).data;
-    const rule = rules.find((r: any) => r.name === 'Billing to the team');
+    const rule = (rules as StoredRule[]).find((r) => r.name === 'Billing to the team');
+    assert.ok(rule);
     const { context, page } = await browser.newPage({ viewport: { width: 390, height: 844 }, locale: 'tr-TR', isMobile: true, hasTouch: true });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(String(e)));
