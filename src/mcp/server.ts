@@ -11,6 +11,7 @@ import { registerTools, type ToolSpec } from './tool.js';
 import { analyticsTools } from './tools/analytics.js';
 import { composeTools } from './tools/compose.js';
 import { conversationTools } from './tools/conversations.js';
+import { macroTools } from './tools/macros.js';
 import { mergeTools } from './tools/merge.js';
 import { migrationTools } from './tools/migrations.js';
 import { placeTools } from './tools/places.js';
@@ -26,6 +27,7 @@ const MCP_TOOLS: readonly ToolSpec<z.ZodRawShape>[] = [
   ...snoozeTools,
   ...mergeTools,
   ...teamTools,
+  ...macroTools,
   ...slaTools,
   ...analyticsTools,
 ] as never;

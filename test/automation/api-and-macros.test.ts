@@ -2,6 +2,8 @@
 // by their member, shared ones managed by owners and admins, run on one conversation or a selection.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { retentionRules } from '../../src/lifecycle/registry.js';
+import { DAY } from '../../src/platform/clock.js';
 import { addPerson } from '../helpers/fixtures.js';
 import { type World, world } from './setup.js';
 
@@ -120,5 +122,23 @@ describe('automation rules API and macros', () => {
     assert.equal((await w.api('DELETE', `/v1/macros/${mine.body.id}`, undefined, admin.token)).status, 404);
     assert.equal((await w.api('DELETE', `/v1/macros/${mine.body.id}`, undefined, w.agent.token)).status, 204);
     assert.deepEqual(await names(w.agent.token), ['Close as billing']);
+  });
+
+  test('the run log is kept 30 days, newest first by cursor pages', async () => {
+    await w.rule({ name: 'log', trigger: { type: 'customer_message' }, actions: [{ type: 'add_label', label: 'logged' }] });
+    for (let i = 0; i < 3; i++) await w.mail();
+    await w.drain();
+    const page = await w.api('GET', '/v1/automation/runs?limit=2');
+    assert.equal(page.body.data.length, 2);
+    const next = await w.api('GET', `/v1/automation/runs?limit=2&cursor=${page.body.next_cursor}`);
+    assert.ok(next.body.data.length >= 1);
+    assert.ok(next.body.data[0].id < page.body.data[1].id, 'newest first, no repeats');
+    const rule = retentionRules.find((r) => r.name === 'automation_runs')!;
+    const count = async () => (await w.s.app.db.selectFrom('automation_runs').select('id').execute()).length;
+    const before = await count();
+    assert.ok(before >= 3);
+    assert.equal(await rule.deleteBatch(w.s.app, new Date(w.clock.now().getTime() + 29 * DAY), 100), 0);
+    assert.equal(await rule.deleteBatch(w.s.app, new Date(w.clock.now().getTime() + 31 * DAY), 100), before);
+    assert.equal((await w.api('GET', '/v1/automation/runs?cursor=bad!')).status, 400);
   });
 });

@@ -50,6 +50,8 @@ const CONVERSATION_TOOLS = [
   'split_conversation',
   'list_teams',
   'assign_conversation_team',
+  'list_macros',
+  'run_macro',
   'conversation_sla',
   'list_sla_due',
 ];
