@@ -2,6 +2,8 @@
 
 import { analyticsEn } from './analytics/strings/en';
 import { analyticsTr } from './analytics/strings/tr';
+import { automationEn } from './automation/strings/en';
+import { automationTr } from './automation/strings/tr';
 import { contactsEn } from './contacts/strings/en';
 import { contactsTr } from './contacts/strings/tr';
 import { conversationsEn } from './conversations/strings/en';
@@ -47,6 +49,7 @@ import { teamsTr } from './teams/strings/tr';
 addStrings(
   'en',
   analyticsEn,
+  automationEn,
   contactsEn,
   conversationsEn,
   migrationEn,
@@ -71,6 +74,7 @@ addStrings(
 addStrings(
   'tr',
   analyticsTr,
+  automationTr,
   contactsTr,
   conversationsTr,
   migrationTr,

@@ -3,6 +3,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, type BodyOf, type ConversationListItem, errorText, must } from '../api';
+import { MacroBulkButton } from '../automation';
 import { InboxOptions } from '../components/InboxOptions';
 import { absoluteTime, conversationTitle, locale, relativeTime, t } from '../i18n';
 import { isSignal, onEvent, onReset } from '../realtime';
@@ -447,6 +448,7 @@ function BulkBar(props: { ids: string[]; onDone: (updated: Map<string, Partial<I
           disabled={busy}
         />
       </form>
+      <MacroBulkButton ids={props.ids} disabled={busy} onRan={() => props.onDone(new Map())} />
       <button class="btn btn-ghost" type="button" onClick={props.onClear}>
         {t('bulk.clear')}
       </button>

@@ -2,6 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConversationVisit } from '../analytics';
 import { api, type Conversation, errorText, type Message, must } from '../api';
+import { MacroMenu } from '../automation';
 import { closeRefused, isCloseRefusal, missingRequired } from '../custom-fields';
 import { absoluteTime, clockTime, conversationTitle, t } from '../i18n';
 import { DuplicateHint, MergeButton, MergedBanner, SplitButton } from '../merge';
@@ -205,6 +206,7 @@ function ConversationView(props: { id: string; onBack: () => void }) {
           {conv.status !== 'closed' && <SlaClock sla={conv.sla} />}
           <SnoozeButton snoozedUntil={conv.snoozed_until} open={snoozing} onOpen={setSnoozing} onSnooze={(v) => void snooze(v)} />
           <MergeButton conversation={conv} open={merging} onOpen={setMerging} />
+          <MacroMenu conversationId={conv.id} />
           <button
             class="btn"
             type="button"

@@ -1,9 +1,11 @@
 // The three panes: navigation, the conversation list, the open conversation.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
+import { loadMacros, macroCommands } from '../automation';
 import { Dialog } from '../components/Dialog';
 import { t } from '../i18n';
 import { MergeUndoToast } from '../merge';
+import { type Command, CommandPalette } from '../palette';
 import { connectRealtime, onEvent, onReset } from '../realtime';
 import { connection, me, refreshOverview, workspaceId } from '../state';
 import { ConversationList } from './ConversationList';
@@ -21,6 +23,7 @@ export function Workspace() {
   const [navOpen, setNavOpen] = useState(false);
   const [helpOpen, setHelpOpen] = useState(false);
   const [composing, setComposing] = useState(false);
+  const [palette, setPalette] = useState(false);
 
   useEffect(() => {
     if (!workspaceId.value) return;
@@ -43,6 +46,13 @@ export function Workspace() {
 
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
+      // Ctrl/Cmd+K from anywhere but a text editor (there it makes a link) and an open dialog.
+      if (e.key === 'k' && (e.ctrlKey || e.metaKey) && !e.altKey && !e.defaultPrevented && !document.querySelector('[role="dialog"]')) {
+        e.preventDefault();
+        void loadMacros().catch(() => {});
+        setPalette(true);
+        return;
+      }
       if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || isTyping(e.target)) return;
       if (e.key === '?') {
         e.preventDefault();
@@ -81,6 +91,14 @@ export function Workspace() {
         </div>
       )}
       {helpOpen && <ShortcutHelp onClose={() => setHelpOpen(false)} />}
+      {palette && (
+        <CommandPalette
+          title={t('palette.title')}
+          placeholder={t('palette.filter')}
+          commands={paletteCommands(conversationId, route, () => setComposing(true))}
+          onClose={() => setPalette(false)}
+        />
+      )}
       {(composing || query.write_to) && (
         <NewConversationDialog
           inboxId={filter.inbox ?? undefined}
@@ -99,6 +117,22 @@ export function Workspace() {
   );
 }
 
+/** What the palette offers: macros on the open conversation, the views, a new conversation, settings. */
+function paletteCommands(conversationId: string | null, route: (url: string) => void, compose: () => void): Command[] {
+  const go = (id: string, label: string, url: string): Command => ({ id, label, run: () => route(url) });
+  return [
+    ...(conversationId ? macroCommands(conversationId) : []),
+    { id: 'new', label: t('palette.new_conversation'), hint: 'c', run: compose },
+    go('mine', t('palette.view', { name: t('nav.mine') }), '/conversations?view=mine'),
+    go('unassigned', t('palette.view', { name: t('nav.unassigned') }), '/conversations?view=unassigned'),
+    go('all', t('palette.view', { name: t('nav.all') }), '/conversations'),
+    go('automation', t('palette.settings', { name: t('auto.title') }), '/settings/automation'),
+    go('macros', t('palette.settings', { name: t('macro.title') }), '/settings/macros'),
+    go('teams', t('palette.settings', { name: t('teams.title') }), '/settings/teams'),
+    go('replies', t('palette.settings', { name: t('settings.saved_replies') }), '/settings/saved-replies'),
+  ];
+}
+
 function ShortcutHelp(props: { onClose: () => void }) {
   const rows: [string, string][] = [
     ['j / k', t('shortcuts.move')],
@@ -111,6 +145,8 @@ function ShortcutHelp(props: { onClose: () => void }) {
     ['n', t('shortcuts.note')],
     ['f', t('compose.forward_label')],
     ['c', t('compose.new_shortcut')],
+    ['Shift+M', t('macro.shortcut')],
+    ['Ctrl+K', t('palette.shortcut')],
     ['/', t('shortcuts.search')],
     ['Ctrl+Enter', t('shortcuts.send')],
     ['?', t('shortcuts.help')],

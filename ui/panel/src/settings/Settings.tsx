@@ -7,15 +7,29 @@ import { MigrationsPage } from '../migrations';
 import { membership } from '../state';
 import { Account } from './account';
 import { ApiKeys } from './api-keys';
+import { AutomationSettings } from './automation';
 import { CustomFieldsSettings } from './custom-fields';
 import { InboxDetail, InboxList } from './inboxes';
+import { MacrosSettings } from './macros';
 import { Members } from './members';
 import { SavedRepliesSettings } from './saved-replies';
 import { TeamsSettings } from './teams';
 import { WebhookDetail, Webhooks } from './webhooks';
 import { WorkspaceSettings } from './workspace';
 
-type Section = 'workspace' | 'members' | 'teams' | 'custom-fields' | 'inboxes' | 'api-keys' | 'webhooks' | 'saved-replies' | 'migrations' | 'account';
+type Section =
+  | 'workspace'
+  | 'members'
+  | 'teams'
+  | 'custom-fields'
+  | 'inboxes'
+  | 'api-keys'
+  | 'webhooks'
+  | 'saved-replies'
+  | 'automation'
+  | 'macros'
+  | 'migrations'
+  | 'account';
 const SECTIONS: [Section, Parameters<typeof t>[0], boolean][] = [
   ['workspace', 'settings.workspace', false],
   ['members', 'settings.members', false],
@@ -25,6 +39,8 @@ const SECTIONS: [Section, Parameters<typeof t>[0], boolean][] = [
   ['api-keys', 'settings.api_keys', true],
   ['webhooks', 'settings.webhooks', true],
   ['saved-replies', 'settings.saved_replies', false],
+  ['automation', 'auto.title', true],
+  ['macros', 'macro.title', false],
   ['migrations', 'settings.migrations', true],
   ['account', 'settings.account', false],
 ];
@@ -110,6 +126,8 @@ function SettingsSection({ section, id, manager }: { section: Section; id: strin
       {section === 'api-keys' && <ApiKeys />}
       {section === 'webhooks' && (params.id ? <WebhookDetail id={params.id} /> : <Webhooks />)}
       {section === 'saved-replies' && <SavedRepliesSettings />}
+      {section === 'automation' && <AutomationSettings id={params.id} />}
+      {section === 'macros' && <MacrosSettings />}
       {section === 'migrations' && <MigrationsPage id={params.id} />}
       {section === 'account' && <Account />}
     </>

@@ -1,0 +1,1 @@
+export { AutomationSettings } from './AutomationSettings';

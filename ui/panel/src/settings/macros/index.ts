@@ -1,0 +1,1 @@
+export { MacrosSettings } from './MacrosSettings';
