@@ -45,6 +45,7 @@ import * as m0046Sla from './0046_sla.js';
 import * as m0049Teams from './0049_teams.js';
 import * as m0051SendLater from './0051_send_later.js';
 import * as m0052AwayReply from './0052_away_reply.js';
+import * as m0056SavedViews from './0056_saved_views.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -92,4 +93,5 @@ export const migrations: Record<string, Migration> = {
   '0049_teams': m0049Teams,
   '0051_send_later': m0051SendLater,
   '0052_away_reply': m0052AwayReply,
+  '0056_saved_views': m0056SavedViews,
 };

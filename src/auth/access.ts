@@ -51,6 +51,8 @@ export const PERMISSIONS = {
   /** Teams: every member reads them (to assign and to see their views); owners and admins manage them. */
   'teams:read': { roles: EVERYONE, scope: 'conversations:read', what: 'listing teams' },
   'teams:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing teams' },
+  /** Saved views: every member keeps personal ones; shared ones (the whole workspace sees them) are for owners and admins. */
+  'views:manage_shared': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing shared views' },
   'api_keys:manage': { roles: MANAGERS, scope: null, what: 'managing API keys' },
   'webhooks:manage': { roles: MANAGERS, scope: 'webhooks:manage', what: 'managing webhooks' },
   'inboxes:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing inboxes and channels' },

@@ -108,7 +108,8 @@ export type IdPrefix =
   | 'aev'
   | 'avi'
   | 'cmv'
-  | 'team';
+  | 'team'
+  | 'view';
 
 export function newId(prefix: IdPrefix, nowMs?: number): string {
   return `${prefix}_${sortableId(nowMs)}`;

@@ -1,0 +1,26 @@
+import type { Kysely } from 'kysely';
+import { notNull } from '../src/db/dialect.js';
+
+// Saved views (issue 37): a named filter + sort over conversations, personal (owner_id set) or shared
+// with the workspace (owner_id null). `position` orders a member's sidebar within each group
+// (shared ones first, then their own).
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('saved_views')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    .addColumn('owner_id', 'text')
+    .addColumn('name', 'text', notNull)
+    .addColumn('filters', 'text', notNull)
+    .addColumn('sort', 'text', notNull)
+    .addColumn('position', 'integer', notNull)
+    .addColumn('created_by', 'text')
+    .addColumn('created_at', 'text', notNull)
+    .addColumn('updated_at', 'text', notNull)
+    .execute();
+  await db.schema.createIndex('saved_views_workspace').on('saved_views').columns(['workspace_id', 'owner_id', 'position']).execute();
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropTable('saved_views').execute();
+}
