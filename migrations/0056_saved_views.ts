@@ -19,8 +19,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', notNull)
     .execute();
   await db.schema.createIndex('saved_views_workspace').on('saved_views').columns(['workspace_id', 'owner_id', 'position']).execute();
+  // A view's list by latest activity within its statuses (bench/views): the planner walks one
+  // status's rows in order instead of the whole workspace's.
+  await db.schema.createIndex('conversations_status_activity').on('conversations').columns(['workspace_id', 'status', 'last_message_at', 'id']).execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropIndex('conversations_status_activity').execute();
   await db.schema.dropTable('saved_views').execute();
 }
