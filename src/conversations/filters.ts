@@ -165,11 +165,7 @@ export async function applyConditions(db: Db, access: Access, f: ViewFilter, now
     const ids = f.assignee_id.flatMap((x) => (x === 'me' ? (me ? [me] : []) : x === 'none' ? [] : [x]));
     const unassigned = f.assignee_id.includes('none');
     q = q.where((eb) =>
-      eb.or([
-        ...(ids.length ? [eb('conversations.assignee_id', 'in', ids)] : []),
-        ...(unassigned ? [eb('conversations.assignee_id', 'is', null)] : []),
-        never,
-      ]),
+      eb.or([...(ids.length ? [eb('conversations.assignee_id', 'in', ids)] : []), ...(unassigned ? [eb('conversations.assignee_id', 'is', null)] : []), never]),
     );
   }
   if (f.team_id?.length) {
@@ -184,11 +180,7 @@ export async function applyConditions(db: Db, access: Access, f: ViewFilter, now
     const set = f.priority.filter((p) => p !== 'none') as string[];
     const unset = f.priority.includes('none');
     q = q.where((eb) =>
-      eb.or([
-        ...(set.length ? [eb('conversations.priority', 'in', set as never)] : []),
-        ...(unset ? [eb('conversations.priority', 'is', null)] : []),
-        never,
-      ]),
+      eb.or([...(set.length ? [eb('conversations.priority', 'in', set as never)] : []), ...(unset ? [eb('conversations.priority', 'is', null)] : []), never]),
     );
   }
   const labelled = (eb: ExpressionBuilder<Database, 'conversations'>, labels: string[]) =>
