@@ -20,7 +20,9 @@ try {
   for (const [svg, png, size] of OUT) {
     const page = await browser.newPage({ viewport: { width: size, height: size }, deviceScaleFactor: 1 });
     const data = fs.readFileSync(path.join(DIR, svg), 'base64');
-    await page.setContent(`<html><body style="margin:0;background:transparent"><img src="data:image/svg+xml;base64,${data}" width="${size}" height="${size}" style="display:block"></body></html>`);
+    await page.setContent(
+      `<html><body style="margin:0;background:transparent"><img src="data:image/svg+xml;base64,${data}" width="${size}" height="${size}" style="display:block"></body></html>`,
+    );
     await page.waitForFunction(() => document.images[0]?.complete);
     fs.writeFileSync(path.join(DIR, png), await page.screenshot({ omitBackground: true }));
     await page.close();

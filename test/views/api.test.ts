@@ -89,7 +89,11 @@ describe('saved views API', () => {
   const names = (ids: string[]) => ids.map((id) => Object.keys(cv).find((k) => cv[k] === id) ?? id).sort();
   const list = async (query: string, token = seed.ownerToken) => {
     const r = await s.request('GET', `/v1/conversations?limit=200&${query}`, { token });
-    assert.equal(r.status, 200, `${query}: ${JSON.stringify(r.body)} ${r.status === 500 ? JSON.stringify(s.logs.filter((l) => l.level === 'error').at(-1)) : ''}`);
+    assert.equal(
+      r.status,
+      200,
+      `${query}: ${JSON.stringify(r.body)} ${r.status === 500 ? JSON.stringify(s.logs.filter((l) => l.level === 'error').at(-1)) : ''}`,
+    );
     return names(r.body.data.map((x: any) => x.id));
   };
   const open = ['both', 'breached', 'chat', 'imported', 'inB', 'labelled', 'mine', 'old', 'plain', 'refund', 'running', 'team', 'urgent', 'vip'];
