@@ -157,7 +157,7 @@ export function ViewDialog(props: { view?: SavedView; initial?: { filters: ViewF
   }
 
   return (
-    <Dialog title={v ? t('sv.edit') : t('sv.save_as')} onClose={props.onClose}>
+    <Dialog title={v ? t('sv.edit') : t('sv.save_as')} onClose={props.onClose} closeButton={false}>
       <form class="view-form" onSubmit={save}>
         <label class="field">
           <span>{t('sv.name')}</span>
