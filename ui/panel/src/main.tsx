@@ -2,7 +2,7 @@
 import './strings';
 import { render } from 'preact';
 import { App } from './app';
-import { watchInstallability } from './conversations/InstallHint';
+import { watchInstallability } from './conversations';
 import './styles/tokens.css';
 import './styles/app.css';
 import './styles/workspace.css';
