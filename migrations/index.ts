@@ -47,6 +47,7 @@ import * as m0051SendLater from './0051_send_later.js';
 import * as m0052AwayReply from './0052_away_reply.js';
 import * as m0053Automation from './0053_automation.js';
 import * as m0055CustomFields from './0055_custom_fields.js';
+import * as m0056SavedViews from './0056_saved_views.js';
 import * as m0057ContactImportsSegments from './0057_contact_imports_segments.js';
 
 export const migrations: Record<string, Migration> = {
@@ -98,4 +99,5 @@ export const migrations: Record<string, Migration> = {
   '0053_automation': m0053Automation,
   '0055_custom_fields': m0055CustomFields,
   '0057_contact_imports_segments': m0057ContactImportsSegments,
+  '0056_saved_views': m0056SavedViews,
 };

@@ -56,6 +56,8 @@ export const PERMISSIONS = {
   'custom_fields:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing custom fields' },
   /** Automation rules and their run log (issue 36); macros are run by every member. */
   'automation:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing automation rules' },
+  /** Saved views: every member keeps personal ones; shared ones (the whole workspace sees them) are for owners and admins. */
+  'views:manage_shared': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing shared views' },
   'api_keys:manage': { roles: MANAGERS, scope: null, what: 'managing API keys' },
   'webhooks:manage': { roles: MANAGERS, scope: 'webhooks:manage', what: 'managing webhooks' },
   'inboxes:manage': { roles: MANAGERS, scope: 'workspace:manage', what: 'managing inboxes and channels' },

@@ -1,6 +1,6 @@
 // Queries of contacts, their addresses and external ids. A contact is read as a ContactView:
 // the row with its emails (in order) and its external ids.
-import type { ExpressionBuilder } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import { contactHasConversationIn, inboxIdsOfContactConversations } from '../conversations/store.js';
 import { isPostgres } from '../db/dialect.js';
 import { reusableQuery } from '../db/reusable-query.js';
@@ -202,4 +202,23 @@ export async function lockContact(db: Db, contactId: string): Promise<void> {
   let q = db.selectFrom('contacts').select('id').where('id', '=', contactId);
   if (isPostgres(db as never)) q = q.forUpdate();
   await q.executeTakeFirst();
+}
+
+/**
+ * Ids of the workspace's contacts whose attribute `key` exists, equals or contains `value` (compared
+ * as text), as a subquery for conversation lists (saved views). The key is checked by the caller
+ * (letters, digits, space, _ and -), so it is safe inside the JSON path.
+ */
+export function contactIdsWithAttribute(db: Db, workspaceId: string, key: string, op: 'eq' | 'contains' | 'exists', value: string | undefined) {
+  const text = isPostgres(db as never)
+    ? sql<string | null>`(attributes::jsonb ->> ${key}::text)`
+    : sql<string | null>`json_extract(attributes, ${`$."${key}"`})`;
+  let q = db.selectFrom('contacts').select('contacts.id').where('contacts.workspace_id', '=', workspaceId);
+  if (op === 'exists') q = q.where(sql<boolean>`${text} is not null`);
+  else if (op === 'eq') q = q.where(sql<boolean>`cast(${text} as text) = ${value ?? ''}`);
+  else {
+    const pattern = `%${(value ?? '').replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q = q.where(sql<boolean>`cast(${text} as text) ${sql.raw(isPostgres(db as never) ? 'ilike' : 'like')} ${pattern} escape '\\'`);
+  }
+  return q;
 }

@@ -10,10 +10,12 @@ import { listQuery, pageSchema } from '../http/pagination.js';
 import { htmlNestsDeeperThan, MAX_HTML_CHARS, MAX_HTML_DEPTH } from '../mail/html-limits.js';
 import { retryFailedReply } from '../mail/outbound.js';
 import { defaultReplyRecipients } from '../mail/reply-recipients.js';
+import { getView, viewConditions } from '../views/service.js';
 import { bulkUpdateConversations, type ConversationPatch, MAX_BULK, updateConversation } from './changes.js';
 import { registerComposeRoutes } from './compose-routes.js';
 import { registerDraftRoutes } from './draft-routes.js';
 import { messageFor, registerMessageFileRoutes } from './file-routes.js';
+import { filterFromQuery, filterQueryShape } from './filters.js';
 import { ConversationListItemSchema, ConversationSchema, formatMessage, MessageSchema, ReplyRecipientsSchema, SNOOZE_UNTIL_REPLY } from './format.js';
 import { listConversations, listMessages, markConversationRead } from './lists.js';
 import { registerMergeRoutes } from './merge-routes.js';
@@ -120,14 +122,17 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       security: bearer,
       request: {
         query: listQuery.extend({
-          inbox_id: z.string().max(100).optional(),
-          status: z.enum(['open', 'pending', 'closed']).optional(),
-          assignee_id: z.string().max(100).optional().openapi({ description: 'a person id, or none for unassigned' }),
-          team_id: z
+          view: z
             .string()
             .max(100)
             .optional()
-            .openapi({ description: 'a team id; `none`: in no team; `mine`: in any team the signed-in member belongs to (the panel’s “My teams”)' }),
+            .openapi({ description: 'a saved view’s id: its filter and sort (the other parameters narrow it further; `sort` overrides)' }),
+          inbox_id: z.string().max(2000).optional().openapi({ description: 'comma-separated inbox ids' }),
+          status: z.string().max(100).optional().openapi({ description: 'comma-separated: open, pending, closed' }),
+          assignee_id: z.string().max(2000).optional().openapi({ description: 'comma-separated person ids; `none`: unassigned; `me`: the signed-in member' }),
+          team_id: z.string().max(2000).optional().openapi({
+            description: 'comma-separated team ids; `none`: in no team; `mine`: in any team the signed-in member belongs to (the panel’s “My teams”)',
+          }),
           label: textUpTo(MAX_LABEL_LENGTH).optional(),
           contact_id: z.string().max(100).optional(),
           spam: z.enum(['true', 'false']).optional(),
@@ -135,6 +140,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
           snoozed: z.enum(['true', 'false']).optional().openapi({
             description: 'true: only snoozed conversations (the Snoozed view); false: none. Without it, `status=open` leaves snoozed conversations out',
           }),
+          ...filterQueryShape,
           sort: z.enum(['created', 'activity', 'sla_due']).optional().openapi({
             description:
               'created (default): newest first; activity: latest message first; sla_due: the earliest SLA due time first (breached first, none last)',
@@ -148,22 +154,13 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       requireScope(access, 'conversations:read');
       const q = c.req.valid('query');
       const customFields = await customFieldConditions(ctx.db, access.workspaceId, 'conversation', customFieldParams(c.req.queries()));
+      const view = q.view ? await getView(ctx, access, q.view) : null;
+      const conditions = [...(view ? [viewConditions(view)] : []), filterFromQuery(q)];
       const page = await listConversations(
         ctx,
         access,
-        {
-          inboxId: q.inbox_id,
-          status: q.status,
-          assigneeId: q.assignee_id,
-          teamId: q.team_id,
-          label: q.label,
-          contactId: q.contact_id,
-          spam: q.spam === undefined ? undefined : q.spam === 'true',
-          imported: q.imported === undefined ? undefined : q.imported === 'true',
-          snoozed: q.snoozed === undefined ? undefined : q.snoozed === 'true',
-          customFields,
-        },
-        { limit: q.limit, cursor: q.cursor, sort: q.sort },
+        { label: q.label, contactId: q.contact_id, conditions, customFields },
+        { limit: q.limit, cursor: q.cursor, sort: q.sort ?? view?.sort },
       );
       return c.json(page, 200);
     },

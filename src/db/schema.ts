@@ -25,6 +25,7 @@ import type { SavedReplyTables } from './tables/saved-replies.js';
 import type { SlaTables } from './tables/sla.js';
 import type { TeamTables } from './tables/team.js';
 import type { TeamsTables } from './tables/teams.js';
+import type { ViewTables } from './tables/views.js';
 import type { WebhookTables } from './tables/webhooks.js';
 import type { WidgetTables } from './tables/widget.js';
 
@@ -55,7 +56,8 @@ export interface Database
     TeamsTables,
     AssignmentTables,
     CustomFieldsTables,
-    AutomationTables {}
+    AutomationTables,
+    ViewTables {}
 
 /** A connection or an open transaction: store functions accept either. */
 export type Db = Kysely<Database> | Transaction<Database>;
@@ -84,5 +86,6 @@ export type * from './tables/saved-replies.js';
 export type * from './tables/sla.js';
 export type * from './tables/team.js';
 export type * from './tables/teams.js';
+export type * from './tables/views.js';
 export type * from './tables/webhooks.js';
 export type * from './tables/widget.js';

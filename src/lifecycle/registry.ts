@@ -28,6 +28,7 @@ import { deleteWorkspaceReportTotals } from '../reports/service.js';
 import { deleteWorkspaceSavedReplies } from '../saved-replies/service.js';
 import { deleteOldTypingSignals } from '../typing/service.js';
 import { deleteOldViewingSignals } from '../typing/viewing.js';
+import { deleteWorkspaceViews } from '../views/service.js';
 import { deleteWorkspaceWebhooks, pruneDeliveries } from '../webhooks/service.js';
 import { deleteExpiredContactSessions, deleteWorkspaceContactSessions } from '../widget/service.js';
 
@@ -100,6 +101,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   { name: 'report_totals', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceReportTotals(ctx, workspaceId, batch), files: 0 }) },
   { name: 'saved_replies', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceSavedReplies(ctx, workspaceId, batch), files: 0 }) },
   { name: 'automation', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceRules(ctx, workspaceId, batch), files: 0 }) },
+  { name: 'saved_views', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceViews(ctx, workspaceId, batch), files: 0 }) },
   ...broadcastWorkspaceSteps,
   analyticsWorkspaceStep,
   // Tenants at the provider go before the inboxes they belong to.

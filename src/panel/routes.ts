@@ -93,6 +93,24 @@ export function registerPanelRoutes(app: ApiApp, _ctx: Ctx) {
     });
   });
 
+  // The web app manifest and its icons (installing the panel as an app): not hashed, found by name.
+  const files = new Map<string, Buffer>();
+  const publicFile = (name: string, type: string, cache: string) => async (c: Context<AppEnv>) => {
+    let body = files.get(name);
+    if (!body) {
+      try {
+        body = await fs.readFile(path.join(PANEL_DIR, name));
+      } catch {
+        return c.json(errorBody('not_found', 'the panel is not built'), 404);
+      }
+      files.set(name, body);
+    }
+    return c.body(new Uint8Array(body), 200, { 'content-type': type, 'cache-control': cache, 'x-content-type-options': 'nosniff' });
+  };
+  app.get('/manifest.webmanifest', publicFile('manifest.webmanifest', 'application/manifest+json; charset=utf-8', 'no-cache'));
+  for (const icon of ['icon-192.png', 'icon-512.png', 'maskable-512.png'])
+    app.get(`/icons/${icon}`, publicFile(`icons/${icon}`, 'image/png', 'public, max-age=86400'));
+
   app.get('*', async (c: Context<AppEnv>, next) => {
     if (SERVER_PATH.test(c.req.path)) return next();
     if (!indexHtml) {

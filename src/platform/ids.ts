@@ -114,7 +114,8 @@ export type IdPrefix =
   | 'arun'
   | 'mac'
   | 'imp'
-  | 'seg';
+  | 'seg'
+  | 'view';
 
 export function newId(prefix: IdPrefix, nowMs?: number): string {
   return `${prefix}_${sortableId(nowMs)}`;

@@ -44,6 +44,7 @@ import { registerSearchRoutes } from '../search/routes.js';
 import { registerSlaRoutes } from '../sla/routes.js';
 import { registerTeamRoutes } from '../teams/routes.js';
 import { registerTypingRoutes } from '../typing/routes.js';
+import { registerViewRoutes } from '../views/routes.js';
 import { registerWebhookRoutes } from '../webhooks/routes.js';
 import { registerWidgetRoutes } from '../widget/routes.js';
 import { registerWidgetScriptRoutes } from '../widget-script/routes.js';
@@ -76,6 +77,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerGreetingRoutes },
   { register: registerBusinessHoursRoutes },
   { register: registerTeamRoutes },
+  { register: registerViewRoutes },
   { register: registerAssignmentRoutes },
   { register: registerAutomationRoutes },
   { register: registerMacroRoutes },

@@ -2,6 +2,7 @@
 import './strings';
 import { render } from 'preact';
 import { App } from './app';
+import { watchInstallability } from './conversations';
 import './styles/tokens.css';
 import './styles/app.css';
 import './styles/workspace.css';
@@ -12,5 +13,7 @@ import './styles/picker-bell-reports.css';
 import './styles/recipients.css';
 import './styles/editor.css';
 import './styles/messages.css';
+import './styles/views.css';
 
+watchInstallability();
 render(<App />, document.getElementById('app')!);

@@ -11,7 +11,9 @@ import { SlaClock } from '../sla';
 import { wakeText } from '../snooze';
 import { inboxes, me, memberName, overview, toast } from '../state';
 import { myTeamIds, teamName } from '../teams';
+import { SaveAsView } from './SavedViews';
 import { SearchBox, SearchResults } from './Search';
+import { savedViews } from './saved-views';
 import { isTyping } from './typing';
 import { comesBefore, type ListFilter, type ListSort, listUrl, matches } from './views';
 
@@ -44,16 +46,19 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   const shift = useRef(0);
   const myId = me.value!.person.id;
 
-  const query = () => ({
-    sort: f.sort === 'due' && f.status !== 'closed' ? ('sla_due' as const) : ('activity' as const),
-    limit: PAGE,
-    ...(f.status === 'snoozed' ? { snoozed: 'true' as const } : { status: f.status }),
-    ...(f.inbox ? { inbox_id: f.inbox } : {}),
-    ...(f.label ? { label: f.label } : {}),
-    ...(f.team ? { team_id: f.team } : {}),
-    ...(f.view === 'mine' ? { assignee_id: myId } : f.view === 'unassigned' ? { assignee_id: 'none' } : {}),
-    spam: 'false' as const,
-  });
+  const query = () =>
+    f.saved
+      ? { view: f.saved, limit: PAGE }
+      : {
+          sort: f.sort === 'due' && f.status !== 'closed' ? ('sla_due' as const) : ('activity' as const),
+          limit: PAGE,
+          ...(f.status === 'snoozed' ? { snoozed: 'true' as const } : { status: f.status }),
+          ...(f.inbox ? { inbox_id: f.inbox } : {}),
+          ...(f.label ? { label: f.label } : {}),
+          ...(f.team ? { team_id: f.team } : {}),
+          ...(f.view === 'mine' ? { assignee_id: myId } : f.view === 'unassigned' ? { assignee_id: 'none' } : {}),
+          spam: 'false' as const,
+        };
 
   async function loadFirst() {
     setState('loading');
@@ -87,7 +92,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   useEffect(() => {
     setChecked(new Set());
     void loadFirst();
-  }, [f.view, f.status, f.inbox, f.label, f.team, f.sort]);
+  }, [f.view, f.status, f.inbox, f.label, f.team, f.sort, f.saved, f.saved && savedViews.value.find((v) => v.id === f.saved)?.updated_at]);
 
   // Live updates: merge what the events carry; rows added above keep the reader's place.
   useEffect(() => {
@@ -112,7 +117,8 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
               : (prev?.unread ?? ev.type === 'conversation.created'),
         } as Item;
         const rest = old.filter((x) => x.id !== conv.id);
-        if (!matches(next, f, myId, myTeamIds())) return rest;
+        // A saved view's rows are updated in place; new ones come with the next load (its count is live).
+        if (f.saved ? !prev : !matches(next, f, myId, myTeamIds())) return f.saved ? old : rest;
         const at = rest.findIndex((x) => comesBefore(next, x, f.status === 'closed' ? 'activity' : f.sort));
         const pos = at === -1 ? rest.length : at;
         if (pos === rest.length && cursor) return rest; // belongs past what is loaded
@@ -187,15 +193,17 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
     if (el.scrollTop + el.clientHeight > items.length * ROW_HEIGHT - 10 * ROW_HEIGHT) void loadMore();
   }
 
-  const title = f.label
-    ? f.label
-    : f.team
-      ? f.team === 'mine'
-        ? t('teams.mine')
-        : teamName(f.team, t('teams.nav'))
-      : f.inbox
-        ? (inboxes.value.find((x) => x.id === f.inbox)?.name ?? '')
-        : t(f.view === 'mine' ? 'nav.mine' : f.view === 'unassigned' ? 'nav.unassigned' : 'nav.all');
+  const title = f.saved
+    ? (savedViews.value.find((v) => v.id === f.saved)?.name ?? '')
+    : f.label
+      ? f.label
+      : f.team
+        ? f.team === 'mine'
+          ? t('teams.mine')
+          : teamName(f.team, t('teams.nav'))
+        : f.inbox
+          ? (inboxes.value.find((x) => x.id === f.inbox)?.name ?? '')
+          : t(f.view === 'mine' ? 'nav.mine' : f.view === 'unassigned' ? 'nav.unassigned' : 'nav.all');
   const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
   const last = Math.min(items.length, Math.ceil((scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
 
@@ -227,7 +235,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
         </div>
       ) : (
         <>
-          <div class="filters" role="group" aria-label={t('details.status')}>
+          <div class="filters" role="group" aria-label={t('details.status')} hidden={!!f.saved}>
             {(['open', 'pending', 'closed', 'snoozed'] as const).map((s) => (
               <button key={s} class="chip" type="button" aria-pressed={f.status === s} onClick={() => route(listUrl({ ...f, status: s }))}>
                 {s === 'snoozed' ? t('snooze.view') : t(`status.${s}`)}
@@ -244,13 +252,16 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
                 <option value="due">{t('list.sort_due')}</option>
               </select>
             )}
+            <SaveAsView filter={f} />
           </div>
           {checked.size > 0 && (
             <BulkBar
               ids={[...checked]}
               onDone={(updated) => {
                 setChecked(new Set());
-                setItems((old) => old.map((x) => (updated.has(x.id) ? { ...x, ...updated.get(x.id) } : x)).filter((x) => matches(x, f, myId, myTeamIds())));
+                setItems((old) =>
+                  old.map((x) => (updated.has(x.id) ? { ...x, ...updated.get(x.id) } : x)).filter((x) => !!f.saved || matches(x, f, myId, myTeamIds())),
+                );
               }}
               onClear={() => setChecked(new Set())}
             />

@@ -1,6 +1,8 @@
 import { t } from '../i18n';
 import { NotificationBell } from '../notifications';
 import { inboxes, me, overview, signOut, switchWorkspace, workspaceId } from '../state';
+import { InstallHint } from './InstallHint';
+import { SavedViewsNav } from './SavedViews';
 import { TeamViews } from './TeamViews';
 import { type ListFilter, listUrl, type View } from './views';
 
@@ -47,8 +49,8 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
             <li key={view}>
               <a
                 class="nav-link"
-                href={listUrl({ ...f, view, inbox: null, label: null, team: null })}
-                aria-current={!f.inbox && !f.team && f.view === view ? 'page' : undefined}
+                href={listUrl({ ...f, view, inbox: null, label: null, team: null, saved: null })}
+                aria-current={!f.inbox && !f.team && !f.saved && f.view === view ? 'page' : undefined}
                 onClick={props.onNavigate}
               >
                 {label}
@@ -57,6 +59,7 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
             </li>
           ))}
         </ul>
+        <SavedViewsNav filter={f} onNavigate={props.onNavigate} />
         {inboxes.value.length > 0 && (
           <>
             <div class="nav-section" id="nav-inboxes">
@@ -67,7 +70,7 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
                 <li key={inbox.id}>
                   <a
                     class="nav-link"
-                    href={listUrl({ ...f, view: 'all', inbox: inbox.id, label: null, team: null })}
+                    href={listUrl({ ...f, view: 'all', inbox: inbox.id, label: null, team: null, saved: null })}
                     aria-current={f.inbox === inbox.id ? 'page' : undefined}
                     onClick={props.onNavigate}
                   >
@@ -90,7 +93,7 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
                 <li key={l.label}>
                   <a
                     class="nav-link"
-                    href={listUrl({ ...f, view: 'all', inbox: null, label: l.label, team: null })}
+                    href={listUrl({ ...f, view: 'all', inbox: null, label: l.label, team: null, saved: null })}
                     aria-current={f.label === l.label ? 'page' : undefined}
                     onClick={props.onNavigate}
                   >
@@ -103,6 +106,7 @@ export function Nav(props: { filter: ListFilter; onNavigate: () => void; onHelp:
           </>
         )}
       </div>
+      <InstallHint />
       <div class="nav-foot">
         <a class="nav-link" href="/contacts" style={{ width: 'auto' }}>
           {t('nav.contacts')}

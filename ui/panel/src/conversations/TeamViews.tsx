@@ -13,7 +13,7 @@ export function TeamViews(props: { filter: ListFilter; onNavigate: () => void })
     <li key={team}>
       <a
         class="nav-link"
-        href={listUrl({ ...f, view: 'all', inbox: null, label: null, team })}
+        href={listUrl({ ...f, view: 'all', inbox: null, label: null, team, saved: null })}
         aria-current={f.team === team ? 'page' : undefined}
         onClick={props.onNavigate}
       >

@@ -18,7 +18,7 @@ import { filterFromUrl, listUrl } from './views';
 export function Workspace() {
   const { query, route } = useLocation();
   const { params } = useRoute();
-  const filter = useMemo(() => filterFromUrl(query, params), [query.view, query.status, query.label, query.team, query.sort, params.inbox]);
+  const filter = useMemo(() => filterFromUrl(query, params), [query.view, query.status, query.label, query.team, query.sort, query.saved, params.inbox]);
   const conversationId = params.id ?? null;
   const [navOpen, setNavOpen] = useState(false);
   const [helpOpen, setHelpOpen] = useState(false);

@@ -13,6 +13,8 @@ export interface ListFilter {
   team?: string | null;
   /** 'due': the earliest SLA due time first (breached first, nothing due last); else latest activity first. */
   sort?: ListSort;
+  /** A saved view's id (`?saved=`): its filter and sort, instead of the others. */
+  saved?: string | null;
 }
 export type ListSort = 'activity' | 'due';
 
@@ -20,11 +22,12 @@ export function filterFromUrl(query: Record<string, string>, params: Record<stri
   const view = (['mine', 'unassigned', 'all'] as const).find((v) => v === query.view) ?? 'all';
   const status = (['open', 'pending', 'closed', 'snoozed'] as const).find((s) => s === query.status) ?? 'open';
   const sort = query.sort === 'due' ? 'due' : 'activity';
-  return { view, status, inbox: params.inbox ?? null, label: query.label || null, team: query.team || null, sort };
+  return { view, status, inbox: params.inbox ?? null, label: query.label || null, team: query.team || null, sort, saved: query.saved || null };
 }
 
 /** The URL of a list (and optionally one conversation in it). */
 export function listUrl(f: ListFilter, conversationId?: string | null): string {
+  if (f.saved) return `${conversationId ? `/conversations/${conversationId}` : '/conversations'}?saved=${encodeURIComponent(f.saved)}`;
   const base = f.inbox ? `/inboxes/${encodeURIComponent(f.inbox)}` : '/conversations';
   const path = conversationId ? (f.inbox ? `${base}/${conversationId}` : `${base}/${conversationId}`) : base;
   const q = new URLSearchParams();
