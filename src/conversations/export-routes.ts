@@ -6,12 +6,10 @@ import type { Ctx } from '../context.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { csvAnswer, csvDownload } from '../http/files.js';
-import { bearer, textUpTo } from '../http/openapi.js';
+import { bearer } from '../http/openapi.js';
 import { csvFilename } from '../platform/csv.js';
 import { exportConversationsCsv, MAX_EXPORT_CONVERSATIONS } from './export.js';
-import { MAX_LABEL_LENGTH } from './service.js';
-
-const flag = (v: 'true' | 'false' | undefined) => (v === undefined ? undefined : v === 'true');
+import { conversationListFilter, conversationListQuery } from './list-query-routes.js';
 
 export function registerConversationExportRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
@@ -23,41 +21,15 @@ export function registerConversationExportRoutes(app: ApiApp, ctx: Ctx) {
       description: `Columns: id, subject, status, priority, inbox_id, contact_id, contact_name, contact_email, assignee_id, team_id, labels (separated by "; "), source, spam, created_at, last_message_at. At most ${MAX_EXPORT_CONVERSATIONS} conversations. Cells a spreadsheet would run as a formula are escaped with an apostrophe.`,
       security: bearer,
       request: {
-        query: z.object({
-          inbox_id: z.string().max(100).optional(),
-          status: z.enum(['open', 'pending', 'closed']).optional(),
-          assignee_id: z.string().max(100).optional(),
-          team_id: z.string().max(100).optional(),
-          label: textUpTo(MAX_LABEL_LENGTH).optional(),
-          contact_id: z.string().max(100).optional(),
-          spam: z.enum(['true', 'false']).optional(),
-          imported: z.enum(['true', 'false']).optional(),
-          snoozed: z.enum(['true', 'false']).optional(),
-          sort: z.enum(['created', 'activity', 'sla_due']).optional(),
-        }),
+        query: z.object(conversationListQuery),
       },
       responses: { 200: csvDownload },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
       authorize(access, 'conversations:read');
-      const q = c.req.valid('query');
-      const text = await exportConversationsCsv(
-        ctx,
-        access,
-        {
-          inboxId: q.inbox_id,
-          status: q.status,
-          assigneeId: q.assignee_id,
-          teamId: q.team_id,
-          label: q.label,
-          contactId: q.contact_id,
-          spam: flag(q.spam),
-          imported: flag(q.imported),
-          snoozed: flag(q.snoozed),
-        },
-        q.sort,
-      );
+      const { filter, sort } = await conversationListFilter(ctx, access, c.req.valid('query'), c.req.queries());
+      const text = await exportConversationsCsv(ctx, access, filter, sort);
       return csvAnswer(c, text, csvFilename(`conversations-${ctx.clock.now().toISOString().slice(0, 10)}`));
     },
   );

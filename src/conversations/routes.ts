@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { ConversationVisitSchema, conversationVisit } from '../analytics/visit-store.js';
 import { requireScope } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import { customFieldConditions, customFieldParams, customFieldsOf } from '../custom-fields/store.js';
+import { customFieldsOf } from '../custom-fields/store.js';
 import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody, textUpTo } from '../http/openapi.js';
@@ -10,13 +10,12 @@ import { listQuery, pageSchema } from '../http/pagination.js';
 import { htmlNestsDeeperThan, MAX_HTML_CHARS, MAX_HTML_DEPTH } from '../mail/html-limits.js';
 import { retryFailedReply } from '../mail/outbound.js';
 import { defaultReplyRecipients } from '../mail/reply-recipients.js';
-import { getView, viewConditions } from '../views/service.js';
 import { bulkUpdateConversations, type ConversationPatch, MAX_BULK, updateConversation } from './changes.js';
 import { registerComposeRoutes } from './compose-routes.js';
 import { registerDraftRoutes } from './draft-routes.js';
 import { messageFor, registerMessageFileRoutes } from './file-routes.js';
-import { filterFromQuery, filterQueryShape } from './filters.js';
 import { ConversationListItemSchema, ConversationSchema, formatMessage, MessageSchema, ReplyRecipientsSchema, SNOOZE_UNTIL_REPLY } from './format.js';
+import { conversationListFilter, conversationListQuery } from './list-query-routes.js';
 import { listConversations, listMessages, markConversationRead } from './lists.js';
 import { registerMergeRoutes } from './merge-routes.js';
 import { createTeamMessage, MAX_API_BODY_CHARS } from './messages.js';
@@ -121,31 +120,7 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
         'Custom fields filter with `custom_field.<key>=<value>` (any number, all must match): equality; a multi-select contains the option; a checkbox is true or false; a date is YYYY-MM-DD. An unknown key or a value the field cannot hold is a 400 naming it.',
       security: bearer,
       request: {
-        query: listQuery.extend({
-          view: z
-            .string()
-            .max(100)
-            .optional()
-            .openapi({ description: 'a saved view’s id: its filter and sort (the other parameters narrow it further; `sort` overrides)' }),
-          inbox_id: z.string().max(2000).optional().openapi({ description: 'comma-separated inbox ids' }),
-          status: z.string().max(100).optional().openapi({ description: 'comma-separated: open, pending, closed' }),
-          assignee_id: z.string().max(2000).optional().openapi({ description: 'comma-separated person ids; `none`: unassigned; `me`: the signed-in member' }),
-          team_id: z.string().max(2000).optional().openapi({
-            description: 'comma-separated team ids; `none`: in no team; `mine`: in any team the signed-in member belongs to (the panel’s “My teams”)',
-          }),
-          label: textUpTo(MAX_LABEL_LENGTH).optional(),
-          contact_id: z.string().max(100).optional(),
-          spam: z.enum(['true', 'false']).optional(),
-          imported: z.enum(['true', 'false']).optional(),
-          snoozed: z.enum(['true', 'false']).optional().openapi({
-            description: 'true: only snoozed conversations (the Snoozed view); false: none. Without it, `status=open` leaves snoozed conversations out',
-          }),
-          ...filterQueryShape,
-          sort: z.enum(['created', 'activity', 'sla_due']).optional().openapi({
-            description:
-              'created (default): newest first; activity: latest message first; sla_due: the earliest SLA due time first (breached first, none last)',
-          }),
-        }),
+        query: listQuery.extend(conversationListQuery),
       },
       responses: { 200: jsonAnswer(pageSchema(ConversationListItemSchema), 'a page of conversations') },
     }),
@@ -153,15 +128,8 @@ export function registerConversationRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       requireScope(access, 'conversations:read');
       const q = c.req.valid('query');
-      const customFields = await customFieldConditions(ctx.db, access.workspaceId, 'conversation', customFieldParams(c.req.queries()));
-      const view = q.view ? await getView(ctx, access, q.view) : null;
-      const conditions = [...(view ? [viewConditions(view)] : []), filterFromQuery(q)];
-      const page = await listConversations(
-        ctx,
-        access,
-        { label: q.label, contactId: q.contact_id, conditions, customFields },
-        { limit: q.limit, cursor: q.cursor, sort: q.sort ?? view?.sort },
-      );
+      const { filter, sort } = await conversationListFilter(ctx, access, q, c.req.queries());
+      const page = await listConversations(ctx, access, filter, { limit: q.limit, cursor: q.cursor, sort });
       return c.json(page, 200);
     },
   );
