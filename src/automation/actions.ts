@@ -7,12 +7,14 @@ import { autoAssign } from '../assignment/pick.js';
 import { applyConversationChanges, type ConversationPatch } from '../conversations/changes.js';
 import type { ConversationRow } from '../conversations/format.js';
 import type { Author } from '../conversations/service.js';
+import { fieldsOfObject } from '../custom-fields/store.js';
+import { checkValue } from '../custom-fields/values.js';
 import type { Db } from '../db/schema.js';
 import type { EventCause } from '../events/reaction-types.js';
 import type { Clock } from '../platform/clock.js';
 import { HOUR } from '../platform/clock.js';
 import { findEndpoint } from '../webhooks/service.js';
-import type { Facts } from './conditions.js';
+import { customFieldsOfFacts, type Facts } from './conditions.js';
 import type { Action } from './schema.js';
 import { addAutomationNote, notifyMembers, type ReplyOrigin, replyAlreadySent, replyProblem, sendRuleReply, sendToEndpoint } from './send.js';
 
@@ -82,6 +84,13 @@ export async function planActions(db: Db, facts: Facts, actions: readonly Action
         changes = c.spam !== 1;
         c.spam = 1;
         break;
+      case 'set_custom_field': {
+        // The field or its options may have changed since the rule was saved.
+        const field = (await fieldsOfObject(db, c.workspace_id, 'conversation')).find((f) => f.key === a.key);
+        if (!field || (a.value !== null && typeof checkValue(field, a.value) === 'string')) held.push('custom_field_invalid');
+        else changes = JSON.stringify((await customFieldsOfFacts(db, facts))[a.key] ?? null) !== JSON.stringify(a.value);
+        break;
+      }
       case 'add_note':
       case 'notify_members':
         changes = true;
@@ -143,6 +152,9 @@ export async function applyActions(tx: Tx, facts: Facts, plan: Plan, ac: ActionC
         break;
       case 'mark_spam':
         patch.spam = true;
+        break;
+      case 'set_custom_field':
+        patch.customFields = { ...patch.customFields, [a.key]: a.value };
         break;
       default:
         later.push(a);

@@ -6,6 +6,7 @@ import { inboxHours } from '../business-hours/service.js';
 import { loadContactView } from '../contacts/store.js';
 import type { ConversationRow, MessageRow } from '../conversations/format.js';
 import { labelsOf, latestCustomerMessage } from '../conversations/store.js';
+import { customFieldsOf, type FieldValue } from '../custom-fields/store.js';
 import type { Db } from '../db/schema.js';
 import { findInbox } from '../inboxes/store.js';
 import { patternMatches } from './pattern.js';
@@ -22,6 +23,20 @@ export interface Facts {
   at: Date;
   /** Read once, when a business_hours condition asks. */
   insideHours?: boolean;
+  /** The conversation's custom field values by key, read once when a condition or action asks. */
+  customFields?: Record<string, FieldValue | null>;
+}
+
+export async function customFieldsOfFacts(db: Db, f: Facts): Promise<Record<string, FieldValue | null>> {
+  f.customFields ??= (await customFieldsOf(db, f.conversation.workspace_id, 'conversation', [f.conversation.id])).get(f.conversation.id) ?? {};
+  return f.customFields;
+}
+
+/** A custom field's value against a condition's: a multi-select holds it when the option is among them. */
+function fieldHolds(held: FieldValue | null | undefined, wanted: string | number | boolean | undefined): boolean {
+  if (held === null || held === undefined || wanted === undefined) return false;
+  const same = (v: string | number | boolean) => lower(String(v)) === lower(String(wanted));
+  return Array.isArray(held) ? held.some(same) : same(held);
 }
 
 export async function loadFacts(db: Db, conversation: ConversationRow, opts: { message?: MessageRow; at: Date }): Promise<Facts> {
@@ -103,6 +118,12 @@ async function test(db: Db, c: Condition, f: Facts): Promise<boolean> {
         f.insideHours = inbox ? isOpen(await inboxHours(db, inbox), f.at) : false;
       }
       return f.insideHours === (c.operator === 'inside');
+    }
+    case 'custom_field': {
+      const held = (await customFieldsOfFacts(db, f))[c.key];
+      const empty = held === null || held === undefined || (Array.isArray(held) && held.length === 0);
+      if (c.operator === 'is_set' || c.operator === 'is_empty') return empty === (c.operator === 'is_empty');
+      return fieldHolds(held, c.value) === (c.operator === 'is');
     }
   }
 }

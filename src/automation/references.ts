@@ -1,6 +1,8 @@
 // What a rule or macro names must exist in the workspace: inboxes, teams, members, saved replies,
 // webhook endpoints; and every `matches` pattern must be safe (./pattern.ts). Problems are 400
 // invalid_request with one entry per problem in `issues` (the path of the field).
+import { fieldsOfObject } from '../custom-fields/store.js';
+import { checkValue } from '../custom-fields/values.js';
 import type { Db } from '../db/schema.js';
 import { findLiveInbox } from '../inboxes/store.js';
 import { isMemberOf } from '../members/store.js';
@@ -19,6 +21,11 @@ export async function checkReferences(
   input: { conditions?: readonly Condition[]; actions?: readonly Action[]; ownerPersonId?: string | null },
 ): Promise<void> {
   const issues: Issue[] = [];
+  const fields =
+    (input.conditions ?? []).some((c) => c.field === 'custom_field') || (input.actions ?? []).some((a) => a.type === 'set_custom_field')
+      ? await fieldsOfObject(db, workspaceId, 'conversation')
+      : [];
+  const fieldOf = (key: string) => fields.find((f) => f.key === key);
   for (const [i, c] of (input.conditions ?? []).entries()) {
     const path = ['conditions', 'items', i, 'value'];
     if ((c.field === 'subject' || c.field === 'body') && c.operator === 'matches') {
@@ -35,6 +42,12 @@ export async function checkReferences(
       else if (!(await findTeam(db, workspaceId, c.value))) issues.push({ path, message: 'not a team of this workspace' });
     }
     if (c.field === 'contact_attribute' && c.operator !== 'exists' && c.value === undefined) issues.push({ path, message: 'a value is needed' });
+    if (c.field === 'custom_field') {
+      const field = fieldOf(c.key);
+      if (!field) issues.push({ path: ['conditions', 'items', i, 'key'], message: 'not a conversation custom field of this workspace' });
+      else if ((c.operator === 'is' || c.operator === 'is_not') && (c.value === undefined || (field.options && !field.options.includes(String(c.value)))))
+        issues.push({ path, message: field.options ? `one of: ${field.options.join(', ')}` : 'a value is needed' });
+    }
     if (
       (c.field === 'sender_email' || c.field === 'sender_domain' || ((c.field === 'subject' || c.field === 'body') && c.operator !== 'matches')) &&
       !c.value.trim()
@@ -55,6 +68,11 @@ export async function checkReferences(
     if (a.type === 'notify_members')
       for (const [j, m] of a.member_ids.entries())
         if (!(await isMemberOf(db, workspaceId, m))) issues.push({ path: ['actions', i, 'member_ids', j], message: 'not a member of this workspace' });
+    if (a.type === 'set_custom_field') {
+      const field = fieldOf(a.key);
+      const problem = !field ? 'not a conversation custom field of this workspace' : a.value === null ? null : checkValue(field, a.value);
+      if (typeof problem === 'string') issues.push({ path: at(field ? 'value' : 'key'), message: problem });
+    }
     if (a.type === 'send_webhook' && !(await findEndpoint(db, workspaceId, a.endpoint_id)))
       issues.push({ path: at('endpoint_id'), message: 'not a webhook endpoint of this workspace' });
     if ((a.type === 'add_label' || a.type === 'remove_label') && !a.label.trim()) issues.push({ path: at('label'), message: 'must not be empty' });

@@ -77,10 +77,18 @@ export const ConditionSchema = z
     z.object({ field: z.literal('assignee_id'), operator: z.enum(['is', 'is_not', 'unassigned']), value: id.optional() }).strict(),
     z.object({ field: z.literal('team_id'), operator: z.enum(['is', 'is_not', 'none']), value: id.optional() }).strict(),
     z.object({ field: z.literal('business_hours'), operator: z.enum(['inside', 'outside']), value: z.null().optional() }).strict(),
+    z
+      .object({
+        field: z.literal('custom_field'),
+        key: z.string().min(1).max(100),
+        operator: z.enum(['is', 'is_not', 'is_set', 'is_empty']),
+        value: z.union([value, z.number(), z.boolean()]).optional(),
+      })
+      .strict(),
   ])
   .openapi('AutomationCondition', {
     description:
-      'one test of the conversation. Text tests ignore case; `matches` takes a regular expression of at most 200 characters without back-references, look-arounds or repeated groups (checked when saved). business_hours uses the inbox’s hours.',
+      'one test of the conversation. Text tests ignore case; `matches` takes a regular expression of at most 200 characters without back-references, look-arounds or repeated groups (checked when saved). business_hours uses the inbox’s hours. custom_field names a conversation custom field by key (a multi-select `is` one of its options).',
   });
 export type Condition = z.infer<typeof ConditionSchema>;
 
@@ -107,6 +115,13 @@ export const ActionSchema = z
     z.object({ type: z.literal('add_note'), text: text(MAX_NOTE_CHARS) }).strict(),
     z.object({ type: z.literal('notify_members'), member_ids: z.array(id).min(1).max(MAX_NOTIFY_MEMBERS) }).strict(),
     z.object({ type: z.literal('mark_spam') }).strict(),
+    z
+      .object({
+        type: z.literal('set_custom_field'),
+        key: z.string().min(1).max(100),
+        value: z.union([value, z.number(), z.boolean(), z.array(value).max(100)]).nullable(),
+      })
+      .strict(),
     z.object({ type: z.literal('send_webhook'), endpoint_id: id }).strict(),
   ])
   .openapi('AutomationAction', { description: 'one thing a rule or macro does to a conversation; actions run in their order' });

@@ -23,6 +23,14 @@ describe('automation actions', () => {
     const endpoint = await w.api('POST', '/v1/webhooks', { url: 'https://hooks.example.com/svc', events: ['conversation.created'] });
     assert.equal(endpoint.status, 201, JSON.stringify(endpoint.body));
     endpointId = endpoint.body.id;
+    const field = await w.api('POST', '/v1/custom-fields', {
+      object: 'conversation',
+      key: 'plan',
+      label: 'Plan',
+      type: 'single_select',
+      options: ['Basic', 'Pro'],
+    });
+    assert.equal(field.status, 201, JSON.stringify(field.body));
   });
   after(() => w?.stop());
 
@@ -44,6 +52,11 @@ describe('automation actions', () => {
       async (id) => assert.equal((await w.conversation(id)).snoozed_until, iso(new Date(w.clock.now().getTime() + 4 * HOUR))),
     ],
     ['mark_spam', () => ({ type: 'mark_spam' }), async (id) => assert.equal((await w.conversation(id)).spam, true)],
+    [
+      'set_custom_field',
+      () => ({ type: 'set_custom_field', key: 'plan', value: 'Pro' }),
+      async (id) => assert.deepEqual((await w.conversation(id)).custom_fields, { plan: 'Pro' }),
+    ],
     [
       'add_note',
       () => ({ type: 'add_note', text: 'Check the invoice first.' }),

@@ -28,6 +28,17 @@ describe('automation conditions', () => {
       team_id: teamId,
     });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    // Conversation custom fields (issue 37): a select, a multi-select and a text left empty.
+    for (const field of [
+      { object: 'conversation', key: 'plan', label: 'Plan', type: 'single_select', options: ['Basic', 'Pro'] },
+      { object: 'conversation', key: 'areas', label: 'Areas', type: 'multi_select', options: ['billing', 'api'] },
+      { object: 'conversation', key: 'order_ref', label: 'Order', type: 'text' },
+    ]) {
+      const made = await w.api('POST', '/v1/custom-fields', field);
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+    }
+    const valued = await w.api('PATCH', `/v1/conversations/${conversationId}`, { custom_fields: { plan: 'Pro', areas: ['billing', 'api'] } });
+    assert.equal(valued.status, 200, JSON.stringify(valued.body));
     // Closed all day on the clock's weekday (a Sunday), open only on Mondays.
     const hours = await w.api('PUT', `/v1/inboxes/${w.seed.inboxId}/hours`, { weekly: { mon: [{ start: '09:00', end: '17:00' }] }, exceptions: [] });
     assert.equal(hours.status, 200, JSON.stringify(hours.body));
@@ -68,6 +79,11 @@ describe('automation conditions', () => {
     ['team none', () => ({ field: 'team_id', operator: 'none' }), false],
     ['outside business hours', () => ({ field: 'business_hours', operator: 'outside' }), true],
     ['inside business hours', () => ({ field: 'business_hours', operator: 'inside' }), false],
+    ['custom field is', () => ({ field: 'custom_field', key: 'plan', operator: 'is', value: 'Pro' }), true],
+    ['custom field is_not', () => ({ field: 'custom_field', key: 'plan', operator: 'is_not', value: 'Pro' }), false],
+    ['custom multi-select is one option', () => ({ field: 'custom_field', key: 'areas', operator: 'is', value: 'api' }), true],
+    ['custom field is_empty', () => ({ field: 'custom_field', key: 'order_ref', operator: 'is_empty' }), true],
+    ['custom field is_set', () => ({ field: 'custom_field', key: 'order_ref', operator: 'is_set' }), false],
   ];
 
   test('each field and operator holds exactly where it should', async () => {
@@ -121,6 +137,10 @@ describe('automation conditions', () => {
       [{ actions: [{ type: 'send_saved_reply', saved_reply_id: 'sr_nope' }] }, 'actions.0.saved_reply_id'],
       [{ actions: [{ type: 'send_webhook', endpoint_id: 'wh_nope' }] }, 'actions.0.endpoint_id'],
       [{ actions: [{ type: 'notify_members', member_ids: [w.agent.personId, 'per_nope'] }] }, 'actions.0.member_ids.1'],
+      [{ conditions: { match: 'all', items: [{ field: 'custom_field', key: 'nope', operator: 'is_set' }] } }, 'conditions.items.0.key'],
+      [{ conditions: { match: 'all', items: [{ field: 'custom_field', key: 'plan', operator: 'is', value: 'Gold' }] } }, 'conditions.items.0.value'],
+      [{ actions: [{ type: 'set_custom_field', key: 'nope', value: 'x' }] }, 'actions.0.key'],
+      [{ actions: [{ type: 'set_custom_field', key: 'plan', value: 'Gold' }] }, 'actions.0.value'],
     ];
     for (const [body, path] of cases) {
       const r = await w.api('POST', '/v1/automation/rules', {

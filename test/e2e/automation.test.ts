@@ -38,6 +38,11 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
     await s.app.db.updateTable('people').set({ name: 'Deniz Owner' }).where('id', '=', seed.ownerId).execute();
     address = (await seedEmailChannel(s.app, seed)).address!;
     teamId = (await s.request('POST', '/v1/teams', { token: seed.apiKey, body: { name: 'Billing team' } })).body.id;
+    const field = await s.request('POST', '/v1/custom-fields', {
+      token: seed.apiKey,
+      body: { object: 'conversation', key: 'plan', label: 'Plan', type: 'single_select', options: ['Basic', 'Pro'] },
+    });
+    assert.equal(field.status, 201, JSON.stringify(field.body));
   });
   after(async () => {
     await browser?.close();
@@ -87,13 +92,18 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
     const second = page.getByRole('group', { name: 'Action 2' });
     await second.getByLabel('Do', { exact: true }).selectOption({ label: 'Add a label' });
     await second.getByLabel('Label').fill('billing');
+    await page.getByRole('button', { name: 'Add action' }).click();
+    const third = page.getByRole('group', { name: 'Action 3' });
+    await third.getByLabel('Do', { exact: true }).selectOption({ label: 'Set a custom field' });
+    await third.getByLabel('Field', { exact: true }).selectOption({ label: 'Plan' });
+    await third.getByLabel('Value', { exact: true }).selectOption({ label: 'Pro' });
 
     const toggle = page.getByRole('switch', { name: 'Rule is on' });
     assert.equal(await toggle.isDisabled(), true, 'a rule cannot be turned on before its dry run');
     await page.getByLabel('Conversations from the last').selectOption({ label: '7 days' });
     await page.getByRole('button', { name: 'Save and try it' }).click();
     const answer = page.locator('#dry-answer');
-    await answer.getByText('Would have matched 1 of 1 conversations: assign to Billing team ×1, add label ‘billing’ ×1.').waitFor();
+    await answer.getByText('Would have matched 1 of 1 conversations: assign to Billing team ×1, add label ‘billing’ ×1, set Plan to ‘Pro’ ×1.').waitFor();
     const example = answer.getByRole('link', { name: 'Invoice for March' });
     assert.equal(await example.getAttribute('href'), `/conversations/${past.conversation_id}`);
     const [stored] = (await api('GET', '/v1/automation/rules')).data;
@@ -104,6 +114,7 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
     assert.deepEqual(stored.actions, [
       { type: 'assign_team', team_id: teamId },
       { type: 'add_label', label: 'billing' },
+      { type: 'set_custom_field', key: 'plan', value: 'Pro' },
     ]);
     // The dry run changed nothing.
     const untouched = await api('GET', `/v1/conversations/${past.conversation_id}`);
@@ -127,13 +138,13 @@ describe('automation rules and macros in the panel', { skip: browserSkipReason()
       (await api('GET', `/v1/automation/runs?conversation_id=${conversationId}`)).data.some((r: { reason: string | null }) => r.reason !== 'running');
     await waitUntil(async () => (await ran(live.conversation_id)) && (await ran(other.conversation_id)), 20_000, 'the rule runs');
     const acted = await api('GET', `/v1/conversations/${live.conversation_id}`);
-    assert.deepEqual([acted.team_id, acted.labels], [teamId, ['billing']]);
+    assert.deepEqual([acted.team_id, acted.labels, acted.custom_fields], [teamId, ['billing'], { plan: 'Pro' }]);
     assert.equal((await api('GET', `/v1/conversations/${other.conversation_id}`)).team_id, null);
 
     await page.goto(`${s.url}/settings/automation/runs`);
     const runs = page.getByRole('region', { name: 'Rule runs, newest first' });
     const row = runs.getByRole('row').filter({ has: page.getByRole('link', { name: 'Invoice 42 is wrong' }) });
-    await row.getByText('Did: assign to Billing team, add label ‘billing’').waitFor();
+    await row.getByText('Did: assign to Billing team, add label ‘billing’, set Plan to ‘Pro’').waitFor();
     await runs.getByRole('row').filter({ hasText: 'Conditions not met' }).first().waitFor();
     await assertAccessible(page);
     await screenshot(page, 'automation-runs-en-1280');

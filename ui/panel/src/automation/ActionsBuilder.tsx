@@ -1,6 +1,8 @@
 // The ordered list of actions, for a rule and for a macro alike: each row picks what to do and its
 // value (members, teams, saved replies and webhook endpoints from the API), moves up or down, goes.
+
 import { t } from '../i18n';
+import { CustomFieldKey, CustomFieldValueInput, shownValue, typedValue } from './CustomFieldInputs';
 import './automation.css';
 import { ACTION_TYPES, type Action, type ActionType, blankAction, PRIORITIES, type Priority, STATUSES, type Status } from './model';
 import { endpoints, labelSuggestions, memberOptions, type Named, savedReplies, teamOptions } from './options';
@@ -224,6 +226,20 @@ function ActionValue(props: { id: string; action: Action; onChange: (a: Action) 
             onInput={(e) => props.onChange({ ...a, text: e.currentTarget.value })}
           />
         </div>
+      );
+    case 'set_custom_field':
+      return (
+        <>
+          <CustomFieldKey id={`${id}-key`} value={a.key} onChange={(key) => props.onChange({ ...a, key, value: null })} />
+          {a.key && (
+            <CustomFieldValueInput
+              id={valueId}
+              fieldKey={a.key}
+              value={shownValue(a.value)}
+              onChange={(text) => props.onChange({ ...a, value: typedValue(a.key, text) })}
+            />
+          )}
+        </>
       );
     case 'notify_members':
       return (

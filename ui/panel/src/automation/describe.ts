@@ -1,5 +1,6 @@
 // Rules, actions and results in plain words: "assign to Support", "add label ‘billing’ ×37".
 import { locale, type MessageKey, t } from '../i18n';
+import { conversationFields } from './CustomFieldInputs';
 import type { Action, Trigger } from './model';
 import { endpoints, memberOptions, nameOf, savedReplies, teamOptions } from './options';
 
@@ -28,6 +29,11 @@ export function describeAction(a: Action): string {
       return t('actd.notify_members', { names: a.member_ids.map((id) => nameOf(memberOptions(), id, gone)).join(', ') });
     case 'send_webhook':
       return t('actd.send_webhook', { name: nameOf(endpoints.value, a.endpoint_id, gone) });
+    case 'set_custom_field': {
+      const field = conversationFields().find((f) => f.key === a.key)?.label ?? a.key;
+      const value = Array.isArray(a.value) ? a.value.join(', ') : a.value;
+      return value === null || value === '' ? t('actd.clear_custom_field', { field }) : t('actd.set_custom_field', { field, value: `‘${value}’` });
+    }
     default: {
       const key = `actd.${(a as { type: string }).type}` as MessageKey;
       return t(key) ?? (a as { type: string }).type;

@@ -16,7 +16,8 @@ export type Action =
   | { type: 'add_note'; text: string }
   | { type: 'notify_members'; member_ids: string[] }
   | { type: 'mark_spam' }
-  | { type: 'send_webhook'; endpoint_id: string };
+  | { type: 'send_webhook'; endpoint_id: string }
+  | { type: 'set_custom_field'; key: string; value: string | number | boolean | string[] | null };
 export type ActionType = Action['type'];
 
 export const ACTION_TYPES: ActionType[] = [
@@ -33,6 +34,7 @@ export const ACTION_TYPES: ActionType[] = [
   'notify_members',
   'mark_spam',
   'send_webhook',
+  'set_custom_field',
 ];
 
 export const PRIORITIES: Priority[] = ['low', 'medium', 'high', 'urgent'];
@@ -62,6 +64,8 @@ export function blankAction(type: ActionType): Action {
       return { type, member_ids: [] };
     case 'send_webhook':
       return { type, endpoint_id: '' };
+    case 'set_custom_field':
+      return { type, key: '', value: null };
     default:
       return { type } as Action;
   }
@@ -70,7 +74,7 @@ export function blankAction(type: ActionType): Action {
 /** The action's missing or wrong part, as a string key, or null when it is complete. */
 export function actionProblem(
   a: Action,
-): 'missing_member' | 'missing_team' | 'missing_label' | 'bad_hours' | 'missing_reply' | 'missing_text' | 'missing_endpoint' | null {
+): 'missing_member' | 'missing_team' | 'missing_label' | 'bad_hours' | 'missing_reply' | 'missing_text' | 'missing_endpoint' | 'missing_key' | null {
   switch (a.type) {
     case 'assign_member':
       return a.member_id ? null : 'missing_member';
@@ -89,6 +93,8 @@ export function actionProblem(
       return a.member_ids.length ? null : 'missing_member';
     case 'send_webhook':
       return a.endpoint_id ? null : 'missing_endpoint';
+    case 'set_custom_field':
+      return a.key ? null : 'missing_key';
     default:
       return null;
   }
@@ -144,11 +150,25 @@ export type ConditionField =
   | 'status'
   | 'assignee_id'
   | 'team_id'
-  | 'business_hours';
+  | 'business_hours'
+  | 'custom_field';
 export type Condition = { field: ConditionField; operator: string; value?: string | null; key?: string };
 
 /** What a value picker offers: a list of ids or fixed words, free text, or nothing. */
-export type ValueKind = 'inbox' | 'channel_kind' | 'text' | 'pattern' | 'email' | 'domain' | 'label' | 'priority' | 'status' | 'member' | 'team' | 'attribute';
+export type ValueKind =
+  | 'inbox'
+  | 'channel_kind'
+  | 'text'
+  | 'pattern'
+  | 'email'
+  | 'domain'
+  | 'label'
+  | 'priority'
+  | 'status'
+  | 'member'
+  | 'team'
+  | 'attribute'
+  | 'custom_field';
 
 export const FIELDS: Record<ConditionField, { operators: string[]; value: ValueKind; noValue?: string[] }> = {
   inbox_id: { operators: ['is', 'is_not'], value: 'inbox' },
@@ -164,6 +184,7 @@ export const FIELDS: Record<ConditionField, { operators: string[]; value: ValueK
   assignee_id: { operators: ['is', 'is_not', 'unassigned'], value: 'member', noValue: ['unassigned'] },
   team_id: { operators: ['is', 'is_not', 'none'], value: 'team', noValue: ['none'] },
   business_hours: { operators: ['inside', 'outside'], value: 'text', noValue: ['inside', 'outside'] },
+  custom_field: { operators: ['is', 'is_not', 'is_set', 'is_empty'], value: 'custom_field', noValue: ['is_set', 'is_empty'] },
 };
 export const CONDITION_FIELDS = Object.keys(FIELDS) as ConditionField[];
 export const CHANNEL_KINDS = ['email', 'chat', 'feedback', 'api'] as const;
@@ -184,12 +205,12 @@ export function blankCondition(field: ConditionField): Condition {
         : spec.value === 'status'
           ? 'open'
           : '';
-  return field === 'contact_attribute' ? { field, operator, value, key: '' } : { field, operator, value };
+  return field === 'contact_attribute' || field === 'custom_field' ? { field, operator, value, key: '' } : { field, operator, value };
 }
 
 /** A condition's missing or wrong part, as a string key, or null when it is complete. */
 export function conditionProblem(c: Condition): 'missing_key' | 'missing_value' | 'bad_pattern' | null {
-  if (c.field === 'contact_attribute' && !c.key?.trim()) return 'missing_key';
+  if ((c.field === 'contact_attribute' || c.field === 'custom_field') && !c.key?.trim()) return 'missing_key';
   if (!needsValue(c)) return null;
   if (!c.value?.trim()) return 'missing_value';
   if (c.operator === 'matches') {
@@ -206,7 +227,7 @@ export function conditionProblem(c: Condition): 'missing_key' | 'missing_value' 
 export function conditionBody(c: Condition): Condition {
   const out: Condition = { field: c.field, operator: c.operator };
   if (needsValue(c)) out.value = (c.value ?? '').trim();
-  if (c.field === 'contact_attribute') out.key = (c.key ?? '').trim();
+  if (c.field === 'contact_attribute' || c.field === 'custom_field') out.key = (c.key ?? '').trim();
   return out;
 }
 

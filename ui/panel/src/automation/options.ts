@@ -3,6 +3,7 @@
 // in use. Read once per page; `loadOptions()` again refreshes them.
 import { signal } from '@preact/signals';
 import { api, must } from '../api';
+import { loadCustomFields } from '../custom-fields';
 import { inboxes, members, membership, overview } from '../state';
 import { loadTeams, teams } from '../teams';
 
@@ -14,7 +15,7 @@ export const optionsLoaded = signal(false);
 export async function loadOptions(): Promise<void> {
   const manager = membership.value?.role === 'owner' || membership.value?.role === 'admin';
   const [, replies, hooks] = await Promise.all([
-    loadTeams(),
+    Promise.all([loadTeams(), loadCustomFields()]),
     must(api.GET('/v1/saved-replies', { params: { query: { limit: 200 } } })),
     manager ? must(api.GET('/v1/webhooks', { params: { query: { limit: 200 } } })) : Promise.resolve({ data: [] }),
   ]);

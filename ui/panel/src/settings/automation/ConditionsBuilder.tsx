@@ -7,6 +7,8 @@ import {
   type Condition,
   type ConditionField,
   type Conditions,
+  CustomFieldKey,
+  CustomFieldValueInput,
   FIELDS,
   inboxOptions,
   labelSuggestions,
@@ -126,6 +128,9 @@ function ConditionRow(props: { n: number; condition: Condition; onChange: (c: Co
           ))}
         </select>
       </div>
+      {c.field === 'custom_field' && (
+        <CustomFieldKey id={`${id}-key`} value={c.key ?? ''} onChange={(key) => props.onChange({ ...c, key, value: needsValue(c) ? '' : null })} />
+      )}
       {c.field === 'contact_attribute' && (
         <div class="field">
           <label for={`${id}-key`}>{t('auto.key')}</label>
@@ -150,7 +155,12 @@ function ConditionRow(props: { n: number; condition: Condition; onChange: (c: Co
           ))}
         </select>
       </div>
-      {needsValue(c) && <ConditionValue id={`${id}-value`} condition={c} onChange={(value) => props.onChange({ ...c, value })} />}
+      {needsValue(c) &&
+        (c.field === 'custom_field' ? (
+          <CustomFieldValueInput id={`${id}-value`} fieldKey={c.key ?? ''} value={c.value ?? ''} onChange={(value) => props.onChange({ ...c, value })} />
+        ) : (
+          <ConditionValue id={`${id}-value`} condition={c} onChange={(value) => props.onChange({ ...c, value })} />
+        ))}
       <div class="auto-row-buttons">
         <button
           class="btn btn-ghost"
