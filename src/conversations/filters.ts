@@ -2,9 +2,10 @@
 // GET /v1/conversations takes as query parameters, applied to the one list query (lists.ts).
 // Every condition narrows (AND); a list inside a condition is any of its values (OR).
 import { z } from '@hono/zod-openapi';
-import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
+import { type ExpressionBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import type { Access } from '../auth/access.js';
 import { contactIdsWithAttribute } from '../contacts/store.js';
+import { customFieldConditions, MAX_FIELD_CONDITIONS, matchCustomFields } from '../custom-fields/store.js';
 import { isPostgres } from '../db/dialect.js';
 import type { Database, Db } from '../db/schema.js';
 import { invalid } from '../platform/errors.js';
@@ -60,8 +61,13 @@ export const ViewFilterSchema = z
       .optional()
       .openapi({ description: 'a condition on one of the contact’s attributes (compared as text)' }),
     text: z.string().min(1).max(MAX_TEXT).optional().openapi({ description: 'in the subject or the latest message’s start (case-insensitive)' }),
-    // Seam for custom fields (branch custom-fields): conditions `{ key, op, value }` on conversation
-    // custom fields go here as `custom_field`, applied in applyConditions beside contact_attribute.
+    custom_fields: z
+      .array(z.object({ key: z.string().min(1).max(100), value: z.string().max(MAX_TEXT) }).strict())
+      .max(MAX_FIELD_CONDITIONS)
+      .optional()
+      .openapi({
+        description: 'conversation custom fields, as the list’s `custom_field.<key>=<value>`: equality, a multi-select holds the option; all must hold',
+      }),
   })
   .strict()
   .openapi('ViewFilter');
@@ -220,6 +226,11 @@ export async function applyConditions(db: Db, access: Access, f: ViewFilter, now
     if (a.op === 'absent') q = q.where('conversations.contact_id', 'not in', matching);
     else if (a.op === 'neq') q = q.where('conversations.contact_id', 'not in', contactIdsWithAttribute(db, access.workspaceId, a.key, 'eq', a.value));
     else q = q.where('conversations.contact_id', 'in', matching);
+  }
+  if (f.custom_fields?.length) {
+    // A field deleted after the view was saved: its condition holds for nothing (the view shows it empty).
+    const conditions = await customFieldConditions(db, access.workspaceId, 'conversation', f.custom_fields).catch(() => null);
+    q = q.where(conditions ? matchCustomFields(conditions, 'conversations.id') : sql<SqlBool>`1 = 0`);
   }
   if (f.text) {
     const pattern = `%${f.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -6,6 +6,7 @@ import { type Access, authorize, isAllowed } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { checkFilter, type ViewFilter } from '../conversations/filters.js';
 import { type ConversationSort, countConversations } from '../conversations/lists.js';
+import { customFieldConditions } from '../custom-fields/store.js';
 import type { Db, SavedViewsTable } from '../db/schema.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, invalid, notFound } from '../platform/errors.js';
@@ -100,12 +101,19 @@ async function placeInGroup(db: Db, workspaceId: string, ownerId: string | null,
   }
 }
 
+/** The filter's shape, and its custom field conditions against the workspace's fields (400 naming a bad one). */
+async function checkViewFilter(ctx: Pick<Ctx, 'db'>, access: Access, raw: unknown): Promise<ViewFilter> {
+  const filters = checkFilter(raw);
+  if (filters.custom_fields?.length) await customFieldConditions(ctx.db, access.workspaceId, 'conversation', filters.custom_fields);
+  return filters;
+}
+
 export async function createView(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, input: ViewInput) {
   const shared = input.shared ?? access.actor.kind !== 'member';
   if (shared) authorize(access, 'views:manage_shared');
   else if (access.actor.kind !== 'member') throw forbidden('an API key has no personal views: make it shared');
   const name = checkName(input.name ?? '');
-  const filters = checkFilter(input.filters ?? {});
+  const filters = await checkViewFilter(ctx, access, input.filters ?? {});
   const ownerId = shared ? null : me(access);
   const now = iso(ctx.clock.now());
   const id = newId('view');
@@ -143,7 +151,7 @@ export async function updateView(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access,
   }
   const set: Partial<SavedViewsTable> = {};
   if (input.name !== undefined) set.name = checkName(input.name);
-  if (input.filters !== undefined) set.filters = JSON.stringify(checkFilter(input.filters));
+  if (input.filters !== undefined) set.filters = JSON.stringify(await checkViewFilter(ctx, access, input.filters));
   if (input.sort !== undefined) set.sort = input.sort;
   const now = iso(ctx.clock.now());
   await ctx.db.transaction().execute(async (tx) => {

@@ -192,6 +192,39 @@ describe('saved views API', () => {
     await s.request('DELETE', `/v1/views/${v.body.id}`, { token: seed.ownerToken });
   });
 
+  test('a view keeps custom field conditions (checked when saved); a field deleted later leaves it empty', async () => {
+    const field = await s.request('POST', '/v1/custom-fields', {
+      token: seed.ownerToken,
+      body: { object: 'conversation', key: 'tier', label: 'Tier', type: 'single_select', options: ['Gold', 'Silver'] },
+    });
+    assert.equal(field.status, 201, JSON.stringify(field.body));
+    for (const [name, tier] of [
+      ['vip', 'Gold'],
+      ['both', 'Silver'],
+    ]) {
+      const set = await s.request('PATCH', `/v1/conversations/${cv[name]}`, { token: seed.ownerToken, body: { custom_fields: { tier } } });
+      assert.equal(set.status, 200, JSON.stringify(set.body));
+    }
+    const refused = await s.request('POST', '/v1/views', {
+      token: seed.ownerToken,
+      body: { name: 'x', filters: { custom_fields: [{ key: 'tier', value: 'Bronze' }] } },
+    });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.issues[0].path, 'custom_field.tier');
+    const v = await s.request('POST', '/v1/views', {
+      token: seed.ownerToken,
+      body: { name: 'Gold', filters: { custom_fields: [{ key: 'tier', value: 'Gold' }] } },
+    });
+    assert.equal(v.status, 201, JSON.stringify(v.body));
+    assert.deepEqual(await list(`view=${v.body.id}`), ['vip']);
+    assert.deepEqual(await list('custom_field.tier=Gold'), ['vip'], 'the same as the query parameter');
+    const counts = await s.request('GET', '/v1/views/counts', { token: seed.ownerToken });
+    assert.equal(counts.body.data.find((x: any) => x.id === v.body.id).count, 1);
+    assert.equal((await s.request('DELETE', `/v1/custom-fields/${field.body.id}`, { token: seed.ownerToken })).status, 200);
+    assert.deepEqual(await list(`view=${v.body.id}`), []);
+    await s.request('DELETE', `/v1/views/${v.body.id}`, { token: seed.ownerToken });
+  });
+
   test('personal views are their owner’s; shared ones are made and changed by owners and admins only', async () => {
     const mine = await s.request('POST', '/v1/views', { token: agent.token, body: { name: ' Mine ', filters: { assignee_id: ['me'] } } });
     assert.equal(mine.status, 201);
