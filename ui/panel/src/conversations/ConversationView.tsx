@@ -5,7 +5,7 @@ import { api, type Conversation, errorText, type Message, must } from '../api';
 import { MacroMenu } from '../automation';
 import { closeRefused, isCloseRefusal, missingRequired } from '../custom-fields';
 import { absoluteTime, clockTime, conversationTitle, t } from '../i18n';
-import { DuplicateHint, MergeButton, MergedBanner, SplitButton } from '../merge';
+import { DuplicateHint, MergeButton, MergedBanner, mergeAsked, SplitButton } from '../merge';
 import { isSignal, onEvent, onReset } from '../realtime';
 import { SlaClock } from '../sla';
 import { SnoozeBadge, SnoozeButton, type SnoozeValue } from '../snooze';
@@ -45,6 +45,12 @@ function ConversationView(props: { id: string; onBack: () => void }) {
   const [snoozing, setSnoozing] = useState(false);
   const [forwarding, setForwarding] = useState<Message | null>(null);
   const [merging, setMerging] = useState(false);
+  // "Merge…" from the command palette opens this conversation's merge dialog.
+  useEffect(() => {
+    if (mergeAsked.value !== conv?.id) return;
+    mergeAsked.value = null;
+    if (!conv.merged_into_id) setMerging(true);
+  }, [mergeAsked.value, conv?.id]);
   const [showDetails, setShowDetails] = useState(() => matchMedia('(min-width: 900px)').matches);
   const detailsToggle = useRef<HTMLButtonElement>(null);
   const thread = useRef<HTMLDivElement>(null);

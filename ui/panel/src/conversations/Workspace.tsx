@@ -4,7 +4,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import { loadMacros, macroCommands } from '../automation';
 import { Dialog } from '../components/Dialog';
 import { t } from '../i18n';
-import { MergeUndoToast } from '../merge';
+import { MergeUndoToast, mergeAsked } from '../merge';
 import { type Command, CommandPalette } from '../palette';
 import { connectRealtime, onEvent, onReset } from '../realtime';
 import { connection, me, refreshOverview, workspaceId } from '../state';
@@ -122,6 +122,7 @@ function paletteCommands(conversationId: string | null, route: (url: string) => 
   const go = (id: string, label: string, url: string): Command => ({ id, label, run: () => route(url) });
   return [
     ...(conversationId ? macroCommands(conversationId) : []),
+    ...(conversationId ? [{ id: 'merge', label: t('palette.merge'), hint: 'm', run: () => (mergeAsked.value = conversationId) }] : []),
     { id: 'new', label: t('palette.new_conversation'), hint: 'c', run: compose },
     go('mine', t('palette.view', { name: t('nav.mine') }), '/conversations?view=mine'),
     go('unassigned', t('palette.view', { name: t('nav.unassigned') }), '/conversations?view=unassigned'),

@@ -14,6 +14,9 @@ const conversationUrl = (id: string) => `/conversations/${id}`;
 
 /** The merge just made, offered for undo in a toast while it is shown. */
 const lastMerge = signal<{ sourceId: string; text: string; id: number } | null>(null);
+
+/** The conversation whose merge dialog another place asked to open (the command palette). */
+export const mergeAsked = signal<string | null>(null);
 let mergeCount = 0;
 
 async function merge(sourceId: string, target: { id: string; subject: string | null; source: Conversation['source'] }, go: (url: string) => void) {

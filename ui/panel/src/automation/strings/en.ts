@@ -263,6 +263,7 @@ export const automationEn = {
   'palette.view': 'Go to: {name}',
   'palette.settings': 'Settings: {name}',
   'palette.new_conversation': 'New conversation',
+  'palette.merge': 'Merge this conversation into another…',
   'palette.hint': '↑ ↓ to choose, Enter to run, Esc to close',
 } as const;
 

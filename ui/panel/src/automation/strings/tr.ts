@@ -256,5 +256,6 @@ export const automationTr: Record<keyof typeof automationEn, string> = {
   'palette.view': 'Git: {name}',
   'palette.settings': 'Ayarlar: {name}',
   'palette.new_conversation': 'Yeni konuşma',
+  'palette.merge': 'Bu konuşmayı başka bir konuşmayla birleştir…',
   'palette.hint': 'Seçmek için ↑ ↓, çalıştırmak için Enter, kapatmak için Esc',
 };
