@@ -5,11 +5,11 @@ import { findChannel } from '../channels/store.js';
 import { formatContact } from '../contacts/format.js';
 import { loadContactView } from '../contacts/store.js';
 import { type ConversationRow, formatConversation } from '../conversations/format.js';
-import { type Author, appendMessage, registerMailId } from '../conversations/service.js';
+import { type Author, appendMessage } from '../conversations/service.js';
 import { labelsOf } from '../conversations/store.js';
 import type { Db } from '../db/schema.js';
 import { recordEvent } from '../events/service.js';
-import { outboundMessageId, replyHeaders, replyReferences, scheduleEmailSend } from '../mail/outbound.js';
+import { appendMailAnswer } from '../mail/answer.js';
 import { defaultReplyRecipients } from '../mail/reply-recipients.js';
 import { hasSmtpAccount } from '../mail/transport.js';
 import type { Clock } from '../platform/clock.js';
@@ -42,7 +42,7 @@ export async function replyProblem(db: Db, conversation: ConversationRow, savedR
   if (!(await findSavedReply(db, conversation.workspace_id, savedReplyId))) return 'saved_reply_missing';
   if (conversation.source === 'email') {
     const channel = conversation.channel_id ? await findChannel(db, conversation.channel_id) : undefined;
-    if (!channel || channel.kind !== 'email' || !hasSmtpAccount(channel)) return 'no_outgoing_mail';
+    if (channel?.kind !== 'email' || !hasSmtpAccount(channel)) return 'no_outgoing_mail';
   } else if (conversation.source !== 'chat') return 'no_reply_channel';
   return null;
 }
@@ -111,36 +111,10 @@ export async function sendRuleReply(tx: Tx, conversation: ConversationRow, saved
     ).conversation;
   }
   const channel = (await findChannel(tx.db, conversation.channel_id!))!;
-  const mail = { messageId: outboundMessageId(id, channel), references: await replyReferences(tx.db, conversation.id) };
   const { to, cc } = await defaultReplyRecipients(tx.db, conversation);
   // A rule writes to the customer alone (RFC 3834); a member's macro replies as they would.
   const recipients = automatic ? { to, cc: [] } : { to, cc };
-  const headers = await replyHeaders(tx.db, conversation, channel, { ...mail, subject: conversation.subject }, recipients);
-  const appended = await appendMessage(tx, {
-    conversation,
-    message: {
-      id,
-      kind: 'message',
-      direction: 'out',
-      author: origin.author,
-      body,
-      subject: conversation.subject,
-      automatic,
-      details,
-      deliveryStatus: 'pending',
-      mail: { ...mail, headers },
-      createdAt: now,
-    },
-  });
-  await registerMailId(tx, {
-    workspaceId: conversation.workspace_id,
-    inboxId: conversation.inbox_id,
-    rfcId: mail.messageId,
-    conversationId: conversation.id,
-    messageId: id,
-  });
-  await scheduleEmailSend(tx, id);
-  return appended.conversation;
+  return appendMailAnswer(tx, { id, conversation, channel, author: origin.author, body, automatic, details, recipients, createdAt: now });
 }
 
 /** An `automation.webhook` event (the conversation, its contact, the rule) delivered to one endpoint only. */

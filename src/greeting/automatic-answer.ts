@@ -5,9 +5,9 @@ import { channelAddresses } from '../channels/service.js';
 import type { ChannelRow } from '../channels/store.js';
 import { type ContactView, lockContact } from '../contacts/store.js';
 import type { ConversationRow, MessageRow } from '../conversations/format.js';
-import { appendMessage, registerMailId, type Tx } from '../conversations/service.js';
+import type { Tx } from '../conversations/service.js';
 import type { Db } from '../db/schema.js';
-import { outboundMessageId, replyHeaders, replyReferences, scheduleEmailSend } from '../mail/outbound.js';
+import { appendMailAnswer } from '../mail/answer.js';
 import { defaultReplyRecipients } from '../mail/reply-recipients.js';
 import { memberAddresses } from '../members/service.js';
 import { iso } from '../platform/clock.js';
@@ -69,34 +69,19 @@ export async function appendAutomaticAnswer(
   const { conversation, channel } = input;
   const now = tx.clock.now();
   const id = newId('m', now.getTime());
-  const mail = { messageId: outboundMessageId(id, channel), references: await replyReferences(tx.db, conversation.id) };
   const { to } = await defaultReplyRecipients(tx.db, conversation);
-  const headers = await replyHeaders(tx.db, conversation, channel, { ...mail, subject: conversation.subject }, { to, cc: [] });
-  await appendMessage(tx, {
+  await appendMailAnswer(tx, {
+    id,
     conversation,
     contact: input.contact,
-    message: {
-      id,
-      kind: 'message',
-      direction: 'out',
-      author: { type: 'system' },
-      body: input.body,
-      subject: conversation.subject,
-      automatic: true,
-      details: input.details,
-      deliveryStatus: 'pending',
-      mail: { ...mail, headers },
-      createdAt: now,
-    },
+    channel,
+    author: { type: 'system' },
+    body: input.body,
+    automatic: true,
+    details: input.details,
+    recipients: { to, cc: [] },
+    createdAt: now,
   });
-  await registerMailId(tx, {
-    workspaceId: conversation.workspace_id,
-    inboxId: conversation.inbox_id,
-    rfcId: mail.messageId,
-    conversationId: conversation.id,
-    messageId: id,
-  });
-  await scheduleEmailSend(tx, id);
   await tx.db
     .insertInto('greetings_sent')
     .values({
