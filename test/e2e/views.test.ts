@@ -26,6 +26,11 @@ describe('saved views and the installable panel', { skip: browserSkipReason() },
   before(async () => {
     s = await startTestServer({ clock: systemClock, env: { SVC_INGRESS_SECRET: INGRESS_SECRET } });
     seed = await seedWorkspace(s.app, { name: 'Acme' });
+    const field = await s.request('POST', '/v1/custom-fields', {
+      token: seed.ownerToken,
+      body: { object: 'conversation', key: 'plan', label: 'Plan', type: 'single_select', options: ['Basic', 'Pro'] },
+    });
+    assert.equal(field.status, 201, JSON.stringify(field.body));
     const address = (await seedEmailChannel(s.app, seed)).address!;
     for (const [subject, labels, priority] of [
       ['Invoice twice', ['billing'], 'urgent'],
@@ -33,7 +38,9 @@ describe('saved views and the installable panel', { skip: browserSkipReason() },
       ['Printer broken', [], 'urgent'],
     ] as const) {
       const id = (await deliverMail(s, address, { Subject: subject, From: `${subject.split(' ')[0]}@customer.test` })).conversation_id;
-      await s.request('PATCH', `/v1/conversations/${id}`, { token: seed.ownerToken, body: { labels, priority } });
+      // The billing ones are on the Pro plan (a custom field the view also asks for).
+      const custom_fields = labels.length ? { plan: 'Pro' } : {};
+      await s.request('PATCH', `/v1/conversations/${id}`, { token: seed.ownerToken, body: { labels, priority, custom_fields } });
       ids.push(id);
     }
     await s.request('POST', '/v1/views', { token: seed.ownerToken, body: { name: 'Waiting on us', filters: { status: ['pending'] } } });
@@ -58,6 +65,8 @@ describe('saved views and the installable panel', { skip: browserSkipReason() },
     assert.equal(await dialog.getByLabel('Labels (comma-separated)').inputValue(), 'billing', 'the list’s label comes along');
     assert.equal(await dialog.getByRole('checkbox', { name: 'Open' }).isChecked(), true, 'and its status');
     await dialog.getByRole('checkbox', { name: 'Urgent' }).check();
+    await dialog.getByLabel('Custom field').selectOption({ label: 'Plan' });
+    await dialog.getByLabel('Value').selectOption({ label: 'Pro' });
     await assertAccessible(page);
     await dialog.getByRole('button', { name: 'Save view' }).click();
     await dialog.waitFor({ state: 'detached' });
@@ -74,7 +83,12 @@ describe('saved views and the installable panel', { skip: browserSkipReason() },
       stored.map((v: any) => v.name),
       ['Waiting on us', 'Urgent billing'],
     );
-    assert.deepEqual(stored[1].filters, { status: ['open'], label: { all: ['billing'] }, priority: ['urgent'] });
+    assert.deepEqual(stored[1].filters, {
+      status: ['open'],
+      label: { all: ['billing'] },
+      priority: ['urgent'],
+      custom_fields: [{ key: 'plan', value: 'Pro' }],
+    });
 
     // Another conversation starts matching: the count follows the realtime event.
     await s.request('PATCH', `/v1/conversations/${ids[1]}`, { token: seed.ownerToken, body: { priority: 'urgent' } });

@@ -25,11 +25,11 @@ export function typedValue(key: string, text: string): CustomFieldValue {
   return text;
 }
 
-export function CustomFieldKey(props: { id: string; value: string; onChange: (key: string) => void }) {
+export function CustomFieldKey(props: { id: string; label?: string; value: string; onChange: (key: string) => void }) {
   const fields = conversationFields();
   return (
     <div class="field">
-      <label for={props.id}>{t('auto.custom_field')}</label>
+      <label for={props.id}>{props.label ?? t('auto.custom_field')}</label>
       <select id={props.id} class="select" value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
         <option value="">{t('cond.choose')}</option>
         {fields.map((f) => (

@@ -4,7 +4,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, errorText, must } from '../api';
+import { CustomFieldKey, CustomFieldValueInput, conversationFields } from '../automation';
 import { Dialog } from '../components/Dialog';
+import { loadCustomFields } from '../custom-fields';
 import { t } from '../i18n';
 import { overview, workspaceId } from '../state';
 import {
@@ -120,6 +122,8 @@ export function ViewDialog(props: { view?: SavedView; initial?: { filters: ViewF
       for (const k of Object.keys(patch) as (keyof ViewFilter)[]) if (patch[k] === undefined) delete next[k];
       return next;
     });
+  const [firstField, ...otherFields] = filters.custom_fields ?? [];
+  useEffect(() => void loadCustomFields(), []);
   const assignee = filters.assignee_id?.[0] === 'me' ? 'me' : filters.assignee_id?.[0] === 'none' ? 'none' : filters.assignee_id ? 'keep' : '';
 
   async function save(e: Event) {
@@ -130,7 +134,13 @@ export function ViewDialog(props: { view?: SavedView; initial?: { filters: ViewF
       .split(',')
       .map((x) => x.trim())
       .filter(Boolean);
-    const body = { name, sort, filters: { ...filters, label: list.length ? { [labelMode]: list } : undefined }, ...(managesSharedViews() ? { shared } : {}) };
+    const fields = filters.custom_fields?.filter((c) => c.value !== '');
+    const body = {
+      name,
+      sort,
+      filters: { ...filters, label: list.length ? { [labelMode]: list } : undefined, custom_fields: fields?.length ? fields : undefined },
+      ...(managesSharedViews() ? { shared } : {}),
+    };
     try {
       const saved = v ? await must(api.PATCH('/v1/views/{viewId}', { params: { path: { viewId: v.id } }, body })) : await must(api.POST('/v1/views', { body }));
       await loadSavedViews();
@@ -238,6 +248,25 @@ export function ViewDialog(props: { view?: SavedView; initial?: { filters: ViewF
           <span>{t('sv.text')}</span>
           <input class="input" value={filters.text ?? ''} maxLength={200} onInput={(e) => set({ text: e.currentTarget.value || undefined })} />
         </label>
+        {conversationFields().length > 0 && (
+          // One custom field condition here (the API takes up to 20; others a view has are kept).
+          <div class="field-row">
+            <CustomFieldKey
+              id="view-cf-key"
+              label={t('sv.custom_field')}
+              value={firstField?.key ?? ''}
+              onChange={(key) => set({ custom_fields: key ? [{ key, value: '' }, ...otherFields] : otherFields.length ? otherFields : undefined })}
+            />
+            {firstField?.key && (
+              <CustomFieldValueInput
+                id="view-cf-value"
+                fieldKey={firstField.key}
+                value={firstField.value}
+                onChange={(value) => set({ custom_fields: [{ key: firstField.key, value }, ...otherFields] })}
+              />
+            )}
+          </div>
+        )}
         {managesSharedViews() && (
           <label class="check-row">
             <input type="checkbox" checked={shared} onChange={(e) => setShared(e.currentTarget.checked)} />

@@ -244,6 +244,7 @@ export const conversationsEn = {
   'sv.sla_none': 'No SLA',
   'sv.sort_created': 'Newest first',
   'sv.text': 'Text in subject or message',
+  'sv.custom_field': 'Custom field',
   'sv.delete': 'Delete view',
   'sv.delete_confirm': 'Delete {name} for good',
   'sv.cancel': 'Cancel',

@@ -247,6 +247,7 @@ export const conversationsTr: Record<keyof typeof conversationsEn, string> = {
   'sv.sla_none': 'SLA yok',
   'sv.sort_created': 'En yeni önce',
   'sv.text': 'Konu veya mesajdaki metin',
+  'sv.custom_field': 'Özel alan',
   'sv.delete': 'Görünümü sil',
   'sv.delete_confirm': '{name} kalıcı olarak silinsin',
   'sv.cancel': 'Vazgeç',
