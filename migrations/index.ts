@@ -98,6 +98,6 @@ export const migrations: Record<string, Migration> = {
   '0052_away_reply': m0052AwayReply,
   '0053_automation': m0053Automation,
   '0055_custom_fields': m0055CustomFields,
-  '0057_contact_imports_segments': m0057ContactImportsSegments,
   '0056_saved_views': m0056SavedViews,
+  '0057_contact_imports_segments': m0057ContactImportsSegments,
 };
