@@ -45,6 +45,11 @@ const GROUPS: { name: string; matches: (method: string, path: string) => boolean
     refused: ['agent', 'limited agent'],
   },
   {
+    name: 'automation rules, their dry runs and run log: owners and admins (macros are run by every member)',
+    matches: (_m, p) => /^\/v1\/automation\//.test(p),
+    refused: ['agent', 'limited agent'],
+  },
+  {
     name: 'analytics properties: every member reads them and their figures, owners and admins manage them',
     matches: (m, p) => p.startsWith('/v1/analytics/properties') && m !== 'GET',
     refused: ['agent', 'limited agent'],

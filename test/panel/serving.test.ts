@@ -44,7 +44,20 @@ describe('panel serving', () => {
 
   test('hashed assets are immutable; everything they need is served by svc itself', async () => {
     const html = await (await fetch(s.url + '/')).text();
-    const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    // The web app manifest is found by its name (not hashed, not cached for long), like /sw.js…
+    assert.ok(html.includes('href="/manifest.webmanifest"'));
+    const manifest = await fetch(`${s.url}/manifest.webmanifest`);
+    assert.equal(manifest.status, 200);
+    assert.equal(manifest.headers.get('cache-control'), 'no-cache');
+    assert.match(manifest.headers.get('content-type') ?? '', /^application\/manifest\+json/);
+    const all = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    // …and so are the app's icons (served by svc, cached for a day).
+    for (const icon of all.filter((ref) => ref.startsWith('/icons/'))) {
+      const res = await fetch(s.url + icon);
+      assert.equal(res.status, 200, icon);
+      assert.equal(res.headers.get('content-type'), 'image/png', icon);
+    }
+    const refs = all.filter((ref) => ref !== '/manifest.webmanifest' && !ref.startsWith('/icons/'));
     assert.ok(refs.length >= 2);
     for (const ref of refs) {
       assert.match(ref, /^\/assets\/[A-Za-z0-9_-]+-[A-Za-z0-9_-]{8}\.(js|css)$/, `same origin, hashed: ${ref}`);
