@@ -1,22 +1,10 @@
 // The panel's service worker (served at /sw.js, scope /): shows Web Push notifications and opens
-// the conversation when one is clicked; makes the panel installable (a fetch handler: a page opened
-// while offline gets a short notice instead of the browser's error). It caches nothing.
-const OFFLINE_PAGE = `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><title>svc</title></head>
-<body style="font:14px/1.45 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;text-align:center">
-<main><h1 style="font-size:18px">You are offline</h1><p>svc will be back when the connection is.</p><p lang="tr">Çevrimdışısınız: bağlantı gelince svc geri gelir.</p></main></body></html>`;
-
+// the conversation when one is clicked; with the manifest it makes the panel installable. It has no
+// fetch handler on purpose: requests then never pass through it, so the "left the conversation"
+// signal a closing page sends (fetch keepalive on pagehide) still arrives. It caches nothing.
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
 
-// Only page loads are answered here; everything else goes to the network as if there were no worker.
-self.addEventListener('fetch', (event) => {
-  if (event.request.mode !== 'navigate') return;
-  event.respondWith(
-    fetch(event.request).catch(
-      () => new Response(OFFLINE_PAGE, { status: 503, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } }),
-    ),
-  );
-});
 self.addEventListener('push', (event) => {
   let data = {};
   try {
