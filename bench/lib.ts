@@ -4,6 +4,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MAIN, runSvc, type TestEnv, testEnv } from '../test/helpers/server.js';
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 export function figure(name: string, value: number | string, unit = ''): void {
   process.stdout.write(`${name}: ${typeof value === 'number' ? Number(value.toFixed(2)) : value}${unit ? ' ' + unit : ''}\n`);
 }

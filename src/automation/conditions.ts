@@ -3,7 +3,7 @@
 
 import { isOpen } from '../business-hours/schedule.js';
 import { inboxHours } from '../business-hours/service.js';
-import { loadContactView } from '../contacts/store.js';
+import { type ContactView, loadContactView } from '../contacts/store.js';
 import type { ConversationRow, MessageRow } from '../conversations/format.js';
 import { labelsOf, latestCustomerMessage } from '../conversations/store.js';
 import { customFieldsOf, type FieldValue } from '../custom-fields/store.js';
@@ -45,20 +45,18 @@ export async function loadFacts(db: Db, conversation: ConversationRow, opts: { m
     opts.message ?? latestCustomerMessage(db, conversation.id),
     loadContactView(db, conversation.workspace_id, conversation.contact_id),
   ]);
+  return factsOf(conversation, labels.get(conversation.id) ?? [], message, contact, opts.at);
+}
+
+/** Facts from rows read already (a batch of runs reads them for all its conversations at once). */
+export function factsOf(conversation: ConversationRow, labels: string[], message: MessageRow | undefined, contact: ContactView | undefined, at: Date): Facts {
   let attributes: Record<string, unknown> = {};
   try {
     attributes = JSON.parse(contact?.contact.attributes ?? '{}') ?? {};
   } catch {
     attributes = {};
   }
-  return {
-    conversation,
-    labels: labels.get(conversation.id) ?? [],
-    message,
-    senderEmail: contact?.emails[0]?.toLowerCase() ?? null,
-    attributes,
-    at: opts.at,
-  };
+  return { conversation, labels, message, senderEmail: contact?.emails[0]?.toLowerCase() ?? null, attributes, at };
 }
 
 const lower = (s: string | null | undefined) => (s ?? '').toLowerCase();

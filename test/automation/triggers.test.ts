@@ -152,4 +152,35 @@ describe('automation triggers', () => {
     assert.equal((await w.runs(`&rule_id=${rule.id}`)).length, 1);
     await disableAll(w);
   });
+  test('a batch of run jobs: a later event of the same conversation sees what an earlier run changed', async () => {
+    const rule = await w.rule({
+      name: 'greet once',
+      trigger: { type: 'customer_message' },
+      conditions: { match: 'all', items: [{ field: 'label', operator: 'has_not', value: 'greeted' }] },
+      actions: [
+        { type: 'add_label', label: 'greeted' },
+        { type: 'add_note', text: 'greeted' },
+      ],
+    });
+    // Three mails before any job runs: two in one conversation (a reply by References), one alone.
+    const first = await w.mail({ 'Message-ID': '<batch-1@customer.example>' });
+    const reply = await w.mail({
+      'Message-ID': '<batch-2@customer.example>',
+      'In-Reply-To': '<batch-1@customer.example>',
+      References: '<batch-1@customer.example>',
+    });
+    const other = await w.mail({ 'Message-ID': '<batch-3@customer.example>' });
+    assert.equal(reply.conversation_id, first.conversation_id);
+    assert.notEqual(other.conversation_id, first.conversation_id);
+    assert.equal((await w.s.app.db.selectFrom('jobs').select('id').where('kind', '=', RUN_JOB).execute()).length, 3);
+    await w.drain();
+    const notes = async (id: string) =>
+      ((await w.api('GET', `/v1/conversations/${id}/messages?limit=200`)).body.data as any[]).filter((m) => m.kind === 'note').length;
+    assert.equal(await notes(first.conversation_id), 1, 'the second event saw the label the first run added');
+    assert.equal(await notes(other.conversation_id), 1);
+    const runs = await w.runs(`&rule_id=${rule.id}`);
+    const outcomes = runs.filter((r) => r.conversation_id === first.conversation_id).map((r) => r.outcome);
+    assert.deepEqual(outcomes.sort(), ['acted', 'no_match']);
+    await disableAll(w);
+  });
 });
