@@ -151,6 +151,13 @@ describe('saved views and the installable panel', { skip: browserSkipReason() },
     await dialog.waitFor({ state: 'detached' });
     await page.waitForURL((u) => u.searchParams.has('saved'));
     await page.getByRole('heading', { name: 'Urgent billing' }).waitFor();
+    // The list says what the view shows.
+    await page
+      .locator('.view-summary-line')
+      .filter({
+        hasText: /^Status is Open · Channel is E-mail · Has all the labels billing · Priority is Urgent · Created on or after .+ · Plan is Pro · Region is EU$/,
+      })
+      .waitFor();
     await list.getByText('Invoice twice').waitFor();
     assert.equal(await list.getByText('Refund please').count(), 0);
 
@@ -237,6 +244,8 @@ describe('saved views and the installable panel', { skip: browserSkipReason() },
     assert.equal(await trDialog.getByRole('group', { name: '15. koşul', exact: true }).getByLabel('Özellik').inputValue(), 'plan');
     await trDialog.getByLabel('Ad').fill('Her şey');
     await screenshot(phone.page, 'panel-saved-view-dialog-tr-phone');
+    await trDialog.getByRole('group', { name: '15. koşul', exact: true }).scrollIntoViewIfNeeded();
+    await screenshot(phone.page, 'panel-saved-view-rows-tr-phone');
     const dialogOverflow = await trDialog.evaluate((d) => d.scrollWidth - d.clientWidth);
     assert.ok(dialogOverflow <= 0, `the dialog does not scroll sideways (${dialogOverflow}px)`);
     await assertAccessible(phone.page);

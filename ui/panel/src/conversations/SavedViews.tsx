@@ -22,7 +22,7 @@ import {
   viewCounts,
 } from './saved-views';
 import { ViewConditions } from './ViewConditions';
-import { describeRow, filterOfRows, type Row, rowsOf } from './view-conditions';
+import { describeFilter, describeRow, filterOfRows, type Row, rowsOf } from './view-conditions';
 import { type ListFilter, listUrl } from './views';
 
 export function SavedViewsNav(props: { filter: ListFilter; onNavigate: () => void }) {
@@ -218,5 +218,22 @@ export function SaveAsView(props: { filter: ListFilter }) {
       </button>
       {open && <ViewDialog initial={filterOfList(props.filter)} onClose={() => setOpen(false)} />}
     </>
+  );
+}
+
+/** Above a saved view's list: what it shows, in words, on one line (all of it in the tooltip). */
+export function ViewSummaryLine(props: { viewId: string }) {
+  const v = savedViews.value.find((x) => x.id === props.viewId);
+  useEffect(() => {
+    void loadCustomFields();
+    void loadTeams();
+  }, []);
+  if (!v) return null;
+  const parts = describeFilter(v.filters);
+  const text = parts.length ? parts.join(' · ') : t('sv.every_conversation');
+  return (
+    <p class="view-summary-line" title={text}>
+      {text}
+    </p>
   );
 }
