@@ -112,8 +112,10 @@ describe('contacts pages in the panel', { skip: browserSkipReason() }, () => {
           .waitFor();
       const segmentsStored = async () => (await s.request('GET', '/v1/segments', { token: w.apiKey })).body.data as any[];
       const quietName = tr ? 'Sessizler' : 'Quiet ones';
-      await page.getByRole('button', { name: tr ? 'Segment olarak kaydet' : 'Save as segment' }).click();
-      await page.getByLabel(tr ? 'Segment adı' : 'Segment name').fill(quietName);
+      await page.getByRole('button', { name: tr ? 'Segment olarak kaydet' : 'Save as segment' }).focus();
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.activeElement?.id === 'segment-name');
+      await page.keyboard.type(quietName);
       await page.keyboard.press('Enter');
       await page.getByRole('region', { name: `Segment: ${quietName}` }).waitFor();
       const quiet = (await segmentsStored()).find((x) => x.name === quietName);
@@ -155,6 +157,7 @@ describe('contacts pages in the panel', { skip: browserSkipReason() }, () => {
         .getByRole('button', { name: tr ? 'Segmenti sil' : 'Delete segment' })
         .click();
       await renamed.waitFor({ state: 'detached' });
+      await page.waitForFunction(() => document.activeElement?.id === 'contacts-segment');
       await status(3);
       assert.equal(await picker.inputValue(), '');
       assert.deepEqual(

@@ -182,7 +182,10 @@ export function ContactsPage() {
           modified={modified}
           filter={filter()}
           onRename={() => setNaming('rename')}
-          onDeleted={() => applySegment('')}
+          onDeleted={() => {
+            applySegment('');
+            requestAnimationFrame(() => document.getElementById('contacts-segment')?.focus());
+          }}
         />
       )}
       {!rows ? (

@@ -1,7 +1,7 @@
 // The contacts page's segments: the name form (save the list's filter as a new segment, or rename
 // the one shown) and, for the segment shown, what it asks in words, Rename, Delete (confirmed) and,
 // once the filters were changed, Update segment.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, must } from '../api';
 import { Confirm } from '../components/Confirm';
 import { FormError } from '../components/FormError';
@@ -13,6 +13,8 @@ import { dayOfAfter, dayOfBefore, loadSegments, type Segment, type SegmentFilter
 export function SegmentNameForm(props: { segment?: Segment; filter: SegmentFilter; onDone: (s: Segment | null) => void }) {
   const [name, setName] = useState(props.segment?.name ?? '');
   const [error, setError] = useState<string | null>(null);
+  // Opened from a button: the name field takes the focus, so the name can be typed at once.
+  useEffect(() => document.getElementById('segment-name')?.focus(), []);
   async function submit(e: Event) {
     e.preventDefault();
     const n = name.trim();
@@ -33,7 +35,7 @@ export function SegmentNameForm(props: { segment?: Segment; filter: SegmentFilte
     <form class="card contacts-segment" onSubmit={(e) => void submit(e)}>
       <div class="field">
         <label for="segment-name">{props.segment ? t('segment.new_name') : t('segment.name')}</label>
-        <input id="segment-name" class="input" data-autofocus value={name} maxLength={100} required onInput={(e) => setName(e.currentTarget.value)} />
+        <input id="segment-name" class="input" value={name} maxLength={100} required onInput={(e) => setName(e.currentTarget.value)} />
       </div>
       <button class="btn btn-primary" type="submit">
         {props.segment ? t('segment.rename') : t('segment.save')}

@@ -79,8 +79,8 @@ export function rowsOf(f: ViewFilter): Row[] {
   if (f.sla) add('sla', { text: f.sla });
   if (f.imported !== undefined) add('imported', { text: String(f.imported) });
   if (f.spam !== undefined) add('spam', { text: String(f.spam) });
-  if (f.created) add('created', { after: f.created.after ?? '', before: f.created.before ?? '' });
-  if (f.last_activity) add('last_activity', { after: f.last_activity.after ?? '', before: f.last_activity.before ?? '' });
+  if (f.created?.after || f.created?.before) add('created', { after: f.created.after ?? '', before: f.created.before ?? '' });
+  if (f.last_activity?.after || f.last_activity?.before) add('last_activity', { after: f.last_activity.after ?? '', before: f.last_activity.before ?? '' });
   if (f.contact_attribute) add('contact_attribute', { key: f.contact_attribute.key, op: f.contact_attribute.op, text: f.contact_attribute.value ?? '' });
   for (const c of f.custom_fields ?? []) add('custom_field', { key: c.key, text: c.value });
   if (f.text) add('text', { text: f.text });
