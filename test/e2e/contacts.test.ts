@@ -1,7 +1,10 @@
 // The contacts pages in a real browser, in English at desktop size and in Turkish on a phone:
 // the list searches and filters as the team types (and keeps it in the URL), a contact's page shows
 // its conversations and external ids, a merge says what moves before it happens, and a deletion
-// confirms and returns to the list. Keyboard alone for the search; axe finds no serious problems.
+// confirms and returns to the list. Segments: the list's filter saved under a name (Enter in the name
+// field), a segment made through the API picked (the filters follow it, a created range too), changed
+// and updated, renamed, deleted after a confirmation. Keyboard alone for the search; axe finds no
+// serious problems.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
@@ -37,6 +40,11 @@ describe('contacts pages in the panel', { skip: browserSkipReason() }, () => {
     const bob = await make({ name: 'Bob Stone', emails: ['bob@quarry.example'] });
     await deliverMail(s, address, { From: 'ada@engines.example', Subject: 'Analytical engine order' });
     await deliverMail(s, address, { From: 'countess@engines.example', Subject: 'Second address' });
+    const engines = await s.request('POST', '/v1/segments', {
+      token: seed.apiKey,
+      body: { name: 'Engines', filter: { q: 'engines', created_after: '2020-01-01T00:00:00.000Z' } },
+    });
+    assert.equal(engines.status, 201, JSON.stringify(engines.body));
     return { ...seed, ada, duplicate, bob };
   }
 
@@ -95,6 +103,71 @@ describe('contacts pages in the panel', { skip: browserSkipReason() }, () => {
       assert.equal(await rows().first().getByRole('rowheader').textContent(), 'Bob Stone');
       await assertAccessible(page);
       await screenshot(page, `contacts-list-${locale}-${viewport.width}`);
+
+      // Segments: the filter shown (no open conversation) saved under a name, with the keyboard.
+      const status = (count: number) =>
+        page
+          .getByRole('status')
+          .filter({ hasText: tr ? `${count} kişi` : `${count} contact(s)` })
+          .waitFor();
+      const segmentsStored = async () => (await s.request('GET', '/v1/segments', { token: w.apiKey })).body.data as any[];
+      const quietName = tr ? 'Sessizler' : 'Quiet ones';
+      await page.getByRole('button', { name: tr ? 'Segment olarak kaydet' : 'Save as segment' }).focus();
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.activeElement?.id === 'segment-name');
+      await page.keyboard.type(quietName);
+      await page.keyboard.press('Enter');
+      await page.getByRole('region', { name: `Segment: ${quietName}` }).waitFor();
+      const quiet = (await segmentsStored()).find((x) => x.name === quietName);
+      assert.deepEqual(quiet.filter, { has_open: false });
+      const picker = page.getByRole('combobox', { name: 'Segment', exact: true });
+      assert.equal(await picker.inputValue(), quiet.id);
+
+      // One made through the API: picking it sets the search and the created range it carries.
+      const engines = (await segmentsStored()).find((x) => x.name === 'Engines');
+      await picker.selectOption({ label: 'Engines' });
+      await status(2);
+      assert.equal(await search.inputValue(), 'engines');
+      assert.equal(await page.getByLabel(tr ? 'Göster' : 'Show').inputValue(), '');
+      const from = new Date('2020-01-01T00:00:00.000Z');
+      const fromDay = `${from.getFullYear()}-${String(from.getMonth() + 1).padStart(2, '0')}-${String(from.getDate()).padStart(2, '0')}`;
+      assert.equal(await page.getByLabel(tr ? 'Ekleme başlangıcı' : 'Added from').inputValue(), fromDay);
+      await page.waitForFunction((id) => new URLSearchParams(location.search).get('segment') === id, engines.id);
+      const bar = page.getByRole('region', { name: 'Segment: Engines' });
+      await bar.getByText(tr ? '“engines” ile eşleşenler' : 'Matches “engines”', { exact: false }).waitFor();
+
+      // Changed filters offer Update segment, which stores them (the API's exact time kept).
+      await search.fill('countess');
+      await status(1);
+      await bar.getByRole('button', { name: tr ? 'Segmenti güncelle' : 'Update segment' }).click();
+      await bar.getByRole('button', { name: tr ? 'Segmenti güncelle' : 'Update segment' }).waitFor({ state: 'detached' });
+      assert.deepEqual((await segmentsStored()).find((x) => x.id === engines.id).filter, { q: 'countess', created_after: '2020-01-01T00:00:00.000Z' });
+      await assertAccessible(page);
+      await screenshot(page, `contacts-segments-${locale}-${viewport.width}`);
+
+      // Renamed, then deleted after a confirmation: the list is every contact again.
+      await bar.getByRole('button', { name: tr ? 'Segmenti yeniden adlandır' : 'Rename segment' }).click();
+      await page.getByLabel(tr ? 'Yeni ad' : 'New name').fill('Countess');
+      await page.keyboard.press('Enter');
+      const renamed = page.getByRole('region', { name: 'Segment: Countess' });
+      await renamed.waitFor();
+      await renamed.getByRole('button', { name: tr ? 'Segmenti sil' : 'Delete segment' }).click();
+      await page
+        .getByRole('dialog')
+        .getByRole('button', { name: tr ? 'Segmenti sil' : 'Delete segment' })
+        .click();
+      await renamed.waitFor({ state: 'detached' });
+      await page.waitForFunction(() => document.activeElement?.id === 'contacts-segment');
+      await status(3);
+      assert.equal(await picker.inputValue(), '');
+      assert.deepEqual(
+        (await segmentsStored()).map((x) => x.name),
+        [quietName],
+      );
+      // Picking the saved one filters the list again.
+      await picker.selectOption({ label: quietName });
+      await status(1);
+      assert.equal(await rows().first().getByRole('rowheader').textContent(), 'Bob Stone');
 
       // The duplicate's page: its conversation, then a merge into Ada that says what moves first.
       await page.goto(`${s.url}/contacts/${w.duplicate}`);

@@ -1,53 +1,74 @@
-// The contacts list: search (name, address, external id, attribute), a filter on open conversations,
-// newest first, more on demand. Each name opens the contact's page.
+// The contacts list: search (name, address, external id, attribute), a filter on open conversations
+// and on when contacts were added, newest first, more on demand. Each name opens the contact's page.
+// Segments: the filter saved under a name; picking one sets the filters to it (kept in the URL).
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, must, type Schemas } from '../api';
 import { DataTable } from '../components/DataTable';
 import { FormError } from '../components/FormError';
 import { Loading } from '../components/Loading';
 import { calendarDay, t } from '../i18n';
-import { toast } from '../state';
 import { ImportDialog } from './ImportDialog';
+import { SegmentBar, SegmentNameForm } from './SegmentControls';
+import { afterOfDay, beforeOfDay, dayOfAfter, dayOfBefore, loadSegments, type SegmentFilter, sameFilter, segments } from './segments';
 
 type Contact = Schemas['Contact'];
 type OpenFilter = '' | 'true' | 'false';
+/** Filters only a segment made through the API carries: kept and applied, shown in its words. */
+type Extra = Pick<SegmentFilter, 'email' | 'inbox_id' | 'external_id'>;
 const PAGE = 50;
 
 export function ContactsPage() {
   const params = new URLSearchParams(location.search);
   const [q, setQ] = useState(params.get('q') ?? '');
   const [open, setOpen] = useState<OpenFilter>((params.get('open') as OpenFilter) ?? '');
+  const [after, setAfter] = useState(params.get('created_after') ?? '');
+  const [before, setBefore] = useState(params.get('created_before') ?? '');
+  const [extra, setExtra] = useState<Extra>({});
+  const [segmentId, setSegmentId] = useState(params.get('segment') ?? '');
   const [rows, setRows] = useState<Contact[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loadingMore, setLoadingMore] = useState(false);
   const [importing, setImporting] = useState(false);
-  const [segmentName, setSegmentName] = useState<string | null>(null);
+  const [naming, setNaming] = useState<'new' | 'rename' | null>(null);
 
-  const filters = () => ({ ...(q.trim() ? { q: q.trim() } : {}), ...(open ? { has_open: open } : {}) });
-  async function saveSegment(e: Event) {
-    e.preventDefault();
-    const name = segmentName?.trim();
-    if (!name) return;
-    setError(null);
-    try {
-      const f = filters();
-      await must(
-        api.POST('/v1/segments', { body: { name, filter: { ...(f.q ? { q: f.q } : {}), ...(f.has_open ? { has_open: f.has_open === 'true' } : {}) } } }),
-      );
-      toast(t('segment.saved', { name }));
-      setSegmentName(null);
-    } catch (err) {
-      setError(errorText(err));
-    }
-  }
-
-  const query = (cursor?: string) => ({
-    limit: PAGE,
+  const filter = (): SegmentFilter => ({
     ...(q.trim() ? { q: q.trim() } : {}),
-    ...(open ? { has_open: open } : {}),
-    ...(cursor ? { cursor } : {}),
+    ...(open ? { has_open: open === 'true' } : {}),
+    ...(after ? { created_after: after } : {}),
+    ...(before ? { created_before: before } : {}),
+    ...extra,
   });
+  const filters = () => {
+    const { has_open, ...rest } = filter();
+    return { ...rest, ...(has_open === undefined ? {} : { has_open: String(has_open) as 'true' | 'false' }) } as Record<string, string>;
+  };
+  const segment = segments.value.find((x) => x.id === segmentId) ?? null;
+  const modified = !!segment && !sameFilter(filter(), segment.filter);
+
+  function applySegment(id: string) {
+    setSegmentId(id);
+    const f: SegmentFilter = segments.value.find((x) => x.id === id)?.filter ?? {};
+    setQ(f.q ?? '');
+    setOpen(f.has_open === undefined ? '' : f.has_open ? 'true' : 'false');
+    setAfter(f.created_after ?? '');
+    setBefore(f.created_before ?? '');
+    setExtra({
+      ...(f.email ? { email: f.email } : {}),
+      ...(f.inbox_id ? { inbox_id: f.inbox_id } : {}),
+      ...(f.external_id ? { external_id: f.external_id } : {}),
+    });
+  }
+  // Segments load once; a segment named in the URL then sets the filters it carries beyond the URL's.
+  useEffect(() => {
+    loadSegments()
+      .then(() => {
+        if (segmentId && segments.value.some((x) => x.id === segmentId)) applySegment(segmentId);
+      })
+      .catch((e) => setError(errorText(e)));
+  }, []);
+
+  const query = (cursor?: string) => ({ limit: PAGE, ...filters(), ...(cursor ? { cursor } : {}) });
 
   async function load() {
     setError(null);
@@ -77,13 +98,16 @@ export function ContactsPage() {
   useEffect(() => {
     const timer = setTimeout(() => {
       const search = new URLSearchParams();
+      if (segmentId) search.set('segment', segmentId);
       if (q.trim()) search.set('q', q.trim());
       if (open) search.set('open', open);
+      if (after) search.set('created_after', after);
+      if (before) search.set('created_before', before);
       history.replaceState(history.state, '', `/contacts${search.size ? `?${search}` : ''}`);
       void load();
     }, 200);
     return () => clearTimeout(timer);
-  }, [q, open]);
+  }, [q, open, after, before, extra, segmentId]);
 
   return (
     <main class="settings-main contacts-page" id="main" tabIndex={-1}>
@@ -99,28 +123,38 @@ export function ContactsPage() {
           <a class="btn btn-ghost" href={`/v1/contacts/export.csv?${new URLSearchParams(filters())}`} download>
             {t('export.csv')}
           </a>
-          <button class="btn btn-ghost" type="button" onClick={() => setSegmentName('')} aria-expanded={segmentName !== null}>
+          <button class="btn btn-ghost" type="button" onClick={() => setNaming('new')} aria-expanded={naming === 'new'}>
             {t('segment.save')}
           </button>
         </div>
       </div>
-      {segmentName !== null && (
-        <form class="card contacts-segment" onSubmit={(e) => void saveSegment(e)}>
-          <div class="field">
-            <label for="segment-name">{t('segment.name')}</label>
-            <input id="segment-name" class="input" value={segmentName} maxLength={100} required onInput={(e) => setSegmentName(e.currentTarget.value)} />
-          </div>
-          <button class="btn btn-primary" type="submit">
-            {t('segment.save')}
-          </button>
-          <button class="btn btn-ghost" type="button" onClick={() => setSegmentName(null)}>
-            {t('segment.cancel')}
-          </button>
-        </form>
+      {naming && (
+        <SegmentNameForm
+          key={naming}
+          segment={naming === 'rename' ? (segment ?? undefined) : undefined}
+          filter={filter()}
+          onDone={(saved) => {
+            setNaming(null);
+            if (saved) setSegmentId(saved.id);
+          }}
+        />
       )}
       {importing && <ImportDialog onClose={() => setImporting(false)} onDone={() => void load()} />}
       <form class="card contacts-filters" role="search" onSubmit={(e) => e.preventDefault()}>
-        <div class="field">
+        {segments.value.length > 0 && (
+          <div class="field contacts-segment-pick">
+            <label for="contacts-segment">{t('segment.pick')}</label>
+            <select id="contacts-segment" class="select" value={segmentId} onChange={(e) => applySegment(e.currentTarget.value)}>
+              <option value="">{t('segment.none')}</option>
+              {segments.value.map((x) => (
+                <option key={x.id} value={x.id}>
+                  {x.name}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
+        <div class="field contacts-search">
           <label for="contacts-q">{t('contacts.search')}</label>
           <input id="contacts-q" class="input" type="search" value={q} placeholder={t('contacts.search_hint')} onInput={(e) => setQ(e.currentTarget.value)} />
         </div>
@@ -132,7 +166,28 @@ export function ContactsPage() {
             <option value="false">{t('contacts.show_no_open')}</option>
           </select>
         </div>
+        <div class="field contacts-day">
+          <label for="contacts-after">{t('contacts.added_from')}</label>
+          <input id="contacts-after" class="input" type="date" value={dayOfAfter(after)} onChange={(e) => setAfter(afterOfDay(e.currentTarget.value))} />
+        </div>
+        <div class="field contacts-day">
+          <label for="contacts-before">{t('contacts.added_to')}</label>
+          <input id="contacts-before" class="input" type="date" value={dayOfBefore(before)} onChange={(e) => setBefore(beforeOfDay(e.currentTarget.value))} />
+        </div>
       </form>
+      {segment && (
+        <SegmentBar
+          key={segment.id}
+          segment={segment}
+          modified={modified}
+          filter={filter()}
+          onRename={() => setNaming('rename')}
+          onDeleted={() => {
+            applySegment('');
+            requestAnimationFrame(() => document.getElementById('contacts-segment')?.focus());
+          }}
+        />
+      )}
       {!rows ? (
         <Loading error={error} retry={() => void load()} />
       ) : (

@@ -11,7 +11,7 @@ import { SlaClock } from '../sla';
 import { wakeText } from '../snooze';
 import { inboxes, me, memberName, overview, toast } from '../state';
 import { myTeamIds, teamName } from '../teams';
-import { SaveAsView } from './SavedViews';
+import { SaveAsView, ViewSummaryLine } from './SavedViews';
 import { SearchBox, SearchResults } from './Search';
 import { savedViews } from './saved-views';
 import { isTyping } from './typing';
@@ -235,6 +235,7 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
         </div>
       ) : (
         <>
+          {f.saved && <ViewSummaryLine viewId={f.saved} />}
           <div class="filters" role="group" aria-label={t('details.status')} hidden={!!f.saved}>
             {(['open', 'pending', 'closed', 'snoozed'] as const).map((s) => (
               <button key={s} class="chip" type="button" aria-pressed={f.status === s} onClick={() => route(listUrl({ ...f, status: s }))}>

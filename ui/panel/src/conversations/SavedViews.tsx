@@ -4,11 +4,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, errorText, must } from '../api';
-import { CustomFieldKey, CustomFieldValueInput, conversationFields } from '../automation';
 import { Dialog } from '../components/Dialog';
+import { FormError } from '../components/FormError';
 import { loadCustomFields } from '../custom-fields';
 import { t } from '../i18n';
 import { overview, workspaceId } from '../state';
+import { loadTeams } from '../teams';
 import {
   filterOfList,
   loadSavedViews,
@@ -20,6 +21,8 @@ import {
   type ViewFilter,
   viewCounts,
 } from './saved-views';
+import { ViewConditions } from './ViewConditions';
+import { describeFilter, describeRow, filterOfRows, type Row, rowsOf } from './view-conditions';
 import { type ListFilter, listUrl } from './views';
 
 export function SavedViewsNav(props: { filter: ListFilter; onNavigate: () => void }) {
@@ -90,57 +93,35 @@ export function SavedViewsNav(props: { filter: ListFilter; onNavigate: () => voi
   );
 }
 
-const STATUSES = ['open', 'pending', 'closed'] as const;
-const PRIORITIES = ['urgent', 'high', 'medium', 'low', 'none'] as const;
-
-/** Make (from the list's filter) or change a view: name, conditions, sort, shared. */
+/** Make (from the list's filter) or change a view: name, its conditions (a builder), a summary of them, sort, shared. */
 export function ViewDialog(props: { view?: SavedView; initial?: { filters: ViewFilter; sort: SavedView['sort'] }; onClose: () => void }) {
   const v = props.view;
   const { route } = useLocation();
   const start = v ? { filters: v.filters, sort: v.sort } : props.initial!;
   const [name, setName] = useState(v?.name ?? '');
-  const [filters, setFilters] = useState<ViewFilter>(start.filters);
+  const [rows, setRows] = useState<Row[]>(() => rowsOf(start.filters));
   const [sort, setSort] = useState(start.sort);
   const [shared, setShared] = useState(v?.shared ?? false);
-  const [labels, setLabels] = useState((start.filters.label?.any ?? start.filters.label?.all ?? []).join(', '));
-  const [labelMode, setLabelMode] = useState<'any' | 'all' | 'none'>(start.filters.label?.all ? 'all' : start.filters.label?.none ? 'none' : 'any');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
-  const toggle = <K extends 'status' | 'priority'>(key: K, value: string) =>
-    setFilters((old) => {
-      const list = new Set((old[key] ?? []) as string[]);
-      if (list.has(value)) list.delete(value);
-      else list.add(value);
-      const next = { ...old, [key]: [...list] };
-      if (!list.size) delete next[key];
-      return next;
-    });
-  const set = (patch: Partial<ViewFilter>) =>
-    setFilters((old) => {
-      const next = { ...old, ...patch };
-      for (const k of Object.keys(patch) as (keyof ViewFilter)[]) if (patch[k] === undefined) delete next[k];
-      return next;
-    });
-  const [firstField, ...otherFields] = filters.custom_fields ?? [];
-  useEffect(() => void loadCustomFields(), []);
-  const assignee = filters.assignee_id?.[0] === 'me' ? 'me' : filters.assignee_id?.[0] === 'none' ? 'none' : filters.assignee_id ? 'keep' : '';
+  useEffect(() => {
+    void loadCustomFields();
+    void loadTeams();
+  }, []);
+  const summary = rows.map(describeRow).filter(Boolean);
 
   async function save(e: Event) {
     e.preventDefault();
+    const built = filterOfRows(rows);
+    if ('incomplete' in built) {
+      setError(t('sv.incomplete', { n: built.incomplete }));
+      requestAnimationFrame(() => document.getElementById(`vc-${built.incomplete - 1}-kind`)?.focus());
+      return;
+    }
     setBusy(true);
     setError('');
-    const list = labels
-      .split(',')
-      .map((x) => x.trim())
-      .filter(Boolean);
-    const fields = filters.custom_fields?.filter((c) => c.value !== '');
-    const body = {
-      name,
-      sort,
-      filters: { ...filters, label: list.length ? { [labelMode]: list } : undefined, custom_fields: fields?.length ? fields : undefined },
-      ...(managesSharedViews() ? { shared } : {}),
-    };
+    const body = { name, sort, filters: built.filter, ...(managesSharedViews() ? { shared } : {}) };
     try {
       const saved = v ? await must(api.PATCH('/v1/views/{viewId}', { params: { path: { viewId: v.id } }, body })) : await must(api.POST('/v1/views', { body }));
       await loadSavedViews();
@@ -173,111 +154,42 @@ export function ViewDialog(props: { view?: SavedView; initial?: { filters: ViewF
           <span>{t('sv.name')}</span>
           <input class="input" required maxLength={80} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </label>
-        <fieldset class="field">
-          <legend>{t('details.status')}</legend>
-          <div class="check-row-group">
-            {STATUSES.map((s) => (
-              <label key={s} class="check-row">
-                <input type="checkbox" checked={filters.status?.includes(s) ?? false} onChange={() => toggle('status', s)} />
-                {t(`status.${s}`)}
-              </label>
-            ))}
-          </div>
-        </fieldset>
-        <fieldset class="field">
-          <legend>{t('sv.priority')}</legend>
-          <div class="check-row-group">
-            {PRIORITIES.map((p) => (
-              <label key={p} class="check-row">
-                <input type="checkbox" checked={filters.priority?.includes(p) ?? false} onChange={() => toggle('priority', p)} />
-                {t(`sv.priority_${p}`)}
-              </label>
-            ))}
-          </div>
-        </fieldset>
-        <label class="field">
-          <span>{t('sv.assignee')}</span>
-          <select
-            class="input"
-            value={assignee}
-            onChange={(e) => {
-              const a = e.currentTarget.value;
-              if (a !== 'keep') set({ assignee_id: a ? [a] : undefined });
-            }}
-          >
-            <option value="">{t('sv.anyone')}</option>
-            <option value="me">{t('nav.mine')}</option>
-            <option value="none">{t('nav.unassigned')}</option>
-            {assignee === 'keep' && <option value="keep">{t('sv.chosen')}</option>}
+        <section class="view-summary" aria-labelledby="view-summary-title">
+          <h3 id="view-summary-title" class="view-conditions-title">
+            {t('sv.summary')}
+          </h3>
+          {summary.length ? (
+            <ul class="view-summary-list">
+              {summary.map((s, i) => (
+                <li key={i}>{s}</li>
+              ))}
+            </ul>
+          ) : (
+            <p class="muted">{t('sv.every_conversation')}</p>
+          )}
+        </section>
+        <ViewConditions
+          rows={rows}
+          onChange={(next) => {
+            setRows(next);
+            setError('');
+          }}
+        />
+        <label class="field view-sort">
+          <span>{t('list.sort')}</span>
+          <select class="input" value={sort} onChange={(e) => setSort(e.currentTarget.value as SavedView['sort'])}>
+            <option value="activity">{t('list.sort_activity')}</option>
+            <option value="sla_due">{t('list.sort_due')}</option>
+            <option value="created">{t('sv.sort_created')}</option>
           </select>
         </label>
-        <div class="field-row">
-          <label class="field">
-            <span>{t('sv.labels')}</span>
-            <input class="input" value={labels} placeholder="billing, vip" onInput={(e) => setLabels(e.currentTarget.value)} />
-          </label>
-          <label class="field">
-            <span>{t('sv.label_mode')}</span>
-            <select class="input" value={labelMode} onChange={(e) => setLabelMode(e.currentTarget.value as 'any')}>
-              <option value="any">{t('sv.label_any')}</option>
-              <option value="all">{t('sv.label_all')}</option>
-              <option value="none">{t('sv.label_none')}</option>
-            </select>
-          </label>
-        </div>
-        <div class="field-row">
-          <label class="field">
-            <span>{t('sv.sla')}</span>
-            <select class="input" value={filters.sla ?? ''} onChange={(e) => set({ sla: (e.currentTarget.value || undefined) as ViewFilter['sla'] })}>
-              <option value="">{t('sv.anyone')}</option>
-              <option value="breached">{t('sv.sla_breached')}</option>
-              <option value="running">{t('sv.sla_running')}</option>
-              <option value="none">{t('sv.sla_none')}</option>
-            </select>
-          </label>
-          <label class="field">
-            <span>{t('list.sort')}</span>
-            <select class="input" value={sort} onChange={(e) => setSort(e.currentTarget.value as SavedView['sort'])}>
-              <option value="activity">{t('list.sort_activity')}</option>
-              <option value="sla_due">{t('list.sort_due')}</option>
-              <option value="created">{t('sv.sort_created')}</option>
-            </select>
-          </label>
-        </div>
-        <label class="field">
-          <span>{t('sv.text')}</span>
-          <input class="input" value={filters.text ?? ''} maxLength={200} onInput={(e) => set({ text: e.currentTarget.value || undefined })} />
-        </label>
-        {conversationFields().length > 0 && (
-          // One custom field condition here (the API takes up to 20; others a view has are kept).
-          <div class="field-row">
-            <CustomFieldKey
-              id="view-cf-key"
-              label={t('sv.custom_field')}
-              value={firstField?.key ?? ''}
-              onChange={(key) => set({ custom_fields: key ? [{ key, value: '' }, ...otherFields] : otherFields.length ? otherFields : undefined })}
-            />
-            {firstField?.key && (
-              <CustomFieldValueInput
-                id="view-cf-value"
-                fieldKey={firstField.key}
-                value={firstField.value}
-                onChange={(value) => set({ custom_fields: [{ key: firstField.key, value }, ...otherFields] })}
-              />
-            )}
-          </div>
-        )}
         {managesSharedViews() && (
           <label class="check-row">
             <input type="checkbox" checked={shared} onChange={(e) => setShared(e.currentTarget.checked)} />
             {t('sv.shared_with_workspace')}
           </label>
         )}
-        {error && (
-          <p class="form-error" role="alert">
-            {error}
-          </p>
-        )}
+        <FormError error={error} />
         <div class="dialog-actions">
           {v && (
             <button type="button" class="btn btn-danger" disabled={busy} onClick={() => (confirmDelete ? void remove() : setConfirmDelete(true))}>
@@ -306,5 +218,22 @@ export function SaveAsView(props: { filter: ListFilter }) {
       </button>
       {open && <ViewDialog initial={filterOfList(props.filter)} onClose={() => setOpen(false)} />}
     </>
+  );
+}
+
+/** Above a saved view's list: what it shows, in words, on one line (all of it in the tooltip). */
+export function ViewSummaryLine(props: { viewId: string }) {
+  const v = savedViews.value.find((x) => x.id === props.viewId);
+  useEffect(() => {
+    void loadCustomFields();
+    void loadTeams();
+  }, []);
+  if (!v) return null;
+  const parts = describeFilter(v.filters);
+  const text = parts.length ? parts.join(' · ') : t('sv.every_conversation');
+  return (
+    <p class="view-summary-line" title={text}>
+      {text}
+    </p>
   );
 }
