@@ -7,8 +7,7 @@
 import { type ContactView, loadContactViews } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import type { ConversationRow, MessageRow } from '../conversations/format.js';
-import { chunks } from '../conversations/moves.js';
-import { changedSince, conversationById, findMessage, labelsOf, wroteSince } from '../conversations/store.js';
+import { changedSince, chunks, conversationById, conversationsByIds, findMessage, labelsOf, messagesByIds, wroteSince } from '../conversations/store.js';
 import type { Db } from '../db/schema.js';
 import { announceEvents } from '../events/service.js';
 import { cachedReactionSetting } from '../events/settings-cache.js';
@@ -122,19 +121,18 @@ async function preload(db: Db, runs: readonly { p: RunJobPayload; rules: Rule[] 
   const messageIds = runs.flatMap(({ p }) => (p.messageId ? [p.messageId] : []));
   const [logged, conversations, messages, labels] = await Promise.all([
     Promise.all(chunks(keys).map((part) => db.selectFrom('automation_runs').select('run_key').where('run_key', 'in', part).execute())),
-    Promise.all(chunks(conversationIds).map((part) => db.selectFrom('conversations').selectAll().where('id', 'in', part).execute())),
-    Promise.all(chunks(messageIds).map((part) => db.selectFrom('messages').selectAll().where('id', 'in', part).execute())),
+    conversationsByIds(db, conversationIds),
+    messagesByIds(db, messageIds),
     labelsOf(db, conversationIds),
   ]);
-  const conversationRows = conversations.flat();
   return {
     logged: new Set(logged.flat().map((r) => r.run_key)),
-    conversations: new Map(conversationRows.map((c) => [c.id, c])),
-    messages: new Map(messages.flat().map((m) => [m.id, m])),
+    conversations: new Map(conversations.map((c) => [c.id, c])),
+    messages: new Map(messages.map((m) => [m.id, m])),
     labels,
     contacts: await loadContactViews(
       db,
-      conversationRows.map((c) => c.contact_id),
+      conversations.map((c) => c.contact_id),
     ),
   };
 }

@@ -10,7 +10,7 @@ import { iso } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import { type ConversationRow, formatConversation } from './format.js';
 import { type Author, insertMessage, previewOf, type Tx } from './service.js';
-import { labelsOf } from './store.js';
+import { chunks, labelsOf } from './store.js';
 
 /** Exactly what a merge or split moved (and, for a merge, what an undo puts back). */
 export interface MovedRows {
@@ -29,14 +29,6 @@ export interface MovedRows {
 }
 
 export type ConversationTimes = { last_message_at: string; preview: string | null; last_inbound_at: string | null };
-
-const CHUNK = 500;
-
-export function chunks<T>(list: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < list.length; i += CHUNK) out.push(list.slice(i, i + CHUNK));
-  return out;
-}
 
 export function timesOf(c: ConversationRow): ConversationTimes {
   return { last_message_at: c.last_message_at, preview: c.preview ?? null, last_inbound_at: c.last_inbound_at ?? null };

@@ -224,6 +224,27 @@ export function contactHasOpenConversation(eb: ExpressionBuilder<Database, 'cont
 }
 
 /** A conversation by id alone (callers that hold an id from their own rows, not from a request). */
+const CHUNK = 500;
+
+/** A list in parts small enough for one statement's parameters. */
+export function chunks<T>(list: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += CHUNK) out.push(list.slice(i, i + CHUNK));
+  return out;
+}
+
+/** These conversations (by id, those that exist), read in statements of a few hundred ids. */
+export async function conversationsByIds(db: Db, ids: readonly string[]): Promise<ConversationRow[]> {
+  const parts = await Promise.all(chunks([...new Set(ids)]).map((part) => db.selectFrom('conversations').selectAll().where('id', 'in', part).execute()));
+  return parts.flat();
+}
+
+/** These messages (by id, those that exist), read in statements of a few hundred ids. */
+export async function messagesByIds(db: Db, ids: readonly string[]): Promise<MessageRow[]> {
+  const parts = await Promise.all(chunks([...new Set(ids)]).map((part) => db.selectFrom('messages').selectAll().where('id', 'in', part).execute()));
+  return parts.flat();
+}
+
 export async function conversationById(db: Db, id: string): Promise<ConversationRow | undefined> {
   return db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
 }
