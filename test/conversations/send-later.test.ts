@@ -4,12 +4,16 @@
 // back; after: 409. Jobs run only when the test drains them, on a moved clock.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../../src/config.js';
+import { type App, buildServices } from '../../src/context.js';
 import { sendScheduledMessage } from '../../src/conversations/send-later.js';
 import { createSession, findOrCreatePerson } from '../../src/people/service.js';
 import { ManualClock } from '../../src/platform/clock.js';
+import { createLogger } from '../../src/platform/log.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { deliverMail, INGRESS_SECRET, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type ChildServer, runSvc, spawnServer, startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
 
@@ -436,5 +440,65 @@ describe('undo send and send later', () => {
     const max = await s.request('PATCH', '/v1/me', { token: seed.ownerToken, body: { undo_send_seconds: 60 } });
     assert.equal(max.body.person.undo_send_seconds, 60);
     assert.equal((await s.request('GET', '/v1/me', { token: seed.ownerToken })).body.person.undo_send_seconds, 60);
+  });
+});
+
+describe('a held new conversation survives kill -9', () => {
+  let te: TestEnv;
+  let app: App | undefined;
+  let sink: SmtpSink;
+  const children: ChildServer[] = [];
+
+  before(async () => {
+    te = await testEnv({});
+    sink = await startSmtpSink(SINK_LOGIN);
+  });
+  after(async () => {
+    for (const c of children) if (c.child.exitCode === null) await c.kill('SIGKILL');
+    await app?.close();
+    await sink.close();
+    await te.cleanup();
+  });
+
+  test('killed during the hold: after the restart it is sent once and announced once', async () => {
+    assert.equal((await runSvc(['migrate', 'up'], { env: te.env })).code, 0);
+    app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
+    const seed = await seedWorkspace(app);
+    await seedEmailChannel(app, seed, { smtpPort: sink.port });
+    const first = await spawnServer(te.env);
+    children.push(first);
+    const sendAt = new Date(Date.now() + 3000);
+    const res = await fetch(`${first.url}/v1/conversations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ inbox_id: seed.inboxId, to: ['kit@cust.example'], subject: 'Held', body: 'Before the crash.', send_at: sendAt.toISOString() }),
+    });
+    const started = (await res.json()) as { conversation: { id: string }; message: { id: string; status: string } };
+    assert.equal(res.status, 201, JSON.stringify(started));
+    assert.equal(started.message.status, 'scheduled');
+    await first.kill('SIGKILL');
+    const db = app.db;
+    const job = await db.selectFrom('jobs').select('id').where('kind', '=', 'message.send_later').execute();
+    assert.equal(job.length, 1, 'the hold is a stored job');
+
+    // Restarted (once its time has come): sent once, conversation.created and message.created once each.
+    while (Date.now() <= sendAt.getTime()) await sleep(100);
+    const second = await spawnServer(te.env);
+    children.push(second);
+    await sink.waitFor(1);
+    for (let i = 0; ; i++) {
+      const m = await db.selectFrom('messages').select('delivery_status').where('id', '=', started.message.id).executeTakeFirstOrThrow();
+      if (m.delivery_status === 'sent') break;
+      assert.ok(i < 600, `still ${m.delivery_status}`);
+      await sleep(100);
+    }
+    await second.kill('SIGTERM');
+    assert.equal(sink.messages.length, 1, 'exactly once');
+    assert.deepEqual(sink.messages[0].to, ['kit@cust.example']);
+    const events = await db.selectFrom('events').select(['type', 'data']).where('workspace_id', '=', seed.workspaceId).orderBy('seq').execute();
+    assert.deepEqual(
+      events.filter((e) => e.data.includes(started.conversation.id) && ['conversation.created', 'message.created'].includes(e.type)).map((e) => e.type),
+      ['conversation.created', 'message.created'],
+    );
   });
 });
