@@ -37,6 +37,7 @@ export const OWNER_OF = {
   conversation_labels: 'conversations',
   conversation_reads: 'conversations',
   drafts: 'conversations',
+  inbox_uploads: 'conversations',
   conversation_moves: 'conversations',
   messages: 'conversations',
   attachments: 'conversations',

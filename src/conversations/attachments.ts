@@ -4,14 +4,12 @@ import type { Readable } from 'node:stream';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import { cleanContentType, cleanFilename } from '../mail/parse.js';
 import { DAY, HOUR, iso } from '../platform/clock.js';
-import { notFound, tooLarge } from '../platform/errors.js';
-import { newId } from '../platform/ids.js';
+import { notFound } from '../platform/errors.js';
 import type { JobKind } from '../platform/jobs.js';
-import { FileTooLargeError } from '../platform/storage.js';
-import { attachmentKey, scheduleFileDeletion } from './files.js';
+import { putUpload, scheduleFileDeletion } from './files.js';
 import type { AttachmentRow, ConversationRow } from './format.js';
+import { findInboxUploadFor, removeOldInboxUploads } from './inbox-uploads.js';
 import { getConversationFor } from './service.js';
 import { findMessage } from './store.js';
 
@@ -33,26 +31,12 @@ export async function storeUpload(
   conversation: Pick<ConversationRow, 'id' | 'workspace_id'>,
   input: { filename?: string; contentType?: string; data: Readable | Buffer; maxBytes?: number },
 ): Promise<AttachmentRow> {
-  const id = newId('att');
-  const key = attachmentKey(conversation.workspace_id, id);
-  const contentType = cleanContentType(input.contentType?.split(';')[0]);
-  let stored: Awaited<ReturnType<typeof ctx.storage.put>>;
-  try {
-    stored = await ctx.storage.put(key, input.data, { maxBytes: input.maxBytes ?? ctx.config.attachmentMaxBytes, contentType });
-  } catch (error) {
-    if (error instanceof FileTooLargeError) throw tooLarge(`the attachment is larger than ${ctx.config.attachmentMaxBytes} bytes`);
-    throw error;
-  }
+  const file = await putUpload(ctx, conversation.workspace_id, input);
   const row: AttachmentRow = {
-    id,
+    ...file,
     workspace_id: conversation.workspace_id,
     conversation_id: conversation.id,
     message_id: null,
-    filename: cleanFilename(input.filename, contentType, 0),
-    content_type: contentType,
-    size: stored.size,
-    sha256: stored.sha256,
-    storage_key: key,
     content_id: null,
     inline: 0,
     created_at: iso(ctx.clock.now()),
@@ -60,7 +44,7 @@ export async function storeUpload(
   try {
     await ctx.db.insertInto('attachments').values(row).execute();
   } catch (error) {
-    await ctx.storage.delete(key).catch(() => undefined);
+    await ctx.storage.delete(file.storage_key).catch(() => undefined);
     throw error;
   }
   return row;
@@ -75,7 +59,12 @@ export async function getAttachmentFor(ctx: Pick<Ctx, 'db'>, access: Access, id:
     .where('attachments.workspace_id', '=', access.workspaceId)
     .where('attachments.id', '=', id)
     .executeTakeFirst();
-  if (!row || !canSeeInbox(access, row.inbox_id)) throw notFound('attachment');
+  if (!row || !canSeeInbox(access, row.inbox_id)) {
+    // An upload for a conversation not started yet (./inbox-uploads.ts).
+    const upload = row ? undefined : await findInboxUploadFor(ctx.db, access, id);
+    if (upload) return upload;
+    throw notFound('attachment');
+  }
   const { inbox_id: _inbox, ...attachment } = row;
   return attachment;
 }
@@ -116,7 +105,7 @@ export function attachmentCleanupJob(ctx: Ctx): JobKind {
           .where('created_at', '<', cutoff)
           .limit(500)
           .execute();
-        if (rows.length === 0) return;
+        if (rows.length === 0) break;
         await ctx.db.transaction().execute(async (trx) => {
           // Only rows still unsent are removed (one may have been sent since the select).
           const removed = await trx
@@ -134,8 +123,9 @@ export function attachmentCleanupJob(ctx: Ctx): JobKind {
             removed.map((r) => r.storage_key),
           );
         });
-        if (rows.length < 500) return;
+        if (rows.length < 500) break;
       }
+      while ((await removeOldInboxUploads(ctx, cutoff, 500)) === 500);
     },
   };
 }

@@ -61,6 +61,10 @@ const CancelledSchema = z
     cc: z.array(Address),
     bcc: z.array(Address),
     attachment_ids: z.array(z.string()),
+    conversation_removed: z.boolean().openapi({
+      description:
+        'the first message of a conversation the team started: the conversation, never announced, is removed too; its files are uploads of the inbox again',
+    }),
   })
   .openapi('CancelledMessage');
 
@@ -78,6 +82,11 @@ const StartSchema = z
     html: html.optional().openapi({ description: 'formatted text (sanitized; mailed as multipart/alternative)' }),
     member_id: memberId,
     send_at: sendAt,
+    attachment_ids: z
+      .array(z.string().max(100))
+      .max(100)
+      .optional()
+      .openapi({ description: 'files uploaded to the inbox first (POST /v1/inboxes/{inboxId}/attachments), sent with the first message' }),
   })
   .strict();
 
@@ -111,6 +120,7 @@ export function registerComposeRoutes(app: ApiApp, ctx: Ctx) {
         html: b.html,
         memberId: b.member_id,
         sendAt: b.send_at,
+        attachmentIds: b.attachment_ids,
       });
       return c.json(out, 201);
     },

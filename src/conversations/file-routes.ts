@@ -13,6 +13,7 @@ import { invalid, notFound } from '../platform/errors.js';
 import { getAttachmentFor, openAttachment, openRawEmail, uploadAttachment } from './attachments.js';
 import { AttachmentSchema, formatAttachment } from './format.js';
 import { htmlPage, htmlPageHeaders, inlineParts } from './html-page.js';
+import { uploadToInbox } from './inbox-uploads.js';
 import { getConversationFor } from './service.js';
 import { attachmentsOf, findMessage } from './store.js';
 
@@ -91,6 +92,34 @@ export function registerMessageFileRoutes(app: ApiApp, ctx: Ctx) {
       const body = c.req.raw.body;
       if (!body) throw invalid('the request has no body');
       const row = await uploadAttachment(ctx, access, c.req.valid('param').conversationId, {
+        filename: c.req.valid('query').filename,
+        contentType: c.req.header('content-type'),
+        data: Readable.fromWeb(body as never),
+      });
+      return c.json(formatAttachment(row), 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/inboxes/{inboxId}/attachments',
+      tags: ['conversations'],
+      summary: 'Upload a file (raw request body) for a conversation not started yet: POST /v1/conversations sends it by id',
+      security: bearer,
+      request: {
+        params: z.object({ inboxId: idParam('inboxId', 'inb_01hxyz') }),
+        query: z.object({ filename: z.string().min(1).max(255).optional() }),
+        body: { content: { '*/*': { schema: z.string().openapi({ format: 'binary' }) } }, required: true },
+      },
+      responses: { 201: jsonAnswer(AttachmentSchema, 'the stored upload (same limits as a reply’s); unsent uploads are removed after a day') },
+    }),
+    async (c) => {
+      const access = await requireAccess(c, ctx);
+      requireScope(access, 'conversations:write');
+      const body = c.req.raw.body;
+      if (!body) throw invalid('the request has no body');
+      const row = await uploadToInbox(ctx, access, c.req.valid('param').inboxId, {
         filename: c.req.valid('query').filename,
         contentType: c.req.header('content-type'),
         data: Readable.fromWeb(body as never),

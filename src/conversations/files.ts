@@ -2,21 +2,44 @@
 // a deletion job with their storage keys in the same transaction, so a crash between the database
 // change and the file removal loses nothing: the job runs (again) after a restart.
 
+import type { Readable } from 'node:stream';
 import { deleteVisitsOfConversations } from '../analytics/visit-store.js';
 import { fileDeletionHeldUntil, retryAfterHold } from '../backup/hold.js';
 import type { Ctx } from '../context.js';
 import { deleteCustomFieldValuesOf } from '../custom-fields/store.js';
 import type { Db } from '../db/schema.js';
+import { cleanContentType, cleanFilename } from '../mail/parse.js';
 import { deleteMailOfConversations } from '../mail/store.js';
 import type { Clock } from '../platform/clock.js';
+import { tooLarge } from '../platform/errors.js';
+import { newId } from '../platform/ids.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
-import type { Storage } from '../platform/storage.js';
+import { FileTooLargeError, type Storage } from '../platform/storage.js';
 
 export const FILES_DELETE_JOB = 'files.delete';
 const KEYS_PER_JOB = 200;
 
 export function attachmentKey(workspaceId: string, attachmentId: string): string {
   return `${workspaceId}/att/${attachmentId}`;
+}
+
+/** Writes an uploaded file to storage (at most the attachment limit: 413 past it); the caller records it. */
+export async function putUpload(
+  ctx: Pick<Ctx, 'storage' | 'config'>,
+  workspaceId: string,
+  input: { filename?: string; contentType?: string; data: Readable | Buffer; maxBytes?: number },
+) {
+  const id = newId('att');
+  const key = attachmentKey(workspaceId, id);
+  const contentType = cleanContentType(input.contentType?.split(';')[0]);
+  let stored: Awaited<ReturnType<typeof ctx.storage.put>>;
+  try {
+    stored = await ctx.storage.put(key, input.data, { maxBytes: input.maxBytes ?? ctx.config.attachmentMaxBytes, contentType });
+  } catch (error) {
+    if (error instanceof FileTooLargeError) throw tooLarge(`the attachment is larger than ${ctx.config.attachmentMaxBytes} bytes`);
+    throw error;
+  }
+  return { id, filename: cleanFilename(input.filename, contentType, 0), content_type: contentType, size: stored.size, sha256: stored.sha256, storage_key: key };
 }
 
 export function rawEmailKey(workspaceId: string, rawId: string): string {

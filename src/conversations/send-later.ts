@@ -6,19 +6,22 @@
 // job run twice, by two processes or after a kill -9, hands it over once; a cancelled message is
 // gone and the job finds nothing.
 import type { Access } from '../auth/access.js';
+import { loadContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
-import { announceEvents } from '../events/service.js';
+import { announceEvents, recordEvent } from '../events/service.js';
 import { scheduleEmailSend } from '../mail/outbound.js';
 import { deleteMailIdOfMessage } from '../mail/store.js';
 import { type Clock, DAY, iso } from '../platform/clock.js';
 import { conflict, invalid, notFound } from '../platform/errors.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
 import { replySignatures, withoutSignatures } from '../saved-replies/signatures.js';
-import { formatMailHeaders, formatMessage, type MessageRow } from './format.js';
-import { getConversationFor, recordSentLaterEvents } from './service.js';
-import { attachmentsOf, messageById } from './store.js';
+import { deleteConversationsWithFiles } from './files.js';
+import { type AttachmentRow, type ConversationRow, formatMailHeaders, formatMessage, type MessageRow } from './format.js';
+import { returnToInbox } from './inbox-uploads.js';
+import { announceStart, getConversationFor, recordMessageEvents, type Tx } from './service.js';
+import { attachmentsOf, findConversation, labelsOf, messageById } from './store.js';
 
 export const SEND_LATER_JOB = 'message.send_later';
 /** How far ahead a message may be scheduled. */
@@ -104,6 +107,25 @@ async function keptBackForCustomer(tx: { db: Db; clock: Clock }, message: Messag
   return true;
 }
 
+/**
+ * message.created for a scheduled message that is being handed to sending now (./send-later.ts); the
+ * first message of a conversation the team started (details.starts_conversation) announces the
+ * conversation too, held back until now so that nothing speaks of mail that was never sent.
+ */
+export async function recordSentLaterEvents(tx: Tx, message: MessageRow): Promise<void> {
+  const conversation = await findConversation(tx.db, message.workspace_id, message.conversation_id);
+  const contact = conversation && (await loadContactView(tx.db, conversation.workspace_id, conversation.contact_id));
+  if (!conversation || !contact) return;
+  const labels = (await labelsOf(tx.db, [conversation.id])).get(conversation.id)!;
+  const attachments = (await attachmentsOf(tx.db, [message.id])).get(message.id) ?? [];
+  const view = { conversation, labels, contact, message, attachments };
+  if (message.kind === 'message' && startsConversation(message)) await announceStart(tx, view, { created: conversation });
+  else await recordMessageEvents(tx, view, {});
+}
+
+/** The held first message of a conversation the team started (undo send, send later). */
+export const startsConversation = (m: Pick<MessageRow, 'details'>) => !!m.details && JSON.parse(m.details).starts_conversation === true;
+
 export function sendLaterJob(ctx: Ctx): JobKind<{ messageId: string }> {
   return {
     kind: SEND_LATER_JOB,
@@ -147,7 +169,7 @@ export async function cancelScheduledMessage(ctx: Ctx, access: Access, conversat
     const conversation = await getConversationFor({ db: trx }, access, conversationId);
     const message = await messageById(trx, messageId);
     if (!message || message.conversation_id !== conversation.id) throw notFound('message');
-    const files = await trx.selectFrom('attachments').select('id').where('message_id', '=', message.id).execute();
+    const files = await trx.selectFrom('attachments').selectAll().where('message_id', '=', message.id).execute();
     const removed = await trx.deleteFrom('messages').where('id', '=', message.id).where('delivery_status', '=', 'scheduled').executeTakeFirst();
     if (Number(removed.numDeletedRows) !== 1) {
       throw conflict('only a scheduled message can be cancelled; this one was handed to sending', 'message_state', { status: message.delivery_status });
@@ -165,6 +187,7 @@ export async function cancelScheduledMessage(ctx: Ctx, access: Access, conversat
         .execute();
     }
     await deleteMailIdOfMessage(trx, message.id);
+    const conversationRemoved = startsConversation(message) && (await removeUnstarted({ db: trx, clock: ctx.clock }, conversation, files));
     const headers = formatMailHeaders(message);
     // The text as the member wrote it: sent again, it gets its signatures again.
     const written = withoutSignatures(message.body, message.html, await replySignatures(trx, conversation, message.author_person_id));
@@ -176,7 +199,38 @@ export async function cancelScheduledMessage(ctx: Ctx, access: Access, conversat
       cc: headers?.cc ?? [],
       bcc: message.mail_bcc ? (JSON.parse(message.mail_bcc) as { name: string | null; address: string }[]) : [],
       attachment_ids: files.map((f) => f.id),
+      conversation_removed: conversationRemoved,
     };
   });
+  if (result.conversation_removed) announceEvents(ctx);
   return result;
+}
+
+/**
+ * A conversation the team started whose held first message was cancelled: never announced (no
+ * conversation.created went out) and now empty, it goes entirely; its files go back to the inbox's
+ * uploads. Kept when the team wrote a note in it meanwhile. Panels are told (a realtime-only
+ * conversation.removed; webhooks never heard of it). True when it was removed.
+ */
+async function removeUnstarted(tx: Tx, conversation: ConversationRow, files: readonly AttachmentRow[]): Promise<boolean> {
+  const left = await tx.db
+    .selectFrom('messages')
+    .select('id')
+    .where('conversation_id', '=', conversation.id)
+    .where('kind', 'in', ['message', 'note'])
+    .limit(1)
+    .executeTakeFirst();
+  if (left) return false;
+  await returnToInbox(tx, { inboxId: conversation.inbox_id }, files);
+  await deleteConversationsWithFiles(tx, [conversation.id]);
+  await recordEvent(tx, {
+    workspaceId: conversation.workspace_id,
+    inboxId: conversation.inbox_id,
+    contactId: conversation.contact_id,
+    type: 'conversation.removed',
+    occurredAt: tx.clock.now(),
+    data: { conversation_id: conversation.id, reason: 'unsent' },
+    webhook: false,
+  });
+  return true;
 }

@@ -338,7 +338,7 @@ export interface RecordOptions {
   quiet?: boolean;
 }
 
-async function recordMessageEvents(
+export async function recordMessageEvents(
   tx: Tx,
   view: { conversation: ConversationRow; labels: string[]; contact: ContactView; message: MessageRow; attachments: AttachmentRow[] },
   opts: { feedback?: boolean },
@@ -362,18 +362,7 @@ async function recordMessageEvents(
   if (opts.feedback) await recordEvent(tx, { ...base, type: 'feedback.created', data });
 }
 
-/** message.created for a scheduled message that is being handed to sending now (./send-later.ts). */
-export async function recordSentLaterEvents(tx: Tx, message: MessageRow): Promise<void> {
-  const conversation = await findConversation(tx.db, message.workspace_id, message.conversation_id);
-  if (!conversation) return;
-  const contact = await loadContactView(tx.db, conversation.workspace_id, conversation.contact_id);
-  if (!contact) return;
-  const labels = (await labelsOf(tx.db, [conversation.id])).get(conversation.id)!;
-  const attachments = (await attachmentsOf(tx.db, [message.id])).get(message.id) ?? [];
-  await recordMessageEvents(tx, { conversation, labels, contact, message, attachments }, {});
-}
-
-/** Starts a conversation with its first message and records conversation.created and message.created. */
+/** Starts a conversation with its first message and records conversation.created and message.created (a held first message: when it is handed to sending). */
 export async function startConversation(
   tx: Tx,
   input: {
@@ -408,21 +397,31 @@ export async function startConversation(
   const { message, attachments, conversation } = written;
   const view = { conversation, labels: created.labels, contact: input.contact, message, attachments };
   const visit = input.visit ? { visit: await input.visit(conversation.id) } : {};
-  if (!input.quiet) {
-    await recordEvent(tx, {
-      workspaceId: conversation.workspace_id,
-      inboxId: conversation.inbox_id,
-      contactId: conversation.contact_id,
-      type: 'conversation.created',
-      occurredAt: new Date(conversation.created_at),
-      data: { conversation: formatConversation(created.conversation, created.labels), contact: formatContact(input.contact), ...visit },
-      cause: { personId: message.author_person_id },
-    });
-    await recordMessageEvents(tx, view, { feedback: input.feedback });
-    if (!conversation.imported && !conversation.spam) {
-      const auto = await autoAssign(tx, { workspaceId: conversation.workspace_id, inboxId: conversation.inbox_id, teamId: null });
-      if (auto) return { ...view, conversation: await recordAutoAssignment(tx, view, auto) };
-    }
+  if (input.quiet || message.delivery_status === 'scheduled') return view;
+  return announceStart(tx, view, { created: created.conversation, feedback: input.feedback, visit });
+}
+
+/** conversation.created, the first message's events and the auto-assignment of a conversation that starts now. */
+export async function announceStart(
+  tx: Tx,
+  view: { conversation: ConversationRow; labels: string[]; contact: ContactView; message: MessageRow; attachments: AttachmentRow[] },
+  opts: { created: ConversationRow; feedback?: boolean; visit?: Record<string, unknown> },
+) {
+  const { conversation, message } = view;
+  await recordEvent(tx, {
+    workspaceId: conversation.workspace_id,
+    inboxId: conversation.inbox_id,
+    contactId: conversation.contact_id,
+    type: 'conversation.created',
+    occurredAt: new Date(conversation.created_at),
+    data: { conversation: formatConversation(opts.created, view.labels), contact: formatContact(view.contact), ...opts.visit },
+    cause: { personId: message.author_person_id },
+  });
+  await recordMessageEvents(tx, view, { feedback: opts.feedback });
+  // A held start handed over now: someone may have assigned it meanwhile.
+  if (!conversation.imported && !conversation.spam && !conversation.assignee_id && !conversation.team_id) {
+    const auto = await autoAssign(tx, { workspaceId: conversation.workspace_id, inboxId: conversation.inbox_id, teamId: null });
+    if (auto) return { ...view, conversation: await recordAutoAssignment(tx, view, auto) };
   }
   return view;
 }

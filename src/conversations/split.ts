@@ -14,6 +14,7 @@ import { type ConversationRow, formatConversation, formatMailHeaders, type Messa
 import { announceMove, moveMessages, recordMove, saveTimes, timesFromMessages } from './moves.js';
 import { type Participant, withParticipants } from './participants.js';
 import { authorFromAccess, getConversationFor, insertConversationRows, newConversationRow, type Tx } from './service.js';
+import { labelsOf } from './store.js';
 
 const messageIdIssue = (message: string) => invalid(`message_id: ${message}`, { issues: [{ path: 'message_id', message }] });
 
@@ -86,7 +87,10 @@ async function splitInTransaction(tx: Tx, access: Access, conversationId: string
     createdAt: new Date(chosen.created_at),
   });
   const fresh: ConversationRow = { ...created.conversation, assignee_id: source.assignee_id, priority: source.priority, spam: source.spam };
-  await insertConversationRows(tx.db, [{ conversation: fresh, labels: [] }]);
+  // The new conversation keeps (a copy of) the source's labels: what the team filed the thread under
+  // still holds for the part split off, and neither side loses a label (both keep them).
+  const labels = (await labelsOf(tx.db, [source.id])).get(source.id) ?? [];
+  await insertConversationRows(tx.db, [{ conversation: fresh, labels }]);
   const ids = moved.map((m) => m.id);
   const attachments = await moveMessages(tx, source.id, fresh.id, ids);
   const mail = await moveMailOfConversation(tx.db, { from: source.id, to: fresh.id, messageIds: ids });
@@ -95,7 +99,7 @@ async function splitInTransaction(tx: Tx, access: Access, conversationId: string
   await recordMove(tx, { access, kind: 'split', source, target, moved: { messages: ids, attachments, mail } });
 
   const author = authorFromAccess(access);
-  const split = { source_id: source.id, new_id: target.id, message_ids: ids };
+  const split = { source_id: source.id, new_id: target.id, message_ids: ids, labels_copied: labels };
   const into = await announceMove(tx, {
     conversation: target,
     author,

@@ -22,6 +22,7 @@ import { newId } from '../platform/ids.js';
 import { replySignatures, withSignatures } from '../saved-replies/signatures.js';
 import { checkSmtp, fieldError, namedRecipients, sendingChannel, teamText } from './compose.js';
 import { formatMessage } from './format.js';
+import { checkInboxUploads, takeInboxUploads } from './inbox-uploads.js';
 import type { Participant } from './participants.js';
 import { parseSendAt, scheduleSendLater } from './send-later.js';
 import { authorFromAccess, conversationView, MAX_SUBJECT_LENGTH, newConversationRow, registerMailId, startConversation } from './service.js';
@@ -39,6 +40,8 @@ export interface StartByMailInput {
   memberId?: string;
   /** Undo send / send later (./send-later.ts). */
   sendAt?: string;
+  /** Uploads of the inbox (POST /v1/inboxes/{id}/attachments), sent with the first message. */
+  attachmentIds?: string[];
 }
 
 const CONTACT_ID = /^ct_[0-9A-Za-z]+$/;
@@ -60,6 +63,8 @@ export async function startConversationByMail(ctx: Ctx, access: Access, input: S
   if (subject.length > MAX_SUBJECT_LENGTH) throw fieldError('subject', `at most ${MAX_SUBJECT_LENGTH} characters`);
   const text = teamText(input, { required: true });
   const sendAt = parseSendAt(input.sendAt, ctx.clock.now());
+  const attachmentIds = [...new Set(input.attachmentIds ?? [])];
+  await checkInboxUploads(ctx.db, { workspaceId: access.workspaceId, inboxId: inbox.id }, attachmentIds);
   // Contacts named by id: 404 when unknown or out of reach, 400 when they have no address to write to.
   const named = new Map<string, ContactView>();
   const recipients = await namedRecipients(ctx.db, access.workspaceId, input, async (entry, path): Promise<Recipient | undefined> => {
@@ -102,6 +107,7 @@ export async function startConversationByMail(ctx: Ctx, access: Access, input: S
     const signatures = await replySignatures(trx, draft, author.type === 'member' ? author.personId : null);
     const signed = withSignatures(text.body, text.html, signatures);
     const mail = { messageId: outboundMessageId(id, channel), references: [] as string[] };
+    const files = await takeInboxUploads(tx, { workspaceId: access.workspaceId, inboxId: inbox.id }, attachmentIds, signed.html);
     const started = await startConversation(tx, {
       conversation: conversationInput,
       contact,
@@ -115,6 +121,9 @@ export async function startConversationByMail(ctx: Ctx, access: Access, input: S
         subject,
         deliveryStatus: 'pending',
         sendAt,
+        files,
+        // Held (undo send, send later): the conversation is announced when this is handed to sending.
+        details: sendAt ? { starts_conversation: true } : null,
         mail: {
           ...mail,
           headers: await replyHeaders(trx, draft, channel, { ...mail, subject, subjectAsIs: true }, recipients),

@@ -9,6 +9,7 @@ import { deleteOldRuns } from '../automation/runs.js';
 import { broadcastRetentionRules, broadcastWorkspaceSteps } from '../broadcasts/lifecycle.js';
 import { contactImportsRule, workspaceContactImportsStep } from '../contacts/import-lifecycle.js';
 import { workspaceContactsStep } from '../contacts/retention.js';
+import { inboxUploadsWorkspaceStep } from '../conversations/inbox-uploads.js';
 import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep } from '../conversations/retention.js';
 import { deleteWorkspaceCustomFields } from '../custom-fields/service.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
@@ -85,6 +86,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   migrationUploadsWorkspaceStep,
   migrationWorkspaceStep,
   workspaceConversationsStep,
+  inboxUploadsWorkspaceStep,
   workspaceContactImportsStep,
   workspaceContactsStep,
   // After conversations and contacts (which take their values with them): what is left, then the fields.

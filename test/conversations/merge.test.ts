@@ -451,6 +451,7 @@ describe('merge, unmerge and split of conversations', () => {
     });
     clock.advance(MIN);
     const note = await api('POST', `/v1/conversations/${id}/messages`, { kind: 'note', body: 'note stays' });
+    assert.equal((await api('PATCH', `/v1/conversations/${id}`, { labels: ['billing', 'vip'] })).status, 200);
     const before = await rows([id]);
     const seq = await lastEventSeq(s);
     const hooksFrom = rx.received.length;
@@ -468,6 +469,10 @@ describe('merge, unmerge and split of conversations', () => {
     assert.deepEqual(r.body.message_ids, [y1.message_id, y2.message_id]);
     const created = r.body.conversation;
     assert.equal(created.subject, 'Also: invoice address');
+    // Labels are copied: the split-off part keeps what the thread was filed under, the source keeps them too.
+    assert.deepEqual(created.labels, ['billing', 'vip']);
+    assert.deepEqual(r.body.source.labels, ['billing', 'vip']);
+    assert.deepEqual((await api('GET', `/v1/conversations/${created.id}`)).body.labels, ['billing', 'vip']);
     assert.equal(created.contact_id, r.body.source.contact_id);
     assert.deepEqual(
       created.participants.map((p: any) => [p.address, p.role]),
@@ -498,6 +503,15 @@ describe('merge, unmerge and split of conversations', () => {
     assert.deepEqual(
       payloads.map((p) => p.data.split.new_id),
       [created.id, created.id],
+    );
+    for (const p of payloads) {
+      assert.deepEqual(p.data.conversation.labels, ['billing', 'vip']);
+      assert.deepEqual(p.data.split.labels_copied, ['billing', 'vip']);
+    }
+    const byLabel = await api('GET', `/v1/conversations?label=vip&status=open`);
+    assert.ok(
+      [created.id, id].every((c) => byLabel.body.data.some((x: any) => x.id === c)),
+      JSON.stringify(byLabel.body),
     );
     // The Message-IDs followed: an answer to y2 lands in the new conversation, an answer to x2 stays.
     const y3 = await mail({ From: 'Finn <finn@cust.example>', Subject: 'Re: Also', 'Message-ID': '<s-y3@cust.example>', 'In-Reply-To': '<s-y2@cust.example>' });

@@ -1,6 +1,7 @@
 // Merge with undo and split in a real browser, in English and Turkish: the duplicate hint, the
 // Merge dialog opened by its shortcut and worked by keyboard alone at desktop size, the undo toast,
-// the stub's banner and its undo, and Split on a message at phone size; the rows checked through
+// the stub's banner and its undo, and Split on a message at phone size (and from the command palette,
+// labels copied); the rows checked through
 // the API. axe on each page; screenshots at 1280×800 and 390×844.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -21,6 +22,10 @@ const TEXT = {
     undoStub: /Undo merge/,
     split: 'Split',
     splitDone: 'Split into a new conversation.',
+    splitTitle: 'Split into a new conversation',
+    paletteQuery: 'split from',
+    paletteSplit: 'Split from this message…',
+    pickTitle: 'Split from which message?',
   },
   tr: {
     duplicate: /Olası kopya/,
@@ -32,6 +37,10 @@ const TEXT = {
     undoStub: /Birleştirmeyi geri al/,
     split: 'Ayır',
     splitDone: 'Yeni bir konuşmaya ayrıldı.',
+    splitTitle: 'Yeni bir konuşmaya ayır',
+    paletteQuery: 'iletiden ayır',
+    paletteSplit: 'Bu iletiden ayır…',
+    pickTitle: 'Hangi iletiden ayrılsın?',
   },
 } as const;
 
@@ -148,6 +157,9 @@ describe('merge and split in the panel', { skip: browserSkipReason() }, () => {
         'More on it.\r\n',
       );
       assert.equal(q3.conversation_id, q1.conversation_id);
+      // Labels go with a split (a copy: the source keeps them too).
+      const labelled = await s.request('PATCH', `/v1/conversations/${q1.conversation_id}`, { token: seed.apiKey, body: { labels: [`vip-${lang}`] } });
+      assert.equal(labelled.status, 200, JSON.stringify(labelled.body));
       const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, locale: lang === 'en' ? 'en-GB' : 'tr-TR' });
       await phone.context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
       phone.page.on('pageerror', (e) => errors.push(String(e)));
@@ -174,6 +186,39 @@ describe('merge and split in the panel', { skip: browserSkipReason() }, () => {
       assert.ok(overflow <= 0, `no horizontal scrolling (${overflow}px)`);
       await assertAccessible(phone.page);
       await screenshot(phone.page, `panel-split-done-${lang}-phone`);
+      assert.deepEqual((await get(newId)).labels, [`vip-${lang}`]);
+      assert.deepEqual((await get(q1.conversation_id)).labels, [`vip-${lang}`]);
+
+      // The same from the command palette, with the keyboard alone: Ctrl+K, "Split from this message…",
+      // the message chosen in a picker, then the confirmation.
+      await phone.page.locator('body').click({ position: { x: 5, y: 5 } });
+      await phone.page.keyboard.press('Control+k');
+      await phone.page.getByRole('combobox').waitFor();
+      await phone.page.keyboard.type(x.paletteQuery);
+      await phone.page.getByRole('option', { name: x.paletteSplit }).waitFor();
+      await phone.page.keyboard.press('Enter');
+      const picker = phone.page.getByRole('dialog', { name: x.pickTitle });
+      await picker.waitFor();
+      assert.equal(await picker.getByRole('option').count(), 2, 'the two messages of this conversation');
+      await phone.page.keyboard.type('More on it');
+      assert.equal(await picker.getByRole('option').count(), 1);
+      await assertAccessible(phone.page);
+      await screenshot(phone.page, `panel-split-picker-${lang}-phone`);
+      await phone.page.keyboard.press('Enter');
+      await phone.page.getByRole('dialog', { name: x.splitTitle }).waitFor();
+      await phone.page.keyboard.press('Enter');
+      await phone.page.getByText(x.splitDone).first().waitFor();
+      await phone.page.waitForURL((u) => u.pathname !== `/conversations/${newId}`);
+      const thirdId = new URL(phone.page.url()).pathname.split('/').pop()!;
+      const third = (await s.request('GET', `/v1/conversations/${thirdId}/messages?order=asc`, { token: seed.apiKey })).body.data.filter(
+        (m: any) => m.kind === 'message',
+      );
+      assert.deepEqual(
+        third.map((m: any) => m.id),
+        [q3.message_id],
+      );
+      assert.deepEqual((await get(thirdId)).labels, [`vip-${lang}`]);
+      await phone.page.locator('.thread').getByText('More on it.').waitFor();
       await phone.context.close();
       assert.deepEqual(errors, []);
     });

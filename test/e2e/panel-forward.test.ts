@@ -117,6 +117,122 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     await context.close();
   });
 
+  test('undo send and files: a held new conversation (files by button and by drop) and a held forward come back as they were; nothing is mailed until sent', async () => {
+    for (const token of [seed.ownerToken, ayse.token]) {
+      const r = await s.request('PATCH', '/v1/me', { token, body: { undo_send_seconds: 60 } });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    }
+    const { context, page, errors } = await memberPage(seed.ownerToken, 'en-US', { width: 1280, height: 800 });
+    await page.goto(`${s.url}/conversations`);
+    await page.getByRole('button', { name: 'New conversation' }).waitFor();
+    await page.locator('body').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('c');
+    const compose = page.getByRole('dialog', { name: 'New conversation' });
+    await compose.waitFor();
+    await page.keyboard.type('Pia Berg <pia@new.example>');
+    await page.locator('#new-subject').fill('Your quote');
+    await page.locator('#new-body').fill('The quote is attached.');
+    // A file chosen with the Attach button, and one dropped on the dialog.
+    await page.locator('#new-files').setInputFiles({ name: 'quote.txt', mimeType: 'text/plain', buffer: Buffer.from('Quote: 120 EUR') });
+    const files = compose.getByRole('list', { name: 'Files to send' });
+    await files.getByText('quote.txt').waitFor();
+    const dropped = await page.evaluateHandle(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['a,b\n1,2\n'], 'prices.csv', { type: 'text/csv' }));
+      return dt;
+    });
+    await compose.locator('form').dispatchEvent('drop', { dataTransfer: dropped });
+    await files.getByText('prices.csv').waitFor();
+    assert.equal(await page.locator('#new-inbox').isDisabled(), true, 'the files belong to the chosen inbox');
+    await assertAccessible(page);
+    await screenshot(page, 'panel-new-conversation-files-en-1280');
+    const count = sink.messages.length;
+    await page.locator('#new-body').focus();
+    await page.keyboard.press('Control+Enter');
+    const undo = page.getByRole('button', { name: 'Undo' });
+    await undo.waitFor();
+    await page.getByRole('heading', { name: 'Your quote' }).waitFor();
+    const held = await s.app.db.selectFrom('conversations').select('id').where('subject', '=', 'Your quote').execute();
+    assert.equal(held.length, 1, 'held: the conversation is there for its author');
+    await screenshot(page, 'panel-new-conversation-held-en-1280');
+    await undo.focus();
+    await page.keyboard.press('Enter');
+    // The dialog opens again as it was sent, files and all; the conversation is gone.
+    await compose.waitFor();
+    await page.waitForFunction(() => (document.getElementById('new-to') as HTMLInputElement | null)?.value === 'Pia Berg <pia@new.example>');
+    assert.equal(await page.locator('#new-subject').inputValue(), 'Your quote');
+    assert.equal(await page.locator('#new-body').inputValue(), 'The quote is attached.');
+    await files.getByText('quote.txt').waitFor();
+    await files.getByText('prices.csv').waitFor();
+    await page.waitForURL((u) => u.pathname === '/conversations');
+    assert.deepEqual(await s.app.db.selectFrom('conversations').select('id').where('subject', '=', 'Your quote').execute(), []);
+    await page.locator('.list-pane').getByText('Your quote').waitFor({ state: 'detached' });
+    await s.app.jobs.drain();
+    assert.equal(sink.messages.length, count, 'the smtp sink stays empty');
+
+    // Sent again: held as before; moved to now, it goes once with both files.
+    await page.locator('#new-body').focus();
+    await page.keyboard.press('Control+Enter');
+    await page.getByRole('heading', { name: 'Your quote' }).waitFor();
+    const again = await s.app.db.selectFrom('messages').select(['id', 'conversation_id']).where('subject', '=', 'Your quote').executeTakeFirstOrThrow();
+    const soon = new Date(Date.now() + 1000).toISOString();
+    const moved = await s.request('PATCH', `/v1/conversations/${again.conversation_id}/messages/${again.id}/schedule`, {
+      token: seed.apiKey,
+      body: { send_at: soon },
+    });
+    assert.equal(moved.status, 200, JSON.stringify(moved.body));
+    const mail = (await sink.waitFor(count + 1))[count];
+    assert.equal(mail.parsed.subject, 'Your quote');
+    assert.deepEqual(mail.to, ['pia@new.example']);
+    assert.deepEqual(mail.parsed.attachments.map((a) => [a.filename, a.content.toString()]).sort(), [
+      ['prices.csv', 'a,b\n1,2\n'],
+      ['quote.txt', 'Quote: 120 EUR'],
+    ]);
+    assert.deepEqual(errors, []);
+    await context.close();
+
+    // A held forward in Turkish at phone width: Geri al opens İlet again as it was; nothing is mailed.
+    const { conversation_id: id } = await deliverMail(
+      s,
+      address,
+      { From: 'Ece <ece@musteri.example>', Subject: 'Kargo', 'Message-ID': '<e2e-f3@musteri.example>' },
+      'Kargom gelmedi.',
+    );
+    const phone = await memberPage(ayse.token, 'tr-TR', { width: 390, height: 844 });
+    await phone.page.goto(`${s.url}/conversations/${id}`);
+    await phone.page.locator('.msg-body', { hasText: 'Kargom gelmedi.' }).waitFor();
+    await phone.page.locator('body').click({ position: { x: 5, y: 5 } });
+    await phone.page.keyboard.press('f');
+    const dialog = phone.page.getByRole('dialog', { name: 'İlet: Kargo' });
+    await dialog.waitFor();
+    await phone.page.keyboard.type('depo@ortak.example');
+    await phone.page.locator('#forward-note').fill('Lütfen kontrol edin.');
+    const before = sink.messages.length;
+    await phone.page.locator('#forward-note').focus();
+    await phone.page.keyboard.press('Control+Enter');
+    const geriAl = phone.page.getByRole('button', { name: 'Geri al' });
+    await geriAl.waitFor();
+    await phone.page.locator('.msg.out').filter({ hasText: 'Lütfen kontrol edin.' }).waitFor();
+    await geriAl.focus();
+    await phone.page.keyboard.press('Enter');
+    await dialog.waitFor();
+    await phone.page.waitForFunction(() => (document.getElementById('forward-to') as HTMLInputElement | null)?.value === 'depo@ortak.example');
+    assert.equal(await phone.page.locator('#forward-note').inputValue(), 'Lütfen kontrol edin.');
+    await phone.page.locator('.msg.out').filter({ hasText: 'Lütfen kontrol edin.' }).waitFor({ state: 'detached' });
+    const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `no horizontal scrolling (${overflow}px)`);
+    await assertAccessible(phone.page);
+    await screenshot(phone.page, 'panel-forward-undone-tr-390');
+    await phone.page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    await s.app.jobs.drain();
+    assert.equal(sink.messages.length, before, 'nothing mailed');
+    assert.deepEqual(await s.app.db.selectFrom('messages').select('id').where('conversation_id', '=', id).where('direction', '=', 'out').execute(), []);
+    assert.deepEqual(phone.errors, []);
+    await phone.context.close();
+    for (const token of [seed.ownerToken, ayse.token]) await s.request('PATCH', '/v1/me', { token, body: { undo_send_seconds: 0 } });
+  });
+
   test('tr, phone: the İlet button and a contact’s “… kişisine yaz” with the keyboard', async () => {
     const { conversation_id: id } = await deliverMail(
       s,

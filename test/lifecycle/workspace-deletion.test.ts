@@ -85,8 +85,16 @@ describe('workspace deletion', () => {
     const conversations: string[] = [];
     for (let i = 0; i < 130; i++) conversations.push((await deliverWithFile(s, channel.address!)).conversation_id);
     await s.app.jobs.drain();
+    // A file uploaded for a conversation not started yet (an upload of the inbox) goes too.
+    const upload = await s.request('POST', `/v1/inboxes/${ws.inboxId}/attachments?filename=draft.txt`, {
+      token: ws.apiKey,
+      raw: Buffer.from('draft'),
+      headers: { 'content-type': 'text/plain' },
+    });
+    assert.equal(upload.status, 201, JSON.stringify(upload.body));
     const files = await referencedKeys(s.app.db, ws.workspaceId);
     assert.equal(files.length, 260);
+    files.push((await s.app.db.selectFrom('inbox_uploads').select('storage_key').where('id', '=', upload.body.id).executeTakeFirstOrThrow()).storage_key);
     const sentBefore = rx.received.length;
     assert.ok(sentBefore > 0);
 
@@ -134,7 +142,7 @@ describe('workspace deletion', () => {
     assert.ok(lines.length >= 1);
     for (const line of lines) assert.equal((line.conversations_deleted as number) + (line.conversations_left as number), 130, 'counts add up');
     const last = lines.at(-1)!;
-    assert.deepEqual([last.conversations_deleted, last.conversations_left, last.files_deleted, last.done], [130, 0, 260, true]);
+    assert.deepEqual([last.conversations_deleted, last.conversations_left, last.files_deleted, last.done], [130, 0, 261, true]);
 
     for (const table of [
       'conversations',
@@ -148,6 +156,7 @@ describe('workspace deletion', () => {
       'events',
       'webhook_endpoints',
       'realtime_connections',
+      'inbox_uploads',
     ] as const) {
       const rows = await s.app.db.selectFrom(table).select('workspace_id').where('workspace_id', '=', ws.workspaceId).execute();
       assert.equal(rows.length, 0, `${table} rows left`);

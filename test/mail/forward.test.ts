@@ -18,6 +18,7 @@ import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhook
 import { connectMcp } from '../mcp/helpers.js';
 
 const SECRET = 'forward-secret';
+const MAX_BYTES = 100_000;
 type Address = { name: string | null; address: string };
 
 function header(mail: CaughtMail, field: 'to' | 'cc' | 'bcc'): Address[] {
@@ -70,7 +71,7 @@ describe('forward and new conversations by mail', () => {
   before(async () => {
     clock = new ManualClock('2030-03-04T10:00:00Z');
     sink = await startSmtpSink(SINK_LOGIN);
-    s = await startTestServer({ clock, env: { SVC_INGRESS_SECRET: SECRET, SVC_WEBHOOK_ALLOW_PRIVATE: '1' } });
+    s = await startTestServer({ clock, env: { SVC_INGRESS_SECRET: SECRET, SVC_WEBHOOK_ALLOW_PRIVATE: '1', SVC_ATTACHMENT_MAX_BYTES: String(MAX_BYTES) } });
     await s.app.jobs.stop(); // jobs run only when the test drains them
     seed = await seedWorkspace(s.app);
     other = await seedWorkspace(s.app);
@@ -420,6 +421,82 @@ describe('forward and new conversations by mail', () => {
     assert.equal(second.parsed.subject, 'Second topic');
   });
 
+  test('a new conversation with files: uploaded to the inbox first (the reply limit), the first mail carries them; ids are checked', async () => {
+    const upload = (inboxId: string, filename: string, type: string, bytes: Buffer, token = seed.apiKey) =>
+      s.request('POST', `/v1/inboxes/${inboxId}/attachments?filename=${filename}`, { token, raw: bytes, headers: { 'content-type': type } });
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const picture = await upload(seed.inboxId, 'shot.png', 'image/png', png);
+    assert.equal(picture.status, 201, JSON.stringify(picture.body));
+    const file = await upload(seed.inboxId, 'terms.txt', 'text/plain', Buffer.from('The terms'));
+    assert.equal(file.status, 201, JSON.stringify(file.body));
+    assert.deepEqual([file.body.filename, file.body.size, file.body.inline], ['terms.txt', 9, false]);
+    // Before it is sent the upload can be read back by its URL, like a reply's.
+    const content = await s.request('GET', file.body.url, { token: seed.apiKey });
+    assert.equal(content.status, 200);
+    assert.equal(content.body, 'The terms');
+    // The same limit as a reply's upload; another workspace's inbox is 404; nothing is stored.
+    const start = await counts();
+    const big = await upload(seed.inboxId, 'big.bin', 'application/octet-stream', Buffer.alloc(MAX_BYTES + 1));
+    assert.equal(big.status, 413, JSON.stringify(big.body));
+    assert.equal((await upload(other.inboxId, 'x.txt', 'text/plain', Buffer.from('x'))).status, 404);
+    assert.equal((await upload('inb_unknown', 'x.txt', 'text/plain', Buffer.from('x'))).status, 404);
+    assert.equal((await s.request('GET', `/v1/attachments/${file.body.id}`, { token: other.apiKey })).status, 404);
+    const uploads = async () => (await s.app.db.selectFrom('inbox_uploads').select('id').orderBy('id').execute()).map((r) => r.id);
+    assert.deepEqual(await uploads(), [picture.body.id, file.body.id].sort());
+    // Another workspace cannot send them.
+    const foreign = await s.request('POST', '/v1/conversations', {
+      token: other.apiKey,
+      body: { inbox_id: other.inboxId, to: ['uma@new.example'], subject: 'Hi', body: 'x', attachment_ids: [file.body.id] },
+    });
+    assert.equal(foreign.status, 400, JSON.stringify(foreign.body));
+    assert.equal(foreign.body.error.issues[0].path, 'attachment_ids.0');
+    assert.deepEqual(await counts(), start);
+
+    const r = await s.request('POST', '/v1/conversations', {
+      token: seed.apiKey,
+      body: {
+        inbox_id: seed.inboxId,
+        to: ['Uma <uma@new.example>'],
+        subject: 'The contract',
+        html: `<p>Signed: <img src="${picture.body.url}" alt="shot"></p>`,
+        attachment_ids: [file.body.id, picture.body.id],
+      },
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const byName = new Map((r.body.message.attachments as { filename: string; id: string; inline: boolean }[]).map((a) => [a.filename, a]));
+    assert.equal(byName.get('terms.txt')?.id, file.body.id);
+    assert.equal(byName.get('terms.txt')?.inline, false);
+    assert.equal(byName.get('shot.png')?.inline, true);
+    assert.deepEqual(await uploads(), [], 'the uploads now belong to the conversation');
+    const mail = await sendAll();
+    assert.deepEqual(mail.to, ['uma@new.example']);
+    const parts = new Map(mail.parsed.attachments.map((a) => [a.filename, a]));
+    assert.equal(parts.get('terms.txt')?.content.toString(), 'The terms');
+    assert.equal(parts.get('terms.txt')?.contentDisposition, 'attachment');
+    assert.ok(parts.get('shot.png')?.content.equals(png));
+    assert.equal(parts.get('shot.png')?.related, true, 'the picture is an inline part');
+    assert.match(mail.raw.toString(), new RegExp(`Content-ID: <${picture.body.id}@svc>`, 'i'));
+    const hooks = await webhooksFor('message.created', r.body.message.id);
+    assert.deepEqual(hooks[0].p.data.message.attachments.map((a: { filename: string }) => a.filename).sort(), ['shot.png', 'terms.txt']);
+
+    // Used once: naming it again is 400 and writes nothing.
+    const before = await counts();
+    const again = await s.request('POST', '/v1/conversations', {
+      token: seed.apiKey,
+      body: { inbox_id: seed.inboxId, to: ['uma@new.example'], subject: 'Again', body: 'x', attachment_ids: [file.body.id] },
+    });
+    assert.equal(again.status, 400, JSON.stringify(again.body));
+    assert.equal(again.body.error.issues[0].path, 'attachment_ids.0');
+    assert.deepEqual(await counts(), before);
+
+    // An upload never sent goes after a day, with its file.
+    const stray = await upload(seed.inboxId, 'stray.txt', 'text/plain', Buffer.from('stray'));
+    clock.advance(25 * 60 * 60_000);
+    await s.app.jobs.drain();
+    assert.deepEqual(await uploads(), []);
+    assert.equal((await s.request('GET', `/v1/attachments/${stray.body.id}`, { token: seed.apiKey })).status, 404);
+  });
+
   test('bad new conversations: 404 for unknown or foreign inbox, channel and contact; 400 naming the field; 409 without an e-mail channel; nothing changes', async () => {
     const bare = await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'No mail' });
     const otherInbox = await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Sales' });
@@ -442,6 +519,7 @@ describe('forward and new conversations by mail', () => {
       [await post({ subject: '  ' }), 400, 'subject'],
       [await post({ body: ' ' }), 400, 'body'],
       [await post({ inbox_id: bare.id }), 409, null, 'no_email_channel'],
+      [await post({ attachment_ids: ['att_unknown'] }), 400, 'attachment_ids.0'],
     ];
     for (const [r, status, path, code] of cases) {
       assert.equal(r.status, status, JSON.stringify(r.body));

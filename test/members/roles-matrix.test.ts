@@ -31,7 +31,7 @@ const GROUPS: { name: string; matches: (method: string, path: string) => boolean
       p === '/v1/usage/export.csv' ||
       p === '/v1/workspace/broadcasts' ||
       (p.startsWith('/v1/members/') && m !== 'GET') ||
-      (/^\/v1\/(inboxes|channels)(\/|$)/.test(p) && m !== 'GET'),
+      (/^\/v1\/(inboxes|channels)(\/|$)/.test(p) && m !== 'GET' && p !== '/v1/inboxes/{inboxId}/attachments'),
     refused: ['agent', 'limited agent'],
   },
   {
@@ -59,6 +59,7 @@ const GROUPS: { name: string; matches: (method: string, path: string) => boolean
     matches: (_m, p) => p === '/v1/contacts/import' || /^\/v1\/contact-imports(\/|$)/.test(p),
     refused: ['limited agent'],
   },
+  // Uploading a file for a new conversation of an inbox is writing in it, as a reply's upload is.
   { name: 'everything else: conversations, contacts, events, the caller’s own account, public routes', matches: () => true, refused: [] },
 ];
 

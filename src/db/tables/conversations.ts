@@ -214,6 +214,20 @@ export interface AttachmentsTable {
   created_at: string;
 }
 
+/** A file uploaded for a conversation not started yet (POST /v1/conversations takes it by id; 0058). */
+export interface InboxUploadsTable {
+  /** An attachment id (att_…): the attachment row the new conversation makes keeps it and the storage key. */
+  id: string;
+  workspace_id: string;
+  inbox_id: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  storage_key: string;
+  created_at: string;
+}
+
 /** A member's unsent reply or note in a conversation (src/conversations/drafts.ts). */
 export interface DraftsTable {
   conversation_id: string;
@@ -235,6 +249,7 @@ export interface ConversationTables {
   conversation_labels: ConversationLabelsTable;
   conversation_reads: ConversationReadsTable;
   drafts: DraftsTable;
+  inbox_uploads: InboxUploadsTable;
   messages: MessagesTable;
   mail_ids: MailIdsTable;
   mail_digests: MailDigestsTable;

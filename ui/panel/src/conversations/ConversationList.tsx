@@ -97,6 +97,8 @@ export function ConversationList(props: { filter: ListFilter; selectedId: string
   // Live updates: merge what the events carry; rows added above keep the reader's place.
   useEffect(() => {
     const off = onEvent((ev) => {
+      // A new conversation whose only message was taken back (undo send): gone.
+      if (ev.type === 'conversation.removed') return setItems((old) => old.filter((x) => x.id !== ev.data.conversation_id));
       const conv = ev.data.conversation;
       if (!conv || ev.type === 'message.updated' || isSignal(ev)) return;
       setItems((old) => {

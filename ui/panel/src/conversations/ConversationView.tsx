@@ -1,18 +1,18 @@
 // One conversation: its thread, the composer and the details column.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ConversationVisit } from '../analytics';
-import { api, type Conversation, errorText, type Message, must } from '../api';
+import { api, type Conversation, errorText, type Message, must, type Schemas } from '../api';
 import { MacroMenu } from '../automation';
 import { closeRefused, isCloseRefusal, missingRequired } from '../custom-fields';
 import { absoluteTime, clockTime, conversationTitle, t } from '../i18n';
-import { DuplicateHint, MergeButton, MergedBanner, mergeAsked, SplitButton } from '../merge';
+import { DuplicateHint, MergeButton, MergedBanner, mergeAsked, SplitButton, SplitPicker, splitAsked } from '../merge';
 import { isSignal, onEvent, onReset } from '../realtime';
 import { SlaClock } from '../sla';
 import { SnoozeBadge, SnoozeButton, type SnoozeValue } from '../snooze';
 import { me, memberName, toast } from '../state';
 import { Composer, type ComposerHandle } from './Composer';
 import { ContactTyping } from './ContactTyping';
-import { ForwardDialog, ForwardedLine } from './compose';
+import { composeAsked, ForwardDialog, type ForwardDraft, ForwardedLine, linesOf } from './compose';
 import { type Contact, type ConversationPatch, Details } from './Details';
 import { describeEvent } from './event-line';
 import { Attachments, MailFrame, TextBody } from './MessageBody';
@@ -44,7 +44,16 @@ function ConversationView(props: { id: string; onBack: () => void }) {
   const [error, setError] = useState('');
   const [snoozing, setSnoozing] = useState(false);
   const [forwarding, setForwarding] = useState<Message | null>(null);
+  // A forward whose send was undone: its dialog opens again as it was.
+  const [forwardDraft, setForwardDraft] = useState<ForwardDraft | undefined>(undefined);
   const [merging, setMerging] = useState(false);
+  const [splitting, setSplitting] = useState(false);
+  // "Split from this message…" from the command palette.
+  useEffect(() => {
+    if (splitAsked.value !== conv?.id) return;
+    splitAsked.value = null;
+    if (!conv.merged_into_id) setSplitting(true);
+  }, [splitAsked.value, conv?.id]);
   // "Merge…" from the command palette opens this conversation's merge dialog.
   useEffect(() => {
     if (mergeAsked.value !== conv?.id) return;
@@ -237,9 +246,14 @@ function ConversationView(props: { id: string; onBack: () => void }) {
               myId={myId}
               canSplit={!conv.merged_into_id}
               onUpdated={(u) => setMessages((old) => old.map((x) => (x.id === u.id ? u : x)))}
-              onCancelled={(html) => {
+              onCancelled={(html, back) => {
                 setMessages((old) => old.filter((x) => x.id !== m.id));
-                composer.current?.restore(html);
+                // The first message of a conversation the team started: the conversation went with it,
+                // so the text goes back into a New conversation dialog.
+                if (back.conversation_removed) {
+                  const files = m.attachments.filter((a) => back.attachment_ids.includes(a.id));
+                  composeAsked.value = { inboxId: conv.inbox_id, lines: linesOf(back), subject: conv.subject ?? '', body: back.body, files, removed: conv.id };
+                } else composer.current?.restore(html);
               }}
               onConversation={setConv}
               onForward={() => setForwarding(m)}
@@ -261,8 +275,30 @@ function ConversationView(props: { id: string; onBack: () => void }) {
         <ForwardDialog
           message={forwarding}
           subject={conv.subject}
-          onClose={() => setForwarding(null)}
+          initial={forwardDraft}
+          onClose={() => {
+            setForwarding(null);
+            setForwardDraft(undefined);
+          }}
+          onUndone={(id, draft, original) => {
+            setMessages((old) => old.filter((x) => x.id !== id));
+            setForwardDraft(draft);
+            setForwarding(original);
+          }}
           onSent={(m) => setMessages((old) => (old.some((x) => x.id === m.id) ? old.map((x) => (x.id === m.id ? keepBcc(m, x) : x)) : [...old, m]))}
+        />
+      )}
+      {splitting && (
+        <SplitPicker
+          messages={messages}
+          authorOf={(x) =>
+            x.direction === 'in'
+              ? x.email?.from?.name || x.email?.from?.address || contact?.name || t('list.unknown_contact')
+              : x.author.type === 'member'
+                ? memberName(x.author.member_id, t('conv.you'), t('conv.team'))
+                : t('conv.api')
+          }
+          onClose={() => setSplitting(false)}
         />
       )}
       {showDetails && (
@@ -293,7 +329,7 @@ function MessageItem(props: {
   myId: string;
   canSplit: boolean;
   onUpdated: (m: Message) => void;
-  onCancelled: (html: string) => void;
+  onCancelled: (html: string, back: Schemas['CancelledMessage']) => void;
   onConversation: (c: Conversation) => void;
   onForward: () => void;
 }) {

@@ -3,7 +3,7 @@
 // scheduled (send_at); the timeline shows it with "Cancel" until it goes. "Unless the customer
 // answers first" keeps it back (a note for its author) when the customer writes before then.
 import { useState } from 'preact/hooks';
-import { api, errorText, type Message, must } from '../api';
+import { api, errorText, type Message, must, type Schemas } from '../api';
 import { Dialog } from '../components/Dialog';
 import { absoluteTime, t } from '../i18n';
 import { TimeChoices } from '../snooze';
@@ -43,14 +43,18 @@ function SendLaterDialog(props: { onClose: () => void; onPick: (at: Date, unless
 }
 
 /** A scheduled message's line in the timeline: when it goes, "Change time" and "Cancel" (its text back into the composer). */
-export function ScheduledLine(props: { message: Message; onCancelled: (text: string) => void; onUpdated: (m: Message) => void }) {
+export function ScheduledLine(props: {
+  message: Message;
+  onCancelled: (text: string, back: Schemas['CancelledMessage']) => void;
+  onUpdated: (m: Message) => void;
+}) {
   const m = props.message;
   const [moving, setMoving] = useState(false);
   const path = { conversationId: m.conversation_id, messageId: m.id };
   async function cancel() {
     try {
       const back = await must(api.DELETE('/v1/conversations/{conversationId}/messages/{messageId}/schedule', { params: { path } }));
-      props.onCancelled(back.html ?? back.body);
+      props.onCancelled(back.html ?? back.body, back);
     } catch (e) {
       toast(t('composer.undo_failed', { error: errorText(e) }));
     }

@@ -4,13 +4,13 @@ import { useLocation, useRoute } from 'preact-iso';
 import { loadMacros, macroCommands } from '../automation';
 import { Dialog } from '../components/Dialog';
 import { t } from '../i18n';
-import { MergeUndoToast, mergeAsked } from '../merge';
+import { MergeUndoToast, mergeAsked, splitAsked } from '../merge';
 import { type Command, CommandPalette } from '../palette';
 import { connectRealtime, onEvent, onReset } from '../realtime';
 import { connection, me, refreshOverview, workspaceId } from '../state';
 import { ConversationList } from './ConversationList';
 import { ConversationPane } from './ConversationView';
-import { NewConversationDialog } from './compose';
+import { composeAsked, NewConversationDialog } from './compose';
 import { Nav } from './Nav';
 import { isTyping } from './typing';
 import { filterFromUrl, listUrl } from './views';
@@ -38,6 +38,12 @@ export function Workspace() {
       offReset();
     };
   }, [workspaceId.value]);
+
+  // A new conversation whose send was undone: the conversation is gone (leave it), the dialog opens again.
+  const asked = composeAsked.value;
+  useEffect(() => {
+    if (asked?.removed && asked.removed === conversationId) route(listUrl(filter), true);
+  }, [asked]);
 
   // Opening a conversation marks it read: the counts follow.
   useEffect(() => {
@@ -99,16 +105,20 @@ export function Workspace() {
           onClose={() => setPalette(false)}
         />
       )}
-      {(composing || query.write_to) && (
+      {(composing || query.write_to || asked) && (
         <NewConversationDialog
+          key={asked ? `again-${asked.removed ?? ''}` : 'new'}
           inboxId={filter.inbox ?? undefined}
-          contactId={query.write_to || undefined}
+          contactId={asked ? undefined : query.write_to || undefined}
+          initial={asked ?? undefined}
           onClose={() => {
             setComposing(false);
+            composeAsked.value = null;
             if (query.write_to) route(listUrl(filter), true);
           }}
           onStarted={(id) => {
             setComposing(false);
+            composeAsked.value = null;
             route(`/conversations/${id}`);
           }}
         />
@@ -123,6 +133,7 @@ function paletteCommands(conversationId: string | null, route: (url: string) => 
   return [
     ...(conversationId ? macroCommands(conversationId) : []),
     ...(conversationId ? [{ id: 'merge', label: t('palette.merge'), hint: 'm', run: () => (mergeAsked.value = conversationId) }] : []),
+    ...(conversationId ? [{ id: 'split', label: t('palette.split'), run: () => (splitAsked.value = conversationId) }] : []),
     { id: 'new', label: t('palette.new_conversation'), hint: 'c', run: compose },
     go('mine', t('palette.view', { name: t('nav.mine') }), '/conversations?view=mine'),
     go('unassigned', t('palette.view', { name: t('nav.unassigned') }), '/conversations?view=unassigned'),

@@ -7,6 +7,7 @@ import { useLocation } from 'preact-iso';
 import { api, type Conversation, type ConversationListItem, errorText, type Message, must } from '../api';
 import { Dialog } from '../components/Dialog';
 import { absoluteTime, conversationTitle, relativeTime, t } from '../i18n';
+import { CommandPalette } from '../palette';
 import { toast } from '../state';
 import './merge.css';
 
@@ -175,47 +176,81 @@ export function DuplicateHint(props: { conversation: Conversation }) {
 
 /** "Split" on a message: it and the later messages of its thread go into a new conversation. */
 export function SplitButton(props: { message: Message }) {
-  const { route } = useLocation();
   const [open, setOpen] = useState(false);
-  const m = props.message;
   return (
     <>
       <button class="btn btn-ghost msg-action" type="button" aria-haspopup="dialog" onClick={() => setOpen(true)}>
         {t('merge.split')}
       </button>
-      {open && (
-        <Dialog title={t('merge.split_title')} onClose={() => setOpen(false)} closeButton={false}>
-          <p>{t('merge.split_text')}</p>
-          <p class="merge-actions">
-            <button
-              class="btn btn-primary"
-              type="button"
-              data-autofocus
-              onClick={async () => {
-                setOpen(false);
-                try {
-                  const r = await must(
-                    api.POST('/v1/conversations/{conversationId}/split', {
-                      params: { path: { conversationId: m.conversation_id } },
-                      body: { message_id: m.id },
-                    }),
-                  );
-                  toast(t('merge.split_done'));
-                  route(conversationUrl(r.conversation.id));
-                } catch (e) {
-                  toast(t('action.failed', { error: errorText(e) }));
-                }
-              }}
-            >
-              {t('merge.split_confirm')}
-            </button>
-            <button class="btn" type="button" onClick={() => setOpen(false)}>
-              {t('merge.cancel')}
-            </button>
-          </p>
-        </Dialog>
-      )}
+      {open && <SplitDialog message={props.message} onClose={() => setOpen(false)} />}
     </>
+  );
+}
+
+/** The conversation whose "Split from this message…" the command palette asked for. */
+export const splitAsked = signal<string | null>(null);
+
+/** "Split from this message…" (command palette): choose the message in a picker, then confirm as from its Split button. */
+export function SplitPicker(props: { messages: Message[]; authorOf: (m: Message) => string; onClose: () => void }) {
+  const [chosen, setChosen] = useState<Message | null>(null);
+  const chosenRef = useRef<Message | null>(null);
+  if (chosen) return <SplitDialog message={chosen} onClose={props.onClose} />;
+  const commands = props.messages
+    .filter((m) => m.kind === 'message' && m.status !== 'scheduled')
+    .map((m) => ({
+      id: m.id,
+      label: `${props.authorOf(m)} · ${absoluteTime(m.created_at)} — ${m.body.replace(/\s+/g, ' ').trim().slice(0, 80)}`,
+      run: () => {
+        chosenRef.current = m;
+        setChosen(m);
+      },
+    }));
+  return (
+    <CommandPalette
+      title={t('merge.split_pick_title')}
+      placeholder={t('merge.split_pick_filter')}
+      empty={t('merge.split_pick_empty')}
+      commands={commands}
+      // The palette closes itself before it runs the choice: the confirmation then takes its place.
+      onClose={() => queueMicrotask(() => chosenRef.current || props.onClose())}
+    />
+  );
+}
+
+function SplitDialog(props: { message: Message; onClose: () => void }) {
+  const { route } = useLocation();
+  const m = props.message;
+  return (
+    <Dialog title={t('merge.split_title')} onClose={props.onClose} closeButton={false}>
+      <p>{t('merge.split_text')}</p>
+      <p class="merge-actions">
+        <button
+          class="btn btn-primary"
+          type="button"
+          data-autofocus
+          onClick={async () => {
+            props.onClose();
+            try {
+              const r = await must(
+                api.POST('/v1/conversations/{conversationId}/split', {
+                  params: { path: { conversationId: m.conversation_id } },
+                  body: { message_id: m.id },
+                }),
+              );
+              toast(t('merge.split_done'));
+              route(conversationUrl(r.conversation.id));
+            } catch (e) {
+              toast(t('action.failed', { error: errorText(e) }));
+            }
+          }}
+        >
+          {t('merge.split_confirm')}
+        </button>
+        <button class="btn" type="button" onClick={props.onClose}>
+          {t('merge.cancel')}
+        </button>
+      </p>
+    </Dialog>
   );
 }
 

@@ -264,6 +264,7 @@ export const automationEn = {
   'palette.settings': 'Settings: {name}',
   'palette.new_conversation': 'New conversation',
   'palette.merge': 'Merge this conversation into another…',
+  'palette.split': 'Split from this message…',
   'palette.hint': '↑ ↓ to choose, Enter to run, Esc to close',
 } as const;
 

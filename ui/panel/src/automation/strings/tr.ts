@@ -257,5 +257,6 @@ export const automationTr: Record<keyof typeof automationEn, string> = {
   'palette.settings': 'Ayarlar: {name}',
   'palette.new_conversation': 'Yeni konuşma',
   'palette.merge': 'Bu konuşmayı başka bir konuşmayla birleştir…',
+  'palette.split': 'Bu iletiden ayır…',
   'palette.hint': 'Seçmek için ↑ ↓, çalıştırmak için Enter, kapatmak için Esc',
 };

@@ -1,17 +1,55 @@
 // Mail the team writes besides replies (issue 33): forwarding a message (from each message's
 // "Forward") and starting a conversation by writing ("New conversation", key c, and a contact's
 // "Write to …"). Both are dialogs: To/Cc/Bcc lines as in the reply composer, then the text; Ctrl+Enter
-// sends, Esc closes.
+// sends, Esc closes. Undo send as for replies: held for the person's delay (send_at), "Undo" in a toast
+// cancels it and opens the dialog again as it was (a new conversation cancelled this way is removed
+// by the server). A new conversation takes files (button or drop), uploaded to its inbox first.
+import { signal } from '@preact/signals';
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorText, type Message, must } from '../../api';
+import { api, errorText, type Message, must, type Schemas } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { FormError } from '../../components/FormError';
 import { t } from '../../i18n';
-import { inboxes, memberName, toast } from '../../state';
+import { actionToast, inboxes, me, memberName, toast, workspaceId } from '../../state';
 import { formatAddress, splitAddresses } from '../Recipients';
 import './compose.css';
 
 type Lines = { to: string; cc: string; bcc: string };
+type Upload = { id: string; filename: string; size: number };
+/** What a forward dialog held when it was sent: given back when the send is undone. */
+export type ForwardDraft = { lines: Lines; note: string; include: boolean };
+/** The same for a new conversation; `removed`: the conversation its undone first message left behind (gone now). */
+export type NewDraft = { inboxId: string; lines: Lines; subject: string; body: string; files: Upload[]; removed?: string };
+
+/** A new conversation to open the composer with, asked from elsewhere (an undo, a cancelled first message). */
+export const composeAsked = signal<NewDraft | null>(null);
+
+/** Undo send: how long the person holds what they send (0 = off), as send_at. */
+function hold(): { seconds: number; body: { send_at?: string } } {
+  const seconds = me.value?.person.undo_send_seconds ?? 10;
+  return { seconds, body: seconds > 0 ? { send_at: new Date(Date.now() + seconds * 1000).toISOString() } : {} };
+}
+
+/** "Sending…" with Undo for the delay: Undo cancels the held message and hands back what the server returned. */
+function offerUndo(seconds: number, path: { conversationId: string; messageId: string }, back: (answer: Schemas['CancelledMessage']) => void) {
+  actionToast(
+    t('composer.sending'),
+    {
+      label: t('composer.undo'),
+      run: () =>
+        void must(api.DELETE('/v1/conversations/{conversationId}/messages/{messageId}/schedule', { params: { path } })).then(back, (e) =>
+          toast(t('composer.undo_failed', { error: errorText(e) })),
+        ),
+    },
+    seconds * 1000,
+  );
+}
+
+/** The lines of the recipients a cancelled message had. */
+export function linesOf(answer: Pick<Schemas['CancelledMessage'], 'to' | 'cc' | 'bcc'>): Lines {
+  const join = (list: { name: string | null; address: string }[]) => list.map(formatAddress).join(', ');
+  return { to: join(answer.to), cc: join(answer.cc), bcc: join(answer.bcc) };
+}
 
 function AddressLines(props: { prefix: string; value: Lines; onChange: (v: Lines) => void; focusTo: boolean }) {
   return (
@@ -50,12 +88,20 @@ const sendOnCtrlEnter = (e: KeyboardEvent) => {
   }
 };
 
-export function ForwardDialog(props: { message: Message; subject: string | null; onClose: () => void; onSent: (m: Message) => void }) {
+export function ForwardDialog(props: {
+  message: Message;
+  subject: string | null;
+  initial?: ForwardDraft;
+  onClose: () => void;
+  onSent: (m: Message) => void;
+  /** Undo send: the held forward was cancelled; the dialog is to open again with what it held. */
+  onUndone: (messageId: string, draft: ForwardDraft, original: Message) => void;
+}) {
   const m = props.message;
-  const [lines, setLines] = useState<Lines>({ to: '', cc: '', bcc: '' });
-  const [note, setNote] = useState('');
+  const [lines, setLines] = useState<Lines>(props.initial?.lines ?? { to: '', cc: '', bcc: '' });
+  const [note, setNote] = useState(props.initial?.note ?? '');
   const files = m.attachments.filter((a) => !a.inline).length;
-  const [include, setInclude] = useState(true);
+  const [include, setInclude] = useState(props.initial?.include ?? true);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   async function send(e: Event) {
@@ -65,14 +111,19 @@ export function ForwardDialog(props: { message: Message; subject: string | null;
     setBusy(true);
     setError(null);
     try {
+      const held = hold();
       const sent = await must(
         api.POST('/v1/conversations/{conversationId}/forward', {
           params: { path: { conversationId: m.conversation_id } },
-          body: { message_id: m.id, ...r, ...(note.trim() ? { body: note } : {}), include_attachments: include },
+          body: { message_id: m.id, ...r, ...(note.trim() ? { body: note } : {}), include_attachments: include, ...held.body },
         }),
       );
       props.onSent(sent);
-      toast(t('compose.sent'));
+      const draft = { lines, note, include };
+      if (sent.status === 'scheduled') {
+        const undone = props.onUndone;
+        offerUndo(held.seconds, { conversationId: m.conversation_id, messageId: sent.id }, () => undone(sent.id, draft, m));
+      } else toast(t('compose.sent'));
       props.onClose();
     } catch (err) {
       setError(errorText(err));
@@ -129,14 +180,45 @@ function useMailInboxes() {
   return list;
 }
 
-export function NewConversationDialog(props: { contactId?: string; inboxId?: string; onClose: () => void; onStarted: (conversationId: string) => void }) {
+export function NewConversationDialog(props: {
+  contactId?: string;
+  inboxId?: string;
+  initial?: NewDraft;
+  onClose: () => void;
+  onStarted: (conversationId: string) => void;
+}) {
   const mailInboxes = useMailInboxes();
-  const [inboxId, setInboxId] = useState(props.inboxId ?? '');
-  const [lines, setLines] = useState<Lines>({ to: '', cc: '', bcc: '' });
-  const [subject, setSubject] = useState('');
-  const [body, setBody] = useState('');
+  const initial = props.initial;
+  const [inboxId, setInboxId] = useState(initial?.inboxId ?? props.inboxId ?? '');
+  const [lines, setLines] = useState<Lines>(initial?.lines ?? { to: '', cc: '', bcc: '' });
+  const [subject, setSubject] = useState(initial?.subject ?? '');
+  const [body, setBody] = useState(initial?.body ?? '');
+  const [files, setFiles] = useState<Upload[]>(initial?.files ?? []);
+  const [uploading, setUploading] = useState(0);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+
+  // Files go up as soon as they are chosen or dropped (to the inbox: the conversation does not exist yet).
+  async function attach(list: FileList | File[]) {
+    for (const file of Array.from(list)) {
+      setUploading((n) => n + 1);
+      try {
+        const res = await fetch(`/v1/inboxes/${inboxId}/attachments?filename=${encodeURIComponent(file.name)}`, {
+          method: 'POST',
+          credentials: 'same-origin',
+          headers: { 'content-type': file.type || 'application/octet-stream', ...(workspaceId.value ? { 'svc-workspace': workspaceId.value } : {}) },
+          body: file,
+        });
+        const answer = await res.json();
+        if (!res.ok) throw new Error(answer?.error?.message ?? res.statusText);
+        setFiles((old) => [...old, { id: answer.id, filename: answer.filename, size: answer.size }]);
+      } catch (e) {
+        setError(t('composer.attach_failed', { name: file.name, error: errorText(e) }));
+      } finally {
+        setUploading((n) => n - 1);
+      }
+    }
+  }
   // "Write to …" from a contact: To is the contact at its first address.
   useEffect(() => {
     if (!props.contactId) return;
@@ -155,8 +237,19 @@ export function NewConversationDialog(props: { contactId?: string; inboxId?: str
     setBusy(true);
     setError(null);
     try {
-      const out = await must(api.POST('/v1/conversations', { body: { inbox_id: inboxId, ...r, subject, body } }));
-      toast(t('compose.sent'));
+      const held = hold();
+      const ids = files.map((f) => f.id);
+      const out = await must(
+        api.POST('/v1/conversations', { body: { inbox_id: inboxId, ...r, subject, body, ...(ids.length ? { attachment_ids: ids } : {}), ...held.body } }),
+      );
+      const draft: NewDraft = { inboxId, lines, subject, body, files };
+      const path = { conversationId: out.conversation.id, messageId: out.message.id };
+      if (out.message.status === 'scheduled') {
+        offerUndo(held.seconds, path, (answer) => {
+          const back = files.filter((f) => answer.attachment_ids.includes(f.id));
+          composeAsked.value = { ...draft, files: back, ...(answer.conversation_removed ? { removed: path.conversationId } : {}) };
+        });
+      } else toast(t('compose.sent'));
       // The opener closes the dialog as it opens the new conversation.
       props.onStarted(out.conversation.id);
     } catch (err) {
@@ -166,19 +259,42 @@ export function NewConversationDialog(props: { contactId?: string; inboxId?: str
   }
   return (
     <Dialog title={t('compose.new_title')} onClose={props.onClose} closeButton={false}>
-      <form class="compose-form" onSubmit={send} onKeyDown={sendOnCtrlEnter}>
+      <form
+        class="compose-form"
+        onSubmit={send}
+        onKeyDown={sendOnCtrlEnter}
+        onDragOver={(e) => e.preventDefault()}
+        onDrop={(e) => {
+          if (!e.dataTransfer?.files.length || !inboxId) return;
+          e.preventDefault();
+          void attach(e.dataTransfer.files);
+        }}
+      >
         {mailInboxes !== null && mailInboxes.length === 0 ? (
           <p class="muted">{t('compose.no_mail_inbox')}</p>
         ) : (
           <div class="field">
             <label for="new-inbox">{t('compose.inbox')}</label>
-            <select id="new-inbox" class="input" value={inboxId} onChange={(e) => setInboxId(e.currentTarget.value)}>
+            {/* Files are uploads of the inbox: it stays as long as they are there. */}
+            <select
+              id="new-inbox"
+              class="input"
+              value={inboxId}
+              disabled={files.length > 0}
+              aria-describedby={files.length ? 'new-inbox-hint' : undefined}
+              onChange={(e) => setInboxId(e.currentTarget.value)}
+            >
               {(mailInboxes ?? []).map((i) => (
                 <option key={i.id} value={i.id}>
                   {i.name}
                 </option>
               ))}
             </select>
+            {files.length > 0 && (
+              <span class="hint" id="new-inbox-hint">
+                {t('compose.inbox_files')}
+              </span>
+            )}
           </div>
         )}
         <AddressLines prefix="new" value={lines} onChange={setLines} focusTo={!props.contactId} />
@@ -197,12 +313,43 @@ export function NewConversationDialog(props: { contactId?: string; inboxId?: str
           <label for="new-body">{t('compose.message')}</label>
           <textarea id="new-body" class="input" rows={6} required value={body} onInput={(e) => setBody(e.currentTarget.value)} />
         </div>
+        {files.length > 0 && (
+          <ul role="list" class="labels" aria-label={t('composer.attachments')}>
+            {files.map((f) => (
+              <li key={f.id} class="label-chip">
+                {f.filename}
+                <button
+                  type="button"
+                  class="btn-ghost label-remove"
+                  aria-label={t('composer.remove_file', { name: f.filename })}
+                  onClick={() => setFiles((old) => old.filter((x) => x.id !== f.id))}
+                >
+                  ×
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
         <FormError error={error} />
         <div class="compose-actions">
+          <label class="btn btn-ghost compose-attach" title={t('compose.attach_hint')}>
+            <input
+              type="file"
+              multiple
+              class="visually-hidden"
+              id="new-files"
+              disabled={!inboxId}
+              onChange={(e) => {
+                const input = e.currentTarget;
+                if (input.files?.length) void attach(input.files).then(() => (input.value = ''));
+              }}
+            />
+            {uploading ? t('composer.uploading') : t('composer.attach')}
+          </label>
           <button class="btn" type="button" onClick={props.onClose}>
             {t('compose.cancel')}
           </button>
-          <button class="btn btn-primary" type="submit" disabled={busy || !inboxId} title={`${t('compose.send')} (Ctrl+Enter)`}>
+          <button class="btn btn-primary" type="submit" disabled={busy || uploading > 0 || !inboxId} title={`${t('compose.send')} (Ctrl+Enter)`}>
             {busy ? t('compose.sending') : t('compose.send')}
           </button>
         </div>

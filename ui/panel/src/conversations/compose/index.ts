@@ -1,2 +1,2 @@
 // Forwarding and new conversations in the panel (issue 33).
-export { ForwardDialog, ForwardedLine, NewConversationDialog } from './ComposeDialogs';
+export { composeAsked, ForwardDialog, type ForwardDraft, ForwardedLine, linesOf, NewConversationDialog, type NewDraft } from './ComposeDialogs';

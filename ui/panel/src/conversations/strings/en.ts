@@ -214,6 +214,8 @@ export const conversationsEn = {
   'compose.to_required': 'Name at least one recipient in To.',
   'compose.write_to': 'Write to {name}',
   'compose.sent': 'Sent',
+  'compose.inbox_files': 'The files are uploaded to this inbox; remove them to choose another.',
+  'compose.attach_hint': 'Attach files (or drop them here)',
   'sv.nav': 'Saved views',
   'sv.save_as': 'Save as view',
   'sv.edit': 'Edit view',

@@ -217,6 +217,8 @@ export const conversationsTr: Record<keyof typeof conversationsEn, string> = {
   'compose.to_required': 'Kime alanına en az bir alıcı yazın.',
   'compose.write_to': '{name} kişisine yaz',
   'compose.sent': 'Gönderildi',
+  'compose.inbox_files': 'Dosyalar bu gelen kutusuna yüklendi; başka birini seçmek için onları kaldırın.',
+  'compose.attach_hint': 'Dosya ekle (ya da buraya bırakın)',
   'sv.nav': 'Kayıtlı görünümler',
   'sv.save_as': 'Görünüm olarak kaydet',
   'sv.edit': 'Görünümü düzenle',
