@@ -121,8 +121,25 @@ async function main() {
         return void (await get('/v1/overview'));
     }
   };
-  // Warm-up: each kind a few times, one client.
+  // Warm-up, then each kind alone (one client, 8 requests): what a request costs without queueing
+  // behind the other clients' on the server's one thread.
   for (const k of kinds) for (let i = 0; i < 3; i++) await run(k, i);
+  for (const k of kinds) {
+    const solo: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const t = performance.now();
+      await run(k, i * 5 + 1);
+      solo.push(performance.now() - t);
+    }
+    figure(
+      `${k}_solo_p50`,
+      percentile(
+        solo.sort((a, b) => a - b),
+        0.5,
+      ),
+      'ms',
+    );
+  }
 
   const times = new Map<Kind, number[]>(kinds.map((k) => [k, []]));
   const started = performance.now();
