@@ -48,13 +48,23 @@ async function main() {
   figure('workspace_build_seconds', ws.buildSeconds, 's');
   const cookie = `svc_session=${await signIn(ws)}`;
   const server = await startBenchServer({ ...ws.env, SVC_LOG_LEVEL: 'info' });
+  // The server's last words, should it stop before the end.
+  let tail = '';
+  server.child.stderr!.on('data', (chunk: Buffer) => {
+    tail = (tail + chunk.toString()).slice(-4000);
+  });
+  server.child.once('exit', (code, signal) => {
+    if (!stopping) process.stderr.write(`server exited (${code ?? signal}):\n${tail}\n`);
+  });
+  let stopping = false;
   let peakRss = server.rssMb();
   const rssTimer = setInterval(() => {
     peakRss = Math.max(peakRss, server.rssMb());
   }, 100);
 
   const get = async (url: string): Promise<any> => {
-    const r = await fetch(server.url + url, { headers: { cookie } });
+    // One retry when a kept-alive connection was closed under the request (as a browser does for a GET).
+    const r = await fetch(server.url + url, { headers: { cookie } }).catch(() => fetch(server.url + url, { headers: { cookie } }));
     const text = await r.text();
     if (r.status !== 200) throw new Error(`GET ${url}: ${r.status} ${text.slice(0, 300)}`);
     return JSON.parse(text);
@@ -177,6 +187,7 @@ async function main() {
       .map((l) => l.toFixed(2))
       .join(' '),
   );
+  stopping = true;
   await server.stop();
 }
 
