@@ -200,15 +200,24 @@ export async function unreadCounts(ctx: Pick<Ctx, 'db'>, access: Access) {
 
 /** Labels in use on open conversations the caller reaches, with how many carry each (for navigation). */
 export async function openLabelCounts(ctx: Pick<Ctx, 'db'>, access: Access): Promise<{ label: string; open: number }[]> {
-  let q = ctx.db
-    .selectFrom('conversation_labels as l')
-    .innerJoin('conversations as c', 'c.id', 'l.conversation_id')
-    .select(['l.label', (eb) => eb.fn.countAll<number>().as('open')])
+  // The open conversations first (an index range), then their labels by conversation: as a join,
+  // SQLite walked every label of every conversation ever labelled instead (150,000 conversations:
+  // ~150 ms of CPU per overview against ~8 ms; bench/panel-api).
+  let open = ctx.db
+    .selectFrom('conversations as c')
+    .select('c.id')
     .where('c.workspace_id', '=', access.workspaceId)
     .where('c.status', '=', 'open')
     .where('c.spam', '=', 0);
-  if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
-  const rows = await q.groupBy('l.label').orderBy('l.label').limit(200).execute();
+  if (access.inboxIds !== null) open = access.inboxIds.length ? open.where('c.inbox_id', 'in', access.inboxIds) : open.where('c.inbox_id', '=', '');
+  const rows = await ctx.db
+    .selectFrom('conversation_labels as l')
+    .select(['l.label', (eb) => eb.fn.countAll<number>().as('open')])
+    .where('l.conversation_id', 'in', open)
+    .groupBy('l.label')
+    .orderBy('l.label')
+    .limit(200)
+    .execute();
   return rows.map((r) => ({ label: r.label, open: Number(r.open) }));
 }
 

@@ -37,7 +37,7 @@ export function reportPeriod(now: Date, input: { from?: string; to?: string }): 
 }
 
 /** Median (the mean of the two middle values for an even count) and p90 (nearest rank) of sorted values. */
-export function durationFigures(sorted: readonly number[]) {
+export function durationFigures(sorted: ArrayLike<number>) {
   const n = sorted.length;
   if (n === 0) return { count: 0, median_seconds: null, p90_seconds: null };
   const median = n % 2 === 1 ? sorted[(n - 1) / 2] : Math.round((sorted[n / 2 - 1] + sorted[n / 2]) / 2);
@@ -50,8 +50,9 @@ const emptyTotals = (): Totals => ({ opened: 0, closed: 0, replies: 0, ratings: 
 type Durations = { first_response: number[]; resolution: number[]; first_response_business: number[]; resolution_business: number[] };
 const emptyDurations = (): Durations => ({ first_response: [], resolution: [], first_response_business: [], resolution_business: [] });
 const DURATION_KEYS = ['first_response', 'resolution', 'first_response_business', 'resolution_business'] as const;
+type DurationKey = (typeof DURATION_KEYS)[number];
 
-function figures(t: Totals, durations: Durations, withOpened: boolean) {
+function figures(t: Totals, durations: Record<DurationKey, ArrayLike<number>>, withOpened: boolean) {
   return {
     opened: withOpened ? t.opened : null,
     closed: t.closed,
@@ -136,7 +137,7 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
 
   const perDay = new Map<string, { totals: Totals } & Durations>();
   for (const day of days) perDay.set(day, { totals: emptyTotals(), ...emptyDurations() });
-  const all = { totals: emptyTotals(), ...emptyDurations() };
+  const all = { totals: emptyTotals() };
   for (const r of totalsRows) {
     const t = perDay.get(r.day)?.totals;
     if (!t) continue;
@@ -159,13 +160,21 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
     bucket[`${r.kind}_business`].push(r.business_seconds === null || r.business_seconds === undefined ? seconds : Number(r.business_seconds));
   }
   const bySize = (a: number, b: number) => a - b;
-  for (const b of perDay.values()) {
-    for (const k of DURATION_KEYS) {
-      b[k].sort(bySize);
-      for (const x of b[k]) all[k].push(x);
-    }
-  }
-  for (const k of DURATION_KEYS) all[k].sort(bySize);
+  for (const b of perDay.values()) for (const k of DURATION_KEYS) b[k].sort(bySize);
+  // The period's values in typed arrays: their sort is numeric without a comparator call per step
+  // (a year at 150,000 conversations: 4 × ~150,000 values; bench/panel-api).
+  const allSorted = Object.fromEntries(
+    DURATION_KEYS.map((k) => {
+      const days = [...perDay.values()].map((d) => d[k]);
+      const values = new Float64Array(days.reduce((n, d) => n + d.length, 0));
+      let at = 0;
+      for (const d of days) {
+        values.set(d, at);
+        at += d.length;
+      }
+      return [k, values.sort()];
+    }),
+  ) as Record<DurationKey, Float64Array>;
   const sla = slaFigures(await slaOutcomesIn(ctx.db, { workspaceId: access.workspaceId, from, to, inboxIds, memberId: input.memberId }));
   const withOpened = !input.memberId;
   return {
@@ -173,7 +182,7 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
     to,
     inbox_id: input.inboxId ?? null,
     member_id: input.memberId ?? null,
-    totals: figures(all.totals, all, withOpened),
+    totals: figures(all.totals, allSorted, withOpened),
     sla,
     days: days.map((day) => {
       const b = perDay.get(day)!;
