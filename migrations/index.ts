@@ -49,6 +49,7 @@ import * as m0053Automation from './0053_automation.js';
 import * as m0055CustomFields from './0055_custom_fields.js';
 import * as m0056SavedViews from './0056_saved_views.js';
 import * as m0057ContactImportsSegments from './0057_contact_imports_segments.js';
+import * as m0059FormattedSavedReplies from './0059_formatted_saved_replies.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -100,4 +101,5 @@ export const migrations: Record<string, Migration> = {
   '0055_custom_fields': m0055CustomFields,
   '0056_saved_views': m0056SavedViews,
   '0057_contact_imports_segments': m0057ContactImportsSegments,
+  '0059_formatted_saved_replies': m0059FormattedSavedReplies,
 };
