@@ -201,5 +201,21 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
     await assertAccessible(page);
     assert.deepEqual(errors, []);
     await context.close();
+
+    // Turkish at phone width: the formatted editors fit, their toolbar is in Turkish, nothing scrolls sideways.
+    await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, locale: 'tr-TR' });
+    await phone.context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    await phone.page.goto(`${s.url}/settings/saved-replies`);
+    await phone.page.waitForFunction(() => document.getElementById('reply-body')?.tagName === 'DIV');
+    const toolbar = phone.page.getByRole('toolbar', { name: 'Biçimlendirme' });
+    assert.equal(await toolbar.count(), 3, 'my signature, the inbox signature and the reply text');
+    await phone.page.getByLabel('Metin', { exact: true }).click();
+    await phone.page.keyboard.type('- **bir**');
+    await phone.page.locator('#reply-body li strong', { hasText: 'bir' }).waitFor();
+    assert.ok(await phone.page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no sideways scrolling');
+    await assertAccessible(phone.page);
+    await screenshot(phone.page, 'panel-saved-replies-tr-390');
+    await phone.context.close();
   });
 });
