@@ -50,6 +50,7 @@ import * as m0055CustomFields from './0055_custom_fields.js';
 import * as m0056SavedViews from './0056_saved_views.js';
 import * as m0057ContactImportsSegments from './0057_contact_imports_segments.js';
 import * as m0058InboxUploads from './0058_inbox_uploads.js';
+import * as m0059FormattedSavedReplies from './0059_formatted_saved_replies.js';
 import * as m0061PanelScaleIndexes from './0061_panel_scale_indexes.js';
 
 export const migrations: Record<string, Migration> = {
@@ -103,5 +104,6 @@ export const migrations: Record<string, Migration> = {
   '0056_saved_views': m0056SavedViews,
   '0057_contact_imports_segments': m0057ContactImportsSegments,
   '0058_inbox_uploads': m0058InboxUploads,
+  '0059_formatted_saved_replies': m0059FormattedSavedReplies,
   '0061_panel_scale_indexes': m0061PanelScaleIndexes,
 };

@@ -11,6 +11,7 @@ import { findInbox } from '../inboxes/store.js';
 import { isMemberOf } from '../members/store.js';
 import { findPersonById } from '../people/service.js';
 import { invalid } from '../platform/errors.js';
+import { renderHtmlPlaceholders } from './formatted.js';
 import { checkPlaceholders, firstWord, type PlaceholderValues, renderPlaceholders } from './placeholders.js';
 import { getSavedReply, requireReplyReader } from './service.js';
 
@@ -42,7 +43,7 @@ export async function renderForConversation(
   access: Access,
   conversationId: string,
   input: { savedReplyId?: string; body?: string; memberId?: string },
-): Promise<{ body: string }> {
+): Promise<{ body: string; html: string | null }> {
   requireReplyReader(access);
   if ((input.savedReplyId === undefined) === (input.body === undefined)) throw invalid('give either saved_reply_id or body');
   if (input.memberId && access.actor.kind === 'member') throw invalid('member_id is for API keys; members render as themselves');
@@ -52,7 +53,10 @@ export async function renderForConversation(
     if (!(await isMemberOf(ctx.db, access.workspaceId, input.memberId))) throw invalid(`member_id ${input.memberId} is not a member of this workspace`);
     personId = input.memberId;
   }
-  const text = input.savedReplyId !== undefined ? (await getSavedReply(ctx, access, input.savedReplyId)).body : input.body!;
+  const saved = input.savedReplyId !== undefined ? await getSavedReply(ctx, access, input.savedReplyId) : null;
+  const text = saved ? saved.body : input.body!;
   if (input.body !== undefined) checkPlaceholders(text, 'body');
-  return { body: renderPlaceholders(text, await placeholderValues(ctx.db, conversation, personId)) };
+  const values = await placeholderValues(ctx.db, conversation, personId);
+  // A formatted reply is inserted formatted: its html, filled in with escaped values.
+  return { body: renderPlaceholders(text, values), html: saved?.html ? renderHtmlPlaceholders(saved.html, values) : null };
 }

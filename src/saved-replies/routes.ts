@@ -14,6 +14,7 @@ import {
   getSavedReply,
   listSavedReplies,
   MAX_BODY_CHARS,
+  MAX_HTML_CHARS,
   MAX_NAME_CHARS,
   MAX_PERSONAL_REPLIES,
   MAX_QUERY_CHARS,
@@ -33,7 +34,8 @@ export const SavedReplySchema = z
       .enum(['workspace', 'personal'])
       .openapi({ description: 'workspace: every member uses it, owners and admins edit it; personal: only its owner sees it' }),
     name: z.string().openapi({ description: 'the shortcut typed after # in the composer' }),
-    body: z.string().openapi({ description: 'text with placeholders, as saved' }),
+    body: z.string().openapi({ description: 'text with placeholders, as saved (made from html when the reply is formatted)' }),
+    html: z.string().nullable().openapi({ description: 'sanitized HTML of a formatted reply; null when it is plain text' }),
     owner_id: z.string().nullable().openapi({ description: 'the member a personal reply belongs to' }),
     created_at: z.string(),
     updated_at: z.string(),
@@ -41,7 +43,11 @@ export const SavedReplySchema = z
   .openapi('SavedReply');
 
 const SignatureSchema = z
-  .object({ body: z.string().openapi({ description: 'empty when there is none' }), updated_at: z.string().nullable() })
+  .object({
+    body: z.string().openapi({ description: 'plain text, empty when there is none (made from html when the signature is formatted)' }),
+    html: z.string().nullable().openapi({ description: 'sanitized HTML of a formatted signature; null when it is plain text' }),
+    updated_at: z.string().nullable(),
+  })
   .openapi('Signature');
 const InboxSignatureSchema = SignatureSchema.extend({ inbox_id: z.string() }).openapi('InboxSignature');
 const signatureBody = z
@@ -49,9 +55,16 @@ const signatureBody = z
     body: z
       .string()
       .max(MAX_SIGNATURE_CHARS * 2 + 100)
+      .optional()
       .openapi({ description: `at most ${MAX_SIGNATURE_CHARS} characters; empty removes it. ${PLACEHOLDER_HELP}` }),
+    html: z
+      .string()
+      .max(MAX_SIGNATURE_CHARS * 10)
+      .optional()
+      .openapi({ description: 'a formatted signature (sanitized; its plain text is made from it, at most as long as body); wins over body' }),
   })
-  .strict();
+  .strict()
+  .refine((b) => b.body !== undefined || b.html !== undefined, { message: 'give body or html', path: ['body'] });
 
 const replyParams = z.object({ savedReplyId: idParam('savedReplyId', 'sr_01hxyz') });
 const nameField = z
@@ -62,6 +75,9 @@ const bodyField = z
   .string()
   .max(MAX_BODY_CHARS * 2)
   .openapi({ description: `at most ${MAX_BODY_CHARS} characters. ${PLACEHOLDER_HELP}` });
+const htmlField = z.string().max(MAX_HTML_CHARS).openapi({
+  description: `a formatted reply, as the composer's editor makes it: sanitized as replies are, and the plain body made from it (html alone is enough; it wins over body)`,
+});
 
 export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
   app.openapi(
@@ -100,10 +116,12 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
           z
             .object({
               name: nameField,
-              body: bodyField,
+              body: bodyField.optional(),
+              html: htmlField.optional(),
               scope: z.enum(['workspace', 'personal']).optional().openapi({ description: 'default personal for members, workspace for API keys' }),
             })
-            .strict(),
+            .strict()
+            .refine((b) => b.body !== undefined || b.html !== undefined, { message: 'give body or html', path: ['body'] }),
         ),
       },
       responses: { 201: jsonAnswer(SavedReplySchema, 'the saved reply') },
@@ -113,7 +131,7 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
       requireReplyWriter(access);
       const b = c.req.valid('json');
       const scope = b.scope ?? (access.actor.kind === 'member' ? 'personal' : 'workspace');
-      return c.json(formatSavedReply(await createSavedReply(ctx, access, { name: b.name, body: b.body, scope })), 201);
+      return c.json(formatSavedReply(await createSavedReply(ctx, access, { name: b.name, body: b.body, html: b.html, scope })), 201);
     },
   );
 
@@ -140,7 +158,10 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
       tags: ['saved-replies'],
       summary: 'Change a saved reply’s name or body (its scope stays)',
       security: bearer,
-      request: { params: replyParams, body: jsonBody(z.object({ name: nameField.optional(), body: bodyField.optional() }).strict()) },
+      request: {
+        params: replyParams,
+        body: jsonBody(z.object({ name: nameField.optional(), body: bodyField.optional(), html: htmlField.optional() }).strict()),
+      },
       responses: { 200: jsonAnswer(SavedReplySchema, 'the saved reply') },
     }),
     async (c) => {
@@ -188,7 +209,15 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
             .openapi({ description: 'exactly one of saved_reply_id and body' }),
         ),
       },
-      responses: { 200: jsonAnswer(z.object({ body: z.string() }), 'the rendered text') },
+      responses: {
+        200: jsonAnswer(
+          z.object({
+            body: z.string(),
+            html: z.string().nullable().openapi({ description: 'the rendered HTML of a formatted saved reply (values escaped); null for plain text' }),
+          }),
+          'the rendered text',
+        ),
+      },
     }),
     async (c) => {
       const access = await requireAccess(c, ctx);
@@ -226,7 +255,7 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const access = await requireAccess(c, ctx);
       memberOf(access);
-      return c.json(await setMemberSignature(ctx, access, c.req.valid('json').body), 200);
+      return c.json(await setMemberSignature(ctx, access, c.req.valid('json')), 200);
     },
   );
 
@@ -257,7 +286,7 @@ export function registerSavedReplyRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const access = await requireAccess(c, ctx);
       requireManager(access, 'workspace:manage');
-      return c.json(await setInboxSignature(ctx, access, c.req.valid('param').inboxId, c.req.valid('json').body), 200);
+      return c.json(await setInboxSignature(ctx, access, c.req.valid('param').inboxId, c.req.valid('json')), 200);
     },
   );
 }

@@ -14,6 +14,7 @@ import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { decodeCursor, toPage } from '../platform/pagination.js';
 import { charCount } from '../platform/text.js';
+import { formattedInput } from './formatted.js';
 import { checkPlaceholders } from './placeholders.js';
 
 export type SavedReplyRow = SavedRepliesTable;
@@ -21,12 +22,14 @@ type C = Pick<Ctx, 'db' | 'clock'>;
 
 export const MAX_NAME_CHARS = 64;
 export const MAX_BODY_CHARS = 10_000;
+/** The html of a formatted reply: markup around at most MAX_BODY_CHARS of text. */
+export const MAX_HTML_CHARS = 50_000;
 export const MAX_WORKSPACE_REPLIES = 500;
 export const MAX_PERSONAL_REPLIES = 100;
 export const MAX_QUERY_CHARS = 100;
 
 export function formatSavedReply(r: SavedReplyRow) {
-  return { id: r.id, scope: r.scope, name: r.name, body: r.body, owner_id: r.owner_id, created_at: r.created_at, updated_at: r.updated_at };
+  return { id: r.id, scope: r.scope, name: r.name, body: r.body, html: r.html, owner_id: r.owner_id, created_at: r.created_at, updated_at: r.updated_at };
 }
 
 function personOf(access: Access): string | null {
@@ -46,6 +49,14 @@ function checkName(raw: string): string {
   if (/[\p{Cc}]/u.test(name))
     throw invalid('name must be one line without control characters', { issues: [{ path: ['name'], message: 'one line, no control characters' }] });
   return name;
+}
+
+/** The reply's text and html (`html` wins over `body`, as on the reply routes), checked. */
+function checkText(input: { body?: string; html?: string }): { body: string; html: string | null } {
+  const text = formattedInput(input);
+  if (!text.body.trim() && input.html !== undefined && input.body === undefined)
+    throw invalid('html must not be empty', { issues: [{ path: ['html'], message: 'must not be empty' }] });
+  return { body: checkBody(text.body), html: text.html };
 }
 
 function checkBody(body: string): string {
@@ -126,10 +137,14 @@ async function ensureNameFree(db: Db, row: Pick<SavedReplyRow, 'workspace_id' | 
 
 const nameTaken = (name: string) => conflict(`a saved reply named ${JSON.stringify(name)} already exists here`, 'conflict');
 
-export async function createSavedReply(ctx: C, access: Access, input: { name: string; body: string; scope: SavedReplyScope }): Promise<SavedReplyRow> {
+export async function createSavedReply(
+  ctx: C,
+  access: Access,
+  input: { name: string; body?: string; html?: string; scope: SavedReplyScope },
+): Promise<SavedReplyRow> {
   requireEditor(access, input.scope);
   const name = checkName(input.name);
-  const body = checkBody(input.body);
+  const { body, html } = checkText(input);
   const ownerId = input.scope === 'personal' ? personOf(access) : null;
   const now = iso(ctx.clock.now());
   const row: SavedReplyRow = {
@@ -141,6 +156,7 @@ export async function createSavedReply(ctx: C, access: Access, input: { name: st
     name,
     name_key: name.toLowerCase(),
     body,
+    html,
     search_text: searchText(name, body),
     created_by: personOf(access),
     created_at: now,
@@ -166,19 +182,28 @@ export async function createSavedReply(ctx: C, access: Access, input: { name: st
   return row;
 }
 
-export async function updateSavedReply(ctx: C, access: Access, id: string, patch: { name?: string; body?: string }): Promise<SavedReplyRow> {
+export async function updateSavedReply(ctx: C, access: Access, id: string, patch: { name?: string; body?: string; html?: string }): Promise<SavedReplyRow> {
   requireReplyReader(access);
   const current = await visibleReply(ctx.db, access, id);
   requireEditor(access, current.scope);
   const name = patch.name === undefined ? current.name : checkName(patch.name);
-  const body = patch.body === undefined ? current.body : checkBody(patch.body);
-  const next: SavedReplyRow = { ...current, name, name_key: name.toLowerCase(), body, search_text: searchText(name, body), updated_at: iso(ctx.clock.now()) };
+  // New text replaces both: a plain body alone makes the reply plain again.
+  const { body, html } = patch.body === undefined && patch.html === undefined ? current : checkText(patch);
+  const next: SavedReplyRow = {
+    ...current,
+    name,
+    name_key: name.toLowerCase(),
+    body,
+    html,
+    search_text: searchText(name, body),
+    updated_at: iso(ctx.clock.now()),
+  };
   try {
     await ctx.db.transaction().execute(async (trx) => {
       await ensureNameFree(trx, next, id);
       await trx
         .updateTable('saved_replies')
-        .set({ name, name_key: next.name_key, body, search_text: next.search_text, updated_at: next.updated_at })
+        .set({ name, name_key: next.name_key, body, html, search_text: next.search_text, updated_at: next.updated_at })
         .where('id', '=', id)
         .execute();
     });

@@ -60,6 +60,10 @@ const VisitorMessage = z
       name: z.string().nullable().openapi({ description: 'a team member’s first name (null for the visitor, and for replies without a member)' }),
     }),
     body: z.string(),
+    html: z.string().nullable().openapi({
+      description:
+        'the message formatted (bold, italic, links, lists, quotes, code; sanitized, links open in a new tab with rel="noopener nofollow noreferrer"); null when it is plain text. A visitor’s **bold**, *italic* or _italic_, `code`, "- " and "1. " lists, "> " quotes and web addresses are formatted.',
+    }),
     attachments: z.array(VisitorAttachment),
     created_at: z.string(),
   })

@@ -43,6 +43,7 @@ import { answerInWidget, openWidgetRequest } from '../ratings/service.js';
 import { teamOnline } from '../realtime/team-online.js';
 import { signalTyping, type TypingThrottle } from '../typing/service.js';
 import { workspaceIsLive } from '../workspaces/live.js';
+import { chatHtml, visitorTextHtml } from './formatting.js';
 import { markUploadsSent, recordUpload, uploadBudget } from './uploads.js';
 import { type VisitorContext, visitorAttributes, visitorName } from './visitor-context.js';
 
@@ -244,7 +245,7 @@ export function visitorFacingName(name: string | null): string | null {
 }
 
 export function formatVisitorMessage(
-  m: Pick<MessagesTable, 'id' | 'conversation_id' | 'direction' | 'author_type' | 'body' | 'created_at'>,
+  m: Pick<MessagesTable, 'id' | 'conversation_id' | 'direction' | 'author_type' | 'body' | 'html' | 'created_at'>,
   authorName: string | null,
   attachments: readonly VisitorAttachmentFields[] = [],
 ) {
@@ -257,6 +258,7 @@ export function formatVisitorMessage(
       name: m.author_type === 'contact' ? null : visitorFacingName(authorName),
     },
     body: m.body,
+    html: chatHtml(m.html),
     attachments: attachments.map(formatVisitorAttachment),
     created_at: m.created_at,
   };
@@ -372,7 +374,7 @@ export async function startVisitorConversation(
           subject: input.subject?.trim() || null,
         },
         contact,
-        message: { kind: 'message', direction: 'in', author: { type: 'contact', contactId: contact.contact.id }, body },
+        message: { kind: 'message', direction: 'in', author: { type: 'contact', contactId: contact.contact.id }, body, html: visitorTextHtml(body) },
         visit: async (conversationId) => (found ? attachVisit(trx, conversationId, found, ctx.clock.now()) : null),
       });
       await trx.insertInto('contact_session_conversations').values({ session_id: session.id, conversation_id: started.conversation.id }).execute();
@@ -399,7 +401,7 @@ export async function postVisitorMessage(ctx: Ctx, visitor: VisitorSession, conv
     const appended = await appendMessage(tx, {
       conversation,
       contact: conversation.contact_id === contact.contact.id ? contact : undefined,
-      message: { kind: 'message', direction: 'in', author, body, attachmentIds: input.attachment_ids },
+      message: { kind: 'message', direction: 'in', author, body, html: visitorTextHtml(body), attachmentIds: input.attachment_ids },
     });
     await markUploadsSent(trx, input.attachment_ids ?? []);
     return appended;

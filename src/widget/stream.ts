@@ -20,6 +20,7 @@ interface MessageData {
     direction: 'in' | 'out';
     author: { type: string; member_id?: string | null };
     body: string;
+    html?: string | null;
     created_at: string;
     attachments?: { id: string; filename: string; content_type: string; size: number }[];
     details?: { forward?: unknown } | null;
@@ -111,7 +112,15 @@ export class VisitorStream extends SocketStream {
       name = person?.name ?? null;
     }
     const message = formatVisitorMessage(
-      { id: m.id, conversation_id: m.conversation_id, direction: m.direction, author_type: m.author.type as never, body: m.body, created_at: m.created_at },
+      {
+        id: m.id,
+        conversation_id: m.conversation_id,
+        direction: m.direction,
+        author_type: m.author.type as never,
+        body: m.body,
+        html: m.html ?? null,
+        created_at: m.created_at,
+      },
       name,
       m.attachments,
     );

@@ -48,7 +48,13 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
     await page.locator('#inbox-signature').waitFor();
     await assertAccessible(page);
 
-    await mySignature.fill('{{member.name}}\nAcme billing');
+    // The composer's formatted editor, by keyboard: a Markdown shortcut, a line break (Shift+Enter).
+    await page.waitForFunction(() => document.getElementById('my-signature')?.tagName === 'DIV');
+    await mySignature.click();
+    await page.keyboard.type('{{member.name}}');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type('Acme **billing**');
+    await mySignature.locator('strong', { hasText: 'billing' }).waitFor();
     await page.getByRole('region', { name: 'My signature' }).getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved', { exact: true }).first().waitFor();
     const inboxSignature = page.locator('#inbox-signature');
@@ -62,10 +68,15 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
     await page.getByRole('alert').filter({ hasText: '{{contact.nickname}}' }).waitFor();
 
     await page.getByLabel('Name', { exact: true }).fill('refund');
-    await page.getByLabel('Text', { exact: true }).fill('Hi {{contact.first_name}}, your refund for “{{conversation.subject}}” is on its way.');
+    const replyText = page.getByLabel('Text', { exact: true });
+    await replyText.click();
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type('Hi {{contact.first_name}}, your refund for “{{conversation.subject}}” is **on its way**.');
+    await replyText.locator('strong', { hasText: 'on its way' }).waitFor();
     await page.getByLabel('Everyone in the workspace').check();
     await page.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('cell', { name: '#refund', exact: true }).waitFor();
+    assert.equal(await replyText.textContent(), '', 'the form is empty again');
     // A second one to move through, edited and then a throwaway deleted.
     await page.getByLabel('Name', { exact: true }).fill('refund delay');
     await page.getByLabel('Text', { exact: true }).fill('Sorry, refunds take 5 days.');
@@ -88,13 +99,17 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
     await screenshot(page, 'panel-saved-replies-settings');
     const stored = await s.app.db
       .selectFrom('saved_replies')
-      .select(['name', 'scope'])
+      .select(['name', 'scope', 'html'])
       .where('workspace_id', '=', seed.workspaceId)
       .orderBy('name_key')
       .execute();
     assert.deepEqual(stored, [
-      { name: 'refund', scope: 'workspace' },
-      { name: 'refund delay', scope: 'personal' },
+      {
+        name: 'refund',
+        scope: 'workspace',
+        html: '<p>Hi {{contact.first_name}}, your refund for “{{conversation.subject}}” is <strong>on its way</strong>.</p>',
+      },
+      { name: 'refund delay', scope: 'personal', html: '<p>Sorry {{contact.name}}, refunds take 5 days.</p>' },
     ]);
 
     // A customer writes; the owner answers with # and the keyboard only.
@@ -164,12 +179,15 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
     await page.waitForFunction((want) => document.getElementById('composer-body')?.textContent === want, expectedText);
     await page.keyboard.type(' Thanks!');
     assert.equal(await box.textContent(), `${expectedText} Thanks!`, 'the caret is after the inserted reply');
+    assert.equal(await box.locator('strong').textContent(), 'on its way', 'the saved reply keeps its formatting');
 
     const sent = customerSink.messages.length;
     await page.keyboard.press('Control+Enter');
     const [mail] = (await customerSink.waitFor(sent + 1)).slice(sent);
     assert.deepEqual(mail.to, ['ada@customer.example']);
     assert.equal(mail.parsed.text!.trimEnd(), `${expectedText} Thanks!\n\n-- \nGrace Hopper\nAcme billing\n\n-- \nSupport · acme.example`);
+    assert.match(String(mail.parsed.html), /is <strong>on its way<\/strong>\. Thanks!/);
+    assert.match(String(mail.parsed.html), /<div class="svc-signature"><p>-- <\/p><p>Grace Hopper<br \/>Acme <strong>billing<\/strong><\/p><\/div>/);
     // The conversation shows what was sent, signature included.
     await page.getByRole('article', { name: 'You' }).getByText('Acme billing').waitFor();
     await screenshot(page, 'panel-saved-reply-sent');
@@ -178,9 +196,26 @@ describe('saved replies and signatures in the panel', { skip: browserSkipReason(
     await page.goto(`${s.url}/settings/inboxes/${seed.inboxId}`);
     const onInboxPage = page.locator('#inbox-signature');
     await onInboxPage.waitFor();
-    assert.equal(await onInboxPage.inputValue(), '{{inbox.name}} · acme.example');
+    await page.waitForFunction(() => document.getElementById('inbox-signature')?.tagName === 'DIV');
+    assert.equal(await onInboxPage.textContent(), '{{inbox.name}} · acme.example');
     await assertAccessible(page);
     assert.deepEqual(errors, []);
     await context.close();
+
+    // Turkish at phone width: the formatted editors fit, their toolbar is in Turkish, nothing scrolls sideways.
+    await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, locale: 'tr-TR' });
+    await phone.context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
+    await phone.page.goto(`${s.url}/settings/saved-replies`);
+    await phone.page.waitForFunction(() => document.getElementById('reply-body')?.tagName === 'DIV');
+    const toolbar = phone.page.getByRole('toolbar', { name: 'Biçimlendirme' });
+    assert.equal(await toolbar.count(), 3, 'my signature, the inbox signature and the reply text');
+    await phone.page.getByLabel('Metin', { exact: true }).click();
+    await phone.page.keyboard.type('- **bir**');
+    await phone.page.locator('#reply-body li strong', { hasText: 'bir' }).waitFor();
+    assert.ok(await phone.page.evaluate(() => document.documentElement.scrollWidth <= 390), 'no sideways scrolling');
+    await assertAccessible(phone.page);
+    await screenshot(phone.page, 'panel-saved-replies-tr-390');
+    await phone.context.close();
   });
 });

@@ -463,6 +463,68 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     const reply = dialog.locator('.bubble.team', { hasText: 'Yes, we do.' });
     assert.equal((await reply.locator('.who').innerText()).replace(/\s+/g, ' ').trim(), 'A Ayşe');
     assert.equal(await reply.locator('.avatar').innerText(), 'A');
+
+    // Light formatting both ways (issue 34), and hostile markup shows as text or not at all.
+    const pwned = (page: Page) => page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned ?? null);
+    const write = dialog.getByLabel('Write a message');
+    assert.match((await write.getAttribute('title')) ?? '', /\*\*bold\*\*/, 'the text box says what formatting it takes');
+    await write.fill('');
+    await write.pressSequentially(
+      '**Hi** _there_, `a<b>` see https://shop.example/x <img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> [x](javascript:window.__pwned=3)',
+    );
+    await write.press('Enter');
+    const mine = dialog.locator('.bubble.me', { hasText: 'there' });
+    await mine.locator('.rich strong', { hasText: 'Hi' }).waitFor();
+    assert.equal(await mine.locator('.rich em').innerText(), 'there');
+    assert.equal(await mine.locator('.rich code').innerText(), 'a<b>');
+    const typedLink = mine.locator('.rich a');
+    assert.equal(await typedLink.count(), 1);
+    assert.deepEqual(await typedLink.evaluate((a) => [a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')]), [
+      'https://shop.example/x',
+      '_blank',
+      'noopener nofollow noreferrer',
+    ]);
+    assert.equal(await mine.locator('img, script').count(), 0);
+    assert.match(await mine.innerText(), /<img src=x onerror="window\.__pwned=1"> <script>window\.__pwned=2<\/script>/, 'shown as the text it is');
+    // The panel shows the text as typed, and the formatting in its sandboxed frame on request.
+    const typedInPanel = agent.page.getByRole('article').filter({ hasText: 'there' });
+    await typedInPanel.getByText('**Hi** _there_', { exact: false }).waitFor();
+    await typedInPanel.getByRole('button', { name: 'Show formatted' }).click();
+    const frame = agent.page.frameLocator('iframe.mail-frame').last();
+    await frame.locator('strong', { hasText: 'Hi' }).waitFor();
+    assert.equal(await frame.locator('img, script').count(), 0);
+
+    // The agent formats with Markdown shortcuts as they type: bold, then a list.
+    const replyBox = agent.page.getByRole('textbox', { name: 'Reply' });
+    await replyBox.pressSequentially('We ship **free** to:');
+    await agent.page.keyboard.press('Enter');
+    await agent.page.keyboard.type('- Izmir');
+    await agent.page.keyboard.press('Enter');
+    await agent.page.keyboard.type('Ankara');
+    await agent.page.keyboard.press('Control+Enter');
+    const formatted = dialog.locator('.bubble.team', { hasText: 'We ship' });
+    await formatted.locator('.rich strong', { hasText: 'free' }).waitFor();
+    assert.deepEqual(await formatted.locator('.rich ul li').allInnerTexts(), ['Izmir', 'Ankara']);
+    // A hostile reply through the API: handlers, javascript: links, images and styles never reach the page.
+    const hostile = await s.request('POST', `/v1/conversations/${conversation.id}/messages`, {
+      token: seed.ownerToken,
+      body: {
+        html: '<p onclick="window.__pwned=4">Tap <a href="javascript:window.__pwned=5">here</a> or <a href="https://shop.example/help" target="_self">help</a><img src="x" onerror="window.__pwned=6"><style>*{display:none}</style></p><blockquote><p>quoted</p></blockquote>',
+      },
+    });
+    assert.equal(hostile.status, 201);
+    const tap = dialog.locator('.bubble.team', { hasText: 'Tap' });
+    await tap.locator('.rich blockquote', { hasText: 'quoted' }).waitFor();
+    assert.deepEqual(
+      await tap.locator('a').evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')])),
+      [['help', 'https://shop.example/help', '_blank', 'noopener nofollow noreferrer']],
+    );
+    assert.equal(await tap.locator('img, style, [onclick]').count(), 0);
+    await tap.getByText('here').click();
+    await tap.locator('p').first().click();
+    assert.equal(await pwned(visitor.page), null);
+    assert.equal(await pwned(agent.page), null);
+    await screenshot(visitor.page, 'widget-formatted');
     await s.app.db.updateTable('people').set({ name: null }).where('id', '=', seed.ownerId).execute();
     await agent.context.close();
     await visitor.context.close();
@@ -666,6 +728,7 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     const box = await dialog.boundingBox();
     assert.deepEqual(box, { x: 0, y: 0, width: 390, height: 844 });
     await dialog.getByLabel('Bir mesaj yazın').waitFor();
+    assert.match((await dialog.getByLabel('Bir mesaj yazın').getAttribute('title')) ?? '', /\*\*kalın\*\*/);
     await assertAccessible(phone.page);
     await screenshot(phone.page, 'widget-phone-tr');
     await phone.context.close();

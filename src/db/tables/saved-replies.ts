@@ -12,7 +12,10 @@ export interface SavedRepliesTable {
   owner_key: string;
   name: string;
   name_key: string;
+  /** Plain text (made from `html` when there is html). */
   body: string;
+  /** Sanitized html when the reply is formatted (migration 0059), else null. */
+  html: string | null;
   search_text: string;
   created_by: string | null;
   created_at: string;
@@ -23,6 +26,7 @@ export interface MemberSignaturesTable {
   workspace_id: string;
   person_id: string;
   body: string;
+  html: string | null;
   updated_at: string;
 }
 
@@ -30,6 +34,7 @@ export interface InboxSignaturesTable {
   inbox_id: string;
   workspace_id: string;
   body: string;
+  html: string | null;
   updated_at: string;
 }
 

@@ -11,6 +11,7 @@ import { locale, t } from './i18n';
 import panelCss from './panel.css?inline';
 import { availability, EmailBesideMessage, emailFirst, PRESENCE_MS, Who } from './presence';
 import { RatingPrompt } from './rating';
+import { MessageText } from './rich';
 
 const TYPING_SHOWN_MS = 6_000;
 const TYPING_SEND_EVERY_MS = 2_500;
@@ -380,7 +381,7 @@ function Chat({
         {messages.map((m) => (
           <div key={m.id} class={`bubble ${m.author.type === 'contact' ? 'me' : 'team'}`}>
             <Who author={m.author} />
-            {m.body && <p>{m.body}</p>}
+            <MessageText body={m.body} html={m.html} />
             {m.attachments.map((a) => (
               <FileView key={a.id} widget={widget} attachment={a} />
             ))}
@@ -476,6 +477,7 @@ function Chat({
             rows={2}
             value={body}
             placeholder={t('write')}
+            title={t('format_hint')}
             onInput={(e) => typed(e.currentTarget.value)}
             onKeyDown={(e) => {
               if (e.key === 'Enter' && !e.shiftKey) void send(e);

@@ -117,16 +117,14 @@ export const Composer = forwardRef<
     const at = hash;
     setHash(null);
     if (!at) return;
-    let text: string;
+    let rendered: { body: string; html: string | null };
     try {
-      text = (
-        await must(
-          api.POST('/v1/conversations/{conversationId}/render-reply', {
-            params: { path: { conversationId: props.conversationId } },
-            body: { saved_reply_id: reply.id },
-          }),
-        )
-      ).body;
+      rendered = await must(
+        api.POST('/v1/conversations/{conversationId}/render-reply', {
+          params: { path: { conversationId: props.conversationId } },
+          body: { saved_reply_id: reply.id },
+        }),
+      );
     } catch (e) {
       setError(t('picker.failed', { error: errorText(e) }));
       return;
@@ -136,7 +134,7 @@ export const Composer = forwardRef<
     const typed = `#${at.query}`;
     // The text may have changed while the reply was rendered: replace the #word only if it is still
     // before the caret. The caret ends after the reply, so keys typed right after land there.
-    box.replaceBeforeCaret(box.textBeforeCaret().endsWith(typed) ? typed.length : 0, text);
+    box.replaceBeforeCaret(box.textBeforeCaret().endsWith(typed) ? typed.length : 0, rendered.body, rendered.html);
     changeBody(box.html());
   }
 

@@ -13,7 +13,7 @@ export interface RichTextHandle {
   html(): string;
   setHtml(html: string): void;
   textBeforeCaret(): string;
-  replaceBeforeCaret(chars: number, text: string): void;
+  replaceBeforeCaret(chars: number, text: string, html?: string | null): void;
   insertImage(src: string, alt: string): void;
 }
 
@@ -157,8 +157,8 @@ export const RichText = forwardRef<RichTextHandle, Props>(function RichText(prop
         const el = fallback.current;
         return el && el.selectionStart === el.selectionEnd ? el.value.slice(0, el.selectionStart) : '';
       },
-      replaceBeforeCaret(chars, text) {
-        editor.current?.replaceBeforeCaret(chars, text);
+      replaceBeforeCaret(chars, text, html) {
+        editor.current?.replaceBeforeCaret(chars, text, html);
       },
       insertImage(src, alt) {
         editor.current?.insertImage(src, alt);

@@ -23,8 +23,8 @@ export interface RichEditor {
   setHtml(html: string): void;
   /** The text of the current paragraph before the caret ('' with a selection). */
   textBeforeCaret(): string;
-  /** Replaces the `chars` characters before the caret with `text` (paragraphs at blank lines). */
-  replaceBeforeCaret(chars: number, text: string): void;
+  /** Replaces the `chars` characters before the caret with `text` (paragraphs at blank lines), or with `html` when given. */
+  replaceBeforeCaret(chars: number, text: string, html?: string | null): void;
   toggle(what: Mark | Block): void;
   isActive(what: Mark | Block): boolean;
   /** The link under the caret, '' when none. */
@@ -117,14 +117,15 @@ export function createRichEditor(
       const { $from, empty } = editor.state.selection;
       return empty ? $from.parent.textBetween(0, $from.parentOffset, undefined, '\ufffc') : '';
     },
-    replaceBeforeCaret(chars, text) {
+    replaceBeforeCaret(chars, text, html) {
       const at = editor.state.selection.from;
       const single = !/\n/.test(text);
       editor
         .chain()
         .focus()
         .deleteRange({ from: at - chars, to: at })
-        .insertContent(single ? (text ? { type: 'text', text } : '') : textToHtml(text))
+        // A formatted saved reply keeps its formatting (the editor's schema keeps what it knows).
+        .insertContent(html ? html : single ? (text ? { type: 'text', text } : '') : textToHtml(text))
         .run();
     },
     toggle(what) {

@@ -1,12 +1,13 @@
 // Settings › Saved replies & signatures: the member's own signature, inbox signatures (owners and
 // admins), and saved replies (workspace ones edited by owners and admins, personal ones by their owner).
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, must, type Schemas } from '../../api';
 import { Confirm } from '../../components/Confirm';
 import { DataTable, LoadedList } from '../../components/DataTable';
 import { FormError } from '../../components/FormError';
 import { InboxOptions } from '../../components/InboxOptions';
 import { Loading, useLoad } from '../../components/Loading';
+import { RichText, type RichTextHandle, textToHtml } from '../../conversations';
 import { t } from '../../i18n';
 import { inboxes, membership, toast } from '../../state';
 
@@ -52,38 +53,88 @@ function PlaceholderHelp() {
   );
 }
 
-function SignatureForm(props: { id: string; title: string; hint: string; value: string; onSave: (body: string) => Promise<void> }) {
-  const [body, setBody] = useState(props.value);
+/** What a saved reply or signature shows in the editor: its html, or its text as paragraphs. */
+const editorHtml = (v: { body: string; html?: string | null }) => v.html ?? textToHtml(v.body);
+
+/**
+ * A labelled formatted text box: the composer's editor (bold, italic, links, lists, quotes, code,
+ * Markdown shortcuts), loaded lazily as in the composer. The text box is labelled by the label
+ * element (a contenteditable is not a labelable element), which focuses it when clicked.
+ */
+function RichField(props: {
+  id: string;
+  label: string;
+  hint?: string;
+  placeholder: string;
+  editor: { current: RichTextHandle | null };
+  initialHtml: string;
+  onChange: (html: string) => void;
+}) {
+  const labelId = `${props.id}-label`;
+  return (
+    <div class="field">
+      <label id={labelId} for={props.id} onClick={() => props.editor.current?.focus()}>
+        {props.label}
+      </label>
+      <div class="rich-field">
+        <RichText
+          ref={props.editor}
+          id={props.id}
+          initialHtml={props.initialHtml}
+          placeholder={props.placeholder}
+          attributes={{ 'aria-labelledby': labelId, 'aria-describedby': props.hint ? `${props.id}-hint` : undefined }}
+          onChange={props.onChange}
+          onCaret={() => {}}
+          onKeyDown={() => false}
+          onBlur={() => {}}
+        />
+      </div>
+      {props.hint && (
+        <span class="hint" id={`${props.id}-hint`}>
+          {props.hint}
+        </span>
+      )}
+    </div>
+  );
+}
+
+function SignatureForm(props: {
+  id: string;
+  title: string;
+  hint: string;
+  value: { body: string; html: string | null };
+  onSave: (html: string) => Promise<void>;
+}) {
+  const editor = useRef<RichTextHandle>(null);
+  const [html, setHtml] = useState(editorHtml(props.value));
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => setBody(props.value), [props.value]);
+  useEffect(() => {
+    const next = editorHtml(props.value);
+    setHtml(next);
+    if (editor.current && editor.current.html() !== next) editor.current.setHtml(next);
+  }, [props.value.body, props.value.html]);
   return (
     <form
       onSubmit={async (e) => {
         e.preventDefault();
         setError(null);
         try {
-          await props.onSave(body);
+          await props.onSave(editor.current?.html() ?? html);
           toast(t('settings.saved'));
         } catch (err) {
           setError(errorText(err));
         }
       }}
     >
-      <div class="field">
-        <label for={props.id}>{props.title}</label>
-        <textarea
-          id={props.id}
-          class="textarea"
-          rows={4}
-          maxLength={2000}
-          value={body}
-          aria-describedby={`${props.id}-hint`}
-          onInput={(e) => setBody(e.currentTarget.value)}
-        />
-        <span class="hint" id={`${props.id}-hint`}>
-          {props.hint}
-        </span>
-      </div>
+      <RichField
+        id={props.id}
+        label={props.title}
+        hint={props.hint}
+        placeholder={t('signature.placeholder')}
+        editor={editor}
+        initialHtml={html}
+        onChange={setHtml}
+      />
       <FormError error={error} />
       <button class="btn btn-primary" type="submit">
         {t('settings.save')}
@@ -104,9 +155,9 @@ function MySignature() {
           id="my-signature"
           title={t('signature.text')}
           hint={t('signature.mine_hint')}
-          value={data.body}
-          onSave={async (body) => {
-            await must(api.PUT('/v1/me/signature', { body: { body } }));
+          value={data}
+          onSave={async (html) => {
+            await must(api.PUT('/v1/me/signature', { body: { html } }));
             void reload();
           }}
         />
@@ -159,9 +210,9 @@ function InboxSignatureForm(props: { inboxId: string }) {
       id="inbox-signature"
       title={t('signature.text')}
       hint={t('signature.inbox_hint')}
-      value={data.body}
-      onSave={async (body) => {
-        await must(api.PUT('/v1/inboxes/{inboxId}/signature', { params: { path: { inboxId } }, body: { body } }));
+      value={data}
+      onSave={async (html) => {
+        await must(api.PUT('/v1/inboxes/{inboxId}/signature', { params: { path: { inboxId } }, body: { html } }));
         void reload();
       }}
     />
@@ -172,7 +223,7 @@ function SavedReplies(props: { manager: boolean }) {
   const { data, error, reload } = useLoad(() => must(api.GET('/v1/saved-replies', { params: { query: { limit: 200 } } })));
   const [editing, setEditing] = useState<SavedReply | null>(null);
   const [name, setName] = useState('');
-  const [body, setBody] = useState('');
+  const editor = useRef<RichTextHandle>(null);
   const [scope, setScope] = useState<'personal' | 'workspace'>('personal');
   const [formError, setFormError] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<SavedReply | null>(null);
@@ -181,7 +232,7 @@ function SavedReplies(props: { manager: boolean }) {
   function edit(r: SavedReply | null) {
     setEditing(r);
     setName(r?.name ?? '');
-    setBody(r?.body ?? '');
+    editor.current?.setHtml(r ? editorHtml(r) : '');
     setScope(r?.scope ?? 'personal');
     setFormError(null);
     // The form is always there: move the focus to it now (a later focus could steal typed keys).
@@ -192,8 +243,9 @@ function SavedReplies(props: { manager: boolean }) {
     e.preventDefault();
     setFormError(null);
     try {
-      if (editing) await must(api.PATCH('/v1/saved-replies/{savedReplyId}', { params: { path: { savedReplyId: editing.id } }, body: { name, body } }));
-      else await must(api.POST('/v1/saved-replies', { body: { name, body, scope } }));
+      const html = editor.current?.html() ?? '';
+      if (editing) await must(api.PATCH('/v1/saved-replies/{savedReplyId}', { params: { path: { savedReplyId: editing.id } }, body: { name, html } }));
+      else await must(api.POST('/v1/saved-replies', { body: { name, html, scope } }));
       toast(t('settings.saved'));
       edit(null);
       void reload();
@@ -223,10 +275,7 @@ function SavedReplies(props: { manager: boolean }) {
             {t('replies.name_hint')}
           </span>
         </div>
-        <div class="field">
-          <label for="reply-body">{t('replies.body')}</label>
-          <textarea id="reply-body" class="textarea" required rows={6} maxLength={10000} value={body} onInput={(e) => setBody(e.currentTarget.value)} />
-        </div>
+        <RichField id="reply-body" label={t('replies.body')} placeholder={t('replies.body_placeholder')} editor={editor} initialHtml="" onChange={() => {}} />
         {!editing && (
           <fieldset class="field" style={{ border: 0, padding: 0 }}>
             <legend style={{ fontWeight: 600, fontSize: 'var(--text-sm)' }}>{t('replies.scope')}</legend>

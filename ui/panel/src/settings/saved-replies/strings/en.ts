@@ -11,6 +11,8 @@ export const savedRepliesEn = {
   'replies.name': 'Name',
   'replies.name_hint': 'What you type after # to find it. Up to 64 characters.',
   'replies.body': 'Text',
+  'replies.body_placeholder': 'Write the reply. Format with the toolbar or Markdown: **bold**, - list, > quote.',
+  'signature.placeholder': 'Your name, role, a link…',
   'replies.scope': 'Who can use it',
   'replies.workspace': 'Everyone',
   'replies.personal_long': 'Only me (personal)',

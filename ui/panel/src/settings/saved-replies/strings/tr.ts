@@ -13,6 +13,8 @@ export const savedRepliesTr: Record<keyof typeof savedRepliesEn, string> = {
   'replies.name': 'Ad',
   'replies.name_hint': 'Bulmak için # işaretinden sonra yazdığınız ad. En çok 64 karakter.',
   'replies.body': 'Metin',
+  'replies.body_placeholder': 'Yanıtı yazın. Araç çubuğuyla ya da Markdown ile biçimlendirin: **kalın**, - liste, > alıntı.',
+  'signature.placeholder': 'Adınız, göreviniz, bir bağlantı…',
   'replies.scope': 'Kimler kullanabilir',
   'replies.workspace': 'Herkes',
   'replies.personal_long': 'Yalnızca ben (kişisel)',
