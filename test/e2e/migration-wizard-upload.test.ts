@@ -85,7 +85,8 @@ describe('the export-file upload of the migration wizard', { skip: browserSkipRe
     // The connection drops when the third part is sent.
     await page.route('**/upload/parts/3', (route) => route.abort('connectionreset'));
     await page.getByLabel('Export file', { exact: true }).setInputFiles(file);
-    await page.getByText('The upload stopped').waitFor({ timeout: 30_000 });
+    // Hashing and sending two parts of 16 MB: generous for a loaded machine.
+    await page.getByText('The upload stopped').waitFor({ timeout: 120_000 });
     await page.unroute('**/upload/parts/3');
     const held = (await s.request('GET', `/v1/migrations/${id}/upload`, { token: seed.apiKey })).body;
     assert.deepEqual(

@@ -6,9 +6,7 @@ import { whenUnauthorized } from './api';
 import { Toasts } from './components/Toasts';
 import { Workspace } from './conversations';
 import { t } from './i18n';
-import { ConnectMailbox } from './migrations';
 import { NotificationListener } from './notifications';
-import { Settings } from './settings';
 import { AcceptInvite, SignIn, SignInLink } from './sign-in';
 import { loadMe, me } from './state';
 
@@ -16,6 +14,10 @@ import { loadMe, me } from './state';
 const Reports = lazy(() => import('./reports'));
 // The contacts list and a contact's page, likewise.
 const Contacts = lazy(() => import('./contacts/pages'));
+// Settings and the mailbox-move pages are not needed to answer customers: they load when opened,
+// which keeps the first load (sign-in to the conversation view) small.
+const Settings = lazy(() => import('./settings').then((m) => m.Settings));
+const ConnectMailbox = lazy(() => import('./migrations').then((m) => m.ConnectMailbox));
 
 whenUnauthorized(() => {
   if (!location.pathname.startsWith('/sign-in') && location.pathname !== '/invite') me.value = null;

@@ -25,9 +25,13 @@ async function merge(sourceId: string, target: { id: string; subject: string | n
     await must(api.POST('/v1/conversations/{conversationId}/merge', { params: { path: { conversationId: sourceId } }, body: { into_id: target.id } }));
     const id = ++mergeCount;
     lastMerge.value = { sourceId, text: t('merge.done', { subject: conversationTitle(target) }), id };
-    setTimeout(() => {
-      if (lastMerge.value?.id === id) lastMerge.value = null;
-    }, 15_000);
+    // The toast goes after 15 s, but not from under someone who moved into it (WCAG 2.2.1).
+    const expire = () => {
+      if (lastMerge.value?.id !== id) return;
+      if (document.querySelector('.merge-toast')?.contains(document.activeElement)) setTimeout(expire, 5_000);
+      else lastMerge.value = null;
+    };
+    setTimeout(expire, 15_000);
     go(conversationUrl(target.id));
   } catch (e) {
     toast(t('action.failed', { error: errorText(e) }));
