@@ -184,10 +184,10 @@ export function viewConditions(row: SavedViewsTable): ViewFilter {
 
 /** Live counts of every view the caller sees, in sidebar order. */
 export async function viewCounts(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access): Promise<{ id: string; count: number }[]> {
-  const out: { id: string; count: number }[] = [];
-  for (const row of await visibleRows(ctx.db, access))
-    out.push({ id: row.id, count: await countConversations(ctx, access, { conditions: [viewConditions(row)] }) });
-  return out;
+  // At once: on Postgres each count takes its own pooled connection (the database counts them in
+  // parallel); on SQLite they queue on the one connection as before.
+  const rows = await visibleRows(ctx.db, access);
+  return Promise.all(rows.map(async (row) => ({ id: row.id, count: await countConversations(ctx, access, { conditions: [viewConditions(row)] }) })));
 }
 
 /** Workspace deletion: its views, a batch at a time. */

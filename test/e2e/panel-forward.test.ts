@@ -69,6 +69,9 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     await page.keyboard.type('lead@partner.example');
     await page.keyboard.press('Tab');
     assert.equal(await focusedId(page), 'forward-bcc');
+    // The note is formatted text: its toolbar (one stop, arrows move within it), then the text.
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Bold');
     await page.keyboard.press('Tab');
     assert.equal(await focusedId(page), 'forward-note');
     await page.keyboard.type('Can you repair this one?');
@@ -161,7 +164,7 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     await compose.waitFor();
     await page.waitForFunction(() => (document.getElementById('new-to') as HTMLInputElement | null)?.value === 'Pia Berg <pia@new.example>');
     assert.equal(await page.locator('#new-subject').inputValue(), 'Your quote');
-    assert.equal(await page.locator('#new-body').inputValue(), 'The quote is attached.');
+    assert.equal((await page.locator('#new-body').innerText()).trim(), 'The quote is attached.');
     await files.getByText('quote.txt').waitFor();
     await files.getByText('prices.csv').waitFor();
     await page.waitForURL((u) => u.pathname === '/conversations');
@@ -217,7 +220,7 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     await phone.page.keyboard.press('Enter');
     await dialog.waitFor();
     await phone.page.waitForFunction(() => (document.getElementById('forward-to') as HTMLInputElement | null)?.value === 'depo@ortak.example');
-    assert.equal(await phone.page.locator('#forward-note').inputValue(), 'Lütfen kontrol edin.');
+    assert.equal((await phone.page.locator('#forward-note').innerText()).trim(), 'Lütfen kontrol edin.');
     await phone.page.locator('.msg.out').filter({ hasText: 'Lütfen kontrol edin.' }).waitFor({ state: 'detached' });
     const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `no horizontal scrolling (${overflow}px)`);

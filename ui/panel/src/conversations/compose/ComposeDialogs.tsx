@@ -5,12 +5,13 @@
 // cancels it and opens the dialog again as it was (a new conversation cancelled this way is removed
 // by the server). A new conversation takes files (button or drop), uploaded to its inbox first.
 import { signal } from '@preact/signals';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, type Message, must, type Schemas } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { FormError } from '../../components/FormError';
 import { t } from '../../i18n';
 import { actionToast, inboxes, me, memberName, toast, workspaceId } from '../../state';
+import { RichText, type RichTextHandle } from '../editor/RichText';
 import { formatAddress, splitAddresses } from '../Recipients';
 import './compose.css';
 
@@ -115,7 +116,7 @@ export function ForwardDialog(props: {
       const sent = await must(
         api.POST('/v1/conversations/{conversationId}/forward', {
           params: { path: { conversationId: m.conversation_id } },
-          body: { message_id: m.id, ...r, ...(note.trim() ? { body: note } : {}), include_attachments: include, ...held.body },
+          body: { message_id: m.id, ...r, ...(hasText(note) ? { html: note } : {}), include_attachments: include, ...held.body },
         }),
       );
       props.onSent(sent);
@@ -136,7 +137,7 @@ export function ForwardDialog(props: {
         <AddressLines prefix="forward" value={lines} onChange={setLines} focusTo />
         <div class="field">
           <label for="forward-note">{t('compose.forward_note')}</label>
-          <textarea id="forward-note" class="input" rows={4} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+          <FormattedText id="forward-note" label={t('compose.forward_note')} html={note} onChange={setNote} />
         </div>
         {files > 0 && (
           <label class="check">
@@ -234,13 +235,14 @@ export function NewConversationDialog(props: {
     e.preventDefault();
     const r = recipientsOf(lines);
     if (!r.to.length) return setError(t('compose.to_required'));
+    if (!hasText(body)) return setError(t('compose.body_required'));
     setBusy(true);
     setError(null);
     try {
       const held = hold();
       const ids = files.map((f) => f.id);
       const out = await must(
-        api.POST('/v1/conversations', { body: { inbox_id: inboxId, ...r, subject, body, ...(ids.length ? { attachment_ids: ids } : {}), ...held.body } }),
+        api.POST('/v1/conversations', { body: { inbox_id: inboxId, ...r, subject, html: body, ...(ids.length ? { attachment_ids: ids } : {}), ...held.body } }),
       );
       const draft: NewDraft = { inboxId, lines, subject, body, files };
       const path = { conversationId: out.conversation.id, messageId: out.message.id };
@@ -311,7 +313,7 @@ export function NewConversationDialog(props: {
         </div>
         <div class="field">
           <label for="new-body">{t('compose.message')}</label>
-          <textarea id="new-body" class="input" rows={6} required value={body} onInput={(e) => setBody(e.currentTarget.value)} />
+          <FormattedText id="new-body" label={t('compose.message')} html={body} onChange={setBody} />
         </div>
         {files.length > 0 && (
           <ul role="list" class="labels" aria-label={t('composer.attachments')}>
@@ -355,5 +357,30 @@ export function NewConversationDialog(props: {
         </div>
       </form>
     </Dialog>
+  );
+}
+
+/** Whether the editor's html holds any text (an empty editor gives '' or an empty paragraph). */
+function hasText(html: string): boolean {
+  return new DOMParser().parseFromString(html, 'text/html').body.textContent?.trim() !== '';
+}
+
+/** The formatted text box of the forward and new-conversation dialogs (the reply composer's editor). */
+function FormattedText(props: { id: string; label: string; html: string; onChange: (html: string) => void }) {
+  const editor = useRef<RichTextHandle>(null);
+  return (
+    <div class="rich-field">
+      <RichText
+        ref={editor}
+        id={props.id}
+        initialHtml={props.html}
+        placeholder=""
+        attributes={{ 'aria-label': props.label }}
+        onChange={props.onChange}
+        onCaret={() => {}}
+        onKeyDown={() => false}
+        onBlur={() => {}}
+      />
+    </div>
   );
 }

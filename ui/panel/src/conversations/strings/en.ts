@@ -211,6 +211,7 @@ export const conversationsEn = {
   'compose.send': 'Send',
   'compose.sending': 'Sending…',
   'compose.cancel': 'Cancel',
+  'compose.body_required': 'Write the message first.',
   'compose.to_required': 'Name at least one recipient in To.',
   'compose.write_to': 'Write to {name}',
   'compose.sent': 'Sent',

@@ -214,6 +214,7 @@ export const conversationsTr: Record<keyof typeof conversationsEn, string> = {
   'compose.send': 'Gönder',
   'compose.sending': 'Gönderiliyor…',
   'compose.cancel': 'Vazgeç',
+  'compose.body_required': 'Önce mesajı yazın.',
   'compose.to_required': 'Kime alanına en az bir alıcı yazın.',
   'compose.write_to': '{name} kişisine yaz',
   'compose.sent': 'Gönderildi',
