@@ -15,6 +15,7 @@ import { hasSmtpAccount } from '../mail/transport.js';
 import type { Clock } from '../platform/clock.js';
 import { iso } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
+import { renderHtmlPlaceholders } from '../saved-replies/formatted.js';
 import { renderPlaceholders } from '../saved-replies/placeholders.js';
 import { placeholderValues } from '../saved-replies/render.js';
 import { findSavedReply } from '../saved-replies/service.js';
@@ -97,7 +98,10 @@ export async function sendRuleReply(tx: Tx, conversation: ConversationRow, saved
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return conversation;
   }
-  const body = renderPlaceholders(reply.body, await placeholderValues(tx.db, conversation, origin.personId));
+  const values = await placeholderValues(tx.db, conversation, origin.personId);
+  const body = renderPlaceholders(reply.body, values);
+  // A formatted saved reply goes out formatted (values escaped into it); the plain part is its text.
+  const html = reply.html ? renderHtmlPlaceholders(reply.html, values) : null;
   const now = tx.clock.now();
   const id = newId('m', now.getTime());
   const details = origin.rule ? { automation_rule: { id: origin.rule.id, name: origin.rule.name } } : null;
@@ -106,7 +110,7 @@ export async function sendRuleReply(tx: Tx, conversation: ConversationRow, saved
     return (
       await appendMessage(tx, {
         conversation,
-        message: { id, kind: 'message', direction: 'out', author: origin.author, body, automatic, details, createdAt: now },
+        message: { id, kind: 'message', direction: 'out', author: origin.author, body, html, automatic, details, createdAt: now },
       })
     ).conversation;
   }
@@ -114,7 +118,7 @@ export async function sendRuleReply(tx: Tx, conversation: ConversationRow, saved
   const { to, cc } = await defaultReplyRecipients(tx.db, conversation);
   // A rule writes to the customer alone (RFC 3834); a member's macro replies as they would.
   const recipients = automatic ? { to, cc: [] } : { to, cc };
-  return appendMailAnswer(tx, { id, conversation, channel, author: origin.author, body, automatic, details, recipients, createdAt: now });
+  return appendMailAnswer(tx, { id, conversation, channel, author: origin.author, body, html, automatic, details, recipients, createdAt: now });
 }
 
 /** An `automation.webhook` event (the conversation, its contact, the rule) delivered to one endpoint only. */

@@ -17,6 +17,8 @@ export async function appendMailAnswer(
     channel: ChannelRow;
     author: Author;
     body: string;
+    /** Formatted text (a formatted saved reply); the mail is then multipart/alternative. */
+    html?: string | null;
     automatic: boolean;
     details: Record<string, unknown> | null;
     recipients: { to: Recipient[]; cc: Recipient[] };
@@ -35,6 +37,7 @@ export async function appendMailAnswer(
       direction: 'out',
       author: input.author,
       body: input.body,
+      html: input.html ?? null,
       subject: conversation.subject,
       automatic: input.automatic,
       details: input.details,

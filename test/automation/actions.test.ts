@@ -174,4 +174,23 @@ describe('automation actions', () => {
     assert.equal((await messages(auto.conversation_id)).filter((m) => m.direction === 'out' && m.kind === 'message').length, 0);
     assert.equal(w.sink.messages.length, before + 1);
   });
+  test('a formatted saved reply goes out formatted: html part with the values filled in, plain part its text', async () => {
+    await disableAll(w);
+    const saved = await w.api('POST', '/v1/saved-replies', {
+      name: 'Formatted thanks',
+      html: '<p>Hello <strong>{{contact.first_name}}</strong>, we <em>got</em> it.</p>',
+      scope: 'workspace',
+    });
+    assert.equal(saved.status, 201, JSON.stringify(saved.body));
+    await w.rule({ name: 'formatted ack', trigger: { type: 'customer_message' }, actions: [{ type: 'send_saved_reply', saved_reply_id: saved.body.id }] });
+    const before = w.sink.messages.length;
+    const { conversation_id: id } = await w.mail();
+    await w.drain();
+    const mail = (await w.sink.waitFor(before + 1))[before];
+    assert.match(String(mail.parsed.html), /<strong>Ada<\/strong>/);
+    assert.match(String(mail.parsed.text), /Hello .*Ada.*, we got it\./);
+    const reply = (await messages(id)).find((m) => m.kind === 'message' && m.direction === 'out');
+    assert.match(String(reply?.html), /<em>got<\/em>/);
+    await disableAll(w);
+  });
 });
