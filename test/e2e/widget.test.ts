@@ -486,13 +486,15 @@ ${page.identify ? `<script src="/identify.js?page=${url.pathname.slice(1)}"></sc
     ]);
     assert.equal(await mine.locator('img, script').count(), 0);
     assert.match(await mine.innerText(), /<img src=x onerror="window\.__pwned=1"> <script>window\.__pwned=2<\/script>/, 'shown as the text it is');
-    // The panel shows the text as typed, and the formatting in its sandboxed frame on request.
+    // The panel shows the formatting in place, built from the same whitelist; the hostile parts as text.
     const typedInPanel = agent.page.getByRole('article').filter({ hasText: 'there' });
-    await typedInPanel.getByText('**Hi** _there_', { exact: false }).waitFor();
-    await typedInPanel.getByRole('button', { name: 'Show formatted' }).click();
-    const frame = agent.page.frameLocator('iframe.mail-frame').last();
-    await frame.locator('strong', { hasText: 'Hi' }).waitFor();
-    assert.equal(await frame.locator('img, script').count(), 0);
+    await typedInPanel.locator('.msg-rich strong', { hasText: 'Hi' }).waitFor();
+    assert.equal(await typedInPanel.locator('.msg-rich em').innerText(), 'there');
+    assert.equal(await typedInPanel.locator('.msg-rich code').innerText(), 'a<b>');
+    assert.equal(await typedInPanel.locator('.msg-rich img, .msg-rich script').count(), 0);
+    assert.match(await typedInPanel.locator('.msg-rich').innerText(), /<script>window\.__pwned=2<\/script>/, 'shown as the text it is');
+    assert.equal(await typedInPanel.getByRole('button', { name: 'Show formatted' }).count(), 0, 'nothing to open: it is shown formatted');
+    await screenshot(agent.page, 'panel-chat-formatted-en-1280');
 
     // The agent formats with Markdown shortcuts as they type: bold, then a list.
     const replyBox = agent.page.getByRole('textbox', { name: 'Reply' });

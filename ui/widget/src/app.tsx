@@ -3,6 +3,7 @@
 // team's typing, a reconnecting banner, and for identified visitors all of their conversations.
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { MessageText } from '../../shared/rich';
 import { FileView } from './attachment';
 import { ApiError, type Link, type VisitorConversation, type VisitorMessage, type WidgetConfig } from './client';
 import { uploadFile } from './files';
@@ -11,7 +12,6 @@ import { locale, t } from './i18n';
 import panelCss from './panel.css?inline';
 import { availability, EmailBesideMessage, emailFirst, PRESENCE_MS, Who } from './presence';
 import { RatingPrompt } from './rating';
-import { MessageText } from './rich';
 
 const TYPING_SHOWN_MS = 6_000;
 const TYPING_SEND_EVERY_MS = 2_500;

@@ -1,5 +1,6 @@
 // One conversation: its thread, the composer and the details column.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { MessageText } from '../../../shared/rich';
 import type { ConversationVisit } from '../analytics';
 import { api, type Conversation, errorText, type Message, must, type Schemas } from '../api';
 import { MacroMenu } from '../automation';
@@ -368,6 +369,9 @@ function MessageItem(props: {
           ? t('conv.api')
           : t('conv.system');
   const cls = m.kind === 'note' ? 'msg note' : m.direction === 'out' ? 'msg out' : 'msg';
+  // A chat message's light formatting (the widget's subset) shows in place, rebuilt from a whitelist
+  // as the widget does; mail html stays in its sandboxed frame on request.
+  const chatFormatted = !!m.html && (m.email === null || m.email === undefined) && m.kind === 'message';
   // Inline parts (a newsletter's cid: banner) show inside the formatted mail, not again as files.
   const listed = formatted && m.html ? m.attachments.filter((a) => !(a.inline && a.content_id)) : m.attachments;
   return (
@@ -383,7 +387,7 @@ function MessageItem(props: {
             {t('conv.not_contact', { contact: contactName })} <AddParticipant conversationId={m.conversation_id} sender={from} onAdded={props.onConversation} />
           </p>
         )}
-        {m.html && (
+        {m.html && !chatFormatted && (
           <button class="btn btn-ghost" type="button" style={{ minHeight: '24px' }} onClick={() => setFormatted(!formatted)}>
             {formatted ? t('conv.show_text') : t('conv.show_formatted')}
           </button>
@@ -403,7 +407,11 @@ function MessageItem(props: {
       </header>
       <ForwardedLine message={m} />
       <MessageRecipients message={m} />
-      {formatted && m.html ? (
+      {chatFormatted ? (
+        <div class="msg-body msg-rich">
+          <MessageText body={m.body ?? ''} html={m.html} />
+        </div>
+      ) : formatted && m.html ? (
         // Served with its own CSP: no scripts or forms, and no images from elsewhere until asked.
         <>
           <MailFrame

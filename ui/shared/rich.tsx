@@ -1,3 +1,4 @@
+// Shared by the widget and the panel (ui/shared: the one place both bundles import from).
 // A chat message's text: its html (a small subset the server sanitized: bold, italic, links, lists,
 // quotes, code) built again here from a whitelist, never set as innerHTML, so a page can show
 // nothing but these elements and text, whatever the html says. Plain messages are their text.
