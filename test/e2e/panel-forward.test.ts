@@ -11,6 +11,8 @@ import { deliverMail, INGRESS_SECRET, SINK_LOGIN, seedEmailChannel } from '../he
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
+const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
 describe('forward and new conversations in the panel', { skip: browserSkipReason() }, () => {
   let sink: SmtpSink;
   let s: TestServer;
@@ -135,6 +137,16 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     await page.keyboard.type('Pia Berg <pia@new.example>');
     await page.locator('#new-subject').fill('Your quote');
     await page.locator('#new-body').fill('The quote is attached.');
+    // A screenshot pasted into the text goes in place (an inline part), not among the files.
+    await page.locator('#new-body').focus();
+    await page.keyboard.press('End');
+    await page.evaluate((b64) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const data = new DataTransfer();
+      data.items.add(new File([bytes], 'shot.png', { type: 'image/png' }));
+      document.querySelector('#new-body')?.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    }, PNG_1X1);
+    await page.locator('#new-body img[src^="/v1/attachments/"]').waitFor();
     // A file chosen with the Attach button, and one dropped on the dialog.
     await page.locator('#new-files').setInputFiles({ name: 'quote.txt', mimeType: 'text/plain', buffer: Buffer.from('Quote: 120 EUR') });
     const files = compose.getByRole('list', { name: 'Files to send' });
@@ -187,10 +199,19 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     const mail = (await sink.waitFor(count + 1))[count];
     assert.equal(mail.parsed.subject, 'Your quote');
     assert.deepEqual(mail.to, ['pia@new.example']);
-    assert.deepEqual(mail.parsed.attachments.map((a) => [a.filename, a.content.toString()]).sort(), [
-      ['prices.csv', 'a,b\n1,2\n'],
-      ['quote.txt', 'Quote: 120 EUR'],
-    ]);
+    assert.deepEqual(
+      mail.parsed.attachments
+        .filter((a) => !a.related)
+        .map((a) => [a.filename, a.content.toString()])
+        .sort(),
+      [
+        ['prices.csv', 'a,b\n1,2\n'],
+        ['quote.txt', 'Quote: 120 EUR'],
+      ],
+    );
+    const shot = mail.parsed.attachments.find((a) => a.related);
+    assert.ok(shot?.cid && shot.content.equals(Buffer.from(PNG_1X1, 'base64')), 'the pasted picture is an inline part');
+    assert.match(mail.raw.toString('utf8'), /Content-Type: multipart\/related;/i);
     assert.deepEqual(errors, []);
     await context.close();
 

@@ -16,7 +16,8 @@ import { formatAddress, splitAddresses } from '../Recipients';
 import './compose.css';
 
 type Lines = { to: string; cc: string; bcc: string };
-type Upload = { id: string; filename: string; size: number };
+/** A file uploaded for the message; `inline`: a picture pasted or dropped into the text (sent in place while the text shows it). */
+type Upload = { id: string; filename: string; size: number; inline?: boolean };
 /** What a forward dialog held when it was sent: given back when the send is undone. */
 export type ForwardDraft = { lines: Lines; note: string; include: boolean };
 /** The same for a new conversation; `removed`: the conversation its undone first message left behind (gone now). */
@@ -200,7 +201,8 @@ export function NewConversationDialog(props: {
   const [error, setError] = useState<string | null>(null);
 
   // Files go up as soon as they are chosen or dropped (to the inbox: the conversation does not exist yet).
-  async function attach(list: FileList | File[]) {
+  const editor = useRef<RichTextHandle>(null);
+  async function attach(list: FileList | File[], inline = false) {
     for (const file of Array.from(list)) {
       setUploading((n) => n + 1);
       try {
@@ -212,7 +214,11 @@ export function NewConversationDialog(props: {
         });
         const answer = await res.json();
         if (!res.ok) throw new Error(answer?.error?.message ?? res.statusText);
-        setFiles((old) => [...old, { id: answer.id, filename: answer.filename, size: answer.size }]);
+        setFiles((old) => [...old, { id: answer.id, filename: answer.filename, size: answer.size, inline }]);
+        if (inline) {
+          editor.current?.insertImage(answer.url, answer.filename);
+          setBody(editor.current?.html() ?? '');
+        }
       } catch (e) {
         setError(t('composer.attach_failed', { name: file.name, error: errorText(e) }));
       } finally {
@@ -240,7 +246,8 @@ export function NewConversationDialog(props: {
     setError(null);
     try {
       const held = hold();
-      const ids = files.map((f) => f.id);
+      // Attachments, and the pasted pictures the text still shows.
+      const ids = files.filter((f) => !f.inline || body.includes(`/v1/attachments/${f.id}/content`)).map((f) => f.id);
       const out = await must(
         api.POST('/v1/conversations', { body: { inbox_id: inboxId, ...r, subject, html: body, ...(ids.length ? { attachment_ids: ids } : {}), ...held.body } }),
       );
@@ -267,7 +274,8 @@ export function NewConversationDialog(props: {
         onKeyDown={sendOnCtrlEnter}
         onDragOver={(e) => e.preventDefault()}
         onDrop={(e) => {
-          if (!e.dataTransfer?.files.length || !inboxId) return;
+          // Pictures dropped into the text were taken there (in place).
+          if (e.defaultPrevented || !e.dataTransfer?.files.length || !inboxId) return;
           e.preventDefault();
           void attach(e.dataTransfer.files);
         }}
@@ -313,23 +321,32 @@ export function NewConversationDialog(props: {
         </div>
         <div class="field">
           <label for="new-body">{t('compose.message')}</label>
-          <FormattedText id="new-body" label={t('compose.message')} html={body} onChange={setBody} />
+          <FormattedText
+            id="new-body"
+            label={t('compose.message')}
+            html={body}
+            onChange={setBody}
+            editor={editor}
+            onPictures={inboxId ? (pictures) => void attach(pictures, true) : undefined}
+          />
         </div>
-        {files.length > 0 && (
+        {files.some((f) => !f.inline) && (
           <ul role="list" class="labels" aria-label={t('composer.attachments')}>
-            {files.map((f) => (
-              <li key={f.id} class="label-chip">
-                {f.filename}
-                <button
-                  type="button"
-                  class="btn-ghost label-remove"
-                  aria-label={t('composer.remove_file', { name: f.filename })}
-                  onClick={() => setFiles((old) => old.filter((x) => x.id !== f.id))}
-                >
-                  ×
-                </button>
-              </li>
-            ))}
+            {files
+              .filter((f) => !f.inline)
+              .map((f) => (
+                <li key={f.id} class="label-chip">
+                  {f.filename}
+                  <button
+                    type="button"
+                    class="btn-ghost label-remove"
+                    aria-label={t('composer.remove_file', { name: f.filename })}
+                    onClick={() => setFiles((old) => old.filter((x) => x.id !== f.id))}
+                  >
+                    ×
+                  </button>
+                </li>
+              ))}
           </ul>
         )}
         <FormError error={error} />
@@ -366,8 +383,16 @@ function hasText(html: string): boolean {
 }
 
 /** The formatted text box of the forward and new-conversation dialogs (the reply composer's editor). */
-function FormattedText(props: { id: string; label: string; html: string; onChange: (html: string) => void }) {
-  const editor = useRef<RichTextHandle>(null);
+function FormattedText(props: {
+  id: string;
+  label: string;
+  html: string;
+  onChange: (html: string) => void;
+  editor?: { current: RichTextHandle | null };
+  onPictures?: (files: File[]) => void;
+}) {
+  const own = useRef<RichTextHandle>(null);
+  const editor = props.editor ?? own;
   return (
     <div class="rich-field">
       <RichText
@@ -380,6 +405,7 @@ function FormattedText(props: { id: string; label: string; html: string; onChang
         onCaret={() => {}}
         onKeyDown={() => false}
         onBlur={() => {}}
+        onPictures={props.onPictures}
       />
     </div>
   );
