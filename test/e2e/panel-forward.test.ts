@@ -252,6 +252,30 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     await s.app.jobs.drain();
     assert.equal(sink.messages.length, before, 'nothing mailed');
     assert.deepEqual(await s.app.db.selectFrom('messages').select('id').where('conversation_id', '=', id).where('direction', '=', 'out').execute(), []);
+    // Sonra gönder: the quick times open under the form; the first schedules the forward for then.
+    await phone.page.locator('body').click({ position: { x: 5, y: 5 } });
+    await phone.page.keyboard.press('f');
+    await dialog.waitFor();
+    await phone.page.keyboard.type('depo@ortak.example');
+    const laterButton = dialog.getByRole('button', { name: 'Sonra gönder' });
+    await laterButton.focus();
+    await phone.page.keyboard.press('Enter');
+    assert.equal(await laterButton.getAttribute('aria-expanded'), 'true');
+    await screenshot(phone.page, 'panel-forward-later-tr-390');
+    const firstChoice = dialog.locator('#forward-later .snooze-choice').first();
+    await firstChoice.focus();
+    await phone.page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'detached' });
+    const [scheduled] = await s.app.db
+      .selectFrom('messages')
+      .select(['delivery_status', 'send_at'])
+      .where('conversation_id', '=', id)
+      .where('direction', '=', 'out')
+      .execute();
+    assert.equal(scheduled?.delivery_status, 'scheduled');
+    assert.ok(scheduled?.send_at && new Date(scheduled.send_at).getTime() > Date.now() + 60_000, 'scheduled for the chosen time, not the undo delay');
+    await s.app.jobs.drain();
+    assert.equal(sink.messages.length, before, 'nothing mailed before its time');
     assert.deepEqual(phone.errors, []);
     await phone.context.close();
     for (const token of [seed.ownerToken, ayse.token]) await s.request('PATCH', '/v1/me', { token, body: { undo_send_seconds: 0 } });

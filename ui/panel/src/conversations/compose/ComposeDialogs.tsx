@@ -9,7 +9,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, type Message, must, type Schemas } from '../../api';
 import { Dialog } from '../../components/Dialog';
 import { FormError } from '../../components/FormError';
-import { t } from '../../i18n';
+import { absoluteTime, t } from '../../i18n';
+import { TimeChoices } from '../../snooze';
 import { actionToast, inboxes, me, memberName, toast, workspaceId } from '../../state';
 import { RichText, type RichTextHandle } from '../editor/RichText';
 import { formatAddress, splitAddresses } from '../Recipients';
@@ -105,15 +106,17 @@ export function ForwardDialog(props: {
   const files = m.attachments.filter((a) => !a.inline).length;
   const [include, setInclude] = useState(props.initial?.include ?? true);
   const [busy, setBusy] = useState(false);
+  const [later, setLater] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  async function send(e: Event) {
-    e.preventDefault();
+  /** Sends now (held for the undo delay), or at `at` (send later). */
+  async function send(e?: Event, at?: Date) {
+    e?.preventDefault();
     const r = recipientsOf(lines);
     if (!r.to.length) return setError(t('compose.to_required'));
     setBusy(true);
     setError(null);
     try {
-      const held = hold();
+      const held = at ? { seconds: 0, body: { send_at: at.toISOString() } } : hold();
       const sent = await must(
         api.POST('/v1/conversations/{conversationId}/forward', {
           params: { path: { conversationId: m.conversation_id } },
@@ -122,7 +125,8 @@ export function ForwardDialog(props: {
       );
       props.onSent(sent);
       const draft = { lines, note, include };
-      if (sent.status === 'scheduled') {
+      if (at) toast(t('compose.scheduled_for', { time: absoluteTime(at.toISOString()) }));
+      else if (sent.status === 'scheduled') {
         const undone = props.onUndone;
         offerUndo(held.seconds, { conversationId: m.conversation_id, messageId: sent.id }, () => undone(sent.id, draft, m));
       } else toast(t('compose.sent'));
@@ -152,11 +156,13 @@ export function ForwardDialog(props: {
           <button class="btn" type="button" onClick={props.onClose}>
             {t('compose.cancel')}
           </button>
+          <LaterButton controls="forward-later" open={later} disabled={busy} onToggle={() => setLater(!later)} />
           <button class="btn btn-primary" type="submit" disabled={busy} title={`${t('compose.forward_send')} (Ctrl+Enter)`}>
             {busy ? t('compose.sending') : t('compose.forward_send')}
           </button>
         </div>
       </form>
+      {later && <LaterChoices id="forward-later" onPick={(at) => void send(undefined, at)} />}
     </Dialog>
   );
 }
@@ -198,6 +204,7 @@ export function NewConversationDialog(props: {
   const [files, setFiles] = useState<Upload[]>(initial?.files ?? []);
   const [uploading, setUploading] = useState(0);
   const [busy, setBusy] = useState(false);
+  const [later, setLater] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
   // Files go up as soon as they are chosen or dropped (to the inbox: the conversation does not exist yet).
@@ -237,15 +244,16 @@ export function NewConversationDialog(props: {
   useEffect(() => {
     if (mailInboxes?.length && !mailInboxes.some((i) => i.id === inboxId)) setInboxId(mailInboxes[0].id);
   }, [mailInboxes]);
-  async function send(e: Event) {
-    e.preventDefault();
+  /** Sends now (held for the undo delay), or at `at` (send later). */
+  async function send(e?: Event, at?: Date) {
+    e?.preventDefault();
     const r = recipientsOf(lines);
     if (!r.to.length) return setError(t('compose.to_required'));
     if (!hasText(body)) return setError(t('compose.body_required'));
     setBusy(true);
     setError(null);
     try {
-      const held = hold();
+      const held = at ? { seconds: 0, body: { send_at: at.toISOString() } } : hold();
       // Attachments, and the pasted pictures the text still shows.
       const ids = files.filter((f) => !f.inline || body.includes(`/v1/attachments/${f.id}/content`)).map((f) => f.id);
       const out = await must(
@@ -253,7 +261,8 @@ export function NewConversationDialog(props: {
       );
       const draft: NewDraft = { inboxId, lines, subject, body, files };
       const path = { conversationId: out.conversation.id, messageId: out.message.id };
-      if (out.message.status === 'scheduled') {
+      if (at) toast(t('compose.scheduled_for', { time: absoluteTime(at.toISOString()) }));
+      else if (out.message.status === 'scheduled') {
         offerUndo(held.seconds, path, (answer) => {
           const back = files.filter((f) => answer.attachment_ids.includes(f.id));
           composeAsked.value = { ...draft, files: back, ...(answer.conversation_removed ? { removed: path.conversationId } : {}) };
@@ -368,11 +377,13 @@ export function NewConversationDialog(props: {
           <button class="btn" type="button" onClick={props.onClose}>
             {t('compose.cancel')}
           </button>
+          <LaterButton controls="new-later" open={later} disabled={busy || uploading > 0 || !inboxId} onToggle={() => setLater(!later)} />
           <button class="btn btn-primary" type="submit" disabled={busy || uploading > 0 || !inboxId} title={`${t('compose.send')} (Ctrl+Enter)`}>
             {busy ? t('compose.sending') : t('compose.send')}
           </button>
         </div>
       </form>
+      {later && <LaterChoices id="new-later" onPick={(at) => void send(undefined, at)} />}
     </Dialog>
   );
 }
@@ -408,5 +419,23 @@ function FormattedText(props: {
         onPictures={props.onPictures}
       />
     </div>
+  );
+}
+
+/** Send later in a compose dialog: the reply composer's quick times, shown under the form. */
+function LaterButton(props: { controls: string; open: boolean; disabled: boolean; onToggle: () => void }) {
+  return (
+    <button class="btn" type="button" aria-expanded={props.open} aria-controls={props.controls} disabled={props.disabled} onClick={props.onToggle}>
+      {t('composer.send_later')}
+    </button>
+  );
+}
+
+/** Outside the form: the custom time's own form must not send the message now. */
+function LaterChoices(props: { id: string; onPick: (at: Date) => void }) {
+  return (
+    <section id={props.id} class="compose-later" aria-label={t('composer.send_later_title')}>
+      <TimeChoices idPrefix={props.id} applyLabel={t('composer.schedule')} onPick={props.onPick} />
+    </section>
   );
 }

@@ -212,6 +212,7 @@ export const conversationsEn = {
   'compose.sending': 'Sending…',
   'compose.cancel': 'Cancel',
   'compose.body_required': 'Write the message first.',
+  'compose.scheduled_for': 'Scheduled: {time}. Until then you can cancel it in the conversation.',
   'compose.to_required': 'Name at least one recipient in To.',
   'compose.write_to': 'Write to {name}',
   'compose.sent': 'Sent',

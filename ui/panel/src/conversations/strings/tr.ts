@@ -215,6 +215,7 @@ export const conversationsTr: Record<keyof typeof conversationsEn, string> = {
   'compose.sending': 'Gönderiliyor…',
   'compose.cancel': 'Vazgeç',
   'compose.body_required': 'Önce mesajı yazın.',
+  'compose.scheduled_for': 'Zamanlandı: {time}. O zamana kadar konuşmada iptal edebilirsiniz.',
   'compose.to_required': 'Kime alanına en az bir alıcı yazın.',
   'compose.write_to': '{name} kişisine yaz',
   'compose.sent': 'Gönderildi',
