@@ -48,6 +48,11 @@ const ForwardSchema = z
       .openapi({ description: 'copy the message’s attachments into the forward (default true; inline images always)' }),
     member_id: memberId,
     send_at: sendAt,
+    attachment_ids: z
+      .array(z.string().max(100))
+      .max(100)
+      .optional()
+      .openapi({ description: 'files uploaded to this conversation first (pictures the note shows go in place), sent with the forward' }),
   })
   .strict();
 
@@ -150,6 +155,7 @@ export function registerComposeRoutes(app: ApiApp, ctx: Ctx) {
         body: b.body,
         html: b.html,
         includeAttachments: b.include_attachments,
+        attachmentIds: b.attachment_ids,
         memberId: b.member_id,
         sendAt: b.send_at,
       });

@@ -36,6 +36,8 @@ export interface ForwardInput {
   html?: string;
   /** Default true. Inline images of the quoted html are copied in any case. */
   includeAttachments?: boolean;
+  /** Unsent uploads of this conversation (pictures the note shows go as inline parts). */
+  attachmentIds?: string[];
   memberId?: string;
   /** Undo send / send later (./send-later.ts). */
   sendAt?: string;
@@ -175,6 +177,7 @@ export async function forwardMessage(ctx: Ctx, access: Access, conversationId: s
         details: { forward: { message_id: original.id } },
         forwardedMessageId: original.id,
         files,
+        attachmentIds: input.attachmentIds,
         mail: {
           ...mail,
           headers: await replyHeaders(trx, conversation, channel, { ...mail, subject, subjectAsIs: true }, recipients),

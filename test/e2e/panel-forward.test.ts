@@ -13,6 +13,20 @@ import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
+/** A 1×1 PNG pasted into the editor at `selector`, as a screenshot tool leaves it; waits until it shows in place. */
+async function pastePicture(page: import('playwright-core').Page, selector: string) {
+  await page.evaluate(
+    ([b64, at]) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const data = new DataTransfer();
+      data.items.add(new File([bytes], 'shot.png', { type: 'image/png' }));
+      document.querySelector(at)?.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    },
+    [PNG_1X1, selector] as const,
+  );
+  await page.locator(`${selector} img[src^="/v1/attachments/"]`).waitFor();
+}
+
 describe('forward and new conversations in the panel', { skip: browserSkipReason() }, () => {
   let sink: SmtpSink;
   let s: TestServer;
@@ -77,6 +91,7 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     await page.keyboard.press('Tab');
     assert.equal(await focusedId(page), 'forward-note');
     await page.keyboard.type('Can you repair this one?');
+    await pastePicture(page, '#forward-note');
     await assertAccessible(page);
     await screenshot(page, 'panel-forward-en-1280');
     const count = sink.messages.length;
@@ -86,6 +101,8 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     assert.deepEqual([...mail.to].sort(), ['lead@partner.example', 'repairs@partner.example']);
     assert.match(mail.parsed.text ?? '', /^Can you repair this one\?/);
     assert.match(mail.parsed.text ?? '', /From: Ann <ann@cust\.example>/);
+    const shot = mail.parsed.attachments.find((a) => a.related);
+    assert.ok(shot?.cid && shot.content.equals(Buffer.from(PNG_1X1, 'base64')), 'the picture pasted into the note is an inline part');
     await dialog.waitFor({ state: 'detached' });
     // The thread shows it as a forward: by whom, to whom.
     const forward = page.locator('.msg.out').filter({ hasText: 'Can you repair this one?' });
@@ -140,13 +157,7 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     // A screenshot pasted into the text goes in place (an inline part), not among the files.
     await page.locator('#new-body').focus();
     await page.keyboard.press('End');
-    await page.evaluate((b64) => {
-      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-      const data = new DataTransfer();
-      data.items.add(new File([bytes], 'shot.png', { type: 'image/png' }));
-      document.querySelector('#new-body')?.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
-    }, PNG_1X1);
-    await page.locator('#new-body img[src^="/v1/attachments/"]').waitFor();
+    await pastePicture(page, '#new-body');
     // A file chosen with the Attach button, and one dropped on the dialog.
     await page.locator('#new-files').setInputFiles({ name: 'quote.txt', mimeType: 'text/plain', buffer: Buffer.from('Quote: 120 EUR') });
     const files = compose.getByRole('list', { name: 'Files to send' });

@@ -273,6 +273,38 @@ describe('forward and new conversations by mail', () => {
     assert.ok(!plainMail.raw.toString().includes('multipart/alternative'));
   });
 
+  test('a picture pasted into the note goes in place (an upload of the conversation, an inline part); ids are checked', async () => {
+    const first = await inbound(rawMail({ From: 'gus@cust.example', Subject: 'Screen', 'Message-ID': '<f2-c@cust.example>' }, 'See the error.\r\n'));
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const up = await s.request('POST', `/v1/conversations/${first.conversation_id}/attachments?filename=shot.png`, {
+      token: seed.apiKey,
+      raw: png,
+      headers: { 'content-type': 'image/png' },
+    });
+    assert.equal(up.status, 201, JSON.stringify(up.body));
+    const forward = (ids: string[]) =>
+      s.request('POST', `/v1/conversations/${first.conversation_id}/forward`, {
+        token: seed.apiKey,
+        body: {
+          message_id: first.message_id,
+          to: ['dee@partner.example'],
+          html: `<p>Look: <img src="/v1/attachments/${up.body.id}/content" alt="shot.png"></p>`,
+          attachment_ids: ids,
+        },
+      });
+    const before = await counts();
+    const foreign = await forward(['att_unknown']);
+    assert.equal(foreign.status, 400, JSON.stringify(foreign.body));
+    assert.deepEqual(await counts(), before, 'a refused forward changes nothing');
+    const r = await forward([up.body.id]);
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const mail = await sendAll();
+    assert.match(mail.raw.toString(), /Content-Type: multipart\/related;/i);
+    const part = mail.parsed.attachments.find((a) => a.related);
+    assert.ok(part?.cid && part.content.equals(png), 'the pasted picture is an inline part');
+    assert.ok(!mail.raw.toString().includes('/v1/attachments/'), 'no panel URL in the mail');
+  });
+
   test('a chat message is forwarded through the inbox’s e-mail channel, never shown to the visitor; an inbox without one answers 409', async () => {
     const ORIGIN = 'https://shop.example.com';
     const publicKey = (await createChatChannel(s.app, { workspaceId: seed.workspaceId, inboxId: seed.inboxId, name: 'Widget', origins: [ORIGIN] })).public_key!;

@@ -108,6 +108,19 @@ export function ForwardDialog(props: {
   const [busy, setBusy] = useState(false);
   const [later, setLater] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const editor = useRef<RichTextHandle>(null);
+  // Pictures pasted or dropped into the note: uploads of the conversation, put in place.
+  async function pictures(list: File[]) {
+    for (const file of list) {
+      try {
+        const answer = await upload(`/v1/conversations/${m.conversation_id}/attachments`, file);
+        editor.current?.insertImage(answer.url, answer.filename);
+        setNote(editor.current?.html() ?? '');
+      } catch (e) {
+        setError(t('composer.attach_failed', { name: file.name, error: errorText(e) }));
+      }
+    }
+  }
   /** Sends now (held for the undo delay), or at `at` (send later). */
   async function send(e?: Event, at?: Date) {
     e?.preventDefault();
@@ -120,7 +133,13 @@ export function ForwardDialog(props: {
       const sent = await must(
         api.POST('/v1/conversations/{conversationId}/forward', {
           params: { path: { conversationId: m.conversation_id } },
-          body: { message_id: m.id, ...r, ...(hasText(note) ? { html: note } : {}), include_attachments: include, ...held.body },
+          body: {
+            message_id: m.id,
+            ...r,
+            ...(hasText(note) || shownUploads(note).length ? { html: note, attachment_ids: shownUploads(note) } : {}),
+            include_attachments: include,
+            ...held.body,
+          },
         }),
       );
       props.onSent(sent);
@@ -142,7 +161,14 @@ export function ForwardDialog(props: {
         <AddressLines prefix="forward" value={lines} onChange={setLines} focusTo />
         <div class="field">
           <label for="forward-note">{t('compose.forward_note')}</label>
-          <FormattedText id="forward-note" label={t('compose.forward_note')} html={note} onChange={setNote} />
+          <FormattedText
+            id="forward-note"
+            label={t('compose.forward_note')}
+            html={note}
+            onChange={setNote}
+            editor={editor}
+            onPictures={(list) => void pictures(list)}
+          />
         </div>
         {files > 0 && (
           <label class="check">
@@ -213,14 +239,7 @@ export function NewConversationDialog(props: {
     for (const file of Array.from(list)) {
       setUploading((n) => n + 1);
       try {
-        const res = await fetch(`/v1/inboxes/${inboxId}/attachments?filename=${encodeURIComponent(file.name)}`, {
-          method: 'POST',
-          credentials: 'same-origin',
-          headers: { 'content-type': file.type || 'application/octet-stream', ...(workspaceId.value ? { 'svc-workspace': workspaceId.value } : {}) },
-          body: file,
-        });
-        const answer = await res.json();
-        if (!res.ok) throw new Error(answer?.error?.message ?? res.statusText);
+        const answer = await upload(`/v1/inboxes/${inboxId}/attachments`, file);
         setFiles((old) => [...old, { id: answer.id, filename: answer.filename, size: answer.size, inline }]);
         if (inline) {
           editor.current?.insertImage(answer.url, answer.filename);
@@ -438,4 +457,22 @@ function LaterChoices(props: { id: string; onPick: (at: Date) => void }) {
       <TimeChoices idPrefix={props.id} applyLabel={t('composer.schedule')} onPick={props.onPick} />
     </section>
   );
+}
+
+/** Uploads one file (the raw body) to `path` (an inbox's or a conversation's uploads); answers the stored file. */
+async function upload(path: string, file: File): Promise<{ id: string; filename: string; size: number; url: string }> {
+  const res = await fetch(`${path}?filename=${encodeURIComponent(file.name)}`, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'content-type': file.type || 'application/octet-stream', ...(workspaceId.value ? { 'svc-workspace': workspaceId.value } : {}) },
+    body: file,
+  });
+  const answer = await res.json();
+  if (!res.ok) throw new Error(answer?.error?.message ?? res.statusText);
+  return answer;
+}
+
+/** The uploads the html shows in place (pictures pasted into the text). */
+function shownUploads(html: string): string[] {
+  return [...new Set([...html.matchAll(/\/v1\/attachments\/([A-Za-z0-9_]+)\/content/g)].map((x) => x[1]))];
 }
