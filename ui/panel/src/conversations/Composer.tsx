@@ -3,6 +3,7 @@
 // `#` at the start of a word opens the saved-reply picker (./SavedReplyPicker.tsx). A reply sent while
 // a teammate is writing one, or after a teammate replied since the conversation was opened, asks first
 // (./Presence.tsx).
+
 import { forwardRef } from 'preact/compat';
 import { useEffect, useImperativeHandle, useRef, useState } from 'preact/hooks';
 import { api, errorText, type Message, must, type Schemas } from '../api';
@@ -10,6 +11,7 @@ import { FormError } from '../components/FormError';
 import { absoluteTime, t } from '../i18n';
 import { actionToast, me, memberName, toast, workspaceId } from '../state';
 import { RichText, type RichTextHandle } from './editor/RichText';
+import { FileChips } from './FileChips';
 import { joinNames, type Presence } from './Presence';
 import { useRecipients } from './Recipients';
 import { comboboxProps, hashQueryAt, SavedReplyPicker, useSavedReplies } from './SavedReplyPicker';
@@ -354,25 +356,7 @@ export const Composer = forwardRef<
           </div>
         </div>
       )}
-      {files.some((f) => !f.inline) && (
-        <ul role="list" class="labels" aria-label={t('composer.attachments')}>
-          {files
-            .filter((f) => !f.inline)
-            .map((f) => (
-              <li key={f.id} class="label-chip">
-                {f.filename}
-                <button
-                  type="button"
-                  class="btn-ghost label-remove"
-                  aria-label={t('composer.remove_file', { name: f.filename })}
-                  onClick={() => setFiles((old) => old.filter((x) => x.id !== f.id))}
-                >
-                  ×
-                </button>
-              </li>
-            ))}
-        </ul>
-      )}
+      <FileChips files={files} onRemove={(id) => setFiles((old) => old.filter((x) => x.id !== id))} />
       <div class="composer-foot">
         <label class="btn btn-ghost" title={t('composer.attach')}>
           <input

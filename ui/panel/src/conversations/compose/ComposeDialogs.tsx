@@ -4,6 +4,7 @@
 // sends, Esc closes. Undo send as for replies: held for the person's delay (send_at), "Undo" in a toast
 // cancels it and opens the dialog again as it was (a new conversation cancelled this way is removed
 // by the server). A new conversation takes files (button or drop), uploaded to its inbox first.
+
 import { signal } from '@preact/signals';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, type Message, must, type Schemas } from '../../api';
@@ -13,6 +14,7 @@ import { absoluteTime, t } from '../../i18n';
 import { TimeChoices } from '../../snooze';
 import { actionToast, inboxes, me, memberName, toast, workspaceId } from '../../state';
 import { RichText, type RichTextHandle } from '../editor/RichText';
+import { FileChips } from '../FileChips';
 import { formatAddress, splitAddresses } from '../Recipients';
 import './compose.css';
 
@@ -358,25 +360,7 @@ export function NewConversationDialog(props: {
             onPictures={inboxId ? (pictures) => void attach(pictures, true) : undefined}
           />
         </div>
-        {files.some((f) => !f.inline) && (
-          <ul role="list" class="labels" aria-label={t('composer.attachments')}>
-            {files
-              .filter((f) => !f.inline)
-              .map((f) => (
-                <li key={f.id} class="label-chip">
-                  {f.filename}
-                  <button
-                    type="button"
-                    class="btn-ghost label-remove"
-                    aria-label={t('composer.remove_file', { name: f.filename })}
-                    onClick={() => setFiles((old) => old.filter((x) => x.id !== f.id))}
-                  >
-                    ×
-                  </button>
-                </li>
-              ))}
-          </ul>
-        )}
+        <FileChips files={files} onRemove={(id) => setFiles((old) => old.filter((x) => x.id !== id))} />
         <FormError error={error} />
         <div class="compose-actions">
           <label class="btn btn-ghost compose-attach" title={t('compose.attach_hint')}>
