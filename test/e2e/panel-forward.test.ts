@@ -329,7 +329,11 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     await page.waitForFunction(() => (document.getElementById('new-to') as HTMLInputElement | null)?.value === 'Deniz <deniz@musteri.example>');
     assert.equal(await focusedId(page), 'new-subject');
     await page.keyboard.type('Düzeltilmiş fatura');
+    // The message is formatted text: its toolbar is one Tab stop, the text the next.
     await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Kalın');
+    await page.keyboard.press('Tab');
+    assert.equal(await focusedId(page), 'new-body');
     await page.keyboard.type('Yeni faturanız ektedir.');
     await assertAccessible(page);
     await screenshot(page, 'panel-new-conversation-tr-390');
@@ -338,6 +342,8 @@ describe('forward and new conversations in the panel', { skip: browserSkipReason
     const first = (await sink.waitFor(before + 1))[before];
     assert.equal(first.parsed.subject, 'Düzeltilmiş fatura');
     assert.deepEqual(first.to, ['deniz@musteri.example']);
+    assert.match(first.parsed.text ?? '', /^Yeni faturanız ektedir\./);
+    assert.doesNotMatch(String(first.parsed.html), /<strong>/, 'typed as plain text');
     await page.getByRole('heading', { name: 'Düzeltilmiş fatura' }).waitFor();
     const started = (await s.request('GET', `/v1/conversations?contact_id=${contactId}`, { token: seed.apiKey })).body.data;
     assert.equal(started.length, 2, 'the new conversation belongs to the same contact');
