@@ -184,10 +184,13 @@ export function viewConditions(row: SavedViewsTable): ViewFilter {
 
 /** Live counts of every view the caller sees, in sidebar order. */
 export async function viewCounts(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access): Promise<{ id: string; count: number }[]> {
-  // At once: on Postgres each count takes its own pooled connection (the database counts them in
-  // parallel); on SQLite they queue on the one connection as before.
   const rows = await visibleRows(ctx.db, access);
-  return Promise.all(rows.map(async (row) => ({ id: row.id, count: await countConversations(ctx, access, { conditions: [viewConditions(row)] }) })));
+  const counts = await countConversations(
+    ctx,
+    access,
+    rows.map((row) => ({ conditions: [viewConditions(row)] })),
+  );
+  return rows.map((row, i) => ({ id: row.id, count: counts[i] }));
 }
 
 /** Workspace deletion: its views, a batch at a time. */
