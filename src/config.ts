@@ -186,6 +186,8 @@ const schema = z.object({
       }
       return v.trim();
     }),
+  SVC_DATABASE_POOL_SIZE: wholeNumber(10, 1, 1000),
+  SVC_DATABASE_WAIT_MS: wholeNumber(5000, 1, 600_000),
   SVC_MASTER_KEY: masterKey,
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).optional().default('info'),
   SVC_SHUTDOWN_TIMEOUT_SECONDS: countOrZero(10),
@@ -347,6 +349,8 @@ function shapeConfig(p: Parsed) {
     /** False when publicUrl is only the listening address (the API document then names the address it was asked from). */
     publicUrlConfigured: p.SVC_PUBLIC_URL !== undefined,
     databaseUrl: p.SVC_DATABASE_URL,
+    /** Postgres connections per process; how long a query waits for one (or for SQLite's write lock) before a 503 busy. */
+    databasePool: { size: p.SVC_DATABASE_POOL_SIZE, waitMs: p.SVC_DATABASE_WAIT_MS },
     masterKey: p.SVC_MASTER_KEY,
     logLevel: p.SVC_LOG_LEVEL,
     shutdownTimeoutMs: p.SVC_SHUTDOWN_TIMEOUT_SECONDS * 1000,

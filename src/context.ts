@@ -73,6 +73,8 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
   const handle = openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    poolSize: config.databasePool.size,
+    waitMs: config.databasePool.waitMs,
     applicationName: applicationName(instanceId),
     durable: opts.durable,
   });

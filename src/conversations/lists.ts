@@ -56,7 +56,9 @@ export async function listConversations(
   let cursorOf: (r: ConversationRow) => unknown;
   if (sort === 'activity') {
     const after = decodeCursor(page.cursor, activityCursorShape);
-    if (after) q = q.where((eb) => eb.or([eb('last_message_at', '<', after.at), eb.and([eb('last_message_at', '=', after.at), eb('id', '<', after.id)])]));
+    // A row-value comparison, as for sla_due: an OR of the two cases made SQLite read both parts of
+    // the index apart and sort what they found (bench/panel-api, deep pages of one assignee).
+    if (after) q = q.where((eb) => eb(eb.refTuple('last_message_at', 'id'), '<', eb.tuple(after.at, after.id)));
     rows = await q
       .orderBy('last_message_at', 'desc')
       .orderBy('id', 'desc')

@@ -6,6 +6,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { type DurableFs, nodeDurableFs, SharedFlush } from '../platform/durable.js';
+import { busy } from '../platform/errors.js';
 import type { Database } from './schema.js';
 import { SvcSqliteDialect } from './sqlite-dialect.js';
 
@@ -33,7 +34,18 @@ const numericTypes = (types: typeof pg.types) => ({
   },
 });
 
-export function openDatabase(opts: { databaseUrl?: string; dataDir: string; poolSize?: number; applicationName?: string; durable?: DurableFs }): DbHandle {
+export function openDatabase(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  poolSize?: number;
+  /**
+   * How long a query waits for a free connection of the Postgres pool, or for SQLite's write lock
+   * held by another process (busy_timeout), before it fails with 503 busy (default 5 s).
+   */
+  waitMs?: number;
+  applicationName?: string;
+  durable?: DurableFs;
+}): DbHandle {
   if (opts.databaseUrl) {
     // Loaded only here: a server on SQLite never pays for the Postgres driver.
     const { Pool, types } = createRequire(import.meta.url)('pg') as typeof pg;
@@ -41,11 +53,12 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
       connectionString: opts.databaseUrl,
       max: opts.poolSize ?? 10,
       types: numericTypes(types),
-      connectionTimeoutMillis: 5000,
+      connectionTimeoutMillis: opts.waitMs ?? 5000,
       ...(opts.applicationName ? { application_name: opts.applicationName } : {}),
     });
     // A dropped connection must not take the process down; the next query reconnects.
     pool.on('error', () => {});
+    answerBusyWhenExhausted(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     postgresPools.set(db, pool);
     return { db, dialect: 'postgres', flushCommits: async () => {}, close: () => db.destroy() };
@@ -55,7 +68,7 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${opts.waitMs ?? 5000}`);
   // NORMAL: a commit writes the WAL without flushing it (a flush would block the event loop); the
   // commits that must survive power loss are flushed with `walFlush` instead.
   sqlite.pragma('synchronous = NORMAL');
@@ -76,6 +89,25 @@ export function openDatabase(opts: { databaseUrl?: string; dataDir: string; pool
       await db.destroy();
     },
   };
+}
+
+// pg-pool's error when no connection came free within connectionTimeoutMillis (pg-pool/index.js).
+const POOL_WAIT_TIMEOUT = 'timeout exceeded when trying to connect';
+
+/**
+ * Every connection is busy and none came free in time: the request is answered 503 busy with
+ * Retry-After (a typed error, see src/http/errors.ts) instead of an internal error. Kysely takes
+ * connections with `connect()`, pool.query with `connect(callback)`; both go through here.
+ */
+function answerBusyWhenExhausted(pool: pg.Pool): void {
+  const connect = pool.connect.bind(pool) as (cb?: (err: Error | undefined, ...rest: unknown[]) => void) => Promise<pg.PoolClient> | undefined;
+  const translate = (err: Error | undefined) => (err?.message === POOL_WAIT_TIMEOUT ? busy(1, 'every database connection is in use; try again shortly') : err);
+  pool.connect = ((cb?: (err: Error | undefined, ...rest: unknown[]) => void) => {
+    if (cb) return connect((err, ...rest) => cb(translate(err), ...rest));
+    return connect()!.catch((err: Error) => {
+      throw translate(err);
+    });
+  }) as typeof pool.connect;
 }
 
 // The better-sqlite3 connection behind each Kysely instance openDatabase made (not its transactions).

@@ -5,7 +5,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ZodError } from 'zod';
 import { MasterKeyError } from '../platform/crypto.js';
-import { AppError } from '../platform/errors.js';
+import { AppError, busy } from '../platform/errors.js';
 import type { Logger } from '../platform/log.js';
 
 export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}) {
@@ -19,7 +19,7 @@ export const ErrorSchema = z
       .object({
         code: z.string().openapi({
           description:
-            'snake_case: invalid_request, unauthorized, forbidden, not_found, conflict or a more precise code, too_large, unsupported_media_type, hosted_limit, rate_limited…',
+            'snake_case: invalid_request, unauthorized, forbidden, not_found, conflict or a more precise code, too_large, unsupported_media_type, hosted_limit, rate_limited, busy…',
           example: 'invalid_request',
         }),
         message: z.string().openapi({ description: 'what went wrong, for people' }),
@@ -33,7 +33,7 @@ export const ErrorSchema = z
           .optional()
           .openapi({ description: 'invalid_request: one entry per offending field' }),
         limit: z.string().optional().openapi({ description: 'hosted_limit: the setting that sets the limit (SVC_…)' }),
-        retry_after: z.number().int().optional().openapi({ description: 'rate_limited: seconds to wait (also the Retry-After header)' }),
+        retry_after: z.number().int().optional().openapi({ description: 'rate_limited, busy: seconds to wait (also the Retry-After header)' }),
         request_id: z.string().optional(),
       })
       .catchall(z.unknown())
@@ -55,12 +55,20 @@ const HTTP_CODES: Record<number, string> = {
   413: 'too_large',
   415: 'unsupported_media_type',
   429: 'rate_limited',
+  503: 'busy',
 };
 
+/** SQLite's lock stayed taken past busy_timeout (another process writing): answered like an exhausted pool. */
+function isSqliteBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'));
+}
+
 export function toErrorResponse(err: unknown, c: Context, log: Logger): Response {
+  if (isSqliteBusy(err)) err = busy(1, 'the database is locked by another writer; try again shortly');
   if (err instanceof AppError) {
     const headers: Record<string, string> = {};
-    if (err.status === 429 && typeof err.extra.retry_after === 'number') headers['Retry-After'] = String(err.extra.retry_after);
+    if ((err.status === 429 || err.status === 503) && typeof err.extra.retry_after === 'number') headers['Retry-After'] = String(err.extra.retry_after);
     return c.json(errorBody(err.code, err.message, err.extra), err.status as 400, headers);
   }
   if (err instanceof HTTPException) {

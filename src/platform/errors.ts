@@ -23,5 +23,9 @@ export const hostedLimit = (setting: string, message: string) => new AppError(42
 export const rateLimited = (retryAfterSeconds: number, message = 'too many requests, try again later') =>
   new AppError(429, 'rate_limited', message, { retry_after: retryAfterSeconds });
 
+/** The database has no connection free (or is locked) right now: 503 with Retry-After; nothing was changed. */
+export const busy = (retryAfterSeconds = 1, message = 'the server is busy, try again shortly') =>
+  new AppError(503, 'busy', message, { retry_after: retryAfterSeconds });
+
 /** Thrown by a command after its one error line is written; main.ts ends the process quietly. */
 export class ExitSignal extends Error {}

@@ -6,10 +6,12 @@ import type { Access } from '../auth/access.js';
 import { requireInbox } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { usageByMonth } from '../conversations/usage.js';
+import { isPostgres } from '../db/dialect.js';
 import { DAY } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
 import { slaOutcomesIn } from '../sla/store.js';
 import { findWorkspace } from '../workspaces/store.js';
+import { type DurationFigures, periodDurations } from './durations.js';
 
 export const REPORT_MAX_DAYS = 366;
 export const REPORT_DEFAULT_DAYS = 30;
@@ -36,7 +38,10 @@ export function reportPeriod(now: Date, input: { from?: string; to?: string }): 
   return Array.from({ length: count }, (_, i) => dayText(new Date(from.getTime() + i * DAY)));
 }
 
-/** Median (the mean of the two middle values for an even count) and p90 (nearest rank) of sorted values. */
+/**
+ * Median (the mean of the two middle values for an even count, rounded) and p90 (nearest rank) of
+ * sorted values: the definition periodDurations (durations.ts) computes in the database.
+ */
 export function durationFigures(sorted: ArrayLike<number>) {
   const n = sorted.length;
   if (n === 0) return { count: 0, median_seconds: null, p90_seconds: null };
@@ -47,20 +52,15 @@ export function durationFigures(sorted: ArrayLike<number>) {
 type Totals = { opened: number; closed: number; replies: number; ratings: number; rating_sum: number; dist: number[] };
 const emptyTotals = (): Totals => ({ opened: 0, closed: 0, replies: 0, ratings: 0, rating_sum: 0, dist: [0, 0, 0, 0, 0] });
 
-type Durations = { first_response: number[]; resolution: number[]; first_response_business: number[]; resolution_business: number[] };
-const emptyDurations = (): Durations => ({ first_response: [], resolution: [], first_response_business: [], resolution_business: [] });
-const DURATION_KEYS = ['first_response', 'resolution', 'first_response_business', 'resolution_business'] as const;
-type DurationKey = (typeof DURATION_KEYS)[number];
-
-function figures(t: Totals, durations: Record<DurationKey, ArrayLike<number>>, withOpened: boolean) {
+function figures(t: Totals, durations: DurationFigures, withOpened: boolean) {
   return {
     opened: withOpened ? t.opened : null,
     closed: t.closed,
     replies: t.replies,
-    first_response: durationFigures(durations.first_response),
-    resolution: durationFigures(durations.resolution),
-    first_response_business: durationFigures(durations.first_response_business),
-    resolution_business: durationFigures(durations.resolution_business),
+    first_response: durations.first_response,
+    resolution: durations.resolution,
+    first_response_business: durations.first_response_business,
+    resolution_business: durations.resolution_business,
     ratings: {
       count: t.ratings,
       average: t.ratings ? Math.round((t.rating_sum / t.ratings) * 100) / 100 : null,
@@ -132,17 +132,16 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
     ])
     .groupBy('day')
     .execute();
-  // Sorted here rather than by the database: the rows come straight from a covering index.
-  const durationRows = await scope(ctx.db.selectFrom('report_durations')).select(['day', 'kind', 'seconds', 'business_seconds']).execute();
+  const durations = await periodDurations(scope(ctx.db.selectFrom('report_durations')), isPostgres(ctx.db), days);
 
-  const perDay = new Map<string, { totals: Totals } & Durations>();
-  for (const day of days) perDay.set(day, { totals: emptyTotals(), ...emptyDurations() });
-  const all = { totals: emptyTotals() };
+  const perDay = new Map<string, Totals>();
+  for (const day of days) perDay.set(day, emptyTotals());
+  const all = emptyTotals();
   for (const r of totalsRows) {
-    const t = perDay.get(r.day)?.totals;
+    const t = perDay.get(r.day);
     if (!t) continue;
     const row = r as unknown as Record<string, number | string | null>;
-    for (const target of [t, all.totals]) {
+    for (const target of [t, all]) {
       target.opened += Number(row.opened ?? 0);
       target.closed += Number(row.closed ?? 0);
       target.replies += Number(row.replies ?? 0);
@@ -151,30 +150,6 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
       for (let i = 0; i < 5; i++) target.dist[i] += Number(row[`rating_${i + 1}`] ?? 0);
     }
   }
-  for (const r of durationRows) {
-    const bucket = perDay.get(r.day);
-    if (!bucket) continue;
-    const seconds = Number(r.seconds);
-    bucket[r.kind].push(seconds);
-    // Rows from before business hours were counted (0046) have none: they count as calendar time.
-    bucket[`${r.kind}_business`].push(r.business_seconds === null || r.business_seconds === undefined ? seconds : Number(r.business_seconds));
-  }
-  const bySize = (a: number, b: number) => a - b;
-  for (const b of perDay.values()) for (const k of DURATION_KEYS) b[k].sort(bySize);
-  // The period's values in typed arrays: their sort is numeric without a comparator call per step
-  // (a year at 150,000 conversations: 4 × ~150,000 values; bench/panel-api).
-  const allSorted = Object.fromEntries(
-    DURATION_KEYS.map((k) => {
-      const days = [...perDay.values()].map((d) => d[k]);
-      const values = new Float64Array(days.reduce((n, d) => n + d.length, 0));
-      let at = 0;
-      for (const d of days) {
-        values.set(d, at);
-        at += d.length;
-      }
-      return [k, values.sort()];
-    }),
-  ) as Record<DurationKey, Float64Array>;
   const sla = slaFigures(await slaOutcomesIn(ctx.db, { workspaceId: access.workspaceId, from, to, inboxIds, memberId: input.memberId }));
   const withOpened = !input.memberId;
   return {
@@ -182,12 +157,9 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
     to,
     inbox_id: input.inboxId ?? null,
     member_id: input.memberId ?? null,
-    totals: figures(all.totals, allSorted, withOpened),
+    totals: figures(all, durations.period, withOpened),
     sla,
-    days: days.map((day) => {
-      const b = perDay.get(day)!;
-      return { day, ...figures(b.totals, b, withOpened) };
-    }),
+    days: days.map((day) => ({ day, ...figures(perDay.get(day)!, durations.perDay.get(day)!, withOpened) })),
   };
 }
 

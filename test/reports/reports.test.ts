@@ -54,6 +54,81 @@ describe('reports and usage', () => {
     assert.deepEqual(durationFigures([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]), { count: 10, median_seconds: 55, p90_seconds: 90 });
   });
 
+  test('medians and p90s computed by the database equal durationFigures over the same rows, every day and the period', async () => {
+    // A workspace of its own: 45 days in which day i has i first responses and i + (i % 3) resolutions
+    // (counts 1…~60: every remainder of ten, so both ways the nearest rank is picked on SQLite), values
+    // with repeats, business_seconds null on some rows (then calendar time), two members.
+    const ws = await seedWorkspace(s.app);
+    let seedValue = 42;
+    const random = (n: number) => {
+      seedValue = (seedValue * 1103515245 + 12345) % 2147483648;
+      return seedValue % n;
+    };
+    const members = [ws.ownerId, ''];
+    const rows: {
+      workspace_id: string;
+      day: string;
+      inbox_id: string;
+      member_id: string;
+      kind: 'first_response' | 'resolution';
+      conversation_id: string;
+      seconds: number;
+      business_seconds: number | null;
+    }[] = [];
+    const days = Array.from({ length: 45 }, (_, i) => new Date(Date.UTC(2026, 5, 1 + i)).toISOString().slice(0, 10));
+    days.forEach((day, i) => {
+      for (const kind of ['first_response', 'resolution'] as const) {
+        const count = kind === 'first_response' ? i + 1 : i + 1 + ((i + 1) % 3);
+        for (let j = 0; j < count; j++) {
+          const seconds = random(5) === 0 ? 600 : random(200_000);
+          rows.push({
+            workspace_id: ws.workspaceId,
+            day,
+            inbox_id: ws.inboxId,
+            member_id: members[random(2)],
+            kind,
+            conversation_id: `cnv_fixture_${rows.length}`,
+            seconds,
+            business_seconds: random(4) === 0 ? null : Math.floor(seconds / (1 + random(3))),
+          });
+        }
+      }
+    });
+    for (let i = 0; i < rows.length; i += 200)
+      await s.app.db
+        .insertInto('report_durations')
+        .values(rows.slice(i, i + 200))
+        .execute();
+    const expected = (selected: typeof rows) => {
+      const sorted = (values: number[]) => values.sort((a, b) => a - b);
+      const of = (kind: 'first_response' | 'resolution') => selected.filter((r) => r.kind === kind);
+      return {
+        first_response: durationFigures(sorted(of('first_response').map((r) => r.seconds))),
+        resolution: durationFigures(sorted(of('resolution').map((r) => r.seconds))),
+        first_response_business: durationFigures(sorted(of('first_response').map((r) => r.business_seconds ?? r.seconds))),
+        resolution_business: durationFigures(sorted(of('resolution').map((r) => r.business_seconds ?? r.seconds))),
+      };
+    };
+    const pick = (f: Record<string, unknown>) => ({
+      first_response: f.first_response,
+      resolution: f.resolution,
+      first_response_business: f.first_response_business,
+      resolution_business: f.resolution_business,
+    });
+    // The whole period (1,035 first responses) and its first four days (10: a multiple of ten).
+    for (const [member, last] of [
+      [undefined, days.length - 1],
+      [ws.ownerId, days.length - 1],
+      [undefined, 3],
+    ] as const) {
+      const selected = rows.filter((r) => (member === undefined || r.member_id === member) && r.day <= days[last]);
+      const r = await s.request('GET', `/v1/reports?from=${days[0]}&to=${days[last]}${member ? `&member_id=${member}` : ''}`, { token: ws.apiKey });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.deepEqual(pick(r.body.totals), expected(selected), `the period (member ${member ?? 'any'})`);
+      for (const day of r.body.days) assert.deepEqual(pick(day), expected(selected.filter((x) => x.day === day.day)), day.day);
+    }
+  });
+
   test('a hand-checked day and the next', async () => {
     // Day 1 (2026-11-02): A, B, C opened at 08:00.
     const a = await mail('a@cust.example');

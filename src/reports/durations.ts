@@ -1,0 +1,121 @@
+// Medians and p90s of first response and resolution times, computed by the database: a year of a
+// busy workspace has ~260,000 duration rows (bench/panel-api), which cost most of a report's time
+// when they were read into the process and sorted there. The figures stay exact: the median is the
+// mean of the two middle values (rounded), p90 the nearest rank (the value at ceil(0.9·n)), the same
+// as durationFigures in service.ts computes from sorted values.
+//
+// Postgres: percentile_cont(0.5) is that median, percentile_disc(0.9) that nearest rank; one query
+// with grouping sets answers every day and the period.
+// SQLite (its percentile functions, built into better-sqlite3): median() is that median, but
+// percentile_disc(x, 0.9) picks the value at floor(0.9·(n−1)) (0-based), which is the nearest rank
+// only when n is a multiple of 10; otherwise the nearest rank is the value at ceil(0.9·n − 0.9),
+// which −percentile_disc(−x, 0.1) picks (floor(0.1·(n−1)) from the top). The double 0.1 is a little
+// above 1/10, so 0.1·(n−1) never rounds below a whole number it should equal. Days compute both and
+// keep the right one; the period's figures, read per kind, compute only the one its count needs.
+import { type SelectQueryBuilder, sql } from 'kysely';
+import type { Database } from '../db/schema.js';
+
+export const DURATION_KEYS = ['first_response', 'resolution', 'first_response_business', 'resolution_business'] as const;
+export type DurationKey = (typeof DURATION_KEYS)[number];
+export type DurationFigure = { count: number; median_seconds: number | null; p90_seconds: number | null };
+export type DurationFigures = Record<DurationKey, DurationFigure>;
+
+const KINDS = ['first_response', 'resolution'] as const;
+const none = (): DurationFigure => ({ count: 0, median_seconds: null, p90_seconds: null });
+export const noDurations = (): DurationFigures => ({
+  first_response: none(),
+  resolution: none(),
+  first_response_business: none(),
+  resolution_business: none(),
+});
+
+// Rows from before business hours were counted (0046) have no business_seconds: calendar time.
+const business = sql<number>`coalesce(business_seconds, seconds)`;
+
+type Scoped = SelectQueryBuilder<Database, 'report_durations', {}>;
+
+interface Row {
+  day: string | null;
+  kind: (typeof KINDS)[number];
+  n: number;
+  m: number;
+  p: number;
+  bm: number;
+  bp: number;
+}
+
+function put(target: DurationFigures, r: Row): void {
+  const n = Number(r.n);
+  target[r.kind] = { count: n, median_seconds: Math.round(Number(r.m)), p90_seconds: Number(r.p) };
+  target[`${r.kind}_business`] = { count: n, median_seconds: Math.round(Number(r.bm)), p90_seconds: Number(r.bp) };
+}
+
+/** The figures of each day of `days` and of the whole period, over the duration rows `scoped` selects. */
+export async function periodDurations(
+  scoped: Scoped,
+  postgres: boolean,
+  days: string[],
+): Promise<{ perDay: Map<string, DurationFigures>; period: DurationFigures }> {
+  const perDay = new Map(days.map((day) => [day, noDurations()]));
+  const period = noDurations();
+  if (postgres) {
+    const rows = await scoped
+      .select([
+        'day',
+        'kind',
+        sql<number>`count(*)`.as('n'),
+        sql<number>`percentile_cont(0.5) within group (order by seconds)`.as('m'),
+        sql<number>`percentile_disc(0.9) within group (order by seconds)`.as('p'),
+        sql<number>`percentile_cont(0.5) within group (order by ${business})`.as('bm'),
+        sql<number>`percentile_disc(0.9) within group (order by ${business})`.as('bp'),
+      ])
+      .groupBy(sql`grouping sets ((day, kind), (kind))`)
+      .execute();
+    for (const r of rows as Row[]) {
+      // day is never null in the table: a null day is the period's row of its kind.
+      const target = r.day === null ? period : perDay.get(r.day);
+      if (target) put(target, r);
+    }
+    return { perDay, period };
+  }
+  const dayRows = await scoped
+    .select([
+      'day',
+      'kind',
+      sql<number>`count(*)`.as('n'),
+      sql<number>`median(seconds)`.as('m'),
+      sql<number>`percentile_disc(seconds, 0.9)`.as('p_low'),
+      sql<number>`-percentile_disc(-seconds, 0.1)`.as('p_high'),
+      sql<number>`median(${business})`.as('bm'),
+      sql<number>`percentile_disc(${business}, 0.9)`.as('bp_low'),
+      sql<number>`-percentile_disc(-${business}, 0.1)`.as('bp_high'),
+    ])
+    .groupBy(['day', 'kind'])
+    .execute();
+  const counts = { first_response: 0, resolution: 0 };
+  for (const r of dayRows) {
+    const target = perDay.get(r.day);
+    if (!target) continue;
+    const low = Number(r.n) % 10 === 0;
+    put(target, { ...r, p: low ? r.p_low : r.p_high, bp: low ? r.bp_low : r.bp_high });
+    counts[r.kind] += Number(r.n);
+  }
+  for (const kind of KINDS) {
+    if (!counts[kind]) continue;
+    // −1: the value at floor(0.1·(n−1)) from the top (see above).
+    const sign = counts[kind] % 10 === 0 ? 1 : -1;
+    const fraction = sign === 1 ? 0.9 : 0.1;
+    const r = await scoped
+      .where('kind', '=', kind)
+      .select([
+        sql<number>`count(*)`.as('n'),
+        sql<number>`median(seconds)`.as('m'),
+        sql<number>`${sign} * percentile_disc(${sign} * seconds, ${fraction})`.as('p'),
+        sql<number>`median(${business})`.as('bm'),
+        sql<number>`${sign} * percentile_disc(${sign} * ${business}, ${fraction})`.as('bp'),
+      ])
+      .executeTakeFirstOrThrow();
+    put(period, { ...r, day: null, kind });
+  }
+  return { perDay, period };
+}
