@@ -33,7 +33,7 @@ import { loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/context.js';
 import { createLogger } from '../../src/platform/log.js';
 import { runSvc } from '../../test/helpers/server.js';
-import { type BenchServer, figure, seededEnv, startBenchServer } from '../lib.js';
+import { type BenchServer, cpuSeconds, figure, seededEnv, startBenchServer } from '../lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -174,8 +174,16 @@ async function ingestion(server: BenchServer, setup: Setup, load: { id: string; 
     }
   };
   const started = performance.now();
+  const serverCpu = cpuSeconds(server.child.pid!);
+  const loadCpu = process.cpuUsage();
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const elapsed = (performance.now() - started) / 1000;
+  const served = accepted + dropped;
+  // CPU per event: what the figures above cost, less dependent on what else the machine runs.
+  figure('ingest server cpu per event', ((cpuSeconds(server.child.pid!) - serverCpu) * 1000) / served, 'ms');
+  const gen = process.cpuUsage(loadCpu);
+  figure('ingest load generator cpu per event', (gen.user + gen.system) / 1000 / served, 'ms');
+  figure('load average (1 min)', os.loadavg()[0]);
   const rssEnd = server.rssMb();
   latencies.sort((a, b) => a - b);
   figure('ingest events/s', accepted / elapsed, 'events/s');
@@ -309,6 +317,7 @@ async function dashboard(server: BenchServer, apiKey: string, dashboardId: strin
     figure(`${name} p50`, percentile(times, 0.5), 'ms');
     figure(`${name} p99`, percentile(times, 0.99), 'ms');
   }
+  figure('load average (1 min)', os.loadavg()[0]);
 }
 
 main().catch((error) => {

@@ -111,6 +111,12 @@ export class Ingestion {
     return n > EVENTS_PER_ADDRESS_PER_MINUTE;
   }
 
+  /** Counts an event dropped before it was read (a body over MAX_BODY_BYTES). */
+  dropped(reason: DropReason): DropReason {
+    this.ctx.metrics.analyticsDropped.labels(reason).inc();
+    return reason;
+  }
+
   /** Takes or drops one event; returns why it was dropped, or null when it was taken. */
   async take(input: IncomingEvent): Promise<DropReason | null> {
     const reason = await this.decide(input);
