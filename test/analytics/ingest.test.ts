@@ -86,7 +86,10 @@ describe('analytics ingestion (POST /a/e)', () => {
     assert.equal(await send({ ...pageview(), n: 'Signup', p: props }), 'invalid');
     assert.equal(await send({ ...pageview(), n: 'Signup', p: { plan: 'x'.repeat(257) } }), 'invalid');
     assert.equal(await send(null, { raw: JSON.stringify({ ...pageview(), r: `https://r.example/${'a'.repeat(2048)}` }) }), 'invalid', 'over 2 KiB');
-    const huge = await s.request('POST', '/a/e', { raw: 'x'.repeat(1024 * 1024 + 1), headers: { 'content-type': 'text/plain', origin: 'https://shop.example' } });
+    const huge = await s.request('POST', '/a/e', {
+      raw: 'x'.repeat(1024 * 1024 + 1),
+      headers: { 'content-type': 'text/plain', origin: 'https://shop.example' },
+    });
     assert.equal(huge.status, 413, 'past 1 MiB the body is not read at all');
     await flush();
     assert.equal((await events()).length, before);
