@@ -20,6 +20,7 @@
 //
 //   npm run build && node dist/bench/analytics/main.js
 //   SVC_TEST_DATABASE_URL=postgres://… node dist/bench/analytics/main.js   (Postgres)
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -74,13 +75,15 @@ async function cachedEnv(dialect: string, day: string): Promise<{ cached: Cached
   const extra: Record<string, string> = { SVC_DATA_DIR: dataDir };
   const adminUrl = process.env.SVC_TEST_DATABASE_URL;
   if (adminUrl) {
+    // Named by the cache dir too: another BENCH_CACHE_DIR (another checkout) keeps its own database.
+    const name = `svc_bench_${key}_${createHash('sha256').update(dir).digest('hex').slice(0, 6)}`;
     const admin = new pg.Client({ connectionString: adminUrl });
     await admin.connect();
-    await admin.query(`drop database if exists svc_bench_${key} with (force)`);
-    await admin.query(`create database svc_bench_${key}`);
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.query(`create database ${name}`);
     await admin.end();
     const url = new URL(adminUrl);
-    url.pathname = `/svc_bench_${key}`;
+    url.pathname = `/${name}`;
     extra.SVC_DATABASE_URL = url.toString();
   }
   const { te, apiKey } = await seededEnv(extra);
