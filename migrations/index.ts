@@ -52,6 +52,7 @@ import * as m0057ContactImportsSegments from './0057_contact_imports_segments.js
 import * as m0058InboxUploads from './0058_inbox_uploads.js';
 import * as m0059FormattedSavedReplies from './0059_formatted_saved_replies.js';
 import * as m0061PanelScaleIndexes from './0061_panel_scale_indexes.js';
+import * as m0064AnalyticsReadIndexes from './0064_analytics_read_indexes.js';
 import * as m0065ListActivityIndexes from './0065_list_activity_indexes.js';
 import * as m0067ViewCountCovering from './0067_view_count_covering.js';
 
@@ -108,6 +109,7 @@ export const migrations: Record<string, Migration> = {
   '0058_inbox_uploads': m0058InboxUploads,
   '0059_formatted_saved_replies': m0059FormattedSavedReplies,
   '0061_panel_scale_indexes': m0061PanelScaleIndexes,
+  '0064_analytics_read_indexes': m0064AnalyticsReadIndexes,
   '0065_list_activity_indexes': m0065ListActivityIndexes,
   '0067_view_count_covering': m0067ViewCountCovering,
 };

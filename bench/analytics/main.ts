@@ -11,9 +11,21 @@
 //    browsers… of that many events) and today's share as raw events and visits. Prints p50/p99 of
 //    the 30-day queries the dashboard makes. Goal: ≤ 200 ms.
 //
+//
+// The data dir (and on Postgres the database svc_bench_<key>) with the dashboard's events is kept
+// under BENCH_CACHE_DIR (default <tmp>/svc-bench-cache), named by VERSION, dialect, BENCH_EVENTS and
+// the UTC day (its "today" is the day it was built), and reused; meta.json is written last (no
+// meta, no cache). Each run adds a new load property and deletes its events at the end.
+// BENCH_PART=ingest|dashboard runs one part only.
+//
 //   npm run build && node dist/bench/analytics/main.js
 //   SVC_TEST_DATABASE_URL=postgres://… node dist/bench/analytics/main.js   (Postgres)
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
 import { createProperty } from '../../src/analytics/properties.js';
 import { DIMENSIONS } from '../../src/analytics/stats.js';
 import { dayOf } from '../../src/analytics/visitor.js';
@@ -21,12 +33,15 @@ import { type PendingEvent, writeBatch } from '../../src/analytics/writer.js';
 import { loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/context.js';
 import { createLogger } from '../../src/platform/log.js';
-import { figure, seededEnv, startBenchServer } from '../lib.js';
+import { runSvc } from '../../test/helpers/server.js';
+import { type BenchServer, cpuSeconds, figure, seededEnv, startBenchServer } from '../lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 30);
+const PART = process.env.BENCH_PART ?? 'both';
+const VERSION = 1;
 const DAY_MS = 86_400_000;
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
@@ -40,17 +55,77 @@ function random(seed: number) {
   };
 }
 
+interface Cached {
+  env: Record<string, string>;
+  apiKey: string;
+  workspaceId: string;
+  dashboardId: string | null;
+}
+
+/** The kept data dir (and Postgres database) of this dialect, size and day; made when missing. */
+async function cachedEnv(dialect: string, day: string): Promise<{ cached: Cached; save(c: Cached): void }> {
+  const key = `analytics_v${VERSION}_${dialect}_${EVENTS}_${day.replaceAll('-', '')}`;
+  const dir = path.join(process.env.BENCH_CACHE_DIR ?? path.join(os.tmpdir(), 'svc-bench-cache'), key);
+  const metaFile = path.join(dir, 'meta.json');
+  const save = (c: Cached) => fs.writeFileSync(metaFile, JSON.stringify(c, null, 2));
+  if (fs.existsSync(metaFile)) return { cached: JSON.parse(fs.readFileSync(metaFile, 'utf8')) as Cached, save };
+  fs.rmSync(dir, { recursive: true, force: true });
+  const dataDir = path.join(dir, 'data');
+  fs.mkdirSync(dataDir, { recursive: true });
+  const extra: Record<string, string> = { SVC_DATA_DIR: dataDir };
+  const adminUrl = process.env.SVC_TEST_DATABASE_URL;
+  if (adminUrl) {
+    // Named by the cache dir too: another BENCH_CACHE_DIR (another checkout) keeps its own database.
+    const name = `svc_bench_${key}_${createHash('sha256').update(dir).digest('hex').slice(0, 6)}`;
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.query(`create database ${name}`);
+    await admin.end();
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    extra.SVC_DATABASE_URL = url.toString();
+  }
+  const { te, apiKey } = await seededEnv(extra);
+  await te.cleanup(); // the unused temporary dir and database testEnv made; ours stay
+  const setup = buildServices(loadConfig(te.env), { log: createLogger({ level: 'warn' }) });
+  const ws = await setup.db.selectFrom('workspaces').select('id').executeTakeFirstOrThrow();
+  await setup.close();
+  const cached = { env: te.env, apiKey, workspaceId: ws.id, dashboardId: null };
+  save(cached);
+  return { cached, save };
+}
+
 async function main() {
   const dialect = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
   figure('database', dialect);
-  const { te, apiKey } = await seededEnv();
-  const setup = buildServices(loadConfig(te.env), { log: createLogger({ level: 'warn' }) });
-  const ws = await setup.db.selectFrom('workspaces').select('id').executeTakeFirstOrThrow();
-  const load = await createProperty(setup, { workspaceId: ws.id, domain: 'load.example' });
-  const dash = await createProperty(setup, { workspaceId: ws.id, domain: 'dashboard.example' });
-  const server = await startBenchServer(te.env);
-  const target = new URL(server.url);
+  const { cached, save } = await cachedEnv(dialect, dayOf(Date.now()));
+  await runSvc(['migrate', 'up'], { env: cached.env }); // a kept data dir made before a new migration
+  const setup = buildServices(loadConfig(cached.env), { log: createLogger({ level: 'warn' }) });
+  const ws = { id: cached.workspaceId };
+  const apiKey = cached.apiKey;
+  const load = await createProperty(setup, { workspaceId: ws.id, domain: `load-${Date.now()}.example` });
+  if (!cached.dashboardId && PART !== 'ingest') {
+    const t0 = performance.now();
+    cached.dashboardId = (await createProperty(setup, { workspaceId: ws.id, domain: 'dashboard.example' })).id;
+    await generateDashboard(setup, ws.id, cached.dashboardId);
+    figure('dashboard data generated in', (performance.now() - t0) / 1000, 's');
+    save(cached);
+  }
+  const server = await startBenchServer(cached.env);
+  if (PART !== 'dashboard') await ingestion(server, setup, load);
+  if (PART !== 'ingest') await dashboard(server, apiKey, cached.dashboardId!);
+  await server.stop();
+  await setup.db.deleteFrom('analytics_events').where('property_id', '=', load.id).execute();
+  await setup.db.deleteFrom('analytics_visits').where('property_id', '=', load.id).execute();
+  await setup.db.deleteFrom('analytics_properties').where('id', '=', load.id).execute();
+  await setup.close();
+}
 
+type Setup = ReturnType<typeof buildServices>;
+
+async function ingestion(server: BenchServer, setup: Setup, load: { id: string; domain: string }) {
+  const target = new URL(server.url);
   // ---- 1. ingestion
   const rssStart = server.rssMb();
   const latencies: number[] = [];
@@ -65,8 +140,8 @@ async function main() {
   const post = (agent: http.Agent, i: number) =>
     new Promise<void>((resolve, reject) => {
       const body = JSON.stringify({
-        d: 'load.example',
-        u: `https://load.example/page/${i % 500}?utm_source=s${i % 20}`,
+        d: load.domain,
+        u: `https://${load.domain}/page/${i % 500}?utm_source=s${i % 20}`,
         r: 'https://www.google.com/',
         w: 1280,
       });
@@ -78,7 +153,7 @@ async function main() {
           path: '/a/e',
           method: 'POST',
           agent,
-          headers: { origin: 'https://load.example', 'user-agent': UA, 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) },
+          headers: { origin: `https://${load.domain}`, 'user-agent': UA, 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) },
         },
         (res) => {
           res.resume();
@@ -102,8 +177,16 @@ async function main() {
     }
   };
   const started = performance.now();
+  const serverCpu = cpuSeconds(server.child.pid!);
+  const loadCpu = process.cpuUsage();
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const elapsed = (performance.now() - started) / 1000;
+  const served = accepted + dropped;
+  // CPU per event: what the figures above cost, less dependent on what else the machine runs.
+  figure('ingest server cpu per event', ((cpuSeconds(server.child.pid!) - serverCpu) * 1000) / served, 'ms');
+  const gen = process.cpuUsage(loadCpu);
+  figure('ingest load generator cpu per event', (gen.user + gen.system) / 1000 / served, 'ms');
+  figure('load average (1 min)', os.loadavg()[0]);
   const rssEnd = server.rssMb();
   latencies.sort((a, b) => a - b);
   figure('ingest events/s', accepted / elapsed, 'events/s');
@@ -119,8 +202,12 @@ async function main() {
     .where('property_id', '=', load.id)
     .executeTakeFirstOrThrow();
   figure('ingest events written', Number(written.n), 'events');
+}
 
-  // ---- 2. dashboard
+/** 29 finished days as rollups and today's share as raw events and visits. */
+async function generateDashboard(setup: Setup, workspaceId: string, dashboardId: string) {
+  const ws = { id: workspaceId };
+  const dash = { id: dashboardId };
   const rand = random(7);
   const today = dayOf(Date.now());
   const perDay = Math.round(EVENTS / 30);
@@ -209,6 +296,10 @@ async function main() {
   }
   if (batch.length) await writeBatch(setup, batch.splice(0));
   figure('dashboard events', perDay * 30, 'events');
+}
+
+async function dashboard(server: BenchServer, apiKey: string, dashboardId: string) {
+  const dash = { id: dashboardId };
 
   const queries = {
     'dashboard 30d aggregate': 'period=30d&metrics=visitors,pageviews,visits,bounce_rate,visit_duration&compare=previous_period',
@@ -229,10 +320,7 @@ async function main() {
     figure(`${name} p50`, percentile(times, 0.5), 'ms');
     figure(`${name} p99`, percentile(times, 0.99), 'ms');
   }
-
-  await server.stop();
-  await setup.close();
-  await te.cleanup();
+  figure('load average (1 min)', os.loadavg()[0]);
 }
 
 main().catch((error) => {

@@ -8,7 +8,7 @@ import { invalid } from '../platform/errors.js';
 import type { GeoDatabase } from './geoip.js';
 import { type PropertyRow, propertyForDomain } from './properties.js';
 import { isBotAgent, reduceAgent, type SaltCache, visitorHash } from './visitor.js';
-import type { EventWriter, PendingEvent } from './writer.js';
+import { CONVERSATION_EVENTS, type EventWriter, type PendingEvent } from './writer.js';
 
 export const MAX_BODY_BYTES = 2048;
 export const MAX_NAME_CHARS = 64;
@@ -18,8 +18,9 @@ export const MAX_PROP_VALUE_CHARS = 256;
 /** Events one address may send per minute (per process); more are dropped with `rate`. */
 export const EVENTS_PER_ADDRESS_PER_MINUTE = 120;
 
-export type DropReason = 'bot' | 'quota' | 'origin' | 'rate' | 'invalid';
-export const DROP_REASONS: readonly DropReason[] = ['bot', 'quota', 'origin', 'rate', 'invalid'];
+/** `backlog`: more events wait to be written than the buffer holds (the database is behind). */
+export type DropReason = 'bot' | 'quota' | 'origin' | 'rate' | 'invalid' | 'backlog';
+export const DROP_REASONS: readonly DropReason[] = ['bot', 'quota', 'origin', 'rate', 'invalid', 'backlog'];
 
 const propValue = z.union([z.string().max(MAX_PROP_VALUE_CHARS), z.number().finite(), z.boolean()]);
 const Body = z
@@ -110,6 +111,12 @@ export class Ingestion {
     return n > EVENTS_PER_ADDRESS_PER_MINUTE;
   }
 
+  /** Counts an event dropped before it was read (a body over MAX_BODY_BYTES). */
+  dropped(reason: DropReason): DropReason {
+    this.ctx.metrics.analyticsDropped.labels(reason).inc();
+    return reason;
+  }
+
   /** Takes or drops one event; returns why it was dropped, or null when it was taken. */
   async take(input: IncomingEvent): Promise<DropReason | null> {
     const reason = await this.decide(input);
@@ -181,6 +188,7 @@ export class Ingestion {
 
   private async record(property: PropertyRow, page: URL, e: Recorded): Promise<DropReason | null> {
     const name = e.name;
+    if (this.writer.full && !CONVERSATION_EVENTS.has(name)) return 'backlog';
     if ((await this.writer.admit(property.workspace_id, name)) === 'quota') return 'quota';
     const now = this.ctx.clock.now();
     const { day, salt } = await this.salts.today(this.ctx);
@@ -211,8 +219,7 @@ export class Ingestion {
       device: agent.device,
       props: e.props && Object.keys(e.props).length ? JSON.stringify(e.props) : null,
     };
-    this.writer.add(event);
-    return null;
+    return this.writer.add(event) ? null : 'backlog';
   }
 }
 

@@ -191,6 +191,10 @@ export function registerAnalyticsStatsRoutes(app: ApiApp, ctx: Ctx) {
           from: day,
           to: day,
           by: z.enum(FUNNEL_GROUPS).optional(),
+          filters: z.string().max(4000).optional().openapi({
+            description:
+              'the dashboard’s filters, as in GET /v1/analytics/stats (`visit:source==google.com;event:page==/pricing`); a visit dimension keeps the events of matching visits and the conversations whose visit matches, `event:page` the pageviews and chat opens on those pages and the conversations started there; event:name and visit:exit_page are refused (400)',
+          }),
         }),
       },
       responses: {
@@ -200,6 +204,7 @@ export function registerAnalyticsStatsRoutes(app: ApiApp, ctx: Ctx) {
               property_id: z.string(),
               period: z.object({ from: z.string(), to: z.string() }),
               by: z.enum(FUNNEL_GROUPS).nullable(),
+              filters: z.string().nullable(),
               steps: z.array(z.string()),
               results: z.array(
                 z.object({

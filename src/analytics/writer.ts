@@ -5,8 +5,14 @@
 // so a one-second gap in statistical counts is the price of not making one disk write per
 // pageview; a normal stop (SIGTERM) flushes first.
 //
+// What waits (in the buffer and in the write under way) is bounded: past MAX_WAITING_EVENTS, when
+// the database writes slower than events arrive, further events are dropped with the reason
+// `backlog` (counted like the other drops) rather than kept in memory without end. Conversation
+// events (few, one per chat opened or started) are never dropped.
+//
 // The monthly limit is decided here too, from the usage rows plus what waits, re-read after each
 // flush and every few seconds (several processes may share the database).
+import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
 import type { AnalyticsEventsTable, AnalyticsVisitsTable, Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
@@ -17,6 +23,8 @@ import { monthlyLimit, monthOf } from './properties.js';
 
 export const FLUSH_SIZE = 500;
 export const FLUSH_MS = 1000;
+/** Events that may wait in memory (buffered and being written); more are dropped (`backlog`). */
+export const MAX_WAITING_EVENTS = 20_000;
 export const VISIT_IDLE_MS = 30 * MINUTE;
 const QUOTA_REFRESH_MS = 5000;
 export const LIMIT_NOTICE_JOB = 'analytics.limit_notice';
@@ -42,8 +50,29 @@ export class EventWriter {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private quotas = new Map<string, Quota>();
+  /** Events of the write under way. */
+  private writing = 0;
 
-  constructor(private readonly ctx: C) {}
+  private readonly maxWaiting: number;
+  private readonly flushMs: number;
+
+  constructor(
+    private readonly ctx: C,
+    opts: { maxWaiting?: number; flushMs?: number } = {},
+  ) {
+    this.maxWaiting = opts.maxWaiting ?? MAX_WAITING_EVENTS;
+    this.flushMs = opts.flushMs ?? FLUSH_MS;
+  }
+
+  /** Events buffered or being written. */
+  get waiting(): number {
+    return this.pending.length + this.writing;
+  }
+
+  /** True when no more events may wait: the next ones are dropped with `backlog`. */
+  get full(): boolean {
+    return this.waiting >= this.maxWaiting;
+  }
 
   /** 'quota' when the workspace is past 110 % of its limit this month (conversation events always pass). */
   async admit(workspaceId: string, name: string): Promise<'ok' | 'quota'> {
@@ -70,10 +99,13 @@ export class EventWriter {
     return { month, used: Number(row?.events ?? 0) + waiting, limit, loadedAt: performance.now() };
   }
 
-  add(event: PendingEvent): void {
+  /** Buffers an event; false (nothing kept) when the buffer is full (conversation events are always kept). */
+  add(event: PendingEvent): boolean {
+    if (this.full && !CONVERSATION_EVENTS.has(event.name)) return false;
     this.pending.push(event);
     if (this.pending.length >= FLUSH_SIZE) void this.flush().catch(() => {});
-    else this.timer ??= setTimeout(() => void this.flush().catch(() => {}), FLUSH_MS).unref();
+    else this.timer ??= setTimeout(() => void this.flush().catch(() => {}), this.flushMs).unref();
+    return true;
   }
 
   /** Writes everything waiting (after any flush under way); resolves once committed. */
@@ -83,12 +115,14 @@ export class EventWriter {
     const run = this.flushing.then(async () => {
       const batch = this.pending.splice(0);
       if (!batch.length) return;
+      this.writing = batch.length;
       try {
         await writeBatch(this.ctx, batch);
       } catch (error) {
         this.ctx.log.error('analytics events not written', { events: batch.length, error });
         throw error;
       } finally {
+        this.writing = 0;
         this.quotas.clear();
       }
     });
@@ -157,17 +191,20 @@ export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
       }
       events.push({ ...e, id: newId('aev', Date.parse(e.at)), visit_id: visitId });
     }
-    for (const rows of chunks([...created.values()], 200)) await trx.insertInto('analytics_visits').values(rows).execute();
-    for (const v of changed.values()) {
-      await trx
-        .updateTable('analytics_visits')
-        .set({ last_at: v.last_at, exit_path: v.exit_path, pageviews: v.pageviews, events: v.events, duration_s: v.duration_s })
-        .where('id', '=', v.id)
-        .execute();
-    }
-    for (const rows of chunks(events, 200)) await trx.insertInto('analytics_events').values(rows).execute();
+    for (const rows of chunks([...created.values()], 500)) await trx.insertInto('analytics_visits').values(rows).execute();
+    for (const rows of chunks([...changed.values()], 1000)) await updateVisits(trx, rows);
+    for (const rows of chunks(events, 1000)) await trx.insertInto('analytics_events').values(rows).execute();
     await countUsage(ctx, trx, batch);
   });
+}
+
+/** Moves on visits that went on in the batch: one statement for many (a round trip each cost most of a batch on Postgres). */
+async function updateVisits(trx: Db, rows: VisitRow[]): Promise<void> {
+  const values = sql.join(rows.map((v) => sql`(${v.id}, ${v.last_at}, ${v.exit_path}, ${v.pageviews}, ${v.events}, ${v.duration_s})`));
+  await sql`with v(id, last_at, exit_path, pageviews, events, duration_s) as (values ${values})
+    update analytics_visits set last_at = v.last_at, exit_path = v.exit_path, pageviews = cast(v.pageviews as integer),
+      events = cast(v.events as integer), duration_s = cast(v.duration_s as integer)
+    from v where analytics_visits.id = v.id`.execute(trx);
 }
 
 /** The latest visit of each visitor in the batch that may still go on (last event within 30 minutes). */

@@ -28,6 +28,11 @@ export interface BodyLimitRule {
   method: string;
   path: RegExp;
   maxBytes: (ctx: Ctx) => number;
+  /**
+   * The route reads the node request's body itself (a hot path for which hono's node adapter would
+   * build a web Request first): only a Content-Length over maxBytes is refused here.
+   */
+  readsOwnBody?: boolean;
 }
 
 /** A feature's routes, as the route table lists them. */
@@ -141,6 +146,11 @@ function checkRequest(ctx: Ctx, rules: BodyLimitRule[]) {
     if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'OPTIONS') return next();
     const rule = rules.find((r) => r.method === c.req.method && r.path.test(c.req.path));
     const maxSize = rule ? rule.maxBytes(ctx) : DEFAULT_BODY_LIMIT;
+    if (rule?.readsOwnBody && (c.env as { incoming?: unknown } | undefined)?.incoming) {
+      const length = Number(c.req.header('content-length') ?? 0);
+      if (length > maxSize) return c.json(errorBody('too_large', `request body is larger than ${maxSize} bytes`), 413, { connection: 'close' });
+      return next();
+    }
     return bodyLimit({
       maxSize,
       // The rest of the body is never read, so the connection cannot carry another request.

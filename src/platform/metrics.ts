@@ -24,7 +24,7 @@ export interface Metrics {
   broadcastRecipients: Counter<'outcome'>;
   /** Broadcasts paused, by reason. */
   broadcastsPaused: Counter<'reason'>;
-  /** Analytics events dropped at ingestion, by reason: bot, quota, origin, rate, invalid. */
+  /** Analytics events dropped at ingestion, by reason: bot, quota, origin, rate, invalid, backlog. */
   analyticsDropped: Counter<'reason'>;
 }
 
@@ -128,10 +128,10 @@ export function createMetrics(): Metrics {
   );
   const analyticsDropped = counter(
     'svc_analytics_events_dropped_total',
-    'Analytics events dropped at ingestion, by reason: bot, quota, origin, rate, invalid.',
+    'Analytics events dropped at ingestion, by reason: bot, quota, origin, rate, invalid, backlog.',
     ['reason'] as const,
   );
-  for (const reason of ['bot', 'quota', 'origin', 'rate', 'invalid']) analyticsDropped.inc({ reason }, 0);
+  for (const reason of ['bot', 'quota', 'origin', 'rate', 'invalid', 'backlog']) analyticsDropped.inc({ reason }, 0);
   return {
     registry,
     httpRequests,

@@ -1,7 +1,7 @@
 // The route table: every feature that answers HTTP registers here, in one list. It lives with the
 // server assembly because it imports every feature; src/http stays plumbing that imports none.
 
-import { registerAnalyticsIngestRoutes } from '../analytics/ingest-routes.js';
+import { ANALYTICS_BODY_RULES, registerAnalyticsIngestRoutes } from '../analytics/ingest-routes.js';
 import { registerAnalyticsRoutes } from '../analytics/routes.js';
 import { registerAnalyticsStatsRoutes } from '../analytics/stats-routes.js';
 import { registerApiKeyRoutes } from '../api-keys/routes.js';
@@ -103,7 +103,7 @@ export const routeTable: FeatureRoutes[] = [
   { register: registerMcpRoutes },
   { register: registerAnalyticsRoutes },
   { register: registerAnalyticsStatsRoutes },
-  { register: registerAnalyticsIngestRoutes },
+  { register: registerAnalyticsIngestRoutes, bodyLimits: ANALYTICS_BODY_RULES },
   // Last: its fallback answers every GET no route above took.
   { register: registerPanelRoutes },
 ];

@@ -196,6 +196,37 @@ describe('analytics: a widget conversation carries the visit it came from', () =
     assert.equal(bad.status, 400);
   });
 
+  test('the funnel takes the dashboard’s filters: visit dimensions, the page (where chats opened and conversations started); event:name is refused', async () => {
+    const funnel = async (filters: string, by?: string) => {
+      const q = new URLSearchParams({ property_id: propertyId, period: 'custom', from: '2026-03-10', to: '2026-03-11', filters, ...(by ? { by } : {}) });
+      const r = await s.request('GET', `/v1/analytics/funnel?${q}`, { token: seed.apiKey });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.filters, filters);
+      return r.body.results as Record<string, string | number | null>[];
+    };
+    const row = (visitors: number, chat_opened: number, conversations: number, resolved: number, rated: number, value: string | null = null) => ({
+      value,
+      visitors,
+      chat_opened,
+      conversations,
+      resolved,
+      rated,
+    });
+    // Chrome came from the newsletter (closed, rated); the iPhone (mobile) and Firefox (/late) had no source.
+    assert.deepEqual(await funnel('visit:source==newsletter'), [row(1, 1, 1, 1, 1)]);
+    assert.deepEqual(await funnel('visit:source!=newsletter'), [row(2, 0, 2, 0, 0)], 'no source passes != as in the stats');
+    assert.deepEqual(await funnel('visit:device==mobile'), [row(1, 0, 1, 0, 0)]);
+    assert.deepEqual(await funnel('event:page==/shoes/blue', 'source'), [row(1, 1, 1, 1, 1, 'newsletter')]);
+    assert.deepEqual(await funnel('visit:source!=newsletter;event:page==/late', 'page'), [row(1, 0, 1, 0, 0, '/late')]);
+    assert.deepEqual(await funnel('visit:country==DE'), []);
+    for (const bad of ['event:name==Signup', 'visit:exit_page==/', 'visit:nope==x', 'visit:source==']) {
+      const q = new URLSearchParams({ property_id: propertyId, filters: bad });
+      const r = await s.request('GET', `/v1/analytics/funnel?${q}`, { token: seed.apiKey });
+      assert.equal(r.status, 400, bad);
+      assert.equal(r.body.error.code, 'invalid_request', bad);
+    }
+  });
+
   test('deleting the workspace deletes the conversations’ visits', async () => {
     assert.ok((await s.app.db.selectFrom('analytics_conversation_visits').select('conversation_id').execute()).length > 0);
     await deleteWorkspace(s.app, { workspaceId: seed.workspaceId, requestedBy: 'operator' });

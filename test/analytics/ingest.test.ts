@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Ingestion } from '../../src/analytics/ingest.js';
 import { createProperty } from '../../src/analytics/properties.js';
 import { ingestionOf } from '../../src/analytics/runtime.js';
+import { SaltCache } from '../../src/analytics/visitor.js';
+import { EventWriter } from '../../src/analytics/writer.js';
 import { runRetention } from '../../src/lifecycle/retention.js';
 import { deleteWorkspace, runWorkspaceDeletion } from '../../src/lifecycle/workspace-deletion.js';
-import { DAY, type ManualClock, MINUTE } from '../../src/platform/clock.js';
+import { DAY, HOUR, type ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -83,6 +86,11 @@ describe('analytics ingestion (POST /a/e)', () => {
     assert.equal(await send({ ...pageview(), n: 'Signup', p: props }), 'invalid');
     assert.equal(await send({ ...pageview(), n: 'Signup', p: { plan: 'x'.repeat(257) } }), 'invalid');
     assert.equal(await send(null, { raw: JSON.stringify({ ...pageview(), r: `https://r.example/${'a'.repeat(2048)}` }) }), 'invalid', 'over 2 KiB');
+    const huge = await s.request('POST', '/a/e', {
+      raw: 'x'.repeat(1024 * 1024 + 1),
+      headers: { 'content-type': 'text/plain', origin: 'https://shop.example' },
+    });
+    assert.equal(huge.status, 413, 'past 1 MiB the body is not read at all');
     await flush();
     assert.equal((await events()).length, before);
     const metrics = await (await fetch(s.metricsUrl)).text();
@@ -157,6 +165,36 @@ describe('analytics ingestion (POST /a/e)', () => {
     reasons = [await send(pageview('/after'))];
     assert.deepEqual(reasons, [null]);
     await flush();
+  });
+
+  test('past the events that may wait in memory, more are dropped with backlog and counted; conversation events are kept', async () => {
+    // A buffer of 3 that writes only when flushed: as when the database writes slower than events come.
+    const writer = new EventWriter(s.app, { maxWaiting: 3, flushMs: HOUR });
+    const ingestion = new Ingestion(s.app, writer, new SaltCache(), ingestionOf(s.app).geo);
+    const take = (path: string, n?: string) =>
+      ingestion.take({
+        body: JSON.stringify(pageview(path, n ? { n } : {})),
+        origin: 'https://shop.example',
+        userAgent: CHROME,
+        address: '192.0.2.7',
+        gpc: false,
+      });
+    const countOf = async () => Number(/svc_analytics_events_dropped_total\{reason="backlog"\} (\d+)/.exec(await (await fetch(s.metricsUrl)).text())?.[1]);
+    const dropped = await countOf();
+    assert.equal(dropped, 0, 'the metric starts at 0');
+    assert.deepEqual([await take('/bk1'), await take('/bk2'), await take('/bk3')], [null, null, null]);
+    assert.equal(writer.waiting, 3);
+    assert.equal(await take('/bk4'), 'backlog');
+    assert.equal(await take('/bk5', 'Signup'), 'backlog');
+    assert.equal(await take('/bk6', 'Chat Opened'), null, 'a conversation event is never dropped');
+    assert.equal(writer.waiting, 4);
+    assert.equal(await countOf(), 2);
+    await writer.flush();
+    assert.equal(writer.waiting, 0);
+    assert.equal(await take('/bk7'), null, 'taken again once written');
+    await writer.flush();
+    const paths = (await events()).map((e) => e.path).filter((p) => p.startsWith('/bk'));
+    assert.deepEqual(paths.sort(), ['/bk1', '/bk2', '/bk3', '/bk6', '/bk7']);
   });
 
   test('raw events older than SVC_ANALYTICS_RAW_DAYS go; deleting a property or the workspace deletes its data', async () => {

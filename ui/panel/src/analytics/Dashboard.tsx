@@ -203,7 +203,7 @@ export function Dashboard() {
           <Totals scope={scope} />
           <Chart scope={scope} />
           <Breakdowns scope={scope} onFilter={(f) => setFilters([...filters, f])} />
-          <Funnel propertyId={property.id} period={period} />
+          <Funnel scope={scope} />
         </>
       )}
       {manager && list.data && <Properties properties={properties} onChanged={() => void list.reload()} />}

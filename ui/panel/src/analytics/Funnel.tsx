@@ -1,19 +1,29 @@
 // The conversation funnel (GET /v1/analytics/funnel): visitors → opened the chat → started a
-// conversation → resolved → rated, by source, campaign or page ("pages that start conversations").
+// conversation → resolved → rated, by source, campaign or page ("pages that start conversations"),
+// under the dashboard's filters (but custom events and exit pages, which the funnel cannot apply:
+// named under the card).
 import { useState } from 'preact/hooks';
 import { api, must } from '../api';
 import { DataTable } from '../components/DataTable';
 import { Loading, useLoad } from '../components/Loading';
 import { locale, t } from '../i18n';
+import { filterText } from './Breakdowns';
+import { filterParam, type Scope } from './query';
 
 type By = 'source' | 'campaign' | 'page';
 const BY: By[] = ['source', 'campaign', 'page'];
+/** Dimensions the funnel refuses (GET /v1/analytics/funnel): a conversation's visit has no counterpart. */
+const UNFILTERABLE = new Set(['event:name', 'visit:exit_page']);
 
-export function Funnel(props: { propertyId: string; period: 'day' | '7d' | '30d' | 'month' }) {
+export function Funnel(props: { scope: Scope }) {
+  const { propertyId, period } = props.scope;
   const [by, setBy] = useState<By>('source');
+  const applied = props.scope.filters.filter((f) => !UNFILTERABLE.has(f.dimension));
+  const left = props.scope.filters.filter((f) => UNFILTERABLE.has(f.dimension));
+  const filters = filterParam(applied);
   const { data, error, reload } = useLoad(
-    () => must(api.GET('/v1/analytics/funnel', { params: { query: { property_id: props.propertyId, period: props.period, by } } })),
-    [props.propertyId, props.period, by],
+    () => must(api.GET('/v1/analytics/funnel', { params: { query: { property_id: propertyId, period, by, ...(filters ? { filters } : {}) } } })),
+    [propertyId, period, by, filters],
   );
   const n = (x: number) => x.toLocaleString(locale.value);
   const none = by === 'source' ? t('analytics.direct') : t('analytics.none');
@@ -58,6 +68,7 @@ export function Funnel(props: { propertyId: string; period: 'day' | '7d' | '30d'
           ))}
         </DataTable>
       )}
+      {left.length > 0 && <p class="muted">{t('analytics.funnel_unfiltered', { filters: left.map(filterText).join(', ') })}</p>}
     </section>
   );
 }

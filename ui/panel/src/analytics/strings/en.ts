@@ -57,6 +57,7 @@ export const analyticsEn = {
   'analytics.export': 'Export CSV',
   'analytics.funnel': 'Conversation funnel',
   'analytics.funnel_by': 'Group by',
+  'analytics.funnel_unfiltered': 'Not applied to the funnel (a conversation’s visit has no such value): {filters}',
   'analytics.by_source': 'Source',
   'analytics.by_campaign': 'Campaign',
   'analytics.by_page': 'Page (where conversations start)',

@@ -59,6 +59,7 @@ export const analyticsTr: Record<keyof typeof analyticsEn, string> = {
   'analytics.export': 'CSV indir',
   'analytics.funnel': 'Konuşma hunisi',
   'analytics.funnel_by': 'Gruplama',
+  'analytics.funnel_unfiltered': 'Huniye uygulanmadı (bir konuşmanın ziyaretinde bu değer yok): {filters}',
   'analytics.by_source': 'Kaynak',
   'analytics.by_campaign': 'Kampanya',
   'analytics.by_page': 'Sayfa (konuşmaların başladığı)',
