@@ -1,6 +1,9 @@
 // bench/ingest: messages per second accepted over SMTP by the server's ingress (each one parsed,
-// stored and committed before the 250), next to a bare smtp-server that only consumes the stream,
-// measured in the same run with the same client. 5 KB messages with one small attachment, 5
+// stored and committed before the 250), next to two floors measured in the same run with the same
+// client: a bare smtp-server that only consumes the stream (`ratio`), and one that does the same
+// work the least costly way — mailparser, the raw bytes in an fsynced file and one row in SQLite,
+// group-committed with the WAL flushed before each 250 (`durable_ratio`; bench/smtp-floor-server.ts).
+// `cpu_ms_per_mail` is svc's CPU per mail (all its threads, from /proc: load-insensitive). 5 KB messages with one small attachment, 5
 // connections, 2,000 messages. Durability is on, as in production: each 250 waits until the .eml,
 // its directory and the commit (the SQLite WAL) are flushed to disk. Also the server's RSS after
 // the warm-up (start), halfway (middle) and at the end: flat is the goal. And the CPU per message
@@ -8,6 +11,7 @@
 // if nothing ever waited (the client and the server share the cores).
 // Run: npm run build && node dist/bench/ingest.js [count] [--cpu-prof <dir>]  (the profile is the server's)
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
@@ -59,8 +63,8 @@ async function blast(port: number, to: string, count: number, onProgress?: (done
   return { rate: count / seconds, clientCpuMs: (clientCpu.user + clientCpu.system) / 1000 / count };
 }
 
-async function startFloor(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [path.resolve('dist/bench/smtp-floor-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function startFloor(args: string[] = []): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [path.resolve('dist/bench/smtp-floor-server.js'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (d) => resolve(Number(String(d).trim())));
     child.once('exit', (code) => reject(new Error(`floor server exited with ${code}`)));
@@ -68,14 +72,29 @@ async function startFloor(): Promise<{ child: ChildProcess; port: number }> {
   return { child, port };
 }
 
+/** A floor's rate and CPU per mail (its own and the client's), after the warm-up. */
+async function measureFloor(args: string[]): Promise<{ rate: number; cpuMs: number; clientCpuMs: number }> {
+  const floor = await startFloor(args);
+  try {
+    await blast(floor.port, BENCH_ADDRESS, WARMUP);
+    const cpuBefore = cpuSeconds(floor.child.pid!);
+    const { rate, clientCpuMs } = await blast(floor.port, BENCH_ADDRESS, COUNT);
+    return { rate, clientCpuMs, cpuMs: ((cpuSeconds(floor.child.pid!) - cpuBefore) * 1000) / COUNT };
+  } finally {
+    floor.child.kill('SIGTERM');
+  }
+}
+
 async function main() {
-  // Floor: the bare smtp-server, same client, same messages.
-  const floor = await startFloor();
-  await blast(floor.port, BENCH_ADDRESS, WARMUP);
-  const floorCpuBefore = cpuSeconds(floor.child.pid!);
-  const { rate: floorRate, clientCpuMs: floorClientCpuMs } = await blast(floor.port, BENCH_ADDRESS, COUNT);
-  const floorCpuMs = ((cpuSeconds(floor.child.pid!) - floorCpuBefore) * 1000) / COUNT;
-  floor.child.kill('SIGTERM');
+  // Floors: the bare smtp-server, then the durable one; same client, same messages.
+  const { rate: floorRate, cpuMs: floorCpuMs, clientCpuMs: floorClientCpuMs } = await measureFloor([]);
+  const durableDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-bench-floor-'));
+  let durable: Awaited<ReturnType<typeof measureFloor>>;
+  try {
+    durable = await measureFloor(['--durable', durableDir]);
+  } finally {
+    await fs.rm(durableDir, { recursive: true, force: true });
+  }
 
   const ingest = await startIngestServer(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []);
   try {
@@ -101,6 +120,10 @@ async function main() {
     figure('ingest_smtp_msgs_per_s', rate, 'msg/s');
     figure('durability', 'on (.eml, its directory and the commit flushed before each 250)');
     figure('ratio', rate / floorRate);
+    figure('durable_floor_msgs_per_s', durable.rate, 'msg/s');
+    figure('durable_ratio', rate / durable.rate);
+    figure('cpu_ms_per_mail', cpuMs);
+    figure('durable_floor_cpu_ms_per_mail', durable.cpuMs);
     figure('floor_server_cpu_per_msg', floorCpuMs, 'ms');
     figure('floor_client_cpu_per_msg', floorClientCpuMs, 'ms');
     figure('server_cpu_per_msg', cpuMs, 'ms');

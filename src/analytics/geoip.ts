@@ -5,8 +5,9 @@
 // identity changes with the rename) within GEOIP_RECHECK_MS and load it without a restart. A file
 // that does not pass the check leaves the database in use as it was.
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Reader, type Response } from 'mmdb-lib';
+import type { Reader, Response } from 'mmdb-lib';
 
 export const GEOIP_RECHECK_MS = 30_000;
 export const GEOIP_FILE = 'location.mmdb';
@@ -36,7 +37,9 @@ export function geoipDir(dataDir: string): string {
 export function openDatabase(buffer: Buffer, edition?: Edition): Reader<Response> {
   let reader: Reader<Response>;
   try {
-    reader = new Reader<Response>(buffer);
+    // Required when a database is opened: a server without one does not load mmdb-lib.
+    const { Reader: MmdbReader } = createRequire(import.meta.url)('mmdb-lib') as typeof import('mmdb-lib');
+    reader = new MmdbReader<Response>(buffer);
   } catch (error) {
     throw new Error(`not a location database (MMDB): ${(error as Error).message}`);
   }

@@ -3,8 +3,9 @@
 // a visit across midnight and the conversation attribution of late visitors still match); older
 // ones are deleted, after which nobody (not even the operator) can link those hashes to an address.
 import { createHash, randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { isbot } from 'isbot';
-import { UAParser } from 'ua-parser-js';
+import type { UAParser as Parser } from 'ua-parser-js';
 import type { Ctx } from '../context.js';
 import type { Db } from '../db/schema.js';
 import { DAY, iso } from '../platform/clock.js';
@@ -68,10 +69,13 @@ export function isBotAgent(userAgent: string | undefined): boolean {
 // costs far more than the rest of an event. Bounded: cleared when full.
 const parsed = new Map<string, { browser: string | null; os: string | null; type: string | undefined }>();
 const MAX_PARSED = 5000;
+let UAParser: typeof Parser | undefined;
 
 function parseAgent(userAgent: string) {
   let r = parsed.get(userAgent);
   if (!r) {
+    // Required on first use: a server whose sites send no analytics does not load it.
+    UAParser ??= (createRequire(import.meta.url)('ua-parser-js') as { UAParser: typeof Parser }).UAParser;
     const p = UAParser(userAgent);
     r = { browser: p.browser.name ?? null, os: p.os.name ?? null, type: p.device.type };
     if (parsed.size >= MAX_PARSED) parsed.clear();

@@ -3,7 +3,7 @@
 // cells may hold separators, quotes and line breaks). A file that is not text, not UTF-8/UTF-16,
 // empty or not CSV is refused with a 400 that says which (`reason`), before anything is stored.
 import { Readable } from 'node:stream';
-import { parse } from 'csv-parse';
+import type { parse as Parse } from 'csv-parse';
 import type { ContactImportEncoding } from '../db/schema.js';
 import { invalid } from '../platform/errors.js';
 
@@ -92,6 +92,8 @@ export async function* csvRecords(text: string, delimiter: string): AsyncGenerat
       for (let i = 0; i < text.length; i += 64 * 1024) yield text.slice(i, i + 64 * 1024);
     })(),
   );
+  // Loaded on first use (an import), not at startup.
+  const { parse } = (await import('csv-parse')) as { parse: typeof Parse };
   const parser = source.pipe(
     parse({
       delimiter,

@@ -4,6 +4,7 @@
 import { isOpen, nextOpening } from '../business-hours/schedule.js';
 import { inboxHours } from '../business-hours/service.js';
 import type { Db } from '../db/schema.js';
+import { cachedReactionSetting } from '../events/settings-cache.js';
 import { findLiveInbox, type InboxRow } from '../inboxes/store.js';
 import type { GreetingLocale } from './rules.js';
 import { readAnswerSettings } from './settings.js';
@@ -26,8 +27,13 @@ export async function awayReplyOpening(
   inboxId: string,
   at: Date,
 ): Promise<{ inbox: InboxRow; timezone: string; opening: Date } | null> {
-  const settings = await readAnswerSettings(db, 'inbox_away_replies', inboxId);
-  if (settings?.enabled !== 1) return null;
+  // Whether it is on, cached while the reaction settings epoch holds (migration 0066).
+  const on = await cachedReactionSetting(
+    db,
+    `away-reply-on:${inboxId}`,
+    async () => (await readAnswerSettings(db, 'inbox_away_replies', inboxId))?.enabled === 1,
+  );
+  if (!on) return null;
   const inbox = await findLiveInbox(db, workspaceId, inboxId);
   if (!inbox) return null;
   const hours = await inboxHours(db, inbox);

@@ -12,6 +12,7 @@ import type { ConversationRow } from '../conversations/format.js';
 import { MAX_RECIPIENTS, type Participant, participantsOf, withParticipants } from '../conversations/participants.js';
 import { latestInboundMail } from '../conversations/store.js';
 import type { Db, MailHeaders } from '../db/schema.js';
+import { cachedReactionSetting } from '../events/settings-cache.js';
 import { memberIdsOf } from '../members/store.js';
 import { peopleByIds } from '../people/store.js';
 import { invalid } from '../platform/errors.js';
@@ -194,7 +195,10 @@ export async function participantsAfterInbound(
   }
   if (candidates.length === 0) return undefined;
   // The sender may be one of the team (a member writing in): never a participant, nor are its other addresses.
-  const team = await teamAddresses(db, input.conversation.workspace_id);
+  // Cached while the reaction settings epoch holds (its triggers cover memberships, people's addresses
+  // and channels: migration 0066): a mail's transaction changes none of them.
+  const workspaceId = input.conversation.workspace_id;
+  const team = await cachedReactionSetting(db, `team-addresses:${workspaceId}`, () => teamAddresses(db, workspaceId));
   const next = withParticipants(
     list,
     candidates.filter((c) => !team.has(c.address)),

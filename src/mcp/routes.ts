@@ -1,7 +1,6 @@
 // POST /v1/mcp: the Model Context Protocol endpoint (Streamable HTTP, stateless, JSON answers) for
 // assistants. It takes a workspace API key as Bearer — never a session cookie — and acts with the
 // key's scopes and inbox limit. GET and DELETE (server-sent streams, sessions) are not offered: 405.
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context } from 'hono';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
@@ -10,7 +9,14 @@ import { requireIdentity } from '../http/auth.js';
 import { errorBody } from '../http/errors.js';
 import { checkJsonBody } from '../http/json-body.js';
 import { forbidden, unauthorized } from '../platform/errors.js';
-import { buildMcpServer } from './server.js';
+
+// The MCP SDK (its protocol's schemas, the transport) and the tools are loaded on the first request:
+// a server that no assistant calls does not keep them in memory (bench/startup's idle RSS).
+const loadMcp = () =>
+  Promise.all([import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), import('./server.js')]).then(([transport, server]) => ({
+    Transport: transport.WebStandardStreamableHTTPServerTransport,
+    buildMcpServer: server.buildMcpServer,
+  }));
 
 const MCP_PATH = '/v1/mcp';
 
@@ -25,8 +31,9 @@ async function requireKeyAccess(c: Context<AppEnv>, ctx: Ctx): Promise<Access> {
 export function registerMcpRoutes(app: ApiApp, ctx: Ctx) {
   app.post(MCP_PATH, checkJsonBody, async (c) => {
     const access = await requireKeyAccess(c, ctx);
+    const { Transport, buildMcpServer } = await loadMcp();
     const server = buildMcpServer(ctx, access, new URL(c.req.url).origin);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
       await server.connect(transport);
       const body = await c.req.text();

@@ -2,7 +2,8 @@
 // csv-stringify, CRLF line ends, and cells a spreadsheet would run as a formula (starting with
 // = + - @, tab or CR; negative numbers stay numbers) prefixed with an apostrophe (escape_formulas).
 // The contacts import takes that apostrophe off again, so an export reads back as the same data.
-import { stringify } from 'csv-stringify/sync';
+import { createRequire } from 'node:module';
+import type { stringify as Stringify } from 'csv-stringify/sync';
 
 // A lone CR in a cell is not quoted by csv-stringify (it only looks for the record delimiter, CRLF),
 // and spreadsheets end the row there: every cell holding CR or LF is quoted.
@@ -10,7 +11,11 @@ const OPTIONS = { escape_formulas: true, record_delimiter: 'windows' as const, q
 
 export type CsvCell = string | number | boolean | null | undefined;
 
+// Required on first use (an export), not at startup.
+let stringify: typeof Stringify | undefined;
+
 export function csvText(rows: readonly (readonly CsvCell[])[]): string {
+  stringify ??= (createRequire(import.meta.url)('csv-stringify/sync') as { stringify: typeof Stringify }).stringify;
   return stringify(
     rows.map((r) => r.map((v) => v ?? '')),
     OPTIONS,

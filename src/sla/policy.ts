@@ -3,6 +3,7 @@
 // by its field; a refused policy changes nothing.
 import type { Ctx } from '../context.js';
 import type { Db, InboxSlaPoliciesTable } from '../db/schema.js';
+import { cachedReactionSetting } from '../events/settings-cache.js';
 import type { InboxRow } from '../inboxes/store.js';
 import { iso } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
@@ -45,12 +46,14 @@ const policyOf = (r: Pick<InboxSlaPoliciesTable, 'first_response_minutes' | 'nex
 
 /** The policy a conversation of this priority follows: the priority's own, else the inbox's default; null: none. */
 export async function policyFor(db: Db, inboxId: string, priority: string | null): Promise<Policy | null> {
-  const rows = await db
-    .selectFrom('inbox_sla_policies')
-    .select(['priority', 'first_response_minutes', 'next_response_minutes', 'resolution_minutes'])
-    .where('inbox_id', '=', inboxId)
-    .where('priority', 'in', priority ? ['', priority] : [''])
-    .execute();
+  // The inbox's few policies, cached while the reaction settings epoch holds (migration 0066).
+  const rows = await cachedReactionSetting(db, `sla-policies:${inboxId}`, () =>
+    db
+      .selectFrom('inbox_sla_policies')
+      .select(['priority', 'first_response_minutes', 'next_response_minutes', 'resolution_minutes'])
+      .where('inbox_id', '=', inboxId)
+      .execute(),
+  );
   const row = rows.find((r) => r.priority === priority) ?? rows.find((r) => r.priority === '');
   return row ? policyOf(row) : null;
 }

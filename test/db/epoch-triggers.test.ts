@@ -10,6 +10,7 @@ import { createApiKey } from '../../src/api-keys/service.js';
 import { isPostgres } from '../../src/db/dialect.js';
 import type { Db } from '../../src/db/schema.js';
 import { addPerson, seedWorkspace } from '../helpers/fixtures.js';
+import { seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 type Epoch = 'credentials_epoch' | 'reaction_settings_epoch';
@@ -178,5 +179,35 @@ describe('epoch triggers', () => {
       await sql`update memberships set inbox_ids = ${JSON.stringify([seed.inboxId])} where person_id = ${agent.personId}`.execute(trx);
     });
     assert.equal((await epochOf('credentials_epoch')) - middle, 1, 'the change after the rolled-back savepoint moved it');
+  });
+
+  test("what a new mail's transaction caches moves the reaction settings epoch: the team's addresses, SLA policies, the away reply switch (0066)", async () => {
+    const seed = await seedWorkspace(s.app);
+    const agent = await addPerson(s.app, seed.workspaceId, 'agent');
+    const channel = await seedEmailChannel(s.app, seed);
+    const policy = (minutes: number) =>
+      sql`insert into inbox_sla_policies (inbox_id, workspace_id, priority, first_response_minutes, next_response_minutes, resolution_minutes, updated_at)
+        values (${seed.inboxId}, ${seed.workspaceId}, '', ${minutes}, null, null, ${NOW})`;
+    const steps: [string, RawBuilder<unknown>, number][] = [
+      ['membership role changed (not read by a mail)', sql`update memberships set role = 'admin' where person_id = ${agent.personId}`, 0],
+      ['member address rewritten as it is', sql`update people set email = email where id = ${agent.personId}`, 0],
+      ['member address changed', sql`update people set email = ${`moved-${agent.personId}@example.com`} where id = ${agent.personId}`, 1],
+      ['membership deleted', sql`delete from memberships where person_id = ${agent.personId} and workspace_id = ${seed.workspaceId}`, 1],
+      ['channel forwarding address set', sql`update channels set forwarding_address = ${`fw-${channel.id}@example.com`} where id = ${channel.id}`, 1],
+      ['channel rewritten as it is', sql`update channels set address = address, from_address = from_address where id = ${channel.id}`, 0],
+      ['SLA policy added', policy(60), 1],
+      ['SLA policy changed', sql`update inbox_sla_policies set first_response_minutes = 30 where inbox_id = ${seed.inboxId}`, 1],
+      ['SLA policy deleted', sql`delete from inbox_sla_policies where inbox_id = ${seed.inboxId}`, 1],
+      [
+        'away reply added',
+        sql`insert into inbox_away_replies (inbox_id, workspace_id, enabled, text_en, text_tr, updated_at) values (${seed.inboxId}, ${seed.workspaceId}, 0, 'Away', 'Yok', ${NOW})`,
+        1,
+      ],
+      ['away reply text changed (not cached)', sql`update inbox_away_replies set text_en = 'Closed' where inbox_id = ${seed.inboxId}`, 0],
+      ['away reply switched on', sql`update inbox_away_replies set enabled = 1 where inbox_id = ${seed.inboxId}`, 1],
+      ['away reply deleted', sql`delete from inbox_away_replies where inbox_id = ${seed.inboxId}`, 1],
+      ['channel deleted', sql`delete from channels where id = ${channel.id}`, 1],
+    ];
+    for (const [what, statement, expected] of steps) assert.equal(await moved('reaction_settings_epoch', statement), expected, what);
   });
 });

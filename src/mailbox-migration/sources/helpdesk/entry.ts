@@ -3,7 +3,8 @@
 // entry, the ticket's first entry as the thread root that later ones answer (In-Reply-To), the
 // author in From (agents are team addresses), the ticket subject, the original time in Date.
 // Attachments are named here and downloaded (GET, within the size limit) only when the copy renders.
-import MailComposer from 'nodemailer/lib/mail-composer';
+import { createRequire } from 'node:module';
+import type MailComposerType from 'nodemailer/lib/mail-composer';
 
 export interface HelpDeskPerson {
   name: string | null;
@@ -66,6 +67,8 @@ export async function renderEntry(entry: HelpDeskEntry, opts: RenderOptions): Pr
     else left.push(a.name);
   }
   const text = (entry.text ?? '') + (left.length && opts.attachmentBytes ? `\n\n[Attachments left in the help desk: ${left.join(', ')}]` : '');
+  // Required on first use: a server that never copies from a help desk does not load nodemailer.
+  const MailComposer = createRequire(import.meta.url)('nodemailer/lib/mail-composer') as typeof MailComposerType;
   const composer = new MailComposer({
     from,
     to,
