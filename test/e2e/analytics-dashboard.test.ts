@@ -130,12 +130,17 @@ describe('analytics dashboard in the panel', { skip: browserSkipReason() }, () =
         .getByRole('row', { name: /\/pricing\s*2/ })
         .waitFor();
 
-      // Choosing a source filters the whole page; the chip removes the filter.
+      // Choosing a source filters the whole page (the funnel too); the chip removes the filter.
+      const funnel = page.getByRole('region', { name: tr ? 'Konuşma hunisi' : 'Conversation funnel' });
+      await funnel.getByRole('row', { name: /google\.com\s*1/ }).waitFor();
       await sources.getByRole('button', { name: 'newsletter' }).click();
       const chip = page.getByRole('region', { name: tr ? 'Filtreler' : 'Filters' }).getByText(tr ? 'En iyi kaynaklar: newsletter' : 'Top sources: newsletter');
       await chip.waitFor();
       await totals.locator('dd').first().filter({ hasText: /^1/ }).waitFor();
       assert.match((await totals.locator('dd').nth(1).textContent()) ?? '', /^2/, 'the newsletter visit’s two pageviews');
+      // The funnel follows the filter: the newsletter row only.
+      await funnel.getByRole('row', { name: /google\.com/ }).waitFor({ state: 'detached' });
+      await funnel.getByRole('row', { name: /newsletter\s*1\s*0\s*1\s*0\s*0/ }).waitFor();
       await assertAccessible(page);
       await screenshot(page, `analytics-filtered-${locale}`);
       // The CSV of a card is what the card shows, filters included.
