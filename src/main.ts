@@ -2,7 +2,12 @@
 // The `svc` binary: one program for the server and every operator command. This is the command table.
 import { type CommandDef, defineCommand, runCommand, showUsage } from 'citty';
 import { ExitSignal } from './platform/errors.js';
+import { holdYoungGeneration } from './platform/heap.js';
 import { readVersion } from './version.js';
+
+// `serve` (the default command) starts with the young generation held at its start size (./platform/heap.ts).
+const command = process.argv.slice(2).find((a) => !a.startsWith('-'));
+if (command === undefined || command === 'serve') holdYoungGeneration();
 
 const main = defineCommand({
   meta: { name: 'svc', version: readVersion(), description: 'Self-hosted customer conversation server' },

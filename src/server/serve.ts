@@ -7,6 +7,7 @@ import { WebSocketServer } from 'ws';
 import { featureWarnings } from '../config.js';
 import { type App, verifyMasterKey } from '../context.js';
 import { checkResult, createMigrator, pendingMigrations } from '../db/migrator.js';
+import { releaseYoungGeneration } from '../platform/heap.js';
 import { startMetricsServer } from '../platform/metrics.js';
 import { readVersion } from '../version.js';
 import { backgroundTable, type RunningPart } from './background.js';
@@ -73,6 +74,7 @@ export async function startServer(app: App, opts: { migrate?: boolean } = {}): P
     database: app.dialect,
     ...extra,
   });
+  releaseYoungGeneration();
 
   let closing: Promise<void> | undefined;
   return {

@@ -56,3 +56,28 @@ test('collectDeadHeap: batches made after a large plan died do not fill the heap
   const collected = await peakHeapAfterPlanMb(true);
   assert.ok(collected < without * 0.6, `peak heap ${collected.toFixed(0)} MB after collectDeadHeap vs ${without.toFixed(0)} MB without`);
 });
+
+/** The young generation's committed size (MB) after a start that keeps most of what it allocates, then after more of the same. */
+async function newSpaceMb(hold: boolean): Promise<{ started: number; later: number }> {
+  const script = `
+    const v8 = await import('node:v8');
+    const heap = await import(${JSON.stringify(HEAP_MODULE)});
+    const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576;
+    ${hold ? 'heap.holdYoungGeneration();' : ''}
+    const kept = [];
+    const survive = () => { for (let i = 0; i < 400_000; i++) kept.push({ a: 'x' + i, b: [i] }); };
+    survive();
+    const started = newSpace();
+    heap.releaseYoungGeneration();
+    survive();
+    console.log(JSON.stringify({ started, later: newSpace() }));`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script]);
+  return JSON.parse(stdout.trim());
+}
+
+test('holdYoungGeneration: a start that keeps what it allocates leaves the young generation small; released, it grows again', async () => {
+  const held = await newSpaceMb(true);
+  const free = await newSpaceMb(false);
+  assert.ok(held.started < free.started / 2, `new space ${held.started} MB held vs ${free.started} MB not held`);
+  assert.ok(held.later > held.started, `released, it grows: ${held.started} -> ${held.later} MB`);
+});
