@@ -53,7 +53,7 @@ import * as m0058InboxUploads from './0058_inbox_uploads.js';
 import * as m0059FormattedSavedReplies from './0059_formatted_saved_replies.js';
 import * as m0061PanelScaleIndexes from './0061_panel_scale_indexes.js';
 import * as m0064AnalyticsReadIndexes from './0064_analytics_read_indexes.js';
-import * as m0065ListActivityIndexes from './0065_list_activity_indexes.js';
+import * as m0065ListAndReportIndexes from './0065_list_and_report_indexes.js';
 import * as m0066ReactionEpochMailSettings from './0066_reaction_epoch_mail_settings.js';
 import * as m0067ViewCountCovering from './0067_view_count_covering.js';
 
@@ -111,7 +111,7 @@ export const migrations: Record<string, Migration> = {
   '0059_formatted_saved_replies': m0059FormattedSavedReplies,
   '0061_panel_scale_indexes': m0061PanelScaleIndexes,
   '0064_analytics_read_indexes': m0064AnalyticsReadIndexes,
-  '0065_list_activity_indexes': m0065ListActivityIndexes,
+  '0065_list_and_report_indexes': m0065ListAndReportIndexes,
   '0066_reaction_epoch_mail_settings': m0066ReactionEpochMailSettings,
   '0067_view_count_covering': m0067ViewCountCovering,
 };

@@ -115,14 +115,18 @@ describe('reports and usage', () => {
       first_response_business: f.first_response_business,
       resolution_business: f.resolution_business,
     });
-    // The whole period (1,035 first responses) and its first four days (10: a multiple of ten).
-    for (const [member, last] of [
-      [undefined, days.length - 1],
-      [ws.ownerId, days.length - 1],
-      [undefined, 3],
+    // The 45 days (1,035 first responses), its first four days (10: a multiple of ten), and 200 days
+    // from the first (a long period: read by rank from the kind indexes on SQLite, LONG_PERIOD_DAYS).
+    const longTo = new Date(Date.UTC(2026, 5, 200)).toISOString().slice(0, 10);
+    for (const [member, to] of [
+      [undefined, days[days.length - 1]],
+      [ws.ownerId, days[days.length - 1]],
+      [undefined, days[3]],
+      [undefined, longTo],
+      [ws.ownerId, longTo],
     ] as const) {
-      const selected = rows.filter((r) => (member === undefined || r.member_id === member) && r.day <= days[last]);
-      const r = await s.request('GET', `/v1/reports?from=${days[0]}&to=${days[last]}${member ? `&member_id=${member}` : ''}`, { token: ws.apiKey });
+      const selected = rows.filter((r) => (member === undefined || r.member_id === member) && r.day <= to);
+      const r = await s.request('GET', `/v1/reports?from=${days[0]}&to=${to}${member ? `&member_id=${member}` : ''}`, { token: ws.apiKey });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.deepEqual(pick(r.body.totals), expected(selected), `the period (member ${member ?? 'any'})`);
       for (const day of r.body.days) assert.deepEqual(pick(day), expected(selected.filter((x) => x.day === day.day)), day.day);
