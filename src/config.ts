@@ -280,6 +280,10 @@ const schema = z.object({
   SVC_MIGRATION_AUDIT_DAYS: positiveInt(365),
   SVC_MIGRATION_QUIET_HOURS: positiveInt(24),
   SVC_MIGRATION_ALLOW_PRIVATE: flag,
+  /** Mailbox readers: seconds between polls of a server without IDLE (and of the Sent folder). */
+  SVC_MAILBOX_READER_POLL_SECONDS: positiveInt(60),
+  /** Mailbox readers: the first wait after a failure (doubling up to 30 times it). */
+  SVC_MAILBOX_READER_RETRY_SECONDS: positiveInt(60),
   /** Test and development only: where the Zendesk and Help Scout APIs are read (a loopback fake). */
   SVC_MIGRATION_ZENDESK_URL: httpUrl,
   SVC_MIGRATION_HELPSCOUT_URL: httpUrl,
@@ -431,6 +435,8 @@ function shapeConfig(p: Parsed) {
       zendeskUrl: p.SVC_MIGRATION_ZENDESK_URL,
       helpScoutUrl: p.SVC_MIGRATION_HELPSCOUT_URL,
     },
+    /** Channels that read their own mailbox (src/mailbox-reader). */
+    mailboxReader: { pollMs: p.SVC_MAILBOX_READER_POLL_SECONDS * 1000, retryMs: p.SVC_MAILBOX_READER_RETRY_SECONDS * 1000 },
     /** OAuth clients of the providers whose mailboxes connect with a sign-in (Google, Microsoft). */
     oauth: {
       google: p.SVC_GOOGLE_CLIENT_ID ? { clientId: p.SVC_GOOGLE_CLIENT_ID, clientSecret: p.SVC_GOOGLE_CLIENT_SECRET! } : undefined,

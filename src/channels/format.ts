@@ -1,6 +1,7 @@
 // The response schema of a channel (the OpenAPI document's Channel); what a channel shows is
 // formatChannel in ./service.ts.
 import { z } from '@hono/zod-openapi';
+import { ReaderSchema, ReadingSchema } from '../mailbox-reader/format.js';
 
 export const ChannelSchema = z
   .object({
@@ -29,5 +30,7 @@ export const ChannelSchema = z
     allow_anonymous: z.boolean().optional(),
     ask_email_offline: z.boolean().optional(),
     greeting: z.string().nullable().optional(),
+    reading: ReadingSchema.nullable().optional(),
+    reader: ReaderSchema.nullable().optional(),
   })
   .openapi('Channel');

@@ -5,6 +5,8 @@ import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody, noContent, textUpTo } from '../http/openapi.js';
 import { resolveInbox } from '../inboxes/service.js';
+import { ReadingInputSchema } from '../mailbox-reader/format.js';
+import { prepareReading, readingsOf, saveReading } from '../mailbox-reader/service.js';
 import { ChannelSchema } from './format.js';
 import { createChatChannel, createEmailChannel, deleteChannel, formatChannel, getChannel, listChannels, updateChannel } from './service.js';
 import { testChannelSmtp } from './smtp-test.js';
@@ -22,6 +24,7 @@ const NewEmail = z
     tls: z.enum(['starttls', 'tls', 'none']).optional(),
     smtp_username: z.string().max(500).optional(),
     smtp_password: z.string().max(2000).optional(),
+    reading: ReadingInputSchema.nullable().optional(),
   })
   .strict();
 const NewChat = z
@@ -55,6 +58,7 @@ const ChannelPatchSchema = z
     greeting: textUpTo(2000).nullable().optional(),
     allow_anonymous: z.boolean().optional(),
     ask_email_offline: z.boolean().optional(),
+    reading: ReadingInputSchema.nullable().optional(),
   })
   .strict()
   .openapi('ChannelPatch', {
@@ -82,6 +86,9 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
     return channel;
   };
 
+  /** The channel's answer: with its mailbox-reading settings and reader state (e-mail channels). */
+  const answer = async (ch: Awaited<ReturnType<typeof getChannel>>) => ({ ...formatChannel(ch, ctx.config), ...(await readingsOf(ctx, [ch])).get(ch.id) });
+
   app.openapi(
     createRoute({
       method: 'patch',
@@ -97,22 +104,29 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const access = await requireAccess(c, ctx);
       const channel = await managedChannel(access, c.req.valid('param').channelId);
-      const b = c.req.valid('json');
-      const saved = await updateChannel(ctx, access.workspaceId, channel.id, {
-        name: b.name,
-        displayName: b.display_name,
-        fromAddress: b.from_address,
-        smtpHost: b.smtp_host,
-        smtpPort: b.smtp_port,
-        tls: b.tls,
-        smtpUsername: b.smtp_username,
-        smtpPassword: b.smtp_password,
-        origins: b.origins,
-        greeting: b.greeting,
-        allowAnonymous: b.allow_anonymous,
-        askEmailOffline: b.ask_email_offline,
-      });
-      return c.json(formatChannel(saved, ctx.config), 200);
+      const { reading, ...b } = c.req.valid('json');
+      // The mailbox is reached (the connection test) before anything is saved.
+      const prepared = reading !== undefined ? await prepareReading(ctx, channel, reading) : undefined;
+      const others = Object.values(b).some((v) => v !== undefined);
+      const saved =
+        !others && prepared
+          ? channel
+          : await updateChannel(ctx, access.workspaceId, channel.id, {
+              name: b.name,
+              displayName: b.display_name,
+              fromAddress: b.from_address,
+              smtpHost: b.smtp_host,
+              smtpPort: b.smtp_port,
+              tls: b.tls,
+              smtpUsername: b.smtp_username,
+              smtpPassword: b.smtp_password,
+              origins: b.origins,
+              greeting: b.greeting,
+              allowAnonymous: b.allow_anonymous,
+              askEmailOffline: b.ask_email_offline,
+            });
+      if (prepared) await saveReading(ctx, saved, prepared);
+      return c.json(await answer(saved), 200);
     },
   );
 
@@ -170,7 +184,8 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const { inbox_id } = c.req.valid('query');
       if (inbox_id) requireInbox(access, inbox_id);
       const rows = (await listChannels(ctx, access.workspaceId, inbox_id)).filter((ch) => access.inboxIds === null || access.inboxIds.includes(ch.inbox_id));
-      return c.json({ data: rows.map((ch) => formatChannel(ch, ctx.config)) }, 200);
+      const readings = await readingsOf(ctx, rows);
+      return c.json({ data: rows.map((ch) => ({ ...formatChannel(ch, ctx.config), ...readings.get(ch.id) })) }, 200);
     },
   );
 
@@ -191,6 +206,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const inbox = await resolveInbox(ctx, access.workspaceId, b.inbox_id);
       requireInbox(access, inbox.id);
       const base = { workspaceId: access.workspaceId, inboxId: inbox.id, name: b.name };
+      const prepared = b.kind === 'email' && b.reading !== undefined ? await prepareReading(ctx, undefined, b.reading) : undefined;
       const channel =
         b.kind === 'email'
           ? await createEmailChannel(ctx, {
@@ -211,7 +227,8 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
               askEmailOffline: b.ask_email_offline,
               greeting: b.greeting,
             });
-      return c.json(formatChannel(channel, ctx.config), 201);
+      if (prepared) await saveReading(ctx, channel, prepared);
+      return c.json(await answer(channel), 201);
     },
   );
 }

@@ -15,6 +15,7 @@ import type { EventTables } from './tables/events.js';
 import type { GreetingTables } from './tables/greeting.js';
 import type { LifecycleTables } from './tables/lifecycle.js';
 import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
+import type { MailboxReaderTables } from './tables/mailbox-reader.js';
 import type { MailerTenantTables } from './tables/mailer-tenants.js';
 import type { NotificationTables } from './tables/notifications.js';
 import type { PeopleTables } from './tables/people.js';
@@ -42,6 +43,7 @@ export interface Database
     LifecycleTables,
     MailerTenantTables,
     MailboxMigrationTables,
+    MailboxReaderTables,
     TeamTables,
     SavedReplyTables,
     NotificationTables,
@@ -76,6 +78,7 @@ export type * from './tables/custom-fields.js';
 export type * from './tables/greeting.js';
 export type * from './tables/lifecycle.js';
 export type * from './tables/mailbox-migration.js';
+export type * from './tables/mailbox-reader.js';
 export type * from './tables/mailer-tenants.js';
 export type * from './tables/notifications.js';
 export type * from './tables/people.js';

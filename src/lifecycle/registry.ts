@@ -16,6 +16,7 @@ import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { deleteOldGreetingLog, deleteWorkspaceGreetings } from '../greeting/service.js';
 import { credentialLinksRule, migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
 import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-migration/upload/service.js';
+import { mailboxReaderWorkspaceStep } from '../mailbox-reader/lifecycle.js';
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { endedInvitesRule, workspaceInvitesStep } from '../members/retention.js';
 import { deleteOldNotifications, deleteWorkspaceNotifications } from '../notifications/service.js';
@@ -85,6 +86,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   // Uploads are found through the migration rows, so they go first.
   migrationUploadsWorkspaceStep,
   migrationWorkspaceStep,
+  mailboxReaderWorkspaceStep,
   workspaceConversationsStep,
   inboxUploadsWorkspaceStep,
   workspaceContactImportsStep,
