@@ -80,7 +80,7 @@ export function MailboxReading(props: { channel: Channel; onChanged: () => void 
       <span class="hint">{t('reading.hint')}</span>
       <ReaderState channel={c} />
       <form onSubmit={save}>
-        <div style={{ display: 'grid', gridTemplateColumns: 'minmax(0, 2fr) minmax(0, 1fr) minmax(0, 1fr)', gap: 'var(--space-2)' }}>
+        <div style={{ display: 'grid', gridTemplateColumns: 'minmax(0, 2fr) minmax(5.5em, 1fr) minmax(0, 1fr)', gap: 'var(--space-2)' }}>
           <div class="field">
             <label for={`rhost-${id}`}>{t('reading.host')}</label>
             <input id={`rhost-${id}`} class="input" required maxLength={253} value={host} onInput={(e) => setHost(e.currentTarget.value)} />
