@@ -106,7 +106,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const channel = await managedChannel(access, c.req.valid('param').channelId);
       const { reading, ...b } = c.req.valid('json');
       // The mailbox is reached (the connection test) before anything is saved.
-      const prepared = reading !== undefined ? await prepareReading(ctx, channel, reading) : undefined;
+      const prepared = reading !== undefined ? await prepareReading(ctx, access.workspaceId, channel, reading) : undefined;
       const others = Object.values(b).some((v) => v !== undefined);
       const saved =
         !others && prepared
@@ -206,7 +206,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const inbox = await resolveInbox(ctx, access.workspaceId, b.inbox_id);
       requireInbox(access, inbox.id);
       const base = { workspaceId: access.workspaceId, inboxId: inbox.id, name: b.name };
-      const prepared = b.kind === 'email' && b.reading !== undefined ? await prepareReading(ctx, undefined, b.reading) : undefined;
+      const prepared = b.kind === 'email' && b.reading !== undefined ? await prepareReading(ctx, access.workspaceId, undefined, b.reading) : undefined;
       const channel =
         b.kind === 'email'
           ? await createEmailChannel(ctx, {

@@ -5,6 +5,7 @@ import type { Ctx } from '../context.js';
 import { inTransaction } from '../db/transaction.js';
 import { iso } from '../platform/clock.js';
 import { AppError, invalid } from '../platform/errors.js';
+import { CONNECTION_TEST_WINDOW, RateLimiter } from '../platform/rate-limit.js';
 import { READER_CHANGED } from './background.js';
 import { testMailbox } from './connection.js';
 import { deleteFolders, deleteReader, findReader, type ReaderRow, readersOf, saveReader } from './store.js';
@@ -32,7 +33,12 @@ function checkHost(host: string): string {
  * Checks the settings and, for IMAP, connects (DNS, connect, TLS, login, list) before anything is
  * saved: a failure is 422 mailbox_unreachable with the step and the server's words.
  */
-export async function prepareReading(ctx: Ctx, channel: Pick<ChannelRow, 'id' | 'kind'> | undefined, input: ReadingInput): Promise<PreparedReading> {
+export async function prepareReading(
+  ctx: Ctx,
+  workspaceId: string,
+  channel: Pick<ChannelRow, 'id' | 'kind'> | undefined,
+  input: ReadingInput,
+): Promise<PreparedReading> {
   if (channel && channel.kind !== 'email') throw invalid('reading is a field of e-mail channels');
   if (input === null) return { clear: true };
   if (input.kind !== 'imap')
@@ -53,6 +59,11 @@ export async function prepareReading(ctx: Ctx, channel: Pick<ChannelRow, 'id' | 
       throw invalid('reading.password is required for a new mailbox account');
     password = ctx.sealer.open(current.password_sealed);
   }
+  // Each save connects and logs in: at most 5 per channel (per workspace while creating) in 10 minutes.
+  await new RateLimiter(ctx, 'mailbox-reader-test', CONNECTION_TEST_WINDOW.limit, CONNECTION_TEST_WINDOW.windowMs).hit(
+    channel?.id ?? `new:${workspaceId}`,
+    `at most ${CONNECTION_TEST_WINDOW.limit} connection tests per 10 minutes; try again later`,
+  );
   const failure = await testMailbox(ctx, { host, port, tls, username }, password);
   if (failure)
     throw new AppError(422, 'mailbox_unreachable', `cannot read the mailbox: ${failure.step} failed: ${failure.message}`, { failed_step: failure.step });

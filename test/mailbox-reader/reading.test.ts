@@ -216,6 +216,18 @@ describe('mailbox reader', { skip: dovecotMissing }, () => {
     assert.equal(c.reader.error, null);
   });
 
+  test('connection tests are limited: 5 per channel in 10 minutes, then 429', async () => {
+    const other = (await seedEmailChannel(s.app, seed, { address: 'limits@acme.test' })).id;
+    for (let i = 0; i < 5; i++) {
+      const r = await s.request('PATCH', `/v1/channels/${other}`, { token: seed.apiKey, body: { reading: imap(idleBox, IDLE_USER, `wrong-${i}`) } });
+      assert.equal(r.status, 422);
+    }
+    const r = await s.request('PATCH', `/v1/channels/${other}`, { token: seed.apiKey, body: { reading: imap(idleBox, IDLE_USER) } });
+    assert.equal(r.status, 429);
+    assert.ok(Number(r.headers.get('retry-after')) > 0);
+    assert.equal((await channelOf(other)).reading, null);
+  });
+
   test('reading: null stops reading', async () => {
     const r = await s.request('PATCH', `/v1/channels/${pollChannel}`, { token: seed.apiKey, body: { reading: null } });
     assert.equal(r.status, 200);
