@@ -5,9 +5,15 @@ import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody, noContent, textUpTo } from '../http/openapi.js';
 import { resolveInbox } from '../inboxes/service.js';
+import { answerAfterSave, checkSmtpAuth, formatChannels } from '../mail-accounts/channel-answers.js';
 import { ChannelSchema } from './format.js';
-import { createChatChannel, createEmailChannel, deleteChannel, formatChannel, getChannel, listChannels, updateChannel } from './service.js';
+import { createChatChannel, createEmailChannel, deleteChannel, getChannel, listChannels, updateChannel } from './service.js';
 import { testChannelSmtp } from './smtp-test.js';
+
+const SmtpAuthSchema = z.enum(['password', 'google', 'microsoft']).openapi({
+  description:
+    'how the outgoing SMTP account signs in: password (the smtp_* fields), or google / microsoft: mail goes through smtp.gmail.com or smtp.office365.com with AUTH XOAUTH2 and the channel’s sign-in; without a usable sign-in of that provider the answer carries `sign_in.url` to open (valid 15 minutes, single use). 409 provider_not_configured when the operator has not set SVC_GOOGLE_* / SVC_MICROSOFT_*. Choosing google or microsoft again starts a new sign-in when the last one was revoked.',
+});
 
 const NewEmail = z
   .object({
@@ -22,6 +28,7 @@ const NewEmail = z
     tls: z.enum(['starttls', 'tls', 'none']).optional(),
     smtp_username: z.string().max(500).optional(),
     smtp_password: z.string().max(2000).optional(),
+    smtp_auth: SmtpAuthSchema.optional(),
   })
   .strict();
 const NewChat = z
@@ -51,6 +58,7 @@ const ChannelPatchSchema = z
       .nullable()
       .optional()
       .openapi({ description: 'a new password (sealed; answers say only whether one is set); null deletes it; "" is refused' }),
+    smtp_auth: SmtpAuthSchema.optional(),
     origins: z.array(z.string().max(500)).min(1).max(50).optional(),
     greeting: textUpTo(2000).nullable().optional(),
     allow_anonymous: z.boolean().optional(),
@@ -98,6 +106,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const access = await requireAccess(c, ctx);
       const channel = await managedChannel(access, c.req.valid('param').channelId);
       const b = c.req.valid('json');
+      checkSmtpAuth(ctx, b.smtp_auth);
       const saved = await updateChannel(ctx, access.workspaceId, channel.id, {
         name: b.name,
         displayName: b.display_name,
@@ -107,12 +116,13 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
         tls: b.tls,
         smtpUsername: b.smtp_username,
         smtpPassword: b.smtp_password,
+        smtpAuth: b.smtp_auth,
         origins: b.origins,
         greeting: b.greeting,
         allowAnonymous: b.allow_anonymous,
         askEmailOffline: b.ask_email_offline,
       });
-      return c.json(formatChannel(saved, ctx.config), 200);
+      return c.json(b.smtp_auth ? await answerAfterSave(ctx, access, saved) : (await formatChannels(ctx, [saved]))[0], 200);
     },
   );
 
@@ -170,7 +180,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const { inbox_id } = c.req.valid('query');
       if (inbox_id) requireInbox(access, inbox_id);
       const rows = (await listChannels(ctx, access.workspaceId, inbox_id)).filter((ch) => access.inboxIds === null || access.inboxIds.includes(ch.inbox_id));
-      return c.json({ data: rows.map((ch) => formatChannel(ch, ctx.config)) }, 200);
+      return c.json({ data: await formatChannels(ctx, rows) }, 200);
     },
   );
 
@@ -191,6 +201,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const inbox = await resolveInbox(ctx, access.workspaceId, b.inbox_id);
       requireInbox(access, inbox.id);
       const base = { workspaceId: access.workspaceId, inboxId: inbox.id, name: b.name };
+      if (b.kind === 'email') checkSmtpAuth(ctx, b.smtp_auth);
       const channel =
         b.kind === 'email'
           ? await createEmailChannel(ctx, {
@@ -203,6 +214,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
               tls: b.tls,
               smtpUsername: b.smtp_username,
               smtpPassword: b.smtp_password,
+              smtpAuth: b.smtp_auth,
             })
           : await createChatChannel(ctx, {
               ...base,
@@ -211,7 +223,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
               askEmailOffline: b.ask_email_offline,
               greeting: b.greeting,
             });
-      return c.json(formatChannel(channel, ctx.config), 201);
+      return c.json(await answerAfterSave(ctx, access, channel), 201);
     },
   );
 }

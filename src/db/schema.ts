@@ -14,6 +14,7 @@ import type { CustomFieldsTables } from './tables/custom-fields.js';
 import type { EventTables } from './tables/events.js';
 import type { GreetingTables } from './tables/greeting.js';
 import type { LifecycleTables } from './tables/lifecycle.js';
+import type { MailAccountTables } from './tables/mail-accounts.js';
 import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
 import type { MailerTenantTables } from './tables/mailer-tenants.js';
 import type { NotificationTables } from './tables/notifications.js';
@@ -40,6 +41,7 @@ export interface Database
     BroadcastTables,
     PeopleTables,
     LifecycleTables,
+    MailAccountTables,
     MailerTenantTables,
     MailboxMigrationTables,
     TeamTables,
@@ -75,6 +77,7 @@ export type * from './tables/core.js';
 export type * from './tables/custom-fields.js';
 export type * from './tables/greeting.js';
 export type * from './tables/lifecycle.js';
+export type * from './tables/mail-accounts.js';
 export type * from './tables/mailbox-migration.js';
 export type * from './tables/mailer-tenants.js';
 export type * from './tables/notifications.js';
