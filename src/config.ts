@@ -307,6 +307,8 @@ const schema = z.object({
   // …/token) and the IMAP server of sign-in providers are, instead of Google's and Microsoft's.
   SVC_OAUTH_ENDPOINT: optionalText,
   SVC_OAUTH_IMAP: listenAddress('off'),
+  /** Development and tests: the sign-in providers' SMTP server (plain, no TLS) for channels that send with a sign-in. */
+  SVC_OAUTH_SMTP: listenAddress('off'),
 });
 
 type Parsed = z.output<typeof schema>;
@@ -447,6 +449,8 @@ function shapeConfig(p: Parsed) {
       endpoint: p.SVC_OAUTH_ENDPOINT?.replace(/\/$/, ''),
       /** Development and tests: the sign-in providers' IMAP server (plain, no TLS) instead of theirs. */
       imap: p.SVC_OAUTH_IMAP ?? undefined,
+      /** Development and tests: the sign-in providers' SMTP server (plain, no TLS) instead of smtp.gmail.com / smtp.office365.com. */
+      smtp: p.SVC_OAUTH_SMTP ?? undefined,
     },
   };
 }

@@ -14,6 +14,7 @@ import type { CustomFieldsTables } from './tables/custom-fields.js';
 import type { EventTables } from './tables/events.js';
 import type { GreetingTables } from './tables/greeting.js';
 import type { LifecycleTables } from './tables/lifecycle.js';
+import type { MailAccountTables } from './tables/mail-accounts.js';
 import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
 import type { MailboxReaderTables } from './tables/mailbox-reader.js';
 import type { MailerTenantTables } from './tables/mailer-tenants.js';
@@ -41,6 +42,7 @@ export interface Database
     BroadcastTables,
     PeopleTables,
     LifecycleTables,
+    MailAccountTables,
     MailerTenantTables,
     MailboxMigrationTables,
     MailboxReaderTables,
@@ -77,6 +79,7 @@ export type * from './tables/core.js';
 export type * from './tables/custom-fields.js';
 export type * from './tables/greeting.js';
 export type * from './tables/lifecycle.js';
+export type * from './tables/mail-accounts.js';
 export type * from './tables/mailbox-migration.js';
 export type * from './tables/mailbox-reader.js';
 export type * from './tables/mailer-tenants.js';
