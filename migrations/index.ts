@@ -52,6 +52,8 @@ import * as m0057ContactImportsSegments from './0057_contact_imports_segments.js
 import * as m0058InboxUploads from './0058_inbox_uploads.js';
 import * as m0059FormattedSavedReplies from './0059_formatted_saved_replies.js';
 import * as m0061PanelScaleIndexes from './0061_panel_scale_indexes.js';
+import * as m0062ChannelGrants from './0062_channel_grants.js';
+import * as m0063MailboxReaders from './0063_mailbox_readers.js';
 import * as m0064AnalyticsReadIndexes from './0064_analytics_read_indexes.js';
 import * as m0065ListAndReportIndexes from './0065_list_and_report_indexes.js';
 import * as m0066ReactionEpochMailSettings from './0066_reaction_epoch_mail_settings.js';
@@ -110,6 +112,8 @@ export const migrations: Record<string, Migration> = {
   '0058_inbox_uploads': m0058InboxUploads,
   '0059_formatted_saved_replies': m0059FormattedSavedReplies,
   '0061_panel_scale_indexes': m0061PanelScaleIndexes,
+  '0062_channel_grants': m0062ChannelGrants,
+  '0063_mailbox_readers': m0063MailboxReaders,
   '0064_analytics_read_indexes': m0064AnalyticsReadIndexes,
   '0065_list_and_report_indexes': m0065ListAndReportIndexes,
   '0066_reaction_epoch_mail_settings': m0066ReactionEpochMailSettings,

@@ -282,6 +282,10 @@ const schema = z.object({
   SVC_MIGRATION_AUDIT_DAYS: positiveInt(365),
   SVC_MIGRATION_QUIET_HOURS: positiveInt(24),
   SVC_MIGRATION_ALLOW_PRIVATE: flag,
+  /** Mailbox readers: seconds between polls of a server without IDLE (and of the Sent folder). */
+  SVC_MAILBOX_READER_POLL_SECONDS: positiveInt(60),
+  /** Mailbox readers: the first wait after a failure (doubling up to 30 times it). */
+  SVC_MAILBOX_READER_RETRY_SECONDS: positiveInt(60),
   /** Test and development only: where the Zendesk and Help Scout APIs are read (a loopback fake). */
   SVC_MIGRATION_ZENDESK_URL: httpUrl,
   SVC_MIGRATION_HELPSCOUT_URL: httpUrl,
@@ -305,6 +309,8 @@ const schema = z.object({
   // …/token) and the IMAP server of sign-in providers are, instead of Google's and Microsoft's.
   SVC_OAUTH_ENDPOINT: optionalText,
   SVC_OAUTH_IMAP: listenAddress('off'),
+  /** Development and tests: the sign-in providers' SMTP server (plain, no TLS) for channels that send with a sign-in. */
+  SVC_OAUTH_SMTP: listenAddress('off'),
 });
 
 type Parsed = z.output<typeof schema>;
@@ -435,6 +441,8 @@ function shapeConfig(p: Parsed) {
       zendeskUrl: p.SVC_MIGRATION_ZENDESK_URL,
       helpScoutUrl: p.SVC_MIGRATION_HELPSCOUT_URL,
     },
+    /** Channels that read their own mailbox (src/mailbox-reader). */
+    mailboxReader: { pollMs: p.SVC_MAILBOX_READER_POLL_SECONDS * 1000, retryMs: p.SVC_MAILBOX_READER_RETRY_SECONDS * 1000 },
     /** OAuth clients of the providers whose mailboxes connect with a sign-in (Google, Microsoft). */
     oauth: {
       google: p.SVC_GOOGLE_CLIENT_ID ? { clientId: p.SVC_GOOGLE_CLIENT_ID, clientSecret: p.SVC_GOOGLE_CLIENT_SECRET! } : undefined,
@@ -445,6 +453,8 @@ function shapeConfig(p: Parsed) {
       endpoint: p.SVC_OAUTH_ENDPOINT?.replace(/\/$/, ''),
       /** Development and tests: the sign-in providers' IMAP server (plain, no TLS) instead of theirs. */
       imap: p.SVC_OAUTH_IMAP ?? undefined,
+      /** Development and tests: the sign-in providers' SMTP server (plain, no TLS) instead of smtp.gmail.com / smtp.office365.com. */
+      smtp: p.SVC_OAUTH_SMTP ?? undefined,
     },
   };
 }

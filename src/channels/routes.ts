@@ -5,9 +5,17 @@ import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody, noContent, textUpTo } from '../http/openapi.js';
 import { resolveInbox } from '../inboxes/service.js';
+import { answerAfterSave, checkSmtpAuth, formatChannels } from '../mail-accounts/channel-answers.js';
+import { ReadingInputSchema } from '../mailbox-reader/format.js';
+import { prepareReading, readingsOf, saveReading } from '../mailbox-reader/service.js';
 import { ChannelSchema } from './format.js';
-import { createChatChannel, createEmailChannel, deleteChannel, formatChannel, getChannel, listChannels, updateChannel } from './service.js';
+import { createChatChannel, createEmailChannel, deleteChannel, getChannel, listChannels, updateChannel } from './service.js';
 import { testChannelSmtp } from './smtp-test.js';
+
+const SmtpAuthSchema = z.enum(['password', 'google', 'microsoft']).openapi({
+  description:
+    'how the outgoing SMTP account signs in: password (the smtp_* fields), or google / microsoft: mail goes through smtp.gmail.com or smtp.office365.com with AUTH XOAUTH2 and the channel’s sign-in; without a usable sign-in of that provider the answer carries `sign_in.url` to open (valid 15 minutes, single use). 409 provider_not_configured when the operator has not set SVC_GOOGLE_* / SVC_MICROSOFT_*. Choosing google or microsoft again starts a new sign-in when the last one was revoked.',
+});
 
 const NewEmail = z
   .object({
@@ -22,6 +30,8 @@ const NewEmail = z
     tls: z.enum(['starttls', 'tls', 'none']).optional(),
     smtp_username: z.string().max(500).optional(),
     smtp_password: z.string().max(2000).optional(),
+    smtp_auth: SmtpAuthSchema.optional(),
+    reading: ReadingInputSchema.nullable().optional(),
   })
   .strict();
 const NewChat = z
@@ -51,10 +61,12 @@ const ChannelPatchSchema = z
       .nullable()
       .optional()
       .openapi({ description: 'a new password (sealed; answers say only whether one is set); null deletes it; "" is refused' }),
+    smtp_auth: SmtpAuthSchema.optional(),
     origins: z.array(z.string().max(500)).min(1).max(50).optional(),
     greeting: textUpTo(2000).nullable().optional(),
     allow_anonymous: z.boolean().optional(),
     ask_email_offline: z.boolean().optional(),
+    reading: ReadingInputSchema.nullable().optional(),
   })
   .strict()
   .openapi('ChannelPatch', {
@@ -82,6 +94,12 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
     return channel;
   };
 
+  /** The channel's answer with its mailbox-reading settings and reader state (e-mail channels). */
+  const withReading = async <T extends object>(ch: { id: string; kind: 'email' | 'chat' }, answer: T) => ({
+    ...answer,
+    ...(await readingsOf(ctx, [ch])).get(ch.id),
+  });
+
   app.openapi(
     createRoute({
       method: 'patch',
@@ -97,22 +115,31 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const access = await requireAccess(c, ctx);
       const channel = await managedChannel(access, c.req.valid('param').channelId);
-      const b = c.req.valid('json');
-      const saved = await updateChannel(ctx, access.workspaceId, channel.id, {
-        name: b.name,
-        displayName: b.display_name,
-        fromAddress: b.from_address,
-        smtpHost: b.smtp_host,
-        smtpPort: b.smtp_port,
-        tls: b.tls,
-        smtpUsername: b.smtp_username,
-        smtpPassword: b.smtp_password,
-        origins: b.origins,
-        greeting: b.greeting,
-        allowAnonymous: b.allow_anonymous,
-        askEmailOffline: b.ask_email_offline,
-      });
-      return c.json(formatChannel(saved, ctx.config), 200);
+      const { reading, ...b } = c.req.valid('json');
+      checkSmtpAuth(ctx, b.smtp_auth);
+      // The mailbox is reached (the connection test) before anything is saved.
+      const prepared = reading !== undefined ? await prepareReading(ctx, access.workspaceId, channel, reading) : undefined;
+      const others = Object.values(b).some((v) => v !== undefined);
+      const saved =
+        !others && prepared
+          ? channel
+          : await updateChannel(ctx, access.workspaceId, channel.id, {
+              name: b.name,
+              displayName: b.display_name,
+              fromAddress: b.from_address,
+              smtpHost: b.smtp_host,
+              smtpPort: b.smtp_port,
+              tls: b.tls,
+              smtpUsername: b.smtp_username,
+              smtpPassword: b.smtp_password,
+              smtpAuth: b.smtp_auth,
+              origins: b.origins,
+              greeting: b.greeting,
+              allowAnonymous: b.allow_anonymous,
+              askEmailOffline: b.ask_email_offline,
+            });
+      if (prepared) await saveReading(ctx, saved, prepared);
+      return c.json(await withReading(saved, b.smtp_auth ? await answerAfterSave(ctx, access, saved) : (await formatChannels(ctx, [saved]))[0]), 200);
     },
   );
 
@@ -170,7 +197,8 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const { inbox_id } = c.req.valid('query');
       if (inbox_id) requireInbox(access, inbox_id);
       const rows = (await listChannels(ctx, access.workspaceId, inbox_id)).filter((ch) => access.inboxIds === null || access.inboxIds.includes(ch.inbox_id));
-      return c.json({ data: rows.map((ch) => formatChannel(ch, ctx.config)) }, 200);
+      const readings = await readingsOf(ctx, rows);
+      return c.json({ data: (await formatChannels(ctx, rows)).map((ch) => ({ ...ch, ...readings.get(ch.id) })) }, 200);
     },
   );
 
@@ -191,6 +219,8 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const inbox = await resolveInbox(ctx, access.workspaceId, b.inbox_id);
       requireInbox(access, inbox.id);
       const base = { workspaceId: access.workspaceId, inboxId: inbox.id, name: b.name };
+      if (b.kind === 'email') checkSmtpAuth(ctx, b.smtp_auth);
+      const prepared = b.kind === 'email' && b.reading !== undefined ? await prepareReading(ctx, access.workspaceId, undefined, b.reading) : undefined;
       const channel =
         b.kind === 'email'
           ? await createEmailChannel(ctx, {
@@ -203,6 +233,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
               tls: b.tls,
               smtpUsername: b.smtp_username,
               smtpPassword: b.smtp_password,
+              smtpAuth: b.smtp_auth,
             })
           : await createChatChannel(ctx, {
               ...base,
@@ -211,7 +242,8 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
               askEmailOffline: b.ask_email_offline,
               greeting: b.greeting,
             });
-      return c.json(formatChannel(channel, ctx.config), 201);
+      if (prepared) await saveReading(ctx, channel, prepared);
+      return c.json(await withReading(channel, await answerAfterSave(ctx, access, channel)), 201);
     },
   );
 }

@@ -1,6 +1,6 @@
 import { unfinishedBroadcastsThrough } from '../broadcasts/store.js';
 import type { Ctx } from '../context.js';
-import type { Db } from '../db/schema.js';
+import type { ChannelGrantsTable, Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents, recordEvent, recordSignal } from '../events/service.js';
 import { unfinishedMigrationsThrough } from '../mailbox-migration/store.js';
@@ -17,6 +17,9 @@ type C = Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'hub'>;
 
 export const PUBLIC_KEY_PREFIX = 'svc_pk_';
 export type TlsMode = 'starttls' | 'tls' | 'none';
+export type SmtpAuth = 'password' | 'google' | 'microsoft';
+/** The SMTP servers of the sign-in providers (AUTH XOAUTH2 after STARTTLS on 587; src/mail/transport.ts). */
+export const SIGN_IN_SMTP_HOST = { google: 'smtp.gmail.com', microsoft: 'smtp.office365.com' } as const;
 const DEFAULT_PORT: Record<TlsMode, number> = { tls: 465, starttls: 587, none: 25 };
 
 function checkName(name: string): string {
@@ -71,6 +74,27 @@ export interface NewEmailChannel {
   tls?: TlsMode;
   smtpUsername?: string;
   smtpPassword?: string;
+  /** google or microsoft: the channel sends with that sign-in (no SMTP fields; src/mail-accounts keeps the grant). */
+  smtpAuth?: SmtpAuth;
+}
+
+/** The SMTP columns of a channel that sends with a sign-in: the provider's server; the user is the signed-in account. */
+function signInSmtp(provider: 'google' | 'microsoft', username: string | null): Partial<ChannelRow> {
+  return {
+    smtp_auth: provider,
+    smtp_host: SIGN_IN_SMTP_HOST[provider],
+    smtp_port: 587,
+    smtp_tls: 'starttls',
+    smtp_username: username,
+    smtp_password_sealed: null,
+  };
+}
+
+function refuseSmtpFieldsWithSignIn(fields: Record<string, unknown>): void {
+  const given = Object.entries(fields)
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => k);
+  if (given.length) throw invalid(`smtp_auth google or microsoft sends with the sign-in: do not set ${given.join(', ')} with it`);
 }
 
 export async function createEmailChannel(ctx: C, input: NewEmailChannel): Promise<ChannelRow> {
@@ -80,6 +104,15 @@ export async function createEmailChannel(ctx: C, input: NewEmailChannel): Promis
     throw invalid('SMTP port must be a whole number from 1 to 65535');
   }
   if (input.tls && !(input.tls in DEFAULT_PORT)) throw invalid('TLS mode must be starttls, tls or none');
+  const signIn = input.smtpAuth === 'google' || input.smtpAuth === 'microsoft' ? input.smtpAuth : undefined;
+  if (signIn)
+    refuseSmtpFieldsWithSignIn({
+      smtp_host: input.smtpHost,
+      smtp_port: input.smtpPort,
+      tls: input.tls,
+      smtp_username: input.smtpUsername,
+      smtp_password: input.smtpPassword,
+    });
   const hasSmtp = input.smtpHost !== undefined;
   if (!hasSmtp && (input.smtpPort !== undefined || input.tls || input.smtpUsername || input.smtpPassword !== undefined)) {
     throw invalid('SMTP port, TLS mode, user name and password need an SMTP host');
@@ -102,6 +135,7 @@ export async function createEmailChannel(ctx: C, input: NewEmailChannel): Promis
     smtp_username: input.smtpUsername?.trim() || null,
     smtp_password_sealed: input.smtpPassword ? ctx.sealer.seal(input.smtpPassword) : null,
     forwarding_address: ctx.config.forwardingDomain ? newForwardingAddress(ctx.config.forwardingDomain) : null,
+    ...(signIn ? signInSmtp(signIn, null) : {}),
     created_at: now,
     updated_at: now,
   };
@@ -162,6 +196,7 @@ function emptyChannel(): Omit<ChannelRow, 'id' | 'workspace_id' | 'inbox_id' | '
     smtp_tls: null,
     smtp_username: null,
     smtp_password_sealed: null,
+    smtp_auth: 'password',
     forwarding_address: null,
     public_key: null,
     origins: null,
@@ -192,7 +227,7 @@ export function activeForwardingAddress(ch: ChannelRow, forwardingDomain: string
  * What the API and the list command show: secrets only as "set or not set". With `config`, the
  * forwarding address is shown only while it works (see activeForwardingAddress).
  */
-export function formatChannel(ch: ChannelRow, config?: Pick<Ctx['config'], 'forwardingDomain'>) {
+export function formatChannel(ch: ChannelRow, config?: Pick<Ctx['config'], 'forwardingDomain'>, grant?: ChannelGrantsTable) {
   const base = { id: ch.id, kind: ch.kind, inbox_id: ch.inbox_id, name: ch.name, created_at: ch.created_at, updated_at: ch.updated_at };
   if (ch.kind === 'chat') {
     return {
@@ -213,6 +248,19 @@ export function formatChannel(ch: ChannelRow, config?: Pick<Ctx['config'], 'forw
     smtp: ch.smtp_host
       ? { host: ch.smtp_host, port: ch.smtp_port, tls: ch.smtp_tls, username: ch.smtp_username, password_set: ch.smtp_password_sealed !== null }
       : null,
+    smtp_auth: ch.smtp_auth,
+    // The channel's Google or Microsoft sign-in (src/mail-accounts), never a token.
+    signed_in: grant
+      ? {
+          provider: grant.provider,
+          account: grant.account,
+          state: grant.state,
+          error: grant.error,
+          revoked_at: grant.revoked_at,
+          connected_at: grant.created_at,
+        }
+      : null,
+    sign_in_required: ch.smtp_auth !== 'password' && (!grant || grant.provider !== ch.smtp_auth || grant.state !== 'ok'),
   };
 }
 
@@ -231,6 +279,8 @@ export interface ChannelPatch {
   smtpUsername?: string | null;
   /** A new password is sealed; null deletes the stored one; "" is refused (say null). */
   smtpPassword?: string | null;
+  /** google or microsoft: send with that sign-in (the SMTP fields are the provider's); password: the smtp_* fields again. */
+  smtpAuth?: SmtpAuth;
   // chat channels
   origins?: string[];
   greeting?: string | null;
@@ -238,7 +288,7 @@ export interface ChannelPatch {
   askEmailOffline?: boolean;
 }
 
-const EMAIL_FIELDS = ['displayName', 'fromAddress', 'smtpHost', 'smtpPort', 'tls', 'smtpUsername', 'smtpPassword'] as const;
+const EMAIL_FIELDS = ['displayName', 'fromAddress', 'smtpHost', 'smtpPort', 'tls', 'smtpUsername', 'smtpPassword', 'smtpAuth'] as const;
 const CHAT_FIELDS = ['origins', 'greeting', 'allowAnonymous', 'askEmailOffline'] as const;
 const API_NAMES: Record<(typeof EMAIL_FIELDS)[number] | (typeof CHAT_FIELDS)[number], string> = {
   displayName: 'display_name',
@@ -248,6 +298,7 @@ const API_NAMES: Record<(typeof EMAIL_FIELDS)[number] | (typeof CHAT_FIELDS)[num
   tls: 'tls',
   smtpUsername: 'smtp_username',
   smtpPassword: 'smtp_password',
+  smtpAuth: 'smtp_auth',
   origins: 'origins',
   greeting: 'greeting',
   allowAnonymous: 'allow_anonymous',
@@ -255,7 +306,8 @@ const API_NAMES: Record<(typeof EMAIL_FIELDS)[number] | (typeof CHAT_FIELDS)[num
 };
 
 /** The columns a patch sets on this channel; every field checked before anything is written. */
-function channelChanges(ctx: Pick<Ctx, 'sealer'>, current: ChannelRow, patch: ChannelPatch): Partial<ChannelRow> {
+function channelChanges(ctx: Pick<Ctx, 'sealer'>, saved: ChannelRow, patch: ChannelPatch): Partial<ChannelRow> {
+  let current = saved;
   if (Object.values(patch).every((v) => v === undefined)) throw invalid('nothing to change: name at least one field of the channel');
   const foreign = (current.kind === 'email' ? CHAT_FIELDS : EMAIL_FIELDS).filter((f) => patch[f] !== undefined);
   if (foreign.length)
@@ -286,6 +338,32 @@ function channelChanges(ctx: Pick<Ctx, 'sealer'>, current: ChannelRow, patch: Ch
     throw invalid('SMTP port must be a whole number from 1 to 65535');
   }
   if (patch.tls !== undefined && !(patch.tls in DEFAULT_PORT)) throw invalid('TLS mode must be starttls, tls or none');
+  const smtpFields = {
+    smtp_host: patch.smtpHost,
+    smtp_port: patch.smtpPort,
+    tls: patch.tls,
+    smtp_username: patch.smtpUsername,
+    smtp_password: patch.smtpPassword,
+  };
+  if (patch.smtpAuth === 'google' || patch.smtpAuth === 'microsoft') {
+    refuseSmtpFieldsWithSignIn(smtpFields);
+    if (current.smtp_auth === patch.smtpAuth) return set;
+    return Object.assign(set, signInSmtp(patch.smtpAuth, null));
+  }
+  if (current.smtp_auth !== 'password') {
+    if (patch.smtpAuth !== 'password') {
+      if (Object.values(smtpFields).some((v) => v !== undefined))
+        throw invalid(
+          `the channel sends with its ${current.smtp_auth === 'google' ? 'Google' : 'Microsoft'} sign-in: send smtp_auth "password" with the SMTP fields to use a password instead`,
+        );
+      return set;
+    }
+    // Back to a password: the provider's server goes unless the patch names one.
+    set.smtp_auth = 'password';
+    Object.assign(set, { smtp_host: null, smtp_port: null, smtp_tls: null, smtp_username: null, smtp_password_sealed: null });
+    current = { ...current, smtp_host: null, smtp_port: null, smtp_tls: null, smtp_username: null, smtp_password_sealed: null };
+    if (patch.smtpHost === undefined) return set;
+  }
   if (patch.smtpHost === null) {
     if (patch.smtpPort !== undefined || patch.tls !== undefined || patch.smtpUsername || patch.smtpPassword) {
       throw invalid('smtp_host null removes the SMTP account; do not set its port, TLS mode, user name or password with it');
@@ -395,6 +473,11 @@ async function recordChannelChange(
 ): Promise<void> {
   await recordEvent(tx, { workspaceId: before.workspace_id, inboxId: before.inbox_id, type, occurredAt: tx.clock.now(), data, webhook: false });
   await recordSignal(tx, 'channel.saved', { channelId: before.id, former: { inboxId: before.inbox_id, smtpHost: before.smtp_host } });
+}
+
+/** After a sign-in with the provider the channel sends with: its SMTP user is the signed-in account (the XOAUTH2 user). */
+export async function setSignInAccount(db: Db, channelId: string, provider: 'google' | 'microsoft', account: string): Promise<void> {
+  await db.updateTable('channels').set({ smtp_username: account }).where('id', '=', channelId).where('smtp_auth', '=', provider).execute();
 }
 
 /** Every address the workspace's e-mail channels send or receive as (lower case). */

@@ -86,12 +86,14 @@ function describe(error: { message?: string; response?: string }, password: stri
   return text.replace(/\s+/g, ' ').trim().slice(0, 500);
 }
 
-async function runSteps(ctx: Pick<Ctx, 'lookup' | 'sealer' | 'config'>, channel: ChannelRow): Promise<SmtpTestResult> {
+async function runSteps(ctx: Pick<Ctx, 'lookup' | 'sealer' | 'config' | 'db' | 'clock' | 'log'>, channel: ChannelRow): Promise<SmtpTestResult> {
   const steps: SmtpTestResult['steps'] = [];
   const mark = (step: SmtpTestStep, status: 'ok' | 'failed' | 'skipped', detail: string | null = null) => steps.push({ step, status, detail });
-  const tls = channel.smtp_tls ?? 'starttls';
-  const host = smtpHost(ctx.config, channel.smtp_host!);
-  const port = channel.smtp_port ?? (tls === 'tls' ? 465 : 587);
+  // A channel sending with a sign-in: SVC_OAUTH_SMTP (development and tests) stands in for the provider's server, without TLS.
+  const override = channel.smtp_auth !== 'password' ? ctx.config.oauth.smtp : undefined;
+  const tls = override ? 'none' : (channel.smtp_tls ?? 'starttls');
+  const host = override?.host ?? smtpHost(ctx.config, channel.smtp_host!);
+  const port = override?.port ?? channel.smtp_port ?? (tls === 'tls' ? 465 : 587);
   const label = `${channel.smtp_host}:${port}`;
   let failure: StepError | undefined;
   try {
@@ -110,7 +112,7 @@ async function runSteps(ctx: Pick<Ctx, 'lookup' | 'sealer' | 'config'>, channel:
       transport.close();
     }
     mark('tls', tls === 'none' ? 'skipped' : 'ok', tls === 'none' ? 'TLS mode none: the account is used without TLS' : tls === 'tls' ? 'TLS' : 'STARTTLS');
-    if (channel.smtp_username) mark('auth', 'ok', channel.smtp_username);
+    if (channel.smtp_username || channel.smtp_auth !== 'password') mark('auth', 'ok', channel.smtp_username ?? `${channel.smtp_auth} sign-in`);
     else mark('auth', 'skipped', 'no SMTP user name: mail is sent without authentication');
   } catch (error) {
     failure = error instanceof StepError ? error : new StepError('connect', (error as Error).message);

@@ -297,6 +297,21 @@ export async function latestInboundMail(
     .execute();
 }
 
+/** Replies through the channel that failed for good with an error like `errorLike` (the oldest first). */
+export async function failedRepliesOfChannel(db: Db, channelId: string, errorLike: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .innerJoin('conversations', 'conversations.id', 'messages.conversation_id')
+    .select('messages.id')
+    .where('conversations.channel_id', '=', channelId)
+    .where('messages.direction', '=', 'out')
+    .where('messages.delivery_status', '=', 'failed')
+    .where('messages.delivery_error', 'like', errorLike)
+    .orderBy('messages.id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 /** Stores how sending a reply went (status, attempts, error, and once sent its time and headers). */
 export async function setMessageDelivery(
   db: Db,

@@ -14,7 +14,9 @@ import type { CustomFieldsTables } from './tables/custom-fields.js';
 import type { EventTables } from './tables/events.js';
 import type { GreetingTables } from './tables/greeting.js';
 import type { LifecycleTables } from './tables/lifecycle.js';
+import type { MailAccountTables } from './tables/mail-accounts.js';
 import type { MailboxMigrationTables } from './tables/mailbox-migration.js';
+import type { MailboxReaderTables } from './tables/mailbox-reader.js';
 import type { MailerTenantTables } from './tables/mailer-tenants.js';
 import type { NotificationTables } from './tables/notifications.js';
 import type { PeopleTables } from './tables/people.js';
@@ -40,8 +42,10 @@ export interface Database
     BroadcastTables,
     PeopleTables,
     LifecycleTables,
+    MailAccountTables,
     MailerTenantTables,
     MailboxMigrationTables,
+    MailboxReaderTables,
     TeamTables,
     SavedReplyTables,
     NotificationTables,
@@ -75,7 +79,9 @@ export type * from './tables/core.js';
 export type * from './tables/custom-fields.js';
 export type * from './tables/greeting.js';
 export type * from './tables/lifecycle.js';
+export type * from './tables/mail-accounts.js';
 export type * from './tables/mailbox-migration.js';
+export type * from './tables/mailbox-reader.js';
 export type * from './tables/mailer-tenants.js';
 export type * from './tables/notifications.js';
 export type * from './tables/people.js';

@@ -14,8 +14,10 @@ import { closedConversationsRule, rawEmailsRule, workspaceConversationsStep } fr
 import { deleteWorkspaceCustomFields } from '../custom-fields/service.js';
 import { deleteWorkspaceEvents, pruneEvents } from '../events/service.js';
 import { deleteOldGreetingLog, deleteWorkspaceGreetings } from '../greeting/service.js';
+import { channelGrantsWorkspaceStep, channelSignInsRule } from '../mail-accounts/lifecycle.js';
 import { credentialLinksRule, migrationAuditRule, migrationWorkspaceStep } from '../mailbox-migration/lifecycle.js';
 import { migrationUploadsRule, migrationUploadsWorkspaceStep } from '../mailbox-migration/upload/service.js';
+import { mailboxReaderWorkspaceStep } from '../mailbox-reader/lifecycle.js';
 import { mailerTenantWorkspaceSteps } from '../mailer-tenants/lifecycle.js';
 import { endedInvitesRule, workspaceInvitesStep } from '../members/retention.js';
 import { deleteOldNotifications, deleteWorkspaceNotifications } from '../notifications/service.js';
@@ -57,6 +59,7 @@ export const retentionRules: RetentionRule[] = [
   migrationAuditRule,
   migrationUploadsRule,
   credentialLinksRule,
+  channelSignInsRule,
   { name: 'greetings_sent', deleteBatch: (ctx, now, batch) => deleteOldGreetingLog(ctx, now, batch) },
   ...analyticsRetentionRules,
   { name: 'automation_runs', deleteBatch: (ctx, now, batch) => deleteOldRuns(ctx, now, batch) },
@@ -74,6 +77,8 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
     name: 'contact_sessions',
     deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceContactSessions(ctx, workspaceId, batch), files: 0 }),
   },
+  // Sealed tokens first: a deleted workspace sends and reads nothing more.
+  channelGrantsWorkspaceStep,
   // Deliveries are found through the events, so they go first.
   { name: 'webhooks', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceWebhooks(ctx, workspaceId, batch), files: 0 }) },
   { name: 'events', deleteBatch: async (ctx, workspaceId, batch) => ({ rows: await deleteWorkspaceEvents(ctx, workspaceId, batch), files: 0 }) },
@@ -85,6 +90,7 @@ export const workspaceDataSteps: WorkspaceDataStep[] = [
   // Uploads are found through the migration rows, so they go first.
   migrationUploadsWorkspaceStep,
   migrationWorkspaceStep,
+  mailboxReaderWorkspaceStep,
   workspaceConversationsStep,
   inboxUploadsWorkspaceStep,
   workspaceContactImportsStep,

@@ -15,6 +15,8 @@ import { attachmentsOf, conversationById, firstMessage, latestMailOf, messageByI
 import type { Db, MailHeaders } from '../db/schema.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import { findInbox } from '../inboxes/store.js';
+import { SignInRequiredError } from '../mail-accounts/grants.js';
+import { tellSignInRequired } from '../mail-accounts/revoked.js';
 import { mailerHeaders } from '../mailer-tenants/sending.js';
 import { type Clock, HOUR, iso, MINUTE } from '../platform/clock.js';
 import { conflict } from '../platform/errors.js';
@@ -226,7 +228,9 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
         sent = await sendOnce(ctx, message);
       } catch (error) {
         const reason = describeSendError(error);
-        const final = attempt >= SEND_MAX_ATTEMPTS;
+        // A refused sign-in (src/mail-accounts) fails the reply at once: it goes again after a new sign-in.
+        const signIn = error instanceof SignInRequiredError ? error : undefined;
+        const final = attempt >= SEND_MAX_ATTEMPTS || !!signIn;
         const retryInMs = final ? undefined : SEND_RETRY_DELAYS_MS[Math.max(0, attempt - 1)];
         ctx.log.warn('email send failed, retrying', {
           message_id: message.id,
@@ -238,12 +242,12 @@ export function emailSendJob(ctx: Ctx): JobKind<{ messageId: string }> {
         });
         const retryAt = final ? null : iso(ctx.clock.now().getTime() + retryInMs!);
         // Open panels hear of every failed attempt: "Not sent yet — will retry at …", not "Sending…".
-        await setDeliveryState(ctx, message, {
-          delivery_attempts: attempt,
-          delivery_error: reason,
-          delivery_status: final ? 'failed' : 'pending',
-          delivery_retry_at: retryAt,
-        });
+        await setDeliveryState(
+          ctx,
+          message,
+          { delivery_attempts: attempt, delivery_error: reason, delivery_status: final ? 'failed' : 'pending', delivery_retry_at: retryAt },
+          signIn ? (tx) => tellSignInRequired(tx, signIn, message.conversation_id) : undefined,
+        );
         ctx.metrics.mailSent.inc({ outcome: final ? 'failed' : 'retried' });
         if (final) {
           ctx.log.error('email send failed, message marked failed', { message_id: message.id, conversation_id: message.conversation_id, attempts: attempt });

@@ -202,6 +202,7 @@ export async function removeMember(ctx: Ctx, access: Access, memberId: string): 
 
 export interface InboxMember {
   personId: string;
+  role: Role;
   email: string;
   name: string | null;
   locale: string;
@@ -209,7 +210,12 @@ export interface InboxMember {
 
 /** The members who see an inbox (no inbox limit, or a limit that names it), for notifications. */
 export async function membersSeeingInbox(ctx: Pick<Ctx, 'db'>, workspaceId: string, inboxId: string): Promise<InboxMember[]> {
-  const rows = await ctx.db.selectFrom('memberships').select(['person_id', 'inbox_ids']).where('workspace_id', '=', workspaceId).orderBy('person_id').execute();
+  const rows = await ctx.db
+    .selectFrom('memberships')
+    .select(['person_id', 'inbox_ids', 'role'])
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('person_id')
+    .execute();
   const seeing = rows.filter((r) => r.inbox_ids === null || (JSON.parse(r.inbox_ids) as string[]).includes(inboxId));
   const people = await peopleByIds(
     ctx.db,
@@ -217,7 +223,7 @@ export async function membersSeeingInbox(ctx: Pick<Ctx, 'db'>, workspaceId: stri
   );
   return seeing.flatMap((r) => {
     const person = people.get(r.person_id);
-    return person ? [{ personId: r.person_id, email: person.email, name: person.name, locale: person.locale }] : [];
+    return person ? [{ personId: r.person_id, role: r.role, email: person.email, name: person.name, locale: person.locale }] : [];
   });
 }
 

@@ -15,7 +15,7 @@ export const NotificationPreferencesSchema = z
       )
       .openapi({
         description:
-          'per trigger (new_conversation, assigned, customer_reply, mention, snooze_ended, sla_warning, sla_breached, reply_held): realtime (open panels), push (Web Push), email (batched mail)',
+          'per trigger (new_conversation, assigned, customer_reply, mention, snooze_ended, sla_warning, sla_breached, reply_held, sign_in_required): realtime (open panels), push (Web Push), email (batched mail)',
       }),
     available: z
       .object({ realtime: z.boolean(), push: z.boolean(), email: z.boolean() })

@@ -13,6 +13,7 @@ export const NOTIFICATION_TRIGGERS = [
   'sla_warning',
   'sla_breached',
   'reply_held',
+  'sign_in_required',
 ] as const satisfies readonly NotificationTrigger[];
 export const NOTIFICATION_CHANNELS = ['realtime', 'push', 'email'] as const;
 export type NotificationChannel = (typeof NOTIFICATION_CHANNELS)[number];
@@ -30,6 +31,7 @@ export function defaultPreferences(): NotificationPreferences {
     sla_warning: { realtime: true, push: true, email: true },
     sla_breached: { realtime: true, push: true, email: true },
     reply_held: { realtime: true, push: true, email: true },
+    sign_in_required: { realtime: true, push: true, email: true },
   };
 }
 

@@ -39,6 +39,9 @@ function notifiable(event: RecordedEvent): Omit<NotifyEventPayload, 'event_id' |
     case 'conversation.automation_notice':
       // An automation rule's notify_members action (src/automation): the members it names.
       return {};
+    case 'conversation.sign_in_required':
+      // A channel's sign-in was refused while sending a reply (src/mail-accounts/revoked.ts): the managers.
+      return {};
     case 'conversation.sla':
       // An SLA warning or breach (src/sla/service.ts): the assignee, or the inbox's members.
       return {};

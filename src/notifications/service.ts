@@ -61,6 +61,8 @@ type EventData = {
   sla_notice?: { target: string; kind: 'warning' | 'breached'; due_at: string };
   /** conversation.automation_notice: an automation rule's notify_members action (src/automation). */
   automation_notice?: { rule_name: string; member_ids: string[] };
+  /** conversation.sign_in_required (src/mail-accounts/revoked.ts). */
+  sign_in_required?: { channel_name: string; provider_name: string; error: string | null };
 };
 
 function preview(text: string | undefined): string {
@@ -103,6 +105,8 @@ function targetsOf(row: { type: string }, data: EventData, payload: NotifyEventP
       if (conversation.assignee_id) return assignee ? [{ member: assignee, trigger }] : [];
       return members.map((member) => ({ member, trigger }));
     }
+    case 'conversation.sign_in_required':
+      return members.filter((m) => m.role === 'owner' || m.role === 'admin').map((member) => ({ member, trigger: 'sign_in_required' }));
     case 'conversation.automation_notice': {
       const named = new Set(data.automation_notice?.member_ids ?? []);
       return members.filter((m) => named.has(m.personId)).map((member) => ({ member, trigger: 'mention' }));
@@ -185,8 +189,18 @@ export async function notifyEvents(
           subject: conversation.subject,
           contact: contactName(data),
           author: authorName,
-          preview: preview(trigger === 'customer_reply' || trigger === 'mention' || trigger === 'reply_held' ? data.message?.body : undefined),
-          target: data.sla_notice ? slaTargetName(member.locale, data.sla_notice.target) : undefined,
+          preview: preview(
+            trigger === 'sign_in_required'
+              ? (data.sign_in_required?.error ?? undefined)
+              : trigger === 'customer_reply' || trigger === 'mention' || trigger === 'reply_held'
+                ? data.message?.body
+                : undefined,
+          ),
+          target: data.sla_notice
+            ? slaTargetName(member.locale, data.sla_notice.target)
+            : data.sign_in_required
+              ? `${data.sign_in_required.channel_name} (${data.sign_in_required.provider_name})`
+              : undefined,
         });
         const id = newId('ntf', now.getTime());
         const inserted = await trx

@@ -12,6 +12,7 @@ import { greetingBackground } from '../greeting/background.js';
 import { lifecycleBackground } from '../lifecycle/background.js';
 import { mailBackground } from '../mail/background.js';
 import { migrationBackground } from '../mailbox-migration/background.js';
+import { mailboxReaderBackground } from '../mailbox-reader/background.js';
 import { mailerTenantsBackground } from '../mailer-tenants/background.js';
 import { notificationsBackground } from '../notifications/background.js';
 import { peopleBackground } from '../people/background.js';
@@ -34,6 +35,7 @@ export const backgroundTable: BackgroundPart[] = [
   contactsBackground,
   mailerTenantsBackground,
   migrationBackground,
+  mailboxReaderBackground,
   lifecycleBackground,
   eventsBackground([ACCESS_REVOKED, CHANNELS_DELETED]),
   notificationsBackground,

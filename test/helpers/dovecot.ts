@@ -82,7 +82,13 @@ let uniqueCounter = 0;
  * Starts Dovecot. As root the mail processes run as `nobody` (Dovecot refuses uid 0 for mail), as
  * any other user everything runs as that user.
  */
-export async function startDovecot(opts: { maxUserIpConnections?: number; oauth2IntrospectionUrl?: string } = {}): Promise<Dovecot> {
+export async function startDovecot(
+  opts: {
+    maxUserIpConnections?: number;
+    oauth2IntrospectionUrl?: string /** Capabilities after login instead of Dovecot's (e.g. without IDLE). */;
+    capabilities?: string;
+  } = {},
+): Promise<Dovecot> {
   if (!DOVECOT) throw new Error(dovecotMissing as string);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-dovecot-'));
   fs.chmodSync(dir, 0o755);
@@ -150,7 +156,7 @@ service anvil {
   chroot =
 }
 protocol imap {
-  rawlog_dir = ${rawlog}
+  rawlog_dir = ${rawlog}${opts.capabilities ? `\n  imap_capability = ${opts.capabilities}` : ''}
 }
 namespace inbox {
   inbox = yes

@@ -38,6 +38,8 @@ export interface OAuthFake {
   denyNext(): void;
   /** Revokes every grant of a user (as when the person removes the app's access at the provider). */
   revokeUser(user: string): void;
+  /** Whether this access token is live and was issued to this user (what smtp.gmail.com checks at AUTH XOAUTH2). */
+  accessTokenValid(user: string, token: string): boolean;
   /** Makes every access token issued so far invalid (as when they expire). */
   expireAccessTokens(): void;
   /** Requests the token endpoint received, by grant type (secrets left out). */
@@ -198,6 +200,10 @@ export async function startOAuthFake(clients: Record<FakeProvider, { id: string;
     },
     revokeUser(user) {
       for (const grant of refreshTokens.values()) if (grant.user === user) grant.revoked = true;
+    },
+    accessTokenValid(user, token) {
+      const found = accessTokens.get(token);
+      return !!found && found.live && !found.grant.revoked && found.grant.user === user;
     },
     expireAccessTokens() {
       for (const t of accessTokens.values()) t.live = false;

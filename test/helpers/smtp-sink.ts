@@ -19,12 +19,22 @@ export interface SmtpSink {
   failWith(code: number | null): void;
   /** Refuses this recipient at RCPT TO with the code and text (e.g. 550, '5.1.1 no such user'); null accepts it again. */
   rejectRecipient(address: string, answer: { code: number; text: string } | null): void;
+  /** Sign-ins the sink accepted or refused (XOAUTH2: the user and the bearer token). */
+  auths: { method: string; user: string; token?: string; ok: boolean }[];
   close(): Promise<void>;
 }
 
 export async function startSmtpSink(
-  opts: { username?: string; password?: string /** The text after 250 (Amazon SES answers `Ok <message id>`). */; answer?: () => string } = {},
+  opts: {
+    username?: string;
+    password?: string;
+    /** The text after 250 (Amazon SES answers `Ok <message id>`). */
+    answer?: () => string;
+    /** Takes AUTH XOAUTH2 (as smtp.gmail.com and smtp.office365.com do): whether this user's bearer token is live. */
+    xoauth2?: (user: string, token: string) => boolean;
+  } = {},
 ): Promise<SmtpSink> {
+  const auths: SmtpSink['auths'] = [];
   const messages: CaughtMail[] = [];
   const waiters: Array<() => void> = [];
   let failCode: number | null = null;
@@ -32,9 +42,17 @@ export async function startSmtpSink(
   const server = new SMTPServer({
     secure: false,
     disabledCommands: ['STARTTLS'],
-    authOptional: !opts.username,
+    authOptional: !opts.username && !opts.xoauth2,
+    ...(opts.xoauth2 ? { authMethods: ['XOAUTH2'] } : {}),
     logger: false,
     onAuth(auth, _session, cb) {
+      if (opts.xoauth2) {
+        const ok = auth.method === 'XOAUTH2' && !!auth.accessToken && opts.xoauth2(auth.username ?? '', auth.accessToken);
+        auths.push({ method: auth.method, user: auth.username ?? '', token: auth.accessToken, ok });
+        // Google's answer to a token it does not take: a 334 with the JSON challenge, then 535.
+        return ok ? cb(null, { user: auth.username }) : cb(null, { data: { status: '401', schemes: 'bearer', scope: 'https://mail.google.com/' } });
+      }
+      auths.push({ method: auth.method, user: auth.username ?? '', ok: auth.username === opts.username && auth.password === opts.password });
       if (auth.username === opts.username && auth.password === opts.password) return cb(null, { user: auth.username });
       cb(Object.assign(new Error('invalid credentials'), { responseCode: 535 }));
     },
@@ -66,6 +84,7 @@ export async function startSmtpSink(
   return {
     port,
     messages,
+    auths,
     failWith(code) {
       failCode = code;
     },

@@ -106,6 +106,8 @@ export interface ChannelsTable {
   smtp_tls: 'starttls' | 'tls' | 'none' | null;
   smtp_username: string | null;
   smtp_password_sealed: string | null;
+  /** How the SMTP account signs in (0062): its password, or the channel's Google or Microsoft grant (src/mail-accounts). */
+  smtp_auth: 'password' | 'google' | 'microsoft';
   forwarding_address: string | null;
   public_key: string | null;
   origins: string | null;

@@ -9,7 +9,9 @@ export type NotificationTrigger =
   | 'snooze_ended'
   | 'sla_warning'
   | 'sla_breached'
-  | 'reply_held';
+  | 'reply_held'
+  /** An e-mail channel's Google or Microsoft sign-in was refused while sending a reply (src/mail-accounts): managers only. */
+  | 'sign_in_required';
 
 export interface NotificationPreferencesTable {
   person_id: string;

@@ -5,6 +5,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { Ctx } from '../../context.js';
 import type { ApiApp } from '../../http/app.js';
 import { optionalPerson } from '../../http/auth.js';
+import { finishChannelSignIn } from '../../mail-accounts/sign-in.js';
 import { finishSignIn } from '../sign-ins.js';
 import { SIGN_IN_CALLBACK_PATH } from '../sources/sign-in.js';
 import { tags } from './common.js';
@@ -17,9 +18,10 @@ export function registerSignInRoutes(app: ApiApp, ctx: Ctx) {
       method: 'get',
       path: SIGN_IN_CALLBACK_PATH,
       tags,
-      summary: 'Where Google or Microsoft send the browser after a migration’s sign-in; stores the grant sealed and returns to the wizard',
+      summary:
+        'Where Google or Microsoft send the browser after a migration’s or an e-mail channel’s sign-in; stores the grant sealed and returns to the wizard or the channel',
       description:
-        'Register `<public URL>/v1/migration-sign-in/callback` as the redirect URI of the OAuth client. Answers 303 to `/settings/migrations/{id}?signed_in=<provider>` (or `?sign_in_error=<code>`); an unknown, used or expired state answers 400 `sign_in_expired`.',
+        'Register `<public URL>/v1/migration-sign-in/callback` as the redirect URI of the OAuth client. Answers 303 to `/settings/migrations/{id}?signed_in=<provider>` (or `?sign_in_error=<code>`); a channel’s sign-in returns to `/settings/inboxes/{inbox_id}?channel={id}&signed_in=<provider>`; an unknown, used or expired state answers 400 `sign_in_expired`.',
       request: {
         query: z.object({
           state: text('the state the sign-in was started with'),
@@ -33,7 +35,9 @@ export function registerSignInRoutes(app: ApiApp, ctx: Ctx) {
     async (c) => {
       const person = await optionalPerson(c, ctx);
       const { state, code, error } = c.req.valid('query');
-      const { redirect } = await finishSignIn(ctx, { state, code, error }, person?.personId);
+      // One redirect URI for both: an e-mail channel's sign-in (src/mail-accounts) or a migration's.
+      const { redirect } =
+        (await finishChannelSignIn(ctx, { state, code, error }, person?.personId)) ?? (await finishSignIn(ctx, { state, code, error }, person?.personId));
       c.header('cache-control', 'no-store');
       c.header('referrer-policy', 'no-referrer');
       return c.redirect(redirect, 303);

@@ -92,12 +92,13 @@ function checkFetchItems(items: Attribute): string | undefined {
  * Checks one command as imapflow is about to send it. Returns why it is refused, or undefined
  * when it may be sent.
  */
-export function checkImapCommand(command: unknown, attributes: unknown): string | undefined {
+export function checkImapCommand(command: unknown, attributes: unknown, idle = false): string | undefined {
   if (typeof command !== 'string') return 'command without a name';
   const words = command.trim().toUpperCase().split(/\s+/);
   const name = words[0] === 'UID' ? words[1] : words[0];
   if (words.length > (words[0] === 'UID' ? 2 : 1)) return `command ${command} is not allowed`;
   if (words[0] === 'UID' && name !== 'FETCH' && name !== 'SEARCH') return `command UID ${name ?? ''} is not allowed`;
+  if (idle && name === 'IDLE' && words.length === 1) return undefined;
   if (!name || !ALLOWED_COMMANDS.has(name)) return `command ${command.toUpperCase()} is not allowed on a read-only connection`;
   if (name === 'FETCH') {
     if (!Array.isArray(attributes) || attributes.length < 2) return 'FETCH without items';
@@ -182,8 +183,9 @@ export class ReadOnlyMailbox {
   constructor(
     readonly client: ImapFlow,
     private readonly onBlocked?: (blocked: BlockedCommand) => void,
+    idle = false,
   ) {
-    guard(client, (command, reason) => {
+    guard(client, idle, (command, reason) => {
       const blocked = { command, reason, at: new Date() };
       this.blocked.push(blocked);
       this.violation = new ReadOnlyViolation(command, reason);
@@ -319,7 +321,7 @@ export class ReadOnlyMailbox {
  * allowed and closes the connection first; `write` lets only the continuation data of a command
  * that passed reach the socket (literals, the AUTHENTICATE exchange).
  */
-function guard(client: ImapFlow, refuse: (command: string, reason: string) => ReadOnlyViolation): void {
+function guard(client: ImapFlow, idle: boolean, refuse: (command: string, reason: string) => ReadOnlyViolation): void {
   const c = client as unknown as {
     commands: Map<string, (connection: unknown, ...args: unknown[]) => Promise<unknown>>;
     capabilities: Map<string, unknown>;
@@ -329,7 +331,7 @@ function guard(client: ImapFlow, refuse: (command: string, reason: string) => Re
     close(): void;
   };
   const commands = new Map(c.commands);
-  for (const name of SWITCHED_OFF) commands.delete(name);
+  for (const name of SWITCHED_OFF) if (!(idle && name === 'IDLE')) commands.delete(name);
   const namespace = commands.get('NAMESPACE');
   if (namespace) {
     // imapflow's fallback for servers without NAMESPACE: LIST "" "" gives the prefix and delimiter.
@@ -352,7 +354,7 @@ function guard(client: ImapFlow, refuse: (command: string, reason: string) => Re
   const write = c.write.bind(client);
   let passedTag: string | undefined;
   c.send = async (data) => {
-    const refusal = checkImapCommand(data.command, data.attributes);
+    const refusal = checkImapCommand(data.command, data.attributes, idle);
     if (refusal) {
       passedTag = undefined;
       const violation = refuse(String(data.command).toUpperCase(), refusal);
@@ -380,6 +382,8 @@ export interface ConnectOptions extends ImapEndpoint {
   accessToken?: string;
   onBlocked?: (blocked: BlockedCommand) => void;
   connectTimeoutMs?: number;
+  /** A live reader (src/mailbox-reader) may also send IDLE (it changes nothing); a migration never does. */
+  allowIdle?: boolean;
 }
 
 /** Connects and logs in; nothing but the allowed commands can be sent on the result. */
@@ -403,7 +407,7 @@ export async function connectReadOnly(opts: ConnectOptions): Promise<ReadOnlyMai
     greetingTimeout: opts.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     socketTimeout: SOCKET_TIMEOUT_MS,
   } as ConstructorParameters<typeof ImapFlow>[0]);
-  const mailbox = new ReadOnlyMailbox(client, opts.onBlocked);
+  const mailbox = new ReadOnlyMailbox(client, opts.onBlocked, opts.allowIdle);
   // An error event without a listener would end the process; failures surface through the calls.
   client.on('error', () => undefined);
   try {

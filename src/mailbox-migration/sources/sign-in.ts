@@ -93,7 +93,7 @@ export function newSignInSecrets(): { state: string; verifier: string; challenge
 export function authorizeUrl(
   config: Pick<Config, 'oauth' | 'publicUrl'>,
   provider: SignInProviderId,
-  input: { clientId: string; state: string; challenge: string; loginHint: string },
+  input: { clientId: string; state: string; challenge: string; loginHint: string; scope?: string },
 ): string {
   const e = endpoints(config, provider);
   const url = new URL(e.authorize);
@@ -101,7 +101,7 @@ export function authorizeUrl(
     client_id: input.clientId,
     redirect_uri: redirectUri(config),
     response_type: 'code',
-    scope: e.scope,
+    scope: input.scope ?? e.scope,
     state: input.state,
     code_challenge: input.challenge,
     code_challenge_method: 'S256',
@@ -139,7 +139,7 @@ export class TokenError extends Error {
   }
 }
 
-async function tokenRequest(config: Pick<Config, 'oauth'>, provider: SignInProviderId, form: Record<string, string>): Promise<TokenAnswer> {
+export async function tokenRequest(config: Pick<Config, 'oauth'>, provider: SignInProviderId, form: Record<string, string>): Promise<TokenAnswer> {
   const e = endpoints(config, provider);
   let res: Response;
   try {
@@ -167,7 +167,7 @@ async function tokenRequest(config: Pick<Config, 'oauth'>, provider: SignInProvi
   return body;
 }
 
-function grantFrom(answer: TokenAnswer, now: Date, previousRefresh?: string): Grant {
+export function grantFrom(answer: TokenAnswer, now: Date, previousRefresh?: string): Grant {
   const refresh = typeof answer.refresh_token === 'string' && answer.refresh_token ? answer.refresh_token : previousRefresh;
   if (!refresh) throw new TokenError('no_refresh_token', 'the provider gave no refresh token (offline access was not granted)', 200);
   const seconds = typeof answer.expires_in === 'number' ? answer.expires_in : Number(answer.expires_in ?? 3600);

@@ -6,6 +6,7 @@ import { Confirm } from '../../components/Confirm';
 import { CopyField } from '../../components/Secret';
 import { t } from '../../i18n';
 import { toast } from '../../state';
+import { MailboxReading } from './MailboxReading';
 
 export type Channel = Schemas['Channel'];
 type ChannelPatch = BodyOf<'/v1/channels/{channelId}', 'patch'>;
@@ -211,6 +212,7 @@ export function EmailChannel(props: { channel: Channel; onChanged: () => void })
           </p>
         )}
       </form>
+      <MailboxReading channel={c} onChanged={props.onChanged} />
     </ChannelShell>
   );
 }

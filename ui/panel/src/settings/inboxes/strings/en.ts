@@ -68,6 +68,26 @@ export const inboxSettingsEn = {
     'When a member closes a conversation, the customer is asked once to rate the answer from 1 to 5: by e-mail with one-click links, or in the chat widget.',
   'ratings.enabled': 'Ask for a rating',
   'channels.tls_none': 'None',
+  'reading.title': 'Read this mailbox',
+  'reading.hint':
+    'svc reads the mailbox over IMAP, strictly read-only: nothing is marked read, moved or deleted. Mail to INBOX becomes conversations; mail the team sends from their mail program (the Sent folder) joins its conversation. Spam, trash and drafts are never read.',
+  'reading.host': 'IMAP server',
+  'reading.start': 'Check and start reading',
+  'reading.save': 'Check and save',
+  'reading.checking': 'Checking the connection…',
+  'reading.stop': 'Stop reading',
+  'reading.saved': 'The mailbox is read from now on.',
+  'reading.stopped': 'The mailbox is no longer read.',
+  'reading.password_kept': 'A password is stored; leave this empty to keep it.',
+  'reading.state_connecting': 'Connecting…',
+  'reading.state_idle': 'Connected: new mail arrives within seconds (IMAP IDLE).',
+  'reading.state_polling': 'Connected: the server has no IDLE, so the mailbox is checked every minute.',
+  'reading.state_attention': 'Needs attention: {step} failed: {message}',
+  'reading.retry': 'Trying again by itself at {time}.',
+  'reading.last_read': 'Last mail read {time}',
+  'reading.none_yet': 'No mail read yet.',
+  'reading.history': 'Only mail that arrives from now on is read; to bring in older mail,',
+  'reading.history_link': 'move the mailbox’s history',
 } as const;
 
 declare module '../../../i18n' {

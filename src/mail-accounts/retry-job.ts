@@ -1,0 +1,23 @@
+// After a new sign-in (./sign-in.ts stores this job with the grant): the replies the refused
+// sign-in failed are sent again, each with a fresh set of attempts (src/mail/outbound.ts).
+import type { Ctx } from '../context.js';
+import { failedRepliesOfChannel, messageById } from '../conversations/store.js';
+import { retryFailedReply } from '../mail/outbound.js';
+import type { JobKind } from '../platform/jobs.js';
+import { SIGN_IN_FAILURE_MARK } from './grants.js';
+import { RETRY_REPLIES_JOB } from './sign-in.js';
+
+/** After a new sign-in: every reply of the channel that the refused sign-in failed is sent again. */
+export function retryRepliesJob(ctx: Ctx): JobKind<{ channelId: string }> {
+  return {
+    kind: RETRY_REPLIES_JOB,
+    async run({ channelId }) {
+      const ids = await failedRepliesOfChannel(ctx.db, channelId, `%${SIGN_IN_FAILURE_MARK}%`);
+      for (const id of ids) {
+        const message = await messageById(ctx.db, id);
+        if (message?.delivery_status === 'failed') await retryFailedReply(ctx, message);
+      }
+      if (ids.length) ctx.log.info('replies sent again after a new sign-in', { channel_id: channelId, replies: ids.length });
+    },
+  };
+}

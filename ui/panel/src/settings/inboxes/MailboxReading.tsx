@@ -1,0 +1,153 @@
+// "Read this mailbox" on an e-mail channel: the IMAP account the channel reads live (checked by the
+// server before it is saved), and the reader's state: connecting, connected with IDLE or polling,
+// or what failed (the step and the server's words) and when it tries again.
+import { useEffect, useState } from 'preact/hooks';
+import { api, type BodyOf, errorText, must, type Schemas } from '../../api';
+import { FormError } from '../../components/FormError';
+import { absoluteTime, relativeTime, t } from '../../i18n';
+import { toast } from '../../state';
+
+type Channel = Schemas['Channel'];
+
+type ReadingInput = NonNullable<BodyOf<'/v1/channels/{channelId}', 'patch'>['reading']>;
+type Tls = 'tls' | 'starttls' | 'none';
+
+function ReaderState(props: { channel: Channel }) {
+  const r = props.channel.reader;
+  if (!r) return null;
+  const line =
+    r.state === 'connecting'
+      ? t('reading.state_connecting')
+      : r.state === 'idle'
+        ? t('reading.state_idle')
+        : r.state === 'polling'
+          ? t('reading.state_polling')
+          : t('reading.state_attention', { step: r.error?.step ?? '', message: r.error?.message ?? '' });
+  return (
+    <div role="status" aria-live="polite">
+      <p class={r.state === 'needs_attention' ? 'pill-bad' : r.state === 'connecting' ? undefined : 'pill-ok'}>{line}</p>
+      {r.state === 'needs_attention' && r.retry_at && <p class="hint">{t('reading.retry', { time: absoluteTime(r.retry_at) })}</p>}
+      <p class="hint">
+        {r.last_read_at ? (
+          <span title={absoluteTime(r.last_read_at)}>{t('reading.last_read', { time: relativeTime(r.last_read_at) })}</span>
+        ) : (
+          t('reading.none_yet')
+        )}
+      </p>
+    </div>
+  );
+}
+
+export function MailboxReading(props: { channel: Channel; onChanged: () => void }) {
+  const c = props.channel;
+  const id = c.id;
+  const current = c.reading;
+  const [host, setHost] = useState(current?.host ?? '');
+  const [port, setPort] = useState(current?.port ?? 993);
+  const [tls, setTls] = useState<Tls>((current?.tls as Tls) ?? 'tls');
+  const [username, setUsername] = useState(current?.username ?? c.address ?? '');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  // While the reader connects, look again shortly (its state changes in the background).
+  useEffect(() => {
+    if (c.reader?.state !== 'connecting') return;
+    const timer = setTimeout(props.onChanged, 2000);
+    return () => clearTimeout(timer);
+  }, [c.reader?.state, c.updated_at]);
+
+  async function send(reading: ReadingInput | null) {
+    setBusy(true);
+    setError(null);
+    try {
+      await must(api.PATCH('/v1/channels/{channelId}', { params: { path: { channelId: id } }, body: { reading } }));
+      setPassword('');
+      toast(reading ? t('reading.saved') : t('reading.stopped'));
+      props.onChanged();
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  function save(e: Event) {
+    e.preventDefault();
+    void send({ kind: 'imap', host: host.trim(), port, tls, username: username.trim(), ...(password ? { password } : {}) });
+  }
+  return (
+    <section class="field" aria-label={t('reading.title')} style={{ borderTop: '1px solid var(--border)', paddingTop: 'var(--space-3)' }}>
+      <h4 style={{ margin: 0 }}>{t('reading.title')}</h4>
+      <span class="hint">{t('reading.hint')}</span>
+      <ReaderState channel={c} />
+      <form onSubmit={save}>
+        <div style={{ display: 'grid', gridTemplateColumns: 'minmax(0, 2fr) minmax(5.5em, 1fr) minmax(0, 1fr)', gap: 'var(--space-2)' }}>
+          <div class="field">
+            <label for={`rhost-${id}`}>{t('reading.host')}</label>
+            <input id={`rhost-${id}`} class="input" required maxLength={253} value={host} onInput={(e) => setHost(e.currentTarget.value)} />
+          </div>
+          <div class="field">
+            <label for={`rport-${id}`}>{t('channels.smtp_port')}</label>
+            <input id={`rport-${id}`} class="input" type="number" min={1} max={65535} value={port} onInput={(e) => setPort(Number(e.currentTarget.value))} />
+          </div>
+          <div class="field">
+            <label for={`rtls-${id}`}>{t('channels.tls')}</label>
+            <select
+              id={`rtls-${id}`}
+              class="select"
+              value={tls}
+              onChange={(e) => {
+                const next = e.currentTarget.value as Tls;
+                if (port === (tls === 'tls' ? 993 : 143)) setPort(next === 'tls' ? 993 : 143);
+                setTls(next);
+              }}
+            >
+              <option value="tls">TLS</option>
+              <option value="starttls">STARTTLS</option>
+              <option value="none">{t('channels.tls_none')}</option>
+            </select>
+          </div>
+        </div>
+        <div class="field">
+          <label for={`ruser-${id}`}>{t('channels.smtp_username')}</label>
+          <input
+            id={`ruser-${id}`}
+            class="input"
+            required
+            autoComplete="off"
+            maxLength={500}
+            value={username}
+            onInput={(e) => setUsername(e.currentTarget.value)}
+          />
+        </div>
+        <div class="field">
+          <label for={`rpw-${id}`}>{t('channels.smtp_password')}</label>
+          <input
+            id={`rpw-${id}`}
+            class="input"
+            type="password"
+            autoComplete="new-password"
+            maxLength={2000}
+            required={!current?.password_set}
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
+          {current?.password_set && <span class="hint">{t('reading.password_kept')}</span>}
+        </div>
+        <FormError error={error} />
+        <div class="row-actions">
+          <button class="btn btn-primary" type="submit" disabled={busy}>
+            {busy ? t('reading.checking') : current ? t('reading.save') : t('reading.start')}
+          </button>
+          {current && (
+            <button class="btn" type="button" disabled={busy} onClick={() => void send(null)}>
+              {t('reading.stop')}
+            </button>
+          )}
+        </div>
+        <p class="hint">
+          {t('reading.history')} <a href="/settings/migrations">{t('reading.history_link')}</a>
+        </p>
+      </form>
+    </section>
+  );
+}
