@@ -89,10 +89,11 @@ export async function saveGrant(
 export async function channelAccessToken(
   ctx: Pick<Ctx, 'db' | 'clock' | 'sealer' | 'config' | 'log'>,
   channelId: string,
-  opts: { renew?: boolean } = {},
+  /** renew: renew even a valid token; provider: whose sign-in a channel without a grant waits for (for the words). */
+  opts: { renew?: boolean; provider?: GrantProvider } = {},
 ): Promise<{ accessToken: string; username: string; provider: GrantProvider; expiresAt: string | null }> {
   const row = await findGrant(ctx.db, channelId);
-  if (!row) throw new SignInRequiredError(channelId, 'google', 'the channel is not signed in');
+  if (!row) throw new SignInRequiredError(channelId, opts.provider ?? 'google', 'the channel is not signed in yet');
   if (row.state === 'revoked') throw new SignInRequiredError(channelId, row.provider, row.error ?? 'the sign-in was revoked');
   const client = ctx.config.oauth[row.provider];
   if (!client) throw new GrantUnavailableError(`the operator no longer sets the ${providerName(row.provider)} sign-in on this server`);

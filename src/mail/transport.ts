@@ -72,7 +72,7 @@ function signInTransport(ctx: TransportCtx, channel: ChannelRow, opts: Transport
       type: 'OAuth2',
       user: channel.smtp_username ?? channel.from_address ?? channel.address ?? '',
       provisionCallback: (_user, renew, done) => {
-        channelAccessToken(ctx, channel.id, { renew }).then(
+        channelAccessToken(ctx, channel.id, { renew, provider: channel.smtp_auth as 'google' | 'microsoft' }).then(
           (t) => done(null, t.accessToken, t.expiresAt ? Date.parse(t.expiresAt) : undefined),
           (error: Error) => done(error),
         );

@@ -2,8 +2,9 @@
 // can assign conversations to.
 import { z } from 'zod';
 import { requireInbox } from '../../auth/access.js';
-import { formatChannel, listChannels } from '../../channels/service.js';
+import { listChannels } from '../../channels/service.js';
 import { formatInbox, listInboxes } from '../../inboxes/service.js';
+import { formatChannels } from '../../mail-accounts/channel-answers.js';
 import { listMembers } from '../../members/service.js';
 import { defineTool } from '../tool.js';
 
@@ -20,10 +21,12 @@ export const placeTools = [
     async run(_args, { ctx, access }) {
       const inboxes = await listInboxes(ctx, access.workspaceId, access.inboxIds);
       const channels = await listChannels(ctx, access.workspaceId);
+      // With each e-mail channel's sign-in state (never a token).
+      const shown = await formatChannels(ctx, channels);
       return {
         data: inboxes.map((inbox) => ({
           ...formatInbox(inbox),
-          channels: channels.filter((ch) => ch.inbox_id === inbox.id).map((ch) => formatChannel(ch, ctx.config)),
+          channels: shown.filter((ch) => ch.inbox_id === inbox.id),
         })),
       };
     },
@@ -38,7 +41,7 @@ export const placeTools = [
     async run({ inbox_id }, { ctx, access }) {
       if (inbox_id) requireInbox(access, inbox_id);
       const rows = (await listChannels(ctx, access.workspaceId, inbox_id)).filter((ch) => access.inboxIds === null || access.inboxIds.includes(ch.inbox_id));
-      return { data: rows.map((ch) => formatChannel(ch, ctx.config)) };
+      return { data: await formatChannels(ctx, rows) };
     },
   }),
   defineTool({

@@ -115,7 +115,17 @@ export function NotificationBell() {
   );
 }
 
-const TRIGGERS = ['new_conversation', 'assigned', 'customer_reply', 'mention', 'snooze_ended', 'sla_warning', 'sla_breached', 'reply_held'] as const;
+const TRIGGERS = [
+  'new_conversation',
+  'assigned',
+  'customer_reply',
+  'mention',
+  'snooze_ended',
+  'sla_warning',
+  'sla_breached',
+  'reply_held',
+  'sign_in_required',
+] as const;
 const CHANNELS = ['realtime', 'push', 'email'] as const;
 type Trigger = (typeof TRIGGERS)[number];
 type Channel = (typeof CHANNELS)[number];

@@ -13,6 +13,7 @@ export const notificationsEn = {
   'notif.trigger.sla_warning': 'An SLA target of a conversation assigned to me (or unassigned) is nearly due',
   'notif.trigger.sla_breached': 'An SLA target of a conversation assigned to me (or unassigned) is breached',
   'notif.trigger.reply_held': 'A reply I scheduled is kept back because the customer wrote first',
+  'notif.trigger.sign_in_required': 'An e-mail channel’s Google or Microsoft sign-in stops working (owners and admins)',
   'notif.trigger.mention': 'Someone mentions me in a note (@name)',
   'notif.channel.realtime': 'In the panel',
   'notif.channel.push': 'Push',

@@ -15,6 +15,7 @@ export const notificationsTr: Record<keyof typeof notificationsEn, string> = {
   'notif.trigger.sla_warning': 'Bana atanmış (ya da atanmamış) bir konuşmanın SLA süresi dolmak üzere',
   'notif.trigger.sla_breached': 'Bana atanmış (ya da atanmamış) bir konuşmanın SLA süresi aşıldı',
   'notif.trigger.reply_held': 'Zamanladığım bir yanıt, müşteri önce yazdığı için gönderilmedi',
+  'notif.trigger.sign_in_required': 'Bir e-posta kanalının Google veya Microsoft oturumu çalışmayı bırakıyor (sahipler ve yöneticiler)',
   'notif.trigger.mention': 'Biri bir notta benden bahsetti (@ad)',
   'notif.channel.realtime': 'Panelde',
   'notif.channel.push': 'Anlık bildirim',

@@ -7,6 +7,7 @@ import { CopyField } from '../../components/Secret';
 import { t } from '../../i18n';
 import { toast } from '../../state';
 import { MailboxReading } from './MailboxReading';
+import { SendingChoice, SignInAccount, type SmtpAuth } from './SendingAccount';
 
 export type Channel = Schemas['Channel'];
 type ChannelPatch = BodyOf<'/v1/channels/{channelId}', 'patch'>;
@@ -59,6 +60,7 @@ export function EmailChannel(props: { channel: Channel; onChanged: () => void })
     smtp_username: c.smtp?.username ?? '',
   });
   const [password, setPassword] = useState('');
+  const [mode, setMode] = useState<SmtpAuth>((c.smtp_auth as SmtpAuth | undefined) ?? 'password');
   const [result, setResult] = useState<Schemas['SmtpTest'] | null>(null);
   const set = (patch: ChannelPatch) => setDraft({ ...draft, ...patch });
   async function save(e: Event) {
@@ -75,6 +77,9 @@ export function EmailChannel(props: { channel: Channel; onChanged: () => void })
       delete body.smtp_username;
     } else body.smtp_username = draft.smtp_username || null;
     if (password) body.smtp_password = password;
+    // A sign-in is saved by its own button; Save keeps it and changes only the names.
+    if (mode !== 'password') for (const k of ['smtp_host', 'smtp_port', 'tls', 'smtp_username', 'smtp_password'] as const) delete body[k];
+    else if (c.smtp_auth !== 'password') body.smtp_auth = 'password';
     try {
       await must(api.PATCH('/v1/channels/{channelId}', { params: { path: { channelId: id } }, body }));
       setPassword('');
@@ -119,7 +124,9 @@ export function EmailChannel(props: { channel: Channel; onChanged: () => void })
             onInput={(e) => set({ from_address: e.currentTarget.value })}
           />
         </div>
-        <fieldset class="field" style={{ border: 0, padding: 0 }}>
+        <SendingChoice id={id} mode={mode} onChange={setMode} />
+        {mode !== 'password' && <SignInAccount channel={c} provider={mode} onChanged={props.onChanged} />}
+        <fieldset class="field" style={{ border: 0, padding: 0, display: mode === 'password' ? undefined : 'none' }}>
           <legend style={{ fontWeight: 600 }}>{t('channels.smtp')}</legend>
           <span class="hint">{t('channels.smtp_hint')}</span>
           <div style={{ display: 'grid', gridTemplateColumns: 'minmax(0, 2fr) minmax(0, 1fr) minmax(0, 1fr)', gap: 'var(--space-2)' }}>
@@ -194,7 +201,7 @@ export function EmailChannel(props: { channel: Channel; onChanged: () => void })
           <button class="btn btn-primary" type="submit">
             {t('settings.save')}
           </button>
-          {c.smtp?.host && (
+          {c.smtp?.host && mode === c.smtp_auth && (
             <button
               class="btn"
               type="button"
