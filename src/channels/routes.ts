@@ -5,9 +5,9 @@ import type { ApiApp } from '../http/app.js';
 import { requireAccess } from '../http/auth.js';
 import { bearer, idParam, jsonAnswer, jsonBody, noContent, textUpTo } from '../http/openapi.js';
 import { resolveInbox } from '../inboxes/service.js';
-import { answerAfterSave, checkSmtpAuth, formatChannels } from '../mail-accounts/channel-answers.js';
+import { answerAfterSave, checkSmtpAuth, formatChannels, withReadingSignIn } from '../mail-accounts/channel-answers.js';
 import { ReadingInputSchema } from '../mailbox-reader/format.js';
-import { prepareReading, readingsOf, saveReading } from '../mailbox-reader/service.js';
+import { checkOneSignIn, prepareReading, readingKindAfter, readingsOf, saveReading } from '../mailbox-reader/service.js';
 import { ChannelSchema } from './format.js';
 import { createChatChannel, createEmailChannel, deleteChannel, getChannel, listChannels, updateChannel } from './service.js';
 import { testChannelSmtp } from './smtp-test.js';
@@ -117,6 +117,8 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const channel = await managedChannel(access, c.req.valid('param').channelId);
       const { reading, ...b } = c.req.valid('json');
       checkSmtpAuth(ctx, b.smtp_auth);
+      const readingKind = await readingKindAfter(ctx, channel.id, reading);
+      checkOneSignIn(b.smtp_auth ?? channel.smtp_auth, readingKind);
       // The mailbox is reached (the connection test) before anything is saved.
       const prepared = reading !== undefined ? await prepareReading(ctx, access.workspaceId, channel, reading) : undefined;
       const others = Object.values(b).some((v) => v !== undefined);
@@ -139,7 +141,8 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
               askEmailOffline: b.ask_email_offline,
             });
       if (prepared) await saveReading(ctx, saved, prepared);
-      return c.json(await withReading(saved, b.smtp_auth ? await answerAfterSave(ctx, access, saved) : (await formatChannels(ctx, [saved]))[0]), 200);
+      const answer = b.smtp_auth ? await answerAfterSave(ctx, access, saved) : (await formatChannels(ctx, [saved]))[0];
+      return c.json(await withReading(saved, await withReadingSignIn(ctx, access, saved, answer, prepared && readingKind)), 200);
     },
   );
 
@@ -219,7 +222,10 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const inbox = await resolveInbox(ctx, access.workspaceId, b.inbox_id);
       requireInbox(access, inbox.id);
       const base = { workspaceId: access.workspaceId, inboxId: inbox.id, name: b.name };
-      if (b.kind === 'email') checkSmtpAuth(ctx, b.smtp_auth);
+      if (b.kind === 'email') {
+        checkSmtpAuth(ctx, b.smtp_auth);
+        checkOneSignIn(b.smtp_auth ?? 'password', b.reading?.kind);
+      }
       const prepared = b.kind === 'email' && b.reading !== undefined ? await prepareReading(ctx, access.workspaceId, undefined, b.reading) : undefined;
       const channel =
         b.kind === 'email'
@@ -243,7 +249,8 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
               greeting: b.greeting,
             });
       if (prepared) await saveReading(ctx, channel, prepared);
-      return c.json(await withReading(channel, await answerAfterSave(ctx, access, channel)), 201);
+      const answer = await answerAfterSave(ctx, access, channel);
+      return c.json(await withReading(channel, await withReadingSignIn(ctx, access, channel, answer, b.kind === 'email' ? b.reading?.kind : undefined)), 201);
     },
   );
 }

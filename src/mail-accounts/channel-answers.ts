@@ -41,3 +41,20 @@ export async function answerAfterSave(ctx: Ctx, access: Access, channel: Channel
   grant = await findGrant(ctx.db, channel.id);
   return { ...formatChannel(channel, ctx.config, grant), sign_in: signIn };
 }
+
+/**
+ * After a save that chose reading the mailbox with Google or Microsoft: a sign-in to open when the
+ * channel has no usable grant of that provider (unless the answer started one already).
+ */
+export async function withReadingSignIn<T extends object>(
+  ctx: Ctx,
+  access: Access,
+  channel: ChannelRow,
+  answer: T,
+  readingKind: string | undefined,
+): Promise<T & { sign_in?: Awaited<ReturnType<typeof beginChannelSignIn>> }> {
+  if ((readingKind !== 'google' && readingKind !== 'microsoft') || 'sign_in' in answer) return answer;
+  const grant = await findGrant(ctx.db, channel.id);
+  if (grant && grant.provider === readingKind && grant.state === 'ok') return answer;
+  return { ...answer, sign_in: await beginChannelSignIn(ctx, access, channel, readingKind) };
+}

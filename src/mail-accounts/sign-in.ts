@@ -31,6 +31,8 @@ import { enqueue } from '../platform/jobs.js';
 import { CHANNEL_MICROSOFT_SCOPE, saveGrant } from './grants.js';
 
 export const RETRY_REPLIES_JOB = 'mail-accounts.retry-replies';
+/** In-process signal after a channel's sign-in is stored (a reader waiting for it tries again at once). */
+export const CHANNEL_SIGNED_IN = 'channel-signed-in';
 
 export function scopeOf(provider: GrantProvider): string {
   return provider === 'google' ? GOOGLE_SCOPE : CHANNEL_MICROSOFT_SCOPE;
@@ -137,5 +139,6 @@ export async function finishChannelSignIn(
     await enqueue(trx, ctx.clock, { kind: RETRY_REPLIES_JOB, payload: { channelId: channel.id }, uniqueKey: `${RETRY_REPLIES_JOB}:${channel.id}` });
   });
   ctx.log.info('channel signed in', { channel_id: channel.id, provider: row.provider });
+  ctx.hub.emit(CHANNEL_SIGNED_IN, { channelId: channel.id });
   return { redirect: back(`signed_in=${encodeURIComponent(row.provider)}`) };
 }

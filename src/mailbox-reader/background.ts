@@ -4,12 +4,25 @@
 // is stored first (state, step, the server's words, when to retry: 1 min doubling to 30 min), logged
 // once when the state changes, and the lease is let go.
 import type { Ctx } from '../context.js';
+import { CHANNEL_SIGNED_IN } from '../mail-accounts/sign-in.js';
+import { SourceError } from '../mailbox-migration/sources/connect.js';
 import type { BackgroundPart, RunningPart } from '../platform/background.js';
 import { iso } from '../platform/clock.js';
 import { aloneOnDatabase } from '../platform/presence.js';
-import { failureOf } from './connection.js';
+import { failureOf, readerLogin } from './connection.js';
 import { ReaderSession } from './session.js';
-import { claimLease, findReader, LEASE_MS, type ReaderRow, readersDue, releaseAllLeases, releaseLease, renewLeases, setReaderState } from './store.js';
+import {
+  claimLease,
+  findReader,
+  LEASE_MS,
+  type ReaderRow,
+  readersDue,
+  releaseAllLeases,
+  releaseLease,
+  renewLeases,
+  retrySignInReaderNow,
+  setReaderState,
+} from './store.js';
 
 /** In-process signal: a reader's settings changed (look now instead of at the next tick). */
 export const READER_CHANGED = 'mailbox-reader-changed';
@@ -30,6 +43,11 @@ export class ReaderManager {
   private again = false;
   private stopped = false;
   private readonly onChanged = () => void this.tick();
+  private readonly onSignedIn = ({ channelId }: { channelId: string }) =>
+    void retrySignInReaderNow(this.ctx.db, channelId).then(
+      () => this.tick(),
+      (error: Error) => this.ctx.log.error('mailbox reader: retrying after a sign-in failed', { channel_id: channelId, error: error.message }),
+    );
 
   constructor(private readonly ctx: Ctx) {}
 
@@ -37,6 +55,7 @@ export class ReaderManager {
     this.timer = setInterval(() => void this.tick(), TICK_MS);
     this.renewTimer = setInterval(() => void this.renew(), LEASE_MS / 3);
     this.ctx.hub.on(READER_CHANGED, this.onChanged);
+    this.ctx.hub.on(CHANNEL_SIGNED_IN, this.onSignedIn);
     void this.tick();
   }
 
@@ -45,6 +64,7 @@ export class ReaderManager {
     clearInterval(this.timer);
     clearInterval(this.renewTimer);
     this.ctx.hub.off(READER_CHANGED, this.onChanged);
+    this.ctx.hub.off(CHANNEL_SIGNED_IN, this.onSignedIn);
     const running = [...this.sessions.values()];
     for (const r of running) r.session.stop();
     await Promise.allSettled(running.map((r) => r.ended));
@@ -108,8 +128,15 @@ export class ReaderManager {
       row.state = mode;
     });
     const work = async () => {
-      if (!row.password_sealed) throw new Error('no password is stored');
-      await session.run(ctx.sealer.open(row.password_sealed));
+      const login = await readerLogin(ctx, row);
+      try {
+        await session.run(login);
+      } catch (error) {
+        // A refused access token (revoked or expired early at the provider): renewed once, which
+        // either logs in or tells that the sign-in itself is refused.
+        if (!('accessToken' in login) || session.stopped || !(error instanceof SourceError) || error.step !== 'login') throw error;
+        await session.run(await readerLogin(ctx, row, { renew: true }));
+      }
     };
     const ended = work().then(
       () => undefined,

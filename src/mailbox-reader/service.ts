@@ -3,6 +3,7 @@
 import type { ChannelRow } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import { inTransaction } from '../db/transaction.js';
+import { requireProviderClient } from '../mail-accounts/sign-in.js';
 import { iso } from '../platform/clock.js';
 import { AppError, invalid } from '../platform/errors.js';
 import { CONNECTION_TEST_WINDOW, RateLimiter } from '../platform/rate-limit.js';
@@ -41,10 +42,11 @@ export async function prepareReading(
 ): Promise<PreparedReading> {
   if (channel && channel.kind !== 'email') throw invalid('reading is a field of e-mail channels');
   if (input === null) return { clear: true };
-  if (input.kind !== 'imap')
-    throw invalid(`reading with a ${input.kind === 'google' ? 'Google' : 'Microsoft'} sign-in is not available on this server yet; use kind "imap"`, {
-      field: 'reading.kind',
-    });
+  if (input.kind !== 'imap') {
+    // The channel's sign-in (started by the answer when there is none yet) is what the reader logs in with.
+    requireProviderClient(ctx, input.kind);
+    return { clear: false, row: { kind: input.kind, host: null, port: null, tls: null, username: null, password_sealed: null } };
+  }
   const host = checkHost(input.host);
   const tls = input.tls ?? 'tls';
   const port = input.port ?? DEFAULT_PORT[tls];
@@ -70,6 +72,21 @@ export async function prepareReading(
   return { clear: false, row: { kind: 'imap', host, port, tls, username, password_sealed: ctx.sealer.seal(password) } };
 }
 
+/**
+ * A channel has one sign-in: reading with Google while sending with Microsoft (or the reverse) is
+ * refused. `smtpAuth` and `reading` are what the save leaves (the body's, else the stored ones).
+ */
+export function checkOneSignIn(smtpAuth: string, readingKind: string | undefined): void {
+  if (!readingKind || readingKind === 'imap' || smtpAuth === 'password' || smtpAuth === readingKind) return;
+  throw invalid(`a channel signs in with one provider: it sends with ${smtpAuth} and cannot read with ${readingKind}`, { field: 'reading.kind' });
+}
+
+/** The reading kind a save leaves: the body's (null: none), else the stored one. */
+export async function readingKindAfter(ctx: Pick<Ctx, 'db'>, channelId: string | undefined, reading: ReadingInput | undefined): Promise<string | undefined> {
+  if (reading !== undefined) return reading?.kind;
+  return channelId ? (await findReader(ctx.db, channelId))?.kind : undefined;
+}
+
 /** Saves prepared settings (a new reader starts at `connecting`); null settings stop reading. */
 export async function saveReading(ctx: Ctx, channel: ChannelRow, prepared: PreparedReading): Promise<void> {
   await inTransaction(ctx.db, async (trx) => {
@@ -81,7 +98,8 @@ export async function saveReading(ctx: Ctx, channel: ChannelRow, prepared: Prepa
     const now = iso(ctx.clock.now());
     const next = prepared.row!;
     // Another account or server: its folders start afresh (mail from now on).
-    if (current && (current.host !== next.host || current.username !== next.username || current.port !== next.port)) await deleteFolders(trx, channel.id);
+    if (current && (current.kind !== next.kind || current.host !== next.host || current.username !== next.username || current.port !== next.port))
+      await deleteFolders(trx, channel.id);
     await saveReader(trx, {
       channel_id: channel.id,
       workspace_id: channel.workspace_id,

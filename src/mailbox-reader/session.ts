@@ -7,7 +7,7 @@ import { findChannel } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import type { ImapFolder, ReadOnlyMailbox } from '../mailbox-migration/sources/imap.js';
 import { iso } from '../platform/clock.js';
-import { openMailbox } from './connection.js';
+import { openMailbox, type ReaderLogin } from './connection.js';
 import { storeReceived, storeSent } from './mail.js';
 import { advanceFolder, type FolderRow, findFolder, type ReaderRow, saveFolder, setReaderState } from './store.js';
 
@@ -43,10 +43,9 @@ export class ReaderSession {
   }
 
   /** Runs until stopped (resolves) or a failure (rejects with it). */
-  async run(password: string): Promise<void> {
-    const { ctx, row } = this;
-    const server = { host: row.host!, port: row.port!, tls: row.tls ?? 'tls', username: row.username ?? '' };
-    this.mailbox = await openMailbox(ctx, server, password);
+  async run(login: ReaderLogin): Promise<void> {
+    const { ctx } = this;
+    this.mailbox = await openMailbox(ctx, login.server, 'password' in login ? login.password : { accessToken: login.accessToken });
     const mailbox = this.mailbox;
     try {
       if (this.stopped) return;

@@ -48,6 +48,17 @@ export async function readersDue(db: Db, nowIso: string, owner: string): Promise
     .execute();
 }
 
+/** A reader of the channel's sign-in that waits to retry tries again now (the channel was just signed in again). */
+export async function retrySignInReaderNow(db: Db, channelId: string): Promise<void> {
+  await db
+    .updateTable('mailbox_readers')
+    .set({ retry_at: null, failures: 0 })
+    .where('channel_id', '=', channelId)
+    .where('kind', '!=', 'imap')
+    .where('state', '=', 'needs_attention')
+    .execute();
+}
+
 /** Takes (or keeps) the lease; true when this process holds it now. */
 export async function claimLease(db: Db, channelId: string, owner: string, nowIso: string, untilIso: string): Promise<boolean> {
   const r = await db

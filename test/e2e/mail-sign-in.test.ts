@@ -88,7 +88,7 @@ describe('an e-mail channel sends with a Google or Microsoft sign-in', { skip: b
     const { page, errors } = await panelPage();
     await page.goto(`${s.url}/settings/inboxes/${seed.inboxId}`);
     const gmail = card(page, 'Gmail');
-    await gmail.getByRole('radio', { name: 'Google (Gmail, Google Workspace)' }).check();
+    await gmail.getByRole('group', { name: 'Send replies with' }).getByRole('radio', { name: 'Google (Gmail, Google Workspace)' }).check();
     assert.equal(await gmail.getByLabel('SMTP server', { exact: true }).isVisible(), false, 'no SMTP fields for a sign-in');
     await gmail.getByText('No password is stored.').waitFor();
     await assertAccessible(page);
@@ -98,7 +98,10 @@ describe('an e-mail channel sends with a Google or Microsoft sign-in', { skip: b
     const back = card(page, 'Gmail');
     await back.getByText('Signed in with Google.').waitFor();
     await back.getByText(`Connected to Google as ${GMAIL}`).waitFor();
-    assert.equal(await back.getByRole('radio', { name: 'Google (Gmail, Google Workspace)' }).isChecked(), true);
+    assert.equal(
+      await back.getByRole('group', { name: 'Send replies with' }).getByRole('radio', { name: 'Google (Gmail, Google Workspace)' }).isChecked(),
+      true,
+    );
     assert.ok(fake.authorizeRequests.some((q) => q.get('login_hint') === GMAIL && q.get('code_challenge_method') === 'S256'));
     const shown = await channel(google);
     assert.equal(shown.smtp_auth, 'google');
@@ -108,10 +111,13 @@ describe('an e-mail channel sends with a Google or Microsoft sign-in', { skip: b
 
     // Microsoft with the keyboard only: focus the radio, arrow to Microsoft, Tab to the button, Enter.
     const outlook = card(page, 'Outlook');
-    await outlook.getByRole('radio', { name: 'An SMTP server and password' }).focus();
+    await outlook.getByRole('group', { name: 'Send replies with' }).getByRole('radio', { name: 'An SMTP server and password' }).focus();
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
-    assert.equal(await outlook.getByRole('radio', { name: 'Microsoft 365 or Outlook.com' }).isChecked(), true);
+    assert.equal(
+      await outlook.getByRole('group', { name: 'Send replies with' }).getByRole('radio', { name: 'Microsoft 365 or Outlook.com' }).isChecked(),
+      true,
+    );
     const signIn = outlook.getByRole('button', { name: 'Sign in with Microsoft' });
     await signIn.waitFor();
     await page.keyboard.press('Tab');

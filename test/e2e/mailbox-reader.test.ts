@@ -47,19 +47,19 @@ describe('reading a mailbox, in the panel', { skip: browserSkipReason() ?? dovec
     await page.goto(`${s.url}/settings/inboxes/${seed.inboxId}`);
     const reading = page.getByRole('region', { name: 'Read this mailbox' });
     await reading.waitFor();
-    await reading.getByLabel('IMAP server').fill(d.host);
+    await reading.getByLabel('IMAP server', { exact: true }).fill(d.host);
     await reading.getByLabel('Port').fill(String(d.port));
     await reading.getByLabel('Encryption').selectOption('none');
     await reading.getByLabel('Port').fill(String(d.port));
     await reading.getByLabel('User name').fill(USER);
-    await reading.getByLabel('Password').fill('not-the-password');
+    await reading.getByLabel('Password', { exact: true }).fill('not-the-password');
     await reading.getByRole('button', { name: 'Check and start reading' }).click();
     await reading
       .getByRole('alert')
       .filter({ hasText: /login failed/ })
       .waitFor();
     assert.equal((await readingOf()).reading, null, 'nothing saved');
-    await reading.getByLabel('Password').fill(PASSWORD);
+    await reading.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await reading.getByRole('button', { name: 'Check and start reading' }).click();
     await reading.getByRole('status').filter({ hasText: 'Connected: new mail arrives within seconds (IMAP IDLE).' }).waitFor({ timeout: 20_000 });
     await reading.getByText('No mail read yet.').waitFor();

@@ -1,5 +1,6 @@
 // "Read this mailbox" on an e-mail channel: the IMAP account the channel reads live (checked by the
-// server before it is saved), and the reader's state: connecting, connected with IDLE or polling,
+// server before it is saved) or the channel's Google/Microsoft sign-in (the answer names the
+// provider's page to open when the channel is not signed in with it), and the reader's state: connecting, connected with IDLE or polling,
 // or what failed (the step and the server's words) and when it tries again.
 import { useEffect, useState } from 'preact/hooks';
 import { api, type BodyOf, errorText, must, type Schemas } from '../../api';
@@ -11,6 +12,7 @@ type Channel = Schemas['Channel'];
 
 type ReadingInput = NonNullable<BodyOf<'/v1/channels/{channelId}', 'patch'>['reading']>;
 type Tls = 'tls' | 'starttls' | 'none';
+type Kind = 'imap' | 'google' | 'microsoft';
 
 function ReaderState(props: { channel: Channel }) {
   const r = props.channel.reader;
@@ -42,6 +44,7 @@ export function MailboxReading(props: { channel: Channel; onChanged: () => void 
   const c = props.channel;
   const id = c.id;
   const current = c.reading;
+  const [kind, setKind] = useState<Kind>((current?.kind as Kind) ?? 'imap');
   const [host, setHost] = useState(current?.host ?? '');
   const [port, setPort] = useState(current?.port ?? 993);
   const [tls, setTls] = useState<Tls>((current?.tls as Tls) ?? 'tls');
@@ -60,7 +63,11 @@ export function MailboxReading(props: { channel: Channel; onChanged: () => void 
     setBusy(true);
     setError(null);
     try {
-      await must(api.PATCH('/v1/channels/{channelId}', { params: { path: { channelId: id } }, body: { reading } }));
+      const answer = await must(api.PATCH('/v1/channels/{channelId}', { params: { path: { channelId: id } }, body: { reading } }));
+      if (answer.sign_in) {
+        location.assign(answer.sign_in.url);
+        return;
+      }
       setPassword('');
       toast(reading ? t('reading.saved') : t('reading.stopped'));
       props.onChanged();
@@ -72,71 +79,102 @@ export function MailboxReading(props: { channel: Channel; onChanged: () => void 
   }
   function save(e: Event) {
     e.preventDefault();
-    void send({ kind: 'imap', host: host.trim(), port, tls, username: username.trim(), ...(password ? { password } : {}) });
+    if (kind !== 'imap') void send({ kind });
+    else void send({ kind: 'imap', host: host.trim(), port, tls, username: username.trim(), ...(password ? { password } : {}) });
   }
+  const kinds: [Kind, string][] = [
+    ['imap', t('reading.kind_imap')],
+    ['google', t('channels.auth_google')],
+    ['microsoft', t('channels.auth_microsoft')],
+  ];
+  const provider = kind === 'google' ? 'Google' : 'Microsoft';
   return (
     <section class="field" aria-label={t('reading.title')} style={{ borderTop: '1px solid var(--border)', paddingTop: 'var(--space-3)' }}>
       <h4 style={{ margin: 0 }}>{t('reading.title')}</h4>
       <span class="hint">{t('reading.hint')}</span>
       <ReaderState channel={c} />
       <form onSubmit={save}>
-        <div style={{ display: 'grid', gridTemplateColumns: 'minmax(0, 2fr) minmax(5.5em, 1fr) minmax(0, 1fr)', gap: 'var(--space-2)' }}>
-          <div class="field">
-            <label for={`rhost-${id}`}>{t('reading.host')}</label>
-            <input id={`rhost-${id}`} class="input" required maxLength={253} value={host} onInput={(e) => setHost(e.currentTarget.value)} />
+        <fieldset class="field auto-plain">
+          <legend style={{ fontWeight: 600 }}>{t('reading.kind_title')}</legend>
+          <div class="checks">
+            {kinds.map(([value, label]) => (
+              <label key={value}>
+                <input type="radio" name={`reading-kind-${id}`} value={value} checked={kind === value} onChange={() => setKind(value)} />
+                {label}
+              </label>
+            ))}
           </div>
-          <div class="field">
-            <label for={`rport-${id}`}>{t('channels.smtp_port')}</label>
-            <input id={`rport-${id}`} class="input" type="number" min={1} max={65535} value={port} onInput={(e) => setPort(Number(e.currentTarget.value))} />
-          </div>
-          <div class="field">
-            <label for={`rtls-${id}`}>{t('channels.tls')}</label>
-            <select
-              id={`rtls-${id}`}
-              class="select"
-              value={tls}
-              onChange={(e) => {
-                const next = e.currentTarget.value as Tls;
-                if (port === (tls === 'tls' ? 993 : 143)) setPort(next === 'tls' ? 993 : 143);
-                setTls(next);
-              }}
-            >
-              <option value="tls">TLS</option>
-              <option value="starttls">STARTTLS</option>
-              <option value="none">{t('channels.tls_none')}</option>
-            </select>
-          </div>
-        </div>
-        <div class="field">
-          <label for={`ruser-${id}`}>{t('channels.smtp_username')}</label>
-          <input
-            id={`ruser-${id}`}
-            class="input"
-            required
-            autoComplete="off"
-            maxLength={500}
-            value={username}
-            onInput={(e) => setUsername(e.currentTarget.value)}
-          />
-        </div>
-        <div class="field">
-          <label for={`rpw-${id}`}>{t('channels.smtp_password')}</label>
-          <input
-            id={`rpw-${id}`}
-            class="input"
-            type="password"
-            autoComplete="new-password"
-            maxLength={2000}
-            required={!current?.password_set}
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-          {current?.password_set && <span class="hint">{t('reading.password_kept')}</span>}
-        </div>
+        </fieldset>
+        {kind !== 'imap' && <p class="hint">{t('reading.sign_in_hint', { provider })}</p>}
+        {kind === 'imap' && (
+          <>
+            <div style={{ display: 'grid', gridTemplateColumns: 'minmax(0, 2fr) minmax(5.5em, 1fr) minmax(0, 1fr)', gap: 'var(--space-2)' }}>
+              <div class="field">
+                <label for={`rhost-${id}`}>{t('reading.host')}</label>
+                <input id={`rhost-${id}`} class="input" required maxLength={253} value={host} onInput={(e) => setHost(e.currentTarget.value)} />
+              </div>
+              <div class="field">
+                <label for={`rport-${id}`}>{t('channels.smtp_port')}</label>
+                <input
+                  id={`rport-${id}`}
+                  class="input"
+                  type="number"
+                  min={1}
+                  max={65535}
+                  value={port}
+                  onInput={(e) => setPort(Number(e.currentTarget.value))}
+                />
+              </div>
+              <div class="field">
+                <label for={`rtls-${id}`}>{t('channels.tls')}</label>
+                <select
+                  id={`rtls-${id}`}
+                  class="select"
+                  value={tls}
+                  onChange={(e) => {
+                    const next = e.currentTarget.value as Tls;
+                    if (port === (tls === 'tls' ? 993 : 143)) setPort(next === 'tls' ? 993 : 143);
+                    setTls(next);
+                  }}
+                >
+                  <option value="tls">TLS</option>
+                  <option value="starttls">STARTTLS</option>
+                  <option value="none">{t('channels.tls_none')}</option>
+                </select>
+              </div>
+            </div>
+            <div class="field">
+              <label for={`ruser-${id}`}>{t('channels.smtp_username')}</label>
+              <input
+                id={`ruser-${id}`}
+                class="input"
+                required
+                autoComplete="off"
+                maxLength={500}
+                value={username}
+                onInput={(e) => setUsername(e.currentTarget.value)}
+              />
+            </div>
+            <div class="field">
+              <label for={`rpw-${id}`}>{t('channels.smtp_password')}</label>
+              <input
+                id={`rpw-${id}`}
+                class="input"
+                type="password"
+                autoComplete="new-password"
+                maxLength={2000}
+                required={!current?.password_set}
+                value={password}
+                onInput={(e) => setPassword(e.currentTarget.value)}
+              />
+              {current?.password_set && <span class="hint">{t('reading.password_kept')}</span>}
+            </div>
+          </>
+        )}
         <FormError error={error} />
         <div class="row-actions">
           <button class="btn btn-primary" type="submit" disabled={busy}>
-            {busy ? t('reading.checking') : current ? t('reading.save') : t('reading.start')}
+            {kind !== 'imap' ? t('reading.sign_in_start', { provider }) : busy ? t('reading.checking') : current ? t('reading.save') : t('reading.start')}
           </button>
           {current && (
             <button class="btn" type="button" disabled={busy} onClick={() => void send(null)}>

@@ -85,6 +85,10 @@ export const inboxSettingsEn = {
     'When a member closes a conversation, the customer is asked once to rate the answer from 1 to 5: by e-mail with one-click links, or in the chat widget.',
   'ratings.enabled': 'Ask for a rating',
   'channels.tls_none': 'None',
+  'reading.kind_title': 'Read it through',
+  'reading.kind_imap': 'An IMAP server and password',
+  'reading.sign_in_hint': 'The channel signs in with {provider} (the same sign-in as sending, if it sends with {provider}); no password is stored.',
+  'reading.sign_in_start': 'Read with {provider}',
   'reading.title': 'Read this mailbox',
   'reading.hint':
     'svc reads the mailbox over IMAP, strictly read-only: nothing is marked read, moved or deleted. Mail to INBOX becomes conversations; mail the team sends from their mail program (the Sent folder) joins its conversation. Spam, trash and drafts are never read.',

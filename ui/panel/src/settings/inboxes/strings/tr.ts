@@ -89,6 +89,10 @@ export const inboxSettingsTr: Record<keyof typeof inboxSettingsEn, string> = {
     'Bir ekip üyesi yazışmayı kapattığında müşteriden yanıtı 1 ile 5 arasında bir kez değerlendirmesi istenir: tek tıklamalı bağlantılarla e-postada veya sohbet penceresinde.',
   'ratings.enabled': 'Değerlendirme iste',
   'channels.tls_none': 'Yok',
+  'reading.kind_title': 'Okuma yolu',
+  'reading.kind_imap': 'IMAP sunucusu ve parola',
+  'reading.sign_in_hint': 'Kanal {provider} ile oturum açar (gönderim de {provider} ile yapılıyorsa aynı oturum); parola saklanmaz.',
+  'reading.sign_in_start': '{provider} ile oku',
   'reading.title': 'Bu posta kutusunu oku',
   'reading.hint':
     'svc posta kutusunu IMAP ile yalnızca okuyarak açar: hiçbir ileti okundu işaretlenmez, taşınmaz ya da silinmez. Gelen Kutusu’na gelen postalar konuşma olur; ekibin kendi posta programından gönderdikleri (Gönderilmiş klasörü) ilgili konuşmaya eklenir. İstenmeyen, çöp ve taslaklar hiç okunmaz.',
