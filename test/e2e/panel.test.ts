@@ -340,14 +340,16 @@ describe('panel in a browser', { skip: browserSkipReason() }, () => {
     await page.getByLabel('E-mail address').fill('partners@acme.example');
     await page.getByRole('button', { name: 'Create' }).click();
     const mail = page.getByRole('region', { name: 'E-mail: Partner mail' });
-    await mail.getByLabel('SMTP server').fill('127.0.0.1');
-    await mail.getByLabel('Port').fill(String(customerSink.port));
-    await mail.getByLabel('Encryption').selectOption('none');
-    await mail.getByLabel('User name').fill(SINK_LOGIN.username);
-    await mail.getByLabel('Password').fill(SINK_LOGIN.password);
-    await mail.getByRole('button', { name: 'Save' }).click();
+    // The outgoing account's fields come first in the card; "Read this mailbox" below has its own.
+    const field = (label: string) => mail.getByLabel(label, { exact: true }).first();
+    await field('SMTP server').fill('127.0.0.1');
+    await field('Port').fill(String(customerSink.port));
+    await field('Encryption').selectOption('none');
+    await field('User name').fill(SINK_LOGIN.username);
+    await field('Password').fill(SINK_LOGIN.password);
+    await mail.getByRole('button', { name: 'Save', exact: true }).click();
     await mail.getByText('A password is set.').waitFor();
-    assert.equal(await mail.getByLabel('Password').inputValue(), '', 'the password is never filled back in');
+    assert.equal(await field('Password').inputValue(), '', 'the password is never filled back in');
     await mail.getByRole('button', { name: 'Test connection' }).click();
     await mail.getByText(/Connected and signed in/).waitFor();
     await assertAccessible(page);
