@@ -123,23 +123,7 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const prepared = reading !== undefined ? await prepareReading(ctx, access.workspaceId, channel, reading) : undefined;
       const others = Object.values(b).some((v) => v !== undefined);
       const saved =
-        !others && prepared
-          ? channel
-          : await updateChannel(ctx, access.workspaceId, channel.id, {
-              name: b.name,
-              displayName: b.display_name,
-              fromAddress: b.from_address,
-              smtpHost: b.smtp_host,
-              smtpPort: b.smtp_port,
-              tls: b.tls,
-              smtpUsername: b.smtp_username,
-              smtpPassword: b.smtp_password,
-              smtpAuth: b.smtp_auth,
-              origins: b.origins,
-              greeting: b.greeting,
-              allowAnonymous: b.allow_anonymous,
-              askEmailOffline: b.ask_email_offline,
-            });
+        !others && prepared ? channel : await updateChannel(ctx, access.workspaceId, channel.id, { name: b.name, ...mailFields(b), ...chatFields(b) });
       if (prepared) await saveReading(ctx, saved, prepared);
       const answer = b.smtp_auth ? await answerAfterSave(ctx, access, saved) : (await formatChannels(ctx, [saved]))[0];
       return c.json(await withReading(saved, await withReadingSignIn(ctx, access, saved, answer, prepared && readingKind)), 200);
@@ -229,28 +213,45 @@ export function registerChannelRoutes(app: ApiApp, ctx: Ctx) {
       const prepared = b.kind === 'email' && b.reading !== undefined ? await prepareReading(ctx, access.workspaceId, undefined, b.reading) : undefined;
       const channel =
         b.kind === 'email'
-          ? await createEmailChannel(ctx, {
-              ...base,
-              address: b.address,
-              displayName: b.display_name,
-              fromAddress: b.from_address,
-              smtpHost: b.smtp_host,
-              smtpPort: b.smtp_port,
-              tls: b.tls,
-              smtpUsername: b.smtp_username,
-              smtpPassword: b.smtp_password,
-              smtpAuth: b.smtp_auth,
-            })
-          : await createChatChannel(ctx, {
-              ...base,
-              origins: b.origins,
-              allowAnonymous: b.allow_anonymous,
-              askEmailOffline: b.ask_email_offline,
-              greeting: b.greeting,
-            });
+          ? await createEmailChannel(ctx, { ...base, address: b.address, ...mailFields(b) })
+          : await createChatChannel(ctx, { ...base, ...chatFields(b) });
       if (prepared) await saveReading(ctx, channel, prepared);
       const answer = await answerAfterSave(ctx, access, channel);
       return c.json(await withReading(channel, await withReadingSignIn(ctx, access, channel, answer, b.kind === 'email' ? b.reading?.kind : undefined)), 201);
     },
   );
+}
+
+type MailKeys = 'display_name' | 'from_address' | 'smtp_host' | 'smtp_port' | 'tls' | 'smtp_username' | 'smtp_password' | 'smtp_auth';
+
+/** An e-mail channel's fields of a create or PATCH body, named as the service takes them. */
+function mailFields<B extends Partial<Record<MailKeys, unknown>>>(
+  b: B,
+): {
+  displayName: B['display_name'];
+  fromAddress: B['from_address'];
+  smtpHost: B['smtp_host'];
+  smtpPort: B['smtp_port'];
+  tls: B['tls'];
+  smtpUsername: B['smtp_username'];
+  smtpPassword: B['smtp_password'];
+  smtpAuth: B['smtp_auth'];
+} {
+  return {
+    displayName: b.display_name,
+    fromAddress: b.from_address,
+    smtpHost: b.smtp_host,
+    smtpPort: b.smtp_port,
+    tls: b.tls,
+    smtpUsername: b.smtp_username,
+    smtpPassword: b.smtp_password,
+    smtpAuth: b.smtp_auth,
+  };
+}
+
+/** A chat channel's fields of a create or PATCH body. */
+function chatFields<B extends Partial<Record<'origins' | 'greeting' | 'allow_anonymous' | 'ask_email_offline', unknown>>>(
+  b: B,
+): { origins: B['origins']; greeting: B['greeting']; allowAnonymous: B['allow_anonymous']; askEmailOffline: B['ask_email_offline'] } {
+  return { origins: b.origins, greeting: b.greeting, allowAnonymous: b.allow_anonymous, askEmailOffline: b.ask_email_offline };
 }
