@@ -52,56 +52,85 @@ function put(target: DurationFigures, r: Row): void {
   target[`${r.kind}_business`] = { count: n, median_seconds: Math.round(Number(r.bm)), p90_seconds: Number(r.bp) };
 }
 
-/** The figures of each day of `days` and of the whole period, over the duration rows `scoped()` selects (see service.ts for dayIndexed). */
+/**
+ * The figures of each day of `days` and of the whole period, over the duration rows `scoped()`
+ * selects (see service.ts for dayIndexed). Days in `keptFigures` (./day-figures.ts) are not computed again.
+ */
 export async function periodDurations(
   scoped: (dayIndexed?: boolean) => Scoped,
   postgres: boolean,
   days: string[],
+  keptFigures: ReadonlyMap<string, DurationFigures> = new Map(),
 ): Promise<{ perDay: Map<string, DurationFigures>; period: DurationFigures }> {
-  const perDay = new Map(days.map((day) => [day, noDurations()]));
+  const perDay = new Map(days.map((day) => [day, keptFigures.get(day) ?? noDurations()]));
   const period = noDurations();
+  const missing = days.filter((day) => !keptFigures.has(day));
+  // Only the days not kept: from the first to the last of them.
+  const missingScoped = () =>
+    missing.length < days.length
+      ? scoped()
+          .where('day', '>=', missing[0])
+          .where('day', '<=', missing[missing.length - 1])
+      : scoped();
   if (postgres) {
-    const rows = await scoped()
-      .select([
-        'day',
-        'kind',
-        sql<number>`count(*)`.as('n'),
-        sql<number>`percentile_cont(0.5) within group (order by seconds)`.as('m'),
-        sql<number>`percentile_disc(0.9) within group (order by seconds)`.as('p'),
-        sql<number>`percentile_cont(0.5) within group (order by ${business})`.as('bm'),
-        sql<number>`percentile_disc(0.9) within group (order by ${business})`.as('bp'),
-      ])
-      .groupBy(sql`grouping sets ((day, kind), (kind))`)
-      .execute();
-    for (const r of rows as Row[]) {
+    const percentiles = [
+      sql<number>`count(*)`.as('n'),
+      sql<number>`percentile_cont(0.5) within group (order by seconds)`.as('m'),
+      sql<number>`percentile_disc(0.9) within group (order by seconds)`.as('p'),
+      sql<number>`percentile_cont(0.5) within group (order by ${business})`.as('bm'),
+      sql<number>`percentile_disc(0.9) within group (order by ${business})`.as('bp'),
+    ] as const;
+    // Every day missing: one query for the days and the period (grouping sets); else the missing days, then the period.
+    const rows = (
+      missing.length === days.length
+        ? await scoped()
+            .select(['day', 'kind', ...percentiles])
+            .groupBy(sql`grouping sets ((day, kind), (kind))`)
+            .execute()
+        : [
+            ...(missing.length
+              ? await missingScoped()
+                  .select(['day', 'kind', ...percentiles])
+                  .groupBy(['day', 'kind'])
+                  .execute()
+              : []),
+            ...(await scoped()
+              .select([sql<null>`null`.as('day'), 'kind', ...percentiles])
+              .groupBy('kind')
+              .execute()),
+          ]
+    ) as Row[];
+    for (const r of rows) {
       // day is never null in the table: a null day is the period's row of its kind.
       const target = r.day === null ? period : perDay.get(r.day);
-      if (target) put(target, r);
+      if (target && (r.day === null || !keptFigures.has(r.day))) put(target, r);
     }
     return { perDay, period };
   }
-  const dayRows = await scoped()
-    .select([
-      'day',
-      'kind',
-      sql<number>`count(*)`.as('n'),
-      sql<number>`median(seconds)`.as('m'),
-      sql<number>`percentile_disc(seconds, 0.9)`.as('p_low'),
-      sql<number>`-percentile_disc(-seconds, 0.1)`.as('p_high'),
-      sql<number>`median(${business})`.as('bm'),
-      sql<number>`percentile_disc(${business}, 0.9)`.as('bp_low'),
-      sql<number>`-percentile_disc(-${business}, 0.1)`.as('bp_high'),
-    ])
-    .groupBy(['day', 'kind'])
-    .execute();
-  const counts = { first_response: 0, resolution: 0 };
+  const dayRows = missing.length
+    ? await missingScoped()
+        .select([
+          'day',
+          'kind',
+          sql<number>`count(*)`.as('n'),
+          sql<number>`median(seconds)`.as('m'),
+          sql<number>`percentile_disc(seconds, 0.9)`.as('p_low'),
+          sql<number>`-percentile_disc(-seconds, 0.1)`.as('p_high'),
+          sql<number>`median(${business})`.as('bm'),
+          sql<number>`percentile_disc(${business}, 0.9)`.as('bp_low'),
+          sql<number>`-percentile_disc(-${business}, 0.1)`.as('bp_high'),
+        ])
+        .groupBy(['day', 'kind'])
+        .execute()
+    : [];
   for (const r of dayRows) {
     const target = perDay.get(r.day);
-    if (!target) continue;
+    if (!target || keptFigures.has(r.day)) continue;
     const low = Number(r.n) % 10 === 0;
     put(target, { ...r, p: low ? r.p_low : r.p_high, bp: low ? r.bp_low : r.bp_high });
-    counts[r.kind] += Number(r.n);
   }
+  const counts = { first_response: 0, resolution: 0 };
+  for (const figures of perDay.values()) for (const kind of KINDS) counts[kind] += figures[kind].count;
   // The period's figures. A long period: the values at the ranks wanted, read in order from the
   // indexes of 0065 (workspace, kind, value, day, …), a walk of up to 90% of the kind's entries and
   // no sort. A short one: that walk would pass over every other day's entries, so the period's rows
@@ -129,10 +158,18 @@ export async function periodDurations(
   for (const kind of KINDS) {
     const n = counts[kind];
     if (!n) continue;
-    const nth = async (value: typeof business | ReturnType<typeof sql.ref>, offset: number, count: number) =>
-      (await scoped(false).where('kind', '=', kind).select(sql<number>`${value}`.as('v')).orderBy(sql`${value}`).limit(count).offset(offset).execute()).map(
-        (r) => Number(r.v),
-      );
+    // The rank's value, walking the index from the nearer end (p90 from the top: a tenth of the walk).
+    const nth = async (value: typeof business | ReturnType<typeof sql.ref>, offset: number, count: number) => {
+      const fromTop = offset > n / 2;
+      const rows = await scoped(false)
+        .where('kind', '=', kind)
+        .select(sql<number>`${value}`.as('v'))
+        .orderBy(sql`${value}`, fromTop ? 'desc' : 'asc')
+        .limit(count)
+        .offset(fromTop ? n - offset - count : offset)
+        .execute();
+      return rows.map((r) => Number(r.v)).sort((a, b) => a - b);
+    };
     const figure = async (value: typeof business | ReturnType<typeof sql.ref>): Promise<DurationFigure> => {
       const middle = await nth(value, n % 2 ? (n - 1) / 2 : n / 2 - 1, n % 2 ? 1 : 2);
       const [p90] = await nth(value, Math.ceil(0.9 * n) - 1, 1);

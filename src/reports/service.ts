@@ -11,6 +11,7 @@ import { DAY } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
 import { slaOutcomesIn } from '../sla/store.js';
 import { findWorkspace } from '../workspaces/store.js';
+import { deleteWorkspaceDayFigures, keepDays, readKeptDays, scopeKey } from './day-figures.js';
 import { type DurationFigures, periodDurations } from './durations.js';
 
 export const REPORT_MAX_DAYS = 366;
@@ -50,6 +51,8 @@ export function durationFigures(sorted: ArrayLike<number>) {
 }
 
 type Totals = { opened: number; closed: number; replies: number; ratings: number; rating_sum: number; dist: number[] };
+/** What is kept of a past day (./day-figures.ts). */
+type KeptDay = { totals: Totals; durations: DurationFigures };
 const emptyTotals = (): Totals => ({ opened: 0, closed: 0, replies: 0, ratings: 0, rating_sum: 0, dist: [0, 0, 0, 0, 0] });
 
 function figures(t: Totals, durations: DurationFigures, withOpened: boolean) {
@@ -119,40 +122,52 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
     return out;
   };
 
-  const sum = (column: string) => sql<number>`sum(${sql.ref(column)})`.as(column);
-  const totalsRows = await scope(ctx.db.selectFrom('report_days'))
-    .select([
-      'day',
-      sum('opened'),
-      sum('closed'),
-      sum('replies'),
-      sum('ratings'),
-      sum('rating_sum'),
-      sum('rating_1'),
-      sum('rating_2'),
-      sum('rating_3'),
-      sum('rating_4'),
-      sum('rating_5'),
-    ])
-    .groupBy('day')
-    .execute();
-  const durations = await periodDurations((dayIndexed) => scope(ctx.db.selectFrom('report_durations'), dayIndexed), isPostgres(ctx.db), days);
-
+  // Past days' totals and figures are kept once computed (./day-figures.ts); the rest is computed.
+  const kept = {
+    db: ctx.db,
+    workspaceId: access.workspaceId,
+    scope: scopeKey(inboxIds, input.memberId),
+    before: dayText(new Date(ctx.clock.now().getTime() - DAY)),
+  };
+  const keptDays = await readKeptDays<KeptDay>(kept, days);
+  const missing = days.filter((day) => !keptDays.has(day));
   const perDay = new Map<string, Totals>();
-  for (const day of days) perDay.set(day, emptyTotals());
-  const all = emptyTotals();
-  for (const r of totalsRows) {
-    const t = perDay.get(r.day);
-    if (!t) continue;
-    const row = r as unknown as Record<string, number | string | null>;
-    for (const target of [t, all]) {
-      target.opened += Number(row.opened ?? 0);
-      target.closed += Number(row.closed ?? 0);
-      target.replies += Number(row.replies ?? 0);
-      target.ratings += Number(row.ratings ?? 0);
-      target.rating_sum += Number(row.rating_sum ?? 0);
-      for (let i = 0; i < 5; i++) target.dist[i] += Number(row[`rating_${i + 1}`] ?? 0);
+  for (const day of days) perDay.set(day, keptDays.get(day)?.totals ?? emptyTotals());
+  if (missing.length) {
+    const sum = (column: string) => sql<number>`sum(${sql.ref(column)})`.as(column);
+    const totalsRows = await scope(ctx.db.selectFrom('report_days'))
+      .where('day', '>=', missing[0])
+      .where('day', '<=', missing[missing.length - 1])
+      .select(['day', sum('opened'), sum('closed'), sum('replies'), sum('ratings'), sum('rating_sum'), ...[1, 2, 3, 4, 5].map((i) => sum(`rating_${i}`))])
+      .groupBy('day')
+      .execute();
+    for (const r of totalsRows) {
+      const t = perDay.get(r.day);
+      if (!t || keptDays.has(r.day)) continue;
+      const row = r as unknown as Record<string, number | string | null>;
+      t.opened += Number(row.opened ?? 0);
+      t.closed += Number(row.closed ?? 0);
+      t.replies += Number(row.replies ?? 0);
+      t.ratings += Number(row.ratings ?? 0);
+      t.rating_sum += Number(row.rating_sum ?? 0);
+      for (let i = 0; i < 5; i++) t.dist[i] += Number(row[`rating_${i + 1}`] ?? 0);
     }
+  }
+  const durations = await periodDurations(
+    (dayIndexed) => scope(ctx.db.selectFrom('report_durations'), dayIndexed),
+    isPostgres(ctx.db),
+    days,
+    new Map([...keptDays].map(([day, k]) => [day, k.durations])),
+  );
+  await keepDays<KeptDay>(kept, new Map(missing.map((day) => [day, { totals: perDay.get(day)!, durations: durations.perDay.get(day)! }])));
+  const all = emptyTotals();
+  for (const t of perDay.values()) {
+    all.opened += t.opened;
+    all.closed += t.closed;
+    all.replies += t.replies;
+    all.ratings += t.ratings;
+    all.rating_sum += t.rating_sum;
+    for (let i = 0; i < 5; i++) all.dist[i] += t.dist[i];
   }
   const sla = slaFigures(await slaOutcomesIn(ctx.db, { workspaceId: access.workspaceId, from, to, inboxIds, memberId: input.memberId }));
   const withOpened = !input.memberId;
@@ -214,7 +229,7 @@ export async function getUsage(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, i
   };
 }
 
-/** Workspace deletion step: report totals and durations. */
+/** Workspace deletion step: report totals and durations, then the kept day figures. */
 export async function deleteWorkspaceReportTotals(ctx: Pick<Ctx, 'db'>, workspaceId: string, batch: number): Promise<number> {
   const days = await ctx.db.selectFrom('report_days').select('day').where('workspace_id', '=', workspaceId).orderBy('day').limit(1).executeTakeFirst();
   const durations = await ctx.db
@@ -225,7 +240,7 @@ export async function deleteWorkspaceReportTotals(ctx: Pick<Ctx, 'db'>, workspac
     .limit(1)
     .executeTakeFirst();
   const day = [days?.day, durations?.day].filter((d): d is string => !!d).sort()[0];
-  if (!day) return 0;
+  if (!day) return deleteWorkspaceDayFigures(ctx.db, workspaceId, batch);
   // One day at a time keeps batches small without row ids.
   const a = await ctx.db.deleteFrom('report_days').where('workspace_id', '=', workspaceId).where('day', '=', day).executeTakeFirst();
   const b = await ctx.db.deleteFrom('report_durations').where('workspace_id', '=', workspaceId).where('day', '=', day).executeTakeFirst();

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { findOrCreateContactByEmail } from '../../src/contacts/identify.js';
 import { startConversation } from '../../src/conversations/service.js';
 import { HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
-import { durationFigures } from '../../src/reports/service.js';
+import { deleteWorkspaceReportTotals, durationFigures } from '../../src/reports/service.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { rawMail, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -118,19 +118,54 @@ describe('reports and usage', () => {
     // The 45 days (1,035 first responses), its first four days (10: a multiple of ten), and 200 days
     // from the first (a long period: read by rank from the kind indexes on SQLite, LONG_PERIOD_DAYS).
     const longTo = new Date(Date.UTC(2026, 5, 200)).toISOString().slice(0, 10);
-    for (const [member, to] of [
-      [undefined, days[days.length - 1]],
-      [ws.ownerId, days[days.length - 1]],
-      [undefined, days[3]],
-      [undefined, longTo],
-      [ws.ownerId, longTo],
-    ] as const) {
-      const selected = rows.filter((r) => (member === undefined || r.member_id === member) && r.day <= to);
-      const r = await s.request('GET', `/v1/reports?from=${days[0]}&to=${to}${member ? `&member_id=${member}` : ''}`, { token: ws.apiKey });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      assert.deepEqual(pick(r.body.totals), expected(selected), `the period (member ${member ?? 'any'})`);
-      for (const day of r.body.days) assert.deepEqual(pick(day), expected(selected.filter((x) => x.day === day.day)), day.day);
-    }
+    const compare = async (when: string) => {
+      for (const [member, to] of [
+        [undefined, days[days.length - 1]],
+        [ws.ownerId, days[days.length - 1]],
+        [undefined, days[3]],
+        [undefined, longTo],
+        [ws.ownerId, longTo],
+      ] as const) {
+        const selected = rows.filter((r) => (member === undefined || r.member_id === member) && r.day <= to);
+        const r = await s.request('GET', `/v1/reports?from=${days[0]}&to=${to}${member ? `&member_id=${member}` : ''}`, { token: ws.apiKey });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.deepEqual(pick(r.body.totals), expected(selected), `${when}: the period (member ${member ?? 'any'})`);
+        for (const day of r.body.days) assert.deepEqual(pick(day), expected(selected.filter((x) => x.day === day.day)), `${when}: ${day.day}`);
+      }
+    };
+    const kept = async () =>
+      Number(
+        (
+          await s.app.db
+            .selectFrom('report_day_figures')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('workspace_id', '=', ws.workspaceId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    await compare('computed');
+    // Days before yesterday (the clock's 2026-11-01), June 1 to October 31, are kept for two scopes
+    // (anyone and the owner) and read back; later days of the long period are always computed.
+    assert.equal(await kept(), 153 * 2);
+    await compare('read back');
+    // A day's rows change (one added, one removed): its kept figures go, and the answers follow.
+    const added = { ...rows[0], day: days[5], conversation_id: 'cnv_fixture_added', seconds: 1, business_seconds: 1 };
+    rows.push(added);
+    await s.app.db.insertInto('report_durations').values(added).execute();
+    const removed = rows.findIndex((r) => r.day === days[7]);
+    await s.app.db.deleteFrom('report_durations').where('conversation_id', '=', rows[removed].conversation_id).execute();
+    rows.splice(removed, 1);
+    await compare('after a change');
+    // So do its totals'.
+    const totals = async () => (await s.request('GET', `/v1/reports?from=${days[0]}&to=${longTo}`, { token: ws.apiKey })).body;
+    assert.equal((await totals()).totals.replies, 0);
+    await s.app.db.insertInto('report_days').values({ workspace_id: ws.workspaceId, day: days[5], inbox_id: ws.inboxId, member_id: '', replies: 3 }).execute();
+    const after = await totals();
+    assert.equal(after.totals.replies, 3);
+    assert.equal(after.days.find((d: { day: string }) => d.day === days[5]).replies, 3);
+    // The workspace's deletion step removes them.
+    while ((await deleteWorkspaceReportTotals(s.app, ws.workspaceId, 500)) > 0);
+    assert.equal(await kept(), 0);
   });
 
   test('a hand-checked day and the next', async () => {

@@ -33,7 +33,21 @@ export interface ReportDurationsTable {
   business_seconds?: number | null;
 }
 
+/**
+ * A past day's totals, medians and p90s for one scope of a report (0072), kept once computed;
+ * triggers on report_days and report_durations delete a day's rows when its rows change.
+ */
+export interface ReportDayFiguresTable {
+  workspace_id: string;
+  day: string;
+  /** Which inboxes and member the figures cover (scopeKey in src/reports/durations.ts). */
+  scope: string;
+  /** JSON: the day's totals and its figures per duration key (KeptDay in src/reports/service.ts). */
+  figures: string;
+}
+
 export interface ReportTables {
   report_days: ReportDaysTable;
   report_durations: ReportDurationsTable;
+  report_day_figures: ReportDayFiguresTable;
 }
