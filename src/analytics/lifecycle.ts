@@ -47,6 +47,11 @@ async function deleteDataBatch(ctx: Pick<Ctx, 'db'>, column: 'property_id' | 'wo
     const ids = (await ctx.db.selectFrom(table).select('id').where(column, '=', id).limit(batch).execute()).map((r) => r.id);
     if (ids.length) return deleteById(ctx.db, table, ids);
   }
+  // A day at a time: these hold only the days not yet rolled up.
+  for (const table of ['analytics_day_visitors', 'analytics_day_totals'] as const) {
+    const first = await ctx.db.selectFrom(table).select('day').where(column, '=', id).orderBy('day').limit(1).executeTakeFirst();
+    if (first) return Number((await ctx.db.deleteFrom(table).where(column, '=', id).where('day', '=', first.day).executeTakeFirst()).numDeletedRows);
+  }
   const rollup = await ctx.db.selectFrom('analytics_rollups').select('day').where(column, '=', id).orderBy('day').limit(1).offset(batch).executeTakeFirst();
   let q = ctx.db.deleteFrom('analytics_rollups').where(column, '=', id);
   if (rollup) q = q.where('day', '<', rollup.day);

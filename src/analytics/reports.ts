@@ -6,6 +6,7 @@ import { inTransaction } from '../db/transaction.js';
 import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
 import type { JobKind } from '../platform/jobs.js';
+import { forgetIntraday, intradayRows } from './intraday.js';
 import { getProperty } from './properties.js';
 import { PROPS_PREFIX, propsBreakdown } from './props.js';
 import {
@@ -61,13 +62,16 @@ export interface StatsAnswer {
   rolled_through: string | null;
 }
 
-/** Rows for the days of [from, to]: rollups through the property's rolled_through, raw after (all raw when filtered). */
+/** Rows for the days of [from, to]: rollups through the property's rolled_through, after it the writer's day totals (unfiltered) or the raw rows (by dimension; all raw when filtered). */
 async function rowsFor(ctx: C, property: { id: string; rolled_through: string | null }, from: string, to: string, dimension: string | null, filters: Filter[]) {
   const rolled = filters.length ? null : property.rolled_through;
   const rows: DayRow[] = [];
   if (rolled && rolled >= from) rows.push(...(await rollupRows(ctx.db, property.id, from, rolled < to ? rolled : to, dimension)));
   const rawFrom = rolled && rolled >= from ? nextDay(rolled) : from;
-  if (rawFrom <= to) rows.push(...(await rawRows(ctx.db, property.id, rawFrom, to, dimension, filters)));
+  if (rawFrom <= to)
+    rows.push(
+      ...(await (dimension || filters.length ? rawRows(ctx.db, property.id, rawFrom, to, dimension, filters) : intradayRows(ctx.db, property.id, rawFrom, to))),
+    );
   return { rows, rolled: rolled && rolled >= from ? (rolled < to ? rolled : to) : null };
 }
 
@@ -195,6 +199,7 @@ export async function rollUpDay(ctx: C, propertyId: string, day: string): Promis
         .execute();
     }
     await trx.updateTable('analytics_properties').set({ rolled_through: day }).where('id', '=', propertyId).execute();
+    await forgetIntraday(trx, propertyId, day);
   });
 }
 

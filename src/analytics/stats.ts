@@ -207,10 +207,7 @@ export async function rawRows(db: Db, propertyId: string, from: string, to: stri
       .select(['day', ...eventSums])
       .groupBy('day')
       .execute();
-    const vi = await visitsQuery()
-      .select(['day', ...visitSums])
-      .groupBy('day')
-      .execute();
+    const vi = await rawVisitSums(db, propertyId, from, to, filters);
     const byDay = new Map<string, DayRow>();
     const row = (day: string) => {
       let r = byDay.get(day);
@@ -218,7 +215,7 @@ export async function rawRows(db: Db, propertyId: string, from: string, to: stri
       return r;
     };
     for (const e of ev) Object.assign(row(e.day), { visitors: n(e.visitors), pageviews: n(e.pageviews), events: n(e.events) });
-    for (const v of vi) Object.assign(row(v.day), { visits: n(v.visits), bounces: n(v.bounces), duration_s: n(v.duration_s) });
+    for (const v of vi) Object.assign(row(v.day), { visits: v.visits, bounces: v.bounces, duration_s: v.duration_s });
     return [...byDay.values()];
   }
   if (spec.table === 'events') {
@@ -258,6 +255,25 @@ export async function rawRows(db: Db, propertyId: string, from: string, to: stri
     bounces: n(r.bounces),
     duration_s: n(r.duration_s),
   }));
+}
+
+/** Per-day visits, bounces and visit seconds from the raw visits. */
+export async function rawVisitSums(db: Db, propertyId: string, from: string, to: string, filters: Filter[]) {
+  const rows = await db
+    .selectFrom('analytics_visits')
+    .select([
+      'day',
+      sql<number>`count(*)`.as('visits'),
+      sql<number>`sum(case when events <= 1 then 1 else 0 end)`.as('bounces'),
+      sql<number>`sum(duration_s)`.as('duration_s'),
+    ])
+    .where('property_id', '=', propertyId)
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .where((eb) => visitFilters(eb, propertyId, from, to, filters))
+    .groupBy('day')
+    .execute();
+  return rows.map((r) => ({ day: r.day, visits: n(r.visits), bounces: n(r.bounces), duration_s: n(r.duration_s) }));
 }
 
 export async function rollupRows(db: Db, propertyId: string, from: string, to: string, dimension: string | null): Promise<DayRow[]> {

@@ -19,6 +19,7 @@ import { inTransaction } from '../db/transaction.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import { enqueue } from '../platform/jobs.js';
+import { recordIntraday } from './intraday.js';
 import { monthlyLimit, monthOf } from './properties.js';
 
 export const FLUSH_SIZE = 500;
@@ -133,7 +134,7 @@ export class EventWriter {
 
 type VisitRow = AnalyticsVisitsTable;
 
-/** Writes a batch in one transaction: visits found or started, events, the month's usage. */
+/** Writes a batch in one transaction: visits found or started, events, the day's visitors and totals, the month's usage. */
 export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
   batch.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   await inTransaction(ctx.db, async (trx) => {
@@ -194,6 +195,7 @@ export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
     for (const rows of chunks([...created.values()], 500)) await trx.insertInto('analytics_visits').values(rows).execute();
     for (const rows of chunks([...changed.values()], 1000)) await updateVisits(trx, rows);
     for (const rows of chunks(events, 1000)) await trx.insertInto('analytics_events').values(rows).execute();
+    await recordIntraday(trx, batch);
     await countUsage(ctx, trx, batch);
   });
 }

@@ -212,6 +212,8 @@ describe('analytics ingestion (POST /a/e)', () => {
     assert.equal(await send(pageview('/gone')), 'origin', 'counting stops at once');
     await runRetention(s.app);
     assert.equal((await events()).length, 0);
+    for (const table of ['analytics_day_visitors', 'analytics_day_totals'] as const)
+      assert.equal((await s.app.db.selectFrom(table).select('day').where('property_id', '=', propertyId).execute()).length, 0, table);
     assert.equal((await s.app.db.selectFrom('analytics_properties').select('id').where('id', '=', propertyId).execute()).length, 0);
 
     await send({ d: 'blog.example', u: 'https://blog.example/', r: null, w: 800 }, { origin: 'https://blog.example' });
@@ -219,7 +221,14 @@ describe('analytics ingestion (POST /a/e)', () => {
     assert.ok((await s.app.db.selectFrom('analytics_events').select('id').where('workspace_id', '=', seed.workspaceId).execute()).length > 0);
     await deleteWorkspace(s.app, { workspaceId: seed.workspaceId, requestedBy: 'operator' });
     await runWorkspaceDeletion(s.app, seed.workspaceId);
-    for (const table of ['analytics_events', 'analytics_visits', 'analytics_properties', 'analytics_usage'] as const) {
+    for (const table of [
+      'analytics_events',
+      'analytics_visits',
+      'analytics_day_visitors',
+      'analytics_day_totals',
+      'analytics_properties',
+      'analytics_usage',
+    ] as const) {
       assert.equal((await s.app.db.selectFrom(table).select('workspace_id').where('workspace_id', '=', seed.workspaceId).execute()).length, 0, table);
     }
   });

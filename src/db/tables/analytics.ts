@@ -111,6 +111,24 @@ export interface AnalyticsRollupsTable {
   duration_s: number;
 }
 
+/** A visitor seen on a property that day (migration 0070): the first event of the day inserts it. Kept until the day is rolled up. */
+export interface AnalyticsDayVisitorsTable {
+  property_id: string;
+  day: string;
+  visitor_id: string;
+  workspace_id: string;
+}
+
+/** A day's unfiltered totals as the writer commits its batches (migration 0070). Kept until the day is rolled up. */
+export interface AnalyticsDayTotalsTable {
+  property_id: string;
+  day: string;
+  workspace_id: string;
+  visitors: number;
+  pageviews: number;
+  events: number;
+}
+
 /** The visit a widget conversation came from (migration 0043), copied when it started. */
 export interface AnalyticsConversationVisitsTable {
   conversation_id: string;
@@ -143,5 +161,7 @@ export interface AnalyticsTables {
   analytics_events: AnalyticsEventsTable;
   analytics_visits: AnalyticsVisitsTable;
   analytics_rollups: AnalyticsRollupsTable;
+  analytics_day_visitors: AnalyticsDayVisitorsTable;
+  analytics_day_totals: AnalyticsDayTotalsTable;
   analytics_conversation_visits: AnalyticsConversationVisitsTable;
 }
