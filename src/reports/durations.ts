@@ -4,14 +4,15 @@
 // mean of the two middle values (rounded), p90 the nearest rank (the value at ceil(0.9·n)), the same
 // as durationFigures in service.ts computes from sorted values.
 //
-// Postgres: percentile_cont(0.5) is that median, percentile_disc(0.9) that nearest rank; one query
-// with grouping sets answers every day and the period.
+// Postgres: percentile_cont(0.5) is that median, percentile_disc(0.9) that nearest rank (per day,
+// and over a short period).
 // SQLite (its percentile functions, built into better-sqlite3): median() is that median, but
 // percentile_disc(x, 0.9) picks the value at floor(0.9·(n−1)) (0-based), which is the nearest rank
 // only when n is a multiple of 10; otherwise the nearest rank is the value at ceil(0.9·n − 0.9),
 // which −percentile_disc(−x, 0.1) picks (floor(0.1·(n−1)) from the top). The double 0.1 is a little
 // above 1/10, so 0.1·(n−1) never rounds below a whole number it should equal. Days compute both and
-// keep the right one. The period's figures are the values at those ranks, read with an offset.
+// keep the right one. A long period's figures, on both, are the values at those ranks, read with an
+// offset from the value indexes.
 import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 
@@ -72,69 +73,54 @@ export async function periodDurations(
           .where('day', '>=', missing[0])
           .where('day', '<=', missing[missing.length - 1])
       : scoped();
-  if (postgres) {
-    const percentiles = [
-      sql<number>`count(*)`.as('n'),
-      sql<number>`percentile_cont(0.5) within group (order by seconds)`.as('m'),
-      sql<number>`percentile_disc(0.9) within group (order by seconds)`.as('p'),
-      sql<number>`percentile_cont(0.5) within group (order by ${business})`.as('bm'),
-      sql<number>`percentile_disc(0.9) within group (order by ${business})`.as('bp'),
-    ] as const;
-    // Every day missing: one query for the days and the period (grouping sets); else the missing days, then the period.
-    const rows = (
-      missing.length === days.length
-        ? await scoped()
-            .select(['day', 'kind', ...percentiles])
-            .groupBy(sql`grouping sets ((day, kind), (kind))`)
-            .execute()
-        : [
-            ...(missing.length
-              ? await missingScoped()
-                  .select(['day', 'kind', ...percentiles])
-                  .groupBy(['day', 'kind'])
-                  .execute()
-              : []),
-            ...(await scoped()
-              .select([sql<null>`null`.as('day'), 'kind', ...percentiles])
-              .groupBy('kind')
-              .execute()),
-          ]
-    ) as Row[];
+  const percentiles = [
+    sql<number>`count(*)`.as('n'),
+    sql<number>`percentile_cont(0.5) within group (order by seconds)`.as('m'),
+    sql<number>`percentile_disc(0.9) within group (order by seconds)`.as('p'),
+    sql<number>`percentile_cont(0.5) within group (order by ${business})`.as('bm'),
+    sql<number>`percentile_disc(0.9) within group (order by ${business})`.as('bp'),
+  ] as const;
+  if (missing.length && postgres) {
+    const rows = await missingScoped()
+      .select(['day', 'kind', ...percentiles])
+      .groupBy(['day', 'kind'])
+      .execute();
+    for (const r of rows as Row[]) if (!keptFigures.has(r.day!)) put(perDay.get(r.day!)!, r);
+  } else if (missing.length) {
+    const rows = await missingScoped()
+      .select([
+        'day',
+        'kind',
+        sql<number>`count(*)`.as('n'),
+        sql<number>`median(seconds)`.as('m'),
+        sql<number>`percentile_disc(seconds, 0.9)`.as('p_low'),
+        sql<number>`-percentile_disc(-seconds, 0.1)`.as('p_high'),
+        sql<number>`median(${business})`.as('bm'),
+        sql<number>`percentile_disc(${business}, 0.9)`.as('bp_low'),
+        sql<number>`-percentile_disc(-${business}, 0.1)`.as('bp_high'),
+      ])
+      .groupBy(['day', 'kind'])
+      .execute();
     for (const r of rows) {
-      // day is never null in the table: a null day is the period's row of its kind.
-      const target = r.day === null ? period : perDay.get(r.day);
-      if (target && (r.day === null || !keptFigures.has(r.day))) put(target, r);
+      if (keptFigures.has(r.day)) continue;
+      const low = Number(r.n) % 10 === 0;
+      put(perDay.get(r.day)!, { ...r, p: low ? r.p_low : r.p_high, bp: low ? r.bp_low : r.bp_high });
     }
-    return { perDay, period };
-  }
-  const dayRows = missing.length
-    ? await missingScoped()
-        .select([
-          'day',
-          'kind',
-          sql<number>`count(*)`.as('n'),
-          sql<number>`median(seconds)`.as('m'),
-          sql<number>`percentile_disc(seconds, 0.9)`.as('p_low'),
-          sql<number>`-percentile_disc(-seconds, 0.1)`.as('p_high'),
-          sql<number>`median(${business})`.as('bm'),
-          sql<number>`percentile_disc(${business}, 0.9)`.as('bp_low'),
-          sql<number>`-percentile_disc(-${business}, 0.1)`.as('bp_high'),
-        ])
-        .groupBy(['day', 'kind'])
-        .execute()
-    : [];
-  for (const r of dayRows) {
-    const target = perDay.get(r.day);
-    if (!target || keptFigures.has(r.day)) continue;
-    const low = Number(r.n) % 10 === 0;
-    put(target, { ...r, p: low ? r.p_low : r.p_high, bp: low ? r.bp_low : r.bp_high });
   }
   const counts = { first_response: 0, resolution: 0 };
   for (const figures of perDay.values()) for (const kind of KINDS) counts[kind] += figures[kind].count;
   // The period's figures. A long period: the values at the ranks wanted, read in order from the
-  // indexes of 0065 (workspace, kind, value, day, …), a walk of up to 90% of the kind's entries and
-  // no sort. A short one: that walk would pass over every other day's entries, so the period's rows
+  // indexes of 0065 (0072 on Postgres: workspace, kind, value, day, …), a walk of about half the
+  // kind's entries (p90 from the top end) and no sort. A short one: that walk would pass over every other day's entries, so the period's rows
   // are aggregated through the day index instead (one sort per figure, of the period's values).
+  if (days.length < LONG_PERIOD_DAYS && postgres) {
+    const rows = await scoped()
+      .select([sql<null>`null`.as('day'), 'kind', ...percentiles])
+      .groupBy('kind')
+      .execute();
+    for (const r of rows as Row[]) put(period, r);
+    return { perDay, period };
+  }
   if (days.length < LONG_PERIOD_DAYS) {
     for (const kind of KINDS) {
       const n = counts[kind];

@@ -114,8 +114,9 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
   const inboxIds = input.inboxId ? [input.inboxId] : access.inboxIds;
   // dayIndexed false: the day range is checked without the day index (SQLite leaves an index alone
   // for `+day`), so that a query ordered by value walks 0065's (workspace, kind, value) index.
+  const postgres = isPostgres(ctx.db);
   const scope = <Q extends { where: (...args: any[]) => Q }>(q: Q, dayIndexed = true): Q => {
-    const day = dayIndexed ? 'day' : sql`+day`;
+    const day = dayIndexed || postgres ? 'day' : sql`+day`;
     let out = q.where('workspace_id', '=', access.workspaceId).where(day, '>=', from).where(day, '<=', to);
     if (inboxIds !== null) out = inboxIds.length ? out.where('inbox_id', 'in', inboxIds) : out.where('inbox_id', '=', '');
     if (input.memberId) out = out.where('member_id', '=', input.memberId);
@@ -155,7 +156,7 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
   }
   const durations = await periodDurations(
     (dayIndexed) => scope(ctx.db.selectFrom('report_durations'), dayIndexed),
-    isPostgres(ctx.db),
+    postgres,
     days,
     new Map([...keptDays].map(([day, k]) => [day, k.durations])),
   );
