@@ -8,7 +8,7 @@ import { toast } from '../state';
 import { RateLimited } from './MigrationPasswordForm';
 import { ACTION_KEY, type Migration, type PlanSummary, plural, reachable, type Step, useSourceText } from './model';
 import { RemoveHistoryDialog } from './steps/DoneStep';
-import { FinishDialog } from './steps/SwitchStep';
+import { FinishDialog, KeepReadingBox } from './steps/SwitchStep';
 
 /** Actions that change the migration from the bar; the others open the step where their form is. */
 const BUTTON_ACTIONS = new Set(['scan', 'start', 'pause', 'resume', 'cancel', 'retry', 'probe', 'finish', 'remove_history', 'delete']);
@@ -59,6 +59,7 @@ export function ActionBar(props: { m: Migration; step: Step; onChanged: (m: Migr
   const [asking, setAsking] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [probeWait, setProbeWait] = useState<number | null>(null);
+  const [keepReading, setKeepReading] = useState(m.keep_reading?.on || (m.keep_reading?.possible ?? false));
   const path = { migrationId: m.id };
   async function run(action: string, body?: Record<string, unknown>) {
     setBusy(true);
@@ -151,10 +152,36 @@ export function ActionBar(props: { m: Migration; step: Step; onChanged: (m: Migr
           lead={startLead(m)}
           action={st(ACTION_KEY('start'))}
           onClose={() => setAsking(null)}
-          onConfirm={() => run('start')}
+          onConfirm={async () => {
+            // The choice to keep reading afterwards, on by default when the channel can read the mailbox.
+            if (m.keep_reading?.possible && m.allowed_actions.includes('keep_reading') && keepReading !== m.keep_reading.on) {
+              try {
+                await must(api.PUT('/v1/migrations/{migrationId}/keep-reading', { params: { path }, body: { keep_reading: keepReading } }));
+              } catch (err) {
+                toast(t('action.failed', { error: errorText(err) }));
+                return;
+              }
+            }
+            await run('start');
+          }}
+        >
+          <KeepReadingBox m={m} checked={keepReading} onChange={setKeepReading} />
+        </Confirm>
+      )}
+      {asking === 'finish' && (
+        <FinishDialog
+          m={m}
+          onClose={() => setAsking(null)}
+          onFinish={(force, keepReading) =>
+            run(
+              'finish',
+              force || keepReading !== undefined
+                ? { ...(force ? { force: true } : {}), ...(keepReading !== undefined ? { keep_reading: keepReading } : {}) }
+                : undefined,
+            )
+          }
         />
       )}
-      {asking === 'finish' && <FinishDialog m={m} onClose={() => setAsking(null)} onFinish={(force) => run('finish', force ? { force: true } : undefined)} />}
       {asking === 'remove_history' && (
         <RemoveHistoryDialog m={m} onClose={() => setAsking(null)} onRemoved={(next) => (props.onChanged(next), void props.reload())} />
       )}
