@@ -43,6 +43,8 @@ function formStep(m: Migration, action: string): Step {
 export function shownActions(m: Migration, step: Step): string[] {
   return actionOrder(m).filter((a) => {
     if (a === 'retry') return m.progress.failed > 0;
+    // A choice, not an action: its checkbox is on the Switch step and in the start and finish confirmations.
+    if (a === 'keep_reading') return false;
     // New credentials or a sign-in again: from the Connect step too, where the connected mailbox shows no form.
     if (BUTTON_ACTIONS.has(a) || a === 'credentials') return true;
     const target = formStep(m, a);

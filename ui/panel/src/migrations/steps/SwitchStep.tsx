@@ -106,7 +106,7 @@ function Countdown(props: { until: string }) {
 }
 
 /** The checkbox "Keep reading this mailbox live in <channel> after the move" (null when it cannot be chosen). */
-export function KeepReadingBox(props: { m: Migration; checked: boolean; disabled?: boolean; onChange: (on: boolean) => void }) {
+export function KeepReadingBox(props: { m: Migration; checked: boolean; onChange: (on: boolean) => void }) {
   const k = props.m.keep_reading;
   if (!k?.possible) return null;
   const channel = k.channel_name ?? '';
@@ -115,14 +115,7 @@ export function KeepReadingBox(props: { m: Migration; checked: boolean; disabled
     <div class="field">
       <div class="checks">
         <label>
-          <input
-            id={id}
-            type="checkbox"
-            checked={props.checked}
-            disabled={props.disabled}
-            onChange={(e) => props.onChange(e.currentTarget.checked)}
-            aria-describedby={`${id}-hint`}
-          />
+          <input id={id} type="checkbox" checked={props.checked} onChange={(e) => props.onChange(e.currentTarget.checked)} aria-describedby={`${id}-hint`} />
           {t('mig.keep.label', { channel })}
         </label>
       </div>
@@ -140,6 +133,8 @@ function KeepReadingChoice(props: { m: Migration; onChanged: (m: Migration) => v
   const [busy, setBusy] = useState(false);
   if (!k || !m.allowed_actions.includes('keep_reading')) return null;
   async function choose(on: boolean) {
+    // Not disabled while saving: a disabled checkbox would lose the keyboard's focus.
+    if (busy) return;
     setBusy(true);
     try {
       const next = await must(api.PUT('/v1/migrations/{migrationId}/keep-reading', { params: { path: { migrationId: m.id } }, body: { keep_reading: on } }));
@@ -156,11 +151,7 @@ function KeepReadingChoice(props: { m: Migration; onChanged: (m: Migration) => v
       <h2 id="mig-keep-title" style={{ marginTop: 0 }}>
         {t('mig.keep.title')}
       </h2>
-      {k.possible ? (
-        <KeepReadingBox m={m} checked={k.on} disabled={busy} onChange={(on) => void choose(on)} />
-      ) : (
-        <p class="muted">{t('mig.keep.not_possible')}</p>
-      )}
+      {k.possible ? <KeepReadingBox m={m} checked={k.on} onChange={(on) => void choose(on)} /> : <p class="muted">{t('mig.keep.not_possible')}</p>}
     </section>
   );
 }
