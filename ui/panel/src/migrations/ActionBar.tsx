@@ -61,7 +61,7 @@ export function ActionBar(props: { m: Migration; step: Step; onChanged: (m: Migr
   const [asking, setAsking] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [probeWait, setProbeWait] = useState<number | null>(null);
-  const [keepReading, setKeepReading] = useState(m.keep_reading?.on || (m.keep_reading?.possible ?? false));
+  const [keepReading, setKeepReading] = useState(defaultKeepReading(m));
   const path = { migrationId: m.id };
   async function run(action: string, body?: Record<string, unknown>) {
     setBusy(true);
@@ -122,7 +122,12 @@ export function ActionBar(props: { m: Migration; step: Step; onChanged: (m: Migr
               data-action={a}
               disabled={busy}
               class={`btn ${danger ? 'btn-danger' : primary ? 'btn-primary' : ''}${firstDanger ? ' mig-actions-danger' : ''}`}
-              onClick={() => (confirm ? setAsking(a) : void run(a))}
+              onClick={() => {
+                // The start's confirmation offers keeping the mailbox read afterwards: on by default when possible.
+                if (a === 'start') setKeepReading(defaultKeepReading(m));
+                if (confirm) setAsking(a);
+                else void run(a);
+              }}
             >
               {st(ACTION_KEY(a))}
             </button>
@@ -190,6 +195,8 @@ export function ActionBar(props: { m: Migration; step: Step; onChanged: (m: Migr
     </>
   );
 }
+
+const defaultKeepReading = (m: Migration) => m.keep_reading?.on || (m.keep_reading?.possible ?? false);
 
 /** What "Start copying" asks before it starts: the plan's counts, from the last scan. */
 function startLead(m: Migration): string {
