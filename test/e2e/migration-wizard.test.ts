@@ -352,8 +352,9 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     assert.equal(completed.keep_reading.result, 'handed_over');
     const handover = page.getByTestId('reading-handover');
     await handover.getByText('Support mail now reads this mailbox live').waitFor();
-    await page.getByText('The password was deleted from this server.').waitFor();
-    await page.getByText('cannot revoke an app password at the provider').waitFor();
+    // The password is the channel's now: the page says to keep it at the provider, not to remove it.
+    await handover.getByText('Keep the app password or the app permission at the provider').waitFor();
+    assert.equal(await page.getByText('cannot revoke an app password at the provider').count(), 0);
     await page.getByText('Finished after the test message arrived.').waitFor();
     await assertAccessible(page);
     await screenshot(page, 'migration-wizard-8-done');

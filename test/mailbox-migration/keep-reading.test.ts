@@ -164,6 +164,7 @@ describe('keep reading the mailbox live after the move', { skip: dovecotMissing 
     assert.equal(done.body.state, 'completed');
     assert.equal(done.body.credentials.set, false);
     assert.equal(done.body.keep_reading.result, 'handed_over');
+    assert.match(done.body.app_password.message, /moved to the channel/);
     assert.equal((await migrationRow(id)).password_sealed, null, 'the migration keeps no password');
     const reader = (await readerOf(channel))!;
     assert.equal(reader.kind, 'imap');

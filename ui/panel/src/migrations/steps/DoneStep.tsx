@@ -12,7 +12,8 @@ export function DoneStep(props: { m: Migration }) {
   const { m } = props;
   const st = useSourceText();
   // An export file had no password or sign-in to delete.
-  const ap = useContext(SourceContext).kind === 'export_file' ? null : m.app_password;
+  // An export file had no password or sign-in to delete; one handed to the channel is still in use (said by HandOverSummary).
+  const ap = useContext(SourceContext).kind === 'export_file' || m.keep_reading?.result === 'handed_over' ? null : m.app_password;
   const removal = m.remove_history;
   return (
     <section class="card" aria-labelledby="mig-done-title">
@@ -72,6 +73,7 @@ function HandOverSummary(props: { m: Migration }) {
   return (
     <div class="notice" role="status" data-testid="reading-handover">
       <p style={{ marginTop: 0 }}>{t('mig.keep.handed_over', { channel })}</p>
+      <p>{t('mig.keep.keep_password')}</p>
       {k.channel_inbox_id && k.channel_id && (
         <p>
           <a href={`/settings/inboxes/${k.channel_inbox_id}#reading-${k.channel_id}`}>{t('mig.keep.reading_link')}</a>

@@ -458,6 +458,7 @@ export const migrationEn = {
   'mig.keep.saved_off': 'The mailbox will not be read after the move.',
   'mig.keep.not_possible': 'Choose an e-mail channel for this move to keep reading the mailbox live afterwards.',
   'mig.keep.handed_over': '{channel} now reads this mailbox live, with the password or sign-in of this move.',
+  'mig.keep.keep_password': 'Keep the app password or the app permission at the provider: the channel reads the mailbox with it.',
   'mig.keep.reading_link': 'Open the channel’s mailbox reading',
   'mig.keep.skipped': 'The mailbox was not handed over to {channel}: {reason}',
   'mig.keep.reason.channel_reads_a_mailbox': 'the channel already reads a mailbox, which it keeps.',

@@ -464,6 +464,7 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.keep.saved_off': 'Posta kutusu taşımadan sonra okunmayacak.',
   'mig.keep.not_possible': 'Posta kutusunu sonrasında canlı okumaya devam etmek için bu taşımaya bir e-posta kanalı seçin.',
   'mig.keep.handed_over': '{channel} artık bu posta kutusunu bu taşımanın parolası ya da oturum açmasıyla canlı okuyor.',
+  'mig.keep.keep_password': 'Sağlayıcıdaki uygulama parolasını ya da uygulama iznini kaldırmayın: kanal posta kutusunu onunla okuyor.',
   'mig.keep.reading_link': 'Kanalın posta kutusu okumasını aç',
   'mig.keep.skipped': 'Posta kutusu {channel} kanalına devredilmedi: {reason}',
   'mig.keep.reason.channel_reads_a_mailbox': 'kanal zaten bir posta kutusu okuyor ve onu koruyor.',
