@@ -466,12 +466,10 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
       const syncing = await visit('syncing');
       // The choice to keep reading live, in Turkish at phone width, by keyboard.
       assert.equal(syncing.keep_reading.possible, true);
-      const keep = page
-        .getByTestId('keep-reading')
-        .getByRole('checkbox', {
-          name: `Taşımadan sonra bu posta kutusunu ${syncing.keep_reading.channel_name} kanalında canlı okumaya devam et`,
-          exact: true,
-        });
+      const keep = page.getByTestId('keep-reading').getByRole('checkbox', {
+        name: `Taşımadan sonra bu posta kutusunu ${syncing.keep_reading.channel_name} kanalında canlı okumaya devam et`,
+        exact: true,
+      });
       assert.equal(await keep.isChecked(), syncing.keep_reading.on);
       await keep.focus();
       await page.keyboard.press('Space');

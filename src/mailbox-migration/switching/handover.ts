@@ -17,7 +17,6 @@ import { findPreset } from '../sources/presets.js';
 import { type Grant, MICROSOFT_SCOPE } from '../sources/sign-in.js';
 import { readsLive } from '../states.js';
 import { type Actor, logActivity, type MigrationRow, type Tx } from '../store.js';
-import type { ActRunner } from './service.js';
 
 /** Why keep_reading cannot be chosen: not an IMAP mailbox (export file, help desk), or no e-mail channel to read it. */
 export type NotPossible = 'not_a_mailbox' | 'no_email_channel';
@@ -43,8 +42,17 @@ export async function keepReadingView(db: Tx['db'], m: MigrationRow) {
   };
 }
 
+/** service.ts's `act` (passed in: switching/service.ts imports this file). */
+type KeepReadingAct = (
+  ctx: Ctx,
+  access: Access,
+  id: string,
+  action: 'keep_reading',
+  change: (m: MigrationRow, tx: Tx) => Promise<{ set: Partial<MigrationRow>; detail?: Record<string, unknown>; log?: string } | undefined>,
+) => Promise<unknown>;
+
 /** PUT …/keep-reading: the choice, while the migration has not ended (409 when the channel could not read the mailbox). */
-export async function setKeepReading(ctx: Ctx, access: Access, id: string, input: { keep_reading: boolean }, act: ActRunner) {
+export async function setKeepReading(ctx: Ctx, access: Access, id: string, input: { keep_reading: boolean }, act: KeepReadingAct) {
   return act(ctx, access, id, 'keep_reading', async (m, tx) => {
     if (input.keep_reading) await requirePossible(tx.db, m);
     if ((m.keep_reading === 1) === input.keep_reading) return undefined;

@@ -111,7 +111,7 @@ export type ActRunner = (
   ctx: Ctx,
   access: Access,
   id: string,
-  action: 'probe' | 'finish' | 'remove_history' | 'keep_reading',
+  action: 'probe' | 'finish' | 'remove_history',
   change: (m: MigrationRow, tx: Tx) => Promise<{ set: Partial<MigrationRow>; detail?: Record<string, unknown>; log?: string } | undefined>,
 ) => Promise<unknown>;
 
