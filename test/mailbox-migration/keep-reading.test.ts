@@ -130,6 +130,7 @@ describe('keep reading the mailbox live after the move', { skip: dovecotMissing 
       channel_id: channel,
       channel_name: 'Support mail',
       channel_inbox_id: seed.inboxId,
+      channel_reads_a_mailbox: false,
       result: null,
     });
     assert.ok(created.body.allowed_actions.includes('keep_reading'));
@@ -222,6 +223,7 @@ describe('keep reading the mailbox live after the move', { skip: dovecotMissing 
     });
     assert.equal(reading.status, 200, JSON.stringify(reading.body));
     const before = (await readerOf(channel))!;
+    assert.equal((await api('GET', `/v1/migrations/${id}`)).body.keep_reading.channel_reads_a_mailbox, true);
     // Given with the finish: saved with the completion.
     const done = await api('POST', `/v1/migrations/${id}/finish`, { force: true, keep_reading: true });
     assert.equal(done.status, 200, JSON.stringify(done.body));

@@ -80,6 +80,7 @@ export const MigrationSchema = z
         channel_id: z.string().nullable(),
         channel_name: z.string().nullable(),
         channel_inbox_id: z.string().nullable(),
+        channel_reads_a_mailbox: z.boolean().openapi({ description: 'the channel reads a mailbox already and keeps it: the hand-over would be skipped' }),
         result: z.string().nullable().openapi({ description: 'what the completion did: handed_over, or why it skipped (channel_reads_a_mailbox, …)' }),
       })
       .openapi({

@@ -38,6 +38,8 @@ export async function keepReadingView(db: Tx['db'], m: MigrationRow) {
     channel_id: m.channel_id,
     channel_name: channel?.name ?? null,
     channel_inbox_id: channel?.inbox_id ?? null,
+    // Such a channel keeps its own mailbox: the completion would skip the hand-over.
+    channel_reads_a_mailbox: why === null && !!(await findReader(db, channel!.id)),
     result: m.reading_handover,
   };
 }

@@ -196,7 +196,8 @@ export function ActionBar(props: { m: Migration; step: Step; onChanged: (m: Migr
   );
 }
 
-const defaultKeepReading = (m: Migration) => m.keep_reading?.on || (m.keep_reading?.possible ?? false);
+/** On by default when the channel can take the mailbox over (it reads none yet). */
+const defaultKeepReading = (m: Migration) => !!m.keep_reading && (m.keep_reading.on || (m.keep_reading.possible && !m.keep_reading.channel_reads_a_mailbox));
 
 /** What "Start copying" asks before it starts: the plan's counts, from the last scan. */
 function startLead(m: Migration): string {

@@ -120,7 +120,7 @@ export function KeepReadingBox(props: { m: Migration; checked: boolean; onChange
         </label>
       </div>
       <span class="hint" id={`${id}-hint`}>
-        {t('mig.keep.hint', { channel })}
+        {t(k.channel_reads_a_mailbox ? 'mig.keep.hint_reads' : 'mig.keep.hint', { channel })}
       </span>
     </div>
   );

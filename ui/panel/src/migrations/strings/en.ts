@@ -453,6 +453,7 @@ export const migrationEn = {
   'mig.keep.label': 'Keep reading this mailbox live in {channel} after the move',
   'mig.keep.hint':
     'When the move completes, {channel} goes on reading the mailbox with the same password or sign-in: no second sign-in, and mail that arrives in between is not lost.',
+  'mig.keep.hint_reads': '{channel} already reads a mailbox and keeps it: this mailbox would not be handed over.',
   'mig.keep.title': 'After the move',
   'mig.keep.saved_on': '{channel} will keep reading this mailbox after the move.',
   'mig.keep.saved_off': 'The mailbox will not be read after the move.',

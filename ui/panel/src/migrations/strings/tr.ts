@@ -459,6 +459,7 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.keep.label': 'Taşımadan sonra bu posta kutusunu {channel} kanalında canlı okumaya devam et',
   'mig.keep.hint':
     'Taşıma tamamlandığında {channel} posta kutusunu aynı parola ya da oturum açma ile okumaya devam eder: ikinci kez oturum açmak gerekmez ve aradan gelen posta kaybolmaz.',
+  'mig.keep.hint_reads': '{channel} zaten bir posta kutusu okuyor ve onu koruyor: bu posta kutusu devredilmez.',
   'mig.keep.title': 'Taşımadan sonra',
   'mig.keep.saved_on': '{channel} taşımadan sonra bu posta kutusunu okumaya devam edecek.',
   'mig.keep.saved_off': 'Posta kutusu taşımadan sonra okunmayacak.',
