@@ -113,7 +113,7 @@ export function KeepReadingBox(props: { m: Migration; checked: boolean; onChange
   const id = `mig-keep-${props.m.id}`;
   return (
     <div class="field">
-      <div class="checks">
+      <div class="mig-keep">
         <label>
           <input id={id} type="checkbox" checked={props.checked} onChange={(e) => props.onChange(e.currentTarget.checked)} aria-describedby={`${id}-hint`} />
           {t('mig.keep.label', { channel })}
