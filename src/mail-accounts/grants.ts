@@ -108,9 +108,10 @@ export async function channelAccessToken(
       refresh_token: grant.refresh_token,
       client_id: client.clientId,
       client_secret: client.clientSecret,
-      ...(row.provider === 'microsoft' ? { scope: CHANNEL_MICROSOFT_SCOPE } : {}),
+      ...(row.provider === 'microsoft' ? { scope: grant.scope ?? CHANNEL_MICROSOFT_SCOPE } : {}),
     });
     fresh = grantFrom(answer, now, grant.refresh_token);
+    if (grant.scope) fresh.scope = grant.scope;
   } catch (error) {
     if (!(error instanceof TokenError)) throw error;
     if (error.status === 0 || error.status >= 500 || error.status === 429 || error.error === 'invalid_client')

@@ -49,9 +49,11 @@ export function formatMigration(m: MigrationRow, progress: Progress) {
             deleted_here: m.password_sealed === null,
             remove_at_provider: preset?.app_password_url ?? null,
             message:
-              preset?.kind === 'sign_in'
-                ? `The sign-in was deleted from this server. To end this server's access at ${preset.id === 'google' ? 'Google' : 'Microsoft'} as well, remove it in your account's app permissions.`
-                : 'The password was deleted from this server. This server cannot revoke an app password at the provider: remove it there if you made one for this migration.',
+              m.reading_handover === 'handed_over'
+                ? 'The password or sign-in moved to the channel, which reads the mailbox live with it: keep it at the provider while the channel reads the mailbox.'
+                : preset?.kind === 'sign_in'
+                  ? `The sign-in was deleted from this server. To end this server's access at ${preset.id === 'google' ? 'Google' : 'Microsoft'} as well, remove it in your account's app permissions.`
+                  : 'The password was deleted from this server. This server cannot revoke an app password at the provider: remove it there if you made one for this migration.',
           }
         : null,
     copy_started_at: m.copy_started_at,

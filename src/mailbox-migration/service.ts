@@ -98,6 +98,8 @@ export async function createMigration(ctx: Ctx, access: Access, input: Migration
     last_old_only_at: null,
     end_reason: null,
     removal: null,
+    keep_reading: 0,
+    reading_handover: null,
     created_by: actor.id,
     created_at: now,
     updated_at: now,

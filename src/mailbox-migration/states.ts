@@ -36,18 +36,19 @@ export type MigrationAction =
   | 'retry'
   | 'probe'
   | 'finish'
-  | 'remove_history';
+  | 'remove_history'
+  | 'keep_reading';
 
 /** Actions by state, for every source kind; source-specific ones are filtered in allowedActions. */
 const BY_STATE: Record<MigrationState, readonly MigrationAction[]> = {
-  draft: ['update', 'delete', 'credentials', 'test', 'folders', 'upload', 'cancel'],
-  connected: ['update', 'delete', 'credentials', 'test', 'folders', 'scan', 'cancel'],
-  scanning: ['cancel'],
-  ready: ['update', 'delete', 'credentials', 'test', 'folders', 'scan', 'preview', 'start', 'cancel'],
-  copying: ['preview', 'pause', 'cancel', 'retry'],
-  paused: ['update', 'credentials', 'test', 'folders', 'preview', 'resume', 'cancel', 'retry'],
-  needs_attention: ['credentials', 'test', 'folders', 'preview', 'resume', 'cancel', 'retry'],
-  syncing: ['preview', 'cancel', 'retry', 'probe', 'finish'],
+  draft: ['update', 'delete', 'credentials', 'test', 'folders', 'upload', 'cancel', 'keep_reading'],
+  connected: ['update', 'delete', 'credentials', 'test', 'folders', 'scan', 'cancel', 'keep_reading'],
+  scanning: ['cancel', 'keep_reading'],
+  ready: ['update', 'delete', 'credentials', 'test', 'folders', 'scan', 'preview', 'start', 'cancel', 'keep_reading'],
+  copying: ['preview', 'pause', 'cancel', 'retry', 'keep_reading'],
+  paused: ['update', 'credentials', 'test', 'folders', 'preview', 'resume', 'cancel', 'retry', 'keep_reading'],
+  needs_attention: ['credentials', 'test', 'folders', 'preview', 'resume', 'cancel', 'retry', 'keep_reading'],
+  syncing: ['preview', 'cancel', 'retry', 'probe', 'finish', 'keep_reading'],
   completed: ['delete', 'remove_history'],
   cancelled: ['delete', 'remove_history'],
   removing: [],
@@ -66,6 +67,12 @@ export function isMailboxSource(m: Pick<Row, 'provider'>): boolean {
   return findPreset(m.provider)?.kind !== 'export_file';
 }
 
+/** A source the channel's reader can go on reading: an IMAP mailbox (password or Google/Microsoft sign-in). */
+export function readsLive(m: Pick<Row, 'provider'>): boolean {
+  const kind = findPreset(m.provider)?.kind;
+  return kind === 'imap' || kind === 'sign_in';
+}
+
 export function allowedActions(m: Row): MigrationAction[] {
   const mailbox = isMailboxSource(m);
   return BY_STATE[m.state].filter((action) => {
@@ -73,6 +80,8 @@ export function allowedActions(m: Row): MigrationAction[] {
     if (action === 'credentials') return mailbox;
     if (action === 'test' || action === 'folders') return mailbox && m.password_sealed !== null;
     if (action === 'probe') return mailbox;
+    // Only a mailbox read over IMAP (a password or a sign-in) can be read on live by its channel.
+    if (action === 'keep_reading') return readsLive(m);
     if (action === 'start') return m.scanned_version === m.plan_version;
     return true;
   });

@@ -1,5 +1,7 @@
 // The reader's rows: its settings and state (mailbox_readers), the lease one process holds while it
-// reads, and per folder the UIDVALIDITY and last UID taken (mailbox_reader_folders).
+// reads, and per folder the UIDVALIDITY and last UID taken (mailbox_reader_folders). A completed
+// migration with keep_reading writes both (src/mailbox-migration/switching/handover.ts): its
+// password and the folders' starting points from its sync, so the reader begins where it stopped.
 import type { Db, MailboxReaderFoldersTable, MailboxReadersTable } from '../db/schema.js';
 
 export type ReaderRow = MailboxReadersTable;

@@ -234,9 +234,13 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     const confirm = page.getByRole('dialog', { name: 'Start copying' });
     const counts = new RegExp(`Copy ${ready.plan.summary.to_copy} messages? from \\d+ folders? into ${ready.plan.summary.conversations} conversations?\\?`);
     await confirm.getByText(counts).waitFor();
+    // Keeping the mailbox read live afterwards: offered, on by default (the channel can read it).
+    const keepLabel = 'Keep reading this mailbox live in Support mail after the move';
+    assert.equal(await confirm.getByRole('checkbox', { name: keepLabel, exact: true }).isChecked(), true);
     await screenshot(page, 'migration-wizard-6-start-confirm');
     await confirm.getByRole('button', { name: 'Start copying' }).click();
-    await expectScreen(page, id, 'copying');
+    const copying = await expectScreen(page, id, 'copying');
+    assert.equal(copying.keep_reading.on, true, 'the start saved the choice');
     await page.getByText('No changes were made to the provider.').waitFor();
     // The page re-reads the migration after the start's migration.updated: let that settle first.
     await page.waitForTimeout(1000);
@@ -302,6 +306,17 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
       'https://mail-settings.example.com/mail/vf-abc-confirm',
     );
 
+    // The choice on the Switch step, by keyboard: off (saved at once), then on again.
+    const keep = page.getByTestId('keep-reading').getByRole('checkbox', { name: keepLabel, exact: true });
+    assert.equal(await keep.isChecked(), true);
+    await keep.focus();
+    await page.keyboard.press('Space');
+    await page.getByText('The mailbox will not be read after the move.').waitFor();
+    assert.equal((await api('GET', `/v1/migrations/${id}`)).body.keep_reading.on, false);
+    await page.keyboard.press('Space');
+    await page.getByText('Support mail will keep reading this mailbox after the move.').waitFor();
+    assert.equal((await api('GET', `/v1/migrations/${id}`)).body.keep_reading.on, true);
+
     // Finish before a test message: only "without checking", with the spec's warning.
     await page.getByRole('button', { name: 'Finish', exact: true }).click();
     const dialog = page.getByRole('dialog');
@@ -326,14 +341,30 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
 
     // 8. Done: finish now; the password is gone and the page says where to remove the app password.
     await page.getByRole('button', { name: 'Finish', exact: true }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Finish now' }).click();
+    const finishing = page.getByRole('dialog');
+    assert.equal(await finishing.getByRole('checkbox', { name: keepLabel, exact: true }).isChecked(), true);
+    await assertAccessible(page);
+    await screenshot(page, 'migration-wizard-8-finish-confirm');
+    await finishing.getByRole('button', { name: 'Finish now' }).click();
     const completed = await expectScreen(page, id, 'completed');
     assert.equal(completed.credentials.set, false);
-    await page.getByText('The password was deleted from this server.').waitFor();
-    await page.getByText('cannot revoke an app password at the provider').waitFor();
+    // The channel now reads the mailbox live with the move's password: said, with a link to its card.
+    assert.equal(completed.keep_reading.result, 'handed_over');
+    const handover = page.getByTestId('reading-handover');
+    await handover.getByText('Support mail now reads this mailbox live').waitFor();
+    // The password is the channel's now: the page says to keep it at the provider, not to remove it.
+    await handover.getByText('Keep the app password or the app permission at the provider').waitFor();
+    assert.equal(await page.getByText('cannot revoke an app password at the provider').count(), 0);
     await page.getByText('Finished after the test message arrived.').waitFor();
     await assertAccessible(page);
     await screenshot(page, 'migration-wizard-8-done');
+    await handover.getByRole('link', { name: 'Open the channel’s mailbox reading' }).click();
+    const card = page.locator(`#reading-${completed.channel_id}`);
+    await card.waitFor();
+    assert.equal(await card.evaluate((el) => el === document.activeElement), true, 'the reading card has the focus');
+    assert.equal(await page.locator(`#ruser-${completed.channel_id}`).inputValue(), SUPPORT, 'the card shows the mailbox it reads');
+    await page.goto(`${s.url}/settings/migrations/${id}`);
+    await expectScreen(page, id, 'completed');
 
     // Remove imported history: the number shown must be typed; a wrong one removes nothing.
     const count = completed.remove_history.confirm_count as number;
@@ -432,11 +463,24 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
       await expectScreen(page, id, 'copying');
       await drain();
       await expectScreen(page, id, 'syncing');
-      await visit('syncing');
+      const syncing = await visit('syncing');
+      // The choice to keep reading live, in Turkish at phone width, by keyboard.
+      assert.equal(syncing.keep_reading.possible, true);
+      const keep = page.getByTestId('keep-reading').getByRole('checkbox', {
+        name: `Taşımadan sonra bu posta kutusunu ${syncing.keep_reading.channel_name} kanalında canlı okumaya devam et`,
+        exact: true,
+      });
+      assert.equal(await keep.isChecked(), syncing.keep_reading.on);
+      await keep.focus();
+      await page.keyboard.press('Space');
+      await page.getByText(`${syncing.keep_reading.channel_name} taşımadan sonra bu posta kutusunu okumaya devam edecek.`).waitFor();
+      assert.equal((await api('GET', `/v1/migrations/${id}`)).body.keep_reading.on, true);
+      await screenshot(page, 'migration-wizard-tr-keep-reading');
       await page.getByRole('button', { name: 'Taşımayı iptal et' }).click();
       await page.getByRole('dialog').getByRole('button', { name: 'Taşımayı iptal et' }).click();
       await expectScreen(page, id, 'cancelled');
       await page.getByText('Bir üye tarafından iptal edildi.').waitFor();
+      assert.equal((await api('GET', `/v1/migrations/${id}`)).body.keep_reading.result, null, 'a cancel hands nothing over');
       await visit('cancelled');
       await page.goto(`${s.url}/settings/migrations`);
       await page

@@ -143,14 +143,14 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     assert.equal(m.close_after_days, 14);
     assert.equal(m.skip_automatic, true);
     assert.equal(m.keep_originals, false);
-    assert.deepEqual(m.allowed_actions, ['update', 'delete', 'credentials', 'cancel']);
+    assert.deepEqual(m.allowed_actions, ['update', 'delete', 'credentials', 'cancel', 'keep_reading']);
     assert.equal(m.read_only.changes_made_to_provider, 0);
 
     const early = await api('POST', `/v1/migrations/${m.id}/test`);
     assert.equal(early.status, 409);
     assert.equal(early.body.error.code, 'migration_state');
     assert.equal(early.body.error.state, 'draft');
-    assert.deepEqual(early.body.error.allowed_actions, ['update', 'delete', 'credentials', 'cancel']);
+    assert.deepEqual(early.body.error.allowed_actions, ['update', 'delete', 'credentials', 'cancel', 'keep_reading']);
 
     const wrong = await api('PUT', `/v1/migrations/${m.id}/credentials`, { password: 'not-the-password' });
     assert.equal(wrong.status, 200);
@@ -246,7 +246,7 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     const scan = await api('POST', `/v1/migrations/${id}/scan`);
     assert.equal(scan.status, 202);
     assert.equal(scan.body.state, 'scanning');
-    assert.deepEqual(scan.body.allowed_actions, ['cancel']);
+    assert.deepEqual(scan.body.allowed_actions, ['cancel', 'keep_reading']);
     await s.app.jobs.drain();
     const ready = await expectState(s, seed.apiKey, id, 'ready');
     const plan = ready.plan.summary;
@@ -270,7 +270,7 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     assert.ok(plan.estimated_bytes > 0 && plan.estimated_seconds > 0);
     assert.equal(ready.progress.total, box.total);
     assert.equal(ready.progress.copied, 0);
-    assert.deepEqual(ready.allowed_actions, ['update', 'delete', 'credentials', 'test', 'folders', 'scan', 'preview', 'start', 'cancel']);
+    assert.deepEqual(ready.allowed_actions, ['update', 'delete', 'credentials', 'test', 'folders', 'scan', 'preview', 'start', 'cancel', 'keep_reading']);
 
     const preview = await api('GET', `/v1/migrations/${id}/preview`);
     assert.equal(preview.status, 200);
@@ -322,7 +322,7 @@ describe('mailbox migration from create to syncing', { skip: dovecotMissing }, (
     const started = await api('POST', `/v1/migrations/${id}/start`);
     assert.equal(started.status, 202);
     assert.equal(started.body.state, 'copying');
-    assert.deepEqual(started.body.allowed_actions, ['preview', 'pause', 'cancel', 'retry']);
+    assert.deepEqual(started.body.allowed_actions, ['preview', 'pause', 'cancel', 'retry', 'keep_reading']);
     // Everyone who sees the inbox sees the banner while the copy runs (agents too, who may not read migrations).
     const duringCopy = await s.request('GET', '/v1/overview', { token: agentToken });
     assert.equal(duringCopy.status, 200);

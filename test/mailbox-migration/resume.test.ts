@@ -74,7 +74,7 @@ describe('pause, resume, a revoked password and a provider limit', { skip: dovec
       'the worker stopped',
     );
     const paused = await expectState(s, seed.apiKey, id, 'paused');
-    assert.deepEqual(paused.allowed_actions, ['update', 'credentials', 'test', 'folders', 'preview', 'resume', 'cancel', 'retry']);
+    assert.deepEqual(paused.allowed_actions, ['update', 'credentials', 'test', 'folders', 'preview', 'resume', 'cancel', 'retry', 'keep_reading']);
     assert.equal((await post('resume')).body.state, 'copying');
     await s.app.jobs.drain(1);
     assert.equal((await copiedSubjects()).length, 4);

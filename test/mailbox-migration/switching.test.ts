@@ -164,7 +164,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.equal(m.routing.ways[2].domain, 'acme.test');
     assert.equal(m.sync.history_until, m.copy_ended_at);
     assert.equal(m.sync.poll_seconds, 120);
-    assert.deepEqual(m.allowed_actions, ['preview', 'cancel', 'retry', 'probe', 'finish']);
+    assert.deepEqual(m.allowed_actions, ['preview', 'cancel', 'retry', 'probe', 'finish', 'keep_reading']);
   });
 
   test('syncing reads new UIDs: history copied quietly, new mail delivered as usual, mail that arrives both ways stored once', async () => {

@@ -79,6 +79,10 @@ export interface MailboxMigrationsTable {
   end_reason: string | null;
   /** JSON of remove-history while removing and after: the confirmed count and what was deleted. */
   removal: string | null;
+  /** 1: at completion the channel keeps reading the mailbox live with the migration's credentials. */
+  keep_reading: number;
+  /** What the completion did with keep_reading: handed_over, or the reason it was skipped. */
+  reading_handover: string | null;
   created_by: string | null;
   created_at: string;
   updated_at: string;

@@ -72,6 +72,21 @@ export const MigrationSchema = z
     read_only: z.object({ changes_made_to_provider: z.literal(0), blocked_commands: z.number().int(), statement: z.string() }),
     attention: z.object({ reason: z.string().nullable(), message: z.string().nullable(), retry_at: z.string().nullable() }).nullable(),
     app_password: z.object({ deleted_here: z.boolean(), remove_at_provider: z.string().nullable(), message: z.string() }).nullable(),
+    keep_reading: z
+      .object({
+        on: z.boolean(),
+        possible: z.boolean(),
+        not_possible_reason: z.enum(['not_a_mailbox', 'no_email_channel']).nullable(),
+        channel_id: z.string().nullable(),
+        channel_name: z.string().nullable(),
+        channel_inbox_id: z.string().nullable(),
+        channel_reads_a_mailbox: z.boolean().openapi({ description: 'the channel reads a mailbox already and keeps it: the hand-over would be skipped' }),
+        result: z.string().nullable().openapi({ description: 'what the completion did: handed_over, or why it skipped (channel_reads_a_mailbox, …)' }),
+      })
+      .openapi({
+        description:
+          'keep reading the mailbox live as the channel after the move: the completion (not a cancel) moves the password or sign-in to the channel’s reader',
+      }),
     copy_started_at: z.string().nullable(),
     copy_ended_at: z.string().nullable(),
     ended_at: z.string().nullable(),

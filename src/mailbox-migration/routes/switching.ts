@@ -6,6 +6,7 @@ import type { ApiApp } from '../../http/app.js';
 import { bearer, jsonAnswer, jsonBody, optionalJsonBody } from '../../http/openapi.js';
 import { removeHistory } from '../removal.js';
 import { act } from '../service.js';
+import { setKeepReading } from '../switching/handover.js';
 import { finishMigration, sendProbe } from '../switching/service.js';
 import { migrationManager, params, tags } from './common.js';
 
@@ -37,7 +38,8 @@ export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, Migratio
       method: 'post',
       path: '/v1/migrations/{migrationId}/finish',
       tags,
-      summary: 'Finish a syncing migration now; refused (409 migration_state) before a test message arrived unless force is true. The password is deleted.',
+      summary:
+        'Finish a syncing migration now; refused (409 migration_state) before a test message arrived unless force is true. The password is deleted, or moved to the channel’s reader with keep_reading.',
       security: bearer,
       request: {
         params,
@@ -48,6 +50,10 @@ export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, Migratio
                 .boolean()
                 .optional()
                 .openapi({ description: 'finish without a test message; mail that still reaches only the old mailbox is then not copied' }),
+              keep_reading: z
+                .boolean()
+                .optional()
+                .openapi({ description: 'keep reading the mailbox live as the channel (saved with the completion; default: the migration’s choice)' }),
             })
             .strict(),
         ),
@@ -56,8 +62,25 @@ export function registerMigrationSwitchingRoutes(app: ApiApp, ctx: Ctx, Migratio
     }),
     async (c) => {
       const access = await manager(c);
-      const body = (c.req.valid('json') ?? {}) as { force?: boolean };
+      const body = (c.req.valid('json') ?? {}) as { force?: boolean; keep_reading?: boolean };
       return c.json((await finishMigration(ctx, access, c.req.valid('param').migrationId, body, act)) as object, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'put',
+      path: '/v1/migrations/{migrationId}/keep-reading',
+      tags,
+      summary:
+        'Choose whether the channel keeps reading the mailbox live once the migration completes (finish, quiet period or sync limit; not cancel): the password or sign-in moves to the channel’s reader, no second sign-in. 409 keep_reading_not_possible without an e-mail channel or for export files and help desks.',
+      security: bearer,
+      request: { params, body: jsonBody(z.object({ keep_reading: z.boolean() }).strict()) },
+      responses: { 200: jsonAnswer(MigrationSchema, 'the migration with keep_reading') },
+    }),
+    async (c) => {
+      const access = await manager(c);
+      return c.json((await setKeepReading(ctx, access, c.req.valid('param').migrationId, c.req.valid('json'), act)) as object, 200);
     },
   );
 

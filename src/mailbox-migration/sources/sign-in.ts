@@ -118,6 +118,8 @@ export interface Grant {
   access_token: string | null;
   /** When the access token expires (ISO). */
   expires_at: string | null;
+  /** The scope renewals ask for, when not the holder's usual one (a migration's Microsoft sign-in handed to a channel reads only). */
+  scope?: string;
 }
 
 interface TokenAnswer {

@@ -19,6 +19,7 @@ import { formatMigration } from '../format.js';
 import { stateError } from '../states.js';
 import {
   type Actor,
+  actorOf,
   checkLogWindow,
   getMigration,
   loadProgress,
@@ -30,6 +31,7 @@ import {
   saveMigration,
   type Tx,
 } from '../store.js';
+import { type HandOver, handOverReading, requirePossible, startHandedOverReader } from './handover.js';
 
 /** Test messages per migration: 3 per 10 minutes (429 beyond). */
 export const PROBE_WINDOW: DbWindow = { limit: 3, windowMs: 10 * MINUTE, what: 'test messages' };
@@ -86,17 +88,20 @@ export function endingNow(ctx: Pick<Ctx, 'config'>, m: MigrationRow, now: Date):
 
 /** Ends a syncing migration by itself (quiet period or sync limit); false when it was not syncing any more. */
 export async function endBySystem(ctx: Ctx, migrationId: string, reason: EndReason): Promise<boolean> {
+  let handed: HandOver | undefined;
   const saved = await inTransaction(ctx.db, async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
     const current = await lockMigration(trx, migrationId);
     const syncing = current?.state === 'syncing' || (current?.state === 'needs_attention' && current.resume_state === 'syncing');
     if (!current || !syncing || (current.state === 'needs_attention' && reason !== 'sync_limit')) return undefined;
-    const next = await saveMigration(tx, current, completion(ctx.clock.now(), reason));
+    handed = await handOverReading(ctx, tx, current, SYSTEM);
+    const next = await saveMigration(tx, current, { ...completion(ctx.clock.now(), reason), ...handed.set });
     await logActivity(tx, next, SYSTEM, reason === 'sync_limit' ? 'sync_limit_reached' : 'completed', { reason, credentials_deleted: true });
     await recordMigrationUpdated(tx, next, { migration: formatMigration(next, await loadProgress(trx, next.id)) });
     return next;
   });
   if (!saved) return false;
+  startHandedOverReader(ctx, handed);
   ctx.log.info(reason === 'sync_limit' ? 'migration sync limit reached' : 'migration completed', { migration_id: migrationId, reason });
   announceEvents(ctx);
   return true;
@@ -145,9 +150,14 @@ export async function sendProbe(ctx: Ctx, access: Access, id: string, act: ActRu
   return answer;
 }
 
-/** POST …/finish: completes a syncing migration; before a test message arrived only with force. */
-export async function finishMigration(ctx: Ctx, access: Access, id: string, input: { force?: boolean }, act: ActRunner) {
-  return act(ctx, access, id, 'finish', async (m) => {
+/**
+ * POST …/finish: completes a syncing migration; before a test message arrived only with force.
+ * keep_reading (when given) is the choice to keep reading the mailbox live, saved with the completion.
+ */
+export async function finishMigration(ctx: Ctx, access: Access, id: string, input: { force?: boolean; keep_reading?: boolean }, act: ActRunner) {
+  let handed: HandOver | undefined;
+  const answer = await act(ctx, access, id, 'finish', async (current, tx) => {
+    const m = input.keep_reading === undefined ? current : { ...current, keep_reading: input.keep_reading ? 1 : 0 };
     if (!m.probe_arrived_at && !input.force) {
       throw stateError(
         m,
@@ -156,8 +166,16 @@ export async function finishMigration(ctx: Ctx, access: Access, id: string, inpu
       );
     }
     const reason: EndReason = m.probe_arrived_at ? 'finish' : 'finish_forced';
-    return { set: completion(ctx.clock.now(), reason), log: 'finished', detail: { forced: reason === 'finish_forced', credentials_deleted: true } };
+    if (input.keep_reading) await requirePossible(tx.db, m);
+    handed = await handOverReading(ctx, tx, m, actorOf(access));
+    return {
+      set: { ...completion(ctx.clock.now(), reason), keep_reading: m.keep_reading, ...handed.set },
+      log: 'finished',
+      detail: { forced: reason === 'finish_forced', credentials_deleted: true },
+    };
   });
+  startHandedOverReader(ctx, handed);
+  return answer;
 }
 
 /**

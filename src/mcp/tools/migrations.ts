@@ -341,12 +341,19 @@ export const migrationTools = [
     name: 'migration_finish',
     title: 'Finish',
     description:
-      'Finishes a syncing migration now and deletes the password. Refused (migration_state) before the test message arrived unless force is true; with force, mail that still reaches only the old mailbox is not copied — use it only when the person accepts that.',
-    input: { migration_id: migrationId, force: z.boolean().optional().describe('finish without a test message') },
+      'Finishes a syncing migration now and deletes the password (or, with keep_reading, moves it to the channel, which then reads the mailbox live). Refused (migration_state) before the test message arrived unless force is true; with force, mail that still reaches only the old mailbox is not copied — use it only when the person accepts that.',
+    input: {
+      migration_id: migrationId,
+      force: z.boolean().optional().describe('finish without a test message'),
+      keep_reading: z
+        .boolean()
+        .optional()
+        .describe('keep reading the mailbox live as the channel afterwards: the password or sign-in moves to the channel (default: the migration’s choice)'),
+    },
     annotations: changes,
-    async run({ migration_id, force }, { ctx, access }) {
+    async run({ migration_id, force, keep_reading }, { ctx, access }) {
       manager(access);
-      return status(ctx, access, (await finishMigration(ctx, access, migration_id, { force }, act)) as never);
+      return status(ctx, access, (await finishMigration(ctx, access, migration_id, { force, keep_reading }, act)) as never);
     },
   }),
 ];

@@ -8,7 +8,7 @@ import { toast } from '../state';
 import { RateLimited } from './MigrationPasswordForm';
 import { ACTION_KEY, type Migration, type PlanSummary, plural, reachable, type Step, useSourceText } from './model';
 import { RemoveHistoryDialog } from './steps/DoneStep';
-import { FinishDialog } from './steps/SwitchStep';
+import { FinishDialog, KeepReadingBox } from './steps/SwitchStep';
 
 /** Actions that change the migration from the bar; the others open the step where their form is. */
 const BUTTON_ACTIONS = new Set(['scan', 'start', 'pause', 'resume', 'cancel', 'retry', 'probe', 'finish', 'remove_history', 'delete']);
@@ -43,6 +43,8 @@ function formStep(m: Migration, action: string): Step {
 export function shownActions(m: Migration, step: Step): string[] {
   return actionOrder(m).filter((a) => {
     if (a === 'retry') return m.progress.failed > 0;
+    // A choice, not an action: its checkbox is on the Switch step and in the start and finish confirmations.
+    if (a === 'keep_reading') return false;
     // New credentials or a sign-in again: from the Connect step too, where the connected mailbox shows no form.
     if (BUTTON_ACTIONS.has(a) || a === 'credentials') return true;
     const target = formStep(m, a);
@@ -59,6 +61,7 @@ export function ActionBar(props: { m: Migration; step: Step; onChanged: (m: Migr
   const [asking, setAsking] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [probeWait, setProbeWait] = useState<number | null>(null);
+  const [keepReading, setKeepReading] = useState(defaultKeepReading(m));
   const path = { migrationId: m.id };
   async function run(action: string, body?: Record<string, unknown>) {
     setBusy(true);
@@ -119,7 +122,12 @@ export function ActionBar(props: { m: Migration; step: Step; onChanged: (m: Migr
               data-action={a}
               disabled={busy}
               class={`btn ${danger ? 'btn-danger' : primary ? 'btn-primary' : ''}${firstDanger ? ' mig-actions-danger' : ''}`}
-              onClick={() => (confirm ? setAsking(a) : void run(a))}
+              onClick={() => {
+                // The start's confirmation offers keeping the mailbox read afterwards: on by default when possible.
+                if (a === 'start') setKeepReading(defaultKeepReading(m));
+                if (confirm) setAsking(a);
+                else void run(a);
+              }}
             >
               {st(ACTION_KEY(a))}
             </button>
@@ -151,16 +159,45 @@ export function ActionBar(props: { m: Migration; step: Step; onChanged: (m: Migr
           lead={startLead(m)}
           action={st(ACTION_KEY('start'))}
           onClose={() => setAsking(null)}
-          onConfirm={() => run('start')}
+          onConfirm={async () => {
+            // The choice to keep reading afterwards, on by default when the channel can read the mailbox.
+            if (m.keep_reading?.possible && m.allowed_actions.includes('keep_reading') && keepReading !== m.keep_reading.on) {
+              try {
+                await must(api.PUT('/v1/migrations/{migrationId}/keep-reading', { params: { path }, body: { keep_reading: keepReading } }));
+              } catch (err) {
+                toast(t('action.failed', { error: errorText(err) }));
+                return;
+              }
+            }
+            await run('start');
+          }}
+        >
+          <KeepReadingBox m={m} checked={keepReading} onChange={setKeepReading} />
+        </Confirm>
+      )}
+      {asking === 'finish' && (
+        <FinishDialog
+          m={m}
+          onClose={() => setAsking(null)}
+          onFinish={(force, keepReading) =>
+            run(
+              'finish',
+              force || keepReading !== undefined
+                ? { ...(force ? { force: true } : {}), ...(keepReading !== undefined ? { keep_reading: keepReading } : {}) }
+                : undefined,
+            )
+          }
         />
       )}
-      {asking === 'finish' && <FinishDialog m={m} onClose={() => setAsking(null)} onFinish={(force) => run('finish', force ? { force: true } : undefined)} />}
       {asking === 'remove_history' && (
         <RemoveHistoryDialog m={m} onClose={() => setAsking(null)} onRemoved={(next) => (props.onChanged(next), void props.reload())} />
       )}
     </>
   );
 }
+
+/** On by default when the channel can take the mailbox over (it reads none yet). */
+const defaultKeepReading = (m: Migration) => !!m.keep_reading && (m.keep_reading.on || (m.keep_reading.possible && !m.keep_reading.channel_reads_a_mailbox));
 
 /** What "Start copying" asks before it starts: the plan's counts, from the last scan. */
 function startLead(m: Migration): string {

@@ -68,4 +68,7 @@ const ACTIVITY_KEYS: Record<string, MessageKey> = {
   command_blocked: 'mig.log.command_blocked',
   sign_in_started: 'mig.log.sign_in_started',
   sign_in_failed: 'mig.log.sign_in_failed',
+  keep_reading_changed: 'mig.log.keep_reading_changed',
+  reading_handed_over: 'mig.log.reading_handed_over',
+  reading_handover_skipped: 'mig.log.reading_handover_skipped',
 };

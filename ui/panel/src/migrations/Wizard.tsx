@@ -89,7 +89,7 @@ export function Wizard(props: { id: string }) {
       {step === 'map' && <MapStep m={m} onChanged={update} />}
       {step === 'review' && <ReviewStep m={m} />}
       {step === 'copy' && <CopyStep m={m} onChanged={update} />}
-      {step === 'switch' && <SwitchStep m={m} confirmation={confirmation} />}
+      {step === 'switch' && <SwitchStep m={m} confirmation={confirmation} onChanged={update} />}
       {step === 'done' && <DoneStep m={m} />}
       <Activity id={m.id} updatedAt={m.updated_at} />
     </SourceContext.Provider>

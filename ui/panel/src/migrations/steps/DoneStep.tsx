@@ -6,12 +6,14 @@ import { FormError } from '../../components/FormError';
 import type { MessageKey } from '../../i18n';
 import { t } from '../../i18n';
 import { type Migration, SourceContext, useSourceText } from '../model';
+import { migrationEn } from '../strings/en';
 
 export function DoneStep(props: { m: Migration }) {
   const { m } = props;
   const st = useSourceText();
   // An export file had no password or sign-in to delete.
-  const ap = useContext(SourceContext).kind === 'export_file' ? null : m.app_password;
+  // An export file had no password or sign-in to delete; one handed to the channel is still in use (said by HandOverSummary).
+  const ap = useContext(SourceContext).kind === 'export_file' || m.keep_reading?.result === 'handed_over' ? null : m.app_password;
   const removal = m.remove_history;
   return (
     <section class="card" aria-labelledby="mig-done-title">
@@ -28,6 +30,7 @@ export function DoneStep(props: { m: Migration }) {
       </h2>
       {m.end_reason && <p class="muted">{t(`mig.end.${m.end_reason}` as MessageKey)}</p>}
       <p>{t('mig.done.copied', { copied: m.progress.copied, conversations: m.progress.conversations })}</p>
+      <HandOverSummary m={m} />
       {ap && (
         <div class="notice" data-testid="app-password">
           <p style={{ marginTop: 0 }}>{st('mig.done.password_deleted')}</p>
@@ -51,6 +54,32 @@ export function DoneStep(props: { m: Migration }) {
         <p class="muted">{t('mig.remove.explain', { n: removal.confirm_count })}</p>
       )}
     </section>
+  );
+}
+
+/** What the completion did with "keep reading": the channel reads the mailbox now (with a link to its reading card), or why not. */
+function HandOverSummary(props: { m: Migration }) {
+  const k = props.m.keep_reading;
+  if (!k?.result) return null;
+  const channel = k.channel_name ?? '';
+  if (k.result !== 'handed_over') {
+    const reason = `mig.keep.reason.${k.result}`;
+    return (
+      <p class="notice" data-testid="reading-handover">
+        {t('mig.keep.skipped', { channel, reason: reason in migrationEn ? t(reason as MessageKey) : k.result })}
+      </p>
+    );
+  }
+  return (
+    <div class="notice" role="status" data-testid="reading-handover">
+      <p style={{ marginTop: 0 }}>{t('mig.keep.handed_over', { channel })}</p>
+      <p>{t('mig.keep.keep_password')}</p>
+      {k.channel_inbox_id && k.channel_id && (
+        <p>
+          <a href={`/settings/inboxes/${k.channel_inbox_id}#reading-${k.channel_id}`}>{t('mig.keep.reading_link')}</a>
+        </p>
+      )}
+    </div>
   );
 }
 

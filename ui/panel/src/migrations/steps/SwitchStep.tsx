@@ -1,13 +1,19 @@
 // Step 7, Switch: forwarding to the service, its confirmation, and finishing.
 import { useEffect, useState } from 'preact/hooks';
+import { api, errorText, must } from '../../api';
 import { Confirm } from '../../components/Confirm';
 import { CopyField } from '../../components/Secret';
 import type { MessageKey } from '../../i18n';
 import { absoluteTime, relativeTime, t } from '../../i18n';
+import { toast } from '../../state';
 import { type Migration, useSourceText } from '../model';
 import { ProgressBar } from './CopyStep';
 
-export function SwitchStep(props: { m: Migration; confirmation: { code: string | null; link: string | null; from: string | null } | null }) {
+export function SwitchStep(props: {
+  m: Migration;
+  confirmation: { code: string | null; link: string | null; from: string | null } | null;
+  onChanged: (m: Migration) => void;
+}) {
   const { m } = props;
   const st = useSourceText();
   const routing = m.routing;
@@ -76,6 +82,7 @@ export function SwitchStep(props: { m: Migration; confirmation: { code: string |
           <p class="muted">{st('mig.switch.quiet_after_test', { hours: sync?.quiet_period_hours ?? 24 })}</p>
         )}
       </section>
+      <KeepReadingChoice m={m} onChanged={props.onChanged} />
     </>
   );
 }
@@ -98,21 +105,77 @@ function Countdown(props: { until: string }) {
   );
 }
 
-export function FinishDialog(props: { m: Migration; onClose: () => void; onFinish: (force: boolean) => Promise<void> }) {
+/** The checkbox "Keep reading this mailbox live in <channel> after the move" (null when it cannot be chosen). */
+export function KeepReadingBox(props: { m: Migration; checked: boolean; onChange: (on: boolean) => void }) {
+  const k = props.m.keep_reading;
+  if (!k?.possible) return null;
+  const channel = k.channel_name ?? '';
+  const id = `mig-keep-${props.m.id}`;
+  return (
+    <div class="field">
+      <div class="mig-keep">
+        <label>
+          <input id={id} type="checkbox" checked={props.checked} onChange={(e) => props.onChange(e.currentTarget.checked)} aria-describedby={`${id}-hint`} />
+          {t('mig.keep.label', { channel })}
+        </label>
+      </div>
+      <span class="hint" id={`${id}-hint`}>
+        {t(k.channel_reads_a_mailbox ? 'mig.keep.hint_reads' : 'mig.keep.hint', { channel })}
+      </span>
+    </div>
+  );
+}
+
+/** The syncing step's choice, saved at once (PUT …/keep-reading). */
+function KeepReadingChoice(props: { m: Migration; onChanged: (m: Migration) => void }) {
+  const { m } = props;
+  const k = m.keep_reading;
+  const [busy, setBusy] = useState(false);
+  if (!k || !m.allowed_actions.includes('keep_reading')) return null;
+  async function choose(on: boolean) {
+    // Not disabled while saving: a disabled checkbox would lose the keyboard's focus.
+    if (busy) return;
+    setBusy(true);
+    try {
+      const next = await must(api.PUT('/v1/migrations/{migrationId}/keep-reading', { params: { path: { migrationId: m.id } }, body: { keep_reading: on } }));
+      props.onChanged(next as Migration);
+      toast(on ? t('mig.keep.saved_on', { channel: k?.channel_name ?? '' }) : t('mig.keep.saved_off'));
+    } catch (err) {
+      toast(t('action.failed', { error: errorText(err) }));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <section class="card" aria-labelledby="mig-keep-title" data-testid="keep-reading">
+      <h2 id="mig-keep-title" style={{ marginTop: 0 }}>
+        {t('mig.keep.title')}
+      </h2>
+      {k.possible ? <KeepReadingBox m={m} checked={k.on} onChange={(on) => void choose(on)} /> : <p class="muted">{t('mig.keep.not_possible')}</p>}
+    </section>
+  );
+}
+
+export function FinishDialog(props: { m: Migration; onClose: () => void; onFinish: (force: boolean, keepReading: boolean | undefined) => Promise<void> }) {
   const st = useSourceText();
   const arrived = !!props.m.test_message?.arrived_at;
+  const k = props.m.keep_reading;
+  const [keep, setKeep] = useState(!!k?.on);
+  // Sent only when it can be chosen: the server refuses keep_reading without an e-mail channel.
+  const keepReading = k?.possible ? keep : undefined;
   return (
     <Confirm title={t('mig.action.finish')} lead={arrived ? st('mig.finish.lead') : t('mig.finish.no_test')} onClose={props.onClose}>
+      <KeepReadingBox m={props.m} checked={keep} onChange={setKeep} />
       <div class="row-actions">
         {arrived && (
-          <button class="btn btn-primary" type="button" onClick={() => void props.onFinish(false)}>
+          <button class="btn btn-primary" type="button" onClick={() => void props.onFinish(false, keepReading)}>
             {t('mig.finish.now')}
           </button>
         )}
       </div>
       <div class="notice notice-warn">
         <p style={{ marginTop: 0 }}>{st('mig.finish.force_warning')}</p>
-        <button class="btn btn-danger" type="button" onClick={() => void props.onFinish(true)}>
+        <button class="btn btn-danger" type="button" onClick={() => void props.onFinish(true, keepReading)}>
           {t('mig.finish.force')}
         </button>
       </div>

@@ -450,6 +450,28 @@ export const migrationEn = {
     'Signed in, but the connection test did not pass. Whoever sent you this link can see why in the service; you may open the link again to sign in again.',
   'connect.sign_in_failed': 'The sign-in did not finish ({error}). Open the link again to try once more.',
   'connect.done': 'Connected. You can close this page; the move continues in the service.',
+  'mig.keep.label': 'Keep reading this mailbox live in {channel} after the move',
+  'mig.keep.hint':
+    'When the move completes, {channel} goes on reading the mailbox with the same password or sign-in: no second sign-in, and mail that arrives in between is not lost.',
+  'mig.keep.hint_reads': '{channel} already reads a mailbox and keeps it: this mailbox would not be handed over.',
+  'mig.keep.title': 'After the move',
+  'mig.keep.saved_on': '{channel} will keep reading this mailbox after the move.',
+  'mig.keep.saved_off': 'The mailbox will not be read after the move.',
+  'mig.keep.not_possible': 'Choose an e-mail channel for this move to keep reading the mailbox live afterwards.',
+  'mig.keep.handed_over': '{channel} now reads this mailbox live, with the password or sign-in of this move.',
+  'mig.keep.keep_password': 'Keep the app password or the app permission at the provider: the channel reads the mailbox with it.',
+  'mig.keep.reading_link': 'Open the channel’s mailbox reading',
+  'mig.keep.skipped': 'The mailbox was not handed over to {channel}: {reason}',
+  'mig.keep.reason.channel_reads_a_mailbox': 'the channel already reads a mailbox, which it keeps.',
+  'mig.keep.reason.channel_signs_in_with_other_provider': 'the channel signs in with the other provider.',
+  'mig.keep.reason.channel_signed_in_as_another_account': 'the channel is signed in as another account.',
+  'mig.keep.reason.channel_sign_in_needed': 'the channel sends with Microsoft and needs its own sign-in.',
+  'mig.keep.reason.no_credentials': 'the move had no password or sign-in left.',
+  'mig.keep.reason.no_email_channel': 'the move has no e-mail channel.',
+  'mig.keep.reason.not_a_mailbox': 'only a mailbox can be read live.',
+  'mig.log.keep_reading_changed': 'Keep reading after the move changed',
+  'mig.log.reading_handed_over': 'The channel now reads the mailbox live',
+  'mig.log.reading_handover_skipped': 'The mailbox was not handed over to the channel',
 } as const;
 
 declare module '../../i18n' {

@@ -52,6 +52,13 @@ export function MailboxReading(props: { channel: Channel; onChanged: () => void 
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // A link to this card (#reading-<channel>, from a completed migration): shown and focused once rendered.
+  useEffect(() => {
+    if (location.hash !== `#reading-${id}`) return;
+    const card = document.getElementById(`reading-${id}`);
+    card?.scrollIntoView({ block: 'start' });
+    card?.focus({ preventScroll: true });
+  }, [id]);
   // While the reader connects, look again shortly (its state changes in the background).
   useEffect(() => {
     if (c.reader?.state !== 'connecting') return;
@@ -89,7 +96,13 @@ export function MailboxReading(props: { channel: Channel; onChanged: () => void 
   ];
   const provider = kind === 'google' ? 'Google' : 'Microsoft';
   return (
-    <section class="field" aria-label={t('reading.title')} style={{ borderTop: '1px solid var(--border)', paddingTop: 'var(--space-3)' }}>
+    <section
+      id={`reading-${id}`}
+      tabIndex={-1}
+      class="field"
+      aria-label={t('reading.title')}
+      style={{ borderTop: '1px solid var(--border)', paddingTop: 'var(--space-3)' }}
+    >
       <h4 style={{ margin: 0 }}>{t('reading.title')}</h4>
       <span class="hint">{t('reading.hint')}</span>
       <ReaderState channel={c} />
