@@ -121,7 +121,7 @@ async function main() {
       const { sql: text, parameters } = filteredContacts(s.app.db, access, { query: term }).orderBy('contacts.id', 'desc').limit(51).compile();
       const explain = dialect === 'postgres' ? 'explain (analyze, costs off)' : 'explain query plan';
       const { rows } = await s.app.db.executeQuery(CompiledQuery.raw(`${explain} ${text}`, [...parameters]));
-      figure(`plan ${JSON.stringify(term)}`, `\n  ${rows.map((r: any) => r['QUERY PLAN'] ?? r.detail).join('\n  ')}`);
+      figure(`plan ${JSON.stringify(term)}`, `\n  ${(rows as Record<string, string>[]).map((r) => r['QUERY PLAN'] ?? r.detail).join('\n  ')}`);
     }
   }
   const first = (await s.request('GET', '/v1/contacts?limit=50', { token })).body;

@@ -6,7 +6,7 @@
 // contacts that hold the text. When few do, the page is read from those candidates; when many do (a
 // common word, an address domain), walking the contacts newest first and checking each is faster,
 // since the page fills after a few rows. listContacts asks the index which case it is (textIsCommon).
-// Shorter text has no trigram: it scans the workspace's contacts, as every query did before.
+// Shorter text has no trigram: the probe then reads the texts without the index (see textShape).
 // Every shape applies the same LIKE conditions, so all answer the same contacts.
 import { type ExpressionBuilder, sql } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
@@ -32,24 +32,29 @@ export function queryText(query: string): string {
 
 const indexable = (text: string) => [...text].length >= 3;
 
-/** The cheaper shape for this text: 'walk' when at least COMMON contacts hold it, else their ids. */
+/**
+ * The cheaper shape for this text: 'walk' when at least COMMON contacts hold it, else their ids.
+ * Text under 3 characters has no trigram: SQLite then reads the contacts' texts in
+ * `contact_search` (one short row each), Postgres the four columns, both stopping at COMMON.
+ */
 export async function textShape(db: Db, workspaceId: string, text: string): Promise<TextShape> {
-  if (!indexable(text)) return 'scan';
   const like = `%${text}%`;
   const rows = isPostgres(db)
     ? await pgCandidates(db, workspaceId, like).limit(COMMON).execute()
-    : await db
-        .selectFrom('contact_search')
-        .select('contact_search.contact_id')
-        .where('contact_search.id', 'in', sql<number>`(select rowid from contact_search_fts where body like ${like} limit ${COMMON})`)
-        .execute();
+    : indexable(text)
+      ? await db
+          .selectFrom('contact_search')
+          .select('contact_search.contact_id')
+          .where('contact_search.id', 'in', sql<number>`(select rowid from contact_search_fts where body like ${like} limit ${COMMON})`)
+          .execute()
+      : await db.selectFrom('contact_search').select('contact_search.contact_id').where('contact_search.body', 'like', like).limit(COMMON).execute();
   return rows.length >= COMMON ? 'walk' : { ids: [...new Set(rows.map((r) => r.contact_id))] };
 }
 
 /** The condition on `contacts` (of workspace `workspaceId`) for `text` (from queryText). */
 export function matchingText(eb: ExpressionBuilder<Database, 'contacts'>, db: Db, workspaceId: string, text: string, shape: TextShape) {
   const like = `%${text}%`;
-  if (shape === 'scan' || !indexable(text)) {
+  if (shape === 'scan' || (shape === 'candidates' && !indexable(text))) {
     // The workspace's matching addresses and external ids are found once (a scan of its part of
     // each table), not looked up contact by contact.
     return eb.or([
