@@ -6,7 +6,7 @@
 // contacts that hold the text. When few do, the page is read from those candidates; when many do (a
 // common word, an address domain), walking the contacts newest first and checking each is faster,
 // since the page fills after a few rows. listContacts asks the index which case it is (textIsCommon).
-// Shorter text has no trigram: the probe then reads the texts without the index (see textShape).
+// Shorter text has no trigram: SQLite's probe reads the texts without the index, Postgres scans (textShape).
 // Every shape applies the same LIKE conditions, so all answer the same contacts.
 import { type ExpressionBuilder, sql } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
@@ -35,9 +35,12 @@ const indexable = (text: string) => [...text].length >= 3;
 /**
  * The cheaper shape for this text: 'walk' when at least COMMON contacts hold it, else their ids.
  * Text under 3 characters has no trigram: SQLite then reads the contacts' texts in
- * `contact_search` (one short row each), Postgres the four columns, both stopping at COMMON.
+ * `contact_search` (one short row each, stopping at COMMON); Postgres scans as before.
  */
 export async function textShape(db: Db, workspaceId: string, text: string): Promise<TextShape> {
+  // Postgres without trigrams: the union's scans (lower() of every name and attributes) cost more
+  // than the one scan (bench/contacts: p95 143 against 83 ms).
+  if (isPostgres(db) && !indexable(text)) return 'scan';
   const like = `%${text}%`;
   const rows = isPostgres(db)
     ? await pgCandidates(db, workspaceId, like).limit(COMMON).execute()
