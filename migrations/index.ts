@@ -60,6 +60,7 @@ import * as m0066ReactionEpochMailSettings from './0066_reaction_epoch_mail_sett
 import * as m0067ViewCountCovering from './0067_view_count_covering.js';
 import * as m0068MigrationKeepReading from './0068_migration_keep_reading.js';
 import * as m0070AnalyticsIntraday from './0070_analytics_intraday.js';
+import * as m0071ContactSearch from './0071_contact_search.js';
 import * as m0072ReportDayFigures from './0072_report_day_figures.js';
 
 export const migrations: Record<string, Migration> = {
@@ -123,5 +124,6 @@ export const migrations: Record<string, Migration> = {
   '0067_view_count_covering': m0067ViewCountCovering,
   '0068_migration_keep_reading': m0068MigrationKeepReading,
   '0070_analytics_intraday': m0070AnalyticsIntraday,
+  '0071_contact_search': m0071ContactSearch,
   '0072_report_day_figures': m0072ReportDayFigures,
 };

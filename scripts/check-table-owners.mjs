@@ -33,6 +33,7 @@ export const OWNER_OF = {
   contacts: 'contacts',
   contact_emails: 'contacts',
   contact_external_ids: 'contacts',
+  contact_search: 'contacts',
   conversations: 'conversations',
   conversation_labels: 'conversations',
   conversation_reads: 'conversations',

@@ -12,6 +12,7 @@ import { decodeCursor, toPageById } from '../platform/pagination.js';
 import { formatContact } from './format.js';
 import { normalizeAddress } from './service.js';
 import { loadContactViews, reachableFrom } from './store.js';
+import { matchingText, queryText, type TextShape, textShape } from './text-query.js';
 
 export interface ContactFilter {
   email?: string;
@@ -31,7 +32,9 @@ const cursorShape = z.object({ id: z.string() });
 export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter: ContactFilter, page: { limit?: number; cursor?: string }) {
   const limit = page.limit ?? 50;
   const after = decodeCursor(page.cursor, cursorShape);
-  let q = filteredContacts(ctx.db, access, filter);
+  // A page of a common text reads contacts newest first; otherwise the index's candidates (text-query.ts).
+  const shape = filter.query?.trim() ? await textShape(ctx.db, access.workspaceId, queryText(filter.query)) : undefined;
+  let q = filteredContacts(ctx.db, access, filter, { textShape: shape });
   if (after) q = q.where('contacts.id', '<', after.id);
   const rows = await q
     .orderBy('contacts.id', 'desc')
@@ -46,7 +49,7 @@ export async function listContacts(ctx: Pick<Ctx, 'db'>, access: Access, filter:
 }
 
 /** The ids of the contacts the caller reaches that match the filter (the list, its CSV export and segments). */
-export function filteredContacts(db: Db, access: Pick<Access, 'workspaceId' | 'inboxIds'>, filter: ContactFilter) {
+export function filteredContacts(db: Db, access: Pick<Access, 'workspaceId' | 'inboxIds'>, filter: ContactFilter, how: { textShape?: TextShape } = {}) {
   if (filter.externalId !== undefined && !filter.inboxId) throw invalid('external_id needs inbox_id');
   const createdAfter = filter.createdAfter === undefined ? undefined : isoTime(filter.createdAfter, 'created_after');
   const createdBefore = filter.createdBefore === undefined ? undefined : isoTime(filter.createdBefore, 'created_before');
@@ -90,39 +93,9 @@ export function filteredContacts(db: Db, access: Pick<Access, 'workspaceId' | 'i
   if (createdAfter) q = q.where('contacts.created_at', '>=', createdAfter);
   if (createdBefore) q = q.where('contacts.created_at', '<', createdBefore);
   if (filter.query?.trim()) {
-    // LIKE wildcards in the query are dropped (both dialects, no ESCAPE clause needed).
-    const like = `%${filter.query
-      .trim()
-      .toLowerCase()
-      .replace(/[\\%_]/g, '')}%`;
-    // The workspace's matching addresses and external ids are found once (a scan of its part of
-    // each table), not looked up contact by contact: on 20,000 contacts that was most of a search's time.
+    const text = queryText(filter.query);
     const workspaceId = access.workspaceId;
-    q = q.where((eb) =>
-      eb.or([
-        eb(eb.fn('lower', ['contacts.name']), 'like', like),
-        // Attributes are a JSON object: its text holds names and values (strings as written, numbers and yes/no as JSON).
-        eb(eb.fn('lower', ['contacts.attributes']), 'like', like),
-        eb(
-          'contacts.id',
-          'in',
-          eb
-            .selectFrom('contact_emails')
-            .select('contact_emails.contact_id')
-            .where('contact_emails.workspace_id', '=', workspaceId)
-            .where('contact_emails.email', 'like', like),
-        ),
-        eb(
-          'contacts.id',
-          'in',
-          eb
-            .selectFrom('contact_external_ids')
-            .select('contact_external_ids.contact_id')
-            .where('contact_external_ids.workspace_id', '=', workspaceId)
-            .where((sub) => sub(sub.fn('lower', ['contact_external_ids.external_id']), 'like', like)),
-        ),
-      ]),
-    );
+    q = q.where((eb) => matchingText(eb, db, workspaceId, text, how.textShape ?? 'candidates'));
   }
   return q;
 }

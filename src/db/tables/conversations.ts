@@ -1,5 +1,6 @@
 // Table types of contacts, conversations, messages, attachments and inbound mail.
 // Times are ISO 8601 text; flags are 0/1; JSON columns are text.
+import type { Generated } from 'kysely';
 
 export interface ContactsTable {
   id: string;
@@ -31,6 +32,17 @@ export interface ContactExternalIdsTable {
   external_id: string;
   contact_id: string;
   created_at: string;
+}
+
+/**
+ * SQLite only (migration 0071): the text the contacts list's query searches, one per contact (name,
+ * attributes, addresses, external ids, one per line), kept by triggers and indexed by the FTS5
+ * trigram table `contact_search_fts` over `id`. Postgres indexes the columns themselves (pg_trgm).
+ */
+export interface ContactSearchTable {
+  id: Generated<number>;
+  contact_id: string;
+  body: string;
 }
 
 export type ConversationStatus = 'open' | 'pending' | 'closed';
@@ -245,6 +257,7 @@ export interface ConversationTables {
   contacts: ContactsTable;
   contact_emails: ContactEmailsTable;
   contact_external_ids: ContactExternalIdsTable;
+  contact_search: ContactSearchTable;
   conversations: ConversationsTable;
   conversation_labels: ConversationLabelsTable;
   conversation_reads: ConversationReadsTable;
