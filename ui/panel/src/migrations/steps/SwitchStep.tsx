@@ -164,7 +164,11 @@ export function FinishDialog(props: { m: Migration; onClose: () => void; onFinis
   // Sent only when it can be chosen: the server refuses keep_reading without an e-mail channel.
   const keepReading = k?.possible ? keep : undefined;
   return (
-    <Confirm title={t('mig.action.finish')} lead={arrived ? st('mig.finish.lead') : t('mig.finish.no_test')} onClose={props.onClose}>
+    <Confirm
+      title={t('mig.action.finish')}
+      lead={arrived ? (keepReading ? t('mig.finish.lead_keep') : st('mig.finish.lead')) : t('mig.finish.no_test')}
+      onClose={props.onClose}
+    >
       <KeepReadingBox m={props.m} checked={keep} onChange={setKeep} />
       <div class="row-actions">
         {arrived && (

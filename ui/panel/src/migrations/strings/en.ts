@@ -288,6 +288,8 @@ export const migrationEn = {
   'mig.switch.quiet_after_test': 'After the test message arrives, the migration finishes by itself once no mail reached only the old mailbox for {hours} h.',
   'mig.switch.countdown': 'Finishes by itself in {time} ({when}) unless mail reaches only the old mailbox.',
   'mig.finish.lead': 'The test message arrived by the new route. Finishing stops reading the old mailbox and deletes the password.',
+  'mig.finish.lead_keep':
+    'The test message arrived by the new route. Finishing ends the move; the channel then goes on reading the mailbox live, as chosen below.',
   'mig.finish.no_test': 'No test message has arrived by the new route yet.',
   'mig.finish.now': 'Finish now',
   'mig.finish.force': 'Finish without checking',

@@ -294,6 +294,8 @@ export const migrationTr: Record<keyof typeof migrationEn, string> = {
   'mig.switch.quiet_after_test': 'Deneme iletisi geldikten sonra {hours} sa boyunca yalnızca eski posta kutusuna posta gelmezse taşıma kendiliğinden biter.',
   'mig.switch.countdown': 'Yalnızca eski posta kutusuna posta gelmezse {time} sonra ({when}) kendiliğinden biter.',
   'mig.finish.lead': 'Deneme iletisi yeni yoldan geldi. Bitirmek eski posta kutusunun okunmasını durdurur ve parolayı siler.',
+  'mig.finish.lead_keep':
+    'Deneme iletisi yeni yoldan geldi. Bitirmek taşımayı sonlandırır; ardından kanal, aşağıda seçildiği gibi posta kutusunu canlı okumaya devam eder.',
   'mig.finish.no_test': 'Henüz yeni yoldan bir deneme iletisi gelmedi.',
   'mig.finish.now': 'Şimdi bitir',
   'mig.finish.force': 'Denetlemeden bitir',
