@@ -58,6 +58,7 @@ import * as m0064AnalyticsReadIndexes from './0064_analytics_read_indexes.js';
 import * as m0065ListAndReportIndexes from './0065_list_and_report_indexes.js';
 import * as m0066ReactionEpochMailSettings from './0066_reaction_epoch_mail_settings.js';
 import * as m0067ViewCountCovering from './0067_view_count_covering.js';
+import * as m0069ChannelNotifications from './0069_channel_notifications.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -118,4 +119,5 @@ export const migrations: Record<string, Migration> = {
   '0065_list_and_report_indexes': m0065ListAndReportIndexes,
   '0066_reaction_epoch_mail_settings': m0066ReactionEpochMailSettings,
   '0067_view_count_covering': m0067ViewCountCovering,
+  '0069_channel_notifications': m0069ChannelNotifications,
 };
