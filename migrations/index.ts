@@ -59,6 +59,7 @@ import * as m0065ListAndReportIndexes from './0065_list_and_report_indexes.js';
 import * as m0066ReactionEpochMailSettings from './0066_reaction_epoch_mail_settings.js';
 import * as m0067ViewCountCovering from './0067_view_count_covering.js';
 import * as m0068MigrationKeepReading from './0068_migration_keep_reading.js';
+import * as m0069ChannelNotifications from './0069_channel_notifications.js';
 import * as m0070AnalyticsIntraday from './0070_analytics_intraday.js';
 import * as m0071ContactSearch from './0071_contact_search.js';
 import * as m0072ReportDayFigures from './0072_report_day_figures.js';
@@ -123,6 +124,7 @@ export const migrations: Record<string, Migration> = {
   '0066_reaction_epoch_mail_settings': m0066ReactionEpochMailSettings,
   '0067_view_count_covering': m0067ViewCountCovering,
   '0068_migration_keep_reading': m0068MigrationKeepReading,
+  '0069_channel_notifications': m0069ChannelNotifications,
   '0070_analytics_intraday': m0070AnalyticsIntraday,
   '0071_contact_search': m0071ContactSearch,
   '0072_report_day_figures': m0072ReportDayFigures,

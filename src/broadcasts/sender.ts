@@ -17,15 +17,21 @@
 //   the fourth try in a row fails, the broadcast pauses with reason `sender_error`. A refused
 //   login or a 5xx to MAIL FROM pauses at once, and so do 10 messages in a row refused with 5xx
 //   after DATA (the server refuses everything we send). Throttling answers ("rate exceeded")
-//   only slow down (10 s) and never pause.
+//   only slow down (10 s) and never pause. A channel whose Google or Microsoft sign-in was refused
+//   pauses at once too (retrying cannot help until someone signs in again) and tells the managers
+//   (src/mail-accounts/revoked.ts); a new sign-in does not resume it: a member does, when the
+//   mail is still timely (a broadcast sent hours late is the team's call, not the server's).
 // The pause detail is the SMTP server's answer with addresses removed.
 
 import type { Transporter } from 'nodemailer';
 import { type ChannelRow, findChannel } from '../channels/store.js';
 import type { Ctx } from '../context.js';
+import { announceEvents } from '../events/service.js';
 import { findInbox } from '../inboxes/store.js';
 import { describeSendError } from '../mail/outbound.js';
 import { channelSender, channelTransport, hasSmtpAccount } from '../mail/transport.js';
+import { SignInRequiredError } from '../mail-accounts/grants.js';
+import { tellChannelSignInRequired } from '../mail-accounts/revoked.js';
 import { mailerHeaders, tenantBlock } from '../mailer-tenants/sending.js';
 import { addDigestLine } from '../operator-digest/service.js';
 import { iso, MINUTE } from '../platform/clock.js';
@@ -68,7 +74,7 @@ export function classifySendError(seq: number, error: unknown): Failure {
   }
   if (e.command === 'DATA' && code >= 500) return { ok: false, seq, level: 'data', error: text };
   const throttled = code >= 400 && code < 500 && /throttl|rate exceeded|too many/i.test(answer);
-  const permanent = e.code === 'EAUTH' || (e.command === 'MAIL FROM' && code >= 500);
+  const permanent = e.code === 'EAUTH' || error instanceof SignInRequiredError || (e.command === 'MAIL FROM' && code >= 500);
   return { ok: false, seq, level: 'sender', permanent, throttled, error: text };
 }
 
@@ -117,6 +123,7 @@ async function sendRun(ctx: Ctx, b: BroadcastRow, channel: ChannelRow, inboxName
   let inflight = 0;
   let wake: (() => void) | undefined;
   let senderFailure: Extract<Outcome, { level: 'sender' }> | undefined;
+  let senderError: unknown;
   let dataRejectsInRow = 0;
   let dataRejectError = '';
   let allowanceExhausted = false;
@@ -156,7 +163,10 @@ async function sendRun(ctx: Ctx, b: BroadcastRow, channel: ChannelRow, inboxName
             dataRejectsInRow++;
             dataRejectError = outcome.error;
           } else if (outcome.level === 'recipient') dataRejectsInRow = 0;
-          if (outcome.level === 'sender' && (!senderFailure || outcome.permanent)) senderFailure = outcome;
+          if (outcome.level === 'sender' && (!senderFailure || outcome.permanent)) {
+            senderFailure = outcome;
+            senderError = error;
+          }
           results.push(outcome);
         },
       )
@@ -233,6 +243,7 @@ async function sendRun(ctx: Ctx, b: BroadcastRow, channel: ChannelRow, inboxName
     ctx.log.warn('broadcast send failed, retrying', { broadcast_id: b.id, failures_in_row: row.sender_failures, error: failure.error });
     if (failure.permanent || row.sender_failures > SENDER_RETRY_MS.length) {
       await selfPause(ctx, b, 'sender_error', failure.error);
+      if (senderError instanceof SignInRequiredError && (await tellChannelSignInRequired(ctx, channel.id, 'sending'))) announceEvents(ctx);
       return;
     }
     return { retryAt: new Date(now.getTime() + SENDER_RETRY_MS[row.sender_failures - 1]) };

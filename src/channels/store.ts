@@ -10,6 +10,17 @@ export async function findChannel(db: Db, channelId: string): Promise<ChannelRow
   return db.selectFrom('channels').selectAll().where('id', '=', channelId).executeTakeFirst();
 }
 
+/** The inbox of each channel that still exists. */
+export async function inboxesOfChannels(db: Db, channelIds: readonly string[]): Promise<Map<string, string>> {
+  if (channelIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('channels')
+    .select(['id', 'inbox_id'])
+    .where('id', 'in', [...channelIds])
+    .execute();
+  return new Map(rows.map((c) => [c.id, c.inbox_id]));
+}
+
 /** The channel only if it belongs to the workspace. */
 export async function findWorkspaceChannel(db: Db, workspaceId: string, channelId: string): Promise<ChannelRow | undefined> {
   return db.selectFrom('channels').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', channelId).executeTakeFirst();

@@ -2,7 +2,7 @@
 // the mailbox (IMAP XOAUTH2) sign in with. The grant (refresh token, current access token, expiry)
 // is one JSON text sealed under the master key; it is opened here only, never shown or logged.
 // A refused renewal (invalid_grant: revoked, expired, consent withdrawn) marks the grant revoked
-// with the provider's words (the first failed reply tells the managers: revoked.ts); a
+// with the provider's words (whatever finds it first tells the managers once: revoked.ts); a
 // provider that does not answer for now leaves the grant as it is (the caller retries later).
 import type { Ctx } from '../context.js';
 import type { ChannelGrantsTable, Db, GrantProvider } from '../db/schema.js';
@@ -129,7 +129,7 @@ export async function channelAccessToken(
   return { accessToken: fresh.access_token!, username: row.account, provider: row.provider, expiresAt: fresh.expires_at };
 }
 
-/** The grant turns revoked with the provider's words (logged once); the team is told with the first failed reply (revoked.ts). */
+/** The grant turns revoked with the provider's words (logged once); the team is told once by the caller's path (revoked.ts). */
 async function markRevoked(ctx: Pick<Ctx, 'db' | 'clock' | 'log'>, row: ChannelGrantRow, words: string): Promise<void> {
   const now = iso(ctx.clock.now());
   const res = await ctx.db

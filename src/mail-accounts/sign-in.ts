@@ -24,6 +24,7 @@ import {
   SIGN_IN_TTL_MS,
   TokenError,
 } from '../mailbox-migration/sources/sign-in.js';
+import { retrySignInReaderNow } from '../mailbox-reader/store.js';
 import { iso } from '../platform/clock.js';
 import { sha256Hex } from '../platform/crypto.js';
 import { AppError, forbidden, invalid } from '../platform/errors.js';
@@ -137,6 +138,8 @@ export async function finishChannelSignIn(
     await setSignInAccount(trx, channel.id, row.provider, row.username);
     // The replies the revoked grant failed go again (a stored job: nothing is lost to a crash).
     await enqueue(trx, ctx.clock, { kind: RETRY_REPLIES_JOB, payload: { channelId: channel.id }, uniqueKey: `${RETRY_REPLIES_JOB}:${channel.id}` });
+    // A reader that failed for want of this sign-in connects again (any process; this one at once).
+    await retrySignInReaderNow(trx, channel.id);
   });
   ctx.log.info('channel signed in', { channel_id: channel.id, provider: row.provider });
   ctx.hub.emit(CHANNEL_SIGNED_IN, { channelId: channel.id });

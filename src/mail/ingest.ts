@@ -2,30 +2,24 @@
 // parse once, then per receiving inbox store the original .eml and the attachments, and in one
 // transaction find or create the contact, thread or start the conversation, add the message and
 // record the events. The caller answers (SMTP 250, HTTP 201) only after that commit.
-import type { Transaction } from 'kysely';
 import { createAnonymousContact, findOrCreateContactByEmail } from '../contacts/identify.js';
 import { normalizeAddress } from '../contacts/service.js';
 import type { ContactView } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { applyConversationChanges } from '../conversations/changes.js';
-import { attachmentKey, rawEmailKey } from '../conversations/files.js';
 import type { ConversationRow } from '../conversations/format.js';
 import { saveParticipants } from '../conversations/participants.js';
-import { appendMessage, type NewMessage, type StoredAttachment, startConversation } from '../conversations/service.js';
+import { appendMessage, startConversation } from '../conversations/service.js';
 import { retryOnUniqueViolation } from '../db/retry.js';
-import type { Database } from '../db/schema.js';
-import { inTransaction } from '../db/transaction.js';
 import { announceEvents } from '../events/service.js';
-import { iso } from '../platform/clock.js';
 import { invalid, notFound, tooLarge } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
-import type { WrittenFile } from '../platform/storage.js';
 import { findStoredCopy, mailIdentity, registerStoredMail } from './duplicates.js';
 import { claimRecipients, type MailHandlers, offerMessage } from './handlers.js';
-import { type InboundMail, mailHeadersOf, parseMail } from './parse.js';
+import { type InboundMail, parseMail } from './parse.js';
 import { type MailTarget, resolveRecipients } from './recipients.js';
 import { participantsAfterInbound } from './reply-recipients.js';
-import { sanitizeMailHtml } from './sanitize.js';
+import { mailMessage, writeMailFiles } from './stored-mail.js';
 import { findThread } from './threading.js';
 
 export type IngestVia = 'smtp' | 'http' | 'cli';
@@ -140,67 +134,16 @@ export async function storeInboundMail(
   const { workspaceId, inboxId } = target;
   const identity = mailIdentity(mail);
 
-  // Files first: if the process dies before the commit they are unreferenced, never missing.
+  // Files first (./stored-mail.ts): if the process dies before the commit they are unreferenced, never missing.
   const written: string[] = [];
-  const files: StoredAttachment[] = [];
   const messageId = newId('m', (input.receivedAt ?? ctx.clock.now()).getTime());
-  let raw: { id: string; key: string; size: number; sha256: string } | undefined;
   try {
-    // The original and the attachments are written side by side. Inside a caller's transaction (an
-    // import) each is flushed before it is used; otherwise the group commit flushes them together
-    // (each directory once per batch) before its commit.
-    const joinsTransaction = ctx.db.isTransaction;
-    const store = (key: string, data: Buffer, contentType: string) =>
-      (joinsTransaction ? ctx.storage.put(key, data, { contentType }).then((r) => ({ key, ...r })) : ctx.storage.write(key, data)).then(
-        (r) => (written.push(key), r),
-      );
-    const rawId = input.keepRaw !== false ? newId('eml') : undefined;
-    const fileIds = mail.attachments.map(() => newId('att'));
-    const writes = await Promise.allSettled([
-      rawId ? store(rawEmailKey(workspaceId, rawId), input.raw, 'message/rfc822') : undefined,
-      ...mail.attachments.map((a, i) => store(attachmentKey(workspaceId, fileIds[i]), a.content, a.contentType)),
-    ]);
-    const failed = writes.find((w) => w.status === 'rejected');
-    if (failed) throw (failed as PromiseRejectedResult).reason;
-    const stored = writes.map((w) => (w as PromiseFulfilledResult<WrittenFile | undefined>).value);
-    const unflushed = joinsTransaction ? [] : stored.filter((w) => w !== undefined);
-    if (rawId) raw = { id: rawId, ...stored[0]! };
-    mail.attachments.forEach((a, i) => {
-      const s = stored[i + 1]!;
-      files.push({
-        id: fileIds[i],
-        filename: a.filename,
-        contentType: a.contentType,
-        size: s.size,
-        sha256: s.sha256,
-        storageKey: attachmentKey(workspaceId, fileIds[i]),
-        contentId: a.contentId,
-        inline: a.inline,
-      });
-    });
-    const cids = new Map(files.filter((f) => f.contentId).map((f) => [f.contentId!, f.id]));
+    const stored = await writeMailFiles(ctx, { workspaceId, mail, raw: input.raw, keepRaw: input.keepRaw }, written);
     const sender = senderAddress(mail, input.envelopeFrom ?? null);
-    const message: NewMessage = {
-      id: messageId,
-      kind: 'message',
-      direction: 'in',
-      author: { type: 'system' },
-      body: mail.text,
-      html: mail.html ? sanitizeMailHtml(mail.html, cids) : null,
-      subject: mail.subject,
-      automatic: mail.automatic,
-      mail: { messageId: mail.messageId, references: mail.references, replyTo: replyAddress(mail, sender), headers: mailHeadersOf(mail) },
-      files,
-      attachmentsOmitted: mail.attachmentsOmitted,
-      raw: raw ? { storageKey: raw.key, size: raw.size, sha256: raw.sha256 } : undefined,
-      createdAt: input.receivedAt,
-    };
-
+    const message = mailMessage(mail, stored, { id: messageId, direction: 'in', replyTo: replyAddress(mail, sender), createdAt: input.receivedAt });
     // Inside a caller's transaction (an import) the work joins it; otherwise it is group-committed.
-    const transact = <T>(work: (trx: Transaction<Database>) => Promise<T>) =>
-      joinsTransaction ? inTransaction(ctx.db, work) : ctx.writes.run(work, { files: unflushed });
     const result = await retryOnUniqueViolation(() =>
-      transact(async (trx) => {
+      stored.transact(async (trx) => {
         const tx = { db: trx, clock: ctx.clock };
         if (await findStoredCopy(trx, target, identity)) throw new DuplicateMail();
         const contact: ContactView = sender

@@ -11,18 +11,7 @@ import { iso } from '../platform/clock.js';
 import { aloneOnDatabase } from '../platform/presence.js';
 import { failureOf, readerLogin } from './connection.js';
 import { ReaderSession } from './session.js';
-import {
-  claimLease,
-  findReader,
-  LEASE_MS,
-  type ReaderRow,
-  readersDue,
-  releaseAllLeases,
-  releaseLease,
-  renewLeases,
-  retrySignInReaderNow,
-  setReaderState,
-} from './store.js';
+import { claimLease, findReader, LEASE_MS, type ReaderRow, readersDue, releaseAllLeases, releaseLease, renewLeases, setReaderState } from './store.js';
 
 /** In-process signal: a reader's settings changed (look now instead of at the next tick). */
 export const READER_CHANGED = 'mailbox-reader-changed';
@@ -43,11 +32,8 @@ export class ReaderManager {
   private again = false;
   private stopped = false;
   private readonly onChanged = () => void this.tick();
-  private readonly onSignedIn = ({ channelId }: { channelId: string }) =>
-    void retrySignInReaderNow(this.ctx.db, channelId).then(
-      () => this.tick(),
-      (error: Error) => this.ctx.log.error('mailbox reader: retrying after a sign-in failed', { channel_id: channelId, error: error.message }),
-    );
+  // The sign-in's transaction made its reader due (retrySignInReaderNow): look now.
+  private readonly onSignedIn = () => void this.tick();
 
   constructor(private readonly ctx: Ctx) {}
 

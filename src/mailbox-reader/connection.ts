@@ -3,7 +3,9 @@
 // and carry the server's words, never the password.
 import net from 'node:net';
 import type { Ctx } from '../context.js';
+import { announceEvents } from '../events/service.js';
 import { channelAccessToken, findGrant, GrantUnavailableError, providerName, SignInRequiredError } from '../mail-accounts/grants.js';
+import { tellChannelSignInRequired } from '../mail-accounts/revoked.js';
 import { probeTransport, resolveServer, SourceError, sourceServerOf, type TestStep } from '../mailbox-migration/sources/connect.js';
 import { classifyImapError, connectReadOnly, describeImapError, type ReadOnlyMailbox, ReadOnlyViolation } from '../mailbox-migration/sources/imap.js';
 import type { ReaderRow } from './store.js';
@@ -36,6 +38,9 @@ export async function readerLogin(ctx: Ctx, row: ReaderRow, opts: { renew?: bool
   try {
     token = await channelAccessToken(ctx, row.channel_id, { provider, renew: opts.renew });
   } catch (error) {
+    // A refused grant (channelAccessToken marked it revoked) stops the mail from arriving even when
+    // no reply failed: the managers are told once per revocation.
+    if (error instanceof SignInRequiredError && (await tellChannelSignInRequired(ctx, row.channel_id, 'reading'))) announceEvents(ctx);
     if (error instanceof SignInRequiredError || error instanceof GrantUnavailableError) throw new SourceError('login', error.message);
     throw error;
   }

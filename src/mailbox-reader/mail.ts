@@ -6,14 +6,12 @@ import type { ChannelRow } from '../channels/store.js';
 import { findOrCreateContactByEmail } from '../contacts/identify.js';
 import { normalizeAddress } from '../contacts/service.js';
 import type { Ctx } from '../context.js';
-import { attachmentKey, rawEmailKey } from '../conversations/files.js';
-import { appendMessage, type NewMessage, type StoredAttachment, startConversation } from '../conversations/service.js';
-import { inTransaction } from '../db/transaction.js';
+import { appendMessage, startConversation } from '../conversations/service.js';
 import { announceEvents } from '../events/service.js';
 import { findStoredCopy, mailIdentity, registerStoredMail } from '../mail/duplicates.js';
 import { checkRawSize, storeInboundMail } from '../mail/ingest.js';
-import { mailHeadersOf, parseMail } from '../mail/parse.js';
-import { sanitizeMailHtml } from '../mail/sanitize.js';
+import { parseMail } from '../mail/parse.js';
+import { mailMessage, writeMailFiles } from '../mail/stored-mail.js';
 import { findThread } from '../mail/threading.js';
 import { newId } from '../platform/ids.js';
 
@@ -49,45 +47,16 @@ export async function storeSent(ctx: Ctx, channel: ChannelRow, raw: Buffer): Pro
   if (known) return { duplicate: true, conversationId: known.conversation_id };
   const written: string[] = [];
   try {
-    const rawId = newId('eml');
-    const rawStored = await ctx.storage.put(rawEmailKey(channel.workspace_id, rawId), raw, { contentType: 'message/rfc822' });
-    written.push(rawEmailKey(channel.workspace_id, rawId));
-    const files: StoredAttachment[] = [];
-    for (const a of mail.attachments) {
-      const id = newId('att');
-      const key = attachmentKey(channel.workspace_id, id);
-      const s = await ctx.storage.put(key, a.content, { contentType: a.contentType });
-      written.push(key);
-      files.push({
-        id,
-        filename: a.filename,
-        contentType: a.contentType,
-        size: s.size,
-        sha256: s.sha256,
-        storageKey: key,
-        contentId: a.contentId,
-        inline: a.inline,
-      });
-    }
-    const cids = new Map(files.filter((f) => f.contentId).map((f) => [f.contentId!, f.id]));
+    const stored = await writeMailFiles(ctx, { workspaceId: channel.workspace_id, mail, raw }, written);
     const createdAt = mail.date && !Number.isNaN(mail.date.getTime()) && mail.date.getTime() <= ctx.clock.now().getTime() ? mail.date : undefined;
-    const message: NewMessage = {
+    const message = mailMessage(mail, stored, {
       id: newId('m', (createdAt ?? ctx.clock.now()).getTime()),
-      kind: 'message',
       direction: 'out',
-      author: { type: 'system' },
-      body: mail.text,
-      html: mail.html ? sanitizeMailHtml(mail.html, cids) : null,
-      subject: mail.subject,
-      automatic: mail.automatic,
+      replyTo: null,
       details: { sent_from_mailbox: true, original_from: { name: mail.from.name ?? null, address: mail.from.address ?? null } },
-      mail: { messageId: mail.messageId, references: mail.references, replyTo: null, headers: mailHeadersOf(mail) },
-      files,
-      attachmentsOmitted: mail.attachmentsOmitted,
-      raw: { storageKey: rawEmailKey(channel.workspace_id, rawId), size: rawStored.size, sha256: rawStored.sha256 },
       createdAt,
-    };
-    const result = await inTransaction(ctx.db, async (trx) => {
+    });
+    const result = await stored.transact(async (trx) => {
       const tx = { db: trx, clock: ctx.clock };
       if (await findStoredCopy(trx, target, identity)) return undefined;
       let conversation = await findThread(trx, { ...target, inReplyTo: mail.inReplyTo, references: mail.references });

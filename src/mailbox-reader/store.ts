@@ -50,11 +50,14 @@ export async function readersDue(db: Db, nowIso: string, owner: string): Promise
     .execute();
 }
 
-/** A reader of the channel's sign-in that waits to retry tries again now (the channel was just signed in again). */
+/**
+ * In the transaction that stores a new sign-in of the channel: a reader of the sign-in that waits to
+ * retry tries again now, shown as connecting (not the error the old sign-in caused) until it has.
+ */
 export async function retrySignInReaderNow(db: Db, channelId: string): Promise<void> {
   await db
     .updateTable('mailbox_readers')
-    .set({ retry_at: null, failures: 0 })
+    .set({ state: 'connecting', mode: null, error_step: null, error_message: null, retry_at: null, failures: 0 })
     .where('channel_id', '=', channelId)
     .where('kind', '!=', 'imap')
     .where('state', '=', 'needs_attention')

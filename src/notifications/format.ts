@@ -31,11 +31,15 @@ export const NotificationSchema = z
   .object({
     id: z.string(),
     trigger: z.enum(NOTIFICATION_TRIGGERS),
-    conversation_id: z.string(),
-    inbox_id: z.string().nullable().openapi({ description: 'the conversation’s inbox now' }),
+    conversation_id: z.string().nullable().openapi({ description: 'the conversation it is about; null for a notification about a channel' }),
+    channel_id: z
+      .string()
+      .nullable()
+      .openapi({ description: 'the channel it is about when there is no conversation (sign_in_required from the mailbox reader)' }),
+    inbox_id: z.string().nullable().openapi({ description: 'the conversation’s (or channel’s) inbox now' }),
     title: z.string(),
     body: z.string(),
-    url: z.string().openapi({ description: 'the conversation in the panel' }),
+    url: z.string().openapi({ description: 'the conversation in the panel, or the settings of the channel’s inbox' }),
     created_at: z.string(),
     read_at: z.string().nullable().openapi({ description: 'when the member read it; null while unread' }),
   })

@@ -5,20 +5,20 @@
 // event for the member, so their other panels update their bell at once.
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
-import { inboxesOfConversations } from '../conversations/store.js';
 import type { NotificationTrigger } from '../db/schema.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, notFound } from '../platform/errors.js';
 import { encodeCursor } from '../platform/pagination.js';
-import { notificationsSeenNow } from './service.js';
+import { notificationsSeenNow, notificationUrl } from './service.js';
 
 type C = Pick<Ctx, 'db' | 'clock' | 'config' | 'hub'>;
 
 export interface InboxNotification {
   id: string;
   trigger: NotificationTrigger;
-  conversation_id: string;
+  conversation_id: string | null;
+  channel_id: string | null;
   inbox_id: string | null;
   title: string;
   body: string;
@@ -38,7 +38,7 @@ function memberOf(access: Access): string {
 function baseQuery(ctx: Pick<Ctx, 'db'>, personId: string, workspaceId: string) {
   return ctx.db
     .selectFrom('notifications')
-    .select(['id', 'workspace_id', 'trigger', 'conversation_id', 'title', 'body', 'created_at', 'read_at'])
+    .select(['id', 'workspace_id', 'trigger', 'conversation_id', 'channel_id', 'title', 'body', 'created_at', 'read_at'])
     .where('person_id', '=', personId)
     .where('workspace_id', '=', workspaceId)
     .where('in_panel', '=', 1);
@@ -70,12 +70,8 @@ export async function listNotifications(
     before = rows[rows.length - 1].id;
   }
   const page = kept.slice(0, input.limit);
-  const inboxOf = await inboxesOfConversations(
-    ctx.db,
-    page.map((n) => n.conversation_id),
-  );
   return {
-    data: page.map((n) => formatNotification(ctx, n, inboxOf.get(n.conversation_id) ?? null)),
+    data: page.map((n) => formatNotification(ctx, n)),
     next_cursor: kept.length > input.limit ? encodeCursor({ before: page[page.length - 1].id }) : null,
     unread_count: await unreadCount(ctx, personId, access.workspaceId),
   };
@@ -85,22 +81,25 @@ type NotificationRow = {
   id: string;
   workspace_id: string;
   trigger: NotificationTrigger;
-  conversation_id: string;
+  conversation_id: string | null;
+  channel_id: string | null;
+  inbox_id: string;
   title: string;
   body: string;
   created_at: string;
   read_at: string | null;
 };
 
-function formatNotification(ctx: Pick<Ctx, 'config'>, n: NotificationRow, inboxId: string | null): InboxNotification {
+function formatNotification(ctx: Pick<Ctx, 'config'>, n: NotificationRow): InboxNotification {
   return {
     id: n.id,
     trigger: n.trigger,
     conversation_id: n.conversation_id,
-    inbox_id: inboxId,
+    channel_id: n.channel_id,
+    inbox_id: n.inbox_id,
     title: n.title,
     body: n.body,
-    url: `${ctx.config.publicUrl}/conversations/${n.conversation_id}`,
+    url: notificationUrl(ctx.config.publicUrl, n),
     created_at: n.created_at,
     read_at: n.read_at,
   };
@@ -128,16 +127,16 @@ async function tellRead(ctx: C, personId: string, workspaceId: string, read: { i
 export async function markNotificationRead(ctx: C, access: Access, id: string): Promise<{ notification: InboxNotification; unread_count: number }> {
   const personId = memberOf(access);
   const row = await baseQuery(ctx, personId, access.workspaceId).where('id', '=', id).executeTakeFirst();
-  if (!row || (await notificationsSeenNow(ctx, personId, [row])).length === 0) throw notFound('notification');
-  let readAt = row.read_at;
+  const [seen] = row ? await notificationsSeenNow(ctx, personId, [row]) : [];
+  if (!seen) throw notFound('notification');
+  let readAt = seen.read_at;
   let count: number;
   if (readAt === null) {
     readAt = iso(ctx.clock.now());
     await ctx.db.updateTable('notifications').set({ read_at: readAt }).where('id', '=', id).where('read_at', 'is', null).execute();
     count = await tellRead(ctx, personId, access.workspaceId, { ids: [id] });
   } else count = await unreadCount(ctx, personId, access.workspaceId);
-  const inboxOf = await inboxesOfConversations(ctx.db, [row.conversation_id]);
-  return { notification: formatNotification(ctx, { ...row, read_at: readAt }, inboxOf.get(row.conversation_id) ?? null), unread_count: count };
+  return { notification: formatNotification(ctx, { ...seen, read_at: readAt }), unread_count: count };
 }
 
 /** Marks every unread notification of the member in this workspace read. */

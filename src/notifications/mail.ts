@@ -10,7 +10,7 @@ import { findPersonById } from '../people/service.js';
 import { MINUTE } from '../platform/clock.js';
 import { oneLine } from '../platform/foreign-text.js';
 import type { JobOutcome } from '../platform/jobs.js';
-import { notificationsSeenNow } from './service.js';
+import { notificationsSeenNow, notificationUrl } from './service.js';
 import { textsFor } from './text.js';
 
 export const MAIL_EVERY_MS = 10 * MINUTE;
@@ -21,7 +21,7 @@ export async function sendNotificationMail(ctx: Ctx, personId: string): Promise<
   const lines = await ctx.db
     .selectFrom('notification_mail_lines as l')
     .innerJoin('notifications as n', 'n.id', 'l.notification_id')
-    .select(['l.notification_id', 'n.title', 'n.body', 'n.conversation_id', 'n.workspace_id'])
+    .select(['l.notification_id', 'n.title', 'n.body', 'n.conversation_id', 'n.channel_id', 'n.workspace_id'])
     .where('l.person_id', '=', personId)
     .orderBy('l.created_at')
     .orderBy('l.notification_id')
@@ -43,12 +43,7 @@ export async function sendNotificationMail(ctx: Ctx, personId: string): Promise<
       '',
       // Titles and previews carry a stranger's words (subject, name, message): one line each, the
       // preview quoted, so nothing in them reads as a line of this mail.
-      ...shown.flatMap((l) => [
-        `- ${oneLine(l.title)}`,
-        ...(l.body ? [`  > ${oneLine(l.body)}`] : []),
-        `  ${ctx.config.publicUrl}/conversations/${l.conversation_id}`,
-        '',
-      ]),
+      ...shown.flatMap((l) => [`- ${oneLine(l.title)}`, ...(l.body ? [`  > ${oneLine(l.body)}`] : []), `  ${notificationUrl(ctx.config.publicUrl, l)}`, '']),
       t.mailFooter(`${ctx.config.publicUrl}/settings/account`),
     ].join('\n');
     const sent = await ctx.systemMail.send(

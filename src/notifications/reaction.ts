@@ -25,6 +25,8 @@ type ShownConversation = { spam?: boolean; imported?: boolean; assignee_id?: str
 
 /** What about this event could notify someone, or undefined when nothing can. */
 function notifiable(event: RecordedEvent): Omit<NotifyEventPayload, 'event_id' | 'actor'> | undefined {
+  // A mailbox reader found the channel's sign-in refused (src/mail-accounts/revoked.ts): the managers.
+  if (event.type === 'channel.sign_in_required') return {};
   const conversation = event.data.conversation as ShownConversation | undefined;
   if (!conversation || conversation.spam) return undefined;
   switch (event.type) {

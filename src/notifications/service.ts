@@ -10,6 +10,7 @@
 // conversation); a mention in a note (./mentions.ts). Never: for the member's own action, for spam,
 // for imported conversations, for history (imported and synced history record no events at all).
 import { currentAccessOf } from '../auth/credentials.js';
+import { inboxesOfChannels } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import { inboxesOfConversations } from '../conversations/store.js';
 import type { Db, NotificationTrigger } from '../db/schema.js';
@@ -43,7 +44,8 @@ export interface PushMessage {
   body: string;
   url: string;
   tag: string;
-  conversation_id: string;
+  /** Null for a notification about a channel (its url is the channel's inbox settings). */
+  conversation_id: string | null;
 }
 
 type EventData = {
@@ -61,9 +63,16 @@ type EventData = {
   sla_notice?: { target: string; kind: 'warning' | 'breached'; due_at: string };
   /** conversation.automation_notice: an automation rule's notify_members action (src/automation). */
   automation_notice?: { rule_name: string; member_ids: string[] };
-  /** conversation.sign_in_required (src/mail-accounts/revoked.ts). */
-  sign_in_required?: { channel_name: string; provider_name: string; error: string | null };
+  /** conversation.sign_in_required and channel.sign_in_required (src/mail-accounts/revoked.ts). */
+  sign_in_required?: { channel_name: string; provider_name: string; error: string | null; stopped?: 'sending' | 'reading' };
+  /** channel.sign_in_required: the channel it is about (there is no conversation). */
+  channel?: { id: string; name: string; inbox_id: string };
 };
+
+/** Where a notification leads in the panel: its conversation, or the settings of the channel's inbox. */
+export function notificationUrl(publicUrl: string, n: { conversation_id: string | null; inbox_id: string | null }): string {
+  return n.conversation_id ? `${publicUrl}/conversations/${n.conversation_id}` : `${publicUrl}/settings/inboxes/${n.inbox_id ?? ''}`;
+}
 
 function preview(text: string | undefined): string {
   return (text ?? '').replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS);
@@ -83,6 +92,8 @@ function memberName(m: InboxMember | undefined): string | null {
 type Target = { member: InboxMember; trigger: NotificationTrigger };
 
 function targetsOf(row: { type: string }, data: EventData, payload: NotifyEventPayload, members: InboxMember[]): Target[] {
+  const managers = () => members.filter((m) => m.role === 'owner' || m.role === 'admin').map((member) => ({ member, trigger: 'sign_in_required' as const }));
+  if (row.type === 'channel.sign_in_required') return data.channel ? managers() : [];
   const conversation = data.conversation;
   if (!conversation || conversation.spam) return [];
   const byId = new Map(members.map((m) => [m.personId, m]));
@@ -106,7 +117,7 @@ function targetsOf(row: { type: string }, data: EventData, payload: NotifyEventP
       return members.map((member) => ({ member, trigger }));
     }
     case 'conversation.sign_in_required':
-      return members.filter((m) => m.role === 'owner' || m.role === 'admin').map((member) => ({ member, trigger: 'sign_in_required' }));
+      return managers();
     case 'conversation.automation_notice': {
       const named = new Set(data.automation_notice?.member_ids ?? []);
       return members.filter((m) => named.has(m.personId)).map((member) => ({ member, trigger: 'mention' }));
@@ -181,12 +192,15 @@ export async function notifyEvents(
   await ctx.db.transaction().execute(async (trx) => {
     const tx = { db: trx, clock: ctx.clock };
     for (const { row, data, members, targets } of work) {
-      const conversation = data.conversation!;
+      // Every event but channel.sign_in_required is about a conversation.
+      const conversation = data.conversation;
+      const channelId = conversation ? null : (data.channel?.id ?? null);
+      const conversationId = conversation?.id ?? null;
       const authorName = data.automation_notice?.rule_name ?? memberName(members.find((m) => m.personId === data.message?.author?.member_id));
-      const url = `${ctx.config.publicUrl}/conversations/${conversation.id}`;
+      const url = notificationUrl(ctx.config.publicUrl, { conversation_id: conversationId, inbox_id: row.inbox_id });
       for (const { member, trigger } of targets) {
         const text = notificationText(member.locale, trigger, {
-          subject: conversation.subject,
+          subject: conversation?.subject ?? null,
           contact: contactName(data),
           author: authorName,
           preview: preview(
@@ -201,6 +215,7 @@ export async function notifyEvents(
             : data.sign_in_required
               ? `${data.sign_in_required.channel_name} (${data.sign_in_required.provider_name})`
               : undefined,
+          stopped: data.sign_in_required?.stopped,
         });
         const id = newId('ntf', now.getTime());
         const inserted = await trx
@@ -211,7 +226,8 @@ export async function notifyEvents(
             workspace_id: row.workspace_id,
             event_id: row.id,
             trigger,
-            conversation_id: conversation.id,
+            conversation_id: conversationId,
+            channel_id: channelId,
             title: text.title,
             body: text.body,
             created_at: iso(now),
@@ -225,7 +241,8 @@ export async function notifyEvents(
         const shown = {
           id,
           trigger,
-          conversation_id: conversation.id,
+          conversation_id: conversationId,
+          channel_id: channelId,
           inbox_id: row.inbox_id,
           title: text.title,
           body: text.body,
@@ -236,7 +253,7 @@ export async function notifyEvents(
         if (wants[trigger].realtime) {
           await recordEvent(tx, {
             workspaceId: row.workspace_id,
-            // The conversation's inbox: the member sees the notification only while they see the inbox.
+            // The conversation's (or channel's) inbox: the member sees the notification only while they see the inbox.
             inboxId: row.inbox_id,
             personId: member.personId,
             type: 'notification',
@@ -246,7 +263,7 @@ export async function notifyEvents(
           });
         }
         if (wants[trigger].push) {
-          const message: PushMessage = { title: text.title, body: text.body, url, tag: `svc-${conversation.id}`, conversation_id: conversation.id };
+          const message: PushMessage = { title: text.title, body: text.body, url, tag: `svc-${conversationId ?? channelId}`, conversation_id: conversationId };
           for (const sub of subscriptions.filter((s) => s.person_id === member.personId)) {
             const job: PushJobPayload = { subscription_id: sub.id, notification_id: id, message };
             await enqueue(trx, ctx.clock, { kind: PUSH_JOB, payload: job, uniqueKey: `${PUSH_JOB}:${id}:${sub.id}` });
@@ -273,22 +290,23 @@ export async function notifyEvents(
  * were told (a push, the batched mail): meanwhile their inbox limit may have narrowed, their role or
  * membership changed, the workspace gone, or the conversation moved to another inbox. The rule is
  * the stream's (canSeeEvent for the member's `notification` event) over the member's current access
- * and the conversation's current inbox; a conversation that is gone is not shown.
+ * and the conversation's current inbox (a channel notification: the channel's inbox); a
+ * conversation or channel that is gone is not shown. Each kept one comes with that inbox.
  */
-export async function notificationsSeenNow<N extends { workspace_id: string; conversation_id: string }>(
+export async function notificationsSeenNow<N extends { workspace_id: string; conversation_id: string | null; channel_id: string | null }>(
   ctx: Pick<Ctx, 'db' | 'clock'>,
   personId: string,
   notifications: readonly N[],
-): Promise<N[]> {
+): Promise<(N & { inbox_id: string })[]> {
   if (notifications.length === 0) return [];
-  const inboxOf = await inboxesOfConversations(
-    ctx.db,
-    notifications.map((n) => n.conversation_id),
-  );
+  const conversationIds = notifications.flatMap((n) => (n.conversation_id ? [n.conversation_id] : []));
+  const channelIds = [...new Set(notifications.flatMap((n) => (!n.conversation_id && n.channel_id ? [n.channel_id] : [])))];
+  const inboxOf = await inboxesOfConversations(ctx.db, conversationIds);
+  const channelInbox = await inboxesOfChannels(ctx.db, channelIds);
   const viewers = new Map<string, ReturnType<typeof viewerFor> | undefined>();
-  const out: N[] = [];
+  const out: (N & { inbox_id: string })[] = [];
   for (const n of notifications) {
-    const inboxId = inboxOf.get(n.conversation_id);
+    const inboxId = n.conversation_id ? inboxOf.get(n.conversation_id) : n.channel_id ? channelInbox.get(n.channel_id) : undefined;
     if (!inboxId) continue;
     if (!viewers.has(n.workspace_id)) {
       const access = await currentAccessOf(ctx, n.workspace_id, { type: 'member', id: personId }, 'notification');
@@ -296,7 +314,7 @@ export async function notificationsSeenNow<N extends { workspace_id: string; con
     }
     const viewer = viewers.get(n.workspace_id);
     const asEvent = { type: 'notification', audience: 'all' as const, person_id: personId, related_inbox_ids: JSON.stringify([inboxId]) };
-    if (viewer && canSeeEvent(viewer, asEvent)) out.push(n);
+    if (viewer && canSeeEvent(viewer, asEvent)) out.push({ ...n, inbox_id: inboxId });
   }
   return out;
 }
@@ -305,7 +323,7 @@ export async function notificationsSeenNow<N extends { workspace_id: string; con
 export async function pushStillSeen(ctx: Pick<Ctx, 'db' | 'clock'>, notificationId: string): Promise<boolean> {
   const n = await ctx.db
     .selectFrom('notifications')
-    .select(['person_id', 'workspace_id', 'conversation_id'])
+    .select(['person_id', 'workspace_id', 'conversation_id', 'channel_id'])
     .where('id', '=', notificationId)
     .executeTakeFirst();
   return !!n && (await notificationsSeenNow(ctx, n.person_id, [n])).length === 1;

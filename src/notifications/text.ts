@@ -8,6 +8,8 @@ export interface NotificationFacts {
   preview: string;
   /** SLA notices: the target's name (already in the member's language). */
   target?: string;
+  /** sign_in_required: what the refused sign-in stopped (sending replies unless said). */
+  stopped?: 'sending' | 'reading';
 }
 
 type Texts = {
@@ -29,7 +31,7 @@ const TEXTS: Record<'en' | 'tr', Texts> = {
       sla_warning: (f) => `${f.target ?? 'SLA'} due soon`,
       sla_breached: (f) => `${f.target ?? 'SLA'} overdue`,
       reply_held: (f) => `Not sent: ${f.contact ?? 'the customer'} wrote first`,
-      sign_in_required: (f) => `Sign in again: ${f.target ?? 'an e-mail channel'} cannot send`,
+      sign_in_required: (f) => `Sign in again: ${f.target ?? 'an e-mail channel'} ${f.stopped === 'reading' ? 'cannot read its mailbox' : 'cannot send'}`,
     },
     mailSubject: (n) => (n === 1 ? '1 new notification' : `${n} new notifications`),
     mailIntro: 'While you were away from the panel:',
@@ -45,7 +47,8 @@ const TEXTS: Record<'en' | 'tr', Texts> = {
       sla_warning: (f) => `${f.target ?? 'SLA'} süresi dolmak üzere`,
       sla_breached: (f) => `${f.target ?? 'SLA'} süresi aşıldı`,
       reply_held: (f) => `Gönderilmedi: ${f.contact ?? 'müşteri'} önce yazdı`,
-      sign_in_required: (f) => `Yeniden oturum açın: ${f.target ?? 'bir e-posta kanalı'} gönderemiyor`,
+      sign_in_required: (f) =>
+        `Yeniden oturum açın: ${f.target ?? 'bir e-posta kanalı'} ${f.stopped === 'reading' ? 'posta kutusunu okuyamıyor' : 'gönderemiyor'}`,
     },
     mailSubject: (n) => `${n} yeni bildirim`,
     mailIntro: 'Panelden uzaktayken:',

@@ -25,6 +25,8 @@ import { customerLocale, type GreetingLocale } from '../greeting/rules.js';
 import { resolveInbox } from '../inboxes/service.js';
 import { describeSendError, replyReferences } from '../mail/outbound.js';
 import { channelMailDomain, channelSender, channelTransport, hasSmtpAccount } from '../mail/transport.js';
+import { SignInRequiredError } from '../mail-accounts/grants.js';
+import { tellSignInRequired } from '../mail-accounts/revoked.js';
 import { mailerHeaders } from '../mailer-tenants/sending.js';
 import { DAY, iso, MINUTE } from '../platform/clock.js';
 import { AppError, conflict, invalid, notFound } from '../platform/errors.js';
@@ -200,20 +202,58 @@ export function ratingRequestJob(ctx: Ctx): JobKind<{ requestId: string }> {
         await mailRatingRequest(ctx, requestId);
       } catch (error) {
         const reason = describeSendError(error);
-        const final = error instanceof RatingMailFailure || job.attempts >= RATING_SEND_ATTEMPTS;
+        // A refused sign-in fails at once (retrying cannot help): the managers are told, and a new
+        // sign-in sends the request again (src/mail-accounts/retry-job.ts).
+        const signIn = error instanceof SignInRequiredError ? error : undefined;
+        const final = error instanceof RatingMailFailure || !!signIn || job.attempts >= RATING_SEND_ATTEMPTS;
         ctx.log.warn('rating request mail failed', { rating_request_id: requestId, attempt: job.attempts, final, error: reason });
         if (!final) return { retryAt: new Date(ctx.clock.now().getTime() + 5 * MINUTE * job.attempts) };
-        await ctx.db
-          .updateTable('rating_requests')
-          .set({ status: 'failed', error: reason })
-          .where('id', '=', requestId)
-          .where('status', '=', 'pending')
-          .execute();
+        await ctx.db.transaction().execute(async (trx) => {
+          const failed = await trx
+            .updateTable('rating_requests')
+            .set({ status: 'failed', error: reason })
+            .where('id', '=', requestId)
+            .where('status', '=', 'pending')
+            .returning('conversation_id')
+            .executeTakeFirst();
+          if (failed && signIn) await tellSignInRequired({ db: trx, clock: ctx.clock }, signIn, failed.conversation_id);
+        });
+        if (signIn) announceEvents(ctx);
         return;
       }
       await ctx.db.updateTable('rating_requests').set({ status: 'sent' }).where('id', '=', requestId).where('status', '=', 'pending').execute();
     },
   };
+}
+
+/**
+ * After a new sign-in of the channel (src/mail-accounts/retry-job.ts): its rating requests that
+ * failed with an error like `errorLike` and whose links still work are mailed again (a new job each).
+ */
+export async function retryRatingRequestsOfChannel(ctx: Ctx, channelId: string, errorLike: string): Promise<number> {
+  const rows = await ctx.db
+    .selectFrom('rating_requests')
+    .innerJoin('conversations', 'conversations.id', 'rating_requests.conversation_id')
+    .select('rating_requests.id')
+    .where('conversations.channel_id', '=', channelId)
+    .where('rating_requests.status', '=', 'failed')
+    .where('rating_requests.error', 'like', errorLike)
+    .where('rating_requests.expires_at', '>', iso(ctx.clock.now()))
+    .execute();
+  for (const { id } of rows) {
+    await ctx.db.transaction().execute(async (trx) => {
+      const back = await trx
+        .updateTable('rating_requests')
+        .set({ status: 'pending', error: null })
+        .where('id', '=', id)
+        .where('status', '=', 'failed')
+        .executeTakeFirst();
+      if (Number(back.numUpdatedRows) === 1)
+        await enqueue(trx, ctx.clock, { kind: RATING_REQUEST_JOB, payload: { requestId: id }, uniqueKey: `${RATING_REQUEST_JOB}:${id}` });
+    });
+  }
+  if (rows.length) ctx.jobs.wake();
+  return rows.length;
 }
 
 // ---- answering ----

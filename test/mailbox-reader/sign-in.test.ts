@@ -2,21 +2,25 @@
 // "google"}` answers the provider's page to open, the callback stores the grant and the reader logs
 // in with IMAP XOAUTH2 against a real Dovecot whose oauth2 passdb asks the loopback fake provider
 // whether each token is live. New mail appears; a revoked sign-in makes the reader ask to sign in
-// again (with the provider's words) and a new sign-in makes it read again at once. A channel signs
-// in with one provider: reading with Microsoft while sending with Google is refused.
+// again (with the provider's words), tells the managers once (a notification about the channel: no
+// reply failed; a reply that fails later tells nobody again), and a new sign-in makes it read again
+// at once. A channel signs in with one provider: reading with Microsoft while sending with Google is
+// refused.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { seedEmailChannel } from '../helpers/mail.js';
+import { rawMail, seedEmailChannel } from '../helpers/mail.js';
 import { buildMail, newMessageId } from '../helpers/mailbox.js';
 import { type OAuthFake, startOAuthFake } from '../helpers/oauth-fake.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 
 const CLIENTS = { google: { id: 'reader-google.apps.test', secret: 'reader-google-secret' }, microsoft: { id: 'reader-ms-0001', secret: 'reader-ms-secret' } };
 const GMAIL = 'support@gmail-reader.test';
 const OUTLOOK = 'help@contoso-reader.test';
+const INGRESS = 'reader-sign-in-ingress';
 
 async function until<T>(what: string, read: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
   const started = Date.now();
@@ -31,18 +35,21 @@ async function until<T>(what: string, read: () => Promise<T | undefined | false>
 describe('mailbox reader with a Google or Microsoft sign-in', { skip: dovecotMissing }, () => {
   let fake: OAuthFake;
   let d: Dovecot;
+  let sink: SmtpSink;
   let s: TestServer;
   let seed: Seed;
 
   before(async () => {
     fake = await startOAuthFake(CLIENTS);
     d = await startDovecot({ oauth2IntrospectionUrl: fake.introspectionUrl });
+    sink = await startSmtpSink({ xoauth2: (user, token) => fake.accessTokenValid(user, token) });
     // The passwords are never used: these mailboxes take XOAUTH2 here.
     d.addUser(GMAIL, 'unused-gmail-password');
     d.addUser(OUTLOOK, 'unused-outlook-password');
     s = await startTestServer({
       env: {
         SVC_MIGRATION_ALLOW_PRIVATE: '1',
+        SVC_INGRESS_SECRET: INGRESS,
         SVC_MAILBOX_READER_POLL_SECONDS: '2',
         SVC_MAILBOX_READER_RETRY_SECONDS: '600',
         SVC_GOOGLE_CLIENT_ID: CLIENTS.google.id,
@@ -51,6 +58,7 @@ describe('mailbox reader with a Google or Microsoft sign-in', { skip: dovecotMis
         SVC_MICROSOFT_CLIENT_SECRET: CLIENTS.microsoft.secret,
         SVC_OAUTH_ENDPOINT: fake.url,
         SVC_OAUTH_IMAP: `127.0.0.1:${d.port}`,
+        SVC_OAUTH_SMTP: `127.0.0.1:${sink.port}`,
       },
     });
     seed = await seedWorkspace(s.app);
@@ -58,6 +66,7 @@ describe('mailbox reader with a Google or Microsoft sign-in', { skip: dovecotMis
   after(async () => {
     await s?.stop();
     await d?.stop();
+    await sink?.close();
     await fake?.stop();
   });
 
@@ -130,6 +139,50 @@ describe('mailbox reader with a Google or Microsoft sign-in', { skip: dovecotMis
     });
     assert.equal(failed.reader.error.step, 'login');
     assert.match(failed.reader.error.message, /Microsoft no longer accepts the sign-in of this channel \(.+\)/);
+    // Nothing failed to send, yet the managers are told: about the channel, leading to its inbox's settings.
+    const owner = (path: string) => s.request('GET', path, { token: seed.ownerToken });
+    const told = await until('the managers to be told', async () => {
+      const list = (await owner('/v1/notifications')).body.data as any[];
+      const mine = list.filter((n) => n.trigger === 'sign_in_required' && n.channel_id === channel);
+      return mine.length > 0 && mine;
+    });
+    assert.equal(told.length, 1);
+    assert.equal(told[0].conversation_id, null);
+    assert.equal(told[0].inbox_id, seed.inboxId);
+    assert.match(told[0].url, new RegExp(`/settings/inboxes/${seed.inboxId}$`));
+    assert.equal(told[0].title, 'Sign in again: Support mail (Microsoft) cannot read its mailbox');
+    assert.match(told[0].body, /invalid_grant/);
+    const readerTold = await s.app.db
+      .selectFrom('notifications')
+      .selectAll()
+      .where('trigger', '=', 'sign_in_required')
+      .where('channel_id', '=', channel)
+      .execute();
+    assert.deepEqual(
+      readerTold.map((n) => n.person_id),
+      [seed.ownerId],
+    );
+    // The reader failing again (a new session) and a reply failing for the same revocation tell nobody again.
+    await api('PATCH', `/v1/channels/${channel}`, { reading: null });
+    await api('PATCH', `/v1/channels/${channel}`, { reading: { kind: 'microsoft' } });
+    await until('the reader to fail again', async () => (await channelOf(channel)).reader.state === 'needs_attention');
+    assert.equal((await api('PATCH', `/v1/channels/${channel}`, { smtp_auth: 'microsoft' })).status, 200);
+    const mail = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(OUTLOOK)}`, {
+      raw: rawMail({ To: OUTLOOK, From: 'Ada <ada@customer.test>', Subject: 'Through the ingress' }),
+      token: INGRESS,
+    });
+    assert.equal(mail.status, 201, JSON.stringify(mail.body));
+    const conversation = mail.body.data[0].conversation_id as string;
+    const sent = await api('POST', `/v1/conversations/${conversation}/messages`, { body: 'Our answer' });
+    assert.equal(sent.status, 201, JSON.stringify(sent.body));
+    const reply = await until('the reply to fail', async () => {
+      const m = (await api('GET', `/v1/conversations/${conversation}/messages/${sent.body.id}`)).body;
+      return m.status === 'failed' && m;
+    });
+    assert.match(reply.error, /Microsoft no longer accepts the sign-in of this channel/);
+    await s.app.jobs.drain();
+    const allTold = await s.app.db.selectFrom('notifications').select(['id']).where('trigger', '=', 'sign_in_required').execute();
+    assert.equal(allTold.length, 1, 'one revocation, told once');
     // Choosing it again now starts a new sign-in, after which the reader reads again at once.
     const renewed = await api('PATCH', `/v1/channels/${channel}`, { reading: { kind: 'microsoft' } });
     assert.equal(renewed.status, 200);
@@ -138,6 +191,12 @@ describe('mailbox reader with a Google or Microsoft sign-in', { skip: dovecotMis
     await until('the reader to connect again', async () => (await channelOf(channel)).reader.state === 'idle');
     const id = await deliver(OUTLOOK, 'After signing in again');
     await until('mail after the new sign-in', async () => (await messagesWith(id)).length > 0);
+    // The new sign-in also sends the reply the revoked grant failed, over XOAUTH2 as the account.
+    await until('the failed reply to go', async () => {
+      const m = (await api('GET', `/v1/conversations/${conversation}/messages/${sent.body.id}`)).body;
+      return m.status === 'sent' && m;
+    });
+    assert.equal(sink.auths.at(-1)!.user, OUTLOOK);
   });
 
   test('one sign-in per channel: reading with Microsoft while sending with Google is refused; nothing changes', async () => {

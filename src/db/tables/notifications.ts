@@ -10,7 +10,7 @@ export type NotificationTrigger =
   | 'sla_warning'
   | 'sla_breached'
   | 'reply_held'
-  /** An e-mail channel's Google or Microsoft sign-in was refused while sending a reply (src/mail-accounts): managers only. */
+  /** An e-mail channel's Google or Microsoft sign-in was refused, sending a reply or reading the mailbox (src/mail-accounts): managers only. */
   | 'sign_in_required';
 
 export interface NotificationPreferencesTable {
@@ -27,7 +27,10 @@ export interface NotificationsTable {
   /** The event that caused it; (event_id, person_id) is unique, so a re-run job notifies nobody twice. */
   event_id: string;
   trigger: NotificationTrigger;
-  conversation_id: string;
+  /** The conversation it is about; null for a notification about a channel (0069). */
+  conversation_id: string | null;
+  /** The channel it is about when there is no conversation (a mailbox reader's refused sign-in, 0069). */
+  channel_id: ColumnType<string | null, string | null | undefined, string | null>;
   title: string;
   body: string;
   created_at: string;

@@ -101,7 +101,7 @@ export function NotificationBell() {
             {received.value.length === 0 && <li class="muted">{t('notif.none')}</li>}
             {received.value.map((n) => (
               <li key={n.id} class={n.read_at === null ? 'notif-unread' : undefined}>
-                <a href={`/conversations/${n.conversation_id}`} onClick={() => read(n)}>
+                <a href={n.conversation_id ? `/conversations/${n.conversation_id}` : `/settings/inboxes/${n.inbox_id}`} onClick={() => read(n)}>
                   {n.title}
                   {n.read_at === null && <span class="visually-hidden"> ({t('notif.unread')})</span>}
                 </a>

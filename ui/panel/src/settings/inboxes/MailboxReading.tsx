@@ -13,6 +13,13 @@ type Channel = Schemas['Channel'];
 type ReadingInput = NonNullable<BodyOf<'/v1/channels/{channelId}', 'patch'>['reading']>;
 type Tls = 'tls' | 'starttls' | 'none';
 type Kind = 'imap' | 'google' | 'microsoft';
+const STEPS = ['dns', 'connect', 'tls', 'login', 'permission', 'list', 'read'] as const;
+
+/** The failed step in the member's language (the server's words stay as they are). */
+function stepName(step: string | undefined): string {
+  const known = STEPS.find((s) => s === step);
+  return known ? t(`reading.step_${known}`) : (step ?? '');
+}
 
 function ReaderState(props: { channel: Channel }) {
   const r = props.channel.reader;
@@ -24,7 +31,7 @@ function ReaderState(props: { channel: Channel }) {
         ? t('reading.state_idle')
         : r.state === 'polling'
           ? t('reading.state_polling')
-          : t('reading.state_attention', { step: r.error?.step ?? '', message: r.error?.message ?? '' });
+          : t('reading.state_attention', { step: stepName(r.error?.step), message: r.error?.message ?? '' });
   return (
     <div role="status" aria-live="polite">
       <p class={r.state === 'needs_attention' ? 'pill-bad' : r.state === 'connecting' ? undefined : 'pill-ok'}>{line}</p>
@@ -59,11 +66,12 @@ export function MailboxReading(props: { channel: Channel; onChanged: () => void 
     card?.scrollIntoView({ block: 'start' });
     card?.focus({ preventScroll: true });
   }, [id]);
-  // While the reader connects, look again shortly (its state changes in the background).
+  // While the reader connects, look again every 2 s until it has (its state changes in the
+  // background; a connection can take longer than one look, e.g. right after a sign-in).
   useEffect(() => {
     if (c.reader?.state !== 'connecting') return;
-    const timer = setTimeout(props.onChanged, 2000);
-    return () => clearTimeout(timer);
+    const timer = setInterval(props.onChanged, 2000);
+    return () => clearInterval(timer);
   }, [c.reader?.state, c.updated_at]);
 
   async function send(reading: ReadingInput | null) {
@@ -95,6 +103,20 @@ export function MailboxReading(props: { channel: Channel; onChanged: () => void 
     ['microsoft', t('channels.auth_microsoft')],
   ];
   const provider = kind === 'google' ? 'Google' : 'Microsoft';
+  // The channel's sign-in with the chosen provider: reading through it needs no button while it
+  // works; a refused one asks to sign in again.
+  const grant = kind !== 'imap' && c.signed_in?.provider === kind ? c.signed_in : null;
+  const readsThrough = kind !== 'imap' && current?.kind === kind && grant?.state === 'ok';
+  const startLabel =
+    kind === 'imap'
+      ? busy
+        ? t('reading.checking')
+        : current
+          ? t('reading.save')
+          : t('reading.start')
+      : grant?.state === 'revoked'
+        ? t('reading.sign_in_again', { provider })
+        : t('reading.sign_in_start', { provider });
   return (
     <section
       id={`reading-${id}`}
@@ -118,7 +140,11 @@ export function MailboxReading(props: { channel: Channel; onChanged: () => void 
             ))}
           </div>
         </fieldset>
-        {kind !== 'imap' && <p class="hint">{t('reading.sign_in_hint', { provider })}</p>}
+        {kind !== 'imap' && (
+          <p class="hint">
+            {readsThrough && grant ? t('reading.signed_in_as', { provider, account: grant.account }) : t('reading.sign_in_hint', { provider })}
+          </p>
+        )}
         {kind === 'imap' && (
           <>
             <div style={{ display: 'grid', gridTemplateColumns: 'minmax(0, 2fr) minmax(5.5em, 1fr) minmax(0, 1fr)', gap: 'var(--space-2)' }}>
@@ -186,9 +212,11 @@ export function MailboxReading(props: { channel: Channel; onChanged: () => void 
         )}
         <FormError error={error} />
         <div class="row-actions">
-          <button class="btn btn-primary" type="submit" disabled={busy}>
-            {kind !== 'imap' ? t('reading.sign_in_start', { provider }) : busy ? t('reading.checking') : current ? t('reading.save') : t('reading.start')}
-          </button>
+          {!readsThrough && (
+            <button class="btn btn-primary" type="submit" disabled={busy}>
+              {startLabel}
+            </button>
+          )}
           {current && (
             <button class="btn" type="button" disabled={busy} onClick={() => void send(null)}>
               {t('reading.stop')}
