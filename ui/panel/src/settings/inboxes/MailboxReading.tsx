@@ -24,6 +24,8 @@ function stepName(step: string | undefined): string {
 function ReaderState(props: { channel: Channel }) {
   const r = props.channel.reader;
   if (!r) return null;
+  // Reading through a refused sign-in: waiting helps nothing, only a new sign-in does.
+  const signInRefused = props.channel.reading?.kind !== 'imap' && props.channel.signed_in?.state === 'revoked';
   const line =
     r.state === 'connecting'
       ? t('reading.state_connecting')
@@ -35,7 +37,12 @@ function ReaderState(props: { channel: Channel }) {
   return (
     <div role="status" aria-live="polite">
       <p class={r.state === 'needs_attention' ? 'pill-bad' : r.state === 'connecting' ? undefined : 'pill-ok'}>{line}</p>
-      {r.state === 'needs_attention' && r.retry_at && <p class="hint">{t('reading.retry', { time: absoluteTime(r.retry_at) })}</p>}
+      {r.state === 'needs_attention' &&
+        (signInRefused ? (
+          <p class="hint">{t('reading.waits_for_sign_in')}</p>
+        ) : (
+          r.retry_at && <p class="hint">{t('reading.retry', { time: absoluteTime(r.retry_at) })}</p>
+        ))}
       <p class="hint">
         {r.last_read_at ? (
           <span title={absoluteTime(r.last_read_at)}>{t('reading.last_read', { time: relativeTime(r.last_read_at) })}</span>

@@ -113,6 +113,7 @@ export const inboxSettingsEn = {
   'reading.state_idle': 'Connected: new mail arrives within seconds (IMAP IDLE).',
   'reading.state_polling': 'Connected: the server has no IDLE, so the mailbox is checked every minute.',
   'reading.state_attention': 'Needs attention: {step} failed: {message}',
+  'reading.waits_for_sign_in': 'Reading waits for a new sign-in: the provider refuses this one. Sign in again below.',
   'reading.retry': 'Trying again by itself at {time}.',
   'reading.last_read': 'Last mail read {time}',
   'reading.none_yet': 'No mail read yet.',

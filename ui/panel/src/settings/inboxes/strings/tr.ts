@@ -117,6 +117,7 @@ export const inboxSettingsTr: Record<keyof typeof inboxSettingsEn, string> = {
   'reading.state_idle': 'Bağlı: yeni postalar saniyeler içinde gelir (IMAP IDLE).',
   'reading.state_polling': 'Bağlı: sunucuda IDLE yok, posta kutusu dakikada bir denetleniyor.',
   'reading.state_attention': 'İlgilenmeniz gerekiyor: {step} adımı başarısız: {message}',
+  'reading.waits_for_sign_in': 'Okuma yeni bir oturum açmayı bekliyor: sağlayıcı bu oturumu reddediyor. Aşağıdan yeniden oturum açın.',
   'reading.retry': '{time} zamanında kendiliğinden yeniden denenecek.',
   'reading.last_read': 'Son okunan posta {time}',
   'reading.none_yet': 'Henüz posta okunmadı.',
