@@ -131,6 +131,7 @@ async function ingestion(server: BenchServer, setup: Setup, load: { id: string; 
   const latencies: number[] = [];
   let accepted = 0;
   let dropped = 0;
+  const dropReasons = new Map<string, number>();
   let next = 1;
   const address = () => {
     const n = next++;
@@ -159,8 +160,13 @@ async function ingestion(server: BenchServer, setup: Setup, load: { id: string; 
           res.resume();
           res.on('end', () => {
             latencies.push(performance.now() - t0);
-            if (res.statusCode === 202 && !res.headers['svc-analytics-dropped']) accepted++;
-            else dropped++;
+            const reason = res.headers['svc-analytics-dropped'];
+            if (res.statusCode === 202 && !reason) accepted++;
+            else {
+              dropped++;
+              const key = String(reason ?? res.statusCode);
+              dropReasons.set(key, (dropReasons.get(key) ?? 0) + 1);
+            }
             resolve();
           });
         },
@@ -177,10 +183,14 @@ async function ingestion(server: BenchServer, setup: Setup, load: { id: string; 
     }
   };
   const started = performance.now();
+  // RSS every 30 s: "flat" is read from the series, not from its two ends.
+  const rssSeries: number[] = [];
+  const rssTimer = setInterval(() => rssSeries.push(Math.round(server.rssMb())), 30_000);
   const serverCpu = cpuSeconds(server.child.pid!);
   const loadCpu = process.cpuUsage();
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const elapsed = (performance.now() - started) / 1000;
+  clearInterval(rssTimer);
   const served = accepted + dropped;
   // CPU per event: what the figures above cost, less dependent on what else the machine runs.
   figure('ingest server cpu per event', ((cpuSeconds(server.child.pid!) - serverCpu) * 1000) / served, 'ms');
@@ -193,8 +203,10 @@ async function ingestion(server: BenchServer, setup: Setup, load: { id: string; 
   figure('ingest p50', percentile(latencies, 0.5), 'ms');
   figure('ingest p99', percentile(latencies, 0.99), 'ms');
   figure('ingest dropped', dropped, 'events');
+  figure('ingest dropped by reason', [...dropReasons].map(([k, v]) => `${k}=${v}`).join(' ') || 'none');
   figure('ingest rss start', rssStart, 'MB');
   figure('ingest rss end', rssEnd, 'MB');
+  figure('ingest rss every 30 s', rssSeries.join(' '), 'MB');
   await new Promise((r) => setTimeout(r, 2500)); // the last buffered second is written
   const written = await setup.db
     .selectFrom('analytics_events')
