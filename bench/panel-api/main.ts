@@ -6,12 +6,14 @@
 // conversation (the conversation and its messages together, then its contact, as ConversationView
 // does), search (a common word, a rare one, a phrase), the contacts list and its search, reports for
 // 30 and 365 days, and the overview. Prints the p95 of each kind (goals: lists and opening ≤ 20 ms,
-// search ≤ 50 ms, a year's report ≤ 200 ms) and the server's peak RSS (goal ≤ 300 MB).
+// search ≤ 50 ms, a year's report ≤ 200 ms) and the server's peak RSS (goal ≤ 300 MB), first with
+// the clients sending back to back, then as people who think between actions (`users_…`).
 //
 //   npm run build && node dist/bench/panel-api/main.js
 //   SVC_TEST_DATABASE_URL=postgres://svc:svc@127.0.0.1:5432/postgres node dist/bench/panel-api/main.js
 //   BENCH_SCALE=0.1 (a tenth of the workspace), BENCH_REQUESTS (per client, default 60),
-//   BENCH_CLIENTS (default 20), BENCH_CACHE_DIR (where the built workspace is kept)
+//   BENCH_CLIENTS (default 20), BENCH_THINK_MS (the people phase's mean think time, default 2000;
+//   0 skips it), BENCH_CACHE_DIR (where the built workspace is kept)
 import os from 'node:os';
 import { sql } from 'kysely';
 import { createSession } from '../../src/people/service.js';
@@ -22,6 +24,7 @@ import { type PanelWorkspace, panelWorkspace } from './workspace.js';
 
 const CLIENTS = Math.min(50, Number(process.env.BENCH_CLIENTS ?? 20));
 const PER_CLIENT = Math.min(1000, Number(process.env.BENCH_REQUESTS ?? 60));
+const THINK_MS = Math.min(60_000, Number(process.env.BENCH_THINK_MS ?? 2000));
 const LIST_PAGE = 100; // ConversationList's page
 const CONTACTS_PAGE = 50; // ContactsPage's page
 const DAY_MS = 86_400_000;
@@ -163,34 +166,51 @@ async function main() {
     );
   }
 
-  const times = new Map<Kind, number[]>(kinds.map((k) => [k, []]));
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async (_, client) => {
-      for (let n = 0; n < PER_CLIENT; n++) {
-        const kind = kinds[(client + n) % kinds.length];
-        const t = performance.now();
-        await run(kind, client * PER_CLIENT + n);
-        times.get(kind)!.push(performance.now() - t);
-      }
-    }),
-  );
-  const wall = (performance.now() - started) / 1000;
+  // 20 clients, each sending its next request as soon as the last is answered (the issue's load),
+  // then, unless BENCH_THINK_MS=0, 20 people using the panel: each waits a think time (exponential,
+  // mean BENCH_THINK_MS) between actions, as a member reading a conversation does. Figures of the
+  // second phase are prefixed `users_`.
+  const phase = async (prefix: string, thinkMs: number, seed: number) => {
+    let x = seed >>> 0;
+    const uniform = () => {
+      x = (x + 0x6d2b79f5) >>> 0;
+      let t = Math.imul(x ^ (x >>> 15), 1 | x);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+    };
+    const times = new Map<Kind, number[]>(kinds.map((k) => [k, []]));
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, client) => {
+        for (let n = 0; n < PER_CLIENT; n++) {
+          if (thinkMs > 0) await new Promise((r) => setTimeout(r, -Math.log(1 - uniform()) * thinkMs));
+          const kind = kinds[(client + n) % kinds.length];
+          const t = performance.now();
+          await run(kind, client * PER_CLIENT + n);
+          times.get(kind)!.push(performance.now() - t);
+        }
+      }),
+    );
+    const wall = (performance.now() - started) / 1000;
+    for (const [, list] of times) list.sort((a, b) => a - b);
+    const all = (...ks: Kind[]) => ks.flatMap((k) => times.get(k)!).sort((a, b) => a - b);
+    figure(`${prefix}clients`, CLIENTS);
+    if (thinkMs > 0) figure(`${prefix}think_mean`, thinkMs, 'ms');
+    figure(`${prefix}requests`, CLIENTS * PER_CLIENT);
+    figure(`${prefix}requests_per_second`, (CLIENTS * PER_CLIENT) / wall);
+    figure(`${prefix}list_first_p95`, percentile(times.get('list')!, 0.95), 'ms');
+    figure(`${prefix}list_deep_p95`, percentile(times.get('list_deep')!, 0.95), 'ms');
+    figure(`${prefix}list_p50`, percentile(all('list', 'list_deep'), 0.5), 'ms');
+    figure(`${prefix}list_p95`, percentile(all('list', 'list_deep'), 0.95), 'ms');
+    for (const k of ['open', 'search', 'contacts', 'report_month', 'report_year', 'overview'] as const) {
+      figure(`${prefix}${k}_p50`, percentile(times.get(k)!, 0.5), 'ms');
+      figure(`${prefix}${k}_p95`, percentile(times.get(k)!, 0.95), 'ms');
+    }
+  };
+  await phase('', 0, 1);
+  if (THINK_MS > 0) await phase('users_', THINK_MS, 2);
   clearInterval(rssTimer);
   peakRss = Math.max(peakRss, server.rssMb());
-  for (const [k, list] of times) list.sort((a, b) => a - b);
-  const all = (...ks: Kind[]) => ks.flatMap((k) => times.get(k)!).sort((a, b) => a - b);
-  figure('clients', CLIENTS);
-  figure('requests', CLIENTS * PER_CLIENT);
-  figure('requests_per_second', (CLIENTS * PER_CLIENT) / wall);
-  figure('list_first_p95', percentile(times.get('list')!, 0.95), 'ms');
-  figure('list_deep_p95', percentile(times.get('list_deep')!, 0.95), 'ms');
-  figure('list_p50', percentile(all('list', 'list_deep'), 0.5), 'ms');
-  figure('list_p95', percentile(all('list', 'list_deep'), 0.95), 'ms');
-  for (const k of ['open', 'search', 'contacts', 'report_month', 'report_year', 'overview'] as const) {
-    figure(`${k}_p50`, percentile(times.get(k)!, 0.5), 'ms');
-    figure(`${k}_p95`, percentile(times.get(k)!, 0.95), 'ms');
-  }
   figure('rss', peakRss, 'MB');
   figure(
     'load_average',
