@@ -371,7 +371,7 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     assert.ok(count > 0);
     await page.getByRole('button', { name: 'Remove imported history' }).click();
     const remove = page.getByRole('dialog');
-    await remove.getByText(`This deletes ${count} imported conversation(s)`).waitFor();
+    await remove.getByText(`Imported conversations nobody wrote in since: ${count}. This deletes them`).waitFor();
     await remove.getByLabel(`Type ${count} to confirm`).fill(String(count + 1));
     await remove.getByRole('button', { name: 'Remove imported history' }).click();
     await remove.getByText('That is not the number shown. Nothing was removed.').waitFor();
@@ -382,7 +382,7 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
     await expectScreen(page, id, 'removing');
     await drain();
     await expectScreen(page, id, 'removed');
-    await page.getByTestId('removed').getByText(`${count} conversation(s)`).waitFor();
+    await page.getByTestId('removed').getByText(`Deleted: conversations ${count}`).waitFor();
     await assertAccessible(page);
 
     // The list shows it with its state; the activity log is readable.

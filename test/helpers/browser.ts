@@ -242,5 +242,19 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
   const file = path.join(ARTIFACTS_DIR, `${name.replace(/[^A-Za-z0-9._-]+/g, '-')}.png`);
   await page.screenshot({ path: file, fullPage: true });
+  // SVC_SCREENSHOT_WIDTHS=1280,390: each screenshot also at those widths (to look at a page in every
+  // size a test does not visit; the viewport is put back after).
+  const widths = (process.env.SVC_SCREENSHOT_WIDTHS ?? '')
+    .split(',')
+    .map(Number)
+    .filter((w) => w > 0);
+  const viewport = page.viewportSize();
+  if (widths.length && viewport) {
+    for (const width of widths) {
+      await page.setViewportSize({ width, height: viewport.height });
+      await page.screenshot({ path: file.replace(/\.png$/, `-w${width}.png`), fullPage: true });
+    }
+    await page.setViewportSize(viewport);
+  }
   return file;
 }

@@ -6,7 +6,7 @@ import { api, errorText, must, type Schemas } from '../api';
 import { DataTable } from '../components/DataTable';
 import { FormError } from '../components/FormError';
 import { Loading } from '../components/Loading';
-import { calendarDay, t } from '../i18n';
+import { calendarDay, t, tCount } from '../i18n';
 import { ImportDialog } from './ImportDialog';
 import { SegmentBar, SegmentNameForm } from './SegmentControls';
 import { afterOfDay, beforeOfDay, dayOfAfter, dayOfBefore, loadSegments, type SegmentFilter, sameFilter, segments } from './segments';
@@ -193,7 +193,7 @@ export function ContactsPage() {
       ) : (
         <>
           <p class="muted" role="status">
-            {rows.length === 0 ? t('contacts.none') : next ? t('contacts.shown_more', { count: rows.length }) : t('contacts.shown', { count: rows.length })}
+            {rows.length === 0 ? t('contacts.none') : next ? t('contacts.shown_more', { count: rows.length }) : tCount('contacts.shown', rows.length)}
           </p>
           {rows.length > 0 && (
             <DataTable label={t('contacts.title')} columns={[t('contacts.name'), t('contacts.email'), t('contacts.created')]}>

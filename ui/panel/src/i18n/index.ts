@@ -32,6 +32,13 @@ export function t(key: MessageKey, vars?: Record<string, string | number>): stri
   return vars ? text.replace(/\{(\w+)\}/g, (_, name: string) => String(vars[name] ?? '')) : text;
 }
 
+/** `key`, or `key_one` where the language says the count is singular and its catalogue has that form (Turkish has none). */
+export function tCount(key: MessageKey, count: number, vars?: Record<string, string | number>): string {
+  const one = `${key}_one`;
+  const useOne = new Intl.PluralRules(locale.value).select(count) === 'one' && one in catalogues[locale.value];
+  return t((useOne ? one : key) as MessageKey, { count, ...vars });
+}
+
 /** What a conversation is called: its subject, else (a chat, feedback or API conversation has none) its channel. */
 export function conversationTitle(c: { subject: string | null; source: 'email' | 'chat' | 'feedback' | 'api' }): string {
   return c.subject || (c.source === 'email' ? t('list.no_subject') : t(`source.${c.source}`));

@@ -51,6 +51,7 @@ export const contactsTr: Record<keyof typeof contactsEn, string> = {
   'contacts.show_no_open': 'Açık konuşması olmayanlar',
   'contacts.none': 'Eşleşen kişi yok.',
   'contacts.shown': '{count} kişi',
+  'contacts.shown_one': '{count} kişi',
   'contacts.shown_more': 'En yeniden başlayarak ilk {count} kişi',
   'contacts.more': 'Daha fazla kişi göster',
   'contacts.name': 'Ad',

@@ -303,7 +303,7 @@ export const migrationEn = {
   'mig.done.revoke': 'This server cannot revoke an app password at the provider: if you made one for this move, remove it there.',
   'mig.done.revoke_link': 'Remove the app password at the provider',
   'mig.done.removing_lead': 'Imported conversations are being deleted in small batches; this page updates when it is done.',
-  'mig.done.removed_lead': '{conversations} conversation(s) and {contacts} contact(s) were deleted. The old mailbox is unchanged.',
+  'mig.done.removed_lead': 'Deleted: conversations {conversations}, contacts {contacts}. The old mailbox is unchanged.',
   'mig.end.cancelled': 'Cancelled by a member.',
   'mig.end.inbox_deleted': 'Cancelled because its inbox was deleted.',
   'mig.end.quiet_period': 'Finished by itself after the quiet period.',
@@ -311,9 +311,9 @@ export const migrationEn = {
   'mig.end.finish_forced': 'Finished without checking.',
   'mig.end.sync_limit': 'Reading stopped at the sync limit without finishing.',
   'mig.remove.explain':
-    'Remove imported history deletes the {n} imported conversation(s) nobody wrote in since, then the contacts this migration created that are left without a conversation.',
+    'Imported conversations nobody wrote in since: {n}. Remove imported history deletes them, then the contacts this migration created that are left without a conversation.',
   'mig.remove.lead':
-    'This deletes {n} imported conversation(s) nobody wrote in since, with their messages and files, then the contacts this migration created that are left without a conversation. Conversations your team wrote in stay, and so do labels. The old mailbox is unchanged.',
+    'Imported conversations nobody wrote in since: {n}. This deletes them with their messages and files, then the contacts this migration created that are left without a conversation. Conversations your team wrote in stay, and so do labels. The old mailbox is unchanged.',
   'mig.remove.type': 'Type {n} to confirm',
   'mig.remove.mismatch': 'That is not the number shown. Nothing was removed.',
   'mig.activity': 'Activity log',
@@ -430,9 +430,9 @@ export const migrationEn = {
   'mig.done.revoke@zendesk': 'This server cannot delete the API token in Zendesk: delete it under Admin Center › Apps and integrations › Zendesk API.',
   'mig.done.revoke@help_scout': 'This server cannot delete the private app in Help Scout: delete it under Your Profile › My Apps.',
   'mig.done.revoke_link@sign_in': 'Open the account’s app permissions',
-  'mig.done.removed_lead@help_desk': '{conversations} conversation(s) and {contacts} contact(s) were deleted. The help desk is unchanged.',
+  'mig.done.removed_lead@help_desk': 'Deleted: conversations {conversations}, contacts {contacts}. The help desk is unchanged.',
   'mig.remove.lead@help_desk':
-    'This deletes {n} imported conversation(s) nobody wrote in since, with their messages and files, then the contacts this migration created that are left without a conversation. Conversations your team wrote in stay, and so do labels. The help desk is unchanged.',
+    'Imported conversations nobody wrote in since: {n}. This deletes them with their messages and files, then the contacts this migration created that are left without a conversation. Conversations your team wrote in stay, and so do labels. The help desk is unchanged.',
   'mig.log.credentials_set@sign_in': 'Signed in with the provider',
   'mig.log.credentials_set@help_desk': 'API credentials entered',
   'mig.log.scan_started@help_desk': 'Reading tickets',
