@@ -3,31 +3,21 @@
 // Microsoft channel is connected by keyboard alone; a revoked grant shows "sign in again" in Turkish
 // on a phone, and signing in again connects it.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { BrowserContextOptions, Page } from 'playwright-core';
 import { systemClock } from '../../src/platform/clock.js';
-import { ARTIFACTS_DIR, assertAccessible, type BrowserSession, browserSkipReason, launchBrowser } from '../helpers/browser.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { type OAuthFake, startOAuthFake } from '../helpers/oauth-fake.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, freePort, launchBrowser, panelPage, phone, screenshotOf } from '../helpers/browser.js';
+import type { Seed } from '../helpers/fixtures.js';
+import { postEmailChannel, shownChannel } from '../helpers/mail.js';
+import type { OAuthFake } from '../helpers/oauth-fake.js';
+import type { TestServer } from '../helpers/server.js';
+import { type SignInScene, startSignInScene } from '../helpers/sign-in.js';
 
 const GMAIL = 'support@gmail-e2e.test';
 const OUTLOOK = 'help@outlook-e2e.test';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 describe('an e-mail channel sends with a Google or Microsoft sign-in', { skip: browserSkipReason() }, () => {
+  let scene: SignInScene;
   let fake: OAuthFake;
   let s: TestServer;
   let seed: Seed;
@@ -36,63 +26,38 @@ describe('an e-mail channel sends with a Google or Microsoft sign-in', { skip: b
   let microsoft: string;
 
   before(async () => {
-    fake = await startOAuthFake({ google: { id: 'g-client', secret: 'g-secret' }, microsoft: { id: 'm-client', secret: 'm-secret' } });
-    // The provider sends the browser to the public URL: the server listens where it says.
-    const port = await freePort();
-    s = await startTestServer({
+    scene = await startSignInScene({
+      clients: { google: { id: 'g-client', secret: 'g-secret' }, microsoft: { id: 'm-client', secret: 'm-secret' } },
       clock: systemClock,
-      env: {
-        SVC_HTTP_ADDR: `127.0.0.1:${port}`,
-        SVC_GOOGLE_CLIENT_ID: 'g-client',
-        SVC_GOOGLE_CLIENT_SECRET: 'g-secret',
-        SVC_MICROSOFT_CLIENT_ID: 'm-client',
-        SVC_MICROSOFT_CLIENT_SECRET: 'm-secret',
-        SVC_OAUTH_ENDPOINT: fake.url,
-      },
+      // The provider sends the browser to the public URL: the server listens where it says.
+      env: { SVC_HTTP_ADDR: `127.0.0.1:${await freePort()}` },
+      stopJobs: true,
+      workspaceName: 'Acme',
     });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app, { name: 'Acme' });
-    const make = async (name: string, address: string) =>
-      (await s.request('POST', '/v1/channels', { token: seed.apiKey, body: { kind: 'email', inbox_id: seed.inboxId, name, address } })).body.id as string;
-    google = await make('Gmail', GMAIL);
-    microsoft = await make('Outlook', OUTLOOK);
+    ({ fake, s, seed } = scene);
+    google = await postEmailChannel(s, seed.apiKey, { inbox_id: seed.inboxId, name: 'Gmail', address: GMAIL });
+    microsoft = await postEmailChannel(s, seed.apiKey, { inbox_id: seed.inboxId, name: 'Outlook', address: OUTLOOK });
     browser = await launchBrowser();
   });
   after(async () => {
     await browser?.close();
-    await s?.stop();
-    await fake?.stop();
+    await scene?.stop();
   });
 
-  async function panelPage(opts: { tr?: boolean; phone?: boolean } = {}) {
-    const { context, page } = await browser.newPage(
-      opts.phone
-        ? { viewport: { width: 390, height: 844 }, locale: opts.tr ? 'tr-TR' : 'en-US', isMobile: true, hasTouch: true }
-        : { viewport: { width: 1280, height: 800 }, locale: 'en-US' },
-    );
-    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    return { page, errors };
-  }
-
-  /** The channel's card (the settings page scrolls inside its pane, so a full-page picture would miss it). */
-  async function shot(locator: ReturnType<typeof card>, name: string) {
-    fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
-    await locator.screenshot({ path: path.join(ARTIFACTS_DIR, `${name}.png`) });
-  }
-  const card = (page: Awaited<ReturnType<typeof panelPage>>['page'], name: string) => page.getByRole('region', { name: new RegExp(`: ${name}$`) });
-  const channel = async (id: string) => ((await s.request('GET', '/v1/channels', { token: seed.apiKey })).body.data as any[]).find((c) => c.id === id);
+  const open = (options?: BrowserContextOptions) => panelPage(browser, s.url, seed.ownerToken, options);
+  /** The channel's card (the settings page scrolls inside its pane: screenshots are of the card). */
+  const card = (page: Page, name: string) => page.getByRole('region', { name: new RegExp(`: ${name}$`) });
+  const channel = (id: string) => shownChannel(s, seed.apiKey, id);
 
   test('Google: choose it, sign in, back connected; Microsoft by keyboard', async () => {
-    const { page, errors } = await panelPage();
+    const { page, errors } = await open();
     await page.goto(`${s.url}/settings/inboxes/${seed.inboxId}`);
     const gmail = card(page, 'Gmail');
     await gmail.getByRole('group', { name: 'Send replies with' }).getByRole('radio', { name: 'Google (Gmail, Google Workspace)' }).check();
     assert.equal(await gmail.getByLabel('SMTP server', { exact: true }).isVisible(), false, 'no SMTP fields for a sign-in');
     await gmail.getByText('No password is stored.').waitFor();
     await assertAccessible(page);
-    await shot(gmail, 'mail-sign-in-google-choice');
+    await screenshotOf(gmail, 'mail-sign-in-google-choice');
     await gmail.getByRole('button', { name: 'Sign in with Google' }).click();
     await page.waitForURL((url) => url.searchParams.get('signed_in') === 'google' && url.searchParams.get('channel') === google);
     const back = card(page, 'Gmail');
@@ -107,7 +72,7 @@ describe('an e-mail channel sends with a Google or Microsoft sign-in', { skip: b
     assert.equal(shown.smtp_auth, 'google');
     assert.equal(shown.signed_in.account, GMAIL);
     await assertAccessible(page);
-    await shot(back, 'mail-sign-in-google-connected');
+    await screenshotOf(back, 'mail-sign-in-google-connected');
 
     // Microsoft with the keyboard only: focus the radio, arrow to Microsoft, Tab to the button, Enter.
     const outlook = card(page, 'Outlook');
@@ -137,7 +102,7 @@ describe('an e-mail channel sends with a Google or Microsoft sign-in', { skip: b
       .where('channel_id', '=', google)
       .execute();
     await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
-    const { page, errors } = await panelPage({ tr: true, phone: true });
+    const { page, errors } = await open(phone('tr-TR'));
     await page.goto(`${s.url}/settings/inboxes/${seed.inboxId}`);
     const gmail = card(page, 'Gmail');
     const alert = gmail.getByRole('alert');
@@ -146,12 +111,12 @@ describe('an e-mail channel sends with a Google or Microsoft sign-in', { skip: b
     await assertAccessible(page);
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(width <= 390, `no horizontal scrolling (${width})`);
-    await shot(gmail, 'mail-sign-in-revoked-tr-phone');
+    await screenshotOf(gmail, 'mail-sign-in-revoked-tr-phone');
     await gmail.getByRole('button', { name: 'Google ile yeniden oturum aç' }).click();
     await page.waitForURL((url) => url.searchParams.get('signed_in') === 'google');
     await card(page, 'Gmail').getByText(`Google hesabına ${GMAIL} olarak bağlı`).waitFor();
     assert.equal((await channel(google)).signed_in.state, 'ok');
-    await shot(card(page, 'Gmail'), 'mail-sign-in-connected-tr-phone');
+    await screenshotOf(card(page, 'Gmail'), 'mail-sign-in-connected-tr-phone');
     assert.deepEqual(errors, []);
   });
 });

@@ -6,34 +6,24 @@
 // again (Enter) connects it again. A card that reads through a working sign-in offers no button to
 // sign in, only to stop.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import net from 'node:net';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { BrowserContextOptions, Page } from 'playwright-core';
 import { systemClock } from '../../src/platform/clock.js';
-import { ARTIFACTS_DIR, assertAccessible, type BrowserSession, browserSkipReason, launchBrowser } from '../helpers/browser.js';
-import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, freePort, launchBrowser, panelPage, phone, screenshotOf } from '../helpers/browser.js';
+import { type Dovecot, dovecotMissing } from '../helpers/dovecot.js';
+import type { Seed } from '../helpers/fixtures.js';
 import { waitUntil } from '../helpers/lifecycle.js';
+import { postEmailChannel, shownChannel } from '../helpers/mail.js';
 import { buildMail, newMessageId } from '../helpers/mailbox.js';
-import { type OAuthFake, startOAuthFake } from '../helpers/oauth-fake.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { OAuthFake } from '../helpers/oauth-fake.js';
+import type { TestServer } from '../helpers/server.js';
+import { type SignInScene, startSignInScene } from '../helpers/sign-in.js';
 
 const GMAIL = 'support@gmail-read-e2e.test';
 const OUTLOOK = 'help@outlook-read-e2e.test';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 describe('reading a mailbox with a Google or Microsoft sign-in, in the panel', { skip: browserSkipReason() ?? dovecotMissing }, () => {
+  let scene: SignInScene;
   let fake: OAuthFake;
   let d: Dovecot;
   let s: TestServer;
@@ -43,69 +33,38 @@ describe('reading a mailbox with a Google or Microsoft sign-in, in the panel', {
   let microsoft: string;
 
   before(async () => {
-    fake = await startOAuthFake({ google: { id: 'g-read', secret: 'g-read-secret' }, microsoft: { id: 'm-read', secret: 'm-read-secret' } });
-    d = await startDovecot({ oauth2IntrospectionUrl: fake.introspectionUrl });
-    d.addUser(GMAIL, 'unused-gmail-password');
-    d.addUser(OUTLOOK, 'unused-outlook-password');
-    // The provider sends the browser to the public URL: the server listens where it says.
-    const port = await freePort();
-    s = await startTestServer({
+    scene = await startSignInScene({
+      clients: { google: { id: 'g-read', secret: 'g-read-secret' }, microsoft: { id: 'm-read', secret: 'm-read-secret' } },
+      dovecot: { users: [GMAIL, OUTLOOK] },
       clock: systemClock,
-      env: {
-        SVC_HTTP_ADDR: `127.0.0.1:${port}`,
-        SVC_MIGRATION_ALLOW_PRIVATE: '1',
-        SVC_MAILBOX_READER_RETRY_SECONDS: '600',
-        SVC_GOOGLE_CLIENT_ID: 'g-read',
-        SVC_GOOGLE_CLIENT_SECRET: 'g-read-secret',
-        SVC_MICROSOFT_CLIENT_ID: 'm-read',
-        SVC_MICROSOFT_CLIENT_SECRET: 'm-read-secret',
-        SVC_OAUTH_ENDPOINT: fake.url,
-        SVC_OAUTH_IMAP: `127.0.0.1:${d.port}`,
-      },
+      // The provider sends the browser to the public URL: the server listens where it says.
+      env: { SVC_HTTP_ADDR: `127.0.0.1:${await freePort()}`, SVC_MAILBOX_READER_RETRY_SECONDS: '600' },
+      workspaceName: 'Acme',
     });
-    seed = await seedWorkspace(s.app, { name: 'Acme' });
-    const make = async (name: string, address: string) =>
-      (await s.request('POST', '/v1/channels', { token: seed.apiKey, body: { kind: 'email', inbox_id: seed.inboxId, name, address } })).body.id as string;
-    google = await make('Gmail', GMAIL);
-    microsoft = await make('Outlook', OUTLOOK);
+    ({ fake, d, s, seed } = scene);
+    google = await postEmailChannel(s, seed.apiKey, { inbox_id: seed.inboxId, name: 'Gmail', address: GMAIL });
+    microsoft = await postEmailChannel(s, seed.apiKey, { inbox_id: seed.inboxId, name: 'Outlook', address: OUTLOOK });
     browser = await launchBrowser();
   });
   after(async () => {
     await browser?.close();
-    await s?.stop();
-    await d?.stop();
-    await fake?.stop();
+    await scene?.stop();
   });
 
-  async function panelPage(opts: { tr?: boolean; phone?: boolean } = {}) {
-    const { context, page } = await browser.newPage(
-      opts.phone
-        ? { viewport: { width: 390, height: 844 }, locale: opts.tr ? 'tr-TR' : 'en-US', isMobile: true, hasTouch: true }
-        : { viewport: { width: 1280, height: 800 }, locale: 'en-US' },
-    );
-    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    return { page, errors };
-  }
-  type Page = Awaited<ReturnType<typeof panelPage>>['page'];
+  const open = (options?: BrowserContextOptions) => panelPage(browser, s.url, seed.ownerToken, options);
   const card = (page: Page, name: string) => page.getByRole('region', { name: new RegExp(`: ${name}$`) });
   const reading = (page: Page, name: string, title = 'Read this mailbox') => card(page, name).getByRole('region', { name: title, exact: true });
-  async function shot(locator: ReturnType<typeof card>, name: string) {
-    fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
-    await locator.screenshot({ path: path.join(ARTIFACTS_DIR, `${name}.png`) });
-  }
-  const channel = async (id: string) => ((await s.request('GET', '/v1/channels', { token: seed.apiKey })).body.data as any[]).find((c) => c.id === id);
+  const channel = (id: string) => shownChannel(s, seed.apiKey, id);
 
   test('en, desktop: Google under "Read it through", sign in, connected with IDLE, the mail read', async () => {
-    const { page, errors } = await panelPage();
+    const { page, errors } = await open();
     await page.goto(`${s.url}/settings/inboxes/${seed.inboxId}`);
     const gmail = reading(page, 'Gmail');
     await gmail.getByRole('group', { name: 'Read it through' }).getByRole('radio', { name: 'Google (Gmail, Google Workspace)' }).check();
     assert.equal(await gmail.getByLabel('IMAP server', { exact: true }).isVisible(), false, 'no IMAP fields for a sign-in');
     await gmail.getByText(/no password is stored/).waitFor();
     await assertAccessible(page);
-    await shot(gmail, 'mailbox-reader-google-choice-en-desktop');
+    await screenshotOf(gmail, 'mailbox-reader-google-choice-en-desktop');
     await gmail.getByRole('button', { name: 'Read with Google' }).click();
     await page.waitForURL((url) => url.searchParams.get('signed_in') === 'google' && url.searchParams.get('channel') === google);
     const back = reading(page, 'Gmail');
@@ -127,13 +86,13 @@ describe('reading a mailbox with a Google or Microsoft sign-in, in the panel', {
       .getByText(/Last mail read/)
       .waitFor();
     await assertAccessible(page);
-    await shot(reading(page, 'Gmail'), 'mailbox-reader-google-connected-en-desktop');
+    await screenshotOf(reading(page, 'Gmail'), 'mailbox-reader-google-connected-en-desktop');
     assert.deepEqual(errors, []);
   });
 
   test('tr, phone, keyboard only: Microsoft, sign in, connected; revoked, the card says so with Microsoft’s words', async () => {
     await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
-    const { page, errors } = await panelPage({ tr: true, phone: true });
+    const { page, errors } = await open(phone('tr-TR'));
     await page.goto(`${s.url}/settings/inboxes/${seed.inboxId}`);
     const outlook = reading(page, 'Outlook', 'Bu posta kutusunu oku');
     const kinds = outlook.getByRole('group', { name: 'Okuma yolu' });
@@ -147,14 +106,14 @@ describe('reading a mailbox with a Google or Microsoft sign-in, in the panel', {
     assert.equal(await start.evaluate((el) => el === document.activeElement), true, 'the sign-in button is next');
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(width <= 390, `no horizontal scrolling (${width})`);
-    await shot(outlook, 'mailbox-reader-microsoft-choice-tr-phone');
+    await screenshotOf(outlook, 'mailbox-reader-microsoft-choice-tr-phone');
     await page.keyboard.press('Enter');
     await page.waitForURL((url) => url.searchParams.get('signed_in') === 'microsoft' && url.searchParams.get('channel') === microsoft);
     const back = reading(page, 'Outlook', 'Bu posta kutusunu oku');
     await back.getByRole('status').filter({ hasText: 'Bağlı: yeni postalar saniyeler içinde gelir (IMAP IDLE).' }).waitFor({ timeout: 20_000 });
     assert.match(fake.authorizeRequests.at(-1)!.get('scope')!, /IMAP\.AccessAsUser\.All/);
     await assertAccessible(page);
-    await shot(back, 'mailbox-reader-microsoft-connected-tr-phone');
+    await screenshotOf(back, 'mailbox-reader-microsoft-connected-tr-phone');
 
     // Revoked at Microsoft: the next session's token and its renewal are refused.
     fake.revokeUser(OUTLOOK);
@@ -172,7 +131,7 @@ describe('reading a mailbox with a Google or Microsoft sign-in, in the panel', {
     await failed.getByText('Okuma yeni bir oturum açmayı bekliyor: sağlayıcı bu oturumu reddediyor. Aşağıdan yeniden oturum açın.').waitFor();
     assert.equal(await failed.getByText(/kendiliğinden yeniden denenecek/).count(), 0);
     await assertAccessible(page);
-    await shot(reading(page, 'Outlook', 'Bu posta kutusunu oku'), 'mailbox-reader-microsoft-revoked-tr-phone');
+    await screenshotOf(reading(page, 'Outlook', 'Bu posta kutusunu oku'), 'mailbox-reader-microsoft-revoked-tr-phone');
     // Sign in again, by keyboard: the reader connects again at once (its retry was 10 minutes away).
     const again = reading(page, 'Outlook', 'Bu posta kutusunu oku').getByRole('button', { name: 'Microsoft ile yeniden oturum aç' });
     await again.focus();

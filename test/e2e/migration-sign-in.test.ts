@@ -4,80 +4,52 @@
 // passdb) and is connected. A provider the operator has not set up says what must be set; the
 // presets' names and notes are in Turkish in the Turkish panel.
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
-import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { assertAccessible, type BrowserSession, browserSkipReason, freePort, launchBrowser, panelPage, screenshot } from '../helpers/browser.js';
+import { dovecotMissing } from '../helpers/dovecot.js';
+import type { Seed } from '../helpers/fixtures.js';
 import { fillBulkMailbox } from '../helpers/migration.js';
-import { type OAuthFake, startOAuthFake } from '../helpers/oauth-fake.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { OAuthFake } from '../helpers/oauth-fake.js';
+import type { TestServer } from '../helpers/server.js';
+import { type SignInScene, startSignInScene } from '../helpers/sign-in.js';
 
 const MAILBOX = 'team@gmail-workspace.test';
 const LINK_MAILBOX = 'owner@gmail-workspace.test';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 describe('signing in to Google from the migration wizard', { skip: browserSkipReason() ?? dovecotMissing }, () => {
+  let scene: SignInScene;
   let fake: OAuthFake;
-  let d: Dovecot;
   let s: TestServer;
   let seed: Seed;
   let browser: BrowserSession;
 
   before(async () => {
-    fake = await startOAuthFake({ google: { id: 'g-client', secret: 'g-secret' }, microsoft: { id: 'm-client', secret: 'm-secret' } });
-    d = await startDovecot({ oauth2IntrospectionUrl: fake.introspectionUrl });
-    d.addUser(MAILBOX, 'unused');
-    d.addUser(LINK_MAILBOX, 'unused');
-    await fillBulkMailbox(d, MAILBOX, { threads: 3, perThread: 1, now: new Date() });
-    // The provider sends the browser to the public URL: the server listens where it says.
-    const port = await freePort();
-    s = await startTestServer({
+    scene = await startSignInScene({
+      clients: { google: { id: 'g-client', secret: 'g-secret' }, microsoft: { id: 'm-client', secret: 'm-secret' } },
+      // Google is set up; Microsoft is not.
+      providers: ['google'],
+      dovecot: { users: [MAILBOX, LINK_MAILBOX], prepare: (d) => fillBulkMailbox(d, MAILBOX, { threads: 3, perThread: 1, now: new Date() }) },
       clock: systemClock,
-      env: {
-        SVC_HTTP_ADDR: `127.0.0.1:${port}`,
-        SVC_MIGRATION_ALLOW_PRIVATE: '1',
-        // Google is set up; Microsoft is not.
-        SVC_GOOGLE_CLIENT_ID: 'g-client',
-        SVC_GOOGLE_CLIENT_SECRET: 'g-secret',
-        SVC_OAUTH_ENDPOINT: fake.url,
-        SVC_OAUTH_IMAP: `127.0.0.1:${d.port}`,
-      },
+      // The provider sends the browser to the public URL: the server listens where it says.
+      env: { SVC_HTTP_ADDR: `127.0.0.1:${await freePort()}` },
+      stopJobs: true,
+      workspaceName: 'Acme',
     });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app, { name: 'Acme' });
+    ({ fake, s, seed } = scene);
     browser = await launchBrowser();
   });
   after(async () => {
     await browser?.close();
-    await s?.stop();
-    await d?.stop();
-    await fake?.stop();
+    await scene?.stop();
   });
 
   let connectedId: string | undefined;
 
-  async function panelPage(viewport = { width: 1280, height: 800 }) {
-    const { context, page } = await browser.newPage({ viewport, locale: 'en-US' });
-    await context.addCookies([{ name: 'svc_session', value: seed.ownerToken, url: s.url }]);
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    return { page, errors };
-  }
+  const open = (viewport = { width: 1280, height: 800 }) => panelPage(browser, s.url, seed.ownerToken, { viewport, locale: 'en-US' });
 
   test('Sign in with Google, back to the wizard, connected', async () => {
-    const { page, errors } = await panelPage();
+    const { page, errors } = await open();
     await page.goto(`${s.url}/settings/migrations/new`);
     await page.getByLabel('Mailbox address').fill(MAILBOX);
     await page.getByLabel('Provider').selectOption('microsoft');
@@ -121,7 +93,7 @@ describe('signing in to Google from the migration wizard', { skip: browserSkipRe
     assert.ok(connectedId, 'the sign-in test ran first');
     await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
     try {
-      const { page, errors } = await panelPage({ width: 390, height: 844 });
+      const { page, errors } = await open({ width: 390, height: 844 });
       await page.goto(`${s.url}/settings/migrations/${connectedId}`);
       await page.locator('h1 [data-state="connected"]').waitFor();
       const again = page.locator('.mig-actions [data-action="credentials"]');
@@ -184,7 +156,7 @@ describe('signing in to Google from the migration wizard', { skip: browserSkipRe
   test('the presets’ names and notes in Turkish', async () => {
     await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
     try {
-      const { page } = await panelPage();
+      const { page } = await open();
       await page.goto(`${s.url}/settings/migrations/new`);
       await page.getByLabel('Sağlayıcı').locator('option[value="google"]').waitFor({ state: 'attached' });
       const options = await page.getByLabel('Sağlayıcı').locator('option').allInnerTexts();

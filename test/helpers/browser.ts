@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import AxeBuilder from '@axe-core/playwright';
-import { type Browser, type BrowserContext, type BrowserContextOptions, type CDPSession, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type BrowserContextOptions, type CDPSession, chromium, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.SVC_CHROMIUM ?? '/usr/bin/chromium';
 export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'];
@@ -151,6 +151,28 @@ export async function openOnOrigin(page: Page, url: string, doc: { title: string
   );
 }
 
+// ---- The panel ----
+
+/** A desktop window in English. */
+export const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 }, locale: 'en-US' };
+
+/** A phone, 390 wide with touch, in this locale. */
+export function phone(locale = 'en-US'): BrowserContextOptions {
+  return { viewport: { width: 390, height: 844 }, locale, isMobile: true, hasTouch: true };
+}
+
+/**
+ * A page in a fresh context, signed in to the panel with a session token (the cookie a sign-in
+ * sets); `errors` collects the page's uncaught errors, which a test expects to stay empty.
+ */
+export async function panelPage(session: BrowserSession, serverUrl: string, sessionToken: string, options: BrowserContextOptions = DESKTOP) {
+  const { context, page } = await session.newPage(options);
+  await context.addCookies([{ name: 'svc_session', value: sessionToken, url: serverUrl }]);
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  return { context, page, errors };
+}
+
 // ---- Virtual WebAuthn authenticator ----
 
 /** A credential as Chromium's virtual authenticator reports it (CDP WebAuthn.Credential; binary fields are base64). */
@@ -239,8 +261,7 @@ export const ARTIFACTS_DIR = process.env.SVC_TEST_ARTIFACTS ?? path.resolve('dis
 
 /** Saves a full-page screenshot as <ARTIFACTS_DIR>/<name>.png and returns its path. */
 export async function screenshot(page: Page, name: string): Promise<string> {
-  fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
-  const file = path.join(ARTIFACTS_DIR, `${name.replace(/[^A-Za-z0-9._-]+/g, '-')}.png`);
+  const file = artifact(name);
   await page.screenshot({ path: file, fullPage: true });
   // SVC_SCREENSHOT_WIDTHS=1280,390: each screenshot also at those widths (to look at a page in every
   // size a test does not visit; the viewport is put back after).
@@ -257,4 +278,16 @@ export async function screenshot(page: Page, name: string): Promise<string> {
     await page.setViewportSize(viewport);
   }
   return file;
+}
+
+/** A screenshot of one element (a card, a region), for pages that scroll inside a pane, which a full-page picture would miss. */
+export async function screenshotOf(locator: Locator, name: string): Promise<string> {
+  const file = artifact(name);
+  await locator.screenshot({ path: file });
+  return file;
+}
+
+function artifact(name: string): string {
+  fs.mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  return path.join(ARTIFACTS_DIR, `${name.replace(/[^A-Za-z0-9._-]+/g, '-')}.png`);
 }

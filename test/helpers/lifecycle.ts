@@ -85,9 +85,16 @@ export async function referencedKeys(db: Db, workspaceId?: string): Promise<stri
   return rows.map((r) => r.key!);
 }
 
-export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs = 30_000, what = 'condition'): Promise<void> {
+/** Polls `check` until it gives a truthy value, and returns that value. */
+export async function waitUntil<T>(
+  check: () => Promise<T | false | undefined | null> | T | false | undefined | null,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<T> {
   const started = Date.now();
-  while (!(await check())) {
+  for (;;) {
+    const value = await check();
+    if (value) return value;
     if (Date.now() - started > timeoutMs) throw new Error(`${what} not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -1,6 +1,7 @@
 // Mail parts for tests: a nodemailer client and a bare SMTP dialog for the ingress listener,
 // ready-made e-mail channels (their SMTP account logs in to helpers/smtp-sink.ts), and an
 // S3-compatible server (s3rver). Outbound mail is caught with helpers/smtp-sink.ts.
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -70,6 +71,18 @@ export async function seedEmailChannel(
         }
       : {}),
   });
+}
+
+/** An e-mail channel made through the API, as the panel makes one; returns its id. */
+export async function postEmailChannel(s: TestServer, token: string, channel: { inbox_id: string; name: string; address: string }): Promise<string> {
+  const r = await s.request('POST', '/v1/channels', { token, body: { kind: 'email', ...channel } });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body.id;
+}
+
+/** A channel as the API lists it (the list is the only read of a channel). */
+export async function shownChannel(s: TestServer, token: string, id: string): Promise<any> {
+  return ((await s.request('GET', '/v1/channels', { token })).body.data as any[]).find((c) => c.id === id);
 }
 
 /** A raw RFC 822 message. */

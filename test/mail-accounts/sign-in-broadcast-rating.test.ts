@@ -7,17 +7,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
 import { addresses, createBroadcast, getBroadcast, schedule } from '../helpers/broadcasts.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import type { Seed } from '../helpers/fixtures.js';
 import { rawMail } from '../helpers/mail.js';
-import { type OAuthFake, startOAuthFake } from '../helpers/oauth-fake.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+import type { OAuthFake } from '../helpers/oauth-fake.js';
+import type { TestServer } from '../helpers/server.js';
+import { type SignInScene, signIn, startSignInScene } from '../helpers/sign-in.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 
 const CLIENTS = { google: { id: 'bcast-google.apps.test', secret: 'bcast-google-secret' }, microsoft: { id: 'bcast-ms-0001', secret: 'bcast-ms-secret' } };
 const SECRET = 'sign-in-broadcast-ingress';
 const GMAIL = 'news@gmail-bcast.test';
 
 describe('broadcasts and rating requests through a sign-in channel whose grant is revoked', () => {
+  let scene: SignInScene;
   let fake: OAuthFake;
   let sink: SmtpSink;
   let s: TestServer;
@@ -26,43 +28,19 @@ describe('broadcasts and rating requests through a sign-in channel whose grant i
   const clock = new ManualClock(new Date());
 
   before(async () => {
-    fake = await startOAuthFake(CLIENTS);
-    sink = await startSmtpSink({ xoauth2: (user, token) => fake.accessTokenValid(user, token) });
-    s = await startTestServer({
-      clock,
-      env: {
-        SVC_INGRESS_SECRET: SECRET,
-        SVC_GOOGLE_CLIENT_ID: CLIENTS.google.id,
-        SVC_GOOGLE_CLIENT_SECRET: CLIENTS.google.secret,
-        SVC_OAUTH_ENDPOINT: fake.url,
-        SVC_OAUTH_SMTP: `127.0.0.1:${sink.port}`,
-      },
-    });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
+    scene = await startSignInScene({ clients: CLIENTS, providers: ['google'], smtpSink: true, clock, env: { SVC_INGRESS_SECRET: SECRET }, stopJobs: true });
+    ({ fake, sink, s, seed } = scene);
   });
-  after(async () => {
-    await s?.stop();
-    await sink?.close();
-    await fake?.stop();
-  });
+  after(() => scene?.stop());
 
   const api = (method: string, path: string, body?: unknown) => s.request(method, path, { token: seed.apiKey, body });
   const told = () => s.app.db.selectFrom('notifications').selectAll().where('trigger', '=', 'sign_in_required').execute();
-
-  async function signIn(url: string) {
-    const atProvider = await fetch(url, { redirect: 'manual' });
-    assert.equal(atProvider.status, 302);
-    const callback = new URL(atProvider.headers.get('location')!);
-    const res = await fetch(`${s.url}${callback.pathname}${callback.search}`, { redirect: 'manual' });
-    assert.equal(res.status, 303);
-  }
 
   test('revoked: the broadcast pauses, the rating request fails, managers told once; a new sign-in sends the rating request', async () => {
     const created = await api('POST', '/v1/channels', { kind: 'email', inbox_id: seed.inboxId, name: 'News', address: GMAIL, smtp_auth: 'google' });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     channelId = created.body.id;
-    await signIn(created.body.sign_in.url);
+    await signIn(s, created.body.sign_in.url);
     assert.equal((await api('PATCH', `/v1/inboxes/${seed.inboxId}/ratings`, { enabled: true })).status, 200);
     const mail = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(GMAIL)}`, {
       raw: rawMail({ To: GMAIL, From: 'Customer <c@cust.example>', Subject: 'A question', 'Message-ID': '<q1@cust.example>' }),
@@ -103,7 +81,7 @@ describe('broadcasts and rating requests through a sign-in channel whose grant i
     // A new sign-in: the rating request goes; the broadcast stays paused until a member resumes it.
     const again = await api('PATCH', `/v1/channels/${channelId}`, { smtp_auth: 'google' });
     assert.equal(again.status, 200, JSON.stringify(again.body));
-    await signIn(again.body.sign_in.url);
+    await signIn(s, again.body.sign_in.url);
     await s.app.jobs.drain();
     const rated = await s.app.db.selectFrom('rating_requests').select(['status', 'error']).where('id', '=', request.id).executeTakeFirstOrThrow();
     assert.deepEqual(rated, { status: 'sent', error: null });

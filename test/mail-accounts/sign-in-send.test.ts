@@ -10,11 +10,12 @@ import { after, before, describe, test } from 'node:test';
 import { channelAccessToken } from '../../src/mail-accounts/grants.js';
 import { GOOGLE_SCOPE } from '../../src/mailbox-migration/sources/sign-in.js';
 import { ManualClock, MINUTE } from '../../src/platform/clock.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { rawMail } from '../helpers/mail.js';
-import { type OAuthFake, startOAuthFake } from '../helpers/oauth-fake.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+import type { Seed } from '../helpers/fixtures.js';
+import { rawMail, shownChannel } from '../helpers/mail.js';
+import type { OAuthFake } from '../helpers/oauth-fake.js';
+import type { TestServer } from '../helpers/server.js';
+import { type SignInScene, signIn, startSignInScene } from '../helpers/sign-in.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 
 const CLIENTS = { google: { id: 'google-client.apps.test', secret: 'google-secret-xyz' }, microsoft: { id: 'ms-client-0001', secret: 'ms-secret-xyz' } };
 const SECRET = 'sign-in-send-ingress';
@@ -22,6 +23,7 @@ const GMAIL = 'support@gmail-team.test';
 const OUTLOOK = 'help@contoso-send.test';
 
 describe('e-mail channels that send with a Google or Microsoft sign-in', () => {
+  let scene: SignInScene;
   let fake: OAuthFake;
   let sink: SmtpSink;
   let s: TestServer;
@@ -30,41 +32,12 @@ describe('e-mail channels that send with a Google or Microsoft sign-in', () => {
   let googleChannel: string;
 
   before(async () => {
-    fake = await startOAuthFake(CLIENTS);
-    sink = await startSmtpSink({ xoauth2: (user, token) => fake.accessTokenValid(user, token) });
-    s = await startTestServer({
-      clock,
-      env: {
-        SVC_INGRESS_SECRET: SECRET,
-        SVC_GOOGLE_CLIENT_ID: CLIENTS.google.id,
-        SVC_GOOGLE_CLIENT_SECRET: CLIENTS.google.secret,
-        SVC_MICROSOFT_CLIENT_ID: CLIENTS.microsoft.id,
-        SVC_MICROSOFT_CLIENT_SECRET: CLIENTS.microsoft.secret,
-        SVC_OAUTH_ENDPOINT: fake.url,
-        SVC_OAUTH_SMTP: `127.0.0.1:${sink.port}`,
-      },
-    });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
+    scene = await startSignInScene({ clients: CLIENTS, smtpSink: true, clock, env: { SVC_INGRESS_SECRET: SECRET }, stopJobs: true });
+    ({ fake, sink, s, seed } = scene);
   });
-  after(async () => {
-    await s?.stop();
-    await sink?.close();
-    await fake?.stop();
-  });
+  after(() => scene?.stop());
 
   const api = (method: string, path: string, body?: unknown) => s.request(method, path, { token: seed.apiKey, body });
-
-  /** Follows the sign-in like a browser: the provider's page (the fake consents at once), then the callback. */
-  async function signIn(url: string) {
-    const atProvider = await fetch(url, { redirect: 'manual' });
-    assert.equal(atProvider.status, 302);
-    const callback = new URL(atProvider.headers.get('location')!);
-    assert.equal(callback.pathname, '/v1/migration-sign-in/callback', 'one redirect URI for migrations and channels');
-    const res = await fetch(`${s.url}${callback.pathname}${callback.search}`, { redirect: 'manual' });
-    assert.equal(res.status, 303);
-    return res.headers.get('location')!;
-  }
 
   async function customerMail(to: string, headers: Record<string, string>) {
     const r = await s.request('POST', `/v1/ingress/email?to=${encodeURIComponent(to)}`, {
@@ -82,7 +55,7 @@ describe('e-mail channels that send with a Google or Microsoft sign-in', () => {
   }
 
   const message = async (conversationId: string, id: string) => (await api('GET', `/v1/conversations/${conversationId}/messages/${id}`)).body;
-  const channel = async (id: string) => ((await api('GET', '/v1/channels')).body.data as any[]).find((c) => c.id === id);
+  const channel = (id: string) => shownChannel(s, seed.apiKey, id);
 
   test('bad input is refused with 4xx and changes nothing', async () => {
     const count = (await api('GET', '/v1/channels')).body.data.length;
@@ -118,7 +91,7 @@ describe('e-mail channels that send with a Google or Microsoft sign-in', () => {
     assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
     assert.equal(url.searchParams.get('login_hint'), GMAIL);
 
-    const back = await signIn(created.body.sign_in.url);
+    const back = await signIn(s, created.body.sign_in.url);
     assert.equal(back, `${s.app.config.publicUrl}/settings/inboxes/${seed.inboxId}?channel=${googleChannel}&signed_in=google`);
     const shown = await channel(googleChannel);
     assert.equal(shown.sign_in_required, false);
@@ -209,7 +182,7 @@ describe('e-mail channels that send with a Google or Microsoft sign-in', () => {
     const again = await api('PATCH', `/v1/channels/${googleChannel}`, { smtp_auth: 'google' });
     assert.equal(again.status, 200, JSON.stringify(again.body));
     assert.ok(again.body.sign_in.url);
-    await signIn(again.body.sign_in.url);
+    await signIn(s, again.body.sign_in.url);
     assert.equal((await channel(googleChannel)).sign_in_required, false);
     await s.app.jobs.drain();
     await sink.waitFor(count + 2);
@@ -239,7 +212,7 @@ describe('e-mail channels that send with a Google or Microsoft sign-in', () => {
     assert.equal(url.origin + url.pathname, `${fake.url}/microsoft/authorize`);
     assert.match(url.searchParams.get('scope')!, /SMTP\.Send/);
     assert.match(url.searchParams.get('scope')!, /IMAP\.AccessAsUser\.All/);
-    await signIn(switched.body.sign_in.url);
+    await signIn(s, switched.body.sign_in.url);
     const conversation = (await customerMail(OUTLOOK, { Subject: 'Outlook', 'Message-ID': '<o1@cust.example>' })).conversation_id;
     const id = await reply(conversation, 'From Microsoft 365.');
     const count = sink.messages.length;

@@ -8,13 +8,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DAY, ManualClock, MINUTE } from '../../src/platform/clock.js';
-import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { seedEmailChannel } from '../helpers/mail.js';
+import { type Dovecot, dovecotMissing } from '../helpers/dovecot.js';
+import type { Seed } from '../helpers/fixtures.js';
+import { waitUntil } from '../helpers/lifecycle.js';
+import { seedEmailChannel, shownChannel } from '../helpers/mail.js';
 import { buildMail, daysAgo, newMessageId } from '../helpers/mailbox.js';
 import { expectState } from '../helpers/migration.js';
-import { type OAuthFake, startOAuthFake } from '../helpers/oauth-fake.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { OAuthFake } from '../helpers/oauth-fake.js';
+import type { TestServer } from '../helpers/server.js';
+import { type SignInScene, signIn, startSignInScene } from '../helpers/sign-in.js';
 
 const PASSWORD = 'app-pass-keep-0001';
 const CLIENTS = { google: { id: 'keep-google.apps.test', secret: 'keep-google-secret' }, microsoft: { id: 'keep-ms-0001', secret: 'keep-ms-secret' } };
@@ -31,17 +33,8 @@ const uidsOf = (rows: { path: string; uid_validity: string | null; scanned_uid: 
   return [row.uid_validity, Number(row.scanned_uid)] as const;
 };
 
-async function until<T>(what: string, read: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const v = await read();
-    if (v) return v;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
 describe('keep reading the mailbox live after the move', { skip: dovecotMissing }, () => {
+  let scene: SignInScene;
   let fake: OAuthFake;
   let d: Dovecot;
   let s: TestServer;
@@ -50,45 +43,35 @@ describe('keep reading the mailbox live after the move', { skip: dovecotMissing 
   const clock = new ManualClock(now);
 
   before(async () => {
-    fake = await startOAuthFake(CLIENTS);
-    d = await startDovecot({ oauth2IntrospectionUrl: fake.introspectionUrl });
-    for (const user of [HANDED, OFF, READING, OTHER, LIMIT, CANCEL, GMAIL]) {
-      d.addUser(user, PASSWORD);
-      d.deliver(user, 'INBOX', [
-        {
-          raw: await buildMail({
-            from: 'Hana <hana@customer.test>',
-            to: user,
-            subject: `History of ${user}`,
-            messageId: `history.${user}`,
-            date: daysAgo(now, 2),
-          }),
-          flags: 'S',
-          receivedAt: daysAgo(now, 2),
+    scene = await startSignInScene({
+      clients: CLIENTS,
+      dovecot: {
+        prepare: async (dovecot) => {
+          for (const user of [HANDED, OFF, READING, OTHER, LIMIT, CANCEL, GMAIL]) {
+            dovecot.addUser(user, PASSWORD);
+            dovecot.deliver(user, 'INBOX', [
+              {
+                raw: await buildMail({
+                  from: 'Hana <hana@customer.test>',
+                  to: user,
+                  subject: `History of ${user}`,
+                  messageId: `history.${user}`,
+                  date: daysAgo(now, 2),
+                }),
+                flags: 'S',
+                receivedAt: daysAgo(now, 2),
+              },
+            ]);
+          }
         },
-      ]);
-    }
-    s = await startTestServer({
-      clock,
-      env: {
-        SVC_MIGRATION_ALLOW_PRIVATE: '1',
-        SVC_MAILBOX_READER_POLL_SECONDS: '1',
-        SVC_GOOGLE_CLIENT_ID: CLIENTS.google.id,
-        SVC_GOOGLE_CLIENT_SECRET: CLIENTS.google.secret,
-        SVC_MICROSOFT_CLIENT_ID: CLIENTS.microsoft.id,
-        SVC_MICROSOFT_CLIENT_SECRET: CLIENTS.microsoft.secret,
-        SVC_OAUTH_ENDPOINT: fake.url,
-        SVC_OAUTH_IMAP: `127.0.0.1:${d.port}`,
       },
+      clock,
+      env: { SVC_MAILBOX_READER_POLL_SECONDS: '1' },
+      stopJobs: true,
     });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
+    ({ fake, d, s, seed } = scene);
   });
-  after(async () => {
-    await s?.stop();
-    await d?.stop();
-    await fake?.stop();
-  });
+  after(() => scene?.stop());
 
   const api = (method: string, path: string, body?: unknown) => s.request(method, path, { token: seed.apiKey, body });
   const drain = () => s.app.jobs.drain();
@@ -97,7 +80,7 @@ describe('keep reading the mailbox live after the move', { skip: dovecotMissing 
   const readerOf = (channelId: string) => s.app.db.selectFrom('mailbox_readers').selectAll().where('channel_id', '=', channelId).executeTakeFirst();
   const migrationRow = (id: string) => s.app.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const activity = async (id: string) => (await api('GET', `/v1/migrations/${id}/activity?limit=100`)).body.data as { action: string; detail: any }[];
-  const channelView = async (id: string) => ((await api('GET', '/v1/channels')).body.data as any[]).find((c) => c.id === id);
+  const channelView = (id: string) => shownChannel(s, seed.apiKey, id);
 
   async function deliver(user: string, subject: string): Promise<string> {
     const id = newMessageId('customer.test');
@@ -183,10 +166,10 @@ describe('keep reading the mailbox live after the move', { skip: dovecotMissing 
     ]);
 
     // The reader connects with what it was handed and reads the mail the sync had not seen, once.
-    await until('the reader to connect', async () => ['idle', 'polling'].includes((await channelView(channel)).reader?.state));
-    await until('the mail after the last sync', async () => (await copies(between)) > 0);
+    await waitUntil(async () => ['idle', 'polling'].includes((await channelView(channel)).reader?.state), 15_000, 'the reader to connect');
+    await waitUntil(async () => (await copies(between)) > 0, 15_000, 'the mail after the last sync');
     const live = await deliver(HANDED, 'Live after the move');
-    await until('new mail read live', async () => (await copies(live)) > 0);
+    await waitUntil(async () => (await copies(live)) > 0, 15_000, 'new mail read live');
     await sleep(1500);
     assert.equal(await copies(between), 1, 'read exactly once');
     assert.equal(await copies(synced), 1, 'mail the sync read is not read again');
@@ -267,9 +250,7 @@ describe('keep reading the mailbox live after the move', { skip: dovecotMissing 
     const id = created.body.id as string;
     assert.equal((await api('PUT', `/v1/migrations/${id}/keep-reading`, { keep_reading: true })).status, 200);
     const started = await api('PUT', `/v1/migrations/${id}/credentials`, {});
-    const atProvider = await fetch(started.body.sign_in.url, { redirect: 'manual' });
-    const callback = new URL(atProvider.headers.get('location')!);
-    assert.equal((await fetch(`${s.url}${callback.pathname}${callback.search}`, { redirect: 'manual' })).status, 303);
+    await signIn(s, started.body.sign_in.url);
     assert.equal((await api('POST', `/v1/migrations/${id}/test`)).body.ok, true);
     await api('POST', `/v1/migrations/${id}/scan`);
     await drain();
@@ -287,10 +268,10 @@ describe('keep reading the mailbox live after the move', { skip: dovecotMissing 
     assert.equal(grant.account, GMAIL);
     assert.equal(grant.state, 'ok');
     assert.equal((await readerOf(channel))!.kind, 'google');
-    await until('the reader to connect', async () => (await channelView(channel)).reader?.state === 'idle');
-    await until('the mail after the last sync', async () => (await copies(between)) > 0);
+    await waitUntil(async () => (await channelView(channel)).reader?.state === 'idle', 15_000, 'the reader to connect');
+    await waitUntil(async () => (await copies(between)) > 0, 15_000, 'the mail after the last sync');
     const live = await deliver(GMAIL, 'Gmail live');
-    await until('new mail read live', async () => (await copies(live)) > 0);
+    await waitUntil(async () => (await copies(live)) > 0, 15_000, 'new mail read live');
     assert.equal(await copies(between), 1);
     assert.equal(fake.tokenRequests.filter((r) => r.grant_type === 'authorization_code').length, signInsBefore, 'no second sign-in');
     const view = await channelView(channel);
@@ -310,6 +291,6 @@ describe('keep reading the mailbox live after the move', { skip: dovecotMissing 
     assert.equal(done.keep_reading.result, 'handed_over');
     assert.equal((await readerOf(channel))?.kind, 'imap');
     assert.equal((await migrationRow(id)).password_sealed, null);
-    await until('the reader to connect', async () => ['idle', 'polling'].includes((await channelView(channel)).reader?.state));
+    await waitUntil(async () => ['idle', 'polling'].includes((await channelView(channel)).reader?.state), 15_000, 'the reader to connect');
   });
 });

@@ -11,12 +11,13 @@ import type { MigrationPart } from '../../src/mailbox-migration/background.js';
 import { ALLOWED_COMMANDS } from '../../src/mailbox-migration/sources/imap.js';
 import { GOOGLE_SCOPE, MICROSOFT_SCOPE } from '../../src/mailbox-migration/sources/sign-in.js';
 import { HOUR, ManualClock } from '../../src/platform/clock.js';
-import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
+import { type Dovecot, dovecotMissing } from '../helpers/dovecot.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { expectState, fillBulkMailbox } from '../helpers/migration.js';
-import { type OAuthFake, startOAuthFake } from '../helpers/oauth-fake.js';
+import type { OAuthFake } from '../helpers/oauth-fake.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { followSignIn, type SignInScene, signIn, startSignInScene } from '../helpers/sign-in.js';
 
 const CLIENTS = { google: { id: 'google-client.apps.test', secret: 'google-secret-xyz' }, microsoft: { id: 'ms-client-0001', secret: 'ms-secret-xyz' } };
 const GMAIL_USER = 'support@gmail-workspace.test';
@@ -25,6 +26,7 @@ const THREADS = 6;
 const LINK_USER = 'owner@gmail-workspace.test';
 
 describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecotMissing }, () => {
+  let scene: SignInScene;
   let fake: OAuthFake;
   let d: Dovecot;
   let s: TestServer;
@@ -33,48 +35,24 @@ describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecot
   const clock = new ManualClock(now);
 
   before(async () => {
-    fake = await startOAuthFake(CLIENTS);
-    d = await startDovecot({ oauth2IntrospectionUrl: fake.introspectionUrl });
-    for (const user of [GMAIL_USER, OUTLOOK_USER]) {
-      // The passwords are never used: these mailboxes take only XOAUTH2 here.
-      d.addUser(user, `unused-${user}`);
-      await fillBulkMailbox(d, user, { threads: THREADS, perThread: 2, now });
-    }
-    d.addUser(LINK_USER, 'unused-link-user');
-    s = await startTestServer({
-      clock,
-      env: {
-        SVC_MIGRATION_ALLOW_PRIVATE: '1',
-        SVC_GOOGLE_CLIENT_ID: CLIENTS.google.id,
-        SVC_GOOGLE_CLIENT_SECRET: CLIENTS.google.secret,
-        SVC_MICROSOFT_CLIENT_ID: CLIENTS.microsoft.id,
-        SVC_MICROSOFT_CLIENT_SECRET: CLIENTS.microsoft.secret,
-        SVC_MICROSOFT_TENANT: 'contoso.test',
-        SVC_OAUTH_ENDPOINT: fake.url,
-        SVC_OAUTH_IMAP: `127.0.0.1:${d.port}`,
+    scene = await startSignInScene({
+      clients: CLIENTS,
+      dovecot: {
+        users: [GMAIL_USER, OUTLOOK_USER, LINK_USER],
+        prepare: async (dovecot) => {
+          for (const user of [GMAIL_USER, OUTLOOK_USER]) await fillBulkMailbox(dovecot, user, { threads: THREADS, perThread: 2, now });
+        },
       },
+      clock,
+      env: { SVC_MICROSOFT_TENANT: 'contoso.test' },
+      stopJobs: true,
     });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
+    ({ fake, d, s, seed } = scene);
   });
-  after(async () => {
-    await s?.stop();
-    await d?.stop();
-    await fake?.stop();
-  });
+  after(() => scene?.stop());
 
   const api = (method: string, path: string, body?: unknown, token = seed.apiKey) => s.request(method, path, { token, body });
   const worker = () => (s.server.parts['mailbox-migration'] as MigrationPart).worker;
-
-  /** Follows the sign-in like a browser: the provider's page (the fake consents at once), then the callback. */
-  async function signIn(url: string, headers: Record<string, string> = {}) {
-    const atProvider = await fetch(url, { redirect: 'manual' });
-    assert.equal(atProvider.status, 302);
-    const callback = new URL(atProvider.headers.get('location')!);
-    assert.equal(callback.pathname, '/v1/migration-sign-in/callback');
-    const res = await fetch(`${s.url}${callback.pathname}${callback.search}`, { redirect: 'manual', headers });
-    return { res, callbackPath: `${callback.pathname}${callback.search}`, location: res.headers.get('location') };
-  }
 
   async function draft(provider: 'google' | 'microsoft', address: string) {
     await seedEmailChannel(s.app, seed, { address });
@@ -125,7 +103,7 @@ describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecot
     assert.equal(q.get('login_hint'), GMAIL_USER);
     assert.equal(q.get('redirect_uri'), `${s.app.config.publicUrl}/v1/migration-sign-in/callback`);
 
-    const { res, callbackPath, location } = await signIn(started.body.sign_in.url);
+    const { res, callbackPath, location } = await followSignIn(s, started.body.sign_in.url);
     assert.equal(res.status, 303);
     assert.equal(location, `${s.app.config.publicUrl}/settings/migrations/${id}?signed_in=google`);
     const again = await fetch(`${s.url}${callbackPath}`, { redirect: 'manual' });
@@ -177,7 +155,7 @@ describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecot
     const q = new URL(started.body.sign_in.url).searchParams;
     assert.equal(q.get('scope'), MICROSOFT_SCOPE);
     assert.equal(new URL(started.body.sign_in.url).pathname, '/microsoft/authorize');
-    assert.equal((await signIn(started.body.sign_in.url)).res.status, 303);
+    await signIn(s, started.body.sign_in.url);
     assert.equal((await api('POST', `/v1/migrations/${id}/test`)).body.ok, true);
     await api('POST', `/v1/migrations/${id}/scan`);
     await s.app.jobs.drain();
@@ -214,7 +192,7 @@ describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecot
 
       const again = await api('PUT', `/v1/migrations/${id}/credentials`, {});
       assert.equal(again.body.state, 'needs_attention', 'starting a sign-in changes nothing yet');
-      assert.equal((await signIn(again.body.sign_in.url)).res.status, 303);
+      await signIn(s, again.body.sign_in.url);
       await expectState(s, seed.apiKey, id, 'copying');
       Object.assign(worker().limits, { budgetMs: 10_000, batchThreads: 200 });
       await s.app.jobs.drain();
@@ -232,25 +210,29 @@ describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecot
     const id = await draft('google', 'other@gmail-workspace.test');
     const started = await api('PUT', `/v1/migrations/${id}/credentials`, {}, seed.ownerToken);
     assert.equal(started.status, 200);
-    const withoutSession = await signIn(started.body.sign_in.url);
+    const withoutSession = await followSignIn(s, started.body.sign_in.url);
     assert.equal(withoutSession.res.status, 403);
     assert.equal((await api('GET', `/v1/migrations/${id}`)).body.credentials.set, false);
 
     const next = await api('PUT', `/v1/migrations/${id}/credentials`, {}, seed.ownerToken);
     fake.denyNext();
-    const declined = await signIn(next.body.sign_in.url, { cookie: `svc_session=${seed.ownerToken}` });
+    const declined = await followSignIn(s, next.body.sign_in.url, { cookie: `svc_session=${seed.ownerToken}` });
     assert.equal(declined.res.status, 303);
     assert.match(declined.location!, /sign_in_error=access_denied$/);
 
     const third = await api('PUT', `/v1/migrations/${id}/credentials`, {}, seed.ownerToken);
-    const ok = await signIn(third.body.sign_in.url, { cookie: `svc_session=${seed.ownerToken}` });
+    const ok = await followSignIn(s, third.body.sign_in.url, { cookie: `svc_session=${seed.ownerToken}` });
     assert.equal(ok.res.status, 303);
     assert.match(ok.location!, /signed_in=google$/);
     assert.equal((await api('GET', `/v1/migrations/${id}`)).body.credentials.set, true);
 
     const expired = await api('PUT', `/v1/migrations/${id}/credentials`, {}, seed.ownerToken);
     clock.advance(HOUR);
-    assert.equal((await signIn(expired.body.sign_in.url, { cookie: `svc_session=${seed.ownerToken}` })).res.status, 400, 'an expired state is refused');
+    assert.equal(
+      (await followSignIn(s, expired.body.sign_in.url, { cookie: `svc_session=${seed.ownerToken}` })).res.status,
+      400,
+      'an expired state is refused',
+    );
   });
 
   test('a credentials link: its page starts the sign-in, any browser finishes it, back to the page, tested, the link used up', async () => {
@@ -272,14 +254,14 @@ describe('sign-in providers: Google and Microsoft over XOAUTH2', { skip: dovecot
     assert.equal(new URL(started.body.url).searchParams.get('login_hint'), LINK_USER);
     const declinedStart = await link('sign-in', { token });
     fake.denyNext();
-    const declined = await signIn(declinedStart.body.url);
+    const declined = await followSignIn(s, declinedStart.body.url);
     assert.equal(declined.res.status, 303);
     assert.equal(declined.location, `${s.app.config.publicUrl}/migrations/${id}/connect?sign_in_error=access_denied`);
     assert.equal((await link('check', { token })).status, 200, 'a declined sign-in leaves the link usable');
 
     // The member who made the link is not the one signing in: no panel session comes with the callback.
     const again = await link('sign-in', { token });
-    const done = await signIn(again.body.url);
+    const done = await followSignIn(s, again.body.url);
     assert.equal(done.res.status, 303);
     assert.equal(done.location, `${s.app.config.publicUrl}/migrations/${id}/connect?signed_in=google&connected=1`);
     const m = (await api('GET', `/v1/migrations/${id}`)).body;
