@@ -85,7 +85,8 @@ function takeJsonBodiesThroughTheCheck(app: ApiApp) {
     const content = route.request?.body?.content ?? {};
     let own = route.middleware ? (Array.isArray(route.middleware) ? route.middleware : [route.middleware]) : [];
     if (Object.keys(content).some((type) => /json/i.test(type))) own = [checkJsonBody, ...own];
-    if (!hook && route.security?.some((requirement) => 'bearer' in requirement)) {
+    // A route without a request schema has nothing to validate (and no layer to defer).
+    if (!hook && route.request && route.security?.some((requirement) => 'bearer' in requirement)) {
       own = [deferValidation, ...own];
       hook = keepValidationProblem as never;
     }
@@ -240,7 +241,8 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     // After next(), routePath is the pattern of the last handler that ran; only the catch-all
     // middleware ran when no route matched.
-    const route = c.req.routePath && !c.req.routePath.endsWith('*') ? c.req.routePath : 'unmatched';
+    const routePath = c.req.routePath; // hono maps every matched route to read it
+    const route = routePath && !routePath.endsWith('*') ? routePath : 'unmatched';
     const method = c.req.method;
     const status = c.res.status;
     const { count, seconds: duration } = seriesOf(method, route, String(status));
