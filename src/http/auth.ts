@@ -129,7 +129,7 @@ export function requireAccess(c: Context<AppEnv>, ctx: Ctx): MaybePromise<Access
       c.set('access', identity.access);
       return identity.access;
     }
-    return resolveMembership(ctx, identity, namedWorkspace(c)).then((access) => {
+    return andThen(resolveMembership(ctx, identity, namedWorkspace(c)), (access) => {
       c.set('access', access);
       return access;
     });
