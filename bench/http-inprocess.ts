@@ -11,6 +11,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { loadConfig } from '../src/config.js';
 import { buildServices } from '../src/context.js';
+import { API_SERVER_OPTIONS } from '../src/http/response.js';
 import { createLogger } from '../src/platform/log.js';
 import { createServerApp } from '../src/server/routes.js';
 import { applyMigrations } from '../src/server/serve.js';
@@ -73,7 +74,7 @@ const { te, apiKey } = await seededEnv();
 const app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'info' }) });
 try {
   await applyMigrations(app, true);
-  const svc = createAdaptorServer({ fetch: createServerApp(app).fetch }) as http.Server;
+  const svc = createAdaptorServer({ fetch: createServerApp(app).fetch, serverOptions: API_SERVER_OPTIONS }) as http.Server;
   const bare = new Hono();
   bare.get('/', (c) => c.json({ id: 'ws_bench', name: 'Bench', retention_days: null }));
   const hono = createAdaptorServer({ fetch: bare.fetch }) as http.Server;

@@ -151,7 +151,8 @@ export type Identity =
 export function resolveCredential(ctx: C, token: string, workspaceId?: string): MaybePromise<Identity | undefined> {
   if (token.startsWith(KEY_PREFIX)) return andThen(authenticateApiKey(ctx, token), (access) => access && { kind: 'api_key', access });
   if (token.startsWith(SESSION_TOKEN_PREFIX)) {
-    return findSession(ctx, token, workspaceId).then(
+    return andThen(
+      findSession(ctx, token, workspaceId),
       (s) => s && { kind: 'session', personId: s.person_id, email: s.email, sessionId: s.session_id, read: s.read },
     );
   }
@@ -221,12 +222,24 @@ function keyInUse(ctx: C, key: CachedKey, workspaceRow: WorkspacesTable | undefi
 
 const membershipKey = (personId: string, workspaceId: string | undefined) => `membership:${personId}:${workspaceId ?? ''}`;
 
+/** What findSession hands on: the session, and the credentials epoch read it was judged under. */
+export interface FoundSession {
+  session_id: string;
+  person_id: string;
+  email: string;
+  read: EpochRead | undefined;
+}
+
+type CachedSession = Extract<CachedCredential, { kind: 'session' }>;
+type CachedMembership = Extract<CachedCredential, { kind: 'membership' }>;
+
 /**
  * The live session of a token, sliding its expiry forward (written at most every 5 minutes), with
  * the epoch read it was judged under. When the session and its membership of `workspaceId` (or the
- * one implied) were cached, that read brings the workspace's row as for a key.
+ * one implied) were cached, that read brings the workspace's row as for a key. A cached session on
+ * SQLite is answered at once (no promise), as a key is.
  */
-export async function findSession(ctx: C, token: string, workspaceId?: string) {
+export function findSession(ctx: C, token: string, workspaceId?: string): MaybePromise<FoundSession | undefined> {
   const now = ctx.clock.now();
   const hash = sha256Hex(token);
   const cacheKey = `session:${hash}`;
@@ -235,83 +248,114 @@ export async function findSession(ctx: C, token: string, workspaceId?: string) {
     peekedSession?.kind === 'session'
       ? (ctx.credentialCache?.get(membershipKey(peekedSession.personId, workspaceId)) as CachedCredential | undefined)
       : undefined;
-  const cached = await cacheFor(ctx, peekedMembership?.kind === 'membership' ? peekedMembership.workspaceId : null);
-  let session = cached?.cache.get(cacheKey);
-  // A cached expiry may be older than the row's (another process slid it forward): read the row again.
-  if (session?.kind !== 'session' || Date.parse(session.expiresAt) <= now.getTime()) {
-    const row = await ctx.db
-      .selectFrom('sessions')
-      .innerJoin('people', 'people.id', 'sessions.person_id')
-      .select(['sessions.id as session_id', 'sessions.last_used_at', 'sessions.expires_at', 'people.id as person_id', 'people.email'])
-      .where('sessions.token_hash', '=', hash)
-      .where('sessions.expires_at', '>', iso(now))
-      .executeTakeFirst();
-    if (!row) {
-      cached?.cache.delete(cacheKey);
-      return undefined;
-    }
-    session = {
-      kind: 'session',
-      sessionId: row.session_id,
-      personId: row.person_id,
-      email: row.email,
-      expiresAt: row.expires_at,
-      lastUsedAt: row.last_used_at,
-    };
-    cached?.cache.set(cached.epoch, cacheKey, session);
-  }
-  if (now.getTime() - Date.parse(session.lastUsedAt) > SESSION_TOUCH_MS) {
-    session.lastUsedAt = iso(now);
-    session.expiresAt = iso(now.getTime() + SESSION_IDLE_MS);
-    await ctx.db.updateTable('sessions').set({ last_used_at: session.lastUsedAt, expires_at: session.expiresAt }).where('id', '=', session.sessionId).execute();
-  }
-  return { session_id: session.sessionId, person_id: session.personId, email: session.email, read: cached };
+  return andThen(cacheFor(ctx, peekedMembership?.kind === 'membership' ? peekedMembership.workspaceId : null), (cached) => {
+    const session = cached?.cache.get(cacheKey);
+    // A cached expiry may be older than the row's (another process slid it forward): read the row again.
+    if (session?.kind === 'session' && Date.parse(session.expiresAt) > now.getTime()) return sessionInUse(ctx, session, now, cached);
+    return readSession(ctx, hash, now).then((read) => {
+      if (!read) {
+        cached?.cache.delete(cacheKey);
+        return undefined;
+      }
+      cached?.cache.set(cached.epoch, cacheKey, read);
+      return sessionInUse(ctx, read, now, cached);
+    });
+  });
+}
+
+async function readSession(ctx: C, hash: string, now: Date): Promise<CachedSession | undefined> {
+  const row = await ctx.db
+    .selectFrom('sessions')
+    .innerJoin('people', 'people.id', 'sessions.person_id')
+    .select(['sessions.id as session_id', 'sessions.last_used_at', 'sessions.expires_at', 'people.id as person_id', 'people.email'])
+    .where('sessions.token_hash', '=', hash)
+    .where('sessions.expires_at', '>', iso(now))
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    kind: 'session',
+    sessionId: row.session_id,
+    personId: row.person_id,
+    email: row.email,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+/** A live session as found; notes its use and slides its expiry (written at most every SESSION_TOUCH_MS). */
+function sessionInUse(ctx: C, session: CachedSession, now: Date, read: EpochRead | undefined): MaybePromise<FoundSession> {
+  const found = () => ({ session_id: session.sessionId, person_id: session.personId, email: session.email, read });
+  if (now.getTime() - Date.parse(session.lastUsedAt) <= SESSION_TOUCH_MS) return found();
+  session.lastUsedAt = iso(now);
+  session.expiresAt = iso(now.getTime() + SESSION_IDLE_MS);
+  return ctx.db
+    .updateTable('sessions')
+    .set({ last_used_at: session.lastUsedAt, expires_at: session.expiresAt })
+    .where('id', '=', session.sessionId)
+    .execute()
+    .then(found);
 }
 
 /**
  * A signed-in person's access to one of their workspaces (of a live workspace): the one named, or
  * their only one when none is named. 403 when they are not a member, 400 when they belong to several
- * and named none. Notes the member as seen (written at most every 5 minutes).
+ * and named none. Notes the member as seen (written at most every 5 minutes). At once for a cached
+ * membership on SQLite.
  */
-export async function resolveMembership(
+export function resolveMembership(
   ctx: C,
   person: { personId: string; sessionId: string; read?: EpochRead },
   workspaceId: string | undefined,
-): Promise<Access> {
+): MaybePromise<Access> {
   const cacheKey = membershipKey(person.personId, workspaceId);
   const peeked = ctx.credentialCache?.get(cacheKey) as CachedCredential | undefined;
   // The session was found under an epoch read of this request: the cache is in step with it.
-  const cached = person.read ?? (await cacheFor(ctx, peeked?.kind === 'membership' ? peeked.workspaceId : null));
-  let m = cached?.cache.get(cacheKey);
-  const workspaceRow = m?.kind === 'membership' ? workspaceRowFor(cached, m.workspaceId) : undefined;
-  if (m?.kind !== 'membership') {
-    let q = ctx.db
-      .selectFrom('memberships')
-      .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
-      .select(['memberships.id', 'memberships.workspace_id', 'memberships.role', 'memberships.inbox_ids', 'memberships.last_seen_at'])
-      .where('memberships.person_id', '=', person.personId)
-      .where('workspaces.deleted_at', 'is', null);
-    if (workspaceId) q = q.where('memberships.workspace_id', '=', workspaceId);
-    const rows = await q.limit(2).execute();
-    if (rows.length === 0) throw forbidden(workspaceId ? 'you are not a member of that workspace' : 'you are not a member of any workspace');
-    if (rows.length > 1) throw invalid('you belong to several workspaces; name one in the Svc-Workspace header');
-    const row = rows[0];
-    m = {
-      kind: 'membership',
-      membershipId: row.id,
-      workspaceId: row.workspace_id,
-      role: row.role as Role,
-      inboxIds: row.inbox_ids ? (JSON.parse(row.inbox_ids) as string[]) : null,
-      lastSeenAt: row.last_seen_at,
-    };
-    cached?.cache.set(cached.epoch, cacheKey, m);
-  }
+  const epochRead = person.read ?? cacheFor(ctx, peeked?.kind === 'membership' ? peeked.workspaceId : null);
+  return andThen(epochRead, (cached) => {
+    const m = cached?.cache.get(cacheKey);
+    if (m?.kind === 'membership') return membershipInUse(ctx, person, m, workspaceRowFor(cached, m.workspaceId));
+    return readMembership(ctx, person.personId, workspaceId).then((read) => {
+      cached?.cache.set(cached.epoch, cacheKey, read);
+      return membershipInUse(ctx, person, read, undefined);
+    });
+  });
+}
+
+async function readMembership(ctx: C, personId: string, workspaceId: string | undefined): Promise<CachedMembership> {
+  let q = ctx.db
+    .selectFrom('memberships')
+    .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
+    .select(['memberships.id', 'memberships.workspace_id', 'memberships.role', 'memberships.inbox_ids', 'memberships.last_seen_at'])
+    .where('memberships.person_id', '=', personId)
+    .where('workspaces.deleted_at', 'is', null);
+  if (workspaceId) q = q.where('memberships.workspace_id', '=', workspaceId);
+  const rows = await q.limit(2).execute();
+  if (rows.length === 0) throw forbidden(workspaceId ? 'you are not a member of that workspace' : 'you are not a member of any workspace');
+  if (rows.length > 1) throw invalid('you belong to several workspaces; name one in the Svc-Workspace header');
+  const row = rows[0];
+  return {
+    kind: 'membership',
+    membershipId: row.id,
+    workspaceId: row.workspace_id,
+    role: row.role as Role,
+    inboxIds: row.inbox_ids ? (JSON.parse(row.inbox_ids) as string[]) : null,
+    lastSeenAt: row.last_seen_at,
+  };
+}
+
+/** A membership's access for this request; notes the member as seen when the last note is older than SEEN_EVERY_MS. */
+function membershipInUse(
+  ctx: C,
+  person: { personId: string; sessionId: string },
+  m: CachedMembership,
+  workspaceRow: WorkspacesTable | undefined,
+): MaybePromise<Access> {
   const access = memberAccess(m.workspaceId, person.personId, m.role, person.sessionId, m.inboxIds && [...m.inboxIds]);
   if (workspaceRow) access.workspaceRow = workspaceRow;
   const lastSeenAt = m.lastSeenAt;
-  if (!lastSeenAt || ctx.clock.now().getTime() - Date.parse(lastSeenAt) >= SEEN_EVERY_MS) m.lastSeenAt = iso(ctx.clock.now());
-  await noteMemberSeen(ctx, m.membershipId, lastSeenAt);
-  return access;
+  if (lastSeenAt && ctx.clock.now().getTime() - Date.parse(lastSeenAt) < SEEN_EVERY_MS) return access;
+  m.lastSeenAt = iso(ctx.clock.now());
+  return noteMemberSeen(ctx, m.membershipId, lastSeenAt).then(() => access);
 }
 
 /** Records that a member used the workspace (cheap when recent: written at most every SEEN_EVERY_MS). */

@@ -16,6 +16,7 @@ import { clientAddress } from './client-address.js';
 import { dispatchInline } from './dispatch.js';
 import { ErrorSchema, errorBody, toErrorResponse, zodIssues } from './errors.js';
 import { checkJsonBody } from './json-body.js';
+import { ApiResponse, type CommonHeader } from './response.js';
 import { RememberingRouter } from './router.js';
 
 export type AppEnv = { Variables: { requestId: string; identity?: Identity; access?: Access } };
@@ -84,7 +85,8 @@ function takeJsonBodiesThroughTheCheck(app: ApiApp) {
     const content = route.request?.body?.content ?? {};
     let own = route.middleware ? (Array.isArray(route.middleware) ? route.middleware : [route.middleware]) : [];
     if (Object.keys(content).some((type) => /json/i.test(type))) own = [checkJsonBody, ...own];
-    if (!hook && route.security?.some((requirement) => 'bearer' in requirement)) {
+    // A route without a request schema has nothing to validate (and no layer to defer).
+    if (!hook && route.request && route.security?.some((requirement) => 'bearer' in requirement)) {
       own = [deferValidation, ...own];
       hook = keepValidationProblem as never;
     }
@@ -185,53 +187,62 @@ function observe(ctx: Ctx, check: (c: Context<AppEnv>, next: Next) => Promise<un
     }
     return s;
   };
-  const hsts = ctx.config.hsts;
+  const hsts: CommonHeader[] = ctx.config.hsts ? [['strict-transport-security', HSTS_VALUE]] : [];
+  const apiHeaders: CommonHeader[] = [['x-content-type-options', 'nosniff'], ['cache-control', 'no-store'], ...hsts];
+  const otherHeaders = hsts;
   return (c: Context<AppEnv>, next: Next): MaybePromise<void> => {
     const started = process.hrtime.bigint();
     const incoming = c.req.header('x-request-id');
     const requestId = incoming && /^[A-Za-z0-9._-]{1,64}$/.test(incoming) ? incoming : `${requestIdPrefix}${(++requestCounter).toString(36)}`;
     c.set('requestId', requestId);
-    // On the node server the header goes straight onto the outgoing response (node merges it into
-    // the answer's own headers), so an answer without other headers keeps the adapter's plain-object
-    // path instead of building a Headers object per request. Elsewhere (a WebSocket upgrade, tests
-    // calling app.request) it is set on the context, before the handler answers: changing headers
-    // afterwards would make the node adapter rebuild the response on its slow path.
-    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-    const set = outgoing ? (name: string, value: string) => outgoing.setHeader(name, value) : (name: string, value: string) => c.header(name, value);
-    set('x-request-id', requestId);
     // API answers hold conversation data: never cached (it would outlive a sign-out) and never
     // sniffed as another type. A route's own value (a cacheable file) replaces these.
-    if (c.req.path.startsWith('/v1/')) {
-      set('x-content-type-options', 'nosniff');
-      set('cache-control', 'no-store');
+    const fixed = c.req.path.startsWith('/v1/') ? apiHeaders : otherHeaders;
+    // On svc's node server the headers go with the outgoing response, added to the answer's own
+    // when its head is written (src/http/response.ts). Elsewhere (a WebSocket upgrade, tests calling
+    // app.request, a plain node server) they are set before the handler answers: on node's response
+    // when there is one, else on the context.
+    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    if (outgoing instanceof ApiResponse) outgoing.carry(requestId, fixed);
+    else {
+      const set = outgoing ? (name: string, value: string) => outgoing.setHeader(name, value) : (name: string, value: string) => c.header(name, value);
+      set('x-request-id', requestId);
+      for (const [name, value] of fixed) set(name, value);
     }
-    if (hsts) set('strict-transport-security', HSTS_VALUE);
-    // As hono's compose does with a middleware's answer: a refusal (413) is the response.
-    const answered = (refusal: unknown) => {
-      if (refusal instanceof Response && !c.finalized) c.res = refusal;
-      finish(c, started, requestId);
-    };
-    // What compose would do with a middleware's error: the onError answer, still observed.
-    const failed = (error: unknown) => {
-      c.res = toErrorResponse(error, c, ctx.log);
-      finish(c, started, requestId);
-    };
     // Synchronous while the route answers at once (see dispatch.ts), so the answer is too.
     let checked: unknown;
     try {
       checked = check(c, next);
     } catch (error) {
-      return failed(error);
+      return failed(c, error, started, requestId);
     }
-    if (checked instanceof Promise) return checked.then(answered, failed);
-    return answered(checked);
+    if (checked instanceof Promise) {
+      return checked.then(
+        (refusal) => answered(c, refusal, started, requestId),
+        (error) => failed(c, error, started, requestId),
+      );
+    }
+    return answered(c, checked, started, requestId);
   };
+
+  // As hono's compose does with a middleware's answer: a refusal (413) is the response.
+  function answered(c: Context<AppEnv>, refusal: unknown, started: bigint, requestId: string) {
+    if (refusal instanceof Response && !c.finalized) c.res = refusal;
+    finish(c, started, requestId);
+  }
+
+  // What compose would do with a middleware's error: the onError answer, still observed.
+  function failed(c: Context<AppEnv>, error: unknown, started: bigint, requestId: string) {
+    c.res = toErrorResponse(error, c, ctx.log);
+    finish(c, started, requestId);
+  }
 
   function finish(c: Context<AppEnv>, started: bigint, requestId: string) {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     // After next(), routePath is the pattern of the last handler that ran; only the catch-all
     // middleware ran when no route matched.
-    const route = c.req.routePath && !c.req.routePath.endsWith('*') ? c.req.routePath : 'unmatched';
+    const routePath = c.req.routePath; // hono maps every matched route to read it
+    const route = routePath && !routePath.endsWith('*') ? routePath : 'unmatched';
     const method = c.req.method;
     const status = c.res.status;
     const { count, seconds: duration } = seriesOf(method, route, String(status));

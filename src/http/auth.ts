@@ -4,7 +4,7 @@
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { Access } from '../auth/access.js';
-import { type Identity, resolveCredential, resolveMembership } from '../auth/credentials.js';
+import { type Identity, KEY_PREFIX, resolveCredential, resolveMembership } from '../auth/credentials.js';
 import type { Ctx } from '../context.js';
 import { AppError, forbidden, unauthorized } from '../platform/errors.js';
 import { andThen, type MaybePromise } from '../platform/maybe-promise.js';
@@ -76,7 +76,7 @@ function credential(c: Context<AppEnv>, ctx: Ctx): string | undefined {
 
 /** Who is calling; 401 without valid credentials. At once for a cached API key on SQLite, a promise otherwise. */
 export function requireIdentity(c: Context<AppEnv>, ctx: Ctx): MaybePromise<Identity> {
-  return identityFor(c, ctx, undefined);
+  return identityFor(c, ctx, false);
 }
 
 /** The workspace a session's request names (Svc-Workspace; ?workspace= for clients that cannot send headers, a browser's WebSocket). */
@@ -84,11 +84,13 @@ function namedWorkspace(c: Context<AppEnv>): string | undefined {
   return c.req.header(WORKSPACE_HEADER) ?? c.req.query('workspace');
 }
 
-function identityFor(c: Context<AppEnv>, ctx: Ctx, workspaceId: string | undefined): MaybePromise<Identity> {
+/** `withWorkspace`: a session's lookup is given the named workspace (an API key's has its own). */
+function identityFor(c: Context<AppEnv>, ctx: Ctx, withWorkspace: boolean): MaybePromise<Identity> {
   const cached = c.get('identity');
   if (cached) return cached;
   const token = credential(c, ctx);
   if (!token) throw unauthorized('missing credentials: send Authorization: Bearer <API key>');
+  const workspaceId = withWorkspace && !token.startsWith(KEY_PREFIX) ? namedWorkspace(c) : undefined;
   return andThen(resolveCredential(ctx, token, workspaceId), (identity) => {
     if (!identity) throw unauthorized('the key or session is unknown, revoked or expired');
     c.set('identity', identity);
@@ -122,12 +124,12 @@ export function requireAccess(c: Context<AppEnv>, ctx: Ctx): MaybePromise<Access
   const cached = c.get('access');
   if (cached) return cached;
   // The named workspace goes with the credential: a session's one epoch read can bring its row.
-  return andThen(identityFor(c, ctx, namedWorkspace(c)), (identity) => {
+  return andThen(identityFor(c, ctx, true), (identity) => {
     if (identity.kind === 'api_key') {
       c.set('access', identity.access);
       return identity.access;
     }
-    return resolveMembership(ctx, identity, namedWorkspace(c)).then((access) => {
+    return andThen(resolveMembership(ctx, identity, namedWorkspace(c)), (access) => {
       c.set('access', access);
       return access;
     });

@@ -84,36 +84,48 @@ function jsonLine(date: Date, level: LogLevel, msg: string, base: LogFields, fie
     if (fields) Object.assign(line, clean(fields) as LogFields);
     return JSON.stringify(line) + '\n';
   }
-  let text = `{"time":"${time}","level":"${level}","msg":${JSON.stringify(String(msg))}`;
-  for (const own of [base, fields]) {
-    if (!own) continue;
-    for (const key in own) {
-      if (!Object.hasOwn(own, key)) continue;
-      const value = own[key];
-      const name = fieldName(key);
-      const json = hiddenName(name, value) ? '"[redacted]"' : fieldJson(value);
-      if (json !== undefined) text += name.prefix + json;
-    }
-  }
+  let text = `{"time":"${time}","level":"${level}","msg":${stringJson(String(msg))}`;
+  text = appendFields(text, base);
+  if (fields) text = appendFields(text, fields);
   return text + '}\n';
+}
+
+function appendFields(text: string, own: LogFields): string {
+  for (const key in own) {
+    if (!Object.hasOwn(own, key)) continue;
+    const value = own[key];
+    const name = fieldName(key);
+    const json = hiddenName(name, value) ? '"[redacted]"' : fieldJson(value);
+    if (json !== undefined) text += name.prefix + json;
+  }
+  return text;
+}
+
+// What JSON.stringify escapes in a string (quote, backslash, control characters, and surrogates:
+// a lone one is escaped, a pair goes the slow way too).
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON: most need no escaping, and quoting them is cheaper than JSON.stringify. */
+function stringJson(value: string): string {
+  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
 }
 
 /** A field's value as JSON (undefined leaves the field out, as JSON.stringify does). */
 function fieldJson(value: unknown): string | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return stringJson(value);
   return JSON.stringify(clean(value, 1));
 }
 
-const LINE_NAMES = ['time', 'level', 'msg'];
-
 function repeatsAName(base: LogFields, fields: LogFields | undefined): boolean {
-  for (const own of [base, fields]) {
-    if (own) for (const name of LINE_NAMES) if (Object.hasOwn(own, name)) return true;
-  }
+  if (namesALineField(base) || (fields && namesALineField(fields))) return true;
   if (!fields) return false;
   for (const key in base) if (Object.hasOwn(base, key) && Object.hasOwn(fields, key)) return true;
   return false;
+}
+
+function namesALineField(own: LogFields): boolean {
+  return Object.hasOwn(own, 'time') || Object.hasOwn(own, 'level') || Object.hasOwn(own, 'msg');
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';

@@ -7,6 +7,7 @@ import { WebSocketServer } from 'ws';
 import { featureWarnings } from '../config.js';
 import { type App, verifyMasterKey } from '../context.js';
 import { checkResult, createMigrator, pendingMigrations } from '../db/migrator.js';
+import { API_SERVER_OPTIONS } from '../http/response.js';
 import { releaseYoungGeneration } from '../platform/heap.js';
 import { startMetricsServer } from '../platform/metrics.js';
 import { readVersion } from '../version.js';
@@ -52,7 +53,7 @@ export async function startServer(app: App, opts: { migrate?: boolean } = {}): P
 
   const api = createServerApp(app);
   const wss = new WebSocketServer({ noServer: true });
-  const http = createAdaptorServer({ fetch: api.fetch, websocket: { server: wss } }) as Server;
+  const http = createAdaptorServer({ fetch: api.fetch, websocket: { server: wss }, serverOptions: API_SERVER_OPTIONS }) as Server;
   http.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);

@@ -11,7 +11,7 @@ import { createWorkspace } from '../../src/workspaces/service.js';
 import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-async function status(promise: Promise<unknown>): Promise<number> {
+async function status(promise: unknown): Promise<number> {
   try {
     await promise;
     return 200;

@@ -117,6 +117,15 @@ describe('log line building', () => {
     }
   });
 
+  test('strings are written as JSON.stringify writes them (quotes, backslashes, controls, surrogates)', () => {
+    const strings = ['plain /v1/workspace', 'q"uote', 'back\\slash', 'nl\n tab\t', '\u0000\u001f\u007f', 'lone \ud800 \udfff', 'pair 😀', 'ünï ☃ \u2028'];
+    for (const value of strings) {
+      const lines: string[] = [];
+      createLogger({ write: (l) => lines.push(l) }).info(value, { field: value });
+      assert.ok(lines[0].includes(`"msg":${JSON.stringify(value)},"field":${JSON.stringify(value)}}`), JSON.stringify(value));
+    }
+  });
+
   test('secrets are redacted at the top level and nested; nested objects are written whole', () => {
     const lines: string[] = [];
     createLogger({ write: (l) => lines.push(l) }).info('x', { token: 't', inner: { authorization: 'a', deep: { deeper: { deepest: { x: { y: 1 } } } } } });
