@@ -48,9 +48,26 @@ async function deleteDataBatch(ctx: Pick<Ctx, 'db'>, column: 'property_id' | 'wo
     if (ids.length) return deleteById(ctx.db, table, ids);
   }
   // A day at a time: these hold only the days not yet rolled up.
-  for (const table of ['analytics_day_visitors', 'analytics_day_totals'] as const) {
+  for (const table of ['analytics_day_visitors', 'analytics_day_totals', 'analytics_day_values'] as const) {
     const first = await ctx.db.selectFrom(table).select('day').where(column, '=', id).orderBy('day').limit(1).executeTakeFirst();
     if (first) return Number((await ctx.db.deleteFrom(table).where(column, '=', id).where('day', '=', first.day).executeTakeFirst()).numDeletedRows);
+  }
+  // Without a workspace column (the most rows of these tables, kept small): by the workspace's properties, deleted after their data.
+  const properties =
+    column === 'property_id' ? [id] : (await ctx.db.selectFrom('analytics_properties').select('id').where('workspace_id', '=', id).execute()).map((p) => p.id);
+  for (const propertyId of properties) {
+    const first = await ctx.db
+      .selectFrom('analytics_day_value_visitors')
+      .select('day')
+      .where('property_id', '=', propertyId)
+      .orderBy('day')
+      .limit(1)
+      .executeTakeFirst();
+    if (first)
+      return Number(
+        (await ctx.db.deleteFrom('analytics_day_value_visitors').where('property_id', '=', propertyId).where('day', '=', first.day).executeTakeFirst())
+          .numDeletedRows,
+      );
   }
   const rollup = await ctx.db.selectFrom('analytics_rollups').select('day').where(column, '=', id).orderBy('day').limit(1).offset(batch).executeTakeFirst();
   let q = ctx.db.deleteFrom('analytics_rollups').where(column, '=', id);

@@ -14,12 +14,14 @@
 // flush and every few seconds (several processes may share the database).
 import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
+import { isPostgres } from '../db/dialect.js';
 import type { AnalyticsEventsTable, AnalyticsVisitsTable, Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import { enqueue } from '../platform/jobs.js';
 import { recordIntraday } from './intraday.js';
+import { recordDayValues } from './intraday-values.js';
 import { monthlyLimit, monthOf } from './properties.js';
 
 export const FLUSH_SIZE = 500;
@@ -139,6 +141,7 @@ export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
   batch.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   await inTransaction(ctx.db, async (trx) => {
     const visits = await openVisits(trx, batch);
+    const fromExit = new Map([...visits.values()].map((v) => [v.id, v.exit_path]));
     const created = new Map<string, VisitRow>();
     const changed = new Map<string, VisitRow>();
     const events: AnalyticsEventsTable[] = [];
@@ -196,6 +199,12 @@ export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
     for (const rows of chunks([...changed.values()], 1000)) await updateVisits(trx, rows);
     for (const rows of chunks(events, 1000)) await trx.insertInto('analytics_events').values(rows).execute();
     await recordIntraday(trx, batch);
+    await recordDayValues(
+      trx,
+      batch,
+      [...created.values()],
+      [...changed.values()].map((visit) => ({ visit, fromExit: fromExit.get(visit.id) ?? null })),
+    );
     await countUsage(ctx, trx, batch);
   });
 }
@@ -209,17 +218,28 @@ async function updateVisits(trx: Db, rows: VisitRow[]): Promise<void> {
     from v where analytics_visits.id = v.id`.execute(trx);
 }
 
-/** The latest visit of each visitor in the batch that may still go on (last event within 30 minutes). */
+/**
+ * The latest visit of each visitor in the batch that may still go on (last event within 30 minutes).
+ * On Postgres they are locked (in id order, one statement: a batch has at most FLUSH_SIZE visitors)
+ * so that writers in several processes move a visit on one after the other instead of overwriting
+ * each other's changes, which the kept figures (intraday-values.ts) add up; SQLite writes one
+ * transaction at a time.
+ */
 async function openVisits(db: Db, batch: PendingEvent[]): Promise<Map<string, VisitRow>> {
   const out = new Map<string, VisitRow>();
   const withVisitor = batch.filter((e) => e.visitor_id);
   if (!withVisitor.length) return out;
   const since = iso(Date.parse(withVisitor[0].at) - VISIT_IDLE_MS);
   const visitors = [...new Set(withVisitor.map((e) => e.visitor_id!))];
-  for (const ids of chunks(visitors, 500)) {
-    const rows = await db.selectFrom('analytics_visits').selectAll().where('visitor_id', 'in', ids).where('last_at', '>=', since).orderBy('last_at').execute();
-    for (const r of rows)
-      out.set(`${r.property_id}\0${r.visitor_id}`, { ...r, pageviews: Number(r.pageviews), events: Number(r.events), duration_s: Number(r.duration_s) });
+  for (const ids of chunks(visitors, FLUSH_SIZE)) {
+    let q = db.selectFrom('analytics_visits').selectAll().where('visitor_id', 'in', ids).where('last_at', '>=', since).orderBy('id');
+    if (isPostgres(db)) q = q.forUpdate();
+    for (const r of await q.execute()) {
+      const key = `${r.property_id}\0${r.visitor_id}`;
+      const seen = out.get(key);
+      if (!seen || seen.last_at <= r.last_at)
+        out.set(key, { ...r, pageviews: Number(r.pageviews), events: Number(r.events), duration_s: Number(r.duration_s) });
+    }
   }
   return out;
 }
