@@ -64,6 +64,7 @@ import * as m0070AnalyticsIntraday from './0070_analytics_intraday.js';
 import * as m0071ContactSearch from './0071_contact_search.js';
 import * as m0072ReportDayFigures from './0072_report_day_figures.js';
 import * as m0073AnalyticsDayValues from './0073_analytics_day_values.js';
+import * as m0074AnalyticsWriteIndexes from './0074_analytics_write_indexes.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -130,4 +131,5 @@ export const migrations: Record<string, Migration> = {
   '0071_contact_search': m0071ContactSearch,
   '0072_report_day_figures': m0072ReportDayFigures,
   '0073_analytics_day_values': m0073AnalyticsDayValues,
+  '0074_analytics_write_indexes': m0074AnalyticsWriteIndexes,
 };
