@@ -333,6 +333,13 @@ async function dashboard(server: BenchServer, apiKey: string, dashboardId: strin
     'dashboard 30d time series': 'period=30d&metrics=visitors,pageviews&dimension=time:day',
     'dashboard 30d top pages': 'period=30d&metrics=visitors,pageviews&dimension=event:page&limit=10',
     'dashboard 30d top sources': 'period=30d&metrics=visitors,bounce_rate&dimension=visit:source&limit=10',
+    // The panel's other first tabs (ui/panel/src/analytics/Breakdowns.tsx) and the entry and exit pages.
+    'dashboard 30d entry pages': 'period=30d&metrics=visitors&dimension=visit:entry_page&limit=10',
+    'dashboard 30d exit pages': 'period=30d&metrics=visitors&dimension=visit:exit_page&limit=10',
+    'dashboard 30d countries': 'period=30d&metrics=visitors&dimension=visit:country&limit=10',
+    'dashboard 30d devices': 'period=30d&metrics=visitors&dimension=visit:device&limit=10',
+    'dashboard 30d events': `period=30d&metrics=events&dimension=event:name&limit=10&filters=${encodeURIComponent('event:name!=pageview')}`,
+    'dashboard 30d browsers (from the raw rows)': 'period=30d&metrics=visitors&dimension=visit:browser&limit=10',
   };
   for (const [name, q] of Object.entries(queries)) {
     const times: number[] = [];

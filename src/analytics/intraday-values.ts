@@ -10,6 +10,7 @@
 // rows here once it has summed the day up (intraday.ts).
 import { sql } from 'kysely';
 import type { AnalyticsEventsTable, AnalyticsVisitsTable, Db } from '../db/schema.js';
+import { insertRows } from './bulk.js';
 import type { DayRow } from './stats.js';
 
 const EVENT_KEPT = [
@@ -27,8 +28,6 @@ const EXIT = 'visit:exit_page';
 
 /** Dimensions whose figures for the days not yet rolled up are kept by the writer. */
 export const KEPT_DIMENSIONS: ReadonlySet<string> = new Set([...EVENT_KEPT, ...VISIT_KEPT].map(([d]) => d));
-
-const CHUNK = 1000;
 
 type EventLike = Pick<AnalyticsEventsTable, 'property_id' | 'workspace_id' | 'day' | 'name' | 'visitor_id' | 'path'>;
 type VisitLike = Pick<
@@ -113,44 +112,35 @@ export async function recordDayValues(
     .sort()
     .map((k) => visitors.get(k)!)
     .filter((d) => d.n !== 0);
-  for (let i = 0; i < counts.length; i += CHUNK) {
-    const chunk = counts.slice(i, i + CHUNK);
-    const after = await trx
-      .insertInto('analytics_day_value_visitors')
-      .values(chunk.map(({ workspace_id: _, ...d }) => d))
-      .onConflict((oc) =>
-        oc
-          .columns(['property_id', 'day', 'dimension', 'value', 'visitor_id'])
-          .doUpdateSet((eb) => ({ n: eb('analytics_day_value_visitors.n', '+', eb.ref('excluded.n')) })),
-      )
-      .returning(['property_id', 'day', 'dimension', 'value', 'visitor_id', 'n'])
-      .execute();
-    for (const r of after) {
-      const d = visitors.get(`${keyOf(r)}\0${r.visitor_id}`)!;
-      const now = Number(r.n);
-      const before = now - d.n;
-      const change = before <= 0 && now > 0 ? 1 : before > 0 && now <= 0 ? -1 : 0;
-      if (change) value(d.property_id, d.day, d.dimension, d.value, d.workspace_id).visitors += change;
-    }
+  const after = await insertRows<Omit<VisitorDelta, 'workspace_id'>, VisitorDelta>(
+    trx,
+    'analytics_day_value_visitors',
+    counts.map(({ workspace_id: _, ...d }) => d),
+    { property_id: 'text', day: 'text', dimension: 'text', value: 'text', visitor_id: 'text', n: 'integer' },
+    sql`on conflict (property_id, day, dimension, value, visitor_id) do update set n = analytics_day_value_visitors.n + excluded.n
+      returning property_id, day, dimension, value, visitor_id, n`,
+  );
+  for (const r of after) {
+    const d = visitors.get(`${keyOf(r)}\0${r.visitor_id}`)!;
+    const now = Number(r.n);
+    const before = now - d.n;
+    const change = before <= 0 && now > 0 ? 1 : before > 0 && now <= 0 ? -1 : 0;
+    if (change) value(d.property_id, d.day, d.dimension, d.value, d.workspace_id).visitors += change;
   }
   const rows = [...values.keys()]
     .sort()
     .map((k) => values.get(k)!)
     .filter((r) => r.visitors || r.visits || r.pageviews || r.events);
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    await trx
-      .insertInto('analytics_day_values')
-      .values(rows.slice(i, i + CHUNK))
-      .onConflict((oc) =>
-        oc.columns(['property_id', 'day', 'dimension', 'value']).doUpdateSet((eb) => ({
-          visitors: eb('analytics_day_values.visitors', '+', eb.ref('excluded.visitors')),
-          visits: eb('analytics_day_values.visits', '+', eb.ref('excluded.visits')),
-          pageviews: eb('analytics_day_values.pageviews', '+', eb.ref('excluded.pageviews')),
-          events: eb('analytics_day_values.events', '+', eb.ref('excluded.events')),
-        })),
-      )
-      .execute();
-  }
+  const int = 'integer' as const;
+  await insertRows(
+    trx,
+    'analytics_day_values',
+    rows,
+    { property_id: 'text', day: 'text', dimension: 'text', value: 'text', workspace_id: 'text', visitors: int, visits: int, pageviews: int, events: int },
+    sql`on conflict (property_id, day, dimension, value) do update set visitors = analytics_day_values.visitors + excluded.visitors,
+      visits = analytics_day_values.visits + excluded.visits, pageviews = analytics_day_values.pageviews + excluded.pageviews,
+      events = analytics_day_values.events + excluded.events`,
+  );
 }
 
 /**

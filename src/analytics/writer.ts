@@ -20,6 +20,7 @@ import { inTransaction } from '../db/transaction.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import { enqueue } from '../platform/jobs.js';
+import { insertRows } from './bulk.js';
 import { recordIntraday } from './intraday.js';
 import { recordDayValues } from './intraday-values.js';
 import { monthlyLimit, monthOf } from './properties.js';
@@ -136,6 +137,58 @@ export class EventWriter {
 
 type VisitRow = AnalyticsVisitsTable;
 
+const text = 'text' as const;
+const EVENT_COLUMNS: Record<keyof AnalyticsEventsTable, 'text'> = {
+  id: text,
+  property_id: text,
+  workspace_id: text,
+  at: text,
+  day: text,
+  name: text,
+  visitor_id: text,
+  visit_id: text,
+  path: text,
+  referrer: text,
+  source: text,
+  utm_source: text,
+  utm_medium: text,
+  utm_campaign: text,
+  utm_content: text,
+  utm_term: text,
+  country: text,
+  region: text,
+  city: text,
+  browser: text,
+  os: text,
+  device: text,
+  props: text,
+};
+const VISIT_COLUMNS: Record<keyof VisitRow, 'text' | 'integer'> = {
+  id: text,
+  property_id: text,
+  workspace_id: text,
+  visitor_id: text,
+  day: text,
+  started_at: text,
+  last_at: text,
+  entry_path: text,
+  exit_path: text,
+  pageviews: 'integer',
+  events: 'integer',
+  duration_s: 'integer',
+  referrer: text,
+  source: text,
+  utm_source: text,
+  utm_medium: text,
+  utm_campaign: text,
+  country: text,
+  region: text,
+  city: text,
+  browser: text,
+  os: text,
+  device: text,
+};
+
 /** Writes a batch in one transaction: visits found or started, events, the day's visitors and totals, the month's usage. */
 export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
   batch.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
@@ -195,9 +248,9 @@ export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
       }
       events.push({ ...e, id: newId('aev', Date.parse(e.at)), visit_id: visitId });
     }
-    for (const rows of chunks([...created.values()], 500)) await trx.insertInto('analytics_visits').values(rows).execute();
+    await insertRows(trx, 'analytics_visits', [...created.values()], VISIT_COLUMNS);
     for (const rows of chunks([...changed.values()], 1000)) await updateVisits(trx, rows);
-    for (const rows of chunks(events, 1000)) await trx.insertInto('analytics_events').values(rows).execute();
+    await insertRows(trx, 'analytics_events', events, EVENT_COLUMNS);
     await recordIntraday(trx, batch);
     await recordDayValues(
       trx,
@@ -211,6 +264,14 @@ export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
 
 /** Moves on visits that went on in the batch: one statement for many (a round trip each cost most of a batch on Postgres). */
 async function updateVisits(trx: Db, rows: VisitRow[]): Promise<void> {
+  if (isPostgres(trx)) {
+    const col = <K extends keyof VisitRow>(k: K) => rows.map((v) => v[k]);
+    await sql`update analytics_visits set last_at = v.last_at, exit_path = v.exit_path, pageviews = v.pageviews, events = v.events, duration_s = v.duration_s
+      from unnest(${col('id')}::text[], ${col('last_at')}::text[], ${col('exit_path')}::text[], ${col('pageviews')}::integer[], ${col('events')}::integer[],
+        ${col('duration_s')}::integer[]) as v(id, last_at, exit_path, pageviews, events, duration_s)
+      where analytics_visits.id = v.id`.execute(trx);
+    return;
+  }
   const values = sql.join(rows.map((v) => sql`(${v.id}, ${v.last_at}, ${v.exit_path}, ${v.pageviews}, ${v.events}, ${v.duration_s})`));
   await sql`with v(id, last_at, exit_path, pageviews, events, duration_s) as (values ${values})
     update analytics_visits set last_at = v.last_at, exit_path = v.exit_path, pageviews = cast(v.pageviews as integer),
