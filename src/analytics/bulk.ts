@@ -2,7 +2,7 @@
 // unnest($1::text[], …)`): a few parameters instead of one per value, so neither the driver nor
 // the server handles thousands of placeholders per batch (issue 39, bench/analytics: most of a
 // batch's cost on Postgres was parsing and binding the VALUES lists). On SQLite plain VALUES lists.
-import { type RawBuilder, sql } from 'kysely';
+import { CompiledQuery, type RawBuilder, sql } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
 import type { Db } from '../db/schema.js';
 
@@ -23,10 +23,16 @@ export async function insertRows<R extends object, Out = unknown>(
     const arrays = names.map((c) => sql`${rows.map((r) => r[c] ?? null)}::${sql.raw(columns[c])}[]`);
     return (await sql<Out>`${head} select * from unnest(${sql.join(arrays)}) ${tail}`.execute(db)).rows;
   }
+  // The statement's text made here: building it from a query-builder node per value cost more than SQLite's writing.
+  const start = `insert into "${table}" (${names.map((c) => `"${c}"`).join(', ')}) values `;
+  const row = `(${names.map(() => '?').join(', ')})`;
+  const end = tail.compile(db).sql;
   const out: Out[] = [];
   for (let i = 0; i < rows.length; i += SQLITE_ROWS) {
-    const values = rows.slice(i, i + SQLITE_ROWS).map((r) => sql`(${sql.join(names.map((c) => sql`${r[c] ?? null}`))})`);
-    out.push(...(await sql<Out>`${head} values ${sql.join(values)} ${tail}`.execute(db)).rows);
+    const chunk = rows.slice(i, i + SQLITE_ROWS);
+    const params: unknown[] = [];
+    for (const r of chunk) for (const c of names) params.push(r[c] ?? null);
+    out.push(...(await db.executeQuery<Out>(CompiledQuery.raw(`${start}${chunk.map(() => row).join(', ')} ${end}`, params))).rows);
   }
   return out;
 }
