@@ -144,3 +144,26 @@ export function threadFigures(
     figure(`${prefix}_busy_${name}`, wallSeconds > 0 ? cpu / wallSeconds : 0);
   }
 }
+
+/**
+ * CPU seconds of the local Postgres server's processes: `backends` serve connections to `database`,
+ * `shared` are the server's own processes (WAL writer, checkpointer…) that other databases use too.
+ * Zero when Postgres runs elsewhere (its processes are not in /proc).
+ */
+export function postgresCpuSeconds(database: string): { backends: number; shared: number } {
+  const out = { backends: 0, shared: 0 };
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (!cmd.startsWith('postgres:')) continue;
+      const fields = fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ');
+      const cpu = (Number(fields[11]) + Number(fields[12])) / 100;
+      if (cmd.includes(` ${database} `)) out.backends += cpu;
+      else if (!/ \d+\.\d+\.\d+\.\d+\(\d+\)| \[local\]/.test(cmd)) out.shared += cpu;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return out;
+}

@@ -63,6 +63,8 @@ import * as m0069ChannelNotifications from './0069_channel_notifications.js';
 import * as m0070AnalyticsIntraday from './0070_analytics_intraday.js';
 import * as m0071ContactSearch from './0071_contact_search.js';
 import * as m0072ReportDayFigures from './0072_report_day_figures.js';
+import * as m0073AnalyticsDayValues from './0073_analytics_day_values.js';
+import * as m0074AnalyticsWriteIndexes from './0074_analytics_write_indexes.js';
 import * as m0075UnreadCountsIndex from './0075_unread_counts_index.js';
 
 export const migrations: Record<string, Migration> = {
@@ -129,5 +131,7 @@ export const migrations: Record<string, Migration> = {
   '0070_analytics_intraday': m0070AnalyticsIntraday,
   '0071_contact_search': m0071ContactSearch,
   '0072_report_day_figures': m0072ReportDayFigures,
+  '0073_analytics_day_values': m0073AnalyticsDayValues,
+  '0074_analytics_write_indexes': m0074AnalyticsWriteIndexes,
   '0075_unread_counts_index': m0075UnreadCountsIndex,
 };

@@ -34,24 +34,27 @@ import { loadConfig } from '../../src/config.js';
 import { buildServices } from '../../src/context.js';
 import { createLogger } from '../../src/platform/log.js';
 import { runSvc } from '../../test/helpers/server.js';
-import { type BenchServer, cpuSeconds, figure, seededEnv, startBenchServer } from '../lib.js';
+import { type BenchServer, cpuSeconds, figure, postgresCpuSeconds, seededEnv, startBenchServer } from '../lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 30);
 const PART = process.env.BENCH_PART ?? 'both';
-const VERSION = 1;
+const VERSION = 2;
 const DAY_MS = 86_400_000;
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
 
+/** mulberry32: a 32-bit generator in integer arithmetic (an LCG multiplied in doubles lost its low bits and cycled early). */
 function random(seed: number) {
-  let x = seed;
+  let x = seed >>> 0;
   return () => {
-    x = (x * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return x / 2_147_483_648;
+    x = (x + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(x ^ (x >>> 15), x | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
 }
 
@@ -187,6 +190,8 @@ async function ingestion(server: BenchServer, setup: Setup, load: { id: string; 
   const rssSeries: number[] = [];
   const rssTimer = setInterval(() => rssSeries.push(Math.round(server.rssMb())), 30_000);
   const serverCpu = cpuSeconds(server.child.pid!);
+  const database = setup.config.databaseUrl ? new URL(setup.config.databaseUrl).pathname.slice(1) : null;
+  const pgCpu = database ? postgresCpuSeconds(database) : null;
   const loadCpu = process.cpuUsage();
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   const elapsed = (performance.now() - started) / 1000;
@@ -196,6 +201,16 @@ async function ingestion(server: BenchServer, setup: Setup, load: { id: string; 
   figure('ingest server cpu per event', ((cpuSeconds(server.child.pid!) - serverCpu) * 1000) / served, 'ms');
   const gen = process.cpuUsage(loadCpu);
   figure('ingest load generator cpu per event', (gen.user + gen.system) / 1000 / served, 'ms');
+  if (database && pgCpu) {
+    // Backends started during the run count whole; ones that ended during it are missed (the pool keeps them).
+    const pgEnd = postgresCpuSeconds(database);
+    figure('ingest postgres backends cpu per event', ((pgEnd.backends - pgCpu.backends) * 1000) / served, 'ms');
+    figure(
+      'ingest postgres shared processes cpu per event (wal writer, checkpointer…; other databases too)',
+      ((pgEnd.shared - pgCpu.shared) * 1000) / served,
+      'ms',
+    );
+  }
   figure('load average (1 min)', os.loadavg()[0]);
   const rssEnd = server.rssMb();
   latencies.sort((a, b) => a - b);
@@ -318,6 +333,13 @@ async function dashboard(server: BenchServer, apiKey: string, dashboardId: strin
     'dashboard 30d time series': 'period=30d&metrics=visitors,pageviews&dimension=time:day',
     'dashboard 30d top pages': 'period=30d&metrics=visitors,pageviews&dimension=event:page&limit=10',
     'dashboard 30d top sources': 'period=30d&metrics=visitors,bounce_rate&dimension=visit:source&limit=10',
+    // The panel's other first tabs (ui/panel/src/analytics/Breakdowns.tsx) and the entry and exit pages.
+    'dashboard 30d entry pages': 'period=30d&metrics=visitors&dimension=visit:entry_page&limit=10',
+    'dashboard 30d exit pages': 'period=30d&metrics=visitors&dimension=visit:exit_page&limit=10',
+    'dashboard 30d countries': 'period=30d&metrics=visitors&dimension=visit:country&limit=10',
+    'dashboard 30d devices': 'period=30d&metrics=visitors&dimension=visit:device&limit=10',
+    'dashboard 30d events': `period=30d&metrics=events&dimension=event:name&limit=10&filters=${encodeURIComponent('event:name!=pageview')}`,
+    'dashboard 30d browsers (from the raw rows)': 'period=30d&metrics=visitors&dimension=visit:browser&limit=10',
   };
   for (const [name, q] of Object.entries(queries)) {
     const times: number[] = [];

@@ -82,8 +82,10 @@ export async function intradayRows(db: Db, propertyId: string, from: string, to:
   return [...byDay.values()];
 }
 
-/** Deletes the kept visitors and totals of a property's days through `day` (they are in the rollups now). */
+/** Deletes the kept visitors, totals and values (intraday-values.ts) of a property's days through `day` (they are in the rollups now). */
 export async function forgetIntraday(trx: Db, propertyId: string, day: string): Promise<void> {
+  await trx.deleteFrom('analytics_day_value_visitors').where('property_id', '=', propertyId).where('day', '<=', day).execute();
+  await trx.deleteFrom('analytics_day_values').where('property_id', '=', propertyId).where('day', '<=', day).execute();
   await trx.deleteFrom('analytics_day_visitors').where('property_id', '=', propertyId).where('day', '<=', day).execute();
   await trx.deleteFrom('analytics_day_totals').where('property_id', '=', propertyId).where('day', '<=', day).execute();
 }

@@ -11,46 +11,79 @@ async function deleteById(db: Db, table: 'analytics_events' | 'analytics_visits'
   return Number((await db.deleteFrom(table).where('id', 'in', ids).executeTakeFirst()).numDeletedRows);
 }
 
-const rawEventsRule: RetentionRule = {
-  name: 'analytics_events',
-  shortBatchIsLast: true,
-  async deleteBatch(ctx, now, batch) {
-    const before = iso(now.getTime() - ctx.config.analytics.rawDays * DAY);
-    const ids = await ctx.db.selectFrom('analytics_events').select('id').where('at', '<', before).limit(batch).execute();
-    return deleteById(
-      ctx.db,
-      'analytics_events',
-      ids.map((r) => r.id),
-    );
-  },
-};
+/**
+ * Up to `batch` ids of rows older than `before`, property by property: the tables are indexed by
+ * property and time (what the reads need), not by time alone (an index each event would pay for).
+ */
+async function oldIds(db: Db, table: 'analytics_events' | 'analytics_visits', before: string, batch: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (const p of await db.selectFrom('analytics_properties').select('id').orderBy('id').execute()) {
+    const rows =
+      table === 'analytics_events'
+        ? await db
+            .selectFrom(table)
+            .select('id')
+            .where('property_id', '=', p.id)
+            .where('at', '<', before)
+            .limit(batch - ids.length)
+            .execute()
+        : // A visit ending before `before` started on that day or earlier: the day bounds the index range.
+          await db
+            .selectFrom(table)
+            .select('id')
+            .where('property_id', '=', p.id)
+            .where('day', '<=', before.slice(0, 10))
+            .where('last_at', '<', before)
+            .limit(batch - ids.length)
+            .execute();
+    for (const r of rows) ids.push(r.id);
+    if (ids.length >= batch) break;
+  }
+  return ids;
+}
 
-const rawVisitsRule: RetentionRule = {
-  name: 'analytics_visits',
+const rawRule = (table: 'analytics_events' | 'analytics_visits'): RetentionRule => ({
+  name: table,
   shortBatchIsLast: true,
   async deleteBatch(ctx, now, batch) {
     const before = iso(now.getTime() - ctx.config.analytics.rawDays * DAY);
-    const ids = await ctx.db.selectFrom('analytics_visits').select('id').where('last_at', '<', before).limit(batch).execute();
-    return deleteById(
-      ctx.db,
-      'analytics_visits',
-      ids.map((r) => r.id),
-    );
+    return deleteById(ctx.db, table, await oldIds(ctx.db, table, before, batch));
   },
-};
+});
+const rawEventsRule = rawRule('analytics_events');
+const rawVisitsRule = rawRule('analytics_visits');
 
 const saltsRule: RetentionRule = { name: 'analytics_salts', deleteBatch: (ctx, now) => deleteOldSalts(ctx.db, now) };
 
 /** One batch of a property's (or a workspace's) analytics rows; 0 when none is left. */
 async function deleteDataBatch(ctx: Pick<Ctx, 'db'>, column: 'property_id' | 'workspace_id', id: string, batch: number): Promise<number> {
+  // Events and visits (and the kept values below) by the workspace's properties, deleted after their data: the tables have no workspace index.
+  const properties =
+    column === 'property_id' ? [id] : (await ctx.db.selectFrom('analytics_properties').select('id').where('workspace_id', '=', id).execute()).map((p) => p.id);
   for (const table of ['analytics_events', 'analytics_visits'] as const) {
-    const ids = (await ctx.db.selectFrom(table).select('id').where(column, '=', id).limit(batch).execute()).map((r) => r.id);
-    if (ids.length) return deleteById(ctx.db, table, ids);
+    for (const propertyId of properties) {
+      const ids = (await ctx.db.selectFrom(table).select('id').where('property_id', '=', propertyId).limit(batch).execute()).map((r) => r.id);
+      if (ids.length) return deleteById(ctx.db, table, ids);
+    }
   }
   // A day at a time: these hold only the days not yet rolled up.
-  for (const table of ['analytics_day_visitors', 'analytics_day_totals'] as const) {
+  for (const table of ['analytics_day_visitors', 'analytics_day_totals', 'analytics_day_values'] as const) {
     const first = await ctx.db.selectFrom(table).select('day').where(column, '=', id).orderBy('day').limit(1).executeTakeFirst();
     if (first) return Number((await ctx.db.deleteFrom(table).where(column, '=', id).where('day', '=', first.day).executeTakeFirst()).numDeletedRows);
+  }
+  for (const propertyId of properties) {
+    const first = await ctx.db
+      .selectFrom('analytics_day_value_visitors')
+      .select('day')
+      .where('property_id', '=', propertyId)
+      .orderBy('day')
+      .limit(1)
+      .executeTakeFirst();
+    if (first)
+      return Number(
+        (await ctx.db.deleteFrom('analytics_day_value_visitors').where('property_id', '=', propertyId).where('day', '=', first.day).executeTakeFirst())
+          .numDeletedRows,
+      );
   }
   const rollup = await ctx.db.selectFrom('analytics_rollups').select('day').where(column, '=', id).orderBy('day').limit(1).offset(batch).executeTakeFirst();
   let q = ctx.db.deleteFrom('analytics_rollups').where(column, '=', id);

@@ -7,6 +7,7 @@ import { HOUR, iso, MINUTE } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
 import type { JobKind } from '../platform/jobs.js';
 import { forgetIntraday, intradayRows } from './intraday.js';
+import { dayValueRows, KEPT_DIMENSIONS } from './intraday-values.js';
 import { getProperty } from './properties.js';
 import { PROPS_PREFIX, propsBreakdown } from './props.js';
 import {
@@ -62,16 +63,38 @@ export interface StatsAnswer {
   rolled_through: string | null;
 }
 
-/** Rows for the days of [from, to]: rollups through the property's rolled_through, after it the writer's day totals (unfiltered) or the raw rows (by dimension; all raw when filtered). */
-async function rowsFor(ctx: C, property: { id: string; rolled_through: string | null }, from: string, to: string, dimension: string | null, filters: Filter[]) {
+/**
+ * Rows for the days of [from, to]: rollups through the property's rolled_through, after it the
+ * writer's day totals (unfiltered), its kept figures (by a kept dimension: intraday-values.ts) or
+ * the raw rows (other dimensions; all raw when filtered). Filters on the breakdown's own dimension
+ * only pick values (each event or visit has one value of it), so they are applied to the rows.
+ */
+async function rowsFor(
+  ctx: C,
+  property: { id: string; rolled_through: string | null },
+  from: string,
+  to: string,
+  dimension: string | null,
+  allFilters: Filter[],
+  metrics: readonly Metric[] = [],
+) {
+  const own = dimension !== null && allFilters.every((f) => f.dimension === dimension);
+  const filters = own ? [] : allFilters;
   const rolled = filters.length ? null : property.rolled_through;
-  const rows: DayRow[] = [];
+  let rows: DayRow[] = [];
   if (rolled && rolled >= from) rows.push(...(await rollupRows(ctx.db, property.id, from, rolled < to ? rolled : to, dimension)));
   const rawFrom = rolled && rolled >= from ? nextDay(rolled) : from;
-  if (rawFrom <= to)
+  if (rawFrom <= to) {
+    const visitSums = metrics.some((m) => m !== 'visitors' && m !== 'visits');
     rows.push(
-      ...(await (dimension || filters.length ? rawRows(ctx.db, property.id, rawFrom, to, dimension, filters) : intradayRows(ctx.db, property.id, rawFrom, to))),
+      ...(await (!dimension && !filters.length
+        ? intradayRows(ctx.db, property.id, rawFrom, to)
+        : dimension && !filters.length && KEPT_DIMENSIONS.has(dimension)
+          ? dayValueRows(ctx.db, property.id, rawFrom, to, dimension, visitSums)
+          : rawRows(ctx.db, property.id, rawFrom, to, dimension, filters))),
     );
+  }
+  if (own && allFilters.length) rows = rows.filter((r) => r.value !== null && allFilters.every((f) => f.values.includes(r.value!) !== f.negate));
   return { rows, rolled: rolled && rolled >= from ? (rolled < to ? rolled : to) : null };
 }
 
@@ -94,7 +117,7 @@ export async function queryStats(ctx: C, workspaceId: string, q: StatsQuery): Pr
   const metrics = parseMetrics(q.metrics, dimension ?? undefined);
   const filters = parseFilters(q.filters);
   const { from, to } = periodRange(q.period ?? '30d', ctx.clock.now(), q);
-  const { rows, rolled } = await rowsFor(ctx, property, from, to, dimension, filters);
+  const { rows, rolled } = await rowsFor(ctx, property, from, to, dimension, filters, metrics);
   const values = (s: Parameters<typeof metricValue>[1]) => Object.fromEntries(metrics.map((m) => [m, metricValue(m, s)])) as MetricValues;
   const base = { property_id: property.id, period: { from, to }, metrics, rolled_through: rolled };
 

@@ -14,12 +14,15 @@
 // flush and every few seconds (several processes may share the database).
 import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
+import { isPostgres } from '../db/dialect.js';
 import type { AnalyticsEventsTable, AnalyticsVisitsTable, Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { iso, MINUTE } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import { enqueue } from '../platform/jobs.js';
+import { insertRows } from './bulk.js';
 import { recordIntraday } from './intraday.js';
+import { recordDayValues } from './intraday-values.js';
 import { monthlyLimit, monthOf } from './properties.js';
 
 export const FLUSH_SIZE = 500;
@@ -134,11 +137,64 @@ export class EventWriter {
 
 type VisitRow = AnalyticsVisitsTable;
 
+const text = 'text' as const;
+const EVENT_COLUMNS: Record<keyof AnalyticsEventsTable, 'text'> = {
+  id: text,
+  property_id: text,
+  workspace_id: text,
+  at: text,
+  day: text,
+  name: text,
+  visitor_id: text,
+  visit_id: text,
+  path: text,
+  referrer: text,
+  source: text,
+  utm_source: text,
+  utm_medium: text,
+  utm_campaign: text,
+  utm_content: text,
+  utm_term: text,
+  country: text,
+  region: text,
+  city: text,
+  browser: text,
+  os: text,
+  device: text,
+  props: text,
+};
+const VISIT_COLUMNS: Record<keyof VisitRow, 'text' | 'integer'> = {
+  id: text,
+  property_id: text,
+  workspace_id: text,
+  visitor_id: text,
+  day: text,
+  started_at: text,
+  last_at: text,
+  entry_path: text,
+  exit_path: text,
+  pageviews: 'integer',
+  events: 'integer',
+  duration_s: 'integer',
+  referrer: text,
+  source: text,
+  utm_source: text,
+  utm_medium: text,
+  utm_campaign: text,
+  country: text,
+  region: text,
+  city: text,
+  browser: text,
+  os: text,
+  device: text,
+};
+
 /** Writes a batch in one transaction: visits found or started, events, the day's visitors and totals, the month's usage. */
 export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
   batch.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   await inTransaction(ctx.db, async (trx) => {
     const visits = await openVisits(trx, batch);
+    const fromExit = new Map([...visits.values()].map((v) => [v.id, v.exit_path]));
     const created = new Map<string, VisitRow>();
     const changed = new Map<string, VisitRow>();
     const events: AnalyticsEventsTable[] = [];
@@ -192,16 +248,30 @@ export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
       }
       events.push({ ...e, id: newId('aev', Date.parse(e.at)), visit_id: visitId });
     }
-    for (const rows of chunks([...created.values()], 500)) await trx.insertInto('analytics_visits').values(rows).execute();
+    await insertRows(trx, 'analytics_visits', [...created.values()], VISIT_COLUMNS);
     for (const rows of chunks([...changed.values()], 1000)) await updateVisits(trx, rows);
-    for (const rows of chunks(events, 1000)) await trx.insertInto('analytics_events').values(rows).execute();
+    await insertRows(trx, 'analytics_events', events, EVENT_COLUMNS);
     await recordIntraday(trx, batch);
+    await recordDayValues(
+      trx,
+      batch,
+      [...created.values()],
+      [...changed.values()].map((visit) => ({ visit, fromExit: fromExit.get(visit.id) ?? null })),
+    );
     await countUsage(ctx, trx, batch);
   });
 }
 
 /** Moves on visits that went on in the batch: one statement for many (a round trip each cost most of a batch on Postgres). */
 async function updateVisits(trx: Db, rows: VisitRow[]): Promise<void> {
+  if (isPostgres(trx)) {
+    const col = <K extends keyof VisitRow>(k: K) => rows.map((v) => v[k]);
+    await sql`update analytics_visits set last_at = v.last_at, exit_path = v.exit_path, pageviews = v.pageviews, events = v.events, duration_s = v.duration_s
+      from unnest(${col('id')}::text[], ${col('last_at')}::text[], ${col('exit_path')}::text[], ${col('pageviews')}::integer[], ${col('events')}::integer[],
+        ${col('duration_s')}::integer[]) as v(id, last_at, exit_path, pageviews, events, duration_s)
+      where analytics_visits.id = v.id`.execute(trx);
+    return;
+  }
   const values = sql.join(rows.map((v) => sql`(${v.id}, ${v.last_at}, ${v.exit_path}, ${v.pageviews}, ${v.events}, ${v.duration_s})`));
   await sql`with v(id, last_at, exit_path, pageviews, events, duration_s) as (values ${values})
     update analytics_visits set last_at = v.last_at, exit_path = v.exit_path, pageviews = cast(v.pageviews as integer),
@@ -209,17 +279,28 @@ async function updateVisits(trx: Db, rows: VisitRow[]): Promise<void> {
     from v where analytics_visits.id = v.id`.execute(trx);
 }
 
-/** The latest visit of each visitor in the batch that may still go on (last event within 30 minutes). */
+/**
+ * The latest visit of each visitor in the batch that may still go on (last event within 30 minutes).
+ * On Postgres they are locked (in id order, one statement: a batch has at most FLUSH_SIZE visitors)
+ * so that writers in several processes move a visit on one after the other instead of overwriting
+ * each other's changes, which the kept figures (intraday-values.ts) add up; SQLite writes one
+ * transaction at a time.
+ */
 async function openVisits(db: Db, batch: PendingEvent[]): Promise<Map<string, VisitRow>> {
   const out = new Map<string, VisitRow>();
   const withVisitor = batch.filter((e) => e.visitor_id);
   if (!withVisitor.length) return out;
   const since = iso(Date.parse(withVisitor[0].at) - VISIT_IDLE_MS);
   const visitors = [...new Set(withVisitor.map((e) => e.visitor_id!))];
-  for (const ids of chunks(visitors, 500)) {
-    const rows = await db.selectFrom('analytics_visits').selectAll().where('visitor_id', 'in', ids).where('last_at', '>=', since).orderBy('last_at').execute();
-    for (const r of rows)
-      out.set(`${r.property_id}\0${r.visitor_id}`, { ...r, pageviews: Number(r.pageviews), events: Number(r.events), duration_s: Number(r.duration_s) });
+  for (const ids of chunks(visitors, FLUSH_SIZE)) {
+    let q = db.selectFrom('analytics_visits').selectAll().where('visitor_id', 'in', ids).where('last_at', '>=', since).orderBy('id');
+    if (isPostgres(db)) q = q.forUpdate();
+    for (const r of await q.execute()) {
+      const key = `${r.property_id}\0${r.visitor_id}`;
+      const seen = out.get(key);
+      if (!seen || seen.last_at <= r.last_at)
+        out.set(key, { ...r, pageviews: Number(r.pageviews), events: Number(r.events), duration_s: Number(r.duration_s) });
+    }
   }
   return out;
 }

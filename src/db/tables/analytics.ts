@@ -153,6 +153,34 @@ export interface AnalyticsConversationVisitsTable {
   attached_at: string;
 }
 
+/** How many events (event dimensions) or visits (visit dimensions) a visitor has with a value that day (migration 0073). Kept until the day is rolled up. */
+export interface AnalyticsDayValueVisitorsTable {
+  property_id: string;
+  day: string;
+  dimension: string;
+  /** '' for none. */
+  value: string;
+  visitor_id: string;
+  n: number;
+}
+
+/** A day's figures per dimension value as the writer commits its batches (migration 0073; kept dimensions: intraday-values.ts). */
+export interface AnalyticsDayValuesTable {
+  property_id: string;
+  day: string;
+  dimension: string;
+  /** '' for none. */
+  value: string;
+  workspace_id: string;
+  visitors: number;
+  /** Visit dimensions only. */
+  visits: number;
+  /** Event dimensions only. */
+  pageviews: number;
+  /** Event dimensions only. */
+  events: number;
+}
+
 export interface AnalyticsTables {
   analytics_properties: AnalyticsPropertiesTable;
   analytics_limits: AnalyticsLimitsTable;
@@ -163,5 +191,7 @@ export interface AnalyticsTables {
   analytics_rollups: AnalyticsRollupsTable;
   analytics_day_visitors: AnalyticsDayVisitorsTable;
   analytics_day_totals: AnalyticsDayTotalsTable;
+  analytics_day_value_visitors: AnalyticsDayValueVisitorsTable;
+  analytics_day_values: AnalyticsDayValuesTable;
   analytics_conversation_visits: AnalyticsConversationVisitsTable;
 }
