@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { type DurableFs, nodeDurableFs, SharedFlush } from '../platform/durable.js';
 import { busy } from '../platform/errors.js';
+import { afterYoungGenerationHold } from '../platform/heap.js';
 import type { Database } from './schema.js';
 import { SvcSqliteDialect } from './sqlite-dialect.js';
 
@@ -76,8 +77,8 @@ export function openDatabase(opts: {
   // that they do not stall the event loop; the connection's own checkpoint stays as a fallback for
   // a WAL that grows past 10,000 pages.
   sqlite.pragma('wal_autocheckpoint = 10000');
-  const checkpointer = startCheckpointer(file);
-  const db = new Kysely<Database>({ dialect: new SvcSqliteDialect({ database: withStatementCache(sqlite) }) });
+  const checkpointer = new Checkpointer(file);
+  const db = new Kysely<Database>({ dialect: new SvcSqliteDialect({ database: withStatementCache(sqlite, 1000, () => checkpointer.wrote()) }) });
   sqliteConnections.set(db, sqlite);
   return {
     db,
@@ -85,7 +86,7 @@ export function openDatabase(opts: {
     sqliteFile: file,
     flushCommits: walFlush(file, opts.durable ?? nodeDurableFs),
     close: async () => {
-      await checkpointer.terminate();
+      await checkpointer.stop();
       await db.destroy();
     },
   };
@@ -160,6 +161,55 @@ function walFlush(file: string, durable: DurableFs): () => Promise<void> {
 }
 
 const CHECKPOINT_EVERY_MS = 200;
+/** The checkpointer thread ends this long after the last write (ten checkpoint rounds have copied the WAL by then). */
+export const CHECKPOINTER_QUIET_MS = 2000;
+
+/**
+ * The checkpointer thread runs while the connection writes: started by a write, ended once no write
+ * came for CHECKPOINTER_QUIET_MS. A thread costs its own V8 heap and Node environment, ~10 MB of an
+ * idle server's RSS (bench/startup); an idle server writes a presence beat every 15 s, so the thread
+ * runs about 2 s of each 15 s then.
+ */
+class Checkpointer {
+  private worker: Worker | undefined;
+  private starting = false;
+  private lastWrite = 0;
+  private quietTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly file: string) {}
+
+  wrote(): void {
+    this.lastWrite = performance.now();
+    if (this.worker || this.starting || this.stopped) return;
+    this.starting = true;
+    // While `serve` starts (migrations), the thread waits until the server listens.
+    afterYoungGenerationHold(() => {
+      this.starting = false;
+      if (this.stopped) return;
+      this.worker = startCheckpointer(this.file);
+      this.scheduleQuietCheck(CHECKPOINTER_QUIET_MS);
+    });
+  }
+
+  private scheduleQuietCheck(ms: number): void {
+    this.quietTimer = setTimeout(() => {
+      const quietFor = performance.now() - this.lastWrite;
+      if (quietFor < CHECKPOINTER_QUIET_MS) return this.scheduleQuietCheck(CHECKPOINTER_QUIET_MS - quietFor);
+      const worker = this.worker;
+      this.worker = undefined;
+      void worker?.terminate();
+    }, ms);
+    this.quietTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.quietTimer);
+    await this.worker?.terminate();
+    this.worker = undefined;
+  }
+}
 
 /** A worker thread with its own connection that checkpoints the WAL (PASSIVE: never waits for readers or writers). */
 function startCheckpointer(file: string): Worker {
@@ -182,6 +232,12 @@ export const MANY_PARAMETERS = 32;
 /** Those are kept while their parameters add up to at most this (about 200 bytes of SQLite's memory each). */
 export const KEPT_PARAMETERS = 100_000;
 
+const TRANSACTION_CONTROL = /^(begin|commit|end|rollback|savepoint|release)\b/i;
+
+function writes(text: string, statement: SQLite.Statement): boolean {
+  return !statement.reader && !TRANSACTION_CONTROL.test(text);
+}
+
 function parameterCount(text: string): number {
   let n = 0;
   for (let i = text.indexOf('?'); i !== -1; i = text.indexOf('?', i + 1)) n++;
@@ -203,8 +259,12 @@ function parameterCount(text: string): number {
  * Transactions begin IMMEDIATE: a deferred transaction that reads and then writes fails at once
  * (SQLITE_BUSY_SNAPSHOT, which busy_timeout does not wait out) when another process — a command
  * run next to the server — committed in between.
+ *
+ * `onWrite` is called for each statement handed out that may change the database, before it runs
+ * (not for reads, nor for transaction control: an idle server's job poll begins and commits an
+ * empty transaction every second, which writes nothing to the WAL).
  */
-export function withStatementCache(sqlite: SQLite.Database, max = 1000) {
+export function withStatementCache(sqlite: SQLite.Database, max = 1000, onWrite?: () => void) {
   const few = new Map<string, SQLite.Statement>();
   const many = new Map<string, { statement: SQLite.Statement; parameters: number }>();
   let manyParameters = 0;
@@ -216,15 +276,18 @@ export function withStatementCache(sqlite: SQLite.Database, max = 1000) {
       if (statement) {
         few.delete(text);
         few.set(text, statement);
+        if (onWrite && writes(text, statement)) onWrite();
         return statement;
       }
       const kept = many.get(text);
       if (kept) {
         many.delete(text);
         many.set(text, kept);
+        if (onWrite && writes(text, kept.statement)) onWrite();
         return kept.statement;
       }
       statement = sqlite.prepare(text);
+      if (onWrite && writes(text, statement)) onWrite();
       const parameters = parameterCount(text);
       if (parameters <= MANY_PARAMETERS) {
         if (few.size >= max) few.delete(few.keys().next().value!);

@@ -55,3 +55,19 @@ describe('statement cache', () => {
     sqlite.close();
   });
 });
+
+describe('writes seen by the statement cache', () => {
+  test('onWrite runs for statements that change the database, not for reads or transaction control', () => {
+    const sqlite = new SQLite(':memory:');
+    sqlite.exec('create table t (x integer)');
+    const seen: string[] = [];
+    const cache = withStatementCache(sqlite, 1000, () => seen.push('write'));
+    for (const text of ['begin immediate', 'select x from t', 'commit', 'savepoint a', 'release a', 'begin immediate', 'rollback']) cache.prepare(text).run();
+    assert.deepEqual(seen, []);
+    cache.prepare('insert into t values (?)').run(1);
+    cache.prepare('insert into t values (?)').run(2);
+    cache.prepare('delete from t where x = ?').run(1);
+    assert.equal(seen.length, 3);
+    sqlite.close();
+  });
+});
