@@ -161,26 +161,61 @@ function walFlush(file: string, durable: DurableFs): () => Promise<void> {
 }
 
 const CHECKPOINT_EVERY_MS = 200;
-/** The checkpointer thread ends this long after the last write (ten checkpoint rounds have copied the WAL by then). */
+/** The checkpointer thread ends once the WAL has not changed for this long (ten checkpoint rounds). */
 export const CHECKPOINTER_QUIET_MS = 2000;
 
 /**
- * The checkpointer thread runs while the connection writes: started by a write, ended once no write
- * came for CHECKPOINTER_QUIET_MS. A thread costs its own V8 heap and Node environment, ~10 MB of an
- * idle server's RSS (bench/startup); an idle server writes a presence beat every 15 s, so the thread
- * runs about 2 s of each 15 s then.
+ * The checkpointer thread runs while the WAL changes: a statement that may write has the WAL's size
+ * and time looked at (once at a time, off the event loop), and a change starts the thread; it ends
+ * once the WAL did not change for CHECKPOINTER_QUIET_MS. A thread costs its own V8 heap and Node
+ * environment, ~10 MB of an idle server's RSS (bench/startup). The WAL is looked at rather than the
+ * statements counted because an idle server's polls (the webhook outbox's claim every second) run
+ * updates that change no row and write nothing; its presence beat every 15 s does write.
  */
 class Checkpointer {
   private worker: Worker | undefined;
   private starting = false;
-  private lastWrite = 0;
-  private quietTimer: NodeJS.Timeout | undefined;
+  private looking = false;
+  private lookAgain = false;
   private stopped = false;
+  /** The WAL's size and modification time when last looked at. */
+  private seen = '';
+  private quietTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly file: string) {}
 
+  /** A statement that may write runs now (its frames are in the WAL once it or its transaction commits). */
   wrote(): void {
-    this.lastWrite = performance.now();
+    if (this.worker || this.starting || this.stopped) return;
+    if (this.looking) {
+      this.lookAgain = true;
+      return;
+    }
+    this.looking = true;
+    // After the statement has run (it runs in the same turn of the event loop).
+    setImmediate(() => {
+      this.walChanged().then((changed) => {
+        this.looking = false;
+        if (changed) this.start();
+        else if (this.lookAgain) {
+          this.lookAgain = false;
+          this.wrote();
+        }
+      });
+    });
+  }
+
+  private async walChanged(): Promise<boolean> {
+    const now = await fs.promises.stat(`${this.file}-wal`, { bigint: true }).then(
+      (s) => `${s.size}:${s.mtimeNs}`,
+      () => '',
+    );
+    const changed = now !== this.seen;
+    this.seen = now;
+    return changed;
+  }
+
+  private start(): void {
     if (this.worker || this.starting || this.stopped) return;
     this.starting = true;
     // While `serve` starts (migrations), the thread waits until the server listens.
@@ -188,18 +223,20 @@ class Checkpointer {
       this.starting = false;
       if (this.stopped) return;
       this.worker = startCheckpointer(this.file);
-      this.scheduleQuietCheck(CHECKPOINTER_QUIET_MS);
+      // Quiet from now on: the writes before the thread started (migrations) do not keep it.
+      void this.walChanged();
+      this.scheduleQuietCheck();
     });
   }
 
-  private scheduleQuietCheck(ms: number): void {
-    this.quietTimer = setTimeout(() => {
-      const quietFor = performance.now() - this.lastWrite;
-      if (quietFor < CHECKPOINTER_QUIET_MS) return this.scheduleQuietCheck(CHECKPOINTER_QUIET_MS - quietFor);
+  private scheduleQuietCheck(): void {
+    this.quietTimer = setTimeout(async () => {
+      if (this.stopped) return;
+      if (await this.walChanged()) return this.scheduleQuietCheck();
       const worker = this.worker;
       this.worker = undefined;
       void worker?.terminate();
-    }, ms);
+    }, CHECKPOINTER_QUIET_MS);
     this.quietTimer.unref();
   }
 
@@ -232,10 +269,13 @@ export const MANY_PARAMETERS = 32;
 /** Those are kept while their parameters add up to at most this (about 200 bytes of SQLite's memory each). */
 export const KEPT_PARAMETERS = 100_000;
 
-const TRANSACTION_CONTROL = /^(begin|commit|end|rollback|savepoint|release)\b/i;
+// SQLite counts a `begin immediate` as writing (it takes the write lock), a `commit` as read-only
+// (it is where a transaction's frames reach the WAL), and an `insert … returning` as writing.
+const BEGIN = /^begin\b/i;
+const COMMIT = /^(commit|end)\b/i;
 
 function writes(text: string, statement: SQLite.Statement): boolean {
-  return !statement.reader && !TRANSACTION_CONTROL.test(text);
+  return statement.readonly ? COMMIT.test(text) : !BEGIN.test(text);
 }
 
 function parameterCount(text: string): number {
@@ -260,9 +300,8 @@ function parameterCount(text: string): number {
  * (SQLITE_BUSY_SNAPSHOT, which busy_timeout does not wait out) when another process — a command
  * run next to the server — committed in between.
  *
- * `onWrite` is called for each statement handed out that may change the database, before it runs
- * (not for reads, nor for transaction control: an idle server's job poll begins and commits an
- * empty transaction every second, which writes nothing to the WAL).
+ * `onWrite` is called for each statement handed out that may change the database, before it runs:
+ * those SQLite does not call read-only, but `begin`, and `commit`.
  */
 export function withStatementCache(sqlite: SQLite.Database, max = 1000, onWrite?: () => void) {
   const few = new Map<string, SQLite.Statement>();

@@ -1,6 +1,6 @@
 // The SQLite checkpointer thread (src/db/connection.ts) runs while the connection writes: a write
-// starts it, it copies the WAL into the database file, and it ends once no write came for
-// CHECKPOINTER_QUIET_MS, so that an idle server does not keep a thread's heap.
+// that changes the WAL starts it, it copies the WAL into the database file, and it ends once the WAL
+// did not change for CHECKPOINTER_QUIET_MS, so that an idle server does not keep a thread's heap.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -30,8 +30,12 @@ test('a write starts the checkpointer thread, which copies the WAL and ends when
     const other = new SQLite(copy, { readonly: true });
     assert.equal((other.prepare('select length(x) as n from t').get() as { n: number }).n, 100_000);
     other.close();
-    await sleep(CHECKPOINTER_QUIET_MS + 500);
+    await sleep(CHECKPOINTER_QUIET_MS * 2 + 500);
     assert.equal(threads(), idle, 'the thread ended after the quiet time');
+    // An update that changes no row writes nothing to the WAL (an idle server's outbox claim).
+    await sql`update t set x = ${'z'} where x = ${'none'}`.execute(handle.db);
+    await sleep(300);
+    assert.equal(threads(), idle, 'a write that changed nothing does not start it');
     await sql`insert into t values (${'y'})`.execute(handle.db);
     await sleep(300);
     assert.equal(threads(), idle + 1, 'the next write starts it again');
