@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { type DurableFs, nodeDurableFs, SharedFlush } from '../platform/durable.js';
 import { busy } from '../platform/errors.js';
+import { afterYoungGenerationHold } from '../platform/heap.js';
 import type { Database } from './schema.js';
 import { SvcSqliteDialect } from './sqlite-dialect.js';
 
@@ -76,8 +77,8 @@ export function openDatabase(opts: {
   // that they do not stall the event loop; the connection's own checkpoint stays as a fallback for
   // a WAL that grows past 10,000 pages.
   sqlite.pragma('wal_autocheckpoint = 10000');
-  const checkpointer = startCheckpointer(file);
-  const db = new Kysely<Database>({ dialect: new SvcSqliteDialect({ database: withStatementCache(sqlite) }) });
+  const checkpointer = new Checkpointer(file);
+  const db = new Kysely<Database>({ dialect: new SvcSqliteDialect({ database: withStatementCache(sqlite, 1000, () => checkpointer.wrote()) }) });
   sqliteConnections.set(db, sqlite);
   return {
     db,
@@ -85,7 +86,7 @@ export function openDatabase(opts: {
     sqliteFile: file,
     flushCommits: walFlush(file, opts.durable ?? nodeDurableFs),
     close: async () => {
-      await checkpointer.terminate();
+      await checkpointer.stop();
       await db.destroy();
     },
   };
@@ -160,6 +161,92 @@ function walFlush(file: string, durable: DurableFs): () => Promise<void> {
 }
 
 const CHECKPOINT_EVERY_MS = 200;
+/** The checkpointer thread ends once the WAL has not changed for this long (ten checkpoint rounds). */
+export const CHECKPOINTER_QUIET_MS = 2000;
+
+/**
+ * The checkpointer thread runs while the WAL changes: a statement that may write has the WAL's size
+ * and time looked at (once at a time, off the event loop), and a change starts the thread; it ends
+ * once the WAL did not change for CHECKPOINTER_QUIET_MS. A thread costs its own V8 heap and Node
+ * environment, ~10 MB of an idle server's RSS (bench/startup). The WAL is looked at rather than the
+ * statements counted because an idle server's polls (the webhook outbox's claim every second) run
+ * updates that change no row and write nothing; its presence beat every 15 s does write.
+ */
+class Checkpointer {
+  private worker: Worker | undefined;
+  private starting = false;
+  private looking = false;
+  private lookAgain = false;
+  private stopped = false;
+  /** The WAL's size and modification time when last looked at. */
+  private seen = '';
+  private quietTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly file: string) {}
+
+  /** A statement that may write runs now (its frames are in the WAL once it or its transaction commits). */
+  wrote(): void {
+    if (this.worker || this.starting || this.stopped) return;
+    if (this.looking) {
+      this.lookAgain = true;
+      return;
+    }
+    this.looking = true;
+    // After the statement has run (it runs in the same turn of the event loop).
+    setImmediate(() => {
+      this.walChanged().then((changed) => {
+        this.looking = false;
+        if (changed) this.start();
+        else if (this.lookAgain) {
+          this.lookAgain = false;
+          this.wrote();
+        }
+      });
+    });
+  }
+
+  private async walChanged(): Promise<boolean> {
+    const now = await fs.promises.stat(`${this.file}-wal`, { bigint: true }).then(
+      (s) => `${s.size}:${s.mtimeNs}`,
+      () => '',
+    );
+    const changed = now !== this.seen;
+    this.seen = now;
+    return changed;
+  }
+
+  private start(): void {
+    if (this.worker || this.starting || this.stopped) return;
+    this.starting = true;
+    // While `serve` starts (migrations), the thread waits until the server listens.
+    afterYoungGenerationHold(() => {
+      this.starting = false;
+      if (this.stopped) return;
+      this.worker = startCheckpointer(this.file);
+      // Quiet from now on: the writes before the thread started (migrations) do not keep it.
+      void this.walChanged();
+      this.scheduleQuietCheck();
+    });
+  }
+
+  private scheduleQuietCheck(): void {
+    this.quietTimer = setTimeout(async () => {
+      if (this.stopped) return;
+      if (await this.walChanged()) return this.scheduleQuietCheck();
+      const worker = this.worker;
+      this.worker = undefined;
+      void worker?.terminate();
+    }, CHECKPOINTER_QUIET_MS);
+    this.quietTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.quietTimer);
+    await this.worker?.terminate();
+    this.worker = undefined;
+  }
+}
 
 /** A worker thread with its own connection that checkpoints the WAL (PASSIVE: never waits for readers or writers). */
 function startCheckpointer(file: string): Worker {
@@ -182,6 +269,15 @@ export const MANY_PARAMETERS = 32;
 /** Those are kept while their parameters add up to at most this (about 200 bytes of SQLite's memory each). */
 export const KEPT_PARAMETERS = 100_000;
 
+// SQLite counts a `begin immediate` as writing (it takes the write lock), a `commit` as read-only
+// (it is where a transaction's frames reach the WAL), and an `insert … returning` as writing.
+const BEGIN = /^begin\b/i;
+const COMMIT = /^(commit|end)\b/i;
+
+function writes(text: string, statement: SQLite.Statement): boolean {
+  return statement.readonly ? COMMIT.test(text) : !BEGIN.test(text);
+}
+
 function parameterCount(text: string): number {
   let n = 0;
   for (let i = text.indexOf('?'); i !== -1; i = text.indexOf('?', i + 1)) n++;
@@ -203,8 +299,11 @@ function parameterCount(text: string): number {
  * Transactions begin IMMEDIATE: a deferred transaction that reads and then writes fails at once
  * (SQLITE_BUSY_SNAPSHOT, which busy_timeout does not wait out) when another process — a command
  * run next to the server — committed in between.
+ *
+ * `onWrite` is called for each statement handed out that may change the database, before it runs:
+ * those SQLite does not call read-only, but `begin`, and `commit`.
  */
-export function withStatementCache(sqlite: SQLite.Database, max = 1000) {
+export function withStatementCache(sqlite: SQLite.Database, max = 1000, onWrite?: () => void) {
   const few = new Map<string, SQLite.Statement>();
   const many = new Map<string, { statement: SQLite.Statement; parameters: number }>();
   let manyParameters = 0;
@@ -216,15 +315,18 @@ export function withStatementCache(sqlite: SQLite.Database, max = 1000) {
       if (statement) {
         few.delete(text);
         few.set(text, statement);
+        if (onWrite && writes(text, statement)) onWrite();
         return statement;
       }
       const kept = many.get(text);
       if (kept) {
         many.delete(text);
         many.set(text, kept);
+        if (onWrite && writes(text, kept.statement)) onWrite();
         return kept.statement;
       }
       statement = sqlite.prepare(text);
+      if (onWrite && writes(text, statement)) onWrite();
       const parameters = parameterCount(text);
       if (parameters <= MANY_PARAMETERS) {
         if (few.size >= max) few.delete(few.keys().next().value!);

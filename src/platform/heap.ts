@@ -43,11 +43,30 @@ export function collectDeadHeap(): void {
  * V8's default factor applies again, so traffic grows it as before.
  */
 export function holdYoungGeneration(): void {
+  held = true;
   v8.setFlagsFromString('--semi-space-growth-factor=1');
 }
 
 const V8_DEFAULT_SEMI_SPACE_GROWTH_FACTOR = 2;
 
+let held = false;
+let afterRelease: (() => void)[] = [];
+
 export function releaseYoungGeneration(): void {
   v8.setFlagsFromString(`--semi-space-growth-factor=${V8_DEFAULT_SEMI_SPACE_GROWTH_FACTOR}`);
+  held = false;
+  const waiting = afterRelease;
+  afterRelease = [];
+  for (const fn of waiting) fn();
+}
+
+/**
+ * Runs `fn` now, or once the young generation is released. A worker thread started while it is held
+ * would undo the hold: V8 sets the growth factor back to at least 2 for the whole process when it
+ * configures a new isolate's heap (the SQLite checkpointer started during migrations let an idle
+ * server's new space grow to 8 MB).
+ */
+export function afterYoungGenerationHold(fn: () => void): void {
+  if (held) afterRelease.push(fn);
+  else fn();
 }

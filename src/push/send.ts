@@ -4,7 +4,6 @@
 // goes out with undici through the webhooks' guarded connector: names resolved through ctx.lookup,
 // non-public addresses refused unless SVC_WEBHOOK_ALLOW_PRIVATE, 10 s for the whole exchange.
 import { createRequire } from 'node:module';
-import { request } from 'undici';
 import type { Ctx } from '../context.js';
 import { createWebhookAgent } from '../webhooks/address.js';
 import type { PushSubscriptionRow } from './service.js';
@@ -69,7 +68,8 @@ export async function sendPush(
   );
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(details.headers)) headers[k.toLowerCase()] = String(v);
-  const agent = createWebhookAgent({ lookup: ctx.lookup, allowPrivate: ctx.config.webhookAllowPrivate, connections: 1 });
+  const { request } = await import('undici');
+  const agent = await createWebhookAgent({ lookup: ctx.lookup, allowPrivate: ctx.config.webhookAllowPrivate, connections: 1 });
   try {
     const res = await request(details.endpoint, {
       method: 'POST',

@@ -54,7 +54,8 @@ export interface DispatcherOptions {
 }
 
 export class WebhookDispatcher implements Drainable {
-  readonly agent: Agent;
+  /** Made for the first batch of attempts, so that a server without webhooks never loads undici. */
+  private agent: Promise<Agent> | undefined;
   private readonly maxInFlight: number;
   private readonly perEndpoint: number;
   private readonly claimBatch: number;
@@ -114,8 +115,6 @@ export class WebhookDispatcher implements Drainable {
     this.claimBatch = opts.claimBatch ?? 200;
     this.pollMs = opts.pollMs ?? 1000;
     this.eventWakes = new WakeWindow(() => this.wake(), opts.eventsWakeWindowMs ?? EVENTS_WAKE_WINDOW_MS);
-    // Several endpoints often share one receiver (origin); its pool holds up to a full dispatcher's worth.
-    this.agent = createWebhookAgent({ lookup: (host) => ctx.lookup(host), allowPrivate: ctx.config.webhookAllowPrivate, connections: CONNECTIONS_PER_ORIGIN });
     const attemptsTotal = new Counter({
       name: 'svc_webhook_attempts_total',
       help: 'Webhook delivery attempts, by outcome.',
@@ -167,7 +166,17 @@ export class WebhookDispatcher implements Drainable {
     await this.flush();
     // Attempts have all ended (each by its deadline at the latest); a connection still being set up
     // for one that lost the race to its deadline is dropped rather than waited for.
-    await this.agent.destroy();
+    await (await this.agent)?.destroy();
+  }
+
+  private agentOf(): Promise<Agent> {
+    // Several endpoints often share one receiver (origin); its pool holds up to a full dispatcher's worth.
+    this.agent ??= createWebhookAgent({
+      lookup: (host) => this.ctx.lookup(host),
+      allowPrivate: this.ctx.config.webhookAllowPrivate,
+      connections: CONNECTIONS_PER_ORIGIN,
+    });
+    return this.agent;
   }
 
   /**
@@ -286,6 +295,7 @@ export class WebhookDispatcher implements Drainable {
       seqList,
     );
     const events = new Map(eventRows.map((e) => [Number(e.seq), e]));
+    const agent = await this.agentOf();
     const now = clock.now();
     // Per endpoint and per event once a batch: signing keys, where to send, the body's bytes.
     const keys = new Map([...endpoints.values()].map((e) => [e.id, signingSecrets((sealed) => this.signingKeyOf(sealed), e, now)]));
@@ -296,7 +306,7 @@ export class WebhookDispatcher implements Drainable {
     const startedAtText = iso(startedAt);
     const timestamp = Math.floor(startedAt.getTime() / 1000);
     const timestampText = String(timestamp);
-    const deps = { agent: this.agent, clock, deadlines: this.deadlines };
+    const deps = { agent, clock, deadlines: this.deadlines };
     for (const d of claimed) {
       const endpoint = endpoints.get(d.endpoint_id);
       const event = events.get(d.event_seq);

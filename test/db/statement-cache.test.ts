@@ -55,3 +55,24 @@ describe('statement cache', () => {
     sqlite.close();
   });
 });
+
+describe('writes seen by the statement cache', () => {
+  test('onWrite runs for statements that may change the database and commits, not for reads or other transaction control', () => {
+    const sqlite = new SQLite(':memory:');
+    sqlite.exec('create table t (x integer)');
+    const seen: string[] = [];
+    const cache = withStatementCache(sqlite, 1000, () => seen.push('write'));
+    for (const text of ['begin immediate', 'select x from t', 'savepoint a', 'release a', 'rollback']) cache.prepare(text).run();
+    assert.deepEqual(seen, []);
+    cache.prepare('begin immediate').run();
+    cache.prepare('commit').run();
+    assert.equal(seen.length, 1);
+    seen.length = 0;
+    cache.prepare('insert into t values (?)').run(1);
+    cache.prepare('insert into t values (?)').run(2);
+    cache.prepare('delete from t where x = ?').run(1);
+    cache.prepare('insert into t values (?) returning x').get(3);
+    assert.equal(seen.length, 4);
+    sqlite.close();
+  });
+});

@@ -81,3 +81,30 @@ test('holdYoungGeneration: a start that keeps what it allocates leaves the young
   assert.ok(held.started < free.started / 2, `new space ${held.started} MB held vs ${free.started} MB not held`);
   assert.ok(held.later > held.started, `released, it grows: ${held.started} -> ${held.later} MB`);
 });
+
+test('afterYoungGenerationHold: a worker thread waits for the release, since a new isolate would undo the hold', async () => {
+  const script = `
+    const v8 = await import('node:v8');
+    const { Worker } = await import('node:worker_threads');
+    const heap = await import(${JSON.stringify(HEAP_MODULE)});
+    const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576;
+    const kept = [];
+    const survive = () => { for (let i = 0; i < 400_000; i++) kept.push({ a: 'x' + i, b: [i] }); };
+    const workerStarted = () => new Promise((resolve) => { const w = new Worker('1', { eval: true }); w.once('exit', resolve); });
+    heap.holdYoungGeneration();
+    let ran = false;
+    const deferred = new Promise((resolve) => heap.afterYoungGenerationHold(() => { ran = true; resolve(); }));
+    const ranWhileHeld = ran;
+    ${'/* a worker started while held lets the young generation grow */'}
+    await workerStarted();
+    survive();
+    const grewAfterWorker = newSpace();
+    heap.releaseYoungGeneration();
+    await deferred;
+    console.log(JSON.stringify({ ranWhileHeld, ran, grewAfterWorker }));`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script]);
+  const r = JSON.parse(stdout.trim());
+  assert.equal(r.ranWhileHeld, false);
+  assert.equal(r.ran, true);
+  assert.ok(r.grewAfterWorker > 4, `a worker started while held undoes the hold (new space ${r.grewAfterWorker} MB)`);
+});
