@@ -43,7 +43,13 @@ describe('webhooks for conversation, message, feedback and contact events', () =
     assert.equal(r.status, 201, JSON.stringify(r.body));
     return { path, secret: r.body.secret as string };
   }
-  const payloads = (ep: { path: string; secret: string }) => rx.received.filter((r) => r.path === ep.path).map((r) => verifyDelivery(r, ep.secret, clock));
+  // Deliveries run concurrently and may arrive out of order (spec); a webhook-id is made from its
+  // event's time-sortable id, so sorting by it gives the order the events happened in.
+  const payloads = (ep: { path: string; secret: string }) =>
+    rx.received
+      .filter((r) => r.path === ep.path)
+      .sort((a, b) => (String(a.headers['webhook-id']) < String(b.headers['webhook-id']) ? -1 : 1))
+      .map((r) => verifyDelivery(r, ep.secret, clock));
 
   test('mail, reply, note, PATCH and feedback produce the spec’s events with their data keys', async () => {
     const all = await endpoint({ events: ['conversation.created', 'conversation.updated', 'message.created', 'feedback.created'] });
