@@ -76,7 +76,7 @@ export const analyticsBackground: BackgroundPart = {
     return {
       stop: async () => {
         ingestion.geo.stop();
-        await ingestion.writer.flush().catch(() => {});
+        await ingestion.writer.close();
       },
     };
   },

@@ -14,6 +14,7 @@
 // flush and every few seconds (several processes may share the database).
 import { sql } from 'kysely';
 import type { Ctx } from '../context.js';
+import { sqliteConnectionOf } from '../db/connection.js';
 import { isPostgres } from '../db/dialect.js';
 import type { AnalyticsEventsTable, AnalyticsVisitsTable, Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
@@ -24,6 +25,7 @@ import { insertRows } from './bulk.js';
 import { recordIntraday } from './intraday.js';
 import { recordDayValues } from './intraday-values.js';
 import { monthlyLimit, monthOf } from './properties.js';
+import { WriterThread } from './writer-thread.js';
 
 export const FLUSH_SIZE = 500;
 export const FLUSH_MS = 1000;
@@ -59,18 +61,27 @@ export class EventWriter {
 
   private readonly maxWaiting: number;
   private readonly flushMs: number;
+  /** On SQLite, where batches are written (writer-thread.ts). */
+  private readonly thread: WriterThread | undefined;
 
   constructor(
     private readonly ctx: C,
-    opts: { maxWaiting?: number; flushMs?: number } = {},
+    opts: { maxWaiting?: number; flushMs?: number; threadIdleMs?: number } = {},
   ) {
     this.maxWaiting = opts.maxWaiting ?? MAX_WAITING_EVENTS;
     this.flushMs = opts.flushMs ?? FLUSH_MS;
+    const sqlite = sqliteConnectionOf(ctx.db);
+    this.thread = sqlite ? new WriterThread(ctx.db, sqlite.name, ctx.config, opts.threadIdleMs) : undefined;
   }
 
   /** Events buffered or being written. */
   get waiting(): number {
     return this.pending.length + this.writing;
+  }
+
+  /** On SQLite, whether the writer thread is up (writer-thread.ts); false on Postgres. */
+  get threadRunning(): boolean {
+    return this.thread?.running ?? false;
   }
 
   /** True when no more events may wait: the next ones are dropped with `backlog`. */
@@ -121,7 +132,7 @@ export class EventWriter {
       if (!batch.length) return;
       this.writing = batch.length;
       try {
-        await writeBatch(this.ctx, batch);
+        await (this.thread ? this.thread.write(batch, this.ctx.clock.now()) : writeBatch(this.ctx, batch));
       } catch (error) {
         this.ctx.log.error('analytics events not written', { events: batch.length, error });
         throw error;
@@ -132,6 +143,12 @@ export class EventWriter {
     });
     this.flushing = run.catch(() => {});
     return run;
+  }
+
+  /** Writes what waits, then ends the writer thread. */
+  async close(): Promise<void> {
+    await this.flush().catch(() => {});
+    await this.thread?.close();
   }
 }
 
@@ -190,7 +207,7 @@ const VISIT_COLUMNS: Record<keyof VisitRow, 'text' | 'integer'> = {
 };
 
 /** Writes a batch in one transaction: visits found or started, events, the day's visitors and totals, the month's usage. */
-export async function writeBatch(ctx: C, batch: PendingEvent[]): Promise<void> {
+export async function writeBatch(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, batch: PendingEvent[]): Promise<void> {
   batch.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   await inTransaction(ctx.db, async (trx) => {
     const visits = await openVisits(trx, batch);
@@ -306,7 +323,7 @@ async function openVisits(db: Db, batch: PendingEvent[]): Promise<Map<string, Vi
 }
 
 /** Adds the batch to each workspace's month; crossing 80 % or 100 % of the limit stores a notice job (once). */
-async function countUsage(ctx: C, trx: Db, batch: PendingEvent[]): Promise<void> {
+async function countUsage(ctx: Pick<Ctx, 'clock' | 'config'>, trx: Db, batch: PendingEvent[]): Promise<void> {
   const counts = new Map<string, number>();
   for (const e of batch) {
     const key = `${e.workspace_id}\0${monthOf(new Date(e.at))}`;

@@ -80,6 +80,7 @@ export function openDatabase(opts: {
   const checkpointer = new Checkpointer(file);
   const db = new Kysely<Database>({ dialect: new SvcSqliteDialect({ database: withStatementCache(sqlite, 1000, () => checkpointer.wrote()) }) });
   sqliteConnections.set(db, sqlite);
+  checkpointers.set(db, checkpointer);
   return {
     db,
     dialect: 'sqlite',
@@ -120,6 +121,16 @@ const sqliteConnections = new WeakMap<object, SQLite.Database>();
  */
 export function sqliteConnectionOf(db: object): SQLite.Database | undefined {
   return sqliteConnections.get(db);
+}
+
+const checkpointers = new WeakMap<object, Checkpointer>();
+
+/**
+ * Another connection to `db`'s SQLite file (a thread's own, src/analytics/writer-thread.ts) wrote:
+ * the checkpointer looks at the WAL as after a write of `db`'s own.
+ */
+export function noteWriteElsewhere(db: object): void {
+  checkpointers.get(db)?.wrote();
 }
 
 // The pg pool behind each Kysely instance openDatabase made on Postgres (not its transactions).
