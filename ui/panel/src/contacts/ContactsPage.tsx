@@ -123,7 +123,7 @@ export function ContactsPage() {
           <a class="btn btn-ghost" href={`/v1/contacts/export.csv?${new URLSearchParams(filters())}`} download>
             {t('export.csv')}
           </a>
-          <button class="btn btn-ghost" type="button" onClick={() => setNaming('new')} aria-expanded={naming === 'new'}>
+          <button class="btn" type="button" onClick={() => setNaming('new')} aria-expanded={naming === 'new'}>
             {t('segment.save')}
           </button>
         </div>
