@@ -4,11 +4,11 @@
 // commands in the rawlog, and a bad password backing off with one state change and recovering.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ALLOWED_COMMANDS } from '../../src/mailbox-migration/sources/imap.js';
 import type { ManualClock } from '../../src/platform/clock.js';
 import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { waitUntil } from '../helpers/lifecycle.js';
 import { INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { buildMail, newMessageId } from '../helpers/mailbox.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -17,15 +17,7 @@ const IDLE_USER = 'help@acme.test';
 const POLL_USER = 'sales@acme.test';
 const PASSWORD = 'mailbox-pass-1';
 
-async function until<T>(what: string, read: () => Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const v = await read();
-    if (v) return v;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+const until = <T>(what: string, read: () => Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> => waitUntil(read, timeoutMs, what);
 
 /** Command names Dovecot recorded from the client ("<time> <tag> <COMMAND> …", and DONE ending IDLE). */
 function commandNames(lines: string[]): string[] {
