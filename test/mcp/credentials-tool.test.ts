@@ -12,6 +12,7 @@ import { FakeZendesk } from '../helpers/helpdesk-fakes.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { type OAuthFake, startOAuthFake } from '../helpers/oauth-fake.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { signIn } from '../helpers/sign-in.js';
 import { connectMcp, type McpSession } from './helpers.js';
 
 const CLIENTS = { google: { id: 'google-client.apps.test', secret: 'google-secret-xyz' }, microsoft: { id: 'ms-client-0001', secret: 'ms-secret-xyz' } };
@@ -79,12 +80,7 @@ describe('MCP: connecting help desks and sign-in providers', () => {
     assert.equal(answer.url, undefined, 'no password link');
 
     // The owner's browser: the provider, then the callback, with no cookie of this service.
-    const atProvider = await fetch(answer.sign_in.url, { redirect: 'manual' });
-    assert.equal(atProvider.status, 302);
-    const callback = new URL(atProvider.headers.get('location')!);
-    const back = await fetch(`${s.url}${callback.pathname}${callback.search}`, { redirect: 'manual' });
-    assert.equal(back.status, 303);
-    assert.match(back.headers.get('location') ?? '', /signed_in=google/);
+    assert.match(await signIn(s, answer.sign_in.url), /signed_in=google/);
     const status = await step('migration_status', { migration_id: id });
     assert.equal(status.migration.credentials.set, true);
     for (const text of mcp.answers) assert.ok(!text.includes(CLIENTS.google.secret), 'the client secret is never in a tool answer');
