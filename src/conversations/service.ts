@@ -311,8 +311,15 @@ const PREVIEW_CHARS = 200;
 
 /** The start of a message as one line, for lists. */
 export function previewOf(body: string): string {
+  // Collapsing a prefix gives a prefix of the collapsed whole; once it is longer than the preview
+  // (so a trailing space the full trim would drop is past the end), the rest of the body is not read.
+  if (body.length > PREVIEW_SCAN_CHARS) {
+    const start = body.slice(0, PREVIEW_SCAN_CHARS).replace(/\s+/g, ' ').trimStart();
+    if (start.length > PREVIEW_CHARS) return start.slice(0, PREVIEW_CHARS);
+  }
   return body.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS);
 }
+const PREVIEW_SCAN_CHARS = 1024;
 
 /**
  * Registers a mail Message-ID for threading; false when the inbox has it already. `digest`: the
