@@ -32,6 +32,7 @@ import { invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { charCount } from '../platform/text.js';
 import { type AttachmentRow, type ConversationRow, formatConversation, formatMessage, inlineUploads, type MessageRow } from './format.js';
+import { previewOf } from './preview.js';
 import { attachmentsOf, findConversation, labelsOf } from './store.js';
 
 /** A transaction (or connection) and the clock: what the insert functions need. */
@@ -306,20 +307,6 @@ export function newMessageRows(
   }
   return { message, attachments, times };
 }
-
-const PREVIEW_CHARS = 200;
-
-/** The start of a message as one line, for lists. */
-export function previewOf(body: string): string {
-  // Collapsing a prefix gives a prefix of the collapsed whole; once it is longer than the preview
-  // (so a trailing space the full trim would drop is past the end), the rest of the body is not read.
-  if (body.length > PREVIEW_SCAN_CHARS) {
-    const start = body.slice(0, PREVIEW_SCAN_CHARS).replace(/\s+/g, ' ').trimStart();
-    if (start.length > PREVIEW_CHARS) return start.slice(0, PREVIEW_CHARS);
-  }
-  return body.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS);
-}
-const PREVIEW_SCAN_CHARS = 1024;
 
 /**
  * Registers a mail Message-ID for threading; false when the inbox has it already. `digest`: the

@@ -2,7 +2,7 @@
 // whole body gives, whatever whitespace surrounds the point where it stops reading.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { previewOf } from '../../src/conversations/service.js';
+import { previewOf } from '../../src/conversations/preview.js';
 
 const whole = (body: string) => body.replace(/\s+/g, ' ').trim().slice(0, 200);
 
