@@ -9,7 +9,8 @@ import type { MovedMail } from '../mail/moves.js';
 import { iso } from '../platform/clock.js';
 import { newId } from '../platform/ids.js';
 import { type ConversationRow, formatConversation } from './format.js';
-import { type Author, insertMessage, previewOf, type Tx } from './service.js';
+import { previewOf } from './preview.js';
+import { type Author, insertMessage, type Tx } from './service.js';
 import { chunks, labelsOf } from './store.js';
 
 /** Exactly what a merge or split moved (and, for a merge, what an undo puts back). */

@@ -32,6 +32,7 @@ import { invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { charCount } from '../platform/text.js';
 import { type AttachmentRow, type ConversationRow, formatConversation, formatMessage, inlineUploads, type MessageRow } from './format.js';
+import { previewOf } from './preview.js';
 import { attachmentsOf, findConversation, labelsOf } from './store.js';
 
 /** A transaction (or connection) and the clock: what the insert functions need. */
@@ -305,13 +306,6 @@ export function newMessageRows(
     times.last_inbound_at = message.created_at;
   }
   return { message, attachments, times };
-}
-
-const PREVIEW_CHARS = 200;
-
-/** The start of a message as one line, for lists. */
-export function previewOf(body: string): string {
-  return body.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS);
 }
 
 /**

@@ -31,7 +31,8 @@ function boundaryInUse(body: string): string | null {
 export function repairMime(raw: Buffer): Buffer {
   const text = raw.toString('latin1');
   let out = text.replace(TEXT_WITHOUT_SUBTYPE, '$1text/plain$2');
-  const end = headerBlockEnd(Buffer.from(out, 'latin1'));
+  // latin1 maps bytes to characters one to one: unchanged text is the raw bytes (no copy to make).
+  const end = headerBlockEnd(out === text ? raw : Buffer.from(out, 'latin1'));
   const block = out.slice(0, end);
   const type = headerOf(block, 'content-type');
   if (type && /^multipart\/[a-z0-9.+-]+\s*(;|$)/i.test(type.value)) {

@@ -13,6 +13,7 @@ import { currentAccessOf } from '../auth/credentials.js';
 import { inboxesOfChannels } from '../channels/store.js';
 import type { Ctx } from '../context.js';
 import { inboxesOfConversations } from '../conversations/store.js';
+import { reusableInsert } from '../db/reusable-query.js';
 import type { Db, NotificationTrigger } from '../db/schema.js';
 import { announceEvents, canSeeEvent, type EventRow, findEvents, recordEvent, viewerFor } from '../events/service.js';
 import { type InboxMember, membersSeeingInbox } from '../members/service.js';
@@ -25,6 +26,9 @@ import { mentionedMembers } from './mentions.js';
 import { preferencesOf } from './preferences.js';
 import type { NotifyEventPayload } from './reaction.js';
 import { notificationText, slaTargetName } from './text.js';
+
+// One per member told of an event: compiled once (a mail's batch of jobs stores one per member).
+const insertNotification = reusableInsert('notifications', (q) => q.onConflict((oc) => oc.columns(['event_id', 'person_id']).doNothing()));
 
 export const PUSH_JOB = 'notifications.push';
 export const MAIL_JOB = 'notifications.mail';
@@ -218,24 +222,20 @@ export async function notifyEvents(
           stopped: data.sign_in_required?.stopped,
         });
         const id = newId('ntf', now.getTime());
-        const inserted = await trx
-          .insertInto('notifications')
-          .values({
-            id,
-            person_id: member.personId,
-            workspace_id: row.workspace_id,
-            event_id: row.id,
-            trigger,
-            conversation_id: conversationId,
-            channel_id: channelId,
-            title: text.title,
-            body: text.body,
-            created_at: iso(now),
-            in_panel: preferences.get(member.personId)![trigger].realtime ? 1 : 0,
-          })
-          .onConflict((oc) => oc.columns(['event_id', 'person_id']).doNothing())
-          .executeTakeFirst();
-        if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) continue;
+        const inserted = await insertNotification(trx, {
+          id,
+          person_id: member.personId,
+          workspace_id: row.workspace_id,
+          event_id: row.id,
+          trigger,
+          conversation_id: conversationId,
+          channel_id: channelId,
+          title: text.title,
+          body: text.body,
+          created_at: iso(now),
+          in_panel: preferences.get(member.personId)![trigger].realtime ? 1 : 0,
+        });
+        if (inserted === 0) continue;
         told++;
         const wants = preferences.get(member.personId)!;
         const shown = {

@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { businessMsBetween } from '../business-hours/schedule.js';
 import { inboxHours } from '../business-hours/service.js';
 import { closedInLatestChange, findConversation, firstMessage, teamRepliedBefore } from '../conversations/store.js';
+import { reusableInsert } from '../db/reusable-query.js';
 import type { ReportDaysTable } from '../db/schema.js';
 import type { Reaction, ReactionTx, RecordedEvent } from '../events/reaction-types.js';
 import { findInbox } from '../inboxes/store.js';
@@ -29,18 +30,27 @@ async function businessSecondsBetween(tx: ReactionTx, inboxId: string, from: str
   return Math.round(businessMsBetween(await inboxHours(tx.db, inbox), new Date(from), new Date(to)) / 1000);
 }
 
+// One upsert per set of counters, compiled once: each counter adds the inserted row's value
+// (`excluded`), so the statement's text does not depend on the numbers.
+const upserts = new Map<string, ReturnType<typeof reusableInsert<'report_days'>>>();
+
+function upsertFor(columns: readonly Counter[]) {
+  const key = columns.join(',');
+  let upsert = upserts.get(key);
+  if (!upsert) {
+    const update = Object.fromEntries(columns.map((column) => [column, sql`report_days.${sql.ref(column)} + ${sql.ref(`excluded.${column}`)}`]));
+    upsert = reusableInsert('report_days', (q) => q.onConflict((oc) => oc.columns(['workspace_id', 'day', 'inbox_id', 'member_id']).doUpdateSet(update)));
+    upserts.set(key, upsert);
+  }
+  return upsert;
+}
+
 async function add(
   tx: ReactionTx,
   key: Pick<ReportDaysTable, 'workspace_id' | 'day' | 'inbox_id' | 'member_id'>,
   counts: Partial<Record<Counter, number>>,
 ): Promise<void> {
-  const entries = Object.entries(counts) as [Counter, number][];
-  const update = Object.fromEntries(entries.map(([column, n]) => [column, sql`report_days.${sql.ref(column)} + ${n}`]));
-  await tx.db
-    .insertInto('report_days')
-    .values({ ...key, ...counts })
-    .onConflict((oc) => oc.columns(['workspace_id', 'day', 'inbox_id', 'member_id']).doUpdateSet(update))
-    .execute();
+  await upsertFor(Object.keys(counts) as Counter[])(tx.db, { ...key, ...counts });
 }
 
 interface ShownMessage {

@@ -18,7 +18,8 @@ import type { Ctx } from '../context.js';
 import { openAttachment, storeUpload } from '../conversations/attachments.js';
 import { applyConversationChanges } from '../conversations/changes.js';
 import type { AttachmentRow, ConversationRow } from '../conversations/format.js';
-import { appendMessage, previewOf, startConversation, type Tx } from '../conversations/service.js';
+import { previewOf } from '../conversations/preview.js';
+import { appendMessage, startConversation, type Tx } from '../conversations/service.js';
 import { attachmentsOf, findConversation } from '../conversations/store.js';
 import {
   attachmentOfSentMessage,
