@@ -4,7 +4,6 @@
 // Callers limited to some inboxes reach a contact that has a conversation or an external id in one
 // of their inboxes; deleting or merging needs every inbox the contact touches to be theirs.
 
-import { domainToASCII } from 'node:url';
 import type { Access } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import type { Tx } from '../conversations/service.js';
@@ -15,12 +14,12 @@ import type { Db } from '../db/schema.js';
 import { inTransaction } from '../db/transaction.js';
 import { announceEvents, recordEvent } from '../events/service.js';
 import { missingInboxIds } from '../inboxes/store.js';
-import { normalizeEmail } from '../people/service.js';
 import { iso } from '../platform/clock.js';
 import { conflict, forbidden, invalid, notFound } from '../platform/errors.js';
 import { newId } from '../platform/ids.js';
 import { checkFreeJson } from '../platform/json-limits.js';
 import { charCount } from '../platform/text.js';
+import { normalizeAddress } from './address.js';
 import { formatContact } from './format.js';
 import { type ContactRow, type ContactView, contactIdByExternalId, type ExternalId, inboxesOfContact, loadContactView, loadContactViews } from './store.js';
 
@@ -29,17 +28,7 @@ export const MAX_EXTERNAL_IDS = 100;
 export const MAX_ATTRIBUTES_BYTES = 32 * 1024;
 export const MAX_NAME_LENGTH = 200;
 
-/** An address as stored: lower case, international domains in their ASCII (punycode) form. */
-export function normalizeAddress(raw: string): string {
-  const text = raw.trim();
-  if (/[\u0000-\u001f\u007f]/.test(text)) throw invalid('an e-mail address must not hold control characters');
-  const at = text.lastIndexOf('@');
-  if (at > 0) {
-    const domain = domainToASCII(text.slice(at + 1));
-    if (domain) return normalizeEmail(`${text.slice(0, at)}@${domain}`);
-  }
-  return normalizeEmail(text);
-}
+export { normalizeAddress };
 
 export function checkName(name: string | null | undefined): string | null {
   if (name === undefined || name === null) return null;

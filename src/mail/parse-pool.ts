@@ -5,6 +5,8 @@
 // kept with its headers only, like any message mailparser cannot read.
 import os from 'node:os';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
+import type { MailboxMigrationItemsTable } from '../db/tables/mailbox-migration.js';
+import type { ScanBatch } from '../mailbox-migration/copy/scanned-item.js';
 import type { Logger } from '../platform/log.js';
 import { type InboundMail, parseHeadersOnly, parseMail } from './parse.js';
 
@@ -13,9 +15,20 @@ const MAX_FAILURES = 5;
 
 interface Job {
   id: number;
-  raw: Buffer;
-  resolve(mail: InboundMail): void;
+  /** Bytes handed over (for the timeout's log line). */
+  bytes: number;
+  /** The message to the worker, built when the job is posted. */
+  post(id: number): { message: unknown; transfer: ArrayBuffer[] };
+  resolve(answer: WorkerAnswer): void;
   reject(error: Error): void;
+}
+
+/** A worker's answer: a parsed mail, a scan batch's items, or why it failed. */
+interface WorkerAnswer {
+  id: number;
+  mail?: InboundMail;
+  items?: MailboxMigrationItemsTable[];
+  error?: string;
 }
 
 interface Slot {
@@ -62,18 +75,13 @@ export class ParsePool {
     const worker = new Worker(new URL('./parse-worker.js', import.meta.url), { resourceLimits: this.resourceLimits });
     worker.unref();
     const slot: Slot = { worker };
-    worker.on('message', (msg: { id: number; mail?: InboundMail; error?: string }) => {
+    worker.on('message', (msg: WorkerAnswer) => {
       const job = slot.job;
       if (!job || job.id !== msg.id) return;
       this.failures = 0;
       this.finish(slot);
-      if (msg.mail) {
-        // Attachment contents arrive as plain Uint8Arrays; the rest of the code expects Buffers.
-        for (const a of msg.mail.attachments) a.content = Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength);
-        job.resolve(msg.mail);
-      } else {
-        job.reject(new Error(msg.error ?? 'parse failed'));
-      }
+      if (msg.error === undefined) job.resolve(msg);
+      else job.reject(new Error(msg.error));
     });
     worker.on('error', (error) => {
       this.log.error('mail parser worker failed', { error });
@@ -117,10 +125,10 @@ export class ParsePool {
       if (!job) return;
       slot.job = job;
       slot.timer = setTimeout(() => {
-        this.log.warn('mail parse timed out; keeping its headers only', { bytes: job.raw.length });
+        this.log.warn('mail parse timed out; keeping its headers only', { bytes: job.bytes });
         this.replace(slot, new Error('parse timed out'));
       }, this.timeoutMs);
-      const { message, transfer } = parseJobMessage(job.id, job.raw);
+      const { message, transfer } = job.post(job.id);
       slot.worker.postMessage(message, transfer);
     }
   }
@@ -131,10 +139,33 @@ export class ParsePool {
    */
   parse(raw: Buffer): Promise<InboundMail> {
     if (this.closed) return parseMail(raw);
-    return new Promise<InboundMail>((resolve, reject) => {
-      this.waiting.push({ id: this.nextId++, raw, resolve, reject });
+    return this.run(raw.length, (id) => parseJobMessage(id, raw))
+      .then((answer) => {
+        const mail = answer.mail!;
+        // Attachment contents arrive as plain Uint8Arrays; the rest of the code expects Buffers.
+        for (const a of mail.attachments) a.content = Buffer.from(a.content.buffer, a.content.byteOffset, a.content.byteLength);
+        return mail;
+      })
+      .catch((error: Error) => (error.message === 'closing' ? parseMail(raw) : parseHeadersOnly(raw, error.message)));
+  }
+
+  /**
+   * A migration scan's batch of header blocks read into its items (scannedItems) in a worker, or by
+   * `here` when the pool is closed or the worker fails. The batch's buffer is moved to the worker:
+   * the caller must not read it afterwards (`here` reads the blocks it was made from).
+   */
+  scanItems(batch: ScanBatch, here: () => Promise<MailboxMigrationItemsTable[]>): Promise<MailboxMigrationItemsTable[]> {
+    if (this.closed) return here();
+    return this.run(batch.blocks.byteLength, (id) => ({ message: { id, scan: batch }, transfer: [batch.blocks.buffer as ArrayBuffer] }))
+      .then((answer) => answer.items!)
+      .catch(() => here());
+  }
+
+  private run(bytes: number, post: Job['post']): Promise<WorkerAnswer> {
+    return new Promise<WorkerAnswer>((resolve, reject) => {
+      this.waiting.push({ id: this.nextId++, bytes, post, resolve, reject });
       this.pump();
-    }).catch((error: Error) => (error.message === 'closing' ? parseMail(raw) : parseHeadersOnly(raw, error.message)));
+    });
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,18 @@
-// Worker thread body of ParsePool: parses raw messages with mailparser off the main event loop.
+// Worker thread body of ParsePool: parses raw messages with mailparser off the main event loop, and
+// reads a migration scan's header blocks into its items (a batch per message).
 import { parentPort } from 'node:worker_threads';
+import { type ScanBatch, scannedItems } from '../mailbox-migration/copy/scanned-item.js';
 import { parseMail } from './parse.js';
 
-parentPort!.on('message', async (job: { id: number; raw: Uint8Array }) => {
+parentPort!.on('message', async (job: { id: number; raw: Uint8Array } | { id: number; scan: ScanBatch }) => {
+  if ('scan' in job) {
+    try {
+      parentPort!.postMessage({ id: job.id, items: await scannedItems(job.scan) });
+    } catch (error) {
+      parentPort!.postMessage({ id: job.id, error: error instanceof Error ? error.message : String(error) });
+    }
+    return;
+  }
   const raw = Buffer.from(job.raw.buffer, job.raw.byteOffset, job.raw.byteLength);
   try {
     const mail = await parseMail(raw);

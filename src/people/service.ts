@@ -11,6 +11,7 @@ import { newId } from '../platform/ids.js';
 import { enqueue, type JobKind } from '../platform/jobs.js';
 import { RateLimiter } from '../platform/rate-limit.js';
 import { charCount } from '../platform/text.js';
+import { normalizeEmail } from './email.js';
 
 export type PersonRow = PeopleTable;
 
@@ -18,13 +19,7 @@ export const CODE_TTL_MS = 10 * MINUTE;
 export const CODE_MAX_ATTEMPTS = 5;
 export const CODES_PER_HOUR = 5;
 
-const EMAIL = /^[^\s@<>(),;:"[\]\\]+@[A-Za-z0-9.-]+\.[A-Za-z0-9-]{2,}$/;
-
-export function normalizeEmail(raw: string): string {
-  const email = raw.trim().toLowerCase();
-  if (email.length > 254 || !EMAIL.test(email)) throw invalid(`not an e-mail address: ${JSON.stringify(raw.slice(0, 100))}`);
-  return email;
-}
+export { normalizeEmail };
 
 export async function findPersonByEmail(ctx: Pick<Ctx, 'db'>, email: string): Promise<PersonRow | undefined> {
   return ctx.db.selectFrom('people').selectAll().where('email', '=', normalizeEmail(email)).executeTakeFirst();

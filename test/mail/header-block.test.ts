@@ -4,6 +4,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DIRECT_HEADER_BLOCK_BYTES, type InboundMail, parseHeaderBlock, parseHeaderBlockWithMailparser } from '../../src/mail/parse.js';
+import { ParsePool } from '../../src/mail/parse-pool.js';
+import { scanBatchOf, scanParserOf } from '../../src/mailbox-migration/copy/scan.js';
+import type { HeaderFetch } from '../../src/mailbox-migration/sources/imap.js';
+import { createLogger } from '../../src/platform/log.js';
 
 const b64 = (charset: string, bytes: Buffer) => `=?${charset}?B?${bytes.toString('base64')}?=`;
 
@@ -201,5 +205,52 @@ describe('header blocks read directly, as simpleParser reads them', () => {
   test('a block over the direct limit is read by mailparser, with the same answer', async () => {
     const big = block(['From: big@example.com', `Subject: ${'x'.repeat(DIRECT_HEADER_BLOCK_BYTES)}`]);
     assert.deepEqual(fields(await parseHeaderBlock(big)), fields(await parseHeaderBlockWithMailparser(big)));
+  });
+});
+
+describe("a scan's header blocks read on the parse worker, in batches", () => {
+  const scope = { migrationId: 'mig_1', folder: 'INBOX', uidValidity: '77' };
+  // The corpus as a FETCH gives it (both line endings), with flags, dates (one unreadable), sizes and labels.
+  const fetched = (): HeaderFetch[] =>
+    CORPUS.flatMap((c, i) => [
+      { uid: 2 * i + 1, flags: ['\\Seen'], internalDate: new Date(Date.UTC(2026, 0, 1 + i)), size: 1000 + i, headers: block(c.lines) },
+      { uid: 2 * i + 2, flags: [], internalDate: i === 0 ? new Date(Number.NaN) : null, size: 7, headers: block(c.lines, '\n'), labels: ['\\Inbox', 'Kunden'] },
+    ]);
+
+  test('the worker gives exactly the items this thread reads, in order', async () => {
+    const here = await scanParserOf(parseHeaderBlock)(scope, fetched());
+    const pool = new ParsePool(createLogger({ write: () => {} }), { size: 1 });
+    try {
+      const batch = scanBatchOf(scope, fetched());
+      let fellBack = false;
+      const read = pool.scanItems(batch, async () => {
+        fellBack = true;
+        return [];
+      });
+      // Moved to the worker, not copied.
+      assert.equal(batch.blocks.byteLength, 0);
+      const items = await read;
+      assert.equal(fellBack, false);
+      assert.deepEqual(items, here);
+      assert.equal(items.length, CORPUS.length * 2);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a worker that fails leaves the batch to this thread', async () => {
+    const pool = new ParsePool(createLogger({ write: () => {} }), { size: 1, timeoutMs: 0 });
+    const blocks = fetched();
+    try {
+      const items = await pool.scanItems(scanBatchOf(scope, blocks), () => scanParserOf(parseHeaderBlock)(scope, blocks));
+      assert.deepEqual(items, await scanParserOf(parseHeaderBlock)(scope, fetched()));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a block too large to read directly is not put in a batch', () => {
+    const large = { uid: 1, flags: [], internalDate: null, size: 1, headers: Buffer.alloc(DIRECT_HEADER_BLOCK_BYTES + 1, 'a') };
+    assert.throws(() => scanBatchOf(scope, [large]), /read on its own/);
   });
 });

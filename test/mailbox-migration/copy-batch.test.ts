@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { parseHeaderBlock, parseMail } from '../../src/mail/parse.js';
 import { copyStep } from '../../src/mailbox-migration/copy/copy.js';
 import { finishScan } from '../../src/mailbox-migration/copy/finish-scan.js';
-import { chooseFolders, scanStep } from '../../src/mailbox-migration/copy/scan.js';
+import { chooseFolders, scanParserOf, scanStep } from '../../src/mailbox-migration/copy/scan.js';
 import type { ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
@@ -21,7 +21,7 @@ import type { TestServer } from '../helpers/server.js';
 async function scanAndCopy({ s, seed, id, mailbox }: StepScene): Promise<void> {
   const migration = () => s.app.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   assert.equal((await s.request('POST', `/v1/migrations/${id}/scan`, { token: seed.apiKey })).status, 202);
-  assert.equal(await scanStep(s.app, await migration(), mailbox, 60_000, parseHeaderBlock), 'done');
+  assert.equal(await scanStep(s.app, await migration(), mailbox, 60_000, scanParserOf(parseHeaderBlock)), 'done');
   await finishScan(s.app, await migration(), chooseFolders(await migration(), await mailbox.folders()));
   assert.equal((await s.request('POST', `/v1/migrations/${id}/start`, { token: seed.apiKey })).status, 202);
   const limits = { batchThreads: 100, batchMessages: 200, batchBytes: 8 * 1024 * 1024 };

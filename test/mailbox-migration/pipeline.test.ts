@@ -16,7 +16,7 @@ import {
 } from 'kysely';
 import { parseHeaderBlock, parseMail } from '../../src/mail/parse.js';
 import { copyStep, threadItemsQuery } from '../../src/mailbox-migration/copy/copy.js';
-import { scanStep } from '../../src/mailbox-migration/copy/scan.js';
+import { scanParserOf, scanStep } from '../../src/mailbox-migration/copy/scan.js';
 import type { ReadOnlyMailbox } from '../../src/mailbox-migration/sources/imap.js';
 import type { MailSource } from '../../src/mailbox-migration/sources/mail-source.js';
 import { itemCountsQuery } from '../../src/mailbox-migration/store.js';
@@ -27,7 +27,8 @@ import { referencedKeys, storedKeys } from '../helpers/lifecycle.js';
 import { expectState, startBulkStepScene, stopStepScene } from '../helpers/migration.js';
 import type { TestServer } from '../helpers/server.js';
 
-type Event = 'fetch_ended' | 'parsed';
+/** 'parsed', 'fetch_ended', and for a scan's ranges `fetch_started <range>` and `fetch_ended <range>`. */
+type Event = string;
 
 /** A plugin that counts the statements `matches` picks (query builder, or raw SQL as a RawNode). */
 function counting(matches: (node: RootOperationNode) => boolean): KyselyPlugin & { count: number } {
@@ -69,8 +70,9 @@ function recording(mailbox: ReadOnlyMailbox, events: Event[]): MailSource {
     examine: (path) => mailbox.examine(path),
     uids: (from) => mailbox.uids(from),
     async *headers(uids, fields) {
+      events.push(`fetch_started ${uids}`);
       yield* mailbox.headers(uids, fields);
-      events.push('fetch_ended');
+      events.push('fetch_ended', `fetch_ended ${uids}`);
     },
     async *sources(uids) {
       yield* mailbox.sources(uids);
@@ -99,18 +101,30 @@ describe('scan and copy overlap the FETCH with parsing', { skip: dovecotMissing 
 
   const migration = () => s.app.db.selectFrom('mailbox_migrations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
-  test('the scan parses header blocks while their FETCH streams, and plans every message once', async () => {
+  test('the scan parses header blocks while their FETCH streams, asks for the next range before one ends, and plans every message once', async () => {
     assert.equal((await s.request('POST', `/v1/migrations/${id}/scan`, { token: seed.apiKey })).status, 202);
     const events: Event[] = [];
     const parse = (headers: Buffer) => {
       events.push('parsed');
       return parseHeaderBlock(headers);
     };
-    assert.equal(await scanStep(s.app, await migration(), recording(mailbox, events), 60_000, parse), 'done');
-    // INBOX and Sent: two FETCH ranges, and parsing began before the first of them ended.
-    assert.equal(events.filter((e) => e === 'fetch_ended').length, 2);
+    // Ranges of 10 UIDs: three per folder.
+    assert.equal(await scanStep(s.app, await migration(), recording(mailbox, events), 60_000, scanParserOf(parse), 10), 'done');
+    // INBOX and Sent: six FETCH ranges, and parsing began before the first of them ended.
+    assert.equal(events.filter((e) => e === 'fetch_ended').length, 6);
     assert.equal(events.filter((e) => e === 'parsed').length, THREADS * 2);
     assert.ok(events.indexOf('parsed') < events.indexOf('fetch_ended'), `parsing waited for the whole FETCH: ${events.join(' ')}`);
+    // Each folder's next range was asked for while the one before it still streamed (the old loop
+    // asked only after a range ended and its rows were handed to the write).
+    for (const [range, before] of [
+      ['11:20', '1:10'],
+      ['21:30', '11:20'],
+    ]) {
+      const started = events.map((e, i) => (e === `fetch_started ${range}` ? i : -1)).filter((i) => i >= 0);
+      const ended = events.map((e, i) => (e === `fetch_ended ${before}` ? i : -1)).filter((i) => i >= 0);
+      assert.equal(started.length, 2, events.join(' '));
+      for (let f = 0; f < 2; f++) assert.ok(started[f] < ended[f], `range ${range} asked for after ${before} ended: ${events.join(' ')}`);
+    }
     const items = await s.app.db.selectFrom('mailbox_migration_items').select(['folder', 'uid', 'rfc_id']).where('migration_id', '=', id).execute();
     assert.equal(items.length, THREADS * 2);
     assert.equal(new Set(items.map((i) => i.rfc_id)).size, THREADS * 2);

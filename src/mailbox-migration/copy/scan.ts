@@ -2,17 +2,18 @@
 // folder in UID order, with the resume point stored after every chunk, so a restart continues where
 // it stopped. When every chosen folder is read, the copy is planned (finish-scan.ts, plan.ts) and the migration is
 // ready (or paused again, when the plan was changed during a pause).
-import { normalizeAddress } from '../../contacts/service.js';
 import type { Ctx } from '../../context.js';
 import { placeholders, runText } from '../../db/bulk.js';
 import type { MailboxMigrationItemsTable } from '../../db/schema.js';
-import { AUTOMATIC_HEADER_FIELDS, type InboundMail, parseHeaderBlock } from '../../mail/parse.js';
-import { iso } from '../../platform/clock.js';
+import { AUTOMATIC_HEADER_FIELDS, DIRECT_HEADER_BLOCK_BYTES, parseHeaderBlock } from '../../mail/parse.js';
 import type { HeaderFetch, ImapFolder } from '../sources/imap.js';
 import type { MailSource } from '../sources/mail-source.js';
 import { findPreset } from '../sources/presets.js';
 import type { MigrationRow } from '../store.js';
 import { NEVER_READ_SPECIAL_USE } from './plan.js';
+import { type HeaderParser, itemFromHeaders, type ScanBatch, sourceKey } from './scanned-item.js';
+
+export { type HeaderParser, itemFromHeaders, sourceKey } from './scanned-item.js';
 
 /** Header fields a scan reads: threading, parties, subject, date, and every one that marks automatic mail. */
 export const SCAN_HEADER_FIELDS: string[] = [
@@ -59,71 +60,6 @@ export function chooseFolders(m: Pick<MigrationRow, 'folders' | 'provider'>, all
   // The inbox first: a message in several folders is kept from the first one.
   chosen.sort((a, b) => Number(b.path.toUpperCase() === 'INBOX') - Number(a.path.toUpperCase() === 'INBOX'));
   return { chosen, missing };
-}
-
-export function sourceKey(folder: string, uidValidity: string, uid: number): string {
-  return `imap:${uidValidity}:${uid}:${folder}`;
-}
-
-function cleanAddress(raw: string | null | undefined): string | null {
-  if (!raw) return null;
-  try {
-    return normalizeAddress(raw);
-  } catch {
-    return null;
-  }
-}
-
-export type HeaderParser = (headers: Buffer) => Promise<InboundMail>;
-
-/** What the scan stores of one message, from its header block. */
-export async function itemFromHeaders(
-  input: {
-    migrationId: string;
-    sourceKey: string;
-    folder: string;
-    uid: number | null;
-    headers: Buffer;
-    size: number;
-    internalDate: Date | null;
-    flags: string[];
-    gmailLabels?: string[];
-  },
-  parse: HeaderParser = parseHeaderBlock,
-): Promise<MailboxMigrationItemsTable> {
-  const mail = await parse(input.headers);
-  // The Date header, unless missing or absurd (then the server's receipt time).
-  const received = input.internalDate && !Number.isNaN(input.internalDate.getTime()) ? input.internalDate : null;
-  let sent = mail.date;
-  if (!sent || sent.getTime() < Date.UTC(1980, 0, 1) || (received && sent.getTime() > received.getTime() + 2 * 86_400_000)) sent = received ?? sent;
-  const refs = [...new Set([...mail.inReplyTo, ...mail.references])].filter((r) => r !== mail.messageId);
-  const recipients = [...new Set(mail.headerRecipients.map(cleanAddress).filter((a): a is string => !!a))];
-  return {
-    migration_id: input.migrationId,
-    source_key: input.sourceKey,
-    folder: input.folder,
-    uid: input.uid,
-    rfc_id: mail.messageId,
-    refs: refs.length ? JSON.stringify(refs.slice(0, 100)) : null,
-    thread_key: null,
-    sent_at: iso(sent ?? new Date(0)),
-    size: input.size,
-    from_address: cleanAddress(mail.from.address),
-    from_name: mail.from.name,
-    recipients: recipients.length ? JSON.stringify(recipients.slice(0, 100)) : null,
-    subject: mail.subject ? mail.subject.slice(0, 500) : null,
-    flags: input.flags.length ? JSON.stringify(input.flags) : null,
-    gmail_labels: input.gmailLabels?.length ? JSON.stringify(input.gmailLabels.slice(0, 200)) : null,
-    automatic: mail.automatic ? 1 : 0,
-    team: 0,
-    status: 'planned',
-    skip_reason: null,
-    error: null,
-    attempts: 0,
-    message_id: null,
-    conversation_id: null,
-    copied_at: null,
-  };
 }
 
 /** The columns a scanned item is written with: all but `new_mail`, which keeps its default (history). */
@@ -205,6 +141,53 @@ export function itemOfHeaders(
   );
 }
 
+/** The folder a batch of scanned header blocks belongs to. */
+export interface ScanScope {
+  migrationId: string;
+  folder: string;
+  uidValidity: string;
+}
+
+/**
+ * Reads a batch of one folder's fetched header blocks into their items, in order. The migration
+ * worker hands them to its parse worker (`MigrationWorker.parseScanned`); the default reads them here.
+ */
+export type ScanParser = (scope: ScanScope, blocks: HeaderFetch[]) => Promise<MailboxMigrationItemsTable[]>;
+
+/** A ScanParser that reads each block on this thread with `parse`. */
+export function scanParserOf(parse: HeaderParser): ScanParser {
+  return (scope, blocks) => Promise.all(blocks.map((h) => itemOfHeaders(scope.migrationId, scope.folder, scope.uidValidity, h, parse)));
+}
+
+/** The batch a parse worker reads (scannedItems): blocks of at most DIRECT_HEADER_BLOCK_BYTES, copied into one buffer. */
+export function scanBatchOf(scope: ScanScope, blocks: HeaderFetch[]): ScanBatch {
+  let total = 0;
+  for (const h of blocks) {
+    if (h.headers.length > DIRECT_HEADER_BLOCK_BYTES) throw new Error('a header block this large is read on its own');
+    total += h.headers.length;
+  }
+  const buffer = new Uint8Array(total);
+  const ends: number[] = [];
+  let at = 0;
+  for (const h of blocks) {
+    buffer.set(h.headers, at);
+    at += h.headers.length;
+    ends.push(at);
+  }
+  return {
+    ...scope,
+    messages: blocks.map((h) => ({
+      uid: h.uid,
+      size: h.size,
+      internalDate: h.internalDate ? h.internalDate.getTime() : null,
+      flags: h.flags,
+      ...(h.labels ? { labels: h.labels } : {}),
+    })),
+    blocks: buffer,
+    ends,
+  };
+}
+
 /** A chunk's items and the folder's resume point past it, in one transaction. */
 async function storeScannedChunk(ctx: Ctx, migrationId: string, folder: string, items: MailboxMigrationItemsTable[], to: number, done: boolean): Promise<void> {
   await ctx.db.transaction().execute(async (trx) => {
@@ -218,16 +201,73 @@ async function storeScannedChunk(ctx: Ctx, migrationId: string, folder: string, 
   });
 }
 
+/** A UID range whose FETCH was started ahead: its first answer is on the way. */
+interface RangeFetch {
+  from: number;
+  to: number;
+  iterator: AsyncIterator<HeaderFetch>;
+  first: Promise<IteratorResult<HeaderFetch>>;
+  close(): void;
+}
+
+function fetchRange(mailbox: MailSource, from: number, to: number): RangeFetch {
+  const iterator = mailbox.headers(`${from}:${to}`, SCAN_HEADER_FIELDS);
+  return {
+    from,
+    to,
+    iterator,
+    first: settledLater(iterator.next()),
+    // Left unread (a failure before its turn): its answers are drained by the client, never parsed.
+    close: () => void iterator.return?.(undefined)?.catch(() => undefined),
+  };
+}
+
+/** Header blocks handed to the parser at most this many at a time (or SCAN_BATCH_BYTES). */
+export const SCAN_BATCH = 200;
+const SCAN_BATCH_BYTES = 512 * 1024;
+
+/**
+ * Reads one range's FETCH to its end, handing the blocks to the parser as they come: at once while
+ * the parser has nothing to do, else gathered into batches (one hand-off per batch). Returns the
+ * batches' items, in UID order.
+ */
+async function readRange(range: RangeFetch, scope: ScanScope, parse: ScanParser): Promise<Promise<MailboxMigrationItemsTable[]>[]> {
+  const parsing: Promise<MailboxMigrationItemsTable[]>[] = [];
+  let batch: HeaderFetch[] = [];
+  let bytes = 0;
+  let busy = 0;
+  const send = () => {
+    const blocks = batch;
+    batch = [];
+    bytes = 0;
+    busy++;
+    parsing.push(settledLater(parse(scope, blocks).finally(() => busy--)));
+  };
+  let result = await range.first;
+  while (!result.done) {
+    const h = result.value;
+    if (h.uid >= range.from && h.uid <= range.to) {
+      batch.push(h);
+      bytes += h.headers.length;
+      if (busy === 0 || batch.length >= SCAN_BATCH || bytes >= SCAN_BATCH_BYTES) send();
+    }
+    result = await range.iterator.next();
+  }
+  if (batch.length) send();
+  return parsing;
+}
+
 /**
  * One step of the scan: reads headers until the time budget is used. Returns 'more' while folders
- * are left, 'done' once every folder is read (the caller then plans).
+ * are left, 'done' once every folder is read (the caller then plans). `chunk`: UIDs per FETCH (tests).
  */
 export async function scanStep(
   ctx: Ctx,
   m: MigrationRow,
   mailbox: MailSource,
   budgetMs: number,
-  parse: HeaderParser = parseHeaderBlock,
+  parse: ScanParser = scanParserOf(parseHeaderBlock),
+  chunk = SCAN_CHUNK,
 ): Promise<'more' | 'done'> {
   const started = performance.now();
   const { chosen } = chooseFolders(m, await mailbox.folders());
@@ -286,27 +326,39 @@ export async function scanStep(
     }
     const last = Math.max(0, Number(row.uid_next ?? 1) - 1);
     let from = Number(row.scanned_uid) + 1;
-    // Pipelined: each header block goes to the parser as it arrives, and a chunk's rows are written
-    // while the next chunk is fetched (one write at a time, in UID order, so the resume point only
-    // moves past rows that are stored).
+    const scope: ScanScope = { migrationId: m.id, folder: folder.path, uidValidity: box.uidValidity };
+    // Pipelined: the next range's FETCH is asked for as soon as a range's is (the client sends it the
+    // moment the first ends, so the server is never left waiting for us); header blocks go to the
+    // parser in batches as they arrive; and a range's rows are written, once parsed, while the next
+    // range is read (one write at a time, in UID order, so the resume point only moves past rows
+    // that are stored).
     let writing: Promise<void> | undefined;
+    let next: RangeFetch | undefined = from <= last ? fetchRange(mailbox, from, Math.min(last, from + chunk - 1)) : undefined;
     try {
-      while (from <= last) {
-        const to = Math.min(last, from + SCAN_CHUNK - 1);
-        const parsing: Promise<MailboxMigrationItemsTable>[] = [];
-        for await (const h of mailbox.headers(`${from}:${to}`, SCAN_HEADER_FIELDS)) {
-          if (h.uid >= from && h.uid <= to) parsing.push(settledLater(itemOfHeaders(m.id, folder.path, box.uidValidity, h, parse)));
-        }
-        const items = await Promise.all(parsing);
-        await writing;
-        writing = settledLater(storeScannedChunk(ctx, m.id, folder.path, items, to, to >= last));
+      while (next) {
+        const range = next;
+        const to = range.to;
+        next = undefined;
+        if (to < last && performance.now() - started <= budgetMs) next = fetchRange(mailbox, to + 1, Math.min(last, to + chunk));
+        const parsing = await readRange(range, scope, parse);
+        const before = writing;
+        writing = settledLater(
+          (async () => {
+            const items = (await Promise.all(parsing)).flat();
+            await before;
+            await storeScannedChunk(ctx, m.id, folder.path, items, to, to >= last);
+          })(),
+        );
+        // One write waits at a time: the rows of at most two ranges are held.
+        await before;
         from = to + 1;
-        if (performance.now() - started > budgetMs && from <= last) {
+        if (!next && from <= last) {
           await writing;
           return 'more';
         }
       }
     } finally {
+      next?.close();
       // A failed fetch still lets the chunk before it finish (its resume point is kept).
       await writing?.catch(() => undefined);
     }

@@ -6,7 +6,7 @@
 
 import { findChannel } from '../../channels/store.js';
 import type { Ctx } from '../../context.js';
-import type { Db } from '../../db/schema.js';
+import type { Db, MailboxMigrationItemsTable } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { announceEvents } from '../../events/service.js';
 import { DIRECT_HEADER_BLOCK_BYTES, type InboundMail, parseHeaderBlock, parseSmallPlainTextMail } from '../../mail/parse.js';
@@ -30,7 +30,7 @@ import { endBySystem, endingNow, quietPeriodEnd, syncLimitEnd } from '../switchi
 import { openFileSource } from '../upload/service.js';
 import { BATCH_BYTES, BATCH_MESSAGES, BATCH_THREADS, copyStep } from './copy.js';
 import { finishScan } from './finish-scan.js';
-import { chooseFolders, scanStep } from './scan.js';
+import { chooseFolders, type ScanParser, scanBatchOf, scanParserOf, scanStep } from './scan.js';
 import { pollOldMailbox } from './sync.js';
 
 export const MIGRATION_JOB = 'migration.work';
@@ -130,6 +130,39 @@ export class MigrationWorker {
   private parseHeaders = (headers: Buffer) =>
     headers.length <= DIRECT_HEADER_BLOCK_BYTES ? parseHeaderBlock(headers) : this.parse(Buffer.concat([headers, HEADER_END]));
 
+  /**
+   * A scan's batch of header blocks: read on the parse worker, in one hand-off for the batch, so the
+   * main thread only reads the FETCH and writes the rows (header reading was most of its work). A
+   * block too large to read directly is read on its own, as parseHeaders reads it.
+   */
+  private parseScanned: ScanParser = async (scope, blocks) => {
+    const here = scanParserOf(this.parseHeaders);
+    const smallAt: number[] = [];
+    const largeAt: number[] = [];
+    for (const [i, h] of blocks.entries()) (h.headers.length <= DIRECT_HEADER_BLOCK_BYTES ? smallAt : largeAt).push(i);
+    if (smallAt.length === 0) return here(scope, blocks);
+    const small = smallAt.map((i) => blocks[i]);
+    this.parsePool ??= new ParsePool(this.ctx.log, { resourceLimits: PARSE_WORKER_LIMITS });
+    const read = this.parsePool.scanItems(scanBatchOf(scope, small), () => here(scope, small));
+    if (largeAt.length === 0) return read;
+    const [smallItems, largeItems] = await Promise.all([
+      read,
+      here(
+        scope,
+        largeAt.map((i) => blocks[i]),
+      ),
+    ]);
+    // Back in the order fetched.
+    const items: MailboxMigrationItemsTable[] = new Array(blocks.length);
+    smallAt.forEach((at, k) => {
+      items[at] = smallItems[k];
+    });
+    largeAt.forEach((at, k) => {
+      items[at] = largeItems[k];
+    });
+    return items;
+  };
+
   private async connection(m: MigrationRow): Promise<MailSource> {
     const cached = this.connections.get(m.id);
     if (cached && cached.mailbox.usable) {
@@ -215,7 +248,7 @@ export class MigrationWorker {
       return this.ctx.clock.now();
     }
     const mailbox = await this.withReconnect(m, async (mb) => {
-      const step = await scanStep(this.ctx, m, mb, this.limits.budgetMs, this.parseHeaders);
+      const step = await scanStep(this.ctx, m, mb, this.limits.budgetMs, this.parseScanned);
       return step === 'done' ? mb : undefined;
     });
     if (mailbox) {
