@@ -339,7 +339,8 @@ async function dashboard(server: BenchServer, apiKey: string, dashboardId: strin
     'dashboard 30d countries': 'period=30d&metrics=visitors&dimension=visit:country&limit=10',
     'dashboard 30d devices': 'period=30d&metrics=visitors&dimension=visit:device&limit=10',
     'dashboard 30d events': `period=30d&metrics=events&dimension=event:name&limit=10&filters=${encodeURIComponent('event:name!=pageview')}`,
-    'dashboard 30d browsers (from the raw rows)': 'period=30d&metrics=visitors&dimension=visit:browser&limit=10',
+    'dashboard 30d browsers': 'period=30d&metrics=visitors&dimension=visit:browser&limit=10',
+    'dashboard 30d operating systems': 'period=30d&metrics=visitors&dimension=visit:os&limit=10',
   };
   for (const [name, q] of Object.entries(queries)) {
     const times: number[] = [];

@@ -1,13 +1,16 @@
 // Today's breakdowns by the dimensions the dashboard shows first (issue 39): the writer keeps, in
 // each batch's transaction, per property, day, dimension and value how many events (event
 // dimensions: pages, event names) or visits (visit dimensions: entry and exit pages, sources,
-// countries, devices) each visitor has, and per value the visitors, visits, pageviews and events.
+// countries, devices, browsers, operating systems) each visitor has, and per value the visitors and
+// events and pageviews (event dimensions) or the visits and their sums (visit dimensions: visits,
+// bounces, seconds, and the visits' pageviews and events, in the same columns: a row is of one kind).
 // A value's visitors change when a visitor's count goes from 0 to more (or back, when a visit's
 // exit page moves on): the upsert returns the count after the batch's change, and the unique key
 // serialises concurrent writers (also across processes), so the kept figures equal counting
-// distinct visitors over the raw rows. Other dimensions, filtered queries and the visit sums
-// (bounces, durations) still come from the raw rows (stats.ts). The rollup job deletes a day's
-// rows here once it has summed the day up (intraday.ts).
+// distinct visitors over the raw rows. A visit that goes on moves its values' sums by the
+// difference between its row before and after the batch (the writer holds the row locked on
+// Postgres). Other dimensions and filtered queries still come from the raw rows (stats.ts). The
+// rollup job deletes a day's rows here once it has summed the day up (intraday.ts).
 import { sql } from 'kysely';
 import type { AnalyticsEventsTable, AnalyticsVisitsTable, Db } from '../db/schema.js';
 import { insertRows } from './bulk.js';
@@ -23,17 +26,59 @@ const VISIT_KEPT = [
   ['visit:source', 'source'],
   ['visit:country', 'country'],
   ['visit:device', 'device'],
+  ['visit:browser', 'browser'],
+  ['visit:os', 'os'],
 ] as const;
-const EXIT = 'visit:exit_page';
 
 /** Dimensions whose figures for the days not yet rolled up are kept by the writer. */
 export const KEPT_DIMENSIONS: ReadonlySet<string> = new Set([...EVENT_KEPT, ...VISIT_KEPT].map(([d]) => d));
 
 type EventLike = Pick<AnalyticsEventsTable, 'property_id' | 'workspace_id' | 'day' | 'name' | 'visitor_id' | 'path'>;
-type VisitLike = Pick<
+export type VisitLike = Pick<
   AnalyticsVisitsTable,
-  'property_id' | 'workspace_id' | 'day' | 'visitor_id' | 'entry_path' | 'exit_path' | 'source' | 'country' | 'device'
+  | 'property_id'
+  | 'workspace_id'
+  | 'day'
+  | 'visitor_id'
+  | 'entry_path'
+  | 'exit_path'
+  | 'source'
+  | 'country'
+  | 'device'
+  | 'browser'
+  | 'os'
+  | 'pageviews'
+  | 'events'
+  | 'duration_s'
 >;
+/** A visit the batch moved on: its row before the batch and after. */
+export interface MovedVisit {
+  before: VisitLike;
+  after: VisitLike;
+}
+
+/** What one visit adds to the sums of its day and of each of its values (sign -1: takes away). */
+export interface VisitSums {
+  visits: number;
+  bounces: number;
+  duration_s: number;
+  pageviews: number;
+  events: number;
+}
+export const visitSums = (v: VisitLike, sign: 1 | -1 = 1): VisitSums => ({
+  visits: sign,
+  bounces: v.events <= 1 ? sign : 0, // as stats.ts counts bounces from the raw visits
+  duration_s: sign * v.duration_s,
+  pageviews: sign * v.pageviews,
+  events: sign * v.events,
+});
+function addSums(into: VisitSums, d: VisitSums): void {
+  into.visits += d.visits;
+  into.bounces += d.bounces;
+  into.duration_s += d.duration_s;
+  into.pageviews += d.pageviews;
+  into.events += d.events;
+}
 
 interface ValueDelta {
   property_id: string;
@@ -45,6 +90,8 @@ interface ValueDelta {
   visits: number;
   pageviews: number;
   events: number;
+  bounces: number;
+  duration_s: number;
 }
 
 interface VisitorDelta {
@@ -60,20 +107,19 @@ const keyOf = (r: { property_id: string; day: string; dimension: string; value: 
 
 /**
  * Adds a batch to the kept figures (inside the batch's transaction): its events, the visits it
- * started, and the visits it moved on whose exit page changed (`fromExit`: the exit page before the batch).
+ * started (as they are after the batch) and the visits it moved on (the difference).
  */
-export async function recordDayValues(
-  trx: Db,
-  events: readonly EventLike[],
-  started: readonly VisitLike[],
-  moved: readonly { visit: VisitLike; fromExit: string | null }[],
-): Promise<void> {
+export async function recordDayValues(trx: Db, events: readonly EventLike[], started: readonly VisitLike[], moved: readonly MovedVisit[]): Promise<void> {
   const values = new Map<string, ValueDelta>();
   const visitors = new Map<string, VisitorDelta & { workspace_id: string }>();
   const value = (property_id: string, day: string, dimension: string, v: string, workspace_id: string) => {
     const key = `${property_id}\0${day}\0${dimension}\0${v}`;
     let r = values.get(key);
-    if (!r) values.set(key, (r = { property_id, day, dimension, value: v, workspace_id, visitors: 0, visits: 0, pageviews: 0, events: 0 }));
+    if (!r)
+      values.set(
+        key,
+        (r = { property_id, day, dimension, value: v, workspace_id, visitors: 0, visits: 0, pageviews: 0, events: 0, bounces: 0, duration_s: 0 }),
+      );
     return r;
   };
   const visitor = (r: ValueDelta, visitor_id: string, n: number) => {
@@ -91,20 +137,33 @@ export async function recordDayValues(
     }
   }
   for (const v of started) {
+    const sums = visitSums(v);
     for (const [dimension, column] of VISIT_KEPT) {
       const r = value(v.property_id, v.day, dimension, v[column] ?? '', v.workspace_id);
-      r.visits++;
+      addSums(r, sums);
       visitor(r, v.visitor_id, 1);
     }
   }
-  for (const { visit: v, fromExit } of moved) {
-    if ((fromExit ?? '') === (v.exit_path ?? '')) continue;
-    const from = value(v.property_id, v.day, EXIT, fromExit ?? '', v.workspace_id);
-    from.visits--;
-    visitor(from, v.visitor_id, -1);
-    const to = value(v.property_id, v.day, EXIT, v.exit_path ?? '', v.workspace_id);
-    to.visits++;
-    visitor(to, v.visitor_id, 1);
+  for (const { before, after: v } of moved) {
+    const gone = visitSums(before, -1);
+    const now = visitSums(v);
+    const diff = { ...now };
+    addSums(diff, gone);
+    for (const [dimension, column] of VISIT_KEPT) {
+      const was = before[column] ?? '';
+      const is = v[column] ?? '';
+      if (was === is) {
+        addSums(value(v.property_id, v.day, dimension, is, v.workspace_id), diff);
+        continue;
+      }
+      // The exit page moved on: the visit leaves its old value and joins its new one.
+      const from = value(v.property_id, v.day, dimension, was, v.workspace_id);
+      addSums(from, gone);
+      visitor(from, v.visitor_id, -1);
+      const to = value(v.property_id, v.day, dimension, is, v.workspace_id);
+      addSums(to, now);
+      visitor(to, v.visitor_id, 1);
+    }
   }
 
   // In key order, as every writer does: concurrent batches wait on each other instead of deadlocking.
@@ -130,69 +189,55 @@ export async function recordDayValues(
   const rows = [...values.keys()]
     .sort()
     .map((k) => values.get(k)!)
-    .filter((r) => r.visitors || r.visits || r.pageviews || r.events);
+    .filter((r) => r.visitors || r.visits || r.pageviews || r.events || r.bounces || r.duration_s);
   const int = 'integer' as const;
   await insertRows(
     trx,
     'analytics_day_values',
     rows,
-    { property_id: 'text', day: 'text', dimension: 'text', value: 'text', workspace_id: 'text', visitors: int, visits: int, pageviews: int, events: int },
+    {
+      property_id: 'text',
+      day: 'text',
+      dimension: 'text',
+      value: 'text',
+      workspace_id: 'text',
+      visitors: int,
+      visits: int,
+      pageviews: int,
+      events: int,
+      bounces: int,
+      duration_s: int,
+    },
     sql`on conflict (property_id, day, dimension, value) do update set visitors = analytics_day_values.visitors + excluded.visitors,
       visits = analytics_day_values.visits + excluded.visits, pageviews = analytics_day_values.pageviews + excluded.pageviews,
-      events = analytics_day_values.events + excluded.events`,
+      events = analytics_day_values.events + excluded.events, bounces = analytics_day_values.bounces + excluded.bounces,
+      duration_s = analytics_day_values.duration_s + excluded.duration_s`,
   );
 }
 
-/**
- * Per-day figures by a kept dimension for [from, to] (days after rolled_through): visitors, visits,
- * pageviews and events as kept; with `visitSums` (visit dimensions, for bounce rate, duration, pageviews
- * or events of visits) those from the raw visits, summed without counting distinct visitors.
- */
-export async function dayValueRows(db: Db, propertyId: string, from: string, to: string, dimension: string, visitSums: boolean): Promise<DayRow[]> {
+/** Per-day figures by a kept dimension for [from, to] (days after rolled_through), as kept by the writer. */
+export async function dayValueRows(db: Db, propertyId: string, from: string, to: string, dimension: string): Promise<DayRow[]> {
   const kept = await db
     .selectFrom('analytics_day_values')
-    .select(['day', 'value', 'visitors', 'visits', 'pageviews', 'events'])
+    .select(['day', 'value', 'visitors', 'visits', 'pageviews', 'events', 'bounces', 'duration_s'])
     .where('property_id', '=', propertyId)
     .where('dimension', '=', dimension)
     .where('day', '>=', from)
     .where('day', '<=', to)
     .execute();
-  const rows = new Map<string, DayRow>();
+  const rows: DayRow[] = [];
   for (const r of kept) {
     if (!Number(r.visitors) && !Number(r.visits) && !Number(r.events)) continue; // an exit page no visit ends on any more
-    rows.set(`${r.day}\0${r.value}`, {
+    rows.push({
       day: r.day,
       value: r.value || null,
       visitors: Number(r.visitors),
       visits: Number(r.visits),
       pageviews: Number(r.pageviews),
       events: Number(r.events),
-      bounces: 0,
-      duration_s: 0,
+      bounces: Number(r.bounces),
+      duration_s: Number(r.duration_s),
     });
   }
-  const visitColumn = VISIT_KEPT.find(([d]) => d === dimension)?.[1];
-  if (visitSums && visitColumn) {
-    const value = sql<string>`coalesce(${sql.ref(visitColumn)}, '')`;
-    const sums = await db
-      .selectFrom('analytics_visits')
-      .select([
-        'day',
-        value.as('value'),
-        sql<number>`sum(pageviews)`.as('pageviews'),
-        sql<number>`sum(events)`.as('events'),
-        sql<number>`sum(case when events <= 1 then 1 else 0 end)`.as('bounces'),
-        sql<number>`sum(duration_s)`.as('duration_s'),
-      ])
-      .where('property_id', '=', propertyId)
-      .where('day', '>=', from)
-      .where('day', '<=', to)
-      .groupBy(['day', value])
-      .execute();
-    for (const s of sums) {
-      const r = rows.get(`${s.day}\0${s.value}`);
-      if (r) Object.assign(r, { pageviews: Number(s.pageviews), events: Number(s.events), bounces: Number(s.bounces), duration_s: Number(s.duration_s) });
-    }
-  }
-  return [...rows.values()];
+  return rows;
 }

@@ -2,10 +2,13 @@
 // writer keeps each day's visitors (one row per visitor and day: the unique key decides, also
 // between processes, which event is a visitor's first that day) and totals in the transaction of
 // each batch, so the dashboard reads one row per day instead of counting distinct visitors over
-// every raw event (issue 39). Filtered and per-dimension figures still come from the raw rows
-// (stats.ts). The rollup job sums a day up from the raw rows and then deletes its rows here.
+// every raw event (issue 39). The totals also hold the sums of the visits started that day (visits,
+// bounces, seconds), moved by the difference when a visit goes on (intraday-values.ts). Filtered
+// figures still come from the raw rows (stats.ts). The rollup job sums a day up from the raw rows
+// and then deletes its rows here.
 import type { AnalyticsEventsTable, Db } from '../db/schema.js';
-import { type DayRow, rawVisitSums } from './stats.js';
+import { type MovedVisit, type VisitLike, visitSums } from './intraday-values.js';
+import type { DayRow } from './stats.js';
 
 const CHUNK = 500;
 
@@ -16,19 +19,45 @@ interface DayCount {
   visitors: number;
   pageviews: number;
   events: number;
+  visits: number;
+  bounces: number;
+  duration_s: number;
 }
 
-/** Adds a batch of events to the visitors and totals of their property and day (inside the batch's transaction). */
+/**
+ * Adds a batch to the visitors and totals of their property and day (inside the batch's
+ * transaction): its events, the visits it started (as they are after the batch) and the visits it
+ * moved on (the difference, on the day the visit started).
+ */
 export async function recordIntraday(
   trx: Db,
   events: readonly Pick<AnalyticsEventsTable, 'property_id' | 'workspace_id' | 'day' | 'name' | 'visitor_id'>[],
+  started: readonly VisitLike[],
+  moved: readonly MovedVisit[],
 ): Promise<void> {
   const counts = new Map<string, DayCount>();
+  const count = (property_id: string, day: string, workspace_id: string) => {
+    const key = `${property_id}\0${day}`;
+    let c = counts.get(key);
+    if (!c) counts.set(key, (c = { property_id, day, workspace_id, visitors: 0, pageviews: 0, events: 0, visits: 0, bounces: 0, duration_s: 0 }));
+    return c;
+  };
+  const addVisit = (v: VisitLike, sign: 1 | -1) => {
+    const c = count(v.property_id, v.day, v.workspace_id);
+    const d = visitSums(v, sign);
+    c.visits += d.visits;
+    c.bounces += d.bounces;
+    c.duration_s += d.duration_s;
+  };
+  for (const v of started) addVisit(v, 1);
+  for (const { before, after } of moved) {
+    addVisit(before, -1);
+    addVisit(after, 1);
+  }
   const visitors = new Map<string, { property_id: string; day: string; visitor_id: string; workspace_id: string }>();
   for (const e of events) {
     const key = `${e.property_id}\0${e.day}`;
-    let c = counts.get(key);
-    if (!c) counts.set(key, (c = { property_id: e.property_id, day: e.day, workspace_id: e.workspace_id, visitors: 0, pageviews: 0, events: 0 }));
+    const c = count(e.property_id, e.day, e.workspace_id);
     c.events++;
     if (e.name === 'pageview') c.pageviews++;
     if (e.visitor_id)
@@ -55,31 +84,34 @@ export async function recordIntraday(
           visitors: eb('analytics_day_totals.visitors', '+', eb.ref('excluded.visitors')),
           pageviews: eb('analytics_day_totals.pageviews', '+', eb.ref('excluded.pageviews')),
           events: eb('analytics_day_totals.events', '+', eb.ref('excluded.events')),
+          visits: eb('analytics_day_totals.visits', '+', eb.ref('excluded.visits')),
+          bounces: eb('analytics_day_totals.bounces', '+', eb.ref('excluded.bounces')),
+          duration_s: eb('analytics_day_totals.duration_s', '+', eb.ref('excluded.duration_s')),
         })),
       )
       .execute();
   }
 }
 
-/** Per-day unfiltered sums of [from, to] (days after rolled_through): totals kept by the writer, visit sums from the raw visits. */
+/** Per-day unfiltered sums of [from, to] (days after rolled_through), as kept by the writer. */
 export async function intradayRows(db: Db, propertyId: string, from: string, to: string): Promise<DayRow[]> {
   const totals = await db
     .selectFrom('analytics_day_totals')
-    .select(['day', 'visitors', 'pageviews', 'events'])
+    .select(['day', 'visitors', 'pageviews', 'events', 'visits', 'bounces', 'duration_s'])
     .where('property_id', '=', propertyId)
     .where('day', '>=', from)
     .where('day', '<=', to)
     .execute();
-  const byDay = new Map<string, DayRow>();
-  const row = (day: string) => {
-    let r = byDay.get(day);
-    if (!r) byDay.set(day, (r = { day, value: null, visitors: 0, pageviews: 0, events: 0, visits: 0, bounces: 0, duration_s: 0 }));
-    return r;
-  };
-  for (const t of totals) Object.assign(row(t.day), { visitors: Number(t.visitors), pageviews: Number(t.pageviews), events: Number(t.events) });
-  for (const v of await rawVisitSums(db, propertyId, from, to, []))
-    Object.assign(row(v.day), { visits: v.visits, bounces: v.bounces, duration_s: v.duration_s });
-  return [...byDay.values()];
+  return totals.map((t) => ({
+    day: t.day,
+    value: null,
+    visitors: Number(t.visitors),
+    pageviews: Number(t.pageviews),
+    events: Number(t.events),
+    visits: Number(t.visits),
+    bounces: Number(t.bounces),
+    duration_s: Number(t.duration_s),
+  }));
 }
 
 /** Deletes the kept visitors, totals and values (intraday-values.ts) of a property's days through `day` (they are in the rollups now). */

@@ -76,7 +76,6 @@ async function rowsFor(
   to: string,
   dimension: string | null,
   allFilters: Filter[],
-  metrics: readonly Metric[] = [],
 ) {
   const own = dimension !== null && allFilters.every((f) => f.dimension === dimension);
   const filters = own ? [] : allFilters;
@@ -85,12 +84,11 @@ async function rowsFor(
   if (rolled && rolled >= from) rows.push(...(await rollupRows(ctx.db, property.id, from, rolled < to ? rolled : to, dimension)));
   const rawFrom = rolled && rolled >= from ? nextDay(rolled) : from;
   if (rawFrom <= to) {
-    const visitSums = metrics.some((m) => m !== 'visitors' && m !== 'visits');
     rows.push(
       ...(await (!dimension && !filters.length
         ? intradayRows(ctx.db, property.id, rawFrom, to)
         : dimension && !filters.length && KEPT_DIMENSIONS.has(dimension)
-          ? dayValueRows(ctx.db, property.id, rawFrom, to, dimension, visitSums)
+          ? dayValueRows(ctx.db, property.id, rawFrom, to, dimension)
           : rawRows(ctx.db, property.id, rawFrom, to, dimension, filters))),
     );
   }
@@ -117,7 +115,7 @@ export async function queryStats(ctx: C, workspaceId: string, q: StatsQuery): Pr
   const metrics = parseMetrics(q.metrics, dimension ?? undefined);
   const filters = parseFilters(q.filters);
   const { from, to } = periodRange(q.period ?? '30d', ctx.clock.now(), q);
-  const { rows, rolled } = await rowsFor(ctx, property, from, to, dimension, filters, metrics);
+  const { rows, rolled } = await rowsFor(ctx, property, from, to, dimension, filters);
   const values = (s: Parameters<typeof metricValue>[1]) => Object.fromEntries(metrics.map((m) => [m, metricValue(m, s)])) as MetricValues;
   const base = { property_id: property.id, period: { from, to }, metrics, rolled_through: rolled };
 

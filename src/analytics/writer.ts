@@ -211,7 +211,8 @@ export async function writeBatch(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, batc
   batch.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   await inTransaction(ctx.db, async (trx) => {
     const visits = await openVisits(trx, batch);
-    const fromExit = new Map([...visits.values()].map((v) => [v.id, v.exit_path]));
+    // Each open visit as it was before the batch: the kept sums move by the difference (intraday-values.ts).
+    const before = new Map([...visits.values()].map((v) => [v.id, { ...v }]));
     const created = new Map<string, VisitRow>();
     const changed = new Map<string, VisitRow>();
     const events: AnalyticsEventsTable[] = [];
@@ -268,13 +269,10 @@ export async function writeBatch(ctx: Pick<Ctx, 'db' | 'clock' | 'config'>, batc
     await insertRows(trx, 'analytics_visits', [...created.values()], VISIT_COLUMNS);
     for (const rows of chunks([...changed.values()], 1000)) await updateVisits(trx, rows);
     await insertRows(trx, 'analytics_events', events, EVENT_COLUMNS);
-    await recordIntraday(trx, batch);
-    await recordDayValues(
-      trx,
-      batch,
-      [...created.values()],
-      [...changed.values()].map((visit) => ({ visit, fromExit: fromExit.get(visit.id) ?? null })),
-    );
+    const started = [...created.values()];
+    const moved = [...changed.values()].map((after) => ({ before: before.get(after.id)!, after }));
+    await recordIntraday(trx, batch, started, moved);
+    await recordDayValues(trx, batch, started, moved);
     await countUsage(ctx, trx, batch);
   });
 }

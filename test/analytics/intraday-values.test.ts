@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { KEPT_DIMENSIONS } from '../../src/analytics/intraday-values.js';
+import { intradayRows } from '../../src/analytics/intraday.js';
+import { dayValueRows, KEPT_DIMENSIONS } from '../../src/analytics/intraday-values.js';
 import { createProperty } from '../../src/analytics/properties.js';
 import { rollUp } from '../../src/analytics/reports.js';
-import { byValue, type Metric, metricValue, parseFilters, rawRows } from '../../src/analytics/stats.js';
+import { byValue, type DayRow, type Metric, metricValue, parseFilters, rawRows } from '../../src/analytics/stats.js';
 import { type PendingEvent, writeBatch } from '../../src/analytics/writer.js';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { type ManualClock, MINUTE } from '../../src/platform/clock.js';
@@ -41,6 +42,12 @@ describe('analytics: today’s breakdowns from the writer’s kept values', () =
     const rows = await rawRows(s.app.db, pid, from, to, dimension, parseFilters(filters));
     return Object.fromEntries([...byValue(rows)].map(([value, sums]) => [String(value), metrics.map((m) => metricValue(m, sums))]));
   };
+  /** Every sum of every day and value, sorted: the kept rows must equal the raw rows' sums exactly (not only as rounded rates). */
+  const sums = (rows: DayRow[]) =>
+    rows.map((r) => `${r.day} ${r.value} v${r.visitors} pv${r.pageviews} e${r.events} vi${r.visits} b${r.bounces} d${r.duration_s}`).sort();
+  const keptSums = async (from: string, to: string, dimension: string | null) =>
+    sums(dimension ? await dayValueRows(s.app.db, pid, from, to, dimension) : await intradayRows(s.app.db, pid, from, to));
+  const rawSums = async (from: string, to: string, dimension: string | null) => sums(await rawRows(s.app.db, pid, from, to, dimension, []));
   const kept = async () => (await s.app.db.selectFrom('analytics_day_values').select('day').where('property_id', '=', pid).execute()).length;
 
   before(async () => {
@@ -80,8 +87,8 @@ describe('analytics: today’s breakdowns from the writer’s kept values', () =
     country: pick([null, 'DE', 'TR', 'US']),
     region: null,
     city: null,
-    browser: 'Chrome',
-    os: 'Linux',
+    browser: pick([null, 'Chrome', 'Firefox', 'Safari']),
+    os: pick(['Linux', 'Mac', 'iOS']),
     device: pick(['desktop', 'mobile']),
     props: null,
   });
@@ -121,6 +128,15 @@ describe('analytics: today’s breakdowns from the writer’s kept values', () =
         assert.deepEqual(await answered(from, to, dimension), expected, `${dimension} ${from}..${to}`);
       }
     }
+    for (const dimension of [null, ...KEPT_DIMENSIONS])
+      for (const [from, to] of [
+        ['2026-07-01', '2026-07-01'],
+        ['2026-07-02', '2026-07-02'],
+      ])
+        assert.deepEqual(await keptSums(from, to, dimension), await rawSums(from, to, dimension), `sums of ${dimension ?? 'the day'} ${from}..${to}`);
+    const totals = (await rawRows(s.app.db, pid, '2026-07-01', '2026-07-02', null, []))[0];
+    assert.ok(totals.visits > totals.bounces && totals.bounces > 0 && totals.duration_s > 0, 'visits that went on and visits that bounced');
+    assert.ok(KEPT_DIMENSIONS.has('visit:browser') && KEPT_DIMENSIONS.has('visit:os'));
     assert.ok(Object.keys(await raw('2026-07-01', '2026-07-01', 'visit:exit_page')).length >= 4);
     // A filter on the breakdown's own dimension picks its values (the dashboard's events card).
     const names = await answered('2026-07-01', '2026-07-02', 'event:name', 'event:name!=pageview');

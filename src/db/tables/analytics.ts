@@ -127,6 +127,10 @@ export interface AnalyticsDayTotalsTable {
   visitors: number;
   pageviews: number;
   events: number;
+  /** Visits that started that day, their bounces (at most one event) and seconds (migration 0080). */
+  visits: number;
+  bounces: number;
+  duration_s: number;
 }
 
 /** The visit a widget conversation came from (migration 0043), copied when it started. */
@@ -175,10 +179,14 @@ export interface AnalyticsDayValuesTable {
   visitors: number;
   /** Visit dimensions only. */
   visits: number;
-  /** Event dimensions only. */
+  /** Event dimensions: the value's pageviews; visit dimensions: the sum of its visits' pageviews (migration 0080). */
   pageviews: number;
-  /** Event dimensions only. */
+  /** Event dimensions: the value's events; visit dimensions: the sum of its visits' events (migration 0080). */
   events: number;
+  /** Visit dimensions only: visits with at most one event. */
+  bounces: number;
+  /** Visit dimensions only: the sum of its visits' seconds. */
+  duration_s: number;
 }
 
 export interface AnalyticsTables {
