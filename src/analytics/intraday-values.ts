@@ -12,7 +12,7 @@
 // Postgres). Other dimensions and filtered queries still come from the raw rows (stats.ts). The
 // rollup job deletes a day's rows here once it has summed the day up (intraday.ts).
 import { sql } from 'kysely';
-import type { AnalyticsEventsTable, AnalyticsVisitsTable, Db } from '../db/schema.js';
+import type { AnalyticsDayValuesTable, AnalyticsDayValueVisitorsTable, AnalyticsEventsTable, AnalyticsVisitsTable, Db } from '../db/schema.js';
 import { insertRows } from './bulk.js';
 import type { DayRow } from './stats.js';
 
@@ -80,28 +80,11 @@ function addSums(into: VisitSums, d: VisitSums): void {
   into.events += d.events;
 }
 
-interface ValueDelta {
-  property_id: string;
-  day: string;
-  dimension: string;
-  value: string;
-  workspace_id: string;
-  visitors: number;
-  visits: number;
-  pageviews: number;
-  events: number;
-  bounces: number;
-  duration_s: number;
-}
+/** A batch's change to a value's kept figures (added to the row by the upsert). */
+type ValueDelta = AnalyticsDayValuesTable;
 
-interface VisitorDelta {
-  property_id: string;
-  day: string;
-  dimension: string;
-  value: string;
-  visitor_id: string;
-  n: number;
-}
+/** A batch's change to one visitor's count with a value. */
+type VisitorDelta = AnalyticsDayValueVisitorsTable;
 
 const keyOf = (r: { property_id: string; day: string; dimension: string; value: string }) => `${r.property_id}\0${r.day}\0${r.dimension}\0${r.value}`;
 
