@@ -9,6 +9,7 @@
 // (bounces, durations) still come from the raw rows (stats.ts). The rollup job deletes a day's
 // rows here once it has summed the day up (intraday.ts).
 import { sql } from 'kysely';
+import { readRows } from '../db/readers.js';
 import type { AnalyticsEventsTable, AnalyticsVisitsTable, Db } from '../db/schema.js';
 import { insertRows } from './bulk.js';
 import type { DayRow } from './stats.js';
@@ -149,14 +150,16 @@ export async function recordDayValues(
  * or events of visits) those from the raw visits, summed without counting distinct visitors.
  */
 export async function dayValueRows(db: Db, propertyId: string, from: string, to: string, dimension: string, visitSums: boolean): Promise<DayRow[]> {
-  const kept = await db
-    .selectFrom('analytics_day_values')
-    .select(['day', 'value', 'visitors', 'visits', 'pageviews', 'events'])
-    .where('property_id', '=', propertyId)
-    .where('dimension', '=', dimension)
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .execute();
+  const kept = await readRows(
+    db,
+    db
+      .selectFrom('analytics_day_values')
+      .select(['day', 'value', 'visitors', 'visits', 'pageviews', 'events'])
+      .where('property_id', '=', propertyId)
+      .where('dimension', '=', dimension)
+      .where('day', '>=', from)
+      .where('day', '<=', to),
+  );
   const rows = new Map<string, DayRow>();
   for (const r of kept) {
     if (!Number(r.visitors) && !Number(r.visits) && !Number(r.events)) continue; // an exit page no visit ends on any more
@@ -174,21 +177,23 @@ export async function dayValueRows(db: Db, propertyId: string, from: string, to:
   const visitColumn = VISIT_KEPT.find(([d]) => d === dimension)?.[1];
   if (visitSums && visitColumn) {
     const value = sql<string>`coalesce(${sql.ref(visitColumn)}, '')`;
-    const sums = await db
-      .selectFrom('analytics_visits')
-      .select([
-        'day',
-        value.as('value'),
-        sql<number>`sum(pageviews)`.as('pageviews'),
-        sql<number>`sum(events)`.as('events'),
-        sql<number>`sum(case when events <= 1 then 1 else 0 end)`.as('bounces'),
-        sql<number>`sum(duration_s)`.as('duration_s'),
-      ])
-      .where('property_id', '=', propertyId)
-      .where('day', '>=', from)
-      .where('day', '<=', to)
-      .groupBy(['day', value])
-      .execute();
+    const sums = await readRows(
+      db,
+      db
+        .selectFrom('analytics_visits')
+        .select([
+          'day',
+          value.as('value'),
+          sql<number>`sum(pageviews)`.as('pageviews'),
+          sql<number>`sum(events)`.as('events'),
+          sql<number>`sum(case when events <= 1 then 1 else 0 end)`.as('bounces'),
+          sql<number>`sum(duration_s)`.as('duration_s'),
+        ])
+        .where('property_id', '=', propertyId)
+        .where('day', '>=', from)
+        .where('day', '<=', to)
+        .groupBy(['day', value]),
+    );
     for (const s of sums) {
       const r = rows.get(`${s.day}\0${s.value}`);
       if (r) Object.assign(r, { pageviews: Number(s.pageviews), events: Number(s.events), bounces: Number(s.bounces), duration_s: Number(s.duration_s) });

@@ -4,6 +4,7 @@
 // each batch, so the dashboard reads one row per day instead of counting distinct visitors over
 // every raw event (issue 39). Filtered and per-dimension figures still come from the raw rows
 // (stats.ts). The rollup job sums a day up from the raw rows and then deletes its rows here.
+import { readRows } from '../db/readers.js';
 import type { AnalyticsEventsTable, Db } from '../db/schema.js';
 import { type DayRow, rawVisitSums } from './stats.js';
 
@@ -63,13 +64,15 @@ export async function recordIntraday(
 
 /** Per-day unfiltered sums of [from, to] (days after rolled_through): totals kept by the writer, visit sums from the raw visits. */
 export async function intradayRows(db: Db, propertyId: string, from: string, to: string): Promise<DayRow[]> {
-  const totals = await db
-    .selectFrom('analytics_day_totals')
-    .select(['day', 'visitors', 'pageviews', 'events'])
-    .where('property_id', '=', propertyId)
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .execute();
+  const totals = await readRows(
+    db,
+    db
+      .selectFrom('analytics_day_totals')
+      .select(['day', 'visitors', 'pageviews', 'events'])
+      .where('property_id', '=', propertyId)
+      .where('day', '>=', from)
+      .where('day', '<=', to),
+  );
   const byDay = new Map<string, DayRow>();
   const row = (day: string) => {
     let r = byDay.get(day);
