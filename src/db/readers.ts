@@ -9,8 +9,9 @@
 // uncommitted rows: both run the query as before, as does SQLite with SVC_DATABASE_READERS=0.
 //
 // Threads start on the first read that finds none free (up to the pool's size) and end after
-// READER_IDLE_MS without a read: a thread costs its own V8 heap and Node environment (~10 MB of RSS,
-// as the checkpointer's in connection.ts), which an idle server does not keep (bench/startup).
+// READER_IDLE_MS without a read: a thread costs its own V8 heap and Node environment (~10 MB of RSS
+// when started, as the checkpointer's in connection.ts; 20–25 MB once it has run large scans and
+// sorts, measured with two threads), which an idle server does not keep (bench/startup).
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import type { Compilable, CompiledQuery, Kysely, RawBuilder } from 'kysely';
@@ -18,7 +19,7 @@ import type { ReadAnswer, ReaderData, ReadRequest } from './reader-thread.js';
 import type { Database, Db } from './schema.js';
 
 /** A reader thread ends after this long without a read. */
-export const READER_IDLE_MS = 10_000;
+const READER_IDLE_MS = 10_000;
 
 interface Job {
   request: ReadRequest;
