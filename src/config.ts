@@ -188,6 +188,7 @@ const schema = z.object({
     }),
   SVC_DATABASE_POOL_SIZE: wholeNumber(10, 1, 1000),
   SVC_DATABASE_WAIT_MS: wholeNumber(5000, 1, 600_000),
+  SVC_DATABASE_READERS: wholeNumber(2, 0, 16),
   SVC_MASTER_KEY: masterKey,
   SVC_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).optional().default('info'),
   SVC_SHUTDOWN_TIMEOUT_SECONDS: countOrZero(10),
@@ -357,6 +358,8 @@ function shapeConfig(p: Parsed) {
     databaseUrl: p.SVC_DATABASE_URL,
     /** Postgres connections per process; how long a query waits for one (or for SQLite's write lock) before a 503 busy. */
     databasePool: { size: p.SVC_DATABASE_POOL_SIZE, waitMs: p.SVC_DATABASE_WAIT_MS },
+    /** SQLite: threads that run long reads off the event loop (src/db/readers.ts); 0: none. Not used on Postgres. */
+    databaseReaders: p.SVC_DATABASE_READERS,
     masterKey: p.SVC_MASTER_KEY,
     logLevel: p.SVC_LOG_LEVEL,
     shutdownTimeoutMs: p.SVC_SHUTDOWN_TIMEOUT_SECONDS * 1000,

@@ -75,6 +75,7 @@ export function buildServices(config: Config, opts: BuildOptions = {}): App {
     dataDir: config.dataDir,
     poolSize: config.databasePool.size,
     waitMs: config.databasePool.waitMs,
+    readers: config.databaseReaders,
     applicationName: applicationName(instanceId),
     durable: opts.durable,
   });

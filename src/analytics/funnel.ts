@@ -10,6 +10,7 @@
 // (it keeps no visitor hash, and its visit had not ended) and are refused.
 import type { Ctx } from '../context.js';
 import { conversationsByLastMessage } from '../conversations/visitor.js';
+import { readRows } from '../db/readers.js';
 import type { AnalyticsConversationVisitsTable } from '../db/schema.js';
 import { invalid } from '../platform/errors.js';
 import { getProperty } from './properties.js';
@@ -71,25 +72,27 @@ export async function conversationFunnel(ctx: C, workspaceId: string, q: FunnelQ
 
   // Visitors and chat opens: a visitor counts in the group of the visit (source, campaign) or of the
   // page (each page they saw; "page" is where conversations start, so chat opens count by page).
-  const events = await ctx.db
-    .selectFrom('analytics_events as e')
-    .leftJoin('analytics_visits as v', 'v.id', 'e.visit_id')
-    .select(['e.name', 'e.visitor_id', 'e.path', 'v.source', 'v.utm_campaign'])
-    .where('e.property_id', '=', property.id)
-    .where('e.at', '>=', start)
-    .where('e.at', '<', end)
-    .where('e.visitor_id', 'is not', null)
-    .where('e.name', 'in', ['pageview', CHAT_OPENED])
-    .where((eb) =>
-      eb.and(
-        filters.map((f) => {
-          const spec = DIMENSIONS[f.dimension];
-          const ref = spec.table === 'events' ? (`e.${spec.column}` as const) : (`v.${spec.column}` as const);
-          return f.negate ? eb.or([eb(ref, 'is', null), eb(ref, 'not in', f.values)]) : eb(ref, 'in', f.values);
-        }),
+  const events = await readRows(
+    ctx.db,
+    ctx.db
+      .selectFrom('analytics_events as e')
+      .leftJoin('analytics_visits as v', 'v.id', 'e.visit_id')
+      .select(['e.name', 'e.visitor_id', 'e.path', 'v.source', 'v.utm_campaign'])
+      .where('e.property_id', '=', property.id)
+      .where('e.at', '>=', start)
+      .where('e.at', '<', end)
+      .where('e.visitor_id', 'is not', null)
+      .where('e.name', 'in', ['pageview', CHAT_OPENED])
+      .where((eb) =>
+        eb.and(
+          filters.map((f) => {
+            const spec = DIMENSIONS[f.dimension];
+            const ref = spec.table === 'events' ? (`e.${spec.column}` as const) : (`v.${spec.column}` as const);
+            return f.negate ? eb.or([eb(ref, 'is', null), eb(ref, 'not in', f.values)]) : eb(ref, 'in', f.values);
+          }),
+        ),
       ),
-    )
-    .execute();
+  );
   for (const e of events) {
     const value = q.by === 'source' ? e.source : q.by === 'campaign' ? e.utm_campaign : q.by === 'page' ? e.path : null;
     const g = group(value);

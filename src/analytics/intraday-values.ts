@@ -12,6 +12,7 @@
 // Postgres). Other dimensions and filtered queries still come from the raw rows (stats.ts). The
 // rollup job deletes a day's rows here once it has summed the day up (intraday.ts).
 import { sql } from 'kysely';
+import { readRows } from '../db/readers.js';
 import type { AnalyticsDayValuesTable, AnalyticsDayValueVisitorsTable, AnalyticsEventsTable, AnalyticsVisitsTable, Db } from '../db/schema.js';
 import { insertRows } from './bulk.js';
 import type { DayRow } from './stats.js';
@@ -200,14 +201,16 @@ export async function recordDayValues(trx: Db, events: readonly EventLike[], sta
 
 /** Per-day figures by a kept dimension for [from, to] (days after rolled_through), as kept by the writer. */
 export async function dayValueRows(db: Db, propertyId: string, from: string, to: string, dimension: string): Promise<DayRow[]> {
-  const kept = await db
-    .selectFrom('analytics_day_values')
-    .select(['day', 'value', 'visitors', 'visits', 'pageviews', 'events', 'bounces', 'duration_s'])
-    .where('property_id', '=', propertyId)
-    .where('dimension', '=', dimension)
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .execute();
+  const kept = await readRows(
+    db,
+    db
+      .selectFrom('analytics_day_values')
+      .select(['day', 'value', 'visitors', 'visits', 'pageviews', 'events', 'bounces', 'duration_s'])
+      .where('property_id', '=', propertyId)
+      .where('dimension', '=', dimension)
+      .where('day', '>=', from)
+      .where('day', '<=', to),
+  );
   const rows: DayRow[] = [];
   for (const r of kept) {
     if (!Number(r.visitors) && !Number(r.visits) && !Number(r.events)) continue; // an exit page no visit ends on any more

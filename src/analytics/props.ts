@@ -2,6 +2,7 @@
 // name). Props live only in the raw events (SVC_ANALYTICS_RAW_DAYS), so this reads them, filtered
 // by event name or page, and groups by the prop's value in the process (no dialect-specific JSON SQL).
 import type { Ctx } from '../context.js';
+import { readRows } from '../db/readers.js';
 import { invalid } from '../platform/errors.js';
 import { MAX_PROP_KEY_CHARS } from './ingest.js';
 import type { PropertyRow } from './properties.js';
@@ -35,7 +36,7 @@ export async function propsBreakdown(
     if (!column) throw invalid(`a ${PROPS_PREFIX}… breakdown filters by event:name or event:page only`);
     query = query.where(column, f.negate ? 'not in' : 'in', f.values);
   }
-  const rows = await query.limit(MAX_PROPS_EVENTS).execute();
+  const rows = await readRows(ctx.db, query.limit(MAX_PROPS_EVENTS));
   const groups = new Map<string, { visitors: Set<string>; events: number }>();
   for (const r of rows) {
     const value = (JSON.parse(r.props!) as Record<string, unknown>)[key];

@@ -2,8 +2,10 @@
 // period, optionally broken down by one dimension, with filters. Days the rollup job has summed up
 // are read from analytics_rollups; later days (today) and any filtered query from the raw events and
 // visits. Visitors add up across days exactly: the salt changes daily, so the same person on two days
-// is two visitors by construction (as in Plausible).
+// is two visitors by construction (as in Plausible). The reads run on a reader thread on SQLite
+// (src/db/readers.ts); the rollup job's, in its transaction, on the main connection.
 import { type ExpressionBuilder, sql } from 'kysely';
+import { readRows } from '../db/readers.js';
 import type { Database, Db } from '../db/schema.js';
 import { DAY } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
@@ -203,10 +205,12 @@ export async function rawRows(db: Db, propertyId: string, from: string, to: stri
     sql<number>`sum(duration_s)`.as('duration_s'),
   ];
   if (!spec) {
-    const ev = await eventsQuery()
-      .select(['day', ...eventSums])
-      .groupBy('day')
-      .execute();
+    const ev = await readRows(
+      db,
+      eventsQuery()
+        .select(['day', ...eventSums])
+        .groupBy('day'),
+    );
     const vi = await rawVisitSums(db, propertyId, from, to, filters);
     const byDay = new Map<string, DayRow>();
     const row = (day: string) => {
@@ -219,10 +223,12 @@ export async function rawRows(db: Db, propertyId: string, from: string, to: stri
     return [...byDay.values()];
   }
   if (spec.table === 'events') {
-    const rows = await eventsQuery()
-      .select(['day', sql<string | null>`${sql.ref(spec.column)}`.as('value'), ...eventSums])
-      .groupBy(['day', spec.column])
-      .execute();
+    const rows = await readRows(
+      db,
+      eventsQuery()
+        .select(['day', sql<string | null>`${sql.ref(spec.column)}`.as('value'), ...eventSums])
+        .groupBy(['day', spec.column]),
+    );
     return rows.map((r) => ({
       day: r.day,
       value: r.value,
@@ -234,17 +240,19 @@ export async function rawRows(db: Db, propertyId: string, from: string, to: stri
       duration_s: 0,
     }));
   }
-  const rows = await visitsQuery()
-    .select([
-      'day',
-      sql<string | null>`${sql.ref(spec.column)}`.as('value'),
-      sql<number>`count(distinct visitor_id)`.as('visitors'),
-      sql<number>`sum(pageviews)`.as('pageviews'),
-      sql<number>`sum(events)`.as('events'),
-      ...visitSums,
-    ])
-    .groupBy(['day', spec.column])
-    .execute();
+  const rows = await readRows(
+    db,
+    visitsQuery()
+      .select([
+        'day',
+        sql<string | null>`${sql.ref(spec.column)}`.as('value'),
+        sql<number>`count(distinct visitor_id)`.as('visitors'),
+        sql<number>`sum(pageviews)`.as('pageviews'),
+        sql<number>`sum(events)`.as('events'),
+        ...visitSums,
+      ])
+      .groupBy(['day', spec.column]),
+  );
   return rows.map((r) => ({
     day: r.day,
     value: r.value,
@@ -259,32 +267,36 @@ export async function rawRows(db: Db, propertyId: string, from: string, to: stri
 
 /** Per-day visits, bounces and visit seconds from the raw visits. */
 export async function rawVisitSums(db: Db, propertyId: string, from: string, to: string, filters: Filter[]) {
-  const rows = await db
-    .selectFrom('analytics_visits')
-    .select([
-      'day',
-      sql<number>`count(*)`.as('visits'),
-      sql<number>`sum(case when events <= 1 then 1 else 0 end)`.as('bounces'),
-      sql<number>`sum(duration_s)`.as('duration_s'),
-    ])
-    .where('property_id', '=', propertyId)
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .where((eb) => visitFilters(eb, propertyId, from, to, filters))
-    .groupBy('day')
-    .execute();
+  const rows = await readRows(
+    db,
+    db
+      .selectFrom('analytics_visits')
+      .select([
+        'day',
+        sql<number>`count(*)`.as('visits'),
+        sql<number>`sum(case when events <= 1 then 1 else 0 end)`.as('bounces'),
+        sql<number>`sum(duration_s)`.as('duration_s'),
+      ])
+      .where('property_id', '=', propertyId)
+      .where('day', '>=', from)
+      .where('day', '<=', to)
+      .where((eb) => visitFilters(eb, propertyId, from, to, filters))
+      .groupBy('day'),
+  );
   return rows.map((r) => ({ day: r.day, visits: n(r.visits), bounces: n(r.bounces), duration_s: n(r.duration_s) }));
 }
 
 export async function rollupRows(db: Db, propertyId: string, from: string, to: string, dimension: string | null): Promise<DayRow[]> {
-  const rows = await db
-    .selectFrom('analytics_rollups')
-    .select(['day', 'value', 'visitors', 'pageviews', 'events', 'visits', 'bounces', 'duration_s'])
-    .where('property_id', '=', propertyId)
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .where('dimension', '=', dimension ?? '')
-    .execute();
+  const rows = await readRows(
+    db,
+    db
+      .selectFrom('analytics_rollups')
+      .select(['day', 'value', 'visitors', 'pageviews', 'events', 'visits', 'bounces', 'duration_s'])
+      .where('property_id', '=', propertyId)
+      .where('day', '>=', from)
+      .where('day', '<=', to)
+      .where('dimension', '=', dimension ?? ''),
+  );
   return rows.map((r) => ({
     day: r.day,
     value: dimension ? r.value || null : null,

@@ -4,6 +4,7 @@ import { canSeeInbox } from '../auth/access.js';
 import { loadContactViews } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { type CustomFieldCondition, customFieldsOf, matchCustomFields } from '../custom-fields/store.js';
+import { readRows } from '../db/readers.js';
 import type { ConversationStatus } from '../db/schema.js';
 import { deletedInboxIds, inboxIsDeleted } from '../inboxes/store.js';
 import { iso } from '../platform/clock.js';
@@ -198,7 +199,8 @@ export async function unreadCounts(ctx: Pick<Ctx, 'db'>, access: Access) {
     .where((eb) => eb.or([eb('r.read_at', 'is', null), eb('r.read_at', '<', eb.ref('c.last_inbound_at'))]))
     .where((eb) => eb.not(inboxIsDeleted('c.inbox_id')));
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('c.inbox_id', 'in', access.inboxIds) : q.where('c.inbox_id', '=', '');
-  for (const row of await q.groupBy(['c.inbox_id', 'c.assignee_id']).execute()) {
+  // Counts over every open conversation: off the event loop on SQLite (src/db/readers.ts).
+  for (const row of await readRows(ctx.db, q.groupBy(['c.inbox_id', 'c.assignee_id']))) {
     const n = Number(row.n);
     counts.all += n;
     counts.inboxes[row.inbox_id] = (counts.inboxes[row.inbox_id] ?? 0) + n;
@@ -220,14 +222,16 @@ export async function openLabelCounts(ctx: Pick<Ctx, 'db'>, access: Access): Pro
     .where('c.status', '=', 'open')
     .where('c.spam', '=', 0);
   if (access.inboxIds !== null) open = access.inboxIds.length ? open.where('c.inbox_id', 'in', access.inboxIds) : open.where('c.inbox_id', '=', '');
-  const rows = await ctx.db
-    .selectFrom('conversation_labels as l')
-    .select(['l.label', (eb) => eb.fn.countAll<number>().as('open')])
-    .where('l.conversation_id', 'in', open)
-    .groupBy('l.label')
-    .orderBy('l.label')
-    .limit(200)
-    .execute();
+  const rows = await readRows(
+    ctx.db,
+    ctx.db
+      .selectFrom('conversation_labels as l')
+      .select(['l.label', (eb) => eb.fn.countAll<number>().as('open')])
+      .where('l.conversation_id', 'in', open)
+      .groupBy('l.label')
+      .orderBy('l.label')
+      .limit(200),
+  );
   return rows.map((r) => ({ label: r.label, open: Number(r.open) }));
 }
 

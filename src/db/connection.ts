@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { type DurableFs, nodeDurableFs, SharedFlush } from '../platform/durable.js';
 import { busy } from '../platform/errors.js';
 import { afterYoungGenerationHold } from '../platform/heap.js';
+import { ReaderPool, setReaderPool } from './readers.js';
 import type { Database } from './schema.js';
 import { SvcSqliteDialect } from './sqlite-dialect.js';
 
@@ -46,6 +47,8 @@ export function openDatabase(opts: {
   waitMs?: number;
   applicationName?: string;
   durable?: DurableFs;
+  /** SQLite: at most this many reader threads for long reads (src/db/readers.ts); 0 or unset: none. */
+  readers?: number;
 }): DbHandle {
   if (opts.databaseUrl) {
     // Loaded only here: a server on SQLite never pays for the Postgres driver.
@@ -81,12 +84,15 @@ export function openDatabase(opts: {
   const db = new Kysely<Database>({ dialect: new SvcSqliteDialect({ database: withStatementCache(sqlite, 1000, () => checkpointer.wrote()) }) });
   sqliteConnections.set(db, sqlite);
   checkpointers.set(db, checkpointer);
+  const readers = opts.readers ? new ReaderPool(file, opts.readers, opts.waitMs ?? 5000) : undefined;
+  if (readers) setReaderPool(db, readers);
   return {
     db,
     dialect: 'sqlite',
     sqliteFile: file,
     flushCommits: walFlush(file, opts.durable ?? nodeDurableFs),
     close: async () => {
+      await readers?.stop();
       await checkpointer.stop();
       await db.destroy();
     },

@@ -4,6 +4,7 @@
 // on report_days and report_durations delete a day's kept rows of every scope whenever its rows do
 // change anyway (a workspace's deletion, a row written by hand), so a kept figure is never stale.
 import { createHash } from 'node:crypto';
+import { readRows } from '../db/readers.js';
 import type { Db } from '../db/schema.js';
 
 /** Which rows a report's figures cover: the inboxes it reaches (null: all) and the member, if any. */
@@ -25,15 +26,17 @@ export async function readKeptDays<Figures>(kept: KeptDays, days: readonly strin
   const from = days[0];
   const to = days[days.length - 1];
   if (!(from < kept.before)) return new Map();
-  const rows = await kept.db
-    .selectFrom('report_day_figures')
-    .select(['day', 'figures'])
-    .where('workspace_id', '=', kept.workspaceId)
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .where('day', '<', kept.before)
-    .where('scope', '=', kept.scope)
-    .execute();
+  const rows = await readRows(
+    kept.db,
+    kept.db
+      .selectFrom('report_day_figures')
+      .select(['day', 'figures'])
+      .where('workspace_id', '=', kept.workspaceId)
+      .where('day', '>=', from)
+      .where('day', '<=', to)
+      .where('day', '<', kept.before)
+      .where('scope', '=', kept.scope),
+  );
   return new Map(rows.map((r) => [r.day, JSON.parse(r.figures) as Figures]));
 }
 

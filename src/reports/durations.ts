@@ -14,7 +14,8 @@
 // keep the right one. A long period's figures, on both, are the values at those ranks, read with an
 // offset from the value indexes.
 import { type SelectQueryBuilder, sql } from 'kysely';
-import type { Database } from '../db/schema.js';
+import { readRows } from '../db/readers.js';
+import type { Database, Db } from '../db/schema.js';
 
 export const DURATION_KEYS = ['first_response', 'resolution', 'first_response_business', 'resolution_business'] as const;
 export type DurationKey = (typeof DURATION_KEYS)[number];
@@ -56,8 +57,10 @@ function put(target: DurationFigures, r: Row): void {
 /**
  * The figures of each day of `days` and of the whole period, over the duration rows `scoped()`
  * selects (see service.ts for dayIndexed). Days in `keptFigures` (./day-figures.ts) are not computed again.
+ * The reads run on a reader thread of `db` when it has one (src/db/readers.ts).
  */
 export async function periodDurations(
+  db: Db,
   scoped: (dayIndexed?: boolean) => Scoped,
   postgres: boolean,
   days: string[],
@@ -81,26 +84,30 @@ export async function periodDurations(
     sql<number>`percentile_disc(0.9) within group (order by ${business})`.as('bp'),
   ] as const;
   if (missing.length && postgres) {
-    const rows = await missingScoped()
-      .select(['day', 'kind', ...percentiles])
-      .groupBy(['day', 'kind'])
-      .execute();
+    const rows = await readRows(
+      db,
+      missingScoped()
+        .select(['day', 'kind', ...percentiles])
+        .groupBy(['day', 'kind']),
+    );
     for (const r of rows as Row[]) if (!keptFigures.has(r.day!)) put(perDay.get(r.day!)!, r);
   } else if (missing.length) {
-    const rows = await missingScoped()
-      .select([
-        'day',
-        'kind',
-        sql<number>`count(*)`.as('n'),
-        sql<number>`median(seconds)`.as('m'),
-        sql<number>`percentile_disc(seconds, 0.9)`.as('p_low'),
-        sql<number>`-percentile_disc(-seconds, 0.1)`.as('p_high'),
-        sql<number>`median(${business})`.as('bm'),
-        sql<number>`percentile_disc(${business}, 0.9)`.as('bp_low'),
-        sql<number>`-percentile_disc(-${business}, 0.1)`.as('bp_high'),
-      ])
-      .groupBy(['day', 'kind'])
-      .execute();
+    const rows = await readRows(
+      db,
+      missingScoped()
+        .select([
+          'day',
+          'kind',
+          sql<number>`count(*)`.as('n'),
+          sql<number>`median(seconds)`.as('m'),
+          sql<number>`percentile_disc(seconds, 0.9)`.as('p_low'),
+          sql<number>`-percentile_disc(-seconds, 0.1)`.as('p_high'),
+          sql<number>`median(${business})`.as('bm'),
+          sql<number>`percentile_disc(${business}, 0.9)`.as('bp_low'),
+          sql<number>`-percentile_disc(-${business}, 0.1)`.as('bp_high'),
+        ])
+        .groupBy(['day', 'kind']),
+    );
     for (const r of rows) {
       if (keptFigures.has(r.day)) continue;
       const low = Number(r.n) % 10 === 0;
@@ -114,10 +121,12 @@ export async function periodDurations(
   // kind's entries (p90 from the top end) and no sort. A short one: that walk would pass over every other day's entries, so the period's rows
   // are aggregated through the day index instead (one sort per figure, of the period's values).
   if (days.length < LONG_PERIOD_DAYS && postgres) {
-    const rows = await scoped()
-      .select([sql<null>`null`.as('day'), 'kind', ...percentiles])
-      .groupBy('kind')
-      .execute();
+    const rows = await readRows(
+      db,
+      scoped()
+        .select([sql<null>`null`.as('day'), 'kind', ...percentiles])
+        .groupBy('kind'),
+    );
     for (const r of rows as Row[]) put(period, r);
     return { perDay, period };
   }
@@ -128,15 +137,17 @@ export async function periodDurations(
       // −1: the value at floor(0.1·(n−1)) from the top (see above).
       const sign = n % 10 === 0 ? 1 : -1;
       const fraction = sign === 1 ? 0.9 : 0.1;
-      const r = await scoped()
-        .where('kind', '=', kind)
-        .select([
-          sql<number>`median(seconds)`.as('m'),
-          sql<number>`${sign} * percentile_disc(${sign} * seconds, ${fraction})`.as('p'),
-          sql<number>`median(${business})`.as('bm'),
-          sql<number>`${sign} * percentile_disc(${sign} * ${business}, ${fraction})`.as('bp'),
-        ])
-        .executeTakeFirstOrThrow();
+      const [r] = await readRows(
+        db,
+        scoped()
+          .where('kind', '=', kind)
+          .select([
+            sql<number>`median(seconds)`.as('m'),
+            sql<number>`${sign} * percentile_disc(${sign} * seconds, ${fraction})`.as('p'),
+            sql<number>`median(${business})`.as('bm'),
+            sql<number>`${sign} * percentile_disc(${sign} * ${business}, ${fraction})`.as('bp'),
+          ]),
+      );
       put(period, { ...r, n, day: null, kind });
     }
     return { perDay, period };
@@ -147,13 +158,15 @@ export async function periodDurations(
     // The rank's value, walking the index from the nearer end (p90 from the top: a tenth of the walk).
     const nth = async (value: typeof business | ReturnType<typeof sql.ref>, offset: number, count: number) => {
       const fromTop = offset > n / 2;
-      const rows = await scoped(false)
-        .where('kind', '=', kind)
-        .select(sql<number>`${value}`.as('v'))
-        .orderBy(sql`${value}`, fromTop ? 'desc' : 'asc')
-        .limit(count)
-        .offset(fromTop ? n - offset - count : offset)
-        .execute();
+      const rows = await readRows(
+        db,
+        scoped(false)
+          .where('kind', '=', kind)
+          .select(sql<number>`${value}`.as('v'))
+          .orderBy(sql`${value}`, fromTop ? 'desc' : 'asc')
+          .limit(count)
+          .offset(fromTop ? n - offset - count : offset),
+      );
       return rows.map((r) => Number(r.v)).sort((a, b) => a - b);
     };
     const figure = async (value: typeof business | ReturnType<typeof sql.ref>): Promise<DurationFigure> => {

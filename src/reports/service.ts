@@ -7,6 +7,7 @@ import { requireInbox } from '../auth/access.js';
 import type { Ctx } from '../context.js';
 import { usageByMonth } from '../conversations/usage.js';
 import { isPostgres } from '../db/dialect.js';
+import { readRows } from '../db/readers.js';
 import { DAY } from '../platform/clock.js';
 import { invalid } from '../platform/errors.js';
 import { slaOutcomesIn } from '../sla/store.js';
@@ -136,12 +137,14 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
   for (const day of days) perDay.set(day, keptDays.get(day)?.totals ?? emptyTotals());
   if (missing.length) {
     const sum = (column: string) => sql<number>`sum(${sql.ref(column)})`.as(column);
-    const totalsRows = await scope(ctx.db.selectFrom('report_days'))
-      .where('day', '>=', missing[0])
-      .where('day', '<=', missing[missing.length - 1])
-      .select(['day', sum('opened'), sum('closed'), sum('replies'), sum('ratings'), sum('rating_sum'), ...[1, 2, 3, 4, 5].map((i) => sum(`rating_${i}`))])
-      .groupBy('day')
-      .execute();
+    const totalsRows = await readRows(
+      ctx.db,
+      scope(ctx.db.selectFrom('report_days'))
+        .where('day', '>=', missing[0])
+        .where('day', '<=', missing[missing.length - 1])
+        .select(['day', sum('opened'), sum('closed'), sum('replies'), sum('ratings'), sum('rating_sum'), ...[1, 2, 3, 4, 5].map((i) => sum(`rating_${i}`))])
+        .groupBy('day'),
+    );
     for (const r of totalsRows) {
       const t = perDay.get(r.day);
       if (!t || keptDays.has(r.day)) continue;
@@ -155,6 +158,7 @@ export async function getReport(ctx: Pick<Ctx, 'db' | 'clock'>, access: Access, 
     }
   }
   const durations = await periodDurations(
+    ctx.db,
     (dayIndexed) => scope(ctx.db.selectFrom('report_durations'), dayIndexed),
     postgres,
     days,

@@ -19,6 +19,7 @@ import { type Access, canSeeInbox } from '../auth/access.js';
 import { listContacts } from '../contacts/list.js';
 import type { Ctx } from '../context.js';
 import { listItems } from '../conversations/lists.js';
+import { readRows } from '../db/readers.js';
 import { deletedInboxIds } from '../inboxes/store.js';
 import { invalid } from '../platform/errors.js';
 
@@ -114,15 +115,18 @@ async function recentMatches(
     return r.rows;
   }
   const query = terms.map((t) => (match === 'prefix' ? `"${t}"*` : `"${t}"`)).join(' ');
-  const r = await sql<Hit>`
+  // Off the event loop (src/db/readers.ts): a common word's matches take milliseconds to walk.
+  return readRows(
+    ctx.db,
+    sql<Hit>`
     select m.id as message_id, m.conversation_id, c.inbox_id, m.subject, m.body, f.rowid as pos
     from messages_fts f
     join messages m on m.rowid = f.rowid
     join conversations c on c.id = m.conversation_id
     where messages_fts match ${query} and m.workspace_id = ${access.workspaceId} ${inboxFilter} ${liveInbox}
     order by f.rowid desc
-    limit cast(${RECENT_MATCHES} as integer)`.execute(ctx.db);
-  return r.rows;
+    limit cast(${RECENT_MATCHES} as integer)`,
+  );
 }
 
 /** How many of the newest indexed messages Postgres checks in storage order before it asks the GIN index. */
