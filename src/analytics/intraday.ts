@@ -6,6 +6,7 @@
 // bounces, seconds), moved by the difference when a visit goes on (intraday-values.ts). Filtered
 // figures still come from the raw rows (stats.ts). The rollup job sums a day up from the raw rows
 // and then deletes its rows here.
+import { readRows } from '../db/readers.js';
 import type { AnalyticsEventsTable, Db } from '../db/schema.js';
 import { type MovedVisit, type VisitLike, visitSums } from './intraday-values.js';
 import type { DayRow } from './stats.js';
@@ -95,13 +96,15 @@ export async function recordIntraday(
 
 /** Per-day unfiltered sums of [from, to] (days after rolled_through), as kept by the writer. */
 export async function intradayRows(db: Db, propertyId: string, from: string, to: string): Promise<DayRow[]> {
-  const totals = await db
-    .selectFrom('analytics_day_totals')
-    .select(['day', 'visitors', 'pageviews', 'events', 'visits', 'bounces', 'duration_s'])
-    .where('property_id', '=', propertyId)
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .execute();
+  const totals = await readRows(
+    db,
+    db
+      .selectFrom('analytics_day_totals')
+      .select(['day', 'visitors', 'pageviews', 'events', 'visits', 'bounces', 'duration_s'])
+      .where('property_id', '=', propertyId)
+      .where('day', '>=', from)
+      .where('day', '<=', to),
+  );
   return totals.map((t) => ({
     day: t.day,
     value: null,

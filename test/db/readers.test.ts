@@ -212,6 +212,7 @@ describe('the long reads of the panel go to the reader threads', () => {
     ['a 30-day report', () => '/v1/reports'],
     ['a year’s report', () => `/v1/reports?from=${day(-364)}&to=${day(0)}`],
     ['a search', () => '/v1/search?q=order'],
+    ['a contacts search', () => '/v1/contacts?q=ada'],
     ['analytics stats', () => `/v1/analytics/stats?property_id=${propertyId}&period=30d&metrics=visitors,visits,bounce_rate`],
     ['an analytics breakdown', () => `/v1/analytics/stats?property_id=${propertyId}&period=30d&dimension=visit:source`],
   ] as const) {
