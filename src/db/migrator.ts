@@ -1,10 +1,13 @@
-import { type Kysely, type Migration, type MigrationInfo, type MigrationResultSet, Migrator } from 'kysely';
+import { type Kysely, type Migration, type MigrationInfo, type MigrationProvider, type MigrationResultSet, Migrator } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 
-export function createMigrator(db: Kysely<any>): Migrator {
+const svcMigrations: MigrationProvider = { getMigrations: async () => migrations as Record<string, Migration> };
+
+/** The migrator of svc's migrations (another `provider` for tests). A run is one transaction on both dialects (sqlite-dialect.ts). */
+export function createMigrator(db: Kysely<any>, provider: MigrationProvider = svcMigrations): Migrator {
   return new Migrator({
     db,
-    provider: { getMigrations: async () => migrations as Record<string, Migration> },
+    provider,
     migrationTableName: 'schema_migrations',
     migrationLockTableName: 'schema_migrations_lock',
   });

@@ -9,7 +9,13 @@
 // new prepare would. Kysely writes `.limit(n)` as `limit ?`, so every such query paid it, with or
 // without the statement cache; an expression around the parameter is not read that way. Raw SQL
 // that runs on SQLite writes the cast itself (`limit cast(${n} as integer)`, valid on Postgres too).
-import { type LimitNode, type OffsetNode, type QueryCompiler, SqliteDialect, SqliteQueryCompiler } from 'kysely';
+//
+// And its adapter says that SQLite's DDL is transactional, which it is: kysely's says not, so its
+// migrator ran migrations statement by statement, and one cut short (an error, a kill during a long
+// backfill) left half of itself applied and could not be run again until repaired by hand. Now a
+// run of migrations is one transaction, as on Postgres. (No migration changes `foreign_keys` or
+// runs VACUUM, which a transaction would not allow.)
+import { type DialectAdapter, type LimitNode, type OffsetNode, type QueryCompiler, SqliteAdapter, SqliteDialect, SqliteQueryCompiler } from 'kysely';
 
 class SqliteQueryCompilerWithCastLimits extends SqliteQueryCompiler {
   protected override visitLimit(node: LimitNode): void {
@@ -25,8 +31,18 @@ class SqliteQueryCompilerWithCastLimits extends SqliteQueryCompiler {
   }
 }
 
+class SqliteAdapterWithTransactionalDdl extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 export class SvcSqliteDialect extends SqliteDialect {
   override createQueryCompiler(): QueryCompiler {
     return new SqliteQueryCompilerWithCastLimits();
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new SqliteAdapterWithTransactionalDdl();
   }
 }
