@@ -23,6 +23,7 @@ const TEXT = {
     capacity: 'Open conversations per member',
     saved: 'Team saved',
     mine: 'My teams',
+    teamsNav: 'Teams',
     teamField: 'Team',
     moved: 'Moved to the team Support',
     auto: 'automatically',
@@ -39,6 +40,7 @@ const TEXT = {
     capacity: 'Üye başına açık konuşma',
     saved: 'Ekip kaydedildi',
     mine: 'Ekiplerim',
+    teamsNav: 'Ekipler',
     teamField: 'Ekip',
     moved: 'Destek ekibine taşındı',
     auto: 'otomatik olarak',
@@ -113,7 +115,8 @@ describe('teams in the panel', { skip: browserSkipReason() }, () => {
         .waitFor();
       const row = page.getByRole('link', { name: new RegExp(`Refund ${lang}`) });
       await row.waitFor();
-      await nav.getByRole('link', { name: x.team, exact: true }).click();
+      // The team's own link in the sidebar's team list (the seeded inbox is also called Support).
+      await nav.getByRole('list', { name: x.teamsNav, exact: true }).getByRole('link', { name: x.team, exact: true }).click();
       await page.waitForURL(new RegExp(`team=${stored[0].id}`));
       await row.waitFor();
       await row.click();
