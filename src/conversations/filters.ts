@@ -2,7 +2,7 @@
 // GET /v1/conversations takes as query parameters, applied to the one list query (lists.ts).
 // Every condition narrows (AND); a list inside a condition is any of its values (OR).
 import { z } from '@hono/zod-openapi';
-import { type ExpressionBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
+import { type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import type { Access } from '../auth/access.js';
 import { contactIdsWithAttribute } from '../contacts/store.js';
 import { customFieldConditions, MAX_FIELD_CONDITIONS, matchCustomFields } from '../custom-fields/store.js';
@@ -161,8 +161,27 @@ type Q = SelectQueryBuilder<Database, 'conversations', any>;
 /** A condition that holds for no row (an OR of nothing). */
 const never = sql<boolean>`1 = 0`;
 
+/** The OR of `parts`, or a condition no row meets when there are none (`1 = 0` beside a real condition kept SQLite from using an index on it). */
+const anyOf = (eb: ExpressionBuilder<Database, 'conversations'>, parts: Expression<SqlBool>[]) => (parts.length ? eb.or(parts) : never);
+
+/**
+ * How the list query names the spam and snoozed flags. A list walks an index in its order (status,
+ * last activity) and stops at its page; on SQLite the sidebar counts' index, whose prefix is
+ * workspace, status, spam and snoozed_at, looked more selective to the planner, which then read and
+ * sorted every open conversation (5,169 rows for a 101-row page: 4–5 ms against 1–2 ms at 150,000
+ * conversations, bench/panel-api). As expressions (`+spam`) those columns leave that index's prefix.
+ * Only for the common values (not spam, not snoozed): the few spam or snoozed conversations are
+ * found through indexes on those columns. Counts keep the plain columns: that index answers them alone.
+ */
+export interface FlagColumns {
+  spam: Expression<number> | 'conversations.spam';
+  snoozedAt: Expression<string | null> | 'conversations.snoozed_at';
+}
+export const plainFlags: FlagColumns = { spam: 'conversations.spam', snoozedAt: 'conversations.snoozed_at' };
+export const unindexedFlags: FlagColumns = { spam: sql<number>`+conversations.spam`, snoozedAt: sql<string | null>`+conversations.snoozed_at` };
+
 /** Applies a filter's conditions to a query over `conversations` (the list's and the counts'). */
-export async function applyConditions(db: Db, access: Access, f: ViewFilter, now: Date, q: Q): Promise<Q> {
+export async function applyConditions(db: Db, access: Access, f: ViewFilter, now: Date, q: Q, flags: FlagColumns = plainFlags): Promise<Q> {
   const me = access.actor.kind === 'member' ? access.actor.personId : null;
   if (f.status?.length) q = q.where('conversations.status', 'in', f.status);
   if (f.inbox_id?.length) q = q.where('conversations.inbox_id', 'in', f.inbox_id);
@@ -171,7 +190,7 @@ export async function applyConditions(db: Db, access: Access, f: ViewFilter, now
     const ids = f.assignee_id.flatMap((x) => (x === 'me' ? (me ? [me] : []) : x === 'none' ? [] : [x]));
     const unassigned = f.assignee_id.includes('none');
     q = q.where((eb) =>
-      eb.or([...(ids.length ? [eb('conversations.assignee_id', 'in', ids)] : []), ...(unassigned ? [eb('conversations.assignee_id', 'is', null)] : []), never]),
+      anyOf(eb, [...(ids.length ? [eb('conversations.assignee_id', 'in', ids)] : []), ...(unassigned ? [eb('conversations.assignee_id', 'is', null)] : [])]),
     );
   }
   if (f.team_id?.length) {
@@ -179,14 +198,14 @@ export async function applyConditions(db: Db, access: Access, f: ViewFilter, now
     const ids = [...mine, ...f.team_id.filter((x) => x !== 'mine' && x !== 'none')];
     const noTeam = f.team_id.includes('none');
     q = q.where((eb) =>
-      eb.or([...(ids.length ? [eb('conversations.team_id', 'in', ids)] : []), ...(noTeam ? [eb('conversations.team_id', 'is', null)] : []), never]),
+      anyOf(eb, [...(ids.length ? [eb('conversations.team_id', 'in', ids)] : []), ...(noTeam ? [eb('conversations.team_id', 'is', null)] : [])]),
     );
   }
   if (f.priority?.length) {
     const set = f.priority.filter((p) => p !== 'none') as string[];
     const unset = f.priority.includes('none');
     q = q.where((eb) =>
-      eb.or([...(set.length ? [eb('conversations.priority', 'in', set as never)] : []), ...(unset ? [eb('conversations.priority', 'is', null)] : []), never]),
+      anyOf(eb, [...(set.length ? [eb('conversations.priority', 'in', set as never)] : []), ...(unset ? [eb('conversations.priority', 'is', null)] : [])]),
     );
   }
   const labelled = (eb: ExpressionBuilder<Database, 'conversations'>, labels: string[]) =>
@@ -206,8 +225,8 @@ export async function applyConditions(db: Db, access: Access, f: ViewFilter, now
     const no = f.label.none;
     q = q.where((eb) => eb.not(labelled(eb, no)));
   }
-  if (f.snoozed !== undefined) q = q.where('conversations.snoozed_at', f.snoozed ? 'is not' : 'is', null);
-  else if (f.status?.includes('open')) q = q.where('conversations.snoozed_at', 'is', null);
+  if (f.snoozed !== undefined) q = q.where(f.snoozed ? 'conversations.snoozed_at' : flags.snoozedAt, f.snoozed ? 'is not' : 'is', null);
+  else if (f.status?.includes('open')) q = q.where(flags.snoozedAt, 'is', null);
   if (f.sla) {
     const at = now.toISOString();
     if (f.sla === 'none') q = q.where('conversations.sla_due_at', '=', NOTHING_DUE);
@@ -215,7 +234,7 @@ export async function applyConditions(db: Db, access: Access, f: ViewFilter, now
     else q = q.where('conversations.sla_due_at', '>', at).where('conversations.sla_due_at', '<', NOTHING_DUE);
   }
   if (f.imported !== undefined) q = q.where('conversations.imported', '=', f.imported ? 1 : 0);
-  if (f.spam !== undefined) q = q.where('conversations.spam', '=', f.spam ? 1 : 0);
+  if (f.spam !== undefined) q = q.where(f.spam ? 'conversations.spam' : flags.spam, '=', f.spam ? 1 : 0);
   if (f.created?.after) q = q.where('conversations.created_at', '>=', iso(f.created.after));
   if (f.created?.before) q = q.where('conversations.created_at', '<', iso(f.created.before));
   if (f.last_activity?.after) q = q.where('conversations.last_message_at', '>=', iso(f.last_activity.after));

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import type { Access } from '../auth/access.js';
 import { canSeeInbox } from '../auth/access.js';
-import { loadContactViews } from '../contacts/store.js';
+import { contactNames } from '../contacts/store.js';
 import type { Ctx } from '../context.js';
 import { type CustomFieldCondition, customFieldsOf, matchCustomFields } from '../custom-fields/store.js';
+import { isPostgres } from '../db/dialect.js';
 import { readRows } from '../db/readers.js';
 import type { ConversationStatus } from '../db/schema.js';
 import { deletedInboxIds, inboxIsDeleted } from '../inboxes/store.js';
@@ -11,7 +12,7 @@ import { iso } from '../platform/clock.js';
 import { forbidden, notFound } from '../platform/errors.js';
 import { decodeCursor, toPage, toPageById } from '../platform/pagination.js';
 import { teamIdsOfMember } from '../teams/store.js';
-import { applyConditions, type ViewFilter } from './filters.js';
+import { applyConditions, type FlagColumns, plainFlags, unindexedFlags, type ViewFilter } from './filters.js';
 import { type ConversationRow, formatConversation, formatMessage } from './format.js';
 import { attachmentsOf, findConversation, labelsOf } from './store.js';
 
@@ -52,7 +53,8 @@ export async function listConversations(
 ) {
   const limit = page.limit ?? 50;
   const sort = page.sort ?? 'created';
-  let q = await filteredQuery(ctx, access, filter);
+  // Postgres plans these lists from its statistics, LIMIT included: the plain columns there.
+  let q = await filteredQuery(ctx, access, filter, undefined, isPostgres(ctx.db) ? plainFlags : unindexedFlags);
   let rows: ConversationRow[];
   let cursorOf: (r: ConversationRow) => unknown;
   if (sort === 'activity') {
@@ -92,7 +94,13 @@ export async function listConversations(
 }
 
 /** The one list query's conditions: what the caller reaches, the filter, and a view's conditions. */
-async function filteredQuery(ctx: Pick<Ctx, 'db'> & Partial<Pick<Ctx, 'clock'>>, access: Access, filter: ConversationFilter, deletedInboxes?: string[]) {
+async function filteredQuery(
+  ctx: Pick<Ctx, 'db'> & Partial<Pick<Ctx, 'clock'>>,
+  access: Access,
+  filter: ConversationFilter,
+  deletedInboxes?: string[],
+  flags: FlagColumns = plainFlags,
+) {
   let q = ctx.db.selectFrom('conversations').selectAll().where('workspace_id', '=', access.workspaceId);
   // Those of a deleted inbox are gone for readers at once (the deletion job removes them in batches).
   // Named by id, not as an anti-join: Postgres misjudges the anti-join's rows and starts parallel
@@ -110,10 +118,10 @@ async function filteredQuery(ctx: Pick<Ctx, 'db'> & Partial<Pick<Ctx, 'clock'>>,
     q = teams.length ? q.where('team_id', 'in', teams) : q.where('team_id', '=', '');
   } else if (filter.teamId) q = q.where('team_id', '=', filter.teamId);
   if (filter.contactId) q = q.where('contact_id', '=', filter.contactId);
-  if (filter.spam !== undefined) q = q.where('spam', '=', filter.spam ? 1 : 0);
+  if (filter.spam !== undefined) q = q.where(filter.spam ? 'spam' : flags.spam, '=', filter.spam ? 1 : 0);
   if (filter.imported !== undefined) q = q.where('imported', '=', filter.imported ? 1 : 0);
   const snoozed = filter.snoozed ?? (filter.status === 'open' && !filter.conditions?.some((c) => c.snoozed !== undefined) ? false : undefined);
-  if (snoozed !== undefined) q = q.where('snoozed_at', snoozed ? 'is not' : 'is', null);
+  if (snoozed !== undefined) q = q.where(snoozed ? 'snoozed_at' : flags.snoozedAt, snoozed ? 'is not' : 'is', null);
   if (filter.label) {
     const label = filter.label;
     q = q.where((eb) =>
@@ -127,7 +135,7 @@ async function filteredQuery(ctx: Pick<Ctx, 'db'> & Partial<Pick<Ctx, 'clock'>>,
     );
   }
   if (filter.customFields?.length) q = q.where(matchCustomFields(filter.customFields, 'conversations.id'));
-  for (const c of filter.conditions ?? []) q = await applyConditions(ctx.db, access, c, ctx.clock?.now() ?? new Date(), q);
+  for (const c of filter.conditions ?? []) q = await applyConditions(ctx.db, access, c, ctx.clock?.now() ?? new Date(), q, flags);
   return q;
 }
 
@@ -155,7 +163,7 @@ export async function listItems(ctx: Pick<Ctx, 'db'>, access: Access, rows: Conv
   const personId = access.actor.kind === 'member' ? access.actor.personId : null;
   const [labels, contacts, reads, values] = await Promise.all([
     labelsOf(ctx.db, ids),
-    loadContactViews(
+    contactNames(
       ctx.db,
       rows.map((r) => r.contact_id),
     ),
@@ -175,7 +183,7 @@ export async function listItems(ctx: Pick<Ctx, 'db'>, access: Access, rows: Conv
     return {
       ...formatConversation(r, labels.get(r.id) ?? []),
       custom_fields: values.get(r.id) ?? {},
-      contact: { id: r.contact_id, name: contact?.contact.name ?? null, email: contact?.emails[0] ?? null },
+      contact: { id: r.contact_id, name: contact?.name ?? null, email: contact?.email ?? null },
       preview: r.preview ?? null,
       unread: personId !== null && isUnread(r, readAt.get(r.id)),
     };

@@ -12,6 +12,7 @@ import { createSession, findOrCreatePerson } from '../../src/people/service.js';
 import { ManualClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { waitUntil } from '../helpers/lifecycle.js';
 import { deliverMail, INGRESS_SECRET, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
 import { type ChildServer, runSvc, spawnServer, startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
@@ -339,7 +340,16 @@ describe('undo send and send later', () => {
       mail.parsed.attachments.map((a) => [a.filename, a.content.toString()]),
       [['offer.txt', 'The offer']],
     );
-    const hooks = hooksOfConversation(second);
+    // The handover's events are written once the mail is out; their deliveries may take another round of jobs.
+    const hooks = await waitUntil(
+      async () => {
+        await s.app.jobs.drain();
+        const delivered = hooksOfConversation(second);
+        return delivered.length >= 2 && delivered;
+      },
+      30_000,
+      'the handover webhooks',
+    );
     assert.deepEqual(hooks.map((p) => p.type).sort(), ['conversation.created', 'message.created'], 'announced once, when handed over');
     assert.ok(
       hooks.every((p) => p.timestamp === again.body.conversation.created_at),
