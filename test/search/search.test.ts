@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { createApiKey } from '../../src/api-keys/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
+import { seedConversations } from '../helpers/lifecycle.js';
 import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -109,6 +110,20 @@ describe('GET /v1/search', () => {
     assert.deepEqual(r.contacts[0].emails, ['tamsin@search.example']);
     const narrow = (await createApiKey(s.app, { workspaceId: seed.workspaceId, name: 'conv only', scopes: ['conversations:read'] })).secret;
     assert.deepEqual((await find('quartermain', narrow)).contacts, []);
+  });
+
+  test('a rare word in the newest message and in one written thousands of messages before: both found', async () => {
+    // On Postgres the newest 2,000 messages are read first; one match there says the word is rare,
+    // and the GIN index then finds the older one (src/search/service.ts).
+    const older = await deliverMail(s, supportAddress, { From: 'old@search.example', Subject: 'Axolotl tank' }, 'The axolotl tank leaks.\r\n');
+    await seedConversations(s.app, s.env.SVC_DATA_DIR, { workspaceId: seed.workspaceId, inboxId: seed.inboxId }, 2_100);
+    const newer = await deliverMail(s, supportAddress, { From: 'new@search.example', Subject: 'Tank again' }, 'The axolotl is fine now.\r\n');
+    assert.deepEqual((await find('axolotl')).conversations.map((c) => c.conversation.id).sort(), [older.conversation_id, newer.conversation_id].sort());
+    assert.deepEqual(
+      (await find('axolo')).conversations.map((c) => c.conversation.id).sort(),
+      [older.conversation_id, newer.conversation_id].sort(),
+      'as a prefix too',
+    );
   });
 
   test('hostile or empty queries: a clear 400 or no match, never a 500', async () => {
