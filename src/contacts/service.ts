@@ -47,19 +47,19 @@ export function checkAttributes(attrs: Record<string, unknown>): string {
   return JSON.stringify(attrs);
 }
 
-export async function insertContact(
-  tx: Tx,
-  input: {
-    workspaceId: string;
-    name?: string | null;
-    emails?: string[];
-    externalIds?: ExternalId[];
-    attributes?: Record<string, unknown>;
-    unverifiedEmail?: string | null;
-    createdAt?: Date;
-  },
-): Promise<ContactView> {
-  const at = input.createdAt ?? tx.clock.now();
+export interface NewContact {
+  workspaceId: string;
+  name?: string | null;
+  emails?: string[];
+  externalIds?: ExternalId[];
+  attributes?: Record<string, unknown>;
+  unverifiedEmail?: string | null;
+  createdAt?: Date;
+}
+
+/** The rows insertContact writes, not yet written (a migration's batch writes many at once: insertContactRows). */
+export function newContactRows(clock: Tx['clock'], input: NewContact): ContactView {
+  const at = input.createdAt ?? clock.now();
   const contact: ContactRow = {
     id: newId('ct', at.getTime()),
     workspace_id: input.workspaceId,
@@ -70,30 +70,49 @@ export async function insertContact(
     created_at: iso(at),
     updated_at: iso(at),
   };
-  await tx.db.insertInto('contacts').values(contact).execute();
-  const emails = input.emails ?? [];
-  if (emails.length) {
-    await tx.db
+  return { contact, emails: input.emails ?? [], externalIds: input.externalIds ?? [] };
+}
+
+/** Contacts made by newContactRows, with their addresses and external ids, a few multi-row inserts. */
+export async function insertContactRows(db: Tx['db'], views: readonly ContactView[]): Promise<void> {
+  const emails = views.flatMap(({ contact, emails }) =>
+    emails.map((email, position) => ({ workspace_id: contact.workspace_id, email, contact_id: contact.id, position, created_at: contact.created_at })),
+  );
+  const externalIds = views.flatMap(({ contact, externalIds }) =>
+    externalIds.map((x) => ({
+      workspace_id: contact.workspace_id,
+      inbox_id: x.inbox_id,
+      external_id: x.external_id,
+      contact_id: contact.id,
+      created_at: contact.created_at,
+    })),
+  );
+  for (let i = 0; i < views.length; i += CONTACT_INSERT_CHUNK) {
+    await db
+      .insertInto('contacts')
+      .values(views.slice(i, i + CONTACT_INSERT_CHUNK).map((v) => v.contact))
+      .execute();
+  }
+  for (let i = 0; i < emails.length; i += CONTACT_INSERT_CHUNK) {
+    await db
       .insertInto('contact_emails')
-      .values(emails.map((email, position) => ({ workspace_id: input.workspaceId, email, contact_id: contact.id, position, created_at: contact.created_at })))
+      .values(emails.slice(i, i + CONTACT_INSERT_CHUNK))
       .execute();
   }
-  const externalIds = input.externalIds ?? [];
-  if (externalIds.length) {
-    await tx.db
+  for (let i = 0; i < externalIds.length; i += CONTACT_INSERT_CHUNK) {
+    await db
       .insertInto('contact_external_ids')
-      .values(
-        externalIds.map((x) => ({
-          workspace_id: input.workspaceId,
-          inbox_id: x.inbox_id,
-          external_id: x.external_id,
-          contact_id: contact.id,
-          created_at: contact.created_at,
-        })),
-      )
+      .values(externalIds.slice(i, i + CONTACT_INSERT_CHUNK))
       .execute();
   }
-  return { contact, emails, externalIds };
+}
+
+const CONTACT_INSERT_CHUNK = 100;
+
+export async function insertContact(tx: Tx, input: NewContact): Promise<ContactView> {
+  const view = newContactRows(tx.clock, input);
+  await insertContactRows(tx.db, [view]);
+  return view;
 }
 
 /** Inboxes where the contact has conversations: inbox-limited webhook endpoints get its events. */

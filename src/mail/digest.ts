@@ -1,5 +1,5 @@
 // What makes two copies of a mail the same message (src/mail/duplicates.ts stores each once).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export const normaliseText = (text: string) =>
   text
@@ -21,18 +21,29 @@ export function mailDigest(m: {
   subject: string | null;
   body: readonly string[];
 }): string {
-  const parts = [
-    m.messageId ?? '',
-    m.date ? m.date.toISOString() : '',
+  return digestOf(m.messageId ?? '', m.date ? m.date.toISOString() : '', identityParts(m));
+}
+
+/** From, To, Subject and body as the digest reads them (the same with or without the Date). */
+function identityParts(m: Parameters<typeof mailDigest>[0]): string[] {
+  return [
     (m.from ?? '').trim().toLowerCase(),
     [...new Set(m.to.map((a) => a.trim().toLowerCase()))].sort().join(','),
     (m.subject ?? '').replace(/\s+/g, ' ').trim(),
     ...m.body,
   ];
-  const hash = createHash('sha256');
-  // Each part with its length in front, so that no two different lists of parts hash alike.
-  for (const part of parts) hash.update(`${Buffer.byteLength(part)}:`).update(part);
-  return hash.digest('hex');
+}
+
+/**
+ * SHA-256 of the parts, each with its length in front, so that no two different lists of parts hash
+ * alike. One string hashed at once (crypto.hash): the same bytes as an update per part (a part is
+ * always preceded by its ASCII length, so no surrogate pairs up across parts), without a Hash object
+ * and two updates per part (~15 µs a digest, two digests a mail, on the copy's main thread).
+ */
+function digestOf(messageId: string, date: string, rest: readonly string[]): string {
+  let text = `${Buffer.byteLength(messageId)}:${messageId}${Buffer.byteLength(date)}:${date}`;
+  for (const part of rest) text += `${Buffer.byteLength(part)}:${part}`;
+  return hash('sha256', text);
 }
 
 /**
@@ -41,7 +52,8 @@ export function mailDigest(m: {
  * recipients, subject and body) is the same message. Without one, the Date tells mails apart.
  */
 export function mailDigests(m: Parameters<typeof mailDigest>[0]): { digest: string; priorDigest: string | null } {
-  const prior = mailDigest(m);
+  const rest = identityParts(m);
+  const prior = digestOf(m.messageId ?? '', m.date ? m.date.toISOString() : '', rest);
   if (!m.messageId || !m.date) return { digest: prior, priorDigest: null };
-  return { digest: mailDigest({ ...m, date: null }), priorDigest: prior };
+  return { digest: digestOf(m.messageId, '', rest), priorDigest: prior };
 }

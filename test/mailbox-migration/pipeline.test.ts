@@ -154,7 +154,9 @@ describe('scan and copy overlap the FETCH with parsing', { skip: dovecotMissing 
     const limits = { batchThreads: 100, batchMessages: 200, batchBytes: 8 * 1024 * 1024 };
     const updates = countingItemUpdates();
     const messageReads = countingReadsOf('messages');
-    const inserts = Object.fromEntries(['conversations', 'messages', 'mail_digests', 'mail_ids'].map((t) => [t, countingInsertsInto(t)]));
+    const inserts = Object.fromEntries(
+      ['contacts', 'contact_emails', 'conversations', 'messages', 'mail_digests', 'mail_ids'].map((t) => [t, countingInsertsInto(t)]),
+    );
     const lookups = Object.fromEntries(['mail_digests', 'mail_ids', 'contact_emails', 'conversations'].map((t) => [t, countingReadsOf(t)]));
     let db = s.app.db.withPlugin(updates).withPlugin(messageReads);
     for (const plugin of [...Object.values(inserts), ...Object.values(lookups)]) db = db.withPlugin(plugin);
@@ -165,7 +167,8 @@ describe('scan and copy overlap the FETCH with parsing', { skip: dovecotMissing 
     assert.ok(updates.count <= 3, `${updates.count} updates of items and threads for one batch of ${THREADS * 2} messages`);
     // Conversations the batch created are settled from what it wrote: their messages are not read back.
     assert.equal(messageReads.count, 0, `${messageReads.count} reads of messages for one batch of ${THREADS} new conversations`);
-    // The batch's new conversations, their messages (with dividers) and stored-mail records: a few multi-row inserts.
+    // The batch's new contacts (with their addresses), conversations, their messages (with dividers)
+    // and stored-mail records: a few multi-row inserts.
     for (const [table, plugin] of Object.entries(inserts))
       assert.ok(plugin.count <= 1, `${plugin.count} inserts into ${table} for one batch of ${THREADS * 2} messages`);
     // Stored copies, the conversations of named Message-IDs and contacts by address are looked up

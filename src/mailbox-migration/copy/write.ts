@@ -2,7 +2,7 @@
 // messages, or the conversation a thread already has; the items' new status; the migration's progress.
 import { type Insertable, sql, type Transaction } from 'kysely';
 import { contactsByEmail, createAnonymousContact, findOrCreateContactByEmail } from '../../contacts/identify.js';
-import { normalizeAddress } from '../../contacts/service.js';
+import { insertContactRows, type NewContact, newContactRows, normalizeAddress } from '../../contacts/service.js';
 import type { ContactView } from '../../contacts/store.js';
 import type { Ctx } from '../../context.js';
 import type { AttachmentRow, ConversationRow, MessageRow } from '../../conversations/format.js';
@@ -103,7 +103,11 @@ export async function writeBatch(
     const providerId = providerIds.get(key ?? '');
     const attributes = providerId ? { [helpDeskCustomerAttribute(m)]: providerId } : undefined;
     const found = key ? (knownContacts.get(key) ?? null) : undefined;
-    const { view, created } = await findOrCreateContactByEmail(tx, { workspaceId: m.workspace_id, email: address, name, attributes, quiet: true, found });
+    // A new contact is written with the batch's conversations (pending), as findOrCreateContactByEmail would make it.
+    const { view, created } =
+      key && found === null
+        ? { view: pending.createContact({ workspaceId: m.workspace_id, name, emails: [key], attributes }), created: true }
+        : await findOrCreateContactByEmail(tx, { workspaceId: m.workspace_id, email: address, name, attributes, quiet: true, found });
     if (created) createdContacts.push(view.contact.id);
     contacts.set(key ?? address, view);
     return view;
@@ -341,6 +345,7 @@ interface PendingConversation {
  * own records (writeBatch's storedInBatch), or they are written first (flush).
  */
 export class PendingWrites {
+  private contacts: ContactView[] = [];
   private conversations = new Map<string, PendingConversation>();
   private messages: Insertable<MessageRow>[] = [];
   private attachments: AttachmentRow[] = [];
@@ -356,6 +361,13 @@ export class PendingWrites {
   /** Whether any of these Message-IDs is one of a pending message. */
   names(ids: readonly string[]): boolean {
     return this.mailIds.size > 0 && ids.some((id) => this.mailIds.has(id));
+  }
+
+  /** A new contact (insertContact's rows), written first at the flush: the conversations and messages name it. */
+  createContact(input: NewContact): ContactView {
+    const view = newContactRows(this.tx.clock, input);
+    this.contacts.push(view);
+    return view;
   }
 
   createConversation(input: NewConversation): ConversationRow {
@@ -402,8 +414,13 @@ export class PendingWrites {
   }
 
   async flush(): Promise<void> {
-    if (this.conversations.size === 0) return;
+    if (this.conversations.size === 0 && this.contacts.length === 0) return;
     const db = this.tx.db;
+    if (this.contacts.length) {
+      await insertContactRows(db, this.contacts);
+      this.contacts = [];
+    }
+    if (this.conversations.size === 0) return;
     await insertConversationRows(db, [...this.conversations.values()]);
     await insertMessageRows(db, this.messages, this.attachments);
     if (!(await registerStoredMails(this.tx, this.stored))) throw new StoredMeanwhile();
