@@ -55,6 +55,8 @@ export class EventWriter {
   private pending: PendingEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  /** The flush run waiting behind the one under way, until it takes its batch. */
+  private queued: Promise<void> | undefined;
   private quotas = new Map<string, Quota>();
   /** Events of the write under way. */
   private writing = 0;
@@ -127,7 +129,12 @@ export class EventWriter {
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    // A run not started yet takes everything pending when it starts, this call's events too. Without
+    // this, each event added while a write was under way queued a run of its own behind it: under
+    // sustained load on Postgres that chain of waiting promises grew by thousands a second.
+    if (this.queued) return this.queued;
     const run = this.flushing.then(async () => {
+      this.queued = undefined;
       const batch = this.pending.splice(0);
       if (!batch.length) return;
       this.writing = batch.length;
@@ -141,6 +148,7 @@ export class EventWriter {
         this.quotas.clear();
       }
     });
+    this.queued = run;
     this.flushing = run.catch(() => {});
     return run;
   }

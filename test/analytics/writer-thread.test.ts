@@ -77,6 +77,24 @@ describe('analytics: the event buffer’s writer thread', () => {
     assert.equal(writer.threadRunning, false);
   });
 
+  test('events added while a batch is written wait in one run behind it, not in one run each', async () => {
+    const writer = new EventWriter(s.app, { maxWaiting: 50_000, flushMs: 60_000 });
+    const before = await written();
+    for (let i = 0; i < 600; i++) writer.add(event(100_000 + i));
+    await new Promise((resolve) => setImmediate(resolve)); // the first batch's write is under way
+    // Each add past 500 asks for a flush. Before, each of those queued a run of its own behind the
+    // write: under sustained load on Postgres, a chain of waiting promises that grew without end.
+    const runs = new Set<Promise<void>>();
+    for (let i = 0; i < 2_000; i++) {
+      writer.add(event(200_000 + i));
+      runs.add(writer.flush());
+    }
+    assert.equal(runs.size, 1);
+    await Promise.all(runs);
+    assert.equal((await written()) - before, 2_600);
+    await writer.close();
+  });
+
   test('a batch that fails changes nothing and says why', async () => {
     const writer = new EventWriter(s.app);
     const before = await written();
