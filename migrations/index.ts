@@ -68,6 +68,7 @@ import * as m0074AnalyticsWriteIndexes from './0074_analytics_write_indexes.js';
 import * as m0075UnreadCountsIndex from './0075_unread_counts_index.js';
 import * as m0079AnalyticsValueVisitorsByVisitor from './0079_analytics_value_visitors_by_visitor.js';
 import * as m0080AnalyticsVisitSums from './0080_analytics_visit_sums.js';
+import * as m0081ConversationAssigneeStatistics from './0081_conversation_assignee_statistics.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -138,4 +139,5 @@ export const migrations: Record<string, Migration> = {
   '0075_unread_counts_index': m0075UnreadCountsIndex,
   '0079_analytics_value_visitors_by_visitor': m0079AnalyticsValueVisitorsByVisitor,
   '0080_analytics_visit_sums': m0080AnalyticsVisitSums,
+  '0081_conversation_assignee_statistics': m0081ConversationAssigneeStatistics,
 };

@@ -131,7 +131,7 @@ export class EventWriter {
     this.timer = undefined;
     // A run not started yet takes everything pending when it starts, this call's events too. Without
     // this, each event added while a write was under way queued a run of its own behind it: under
-    // sustained load on Postgres that chain of waiting promises grew by thousands a second.
+    // sustained load on Postgres that chain of waiting promises grew by hundreds a second.
     if (this.queued) return this.queued;
     const run = this.flushing.then(async () => {
       this.queued = undefined;

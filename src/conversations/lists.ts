@@ -7,7 +7,7 @@ import { type CustomFieldCondition, customFieldsOf, matchCustomFields } from '..
 import { isPostgres } from '../db/dialect.js';
 import { readRows } from '../db/readers.js';
 import type { ConversationStatus } from '../db/schema.js';
-import { deletedInboxIds, inboxIsDeleted } from '../inboxes/store.js';
+import { deletedInboxIds, deletedInboxIdsOf, inboxIsDeleted } from '../inboxes/store.js';
 import { iso } from '../platform/clock.js';
 import { forbidden, notFound } from '../platform/errors.js';
 import { decodeCursor, toPage, toPageById } from '../platform/pagination.js';
@@ -103,10 +103,14 @@ async function filteredQuery(
 ) {
   let q = ctx.db.selectFrom('conversations').selectAll().where('workspace_id', '=', access.workspaceId);
   // Those of a deleted inbox are gone for readers at once (the deletion job removes them in batches).
-  // Named by id, not as an anti-join: Postgres misjudges the anti-join's rows and starts parallel
-  // workers for a 50-row page (40 ms instead of 2 at 100,000 open conversations, bench/sla).
-  const gone = deletedInboxes ?? (await deletedInboxIds(ctx.db, access.workspaceId));
-  if (gone.length) q = q.where('inbox_id', 'not in', gone);
+  // Never an anti-join (`not exists`): Postgres misjudges its rows and starts parallel workers for a
+  // 50-row page (40 ms instead of 2 at 100,000 open conversations, bench/sla). A page takes them as a
+  // `not in` subquery, a filter on the list's own index with the subquery hashed once, which spares
+  // Postgres a round trip before every list. Counts are given the ids, looked up once for all of
+  // them: with none, their condition is left out (a filter on each counted row cost a closed count
+  // of 140,000 rows 37 % more on SQLite).
+  if (!deletedInboxes) q = q.where('inbox_id', 'not in', deletedInboxIdsOf(access.workspaceId));
+  else if (deletedInboxes.length) q = q.where('inbox_id', 'not in', deletedInboxes);
   if (access.inboxIds !== null) q = access.inboxIds.length ? q.where('inbox_id', 'in', access.inboxIds) : q.where('inbox_id', '=', '');
   if (filter.inboxId) q = q.where('inbox_id', '=', filter.inboxId);
   if (filter.status) q = q.where('status', '=', filter.status);

@@ -49,6 +49,18 @@ export async function deletedInboxIds(db: Db, workspaceId: string): Promise<stri
 }
 
 /**
+ * The ids of the workspace's inboxes marked deleted, as a subquery for another feature's query:
+ * `where('inbox_id', 'not in', deletedInboxIdsOf(…))` hides their rows in the same statement.
+ */
+export function deletedInboxIdsOf(workspaceId: string) {
+  return expressionBuilder<Database, never>()
+    .selectFrom('inboxes')
+    .select('inboxes.id')
+    .where('inboxes.workspace_id', '=', workspaceId)
+    .where('inboxes.deleted_at', 'is not', null);
+}
+
+/**
  * A condition for another feature's query: the inbox its column `inboxIdColumn` (e.g.
  * 'conversations.inbox_id') names is deleted. Used as `where((eb) => eb.not(inboxIsDeleted(…)))`.
  */
