@@ -69,6 +69,7 @@ import * as m0075UnreadCountsIndex from './0075_unread_counts_index.js';
 import * as m0079AnalyticsValueVisitorsByVisitor from './0079_analytics_value_visitors_by_visitor.js';
 import * as m0080AnalyticsVisitSums from './0080_analytics_visit_sums.js';
 import * as m0081ConversationAssigneeStatistics from './0081_conversation_assignee_statistics.js';
+import * as m0082ConversationLabelsActivity from './0082_conversation_labels_activity.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -140,4 +141,5 @@ export const migrations: Record<string, Migration> = {
   '0079_analytics_value_visitors_by_visitor': m0079AnalyticsValueVisitorsByVisitor,
   '0080_analytics_visit_sums': m0080AnalyticsVisitSums,
   '0081_conversation_assignee_statistics': m0081ConversationAssigneeStatistics,
+  '0082_conversation_labels_activity': m0082ConversationLabelsActivity,
 };

@@ -53,20 +53,44 @@ export async function listConversations(
 ) {
   const limit = page.limit ?? 50;
   const sort = page.sort ?? 'created';
+  // One label's list by activity walks that label's rows in activity order (migration 0082) and
+  // joins their conversations, instead of probing each conversation of the status for the label.
+  const label = sort === 'activity' ? filter.label : undefined;
   // Postgres plans these lists from its statistics, LIMIT included: the plain columns there.
-  let q = await filteredQuery(ctx, access, filter, undefined, isPostgres(ctx.db) ? plainFlags : unindexedFlags);
+  let q = await filteredQuery(ctx, access, label ? { ...filter, label: undefined } : filter, undefined, isPostgres(ctx.db) ? plainFlags : unindexedFlags);
   let rows: ConversationRow[];
   let cursorOf: (r: ConversationRow) => unknown;
   if (sort === 'activity') {
     const after = decodeCursor(page.cursor, activityCursorShape);
     // A row-value comparison, as for sla_due: an OR of the two cases made SQLite read both parts of
     // the index apart and sort what they found (bench/panel-api, deep pages of one assignee).
-    if (after) q = q.where((eb) => eb(eb.refTuple('last_message_at', 'id'), '<', eb.tuple(after.at, after.id)));
-    rows = await q
-      .orderBy('last_message_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit + 1)
-      .execute();
+    if (label) {
+      const status = filter.status ?? filter.conditions?.find((c) => c.status?.length === 1)?.status?.[0];
+      let byLabel = q
+        .innerJoin('conversation_labels as by_label', (join) => {
+          const on = join
+            .onRef('by_label.conversation_id', '=', 'conversations.id')
+            .on('by_label.conversation_workspace_id', '=', access.workspaceId)
+            .on('by_label.label', '=', label);
+          return status ? on.on('by_label.conversation_status', '=', status) : on;
+        })
+        .clearSelect()
+        .selectAll('conversations');
+      if (after)
+        byLabel = byLabel.where((eb) => eb(eb.refTuple('by_label.conversation_activity_at', 'by_label.conversation_id'), '<', eb.tuple(after.at, after.id)));
+      rows = await byLabel
+        .orderBy('by_label.conversation_activity_at', 'desc')
+        .orderBy('by_label.conversation_id', 'desc')
+        .limit(limit + 1)
+        .execute();
+    } else {
+      if (after) q = q.where((eb) => eb(eb.refTuple('last_message_at', 'id'), '<', eb.tuple(after.at, after.id)));
+      rows = await q
+        .orderBy('last_message_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute();
+    }
     cursorOf = (r) => ({ at: r.last_message_at, id: r.id });
   } else if (sort === 'sla_due') {
     // Due first (breached ones lead: their due time is past); nothing due sorts last (a sentinel, see src/sla/engine.ts).

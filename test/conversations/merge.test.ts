@@ -85,7 +85,14 @@ describe('merge, unmerge and split of conversations', () => {
       conversations: await db.selectFrom('conversations').selectAll().where('id', 'in', ids).orderBy('id').execute(),
       messages: await db.selectFrom('messages').selectAll().where('conversation_id', 'in', ids).orderBy('id').execute(),
       attachments: await db.selectFrom('attachments').selectAll().where('conversation_id', 'in', ids).orderBy('id').execute(),
-      labels: await db.selectFrom('conversation_labels').selectAll().where('conversation_id', 'in', ids).orderBy('conversation_id').orderBy('label').execute(),
+      // The label rows' copies of their conversation's status and activity follow it (test/conversations/label-list.test.ts).
+      labels: await db
+        .selectFrom('conversation_labels')
+        .select(['conversation_id', 'label'])
+        .where('conversation_id', 'in', ids)
+        .orderBy('conversation_id')
+        .orderBy('label')
+        .execute(),
       mailIds: await db.selectFrom('mail_ids').selectAll().where('conversation_id', 'in', ids).orderBy('rfc_id').execute(),
       digests: await db.selectFrom('mail_digests').selectAll().where('conversation_id', 'in', ids).orderBy('digest').execute(),
     };

@@ -452,7 +452,11 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.equal(wrong.body.error.confirm_count, 2);
     assert.equal((await api('GET', `/v1/migrations/${id}`)).body.state, 'completed', 'nothing changed');
     const t3 = (await conversationOf('t3@customer.test'))!;
-    const labelsBefore = await s.app.db.selectFrom('conversation_labels').selectAll().where('conversation_id', 'in', [t2.id]).execute();
+    const labelsBefore = await s.app.db
+      .selectFrom('conversation_labels')
+      .select(['conversation_id', 'label'])
+      .where('conversation_id', 'in', [t2.id])
+      .execute();
 
     const started = await api('POST', `/v1/migrations/${id}/remove-history`, { confirm_count: 2 });
     assert.equal(started.status, 202, JSON.stringify(started.body));
@@ -473,7 +477,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.ok(!emails.includes('tess@customer.test') && !emails.includes('lars@customer.test'), 'contacts left without a conversation are deleted');
     assert.ok(emails.includes('tina@customer.test') && emails.includes('tom@customer.test'), 'contacts with a conversation stay');
     assert.deepEqual(
-      await s.app.db.selectFrom('conversation_labels').selectAll().where('conversation_id', 'in', [t2.id]).execute(),
+      await s.app.db.selectFrom('conversation_labels').select(['conversation_id', 'label']).where('conversation_id', 'in', [t2.id]).execute(),
       labelsBefore,
       'labels stay',
     );

@@ -108,6 +108,10 @@ export interface ConversationReadsTable {
 export interface ConversationLabelsTable {
   conversation_id: string;
   label: string;
+  /** The conversation's, kept by triggers (migration 0082) so label lists walk an index in activity order. */
+  conversation_workspace_id: Generated<string | null>;
+  conversation_status: Generated<ConversationStatus | null>;
+  conversation_activity_at: Generated<string | null>;
 }
 
 export type MessageKind = 'message' | 'note' | 'event';
