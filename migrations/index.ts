@@ -70,6 +70,7 @@ import * as m0079AnalyticsValueVisitorsByVisitor from './0079_analytics_value_vi
 import * as m0080AnalyticsVisitSums from './0080_analytics_visit_sums.js';
 import * as m0081ConversationAssigneeStatistics from './0081_conversation_assignee_statistics.js';
 import * as m0082ConversationLabelsActivity from './0082_conversation_labels_activity.js';
+import * as m0083ConversationSpamIndex from './0083_conversation_spam_index.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -142,4 +143,5 @@ export const migrations: Record<string, Migration> = {
   '0080_analytics_visit_sums': m0080AnalyticsVisitSums,
   '0081_conversation_assignee_statistics': m0081ConversationAssigneeStatistics,
   '0082_conversation_labels_activity': m0082ConversationLabelsActivity,
+  '0083_conversation_spam_index': m0083ConversationSpamIndex,
 };
