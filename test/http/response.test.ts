@@ -1,9 +1,11 @@
 // ApiResponse (src/http/response.ts): the headers every answer carries join the answer's own when
 // its head is written; a name the answer sets itself, in any case and by any of node's ways, keeps
-// the answer's value, and no header is sent twice. A real node server over a real socket.
+// the answer's value, and no header is sent twice. The write `end()` makes waits for the end of the
+// turn of the event loop (answers of one turn go to the kernel together). A real node server over a
+// real socket.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { API_SERVER_OPTIONS, ApiResponse, type CommonHeader } from '../../src/http/response.js';
 
@@ -24,7 +26,19 @@ const answers: Record<string, (res: ApiResponse) => void> = {
   '/implicit': (res) => res.end('implicit'),
   '/raw': (res) => res.writeHead(200, ['Cache-Control', 'private', 'Content-Type', 'text/plain']).end('raw'),
   '/plain': (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('plain'),
+  '/held': (res) => {
+    res.write('streamed ');
+    // The head and the first chunk go out when node uncorks them (next tick); the end waits for the turn's end.
+    process.nextTick(() => {
+      const socket = res.socket!;
+      heldWrite.beforeEnd = socket.writableLength;
+      res.end('end');
+      heldWrite.inTurn = socket.writableLength;
+      setImmediate(() => (heldWrite.afterTurn = socket.writableLength));
+    });
+  },
 };
+const heldWrite: { beforeEnd?: number; inTurn?: number; afterTurn?: number } = {};
 
 describe('ApiResponse', () => {
   let server: http.Server;
@@ -98,5 +112,57 @@ describe('ApiResponse', () => {
     const { lines } = await get('/plain');
     assert.deepEqual(values(lines, 'x-request-id'), []);
     assert.deepEqual(values(lines, 'cache-control'), []);
+  });
+
+  test('the write end() makes is handed to the kernel at the end of the turn, whole', async () => {
+    const { body, lines } = await get('/held');
+    assert.equal(body, 'streamed end');
+    assert.deepEqual(values(lines, 'x-request-id'), ['req-1']);
+    assert.equal(heldWrite.beforeEnd, 0, 'a write before the end goes at once');
+    assert.ok(heldWrite.inTurn! > 0, 'the end is still held when end() returns');
+    assert.equal(heldWrite.afterTurn, 0, 'and written once the turn ends');
+  });
+
+  test('many answers ended in the same turns arrive whole, in order per connection', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+    try {
+      const bodies = await Promise.all(
+        Array.from(
+          { length: 40 },
+          (_, i) =>
+            new Promise<string>((resolve, reject) => {
+              http
+                .get(`${url}/${i % 2 ? 'object' : 'implicit'}`, { agent }, (res) => {
+                  let body = '';
+                  res.setEncoding('utf8');
+                  res.on('data', (d) => (body += d));
+                  res.on('end', () => resolve(body));
+                })
+                .on('error', reject);
+            }),
+        ),
+      );
+      assert.deepEqual(
+        bodies,
+        Array.from({ length: 40 }, (_, i) => (i % 2 ? '{}' : 'implicit')),
+      );
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  test('a socket node destroys in the same turn (bytes after a Connection: close request) still sends the answer first', async () => {
+    const { port } = server.address() as AddressInfo;
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write('GET /object HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGARBAGE\r\n'));
+      let got = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (d) => (got += d));
+      socket.on('close', () => resolve(got));
+      socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
+    });
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(text, /\r\nx-request-id: req-1\r\n/);
+    assert.match(text, /\r\n\r\n2\r\n\{\}\r\n0\r\n\r\n$/);
   });
 });
