@@ -121,7 +121,7 @@ export function threadFigures(
   after: Map<number, number>,
   wallSeconds: number,
   per?: { count: number; unit: string },
-): void {
+): { main: number; busiest: number; rest: number } {
   const used = [...after].map(([tid, cpu]) => ({ tid, cpu: cpu - (before.get(tid) ?? 0) }));
   const main = used.find((t) => t.tid === pid)?.cpu ?? 0;
   const others = used.filter((t) => t.tid !== pid).sort((a, b) => b.cpu - a.cpu);
@@ -143,6 +143,7 @@ export function threadFigures(
     else figure(`${prefix}_cpu_${name}_s`, cpu, 's');
     figure(`${prefix}_busy_${name}`, wallSeconds > 0 ? cpu / wallSeconds : 0);
   }
+  return { main, busiest, rest };
 }
 
 /**

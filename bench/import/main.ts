@@ -6,6 +6,7 @@
 // number works too). --no-mbsync leaves the peer out (the long run: time and peak RSS only).
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startDovecot } from '../../test/helpers/dovecot.js';
@@ -215,6 +216,10 @@ async function main() {
       figure('mbsync_imap_commands', mbsyncCommands, 'commands');
       figure('mbsync_dovecot_cpu_s', mbsyncDovecotCpu, 's');
       figure('ratio', importRate / mbsyncRate);
+      // The most the ratio could be with every wait gone: svc's and Dovecot's CPU for the import
+      // spread over all the machine's cores.
+      const importCpu = scanCpu + copyCpu + (dovecot2 - dovecot0);
+      figure('cpu_bound_ratio', mbsyncSeconds / (importCpu / os.availableParallelism()));
     }
     figure('import_scan_s', scanSeconds, 's');
     figure('import_copy_msgs_per_s', made.messages / copySeconds, 'msg/s');
