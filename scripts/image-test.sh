@@ -133,72 +133,8 @@ else
 fi
 
 # ---------------------------------------------------------------------------------------------
-# The local stand-in for the official image: Debian bookworm (minbase without documentation, as the
-# slim images are) plus node, npm and the C headers under /usr/local and the `node` user (uid
-# 1000), with `CMD ["node"]`. The network here may intercept TLS with its own CA: the host's extra
-# CAs (NODE_EXTRA_CA_CERTS, as the host's own npm uses them) go into the image with
-# NODE_EXTRA_CA_CERTS set, so npm in the build trusts what the host trusts. (The svc image's last
-# stage sets its own environment, so that variable does not reach it.)
-build_base() {
-  local node_bin node_version prefix npm_dir headers arch openssl_arch ca
-  node_bin=$(readlink -f "$(command -v node)")
-  node_version=$(node -p 'process.versions.node')
-  [ "${node_version%%.*}" = 20 ] || fail "this machine's node is $node_version; the local $BASE needs node 20"
-  prefix=$(dirname "$(dirname "$node_bin")")
-  npm_dir="$(npm root -g)/npm"
-  headers="$prefix/include/node"
-  [ -f "$npm_dir/bin/npm-cli.js" ] || fail "npm is not at $npm_dir"
-  grep -q "define NODE_PATCH_VERSION ${node_version##*.}\$" "$headers/node_version.h" 2>/dev/null ||
-    fail "no headers of node $node_version in $headers (native modules are compiled against them)"
-  arch=$(dpkg --print-architecture)
-  case "$arch" in
-    amd64) openssl_arch=linux-x86_64 ;;
-    arm64) openssl_arch=linux-aarch64 ;;
-    *) fail "unsupported architecture $arch" ;;
-  esac
-  ca=${NODE_EXTRA_CA_CERTS:-}
-  [ -z "$ca" ] && [ "$(npm config get cafile)" != null ] && ca=$(npm config get cafile)
-
-  cat >"$WORK/base-hook.sh" <<HOOK
-#!/bin/sh
-set -eu
-root="\$1"
-install -D -m 0755 "$node_bin" "\$root/usr/local/bin/node"
-ln -s node "\$root/usr/local/bin/nodejs"
-mkdir -p "\$root/usr/local/lib/node_modules" "\$root/usr/local/include"
-cp -a "$npm_dir" "\$root/usr/local/lib/node_modules/npm"
-ln -s ../lib/node_modules/npm/bin/npm-cli.js "\$root/usr/local/bin/npm"
-ln -s ../lib/node_modules/npm/bin/npx-cli.js "\$root/usr/local/bin/npx"
-cp -a "$headers" "\$root/usr/local/include/node"
-find "\$root/usr/local/include/node/openssl/archs" -mindepth 1 -maxdepth 1 ! -name "$openssl_arch" -exec rm -rf {} +
-if [ -n "$ca" ]; then install -D -m 0644 "$ca" "\$root/usr/local/share/ca-certificates/build-network-extra-ca.pem"; fi
-chroot "\$root" groupadd --gid 1000 node
-chroot "\$root" useradd --uid 1000 --gid node --shell /bin/bash --create-home node
-chroot "\$root" /usr/local/bin/node --version >/dev/null
-HOOK
-  chmod +x "$WORK/base-hook.sh"
-
-  # Debian's python3 for mmdebstrap's helpers, whatever else PATH holds.
-  if ! env PATH=/usr/sbin:/usr/bin:/sbin:/bin mmdebstrap --variant=minbase --format=tar --quiet \
-    --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr --dpkgopt=force-unsafe-io \
-    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
-    --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/info/*' \
-    --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
-    --customize-hook="$WORK/base-hook.sh" \
-    bookworm "$WORK/rootfs.tar" \
-    "deb $MIRROR bookworm main" "deb $MIRROR bookworm-updates main" "deb $SECURITY_MIRROR bookworm-security main" \
-    2>"$WORK/mmdebstrap.log"; then
-    tail -30 "$WORK/mmdebstrap.log" >&2
-    fail "mmdebstrap could not make the bookworm root file system"
-  fi
-  local changes=(--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
-    --change "ENV NODE_VERSION=$node_version" --change 'CMD ["node"]'
-    --change 'LABEL svc.image-test.local-base="bookworm (mmdebstrap) with the test machine'"'"'s node"')
-  [ -n "$ca" ] && changes+=(--change 'ENV NODE_EXTRA_CA_CERTS=/usr/local/share/ca-certificates/build-network-extra-ca.pem')
-  dk import "${changes[@]}" "$WORK/rootfs.tar" "$BASE" >/dev/null
-  rm -f "$WORK/rootfs.tar"
-}
-
+# shellcheck source=scripts/image-test/base-image.sh
+. scripts/image-test/base-image.sh
 if dk image inspect "$BASE" >/dev/null 2>&1; then
   step "base image $BASE is present"
 else
@@ -284,71 +220,8 @@ chmod 0400 "$WORK/master.key"
 INGRESS_SECRET=$(head -c 24 /dev/urandom | base64 | tr -d '/+=')
 dk volume create "$VOLUME" >/dev/null
 
-# published NAME PORT: the loopback address:port Docker published the container's PORT on.
-published() {
-  local out
-  out=$(dk port "$1" "$2/tcp")
-  out=${out%%$'\n'*}
-  [[ "$out" == 127.0.0.1:* ]] || fail "$1: port $2 is not published on 127.0.0.1 ($out)"
-  echo "$out"
-}
-
-# run_svc NAME [docker run options…]: starts a server container on the volume, ports on loopback.
-run_svc() {
-  local name=$1
-  shift
-  CONTAINERS+=("$name")
-  CURRENT=$name
-  dk run -d --name "$name" -v "$VOLUME:/data" \
-    -v "$WORK/master.key:/run/secrets/svc_master_key:ro" -e SVC_MASTER_KEY_FILE=/run/secrets/svc_master_key \
-    -e SVC_INGRESS_SECRET="$INGRESS_SECRET" -e SVC_SHUTDOWN_TIMEOUT_SECONDS="$SHUTDOWN_TIMEOUT" \
-    -p 127.0.0.1::8080 -p 127.0.0.1::2525 -p 127.0.0.1::9090 --health-interval=2s "$@" "$IMAGE" >/dev/null
-  HTTP="http://$(published "$name" 8080)"
-  SMTP_PORT=$(published "$name" 2525)
-  SMTP_PORT=${SMTP_PORT##*:}
-  METRICS="http://$(published "$name" 9090)"
-}
-
-running() { [ "$(dk inspect -f '{{.State.Running}}' "$1")" = true ]; }
-
-# wait_ready NAME [--no-health]: /readyz 200 within 120 s (migrations run first), then the
-# HEALTHCHECK healthy (containers started here probe every 2 s; compose's keep the image's 30 s,
-# already proven above, so they skip that wait).
-wait_ready() {
-  local name=$1 code=""
-  for _ in $(seq 1 240); do
-    running "$name" || fail "container $name exited (code $(dk inspect -f '{{.State.ExitCode}}' "$name")) before it was ready"
-    code=$(curl -s -o /dev/null -m 3 -w '%{http_code}' "$HTTP/readyz" || true)
-    [ "$code" = 200 ] && break
-    sleep 0.5
-  done
-  [ "$code" = 200 ] || fail "$name: GET /readyz did not answer 200 within 120 s (last: $code)"
-  [ "${2:-}" = --no-health ] && return 0
-  local health=""
-  for _ in $(seq 1 60); do
-    health=$(dk inspect -f '{{.State.Health.Status}}' "$name")
-    [ "$health" = healthy ] && break
-    sleep 0.5
-  done
-  [ "$health" = healthy ] || fail "$name: the HEALTHCHECK says '$health' 30 s after /readyz answered 200"
-}
-
-# stop_svc NAME: SIGTERM (docker stop) must end the container with exit code 0 within the shutdown
-# timeout; docker would send SIGKILL only 20 s after that.
-stop_svc() {
-  local name=$1 t0 t1 code
-  t0=$(date +%s%N)
-  dk stop -t $((SHUTDOWN_TIMEOUT + 20)) "$name" >/dev/null
-  t1=$(date +%s%N)
-  code=$(dk inspect -f '{{.State.ExitCode}}' "$name")
-  local ms=$(((t1 - t0) / 1000000))
-  [ "$code" = 0 ] || fail "$name: exit code $code after SIGTERM (0 expected)"
-  [ "$ms" -le $((SHUTDOWN_TIMEOUT * 1000)) ] || fail "$name: the stop took $ms ms, over the ${SHUTDOWN_TIMEOUT} s shutdown timeout"
-  dk logs "$name" >"$WORK/$name.log" 2>&1
-  grep -q '"msg":"shutting down","signal":"SIGTERM"' "$WORK/$name.log" || fail "$name: no 'shutting down' log line for SIGTERM"
-  grep -q '"msg":"stopped"' "$WORK/$name.log" || fail "$name: no 'stopped' log line"
-  echo "$name: SIGTERM, drained and exited 0 in $ms ms"
-}
+# shellcheck source=scripts/image-test/containers.sh
+. scripts/image-test/containers.sh
 
 api() { curl -sS -m 10 -H "authorization: Bearer $SESSION" "$@"; }
 
