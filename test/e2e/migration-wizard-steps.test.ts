@@ -1,132 +1,44 @@
 // The migration wizard (Settings › Move to the service) in a real browser against a real Dovecot
-// holding a generated mailbox: the whole wizard from the address to completed (a wrong password
-// first, folders, an e-mail channel created inline, the dry run, start, live progress of a batch,
-// pause, resume, a reload mid-copy, live progress to switching, the forwarding confirmation and the test message arriving
-// live, the quiet-period countdown, finish), remove history with a wrong and then the right number;
-// every state's screen in Turkish with exactly the migration's allowed_actions, the connection
-// test's rate limit shown as a wait, needs_attention explained and fixed with a new password; an agent never sees the wizard and the API refuses.
-// The background work runs when the test drains it, so every state can be looked at as it is.
+// holding a generated mailbox (the scene: test/helpers/migration-wizard.ts): the whole wizard from
+// the address to completed (a wrong password first, folders, an e-mail channel created inline, the
+// dry run, start, live progress of a batch, pause, resume, a reload mid-copy, live progress to
+// switching, the forwarding confirmation and the test message arriving live, the quiet-period
+// countdown, finish), then remove history with a wrong and then the right number. The background
+// work runs when the test drains it, so every state can be looked at as it is.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Page, Response } from 'playwright-core';
+import type { Response } from 'playwright-core';
 import type { MigrationPart } from '../../src/mailbox-migration/background.js';
-import { systemClock } from '../../src/platform/clock.js';
-import { assertAccessible, type BrowserSession, browserSkipReason, launchBrowser, screenshot } from '../helpers/browser.js';
-import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
-import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, ingressPort, sendToIngress } from '../helpers/mail.js';
-import { buildMail, daysAgo } from '../helpers/mailbox.js';
+import { assertAccessible, browserSkipReason, screenshot } from '../helpers/browser.js';
+import { type Dovecot, dovecotMissing } from '../helpers/dovecot.js';
+import type { Seed } from '../helpers/fixtures.js';
+import { ingressPort, sendToIngress } from '../helpers/mail.js';
+import { buildMail } from '../helpers/mailbox.js';
 import { fillOldMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
+import { FORWARDING_DOMAIN, startWizardScene, type WizardScene } from '../helpers/migration-wizard.js';
+import type { TestServer } from '../helpers/server.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 
-const FORWARDING_DOMAIN = 'in.svc.test';
-const SECOND = 'second@acme.test';
-
-describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dovecotMissing }, () => {
+describe('the migration wizard in a browser, step by step', { skip: browserSkipReason() ?? dovecotMissing }, () => {
+  let scene: WizardScene;
   let d: Dovecot;
   let s: TestServer;
   let seed: Seed;
   let sink: SmtpSink;
-  let browser: BrowserSession;
-  let ownerEmail: string;
+  let api: WizardScene['api'];
+  let panelPage: WizardScene['panelPage'];
+  let expectScreen: WizardScene['expectScreen'];
   const now = new Date();
 
   before(async () => {
-    d = await startDovecot();
-    d.addUser(SUPPORT, SUPPORT_PASSWORD);
-    d.addUser(SECOND, SUPPORT_PASSWORD);
-    sink = await startSmtpSink();
-    s = await startTestServer({
-      clock: systemClock,
-      env: {
-        SVC_MIGRATION_ALLOW_PRIVATE: '1',
-        SVC_MIGRATION_MAX_MESSAGE_BYTES: '200000',
-        SVC_MIGRATION_QUIET_HOURS: '1',
-        SVC_INGRESS_SECRET: INGRESS_SECRET,
-        SVC_FORWARDING_DOMAIN: FORWARDING_DOMAIN,
-        SVC_SMTP_HOST: '127.0.0.1',
-        SVC_SMTP_PORT: String(sink.port),
-        SVC_SMTP_TLS: 'none',
-        SVC_SMTP_FROM: 'svc@svc.test',
-      },
-    });
-    // Background work runs when the test drains it: every state stays put until then.
-    await s.app.jobs.stop();
-    // Addresses of .test domains have no MX records here; nothing leaves 127.0.0.1.
-    s.app.resolveMx = async () => [];
-    seed = await seedWorkspace(s.app, { name: 'Acme' });
-    ownerEmail = (await s.app.db.selectFrom('people').select('email').where('id', '=', seed.ownerId).executeTakeFirstOrThrow()).email;
-    await fillOldMailbox(d, now, { ownerEmail, bigBytes: 250_000 });
-    d.deliver(SECOND, 'INBOX', [
-      {
-        raw: await buildMail({ from: 'Uma <uma@customer.test>', to: SECOND, subject: 'Hello from Uma', date: daysAgo(now, 2) }),
-        flags: 'S',
-        receivedAt: daysAgo(now, 2),
-      },
-      {
-        raw: await buildMail({ from: 'Vic <vic@customer.test>', to: SECOND, subject: 'Order 12', date: daysAgo(now, 1) }),
-        flags: 'S',
-        receivedAt: daysAgo(now, 1),
-      },
-    ]);
-    browser = await launchBrowser();
+    scene = await startWizardScene({ users: [SUPPORT], prepare: ({ d, ownerEmail }) => fillOldMailbox(d, now, { ownerEmail, bigBytes: 250_000 }) });
+    ({ d, s, seed, sink, api, panelPage, expectScreen } = scene);
   });
-  after(async () => {
-    await browser?.close();
-    await s?.stop();
-    await sink?.close();
-    await d?.stop();
-  });
+  after(() => scene?.stop());
 
-  const api = (method: string, path: string, body?: unknown) => s.request(method, path, { token: seed.apiKey, body });
   const drain = () => s.app.jobs.drain();
   /** One run of the background work: one batch of the copy. */
   const drain1 = () => s.app.jobs.drain(1);
-
-  async function panelPage(token: string, opts: { width?: number; height?: number } = {}) {
-    const { context, page } = await browser.newPage({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 } });
-    await context.addCookies([{ name: 'svc_session', value: token, url: s.url }]);
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    return { context, page, errors };
-  }
-
-  /** Waits until the page shows the migration in `state`, then checks its action bar against the API. */
-  async function expectScreen(page: Page, id: string, state: string) {
-    await page.locator(`h1 [data-state="${state}"]`).waitFor();
-    const m = (await api('GET', `/v1/migrations/${id}`)).body;
-    assert.equal(m.state, state);
-    const shown = await page.locator('.mig-actions [data-action]').evaluateAll((els) => els.map((e) => e.getAttribute('data-action') ?? ''));
-    // Exactly the allowed actions, less those that would do nothing here (issue 43 item 11): "Retry
-    // failed messages" with no failed message, and a link to a form on the step shown or not open yet.
-    const links = await page.locator('.mig-actions a[data-action]').evaluateAll((els) => els.map((e) => e.getAttribute('data-action') ?? ''));
-    assert.ok(
-      shown.every((a) => m.allowed_actions.includes(a)),
-      `only allowed actions while ${state}: ${shown.join(', ')}`,
-    );
-    const hidden = (m.allowed_actions as string[]).filter((a) => !shown.includes(a));
-    const buttonActions = ['scan', 'start', 'pause', 'resume', 'cancel', 'retry', 'probe', 'finish', 'remove_history', 'delete'];
-    assert.ok(
-      hidden.every((a) => (a === 'retry' && m.progress.failed === 0) || !buttonActions.includes(a)),
-      `hidden while ${state}: ${hidden.join(', ')} (failed: ${m.progress.failed})`,
-    );
-    assert.equal(shown.includes('retry'), m.allowed_actions.includes('retry') && m.progress.failed > 0, 'Retry only with failed messages');
-    assert.ok(links.every((a) => !buttonActions.includes(a)));
-    // The step's next action comes first; the ones that end or delete something come last, apart.
-    const primary = await page.locator('.mig-actions .btn-primary').evaluateAll((els) => els.map((e) => e.getAttribute('data-action')));
-    if (primary.length) assert.equal(shown[0], primary[0], `the next action first while ${state}: ${shown.join(', ')}`);
-    const danger = ['cancel', 'delete', 'remove_history'];
-    const firstDanger = shown.findIndex((a) => danger.includes(a));
-    if (firstDanger >= 0) {
-      assert.ok(
-        shown.slice(firstDanger).every((a) => danger.includes(a)),
-        `destructive actions last while ${state}: ${shown.join(', ')}`,
-      );
-      assert.equal(await page.locator('.mig-actions .mig-actions-danger').getAttribute('data-action'), shown[firstDanger]);
-    }
-    return m;
-  }
 
   test('the whole wizard, from the address to completed, then remove history with a wrong and the right number', async () => {
     const untouched = d.snapshot(SUPPORT);
@@ -398,118 +310,5 @@ describe('the migration wizard in a browser', { skip: browserSkipReason() ?? dov
 
     assert.deepEqual(d.snapshot(SUPPORT), untouched, 'the old mailbox was not changed');
     assert.deepEqual(errors, []);
-  });
-
-  test('every state in Turkish offers exactly its allowed actions; needs attention is explained and fixed with a new password', async () => {
-    await s.app.db.updateTable('people').set({ locale: 'tr' }).where('id', '=', seed.ownerId).execute();
-    try {
-      const { page, errors } = await panelPage(seed.ownerToken, { width: 390, height: 844 });
-      await page.goto(`${s.url}/settings/migrations/new`);
-      await page.getByRole('heading', { name: 'Yeni taşıma' }).waitFor();
-      assert.equal(await page.evaluate(() => document.documentElement.lang), 'tr');
-      await assertAccessible(page);
-
-      const created = await api('POST', '/v1/migrations', {
-        provider: 'imap',
-        source_address: SECOND,
-        imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
-        inbox_id: seed.inboxId,
-      });
-      assert.equal(created.status, 201, JSON.stringify(created.body));
-      const id = created.body.id as string;
-      /** Opens the migration's page; axe runs on each step's first screen (a state of a step already checked skips it). */
-      const visit = async (state: string, axe = true) => {
-        await page.goto(`${s.url}/settings/migrations/${id}`);
-        const m = await expectScreen(page, id, state);
-        if (axe) await assertAccessible(page);
-        return m;
-      };
-      await visit('draft');
-      await page.getByRole('button', { name: 'Kaydet ve sına' }).waitFor();
-      await api('PUT', `/v1/migrations/${id}/credentials`, { password: SUPPORT_PASSWORD });
-      await api('POST', `/v1/migrations/${id}/test`);
-      await visit('connected');
-      await page.getByText('Hiç okunmaz').first().waitFor();
-      await assertAccessible(page);
-      // Too many connection tests: the page says how long to wait.
-      for (let i = 0; i < 4; i++) assert.equal((await api('POST', `/v1/migrations/${id}/test`)).status, 200);
-      await page.goto(`${s.url}/settings/migrations/${id}?step=connect`);
-      await page.getByRole('button', { name: 'Bağlantıyı sına' }).click();
-      await page.getByText(/Kısa sürede çok fazla sınama yapıldı\. \d+ dk sonra yeniden deneyin\./).waitFor();
-      await page.goto(`${s.url}/settings/migrations/${id}?step=map`);
-      await page.getByRole('heading', { name: 'Bu çalışma alanına eşle' }).waitFor();
-      await assertAccessible(page);
-      await api('POST', `/v1/migrations/${id}/scan`);
-      await visit('scanning', false);
-      await drain();
-      await visit('ready');
-      await page.getByRole('heading', { name: 'Deneme çalışması' }).waitFor();
-      await api('POST', `/v1/migrations/${id}/start`);
-      await visit('copying');
-      await api('POST', `/v1/migrations/${id}/pause`);
-      await visit('paused', false);
-      await api('POST', `/v1/migrations/${id}/resume`);
-
-      // The provider revokes the password mid-copy: the copy stops and says why and how to fix it.
-      await d.setPassword(SECOND, 'revoked-now');
-      d.kick(SECOND);
-      await drain();
-      const attention = await visit('needs_attention');
-      assert.equal(attention.attention.reason, 'login_failed');
-      await page.getByTestId('attention-cause').getByText('Posta kutusu parolayı reddetti').waitFor();
-      await page.locator('#mig-fix-password').fill('revoked-now');
-      await page.getByRole('button', { name: 'Yeni parolayı kaydet' }).click();
-      // A new password fixes a refused login: the copy continues by itself.
-      await expectScreen(page, id, 'copying');
-      await drain();
-      await expectScreen(page, id, 'syncing');
-      const syncing = await visit('syncing');
-      // The choice to keep reading live, in Turkish at phone width, by keyboard.
-      assert.equal(syncing.keep_reading.possible, true);
-      const keep = page.getByTestId('keep-reading').getByRole('checkbox', {
-        name: `Taşımadan sonra bu posta kutusunu ${syncing.keep_reading.channel_name} kanalında canlı okumaya devam et`,
-        exact: true,
-      });
-      assert.equal(await keep.isChecked(), syncing.keep_reading.on);
-      await keep.focus();
-      await page.keyboard.press('Space');
-      await page.getByText(`${syncing.keep_reading.channel_name} taşımadan sonra bu posta kutusunu okumaya devam edecek.`).waitFor();
-      assert.equal((await api('GET', `/v1/migrations/${id}`)).body.keep_reading.on, true);
-      await screenshot(page, 'migration-wizard-tr-keep-reading');
-      await page.getByRole('button', { name: 'Taşımayı iptal et' }).click();
-      await page.getByRole('dialog').getByRole('button', { name: 'Taşımayı iptal et' }).click();
-      await expectScreen(page, id, 'cancelled');
-      await page.getByText('Bir üye tarafından iptal edildi.').waitFor();
-      assert.equal((await api('GET', `/v1/migrations/${id}`)).body.keep_reading.result, null, 'a cancel hands nothing over');
-      await visit('cancelled');
-      await page.goto(`${s.url}/settings/migrations`);
-      await page
-        .getByRole('row', { name: new RegExp(SECOND) })
-        .getByText('İptal edildi')
-        .waitFor();
-      await assertAccessible(page);
-      assert.deepEqual(errors, []);
-    } finally {
-      await s.app.db.updateTable('people').set({ locale: 'en' }).where('id', '=', seed.ownerId).execute();
-    }
-  });
-
-  test('an agent never sees the wizard, and the API refuses the agent', async () => {
-    const agent = await addPerson(s.app, seed.workspaceId, 'agent');
-    const { page } = await panelPage(agent.token);
-    await page.goto(`${s.url}/settings`);
-    await page.getByRole('link', { name: 'Members' }).waitFor();
-    assert.equal(await page.getByRole('link', { name: 'Move to the service' }).count(), 0);
-    await page.goto(`${s.url}/settings/migrations`);
-    await page.getByRole('heading', { name: 'You don’t have access to this page' }).waitFor();
-    assert.equal(await page.getByRole('link', { name: 'New migration' }).count(), 0);
-    const answers = await page.evaluate(async (workspace) => {
-      const headers = { 'Svc-Workspace': workspace, 'content-type': 'application/json' };
-      const list = await fetch('/v1/migrations', { headers });
-      const create = await fetch('/v1/migrations', { method: 'POST', headers, body: JSON.stringify({ provider: 'export_file' }) });
-      return [list.status, create.status];
-    }, seed.workspaceId);
-    assert.deepEqual(answers, [403, 403]);
-    await assertAccessible(page);
   });
 });
