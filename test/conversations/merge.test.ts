@@ -1,19 +1,14 @@
-// Issue 33: merge, undo (24 hours, exactly the recorded rows), split and the duplicate suggestion.
-// Inbound mail through the ingress, webhooks checked with standardwebhooks, outbound through an
-// smtp-server sink (merging and splitting send nothing), the clock moved by hand.
+// Issue 33: merge, undo (24 hours, exactly the recorded rows), quiet merges of imported history and
+// the duplicate suggestion (split: split.test.ts). Inbound mail through the ingress, webhooks checked
+// with standardwebhooks, outbound through an smtp-server sink (merging sends nothing), the clock
+// moved by hand; the scene is merge-scene.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadContactView } from '../../src/contacts/store.js';
 import { registerMailId, startConversation } from '../../src/conversations/service.js';
-import { ManualClock } from '../../src/platform/clock.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { deliverMail, eventsAfter, INGRESS_SECRET, lastEventSeq, SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
-import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
-import { connectMcp } from '../mcp/helpers.js';
-
-const MIN = 60_000;
+import { eventsAfter, lastEventSeq } from '../helpers/mail.js';
+import { sceneOf } from '../helpers/scene.js';
+import { MIN, startMergeScene, stopMergeScene } from './merge-scene.js';
 
 function attachmentMail(text: string) {
   const boundary = 'b-merge-1';
@@ -36,86 +31,11 @@ function attachmentMail(text: string) {
   };
 }
 
-describe('merge, unmerge and split of conversations', () => {
-  let s: TestServer;
-  let clock: ManualClock;
-  let seed: Seed;
-  let other: Seed;
-  let address: string;
-  let channelId: string;
-  let rx: Receiver;
-  let sink: SmtpSink;
-  let hook: { path: string; secret: string };
-
-  before(async () => {
-    clock = new ManualClock('2031-03-01T09:00:00Z');
-    sink = await startSmtpSink(SINK_LOGIN);
-    s = await startTestServer({ clock, env: { SVC_WEBHOOK_ALLOW_PRIVATE: '1', SVC_INGRESS_SECRET: INGRESS_SECRET } });
-    await s.app.jobs.stop(); // jobs (mail sending) run only when a test drains them
-    seed = await seedWorkspace(s.app);
-    other = await seedWorkspace(s.app);
-    const channel = await seedEmailChannel(s.app, seed, { smtpPort: sink.port });
-    address = channel.address!;
-    channelId = channel.id;
-    rx = await startReceiver();
-    const r = await s.request('POST', '/v1/webhooks', {
-      token: seed.apiKey,
-      body: { url: `${rx.url}/hook`, events: ['conversation.updated', 'message.created', 'conversation.created'] },
-    });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    hook = { path: '/hook', secret: r.body.secret };
-  });
-  after(async () => {
-    await rx.close();
-    await s.stop();
-    await sink.close();
-  });
-
-  const api = (method: string, path: string, body?: unknown) => s.request(method, path, { token: seed.apiKey, body });
-  async function mail(headers: Record<string, string>, body?: string) {
-    clock.advance(MIN);
-    return deliverMail(s, address, headers, body);
-  }
-  const messagesOf = async (id: string) => (await api('GET', `/v1/conversations/${id}/messages?order=asc&limit=200`)).body.data as any[];
-
-  /** Every row a merge may touch, of these conversations, as stored. */
-  async function rows(ids: string[]) {
-    const db = s.app.db;
-    return {
-      conversations: await db.selectFrom('conversations').selectAll().where('id', 'in', ids).orderBy('id').execute(),
-      messages: await db.selectFrom('messages').selectAll().where('conversation_id', 'in', ids).orderBy('id').execute(),
-      attachments: await db.selectFrom('attachments').selectAll().where('conversation_id', 'in', ids).orderBy('id').execute(),
-      // The label rows' copies of their conversation's status and activity follow it (test/conversations/label-list.test.ts).
-      labels: await db
-        .selectFrom('conversation_labels')
-        .select(['conversation_id', 'label'])
-        .where('conversation_id', 'in', ids)
-        .orderBy('conversation_id')
-        .orderBy('label')
-        .execute(),
-      mailIds: await db.selectFrom('mail_ids').selectAll().where('conversation_id', 'in', ids).orderBy('rfc_id').execute(),
-      digests: await db.selectFrom('mail_digests').selectAll().where('conversation_id', 'in', ids).orderBy('digest').execute(),
-    };
-  }
-
-  /** The verified webhook deliveries that `pick` keeps, once there are `count` of them (deliveries are sent in the background). */
-  async function deliveries(from: number, pick: (p: any) => boolean, count: number) {
-    for (let round = 0; ; round++) {
-      const got = rx.received
-        .slice(from)
-        .filter((r) => r.path === hook.path && pick(JSON.parse(r.body)))
-        .map((r) => verifyDelivery(r, hook.secret, clock));
-      if (got.length >= count) return got;
-      if (round === 500) {
-        const rows = await s.app.db.selectFrom('webhook_deliveries').selectAll().orderBy('event_seq', 'desc').limit(5).execute();
-        assert.fail(`${got.length} of ${count} deliveries; latest: ${JSON.stringify(rows)}`);
-      }
-      await s.app.jobs.drain(); // the webhook outbox is drained with the jobs
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+describe('merge and unmerge of conversations', () => {
+  const scene = sceneOf(startMergeScene, stopMergeScene);
 
   test('merge moves every row in time order, unites participants, leaves a stub; later mail threads into the target; unmerge restores exactly', async () => {
+    const { s, clock, rx, sink, api, mail, messagesOf, rows, deliveries } = scene();
     const a1 = await mail({ From: 'Ann <ann@cust.example>', Subject: 'Order 77 is late', 'Message-ID': '<m-a1@cust.example>' });
     const b1 = await mail(
       {
@@ -301,6 +221,7 @@ describe('merge, unmerge and split of conversations', () => {
   });
 
   test('bad input: itself, unknown and foreign ids, kinds that cannot merge, bad bodies; nothing changes', async () => {
+    const { s, other, api, mail, rows } = scene();
     const a = await mail({ From: 'dora@cust.example', Subject: 'Bad input', 'Message-ID': '<bi-a@cust.example>' });
     const contact = (await api('GET', `/v1/conversations/${a.conversation_id}`)).body.contact_id;
     const chatOther = await conversationOf('chat', 'Chat of someone else', await otherContact());
@@ -338,12 +259,14 @@ describe('merge, unmerge and split of conversations', () => {
 
   let contactCounter = 0;
   async function otherContact(): Promise<string> {
+    const { api, mail } = scene();
     const m = await mail({ From: `someone${++contactCounter}@else.example`, Subject: 'Other', 'Message-ID': `<oc-${contactCounter}@else.example>` });
     return (await api('GET', `/v1/conversations/${m.conversation_id}`)).body.contact_id;
   }
 
   /** A conversation written below the API (a chat, or imported history), quiet like an import. */
   async function conversationOf(source: 'chat' | 'email', subject: string, contactId: string, opts: { imported?: boolean; messageId?: string } = {}) {
+    const { s, clock, seed, channelId } = scene();
     clock.advance(MIN);
     const contact = (await loadContactView(s.app.db, seed.workspaceId, contactId))!;
     return s.app.db.transaction().execute(async (trx) => {
@@ -386,6 +309,7 @@ describe('merge, unmerge and split of conversations', () => {
   }
 
   test('imported conversations merge quietly: no message events, notifications, ratings or mail for the rows moved', async () => {
+    const { s, seed, rx, sink, api, mail, messagesOf, deliveries } = scene();
     assert.equal((await api('PATCH', `/v1/inboxes/${seed.inboxId}/ratings`, { enabled: true })).status, 200);
     const live = await mail({ From: 'Eve <eve@cust.example>', Subject: 'Live one', 'Message-ID': '<q-live@cust.example>' });
     const contact = (await api('GET', `/v1/conversations/${live.conversation_id}`)).body.contact_id;
@@ -427,143 +351,9 @@ describe('merge, unmerge and split of conversations', () => {
     assert.equal((await api('PATCH', `/v1/inboxes/${seed.inboxId}/ratings`, { enabled: false })).status, 200);
   });
 
-  test('split moves the message and the later ones of its thread; their Message-IDs follow; one update each', async () => {
-    const x1 = await mail({ From: 'Finn <finn@cust.example>', Subject: 'Login broken', 'Message-ID': '<s-x1@cust.example>' });
-    const id = x1.conversation_id;
-    // Another question arrives in the same thread by mistake (it answers x1) and starts its own thread below.
-    const y1 = await mail({
-      From: 'Finn <finn@cust.example>',
-      Subject: 'Also: invoice address',
-      'Message-ID': '<s-y1@cust.example>',
-      'In-Reply-To': '<s-x1@cust.example>',
-    });
-    assert.equal(y1.conversation_id, id);
-    const x2 = await mail({
-      From: 'Finn <finn@cust.example>',
-      Subject: 'Re: Login broken',
-      'Message-ID': '<s-x2@cust.example>',
-      'In-Reply-To': '<s-x1@cust.example>',
-      References: '<s-x1@cust.example>',
-    });
-    clock.advance(MIN);
-    const reply = await api('POST', `/v1/conversations/${id}/messages`, { body: 'Which address?' }); // answers the newest mail (x2), stays
-    assert.equal(reply.status, 201);
-    const y2 = await mail({
-      From: 'Finn <finn@cust.example>',
-      Cc: 'Gus <gus@cust.example>',
-      Subject: 'Re: Also: invoice address',
-      'Message-ID': '<s-y2@cust.example>',
-      'In-Reply-To': '<s-y1@cust.example>',
-      References: '<s-x1@cust.example> <s-y1@cust.example>',
-    });
-    clock.advance(MIN);
-    const note = await api('POST', `/v1/conversations/${id}/messages`, { kind: 'note', body: 'note stays' });
-    assert.equal((await api('PATCH', `/v1/conversations/${id}`, { labels: ['billing', 'vip'] })).status, 200);
-    const before = await rows([id]);
-    const seq = await lastEventSeq(s);
-    const hooksFrom = rx.received.length;
-
-    const bad = await api('POST', `/v1/conversations/${id}/split`, { message_id: note.body.id });
-    assert.equal(bad.status, 400);
-    assert.ok(bad.body.error.issues.some((i: any) => i.path === 'message_id'));
-    const all = await api('POST', `/v1/conversations/${id}/split`, { message_id: x1.message_id });
-    assert.equal(all.status, 409);
-    assert.equal(all.body.error.code, 'nothing_left');
-    assert.deepEqual(await rows([id]), before);
-
-    const r = await api('POST', `/v1/conversations/${id}/split`, { message_id: y1.message_id });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    assert.deepEqual(r.body.message_ids, [y1.message_id, y2.message_id]);
-    const created = r.body.conversation;
-    assert.equal(created.subject, 'Also: invoice address');
-    // Labels are copied: the split-off part keeps what the thread was filed under, the source keeps them too.
-    assert.deepEqual(created.labels, ['billing', 'vip']);
-    assert.deepEqual(r.body.source.labels, ['billing', 'vip']);
-    assert.deepEqual((await api('GET', `/v1/conversations/${created.id}`)).body.labels, ['billing', 'vip']);
-    assert.equal(created.contact_id, r.body.source.contact_id);
-    assert.deepEqual(
-      created.participants.map((p: any) => [p.address, p.role]),
-      [
-        ['finn@cust.example', 'to'],
-        ['gus@cust.example', 'cc'],
-      ],
-    );
-    const moved = (await messagesOf(created.id)).filter((m) => m.kind !== 'event').map((m) => m.id);
-    assert.deepEqual(moved, [y1.message_id, y2.message_id]);
-    const left = (await messagesOf(id)).filter((m) => m.kind !== 'event').map((m) => m.id);
-    assert.deepEqual(left, [x1.message_id, x2.message_id, reply.body.id, note.body.id]);
-    // Each moved row is unchanged but for its conversation.
-    const afterRows = await rows([id, created.id]);
-    for (const m of before.messages) {
-      const now = afterRows.messages.find((x) => x.id === m.id)!;
-      assert.deepEqual({ ...now, conversation_id: m.conversation_id }, m);
-    }
-    const events = await eventsAfter(s, seq);
-    assert.deepEqual(
-      events.map((e) => [e.type, e.data.conversation.id]).sort(),
-      [
-        ['conversation.updated', created.id],
-        ['conversation.updated', id],
-      ].sort(),
-    );
-    const payloads = await deliveries(hooksFrom, (p) => p.data.split?.new_id === created.id, 2);
-    assert.deepEqual(
-      payloads.map((p) => p.data.split.new_id),
-      [created.id, created.id],
-    );
-    for (const p of payloads) {
-      assert.deepEqual(p.data.conversation.labels, ['billing', 'vip']);
-      assert.deepEqual(p.data.split.labels_copied, ['billing', 'vip']);
-    }
-    const byLabel = await api('GET', `/v1/conversations?label=vip&status=open`);
-    assert.ok(
-      [created.id, id].every((c) => byLabel.body.data.some((x: any) => x.id === c)),
-      JSON.stringify(byLabel.body),
-    );
-    // The Message-IDs followed: an answer to y2 lands in the new conversation, an answer to x2 stays.
-    const y3 = await mail({ From: 'Finn <finn@cust.example>', Subject: 'Re: Also', 'Message-ID': '<s-y3@cust.example>', 'In-Reply-To': '<s-y2@cust.example>' });
-    assert.equal(y3.conversation_id, created.id);
-    const x3 = await mail({
-      From: 'Finn <finn@cust.example>',
-      Subject: 'Re: Login',
-      'Message-ID': '<s-x3@cust.example>',
-      'In-Reply-To': '<s-x2@cust.example>',
-    });
-    assert.equal(x3.conversation_id, id);
-    await s.app.jobs.drain();
-    assert.equal(sink.messages.length, 1, 'only the reply written above was sent');
-  });
-
-  test('MCP: merge_conversations, unmerge_conversation and split_conversation call the same services', async () => {
-    const a = await mail({ From: 'mo@cust.example', Subject: 'Via MCP', 'Message-ID': '<mcp-a@cust.example>' });
-    const b = await mail({ From: 'mo@cust.example', Subject: 'Via MCP 2', 'Message-ID': '<mcp-b@cust.example>' });
-    const mcp = await connectMcp(s, seed.apiKey);
-    try {
-      const self = await mcp.call('merge_conversations', { conversation_id: a.conversation_id, into_id: a.conversation_id });
-      assert.equal(self.isError, true);
-      assert.match(self.text, /invalid_request/);
-      const merged = await mcp.call('merge_conversations', { conversation_id: b.conversation_id, into_id: a.conversation_id });
-      assert.equal(merged.isError, false, merged.text);
-      assert.equal((merged.body as any).source.merged_into_id, a.conversation_id);
-      const undone = await mcp.call('unmerge_conversation', { conversation_id: b.conversation_id });
-      assert.equal(undone.isError, false, undone.text);
-      assert.equal((undone.body as any).source.merged_into_id, null);
-      const reply = await mail({
-        From: 'mo@cust.example',
-        Subject: 'Re: Via MCP',
-        'Message-ID': '<mcp-c@cust.example>',
-        'In-Reply-To': '<mcp-a@cust.example>',
-      });
-      const split = await mcp.call('split_conversation', { conversation_id: a.conversation_id, message_id: reply.message_id });
-      assert.equal(split.isError, false, split.text);
-      assert.deepEqual((split.body as any).message_ids, [reply.message_id]);
-    } finally {
-      await mcp.close();
-    }
-  });
-
   // The tests below move the clock by a day (webhook deliveries of older events expire): they run last.
   test('a merge can be undone for 24 hours, then 410 and nothing changes', async () => {
+    const { clock, api, mail, rows } = scene();
     const a = await mail({ From: 'cleo@cust.example', Subject: 'Refund', 'Message-ID': '<t-a@cust.example>' });
     const b = await mail({ From: 'cleo@cust.example', Subject: 'Refund please', 'Message-ID': '<t-b@cust.example>' });
     assert.equal((await api('POST', `/v1/conversations/${b.conversation_id}/merge`, { into_id: a.conversation_id })).status, 200);
@@ -579,6 +369,7 @@ describe('merge, unmerge and split of conversations', () => {
   });
 
   test('possible duplicates: same contact, open, last 24 hours, similar subject; merge targets by subject or contact', async () => {
+    const { s, clock, other, api, mail } = scene();
     const a = await mail({ From: 'Hana <hana@cust.example>', Subject: 'Cannot reset my password', 'Message-ID': '<d-a@cust.example>' });
     const b = await mail({ From: 'Hana <hana@cust.example>', Subject: 'RE: cannot reset my password!', 'Message-ID': '<d-b@cust.example>' });
     const c = await mail({ From: 'Hana <hana@cust.example>', Subject: 'Invoice for March', 'Message-ID': '<d-c@cust.example>' });

@@ -1,6 +1,6 @@
 // What the panel's list needs from GET /v1/conversations: latest activity first, the contact, the
 // start of the latest message, and unread state per member. (That imported mail is never unread is
-// checked in test/mailbox-migration/flow.test.ts, after a real copy.)
+// checked in test/mailbox-migration/flow-copy.test.ts, after a real copy.)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/platform/clock.js';

@@ -1,102 +1,31 @@
 // Switching delivery, finishing and removing history against a real Dovecot, the real SMTP
-// ingress and a ManualClock: the old mailbox read while syncing (history vs new mail, mail that
-// arrives both ways stored once), the routing options, a provider's forwarding confirmation, the
-// test message (rate limited) and its arrival by forwarding, the quiet period and completion by
-// itself, finish refused without a test message and accepted with force, the sync limit, and
-// remove-history (wrong and right count, a conversation someone wrote in stays, resumed after a
-// restart). The old mailbox is never changed.
+// ingress and a ManualClock, for one migration from syncing to removed: the old mailbox read while
+// syncing (history vs new mail, mail that arrives both ways stored once), the routing options, a
+// provider's forwarding confirmation, the test message (rate limited) and its arrival by
+// forwarding, the quiet period and completion by itself, and remove-history (wrong and right count,
+// a conversation someone wrote in stays, resumed after a restart). The old mailbox is never
+// changed. Finish with force and the sync limit: switching-limits.test.ts; the scene is
+// switching-scene.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { memberAccess } from '../../src/auth/access.js';
-import type { ChannelRow } from '../../src/channels/service.js';
-import type { Config } from '../../src/config.js';
 import { readEvents, viewerFor } from '../../src/events/service.js';
-import { routingOptions } from '../../src/mailbox-migration/switching/service.js';
-import { DAY, HOUR, ManualClock, MINUTE } from '../../src/platform/clock.js';
-import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
-import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { INGRESS_SECRET, ingressPort, SINK_LOGIN, seedEmailChannel, sendToIngress } from '../helpers/mail.js';
+import { HOUR, MINUTE } from '../../src/platform/clock.js';
+import { dovecotMissing } from '../helpers/dovecot.js';
+import { ingressPort, sendToIngress } from '../helpers/mail.js';
 import { buildMail, daysAgo } from '../helpers/mailbox.js';
-import { expectState, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
-import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
-
-const FORWARDING_DOMAIN = 'in.svc.test';
-const FORCE_USER = 'force@acme.test';
-const LIMIT_USER = 'limit@acme.test';
-const REVOKED_USER = 'revoked@acme.test';
+import { expectState, SUPPORT } from '../helpers/migration.js';
+import { sceneOf } from '../helpers/scene.js';
+import { startTestServer } from '../helpers/server.js';
+import { FORWARDING_DOMAIN, startSwitchingScene, stopSwitchingScene } from './switching-scene.js';
 
 describe('switching delivery, finishing and removing imported history', { skip: dovecotMissing }, () => {
-  let d: Dovecot;
-  let s: TestServer;
-  let te: TestEnv;
-  let sink: SmtpSink;
-  let replies: SmtpSink;
-  let seed: Seed;
+  const scene = sceneOf(() => startSwitchingScene([SUPPORT]), stopSwitchingScene);
   let id: string;
   let forwarding: string;
-  const now = new Date();
-  const clock = new ManualClock(now);
-  const at = (ms: number) => new Date(clock.now().getTime() + ms);
-
-  const api = (method: string, path: string, body?: unknown) => s.request(method, path, { token: seed.apiKey, body });
-  const drain = () => s.app.jobs.drain();
-  const poll = async () => {
-    clock.advance(2 * MINUTE);
-    await drain();
-  };
-  const conversationOf = async (rfcId: string) => {
-    const row = await s.app.db
-      .selectFrom('messages')
-      .select('conversation_id')
-      .where('workspace_id', '=', seed.workspaceId)
-      .where('mail_message_id', '=', rfcId)
-      .executeTakeFirst();
-    return row ? s.app.db.selectFrom('conversations').selectAll().where('id', '=', row.conversation_id).executeTakeFirst() : undefined;
-  };
-  const copies = async (rfcId: string) =>
-    (await s.app.db.selectFrom('messages').select('id').where('workspace_id', '=', seed.workspaceId).where('mail_message_id', '=', rfcId).execute()).length;
-
-  /** A migration of `user` into a new channel with that address, run to syncing. */
-  async function toSyncing(user: string): Promise<{ id: string; forwarding: string }> {
-    const channel = await seedEmailChannel(s.app, seed, { address: user, smtpPort: replies.port });
-    const created = await api('POST', '/v1/migrations', {
-      provider: 'imap',
-      source_address: user,
-      imap: { host: '127.0.0.1', port: d.port, tls: 'none' },
-      inbox_id: seed.inboxId,
-      channel_id: channel.id,
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const mid = created.body.id;
-    assert.equal((await api('PUT', `/v1/migrations/${mid}/credentials`, { password: SUPPORT_PASSWORD })).status, 200);
-    assert.equal((await api('POST', `/v1/migrations/${mid}/test`)).body.ok, true);
-    await api('POST', `/v1/migrations/${mid}/scan`);
-    await drain();
-    await expectState(s, seed.apiKey, mid, 'ready');
-    assert.equal((await api('POST', `/v1/migrations/${mid}/start`)).status, 202);
-    await drain();
-    await expectState(s, seed.apiKey, mid, 'syncing');
-    return { id: mid, forwarding: channel.forwarding_address! };
-  }
 
   before(async () => {
-    d = await startDovecot();
-    for (const user of [SUPPORT, FORCE_USER, LIMIT_USER, REVOKED_USER]) d.addUser(user, SUPPORT_PASSWORD);
-    sink = await startSmtpSink();
-    replies = await startSmtpSink(SINK_LOGIN);
-    te = await testEnv({
-      SVC_MIGRATION_ALLOW_PRIVATE: '1',
-      SVC_INGRESS_SECRET: INGRESS_SECRET,
-      SVC_FORWARDING_DOMAIN: FORWARDING_DOMAIN,
-      SVC_SMTP_HOST: '127.0.0.1',
-      SVC_SMTP_PORT: String(sink.port),
-      SVC_SMTP_TLS: 'none',
-      SVC_SMTP_FROM: 'svc@svc.test',
-    });
-    s = await startTestServer({ clock, testEnv: te });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
+    const { d, now, toSyncing } = scene();
     // History: T1 (a customer and the team's answer), T2 and T3 (a customer each).
     d.deliver(SUPPORT, 'INBOX', [
       {
@@ -130,26 +59,11 @@ describe('switching delivery, finishing and removing imported history', { skip: 
         receivedAt: daysAgo(now, 2),
       },
     ]);
-    for (const user of [FORCE_USER, LIMIT_USER, REVOKED_USER]) {
-      d.deliver(user, 'INBOX', [
-        {
-          raw: await buildMail({ from: 'Uma <uma@customer.test>', to: user, subject: `Hello ${user}`, date: daysAgo(now, 1) }),
-          flags: 'S',
-          receivedAt: daysAgo(now, 1),
-        },
-      ]);
-    }
     ({ id, forwarding } = await toSyncing(SUPPORT));
-  });
-  after(async () => {
-    await s?.stop();
-    await te?.cleanup();
-    await sink?.close();
-    await replies?.close();
-    await d?.stop();
   });
 
   test('the routing options: forwarding, server routing and MX, with the channel’s forwarding address', async () => {
+    const { api } = scene();
     const m = (await api('GET', `/v1/migrations/${id}`)).body;
     assert.ok(forwarding.endsWith(`@${FORWARDING_DOMAIN}`));
     assert.equal(m.routing.forwarding_address, forwarding);
@@ -168,6 +82,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
   });
 
   test('syncing reads new UIDs: history copied quietly, new mail delivered as usual, mail that arrives both ways stored once', async () => {
+    const { d, s, seed, at, api, poll, conversationOf, copies } = scene();
     const eventsBefore = Number(
       (
         await s.app.db
@@ -290,6 +205,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
   });
 
   test('a provider’s forwarding confirmation reaches owners and admins with its code and link', async () => {
+    const { s, seed, clock } = scene();
     const mail = await buildMail({
       from: 'Mail Team <forwarding-noreply@google.com>',
       to: forwarding,
@@ -355,6 +271,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
   });
 
   test('finish is refused before a test message arrived; the test message is rate limited; its arrival by forwarding is recorded', async () => {
+    const { d, s, sink, seed, clock, api, poll } = scene();
     const refused = await api('POST', `/v1/migrations/${id}/finish`);
     assert.equal(refused.status, 409);
     assert.equal(refused.body.error.code, 'migration_state');
@@ -399,6 +316,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
   });
 
   test('the quiet period: mail only in the old mailbox restarts it; 24 quiet hours complete the migration and delete the password', async () => {
+    const { d, s, seed, clock, api, drain, poll, copies } = scene();
     clock.advance(HOUR);
     d.deliver(SUPPORT, 'INBOX', [
       {
@@ -437,6 +355,8 @@ describe('switching delivery, finishing and removing imported history', { skip: 
   });
 
   test('remove-history: a wrong count is refused; the right one removes untouched imported conversations and their contacts, resumed after a restart', async () => {
+    const { d, te, replies, seed, clock, api, drain, conversationOf } = scene();
+    let { s } = scene();
     const t2 = (await conversationOf('t2@customer.test'))!;
     const reply = await api('POST', `/v1/conversations/${t2.id}/messages`, { body: 'We looked into this.' });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
@@ -464,6 +384,7 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     // The server stops before the work is done; the next one continues it.
     await s.stop();
     s = await startTestServer({ clock, testEnv: te });
+    scene().s = s;
     await s.app.jobs.stop();
     await drain();
     const removed = await expectState(s, seed.apiKey, id, 'removed');
@@ -484,86 +405,5 @@ describe('switching delivery, finishing and removing imported history', { skip: 
     assert.deepEqual(d.snapshot(SUPPORT), disk, 'the old mailbox is unchanged');
     const log = (await api('GET', `/v1/migrations/${id}/activity`)).body.data.map((e: { action: string }) => e.action);
     assert.ok(log.includes('history_removed') && log.includes('remove_history_started') && log.includes('test_message_arrived'));
-  });
-
-  test('without SVC_FORWARDING_DOMAIN only the MX way is offered', () => {
-    const channel = { address: 'help@shop.test', forwarding_address: `x1@${FORWARDING_DOMAIN}` } as ChannelRow;
-    assert.deepEqual(
-      routingOptions({ config: { forwardingDomain: undefined } as Config }, channel).ways.map((w) => w.way),
-      ['mx'],
-    );
-    assert.equal(routingOptions({ config: { forwardingDomain: undefined } as Config }, channel).forwarding_address, null);
-    assert.deepEqual(
-      routingOptions({ config: { forwardingDomain: FORWARDING_DOMAIN } as Config }, channel).ways.map((w) => w.way),
-      ['forwarding', 'server_routing', 'mx'],
-    );
-    // The MX way names the moved mailbox's domain, not the channel's (issue 43 item 11).
-    const mx = (source?: string) => routingOptions({ config: { forwardingDomain: undefined } as Config }, channel, source).ways.find((w) => w.way === 'mx');
-    assert.equal(mx('Support@Old-Shop.example')?.domain, 'old-shop.example');
-    assert.equal(mx()?.domain, 'shop.test', 'no source address: the channel’s domain');
-  });
-
-  test('finish with force completes without a test message; mail still reaching only the old mailbox is not copied', async () => {
-    const forced = await toSyncing(FORCE_USER);
-    const r = await api('POST', `/v1/migrations/${forced.id}/finish`, { force: true });
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.equal(r.body.state, 'completed');
-    assert.equal(r.body.end_reason, 'finish_forced');
-    assert.equal(r.body.credentials.set, false);
-    d.deliver(FORCE_USER, 'INBOX', [
-      {
-        raw: await buildMail({ from: 'Vic <vic@customer.test>', to: FORCE_USER, subject: 'Too late', messageId: 'too-late@customer.test', date: clock.now() }),
-        receivedAt: at(MINUTE),
-      },
-    ]);
-    await poll();
-    assert.equal(await copies('too-late@customer.test'), 0);
-  });
-
-  test('the sync limit stops a migration that was never finished and deletes its password', async () => {
-    const limited = await toSyncing(LIMIT_USER);
-    // A test message that arrives at the channel's own address (new MX records) came directly.
-    assert.equal((await api('POST', `/v1/migrations/${limited.id}/probe`)).status, 202);
-    const probe = (await sink.waitFor(4)).at(-1)!;
-    assert.deepEqual(probe.to, [LIMIT_USER]);
-    assert.match((await sendToIngress(ingressPort(s), { envelope: { from: 'svc@svc.test', to: [LIMIT_USER] }, raw: probe.raw })).response, /^250/);
-    assert.equal((await api('GET', `/v1/migrations/${limited.id}`)).body.test_message.route, 'direct');
-    // Mail only in the old mailbox every 20 hours keeps the quiet period from passing.
-    const stopsAt = new Date((await api('GET', `/v1/migrations/${limited.id}`)).body.sync.stops_at).getTime();
-    let day = 0;
-    while (clock.now().getTime() < stopsAt - 10 * MINUTE - 20 * HOUR) {
-      clock.advance(20 * HOUR);
-      d.deliver(LIMIT_USER, 'INBOX', [
-        { raw: await buildMail({ from: 'Walt <walt@customer.test>', to: LIMIT_USER, subject: `Day ${day++}`, date: clock.now() }), receivedAt: clock.now() },
-      ]);
-      await drain();
-    }
-    clock.set(new Date(stopsAt - 10 * MINUTE));
-    await drain();
-    await expectState(s, seed.apiKey, limited.id, 'syncing');
-    clock.advance(11 * MINUTE);
-    await drain();
-    const m = await expectState(s, seed.apiKey, limited.id, 'completed');
-    assert.equal(m.end_reason, 'sync_limit');
-    assert.equal(m.credentials.set, false);
-    const row = await s.app.db.selectFrom('mailbox_migrations').select('password_sealed').where('id', '=', limited.id).executeTakeFirstOrThrow();
-    assert.equal(row.password_sealed, null);
-    const log = (await api('GET', `/v1/migrations/${limited.id}/activity`)).body.data.map((e: { action: string }) => e.action);
-    assert.ok(log.includes('sync_limit_reached'));
-  });
-
-  test('a sync waiting for a new password still stops at the sync limit', async () => {
-    const revoked = await toSyncing(REVOKED_USER);
-    await d.setPassword(REVOKED_USER, 'changed-at-the-provider');
-    d.kick(REVOKED_USER);
-    await poll();
-    const waiting = await expectState(s, seed.apiKey, revoked.id, 'needs_attention');
-    assert.equal(waiting.attention.reason, 'login_failed');
-    clock.advance(30 * DAY + MINUTE);
-    await drain();
-    const m = await expectState(s, seed.apiKey, revoked.id, 'completed');
-    assert.equal(m.end_reason, 'sync_limit');
-    const row = await s.app.db.selectFrom('mailbox_migrations').select('password_sealed').where('id', '=', revoked.id).executeTakeFirstOrThrow();
-    assert.equal(row.password_sealed, null);
   });
 });

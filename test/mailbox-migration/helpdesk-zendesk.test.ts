@@ -1,132 +1,29 @@
-// Help-desk migrations (Zendesk, Help Scout) against loopback fakes of their REST APIs: the
-// read-only HTTP client (any method but GET refused before sending; Help Scout's token POST
-// allowed to its token URL only), 429 with Retry-After and the per-minute limits (waited out and
-// shown), credentials tested on PUT (auth and permission failures named), and each provider from
-// draft to completed: dry run (counts, deleted tickets skipped), copy (conversations, statuses,
-// labels from tags, notes, agents as members or by original name, attachments), sync of new
-// tickets from the stored cursor, finish; the pull resumes from its cursor without duplicates.
+// Zendesk migrations against a loopback fake of its REST API, from draft to completed: credentials
+// tested on PUT (auth and permission failures named), dry run (counts, deleted tickets skipped),
+// copy (conversations, statuses, labels from tags, notes, agents as members or by original name,
+// attachments), sync of new tickets from the stored cursor, finish; the pull resumes from its cursor
+// without duplicates, after a restart and after kill -9 of the server. The scene is helpdesk-scene.ts
+// (the HTTP client: helpdesk-http.test.ts; Help Scout: helpdesk-help-scout.test.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { type App, buildServices } from '../../src/context.js';
 import type { MigrationPart } from '../../src/mailbox-migration/background.js';
-import { SourceError } from '../../src/mailbox-migration/sources/connect.js';
-import { HelpScoutReader } from '../../src/mailbox-migration/sources/helpdesk/help-scout.js';
-import { type HttpWait, ReadOnlyHttp } from '../../src/mailbox-migration/sources/helpdesk/http.js';
-import { ReadOnlyViolation } from '../../src/mailbox-migration/sources/imap.js';
-import { ManualClock } from '../../src/platform/clock.js';
 import { createLogger } from '../../src/platform/log.js';
-import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { FakeHelpScout, FakeZendesk } from '../helpers/helpdesk-fakes.js';
+import { seedWorkspace } from '../helpers/fixtures.js';
+import { FakeZendesk } from '../helpers/helpdesk-fakes.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { daysAgo } from '../helpers/mailbox.js';
 import { expectState } from '../helpers/migration.js';
-import { type ChildServer, spawnServer, startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
+import { sceneOf } from '../helpers/scene.js';
+import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
+import { iso, SUPPORT, startHelpdeskScene, stopHelpdeskScene } from './helpdesk-scene.js';
 
-const SUPPORT = 'help@acme.test';
-
-describe('help-desk migrations (Zendesk, Help Scout)', () => {
-  let s: TestServer;
-  let seed: Seed;
-  let channelId: string;
-  let bob: { personId: string; email: string };
-  const zendesk = new FakeZendesk();
-  const helpScout = new FakeHelpScout();
-  const now = new Date();
-  const clock = new ManualClock(now);
-  const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
-
-  before(async () => {
-    await zendesk.start();
-    await helpScout.start();
-    s = await startTestServer({
-      clock,
-      env: { SVC_MIGRATION_ALLOW_PRIVATE: '1', SVC_MIGRATION_ZENDESK_URL: zendesk.url, SVC_MIGRATION_HELPSCOUT_URL: helpScout.url },
-    });
-    await s.app.jobs.stop();
-    seed = await seedWorkspace(s.app);
-    channelId = (await seedEmailChannel(s.app, seed, { address: SUPPORT })).id;
-    bob = await addPerson(s.app, seed.workspaceId, 'agent', 'bob@acme.test');
-  });
-  after(async () => {
-    await s?.stop();
-    await zendesk.stop();
-    await helpScout.stop();
-  });
-
-  const api = (method: string, p: string, body?: unknown) => s.request(method, p, { token: seed.apiKey, body });
-  const rc = () => ({ ctx: { lookup: s.app.lookup, config: s.app.config } });
-
-  test('the HTTP client sends GET only: any other method is refused before it is sent; a POST goes only to the token URL', async () => {
-    const before = zendesk.requests.length;
-    const client = new ReadOnlyHttp({ ctx: rc().ctx, authorization: async () => 'Basic x' });
-    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']) {
-      await assert.rejects(client.send(method, `${zendesk.url}/api/v2/tickets/1.json`, { bucket: { name: 't', perMinute: 100 } }), (e: unknown) => {
-        assert.ok(e instanceof ReadOnlyViolation, method);
-        assert.match((e as ReadOnlyViolation).command, new RegExp(`^${method} `));
-        return true;
-      });
-    }
-    assert.equal(zendesk.requests.length, before, 'nothing reached the server');
-    assert.equal(client.requests, 0);
-    // With a token URL: a POST there passes the guard, a POST anywhere else does not.
-    const withToken = new ReadOnlyHttp({ ctx: rc().ctx, authorization: async () => 'Bearer x', tokenUrl: `${helpScout.url}/v2/oauth2/token` });
-    const hsBefore = helpScout.requests.length;
-    await assert.rejects(
-      withToken.send('POST', `${helpScout.url}/v2/conversations`, { bucket: { name: 't', perMinute: 100 }, body: '{}' }),
-      (e: unknown) => e instanceof ReadOnlyViolation,
-    );
-    await assert.rejects(
-      withToken.send('POST', `${helpScout.url}/v2/oauth2/token?x=1`, { bucket: { name: 't', perMinute: 100 }, body: '' }),
-      (e: unknown) => e instanceof ReadOnlyViolation,
-    );
-    assert.equal(helpScout.requests.length, hsBefore);
-    const allowed = await withToken.send('POST', `${helpScout.url}/v2/oauth2/token`, {
-      bucket: { name: 't', perMinute: 100 },
-      body: 'grant_type=client_credentials',
-      auth: false,
-    });
-    assert.equal(allowed.status, 401, 'the token POST was sent (and refused by the fake for lack of credentials)');
-    assert.deepEqual(
-      helpScout.requests.slice(hsBefore).map((r) => `${r.method} ${r.path}`),
-      ['POST /v2/oauth2/token'],
-    );
-  });
-
-  test('429 with Retry-After is waited out and reported; the per-minute limit makes the client wait', async () => {
-    helpScout.conversations = [];
-    const waits: HttpWait[] = [];
-    const reader = new HelpScoutReader(rc(), { appId: helpScout.appId, appSecret: helpScout.appSecret }, (w) => {
-      waits.push(w);
-    });
-    helpScout.throttleNext(1, '1', /^\/v2\/conversations$/);
-    const started = Date.now();
-    assert.equal(await reader.ticketCount(), 0);
-    assert.ok(Date.now() - started >= 900, 'waited the second the provider asked for');
-    assert.deepEqual(waits, [{ seconds: 1, reason: 'retry_after', bucket: 'help_scout' }]);
-    // A Retry-After longer than the client waits inline: a provider limit (the migration pauses and retries later).
-    helpScout.throttleNext(1, '3600', /^\/v2\/conversations$/);
-    await assert.rejects(reader.ticketCount(), (e: unknown) => e instanceof SourceError && e.failure === 'provider_limit');
-    // The sliding minute: with 2 a minute, the third request waits (the sleep is observed, not slept).
-    const slept: number[] = [];
-    const limited = new ReadOnlyHttp({
-      ctx: rc().ctx,
-      authorization: async () => 'Basic x',
-      onWait: (w) => {
-        waits.push(w);
-      },
-      sleep: async (ms) => {
-        slept.push(ms);
-      },
-    });
-    const bucket = { name: 'zendesk_export', perMinute: 2 };
-    for (let i = 0; i < 3; i++) await (await limited.send('GET', `${zendesk.url}/api/v2/users/me.json`, { bucket })).text();
-    assert.equal(slept.length, 1);
-    assert.ok(slept[0] > 55_000 && slept[0] <= 60_000, String(slept[0]));
-    assert.equal(waits.at(-1)?.reason, 'rate_limit');
-  });
+describe('Zendesk migrations', () => {
+  const scene = sceneOf(startHelpdeskScene, stopHelpdeskScene);
 
   test('Zendesk from draft to completed: credentials tested, dry run, copy, sync of new tickets, finish', async () => {
+    const { s, seed, channelId, bob, zendesk, now, clock, api } = scene();
     zendesk.users = [
       { id: 1, name: 'Ada Lovelace', email: 'ada@customer.test', role: 'end-user' },
       { id: 2, name: 'Bob Agent', email: 'bob@acme.test', role: 'agent' },
@@ -351,173 +248,8 @@ describe('help-desk migrations (Zendesk, Help Scout)', () => {
     assert.ok(!s.rawLogs.some((l) => l.includes(zendesk.token)), 'the token never reaches the log');
   });
 
-  test('Help Scout from draft to completed: token (renewed), pages, threads, notes, attachments, sync, finish', async () => {
-    const t = (days: number) => iso(daysAgo(now, days));
-    const ann: { id: number; type: 'customer'; email: string; first: string; last: string } = {
-      id: 71,
-      type: 'customer',
-      email: 'ann@customer.test',
-      first: 'Ann',
-      last: 'Smith',
-    };
-    const bobUser = { id: 81, type: 'user' as const, email: 'bob@acme.test', first: 'Bob', last: 'Agent' };
-    const dana = { id: 82, type: 'user' as const, email: 'dana@acme.test', first: 'Dana', last: 'Former' };
-    helpScout.expiresIn = 1;
-    helpScout.conversations = [
-      {
-        id: 501,
-        number: 1,
-        subject: 'Refund please',
-        status: 'active',
-        state: 'published',
-        createdAt: t(4),
-        userUpdatedAt: t(1),
-        tags: ['refund'],
-        primaryCustomer: ann,
-        threads: [
-          {
-            id: 5011,
-            type: 'customer',
-            body: '<p>I want a refund.</p>',
-            createdAt: t(4),
-            createdBy: ann,
-            attachments: [{ id: 77, filename: 'receipt.pdf', mimeType: 'application/pdf', bytes: Buffer.from('%PDF-1.4 receipt') }],
-          },
-          { id: 5012, type: 'lineitem', body: 'Assigned to Bob', createdAt: t(3), createdBy: bobUser },
-          { id: 5013, type: 'note', body: '<p>Check the order first.</p>', createdAt: t(3), createdBy: dana },
-          { id: 5014, type: 'message', body: '<p>Refund sent.</p>', createdAt: t(1), createdBy: bobUser },
-        ],
-      },
-      {
-        id: 502,
-        number: 2,
-        subject: 'Hello',
-        status: 'closed',
-        state: 'published',
-        createdAt: t(40),
-        userUpdatedAt: t(39),
-        tags: [],
-        primaryCustomer: ann,
-        threads: [{ id: 5021, type: 'customer', body: 'Hi there', createdAt: t(40), createdBy: ann }],
-      },
-      {
-        id: 503,
-        number: 3,
-        subject: 'Junk',
-        status: 'spam',
-        state: 'published',
-        createdAt: t(5),
-        userUpdatedAt: t(5),
-        tags: [],
-        primaryCustomer: ann,
-        threads: [],
-      },
-      {
-        id: 504,
-        number: 4,
-        subject: 'Gone',
-        status: 'closed',
-        state: 'deleted',
-        createdAt: t(6),
-        userUpdatedAt: t(6),
-        tags: [],
-        primaryCustomer: ann,
-        threads: [],
-      },
-    ];
-    const created = await api('POST', '/v1/migrations', { provider: 'help_scout', inbox_id: seed.inboxId, channel_id: channelId });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const id = created.body.id as string;
-    const wrong = await api('PUT', `/v1/migrations/${id}/credentials`, { app_id: helpScout.appId, app_secret: 'wrong-secret-value' });
-    assert.equal(wrong.body.test.failed_step, 'login', JSON.stringify(wrong.body.test));
-    const ok = await api('PUT', `/v1/migrations/${id}/credentials`, { app_id: helpScout.appId, app_secret: helpScout.appSecret });
-    assert.equal(ok.body.test.ok, true, JSON.stringify(ok.body.test));
-    assert.equal(ok.body.state, 'connected');
-    assert.ok(!JSON.stringify(ok.body).includes(helpScout.appSecret));
-
-    const tokensBefore = helpScout.tokens.length;
-    await new Promise((r) => setTimeout(r, 1100)); // the token (1 s) expires: the next request gets a new one
-    assert.equal((await api('POST', `/v1/migrations/${id}/scan`)).status, 202);
-    await s.app.jobs.drain();
-    const ready = await expectState(s, seed.apiKey, id, 'ready');
-    assert.ok(helpScout.tokens.length > tokensBefore, 'a new token was asked for');
-    const summary = ready.plan.summary;
-    assert.equal(summary.total, 4, JSON.stringify(summary));
-    assert.equal(summary.conversations, 2);
-    assert.equal(summary.skipped.ticket_spam, 1);
-    assert.equal(summary.skipped.ticket_deleted, 1);
-    assert.deepEqual(summary.labels, ['refund']);
-    assert.deepEqual(summary.tags, [{ tag: 'refund', messages: 3, conversations: 1 }]);
-
-    helpScout.expiresIn = 7200;
-    assert.equal((await api('POST', `/v1/migrations/${id}/start`)).status, 202);
-    await s.app.jobs.drain();
-    await expectState(s, seed.apiKey, id, 'syncing');
-    const refund = await s.app.db
-      .selectFrom('conversations')
-      .selectAll()
-      .where('workspace_id', '=', seed.workspaceId)
-      .where('subject', '=', 'Refund please')
-      .executeTakeFirstOrThrow();
-    assert.equal(refund.imported, 1);
-    const ann_ = await api('GET', '/v1/contacts?email=ann%40customer.test');
-    assert.deepEqual(ann_.body.data[0]?.attributes, { help_scout_customer_id: '71' }, 'the Help Scout customer id is a contact attribute');
-    assert.equal(refund.status, 'pending');
-    const hello = await s.app.db
-      .selectFrom('conversations')
-      .select('status')
-      .where('workspace_id', '=', seed.workspaceId)
-      .where('subject', '=', 'Hello')
-      .executeTakeFirstOrThrow();
-    assert.equal(hello.status, 'closed');
-    const messages = await s.app.db
-      .selectFrom('messages')
-      .selectAll()
-      .where('conversation_id', '=', refund.id)
-      .where('kind', 'in', ['message', 'note'])
-      .orderBy('created_at')
-      .execute();
-    assert.deepEqual(
-      messages.map((m) => [m.kind, m.direction, m.body?.trim()]),
-      [
-        ['message', 'in', 'I want a refund.'],
-        ['note', 'out', 'Check the order first.'],
-        ['message', 'out', 'Refund sent.'],
-      ],
-    );
-    assert.equal(messages[2].author_person_id, bob.personId);
-    const labels = await s.app.db.selectFrom('conversation_labels').select('label').where('conversation_id', '=', refund.id).execute();
-    assert.deepEqual(
-      labels.map((l) => l.label),
-      ['refund'],
-    );
-    const files = await s.app.db.selectFrom('attachments').select(['filename', 'size']).where('message_id', '=', messages[0].id).execute();
-    assert.deepEqual(files, [{ filename: 'receipt.pdf', size: 16 }]);
-
-    // Sync: a reply in an existing conversation (modified since the cursor) joins its conversation.
-    const c501 = helpScout.conversations[0];
-    c501.threads.push({ id: 5015, type: 'customer', body: 'Thanks!', createdAt: iso(new Date(clock.now().getTime() + 60_000)), createdBy: ann });
-    c501.userUpdatedAt = iso(new Date(Date.now() + 2000));
-    const listRequests = helpScout.requests.filter((r) => r.path.startsWith('/v2/conversations?')).length;
-    clock.advance(3 * 60_000);
-    await s.app.jobs.drain();
-    const later = helpScout.requests.filter((r) => r.path.startsWith('/v2/conversations?')).slice(listRequests);
-    assert.ok(later.length >= 1 && later.every((r) => r.path.includes('modifiedSince=')), 'read from the stored modifiedSince');
-    const thanks = await s.app.db.selectFrom('messages').select(['conversation_id', 'direction']).where('body', 'like', 'Thanks!%').execute();
-    assert.deepEqual(thanks, [{ conversation_id: refund.id, direction: 'in' }]);
-    const entries = await s.app.db.selectFrom('migration_helpdesk_entries').select('entry_key').where('migration_id', '=', id).execute();
-    assert.equal(new Set(entries.map((e) => e.entry_key)).size, entries.length);
-    assert.equal(entries.length, 5, 'the conversation read again added only its new thread');
-
-    assert.equal((await api('POST', `/v1/migrations/${id}/finish`, { force: true })).status, 200);
-    await expectState(s, seed.apiKey, id, 'completed');
-    const row = await s.app.db.selectFrom('mailbox_migrations').select('password_sealed').where('id', '=', id).executeTakeFirstOrThrow();
-    assert.equal(row.password_sealed, null);
-    assert.deepEqual(helpScout.writes(), [], 'only GET (and the token POST) reached Help Scout');
-    assert.ok(!s.rawLogs.some((l) => l.includes(helpScout.appSecret)));
-  });
-
   test('the export resumes from the stored cursor after a restart: a page read twice adds nothing', async () => {
+    const { s, seed, channelId, zendesk, now, clock, api } = scene();
     zendesk.tickets = Array.from({ length: 5 }, (_, i) => ({
       id: 700 + i,
       subject: `Bulk ${i}`,
