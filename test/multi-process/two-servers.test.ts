@@ -1,50 +1,26 @@
 // Two `svc serve` processes on one Postgres database (and one shared data directory for files), as
-// behind a load balancer: background work runs once across them, realtime reaches sockets held by
-// the other process, and rate limits count the hits of both.
+// behind a load balancer: background work (webhook deliveries, broadcast sends, workspace deletion)
+// runs once across them, realtime reaches sockets held by the other process, and rate limits count
+// the hits of both. A mailbox migration and retention with two servers: mailbox-migration.test.ts,
+// retention.test.ts.
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { createChatChannel } from '../../src/channels/service.js';
-import { loadConfig } from '../../src/config.js';
-import { type App, buildServices } from '../../src/context.js';
-import { ensureWorker, workerKey } from '../../src/mailbox-migration/copy/worker.js';
+import type { App } from '../../src/context.js';
 import { createSession } from '../../src/people/service.js';
-import { DAY, iso, MINUTE, systemClock } from '../../src/platform/clock.js';
-import { createLogger } from '../../src/platform/log.js';
 import { addresses } from '../helpers/broadcasts.js';
-import { postgresUrl } from '../helpers/db.js';
-import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
 import { emitMessage } from '../helpers/events.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { seedConversations, storedKeys } from '../helpers/lifecycle.js';
+import { seedConversations, storedKeys, waitUntil } from '../helpers/lifecycle.js';
 import { SINK_LOGIN, seedEmailChannel } from '../helpers/mail.js';
-import { buildMail } from '../helpers/mailbox.js';
-import { fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
-import { type ChildServer, runSvc, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
+import { json, quietApp, skipWithoutPostgres as skip, stopAll } from '../helpers/multi-process.js';
+import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
 import { type Receiver, startReceiver, verifyDelivery } from '../helpers/webhooks.js';
 
-const skip = postgresUrl ? false : 'several servers share one Postgres database (SVC_TEST_DATABASE_URL); on SQLite one server runs, with commands beside it';
 const ORIGIN = 'https://shop.example';
-
-async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-async function json(url: string, init: { method?: string; token?: string; body?: unknown; origin?: string } = {}) {
-  const headers: Record<string, string> = {};
-  if (init.token) headers.authorization = `Bearer ${init.token}`;
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
-  if (init.origin) headers.origin = init.origin;
-  const res = await fetch(url, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
-}
 
 /** A counter's value on a server's /metrics (summed over the label sets matching `labels`). */
 async function metric(server: ChildServer, name: string, labels = ''): Promise<number> {
@@ -95,16 +71,14 @@ describe('two servers on one Postgres database', { skip }, () => {
     a = await spawnServer(te.env);
     servers.push(a);
     // The test writes into the same database as a third process would (a command, `svc ingest-email`).
-    app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
+    app = quietApp(te.env);
     seed = await seedWorkspace(app);
   });
   after(async () => {
     for (const ws of sockets) ws.terminate();
-    for (const s of servers) if (s.child.exitCode === null) await s.kill('SIGKILL');
-    await app?.close();
+    await stopAll(servers, app, te);
     await rx?.close();
     await sink?.close();
-    await te?.cleanup();
   });
 
   test('webhook deliveries: a server that starts while the other holds leases takes none of them; each delivery is sent once', async (t) => {
@@ -369,180 +343,5 @@ describe('two servers on one Postgres database', { skip }, () => {
     assert.equal((await keys()).length, 2);
     assert.equal(await b.kill('SIGTERM'), 0);
     assert.equal((await keys()).length, 1);
-  });
-});
-
-describe('a mailbox migration with two servers running its steps', { skip: skip || dovecotMissing }, () => {
-  let d: Dovecot;
-  let te: TestEnv;
-  let app: App;
-  const servers: ChildServer[] = [];
-  let migration: { id: string; seed: Seed } | undefined;
-
-  before(async () => {
-    d = await startDovecot();
-    d.addUser(SUPPORT, SUPPORT_PASSWORD);
-    te = await testEnv({ SVC_MIGRATION_ALLOW_PRIVATE: '1' });
-    servers.push(await spawnServer(te.env), await spawnServer(te.env));
-    app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
-  });
-  after(async () => {
-    for (const s of servers) if (s.child.exitCode === null) await s.kill('SIGKILL');
-    await app?.close();
-    await te?.cleanup();
-    await d?.stop();
-  });
-
-  test('scan and copy: every message copied once', async () => {
-    const THREADS = 150;
-    const total = (await fillBulkMailbox(d, SUPPORT, { threads: THREADS, perThread: 2, now: new Date() })).messages;
-    const seed = await seedWorkspace(app);
-    await seedEmailChannel(app, seed, { address: SUPPORT });
-    const [a, b] = servers;
-    const created = await json(`${a.url}/v1/migrations`, {
-      method: 'POST',
-      token: seed.apiKey,
-      body: { provider: 'imap', source_address: SUPPORT, imap: { host: '127.0.0.1', port: d.port, tls: 'none' }, inbox_id: seed.inboxId },
-    });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const id = created.body.id as string;
-    await json(`${b.url}/v1/migrations/${id}/credentials`, { method: 'PUT', token: seed.apiKey, body: { password: SUPPORT_PASSWORD } });
-    assert.equal((await json(`${a.url}/v1/migrations/${id}/test`, { method: 'POST', token: seed.apiKey })).body.ok, true);
-    await json(`${b.url}/v1/migrations/${id}/scan`, { method: 'POST', token: seed.apiKey });
-    const state = async () => (await json(`${a.url}/v1/migrations/${id}`, { token: seed.apiKey })).body.state;
-    await waitUntil(async () => (await state()) === 'ready', 60_000, 'the scan');
-    assert.equal((await json(`${b.url}/v1/migrations/${id}/start`, { method: 'POST', token: seed.apiKey })).status, 202);
-    await waitUntil(async () => (await state()) === 'syncing', 120_000, 'the copy');
-    const m = (await json(`${b.url}/v1/migrations/${id}`, { token: seed.apiKey })).body;
-    assert.equal(m.progress.copied, total);
-    assert.equal(m.progress.failed, 0);
-    const messages = await app.db
-      .selectFrom('messages')
-      .select('mail_message_id')
-      .where('workspace_id', '=', seed.workspaceId)
-      .where('kind', '=', 'message')
-      .execute();
-    assert.equal(messages.length, total, 'every message once');
-    assert.equal(new Set(messages.map((r) => r.mail_message_id)).size, total);
-    const conversations = await app.db.selectFrom('conversations').select('id').where('workspace_id', '=', seed.workspaceId).execute();
-    assert.equal(conversations.length, THREADS);
-    migration = { id, seed };
-  });
-
-  test('sync steps: mail that reaches the old mailbox while both servers sync is stored once', async () => {
-    assert.ok(migration, 'the copy above ran');
-    const { id, seed } = migration;
-    const ROUNDS = 3;
-    const PER_ROUND = 8;
-    // The old mailbox dates mail to the second: mail from the second the copy ended in would be history.
-    const { copy_ended_at } = await app.db.selectFrom('mailbox_migrations').select('copy_ended_at').where('id', '=', id).executeTakeFirstOrThrow();
-    const wait = Date.parse(copy_ended_at!) + 1100 - Date.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const sent: string[] = [];
-    const stored = () =>
-      app.db.selectFrom('messages').select('mail_message_id').where('workspace_id', '=', seed.workspaceId).where('mail_message_id', 'in', sent).execute();
-    // A poll under way ends by recording its own time as the last poll, over the one set below: the
-    // next round starts only once a poll has been recorded and no run holds the migration's job.
-    const pollSettled = async () => {
-      const [m, job] = await Promise.all([
-        app.db.selectFrom('mailbox_migrations').select('sync_polled_at').where('id', '=', id).executeTakeFirstOrThrow(),
-        app.db.selectFrom('jobs').select('lease_until').where('unique_key', '=', workerKey(id)).executeTakeFirst(),
-      ]);
-      return m.sync_polled_at !== null && (!job?.lease_until || job.lease_until < iso(Date.now()));
-    };
-    for (let round = 0; round < ROUNDS; round++) {
-      await waitUntil(pollSettled, 60_000, `the poll before round ${round}`);
-      const batch = [];
-      for (let i = 0; i < PER_ROUND; i++) {
-        const messageId = `sync-${round}-${i}@customer.test`;
-        sent.push(messageId);
-        batch.push({
-          raw: await buildMail({
-            from: `Customer ${i} <c${round}-${i}@customer.test>`,
-            to: SUPPORT,
-            subject: `New ${round}/${i}`,
-            messageId,
-            date: new Date(),
-          }),
-          isNew: true,
-        });
-      }
-      d.deliver(SUPPORT, 'INBOX', batch);
-      // The next poll is due now (as two minutes after the last), on whichever server claims it first.
-      await app.db
-        .updateTable('mailbox_migrations')
-        .set({ sync_polled_at: iso(Date.now() - 3 * MINUTE) })
-        .where('id', '=', id)
-        .execute();
-      await ensureWorker({ db: app.db, clock: systemClock }, id, { runAt: new Date(), sooner: true });
-      const wanted = sent.length;
-      await waitUntil(async () => (await stored()).length >= wanted, 60_000, `round ${round}'s mail`);
-    }
-    const rows = await stored();
-    assert.equal(rows.length, sent.length, 'each new mail stored once');
-    assert.equal(new Set(rows.map((r) => r.mail_message_id)).size, sent.length);
-    const m = (await json(`${servers[1].url}/v1/migrations/${id}`, { token: seed.apiKey })).body;
-    assert.equal(m.state, 'syncing');
-    assert.equal(m.sync.new_mail_from_old_mailbox, sent.length, 'each new mail counted once');
-    assert.equal(m.progress.failed, 0);
-    const items = await app.db.selectFrom('mailbox_migration_items').select('rfc_id').where('migration_id', '=', id).where('rfc_id', 'in', sent).execute();
-    assert.equal(items.length, sent.length, 'one item per new mail');
-  });
-});
-
-describe('retention with two servers starting at once', { skip }, () => {
-  let te: TestEnv;
-  let app: App;
-  const servers: ChildServer[] = [];
-
-  before(async () => {
-    te = await testEnv();
-    assert.equal((await runSvc(['migrate', 'up'], { env: te.env })).code, 0);
-    app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
-  });
-  after(async () => {
-    for (const s of servers) if (s.child.exitCode === null) await s.kill('SIGKILL');
-    await app?.close();
-    await te?.cleanup();
-  });
-
-  test('the start runs do not overlap; every expired conversation and file goes, each counted once', async () => {
-    const ws = await seedWorkspace(app);
-    const conversations = 600; // 12 batches of the conversations rule
-    const keys = await seedConversations(app, te.dataDir, ws, conversations);
-    const old = iso(Date.now() - 40 * DAY);
-    await app.db.updateTable('conversations').set({ status: 'closed', updated_at: old }).where('workspace_id', '=', ws.workspaceId).execute();
-    await app.db.updateTable('workspaces').set({ retention_days: 30 }).where('id', '=', ws.workspaceId).execute();
-
-    // Both start at once, and each start asks for a retention run (one run may answer both asks).
-    servers.push(...(await Promise.all([spawnServer(te.env), spawnServer(te.env)])));
-    const runs = () =>
-      servers
-        .flatMap((s) => s.stderrLines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'retention'))
-        .map((l: { time: string; duration_ms: number; deleted: Record<string, number> }) => ({
-          end: Date.parse(l.time),
-          start: Date.parse(l.time) - l.duration_ms,
-          conversations: l.deleted.conversations,
-        }))
-        .sort((x, y) => x.start - y.start);
-    const counted = () => runs().reduce((sum, r) => sum + r.conversations, 0);
-    await waitUntil(() => counted() >= conversations, 60_000, 'the retention runs');
-    await new Promise((r) => setTimeout(r, 1500)); // a second run still going would show here
-    const done = runs();
-    assert.ok(done.length >= 1 && done.length <= 2, `one run per start at most: ${JSON.stringify(done)}`);
-    for (let i = 1; i < done.length; i++) assert.ok(done[i].start >= done[i - 1].end - 5, `runs overlap: ${JSON.stringify(done)}`);
-    assert.equal(counted(), conversations, 'each conversation counted once');
-    const left = await app.db.selectFrom('conversations').select('id').where('workspace_id', '=', ws.workspaceId).execute();
-    assert.deepEqual(left, []);
-    await waitUntil(
-      () => {
-        const onDisk = storedKeys(te.dataDir);
-        return keys.every((k) => !onDisk.has(k));
-      },
-      60_000,
-      'every file removed',
-    );
-    const errors = servers.flatMap((s) => s.stderrLines.map((l) => JSON.parse(l)).filter((l) => l.level === 'error'));
-    assert.deepEqual(errors, []);
   });
 });

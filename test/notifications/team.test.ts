@@ -1,78 +1,20 @@
+// Notifications to the team: who is told of what (a new conversation, an assignment, a customer
+// reply, a mention in a note), each once; the preferences; and the ways to tell: realtime, Web Push,
+// and batched e-mail for members without an open panel.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import WebSocket from 'ws';
-import { up as giveOldNotificationsTheirInbox } from '../../migrations/0028_notification_event_inboxes.js';
-import { recordEvent } from '../../src/events/service.js';
 import { createInbox } from '../../src/inboxes/service.js';
-import { notificationsBackground } from '../../src/notifications/background.js';
 import { mentionedMembers } from '../../src/notifications/mentions.js';
-import { NOTIFY_EVENT_JOB, type NotifyEventPayload } from '../../src/notifications/reaction.js';
-import { notifyEvents, PUSH_JOB } from '../../src/notifications/service.js';
+import type { NotifyEventPayload } from '../../src/notifications/reaction.js';
+import { notifyEvents } from '../../src/notifications/service.js';
 import { type ManualClock, MINUTE } from '../../src/platform/clock.js';
-import { JobRunner } from '../../src/platform/jobs.js';
-import { generateVapidKeys } from '../../src/push/commands.js';
 import { markConnection } from '../../src/realtime/connections.js';
-import { addPerson, type Seed, seedWorkspace } from '../helpers/fixtures.js';
-import { deliverMail, INGRESS_SECRET, seedEmailChannel } from '../helpers/mail.js';
-import { type FakeBrowser, fakeBrowser, type PushService, startPushService } from '../helpers/push-service.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { type SmtpSink, startSmtpSink } from '../helpers/smtp-sink.js';
-
-const VAPID = generateVapidKeys();
-const SUBJECT = 'mailto:ops@notify.example';
-
-type Person = { personId: string; email: string; token: string };
-
-/**
- * A server that tells by realtime, Web Push (to a loopback push service) and e-mail (to an SMTP
- * sink), with a workspace; its jobs run when a test drains them.
- */
-async function startNotifyingServer(): Promise<{ s: TestServer; clock: ManualClock; sink: SmtpSink; push: PushService; seed: Seed }> {
-  const sink = await startSmtpSink();
-  const s = await startTestServer({
-    env: {
-      SVC_INGRESS_SECRET: INGRESS_SECRET,
-      SVC_VAPID_PUBLIC_KEY: VAPID.publicKey,
-      SVC_VAPID_PRIVATE_KEY: VAPID.privateKey,
-      SVC_VAPID_SUBJECT: SUBJECT,
-      // The loopback push service is on 127.0.0.1: pushes use the webhooks' address rules.
-      SVC_WEBHOOK_ALLOW_PRIVATE: '1',
-      SVC_SMTP_HOST: '127.0.0.1',
-      SVC_SMTP_PORT: String(sink.port),
-      SVC_SMTP_TLS: 'none',
-      SVC_SMTP_FROM: 'svc@notify.example',
-    },
-  });
-  const clock = s.clock as ManualClock;
-  await s.app.jobs.stop();
-  const push = await startPushService(VAPID.publicKey, () => Math.floor(clock.now().getTime() / 1000));
-  const seed = await seedWorkspace(s.app);
-  return { s, clock, sink, push, seed };
-}
-
-/** A push subscription of the person at the loopback push service, inserted directly: the API accepts only https endpoints on public addresses. */
-async function subscribeAt(s: TestServer, push: PushService, person: Person, name: string): Promise<{ id: string; path: string; browser: FakeBrowser }> {
-  const browser = fakeBrowser();
-  const path = `/push/${name}`;
-  push.browsers.set(path, browser);
-  const id = `push_test_${name}`;
-  const now = s.app.clock.now().toISOString();
-  await s.app.db
-    .insertInto('push_subscriptions')
-    .values({
-      id,
-      person_id: person.personId,
-      endpoint: `${push.url}${path}`,
-      key_p256dh: browser.p256dh,
-      key_auth: browser.auth,
-      expires_at: null,
-      user_agent: name,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  return { id, path, browser };
-}
+import { addPerson, type Seed } from '../helpers/fixtures.js';
+import { deliverMail } from '../helpers/mail.js';
+import { type Person, SUBJECT, startNotifyingServer, subscribeAt } from '../helpers/notifications.js';
+import type { FakeBrowser, PushService } from '../helpers/push-service.js';
+import type { TestServer } from '../helpers/server.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 
 test('mentions: display name (spaces allowed, longest wins) or address local part, any case; not inside words or addresses', () => {
   const ann = { personId: 'a', email: 'ann@x.example', name: 'Ann' };
@@ -98,9 +40,10 @@ describe('notifications to the team', () => {
   /** An agent limited to another inbox. */
   let lim: Person;
   let address: string;
+  let stop: () => Promise<void>;
 
   before(async () => {
-    ({ s, clock, sink, push, seed } = await startNotifyingServer());
+    ({ s, clock, sink, push, seed, address, stop } = await startNotifyingServer());
     const ownerRow = await s.app.db.selectFrom('people').select('email').where('id', '=', seed.ownerId).executeTakeFirstOrThrow();
     owner = { personId: seed.ownerId, email: ownerRow.email, token: seed.ownerToken };
     ann = await addPerson(s.app, seed.workspaceId, 'agent', `ann.lee-${Date.now()}@team.example`);
@@ -113,15 +56,10 @@ describe('notifications to the team', () => {
       .set({ inbox_ids: JSON.stringify([other.id]) })
       .where('person_id', '=', lim.personId)
       .execute();
-    address = (await seedEmailChannel(s.app, seed)).address!;
     // Everyone has a panel open unless a test says otherwise: no e-mail by default.
     for (const p of [owner, ann, bob, lim]) await markConnection(s.app, { workspaceId: seed.workspaceId, kind: 'member', subjectId: p.personId });
   });
-  after(async () => {
-    await s.stop();
-    await sink.close();
-    await push.close();
-  });
+  after(() => stop());
 
   async function notificationsOf(p: Person) {
     return s.app.db.selectFrom('notifications').selectAll().where('person_id', '=', p.personId).orderBy('created_at').orderBy('id').execute();
@@ -374,189 +312,5 @@ describe('notifications to the team', () => {
       0,
       'nothing waiting: the job ends',
     );
-  });
-});
-
-// A member's `notification` events name a conversation: like every conversation event, they show
-// (GET /v1/events, the realtime socket's replay) only while the member sees its inbox now, not when
-// they were told.
-describe('a member’s notifications follow their current inbox limit', () => {
-  let s: TestServer;
-  let clock: ManualClock;
-  let sink: SmtpSink;
-  let push: PushService;
-  let seed: Seed;
-  let agent: Person;
-  let memberId: string;
-  let otherInbox: string;
-  let address: string;
-
-  before(async () => {
-    ({ s, clock, sink, push, seed } = await startNotifyingServer());
-    agent = await addPerson(s.app, seed.workspaceId, 'agent');
-    otherInbox = (await createInbox(s.app, { workspaceId: seed.workspaceId, name: 'Other' })).id;
-    address = (await seedEmailChannel(s.app, seed)).address!;
-    const members = await s.request('GET', '/v1/members', { token: seed.ownerToken });
-    memberId = members.body.data.find((m: { person_id: string }) => m.person_id === agent.personId).id;
-  });
-  after(async () => {
-    await s.stop();
-    await sink.close();
-    await push.close();
-  });
-
-  async function limitAgentTo(inboxIds: string[] | null) {
-    const r = await s.request('PATCH', `/v1/members/${memberId}`, { token: seed.ownerToken, body: { inbox_ids: inboxIds } });
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-  }
-
-  /** The agent's notification events about a conversation, from GET /v1/events. */
-  async function listed(conversationId: string): Promise<string[]> {
-    const r = await s.request('GET', '/v1/events?limit=200', { token: agent.token });
-    assert.equal(r.status, 200, JSON.stringify(r.body));
-    return r.body.data.filter((e: any) => e.type === 'notification' && e.data.notification.conversation_id === conversationId).map((e: any) => e.id);
-  }
-
-  /** The same from the realtime socket: its replay from the start, up to the `live` frame that ends it. */
-  async function replayed(conversationId: string): Promise<string[]> {
-    const ws = new WebSocket(`${s.url.replace('http', 'ws')}/v1/realtime?after=0`, { headers: { authorization: `Bearer ${agent.token}` } });
-    const frames: any[] = [];
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const deadline = setTimeout(() => reject(new Error(`no live frame within 20 s; frames: ${JSON.stringify(frames.slice(-3))}`)), 20_000);
-        ws.on('message', (data) => {
-          const frame = JSON.parse(String(data));
-          frames.push(frame);
-          if (frame.type === 'live') {
-            clearTimeout(deadline);
-            resolve();
-          }
-        });
-        ws.once('unexpected-response', (_req, res) => reject(new Error(`refused with ${res.statusCode}`)));
-        ws.once('error', reject);
-      });
-    } finally {
-      ws.close();
-    }
-    return frames
-      .filter((f) => f.type === 'event' && f.event.type === 'notification' && f.event.data.notification.conversation_id === conversationId)
-      .map((f) => f.event.id);
-  }
-
-  test('told while the agent saw the inbox; hidden once the limit leaves it out; shown again when widened', async () => {
-    await limitAgentTo([seed.inboxId, otherInbox]);
-    const { conversation_id } = await deliverMail(s, address, { Subject: 'Limited view' });
-    await s.app.jobs.drain();
-    const told = await s.app.db
-      .selectFrom('notifications')
-      .select('id')
-      .where('person_id', '=', agent.personId)
-      .where('conversation_id', '=', conversation_id)
-      .execute();
-    assert.equal(told.length, 1, 'the agent saw the inbox and was told');
-    const shown = await listed(conversation_id);
-    assert.equal(shown.length, 1);
-    assert.deepEqual(await replayed(conversation_id), shown);
-
-    await limitAgentTo([otherInbox]);
-    assert.deepEqual(await listed(conversation_id), [], 'GET /v1/events: the inbox is no longer theirs');
-    assert.deepEqual(await replayed(conversation_id), [], 'the realtime replay neither');
-    const conversation = await s.request('GET', `/v1/conversations/${conversation_id}`, { token: agent.token });
-    assert.equal(conversation.status, 404, 'as the conversation itself');
-
-    await limitAgentTo([seed.inboxId]);
-    assert.deepEqual(await listed(conversation_id), shown, 'widened again: shown again');
-    assert.deepEqual(await replayed(conversation_id), shown);
-    await limitAgentTo(null);
-    assert.deepEqual(await listed(conversation_id), shown, 'no limit: every inbox');
-  });
-
-  test('notification events recorded before they carried their inbox get it from their data (migration 0028)', async () => {
-    await limitAgentTo([otherInbox]);
-    const conversationId = 'cv_recorded_before';
-    // As the notification job recorded them before: no inbox on the event, only in its data.
-    const old = await recordEvent(s.app, {
-      workspaceId: seed.workspaceId,
-      personId: agent.personId,
-      type: 'notification',
-      occurredAt: s.app.clock.now(),
-      data: { notification: { id: 'ntf_before', conversation_id: conversationId, inbox_id: seed.inboxId, title: 't', body: 'b' } },
-      webhook: false,
-    });
-    await giveOldNotificationsTheirInbox(s.app.db);
-    const row = await s.app.db.selectFrom('events').select(['inbox_id', 'related_inbox_ids']).where('id', '=', old.id).executeTakeFirstOrThrow();
-    assert.equal(row.inbox_id, seed.inboxId);
-    assert.deepEqual(JSON.parse(row.related_inbox_ids ?? 'null'), [seed.inboxId]);
-    assert.deepEqual(await listed(conversationId), [], 'limited to another inbox');
-    await limitAgentTo([seed.inboxId]);
-    assert.deepEqual(await listed(conversationId), [old.id]);
-  });
-
-  test('a notification e-mail waiting when the limit narrows leaves out what the member no longer sees', async () => {
-    await limitAgentTo([seed.inboxId, otherInbox]);
-    const on = await s.request('PATCH', '/v1/me/notification-preferences', { token: agent.token, body: { new_conversation: { email: true } } });
-    assert.equal(on.status, 200, JSON.stringify(on.body));
-    const mailsToAgent = () => sink.messages.filter((m) => m.to.includes(agent.email));
-    // No panel open for 5 minutes (the replays above were realtime connections): told by e-mail.
-    clock.advance(6 * MINUTE);
-    await deliverMail(s, address, { Subject: 'Mailed at once' });
-    await s.app.jobs.drain();
-    await sink.waitFor(1);
-    assert.equal(mailsToAgent().length, 1);
-    assert.match(mailsToAgent()[0].parsed.text ?? '', /Mailed at once/);
-
-    clock.advance(MINUTE);
-    await deliverMail(s, address, { Subject: 'Waiting while narrowed' });
-    await s.app.jobs.drain();
-    const waiting = () => s.app.db.selectFrom('notification_mail_lines').select('notification_id').where('person_id', '=', agent.personId).execute();
-    assert.equal((await waiting()).length, 1, 'the line waits for the next mail');
-    await limitAgentTo([otherInbox]);
-    clock.advance(10 * MINUTE);
-    await s.app.jobs.drain();
-    assert.equal(mailsToAgent().length, 1, 'nothing about an inbox the agent no longer sees is mailed');
-    assert.deepEqual(await waiting(), [], 'the line is dropped');
-    const job = await s.app.db.selectFrom('jobs').select('id').where('unique_key', '=', `notifications.mail:${agent.personId}`).execute();
-    assert.deepEqual(job, [], 'nothing mailed, nothing waiting: the job ends');
-  });
-
-  test('a push queued while the agent saw the inbox goes out only if they still see the conversation when it is sent', async () => {
-    await limitAgentTo([seed.inboxId, otherInbox]);
-    const { path } = await subscribeAt(s, push, agent, 'limited-agent');
-    const pushedAbout = (conversationId: string) => push.received.filter((r) => r.path === path && r.payload.conversation_id === conversationId);
-    const pushJobs = () => s.app.db.selectFrom('jobs').select('id').where('kind', '=', PUSH_JOB).execute();
-    // Tells the member (stores the push job) without sending: a runner that knows only that job.
-    const tell = new JobRunner({ db: s.app.db, clock, log: s.app.log });
-    tell.register(notificationsBackground.jobs!(s.app).find((k) => k.kind === NOTIFY_EVENT_JOB)!);
-
-    const narrowed = await deliverMail(s, address, { Subject: 'Queued, then narrowed' });
-    await tell.drain();
-    assert.equal((await pushJobs()).length, 1, 'the push is queued');
-    await limitAgentTo([otherInbox]);
-    await s.app.jobs.drain();
-    assert.deepEqual(pushedAbout(narrowed.conversation_id), [], 'the limit no longer includes the inbox: not sent');
-    assert.deepEqual(await pushJobs(), [], 'and not kept for later');
-
-    await limitAgentTo([seed.inboxId]);
-    const widened = await deliverMail(s, address, { Subject: 'After widening' });
-    await s.app.jobs.drain();
-    assert.deepEqual(push.problems, []);
-    assert.equal(pushedAbout(widened.conversation_id).length, 1, 'widened again: a later push goes out');
-    assert.deepEqual(pushedAbout(narrowed.conversation_id), [], 'nothing dropped is sent late');
-
-    const moved = await deliverMail(s, address, { Subject: 'Queued, then moved' });
-    await tell.drain();
-    assert.equal((await pushJobs()).length, 1);
-    const move = await s.request('PATCH', `/v1/conversations/${moved.conversation_id}`, { token: seed.ownerToken, body: { inbox_id: otherInbox } });
-    assert.equal(move.status, 200, JSON.stringify(move.body));
-    await s.app.jobs.drain();
-    assert.deepEqual(pushedAbout(moved.conversation_id), [], 'moved to an inbox the agent does not see: not sent');
-
-    const removed = await deliverMail(s, address, { Subject: 'Queued, then left' });
-    await tell.drain();
-    assert.equal((await pushJobs()).length, 1);
-    const left = await s.request('DELETE', `/v1/members/${memberId}`, { token: seed.ownerToken });
-    assert.ok(left.status === 200 || left.status === 204, JSON.stringify(left.body));
-    await s.app.jobs.drain();
-    assert.deepEqual(pushedAbout(removed.conversation_id), [], 'no longer a member: not sent');
   });
 });
