@@ -1,4 +1,5 @@
-// No source file over 500 lines in src/ or ui/ (issue 41): scripts/check-file-length.mjs, run by `npm run lint`.
+// No file of code over 500 lines in src/, ui/, test/, bench/, scripts/ or migrations/ (issue 41): scripts/check-file-length.mjs,
+// run by `npm run lint`.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -38,15 +39,29 @@ describe('file length check (scripts/check-file-length.mjs)', {
     }
   });
 
-  test('tests, generated code and files outside src/ and ui/ are not checked', () => {
+  test('tests, benches, scripts and migrations are checked too, shell scripts included', () => {
+    for (const name of [
+      'src/a/service.test.ts',
+      'test/a/b.test.ts',
+      'test/helpers/scene.ts',
+      'bench/a.ts',
+      'scripts/run.mjs',
+      'scripts/image-test.sh',
+      'migrations/0099_big.ts',
+    ]) {
+      const r = run(fixture({ [name]: lines(501) }));
+      assert.equal(r.status, 1, name);
+      assert.match(r.stderr, new RegExp(`${name.replace(/[.]/g, '\\.')}: 501 lines, over the limit of 500`));
+    }
+  });
+
+  test('generated code, type declarations and files outside those folders are not checked', () => {
     const r = run(
       fixture({
-        'src/a/service.test.ts': lines(900),
         'ui/generated/api.d.ts': lines(900),
         'ui/panel/src/types.d.ts': lines(900),
-        'test/a.test.ts': lines(900),
-        'bench/a.ts': lines(900),
         'docs/internals.md': lines(900),
+        'test/fixtures/mail.eml': lines(900),
       }),
     );
     assert.equal(r.status, 0, r.stderr);
