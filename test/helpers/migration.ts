@@ -241,6 +241,18 @@ export async function startBulkStepScene(clock: ManualClock, fill: BulkOptions):
 }
 
 /** Runs a migration through the API to a state, draining the background work on the way. */
+/** JSON calls to a server by its URL (a spawned server, which has no `request`), as the holder of `token`. */
+export function callerWith(token: string) {
+  return async (url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
+    const res = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+}
+
 export async function expectState(s: TestServer, token: string, id: string, state: string) {
   const r = await s.request('GET', `/v1/migrations/${id}`, { token });
   assert.equal(r.status, 200);

@@ -14,7 +14,7 @@ import { seedWorkspace } from '../helpers/fixtures.js';
 import { FakeZendesk } from '../helpers/helpdesk-fakes.js';
 import { seedEmailChannel } from '../helpers/mail.js';
 import { daysAgo } from '../helpers/mailbox.js';
-import { expectState } from '../helpers/migration.js';
+import { callerWith, expectState } from '../helpers/migration.js';
 import { sceneOf } from '../helpers/scene.js';
 import { type ChildServer, spawnServer, type TestEnv, testEnv } from '../helpers/server.js';
 import { iso, SUPPORT, startHelpdeskScene, stopHelpdeskScene } from './helpdesk-scene.js';
@@ -347,14 +347,7 @@ describe('kill -9 of the server while it reads a help desk', () => {
     app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
     const seed = await seedWorkspace(app);
     await seedEmailChannel(app, seed, { address: SUPPORT });
-    const call = async (url: string, method: string, path: string, body?: unknown) => {
-      const res = await fetch(url + path, {
-        method,
-        headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    };
+    const call = callerWith(seed.apiKey);
     const created = await call(first.url, 'POST', '/v1/migrations', { provider: 'zendesk', inbox_id: seed.inboxId });
     const id = created.body.id as string;
     const connected = await call(first.url, 'PUT', `/v1/migrations/${id}/credentials`, { subdomain: 'acme', email: zendesk.email, api_token: zendesk.token });

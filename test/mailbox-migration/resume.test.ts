@@ -12,7 +12,7 @@ import { createLogger } from '../../src/platform/log.js';
 import { type Dovecot, dovecotMissing, startDovecot } from '../helpers/dovecot.js';
 import { type Seed, seedWorkspace } from '../helpers/fixtures.js';
 import { seedEmailChannel } from '../helpers/mail.js';
-import { connectedImapMigration, expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
+import { callerWith, connectedImapMigration, expectState, fillBulkMailbox, SUPPORT, SUPPORT_PASSWORD } from '../helpers/migration.js';
 import { type ChildServer, spawnServer, startTestServer, type TestEnv, type TestServer, testEnv } from '../helpers/server.js';
 
 async function countCopies(app: Pick<App, 'db'>, workspaceId: string) {
@@ -153,14 +153,7 @@ describe('kill -9 of the server mid-copy', { skip: dovecotMissing }, () => {
     app = buildServices(loadConfig(te.env), { log: createLogger({ level: 'error', write: () => {} }) });
     const seed = await seedWorkspace(app);
     await seedEmailChannel(app, seed, { address: SUPPORT });
-    const call = async (url: string, method: string, path: string, body?: unknown) => {
-      const res = await fetch(url + path, {
-        method,
-        headers: { authorization: `Bearer ${seed.apiKey}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    };
+    const call = callerWith(seed.apiKey);
     const created = await call(first.url, 'POST', '/v1/migrations', {
       provider: 'imap',
       source_address: SUPPORT,
